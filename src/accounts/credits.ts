@@ -1,0 +1,56 @@
+import { and, eq, sql } from 'drizzle-orm';
+import type { Db } from '../db/client.js';
+import { accounts, creditLedger, tasks } from '../db/schema.js';
+import { newId } from '../ids.js';
+
+type Tx = Parameters<Parameters<Db['transaction']>[0]>[0] | Db;
+
+/**
+ * Credits never vanish: every movement is a ledger row, and an account's balance always
+ * equals grants - captures - open holds (a hold is open until captured or released).
+ */
+export async function grantCredits(tx: Tx, accountId: string, amount: number, now: Date, note?: string) {
+  if (amount === 0) return;
+  await tx.update(accounts).set({ credits: sql`${accounts.credits} + ${amount}` }).where(eq(accounts.id, accountId));
+  await tx.insert(creditLedger).values({ id: newId(), accountId, kind: 'grant', amount, note, createdAt: now });
+}
+
+export async function holdCredit(tx: Tx, accountId: string, taskId: string, now: Date) {
+  await tx.update(accounts).set({ credits: sql`${accounts.credits} - 1` }).where(eq(accounts.id, accountId));
+  await tx.insert(creditLedger).values({ id: newId(), accountId, taskId, kind: 'hold', amount: 1, createdAt: now });
+}
+
+/**
+ * Closes a task's open hold: captured when the task is done, released (given back) when it
+ * failed or was cancelled. Guarded on tasks.credit_held so a hold is settled exactly once.
+ */
+export async function settleCredit(tx: Tx, taskId: string, outcome: 'capture' | 'release', now: Date) {
+  const settled = await tx
+    .update(tasks)
+    .set({ creditHeld: false })
+    .where(and(eq(tasks.id, taskId), eq(tasks.creditHeld, true)))
+    .returning({ accountId: tasks.accountId });
+  const row = settled[0];
+  if (!row) return false;
+  if (outcome === 'release') {
+    await tx.update(accounts).set({ credits: sql`${accounts.credits} + 1` }).where(eq(accounts.id, row.accountId));
+  }
+  await tx.insert(creditLedger).values({ id: newId(), accountId: row.accountId, taskId, kind: outcome, amount: 1, createdAt: now });
+  return true;
+}
+
+/** grants - captures - open holds, computed from the ledger alone. */
+export async function ledgerBalance(db: Db, accountId: string): Promise<number> {
+  const rows = await db
+    .select({
+      grants: sql<string>`coalesce(sum(${creditLedger.amount}) filter (where ${creditLedger.kind} = 'grant'), 0)`,
+      holds: sql<string>`coalesce(sum(${creditLedger.amount}) filter (where ${creditLedger.kind} = 'hold'), 0)`,
+      captures: sql<string>`coalesce(sum(${creditLedger.amount}) filter (where ${creditLedger.kind} = 'capture'), 0)`,
+      releases: sql<string>`coalesce(sum(${creditLedger.amount}) filter (where ${creditLedger.kind} = 'release'), 0)`,
+    })
+    .from(creditLedger)
+    .where(eq(creditLedger.accountId, accountId));
+  const r = rows[0]!;
+  const openHolds = Number(r.holds) - Number(r.captures) - Number(r.releases);
+  return Number(r.grants) - Number(r.captures) - openHolds;
+}

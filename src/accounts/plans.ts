@@ -1,0 +1,33 @@
+export type PlanName = 'free' | 'pro' | 'scale' | 'demo';
+export type TaskMode = 'preview' | 'pr';
+export type Step = 'planner' | 'locator' | 'inspector' | 'fixer' | 'validator' | 'pr';
+
+export interface PlanLimits {
+  /** Tasks per calendar month (UTC); for demo, tasks per token in all. */
+  monthly: number;
+  concurrent: number;
+  maxFiles: number;
+  maxRetries: number;
+  mode: TaskMode;
+}
+
+/** Plans an operator can put an account on (demo accounts are made by POST /v1/demo/token). */
+export const ASSIGNABLE_PLANS = ['free', 'pro', 'scale'] as const;
+
+export const PLANS: Record<PlanName, PlanLimits> = {
+  free: { monthly: 10, concurrent: 1, maxFiles: 5, maxRetries: 1, mode: 'preview' },
+  pro: { monthly: 200, concurrent: 3, maxFiles: 20, maxRetries: 2, mode: 'pr' },
+  scale: { monthly: 2000, concurrent: 5, maxFiles: 50, maxRetries: 2, mode: 'pr' },
+  demo: { monthly: 2, concurrent: 1, maxFiles: 5, maxRetries: 0, mode: 'preview' },
+};
+
+export const DEMO_STAGES: Step[] = ['planner', 'locator', 'inspector'];
+export const DEMO_TOKEN_DAYS = 30;
+
+export function planLimits(plan: string): PlanLimits {
+  return PLANS[(plan in PLANS ? plan : 'free') as PlanName];
+}
+
+export function isPlanName(value: string): value is PlanName {
+  return value in PLANS;
+}

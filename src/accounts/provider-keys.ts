@@ -1,0 +1,62 @@
+import { and, eq } from 'drizzle-orm';
+import { providerKeys } from '../db/schema.js';
+import type { Deps } from '../deps.js';
+import { AppError } from '../errors.js';
+import { newId } from '../ids.js';
+import { encryptSecret } from './secret-box.js';
+
+export const PROVIDERS = ['openai', 'anthropic', 'google'] as const;
+export type Provider = (typeof PROVIDERS)[number];
+
+export const keyContext = (accountId: string, provider: string) => `provider-key:${accountId}:${provider}`;
+
+export interface SaveKeyInput {
+  provider: Provider;
+  api_key: string;
+  base_url?: string;
+  default_model?: string;
+}
+
+export function checkBaseUrl(raw: string | undefined): string | null {
+  if (raw === undefined) return null;
+  let u: URL;
+  try {
+    u = new URL(raw);
+  } catch {
+    throw new AppError('bad_request', 'base_url: not a URL');
+  }
+  if (u.protocol !== 'http:' && u.protocol !== 'https:') throw new AppError('bad_request', 'base_url: must be http or https');
+  if (u.username || u.password) throw new AppError('bad_request', 'base_url: credentials do not belong in the URL');
+  return raw.replace(/\/+$/, '');
+}
+
+/** Stores (or replaces) the account's key for a provider, encrypted with a fresh nonce. */
+export async function saveProviderKey(deps: Pick<Deps, 'db' | 'clock' | 'secretKey'>, accountId: string, input: SaveKeyInput) {
+  const key = input.api_key.trim();
+  if (key.length < 8) throw new AppError('bad_request', 'api_key: too short to be a provider key');
+  const values = {
+    keyEnc: encryptSecret(deps.secretKey, key, keyContext(accountId, input.provider)),
+    last4: key.slice(-4),
+    baseUrl: checkBaseUrl(input.base_url),
+    defaultModel: input.default_model ?? null,
+    createdAt: deps.clock.now(),
+  };
+  const [row] = await deps.db
+    .insert(providerKeys)
+    .values({ id: newId(), accountId, provider: input.provider, ...values })
+    .onConflictDoUpdate({ target: [providerKeys.accountId, providerKeys.provider], set: values })
+    .returning();
+  return row!;
+}
+
+export async function listProviderKeys(deps: Pick<Deps, 'db'>, accountId: string) {
+  return deps.db.select().from(providerKeys).where(eq(providerKeys.accountId, accountId)).orderBy(providerKeys.provider);
+}
+
+export async function deleteProviderKey(deps: Pick<Deps, 'db'>, accountId: string, provider: string) {
+  const gone = await deps.db
+    .delete(providerKeys)
+    .where(and(eq(providerKeys.accountId, accountId), eq(providerKeys.provider, provider)))
+    .returning({ id: providerKeys.id });
+  if (gone.length === 0) throw new AppError('not_found', `no saved key for ${provider}`);
+}

@@ -1,0 +1,58 @@
+import Fastify, { type FastifyBaseLogger, type FastifyInstance } from 'fastify';
+import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
+import type { Deps } from './deps.js';
+import { newId } from './ids.js';
+import { authPlugin } from './http/auth.js';
+import { installErrorHandling } from './http/errors.js';
+import { registerOpenApi } from './http/openapi.js';
+import { adminRoutes } from './http/routes/admin.js';
+import { demoRoutes } from './http/routes/demo.js';
+import { healthRoutes, registerTaskGauges } from './http/routes/health.js';
+import { keyRoutes } from './http/routes/keys.js';
+import { meRoutes } from './http/routes/me.js';
+import { taskRoutes } from './http/routes/tasks.js';
+import { tokenRoutes } from './http/routes/tokens.js';
+import { sharedSchemas } from './http/schemas.js';
+import { installValidators } from './http/validation.js';
+
+const resources = [healthRoutes, taskRoutes, meRoutes, keyRoutes, tokenRoutes, demoRoutes, adminRoutes];
+
+/** Builds the HTTP application; it does not listen (tests use app.inject, cli.ts listens). */
+export async function buildApp(deps: Deps): Promise<FastifyInstance> {
+  const app = Fastify({
+    loggerInstance: deps.log as FastifyBaseLogger,
+    genReqId: () => newId(),
+    bodyLimit: deps.config.bodyLimitBytes,
+    // A hop count is valid at run time (proxy-addr); the type declarations omit it.
+    trustProxy: deps.config.trustProxy as boolean | string[],
+  }).withTypeProvider<TypeBoxTypeProvider>();
+
+  installValidators(app);
+  installErrorHandling(app);
+  for (const schema of sharedSchemas) app.addSchema(schema);
+  await registerOpenApi(app, deps);
+  await app.register(authPlugin, { deps });
+  registerTaskGauges(deps);
+
+  app.addHook('onResponse', async (request, reply) => {
+    const route = request.routeOptions.url ?? 'unmatched';
+    deps.metrics.httpRequests.inc({ method: request.method, route, status: String(reply.statusCode) });
+    deps.metrics.httpDuration.observe({ method: request.method, route }, reply.elapsedTime / 1000);
+  });
+
+  // /v1 is the documented, stable form; the unprefixed aliases serve the same handlers.
+  for (const prefix of ['/v1', '']) {
+    await app.register(
+      async (scope) => {
+        if (prefix === '') {
+          scope.addHook('onRoute', (route) => {
+            route.schema = { ...route.schema, hide: true };
+          });
+        }
+        for (const resource of resources) await scope.register(resource, { deps });
+      },
+      { prefix },
+    );
+  }
+  return app;
+}

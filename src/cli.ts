@@ -1,0 +1,129 @@
+import { parseArgs } from 'node:util';
+import { createAccount, findAccountByEmail, updateAccount } from './accounts/accounts.js';
+import { type PlanName, isPlanName } from './accounts/plans.js';
+import { systemClock } from './clock.js';
+import { type Config, ConfigError, loadConfig } from './config.js';
+import { openClientDatabase } from './db/open.js';
+import { AppError } from './errors.js';
+import { startServer } from './server.js';
+
+const USAGE = `usage:
+  emend serve [--port N] [--host H]
+  emend migrate
+  emend accounts create --email E [--name N] [--plan free|pro|scale] [--credits N] [--admin]
+  emend accounts set --email E [--plan P] [--credits N]
+
+Configuration comes from the environment; see docs/configuration.md.`;
+
+class UsageError extends Error {}
+
+function nonNegativeInt(flag: string, value: string | undefined): number | undefined {
+  if (value === undefined) return undefined;
+  if (!/^\d+$/.test(value)) throw new UsageError(`${flag} expects a non-negative integer, got "${value}"`);
+  return Number(value);
+}
+
+function plan(value: string | undefined): PlanName | undefined {
+  if (value === undefined) return undefined;
+  if (!isPlanName(value) || value === 'demo') throw new UsageError(`--plan expects free, pro or scale, got "${value}"`);
+  return value;
+}
+
+async function serve(args: string[], env: NodeJS.ProcessEnv) {
+  const { values } = parseArgs({ args, options: { port: { type: 'string' }, host: { type: 'string' } } });
+  const config = loadConfig({ ...env, ...(values.port ? { PORT: values.port } : {}), ...(values.host ? { HOST: values.host } : {}) });
+  const server = await startServer(config);
+  await new Promise<void>((resolve) => {
+    const stop = () => resolve();
+    process.once('SIGINT', stop);
+    process.once('SIGTERM', stop);
+  });
+  await server.close();
+  return 0;
+}
+
+async function withDatabase<T>(config: Config, fn: (deps: { db: Awaited<ReturnType<typeof openClientDatabase>>['db']; clock: typeof systemClock }) => Promise<T>) {
+  const database = await openClientDatabase(config);
+  try {
+    return await fn({ db: database.db, clock: systemClock });
+  } finally {
+    await database.close();
+  }
+}
+
+async function accounts(args: string[], config: Config) {
+  const [sub, ...rest] = args;
+  const { values } = parseArgs({
+    args: rest,
+    options: {
+      email: { type: 'string' },
+      name: { type: 'string' },
+      plan: { type: 'string' },
+      credits: { type: 'string' },
+      admin: { type: 'boolean' },
+    },
+  });
+  if (!values.email) throw new UsageError('--email is required');
+  const email = values.email;
+  if (sub === 'create') {
+    const input = { email, name: values.name, plan: plan(values.plan), credits: nonNegativeInt('--credits', values.credits), isAdmin: values.admin };
+    const { account, token } = await withDatabase(config, (deps) => createAccount(deps, input));
+    console.log(JSON.stringify({ id: account.id, email: account.email, plan: account.plan, credits: account.credits, token: token.secret }));
+    return 0;
+  }
+  if (sub === 'set') {
+    const change = { plan: plan(values.plan), credits: nonNegativeInt('--credits', values.credits) };
+    if (change.plan === undefined && change.credits === undefined) throw new UsageError('accounts set needs --plan or --credits');
+    const account = await withDatabase(config, async (deps) => {
+      const found = await findAccountByEmail(deps, email);
+      if (!found) throw new AppError('not_found', `no account with email ${email}`);
+      return updateAccount(deps, found.id, change);
+    });
+    console.log(JSON.stringify({ id: account.id, email: account.email, plan: account.plan, credits: account.credits }));
+    return 0;
+  }
+  throw new UsageError(`unknown accounts command "${sub ?? ''}"`);
+}
+
+/** Entry point of the `emend` bin; returns the exit code. */
+export async function main(argv: string[], env: NodeJS.ProcessEnv = process.env): Promise<number> {
+  const [command, ...args] = argv;
+  try {
+    switch (command) {
+      case 'serve':
+        return await serve(args, env);
+      case 'migrate': {
+        await withDatabase(loadConfig(env), async () => {});
+        console.log('migrations applied');
+        return 0;
+      }
+      case 'accounts':
+        return await accounts(args, loadConfig(env));
+      case undefined:
+      case 'help':
+      case '--help':
+        console.log(USAGE);
+        return command === undefined ? 2 : 0;
+      default:
+        throw new UsageError(`unknown command "${command}"`);
+    }
+  } catch (err) {
+    if (err instanceof UsageError) {
+      console.error(`emend: ${err.message}\n\n${USAGE}`);
+      return 2;
+    }
+    if (err instanceof ConfigError) {
+      console.error(`emend: bad configuration: ${err.message}`);
+      return 78;
+    }
+    if (err instanceof AppError || (err instanceof Error && err.name === 'DataDirLockedError')) {
+      console.error(`emend: ${err.message}`);
+      return 1;
+    }
+    if (err instanceof Error && 'code' in err && (err as { code?: string }).code === 'ERR_PARSE_ARGS_UNKNOWN_OPTION') {
+      console.error(`emend: ${err.message}\n\n${USAGE}`);
+      return 2;
+    }
+    throw err;
+  }
+}

@@ -1,0 +1,122 @@
+import { resolve } from 'node:path';
+
+/** Everything the service reads from its environment, parsed once at start-up. */
+export interface Config {
+  port: number;
+  host: string;
+  dataDir: string;
+  /** PostgreSQL connection string; when absent the embedded PGlite database under dataDir is used. */
+  databaseUrl: string | undefined;
+  /** 32-byte key for AES-256-GCM; undefined means "generate one into the data dir". */
+  secretKey: Buffer | undefined;
+  baseUrl: string;
+  siteBase: string;
+  scmWebUrl: string;
+  scmApiUrl: string;
+  logLevel: string;
+  bodyLimitBytes: number;
+  /** Fastify's trustProxy: false, true, a hop count, or a list of trusted addresses. */
+  trustProxy: boolean | number | string[];
+  /** Managed provider keys (the operator's own), used when an account is not in BYOK mode. */
+  providerKeys: { openai?: string; anthropic?: string; google?: string };
+  /** Base URLs for the providers' APIs; tests and gateways point these elsewhere. */
+  providerBaseUrls: { openai: string; anthropic: string; google: string };
+}
+
+export class ConfigError extends Error {
+  constructor(
+    readonly variable: string,
+    message: string,
+  ) {
+    super(`${variable}: ${message}`);
+    this.name = 'ConfigError';
+  }
+}
+
+type Env = Record<string, string | undefined>;
+
+function text(env: Env, name: string): string | undefined {
+  const v = env[name];
+  return v === undefined || v.trim() === '' ? undefined : v.trim();
+}
+
+function integer(env: Env, name: string, fallback: number, min: number, max: number): number {
+  const raw = text(env, name);
+  if (raw === undefined) return fallback;
+  if (!/^\d+$/.test(raw)) throw new ConfigError(name, `expected an integer, got "${raw}"`);
+  const n = Number(raw);
+  if (n < min || n > max) throw new ConfigError(name, `must be between ${min} and ${max}, got ${n}`);
+  return n;
+}
+
+function url(env: Env, name: string, fallback: string, protocols = ['http:', 'https:']): string {
+  const raw = text(env, name) ?? fallback;
+  let parsed: URL;
+  try {
+    parsed = new URL(raw);
+  } catch {
+    throw new ConfigError(name, `expected a URL, got "${raw}"`);
+  }
+  if (!protocols.includes(parsed.protocol)) {
+    throw new ConfigError(name, `expected a ${protocols.join(' or ')} URL, got "${raw}"`);
+  }
+  return raw.replace(/\/+$/, '');
+}
+
+function trustProxy(env: Env): boolean | number | string[] {
+  const raw = text(env, 'EMEND_TRUST_PROXY');
+  if (raw === undefined || raw === 'false') return false;
+  if (raw === 'true') return true;
+  if (/^\d+$/.test(raw)) return Number(raw);
+  const list = raw.split(',').map((s) => s.trim()).filter(Boolean);
+  if (list.every((s) => /^[0-9a-fA-F:.\/]+$/.test(s))) return list;
+  throw new ConfigError('EMEND_TRUST_PROXY', 'expected true, false, a hop count, or a comma-separated list of addresses');
+}
+
+/** Accepts 64 hex characters or base64 of exactly 32 bytes. */
+export function parseSecretKey(raw: string, variable = 'EMEND_SECRET_KEY'): Buffer {
+  const value = raw.trim();
+  if (/^[0-9a-fA-F]{64}$/.test(value)) return Buffer.from(value, 'hex');
+  const b = Buffer.from(value, 'base64');
+  if (b.length === 32 && /^[A-Za-z0-9+/_-]+={0,2}$/.test(value)) return b;
+  throw new ConfigError(variable, 'expected 32 bytes as 64 hex characters or base64');
+}
+
+export function loadConfig(env: Env = process.env): Config {
+  const port = integer(env, 'PORT', 3000, 0, 65535);
+  const host = text(env, 'HOST') ?? '0.0.0.0';
+  const dataDir = resolve(text(env, 'EMEND_DATA_DIR') ?? './data');
+  const databaseUrl = text(env, 'DATABASE_URL');
+  if (databaseUrl !== undefined) url(env, 'DATABASE_URL', databaseUrl, ['postgres:', 'postgresql:']);
+  const rawKey = text(env, 'EMEND_SECRET_KEY');
+  const secretKey = rawKey === undefined ? undefined : parseSecretKey(rawKey);
+  const baseUrl = url(env, 'EMEND_BASE_URL', `http://localhost:${port}`);
+  const siteBase = url(env, 'EMEND_SITE_BASE', baseUrl);
+  const logLevel = text(env, 'LOG_LEVEL') ?? 'info';
+  const levels = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'];
+  if (!levels.includes(logLevel)) throw new ConfigError('LOG_LEVEL', `expected one of ${levels.join(', ')}`);
+  return {
+    port,
+    host,
+    dataDir,
+    databaseUrl,
+    secretKey,
+    baseUrl,
+    siteBase,
+    scmWebUrl: url(env, 'EMEND_SCM_WEB_URL', 'https://github.com'),
+    scmApiUrl: url(env, 'EMEND_SCM_API_URL', 'https://api.github.com'),
+    logLevel,
+    bodyLimitBytes: integer(env, 'EMEND_BODY_LIMIT_BYTES', 1024 * 1024, 1024, 64 * 1024 * 1024),
+    trustProxy: trustProxy(env),
+    providerKeys: {
+      openai: text(env, 'OPENAI_API_KEY'),
+      anthropic: text(env, 'ANTHROPIC_API_KEY'),
+      google: text(env, 'GOOGLE_GENERATIVE_AI_API_KEY'),
+    },
+    providerBaseUrls: {
+      openai: url(env, 'OPENAI_BASE_URL', 'https://api.openai.com/v1'),
+      anthropic: url(env, 'ANTHROPIC_BASE_URL', 'https://api.anthropic.com/v1'),
+      google: url(env, 'GOOGLE_BASE_URL', 'https://generativelanguage.googleapis.com/v1beta'),
+    },
+  };
+}

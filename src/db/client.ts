@@ -1,0 +1,82 @@
+import { fileURLToPath } from 'node:url';
+import { PGlite } from '@electric-sql/pglite';
+import { type SQL, sql } from 'drizzle-orm';
+import { drizzle as drizzlePg } from 'drizzle-orm/node-postgres';
+import { migrate as migratePg } from 'drizzle-orm/node-postgres/migrator';
+import type { PgDatabase, PgQueryResultHKT } from 'drizzle-orm/pg-core';
+import { drizzle as drizzlePglite } from 'drizzle-orm/pglite';
+import { migrate as migratePglite } from 'drizzle-orm/pglite/migrator';
+import pg from 'pg';
+import { schema } from './schema.js';
+
+export type Db = PgDatabase<PgQueryResultHKT, typeof schema>;
+
+/** An open database: Drizzle on top, and the driver underneath for what Drizzle does not cover. */
+export interface Database {
+  kind: 'pglite' | 'postgres';
+  db: Db;
+  /** Present for the embedded database: the socket server and the queue adapter need it. */
+  pglite?: PGlite;
+  pool?: pg.Pool;
+  close(): Promise<void>;
+}
+
+export const migrationsFolder = fileURLToPath(new URL('../../migrations', import.meta.url));
+
+// Stable key for the advisory lock that serialises migrations across processes.
+const MIGRATION_LOCK_KEY = 7_242_019;
+
+export async function openPglite(dataDir: string | undefined, options: { loadDataDir?: Blob } = {}): Promise<Database> {
+  const client = await PGlite.create({ dataDir, loadDataDir: options.loadDataDir });
+  const db = drizzlePglite(client, { schema }) as unknown as Db;
+  return { kind: 'pglite', db, pglite: client, close: () => client.close() };
+}
+
+export interface PostgresOptions {
+  /** Connect through a Unix socket directory (the embedded server's data dir). */
+  socketDir?: string;
+  max?: number;
+}
+
+export function openPostgres(url: string | undefined, options: PostgresOptions = {}): Database {
+  const pool = new pg.Pool(
+    options.socketDir
+      ? { host: options.socketDir, port: 5432, user: 'postgres', database: 'postgres', max: options.max ?? 4 }
+      : { connectionString: url, max: options.max ?? 10 },
+  );
+  // An idle client losing its connection must not take the process down.
+  pool.on('error', () => {});
+  const db = drizzlePg(pool, { schema }) as unknown as Db;
+  return { kind: 'postgres', db, pool, close: () => pool.end() };
+}
+
+export async function runMigrations(database: Database): Promise<void> {
+  if (database.pglite) {
+    await migratePglite(drizzlePglite(database.pglite), { migrationsFolder });
+    return;
+  }
+  // Several API nodes may start at once: one migrates while the others wait on the lock.
+  const client = await database.pool!.connect();
+  try {
+    await client.query('select pg_advisory_lock($1)', [MIGRATION_LOCK_KEY]);
+    await migratePg(drizzlePg(client), { migrationsFolder });
+  } finally {
+    await client.query('select pg_advisory_unlock($1)', [MIGRATION_LOCK_KEY]).catch(() => {});
+    client.release();
+  }
+}
+
+/** Runs a raw statement and returns its rows, whichever driver is underneath. */
+export async function queryRows<T>(db: Db, query: SQL): Promise<T[]> {
+  const result = (await db.execute(query)) as unknown as { rows: T[] };
+  return result.rows;
+}
+
+export async function ping(db: Db): Promise<boolean> {
+  try {
+    await db.execute(sql`select 1`);
+    return true;
+  } catch {
+    return false;
+  }
+}

@@ -1,0 +1,186 @@
+import {
+  bigserial,
+  boolean,
+  index,
+  integer,
+  jsonb,
+  numeric,
+  pgTable,
+  text,
+  timestamp,
+  uniqueIndex,
+  uuid,
+} from 'drizzle-orm/pg-core';
+
+const ts = (name: string) => timestamp(name, { withTimezone: true, mode: 'date' });
+
+export const accounts = pgTable(
+  'accounts',
+  {
+    id: uuid('id').primaryKey(),
+    email: text('email').notNull(),
+    name: text('name').notNull().default(''),
+    plan: text('plan').notNull().default('free'),
+    credits: integer('credits').notNull().default(0),
+    useByok: boolean('use_byok').notNull().default(false),
+    isAdmin: boolean('is_admin').notNull().default(false),
+    approvalMode: text('approval_mode').notNull().default('auto'),
+    scmLogin: text('scm_login'),
+    scmTokenEnc: text('scm_token_enc'),
+    createdAt: ts('created_at').notNull(),
+  },
+  (t) => [index('accounts_email_idx').on(t.email)],
+);
+
+export const apiTokens = pgTable(
+  'api_tokens',
+  {
+    id: uuid('id').primaryKey(),
+    accountId: uuid('account_id')
+      .notNull()
+      .references(() => accounts.id, { onDelete: 'cascade' }),
+    kind: text('kind').notNull(), // full | demo
+    name: text('name').notNull().default(''),
+    tokenHash: text('token_hash').notNull(),
+    last4: text('last4').notNull(),
+    expiresAt: ts('expires_at'),
+    revokedAt: ts('revoked_at'),
+    lastUsedAt: ts('last_used_at'),
+    createdAt: ts('created_at').notNull(),
+  },
+  (t) => [uniqueIndex('api_tokens_hash_idx').on(t.tokenHash), index('api_tokens_account_idx').on(t.accountId)],
+);
+
+export const providerKeys = pgTable(
+  'provider_keys',
+  {
+    id: uuid('id').primaryKey(),
+    accountId: uuid('account_id')
+      .notNull()
+      .references(() => accounts.id, { onDelete: 'cascade' }),
+    provider: text('provider').notNull(),
+    keyEnc: text('key_enc').notNull(),
+    last4: text('last4').notNull(),
+    baseUrl: text('base_url'),
+    defaultModel: text('default_model'),
+    createdAt: ts('created_at').notNull(),
+  },
+  (t) => [uniqueIndex('provider_keys_account_provider_idx').on(t.accountId, t.provider)],
+);
+
+export const tasks = pgTable(
+  'tasks',
+  {
+    id: uuid('id').primaryKey(),
+    accountId: uuid('account_id')
+      .notNull()
+      .references(() => accounts.id, { onDelete: 'cascade' }),
+    tokenId: uuid('token_id'),
+    parentId: uuid('parent_id'),
+    taskType: text('task_type').notNull(),
+    mode: text('mode').notNull(),
+    status: text('status').notNull(),
+    approvalMode: text('approval_mode').notNull().default('auto'),
+    prompt: text('prompt').notNull(),
+    repoUrl: text('repo_url'),
+    repoOwner: text('repo_owner'),
+    repoName: text('repo_name'),
+    baseBranch: text('base_branch').notNull().default('main'),
+    prUrl: text('pr_url'),
+    deployedUrl: text('deployed_url'),
+    deployedRepo: text('deployed_repo'),
+    siteSlug: text('site_slug'),
+    diffSummary: text('diff_summary'),
+    costUsd: numeric('cost_usd', { precision: 12, scale: 6, mode: 'number' }).notNull().default(0),
+    tokensTotal: integer('tokens_total').notNull().default(0),
+    durationMs: integer('duration_ms'),
+    retryCount: integer('retry_count').notNull().default(0),
+    prMerged: boolean('pr_merged').notNull().default(false),
+    prMergedAt: ts('pr_merged_at'),
+    humanEditAfter: boolean('human_edit_after').notNull().default(false),
+    byok: boolean('byok').notNull().default(false),
+    creditHeld: boolean('credit_held').notNull().default(false),
+    error: text('error'),
+    createdAt: ts('created_at').notNull(),
+    startedAt: ts('started_at'),
+    finishedAt: ts('finished_at'),
+  },
+  (t) => [
+    index('tasks_account_created_idx').on(t.accountId, t.createdAt),
+    index('tasks_account_status_idx').on(t.accountId, t.status),
+    index('tasks_token_idx').on(t.tokenId),
+  ],
+);
+
+export const taskLogs = pgTable(
+  'task_logs',
+  {
+    id: bigserial('id', { mode: 'number' }).primaryKey(),
+    taskId: uuid('task_id')
+      .notNull()
+      .references(() => tasks.id, { onDelete: 'cascade' }),
+    step: text('step').notNull(),
+    status: text('status').notNull(),
+    input: jsonb('input').notNull().default({}),
+    output: jsonb('output').notNull().default({}),
+    tokens: integer('tokens').notNull().default(0),
+    costUsd: numeric('cost_usd', { precision: 12, scale: 6, mode: 'number' }).notNull().default(0),
+    durationMs: integer('duration_ms').notNull().default(0),
+    createdAt: ts('created_at').notNull(),
+  },
+  (t) => [index('task_logs_task_idx').on(t.taskId, t.id)],
+);
+
+/** Every movement of credits; an account's balance equals grants - captures - open holds. */
+export const creditLedger = pgTable(
+  'credit_ledger',
+  {
+    id: uuid('id').primaryKey(),
+    accountId: uuid('account_id')
+      .notNull()
+      .references(() => accounts.id, { onDelete: 'cascade' }),
+    taskId: uuid('task_id'),
+    kind: text('kind').notNull(), // hold | capture | release | grant
+    amount: integer('amount').notNull(),
+    note: text('note'),
+    createdAt: ts('created_at').notNull(),
+  },
+  (t) => [index('credit_ledger_account_idx').on(t.accountId), index('credit_ledger_task_idx').on(t.taskId)],
+);
+
+/** Task-creation attempts, for the per-account sliding-window rate limit. */
+export const taskPostAttempts = pgTable(
+  'task_post_attempts',
+  {
+    id: bigserial('id', { mode: 'number' }).primaryKey(),
+    accountId: uuid('account_id')
+      .notNull()
+      .references(() => accounts.id, { onDelete: 'cascade' }),
+    at: ts('at').notNull(),
+  },
+  (t) => [index('task_post_attempts_account_at_idx').on(t.accountId, t.at)],
+);
+
+/** Demo tokens handed out, for the per-IP issuance limit. */
+export const demoIssuance = pgTable(
+  'demo_issuance',
+  {
+    id: bigserial('id', { mode: 'number' }).primaryKey(),
+    ip: text('ip').notNull(),
+    email: text('email').notNull(),
+    accountId: uuid('account_id'),
+    createdAt: ts('created_at').notNull(),
+  },
+  (t) => [index('demo_issuance_ip_idx').on(t.ip, t.createdAt)],
+);
+
+export const schema = {
+  accounts,
+  apiTokens,
+  providerKeys,
+  tasks,
+  taskLogs,
+  creditLedger,
+  taskPostAttempts,
+  demoIssuance,
+};

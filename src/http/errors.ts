@@ -1,0 +1,70 @@
+import type { FastifyError, FastifyInstance } from 'fastify';
+import { AppError, type ErrorCode } from '../errors.js';
+
+/** The one table from error code to HTTP status. */
+export const STATUS_OF: Record<ErrorCode, number> = {
+  bad_request: 400,
+  not_a_scm_url: 400,
+  unauthorized: 401,
+  invalid_token: 401,
+  FREE_LIMIT_REACHED: 402,
+  PRIVATE_REPO_REQUIRES_UPGRADE: 402,
+  NO_CREDITS: 402,
+  DEMO_LIMIT_REACHED: 402,
+  DEMO_PUBLIC_REPOS_ONLY: 402,
+  forbidden: 403,
+  not_found: 404,
+  conflict: 409,
+  scm_not_connected: 412,
+  payload_too_large: 413,
+  unsupported_media_type: 415,
+  rate_limited: 429,
+  CONCURRENT_LIMIT: 429,
+  internal_error: 500,
+};
+
+/** Fastify's own client errors, turned into our vocabulary. */
+function fromFastify(err: FastifyError): AppError | undefined {
+  if (err.validation) {
+    const first = err.validation[0];
+    const where = err.validationContext ?? 'body';
+    const path = first?.instancePath ? first.instancePath.slice(1).replace(/\//g, '.') : '';
+    const extra = (first?.params ?? {}) as Record<string, unknown>;
+    const field = extra.missingProperty ?? extra.additionalProperty ?? path;
+    const subject = field ? `${where === 'body' ? '' : `${where} `}${String(field)}` : where;
+    let message = `${subject}: ${first?.message ?? 'is invalid'}`;
+    if (extra.additionalProperty) message = `${subject}: unknown field`;
+    if (extra.allowedValues) message += ` (${(extra.allowedValues as unknown[]).join(', ')})`;
+    return new AppError('bad_request', message);
+  }
+  switch (err.code) {
+    case 'FST_ERR_CTP_BODY_TOO_LARGE':
+      return new AppError('payload_too_large', 'the request body is larger than this server accepts');
+    case 'FST_ERR_CTP_INVALID_MEDIA_TYPE':
+      return new AppError('unsupported_media_type', 'send the body as application/json');
+    case 'FST_ERR_CTP_EMPTY_JSON_BODY':
+      return new AppError('bad_request', 'the body is empty; send a JSON object');
+    case 'FST_ERR_CTP_INVALID_JSON_BODY':
+      return new AppError('bad_request', 'the body is not valid JSON');
+  }
+  if (err.statusCode === 400 || err instanceof SyntaxError) return new AppError('bad_request', 'the body is not valid JSON');
+  if (err.statusCode === 413) return new AppError('payload_too_large', 'the request body is too large');
+  if (err.statusCode === 415) return new AppError('unsupported_media_type', 'send the body as application/json');
+  return undefined;
+}
+
+/** One handler renders every error as {error, message, request_id}; faults never leak their details. */
+export function installErrorHandling(app: FastifyInstance) {
+  app.setErrorHandler((raw: FastifyError, request, reply) => {
+    const known = raw instanceof AppError ? raw : fromFastify(raw);
+    const err = known ?? new AppError('internal_error', 'the server failed to handle this request; it has been logged');
+    if (!known) request.log.error({ err: raw }, 'unhandled error');
+    if (err.retryAfterSeconds !== undefined) reply.header('retry-after', String(err.retryAfterSeconds));
+    return reply.status(STATUS_OF[err.code]).send({ error: err.code, message: err.message, request_id: request.id });
+  });
+  app.setNotFoundHandler((request, reply) =>
+    reply
+      .status(404)
+      .send({ error: 'not_found', message: `no route for ${request.method} ${request.url.split('?')[0]}`, request_id: request.id }),
+  );
+}

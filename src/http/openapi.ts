@@ -1,0 +1,40 @@
+import swagger from '@fastify/swagger';
+import swaggerUi from '@fastify/swagger-ui';
+import type { FastifyInstance } from 'fastify';
+import type { Deps } from '../deps.js';
+
+export const OPENAPI_INFO = {
+  title: 'emend API',
+  version: '1.0.0',
+  description: 'Code-change agents: plan, locate, inspect, fix, validate in a sandbox, and open a pull request.',
+};
+
+export async function registerOpenApi(app: FastifyInstance, deps: Deps) {
+  await app.register(swagger, {
+    openapi: {
+      openapi: '3.1.0',
+      info: OPENAPI_INFO,
+      servers: [{ url: deps.config.baseUrl }],
+      components: { securitySchemes: { bearer: { type: 'http', scheme: 'bearer', description: 'tk_... or tk_demo_...' } } },
+      security: [{ bearer: [] }],
+      tags: [
+        { name: 'tasks', description: 'Tasks and their logs' },
+        { name: 'account', description: 'Your profile, provider keys and tokens' },
+        { name: 'admin', description: 'Operator endpoints' },
+        { name: 'public', description: 'No token needed' },
+      ],
+    },
+    // Shared schemas are published under their $id in components.schemas.
+    refResolver: { buildLocalReference: (json, _base, _fragment, i) => String(json.$id ?? `def-${i}`) },
+  });
+  await app.register(swaggerUi, { routePrefix: '/docs', uiConfig: { docExpansion: 'list', deepLinking: true } });
+  const hidden = { schema: { hide: true }, config: { access: 'public' as const } };
+  app.get('/openapi-public.yaml', hidden, async (_req, reply) => reply.type('application/yaml').send(app.swagger({ yaml: true })));
+  app.get('/openapi-public.json', hidden, async () => app.swagger());
+}
+
+/** The document as committed to the repository (see scripts/write-openapi.ts). */
+export function openApiYaml(app: FastifyInstance): string {
+  // The server URL depends on the deployment; the committed copy uses the default.
+  return app.swagger({ yaml: true });
+}

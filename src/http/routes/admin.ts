@@ -1,0 +1,64 @@
+import { type FastifyPluginAsyncTypebox, Type } from '@fastify/type-provider-typebox';
+import { desc, eq } from 'drizzle-orm';
+import { updateAccount } from '../../accounts/accounts.js';
+import { ASSIGNABLE_PLANS } from '../../accounts/plans.js';
+import { accounts } from '../../db/schema.js';
+import type { Deps } from '../../deps.js';
+import { adminAccountJson } from '../present.js';
+import { IdParams, errorResponses } from '../schemas.js';
+
+export const adminRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = async (app, { deps }) => {
+  app.get(
+    '/admin/accounts',
+    {
+      config: { access: 'admin' },
+      schema: {
+        tags: ['admin'],
+        summary: 'Accounts, newest first (admins only)',
+        querystring: Type.Object(
+          {
+            email: Type.Optional(Type.String({ maxLength: 254 })),
+            limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 500, default: 100 })),
+          },
+          { additionalProperties: false },
+        ),
+        response: { 200: Type.Array(Type.Ref('AdminAccount')), ...errorResponses(400, 401, 403) },
+      },
+    },
+    async (request) => {
+      const { email, limit } = request.query;
+      const rows = await deps.db
+        .select()
+        .from(accounts)
+        .where(email ? eq(accounts.email, email.trim().toLowerCase()) : undefined)
+        .orderBy(desc(accounts.createdAt))
+        .limit(limit ?? 100);
+      return rows.map(adminAccountJson);
+    },
+  );
+
+  app.patch(
+    '/admin/accounts/:id',
+    {
+      config: { access: 'admin' },
+      schema: {
+        tags: ['admin'],
+        summary: "Change an account's plan or set its credits (admins only)",
+        params: IdParams,
+        body: Type.Object(
+          {
+            plan: Type.Optional(Type.Union(ASSIGNABLE_PLANS.map((p) => Type.Literal(p)))),
+            credits: Type.Optional(Type.Integer({ minimum: 0, maximum: 1_000_000_000 })),
+            is_admin: Type.Optional(Type.Boolean()),
+          },
+          { additionalProperties: false, minProperties: 1 },
+        ),
+        response: { 200: Type.Ref('AdminAccount'), ...errorResponses(400, 401, 403, 404) },
+      },
+    },
+    async (request) => {
+      const { plan, credits, is_admin } = request.body;
+      return adminAccountJson(await updateAccount(deps, request.params.id, { plan, credits, isAdmin: is_admin }));
+    },
+  );
+};

@@ -1,0 +1,93 @@
+import { type FastifyPluginAsyncTypebox, Type } from '@fastify/type-provider-typebox';
+import {
+  type Provider,
+  checkBaseUrl,
+  deleteProviderKey,
+  listProviderKeys,
+  saveProviderKey,
+} from '../../accounts/provider-keys.js';
+import type { Deps } from '../../deps.js';
+import { checkProviderKey } from '../../llm/list-models.js';
+import { caller } from '../auth.js';
+import { providerKeyJson } from '../present.js';
+import { ProviderEnum, errorResponses } from '../schemas.js';
+
+const ApiKey = Type.String({ minLength: 1, maxLength: 500, description: 'the provider secret; never returned' });
+const BaseUrl = Type.String({ maxLength: 500, description: 'override for an OpenAI-compatible server (Ollama, vLLM, a gateway)' });
+
+export const keyRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = async (app, { deps }) => {
+  app.post(
+    '/me/keys',
+    {
+      config: { access: 'full' },
+      schema: {
+        tags: ['account'],
+        summary: 'Save (or replace) a provider key, encrypted',
+        body: Type.Object(
+          {
+            provider: ProviderEnum,
+            api_key: ApiKey,
+            base_url: Type.Optional(BaseUrl),
+            default_model: Type.Optional(Type.String({ minLength: 1, maxLength: 200 })),
+          },
+          { additionalProperties: false },
+        ),
+        response: { 201: Type.Ref('ProviderKey'), ...errorResponses(400, 401, 403) },
+      },
+    },
+    async (request, reply) => {
+      const row = await saveProviderKey(deps, caller(request).account.id, request.body);
+      return reply.status(201).send(providerKeyJson(row));
+    },
+  );
+
+  app.get(
+    '/me/keys',
+    {
+      config: { access: 'full' },
+      schema: { tags: ['account'], summary: 'Saved provider keys, metadata only', response: { 200: Type.Array(Type.Ref('ProviderKey')), ...errorResponses(401, 403) } },
+    },
+    async (request) => (await listProviderKeys(deps, caller(request).account.id)).map(providerKeyJson),
+  );
+
+  app.delete(
+    '/me/keys/:provider',
+    {
+      config: { access: 'full' },
+      schema: {
+        tags: ['account'],
+        summary: 'Delete a saved provider key',
+        params: Type.Object({ provider: ProviderEnum }),
+        response: { 200: Type.Object({ deleted: Type.Boolean(), provider: Type.String() }), ...errorResponses(400, 401, 403, 404) },
+      },
+    },
+    async (request) => {
+      await deleteProviderKey(deps, caller(request).account.id, request.params.provider);
+      return { deleted: true, provider: request.params.provider };
+    },
+  );
+
+  app.post(
+    '/me/keys/test',
+    {
+      config: { access: 'full' },
+      schema: {
+        tags: ['account'],
+        summary: "Check a provider key against the provider's list-models endpoint",
+        body: Type.Object({ provider: ProviderEnum, api_key: ApiKey, base_url: Type.Optional(BaseUrl) }, { additionalProperties: false }),
+        response: {
+          200: Type.Union([
+            Type.Object({ ok: Type.Literal(true), models: Type.Integer() }),
+            Type.Object({ ok: Type.Literal(false), error: Type.String() }),
+          ]),
+          ...errorResponses(400, 401, 403),
+        },
+      },
+    },
+    async (request) => {
+      const provider: Provider = request.body.provider;
+      const baseUrl = checkBaseUrl(request.body.base_url) ?? deps.config.providerBaseUrls[provider];
+      return checkProviderKey(deps.fetch, provider, baseUrl, request.body.api_key.trim());
+    },
+  );
+};

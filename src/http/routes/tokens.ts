@@ -1,0 +1,60 @@
+import { type FastifyPluginAsyncTypebox, Type } from '@fastify/type-provider-typebox';
+import { createPersonalToken, listTokens, revokeToken } from '../../accounts/api-tokens.js';
+import type { Deps } from '../../deps.js';
+import { caller } from '../auth.js';
+import { tokenJson } from '../present.js';
+import { IdParams, errorResponses } from '../schemas.js';
+
+export const tokenRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = async (app, { deps }) => {
+  app.post(
+    '/me/tokens',
+    {
+      config: { access: 'full' },
+      schema: {
+        tags: ['account'],
+        summary: 'Issue a personal access token; the secret is in this response only',
+        body: Type.Optional(
+          Type.Object(
+            {
+              name: Type.Optional(Type.String({ maxLength: 100 })),
+              expires_in_days: Type.Optional(Type.Integer({ minimum: 1, maximum: 3650, description: 'default: never expires' })),
+            },
+            { additionalProperties: false },
+          ),
+        ),
+        response: {
+          201: Type.Intersect([Type.Ref('TokenRecord'), Type.Object({ token: Type.String({ description: 'the secret, shown once' }) })]),
+          ...errorResponses(400, 401, 403),
+        },
+      },
+    },
+    async (request, reply) => {
+      const body = request.body ?? {};
+      const { record, secret } = await createPersonalToken(deps, caller(request).account.id, body.name ?? '', body.expires_in_days);
+      return reply.status(201).send({ ...tokenJson(record), token: secret });
+    },
+  );
+
+  app.get(
+    '/me/tokens',
+    {
+      config: { access: 'full' },
+      schema: { tags: ['account'], summary: 'Your tokens, without secrets', response: { 200: Type.Array(Type.Ref('TokenRecord')), ...errorResponses(401, 403) } },
+    },
+    async (request) => (await listTokens(deps, caller(request).account.id)).map(tokenJson),
+  );
+
+  app.delete(
+    '/me/tokens/:id',
+    {
+      config: { access: 'full' },
+      schema: {
+        tags: ['account'],
+        summary: 'Revoke a token',
+        params: IdParams,
+        response: { 200: Type.Ref('TokenRecord'), ...errorResponses(400, 401, 403, 404) },
+      },
+    },
+    async (request) => tokenJson(await revokeToken(deps, caller(request).account.id, request.params.id)),
+  );
+};

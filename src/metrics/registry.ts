@@ -1,0 +1,53 @@
+import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
+
+/** One registry per app instance (no global default registry), so tests and apps never share counters. */
+export function createMetrics() {
+  const registry = new Registry();
+  collectDefaultMetrics({ register: registry, prefix: 'emend_' });
+  return {
+    registry,
+    httpRequests: new Counter({
+      name: 'emend_http_requests_total',
+      help: 'HTTP requests by method, route and status',
+      labelNames: ['method', 'route', 'status'] as const,
+      registers: [registry],
+    }),
+    httpDuration: new Histogram({
+      name: 'emend_http_request_duration_seconds',
+      help: 'HTTP request latency by method and route',
+      labelNames: ['method', 'route'] as const,
+      buckets: [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5],
+      registers: [registry],
+    }),
+    tasksCreated: new Counter({
+      name: 'emend_tasks_created_total',
+      help: 'Tasks created by type and mode',
+      labelNames: ['task_type', 'mode'] as const,
+      registers: [registry],
+    }),
+  };
+}
+
+export type Metrics = ReturnType<typeof createMetrics>;
+
+/**
+ * Gauges read from the database at scrape time, so every API node reports the same totals.
+ * The first gauge's collect fills both from one query; it is registered first, so the
+ * second is set before it is serialised.
+ */
+export function registerDatabaseGauges(metrics: Metrics, read: () => Promise<{ byStatus: Record<string, number>; costUsd: number }>) {
+  const cost = new Gauge({ name: 'emend_task_cost_usd_total', help: 'Model cost of all tasks, in US dollars', registers: [] });
+  new Gauge({
+    name: 'emend_tasks',
+    help: 'Tasks by status',
+    labelNames: ['status'] as const,
+    registers: [metrics.registry],
+    async collect() {
+      const { byStatus, costUsd } = await read();
+      this.reset();
+      for (const [status, n] of Object.entries(byStatus)) this.set({ status }, n);
+      cost.set(costUsd);
+    },
+  });
+  metrics.registry.registerMetric(cost);
+}
