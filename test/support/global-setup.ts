@@ -1,0 +1,50 @@
+import { writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import pg from 'pg';
+import type { TestProject } from 'vitest/node';
+import { openPglite, openPostgres, runMigrations } from '../../src/db/client.js';
+import { findPostgresBin, startCluster } from './postgres-cluster.js';
+
+declare module 'vitest' {
+  export interface ProvidedContext {
+    dbKind: 'pglite' | 'postgres';
+    /** pglite: a tarball of a migrated data dir that each test loads into memory. */
+    pgliteTemplate: string;
+    /** postgres: URL of the cluster's maintenance database, and the migrated template database. */
+    pgAdminUrl: string;
+    pgTemplate: string;
+  }
+}
+
+const TEMPLATE_DB = 'emend_template';
+
+/** Migrates once per run; each test then copies the migrated database, which takes milliseconds. */
+export default async function setup(project: TestProject) {
+  const kind = project.name === 'postgres' ? 'postgres' : 'pglite';
+  project.provide('dbKind', kind);
+  if (kind === 'pglite') {
+    const database = await openPglite(undefined);
+    await runMigrations(database);
+    const blob = await database.pglite!.dumpDataDir('none');
+    await database.close();
+    const path = join(tmpdir(), `emend-pglite-template-${process.pid}.tar`);
+    writeFileSync(path, Buffer.from(await blob.arrayBuffer()));
+    project.provide('pgliteTemplate', path);
+    project.provide('pgAdminUrl', '');
+    project.provide('pgTemplate', '');
+    return;
+  }
+  const cluster = await startCluster(findPostgresBin()!);
+  const admin = new pg.Client({ connectionString: cluster.url('postgres') });
+  await admin.connect();
+  await admin.query(`create database ${TEMPLATE_DB}`);
+  await admin.end();
+  const template = openPostgres(cluster.url(TEMPLATE_DB));
+  await runMigrations(template);
+  await template.close();
+  project.provide('pgliteTemplate', '');
+  project.provide('pgAdminUrl', cluster.url('postgres'));
+  project.provide('pgTemplate', TEMPLATE_DB);
+  return () => cluster.stop();
+}

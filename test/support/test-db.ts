@@ -1,0 +1,33 @@
+import { randomBytes } from 'node:crypto';
+import { readFileSync } from 'node:fs';
+import pg from 'pg';
+import { inject } from 'vitest';
+import { type Database, openPglite, openPostgres } from '../../src/db/client.js';
+
+let templateBytes: Buffer | undefined;
+
+/**
+ * A fresh, migrated database of the kind this test project runs on: PGlite loaded into
+ * memory from the migrated template, or a PostgreSQL database copied from the template.
+ */
+export async function openTestDatabase(): Promise<Database> {
+  if (inject('dbKind') === 'pglite') {
+    templateBytes ??= readFileSync(inject('pgliteTemplate'));
+    return openPglite(undefined, { loadDataDir: new Blob([templateBytes]) });
+  }
+  const name = `t_${randomBytes(6).toString('hex')}`;
+  const admin = new pg.Client({ connectionString: inject('pgAdminUrl') });
+  await admin.connect();
+  try {
+    await admin.query(`create database ${name} template ${inject('pgTemplate')}`);
+  } finally {
+    await admin.end();
+  }
+  return openPostgres(inject('pgAdminUrl').replace(/\/postgres$/, `/${name}`), { max: 20 });
+}
+
+/** A connection string for the test database, for child processes (postgres leg only). */
+export function postgresUrlOf(database: Database): string | undefined {
+  const pool = database.pool as (pg.Pool & { options: { connectionString?: string } }) | undefined;
+  return pool?.options.connectionString;
+}
