@@ -29,17 +29,42 @@ function plan(value: string | undefined): PlanName | undefined {
   return value;
 }
 
+function configWithFlags(env: NodeJS.ProcessEnv, flags: { port?: string; host?: string }): Config {
+  try {
+    return loadConfig({ ...env, ...(flags.port !== undefined ? { PORT: flags.port } : {}), ...(flags.host !== undefined ? { HOST: flags.host } : {}) });
+  } catch (err) {
+    // A bad --port is the caller's typo, not the environment's.
+    if (err instanceof ConfigError && err.variable === 'PORT' && flags.port !== undefined) throw new UsageError(`--port ${err.message.slice('PORT: '.length)}`);
+    throw err;
+  }
+}
+
 async function serve(args: string[], env: NodeJS.ProcessEnv) {
   const { values } = parseArgs({ args, options: { port: { type: 'string' }, host: { type: 'string' } } });
-  const config = loadConfig({ ...env, ...(values.port ? { PORT: values.port } : {}), ...(values.host ? { HOST: values.host } : {}) });
-  const server = await startServer(config);
-  await new Promise<void>((resolve) => {
-    const stop = () => resolve();
-    process.once('SIGINT', stop);
-    process.once('SIGTERM', stop);
+  const config = configWithFlags(env, values);
+  // Listen for signals from the start: one that arrives while the database opens stops the
+  // server as soon as it is up, instead of killing it half-way. A second one exits at once.
+  let stopRequested = false;
+  let requestStop = () => {};
+  const stopped = new Promise<void>((resolve) => {
+    requestStop = resolve;
   });
-  await server.close();
-  return 0;
+  const onSignal = () => {
+    if (stopRequested) process.exit(130);
+    stopRequested = true;
+    requestStop();
+  };
+  process.on('SIGINT', onSignal);
+  process.on('SIGTERM', onSignal);
+  try {
+    const server = await startServer(config);
+    await stopped;
+    await server.close();
+    return 0;
+  } finally {
+    process.off('SIGINT', onSignal);
+    process.off('SIGTERM', onSignal);
+  }
 }
 
 async function withDatabase<T>(config: Config, fn: (deps: { db: Awaited<ReturnType<typeof openClientDatabase>>['db']; clock: typeof systemClock }) => Promise<T>) {
@@ -53,6 +78,7 @@ async function withDatabase<T>(config: Config, fn: (deps: { db: Awaited<ReturnTy
 
 async function accounts(args: string[], config: Config) {
   const [sub, ...rest] = args;
+  if (sub !== 'create' && sub !== 'set') throw new UsageError(sub === undefined ? 'accounts needs a command: create or set' : `unknown accounts command "${sub}"`);
   const { values } = parseArgs({
     args: rest,
     options: {
@@ -63,26 +89,25 @@ async function accounts(args: string[], config: Config) {
       admin: { type: 'boolean' },
     },
   });
-  if (!values.email) throw new UsageError('--email is required');
+  if (!values.email) throw new UsageError(`accounts ${sub} needs --email`);
   const email = values.email;
   if (sub === 'create') {
     const input = { email, name: values.name, plan: plan(values.plan), credits: nonNegativeInt('--credits', values.credits), isAdmin: values.admin };
     const { account, token } = await withDatabase(config, (deps) => createAccount(deps, input));
+    // One JSON line on stdout, so scripts can read the token; the token is shown only here.
     console.log(JSON.stringify({ id: account.id, email: account.email, plan: account.plan, credits: account.credits, token: token.secret }));
     return 0;
   }
-  if (sub === 'set') {
-    const change = { plan: plan(values.plan), credits: nonNegativeInt('--credits', values.credits) };
-    if (change.plan === undefined && change.credits === undefined) throw new UsageError('accounts set needs --plan or --credits');
-    const account = await withDatabase(config, async (deps) => {
-      const found = await findAccountByEmail(deps, email);
-      if (!found) throw new AppError('not_found', `no account with email ${email}`);
-      return updateAccount(deps, found.id, change);
-    });
-    console.log(JSON.stringify({ id: account.id, email: account.email, plan: account.plan, credits: account.credits }));
-    return 0;
-  }
-  throw new UsageError(`unknown accounts command "${sub ?? ''}"`);
+  if (values.name !== undefined || values.admin !== undefined) throw new UsageError('accounts set takes --plan and --credits only');
+  const change = { plan: plan(values.plan), credits: nonNegativeInt('--credits', values.credits) };
+  if (change.plan === undefined && change.credits === undefined) throw new UsageError('accounts set needs --plan or --credits');
+  const account = await withDatabase(config, async (deps) => {
+    const found = await findAccountByEmail(deps, email);
+    if (!found) throw new AppError('not_found', `no account with email ${email}`);
+    return updateAccount(deps, found.id, change);
+  });
+  console.log(JSON.stringify({ id: account.id, email: account.email, plan: account.plan, credits: account.credits }));
+  return 0;
 }
 
 /** Entry point of the `emend` bin; returns the exit code. */
@@ -99,11 +124,13 @@ export async function main(argv: string[], env: NodeJS.ProcessEnv = process.env)
       }
       case 'accounts':
         return await accounts(args, loadConfig(env));
-      case undefined:
       case 'help':
       case '--help':
+      case '-h':
         console.log(USAGE);
-        return command === undefined ? 2 : 0;
+        return 0;
+      case undefined:
+        throw new UsageError('no command given');
       default:
         throw new UsageError(`unknown command "${command}"`);
     }
@@ -120,7 +147,8 @@ export async function main(argv: string[], env: NodeJS.ProcessEnv = process.env)
       console.error(`emend: ${err.message}`);
       return 1;
     }
-    if (err instanceof Error && 'code' in err && (err as { code?: string }).code === 'ERR_PARSE_ARGS_UNKNOWN_OPTION') {
+    // node:util parseArgs: unknown option, option without its value, stray argument.
+    if (err instanceof Error && String((err as { code?: unknown }).code).startsWith('ERR_PARSE_ARGS_')) {
       console.error(`emend: ${err.message}\n\n${USAGE}`);
       return 2;
     }

@@ -1,9 +1,9 @@
-import { existsSync } from 'node:fs';
+import { connect } from 'node:net';
 import { join } from 'node:path';
-import { PGLiteSocketServer } from '@electric-sql/pglite-socket';
 import type { Config } from '../config.js';
 import { type Database, openPglite, openPostgres, runMigrations } from './client.js';
-import { acquireDataDirLock, lockHolder } from './data-dir-lock.js';
+import { DataDirLockedError, acquireDataDirLock, lockHolder } from './data-dir-lock.js';
+import { servePgliteOnSocket } from './pglite-socket.js';
 
 export const pgliteDir = (dataDir: string) => join(dataDir, 'pgdata');
 // node-postgres looks for "<host>/.s.PGSQL.<port>" when host is a directory.
@@ -17,66 +17,108 @@ export const socketPath = (dataDir: string) => join(dataDir, '.s.PGSQL.5432');
 export async function openServerDatabase(config: Config): Promise<Database> {
   if (config.databaseUrl) {
     const database = openPostgres(config.databaseUrl);
-    await runMigrations(database);
+    try {
+      await runMigrations(database);
+    } catch (err) {
+      await database.close().catch(() => {});
+      throw err;
+    }
     return database;
   }
-  const release = acquireDataDirLock(config.dataDir);
+  const release = acquireDataDirLock(config.dataDir, 'serve');
+  let database: Database | undefined;
   try {
-    const database = await openPglite(pgliteDir(config.dataDir));
+    database = await openPglite(pgliteDir(config.dataDir));
     await runMigrations(database);
-    const server = new PGLiteSocketServer({ db: database.pglite!, path: socketPath(config.dataDir), maxConnections: 16 });
-    await server.start();
+    const socket = await servePgliteOnSocket(database.pglite!, socketPath(config.dataDir));
+    const opened = database;
     return {
-      ...database,
+      ...opened,
       close: async () => {
-        await server.stop().catch(() => {});
-        await database.close();
-        release();
+        try {
+          await socket.close();
+          await opened.close();
+        } finally {
+          release();
+        }
       },
     };
   } catch (err) {
+    await database?.close().catch(() => {});
     release();
     throw err;
   }
 }
 
-/** True when a live server holds the data dir and serves its socket (waiting while it starts up). */
-async function serverSocketReady(dataDir: string, waitMs = 60_000): Promise<boolean> {
-  const deadline = Date.now() + waitMs;
-  while (lockHolder(dataDir) !== undefined) {
-    if (existsSync(socketPath(dataDir))) return true;
-    if (Date.now() > deadline) return false;
-    await new Promise((r) => setTimeout(r, 100));
-  }
-  return false;
+/** True when something accepts connections on the Unix socket at path. */
+function socketAccepts(path: string): Promise<boolean> {
+  return new Promise((resolve) => {
+    const probe = connect(path);
+    probe.once('connect', () => {
+      probe.destroy();
+      resolve(true);
+    });
+    probe.once('error', () => resolve(false));
+  });
 }
 
 /**
- * Opens the database for a CLI command: through the running server's socket when the
- * embedded server holds the data dir, directly (and locked) when nobody does.
+ * Opens the database for a CLI command: PostgreSQL when DATABASE_URL is set; otherwise
+ * through the running server's socket when an emend server holds the data dir (waiting
+ * while it starts up), or directly, under the lock, when nobody does (waiting while
+ * another CLI command holds the data dir).
  */
-export async function openClientDatabase(config: Config): Promise<Database> {
+export async function openClientDatabase(config: Config, options: { waitMs?: number } = {}): Promise<Database> {
   if (config.databaseUrl) {
     const database = openPostgres(config.databaseUrl, { max: 2 });
-    await runMigrations(database);
+    try {
+      await runMigrations(database);
+    } catch (err) {
+      await database.close().catch(() => {});
+      throw err;
+    }
     return database;
   }
-  if (await serverSocketReady(config.dataDir)) {
-    // The server migrated on start; we only talk to it.
-    return openPostgres(undefined, { socketDir: config.dataDir, max: 1 });
+  const deadline = Date.now() + (options.waitMs ?? 60_000);
+  for (;;) {
+    const holder = lockHolder(config.dataDir);
+    if (holder === undefined) {
+      try {
+        return await openLockedPglite(config);
+      } catch (err) {
+        if (!(err instanceof DataDirLockedError)) throw err;
+        // Someone took the lock between our look and our try: look again.
+      }
+    } else if (holder.role === 'serve' && (await socketAccepts(socketPath(config.dataDir)))) {
+      // The server migrated when it started; we only talk to it.
+      return openPostgres(undefined, { socketDir: config.dataDir, max: 1 });
+    }
+    if (Date.now() > deadline) {
+      throw holder ? new DataDirLockedError(config.dataDir, holder.pid) : new Error(`could not open the data dir ${config.dataDir}`);
+    }
+    await new Promise((r) => setTimeout(r, 100));
   }
-  const release = acquireDataDirLock(config.dataDir);
+}
+
+async function openLockedPglite(config: Config): Promise<Database> {
+  const release = acquireDataDirLock(config.dataDir, 'cli');
+  let database: Database | undefined;
   try {
-    const database = await openPglite(pgliteDir(config.dataDir));
+    database = await openPglite(pgliteDir(config.dataDir));
     await runMigrations(database);
+    const opened = database;
     return {
-      ...database,
+      ...opened,
       close: async () => {
-        await database.close();
-        release();
+        try {
+          await opened.close();
+        } finally {
+          release();
+        }
       },
     };
   } catch (err) {
+    await database?.close().catch(() => {});
     release();
     throw err;
   }

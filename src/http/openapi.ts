@@ -27,7 +27,13 @@ export async function registerOpenApi(app: FastifyInstance, deps: Deps) {
     // Shared schemas are published under their $id in components.schemas.
     refResolver: { buildLocalReference: (json, _base, _fragment, i) => String(json.$id ?? `def-${i}`) },
   });
-  await app.register(swaggerUi, { routePrefix: '/docs', uiConfig: { docExpansion: 'list', deepLinking: true } });
+  // The explorer and its assets are public, like the document it shows.
+  await app.register(async (scope) => {
+    scope.addHook('onRoute', (route) => {
+      route.config = { ...route.config, access: 'public' };
+    });
+    await scope.register(swaggerUi, { routePrefix: '/docs', uiConfig: { docExpansion: 'list', deepLinking: true } });
+  });
   const hidden = { schema: { hide: true }, config: { access: 'public' as const } };
   app.get('/openapi-public.yaml', hidden, async (_req, reply) => reply.type('application/yaml').send(app.swagger({ yaml: true })));
   app.get('/openapi-public.json', hidden, async () => app.swagger());

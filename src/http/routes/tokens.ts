@@ -13,14 +13,12 @@ export const tokenRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = async (app
       schema: {
         tags: ['account'],
         summary: 'Issue a personal access token; the secret is in this response only',
-        body: Type.Optional(
-          Type.Object(
-            {
-              name: Type.Optional(Type.String({ maxLength: 100 })),
-              expires_in_days: Type.Optional(Type.Integer({ minimum: 1, maximum: 3650, description: 'default: never expires' })),
-            },
-            { additionalProperties: false },
-          ),
+        body: Type.Object(
+          {
+            name: Type.Optional(Type.String({ maxLength: 100 })),
+            expires_in_days: Type.Optional(Type.Integer({ minimum: 1, maximum: 3650, description: 'default: never expires' })),
+          },
+          { additionalProperties: false, description: 'optional; an empty body makes an unnamed token that never expires' },
         ),
         response: {
           201: Type.Intersect([Type.Ref('TokenRecord'), Type.Object({ token: Type.String({ description: 'the secret, shown once' }) })]),
@@ -29,7 +27,7 @@ export const tokenRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = async (app
       },
     },
     async (request, reply) => {
-      const body = request.body ?? {};
+      const body = (request.body ?? {}) as typeof request.body;
       const { record, secret } = await createPersonalToken(deps, caller(request).account.id, body.name ?? '', body.expires_in_days);
       return reply.status(201).send({ ...tokenJson(record), token: secret });
     },
