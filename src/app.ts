@@ -27,6 +27,8 @@ export async function buildApp(deps: Deps): Promise<FastifyInstance> {
     trustProxy: deps.config.trustProxy as boolean | string[],
   }).withTypeProvider<TypeBoxTypeProvider>();
 
+  // Bodies are JSON; anything else is 415 rather than a confusing validation error.
+  app.removeContentTypeParser('text/plain');
   installValidators(app);
   installErrorHandling(app);
   for (const schema of sharedSchemas) app.addSchema(schema);

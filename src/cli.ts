@@ -118,6 +118,7 @@ export async function main(argv: string[], env: NodeJS.ProcessEnv = process.env)
       case 'serve':
         return await serve(args, env);
       case 'migrate': {
+        parseArgs({ args, options: {} });
         await withDatabase(loadConfig(env), async () => {});
         console.log('migrations applied');
         return 0;

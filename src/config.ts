@@ -49,16 +49,25 @@ function integer(env: Env, name: string, fallback: number, min: number, max: num
   return n;
 }
 
+/** A URL as it may appear in an error message: without its password. */
+function shown(name: string, raw: string, parsed?: URL): string {
+  if (!parsed) return name === 'DATABASE_URL' ? 'a value that does not parse' : `"${raw}"`;
+  if (!parsed.password) return `"${raw}"`;
+  const copy = new URL(parsed.href);
+  copy.password = '***';
+  return `"${copy.href}"`;
+}
+
 function url(env: Env, name: string, fallback: string, protocols = ['http:', 'https:']): string {
   const raw = text(env, name) ?? fallback;
   let parsed: URL;
   try {
     parsed = new URL(raw);
   } catch {
-    throw new ConfigError(name, `expected a URL, got "${raw}"`);
+    throw new ConfigError(name, `expected a URL, got ${shown(name, raw)}`);
   }
   if (!protocols.includes(parsed.protocol)) {
-    throw new ConfigError(name, `expected a ${protocols.join(' or ')} URL, got "${raw}"`);
+    throw new ConfigError(name, `expected a ${protocols.join(' or ')} URL, got ${shown(name, raw, parsed)}`);
   }
   return raw.replace(/\/+$/, '');
 }

@@ -16,14 +16,14 @@ export interface RunningServer {
   close(): Promise<void>;
 }
 
-export function depsFor(config: Config, database: Database, log = createLogger(config.logLevel)): Deps {
+export function depsFor(config: Config, database: Database, log = createLogger(config.logLevel), secretKey = resolveSecretKey(config)): Deps {
   return {
     config,
     db: database.db,
     dbKind: database.kind,
     clock: systemClock,
     log,
-    secretKey: resolveSecretKey(config),
+    secretKey,
     metrics: createMetrics(),
     fetch: globalThis.fetch,
   };
@@ -32,11 +32,12 @@ export function depsFor(config: Config, database: Database, log = createLogger(c
 /** Opens the database (migrating it), builds the app and listens; close() undoes it in reverse. */
 export async function startServer(config: Config): Promise<RunningServer> {
   const log = createLogger(config.logLevel);
+  // Before the database opens, so a missing or bad key stops start-up at once.
   const secretKey = resolveSecretKey(config);
   const database = await openServerDatabase(config);
   let app: FastifyInstance | undefined;
   try {
-    app = await buildApp({ ...depsFor(config, database, log), secretKey });
+    app = await buildApp(depsFor(config, database, log, secretKey));
     const url = await app.listen({ port: config.port, host: config.host });
     log.info({ url, database: database.kind, dataDir: database.kind === 'pglite' ? config.dataDir : undefined }, 'emend is serving');
     const running = app;
@@ -45,8 +46,11 @@ export async function startServer(config: Config): Promise<RunningServer> {
       database,
       url,
       close: async () => {
-        await running.close();
-        await database.close();
+        try {
+          await running.close();
+        } finally {
+          await database.close();
+        }
       },
     };
   } catch (err) {

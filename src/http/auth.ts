@@ -42,8 +42,9 @@ async function authenticate(deps: Deps, header: string | undefined): Promise<Aut
   if (!match) throw new AppError('unauthorized', 'malformed Authorization header; expected Bearer <token>');
   const secret = match[1]!;
   if (!secret.startsWith('tk_')) throw new AppError('unauthorized', 'the bearer credential is not an emend token (tk_...)');
-  const invalid = new AppError('invalid_token', 'the token is unknown, revoked or expired');
-  if (!looksLikeToken(secret)) throw invalid;
+  // Built only when thrown: an Error captures a stack trace, which is not free on every request.
+  const invalid = () => new AppError('invalid_token', 'the token is unknown, revoked or expired');
+  if (!looksLikeToken(secret)) throw invalid();
   const rows = await deps.db
     .select({ token: apiTokens, account: accounts })
     .from(apiTokens)
@@ -52,7 +53,7 @@ async function authenticate(deps: Deps, header: string | undefined): Promise<Aut
     .limit(1);
   const row = rows[0];
   const now = deps.clock.now();
-  if (!row || row.token.revokedAt || (row.token.expiresAt && row.token.expiresAt <= now)) throw invalid;
+  if (!row || row.token.revokedAt || (row.token.expiresAt && row.token.expiresAt <= now)) throw invalid();
   const last = row.token.lastUsedAt?.getTime() ?? 0;
   if (now.getTime() - last > LAST_USED_GRANULARITY_MS) {
     const stale = new Date(now.getTime() - LAST_USED_GRANULARITY_MS);

@@ -1,0 +1,70 @@
+import { readFileSync } from 'node:fs';
+import { Validator } from '@seriousme/openapi-schema-validator';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { parse } from 'yaml';
+import { type Harness, startHarness } from '../support/harness.js';
+
+let h: Harness;
+beforeAll(async () => {
+  h = await startHarness();
+});
+afterAll(() => h.close());
+
+// The endpoints the foundation issue lists; each must be documented under /v1 and served unprefixed too.
+const ENDPOINTS = [
+  ['post', '/tasks'],
+  ['get', '/tasks'],
+  ['get', '/tasks/{id}'],
+  ['get', '/tasks/limits'],
+  ['get', '/me'],
+  ['post', '/me/byok'],
+  ['post', '/me/keys'],
+  ['get', '/me/keys'],
+  ['post', '/me/keys/test'],
+  ['post', '/me/tokens'],
+  ['get', '/me/tokens'],
+  ['delete', '/me/tokens/{id}'],
+  ['post', '/demo/token'],
+  ['get', '/health'],
+  ['get', '/metrics'],
+  ['get', '/admin/accounts'],
+  ['patch', '/admin/accounts/{id}'],
+] as const;
+
+describe('OpenAPI document', () => {
+  it('is a valid OpenAPI 3.1.0 document, version 1.0.0', async () => {
+    const res = await h.app.inject({ method: 'GET', url: '/openapi-public.yaml' });
+    expect(res.statusCode).toBe(200);
+    expect(res.headers['content-type']).toContain('yaml');
+    const doc = parse(res.body);
+    expect(doc.openapi).toBe('3.1.0');
+    expect(doc.info.version).toBe('1.0.0');
+    const result = await new Validator().validate(doc);
+    expect(result.errors ?? []).toEqual([]);
+    expect(result.valid).toBe(true);
+    const json = await h.app.inject({ method: 'GET', url: '/openapi-public.json' });
+    expect(json.json()).toEqual(doc);
+  });
+
+  it('documents every endpoint under /v1, with the unprefixed alias served', async () => {
+    const doc = h.app.swagger() as { paths: Record<string, Record<string, { responses: Record<string, unknown> }>> };
+    for (const [method, path] of ENDPOINTS) {
+      expect(doc.paths[`/v1${path}`]?.[method], `${method} /v1${path}`).toBeDefined();
+      const fastifyPath = path.replace(/\{(\w+)\}/g, ':$1');
+      expect(h.app.hasRoute({ method: method.toUpperCase() as 'GET', url: fastifyPath }), `${method} ${path}`).toBe(true);
+      expect(h.app.hasRoute({ method: method.toUpperCase() as 'GET', url: `/v1${fastifyPath}` })).toBe(true);
+    }
+    expect(Object.keys(doc.paths).every((p) => p.startsWith('/v1/'))).toBe(true);
+  });
+
+  it('is committed and current (run `npm run openapi` after changing a route)', async () => {
+    const committed = readFileSync(new URL('../../openapi/openapi-public.yaml', import.meta.url), 'utf8');
+    expect(committed).toBe(h.app.swagger({ yaml: true }));
+  });
+
+  it('serves the interactive explorer at /docs', async () => {
+    const res = await h.app.inject({ method: 'GET', url: '/docs/' });
+    expect(res.statusCode).toBe(200);
+    expect(res.body).toContain('swagger-ui');
+  });
+});

@@ -1,0 +1,117 @@
+import { randomBytes } from 'node:crypto';
+import { resolve } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { ConfigError, loadConfig, parseSecretKey } from '../../src/config.js';
+
+function configError(env: Record<string, string>): ConfigError {
+  try {
+    loadConfig(env);
+  } catch (err) {
+    expect(err).toBeInstanceOf(ConfigError);
+    return err as ConfigError;
+  }
+  throw new Error(`loadConfig accepted ${JSON.stringify(env)}`);
+}
+
+describe('loadConfig', () => {
+  it('has defaults for everything', () => {
+    const config = loadConfig({});
+    expect(config).toMatchObject({
+      port: 3000,
+      host: '0.0.0.0',
+      dataDir: resolve('./data'),
+      databaseUrl: undefined,
+      secretKey: undefined,
+      baseUrl: 'http://localhost:3000',
+      siteBase: 'http://localhost:3000',
+      scmWebUrl: 'https://github.com',
+      scmApiUrl: 'https://api.github.com',
+      logLevel: 'info',
+      bodyLimitBytes: 1024 * 1024,
+      trustProxy: false,
+      providerKeys: { openai: undefined, anthropic: undefined, google: undefined },
+      providerBaseUrls: {
+        openai: 'https://api.openai.com/v1',
+        anthropic: 'https://api.anthropic.com/v1',
+        google: 'https://generativelanguage.googleapis.com/v1beta',
+      },
+    });
+  });
+
+  it('reads the environment, treating blank values as unset', () => {
+    const key = randomBytes(32);
+    const config = loadConfig({
+      PORT: '8080',
+      HOST: '127.0.0.1',
+      EMEND_DATA_DIR: '/var/lib/emend',
+      DATABASE_URL: 'postgresql://u:p@db:5432/emend',
+      EMEND_SECRET_KEY: key.toString('hex'),
+      EMEND_BASE_URL: 'https://api.example.com/',
+      EMEND_SITE_BASE: 'https://sites.example.com',
+      LOG_LEVEL: 'warn',
+      EMEND_TRUST_PROXY: '10.0.0.0/8, 127.0.0.1',
+      OPENAI_API_KEY: '  ',
+    });
+    expect(config).toMatchObject({
+      port: 8080,
+      host: '127.0.0.1',
+      dataDir: '/var/lib/emend',
+      databaseUrl: 'postgresql://u:p@db:5432/emend',
+      baseUrl: 'https://api.example.com',
+      siteBase: 'https://sites.example.com',
+      logLevel: 'warn',
+      trustProxy: ['10.0.0.0/8', '127.0.0.1'],
+    });
+    expect(config.secretKey?.equals(key)).toBe(true);
+    expect(config.providerKeys.openai).toBeUndefined();
+    // The base URL follows PORT when it is not set.
+    expect(loadConfig({ PORT: '4100' }).baseUrl).toBe('http://localhost:4100');
+    expect(loadConfig({ EMEND_TRUST_PROXY: 'true' }).trustProxy).toBe(true);
+    expect(loadConfig({ EMEND_TRUST_PROXY: '2' }).trustProxy).toBe(2);
+  });
+
+  it.each([
+    ['PORT', 'abc'],
+    ['PORT', '70000'],
+    ['PORT', '-1'],
+    ['DATABASE_URL', 'mysql://x'],
+    ['DATABASE_URL', 'not a url'],
+    ['EMEND_SECRET_KEY', 'short'],
+    ['EMEND_BASE_URL', 'not a url'],
+    ['EMEND_BASE_URL', 'ftp://example.com'],
+    ['EMEND_SITE_BASE', 'nope'],
+    ['LOG_LEVEL', 'loud'],
+    ['EMEND_TRUST_PROXY', '???'],
+    ['EMEND_BODY_LIMIT_BYTES', '12'],
+    ['OPENAI_BASE_URL', 'localhost:11434'],
+  ])('rejects %s=%s naming the variable', (variable, value) => {
+    const err = configError({ [variable]: value });
+    expect(err.variable).toBe(variable);
+    expect(err.message).toContain(variable);
+  });
+
+  it('does not echo secrets in its messages', () => {
+    expect(configError({ DATABASE_URL: 'mysql://admin:hunter2@db/x' }).message).not.toContain('hunter2');
+    expect(configError({ EMEND_SECRET_KEY: 'hunter2hunter2' }).message).not.toContain('hunter2');
+  });
+});
+
+describe('parseSecretKey', () => {
+  const key = randomBytes(32);
+
+  it('accepts 64 hex characters', () => {
+    expect(parseSecretKey(key.toString('hex')).equals(key)).toBe(true);
+    expect(parseSecretKey(`${key.toString('hex').toUpperCase()}\n`).equals(key)).toBe(true);
+  });
+
+  it('accepts base64 and base64url of 32 bytes', () => {
+    expect(parseSecretKey(key.toString('base64')).equals(key)).toBe(true);
+    expect(parseSecretKey(key.toString('base64url')).equals(key)).toBe(true);
+  });
+
+  it('rejects other lengths and alphabets, naming the source', () => {
+    expect(() => parseSecretKey(randomBytes(16).toString('hex'))).toThrow(ConfigError);
+    expect(() => parseSecretKey(randomBytes(31).toString('base64'))).toThrow(/EMEND_SECRET_KEY/);
+    expect(() => parseSecretKey('z'.repeat(64), '/data/secret.key')).toThrow(/\/data\/secret\.key/);
+  });
+});
