@@ -3,28 +3,20 @@
 import { randomBytes } from 'node:crypto';
 import { writeFileSync } from 'node:fs';
 import { buildApp } from '../src/app.js';
-import { systemClock } from '../src/clock.js';
 import { loadConfig } from '../src/config.js';
 import { openPglite } from '../src/db/client.js';
 import { createLogger } from '../src/logger.js';
-import { createMetrics } from '../src/metrics/registry.js';
+import { createRuntime } from '../src/runtime.js';
 
 export const OPENAPI_FILE = new URL('../openapi/openapi-public.yaml', import.meta.url);
 
 const config = loadConfig({ EMEND_SECRET_KEY: randomBytes(32).toString('hex') });
 const database = await openPglite(undefined);
-const app = await buildApp({
-  config,
-  db: database.db,
-  dbKind: database.kind,
-  clock: systemClock,
-  log: createLogger('silent'),
-  secretKey: config.secretKey!,
-  metrics: createMetrics(),
-  fetch: globalThis.fetch,
-});
+const runtime = await createRuntime(config, database, { log: createLogger('silent') });
+const app = await buildApp(runtime.deps);
 await app.ready();
 writeFileSync(OPENAPI_FILE, app.swagger({ yaml: true }));
 await app.close();
+await runtime.close();
 await database.close();
 console.log(`wrote ${OPENAPI_FILE.pathname}`);

@@ -2,7 +2,10 @@ import type { Logger } from 'pino';
 import type { Clock } from './clock.js';
 import type { Config } from './config.js';
 import type { Db } from './db/client.js';
+import type { EventBus } from './events/bus.js';
 import type { Metrics } from './metrics/registry.js';
+import type { LocalRuns } from './pipeline/local-runs.js';
+import type { TaskQueue } from './queue/task-queue.js';
 
 /** Everything the service's code needs from the outside, built in one place and passed in. */
 export interface Deps {
@@ -14,6 +17,12 @@ export interface Deps {
   /** Encrypts provider keys and code-host tokens (AES-256-GCM). */
   secretKey: Buffer;
   metrics: Metrics;
+  /** Postgres LISTEN/NOTIFY: live logs, kills, wake-ups across processes. */
+  events: EventBus;
+  /** The durable queue of task runs (pg-boss). */
+  queue: TaskQueue;
+  /** Task runs in progress in this process, so a kill here can end them at once. */
+  runs: LocalRuns;
   /** Outbound HTTP (provider key checks); the real fetch in production. */
   fetch: typeof fetch;
 }

@@ -101,6 +101,16 @@ export const tasks = pgTable(
     byok: boolean('byok').notNull().default(false),
     creditHeld: boolean('credit_held').notNull().default(false),
     error: text('error'),
+    /** Outputs of the finished steps, so another worker can resume after the last one. */
+    progress: jsonb('progress').notNull().default({}),
+    currentStep: text('current_step'),
+    /** The worker running the task now; cleared when it lets go (gate, finish). */
+    workerId: text('worker_id'),
+    heartbeatAt: ts('heartbeat_at'),
+    /** Times a worker took the task up; a task whose worker died twice fails. */
+    attempts: integer('attempts').notNull().default(0),
+    /** When the task started waiting at an approval gate. */
+    gateSince: ts('gate_since'),
     createdAt: ts('created_at').notNull(),
     startedAt: ts('started_at'),
     finishedAt: ts('finished_at'),

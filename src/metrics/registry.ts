@@ -25,6 +25,25 @@ export function createMetrics() {
       labelNames: ['task_type', 'mode'] as const,
       registers: [registry],
     }),
+    tasksFinished: new Counter({
+      name: 'emend_tasks_finished_total',
+      help: 'Tasks that reached a final state, by status, type and mode',
+      labelNames: ['status', 'task_type', 'mode'] as const,
+      registers: [registry],
+    }),
+    stepDuration: new Histogram({
+      name: 'emend_step_duration_seconds',
+      help: 'Pipeline step duration by step',
+      labelNames: ['step'] as const,
+      buckets: [0.01, 0.05, 0.1, 0.5, 1, 2.5, 5, 10, 30, 60, 120, 300, 600],
+      registers: [registry],
+    }),
+    gateWaits: new Counter({
+      name: 'emend_gate_waits_total',
+      help: 'Times a task stopped at an approval gate, by stage',
+      labelNames: ['stage'] as const,
+      registers: [registry],
+    }),
   };
 }
 

@@ -2,7 +2,7 @@ import { eq } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ledgerBalance } from '../../src/accounts/credits.js';
 import { tasks } from '../../src/db/schema.js';
-import { type Harness, newAccount, startHarness } from '../support/harness.js';
+import { type Harness, forceStatus, newAccount, startHarness } from '../support/harness.js';
 
 let h: Harness;
 beforeAll(async () => {
@@ -34,10 +34,10 @@ describe('POST /v1/demo/token', () => {
     expect(first.json().mode).toBe('preview');
     // one at a time (cap 1)
     expect((await post()).json().error).toBe('CONCURRENT_LIMIT');
-    await h.deps.db.update(tasks).set({ status: 'done' }).where(eq(tasks.id, first.json().id));
+    await forceStatus(h, eq(tasks.id, first.json().id), 'done');
     const second = await post();
     expect(second.statusCode).toBe(201);
-    await h.deps.db.update(tasks).set({ status: 'done' }).where(eq(tasks.id, second.json().id));
+    await forceStatus(h, eq(tasks.id, second.json().id), 'done');
     const third = await post();
     expect(third.statusCode).toBe(402);
     expect(third.json().error).toBe('DEMO_LIMIT_REACHED');

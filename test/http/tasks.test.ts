@@ -2,7 +2,7 @@ import { eq } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ledgerBalance } from '../../src/accounts/credits.js';
 import { accounts, taskLogs, tasks } from '../../src/db/schema.js';
-import { type Harness, newAccount, startHarness } from '../support/harness.js';
+import { type Harness, forceStatus, newAccount, startHarness } from '../support/harness.js';
 
 let h: Harness;
 beforeAll(async () => {
@@ -18,7 +18,7 @@ async function post(auth: Record<string, string>, body: unknown) {
 
 /** Ends every active task of an account, as the engine would, so the concurrency cap frees. */
 async function finishAll(accountId: string) {
-  await h.deps.db.update(tasks).set({ status: 'done' }).where(eq(tasks.accountId, accountId));
+  await forceStatus(h, eq(tasks.accountId, accountId), 'done');
 }
 
 describe('POST /v1/tasks', () => {
@@ -134,7 +134,7 @@ describe('POST /v1/tasks', () => {
     expect(fourth.statusCode).toBe(429);
     expect(fourth.json().error).toBe('CONCURRENT_LIMIT');
     // awaiting states count as active too
-    await h.deps.db.update(tasks).set({ status: 'awaiting_plan' }).where(eq(tasks.accountId, account.id));
+    await forceStatus(h, eq(tasks.accountId, account.id), 'awaiting_plan');
     expect((await post(auth, { prompt: 'task 4', repo_url: REPO })).statusCode).toBe(429);
     await finishAll(account.id);
     expect((await post(auth, { prompt: 'task 4', repo_url: REPO })).statusCode).toBe(201);

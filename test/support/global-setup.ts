@@ -4,6 +4,7 @@ import { join } from 'node:path';
 import pg from 'pg';
 import type { TestProject } from 'vitest/node';
 import { openPglite, openPostgres, runMigrations } from '../../src/db/client.js';
+import { createTaskQueue } from '../../src/queue/task-queue.js';
 import { findPostgresBin, startCluster } from './postgres-cluster.js';
 
 declare module 'vitest' {
@@ -26,6 +27,8 @@ export default async function setup(project: TestProject) {
   if (kind === 'pglite') {
     const database = await openPglite(undefined);
     await runMigrations(database);
+    // pg-boss installs its schema once here, so each test's copy starts with it.
+    await (await createTaskQueue(database)).stop();
     const blob = await database.pglite!.dumpDataDir('none');
     await database.close();
     const path = join(tmpdir(), `emend-pglite-template-${process.pid}.tar`);
@@ -42,6 +45,7 @@ export default async function setup(project: TestProject) {
   await admin.end();
   const template = openPostgres(cluster.url(TEMPLATE_DB));
   await runMigrations(template);
+  await (await createTaskQueue(template)).stop();
   await template.close();
   project.provide('pgliteTemplate', '');
   project.provide('pgAdminUrl', cluster.url('postgres'));

@@ -3,6 +3,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Writable } from 'node:stream';
+import { and, eq, inArray, type SQL } from 'drizzle-orm';
 import type { FastifyInstance } from 'fastify';
 import { createAccount } from '../../src/accounts/accounts.js';
 import type { PlanName } from '../../src/accounts/plans.js';
@@ -10,9 +11,10 @@ import { buildApp } from '../../src/app.js';
 import { manualClock } from '../../src/clock.js';
 import { loadConfig } from '../../src/config.js';
 import type { Database } from '../../src/db/client.js';
+import { tasks } from '../../src/db/schema.js';
 import type { Deps } from '../../src/deps.js';
 import { createLogger } from '../../src/logger.js';
-import { createMetrics } from '../../src/metrics/registry.js';
+import { createRuntime } from '../../src/runtime.js';
 import { openTestDatabase } from './test-db.js';
 
 export interface Harness {
@@ -37,16 +39,8 @@ export async function startHarness(env: Record<string, string> = {}, options: { 
     },
   });
   const clock = manualClock(new Date());
-  const deps: Deps = {
-    config,
-    db: database.db,
-    dbKind: database.kind,
-    clock,
-    log: createLogger('info', sink),
-    secretKey: config.secretKey!,
-    metrics: createMetrics(),
-    fetch: options.fetch ?? globalThis.fetch,
-  };
+  const runtime = await createRuntime(config, database, { clock, log: createLogger('info', sink), fetch: options.fetch, queue: { pollingIntervalSeconds: 0.5 } });
+  const deps: Deps = runtime.deps;
   const app = await buildApp(deps);
   await app.ready();
   return {
@@ -57,6 +51,7 @@ export async function startHarness(env: Record<string, string> = {}, options: { 
     logLines,
     close: async () => {
       await app.close();
+      await runtime.close();
       await database.close();
       rmSync(dataDir, { recursive: true, force: true });
     },
@@ -69,4 +64,13 @@ export async function newAccount(h: Harness, opts: { plan?: PlanName; credits?: 
   const email = opts.email ?? `user${++seq}-${randomBytes(3).toString('hex')}@example.com`;
   const { account, token } = await createAccount(h.deps, { email, plan: opts.plan, credits: opts.credits, isAdmin: opts.admin });
   return { account, token: token.secret, auth: { authorization: `Bearer ${token.secret}` } };
+}
+
+/**
+ * Walks tasks along legal edges to `to` (the database refuses any other move), as the
+ * engine would, so tests of the API can free the concurrency cap without running steps.
+ */
+export async function forceStatus(h: Harness, where: SQL, to: 'running' | 'done' | 'awaiting_plan') {
+  await h.deps.db.update(tasks).set({ status: 'running' }).where(and(where, inArray(tasks.status, ['pending', 'awaiting_plan', 'awaiting_diff'])));
+  if (to !== 'running') await h.deps.db.update(tasks).set({ status: to }).where(and(where, eq(tasks.status, 'running')));
 }

@@ -13,7 +13,7 @@ let templateBytes: Buffer | undefined;
 export async function openTestDatabase(): Promise<Database> {
   if (inject('dbKind') === 'pglite') {
     templateBytes ??= readFileSync(inject('pgliteTemplate'));
-    return openPglite(undefined, { loadDataDir: new Blob([templateBytes]) });
+    return openPglite(undefined, { loadDataDir: new Blob([new Uint8Array(templateBytes)]) });
   }
   const name = `t_${randomBytes(6).toString('hex')}`;
   const admin = new pg.Client({ connectionString: inject('pgAdminUrl') });

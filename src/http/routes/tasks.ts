@@ -49,6 +49,7 @@ export const taskRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = async (app,
     async (request, reply) => {
       const task = await createTask(deps, caller(request), request.body);
       deps.metrics.tasksCreated.inc({ task_type: task.taskType, mode: task.mode });
+      await deps.queue.enqueue(task.id);
       return reply.status(201).send(taskJson(task));
     },
   );

@@ -1,0 +1,68 @@
+import { type FastifyPluginAsyncTypebox, Type } from '@fastify/type-provider-typebox';
+import type { Deps } from '../../deps.js';
+import { approveTask, continueTask, killTask } from '../../tasks/actions.js';
+import { caller } from '../auth.js';
+import { taskJson } from '../present.js';
+import { IdParams, errorResponses } from '../schemas.js';
+
+export const taskActionRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = async (app, { deps }) => {
+  app.post(
+    '/tasks/:id/kill',
+    {
+      schema: {
+        tags: ['tasks'],
+        summary: 'Force-stop a pending, running or waiting task; its processes are dead when this answers',
+        params: IdParams,
+        response: { 200: Type.Object({ ok: Type.Boolean(), task: Type.Ref('Task') }), ...errorResponses(400, 401, 404, 409) },
+      },
+    },
+    async (request) => ({ ok: true, task: taskJson(await killTask(deps, caller(request).account.id, request.params.id)) }),
+  );
+
+  app.post(
+    '/tasks/:id/approve',
+    {
+      schema: {
+        tags: ['tasks'],
+        summary: 'Approve a task waiting at its plan or diff gate; the plan may be edited',
+        params: IdParams,
+        body: Type.Object(
+          {
+            stage: Type.Union([Type.Literal('plan'), Type.Literal('diff')]),
+            plan: Type.Optional(
+              Type.Object(
+                {
+                  summary: Type.Optional(Type.String({ maxLength: 4000 })),
+                  steps: Type.Optional(Type.Array(Type.String({ maxLength: 2000 }), { maxItems: 50 })),
+                  likely_files: Type.Optional(Type.Array(Type.String({ maxLength: 500 }), { maxItems: 100 })),
+                  test_strategy: Type.Optional(Type.String({ maxLength: 4000 })),
+                  risks: Type.Optional(Type.Array(Type.String({ maxLength: 2000 }), { maxItems: 50 })),
+                },
+                { additionalProperties: false, description: 'an edited plan; replaces the fields it names' },
+              ),
+            ),
+          },
+          { additionalProperties: false },
+        ),
+        response: { 200: Type.Object({ ok: Type.Boolean(), task: Type.Ref('Task') }), ...errorResponses(400, 401, 404, 409) },
+      },
+    },
+    async (request) => {
+      const { stage, plan } = request.body;
+      return { ok: true, task: taskJson(await approveTask(deps, caller(request).account.id, request.params.id, stage, plan)) };
+    },
+  );
+
+  app.post(
+    '/tasks/:id/continue',
+    {
+      schema: {
+        tags: ['tasks'],
+        summary: 'Promote a finished preview to a full pull-request run; returns the child task',
+        params: IdParams,
+        response: { 201: Type.Ref('Task'), ...errorResponses(400, 401, 402, 404, 409, 429) },
+      },
+    },
+    async (request, reply) => reply.status(201).send(taskJson(await continueTask(deps, caller(request), request.params.id))),
+  );
+};

@@ -1,0 +1,217 @@
+import { and, eq, isNull, lt, or, sql } from 'drizzle-orm';
+import { settleCredit } from '../accounts/credits.js';
+import { DEMO_STAGES, planLimits } from '../accounts/plans.js';
+import { accounts, apiTokens, tasks } from '../db/schema.js';
+import type { Deps } from '../deps.js';
+import type { Task } from '../tasks/service.js';
+import { appendLog, notifyTask } from '../tasks/task-logs.js';
+import { type TaskSet, moveTask } from '../tasks/transitions.js';
+import { PIPELINE, type StepName, type StepRegistry, type StepResult } from './step-types.js';
+
+/** What the runner keeps in tasks.progress so any worker can carry on after the last finished step. */
+export interface Progress {
+  outputs: Partial<Record<StepName, Record<string, unknown>>>;
+  next: StepName | 'end';
+  /** Validator output the next fixer run should address. */
+  failure?: Record<string, unknown>;
+  /** Gates already approved for the current outputs. */
+  approved?: { plan?: boolean; diff?: boolean };
+}
+
+export const MAX_ATTEMPTS = 2;
+
+export interface RunOptions {
+  workerId: string;
+  /** A running task whose heartbeat is older than this may be taken over. */
+  staleMs: number;
+}
+
+const readProgress = (task: Task): Progress => {
+  const p = (task.progress ?? {}) as Partial<Progress>;
+  return { outputs: p.outputs ?? {}, next: p.next ?? 'planner', failure: p.failure, approved: p.approved ?? {} };
+};
+
+const nextOf = (step: StepName): StepName | 'end' => PIPELINE[PIPELINE.indexOf(step) + 1] ?? 'end';
+
+/** Why a step does not run for this task, or undefined when it does. */
+function skipReason(task: Task, step: StepName, demo: boolean): string | undefined {
+  if (demo && !DEMO_STAGES.includes(step)) return 'demo tokens stop after the inspector';
+  if (step === 'pr' && task.mode === 'preview') return 'preview mode opens no pull request';
+  return undefined;
+}
+
+/**
+ * The gate in front of a step, if any: the plan gate before anything after the planner,
+ * the diff gate before the validator. Checked before the step (not after the one before),
+ * so a worker dying between the two cannot slip past a gate.
+ */
+function gateBefore(task: Task, step: StepName, progress: Progress): 'awaiting_plan' | 'awaiting_diff' | undefined {
+  if (task.approvalMode !== 'manual') return undefined;
+  if (step !== 'planner' && progress.outputs.planner && !progress.approved?.plan) return 'awaiting_plan';
+  if (step === 'validator' && !progress.approved?.diff) return 'awaiting_diff';
+  return undefined;
+}
+
+class Lost extends Error {}
+
+/**
+ * Takes the task if it is free: pending, or running with no live worker (one that crashed).
+ * The guard makes the claim exclusive across workers.
+ */
+async function claim(deps: Deps, taskId: string, opts: RunOptions): Promise<Task | undefined> {
+  const now = deps.clock.now();
+  const stale = new Date(now.getTime() - opts.staleMs);
+  const claimable = or(
+    eq(tasks.status, 'pending'),
+    and(eq(tasks.status, 'running'), or(isNull(tasks.workerId), lt(tasks.heartbeatAt, stale)), lt(tasks.attempts, MAX_ATTEMPTS)),
+  );
+  return moveTask(
+    deps.db,
+    taskId,
+    'running',
+    { workerId: opts.workerId, heartbeatAt: now, attempts: sql`${tasks.attempts} + 1`, startedAt: sql`coalesce(${tasks.startedAt}, ${now})` },
+    claimable,
+  );
+}
+
+/**
+ * Runs a task from where it stands until it finishes, fails, or stops at an approval gate
+ * (the worker is then free). Every write is guarded on this worker still owning the task,
+ * so a kill or a takeover turns the rest of the run into no-ops.
+ */
+export async function runTask(deps: Deps, steps: StepRegistry, taskId: string, opts: RunOptions): Promise<void> {
+  const claimed = await claim(deps, taskId, opts);
+  if (!claimed) return;
+  await notifyTask(deps, taskId);
+  const run = deps.runs.start(taskId);
+  const mine = and(eq(tasks.status, 'running'), eq(tasks.workerId, opts.workerId));
+  let task = claimed;
+  try {
+    const [account] = await deps.db.select().from(accounts).where(eq(accounts.id, task.accountId));
+    const demo = task.tokenId
+      ? (await deps.db.select({ kind: apiTokens.kind }).from(apiTokens).where(eq(apiTokens.id, task.tokenId)))[0]?.kind === 'demo'
+      : false;
+    const limits = planLimits(demo ? 'demo' : (account?.plan ?? 'free'));
+    const progress = readProgress(task);
+    const save = async (set: TaskSet) => {
+      const [row] = await deps.db.update(tasks).set(set).where(and(eq(tasks.id, taskId), mine)).returning();
+      if (!row) throw new Lost();
+      task = row;
+    };
+
+    while (progress.next !== 'end') {
+      const step: StepName = progress.next;
+      if (run.controller.signal.aborted) throw new Lost();
+      const skip = skipReason(task, step, demo);
+      if (skip) {
+        await appendLog(deps, taskId, { step, status: 'skipped', output: { reason: skip } });
+        progress.next = nextOf(step);
+        await save({ progress, currentStep: null });
+        continue;
+      }
+      const gate = gateBefore(task, step, progress);
+      if (gate) {
+        await stopAtGate(deps, taskId, gate, progress, mine);
+        return;
+      }
+      await save({ currentStep: step });
+      const retry = step === 'fixer' ? task.retryCount : 0;
+      await appendLog(deps, taskId, { step, status: 'running', input: { retry } });
+      const started = performance.now();
+      let result: StepResult;
+      try {
+        result = await steps[step](
+          { task, outputs: progress.outputs, failure: step === 'fixer' ? progress.failure : undefined, retry },
+          {
+            deps,
+            signal: run.controller.signal,
+            spawn: run.processes.spawn,
+            log: (message, data) => deps.log.debug({ task: taskId, step, ...data }, message),
+          },
+        );
+      } catch (err) {
+        if (run.controller.signal.aborted) throw new Lost();
+        const message = err instanceof Error ? err.message : String(err);
+        await appendLog(deps, taskId, { step, status: 'failed', output: { error: message }, durationMs: Math.round(performance.now() - started) });
+        await finish(deps, taskId, 'failed', mine, `${step} failed: ${message}`);
+        return;
+      }
+      if (run.controller.signal.aborted) throw new Lost();
+      const tokens = result.tokens ?? 0;
+      const costUsd = task.byok ? 0 : (result.costUsd ?? 0);
+      const failedValidation = step === 'validator' && result.passed === false;
+      await appendLog(deps, taskId, {
+        step,
+        status: failedValidation ? 'failed' : 'done',
+        output: result.output,
+        tokens,
+        costUsd,
+        durationMs: Math.round(performance.now() - started),
+      });
+      deps.metrics.stepDuration.observe({ step }, (performance.now() - started) / 1000);
+      progress.outputs[step] = result.output;
+      progress.next = nextOf(step);
+      const set: TaskSet = {
+        tokensTotal: sql`${tasks.tokensTotal} + ${tokens}`,
+        costUsd: sql`${tasks.costUsd} + ${costUsd}`,
+      };
+      if (step === 'fixer') {
+        progress.failure = undefined;
+        progress.approved = { ...progress.approved, diff: false };
+        if (typeof result.output.diff === 'string') set.diffSummary = truncateDiff(result.output.diff);
+      }
+      if (step === 'pr' && typeof result.output.pr_url === 'string') set.prUrl = result.output.pr_url;
+      if (failedValidation && task.retryCount < Math.min(limits.maxRetries, 2)) {
+        progress.failure = result.output;
+        progress.next = 'fixer';
+        set.retryCount = task.retryCount + 1;
+      }
+      await save({ ...set, progress, currentStep: null });
+    }
+    await finish(deps, taskId, 'done', mine);
+  } catch (err) {
+    if (err instanceof Lost || run.controller.signal.aborted) return;
+    // A fault of the engine itself (database gone, bug): fail the task rather than leave it running.
+    deps.log.error({ err, task: taskId }, 'task run failed');
+    await finish(deps, taskId, 'failed', mine, `internal error: ${(err as Error).message}`).catch(() => {});
+  } finally {
+    deps.runs.finish(taskId, run);
+  }
+}
+
+const DIFF_SUMMARY_BYTES = 4096;
+
+export function truncateDiff(diff: string): string {
+  const buf = Buffer.from(diff, 'utf8');
+  if (buf.length <= DIFF_SUMMARY_BYTES) return diff;
+  // Cut on a character boundary: drop a partial UTF-8 sequence at the end.
+  return buf.subarray(0, DIFF_SUMMARY_BYTES).toString('utf8').replace(/\uFFFD$/, '');
+}
+
+async function stopAtGate(deps: Deps, taskId: string, gate: 'awaiting_plan' | 'awaiting_diff', progress: Progress, mine: ReturnType<typeof and>) {
+  const moved = await moveTask(deps.db, taskId, gate, { progress, workerId: null, gateSince: deps.clock.now(), currentStep: null }, mine);
+  if (moved) {
+    deps.metrics.gateWaits.inc({ stage: gate === 'awaiting_plan' ? 'plan' : 'diff' });
+    await notifyTask(deps, taskId);
+  }
+}
+
+/** Ends the task (guarded on this worker owning it) and settles its credit in the same transaction. */
+export async function finish(deps: Deps, taskId: string, status: 'done' | 'failed', mine: ReturnType<typeof and>, error?: string) {
+  const now = deps.clock.now();
+  const ended = await deps.db.transaction(async (tx) => {
+    const row = await moveTask(
+      tx,
+      taskId,
+      status,
+      { finishedAt: now, workerId: null, currentStep: null, error: error ?? null, durationMs: sql`greatest(0, (extract(epoch from ${now}::timestamptz - ${tasks.createdAt}) * 1000)::int)` },
+      mine,
+    );
+    if (row) await settleCredit(tx, taskId, status === 'done' ? 'capture' : 'release', now);
+    return row;
+  });
+  if (ended) {
+    deps.metrics.tasksFinished.inc({ status, task_type: ended.taskType, mode: ended.mode });
+    await notifyTask(deps, taskId);
+  }
+}

@@ -1,0 +1,76 @@
+import PgBoss from 'pg-boss';
+import type { Database } from '../db/client.js';
+
+export const TASK_QUEUE = 'emend-tasks';
+
+/** The durable queue of "run this task" jobs: pg-boss on the service's own database. */
+export interface TaskQueue {
+  enqueue(taskId: string): Promise<void>;
+  /** Starts `concurrency` polling consumers; the handler runs one task at a time each. */
+  work(concurrency: number, handler: (taskId: string) => Promise<void>): Promise<void>;
+  /** Cuts the local consumers' polling sleep short (a task was just queued). */
+  wake(): void;
+  depth(): Promise<number>;
+  stop(): Promise<void>;
+}
+
+/** pg-boss talks to PGlite through this adapter: parameterised queries, or plain multi-statement SQL. */
+function pgliteAdapter(database: Database): PgBoss.Db {
+  const pglite = database.pglite!;
+  return {
+    async executeSql(text: string, values: unknown[]) {
+      if (values && values.length > 0) return pglite.query(text, values);
+      const results = await pglite.exec(text);
+      return results[results.length - 1] ?? { rows: [] };
+    },
+  } as PgBoss.Db;
+}
+
+export interface QueueOptions {
+  /** How often idle consumers poll; NOTIFY and local wake-ups cut it short. */
+  pollingIntervalSeconds?: number;
+  /** Whether this process runs pg-boss maintenance (one per deployment is enough, more is harmless). */
+  supervise?: boolean;
+  /** Called after a task is queued, to wake consumers in other processes (a NOTIFY). */
+  announce?: (taskId: string) => Promise<void>;
+}
+
+export async function createTaskQueue(database: Database, options: QueueOptions = {}): Promise<TaskQueue> {
+  const db: PgBoss.Db = database.pglite
+    ? pgliteAdapter(database)
+    : { executeSql: (text: string, values: unknown[]) => database.pool!.query(text, values as unknown[]) };
+  const boss = new PgBoss({ db, supervise: options.supervise ?? true, schedule: false, migrate: true });
+  boss.on('error', () => {});
+  await boss.start();
+  // The run's own heartbeat and takeover handle crashed workers, so pg-boss does not retry;
+  // its expiry only backstops jobs whose worker vanished.
+  await boss.createQueue(TASK_QUEUE, { name: TASK_QUEUE, retryLimit: 0, expireInSeconds: 6 * 3600 } as PgBoss.Queue).catch(async (err) => {
+    if (!(await boss.getQueue(TASK_QUEUE))) throw err;
+  });
+  const workerIds: string[] = [];
+  const pollingIntervalSeconds = options.pollingIntervalSeconds ?? 0.5;
+  return {
+    async enqueue(taskId) {
+      await boss.send(TASK_QUEUE, { taskId });
+      for (const id of workerIds) boss.notifyWorker(id);
+      await options.announce?.(taskId).catch(() => {});
+    },
+    async work(concurrency, handler) {
+      for (let i = 0; i < concurrency; i++) {
+        const id = await boss.work<{ taskId: string }>(TASK_QUEUE, { pollingIntervalSeconds, batchSize: 1 }, async ([job]) => {
+          if (job) await handler(job.data.taskId);
+        });
+        workerIds.push(id);
+      }
+    },
+    wake() {
+      for (const id of workerIds) boss.notifyWorker(id);
+    },
+    async depth() {
+      return boss.getQueueSize(TASK_QUEUE);
+    },
+    async stop() {
+      await boss.stop({ graceful: false, close: false, wait: true, timeout: 2000 });
+    },
+  };
+}

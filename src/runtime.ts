@@ -1,0 +1,51 @@
+import type { Logger } from 'pino';
+import { type Clock, systemClock } from './clock.js';
+import type { Config } from './config.js';
+import type { Database } from './db/client.js';
+import type { Deps } from './deps.js';
+import { CHANNELS, createEventBus } from './events/bus.js';
+import { createLogger } from './logger.js';
+import { createMetrics } from './metrics/registry.js';
+import { LocalRuns } from './pipeline/local-runs.js';
+import { type QueueOptions, createTaskQueue } from './queue/task-queue.js';
+import { resolveSecretKey } from './secret-key.js';
+
+export interface Runtime {
+  deps: Deps;
+  /** Stops the queue and the event bus (not the database: its opener closes it). */
+  close(): Promise<void>;
+}
+
+/** Builds the one Deps object for an open database: events, queue, local runs, metrics. */
+export async function createRuntime(
+  config: Config,
+  database: Database,
+  overrides: { clock?: Clock; log?: Logger; fetch?: typeof fetch; queue?: QueueOptions } = {},
+): Promise<Runtime> {
+  const events = createEventBus(database);
+  // A task queued here wakes consumers in other processes at once (they LISTEN; see worker.ts).
+  const queue = await createTaskQueue(database, {
+    ...overrides.queue,
+    announce: (taskId) => events.publish(CHANNELS.taskQueued, taskId),
+  });
+  const deps: Deps = {
+    config,
+    db: database.db,
+    dbKind: database.kind,
+    clock: overrides.clock ?? systemClock,
+    log: overrides.log ?? createLogger(config.logLevel),
+    secretKey: resolveSecretKey(config),
+    metrics: createMetrics(),
+    fetch: overrides.fetch ?? globalThis.fetch,
+    events,
+    queue,
+    runs: new LocalRuns(),
+  };
+  return {
+    deps,
+    close: async () => {
+      await queue.stop().catch(() => {});
+      await events.close().catch(() => {});
+    },
+  };
+}

@@ -1,0 +1,131 @@
+import { and, eq, inArray, sql } from 'drizzle-orm';
+import { holdCredit, settleCredit } from '../accounts/credits.js';
+import { planLimits } from '../accounts/plans.js';
+import { accounts, taskLogs, tasks } from '../db/schema.js';
+import type { Deps } from '../deps.js';
+import { AppError } from '../errors.js';
+import { CHANNELS } from '../events/bus.js';
+import type { AuthContext } from '../http/auth.js';
+import { newId } from '../ids.js';
+import type { Progress } from '../pipeline/runner.js';
+import { notifyTask } from './task-logs.js';
+import { moveTask } from './transitions.js';
+import { type Task, getOwnTask } from './service.js';
+import { ACTIVE_STATUSES } from './states.js';
+
+/**
+ * Force-stops a pending, running or waiting task: cancelled, credit released, in one
+ * transaction; then the run is aborted and its processes killed before this returns when
+ * it runs in this process, and told by NOTIFY when it runs elsewhere.
+ */
+export async function killTask(deps: Deps, accountId: string, taskId: string): Promise<Task> {
+  const existing = await getOwnTask(deps, accountId, taskId);
+  const now = deps.clock.now();
+  const killed = await deps.db.transaction(async (tx) => {
+    const row = await moveTask(tx, taskId, 'cancelled', {
+      finishedAt: now,
+      error: 'killed by the caller',
+      workerId: null,
+      durationMs: sql`greatest(0, (extract(epoch from ${now}::timestamptz - ${tasks.createdAt}) * 1000)::int)`,
+    });
+    if (row) await settleCredit(tx, taskId, 'release', now);
+    return row;
+  });
+  if (!killed) throw new AppError('conflict', `task ${taskId} has already finished (${existing.status}); only pending, running or waiting tasks can be killed`);
+  await deps.runs.abort(taskId, 'killed by the caller');
+  await deps.events.publish(CHANNELS.taskKill, taskId).catch(() => {});
+  await notifyTask(deps, taskId);
+  deps.metrics.tasksFinished.inc({ status: 'cancelled', task_type: killed.taskType, mode: killed.mode });
+  return killed;
+}
+
+export type Stage = 'plan' | 'diff';
+
+/** Resumes a task waiting at a gate; an edited plan replaces the planner's output. */
+export async function approveTask(deps: Deps, accountId: string, taskId: string, stage: Stage, plan?: Record<string, unknown>): Promise<Task> {
+  const task = await getOwnTask(deps, accountId, taskId);
+  const waiting = stage === 'plan' ? 'awaiting_plan' : 'awaiting_diff';
+  if (task.status !== waiting) {
+    throw new AppError('conflict', `task ${taskId} is ${task.status}, not waiting for ${stage} approval`);
+  }
+  if (plan !== undefined && stage !== 'plan') throw new AppError('bad_request', 'plan: an edited plan can only come with stage "plan"');
+  const progress = task.progress as Progress;
+  const outputs = plan ? { ...progress.outputs, planner: { ...progress.outputs.planner, ...plan, edited_by_reviewer: true } } : progress.outputs;
+  const next: Progress = { ...progress, outputs, approved: { ...progress.approved, [stage]: true } };
+  const resumed = await moveTask(deps.db, taskId, 'running', { progress: next, gateSince: null, workerId: null }, eq(tasks.status, waiting));
+  if (!resumed) throw new AppError('conflict', `task ${taskId} is no longer waiting for ${stage} approval`);
+  await notifyTask(deps, taskId);
+  await deps.queue.enqueue(taskId);
+  return resumed;
+}
+
+const REUSED_STEPS = ['planner', 'locator', 'inspector', 'fixer'] as const;
+
+/**
+ * Promotes a finished preview to a full run: a child task in pr mode that starts from the
+ * parent's plan, located files, insights and diff, so it runs the validator and opens the PR.
+ */
+export async function continueTask(deps: Deps, auth: AuthContext, taskId: string): Promise<Task> {
+  if (auth.tokenKind === 'demo') {
+    throw new AppError('DEMO_LIMIT_REACHED', 'demo tokens cannot promote a preview to a pull request; sign up for a full account');
+  }
+  const parent = await getOwnTask(deps, auth.account.id, taskId);
+  if (parent.mode !== 'preview' || parent.status !== 'done') {
+    throw new AppError('conflict', `only a preview task that is done can be continued; this one is a ${parent.mode} task, ${parent.status}`);
+  }
+  const parentProgress = parent.progress as Progress;
+  const outputs = Object.fromEntries(REUSED_STEPS.filter((s) => parentProgress.outputs?.[s]).map((s) => [s, parentProgress.outputs[s]]));
+  const next = REUSED_STEPS.find((s) => !outputs[s]) ?? 'validator';
+  const now = deps.clock.now();
+  const child = await deps.db.transaction(async (tx) => {
+    const [account] = await tx.select().from(accounts).where(eq(accounts.id, auth.account.id)).for('update');
+    const byok = account!.useByok;
+    if (!byok && account!.credits < 1) throw new AppError('NO_CREDITS', 'continuing a preview costs one credit; add credits or enable BYOK');
+    const [active] = await tx
+      .select({ n: sql<number>`count(*)::int` })
+      .from(tasks)
+      .where(and(eq(tasks.accountId, account!.id), inArray(tasks.status, [...ACTIVE_STATUSES])));
+    const cap = planLimits(account!.plan).concurrent;
+    if (active!.n >= cap) throw new AppError('CONCURRENT_LIMIT', `at most ${cap} active tasks at once on this plan`, 5);
+    const id = newId();
+    const progress: Progress = { outputs, next, approved: { plan: true } };
+    const [row] = await tx
+      .insert(tasks)
+      .values({
+        id,
+        accountId: account!.id,
+        tokenId: auth.tokenId,
+        parentId: parent.id,
+        taskType: parent.taskType,
+        mode: 'pr',
+        status: 'pending',
+        approvalMode: parent.approvalMode,
+        prompt: parent.prompt,
+        repoUrl: parent.repoUrl,
+        repoOwner: parent.repoOwner,
+        repoName: parent.repoName,
+        baseBranch: parent.baseBranch,
+        diffSummary: parent.diffSummary,
+        byok,
+        creditHeld: !byok,
+        progress,
+        createdAt: now,
+      })
+      .returning();
+    if (!byok) await holdCredit(tx, account!.id, id, now);
+    // The reused steps show in the child's log, with the parent's outputs.
+    for (const step of REUSED_STEPS.filter((s) => outputs[s])) {
+      await tx.insert(taskLogs).values({
+        taskId: id,
+        step,
+        status: 'done',
+        input: { reused_from: parent.id },
+        output: outputs[step] as Record<string, unknown>,
+        createdAt: now,
+      });
+    }
+    return row!;
+  });
+  await deps.queue.enqueue(child.id);
+  return child;
+}

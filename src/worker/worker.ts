@@ -1,0 +1,158 @@
+import { and, eq, inArray, lt, sql } from 'drizzle-orm';
+import { settleCredit } from '../accounts/credits.js';
+import { tasks } from '../db/schema.js';
+import type { Deps } from '../deps.js';
+import { CHANNELS } from '../events/bus.js';
+import { newId } from '../ids.js';
+import { MAX_ATTEMPTS, finish, runTask } from '../pipeline/runner.js';
+import type { StepRegistry } from '../pipeline/step-types.js';
+import { notifyTask } from '../tasks/task-logs.js';
+import { moveTask } from '../tasks/transitions.js';
+import { GATE_STATUSES } from '../tasks/states.js';
+
+export const GATE_TIMEOUT_MS = 5 * 60_000;
+
+export interface WorkerOptions {
+  /** Tasks this worker runs at once. */
+  concurrency: number;
+  /** How often a running task's heartbeat is written (and its status re-read, the kill fallback). */
+  heartbeatMs: number;
+  /** A running task whose heartbeat is older than this is taken over by another worker (at most 60 s). */
+  staleMs: number;
+  /** How often gate timeouts, dead workers and lost jobs are looked for. */
+  maintenanceMs: number;
+}
+
+export const DEFAULT_WORKER_OPTIONS: WorkerOptions = { concurrency: 2, heartbeatMs: 5_000, staleMs: 30_000, maintenanceMs: 5_000 };
+
+export interface Worker {
+  id: string;
+  /** One maintenance pass: gate timeouts, takeovers, lost jobs. Runs on a timer too. */
+  maintain(): Promise<void>;
+  stop(): Promise<void>;
+}
+
+/**
+ * A worker: takes "run task" jobs from the queue, keeps heartbeats for its running tasks,
+ * hears kills by NOTIFY (and notices them on the heartbeat as a fallback), and does the
+ * periodic maintenance every worker shares: cancelling gates left unapproved for 5
+ * minutes, handing tasks of dead workers to live ones, failing tasks whose workers died twice.
+ */
+export async function startWorker(deps: Deps, steps: StepRegistry, options: Partial<WorkerOptions> = {}): Promise<Worker> {
+  const opts = { ...DEFAULT_WORKER_OPTIONS, ...options };
+  const id = `${process.pid}-${newId()}`;
+  let stopping = false;
+  const running = new Set<Promise<void>>();
+
+  await deps.queue.work(opts.concurrency, async (taskId) => {
+    if (stopping) return;
+    const run = runTask(deps, steps, taskId, { workerId: id, staleMs: opts.staleMs });
+    running.add(run);
+    try {
+      await run;
+    } finally {
+      running.delete(run);
+    }
+  });
+
+  const unsubscribe = [
+    deps.events.subscribe(CHANNELS.taskQueued, () => deps.queue.wake()),
+    deps.events.subscribe(CHANNELS.taskKill, (taskId) => void deps.runs.abort(taskId, 'killed')),
+  ];
+
+  const heartbeat = async () => {
+    const ids = deps.runs.ids();
+    if (ids.length === 0) return;
+    const now = deps.clock.now();
+    const alive = await deps.db
+      .update(tasks)
+      .set({ heartbeatAt: now })
+      .where(and(inArray(tasks.id, ids), eq(tasks.status, 'running'), eq(tasks.workerId, id)))
+      .returning({ id: tasks.id });
+    // Runs whose task is no longer ours (killed, finished elsewhere) stop here even if the NOTIFY was missed.
+    const ours = new Set(alive.map((r) => r.id));
+    await Promise.all(ids.filter((t) => !ours.has(t)).map((t) => deps.runs.abort(t, 'the task is no longer running here')));
+  };
+
+  const maintain = async () => {
+    const now = deps.clock.now();
+    // Gates not approved in time: cancelled, credit released.
+    const gateDeadline = new Date(now.getTime() - GATE_TIMEOUT_MS);
+    const expired = await deps.db
+      .select({ id: tasks.id })
+      .from(tasks)
+      .where(and(inArray(tasks.status, [...GATE_STATUSES]), lt(tasks.gateSince, gateDeadline)));
+    for (const { id: taskId } of expired) {
+      const cancelled = await deps.db.transaction(async (tx) => {
+        const row = await moveTask(
+          tx,
+          taskId,
+          'cancelled',
+          { finishedAt: now, error: 'the approval gate was not approved within 5 minutes', durationMs: sql`greatest(0, (extract(epoch from ${now}::timestamptz - ${tasks.createdAt}) * 1000)::int)` },
+          and(inArray(tasks.status, [...GATE_STATUSES]), lt(tasks.gateSince, gateDeadline)),
+        );
+        if (row) await settleCredit(tx, taskId, 'release', now);
+        return row;
+      });
+      if (cancelled) {
+        deps.metrics.tasksFinished.inc({ status: 'cancelled', task_type: cancelled.taskType, mode: cancelled.mode });
+        await notifyTask(deps, taskId);
+      }
+    }
+    // Running tasks whose worker stopped beating: another attempt, or failed after two.
+    const stale = new Date(now.getTime() - opts.staleMs);
+    const orphans = await deps.db
+      .select({ id: tasks.id, attempts: tasks.attempts, step: tasks.currentStep })
+      .from(tasks)
+      .where(and(eq(tasks.status, 'running'), lt(tasks.heartbeatAt, stale)));
+    for (const orphan of orphans) {
+      if (orphan.attempts >= MAX_ATTEMPTS) {
+        await finish(
+          deps,
+          orphan.id,
+          'failed',
+          and(eq(tasks.status, 'running'), lt(tasks.heartbeatAt, stale)),
+          `the worker running ${orphan.step ?? 'the task'} stopped responding ${MAX_ATTEMPTS} times; giving up`,
+        );
+      } else {
+        await deps.queue.enqueue(orphan.id);
+      }
+    }
+    // Running tasks released at a gate approval, and pending tasks whose job was lost, are queued again.
+    const lostBefore = new Date(now.getTime() - opts.staleMs);
+    const lost = await deps.db
+      .select({ id: tasks.id })
+      .from(tasks)
+      .where(
+        sql`(${tasks.status} = 'pending' and ${tasks.createdAt} < ${lostBefore}) or (${tasks.status} = 'running' and ${tasks.workerId} is null and ${tasks.heartbeatAt} < ${lostBefore})`,
+      );
+    for (const { id: taskId } of lost) await deps.queue.enqueue(taskId);
+  };
+
+  const guard = (fn: () => Promise<void>, what: string) => () =>
+    void fn().catch((err) => {
+      if (!stopping) deps.log.warn({ err, worker: id }, `${what} failed`);
+    });
+  const timers = [setInterval(guard(heartbeat, 'heartbeat'), opts.heartbeatMs), setInterval(guard(maintain, 'maintenance'), opts.maintenanceMs)];
+  deps.log.info({ worker: id, ...opts }, 'worker started');
+
+  return {
+    id,
+    maintain,
+    async stop() {
+      stopping = true;
+      for (const t of timers) clearInterval(t);
+      for (const u of unsubscribe) u();
+      // Runs in progress are aborted and handed back: another worker (or this one, restarted)
+      // carries on from the last finished step, and a clean shutdown does not count as an attempt.
+      await deps.runs.abortAll('the worker is shutting down');
+      await Promise.allSettled([...running]);
+      const released = await deps.db
+        .update(tasks)
+        .set({ workerId: null, attempts: sql`greatest(0, ${tasks.attempts} - 1)` })
+        .where(and(eq(tasks.status, 'running'), eq(tasks.workerId, id)))
+        .returning({ id: tasks.id });
+      for (const r of released) await deps.queue.enqueue(r.id).catch(() => {});
+    },
+  };
+}
