@@ -18,6 +18,7 @@ export interface Progress {
   approved?: { plan?: boolean; diff?: boolean };
 }
 
+/** Workers that may take a task up in a row without a clean hand-off (gate, shutdown) before it fails. */
 export const MAX_ATTEMPTS = 2;
 
 export interface RunOptions {
@@ -71,6 +72,7 @@ async function claim(deps: Deps, taskId: string, opts: RunOptions): Promise<Task
     'running',
     { workerId: opts.workerId, heartbeatAt: now, attempts: sql`${tasks.attempts} + 1`, startedAt: sql`coalesce(${tasks.startedAt}, ${now})` },
     claimable,
+    true,
   );
 }
 
@@ -189,7 +191,8 @@ export function truncateDiff(diff: string): string {
 }
 
 async function stopAtGate(deps: Deps, taskId: string, gate: 'awaiting_plan' | 'awaiting_diff', progress: Progress, mine: ReturnType<typeof and>) {
-  const moved = await moveTask(deps.db, taskId, gate, { progress, workerId: null, gateSince: deps.clock.now(), currentStep: null }, mine);
+  // A clean hand-off: the attempt count (which only counts workers dying) starts again.
+  const moved = await moveTask(deps.db, taskId, gate, { progress, workerId: null, attempts: 0, gateSince: deps.clock.now(), currentStep: null }, mine);
   if (moved) {
     deps.metrics.gateWaits.inc({ stage: gate === 'awaiting_plan' ? 'plan' : 'diff' });
     await notifyTask(deps, taskId);

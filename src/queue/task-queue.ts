@@ -6,8 +6,11 @@ export const TASK_QUEUE = 'emend-tasks';
 /** The durable queue of "run this task" jobs: pg-boss on the service's own database. */
 export interface TaskQueue {
   enqueue(taskId: string): Promise<void>;
-  /** Starts `concurrency` polling consumers; the handler runs one task at a time each. */
-  work(concurrency: number, handler: (taskId: string) => Promise<void>): Promise<void>;
+  /**
+   * Starts `concurrency` polling consumers; the handler runs one task at a time each.
+   * Resolves to a function that stops these consumers (jobs they have not taken stay queued).
+   */
+  work(concurrency: number, handler: (taskId: string) => Promise<void>): Promise<() => Promise<void>>;
   /** Cuts the local consumers' polling sleep short (a task was just queued). */
   wake(): void;
   depth(): Promise<number>;
@@ -56,12 +59,20 @@ export async function createTaskQueue(database: Database, options: QueueOptions 
       await options.announce?.(taskId).catch(() => {});
     },
     async work(concurrency, handler) {
+      const mine: string[] = [];
       for (let i = 0; i < concurrency; i++) {
         const id = await boss.work<{ taskId: string }>(TASK_QUEUE, { pollingIntervalSeconds, batchSize: 1 }, async ([job]) => {
           if (job) await handler(job.data.taskId);
         });
+        mine.push(id);
         workerIds.push(id);
       }
+      return async () => {
+        for (const id of mine) {
+          workerIds.splice(workerIds.indexOf(id), 1);
+          await boss.offWork({ id });
+        }
+      };
     },
     wake() {
       for (const id of workerIds) boss.notifyWorker(id);

@@ -11,7 +11,8 @@ type Tx = Parameters<Parameters<Db['transaction']>[0]>[0] | Db;
 export type TaskSet = PgUpdateSetSource<typeof tasks>;
 
 /**
- * Moves a task to `to` if it is in a state that may lead there (and matches `where`).
+ * Moves a task to `to` if it is in a state that may lead there (and matches `where`);
+ * `stay` also accepts a task already in `to` (a worker taking over a running task).
  * Returns the updated row, or undefined when the guard did not match: a lost race is a
  * no-op, never an illegal state.
  */
@@ -21,11 +22,13 @@ export async function moveTask(
   to: TaskStatus,
   set: TaskSet = {},
   where?: SQL,
+  stay = false,
 ): Promise<Task | undefined> {
+  const from = stay ? [...sourcesOf(to), to] : sourcesOf(to);
   const rows = await tx
     .update(tasks)
     .set({ ...set, status: to })
-    .where(and(eq(tasks.id, taskId), inArray(tasks.status, sourcesOf(to)), where))
+    .where(and(eq(tasks.id, taskId), inArray(tasks.status, from), where))
     .returning();
   return rows[0];
 }

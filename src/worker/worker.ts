@@ -44,8 +44,7 @@ export async function startWorker(deps: Deps, steps: StepRegistry, options: Part
   let stopping = false;
   const running = new Set<Promise<void>>();
 
-  await deps.queue.work(opts.concurrency, async (taskId) => {
-    if (stopping) return;
+  const stopConsuming = await deps.queue.work(opts.concurrency, async (taskId) => {
     const run = runTask(deps, steps, taskId, { workerId: id, staleMs: opts.staleMs });
     running.add(run);
     try {
@@ -142,6 +141,7 @@ export async function startWorker(deps: Deps, steps: StepRegistry, options: Part
     async stop() {
       stopping = true;
       for (const t of timers) clearInterval(t);
+      await stopConsuming();
       for (const u of unsubscribe) u();
       // Runs in progress are aborted and handed back: another worker (or this one, restarted)
       // carries on from the last finished step, and a clean shutdown does not count as an attempt.
@@ -149,7 +149,7 @@ export async function startWorker(deps: Deps, steps: StepRegistry, options: Part
       await Promise.allSettled([...running]);
       const released = await deps.db
         .update(tasks)
-        .set({ workerId: null, attempts: sql`greatest(0, ${tasks.attempts} - 1)` })
+        .set({ workerId: null, attempts: 0 })
         .where(and(eq(tasks.status, 'running'), eq(tasks.workerId, id)))
         .returning({ id: tasks.id });
       for (const r of released) await deps.queue.enqueue(r.id).catch(() => {});
