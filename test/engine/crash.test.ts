@@ -1,0 +1,78 @@
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { ledgerBalance } from '../../src/accounts/credits.js';
+import { logsOf, taskRow, waitFor, waitForStatus } from '../support/engine.js';
+import { type Harness, newAccount, startHarness } from '../support/harness.js';
+import { workerProcesses } from '../support/worker-processes.js';
+
+let h: Harness;
+let procs: Awaited<ReturnType<typeof workerProcesses>>;
+beforeAll(async () => {
+  h = await startHarness();
+});
+afterEach(async () => {
+  await procs?.close();
+});
+afterAll(() => h.close());
+
+async function create(auth: Record<string, string>, n = 0) {
+  const res = await h.app.inject({ method: 'POST', url: '/v1/tasks', headers: auth, payload: { prompt: `task ${n}`, repo_url: 'https://github.com/a/b' } });
+  expect(res.statusCode, res.body).toBe(201);
+  return res.json().id as string;
+}
+
+describe('worker processes', { timeout: 120_000 }, () => {
+  it('a worker killed with SIGKILL mid-step leaves no task stuck: another resumes from the last finished step', async () => {
+    procs = await workerProcesses(h);
+    const a = await procs.start({ STEPS: 'hang-at-locator' });
+    const { auth, account } = await newAccount(h, { plan: 'pro', credits: 2 });
+    const id = await create(auth);
+    await waitFor('the locator to start in worker A', async () => procs.calls().some((c) => c.task === id && c.step === 'locator'));
+    await procs.kill(a);
+    expect((await taskRow(h, id)).status).toBe('running');
+    const b = await procs.start({ STEPS: 'quick' });
+    await waitForStatus(h, id, 'done', 30_000);
+    const calls = procs.calls().filter((c) => c.task === id);
+    expect(calls.map((c) => c.step)).toEqual(['planner', 'locator', 'locator', 'inspector', 'fixer', 'validator', 'pr']);
+    expect(calls.slice(0, 2).every((c) => c.pid === a.pid)).toBe(true);
+    expect(calls.slice(2).every((c) => c.pid === b.pid)).toBe(true);
+    expect(await logsOf(h, id)).toEqual([
+      'planner:running', 'planner:done', 'locator:running', 'locator:running', 'locator:done',
+      'inspector:running', 'inspector:done', 'fixer:running', 'fixer:done', 'validator:running', 'validator:done', 'pr:running', 'pr:done',
+    ]);
+    expect(await ledgerBalance(h.deps.db, account.id)).toBe(1);
+  });
+
+  it('fails the task with a reason when its worker dies twice', async () => {
+    procs = await workerProcesses(h);
+    const { auth, account } = await newAccount(h, { plan: 'pro', credits: 1 });
+    const first = await procs.start({ STEPS: 'hang-at-locator', STALE_MS: '1000' });
+    const id = await create(auth);
+    await waitFor('locator in the first worker', async () => procs.calls().filter((c) => c.task === id && c.step === 'locator').length === 1);
+    await procs.kill(first);
+    const second = await procs.start({ STEPS: 'hang-at-locator', STALE_MS: '1000' });
+    await waitFor('locator in the second worker', async () => procs.calls().filter((c) => c.task === id && c.step === 'locator').length === 2);
+    await procs.kill(second);
+    await procs.start({ STEPS: 'quick', STALE_MS: '1000' });
+    const failed = await waitForStatus(h, id, 'failed', 30_000);
+    expect(failed.error).toMatch(/worker running locator stopped responding 2 times/);
+    expect(procs.calls().filter((c) => c.task === id).map((c) => c.step)).toEqual(['planner', 'locator', 'locator']);
+    expect(await ledgerBalance(h.deps.db, account.id)).toBe(1);
+  });
+
+  it('runs 20 concurrent tasks across 2 worker processes with no step run twice', async () => {
+    procs = await workerProcesses(h);
+    const [w1, w2] = await Promise.all([procs.start({ STEPS: 'slow', CONCURRENCY: '3' }), procs.start({ STEPS: 'slow', CONCURRENCY: '3' })]);
+    const ids: string[] = [];
+    for (let i = 0; i < 4; i++) {
+      const { auth } = await newAccount(h, { plan: 'scale', credits: 10 });
+      for (let j = 0; j < 5; j++) ids.push(await create(auth, i * 5 + j));
+    }
+    for (const id of ids) await waitForStatus(h, id, 'done', 60_000);
+    const calls = procs.calls();
+    for (const id of ids) {
+      expect(calls.filter((c) => c.task === id).map((c) => c.step), id).toEqual(['planner', 'locator', 'inspector', 'fixer', 'validator', 'pr']);
+    }
+    const byWorker = new Set(calls.map((c) => c.pid));
+    expect(byWorker).toEqual(new Set([w1!.pid, w2!.pid]));
+  });
+});

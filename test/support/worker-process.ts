@@ -1,0 +1,54 @@
+// A real worker in its own process, for crash-resume and multi-worker tests: the same
+// startWorker the CLI runs, with step functions chosen by STEPS. It reaches the test's
+// database through DATABASE_URL (PostgreSQL) or the socket dir of a served PGlite.
+import { appendFileSync } from 'node:fs';
+import { randomBytes } from 'node:crypto';
+import { loadConfig } from '../../src/config.js';
+import { openPostgres } from '../../src/db/client.js';
+import { createLogger } from '../../src/logger.js';
+import type { StepFn } from '../../src/pipeline/step-types.js';
+import { createRuntime } from '../../src/runtime.js';
+import { startWorker } from '../../src/worker/worker.js';
+import { recordingSteps } from './engine.js';
+
+const env = process.env;
+const database = env.DATABASE_URL ? openPostgres(env.DATABASE_URL, { max: 4 }) : openPostgres(undefined, { socketDir: env.EMEND_TEST_SOCKET_DIR!, max: 4 });
+const config = loadConfig({ EMEND_SECRET_KEY: randomBytes(32).toString('hex'), DATABASE_URL: env.DATABASE_URL, LOG_LEVEL: 'warn' });
+const runtime = await createRuntime(config, database, { log: createLogger('warn') });
+const trace = env.STEP_TRACE!;
+
+// Every step call is appended to a file the test reads: "<pid> <task> <step>".
+const traced =
+  (step: string, inner?: StepFn): StepFn =>
+  async (payload, helpers) => {
+    appendFileSync(trace, `${process.pid} ${payload.task.id} ${step}\n`);
+    if (inner) return inner(payload, helpers);
+    return { output: { step, by: process.pid }, tokens: 10 };
+  };
+// Blocks until the process is killed.
+const hang: StepFn = () => new Promise(() => {});
+const slow: StepFn = async () => {
+  await new Promise((r) => setTimeout(r, 20));
+  return { output: {}, tokens: 1 };
+};
+
+const { steps } = recordingSteps();
+const mode = env.STEPS ?? 'quick';
+for (const name of Object.keys(steps) as (keyof typeof steps)[]) {
+  const inner = mode === 'hang-at-locator' && name === 'locator' ? hang : mode === 'slow' ? slow : steps[name];
+  steps[name] = traced(name, inner);
+}
+
+const worker = await startWorker(runtime.deps, steps, {
+  concurrency: Number(env.CONCURRENCY ?? 2),
+  heartbeatMs: 200,
+  staleMs: Number(env.STALE_MS ?? 1500),
+  maintenanceMs: 250,
+});
+console.log('worker ready');
+process.on('SIGTERM', async () => {
+  await worker.stop();
+  await runtime.close();
+  await database.close();
+  process.exit(0);
+});
