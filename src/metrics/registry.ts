@@ -49,24 +49,33 @@ export function createMetrics() {
 
 export type Metrics = ReturnType<typeof createMetrics>;
 
+export interface DatabaseSnapshot {
+  tasks: { status: string; taskType: string; mode: string; count: number }[];
+  costUsd: number;
+  queueDepth: number;
+}
+
 /**
  * Gauges read from the database at scrape time, so every API node reports the same totals.
- * The first gauge's collect fills both from one query; it is registered first, so the
- * second is set before it is serialised.
+ * The first gauge's collect fills the others from one snapshot; it is registered first, so
+ * they are set before they are serialised.
  */
-export function registerDatabaseGauges(metrics: Metrics, read: () => Promise<{ byStatus: Record<string, number>; costUsd: number }>) {
+export function registerDatabaseGauges(metrics: Metrics, read: () => Promise<DatabaseSnapshot>) {
   const cost = new Gauge({ name: 'emend_task_cost_usd_total', help: 'Model cost of all tasks, in US dollars', registers: [] });
+  const depth = new Gauge({ name: 'emend_queue_depth', help: 'Task runs queued and not yet taken by a worker', registers: [] });
   new Gauge({
     name: 'emend_tasks',
-    help: 'Tasks by status',
-    labelNames: ['status'] as const,
+    help: 'Tasks by status, type and mode',
+    labelNames: ['status', 'task_type', 'mode'] as const,
     registers: [metrics.registry],
     async collect() {
-      const { byStatus, costUsd } = await read();
+      const snapshot = await read();
       this.reset();
-      for (const [status, n] of Object.entries(byStatus)) this.set({ status }, n);
-      cost.set(costUsd);
+      for (const t of snapshot.tasks) this.set({ status: t.status, task_type: t.taskType, mode: t.mode }, t.count);
+      cost.set(snapshot.costUsd);
+      depth.set(snapshot.queueDepth);
     },
   });
   metrics.registry.registerMetric(cost);
+  metrics.registry.registerMetric(depth);
 }

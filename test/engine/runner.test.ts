@@ -155,6 +155,11 @@ describe('approval gates', () => {
     expect((await h.app.inject({ method: 'POST', url: `/v1/tasks/${id}/approve`, headers: auth, payload: { stage: 'diff' } })).statusCode).toBe(200);
     await waitForStatus(h, id, 'done');
     expect(calls.filter((c) => c.taskId === id).map((c) => c.step)).toEqual(['planner', 'locator', 'inspector', 'fixer', 'validator', 'pr']);
+    const metrics = (await h.app.inject({ method: 'GET', url: '/metrics' })).body;
+    expect(metrics).toMatch(/^emend_gate_waits_total\{stage="plan"\} [1-9]/m);
+    expect(metrics).toMatch(/^emend_gate_waits_total\{stage="diff"\} [1-9]/m);
+    expect(metrics).toMatch(/^emend_step_duration_seconds_count\{step="validator"\} [1-9]/m);
+    expect(metrics).toMatch(/^emend_tasks_finished_total\{status="done",task_type="fix",mode="pr"\} [1-9]/m);
     const other404 = await newAccount(h, { plan: 'pro' });
     expect((await h.app.inject({ method: 'POST', url: `/v1/tasks/${id}/approve`, headers: other404.auth, payload: { stage: 'plan' } })).statusCode).toBe(404);
   });

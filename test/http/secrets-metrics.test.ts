@@ -64,7 +64,10 @@ describe('GET /metrics', () => {
     expect(text).toMatch(/^emend_process_cpu_user_seconds_total \d/m);
     expect(text).toMatch(/^emend_http_requests_total\{method="GET",route="\/v1\/me",status="200"\} [1-9]/m);
     expect(text).toMatch(/^emend_http_request_duration_seconds_bucket\{le="0\.5",method="POST",route="\/v1\/tasks"\} [1-9]/m);
-    expect(text).toMatch(/^emend_tasks\{status="pending"\} [1-9]/m);
+    expect(text).toMatch(/^emend_tasks\{status="pending",task_type="fix",mode="pr"\} [1-9]/m);
+    expect(text).toMatch(/^emend_queue_depth [1-9]/m);
+    expect(text).toMatch(/^# TYPE emend_step_duration_seconds histogram/m);
+    expect(text).toMatch(/^# TYPE emend_gate_waits_total counter/m);
     expect(text).toMatch(/^emend_tasks_created_total\{task_type="fix",mode="pr"\} [1-9]/m);
     expect(text).toMatch(/^emend_task_cost_usd_total 0/m);
   });

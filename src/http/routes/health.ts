@@ -49,15 +49,10 @@ export const healthRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = async (ap
 export function registerTaskGauges(deps: Deps) {
   registerDatabaseGauges(deps.metrics, async () => {
     const rows = await deps.db
-      .select({ status: tasks.status, n: count(), cost: sql<string>`coalesce(sum(${tasks.costUsd}), 0)` })
+      .select({ status: tasks.status, taskType: tasks.taskType, mode: tasks.mode, count: count(), cost: sql<string>`coalesce(sum(${tasks.costUsd}), 0)` })
       .from(tasks)
-      .groupBy(tasks.status);
-    const byStatus: Record<string, number> = {};
-    let costUsd = 0;
-    for (const r of rows) {
-      byStatus[r.status] = r.n;
-      costUsd += Number(r.cost);
-    }
-    return { byStatus, costUsd };
+      .groupBy(tasks.status, tasks.taskType, tasks.mode);
+    const queueDepth = await deps.queue.depth().catch(() => 0);
+    return { tasks: rows, costUsd: rows.reduce((sum, r) => sum + Number(r.cost), 0), queueDepth };
   });
 }
