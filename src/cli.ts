@@ -1,11 +1,12 @@
 import { parseArgs } from 'node:util';
-import { createAccount, findAccountByEmail, updateAccount } from './accounts/accounts.js';
-import { type PlanName, isPlanName } from './accounts/plans.js';
+import type { PlanName } from './accounts/plans.js';
 import { systemClock } from './clock.js';
 import { type Config, ConfigError, loadConfig } from './config.js';
-import { openClientDatabase } from './db/open.js';
+import type { Db } from './db/client.js';
 import { AppError } from './errors.js';
-import { startServer } from './server.js';
+
+// The heavy modules (the app, the database drivers) load when a command needs them, so a
+// usage or configuration error answers at once.
 
 const USAGE = `usage:
   emend serve [--port N] [--host H]
@@ -23,10 +24,12 @@ function nonNegativeInt(flag: string, value: string | undefined): number | undef
   return Number(value);
 }
 
+const PLANS_FOR_CLI = ['free', 'pro', 'scale'] as const;
+
 function plan(value: string | undefined): PlanName | undefined {
   if (value === undefined) return undefined;
-  if (!isPlanName(value) || value === 'demo') throw new UsageError(`--plan expects free, pro or scale, got "${value}"`);
-  return value;
+  if (!(PLANS_FOR_CLI as readonly string[]).includes(value)) throw new UsageError(`--plan expects free, pro or scale, got "${value}"`);
+  return value as PlanName;
 }
 
 function configWithFlags(env: NodeJS.ProcessEnv, flags: { port?: string; host?: string }): Config {
@@ -57,6 +60,7 @@ async function serve(args: string[], env: NodeJS.ProcessEnv) {
   process.on('SIGINT', onSignal);
   process.on('SIGTERM', onSignal);
   try {
+    const { startServer } = await import('./server.js');
     const server = await startServer(config);
     await stopped;
     await server.close();
@@ -67,7 +71,8 @@ async function serve(args: string[], env: NodeJS.ProcessEnv) {
   }
 }
 
-async function withDatabase<T>(config: Config, fn: (deps: { db: Awaited<ReturnType<typeof openClientDatabase>>['db']; clock: typeof systemClock }) => Promise<T>) {
+async function withDatabase<T>(config: Config, fn: (deps: { db: Db; clock: typeof systemClock }) => Promise<T>) {
+  const { openClientDatabase } = await import('./db/open.js');
   const database = await openClientDatabase(config);
   try {
     return await fn({ db: database.db, clock: systemClock });
@@ -93,6 +98,7 @@ async function accounts(args: string[], config: Config) {
   const email = values.email;
   if (sub === 'create') {
     const input = { email, name: values.name, plan: plan(values.plan), credits: nonNegativeInt('--credits', values.credits), isAdmin: values.admin };
+    const { createAccount } = await import('./accounts/accounts.js');
     const { account, token } = await withDatabase(config, (deps) => createAccount(deps, input));
     // One JSON line on stdout, so scripts can read the token; the token is shown only here.
     console.log(JSON.stringify({ id: account.id, email: account.email, plan: account.plan, credits: account.credits, token: token.secret }));
@@ -101,6 +107,7 @@ async function accounts(args: string[], config: Config) {
   if (values.name !== undefined || values.admin !== undefined) throw new UsageError('accounts set takes --plan and --credits only');
   const change = { plan: plan(values.plan), credits: nonNegativeInt('--credits', values.credits) };
   if (change.plan === undefined && change.credits === undefined) throw new UsageError('accounts set needs --plan or --credits');
+  const { findAccountByEmail, updateAccount } = await import('./accounts/accounts.js');
   const account = await withDatabase(config, async (deps) => {
     const found = await findAccountByEmail(deps, email);
     if (!found) throw new AppError('not_found', `no account with email ${email}`);

@@ -1,61 +1,44 @@
 import type { FastifyInstance } from 'fastify';
 import { buildApp } from './app.js';
-import { systemClock } from './clock.js';
 import type { Config } from './config.js';
 import type { Database } from './db/client.js';
 import { openServerDatabase } from './db/open.js';
 import type { Deps } from './deps.js';
 import { createLogger } from './logger.js';
-import { createMetrics } from './metrics/registry.js';
+import { createRuntime } from './runtime.js';
 import { resolveSecretKey } from './secret-key.js';
 
 export interface RunningServer {
   app: FastifyInstance;
   database: Database;
+  deps: Deps;
   url: string;
   close(): Promise<void>;
 }
 
-export function depsFor(config: Config, database: Database, log = createLogger(config.logLevel), secretKey = resolveSecretKey(config)): Deps {
-  return {
-    config,
-    db: database.db,
-    dbKind: database.kind,
-    clock: systemClock,
-    log,
-    secretKey,
-    metrics: createMetrics(),
-    fetch: globalThis.fetch,
-  };
-}
-
-/** Opens the database (migrating it), builds the app and listens; close() undoes it in reverse. */
+/**
+ * Opens the database (migrating it, and with the embedded database locking the data dir and
+ * sharing it on its socket), builds the app and listens; close() undoes it in reverse.
+ */
 export async function startServer(config: Config): Promise<RunningServer> {
   const log = createLogger(config.logLevel);
   // Before the database opens, so a missing or bad key stops start-up at once.
-  const secretKey = resolveSecretKey(config);
+  resolveSecretKey(config);
   const database = await openServerDatabase(config);
-  let app: FastifyInstance | undefined;
+  const undo: Array<() => Promise<void>> = [() => database.close()];
+  const unwind = async () => {
+    for (const step of undo.splice(0).reverse()) await step().catch((err: unknown) => log.error({ err }, 'error while shutting down'));
+  };
   try {
-    app = await buildApp(depsFor(config, database, log, secretKey));
+    const runtime = await createRuntime(config, database, { log });
+    undo.push(() => runtime.close());
+    const app = await buildApp(runtime.deps);
+    undo.push(() => app.close());
     const url = await app.listen({ port: config.port, host: config.host });
     log.info({ url, database: database.kind, dataDir: database.kind === 'pglite' ? config.dataDir : undefined }, 'emend is serving');
-    const running = app;
-    return {
-      app: running,
-      database,
-      url,
-      close: async () => {
-        try {
-          await running.close();
-        } finally {
-          await database.close();
-        }
-      },
-    };
+    return { app, database, deps: runtime.deps, url, close: unwind };
   } catch (err) {
-    await app?.close().catch(() => {});
-    await database.close();
+    await unwind();
     throw err;
   }
 }

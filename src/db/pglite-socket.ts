@@ -27,44 +27,70 @@ const READY_FOR_QUERY = 0x5a; // 'Z'
 const IDLE = 0x49; // 'I'
 const TERMINATE = 0x58; // 'X'
 
+const QUERY = 0x51; // 'Q'
 const SYNC = Buffer.from([0x53, 0, 0, 0, 4]);
-function simpleQuery(text: string): Buffer {
-  const body = Buffer.from(`${text}\0`);
+
+const NOTIFICATION = 0x41; // 'A'
+
+interface Notification {
+  channel: string;
+  payload: string;
+}
+
+/**
+ * Reframes PGlite's raw output into whole messages: tells whether it ended with
+ * ReadyForQuery/idle, and takes out notifications, which the server hands to PGlite's own
+ * listeners (and through them to every listening connection) instead.
+ */
+class OutputFilter {
+  private pending = Buffer.alloc(0);
+  idle = false;
+  notifications: Notification[] = [];
+
+  /** The complete messages of data (and of what came before), notifications left out. */
+  feed(data: Uint8Array): Buffer {
+    this.pending = this.pending.length === 0 ? Buffer.from(data) : Buffer.concat([this.pending, data]);
+    const keep: Buffer[] = [];
+    let at = 0;
+    while (this.pending.length - at >= 5) {
+      const end = at + 1 + this.pending.readInt32BE(at + 1);
+      if (this.pending.length < end) break;
+      const type = this.pending[at];
+      const message = this.pending.subarray(at, end);
+      if (type === NOTIFICATION) {
+        // Int32 sender pid, then channel and payload, each NUL-terminated.
+        const [channel = '', payload = ''] = message.subarray(9, message.length - 1).toString('utf8').split('\0');
+        this.notifications.push({ channel, payload });
+      } else {
+        keep.push(message);
+        this.idle = type === READY_FOR_QUERY && message[5] === IDLE;
+      }
+      at = end;
+    }
+    this.pending = this.pending.subarray(at);
+    return Buffer.concat(keep);
+  }
+}
+
+function message(type: string, body: Buffer): Buffer {
   const head = Buffer.alloc(5);
-  head[0] = 0x51; // 'Q'
+  head.write(type, 0, 'latin1');
   head.writeInt32BE(body.length + 4, 1);
   return Buffer.concat([head, body]);
 }
 
-/** Follows message boundaries in PGlite's output: did it end with ReadyForQuery, idle? */
-class IdleWatch {
-  private head: number[] = [];
-  private rest = 0;
-  private readyMessage = false;
-  idle = false;
+const cstring = (s: string) => Buffer.from(`${s}\0`);
 
-  feed(data: Uint8Array) {
-    let i = 0;
-    while (i < data.length) {
-      if (this.rest > 0) {
-        const n = Math.min(this.rest, data.length - i);
-        // ReadyForQuery's body is its one status byte.
-        if (this.readyMessage) this.idle = data[i] === IDLE;
-        this.rest -= n;
-        i += n;
-        continue;
-      }
-      this.head.push(data[i++]!);
-      if (this.head.length === 5) {
-        const length = Buffer.from(this.head).readInt32BE(1);
-        this.readyMessage = this.head[0] === READY_FOR_QUERY;
-        this.idle = false;
-        this.rest = length - 4;
-        this.head = [];
-      }
-    }
-  }
+function notificationMessage(channel: string, payload: string): Buffer {
+  const pid = Buffer.alloc(4);
+  return message('A', Buffer.concat([pid, cstring(channel), cstring(payload)]));
 }
+
+/** CommandComplete and ReadyForQuery/idle: the answer to a LISTEN the server handled itself. */
+const commandDone = (tag: string) => Buffer.concat([message('C', cstring(tag)), message('Z', Buffer.from('I'))]);
+
+// LISTEN and UNLISTEN of a plain (lower-case) channel name, as node-postgres sends them.
+const LISTEN_SQL = /^\s*(listen|unlisten)\s+(?:"([a-z_][a-z0-9_]*)"|([a-z_][a-z0-9_]*)|(\*))\s*;?\s*$/i;
 
 export async function servePgliteOnSocket(pglite: PGlite, path: string): Promise<PgliteSocketServer> {
   // The caller holds the data-dir lock, so a socket file left here is a dead server's.
@@ -100,11 +126,26 @@ export async function servePgliteOnSocket(pglite: PGlite, path: string): Promise
     for (const w of waiting) w();
   }
 
+  /**
+   * Notifications that reached a connection's raw output: handed to PGlite's listeners (the
+   * server's own, and those of listening connections) by notifying again through PGlite.
+   */
+  let redelivering: Promise<void> = Promise.resolve();
+  function redeliver(notifications: Notification[]) {
+    for (const n of notifications) {
+      redelivering = redelivering.then(() => pglite.query('select pg_notify($1, $2)', [n.channel, n.payload])).then(
+        () => {},
+        () => {},
+      );
+    }
+  }
+
   class Connection {
     private buffer = Buffer.alloc(0);
     private started = false;
     private closed = false;
     private chain: Promise<void> = Promise.resolve();
+    private readonly listens = new Map<string, () => Promise<void>>();
 
     constructor(readonly socket: Socket) {
       socket.on('data', (data) => this.receive(data));
@@ -151,27 +192,62 @@ export async function servePgliteOnSocket(pglite: PGlite, path: string): Promise
         return;
       }
       if (frame.length === 16 && frame.readInt32BE(4) === CANCEL_REQUEST) return this.end();
+      if (owner !== this && frame[0] === QUERY && (await this.listenCommand(frame))) return;
       await acquire(this);
       if (this.closed) return; // clean-up, chained after us, releases the session
-      const watch = new IdleWatch();
+      const output = new OutputFilter();
       await pglite.runExclusive(() =>
         pglite.execProtocolRawStream(frame, {
           onRawData: (data) => {
-            watch.feed(data);
-            if (!this.closed && this.socket.writable) this.socket.write(Buffer.from(data));
+            const whole = output.feed(data);
+            if (whole.length > 0 && !this.closed && this.socket.writable) this.socket.write(whole);
           },
         }),
       );
-      if (watch.idle) release(this);
+      if (output.idle) release(this);
+      redeliver(output.notifications);
+    }
+
+    /**
+     * The session's LISTENs belong to PGlite, which hands notifications to its listeners
+     * only for queries it ran itself; so a connection's LISTEN becomes a PGlite listener
+     * that forwards to it, and its UNLISTEN cannot cancel the server's own.
+     */
+    private async listenCommand(frame: Buffer): Promise<boolean> {
+      const match = LISTEN_SQL.exec(frame.subarray(5, frame.length - 1).toString('utf8'));
+      if (!match) return false;
+      const command = match[1]!.toLowerCase();
+      const channel = match[2] ?? match[3]?.toLowerCase();
+      if (command === 'listen') {
+        if (channel === undefined) return false; // LISTEN * is not SQL: let PGlite say so
+        if (!this.listens.has(channel)) {
+          this.listens.set(channel, await pglite.listen(channel, (payload) => this.notify(channel, payload)));
+        }
+      } else {
+        for (const name of channel === undefined ? [...this.listens.keys()] : [channel]) {
+          const unlisten = this.listens.get(name);
+          this.listens.delete(name);
+          await unlisten?.();
+        }
+      }
+      if (!this.closed) this.socket.write(commandDone(command.toUpperCase()));
+      return true;
+    }
+
+    private notify(channel: string, payload: string) {
+      if (!this.closed && this.socket.writable) this.socket.write(notificationMessage(channel, payload));
     }
 
     /** A connection that goes away mid-transaction must not leave the session in it. */
     private async cleanUp() {
+      const listens = [...this.listens.values()];
+      this.listens.clear();
+      for (const unlisten of listens) await unlisten().catch(() => {});
       if (owner !== this) return;
       try {
         await pglite.runExclusive(async () => {
           await pglite.execProtocolRaw(SYNC);
-          if (pglite.isInTransaction()) await pglite.execProtocolRaw(simpleQuery('ROLLBACK'));
+          if (pglite.isInTransaction()) await pglite.execProtocolRaw(message('Q', cstring('ROLLBACK')));
         });
       } finally {
         release(this);
@@ -201,6 +277,7 @@ export async function servePgliteOnSocket(pglite: PGlite, path: string): Promise
       const live = [...connections];
       for (const conn of live) conn.end();
       await Promise.all(live.map((c) => c.done()));
+      await redelivering;
       await closed;
       rmSync(path, { force: true });
     },

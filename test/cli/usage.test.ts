@@ -1,11 +1,14 @@
-import { afterAll, afterEach, describe, expect, inject, it } from 'vitest';
+import { afterAll, describe, expect, inject, it } from 'vitest';
 import { cliEnv, killAll, newDataDir, removeDataDirs, runCli } from './cli-process.js';
 
 // Usage errors are caught before any database is opened, so one project runs them.
-describe.runIf(inject('dbKind') === 'pglite')('emend CLI usage', { timeout: 30_000 }, () => {
+describe.runIf(inject('dbKind') === 'pglite')('emend CLI usage', { timeout: 30_000, concurrent: true }, () => {
   const env = () => cliEnv({ EMEND_DATA_DIR: newDataDir() });
-  afterEach(killAll);
-  afterAll(removeDataDirs);
+  // Not afterEach: these run concurrently, and one test's end must not kill another's process.
+  afterAll(async () => {
+    await killAll();
+    removeDataDirs();
+  });
 
   it.each([
     [[], /no command given/],
@@ -15,7 +18,8 @@ describe.runIf(inject('dbKind') === 'pglite')('emend CLI usage', { timeout: 30_0
     [['accounts', 'create'], /accounts create needs --email/],
     [['accounts', 'create', '--email', 'a@example.com', '--plan', 'bogus'], /--plan expects free, pro or scale, got "bogus"/],
     [['accounts', 'create', '--email', 'a@example.com', '--plan', 'demo'], /--plan expects free, pro or scale/],
-    [['accounts', 'create', '--email', 'a@example.com', '--credits', '-3'], /--credits expects a non-negative integer/],
+    [['accounts', 'create', '--email', 'a@example.com', '--credits=-3'], /--credits expects a non-negative integer, got "-3"/],
+    [['accounts', 'set', '--email', 'a@example.com', '--credits', 'lots'], /--credits expects a non-negative integer, got "lots"/],
     [['accounts', 'create', '--email', 'a@example.com', '--colour', 'red'], /--colour/],
     [['accounts', 'create', '--email'], /--email/],
     [['accounts', 'set', '--email', 'a@example.com'], /accounts set needs --plan or --credits/],
