@@ -9,7 +9,8 @@ import { AppError } from './errors.js';
 // usage or configuration error answers at once.
 
 const USAGE = `usage:
-  emend serve [--port N] [--host H]
+  emend serve [--port N] [--host H] [--no-worker]
+  emend worker
   emend migrate
   emend accounts create --email E [--name N] [--plan free|pro|scale] [--credits N] [--admin]
   emend accounts set --email E [--plan P] [--credits N]
@@ -43,8 +44,25 @@ function configWithFlags(env: NodeJS.ProcessEnv, flags: { port?: string; host?: 
 }
 
 async function serve(args: string[], env: NodeJS.ProcessEnv) {
-  const { values } = parseArgs({ args, options: { port: { type: 'string' }, host: { type: 'string' } } });
+  const { values } = parseArgs({ args, options: { port: { type: 'string' }, host: { type: 'string' }, 'no-worker': { type: 'boolean' } } });
   const config = configWithFlags(env, values);
+  return untilSignal(async () => {
+    const { startServer } = await import('./server.js');
+    return startServer(config, { worker: !values['no-worker'] });
+  });
+}
+
+async function worker(args: string[], env: NodeJS.ProcessEnv) {
+  parseArgs({ args, options: {} });
+  const config = loadConfig(env);
+  return untilSignal(async () => {
+    const { startWorkerProcess } = await import('./server.js');
+    return startWorkerProcess(config);
+  });
+}
+
+/** Runs a long-lived process until SIGINT or SIGTERM, then closes it. */
+async function untilSignal(start: () => Promise<{ close(): Promise<void> }>) {
   // Listen for signals from the start: one that arrives while the database opens stops the
   // server as soon as it is up, instead of killing it half-way. A second one exits at once.
   let stopRequested = false;
@@ -60,10 +78,9 @@ async function serve(args: string[], env: NodeJS.ProcessEnv) {
   process.on('SIGINT', onSignal);
   process.on('SIGTERM', onSignal);
   try {
-    const { startServer } = await import('./server.js');
-    const server = await startServer(config);
+    const running = await start();
     await stopped;
-    await server.close();
+    await running.close();
     return 0;
   } finally {
     process.off('SIGINT', onSignal);
@@ -124,6 +141,8 @@ export async function main(argv: string[], env: NodeJS.ProcessEnv = process.env)
     switch (command) {
       case 'serve':
         return await serve(args, env);
+      case 'worker':
+        return await worker(args, env);
       case 'migrate': {
         parseArgs({ args, options: {} });
         await withDatabase(loadConfig(env), async () => {});

@@ -15,6 +15,8 @@ export interface Config {
   scmApiUrl: string;
   logLevel: string;
   bodyLimitBytes: number;
+  /** Task runs one worker process carries at once, how often it beats, when a silent one is taken over. */
+  worker: { concurrency: number; heartbeatMs: number; staleMs: number };
   /** Fastify's trustProxy: false, true, a hop count, or a list of trusted addresses. */
   trustProxy: boolean | number | string[];
   /** Managed provider keys (the operator's own), used when an account is not in BYOK mode. */
@@ -117,6 +119,12 @@ export function loadConfig(env: Env = process.env): Config {
     logLevel,
     bodyLimitBytes: integer(env, 'EMEND_BODY_LIMIT_BYTES', 1024 * 1024, 1024, 64 * 1024 * 1024),
     trustProxy: trustProxy(env),
+    worker: {
+      concurrency: integer(env, 'EMEND_WORKER_CONCURRENCY', 2, 1, 64),
+      heartbeatMs: integer(env, 'EMEND_WORKER_HEARTBEAT_MS', 5_000, 100, 20_000),
+      // The bound: a dead worker's task is resumed within 60 s.
+      staleMs: integer(env, 'EMEND_WORKER_STALE_MS', 30_000, 1_000, 60_000),
+    },
     providerKeys: {
       openai: text(env, 'OPENAI_API_KEY'),
       anthropic: text(env, 'ANTHROPIC_API_KEY'),

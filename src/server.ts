@@ -2,11 +2,13 @@ import type { FastifyInstance } from 'fastify';
 import { buildApp } from './app.js';
 import type { Config } from './config.js';
 import type { Database } from './db/client.js';
-import { openServerDatabase } from './db/open.js';
+import { openClientDatabase, openServerDatabase } from './db/open.js';
 import type { Deps } from './deps.js';
 import { createLogger } from './logger.js';
 import { createRuntime } from './runtime.js';
+import { productionSteps } from './pipeline/steps/index.js';
 import { resolveSecretKey } from './secret-key.js';
+import { startWorker, workerOptions } from './worker/worker.js';
 
 export interface RunningServer {
   app: FastifyInstance;
@@ -20,7 +22,7 @@ export interface RunningServer {
  * Opens the database (migrating it, and with the embedded database locking the data dir and
  * sharing it on its socket), builds the app and listens; close() undoes it in reverse.
  */
-export async function startServer(config: Config): Promise<RunningServer> {
+export async function startServer(config: Config, options: { worker?: boolean } = {}): Promise<RunningServer> {
   const log = createLogger(config.logLevel);
   // Before the database opens, so a missing or bad key stops start-up at once.
   resolveSecretKey(config);
@@ -32,11 +34,36 @@ export async function startServer(config: Config): Promise<RunningServer> {
   try {
     const runtime = await createRuntime(config, database, { log });
     undo.push(() => runtime.close());
+    if (options.worker ?? true) {
+      const worker = await startWorker(runtime.deps, productionSteps(), workerOptions(config));
+      undo.push(() => worker.stop());
+    }
     const app = await buildApp(runtime.deps);
     undo.push(() => app.close());
     const url = await app.listen({ port: config.port, host: config.host });
     log.info({ url, database: database.kind, dataDir: database.kind === 'pglite' ? config.dataDir : undefined }, 'emend is serving');
     return { app, database, deps: runtime.deps, url, close: unwind };
+  } catch (err) {
+    await unwind();
+    throw err;
+  }
+}
+
+/** `emend worker`: a worker process with no API, on the server's database (or PostgreSQL). */
+export async function startWorkerProcess(config: Config): Promise<{ close(): Promise<void> }> {
+  const log = createLogger(config.logLevel);
+  resolveSecretKey(config);
+  const database = await openClientDatabase(config, { connections: config.worker.concurrency + 4 });
+  const undo: Array<() => Promise<void>> = [() => database.close()];
+  const unwind = async () => {
+    for (const step of undo.splice(0).reverse()) await step().catch((err: unknown) => log.error({ err }, 'error while shutting down'));
+  };
+  try {
+    const runtime = await createRuntime(config, database, { log });
+    undo.push(() => runtime.close());
+    const worker = await startWorker(runtime.deps, productionSteps(), workerOptions(config));
+    undo.push(() => worker.stop());
+    return { close: unwind };
   } catch (err) {
     await unwind();
     throw err;

@@ -68,9 +68,11 @@ function socketAccepts(path: string): Promise<boolean> {
  * while it starts up), or directly, under the lock, when nobody does (waiting while
  * another CLI command holds the data dir).
  */
-export async function openClientDatabase(config: Config, options: { waitMs?: number } = {}): Promise<Database> {
+export async function openClientDatabase(config: Config, options: { waitMs?: number; connections?: number } = {}): Promise<Database> {
+  // A CLI command needs one connection; a worker one per task it runs, plus its LISTEN and the queue's.
+  const max = options.connections ?? 2;
   if (config.databaseUrl) {
-    const database = openPostgres(config.databaseUrl, { max: 2 });
+    const database = openPostgres(config.databaseUrl, { max });
     try {
       await runMigrations(database);
     } catch (err) {
@@ -91,7 +93,7 @@ export async function openClientDatabase(config: Config, options: { waitMs?: num
       }
     } else if (holder.role === 'serve' && (await socketAccepts(socketPath(config.dataDir)))) {
       // The server migrated when it started; we only talk to it.
-      return openPostgres(undefined, { socketDir: config.dataDir, max: 1 });
+      return openPostgres(undefined, { socketDir: config.dataDir, max });
     }
     if (Date.now() > deadline) {
       throw holder ? new DataDirLockedError(config.dataDir, holder.pid) : new Error(`could not open the data dir ${config.dataDir}`);

@@ -1,6 +1,7 @@
 import { and, eq, inArray, lt, sql } from 'drizzle-orm';
 import { settleCredit } from '../accounts/credits.js';
 import { tasks } from '../db/schema.js';
+import type { Config } from '../config.js';
 import type { Deps } from '../deps.js';
 import { CHANNELS } from '../events/bus.js';
 import { newId } from '../ids.js';
@@ -24,6 +25,10 @@ export interface WorkerOptions {
 }
 
 export const DEFAULT_WORKER_OPTIONS: WorkerOptions = { concurrency: 2, heartbeatMs: 5_000, staleMs: 30_000, maintenanceMs: 5_000 };
+
+export function workerOptions(config: Config): WorkerOptions {
+  return { ...DEFAULT_WORKER_OPTIONS, ...config.worker, maintenanceMs: Math.min(DEFAULT_WORKER_OPTIONS.maintenanceMs, config.worker.staleMs / 2) };
+}
 
 export interface Worker {
   id: string;
