@@ -10,12 +10,16 @@ beforeAll(async () => {
 });
 afterAll(() => h.close());
 
-// The endpoints the foundation issue lists; each must be documented under /v1 and served unprefixed too.
+// The endpoints the foundation and engine issues list; each must be documented under /v1 and served unprefixed too.
 const ENDPOINTS = [
   ['post', '/tasks'],
   ['get', '/tasks'],
   ['get', '/tasks/{id}'],
   ['get', '/tasks/limits'],
+  ['get', '/tasks/{id}/logs/stream'],
+  ['post', '/tasks/{id}/approve'],
+  ['post', '/tasks/{id}/kill'],
+  ['post', '/tasks/{id}/continue'],
   ['get', '/me'],
   ['post', '/me/byok'],
   ['post', '/me/keys'],
