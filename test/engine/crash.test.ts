@@ -1,8 +1,9 @@
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { ledgerBalance } from '../../src/accounts/credits.js';
-import { logsOf, taskRow, waitFor, waitForStatus } from '../support/engine.js';
+import { isRunning, logsOf, taskRow, waitFor, waitForStatus } from '../support/engine.js';
 import { type Harness, newAccount, startHarness } from '../support/harness.js';
 import { workerProcesses } from '../support/worker-processes.js';
+
 
 let h: Harness;
 let procs: Awaited<ReturnType<typeof workerProcesses>>;
@@ -57,6 +58,26 @@ describe('worker processes', { timeout: 120_000 }, () => {
     expect(failed.error).toMatch(/worker running locator stopped responding 2 times/);
     expect(procs.calls().filter((c) => c.task === id).map((c) => c.step)).toEqual(['planner', 'locator', 'locator']);
     expect(await ledgerBalance(h.deps.db, account.id)).toBe(1);
+  });
+
+  it('a kill reaches a task running in another worker process by NOTIFY: its process tree is dead within 1 s', async () => {
+    procs = await workerProcesses(h);
+    await procs.start({ STEPS: 'spawn-at-inspector' });
+    const { auth, account } = await newAccount(h, { plan: 'pro', credits: 1 });
+    const id = await create(auth);
+    const line = await waitFor('the process tree', async () => procs.calls().find((c) => c.task === id && c.step === 'pids'));
+    const pids = line.extra!.split(',').map(Number);
+    expect(pids.filter(isRunning)).toEqual(pids);
+    const res = await h.app.inject({ method: 'POST', url: `/v1/tasks/${id}/kill`, headers: auth });
+    expect(res.statusCode).toBe(200);
+    const killedAt = Date.now();
+    await waitFor('every process of the task to die', async () => pids.filter(isRunning).length === 0, 1_000);
+    expect(Date.now() - killedAt).toBeLessThanOrEqual(1_000);
+    expect((await taskRow(h, id)).status).toBe('cancelled');
+    expect(await ledgerBalance(h.deps.db, account.id)).toBe(1);
+    // the worker did not go on with the task
+    await new Promise((r) => setTimeout(r, 500));
+    expect(procs.calls().filter((c) => c.task === id && c.step === 'fixer')).toEqual([]);
   });
 
   it('runs 20 concurrent tasks across 2 worker processes with no step run twice', async () => {

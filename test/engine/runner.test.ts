@@ -1,11 +1,10 @@
-import { readFileSync } from 'node:fs';
 import { eq } from 'drizzle-orm';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { ledgerBalance } from '../../src/accounts/credits.js';
 import { accounts } from '../../src/db/schema.js';
 import type { StepFn } from '../../src/pipeline/step-types.js';
 import { type Worker, startWorker } from '../../src/worker/worker.js';
-import { deferred, logsOf, recordingSteps, taskRow, waitForStatus } from '../support/engine.js';
+import { deferred, isRunning, logsOf, recordingSteps, taskRow, waitForStatus } from '../support/engine.js';
 import { type Harness, newAccount, startHarness } from '../support/harness.js';
 
 let h: Harness;
@@ -184,14 +183,6 @@ describe('approval gates', () => {
 });
 
 describe('kill', () => {
-  // A zombie (state Z, waiting for its parent to reap it) runs nothing: it counts as dead.
-  const alive = (pid: number) => {
-    try {
-      return !/^\d+ \(.*\) Z/.test(readFileSync(`/proc/${pid}/stat`, 'utf8'));
-    } catch {
-      return false;
-    }
-  };
 
   it('kills a running task’s whole process tree before answering, releases the credit, and 409s a finished task', async () => {
     const spawned = deferred<number[]>();
@@ -209,11 +200,11 @@ describe('kill', () => {
     const { auth, account } = await newAccount(h, { plan: 'pro', credits: 1 });
     const id = await create(auth);
     const pids = await spawned.promise;
-    expect(pids.every(alive)).toBe(true);
+    expect(pids.every(isRunning)).toBe(true);
     const res = await h.app.inject({ method: 'POST', url: `/v1/tasks/${id}/kill`, headers: auth });
     expect(res.statusCode).toBe(200);
     expect(res.json()).toMatchObject({ ok: true, task: { status: 'cancelled' } });
-    expect(pids.filter(alive)).toEqual([]);
+    expect(pids.filter(isRunning)).toEqual([]);
     expect(await credits(account.id)).toBe(1);
     expect(await ledgerBalance(h.deps.db, account.id)).toBe(1);
     // nothing ran after the kill

@@ -1,3 +1,4 @@
+import { readFileSync } from 'node:fs';
 import { eq } from 'drizzle-orm';
 import { taskLogs, tasks } from '../../src/db/schema.js';
 import { PIPELINE, type StepFn, type StepName, type StepRegistry } from '../../src/pipeline/step-types.js';
@@ -73,4 +74,13 @@ export function deferred<T = void>() {
     resolve = r;
   });
   return { promise, resolve };
+}
+
+/** Whether a process runs; a zombie (state Z, waiting to be reaped) runs nothing and counts as dead. */
+export function isRunning(pid: number): boolean {
+  try {
+    return !/^\d+ \(.*\) Z/.test(readFileSync(`/proc/${pid}/stat`, 'utf8'));
+  } catch {
+    return false;
+  }
 }

@@ -32,10 +32,29 @@ const slow: StepFn = async () => {
   return { output: {}, tokens: 1 };
 };
 
+// Starts a process tree and records its pids, then waits for it (a kill ends it).
+const spawnTree: StepFn = async (payload, helpers) => {
+  const child = helpers.spawn('sh', ['-c', 'sleep 300 & echo $!; sleep 300 & echo $!; wait'], { stdio: ['ignore', 'pipe', 'ignore'] });
+  const pids: number[] = [child.pid!];
+  child.stdout!.on('data', (b: Buffer) => {
+    pids.push(...String(b).split('\n').filter(Boolean).map(Number));
+    if (pids.length === 3) appendFileSync(trace, `${process.pid} ${payload.task.id} pids ${pids.join(',')}\n`);
+  });
+  await new Promise((resolve) => child.once('exit', resolve));
+  return { output: {} };
+};
+
 const { steps } = recordingSteps();
 const mode = env.STEPS ?? 'quick';
 for (const name of Object.keys(steps) as (keyof typeof steps)[]) {
-  const inner = mode === 'hang-at-locator' && name === 'locator' ? hang : mode === 'slow' ? slow : steps[name];
+  const inner =
+    mode === 'hang-at-locator' && name === 'locator'
+      ? hang
+      : mode === 'spawn-at-inspector' && name === 'inspector'
+        ? spawnTree
+        : mode === 'slow'
+          ? slow
+          : steps[name];
   steps[name] = traced(name, inner);
 }
 

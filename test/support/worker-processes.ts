@@ -28,8 +28,8 @@ export async function workerProcesses(h: Harness) {
         .split('\n')
         .filter(Boolean)
         .map((l) => {
-          const [pid, task, step] = l.split(' ');
-          return { pid: Number(pid), task: task!, step: step! };
+          const [pid, task, step, extra] = l.split(' ');
+          return { pid: Number(pid), task: task!, step: step!, extra };
         }),
     async start(env: Record<string, string> = {}): Promise<ChildProcess> {
       const child = spawn(process.execPath, ['--import', 'tsx', 'test/support/worker-process.ts'], {
