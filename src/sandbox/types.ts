@@ -1,0 +1,69 @@
+/**
+ * The sandbox: every command the service runs on repository content goes through this
+ * interface. The production implementation is bubblewrap (src/sandbox/bwrap.ts); the only
+ * other one, unsafe-host, exists as an explicit opt-in for development (EMEND_SANDBOX=unsafe-host).
+ */
+export interface SandboxLimits {
+  /** Wall-clock limit; the whole process tree is killed when it passes. */
+  timeoutMs: number;
+  /** RLIMIT_CPU, seconds of CPU time. */
+  cpuSeconds: number;
+  /** RLIMIT_FSIZE, largest file a process may write, bytes. */
+  fileSizeBytes: number;
+  /** RLIMIT_NOFILE. */
+  openFiles: number;
+  /** Memory cap through the memory cgroup where the host offers one, bytes. */
+  memoryBytes: number;
+  /** Process-count cap through the pids cgroup where the host offers one. */
+  maxProcesses: number;
+  /** Output kept per stream; beyond it the tail is kept. */
+  outputBytes: number;
+}
+
+export interface SandboxRequest {
+  /** argv; no shell unless the caller runs one (e.g. ['sh', '-c', '...']). */
+  command: string[];
+  /** Host directory bound read-write at /workspace: the only writable host path. */
+  workdir: string;
+  /** Working directory inside the sandbox, relative to /workspace. */
+  cwd?: string;
+  /** Extra environment; the sandbox starts from an empty environment (PATH, HOME, LANG set by it). */
+  env?: Record<string, string>;
+  /** Network is off unless asked for (the dependency-install phase, when the operator allows it). */
+  network?: boolean;
+  limits?: Partial<SandboxLimits>;
+  signal?: AbortSignal;
+  stdin?: string;
+}
+
+export interface SandboxResult {
+  exitCode: number | null;
+  /** The signal that ended the command, if any (SIGKILL after a timeout or a kill). */
+  signal: NodeJS.Signals | null;
+  timedOut: boolean;
+  /** Ended by the caller's abort signal. */
+  aborted: boolean;
+  stdout: string;
+  stderr: string;
+  /** True when output was cut to the limit (the tail is kept). */
+  truncated: boolean;
+  durationMs: number;
+}
+
+/** What the host enforces, reported at start-up and in /health. */
+export interface SandboxReport {
+  kind: 'bubblewrap' | 'unsafe-host' | 'unavailable';
+  version?: string;
+  cgroups: 'v1' | 'v2' | 'none';
+  memoryLimit: boolean;
+  processLimit: boolean;
+  limits: SandboxLimits;
+  networkForSetup: boolean;
+  /** Why repository commands cannot run, when kind is unavailable. */
+  problem?: string;
+}
+
+export interface Sandbox {
+  report(): SandboxReport;
+  run(request: SandboxRequest): Promise<SandboxResult>;
+}
