@@ -1,4 +1,5 @@
 import type { FastifyInstance } from 'fastify';
+import type { Logger } from 'pino';
 import { buildApp } from './app.js';
 import type { Config } from './config.js';
 import type { Database } from './db/client.js';
@@ -19,6 +20,23 @@ export interface RunningServer {
 }
 
 /**
+ * Runs `build` with a stack of undo steps: on failure, or later on close(), they run in
+ * reverse order (what started last stops first), each failure logged and the rest still run.
+ */
+async function withUndo<T>(log: Logger, build: (push: (undo: () => Promise<void>) => void) => Promise<T>): Promise<T & { close(): Promise<void> }> {
+  const undo: Array<() => Promise<void>> = [];
+  const close = async () => {
+    for (const step of undo.splice(0).reverse()) await step().catch((err: unknown) => log.error({ err }, 'error while shutting down'));
+  };
+  try {
+    return { ...(await build((u) => undo.push(u))), close };
+  } catch (err) {
+    await close();
+    throw err;
+  }
+}
+
+/**
  * Opens the database (migrating it, and with the embedded database locking the data dir and
  * sharing it on its socket), builds the app and listens; close() undoes it in reverse.
  */
@@ -26,46 +44,34 @@ export async function startServer(config: Config, options: { worker?: boolean } 
   const log = createLogger(config.logLevel);
   // Before the database opens, so a missing or bad key stops start-up at once.
   resolveSecretKey(config);
-  const database = await openServerDatabase(config);
-  const undo: Array<() => Promise<void>> = [() => database.close()];
-  const unwind = async () => {
-    for (const step of undo.splice(0).reverse()) await step().catch((err: unknown) => log.error({ err }, 'error while shutting down'));
-  };
-  try {
+  return withUndo(log, async (push) => {
+    const database = await openServerDatabase(config);
+    push(() => database.close());
     const runtime = await createRuntime(config, database, { log });
-    undo.push(() => runtime.close());
+    push(() => runtime.close());
     if (options.worker ?? true) {
       const worker = await startWorker(runtime.deps, productionSteps(), workerOptions(config));
-      undo.push(() => worker.stop());
+      push(() => worker.stop());
     }
     const app = await buildApp(runtime.deps);
-    undo.push(() => app.close());
+    push(() => app.close());
     const url = await app.listen({ port: config.port, host: config.host });
     log.info({ url, database: database.kind, dataDir: database.kind === 'pglite' ? config.dataDir : undefined }, 'emend is serving');
-    return { app, database, deps: runtime.deps, url, close: unwind };
-  } catch (err) {
-    await unwind();
-    throw err;
-  }
+    return { app, database, deps: runtime.deps, url };
+  });
 }
 
 /** `emend worker`: a worker process with no API, on the server's database (or PostgreSQL). */
 export async function startWorkerProcess(config: Config): Promise<{ close(): Promise<void> }> {
   const log = createLogger(config.logLevel);
   resolveSecretKey(config);
-  const database = await openClientDatabase(config, { connections: config.worker.concurrency + 4 });
-  const undo: Array<() => Promise<void>> = [() => database.close()];
-  const unwind = async () => {
-    for (const step of undo.splice(0).reverse()) await step().catch((err: unknown) => log.error({ err }, 'error while shutting down'));
-  };
-  try {
+  return withUndo(log, async (push) => {
+    const database = await openClientDatabase(config, { connections: config.worker.concurrency + 4 });
+    push(() => database.close());
     const runtime = await createRuntime(config, database, { log });
-    undo.push(() => runtime.close());
+    push(() => runtime.close());
     const worker = await startWorker(runtime.deps, productionSteps(), workerOptions(config));
-    undo.push(() => worker.stop());
-    return { close: unwind };
-  } catch (err) {
-    await unwind();
-    throw err;
-  }
+    push(() => worker.stop());
+    return {};
+  });
 }

@@ -1,3 +1,4 @@
+import type { PGlite } from '@electric-sql/pglite';
 import { connect } from 'node:net';
 import { join } from 'node:path';
 import type { Config } from '../config.js';
@@ -25,29 +26,11 @@ export async function openServerDatabase(config: Config): Promise<Database> {
     }
     return database;
   }
-  const release = acquireDataDirLock(config.dataDir, 'serve');
-  let database: Database | undefined;
-  try {
-    database = await openPglite(pgliteDir(config.dataDir));
-    await runMigrations(database);
-    const socket = await servePgliteOnSocket(database.pglite!, socketPath(config.dataDir));
-    const opened = database;
-    return {
-      ...opened,
-      close: async () => {
-        try {
-          await socket.close();
-          await opened.close();
-        } finally {
-          release();
-        }
-      },
-    };
-  } catch (err) {
-    await database?.close().catch(() => {});
-    release();
-    throw err;
-  }
+  // The server also shares the data dir with other local emend processes on its socket.
+  return openLockedPglite(config, 'serve', async (pglite) => {
+    const socket = await servePgliteOnSocket(pglite, socketPath(config.dataDir));
+    return () => socket.close();
+  });
 }
 
 /** True when something accepts connections on the Unix socket at path. */
@@ -86,7 +69,7 @@ export async function openClientDatabase(config: Config, options: { waitMs?: num
     const holder = lockHolder(config.dataDir);
     if (holder === undefined) {
       try {
-        return await openLockedPglite(config);
+        return await openLockedPglite(config, 'cli');
       } catch (err) {
         if (!(err instanceof DataDirLockedError)) throw err;
         // Someone took the lock between our look and our try: look again.
@@ -102,17 +85,27 @@ export async function openClientDatabase(config: Config, options: { waitMs?: num
   }
 }
 
-async function openLockedPglite(config: Config): Promise<Database> {
-  const release = acquireDataDirLock(config.dataDir, 'cli');
+/**
+ * Opens the embedded data dir under the lock and migrates it; `share` may attach more to it
+ * (the server's socket), undone before the database closes. The lock is released last.
+ */
+async function openLockedPglite(
+  config: Config,
+  role: 'serve' | 'cli',
+  share?: (pglite: PGlite) => Promise<() => Promise<void>>,
+): Promise<Database> {
+  const release = acquireDataDirLock(config.dataDir, role);
   let database: Database | undefined;
   try {
     database = await openPglite(pgliteDir(config.dataDir));
     await runMigrations(database);
+    const unshare = share ? await share(database.pglite!) : async () => {};
     const opened = database;
     return {
       ...opened,
       close: async () => {
         try {
+          await unshare();
           await opened.close();
         } finally {
           release();

@@ -1,6 +1,6 @@
 import { type ChildProcess, spawn } from 'node:child_process';
 import { cpSync, mkdtempSync, rmSync } from 'node:fs';
-import { createServer } from 'node:net';
+export { freePort } from '../support/ports.js';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 
@@ -91,17 +91,6 @@ export async function killAll(): Promise<void> {
         }),
     ),
   );
-}
-
-export async function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const srv = createServer();
-    srv.once('error', reject);
-    srv.listen(0, '127.0.0.1', () => {
-      const { port } = srv.address() as { port: number };
-      srv.close(() => resolve(port));
-    });
-  });
 }
 
 /** Polls GET /health until it answers 200; fails at once if the server process exits first. */
