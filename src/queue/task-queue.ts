@@ -61,8 +61,15 @@ export async function createTaskQueue(database: Database, options: QueueOptions 
     async work(concurrency, handler) {
       const mine: string[] = [];
       for (let i = 0; i < concurrency; i++) {
-        const id = await boss.work<{ taskId: string }>(TASK_QUEUE, { pollingIntervalSeconds, batchSize: 1 }, async ([job]) => {
-          if (job) await handler(job.data.taskId);
+        let id: string | undefined;
+        id = await boss.work<{ taskId: string }>(TASK_QUEUE, { pollingIntervalSeconds, batchSize: 1 }, async ([job]) => {
+          try {
+            if (job) await handler(job.data.taskId);
+          } finally {
+            // More jobs may be waiting (queued while this one ran): look again at once rather
+            // than after the polling sleep, which pg-boss takes after every job shorter than it.
+            if (id) boss.notifyWorker(id);
+          }
         });
         mine.push(id);
         workerIds.push(id);
