@@ -14,6 +14,7 @@ const USAGE = `usage:
   emend migrate
   emend accounts create --email E [--name N] [--plan free|pro|scale] [--credits N] [--admin]
   emend accounts set --email E [--plan P] [--credits N]
+  emend sandbox exec --workdir DIR [--timeout S] [--network] -- CMD...
 
 Configuration comes from the environment; see docs/configuration.md.`;
 
@@ -151,6 +152,8 @@ export async function main(argv: string[], env: NodeJS.ProcessEnv = process.env)
       }
       case 'accounts':
         return await accounts(args, loadConfig(env));
+      case 'sandbox':
+        return await (await import('./cli-sandbox.js')).sandboxCommand(args, env);
       case 'help':
       case '--help':
       case '-h':

@@ -1,4 +1,6 @@
-import { resolve } from 'node:path';
+import { existsSync } from 'node:fs';
+import { isAbsolute, relative, resolve } from 'node:path';
+import type { SandboxLimits } from './sandbox/types.js';
 
 /** Everything the service reads from its environment, parsed once at start-up. */
 export interface Config {
@@ -23,6 +25,19 @@ export interface Config {
   providerKeys: { openai?: string; anthropic?: string; google?: string };
   /** Base URLs for the providers' APIs; tests and gateways point these elsewhere. */
   providerBaseUrls: { openai: string; anthropic: string; google: string };
+  /** How repository commands are isolated (docs/sandbox.md). */
+  sandbox: SandboxConfig;
+}
+
+export interface SandboxConfig {
+  /** bubblewrap in production; unsafe-host runs commands on the host, for development only. */
+  mode: 'bubblewrap' | 'unsafe-host';
+  /** Whether the dependency-install phase may reach the network. */
+  setupNetwork: boolean;
+  /** Extra host directories bound read-only at the same path (e.g. a pyenv root). */
+  toolRoots: string[];
+  /** Limits of a command that does not ask for others. */
+  limits: SandboxLimits;
 }
 
 export class ConfigError extends Error {
@@ -93,6 +108,52 @@ export function parseSecretKey(raw: string, variable = 'EMEND_SECRET_KEY'): Buff
   throw new ConfigError(variable, 'expected 32 bytes as 64 hex characters or base64');
 }
 
+function choice<T extends string>(env: Env, name: string, choices: readonly T[], fallback: T): T {
+  const raw = text(env, name);
+  if (raw === undefined) return fallback;
+  if (!(choices as readonly string[]).includes(raw)) throw new ConfigError(name, `expected ${choices.join(' or ')}, got "${raw}"`);
+  return raw as T;
+}
+
+function toolRoots(env: Env, dataDir: string): string[] {
+  const name = 'EMEND_SANDBOX_TOOL_ROOTS';
+  const raw = text(env, name);
+  if (raw === undefined) return [];
+  return raw
+    .split(':')
+    .filter((p) => p.trim() !== '')
+    .map((p) => {
+      const root = p.trim();
+      if (!isAbsolute(root)) throw new ConfigError(name, `expected absolute paths, got "${root}"`);
+      const path = resolve(root);
+      // A root holding the data dir would show the database and the secret key to repository code.
+      const fromRoot = relative(path, dataDir);
+      if (path === '/' || fromRoot === '' || !fromRoot.startsWith('..')) {
+        throw new ConfigError(name, `${path} contains the data dir ${dataDir}; bind a narrower directory`);
+      }
+      if (!existsSync(path)) throw new ConfigError(name, `${path} does not exist`);
+      return path;
+    });
+}
+
+function sandbox(env: Env, dataDir: string): SandboxConfig {
+  const mb = 1024 * 1024;
+  return {
+    mode: choice(env, 'EMEND_SANDBOX', ['bubblewrap', 'unsafe-host'] as const, 'bubblewrap'),
+    setupNetwork: choice(env, 'EMEND_SANDBOX_SETUP_NETWORK', ['on', 'off'] as const, 'off') === 'on',
+    toolRoots: toolRoots(env, dataDir),
+    limits: {
+      timeoutMs: integer(env, 'EMEND_SANDBOX_TIMEOUT_S', 600, 1, 86_400) * 1000,
+      cpuSeconds: integer(env, 'EMEND_SANDBOX_CPU_S', 600, 1, 86_400),
+      memoryBytes: integer(env, 'EMEND_SANDBOX_MEMORY_MB', 2048, 16, 1024 * 1024) * mb,
+      maxProcesses: integer(env, 'EMEND_SANDBOX_PROCESSES', 512, 8, 65_536),
+      fileSizeBytes: integer(env, 'EMEND_SANDBOX_FILE_SIZE_MB', 1024, 1, 1024 * 1024) * mb,
+      openFiles: integer(env, 'EMEND_SANDBOX_OPEN_FILES', 4096, 16, 1024 * 1024),
+      outputBytes: integer(env, 'EMEND_SANDBOX_OUTPUT_KB', 256, 1, 64 * 1024) * 1024,
+    },
+  };
+}
+
 export function loadConfig(env: Env = process.env): Config {
   const port = integer(env, 'PORT', 3000, 0, 65535);
   const host = text(env, 'HOST') ?? '0.0.0.0';
@@ -135,5 +196,6 @@ export function loadConfig(env: Env = process.env): Config {
       anthropic: url(env, 'ANTHROPIC_BASE_URL', 'https://api.anthropic.com/v1'),
       google: url(env, 'GOOGLE_BASE_URL', 'https://generativelanguage.googleapis.com/v1beta'),
     },
+    sandbox: sandbox(env, dataDir),
   };
 }

@@ -6,6 +6,7 @@ import type { EventBus } from './events/bus.js';
 import type { Metrics } from './metrics/registry.js';
 import type { LocalRuns } from './pipeline/local-runs.js';
 import type { TaskQueue } from './queue/task-queue.js';
+import type { Sandbox } from './sandbox/types.js';
 
 /** Everything the service's code needs from the outside, built in one place and passed in. */
 export interface Deps {
@@ -25,4 +26,6 @@ export interface Deps {
   runs: LocalRuns;
   /** Outbound HTTP (provider key checks); the real fetch in production. */
   fetch: typeof fetch;
+  /** Where every command on repository content runs (bubblewrap). */
+  sandbox: Sandbox;
 }

@@ -8,6 +8,9 @@ import { createLogger } from './logger.js';
 import { createMetrics } from './metrics/registry.js';
 import { LocalRuns } from './pipeline/local-runs.js';
 import { type QueueOptions, createTaskQueue } from './queue/task-queue.js';
+import { logSandboxReport } from './sandbox/report-log.js';
+import { createSandbox } from './sandbox/sandbox.js';
+import type { Sandbox } from './sandbox/types.js';
 import { resolveSecretKey } from './secret-key.js';
 
 export interface Runtime {
@@ -20,8 +23,11 @@ export interface Runtime {
 export async function createRuntime(
   config: Config,
   database: Database,
-  overrides: { clock?: Clock; log?: Logger; fetch?: typeof fetch; queue?: QueueOptions } = {},
+  overrides: { clock?: Clock; log?: Logger; fetch?: typeof fetch; queue?: QueueOptions; sandbox?: Sandbox } = {},
 ): Promise<Runtime> {
+  const log = overrides.log ?? createLogger(config.logLevel);
+  const sandbox = overrides.sandbox ?? (await createSandbox(config.sandbox, { protectedPaths: [config.dataDir] }));
+  logSandboxReport(log, sandbox.report());
   const events = createEventBus(database);
   // A task queued here wakes consumers in other processes at once (they LISTEN; see worker.ts).
   const queue = await createTaskQueue(database, {
@@ -33,13 +39,14 @@ export async function createRuntime(
     db: database.db,
     dbKind: database.kind,
     clock: overrides.clock ?? systemClock,
-    log: overrides.log ?? createLogger(config.logLevel),
+    log,
     secretKey: resolveSecretKey(config),
     metrics: createMetrics(),
     fetch: overrides.fetch ?? globalThis.fetch,
     events,
     queue,
     runs: new LocalRuns(),
+    sandbox,
   };
   return {
     deps,

@@ -29,7 +29,10 @@ export interface SandboxRequest {
   cwd?: string;
   /** Extra environment; the sandbox starts from an empty environment (PATH, HOME, LANG set by it). */
   env?: Record<string, string>;
-  /** Network is off unless asked for (the dependency-install phase, when the operator allows it). */
+  /**
+   * Network is off unless asked for (the dependency-install phase). Asking for it when the
+   * operator has not allowed it (EMEND_SANDBOX_SETUP_NETWORK=on) rejects the run.
+   */
   network?: boolean;
   limits?: Partial<SandboxLimits>;
   signal?: AbortSignal;
@@ -48,6 +51,8 @@ export interface SandboxResult {
   /** True when output was cut to the limit (the tail is kept). */
   truncated: boolean;
   durationMs: number;
+  /** Cgroup limits the command ran into (memory: the kernel killed a process for it; processes: a fork failed). */
+  exceeded?: Array<'memory' | 'processes'>;
 }
 
 /** What the host enforces, reported at start-up and in /health. */
@@ -59,8 +64,12 @@ export interface SandboxReport {
   processLimit: boolean;
   limits: SandboxLimits;
   networkForSetup: boolean;
+  /** Host directories bound read-only besides /usr (EMEND_SANDBOX_TOOL_ROOTS). */
+  toolRoots?: string[];
   /** Why repository commands cannot run, when kind is unavailable. */
   problem?: string;
+  /** What the host lacks, e.g. why a cgroup controller is not used. */
+  notes?: string[];
 }
 
 export interface Sandbox {

@@ -4,6 +4,53 @@ import { ping } from '../../db/client.js';
 import { tasks } from '../../db/schema.js';
 import type { Deps } from '../../deps.js';
 import { registerDatabaseGauges } from '../../metrics/registry.js';
+import type { SandboxReport } from '../../sandbox/types.js';
+
+const SandboxView = Type.Object(
+  {
+    kind: Type.Union([Type.Literal('bubblewrap'), Type.Literal('unsafe-host'), Type.Literal('unavailable')], {
+      description: 'bubblewrap: isolated; unsafe-host: on the host, development only; unavailable: repository commands are refused',
+    }),
+    version: Type.Optional(Type.String({ description: 'bubblewrap version' })),
+    cgroups: Type.Union([Type.Literal('v1'), Type.Literal('v2'), Type.Literal('none')]),
+    memory_limit: Type.Boolean({ description: 'limits.memory_bytes is enforced (memory cgroup)' }),
+    process_limit: Type.Boolean({ description: 'limits.max_processes is enforced (pids cgroup)' }),
+    network_for_setup: Type.Boolean({ description: 'the dependency-install phase may use the network' }),
+    limits: Type.Object({
+      timeout_ms: Type.Integer(),
+      cpu_seconds: Type.Integer(),
+      memory_bytes: Type.Integer(),
+      max_processes: Type.Integer(),
+      file_size_bytes: Type.Integer(),
+      open_files: Type.Integer(),
+      output_bytes: Type.Integer(),
+    }),
+    problem: Type.Optional(Type.String({ description: 'why repository commands cannot run' })),
+  },
+  { description: 'Where repository commands run and the per-command limits in force' },
+);
+
+function sandboxView(report: SandboxReport) {
+  const { limits } = report;
+  return {
+    kind: report.kind,
+    ...(report.version ? { version: report.version } : {}),
+    cgroups: report.cgroups,
+    memory_limit: report.memoryLimit,
+    process_limit: report.processLimit,
+    network_for_setup: report.networkForSetup,
+    limits: {
+      timeout_ms: limits.timeoutMs,
+      cpu_seconds: limits.cpuSeconds,
+      memory_bytes: limits.memoryBytes,
+      max_processes: limits.maxProcesses,
+      file_size_bytes: limits.fileSizeBytes,
+      open_files: limits.openFiles,
+      output_bytes: limits.outputBytes,
+    },
+    ...(report.problem ? { problem: report.problem } : {}),
+  };
+}
 
 export const healthRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = async (app, { deps }) => {
   app.get(
@@ -12,17 +59,18 @@ export const healthRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = async (ap
       config: { access: 'public' },
       schema: {
         tags: ['public'],
-        summary: 'Liveness and database reachability',
+        summary: 'Liveness, database reachability and the sandbox',
+        description: '503 when the database does not answer. The sandbox is reported, not judged: an unavailable sandbox fails validations, not health.',
         security: [],
         response: {
-          200: Type.Object({ ok: Type.Boolean(), ts: Type.Integer({ description: 'epoch milliseconds' }), database: Type.String() }),
-          503: Type.Object({ ok: Type.Boolean(), ts: Type.Integer(), database: Type.String() }),
+          200: Type.Object({ ok: Type.Boolean(), ts: Type.Integer({ description: 'epoch milliseconds' }), database: Type.String(), sandbox: SandboxView }),
+          503: Type.Object({ ok: Type.Boolean(), ts: Type.Integer(), database: Type.String(), sandbox: SandboxView }),
         },
       },
     },
     async (_request, reply) => {
       const ok = await ping(deps.db);
-      return reply.status(ok ? 200 : 503).send({ ok, ts: deps.clock.now().getTime(), database: deps.dbKind });
+      return reply.status(ok ? 200 : 503).send({ ok, ts: deps.clock.now().getTime(), database: deps.dbKind, sandbox: sandboxView(deps.sandbox.report()) });
     },
   );
 

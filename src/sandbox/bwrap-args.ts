@@ -1,0 +1,138 @@
+import { posix } from 'node:path';
+
+/** Where the task's workspace appears inside the sandbox. */
+export const WORKSPACE = '/workspace';
+/** The one user inside the sandbox. */
+export const SANDBOX_UID = 1000;
+
+/** The environment every command starts from; nothing of the service's own reaches it. */
+export const BASE_ENV: Readonly<Record<string, string>> = {
+  PATH: '/usr/local/bin:/usr/bin:/bin',
+  // Not the workspace: caches tools write under $HOME would end up in the diff.
+  HOME: '/tmp',
+  LANG: 'C.UTF-8',
+  USER: 'sandbox',
+};
+
+export const PASSWD = `sandbox:x:${SANDBOX_UID}:${SANDBOX_UID}:sandbox:/tmp:/bin/sh\nnobody:x:65534:65534:nobody:/nonexistent:/usr/sbin/nologin\n`;
+export const GROUP = `sandbox:x:${SANDBOX_UID}:\nnogroup:x:65534:\n`;
+
+/**
+ * The few files of /etc that programs need, all public: the rest (shadow, the host's
+ * passwd, ssh keys, /etc/ssl/private) stays out. /etc/passwd and /etc/group are written
+ * for the sandbox's user.
+ */
+export const ETC_ENTRIES = [
+  '/etc/alternatives',
+  '/etc/ssl/certs',
+  '/etc/ssl/openssl.cnf',
+  '/etc/ca-certificates',
+  '/etc/ca-certificates.conf',
+  '/etc/ld.so.cache',
+  '/etc/ld.so.conf',
+  '/etc/ld.so.conf.d',
+  '/etc/localtime',
+  '/etc/nsswitch.conf',
+  '/etc/protocols',
+  '/etc/services',
+];
+/** Name resolution, bound only when the command has the network. */
+export const ETC_NETWORK_ENTRIES = ['/etc/resolv.conf', '/etc/hosts', '/etc/host.conf', '/etc/gai.conf'];
+
+/** A top-level directory of the host's root: a symlink into /usr (merged /usr) or a directory. */
+export type RootEntry = { path: string; symlinkTo: string } | { path: string; directory: true };
+
+/** What the host looks like, gathered once (see hostLayout in bwrap.ts). */
+export interface HostLayout {
+  /** /bin, /sbin, /lib, /lib64 ... as they exist on the host. */
+  rootEntries: RootEntry[];
+  /** The entries of ETC_ENTRIES that exist. */
+  etc: string[];
+  /** The entries of ETC_NETWORK_ENTRIES that exist. */
+  etcNetwork: string[];
+  /** /proc/sysrq-trigger exists (kernels built with magic SysRq). */
+  sysrqTrigger: boolean;
+}
+
+export interface BwrapPlan {
+  /** Host directory bound read-write at /workspace. */
+  workdir: string;
+  /** Working directory relative to /workspace. */
+  cwd?: string;
+  command: string[];
+  /** Added to BASE_ENV. */
+  env?: Record<string, string>;
+  network: boolean;
+  toolRoots: string[];
+  /** Size of the private /tmp (tmpfs), bytes. */
+  tmpBytes: number;
+  /** File descriptors the launcher fills with PASSWD and GROUP. */
+  passwdFd: number;
+  groupFd: number;
+}
+
+const ENV_NAME = /^[A-Za-z_][A-Za-z0-9_]*$/;
+
+/** The working directory inside the sandbox; a cwd that leaves /workspace is refused. */
+export function sandboxCwd(cwd: string | undefined): string {
+  const inside = posix.resolve(WORKSPACE, cwd ?? '.');
+  if (inside !== WORKSPACE && !inside.startsWith(`${WORKSPACE}/`)) throw new RangeError(`cwd must stay inside the workspace, got "${cwd}"`);
+  return inside;
+}
+
+/** The environment a command gets: BASE_ENV and the request's variables, checked. */
+export function sandboxEnv(extra: Record<string, string> = {}): Record<string, string> {
+  for (const [name, value] of Object.entries(extra)) {
+    if (!ENV_NAME.test(name)) throw new RangeError(`bad environment variable name "${name}"`);
+    if (value.includes('\0')) throw new RangeError(`environment variable ${name} holds a NUL byte`);
+  }
+  return { ...BASE_ENV, ...extra };
+}
+
+/**
+ * The bubblewrap argv for one command (without the bwrap binary itself). Pure, so the
+ * isolation can be read and tested in one place.
+ *
+ * Started as root, bwrap maps the sandbox's uid 1000 to root outside the user namespace;
+ * with no capabilities that grants nothing over what is mounted, so what matters is what is
+ * visible and writable: /usr, a few files of /etc and the tool roots read-only, /proc of the
+ * sandbox's own pid namespace with /proc/sys read-only (its files check the owner's uid and
+ * nothing else, and bwrap leaves them writable in this setup), a private /dev and /tmp, and
+ * the workspace. --disable-userns keeps a command from making a user namespace of its own,
+ * where it would have every capability again.
+ */
+export function bwrapArgs(plan: BwrapPlan, host: HostLayout): string[] {
+  if (plan.command.length === 0) throw new RangeError('empty command');
+  const args = [
+    '--unshare-all',
+    // Explicit, so that --disable-userns is accepted and a host without user namespaces fails loudly.
+    '--unshare-user',
+    ...(plan.network ? ['--share-net'] : []),
+    '--disable-userns',
+    '--die-with-parent',
+    '--new-session',
+    '--uid', String(SANDBOX_UID),
+    '--gid', String(SANDBOX_UID),
+    '--cap-drop', 'ALL',
+    '--hostname', 'sandbox',
+    '--ro-bind', '/usr', '/usr',
+  ];
+  for (const entry of host.rootEntries) {
+    if ('symlinkTo' in entry) args.push('--symlink', entry.symlinkTo, entry.path);
+    else args.push('--ro-bind', entry.path, entry.path);
+  }
+  for (const path of host.etc) args.push('--ro-bind', path, path);
+  if (plan.network) for (const path of host.etcNetwork) args.push('--ro-bind', path, path);
+  args.push('--perms', '0444', '--ro-bind-data', String(plan.passwdFd), '/etc/passwd');
+  args.push('--perms', '0444', '--ro-bind-data', String(plan.groupFd), '/etc/group');
+  args.push('--proc', '/proc', '--ro-bind', '/proc/sys', '/proc/sys');
+  if (host.sysrqTrigger) args.push('--ro-bind', '/dev/null', '/proc/sysrq-trigger');
+  args.push('--dev', '/dev');
+  args.push('--size', String(plan.tmpBytes), '--tmpfs', '/tmp', '--symlink', '../tmp', '/var/tmp');
+  for (const root of plan.toolRoots) args.push('--ro-bind', root, root);
+  args.push('--bind', plan.workdir, WORKSPACE, '--chdir', sandboxCwd(plan.cwd));
+  args.push('--clearenv');
+  for (const [name, value] of Object.entries(sandboxEnv(plan.env))) args.push('--setenv', name, value);
+  args.push('--', ...plan.command);
+  return args;
+}

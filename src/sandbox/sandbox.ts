@@ -1,0 +1,178 @@
+import { mkdtempSync, rmSync, statSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { relative, resolve } from 'node:path';
+import type { SandboxConfig } from '../config.js';
+import { GROUP, PASSWD, bwrapArgs, sandboxCwd, sandboxEnv } from './bwrap-args.js';
+import { bwrapVersion, findExecutable, hostLayout, isExecutable } from './bwrap.js';
+import { type CgroupSupport, CommandCgroup, detectCgroups } from './cgroups.js';
+import { launch } from './launch.js';
+import { prlimitArgs, resolveLimits } from './limits.js';
+import type { Sandbox, SandboxReport, SandboxRequest, SandboxResult } from './types.js';
+
+/** Repository commands cannot run: bubblewrap is missing or does not work on this host. */
+export class SandboxUnavailableError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = 'SandboxUnavailableError';
+  }
+}
+
+export interface SandboxOptions {
+  /** The bwrap binary; found on PATH by default. */
+  bwrapPath?: string;
+  /** The prlimit binary (util-linux); found on PATH by default. */
+  prlimitPath?: string;
+  /** false: leave cgroups alone even where the host offers them. */
+  cgroups?: boolean;
+  /** Host paths a workspace must not be, nor contain (the data dir). */
+  protectedPaths?: string[];
+}
+
+const HOW_TO_FIX = 'install it (apt-get install bubblewrap), or, for development only, set EMEND_SANDBOX=unsafe-host';
+
+/** The host environment of the processes that start bwrap: nothing of the service's. */
+const LAUNCH_ENV = { PATH: '/usr/sbin:/usr/bin:/sbin:/bin' };
+
+function checkWorkdir(workdir: string, protectedPaths: string[]): string {
+  const dir = resolve(workdir);
+  let isDir = false;
+  try {
+    isDir = statSync(dir).isDirectory();
+  } catch {
+    // reported below
+  }
+  if (!isDir) throw new RangeError(`the workspace ${dir} is not a directory`);
+  for (const path of ['/', ...protectedPaths.map((p) => resolve(p))]) {
+    const from = relative(dir, path);
+    if (path === '/' ? dir === '/' : from === '' || !from.startsWith('..')) throw new RangeError(`the workspace ${dir} would expose ${path}`);
+  }
+  return dir;
+}
+
+/**
+ * Picks the sandbox the configuration asks for and checks, by running a command, that it
+ * works on this host. A missing or broken bubblewrap does not stop the service: the sandbox
+ * is then `unavailable`, reports why, and refuses every command.
+ */
+export async function createSandbox(config: SandboxConfig, options: SandboxOptions = {}): Promise<Sandbox> {
+  const base: SandboxReport = {
+    kind: config.mode,
+    cgroups: 'none',
+    memoryLimit: false,
+    processLimit: false,
+    limits: config.limits,
+    networkForSetup: config.setupNetwork,
+    toolRoots: config.toolRoots,
+  };
+  const unavailable = (problem: string): Sandbox => {
+    const report: SandboxReport = { ...base, kind: 'unavailable', problem };
+    return {
+      report: () => report,
+      run: async () => {
+        throw new SandboxUnavailableError(problem);
+      },
+    };
+  };
+
+  let bwrap: string | undefined;
+  let version: string | undefined;
+  if (config.mode === 'bubblewrap') {
+    bwrap = options.bwrapPath ?? findExecutable('bwrap');
+    if (bwrap === undefined || !isExecutable(bwrap)) {
+      return unavailable(`bubblewrap is required to run repository commands, and ${bwrap ? `${bwrap} is not an executable` : 'bwrap is not installed'}: ${HOW_TO_FIX}`);
+    }
+    version = bwrapVersion(bwrap);
+  }
+  const prlimit = options.prlimitPath ?? findExecutable('prlimit');
+  if (config.mode === 'bubblewrap' && (prlimit === undefined || !isExecutable(prlimit))) {
+    return unavailable('prlimit (util-linux) is required to set the per-command limits: install util-linux');
+  }
+
+  const layout = hostLayout();
+  const protectedPaths = options.protectedPaths ?? [];
+  const build = (cgroups: CgroupSupport): Sandbox => {
+    const report: SandboxReport = {
+      ...base,
+      ...(version ? { version } : {}),
+      cgroups: cgroups.version,
+      memoryLimit: cgroups.memory !== undefined,
+      processLimit: cgroups.pids !== undefined,
+      ...(cgroups.notes.length > 0 ? { notes: cgroups.notes } : {}),
+    };
+    const run = async (request: SandboxRequest): Promise<SandboxResult> => {
+      const limits = resolveLimits(config.limits, request.limits);
+      const workdir = checkWorkdir(request.workdir, protectedPaths);
+      if (request.network && !config.setupNetwork) {
+        throw new RangeError('network was asked for, but the operator has not allowed it (EMEND_SANDBOX_SETUP_NETWORK=on)');
+      }
+      if (request.command.length === 0) throw new RangeError('empty command');
+      const rlimits = prlimit ? prlimitArgs(prlimit, limits) : [];
+      let argv: string[];
+      let cwd: string;
+      if (bwrap) {
+        const plan = {
+          workdir,
+          cwd: request.cwd,
+          command: request.command,
+          env: request.env,
+          network: request.network ?? false,
+          toolRoots: config.toolRoots,
+          // The private /tmp lives in memory: no larger than the memory limit.
+          tmpBytes: limits.memoryBytes,
+          passwdFd: 3,
+          groupFd: 4,
+        };
+        argv = [...rlimits, bwrap, ...bwrapArgs(plan, layout)];
+        cwd = '/';
+      } else {
+        // unsafe-host: the same limits and the same cleared environment, but on the host itself.
+        cwd = resolve(workdir, relative('/workspace', sandboxCwd(request.cwd)));
+        argv = [...rlimits, 'env', '-i', ...Object.entries(sandboxEnv(request.env)).map(([k, v]) => `${k}=${v}`), '--', ...request.command];
+      }
+      const cgroup = CommandCgroup.create(cgroups, limits);
+      try {
+        return await launch({
+          argv,
+          cwd,
+          env: LAUNCH_ENV,
+          fdData: bwrap ? [PASSWD, GROUP] : [],
+          ...(request.stdin !== undefined ? { stdin: request.stdin } : {}),
+          timeoutMs: limits.timeoutMs,
+          outputBytes: limits.outputBytes,
+          ...(request.signal ? { signal: request.signal } : {}),
+          ...(cgroup ? { cgroup } : {}),
+        });
+      } finally {
+        cgroup?.remove();
+      }
+    };
+    return { report: () => report, run };
+  };
+
+  const cgroups: CgroupSupport = options.cgroups === false ? { version: 'none', notes: ['cgroups turned off'] } : detectCgroups();
+  let sandbox = build(cgroups);
+  if (config.mode === 'unsafe-host') return sandbox;
+
+  // Start one command the way every command starts, so a host where bubblewrap cannot make
+  // its namespaces (user namespaces off, say) says so now rather than at the first task.
+  const problem = await probe(sandbox);
+  if (problem === undefined) return sandbox;
+  if (cgroups.version !== 'none') {
+    sandbox = build({ version: 'none', notes: [...cgroups.notes, `commands cannot join the cgroups: ${problem}`] });
+    if ((await probe(sandbox)) === undefined) return sandbox;
+  }
+  return unavailable(`bubblewrap (${bwrap}) cannot start a sandbox on this host: ${problem}. Repository commands need it: fix the host (user namespaces must be enabled), or, for development only, set EMEND_SANDBOX=unsafe-host`);
+}
+
+async function probe(sandbox: Sandbox): Promise<string | undefined> {
+  const workdir = mkdtempSync(resolve(tmpdir(), 'emend-sandbox-probe-'));
+  try {
+    const result = await sandbox.run({ command: ['true'], workdir, limits: { timeoutMs: 10_000 } });
+    if (result.exitCode === 0) return undefined;
+    return result.stderr.trim() || `exit code ${result.exitCode ?? result.signal}`;
+  } catch (err) {
+    return err instanceof Error ? err.message : String(err);
+  } finally {
+    rmSync(workdir, { recursive: true, force: true });
+  }
+}
