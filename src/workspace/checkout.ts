@@ -1,0 +1,141 @@
+import { chmod, lstat, mkdir, readdir, rm } from 'node:fs/promises';
+import { join } from 'node:path';
+import { type WorkspaceDeps, WorkspaceError, gitEnvOf } from './context.js';
+import { GitError, runGit } from './git.js';
+import { withMirror } from './mirrors.js';
+
+export interface WorkspaceRequest {
+  taskId: string;
+  repoUrl: string;
+  baseBranch: string;
+  /** The code-host token for a private repository; it reaches git as an HTTP header only. */
+  token?: string;
+  signal?: AbortSignal;
+}
+
+export interface Workspace {
+  /** <dataDir>/work/<taskId>: everything of this task's, removed by dispose. */
+  root: string;
+  /** The checked-out files (root/tree): what steps edit and the sandbox binds. No .git inside. */
+  dir: string;
+  /** The task's git directory (root/git), outside `dir` so sandboxed code can neither read nor rewrite it. */
+  gitDir: string;
+  baseBranch: string;
+  /** The commit `dir` was checked out at. */
+  baseCommit: string;
+  dispose(): Promise<void>;
+}
+
+const TASK_ID = /^[A-Za-z0-9_-]{1,100}$/;
+
+export function workspacePaths(dataDir: string, taskId: string): { root: string; dir: string; gitDir: string } {
+  if (!TASK_ID.test(taskId)) throw new WorkspaceError('bad_request', `task id "${taskId}" cannot name a directory`);
+  const root = join(dataDir, 'work', taskId);
+  return { root, dir: join(root, 'tree'), gitDir: join(root, 'git') };
+}
+
+/**
+ * Fetches the repository's mirror and checks `baseBranch` out of it into the task's own
+ * directory. A directory left by an earlier run of the same task is replaced.
+ *
+ * The task gets a local clone of the mirror (objects hard-linked, so it costs no copy) with its
+ * git directory beside the files rather than inside them:
+ * - it is self-contained: no alternates file or worktree link back into the mirror, so a
+ *   repack of the mirror cannot pull objects from under a running task;
+ * - hard links are safe because nothing sandboxed can reach the git directory to rewrite an
+ *   object file in place (and git itself never does);
+ * - host-side git (diff, commit) reads a config and hooks that only we wrote, never ones that
+ *   code run on the files could have planted (core.fsmonitor, filter drivers, hooks).
+ */
+export async function prepareWorkspace(deps: WorkspaceDeps, req: WorkspaceRequest): Promise<Workspace> {
+  const { root, dir, gitDir } = workspacePaths(deps.dataDir, req.taskId);
+  const branch = await checkBranchName(deps, req.baseBranch);
+  await removeDir(root);
+  const git = gitEnvOf(deps);
+  const started = performance.now();
+  try {
+    const baseCommit = await withMirror(deps, req, async (mirror) => {
+      const commit = await resolveBranch(deps, mirror.path, branch, req.repoUrl);
+      await mkdir(root, { recursive: true, mode: 0o700 });
+      // Under the mirror's lock: no fetch moves or repacks the mirror while it is cloned.
+      await runGit(git, {
+        args: ['clone', '--quiet', '--no-checkout', '--template=', '--single-branch', '--branch', branch, '--separate-git-dir', gitDir, '--', mirror.path, dir],
+        allowFile: true,
+        safeDirs: [mirror.path],
+        signal: req.signal,
+      });
+      return commit;
+    });
+    // The clone left a .git file in the tree pointing at gitDir; the tree stays free of git.
+    await rm(join(dir, '.git'), { force: true });
+    const call = { gitDir, signal: req.signal };
+    await runGit(git, { ...call, args: ['config', 'core.worktree', dir] });
+    await runGit(git, { ...call, args: ['remote', 'remove', 'origin'] });
+    await runGit(git, { ...call, workTree: dir, cwd: dir, args: ['checkout', '--quiet', '--force', branch, '--'] });
+    const head = (await runGit(git, { ...call, args: ['rev-parse', 'HEAD'] })).stdout.trim();
+    if (head !== baseCommit) throw new WorkspaceError('git', `checked out ${head} but the mirror had ${branch} at ${baseCommit}`);
+    deps.log.info({ task: req.taskId, repo: req.repoUrl, branch, commit: baseCommit, ms: Math.round(performance.now() - started) }, 'workspace ready');
+    return { root, dir, gitDir, baseBranch: branch, baseCommit, dispose: () => removeDir(root) };
+  } catch (err) {
+    await removeDir(root);
+    if (err instanceof WorkspaceError) throw err;
+    if (err instanceof GitError) {
+      if (err.aborted) throw new WorkspaceError('aborted', 'stopped: the task was cancelled');
+      throw new WorkspaceError('git', `checking out ${branch} of ${req.repoUrl} failed: ${err.message}`);
+    }
+    throw err;
+  }
+}
+
+/** Removes a task's directory, e.g. one left by a worker that died; the same as Workspace.dispose. */
+export function removeWorkspace(dataDir: string, taskId: string): Promise<void> {
+  return removeDir(workspacePaths(dataDir, taskId).root);
+}
+
+async function checkBranchName(deps: WorkspaceDeps, name: string): Promise<string> {
+  // refs/heads/<name> as a whole is checked, so a name like "-x" or "@{-1}" cannot act as an option or a shorthand.
+  const ok = name.length > 0 && !name.startsWith('-') && (await runGit(gitEnvOf(deps), { args: ['check-ref-format', `refs/heads/${name}`] }).then(
+    () => true,
+    () => false,
+  ));
+  if (!ok) throw new WorkspaceError('bad_request', `base branch "${name}" is not a valid branch name`);
+  return name;
+}
+
+async function resolveBranch(deps: WorkspaceDeps, mirror: string, branch: string, repoUrl: string): Promise<string> {
+  try {
+    const { stdout } = await runGit(gitEnvOf(deps), {
+      args: ['rev-parse', '--verify', '--quiet', '--end-of-options', `refs/heads/${branch}^{commit}`],
+      gitDir: mirror,
+    });
+    return stdout.trim();
+  } catch (err) {
+    if (err instanceof GitError && err.exitCode === 1) {
+      throw new WorkspaceError('missing_branch', `base branch "${branch}" does not exist in ${repoUrl}`);
+    }
+    throw err;
+  }
+}
+
+/**
+ * fs.rm unlinks symlinks rather than following them, so links planted in the tree cannot
+ * lead the removal outside it. Sandboxed code may have left directories without write
+ * permission: on EACCES those are opened up (again without following links) and it retries.
+ */
+async function removeDir(path: string): Promise<void> {
+  try {
+    await rm(path, { recursive: true, force: true });
+  } catch (err) {
+    const code = (err as NodeJS.ErrnoException).code;
+    if (code !== 'EACCES' && code !== 'EPERM') throw err;
+    await openUp(path);
+    await rm(path, { recursive: true, force: true });
+  }
+}
+
+async function openUp(path: string): Promise<void> {
+  const stat = await lstat(path).catch(() => undefined);
+  if (!stat?.isDirectory()) return;
+  await chmod(path, 0o700);
+  for (const entry of await readdir(path)) await openUp(join(path, entry));
+}

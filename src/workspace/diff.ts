@@ -1,0 +1,40 @@
+import { randomBytes } from 'node:crypto';
+import { copyFile, rm } from 'node:fs/promises';
+import { join } from 'node:path';
+import type { Workspace } from './checkout.js';
+import { type WorkspaceDeps, gitEnvOf } from './context.js';
+import { runGit } from './git.js';
+
+export interface DiffOptions {
+  /** Binary patches (`git apply` can then recreate binary files); otherwise "Binary files differ". */
+  binary?: boolean;
+  signal?: AbortSignal;
+}
+
+/**
+ * The unified diff of the task's files against its base commit: modified, deleted and new
+ * files (those .gitignore does not exclude), paths prefixed a/ and b/.
+ *
+ * New files are staged into a throwaway index, a copy of the task's own one (so unchanged files
+ * are not read again); the task's index and refs are left as they were. git runs with the
+ * task's git directory, never a .git that code run on the files could have written.
+ */
+export async function workspaceDiff(
+  deps: WorkspaceDeps,
+  workspace: Pick<Workspace, 'dir' | 'gitDir' | 'baseCommit'>,
+  options: DiffOptions = {},
+): Promise<string> {
+  const git = gitEnvOf(deps);
+  const index = join(workspace.gitDir, `diff-index-${randomBytes(4).toString('hex')}`);
+  const call = { gitDir: workspace.gitDir, workTree: workspace.dir, cwd: workspace.dir, env: { GIT_INDEX_FILE: index }, signal: options.signal };
+  try {
+    await copyFile(join(workspace.gitDir, 'index'), index);
+    await runGit(git, { ...call, args: ['add', '--all'] });
+    const args = ['diff', '--cached', '--no-color', '--no-ext-diff', '--no-textconv', '--src-prefix=a/', '--dst-prefix=b/'];
+    if (options.binary) args.push('--binary');
+    args.push('--end-of-options', workspace.baseCommit, '--');
+    return (await runGit(git, { ...call, args })).stdout;
+  } finally {
+    await rm(index, { force: true });
+  }
+}
