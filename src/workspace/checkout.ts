@@ -16,7 +16,10 @@ export interface WorkspaceRequest {
 export interface Workspace {
   /** <dataDir>/work/<taskId>: everything of this task's, removed by dispose. */
   root: string;
-  /** The checked-out files (root/tree): what steps edit and the sandbox binds. No .git inside. */
+  /**
+   * The checked-out files (root/tree): what steps edit. Its `.git` is a file pointing at gitDir,
+   * so `git -C dir` works on the host; the repository itself is not inside.
+   */
   dir: string;
   /** The task's git directory (root/git), outside `dir` so sandboxed code can neither read nor rewrite it. */
   gitDir: string;
@@ -39,13 +42,14 @@ export function workspacePaths(dataDir: string, taskId: string): { root: string;
  * directory. A directory left by an earlier run of the same task is replaced.
  *
  * The task gets a local clone of the mirror (objects hard-linked, so it costs no copy) with its
- * git directory beside the files rather than inside them:
+ * git directory beside the files rather than inside them (the files' `.git` is only a pointer):
  * - it is self-contained: no alternates file or worktree link back into the mirror, so a
  *   repack of the mirror cannot pull objects from under a running task;
- * - hard links are safe because nothing sandboxed can reach the git directory to rewrite an
- *   object file in place (and git itself never does);
- * - host-side git (diff, commit) reads a config and hooks that only we wrote, never ones that
- *   code run on the files could have planted (core.fsmonitor, filter drivers, hooks).
+ * - hard links are safe as long as nothing sandboxed can reach the git directory to rewrite an
+ *   object file in place (git itself never does): bind `dir`, never `root` or `gitDir`;
+ * - host-side git given gitDir explicitly (as workspaceDiff does) reads a config and hooks that
+ *   only we wrote, even if whatever edited the files replaced the `.git` pointer with a
+ *   directory of its own (core.fsmonitor, filter drivers and hooks there would run commands).
  */
 export async function prepareWorkspace(deps: WorkspaceDeps, req: WorkspaceRequest): Promise<Workspace> {
   const { root, dir, gitDir } = workspacePaths(deps.dataDir, req.taskId);
@@ -66,8 +70,6 @@ export async function prepareWorkspace(deps: WorkspaceDeps, req: WorkspaceReques
       });
       return commit;
     });
-    // The clone left a .git file in the tree pointing at gitDir; the tree stays free of git.
-    await rm(join(dir, '.git'), { force: true });
     const call = { gitDir, signal: req.signal };
     await runGit(git, { ...call, args: ['config', 'core.worktree', dir] });
     await runGit(git, { ...call, args: ['remote', 'remove', 'origin'] });

@@ -56,9 +56,10 @@ describe.runIf(inject('dbKind') === 'pglite')('workspaces: the diff of a task', 
     expect(execFileSync('ls', [ws.gitDir], { encoding: 'utf8' })).not.toContain('diff-index');
   });
 
-  it('ignores a .git planted in the files, and runs nothing it configures', async () => {
+  it('ignores a .git planted in the files in place of the pointer, and runs nothing it configures', async () => {
     const ws = await prepare();
     const pwned = join(fx.dataDir, 'pwned');
+    rmSync(join(ws.dir, '.git'));
     mkdirSync(join(ws.dir, '.git/hooks'), { recursive: true });
     writeFileSync(join(ws.dir, '.git/config'), `[core]\n\tfsmonitor = touch ${pwned}\n\thooksPath = .git/hooks\n[diff]\n\texternal = touch ${pwned}\n`);
     writeFileSync(join(ws.dir, '.git/HEAD'), 'ref: refs/heads/main\n');

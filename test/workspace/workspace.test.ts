@@ -63,7 +63,7 @@ describe.runIf(inject('dbKind') === 'pglite')('workspaces: mirrors and checkouts
     await ws2.dispose();
   });
 
-  it("checks the base branch out at its commit into the task's own directory, with no .git in it", async () => {
+  it("checks the base branch out at its commit into the task's own directory, its git dir beside it", async () => {
     server.createRepo('acme', 'branches', { files: { 'a.txt': 'main\n' } });
     const dev = server.commit('acme', 'branches', { branch: 'develop', from: 'main', files: { 'a.txt': 'develop\n', 'dir/new.txt': 'n\n' } });
     const id = taskId();
@@ -72,7 +72,10 @@ describe.runIf(inject('dbKind') === 'pglite')('workspaces: mirrors and checkouts
     expect(ws.dir).toBe(join(fx.dataDir, 'work', id, 'tree'));
     expect(readFileSync(join(ws.dir, 'a.txt'), 'utf8')).toBe('develop\n');
     expect(readFileSync(join(ws.dir, 'dir/new.txt'), 'utf8')).toBe('n\n');
-    expect(readdirSync(ws.dir).sort()).toEqual(['a.txt', 'dir']);
+    expect(readdirSync(ws.dir).sort()).toEqual(['.git', 'a.txt', 'dir']);
+    // .git is only a pointer, so `git -C dir` works on the host (the validator uses it).
+    expect(readFileSync(join(ws.dir, '.git'), 'utf8')).toBe(`gitdir: ${ws.gitDir}\n`);
+    expect(execFileSync('git', ['-C', ws.dir, 'rev-parse', 'HEAD'], { encoding: 'utf8' }).trim()).toBe(dev);
     expect(git(ws.gitDir, 'rev-parse', 'HEAD')).toBe(dev);
     expect(git(ws.gitDir, 'symbolic-ref', 'HEAD')).toBe('refs/heads/develop');
     // Self-contained: no remote, no alternates into the mirror, a clean status against its own tree.
