@@ -1,0 +1,107 @@
+import { execFile, spawn } from 'node:child_process';
+import { cp, mkdir } from 'node:fs/promises';
+import { join } from 'node:path';
+import { promisify } from 'node:util';
+
+const run = promisify(execFile);
+
+async function git(dir: string, args: string[]): Promise<string> {
+  const { stdout } = await run('git', ['-C', dir, ...args], { maxBuffer: 64 * 1024 * 1024, encoding: 'utf8' });
+  return stdout;
+}
+
+export class NotACheckoutError extends Error {}
+
+export interface Checkout {
+  /** The top of the work tree (a --repo pointing into a subdirectory means its repository). */
+  root: string;
+  /** The commit the revision names. */
+  commit: string;
+}
+
+/** The checkout a directory belongs to and the commit a revision names in it; a NotACheckoutError says what is wrong. */
+export async function openCheckout(dir: string, rev: string): Promise<Checkout> {
+  let root: string;
+  try {
+    if ((await git(dir, ['rev-parse', '--is-inside-work-tree'])).trim() !== 'true') throw new Error('not a work tree');
+    root = (await git(dir, ['rev-parse', '--show-toplevel'])).trim();
+  } catch {
+    throw new NotACheckoutError(`${dir} is not a git checkout`);
+  }
+  try {
+    return { root, commit: (await git(root, ['rev-parse', '--verify', '--quiet', `${rev}^{commit}`])).trim() };
+  } catch {
+    throw new NotACheckoutError(`${rev} does not name a commit in ${root}`);
+  }
+}
+
+/**
+ * A directory bound at /workspace for one run: the checkout in `repo/` (the command's
+ * working directory), and `home/`, the commands' HOME, so what the setup phase installs
+ * or downloads (pip's user site, npm's, go's, cargo's, maven's caches) is still there
+ * for the test phase and stays out of the tree the tests see.
+ */
+export interface RunTree {
+  /** Host directory bound at /workspace. */
+  workdir: string;
+  /** Host path of the checkout copy, workdir/repo. */
+  repo: string;
+}
+
+export const TREE_REPO = 'repo';
+export const TREE_HOME = 'home';
+
+async function newTree(root: string, name: string): Promise<RunTree> {
+  const workdir = join(root, name);
+  await mkdir(join(workdir, TREE_HOME), { recursive: true });
+  return { workdir, repo: join(workdir, TREE_REPO) };
+}
+
+/**
+ * The two trees the tests run in, each its own copy (tests write files, and the sandbox's
+ * workdir is writable):
+ * - change: the checkout as it stands, working-tree changes and untracked files included;
+ * - baseline: the tracked files at `baseCommit`.
+ * Both get the checkout's ignored files (node_modules, a virtualenv, build caches), so the
+ * two runs differ only by the change. Neither gets .git.
+ */
+export async function prepareCopies(dir: string, baseCommit: string, root: string): Promise<{ baseline: RunTree; change: RunTree }> {
+  const baseline = await newTree(root, 'baseline');
+  const change = await newTree(root, 'change');
+  const gitDir = join(dir, '.git');
+  await cp(dir, change.repo, { recursive: true, verbatimSymlinks: true, filter: (src) => src !== gitDir });
+  await mkdir(baseline.repo);
+  await extractTree(dir, baseCommit, baseline.repo);
+  const ignored = (await git(dir, ['ls-files', '-z', '--others', '--ignored', '--exclude-standard', '--directory'])).split('\0').filter(Boolean);
+  for (const entry of ignored) {
+    const path = entry.replace(/\/$/, '');
+    if (path === '.git' || path.startsWith('.git/')) continue;
+    await cp(join(dir, path), join(baseline.repo, path), { recursive: true, verbatimSymlinks: true, force: true });
+  }
+  return { baseline, change };
+}
+
+/** `git archive <commit> | tar -x -C dest`. */
+function extractTree(dir: string, commit: string, dest: string): Promise<void> {
+  return new Promise((resolve, reject) => {
+    const archive = spawn('git', ['-C', dir, 'archive', '--format=tar', commit], { stdio: ['ignore', 'pipe', 'pipe'] });
+    const tar = spawn('tar', ['-x', '-C', dest], { stdio: ['pipe', 'ignore', 'pipe'] });
+    archive.stdout.pipe(tar.stdin);
+    let errors = '';
+    archive.stderr.on('data', (d) => (errors += d));
+    tar.stderr.on('data', (d) => (errors += d));
+    let pending = 2;
+    let failed = false;
+    const done = (what: string) => (code: number | null) => {
+      if (code !== 0 && !failed) {
+        failed = true;
+        reject(new Error(`${what} of ${commit} failed: ${errors.trim()}`));
+      }
+      if (--pending === 0 && !failed) resolve();
+    };
+    archive.once('error', reject);
+    tar.once('error', reject);
+    archive.once('close', done('git archive'));
+    tar.once('close', done('tar'));
+  });
+}

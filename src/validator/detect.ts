@@ -1,0 +1,327 @@
+import { existsSync, readFileSync, readdirSync, statSync } from 'node:fs';
+import { join } from 'node:path';
+
+/**
+ * How a repository is tested, decided from its files alone (reading files on the host runs
+ * none of the repository's code). The command runs later, inside the sandbox.
+ */
+export type RunnerKind = 'node' | 'pytest' | 'unittest' | 'tox' | 'go' | 'cargo' | 'maven' | 'gradle' | 'make';
+
+/** Where the test command came from: the repository's `.emend/test`, the repo memory, or detection. */
+export type PlanSource = 'repo-file' | 'memory' | 'detected';
+
+/** How per-test timeouts can be added to the command, for runners that allow them. */
+export type PerTestTimeout =
+  | { kind: 'node-test' }
+  | { kind: 'jest' }
+  | { kind: 'vitest' }
+  | { kind: 'mocha' }
+  | { kind: 'pytest' }
+  | { kind: 'go' }
+  | { kind: 'none' };
+
+export interface SetupPlan {
+  /** The install command when the sandbox allows network for setup. */
+  command: string;
+  /** The command without network, or undefined when nothing can be installed offline. */
+  offlineCommand?: string;
+}
+
+export interface TestPlan {
+  /** The detected runner (undefined for a command from `.emend/test` or memory in a repo nothing was detected in). */
+  runner: RunnerKind | undefined;
+  source: PlanSource;
+  /** Shell command line of the test phase, before timeout flags are added. */
+  command: string;
+  /** How to pass per-test timeouts; only for detected commands, whose shape is known. */
+  perTest: PerTestTimeout;
+  /** The dependency install, when the repository has dependencies that are not there yet. */
+  setup: SetupPlan | null;
+}
+
+export interface DetectOptions {
+  /** The test command remembered for this repository (repo memory), if any. */
+  testCommand?: string;
+}
+
+/** npm's placeholder for a package without tests. */
+const NPM_PLACEHOLDER = /no test specified/;
+
+const read = (dir: string, file: string): string | undefined => {
+  try {
+    return readFileSync(join(dir, file), 'utf8');
+  } catch {
+    return undefined;
+  }
+};
+
+/** The first line of `.emend/test` that is neither blank nor a comment. */
+export function repoTestFile(dir: string): string | undefined {
+  const text = read(dir, '.emend/test');
+  if (text === undefined) return undefined;
+  return text
+    .split('\n')
+    .map((l) => l.trim())
+    .find((l) => l !== '' && !l.startsWith('#'));
+}
+
+/**
+ * The test plan for a checkout, or undefined when the repository has no tests we can find.
+ * `.emend/test` wins over the remembered command, which wins over detection; the setup
+ * (dependency install) comes from detection in every case, since an override names the
+ * command, not how the dependencies get there.
+ */
+export function detectTestPlan(dir: string, options: DetectOptions = {}): TestPlan | undefined {
+  const detected = detectRunner(dir);
+  const override = repoTestFile(dir);
+  const remembered = options.testCommand?.trim() || undefined;
+  if (override !== undefined || remembered !== undefined) {
+    return {
+      runner: detected?.runner,
+      source: override !== undefined ? 'repo-file' : 'memory',
+      command: (override ?? remembered)!,
+      perTest: { kind: 'none' },
+      setup: detected?.setup ?? null,
+    };
+  }
+  return detected;
+}
+
+function detectRunner(dir: string): TestPlan | undefined {
+  return node(dir) ?? python(dir) ?? go(dir) ?? cargo(dir) ?? maven(dir) ?? gradle(dir) ?? make(dir);
+}
+
+const plan = (runner: RunnerKind, command: string, perTest: PerTestTimeout, setup: SetupPlan | null = null): TestPlan => ({
+  runner,
+  source: 'detected',
+  command,
+  perTest,
+  setup,
+});
+
+function node(dir: string): TestPlan | undefined {
+  const text = read(dir, 'package.json');
+  if (text === undefined) return undefined;
+  let pkg: { scripts?: Record<string, unknown>; dependencies?: object; devDependencies?: object; optionalDependencies?: object; packageManager?: unknown };
+  try {
+    pkg = JSON.parse(text);
+  } catch {
+    return undefined;
+  }
+  const script = pkg.scripts?.test;
+  if (typeof script !== 'string' || script.trim() === '' || NPM_PLACEHOLDER.test(script)) return undefined;
+  const pm = packageManager(dir, typeof pkg.packageManager === 'string' ? pkg.packageManager : undefined);
+  const deps = [pkg.dependencies, pkg.devDependencies, pkg.optionalDependencies].some((d) => d && Object.keys(d).length > 0);
+  const setup = deps && !existsSync(join(dir, 'node_modules')) ? nodeSetup(dir, pm) : null;
+  const command = pm === 'npm' ? 'npm test' : `${pm} run test`;
+  return plan('node', command, scriptTimeoutStyle(script), setup);
+}
+
+type PackageManager = 'npm' | 'pnpm' | 'yarn';
+
+function packageManager(dir: string, declared: string | undefined): PackageManager {
+  if (existsSync(join(dir, 'pnpm-lock.yaml'))) return 'pnpm';
+  if (existsSync(join(dir, 'yarn.lock'))) return 'yarn';
+  if (existsSync(join(dir, 'package-lock.json')) || existsSync(join(dir, 'npm-shrinkwrap.json'))) return 'npm';
+  if (declared?.startsWith('pnpm@')) return 'pnpm';
+  if (declared?.startsWith('yarn@')) return 'yarn';
+  return 'npm';
+}
+
+function nodeSetup(dir: string, pm: PackageManager): SetupPlan {
+  if (pm === 'pnpm') return { command: 'pnpm install --frozen-lockfile', offlineCommand: 'pnpm install --frozen-lockfile --offline' };
+  if (pm === 'yarn') {
+    // Yarn 2+ (a .yarnrc.yml) replaced --frozen-lockfile with --immutable.
+    const berry = existsSync(join(dir, '.yarnrc.yml'));
+    return berry ? { command: 'yarn install --immutable' } : { command: 'yarn install --frozen-lockfile', offlineCommand: 'yarn install --frozen-lockfile --offline' };
+  }
+  const locked = existsSync(join(dir, 'package-lock.json')) || existsSync(join(dir, 'npm-shrinkwrap.json'));
+  // Without a lockfile nothing pins the versions, and offline there is no cache to install from.
+  return locked
+    ? { command: 'npm ci --no-audit --no-fund', offlineCommand: 'npm ci --offline --no-audit --no-fund' }
+    : { command: 'npm install --no-audit --no-fund' };
+}
+
+/** Options of node that take a separate value (`--import tsx`). */
+const NODE_VALUE_OPTIONS = new Set(['--import', '--require', '-r', '--loader', '--experimental-loader', '--test-reporter', '--test-reporter-destination', '--test-name-pattern', '--test-concurrency']);
+
+/**
+ * Which timeout flags can be appended to `npm test -- ...`: only when the script is one
+ * simple command of a known runner (arguments after `--` land at its end). `node --test`
+ * also needs no file arguments, since node reads options only before the first positional.
+ */
+export function scriptTimeoutStyle(script: string): PerTestTimeout {
+  if (/[;&|<>`$()\n]/.test(script)) return { kind: 'none' };
+  const tokens = script.trim().split(/\s+/);
+  while (tokens.length && /^[A-Za-z_][A-Za-z0-9_]*=/.test(tokens[0]!)) tokens.shift();
+  const [bin, ...rest] = tokens;
+  if (bin === 'node') {
+    if (!rest.includes('--test')) return { kind: 'none' };
+    for (let i = 0; i < rest.length; i++) {
+      const t = rest[i]!;
+      if (!t.startsWith('-')) return { kind: 'none' };
+      if (NODE_VALUE_OPTIONS.has(t)) i++;
+    }
+    return { kind: 'node-test' };
+  }
+  if (bin === 'jest') return { kind: 'jest' };
+  if (bin === 'vitest' && (rest[0] === undefined || rest[0] === 'run' || rest[0].startsWith('-'))) return { kind: 'vitest' };
+  if (bin === 'mocha') return { kind: 'mocha' };
+  return { kind: 'none' };
+}
+
+const SKIP_DIRS = new Set(['.git', 'node_modules', '.venv', 'venv', '.tox', '__pycache__', 'site-packages', 'dist', 'build', 'target']);
+
+/** Python files that look like tests, at most `limit`, at most four directories deep. */
+function pythonTestFiles(dir: string, limit = 50): string[] {
+  const found: string[] = [];
+  const walk = (rel: string, depth: number) => {
+    if (depth > 4 || found.length >= limit) return;
+    let entries: string[];
+    try {
+      entries = readdirSync(join(dir, rel));
+    } catch {
+      return;
+    }
+    for (const name of entries.sort()) {
+      if (found.length >= limit) return;
+      const path = rel ? `${rel}/${name}` : name;
+      if (SKIP_DIRS.has(name) || name.startsWith('.')) continue;
+      let isDir: boolean;
+      try {
+        isDir = statSync(join(dir, path)).isDirectory();
+      } catch {
+        continue;
+      }
+      if (isDir) walk(path, depth + 1);
+      else if (/^test_.*\.py$|_test\.py$|^tests?\.py$/.test(name)) found.push(path);
+    }
+  };
+  walk('', 0);
+  return found;
+}
+
+function python(dir: string): TestPlan | undefined {
+  const pyproject = read(dir, 'pyproject.toml') ?? '';
+  const setupCfg = read(dir, 'setup.cfg') ?? '';
+  const tox = read(dir, 'tox.ini');
+  const files = pythonTestFiles(dir);
+  const pytestConfigured =
+    /\[tool\.pytest/.test(pyproject) ||
+    existsSync(join(dir, 'pytest.ini')) ||
+    /\[tool:pytest\]/.test(setupCfg) ||
+    /^\[pytest\]/m.test(tox ?? '') ||
+    existsSync(join(dir, 'conftest.py'));
+  const sources = files.map((f) => read(dir, f) ?? '');
+  const pytestStyle = sources.some((s) => /^\s*(import pytest|from pytest)|^def test_/m.test(s));
+  const unittestStyle = sources.some((s) => /\bunittest\b/.test(s));
+  const setup = pythonSetup(dir, pyproject);
+  if (pytestConfigured || pytestStyle || (tox !== undefined && /pytest/.test(tox))) return plan('pytest', 'python3 -m pytest', { kind: 'pytest' }, setup);
+  if (tox !== undefined && /^\[tox\]|^\[tox:tox\]/m.test(tox)) return plan('tox', 'tox', { kind: 'none' }, null);
+  if (unittestStyle) return plan('unittest', 'python3 -m unittest discover -v', { kind: 'none' }, setup);
+  if (files.length > 0) return plan('pytest', 'python3 -m pytest', { kind: 'pytest' }, setup);
+  return undefined;
+}
+
+const REQUIREMENTS = ['requirements.txt', 'requirements-dev.txt', 'requirements-test.txt', 'test-requirements.txt', 'dev-requirements.txt', 'requirements_dev.txt'];
+
+function pythonSetup(dir: string, pyproject: string): SetupPlan | null {
+  const parts = REQUIREMENTS.filter((f) => existsSync(join(dir, f))).map((f) => `-r ${f}`);
+  const installable = existsSync(join(dir, 'setup.py')) || /^\[project\]/m.test(pyproject);
+  if (installable) parts.push('-e .');
+  if (parts.length === 0) return null;
+  // User site-packages live under HOME, which is the workspace: the test phase sees them.
+  return { command: `python3 -m pip install --user --quiet ${parts.join(' ')}` };
+}
+
+function go(dir: string): TestPlan | undefined {
+  const mod = read(dir, 'go.mod');
+  if (mod === undefined) return undefined;
+  const needs = /^require\b/m.test(mod) && !existsSync(join(dir, 'vendor'));
+  return plan('go', 'go test -json ./...', { kind: 'go' }, needs ? { command: 'go mod download' } : null);
+}
+
+function cargo(dir: string): TestPlan | undefined {
+  if (!existsSync(join(dir, 'Cargo.toml'))) return undefined;
+  // The test phase has no network: fetched crates must come from the setup phase.
+  return plan('cargo', 'cargo test --offline', { kind: 'none' }, { command: 'cargo fetch' });
+}
+
+function maven(dir: string): TestPlan | undefined {
+  if (!existsSync(join(dir, 'pom.xml'))) return undefined;
+  const mvn = existsSync(join(dir, 'mvnw')) ? './mvnw' : 'mvn';
+  return plan('maven', `${mvn} -B test`, { kind: 'none' }, { command: `${mvn} -B -q -DskipTests test-compile dependency:go-offline` });
+}
+
+function gradle(dir: string): TestPlan | undefined {
+  if (!['build.gradle', 'build.gradle.kts', 'settings.gradle', 'settings.gradle.kts'].some((f) => existsSync(join(dir, f)))) return undefined;
+  const bin = existsSync(join(dir, 'gradlew')) ? './gradlew' : 'gradle';
+  return plan('gradle', `${bin} --no-daemon --offline test`, { kind: 'none' }, { command: `${bin} --no-daemon testClasses` });
+}
+
+function make(dir: string): TestPlan | undefined {
+  const makefile = ['GNUmakefile', 'makefile', 'Makefile'].map((f) => read(dir, f)).find((t) => t !== undefined);
+  if (makefile === undefined || !/^test\s*:/m.test(makefile)) return undefined;
+  return plan('make', 'make test', { kind: 'none' });
+}
+
+/** What the sandbox reported when probed, for flags that depend on versions or plugins. */
+export interface Probe {
+  nodeVersion?: [number, number];
+  pytestTimeout?: boolean;
+}
+
+/** The shell command that asks the sandbox what the flags depend on, or undefined if nothing. */
+export function probeCommand(plan: TestPlan): string | undefined {
+  if (plan.perTest.kind === 'node-test') return 'node -p process.versions.node';
+  if (plan.perTest.kind === 'pytest') return 'python3 -c "import pytest_timeout" >/dev/null 2>&1 && echo pytest-timeout || echo no-plugin';
+  return undefined;
+}
+
+export function readProbe(output: string): Probe {
+  const version = /^(\d+)\.(\d+)\.\d+/m.exec(output);
+  return {
+    nodeVersion: version ? [Number(version[1]), Number(version[2])] : undefined,
+    pytestTimeout: /^pytest-timeout$/m.test(output),
+  };
+}
+
+function atLeast(v: [number, number] | undefined, ...mins: [number, number][]): boolean {
+  if (v === undefined) return false;
+  if (v[0] > Math.max(...mins.map((m) => m[0]))) return true;
+  return mins.some(([major, minor]) => v[0] === major && v[1] >= minor);
+}
+
+/**
+ * The test command with per-test timeouts and machine-readable output where the runner
+ * allows them, so one hanging test fails at its timeout and the others are still reported.
+ * `runSeconds` is the whole run's limit (go's -timeout is per test binary).
+ */
+export function commandWithTimeouts(plan: TestPlan, testSeconds: number, runSeconds: number, probe: Probe): string {
+  const ms = testSeconds * 1000;
+  const pass = (args: string) => (plan.command.startsWith('npm ') ? `${plan.command} -- ${args}` : `${plan.command} ${args}`);
+  switch (plan.perTest.kind) {
+    case 'node-test': {
+      // --test-timeout: 20.11 / 21.2; --test-force-exit (a file whose tests ended but left a timer): 20.14 / 22.
+      const flags = ['--test-reporter=tap'];
+      if (atLeast(probe.nodeVersion, [20, 11], [21, 2])) flags.push(`--test-timeout=${ms}`);
+      if (atLeast(probe.nodeVersion, [20, 14], [22, 0])) flags.push('--test-force-exit');
+      return pass(flags.join(' '));
+    }
+    case 'jest':
+      return pass(`--testTimeout=${ms} --verbose`);
+    case 'vitest':
+      return pass(`--testTimeout=${ms} --reporter=verbose`);
+    case 'mocha':
+      return pass(`--timeout ${ms}`);
+    case 'pytest': {
+      // faulthandler dumps the hanging test's stack; only pytest-timeout can end it.
+      const timeout = probe.pytestTimeout ? ` -o timeout=${testSeconds}` : '';
+      return `${plan.command} -v -rA -p no:cacheprovider -o faulthandler_timeout=${testSeconds}${timeout}`;
+    }
+    case 'go':
+      return plan.command.replace('go test ', `go test -timeout ${Math.max(1, Math.floor(runSeconds * 0.9))}s `);
+    case 'none':
+      return plan.command;
+  }
+}

@@ -1,0 +1,186 @@
+import type { ParserResult, TestStatus } from './parse.js';
+
+const indentOf = (line: string) => line.length - line.trimStart().length;
+
+/**
+ * TAP as node --test writes it (also tape, ava --tap, mocha --reporter tap): `ok N - name`,
+ * `not ok N - name # SKIP`, subtests indented under `# Subtest: name`, a YAML block after
+ * each result. Ids join nested names with " > ". Suites (results with subtests) are not
+ * tests of their own unless they failed with no failing subtest (a failing hook).
+ */
+export function parseTap(lines: string[]): ParserResult {
+  const tests: [string, TestStatus][] = [];
+  const explained: number[] = [];
+  const open = new Map<number, string>();
+  const childFailed = new Map<number, boolean>();
+  const hadChildren = new Map<number, boolean>();
+  for (let i = 0; i < lines.length; i++) {
+    const line = lines[i]!;
+    const subtest = /^(\s*)# Subtest: (.*)$/.exec(line);
+    if (subtest) {
+      open.set(subtest[1]!.length, unescapeTap(subtest[2]!));
+      explained.push(i);
+      continue;
+    }
+    const result = /^(\s*)(not ok|ok)\s+\d+(?:\s+-)?(?:\s+(.*?))?(?:\s+#\s*(SKIP|TODO)\b.*|\s+# time=.*)?\s*$/.exec(line);
+    if (!result) continue;
+    const indent = result[1]!.length;
+    const name = unescapeTap(result[3] || open.get(indent) || '');
+    const failed = result[2] === 'not ok';
+    const directive = result[4];
+    const status: TestStatus = directive ? 'skipped' : failed ? 'failed' : 'passed';
+    const parents = [...open.entries()].filter(([level]) => level < indent).sort((a, b) => a[0] - b[0]).map(([, n]) => n);
+    const isSuite = hadChildren.get(indent) === true;
+    const anyChildFailed = childFailed.get(indent) === true;
+    if (!isSuite || (status === 'failed' && !anyChildFailed)) tests.push([[...parents, name].join(' > '), status]);
+    explained.push(i);
+    // Tell the enclosing level that it has children, and whether one of them failed.
+    for (const level of [...hadChildren.keys()]) if (level >= indent) hadChildren.delete(level), childFailed.delete(level);
+    const parentLevel = Math.max(-1, ...[...open.keys()].filter((l) => l < indent));
+    if (parentLevel >= 0) {
+      hadChildren.set(parentLevel, true);
+      if (status === 'failed') childFailed.set(parentLevel, true);
+    }
+    for (const level of [...open.keys()]) if (level >= indent) open.delete(level);
+    // The YAML diagnostics of a result, `---` to `...`, indented under it.
+    if (lines[i + 1] !== undefined && /^\s*---\s*$/.test(lines[i + 1]!) && indentOf(lines[i + 1]!) > indent) {
+      let j = i + 1;
+      for (; j < lines.length; j++) {
+        explained.push(j);
+        if (j > i + 1 && /^\s*\.\.\.\s*$/.test(lines[j]!) && indentOf(lines[j]!) === indentOf(lines[i + 1]!)) break;
+      }
+      i = j;
+    }
+  }
+  // Subtests still open when the output ends: the test that was running when the run was cut off.
+  const running = open.size > 0 ? [...open.entries()].sort((a, b) => a[0] - b[0]).map(([, n]) => n).join(' > ') : undefined;
+  return { tests, explained, running };
+}
+
+const unescapeTap = (s: string) => s.replace(/\\([#\\])/g, '$1').trim();
+
+const PASS_MARK = /^[✓✔√]$/;
+const FAIL_MARK = /^(?:[✕✖×✗✘]|\d+\))$/;
+const SKIP_MARK = /^[○↓﹣]$/;
+const TREE_LINE = /^(\s*)([✓✔√✕✖×✗✘○↓﹣]|\d+\))\s+(.+?)\s*$/;
+/** vitest's line for a whole file: `✓ test/a.test.ts (3 tests) 5ms`. */
+const VITEST_FILE = /^\s*\S+\s+(\S+)\s+\(\d+ tests?\b/;
+
+/** A line that starts a new report and so ends any tree of names above it. */
+const BLOCK_START = /^\s*(PASS|FAIL|RUNS)\s|^\s*(✖ failing tests:|Test Suites:|Tests:|ℹ )/;
+
+/**
+ * Indented trees of names with a mark per test: jest --verbose, mocha's spec reporter,
+ * node's spec reporter, vitest's verbose reporter. A test's id is the names of the
+ * groups above it (the nearest less-indented unmarked lines) and its own, joined by " › ".
+ */
+export function parseTree(lines: string[]): ParserResult {
+  const tests: [string, TestStatus][] = [];
+  const explained: number[] = [];
+  // Mocha's failure details (`N failing` to the end) and node's repeated "failing tests"
+  // list would read as more tests; they are explained, not parsed.
+  const stop = lines.findIndex((l) => /^\s*\d+ failing\s*$/.test(l) || /^\s*✖ failing tests:\s*$/.test(l));
+  const end = stop === -1 ? lines.length : stop;
+  for (let i = 0; i < end; i++) {
+    const m = TREE_LINE.exec(lines[i]!);
+    if (!m) continue;
+    const [, space, mark, rest] = m;
+    const status: TestStatus = PASS_MARK.test(mark!) ? 'passed' : FAIL_MARK.test(mark!) ? 'failed' : SKIP_MARK.test(mark!) ? 'skipped' : 'passed';
+    if (/^\d+\)$/.test(mark!) && !/^\s{2,}/.test(lines[i]!)) continue; // "1) " at the margin is prose, not mocha's list
+    const name = cleanName(rest!.replace(/^skipped\s+/, '').replace(/\s+#\s*SKIP\b.*$/, ''));
+    if (name === '' || VITEST_FILE.test(lines[i]!)) continue;
+    const { groups, vitest } = groupsAbove(lines, i, space!.length);
+    // vitest names nested tests "describe > test" and its summary "file > describe > test".
+    tests.push([[...groups, name].join(vitest || name.includes(' > ') ? ' > ' : ' › '), status]);
+    explained.push(i);
+  }
+  if (stop !== -1) for (let i = stop; i < lines.length; i++) explained.push(i);
+  return { tests, explained };
+}
+
+/** A test name without the duration runners print after it: "(12 ms)", "(1.2ms)", "12ms". */
+const cleanName = (s: string) => s.replace(/\s+\(\d+(?:\.\d+)?\s*m?s\)$/, '').replace(/\s+\d+(?:\.\d+)?\s*m?s$/, '').trim();
+
+function groupsAbove(lines: string[], at: number, indent: number): { groups: string[]; vitest: boolean } {
+  const groups: string[] = [];
+  let vitest = false;
+  let need = indent;
+  for (let j = at - 1; j >= 0 && need > 0; j--) {
+    const line = lines[j]!;
+    if (line.trim() === '' || BLOCK_START.test(line)) break;
+    const level = indentOf(line);
+    if (level >= need) continue;
+    const file = VITEST_FILE.exec(line);
+    if (file) {
+      groups.unshift(file[1]!);
+      vitest = true;
+      break;
+    }
+    if (TREE_LINE.test(line)) continue;
+    groups.unshift(cleanName(line.trim().replace(/^▶\s*/, '')));
+    need = level;
+  }
+  return { groups, vitest };
+}
+
+/**
+ * jest's failure headers, `● describe › test`, and the details under them up to the next
+ * header or summary. "● Test suite failed to run" is named after the file above it.
+ */
+export function parseJest(lines: string[]): ParserResult {
+  const tests: [string, TestStatus][] = [];
+  const explained: number[] = [];
+  let file = '';
+  let inDetails = false;
+  for (let i = 0; i < lines.length; i++) {
+    const line = lines[i]!;
+    const header = /^(PASS|FAIL)\s+(\S+)/.exec(line);
+    if (header) {
+      file = header[2]!;
+      inDetails = false;
+      continue;
+    }
+    if (/^(Test Suites|Tests|Snapshots|Time):\s/.test(line)) {
+      inDetails = false;
+      explained.push(i);
+      continue;
+    }
+    const bullet = /^\s*● (.+?)\s*$/.exec(line);
+    if (bullet) {
+      const name = bullet[1]!;
+      if (name === 'Console') {
+        inDetails = false;
+        continue;
+      }
+      tests.push([name === 'Test suite failed to run' ? `${file} › ${name}` : name, 'failed']);
+      inDetails = true;
+    }
+    if (inDetails) explained.push(i);
+  }
+  return { tests, explained };
+}
+
+/** vitest's summary of failures: ` FAIL  file > describe > test`, and its "Failed Tests" section. */
+export function parseVitestSummary(lines: string[]): ParserResult {
+  const tests: [string, TestStatus][] = [];
+  const explained: number[] = [];
+  let inSection = false;
+  for (let i = 0; i < lines.length; i++) {
+    const line = lines[i]!;
+    if (/⎯{3,}\s*Failed (Tests|Suites)/.test(line)) inSection = true;
+    else if (/^\s*Test Files\s/.test(line)) inSection = false;
+    const fail = /^\s*FAIL\s+(\S+ > .+?)\s*$/.exec(line);
+    if (fail) tests.push([cleanName(fail[1]!), 'failed']);
+    if (inSection || fail) explained.push(i);
+  }
+  return { tests, explained };
+}
+
+/** mocha's spec reporter lists failures as "N) name"; its summary "N passing / N failing" is explained. */
+export function parseMochaFailures(lines: string[]): ParserResult {
+  const explained: number[] = [];
+  lines.forEach((l, i) => {
+    if (/^\s*\d+ (passing|failing|pending)\b/.test(l)) explained.push(i);
+  });
+  return { tests: [], explained };
+}

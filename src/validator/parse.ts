@@ -1,0 +1,104 @@
+import { parseCargo, parseGoJson, parseGoVerbose, parseGradle, parseMaven } from './parse-compiled.js';
+import { parseJest, parseMochaFailures, parseTap, parseTree, parseVitestSummary } from './parse-js.js';
+import { parsePytest, parseUnittest } from './parse-python.js';
+
+export type TestStatus = 'passed' | 'failed' | 'skipped';
+
+/** What one parser understood of a run's output. */
+export interface ParserResult {
+  /** Test id and status, in the runner's own naming. */
+  tests: [string, TestStatus][];
+  /** Indexes of the lines that belong to the reports the parser read (result lines, failure details). */
+  explained: number[];
+  /** A test that had started and not finished when the output ended (the one hanging at a timeout). */
+  running?: string;
+}
+
+export type Parser = (lines: string[]) => ParserResult;
+
+/** Every parser runs on every output: a `npm test` or `make test` may wrap any runner. */
+const PARSERS: Parser[] = [
+  parseTap,
+  parseTree,
+  parseJest,
+  parseVitestSummary,
+  parseMochaFailures,
+  parsePytest,
+  parseUnittest,
+  parseGoJson,
+  parseGoVerbose,
+  parseCargo,
+  parseMaven,
+  parseGradle,
+];
+
+/**
+ * Lines that report a failure whatever printed them. When no runner's report accounts for
+ * one, it is a failure of its own: a test that calls console.assert(false) passes and the
+ * run exits 0, but "Assertion failed" is on the output.
+ */
+const FAILURE_MARKERS: RegExp[] = [
+  /Assertion failed/,
+  /\bAssertionError\b/,
+  /\bFAILED\b/,
+  /\bpanicked at\b/,
+  /^\s*(?:#\s*)?[✗×✖✕]\s/,
+  /^\s*not ok\b/,
+];
+
+export interface ParsedRun {
+  /** Every test the output reports, by id. A test reported both ways counts as failed. */
+  tests: Map<string, TestStatus>;
+  /** Marker lines no report accounts for, normalized so the same line matches across runs. */
+  markers: string[];
+  running?: string;
+}
+
+/**
+ * Strips the places the checkout lived at (the sandbox's /workspace, the host's temporary
+ * copy), so ids and markers from the baseline and the change compare equal.
+ */
+export function normalizeOutput(output: string, roots: string[]): string {
+  let text = output.replace(/\r\n?/g, '\n').replace(/\x1b\[[0-9;?]*[A-Za-z]/g, '');
+  for (const root of roots) text = text.split(`${root.replace(/\/+$/, '')}/`).join('');
+  return text;
+}
+
+export function parseOutput(output: string): ParsedRun {
+  const lines = output.split('\n');
+  const tests = new Map<string, TestStatus>();
+  const explained = new Set<number>();
+  let running: string | undefined;
+  for (const parser of PARSERS) {
+    const result = parser(lines);
+    for (const [id, status] of result.tests) {
+      const before = tests.get(id);
+      if (before === 'failed') continue;
+      if (before === 'passed' && status === 'skipped') continue;
+      tests.set(id, status);
+    }
+    for (const i of result.explained) explained.add(i);
+    running ??= result.running;
+  }
+  const markers = new Set<string>();
+  lines.forEach((line, i) => {
+    if (explained.has(i) || !FAILURE_MARKERS.some((m) => m.test(line))) return;
+    markers.add(markerKey(line));
+  });
+  return { tests, markers: [...markers], running };
+}
+
+/**
+ * A marker line as an id: without TAP's comment sign, and with what changes from run to run
+ * (durations, addresses, timestamps) blanked, so the same failure matches across runs.
+ */
+export function markerKey(line: string): string {
+  const text = line
+    .replace(/^\s*#\s?/, '')
+    .trim()
+    .replace(/\d{4}-\d\d-\d\dT[\d:.]+Z?/g, '<time>')
+    .replace(/0x[0-9a-f]{6,}/gi, '0x…')
+    .replace(/\b\d+(\.\d+)?\s?(ms|s)\b/g, '<duration>')
+    .replace(/\s+/g, ' ');
+  return `(output) ${text.length > 160 ? `${text.slice(0, 157)}...` : text}`;
+}

@@ -1,0 +1,154 @@
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import type { Sandbox } from '../sandbox/types.js';
+import { compareRuns } from './compare.js';
+import { openCheckout, prepareCopies } from './copies.js';
+import { type PlanSource, type RunnerKind, commandWithTimeouts, detectTestPlan } from './detect.js';
+import { type RunContext, type RunLimits, type SetupReport, defaultLimits, probe, runSetup, runTests } from './run.js';
+
+export const NO_TEST_COMMAND = 'no test command found';
+
+/** The baseline's result, kept in the step output so a fixer retry on the same commit need not run it again. */
+export interface BaselineSummary {
+  commit: string;
+  command: string;
+  failures: string[];
+  tests: number;
+  exit_code: number | null;
+  timed_out: boolean;
+  duration_ms: number;
+}
+
+/** The validator's result: the step output and what `emend validate --json` prints. */
+export interface ValidatorOutput {
+  /** The test command as run (with the timeout flags added), or null when none was found. */
+  command: string | null;
+  /** The dependency install of the change's run, or null when nothing needed installing. */
+  setup: SetupReport | null;
+  /** No new failures; null when nothing was validated (no tests, or tests that run on neither tree). */
+  passed: boolean | null;
+  new_failures: string[];
+  fixed: string[];
+  preexisting_failures: string[];
+  duration_ms: number;
+  /** The end of the change's test output. */
+  log_tail: string;
+  /** Why passed is null, or anything else a reader should know. */
+  message?: string;
+  source?: PlanSource;
+  runner?: RunnerKind;
+  /** Test counts of the change's run. */
+  tests?: { passed: number; failed: number; skipped: number };
+  baseline?: BaselineSummary;
+}
+
+export interface ValidateInput {
+  /** The checkout to validate, as it stands (working-tree changes are the change). */
+  dir: string;
+  /** The baseline: a revision of that checkout. */
+  base: string;
+  /** The repository's remembered test command (repo memory), if any. */
+  testCommand?: string;
+  /** A baseline result from an earlier run; used when its commit and command match. */
+  cachedBaseline?: BaselineSummary;
+}
+
+export interface ValidateOptions {
+  limits?: Partial<RunLimits>;
+  signal?: AbortSignal;
+  /** Where the temporary copies go (default: the OS temp dir). */
+  tmpRoot?: string;
+  log?: (message: string, data?: Record<string, unknown>) => void;
+}
+
+/**
+ * Runs the repository's tests on the baseline and on the change, each in its own copy in
+ * the sandbox, in sequence, and compares them: failures present before the change are
+ * pre-existing, the others are new; tests failing before and passing now are fixed.
+ */
+export async function validate(sandbox: Sandbox, input: ValidateInput, options: ValidateOptions = {}): Promise<ValidatorOutput> {
+  const started = performance.now();
+  const limits = defaultLimits(sandbox, options.limits);
+  const ctx: RunContext = { sandbox, limits, signal: options.signal };
+  const log = options.log ?? (() => {});
+  const { root: checkout, commit } = await openCheckout(input.dir, input.base);
+  const root = await mkdtemp(join(options.tmpRoot ?? tmpdir(), 'emend-validate-'));
+  try {
+    const copies = await prepareCopies(checkout, commit, root);
+    // The command comes from the unmodified tree, so a change cannot pick its own judge;
+    // only when the baseline has no tests at all does the change's tree decide.
+    const plan = detectTestPlan(copies.baseline.repo, { testCommand: input.testCommand }) ?? detectTestPlan(copies.change.repo, { testCommand: input.testCommand });
+    if (!plan) return noTests(started);
+    log('test plan', { runner: plan.runner, source: plan.source, command: plan.command, setup: plan.setup?.command });
+
+    // Setup and probe on the change's copy first: the command it yields decides whether a
+    // cached baseline still applies, and then the baseline's setup need not run at all.
+    const setup = await runSetup(ctx, copies.change, plan);
+    const probed = await probe(ctx, copies.change, plan);
+    const command = commandWithTimeouts(plan, Math.ceil(limits.testTimeoutMs / 1000), Math.ceil(limits.runTimeoutMs / 1000), probed);
+
+    let baseline = input.cachedBaseline;
+    if (!baseline || baseline.commit !== commit || baseline.command !== command) {
+      const baselineSetup = await runSetup(ctx, copies.baseline, plan);
+      const run = await runTests(ctx, copies.baseline, command, baselineSetup);
+      baseline = {
+        commit,
+        command,
+        failures: run.outcome.failures,
+        tests: run.outcome.tests.size,
+        exit_code: run.exitCode,
+        timed_out: run.timedOut,
+        duration_ms: run.durationMs,
+      };
+      log('baseline run', { failures: baseline.failures.length, tests: baseline.tests, ms: run.durationMs });
+    } else {
+      log('baseline reused', { commit });
+    }
+
+    const change = await runTests(ctx, copies.change, command, setup);
+    log('change run', { failures: change.outcome.failures.length, tests: change.outcome.tests.size, ms: change.durationMs });
+    const comparison = compareRuns(baseline.failures, change.outcome);
+    const counts = { passed: 0, failed: 0, skipped: 0 };
+    for (const s of change.outcome.tests.values()) counts[s]++;
+
+    let passed: boolean | null = comparison.new_failures.length === 0;
+    let message: string | undefined;
+    if (passed && change.outcome.tests.size === 0 && baseline.tests === 0 && change.outcome.failures.length > 0) {
+      // The same run-level failure on both trees and not one test reported: nothing was tested.
+      passed = null;
+      message = `the test command reports no tests and fails the same way on the unmodified checkout (${change.outcome.failures[0]}); the change could not be validated`;
+    } else if (setup?.skipped) {
+      message = `dependencies were not installed: ${setup.skipped}`;
+    }
+    return {
+      command,
+      setup,
+      passed,
+      ...comparison,
+      duration_ms: Math.round(performance.now() - started),
+      log_tail: change.logTail,
+      ...(message !== undefined ? { message } : {}),
+      source: plan.source,
+      ...(plan.runner !== undefined ? { runner: plan.runner } : {}),
+      tests: counts,
+      baseline,
+    };
+  } finally {
+    await rm(root, { recursive: true, force: true }).catch(() => {});
+  }
+}
+
+function noTests(started: number): ValidatorOutput {
+  return {
+    command: null,
+    setup: null,
+    passed: null,
+    new_failures: [],
+    fixed: [],
+    preexisting_failures: [],
+    duration_ms: Math.round(performance.now() - started),
+    log_tail: NO_TEST_COMMAND,
+    message: NO_TEST_COMMAND,
+  };
+}

@@ -1,0 +1,156 @@
+import { execFileSync } from 'node:child_process';
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { dirname, join } from 'node:path';
+import { loadConfig } from '../../src/config.js';
+import { createSandbox } from '../../src/sandbox/sandbox.js';
+import type { Sandbox } from '../../src/sandbox/types.js';
+
+/** Files of a tree: path → content; null in a change deletes the file. */
+export type Files = Record<string, string | null>;
+
+export interface FixtureRepo {
+  dir: string;
+  /** The commit holding the base files. */
+  base: string;
+}
+
+const made: string[] = [];
+
+const GIT_ENV = {
+  ...process.env,
+  GIT_AUTHOR_NAME: 'Fixture',
+  GIT_AUTHOR_EMAIL: 'fixture@example.com',
+  GIT_COMMITTER_NAME: 'Fixture',
+  GIT_COMMITTER_EMAIL: 'fixture@example.com',
+  GIT_CONFIG_NOSYSTEM: '1',
+};
+
+const git = (dir: string, args: string[]) => execFileSync('git', ['-C', dir, ...args], { env: GIT_ENV, encoding: 'utf8' }).trim();
+
+export function writeFiles(dir: string, files: Files) {
+  for (const [path, content] of Object.entries(files)) {
+    const full = join(dir, path);
+    if (content === null) {
+      rmSync(full, { force: true });
+      continue;
+    }
+    mkdirSync(dirname(full), { recursive: true });
+    writeFileSync(full, content);
+  }
+}
+
+/** A git repository in a temp dir with `base` committed and `change` (if any) left in the working tree. */
+export function fixtureRepo(base: Files, change: Files = {}): FixtureRepo {
+  const dir = mkdtempSync(join(tmpdir(), 'emend-fixture-'));
+  made.push(dir);
+  git(dir, ['init', '-q', '-b', 'main']);
+  writeFiles(dir, base);
+  git(dir, ['add', '-A']);
+  git(dir, ['commit', '-q', '-m', 'base']);
+  const commit = git(dir, ['rev-parse', 'HEAD']);
+  writeFiles(dir, change);
+  return { dir, base: commit };
+}
+
+/** Commits the working tree; returns the new commit. */
+export function commitAll(dir: string, message = 'change'): string {
+  git(dir, ['add', '-A']);
+  git(dir, ['commit', '-q', '-m', message]);
+  return git(dir, ['rev-parse', 'HEAD']);
+}
+
+export function removeFixtureRepos() {
+  for (const dir of made.splice(0)) rmSync(dir, { recursive: true, force: true });
+}
+
+const nodePackage = (script = 'node --test') => JSON.stringify({ name: 'fixture', version: '1.0.0', private: true, scripts: { test: script } }, null, 2);
+
+const ADD = 'exports.add = (a, b) => a + b;\nexports.mul = (a, b) => a * b;\n';
+
+const ADD_TESTS = `const test = require('node:test');
+const assert = require('node:assert');
+const { add, mul } = require('../src/math.js');
+test('adds', () => assert.strictEqual(add(2, 3), 5));
+test('multiplies', () => assert.strictEqual(mul(2, 3), 6));
+`;
+
+/** JavaScript, node --test: the change breaks mul, so "multiplies" fails. */
+export const jsFailingTest = () =>
+  fixtureRepo(
+    { 'package.json': nodePackage(), 'src/math.js': ADD, 'test/math.test.js': ADD_TESTS },
+    { 'src/math.js': 'exports.add = (a, b) => a + b;\nexports.mul = (a, b) => a + b;\n' },
+  );
+
+/** JavaScript whose test script checks with console.assert: a failure prints "Assertion failed" and exits 0. */
+export const jsFailureExitsZero = () =>
+  fixtureRepo(
+    {
+      'package.json': nodePackage('node test/check.js'),
+      'src/math.js': ADD,
+      'test/check.js': "const { add } = require('../src/math.js');\nconsole.assert(add(2, 2) === 4, 'add(2, 2) is 4');\nconsole.log('checks done');\n",
+    },
+    { 'src/math.js': 'exports.add = (a, b) => a - b;\nexports.mul = (a, b) => a * b;\n' },
+  );
+
+const CALC = 'def add(a, b):\n    return a + b\n\n\ndef sub(a, b):\n    return a - b\n';
+const CALC_TESTS = 'from calc import add, sub\n\n\ndef test_add():\n    assert add(2, 3) == 5\n\n\ndef test_sub():\n    assert sub(5, 3) == 2\n';
+
+/** Python with pytest: the change breaks sub. */
+export const pythonPytest = () =>
+  fixtureRepo({ 'calc.py': CALC, 'test_calc.py': CALC_TESTS, 'pytest.ini': '[pytest]\n' }, { 'calc.py': CALC.replace('a - b', 'a + b') });
+
+const PRE_TESTS = `const test = require('node:test');
+const assert = require('node:assert');
+const { a, b } = require('../src/lib.js');
+test('A', () => assert.strictEqual(a(), 'a'));
+test('B', () => assert.strictEqual(b(), 'b'));
+`;
+
+/** Test A fails before any change; `change` decides what happens to A and B. */
+export const jsPreexistingFailure = (change: Files) =>
+  fixtureRepo({ 'package.json': nodePackage(), 'src/lib.js': "exports.a = () => 'not a';\nexports.b = () => 'b';\n", 'test/lib.test.js': PRE_TESTS }, change);
+
+/** The change breaks B and leaves A failing. */
+export const preexistingBreaksB = () => jsPreexistingFailure({ 'src/lib.js': "exports.a = () => 'not a';\nexports.b = () => 'not b';\n" });
+/** The change fixes A. */
+export const preexistingFixesA = () => jsPreexistingFailure({ 'src/lib.js': "exports.a = () => 'a';\nexports.b = () => 'b';\n" });
+
+/** node --test, three test files; the change makes the one in test/slow.test.js hang. */
+export const jsHangingTest = () =>
+  fixtureRepo(
+    {
+      'package.json': nodePackage(),
+      'src/math.js': ADD,
+      'test/math.test.js': ADD_TESTS,
+      'test/more.test.js': "const test = require('node:test');\nconst assert = require('node:assert');\ntest('more', () => assert.ok(true));\n",
+      'test/slow.test.js': "const test = require('node:test');\ntest('waits for the answer', async () => { await new Promise((r) => setTimeout(r, 10)); });\n",
+    },
+    {
+      'test/slow.test.js': "const test = require('node:test');\ntest('waits for the answer', async () => { await new Promise((r) => setTimeout(r, 1e9)); });\n",
+    },
+  );
+
+/** pytest with a test that hangs (no pytest-timeout here): the run's timeout ends it. */
+export const pythonHangingTest = () =>
+  fixtureRepo(
+    { 'calc.py': CALC, 'test_calc.py': CALC_TESTS, 'pytest.ini': '[pytest]\n' },
+    { 'test_slow.py': 'import time\n\n\ndef test_slow():\n    time.sleep(1000)\n' },
+  );
+
+/** A repository with nothing to test. */
+export const noTests = () => fixtureRepo({ 'README.md': '# notes\n', 'notes.txt': 'nothing to run here\n' }, { 'notes.txt': 'still nothing\n' });
+
+/**
+ * The real bubblewrap sandbox as the service builds it from its configuration, over a
+ * data dir of its own (the sandbox refuses workspaces inside the data dir).
+ */
+export async function fixtureSandbox(env: Record<string, string> = {}): Promise<Sandbox> {
+  const dataDir = mkdtempSync(join(tmpdir(), 'emend-fixture-data-'));
+  made.push(dataDir);
+  const config = loadConfig({ EMEND_DATA_DIR: dataDir, EMEND_SANDBOX: 'bubblewrap', ...env });
+  const sandbox = await createSandbox(config.sandbox, { protectedPaths: [dataDir] });
+  const report = sandbox.report();
+  if (report.kind !== 'bubblewrap') throw new Error(`the validator tests need bubblewrap; the sandbox is ${report.kind}: ${report.problem ?? ''}`);
+  return sandbox;
+}
