@@ -8,13 +8,14 @@ export const SANDBOX_UID = 1000;
 /** The environment every command starts from; nothing of the service's own reaches it. */
 export const BASE_ENV: Readonly<Record<string, string>> = {
   PATH: '/usr/local/bin:/usr/bin:/bin',
-  // Not the workspace: caches tools write under $HOME would end up in the diff.
-  HOME: '/tmp',
+  // The workspace, which lasts from command to command (/tmp does not): what the install
+  // phase puts in the user site (pip --user, caches) is there for the test phase.
+  HOME: '/workspace',
   LANG: 'C.UTF-8',
   USER: 'sandbox',
 };
 
-export const PASSWD = `sandbox:x:${SANDBOX_UID}:${SANDBOX_UID}:sandbox:/tmp:/bin/sh\nnobody:x:65534:65534:nobody:/nonexistent:/usr/sbin/nologin\n`;
+export const PASSWD = `sandbox:x:${SANDBOX_UID}:${SANDBOX_UID}:sandbox:/workspace:/bin/sh\nnobody:x:65534:65534:nobody:/nonexistent:/usr/sbin/nologin\n`;
 export const GROUP = `sandbox:x:${SANDBOX_UID}:\nnogroup:x:65534:\n`;
 
 /**
@@ -97,8 +98,9 @@ export function sandboxEnv(extra: Record<string, string> = {}): Record<string, s
  * with no capabilities that grants nothing over what is mounted, so what matters is what is
  * visible and writable: /usr, a few files of /etc and the tool roots read-only, /proc of the
  * sandbox's own pid namespace with /proc/sys read-only (its files check the owner's uid and
- * nothing else, and bwrap leaves them writable in this setup), a private /dev and /tmp, and
- * the workspace. --disable-userns keeps a command from making a user namespace of its own,
+ * nothing else, and bwrap leaves them writable in this setup: a command could otherwise set
+ * the host's sysctls), a private /dev and /tmp, and the workspace; the root itself is
+ * read-only. --disable-userns keeps a command from making a user namespace of its own,
  * where it would have every capability again.
  */
 export function bwrapArgs(plan: BwrapPlan, host: HostLayout): string[] {
@@ -131,6 +133,8 @@ export function bwrapArgs(plan: BwrapPlan, host: HostLayout): string[] {
   args.push('--size', String(plan.tmpBytes), '--tmpfs', '/tmp', '--symlink', '../tmp', '/var/tmp');
   for (const root of plan.toolRoots) args.push('--ro-bind', root, root);
   args.push('--bind', plan.workdir, WORKSPACE, '--chdir', sandboxCwd(plan.cwd));
+  // The root bwrap builds is a tmpfs of its own: read-only once everything is in place.
+  args.push('--remount-ro', '/');
   args.push('--clearenv');
   for (const [name, value] of Object.entries(sandboxEnv(plan.env))) args.push('--setenv', name, value);
   args.push('--', ...plan.command);

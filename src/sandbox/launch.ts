@@ -7,6 +7,8 @@ import { OutputTail } from './output-tail.js';
 import type { SandboxResult } from './types.js';
 
 export interface Launch {
+  /** The bash that starts it all. */
+  bash: string;
   /** What runs once the first process has joined the cgroups: prlimit, bwrap and its arguments, the command. */
   argv: string[];
   /** Host working directory of the first process. */
@@ -22,10 +24,17 @@ export interface Launch {
   cgroup?: CommandCgroup;
 }
 
-// The first process is sh: it writes its own pid into each cgroup.procs given, then execs
-// the rest, so nothing the command starts runs outside the cgroups even for a moment.
-const JOIN_AND_EXEC =
-  'n=$1; shift; while [ "$n" -gt 0 ]; do echo $$ > "$1" || { echo "emend sandbox: cannot join the cgroup $1" >&2; exit 125; }; shift; n=$((n - 1)); done; exec "$@"';
+// The first process is bash. It closes every descriptor it inherited beyond stdio and the
+// data descriptors (Node opens its own close-on-exec, but descriptors the service itself
+// inherited would pass on into the sandbox, where bwrap leaves them open), writes its own
+// pid into each cgroup.procs given, then execs the rest: nothing the command starts runs
+// outside the cgroups even for a moment. (dash cannot close a descriptor above 9.)
+const PREPARE_AND_EXEC = [
+  'keep=$(( 2 + $1 )); n=$2; shift 2',
+  'for f in /proc/$$/fd/*; do fd=${f##*/}; if [ "$fd" -gt "$keep" ]; then eval "exec $fd>&-"; fi; done',
+  'while [ "$n" -gt 0 ]; do echo $$ > "$1" || { echo "emend sandbox: cannot join the cgroup $1" >&2; exit 125; }; shift; n=$((n - 1)); done',
+  'exec "$@"',
+].join('\n');
 
 /** pid -> parent pid of every process on the host. */
 function parentsOf(): Map<number, number[]> {
@@ -85,7 +94,7 @@ export async function launch(spec: Launch): Promise<SandboxResult> {
   const started = performance.now();
   const procsFiles = spec.cgroup?.procsFiles ?? [];
   const fdData = spec.fdData ?? [];
-  const child = spawn('/bin/sh', ['-c', JOIN_AND_EXEC, 'emend-sandbox', String(procsFiles.length), ...procsFiles, ...spec.argv], {
+  const child = spawn(spec.bash, ['-c', PREPARE_AND_EXEC, 'emend-sandbox', String(fdData.length), String(procsFiles.length), ...procsFiles, ...spec.argv], {
     cwd: spec.cwd,
     env: spec.env,
     // Its own process group, so one signal reaches everything that did not leave it.

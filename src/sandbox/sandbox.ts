@@ -83,6 +83,8 @@ export async function createSandbox(config: SandboxConfig, options: SandboxOptio
     }
     version = bwrapVersion(bwrap);
   }
+  const bash = findExecutable('bash');
+  if (bash === undefined) return unavailable('bash is required to start sandboxed commands: install bash');
   const prlimit = options.prlimitPath ?? findExecutable('prlimit');
   if (config.mode === 'bubblewrap' && (prlimit === undefined || !isExecutable(prlimit))) {
     return unavailable('prlimit (util-linux) is required to set the per-command limits: install util-linux');
@@ -109,6 +111,7 @@ export async function createSandbox(config: SandboxConfig, options: SandboxOptio
       const rlimits = prlimit ? prlimitArgs(prlimit, limits) : [];
       let argv: string[];
       let cwd: string;
+      let launchEnv: Record<string, string> = LAUNCH_ENV;
       if (bwrap) {
         const plan = {
           workdir,
@@ -127,14 +130,16 @@ export async function createSandbox(config: SandboxConfig, options: SandboxOptio
       } else {
         // unsafe-host: the same limits and the same cleared environment, but on the host itself.
         cwd = resolve(workdir, relative('/workspace', sandboxCwd(request.cwd)));
-        argv = [...rlimits, 'env', '-i', ...Object.entries(sandboxEnv(request.env)).map(([k, v]) => `${k}=${v}`), '--', ...request.command];
+        launchEnv = { ...sandboxEnv(request.env), ...(request.env?.HOME ? {} : { HOME: workdir }) };
+        argv = [...rlimits, ...request.command];
       }
       const cgroup = CommandCgroup.create(cgroups, limits);
       try {
         return await launch({
+          bash,
           argv,
           cwd,
-          env: LAUNCH_ENV,
+          env: launchEnv,
           fdData: bwrap ? [PASSWD, GROUP] : [],
           ...(request.stdin !== undefined ? { stdin: request.stdin } : {}),
           timeoutMs: limits.timeoutMs,
