@@ -7,6 +7,7 @@ import type { Task } from '../tasks/service.js';
 import { appendLog, notifyTask } from '../tasks/task-logs.js';
 import { type TaskSet, moveTask } from '../tasks/transitions.js';
 import { PIPELINE, type StepName, type StepRegistry, type StepResult } from './step-types.js';
+import { WorkspaceLease } from './workspace-lease.js';
 
 /** What the runner keeps in tasks.progress so any worker can carry on after the last finished step. */
 export interface Progress {
@@ -16,6 +17,8 @@ export interface Progress {
   failure?: Record<string, unknown>;
   /** Gates already approved for the current outputs. */
   approved?: { plan?: boolean; diff?: boolean };
+  /** The commit the run's checkout started from; a resumed run checks out the same one. */
+  baseCommit?: string;
 }
 
 /** Workers that may take a task up in a row without a clean hand-off (gate, shutdown) before it fails. */
@@ -29,7 +32,7 @@ export interface RunOptions {
 
 const readProgress = (task: Task): Progress => {
   const p = (task.progress ?? {}) as Partial<Progress>;
-  return { outputs: p.outputs ?? {}, next: p.next ?? 'planner', failure: p.failure, approved: p.approved ?? {} };
+  return { outputs: p.outputs ?? {}, next: p.next ?? 'planner', failure: p.failure, approved: p.approved ?? {}, baseCommit: p.baseCommit };
 };
 
 const nextOf = (step: StepName): StepName | 'end' => PIPELINE[PIPELINE.indexOf(step) + 1] ?? 'end';
@@ -88,13 +91,20 @@ export async function runTask(deps: Deps, steps: StepRegistry, taskId: string, o
   const run = deps.runs.start(taskId);
   const mine = and(eq(tasks.status, 'running'), eq(tasks.workerId, opts.workerId));
   let task = claimed;
+  const progress = readProgress(task);
+  const lease = new WorkspaceLease(
+    deps,
+    task,
+    () => ({ baseCommit: progress.baseCommit, diff: progress.outputs.fixer?.diff as string | undefined }),
+    run.processes.spawn,
+    run.controller.signal,
+  );
   try {
     const [account] = await deps.db.select().from(accounts).where(eq(accounts.id, task.accountId));
     const demo = task.tokenId
       ? (await deps.db.select({ kind: apiTokens.kind }).from(apiTokens).where(eq(apiTokens.id, task.tokenId)))[0]?.kind === 'demo'
       : false;
     const limits = planLimits(demo ? 'demo' : (account?.plan ?? 'free'));
-    const progress = readProgress(task);
     const save = async (set: TaskSet) => {
       const [row] = await deps.db.update(tasks).set(set).where(and(eq(tasks.id, taskId), mine)).returning();
       if (!row) throw new Lost();
@@ -113,6 +123,8 @@ export async function runTask(deps: Deps, steps: StepRegistry, taskId: string, o
       }
       const gate = gateBefore(task, step, progress);
       if (gate) {
+        // Nothing is held while waiting: the checkout goes before the task says it waits.
+        await lease.dispose();
         await stopAtGate(deps, taskId, gate, progress, mine);
         return;
       }
@@ -129,12 +141,18 @@ export async function runTask(deps: Deps, steps: StepRegistry, taskId: string, o
             signal: run.controller.signal,
             spawn: run.processes.spawn,
             log: (message, data) => deps.log.debug({ task: taskId, step, ...data }, message),
+            workspace: async () => {
+              const ws = await lease.get();
+              progress.baseCommit ??= ws.baseCommit;
+              return ws;
+            },
           },
         );
       } catch (err) {
         if (run.controller.signal.aborted) throw new Lost();
         const message = err instanceof Error ? err.message : String(err);
         await appendLog(deps, taskId, { step, status: 'failed', output: { error: message }, durationMs: Math.round(performance.now() - started) });
+        await lease.dispose();
         await finish(deps, taskId, 'failed', mine, `${step} failed: ${message}`);
         return;
       }
@@ -170,6 +188,8 @@ export async function runTask(deps: Deps, steps: StepRegistry, taskId: string, o
       }
       await save({ ...set, progress, currentStep: null });
     }
+    // The checkout goes before the task reports its end, so a finished task leaves nothing on disk.
+    await lease.dispose();
     await finish(deps, taskId, 'done', mine);
   } catch (err) {
     if (err instanceof Lost || run.controller.signal.aborted) return;
@@ -177,6 +197,7 @@ export async function runTask(deps: Deps, steps: StepRegistry, taskId: string, o
     deps.log.error({ err, task: taskId }, 'task run failed');
     await finish(deps, taskId, 'failed', mine, `internal error: ${(err as Error).message}`).catch(() => {});
   } finally {
+    await lease.dispose().catch((err) => deps.log.warn({ err, task: taskId }, 'could not remove the workspace'));
     deps.runs.finish(taskId, run);
   }
 }

@@ -1,5 +1,6 @@
 import type { Deps } from '../deps.js';
 import type { Task } from '../tasks/service.js';
+import type { Workspace } from '../workspace/checkout.js';
 import type { TrackedSpawn } from './processes.js';
 
 export const PIPELINE = ['planner', 'locator', 'inspector', 'fixer', 'validator', 'pr'] as const;
@@ -32,6 +33,11 @@ export interface StepHelpers {
   log(message: string, data?: Record<string, unknown>): void;
   /** Starts a child process that a kill ends with its whole process group. */
   spawn: TrackedSpawn;
+  /**
+   * The task's checkout of its base branch (fix tasks), made on first use and removed when
+   * the run ends; on a resumed run it carries the fixer's diff again.
+   */
+  workspace(): Promise<Workspace>;
 }
 
 export type StepFn = (payload: StepPayload, helpers: StepHelpers) => Promise<StepResult>;

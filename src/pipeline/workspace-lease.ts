@@ -1,0 +1,73 @@
+import { rm, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import type { Deps } from '../deps.js';
+import type { Task } from '../tasks/service.js';
+import { type Workspace, prepareWorkspace } from '../workspace/checkout.js';
+import { gitEnvOf } from '../workspace/context.js';
+import { type Spawn, runGit } from '../workspace/git.js';
+
+/** What a run knows about its checkout that another worker must reproduce. */
+export interface WorkspaceState {
+  baseCommit?: string;
+  /** The fixer's latest diff, re-applied when a later run re-creates the checkout. */
+  diff?: string;
+}
+
+/** The clone URL of a task's repository (repo_url is stored normalised, without .git). */
+export const cloneUrlOf = (task: Pick<Task, 'repoUrl'>) => `${task.repoUrl}.git`;
+
+/**
+ * The run's checkout, made the first time a step asks for it and disposed when the run
+ * ends (finished, at a gate, killed or handed over). A run that resumes on another worker
+ * (or after a gate) checks out the same base commit and re-applies the fixer's diff, so
+ * the validator and the pr step see the change whichever machine they run on.
+ */
+export class WorkspaceLease {
+  private workspace: Promise<Workspace> | undefined;
+
+  constructor(
+    private readonly deps: Deps,
+    private readonly task: Task,
+    private readonly state: () => WorkspaceState,
+    private readonly spawn: Spawn,
+    private readonly signal: AbortSignal,
+  ) {}
+
+  get(): Promise<Workspace> {
+    this.workspace ??= this.open();
+    return this.workspace;
+  }
+
+  private async open(): Promise<Workspace> {
+    if (!this.task.repoUrl) throw new Error('this task has no repository to check out');
+    const wsDeps = { dataDir: this.deps.config.dataDir, log: this.deps.log, spawn: this.spawn };
+    const ws = await prepareWorkspace(wsDeps, {
+      taskId: this.task.id,
+      repoUrl: cloneUrlOf(this.task),
+      baseBranch: this.task.baseBranch,
+      signal: this.signal,
+    });
+    const { baseCommit, diff } = this.state();
+    const git = gitEnvOf(wsDeps);
+    const call = { gitDir: ws.gitDir, workTree: ws.dir, cwd: ws.dir, signal: this.signal };
+    if (baseCommit && baseCommit !== ws.baseCommit) {
+      // The branch moved since the run began: stay on the commit the plan and diff were made for.
+      await runGit(git, { ...call, args: ['reset', '--hard', '--quiet', baseCommit] });
+      ws.baseCommit = baseCommit;
+    }
+    if (diff) {
+      // The patch file sits in the git directory, out of reach of anything run on the files.
+      const patch = join(ws.gitDir, 'emend-resume.patch');
+      await writeFile(patch, diff);
+      await runGit(git, { ...call, args: ['apply', '--whitespace=nowarn', '--', patch] });
+      await rm(patch, { force: true });
+    }
+    return ws;
+  }
+
+  async dispose(): Promise<void> {
+    const pending = this.workspace;
+    this.workspace = undefined;
+    if (pending) await (await pending.catch(() => undefined))?.dispose();
+  }
+}
