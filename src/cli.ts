@@ -15,6 +15,7 @@ const USAGE = `usage:
   emend accounts create --email E [--name N] [--plan free|pro|scale] [--credits N] [--admin]
   emend accounts set --email E [--plan P] [--credits N]
   emend sandbox exec --workdir DIR [--timeout S] [--network] -- CMD...
+  emend validate --repo DIR [--base REV] [--json]
 
 Configuration comes from the environment; see docs/configuration.md.`;
 
@@ -154,6 +155,8 @@ export async function main(argv: string[], env: NodeJS.ProcessEnv = process.env)
         return await accounts(args, loadConfig(env));
       case 'sandbox':
         return await (await import('./cli-sandbox.js')).sandboxCommand(args, env);
+      case 'validate':
+        return await (await import('./cli-validate.js')).validateCommand(args, env);
       case 'help':
       case '--help':
       case '-h':

@@ -5,33 +5,50 @@ import { promisify } from 'node:util';
 
 const run = promisify(execFile);
 
-async function git(dir: string, args: string[]): Promise<string> {
-  const { stdout } = await run('git', ['-C', dir, ...args], { maxBuffer: 64 * 1024 * 1024, encoding: 'utf8' });
+/**
+ * A checkout on the host. With `gitDir` (a task's workspace keeps its git directory outside
+ * the files) git is pointed at it explicitly and never reads whatever `.git` the files hold:
+ * code that ran on the files could have put a config with an fsmonitor or filter command there.
+ */
+export interface Repo {
+  dir: string;
+  gitDir?: string;
+}
+
+function gitArgs(repo: Repo, args: string[]): string[] {
+  const where = repo.gitDir ? ['--git-dir', repo.gitDir, '--work-tree', repo.dir] : ['-C', repo.dir];
+  return [...where, '-c', 'core.fsmonitor=false', ...args];
+}
+
+async function git(repo: Repo, args: string[]): Promise<string> {
+  const { stdout } = await run('git', gitArgs(repo, args), { cwd: repo.dir, maxBuffer: 64 * 1024 * 1024, encoding: 'utf8' });
   return stdout;
 }
 
 export class NotACheckoutError extends Error {}
 
-export interface Checkout {
-  /** The top of the work tree (a --repo pointing into a subdirectory means its repository). */
-  root: string;
+export interface Checkout extends Repo {
   /** The commit the revision names. */
   commit: string;
 }
 
-/** The checkout a directory belongs to and the commit a revision names in it; a NotACheckoutError says what is wrong. */
-export async function openCheckout(dir: string, rev: string): Promise<Checkout> {
-  let root: string;
+/**
+ * The checkout a directory belongs to (a --repo pointing into a subdirectory means its
+ * repository) and the commit a revision names in it; a NotACheckoutError says what is wrong.
+ */
+export async function openCheckout(repo: Repo, rev: string): Promise<Checkout> {
+  let dir = repo.dir;
   try {
-    if ((await git(dir, ['rev-parse', '--is-inside-work-tree'])).trim() !== 'true') throw new Error('not a work tree');
-    root = (await git(dir, ['rev-parse', '--show-toplevel'])).trim();
+    if ((await git(repo, ['rev-parse', '--is-inside-work-tree'])).trim() !== 'true') throw new Error('not a work tree');
+    if (!repo.gitDir) dir = (await git(repo, ['rev-parse', '--show-toplevel'])).trim();
   } catch {
-    throw new NotACheckoutError(`${dir} is not a git checkout`);
+    throw new NotACheckoutError(`${repo.dir} is not a git checkout`);
   }
+  const top = { ...repo, dir };
   try {
-    return { root, commit: (await git(root, ['rev-parse', '--verify', '--quiet', `${rev}^{commit}`])).trim() };
+    return { ...top, commit: (await git(top, ['rev-parse', '--verify', '--quiet', `${rev}^{commit}`])).trim() };
   } catch {
-    throw new NotACheckoutError(`${rev} does not name a commit in ${root}`);
+    throw new NotACheckoutError(`${rev} does not name a commit in ${dir}`);
   }
 }
 
@@ -65,14 +82,15 @@ async function newTree(root: string, name: string): Promise<RunTree> {
  * Both get the checkout's ignored files (node_modules, a virtualenv, build caches), so the
  * two runs differ only by the change. Neither gets .git.
  */
-export async function prepareCopies(dir: string, baseCommit: string, root: string): Promise<{ baseline: RunTree; change: RunTree }> {
+export async function prepareCopies(repo: Repo, baseCommit: string, root: string): Promise<{ baseline: RunTree; change: RunTree }> {
+  const { dir } = repo;
   const baseline = await newTree(root, 'baseline');
   const change = await newTree(root, 'change');
-  const gitDir = join(dir, '.git');
-  await cp(dir, change.repo, { recursive: true, verbatimSymlinks: true, filter: (src) => src !== gitDir });
+  const dotGit = join(dir, '.git');
+  await cp(dir, change.repo, { recursive: true, verbatimSymlinks: true, filter: (src) => src !== dotGit });
   await mkdir(baseline.repo);
-  await extractTree(dir, baseCommit, baseline.repo);
-  const ignored = (await git(dir, ['ls-files', '-z', '--others', '--ignored', '--exclude-standard', '--directory'])).split('\0').filter(Boolean);
+  await extractTree(repo, baseCommit, baseline.repo);
+  const ignored = (await git(repo, ['ls-files', '-z', '--others', '--ignored', '--exclude-standard', '--directory'])).split('\0').filter(Boolean);
   for (const entry of ignored) {
     const path = entry.replace(/\/$/, '');
     if (path === '.git' || path.startsWith('.git/')) continue;
@@ -82,9 +100,9 @@ export async function prepareCopies(dir: string, baseCommit: string, root: strin
 }
 
 /** `git archive <commit> | tar -x -C dest`. */
-function extractTree(dir: string, commit: string, dest: string): Promise<void> {
+function extractTree(repo: Repo, commit: string, dest: string): Promise<void> {
   return new Promise((resolve, reject) => {
-    const archive = spawn('git', ['-C', dir, 'archive', '--format=tar', commit], { stdio: ['ignore', 'pipe', 'pipe'] });
+    const archive = spawn('git', gitArgs(repo, ['archive', '--format=tar', commit]), { cwd: repo.dir, stdio: ['ignore', 'pipe', 'pipe'] });
     const tar = spawn('tar', ['-x', '-C', dest], { stdio: ['pipe', 'ignore', 'pipe'] });
     archive.stdout.pipe(tar.stdin);
     let errors = '';

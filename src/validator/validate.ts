@@ -46,6 +46,8 @@ export interface ValidatorOutput {
 export interface ValidateInput {
   /** The checkout to validate, as it stands (working-tree changes are the change). */
   dir: string;
+  /** Its git directory, when it lives outside the files (a task's workspace). */
+  gitDir?: string;
   /** The baseline: a revision of that checkout. */
   base: string;
   /** The repository's remembered test command (repo memory), if any. */
@@ -72,7 +74,8 @@ export async function validate(sandbox: Sandbox, input: ValidateInput, options: 
   const limits = defaultLimits(sandbox, options.limits);
   const ctx: RunContext = { sandbox, limits, signal: options.signal };
   const log = options.log ?? (() => {});
-  const { root: checkout, commit } = await openCheckout(input.dir, input.base);
+  const checkout = await openCheckout({ dir: input.dir, gitDir: input.gitDir }, input.base);
+  const { commit } = checkout;
   const root = await mkdtemp(join(options.tmpRoot ?? tmpdir(), 'emend-validate-'));
   try {
     const copies = await prepareCopies(checkout, commit, root);

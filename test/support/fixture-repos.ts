@@ -1,5 +1,5 @@
 import { execFileSync } from 'node:child_process';
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { loadConfig } from '../../src/config.js';
@@ -58,6 +58,20 @@ export function commitAll(dir: string, message = 'change'): string {
   git(dir, ['add', '-A']);
   git(dir, ['commit', '-q', '-m', message]);
   return git(dir, ['rev-parse', 'HEAD']);
+}
+
+/**
+ * Moves the repository's git directory out of its files, as a task's workspace has it
+ * (src/workspace/checkout.ts), leaving a `.git` pointer file; returns the git directory.
+ */
+export function separateGitDir(repo: FixtureRepo): string {
+  const gitDir = mkdtempSync(join(tmpdir(), 'emend-fixture-git-'));
+  made.push(gitDir);
+  rmSync(gitDir, { recursive: true });
+  renameSync(join(repo.dir, '.git'), gitDir);
+  execFileSync('git', ['--git-dir', gitDir, 'config', 'core.worktree', repo.dir]);
+  writeFileSync(join(repo.dir, '.git'), `gitdir: ${gitDir}\n`);
+  return gitDir;
 }
 
 export function removeFixtureRepos() {

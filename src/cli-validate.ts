@@ -1,0 +1,98 @@
+import { resolve } from 'node:path';
+import { parseArgs } from 'node:util';
+import { loadConfig } from './config.js';
+import { createSandbox } from './sandbox/sandbox.js';
+import { NotACheckoutError } from './validator/copies.js';
+import { ValidationAborted } from './validator/run.js';
+import { type ValidatorOutput, validate } from './validator/validate.js';
+
+const USAGE = 'usage: emend validate --repo DIR [--base REV] [--json]';
+
+const EXIT_PASSED = 0;
+const EXIT_NEW_FAILURES = 1;
+const EXIT_USAGE = 2;
+const EXIT_INTERRUPTED = 130;
+
+const list = (title: string, ids: string[]) => (ids.length ? [`${title}:`, ...ids.map((id) => `  - ${id}`)] : []);
+const seconds = (ms: number) => `${(ms / 1000).toFixed(1)} s`;
+
+/** The result for a person: the verdict first, then what failed, then the end of the output. */
+export function formatResult(out: ValidatorOutput, base: string): string {
+  if (out.command === null) return `${out.message ?? 'no test command found'}: nothing to validate`;
+  const verdict =
+    out.passed === null
+      ? `NOT VALIDATED: ${out.message}`
+      : out.passed
+        ? `PASSED: no new failures${out.fixed.length ? `, ${out.fixed.length} fixed` : ''}`
+        : `FAILED: ${out.new_failures.length} new failure${out.new_failures.length === 1 ? '' : 's'}`;
+  const setup = out.setup
+    ? out.setup.skipped
+      ? `${out.setup.command} (skipped: ${out.setup.skipped})`
+      : `${out.setup.command} (exit ${out.setup.exit_code}, ${seconds(out.setup.duration_ms)})`
+    : 'none needed';
+  const lines = [
+    `command:  ${out.command}  [${out.source}${out.runner ? `, ${out.runner}` : ''}]`,
+    `setup:    ${setup}`,
+    `baseline: ${base} (${out.baseline?.commit.slice(0, 12)}), ${out.baseline?.failures.length ?? 0} failing`,
+    `tests:    ${out.tests?.passed ?? 0} passed, ${out.tests?.failed ?? 0} failed, ${out.tests?.skipped ?? 0} skipped`,
+    `time:     ${seconds(out.duration_ms)}`,
+    `result:   ${verdict}`,
+    ...list('new failures', out.new_failures),
+    ...list('pre-existing failures (failing before the change too)', out.preexisting_failures),
+    ...list('fixed (failing before, passing now)', out.fixed),
+  ];
+  if (out.message && out.passed !== null) lines.push(`note:     ${out.message}`);
+  if (out.passed !== true) lines.push('--- end of the test output ---', out.log_tail);
+  return lines.join('\n');
+}
+
+/**
+ * `emend validate`: the validator step on a local checkout. The change is the checkout as it
+ * stands (working-tree changes included), the baseline is REV (default HEAD); both run in
+ * the configured sandbox, in temporary copies. Exit 0 when there are no new failures (or
+ * nothing to test), 1 when there are.
+ */
+export async function validateCommand(args: string[], env: NodeJS.ProcessEnv): Promise<number> {
+  let values: { repo?: string; base?: string; json?: boolean };
+  try {
+    ({ values } = parseArgs({ args, options: { repo: { type: 'string' }, base: { type: 'string' }, json: { type: 'boolean' } } }));
+  } catch (err) {
+    console.error(`emend: ${err instanceof Error ? err.message : String(err)}\n\n${USAGE}`);
+    return EXIT_USAGE;
+  }
+  if (!values.repo) {
+    console.error(`emend: validate needs --repo\n\n${USAGE}`);
+    return EXIT_USAGE;
+  }
+  const config = loadConfig(env);
+  const sandbox = await createSandbox(config.sandbox, { protectedPaths: [config.dataDir] });
+  const report = sandbox.report();
+  if (report.kind === 'unavailable') {
+    console.error(`emend: the sandbox is unavailable: ${report.problem}`);
+    return 1;
+  }
+  if (report.kind === 'unsafe-host') console.error('emend: WARNING: EMEND_SANDBOX=unsafe-host: the tests run on this host, unisolated');
+  const abort = new AbortController();
+  const onSignal = () => abort.abort();
+  process.on('SIGINT', onSignal);
+  process.on('SIGTERM', onSignal);
+  const base = values.base ?? 'HEAD';
+  try {
+    const out = await validate(sandbox, { dir: resolve(values.repo), base }, { signal: abort.signal });
+    console.log(values.json ? JSON.stringify(out, null, 2) : formatResult(out, base));
+    return out.passed === false ? EXIT_NEW_FAILURES : EXIT_PASSED;
+  } catch (err) {
+    if (err instanceof NotACheckoutError) {
+      console.error(`emend: ${err.message}`);
+      return 1;
+    }
+    if (err instanceof ValidationAborted) {
+      console.error('emend: validation interrupted');
+      return EXIT_INTERRUPTED;
+    }
+    throw err;
+  } finally {
+    process.off('SIGINT', onSignal);
+    process.off('SIGTERM', onSignal);
+  }
+}

@@ -1,0 +1,74 @@
+import type { StepFn, StepHelpers, StepPayload } from '../pipeline/step-types.js';
+import type { Sandbox } from '../sandbox/types.js';
+import { ValidationAborted } from './run.js';
+import { type BaselineSummary, type ValidateOptions, validate } from './validate.js';
+
+/** The part of a task's workspace (src/workspace/checkout.ts) the validator reads. */
+export interface ValidatorWorkspace {
+  /** The checked-out files, with the fixer's change in the working tree. */
+  dir: string;
+  /** The commit the task started from: the baseline. */
+  baseCommit: string;
+  /** The git directory, when it lives outside `dir`; git is then pointed at it explicitly. */
+  gitDir?: string;
+}
+
+/**
+ * What the engine gives the validator step for one task. The validator reads the checkout
+ * (it never writes to it: both runs happen in temporary copies).
+ */
+export interface ValidatorContext {
+  /** The sandbox every repository command runs in (deps.sandbox). */
+  sandbox: Sandbox;
+  /** The task's checkout with the fixer's change in it, and the commit the task started from. */
+  workspace: ValidatorWorkspace;
+  /** The test command remembered for this account and repository (repo_memory.test_command). */
+  testCommand?: string;
+}
+
+export type ValidatorContextOf = (payload: StepPayload, helpers: StepHelpers) => ValidatorContext | Promise<ValidatorContext>;
+
+/**
+ * The context from the step's helpers: the sandbox of deps, and the run's workspace from a
+ * `workspace()` helper (the engine's workspace lease). No remembered test command.
+ */
+export const validatorContextFromHelpers: ValidatorContextOf = async (_payload, helpers) => {
+  const workspace = (helpers as Partial<{ workspace: () => Promise<ValidatorWorkspace> }>).workspace;
+  if (typeof workspace !== 'function') throw new Error('the engine gave the validator no workspace (helpers.workspace)');
+  return { sandbox: helpers.deps.sandbox, workspace: await workspace.call(helpers) };
+};
+
+/** A baseline from the previous validator run of this task (a fixer retry), if the output holds one. */
+function previousBaseline(payload: StepPayload): BaselineSummary | undefined {
+  const baseline = payload.outputs.validator?.baseline as Partial<BaselineSummary> | undefined;
+  if (!baseline || typeof baseline.commit !== 'string' || typeof baseline.command !== 'string' || !Array.isArray(baseline.failures)) return undefined;
+  return baseline as BaselineSummary;
+}
+
+/**
+ * The validator as a pipeline step. Its output is the validator's result; `passed` is false
+ * when the change brings new failures (the runner then re-runs the fixer with this output
+ * while retries remain), and left out when nothing could be validated (no tests).
+ */
+export function validatorStep(contextOf: ValidatorContextOf = validatorContextFromHelpers, options: Omit<ValidateOptions, 'signal' | 'log'> = {}): StepFn {
+  return async (payload, helpers) => {
+    const context = await contextOf(payload, helpers);
+    try {
+      const output = await validate(
+        context.sandbox,
+        {
+          dir: context.workspace.dir,
+          gitDir: context.workspace.gitDir,
+          base: context.workspace.baseCommit,
+          testCommand: context.testCommand,
+          cachedBaseline: previousBaseline(payload),
+        },
+        { ...options, signal: helpers.signal, log: helpers.log },
+      );
+      return { output: { ...output }, ...(output.passed === null ? {} : { passed: output.passed }) };
+    } catch (err) {
+      if (err instanceof ValidationAborted) throw new Error('the validator was stopped (task killed)');
+      throw err;
+    }
+  };
+}
