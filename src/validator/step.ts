@@ -29,14 +29,14 @@ export interface ValidatorContext {
 export type ValidatorContextOf = (payload: StepPayload, helpers: StepHelpers) => ValidatorContext | Promise<ValidatorContext>;
 
 /**
- * The context from the step's helpers: the sandbox of deps, and the run's workspace from a
- * `workspace()` helper (the engine's workspace lease). No remembered test command.
+ * The context from the step's helpers: the sandbox of deps and the run's workspace (the
+ * engine's workspace lease, whose Workspace has dir, gitDir and baseCommit). No remembered
+ * test command: an engine that has one passes its own ValidatorContextOf.
  */
-export const validatorContextFromHelpers: ValidatorContextOf = async (_payload, helpers) => {
-  const workspace = (helpers as Partial<{ workspace: () => Promise<ValidatorWorkspace> }>).workspace;
-  if (typeof workspace !== 'function') throw new Error('the engine gave the validator no workspace (helpers.workspace)');
-  return { sandbox: helpers.deps.sandbox, workspace: await workspace.call(helpers) };
-};
+export const validatorContextFromHelpers: ValidatorContextOf = async (_payload, helpers) => ({
+  sandbox: helpers.deps.sandbox,
+  workspace: await helpers.workspace(),
+});
 
 /** A baseline from the previous validator run of this task (a fixer retry), if the output holds one. */
 function previousBaseline(payload: StepPayload): BaselineSummary | undefined {

@@ -1,0 +1,81 @@
+/**
+ * Validator wall time on fixture repositories (npm run bench:validator): the whole of
+ * validate() — temp copies, test detection, the probe, baseline and change runs in the real
+ * bubblewrap sandbox, parsing and comparison — against the same test command run once
+ * directly on the host, for scale. Prints figures; asserts nothing.
+ *
+ * BENCH_RUNS (default 7) measured runs per fixture after one warm-up run.
+ */
+import { execFileSync, spawnSync } from 'node:child_process';
+import os from 'node:os';
+import type { Sandbox } from '../src/sandbox/types.js';
+import { type ValidatorOutput, validate } from '../src/validator/validate.js';
+import { type FixtureRepo, fixtureSandbox, jsFailingTest, pythonPytest, removeFixtureRepos } from '../test/support/fixture-repos.js';
+
+const RUNS = Number(process.env.BENCH_RUNS ?? 7);
+
+const log = (line: string) => console.log(line);
+const median = (xs: number[]) => {
+  const s = [...xs].sort((a, b) => a - b);
+  const mid = Math.floor(s.length / 2);
+  return s.length % 2 ? s[mid]! : (s[mid - 1]! + s[mid]!) / 2;
+};
+const ms = (x: number) => `${x.toFixed(0)} ms`;
+
+function describeMachine(sandbox: Sandbox) {
+  const cpus = os.cpus();
+  const gb = (os.totalmem() / 1024 ** 3).toFixed(1);
+  const report = sandbox.report();
+  log(`emend validator benchmark, ${new Date().toISOString()}`);
+  log(`machine: ${cpus[0]?.model.trim() ?? 'unknown CPU'}, ${cpus.length} cores, ${gb} GiB RAM, ${os.type()} ${os.release()}, Node ${process.version}`);
+  log(`sandbox: ${report.kind} ${report.version ?? ''}, cgroups ${report.cgroups} (memory limit ${report.memoryLimit}, process limit ${report.processLimit})`);
+  log(`python: ${spawnSync('/usr/bin/python3', ['-m', 'pytest', '--version'], { encoding: 'utf8' }).stdout.trim() || 'pytest not found'}`);
+  log(`load average (1, 5, 15 min) at start: ${os.loadavg().map((l) => l.toFixed(1)).join(', ')}; other work on the machine shares its ${cpus.length} cores`);
+  log(`method: ${RUNS} runs per fixture after 1 warm-up; each run validates the fixture's working-tree change against HEAD (two test runs in the sandbox, in sequence); medians`);
+}
+
+/** The detected command once on the host, unsandboxed, in the checkout itself: the floor. */
+function hostRun(repo: FixtureRepo, command: string): number {
+  const started = performance.now();
+  spawnSync('sh', ['-c', `${command} >/dev/null 2>&1`], { cwd: repo.dir, env: { PATH: '/usr/bin:/bin', HOME: os.tmpdir(), CI: 'true' } });
+  return performance.now() - started;
+}
+
+async function measure(sandbox: Sandbox, name: string, make: () => FixtureRepo) {
+  const repo = make();
+  const totals: number[] = [];
+  const baselines: number[] = [];
+  const hosts: number[] = [];
+  let last: ValidatorOutput | undefined;
+  for (let i = 0; i <= RUNS; i++) {
+    const started = performance.now();
+    last = await validate(sandbox, { dir: repo.dir, base: repo.base });
+    const total = performance.now() - started;
+    const host = hostRun(repo, last.command!);
+    if (i === 0) continue; // warm-up: page cache, node's compile cache
+    totals.push(total);
+    baselines.push(last.baseline!.duration_ms);
+    hosts.push(host);
+  }
+  log('');
+  log(`${name}: ${last!.command}`);
+  log(`  verdict: passed=${last!.passed}, new failures ${JSON.stringify(last!.new_failures)}, tests ${JSON.stringify(last!.tests)}`);
+  log(`  validate() wall time: median ${ms(median(totals))} (min ${ms(Math.min(...totals))}, max ${ms(Math.max(...totals))}); runs: ${totals.map((t) => t.toFixed(0)).join(' / ')}`);
+  log(`  one sandboxed test run (the baseline's): median ${ms(median(baselines))}`);
+  log(`  the same command on the host, unsandboxed, once: median ${ms(median(hosts))}`);
+  log(`  overhead of validate() over two host runs: median ${ms(median(totals) - 2 * median(hosts))}`);
+}
+
+async function main() {
+  execFileSync('git', ['--version']);
+  const sandbox = await fixtureSandbox();
+  describeMachine(sandbox);
+  try {
+    await measure(sandbox, 'JavaScript, node --test (2 tests, 1 broken by the change)', jsFailingTest);
+    await measure(sandbox, 'Python, pytest (2 tests, 1 broken by the change)', pythonPytest);
+  } finally {
+    removeFixtureRepos();
+  }
+}
+
+await main();
