@@ -167,7 +167,9 @@ export async function launch(spec: Launch): Promise<SandboxResult> {
   const deadline = Date.now() + 5_000;
   while (killed.some(alive) && Date.now() < deadline) await sleep(5);
   // Output already written is still in the pipes; a descendant that escaped the kill must not hold us.
-  await Promise.race([closed, sleep(2_000)]);
+  let grace: NodeJS.Timeout | undefined;
+  await Promise.race([closed, new Promise<void>((resolve) => (grace = setTimeout(resolve, 2_000)))]);
+  clearTimeout(grace);
   child.stdout!.destroy();
   child.stderr!.destroy();
 
