@@ -124,6 +124,14 @@ export async function runSetup(ctx: RunContext, tree: RunTree, plan: TestPlan): 
   return report;
 }
 
+export type SetupState = 'none' | 'ok' | 'skipped' | 'failed';
+
+export function setupState(setup: SetupReport | null): SetupState {
+  if (!setup) return 'none';
+  if (setup.skipped !== undefined) return 'skipped';
+  return setup.exit_code === 0 ? 'ok' : 'failed';
+}
+
 /** The setup as a run-level failure, when it failed. */
 export function setupFailure(setup: SetupReport | null): string | undefined {
   if (!setup || setup.skipped !== undefined || setup.exit_code === 0) return undefined;

@@ -5,7 +5,8 @@ import type { Sandbox } from '../sandbox/types.js';
 import { compareRuns } from './compare.js';
 import { openCheckout, prepareCopies } from './copies.js';
 import { type PlanSource, type RunnerKind, commandWithTimeouts, detectTestPlan } from './detect.js';
-import { type RunContext, type RunLimits, type SetupReport, defaultLimits, probe, runSetup, runTests } from './run.js';
+import type { RunOutcome } from './compare.js';
+import { type RunContext, type RunLimits, type SetupReport, type SetupState, defaultLimits, probe, runSetup, runTests, setupState } from './run.js';
 
 export const NO_TEST_COMMAND = 'no test command found';
 
@@ -18,6 +19,8 @@ export interface BaselineSummary {
   exit_code: number | null;
   timed_out: boolean;
   duration_ms: number;
+  /** How its dependency install went. */
+  setup: SetupState;
 }
 
 /** The validator's result: the step output and what `emend validate --json` prints. */
@@ -103,6 +106,7 @@ export async function validate(sandbox: Sandbox, input: ValidateInput, options: 
         exit_code: run.exitCode,
         timed_out: run.timedOut,
         duration_ms: run.durationMs,
+        setup: setupState(baselineSetup),
       };
       log('baseline run', { failures: baseline.failures.length, tests: baseline.tests, ms: run.durationMs });
     } else {
@@ -115,15 +119,7 @@ export async function validate(sandbox: Sandbox, input: ValidateInput, options: 
     const counts = { passed: 0, failed: 0, skipped: 0 };
     for (const s of change.outcome.tests.values()) counts[s]++;
 
-    let passed: boolean | null = comparison.new_failures.length === 0;
-    let message: string | undefined;
-    if (passed && change.outcome.tests.size === 0 && baseline.tests === 0 && change.outcome.failures.length > 0) {
-      // The same run-level failure on both trees and not one test reported: nothing was tested.
-      passed = null;
-      message = `the test command reports no tests and fails the same way on the unmodified checkout (${change.outcome.failures[0]}); the change could not be validated`;
-    } else if (setup?.skipped) {
-      message = `dependencies were not installed: ${setup.skipped}`;
-    }
+    const { passed, message } = verdict(comparison.new_failures, change.outcome, baseline, setup);
     return {
       command,
       setup,
@@ -140,6 +136,30 @@ export async function validate(sandbox: Sandbox, input: ValidateInput, options: 
   } finally {
     await rm(root, { recursive: true, force: true }).catch(() => {});
   }
+}
+
+/**
+ * Passed when nothing fails that did not fail before, but null (not validated) when there
+ * was nothing to judge by: no test reported on either tree, or a baseline failing without
+ * its dependencies, where failures from the missing install can hide the change's own.
+ */
+function verdict(newFailures: string[], change: RunOutcome, baseline: BaselineSummary, setup: SetupReport | null): { passed: boolean | null; message?: string } {
+  if (newFailures.length > 0) return { passed: false };
+  if (change.tests.size === 0 && baseline.tests === 0 && change.failures.length > 0) {
+    return {
+      passed: null,
+      message: `the test command reports no tests and fails the same way on the unmodified checkout (${change.failures[0]}); the change could not be validated`,
+    };
+  }
+  const install = setup ? `${setup.command}: ${setup.skipped ?? (setup.timed_out ? 'timed out' : `exit code ${setup.exit_code}`)}` : '';
+  if ((baseline.setup === 'skipped' || baseline.setup === 'failed') && baseline.failures.length > 0) {
+    return {
+      passed: null,
+      message: `the dependencies were not installed (${install}) and the unmodified checkout fails ${baseline.failures.length} test(s) without them; the change could not be validated`,
+    };
+  }
+  if (setupState(setup) === 'skipped' || setupState(setup) === 'failed') return { passed: true, message: `the dependencies were not installed (${install}); the tests passed without them` };
+  return { passed: true };
 }
 
 function noTests(started: number): ValidatorOutput {

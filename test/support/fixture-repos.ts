@@ -152,6 +152,53 @@ export const pythonHangingTest = () =>
     { 'test_slow.py': 'import time\n\n\ndef test_slow():\n    time.sleep(1000)\n' },
   );
 
+/** JavaScript with a dev dependency that is not installed and a lockfile; the sandbox has no network for setup. */
+export const jsMissingDependency = () =>
+  fixtureRepo(
+    {
+      'package.json': JSON.stringify({ name: 'fixture', version: '1.0.0', private: true, scripts: { test: 'node --test' }, devDependencies: { 'left-pad': '1.3.0' } }),
+      'package-lock.json': JSON.stringify({
+        name: 'fixture',
+        version: '1.0.0',
+        lockfileVersion: 3,
+        requires: true,
+        packages: {
+          '': { name: 'fixture', version: '1.0.0', devDependencies: { 'left-pad': '1.3.0' } },
+          'node_modules/left-pad': { version: '1.3.0', resolved: 'https://registry.npmjs.org/left-pad/-/left-pad-1.3.0.tgz', dev: true },
+        },
+      }),
+      'test/pad.test.js': "const test = require('node:test');\nconst assert = require('node:assert');\nconst pad = require('left-pad');\ntest('pads', () => assert.strictEqual(pad('1', 3, '0'), '001'));\n",
+    },
+    { 'README.md': '# now with a readme\n' },
+  );
+
+/**
+ * JavaScript whose dev dependency is a local package (file:vendor/twice): `npm ci --offline`
+ * installs it with no network. The change breaks the package.
+ */
+export const jsLocalDependency = () =>
+  fixtureRepo(
+    {
+      'package.json': JSON.stringify({ name: 'fixture', version: '1.0.0', private: true, scripts: { test: 'node --test' }, devDependencies: { twice: 'file:vendor/twice' } }),
+      'package-lock.json': JSON.stringify({
+        name: 'fixture',
+        version: '1.0.0',
+        lockfileVersion: 3,
+        requires: true,
+        packages: {
+          '': { name: 'fixture', version: '1.0.0', devDependencies: { twice: 'file:vendor/twice' } },
+          'node_modules/twice': { resolved: 'vendor/twice', link: true },
+          'vendor/twice': { version: '1.0.0', dev: true },
+        },
+      }),
+      '.gitignore': 'node_modules/\n',
+      'vendor/twice/package.json': JSON.stringify({ name: 'twice', version: '1.0.0', main: 'index.js' }),
+      'vendor/twice/index.js': 'module.exports = (x) => x * 2;\n',
+      'test/twice.test.js': "const test = require('node:test');\nconst assert = require('node:assert');\nconst twice = require('twice');\ntest('doubles', () => assert.strictEqual(twice(4), 8));\n",
+    },
+    { 'vendor/twice/index.js': 'module.exports = (x) => x * 3;\n' },
+  );
+
 /** A repository with nothing to test. */
 export const noTests = () => fixtureRepo({ 'README.md': '# notes\n', 'notes.txt': 'nothing to run here\n' }, { 'notes.txt': 'still nothing\n' });
 

@@ -1,4 +1,4 @@
-import { readFileSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
@@ -12,6 +12,8 @@ import {
   jsFailingTest,
   jsFailureExitsZero,
   jsHangingTest,
+  jsLocalDependency,
+  jsMissingDependency,
   noTests,
   preexistingBreaksB,
   preexistingFixesA,
@@ -96,6 +98,29 @@ describe.runIf(inject('dbKind') === 'pglite')('the validator on fixture reposito
     expect(out.new_failures).toEqual(['(run) timed out after 4 s', 'test_slow.py::test_slow']);
     // the tests that ran before the hang are still reported
     expect(out.tests).toMatchObject({ passed: 2 });
+  });
+
+  it('installs dependencies in the setup phase of each run (npm ci, offline here)', async () => {
+    const repo = jsLocalDependency();
+    const out = await validate(sandbox, { dir: repo.dir, base: repo.base });
+    expect(out.setup).toMatchObject({ command: 'npm ci --offline --no-audit --no-fund', network: false, exit_code: 0 });
+    expect(out).toMatchObject({ passed: false, new_failures: ['doubles'], baseline: { setup: 'ok', failures: [] } });
+    // the install happened in the copies, not in the checkout
+    expect(existsSync(join(repo.dir, 'node_modules'))).toBe(false);
+  });
+
+  it('installs dependencies in the setup phase, and passes nothing when they cannot be installed and the tests fail without them', async () => {
+    const repo = jsMissingDependency();
+    const out = await validate(sandbox, { dir: repo.dir, base: repo.base });
+    // no network for setup here: npm ci --offline has no cache to install from
+    expect(out.setup).toMatchObject({ command: 'npm ci --offline --no-audit --no-fund', network: false });
+    expect(out.setup!.exit_code).not.toBe(0);
+    expect(out.setup!.log_tail).toBeTruthy();
+    expect(out.passed).toBeNull();
+    expect(out.message).toMatch(/^the dependencies were not installed \(npm ci --offline --no-audit --no-fund: exit code \d+\) and the unmodified checkout fails 2 test\(s\) without them/);
+    expect(out.new_failures).toEqual([]);
+    expect(out.preexisting_failures).toEqual(['(setup) npm ci --offline --no-audit --no-fund exited with code 1', 'test/pad.test.js']);
+    expect(out.baseline).toMatchObject({ setup: 'failed' });
   });
 
   it('says "no test command found" for a repository without tests, and passes nothing', async () => {
