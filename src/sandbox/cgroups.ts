@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import { existsSync, mkdirSync, readFileSync, rmdirSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readdirSync, readFileSync, rmdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 
@@ -132,6 +132,28 @@ function readFileSafe(path: string): string {
   }
 }
 
+/**
+ * Removes the cgroups of commands whose service process is gone (killed before it could
+ * clean up): their names start with its pid. A cgroup still holding processes stays.
+ */
+function removeStale(base: string) {
+  let names: string[];
+  try {
+    names = readdirSync(base);
+  } catch {
+    return;
+  }
+  for (const name of names) {
+    const owner = /^(\d+)-/.exec(name)?.[1];
+    if (owner === undefined || existsSync(`/proc/${owner}`)) continue;
+    try {
+      rmdirSync(join(base, name));
+    } catch {
+      // not empty, or not a cgroup
+    }
+  }
+}
+
 /** Finds where this process may make cgroups with memory and pids limits. */
 export function detectCgroups(host: CgroupHost = readHost()): CgroupSupport {
   const { v1, v2 } = mountPoints(host.mounts);
@@ -156,7 +178,10 @@ export function detectCgroups(host: CgroupHost = readHost()): CgroupSupport {
     } else {
       support.notes.push(`no ${controller} cgroup controller is mounted`);
     }
-    if (found) support[controller] = found;
+    if (found) {
+      support[controller] = found;
+      removeStale(found.base);
+    }
   }
   const versions = [support.memory?.version, support.pids?.version].filter((v) => v !== undefined);
   support.version = versions.length === 0 ? 'none' : versions.includes(1) ? 'v1' : 'v2';

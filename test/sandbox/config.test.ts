@@ -1,6 +1,6 @@
-import { describe, expect, it } from 'vitest';
+import { afterAll, describe, expect, it } from 'vitest';
 import { ConfigError, loadConfig } from '../../src/config.js';
-import { newDir, onePass } from './helpers.js';
+import { newDir, onePass, removeDirs } from './helpers.js';
 
 function variableOf(env: Record<string, string>): string {
   try {
@@ -13,6 +13,8 @@ function variableOf(env: Record<string, string>): string {
 }
 
 describe.runIf(onePass)('sandbox configuration', () => {
+  afterAll(removeDirs);
+
   it('defaults to bubblewrap, no network for setup, and moderate limits', () => {
     expect(loadConfig({}).sandbox).toEqual({
       mode: 'bubblewrap',
