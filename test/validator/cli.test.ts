@@ -1,14 +1,19 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { afterAll, describe, expect, inject, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { cliEnv, killAll, runCli } from '../cli/cli-process.js';
 import { commitAll, jsFailingTest, noTests, preexistingFixesA, removeFixtureRepos } from '../support/fixture-repos.js';
 
 // `emend validate` as a user runs it: the CLI process, the configured (bubblewrap) sandbox.
 describe.runIf(inject('dbKind') === 'pglite')('emend validate', { timeout: 90_000, concurrent: true }, () => {
-  const dataDir = mkdtempSync(join(tmpdir(), 'emend-validate-cli-'));
-  const env = cliEnv({ EMEND_DATA_DIR: dataDir });
+  let dataDir: string;
+  let env: NodeJS.ProcessEnv;
+  // Made in beforeAll: the body of a skipped describe still runs, its hooks do not.
+  beforeAll(() => {
+    dataDir = mkdtempSync(join(tmpdir(), 'emend-validate-cli-'));
+    env = cliEnv({ EMEND_DATA_DIR: dataDir });
+  });
   afterAll(async () => {
     await killAll();
     removeFixtureRepos();
