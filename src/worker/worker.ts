@@ -1,3 +1,5 @@
+import { readdir } from 'node:fs/promises';
+import { join } from 'node:path';
 import { and, eq, inArray, lt, sql } from 'drizzle-orm';
 import { settleCredit } from '../accounts/credits.js';
 import { tasks } from '../db/schema.js';
@@ -10,6 +12,7 @@ import type { StepRegistry } from '../pipeline/step-types.js';
 import { notifyTask } from '../tasks/task-logs.js';
 import { moveTask } from '../tasks/transitions.js';
 import { GATE_STATUSES } from '../tasks/states.js';
+import { removeWorkspace } from '../workspace/checkout.js';
 
 export const GATE_TIMEOUT_MS = 5 * 60_000;
 
@@ -133,6 +136,8 @@ export async function startWorker(deps: Deps, steps: StepRegistry, options: Part
     for (const { id: taskId } of lost) await deps.queue.enqueue(taskId);
   };
 
+  await removeStaleWorkspaces(deps).catch((err) => deps.log.warn({ err }, 'could not clean up old workspaces'));
+
   const guard = (fn: () => Promise<void>, what: string) => () =>
     void fn().catch((err) => {
       if (!stopping) deps.log.warn({ err, worker: id }, `${what} failed`);
@@ -160,4 +165,21 @@ export async function startWorker(deps: Deps, steps: StepRegistry, options: Part
       for (const r of released) await deps.queue.enqueue(r.id).catch(() => {});
     },
   };
+}
+
+/**
+ * Checkouts left on this machine by runs that died with their worker: a task that is not
+ * running anywhere now has no use for one (a resumed run makes its own). Checkouts of
+ * running tasks stay: another worker on this machine may be using them.
+ */
+async function removeStaleWorkspaces(deps: Deps) {
+  const root = join(deps.config.dataDir, 'work');
+  const ids = (await readdir(root).catch(() => [] as string[])).filter((name) => /^[0-9a-f-]{36}$/.test(name));
+  if (ids.length === 0) return;
+  const running = await deps.db
+    .select({ id: tasks.id })
+    .from(tasks)
+    .where(and(inArray(tasks.id, ids), eq(tasks.status, 'running')));
+  const keep = new Set(running.map((r) => r.id));
+  for (const id of ids.filter((i) => !keep.has(i))) await removeWorkspace(deps.config.dataDir, id);
 }

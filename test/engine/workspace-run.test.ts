@@ -1,4 +1,4 @@
-import { existsSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { StepFn } from '../../src/pipeline/step-types.js';
@@ -75,5 +75,18 @@ describe('a run’s workspace', () => {
     expect(seen[0]).toMatchObject({ step: 'inspector', baseCommit: base, app: 'x = 1\n' });
     expect(seen[1]).toMatchObject({ step: 'validator', baseCommit: base, app: 'x = 2\n', newFile: true, readme: '# app\n' });
     expect(existsSync(workDir)).toBe(false);
+  });
+
+  it('a worker starting up removes checkouts of tasks that no longer run', async () => {
+    const { auth } = await newAccount(h, { plan: 'pro', credits: 1 });
+    const res = await h.app.inject({ method: 'POST', url: '/v1/tasks', headers: auth, payload: { prompt: 'left behind', repo_url: `${git.baseUrl}/acme/app` } });
+    const id = res.json().id as string;
+    await waitForStatus(h, id, 'done');
+    const orphan = join(h.deps.config.dataDir, 'work', id, 'tree');
+    mkdirSync(orphan, { recursive: true });
+    writeFileSync(join(orphan, 'left.txt'), 'from a worker that died\n');
+    await worker.stop();
+    worker = await startWorker(h.deps, recordingSteps().steps, { concurrency: 1, heartbeatMs: 200, staleMs: 2000, maintenanceMs: 60_000 });
+    expect(existsSync(join(h.deps.config.dataDir, 'work', id))).toBe(false);
   });
 });
