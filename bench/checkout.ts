@@ -21,11 +21,8 @@ import { prepareWorkspace } from '../src/workspace/checkout.js';
 import type { WorkspaceDeps } from '../src/workspace/context.js';
 import { mirrorPath, withMirror } from '../src/workspace/mirrors.js';
 import { type GitHttpServer, startGitHttp } from '../test/support/git-http.js';
+import { envInt, loadAverage, log, median, percentile, pressure } from './stats.js';
 
-const envInt = (name: string, fallback: number) => {
-  const n = Number(process.env[name]);
-  return Number.isInteger(n) && n > 0 ? n : fallback;
-};
 const RUNS = envInt('BENCH_RUNS', 10);
 const DIRS = envInt('BENCH_DIRS', 100);
 const FILES = envInt('BENCH_FILES', 100);
@@ -33,31 +30,6 @@ const FILES = envInt('BENCH_FILES', 100);
 const BUDGET_MS = envInt('BENCH_BUDGET_S', 50) * 1000;
 const MIN_RUNS = 3;
 
-const log = (line: string) => console.log(line);
-const loadAverage = () => os.loadavg().map((l) => l.toFixed(1)).join(' ');
-/** Pressure stall information (share of the last 60 s some task waited for CPU or I/O), where the kernel has it. */
-const pressure = () => {
-  const avg60 = (what: string) => {
-    try {
-      return /^some .*avg60=([\d.]+)/m.exec(readFileSync(`/proc/pressure/${what}`, 'utf8'))?.[1];
-    } catch {
-      return undefined;
-    }
-  };
-  const cpu = avg60('cpu');
-  const io = avg60('io');
-  return cpu === undefined ? '' : `; pressure (some, avg60): cpu ${cpu} %, io ${io ?? '?'} %`;
-};
-const median = (xs: number[]) => {
-  const s = [...xs].sort((a, b) => a - b);
-  const mid = Math.floor(s.length / 2);
-  return s.length % 2 ? s[mid]! : (s[mid - 1]! + s[mid]!) / 2;
-};
-/** Nearest-rank percentile. */
-const percentile = (xs: number[], p: number) => {
-  const s = [...xs].sort((a, b) => a - b);
-  return s[Math.max(0, Math.ceil((p / 100) * s.length) - 1)] ?? NaN;
-};
 const ms = (x: number) => `${x.toFixed(0)} ms`;
 const mib = (bytes: number) => `${(bytes / 1024 ** 2).toFixed(1)} MiB`;
 const stats = (xs: number[]) => `median ${ms(median(xs))}, p90 ${ms(percentile(xs, 90))}, min ${ms(Math.min(...xs))}, max ${ms(Math.max(...xs))}`;

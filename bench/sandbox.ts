@@ -7,7 +7,7 @@
  *   BENCH_RUNS (default 100) measured runs per command and variant, after BENCH_WARMUP (5).
  */
 import { type ChildProcess, spawn } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import { join } from 'node:path';
 import type { Writable } from 'node:stream';
@@ -18,39 +18,11 @@ import { CommandCgroup, detectCgroups } from '../src/sandbox/cgroups.js';
 import { prlimitArgs } from '../src/sandbox/limits.js';
 import { createSandbox } from '../src/sandbox/sandbox.js';
 import type { Sandbox } from '../src/sandbox/types.js';
+import { envInt, loadAverage, log, median, percentile, pressure } from './stats.js';
 
-const envInt = (name: string, fallback: number) => {
-  const n = Number(process.env[name]);
-  return Number.isInteger(n) && n > 0 ? n : fallback;
-};
 const RUNS = envInt('BENCH_RUNS', 100);
 const WARMUP = envInt('BENCH_WARMUP', 5);
 
-const log = (line: string) => console.log(line);
-const loadAverage = () => os.loadavg().map((l) => l.toFixed(1)).join(' ');
-/** Pressure stall information (share of the last 60 s some task waited for CPU or I/O), where the kernel has it. */
-const pressure = () => {
-  const avg60 = (what: string) => {
-    try {
-      return /^some .*avg60=([\d.]+)/m.exec(readFileSync(`/proc/pressure/${what}`, 'utf8'))?.[1];
-    } catch {
-      return undefined;
-    }
-  };
-  const cpu = avg60('cpu');
-  const io = avg60('io');
-  return cpu === undefined ? '' : `; pressure (some, avg60): cpu ${cpu} %, io ${io ?? '?'} %`;
-};
-const median = (xs: number[]) => {
-  const s = [...xs].sort((a, b) => a - b);
-  const mid = Math.floor(s.length / 2);
-  return s.length % 2 ? s[mid]! : (s[mid - 1]! + s[mid]!) / 2;
-};
-/** Nearest-rank percentile. */
-const percentile = (xs: number[], p: number) => {
-  const s = [...xs].sort((a, b) => a - b);
-  return s[Math.max(0, Math.ceil((p / 100) * s.length) - 1)] ?? NaN;
-};
 const ms = (x: number) => x.toFixed(1).padStart(6);
 const signed = (x: number) => `${x >= 0 ? '+' : '−'}${Math.abs(x).toFixed(1)} ms`;
 
