@@ -16,6 +16,7 @@ const USAGE = `usage:
   emend accounts set --email E [--plan P] [--credits N]
   emend sandbox exec --workdir DIR [--timeout S] [--network] -- CMD...
   emend validate --repo DIR [--base REV] [--json]
+  emend locate --repo DIR --prompt-file F [--top N] [--json]
 
 Configuration comes from the environment; see docs/configuration.md.`;
 
@@ -157,6 +158,8 @@ export async function main(argv: string[], env: NodeJS.ProcessEnv = process.env)
         return await (await import('./cli-sandbox.js')).sandboxCommand(args, env);
       case 'validate':
         return await (await import('./cli-validate.js')).validateCommand(args, env);
+      case 'locate':
+        return await (await import('./cli-locate.js')).locateCommand(args, env);
       case 'help':
       case '--help':
       case '-h':

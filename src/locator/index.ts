@@ -1,0 +1,75 @@
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { buildBm25 } from './bm25.js';
+import { INDEX_VERSION, cacheKey, loadCachedIndex, saveCachedIndex } from './cache.js';
+import { listCandidateFiles } from './files.js';
+import { type LocatorIndex, type RankedFile, rank } from './rank.js';
+import { extractSymbols } from './symbols.js';
+
+export type { RankedFile } from './rank.js';
+
+export interface LocateOptions {
+  /** How many files to return (default 10). */
+  top?: number;
+  /** Where indexes are cached per commit; without one, the index is built every call. */
+  cacheDir?: string;
+}
+
+export interface LocateTimings {
+  /** `hit`: loaded from the cache; `miss`: built and saved; `off`: built, not cached (no cache dir, or a dirty tree). */
+  cache: 'hit' | 'miss' | 'off';
+  /** Whether this call built the index. */
+  built: boolean;
+  files: number;
+  index_ms: number;
+  rank_ms: number;
+  total_ms: number;
+}
+
+export interface LocateResult {
+  files: RankedFile[];
+  timings: LocateTimings;
+}
+
+/** Lists, reads and indexes the repository's candidate files: BM25 documents and the definition index. */
+export function buildIndex(repoDir: string): LocatorIndex {
+  const files: { path: string; content: string }[] = [];
+  const symbols: Record<string, string[]> = Object.create(null);
+  for (const path of listCandidateFiles(repoDir)) {
+    let content: string;
+    try {
+      content = readFileSync(join(repoDir, path), 'utf8');
+    } catch {
+      continue;
+    }
+    files.push({ path, content });
+    for (const name of extractSymbols(path, content)) (symbols[name] ??= []).push(path);
+  }
+  return { version: INDEX_VERSION, bm25: buildBm25(files), symbols };
+}
+
+/**
+ * The deterministic locator: ranks the repository's files for the prompt with BM25 over
+ * code-aware tokens, boosts for files and symbols the prompt names or its stack traces show,
+ * test files demoted unless the prompt is about tests. No model call. The index is cached per
+ * commit under cacheDir when the checkout is clean.
+ */
+export function locate(repoDir: string, prompt: string, options: LocateOptions = {}): LocateResult {
+  const start = performance.now();
+  const key = options.cacheDir ? cacheKey(repoDir) : null;
+  let index = options.cacheDir && key ? loadCachedIndex(options.cacheDir, key) : null;
+  let cache: LocateTimings['cache'] = index ? 'hit' : 'off';
+  const built = !index;
+  if (!index) {
+    index = buildIndex(repoDir);
+    if (options.cacheDir && key) {
+      saveCachedIndex(options.cacheDir, key, index);
+      cache = 'miss';
+    }
+  }
+  const indexed = performance.now();
+  const files = rank(index, prompt, options.top ?? 10);
+  const end = performance.now();
+  const ms = (x: number) => Math.round(x * 10) / 10;
+  return { files, timings: { cache, built, files: index.bm25.docs.length, index_ms: ms(indexed - start), rank_ms: ms(end - indexed), total_ms: ms(end - start) } };
+}
