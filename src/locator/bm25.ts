@@ -18,6 +18,12 @@ export interface Bm25Index {
   avgLength: number;
 }
 
+/**
+ * A count from one of the index's records. Own properties only: a record read back from the
+ * cache's JSON has Object.prototype, where `constructor` or `toString` would otherwise answer.
+ */
+export const own = <T>(record: Record<string, T>, key: string): T | undefined => (Object.hasOwn(record, key) ? record[key] : undefined);
+
 /** Tokens of a path: its directories, its file name and the name's parts, extension dropped. */
 export function pathTokens(path: string): string[] {
   return tokenize(path.replace(/\.[A-Za-z0-9]+$/, '').replace(/[/.\\-]/g, ' '));
@@ -52,7 +58,7 @@ export function scoreBm25(index: Bm25Index, query: string): { scores: Float64Arr
   const scores = new Float64Array(n);
   const idf = new Map<string, number>();
   for (const t of terms) {
-    const df = index.df[t];
+    const df = own(index.df, t);
     if (df) idf.set(t, Math.log(1 + (n - df + 0.5) / (df + 0.5)));
   }
   if (idf.size === 0) return { scores, terms };
@@ -60,7 +66,7 @@ export function scoreBm25(index: Bm25Index, query: string): { scores: Float64Arr
     const norm = K1 * (1 - B + (B * doc.length) / (index.avgLength || 1));
     let s = 0;
     for (const [t, w] of idf) {
-      const f = doc.tf[t];
+      const f = own(doc.tf, t);
       if (f) s += (w * f * (K1 + 1)) / (f + norm);
     }
     scores[i] = s;
@@ -74,8 +80,8 @@ export function topTerms(index: Bm25Index, docIndex: number, terms: string[], k 
   if (!doc) return [];
   const n = index.docs.length;
   return terms
-    .filter((t) => doc.tf[t])
-    .map((t) => ({ t, w: Math.log(1 + (n - (index.df[t] ?? 0) + 0.5) / ((index.df[t] ?? 0) + 0.5)) }))
+    .filter((t) => own(doc.tf, t))
+    .map((t) => ({ t, w: Math.log(1 + (n - (own(index.df, t) ?? 0) + 0.5) / ((own(index.df, t) ?? 0) + 0.5)) }))
     .sort((a, b) => b.w - a.w)
     .slice(0, k)
     .map((x) => x.t);

@@ -1,4 +1,4 @@
-import { type Bm25Index, scoreBm25, topTerms } from './bm25.js';
+import { type Bm25Index, own, scoreBm25, topTerms } from './bm25.js';
 
 export interface LocatorIndex {
   version: number;
@@ -150,7 +150,7 @@ export function rank(index: LocatorIndex, prompt: string, top: number): RankedFi
   const symbolBoost = new Float64Array(docs.length);
   const symbolNames: string[][] = docs.map(() => []);
   for (const [name, codeLike] of promptIdentifiers(prompt)) {
-    const defs = index.symbols[name];
+    const defs = own(index.symbols, name);
     if (!defs || defs.length > 20) continue;
     const w = (codeLike ? SYMBOL_MENTION : SYMBOL_MENTION / 4) / Math.sqrt(defs.length);
     for (const p of defs) {

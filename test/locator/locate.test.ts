@@ -82,6 +82,8 @@ describe.runIf(inject('dbKind') === 'pglite')('the deterministic locator', { tim
     const second = locate(repo.dir, prompt, { cacheDir });
     expect(second.timings).toMatchObject({ cache: 'hit', built: false });
     expect(second.files).toEqual(first.files);
+    // Names that Object.prototype has are ordinary words for an index read back from JSON.
+    expect(locate(repo.dir, 'the constructor() and toString() of hasOwnProperty __proto__', { cacheDir }).timings.cache).toBe('hit');
 
     // A dirty tree is indexed as it stands, not cached.
     writeFiles(repo.dir, { 'shop/shipping.py': 'def compute_shipping(weight):\n    return weight * 2\n' });
