@@ -38,9 +38,3 @@ export async function registerOpenApi(app: FastifyInstance, deps: Deps) {
   app.get('/openapi-public.yaml', hidden, async (_req, reply) => reply.type('application/yaml').send(app.swagger({ yaml: true })));
   app.get('/openapi-public.json', hidden, async () => app.swagger());
 }
-
-/** The document as committed to the repository (see scripts/write-openapi.ts). */
-export function openApiYaml(app: FastifyInstance): string {
-  // The server URL depends on the deployment; the committed copy uses the default.
-  return app.swagger({ yaml: true });
-}
