@@ -38,11 +38,8 @@ import { type Worker, startWorker } from '../src/worker/worker.js';
 import { findPostgresBin, startCluster } from '../test/support/postgres-cluster.js';
 import { type SseEvent, mustOpen, openSse } from '../test/support/sse-client.js';
 import { BENCH_WORKER_OPTIONS, noopSteps } from './noop-steps.js';
+import { envInt, loadAverage, log, percentile } from './stats.js';
 
-const envInt = (name: string, fallback: number) => {
-  const n = Number(process.env[name]);
-  return Number.isInteger(n) && n > 0 ? n : fallback;
-};
 /** Tasks timed one at a time per latency measurement. */
 const TASKS = envInt('BENCH_TASKS', 200);
 /** Tasks per throughput measurement. */
@@ -61,12 +58,6 @@ const CREATE_BODY = JSON.stringify({ prompt: 'Fix the off-by-one error in the pa
 const STEP_LABEL = { return: 'no-op', yield: 'no-op + 1 tick' } as const;
 const root = fileURLToPath(new URL('..', import.meta.url));
 
-const log = (line: string) => console.log(line);
-const loadAverage = () =>
-  os
-    .loadavg()
-    .map((l) => l.toFixed(1))
-    .join(' ');
 
 function describeMachine() {
   const cpus = os.cpus();
@@ -109,11 +100,6 @@ async function newAccounts(deps: Deps, n: number): Promise<string[]> {
 // ---------------------------------------------------------------------------------------------
 // figures
 
-/** Nearest-rank percentile. */
-const percentile = (xs: number[], p: number) => {
-  const s = [...xs].sort((a, b) => a - b);
-  return s[Math.max(0, Math.ceil((p / 100) * s.length) - 1)] ?? NaN;
-};
 const ms = (x: number) => (Number.isFinite(x) ? x.toFixed(x < 10 ? 1 : 0) : '–');
 
 interface Sample {

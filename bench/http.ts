@@ -30,11 +30,8 @@ import { findPostgresBin, startCluster } from '../test/support/postgres-cluster.
 import { buildBareApp } from './bare-app.js';
 import { type LoadJob, type LoadResult, LoadGenerator } from './load.js';
 import { type Measurement, type RunFigures, printTable } from './report.js';
+import { envInt } from './stats.js';
 
-const envInt = (name: string, fallback: number) => {
-  const n = Number(process.env[name]);
-  return Number.isInteger(n) && n > 0 ? n : fallback;
-};
 const SECONDS = envInt('BENCH_SECONDS', 5);
 const REPEATS = envInt('BENCH_REPEATS', 3);
 const CONNECTIONS = envInt('BENCH_CONNECTIONS', 10);

@@ -11,15 +11,10 @@ import os from 'node:os';
 import type { Sandbox } from '../src/sandbox/types.js';
 import { type ValidatorOutput, validate } from '../src/validator/validate.js';
 import { type FixtureRepo, fixtureSandbox, jsFailingTest, pythonPytest, removeFixtureRepos } from '../test/support/fixture-repos.js';
+import { log, median } from './stats.js';
 
 const RUNS = Number(process.env.BENCH_RUNS ?? 7);
 
-const log = (line: string) => console.log(line);
-const median = (xs: number[]) => {
-  const s = [...xs].sort((a, b) => a - b);
-  const mid = Math.floor(s.length / 2);
-  return s.length % 2 ? s[mid]! : (s[mid - 1]! + s[mid]!) / 2;
-};
 const ms = (x: number) => `${x.toFixed(0)} ms`;
 
 function describeMachine(sandbox: Sandbox) {
