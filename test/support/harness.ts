@@ -2,7 +2,6 @@ import { randomBytes } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { Writable } from 'node:stream';
 import { and, eq, inArray, type SQL } from 'drizzle-orm';
 import type { FastifyInstance } from 'fastify';
 import { createAccount } from '../../src/accounts/accounts.js';
@@ -15,6 +14,7 @@ import { tasks } from '../../src/db/schema.js';
 import type { Deps } from '../../src/deps.js';
 import { createLogger } from '../../src/logger.js';
 import { createRuntime } from '../../src/runtime.js';
+import { logSink } from './log-sink.js';
 import { openTestDatabase } from './test-db.js';
 
 export interface Harness {
@@ -31,13 +31,7 @@ export async function startHarness(env: Record<string, string> = {}, options: { 
   const dataDir = mkdtempSync(join(tmpdir(), 'emend-test-'));
   const config = loadConfig({ EMEND_DATA_DIR: dataDir, EMEND_SECRET_KEY: randomBytes(32).toString('hex'), ...env });
   const database = await openTestDatabase();
-  const logLines: string[] = [];
-  const sink = new Writable({
-    write(chunk, _enc, done) {
-      logLines.push(...String(chunk).split('\n').filter(Boolean));
-      done();
-    },
-  });
+  const { lines: logLines, stream: sink } = logSink();
   const clock = manualClock(new Date());
   const runtime = await createRuntime(config, database, { clock, log: createLogger('info', sink), fetch: options.fetch, queue: { pollingIntervalSeconds: 0.5 } });
   const deps: Deps = runtime.deps;

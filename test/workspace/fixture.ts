@@ -1,20 +1,16 @@
 import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { Writable } from 'node:stream';
 import type { WorkspaceDeps } from '../../src/workspace/context.js';
 import { createLogger } from '../../src/logger.js';
+import { afterAll, afterEach, beforeAll, beforeEach } from 'vitest';
+import { type GitHttpServer, startGitHttp } from '../support/git-http.js';
+import { logSink } from '../support/log-sink.js';
 
 /** A data dir and a logger whose lines the test can read (debug level, so nothing is hidden). */
 export function workspaceFixture() {
   const dataDir = mkdtempSync(join(tmpdir(), 'emend-ws-'));
-  const logLines: string[] = [];
-  const sink = new Writable({
-    write(chunk, _enc, done) {
-      logLines.push(...String(chunk).split('\n').filter(Boolean));
-      done();
-    },
-  });
+  const { lines: logLines, stream: sink } = logSink();
   const deps: WorkspaceDeps = { dataDir, log: createLogger('debug', sink) };
   return { dataDir, deps, logLines, cleanup: () => rmSync(dataDir, { recursive: true, force: true }) };
 }
@@ -36,4 +32,21 @@ export function filesContaining(dir: string, needles: string[]): string[] {
     const bytes = readFileSync(file);
     return needles.some((n) => bytes.includes(n));
   });
+}
+
+/**
+ * The common set-up of the workspace tests: one git HTTP server for the file, a fresh data
+ * dir and logger for each test. Read `server` and `fx` inside tests (they change per test).
+ */
+export function useWorkspaceTestbed() {
+  const bed = {} as { server: GitHttpServer; fx: ReturnType<typeof workspaceFixture> };
+  beforeAll(async () => {
+    bed.server = await startGitHttp();
+  });
+  afterAll(() => bed.server.close());
+  beforeEach(() => {
+    bed.fx = workspaceFixture();
+  });
+  afterEach(() => bed.fx.cleanup());
+  return bed;
 }

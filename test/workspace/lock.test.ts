@@ -1,11 +1,10 @@
 import { spawn, spawnSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, inject, it } from 'vitest';
+import { describe, expect, inject, it } from 'vitest';
 import { prepareWorkspace } from '../../src/workspace/checkout.js';
 import { LockAbortedError, LockTimeoutError, withFileLock } from '../../src/workspace/lock.js';
-import { type GitHttpServer, startGitHttp } from '../support/git-http.js';
-import { workspaceFixture } from './fixture.js';
+import { useWorkspaceTestbed } from './fixture.js';
 
 /** Another process of ours on this machine (see workspace-process.ts); `lines` yields what it prints. */
 function otherProcess(env: Record<string, string>) {
@@ -43,19 +42,10 @@ function otherProcess(env: Record<string, string>) {
 const freeForOthers = (path: string) => spawnSync('flock', ['--exclusive', '--nonblock', path, 'true']).status === 0;
 
 describe.runIf(inject('dbKind') === 'pglite')('workspaces: the per-repository lock', () => {
-  let fx: ReturnType<typeof workspaceFixture>;
-  let server: GitHttpServer;
-  beforeAll(async () => {
-    server = await startGitHttp();
-  });
-  afterAll(() => server.close());
-  beforeEach(() => {
-    fx = workspaceFixture();
-  });
-  afterEach(() => fx.cleanup());
+  const bed = useWorkspaceTestbed();
 
   it('is held against other processes while the function runs, and only then', async () => {
-    const path = join(fx.dataDir, 'a.lock');
+    const path = join(bed.fx.dataDir, 'a.lock');
     const seen = await withFileLock(path, { timeoutMs: 5_000 }, async () => freeForOthers(path));
     expect(seen).toBe(false);
     expect(freeForOthers(path)).toBe(true);
@@ -65,7 +55,7 @@ describe.runIf(inject('dbKind') === 'pglite')('workspaces: the per-repository lo
   });
 
   it('queues tasks in this process one at a time, in order', async () => {
-    const path = join(fx.dataDir, 'b.lock');
+    const path = join(bed.fx.dataDir, 'b.lock');
     const events: string[] = [];
     let inside = 0;
     const task = (name: string) =>
@@ -80,7 +70,7 @@ describe.runIf(inject('dbKind') === 'pglite')('workspaces: the per-repository lo
   });
 
   it('waits for another process, gives up after its timeout or on abort, and is free once that process dies', async () => {
-    const path = join(fx.dataDir, 'c.lock');
+    const path = join(bed.fx.dataDir, 'c.lock');
     const holder = otherProcess({ MODE: 'hold', LOCK_PATH: path });
     expect(await holder.line(1)).toBe('held');
     await expect(withFileLock(path, { timeoutMs: 150 }, async () => 'got it')).rejects.toBeInstanceOf(LockTimeoutError);
@@ -96,12 +86,12 @@ describe.runIf(inject('dbKind') === 'pglite')('workspaces: the per-repository lo
   });
 
   it('lets workers in several processes prepare the same repository at once; the mirror is made once', async () => {
-    const commit = server.createRepo('acme', 'shared', { files: { 'a.txt': 'shared\n' } });
-    const url = server.repoUrl('acme', 'shared');
-    const others = [1, 2, 3, 4].map((n) => otherProcess({ MODE: 'prepare', DATA_DIR: fx.dataDir, REPO_URL: url, TASK_ID: `proc-${n}` }));
+    const commit = bed.server.createRepo('acme', 'shared', { files: { 'a.txt': 'shared\n' } });
+    const url = bed.server.repoUrl('acme', 'shared');
+    const others = [1, 2, 3, 4].map((n) => otherProcess({ MODE: 'prepare', DATA_DIR: bed.fx.dataDir, REPO_URL: url, TASK_ID: `proc-${n}` }));
     for (const o of others) expect(await o.line(1)).toBe('ready');
     for (const o of others) o.child.stdin!.write('go\n');
-    const mine = await prepareWorkspace(fx.deps, { taskId: 'here', repoUrl: url, baseBranch: 'main' });
+    const mine = await prepareWorkspace(bed.fx.deps, { taskId: 'here', repoUrl: url, baseBranch: 'main' });
     const results: Array<{ dir: string; baseCommit: string }> = [mine];
     for (const o of others) {
       const printed = await o.line(2);
@@ -112,7 +102,7 @@ describe.runIf(inject('dbKind') === 'pglite')('workspaces: the per-repository lo
       expect(r.baseCommit).toBe(commit);
       expect(readFileSync(join(r.dir, 'a.txt'), 'utf8')).toBe('shared\n');
     }
-    const lines = [...others.flatMap((o) => o.stderr().split('\n')), ...fx.logLines].filter(Boolean).map((l) => JSON.parse(l).msg);
+    const lines = [...others.flatMap((o) => o.stderr().split('\n')), ...bed.fx.logLines].filter(Boolean).map((l) => JSON.parse(l).msg);
     expect(lines.filter((m) => m === 'mirror created')).toHaveLength(1);
     expect(lines.filter((m) => m === 'mirror fetched')).toHaveLength(4);
   });

@@ -2,37 +2,27 @@ import { execFileSync } from 'node:child_process';
 import { existsSync, mkdirSync, readFileSync, readdirSync, statSync, symlinkSync, writeFileSync, chmodSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
-import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, inject, it } from 'vitest';
+import { describe, expect, inject, it } from 'vitest';
 import { prepareWorkspace, removeWorkspace, workspacePaths } from '../../src/workspace/checkout.js';
 import { WorkspaceError } from '../../src/workspace/context.js';
 import { mirrorPath } from '../../src/workspace/mirrors.js';
-import { type GitHttpServer, startGitHttp } from '../support/git-http.js';
-import { workspaceFixture } from './fixture.js';
+import { useWorkspaceTestbed } from './fixture.js';
 
 const git = (gitDir: string, ...args: string[]) => execFileSync('git', [`--git-dir=${gitDir}`, ...args], { encoding: 'utf8' }).trim();
 
 // No database here: one project runs these.
 describe.runIf(inject('dbKind') === 'pglite')('workspaces: mirrors and checkouts', () => {
-  let server: GitHttpServer;
-  let fx: ReturnType<typeof workspaceFixture>;
+  const bed = useWorkspaceTestbed();
   let seq = 0;
   const taskId = () => `task-${++seq}`;
-  beforeAll(async () => {
-    server = await startGitHttp();
-  });
-  afterAll(() => server.close());
-  beforeEach(() => {
-    fx = workspaceFixture();
-  });
-  afterEach(() => fx.cleanup());
 
   it('makes a bare mirror on first use, then fetches into the same one for later tasks', async () => {
-    const first = server.createRepo('acme', 'app', { files: { 'a.txt': 'one\n', 'src/x.py': 'x = 1\n' } });
-    server.commit('acme', 'app', { branch: 'gone-soon', files: { 'tmp.txt': 'tmp\n' } });
-    const url = server.repoUrl('acme', 'app');
-    const ws1 = await prepareWorkspace(fx.deps, { taskId: taskId(), repoUrl: url, baseBranch: 'main' });
-    const mirror = mirrorPath(fx.dataDir, url);
-    expect(mirror).toBe(join(fx.dataDir, 'mirrors', `127.0.0.1_${new URL(server.baseUrl).port}`, 'acme', 'app.git'));
+    const first = bed.server.createRepo('acme', 'app', { files: { 'a.txt': 'one\n', 'src/x.py': 'x = 1\n' } });
+    bed.server.commit('acme', 'app', { branch: 'gone-soon', files: { 'tmp.txt': 'tmp\n' } });
+    const url = bed.server.repoUrl('acme', 'app');
+    const ws1 = await prepareWorkspace(bed.fx.deps, { taskId: taskId(), repoUrl: url, baseBranch: 'main' });
+    const mirror = mirrorPath(bed.fx.dataDir, url);
+    expect(mirror).toBe(join(bed.fx.dataDir, 'mirrors', `127.0.0.1_${new URL(bed.server.baseUrl).port}`, 'acme', 'app.git'));
     expect(git(mirror, 'rev-parse', '--is-bare-repository')).toBe('true');
     expect(git(mirror, 'rev-parse', 'refs/heads/main')).toBe(first);
     expect(ws1.baseCommit).toBe(first);
@@ -42,11 +32,11 @@ describe.runIf(inject('dbKind') === 'pglite')('workspaces: mirrors and checkouts
     const marker = join(mirror, 'marker-of-this-mirror');
     writeFileSync(marker, 'still here');
     const inode = statSync(mirror).ino;
-    const second = server.commit('acme', 'app', { branch: 'main', files: { 'b.txt': 'two\n' } });
-    server.commit('acme', 'app', { branch: 'feature', files: { 'f.txt': 'f\n' } });
-    execFileSync('git', ['--git-dir', server.bareDir('acme', 'app'), 'branch', '-D', 'gone-soon']);
+    const second = bed.server.commit('acme', 'app', { branch: 'main', files: { 'b.txt': 'two\n' } });
+    bed.server.commit('acme', 'app', { branch: 'feature', files: { 'f.txt': 'f\n' } });
+    execFileSync('git', ['--git-dir', bed.server.bareDir('acme', 'app'), 'branch', '-D', 'gone-soon']);
 
-    const ws2 = await prepareWorkspace(fx.deps, { taskId: taskId(), repoUrl: url, baseBranch: 'main' });
+    const ws2 = await prepareWorkspace(bed.fx.deps, { taskId: taskId(), repoUrl: url, baseBranch: 'main' });
     expect(statSync(mirror).ino).toBe(inode);
     expect(readFileSync(marker, 'utf8')).toBe('still here');
     expect(ws2.baseCommit).toBe(second);
@@ -55,7 +45,7 @@ describe.runIf(inject('dbKind') === 'pglite')('workspaces: mirrors and checkouts
     // The first task's files are its own: the fetch did not touch them.
     expect(existsSync(join(ws1.dir, 'b.txt'))).toBe(false);
 
-    const events = fx.logLines.map((l) => JSON.parse(l).msg).filter((m: string) => m.startsWith('mirror'));
+    const events = bed.fx.logLines.map((l) => JSON.parse(l).msg).filter((m: string) => m.startsWith('mirror'));
     expect(events).toEqual(['mirror created', 'mirror fetched']);
     // The mirror's config names no remote: the URL is given on each fetch.
     expect(readFileSync(join(mirror, 'config'), 'utf8')).not.toContain('127.0.0.1');
@@ -64,12 +54,12 @@ describe.runIf(inject('dbKind') === 'pglite')('workspaces: mirrors and checkouts
   });
 
   it("checks the base branch out at its commit into the task's own directory, its git dir beside it", async () => {
-    server.createRepo('acme', 'branches', { files: { 'a.txt': 'main\n' } });
-    const dev = server.commit('acme', 'branches', { branch: 'develop', from: 'main', files: { 'a.txt': 'develop\n', 'dir/new.txt': 'n\n' } });
+    bed.server.createRepo('acme', 'branches', { files: { 'a.txt': 'main\n' } });
+    const dev = bed.server.commit('acme', 'branches', { branch: 'develop', from: 'main', files: { 'a.txt': 'develop\n', 'dir/new.txt': 'n\n' } });
     const id = taskId();
-    const ws = await prepareWorkspace(fx.deps, { taskId: id, repoUrl: server.repoUrl('acme', 'branches'), baseBranch: 'develop' });
-    expect(ws).toMatchObject({ ...workspacePaths(fx.dataDir, id), baseBranch: 'develop', baseCommit: dev });
-    expect(ws.dir).toBe(join(fx.dataDir, 'work', id, 'tree'));
+    const ws = await prepareWorkspace(bed.fx.deps, { taskId: id, repoUrl: bed.server.repoUrl('acme', 'branches'), baseBranch: 'develop' });
+    expect(ws).toMatchObject({ ...workspacePaths(bed.fx.dataDir, id), baseBranch: 'develop', baseCommit: dev });
+    expect(ws.dir).toBe(join(bed.fx.dataDir, 'work', id, 'tree'));
     expect(readFileSync(join(ws.dir, 'a.txt'), 'utf8')).toBe('develop\n');
     expect(readFileSync(join(ws.dir, 'dir/new.txt'), 'utf8')).toBe('n\n');
     expect(readdirSync(ws.dir).sort()).toEqual(['.git', 'a.txt', 'dir']);
@@ -86,41 +76,41 @@ describe.runIf(inject('dbKind') === 'pglite')('workspaces: mirrors and checkouts
   });
 
   it('gives two parallel tasks on one repository correct work dirs, the mirror made once', async () => {
-    const c1 = server.createRepo('acme', 'busy', { files: { 'a.txt': '1\n' } });
-    const url = server.repoUrl('acme', 'busy');
-    const other = server.createRepo('acme', 'other');
+    const c1 = bed.server.createRepo('acme', 'busy', { files: { 'a.txt': '1\n' } });
+    const url = bed.server.repoUrl('acme', 'busy');
+    const other = bed.server.createRepo('acme', 'other');
     const [a, b, o] = await Promise.all([
-      prepareWorkspace(fx.deps, { taskId: taskId(), repoUrl: url, baseBranch: 'main' }),
-      prepareWorkspace(fx.deps, { taskId: taskId(), repoUrl: url, baseBranch: 'main' }),
-      prepareWorkspace(fx.deps, { taskId: taskId(), repoUrl: server.repoUrl('acme', 'other'), baseBranch: 'main' }),
+      prepareWorkspace(bed.fx.deps, { taskId: taskId(), repoUrl: url, baseBranch: 'main' }),
+      prepareWorkspace(bed.fx.deps, { taskId: taskId(), repoUrl: url, baseBranch: 'main' }),
+      prepareWorkspace(bed.fx.deps, { taskId: taskId(), repoUrl: bed.server.repoUrl('acme', 'other'), baseBranch: 'main' }),
     ]);
     expect([a.baseCommit, b.baseCommit, o.baseCommit]).toEqual([c1, c1, other]);
     expect(a.dir).not.toBe(b.dir);
     for (const ws of [a, b]) expect(readFileSync(join(ws.dir, 'a.txt'), 'utf8')).toBe('1\n');
 
-    const c2 = server.commit('acme', 'busy', { branch: 'main', files: { 'a.txt': '2\n' } });
+    const c2 = bed.server.commit('acme', 'busy', { branch: 'main', files: { 'a.txt': '2\n' } });
     const [c, d] = await Promise.all([
-      prepareWorkspace(fx.deps, { taskId: taskId(), repoUrl: url, baseBranch: 'main' }),
-      prepareWorkspace(fx.deps, { taskId: taskId(), repoUrl: url, baseBranch: 'main' }),
+      prepareWorkspace(bed.fx.deps, { taskId: taskId(), repoUrl: url, baseBranch: 'main' }),
+      prepareWorkspace(bed.fx.deps, { taskId: taskId(), repoUrl: url, baseBranch: 'main' }),
     ]);
     expect([c.baseCommit, d.baseCommit]).toEqual([c2, c2]);
     for (const ws of [c, d]) expect(readFileSync(join(ws.dir, 'a.txt'), 'utf8')).toBe('2\n');
-    const created = fx.logLines.filter((l) => JSON.parse(l).msg === 'mirror created').map((l) => JSON.parse(l).repo);
-    expect(created.sort()).toEqual([url, server.repoUrl('acme', 'other')].sort());
+    const created = bed.fx.logLines.filter((l) => JSON.parse(l).msg === 'mirror created').map((l) => JSON.parse(l).repo);
+    expect(created.sort()).toEqual([url, bed.server.repoUrl('acme', 'other')].sort());
     // Nothing half-made beside the mirror.
-    expect(readdirSync(dirname(mirrorPath(fx.dataDir, url))).sort()).toEqual(['busy.git', 'busy.git.lock', 'other.git', 'other.git.lock']);
+    expect(readdirSync(dirname(mirrorPath(bed.fx.dataDir, url))).sort()).toEqual(['busy.git', 'busy.git.lock', 'other.git', 'other.git.lock']);
     for (const ws of [a, b, c, d, o]) await ws.dispose();
   });
 
   it('names a missing base branch, and leaves no work dir behind', async () => {
-    server.createRepo('acme', 'nobranch');
+    bed.server.createRepo('acme', 'nobranch');
     const id = taskId();
-    const err = await prepareWorkspace(fx.deps, { taskId: id, repoUrl: server.repoUrl('acme', 'nobranch'), baseBranch: 'release/9' }).catch((e) => e);
+    const err = await prepareWorkspace(bed.fx.deps, { taskId: id, repoUrl: bed.server.repoUrl('acme', 'nobranch'), baseBranch: 'release/9' }).catch((e) => e);
     expect(err).toBeInstanceOf(WorkspaceError);
-    expect(err).toMatchObject({ reason: 'missing_branch', message: `base branch "release/9" does not exist in ${server.repoUrl('acme', 'nobranch')}` });
-    expect(existsSync(workspacePaths(fx.dataDir, id).root)).toBe(false);
+    expect(err).toMatchObject({ reason: 'missing_branch', message: `base branch "release/9" does not exist in ${bed.server.repoUrl('acme', 'nobranch')}` });
+    expect(existsSync(workspacePaths(bed.fx.dataDir, id).root)).toBe(false);
     for (const bad of ['-x', 'a..b', 'has space', '']) {
-      await expect(prepareWorkspace(fx.deps, { taskId: taskId(), repoUrl: server.repoUrl('acme', 'nobranch'), baseBranch: bad })).rejects.toMatchObject({
+      await expect(prepareWorkspace(bed.fx.deps, { taskId: taskId(), repoUrl: bed.server.repoUrl('acme', 'nobranch'), baseBranch: bad })).rejects.toMatchObject({
         reason: 'bad_request',
         message: `base branch "${bad}" is not a valid branch name`,
       });
@@ -128,29 +118,29 @@ describe.runIf(inject('dbKind') === 'pglite')('workspaces: mirrors and checkouts
   });
 
   it('stops at once for a cancelled task', async () => {
-    server.createRepo('acme', 'cancel');
+    bed.server.createRepo('acme', 'cancel');
     const abort = new AbortController();
     abort.abort();
     const id = taskId();
-    await expect(prepareWorkspace(fx.deps, { taskId: id, repoUrl: server.repoUrl('acme', 'cancel'), baseBranch: 'main', signal: abort.signal })).rejects.toMatchObject({
+    await expect(prepareWorkspace(bed.fx.deps, { taskId: id, repoUrl: bed.server.repoUrl('acme', 'cancel'), baseBranch: 'main', signal: abort.signal })).rejects.toMatchObject({
       reason: 'aborted',
     });
-    expect(existsSync(workspacePaths(fx.dataDir, id).root)).toBe(false);
+    expect(existsSync(workspacePaths(bed.fx.dataDir, id).root)).toBe(false);
   });
 
   it('says so when the repository does not exist', async () => {
-    const url = server.repoUrl('acme', 'nothing-here');
-    await expect(prepareWorkspace(fx.deps, { taskId: taskId(), repoUrl: url, baseBranch: 'main' })).rejects.toMatchObject({
+    const url = bed.server.repoUrl('acme', 'nothing-here');
+    await expect(prepareWorkspace(bed.fx.deps, { taskId: taskId(), repoUrl: url, baseBranch: 'main' })).rejects.toMatchObject({
       reason: 'repo_not_found',
       message: expect.stringContaining(`cannot fetch ${url}`),
     });
-    expect(existsSync(mirrorPath(fx.dataDir, url))).toBe(false);
+    expect(existsSync(mirrorPath(bed.fx.dataDir, url))).toBe(false);
   });
 
   it('dispose removes the work dir without following symlinks out of it', async () => {
-    server.createRepo('acme', 'links');
-    const ws = await prepareWorkspace(fx.deps, { taskId: taskId(), repoUrl: server.repoUrl('acme', 'links'), baseBranch: 'main' });
-    const outside = join(fx.dataDir, 'outside');
+    bed.server.createRepo('acme', 'links');
+    const ws = await prepareWorkspace(bed.fx.deps, { taskId: taskId(), repoUrl: bed.server.repoUrl('acme', 'links'), baseBranch: 'main' });
+    const outside = join(bed.fx.dataDir, 'outside');
     mkdirSync(outside);
     writeFileSync(join(outside, 'keep.txt'), 'keep');
     symlinkSync(outside, join(ws.dir, 'link-to-dir'));
@@ -163,21 +153,21 @@ describe.runIf(inject('dbKind') === 'pglite')('workspaces: mirrors and checkouts
     expect(existsSync(ws.root)).toBe(false);
     expect(readFileSync(join(outside, 'keep.txt'), 'utf8')).toBe('keep');
     // The mirror stays for the next task.
-    expect(existsSync(mirrorPath(fx.dataDir, server.repoUrl('acme', 'links')))).toBe(true);
+    expect(existsSync(mirrorPath(bed.fx.dataDir, bed.server.repoUrl('acme', 'links')))).toBe(true);
     await ws.dispose();
   });
 
   it('replaces a directory left by an earlier run of the same task; removeWorkspace clears one', async () => {
-    server.createRepo('acme', 'again', { files: { 'a.txt': 'a\n' } });
+    bed.server.createRepo('acme', 'again', { files: { 'a.txt': 'a\n' } });
     const id = taskId();
-    const url = server.repoUrl('acme', 'again');
-    const first = await prepareWorkspace(fx.deps, { taskId: id, repoUrl: url, baseBranch: 'main' });
+    const url = bed.server.repoUrl('acme', 'again');
+    const first = await prepareWorkspace(bed.fx.deps, { taskId: id, repoUrl: url, baseBranch: 'main' });
     writeFileSync(join(first.dir, 'leftover.txt'), 'from a dead worker');
-    const second = await prepareWorkspace(fx.deps, { taskId: id, repoUrl: url, baseBranch: 'main' });
+    const second = await prepareWorkspace(bed.fx.deps, { taskId: id, repoUrl: url, baseBranch: 'main' });
     expect(existsSync(join(second.dir, 'leftover.txt'))).toBe(false);
-    await removeWorkspace(fx.dataDir, id);
+    await removeWorkspace(bed.fx.dataDir, id);
     expect(existsSync(second.root)).toBe(false);
-    expect(() => workspacePaths(fx.dataDir, '../escape')).toThrow(WorkspaceError);
+    expect(() => workspacePaths(bed.fx.dataDir, '../escape')).toThrow(WorkspaceError);
   });
 
   it('rejects URLs that are not repositories it may fetch, without echoing credentials', () => {
