@@ -1,20 +1,18 @@
-import { type IncomingMessage, type Server, createServer } from 'node:http';
+import { type IncomingMessage, type Server, type ServerResponse, createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import type { Adapter } from './adapter.js';
+import { anthropic } from './anthropic.js';
+import { google } from './google.js';
+import { openai } from './openai.js';
+import { Script } from './script.js';
+import { sendJson } from './sse.js';
+import type { ModelRequest, Provider, RecordedRequest, ScriptedModel } from './types.js';
+import { usageFor } from './usage.js';
 
-export interface RecordedRequest {
-  method: string;
-  path: string;
-  headers: IncomingMessage['headers'];
-}
+export type { ModelRequest, Provider, RecordedRequest, Reply, ReplyUsage, Responder, ScriptedModel, ToolCallReply } from './types.js';
+export { estimateTokens } from './usage.js';
 
-export interface ScriptedModel {
-  /** Base URLs as a client would configure them for each provider. */
-  urls: { openai: string; anthropic: string; google: string };
-  requests: RecordedRequest[];
-  /** Keys the double accepts; any other key is answered 401 like the real providers do. */
-  validKeys: Set<string>;
-  close(): Promise<void>;
-}
+const ADAPTERS: Record<Provider, Adapter> = { openai, anthropic, google };
 
 const MODELS = {
   openai: { object: 'list', data: ['gpt-4.1', 'gpt-4.1-mini', 'o4-mini'].map((id) => ({ id, object: 'model', owned_by: 'openai' })) },
@@ -22,47 +20,120 @@ const MODELS = {
   google: { models: ['gemini-2.5-pro', 'gemini-2.5-flash', 'gemini-2.5-flash-lite', 'text-embedding-004'].map((n) => ({ name: `models/${n}` })) },
 };
 
-function keyOf(provider: keyof typeof MODELS, req: IncomingMessage): string | undefined {
-  if (provider === 'openai') return req.headers.authorization?.replace(/^Bearer /, '');
-  if (provider === 'anthropic') return req.headers['x-api-key'] as string | undefined;
-  return req.headers['x-goog-api-key'] as string | undefined;
+const DEFAULT_MESSAGES: Record<number, string> = {
+  400: 'bad request',
+  401: 'unauthorized',
+  403: 'permission denied',
+  404: 'not found',
+  408: 'request timed out',
+  429: 'rate limit exceeded',
+  500: 'internal server error',
+  502: 'bad gateway',
+  503: 'service unavailable',
+  529: 'overloaded',
+};
+
+function readBody(req: IncomingMessage): Promise<string> {
+  return new Promise((resolve, reject) => {
+    const chunks: Buffer[] = [];
+    req.on('data', (c: Buffer) => chunks.push(c));
+    req.on('end', () => resolve(Buffer.concat(chunks).toString('utf8')));
+    req.on('error', reject);
+  });
 }
 
 /**
- * An HTTP double for the three model providers' wire formats, on a real loopback port.
- * This first cut answers list-models (OpenAI /v1/models, Anthropic /v1/models, Google
- * /v1beta/models) and records every request; chat, messages and generateContent come with
- * the model-layer work.
+ * An HTTP double for the three model providers' wire formats, on a real loopback port:
+ * list-models, OpenAI chat completions, Anthropic messages and Google generateContent,
+ * streaming and not, answering with the replies a test scripts. See README.md.
  */
 export async function startScriptedModel(options: { validKeys?: string[] } = {}): Promise<ScriptedModel> {
   const requests: RecordedRequest[] = [];
+  const calls: ModelRequest[] = [];
   const validKeys = new Set(options.validKeys ?? []);
-  const server: Server = createServer((req, res) => {
+  const script = new Script();
+  const total = { input: 0, output: 0 };
+  let seq = 0;
+  const nextId = (prefix: string) => `${prefix}scripted${++seq}`;
+
+  async function handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
     const url = new URL(req.url ?? '/', 'http://x');
-    requests.push({ method: req.method ?? 'GET', path: url.pathname + url.search, headers: req.headers });
+    const recorded: RecordedRequest = { method: req.method ?? 'GET', path: url.pathname + url.search, headers: req.headers };
+    requests.push(recorded);
+    const raw = await readBody(req);
     const [, prefix, ...rest] = url.pathname.split('/');
     const provider = ({ openai: 'openai', anthropic: 'anthropic', google: 'google' } as const)[prefix ?? ''];
     const route = rest.join('/');
-    res.setHeader('content-type', 'application/json');
-    if (!provider || !['v1/models', 'v1beta/models'].includes(route)) {
-      res.statusCode = 404;
-      res.end(JSON.stringify({ error: { message: `no route ${url.pathname}` } }));
+    const adapter = provider ? ADAPTERS[provider] : undefined;
+    const generation = adapter && req.method === 'POST' ? adapter.generationRoute(route, url) : undefined;
+    const listing = ['v1/models', 'v1beta/models'].includes(route);
+    if (!provider || !adapter || (!generation && !listing)) {
+      sendJson(res, 404, { error: { message: `no route ${url.pathname}` } });
       return;
     }
-    const key = keyOf(provider, req);
-    if (!key || !validKeys.has(key)) {
-      res.statusCode = 401;
-      res.end(JSON.stringify({ error: { message: 'invalid api key' } }));
+    const key = adapter.keyOf(req, url);
+    const keyOk = key !== undefined && validKeys.has(key);
+    if (!generation) {
+      if (!keyOk) sendJson(res, 401, adapter.errorBody(401, adapter.badKeyMessage));
+      else sendJson(res, 200, MODELS[provider]);
       return;
     }
-    res.end(JSON.stringify(MODELS[provider]));
+
+    let body: Record<string, unknown>;
+    try {
+      const parsed: unknown = JSON.parse(raw);
+      if (parsed === null || typeof parsed !== 'object' || Array.isArray(parsed)) throw new Error('not an object');
+      body = parsed as Record<string, unknown>;
+    } catch {
+      sendJson(res, 400, adapter.errorBody(400, 'scripted-model: the request body is not a JSON object'));
+      return;
+    }
+    recorded.body = body;
+    const parsed = adapter.parse(body, generation);
+    const text = [parsed.system, ...parsed.messages.map((m) => m.text)].filter((t) => t !== '').join('\n');
+    const call: ModelRequest = { provider, ...parsed, key, text, body, path: recorded.path, method: recorded.method, headers: req.headers };
+    calls.push(call);
+    if (!keyOk) {
+      sendJson(res, 401, adapter.errorBody(401, adapter.badKeyMessage));
+      return;
+    }
+
+    const decision = await script.next(call);
+    if (decision.kind === 'unscripted') {
+      sendJson(res, 500, adapter.errorBody(500, decision.message));
+      return;
+    }
+    if (decision.kind === 'error') {
+      const { status, headers } = decision;
+      const errorBody = decision.body === undefined ? adapter.errorBody(status, `scripted-model: ${DEFAULT_MESSAGES[status] ?? `HTTP ${status}`}`) : decision.body;
+      if (typeof errorBody === 'string') {
+        res.writeHead(status, { 'content-type': 'text/plain', ...headers });
+        res.end(errorBody);
+      } else sendJson(res, status, errorBody, headers);
+      return;
+    }
+    const usage = usageFor(call, decision.content, decision.usage);
+    total.input += usage.input;
+    total.output += usage.output;
+    await adapter.answer(res, { req: call, content: decision.content, usage, nextId });
+  }
+
+  const server: Server = createServer((req, res) => {
+    handle(req, res).catch((err: unknown) => {
+      if (res.headersSent) res.destroy(err as Error);
+      else sendJson(res, 500, { error: { message: `scripted-model: ${(err as Error).message}` } });
+    });
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   const base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
   return {
     urls: { openai: `${base}/openai/v1`, anthropic: `${base}/anthropic/v1`, google: `${base}/google/v1beta` },
     requests,
+    calls,
     validKeys,
+    enqueue: (...replies) => script.enqueue(replies),
+    respond: (responder) => script.respond(responder),
+    billed: () => ({ ...total }),
     close: () =>
       new Promise((resolve) => {
         server.closeAllConnections();
