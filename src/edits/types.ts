@@ -1,0 +1,26 @@
+/**
+ * One change the model asked for. The parser only ever emits `replace` and `delete`: an empty
+ * SEARCH means "create" or "fill an empty file", which only the applier (it sees the disk) can tell.
+ * `create` exists for callers that build edits themselves.
+ */
+export type Edit =
+  | { kind: 'replace'; path: string; search: string; replace: string }
+  | { kind: 'create'; path: string; content: string }
+  | { kind: 'delete'; path: string };
+
+export interface ParseResult {
+  edits: Edit[];
+  /** One sentence per malformed block, naming the path and the answer's line, fit to show the model. */
+  errors: string[];
+  /** Everything outside blocks: the model's commentary. */
+  notes: string;
+}
+
+/** How an applied edit found its place: `new` for created files. */
+export type MatchKind = 'exact' | 'whitespace' | 'fuzzy' | 'new';
+
+export interface ApplyReport {
+  applied: { path: string; kind: 'modified' | 'created' | 'deleted'; match: MatchKind }[];
+  /** `reason` is written for the model: what failed and what the file holds near the closest match. */
+  failed: { path: string; reason: string }[];
+}
