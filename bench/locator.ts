@@ -38,7 +38,7 @@ function mirrorGitDir(repo: string): string | null {
   return null;
 }
 
-function main(): number {
+async function main(): Promise<number> {
   const instances = readFileSync(DATA, 'utf8')
     .split('\n')
     .filter((l) => l.trim())
@@ -68,8 +68,8 @@ function main(): number {
       execFileSync('git', ['clone', '-q', '--shared', '--no-checkout', gitDir, dir], { stdio: ['ignore', 'ignore', 'pipe'] });
       execFileSync('git', ['-C', dir, 'checkout', '-q', '--detach', inst.base_commit], { stdio: ['ignore', 'ignore', 'pipe'] });
       const cacheDir = join(work, 'cache');
-      const first = locate(dir, inst.problem_statement, { top: 10, cacheDir });
-      const second = locate(dir, inst.problem_statement, { top: 10, cacheDir });
+      const first = await locate(dir, inst.problem_statement, { top: 10, cacheDir });
+      const second = await locate(dir, inst.problem_statement, { top: 10, cacheDir });
       if (first.timings.cache !== 'miss' || second.timings.cache !== 'hit') log(`  note: ${inst.instance_id}: cache ${first.timings.cache}/${second.timings.cache}`);
       cold.push(first.timings.total_ms);
       warm.push(second.timings.total_ms);
@@ -91,4 +91,4 @@ function main(): number {
   return 0;
 }
 
-process.exitCode = main();
+process.exitCode = await main();

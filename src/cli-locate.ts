@@ -41,7 +41,7 @@ export async function locateCommand(args: string[], env: NodeJS.ProcessEnv): Pro
     console.error(`emend: --repo ${values.repo} is not a directory`);
     return 1;
   }
-  const out = locate(repo, prompt, { top: values.top ? Number(values.top) : 10, cacheDir: locatorCacheDir(env) });
+  const out = await locate(repo, prompt, { top: values.top ? Number(values.top) : 10, cacheDir: locatorCacheDir(env) });
   if (values.json) {
     console.log(JSON.stringify({ files: out.files }, null, 2));
     return 0;

@@ -4,6 +4,8 @@ export const K1 = 1.2;
 export const B = 0.75;
 /** A path token counts as this many content tokens: the path names what a file is about. */
 export const PATH_WEIGHT = 3;
+/** A token of a name the file defines (class, function, method...) counts as this many more: a file is about what it defines. */
+export const SYMBOL_WEIGHT = 2;
 
 export interface Bm25Doc {
   path: string;
@@ -29,16 +31,21 @@ export function pathTokens(path: string): string[] {
   return tokenize(path.replace(/\.[A-Za-z0-9]+$/, '').replace(/[/.\\-]/g, ' '));
 }
 
-export function buildBm25(files: { path: string; content: string }[]): Bm25Index {
+/** Documents of path, defined names and content, one term frequency each, the fields weighted (BM25F-like). */
+export function buildBm25(files: { path: string; content: string; symbols?: string[] }[]): Bm25Index {
   const docs: Bm25Doc[] = [];
   const df: Record<string, number> = Object.create(null);
   let total = 0;
-  for (const { path, content } of files) {
+  for (const { path, content, symbols } of files) {
     const tf: Record<string, number> = Object.create(null);
     let length = 0;
     for (const t of pathTokens(path)) {
       tf[t] = (tf[t] ?? 0) + PATH_WEIGHT;
       length += PATH_WEIGHT;
+    }
+    for (const t of tokenize((symbols ?? []).join(' '))) {
+      tf[t] = (tf[t] ?? 0) + SYMBOL_WEIGHT;
+      length += SYMBOL_WEIGHT;
     }
     for (const t of tokenize(content)) {
       tf[t] = (tf[t] ?? 0) + 1;
@@ -51,15 +58,19 @@ export function buildBm25(files: { path: string; content: string }[]): Bm25Index
   return { docs, df, avgLength: docs.length ? total / docs.length : 0 };
 }
 
-/** BM25 score of every document for the query (each distinct query term once), by document index. */
-export function scoreBm25(index: Bm25Index, query: string): { scores: Float64Array; terms: string[] } {
-  const terms = [...new Set(tokenize(query))];
+/**
+ * BM25 score of every document for the query, by document index. A string query counts each
+ * distinct term once; a map gives each term its weight (how much of the query it is).
+ */
+export function scoreBm25(index: Bm25Index, query: string | Map<string, number>): { scores: Float64Array; terms: string[] } {
+  const weights = typeof query === 'string' ? new Map(tokenize(query).map((t) => [t, 1])) : query;
+  const terms = [...weights.keys()];
   const n = index.docs.length;
   const scores = new Float64Array(n);
   const idf = new Map<string, number>();
-  for (const t of terms) {
+  for (const [t, qw] of weights) {
     const df = own(index.df, t);
-    if (df) idf.set(t, Math.log(1 + (n - df + 0.5) / (df + 0.5)));
+    if (df && qw > 0) idf.set(t, qw * Math.log(1 + (n - df + 0.5) / (df + 0.5)));
   }
   if (idf.size === 0) return { scores, terms };
   index.docs.forEach((doc, i) => {

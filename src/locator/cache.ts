@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import type { LocatorIndex } from './rank.js';
 
 /** Bumped when the index format or what goes into it changes: old cache files are then ignored. */
-export const INDEX_VERSION = 1;
+export const INDEX_VERSION = 2;
 
 /**
  * The cache key of a checkout: its HEAD commit, when the working tree is clean (no changes,

@@ -3,8 +3,9 @@ import { join } from 'node:path';
 import { buildBm25 } from './bm25.js';
 import { INDEX_VERSION, cacheKey, loadCachedIndex, saveCachedIndex } from './cache.js';
 import { listCandidateFiles } from './files.js';
-import { type LocatorIndex, type RankedFile, rank } from './rank.js';
-import { extractSymbols } from './symbols.js';
+import { type FileDefinition, type LocatorIndex, type RankedFile, rank } from './rank.js';
+import { definitionsOf } from './symbols.js';
+import { createDefinitionParser } from './treesitter.js';
 
 export type { RankedFile } from './rank.js';
 
@@ -31,21 +32,34 @@ export interface LocateResult {
   timings: LocateTimings;
 }
 
-/** Lists, reads and indexes the repository's candidate files: BM25 documents and the definition index. */
-export function buildIndex(repoDir: string): LocatorIndex {
-  const files: { path: string; content: string }[] = [];
+/**
+ * Lists, reads and indexes the repository's candidate files: BM25 documents and the definition
+ * index (tree-sitter where the language has a grammar, the regex fallback elsewhere).
+ */
+export async function buildIndex(repoDir: string): Promise<LocatorIndex> {
+  const paths = listCandidateFiles(repoDir);
+  const files: { path: string; content: string; symbols: string[] }[] = [];
   const symbols: Record<string, string[]> = Object.create(null);
-  for (const path of listCandidateFiles(repoDir)) {
-    let content: string;
-    try {
-      content = readFileSync(join(repoDir, path), 'utf8');
-    } catch {
-      continue;
+  const defs: Record<string, FileDefinition[]> = Object.create(null);
+  const parser = await createDefinitionParser(paths);
+  try {
+    for (const path of paths) {
+      let content: string;
+      try {
+        content = readFileSync(join(repoDir, path), 'utf8');
+      } catch {
+        continue;
+      }
+      const found = definitionsOf(parser, path, content);
+      const names = [...new Set(found.map((d) => d.name))];
+      files.push({ path, content, symbols: names });
+      for (const name of names) (symbols[name] ??= []).push(path);
+      if (found.length) defs[path] = found.map((d) => [d.name, d.kind, d.startLine, d.endLine, d.container ?? null]);
     }
-    files.push({ path, content });
-    for (const name of extractSymbols(path, content)) (symbols[name] ??= []).push(path);
+  } finally {
+    parser.dispose();
   }
-  return { version: INDEX_VERSION, bm25: buildBm25(files), symbols };
+  return { version: INDEX_VERSION, bm25: buildBm25(files), symbols, defs };
 }
 
 /**
@@ -54,14 +68,14 @@ export function buildIndex(repoDir: string): LocatorIndex {
  * test files demoted unless the prompt is about tests. No model call. The index is cached per
  * commit under cacheDir when the checkout is clean.
  */
-export function locate(repoDir: string, prompt: string, options: LocateOptions = {}): LocateResult {
+export async function locate(repoDir: string, prompt: string, options: LocateOptions = {}): Promise<LocateResult> {
   const start = performance.now();
   const key = options.cacheDir ? cacheKey(repoDir) : null;
   let index = options.cacheDir && key ? loadCachedIndex(options.cacheDir, key) : null;
   let cache: LocateTimings['cache'] = index ? 'hit' : 'off';
   const built = !index;
   if (!index) {
-    index = buildIndex(repoDir);
+    index = await buildIndex(repoDir);
     if (options.cacheDir && key) {
       saveCachedIndex(options.cacheDir, key, index);
       cache = 'miss';

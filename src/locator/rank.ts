@@ -1,11 +1,17 @@
 import { type Bm25Index, own, scoreBm25, topTerms } from './bm25.js';
+import { tokenize } from './tokenize.js';
 
 export interface LocatorIndex {
   version: number;
   bm25: Bm25Index;
   /** symbol name → paths of the files that define it */
   symbols: Record<string, string[]>;
+  /** path → its definitions */
+  defs: Record<string, FileDefinition[]>;
 }
+
+/** A definition in the index: name, kind, first and last line (1-based), container (class, impl...) or null. */
+export type FileDefinition = [name: string, kind: string, startLine: number, endLine: number, container: string | null];
 
 export interface RankedFile {
   path: string;
@@ -13,14 +19,25 @@ export interface RankedFile {
   reasons: string[];
 }
 
+
 // Weights on top of the BM25 score, which is scaled so the best file scores 1.
 const STACK_FRAME = 3;
+/** Extra for the innermost frame of a trace that is in the repository: where the error surfaced. */
+const INNERMOST_FRAME = 0.5;
 const PATH_MENTION = 2;
+/** A package (`__init__.py`) or a non-source file (configuration, data) named in the prompt: often the user's own. */
+const WEAK_PATH_MENTION = 0.6;
+const QUALIFIED_MENTION = 1.2;
 const SYMBOL_MENTION = 1;
 const SYMBOL_CAP = 1.5;
 const STEM_MENTION = 0.3;
 const TEST_DEMOTION = 0.3;
 const DOC_DEMOTION = 0.5;
+const AUX_DEMOTION = 0.6;
+/** Query term weights by where the term appears: the title says what the report is about; code blocks and logs are long and noisy. */
+const TITLE_WEIGHT = 2;
+const PROSE_WEIGHT = 1;
+const CODE_WEIGHT = 0.6;
 
 const TEST_PATH = [
   /(^|\/)(tests?|__tests__|spec|specs|testing)\//,
@@ -31,12 +48,24 @@ const TEST_PATH = [
   /Tests?\.(java|kt|cs)$/,
 ];
 export const isTestPath = (path: string) => TEST_PATH.some((re) => re.test(path));
-const isDocPath = (path: string) => /\.(md|rst|txt|adoc)$/i.test(path) || /(^|\/)(docs?|changelog)\//i.test(path);
+const isDocPath = (path: string) => /\.(md|rst|txt|adoc)$/i.test(path) || /(^|\/)(docs?|doc_src|changelog|changes)\//i.test(path);
+/** Examples, benchmarks, CI and tooling; configuration and data files: rarely where a bug is fixed. */
+const isAuxPath = (path: string) =>
+  /(^|\/)(examples?|samples?|demos?|benchmarks?|asv_bench|bench|\.github|\.circleci|ci|scripts|tools|third_party|vendor(ed)?|_vendor|external)\//i.test(path) ||
+  /\.(json|ya?ml|toml|cfg|ini|xml|html|css|scss|sql|proto|graphql|gradle|cmake)$/i.test(path) ||
+  /(^|\/)(Makefile|Dockerfile|CMakeLists\.txt|LICENSE|README|setup\.py|noxfile\.py|tox\.ini)$/.test(path);
 
-/** Whether the prompt is about tests (then test files are not demoted). */
-export const promptAboutTests = (prompt: string) => /\b(tests?|testing|test[ _-]?(case|suite)s?|unit[ -]?tests?|spec files?)\b/i.test(prompt);
+/**
+ * Whether the prompt is about the tests themselves (then test files are not demoted): it asks to
+ * add, fix or change tests, or speaks of coverage or flaky tests. A bug report that merely says
+ * "my test fails" is not.
+ */
+export const promptAboutTests = (prompt: string) =>
+  /\b(add|adds|adding|write|writing|missing|fix|fixing|update|updating|improve|rewrite|extend|more|new)\s+(a\s+|the\s+|some\s+|unit\s+|regression\s+|integration\s+)*(unit\s+|regression\s+)?(tests?|test[ _-]?cases?|test[ _-]?suites?|specs?)\b/i.test(prompt) ||
+  /\b(test coverage|flaky tests?|tests? (is|are) (flaky|broken|missing|wrong)|test suite (fails|is failing|is broken))\b/i.test(prompt);
 
 const SOURCE_EXT = 'py|pyi|js|jsx|mjs|cjs|ts|tsx|mts|cts|go|rs|java|kt|scala|c|h|cc|cpp|hpp|cs|rb|php|swift|sh|lua';
+const SOURCE_FILE = new RegExp(`\\.(${SOURCE_EXT})$`, 'i');
 
 export interface StackFrame {
   file: string;
@@ -45,22 +74,29 @@ export interface StackFrame {
 
 /** File/line pairs of stack-trace frames: Python, Node/JS, and the `file.ext:LINE` form of Go, Rust, compilers. */
 export function stackFrames(prompt: string): StackFrame[] {
-  const frames: StackFrame[] = [];
-  for (const m of prompt.matchAll(/File "([^"\n]+)", line (\d+)/g)) frames.push({ file: m[1]!, line: Number(m[2]) });
+  const frames: { at: number; frame: StackFrame }[] = [];
+  for (const m of prompt.matchAll(/File "([^"\n]+)", line (\d+)/g)) frames.push({ at: m.index, frame: { file: m[1]!, line: Number(m[2]) } });
   const colon = new RegExp(`((?:[A-Za-z]:)?[\\w.@~+/\\\\-]*[\\w-]\\.(?:${SOURCE_EXT})):(\\d+)(?::\\d+)?`, 'g');
-  for (const m of prompt.matchAll(colon)) frames.push({ file: m[1]!.replace(/^file:\/\//, ''), line: Number(m[2]) });
-  return frames;
+  for (const m of prompt.matchAll(colon)) frames.push({ at: m.index, frame: { file: m[1]!.replace(/^file:\/\//, ''), line: Number(m[2]) } });
+  return frames.sort((a, b) => a.at - b.at).map((f) => f.frame);
 }
 
-/** The candidate file a mentioned path refers to: the longest candidate path that is a suffix of it at a `/` boundary, or the reverse. */
-function resolveMention(mention: string, byBase: Map<string, string[]>): string[] {
+const hasDir = (mention: string) => /[/\\]/.test(mention.replace(/^\.?[/\\]/, ''));
+
+/**
+ * The candidate files a mentioned path refers to: those that are a suffix of it at a `/`
+ * boundary (an absolute path of an installed copy), or, when the mention has a directory, of
+ * which it is a suffix. Ties go to the longest common tail. A bare file name that several
+ * files share refers to none of them: it is more likely the user's own file.
+ */
+function resolveMention(mention: string, byBase: Map<string, string[]>, forwardOnly = false): string[] {
   const clean = mention.replace(/\\/g, '/').replace(/^\.?\//, '');
   const base = clean.slice(clean.lastIndexOf('/') + 1);
   const candidates = byBase.get(base) ?? [];
   const suffix = (long: string, short: string) => long === short || long.endsWith(`/${short}`);
-  const hits = candidates.filter((p) => suffix(clean, p) || suffix(p, clean));
+  const hits = candidates.filter((p) => suffix(p, clean) || (!forwardOnly && suffix(clean, p)));
+  if (!hasDir(clean)) return hits.length === 1 ? hits : [];
   if (hits.length <= 1) return hits;
-  // A bare file name that several files share: keep the ones with the longest common tail.
   const tail = (p: string) => {
     const a = p.split('/').reverse();
     const b = clean.split('/').reverse();
@@ -69,21 +105,79 @@ function resolveMention(mention: string, byBase: Map<string, string[]>): string[
     return n;
   };
   const best = Math.max(...hits.map(tail));
-  return hits.filter((p) => tail(p) === best);
+  const top = hits.filter((p) => tail(p) === best);
+  return best >= 2 || top.length === 1 ? top : [];
 }
 
-/** Identifiers in the prompt with whether they look like code (snake_case, camelCase, in backticks, called, dotted). */
-function promptIdentifiers(prompt: string): Map<string, boolean> {
-  const ids = new Map<string, boolean>();
+/** The prompt split into its title (first line), prose, and code (fenced blocks, indented blocks, traceback and log lines). */
+export function promptParts(prompt: string): { title: string; prose: string; code: string } {
+  const lines = prompt.replace(/\r/g, '').split('\n');
+  const title = lines[0] ?? '';
+  const prose: string[] = [];
+  const code: string[] = [];
+  let fenced = false;
+  for (const line of lines.slice(1)) {
+    if (/^\s*(```|~~~)/.test(line)) {
+      fenced = !fenced;
+      continue;
+    }
+    if (fenced || /^( {4}|\t)/.test(line) || /^\s*(>>>|\$ |File "|Traceback|at |[A-Z]\w*(Error|Exception)\b)/.test(line)) code.push(line);
+    else prose.push(line);
+  }
+  return { title, prose: prose.join('\n'), code: code.join('\n') };
+}
+
+/** Query terms with weights: the largest weight of the parts a term appears in, a little more when it recurs. */
+export function queryTerms(prompt: string): Map<string, number> {
+  const { title, prose, code } = promptParts(prompt);
+  const weights = new Map<string, number>();
+  const counts = new Map<string, number>();
+  for (const [text, w] of [[title, TITLE_WEIGHT], [prose, PROSE_WEIGHT], [code, CODE_WEIGHT]] as const) {
+    for (const t of tokenize(text)) {
+      weights.set(t, Math.max(weights.get(t) ?? 0, w));
+      counts.set(t, (counts.get(t) ?? 0) + 1);
+    }
+  }
+  for (const [t, w] of weights) weights.set(t, w * (1 + 0.2 * Math.log(counts.get(t)!)));
+  return weights;
+}
+
+/** Names the prompt's own code defines (`def foo`, `class Bar`, `function baz`): the user's, not the repository's. */
+function definedInPrompt(prompt: string): Set<string> {
+  const names = new Set<string>();
+  for (const m of prompt.matchAll(/\b(?:def|class|function|func|fn|interface|struct)\s+([A-Za-z_$][\w$]*)/g)) names.add(m[1]!);
+  return names;
+}
+
+interface PromptIdentifier {
+  codeLike: boolean;
+  /** `Container.name` forms the prompt uses for it */
+  qualifiers: Set<string>;
+}
+
+/**
+ * Identifiers in the prompt with whether they look like code (snake_case, camelCase, in
+ * backticks, called, dotted) and the names they are qualified with (`Session.send`). The
+ * members of a dotted path rooted outside the repository (`os.path.join`, `np.testing.x`)
+ * are left out: they name another project's code.
+ */
+function promptIdentifiers(prompt: string, repoNames: Set<string>): Map<string, PromptIdentifier> {
+  const ids = new Map<string, PromptIdentifier>();
   const codeSpans = new Set<string>();
   for (const m of prompt.matchAll(/`([^`\n]+)`/g)) for (const w of m[1]!.match(/[A-Za-z_]\w*/g) ?? []) codeSpans.add(w);
   for (const m of prompt.matchAll(/(?<![\w.])((?:[A-Za-z_]\w*\.)*[A-Za-z_]\w*)(\s*\()?/g)) {
-    const parts = m[1]!.split('.');
-    for (const w of parts) {
-      if (w.length < 3) continue;
-      const codeLike = /_/.test(w.slice(1)) || /[a-z][A-Z]/.test(w) || /^[A-Z][a-z]+[A-Z]/.test(w) || codeSpans.has(w) || parts.length > 1 || (m[2] !== undefined && w === parts.at(-1));
-      ids.set(w, (ids.get(w) ?? false) || codeLike);
-    }
+    let parts = m[1]!.split('.');
+    const root = parts[0]!;
+    if (parts.length >= 3 && !repoNames.has(root.toLowerCase()) && !/^(self|cls|this)$/.test(root) && /^[a-z_]/.test(parts[1]!)) continue;
+    if (parts.length >= 2 && !repoNames.has(root.toLowerCase()) && /^[a-z]/.test(root) && !/^(self|cls|this)$/.test(root)) parts = parts.slice(1); // a variable: its members count
+    parts.forEach((w, k) => {
+      if (w.length < 3) return;
+      const codeLike = /_/.test(w.slice(1)) || /[a-z][A-Z]/.test(w) || /^[A-Z][a-z]+[A-Z]/.test(w) || codeSpans.has(w) || parts.length > 1 || (m[2] !== undefined && k === parts.length - 1);
+      const id = ids.get(w) ?? { codeLike: false, qualifiers: new Set<string>() };
+      id.codeLike ||= codeLike;
+      if (k > 0) id.qualifiers.add(parts[k - 1]!);
+      ids.set(w, id);
+    });
   }
   return ids;
 }
@@ -91,74 +185,103 @@ function promptIdentifiers(prompt: string): Map<string, boolean> {
 /** Ranks the indexed files for the prompt: BM25, then boosts for what the prompt names, then the test-file demotion. */
 export function rank(index: LocatorIndex, prompt: string, top: number): RankedFile[] {
   const docs = index.bm25.docs;
-  const { scores, terms } = scoreBm25(index.bm25, prompt);
+  const { scores, terms } = scoreBm25(index.bm25, queryTerms(prompt));
   const maxBm25 = Math.max(0, ...scores);
   const byPath = new Map<string, number>();
   const byBase = new Map<string, string[]>();
+  const repoNames = new Set<string>();
   docs.forEach((d, i) => {
     byPath.set(d.path, i);
     const base = d.path.slice(d.path.lastIndexOf('/') + 1);
     byBase.set(base, [...(byBase.get(base) ?? []), d.path]);
+    for (const part of d.path.split('/')) repoNames.add(part.replace(/\.[^.]*$/, '').toLowerCase());
   });
+  const aboutTests = promptAboutTests(prompt);
+  const demotion = (path: string): [number, string] | null =>
+    !aboutTests && isTestPath(path)
+      ? [TEST_DEMOTION, 'test file, demoted: the prompt is not about tests']
+      : isDocPath(path)
+        ? [DOC_DEMOTION, 'documentation, demoted']
+        : isAuxPath(path)
+          ? [AUX_DEMOTION, 'not library source (example, tooling, configuration or data), demoted']
+          : null;
 
   const base = Array.from(scores, (s) => (maxBm25 > 0 ? s / maxBm25 : 0));
-  const strong = new Float64Array(docs.length); // explicit references: not demoted
+  const strong = new Float64Array(docs.length); // explicit references
   const weak = new Float64Array(docs.length);
   const reasons: string[][] = docs.map(() => []);
 
-  // Stack-trace frames.
+  // Stack-trace frames; the innermost one in the repository counts a little more.
   const framed = new Map<number, number[]>();
+  let innermost = -1;
   for (const f of stackFrames(prompt)) {
     for (const p of resolveMention(f.file, byBase)) {
       const i = byPath.get(p)!;
       framed.set(i, [...(framed.get(i) ?? []), f.line]);
+      innermost = i;
     }
   }
   for (const [i, lines] of framed) {
-    strong[i]! += STACK_FRAME;
-    reasons[i]!.push(`in a stack trace of the prompt (line${lines.length > 1 ? 's' : ''} ${[...new Set(lines)].join(', ')})`);
+    strong[i]! += STACK_FRAME + (i === innermost ? INNERMOST_FRAME : 0);
+    reasons[i]!.push(`in a stack trace of the prompt (line${lines.length > 1 ? 's' : ''} ${[...new Set(lines)].join(', ')})${i === innermost ? ', the innermost frame in the repository' : ''}`);
   }
 
   // Paths and dotted module names named in the prompt.
   const mentioned = new Set<number>();
   for (const m of prompt.matchAll(/[\w.@~+/\\-]*[\w-]\.[A-Za-z][A-Za-z0-9]{0,5}\b/g)) {
     const raw = m[0];
-    const options = [raw];
+    const options: { path: string; forwardOnly: boolean }[] = [{ path: raw, forwardOnly: false }];
     // `requests.models` or `_pytest.python.Function`: a module path, as a file or a package.
     if (/^[A-Za-z_]\w*(\.[A-Za-z_]\w*)+$/.test(raw)) {
       const parts = raw.split('.');
       for (let n = parts.length; n >= 2; n--) {
         const mod = parts.slice(0, n).join('/');
-        options.push(`${mod}.py`, `${mod}/__init__.py`);
+        options.push({ path: `${mod}.py`, forwardOnly: true }, { path: `${mod}/__init__.py`, forwardOnly: true });
       }
     }
     for (const option of options) {
-      const hits = resolveMention(option, byBase);
+      const hits = resolveMention(option.path, byBase, option.forwardOnly);
       if (hits.length === 0 || hits.length > 3) continue;
       for (const p of hits) {
         const i = byPath.get(p)!;
         if (framed.has(i) || mentioned.has(i)) continue;
         mentioned.add(i);
-        strong[i]! += PATH_MENTION;
+        const weakMention = /(^|\/)__init__\.py$/.test(p) || !SOURCE_FILE.test(p);
+        if (weakMention) weak[i]! += WEAK_PATH_MENTION;
+        else strong[i]! += PATH_MENTION;
         reasons[i]!.push(`named in the prompt as "${raw}"`);
       }
       break;
     }
   }
 
-  // Symbols named in the prompt, from the definition index; a name defined in many files counts less.
+  // Symbols named in the prompt, from the definition index; a name defined in many files counts
+  // less, a name the prompt's own code defines not at all, and `Container.member` where the
+  // file defines member in Container counts more.
+  const ownNames = definedInPrompt(prompt);
+  const ids = promptIdentifiers(prompt, repoNames);
   const symbolBoost = new Float64Array(docs.length);
   const symbolNames: string[][] = docs.map(() => []);
-  for (const [name, codeLike] of promptIdentifiers(prompt)) {
+  const qualified = new Map<number, Set<string>>();
+  for (const [name, id] of ids) {
+    if (ownNames.has(name)) continue;
     const defs = own(index.symbols, name);
     if (!defs || defs.length > 20) continue;
-    const w = (codeLike ? SYMBOL_MENTION : SYMBOL_MENTION / 4) / Math.sqrt(defs.length);
+    const w = (id.codeLike ? SYMBOL_MENTION : SYMBOL_MENTION / 4) / Math.sqrt(defs.length);
     for (const p of defs) {
       const i = byPath.get(p);
       if (i === undefined) continue;
       symbolBoost[i]! += w;
       symbolNames[i]!.push(name);
+      if (id.qualifiers.size === 0) continue;
+      for (const d of own(index.defs, p) ?? []) {
+        if (d[0] === name && d[4] && id.qualifiers.has(d[4])) qualified.set(i, (qualified.get(i) ?? new Set()).add(`${d[4]}.${name}`));
+      }
     }
+  }
+  for (const [i, names] of qualified) {
+    strong[i]! += QUALIFIED_MENTION;
+    reasons[i]!.push(`defines ${[...names].slice(0, 3).join(', ')}, named in the prompt`);
   }
   symbolBoost.forEach((b, i) => {
     if (b <= 0) return;
@@ -177,18 +300,17 @@ export function rank(index: LocatorIndex, prompt: string, top: number): RankedFi
     }
   });
 
-  const aboutTests = promptAboutTests(prompt);
   const results: RankedFile[] = docs.map((d, i) => {
     let soft = base[i]! + weak[i]!;
+    let hard = strong[i]!;
     if (base[i]! > 0) reasons[i]!.unshift(`BM25 ${scores[i]!.toFixed(2)} (${topTerms(index.bm25, i, terms).join(', ')})`);
-    if (!aboutTests && isTestPath(d.path)) {
-      soft *= TEST_DEMOTION;
-      reasons[i]!.push('test file, demoted: the prompt is not about tests');
-    } else if (isDocPath(d.path)) {
-      soft *= DOC_DEMOTION;
-      reasons[i]!.push('documentation, demoted');
+    const demoted = demotion(d.path);
+    if (demoted) {
+      soft *= demoted[0];
+      hard *= Math.sqrt(demoted[0]); // named or in a trace, but a test or example: the user's own, more often than not
+      reasons[i]!.push(demoted[1]);
     }
-    return { path: d.path, score: Math.round((soft + strong[i]!) * 1000) / 1000, reasons: reasons[i]! };
+    return { path: d.path, score: Math.round((soft + hard) * 1000) / 1000, reasons: reasons[i]! };
   });
   return results
     .filter((r) => r.score > 0)

@@ -31,15 +31,15 @@ describe.runIf(inject('dbKind') === 'pglite')('the deterministic locator', { tim
     rmSync(cacheDir, { recursive: true, force: true });
   });
 
-  it('finds definitions by language', () => {
-    expect(extractSymbols('a.py', 'class Foo(Base):\n    async def bar(self):\n        pass\n')).toEqual(['bar', 'Foo']);
+  it('finds definitions by language', async () => {
+    expect(extractSymbols('a.py', 'class Foo(Base):\n    async def bar(self):\n        pass\n')).toEqual(['Foo', 'bar']);
     expect(extractSymbols('a.ts', 'export function foo() {}\nexport class Bar {\n  baz(x: number): void {\n  }\n}\nconst qux = 1;\n')).toEqual(expect.arrayContaining(['foo', 'Bar', 'baz', 'qux']));
     expect(extractSymbols('a.go', 'func (s *Server) Serve() error {\n}\nfunc main() {}\ntype Server struct{}\n')).toEqual(['Serve', 'main', 'Server']);
     expect(extractSymbols('a.rs', 'pub struct Cache;\nimpl Cache {\n    pub fn get(&self) {}\n}\n')).toEqual(expect.arrayContaining(['Cache', 'get']));
     expect(extractSymbols('A.java', 'public class Api {\n    public static int count(String s) {\n        return 0;\n    }\n}\n')).toEqual(['Api', 'count']);
   });
 
-  it('reads Python, Node and Go stack frames', () => {
+  it('reads Python, Node and Go stack frames', async () => {
     const frames = stackFrames('Traceback:\n  File "/usr/lib/python3/site-packages/shop/tax.py", line 4, in compute_tax\n    at run (src/app.js:10:5)\nmain.go:12 +0x1d');
     expect(frames).toEqual([
       { file: '/usr/lib/python3/site-packages/shop/tax.py', line: 4 },
@@ -48,63 +48,63 @@ describe.runIf(inject('dbKind') === 'pglite')('the deterministic locator', { tim
     ]);
   });
 
-  it('ranks the file of a stack trace first', () => {
+  it('ranks the file of a stack trace first', async () => {
     const repo = fixtureRepo(PACKAGE);
     const prompt = 'Checkout crashes with a KeyError for the price total:\n\nTraceback (most recent call last):\n  File "/home/u/venv/lib/python3.11/site-packages/shop/tax.py", line 5, in compute_tax\n    return total * RATES[country] / 100\nKeyError: \'it\'\n';
-    const out = locate(repo.dir, prompt);
+    const out = await locate(repo.dir, prompt);
     expect(out.files[0]?.path).toBe('shop/tax.py');
     expect(out.files[0]?.reasons.join('\n')).toContain('stack trace');
   });
 
-  it('brings the file defining a symbol named in the prompt to the top', () => {
+  it('brings the file defining a symbol named in the prompt to the top', async () => {
     const repo = fixtureRepo(PACKAGE);
-    const out = locate(repo.dir, 'The total is wrong after calling `round_price` on a cart total with many items.');
+    const out = await locate(repo.dir, 'The total is wrong after calling `round_price` on a cart total with many items.');
     expect(out.files[0]?.path).toBe('shop/pricing.py');
     expect(out.files[0]?.reasons.join('\n')).toMatch(/defines round_price/);
   });
 
-  it('demotes test files unless the prompt is about tests', () => {
+  it('demotes test files unless the prompt is about tests', async () => {
     const repo = fixtureRepo(PACKAGE);
-    const plain = locate(repo.dir, 'The discount price is off: a discount of 10 percent on 100 gives the wrong price.', { top: 20 });
+    const plain = await locate(repo.dir, 'The discount price is off: a discount of 10 percent on 100 gives the wrong price.', { top: 20 });
     expect(plain.files[0]?.path).toBe('shop/pricing.py');
     const demoted = plain.files.find((f) => f.path === 'tests/test_pricing.py');
     expect(demoted?.reasons.join('\n')).toContain('test file, demoted');
-    const aboutTests = locate(repo.dir, 'Add a test for the discount price: the tests do not cover a discount of zero percent.', { top: 20 });
+    const aboutTests = await locate(repo.dir, 'Add a test for the discount price: the tests do not cover a discount of zero percent.', { top: 20 });
     expect(aboutTests.files[0]?.path).toBe('tests/test_pricing.py');
     expect(aboutTests.files[0]?.reasons.join('\n')).not.toContain('demoted');
   });
 
-  it('caches the index per commit: a second call on the same commit does not rebuild, a new commit does', () => {
+  it('caches the index per commit: a second call on the same commit does not rebuild, a new commit does', async () => {
     const repo = fixtureRepo(PACKAGE);
     const prompt = 'compute_tax fails for Italy';
-    const first = locate(repo.dir, prompt, { cacheDir });
+    const first = await locate(repo.dir, prompt, { cacheDir });
     expect(first.timings).toMatchObject({ cache: 'miss', built: true });
-    const second = locate(repo.dir, prompt, { cacheDir });
+    const second = await locate(repo.dir, prompt, { cacheDir });
     expect(second.timings).toMatchObject({ cache: 'hit', built: false });
     expect(second.files).toEqual(first.files);
     // Names that Object.prototype has are ordinary words for an index read back from JSON.
-    expect(locate(repo.dir, 'the constructor() and toString() of hasOwnProperty __proto__', { cacheDir }).timings.cache).toBe('hit');
+    expect((await locate(repo.dir, 'the constructor() and toString() of hasOwnProperty __proto__', { cacheDir })).timings.cache).toBe('hit');
 
     // A dirty tree is indexed as it stands, not cached.
     writeFiles(repo.dir, { 'shop/shipping.py': 'def compute_shipping(weight):\n    return weight * 2\n' });
-    const dirty = locate(repo.dir, 'compute_shipping', { cacheDir });
+    const dirty = await locate(repo.dir, 'compute_shipping', { cacheDir });
     expect(dirty.timings).toMatchObject({ cache: 'off', built: true });
     expect(dirty.files[0]?.path).toBe('shop/shipping.py');
 
     commitAll(repo.dir, 'shipping');
-    const next = locate(repo.dir, 'compute_shipping', { cacheDir });
+    const next = await locate(repo.dir, 'compute_shipping', { cacheDir });
     expect(next.timings).toMatchObject({ cache: 'miss', built: true });
     expect(next.files[0]?.path).toBe('shop/shipping.py');
-    expect(locate(repo.dir, 'compute_shipping', { cacheDir }).timings.cache).toBe('hit');
+    expect((await locate(repo.dir, 'compute_shipping', { cacheDir })).timings.cache).toBe('hit');
     expect(readdirSync(cacheDir).filter((f) => f.endsWith('.json'))).toHaveLength(2);
   });
 
-  it('indexes a directory that is not a git checkout, skipping node_modules and binaries', () => {
+  it('indexes a directory that is not a git checkout, skipping node_modules and binaries', async () => {
     const dir = mkdtempSync(join(tmpdir(), 'emend-locator-plain-'));
     try {
       writeFiles(dir, { 'src/server.ts': 'export function startServer() {}\n', 'node_modules/x/index.js': 'function startServer() {}\n' });
       writeFileSync(join(dir, 'src/logo.ts'), Buffer.from([0x89, 0x50, 0x00, 0x01]));
-      const out = locate(dir, 'startServer hangs', { cacheDir });
+      const out = await locate(dir, 'startServer hangs', { cacheDir });
       expect(out.files.map((f) => f.path)).toEqual(['src/server.ts']);
       expect(out.timings.cache).toBe('off');
     } finally {
