@@ -27,6 +27,33 @@ export interface Config {
   providerBaseUrls: { openai: string; anthropic: string; google: string };
   /** How repository commands are isolated (docs/sandbox.md). */
   sandbox: SandboxConfig;
+  /** Which models the thinking steps use, and how calls to them behave (docs/configuration.md). */
+  llm: LlmConfig;
+}
+
+export type LlmProvider = 'openai' | 'anthropic' | 'google';
+export type LlmStep = 'planner' | 'locator' | 'inspector' | 'fixer';
+export const LLM_STEPS: readonly LlmStep[] = ['planner', 'locator', 'inspector', 'fixer'];
+export const LLM_PROVIDERS: readonly LlmProvider[] = ['openai', 'anthropic', 'google'];
+export type BudgetPlan = 'free' | 'pro' | 'scale' | 'demo';
+
+export interface LlmConfig {
+  /** The provider managed calls use when a step names none; default: the first with a managed key. */
+  provider: LlmProvider | undefined;
+  /** Per-step model, as `provider:model` or `model` (EMEND_MODEL_PLANNER …). */
+  models: Partial<Record<LlmStep, { provider?: LlmProvider; model: string }>>;
+  /** One call, from request to last byte. */
+  timeoutMs: number;
+  /** Retries after a 429, a 5xx or a dropped connection. */
+  maxRetries: number;
+  /** First back-off; doubles each retry unless the provider says when to come back. */
+  retryBaseMs: number;
+  /** Whether the locator asks the model to re-rank its deterministic shortlist. */
+  rerank: boolean;
+  /** Per-task spending limits by plan. */
+  budgets: Record<BudgetPlan, { tokens: number; usd: number }>;
+  /** Extra or overriding prices, USD per million tokens: {"model-prefix": [input, output]}. */
+  prices: Record<string, [number, number]>;
 }
 
 export interface SandboxConfig {
@@ -154,6 +181,81 @@ function sandbox(env: Env, dataDir: string): SandboxConfig {
   };
 }
 
+function stepModel(env: Env, name: string): { provider?: LlmProvider; model: string } | undefined {
+  const raw = text(env, name);
+  if (raw === undefined) return undefined;
+  const m = /^(?:(openai|anthropic|google):)?([^\s:][^\s]*)$/.exec(raw);
+  if (!m) throw new ConfigError(name, `expected "provider:model" or "model", got "${raw}"`);
+  return { provider: m[1] as LlmProvider | undefined, model: m[2]! };
+}
+
+function decimal(env: Env, name: string, fallback: number): number {
+  const raw = text(env, name);
+  if (raw === undefined) return fallback;
+  if (!/^\d+(\.\d+)?$/.test(raw)) throw new ConfigError(name, `expected a non-negative number, got "${raw}"`);
+  return Number(raw);
+}
+
+function prices(env: Env): Record<string, [number, number]> {
+  const name = 'EMEND_MODEL_PRICES';
+  const raw = text(env, name);
+  if (raw === undefined) return {};
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(raw);
+  } catch {
+    throw new ConfigError(name, 'expected JSON like {"llama3.1": [0, 0]}');
+  }
+  if (!parsed || typeof parsed !== 'object' || Array.isArray(parsed)) throw new ConfigError(name, 'expected a JSON object of model → [input, output] USD per million tokens');
+  const out: Record<string, [number, number]> = {};
+  for (const [model, pair] of Object.entries(parsed)) {
+    if (!Array.isArray(pair) || pair.length !== 2 || !pair.every((n) => typeof n === 'number' && n >= 0)) {
+      throw new ConfigError(name, `${model}: expected [input, output] USD per million tokens`);
+    }
+    out[model] = [pair[0], pair[1]];
+  }
+  return out;
+}
+
+/** Per-task budgets; generous enough for a fix with retries, small enough to stop a runaway loop. */
+const BUDGET_DEFAULTS: Record<BudgetPlan, { tokens: number; usd: number }> = {
+  free: { tokens: 300_000, usd: 1.5 },
+  pro: { tokens: 1_000_000, usd: 5 },
+  scale: { tokens: 2_000_000, usd: 10 },
+  demo: { tokens: 150_000, usd: 0.5 },
+};
+
+function llm(env: Env): LlmConfig {
+  const provider = text(env, 'EMEND_LLM_PROVIDER');
+  if (provider !== undefined && !(LLM_PROVIDERS as readonly string[]).includes(provider)) {
+    throw new ConfigError('EMEND_LLM_PROVIDER', `expected ${LLM_PROVIDERS.join(', ')}, got "${provider}"`);
+  }
+  const models: LlmConfig['models'] = {};
+  for (const step of LLM_STEPS) {
+    const m = stepModel(env, `EMEND_MODEL_${step.toUpperCase()}`);
+    if (m) models[step] = m;
+  }
+  const budgets = Object.fromEntries(
+    (Object.keys(BUDGET_DEFAULTS) as BudgetPlan[]).map((plan) => [
+      plan,
+      {
+        tokens: integer(env, `EMEND_TASK_BUDGET_TOKENS_${plan.toUpperCase()}`, BUDGET_DEFAULTS[plan].tokens, 1_000, 1_000_000_000),
+        usd: decimal(env, `EMEND_TASK_BUDGET_USD_${plan.toUpperCase()}`, BUDGET_DEFAULTS[plan].usd),
+      },
+    ]),
+  ) as LlmConfig['budgets'];
+  return {
+    provider: provider as LlmProvider | undefined,
+    models,
+    timeoutMs: integer(env, 'EMEND_LLM_TIMEOUT_S', 180, 1, 3_600) * 1000,
+    maxRetries: integer(env, 'EMEND_LLM_MAX_RETRIES', 3, 0, 10),
+    retryBaseMs: integer(env, 'EMEND_LLM_RETRY_BASE_MS', 1_000, 0, 60_000),
+    rerank: choice(env, 'EMEND_LOCATOR_RERANK', ['on', 'off'] as const, 'on') === 'on',
+    budgets,
+    prices: prices(env),
+  };
+}
+
 export function loadConfig(env: Env = process.env): Config {
   const port = integer(env, 'PORT', 3000, 0, 65535);
   const host = text(env, 'HOST') ?? '0.0.0.0';
@@ -197,5 +299,6 @@ export function loadConfig(env: Env = process.env): Config {
       google: url(env, 'GOOGLE_BASE_URL', 'https://generativelanguage.googleapis.com/v1beta'),
     },
     sandbox: sandbox(env, dataDir),
+    llm: llm(env),
   };
 }

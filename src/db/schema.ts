@@ -184,6 +184,28 @@ export const demoIssuance = pgTable(
   (t) => [index('demo_issuance_ip_idx').on(t.ip, t.createdAt)],
 );
 
+/**
+ * What the service has learnt about a repository for one account (never shared across
+ * accounts): lessons from feedback, worked examples, the test command that worked.
+ * `repo` is the normalised repository URL, lower-cased (code hosts ignore case).
+ */
+export const repoMemory = pgTable(
+  'repo_memory',
+  {
+    id: uuid('id').primaryKey(),
+    accountId: uuid('account_id')
+      .notNull()
+      .references(() => accounts.id, { onDelete: 'cascade' }),
+    repo: text('repo').notNull(),
+    kind: text('kind').notNull(), // lesson | example | test_command
+    /** The item as the planner and fixer are shown it. */
+    content: jsonb('content').notNull(),
+    taskId: uuid('task_id'),
+    createdAt: ts('created_at').notNull(),
+  },
+  (t) => [index('repo_memory_account_repo_idx').on(t.accountId, t.repo, t.createdAt)],
+);
+
 export const schema = {
   accounts,
   apiTokens,
@@ -193,4 +215,5 @@ export const schema = {
   creditLedger,
   taskPostAttempts,
   demoIssuance,
+  repoMemory,
 };

@@ -1,12 +1,13 @@
 import { and, eq, isNull, lt, or, sql } from 'drizzle-orm';
 import { settleCredit } from '../accounts/credits.js';
-import { DEMO_STAGES, planLimits } from '../accounts/plans.js';
+import { DEMO_STAGES, isPlanName, planLimits } from '../accounts/plans.js';
 import { accounts, apiTokens, tasks } from '../db/schema.js';
 import type { Deps } from '../deps.js';
 import type { Task } from '../tasks/service.js';
 import { appendLog, notifyTask } from '../tasks/task-logs.js';
 import { type TaskSet, moveTask } from '../tasks/transitions.js';
 import { PIPELINE, type StepName, type StepRegistry, type StepResult } from './step-types.js';
+import { stepModel } from './step-model.js';
 import { WorkspaceLease } from './workspace-lease.js';
 
 /** What the runner keeps in tasks.progress so any worker can carry on after the last finished step. */
@@ -57,6 +58,8 @@ function gateBefore(task: Task, step: StepName, progress: Progress): 'awaiting_p
 }
 
 class Lost extends Error {}
+
+const budgetPlan = (plan: string | undefined) => (plan && isPlanName(plan) ? plan : 'free');
 
 /**
  * Takes the task if it is free: pending, or running with no live worker (one that crashed).
@@ -132,6 +135,7 @@ export async function runTask(deps: Deps, steps: StepRegistry, taskId: string, o
       const retry = step === 'fixer' ? task.retryCount : 0;
       await appendLog(deps, taskId, { step, status: 'running', input: { retry } });
       const started = performance.now();
+      const model = stepModel(deps, task, step, demo ? 'demo' : budgetPlan(account?.plan), run.controller.signal);
       let result: StepResult;
       try {
         result = await steps[step](
@@ -141,6 +145,8 @@ export async function runTask(deps: Deps, steps: StepRegistry, taskId: string, o
             signal: run.controller.signal,
             spawn: run.processes.spawn,
             log: (message, data) => deps.log.debug({ task: taskId, step, ...data }, message),
+            model: model.client,
+            limits,
             workspace: async () => {
               const ws = await lease.get();
               progress.baseCommit ??= ws.baseCommit;
@@ -151,14 +157,19 @@ export async function runTask(deps: Deps, steps: StepRegistry, taskId: string, o
       } catch (err) {
         if (run.controller.signal.aborted) throw new Lost();
         const message = err instanceof Error ? err.message : String(err);
-        await appendLog(deps, taskId, { step, status: 'failed', output: { error: message }, durationMs: Math.round(performance.now() - started) });
+        // What the step's model calls cost is the task's, whether or not the step got anywhere.
+        const spent = model.spent(task.byok);
+        await appendLog(deps, taskId, { step, status: 'failed', output: { error: message, ...spent.output }, tokens: spent.tokens, costUsd: spent.costUsd, durationMs: Math.round(performance.now() - started) });
+        await save({ tokensTotal: sql`${tasks.tokensTotal} + ${spent.tokens}`, costUsd: sql`${tasks.costUsd} + ${spent.costUsd}` });
         await lease.dispose();
         await finish(deps, taskId, 'failed', mine, `${step} failed: ${message}`);
         return;
       }
       if (run.controller.signal.aborted) throw new Lost();
-      const tokens = result.tokens ?? 0;
-      const costUsd = task.byok ? 0 : (result.costUsd ?? 0);
+      const spent = model.spent(task.byok);
+      const tokens = (result.tokens ?? 0) + spent.tokens;
+      const costUsd = task.byok ? 0 : (result.costUsd ?? 0) + spent.costUsd;
+      if (Object.keys(spent.output).length) result.output = { ...result.output, ...spent.output };
       const failedValidation = step === 'validator' && result.passed === false;
       await appendLog(deps, taskId, {
         step,
@@ -204,11 +215,19 @@ export async function runTask(deps: Deps, steps: StepRegistry, taskId: string, o
 
 const DIFF_SUMMARY_BYTES = 4096;
 
+/**
+ * diff_summary: the unified diff cut to 4 KB (marker included) on a line boundary, so no
+ * hunk line is shown half; the marker says how much was left out.
+ */
 export function truncateDiff(diff: string): string {
-  const buf = Buffer.from(diff, 'utf8');
-  if (buf.length <= DIFF_SUMMARY_BYTES) return diff;
-  // Cut on a character boundary: drop a partial UTF-8 sequence at the end.
-  return buf.subarray(0, DIFF_SUMMARY_BYTES).toString('utf8').replace(/\uFFFD$/, '');
+  const total = Buffer.byteLength(diff, 'utf8');
+  if (total <= DIFF_SUMMARY_BYTES) return diff;
+  const marker = (shown: number) => `... diff truncated: ${shown} of ${total} bytes shown ...\n`;
+  const room = DIFF_SUMMARY_BYTES - Buffer.byteLength(marker(total), 'utf8');
+  const head = Buffer.from(diff, 'utf8').subarray(0, room).toString('utf8');
+  const cut = head.lastIndexOf('\n');
+  const kept = cut >= 0 ? head.slice(0, cut + 1) : '';
+  return kept + marker(Buffer.byteLength(kept, 'utf8'));
 }
 
 async function stopAtGate(deps: Deps, taskId: string, gate: 'awaiting_plan' | 'awaiting_diff', progress: Progress, mine: ReturnType<typeof and>) {

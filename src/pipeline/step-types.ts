@@ -1,4 +1,6 @@
 import type { Deps } from '../deps.js';
+import type { ModelClient } from '../llm/client.js';
+import type { PlanLimits } from '../accounts/plans.js';
 import type { Task } from '../tasks/service.js';
 import type { Workspace } from '../workspace/checkout.js';
 import type { TrackedSpawn } from './processes.js';
@@ -38,6 +40,14 @@ export interface StepHelpers {
    * the run ends; on a resumed run it carries the fixer's diff again.
    */
   workspace(): Promise<Workspace>;
+  /**
+   * The model this step calls, chosen for the task (its BYOK key or the operator's), with
+   * the task's budget and the step's meter: whatever it spends is added to the task even
+   * when the step fails. Throws NoModelKey when the task has no usable key.
+   */
+  model(): Promise<ModelClient>;
+  /** Limits of the task's plan (demo tokens have their own). */
+  limits: PlanLimits;
 }
 
 export type StepFn = (payload: StepPayload, helpers: StepHelpers) => Promise<StepResult>;

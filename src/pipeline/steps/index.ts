@@ -1,18 +1,32 @@
-import { validatorStep } from '../../validator/step.js';
-import { PIPELINE, type StepFn, type StepRegistry } from '../step-types.js';
+import { rememberedTestCommand } from '../../memory/repo-memory.js';
+import { type ValidatorContextOf, validatorStep } from '../../validator/step.js';
+import type { StepRegistry } from '../step-types.js';
+import { fixerStep } from './fixer.js';
+import { inspectorStep } from './inspector.js';
+import { locatorStep } from './locator.js';
+import { plannerStep } from './planner.js';
+
+/** The validator with the account's remembered test command for the repository, if any. */
+const validatorContext: ValidatorContextOf = async ({ task }, helpers) => ({
+  sandbox: helpers.deps.sandbox,
+  workspace: await helpers.workspace(),
+  testCommand: task.repoUrl ? await rememberedTestCommand(helpers.deps, task.accountId, task.repoUrl) : undefined,
+});
 
 /**
- * The steps `emend serve` and `emend worker` run. The validator runs the repository's tests
- * in the sandbox. The thinking steps (model layer) and the pr step (code host) arrive with
- * their own work; until a step exists here it fails the task at once with a message that
- * says so, rather than pretending to have done anything.
+ * The steps `emend serve` and `emend worker` run: the thinking steps on the model layer, the
+ * validator in the sandbox. The pr step arrives with the code-host work; until then it fails
+ * the task at once with a message that says so, rather than pretending to have done anything.
  */
 export function productionSteps(): StepRegistry {
-  const missing =
-    (step: string): StepFn =>
-    async () => {
-      throw new Error(`the ${step} step is not part of this build yet; tasks cannot run past it`);
-    };
-  const steps = Object.fromEntries(PIPELINE.map((step) => [step, missing(step)])) as StepRegistry;
-  return { ...steps, validator: validatorStep() };
+  return {
+    planner: plannerStep(),
+    locator: locatorStep(),
+    inspector: inspectorStep(),
+    fixer: fixerStep(),
+    validator: validatorStep(validatorContext),
+    pr: async () => {
+      throw new Error('the pr step is not part of this build yet; run the task in preview mode');
+    },
+  };
 }

@@ -1,0 +1,137 @@
+import { type LanguageModel, type LanguageModelUsage, type ModelMessage, NoObjectGeneratedError, Output, generateText, streamText } from 'ai';
+import type { z } from 'zod';
+import type { LlmConfig } from '../config.js';
+import type { ModelChoice } from './credentials.js';
+import { type Price, priceOf } from './pricing.js';
+import { backoffMs, describeFailure, isTransient, sleep } from './retry.js';
+import { type Budget, BudgetExceeded, type UsageMeter, billOf, estimateTokens, outputAllowance } from './usage.js';
+
+export interface ModelClientOptions {
+  choice: ModelChoice;
+  model: LanguageModel;
+  config: Pick<LlmConfig, 'timeoutMs' | 'maxRetries' | 'retryBaseMs' | 'prices'>;
+  meter: UsageMeter;
+  budget: Budget;
+  /** The task's kill switch. */
+  signal: AbortSignal;
+  log(message: string, data?: Record<string, unknown>): void;
+}
+
+export interface Ask {
+  system: string;
+  messages: ModelMessage[];
+  /** Longest answer wanted; the budget may allow less. */
+  maxOutputTokens?: number;
+}
+
+/** A model call failed for good (after retries): the step fails with this message. */
+export class ModelCallFailed extends Error {
+  override name = 'ModelCallFailed';
+}
+
+const chars = (ask: Ask) => ask.system.length + JSON.stringify(ask.messages).length;
+
+/**
+ * One step's access to its model: structured answers and streamed text, each call checked
+ * against the task's budget first, billed into the step's meter (answers that fail to parse
+ * included), retried with back-off on 429, 5xx and dropped connections, and stopped by a kill.
+ */
+export class ModelClient {
+  readonly price: Price;
+
+  constructor(private readonly o: ModelClientOptions) {
+    this.price = priceOf(o.choice.model, o.config.prices);
+  }
+
+  get provider() {
+    return this.o.choice.provider;
+  }
+  get modelId() {
+    return this.o.choice.model;
+  }
+
+  /**
+   * A JSON answer matching the schema. An answer that does not parse is billed, counted, and
+   * sent back to the model with the reason, up to `attempts` answers in all.
+   */
+  async object<T>(ask: Ask & { schema: z.ZodType<T>; name: string; attempts?: number }): Promise<T> {
+    const messages = [...ask.messages];
+    const attempts = ask.attempts ?? 3;
+    for (let n = 1; ; n++) {
+      try {
+        return await this.call({ ...ask, messages }, async (settings) => {
+          const r = await generateText({ ...settings, output: Output.object({ schema: ask.schema, name: ask.name }) });
+          return { value: r.output as T, usage: r.usage, outputChars: r.text.length };
+        });
+      } catch (err) {
+        if (!NoObjectGeneratedError.isInstance(err)) throw err;
+        this.o.meter.malformed += 1;
+        const reason = ((err.cause as Error | undefined)?.message ?? err.message).slice(0, 1500);
+        this.o.log('model answer did not match the schema', { attempt: n, reason: reason.slice(0, 300) });
+        if (n >= attempts) throw new ModelCallFailed(`${this.o.choice.provider} ${this.o.choice.model} gave ${n} answers that did not match the ${ask.name} schema; last problem: ${reason.slice(0, 300)}`);
+        messages.push(
+          { role: 'assistant', content: err.text?.trim() ? err.text : '(empty answer)' },
+          { role: 'user', content: `That answer could not be used: ${reason}\nAnswer again with only the JSON object for ${ask.name}, matching the schema.` },
+        );
+      }
+    }
+  }
+
+  /** Counts an answer that was billed but could not be used (the caller's own check failed). */
+  noteMalformed(): void {
+    this.o.meter.malformed += 1;
+  }
+
+  /** Free text, streamed (long answers stay within the timeout between chunks, and a kill stops them mid-way). */
+  async text(ask: Ask): Promise<string> {
+    return this.call(ask, async (settings) => {
+      const result = streamText({ ...settings, onError: () => {} });
+      let text = '';
+      let usage: LanguageModelUsage | undefined;
+      for await (const part of result.fullStream) {
+        if (part.type === 'text-delta') text += part.text;
+        else if (part.type === 'error') throw part.error;
+        else if (part.type === 'finish') usage = part.totalUsage;
+      }
+      return { value: text, usage, outputChars: text.length };
+    });
+  }
+
+  private async call<T>(
+    ask: Ask,
+    run: (settings: {
+      model: LanguageModel;
+      system: string;
+      messages: ModelMessage[];
+      maxOutputTokens: number;
+      maxRetries: 0;
+      abortSignal: AbortSignal;
+    }) => Promise<{ value: T; usage: LanguageModelUsage | undefined; outputChars: number }>,
+  ): Promise<T> {
+    const { choice, meter, budget, config, signal } = this.o;
+    const input = estimateTokens(chars(ask));
+    for (let retry = 0; ; retry++) {
+      const maxOutputTokens = outputAllowance(budget, meter, this.price, input, ask.maxOutputTokens ?? 8_000);
+      const abortSignal = AbortSignal.any([signal, AbortSignal.timeout(config.timeoutMs)]);
+      try {
+        const r = await run({ model: this.o.model, system: ask.system, messages: ask.messages, maxOutputTokens, maxRetries: 0, abortSignal });
+        const bill = billOf(r.usage, this.price, input, r.outputChars);
+        meter.add(bill.tokens, bill.costUsd);
+        return r.value;
+      } catch (err) {
+        if (NoObjectGeneratedError.isInstance(err)) {
+          const bill = billOf(err.usage, this.price, input, err.text?.length ?? 0);
+          meter.add(bill.tokens, bill.costUsd);
+          throw err;
+        }
+        if (signal.aborted || err instanceof BudgetExceeded) throw err;
+        if (!isTransient(err) || retry >= config.maxRetries) {
+          throw new ModelCallFailed(describeFailure(choice.provider, choice.model, err) + (retry > 0 ? ` (after ${retry + 1} tries)` : ''));
+        }
+        const wait = backoffMs(err, retry, config.retryBaseMs);
+        this.o.log('model call failed; retrying', { problem: describeFailure(choice.provider, choice.model, err), retry: retry + 1, wait_ms: Math.round(wait) });
+        await sleep(wait, signal);
+      }
+    }
+  }
+}

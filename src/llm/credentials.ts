@@ -1,0 +1,66 @@
+import { eq } from 'drizzle-orm';
+import { keyContext } from '../accounts/provider-keys.js';
+import { decryptSecret } from '../accounts/secret-box.js';
+import { LLM_PROVIDERS, type LlmProvider, type LlmStep } from '../config.js';
+import { providerKeys } from '../db/schema.js';
+import type { Deps } from '../deps.js';
+import { DEFAULT_MODELS } from './pricing.js';
+
+/** Which model a step calls, with which key, where. The key never leaves the worker. */
+export interface ModelChoice {
+  provider: LlmProvider;
+  model: string;
+  apiKey: string;
+  baseUrl: string;
+  /** managed: the operator's key (the task is charged); byok: the account's own key (cost 0). */
+  source: 'managed' | 'byok';
+}
+
+/** The task cannot call any model; the message says which key to set. */
+export class NoModelKey extends Error {
+  override name = 'NoModelKey';
+}
+
+const ENV_NAMES: Record<LlmProvider, string> = {
+  openai: 'OPENAI_API_KEY',
+  anthropic: 'ANTHROPIC_API_KEY',
+  google: 'GOOGLE_GENERATIVE_AI_API_KEY',
+};
+
+/** The locator's re-rank is a short, frequent call: a quick model unless configured. */
+const defaultModel = (provider: LlmProvider, step: LlmStep) => (step === 'locator' ? DEFAULT_MODELS[provider].quick : DEFAULT_MODELS[provider].strong);
+
+/**
+ * Chooses the model and key for one step of a task. A BYOK task uses only the account's
+ * saved keys (never the operator's); a managed task only the operator's keys from the
+ * environment. A step configured for a provider the task has no key for falls back to one
+ * it has, with that provider's default model, rather than failing.
+ */
+export async function chooseModel(deps: Pick<Deps, 'db' | 'config' | 'secretKey'>, task: { accountId: string; byok: boolean }, step: LlmStep): Promise<ModelChoice> {
+  const { llm, providerKeys: managed, providerBaseUrls } = deps.config;
+  const wanted = llm.models[step];
+  if (task.byok) {
+    const saved = await deps.db.select().from(providerKeys).where(eq(providerKeys.accountId, task.accountId));
+    const byProvider = new Map(saved.map((k) => [k.provider as LlmProvider, k]));
+    const provider = [wanted?.provider, llm.provider, ...LLM_PROVIDERS].find((p): p is LlmProvider => !!p && byProvider.has(p));
+    if (!provider) {
+      throw new NoModelKey('this account uses its own model keys (BYOK) but has none saved: add one with POST /v1/me/keys (provider openai, anthropic or google), or turn BYOK off');
+    }
+    const key = byProvider.get(provider)!;
+    const model = wanted && (wanted.provider ?? provider) === provider ? wanted.model : (key.defaultModel ?? defaultModel(provider, step));
+    return {
+      provider,
+      model,
+      apiKey: decryptSecret(deps.secretKey, key.keyEnc, keyContext(task.accountId, provider)),
+      baseUrl: key.baseUrl ?? providerBaseUrls[provider],
+      source: 'byok',
+    };
+  }
+  const provider = [wanted?.provider, llm.provider, ...LLM_PROVIDERS].find((p): p is LlmProvider => !!p && !!managed[p]);
+  if (!provider) {
+    const names = LLM_PROVIDERS.map((p) => ENV_NAMES[p]).join(', ');
+    throw new NoModelKey(`no model key is configured for managed runs: the operator sets one of ${names}; or the account saves its own key (POST /v1/me/keys) and turns BYOK on`);
+  }
+  const model = wanted && (wanted.provider ?? provider) === provider ? wanted.model : defaultModel(provider, step);
+  return { provider, model, apiKey: managed[provider]!, baseUrl: providerBaseUrls[provider], source: 'managed' };
+}

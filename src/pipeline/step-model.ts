@@ -1,0 +1,48 @@
+import type { BudgetPlan, LlmStep } from '../config.js';
+import type { Deps } from '../deps.js';
+import { ModelClient } from '../llm/client.js';
+import { chooseModel } from '../llm/credentials.js';
+import { languageModel } from '../llm/providers.js';
+import { UsageMeter } from '../llm/usage.js';
+import type { Task } from '../tasks/service.js';
+import type { StepName } from './step-types.js';
+
+const LLM_STEPS: readonly StepName[] = ['planner', 'locator', 'inspector', 'fixer'];
+
+/**
+ * One step's model, made on first use: the key is chosen (and a BYOK key decrypted) only
+ * inside the worker and only when the step actually calls a model. `spent` reports what the
+ * step's calls used, for the step's log record and the task's totals.
+ */
+export function stepModel(deps: Deps, task: Task, step: StepName, plan: BudgetPlan, signal: AbortSignal) {
+  const meter = new UsageMeter();
+  let client: Promise<ModelClient> | undefined;
+  return {
+    client: () => {
+      if (!LLM_STEPS.includes(step)) return Promise.reject(new Error(`the ${step} step does not call a model`));
+      client ??= chooseModel(deps, task, step as LlmStep).then((choice) => {
+        const limit = deps.config.llm.budgets[plan];
+        return new ModelClient({
+          choice,
+          model: languageModel(choice, deps.fetch),
+          config: deps.config.llm,
+          meter,
+          // The provider bills a BYOK caller directly: only the token limit guards their key.
+          budget: { tokens: limit.tokens, usd: task.byok ? Number.POSITIVE_INFINITY : limit.usd, spentTokens: task.tokensTotal, spentUsd: task.costUsd },
+          signal,
+          log: (message, data) => deps.log.info({ task: task.id, step, ...data }, message),
+        });
+      });
+      return client;
+    },
+    spent: (byok: boolean) => {
+      const output: Record<string, unknown> = {};
+      if (meter.calls > 0) {
+        output.model_calls = meter.calls;
+        if (meter.malformed > 0) output.malformed_answers = meter.malformed;
+      }
+      return { tokens: meter.tokens, costUsd: byok ? 0 : meter.costUsd, output };
+    },
+    meter,
+  };
+}

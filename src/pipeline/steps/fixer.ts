@@ -1,0 +1,135 @@
+import { readFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import type { ModelMessage } from 'ai';
+import { EDIT_FORMAT_INSTRUCTIONS, applyEdits, parseEdits } from '../../edits/index.js';
+import { recall } from '../../memory/repo-memory.js';
+import { workspaceDiff } from '../../workspace/diff.js';
+import type { StepFn } from '../step-types.js';
+import { clip, fenced, memorySection } from './prompt-parts.js';
+
+/** Answers the fixer may give in one run: the first, then corrections of edits that did not apply. */
+const MAX_ROUNDS = 3;
+const WHOLE_LINES = 600;
+const TOTAL_CHARS = 120_000;
+const MEMORY_TOKENS = 3_000;
+const SPAN_CONTEXT = 20;
+
+const SYSTEM = `You are the fixer of emend. You change files in a repository to do what the request asks, following the plan and the inspector's notes.
+Make the smallest complete change: fix the cause, keep the surrounding style, update or add tests where the repository has them.
+Quote SEARCH lines exactly as they are in the files shown (without line numbers).
+
+${EDIT_FORMAT_INSTRUCTIONS}`;
+
+interface Insight {
+  file: string;
+  symbols?: { name: string; start_line: number; end_line: number; change: string }[];
+  notes?: string;
+}
+
+/** A file's current text for the fixer: whole, or the inspector's spans when it is long. */
+async function fileForFixer(dir: string, path: string, insight: Insight | undefined, maxChars: number): Promise<string | undefined> {
+  let source: string;
+  try {
+    source = await readFile(join(dir, path), 'utf8');
+  } catch {
+    return undefined;
+  }
+  const lines = source.split('\n');
+  if (lines.length <= WHOLE_LINES && source.length <= maxChars) return `## ${path}\n${fenced(source)}`;
+  const spans = (insight?.symbols ?? []).map((s) => ({ start: Math.max(1, s.start_line - SPAN_CONTEXT), end: Math.min(lines.length, s.end_line + SPAN_CONTEXT) }));
+  if (spans.length === 0) spans.push({ start: 1, end: Math.min(lines.length, WHOLE_LINES) });
+  const parts = spans.map((s) => `lines ${s.start}-${s.end} of ${lines.length}:\n${fenced(lines.slice(s.start - 1, s.end).join('\n'))}`);
+  return clip(`## ${path} (excerpts; the rest of the file is unchanged)\n${parts.join('\n')}`, maxChars);
+}
+
+function failureSection(failure: Record<string, unknown> | undefined, previousDiff: string | undefined): string {
+  if (!failure) return '';
+  const news = (failure.new_failures as string[] | undefined) ?? [];
+  return [
+    '',
+    'Your previous change did not pass validation. It is already applied to the files shown; change them further (or undo parts) so the tests pass.',
+    `Command: ${String(failure.command ?? 'unknown')}`,
+    news.length ? `Tests that now fail: ${news.slice(0, 30).join(', ')}` : '',
+    failure.message ? `Validator: ${String(failure.message)}` : '',
+    `Test output (end):\n${fenced(clip(String(failure.log_tail ?? ''), 6_000))}`,
+    previousDiff ? `Your previous diff:\n${fenced(clip(previousDiff, 12_000), 'diff')}` : '',
+  ]
+    .filter(Boolean)
+    .join('\n');
+}
+
+/**
+ * The fixer: asks for edits in the documented format (docs/edit-format.md), applies them to
+ * the checkout, and sends back what did not apply, with the reason, for up to MAX_ROUNDS
+ * answers. Its output is the git diff of the checkout against the base commit.
+ */
+export function fixerStep(): StepFn {
+  return async ({ task, outputs, failure }, helpers) => {
+    const ws = await helpers.workspace();
+    const selected = ((outputs.locator?.selected as string[] | undefined) ?? []).slice(0, helpers.limits.maxFiles);
+    const insights = (outputs.inspector?.insights as Insight[] | undefined) ?? [];
+    const plan = outputs.planner as { summary?: string; steps?: string[]; test_strategy?: string } | undefined;
+    const memory = await recall(helpers.deps, { accountId: task.accountId, repo: task.repoUrl, prompt: task.prompt, tokenBudget: MEMORY_TOKENS });
+    const perFile = Math.floor(TOTAL_CHARS / Math.max(1, selected.length));
+    const files = (await Promise.all(selected.map((p) => fileForFixer(ws.dir, p, insights.find((i) => i.file === p), perFile)))).filter(Boolean);
+    const notes = insights.map((i) => `- ${i.file}: ${(i.symbols ?? []).map((s) => `${s.name} (lines ${s.start_line}-${s.end_line}): ${s.change}`).join('; ')}${i.notes ? ` — ${i.notes}` : ''}`);
+    const user = [
+      `Request:\n${fenced(task.prompt)}`,
+      plan?.summary ? `Plan: ${plan.summary}\n${(plan.steps ?? []).map((s, i) => `${i + 1}. ${s}`).join('\n')}${plan.test_strategy ? `\nTests: ${plan.test_strategy}` : ''}` : '',
+      notes.length ? `Inspector's notes:\n${notes.join('\n')}` : '',
+      memorySection(memory),
+      failureSection(failure, outputs.fixer?.diff as string | undefined),
+      `Files:\n\n${files.join('\n\n')}`,
+    ]
+      .filter(Boolean)
+      .join('\n\n');
+
+    const model = await helpers.model();
+    const messages: ModelMessage[] = [{ role: 'user', content: user }];
+    const applied: { path: string; kind: string; match: string }[] = [];
+    let failed: { path: string; reason: string }[] = [];
+    let commentary = '';
+    let rounds = 0;
+    while (rounds < MAX_ROUNDS) {
+      rounds++;
+      const answer = await model.text({ system: SYSTEM, messages, maxOutputTokens: 12_000 });
+      const parsed = parseEdits(answer);
+      commentary = parsed.notes.trim() || commentary;
+      const report = parsed.edits.length ? await applyEdits(ws.dir, parsed.edits) : { applied: [], failed: [] };
+      applied.push(...report.applied);
+      failed = report.failed;
+      const problems = [...parsed.errors.map((e) => `format: ${e}`), ...report.failed.map((f) => `${f.path}: ${f.reason}`)];
+      if (parsed.edits.length === 0 && parsed.errors.length === 0) problems.push('the answer held no edit blocks');
+      helpers.log('fixer round', { round: rounds, applied: report.applied.length, failed: report.failed.length, format_errors: parsed.errors.length });
+      if (problems.length === 0) break;
+      model.noteMalformed();
+      if (rounds >= MAX_ROUNDS) break;
+      const done = report.applied.map((a) => `${a.path} (${a.kind})`);
+      messages.push(
+        { role: 'assistant', content: answer.trim() || '(empty answer)' },
+        {
+          role: 'user',
+          content: `${done.length ? `Applied: ${done.join(', ')}. Those edits are in place now.\n` : ''}These did not apply:\n${problems.map((p) => `- ${clip(p, 2_500)}`).join('\n')}\nSend corrected blocks for these only, quoting the current file contents exactly.`,
+        },
+      );
+    }
+    const diff = await workspaceDiff({ dataDir: helpers.deps.config.dataDir, log: helpers.deps.log }, ws, { signal: helpers.signal });
+    if (!diff.trim()) {
+      const why = failed.length ? failed.map((f) => `${f.path}: ${f.reason.split('\n')[0]}`).join('; ') : 'no edits were proposed';
+      throw new Error(`the model proposed no change that applied after ${rounds} answer${rounds === 1 ? '' : 's'} (${clip(why, 600)})`);
+    }
+    const changed = [...new Map(applied.map((a) => [a.path, a.kind])).entries()].map(([path, kind]) => ({ path, kind }));
+    return {
+      output: {
+        diff,
+        files_changed: changed,
+        edits_applied: applied.length,
+        edits_failed: failed.map((f) => ({ path: f.path, reason: clip(f.reason, 1_000) })),
+        rounds,
+        notes: clip(commentary, 2_000),
+        memory_used: memory.map((m) => m.id),
+        model: `${model.provider}/${model.modelId}`,
+      },
+    };
+  };
+}

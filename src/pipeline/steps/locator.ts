@@ -1,0 +1,101 @@
+import { readFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { z } from 'zod';
+import { type RankedFile, locate } from '../../locator/index.js';
+import { fileSkeleton } from '../../locator/skeleton.js';
+import { ModelCallFailed } from '../../llm/client.js';
+import type { StepFn, StepHelpers } from '../step-types.js';
+import { fenced } from './prompt-parts.js';
+
+const SHORTLIST = 15;
+const SKELETON_LINES = 14;
+
+const RerankSchema = z.object({
+  ranking: z.array(z.object({ path: z.string(), reason: z.string() })).describe('Shortlisted paths, the most likely to need the change first.'),
+});
+
+const SYSTEM = `You are the locator of emend. A deterministic search shortlisted files of a repository for a change request.
+Order the shortlist by how likely each file is to need editing for the request: the file holding the code to change first.
+Use only paths from the shortlist; leave out files that clearly do not matter. Answer with the JSON object only.`;
+
+/** The shortlist as the model sees it: path, why it was found, and the head of its outline. */
+async function shortlistText(dir: string, files: RankedFile[]): Promise<string> {
+  const parts: string[] = [];
+  for (const f of files) {
+    let outline = '';
+    try {
+      const source = await readFile(join(dir, f.path), 'utf8');
+      outline = (await fileSkeleton(f.path, source)).skeleton.split('\n').slice(0, SKELETON_LINES).join('\n');
+    } catch {
+      outline = '';
+    }
+    parts.push(`## ${f.path}\nfound by: ${f.reasons.join('; ')}${outline ? `\n${fenced(outline)}` : ''}`);
+  }
+  return parts.join('\n\n');
+}
+
+/** The model's order over the shortlist; files it left out keep their places after the ones it named. */
+async function rerank(helpers: StepHelpers, dir: string, request: string, files: RankedFile[]): Promise<RankedFile[] | undefined> {
+  const model = await helpers.model();
+  try {
+    const { ranking } = await model.object({
+      system: SYSTEM,
+      messages: [{ role: 'user', content: `Request:\n${fenced(request)}\n\nShortlist:\n\n${await shortlistText(dir, files)}` }],
+      schema: RerankSchema,
+      name: 'ranking',
+      maxOutputTokens: 1_500,
+    });
+    const byPath = new Map(files.map((f) => [f.path, f]));
+    const seen = new Set<string>();
+    const ordered: RankedFile[] = [];
+    for (const r of ranking) {
+      const f = byPath.get(r.path);
+      if (!f || seen.has(r.path)) continue;
+      seen.add(r.path);
+      ordered.push({ ...f, reasons: [...f.reasons, `model: ${r.reason.slice(0, 200)}`] });
+    }
+    if (ordered.length === 0) return undefined;
+    return [...ordered, ...files.filter((f) => !seen.has(f.path))];
+  } catch (err) {
+    // The deterministic order is a fine answer: a re-rank that fails for good is noted, not fatal.
+    if (err instanceof ModelCallFailed) {
+      helpers.log('re-rank failed; keeping the deterministic order', { problem: err.message });
+      return undefined;
+    }
+    throw err;
+  }
+}
+
+/**
+ * The locator: deterministic retrieval over the checkout (cached per commit), hinted by the
+ * plan's likely files, then optionally re-ranked by the model. The fixer gets the first
+ * `maxFiles` of the plan's limits.
+ */
+export function locatorStep(): StepFn {
+  return async ({ task, outputs }, helpers) => {
+    const ws = await helpers.workspace();
+    const plan = outputs.planner as { summary?: string; likely_files?: string[] } | undefined;
+    const hints = plan?.likely_files?.length ? `\n\nFiles the plan expects to change: ${plan.likely_files.join(', ')}` : '';
+    const request = `${task.prompt}${hints}`;
+    const located = await locate(ws.dir, request, { top: SHORTLIST, cacheDir: join(helpers.deps.config.dataDir, 'locator-cache') });
+    let files = located.files;
+    let reranked = false;
+    if (helpers.deps.config.llm.rerank && files.length > 1) {
+      const better = await rerank(helpers, ws.dir, `${task.prompt}${plan?.summary ? `\n\nPlan: ${plan.summary}` : ''}`, files);
+      if (better) {
+        files = better;
+        reranked = true;
+      }
+    }
+    const selected = files.slice(0, helpers.limits.maxFiles).map((f) => f.path);
+    helpers.log('files located', { candidates: files.length, selected: selected.length, cache: located.timings.cache });
+    return {
+      output: {
+        files: files.map((f) => ({ path: f.path, score: Math.round(f.score * 1000) / 1000, reasons: f.reasons })),
+        selected,
+        reranked,
+        index: { cache: located.timings.cache, files: located.timings.files, ms: located.timings.total_ms },
+      },
+    };
+  };
+}

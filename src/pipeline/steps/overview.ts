@@ -1,0 +1,68 @@
+import { existsSync, readFileSync, readdirSync } from 'node:fs';
+import { extname, join } from 'node:path';
+import { listCandidateFiles } from '../../locator/files.js';
+import { detectTestPlan } from '../../validator/detect.js';
+
+export interface RepoOverview {
+  /** The first lines of the README, if there is one. */
+  readme: string;
+  /** Directories with their file counts, two levels deep, then the top-level files. */
+  tree: string;
+  /** Languages by file count, most first. */
+  languages: { language: string; files: number }[];
+  /** The command the validator would run, if it found one. */
+  testCommand: string | null;
+  files: number;
+}
+
+const LANGUAGES: Record<string, string> = {
+  '.py': 'Python', '.js': 'JavaScript', '.jsx': 'JavaScript', '.mjs': 'JavaScript', '.cjs': 'JavaScript',
+  '.ts': 'TypeScript', '.tsx': 'TypeScript', '.go': 'Go', '.rs': 'Rust', '.java': 'Java', '.kt': 'Kotlin',
+  '.rb': 'Ruby', '.php': 'PHP', '.cs': 'C#', '.c': 'C', '.h': 'C', '.cpp': 'C++', '.cc': 'C++', '.hpp': 'C++',
+  '.swift': 'Swift', '.scala': 'Scala', '.html': 'HTML', '.css': 'CSS', '.scss': 'CSS', '.sh': 'Shell',
+};
+
+const README_LINES = 60;
+const README_CHARS = 4000;
+const TREE_ENTRIES = 80;
+
+function readme(dir: string): string {
+  const name = readdirSync(dir).find((n) => /^readme(\.(md|rst|txt|adoc))?$/i.test(n));
+  if (!name) return '';
+  const text = readFileSync(join(dir, name), 'utf8').split('\n').slice(0, README_LINES).join('\n');
+  return text.length > README_CHARS ? `${text.slice(0, README_CHARS)}\n…` : text;
+}
+
+/** What the planner is shown of a repository it has never seen: a page, not the whole tree. */
+export function repoOverview(dir: string): RepoOverview {
+  const paths = listCandidateFiles(dir);
+  const dirs = new Map<string, number>();
+  const top: string[] = [];
+  const langs = new Map<string, number>();
+  for (const p of paths) {
+    const parts = p.split('/');
+    if (parts.length === 1) top.push(p);
+    else {
+      const key = parts.length > 2 ? `${parts[0]}/${parts[1]}/` : `${parts[0]}/`;
+      dirs.set(key, (dirs.get(key) ?? 0) + 1);
+    }
+    const lang = LANGUAGES[extname(p).toLowerCase()];
+    if (lang) langs.set(lang, (langs.get(lang) ?? 0) + 1);
+  }
+  const dirLines = [...dirs.entries()].sort((a, b) => a[0].localeCompare(b[0])).map(([d, n]) => `${d} (${n} file${n === 1 ? '' : 's'})`);
+  const lines = [...dirLines, ...top.sort()];
+  const tree = lines.length > TREE_ENTRIES ? [...lines.slice(0, TREE_ENTRIES), `… and ${lines.length - TREE_ENTRIES} more entries`].join('\n') : lines.join('\n');
+  let testCommand: string | null = null;
+  try {
+    testCommand = detectTestPlan(dir)?.command ?? null;
+  } catch {
+    testCommand = null;
+  }
+  return {
+    readme: existsSync(dir) ? readme(dir) : '',
+    tree,
+    languages: [...langs.entries()].sort((a, b) => b[1] - a[1]).map(([language, files]) => ({ language, files })),
+    testCommand,
+    files: paths.length,
+  };
+}

@@ -1,0 +1,198 @@
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { productionSteps } from '../../src/pipeline/steps/index.js';
+import { type Worker, startWorker } from '../../src/worker/worker.js';
+import { waitForStatus } from '../support/engine.js';
+import { CALC_PROMPT, CALC_REPO, GOOD_FIX, editBlock, scriptCalcRun, stepOf } from '../support/fix-script.js';
+import { type GitHttpServer, startGitHttp } from '../support/git-http.js';
+import { type Harness, newAccount, startHarness } from '../support/harness.js';
+import { type ScriptedModel, startScriptedModel } from '../support/scripted-model/server.js';
+
+const MANAGED_KEY = 'sk-managed-0123456789';
+
+let git: GitHttpServer;
+let model: ScriptedModel;
+let h: Harness | undefined;
+let worker: Worker | undefined;
+let repoUrl: string;
+
+beforeAll(async () => {
+  git = await startGitHttp();
+  git.createRepo('acme', 'calc', { files: CALC_REPO });
+  repoUrl = `${git.baseUrl}/acme/calc`;
+});
+afterAll(async () => {
+  await git.close();
+});
+afterEach(async () => {
+  await worker?.stop();
+  await h?.close();
+  await model?.close();
+  worker = undefined;
+  h = undefined;
+});
+
+/** A service with the production steps, talking to the scripted model as its OpenAI (or another provider). */
+async function service(env: Record<string, string> = {}, provider: 'openai' | 'anthropic' | 'google' = 'openai') {
+  model = await startScriptedModel({ validKeys: [MANAGED_KEY] });
+  const keyVar = { openai: 'OPENAI_API_KEY', anthropic: 'ANTHROPIC_API_KEY', google: 'GOOGLE_GENERATIVE_AI_API_KEY' }[provider];
+  h = await startHarness({
+    EMEND_SCM_WEB_URL: git.baseUrl,
+    [keyVar]: MANAGED_KEY,
+    OPENAI_BASE_URL: model.urls.openai,
+    ANTHROPIC_BASE_URL: model.urls.anthropic,
+    GOOGLE_BASE_URL: model.urls.google,
+    EMEND_LLM_RETRY_BASE_MS: '10',
+    ...env,
+  });
+  worker = await startWorker(h.deps, productionSteps(), { concurrency: 1, heartbeatMs: 500, staleMs: 30_000, maintenanceMs: 60_000 });
+  return h;
+}
+
+type Log = { step: string; status: string; output: Record<string, any>; tokens: number; cost_usd: number };
+
+async function runTask(auth: Record<string, string>, status: 'done' | 'failed', body: Record<string, unknown> = {}) {
+  const res = await h!.app.inject({ method: 'POST', url: '/v1/tasks', headers: auth, payload: { prompt: CALC_PROMPT, repo_url: repoUrl, ...body } });
+  expect(res.statusCode, res.body).toBe(201);
+  const id = res.json().id as string;
+  await waitForStatus(h!, id, ['done', 'failed'], 100_000);
+  const got = (await h!.app.inject({ method: "GET", url: `/v1/tasks/${id}`, headers: auth })).json();
+  const task = got.task;
+  expect(task.status, JSON.stringify({ error: task.error, logs: got.logs.filter((l: Log) => l.status === 'failed') })).toBe(status);
+  const finished = (got.logs as Log[]).filter((l) => l.status !== 'running');
+  return { task, logs: finished, byStep: (step: string) => finished.filter((l) => l.step === step) };
+}
+
+const billedTotal = () => model.billed().input + model.billed().output;
+
+describe('fix tasks through the model steps against the scripted model', { timeout: 150_000 }, () => {
+  it('preview mode: plan, locate, inspect, fix, validate for real, pr skipped; tokens and cost as billed', async () => {
+    // one model for every step here, so the cost can be checked against one price
+    await service({ EMEND_MODEL_LOCATOR: 'openai:gpt-4.1' });
+    scriptCalcRun(model);
+    const { auth } = await newAccount(h!, { plan: 'free' });
+    const { task, logs, byStep } = await runTask(auth, 'done');
+    expect(logs.map((l) => `${l.step}:${l.status}`)).toEqual(['planner:done', 'locator:done', 'inspector:done', 'fixer:done', 'validator:done', 'pr:skipped']);
+    expect(byStep('planner')[0]!.output).toMatchObject({ summary: expect.stringContaining('sum'), likely_files: ['calc/ops.py'], model: 'openai/gpt-4.1' });
+    expect(byStep('locator')[0]!.output.selected[0]).toBe('calc/ops.py');
+    expect(byStep('locator')[0]!.output.reranked).toBe(true);
+    expect(byStep('inspector')[0]!.output.insights[0]).toMatchObject({ file: 'calc/ops.py', relevance: 'high' });
+    const fixer = byStep('fixer')[0]!.output;
+    expect(fixer.diff).toContain('-    return a - b\n+    return a + b');
+    expect(fixer.files_changed).toEqual([{ path: 'calc/ops.py', kind: 'modified' }]);
+    expect(byStep('validator')[0]!.output).toMatchObject({ passed: true, fixed: ['tests/test_ops.py::test_add'] });
+    expect(task.diff_summary).toBe(fixer.diff);
+    // every billed token reached the task, priced at gpt-4.1's list price
+    expect(task.tokens_total).toBe(billedTotal());
+    const b = model.billed();
+    expect(task.cost_usd).toBeCloseTo((b.input * 2 + b.output * 8) / 1e6, 6);
+    expect(model.calls.every((c) => c.key === MANAGED_KEY && c.provider === 'openai')).toBe(true);
+    // the fixer streams; the structured steps asked for JSON
+    expect(model.calls.filter((c) => stepOf(c) === 'fixer').every((c) => c.stream)).toBe(true);
+    expect(model.calls.filter((c) => stepOf(c) === 'planner').every((c) => c.structured)).toBe(true);
+  });
+
+  it('a demo token stops after the inspector, whose summary is the result', async () => {
+    await service({}, 'anthropic');
+    scriptCalcRun(model);
+    const demo = await h!.app.inject({ method: 'POST', url: '/v1/demo/token', payload: { email: 'visitor@example.com' } });
+    expect(demo.statusCode, demo.body).toBe(201);
+    const { task, logs, byStep } = await runTask({ authorization: `Bearer ${demo.json().token}` }, 'done');
+    expect(logs.map((l) => `${l.step}:${l.status}`)).toEqual(['planner:done', 'locator:done', 'inspector:done', 'fixer:skipped', 'validator:skipped', 'pr:skipped']);
+    expect(byStep('inspector')[0]!.output.summary).toMatch(/calc\/ops\.py/);
+    expect(task.diff_summary ?? null).toBeNull();
+    expect(model.calls.some((c) => stepOf(c) === 'fixer')).toBe(false);
+    expect(model.calls.every((c) => c.provider === 'anthropic')).toBe(true);
+  });
+
+  it('a fix that breaks another test goes back to the fixer with the failure and its previous diff', async () => {
+    await service();
+    const breaksMul = editBlock('def add(a, b):\n    """Return the sum of a and b."""\n    return a - b\n\n\ndef mul(a, b):\n    return a * b', 'def add(a, b):\n    """Return the sum of a and b."""\n    return a + b\n\n\ndef mul(a, b):\n    return a + b');
+    const repairsMul = editBlock('def mul(a, b):\n    return a + b', 'def mul(a, b):\n    return a * b');
+    const { fixerCalls } = scriptCalcRun(model, [breaksMul, repairsMul]);
+    const { auth } = await newAccount(h!, { plan: 'free' });
+    const { task, byStep } = await runTask(auth, 'done');
+    expect(task.retry_count).toBe(1);
+    expect(byStep('validator').map((l) => l.status)).toEqual(['failed', 'done']);
+    const retry = fixerCalls()[1]!;
+    expect(retry.text).toContain('tests/test_ops.py::test_mul');
+    expect(retry.text).toContain('+    return a + b'); // the previous diff
+    // the diff after the retry is cumulative against the base: add fixed, mul as it was
+    const final = byStep('fixer')[1]!.output.diff as string;
+    const changed = final.split('\n').filter((l) => /^[-+](?![-+]{2})/.test(l));
+    expect(changed).toEqual(['-    return a - b', '+    return a + b']);
+  });
+
+  it('stops at the budget instead of overspending, and says so', async () => {
+    await service({ EMEND_TASK_BUDGET_TOKENS_FREE: '2000' });
+    model.enqueue({ json: (await import('../support/fix-script.js')).CALC_PLAN, usage: { input: 1500, output: 300 } });
+    scriptCalcRun(model);
+    const { auth } = await newAccount(h!, { plan: 'free' });
+    const { task, byStep } = await runTask(auth, 'failed');
+    expect(task.error).toMatch(/budget of 2,000 tokens/);
+    expect(byStep('planner')[0]!.status).toBe('done');
+    expect(task.tokens_total).toBe(1800);
+    expect(task.tokens_total).toBeLessThanOrEqual(2000);
+    expect(model.calls).toHaveLength(1);
+  });
+
+  it('a provider answering 429 is retried after the wait it asked for, then the run goes on', async () => {
+    await service();
+    model.enqueue({ status: 429, headers: { 'retry-after': '0' } });
+    scriptCalcRun(model);
+    const { auth } = await newAccount(h!, { plan: 'free' });
+    const { task } = await runTask(auth, 'done');
+    const planner = model.calls.filter((c) => stepOf(c) === 'planner');
+    expect(planner).toHaveLength(2);
+    expect(task.tokens_total).toBe(billedTotal());
+    // the re-rank is a short call: the provider's quick model unless configured
+    expect(model.calls.filter((c) => stepOf(c) === 'locator').map((c) => c.model)).toEqual(['gpt-4.1-mini']);
+  });
+
+  it('malformed output is billed, counted, fed back, and recovered from (planner JSON and fixer edits)', async () => {
+    await service();
+    model.enqueue({ text: 'Sure! Here is my plan: fix add.' });
+    const wrongSearch = editBlock('    return a - b  # subtract', '    return a + b');
+    const { fixerCalls } = scriptCalcRun(model, ['I will fix it.\n\ncalc/ops.py\n<<<<<<< SEARCH\n    return a - b\n=======\n', wrongSearch, GOOD_FIX]);
+    const { auth } = await newAccount(h!, { plan: 'free' });
+    const { task, byStep } = await runTask(auth, 'done');
+    const planner = model.calls.filter((c) => stepOf(c) === 'planner');
+    expect(planner).toHaveLength(2);
+    expect(planner[1]!.text).toContain('could not be used');
+    expect(byStep('planner')[0]!.output.malformed_answers).toBe(1);
+    const fixer = byStep('fixer')[0]!.output;
+    expect(fixer.rounds).toBe(3);
+    expect(fixer.malformed_answers).toBe(2);
+    expect(fixerCalls()[1]!.text).toMatch(/format: .*calc\/ops\.py/);
+    expect(fixerCalls()[2]!.text).toMatch(/did not apply/);
+    expect(fixer.diff).toContain('+    return a + b');
+    expect(task.tokens_total).toBe(billedTotal());
+  });
+
+  it('BYOK: the account’s own key is used (google here), the managed key never, and the task costs nothing', async () => {
+    await service({}, 'openai');
+    const byokKey = 'AIza-account-own-key-42';
+    model.validKeys.add(byokKey);
+    scriptCalcRun(model);
+    const { auth } = await newAccount(h!, { plan: 'free' });
+    expect((await h!.app.inject({ method: 'POST', url: '/v1/me/keys', headers: auth, payload: { provider: 'google', api_key: byokKey, base_url: model.urls.google } })).statusCode).toBe(201);
+    expect((await h!.app.inject({ method: 'POST', url: '/v1/me/byok', headers: auth, payload: { enabled: true } })).statusCode).toBe(200);
+    const { task } = await runTask(auth, 'done');
+    expect(model.calls.length).toBeGreaterThanOrEqual(4);
+    expect(model.calls.every((c) => c.key === byokKey && c.provider === 'google')).toBe(true);
+    expect(model.requests.some((r) => JSON.stringify(r.headers).includes(MANAGED_KEY))).toBe(false);
+    expect(task.cost_usd).toBe(0);
+    expect(task.tokens_total).toBe(billedTotal());
+    expect(h!.logLines.join('\n')).not.toContain(byokKey);
+  });
+
+  it('with no usable key the task fails at the planner saying which key to set', async () => {
+    model = await startScriptedModel();
+    h = await startHarness({ EMEND_SCM_WEB_URL: git.baseUrl });
+    worker = await startWorker(h.deps, productionSteps(), { concurrency: 1, heartbeatMs: 500, staleMs: 30_000, maintenanceMs: 60_000 });
+    const { auth } = await newAccount(h, { plan: 'free' });
+    const { task, byStep } = await runTask(auth, 'failed');
+    expect(task.error).toMatch(/^planner failed: .*OPENAI_API_KEY, ANTHROPIC_API_KEY, GOOGLE_GENERATIVE_AI_API_KEY/);
+    expect(byStep('planner')[0]!.status).toBe('failed');
+    expect(model.calls).toHaveLength(0);
+  });
+});

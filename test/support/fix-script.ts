@@ -1,0 +1,66 @@
+import type { ModelRequest, Reply, ScriptedModel } from './scripted-model/server.js';
+
+export type ThinkingStep = 'planner' | 'locator' | 'inspector' | 'fixer';
+
+/** Which step sent a request, from the role its system prompt gives the model. */
+export function stepOf(req: ModelRequest): ThinkingStep | undefined {
+  const m = /You are the (planner|locator|inspector|fixer) of emend/.exec(req.system);
+  return m?.[1] as ThinkingStep | undefined;
+}
+
+/** A small Python repository with a bug in add() and pytest tests for it. */
+export const CALC_REPO: Record<string, string> = {
+  'README.md': '# calc\n\nTiny arithmetic helpers.\n',
+  'pytest.ini': '[pytest]\ntestpaths = tests\n',
+  'calc/__init__.py': '',
+  'calc/ops.py': 'def add(a, b):\n    """Return the sum of a and b."""\n    return a - b\n\n\ndef mul(a, b):\n    return a * b\n',
+  'calc/text.py': 'def shout(s):\n    return s.upper() + "!"\n',
+  'tests/test_ops.py': 'from calc.ops import add, mul\n\n\ndef test_add():\n    assert add(2, 3) == 5\n\n\ndef test_mul():\n    assert mul(2, 3) == 6\n',
+};
+
+export const CALC_PROMPT = 'add() in calc/ops.py subtracts instead of adding; make add(2, 3) return 5';
+
+export const CALC_PLAN = {
+  summary: 'Make calc.ops.add return the sum instead of the difference.',
+  steps: ['Change the return expression of add in calc/ops.py from a - b to a + b.'],
+  likely_files: ['calc/ops.py'],
+  test_strategy: 'Run pytest; tests/test_ops.py::test_add covers it.',
+  risks: [],
+};
+
+export const CALC_INSIGHTS = {
+  summary: 'The bug is in add() in calc/ops.py (lines 1-3): it returns a - b. Returning a + b fixes it; tests/test_ops.py already checks it.',
+  insights: [
+    { file: 'calc/ops.py', relevance: 'high', symbols: [{ name: 'add', start_line: 1, end_line: 3, change: 'return a + b' }], notes: '' },
+  ],
+};
+
+/** Edit blocks (docs/edit-format.md) for calc/ops.py. */
+export const editBlock = (search: string, replace: string, path = 'calc/ops.py') =>
+  `${path}\n\`\`\`\n<<<<<<< SEARCH\n${search}\n=======\n${replace}\n>>>>>>> REPLACE\n\`\`\`\n`;
+
+export const GOOD_FIX = `The subtraction should be an addition.\n\n${editBlock('    return a - b', '    return a + b')}`;
+
+/**
+ * Answers every thinking step of a fix run on CALC_REPO from a fixed script: the planner's
+ * plan, the locator's ranking, the inspector's insights, then the fixer's answers in order
+ * (the last one repeats). Tests queue extra replies with model.enqueue to go first.
+ */
+export function scriptCalcRun(model: ScriptedModel, fixes: string[] = [GOOD_FIX]): { fixerCalls: () => ModelRequest[] } {
+  let fixer = 0;
+  model.respond((req): Reply | undefined => {
+    switch (stepOf(req)) {
+      case 'planner':
+        return { json: CALC_PLAN };
+      case 'locator':
+        return { json: { ranking: [{ path: 'calc/ops.py', reason: 'defines add()' }] } };
+      case 'inspector':
+        return { json: CALC_INSIGHTS };
+      case 'fixer':
+        return { text: fixes[Math.min(fixer++, fixes.length - 1)]! };
+      default:
+        return undefined;
+    }
+  });
+  return { fixerCalls: () => model.calls.filter((c) => stepOf(c) === 'fixer') };
+}
