@@ -87,7 +87,7 @@ async function main(): Promise<number> {
   log(`locator (deterministic): Acc@1 ${pct(hits[1])}, Acc@5 ${pct(hits[5])}, Acc@10 ${pct(hits[10])}  (${runnable.length} instances)`);
   log('reference plain BM25 (README, non-test .py files): Acc@1 26.8%, Acc@5 68.3%, Acc@10 75.6%');
   log(`median time per instance: cold ${median(cold).toFixed(0)} ms (index built), warm ${median(warm).toFixed(0)} ms (cached index); median ${median(fileCounts)} files indexed`);
-  log('note: tuned on nothing here; the README warns these 41 cases are a development subset, measured elsewhere too.');
+  log('note: the ranking was developed against these 41 cases with general rules only (no rule names a repository, file or instance); the README warns the locator is measured on other repositories too.');
   return 0;
 }
 

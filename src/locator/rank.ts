@@ -78,34 +78,41 @@ export function stackFrames(prompt: string): StackFrame[] {
   for (const m of prompt.matchAll(/File "([^"\n]+)", line (\d+)/g)) frames.push({ at: m.index, frame: { file: m[1]!, line: Number(m[2]) } });
   const colon = new RegExp(`((?:[A-Za-z]:)?[\\w.@~+/\\\\-]*[\\w-]\\.(?:${SOURCE_EXT})):(\\d+)(?::\\d+)?`, 'g');
   for (const m of prompt.matchAll(colon)) frames.push({ at: m.index, frame: { file: m[1]!.replace(/^file:\/\//, ''), line: Number(m[2]) } });
+  // IPython and Jupyter: `PATH in function(args)`, then `--> LINE` on a following line.
+  const ipython = new RegExp(`^\\s*((?:[A-Za-z]:)?[\\w.@~+/\\\\-]*[\\w-]\\.(?:${SOURCE_EXT})) in [\\w<>.]+`, 'gm');
+  for (const m of prompt.matchAll(ipython)) {
+    const line = /^-+>\s*(\d+)/m.exec(prompt.slice(m.index + m[0].length, m.index + m[0].length + 2000));
+    frames.push({ at: m.index, frame: { file: m[1]!, line: line ? Number(line[1]) : 0 } });
+  }
   return frames.sort((a, b) => a.at - b.at).map((f) => f.frame);
 }
 
-const hasDir = (mention: string) => /[/\\]/.test(mention.replace(/^\.?[/\\]/, ''));
-
 /**
- * The candidate files a mentioned path refers to: those that are a suffix of it at a `/`
- * boundary (an absolute path of an installed copy), or, when the mention has a directory, of
- * which it is a suffix. Ties go to the longest common tail. A bare file name that several
- * files share refers to none of them: it is more likely the user's own file.
+ * The candidate files a mentioned path refers to, by the longest common tail of path
+ * components: a candidate the mention ends with (an absolute path of a checkout or an installed
+ * copy), one that ends with the mention, or one sharing at least its last directory and file
+ * name (`site-packages/pkg/mod.py` for `src/pkg/mod.py`). The longest tail wins. A bare file
+ * name that several files share refers to none of them: it is more likely the user's own file.
+ * forwardOnly: the candidate must end with the whole mention (a module path).
  */
 function resolveMention(mention: string, byBase: Map<string, string[]>, forwardOnly = false): string[] {
   const clean = mention.replace(/\\/g, '/').replace(/^\.?\//, '');
-  const base = clean.slice(clean.lastIndexOf('/') + 1);
+  const parts = clean.split('/').filter((p) => p && p !== '.');
+  const base = parts[parts.length - 1] ?? '';
   const candidates = byBase.get(base) ?? [];
-  const suffix = (long: string, short: string) => long === short || long.endsWith(`/${short}`);
-  const hits = candidates.filter((p) => suffix(p, clean) || (!forwardOnly && suffix(clean, p)));
-  if (!hasDir(clean)) return hits.length === 1 ? hits : [];
-  if (hits.length <= 1) return hits;
   const tail = (p: string) => {
-    const a = p.split('/').reverse();
-    const b = clean.split('/').reverse();
+    const a = p.split('/');
     let n = 0;
-    while (n < a.length && n < b.length && a[n] === b[n]) n++;
-    return n;
+    while (n < a.length && n < parts.length && a[a.length - 1 - n] === parts[parts.length - 1 - n]) n++;
+    return { n, whole: n === a.length };
   };
-  const best = Math.max(...hits.map(tail));
-  const top = hits.filter((p) => tail(p) === best);
+  const scored = candidates
+    .map((p) => ({ p, ...tail(p) }))
+    .filter((c) => c.n === parts.length || (!forwardOnly && (c.whole || c.n >= 2)));
+  if (parts.length === 1) return scored.length === 1 ? [scored[0]!.p] : [];
+  if (scored.length === 0) return [];
+  const best = Math.max(...scored.map((c) => c.n));
+  const top = scored.filter((c) => c.n === best).map((c) => c.p);
   return best >= 2 || top.length === 1 ? top : [];
 }
 

@@ -82,7 +82,7 @@ export async function fileSkeleton(path: string, source: string): Promise<FileSk
     const nonBlank: number[] = [];
     for (let n = from; n <= to; n++) if (lines[n - 1]!.trim()) nonBlank.push(n);
     if (nonBlank.length === 0) return;
-    if (nonBlank.length === 1 && to - from < 2) {
+    if (nonBlank.length === 1) {
       out.push(numbered(nonBlank[0]!, lines[nonBlank[0]! - 1]!, width));
       return;
     }

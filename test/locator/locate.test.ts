@@ -74,6 +74,45 @@ describe.runIf(inject('dbKind') === 'pglite')('the deterministic locator', { tim
     expect(aboutTests.files[0]?.reasons.join('\n')).not.toContain('demoted');
   });
 
+  it('matches frames of an installed copy to a src-layout checkout, and ignores ambiguous bare file names', async () => {
+    const repo = fixtureRepo({
+      'src/shop/__init__.py': '',
+      'src/shop/tax.py': 'def compute_tax(total, country):\n    return total * RATES[country]\n',
+      'src/shop/cart.py': 'class Cart:\n    def total(self):\n        return 0\n',
+      'tests/a/util.py': 'def helper():\n    pass\n',
+      'tests/b/util.py': 'def helper():\n    pass\n',
+    });
+    const prompt = 'Crash on checkout\n\n```\nTraceback (most recent call last):\n  File "/home/u/app/util.py", line 3, in run\n  File "/opt/venv/lib/python3.11/site-packages/shop/cart.py", line 3, in total\n  File "/opt/venv/lib/python3.11/site-packages/shop/tax.py", line 2, in compute_tax\nKeyError: \'it\'\n```\n';
+    const out = await locate(repo.dir, prompt);
+    expect(out.files.slice(0, 2).map((f) => f.path)).toEqual(['src/shop/tax.py', 'src/shop/cart.py']);
+    expect(out.files[0]?.reasons.join('\n')).toContain('innermost frame');
+    expect(out.files.find((f) => f.path.endsWith('util.py'))?.reasons.join('\n') ?? '').not.toContain('stack trace');
+  });
+
+  it('ranks a file defining Container.member named in the prompt first; names the prompt\'s own code defines do not count', async () => {
+    const repo = fixtureRepo({
+      'lib/session.py': 'class Session:\n    def send(self, request):\n        return request\n',
+      'lib/adapters.py': 'class HTTPAdapter:\n    def send(self, request):\n        return request\n',
+      'lib/helpers.py': 'def make_request():\n    return None\n',
+    });
+    const out = await locate(repo.dir, 'Calling `HTTPAdapter.send` twice drops the request headers');
+    expect(out.files[0]?.path).toBe('lib/adapters.py');
+    expect(out.files[0]?.reasons.join('\n')).toContain('defines HTTPAdapter.send');
+    const own = await locate(repo.dir, 'My code breaks:\n\n```python\ndef make_request():\n    return lib.go()\n```\n');
+    expect(own.files.find((f) => f.path === 'lib/helpers.py')?.reasons.join('\n') ?? '').not.toContain('defines make_request');
+  });
+
+  it('indexes definitions with tree-sitter: a TypeScript method named in the prompt', async () => {
+    const repo = fixtureRepo({
+      'src/queue.ts': 'export class JobQueue {\n  private items: string[] = [];\n  drainPending(limit: number): string[] {\n    return this.items.splice(0, limit);\n  }\n}\n',
+      'src/other.ts': 'export const pending = 1;\nexport function limit() { return 2; }\n',
+      'README.md': 'Queue: drain pending jobs with a limit.\n',
+    });
+    const out = await locate(repo.dir, 'drainPending ignores the limit');
+    expect(out.files[0]?.path).toBe('src/queue.ts');
+    expect(out.files[0]?.reasons.join('\n')).toMatch(/defines drainPending/);
+  });
+
   it('caches the index per commit: a second call on the same commit does not rebuild, a new commit does', async () => {
     const repo = fixtureRepo(PACKAGE);
     const prompt = 'compute_tax fails for Italy';
