@@ -184,9 +184,13 @@ function sandbox(env: Env, dataDir: string): SandboxConfig {
 function stepModel(env: Env, name: string): { provider?: LlmProvider; model: string } | undefined {
   const raw = text(env, name);
   if (raw === undefined) return undefined;
-  const m = /^(?:(openai|anthropic|google):)?([^\s:][^\s]*)$/.exec(raw);
-  if (!m) throw new ConfigError(name, `expected "provider:model" or "model", got "${raw}"`);
-  return { provider: m[1] as LlmProvider | undefined, model: m[2]! };
+  // A colon after one of the providers names it; any other colon is part of the model (llama3.1:8b).
+  const colon = raw.indexOf(':');
+  const head = colon > 0 ? raw.slice(0, colon) : '';
+  const provider = (LLM_PROVIDERS as readonly string[]).includes(head) ? (head as LlmProvider) : undefined;
+  const model = provider ? raw.slice(colon + 1) : raw;
+  if (!/^[^\s:][^\s]*$/.test(model)) throw new ConfigError(name, `expected "provider:model" or "model", got "${raw}"`);
+  return { provider, model };
 }
 
 function decimal(env: Env, name: string, fallback: number): number {

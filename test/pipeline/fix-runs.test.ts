@@ -1,18 +1,14 @@
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { productionSteps } from '../../src/pipeline/steps/index.js';
-import { type Worker, startWorker } from '../../src/worker/worker.js';
-import { waitForStatus } from '../support/engine.js';
-import { CALC_PROMPT, CALC_REPO, GOOD_FIX, editBlock, scriptCalcRun, stepOf } from '../support/fix-script.js';
+import { CALC_PLAN, CALC_REPO, GOOD_FIX, editBlock, scriptCalcRun, stepOf } from '../support/fix-script.js';
 import { type GitHttpServer, startGitHttp } from '../support/git-http.js';
-import { type Harness, newAccount, startHarness } from '../support/harness.js';
-import { type ScriptedModel, startScriptedModel } from '../support/scripted-model/server.js';
-
-const MANAGED_KEY = 'sk-managed-0123456789';
+import { type Harness, newAccount } from '../support/harness.js';
+import { MANAGED_KEY, type ModelService, type Provider, runFixTask, startModelService } from '../support/model-service.js';
+import type { ScriptedModel } from '../support/scripted-model/server.js';
 
 let git: GitHttpServer;
+let svc: ModelService | undefined;
+let h: Harness;
 let model: ScriptedModel;
-let h: Harness | undefined;
-let worker: Worker | undefined;
 let repoUrl: string;
 
 beforeAll(async () => {
@@ -24,43 +20,16 @@ afterAll(async () => {
   await git.close();
 });
 afterEach(async () => {
-  await worker?.stop();
-  await h?.close();
-  await model?.close();
-  worker = undefined;
-  h = undefined;
+  await svc?.close();
+  svc = undefined;
 });
 
-/** A service with the production steps, talking to the scripted model as its OpenAI (or another provider). */
-async function service(env: Record<string, string> = {}, provider: 'openai' | 'anthropic' | 'google' = 'openai') {
-  model = await startScriptedModel({ validKeys: [MANAGED_KEY] });
-  const keyVar = { openai: 'OPENAI_API_KEY', anthropic: 'ANTHROPIC_API_KEY', google: 'GOOGLE_GENERATIVE_AI_API_KEY' }[provider];
-  h = await startHarness({
-    EMEND_SCM_WEB_URL: git.baseUrl,
-    [keyVar]: MANAGED_KEY,
-    OPENAI_BASE_URL: model.urls.openai,
-    ANTHROPIC_BASE_URL: model.urls.anthropic,
-    GOOGLE_BASE_URL: model.urls.google,
-    EMEND_LLM_RETRY_BASE_MS: '10',
-    ...env,
-  });
-  worker = await startWorker(h.deps, productionSteps(), { concurrency: 1, heartbeatMs: 500, staleMs: 30_000, maintenanceMs: 60_000 });
-  return h;
+async function service(env: Record<string, string> = {}, provider: Provider | null = 'openai') {
+  svc = await startModelService(git.baseUrl, env, provider);
+  ({ h, model } = svc);
 }
 
-type Log = { step: string; status: string; output: Record<string, any>; tokens: number; cost_usd: number };
-
-async function runTask(auth: Record<string, string>, status: 'done' | 'failed', body: Record<string, unknown> = {}) {
-  const res = await h!.app.inject({ method: 'POST', url: '/v1/tasks', headers: auth, payload: { prompt: CALC_PROMPT, repo_url: repoUrl, ...body } });
-  expect(res.statusCode, res.body).toBe(201);
-  const id = res.json().id as string;
-  await waitForStatus(h!, id, ['done', 'failed'], 100_000);
-  const got = (await h!.app.inject({ method: "GET", url: `/v1/tasks/${id}`, headers: auth })).json();
-  const task = got.task;
-  expect(task.status, JSON.stringify({ error: task.error, logs: got.logs.filter((l: Log) => l.status === 'failed') })).toBe(status);
-  const finished = (got.logs as Log[]).filter((l) => l.status !== 'running');
-  return { task, logs: finished, byStep: (step: string) => finished.filter((l) => l.step === step) };
-}
+const runTask = (auth: Record<string, string>, status: 'done' | 'failed', body: Record<string, unknown> = {}) => runFixTask(h, auth, repoUrl, status, body);
 
 const billedTotal = () => model.billed().input + model.billed().output;
 
@@ -69,7 +38,7 @@ describe('fix tasks through the model steps against the scripted model', { timeo
     // one model for every step here, so the cost can be checked against one price
     await service({ EMEND_MODEL_LOCATOR: 'openai:gpt-4.1' });
     scriptCalcRun(model);
-    const { auth } = await newAccount(h!, { plan: 'free' });
+    const { auth } = await newAccount(h, { plan: 'free' });
     const { task, logs, byStep } = await runTask(auth, 'done');
     expect(logs.map((l) => `${l.step}:${l.status}`)).toEqual(['planner:done', 'locator:done', 'inspector:done', 'fixer:done', 'validator:done', 'pr:skipped']);
     expect(byStep('planner')[0]!.output).toMatchObject({ summary: expect.stringContaining('sum'), likely_files: ['calc/ops.py'], model: 'openai/gpt-4.1' });
@@ -94,7 +63,7 @@ describe('fix tasks through the model steps against the scripted model', { timeo
   it('a demo token stops after the inspector, whose summary is the result', async () => {
     await service({}, 'anthropic');
     scriptCalcRun(model);
-    const demo = await h!.app.inject({ method: 'POST', url: '/v1/demo/token', payload: { email: 'visitor@example.com' } });
+    const demo = await h.app.inject({ method: 'POST', url: '/v1/demo/token', payload: { email: 'visitor@example.com' } });
     expect(demo.statusCode, demo.body).toBe(201);
     const { task, logs, byStep } = await runTask({ authorization: `Bearer ${demo.json().token}` }, 'done');
     expect(logs.map((l) => `${l.step}:${l.status}`)).toEqual(['planner:done', 'locator:done', 'inspector:done', 'fixer:skipped', 'validator:skipped', 'pr:skipped']);
@@ -109,7 +78,7 @@ describe('fix tasks through the model steps against the scripted model', { timeo
     const breaksMul = editBlock('def add(a, b):\n    """Return the sum of a and b."""\n    return a - b\n\n\ndef mul(a, b):\n    return a * b', 'def add(a, b):\n    """Return the sum of a and b."""\n    return a + b\n\n\ndef mul(a, b):\n    return a + b');
     const repairsMul = editBlock('def mul(a, b):\n    return a + b', 'def mul(a, b):\n    return a * b');
     const { fixerCalls } = scriptCalcRun(model, [breaksMul, repairsMul]);
-    const { auth } = await newAccount(h!, { plan: 'free' });
+    const { auth } = await newAccount(h, { plan: 'free' });
     const { task, byStep } = await runTask(auth, 'done');
     expect(task.retry_count).toBe(1);
     expect(byStep('validator').map((l) => l.status)).toEqual(['failed', 'done']);
@@ -124,9 +93,9 @@ describe('fix tasks through the model steps against the scripted model', { timeo
 
   it('stops at the budget instead of overspending, and says so', async () => {
     await service({ EMEND_TASK_BUDGET_TOKENS_FREE: '2000' });
-    model.enqueue({ json: (await import('../support/fix-script.js')).CALC_PLAN, usage: { input: 1500, output: 300 } });
+    model.enqueue({ json: CALC_PLAN, usage: { input: 1500, output: 300 } });
     scriptCalcRun(model);
-    const { auth } = await newAccount(h!, { plan: 'free' });
+    const { auth } = await newAccount(h, { plan: 'free' });
     const { task, byStep } = await runTask(auth, 'failed');
     expect(task.error).toMatch(/budget of 2,000 tokens/);
     expect(byStep('planner')[0]!.status).toBe('done');
@@ -139,7 +108,7 @@ describe('fix tasks through the model steps against the scripted model', { timeo
     await service();
     model.enqueue({ status: 429, headers: { 'retry-after': '0' } });
     scriptCalcRun(model);
-    const { auth } = await newAccount(h!, { plan: 'free' });
+    const { auth } = await newAccount(h, { plan: 'free' });
     const { task } = await runTask(auth, 'done');
     const planner = model.calls.filter((c) => stepOf(c) === 'planner');
     expect(planner).toHaveLength(2);
@@ -153,7 +122,7 @@ describe('fix tasks through the model steps against the scripted model', { timeo
     model.enqueue({ text: 'Sure! Here is my plan: fix add.' });
     const wrongSearch = editBlock('    return a - b  # subtract', '    return a + b');
     const { fixerCalls } = scriptCalcRun(model, ['I will fix it.\n\ncalc/ops.py\n<<<<<<< SEARCH\n    return a - b\n=======\n', wrongSearch, GOOD_FIX]);
-    const { auth } = await newAccount(h!, { plan: 'free' });
+    const { auth } = await newAccount(h, { plan: 'free' });
     const { task, byStep } = await runTask(auth, 'done');
     const planner = model.calls.filter((c) => stepOf(c) === 'planner');
     expect(planner).toHaveLength(2);
@@ -173,22 +142,20 @@ describe('fix tasks through the model steps against the scripted model', { timeo
     const byokKey = 'AIza-account-own-key-42';
     model.validKeys.add(byokKey);
     scriptCalcRun(model);
-    const { auth } = await newAccount(h!, { plan: 'free' });
-    expect((await h!.app.inject({ method: 'POST', url: '/v1/me/keys', headers: auth, payload: { provider: 'google', api_key: byokKey, base_url: model.urls.google } })).statusCode).toBe(201);
-    expect((await h!.app.inject({ method: 'POST', url: '/v1/me/byok', headers: auth, payload: { enabled: true } })).statusCode).toBe(200);
+    const { auth } = await newAccount(h, { plan: 'free' });
+    expect((await h.app.inject({ method: 'POST', url: '/v1/me/keys', headers: auth, payload: { provider: 'google', api_key: byokKey, base_url: model.urls.google } })).statusCode).toBe(201);
+    expect((await h.app.inject({ method: 'POST', url: '/v1/me/byok', headers: auth, payload: { enabled: true } })).statusCode).toBe(200);
     const { task } = await runTask(auth, 'done');
     expect(model.calls.length).toBeGreaterThanOrEqual(4);
     expect(model.calls.every((c) => c.key === byokKey && c.provider === 'google')).toBe(true);
     expect(model.requests.some((r) => JSON.stringify(r.headers).includes(MANAGED_KEY))).toBe(false);
     expect(task.cost_usd).toBe(0);
     expect(task.tokens_total).toBe(billedTotal());
-    expect(h!.logLines.join('\n')).not.toContain(byokKey);
+    expect(h.logLines.join('\n')).not.toContain(byokKey);
   });
 
   it('with no usable key the task fails at the planner saying which key to set', async () => {
-    model = await startScriptedModel();
-    h = await startHarness({ EMEND_SCM_WEB_URL: git.baseUrl });
-    worker = await startWorker(h.deps, productionSteps(), { concurrency: 1, heartbeatMs: 500, staleMs: 30_000, maintenanceMs: 60_000 });
+    await service({}, null);
     const { auth } = await newAccount(h, { plan: 'free' });
     const { task, byStep } = await runTask(auth, 'failed');
     expect(task.error).toMatch(/^planner failed: .*OPENAI_API_KEY, ANTHROPIC_API_KEY, GOOGLE_GENERATIVE_AI_API_KEY/);

@@ -1,0 +1,67 @@
+import { expect } from 'vitest';
+import { productionSteps } from '../../src/pipeline/steps/index.js';
+import { type Worker, startWorker } from '../../src/worker/worker.js';
+import { waitForStatus } from './engine.js';
+import { CALC_PROMPT } from './fix-script.js';
+import { type Harness, startHarness } from './harness.js';
+import { type ScriptedModel, startScriptedModel } from './scripted-model/server.js';
+
+export const MANAGED_KEY = 'sk-managed-0123456789';
+
+export type Provider = 'openai' | 'anthropic' | 'google';
+
+export interface ModelService {
+  h: Harness;
+  model: ScriptedModel;
+  worker: Worker;
+  close(): Promise<void>;
+}
+
+const KEY_VARS: Record<Provider, string> = { openai: 'OPENAI_API_KEY', anthropic: 'ANTHROPIC_API_KEY', google: 'GOOGLE_GENERATIVE_AI_API_KEY' };
+
+/**
+ * The service with the production steps and one worker, its managed key for `provider`
+ * (none when `provider` is null) and every provider's base URL on the scripted model.
+ */
+export async function startModelService(scmWebUrl: string, env: Record<string, string> = {}, provider: Provider | null = 'openai'): Promise<ModelService> {
+  const model = await startScriptedModel({ validKeys: [MANAGED_KEY] });
+  const h = await startHarness({
+    EMEND_SCM_WEB_URL: scmWebUrl,
+    ...(provider ? { [KEY_VARS[provider]]: MANAGED_KEY } : {}),
+    OPENAI_BASE_URL: model.urls.openai,
+    ANTHROPIC_BASE_URL: model.urls.anthropic,
+    GOOGLE_BASE_URL: model.urls.google,
+    EMEND_LLM_RETRY_BASE_MS: '10',
+    ...env,
+  });
+  const worker = await startWorker(h.deps, productionSteps(), { concurrency: 1, heartbeatMs: 500, staleMs: 30_000, maintenanceMs: 60_000 });
+  return {
+    h,
+    model,
+    worker,
+    close: async () => {
+      await worker.stop();
+      await h.close();
+      await model.close();
+    },
+  };
+}
+
+export type Log = { step: string; status: string; output: Record<string, any>; tokens: number; cost_usd: number };
+
+export async function postFixTask(h: Harness, auth: Record<string, string>, repoUrl: string, body: Record<string, unknown> = {}): Promise<string> {
+  const res = await h.app.inject({ method: 'POST', url: '/v1/tasks', headers: auth, payload: { prompt: CALC_PROMPT, repo_url: repoUrl, ...body } });
+  expect(res.statusCode, res.body).toBe(201);
+  return res.json().id as string;
+}
+
+/** Posts a fix task, waits for it to end, and checks it ended as expected; returns the task and its finished log records. */
+export async function runFixTask(h: Harness, auth: Record<string, string>, repoUrl: string, status: 'done' | 'failed', body: Record<string, unknown> = {}) {
+  const id = await postFixTask(h, auth, repoUrl, body);
+  await waitForStatus(h, id, ['done', 'failed', 'cancelled'], 100_000);
+  const got = (await h.app.inject({ method: 'GET', url: `/v1/tasks/${id}`, headers: auth })).json();
+  const task = got.task;
+  expect(task.status, JSON.stringify({ error: task.error, logs: got.logs.filter((l: Log) => l.status === 'failed') })).toBe(status);
+  const finished = (got.logs as Log[]).filter((l) => l.status !== 'running');
+  return { task, logs: finished, byStep: (step: string) => finished.filter((l) => l.step === step) };
+}
