@@ -1,0 +1,90 @@
+/**
+ * `npm run demo`: one whole fix task, locally, with no provider account and no code host.
+ * A small Python repository is served over git smart HTTP, the scripted model stands in for
+ * OpenAI, and the real service (API, worker, sandboxed validator) runs on a temporary data
+ * dir. The task's live log stream is printed as it happens, then the diff.
+ */
+import { randomBytes } from 'node:crypto';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { createAccount } from '../src/accounts/accounts.js';
+import { loadConfig } from '../src/config.js';
+import { startServer } from '../src/server.js';
+import { CALC_PROMPT, CALC_REPO, scriptCalcRun } from '../test/support/fix-script.js';
+import { startGitHttp } from '../test/support/git-http.js';
+import { startScriptedModel } from '../test/support/scripted-model/server.js';
+import { mustOpen, openSse } from '../test/support/sse-client.js';
+
+const KEY = 'sk-demo-scripted-model';
+
+async function main() {
+  const git = await startGitHttp();
+  git.createRepo('acme', 'calc', { files: CALC_REPO });
+  const model = await startScriptedModel({ validKeys: [KEY] });
+  scriptCalcRun(model);
+  const dataDir = mkdtempSync(join(tmpdir(), 'emend-demo-'));
+  const config = loadConfig({
+    ...process.env,
+    PORT: '0',
+    HOST: '127.0.0.1',
+    LOG_LEVEL: process.env.LOG_LEVEL ?? 'warn',
+    EMEND_DATA_DIR: dataDir,
+    EMEND_SECRET_KEY: randomBytes(32).toString('hex'),
+    EMEND_SCM_WEB_URL: git.baseUrl,
+    OPENAI_API_KEY: KEY,
+    OPENAI_BASE_URL: model.urls.openai,
+    DATABASE_URL: '',
+  });
+  const server = await startServer(config);
+  try {
+    const { token } = await createAccount(server.deps, { email: 'demo@example.com', plan: 'free' });
+    const headers = { authorization: `Bearer ${token.secret}`, 'content-type': 'application/json' };
+    const repoUrl = `${git.baseUrl}/acme/calc`;
+    console.log(`emend demo: service at ${server.url}, repository ${repoUrl}, model: scripted (OpenAI wire format)\n`);
+    console.log(`POST /v1/tasks  {"prompt": "${CALC_PROMPT}"}`);
+    const created = await fetch(`${server.url}/v1/tasks`, { method: 'POST', headers, body: JSON.stringify({ prompt: CALC_PROMPT, repo_url: repoUrl }) });
+    const task = (await created.json()) as { id: string; mode: string };
+    console.log(`→ ${created.status} task ${task.id} (mode ${task.mode})\n`);
+    const stream = mustOpen(await openSse(`${server.url}/v1/tasks/${task.id}/logs/stream`, { headers: { authorization: headers.authorization } }));
+    let from = 0;
+    for (;;) {
+      const item = await stream.waitFor((i) => i.kind === 'event', 180_000, from);
+      from = stream.items.indexOf(item) + 1;
+      if (item.kind !== 'event') continue;
+      const data = JSON.parse(item.data) as Record<string, any>;
+      if (item.event === 'log') {
+        const extra = data.status === 'running' ? '' : ` ${summarise(data.step, data.output ?? {})}`;
+        console.log(`  [${data.step}] ${data.status}${extra}`);
+      } else if (item.event === 'end') {
+        console.log(`\ntask ${data.status}`);
+        break;
+      }
+    }
+    stream.close();
+    const final = (await (await fetch(`${server.url}/v1/tasks/${task.id}`, { headers })).json()) as { task: Record<string, any> };
+    console.log(`tokens ${final.task.tokens_total}, cost $${final.task.cost_usd.toFixed(6)} (priced as gpt-4.1)\n\ndiff:\n${final.task.diff_summary ?? '(none)'}`);
+    if (final.task.status !== 'done') process.exitCode = 1;
+  } finally {
+    await server.close();
+    await model.close();
+    await git.close();
+    rmSync(dataDir, { recursive: true, force: true });
+  }
+}
+
+function summarise(step: string, o: Record<string, any>): string {
+  if (o.error) return `— ${o.error}`;
+  if (o.reason) return `— ${o.reason}`;
+  if (step === 'planner') return `— ${o.summary}`;
+  if (step === 'locator') return `— ${(o.selected ?? []).join(', ')}`;
+  if (step === 'inspector') return `— ${o.summary}`;
+  if (step === 'fixer') return `— ${(o.files_changed ?? []).map((f: { path: string }) => f.path).join(', ')} in ${o.rounds} answer(s)`;
+  if (step === 'validator') return `— passed: ${o.passed}, fixed: ${(o.fixed ?? []).join(', ') || 'none'} (${o.command})`;
+  return '';
+}
+
+main().catch((err) => {
+  console.error(err);
+  process.exit(1);
+});
