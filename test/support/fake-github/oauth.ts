@@ -1,0 +1,131 @@
+import { randomBytes } from 'node:crypto';
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import { readBody } from './rest.js';
+import { type State, newToken } from './state.js';
+
+/**
+ * GitHub's OAuth web flow: /login/oauth/authorize approves at once as the user set by `oauthAs`
+ * and redirects back with a code; /login/oauth/access_token trades the code for a `gho_` token
+ * (errors as 200 bodies with `error`, as GitHub answers them).
+ */
+
+const TROUBLESHOOTING = 'https://docs.github.com/apps/managing-oauth-apps/troubleshooting-oauth-app-access-token-request-errors';
+const CODE_TTL_MS = 10 * 60 * 1000;
+
+interface Grant {
+  clientId: string;
+  login: string;
+  redirectUri: string | undefined;
+  scope: string;
+  expires: number;
+}
+
+export class OAuth {
+  private readonly apps = new Map<string, string>();
+  private readonly codes = new Map<string, Grant>();
+  private approver: string | undefined;
+
+  constructor(private readonly state: State) {}
+
+  addApp(clientId: string, clientSecret: string): void {
+    this.apps.set(clientId, clientSecret);
+  }
+
+  approveAs(login: string): void {
+    this.state.ensureUser(login);
+    this.approver = login;
+  }
+
+  async handle(req: IncomingMessage, res: ServerResponse, url: URL): Promise<number> {
+    if (url.pathname === '/login/oauth/authorize' && (req.method === 'GET' || req.method === 'POST')) {
+      req.resume();
+      return this.authorize(res, url);
+    }
+    if (url.pathname === '/login/oauth/access_token' && req.method === 'POST') return this.accessToken(req, res, url);
+    req.resume();
+    return page(res, 404, 'Not Found');
+  }
+
+  private authorize(res: ServerResponse, url: URL): number {
+    const q = url.searchParams;
+    const clientId = q.get('client_id') ?? '';
+    if (!this.apps.has(clientId)) return page(res, 400, 'The client_id is not valid: no OAuth application is registered with it.');
+    const redirectUri = q.get('redirect_uri') ?? undefined;
+    if (!redirectUri) return page(res, 400, 'The redirect_uri is missing (the fake has no registered callback URL).');
+    let target: URL;
+    try {
+      target = new URL(redirectUri);
+    } catch {
+      return page(res, 400, 'The redirect_uri is not a valid URL.');
+    }
+    const state = q.get('state');
+    if (this.approver === undefined) {
+      target.searchParams.set('error', 'access_denied');
+      target.searchParams.set('error_description', 'The user has denied your application access.');
+      target.searchParams.set('error_uri', `${TROUBLESHOOTING}#access-denied`);
+    } else {
+      const code = randomBytes(10).toString('hex');
+      this.codes.set(code, { clientId, login: this.approver, redirectUri, scope: (q.get('scope') ?? '').split(/[\s,]+/).filter(Boolean).join(','), expires: Date.now() + CODE_TTL_MS });
+      target.searchParams.set('code', code);
+    }
+    if (state !== null) target.searchParams.set('state', state);
+    res.writeHead(302, { location: target.toString(), 'content-type': 'text/html; charset=utf-8' });
+    res.end(`<html><body>You are being <a href="${escapeHtml(target.toString())}">redirected</a>.</body></html>`);
+    return 302;
+  }
+
+  private async accessToken(req: IncomingMessage, res: ServerResponse, url: URL): Promise<number> {
+    const raw = (await readBody(req)).toString('utf8');
+    const params: Record<string, string> = {};
+    for (const [k, v] of url.searchParams) params[k] = v;
+    if (/json/i.test(req.headers['content-type'] ?? '')) {
+      try {
+        const parsed = JSON.parse(raw) as Record<string, unknown>;
+        for (const [k, v] of Object.entries(parsed ?? {})) if (typeof v === 'string') params[k] = v;
+      } catch {
+        /* answered below as missing fields */
+      }
+    } else {
+      for (const [k, v] of new URLSearchParams(raw)) params[k] = v;
+    }
+    const wantsJson = /json/i.test(req.headers.accept ?? '');
+    const answer = (body: Record<string, string>): number => {
+      if (wantsJson) {
+        res.writeHead(200, { 'content-type': 'application/json; charset=utf-8' });
+        res.end(JSON.stringify(body));
+      } else {
+        res.writeHead(200, { 'content-type': 'application/x-www-form-urlencoded; charset=utf-8' });
+        res.end(new URLSearchParams(body).toString());
+      }
+      return 200;
+    };
+    const clientId = params.client_id ?? '';
+    const secret = this.apps.get(clientId);
+    if (secret === undefined || secret !== params.client_secret) {
+      return answer({ error: 'incorrect_client_credentials', error_description: 'The client_id and/or client_secret passed are incorrect.', error_uri: `${TROUBLESHOOTING}#incorrect-client-credentials` });
+    }
+    const code = params.code ?? '';
+    const grant = this.codes.get(code);
+    if (!grant || grant.clientId !== clientId || grant.expires < Date.now()) {
+      if (grant && grant.expires < Date.now()) this.codes.delete(code);
+      return answer({ error: 'bad_verification_code', error_description: 'The code passed is incorrect or expired.', error_uri: `${TROUBLESHOOTING}#bad-verification-code` });
+    }
+    if (params.redirect_uri !== undefined && grant.redirectUri !== undefined && params.redirect_uri !== grant.redirectUri) {
+      return answer({ error: 'redirect_uri_mismatch', error_description: 'The redirect_uri MUST match the registered callback URL for this application.', error_uri: `${TROUBLESHOOTING}#redirect-uri-mismatch2` });
+    }
+    this.codes.delete(code);
+    const token = newToken('gho_');
+    this.state.addToken(grant.login, token, { scopes: grant.scope ? grant.scope.split(',') : [] });
+    return answer({ access_token: token, token_type: 'bearer', scope: grant.scope });
+  }
+}
+
+function page(res: ServerResponse, status: number, text: string): number {
+  res.writeHead(status, { 'content-type': 'text/html; charset=utf-8' });
+  res.end(`<!DOCTYPE html><html><head><title>${status}</title></head><body><h1>${status}</h1><p>${escapeHtml(text)}</p></body></html>`);
+  return status;
+}
+
+function escapeHtml(s: string): string {
+  return s.replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`);
+}
