@@ -10,7 +10,7 @@ import { logJson, taskJson } from '../src/http/present.js';
 import { countTaskPost } from '../src/tasks/rate-limit.js';
 import { type CreateTaskInput, createTask, getOwnTask, taskLogsOf } from '../src/tasks/service.js';
 
-type BareDeps = Pick<Deps, 'db' | 'clock' | 'config' | 'queue'>;
+type BareDeps = Pick<Deps, 'db' | 'clock' | 'config' | 'queue' | 'fetch' | 'secretKey'>;
 
 /**
  * The token lookup of src/http/auth.ts, statement for statement (including the

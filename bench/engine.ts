@@ -27,6 +27,7 @@ import { createAccount } from '../src/accounts/accounts.js';
 import { buildApp } from '../src/app.js';
 import { systemClock } from '../src/clock.js';
 import { loadConfig } from '../src/config.js';
+import { type BenchCodeHost, startBenchCodeHost } from './code-host.js';
 import { type Database, openPglite, openPostgres, queryRows, runMigrations } from '../src/db/client.js';
 import { servePgliteOnSocket } from '../src/db/pglite-socket.js';
 import { taskLogs, tasks } from '../src/db/schema.js';
@@ -78,13 +79,13 @@ function describeMachine() {
   log(`load average (1, 5, 15 min) at start: ${loadAverage()}; the client, the server, the workers and the database share the ${cpus.length} cores`);
 }
 
-async function runtimeFor(database: Database, dataDir: string): Promise<Runtime> {
-  const config = loadConfig({ EMEND_DATA_DIR: dataDir, EMEND_SECRET_KEY: randomBytes(32).toString('hex'), LOG_LEVEL: 'silent' });
+async function runtimeFor(database: Database, dataDir: string, host: BenchCodeHost): Promise<Runtime> {
+  const config = loadConfig({ EMEND_DATA_DIR: dataDir, EMEND_SECRET_KEY: randomBytes(32).toString('hex'), LOG_LEVEL: 'silent', ...host.env });
   return createRuntime(config, database, { clock: systemClock, log: createLogger('silent') });
 }
 
 let accountSeq = 0;
-async function newAccounts(deps: Deps, n: number): Promise<string[]> {
+async function newAccounts(deps: Deps, host: BenchCodeHost, n: number): Promise<string[]> {
   const headers: string[] = [];
   const tag = randomBytes(3).toString('hex');
   while (headers.length < n) {
@@ -92,6 +93,7 @@ async function newAccounts(deps: Deps, n: number): Promise<string[]> {
     const made = await Promise.all(
       Array.from({ length: batch }, () => createAccount(deps, { email: `engine${++accountSeq}-${tag}@example.com`, plan: 'scale', credits: 1000 })),
     );
+    await Promise.all(made.map(({ account }) => host.connect(deps, account.id)));
     headers.push(...made.map(({ token }) => `Bearer ${token.secret}`));
   }
   return headers;
@@ -311,7 +313,8 @@ async function benchDatabase(label: string, database: Database, url?: string): P
   log(`\ndatabase: ${label}: ${version.split(', compiled')[0]}`);
   const kind = database.kind;
   const dataDir = mkdtempSync(join(os.tmpdir(), 'emend-bench-'));
-  const runtime = await runtimeFor(database, dataDir);
+  const host = await startBenchCodeHost([['acme', 'widgets']]);
+  const runtime = await runtimeFor(database, dataDir, host);
   const deps = runtime.deps;
   let app: FastifyInstance | undefined;
   let worker: Worker | undefined;
@@ -319,7 +322,7 @@ async function benchDatabase(label: string, database: Database, url?: string): P
   const throughput: ThroughputResult[] = [];
   try {
     app = await buildApp(deps);
-    const client = new Client(await app.listen({ host: '127.0.0.1', port: 0 }), await newAccounts(deps, ACCOUNTS));
+    const client = new Client(await app.listen({ host: '127.0.0.1', port: 0 }), await newAccounts(deps, host, ACCOUNTS));
 
     // A worker in the server's process: the queue wakes it directly on insert.
     const inProcess = async (concurrency: number, steps: 'return' | 'yield', what: { latency?: boolean; throughput?: boolean }) => {
@@ -349,6 +352,7 @@ async function benchDatabase(label: string, database: Database, url?: string): P
     await worker?.stop().catch(() => {});
     await app?.close();
     await runtime.close();
+    await host.close();
     rmSync(dataDir, { recursive: true, force: true });
   }
   return { latency, throughput };

@@ -19,6 +19,7 @@ import { createAccount } from '../src/accounts/accounts.js';
 import { buildApp } from '../src/app.js';
 import { systemClock } from '../src/clock.js';
 import { loadConfig } from '../src/config.js';
+import { type BenchCodeHost, startBenchCodeHost } from './code-host.js';
 import { type Database, openPglite, openPostgres, queryRows, runMigrations } from '../src/db/client.js';
 import { taskLogs } from '../src/db/schema.js';
 import type { Deps } from '../src/deps.js';
@@ -65,13 +66,13 @@ function describeMachine() {
 }
 
 /** The app's Deps as the test harness builds them (src/runtime.ts), with the system clock and a silent logger. */
-async function runtimeFor(database: Database, dataDir: string): Promise<Runtime> {
-  const config = loadConfig({ EMEND_DATA_DIR: dataDir, EMEND_SECRET_KEY: randomBytes(32).toString('hex'), LOG_LEVEL: 'silent' });
+async function runtimeFor(database: Database, dataDir: string, host: BenchCodeHost): Promise<Runtime> {
+  const config = loadConfig({ EMEND_DATA_DIR: dataDir, EMEND_SECRET_KEY: randomBytes(32).toString('hex'), LOG_LEVEL: 'silent', ...host.env });
   return createRuntime(config, database, { clock: systemClock, log: createLogger('silent') });
 }
 
 let accountSeq = 0;
-async function newAccounts(deps: Deps, n: number, parallel = 8) {
+async function newAccounts(deps: Deps, host: BenchCodeHost, n: number, parallel = 8) {
   const out: { auth: AuthContext; header: string }[] = [];
   const tag = randomBytes(3).toString('hex');
   for (let done = 0; done < n; ) {
@@ -81,6 +82,7 @@ async function newAccounts(deps: Deps, n: number, parallel = 8) {
         createAccount(deps, { email: `bench${++accountSeq}-${tag}@example.com`, plan: 'scale', credits: 1000 }),
       ),
     );
+    await Promise.all(made.map(({ account }) => host.connect(deps, account.id)));
     for (const { account, token } of made) {
       out.push({ auth: { account, tokenId: token.record.id, tokenKind: 'full' }, header: `Bearer ${token.secret}` });
     }
@@ -138,7 +140,8 @@ async function benchDatabase(load: LoadGenerator, label: string, database: Datab
   const [{ version } = { version: '?' }] = await queryRows<{ version: string }>(database.db, sql`select version()`);
   log(`\ndatabase: ${label}: ${version.split(', compiled')[0]}`);
   const dataDir = mkdtempSync(join(os.tmpdir(), 'emend-bench-'));
-  const runtime = await runtimeFor(database, dataDir);
+  const host = await startBenchCodeHost([['acme', 'widgets']]);
+  const runtime = await runtimeFor(database, dataDir, host);
   const deps = runtime.deps;
   const apps: FastifyInstance[] = [];
   try {
@@ -152,7 +155,7 @@ async function benchDatabase(load: LoadGenerator, label: string, database: Datab
     ];
 
     // GET: one account's task with five step logs, read over and over with its token.
-    const [owner] = await newAccounts(deps, 1);
+    const [owner] = await newAccounts(deps, host, 1);
     const task = await createTask(deps, owner!.auth, JSON.parse(CREATE_BODY));
     const steps = ['planner', 'locator', 'inspector', 'fixer', 'validator'];
     await deps.db.insert(taskLogs).values(
@@ -177,7 +180,7 @@ async function benchDatabase(load: LoadGenerator, label: string, database: Datab
     // limit (20 a minute) or the concurrency cap (5 active tasks on scale) within a run;
     // between runs the created tasks are cancelled and the rate-limit window emptied. No
     // worker runs here: queued jobs stay queued.
-    const pool = await newAccounts(deps, 400);
+    const pool = await newAccounts(deps, host, 400);
     const postCheck = await sameJson(
       targets.map((t) => `${t.url}/v1/tasks`),
       { method: 'POST', headers: { authorization: pool[0]!.header, 'content-type': 'application/json' }, body: CREATE_BODY },
@@ -195,7 +198,7 @@ async function benchDatabase(load: LoadGenerator, label: string, database: Datab
       afterWarmup: async (warm) => {
         // Twice the warm-up rate, so the pool outlasts a run.
         const need = Math.ceil((Math.max(...warm.map((w) => w.reqPerSec)) * SECONDS * 2) / POSTS_PER_ACCOUNT);
-        if (need > pool.length) pool.push(...(await newAccounts(deps, need - pool.length)));
+        if (need > pool.length) pool.push(...(await newAccounts(deps, host, need - pool.length)));
         log(`  POST pool: ${pool.length} accounts (≤ ${POSTS_PER_ACCOUNT} POSTs each per run up to ${pool.length * POSTS_PER_ACCOUNT} requests a run)`);
       },
     });
@@ -208,6 +211,7 @@ async function benchDatabase(load: LoadGenerator, label: string, database: Datab
   } finally {
     for (const a of apps) await a.close();
     await runtime.close();
+    await host.close();
     rmSync(dataDir, { recursive: true, force: true });
   }
 }

@@ -1,6 +1,6 @@
 /**
  * `npm run demo`: one whole fix task, locally, with no provider account and no code host.
- * A small Python repository is served over git smart HTTP, the scripted model stands in for
+ * A small Python repository is served by the fake GitHub, the scripted model stands in for
  * OpenAI, and the real service (API, worker, sandboxed validator) runs on a temporary data
  * dir. The task's live log stream is printed as it happens, then the diff.
  */
@@ -12,15 +12,15 @@ import { createAccount } from '../src/accounts/accounts.js';
 import { loadConfig } from '../src/config.js';
 import { startServer } from '../src/server.js';
 import { CALC_PROMPT, CALC_REPO, scriptCalcRun } from '../test/support/fix-script.js';
-import { startGitHttp } from '../test/support/git-http.js';
+import { startFakeGitHub } from '../test/support/fake-github/server.js';
 import { startScriptedModel } from '../test/support/scripted-model/server.js';
 import { mustOpen, openSse } from '../test/support/sse-client.js';
 
 const KEY = 'sk-demo-scripted-model';
 
 async function main() {
-  const git = await startGitHttp();
-  git.createRepo('acme', 'calc', { files: CALC_REPO });
+  const github = await startFakeGitHub();
+  github.createRepo('acme', 'calc', { files: CALC_REPO });
   const model = await startScriptedModel({ validKeys: [KEY] });
   scriptCalcRun(model);
   const dataDir = mkdtempSync(join(tmpdir(), 'emend-demo-'));
@@ -31,7 +31,8 @@ async function main() {
     LOG_LEVEL: process.env.LOG_LEVEL ?? 'warn',
     EMEND_DATA_DIR: dataDir,
     EMEND_SECRET_KEY: randomBytes(32).toString('hex'),
-    EMEND_SCM_WEB_URL: git.baseUrl,
+    EMEND_SCM_WEB_URL: github.webUrl,
+    EMEND_SCM_API_URL: github.apiUrl,
     OPENAI_API_KEY: KEY,
     OPENAI_BASE_URL: model.urls.openai,
     DATABASE_URL: '',
@@ -40,7 +41,7 @@ async function main() {
   try {
     const { token } = await createAccount(server.deps, { email: 'demo@example.com', plan: 'free' });
     const headers = { authorization: `Bearer ${token.secret}`, 'content-type': 'application/json' };
-    const repoUrl = `${git.baseUrl}/acme/calc`;
+    const repoUrl = `${github.webUrl}/acme/calc`;
     console.log(`emend demo: service at ${server.url}, repository ${repoUrl}, model: scripted (OpenAI wire format)\n`);
     console.log(`POST /v1/tasks  {"prompt": "${CALC_PROMPT}"}`);
     const created = await fetch(`${server.url}/v1/tasks`, { method: 'POST', headers, body: JSON.stringify({ prompt: CALC_PROMPT, repo_url: repoUrl }) });
@@ -68,7 +69,7 @@ async function main() {
   } finally {
     await server.close();
     await model.close();
-    await git.close();
+    await github.close();
     rmSync(dataDir, { recursive: true, force: true });
   }
 }

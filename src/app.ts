@@ -13,11 +13,12 @@ import { meRoutes } from './http/routes/me.js';
 import { taskActionRoutes } from './http/routes/task-actions.js';
 import { taskStreamRoutes } from './http/routes/task-stream.js';
 import { taskRoutes } from './http/routes/tasks.js';
+import { scmRoutes } from './http/routes/scm.js';
 import { tokenRoutes } from './http/routes/tokens.js';
 import { sharedSchemas } from './http/schemas.js';
 import { installValidators } from './http/validation.js';
 
-const resources = [healthRoutes, taskRoutes, taskActionRoutes, taskStreamRoutes, meRoutes, keyRoutes, tokenRoutes, demoRoutes, adminRoutes];
+const resources = [healthRoutes, taskRoutes, taskActionRoutes, taskStreamRoutes, meRoutes, keyRoutes, scmRoutes, tokenRoutes, demoRoutes, adminRoutes];
 
 /** Builds the HTTP application; it does not listen (tests use app.inject, cli.ts listens). */
 export async function buildApp(deps: Deps): Promise<FastifyInstance> {

@@ -15,6 +15,12 @@ export interface Config {
   siteBase: string;
   scmWebUrl: string;
   scmApiUrl: string;
+  /** The OAuth app for "connect with the code host", when the operator registered one. */
+  scmOAuth: { clientId: string; clientSecret: string } | undefined;
+  /** How often open pull requests the service opened are checked for merges and human edits. */
+  mergeCheckMs: number;
+  /** Author and committer of the commits the service pushes; other authors on its branches are human edits. */
+  commitIdentity: { name: string; email: string };
   logLevel: string;
   bodyLimitBytes: number;
   /** Task runs one worker process carries at once, how often it beats, when a silent one is taken over. */
@@ -260,6 +266,15 @@ function llm(env: Env): LlmConfig {
   };
 }
 
+function scmOAuth(env: Env): Config['scmOAuth'] {
+  const clientId = text(env, 'EMEND_SCM_OAUTH_CLIENT_ID');
+  const clientSecret = text(env, 'EMEND_SCM_OAUTH_CLIENT_SECRET');
+  if (!clientId && !clientSecret) return undefined;
+  if (!clientId) throw new ConfigError('EMEND_SCM_OAUTH_CLIENT_ID', 'required when EMEND_SCM_OAUTH_CLIENT_SECRET is set');
+  if (!clientSecret) throw new ConfigError('EMEND_SCM_OAUTH_CLIENT_SECRET', 'required when EMEND_SCM_OAUTH_CLIENT_ID is set');
+  return { clientId, clientSecret };
+}
+
 export function loadConfig(env: Env = process.env): Config {
   const port = integer(env, 'PORT', 3000, 0, 65535);
   const host = text(env, 'HOST') ?? '0.0.0.0';
@@ -283,6 +298,9 @@ export function loadConfig(env: Env = process.env): Config {
     siteBase,
     scmWebUrl: url(env, 'EMEND_SCM_WEB_URL', 'https://github.com'),
     scmApiUrl: url(env, 'EMEND_SCM_API_URL', 'https://api.github.com'),
+    scmOAuth: scmOAuth(env),
+    mergeCheckMs: integer(env, 'EMEND_MERGE_CHECK_S', 600, 10, 86_400) * 1000,
+    commitIdentity: { name: text(env, 'EMEND_COMMIT_NAME') ?? 'emend', email: text(env, 'EMEND_COMMIT_EMAIL') ?? `emend@${new URL(baseUrl).hostname}` },
     logLevel,
     bodyLimitBytes: integer(env, 'EMEND_BODY_LIMIT_BYTES', 1024 * 1024, 1024, 64 * 1024 * 1024),
     trustProxy: trustProxy(env),

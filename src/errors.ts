@@ -21,6 +21,7 @@ export const ERROR_CODES = [
   'unsupported_media_type',
   'rate_limited',
   'CONCURRENT_LIMIT',
+  'scm_unavailable',
   'internal_error',
 ] as const;
 

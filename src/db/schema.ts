@@ -206,6 +206,12 @@ export const repoMemory = pgTable(
   (t) => [index('repo_memory_account_repo_idx').on(t.accountId, t.repo, t.createdAt)],
 );
 
+/** When a periodic job (merge tracking) last ran, so one worker of many runs it each period. */
+export const periodicRuns = pgTable('periodic_runs', {
+  name: text('name').primaryKey(),
+  lastRunAt: ts('last_run_at').notNull(),
+});
+
 export const schema = {
   accounts,
   apiTokens,
@@ -216,4 +222,5 @@ export const schema = {
   taskPostAttempts,
   demoIssuance,
   repoMemory,
+  periodicRuns,
 };

@@ -20,6 +20,7 @@ export const STATUS_OF: Record<ErrorCode, number> = {
   unsupported_media_type: 415,
   rate_limited: 429,
   CONCURRENT_LIMIT: 429,
+  scm_unavailable: 502,
   internal_error: 500,
 };
 

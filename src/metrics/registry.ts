@@ -53,6 +53,8 @@ export interface DatabaseSnapshot {
   tasks: { status: string; taskType: string; mode: string; count: number }[];
   costUsd: number;
   queueDepth: number;
+  /** Pull requests the service opened that were merged. */
+  prsMerged: number;
 }
 
 /**
@@ -63,6 +65,7 @@ export interface DatabaseSnapshot {
 export function registerDatabaseGauges(metrics: Metrics, read: () => Promise<DatabaseSnapshot>) {
   const cost = new Gauge({ name: 'emend_task_cost_usd_total', help: 'Model cost of all tasks, in US dollars', registers: [] });
   const depth = new Gauge({ name: 'emend_queue_depth', help: 'Task runs queued and not yet taken by a worker', registers: [] });
+  const merged = new Gauge({ name: 'emend_prs_merged', help: 'Pull requests the service opened that have been merged', registers: [] });
   new Gauge({
     name: 'emend_tasks',
     help: 'Tasks by status, type and mode',
@@ -74,8 +77,10 @@ export function registerDatabaseGauges(metrics: Metrics, read: () => Promise<Dat
       for (const t of snapshot.tasks) this.set({ status: t.status, task_type: t.taskType, mode: t.mode }, t.count);
       cost.set(snapshot.costUsd);
       depth.set(snapshot.queueDepth);
+      merged.set(snapshot.prsMerged);
     },
   });
   metrics.registry.registerMetric(cost);
   metrics.registry.registerMetric(depth);
+  metrics.registry.registerMetric(merged);
 }

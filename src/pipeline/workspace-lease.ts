@@ -1,6 +1,9 @@
 import { rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
+import { eq } from 'drizzle-orm';
+import { accounts } from '../db/schema.js';
 import type { Deps } from '../deps.js';
+import { scmTokenOf } from '../scm/account-scm.js';
 import type { Task } from '../tasks/service.js';
 import { type Workspace, prepareWorkspace } from '../workspace/checkout.js';
 import { gitEnvOf } from '../workspace/context.js';
@@ -41,10 +44,13 @@ export class WorkspaceLease {
   private async open(): Promise<Workspace> {
     if (!this.task.repoUrl) throw new Error('this task has no repository to check out');
     const wsDeps = { dataDir: this.deps.config.dataDir, log: this.deps.log, spawn: this.spawn };
+    // A connected account's token reads its private repositories; public ones need none.
+    const [account] = await this.deps.db.select({ id: accounts.id, scmTokenEnc: accounts.scmTokenEnc }).from(accounts).where(eq(accounts.id, this.task.accountId));
     const ws = await prepareWorkspace(wsDeps, {
       taskId: this.task.id,
       repoUrl: cloneUrlOf(this.task),
       baseBranch: this.task.baseBranch,
+      token: account ? scmTokenOf(this.deps, account) : undefined,
       signal: this.signal,
     });
     const { baseCommit, diff } = this.state();

@@ -6,6 +6,7 @@ import { accounts, taskLogs, tasks } from '../db/schema.js';
 import type { Deps } from '../deps.js';
 import { AppError } from '../errors.js';
 import { newId } from '../ids.js';
+import { checkRepoAccess } from '../scm/access.js';
 import { parseRepoUrl } from '../scm/urls.js';
 import { ACTIVE_STATUSES } from './states.js';
 
@@ -45,8 +46,13 @@ function checkInput(deps: Pick<Deps, 'config'>, input: CreateTaskInput) {
  * Creates a task after the checks of the spec, in one transaction with the account row
  * locked, so quotas, credits and the concurrency cap are exact under parallel requests.
  */
-export async function createTask(deps: Pick<Deps, 'db' | 'clock' | 'config'>, auth: AuthContext, input: CreateTaskInput): Promise<Task> {
+export async function createTask(deps: Pick<Deps, 'db' | 'clock' | 'config' | 'fetch' | 'secretKey'>, auth: AuthContext, input: CreateTaskInput): Promise<Task> {
   const { taskType, prompt, baseBranch, repo } = checkInput(deps, input);
+  if (repo) {
+    // Asked of the code host before the account row is locked: a slow host must not hold the lock.
+    const isDemo = auth.tokenKind === 'demo';
+    await checkRepoAccess(deps, { account: auth.account, isDemo, mode: planLimits(isDemo ? 'demo' : auth.account.plan).mode, repo });
+  }
   const now = deps.clock.now();
   return deps.db.transaction(async (tx) => {
     const [account] = await tx.select().from(accounts).where(eq(accounts.id, auth.account.id)).for('update');

@@ -9,10 +9,12 @@ import { CHANNELS } from '../events/bus.js';
 import { newId } from '../ids.js';
 import { MAX_ATTEMPTS, finish, runTask } from '../pipeline/runner.js';
 import type { StepRegistry } from '../pipeline/step-types.js';
+import { checkOpenPulls } from '../scm/merge-tracking.js';
 import { notifyTask } from '../tasks/task-logs.js';
 import { moveTask } from '../tasks/transitions.js';
 import { GATE_STATUSES } from '../tasks/states.js';
 import { removeWorkspace } from '../workspace/checkout.js';
+import { claimPeriodic } from './periodic.js';
 
 export const GATE_TIMEOUT_MS = 5 * 60_000;
 
@@ -134,6 +136,11 @@ export async function startWorker(deps: Deps, steps: StepRegistry, options: Part
         sql`(${tasks.status} = 'pending' and ${tasks.createdAt} < ${lostBefore}) or (${tasks.status} = 'running' and ${tasks.workerId} is null and ${tasks.heartbeatAt} < ${lostBefore})`,
       );
     for (const { id: taskId } of lost) await deps.queue.enqueue(taskId);
+    // Pull requests the service opened: merged? edited by a person? One worker per period asks.
+    if (await claimPeriodic(deps, 'merge-tracking', deps.config.mergeCheckMs)) {
+      const report = await checkOpenPulls(deps);
+      if (report.checked) deps.log.info({ worker: id, ...report }, 'pull requests checked');
+    }
   };
 
   await removeStaleWorkspaces(deps).catch((err) => deps.log.warn({ err }, 'could not clean up old workspaces'));

@@ -1,17 +1,26 @@
 import { randomBytes } from 'node:crypto';
-import { afterAll, afterEach, describe, expect, inject, it } from 'vitest';
+import { afterAll, afterEach, beforeAll, describe, expect, inject, it } from 'vitest';
+import { type FakeGitHub, startFakeGitHub } from '../support/fake-github/server.js';
 import { openTestDatabase, postgresUrlOf } from '../support/test-db.js';
 import { type CliProcess, cliEnv, freePort, jsonLine, killAll, newDataDir, removeDataDirs, runCli, startCli, waitForHealth } from './cli-process.js';
 
 // `emend serve` runs the API and a worker; `serve --no-worker` and `emend worker` split
-// them. This build has no real steps yet, so a task that a worker takes up fails at the
-// planner with a message saying so: that failure is the sign a worker ran it.
+// them. No model key is configured, so a task that a worker takes up fails at the planner
+// with a message saying so: that failure is the sign a worker ran it.
 describe('emend worker and serve --no-worker', { timeout: 120_000 }, () => {
+  let github: FakeGitHub;
+  beforeAll(async () => {
+    github = await startFakeGitHub();
+    github.createRepo('a', 'b');
+  });
   afterEach(killAll);
-  afterAll(removeDataDirs);
+  afterAll(async () => {
+    removeDataDirs();
+    await github.close();
+  });
 
   async function environment() {
-    const base = { EMEND_DATA_DIR: newDataDir(), LOG_LEVEL: 'warn' };
+    const base = { EMEND_DATA_DIR: newDataDir(), LOG_LEVEL: 'warn', EMEND_SCM_API_URL: github.apiUrl };
     if (inject('dbKind') === 'pglite') return cliEnv(base);
     const url = postgresUrlOf(await openTestDatabase())!;
     return cliEnv({ ...base, DATABASE_URL: url, EMEND_SECRET_KEY: randomBytes(32).toString('hex') });
@@ -53,7 +62,7 @@ describe('emend worker and serve --no-worker', { timeout: 120_000 }, () => {
   it('serve runs a worker that takes tasks up', async () => {
     const env = await environment();
     const baseUrl = await serve(env);
-    const { token } = jsonLine<{ token: string }>(await runCli(['accounts', 'create', '--email', 'w@example.com', '--plan', 'pro', '--credits', '1'], env));
+    const { token } = jsonLine<{ token: string }>(await runCli(['accounts', 'create', '--email', 'w@example.com', '--plan', 'free'], env));
     const id = await createTask(baseUrl, token);
     const task = await waitForEnd(baseUrl, token, id);
     // the production planner ran: with no model key configured it fails saying which key to set
@@ -63,7 +72,7 @@ describe('emend worker and serve --no-worker', { timeout: 120_000 }, () => {
   it('serve --no-worker leaves tasks queued until an `emend worker` process joins', async () => {
     const env = await environment();
     const baseUrl = await serve(env, ['--no-worker']);
-    const { token } = jsonLine<{ token: string }>(await runCli(['accounts', 'create', '--email', 'n@example.com', '--plan', 'pro', '--credits', '1'], env));
+    const { token } = jsonLine<{ token: string }>(await runCli(['accounts', 'create', '--email', 'n@example.com', '--plan', 'free'], env));
     const id = await createTask(baseUrl, token);
     await new Promise((r) => setTimeout(r, 1500));
     expect((await statusOf(baseUrl, token, id)).status).toBe('pending');

@@ -9,6 +9,8 @@ let h: Harness;
 let procs: Awaited<ReturnType<typeof workerProcesses>>;
 beforeAll(async () => {
   h = await startHarness();
+  // the public repositories these tests name, on the code host the service asks
+  h.github.createRepo('a', 'b');
 });
 afterEach(async () => {
   await procs?.close();

@@ -11,6 +11,8 @@ let h: Harness;
 let worker: Worker | undefined;
 beforeAll(async () => {
   h = await startHarness();
+  // the public repositories these tests name, on the code host the service asks
+  h.github.createRepo('psf', 'requests');
 });
 afterEach(async () => {
   await worker?.stop();

@@ -24,6 +24,9 @@ let liveSubscriptions = 0;
 
 beforeAll(async () => {
   h = await startHarness();
+  // the public repositories these tests name, on the code host the service asks
+  h.github.createRepo('a', 'b');
+  h.github.createRepo('psf', 'requests');
   // Make sure this process LISTENs before any test relies on a NOTIFY arriving.
   await new Promise<void>((resolve) => {
     const off = h.deps.events.subscribe(CHANNELS.taskEvents, (p) => {

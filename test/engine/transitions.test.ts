@@ -10,6 +10,8 @@ let h: Harness;
 let auth: Record<string, string>;
 beforeAll(async () => {
   h = await startHarness();
+  // the public repositories these tests name, on the code host the service asks
+  h.github.createRepo('a', 'b');
   ({ auth } = await newAccount(h, { plan: 'scale', credits: 1000 }));
 });
 afterAll(() => h.close());

@@ -6,21 +6,17 @@ import type { StepFn } from '../../src/pipeline/step-types.js';
 import { workspaceDiff } from '../../src/workspace/diff.js';
 import { type Worker, startWorker } from '../../src/worker/worker.js';
 import { recordingSteps, waitForStatus } from '../support/engine.js';
-import { type GitHttpServer, startGitHttp } from '../support/git-http.js';
 import { type Harness, newAccount, startHarness } from '../support/harness.js';
 
 let h: Harness;
-let git: GitHttpServer;
 let worker: Worker;
 
 beforeAll(async () => {
-  git = await startGitHttp();
-  h = await startHarness({ EMEND_SCM_WEB_URL: git.baseUrl });
+  h = await startHarness({}, { scm: 'fake' });
 });
 afterAll(async () => {
   await worker?.stop();
   await h.close();
-  await git.close();
 });
 
 const FILES = {
@@ -31,7 +27,7 @@ const FILES = {
 
 describe('the production validator in a run', { timeout: 120_000 }, () => {
   it('runs the repository’s tests in the sandbox on the run’s workspace; a regression sends the fixer back, a good fix passes', async () => {
-    git.createRepo('acme', 'calc', { files: FILES });
+    h.github.createRepo('acme', 'calc', { files: FILES });
     let attempt = 0;
     const fixer: StepFn = async (_p, helpers) => {
       attempt++;
@@ -44,7 +40,7 @@ describe('the production validator in a run', { timeout: 120_000 }, () => {
     const { steps, calls } = recordingSteps({ fixer, validator: productionSteps().validator });
     worker = await startWorker(h.deps, steps, { concurrency: 1, heartbeatMs: 500, staleMs: 10_000, maintenanceMs: 60_000 });
     const { auth } = await newAccount(h, { plan: 'pro', credits: 1 });
-    const res = await h.app.inject({ method: 'POST', url: '/v1/tasks', headers: auth, payload: { prompt: 'add mul', repo_url: `${git.baseUrl}/acme/calc` } });
+    const res = await h.app.inject({ method: 'POST', url: '/v1/tasks', headers: auth, payload: { prompt: 'add mul', repo_url: `${h.github.webUrl}/acme/calc` } });
     expect(res.statusCode, res.body).toBe(201);
     const id = res.json().id as string;
     const done = await waitForStatus(h, id, 'done', 100_000);

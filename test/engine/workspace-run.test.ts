@@ -5,27 +5,23 @@ import type { StepFn } from '../../src/pipeline/step-types.js';
 import { workspaceDiff } from '../../src/workspace/diff.js';
 import { type Worker, startWorker } from '../../src/worker/worker.js';
 import { recordingSteps, waitForStatus } from '../support/engine.js';
-import { type GitHttpServer, startGitHttp } from '../support/git-http.js';
 import { type Harness, newAccount, startHarness } from '../support/harness.js';
 
 let h: Harness;
-let git: GitHttpServer;
 let worker: Worker;
 const seen: Record<string, unknown>[] = [];
 
 beforeAll(async () => {
-  git = await startGitHttp();
-  h = await startHarness({ EMEND_SCM_WEB_URL: git.baseUrl });
+  h = await startHarness({}, { scm: 'fake' });
 });
 afterAll(async () => {
   await worker?.stop();
   await h.close();
-  await git.close();
 });
 
 describe('a run’s workspace', () => {
   it('is checked out for the steps, carries the fixer’s diff across a gate to a new run on the same base commit, and is removed at the end', async () => {
-    const base = git.createRepo('acme', 'app', { files: { 'app.py': 'x = 1\n', 'README.md': '# app\n' } });
+    const { commit: base } = h.github.createRepo('acme', 'app', { files: { 'app.py': 'x = 1\n', 'README.md': '# app\n' } });
     const inspector: StepFn = async (_p, helpers) => {
       const ws = await helpers.workspace();
       seen.push({ step: 'inspector', dir: ws.dir, baseCommit: ws.baseCommit, app: readFileSync(join(ws.dir, 'app.py'), 'utf8') });
@@ -57,7 +53,7 @@ describe('a run’s workspace', () => {
       method: 'POST',
       url: '/v1/tasks',
       headers: auth,
-      payload: { prompt: 'make x two', repo_url: `${git.baseUrl}/acme/app`, approval_mode: 'manual' },
+      payload: { prompt: 'make x two', repo_url: `${h.github.webUrl}/acme/app`, approval_mode: 'manual' },
     });
     expect(res.statusCode, res.body).toBe(201);
     const id = res.json().id as string;
@@ -69,7 +65,7 @@ describe('a run’s workspace', () => {
     // no worker holds the task at the gate: its checkout is gone
     expect(existsSync(workDir)).toBe(false);
     // meanwhile the base branch moves on
-    git.commit('acme', 'app', { branch: 'main', files: { 'README.md': '# app, changed upstream\n' } });
+    h.github.commit('acme', 'app', { branch: 'main', files: { 'README.md': '# app, changed upstream\n' } });
     await h.app.inject({ method: 'POST', url: `/v1/tasks/${id}/approve`, headers: auth, payload: { stage: 'diff' } });
     await waitForStatus(h, id, 'done');
     expect(seen[0]).toMatchObject({ step: 'inspector', baseCommit: base, app: 'x = 1\n' });
@@ -79,7 +75,7 @@ describe('a run’s workspace', () => {
 
   it('a worker starting up removes checkouts of tasks that no longer run', async () => {
     const { auth } = await newAccount(h, { plan: 'pro', credits: 1 });
-    const res = await h.app.inject({ method: 'POST', url: '/v1/tasks', headers: auth, payload: { prompt: 'left behind', repo_url: `${git.baseUrl}/acme/app` } });
+    const res = await h.app.inject({ method: 'POST', url: '/v1/tasks', headers: auth, payload: { prompt: 'left behind', repo_url: `${h.github.webUrl}/acme/app` } });
     const id = res.json().id as string;
     await waitForStatus(h, id, 'done');
     const orphan = join(h.deps.config.dataDir, 'work', id, 'tree');

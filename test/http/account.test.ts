@@ -15,6 +15,8 @@ const GOOGLE_KEY = 'AIzaSyExampleKeyForTests1234';
 beforeAll(async () => {
   model = await startScriptedModel({ validKeys: [OPENAI_KEY, ANTHROPIC_KEY, GOOGLE_KEY] });
   h = await startHarness({ OPENAI_BASE_URL: model.urls.openai, ANTHROPIC_BASE_URL: model.urls.anthropic, GOOGLE_BASE_URL: model.urls.google });
+  // the public repositories these tests name, on the code host the service asks
+  h.github.createRepo('a', 'b');
 });
 afterAll(async () => {
   await h.close();
@@ -23,7 +25,7 @@ afterAll(async () => {
 
 describe('GET /v1/me and POST /v1/me/byok', () => {
   it('shows the profile of the spec, and toggles BYOK', async () => {
-    const { auth, account } = await newAccount(h, { plan: 'pro', credits: 7, email: 'Ada@Example.com' });
+    const { auth, account } = await newAccount(h, { plan: 'pro', credits: 7, email: 'Ada@Example.com', scm: false });
     const me = await h.app.inject({ method: 'GET', url: '/v1/me', headers: auth });
     expect(me.statusCode).toBe(200);
     expect(me.json()).toMatchObject({ id: account.id, email: 'ada@example.com', plan: 'pro', credits: 7, use_byok: false, scm: null, api_keys: [] });

@@ -10,6 +10,8 @@ let second: Awaited<ReturnType<typeof buildApp>>;
 
 beforeAll(async () => {
   h = await startHarness();
+  // the public repositories these tests name, on the code host the service asks
+  h.github.createRepo('psf', 'requests');
   // A second API node on the same database: limits must hold across nodes, not per process.
   second = await buildApp({ ...h.deps, metrics: createMetrics() });
   urls = [await h.app.listen({ port: 0, host: '127.0.0.1' }), await second.listen({ port: 0, host: '127.0.0.1' })];

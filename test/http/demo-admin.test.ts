@@ -7,6 +7,8 @@ import { type Harness, forceStatus, newAccount, startHarness } from '../support/
 let h: Harness;
 beforeAll(async () => {
   h = await startHarness();
+  // the public repositories these tests name, on the code host the service asks
+  h.github.createRepo('psf', 'requests');
 });
 afterAll(() => h.close());
 

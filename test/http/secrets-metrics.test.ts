@@ -9,6 +9,8 @@ const PROVIDER_KEY = 'sk-live-SECRETSECRETSECRET-4242';
 beforeAll(async () => {
   model = await startScriptedModel({ validKeys: [PROVIDER_KEY] });
   h = await startHarness({ OPENAI_BASE_URL: model.urls.openai, LOG_LEVEL: 'trace' });
+  // the public repositories these tests name, on the code host the service asks
+  h.github.createRepo('a', 'b');
 });
 afterAll(async () => {
   await h.close();

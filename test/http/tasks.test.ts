@@ -7,6 +7,8 @@ import { type Harness, forceStatus, newAccount, startHarness } from '../support/
 let h: Harness;
 beforeAll(async () => {
   h = await startHarness();
+  // the public repositories these tests name, on the code host the service asks
+  h.github.createRepo('psf', 'requests');
 });
 afterAll(() => h.close());
 
@@ -105,6 +107,7 @@ describe('POST /v1/tasks', () => {
 
   it('follows the configured code host (GitHub Enterprise Server)', async () => {
     const ghes = await startHarness({ EMEND_SCM_WEB_URL: 'https://git.example.com' });
+    ghes.github.createRepo('team', 'app');
     try {
       const { auth } = await newAccount(ghes, { plan: 'pro', credits: 5 });
       const ok = await ghes.app.inject({ method: 'POST', url: '/v1/tasks', headers: auth, payload: { prompt: 'fix it', repo_url: 'https://git.example.com/team/app' } });

@@ -1,32 +1,24 @@
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it } from 'vitest';
 import { CALC_PLAN, CALC_REPO, GOOD_FIX, editBlock, scriptCalcRun, stepOf } from '../support/fix-script.js';
-import { type GitHttpServer, startGitHttp } from '../support/git-http.js';
 import { type Harness, newAccount } from '../support/harness.js';
 import { MANAGED_KEY, type ModelService, type Provider, runFixTask, startModelService } from '../support/model-service.js';
 import type { ScriptedModel } from '../support/scripted-model/server.js';
 
-let git: GitHttpServer;
 let svc: ModelService | undefined;
 let h: Harness;
 let model: ScriptedModel;
 let repoUrl: string;
 
-beforeAll(async () => {
-  git = await startGitHttp();
-  git.createRepo('acme', 'calc', { files: CALC_REPO });
-  repoUrl = `${git.baseUrl}/acme/calc`;
-});
-afterAll(async () => {
-  await git.close();
-});
 afterEach(async () => {
   await svc?.close();
   svc = undefined;
 });
 
 async function service(env: Record<string, string> = {}, provider: Provider | null = 'openai') {
-  svc = await startModelService(git.baseUrl, env, provider);
+  svc = await startModelService(env, provider);
   ({ h, model } = svc);
+  h.github.createRepo('acme', 'calc', { files: CALC_REPO });
+  repoUrl = `${h.github.webUrl}/acme/calc`;
 }
 
 const runTask = (auth: Record<string, string>, status: 'done' | 'failed', body: Record<string, unknown> = {}) => runFixTask(h, auth, repoUrl, status, body);

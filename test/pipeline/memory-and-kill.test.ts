@@ -1,26 +1,23 @@
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it } from 'vitest';
 import { remember } from '../../src/memory/repo-memory.js';
 import { waitFor, waitForStatus } from '../support/engine.js';
 import { CALC_REPO, scriptCalcRun, stepOf } from '../support/fix-script.js';
-import { type GitHttpServer, startGitHttp } from '../support/git-http.js';
 import { newAccount } from '../support/harness.js';
 import { type ModelService, postFixTask, runFixTask, startModelService } from '../support/model-service.js';
 
-let git: GitHttpServer;
 let svc: ModelService;
 let calcUrl: string;
 let otherUrl: string;
 
-beforeAll(async () => {
-  git = await startGitHttp();
-  git.createRepo('acme', 'calc', { files: CALC_REPO });
-  git.createRepo('acme', 'calc-fork', { files: CALC_REPO });
-  calcUrl = `${git.baseUrl}/acme/calc`;
-  otherUrl = `${git.baseUrl}/acme/calc-fork`;
-});
-afterAll(async () => {
-  await git.close();
-});
+async function start() {
+  svc = await startModelService();
+  svc.h.github.createRepo('acme', 'calc', { files: CALC_REPO });
+  svc.h.github.createRepo('acme', 'calc-fork', { files: CALC_REPO });
+  calcUrl = `${svc.h.github.webUrl}/acme/calc`;
+  otherUrl = `${svc.h.github.webUrl}/acme/calc-fork`;
+  return svc;
+}
+
 afterEach(async () => {
   await svc?.close();
 });
@@ -29,7 +26,7 @@ const LESSON = 'Never change the docstrings in calc/ops.py; reviewers keep them 
 
 describe('repo memory in the planner and fixer', { timeout: 150_000 }, () => {
   it('a lesson for the account and repository reaches the planner and fixer prompts, and not another repository’s or another account’s', async () => {
-    svc = await startModelService(git.baseUrl);
+    await start();
     const { h, model } = svc;
     scriptCalcRun(model);
     const owner = await newAccount(h, { plan: 'free' });
@@ -37,7 +34,7 @@ describe('repo memory in the planner and fixer', { timeout: 150_000 }, () => {
     // the URL's spelling does not matter: memory is keyed on the repository
     const lessonId = await remember(h.deps, {
       accountId: owner.account.id,
-      repo: calcUrl.toUpperCase().replace('HTTP://', 'http://'),
+      repo: calcUrl.replace('/acme/calc', '/ACME/Calc'),
       kind: 'lesson',
       content: { note: LESSON, prompt: 'fix add', files: ['calc/ops.py'], correct: 'partial' },
     });
@@ -62,7 +59,7 @@ describe('repo memory in the planner and fixer', { timeout: 150_000 }, () => {
 
 describe('a kill during a model call', { timeout: 120_000 }, () => {
   it('aborts the call: the task is cancelled at once and the worker is free for the next task', async () => {
-    svc = await startModelService(git.baseUrl);
+    await start();
     const { h, model } = svc;
     let release: () => void = () => {};
     const held = new Promise<void>((resolve) => (release = resolve));

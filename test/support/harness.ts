@@ -14,11 +14,15 @@ import { tasks } from '../../src/db/schema.js';
 import type { Deps } from '../../src/deps.js';
 import { createLogger } from '../../src/logger.js';
 import { createRuntime } from '../../src/runtime.js';
+import { connectScm } from '../../src/scm/account-scm.js';
+import { type FakeGitHub, startFakeGitHub } from './fake-github/server.js';
 import { logSink } from './log-sink.js';
 import { openTestDatabase } from './test-db.js';
 
 export interface Harness {
   app: FastifyInstance;
+  /** The code host's API for this service (EMEND_SCM_API_URL), unless the test gave its own. */
+  github: FakeGitHub;
   deps: Deps;
   database: Database;
   clock: ReturnType<typeof manualClock>;
@@ -27,9 +31,15 @@ export interface Harness {
   close(): Promise<void>;
 }
 
-export async function startHarness(env: Record<string, string> = {}, options: { fetch?: typeof fetch } = {}): Promise<Harness> {
+/**
+ * The app on a fresh database. The code host's REST API is a fake GitHub (h.github) unless the
+ * test sets EMEND_SCM_API_URL; with `scm: 'fake'` its web address (git over HTTP) is too.
+ */
+export async function startHarness(env: Record<string, string> = {}, options: { fetch?: typeof fetch; scm?: 'fake' } = {}): Promise<Harness> {
   const dataDir = mkdtempSync(join(tmpdir(), 'emend-test-'));
-  const config = loadConfig({ EMEND_DATA_DIR: dataDir, EMEND_SECRET_KEY: randomBytes(32).toString('hex'), ...env });
+  const github = await startFakeGitHub();
+  const scmEnv: Record<string, string> = { EMEND_SCM_API_URL: github.apiUrl, ...(options.scm === 'fake' ? { EMEND_SCM_WEB_URL: github.webUrl } : {}) };
+  const config = loadConfig({ EMEND_DATA_DIR: dataDir, EMEND_SECRET_KEY: randomBytes(32).toString('hex'), ...scmEnv, ...env });
   const database = await openTestDatabase();
   const { lines: logLines, stream: sink } = logSink();
   const clock = manualClock(new Date());
@@ -39,6 +49,7 @@ export async function startHarness(env: Record<string, string> = {}, options: { 
   await app.ready();
   return {
     app,
+    github,
     deps,
     database,
     clock,
@@ -47,6 +58,7 @@ export async function startHarness(env: Record<string, string> = {}, options: { 
       await app.close();
       await runtime.close();
       await database.close();
+      await github.close();
       rmSync(dataDir, { recursive: true, force: true });
     },
   };
@@ -54,10 +66,19 @@ export async function startHarness(env: Record<string, string> = {}, options: { 
 
 let seq = 0;
 
-export async function newAccount(h: Harness, opts: { plan?: PlanName; credits?: number; admin?: boolean; email?: string } = {}) {
+/**
+ * A new account with a full token. Unless `scm: false`, it is connected to the fake code host
+ * as a user of its own (through the service's connect path, over HTTP), as pull-request runs need.
+ */
+export async function newAccount(h: Harness, opts: { plan?: PlanName; credits?: number; admin?: boolean; email?: string; scm?: boolean } = {}) {
   const email = opts.email ?? `user${++seq}-${randomBytes(3).toString('hex')}@example.com`;
   const { account, token } = await createAccount(h.deps, { email, plan: opts.plan, credits: opts.credits, isAdmin: opts.admin });
-  return { account, token: token.secret, auth: { authorization: `Bearer ${token.secret}` } };
+  let scm: { login: string; token: string } | undefined;
+  if (opts.scm !== false) {
+    scm = h.github.addUser(`u${seq}-${randomBytes(3).toString('hex')}`);
+    await connectScm(h.deps, account.id, scm.token);
+  }
+  return { account, token: token.secret, auth: { authorization: `Bearer ${token.secret}` }, scm };
 }
 
 /**

@@ -21,19 +21,22 @@ const KEY_VARS: Record<Provider, string> = { openai: 'OPENAI_API_KEY', anthropic
 
 /**
  * The service with the production steps and one worker, its managed key for `provider`
- * (none when `provider` is null) and every provider's base URL on the scripted model.
+ * (none when `provider` is null), every provider's base URL on the scripted model, and the
+ * fake GitHub as its code host (h.github).
  */
-export async function startModelService(scmWebUrl: string, env: Record<string, string> = {}, provider: Provider | null = 'openai'): Promise<ModelService> {
+export async function startModelService(env: Record<string, string> = {}, provider: Provider | null = 'openai'): Promise<ModelService> {
   const model = await startScriptedModel({ validKeys: [MANAGED_KEY] });
-  const h = await startHarness({
-    EMEND_SCM_WEB_URL: scmWebUrl,
+  const h = await startHarness(
+    {
     ...(provider ? { [KEY_VARS[provider]]: MANAGED_KEY } : {}),
     OPENAI_BASE_URL: model.urls.openai,
     ANTHROPIC_BASE_URL: model.urls.anthropic,
     GOOGLE_BASE_URL: model.urls.google,
     EMEND_LLM_RETRY_BASE_MS: '10',
     ...env,
-  });
+    },
+    { scm: 'fake' },
+  );
   const worker = await startWorker(h.deps, productionSteps(), { concurrency: 1, heartbeatMs: 500, staleMs: 30_000, maintenanceMs: 60_000 });
   return {
     h,

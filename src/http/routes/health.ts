@@ -1,5 +1,5 @@
 import { type FastifyPluginAsyncTypebox, Type } from '@fastify/type-provider-typebox';
-import { count, sql } from 'drizzle-orm';
+import { count, eq, sql } from 'drizzle-orm';
 import { ping } from '../../db/client.js';
 import { tasks } from '../../db/schema.js';
 import type { Deps } from '../../deps.js';
@@ -101,6 +101,7 @@ export function registerTaskGauges(deps: Deps) {
       .from(tasks)
       .groupBy(tasks.status, tasks.taskType, tasks.mode);
     const queueDepth = await deps.queue.depth().catch(() => 0);
-    return { tasks: rows, costUsd: rows.reduce((sum, r) => sum + Number(r.cost), 0), queueDepth };
+    const [merged] = await deps.db.select({ n: count() }).from(tasks).where(eq(tasks.prMerged, true));
+    return { tasks: rows, costUsd: rows.reduce((sum, r) => sum + Number(r.cost), 0), queueDepth, prsMerged: merged?.n ?? 0 };
   });
 }

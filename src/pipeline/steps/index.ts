@@ -5,6 +5,7 @@ import { fixerStep } from './fixer.js';
 import { inspectorStep } from './inspector.js';
 import { locatorStep } from './locator.js';
 import { plannerStep } from './planner.js';
+import { prStep } from './pr.js';
 
 /** The validator with the account's remembered test command for the repository, if any. */
 const validatorContext: ValidatorContextOf = async ({ task }, helpers) => ({
@@ -15,8 +16,7 @@ const validatorContext: ValidatorContextOf = async ({ task }, helpers) => ({
 
 /**
  * The steps `emend serve` and `emend worker` run: the thinking steps on the model layer, the
- * validator in the sandbox. The pr step arrives with the code-host work; until then it fails
- * the task at once with a message that says so, rather than pretending to have done anything.
+ * validator in the sandbox, the pull request on the code host.
  */
 export function productionSteps(): StepRegistry {
   return {
@@ -25,8 +25,6 @@ export function productionSteps(): StepRegistry {
     inspector: inspectorStep(),
     fixer: fixerStep(),
     validator: validatorStep(validatorContext),
-    pr: async () => {
-      throw new Error('the pr step is not part of this build yet; run the task in preview mode');
-    },
+    pr: prStep(),
   };
 }

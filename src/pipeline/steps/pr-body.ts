@@ -1,0 +1,76 @@
+import type { Task } from '../../tasks/service.js';
+
+/** emend/<8 random hex of the id>-<words of the prompt>: unique per task, readable in a branch list. */
+export function branchName(task: Pick<Task, 'id' | 'prompt'>): string {
+  const short = task.id.replace(/-/g, '').slice(-8);
+  const slug = task.prompt
+    .toLowerCase()
+    .replace(/[^a-z0-9]+/g, ' ')
+    .trim()
+    .split(' ')
+    .filter(Boolean)
+    .slice(0, 6)
+    .join('-')
+    .slice(0, 40)
+    .replace(/-+$/, '');
+  return `emend/${short}${slug ? `-${slug}` : ''}`;
+}
+
+/** The PR title: the plan's summary (first sentence), or the prompt, at most 72 characters. */
+export function pullTitle(task: Pick<Task, 'prompt'>, plan: { summary?: string } | undefined): string {
+  const source = (plan?.summary?.trim() || task.prompt.trim()).split('\n')[0]!;
+  const sentence = source.replace(/^(.{20,}?[.!?])\s.*$/, '$1').replace(/\.$/, '');
+  return sentence.length > 72 ? `${sentence.slice(0, 71).trimEnd()}…` : sentence;
+}
+
+interface Validation {
+  passed?: boolean | null;
+  command?: string | null;
+  new_failures?: string[];
+  fixed?: string[];
+  tests?: { passed: number; failed: number; skipped: number };
+  message?: string;
+}
+
+function validationLine(v: Validation | undefined): string {
+  if (!v) return 'Not validated.';
+  if (v.passed === true) {
+    const counts = v.tests ? ` (${v.tests.passed} passed, ${v.tests.failed} failed, ${v.tests.skipped} skipped)` : '';
+    const fixed = v.fixed?.length ? `; now passing: ${v.fixed.slice(0, 10).map((t) => `\`${t}\``).join(', ')}` : '';
+    return `Passed: no new test failures with \`${v.command}\`${counts}${fixed}.`;
+  }
+  if (v.passed === false) return `**Did not pass**: new failures with \`${v.command}\`: ${(v.new_failures ?? []).slice(0, 10).map((t) => `\`${t}\``).join(', ')}.`;
+  return `Not validated: ${v.message ?? 'no tests could be run'}.`;
+}
+
+/** The PR description: summary, files changed, the validator's result, the task id. */
+export function pullBody(
+  task: Pick<Task, 'id' | 'prompt'>,
+  outputs: { planner?: Record<string, unknown>; fixer?: Record<string, unknown>; validator?: Record<string, unknown> },
+  note?: string,
+): string {
+  const plan = outputs.planner as { summary?: string; steps?: string[] } | undefined;
+  const files = (outputs.fixer?.files_changed as { path: string; kind: string }[] | undefined) ?? [];
+  return [
+    note ? `> ${note}\n` : '',
+    '## Summary',
+    plan?.summary ?? task.prompt,
+    plan?.steps?.length ? `\n${plan.steps.map((s) => `- ${s}`).join('\n')}` : '',
+    '',
+    '## Request',
+    task.prompt
+      .split('\n')
+      .map((l) => `> ${l}`)
+      .join('\n'),
+    '',
+    '## Files changed',
+    files.length ? files.map((f) => `- \`${f.path}\` (${f.kind})`).join('\n') : '- (see the diff)',
+    '',
+    '## Validation',
+    validationLine(outputs.validator as Validation | undefined),
+    '',
+    `---\nOpened by emend for task \`${task.id}\`.`,
+  ]
+    .filter((line, i, all) => !(line === '' && all[i - 1] === ''))
+    .join('\n');
+}

@@ -1,0 +1,128 @@
+import { eq } from 'drizzle-orm';
+import { accounts } from '../../db/schema.js';
+import type { Deps } from '../../deps.js';
+import { hostFor, scmTokenOf } from '../../scm/account-scm.js';
+import { type GitHub, ScmError } from '../../scm/github.js';
+import { parseRepoUrl } from '../../scm/urls.js';
+import { gitEnvOf } from '../../workspace/context.js';
+import { GitError, runGit } from '../../workspace/git.js';
+import type { StepFn, StepHelpers } from '../step-types.js';
+import { branchName, pullBody, pullTitle } from './pr-body.js';
+
+const DRAFTS_DISALLOWED = /draft pull requests are not supported/i;
+const FORK_READY_TRIES = 5;
+
+/** Commits the checkout's change on a new branch with the service's identity; returns the commit. */
+async function commitChange(deps: Deps, helpers: StepHelpers, branch: string, title: string): Promise<string> {
+  const ws = await helpers.workspace();
+  const wsDeps = { dataDir: deps.config.dataDir, log: deps.log, spawn: helpers.spawn };
+  const git = gitEnvOf(wsDeps);
+  const { name, email } = deps.config.commitIdentity;
+  const call = {
+    gitDir: ws.gitDir,
+    workTree: ws.dir,
+    cwd: ws.dir,
+    signal: helpers.signal,
+    env: { GIT_AUTHOR_NAME: name, GIT_AUTHOR_EMAIL: email, GIT_COMMITTER_NAME: name, GIT_COMMITTER_EMAIL: email },
+  };
+  await runGit(git, { ...call, args: ['checkout', '--quiet', '-B', branch] });
+  await runGit(git, { ...call, args: ['add', '--all'] });
+  await runGit(git, { ...call, args: ['commit', '--quiet', '--no-verify', '--no-gpg-sign', '-m', title] });
+  return (await runGit(git, { ...call, args: ['rev-parse', 'HEAD'] })).stdout.trim();
+}
+
+async function push(deps: Deps, helpers: StepHelpers, url: string, token: string, branch: string): Promise<void> {
+  const ws = await helpers.workspace();
+  const git = gitEnvOf({ dataDir: deps.config.dataDir, log: deps.log, spawn: helpers.spawn });
+  await runGit(git, {
+    gitDir: ws.gitDir,
+    workTree: ws.dir,
+    cwd: ws.dir,
+    signal: helpers.signal,
+    remote: { url, token },
+    args: ['push', '--quiet', '--no-verify', '--', url, `HEAD:refs/heads/${branch}`],
+  });
+}
+
+/** git's refusal in the host's words (the `remote:` lines), without the token. */
+function pushFailure(err: unknown, where: string): Error {
+  if (!(err instanceof GitError)) return err as Error;
+  const remote = err.stderr
+    .split('\n')
+    .filter((l) => /^remote: |error: |fatal: /.test(l))
+    .map((l) => l.replace(/^remote: /, '').trim())
+    .filter(Boolean)
+    .slice(0, 4)
+    .join(' ');
+  return new Error(`the code host refused the push to ${where}: ${remote || err.message}`);
+}
+
+/** Pushes to the caller's fork, made (or brought up to date) first; a new fork can take a moment to accept pushes. */
+async function pushToFork(deps: Deps, helpers: StepHelpers, gh: GitHub, owner: string, name: string, base: string, token: string, branch: string) {
+  const fork = await gh.fork(owner, name);
+  await gh.syncFork(fork.owner, fork.name, base).catch((err) => helpers.log('fork sync failed; pushing anyway', { problem: (err as Error).message }));
+  const url = `${deps.config.scmWebUrl}/${fork.owner}/${fork.name}.git`;
+  for (let attempt = 1; ; attempt++) {
+    try {
+      await push(deps, helpers, url, token, branch);
+      return fork;
+    } catch (err) {
+      if (attempt >= FORK_READY_TRIES || helpers.signal.aborted) throw pushFailure(err, `${fork.owner}/${fork.name}`);
+      await new Promise((r) => setTimeout(r, 500 * attempt));
+    }
+  }
+}
+
+/**
+ * The pr step: commits the fixer's change on emend/<id>-<slug>, pushes it to the repository
+ * (or to the caller's fork when they cannot push there), and opens a pull request against the
+ * task's base branch: a draft when validation did not pass (a normal one that says so where
+ * the repository allows no drafts). Every refusal fails the task with the host's message.
+ */
+export function prStep(): StepFn {
+  return async ({ task, outputs }, helpers) => {
+    const deps = helpers.deps;
+    if (!task.repoUrl) throw new Error('this task has no repository to open a pull request on');
+    const [account] = await deps.db.select().from(accounts).where(eq(accounts.id, task.accountId));
+    const token = account ? scmTokenOf(deps, account) : undefined;
+    if (!token) throw new Error('no code-host account is connected to push and open the pull request; connect one (POST /v1/me/scm) and continue');
+    const { owner, name } = parseRepoUrl(task.repoUrl, deps.config.scmWebUrl);
+    const gh = hostFor(deps, token);
+    const repo = await gh.repo(owner, name);
+    if (!repo) throw new Error(`${owner}/${name} is no longer visible to the connected account`);
+
+    const branch = branchName(task);
+    const title = pullTitle(task, outputs.planner as { summary?: string } | undefined);
+    const commit = await commitChange(deps, helpers, branch, title);
+    let head = branch;
+    let fork: string | null = null;
+    if (repo.canPush) {
+      try {
+        await push(deps, helpers, `${task.repoUrl}.git`, token, branch);
+      } catch (err) {
+        throw pushFailure(err, `${owner}/${name}`);
+      }
+    } else {
+      const made = await pushToFork(deps, helpers, gh, owner, name, task.baseBranch, token, branch);
+      head = `${made.owner}:${branch}`;
+      fork = made.fullName;
+    }
+
+    const passed = (outputs.validator as { passed?: boolean | null } | undefined)?.passed === true;
+    const open = (draft: boolean, note?: string) =>
+      gh.openPull({ owner, name, head, base: task.baseBranch, title, body: pullBody(task, outputs, note), draft });
+    let pull: Awaited<ReturnType<typeof open>>;
+    let draftsDisallowed = false;
+    try {
+      pull = await open(!passed, passed ? undefined : 'Validation did not pass: this pull request is a draft until a person has looked at it.');
+    } catch (err) {
+      if (passed || !(err instanceof ScmError) || !DRAFTS_DISALLOWED.test(err.message)) throw err;
+      draftsDisallowed = true;
+      pull = await open(false, 'Validation did not pass, and this repository does not allow draft pull requests: review with care before merging.');
+    }
+    helpers.log('pull request opened', { number: pull.number, draft: pull.draft, fork: !!fork });
+    return {
+      output: { pr_url: pull.url, number: pull.number, branch, head, base: task.baseBranch, commit, draft: pull.draft, drafts_disallowed: draftsDisallowed, fork },
+    };
+  };
+}

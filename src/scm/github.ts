@@ -1,0 +1,171 @@
+import { Octokit } from '@octokit/rest';
+
+/** A repository as the service needs it, from the caller's point of view. */
+export interface ScmRepo {
+  owner: string;
+  name: string;
+  fullName: string;
+  private: boolean;
+  defaultBranch: string;
+  htmlUrl: string;
+  cloneUrl: string;
+  fork: boolean;
+  /** What the caller (the token's user; nobody when anonymous) may do. */
+  canPush: boolean;
+}
+
+export interface ScmPull {
+  number: number;
+  url: string;
+  draft: boolean;
+  state: 'open' | 'closed';
+  merged: boolean;
+  mergedAt: Date | null;
+  headSha: string;
+}
+
+export interface ScmCommit {
+  sha: string;
+  authorEmail: string | null;
+  committerEmail: string | null;
+  message: string;
+}
+
+/** The code host refused or failed: the status and the host's own message. Never carries the token. */
+export class ScmError extends Error {
+  override name = 'ScmError';
+  constructor(
+    readonly status: number | null,
+    message: string,
+  ) {
+    super(message);
+  }
+}
+
+const REQUEST_TIMEOUT_MS = 20_000;
+
+/** GitHub's error body in one line: its message, then the validation errors' messages. */
+function describe(err: unknown, what: string): ScmError {
+  const e = err as { name?: string; status?: number; response?: { data?: unknown }; message?: string };
+  if (e?.name === 'HttpError' && typeof e.status === 'number' && e.status > 0) {
+    const data = (e.response?.data ?? {}) as { message?: string; errors?: ({ message?: string; code?: string; field?: string } | string)[] };
+    const details = (data.errors ?? [])
+      .map((x) => (typeof x === 'string' ? x : (x.message ?? [x.field, x.code].filter(Boolean).join(' '))))
+      .filter(Boolean)
+      .join('; ');
+    const message = [data.message ?? e.message ?? 'error', details].filter(Boolean).join(': ');
+    return new ScmError(e.status, `${what}: the code host answered HTTP ${e.status}: ${message}`);
+  }
+  const timeout = e?.name === 'TimeoutError' || /timeout|aborted/i.test(e?.message ?? '');
+  return new ScmError(null, `${what}: the code host ${timeout ? 'did not answer in time' : 'could not be reached'}`);
+}
+
+const repoOf = (r: {
+  name: string;
+  full_name: string;
+  owner: { login: string };
+  private: boolean;
+  default_branch?: string;
+  html_url: string;
+  clone_url?: string;
+  fork: boolean;
+  permissions?: { push?: boolean; admin?: boolean };
+}): ScmRepo => ({
+  owner: r.owner.login,
+  name: r.name,
+  fullName: r.full_name,
+  private: r.private,
+  defaultBranch: r.default_branch ?? 'main',
+  htmlUrl: r.html_url,
+  cloneUrl: r.clone_url ?? `${r.html_url}.git`,
+  fork: r.fork,
+  canPush: !!(r.permissions?.push || r.permissions?.admin),
+});
+
+export interface GitHubOptions {
+  apiUrl: string;
+  fetch: typeof fetch;
+  /** The account's token; without one, public data is read anonymously. */
+  token?: string;
+}
+
+/**
+ * The GitHub adapter (github.com or GitHub Enterprise Server, by apiUrl) on Octokit. Every
+ * failure is an ScmError carrying the host's status and message.
+ */
+export function gitHub(options: GitHubOptions) {
+  const fetchWithTimeout: typeof fetch = (input, init) => options.fetch(input, { ...init, signal: init?.signal ?? AbortSignal.timeout(REQUEST_TIMEOUT_MS) });
+  const octokit = new Octokit({
+    auth: options.token,
+    baseUrl: options.apiUrl,
+    userAgent: 'emend',
+    request: { fetch: fetchWithTimeout },
+    // Octokit's default logger writes warnings to the console; ours go through the caller's errors.
+    log: { debug: () => {}, info: () => {}, warn: () => {}, error: () => {} },
+  });
+  const call = async <T>(what: string, run: () => Promise<T>): Promise<T> => {
+    try {
+      return await run();
+    } catch (err) {
+      throw describe(err, what);
+    }
+  };
+
+  return {
+    /** The token's user. */
+    user: () => call('checking the token', async () => (await octokit.rest.users.getAuthenticated()).data.login),
+
+    /** The repository as the caller sees it, or null when it does not exist or is hidden from them. */
+    repo: (owner: string, name: string) =>
+      call(`reading ${owner}/${name}`, async () => {
+        try {
+          return repoOf((await octokit.rest.repos.get({ owner, repo: name })).data);
+        } catch (err) {
+          if ((err as { status?: number }).status === 404) return null;
+          throw err;
+        }
+      }),
+
+    createRepo: (name: string, isPrivate: boolean, description?: string) =>
+      call(`creating the repository ${name}`, async () =>
+        repoOf((await octokit.rest.repos.createForAuthenticatedUser({ name, private: isPrivate, description, auto_init: false })).data),
+      ),
+
+    /** The caller's fork of owner/name (made if missing; GitHub returns the existing one). */
+    fork: (owner: string, name: string) => call(`forking ${owner}/${name}`, async () => repoOf((await octokit.rest.repos.createFork({ owner, repo: name })).data)),
+
+    /** Brings a fork's branch up to its parent's. */
+    syncFork: (owner: string, name: string, branch: string) =>
+      call(`syncing the fork ${owner}/${name}`, async () => {
+        await octokit.rest.repos.mergeUpstream({ owner, repo: name, branch });
+      }),
+
+    openPull: (p: { owner: string; name: string; head: string; base: string; title: string; body: string; draft: boolean }) =>
+      call(`opening a pull request on ${p.owner}/${p.name}`, async () => {
+        const { data } = await octokit.rest.pulls.create({ owner: p.owner, repo: p.name, head: p.head, base: p.base, title: p.title, body: p.body, draft: p.draft, maintainer_can_modify: true });
+        return { number: data.number, url: data.html_url, draft: !!data.draft };
+      }),
+
+    pull: (owner: string, name: string, number: number): Promise<ScmPull> =>
+      call(`reading pull request ${owner}/${name}#${number}`, async () => {
+        const { data } = await octokit.rest.pulls.get({ owner, repo: name, pull_number: number });
+        return {
+          number: data.number,
+          url: data.html_url,
+          draft: !!data.draft,
+          state: data.state as 'open' | 'closed',
+          merged: !!data.merged,
+          mergedAt: data.merged_at ? new Date(data.merged_at) : null,
+          headSha: data.head.sha,
+        };
+      }),
+
+    pullCommits: (owner: string, name: string, number: number): Promise<ScmCommit[]> =>
+      call(`reading the commits of ${owner}/${name}#${number}`, async () => {
+        const commits = await octokit.paginate(octokit.rest.pulls.listCommits, { owner, repo: name, pull_number: number, per_page: 100 });
+        return commits.map((c) => ({ sha: c.sha, authorEmail: c.commit.author?.email ?? null, committerEmail: c.commit.committer?.email ?? null, message: c.commit.message }));
+      }),
+  };
+}
+
+export type GitHub = ReturnType<typeof gitHub>;

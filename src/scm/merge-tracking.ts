@@ -1,0 +1,69 @@
+import { and, eq, gte, isNotNull } from 'drizzle-orm';
+import { accounts, tasks } from '../db/schema.js';
+import type { Deps } from '../deps.js';
+import { hostFor, scmTokenOf } from './account-scm.js';
+
+/** Pull requests opened longer ago than this are no longer watched (closed or forgotten). */
+const WATCH_DAYS = 30;
+
+/** owner, name and number of a pull request URL on the configured host, or undefined. */
+export function pullOfUrl(scmWebUrl: string, prUrl: string): { owner: string; name: string; number: number } | undefined {
+  const base = scmWebUrl.replace(/\/+$/, '');
+  if (!prUrl.startsWith(`${base}/`)) return undefined;
+  const m = /^([^/]+)\/([^/]+)\/pull\/(\d+)$/.exec(prUrl.slice(base.length + 1));
+  return m ? { owner: m[1]!, name: m[2]!, number: Number(m[3]) } : undefined;
+}
+
+export interface MergeCheckReport {
+  checked: number;
+  merged: number;
+  edited: number;
+  failed: number;
+}
+
+/**
+ * Looks at the open pull requests the service opened: marks the task pr_merged (with the
+ * time) when the host says merged, and human_edit_after when the branch holds commits the
+ * service did not make. Each PR is read with its account's token, anonymously when the
+ * account has disconnected; one that cannot be read is tried again next time.
+ */
+export async function checkOpenPulls(deps: Pick<Deps, 'db' | 'config' | 'fetch' | 'secretKey' | 'clock' | 'log'>): Promise<MergeCheckReport> {
+  const since = new Date(deps.clock.now().getTime() - WATCH_DAYS * 86_400_000);
+  const rows = await deps.db
+    .select({ id: tasks.id, prUrl: tasks.prUrl, progress: tasks.progress, humanEdit: tasks.humanEditAfter, account: { id: accounts.id, scmTokenEnc: accounts.scmTokenEnc } })
+    .from(tasks)
+    .innerJoin(accounts, eq(accounts.id, tasks.accountId))
+    .where(and(isNotNull(tasks.prUrl), eq(tasks.prMerged, false), gte(tasks.createdAt, since)));
+  const report: MergeCheckReport = { checked: 0, merged: 0, edited: 0, failed: 0 };
+  const ours = deps.config.commitIdentity.email.toLowerCase();
+  for (const row of rows) {
+    const pull = pullOfUrl(deps.config.scmWebUrl, row.prUrl!);
+    if (!pull) continue;
+    report.checked++;
+    try {
+      const gh = hostFor(deps, scmTokenOf(deps, row.account));
+      const state = await gh.pull(pull.owner, pull.name, pull.number);
+      const serviceCommit = ((row.progress as { outputs?: { pr?: { commit?: string } } } | null)?.outputs?.pr?.commit ?? '').toLowerCase();
+      let humanEdit = row.humanEdit;
+      if (!humanEdit) {
+        const commits = await gh.pullCommits(pull.owner, pull.name, pull.number);
+        humanEdit = commits.some((c) => c.sha.toLowerCase() !== serviceCommit && (c.authorEmail ?? '').toLowerCase() !== ours);
+      }
+      const set: Partial<typeof tasks.$inferInsert> = {};
+      if (humanEdit && !row.humanEdit) {
+        set.humanEditAfter = true;
+        report.edited++;
+      }
+      if (state.merged) {
+        set.prMerged = true;
+        set.prMergedAt = state.mergedAt ?? deps.clock.now();
+        report.merged++;
+      }
+      if (Object.keys(set).length) await deps.db.update(tasks).set(set).where(eq(tasks.id, row.id));
+    } catch (err) {
+      report.failed++;
+      deps.log.warn({ task: row.id, problem: (err as Error).message }, 'could not check a pull request');
+    }
+  }
+  return report;
+}
