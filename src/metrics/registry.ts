@@ -59,28 +59,38 @@ export interface DatabaseSnapshot {
 
 /**
  * Gauges read from the database at scrape time, so every API node reports the same totals.
- * The first gauge's collect fills the others from one snapshot; it is registered first, so
- * they are set before they are serialised.
+ * prom-client asks every metric at once, so each gauge collects from one shared snapshot:
+ * the first to ask starts the read, the others of the same scrape wait for it.
  */
 export function registerDatabaseGauges(metrics: Metrics, read: () => Promise<DatabaseSnapshot>) {
-  const cost = new Gauge({ name: 'emend_task_cost_usd_total', help: 'Model cost of all tasks, in US dollars', registers: [] });
-  const depth = new Gauge({ name: 'emend_queue_depth', help: 'Task runs queued and not yet taken by a worker', registers: [] });
-  const merged = new Gauge({ name: 'emend_prs_merged', help: 'Pull requests the service opened that have been merged', registers: [] });
+  let pending: Promise<DatabaseSnapshot> | undefined;
+  const snapshot = () => {
+    pending ??= read().finally(() => {
+      pending = undefined;
+    });
+    return pending;
+  };
   new Gauge({
     name: 'emend_tasks',
     help: 'Tasks by status, type and mode',
     labelNames: ['status', 'task_type', 'mode'] as const,
     registers: [metrics.registry],
     async collect() {
-      const snapshot = await read();
+      const s = await snapshot();
       this.reset();
-      for (const t of snapshot.tasks) this.set({ status: t.status, task_type: t.taskType, mode: t.mode }, t.count);
-      cost.set(snapshot.costUsd);
-      depth.set(snapshot.queueDepth);
-      merged.set(snapshot.prsMerged);
+      for (const t of s.tasks) this.set({ status: t.status, task_type: t.taskType, mode: t.mode }, t.count);
     },
   });
-  metrics.registry.registerMetric(cost);
-  metrics.registry.registerMetric(depth);
-  metrics.registry.registerMetric(merged);
+  const single = (name: string, help: string, pick: (s: DatabaseSnapshot) => number) =>
+    new Gauge({
+      name,
+      help,
+      registers: [metrics.registry],
+      async collect() {
+        this.set(pick(await snapshot()));
+      },
+    });
+  single('emend_task_cost_usd_total', 'Model cost of all tasks, in US dollars', (s) => s.costUsd);
+  single('emend_queue_depth', 'Task runs queued and not yet taken by a worker', (s) => s.queueDepth);
+  single('emend_prs_merged', 'Pull requests the service opened that have been merged', (s) => s.prsMerged);
 }

@@ -52,6 +52,8 @@ export interface FakeGitHub {
   pulls(owner: string, name: string): Pull[];
   mergePull(owner: string, name: string, number: number): string;
   repo(owner: string, name: string): FakeRepoInfo | undefined;
+  /** Adds branches to the repository's protected ones (pushes to them are refused with GH006). */
+  protectBranches(owner: string, name: string, branches: string[]): void;
   oauthAs(login: string): void;
   addOAuthApp(clientId: string, clientSecret: string): void;
   failNext(method: string, pathPattern: RegExp, reply: { status: number; body?: unknown; headers?: Record<string, string> }): void;
@@ -146,6 +148,10 @@ export async function startFakeGitHub(): Promise<FakeGitHub> {
       return { commit };
     },
     commit: (owner, name, opts) => state.commit(need(owner, name), opts),
+    protectBranches(owner, name, branches) {
+      const repo = need(owner, name);
+      state.setProtected(repo, [...repo.protectedBranches, ...branches]);
+    },
     branchHead(owner, name, branch) {
       const repo = state.repo(owner, name);
       return repo ? state.git.branchHead(repo.dir, branch) : undefined;
