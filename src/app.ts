@@ -7,6 +7,7 @@ import { installErrorHandling } from './http/errors.js';
 import { registerOpenApi } from './http/openapi.js';
 import { adminRoutes } from './http/routes/admin.js';
 import { demoRoutes } from './http/routes/demo.js';
+import { deployRoutes } from './http/routes/deploy.js';
 import { healthRoutes, registerTaskGauges } from './http/routes/health.js';
 import { keyRoutes } from './http/routes/keys.js';
 import { meRoutes } from './http/routes/me.js';
@@ -18,7 +19,7 @@ import { tokenRoutes } from './http/routes/tokens.js';
 import { sharedSchemas } from './http/schemas.js';
 import { installValidators } from './http/validation.js';
 
-const resources = [healthRoutes, taskRoutes, taskActionRoutes, taskStreamRoutes, meRoutes, keyRoutes, scmRoutes, tokenRoutes, demoRoutes, adminRoutes];
+const resources = [healthRoutes, taskRoutes, taskActionRoutes, taskStreamRoutes, deployRoutes, meRoutes, keyRoutes, scmRoutes, tokenRoutes, demoRoutes, adminRoutes];
 
 /** Builds the HTTP application; it does not listen (tests use app.inject, cli.ts listens). */
 export async function buildApp(deps: Deps): Promise<FastifyInstance> {

@@ -1,6 +1,7 @@
 import {
   bigserial,
   boolean,
+  customType,
   index,
   integer,
   jsonb,
@@ -212,6 +213,37 @@ export const periodicRuns = pgTable('periodic_runs', {
   lastRunAt: ts('last_run_at').notNull(),
 });
 
+/**
+ * Raw bytes. bytea rather than base64 text: a site holds images and fonts, and bytea stores
+ * them at their size (base64 adds a third) with no decoding in the database. node-postgres
+ * returns a Buffer and PGlite a Uint8Array; both come out as a Buffer.
+ */
+const bytea = customType<{ data: Buffer; driverData: Uint8Array }>({
+  dataType: () => 'bytea',
+  fromDriver: (value) => (Buffer.isBuffer(value) ? value : Buffer.from(value)),
+});
+
+/**
+ * The files of a scaffold task's generated site, one row per file: what the site server
+ * serves and what deploy-git pushes. A task's set is replaced as a whole (src/sites/store.ts).
+ */
+export const siteFiles = pgTable(
+  'site_files',
+  {
+    id: uuid('id').primaryKey(),
+    taskId: uuid('task_id')
+      .notNull()
+      .references(() => tasks.id, { onDelete: 'cascade' }),
+    /** Relative, '/'-separated, e.g. `index.html` or `assets/logo.svg`. */
+    path: text('path').notNull(),
+    content: bytea('content').notNull(),
+    contentType: text('content_type').notNull(),
+    size: integer('size').notNull(),
+    createdAt: ts('created_at').notNull(),
+  },
+  (t) => [uniqueIndex('site_files_task_path_idx').on(t.taskId, t.path)],
+);
+
 export const schema = {
   accounts,
   apiTokens,
@@ -223,4 +255,5 @@ export const schema = {
   demoIssuance,
   repoMemory,
   periodicRuns,
+  siteFiles,
 };

@@ -1,0 +1,48 @@
+import { type FastifyPluginAsyncTypebox, Type } from '@fastify/type-provider-typebox';
+import type { Deps } from '../../deps.js';
+import { deployToGit } from '../../scm/deploy-git.js';
+import { caller } from '../auth.js';
+import { IdParams, errorResponses } from '../schemas.js';
+
+const DeployBody = Type.Object(
+  {
+    repo_name: Type.String({
+      minLength: 1,
+      maxLength: 100,
+      pattern: '^[A-Za-z0-9._-]+$',
+      description: 'name of the new repository under your code-host login: 1 to 100 letters, digits, ".", "-" or "_", not "." or ".."',
+    }),
+    private: Type.Optional(Type.Boolean({ default: false, description: 'create a private repository' })),
+  },
+  { additionalProperties: false },
+);
+
+const Deployed = Type.Object({
+  ok: Type.Boolean(),
+  repo_url: Type.String({ description: "the new repository on the code host (the task's deployed_repo)" }),
+  clone_url: Type.String({ description: 'HTTPS clone address of the new repository' }),
+});
+
+export const deployRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = async (app, { deps }) => {
+  app.post(
+    '/tasks/:id/deploy-git',
+    {
+      config: { access: 'full' },
+      schema: {
+        tags: ['tasks'],
+        summary:
+          'Push the site of a done scaffold task to a new repository under your connected code-host account (initial commit on main); may be repeated with another name',
+        params: IdParams,
+        body: DeployBody,
+        response: { 201: Deployed, ...errorResponses(400, 401, 403, 404, 409, 412, 502) },
+      },
+    },
+    async (request, reply) => {
+      const { repo } = await deployToGit(deps, caller(request).account, request.params.id, {
+        repoName: request.body.repo_name,
+        private: request.body.private ?? false,
+      });
+      return reply.status(201).send({ ok: true, repo_url: repo.htmlUrl, clone_url: repo.cloneUrl });
+    },
+  );
+};
