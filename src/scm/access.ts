@@ -1,6 +1,7 @@
 import type { Deps } from '../deps.js';
 import { AppError } from '../errors.js';
 import { hostFor, scmTokenOf, scmUnavailable } from './account-scm.js';
+import { ScmError } from './github.js';
 import type { RepoRef } from './urls.js';
 
 export interface AccessQuery {
@@ -26,6 +27,10 @@ export async function checkRepoAccess(deps: Pick<Deps, 'config' | 'fetch' | 'sec
   try {
     repo = await hostFor(deps, token).repo(q.repo.owner, q.repo.name);
   } catch (err) {
+    // A stored token the host no longer accepts: the account is, in effect, not connected.
+    if (token && err instanceof ScmError && err.status === 401) {
+      throw new AppError('scm_not_connected', 'the code host no longer accepts the connected token; connect your account again (POST /v1/me/scm)');
+    }
     throw scmUnavailable(err);
   }
   if (!repo && q.isDemo) {

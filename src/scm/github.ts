@@ -47,7 +47,8 @@ const REQUEST_TIMEOUT_MS = 20_000;
 /** GitHub's error body in one line: its message, then the validation errors' messages. */
 function describe(err: unknown, what: string): ScmError {
   const e = err as { name?: string; status?: number; response?: { data?: unknown }; message?: string };
-  if (e?.name === 'HttpError' && typeof e.status === 'number' && e.status > 0) {
+  // Octokit reports a refused connection or a timeout as an HttpError 500 with no response.
+  if (e?.name === 'HttpError' && typeof e.status === 'number' && e.status > 0 && e.response) {
     const data = (e.response?.data ?? {}) as { message?: string; errors?: ({ message?: string; code?: string; field?: string } | string)[] };
     const details = (data.errors ?? [])
       .map((x) => (typeof x === 'string' ? x : (x.message ?? [x.field, x.code].filter(Boolean).join(' '))))

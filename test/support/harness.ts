@@ -43,7 +43,7 @@ export async function startHarness(env: Record<string, string> = {}, options: { 
   const database = await openTestDatabase();
   const { lines: logLines, stream: sink } = logSink();
   const clock = manualClock(new Date());
-  const runtime = await createRuntime(config, database, { clock, log: createLogger('info', sink), fetch: options.fetch, queue: { pollingIntervalSeconds: 0.5 } });
+  const runtime = await createRuntime(config, database, { clock, log: createLogger(config.logLevel, sink), fetch: options.fetch, queue: { pollingIntervalSeconds: 0.5 } });
   const deps: Deps = runtime.deps;
   const app = await buildApp(deps);
   await app.ready();

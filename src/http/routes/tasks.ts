@@ -41,7 +41,7 @@ export const taskRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = async (app,
         tags: ['tasks'],
         summary: 'Create a task',
         body: CreateTaskBody,
-        response: { 201: Type.Ref('Task'), ...errorResponses(400, 401, 402, 412, 429) },
+        response: { 201: Type.Ref('Task'), ...errorResponses(400, 401, 402, 412, 429, 502) },
       },
       // Counted before validation: every POST counts against the window except those it refuses.
       preValidation: async (request) => countTaskPost(deps, caller(request).account.id),
