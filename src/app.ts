@@ -15,11 +15,12 @@ import { taskActionRoutes } from './http/routes/task-actions.js';
 import { taskStreamRoutes } from './http/routes/task-stream.js';
 import { taskRoutes } from './http/routes/tasks.js';
 import { scmRoutes } from './http/routes/scm.js';
+import { screenshotRoutes, siteRoutes } from './http/routes/sites.js';
 import { tokenRoutes } from './http/routes/tokens.js';
 import { sharedSchemas } from './http/schemas.js';
 import { installValidators } from './http/validation.js';
 
-const resources = [healthRoutes, taskRoutes, taskActionRoutes, taskStreamRoutes, deployRoutes, meRoutes, keyRoutes, scmRoutes, tokenRoutes, demoRoutes, adminRoutes];
+const resources = [healthRoutes, taskRoutes, taskActionRoutes, taskStreamRoutes, screenshotRoutes, deployRoutes, meRoutes, keyRoutes, scmRoutes, tokenRoutes, demoRoutes, adminRoutes];
 
 /** Builds the HTTP application; it does not listen (tests use app.inject, cli.ts listens). */
 export async function buildApp(deps: Deps): Promise<FastifyInstance> {
@@ -45,6 +46,9 @@ export async function buildApp(deps: Deps): Promise<FastifyInstance> {
     deps.metrics.httpRequests.inc({ method: request.method, route, status: String(reply.statusCode) });
     deps.metrics.httpDuration.observe({ method: request.method, route }, reply.elapsedTime / 1000);
   });
+
+  // Published sites live at {site_base}/s/<slug>/, outside the API's paths.
+  await app.register(siteRoutes, { deps });
 
   // /v1 is the documented, stable form; the unprefixed aliases serve the same handlers.
   for (const prefix of ['/v1', '']) {

@@ -35,6 +35,8 @@ export interface Config {
   sandbox: SandboxConfig;
   /** Which models the thinking steps use, and how calls to them behave (docs/configuration.md). */
   llm: LlmConfig;
+  /** Scaffolded sites: size limits and the browser that checks them. */
+  site: { maxBytes: number; maxFiles: number; chromiumPath: string };
 }
 
 export type LlmProvider = 'openai' | 'anthropic' | 'google';
@@ -322,5 +324,10 @@ export function loadConfig(env: Env = process.env): Config {
     },
     sandbox: sandbox(env, dataDir),
     llm: llm(env),
+    site: {
+      maxBytes: integer(env, 'EMEND_SITE_MAX_KB', 2_048, 16, 1_048_576) * 1024,
+      maxFiles: integer(env, 'EMEND_SITE_MAX_FILES', 60, 1, 10_000),
+      chromiumPath: text(env, 'EMEND_CHROMIUM_PATH') ?? '/usr/bin/chromium',
+    },
   };
 }

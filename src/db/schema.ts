@@ -7,6 +7,7 @@ import {
   jsonb,
   numeric,
   pgTable,
+  primaryKey,
   text,
   timestamp,
   uniqueIndex,
@@ -120,6 +121,7 @@ export const tasks = pgTable(
     index('tasks_account_created_idx').on(t.accountId, t.createdAt),
     index('tasks_account_status_idx').on(t.accountId, t.status),
     index('tasks_token_idx').on(t.tokenId),
+    uniqueIndex('tasks_site_slug_idx').on(t.siteSlug),
   ],
 );
 
@@ -244,6 +246,20 @@ export const siteFiles = pgTable(
   (t) => [uniqueIndex('site_files_task_path_idx').on(t.taskId, t.path)],
 );
 
+/** Screenshots of a scaffold task's site taken by the validator (desktop, mobile); not part of the site. */
+export const siteScreenshots = pgTable(
+  'site_screenshots',
+  {
+    taskId: uuid('task_id')
+      .notNull()
+      .references(() => tasks.id, { onDelete: 'cascade' }),
+    name: text('name').notNull(),
+    png: bytea('png').notNull(),
+    createdAt: ts('created_at').notNull(),
+  },
+  (t) => [primaryKey({ columns: [t.taskId, t.name] })],
+);
+
 export const schema = {
   accounts,
   apiTokens,
@@ -255,5 +271,6 @@ export const schema = {
   demoIssuance,
   repoMemory,
   periodicRuns,
+  siteScreenshots,
   siteFiles,
 };

@@ -40,6 +40,11 @@ const nextOf = (step: StepName): StepName | 'end' => PIPELINE[PIPELINE.indexOf(s
 
 /** Why a step does not run for this task, or undefined when it does. */
 function skipReason(task: Task, step: StepName, demo: boolean): string | undefined {
+  if (task.taskType === 'scaffold') {
+    if (step === 'locator' || step === 'inspector') return 'a scaffold task has no repository to search';
+    if (step === 'pr') return 'a scaffold task publishes its site; POST /v1/tasks/{id}/deploy-git pushes it to a new repository';
+    if (demo && step !== 'planner') return 'demo tokens stop after the planner for scaffold tasks';
+  }
   if (demo && !DEMO_STAGES.includes(step)) return 'demo tokens stop after the inspector';
   if (step === 'pr' && task.mode === 'preview') return 'preview mode opens no pull request';
   return undefined;
@@ -192,12 +197,19 @@ export async function runTask(deps: Deps, steps: StepRegistry, taskId: string, o
         if (typeof result.output.diff === 'string') set.diffSummary = truncateDiff(result.output.diff);
       }
       if (step === 'pr' && typeof result.output.pr_url === 'string') set.prUrl = result.output.pr_url;
-      if (failedValidation && task.retryCount < Math.min(limits.maxRetries, 2)) {
+      const retrying = failedValidation && task.retryCount < Math.min(limits.maxRetries, 2);
+      if (retrying) {
         progress.failure = result.output;
         progress.next = 'fixer';
         set.retryCount = task.retryCount + 1;
       }
       await save({ ...set, progress, currentStep: null });
+      if (failedValidation && !retrying && task.taskType === 'scaffold') {
+        // A fix that did not pass still becomes a draft PR for a person to judge; a site that
+        // did not pass is not published at all.
+        await finish(deps, taskId, 'failed', mine, 'the site did not pass validation; see the validator step for the problems');
+        return;
+      }
     }
     // The checkout goes before the task reports its end, so a finished task leaves nothing on disk.
     await lease.dispose();

@@ -6,6 +6,7 @@ import { accounts, taskLogs, tasks } from '../db/schema.js';
 import type { Deps } from '../deps.js';
 import { AppError } from '../errors.js';
 import { newId } from '../ids.js';
+import { refusalFor } from '../scaffold/brief-policy.js';
 import { checkRepoAccess } from '../scm/access.js';
 import { parseRepoUrl } from '../scm/urls.js';
 import { ACTIVE_STATUSES } from './states.js';
@@ -36,6 +37,8 @@ function checkInput(deps: Pick<Deps, 'config'>, input: CreateTaskInput) {
   if (!BRANCH.test(baseBranch)) throw new AppError('bad_request', `base_branch: "${baseBranch}" is not a valid branch name`);
   if (taskType === 'scaffold') {
     if (input.repo_url !== undefined) throw new AppError('bad_request', 'repo_url: scaffold tasks take no repository');
+    const refusal = refusalFor(prompt);
+    if (refusal) throw new AppError('bad_request', `prompt: emend does not build sites for ${refusal}`);
     return { taskType, prompt, baseBranch, repo: null };
   }
   if (input.repo_url === undefined) throw new AppError('bad_request', 'repo_url: required for fix tasks');

@@ -1,6 +1,9 @@
 import { rememberedTestCommand } from '../../memory/repo-memory.js';
 import { type ValidatorContextOf, validatorStep } from '../../validator/step.js';
-import type { StepRegistry } from '../step-types.js';
+import { siteFixerStep } from '../../scaffold/fixer-step.js';
+import { sitePlannerStep } from '../../scaffold/planner-step.js';
+import { siteValidatorStep } from '../../scaffold/validator-step.js';
+import type { StepFn, StepRegistry } from '../step-types.js';
 import { fixerStep } from './fixer.js';
 import { inspectorStep } from './inspector.js';
 import { locatorStep } from './locator.js';
@@ -16,15 +19,22 @@ const validatorContext: ValidatorContextOf = async ({ task }, helpers) => ({
 
 /**
  * The steps `emend serve` and `emend worker` run: the thinking steps on the model layer, the
- * validator in the sandbox, the pull request on the code host.
+ * validator in the sandbox, the pull request on the code host; for scaffold tasks, the site's
+ * plan, its files, and its checks in headless Chromium (src/scaffold).
  */
 export function productionSteps(): StepRegistry {
   return {
-    planner: plannerStep(),
+    planner: byTaskType({ fix: plannerStep(), scaffold: sitePlannerStep() }),
     locator: locatorStep(),
     inspector: inspectorStep(),
-    fixer: fixerStep(),
-    validator: validatorStep(validatorContext),
+    fixer: byTaskType({ fix: fixerStep(), scaffold: siteFixerStep() }),
+    validator: byTaskType({ fix: validatorStep(validatorContext), scaffold: siteValidatorStep() }),
     pr: prStep(),
   };
 }
+
+/** A step that does different work for fix and scaffold tasks. */
+const byTaskType =
+  (steps: { fix: StepFn; scaffold: StepFn }): StepFn =>
+  (payload, helpers) =>
+    (payload.task.taskType === 'scaffold' ? steps.scaffold : steps.fix)(payload, helpers);

@@ -1,0 +1,98 @@
+import { rm } from 'node:fs/promises';
+import { join } from 'node:path';
+import type { ModelMessage } from 'ai';
+import { EDIT_FORMAT_INSTRUCTIONS, applyEdits, parseEdits } from '../edits/index.js';
+import type { StepFn } from '../pipeline/step-types.js';
+import { clip, fenced } from '../pipeline/steps/prompt-parts.js';
+import { readSiteFiles, saveSiteFiles } from '../sites/store.js';
+import { readSiteDir, writeSiteDir } from './site-files.js';
+
+const MAX_ROUNDS = 3;
+
+const SYSTEM = `You are the fixer of emend, writing a small static marketing site from a plan: index.html, a stylesheet, small scripts if they help, images as inline SVG or SVG files.
+- Use the plan's copy, palette and typography; make it responsive (a viewport meta, fluid layout that fits a 390 px wide phone) and accessible (lang on html, alt on images, labels on form controls, readable contrast, one h1).
+- Every link and asset must point inside the site (or be a #fragment of an existing id, mailto: or tel:). No external fonts, scripts, images or stylesheets unless the brief asks for them, and never analytics or tracking.
+- No build step: plain HTML, CSS and JavaScript that run as they are.
+
+${EDIT_FORMAT_INSTRUCTIONS}`;
+
+/** The site as the model sees it: every text file whole. */
+function filesSection(files: { path: string; content: Buffer }[]): string {
+  if (files.length === 0) return 'The site has no files yet: create them.';
+  return `Current files:\n\n${files.map((f) => `## ${f.path}\n${fenced(clip(f.content.toString('utf8'), 40_000))}`).join('\n\n')}`;
+}
+
+/** Over the operator's limits: a problem the model can fix, in words. */
+function limitProblems(files: { content: Buffer }[], limits: { maxBytes: number; maxFiles: number }): string[] {
+  const bytes = files.reduce((n, f) => n + f.content.length, 0);
+  const out: string[] = [];
+  if (files.length > limits.maxFiles) out.push(`the site has ${files.length} files; the limit is ${limits.maxFiles}`);
+  if (bytes > limits.maxBytes) out.push(`the site is ${bytes} bytes; the limit is ${limits.maxBytes}`);
+  return out;
+}
+
+/**
+ * The scaffold fixer: writes (or, after a failed validation, corrects) the site's files with
+ * the edit format, in a scratch directory, and stores them with the task so any worker and
+ * every API node can read them.
+ */
+export function siteFixerStep(): StepFn {
+  return async ({ task, outputs, failure }, helpers) => {
+    const { deps } = helpers;
+    const dir = join(deps.config.dataDir, 'work', task.id, 'site');
+    const current = (await readSiteFiles(deps, task.id)).map((f) => ({ path: f.path, content: f.content }));
+    await writeSiteDir(dir, current);
+    try {
+      const plan = { ...(outputs.planner ?? {}) };
+      delete plan.model;
+      const problems = failure?.problems as { check: string; file?: string; message: string }[] | undefined;
+      const user = [
+        `Brief:\n${fenced(task.prompt)}`,
+        `Site plan:\n${fenced(JSON.stringify(plan, null, 2), 'json')}`,
+        problems?.length
+          ? `The site did not pass validation. Fix these problems:\n${problems.map((p) => `- [${p.check}]${p.file ? ` ${p.file}:` : ''} ${p.message}`).join('\n')}`
+          : '',
+        filesSection(current),
+      ]
+        .filter(Boolean)
+        .join('\n\n');
+      const model = await helpers.model();
+      const messages: ModelMessage[] = [{ role: 'user', content: user }];
+      let rounds = 0;
+      let notes = '';
+      const { maxBytes, maxFiles } = deps.config.site;
+      for (;;) {
+        rounds++;
+        const answer = await model.text({ system: SYSTEM, messages, maxOutputTokens: 16_000 });
+        const parsed = parseEdits(answer);
+        notes = parsed.notes.trim() || notes;
+        const report = parsed.edits.length ? await applyEdits(dir, parsed.edits) : { applied: [], failed: [] };
+        const issues = [
+          ...parsed.errors.map((e) => `format: ${e}`),
+          ...report.failed.map((f) => `${f.path}: ${f.reason}`),
+          ...(parsed.edits.length === 0 && parsed.errors.length === 0 ? ['the answer held no edit blocks'] : []),
+          ...limitProblems(await readSiteDir(dir), { maxBytes, maxFiles }),
+        ];
+        helpers.log('site fixer round', { round: rounds, applied: report.applied.length, issues: issues.length });
+        if (issues.length === 0) break;
+        model.noteMalformed();
+        if (rounds >= MAX_ROUNDS) throw new Error(`the site could not be written after ${rounds} answers: ${clip(issues.join('; '), 600)}`);
+        messages.push({ role: 'assistant', content: answer.trim() || '(empty answer)' }, { role: 'user', content: `These need fixing:\n${issues.map((i) => `- ${clip(i, 2_000)}`).join('\n')}` });
+      }
+      const files = await readSiteDir(dir);
+      if (!files.some((f) => f.path === 'index.html')) throw new Error('the site has no index.html');
+      await saveSiteFiles(deps, task.id, files);
+      return {
+        output: {
+          files: files.map((f) => ({ path: f.path, size: f.content.length })),
+          bytes: files.reduce((n, f) => n + f.content.length, 0),
+          rounds,
+          notes: clip(notes, 2_000),
+          model: `${model.provider}/${model.modelId}`,
+        },
+      };
+    } finally {
+      await rm(dir, { recursive: true, force: true });
+    }
+  };
+}
