@@ -1,3 +1,4 @@
+import { posix } from 'node:path';
 import { htmlProblems } from './check-html.js';
 import { type Element, type HtmlDoc, ancestors, at, attr, describe, hasAttr, isHtmlElement, parseHtml, rawText, readableText } from './html-doc.js';
 import {
@@ -26,6 +27,11 @@ export interface StaticOptions {
   allowExternal?: boolean;
   /** Overrides SITE_LIMITS (e.g. from the service's configuration). */
   limits?: Partial<SiteLimits>;
+  /**
+   * Whether root-relative URLs (`/css/site.css`) are fine (default true). A site published
+   * under a sub-path (`/s/<slug>/`) needs relative ones: with false they are reported.
+   */
+  allowRootRelative?: boolean;
 }
 
 export interface SiteLimits {
@@ -98,7 +104,14 @@ export function checkStatic(files: SiteFiles, options: StaticOptions = {}): Stat
     problems.push({ check: 'html', file: 'index.html', message: 'index.html is empty' });
   }
 
-  const ctx: LinkContext = { files, docs, allowExternal: options.allowExternal === true, problems, seen: new Set() };
+  const ctx: LinkContext = {
+    files,
+    docs,
+    allowExternal: options.allowExternal === true,
+    allowRootRelative: options.allowRootRelative !== false,
+    problems,
+    seen: new Set(),
+  };
   for (const [file, { text, doc }] of docs) {
     for (const message of htmlProblems(text, doc)) problems.push({ check: 'html', file, message });
     trackingPixels(ctx, file, doc);
@@ -150,6 +163,7 @@ interface LinkContext {
   files: SiteFiles;
   docs: Map<string, { text: string; doc: HtmlDoc }>;
   allowExternal: boolean;
+  allowRootRelative: boolean;
   problems: Finding[];
   /** file + message, so a link repeated in a page is reported once. */
   seen: Set<string>;
@@ -202,6 +216,16 @@ function checkRef(ctx: LinkContext, site: RefSite, raw: string): void {
           push(ctx, { check: 'links', file, message: `${where}${what} points at #${ref.fragment}, but no element on this page has id="${ref.fragment}"; add the id to the target section or fix the link` });
         }
         return;
+      }
+      const written = raw.trim();
+      if (!ctx.allowRootRelative && written.startsWith('/') && !written.startsWith('//')) {
+        const dir = posix.dirname(file);
+        const relative = posix.relative(dir === '.' ? '' : dir, ref.path) || './';
+        push(ctx, {
+          check: 'links',
+          file,
+          message: `${where}${what} uses the root-relative path ${written.split(/[?#]/)[0]}; the site is published under a sub-path, where that misses the site: write it relative to this file (${relative}${(ref.path === '' || ref.path.endsWith('/')) && !relative.endsWith('/') ? '/' : ''})`,
+        });
       }
       const found = lookupSitePath(ctx.files, ref.path);
       if (!found) {

@@ -29,6 +29,8 @@ export interface ValidateSiteOptions {
   signal?: AbortSignal;
   /** Size limits, when not the defaults (SITE_LIMITS in check-static.ts). */
   limits?: Partial<SiteLimits>;
+  /** false: report root-relative URLs (`/css/a.css`), for a site published under a sub-path. Default true. */
+  allowRootRelative?: boolean;
 }
 
 export const DEFAULT_VALIDATE_TIMEOUT_MS = 30_000;
@@ -38,7 +40,7 @@ export async function validateSite(files: SiteFiles, options: ValidateSiteOption
   signal?.throwIfAborted();
   const stats = { files: Object.keys(files).length, bytes: Object.values(files).reduce((n, c) => n + byteLength(c), 0) };
   const allowExternal = options.allowExternal === true;
-  const staticResult = checkStatic(files, { allowExternal, limits: options.limits });
+  const staticResult = checkStatic(files, { allowExternal, limits: options.limits, allowRootRelative: options.allowRootRelative });
   const findings: Finding[] = [...staticResult.problems];
   let screenshots: SiteValidation['screenshots'] = null;
 

@@ -70,6 +70,14 @@ describe.runIf(inject('dbKind') === 'pglite')('static site checks', () => {
     ]);
   });
 
+  it('reports root-relative URLs when the site is published under a sub-path', () => {
+    const files = goodSite();
+    expect(checkStatic(files, { allowRootRelative: false }).problems.map((p) => `${p.file}: ${p.message}`)).toEqual([
+      'about/index.html: line 4: <a href="/"> uses the root-relative path /; the site is published under a sub-path, where that misses the site: write it relative to this file (../)',
+      'index.html: line 12: <a href="/" class="brand"> uses the root-relative path /; the site is published under a sub-path, where that misses the site: write it relative to this file (./)',
+    ]);
+  });
+
   it('checks srcset, CSS url() and @import, style attributes and inline styles', () => {
     expect(srcsetUrls('a.png 1x, data:image/png;base64,AAA= 2x,c.png')).toEqual(['a.png', 'data:image/png;base64,AAA=', 'c.png']);
     expect(srcsetUrls(' a.png 1x,b.png 640w ')).toEqual(['a.png', 'b.png']);
