@@ -1,5 +1,6 @@
 import type { StepFn } from '../pipeline/step-types.js';
 import { readSiteFiles } from '../sites/store.js';
+import { SITE_LIMITS } from '../sites/check-static.js';
 import { validateSite } from '../sites/validate-site.js';
 import { ensureSlug, publishSite, saveScreenshots } from './publish.js';
 
@@ -19,6 +20,9 @@ export function siteValidatorStep(): StepFn {
     const result = await validateSite(Object.fromEntries(files.map((f) => [f.path, f.content])), {
       chromiumPath: deps.config.site.chromiumPath,
       allowExternal: briefAllowsExternal(task.prompt),
+      // The site is served under /s/<slug>/: a root-relative URL would leave it.
+      allowRootRelative: false,
+      limits: { ...SITE_LIMITS, maxFiles: deps.config.site.maxFiles, maxTotalBytes: deps.config.site.maxBytes },
       signal: helpers.signal,
     });
     const slug = await ensureSlug(deps, task);
