@@ -260,6 +260,49 @@ export const siteScreenshots = pgTable(
   (t) => [primaryKey({ columns: [t.taskId, t.name] })],
 );
 
+/**
+ * Feedback on a finished task. Every POST adds a row (the history is kept); the newest row is
+ * the task's current feedback.
+ */
+export const taskFeedback = pgTable(
+  'task_feedback',
+  {
+    id: uuid('id').primaryKey(),
+    taskId: uuid('task_id')
+      .notNull()
+      .references(() => tasks.id, { onDelete: 'cascade' }),
+    accountId: uuid('account_id')
+      .notNull()
+      .references(() => accounts.id, { onDelete: 'cascade' }),
+    rating: integer('rating'),
+    correct: text('correct'), // yes | partial | no
+    reuse: text('reuse'), // yes | no
+    note: text('note'),
+    createdAt: ts('created_at').notNull(),
+  },
+  (t) => [index('task_feedback_task_idx').on(t.taskId, t.createdAt), index('task_feedback_account_idx').on(t.accountId)],
+);
+
+/**
+ * Control-panel sessions: the cookie holds a random secret, stored here as SHA-256 only. A
+ * session lives no longer than the token it was opened with (revoking the token ends it).
+ */
+export const webSessions = pgTable(
+  'web_sessions',
+  {
+    idHash: text('id_hash').primaryKey(),
+    accountId: uuid('account_id')
+      .notNull()
+      .references(() => accounts.id, { onDelete: 'cascade' }),
+    tokenId: uuid('token_id')
+      .notNull()
+      .references(() => apiTokens.id, { onDelete: 'cascade' }),
+    createdAt: ts('created_at').notNull(),
+    expiresAt: ts('expires_at').notNull(),
+  },
+  (t) => [index('web_sessions_account_idx').on(t.accountId)],
+);
+
 export const schema = {
   accounts,
   apiTokens,
@@ -272,5 +315,7 @@ export const schema = {
   repoMemory,
   periodicRuns,
   siteScreenshots,
+  taskFeedback,
+  webSessions,
   siteFiles,
 };
