@@ -109,6 +109,21 @@ describe('fix tasks through the model steps against the scripted model', { timeo
     expect(model.calls.filter((c) => stepOf(c) === 'locator').map((c) => c.model)).toEqual(['gpt-4.1-mini']);
   });
 
+  it('a call that outlives the timeout is abandoned and retried', async () => {
+    await service({ EMEND_LLM_TIMEOUT_S: '1' });
+    model.enqueue(async () => {
+      await new Promise((r) => setTimeout(r, 2_500));
+      return { json: CALC_PLAN };
+    });
+    scriptCalcRun(model);
+    const { auth } = await newAccount(h, { plan: 'free' });
+    const { task } = await runTask(auth, 'done');
+    expect(model.calls.filter((c) => stepOf(c) === 'planner')).toHaveLength(2);
+    expect(h.logLines.some((l) => l.includes('did not answer in time'))).toBe(true);
+    // the abandoned call was answered to nobody: neither the double nor the task bills it
+    expect(task.tokens_total).toBe(billedTotal());
+  });
+
   it('malformed output is billed, counted, fed back, and recovered from (planner JSON and fixer edits)', async () => {
     await service();
     model.enqueue({ text: 'Sure! Here is my plan: fix add.' });
