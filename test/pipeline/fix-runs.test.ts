@@ -110,9 +110,9 @@ describe('fix tasks through the model steps against the scripted model', { timeo
   });
 
   it('a call that outlives the timeout is abandoned and retried', async () => {
-    await service({ EMEND_LLM_TIMEOUT_S: '1' });
+    await service({ EMEND_LLM_TIMEOUT_S: '3' });
     model.enqueue(async () => {
-      await new Promise((r) => setTimeout(r, 2_500));
+      await new Promise((r) => setTimeout(r, 4_500));
       return { json: CALC_PLAN };
     });
     scriptCalcRun(model);
