@@ -1,3 +1,4 @@
+import fastifyCookie from '@fastify/cookie';
 import Fastify, { type FastifyBaseLogger, type FastifyInstance } from 'fastify';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { Deps } from './deps.js';
@@ -11,16 +12,18 @@ import { deployRoutes } from './http/routes/deploy.js';
 import { healthRoutes, registerTaskGauges } from './http/routes/health.js';
 import { keyRoutes } from './http/routes/keys.js';
 import { meRoutes } from './http/routes/me.js';
+import { panelRoutes } from './http/routes/panel.js';
 import { taskActionRoutes } from './http/routes/task-actions.js';
 import { taskStreamRoutes } from './http/routes/task-stream.js';
 import { taskRoutes } from './http/routes/tasks.js';
 import { scmRoutes } from './http/routes/scm.js';
+import { sessionRoutes } from './http/routes/session.js';
 import { screenshotRoutes, siteRoutes } from './http/routes/sites.js';
 import { tokenRoutes } from './http/routes/tokens.js';
 import { sharedSchemas } from './http/schemas.js';
 import { installValidators } from './http/validation.js';
 
-const resources = [healthRoutes, taskRoutes, taskActionRoutes, taskStreamRoutes, screenshotRoutes, deployRoutes, meRoutes, keyRoutes, scmRoutes, tokenRoutes, demoRoutes, adminRoutes];
+const resources = [healthRoutes, taskRoutes, taskActionRoutes, taskStreamRoutes, screenshotRoutes, deployRoutes, meRoutes, keyRoutes, scmRoutes, tokenRoutes, demoRoutes, adminRoutes, sessionRoutes];
 
 /** Builds the HTTP application; it does not listen (tests use app.inject, cli.ts listens). */
 export async function buildApp(deps: Deps): Promise<FastifyInstance> {
@@ -38,6 +41,8 @@ export async function buildApp(deps: Deps): Promise<FastifyInstance> {
   installErrorHandling(app);
   for (const schema of sharedSchemas) app.addSchema(schema);
   await registerOpenApi(app, deps);
+  // Before auth: the control panel's session cookie is read in auth's onRequest hook.
+  await app.register(fastifyCookie);
   await app.register(authPlugin, { deps });
   registerTaskGauges(deps);
 
@@ -49,6 +54,8 @@ export async function buildApp(deps: Deps): Promise<FastifyInstance> {
 
   // Published sites live at {site_base}/s/<slug>/, outside the API's paths.
   await app.register(siteRoutes, { deps });
+  // The control panel (static files) at /app/, also outside the API's paths.
+  await app.register(panelRoutes, { deps });
 
   // /v1 is the documented, stable form; the unprefixed aliases serve the same handlers.
   for (const prefix of ['/v1', '']) {

@@ -1,0 +1,116 @@
+import { type FastifyPluginAsyncTypebox, Type } from '@fastify/type-provider-typebox';
+import { and, eq, isNull } from 'drizzle-orm';
+import { apiTokens } from '../../db/schema.js';
+import type { Deps } from '../../deps.js';
+import { AppError } from '../../errors.js';
+import { authenticateToken } from '../auth.js';
+import { errorResponses } from '../schemas.js';
+import { checkSameOrigin, clearSessionCookie, createSession, deleteSession, sessionSecretOf, setSessionCookie } from '../session.js';
+
+/** The name of the token a code-host sign-in issues; signing out of such a session revokes it. */
+export const OAUTH_SESSION_TOKEN_NAME = 'control panel (GitHub sign-in)';
+
+const SessionSummary = Type.Object({
+  id: Type.String({ description: 'the account id' }),
+  email: Type.String(),
+  name: Type.String(),
+  plan: Type.String({ description: '`demo` for a demo token' }),
+  token_kind: Type.Union([Type.Literal('full'), Type.Literal('demo')]),
+  expires_at: Type.String({ description: 'when the session ends (12 hours, or the token’s expiry if sooner)' }),
+});
+
+const originOf = (value: string) => {
+  try {
+    return new URL(value).origin;
+  } catch {
+    return 'invalid';
+  }
+};
+
+/**
+ * Control-panel sign-in: POST /auth/session trades a token for an HttpOnly session cookie
+ * (the token itself never reaches the page's storage), DELETE /auth/session signs out.
+ */
+export const sessionRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = async (app, { deps }) => {
+  app.post(
+    '/auth/session',
+    {
+      config: { access: 'public' },
+      schema: {
+        tags: ['public'],
+        summary: 'Sign in to the control panel with a token: sets the HttpOnly session cookie emend_session',
+        description:
+          'The token is checked exactly as a Bearer token is (full and demo tokens). The session lasts 12 hours or until the token expires, and ends when the token is revoked. A request from a browser on another site (a foreign Origin header) is refused.',
+        security: [],
+        body: Type.Object({ token: Type.String({ minLength: 1, maxLength: 200 }) }, { additionalProperties: false }),
+        response: { 200: SessionSummary, ...errorResponses(400, 401, 403) },
+      },
+    },
+    async (request, reply) => {
+      // A foreign page must not sign a visitor in to someone else's account (login CSRF).
+      const origin = request.headers.origin;
+      if (origin !== undefined && ![originOf(deps.config.baseUrl), `${request.protocol}://${request.host}`].includes(originOf(origin))) {
+        throw new AppError('forbidden', 'sign-in must come from the control panel itself (the Origin header names another site)');
+      }
+      const { auth, expiresAt: tokenExpiresAt } = await authenticateToken(deps, request.body.token.trim());
+      const session = await createSession(deps, { accountId: auth.account.id, tokenId: auth.tokenId, tokenExpiresAt });
+      setSessionCookie(deps, reply, session.secret, session.expiresAt);
+      reply.header('cache-control', 'no-store');
+      return {
+        id: auth.account.id,
+        email: auth.account.email,
+        name: auth.account.name,
+        plan: auth.tokenKind === 'demo' ? 'demo' : auth.account.plan,
+        token_kind: auth.tokenKind,
+        expires_at: session.expiresAt.toISOString(),
+      };
+    },
+  );
+
+  app.delete(
+    '/auth/session',
+    {
+      config: { access: 'public' },
+      schema: {
+        tags: ['public'],
+        summary: 'Sign out of the control panel: ends the session and clears its cookie',
+        description: 'Harmless without a session. A token issued by a code-host sign-in is revoked with its session.',
+        security: [],
+        response: { 200: Type.Object({ signed_out: Type.Boolean({ description: 'false when there was no session' }) }) },
+      },
+    },
+    async (request, reply) => {
+      const secret = sessionSecretOf(request);
+      if (secret) checkSameOrigin(deps, request);
+      const ended = secret ? await deleteSession(deps, secret) : undefined;
+      if (ended) {
+        await deps.db
+          .update(apiTokens)
+          .set({ revokedAt: deps.clock.now() })
+          .where(and(eq(apiTokens.id, ended.tokenId), eq(apiTokens.name, OAUTH_SESSION_TOKEN_NAME), isNull(apiTokens.revokedAt)));
+      }
+      clearSessionCookie(deps, reply);
+      return { signed_out: !!ended };
+    },
+  );
+
+  app.get(
+    '/auth/methods',
+    {
+      config: { access: 'public' },
+      schema: {
+        tags: ['public'],
+        summary: 'How one can sign in to the control panel here',
+        security: [],
+        response: {
+          200: Type.Object({
+            token: Type.Boolean({ description: 'always true: paste a token' }),
+            demo: Type.Boolean({ description: 'always true: a demo token for an email' }),
+            oauth: Type.Boolean({ description: 'sign in with the code host (the operator configured an OAuth app)' }),
+          }),
+        },
+      },
+    },
+    async () => ({ token: true, demo: true, oauth: deps.config.scmOAuth !== undefined }),
+  );
+};
