@@ -9,6 +9,7 @@ import { registerOpenApi } from './http/openapi.js';
 import { adminRoutes } from './http/routes/admin.js';
 import { demoRoutes } from './http/routes/demo.js';
 import { deployRoutes } from './http/routes/deploy.js';
+import { feedbackRoutes } from './http/routes/feedback.js';
 import { healthRoutes, registerTaskGauges } from './http/routes/health.js';
 import { keyRoutes } from './http/routes/keys.js';
 import { meRoutes } from './http/routes/me.js';
@@ -20,10 +21,11 @@ import { scmRoutes } from './http/routes/scm.js';
 import { sessionRoutes } from './http/routes/session.js';
 import { screenshotRoutes, siteRoutes } from './http/routes/sites.js';
 import { tokenRoutes } from './http/routes/tokens.js';
+import { trainingRoutes } from './http/routes/training.js';
 import { sharedSchemas } from './http/schemas.js';
 import { installValidators } from './http/validation.js';
 
-const resources = [healthRoutes, taskRoutes, taskActionRoutes, taskStreamRoutes, screenshotRoutes, deployRoutes, meRoutes, keyRoutes, scmRoutes, tokenRoutes, demoRoutes, adminRoutes, sessionRoutes];
+const resources = [healthRoutes, taskRoutes, taskActionRoutes, taskStreamRoutes, screenshotRoutes, deployRoutes, meRoutes, keyRoutes, scmRoutes, tokenRoutes, demoRoutes, adminRoutes, sessionRoutes, feedbackRoutes, trainingRoutes];
 
 /** Builds the HTTP application; it does not listen (tests use app.inject, cli.ts listens). */
 export async function buildApp(deps: Deps): Promise<FastifyInstance> {

@@ -1,4 +1,4 @@
-import { and, desc, eq } from 'drizzle-orm';
+import { and, desc, eq, inArray } from 'drizzle-orm';
 import { repoMemory } from '../db/schema.js';
 import type { Deps } from '../deps.js';
 import { newId } from '../ids.js';
@@ -109,4 +109,37 @@ export async function recall(deps: Pick<Deps, 'db'>, q: { accountId: string; rep
     out.push({ id: s.item.id, kind: s.item.kind, text: s.text });
   }
   return out;
+}
+
+/** The database or a transaction on it: the feedback module writes memory inside its own transaction. */
+type Writer = Deps['db'] | Parameters<Parameters<Deps['db']['transaction']>[0]>[0];
+
+/** Removes the items of these kinds that a task produced (a later feedback post replaces them). */
+export async function forgetTaskItems(db: Writer, accountId: string, taskId: string, kinds: MemoryKind[]): Promise<void> {
+  await db.delete(repoMemory).where(and(eq(repoMemory.accountId, accountId), eq(repoMemory.taskId, taskId), inArray(repoMemory.kind, kinds)));
+}
+
+/** Inserts an item through `db` (which may be a transaction); the repository is keyed as remember() keys it. */
+export async function insertMemoryItem(
+  db: Writer,
+  now: Date,
+  item: { accountId: string; repo: string; kind: MemoryKind; content: MemoryItem['content']; taskId?: string | null },
+): Promise<string> {
+  const id = newId();
+  await db.insert(repoMemory).values({ id, accountId: item.accountId, repo: repoKey(item.repo), kind: item.kind, content: item.content, taskId: item.taskId ?? null, createdAt: now });
+  return id;
+}
+
+/** The test command that worked, replacing any older one for the account and repository. */
+export async function replaceTestCommand(deps: Db, q: { accountId: string; repo: string; command: string; taskId?: string | null }): Promise<string> {
+  return deps.db.transaction(async (tx) => {
+    await tx.delete(repoMemory).where(and(eq(repoMemory.accountId, q.accountId), eq(repoMemory.repo, repoKey(q.repo)), eq(repoMemory.kind, 'test_command')));
+    return insertMemoryItem(tx, deps.clock.now(), { accountId: q.accountId, repo: q.repo, kind: 'test_command', content: { command: q.command }, taskId: q.taskId });
+  });
+}
+
+/** Deletes one of the account's items; false when the account has no item with that id. */
+export async function deleteMemoryItem(deps: Pick<Deps, 'db'>, accountId: string, id: string): Promise<boolean> {
+  const rows = await deps.db.delete(repoMemory).where(and(eq(repoMemory.id, id), eq(repoMemory.accountId, accountId))).returning({ id: repoMemory.id });
+  return rows.length > 0;
 }

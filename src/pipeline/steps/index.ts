@@ -1,3 +1,4 @@
+import { rememberingTestCommand } from '../../feedback/memory-from-feedback.js';
 import { rememberedTestCommand } from '../../memory/repo-memory.js';
 import { type ValidatorContextOf, validatorStep } from '../../validator/step.js';
 import { siteFixerStep } from '../../scaffold/fixer-step.js';
@@ -28,7 +29,7 @@ export function productionSteps(): StepRegistry {
     locator: locatorStep(),
     inspector: inspectorStep(),
     fixer: byTaskType({ fix: fixerStep(), scaffold: siteFixerStep() }),
-    validator: byTaskType({ fix: validatorStep(validatorContext), scaffold: siteValidatorStep() }),
+    validator: byTaskType({ fix: rememberingTestCommand(validatorStep(validatorContext)), scaffold: siteValidatorStep() }),
     pr: prStep(),
   };
 }

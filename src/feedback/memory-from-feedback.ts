@@ -1,0 +1,81 @@
+import type { Deps } from '../deps.js';
+import { type ExampleContent, type LessonContent, forgetTaskItems, insertMemoryItem, replaceTestCommand } from '../memory/repo-memory.js';
+import type { StepFn } from '../pipeline/step-types.js';
+import type { Task } from '../tasks/service.js';
+import type { CurrentFeedback } from './feedback.js';
+
+type Tx = Parameters<Parameters<Deps['db']['transaction']>[0]>[0];
+type Outputs = Partial<Record<'planner' | 'locator' | 'fixer' | 'validator', Record<string, unknown>>>;
+
+/** The step outputs the runner kept in tasks.progress. */
+export const outputsOf = (task: Pick<Task, 'progress'>): Outputs => ((task.progress ?? {}) as { outputs?: Outputs }).outputs ?? {};
+
+const strings = (v: unknown): string[] => (Array.isArray(v) ? v.filter((x): x is string => typeof x === 'string') : []);
+
+/** The files a task touched (the fixer's), or else the ones the locator chose. */
+export function filesOf(outputs: Outputs): string[] {
+  const changed = outputs.fixer?.files_changed;
+  if (Array.isArray(changed) && changed.length) {
+    return changed.map((c) => (typeof c === 'string' ? c : (c as { path?: unknown })?.path)).filter((p): p is string => typeof p === 'string');
+  }
+  return strings(outputs.locator?.selected);
+}
+
+/** The diff the fixer left, or null when it made none. */
+export function diffOf(outputs: Outputs): string | null {
+  const diff = outputs.fixer?.diff;
+  return typeof diff === 'string' && diff.trim() ? diff : null;
+}
+
+/**
+ * Rebuilds the lesson and example a task's feedback makes, replacing whatever an earlier
+ * post of feedback on the task made (so posting again never duplicates them):
+ * - a lesson when the result was not (or partly) correct and the reviewer wrote a note;
+ * - an example when the reviewer said to reuse a task that ended done with a diff.
+ * Fix tasks on a repository only; memory stays with the task's account.
+ */
+export async function memoryFromFeedback(tx: Tx, now: Date, task: Task, feedback: CurrentFeedback): Promise<void> {
+  if (task.taskType !== 'fix' || !task.repoUrl) return;
+  await forgetTaskItems(tx, task.accountId, task.id, ['lesson', 'example']);
+  const outputs = outputsOf(task);
+  const base = { accountId: task.accountId, repo: task.repoUrl, taskId: task.id };
+  if ((feedback.correct === 'no' || feedback.correct === 'partial') && feedback.note) {
+    const lesson: LessonContent = { note: feedback.note, prompt: task.prompt, files: filesOf(outputs), correct: feedback.correct };
+    await insertMemoryItem(tx, now, { ...base, kind: 'lesson', content: lesson });
+  }
+  const diff = diffOf(outputs);
+  if (feedback.reuse === 'yes' && task.status === 'done' && diff) {
+    const plan = outputs.planner;
+    const example: ExampleContent = {
+      prompt: task.prompt,
+      plan: plan ? { summary: typeof plan.summary === 'string' ? plan.summary : undefined, steps: strings(plan.steps) } : null,
+      diff,
+    };
+    await insertMemoryItem(tx, now, { ...base, kind: 'example', content: example });
+  }
+}
+
+/**
+ * Remembers the test command of a passing validator run when the validator found it by
+ * itself (source `detected`): the next run on the repository starts from it. A command from
+ * the repository's own .emend/test, or one already from memory, is not stored again.
+ * Returns the new item's id, or undefined when nothing was stored.
+ */
+export async function rememberTestCommand(deps: Pick<Deps, 'db' | 'clock'>, task: Pick<Task, 'id' | 'accountId' | 'repoUrl' | 'taskType'>, output: Record<string, unknown>): Promise<string | undefined> {
+  if (task.taskType !== 'fix' || !task.repoUrl) return undefined;
+  if (output.passed !== true || output.source !== 'detected' || typeof output.command !== 'string' || !output.command.trim()) return undefined;
+  return replaceTestCommand(deps, { accountId: task.accountId, repo: task.repoUrl, command: output.command, taskId: task.id });
+}
+
+/** Wraps the validator step: after a passing run, its detected test command is remembered (a failure to store it only logs). */
+export const rememberingTestCommand =
+  (step: StepFn): StepFn =>
+  async (payload, helpers) => {
+    const result = await step(payload, helpers);
+    if (result.passed === true) {
+      await rememberTestCommand(helpers.deps, payload.task, result.output).catch((err: unknown) =>
+        helpers.deps.log.warn({ err, task: payload.task.id }, 'remembering the test command failed'),
+      );
+    }
+    return result;
+  };

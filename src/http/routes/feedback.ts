@@ -1,0 +1,121 @@
+import { type FastifyPluginAsyncTypebox, Type } from '@fastify/type-provider-typebox';
+import type { TSchema } from '@sinclair/typebox';
+import type { Deps } from '../../deps.js';
+import { AppError } from '../../errors.js';
+import { NOTE_MAX, feedbackJson, getFeedback, postFeedback } from '../../feedback/feedback.js';
+import { deleteMemoryItem, listMemory, memoryText } from '../../memory/repo-memory.js';
+import { parseRepoUrl } from '../../scm/urls.js';
+import { caller } from '../auth.js';
+import { IdParams, errorResponses } from '../schemas.js';
+
+const Nullable = <T extends TSchema>(t: T) => Type.Union([t, Type.Null()]);
+const Correct = Type.Union([Type.Literal('yes'), Type.Literal('partial'), Type.Literal('no')]);
+const Reuse = Type.Union([Type.Literal('yes'), Type.Literal('no')]);
+
+const FeedbackBody = Type.Object(
+  {
+    rating: Type.Optional(Type.Integer({ minimum: 0, maximum: 5 })),
+    correct: Type.Optional(Correct),
+    reuse: Type.Optional(Type.Union([Type.Literal('yes'), Type.Literal('no')], {
+      description: 'yes keeps this task’s plan and diff as a worked example for later tasks on the repository' })),
+    note: Type.Optional(Type.String({ maxLength: NOTE_MAX, description: 'in your words; with correct no or partial it becomes a lesson for later tasks on the repository; an empty note clears it' })),
+  },
+  { additionalProperties: false, minProperties: 1, description: 'at least one field; fields left out keep their earlier value' },
+);
+
+const Feedback = Type.Object(
+  {
+    task_id: Type.String({ format: 'uuid' }),
+    rating: Nullable(Type.Integer()),
+    correct: Nullable(Correct),
+    reuse: Nullable(Reuse),
+    note: Nullable(Type.String()),
+    updated_at: Type.String({ format: 'date-time' }),
+    history_count: Type.Integer({ description: 'how many posts made this feedback; each is kept' }),
+  },
+  { description: 'the current feedback: every post merged over the ones before it' },
+);
+
+const MemoryItem = Type.Object({
+  id: Type.String({ format: 'uuid' }),
+  kind: Type.Union([Type.Literal('lesson'), Type.Literal('example'), Type.Literal('test_command')]),
+  text: Type.String({ description: 'the item as the planner and fixer are shown it' }),
+  content: Type.Record(Type.String(), Type.Unknown()),
+  task_id: Nullable(Type.String({ format: 'uuid' })),
+  created_at: Type.String({ format: 'date-time' }),
+});
+
+/** Feedback on tasks, and the repo memory it feeds. */
+export const feedbackRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = async (app, { deps }) => {
+  // Demo tokens may give feedback on their own tasks: it is part of trying a task out, and
+  // what it teaches stays in the demo account's own memory.
+  app.post(
+    '/tasks/:id/feedback',
+    {
+      schema: {
+        tags: ['tasks'],
+        summary: 'Give (or update) feedback on a finished task; it tunes later tasks on the same repository',
+        params: IdParams,
+        body: FeedbackBody,
+        response: { 200: Feedback, ...errorResponses(400, 401, 404, 409) },
+      },
+    },
+    async (request) => feedbackJson(await postFeedback(deps, caller(request).account.id, request.params.id, request.body)),
+  );
+
+  app.get(
+    '/tasks/:id/feedback',
+    {
+      schema: { tags: ['tasks'], summary: "A task's current feedback", params: IdParams, response: { 200: Feedback, ...errorResponses(400, 401, 404) } },
+    },
+    async (request) => feedbackJson(await getFeedback(deps, caller(request).account.id, request.params.id)),
+  );
+
+  app.get(
+    '/me/memory',
+    {
+      config: { access: 'full' },
+      schema: {
+        tags: ['account'],
+        summary: "Your repo memory for a repository: lessons, worked examples and the test command that worked",
+        querystring: Type.Object({ repo: Type.String({ minLength: 1, maxLength: 500, description: 'the repository URL, as in POST /v1/tasks' }) }, { additionalProperties: false }),
+        response: {
+          200: Type.Object({ repo: Type.String({ description: 'the repository, normalised' }), items: Type.Array(MemoryItem, { description: 'newest first' }) }),
+          ...errorResponses(400, 401, 403),
+        },
+      },
+    },
+    async (request) => {
+      const repo = parseRepoUrl(request.query.repo, deps.config.scmWebUrl).url;
+      const items = await listMemory(deps, caller(request).account.id, repo);
+      return {
+        repo,
+        items: items.map((m) => ({
+          id: m.id,
+          kind: m.kind,
+          text: memoryText(m),
+          content: m.content as unknown as Record<string, unknown>,
+          task_id: m.taskId,
+          created_at: m.createdAt.toISOString(),
+        })),
+      };
+    },
+  );
+
+  app.delete(
+    '/me/memory/:id',
+    {
+      config: { access: 'full' },
+      schema: {
+        tags: ['account'],
+        summary: 'Forget one repo memory item',
+        params: IdParams,
+        response: { 200: Type.Object({ deleted: Type.Boolean() }), ...errorResponses(400, 401, 403, 404) },
+      },
+    },
+    async (request) => {
+      if (!(await deleteMemoryItem(deps, caller(request).account.id, request.params.id))) throw new AppError('not_found', `no memory item ${request.params.id}`);
+      return { deleted: true };
+    },
+  );
+};
