@@ -22,13 +22,13 @@ import { performance } from 'node:perf_hooks';
 import { fileURLToPath } from 'node:url';
 import { inArray, sql } from 'drizzle-orm';
 import type { FastifyInstance } from 'fastify';
-import pg from 'pg';
 import { createAccount } from '../src/accounts/accounts.js';
 import { buildApp } from '../src/app.js';
 import { systemClock } from '../src/clock.js';
 import { loadConfig } from '../src/config.js';
 import { type BenchCodeHost, startBenchCodeHost } from './code-host.js';
-import { type Database, openPglite, openPostgres, queryRows, runMigrations } from '../src/db/client.js';
+import { type Database, queryRows, runMigrations } from '../src/db/client.js';
+import { onEachDatabase } from './databases.js';
 import { servePgliteOnSocket } from '../src/db/pglite-socket.js';
 import { taskLogs, tasks } from '../src/db/schema.js';
 import type { Deps } from '../src/deps.js';
@@ -36,7 +36,6 @@ import { createLogger } from '../src/logger.js';
 import { type Runtime, createRuntime } from '../src/runtime.js';
 import { TERMINAL_STATUSES } from '../src/tasks/states.js';
 import { type Worker, startWorker } from '../src/worker/worker.js';
-import { findPostgresBin, startCluster } from '../test/support/postgres-cluster.js';
 import { type SseEvent, mustOpen, openSse } from '../test/support/sse-client.js';
 import { BENCH_WORKER_OPTIONS, noopSteps } from './noop-steps.js';
 import { envInt, loadAverage, log, percentile } from './stats.js';
@@ -434,34 +433,13 @@ async function main() {
     throughput.push(...r.throughput);
   };
 
-  const pglite = await openPglite(undefined);
-  try {
-    add(await benchDatabase('PGlite (in memory, in this process; worker processes reach it over its Unix socket)', pglite));
-  } finally {
-    await pglite.close();
-  }
-
-  const bin = findPostgresBin();
-  if (!bin) {
-    log('\nPostgreSQL: no server binaries under /usr/lib/postgresql; measured PGlite only.');
-  } else {
-    const cluster = await startCluster(bin);
-    try {
-      const admin = new pg.Client({ connectionString: cluster.url('postgres') });
-      await admin.connect();
-      await admin.query('create database emend_bench');
-      await admin.end();
-      const url = cluster.url('emend_bench');
-      const postgres = openPostgres(url);
-      try {
-        add(await benchDatabase('PostgreSQL (throwaway local cluster, fsync off, pool of 10)', postgres, url));
-      } finally {
-        await postgres.close();
-      }
-    } finally {
-      cluster.stop();
-    }
-  }
+  await onEachDatabase(
+    {
+      pglite: 'PGlite (in memory, in this process; worker processes reach it over its Unix socket)',
+      postgres: 'PostgreSQL (throwaway local cluster, fsync off, pool of 10)',
+    },
+    async (label, database, url) => add(await benchDatabase(label, database, url)),
+  );
 
   printLatency(latency);
   printThroughput(throughput);

@@ -19,19 +19,18 @@ import { performance } from 'node:perf_hooks';
 import v8 from 'node:v8';
 import vm from 'node:vm';
 import { eq, sql } from 'drizzle-orm';
-import pg from 'pg';
 import { createAccount } from '../src/accounts/accounts.js';
 import { buildApp } from '../src/app.js';
 import { systemClock } from '../src/clock.js';
 import { loadConfig } from '../src/config.js';
-import { type Database, openPglite, openPostgres, queryRows, runMigrations } from '../src/db/client.js';
+import { type Database, queryRows, runMigrations } from '../src/db/client.js';
+import { onEachDatabase } from './databases.js';
 import { accounts, taskFeedback } from '../src/db/schema.js';
 import { EXPORT_PAGE } from '../src/feedback/training.js';
 import { newId } from '../src/ids.js';
 import { createLogger } from '../src/logger.js';
 import { createRuntime } from '../src/runtime.js';
 import { insertTasks, sampleProgress, taskRow } from '../test/feedback/seed.js';
-import { findPostgresBin, startCluster } from '../test/support/postgres-cluster.js';
 import { envInt, loadAverage, log, pressure } from './stats.js';
 
 const TASKS = envInt('BENCH_TASKS', 10_000);
@@ -127,41 +126,11 @@ async function exportOnce(address: string, secret: string, expected: number) {
 
 async function main() {
   describeMachine();
-  const pglite = await openPglite(undefined);
-  try {
-    await bench('PGlite (in memory, in this process)', pglite);
-  } finally {
-    await pglite.close();
-  }
-  if (process.env.DATABASE_URL) {
-    const postgres = openPostgres(process.env.DATABASE_URL);
-    try {
-      await bench('PostgreSQL (DATABASE_URL)', postgres);
-    } finally {
-      await postgres.close();
-    }
-  } else {
-    const bin = findPostgresBin();
-    if (!bin) {
-      log('\nPostgreSQL: no DATABASE_URL and no server binaries under /usr/lib/postgresql; measured PGlite only.');
-    } else {
-      const cluster = await startCluster(bin);
-      try {
-        const admin = new pg.Client({ connectionString: cluster.url('postgres') });
-        await admin.connect();
-        await admin.query('create database emend_bench');
-        await admin.end();
-        const postgres = openPostgres(cluster.url('emend_bench'));
-        try {
-          await bench('PostgreSQL (throwaway local cluster, fsync off)', postgres);
-        } finally {
-          await postgres.close();
-        }
-      } finally {
-        cluster.stop();
-      }
-    }
-  }
+  await onEachDatabase(
+    { pglite: 'PGlite (in memory, in this process)', postgres: 'PostgreSQL (throwaway local cluster, fsync off)' },
+    (label, database) => bench(label, database),
+    { useDatabaseUrl: true },
+  );
   log(`\nload average at the end: ${loadAverage()}${pressure()}`);
 }
 

@@ -14,20 +14,19 @@ import { join } from 'node:path';
 import { isDeepStrictEqual } from 'node:util';
 import { sql } from 'drizzle-orm';
 import type { FastifyInstance } from 'fastify';
-import pg from 'pg';
 import { createAccount } from '../src/accounts/accounts.js';
 import { buildApp } from '../src/app.js';
 import { systemClock } from '../src/clock.js';
 import { loadConfig } from '../src/config.js';
 import { type BenchCodeHost, startBenchCodeHost } from './code-host.js';
-import { type Database, openPglite, openPostgres, queryRows, runMigrations } from '../src/db/client.js';
+import { type Database, queryRows, runMigrations } from '../src/db/client.js';
+import { onEachDatabase } from './databases.js';
 import { taskLogs } from '../src/db/schema.js';
 import type { Deps } from '../src/deps.js';
 import type { AuthContext } from '../src/http/auth.js';
 import { createLogger } from '../src/logger.js';
 import { type Runtime, createRuntime } from '../src/runtime.js';
 import { createTask } from '../src/tasks/service.js';
-import { findPostgresBin, startCluster } from '../test/support/postgres-cluster.js';
 import { buildBareApp } from './bare-app.js';
 import { type LoadJob, type LoadResult, LoadGenerator } from './load.js';
 import { type Measurement, type RunFigures, printTable } from './report.js';
@@ -222,33 +221,12 @@ async function main() {
   const load = new LoadGenerator();
   const results: Measurement[] = [];
   try {
-    const pglite = await openPglite(undefined);
-    try {
-      results.push(...(await benchDatabase(load, 'PGlite (in memory, in this process)', pglite)));
-    } finally {
-      await pglite.close();
-    }
-
-    const bin = findPostgresBin();
-    if (!bin) {
-      log('\nPostgreSQL: no server binaries under /usr/lib/postgresql; measured PGlite only.');
-    } else {
-      const cluster = await startCluster(bin);
-      try {
-        const admin = new pg.Client({ connectionString: cluster.url('postgres') });
-        await admin.connect();
-        await admin.query('create database emend_bench');
-        await admin.end();
-        const postgres = openPostgres(cluster.url('emend_bench'));
-        try {
-          results.push(...(await benchDatabase(load, 'PostgreSQL (throwaway local cluster, fsync off, pool of 10)', postgres)));
-        } finally {
-          await postgres.close();
-        }
-      } finally {
-        cluster.stop();
-      }
-    }
+    await onEachDatabase(
+      { pglite: 'PGlite (in memory, in this process)', postgres: 'PostgreSQL (throwaway local cluster, fsync off, pool of 10)' },
+      async (label, database) => {
+        results.push(...(await benchDatabase(load, label, database)));
+      },
+    );
   } finally {
     await load.close();
   }
