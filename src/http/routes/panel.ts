@@ -35,7 +35,8 @@ export function panelDir(): string | undefined {
 const NOT_BUILT = 'the control panel is not built: run npm run build\n';
 
 /** The control panel at /app/: hashed assets cached for a year, index.html for every other path (client-side routes). */
-export const panelRoutes: FastifyPluginAsync<{ deps: Deps }> = async (app) => {
+export const panelRoutes: FastifyPluginAsync<{ deps: Deps; /** tests: another place to look for the built panel */ dir?: string }> = async (app, options) => {
+  const findDir = () => (options.dir !== undefined ? (existsSync(join(options.dir, 'index.html')) ? options.dir : undefined) : panelDir());
   // serve:false: the routes below decide what each path answers; sendFile streams the file.
   await app.register(fastifyStatic, { serve: false });
   const config = { access: 'public' as const };
@@ -54,7 +55,7 @@ export const panelRoutes: FastifyPluginAsync<{ deps: Deps }> = async (app) => {
   app.get('/app', { config, schema }, async (_request, reply) => reply.redirect('/app/', 301));
 
   app.get<{ Params: { '*': string } }>('/app/*', { config, schema }, async (request, reply) => {
-    const dir = panelDir();
+    const dir = findDir();
     if (!dir) return secure(reply).status(503).header('cache-control', 'no-store').type('text/plain; charset=utf-8').send(NOT_BUILT);
     const rest = request.params['*'] ?? '';
     // Only files the build wrote, never a path that climbs out of the panel's directory.

@@ -1,0 +1,147 @@
+import type { Browser } from 'playwright-core';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { type Harness, newAccount, startHarness } from '../support/harness.js';
+import { haveChromium, launch, newPage, screenshot, signInWithKeyboard } from './browser.js';
+import { ensurePanelBuilt } from './build-panel.js';
+
+/**
+ * The control panel in real headless Chromium against the service on a real port: signing in
+ * (by keyboard), the cookie and where the token is not, tokens shown once, CSRF, signing out.
+ */
+let h: Harness;
+let browser: Browser;
+let baseUrl: string;
+
+beforeAll(async () => {
+  if (!haveChromium) return;
+  await ensurePanelBuilt();
+  h = await startHarness();
+  baseUrl = await h.app.listen({ host: '127.0.0.1', port: 0 });
+  browser = await launch();
+}, 120_000);
+afterAll(async () => {
+  await browser?.close();
+  await h?.close();
+});
+
+describe.skipIf(!haveChromium)('the control panel: signing in and the account', { timeout: 60_000 }, () => {
+  it('signs in with a token by keyboard alone; the cookie is HttpOnly and the token is nowhere in the page or its storage', async () => {
+    const { token, account } = await newAccount(h, { plan: 'pro', credits: 7, scm: false });
+    const { context, page, pageErrors } = await newPage(browser, baseUrl);
+    await page.goto('/app/');
+    await page.getByRole('heading', { name: 'Sign in to emend' }).waitFor();
+    await screenshot(page, 'sign-in');
+    await signInWithKeyboard(page, token);
+    await expect.poll(() => page.getByText(account.email).count()).toBeGreaterThan(0);
+
+    const cookies = await context.cookies();
+    const session = cookies.find((c) => c.name === 'emend_session')!;
+    expect(session).toMatchObject({ httpOnly: true, sameSite: 'Strict', path: '/' });
+    expect(session.value).not.toContain(token);
+    const seen = await page.evaluate(() => ({
+      local: JSON.stringify({ ...localStorage }),
+      session: JSON.stringify({ ...sessionStorage }),
+      dom: document.documentElement.outerHTML,
+      inputs: [...document.querySelectorAll('input')].map((i) => i.value).join('\n'),
+      cookie: document.cookie,
+    }));
+    for (const [where, text] of Object.entries(seen)) expect(text, where).not.toContain(token);
+    expect(seen.cookie).not.toContain('emend_session');
+    expect(pageErrors).toEqual([]);
+    await context.close();
+  });
+
+  it('shows an API error in words, with the server’s message', async () => {
+    const { context, page } = await newPage(browser, baseUrl);
+    await page.goto('/app/');
+    await page.getByLabel('Personal access token').fill(`tk_${'Q'.repeat(40)}`);
+    await page.getByRole('button', { name: 'Sign in', exact: true }).click();
+    const alert = page.getByRole('alert');
+    await alert.waitFor();
+    expect(await alert.textContent()).toContain('That token is unknown, revoked or expired');
+    expect(await alert.textContent()).toContain('Server said: the token is unknown, revoked or expired');
+    // the field was cleared after the attempt
+    expect(await page.getByLabel('Personal access token').inputValue()).toBe('');
+    await context.close();
+  });
+
+  it('creates a personal access token and shows its secret exactly once; lists and revokes it', async () => {
+    const { token } = await newAccount(h, { plan: 'pro', credits: 3, scm: false });
+    const { context, page, pageErrors } = await newPage(browser, baseUrl);
+    await signInWithKeyboard(page, token);
+    await page.getByRole('link', { name: 'Account' }).click();
+    await page.getByRole('heading', { name: 'Account' }).waitFor();
+    expect(await page.getByTestId('credits').textContent()).toBe('3');
+
+    await page.getByLabel('Name of the new token').fill('ci robot');
+    await page.getByRole('button', { name: 'Create token' }).click();
+    const shown = page.getByTestId('new-token');
+    await shown.waitFor();
+    const secret = await shown.inputValue();
+    expect(secret).toMatch(/^tk_[A-Za-z0-9_-]{40}$/);
+    // the secret works as a Bearer token
+    const me = await fetch(`${baseUrl}/v1/me`, { headers: { authorization: `Bearer ${secret}` } });
+    expect(me.status).toBe(200);
+    const row = page.locator('table.tokens tr', { hasText: 'ci robot' });
+    await row.waitFor();
+    expect(await row.textContent()).toContain(secret.slice(-4));
+    await screenshot(page, 'account');
+
+    // once: after a reload it is gone from the page, and only the last four characters remain
+    await page.reload();
+    await page.getByRole('heading', { name: 'Account' }).waitFor();
+    await page.locator('table.tokens tr', { hasText: 'ci robot' }).waitFor();
+    expect(await page.getByTestId('new-token').count()).toBe(0);
+    expect(await page.content()).not.toContain(secret);
+
+    page.once('dialog', (d) => void d.accept());
+    await page.getByRole('button', { name: 'Revoke the token ci robot' }).click();
+    await page.locator('table.tokens tr', { hasText: 'ci robot' }).getByText('revoked').waitFor();
+    expect((await fetch(`${baseUrl}/v1/me`, { headers: { authorization: `Bearer ${secret}` } })).status).toBe(401);
+    expect(pageErrors).toEqual([]);
+    await context.close();
+  });
+
+  it('refuses a cookie-authenticated POST whose Origin is not the panel’s (403), and takes the panel’s own', async () => {
+    const { token } = await newAccount(h, { plan: 'pro', scm: false });
+    const { context, page } = await newPage(browser, baseUrl);
+    await signInWithKeyboard(page, token);
+    // the browser context's own cookie jar, sent by a request that a page on another site could forge
+    for (const headers of [{ origin: 'https://evil.example' }, {}] as Record<string, string>[]) {
+      const res = await context.request.post(`${baseUrl}/v1/me/tokens`, { headers, data: { name: 'csrf' } });
+      expect(res.status(), JSON.stringify(headers)).toBe(403);
+      expect((await res.json()).error).toBe('forbidden');
+    }
+    const ok = await context.request.post(`${baseUrl}/v1/me/tokens`, { headers: { origin: baseUrl }, data: { name: 'same origin' } });
+    expect(ok.status()).toBe(201);
+    // and from the panel itself (fetch sends the Origin header)
+    const status = await page.evaluate(async () => (await fetch('/v1/me/byok', { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{"enabled":true}' })).status);
+    expect(status).toBe(200);
+    await context.close();
+  });
+
+  it('signs out: back to the sign-in page, the cookie is gone and the API answers 401', async () => {
+    const { token } = await newAccount(h, { plan: 'pro', scm: false });
+    const { context, page } = await newPage(browser, baseUrl);
+    await signInWithKeyboard(page, token);
+    await page.getByRole('button', { name: 'Sign out' }).click();
+    await page.getByRole('heading', { name: 'Sign in to emend' }).waitFor();
+    expect((await context.cookies()).find((c) => c.name === 'emend_session')).toBeUndefined();
+    expect((await context.request.get(`${baseUrl}/v1/me`)).status()).toBe(401);
+    await page.reload();
+    await page.getByRole('heading', { name: 'Sign in to emend' }).waitFor();
+    await context.close();
+  });
+
+  it('signs in with a demo token for an email', async () => {
+    const { context, page } = await newPage(browser, baseUrl);
+    await page.goto('/app/');
+    await page.getByLabel('Email').fill('someone@example.com');
+    await page.getByRole('button', { name: 'Get a demo token and sign in' }).click();
+    await page.getByRole('heading', { name: 'Tasks' }).waitFor();
+    await page.getByRole('link', { name: 'Account' }).click();
+    await page.getByText('This is a demo account').waitFor();
+    expect(await page.getByTestId('plan').textContent()).toBe('demo');
+    await context.close();
+  });
+});

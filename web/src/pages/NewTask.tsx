@@ -1,0 +1,69 @@
+import { useState } from 'preact/hooks';
+import { type Profile, type Task, api } from '../api';
+import { ErrorNote } from '../components/ErrorNote';
+import { navigate } from '../router';
+
+export function NewTaskPage({ profile }: { profile: Profile }) {
+  const [type, setType] = useState<'fix' | 'scaffold'>('fix');
+  const [repo, setRepo] = useState('');
+  const [branch, setBranch] = useState('main');
+  const [prompt, setPrompt] = useState('');
+  const [approval, setApproval] = useState(profile.approval_mode === 'manual' ? 'manual' : 'auto');
+  const [busy, setBusy] = useState(false);
+  const [error, setError] = useState<unknown>(null);
+
+  const submit = async (e: Event) => {
+    e.preventDefault();
+    setBusy(true);
+    setError(null);
+    try {
+      const body =
+        type === 'fix'
+          ? { task_type: 'fix', prompt, repo_url: repo.trim(), base_branch: branch.trim() || 'main', approval_mode: approval }
+          : { task_type: 'scaffold', prompt, approval_mode: approval };
+      const task = await api<Task>('POST', '/v1/tasks', body);
+      navigate(`/app/tasks/${task.id}`);
+    } catch (err) {
+      setError(err);
+      setBusy(false);
+    }
+  };
+
+  const input = (set: (v: string) => void) => (e: Event) => set((e.target as HTMLInputElement).value);
+
+  return (
+    <section>
+      <h1 tabIndex={-1}>New task</h1>
+      <ErrorNote error={error} />
+      <form onSubmit={submit} class="card form" aria-label="New task">
+        <fieldset>
+          <legend>Kind of task</legend>
+          <label class="inline">
+            <input type="radio" name="task_type" value="fix" checked={type === 'fix'} onChange={() => setType('fix')} /> Fix: change a repository and open a pull request
+          </label>
+          <label class="inline">
+            <input type="radio" name="task_type" value="scaffold" checked={type === 'scaffold'} onChange={() => setType('scaffold')} /> Scaffold: build a marketing site from a brief
+          </label>
+        </fieldset>
+        {type === 'fix' && (
+          <>
+            <label for="repo_url">Repository URL</label>
+            <input id="repo_url" type="url" required placeholder="https://github.com/owner/repository" value={repo} onInput={input(setRepo)} />
+            <label for="base_branch">Base branch</label>
+            <input id="base_branch" type="text" required value={branch} onInput={input(setBranch)} />
+          </>
+        )}
+        <label for="prompt">{type === 'fix' ? 'What should change?' : 'Brief for the site'}</label>
+        <textarea id="prompt" required minLength={3} maxLength={2000} rows={5} value={prompt} onInput={input(setPrompt)} />
+        <label for="approval_mode">Approval</label>
+        <select id="approval_mode" value={approval} onChange={input(setApproval)}>
+          <option value="auto">Automatic: run every step without stopping</option>
+          <option value="manual">Manual: wait for my approval of the plan and of the diff</option>
+        </select>
+        <button type="submit" disabled={busy}>
+          Start task
+        </button>
+      </form>
+    </section>
+  );
+}

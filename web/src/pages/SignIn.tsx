@@ -1,0 +1,99 @@
+import { useEffect, useState } from 'preact/hooks';
+import { api } from '../api';
+import { ErrorNote } from '../components/ErrorNote';
+
+/**
+ * Sign-in: a token pasted once (the server trades it for an HttpOnly cookie; the field is
+ * cleared and the token kept nowhere), GitHub where configured, or a demo token for an email.
+ */
+export function SignInPage({ onSignedIn }: { onSignedIn: () => void }) {
+  const [token, setToken] = useState('');
+  const [email, setEmail] = useState('');
+  const [busy, setBusy] = useState(false);
+  const [error, setError] = useState<unknown>(null);
+  const [oauth, setOauth] = useState(false);
+
+  useEffect(() => {
+    api<{ oauth: boolean }>('GET', '/v1/auth/methods')
+      .then((m) => setOauth(m.oauth))
+      .catch(() => setOauth(false));
+  }, []);
+
+  const signIn = async (secret: string) => {
+    await api('POST', '/v1/auth/session', { token: secret });
+    onSignedIn();
+  };
+
+  const submitToken = async (e: Event) => {
+    e.preventDefault();
+    setBusy(true);
+    setError(null);
+    const secret = token;
+    setToken('');
+    try {
+      await signIn(secret);
+    } catch (err) {
+      setError(err);
+    } finally {
+      setBusy(false);
+    }
+  };
+
+  const submitDemo = async (e: Event) => {
+    e.preventDefault();
+    setBusy(true);
+    setError(null);
+    try {
+      const demo = await api<{ token: string }>('POST', '/v1/demo/token', { email });
+      await signIn(demo.token);
+    } catch (err) {
+      setError(err);
+    } finally {
+      setBusy(false);
+    }
+  };
+
+  return (
+    <section class="signin">
+      <h1 tabIndex={-1}>Sign in to emend</h1>
+      <ErrorNote error={error} />
+      <form onSubmit={submitToken} aria-labelledby="token-heading" class="card">
+        <h2 id="token-heading">With a token</h2>
+        <label for="token">Personal access token</label>
+        <input
+          id="token"
+          name="token"
+          type="password"
+          autocomplete="off"
+          spellcheck={false}
+          required
+          placeholder="tk_…"
+          value={token}
+          onInput={(e) => setToken((e.target as HTMLInputElement).value)}
+        />
+        <p class="hint">The token is sent once; the server keeps you signed in with a cookie this page cannot read.</p>
+        <button type="submit" disabled={busy}>
+          Sign in
+        </button>
+      </form>
+      {oauth && (
+        <div class="card">
+          <h2>With GitHub</h2>
+          <a class="button" href="/v1/auth/scm/login">
+            Sign in with GitHub
+          </a>
+          <p class="hint">For accounts already connected to a GitHub user.</p>
+        </div>
+      )}
+      <form onSubmit={submitDemo} aria-labelledby="demo-heading" class="card">
+        <h2 id="demo-heading">Try a demo</h2>
+        <label for="demo-email">Email</label>
+        <input id="demo-email" type="email" autocomplete="email" required value={email} onInput={(e) => setEmail((e.target as HTMLInputElement).value)} />
+        <p class="hint">A demo runs two tasks on public repositories, up to the inspector step.</p>
+        <button type="submit" disabled={busy}>
+          Get a demo token and sign in
+        </button>
+      </form>
+    </section>
+  );
+}

@@ -1,0 +1,249 @@
+import { useEffect, useRef, useState } from 'preact/hooks';
+import { type LogRecord, TERMINAL, type Task, api } from '../api';
+import { Diff } from '../components/Diff';
+import { ErrorNote } from '../components/ErrorNote';
+import { FeedbackForm } from '../components/Feedback';
+import { StatusBadge, money, when } from '../components/Status';
+import { StepOutput } from '../components/StepOutput';
+import { navigate } from '../router';
+
+const STEPS = ['planner', 'locator', 'inspector', 'fixer', 'validator', 'pr'];
+const STEP_NAMES: Record<string, string> = { planner: 'Plan', locator: 'Located files', inspector: 'Insights', fixer: 'Fix', validator: 'Validation', pr: 'Pull request' };
+const ACTIVE = ['pending', 'running', 'awaiting_plan', 'awaiting_diff'];
+
+/** One task: its live log over Server-Sent Events, what each step produced, and what can be done with it. */
+export function TaskPage({ id }: { id: string }) {
+  const [task, setTask] = useState<Task | null>(null);
+  const [logs, setLogs] = useState<LogRecord[]>([]);
+  const [live, setLive] = useState<'connecting' | 'live' | 'ended' | 'lost'>('connecting');
+  const [error, setError] = useState<unknown>(null);
+  const [busy, setBusy] = useState(false);
+  const seen = useRef(new Set<number>());
+
+  const refresh = async () => {
+    const got = await api<{ task: Task; logs: LogRecord[] }>('GET', `/v1/tasks/${id}`);
+    setTask(got.task);
+    return got;
+  };
+
+  useEffect(() => {
+    let source: EventSource | undefined;
+    let stopped = false;
+    seen.current = new Set();
+    setLogs([]);
+    setLive('connecting');
+    // The stream replays every log of the task, then follows it (the session cookie goes with it).
+    refresh()
+      .then(() => {
+        if (stopped) return;
+        source = new EventSource(`/v1/tasks/${id}/logs/stream`);
+        source.addEventListener('connected', () => setLive('live'));
+        source.addEventListener('log', (e) => {
+          const ev = e as MessageEvent<string>;
+          const logId = Number(ev.lastEventId);
+          if (seen.current.has(logId)) return;
+          seen.current.add(logId);
+          setLogs((prev) => [...prev, { ...(JSON.parse(ev.data) as LogRecord), id: logId }]);
+        });
+        source.addEventListener('state', () => {
+          void refresh().catch(setError);
+        });
+        source.addEventListener('end', () => {
+          source?.close();
+          setLive('ended');
+          void refresh().catch(setError);
+        });
+        source.onerror = () => {
+          if (source?.readyState === EventSource.CLOSED) setLive((s) => (s === 'ended' ? s : 'lost'));
+        };
+      })
+      .catch(setError);
+    return () => {
+      stopped = true;
+      source?.close();
+    };
+  }, [id]);
+
+  const act = async (label: string, fn: () => Promise<unknown>) => {
+    setBusy(true);
+    setError(null);
+    try {
+      await fn();
+      await refresh();
+    } catch (err) {
+      setError(err);
+    } finally {
+      setBusy(false);
+    }
+    return label;
+  };
+
+  if (!task) {
+    return (
+      <section>
+        <h1 tabIndex={-1}>Task</h1>
+        <ErrorNote error={error} />
+        {!error && <p>Loading…</p>}
+      </section>
+    );
+  }
+
+  const latest = (step: string) => [...logs].reverse().find((l) => l.step === step);
+  const finished = (step: string) => [...logs].reverse().find((l) => l.step === step && l.status !== 'running');
+
+  return (
+    <section class="task">
+      <h1 tabIndex={-1}>{task.task_type === 'scaffold' ? 'Site task' : 'Fix task'}</h1>
+      <p class="prompt">{task.prompt}</p>
+      <dl class="facts">
+        <dt>Status</dt>
+        <dd>
+          <StatusBadge status={task.status} /> <span class="sr-only" aria-live="polite">{`Status: ${task.status}`}</span>
+        </dd>
+        {task.repo_url && (
+          <>
+            <dt>Repository</dt>
+            <dd>
+              {task.repo_url} ({task.base_branch})
+            </dd>
+          </>
+        )}
+        <dt>Mode</dt>
+        <dd>
+          {task.mode === 'preview' ? 'preview (no pull request)' : 'pull request'}, approval {task.approval_mode}
+        </dd>
+        <dt>Cost</dt>
+        <dd>
+          {money(task.cost_usd)} · {task.tokens_total} tokens
+        </dd>
+        <dt>Created</dt>
+        <dd>{when(task.created_at)}</dd>
+        {task.pr_url && (
+          <>
+            <dt>Pull request</dt>
+            <dd>
+              <a href={task.pr_url} target="_blank" rel="noopener noreferrer">
+                {task.pr_url}
+              </a>
+            </dd>
+          </>
+        )}
+        {task.deployed_url && (
+          <>
+            <dt>Live site</dt>
+            <dd>
+              <a href={task.deployed_url} target="_blank" rel="noopener noreferrer">
+                {task.deployed_url}
+              </a>
+            </dd>
+          </>
+        )}
+        {task.error && (
+          <>
+            <dt>Error</dt>
+            <dd class="task-error">{task.error}</dd>
+          </>
+        )}
+      </dl>
+
+      <ErrorNote error={error} />
+
+      <div class="actions">
+        {task.status === 'awaiting_plan' && (
+          <button type="button" disabled={busy} onClick={() => act('approve plan', () => api('POST', `/v1/tasks/${id}/approve`, { stage: 'plan' }))}>
+            Approve the plan
+          </button>
+        )}
+        {task.status === 'awaiting_diff' && (
+          <button type="button" disabled={busy} onClick={() => act('approve diff', () => api('POST', `/v1/tasks/${id}/approve`, { stage: 'diff' }))}>
+            Approve the diff
+          </button>
+        )}
+        {ACTIVE.includes(task.status) && (
+          <button
+            type="button"
+            class="danger"
+            disabled={busy}
+            onClick={() => {
+              if (confirm('Stop this task now? Its sandbox is killed and no credit is used.')) void act('kill', () => api('POST', `/v1/tasks/${id}/kill`));
+            }}
+          >
+            Stop the task
+          </button>
+        )}
+        {task.mode === 'preview' && task.status === 'done' && (
+          <button
+            type="button"
+            disabled={busy}
+            onClick={async () => {
+              setBusy(true);
+              try {
+                const child = await api<Task>('POST', `/v1/tasks/${id}/continue`);
+                navigate(`/app/tasks/${child.id}`);
+              } catch (err) {
+                setError(err);
+              } finally {
+                setBusy(false);
+              }
+            }}
+          >
+            Continue to a pull request
+          </button>
+        )}
+      </div>
+
+      <h2>Live log</h2>
+      <p class="hint" data-stream={live}>
+        {live === 'connecting' ? 'Connecting to the log stream…' : live === 'live' ? 'Following the task live.' : live === 'ended' ? 'The task has finished.' : 'The log stream was lost; reload the page to follow the task again.'}
+      </p>
+      <ol class="log" aria-live="polite" aria-label="Log records">
+        {logs.map((l) => (
+          <li key={l.id} data-step={l.step} data-status={l.status}>
+            <time dateTime={l.created_at}>{new Date(l.created_at).toLocaleTimeString()}</time> <strong>{l.step}</strong> <StatusBadge status={l.status} />
+          </li>
+        ))}
+      </ol>
+
+      <h2>Steps</h2>
+      <ol class="steps">
+        {STEPS.map((step) => {
+          const state = latest(step);
+          const done = finished(step);
+          return (
+            <li key={step} class="step" data-step={step}>
+              <h3>
+                {STEP_NAMES[step]} {state ? <StatusBadge status={state.status} /> : <span class="badge">not started</span>}
+              </h3>
+              {done && <StepOutput step={step} log={done} taskType={task.task_type} />}
+            </li>
+          );
+        })}
+      </ol>
+
+      {task.diff_summary && !finished('fixer')?.output?.diff && (
+        <>
+          <h2>Diff</h2>
+          <Diff text={task.diff_summary} label="The change" />
+        </>
+      )}
+
+      {task.task_type === 'scaffold' && task.deployed_url && (
+        <>
+          <h2>Screenshots</h2>
+          <div class="shots">
+            <figure>
+              <img src={`/v1/tasks/${id}/screenshots/desktop.png`} alt="The site on a desktop screen" loading="lazy" />
+              <figcaption>Desktop</figcaption>
+            </figure>
+            <figure>
+              <img src={`/v1/tasks/${id}/screenshots/mobile.png`} alt="The site on a phone" loading="lazy" />
+              <figcaption>Phone</figcaption>
+            </figure>
+          </div>
+        </>
+      )}
+
+      {TERMINAL.includes(task.status) && <FeedbackForm taskId={id} />}
+    </section>
+  );
+}

@@ -1,0 +1,72 @@
+import { useEffect, useState } from 'preact/hooks';
+import { type TaskSummary, api } from '../api';
+import { ErrorNote } from '../components/ErrorNote';
+import { StatusBadge, money, when } from '../components/Status';
+import { onLinkClick } from '../router';
+
+export function TasksPage() {
+  const [tasks, setTasks] = useState<TaskSummary[] | null>(null);
+  const [error, setError] = useState<unknown>(null);
+
+  useEffect(() => {
+    api<TaskSummary[]>('GET', '/v1/tasks').then(setTasks, setError);
+  }, []);
+
+  return (
+    <section>
+      <div class="title-row">
+        <h1 tabIndex={-1}>Tasks</h1>
+        <a class="button" href="/app/new" onClick={onLinkClick}>
+          New task
+        </a>
+      </div>
+      <ErrorNote error={error} />
+      {tasks && tasks.length === 0 && <p>No tasks yet.</p>}
+      {tasks && tasks.length > 0 && (
+        <table class="tasks">
+          <caption class="sr-only">Your last 100 tasks, newest first</caption>
+          <thead>
+            <tr>
+              <th scope="col">Task</th>
+              <th scope="col">Status</th>
+              <th scope="col">Cost</th>
+              <th scope="col">Result</th>
+              <th scope="col">Created</th>
+            </tr>
+          </thead>
+          <tbody>
+            {tasks.map((t) => (
+              <tr key={t.id} data-task={t.id}>
+                <td>
+                  <a href={`/app/tasks/${t.id}`} onClick={onLinkClick}>
+                    {t.prompt.length > 90 ? `${t.prompt.slice(0, 90)}…` : t.prompt}
+                  </a>
+                  <div class="sub">
+                    {t.task_type === 'scaffold' ? 'site' : (t.repo_url ?? '')} · {t.mode}
+                  </div>
+                </td>
+                <td>
+                  <StatusBadge status={t.status} />
+                </td>
+                <td>{money(t.cost_usd)}</td>
+                <td>
+                  {t.pr_url && (
+                    <a href={t.pr_url} rel="noopener noreferrer" target="_blank">
+                      Pull request
+                    </a>
+                  )}
+                  {t.deployed_url && (
+                    <a href={t.deployed_url} rel="noopener noreferrer" target="_blank">
+                      Live site
+                    </a>
+                  )}
+                </td>
+                <td>{when(t.created_at)}</td>
+              </tr>
+            ))}
+          </tbody>
+        </table>
+      )}
+    </section>
+  );
+}
