@@ -3,6 +3,7 @@ import { siteFiles } from '../db/schema.js';
 import type { Deps } from '../deps.js';
 import { AppError } from '../errors.js';
 import { newId } from '../ids.js';
+import { contentTypeOf } from './site-files.js';
 
 /**
  * The files of a scaffold task's site, kept in the database so every API node can serve
@@ -33,33 +34,8 @@ type StoreDeps = Pick<Deps, 'db' | 'clock'>;
 
 const MAX_PATH_LENGTH = 500;
 
-const TYPES: Record<string, string> = {
-  html: 'text/html; charset=utf-8',
-  htm: 'text/html; charset=utf-8',
-  css: 'text/css; charset=utf-8',
-  js: 'text/javascript; charset=utf-8',
-  mjs: 'text/javascript; charset=utf-8',
-  json: 'application/json',
-  txt: 'text/plain; charset=utf-8',
-  md: 'text/markdown; charset=utf-8',
-  xml: 'application/xml',
-  svg: 'image/svg+xml',
-  png: 'image/png',
-  jpg: 'image/jpeg',
-  jpeg: 'image/jpeg',
-  gif: 'image/gif',
-  webp: 'image/webp',
-  avif: 'image/avif',
-  ico: 'image/x-icon',
-  woff: 'font/woff',
-  woff2: 'font/woff2',
-  webmanifest: 'application/manifest+json',
-};
-
-export function contentTypeOf(path: string): string {
-  const ext = /\.([^./]+)$/.exec(path)?.[1]?.toLowerCase();
-  return (ext && TYPES[ext]) || 'application/octet-stream';
-}
+/** One table of content types for the store, the validator's browser and the site routes. */
+export { contentTypeOf };
 
 /**
  * The path if it may be written into a checkout and served: relative, '/'-separated, no

@@ -47,7 +47,9 @@ describe('feedback becomes repo memory, end to end', { timeout: 300_000 }, () =>
     const next = await runFixTask(h, owner.auth, calcUrl, 'done');
     const seen = calls();
     expect(seen.find((c) => stepOf(c) === 'planner')!.text).toContain(LESSON);
+    expect(seen.find((c) => stepOf(c) === 'fixer')!.text).toContain(LESSON);
     expect(next.byStep('planner')[0]!.output.memory_used).toEqual([lesson.id]);
+    expect(next.byStep('fixer')[0]!.output.memory_used).toEqual([lesson.id]);
     // the next run starts from the remembered command
     expect(next.byStep('validator')[0]!.output).toMatchObject({ passed: true, source: 'memory' });
 

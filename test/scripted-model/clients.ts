@@ -1,8 +1,7 @@
-import { createAnthropic } from '@ai-sdk/anthropic';
-import { createGoogleGenerativeAI } from '@ai-sdk/google';
-import { createOpenAI } from '@ai-sdk/openai';
 import type { LanguageModel } from 'ai';
-import type { Provider, ScriptedModel } from '../support/scripted-model/server.js';
+import { afterAll, beforeAll, beforeEach } from 'vitest';
+import { languageModel } from '../../src/llm/providers.js';
+import { type Provider, type ScriptedModel, startScriptedModel } from '../support/scripted-model/server.js';
 
 export const KEYS: Record<Provider, string> = {
   openai: 'sk-scripted-openai-key',
@@ -12,14 +11,24 @@ export const KEYS: Record<Provider, string> = {
 
 export const PROVIDERS: Provider[] = ['openai', 'anthropic', 'google'];
 
-/** The production client for a provider, pointed at the double, the way src/llm/providers.ts builds it. */
+/** The production client for a provider (src/llm/providers.ts), pointed at the double. */
 export function clientFor(model: ScriptedModel, provider: Provider, apiKey = KEYS[provider], modelId?: string): LanguageModel {
-  switch (provider) {
-    case 'openai':
-      return createOpenAI({ apiKey, baseURL: model.urls.openai }).chat(modelId ?? 'gpt-4.1');
-    case 'anthropic':
-      return createAnthropic({ apiKey, baseURL: model.urls.anthropic })(modelId ?? 'claude-sonnet-4-5');
-    case 'google':
-      return createGoogleGenerativeAI({ apiKey, baseURL: model.urls.google })(modelId ?? 'gemini-2.5-pro');
-  }
+  const defaults: Record<Provider, string> = { openai: 'gpt-4.1', anthropic: 'claude-sonnet-4-5', google: 'gemini-2.5-pro' };
+  return languageModel({ provider, model: modelId ?? defaults[provider], apiKey, baseUrl: model.urls[provider], source: 'managed' }, fetch);
+}
+
+/** A double for the whole describe block (accepting the three KEYS), its records emptied before each test. */
+export function useScriptedModel(): () => ScriptedModel {
+  let model: ScriptedModel;
+  beforeAll(async () => {
+    model = await startScriptedModel({ validKeys: Object.values(KEYS) });
+  });
+  afterAll(async () => {
+    await model.close();
+  });
+  beforeEach(() => {
+    model.calls.length = 0;
+    model.requests.length = 0;
+  });
+  return () => model;
 }

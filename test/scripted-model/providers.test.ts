@@ -1,22 +1,16 @@
 import { APICallError, Output, generateText, stepCountIs, streamText, tool } from 'ai';
-import { afterAll, beforeAll, beforeEach, describe, expect, inject, it } from 'vitest';
+import { beforeEach, describe, expect, inject, it } from 'vitest';
 import { z } from 'zod';
-import { type ScriptedModel, estimateTokens, startScriptedModel } from '../support/scripted-model/server.js';
-import { KEYS, PROVIDERS, clientFor } from './clients.js';
+import { type ScriptedModel, estimateTokens } from '../support/scripted-model/server.js';
+import { KEYS, PROVIDERS, clientFor, useScriptedModel } from './clients.js';
 
 const LONG = 'The quick brown fox jumps over the lazy dog, then naps in the afternoon sun for a while.';
 
 describe.runIf(inject('dbKind') === 'pglite')('the scripted model double, driven by the production AI SDK clients', () => {
+  const scripted = useScriptedModel();
   let model: ScriptedModel;
-  beforeAll(async () => {
-    model = await startScriptedModel({ validKeys: Object.values(KEYS) });
-  });
-  afterAll(async () => {
-    await model.close();
-  });
   beforeEach(() => {
-    model.calls.length = 0;
-    model.requests.length = 0;
+    model = scripted();
   });
 
   describe.each(PROVIDERS)('%s', (provider) => {

@@ -1,7 +1,7 @@
 import { APICallError, type ModelMessage, generateText, streamText } from 'ai';
-import { afterAll, beforeAll, beforeEach, describe, expect, inject, it } from 'vitest';
-import { type ModelRequest, type ScriptedModel, startScriptedModel } from '../support/scripted-model/server.js';
-import { KEYS, PROVIDERS, clientFor } from './clients.js';
+import { beforeEach, describe, expect, inject, it } from 'vitest';
+import { type ModelRequest, type ScriptedModel } from '../support/scripted-model/server.js';
+import { KEYS, PROVIDERS, clientFor, useScriptedModel } from './clients.js';
 
 const CONVERSATION: ModelMessage[] = [
   { role: 'user', content: 'The tests in shop/tax.py fail.' },
@@ -15,16 +15,10 @@ async function raw(url: string, init: RequestInit): Promise<{ status: number; he
 }
 
 describe.runIf(inject('dbKind') === 'pglite')('what the scripted model double records and how it is scripted', () => {
+  const scripted = useScriptedModel();
   let model: ScriptedModel;
-  beforeAll(async () => {
-    model = await startScriptedModel({ validKeys: Object.values(KEYS) });
-  });
-  afterAll(async () => {
-    await model.close();
-  });
   beforeEach(() => {
-    model.calls.length = 0;
-    model.requests.length = 0;
+    model = scripted();
   });
 
   it.each(PROVIDERS)('normalises a %s request: key, system, messages, structured, stream', async (provider) => {
