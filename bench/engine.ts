@@ -26,9 +26,7 @@ import { createAccount } from '../src/accounts/accounts.js';
 import { buildApp } from '../src/app.js';
 import { systemClock } from '../src/clock.js';
 import { loadConfig } from '../src/config.js';
-import { type BenchCodeHost, startBenchCodeHost } from './code-host.js';
 import { type Database, queryRows, runMigrations } from '../src/db/client.js';
-import { onEachDatabase } from './databases.js';
 import { servePgliteOnSocket } from '../src/db/pglite-socket.js';
 import { taskLogs, tasks } from '../src/db/schema.js';
 import type { Deps } from '../src/deps.js';
@@ -37,6 +35,8 @@ import { type Runtime, createRuntime } from '../src/runtime.js';
 import { TERMINAL_STATUSES } from '../src/tasks/states.js';
 import { type Worker, startWorker } from '../src/worker/worker.js';
 import { type SseEvent, mustOpen, openSse } from '../test/support/sse-client.js';
+import { type BenchCodeHost, startBenchCodeHost } from './code-host.js';
+import { onEachDatabase } from './databases.js';
 import { BENCH_WORKER_OPTIONS, noopSteps } from './noop-steps.js';
 import { envInt, loadAverage, log, percentile } from './stats.js';
 

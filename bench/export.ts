@@ -24,13 +24,13 @@ import { buildApp } from '../src/app.js';
 import { systemClock } from '../src/clock.js';
 import { loadConfig } from '../src/config.js';
 import { type Database, queryRows, runMigrations } from '../src/db/client.js';
-import { onEachDatabase } from './databases.js';
 import { accounts, taskFeedback } from '../src/db/schema.js';
 import { EXPORT_PAGE } from '../src/feedback/training.js';
 import { newId } from '../src/ids.js';
 import { createLogger } from '../src/logger.js';
 import { createRuntime } from '../src/runtime.js';
 import { insertTasks, sampleProgress, taskRow } from '../test/feedback/seed.js';
+import { onEachDatabase } from './databases.js';
 import { envInt, loadAverage, log, pressure } from './stats.js';
 
 const TASKS = envInt('BENCH_TASKS', 10_000);

@@ -12,22 +12,22 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import { join } from 'node:path';
 import { isDeepStrictEqual } from 'node:util';
-import { sql } from 'drizzle-orm';
+import { inArray, sql } from 'drizzle-orm';
 import type { FastifyInstance } from 'fastify';
 import { createAccount } from '../src/accounts/accounts.js';
 import { buildApp } from '../src/app.js';
 import { systemClock } from '../src/clock.js';
 import { loadConfig } from '../src/config.js';
-import { type BenchCodeHost, startBenchCodeHost } from './code-host.js';
 import { type Database, queryRows, runMigrations } from '../src/db/client.js';
-import { onEachDatabase } from './databases.js';
-import { taskLogs } from '../src/db/schema.js';
+import { accounts, taskLogs } from '../src/db/schema.js';
 import type { Deps } from '../src/deps.js';
 import type { AuthContext } from '../src/http/auth.js';
 import { createLogger } from '../src/logger.js';
 import { type Runtime, createRuntime } from '../src/runtime.js';
 import { createTask } from '../src/tasks/service.js';
 import { buildBareApp } from './bare-app.js';
+import { type BenchCodeHost, startBenchCodeHost } from './code-host.js';
+import { onEachDatabase } from './databases.js';
 import { type LoadJob, type LoadResult, LoadGenerator } from './load.js';
 import { type Measurement, type RunFigures, printTable } from './report.js';
 import { envInt } from './stats.js';
@@ -82,8 +82,10 @@ async function newAccounts(deps: Deps, host: BenchCodeHost, n: number, parallel 
       ),
     );
     await Promise.all(made.map(({ account }) => host.connect(deps, account.id)));
+    // The rows as they are now, connected: createTask is called with them directly.
+    const rows = await deps.db.select().from(accounts).where(inArray(accounts.id, made.map(({ account }) => account.id)));
     for (const { account, token } of made) {
-      out.push({ auth: { account, tokenId: token.record.id, tokenKind: 'full' }, header: `Bearer ${token.secret}` });
+      out.push({ auth: { account: rows.find((r) => r.id === account.id)!, tokenId: token.record.id, tokenKind: 'full' }, header: `Bearer ${token.secret}` });
     }
     done += batch;
   }
