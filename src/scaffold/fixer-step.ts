@@ -1,11 +1,12 @@
 import { rm } from 'node:fs/promises';
 import { join } from 'node:path';
-import type { ModelMessage } from 'ai';
-import { EDIT_FORMAT_INSTRUCTIONS, applyEdits, parseEdits } from '../edits/index.js';
+import { EDIT_FORMAT_INSTRUCTIONS } from '../edits/index.js';
 import type { StepFn } from '../pipeline/step-types.js';
+import { editRounds } from '../pipeline/steps/edit-rounds.js';
 import { clip, fenced } from '../pipeline/steps/prompt-parts.js';
+import { readSiteDir, writeSiteDir } from '../sites/site-dir.js';
 import { readSiteFiles, saveSiteFiles } from '../sites/store.js';
-import { readSiteDir, writeSiteDir } from './site-files.js';
+
 
 const MAX_ROUNDS = 3;
 
@@ -57,28 +58,17 @@ export function siteFixerStep(): StepFn {
         .filter(Boolean)
         .join('\n\n');
       const model = await helpers.model();
-      const messages: ModelMessage[] = [{ role: 'user', content: user }];
-      let rounds = 0;
-      let notes = '';
       const { maxBytes, maxFiles } = deps.config.site;
-      for (;;) {
-        rounds++;
-        const answer = await model.text({ system: SYSTEM, messages, maxOutputTokens: 16_000 });
-        const parsed = parseEdits(answer);
-        notes = parsed.notes.trim() || notes;
-        const report = parsed.edits.length ? await applyEdits(dir, parsed.edits) : { applied: [], failed: [] };
-        const issues = [
-          ...parsed.errors.map((e) => `format: ${e}`),
-          ...report.failed.map((f) => `${f.path}: ${f.reason}`),
-          ...(parsed.edits.length === 0 && parsed.errors.length === 0 ? ['the answer held no edit blocks'] : []),
-          ...limitProblems(await readSiteDir(dir), { maxBytes, maxFiles }),
-        ];
-        helpers.log('site fixer round', { round: rounds, applied: report.applied.length, issues: issues.length });
-        if (issues.length === 0) break;
-        model.noteMalformed();
-        if (rounds >= MAX_ROUNDS) throw new Error(`the site could not be written after ${rounds} answers: ${clip(issues.join('; '), 600)}`);
-        messages.push({ role: 'assistant', content: answer.trim() || '(empty answer)' }, { role: 'user', content: `These need fixing:\n${issues.map((i) => `- ${clip(i, 2_000)}`).join('\n')}` });
-      }
+      const { rounds, notes, problems: left } = await editRounds(model, {
+        system: SYSTEM,
+        user,
+        dir,
+        maxRounds: MAX_ROUNDS,
+        maxOutputTokens: 16_000,
+        log: helpers.log,
+        check: async () => limitProblems(await readSiteDir(dir), { maxBytes, maxFiles }),
+      });
+      if (left.length) throw new Error(`the site could not be written after ${rounds} answers: ${clip(left.join('; '), 600)}`);
       const files = await readSiteDir(dir);
       if (!files.some((f) => f.path === 'index.html')) throw new Error('the site has no index.html');
       await saveSiteFiles(deps, task.id, files);

@@ -71,6 +71,14 @@ const DEFAULT_TIMEOUT_MS = 15 * 60_000;
 const STDOUT_LIMIT = 256 * 1024 * 1024;
 const STDERR_KEEP = 64 * 1024;
 
+/** Author and committer of a commit the service makes (merge tracking tells them from people's by the e-mail). */
+export const identityEnv = (identity: { name: string; email: string }): Record<string, string> => ({
+  GIT_AUTHOR_NAME: identity.name,
+  GIT_AUTHOR_EMAIL: identity.email,
+  GIT_COMMITTER_NAME: identity.name,
+  GIT_COMMITTER_EMAIL: identity.email,
+});
+
 /** The HTTP header that carries a code-host token (GitHub's convention for tokens over git HTTPS). */
 export function authHeaderValue(token: string): string {
   return `Basic ${Buffer.from(`x-access-token:${token}`).toString('base64')}`;

@@ -1,5 +1,5 @@
 import { afterEach, describe, expect, it } from 'vitest';
-import { stepOf } from '../support/fix-script.js';
+import { editBlock, stepOf } from '../support/fix-script.js';
 import { newAccount } from '../support/harness.js';
 import { type ModelService, runFixTask, startModelService } from '../support/model-service.js';
 import { BAKERY_BRIEF, BAKERY_PLAN, scriptSiteRun } from '../support/site-script.js';
@@ -98,6 +98,20 @@ describe('scaffold tasks against the scripted model and real Chromium', { timeou
     expect(task.error).toBe('planner failed: emend does not build this site: it sells prescription medicine without a prescription');
     expect(byStep('fixer')).toHaveLength(0);
     expect(task.deployed_url).toBeNull();
+  });
+
+  it('holds the site to the operator’s file limit: a site over it goes back to the fixer with the limit', async () => {
+    svc = await startModelService({ EMEND_SITE_MAX_FILES: '4' });
+    const { h, model } = svc;
+    const { SITE_WITH_BROKEN_LINK, ORDER_PAGE } = await import('../support/site-script.js');
+    const tooMany = `${SITE_WITH_BROKEN_LINK}\n${ORDER_PAGE}\n${editBlock('', 'Draft notes, not for publishing.', 'notes.txt')}`;
+    const { fixerCalls } = scriptSiteRun(model, [tooMany, 'Removed the notes.\n\nDELETE notes.txt']);
+    const owner = await newAccount(h, { plan: 'free' });
+    const { task, byStep } = await runFixTask(h, owner.auth, '', 'done', { task_type: 'scaffold', prompt: BAKERY_BRIEF, repo_url: undefined });
+    expect(fixerCalls()[1]!.text).toContain('the site has 5 files; the limit is 4');
+    expect(byStep('fixer')[0]!.output).toMatchObject({ rounds: 2, malformed_answers: 1 });
+    expect((byStep('fixer')[0]!.output.files as { path: string }[]).map((f) => f.path)).toEqual(['index.html', 'loaf.svg', 'order.html', 'styles.css']);
+    expect(task.deployed_url).not.toBeNull();
   });
 
   it('a site that never passes is not published and the task fails saying why', async () => {

@@ -1,10 +1,10 @@
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import type { ModelMessage } from 'ai';
-import { EDIT_FORMAT_INSTRUCTIONS, applyEdits, parseEdits } from '../../edits/index.js';
+import { EDIT_FORMAT_INSTRUCTIONS } from '../../edits/index.js';
 import { recall } from '../../memory/repo-memory.js';
 import { workspaceDiff } from '../../workspace/diff.js';
 import type { StepFn } from '../step-types.js';
+import { editRounds } from './edit-rounds.js';
 import { clip, fenced, memorySection } from './prompt-parts.js';
 
 /** Answers the fixer may give in one run: the first, then corrections of edits that did not apply. */
@@ -85,34 +85,14 @@ export function fixerStep(): StepFn {
       .join('\n\n');
 
     const model = await helpers.model();
-    const messages: ModelMessage[] = [{ role: 'user', content: user }];
-    const applied: { path: string; kind: string; match: string }[] = [];
-    let failed: { path: string; reason: string }[] = [];
-    let commentary = '';
-    let rounds = 0;
-    while (rounds < MAX_ROUNDS) {
-      rounds++;
-      const answer = await model.text({ system: SYSTEM, messages, maxOutputTokens: 12_000 });
-      const parsed = parseEdits(answer);
-      commentary = parsed.notes.trim() || commentary;
-      const report = parsed.edits.length ? await applyEdits(ws.dir, parsed.edits) : { applied: [], failed: [] };
-      applied.push(...report.applied);
-      failed = report.failed;
-      const problems = [...parsed.errors.map((e) => `format: ${e}`), ...report.failed.map((f) => `${f.path}: ${f.reason}`)];
-      if (parsed.edits.length === 0 && parsed.errors.length === 0) problems.push('the answer held no edit blocks');
-      helpers.log('fixer round', { round: rounds, applied: report.applied.length, failed: report.failed.length, format_errors: parsed.errors.length });
-      if (problems.length === 0) break;
-      model.noteMalformed();
-      if (rounds >= MAX_ROUNDS) break;
-      const done = report.applied.map((a) => `${a.path} (${a.kind})`);
-      messages.push(
-        { role: 'assistant', content: answer.trim() || '(empty answer)' },
-        {
-          role: 'user',
-          content: `${done.length ? `Applied: ${done.join(', ')}. Those edits are in place now.\n` : ''}These did not apply:\n${problems.map((p) => `- ${clip(p, 2_500)}`).join('\n')}\nSend corrected blocks for these only, quoting the current file contents exactly.`,
-        },
-      );
-    }
+    const { rounds, applied, failed, notes: commentary } = await editRounds(model, {
+      system: SYSTEM,
+      user,
+      dir: ws.dir,
+      maxRounds: MAX_ROUNDS,
+      maxOutputTokens: 12_000,
+      log: helpers.log,
+    });
     const diff = await workspaceDiff({ dataDir: helpers.deps.config.dataDir, log: helpers.deps.log }, ws, { signal: helpers.signal });
     if (!diff.trim()) {
       const why = failed.length ? failed.map((f) => `${f.path}: ${f.reason.split('\n')[0]}`).join('; ') : 'no edits were proposed';

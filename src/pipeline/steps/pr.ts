@@ -5,7 +5,7 @@ import { hostFor, scmTokenOf } from '../../scm/account-scm.js';
 import { type GitHub, ScmError } from '../../scm/github.js';
 import { parseRepoUrl } from '../../scm/urls.js';
 import { gitEnvOf } from '../../workspace/context.js';
-import { GitError, runGit } from '../../workspace/git.js';
+import { GitError, identityEnv, runGit } from '../../workspace/git.js';
 import type { StepFn, StepHelpers } from '../step-types.js';
 import { branchName, pullBody, pullTitle } from './pr-body.js';
 
@@ -17,14 +17,7 @@ async function commitChange(deps: Deps, helpers: StepHelpers, branch: string, ti
   const ws = await helpers.workspace();
   const wsDeps = { dataDir: deps.config.dataDir, log: deps.log, spawn: helpers.spawn };
   const git = gitEnvOf(wsDeps);
-  const { name, email } = deps.config.commitIdentity;
-  const call = {
-    gitDir: ws.gitDir,
-    workTree: ws.dir,
-    cwd: ws.dir,
-    signal: helpers.signal,
-    env: { GIT_AUTHOR_NAME: name, GIT_AUTHOR_EMAIL: email, GIT_COMMITTER_NAME: name, GIT_COMMITTER_EMAIL: email },
-  };
+  const call = { gitDir: ws.gitDir, workTree: ws.dir, cwd: ws.dir, signal: helpers.signal, env: identityEnv(deps.config.commitIdentity) };
   await runGit(git, { ...call, args: ['checkout', '--quiet', '-B', branch] });
   await runGit(git, { ...call, args: ['add', '--all'] });
   await runGit(git, { ...call, args: ['commit', '--quiet', '--no-verify', '--no-gpg-sign', '-m', title] });

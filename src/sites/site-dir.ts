@@ -1,12 +1,16 @@
 import { mkdir, readFile, readdir, rm, writeFile } from 'node:fs/promises';
 import { dirname, join, relative } from 'node:path';
+import { checkSitePath } from './store.js';
 
-/** Writes a site's files into an empty directory (the fixer edits them there). */
+/**
+ * Writes a site's files into `dir`, emptied first (the scaffold fixer edits them there,
+ * deploy-git commits them). Each path is checked again: rows may come from any writer.
+ */
 export async function writeSiteDir(dir: string, files: { path: string; content: Buffer }[]): Promise<void> {
   await rm(dir, { recursive: true, force: true });
   await mkdir(dir, { recursive: true });
   for (const f of files) {
-    const target = join(dir, f.path);
+    const target = join(dir, checkSitePath(f.path));
     await mkdir(dirname(target), { recursive: true });
     await writeFile(target, f.content);
   }

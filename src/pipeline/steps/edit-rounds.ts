@@ -1,0 +1,73 @@
+import type { ModelMessage } from 'ai';
+import { type ApplyReport, applyEdits, parseEdits } from '../../edits/index.js';
+import type { ModelClient } from '../../llm/client.js';
+import { clip } from './prompt-parts.js';
+
+export interface EditRounds {
+  /** Answers the model gave. */
+  rounds: number;
+  /** Every edit applied, across rounds, in order. */
+  applied: ApplyReport['applied'];
+  /** Edits of the last answer that did not apply. */
+  failed: ApplyReport['failed'];
+  /** What was still wrong after the last answer (empty when the model got there). */
+  problems: string[];
+  /** The model's commentary outside the edit blocks (the latest that had any). */
+  notes: string;
+}
+
+/**
+ * The fixers' conversation: asks for edits in the edit format, applies them to `dir`, and
+ * sends back what did not apply (with the reason) and what `check` still finds wrong, for
+ * up to `maxRounds` answers. Edits that applied stay applied; the model is told so. An answer
+ * that needed correcting is counted as malformed on the step's meter.
+ */
+export async function editRounds(
+  model: ModelClient,
+  o: {
+    system: string;
+    user: string;
+    dir: string;
+    maxRounds: number;
+    maxOutputTokens: number;
+    log(message: string, data?: Record<string, unknown>): void;
+    /** Problems of the files as they now are (e.g. over a size limit), in words for the model. */
+    check?: () => Promise<string[]>;
+  },
+): Promise<EditRounds> {
+  const messages: ModelMessage[] = [{ role: 'user', content: o.user }];
+  const result: EditRounds = { rounds: 0, applied: [], failed: [], problems: [], notes: '' };
+  for (;;) {
+    result.rounds++;
+    const answer = await model.text({ system: o.system, messages, maxOutputTokens: o.maxOutputTokens });
+    const parsed = parseEdits(answer);
+    result.notes = parsed.notes.trim() || result.notes;
+    const report = parsed.edits.length ? await applyEdits(o.dir, parsed.edits) : { applied: [], failed: [] };
+    result.applied.push(...report.applied);
+    result.failed = report.failed;
+    const notApplied = [...parsed.errors.map((e) => `format: ${e}`), ...report.failed.map((f) => `${f.path}: ${f.reason}`)];
+    if (parsed.edits.length === 0 && parsed.errors.length === 0) notApplied.push('the answer held no edit blocks');
+    const stillWrong = (await o.check?.()) ?? [];
+    result.problems = [...notApplied, ...stillWrong];
+    o.log('fixer round', { round: result.rounds, applied: report.applied.length, failed: report.failed.length, format_errors: parsed.errors.length, still_wrong: stillWrong.length });
+    if (result.problems.length === 0) return result;
+    model.noteMalformed();
+    if (result.rounds >= o.maxRounds) return result;
+    const done = report.applied.map((a) => `${a.path} (${a.kind})`);
+    const list = (items: string[]) => items.map((p) => `- ${clip(p, 2_500)}`).join('\n');
+    messages.push(
+      { role: 'assistant', content: answer.trim() || '(empty answer)' },
+      {
+        role: 'user',
+        content: [
+          done.length ? `Applied: ${done.join(', ')}. Those edits are in place now.` : '',
+          notApplied.length ? `These did not apply:\n${list(notApplied)}` : '',
+          stillWrong.length ? `Still to fix:\n${list(stillWrong)}` : '',
+          'Send corrected blocks for these only, quoting the current file contents exactly.',
+        ]
+          .filter(Boolean)
+          .join('\n'),
+      },
+    );
+  }
+}
