@@ -6,6 +6,15 @@
  */
 
 /** Scrolls down the page (firing lazy loading and reveal-on-scroll code), back up, then finishes finite animations. */
+/** A short CSS-like name of an element (tag#id.class), for problems a person can find in the page. */
+const ELEMENT_NAME = `const name = (el) => {
+    let s = el.tagName.toLowerCase();
+    if (el.id) s += '#' + el.id;
+    const cls = [...el.classList].slice(0, 2);
+    if (cls.length) s += '.' + cls.join('.');
+    return s;
+  };`;
+
 export const SCROLL_THROUGH = `(async () => {
   const height = Math.min(document.documentElement.scrollHeight, 8000);
   const step = Math.max(200, Math.floor(window.innerHeight * 0.75));
@@ -79,13 +88,7 @@ export const CONTRAST = `(() => {
     for (let e = el; e; e = e.parentElement) o *= parseFloat(getComputedStyle(e).opacity || '1');
     return o;
   };
-  const name = (el) => {
-    let s = el.tagName.toLowerCase();
-    if (el.id) s += '#' + el.id;
-    const cls = [...el.classList].slice(0, 2);
-    if (cls.length) s += '.' + cls.join('.');
-    return s;
-  };
+  ${ELEMENT_NAME}
   const SKIP = 'h1,h2,h3,h4,h5,h6,button,select,option,textarea,input,svg,code,pre,kbd,samp,script,style,noscript,template,[aria-hidden="true"]';
   const out = [];
   const seen = new Set();
@@ -139,13 +142,7 @@ export const OVERFLOW = `(() => {
   const vw = root.clientWidth;
   const pageWidth = Math.max(root.scrollWidth, document.body ? document.body.scrollWidth : 0);
   if (pageWidth <= vw + 1 || !document.body) return null;
-  const name = (el) => {
-    let s = el.tagName.toLowerCase();
-    if (el.id) s += '#' + el.id;
-    const cls = [...el.classList].slice(0, 2);
-    if (cls.length) s += '.' + cls.join('.');
-    return s;
-  };
+  ${ELEMENT_NAME}
   const wide = new Set();
   const culprits = [];
   for (const el of document.body.querySelectorAll('*')) {
