@@ -29,6 +29,8 @@ export interface LocateTimings {
 
 export interface LocateResult {
   files: RankedFile[];
+  /** The definitions the index holds for each ranked file: an outline without reading it again. */
+  definitions: Record<string, FileDefinition[]>;
   timings: LocateTimings;
 }
 
@@ -85,5 +87,6 @@ export async function locate(repoDir: string, prompt: string, options: LocateOpt
   const files = rank(index, prompt, options.top ?? 10);
   const end = performance.now();
   const ms = (x: number) => Math.round(x * 10) / 10;
-  return { files, timings: { cache, built, files: index.bm25.docs.length, index_ms: ms(indexed - start), rank_ms: ms(end - indexed), total_ms: ms(end - start) } };
+  const definitions = Object.fromEntries(files.map((f) => [f.path, index.defs[f.path] ?? []]));
+  return { files, definitions, timings: { cache, built, files: index.bm25.docs.length, index_ms: ms(indexed - start), rank_ms: ms(end - indexed), total_ms: ms(end - start) } };
 }

@@ -1,14 +1,13 @@
-import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { z } from 'zod';
 import { type RankedFile, locate } from '../../locator/index.js';
-import { fileSkeleton } from '../../locator/skeleton.js';
+import type { FileDefinition } from '../../locator/rank.js';
 import { ModelCallFailed } from '../../llm/client.js';
 import type { StepFn, StepHelpers } from '../step-types.js';
 import { fenced } from './prompt-parts.js';
 
 const SHORTLIST = 15;
-const SKELETON_LINES = 14;
+const OUTLINE_LINES = 14;
 
 const RerankSchema = z.object({
   ranking: z.array(z.object({ path: z.string(), reason: z.string() })).describe('Shortlisted paths, the most likely to need the change first.'),
@@ -18,29 +17,26 @@ const SYSTEM = `You are the locator of emend. A deterministic search shortlisted
 Order the shortlist by how likely each file is to need editing for the request: the file holding the code to change first.
 Use only paths from the shortlist; leave out files that clearly do not matter. Answer with the JSON object only.`;
 
-/** The shortlist as the model sees it: path, why it was found, and the head of its outline. */
-async function shortlistText(dir: string, files: RankedFile[]): Promise<string> {
-  const parts: string[] = [];
-  for (const f of files) {
-    let outline = '';
-    try {
-      const source = await readFile(join(dir, f.path), 'utf8');
-      outline = (await fileSkeleton(f.path, source)).skeleton.split('\n').slice(0, SKELETON_LINES).join('\n');
-    } catch {
-      outline = '';
-    }
-    parts.push(`## ${f.path}\nfound by: ${f.reasons.join('; ')}${outline ? `\n${fenced(outline)}` : ''}`);
-  }
-  return parts.join('\n\n');
+/** The shortlist as the model sees it: path, why it was found, and the head of its outline (from the index). */
+function shortlistText(files: RankedFile[], definitions: Record<string, FileDefinition[]>): string {
+  return files
+    .map((f) => {
+      const outline = (definitions[f.path] ?? [])
+        .slice(0, OUTLINE_LINES)
+        .map(([name, kind, start, end, container]) => `${String(start).padStart(5)}-${end} ${kind} ${container ? `${container}.` : ''}${name}`)
+        .join('\n');
+      return `## ${f.path}\nfound by: ${f.reasons.join('; ')}${outline ? `\n${fenced(outline)}` : ''}`;
+    })
+    .join('\n\n');
 }
 
 /** The model's order over the shortlist; files it left out keep their places after the ones it named. */
-async function rerank(helpers: StepHelpers, dir: string, request: string, files: RankedFile[]): Promise<RankedFile[] | undefined> {
+async function rerank(helpers: StepHelpers, request: string, files: RankedFile[], definitions: Record<string, FileDefinition[]>): Promise<RankedFile[] | undefined> {
   const model = await helpers.model();
   try {
     const { ranking } = await model.object({
       system: SYSTEM,
-      messages: [{ role: 'user', content: `Request:\n${fenced(request)}\n\nShortlist:\n\n${await shortlistText(dir, files)}` }],
+      messages: [{ role: 'user', content: `Request:\n${fenced(request)}\n\nShortlist:\n\n${shortlistText(files, definitions)}` }],
       schema: RerankSchema,
       name: 'ranking',
       maxOutputTokens: 1_500,
@@ -81,7 +77,7 @@ export function locatorStep(): StepFn {
     let files = located.files;
     let reranked = false;
     if (helpers.deps.config.llm.rerank && files.length > 1) {
-      const better = await rerank(helpers, ws.dir, `${task.prompt}${plan?.summary ? `\n\nPlan: ${plan.summary}` : ''}`, files);
+      const better = await rerank(helpers, `${task.prompt}${plan?.summary ? `\n\nPlan: ${plan.summary}` : ''}`, files, located.definitions);
       if (better) {
         files = better;
         reranked = true;
