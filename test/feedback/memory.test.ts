@@ -52,6 +52,8 @@ describe('feedback becomes repo memory, end to end', { timeout: 300_000 }, () =>
     expect(next.byStep('fixer')[0]!.output.memory_used).toEqual([lesson.id]);
     // the next run starts from the remembered command
     expect(next.byStep('validator')[0]!.output).toMatchObject({ passed: true, source: 'memory' });
+    // a second task on the same commit reuses the locator's index instead of rebuilding it
+    expect(next.byStep('locator')[0]!.output.index).toMatchObject({ cache: 'hit' });
 
     const elsewhere = await runFixTask(h, owner.auth, otherUrl, 'done');
     expect(calls().some((c) => c.text.includes(LESSON))).toBe(false);
