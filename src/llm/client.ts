@@ -3,6 +3,7 @@ import type { z } from 'zod';
 import type { LlmConfig } from '../config.js';
 import type { ModelChoice } from './credentials.js';
 import { type Price, priceOf } from './pricing.js';
+import { callDeadline } from './deadline.js';
 import { backoffMs, describeFailure, isTransient, sleep } from './retry.js';
 import { type Budget, BudgetExceeded, type UsageMeter, billOf, estimateTokens, outputAllowance } from './usage.js';
 
@@ -82,7 +83,12 @@ export class ModelClient {
     this.o.meter.malformed += 1;
   }
 
-  /** Free text, streamed (long answers stay within the timeout between chunks, and a kill stops them mid-way). */
+  /**
+   * Free text, streamed (a kill stops it mid-way). The whole answer must arrive within the
+   * call's timeout. A stream the SDK ends with an `abort` part (the time ran out, or a kill)
+   * is a failed call, never an answer: its partial text (often "") is thrown away, not billed,
+   * and a timeout is retried like any other.
+   */
   async text(ask: Ask): Promise<string> {
     return this.call(ask, async (settings) => {
       const result = streamText({ ...settings, onError: () => {} });
@@ -91,6 +97,7 @@ export class ModelClient {
       for await (const part of result.fullStream) {
         if (part.type === 'text-delta') text += part.text;
         else if (part.type === 'error') throw part.error;
+        else if (part.type === 'abort') throw settings.abortSignal.reason ?? new DOMException('the model stream was aborted', 'AbortError');
         else if (part.type === 'finish') usage = part.totalUsage;
       }
       return { value: text, usage, outputChars: text.length };
@@ -112,13 +119,15 @@ export class ModelClient {
     const input = estimateTokens(chars(ask));
     for (let retry = 0; ; retry++) {
       const maxOutputTokens = outputAllowance(budget, meter, this.price, input, ask.maxOutputTokens ?? 8_000);
-      const abortSignal = AbortSignal.any([signal, AbortSignal.timeout(config.timeoutMs)]);
+      // Held in this scope for the whole call, cleared in `finally` (see deadline.ts for why not AbortSignal.timeout).
+      const deadline = callDeadline(signal, config.timeoutMs);
       try {
-        const r = await run({ model: this.o.model, system: ask.system, messages: ask.messages, maxOutputTokens, maxRetries: 0, abortSignal });
+        const r = await run({ model: this.o.model, system: ask.system, messages: ask.messages, maxOutputTokens, maxRetries: 0, abortSignal: deadline.signal });
         const bill = billOf(r.usage, this.price, input, r.outputChars);
         meter.add(bill.tokens, bill.costUsd);
         return r.value;
       } catch (err) {
+        deadline.done();
         if (NoObjectGeneratedError.isInstance(err)) {
           const bill = billOf(err.usage, this.price, input, err.text?.length ?? 0);
           meter.add(bill.tokens, bill.costUsd);
@@ -131,6 +140,8 @@ export class ModelClient {
         const wait = backoffMs(err, retry, config.retryBaseMs);
         this.o.log('model call failed; retrying', { problem: describeFailure(choice.provider, choice.model, err), retry: retry + 1, wait_ms: Math.round(wait) });
         await sleep(wait, signal);
+      } finally {
+        deadline.done();
       }
     }
   }

@@ -6,6 +6,7 @@ export const NO_REPLY = 'scripted-model: no reply scripted for this request';
 export type Decision =
   | { kind: 'content'; content: Content; usage: ReplyUsage | undefined }
   | { kind: 'error'; status: number; body: unknown; headers: Record<string, string> }
+  | { kind: 'stall' }
   | { kind: 'unscripted'; message: string };
 
 /** The queue of scripted replies and the fallback responder. */
@@ -33,7 +34,8 @@ export class Script {
 }
 
 function decide(reply: Reply): Decision {
-  const r = reply as Partial<Record<'status' | 'body' | 'headers' | 'json' | 'toolCalls' | 'text' | 'usage', unknown>>;
+  const r = reply as Partial<Record<'status' | 'body' | 'headers' | 'json' | 'toolCalls' | 'text' | 'usage' | 'stall', unknown>>;
+  if (r.stall === true) return { kind: 'stall' };
   if (typeof r.status === 'number') {
     return { kind: 'error', status: r.status, body: r.body, headers: (r.headers as Record<string, string> | undefined) ?? {} };
   }
@@ -43,5 +45,5 @@ function decide(reply: Reply): Decision {
     return { kind: 'content', content: { text: typeof r.text === 'string' ? r.text : '', toolCalls: r.toolCalls as Content['toolCalls'] }, usage };
   }
   if (typeof r.text === 'string') return { kind: 'content', content: { text: r.text, toolCalls: [] }, usage };
-  return { kind: 'unscripted', message: `scripted-model: a scripted reply has none of text, json, toolCalls or status: ${JSON.stringify(reply)}` };
+  return { kind: 'unscripted', message: `scripted-model: a scripted reply has none of text, json, toolCalls, status or stall: ${JSON.stringify(reply)}` };
 }

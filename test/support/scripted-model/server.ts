@@ -42,6 +42,26 @@ function readBody(req: IncomingMessage): Promise<string> {
   });
 }
 
+const gone = (res: ServerResponse) => res.destroyed || !res.socket || res.socket.destroyed;
+
+/** Resolves when the response's connection closes (at once if it already has). */
+function closed(res: ServerResponse): Promise<void> {
+  return new Promise((resolve) => {
+    if (gone(res)) return resolve();
+    res.once('close', () => resolve());
+  });
+}
+
+/** Whether the whole reply was handed to a connection that was still open. */
+function delivered(res: ServerResponse): Promise<boolean> {
+  return new Promise((resolve) => {
+    if (res.writableFinished) return resolve(true);
+    if (gone(res)) return resolve(false);
+    res.once('finish', () => resolve(true));
+    res.once('close', () => resolve(res.writableFinished));
+  });
+}
+
 /**
  * An HTTP double for the three model providers' wire formats, on a real loopback port:
  * list-models, OpenAI chat completions, Anthropic messages and Google generateContent,
@@ -54,6 +74,7 @@ export async function startScriptedModel(options: { validKeys?: string[] } = {})
   const script = new Script();
   const total = { input: 0, output: 0 };
   let seq = 0;
+  let stalls = 0;
   const nextId = (prefix: string) => `${prefix}scripted${++seq}`;
 
   async function handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
@@ -112,10 +133,23 @@ export async function startScriptedModel(options: { validKeys?: string[] } = {})
       } else sendJson(res, status, errorBody, headers);
       return;
     }
+    if (decision.kind === 'stall') {
+      stalls += 1;
+      if (call.stream) {
+        res.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache', connection: 'keep-alive' });
+        res.flushHeaders();
+      }
+      await closed(res);
+      return;
+    }
+    // A client that gave up (a timeout, a kill) before the reply was written gets nothing and is billed nothing.
+    if (gone(res)) return;
     const usage = usageFor(call, decision.content, decision.usage);
-    total.input += usage.input;
-    total.output += usage.output;
     await adapter.answer(res, { req: call, content: decision.content, usage, nextId });
+    if (await delivered(res)) {
+      total.input += usage.input;
+      total.output += usage.output;
+    }
   }
 
   const server: Server = createServer((req, res) => {
@@ -134,6 +168,7 @@ export async function startScriptedModel(options: { validKeys?: string[] } = {})
     enqueue: (...replies) => script.enqueue(replies),
     respond: (responder) => script.respond(responder),
     billed: () => ({ ...total }),
+    stalls: () => stalls,
     close: () =>
       new Promise((resolve) => {
         server.closeAllConnections();

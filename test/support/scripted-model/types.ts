@@ -26,7 +26,13 @@ export type Reply =
   /** Tool calls, optionally with assistant text before them. */
   | { toolCalls: ToolCallReply[]; text?: string; usage?: ReplyUsage }
   /** An error reply: the status, the provider's error body (default: one in its shape) and headers. */
-  | { status: number; body?: unknown; headers?: Record<string, string> };
+  | { status: number; body?: unknown; headers?: Record<string, string> }
+  /**
+   * A provider that stops answering: a streamed request gets its 200 and event-stream headers,
+   * then nothing; a plain request gets nothing at all. The connection stays open until the
+   * client gives up (or the double closes). Nothing is billed.
+   */
+  | { stall: true };
 
 /** A generation request (chat/messages/generateContent), normalised across the providers. */
 export interface ModelRequest {
@@ -76,8 +82,10 @@ export interface ScriptedModel {
   enqueue(...replies: (Reply | Responder)[]): void;
   /** Fallback when the queue is empty or a queued responder returns undefined (last one set wins). */
   respond(responder: Responder): void;
-  /** Tokens the double billed in total (sum of the usage of every successful reply). */
+  /** Tokens the double billed in total: the usage of every successful reply delivered whole to a client still connected. */
   billed(): { input: number; output: number };
+  /** Requests answered with a stall so far. */
+  stalls(): number;
   close(): Promise<void>;
 }
 
