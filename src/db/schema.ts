@@ -303,6 +303,35 @@ export const webSessions = pgTable(
   (t) => [index('web_sessions_account_idx').on(t.accountId)],
 );
 
+/**
+ * Idempotency keys of task creation and continue, per account and route: the first request
+ * with a key claims the row (the primary key makes a second claim impossible, on every API
+ * node); the transaction that creates the task stores the response in it, so a task and its
+ * stored answer exist together or not at all. A claim without a response is a request in
+ * flight (or one that died: claimed_at tells how long ago).
+ */
+export const idempotencyKeys = pgTable(
+  'idempotency_keys',
+  {
+    accountId: uuid('account_id')
+      .notNull()
+      .references(() => accounts.id, { onDelete: 'cascade' }),
+    /** The operation, not the URL: /v1/tasks and its unprefixed alias share keys. */
+    route: text('route').notNull(),
+    key: text('key').notNull(),
+    /** sha256 of the canonical JSON of the request (body and path parameters). */
+    fingerprint: text('fingerprint').notNull(),
+    /** Changes with every claim, so only the request holding the claim can complete it. */
+    claimId: uuid('claim_id').notNull(),
+    claimedAt: ts('claimed_at').notNull(),
+    responseStatus: integer('response_status'),
+    responseBody: jsonb('response_body'),
+    taskId: uuid('task_id').references(() => tasks.id, { onDelete: 'cascade' }),
+    expiresAt: ts('expires_at').notNull(),
+  },
+  (t) => [primaryKey({ columns: [t.accountId, t.route, t.key] }), index('idempotency_keys_expires_idx').on(t.expiresAt)],
+);
+
 export const schema = {
   accounts,
   apiTokens,
@@ -318,4 +347,5 @@ export const schema = {
   taskFeedback,
   webSessions,
   siteFiles,
+  idempotencyKeys,
 };

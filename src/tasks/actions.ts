@@ -10,7 +10,7 @@ import { newId } from '../ids.js';
 import type { Progress } from '../pipeline/runner.js';
 import { notifyTask } from './task-logs.js';
 import { moveTask } from './transitions.js';
-import { type Task, getOwnTask } from './service.js';
+import { type CreateOptions, type Task, getOwnTask } from './service.js';
 import { ACTIVE_STATUSES } from './states.js';
 
 /**
@@ -65,7 +65,7 @@ const REUSED_STEPS = ['planner', 'locator', 'inspector', 'fixer'] as const;
  * Promotes a finished preview to a full run: a child task in pr mode that starts from the
  * parent's plan, located files, insights and diff, so it runs the validator and opens the PR.
  */
-export async function continueTask(deps: Deps, auth: AuthContext, taskId: string): Promise<Task> {
+export async function continueTask(deps: Deps, auth: AuthContext, taskId: string, options: CreateOptions = {}): Promise<Task> {
   if (auth.tokenKind === 'demo') {
     throw new AppError('DEMO_LIMIT_REACHED', 'demo tokens cannot promote a preview to a pull request; sign up for a full account');
   }
@@ -124,6 +124,7 @@ export async function continueTask(deps: Deps, auth: AuthContext, taskId: string
         createdAt: now,
       });
     }
+    await options.within?.(tx, row!);
     return row!;
   });
   await deps.queue.enqueue(child.id);

@@ -22,6 +22,13 @@ export interface CreateTaskInput {
   approval_mode?: 'auto' | 'manual';
 }
 
+type Tx = Parameters<Parameters<Deps['db']['transaction']>[0]>[0];
+
+/** Work the caller adds to the transaction that creates a task (storing an idempotent answer). */
+export interface CreateOptions {
+  within?: (tx: Tx, task: Task) => Promise<void>;
+}
+
 const BRANCH = /^(?!\/|.*(?:\/\.|\/\/|\.\.|@\{|\\))[^\x00-\x20~^:?*[\x7f]{1,200}(?<![/.])$/;
 
 export function monthStart(now: Date): Date {
@@ -49,7 +56,12 @@ function checkInput(deps: Pick<Deps, 'config'>, input: CreateTaskInput) {
  * Creates a task after the checks of the spec, in one transaction with the account row
  * locked, so quotas, credits and the concurrency cap are exact under parallel requests.
  */
-export async function createTask(deps: Pick<Deps, 'db' | 'clock' | 'config' | 'fetch' | 'secretKey'>, auth: AuthContext, input: CreateTaskInput): Promise<Task> {
+export async function createTask(
+  deps: Pick<Deps, 'db' | 'clock' | 'config' | 'fetch' | 'secretKey'>,
+  auth: AuthContext,
+  input: CreateTaskInput,
+  options: CreateOptions = {},
+): Promise<Task> {
   const { taskType, prompt, baseBranch, repo } = checkInput(deps, input);
   if (repo) {
     // Asked of the code host before the account row is locked: a slow host must not hold the lock.
@@ -113,6 +125,7 @@ export async function createTask(deps: Pick<Deps, 'db' | 'clock' | 'config' | 'f
       })
       .returning();
     if (holdsCredit) await holdCredit(tx, account.id, id, now);
+    await options.within?.(tx, task!);
     return task!;
   });
 }

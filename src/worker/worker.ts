@@ -10,6 +10,7 @@ import { newId } from '../ids.js';
 import { MAX_ATTEMPTS, finish, runTask } from '../pipeline/runner.js';
 import type { StepRegistry } from '../pipeline/step-types.js';
 import { checkOpenPulls } from '../scm/merge-tracking.js';
+import { sweepExpiredKeys } from '../tasks/idempotency-keys.js';
 import { notifyTask } from '../tasks/task-logs.js';
 import { moveTask } from '../tasks/transitions.js';
 import { GATE_STATUSES } from '../tasks/states.js';
@@ -17,6 +18,8 @@ import { removeWorkspace } from '../workspace/checkout.js';
 import { claimPeriodic } from './periodic.js';
 
 export const GATE_TIMEOUT_MS = 5 * 60_000;
+/** How often one worker deletes Idempotency-Keys whose 24 h are over (lookups ignore them anyway). */
+export const IDEMPOTENCY_SWEEP_MS = 3600_000;
 
 export interface WorkerOptions {
   /** Tasks this worker runs at once. */
@@ -136,6 +139,7 @@ export async function startWorker(deps: Deps, steps: StepRegistry, options: Part
         sql`(${tasks.status} = 'pending' and ${tasks.createdAt} < ${lostBefore}) or (${tasks.status} = 'running' and ${tasks.workerId} is null and ${tasks.heartbeatAt} < ${lostBefore})`,
       );
     for (const { id: taskId } of lost) await deps.queue.enqueue(taskId);
+    if (await claimPeriodic(deps, 'idempotency-sweep', IDEMPOTENCY_SWEEP_MS)) await sweepExpiredKeys(deps);
     // Pull requests the service opened: merged? edited by a person? One worker per period asks.
     if (await claimPeriodic(deps, 'merge-tracking', deps.config.mergeCheckMs)) {
       const report = await checkOpenPulls(deps);

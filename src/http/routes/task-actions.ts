@@ -2,6 +2,7 @@ import { type FastifyPluginAsyncTypebox, Type } from '@fastify/type-provider-typ
 import type { Deps } from '../../deps.js';
 import { approveTask, continueTask, killTask } from '../../tasks/actions.js';
 import { caller } from '../auth.js';
+import { IdempotencyHeaders, idempotent, releaseUnlessStored, storeCreated } from '../idempotency.js';
 import { taskJson } from '../present.js';
 import { IdParams, errorResponses } from '../schemas.js';
 
@@ -59,10 +60,14 @@ export const taskActionRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = async
       schema: {
         tags: ['tasks'],
         summary: 'Promote a finished preview to a full pull-request run; returns the child task',
+        headers: IdempotencyHeaders,
         params: IdParams,
         response: { 201: Type.Ref('Task'), ...errorResponses(400, 401, 402, 404, 409, 429) },
       },
+      preValidation: idempotent(deps, 'tasks.continue'),
+      onSend: releaseUnlessStored(deps),
     },
-    async (request, reply) => reply.status(201).send(taskJson(await continueTask(deps, caller(request), request.params.id))),
+    async (request, reply) =>
+      reply.status(201).send(taskJson(await continueTask(deps, caller(request), request.params.id, { within: storeCreated(request) }))),
   );
 };

@@ -4,6 +4,7 @@ import type { Deps } from '../../deps.js';
 import { countTaskPost } from '../../tasks/rate-limit.js';
 import { createTask, getOwnTask, listTasks, taskLogsOf, usedThisMonth } from '../../tasks/service.js';
 import { caller } from '../auth.js';
+import { IdempotencyHeaders, idempotent, releaseUnlessStored, storeCreated } from '../idempotency.js';
 import { logJson, taskJson, taskSummaryJson } from '../present.js';
 import { IdParams, errorResponses } from '../schemas.js';
 
@@ -40,14 +41,20 @@ export const taskRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = async (app,
       schema: {
         tags: ['tasks'],
         summary: 'Create a task',
+        headers: IdempotencyHeaders,
         body: CreateTaskBody,
-        response: { 201: Type.Ref('Task'), ...errorResponses(400, 401, 402, 412, 429, 502) },
+        response: { 201: Type.Ref('Task'), ...errorResponses(400, 401, 402, 409, 412, 429, 502) },
       },
-      // Counted before validation: every POST counts against the window except those it refuses.
-      preValidation: async (request) => countTaskPost(deps, caller(request).account.id),
+      preValidation: [
+        // A replay of an Idempotency-Key answers here: it counts nothing and creates nothing.
+        idempotent(deps, 'tasks.create'),
+        // Counted before validation: every POST counts against the window except those it refuses.
+        async (request) => countTaskPost(deps, caller(request).account.id),
+      ],
+      onSend: releaseUnlessStored(deps),
     },
     async (request, reply) => {
-      const task = await createTask(deps, caller(request), request.body);
+      const task = await createTask(deps, caller(request), request.body, { within: storeCreated(request) });
       deps.metrics.tasksCreated.inc({ task_type: task.taskType, mode: task.mode });
       await deps.queue.enqueue(task.id);
       return reply.status(201).send(taskJson(task));
