@@ -1,12 +1,14 @@
-import { defineConfig } from 'vitest/config';
-import { findPostgresBin } from './test/support/postgres-cluster.js';
+import { configDefaults, defineConfig } from 'vitest/config';
+import { available, requirements } from './test/support/requirements.js';
 
 // Every test that touches the database runs twice: on PGlite and on a throwaway PostgreSQL
-// cluster. Without PostgreSQL server binaries (CI installs them) the second leg is skipped, loudly.
-const havePostgres = findPostgresBin() !== undefined;
-if (!havePostgres) {
-  console.warn('NOTICE: no PostgreSQL server binaries under /usr/lib/postgresql; the postgres test leg is skipped');
-}
+// cluster. Files that need no database (or only the embedded one) run once, on the pglite
+// leg: they live under test/unit/ or are named *.pglite.test.ts. A file named
+// *.postgres.test.ts runs on the postgres leg only. So neither leg skips whole files.
+//
+// Without PostgreSQL server binaries the second leg fails the run under CI (CI installs
+// them); elsewhere it is left out with a notice, and the closing summary says "not run".
+const havePostgres = available(requirements.postgres());
 
 const shared = {
   include: ['test/**/*.test.ts'],
@@ -19,10 +21,10 @@ const shared = {
 
 export default defineConfig({
   test: {
-    reporters: ['default', './test/support/summary-reporter.ts'],
+    reporters: ['default', ['./test/support/summary-reporter.ts', { legs: ['pglite', 'postgres'] }]],
     projects: [
-      { test: { ...shared, name: 'pglite' } },
-      ...(havePostgres ? [{ test: { ...shared, name: 'postgres', exclude: ['test/unit/**'] } }] : []),
+      { test: { ...shared, name: 'pglite', exclude: [...configDefaults.exclude, 'test/**/*.postgres.test.ts'] } },
+      ...(havePostgres ? [{ test: { ...shared, name: 'postgres', exclude: [...configDefaults.exclude, 'test/unit/**', 'test/**/*.pglite.test.ts'] } }] : []),
     ],
   },
 });

@@ -1,16 +1,9 @@
 import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { inject } from 'vitest';
 import { loadConfig } from '../../src/config.js';
 import { type SandboxOptions, createSandbox } from '../../src/sandbox/sandbox.js';
 import type { Sandbox } from '../../src/sandbox/types.js';
-
-/**
- * The sandbox tests need no database: they run in the pglite project only, so they do not
- * run twice (and two fork bombs do not race each other).
- */
-export const onePass = inject('dbKind') === 'pglite';
 
 const made: string[] = [];
 

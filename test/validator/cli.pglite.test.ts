@@ -1,0 +1,75 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { cliEnv, killAll, runCli } from '../cli/cli-process.js';
+import { commitAll, jsFailingTest, noTests, preexistingFixesA, removeFixtureRepos } from '../support/fixture-repos.js';
+
+// `emend validate` as a user runs it: the CLI process, the configured (bubblewrap) sandbox.
+describe('emend validate', { timeout: 90_000, concurrent: true }, () => {
+  let dataDir: string;
+  let env: NodeJS.ProcessEnv;
+  // Made in beforeAll: the body of a skipped describe still runs, its hooks do not.
+  beforeAll(() => {
+    dataDir = mkdtempSync(join(tmpdir(), 'emend-validate-cli-'));
+    env = cliEnv({ EMEND_DATA_DIR: dataDir });
+  });
+  afterAll(async () => {
+    await killAll();
+    removeFixtureRepos();
+    rmSync(dataDir, { recursive: true, force: true });
+  });
+
+  it('prints the result as JSON and exits 1 on a regression in the working tree', async () => {
+    const repo = jsFailingTest();
+    const exit = await runCli(['validate', '--repo', repo.dir, '--json'], env);
+    expect(exit.code, exit.stderr).toBe(1);
+    const out = JSON.parse(exit.stdout);
+    expect(out).toMatchObject({ passed: false, new_failures: ['multiplies'], fixed: [], preexisting_failures: [], setup: null, baseline: { commit: repo.base } });
+    expect(Object.keys(out)).toEqual(expect.arrayContaining(['command', 'setup', 'passed', 'new_failures', 'fixed', 'preexisting_failures', 'duration_ms', 'log_tail']));
+  });
+
+  it('prints a summary for a person and exits 0 when the change fixes a test', async () => {
+    const repo = preexistingFixesA();
+    const exit = await runCli(['validate', '--repo', repo.dir], env);
+    expect(exit.code, exit.stderr).toBe(0);
+    expect(exit.stdout).toContain('result:   PASSED: no new failures, 1 fixed');
+    expect(exit.stdout).toMatch(/fixed \(failing before, passing now\):\n {2}- A/);
+    expect(exit.stdout).toMatch(/baseline: HEAD \([0-9a-f]{12}\), 1 failing/);
+  });
+
+  it('takes the baseline from --base', async () => {
+    const repo = jsFailingTest();
+    commitAll(repo.dir);
+    const againstHead = await runCli(['validate', '--repo', repo.dir, '--json'], env);
+    expect(againstHead.code, againstHead.stderr).toBe(0);
+    expect(JSON.parse(againstHead.stdout)).toMatchObject({ passed: true, preexisting_failures: ['multiplies'] });
+    const againstBase = await runCli(['validate', '--repo', repo.dir, '--base', repo.base], env);
+    expect(againstBase.code, againstBase.stderr).toBe(1);
+    expect(againstBase.stdout).toContain('result:   FAILED: 1 new failure');
+    expect(againstBase.stdout).toContain('not ok 2 - multiplies');
+  });
+
+  it('says "no test command found" and exits 0 for a repository without tests', async () => {
+    const repo = noTests();
+    const exit = await runCli(['validate', '--repo', repo.dir, '--json'], env);
+    expect(exit.code, exit.stderr).toBe(0);
+    expect(JSON.parse(exit.stdout)).toMatchObject({ command: null, passed: null, message: 'no test command found' });
+    const text = await runCli(['validate', '--repo', repo.dir], env);
+    expect(text.stdout.trim()).toBe('no test command found: nothing to validate');
+  });
+
+  it('refuses what it cannot validate with a message', async () => {
+    const notRepo = await runCli(['validate', '--repo', dataDir], env);
+    expect(notRepo.code).toBe(1);
+    expect(notRepo.stderr).toContain(`${dataDir} is not a git checkout`);
+    const repo = noTests();
+    const badRev = await runCli(['validate', '--repo', repo.dir, '--base', 'nope'], env);
+    expect(badRev.code).toBe(1);
+    expect(badRev.stderr).toContain('nope does not name a commit');
+    const noRepo = await runCli(['validate', '--json'], env);
+    expect(noRepo.code).toBe(2);
+    expect(noRepo.stderr).toContain('validate needs --repo');
+    expect(noRepo.stderr).toContain('usage: emend validate --repo DIR [--base REV] [--json]');
+  });
+});

@@ -1,0 +1,48 @@
+import { describe, expect, it } from 'vitest';
+import { compareRuns, judgeRun } from '../../src/validator/compare.js';
+import type { ParsedRun, TestStatus } from '../../src/validator/parse.js';
+
+const parsed = (tests: Record<string, TestStatus>, markers: string[] = [], running?: string): ParsedRun => ({ tests: new Map(Object.entries(tests)), markers, running });
+const exit = (exitCode: number | null, more: { timedOut?: boolean; signal?: string } = {}) => ({ exitCode, signal: more.signal ?? null, timedOut: more.timedOut ?? false, timeoutMs: 60_000 });
+
+describe('judging runs and comparing them', () => {
+  it('fails a run on its output even when it exits 0', () => {
+    expect(judgeRun(parsed({ a: 'passed', b: 'failed' }), exit(0)).failures).toEqual(['b']);
+    expect(judgeRun(parsed({ a: 'passed' }, ['(output) Assertion failed']), exit(0)).failures).toEqual(['(output) Assertion failed']);
+    expect(judgeRun(parsed({ a: 'passed' }), exit(0)).failures).toEqual([]);
+  });
+
+  it('fails a non-zero exit with nothing to show for it as a run-level failure', () => {
+    expect(judgeRun(parsed({ a: 'passed' }), exit(1)).failures).toEqual(['(run) exited with code 1']);
+    expect(judgeRun(parsed({}), exit(null, { signal: 'SIGXCPU' })).failures).toEqual(['(run) killed by SIGXCPU']);
+    // explained by a failing test: no extra entry
+    expect(judgeRun(parsed({ b: 'failed' }), exit(1)).failures).toEqual(['b']);
+    expect(judgeRun(parsed({ a: 'passed' }), exit(0), '(setup) npm ci exited with code 1').failures).toEqual(['(setup) npm ci exited with code 1']);
+  });
+
+  it('fails a timed-out run and the test it was running', () => {
+    const outcome = judgeRun(parsed({ a: 'passed' }, [], 'slow'), exit(null, { timedOut: true, signal: 'SIGKILL' }));
+    expect(outcome.failures).toEqual(['(run) timed out after 60 s', 'slow']);
+    expect(outcome.complete).toBe(false);
+  });
+
+  it('tells new failures from pre-existing ones and finds what the change fixed', () => {
+    const change = judgeRun(parsed({ A: 'failed', B: 'failed', C: 'passed', D: 'passed' }), exit(1));
+    expect(compareRuns(['A', 'C', '(output) Assertion failed'], change)).toEqual({
+      new_failures: ['B'],
+      preexisting_failures: ['A'],
+      fixed: ['(output) Assertion failed', 'C'],
+    });
+  });
+
+  it('does not call a test fixed that the change’s run never reached', () => {
+    const cut = judgeRun(parsed({ C: 'passed' }), exit(null, { timedOut: true }));
+    expect(compareRuns(['A', 'C', '(run) exited with code 1'], cut).fixed).toEqual(['C']);
+    // Runners that list only failures (Surefire): absent from a complete run means it passed.
+    const failuresOnly = judgeRun(parsed({ B: 'failed' }), exit(1));
+    expect(compareRuns(['A', 'B'], failuresOnly)).toEqual({ new_failures: [], preexisting_failures: ['B'], fixed: ['A'] });
+    // A runner that lists passes: a baseline failure the change does not mention was not fixed (deleted, renamed).
+    const listing = judgeRun(parsed({ B: 'passed' }), exit(0));
+    expect(compareRuns(['A'], listing).fixed).toEqual([]);
+  });
+});

@@ -1,0 +1,109 @@
+import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, describe, expect, it } from 'vitest';
+import { type TestPlan, commandWithTimeouts, detectTestPlan, scriptTimeoutStyle } from '../../src/validator/detect.js';
+import { type Files, writeFiles } from '../support/fixture-repos.js';
+
+const dirs: string[] = [];
+function tree(files: Files): string {
+  const dir = mkdtempSync(join(tmpdir(), 'emend-detect-'));
+  dirs.push(dir);
+  writeFiles(dir, files);
+  return dir;
+}
+const pkg = (o: Record<string, unknown>) => JSON.stringify({ name: 'x', ...o });
+const detect = (files: Files, testCommand?: string) => detectTestPlan(tree(files), { testCommand });
+
+describe('test command detection', () => {
+  afterAll(() => {
+    for (const dir of dirs) rmSync(dir, { recursive: true, force: true });
+  });
+
+  it('takes package.json’s test script, through the package manager its lockfile names', () => {
+    expect(detect({ 'package.json': pkg({ scripts: { test: 'node --test' } }) })).toMatchObject({ runner: 'node', command: 'npm test', setup: null, perTest: { kind: 'node-test' } });
+    expect(detect({ 'package.json': pkg({ scripts: { test: 'jest' } }), 'pnpm-lock.yaml': '' })?.command).toBe('pnpm run test');
+    expect(detect({ 'package.json': pkg({ scripts: { test: 'mocha' } }), 'yarn.lock': '' })?.command).toBe('yarn run test');
+    // npm init's placeholder is no test script
+    expect(detect({ 'package.json': pkg({ scripts: { test: 'echo "Error: no test specified" && exit 1' } }) })).toBeUndefined();
+  });
+
+  it('installs dependencies only when there are some and node_modules is not there', () => {
+    const withDeps = { 'package.json': pkg({ scripts: { test: 'jest' }, devDependencies: { jest: '^29' } }) };
+    expect(detect({ ...withDeps, 'package-lock.json': '{}' })?.setup).toEqual({
+      command: 'npm ci --no-audit --no-fund',
+      offlineCommand: 'npm ci --offline --no-audit --no-fund',
+    });
+    expect(detect(withDeps)?.setup).toEqual({ command: 'npm install --no-audit --no-fund' });
+    expect(detect({ ...withDeps, 'node_modules/jest/package.json': '{}' })?.setup).toBeNull();
+    expect(detect({ 'package.json': pkg({ scripts: { test: 'node --test' }, dependencies: {} }) })?.setup).toBeNull();
+  });
+
+  it('adds per-test timeouts only to scripts whose shape it knows', () => {
+    expect(scriptTimeoutStyle('node --test')).toEqual({ kind: 'node-test' });
+    expect(scriptTimeoutStyle('NODE_ENV=test node --import tsx --test')).toEqual({ kind: 'node-test' });
+    // node reads no options after a file argument
+    expect(scriptTimeoutStyle('node --test test/')).toEqual({ kind: 'none' });
+    expect(scriptTimeoutStyle('jest --ci')).toEqual({ kind: 'jest' });
+    expect(scriptTimeoutStyle('vitest run')).toEqual({ kind: 'vitest' });
+    expect(scriptTimeoutStyle('vitest watch')).toEqual({ kind: 'none' });
+    expect(scriptTimeoutStyle('mocha')).toEqual({ kind: 'mocha' });
+    expect(scriptTimeoutStyle('npm run build && node --test')).toEqual({ kind: 'none' });
+  });
+
+  it('builds the command with timeout flags the sandbox’s tools support', () => {
+    const node: TestPlan = { runner: 'node', source: 'detected', command: 'npm test', perTest: { kind: 'node-test' }, setup: null };
+    expect(commandWithTimeouts(node, 30, 600, { nodeVersion: [20, 20] })).toBe('npm test -- --test-reporter=tap --test-timeout=30000 --test-force-exit');
+    expect(commandWithTimeouts(node, 30, 600, { nodeVersion: [20, 12] })).toBe('npm test -- --test-reporter=tap --test-timeout=30000');
+    expect(commandWithTimeouts(node, 30, 600, { nodeVersion: [18, 19] })).toBe('npm test -- --test-reporter=tap');
+    expect(commandWithTimeouts(node, 30, 600, { nodeVersion: [22, 1] })).toContain('--test-force-exit');
+    const pytest: TestPlan = { runner: 'pytest', source: 'detected', command: 'python3 -m pytest', perTest: { kind: 'pytest' }, setup: null };
+    expect(commandWithTimeouts(pytest, 30, 600, { pytestTimeout: false })).toBe('python3 -m pytest -v -rA -p no:cacheprovider -o faulthandler_timeout=30');
+    expect(commandWithTimeouts(pytest, 30, 600, { pytestTimeout: true })).toContain(' -o timeout=30');
+    const go: TestPlan = { runner: 'go', source: 'detected', command: 'go test -json ./...', perTest: { kind: 'go' }, setup: null };
+    expect(commandWithTimeouts(go, 30, 600, {})).toBe('go test -timeout 540s -json ./...');
+    const yarnJest: TestPlan = { runner: 'node', source: 'detected', command: 'yarn run test', perTest: { kind: 'jest' }, setup: null };
+    expect(commandWithTimeouts(yarnJest, 5, 600, {})).toBe('yarn run test --testTimeout=5000 --verbose');
+  });
+
+  it('detects pytest, unittest and tox', () => {
+    expect(detect({ 'pytest.ini': '[pytest]\n', 'test_a.py': 'def test_a(): pass\n' })).toMatchObject({ runner: 'pytest', command: 'python3 -m pytest' });
+    expect(detect({ 'tests/test_a.py': 'import pytest\n' })?.runner).toBe('pytest');
+    expect(detect({ 'tests/test_a.py': 'import unittest\nclass T(unittest.TestCase):\n    def test_a(self): pass\n' })).toMatchObject({
+      runner: 'unittest',
+      command: 'python3 -m unittest discover -v',
+    });
+    expect(detect({ 'tox.ini': '[tox]\nenvlist = py3\n[testenv]\ncommands = python -m unittest\n' })?.runner).toBe('tox');
+    expect(detect({ 'tox.ini': '[tox]\n[testenv]\ncommands = pytest\n', 'test_a.py': '' })?.runner).toBe('pytest');
+    expect(detect({ 'requirements.txt': 'requests\n', 'test_a.py': 'def test_a(): pass\n' })?.setup).toEqual({
+      command: 'python3 -m pip install --user --quiet -r requirements.txt',
+    });
+  });
+
+  it('detects go, cargo, Maven, Gradle and make', () => {
+    expect(detect({ 'go.mod': 'module ex\n\ngo 1.22\n' })).toMatchObject({ runner: 'go', setup: null });
+    expect(detect({ 'go.mod': 'module ex\n\nrequire golang.org/x/text v0.3.0\n' })?.setup).toEqual({ command: 'go mod download' });
+    expect(detect({ 'Cargo.toml': '[package]\nname = "x"\n' })).toMatchObject({ runner: 'cargo', command: 'cargo test --offline', setup: { command: 'cargo fetch' } });
+    expect(detect({ 'pom.xml': '<project/>' })).toMatchObject({ runner: 'maven', command: 'mvn -B test' });
+    expect(detect({ 'build.gradle.kts': '', gradlew: '#!/bin/sh\n' })).toMatchObject({ runner: 'gradle', command: './gradlew --no-daemon --offline test' });
+    expect(detect({ Makefile: 'build:\n\tcc x.c\n\ntest: build\n\t./run-tests\n' })).toMatchObject({ runner: 'make', command: 'make test' });
+    expect(detect({ Makefile: 'build:\n\tcc x.c\n' })).toBeUndefined();
+  });
+
+  it('lets .emend/test win over the remembered command, which wins over detection; setup still comes from detection', () => {
+    const files = {
+      'package.json': pkg({ scripts: { test: 'jest' }, devDependencies: { jest: '^29' } }),
+      'package-lock.json': '{}',
+    };
+    expect(detect(files, 'npm run test:unit')).toMatchObject({ source: 'memory', command: 'npm run test:unit', perTest: { kind: 'none' }, setup: { command: 'npm ci --no-audit --no-fund' } });
+    const withFile = { ...files, '.emend/test': '# how to test this repository\n\nnpm run test:ci -- --runInBand\nignored second line\n' };
+    expect(detect(withFile, 'npm run test:unit')).toMatchObject({ source: 'repo-file', command: 'npm run test:ci -- --runInBand', runner: 'node' });
+    expect(detect({ 'README.md': '' }, './check.sh')).toMatchObject({ source: 'memory', command: './check.sh', runner: undefined, setup: null });
+    expect(detect({ 'README.md': '', '.emend/test': '# nothing yet\n' })).toBeUndefined();
+  });
+
+  it('finds nothing in a repository without tests', () => {
+    mkdirSync(join(tree({ 'README.md': '# hi\n' }), 'docs'));
+    expect(detect({ 'README.md': '# hi\n', 'src/main.py': 'print(1)\n' })).toBeUndefined();
+  });
+});

@@ -1,0 +1,96 @@
+import { existsSync, mkdirSync, rmSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { Deps } from '../../src/deps.js';
+import type { StepHelpers, StepPayload } from '../../src/pipeline/step-types.js';
+import type { Sandbox } from '../../src/sandbox/types.js';
+import type { Task } from '../../src/tasks/service.js';
+import { type ValidatorWorkspace, validatorStep } from '../../src/validator/step.js';
+import { fixtureSandbox, jsFailingTest, noTests, preexistingFixesA, removeFixtureRepos, separateGitDir } from '../support/fixture-repos.js';
+
+function payload(outputs: StepPayload['outputs'] = {}): StepPayload {
+  return { task: { id: 'task-1' } as Task, outputs, retry: 0 };
+}
+
+/** The helpers a step gets from the runner, with the sandbox in deps and the run's workspace. */
+function helpers(sandbox: Sandbox, workspace: ValidatorWorkspace, signal = new AbortController().signal) {
+  const logged: string[] = [];
+  const h = {
+    deps: { sandbox } as Deps,
+    signal,
+    log: (message: string) => logged.push(message),
+    spawn: () => {
+      throw new Error('the validator starts nothing outside the sandbox');
+    },
+    workspace: async () => workspace,
+  } as unknown as StepHelpers;
+  return { h, logged };
+}
+
+describe('the validator step', { timeout: 60_000 }, () => {
+  let sandbox: Sandbox;
+  beforeAll(async () => {
+    sandbox = await fixtureSandbox();
+  });
+  afterAll(() => removeFixtureRepos());
+
+  it('fails the step on a regression in a task workspace (git dir outside the files), and reuses the baseline on a retry', async () => {
+    const repo = jsFailingTest();
+    const gitDir = separateGitDir(repo);
+    const workspace = { dir: repo.dir, gitDir, baseCommit: repo.base };
+    const step = validatorStep();
+    const first = helpers(sandbox, workspace);
+    const result = await step(payload(), first.h);
+    expect(result.passed).toBe(false);
+    expect(result.output).toMatchObject({ passed: false, new_failures: ['multiplies'], baseline: { commit: repo.base } });
+    expect(first.logged).toContain('baseline run');
+
+    // The fixer's retry: the runner hands the previous validator output back in outputs.
+    const retry = helpers(sandbox, workspace);
+    const again = await step(payload({ validator: result.output }), retry.h);
+    expect(again.output).toMatchObject({ passed: false, new_failures: ['multiplies'] });
+    expect(retry.logged).toContain('baseline reused');
+    expect(retry.logged).not.toContain('baseline run');
+  });
+
+  it('uses the git dir it is given, whatever `.git` the files hold', async () => {
+    const repo = preexistingFixesA();
+    const gitDir = separateGitDir(repo);
+    // Something that ran on the files replaced the pointer with a repository of its own.
+    rmSync(join(repo.dir, '.git'));
+    mkdirSync(join(repo.dir, '.git'));
+    writeFileSync(join(repo.dir, '.git', 'HEAD'), 'ref: refs/heads/elsewhere\n');
+    writeFileSync(join(repo.dir, '.git', 'config'), '[core]\n\tfsmonitor = touch pwned\n');
+    const result = await step(validatorStep(), sandbox, { dir: repo.dir, gitDir, baseCommit: repo.base });
+    expect(result).toMatchObject({ passed: true, output: { passed: true, fixed: ['A'], new_failures: [] } });
+    expect(existsSync(join(repo.dir, 'pwned'))).toBe(false);
+  });
+
+  it('leaves passed out when there is nothing to validate, so the runner goes on', async () => {
+    const repo = noTests();
+    const result = await step(validatorStep(), sandbox, { dir: repo.dir, baseCommit: repo.base });
+    expect(result.passed).toBeUndefined();
+    expect(result.output).toMatchObject({ passed: null, message: 'no test command found', command: null });
+  });
+
+  it('passes the remembered test command through its context', async () => {
+    const repo = noTests();
+    const contextOf = () => ({ sandbox, workspace: { dir: repo.dir, baseCommit: repo.base }, testCommand: 'cat notes.txt' });
+    const result = await validatorStep(contextOf)(payload(), helpers(sandbox, { dir: repo.dir, baseCommit: repo.base }).h);
+    expect(result).toMatchObject({ passed: true, output: { command: 'cat notes.txt', source: 'memory', passed: true } });
+    expect(result.output.log_tail).toContain('still nothing');
+  });
+
+  it('stops when the task is killed', async () => {
+    const repo = jsFailingTest();
+    const kill = new AbortController();
+    kill.abort();
+    await expect(validatorStep()(payload(), helpers(sandbox, { dir: repo.dir, baseCommit: repo.base }, kill.signal).h)).rejects.toThrow(
+      'the validator was stopped (task killed)',
+    );
+  });
+});
+
+function step(fn: ReturnType<typeof validatorStep>, sandbox: Sandbox, workspace: ValidatorWorkspace) {
+  return fn(payload(), helpers(sandbox, workspace).h);
+}

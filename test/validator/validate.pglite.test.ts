@@ -1,0 +1,188 @@
+import { existsSync, readFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { Sandbox } from '../../src/sandbox/types.js';
+import { NotACheckoutError } from '../../src/validator/copies.js';
+import { validate } from '../../src/validator/validate.js';
+import {
+  commitAll,
+  fixtureRepo,
+  fixtureSandbox,
+  jsFailingTest,
+  jsFailureExitsZero,
+  jsHangingTest,
+  jsLocalDependency,
+  jsMissingDependency,
+  noTests,
+  preexistingBreaksB,
+  preexistingFixesA,
+  pythonHangingTest,
+  pythonPytest,
+  removeFixtureRepos,
+  writeFiles,
+} from '../support/fixture-repos.js';
+
+// The validator end to end: fixture repositories in temp dirs, every command in the real
+// bubblewrap sandbox. No database: the pglite project runs these once.
+describe('the validator on fixture repositories', { timeout: 60_000 }, () => {
+  let sandbox: Sandbox;
+  beforeAll(async () => {
+    sandbox = await fixtureSandbox();
+  });
+  afterAll(() => removeFixtureRepos());
+
+  it('reports the test a change breaks in a JavaScript repository (node --test)', async () => {
+    const repo = jsFailingTest();
+    const out = await validate(sandbox, { dir: repo.dir, base: repo.base });
+    expect(out).toMatchObject({
+      passed: false,
+      new_failures: ['multiplies'],
+      fixed: [],
+      preexisting_failures: [],
+      setup: null,
+      source: 'detected',
+      runner: 'node',
+      tests: { passed: 1, failed: 1, skipped: 0 },
+      baseline: { commit: repo.base, failures: [], tests: 2, exit_code: 0 },
+    });
+    expect(out.command).toMatch(/^npm test -- --test-reporter=tap --test-timeout=\d+/);
+    expect(out.log_tail).toContain('not ok 2 - multiplies');
+    // paths in the output are the checkout's, not the sandbox's or the temp copy's
+    expect(out.log_tail).not.toMatch(/\/workspace|emend-validate-/);
+    expect(out.duration_ms).toBeGreaterThan(0);
+    // the checkout itself is left as it was
+    expect(readFileSync(join(repo.dir, 'src/math.js'), 'utf8')).toContain('a + b;\n');
+  });
+
+  it('fails a run that prints "Assertion failed" and exits 0', async () => {
+    const repo = jsFailureExitsZero();
+    const out = await validate(sandbox, { dir: repo.dir, base: repo.base });
+    expect(out).toMatchObject({ passed: false, command: 'npm test', new_failures: ['(output) Assertion failed: add(2, 2) is 4'] });
+    expect(out.log_tail).toContain('checks done');
+  });
+
+  it('runs pytest on a Python repository', async () => {
+    const repo = pythonPytest();
+    const out = await validate(sandbox, { dir: repo.dir, base: repo.base });
+    expect(out).toMatchObject({ passed: false, runner: 'pytest', new_failures: ['test_calc.py::test_sub'], tests: { passed: 1, failed: 1 } });
+    expect(out.command).toMatch(/^python3 -m pytest -v -rA/);
+  });
+
+  it('reports a failure present before the change as pre-existing, not as a regression', async () => {
+    const repo = preexistingBreaksB();
+    const out = await validate(sandbox, { dir: repo.dir, base: repo.base });
+    expect(out).toMatchObject({ passed: false, new_failures: ['B'], preexisting_failures: ['A'], fixed: [], baseline: { failures: ['A'] } });
+  });
+
+  it('reports a test the change makes pass as fixed', async () => {
+    const repo = preexistingFixesA();
+    const out = await validate(sandbox, { dir: repo.dir, base: repo.base });
+    expect(out).toMatchObject({ passed: true, new_failures: [], preexisting_failures: [], fixed: ['A'], tests: { passed: 2, failed: 0 } });
+  });
+
+  it('fails a hanging test at its timeout and still reports the other tests (node --test --test-timeout)', async () => {
+    const repo = jsHangingTest();
+    const out = await validate(sandbox, { dir: repo.dir, base: repo.base }, { limits: { testTimeoutMs: 2_000, runTimeoutMs: 40_000 } });
+    expect(out).toMatchObject({ passed: false, new_failures: ['test/slow.test.js'], tests: { passed: 3, failed: 1 } });
+    expect(out.log_tail).toContain('test timed out after 2000ms');
+    // the per-test timeout ended it, not the run's
+    expect(out.baseline!.timed_out).toBe(false);
+    expect(out.duration_ms).toBeLessThan(30_000);
+  });
+
+  it('fails a hang the runner cannot time out at the run’s timeout, naming the test it was in', async () => {
+    const repo = pythonHangingTest();
+    const out = await validate(sandbox, { dir: repo.dir, base: repo.base }, { limits: { testTimeoutMs: 1_000, runTimeoutMs: 4_000 } });
+    expect(out.passed).toBe(false);
+    expect(out.new_failures).toEqual(['(run) timed out after 4 s', 'test_slow.py::test_slow']);
+    // the tests that ran before the hang are still reported
+    expect(out.tests).toMatchObject({ passed: 2 });
+  });
+
+  it('installs dependencies in the setup phase of each run (npm ci, offline here)', async () => {
+    const repo = jsLocalDependency();
+    const out = await validate(sandbox, { dir: repo.dir, base: repo.base });
+    expect(out.setup).toMatchObject({ command: 'npm ci --offline --no-audit --no-fund', network: false, exit_code: 0 });
+    expect(out).toMatchObject({ passed: false, new_failures: ['doubles'], baseline: { setup: 'ok', failures: [] } });
+    // the install happened in the copies, not in the checkout
+    expect(existsSync(join(repo.dir, 'node_modules'))).toBe(false);
+  });
+
+  it('installs dependencies in the setup phase, and passes nothing when they cannot be installed and the tests fail without them', async () => {
+    const repo = jsMissingDependency();
+    const out = await validate(sandbox, { dir: repo.dir, base: repo.base });
+    // no network for setup here: npm ci --offline has no cache to install from
+    expect(out.setup).toMatchObject({ command: 'npm ci --offline --no-audit --no-fund', network: false });
+    expect(out.setup!.exit_code).not.toBe(0);
+    expect(out.setup!.log_tail).toBeTruthy();
+    expect(out.passed).toBeNull();
+    expect(out.message).toMatch(/^the dependencies were not installed \(npm ci --offline --no-audit --no-fund: exit code \d+\) and the unmodified checkout fails 2 test\(s\) without them/);
+    expect(out.new_failures).toEqual([]);
+    expect(out.preexisting_failures).toEqual(['(setup) npm ci --offline --no-audit --no-fund exited with code 1', 'test/pad.test.js']);
+    expect(out.baseline).toMatchObject({ setup: 'failed' });
+  });
+
+  it('says "no test command found" for a repository without tests, and passes nothing', async () => {
+    const repo = noTests();
+    const out = await validate(sandbox, { dir: repo.dir, base: repo.base });
+    expect(out).toMatchObject({ command: null, passed: null, setup: null, new_failures: [], fixed: [], preexisting_failures: [], message: 'no test command found' });
+    expect(out.log_tail).toBe('no test command found');
+  });
+
+  it('runs .emend/test over detection, and the remembered command when the repository has no such file', async () => {
+    const repo = jsFailingTest();
+    writeFiles(repo.dir, { 'check.js': "console.log('custom check ran');\n" });
+    const remembered = await validate(sandbox, { dir: repo.dir, base: repo.base, testCommand: 'node check.js' });
+    // check.js is untracked: only the change has it, so the baseline's run fails and the change's passes
+    expect(remembered).toMatchObject({ command: 'node check.js', source: 'memory', passed: true, fixed: ['(run) exited with code 1'] });
+    expect(remembered.log_tail).toContain('custom check ran');
+
+    const withFile = fixtureRepo({ '.emend/test': '# our tests\nnode check.js\n', 'check.js': "console.log('from .emend/test');\n", 'package.json': '{"scripts":{"test":"node --test"}}' });
+    const fromFile = await validate(sandbox, { dir: withFile.dir, base: withFile.base, testCommand: 'node other.js' });
+    expect(fromFile).toMatchObject({ command: 'node check.js', source: 'repo-file', passed: true, runner: 'node' });
+    expect(fromFile.log_tail).toContain('from .emend/test');
+  });
+
+  it('takes the baseline from --base: a committed change validated against the commit before it', async () => {
+    const repo = jsFailingTest();
+    const head = commitAll(repo.dir);
+    const out = await validate(sandbox, { dir: repo.dir, base: repo.base });
+    expect(out).toMatchObject({ passed: false, new_failures: ['multiplies'], baseline: { commit: repo.base } });
+    // against HEAD, the change (nothing in the working tree) brings nothing new
+    const same = await validate(sandbox, { dir: repo.dir, base: 'HEAD' });
+    expect(same).toMatchObject({ passed: true, new_failures: [], preexisting_failures: ['multiplies'], baseline: { commit: head } });
+  });
+
+  it('reuses a baseline of the same commit and command instead of running it again', async () => {
+    const repo = jsFailingTest();
+    const first = await validate(sandbox, { dir: repo.dir, base: repo.base });
+    // a doctored cached baseline shows that it was used rather than re-run
+    const cached = { ...first.baseline!, failures: ['multiplies'], duration_ms: -1 };
+    const second = await validate(sandbox, { dir: repo.dir, base: repo.base, cachedBaseline: cached });
+    expect(second).toMatchObject({ passed: true, new_failures: [], preexisting_failures: ['multiplies'], baseline: { duration_ms: -1 } });
+    const otherCommit = await validate(sandbox, { dir: repo.dir, base: repo.base, cachedBaseline: { ...cached, commit: '0'.repeat(40) } });
+    expect(otherCommit).toMatchObject({ passed: false, new_failures: ['multiplies'] });
+  });
+
+  it('validates the whole repository when pointed into a subdirectory of it', async () => {
+    const repo = jsFailingTest();
+    const out = await validate(sandbox, { dir: join(repo.dir, 'src'), base: repo.base });
+    expect(out).toMatchObject({ passed: false, new_failures: ['multiplies'] });
+  });
+
+  it('refuses a directory that is not a checkout, and a revision that names no commit', async () => {
+    const repo = noTests();
+    await expect(validate(sandbox, { dir: repo.dir, base: 'no-such-branch' })).rejects.toThrow(NotACheckoutError);
+    await expect(validate(sandbox, { dir: join(repo.dir, '.git', 'objects'), base: 'HEAD' })).rejects.toThrow(/is not a git checkout/);
+    await expect(validate(sandbox, { dir: tmpdir(), base: 'HEAD' })).rejects.toThrow(/is not a git checkout/);
+  });
+
+  it('stops when aborted', async () => {
+    const repo = pythonHangingTest();
+    const abort = new AbortController();
+    const running = validate(sandbox, { dir: repo.dir, base: repo.base }, { signal: abort.signal, limits: { runTimeoutMs: 30_000 } });
+    setTimeout(() => abort.abort(), 1_500);
+    await expect(running).rejects.toThrow('validation aborted');
+  });
+});
