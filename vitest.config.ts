@@ -15,7 +15,7 @@ const shared = {
   globalSetup: ['test/support/global-setup.ts'],
   testTimeout: 30_000,
   hookTimeout: 60_000,
-  // test/llm/model-timeouts.test.ts forces garbage collection during model calls (global.gc).
+  // test/llm/model-timeouts.pglite.test.ts forces garbage collection during model calls (global.gc).
   execArgv: ['--expose-gc'],
 };
 
