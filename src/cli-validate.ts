@@ -78,7 +78,7 @@ export async function validateCommand(args: string[], env: NodeJS.ProcessEnv): P
   process.on('SIGTERM', onSignal);
   const base = values.base ?? 'HEAD';
   try {
-    const out = await validate(sandbox, { dir: resolve(values.repo), base }, { signal: abort.signal });
+    const out = await validate(sandbox, { dir: resolve(values.repo), base }, { signal: abort.signal, limits: { testTimeoutMs: config.validator.testTimeoutMs } });
     console.log(values.json ? JSON.stringify(out, null, 2) : formatResult(out, base));
     return out.passed === false ? EXIT_NEW_FAILURES : EXIT_PASSED;
   } catch (err) {

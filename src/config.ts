@@ -35,6 +35,8 @@ export interface Config {
   sandbox: SandboxConfig;
   /** Which models the thinking steps use, and how calls to them behave (docs/configuration.md). */
   llm: LlmConfig;
+  /** The validator: how long one test may run before it is failed and its run stopped (docs/validator.md). */
+  validator: { testTimeoutMs: number };
   /** Scaffolded sites: size limits and the browser that checks them. */
   site: { maxBytes: number; maxFiles: number; chromiumPath: string };
 }
@@ -324,6 +326,7 @@ export function loadConfig(env: Env = process.env): Config {
     },
     sandbox: sandbox(env, dataDir),
     llm: llm(env),
+    validator: { testTimeoutMs: integer(env, 'EMEND_VALIDATOR_TEST_TIMEOUT_S', 60, 1, 86_400) * 1000 },
     site: {
       maxBytes: integer(env, 'EMEND_SITE_MAX_KB', 2_048, 16, 1_048_576) * 1024,
       maxFiles: integer(env, 'EMEND_SITE_MAX_FILES', 60, 1, 10_000),

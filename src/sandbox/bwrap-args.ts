@@ -65,6 +65,8 @@ export interface BwrapPlan {
   env?: Record<string, string>;
   network: boolean;
   toolRoots: string[];
+  /** Workspace directories (relative paths) bound read-only over the workspace. */
+  readOnly?: string[];
   /** Size of the private /tmp (tmpfs), bytes. */
   tmpBytes: number;
   /** File descriptors the launcher fills with PASSWD and GROUP. */
@@ -78,6 +80,13 @@ const ENV_NAME = /^[A-Za-z_][A-Za-z0-9_]*$/;
 export function sandboxCwd(cwd: string | undefined): string {
   const inside = posix.resolve(WORKSPACE, cwd ?? '.');
   if (inside !== WORKSPACE && !inside.startsWith(`${WORKSPACE}/`)) throw new RangeError(`cwd must stay inside the workspace, got "${cwd}"`);
+  return inside;
+}
+
+/** A workspace directory bound read-only: a relative path strictly inside /workspace. */
+export function readOnlyPath(path: string): string {
+  const inside = posix.resolve(WORKSPACE, path);
+  if (posix.isAbsolute(path) || !inside.startsWith(`${WORKSPACE}/`)) throw new RangeError(`a read-only path must be a directory inside the workspace, got "${path}"`);
   return inside;
 }
 
@@ -132,7 +141,13 @@ export function bwrapArgs(plan: BwrapPlan, host: HostLayout): string[] {
   args.push('--dev', '/dev');
   args.push('--size', String(plan.tmpBytes), '--tmpfs', '/tmp', '--symlink', '../tmp', '/var/tmp');
   for (const root of plan.toolRoots) args.push('--ro-bind', root, root);
-  args.push('--bind', plan.workdir, WORKSPACE, '--chdir', sandboxCwd(plan.cwd));
+  args.push('--bind', plan.workdir, WORKSPACE);
+  // Over the workspace's bind, so the command cannot write them (nor unmount them: no capabilities).
+  for (const path of plan.readOnly ?? []) {
+    const inside = readOnlyPath(path);
+    args.push('--ro-bind', posix.join(plan.workdir, posix.relative(WORKSPACE, inside)), inside);
+  }
+  args.push('--chdir', sandboxCwd(plan.cwd));
   // The root bwrap builds is a tmpfs of its own: read-only once everything is in place.
   args.push('--remount-ro', '/');
   args.push('--clearenv');

@@ -22,6 +22,7 @@ export interface Launch {
   outputBytes: number;
   signal?: AbortSignal;
   cgroup?: CommandCgroup;
+  onOutput?: (stream: 'stdout' | 'stderr', chunk: Buffer) => void;
 }
 
 // The first process is bash. It closes every descriptor it inherited beyond stdio and the
@@ -103,8 +104,21 @@ export async function launch(spec: Launch): Promise<SandboxResult> {
   });
   const stdout = new OutputTail(spec.outputBytes);
   const stderr = new OutputTail(spec.outputBytes);
-  child.stdout!.on('data', (chunk: Buffer) => stdout.push(chunk));
-  child.stderr!.on('data', (chunk: Buffer) => stderr.push(chunk));
+  const watch = (stream: 'stdout' | 'stderr', chunk: Buffer) => {
+    try {
+      spec.onOutput?.(stream, chunk);
+    } catch {
+      // a throwing watcher must not crash the service from a stream event; the command keeps its limits
+    }
+  };
+  child.stdout!.on('data', (chunk: Buffer) => {
+    stdout.push(chunk);
+    watch('stdout', chunk);
+  });
+  child.stderr!.on('data', (chunk: Buffer) => {
+    stderr.push(chunk);
+    watch('stderr', chunk);
+  });
   const closed = new Promise<void>((resolve) => child.once('close', () => resolve()));
   fdData.forEach((data, i) => {
     const fd = child.stdio[3 + i] as Writable;

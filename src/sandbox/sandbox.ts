@@ -1,8 +1,8 @@
-import { mkdtempSync, rmSync, statSync } from 'node:fs';
+import { lstatSync, mkdtempSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { relative, resolve } from 'node:path';
+import { join, posix, relative, resolve } from 'node:path';
 import type { SandboxConfig } from '../config.js';
-import { GROUP, PASSWD, bwrapArgs, sandboxCwd, sandboxEnv } from './bwrap-args.js';
+import { GROUP, PASSWD, WORKSPACE, bwrapArgs, readOnlyPath, sandboxCwd, sandboxEnv } from './bwrap-args.js';
 import { bwrapVersion, findExecutable, hostLayout, isExecutable } from './bwrap.js';
 import { type CgroupSupport, CommandCgroup, detectCgroups } from './cgroups.js';
 import { launch } from './launch.js';
@@ -47,6 +47,22 @@ function checkWorkdir(workdir: string, protectedPaths: string[]): string {
     if (path === '/' ? dir === '/' : from === '' || !from.startsWith('..')) throw new RangeError(`the workspace ${dir} would expose ${path}`);
   }
   return dir;
+}
+
+/**
+ * Each read-only path must be a real directory of the workspace, reached through no symlink:
+ * bwrap resolves a bind's source on the host, so a link put there by an earlier command
+ * would bind whatever it points at.
+ */
+function checkReadOnly(workdir: string, paths: string[]): string[] {
+  for (const path of paths) {
+    let at = workdir;
+    for (const part of posix.relative(WORKSPACE, readOnlyPath(path)).split('/')) {
+      at = join(at, part);
+      if (!lstatSync(at, { throwIfNoEntry: false })?.isDirectory()) throw new RangeError(`the read-only path ${path} is not a directory of the workspace`);
+    }
+  }
+  return paths;
 }
 
 /**
@@ -120,6 +136,7 @@ export async function createSandbox(config: SandboxConfig, options: SandboxOptio
           env: request.env,
           network: request.network ?? false,
           toolRoots: config.toolRoots,
+          readOnly: checkReadOnly(workdir, request.readOnlyPaths ?? []),
           // The private /tmp lives in memory: no larger than the memory limit.
           tmpBytes: limits.memoryBytes,
           passwdFd: 3,
@@ -145,6 +162,7 @@ export async function createSandbox(config: SandboxConfig, options: SandboxOptio
           timeoutMs: limits.timeoutMs,
           outputBytes: limits.outputBytes,
           ...(request.signal ? { signal: request.signal } : {}),
+          ...(request.onOutput ? { onOutput: request.onOutput } : {}),
           ...(cgroup ? { cgroup } : {}),
         });
       } finally {

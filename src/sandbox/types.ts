@@ -37,6 +37,15 @@ export interface SandboxRequest {
   limits?: Partial<SandboxLimits>;
   signal?: AbortSignal;
   stdin?: string;
+  /**
+   * Directories of the workspace (relative paths) that the command sees read-only: what
+   * the caller placed there for the command (the validator's pytest plugin) cannot be
+   * changed by it. Each must be a real directory, not a symlink. bubblewrap only: the
+   * unsafe-host mode protects nothing.
+   */
+  readOnlyPaths?: string[];
+  /** Called with each chunk of output as it arrives (the validator watches a test run's progress). */
+  onOutput?: (stream: 'stdout' | 'stderr', chunk: Buffer) => void;
 }
 
 export interface SandboxResult {

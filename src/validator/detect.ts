@@ -297,7 +297,7 @@ function atLeast(v: [number, number] | undefined, ...mins: [number, number][]): 
  * allows them, so one hanging test fails at its timeout and the others are still reported.
  * `runSeconds` is the whole run's limit (go's -timeout is per test binary).
  */
-export function commandWithTimeouts(plan: TestPlan, testSeconds: number, runSeconds: number, probe: Probe): string {
+export function commandWithTimeouts(plan: TestPlan, testSeconds: number, runSeconds: number, probe: Probe, options: { pytestProgress?: boolean } = {}): string {
   const ms = testSeconds * 1000;
   const pass = (args: string) => (plan.command.startsWith('npm ') ? `${plan.command} -- ${args}` : `${plan.command} ${args}`);
   switch (plan.perTest.kind) {
@@ -315,9 +315,11 @@ export function commandWithTimeouts(plan: TestPlan, testSeconds: number, runSeco
     case 'mocha':
       return pass(`--timeout ${ms}`);
     case 'pytest': {
-      // faulthandler dumps the hanging test's stack; only pytest-timeout can end it.
+      // faulthandler dumps the hanging test's stack; pytest-timeout, where installed, ends it;
+      // the progress plugin lets the validator end it otherwise (run.ts, watchPytest).
       const timeout = probe.pytestTimeout ? ` -o timeout=${testSeconds}` : '';
-      return `${plan.command} -v -rA -p no:cacheprovider -o faulthandler_timeout=${testSeconds}${timeout}`;
+      const progress = options.pytestProgress ? ' -p emend_progress' : '';
+      return `${plan.command} -v -rA -p no:cacheprovider${progress} -o faulthandler_timeout=${testSeconds}${timeout}`;
     }
     case 'go':
       return plan.command.replace('go test ', `go test -timeout ${Math.max(1, Math.floor(runSeconds * 0.9))}s `);

@@ -3,9 +3,11 @@ import { type RunOutcome, judgeRun } from './compare.js';
 import { type RunTree, TREE_HOME, TREE_REPO } from './copies.js';
 import { type Probe, type TestPlan, probeCommand, readProbe } from './detect.js';
 import { normalizeOutput, parseOutput } from './parse.js';
+import { ProgressWatch, withoutProgress } from './progress-watch.js';
+import { PROGRESS_ENV, PROGRESS_FD, TREE_TOOLS, installProgressPlugin } from './pytest-progress.js';
 
 export interface RunLimits {
-  /** Per test, where the runner takes a per-test timeout. */
+  /** Per test, where the runner takes a per-test timeout or the validator watches the run (pytest). */
   testTimeoutMs: number;
   /** The whole test command. */
   runTimeoutMs: number;
@@ -13,12 +15,20 @@ export interface RunLimits {
   setupTimeoutMs: number;
 }
 
-/** Per test, unless the run's own limit is shorter. */
-export const DEFAULT_TEST_TIMEOUT_MS = 120_000;
+/** Per test, when the caller does not say (the service passes EMEND_VALIDATOR_TEST_TIMEOUT_S). */
+export const DEFAULT_TEST_TIMEOUT_MS = 60_000;
+
+/**
+ * How long after its per-test timeout a watched pytest test is stopped: long enough for
+ * faulthandler's stack dump at the timeout (and pytest-timeout's own stop, where installed)
+ * to come out first, so the output shows where the test was stuck.
+ */
+export const HANG_GRACE_MS = 1_000;
 
 /**
  * The limits of a validation: the whole run and the setup get the sandbox's configured
- * command timeout (EMEND_SANDBOX_TIMEOUT_S), each test two minutes at most.
+ * command timeout (EMEND_SANDBOX_TIMEOUT_S), each test the asked timeout (default one
+ * minute), never more than the run's.
  */
 export function defaultLimits(sandbox: Sandbox, asked: Partial<RunLimits> = {}): RunLimits {
   const commandMs = sandbox.report().limits.timeoutMs;
@@ -26,7 +36,7 @@ export function defaultLimits(sandbox: Sandbox, asked: Partial<RunLimits> = {}):
   return {
     runTimeoutMs,
     setupTimeoutMs: asked.setupTimeoutMs ?? commandMs,
-    testTimeoutMs: asked.testTimeoutMs ?? Math.min(DEFAULT_TEST_TIMEOUT_MS, runTimeoutMs),
+    testTimeoutMs: Math.min(asked.testTimeoutMs ?? DEFAULT_TEST_TIMEOUT_MS, runTimeoutMs),
   };
 }
 
@@ -57,8 +67,12 @@ const ENV: Record<string, string> = {
   GOTOOLCHAIN: 'local',
 };
 
-/** Output and stderr as one stream, in order, and the user site's scripts on PATH. */
-const shell = (command: string) => ['sh', '-c', `exec 2>&1; PATH="$HOME/.local/bin:$PATH"; ${command}`];
+/**
+ * Output and stderr as one stream, in order, and the user site's scripts on PATH. With
+ * `progress`, the sandbox's stderr pipe stays open as descriptor PROGRESS_FD first: the
+ * progress plugin writes there, apart from the test output.
+ */
+const shell = (command: string, progress = false) => ['sh', '-c', `${progress ? `exec ${PROGRESS_FD}>&2; ` : ''}exec 2>&1; PATH="$HOME/.local/bin:$PATH"; ${command}`];
 
 export interface RunContext {
   sandbox: Sandbox;
@@ -73,19 +87,41 @@ export class ValidationAborted extends Error {
   }
 }
 
-async function sandboxed(ctx: RunContext, tree: RunTree, command: string, timeoutMs: number, network: boolean, outputBytes: number, extraEnv: Record<string, string> = {}): Promise<SandboxResult> {
+/** A watched test command: its progress stream goes to `watch`, which stops it through `stop`. */
+interface Watched {
+  watch: ProgressWatch;
+  stop: AbortController;
+}
+
+async function sandboxed(ctx: RunContext, tree: RunTree, command: string, timeoutMs: number, network: boolean, outputBytes: number, extraEnv: Record<string, string> = {}, watched?: Watched): Promise<SandboxResult> {
   if (ctx.signal?.aborted) throw new ValidationAborted();
-  const result = await ctx.sandbox.run({
-    command: shell(command),
-    workdir: tree.workdir,
-    cwd: TREE_REPO,
-    env: { ...ENV, HOME: SANDBOX_HOME, ...extraEnv },
-    network,
-    signal: ctx.signal,
-    limits: { timeoutMs, outputBytes },
-  });
-  if (result.aborted || ctx.signal?.aborted) throw new ValidationAborted();
-  return result;
+  // The watch's stop and the caller's abort both end the command; only the caller's is an abort.
+  const onAbort = () => watched?.stop.abort();
+  if (watched) ctx.signal?.addEventListener('abort', onAbort, { once: true });
+  try {
+    const result = await ctx.sandbox.run({
+      command: shell(command, watched !== undefined),
+      workdir: tree.workdir,
+      cwd: TREE_REPO,
+      env: { ...ENV, HOME: SANDBOX_HOME, ...extraEnv, ...(watched ? PROGRESS_ENV : {}) },
+      network,
+      signal: watched ? watched.stop.signal : ctx.signal,
+      limits: { timeoutMs, outputBytes },
+      ...(watched
+        ? {
+            readOnlyPaths: [TREE_TOOLS],
+            onOutput: (stream: 'stdout' | 'stderr', chunk: Buffer) => {
+              if (stream === 'stderr') watched.watch.push(chunk);
+            },
+          }
+        : {}),
+    });
+    if (ctx.signal?.aborted || (result.aborted && watched?.watch.hung === undefined)) throw new ValidationAborted();
+    return result;
+  } finally {
+    watched?.watch.stop();
+    ctx.signal?.removeEventListener('abort', onAbort);
+  }
 }
 
 const tail = (text: string, lines = 60, chars = 4000) => {
@@ -147,6 +183,16 @@ export async function probe(ctx: RunContext, tree: RunTree, plan: TestPlan): Pro
   return readProbe(result.stdout);
 }
 
+/** A test the validator stopped a run at, for running past the per-test timeout. */
+export interface HungTest {
+  /** The runner's id of the test: it is among the run's failures. */
+  id: string;
+  /** "timed out after 60 s (killed)". */
+  reason: string;
+  /** Tests the run had collected and never reached, when the runner said how many it collected. */
+  not_run: number | null;
+}
+
 export interface TestRun {
   outcome: RunOutcome;
   exitCode: number | null;
@@ -154,16 +200,45 @@ export interface TestRun {
   durationMs: number;
   /** The end of the output, paths made relative to the checkout. */
   logTail: string;
+  hung?: HungTest;
+}
+
+export interface TestOptions {
+  /**
+   * Watch the run's progress through the pytest plugin and stop it when one test runs past
+   * the per-test timeout (plus HANG_GRACE_MS); the command must load the plugin (-p).
+   */
+  watchPytest?: boolean;
 }
 
 /** Runs the test command once, offline, and judges it from its exit and its output. */
-export async function runTests(ctx: RunContext, tree: RunTree, command: string, setup: SetupReport | null): Promise<TestRun> {
-  const result = await sandboxed(ctx, tree, command, ctx.limits.runTimeoutMs, false, TEST_OUTPUT_BYTES, { GOPROXY: 'off' });
-  const output = normalizeOutput(result.stdout + result.stderr, [SANDBOX_REPO, tree.repo]);
+export async function runTests(ctx: RunContext, tree: RunTree, command: string, setup: SetupReport | null, options: TestOptions = {}): Promise<TestRun> {
+  let watched: Watched | undefined;
+  if (options.watchPytest) {
+    await installProgressPlugin(tree);
+    const stop = new AbortController();
+    watched = { stop, watch: new ProgressWatch({ limitMs: ctx.limits.testTimeoutMs + HANG_GRACE_MS, onHang: () => stop.abort() }) };
+  }
+  const watch = watched?.watch;
+  const result = await sandboxed(ctx, tree, command, ctx.limits.runTimeoutMs, false, TEST_OUTPUT_BYTES, { GOPROXY: 'off' }, watched);
+  let output = normalizeOutput(result.stdout + withoutProgress(result.stderr), [SANDBOX_REPO, tree.repo]);
+  const hungId = watch?.hung;
   const outcome = judgeRun(
     parseOutput(output),
-    { exitCode: result.exitCode, signal: result.signal, timedOut: result.timedOut, timeoutMs: ctx.limits.runTimeoutMs },
+    { exitCode: result.exitCode, signal: result.signal, timedOut: result.timedOut, timeoutMs: ctx.limits.runTimeoutMs, ...(hungId !== undefined ? { hung: hungId } : {}) },
     setupFailure(setup),
   );
-  return { outcome, exitCode: result.exitCode, timedOut: result.timedOut, durationMs: Math.round(result.durationMs), logTail: tail(output) };
+  let hung: HungTest | undefined;
+  if (hungId !== undefined) {
+    hung = { id: hungId, reason: `timed out after ${Math.round(ctx.limits.testTimeoutMs / 1000)} s (killed)`, not_run: watch?.notRun ?? null };
+    // Said at the end of the output too, where the fixer reads the log.
+    output = `${output.replace(/\n*$/, '')}\nemend: ${describeHung(hung)}\n`;
+  }
+  return { outcome, exitCode: result.exitCode, timedOut: result.timedOut, durationMs: Math.round(result.durationMs), logTail: tail(output), ...(hung ? { hung } : {}) };
+}
+
+/** A stopped run in words: the test, why, and what it kept from running. */
+export function describeHung(hung: HungTest): string {
+  const after = hung.not_run === null ? 'the tests after it did not run' : `${hung.not_run} test(s) after it did not run`;
+  return `${hung.id} ${hung.reason}; ${after}`;
 }

@@ -24,6 +24,8 @@ export interface ValidatorContext {
   workspace: ValidatorWorkspace;
   /** The test command remembered for this account and repository (repo_memory.test_command). */
   testCommand?: string;
+  /** How long one test may run (EMEND_VALIDATOR_TEST_TIMEOUT_S); the validator's default otherwise. */
+  testTimeoutMs?: number;
 }
 
 export type ValidatorContextOf = (payload: StepPayload, helpers: StepHelpers) => ValidatorContext | Promise<ValidatorContext>;
@@ -36,6 +38,7 @@ export type ValidatorContextOf = (payload: StepPayload, helpers: StepHelpers) =>
 export const validatorContextFromHelpers: ValidatorContextOf = async (_payload, helpers) => ({
   sandbox: helpers.deps.sandbox,
   workspace: await helpers.workspace(),
+  testTimeoutMs: helpers.deps.config.validator.testTimeoutMs,
 });
 
 /** A baseline from the previous validator run of this task (a fixer retry), if the output holds one. */
@@ -63,7 +66,12 @@ export function validatorStep(contextOf: ValidatorContextOf = validatorContextFr
           testCommand: context.testCommand,
           cachedBaseline: previousBaseline(payload),
         },
-        { ...options, signal: helpers.signal, log: helpers.log },
+        {
+          ...options,
+          limits: { ...(context.testTimeoutMs !== undefined ? { testTimeoutMs: context.testTimeoutMs } : {}), ...options.limits },
+          signal: helpers.signal,
+          log: helpers.log,
+        },
       );
       return { output: { ...output }, ...(output.passed === null ? {} : { passed: output.passed }) };
     } catch (err) {

@@ -6,7 +6,7 @@ import { compareRuns } from './compare.js';
 import { openCheckout, prepareCopies } from './copies.js';
 import { type PlanSource, type RunnerKind, commandWithTimeouts, detectTestPlan } from './detect.js';
 import type { RunOutcome } from './compare.js';
-import { type RunContext, type RunLimits, type SetupReport, type SetupState, defaultLimits, probe, runSetup, runTests, setupState } from './run.js';
+import { type HungTest, type RunContext, type RunLimits, type SetupReport, type SetupState, defaultLimits, describeHung, probe, runSetup, runTests, setupState } from './run.js';
 
 export const NO_TEST_COMMAND = 'no test command found';
 
@@ -21,6 +21,8 @@ export interface BaselineSummary {
   duration_ms: number;
   /** How its dependency install went. */
   setup: SetupState;
+  /** The test the run was stopped at for running past the per-test timeout; the tests after it did not run. */
+  hung?: HungTest;
 }
 
 /** The validator's result: the step output and what `emend validate --json` prints. */
@@ -43,6 +45,8 @@ export interface ValidatorOutput {
   runner?: RunnerKind;
   /** Test counts of the change's run. */
   tests?: { passed: number; failed: number; skipped: number };
+  /** The test the change's run was stopped at for running past the per-test timeout (it is among the failures). */
+  hung?: HungTest;
   baseline?: BaselineSummary;
 }
 
@@ -92,12 +96,14 @@ export async function validate(sandbox: Sandbox, input: ValidateInput, options: 
     // cached baseline still applies, and then the baseline's setup need not run at all.
     const setup = await runSetup(ctx, copies.change, plan);
     const probed = await probe(ctx, copies.change, plan);
-    const command = commandWithTimeouts(plan, Math.ceil(limits.testTimeoutMs / 1000), Math.ceil(limits.runTimeoutMs / 1000), probed);
+    // The progress plugin needs the read-only bind of its directory, which only bubblewrap gives.
+    const watchPytest = plan.perTest.kind === 'pytest' && sandbox.report().kind === 'bubblewrap';
+    const command = commandWithTimeouts(plan, Math.ceil(limits.testTimeoutMs / 1000), Math.ceil(limits.runTimeoutMs / 1000), probed, { pytestProgress: watchPytest });
 
     let baseline = input.cachedBaseline;
     if (!baseline || baseline.commit !== commit || baseline.command !== command) {
       const baselineSetup = await runSetup(ctx, copies.baseline, plan);
-      const run = await runTests(ctx, copies.baseline, command, baselineSetup);
+      const run = await runTests(ctx, copies.baseline, command, baselineSetup, { watchPytest });
       baseline = {
         commit,
         command,
@@ -107,19 +113,22 @@ export async function validate(sandbox: Sandbox, input: ValidateInput, options: 
         timed_out: run.timedOut,
         duration_ms: run.durationMs,
         setup: setupState(baselineSetup),
+        ...(run.hung ? { hung: run.hung } : {}),
       };
       log('baseline run', { failures: baseline.failures.length, tests: baseline.tests, ms: run.durationMs });
     } else {
       log('baseline reused', { commit });
     }
 
-    const change = await runTests(ctx, copies.change, command, setup);
+    const change = await runTests(ctx, copies.change, command, setup, { watchPytest });
     log('change run', { failures: change.outcome.failures.length, tests: change.outcome.tests.size, ms: change.durationMs });
     const comparison = compareRuns(baseline.failures, change.outcome);
     const counts = { passed: 0, failed: 0, skipped: 0 };
     for (const s of change.outcome.tests.values()) counts[s]++;
 
-    const { passed, message } = verdict(comparison.new_failures, change.outcome, baseline, setup);
+    const judged = verdict(comparison.new_failures, change.outcome, baseline, setup);
+    const message = [judged.message, ...hungNotes(change.hung, baseline.hung)].filter((m) => m !== undefined).join('; ') || undefined;
+    const passed = judged.passed;
     return {
       command,
       setup,
@@ -131,6 +140,7 @@ export async function validate(sandbox: Sandbox, input: ValidateInput, options: 
       source: plan.source,
       ...(plan.runner !== undefined ? { runner: plan.runner } : {}),
       tests: counts,
+      ...(change.hung ? { hung: change.hung } : {}),
       baseline,
     };
   } finally {
@@ -160,6 +170,18 @@ function verdict(newFailures: string[], change: RunOutcome, baseline: BaselineSu
   }
   if (setupState(setup) === 'skipped' || setupState(setup) === 'failed') return { passed: true, message: `the dependencies were not installed (${install}); the tests passed without them` };
   return { passed: true };
+}
+
+/**
+ * What the runs stopped at a hung test could not show: the tests after it did not run.
+ * Not run on the change: neither failed nor fixed. Not run on the baseline: a failure among
+ * them on the change counts as new, since nothing shows it failed before (docs/validator.md).
+ */
+function hungNotes(change: HungTest | undefined, baseline: HungTest | undefined): string[] {
+  const notes: string[] = [];
+  if (change) notes.push(`the change's run was stopped: ${describeHung(change)}`);
+  if (baseline) notes.push(`the unmodified checkout's run was stopped: ${describeHung(baseline)}, so a failure among them on the change counts as new`);
+  return notes;
 }
 
 function noTests(started: number): ValidatorOutput {

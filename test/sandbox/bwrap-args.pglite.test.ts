@@ -71,6 +71,13 @@ describe('the bwrap command line', () => {
     expect(args.slice(remount + 1).some((a) => /^--(ro-)?bind|^--tmpfs|^--symlink/.test(a))).toBe(false);
   });
 
+  it('binds the directories asked for read-only over the workspace, and refuses one outside it', () => {
+    const args = ops(bwrapArgs({ ...PLAN, readOnly: ['emend', 'a/b'] }, HOST));
+    const workspace = args.indexOf('--bind /srv/ws/task-1 /workspace');
+    expect(args.slice(workspace + 1, workspace + 3)).toEqual(['--ro-bind /srv/ws/task-1/emend /workspace/emend', '--ro-bind /srv/ws/task-1/a/b /workspace/a/b']);
+    for (const bad of ['.', '..', '../x', 'a/../..', '/etc']) expect(() => bwrapArgs({ ...PLAN, readOnly: [bad] }, HOST)).toThrow(RangeError);
+  });
+
   it('starts the command from a cleared environment with only what it is given', () => {
     const args = ops(bwrapArgs({ ...PLAN, env: { CI: 'true' } }, HOST));
     const clear = args.indexOf('--clearenv');

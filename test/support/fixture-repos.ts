@@ -145,12 +145,67 @@ export const jsHangingTest = () =>
     },
   );
 
-/** pytest with a test that hangs (no pytest-timeout here): the run's timeout ends it. */
-export const pythonHangingTest = () =>
+/** pytest with a test that hangs (no pytest-timeout here); `base` adds files to the base tree. */
+export const pythonHangingTest = (base: Files = {}) =>
   fixtureRepo(
-    { 'calc.py': CALC, 'test_calc.py': CALC_TESTS, 'pytest.ini': '[pytest]\n' },
+    { 'calc.py': CALC, 'test_calc.py': CALC_TESTS, 'pytest.ini': '[pytest]\n', ...base },
     { 'test_slow.py': 'import time\n\n\ndef test_slow():\n    time.sleep(1000)\n' },
   );
+
+const SQRT = (condition: string) => `def sqrt(x, epsilon):\n    approx = x / 2\n    while ${condition} > epsilon:\n        approx = 0.5 * (approx + x / approx)\n    return approx\n`;
+/** QuixBugs' sqrt, and its bug: the loop compares x with approx instead of approx ** 2, and never ends for x != 1. */
+const SQRT_RIGHT = SQRT('abs(x - approx ** 2)');
+const SQRT_HANGS = SQRT('abs(x - approx)');
+
+/**
+ * The sqrt test that hangs on the bug. It names its process, and a helper process it starts
+ * (as tests start servers), `marker` and `marker` + "c" (/proc/self/comm), so a test can
+ * look for them on the host after the run.
+ */
+const sqrtTests = (marker: string) => `import subprocess
+import sys
+
+from python_programs.sqrt import sqrt
+
+
+def test_sqrt_one():
+    assert abs(sqrt(1, 0.01) - 1) < 0.01
+
+
+def test_sqrt_two():
+    with open("/proc/self/comm", "w") as comm:
+        comm.write("${marker}")
+    helper = subprocess.Popen([sys.executable, "-c", "open('/proc/self/comm', 'w').write('${marker}c'); import time; time.sleep(600)"])
+    try:
+        assert abs(sqrt(2, 0.01) - 1.414) < 0.01
+    finally:
+        helper.kill()
+
+
+def test_sqrt_nine():
+    assert abs(sqrt(9, 0.01) - 3) < 0.01
+`;
+
+/**
+ * QuixBugs-style Python (python_programs/, python_testcases/, pytest, no pytest-timeout):
+ * nine tests, five before the sqrt test that hangs on the bug, three after it
+ * (test_sqrt_nine, test_to_base.py's two). `bug` says which tree has the infinite loop.
+ */
+export const quixBugsHang = (bug: 'change' | 'baseline', marker: string) => {
+  const files = (sqrt: string) => ({
+    'python_programs/bitcount.py': 'def bitcount(n):\n    count = 0\n    while n:\n        n &= n - 1\n        count += 1\n    return count\n',
+    'python_programs/gcd.py': 'def gcd(a, b):\n    return a if b == 0 else gcd(b, a % b)\n',
+    'python_programs/sqrt.py': sqrt,
+    'python_programs/to_base.py': "import string\n\n\ndef to_base(num, b):\n    result = ''\n    alphabet = string.digits + string.ascii_uppercase\n    while num > 0:\n        i = num % b\n        num = num // b\n        result = alphabet[i] + result\n    return result\n",
+    'python_testcases/test_bitcount.py': 'from python_programs.bitcount import bitcount\n\n\ndef test_zero():\n    assert bitcount(0) == 0\n\n\ndef test_byte():\n    assert bitcount(127) == 7\n',
+    'python_testcases/test_gcd.py': 'from python_programs.gcd import gcd\n\n\ndef test_small():\n    assert gcd(35, 21) == 7\n\n\ndef test_coprime():\n    assert gcd(17, 13) == 1\n',
+    'python_testcases/test_sqrt.py': sqrtTests(marker),
+    'python_testcases/test_to_base.py': "from python_programs.to_base import to_base\n\n\ndef test_binary():\n    assert to_base(5, 2) == '101'\n\n\ndef test_hex():\n    assert to_base(255, 16) == 'FF'\n",
+  });
+  return bug === 'change'
+    ? fixtureRepo(files(SQRT_RIGHT), { 'python_programs/sqrt.py': SQRT_HANGS })
+    : fixtureRepo(files(SQRT_HANGS), { 'python_programs/sqrt.py': SQRT_RIGHT });
+};
 
 /** JavaScript with a dev dependency that is not installed and a lockfile; the sandbox has no network for setup. */
 export const jsMissingDependency = () =>

@@ -1,4 +1,6 @@
-import { existsSync, readFileSync } from 'node:fs';
+import { execFileSync } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { existsSync, readFileSync, readdirSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -19,12 +21,45 @@ import {
   preexistingFixesA,
   pythonHangingTest,
   pythonPytest,
+  quixBugsHang,
   removeFixtureRepos,
   writeFiles,
 } from '../support/fixture-repos.js';
 
 // The validator end to end: fixture repositories in temp dirs, every command in the real
 // bubblewrap sandbox. No database: the pglite project runs these once.
+
+/** Host processes whose name (/proc/PID/comm) or command line holds `marker`. */
+function processesMarked(marker: string): string[] {
+  const found: string[] = [];
+  for (const pid of readdirSync('/proc')) {
+    if (!/^\d+$/.test(pid)) continue;
+    try {
+      const comm = readFileSync(`/proc/${pid}/comm`, 'utf8');
+      const cmdline = readFileSync(`/proc/${pid}/cmdline`, 'utf8').replaceAll('\0', ' ');
+      if (comm.includes(marker) || cmdline.includes(marker)) found.push(`${pid}: ${comm.trim()} ${cmdline}`);
+    } catch {
+      // exited while we looked
+    }
+  }
+  return found;
+}
+
+/** Runs `validate` while looking for the marked processes every 100 ms: were they there, and are they gone after? */
+async function validateWatchingProcesses(marker: string, run: () => ReturnType<typeof validate>) {
+  const seen = new Set<string>();
+  const look = setInterval(() => {
+    for (const p of processesMarked(marker)) seen.add(p.split(' ')[1]!);
+  }, 100);
+  const started = performance.now();
+  try {
+    const out = await run();
+    return { out, elapsedMs: performance.now() - started, seen, left: processesMarked(marker) };
+  } finally {
+    clearInterval(look);
+  }
+}
+
 describe('the validator on fixture repositories', { timeout: 60_000 }, () => {
   let sandbox: Sandbox;
   beforeAll(async () => {
@@ -92,12 +127,73 @@ describe('the validator on fixture repositories', { timeout: 60_000 }, () => {
   });
 
   it('fails a hang the runner cannot time out at the run’s timeout, naming the test it was in', async () => {
-    const repo = pythonHangingTest();
+    // A command from .emend/test is not watched (its shape is unknown): the run's own limit ends it.
+    const repo = pythonHangingTest({ '.emend/test': 'python3 -m pytest -v\n' });
     const out = await validate(sandbox, { dir: repo.dir, base: repo.base }, { limits: { testTimeoutMs: 1_000, runTimeoutMs: 4_000 } });
     expect(out.passed).toBe(false);
     expect(out.new_failures).toEqual(['(run) timed out after 4 s', 'test_slow.py::test_slow']);
+    expect(out.hung).toBeUndefined();
     // the tests that ran before the hang are still reported
     expect(out.tests).toMatchObject({ passed: 2 });
+  });
+
+  describe('a QuixBugs program with an infinite loop, pytest without pytest-timeout', () => {
+    const TEST_TIMEOUT_MS = 5_000;
+    const HUNG = 'python_testcases/test_sqrt.py::test_sqrt_two';
+    const BEFORE = ['test_bitcount.py::test_zero', 'test_bitcount.py::test_byte', 'test_gcd.py::test_small', 'test_gcd.py::test_coprime', 'test_sqrt.py::test_sqrt_one'].map((t) => `python_testcases/${t}`);
+
+    it('stops the hung test at the per-test timeout, fails it by name, keeps the tests before it, and leaves no process behind: a regression', async () => {
+      expect(() => execFileSync('/usr/bin/python3', ['-c', 'import pytest_timeout'], { stdio: 'ignore' })).toThrow();
+      const marker = `qx${randomBytes(4).toString('hex')}`;
+      const repo = quixBugsHang('change', marker);
+      const { out, elapsedMs, seen, left } = await validateWatchingProcesses(marker, () =>
+        validate(sandbox, { dir: repo.dir, base: repo.base }, { limits: { testTimeoutMs: TEST_TIMEOUT_MS } }),
+      );
+      // A bound on the hang, not a speed measure: the run limit (600 s by default) is not waited for.
+      expect(elapsedMs).toBeLessThan(TEST_TIMEOUT_MS + 10_000);
+      expect(out).toMatchObject({
+        passed: false,
+        runner: 'pytest',
+        new_failures: [HUNG],
+        preexisting_failures: [],
+        fixed: [],
+        tests: { passed: 5, failed: 1, skipped: 0 },
+        hung: { id: HUNG, reason: 'timed out after 5 s (killed)', not_run: 3 },
+        baseline: { failures: [], tests: 9, timed_out: false },
+      });
+      expect(out.command).toContain('-p emend_progress');
+      expect(out.baseline!.hung).toBeUndefined();
+      expect(out.message).toBe(`the change's run was stopped: ${HUNG} timed out after 5 s (killed); 3 test(s) after it did not run`);
+      for (const id of BEFORE) expect(out.log_tail).toContain(`${id} PASSED`);
+      expect(out.log_tail).not.toContain('test_sqrt_nine');
+      // faulthandler's dump at the timeout shows where it was stuck; the validator's note ends the log
+      expect(out.log_tail).toMatch(/File "python_programs\/sqrt.py", line \d in sqrt/);
+      expect(out.log_tail.trimEnd().split('\n').at(-1)).toBe(`emend: ${HUNG} timed out after 5 s (killed); 3 test(s) after it did not run`);
+      // the hung pytest and the helper process its test started were there, and are gone
+      expect(seen).toContain(marker);
+      expect(seen).toContain(`${marker}c`);
+      expect(left).toEqual([]);
+    });
+
+    it('reports a change that removes the infinite loop as a fix', async () => {
+      const marker = `qx${randomBytes(4).toString('hex')}`;
+      const repo = quixBugsHang('baseline', marker);
+      const { out, elapsedMs, left } = await validateWatchingProcesses(marker, () =>
+        validate(sandbox, { dir: repo.dir, base: repo.base }, { limits: { testTimeoutMs: TEST_TIMEOUT_MS } }),
+      );
+      expect(elapsedMs).toBeLessThan(TEST_TIMEOUT_MS + 10_000);
+      expect(out).toMatchObject({
+        passed: true,
+        new_failures: [],
+        preexisting_failures: [],
+        fixed: [HUNG],
+        tests: { passed: 9, failed: 0 },
+        baseline: { failures: [HUNG], tests: 6, hung: { id: HUNG, reason: 'timed out after 5 s (killed)', not_run: 3 } },
+      });
+      expect(out.hung).toBeUndefined();
+      expect(out.message).toMatch(/^the unmodified checkout's run was stopped: .*test_sqrt_two timed out after 5 s \(killed\); 3 test\(s\) after it did not run/);
+      expect(left).toEqual([]);
+    });
   });
 
   it('installs dependencies in the setup phase of each run (npm ci, offline here)', async () => {

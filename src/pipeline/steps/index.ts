@@ -16,6 +16,7 @@ const validatorContext: ValidatorContextOf = async ({ task }, helpers) => ({
   sandbox: helpers.deps.sandbox,
   workspace: await helpers.workspace(),
   testCommand: task.repoUrl ? await rememberedTestCommand(helpers.deps, task.accountId, task.repoUrl) : undefined,
+  testTimeoutMs: helpers.deps.config.validator.testTimeoutMs,
 });
 
 /**

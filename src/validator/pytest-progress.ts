@@ -1,0 +1,67 @@
+import { mkdir, rm, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import type { RunTree } from './copies.js';
+
+/**
+ * The validator's pytest plugin: one line per event on the descriptor EMEND_PROGRESS_FD
+ * names, so the validator sees which test is running while the run goes on and can stop
+ * one that runs past the per-test timeout (docs/validator.md, "Hung tests"). It writes
+ * with os.write on its own descriptor: pytest's capture, verbosity (`addopts = -q`) and
+ * terminal reporter do not change what it says, and its lines cannot split pytest's own.
+ * json.dumps keeps every line ASCII, so no node id can end a line early.
+ */
+const PLUGIN_SOURCE = `"""emend's progress reporter for pytest (loaded with -p emend_progress; see emend's docs/validator.md)."""
+import json
+import os
+
+
+def _emit(**event):
+    fd = os.environ.get("EMEND_PROGRESS_FD")
+    if not fd:
+        return
+    line = "emend-progress " + json.dumps(event) + "\\n"
+    try:
+        os.write(int(fd), line.encode("ascii"))
+    except (OSError, ValueError):
+        pass
+
+
+def pytest_collection_finish(session):
+    _emit(event="collected", count=len(session.items))
+
+
+def pytest_runtest_logstart(nodeid, location):
+    _emit(event="start", id=nodeid)
+
+
+def pytest_runtest_logfinish(nodeid, location):
+    _emit(event="finish", id=nodeid)
+`;
+
+/** The module name given to `-p`. */
+export const PLUGIN_MODULE = 'emend_progress';
+
+/** Where the plugin lives in a run's workdir: beside repo/ and home/, never in the checkout. */
+export const TREE_TOOLS = 'emend';
+
+/** The descriptor the plugin writes to: the test command's shell points it at the sandbox's stderr pipe. */
+export const PROGRESS_FD = 3;
+
+/** The environment that makes the plugin importable and tells it where to write. */
+export const PROGRESS_ENV: Readonly<Record<string, string>> = {
+  PYTHONPATH: `/workspace/${TREE_TOOLS}`,
+  EMEND_PROGRESS_FD: String(PROGRESS_FD),
+};
+
+/**
+ * Writes the plugin into the run's workdir, just before the test command (after the setup
+ * phase, whose repository code could have put anything at that path): whatever is there is
+ * removed first (rm does not follow links), the file is created exclusively, and the test
+ * command then sees the directory read-only.
+ */
+export async function installProgressPlugin(tree: RunTree): Promise<void> {
+  const dir = join(tree.workdir, TREE_TOOLS);
+  await rm(dir, { recursive: true, force: true });
+  await mkdir(dir);
+  await writeFile(join(dir, `${PLUGIN_MODULE}.py`), PLUGIN_SOURCE, { flag: 'wx', mode: 0o444 });
+}
