@@ -1,4 +1,4 @@
-import { existsSync, mkdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
 import { type AddressInfo, type Server, createServer } from 'node:net';
 import { networkInterfaces } from 'node:os';
 import { basename, dirname, join } from 'node:path';
@@ -153,5 +153,44 @@ describe('the sandbox holds', () => {
     expect(r.stdout).toBe('tool ran\nrefused\n');
     expect(existsSync(join(tools, 'bin', 'evil'))).toBe(false);
     expect(statSync(tools).isDirectory()).toBe(true);
+  });
+
+  it('sees the workspace directories it is given read-only as such, and none reached through a symlink', async () => {
+    const own = newDir();
+    mkdirSync(join(own, 'tools'));
+    writeFileSync(join(own, 'tools', 'plugin.py'), 'placed\n', { mode: 0o644 });
+    const script = [
+      'cat /workspace/tools/plugin.py',
+      'echo changed > /workspace/tools/plugin.py 2>/dev/null && echo "wrote file" || echo "refused file"',
+      'chmod 666 /workspace/tools/plugin.py 2>/dev/null && echo "chmod done" || echo "refused chmod"',
+      'touch /workspace/tools/new 2>/dev/null && echo "wrote new" || echo "refused new"',
+      'mv /workspace/tools /workspace/moved 2>/dev/null && echo "moved" || echo "refused move"',
+      'umount /workspace/tools 2>/dev/null && echo "unmounted" || echo "refused umount"',
+      'echo elsewhere > /workspace/other && echo "wrote workspace"',
+    ].join('; ');
+    const r = await sandbox.run({ command: ['sh', '-c', script], workdir: own, readOnlyPaths: ['tools'] });
+    expect(r.stdout.trim().split('\n')).toEqual(['placed', 'refused file', 'refused chmod', 'refused new', 'refused move', 'refused umount', 'wrote workspace']);
+    expect(readFileSync(join(own, 'tools', 'plugin.py'), 'utf8')).toBe('placed\n');
+    // bwrap would follow a link at the bind's source: one there (as a command could leave) is refused before the run
+    symlinkSync(dataDir, join(own, 'link'));
+    await expect(sandbox.run({ command: ['true'], workdir: own, readOnlyPaths: ['link'] })).rejects.toThrow(/not a directory of the workspace/);
+    await expect(sandbox.run({ command: ['true'], workdir: own, readOnlyPaths: ['link/pgdata'] })).rejects.toThrow(/not a directory of the workspace/);
+    await expect(sandbox.run({ command: ['true'], workdir: own, readOnlyPaths: ['..'] })).rejects.toThrow(RangeError);
+  });
+
+  it('hands the output to onOutput as it arrives, before the command ends', async () => {
+    const seen: Array<{ stream: string; text: string; atMs: number }> = [];
+    const started = performance.now();
+    const r = await sandbox.run({
+      command: ['sh', '-c', 'echo first; echo to-stderr >&2; sleep 2; echo last'],
+      workdir,
+      onOutput: (stream, chunk) => seen.push({ stream, text: chunk.toString(), atMs: performance.now() - started }),
+    });
+    expect(r.stdout).toBe('first\nlast\n');
+    const first = seen.find((s) => s.text.includes('first'))!;
+    const last = seen.find((s) => s.text.includes('last'))!;
+    expect(seen.find((s) => s.stream === 'stderr')?.text).toBe('to-stderr\n');
+    // "first" came a whole sleep before "last": it was handed over while the command still ran
+    expect(last.atMs - first.atMs).toBeGreaterThan(1_500);
   });
 });

@@ -90,6 +90,12 @@ describe('loadConfig', () => {
     expect(err.message).toContain(variable);
   });
 
+  it('reads the validator\'s per-test timeout, one minute by default', () => {
+    expect(loadConfig({}).validator).toEqual({ testTimeoutMs: 60_000 });
+    expect(loadConfig({ EMEND_VALIDATOR_TEST_TIMEOUT_S: '5' }).validator).toEqual({ testTimeoutMs: 5_000 });
+    for (const bad of ['0', 'soon', '86401']) expect(configError({ EMEND_VALIDATOR_TEST_TIMEOUT_S: bad }).variable).toBe('EMEND_VALIDATOR_TEST_TIMEOUT_S');
+  });
+
   it('does not echo secrets in its messages', () => {
     expect(configError({ DATABASE_URL: 'mysql://admin:hunter2@db/x' }).message).not.toContain('hunter2');
     expect(configError({ EMEND_SECRET_KEY: 'hunter2hunter2' }).message).not.toContain('hunter2');

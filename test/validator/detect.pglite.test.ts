@@ -60,6 +60,8 @@ describe('test command detection', () => {
     const pytest: TestPlan = { runner: 'pytest', source: 'detected', command: 'python3 -m pytest', perTest: { kind: 'pytest' }, setup: null };
     expect(commandWithTimeouts(pytest, 30, 600, { pytestTimeout: false })).toBe('python3 -m pytest -v -rA -p no:cacheprovider -o faulthandler_timeout=30');
     expect(commandWithTimeouts(pytest, 30, 600, { pytestTimeout: true })).toContain(' -o timeout=30');
+    expect(commandWithTimeouts(pytest, 30, 600, { pytestTimeout: false }, { pytestProgress: true })).toBe('python3 -m pytest -v -rA -p no:cacheprovider -p emend_progress -o faulthandler_timeout=30');
+    expect(commandWithTimeouts(node, 30, 600, { nodeVersion: [20, 20] }, { pytestProgress: true })).not.toContain('emend_progress');
     const go: TestPlan = { runner: 'go', source: 'detected', command: 'go test -json ./...', perTest: { kind: 'go' }, setup: null };
     expect(commandWithTimeouts(go, 30, 600, {})).toBe('go test -timeout 540s -json ./...');
     const yarnJest: TestPlan = { runner: 'node', source: 'detected', command: 'yarn run test', perTest: { kind: 'jest' }, setup: null };
