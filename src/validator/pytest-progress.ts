@@ -41,6 +41,18 @@ def pytest_runtest_logfinish(nodeid, location):
 /** The module name given to `-p`. */
 export const PLUGIN_MODULE = 'emend_progress';
 
+const PLUGIN_FLAG = /(^|\s)-p\s+emend_progress(?=\s|$)/;
+
+/**
+ * Whether a command loads the plugin. A detected pytest command gets `-p emend_progress`,
+ * and repo memory keeps the command as run: a remembered command naming the plugin must
+ * get it too, or pytest would stop at the import.
+ */
+export const namesProgressPlugin = (command: string): boolean => PLUGIN_FLAG.test(command);
+
+/** The command without the plugin, for a sandbox that cannot place it (unsafe-host). */
+export const withoutProgressPlugin = (command: string): string => command.replace(new RegExp(PLUGIN_FLAG.source, 'g'), '');
+
 /** Where the plugin lives in a run's workdir: beside repo/ and home/, never in the checkout. */
 export const TREE_TOOLS = 'emend';
 

@@ -4,6 +4,7 @@ import { join } from 'node:path';
 import type { Sandbox } from '../sandbox/types.js';
 import { compareRuns } from './compare.js';
 import { openCheckout, prepareCopies } from './copies.js';
+import { namesProgressPlugin, withoutProgressPlugin } from './pytest-progress.js';
 import { type PlanSource, type RunnerKind, commandWithTimeouts, detectTestPlan } from './detect.js';
 import type { RunOutcome } from './compare.js';
 import { type HungTest, type RunContext, type RunLimits, type SetupReport, type SetupState, defaultLimits, describeHung, probe, runSetup, runTests, setupState } from './run.js';
@@ -97,8 +98,10 @@ export async function validate(sandbox: Sandbox, input: ValidateInput, options: 
     const setup = await runSetup(ctx, copies.change, plan);
     const probed = await probe(ctx, copies.change, plan);
     // The progress plugin needs the read-only bind of its directory, which only bubblewrap gives.
-    const watchPytest = plan.perTest.kind === 'pytest' && sandbox.report().kind === 'bubblewrap';
-    const command = commandWithTimeouts(plan, Math.ceil(limits.testTimeoutMs / 1000), Math.ceil(limits.runTimeoutMs / 1000), probed, { pytestProgress: watchPytest });
+    const canWatch = sandbox.report().kind === 'bubblewrap';
+    const timed = commandWithTimeouts(plan, Math.ceil(limits.testTimeoutMs / 1000), Math.ceil(limits.runTimeoutMs / 1000), probed, { pytestProgress: canWatch });
+    const command = canWatch ? timed : withoutProgressPlugin(timed);
+    const watchPytest = canWatch && namesProgressPlugin(command);
 
     let baseline = input.cachedBaseline;
     if (!baseline || baseline.commit !== commit || baseline.command !== command) {

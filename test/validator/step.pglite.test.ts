@@ -1,6 +1,7 @@
 import { existsSync, mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { loadConfig } from '../../src/config.js';
 import type { Deps } from '../../src/deps.js';
 import type { StepHelpers, StepPayload } from '../../src/pipeline/step-types.js';
 import type { Sandbox } from '../../src/sandbox/types.js';
@@ -12,11 +13,11 @@ function payload(outputs: StepPayload['outputs'] = {}): StepPayload {
   return { task: { id: 'task-1' } as Task, outputs, retry: 0 };
 }
 
-/** The helpers a step gets from the runner, with the sandbox in deps and the run's workspace. */
-function helpers(sandbox: Sandbox, workspace: ValidatorWorkspace, signal = new AbortController().signal) {
+/** The helpers a step gets from the runner, with the sandbox and the configuration in deps and the run's workspace. */
+function helpers(sandbox: Sandbox, workspace: ValidatorWorkspace, signal = new AbortController().signal, env: Record<string, string> = {}) {
   const logged: string[] = [];
   const h = {
-    deps: { sandbox } as Deps,
+    deps: { sandbox, config: loadConfig(env) } as Deps,
     signal,
     log: (message: string) => logged.push(message),
     spawn: () => {
@@ -43,6 +44,8 @@ describe('the validator step', { timeout: 60_000 }, () => {
     const result = await step(payload(), first.h);
     expect(result.passed).toBe(false);
     expect(result.output).toMatchObject({ passed: false, new_failures: ['multiplies'], baseline: { commit: repo.base } });
+    // the per-test timeout is the configured one (EMEND_VALIDATOR_TEST_TIMEOUT_S, 60 s by default)
+    expect(result.output.command).toContain('--test-timeout=60000');
     expect(first.logged).toContain('baseline run');
 
     // The fixer's retry: the runner hands the previous validator output back in outputs.
@@ -79,6 +82,13 @@ describe('the validator step', { timeout: 60_000 }, () => {
     const result = await validatorStep(contextOf)(payload(), helpers(sandbox, { dir: repo.dir, baseCommit: repo.base }).h);
     expect(result).toMatchObject({ passed: true, output: { command: 'cat notes.txt', source: 'memory', passed: true } });
     expect(result.output.log_tail).toContain('still nothing');
+  });
+
+  it('gives each test the configured timeout (EMEND_VALIDATOR_TEST_TIMEOUT_S)', async () => {
+    const repo = jsFailingTest();
+    const configured = helpers(sandbox, { dir: repo.dir, baseCommit: repo.base }, undefined, { EMEND_VALIDATOR_TEST_TIMEOUT_S: '7' });
+    const result = await validatorStep()(payload(), configured.h);
+    expect(result.output.command).toContain('--test-timeout=7000');
   });
 
   it('stops when the task is killed', async () => {

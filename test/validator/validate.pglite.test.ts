@@ -137,6 +137,20 @@ describe('the validator on fixture repositories', { timeout: 60_000 }, () => {
     expect(out.tests).toMatchObject({ passed: 2 });
   });
 
+  it('watches a remembered command that names the progress plugin (repo memory keeps the command as run)', async () => {
+    const repo = pythonHangingTest();
+    const remembered = 'python3 -m pytest -v -rA -p no:cacheprovider -p emend_progress -o faulthandler_timeout=1';
+    const out = await validate(sandbox, { dir: repo.dir, base: repo.base, testCommand: remembered }, { limits: { testTimeoutMs: 1_000, runTimeoutMs: 30_000 } });
+    expect(out).toMatchObject({
+      command: remembered,
+      source: 'memory',
+      passed: false,
+      new_failures: ['test_slow.py::test_slow'],
+      tests: { passed: 2, failed: 1 },
+      hung: { id: 'test_slow.py::test_slow', reason: 'timed out after 1 s (killed)', not_run: 0 },
+    });
+  });
+
   describe('a QuixBugs program with an infinite loop, pytest without pytest-timeout', () => {
     const TEST_TIMEOUT_MS = 5_000;
     const HUNG = 'python_testcases/test_sqrt.py::test_sqrt_two';

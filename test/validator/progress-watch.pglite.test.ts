@@ -1,5 +1,6 @@
-import { describe, expect, inject, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { PROGRESS_PREFIX, ProgressWatch, type Schedule, withoutProgress } from '../../src/validator/progress-watch.js';
+import { namesProgressPlugin, withoutProgressPlugin } from '../../src/validator/pytest-progress.js';
 
 /** Timers the test fires by hand: what is pending, and at which delay. */
 function manualSchedule() {
@@ -21,7 +22,7 @@ function manualSchedule() {
 
 const line = (event: Record<string, unknown>) => `${PROGRESS_PREFIX}${JSON.stringify(event)}\n`;
 
-describe.runIf(inject('dbKind') === 'pglite')('the pytest progress watch', () => {
+describe('the pytest progress watch', () => {
   it('times each test from its start to its finish, and reports the one that runs past the limit once', () => {
     const timers = manualSchedule();
     const hung: string[] = [];
@@ -77,5 +78,13 @@ describe.runIf(inject('dbKind') === 'pglite')('the pytest progress watch', () =>
   it('takes the progress lines out of an output and leaves the rest as it was', () => {
     expect(withoutProgress(`bwrap: warning\n${line({ event: 'start', id: 'a' })}${line({ event: 'finish', id: 'a' })}`)).toBe('bwrap: warning\n');
     expect(withoutProgress('plain\noutput\n')).toBe('plain\noutput\n');
+  });
+
+  it('tells a command that loads the plugin, and can take the plugin out of it', () => {
+    const command = 'python3 -m pytest -v -rA -p no:cacheprovider -p emend_progress -o faulthandler_timeout=60';
+    expect(namesProgressPlugin(command)).toBe(true);
+    expect(withoutProgressPlugin(command)).toBe('python3 -m pytest -v -rA -p no:cacheprovider -o faulthandler_timeout=60');
+    expect(namesProgressPlugin('python3 -m pytest -p emend_progress_other')).toBe(false);
+    expect(namesProgressPlugin('make test')).toBe(false);
   });
 });
