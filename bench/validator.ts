@@ -5,15 +5,20 @@
  * directly on the host, for scale. Prints figures; asserts nothing.
  *
  * BENCH_RUNS (default 7) measured runs per fixture after one warm-up run.
+ *
+ * Then the cost of a hang: the QuixBugs-style fixture whose change puts sqrt into an infinite
+ * loop, validated with a per-test timeout of BENCH_HANG_TIMEOUT_S (default 5) seconds, where
+ * the whole run's limit is the sandbox's (600 s): how long the verdict takes past the timeout.
  */
 import { execFileSync, spawnSync } from 'node:child_process';
 import os from 'node:os';
 import type { Sandbox } from '../src/sandbox/types.js';
 import { type ValidatorOutput, validate } from '../src/validator/validate.js';
-import { type FixtureRepo, fixtureSandbox, jsFailingTest, pythonPytest, removeFixtureRepos } from '../test/support/fixture-repos.js';
+import { type FixtureRepo, fixtureSandbox, jsFailingTest, pythonPytest, quixBugsHang, removeFixtureRepos } from '../test/support/fixture-repos.js';
 import { log, median } from './stats.js';
 
 const RUNS = Number(process.env.BENCH_RUNS ?? 7);
+const HANG_TIMEOUT_S = Number(process.env.BENCH_HANG_TIMEOUT_S ?? 5);
 
 const ms = (x: number) => `${x.toFixed(0)} ms`;
 
@@ -61,6 +66,26 @@ async function measure(sandbox: Sandbox, name: string, make: () => FixtureRepo) 
   log(`  overhead of validate() over two host runs: median ${ms(median(totals) - 2 * median(hosts))}`);
 }
 
+/** A hung pytest test: the verdict's wall time against the per-test timeout (runs: RUNS, at most 3; no warm-up needed at this scale). */
+async function measureHang(sandbox: Sandbox) {
+  const runs = Math.max(1, Math.min(RUNS, 3));
+  const repo = quixBugsHang('change', 'qxbench');
+  const totals: number[] = [];
+  const changeRuns: number[] = [];
+  let last: ValidatorOutput | undefined;
+  for (let i = 0; i < runs; i++) {
+    const started = performance.now();
+    last = await validate(sandbox, { dir: repo.dir, base: repo.base }, { limits: { testTimeoutMs: HANG_TIMEOUT_S * 1000 } });
+    totals.push(performance.now() - started);
+    changeRuns.push(last.duration_ms - last.baseline!.duration_ms);
+  }
+  log('');
+  log(`Python, QuixBugs sqrt with an infinite loop (9 tests; the 6th hangs on the change), per-test timeout ${HANG_TIMEOUT_S} s, run limit ${sandbox.report().limits.timeoutMs / 1000} s: ${last!.command}`);
+  log(`  verdict: passed=${last!.passed}, new failures ${JSON.stringify(last!.new_failures)}, tests ${JSON.stringify(last!.tests)}, hung ${JSON.stringify(last!.hung)}`);
+  log(`  validate() wall time: median ${ms(median(totals))} (min ${ms(Math.min(...totals))}, max ${ms(Math.max(...totals))}); runs: ${totals.map((t) => t.toFixed(0)).join(' / ')}`);
+  log(`  past the per-test timeout: median ${ms(median(totals) - HANG_TIMEOUT_S * 1000)} (the 1 s grace, the baseline's run, copies, the probe, the kill)`);
+}
+
 async function main() {
   execFileSync('git', ['--version']);
   const sandbox = await fixtureSandbox();
@@ -68,6 +93,7 @@ async function main() {
   try {
     await measure(sandbox, 'JavaScript, node --test (2 tests, 1 broken by the change)', jsFailingTest);
     await measure(sandbox, 'Python, pytest (2 tests, 1 broken by the change)', pythonPytest);
+    await measureHang(sandbox);
   } finally {
     removeFixtureRepos();
   }
