@@ -23,6 +23,8 @@ export interface Config {
   commitIdentity: { name: string; email: string };
   logLevel: string;
   bodyLimitBytes: number;
+  /** How long a request waits for one in flight with the same Idempotency-Key before 409 "in progress". */
+  idempotencyWaitMs: number;
   /** Task runs one worker process carries at once, how often it beats, when a silent one is taken over. */
   worker: { concurrency: number; heartbeatMs: number; staleMs: number };
   /** Fastify's trustProxy: false, true, a hop count, or a list of trusted addresses. */
@@ -307,6 +309,7 @@ export function loadConfig(env: Env = process.env): Config {
     commitIdentity: { name: text(env, 'EMEND_COMMIT_NAME') ?? 'emend', email: text(env, 'EMEND_COMMIT_EMAIL') ?? `emend@${new URL(baseUrl).hostname}` },
     logLevel,
     bodyLimitBytes: integer(env, 'EMEND_BODY_LIMIT_BYTES', 1024 * 1024, 1024, 64 * 1024 * 1024),
+    idempotencyWaitMs: integer(env, 'EMEND_IDEMPOTENCY_WAIT_MS', 8_000, 0, 60_000),
     trustProxy: trustProxy(env),
     worker: {
       concurrency: integer(env, 'EMEND_WORKER_CONCURRENCY', 2, 1, 64),

@@ -55,13 +55,13 @@ function keyOf(request: FastifyRequest): string | undefined {
  * rate limit counts, so a replay counts nothing): claims the key, or replays the answer
  * stored for it, or refuses a reuse with another body.
  */
-export function idempotent(deps: Pick<Deps, 'db' | 'clock'>, route: IdempotentRoute): preValidationHookHandler {
+export function idempotent(deps: Pick<Deps, 'db' | 'clock' | 'config'>, route: IdempotentRoute): preValidationHookHandler {
   return async function claimIdempotencyKey(request: FastifyRequest, reply: FastifyReply) {
     const key = keyOf(request);
     if (key === undefined) return;
     const accountId = caller(request).account.id;
     const fingerprint = requestFingerprint(request.params, request.body);
-    const result = await claimOrWait(deps, { accountId, route, key, fingerprint });
+    const result = await claimOrWait(deps, { accountId, route, key, fingerprint }, deps.config.idempotencyWaitMs);
     switch (result.kind) {
       case 'claimed':
         claims.set(request, result.claim);

@@ -18,8 +18,6 @@ export const IDEMPOTENCY_TTL_MS = 24 * 3600_000;
  * creation can take, the code host's checks (20 s a call) included.
  */
 export const CLAIM_LEASE_MS = 120_000;
-/** How long a duplicate waits for the request in flight before answering 409 "in progress". */
-export const IN_FLIGHT_WAIT_MS = 5_000;
 
 /** The operations that take an Idempotency-Key; keys are scoped per account and per operation. */
 export type IdempotentRoute = 'tasks.create' | 'tasks.continue';
@@ -102,7 +100,7 @@ export async function claimKey(deps: Pick<Deps, 'db' | 'clock'>, req: KeyedReque
  * business time) while a request with the same key and body is in flight, then answers with
  * what that request stored. Still in flight after the wait: `in_progress`.
  */
-export async function claimOrWait(deps: Pick<Deps, 'db' | 'clock'>, req: KeyedRequest, waitMs = IN_FLIGHT_WAIT_MS): Promise<ClaimResult> {
+export async function claimOrWait(deps: Pick<Deps, 'db' | 'clock'>, req: KeyedRequest, waitMs: number): Promise<ClaimResult> {
   const deadline = performance.now() + waitMs;
   let pause = 10;
   for (;;) {

@@ -3,26 +3,34 @@ import { and, count, eq, sql } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { grantCredits, ledgerBalance } from '../../src/accounts/credits.js';
 import { buildApp } from '../../src/app.js';
-import { queryRows } from '../../src/db/client.js';
+import { type Database, openPostgres, queryRows } from '../../src/db/client.js';
 import { creditLedger, idempotencyKeys, taskPostAttempts, tasks } from '../../src/db/schema.js';
 import { createMetrics } from '../../src/metrics/registry.js';
 import { TASK_QUEUE } from '../../src/queue/task-queue.js';
-import { CLAIM_LEASE_MS, IDEMPOTENCY_TTL_MS, IN_FLIGHT_WAIT_MS, claimKey, completeClaim, requestFingerprint, sweepExpiredKeys } from '../../src/tasks/idempotency-keys.js';
+import { CLAIM_LEASE_MS, IDEMPOTENCY_TTL_MS, claimKey, completeClaim, requestFingerprint, sweepExpiredKeys } from '../../src/tasks/idempotency-keys.js';
 import { type Harness, forceStatus, newAccount, startHarness } from '../support/harness.js';
+import { postgresUrlOf } from '../support/test-db.js';
+import { recordingSteps } from '../support/engine.js';
+import { startWorker } from '../../src/worker/worker.js';
 
 let h: Harness;
 let second: Awaited<ReturnType<typeof buildApp>>;
+let secondDb: Database | undefined;
 let urls: string[];
 
 beforeAll(async () => {
   h = await startHarness();
   h.github.createRepo('psf', 'requests');
   // A second API node on the same database: a key must hold across nodes, not per process.
-  second = await buildApp({ ...h.deps, metrics: createMetrics() });
+  // On PostgreSQL it has a connection pool of its own, as a node on another machine would.
+  const url = postgresUrlOf(h.database);
+  secondDb = url ? openPostgres(url, { max: 10 }) : undefined;
+  second = await buildApp({ ...h.deps, db: secondDb?.db ?? h.deps.db, metrics: createMetrics() });
   urls = [await h.app.listen({ port: 0, host: '127.0.0.1' }), await second.listen({ port: 0, host: '127.0.0.1' })];
 });
 afterAll(async () => {
   await second.close();
+  await secondDb?.close();
   await h.close();
 });
 
@@ -238,18 +246,43 @@ describe('concurrent duplicates over real HTTP, across two API nodes', () => {
 describe('a request in flight, and one that died', () => {
   it('answers 409 "in progress" after waiting for a live claim, and takes over a claim abandoned past its lease', async () => {
     const { account, auth } = await newAccount(h, { plan: 'pro', credits: 5 });
-    // A request that claimed the key and never answered (its process was killed).
-    const fingerprint = requestFingerprint({}, body('died'));
-    expect((await claimKey(h.deps, { accountId: account.id, route: 'tasks.create', key: 'orphan', fingerprint })).kind).toBe('claimed');
-    const started = performance.now();
-    const busy = await post(auth, body('died'), 'orphan');
-    expect(performance.now() - started).toBeGreaterThanOrEqual(IN_FLIGHT_WAIT_MS - 300);
-    expect(busy.statusCode).toBe(409);
-    expect(busy.json().message).toBe('a request with Idempotency-Key "orphan" is in progress; retry when it has answered');
-    expect(busy.headers['retry-after']).toBe('1');
-    h.clock.advance(CLAIM_LEASE_MS);
-    const taken = await post(auth, body('died'), 'orphan');
-    expect(taken.statusCode).toBe(201);
+    // A node whose duplicates wait 300 ms (EMEND_IDEMPOTENCY_WAIT_MS) rather than the default 8 s.
+    const impatient = await buildApp({ ...h.deps, config: { ...h.deps.config, idempotencyWaitMs: 300 }, metrics: createMetrics() });
+    try {
+      // A request that claimed the key and never answered (its process was killed).
+      const fingerprint = requestFingerprint({}, body('died'));
+      expect((await claimKey(h.deps, { accountId: account.id, route: 'tasks.create', key: 'orphan', fingerprint })).kind).toBe('claimed');
+      const started = performance.now();
+      const busy = await impatient.inject({ method: 'POST', url: '/v1/tasks', headers: { ...auth, 'idempotency-key': 'orphan' }, payload: body('died') });
+      expect(performance.now() - started).toBeGreaterThanOrEqual(200);
+      expect(busy.statusCode).toBe(409);
+      expect(busy.json().message).toBe('a request with Idempotency-Key "orphan" is in progress; retry when it has answered');
+      expect(busy.headers['retry-after']).toBe('1');
+      expect(await counts(account.id)).toEqual({ tasks: 0, holds: 0, posts: 0, jobs: 0 });
+      h.clock.advance(CLAIM_LEASE_MS);
+      const taken = await impatient.inject({ method: 'POST', url: '/v1/tasks', headers: { ...auth, 'idempotency-key': 'orphan' }, payload: body('died') });
+      expect(taken.statusCode).toBe(201);
+      expect(await counts(account.id)).toEqual({ tasks: 1, holds: 1, posts: 1, jobs: 1 });
+    } finally {
+      await impatient.close();
+    }
+  });
+
+  it('makes a duplicate wait for the request in flight and answer with its answer', async () => {
+    const { account, auth } = await newAccount(h, { plan: 'pro', credits: 5 });
+    const fingerprint = requestFingerprint({}, body('in flight'));
+    const held = await claimKey(h.deps, { accountId: account.id, route: 'tasks.create', key: 'flight', fingerprint });
+    if (held.kind !== 'claimed') throw new Error('the key should have been free');
+    let answered = false;
+    const duplicate = post(auth, body('in flight'), 'flight').finally(() => (answered = true));
+    // the request holding the claim answers while the duplicate waits
+    const task = (await post(auth, body('a task for the held claim to answer with'))).json();
+    expect(answered).toBe(false);
+    await h.deps.db.transaction((tx) => completeClaim(tx, held.claim, { status: 201, body: task, taskId: task.id }));
+    const res = await duplicate;
+    expect(res.statusCode).toBe(201);
+    expect(res.headers['idempotent-replayed']).toBe('true');
+    expect(res.json()).toEqual(task);
     expect(await counts(account.id)).toEqual({ tasks: 1, holds: 1, posts: 1, jobs: 1 });
   });
 });
@@ -326,5 +359,23 @@ describe('Idempotency-Key on POST /v1/tasks/{id}/continue', () => {
     expect(results.map((r) => r.status)).toEqual(Array(10).fill(201));
     expect(new Set(results.map((r) => r.body.id)).size).toBe(1);
     expect(await counts(account.id)).toMatchObject({ tasks: 2, holds: 1, jobs: 2 });
+  });
+});
+
+describe('worker maintenance', () => {
+  it('deletes the keys whose 24 h are over and keeps the others', async () => {
+    const { account, auth } = await newAccount(h, { plan: 'scale', credits: 5 });
+    await post(auth, body('swept by maintenance'), 'old');
+    h.clock.advance(IDEMPOTENCY_TTL_MS);
+    await post(auth, body('kept by maintenance'), 'new');
+    // no consumers: this worker only does its maintenance pass
+    const worker = await startWorker(h.deps, recordingSteps().steps, { concurrency: 0, maintenanceMs: 3600_000 });
+    try {
+      await worker.maintain();
+    } finally {
+      await worker.stop();
+    }
+    const left = await h.deps.db.select({ key: idempotencyKeys.key }).from(idempotencyKeys).where(eq(idempotencyKeys.accountId, account.id));
+    expect(left).toEqual([{ key: 'new' }]);
   });
 });

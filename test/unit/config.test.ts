@@ -28,6 +28,7 @@ describe('loadConfig', () => {
       scmApiUrl: 'https://api.github.com',
       logLevel: 'info',
       bodyLimitBytes: 1024 * 1024,
+      idempotencyWaitMs: 8_000,
       trustProxy: false,
       providerKeys: { openai: undefined, anthropic: undefined, google: undefined },
       providerBaseUrls: {
@@ -68,6 +69,7 @@ describe('loadConfig', () => {
     expect(loadConfig({ PORT: '4100' }).baseUrl).toBe('http://localhost:4100');
     expect(loadConfig({ EMEND_TRUST_PROXY: 'true' }).trustProxy).toBe(true);
     expect(loadConfig({ EMEND_TRUST_PROXY: '2' }).trustProxy).toBe(2);
+    expect(loadConfig({ EMEND_IDEMPOTENCY_WAIT_MS: '0' }).idempotencyWaitMs).toBe(0);
   });
 
   it.each([
@@ -83,6 +85,7 @@ describe('loadConfig', () => {
     ['LOG_LEVEL', 'loud'],
     ['EMEND_TRUST_PROXY', '???'],
     ['EMEND_BODY_LIMIT_BYTES', '12'],
+    ['EMEND_IDEMPOTENCY_WAIT_MS', '60001'],
     ['OPENAI_BASE_URL', 'localhost:11434'],
   ])('rejects %s=%s naming the variable', (variable, value) => {
     const err = configError({ [variable]: value });
