@@ -6,8 +6,9 @@ import type { RunTree } from './copies.js';
  * The validator's pytest plugin: one line per event on the descriptor EMEND_PROGRESS_FD
  * names, so the validator sees which test is running while the run goes on and can stop
  * one that runs past the per-test timeout (docs/validator.md, "Hung tests"). It writes
- * with os.write on its own descriptor: pytest's capture, verbosity (`addopts = -q`) and
- * terminal reporter do not change what it says, and its lines cannot split pytest's own.
+ * with os.write on a descriptor of its own (a close-on-exec copy of EMEND_PROGRESS_FD):
+ * pytest's capture, verbosity (`addopts = -q`) and terminal reporter do not change what it
+ * says, and its lines cannot split pytest's own.
  * json.dumps keeps every line ASCII, so no node id can end a line early.
  */
 const PLUGIN_SOURCE = `"""emend's progress reporter for pytest (loaded with -p emend_progress; see emend's docs/validator.md)."""
@@ -15,14 +16,29 @@ import json
 import os
 
 
-def _emit(**event):
-    fd = os.environ.get("EMEND_PROGRESS_FD")
-    if not fd:
-        return
-    line = "emend-progress " + json.dumps(event) + "\\n"
+def _channel():
+    # A private copy of the descriptor, high and close-on-exec: the processes tests start do
+    # not inherit it, and a test that closes or reuses the low descriptors does not touch it.
     try:
-        os.write(int(fd), line.encode("ascii"))
-    except (OSError, ValueError):
+        fd = int(os.environ["EMEND_PROGRESS_FD"])
+        import fcntl
+
+        own = fcntl.fcntl(fd, fcntl.F_DUPFD_CLOEXEC, 200)
+        os.close(fd)
+        return own
+    except (KeyError, ValueError, OSError, ImportError):
+        return None
+
+
+_FD = _channel()
+
+
+def _emit(**event):
+    if _FD is None:
+        return
+    try:
+        os.write(_FD, ("emend-progress " + json.dumps(event) + "\\n").encode("ascii"))
+    except OSError:
         pass
 
 
