@@ -1,6 +1,6 @@
 import { execFileSync } from 'node:child_process';
-import { closeSync, openSync, readSync, readdirSync, statSync } from 'node:fs';
-import { extname, join, relative, sep } from 'node:path';
+import { extname } from 'node:path';
+import { ConfinedDir } from '../workspace/confined-fs.js';
 
 export const MAX_FILE_BYTES = 1_000_000;
 
@@ -21,31 +21,11 @@ function isCandidateName(path: string): boolean {
   return TEXT_EXTENSIONS.has(extname(name).toLowerCase()) || TEXT_NAMES.has(name);
 }
 
-function looksBinary(abs: string): boolean {
-  const fd = openSync(abs, 'r');
-  try {
-    const buf = Buffer.alloc(4096);
-    const n = readSync(fd, buf, 0, buf.length, 0);
-    return buf.subarray(0, n).includes(0);
-  } finally {
-    closeSync(fd);
-  }
-}
-
 export function isGitRepo(dir: string): boolean {
   try {
     return execFileSync('git', ['-C', dir, 'rev-parse', '--is-inside-work-tree'], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'] }).trim() === 'true';
   } catch {
     return false;
-  }
-}
-
-function walk(root: string, dir: string, out: string[]) {
-  for (const entry of readdirSync(dir, { withFileTypes: true })) {
-    const abs = join(dir, entry.name);
-    if (entry.isDirectory()) {
-      if (!SKIP_DIRS.has(entry.name)) walk(root, abs, out);
-    } else if (entry.isFile()) out.push(relative(root, abs).split(sep).join('/'));
   }
 }
 
@@ -56,25 +36,29 @@ function walk(root: string, dir: string, out: string[]) {
  * are neither source nor docs are left out.
  */
 export function listCandidateFiles(repoDir: string): string[] {
+  const repo = repoFiles(repoDir);
   let paths: string[];
   if (isGitRepo(repoDir)) {
     const out = execFileSync('git', ['-C', repoDir, 'ls-files', '-z', '--cached', '--others', '--exclude-standard'], { encoding: 'utf8', maxBuffer: 256 * 1024 * 1024 });
     paths = out.split('\0').filter((p) => p && !p.split('/').some((part) => SKIP_DIRS.has(part)));
   } else {
-    paths = [];
-    walk(repoDir, repoDir, paths);
+    paths = repo.walkFiles({ skipDirs: SKIP_DIRS });
   }
   const result: string[] = [];
   for (const path of [...new Set(paths)].sort()) {
     if (!isCandidateName(path)) continue;
-    const abs = join(repoDir, path);
-    try {
-      const st = statSync(abs);
-      if (!st.isFile() || st.size > MAX_FILE_BYTES || looksBinary(abs)) continue;
-    } catch {
-      continue; // deleted in the working tree, or a broken link
-    }
+    // Regular files inside the checkout only: a link out, a FIFO, a deleted file is no candidate.
+    const head = repo.read(path, { firstBytes: 4096 });
+    if (!head.ok || head.size > MAX_FILE_BYTES || head.bytes.includes(0)) continue;
     result.push(path);
   }
   return result;
+}
+
+/**
+ * A checkout's files as the locator reads them: through the confined file module, so no
+ * symlink leads a read out of the checkout (src/workspace/confined-fs.ts).
+ */
+export function repoFiles(repoDir: string): ConfinedDir {
+  return new ConfinedDir(repoDir, { exclude: ['.git'] });
 }

@@ -1,8 +1,6 @@
-import { readFileSync } from 'node:fs';
-import { join } from 'node:path';
 import { buildBm25 } from './bm25.js';
 import { INDEX_VERSION, cacheKey, loadCachedIndex, saveCachedIndex } from './cache.js';
-import { listCandidateFiles } from './files.js';
+import { MAX_FILE_BYTES, listCandidateFiles, repoFiles } from './files.js';
 import { type FileDefinition, type LocatorIndex, type RankedFile, rank } from './rank.js';
 import { definitionsOf } from './symbols.js';
 import { createDefinitionParser } from './treesitter.js';
@@ -40,18 +38,15 @@ export interface LocateResult {
  */
 export async function buildIndex(repoDir: string): Promise<LocatorIndex> {
   const paths = listCandidateFiles(repoDir);
+  const repo = repoFiles(repoDir);
   const files: { path: string; content: string; symbols: string[] }[] = [];
   const symbols: Record<string, string[]> = Object.create(null);
   const defs: Record<string, FileDefinition[]> = Object.create(null);
   const parser = await createDefinitionParser(paths);
   try {
     for (const path of paths) {
-      let content: string;
-      try {
-        content = readFileSync(join(repoDir, path), 'utf8');
-      } catch {
-        continue;
-      }
+      const content = repo.readText(path, { maxBytes: MAX_FILE_BYTES });
+      if (content === undefined) continue;
       const found = definitionsOf(parser, path, content);
       const names = [...new Set(found.map((d) => d.name))];
       files.push({ path, content, symbols: names });

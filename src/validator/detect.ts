@@ -1,5 +1,4 @@
-import { existsSync, readFileSync, readdirSync, statSync } from 'node:fs';
-import { join } from 'node:path';
+import { ConfinedDir } from '../workspace/confined-fs.js';
 
 /**
  * How a repository is tested, decided from its files alone (reading files on the host runs
@@ -47,12 +46,27 @@ export interface DetectOptions {
 /** npm's placeholder for a package without tests. */
 const NPM_PLACEHOLDER = /no test specified/;
 
-const read = (dir: string, file: string): string | undefined => {
+/** Configuration files are small; a larger one is not read. */
+const MAX_READ_BYTES = 1024 * 1024;
+
+/**
+ * The checkout's files through the confined file module (src/workspace/confined-fs.ts): a
+ * package.json or .emend/test that is a symlink out of the checkout, or a FIFO, reads as absent.
+ */
+const confined = (dir: string): ConfinedDir | undefined => {
   try {
-    return readFileSync(join(dir, file), 'utf8');
+    return new ConfinedDir(dir, { exclude: ['.git'] });
   } catch {
     return undefined;
   }
+};
+
+const read = (dir: string, file: string): string | undefined => confined(dir)?.readText(file, { maxBytes: MAX_READ_BYTES });
+
+/** Whether a file or directory is there, inside the checkout. */
+const exists = (dir: string, path: string): boolean => {
+  const kind = confined(dir)?.info(path).kind;
+  return kind === 'file' || kind === 'dir';
 };
 
 /** The first line of `.emend/test` that is neither blank nor a comment. */
@@ -112,7 +126,7 @@ function node(dir: string): TestPlan | undefined {
   if (typeof script !== 'string' || script.trim() === '' || NPM_PLACEHOLDER.test(script)) return undefined;
   const pm = packageManager(dir, typeof pkg.packageManager === 'string' ? pkg.packageManager : undefined);
   const deps = [pkg.dependencies, pkg.devDependencies, pkg.optionalDependencies].some((d) => d && Object.keys(d).length > 0);
-  const setup = deps && !existsSync(join(dir, 'node_modules')) ? nodeSetup(dir, pm) : null;
+  const setup = deps && !exists(dir, 'node_modules') ? nodeSetup(dir, pm) : null;
   const command = pm === 'npm' ? 'npm test' : `${pm} run test`;
   return plan('node', command, scriptTimeoutStyle(script), setup);
 }
@@ -120,9 +134,9 @@ function node(dir: string): TestPlan | undefined {
 type PackageManager = 'npm' | 'pnpm' | 'yarn';
 
 function packageManager(dir: string, declared: string | undefined): PackageManager {
-  if (existsSync(join(dir, 'pnpm-lock.yaml'))) return 'pnpm';
-  if (existsSync(join(dir, 'yarn.lock'))) return 'yarn';
-  if (existsSync(join(dir, 'package-lock.json')) || existsSync(join(dir, 'npm-shrinkwrap.json'))) return 'npm';
+  if (exists(dir, 'pnpm-lock.yaml')) return 'pnpm';
+  if (exists(dir, 'yarn.lock')) return 'yarn';
+  if (exists(dir, 'package-lock.json') || exists(dir, 'npm-shrinkwrap.json')) return 'npm';
   if (declared?.startsWith('pnpm@')) return 'pnpm';
   if (declared?.startsWith('yarn@')) return 'yarn';
   return 'npm';
@@ -132,10 +146,10 @@ function nodeSetup(dir: string, pm: PackageManager): SetupPlan {
   if (pm === 'pnpm') return { command: 'pnpm install --frozen-lockfile', offlineCommand: 'pnpm install --frozen-lockfile --offline' };
   if (pm === 'yarn') {
     // Yarn 2+ (a .yarnrc.yml) replaced --frozen-lockfile with --immutable.
-    const berry = existsSync(join(dir, '.yarnrc.yml'));
+    const berry = exists(dir, '.yarnrc.yml');
     return berry ? { command: 'yarn install --immutable' } : { command: 'yarn install --frozen-lockfile', offlineCommand: 'yarn install --frozen-lockfile --offline' };
   }
-  const locked = existsSync(join(dir, 'package-lock.json')) || existsSync(join(dir, 'npm-shrinkwrap.json'));
+  const locked = exists(dir, 'package-lock.json') || exists(dir, 'npm-shrinkwrap.json');
   // Without a lockfile nothing pins the versions, and offline there is no cache to install from.
   return locked
     ? { command: 'npm ci --no-audit --no-fund', offlineCommand: 'npm ci --offline --no-audit --no-fund' }
@@ -174,31 +188,10 @@ const SKIP_DIRS = new Set(['.git', 'node_modules', '.venv', 'venv', '.tox', '__p
 
 /** Python files that look like tests, at most `limit`, at most four directories deep. */
 function pythonTestFiles(dir: string, limit = 50): string[] {
-  const found: string[] = [];
-  const walk = (rel: string, depth: number) => {
-    if (depth > 4 || found.length >= limit) return;
-    let entries: string[];
-    try {
-      entries = readdirSync(join(dir, rel));
-    } catch {
-      return;
-    }
-    for (const name of entries.sort()) {
-      if (found.length >= limit) return;
-      const path = rel ? `${rel}/${name}` : name;
-      if (SKIP_DIRS.has(name) || name.startsWith('.')) continue;
-      let isDir: boolean;
-      try {
-        isDir = statSync(join(dir, path)).isDirectory();
-      } catch {
-        continue;
-      }
-      if (isDir) walk(path, depth + 1);
-      else if (/^test_.*\.py$|_test\.py$|^tests?\.py$/.test(name)) found.push(path);
-    }
-  };
-  walk('', 0);
-  return found;
+  const name = (path: string) => path.slice(path.lastIndexOf('/') + 1);
+  return (
+    confined(dir)?.walkFiles({ skipDirs: SKIP_DIRS, skipHidden: true, maxDepth: 4, limit, accept: (p) => !SKIP_DIRS.has(name(p)) && /^test_.*\.py$|_test\.py$|^tests?\.py$/.test(name(p)) }) ?? []
+  );
 }
 
 function python(dir: string): TestPlan | undefined {
@@ -208,10 +201,10 @@ function python(dir: string): TestPlan | undefined {
   const files = pythonTestFiles(dir);
   const pytestConfigured =
     /\[tool\.pytest/.test(pyproject) ||
-    existsSync(join(dir, 'pytest.ini')) ||
+    exists(dir, 'pytest.ini') ||
     /\[tool:pytest\]/.test(setupCfg) ||
     /^\[pytest\]/m.test(tox ?? '') ||
-    existsSync(join(dir, 'conftest.py'));
+    exists(dir, 'conftest.py');
   const sources = files.map((f) => read(dir, f) ?? '');
   const pytestStyle = sources.some((s) => /^\s*(import pytest|from pytest)|^def test_/m.test(s));
   const unittestStyle = sources.some((s) => /\bunittest\b/.test(s));
@@ -226,8 +219,8 @@ function python(dir: string): TestPlan | undefined {
 const REQUIREMENTS = ['requirements.txt', 'requirements-dev.txt', 'requirements-test.txt', 'test-requirements.txt', 'dev-requirements.txt', 'requirements_dev.txt'];
 
 function pythonSetup(dir: string, pyproject: string): SetupPlan | null {
-  const parts = REQUIREMENTS.filter((f) => existsSync(join(dir, f))).map((f) => `-r ${f}`);
-  const installable = existsSync(join(dir, 'setup.py')) || /^\[project\]/m.test(pyproject);
+  const parts = REQUIREMENTS.filter((f) => exists(dir, f)).map((f) => `-r ${f}`);
+  const installable = exists(dir, 'setup.py') || /^\[project\]/m.test(pyproject);
   if (installable) parts.push('-e .');
   if (parts.length === 0) return null;
   // User site-packages live under HOME, which is the workspace: the test phase sees them.
@@ -237,25 +230,25 @@ function pythonSetup(dir: string, pyproject: string): SetupPlan | null {
 function go(dir: string): TestPlan | undefined {
   const mod = read(dir, 'go.mod');
   if (mod === undefined) return undefined;
-  const needs = /^require\b/m.test(mod) && !existsSync(join(dir, 'vendor'));
+  const needs = /^require\b/m.test(mod) && !exists(dir, 'vendor');
   return plan('go', 'go test -json ./...', { kind: 'go' }, needs ? { command: 'go mod download' } : null);
 }
 
 function cargo(dir: string): TestPlan | undefined {
-  if (!existsSync(join(dir, 'Cargo.toml'))) return undefined;
+  if (!exists(dir, 'Cargo.toml')) return undefined;
   // The test phase has no network: fetched crates must come from the setup phase.
   return plan('cargo', 'cargo test --offline', { kind: 'none' }, { command: 'cargo fetch' });
 }
 
 function maven(dir: string): TestPlan | undefined {
-  if (!existsSync(join(dir, 'pom.xml'))) return undefined;
-  const mvn = existsSync(join(dir, 'mvnw')) ? './mvnw' : 'mvn';
+  if (!exists(dir, 'pom.xml')) return undefined;
+  const mvn = exists(dir, 'mvnw') ? './mvnw' : 'mvn';
   return plan('maven', `${mvn} -B test`, { kind: 'none' }, { command: `${mvn} -B -q -DskipTests test-compile dependency:go-offline` });
 }
 
 function gradle(dir: string): TestPlan | undefined {
-  if (!['build.gradle', 'build.gradle.kts', 'settings.gradle', 'settings.gradle.kts'].some((f) => existsSync(join(dir, f)))) return undefined;
-  const bin = existsSync(join(dir, 'gradlew')) ? './gradlew' : 'gradle';
+  if (!['build.gradle', 'build.gradle.kts', 'settings.gradle', 'settings.gradle.kts'].some((f) => exists(dir, f))) return undefined;
+  const bin = exists(dir, 'gradlew') ? './gradlew' : 'gradle';
   return plan('gradle', `${bin} --no-daemon --offline test`, { kind: 'none' }, { command: `${bin} --no-daemon testClasses` });
 }
 

@@ -41,14 +41,18 @@ import { dirname, isAbsolute, join, relative, resolve, sep } from 'node:path';
 export type PathInfo =
   | { kind: 'file'; size: number }
   | { kind: 'dir' }
-  /** Resolves outside the root, or into an excluded name; `link` is the symlink that leads there and `target` its text. */
-  | { kind: 'outside'; link?: string; target?: string }
+  /**
+   * Resolves outside the root, or into an excluded name (`into`); `link` is the symlink that
+   * leads there and `target` its text.
+   */
+  | { kind: 'outside'; link?: string; target?: string; into?: string }
   | { kind: 'special'; what: 'fifo' | 'socket' | 'device' }
   | { kind: 'missing' }
   /** Not a relative path inside the tree at all (absolute, `..`, NUL), or a link loop. */
   | { kind: 'invalid'; reason: string };
 
-export type ReadResult = { ok: true; bytes: Buffer } | { ok: false; info: PathInfo | { kind: 'too-large'; size: number } };
+/** `size`: the file's size when it was read (more than `bytes` holds when only its head was asked for). */
+export type ReadResult = { ok: true; bytes: Buffer; size: number } | { ok: false; info: PathInfo | { kind: 'too-large'; size: number } };
 
 export interface DirEntry {
   name: string;
@@ -139,6 +143,19 @@ export class ConfinedDir {
     return !this.exclude.has(rel.split(sep)[0]!.toLowerCase());
   }
 
+  /** The excluded top-level name a real path inside the root lies under, if any. */
+  private excludedName(real: string): string | undefined {
+    const rel = relative(this.root, real);
+    if (rel === '' || rel === '..' || rel.startsWith(`..${sep}`) || isAbsolute(rel)) return undefined;
+    const top = rel.split(sep)[0]!;
+    return this.exclude.has(top.toLowerCase()) ? top : undefined;
+  }
+
+  private outside(segs: string[], real: string): PathInfo {
+    const into = this.excludedName(real);
+    return { kind: 'outside', ...this.escapingLink(segs), ...(into ? { into } : {}) };
+  }
+
   /**
    * The symlink that takes `segs` out of the tree, and its text, found by reading link texts
    * only (never what they point at), for telling the model and the logs what was refused.
@@ -166,7 +183,7 @@ export class ConfinedDir {
   private hold(path: string): Held {
     const segs = this.segments(path);
     if (!Array.isArray(segs)) return { info: { kind: 'invalid', reason: segs.reason }, via: '' };
-    if (segs.length > 0 && this.exclude.has(segs[0]!.toLowerCase())) return { info: { kind: 'outside' }, via: '' };
+    if (segs.length > 0 && this.exclude.has(segs[0]!.toLowerCase())) return { info: { kind: 'outside', into: segs[0]! }, via: '' };
     const abs = join(this.root, ...segs);
     if (this.procFd) {
       let fd: number;
@@ -185,7 +202,7 @@ export class ConfinedDir {
       }
       if (!this.contains(real)) {
         closeSync(fd);
-        return { info: { kind: 'outside', ...this.escapingLink(segs) }, via: '' };
+        return { info: this.outside(segs, real), via: '' };
       }
       return { info: typeOf(fstatSync(fd)), via, fd };
     }
@@ -195,7 +212,7 @@ export class ConfinedDir {
     } catch (err) {
       return { info: this.openFailure(err, segs), via: '' };
     }
-    if (!this.contains(real)) return { info: { kind: 'outside', ...this.escapingLink(segs) }, via: '' };
+    if (!this.contains(real)) return { info: this.outside(segs, real), via: '' };
     return { info: typeOf(lstatSync(real)), via: real };
   }
 
@@ -231,12 +248,15 @@ export class ConfinedDir {
     return this.with(path, (h) => h.info);
   }
 
-  /** A regular file's bytes, through the descriptor that was checked; `maxBytes` caps the size read. */
-  read(path: string, options: { maxBytes?: number } = {}): ReadResult {
+  /**
+   * A regular file's bytes, through the descriptor that was checked. `maxBytes`: a larger file
+   * is refused as too-large; `firstBytes`: only the file's first bytes are read (its head).
+   */
+  read(path: string, options: { maxBytes?: number; firstBytes?: number } = {}): ReadResult {
     return this.with(path, (h) => {
       if (h.info.kind !== 'file') return { ok: false, info: h.info };
       const cap = options.maxBytes ?? Number.MAX_SAFE_INTEGER;
-      if (h.info.size > cap) return { ok: false, info: { kind: 'too-large', size: h.info.size } };
+      if (options.firstBytes === undefined && h.info.size > cap) return { ok: false, info: { kind: 'too-large', size: h.info.size } };
       // O_NONBLOCK|O_NOCTTY: should the checked file have become something else, never block or take a terminal.
       const fd = openSync(h.via, constants.O_RDONLY | O_NONBLOCK | O_NOCTTY | (this.procFd ? 0 : O_NOFOLLOW));
       try {
@@ -244,16 +264,18 @@ export class ConfinedDir {
         if (!st.isFile()) return { ok: false, info: typeOf(st) };
         const chunks: Buffer[] = [];
         let total = 0;
-        const limit = Math.min(cap, 1 << 30) + 1;
-        for (;;) {
+        const head = options.firstBytes;
+        const limit = head ?? Math.min(cap, 1 << 30) + 1;
+        while (total < limit) {
           const buf = Buffer.allocUnsafe(Math.min(64 * 1024, limit - total));
           const n = readSync(fd, buf, 0, buf.length, null);
           if (n === 0) break;
           chunks.push(buf.subarray(0, n));
           total += n;
-          if (total >= limit) return { ok: false, info: { kind: 'too-large', size: total } };
+          // The file grew past the cap since it was checked.
+          if (head === undefined && total >= limit) return { ok: false, info: { kind: 'too-large', size: total } };
         }
-        return { ok: true, bytes: Buffer.concat(chunks, total) };
+        return { ok: true, bytes: Buffer.concat(chunks, total), size: st.size };
       } finally {
         closeSync(fd);
       }
@@ -398,9 +420,8 @@ function writeAll(fd: number, data: Buffer | string) {
 export function describePath(path: string, info: PathInfo | { kind: 'too-large'; size: number }): string {
   switch (info.kind) {
     case 'outside':
-      return info.link
-        ? `${info.link} is a symlink -> ${info.target}, which leads outside the repository; it is not followed`
-        : `${path} leads outside the files that may be read or written (into an excluded directory); refused`;
+      if (info.into) return `${info.link ? `${info.link} is a symlink -> ${info.target}, which leads` : `${path} is`} into ${info.into}; refused`;
+      return `${info.link ?? path} is a symlink -> ${info.target}, which leads outside the repository; it is not followed`;
     case 'special':
       return `${path} is not a regular file (a ${info.what}); only regular files are read or written`;
     case 'dir':
@@ -421,6 +442,6 @@ function refusal(path: string, info: PathInfo): ConfinedPathError {
 }
 
 /** How a file the model asked to see is shown when it cannot be read: `symlink -> target` for a link out. */
-export function shownAsLink(info: PathInfo): string | undefined {
+export function shownAsLink(info: PathInfo | { kind: 'too-large'; size: number }): string | undefined {
   return info.kind === 'outside' && info.link !== undefined ? `symlink -> ${info.target}` : undefined;
 }

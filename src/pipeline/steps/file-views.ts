@@ -1,7 +1,7 @@
-import { readFile } from 'node:fs/promises';
-import { join } from 'node:path';
+import { MAX_FILE_BYTES, repoFiles } from '../../locator/files.js';
 import { fileSkeleton, sliceLines } from '../../locator/skeleton.js';
 import { tokenize } from '../../locator/tokenize.js';
+import { shownAsLink } from '../../workspace/confined-fs.js';
 import { numbered } from './prompt-parts.js';
 
 /** A file as a model is shown it: whole when it is small, else its outline and the spans that matter. */
@@ -43,14 +43,24 @@ export function relevantSpans(source: string, request: string, maxSpans = MAX_SP
   return spans.sort((a, b) => a.start - b.start).map(({ start, end }) => ({ start, end }));
 }
 
+/**
+ * A file of the checkout as a prompt shows it, read through the confined file module:
+ * `symlink -> target` for a link out of the checkout (never its target's content), nothing
+ * for what is not a regular file.
+ */
+export function readForPrompt(dir: string, path: string): { source: string } | { link: string } | undefined {
+  const got = repoFiles(dir).read(path, { maxBytes: MAX_FILE_BYTES });
+  if (got.ok) return { source: got.bytes.toString('utf8') };
+  const link = shownAsLink(got.info);
+  return link ? { link } : undefined;
+}
+
 /** Reads a file of the checkout for a prompt: numbered lines, a skeleton for large files. */
 export async function viewFile(dir: string, path: string, request: string, maxChars: number): Promise<FileView | undefined> {
-  let source: string;
-  try {
-    source = await readFile(join(dir, path), 'utf8');
-  } catch {
-    return undefined;
-  }
+  const read = readForPrompt(dir, path);
+  if (!read) return undefined;
+  if ('link' in read) return { path, lines: 0, whole: true, text: read.link };
+  const { source } = read;
   const lineCount = source.split('\n').length;
   if (lineCount <= WHOLE_LINES && source.length <= maxChars) {
     return { path, lines: lineCount, whole: true, text: numbered(source) };

@@ -1,10 +1,9 @@
-import { readFile } from 'node:fs/promises';
-import { join } from 'node:path';
 import { EDIT_FORMAT_INSTRUCTIONS } from '../../edits/index.js';
 import { recall } from '../../memory/repo-memory.js';
 import { workspaceDiff } from '../../workspace/diff.js';
 import type { StepFn } from '../step-types.js';
 import { editRounds } from './edit-rounds.js';
+import { readForPrompt } from './file-views.js';
 import { clip, fenced, memorySection } from './prompt-parts.js';
 
 /** Answers the fixer may give in one run: the first, then corrections of edits that did not apply. */
@@ -27,13 +26,11 @@ interface Insight {
 }
 
 /** A file's current text for the fixer: whole, or the inspector's spans when it is long. */
-async function fileForFixer(dir: string, path: string, insight: Insight | undefined, maxChars: number): Promise<string | undefined> {
-  let source: string;
-  try {
-    source = await readFile(join(dir, path), 'utf8');
-  } catch {
-    return undefined;
-  }
+function fileForFixer(dir: string, path: string, insight: Insight | undefined, maxChars: number): string | undefined {
+  const read = readForPrompt(dir, path);
+  if (!read) return undefined;
+  if ('link' in read) return `## ${path}\n${read.link} (outside the repository: not shown, and edits to it are refused)`;
+  const { source } = read;
   const lines = source.split('\n');
   if (lines.length <= WHOLE_LINES && source.length <= maxChars) return `## ${path}\n${fenced(source)}`;
   const spans = (insight?.symbols ?? []).map((s) => ({ start: Math.max(1, s.start_line - SPAN_CONTEXT), end: Math.min(lines.length, s.end_line + SPAN_CONTEXT) }));
@@ -71,7 +68,7 @@ export function fixerStep(): StepFn {
     const plan = outputs.planner as { summary?: string; steps?: string[]; test_strategy?: string } | undefined;
     const memory = await recall(helpers.deps, { accountId: task.accountId, repo: task.repoUrl, prompt: task.prompt, tokenBudget: MEMORY_TOKENS });
     const perFile = Math.floor(TOTAL_CHARS / Math.max(1, selected.length));
-    const files = (await Promise.all(selected.map((p) => fileForFixer(ws.dir, p, insights.find((i) => i.file === p), perFile)))).filter(Boolean);
+    const files = selected.map((p) => fileForFixer(ws.dir, p, insights.find((i) => i.file === p), perFile)).filter(Boolean);
     const notes = insights.map((i) => `- ${i.file}: ${(i.symbols ?? []).map((s) => `${s.name} (lines ${s.start_line}-${s.end_line}): ${s.change}`).join('; ')}${i.notes ? ` — ${i.notes}` : ''}`);
     const user = [
       `Request:\n${fenced(task.prompt)}`,

@@ -1,7 +1,7 @@
-import { existsSync, readFileSync, readdirSync } from 'node:fs';
-import { extname, join } from 'node:path';
-import { listCandidateFiles } from '../../locator/files.js';
+import { extname } from 'node:path';
+import { listCandidateFiles, repoFiles } from '../../locator/files.js';
 import { detectTestPlan } from '../../validator/detect.js';
+import { type ConfinedDir, shownAsLink } from '../../workspace/confined-fs.js';
 
 export interface RepoOverview {
   /** The first lines of the README, if there is one. */
@@ -26,10 +26,16 @@ const README_LINES = 60;
 const README_CHARS = 4000;
 const TREE_ENTRIES = 80;
 
-function readme(dir: string): string {
-  const name = readdirSync(dir).find((n) => /^readme(\.(md|rst|txt|adoc))?$/i.test(n));
+/**
+ * The README's head. Read through the confined file module: a README that is a symlink out of
+ * the checkout (to the data dir's key, /etc/passwd, /proc/self/environ) is shown as the link.
+ */
+function readme(repo: ConfinedDir): string {
+  const name = repo.list('').find((e) => e.type !== 'dir' && /^readme(\.(md|rst|txt|adoc))?$/i.test(e.name))?.name;
   if (!name) return '';
-  const text = readFileSync(join(dir, name), 'utf8').split('\n').slice(0, README_LINES).join('\n');
+  const got = repo.read(name, { firstBytes: README_CHARS * 4 });
+  if (!got.ok) return got.info.kind === 'too-large' ? '' : `${name}: ${shownAsLink(got.info) ?? 'not a regular file'}`;
+  const text = got.bytes.toString('utf8').split('\n').slice(0, README_LINES).join('\n');
   return text.length > README_CHARS ? `${text.slice(0, README_CHARS)}\n…` : text;
 }
 
@@ -59,7 +65,7 @@ export function repoOverview(dir: string): RepoOverview {
     testCommand = null;
   }
   return {
-    readme: existsSync(dir) ? readme(dir) : '',
+    readme: readme(repoFiles(dir)),
     tree,
     languages: [...langs.entries()].sort((a, b) => b[1] - a[1]).map(([language, files]) => ({ language, files })),
     testCommand,
