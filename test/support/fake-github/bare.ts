@@ -120,7 +120,8 @@ export class Bare {
    * One commit of `files` (null deletes) on top of `parent` (none: a root commit), written with
    * plumbing and a scratch index; the ref is not moved.
    */
-  commitFiles(dir: string, parent: string | undefined, files: Record<string, string | null>, message: string, who: Identity): string {
+  /** `links`: symlinks to commit, path → target (mode 120000, as git stores a symlink). */
+  commitFiles(dir: string, parent: string | undefined, files: Record<string, string | null>, message: string, who: Identity, links: Record<string, string> = {}): string {
     const tmp = mkdtempSync(join(this.scratch, 'index-'));
     const env = { GIT_INDEX_FILE: join(tmp, 'index') };
     try {
@@ -133,6 +134,10 @@ export class Bare {
           const blob = this.run(dir, ['hash-object', '-w', '--stdin'], { input: content }).trim();
           this.run(dir, ['update-index', '--add', '--cacheinfo', `100644,${blob},${path}`], { env });
         }
+      }
+      for (const [path, target] of Object.entries(links)) {
+        const blob = this.run(dir, ['hash-object', '-w', '--stdin'], { input: target }).trim();
+        this.run(dir, ['update-index', '--add', '--cacheinfo', `120000,${blob},${path}`], { env });
       }
       const tree = this.run(dir, ['write-tree'], { env }).trim();
       return this.commitTree(dir, tree, parent ? [parent] : [], message, who);

@@ -43,7 +43,7 @@ export interface FakeGitHub {
   createRepo(
     owner: string,
     name: string,
-    opts?: { files?: Record<string, string>; branch?: string; private?: boolean; allowDrafts?: boolean; collaborators?: string[]; protectedBranches?: string[]; description?: string },
+    opts?: { files?: Record<string, string>; /** symlinks, path → target */ links?: Record<string, string>; branch?: string; private?: boolean; allowDrafts?: boolean; collaborators?: string[]; protectedBranches?: string[]; description?: string },
   ): { commit: string };
   commit(owner: string, name: string, opts: { branch: string; files: Record<string, string | null>; message?: string; author?: Identity; from?: string }): string;
   branchHead(owner: string, name: string, branch: string): string | undefined;
@@ -143,7 +143,7 @@ export async function startFakeGitHub(): Promise<FakeGitHub> {
       const branch = opts.branch ?? 'main';
       const repo = state.addRepo(owner, name, { branch, private: opts.private ?? false, allowDrafts: opts.allowDrafts ?? true, description: opts.description ?? null });
       for (const c of opts.collaborators ?? []) repo.collaborators.add(c.toLowerCase());
-      const commit = state.commit(repo, { branch, files: opts.files ?? { 'README.md': `# ${name}\n` }, message: 'Initial commit' });
+      const commit = state.commit(repo, { branch, files: opts.files ?? { 'README.md': `# ${name}\n` }, links: opts.links, message: 'Initial commit' });
       state.setProtected(repo, opts.protectedBranches ?? []);
       return { commit };
     },

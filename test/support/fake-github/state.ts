@@ -236,14 +236,14 @@ export class State {
   }
 
   /** A push by a person, written straight into the repository (hooks do not run). */
-  commit(repo: RepoState, opts: { branch: string; files: Record<string, string | null>; message?: string; author?: Identity; from?: string }): string {
+  commit(repo: RepoState, opts: { branch: string; files: Record<string, string | null>; links?: Record<string, string>; message?: string; author?: Identity; from?: string }): string {
     let parent = this.git.branchHead(repo.dir, opts.branch);
     if (parent === undefined) {
       const from = opts.from ?? repo.defaultBranch;
       parent = this.git.resolve(repo.dir, from);
       if (parent === undefined && opts.from !== undefined) throw new Error(`fake-github: ${repo.owner}/${repo.name} has no ${opts.from}`);
     }
-    const sha = this.git.commitFiles(repo.dir, parent, opts.files, opts.message ?? 'change', opts.author ?? this.identity(repo.owner));
+    const sha = this.git.commitFiles(repo.dir, parent, opts.files, opts.message ?? 'change', opts.author ?? this.identity(repo.owner), opts.links);
     this.git.setRef(repo.dir, opts.branch, sha);
     repo.updatedAt = now();
     return sha;
