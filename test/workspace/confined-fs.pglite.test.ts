@@ -2,13 +2,14 @@ import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
 import { existsSync, lstatSync, mkdirSync, mkdtempSync, readFileSync, readlinkSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ConfinedDir, ConfinedPathError, describePath } from '../../src/workspace/confined-fs.js';
 
 const SECRET = 'confined-fs-secret-4f1d9c';
 const OUTSIDE_MARKER = 'outside-dir-marker-77ab';
 
-describe.runIf(inject('dbKind') === 'pglite')('confined-fs: files of an untrusted tree, never followed out of it', () => {
+// No database: runs once, on the PGlite leg (*.pglite.test.ts).
+describe('confined-fs: files of an untrusted tree, never followed out of it', () => {
   let base: string;
   let root: string;
   let dir: ConfinedDir;
