@@ -24,6 +24,8 @@ import { tokenRoutes } from './http/routes/tokens.js';
 import { trainingRoutes } from './http/routes/training.js';
 import { sharedSchemas } from './http/schemas.js';
 import { installValidators } from './http/validation.js';
+import { installBodyParsing } from './http/bodies.js';
+import { recordRoutes } from './http/route-table.js';
 
 const resources = [healthRoutes, taskRoutes, taskActionRoutes, taskStreamRoutes, screenshotRoutes, deployRoutes, meRoutes, keyRoutes, scmRoutes, tokenRoutes, demoRoutes, adminRoutes, sessionRoutes, feedbackRoutes, trainingRoutes];
 
@@ -37,8 +39,9 @@ export async function buildApp(deps: Deps): Promise<FastifyInstance> {
     trustProxy: deps.config.trustProxy as boolean | string[],
   }).withTypeProvider<TypeBoxTypeProvider>();
 
-  // Bodies are JSON; anything else is 415 rather than a confusing validation error.
-  app.removeContentTypeParser('text/plain');
+  recordRoutes(app);
+  // Bodies are JSON (an empty one with any Content-Type is no body); anything else is 415.
+  installBodyParsing(app);
   installValidators(app);
   installErrorHandling(app);
   for (const schema of sharedSchemas) app.addSchema(schema);

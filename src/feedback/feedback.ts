@@ -9,7 +9,7 @@ import { memoryFromFeedback } from './memory-from-feedback.js';
 export type Correct = 'yes' | 'partial' | 'no';
 export type Reuse = 'yes' | 'no';
 
-/** What a caller posts; every field is optional, at least one is given. */
+/** What a caller posts; every field is optional (none given changes nothing). */
 export interface FeedbackInput {
   rating?: number;
   correct?: Correct;
@@ -46,9 +46,10 @@ const current = (row: Row, historyCount: number): CurrentFeedback => ({
   historyCount,
 });
 
+const empty = (taskId: string, at: Date): CurrentFeedback => ({ taskId, rating: null, correct: null, reuse: null, note: null, updatedAt: at, historyCount: 0 });
+
 /** The route's schema checks the same; domain code does not trust its callers. */
 function checkInput(input: FeedbackInput) {
-  if (!FIELDS.some((f) => input[f] !== undefined)) throw new AppError('bad_request', 'body: give at least one of rating, correct, reuse, note');
   if (input.rating !== undefined && !(Number.isInteger(input.rating) && input.rating >= 0 && input.rating <= 5)) {
     throw new AppError('bad_request', 'rating: must be an integer from 0 to 5');
   }
@@ -88,6 +89,8 @@ export async function postFeedback(deps: Pick<Deps, 'db' | 'clock'>, accountId: 
       throw new AppError('conflict', `the task is ${task.status}; feedback is taken once it has finished (done, failed or cancelled)`);
     }
     const before = await latest(tx, accountId, taskId);
+    // Nothing to change: the feedback as it stands (empty when none was given), no history row.
+    if (!FIELDS.some((f) => input[f] !== undefined)) return before ?? empty(taskId, task.finishedAt ?? task.createdAt);
     const note = input.note === undefined ? (before?.note ?? null) : input.note.trim() ? input.note : null;
     const row: Row = {
       id: newId(),

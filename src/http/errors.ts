@@ -24,6 +24,29 @@ export const STATUS_OF: Record<ErrorCode, number> = {
   internal_error: 500,
 };
 
+/** A library's 4xx status, in the spec's vocabulary (anything not listed is a bad request). */
+const LIBRARY_4XX: Partial<Record<number, ErrorCode>> = {
+  401: 'unauthorized',
+  403: 'forbidden',
+  404: 'not_found',
+  409: 'conflict',
+  413: 'payload_too_large',
+  415: 'unsupported_media_type',
+  429: 'rate_limited',
+};
+
+// Our own sentences: a library's message may hold a file path or other internals.
+const LIBRARY_4XX_MESSAGE: Partial<Record<ErrorCode, string>> = {
+  bad_request: 'the request is malformed',
+  unauthorized: 'this request needs Authorization: Bearer <token>',
+  forbidden: 'this path is not allowed',
+  not_found: 'not found',
+  conflict: 'the request conflicts with the current state',
+  payload_too_large: 'the request body is too large',
+  unsupported_media_type: 'send the body as application/json',
+  rate_limited: 'too many requests; try again later',
+};
+
 /** Fastify's own client errors, turned into our vocabulary. */
 function fromFastify(err: FastifyError): AppError | undefined {
   if (err.validation) {
@@ -43,14 +66,19 @@ function fromFastify(err: FastifyError): AppError | undefined {
       return new AppError('payload_too_large', 'the request body is larger than this server accepts');
     case 'FST_ERR_CTP_INVALID_MEDIA_TYPE':
       return new AppError('unsupported_media_type', 'send the body as application/json');
-    case 'FST_ERR_CTP_EMPTY_JSON_BODY':
-      return new AppError('bad_request', 'the body is empty; send a JSON object');
     case 'FST_ERR_CTP_INVALID_JSON_BODY':
       return new AppError('bad_request', 'the body is not valid JSON');
   }
-  if (err.statusCode === 400 || err instanceof SyntaxError) return new AppError('bad_request', 'the body is not valid JSON');
-  if (err.statusCode === 413) return new AppError('payload_too_large', 'the request body is too large');
-  if (err.statusCode === 415) return new AppError('unsupported_media_type', 'send the body as application/json');
+  if (err instanceof SyntaxError) return new AppError('bad_request', 'the body is not valid JSON');
+  // Any other 4xx a library raised (@fastify/static refusing a path, a malformed header…)
+  // stays a client error in our vocabulary: only a fault of ours is a 500.
+  const status = err.statusCode ?? 0;
+  if (status >= 400 && status < 500) {
+    const code = LIBRARY_4XX[status] ?? 'bad_request';
+    // Fastify's own messages are written for callers; other libraries' are not shown.
+    const own = typeof err.code === 'string' && err.code.startsWith('FST_') ? err.message : undefined;
+    return new AppError(code, own ?? LIBRARY_4XX_MESSAGE[code] ?? 'the request was refused');
+  }
   return undefined;
 }
 

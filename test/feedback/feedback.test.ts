@@ -36,7 +36,8 @@ describe('POST /v1/tasks/{id}/feedback: validation', () => {
       [{ note: 'x'.repeat(4001) }, 'note'],
       [{ note: 42 }, 'note'],
       [{ rating: 3, stars: 5 }, 'stars'],
-      [{}, 'body'],
+      [{ note: 'a\u0000b' }, 'note'],
+      [{ note: 'a\ud800b' }, 'note'],
       [[], 'body'],
     ];
     for (const [payload, field] of bad) {
@@ -45,14 +46,21 @@ describe('POST /v1/tasks/{id}/feedback: validation', () => {
       expect(res.json().error).toBe('bad_request');
       expect(res.json().message.startsWith(`${field}:`), `${JSON.stringify(payload)} → ${res.json().message}`).toBe(true);
     }
-    // no body at all is the empty object: at least one field is needed
-    const none = await post(auth, id);
-    expect(none.statusCode).toBe(400);
-    expect(none.json().message).toMatch(/^body:/);
+    // every field is optional: {} and no body at all change nothing and answer the (empty) feedback, writing no row
+    for (const res of [await post(auth, id, {}), await post(auth, id)]) {
+      expect(res.statusCode, res.body).toBe(200);
+      expect(res.json()).toMatchObject({ task_id: id, rating: null, correct: null, reuse: null, note: null, history_count: 0 });
+    }
+    expect(await h.deps.db.select().from(taskFeedback).where(eq(taskFeedback.taskId, id))).toEqual([]);
     for (const payload of [{ rating: 0 }, { rating: 5 }, { correct: 'yes' }, { correct: 'partial' }, { correct: 'no' }, { reuse: 'yes' }, { reuse: 'no' }, { note: 'x'.repeat(4000) }]) {
       const res = await post(auth, id, payload);
       expect(res.statusCode, `${JSON.stringify(payload).slice(0, 40)}: ${res.body.slice(0, 200)}`).toBe(200);
     }
+    // {} on existing feedback answers it as it stands and adds no history
+    const rows = (await h.deps.db.select().from(taskFeedback).where(eq(taskFeedback.taskId, id))).length;
+    const unchanged = await post(auth, id, {});
+    expect(unchanged.json()).toMatchObject({ rating: 5, correct: 'no', reuse: 'no', history_count: rows });
+    expect(await h.deps.db.select().from(taskFeedback).where(eq(taskFeedback.taskId, id))).toHaveLength(rows);
     // a path id that is not a uuid
     expect((await post(auth, 'not-a-uuid', { rating: 3 })).json().error).toBe('bad_request');
   });

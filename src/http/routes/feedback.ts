@@ -20,7 +20,7 @@ const FeedbackBody = Type.Object(
       description: 'yes keeps this task’s plan and diff as a worked example for later tasks on the repository' })),
     note: Type.Optional(Type.String({ maxLength: NOTE_MAX, description: 'in your words; with correct no or partial it becomes a lesson for later tasks on the repository; an empty note clears it' })),
   },
-  { additionalProperties: false, minProperties: 1, description: 'at least one field; fields left out keep their earlier value' },
+  { additionalProperties: false, description: 'every field optional; fields left out keep their earlier value, so {} (or no body) changes nothing and answers the current feedback' },
 );
 
 const Feedback = Type.Object(

@@ -38,7 +38,12 @@ export const siteRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = async (app,
   const hidden = { schema: { hide: true }, config: { access: 'public' as const } };
 
   // Relative links in index.html need the trailing slash.
-  app.get<{ Params: { slug: string } }>('/s/:slug', hidden, async (request, reply) => reply.redirect(`/s/${request.params.slug}/`, 301));
+  app.get<{ Params: { slug: string } }>('/s/:slug', hidden, async (request, reply) =>
+    // Only a well-formed slug goes into the Location header (a NUL there cannot be sent at all).
+    SLUG.test(request.params.slug)
+      ? reply.redirect(`/s/${request.params.slug}/`, 301)
+      : reply.status(404).type('text/plain; charset=utf-8').header('cache-control', 'no-store').send('Not found\n'),
+  );
 
   app.get<{ Params: { slug: string; '*': string } }>('/s/:slug/*', hidden, async (request, reply) => {
     const { slug } = request.params;
@@ -59,7 +64,7 @@ export const siteRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = async (app,
     if (!file && !/\.[a-z0-9]+$/i.test(path)) {
       // /about → about/index.html, as static hosts do
       file = await readSiteFile(deps, site.id, `${path}/index.html`).catch(() => null);
-      if (file) return reply.redirect(`/s/${slug}/${path}/`, 301);
+      if (file) return reply.redirect(`/s/${slug}/${path.split('/').map(encodeURIComponent).join('/')}/`, 301);
     }
     if (!file) return notFound();
     const etag = `"${createHash('sha256').update(file.content).digest('base64url').slice(0, 27)}"`;
