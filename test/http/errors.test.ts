@@ -46,21 +46,5 @@ describe('error handling', () => {
       expect(res.json().request_id).toBe(res.headers['request-id'] ?? res.json().request_id);
     }
   });
-
-  it('never answers 500 to hostile input on any route', async () => {
-    const { auth } = await newAccount(h, { plan: 'pro', credits: 5 });
-    const doc = h.app.swagger() as { paths: Record<string, Record<string, unknown>> };
-    const payloads = ['null', '"text"', '0', '{"__proto__":{"x":1}}', '{"prompt":null,"repo_url":{}}', '{"email":["a@b.co"]}', '\u0000'];
-    for (const [path, ops] of Object.entries(doc.paths)) {
-      for (const method of Object.keys(ops)) {
-        for (const id of ['01900000-0000-7000-8000-000000000000', '%00', "'; drop table tasks;--"]) {
-          const url = path.replace(/\{id\}/, encodeURIComponent(id)).replace('{provider}', 'openai');
-          for (const payload of method === 'get' || method === 'delete' ? [undefined] : payloads) {
-            const res = await h.app.inject({ method: method.toUpperCase() as 'POST', url, headers: { ...auth, 'content-type': 'application/json' }, payload });
-            expect(res.statusCode, `${method} ${url} ${payload}`).toBeLessThan(500);
-          }
-        }
-      }
-    }
-  });
+  // Hostile input on every route: test/http/route-sweep.test.ts, generated from the route table.
 });
