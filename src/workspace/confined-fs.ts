@@ -128,9 +128,10 @@ export class ConfinedDir {
   /** The path's segments if it is relative and stays inside lexically, else why not. */
   segments(path: string): string[] | { reason: string } {
     if (path.includes('\0')) return { reason: 'the path contains a NUL character' };
-    const p = path.replace(/\\/g, '/');
-    if (p.startsWith('/') || /^[A-Za-z]:/.test(p)) return { reason: 'absolute paths are refused' };
-    const segs = p.split('/').filter((s) => s !== '' && s !== '.');
+    // Only '/' separates: on Linux a backslash or a drive-like "C:" is part of a file name
+    // (a model's Windows-style paths are normalised by its callers, e.g. src/edits/paths.ts).
+    if (path.startsWith('/')) return { reason: 'absolute paths are refused' };
+    const segs = path.split('/').filter((s) => s !== '' && s !== '.');
     if (segs.includes('..')) return { reason: '".." is refused in paths' };
     return segs;
   }

@@ -94,6 +94,15 @@ describe('confined-fs: files of an untrusted tree, never followed out of it', ()
     expect(dir.info('nothing-here')).toEqual({ kind: 'missing' });
   });
 
+  it('takes a backslash or a drive-like prefix as part of a file name, as Linux does', () => {
+    const d = new ConfinedDir(mkdtempSync(join(base, 'names-')));
+    writeFileSync(join(d.root, 'a\\b.py'), 'backslash\n');
+    writeFileSync(join(d.root, 'C:x.py'), 'colon\n');
+    expect(d.readText('a\\b.py')).toBe('backslash\n');
+    expect(d.readText('C:x.py')).toBe('colon\n');
+    expect(d.walkFiles()).toEqual(['C:x.py', 'a\\b.py']);
+  });
+
   it('caps the size it reads', () => {
     expect(dir.read('real.md', { maxBytes: 4 })).toEqual({ ok: false, info: { kind: 'too-large', size: 12 } });
     expect(dir.read('real.md', { maxBytes: 12 })).toEqual({ ok: true, bytes: Buffer.from('inside text\n'), size: 12 });
