@@ -92,10 +92,15 @@ describe('admin', () => {
     expect(await ledgerBalance(h.deps.db, user.account.id)).toBe(10);
     const me = await h.app.inject({ method: 'GET', url: '/v1/me', headers: user.auth });
     expect(me.json()).toMatchObject({ plan: 'pro', credits: 10 });
-    for (const payload of [{}, { plan: 'platinum' }, { credits: -1 }, { credits: 1.5 }]) {
+    for (const payload of [{ plan: 'platinum' }, { credits: -1 }, { credits: 1.5 }]) {
       const bad = await h.app.inject({ method: 'PATCH', url: `/v1/admin/accounts/${user.account.id}`, headers: admin.auth, payload });
       expect(bad.statusCode, JSON.stringify(payload)).toBe(400);
     }
+    // every field is optional: {} changes nothing and answers the account as it is
+    const unchanged = await h.app.inject({ method: 'PATCH', url: `/v1/admin/accounts/${user.account.id}`, headers: admin.auth, payload: {} });
+    expect(unchanged.statusCode).toBe(200);
+    expect(unchanged.json()).toMatchObject({ plan: 'pro', credits: 10 });
+    expect(await ledgerBalance(h.deps.db, user.account.id)).toBe(10);
     const missing = await h.app.inject({ method: 'PATCH', url: '/v1/admin/accounts/01900000-0000-7000-8000-000000000000', headers: admin.auth, payload: { plan: 'pro' } });
     expect(missing.statusCode).toBe(404);
     const limit = await h.app.inject({ method: 'GET', url: '/v1/admin/accounts?limit=1', headers: admin.auth });
