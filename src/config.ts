@@ -1,5 +1,7 @@
 import { existsSync } from 'node:fs';
+import { isIP } from 'node:net';
 import { isAbsolute, relative, resolve } from 'node:path';
+import ipaddr from 'ipaddr.js';
 import type { SandboxLimits } from './sandbox/types.js';
 
 /** Everything the service reads from its environment, parsed once at start-up. */
@@ -41,7 +43,17 @@ export interface Config {
   validator: { testTimeoutMs: number };
   /** Scaffolded sites: size limits and the browser that checks them. */
   site: { maxBytes: number; maxFiles: number; chromiumPath: string };
+  /** Internal addresses the operator lets user-given URLs reach (EMEND_OUTBOUND_ALLOW; docs/security.md). */
+  outboundAllow: OutboundAllowRule[];
 }
+
+/**
+ * One EMEND_OUTBOUND_ALLOW entry: an address range (a single address is a /32 or /128), or a
+ * host name as written in the URL, each optionally for one port only.
+ */
+export type OutboundAllowRule =
+  | { kind: 'range'; text: string; range: [ipaddr.IPv4 | ipaddr.IPv6, number]; port?: number }
+  | { kind: 'host'; text: string; host: string; port?: number };
 
 export type LlmProvider = 'openai' | 'anthropic' | 'google';
 export type LlmStep = 'planner' | 'locator' | 'inspector' | 'fixer';
@@ -272,6 +284,52 @@ function llm(env: Env): LlmConfig {
   };
 }
 
+const HOST_NAME = /^(?=.{1,253}$)[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?(?:\.[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?)*$/;
+
+/**
+ * EMEND_OUTBOUND_ALLOW: entries separated by commas or spaces, each one of
+ * `10.0.0.0/8` or `fd00::/8` (a range, any port), `127.0.0.1` or `::1` (one address),
+ * `127.0.0.1:11434` or `[::1]:11434` (one address, one port), `ollama.internal` or
+ * `ollama.internal:11434` (a host name as written in the URL, whatever it resolves to).
+ */
+function outboundAllow(env: Env): OutboundAllowRule[] {
+  const name = 'EMEND_OUTBOUND_ALLOW';
+  const raw = text(env, name);
+  if (raw === undefined) return [];
+  const bad = (entry: string, why: string) => new ConfigError(name, `"${entry}": ${why}; expected entries like 10.0.0.0/8, 127.0.0.1:11434, [::1]:11434 or ollama.internal:11434, separated by commas`);
+  const portOf = (entry: string, p: string) => {
+    const n = Number(p);
+    if (!/^\d{1,5}$/.test(p) || n < 1 || n > 65_535) throw bad(entry, `port ${p} is not 1-65535`);
+    return n;
+  };
+  return raw
+    .split(/[\s,]+/)
+    .filter((e) => e !== '')
+    .map((entry): OutboundAllowRule => {
+      if (entry.includes('/')) {
+        try {
+          return { kind: 'range', text: entry, range: ipaddr.parseCIDR(entry) };
+        } catch {
+          throw bad(entry, 'not an address range');
+        }
+      }
+      const bracketed = /^\[([^\]]+)\](?::(.*))?$/.exec(entry);
+      if (bracketed) {
+        if (isIP(bracketed[1]!) !== 6) throw bad(entry, 'not an IPv6 address');
+        const addr = ipaddr.IPv6.parse(bracketed[1]!);
+        return { kind: 'range', text: entry, range: [addr, 128], port: bracketed[2] === undefined ? undefined : portOf(entry, bracketed[2]) };
+      }
+      if (isIP(entry) === 6) return { kind: 'range', text: entry, range: [ipaddr.IPv6.parse(entry), 128] };
+      const [host = '', port, ...more] = entry.split(':');
+      if (more.length > 0) throw bad(entry, 'an IPv6 address with a port goes in brackets');
+      const p = port === undefined ? undefined : portOf(entry, port);
+      if (isIP(host) === 4) return { kind: 'range', text: entry, range: [ipaddr.IPv4.parse(host), 32], port: p };
+      const lower = host.toLowerCase().replace(/\.$/, '');
+      if (!HOST_NAME.test(lower) || /^[\d.]+$/.test(lower)) throw bad(entry, 'not an address, range or host name');
+      return { kind: 'host', text: entry, host: lower, port: p };
+    });
+}
+
 function scmOAuth(env: Env): Config['scmOAuth'] {
   const clientId = text(env, 'EMEND_SCM_OAUTH_CLIENT_ID');
   const clientSecret = text(env, 'EMEND_SCM_OAUTH_CLIENT_SECRET');
@@ -335,5 +393,6 @@ export function loadConfig(env: Env = process.env): Config {
       maxFiles: integer(env, 'EMEND_SITE_MAX_FILES', 60, 1, 10_000),
       chromiumPath: text(env, 'EMEND_CHROMIUM_PATH') ?? '/usr/bin/chromium',
     },
+    outboundAllow: outboundAllow(env),
   };
 }

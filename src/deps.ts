@@ -4,6 +4,7 @@ import type { Config } from './config.js';
 import type { Db } from './db/client.js';
 import type { EventBus } from './events/bus.js';
 import type { Metrics } from './metrics/registry.js';
+import type { Outbound } from './outbound/outbound.js';
 import type { LocalRuns } from './pipeline/local-runs.js';
 import type { TaskQueue } from './queue/task-queue.js';
 import type { Sandbox } from './sandbox/types.js';
@@ -24,8 +25,10 @@ export interface Deps {
   queue: TaskQueue;
   /** Task runs in progress in this process, so a kill here can end them at once. */
   runs: LocalRuns;
-  /** Outbound HTTP (provider key checks); the real fetch in production. */
+  /** HTTP to the operator's own endpoints (managed providers, the code host); the real fetch in production. */
   fetch: typeof fetch;
+  /** HTTP to URLs a user gave (a BYOK base_url): only through the outbound address policy. */
+  outbound: Outbound;
   /** Where every command on repository content runs (bubblewrap). */
   sandbox: Sandbox;
 }

@@ -1,3 +1,4 @@
+import type { LookupFunction } from 'node:net';
 import type { Logger } from 'pino';
 import { type Clock, systemClock } from './clock.js';
 import type { Config } from './config.js';
@@ -6,6 +7,7 @@ import type { Deps } from './deps.js';
 import { CHANNELS, createEventBus } from './events/bus.js';
 import { createLogger } from './logger.js';
 import { createMetrics } from './metrics/registry.js';
+import { createOutbound } from './outbound/outbound.js';
 import { LocalRuns } from './pipeline/local-runs.js';
 import { type QueueOptions, createTaskQueue } from './queue/task-queue.js';
 import { logSandboxReport } from './sandbox/report-log.js';
@@ -23,7 +25,7 @@ export interface Runtime {
 export async function createRuntime(
   config: Config,
   database: Database,
-  overrides: { clock?: Clock; log?: Logger; fetch?: typeof fetch; queue?: QueueOptions; sandbox?: Sandbox } = {},
+  overrides: { clock?: Clock; log?: Logger; fetch?: typeof fetch; lookup?: LookupFunction; queue?: QueueOptions; sandbox?: Sandbox } = {},
 ): Promise<Runtime> {
   const log = overrides.log ?? createLogger(config.logLevel);
   const sandbox = overrides.sandbox ?? (await createSandbox(config.sandbox, { protectedPaths: [config.dataDir] }));
@@ -43,6 +45,8 @@ export async function createRuntime(
     secretKey: resolveSecretKey(config),
     metrics: createMetrics(),
     fetch: overrides.fetch ?? globalThis.fetch,
+    // The resolver is replaceable so tests can show a name that changes address (DNS rebinding).
+    outbound: createOutbound(config.outboundAllow, { lookup: overrides.lookup }),
     events,
     queue,
     runs: new LocalRuns(),
@@ -53,6 +57,7 @@ export async function createRuntime(
     close: async () => {
       await queue.stop().catch(() => {});
       await events.close().catch(() => {});
+      await deps.outbound.close().catch(() => {});
     },
   };
 }

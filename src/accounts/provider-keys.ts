@@ -30,14 +30,20 @@ export function checkBaseUrl(raw: string | undefined): string | null {
   return raw.replace(/\/+$/, '');
 }
 
-/** Stores (or replaces) the account's key for a provider, encrypted with a fresh nonce. */
-export async function saveProviderKey(deps: Pick<Deps, 'db' | 'clock' | 'secretKey'>, accountId: string, input: SaveKeyInput) {
+/**
+ * Stores (or replaces) the account's key for a provider, encrypted with a fresh nonce. A
+ * base_url must pass the outbound address policy now (its address, or what its name resolves
+ * to); each call through it is checked again on the address it connects to.
+ */
+export async function saveProviderKey(deps: Pick<Deps, 'db' | 'clock' | 'secretKey' | 'outbound'>, accountId: string, input: SaveKeyInput) {
   const key = input.api_key.trim();
   if (key.length < 8) throw new AppError('bad_request', 'api_key: too short to be a provider key');
+  const baseUrl = checkBaseUrl(input.base_url);
+  if (baseUrl) await deps.outbound.check('base_url', baseUrl);
   const values = {
     keyEnc: encryptSecret(deps.secretKey, key, keyContext(accountId, input.provider)),
     last4: key.slice(-4),
-    baseUrl: checkBaseUrl(input.base_url),
+    baseUrl,
     defaultModel: input.default_model ?? null,
     createdAt: deps.clock.now(),
   };

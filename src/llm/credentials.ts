@@ -14,6 +14,11 @@ export interface ModelChoice {
   baseUrl: string;
   /** managed: the operator's key (the task is charged); byok: the account's own key (cost 0). */
   source: 'managed' | 'byok';
+  /**
+   * Whose address baseUrl is: the operator's (the environment's provider URLs, trusted) or the
+   * account's own saved base_url, which is reached only through the outbound address policy.
+   */
+  endpoint: 'operator' | 'account';
 }
 
 /** The task cannot call any model; the message says which key to set. */
@@ -54,6 +59,7 @@ export async function chooseModel(deps: Pick<Deps, 'db' | 'config' | 'secretKey'
       apiKey: decryptSecret(deps.secretKey, key.keyEnc, keyContext(task.accountId, provider)),
       baseUrl: key.baseUrl ?? providerBaseUrls[provider],
       source: 'byok',
+      endpoint: key.baseUrl ? 'account' : 'operator',
     };
   }
   const provider = [wanted?.provider, llm.provider, ...LLM_PROVIDERS].find((p): p is LlmProvider => !!p && !!managed[p]);
@@ -62,5 +68,5 @@ export async function chooseModel(deps: Pick<Deps, 'db' | 'config' | 'secretKey'
     throw new NoModelKey(`no model key is configured for managed runs: the operator sets one of ${names}; or the account saves its own key (POST /v1/me/keys) and turns BYOK on`);
   }
   const model = wanted && (wanted.provider ?? provider) === provider ? wanted.model : defaultModel(provider, step);
-  return { provider, model, apiKey: managed[provider]!, baseUrl: providerBaseUrls[provider], source: 'managed' };
+  return { provider, model, apiKey: managed[provider]!, baseUrl: providerBaseUrls[provider], source: 'managed', endpoint: 'operator' };
 }

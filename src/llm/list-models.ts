@@ -1,4 +1,5 @@
 import type { Provider } from '../accounts/provider-keys.js';
+import { OutboundRefused } from '../outbound/refused.js';
 
 export type KeyCheck = { ok: true; models: number } | { ok: false; error: string };
 
@@ -17,8 +18,9 @@ function request(provider: Provider, baseUrl: string, apiKey: string): { url: st
 }
 
 /**
- * Checks a provider key by listing the provider's models. Never throws: every failure
- * (refused, timed out, rejected key, unexpected body) is an {ok:false, error} in words.
+ * Checks a provider key by listing the provider's models. Every failure of the provider
+ * (refused, timed out, rejected key, unexpected body) is an {ok:false, error} in words; only a
+ * URL the outbound address policy refuses is thrown (OutboundRefused, a 400 for the caller).
  */
 export async function checkProviderKey(
   fetchImpl: typeof fetch,
@@ -32,6 +34,7 @@ export async function checkProviderKey(
   try {
     response = await fetchImpl(url, { headers, signal: AbortSignal.timeout(timeoutMs), redirect: 'error' });
   } catch (err) {
+    if (err instanceof OutboundRefused) throw err;
     const name = (err as Error).name;
     if (name === 'TimeoutError' || name === 'AbortError') return { ok: false, error: `${provider} did not answer within ${timeoutMs / 1000} s` };
     return { ok: false, error: `could not reach ${provider} at ${new URL(url).origin}` };

@@ -24,7 +24,8 @@ export function stepModel(deps: Deps, task: Task, step: StepName, plan: BudgetPl
         const limit = deps.config.llm.budgets[plan];
         return new ModelClient({
           choice,
-          model: languageModel(choice, deps.fetch),
+          // An account's own base_url is a user-given URL: reached only through the address policy.
+          model: languageModel(choice, choice.endpoint === 'account' ? deps.outbound.fetchFor('base_url') : deps.fetch),
           config: deps.config.llm,
           meter,
           // The provider bills a BYOK caller directly: only the token limit guards their key.

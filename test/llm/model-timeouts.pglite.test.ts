@@ -25,7 +25,7 @@ afterAll(async () => {
 function client(provider: Provider, opts: { timeoutMs: number; maxRetries: number }) {
   const meter = new UsageMeter();
   const logs: { message: string; data?: Record<string, unknown> }[] = [];
-  const choice = { provider, model: MODELS[provider], apiKey: KEY, baseUrl: model.urls[provider], source: 'managed' as const };
+  const choice = { provider, model: MODELS[provider], apiKey: KEY, baseUrl: model.urls[provider], source: 'managed' as const, endpoint: 'operator' as const };
   const c = new ModelClient({
     choice,
     model: languageModel(choice, fetch),

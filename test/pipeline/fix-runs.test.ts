@@ -147,7 +147,8 @@ describe('fix tasks through the model steps against the scripted model', { timeo
   });
 
   it('BYOK: the account’s own key is used (google here), the managed key never, and the task costs nothing', async () => {
-    await service({}, 'openai');
+    // the account's base_url is the double on 127.0.0.1, which the address policy refuses unless allowed
+    await service({ EMEND_OUTBOUND_ALLOW: '127.0.0.1' }, 'openai');
     const byokKey = 'AIza-account-own-key-42';
     model.validKeys.add(byokKey);
     scriptCalcRun(model);

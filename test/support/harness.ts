@@ -1,5 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
+import type { LookupFunction } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { and, eq, inArray, type SQL } from 'drizzle-orm';
@@ -35,7 +36,10 @@ export interface Harness {
  * The app on a fresh database. The code host's REST API is a fake GitHub (h.github) unless the
  * test sets EMEND_SCM_API_URL; with `scm: 'fake'` its web address (git over HTTP) is too.
  */
-export async function startHarness(env: Record<string, string> = {}, options: { fetch?: typeof fetch; scm?: 'fake' } = {}): Promise<Harness> {
+export async function startHarness(
+  env: Record<string, string> = {},
+  options: { fetch?: typeof fetch; scm?: 'fake'; /** the resolver behind the outbound address policy */ lookup?: LookupFunction } = {},
+): Promise<Harness> {
   const dataDir = mkdtempSync(join(tmpdir(), 'emend-test-'));
   const github = await startFakeGitHub();
   const scmEnv: Record<string, string> = { EMEND_SCM_API_URL: github.apiUrl, ...(options.scm === 'fake' ? { EMEND_SCM_WEB_URL: github.webUrl } : {}) };
@@ -43,7 +47,7 @@ export async function startHarness(env: Record<string, string> = {}, options: { 
   const database = await openTestDatabase();
   const { lines: logLines, stream: sink } = logSink();
   const clock = manualClock(new Date());
-  const runtime = await createRuntime(config, database, { clock, log: createLogger(config.logLevel, sink), fetch: options.fetch, queue: { pollingIntervalSeconds: 0.5 } });
+  const runtime = await createRuntime(config, database, { clock, log: createLogger(config.logLevel, sink), fetch: options.fetch, lookup: options.lookup, queue: { pollingIntervalSeconds: 0.5 } });
   const deps: Deps = runtime.deps;
   const app = await buildApp(deps);
   await app.ready();

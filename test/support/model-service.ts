@@ -1,3 +1,4 @@
+import type { LookupFunction } from 'node:net';
 import { expect } from 'vitest';
 import { productionSteps } from '../../src/pipeline/steps/index.js';
 import { type Worker, startWorker } from '../../src/worker/worker.js';
@@ -24,7 +25,11 @@ const KEY_VARS: Record<Provider, string> = { openai: 'OPENAI_API_KEY', anthropic
  * (none when `provider` is null), every provider's base URL on the scripted model, and the
  * fake GitHub as its code host (h.github).
  */
-export async function startModelService(env: Record<string, string> = {}, provider: Provider | null = 'openai'): Promise<ModelService> {
+export async function startModelService(
+  env: Record<string, string> = {},
+  provider: Provider | null = 'openai',
+  options: { lookup?: LookupFunction } = {},
+): Promise<ModelService> {
   const model = await startScriptedModel({ validKeys: [MANAGED_KEY] });
   const h = await startHarness(
     {
@@ -35,7 +40,7 @@ export async function startModelService(env: Record<string, string> = {}, provid
     EMEND_LLM_RETRY_BASE_MS: '10',
     ...env,
     },
-    { scm: 'fake' },
+    { scm: 'fake', lookup: options.lookup },
   );
   const worker = await startWorker(h.deps, productionSteps(), { concurrency: 1, heartbeatMs: 500, staleMs: 30_000, maintenanceMs: 60_000 });
   return {

@@ -86,8 +86,10 @@ export const keyRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = async (app, 
     },
     async (request) => {
       const provider: Provider = request.body.provider;
-      const baseUrl = checkBaseUrl(request.body.base_url) ?? deps.config.providerBaseUrls[provider];
-      return checkProviderKey(deps.fetch, provider, baseUrl, request.body.api_key.trim());
+      const own = checkBaseUrl(request.body.base_url);
+      // The caller's own base_url goes through the address policy (a refusal is a 400); the operator's does not.
+      const fetchImpl = own ? deps.outbound.fetchFor('base_url') : deps.fetch;
+      return checkProviderKey(fetchImpl, provider, own ?? deps.config.providerBaseUrls[provider], request.body.api_key.trim());
     },
   );
 };
