@@ -1,6 +1,6 @@
 import { type Server, createServer } from 'node:http';
 import type { AddressInfo, LookupFunction } from 'node:net';
-import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadConfig } from '../../src/config.js';
 import { type Outbound, createOutbound } from '../../src/outbound/outbound.js';
 import { OutboundRefused } from '../../src/outbound/refused.js';
@@ -59,7 +59,7 @@ afterAll(async () => {
   for (const l of [api, internal]) await new Promise((r) => l.server.close(r));
 });
 
-describe.runIf(inject('dbKind') === 'pglite')('outbound fetch: every connection judged on the address it reaches', () => {
+describe('outbound fetch: every connection judged on the address it reaches', () => {
   it('refuses 127.0.0.1 by default, before any connection is made', async () => {
     const before = internal.connections;
     const err = await failure(outbound('').fetchFor('base_url')(`http://127.0.0.1:${internal.port}/v1/models`));
