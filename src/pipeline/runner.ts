@@ -2,6 +2,7 @@ import { and, eq, isNull, lt, or, sql } from 'drizzle-orm';
 import { settleCredit } from '../accounts/credits.js';
 import { DEMO_STAGES, isPlanName, planLimits } from '../accounts/plans.js';
 import { accounts, apiTokens, tasks } from '../db/schema.js';
+import { storableJson, storableText } from '../db/storable.js';
 import type { Deps } from '../deps.js';
 import type { Task } from '../tasks/service.js';
 import { appendLog, notifyTask } from '../tasks/task-logs.js';
@@ -161,7 +162,7 @@ export async function runTask(deps: Deps, steps: StepRegistry, taskId: string, o
         );
       } catch (err) {
         if (run.controller.signal.aborted) throw new Lost();
-        const message = err instanceof Error ? err.message : String(err);
+        const message = storableText(err instanceof Error ? err.message : String(err));
         // What the step's model calls cost is the task's, whether or not the step got anywhere.
         const spent = model.spent(task.byok);
         await appendLog(deps, taskId, { step, status: 'failed', output: { error: message, ...spent.output }, tokens: spent.tokens, costUsd: spent.costUsd, durationMs: Math.round(performance.now() - started) });
@@ -171,6 +172,8 @@ export async function runTask(deps: Deps, steps: StepRegistry, taskId: string, o
         return;
       }
       if (run.controller.signal.aborted) throw new Lost();
+      // The output joins the task's progress (jsonb) and the next steps' input: storable from here on.
+      result.output = storableJson(result.output);
       const spent = model.spent(task.byok);
       const tokens = (result.tokens ?? 0) + spent.tokens;
       const costUsd = task.byok ? 0 : (result.costUsd ?? 0) + spent.costUsd;
@@ -218,7 +221,10 @@ export async function runTask(deps: Deps, steps: StepRegistry, taskId: string, o
     if (err instanceof Lost || run.controller.signal.aborted) return;
     // A fault of the engine itself (database gone, bug): fail the task rather than leave it running.
     deps.log.error({ err, task: taskId }, 'task run failed');
-    await finish(deps, taskId, 'failed', mine, `internal error: ${(err as Error).message}`).catch(() => {});
+    // The database's own words, not the driver's wrapper: Drizzle's message quotes the query's
+    // parameters, which are the task's data and have no place in its error.
+    const cause = err instanceof Error && err.cause instanceof Error ? err.cause : err;
+    await finish(deps, taskId, 'failed', mine, `internal error: ${cause instanceof Error ? cause.message : String(cause)}`).catch(() => {});
   } finally {
     await lease.dispose().catch((err) => deps.log.warn({ err, task: taskId }, 'could not remove the workspace'));
     deps.runs.finish(taskId, run);
@@ -259,7 +265,7 @@ export async function finish(deps: Deps, taskId: string, status: 'done' | 'faile
       tx,
       taskId,
       status,
-      { finishedAt: now, workerId: null, currentStep: null, error: error ?? null, durationMs: sql`greatest(0, (extract(epoch from ${now}::timestamptz - ${tasks.createdAt}) * 1000)::int)` },
+      { finishedAt: now, workerId: null, currentStep: null, error: error === undefined ? null : storableText(error), durationMs: sql`greatest(0, (extract(epoch from ${now}::timestamptz - ${tasks.createdAt}) * 1000)::int)` },
       mine,
     );
     if (row) await settleCredit(tx, taskId, status === 'done' ? 'capture' : 'release', now);

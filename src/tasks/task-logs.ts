@@ -1,4 +1,5 @@
 import { taskLogs } from '../db/schema.js';
+import { storableJson } from '../db/storable.js';
 import type { Deps } from '../deps.js';
 import { CHANNELS } from '../events/bus.js';
 
@@ -20,8 +21,9 @@ export async function appendLog(deps: Pick<Deps, 'db' | 'clock' | 'events'>, tas
       taskId,
       step: row.step,
       status: row.status,
-      input: row.input ?? {},
-      output: row.output ?? {},
+      // A step's output may quote a model or a repository: a NUL there must not lose the row.
+      input: storableJson(row.input ?? {}),
+      output: storableJson(row.output ?? {}),
       tokens: row.tokens ?? 0,
       costUsd: row.costUsd ?? 0,
       durationMs: row.durationMs ?? 0,
