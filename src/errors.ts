@@ -1,6 +1,6 @@
 /**
  * The service's one error vocabulary: the spec's codes plus the few the design adds
- * (conflict, payload_too_large, unsupported_media_type). Domain code throws AppError with a
+ * (conflict, payload_too_large, unsupported_media_type, scm_unavailable, unavailable). Domain code throws AppError with a
  * code; only the HTTP layer (src/http/errors.ts) turns a code into a status.
  */
 export const ERROR_CODES = [
@@ -23,6 +23,7 @@ export const ERROR_CODES = [
   'CONCURRENT_LIMIT',
   'scm_unavailable',
   'internal_error',
+  'unavailable',
 ] as const;
 
 export type ErrorCode = (typeof ERROR_CODES)[number];
@@ -31,7 +32,7 @@ export class AppError extends Error {
   constructor(
     readonly code: ErrorCode,
     message: string,
-    /** Seconds until the caller may retry; rendered as Retry-After on 429s. */
+    /** Seconds until the caller may retry; rendered as Retry-After (429s, 503s). */
     readonly retryAfterSeconds?: number,
   ) {
     super(message);

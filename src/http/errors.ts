@@ -1,4 +1,5 @@
 import type { FastifyError, FastifyInstance } from 'fastify';
+import { isDatabaseUnavailable } from '../db/unavailable.js';
 import { AppError, type ErrorCode } from '../errors.js';
 
 /** The one table from error code to HTTP status. */
@@ -22,7 +23,11 @@ export const STATUS_OF: Record<ErrorCode, number> = {
   CONCURRENT_LIMIT: 429,
   scm_unavailable: 502,
   internal_error: 500,
+  unavailable: 503,
 };
+
+/** Seconds a client is asked to wait when the database cannot be reached (a restart takes a few). */
+export const UNAVAILABLE_RETRY_AFTER_S = 5;
 
 /** A library's 4xx status, in the spec's vocabulary (anything not listed is a bad request). */
 const LIBRARY_4XX: Partial<Record<number, ErrorCode>> = {
@@ -86,8 +91,15 @@ function fromFastify(err: FastifyError): AppError | undefined {
 export function installErrorHandling(app: FastifyInstance) {
   app.setErrorHandler((raw: FastifyError, request, reply) => {
     const known = raw instanceof AppError ? raw : fromFastify(raw);
-    const err = known ?? new AppError('internal_error', 'the server failed to handle this request; it has been logged');
-    if (!known) request.log.error({ err: raw }, 'unhandled error');
+    // The database down or restarting is not a fault of this request: 503, try again shortly.
+    const down = !known && isDatabaseUnavailable(raw);
+    const err =
+      known ??
+      (down
+        ? new AppError('unavailable', 'the database cannot be reached right now; try again shortly', UNAVAILABLE_RETRY_AFTER_S)
+        : new AppError('internal_error', 'the server failed to handle this request; it has been logged'));
+    if (down) request.log.warn({ err: raw }, 'database unavailable');
+    else if (!known) request.log.error({ err: raw }, 'unhandled error');
     if (err.retryAfterSeconds !== undefined) reply.header('retry-after', String(err.retryAfterSeconds));
     return reply.status(STATUS_OF[err.code]).send({ error: err.code, message: err.message, request_id: request.id });
   });

@@ -16,14 +16,19 @@ export function findPostgresBin(): string | undefined {
 
 export interface Cluster {
   url: (database: string) => string;
+  /** Stops the server as a crash would (immediate shutdown), keeping its data: connections are cut. */
+  halt(): void;
+  /** Starts it again on the same data and port (crash recovery runs). */
+  resume(): void;
   stop(): void;
 }
 
 /**
- * A throwaway PostgreSQL cluster on a free loopback port, fsync off. PostgreSQL refuses to
+ * A throwaway PostgreSQL cluster on a free loopback port, fsync off (and synchronous_commit
+ * off unless crashSafe). PostgreSQL refuses to
  * run as root, so as root the cluster belongs to the postgres user.
  */
-export async function startCluster(bin: string): Promise<Cluster> {
+export async function startCluster(bin: string, options: { crashSafe?: boolean } = {}): Promise<Cluster> {
   const dir = mkdtempSync(join(tmpdir(), 'emend-pg-'));
   const asRoot = process.getuid?.() === 0;
   const run = (cmd: string, args: string[]) => {
@@ -40,13 +45,23 @@ export async function startCluster(bin: string): Promise<Cluster> {
   const data = join(dir, 'data');
   run('initdb', ['-D', data, '-A', 'trust', '-U', 'postgres', '--no-sync', '-E', 'UTF8']);
   const port = await freePort();
-  const opts = `-p ${port} -c listen_addresses=127.0.0.1 -k ${dir} -c fsync=off -c synchronous_commit=off -c full_page_writes=off -c max_connections=300`;
-  run('pg_ctl', ['-D', data, '-o', opts, '-l', join(dir, 'log'), '-w', 'start']);
+  const opts = `-p ${port} -c listen_addresses=127.0.0.1 -k ${dir} -c fsync=off -c full_page_writes=off -c max_connections=300`
+    // synchronous_commit=off answers a commit before its WAL is written: a crash (halt) would lose
+    // the last ~200 ms of commits. crashSafe keeps it on, so what was committed survives a halt
+    // (fsync stays off: the machine itself does not crash here, only PostgreSQL).
+    + (options.crashSafe ? '' : ' -c synchronous_commit=off');
+  const start = () => run('pg_ctl', ['-D', data, '-o', opts, '-l', join(dir, 'log'), '-w', 'start']);
+  start();
   return {
     url: (database) => `postgres://postgres@127.0.0.1:${port}/${database}`,
+    halt() {
+      run('pg_ctl', ['-D', data, '-m', 'immediate', '-w', 'stop']);
+    },
+    resume: start,
     stop() {
       try {
-        run('pg_ctl', ['-D', data, '-m', 'immediate', '-w', 'stop']);
+        // Already halted is fine: the data goes either way.
+        if (existsSync(join(data, 'postmaster.pid'))) run('pg_ctl', ['-D', data, '-m', 'immediate', '-w', 'stop']);
       } finally {
         rmSync(dir, { recursive: true, force: true });
       }
