@@ -56,10 +56,22 @@ export async function runMigrations(database: Database): Promise<void> {
     return;
   }
   // Several API nodes may start at once: one migrates while the others wait on the lock.
+  await withSchemaLock(database, async (client) => {
+    await migratePg(drizzlePg(client), { migrationsFolder });
+  });
+}
+
+/**
+ * Runs `fn` holding the cluster-wide lock that serialises schema changes across processes
+ * (our migrations, and pg-boss installing its own schema, whose `create schema if not exists`
+ * fails with a duplicate key when two processes race on a fresh database). PostgreSQL (or the
+ * embedded database over its socket) only; PGlite in-process has a single user already.
+ */
+export async function withSchemaLock<T>(database: Database, fn: (client: pg.PoolClient) => Promise<T>): Promise<T> {
   const client = await database.pool!.connect();
   try {
     await client.query('select pg_advisory_lock($1)', [MIGRATION_LOCK_KEY]);
-    await migratePg(drizzlePg(client), { migrationsFolder });
+    return await fn(client);
   } finally {
     await client.query('select pg_advisory_unlock($1)', [MIGRATION_LOCK_KEY]).catch(() => {});
     client.release();

@@ -1,5 +1,5 @@
 import PgBoss from 'pg-boss';
-import type { Database } from '../db/client.js';
+import { type Database, withSchemaLock } from '../db/client.js';
 
 export const TASK_QUEUE = 'emend-tasks';
 
@@ -44,12 +44,17 @@ export async function createTaskQueue(database: Database, options: QueueOptions 
     : { executeSql: (text: string, values: unknown[]) => database.pool!.query(text, values as unknown[]) };
   const boss = new PgBoss({ db, supervise: options.supervise ?? true, schedule: false, migrate: true });
   boss.on('error', () => {});
-  await boss.start();
-  // The run's own heartbeat and takeover handle crashed workers, so pg-boss does not retry;
-  // its expiry only backstops jobs whose worker vanished.
-  await boss.createQueue(TASK_QUEUE, { name: TASK_QUEUE, retryLimit: 0, expireInSeconds: 6 * 3600 } as PgBoss.Queue).catch(async (err) => {
-    if (!(await boss.getQueue(TASK_QUEUE))) throw err;
-  });
+  const install = async () => {
+    await boss.start();
+    // The run's own heartbeat and takeover handle crashed workers, so pg-boss does not retry;
+    // its expiry only backstops jobs whose worker vanished.
+    await boss.createQueue(TASK_QUEUE, { name: TASK_QUEUE, retryLimit: 0, expireInSeconds: 6 * 3600 } as PgBoss.Queue).catch(async (err) => {
+      if (!(await boss.getQueue(TASK_QUEUE))) throw err;
+    });
+  };
+  // Processes starting together on a fresh database would race to install pg-boss's schema.
+  if (database.pool) await withSchemaLock(database, install);
+  else await install();
   const workerIds: string[] = [];
   const pollingIntervalSeconds = options.pollingIntervalSeconds ?? 0.5;
   return {
