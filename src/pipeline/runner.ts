@@ -139,7 +139,9 @@ export async function runTask(deps: Deps, steps: StepRegistry, taskId: string, o
       }
       await save({ currentStep: step });
       const retry = step === 'fixer' ? task.retryCount : 0;
-      await appendLog(deps, taskId, { step, status: 'running', input: { retry } });
+      // Which claim ran the step (attempt and worker), so a step run twice by one claim, or by two
+      // claims at once, shows in the log; round is the fixer round the step belongs to.
+      await appendLog(deps, taskId, { step, status: 'running', input: { retry, round: task.retryCount, attempt: task.attempts, worker: opts.workerId } });
       const started = performance.now();
       const model = stepModel(deps, task, step, demo ? 'demo' : budgetPlan(account?.plan), run.controller.signal);
       let result: StepResult;
