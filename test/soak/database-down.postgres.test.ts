@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { FastifyInstance } from 'fastify';
 import pg from 'pg';
-import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createAccount } from '../../src/accounts/accounts.js';
 import { buildApp } from '../../src/app.js';
 import { loadConfig } from '../../src/config.js';
@@ -17,7 +17,7 @@ import { type Cluster, findPostgresBin, startCluster } from '../support/postgres
 // The database going away is not the request's fault: the API answers 503 `unavailable` with
 // Retry-After while PostgreSQL is down, never 500, and serves again once it is back.
 // PostgreSQL only: PGlite runs inside the server process and cannot go down without it.
-describe.runIf(inject('dbKind') === 'postgres')('the API while PostgreSQL is down', { timeout: 60_000 }, () => {
+describe('the API while PostgreSQL is down', { timeout: 60_000 }, () => {
   let cluster: Cluster;
   let database: Database;
   let runtime: Runtime;

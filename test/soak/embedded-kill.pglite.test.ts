@@ -1,10 +1,10 @@
-import { afterAll, afterEach, beforeAll, describe, expect, inject, it } from 'vitest';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { cliEnv, copyOfDataDir, freePort, jsonLine, killAll, newDataDir, removeDataDirs, runCli, startCli, waitForHealth } from '../cli/cli-process.js';
 
 // The embedded default (PGlite under the data dir) killed with SIGKILL while it is being
 // written to: after a restart on the same data dir, everything it answered 2xx is there.
 // (What survives a power loss is another matter: docs/operations.md, "Durability".)
-describe.runIf(inject('dbKind') === 'pglite')('the embedded database after a SIGKILL', { timeout: 180_000 }, () => {
+describe('the embedded database after a SIGKILL', { timeout: 180_000 }, () => {
   let template: string;
   beforeAll(async () => {
     // initdb in WASM takes a while on a busy machine: once, then the test works on a copy.

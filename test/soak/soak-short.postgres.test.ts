@@ -1,4 +1,4 @@
-import { describe, expect, inject, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { runSoak } from '../support/soak/driver.js';
 
 // The short form of `npm run soak` (bench/soak.ts): real processes on PostgreSQL (two
@@ -6,7 +6,7 @@ import { runSoak } from '../support/soak/driver.js';
 // real pipeline (scripted model, fake GitHub, sandboxed validator), one worker SIGKILLed
 // mid-run and PostgreSQL halted once. PostgreSQL only: the deployment under test has its own
 // cluster, and several processes need a database they can share.
-describe.runIf(inject('dbKind') === 'postgres')('soak, short form', () => {
+describe('soak, short form', () => {
   it('every task ends with a reason; no step twice in one attempt; credits balance; no 5xx but 503 while the database is down', { timeout: 600_000 }, async () => {
     const lines: string[] = [];
     const report = await runSoak({

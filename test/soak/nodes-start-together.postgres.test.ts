@@ -7,7 +7,7 @@ import { createTaskQueue } from '../../src/queue/task-queue.js';
 // Found by the soak: two API nodes started at once on a new database, one exited with
 // "duplicate key value violates unique constraint pg_namespace_nspname_index" (pg-boss's
 // `create schema if not exists` racing). Installing the queue now waits on the schema lock.
-describe.runIf(inject('dbKind') === 'postgres')('processes starting together on a new PostgreSQL database', { timeout: 60_000 }, () => {
+describe('processes starting together on a new PostgreSQL database', { timeout: 60_000 }, () => {
   const opened: Database[] = [];
   afterAll(async () => {
     for (const d of opened) await d.close().catch(() => {});
