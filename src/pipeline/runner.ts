@@ -3,6 +3,7 @@ import { settleCredit } from '../accounts/credits.js';
 import { DEMO_STAGES, isPlanName, planLimits } from '../accounts/plans.js';
 import { accounts, apiTokens, tasks } from '../db/schema.js';
 import { storableJson, storableText } from '../db/storable.js';
+import { isDatabaseUnavailable } from '../db/unavailable.js';
 import type { Deps } from '../deps.js';
 import type { Task } from '../tasks/service.js';
 import { appendLog, notifyTask } from '../tasks/task-logs.js';
@@ -164,6 +165,8 @@ export async function runTask(deps: Deps, steps: StepRegistry, taskId: string, o
         );
       } catch (err) {
         if (run.controller.signal.aborted) throw new Lost();
+        // The database going away is not the step's failure: the run is handed back below.
+        if (isDatabaseUnavailable(err)) throw err;
         const message = storableText(err instanceof Error ? err.message : String(err));
         // What the step's model calls cost is the task's, whether or not the step got anywhere.
         const spent = model.spent(task.byok);
@@ -221,7 +224,14 @@ export async function runTask(deps: Deps, steps: StepRegistry, taskId: string, o
     await finish(deps, taskId, 'done', mine);
   } catch (err) {
     if (err instanceof Lost || run.controller.signal.aborted) return;
-    // A fault of the engine itself (database gone, bug): fail the task rather than leave it running.
+    if (isDatabaseUnavailable(err)) {
+      // The database restarting or unreachable is no fault of the task: it goes back to the
+      // queue from its last saved step once the database answers, without counting an attempt.
+      deps.log.warn({ err, task: taskId }, 'database unavailable during a run; handing the task back');
+      await handBack(deps, taskId, mine, opts.staleMs);
+      return;
+    }
+    // A fault of the engine itself (a bug): fail the task rather than leave it running.
     deps.log.error({ err, task: taskId }, 'task run failed');
     // The database's own words, not the driver's wrapper: Drizzle's message quotes the query's
     // parameters, which are the task's data and have no place in its error.
@@ -230,6 +240,29 @@ export async function runTask(deps: Deps, steps: StepRegistry, taskId: string, o
   } finally {
     await lease.dispose().catch((err) => deps.log.warn({ err, task: taskId }, 'could not remove the workspace'));
     deps.runs.finish(taskId, run);
+  }
+}
+
+/**
+ * Releases this worker's claim on a task (the attempt not counted) and queues it again,
+ * retrying while the database is still away; if it stays away longer than `staleMs`, the
+ * takeover of stale runs picks the task up instead.
+ */
+async function handBack(deps: Deps, taskId: string, mine: ReturnType<typeof and>, staleMs: number) {
+  const deadline = Date.now() + staleMs;
+  for (;;) {
+    try {
+      const released = await deps.db
+        .update(tasks)
+        .set({ workerId: null, currentStep: null, attempts: sql`greatest(${tasks.attempts} - 1, 0)` })
+        .where(and(eq(tasks.id, taskId), mine))
+        .returning({ id: tasks.id });
+      if (released.length) await deps.queue.enqueue(taskId);
+      return;
+    } catch (err) {
+      if (!isDatabaseUnavailable(err) || Date.now() > deadline) return;
+      await new Promise((r) => setTimeout(r, 500));
+    }
   }
 }
 
