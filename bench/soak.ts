@@ -28,8 +28,9 @@ function summary(r: SoakReport) {
   return [
     `tasks ${r.tasks} (posted ${r.posted}, continued ${r.continued}); statuses ${JSON.stringify(r.statuses)}`,
     `by kind ${JSON.stringify(r.byKind)}`,
+    ...r.reasons.map((x) => `  ${x.status} ×${x.n}: ${x.reason}`),
     `wall ${r.wallS.toFixed(1)} s, ${r.tasksPerS.toFixed(2)} tasks/s; POST → terminal p50 ${(r.latencyMs.p50 / 1000).toFixed(2)} s, p99 ${(r.latencyMs.p99 / 1000).toFixed(2)} s, max ${(r.latencyMs.max / 1000).toFixed(2)} s`,
-    `worker kills ${r.kills}; steps done again after a kill ${r.rerunsAfterKill}; crashes ${JSON.stringify(r.crashes)}`,
+    `worker kills ${r.kills}; steps done again after a kill or the outage ${r.rerunsAfterKill}; crashes ${JSON.stringify(r.crashes)}`,
     r.postgresDown ? `PostgreSQL down ${(r.postgresDown.fromMs / 1000).toFixed(1)}–${(r.postgresDown.toMs / 1000).toFixed(1)} s` : 'PostgreSQL not restarted',
     `HTTP ${r.http.total} responses; 5xx ${JSON.stringify(r.http.by5xx)}, 503 during the outage ${r.http.unavailableInWindow}, other 5xx or failed requests ${r.http.outside.length}`,
     `credits: ${r.ledger.accounts} accounts, holds ${r.ledger.holds} = captures ${r.ledger.captures} + releases ${r.ledger.releases}; grants ${r.ledger.grants}`,

@@ -5,6 +5,7 @@ import { accounts, apiTokens, tasks } from '../db/schema.js';
 import { storableJson, storableText } from '../db/storable.js';
 import { isDatabaseUnavailable } from '../db/unavailable.js';
 import type { Deps } from '../deps.js';
+import { newId } from '../ids.js';
 import type { Task } from '../tasks/service.js';
 import { appendLog, notifyTask } from '../tasks/task-logs.js';
 import { type TaskSet, moveTask } from '../tasks/transitions.js';
@@ -97,6 +98,8 @@ async function claim(deps: Deps, taskId: string, opts: RunOptions): Promise<Task
 export async function runTask(deps: Deps, steps: StepRegistry, taskId: string, opts: RunOptions): Promise<void> {
   const claimed = await claim(deps, taskId, opts);
   if (!claimed) return;
+  // Attempts count only workers dying; a claim after a clean hand-off may repeat a number.
+  const claimId = newId();
   await notifyTask(deps, taskId);
   const run = deps.runs.start(taskId);
   const mine = and(eq(tasks.status, 'running'), eq(tasks.workerId, opts.workerId));
@@ -140,9 +143,13 @@ export async function runTask(deps: Deps, steps: StepRegistry, taskId: string, o
       }
       await save({ currentStep: step });
       const retry = step === 'fixer' ? task.retryCount : 0;
-      // Which claim ran the step (attempt and worker), so a step run twice by one claim, or by two
-      // claims at once, shows in the log; round is the fixer round the step belongs to.
-      await appendLog(deps, taskId, { step, status: 'running', input: { retry, round: task.retryCount, attempt: task.attempts, worker: opts.workerId } });
+      // Which claim ran the step (its id, attempt and worker), so a step run twice by one claim,
+      // or by two claims at once, shows in the log; round is the fixer round the step belongs to.
+      await appendLog(deps, taskId, {
+        step,
+        status: 'running',
+        input: { retry, round: task.retryCount, attempt: task.attempts, worker: opts.workerId, claim: claimId },
+      });
       const started = performance.now();
       const model = stepModel(deps, task, step, demo ? 'demo' : budgetPlan(account?.plan), run.controller.signal);
       let result: StepResult;

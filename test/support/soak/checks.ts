@@ -16,12 +16,12 @@ export interface Ledger {
 /**
  * The invariants the soak proves, read from the database after the run:
  * - every task is terminal, and every failed or cancelled task says why;
- * - no step ran twice in one attempt (one claim: attempt and worker, from the running rows of
- *   task_logs), and no step of a round finished twice (the same work done again, a second PR);
+ * - no step ran twice in one attempt (one claim of the task by a worker, named in the running
+ *   rows of task_logs), and no step of a round finished twice (the same work done again, a second PR);
  * - every hold was settled once: holds = captures + releases per account, per task at most
  *   one hold and one settlement, and credits = grants - captures.
  */
-export async function checkInvariants(pool: pg.Pool): Promise<{ violations: Violation[]; ledger: Ledger; statuses: Record<string, number>; finishedTwice: { task_id: string; step: string; round: string; workers: string[] }[] }> {
+export async function checkInvariants(pool: pg.Pool): Promise<{ violations: Violation[]; ledger: Ledger; statuses: Record<string, number>; reasons: { status: string; reason: string; n: number }[]; finishedTwice: { task_id: string; step: string; round: string; workers: string[]; first_at: Date }[] }> {
   const violations: Violation[] = [];
   const add = (check: string, rows: unknown[]) => {
     for (const r of rows.slice(0, 20)) violations.push({ check, detail: JSON.stringify(r) });
@@ -33,28 +33,33 @@ export async function checkInvariants(pool: pg.Pool): Promise<{ violations: Viol
   );
   add('task not terminal', (await pool.query(`select id, status, current_step, attempts from tasks where status not in ('done', 'failed', 'cancelled')`)).rows);
   add('failed or cancelled without a reason', (await pool.query(`select id, status from tasks where status in ('failed', 'cancelled') and coalesce(error, '') = ''`)).rows);
+  const reasons = (
+    await pool.query<{ status: string; reason: string; n: number }>(
+      `select status, left(regexp_replace(error, '[0-9a-f-]{36}', '<id>', 'g'), 90) as reason, count(*)::int as n from tasks where status in ('failed', 'cancelled') group by 1, 2 order by 3 desc`,
+    )
+  ).rows;
   add('terminal without finished_at', (await pool.query(`select id, status from tasks where status in ('done', 'failed', 'cancelled') and finished_at is null`)).rows);
 
   add(
     'step ran twice in one attempt',
     (
       await pool.query(`
-        select task_id, step, input->>'round' as round, input->>'attempt' as attempt, input->>'worker' as worker, count(*)::int as runs
-        from task_logs where status = 'running' and input ? 'worker'
-        group by 1, 2, 3, 4, 5 having count(*) > 1`)
+        select task_id, step, input->>'round' as round, input->>'claim' as claim, min(input->>'worker') as worker, count(*)::int as runs
+        from task_logs where status = 'running' and input ? 'claim'
+        group by 1, 2, 3, 4 having count(*) > 1`)
     ).rows,
   );
   // A step of a round that finished twice: done again by a later claim. Allowed only when the
-  // first claim's worker was killed between finishing the step and saving the progress (the
-  // at-least-once window of a crash); the caller judges that from the workers it killed.
+  // first claim's worker was killed, or the database went away, between finishing the step and
+  // saving the progress (the at-least-once window of a crash); the caller judges that.
   // Reused steps of a continued preview are copied as done rows with input.reused_from: not runs.
   const finishedTwice = (
-    await pool.query<{ task_id: string; step: string; round: string; workers: string[] }>(`
+    await pool.query<{ task_id: string; step: string; round: string; workers: string[]; first_at: Date }>(`
       with fin as (
-        select f.id, f.task_id, f.step,
+        select f.id, f.task_id, f.step, f.created_at,
           (select r.input from task_logs r where r.task_id = f.task_id and r.step = f.step and r.status = 'running' and r.id < f.id order by r.id desc limit 1) as claim
         from task_logs f where f.status in ('done', 'failed') and not (f.input ? 'reused_from'))
-      select task_id, step, claim->>'round' as round, array_agg(claim->>'worker' order by id) as workers
+      select task_id, step, claim->>'round' as round, array_agg(claim->>'worker' order by id) as workers, min(created_at) as first_at
       from fin where claim is not null group by 1, 2, 3 having count(*) > 1`)
   ).rows;
   add(
@@ -98,6 +103,7 @@ export async function checkInvariants(pool: pg.Pool): Promise<{ violations: Viol
   return {
     violations,
     statuses,
+    reasons,
     finishedTwice,
     ledger: { accounts: perAccount.length, holds: sum('holds'), captures: sum('captures'), releases: sum('releases'), grants: sum('grants') },
   };

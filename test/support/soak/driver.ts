@@ -35,6 +35,8 @@ export interface SoakReport {
   tasks: number;
   posted: number;
   statuses: Record<string, number>;
+  /** Why tasks failed or were cancelled, with counts. */
+  reasons: { status: string; reason: string; n: number }[];
   byKind: Record<string, Record<string, number>>;
   continued: number;
   /** Seconds from the first POST to the last finished_at. */
@@ -46,6 +48,7 @@ export interface SoakReport {
   crashes: { name: string; code: number | null; signal: string | null }[];
   postgresDown?: { fromMs: number; toMs: number };
   http: { total: number; by5xx: Record<string, number>; unavailableInWindow: number; outside: { status: number; method: string; path: string; atMs: number; body: string }[] };
+  /** Steps finished again by a later claim after their worker was killed or the database went away. */
   rerunsAfterKill: number;
   violations: Violation[];
   ledger: Ledger;
@@ -296,7 +299,9 @@ export async function runSoak(o: SoakOptions): Promise<SoakReport> {
     let rerunsAfterKill = 0;
     for (const dup of checked.finishedTwice) {
       const firstPid = Number(dup.workers[0]?.split('-')[0]);
-      if (killedPids.has(firstPid)) rerunsAfterKill++;
+      const firstAt = new Date(dup.first_at).getTime() - t0;
+      const duringOutage = down !== undefined && firstAt >= down.fromMs - 2_000 && firstAt <= (down.toMs ?? Infinity) + GRACE_MS;
+      if (killedPids.has(firstPid) || duringOutage) rerunsAfterKill++;
       else checked.violations.push({ check: 'step finished twice, the first worker alive', detail: JSON.stringify(dup) });
     }
     for (const c of s.crashes) checked.violations.push({ check: 'a process exited on its own', detail: JSON.stringify(c) });
@@ -308,6 +313,7 @@ export async function runSoak(o: SoakOptions): Promise<SoakReport> {
       tasks: kinds.length,
       posted,
       statuses: checked.statuses,
+      reasons: checked.reasons,
       byKind,
       continued,
       wallS,
