@@ -4,6 +4,7 @@ import { buildApp } from './app.js';
 import type { Config } from './config.js';
 import type { Database } from './db/client.js';
 import { openClientDatabase, openServerDatabase } from './db/open.js';
+import { isDatabaseUnavailable } from './db/unavailable.js';
 import type { Deps } from './deps.js';
 import { createLogger } from './logger.js';
 import { createRuntime } from './runtime.js';
@@ -61,10 +62,30 @@ export async function startServer(config: Config, options: { worker?: boolean } 
   });
 }
 
-/** `emend worker`: a worker process with no API, on the server's database (or PostgreSQL). */
+/** How long `emend worker` waits for a database that cannot be reached at start-up. */
+const WORKER_START_WAIT_MS = 120_000;
+
+/**
+ * `emend worker`: a worker process with no API, on the server's database (or PostgreSQL).
+ * A database that is down or restarting when it starts is waited for (a worker restarted during
+ * a database restart would otherwise exit; found by the soak).
+ */
 export async function startWorkerProcess(config: Config): Promise<{ close(): Promise<void> }> {
   const log = createLogger(config.logLevel);
   resolveSecretKey(config);
+  const deadline = Date.now() + WORKER_START_WAIT_MS;
+  for (;;) {
+    try {
+      return await openWorkerProcess(config, log);
+    } catch (err) {
+      if (!isDatabaseUnavailable(err) || Date.now() > deadline) throw err;
+      log.warn({ err }, 'the database cannot be reached; waiting to start the worker');
+      await new Promise((r) => setTimeout(r, 1_000));
+    }
+  }
+}
+
+async function openWorkerProcess(config: Config, log: Logger): Promise<{ close(): Promise<void> }> {
   return withUndo(log, async (push) => {
     const database = await openClientDatabase(config, { connections: config.worker.concurrency + 4 });
     push(() => database.close());

@@ -33,7 +33,9 @@ async function push(deps: Deps, helpers: StepHelpers, url: string, token: string
     cwd: ws.dir,
     signal: helpers.signal,
     remote: { url, token },
-    args: ['push', '--quiet', '--no-verify', '--', url, `HEAD:refs/heads/${branch}`],
+    // The branch is this task's own (emend/<id>-…): a run resumed after its worker died pushes
+    // a new commit of the same change over the one the dead run left there (found by the soak).
+    args: ['push', '--quiet', '--no-verify', '--force', '--', url, `HEAD:refs/heads/${branch}`],
   });
 }
 
