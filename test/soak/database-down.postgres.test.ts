@@ -14,6 +14,7 @@ import { type Runtime, createRuntime } from '../../src/runtime.js';
 import { sql } from 'drizzle-orm';
 import { startWorker } from '../../src/worker/worker.js';
 import { recordingSteps } from '../support/engine.js';
+import { cliEnv, killAll, startCli } from '../cli/cli-process.js';
 import { logSink } from '../support/log-sink.js';
 import { type Cluster, findPostgresBin, startCluster } from '../support/postgres-cluster.js';
 
@@ -120,6 +121,25 @@ describe('the API while PostgreSQL is down', { timeout: 60_000 }, () => {
       expect(failed.rows).toEqual([]);
     } finally {
       await worker.stop();
+    }
+  });
+
+  it('emend worker started while PostgreSQL is down waits for it instead of exiting', async () => {
+    cluster.halt();
+    try {
+      const worker = startCli(['worker'], cliEnv({ DATABASE_URL: cluster.url('down_test'), EMEND_SECRET_KEY: randomBytes(32).toString('hex'), EMEND_DATA_DIR: dataDir, LOG_LEVEL: 'info' }));
+      let exited = false;
+      void worker.exited.then(() => (exited = true));
+      for (const deadline = Date.now() + 30_000; !worker.stdout.includes('waiting to start the worker') && Date.now() < deadline; ) await new Promise((r) => setTimeout(r, 200));
+      expect(worker.stdout).toContain('waiting to start the worker');
+      expect(exited).toBe(false);
+      cluster.resume();
+      for (const deadline = Date.now() + 45_000; !worker.stdout.includes('worker started') && !exited && Date.now() < deadline; ) await new Promise((r) => setTimeout(r, 200));
+      expect(worker.stdout, worker.stderr).toContain('worker started');
+      worker.child.kill('SIGTERM');
+      expect((await worker.exited).code).toBe(0);
+    } finally {
+      await killAll();
     }
   });
 });
