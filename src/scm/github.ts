@@ -147,6 +147,14 @@ export function gitHub(options: GitHubOptions) {
         return { number: data.number, url: data.html_url, draft: !!data.draft };
       }),
 
+    /** The open pull request from `head` (owner:branch), if there is one. */
+    openPullFrom: (owner: string, name: string, head: string) =>
+      call(`reading the pull requests of ${owner}/${name}`, async () => {
+        const { data } = await octokit.rest.pulls.list({ owner, repo: name, head, state: 'open', per_page: 1 });
+        const found = data[0];
+        return found ? { number: found.number, url: found.html_url, draft: !!found.draft } : undefined;
+      }),
+
     pull: (owner: string, name: string, number: number): Promise<ScmPull> =>
       call(`reading pull request ${owner}/${name}#${number}`, async () => {
         const { data } = await octokit.rest.pulls.get({ owner, repo: name, pull_number: number });

@@ -10,6 +10,7 @@ import type { StepFn, StepHelpers } from '../step-types.js';
 import { branchName, pullBody, pullTitle } from './pr-body.js';
 
 const DRAFTS_DISALLOWED = /draft pull requests are not supported/i;
+const ALREADY_EXISTS = /a pull request already exists for/i;
 const FORK_READY_TRIES = 5;
 
 /** Commits the checkout's change on a new branch with the service's identity; returns the commit. */
@@ -111,6 +112,13 @@ export function prStep(): StepFn {
     try {
       pull = await open(!passed, passed ? undefined : 'Validation did not pass: this pull request is a draft until a person has looked at it.');
     } catch (err) {
+      // A run resumed after its worker died (found by the soak): the dead run had already opened
+      // this branch's pull request, which now holds the pushed commit; it is the task's.
+      const earlier = err instanceof ScmError && ALREADY_EXISTS.test(err.message) ? await gh.openPullFrom(owner, name, head.includes(':') ? head : `${owner}:${head}`) : undefined;
+      if (earlier) {
+        helpers.log('pull request already opened by an earlier run of this task', { number: earlier.number });
+        return { output: { pr_url: earlier.url, number: earlier.number, branch, head, base: task.baseBranch, commit, draft: earlier.draft, drafts_disallowed: false, fork, reused: true } };
+      }
       if (passed || !(err instanceof ScmError) || !DRAFTS_DISALLOWED.test(err.message)) throw err;
       draftsDisallowed = true;
       pull = await open(false, 'Validation did not pass, and this repository does not allow draft pull requests: review with care before merging.');

@@ -32,6 +32,7 @@ interface Ctx {
   urls: Urls;
   caller: Caller | undefined;
   body: Record<string, unknown>;
+  query: URLSearchParams;
 }
 
 const RATE_LIMIT_AUTHENTICATED = 5000;
@@ -96,7 +97,7 @@ export class Rest {
         }
       }
       try {
-        reply = route(method, path, { state: this.state, urls: this.urls, caller, body });
+        reply = route(method, path, { state: this.state, urls: this.urls, caller, body, query: url.searchParams });
       } catch (err) {
         reply = ghError(500, `fake-github: ${(err as Error).message}`);
       }
@@ -169,6 +170,7 @@ function route(method: string, path: string, ctx: Ctx): Reply {
     if (d === 'merge-upstream' && rest.length === 1 && method === 'POST') return mergeUpstream(ctx, b, c);
     if (d === 'branches' && rest.length >= 2 && method === 'GET') return getBranch(ctx, b, c, rest.slice(1).join('/'));
     if (d === 'pulls' && rest.length === 1 && method === 'POST') return createPull(ctx, b, c);
+    if (d === 'pulls' && rest.length === 1 && method === 'GET') return listPulls(ctx, b, c);
     if (d === 'pulls' && e && /^\d+$/.test(e) && rest.length === 2 && method === 'GET') return getPull(ctx, b, c, Number(e));
     if (d === 'pulls' && e && /^\d+$/.test(e) && f === 'commits' && rest.length === 3 && method === 'GET') return listPullCommits(ctx, b, c, Number(e));
   }
@@ -323,6 +325,19 @@ function createPull(ctx: Ctx, owner: string, name: string): Reply {
     maintainer_can_modify: sameRepo ? false : canModify !== false,
   });
   return { status: 201, body: pullView(ctx.state, repo, pull, caller.user.login, ctx.urls), headers: { location: `${ctx.urls.apiUrl}/repos/${repo.owner}/${repo.name}/pulls/${pull.number}` } };
+}
+
+/** GET /repos/{owner}/{repo}/pulls: `state` (open, closed, all; default open) and `head` (owner:branch) filters. */
+function listPulls(ctx: Ctx, owner: string, name: string): Reply {
+  const repo = visible(ctx, owner, name, DOCS.getPull);
+  if (isReply(repo)) return repo;
+  const state = ctx.query.get('state') ?? 'open';
+  const head = ctx.query.get('head');
+  const pulls = ctx.state
+    .pulls(repo)
+    .filter((p) => state === 'all' || p.state === state)
+    .filter((p) => !head || `${p.head.owner}:${p.head.ref}`.toLowerCase() === head.toLowerCase());
+  return { status: 200, body: pulls.map((p) => pullView(ctx.state, repo, p, login(ctx), ctx.urls)) };
 }
 
 function getPull(ctx: Ctx, owner: string, name: string, number: number): Reply {
