@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import { copyFile, rm } from 'node:fs/promises';
+import { copyFile, rm, stat, utimes } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { Workspace } from './checkout.js';
 import { type WorkspaceDeps, gitEnvOf } from './context.js';
@@ -28,7 +28,13 @@ export async function workspaceDiff(
   const index = join(workspace.gitDir, `diff-index-${randomBytes(4).toString('hex')}`);
   const call = { gitDir: workspace.gitDir, workTree: workspace.dir, cwd: workspace.dir, env: { GIT_INDEX_FILE: index }, signal: options.signal };
   try {
-    await copyFile(join(workspace.gitDir, 'index'), index);
+    const original = join(workspace.gitDir, 'index');
+    await copyFile(original, index);
+    // The copy keeps the index's own mtime: git trusts an entry whose file stat matches unless
+    // the entry is as new as the index file ("racy git"). A copy stamped later would make a
+    // same-size edit written in place within the checkout's second look unchanged (no diff).
+    const { atime, mtime } = await stat(original);
+    await utimes(index, atime, mtime);
     await runGit(git, { ...call, args: ['add', '--all'] });
     const args = ['diff', '--cached', '--no-color', '--no-ext-diff', '--no-textconv', '--src-prefix=a/', '--dst-prefix=b/'];
     if (options.binary) args.push('--binary');
