@@ -46,6 +46,11 @@ export function openPostgres(url: string | undefined, options: PostgresOptions =
   );
   // An idle client losing its connection must not take the process down.
   pool.on('error', () => {});
+  // Nor a checked-out one: the pool listens to its clients only while they are idle, and a
+  // client whose connection dies between two statements of a transaction emits 'error' to
+  // nobody, which Node makes an uncaught exception (a worker exited so when PostgreSQL
+  // restarted). Its next statement fails, and that failure is what the holder handles.
+  pool.on('connect', (client) => client.on('error', () => {}));
   const db = drizzlePg(pool, { schema }) as unknown as Db;
   return { kind: 'postgres', db, pool, close: () => pool.end() };
 }
