@@ -67,16 +67,27 @@ function postgresBus(pool: pg.Pool): EventBus {
     (connecting ??= (async () => {
       const c = await pool.connect();
       c.on('notification', (m) => dispatch(handlers, m.channel, m.payload ?? ''));
-      c.on('error', () => {
+      // A crash of the server arrives as 'error'; a connection cut on the way (a proxy, a
+      // network) may arrive as a bare 'end'. Either way the listening connection is gone.
+      let lost = false;
+      const onLost = () => {
+        if (lost || closed) return;
+        lost = true;
         client = undefined;
         connecting = undefined;
         c.release(true);
-        if (!closed && handlers.size > 0) setTimeout(() => void relisten(), 500);
-      });
+        if (handlers.size > 0) setTimeout(() => void relisten(), 500);
+      };
+      c.on('error', onLost);
+      c.on('end', onLost);
       for (const channel of handlers.keys()) await c.query(`listen ${pg.escapeIdentifier(channel)}`);
       client = c;
       return c;
-    })());
+    })().catch((err: unknown) => {
+      // A failed attempt (the database down) must not stay the answer: the next one tries again.
+      connecting = undefined;
+      throw err;
+    }));
   const relisten = async () => {
     try {
       await connect();
@@ -92,7 +103,13 @@ function postgresBus(pool: pg.Pool): EventBus {
       const fresh = !handlers.has(channel);
       if (fresh) handlers.set(channel, new Set());
       handlers.get(channel)!.add(handler);
-      if (fresh) void connect().then((c) => c.query(`listen ${pg.escapeIdentifier(channel)}`)).catch(() => {});
+      if (fresh) {
+        void connect()
+          .then((c) => c.query(`listen ${pg.escapeIdentifier(channel)}`))
+          .catch(() => {
+            if (!closed) setTimeout(() => void relisten(), 1000);
+          });
+      }
       return () => handlers.get(channel)?.delete(handler);
     },
     async close() {
