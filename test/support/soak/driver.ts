@@ -8,6 +8,9 @@ import { type Violation, checkInvariants, type Ledger } from './checks.js';
 import { type Kind, promptFor, taskKinds } from './script.js';
 import { type Services, startServices } from './services.js';
 
+/** Previews one free account posts at most in a run (its plan allows 10 tasks a month). */
+const FREE_POSTS = 6;
+
 export interface SoakOptions {
   tasks: number;
   workers: number;
@@ -87,7 +90,9 @@ export async function runSoak(o: SoakOptions): Promise<SoakReport> {
     // (1 active, 10 a month) for previews; each connected to the fake GitHub through the API.
     const scaleCount = Math.max(2, Math.ceil(o.inFlight / 3));
     const previews = kinds.filter((k) => k === 'preview').length;
-    const freeCount = previews ? Math.ceil(previews / 8) + 1 : 0;
+    // At most FREE_POSTS previews each (the free plan's 10 a month, with room to spare), so a
+    // long run spreads them over enough accounts instead of meeting FREE_LIMIT_REACHED.
+    const freeCount = previews ? Math.ceil(previews / FREE_POSTS) + 1 : 0;
     const accounts: Account[] = [];
     const logins: string[] = [];
     for (let i = 0; i < scaleCount + freeCount; i++) {
@@ -152,7 +157,7 @@ export async function runSoak(o: SoakOptions): Promise<SoakReport> {
 
     const pickAccount = (plan: 'scale' | 'free'): Account | undefined => {
       const now = Date.now();
-      const ok = accounts.filter((a) => a.plan === plan && a.active < (plan === 'scale' ? 5 : 1) && a.posts.filter((t) => now - t < 61_000).length < 20);
+      const ok = accounts.filter((a) => a.plan === plan && a.active < (plan === 'scale' ? 5 : 1) && a.posts.filter((t) => now - t < 61_000).length < 20 && (plan === 'scale' || a.posts.length < FREE_POSTS));
       return ok.sort((a, b) => a.active - b.active)[0];
     };
 
