@@ -66,6 +66,8 @@ interface Account {
   plan: 'scale' | 'free';
   active: number;
   posts: number[];
+  /** Tasks this account created (refused POSTs, retried after a 429 or 503, do not count). */
+  created: number;
 }
 
 export function percentile(sorted: number[], p: number): number {
@@ -106,7 +108,7 @@ export async function runSoak(o: SoakOptions): Promise<SoakReport> {
         body: JSON.stringify({ token: user.token }),
       });
       if (res.status !== 200) throw new Error(`connecting soak${i} to the code host: ${res.status} ${await res.text()}`);
-      accounts.push({ token: token.secret, plan, active: 0, posts: [] });
+      accounts.push({ token: token.secret, plan, active: 0, posts: [], created: 0 });
     }
     const REPOS = ['calc0', 'calc1', 'calc2', 'calc3'];
     for (const name of REPOS) s.github.createRepo('acme', name, { files: CALC_REPO, collaborators: logins });
@@ -157,7 +159,7 @@ export async function runSoak(o: SoakOptions): Promise<SoakReport> {
 
     const pickAccount = (plan: 'scale' | 'free'): Account | undefined => {
       const now = Date.now();
-      const ok = accounts.filter((a) => a.plan === plan && a.active < (plan === 'scale' ? 5 : 1) && a.posts.filter((t) => now - t < 61_000).length < 20 && (plan === 'scale' || a.posts.length < FREE_POSTS));
+      const ok = accounts.filter((a) => a.plan === plan && a.active < (plan === 'scale' ? 5 : 1) && a.posts.filter((t) => now - t < 61_000).length < 20 && (plan === 'scale' || a.created < FREE_POSTS));
       return ok.sort((a, b) => a.active - b.active)[0];
     };
 
@@ -201,6 +203,7 @@ export async function runSoak(o: SoakOptions): Promise<SoakReport> {
         });
         if (res?.status === 201) {
           id = res.json.id as string;
+          acct.created++;
           break;
         }
         acct.active--;
