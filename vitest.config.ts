@@ -24,7 +24,17 @@ export default defineConfig({
     reporters: ['default', ['./test/support/summary-reporter.ts', { legs: ['pglite', 'postgres'] }]],
     projects: [
       { test: { ...shared, name: 'pglite', exclude: [...configDefaults.exclude, 'test/**/*.postgres.test.ts'] } },
-      ...(havePostgres ? [{ test: { ...shared, name: 'postgres', exclude: [...configDefaults.exclude, 'test/unit/**', 'test/**/*.pglite.test.ts'] } }] : []),
+      ...(havePostgres
+        ? [
+            {
+              test: {
+                ...shared,
+                name: 'postgres',
+                exclude: [...configDefaults.exclude, 'test/unit/**', 'test/**/*.pglite.test.ts'],
+              },
+            },
+          ]
+        : []),
     ],
   },
 });

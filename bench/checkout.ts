@@ -32,7 +32,8 @@ const MIN_RUNS = 3;
 
 const ms = (x: number) => `${x.toFixed(0)} ms`;
 const mib = (bytes: number) => `${(bytes / 1024 ** 2).toFixed(1)} MiB`;
-const stats = (xs: number[]) => `median ${ms(median(xs))}, p90 ${ms(percentile(xs, 90))}, min ${ms(Math.min(...xs))}, max ${ms(Math.max(...xs))}`;
+const stats = (xs: number[]) =>
+  `median ${ms(median(xs))}, p90 ${ms(percentile(xs, 90))}, min ${ms(Math.min(...xs))}, max ${ms(Math.max(...xs))}`;
 
 /** A small deterministic PRNG (mulberry32), so every run commits the same tree. */
 function prng(seed: number) {
@@ -46,7 +47,24 @@ function prng(seed: number) {
   };
 }
 
-const WORDS = ['value', 'count', 'index', 'result', 'items', 'config', 'handler', 'request', 'buffer', 'limit', 'offset', 'cursor', 'status', 'retry', 'parse', 'format'];
+const WORDS = [
+  'value',
+  'count',
+  'index',
+  'result',
+  'items',
+  'config',
+  'handler',
+  'request',
+  'buffer',
+  'limit',
+  'offset',
+  'cursor',
+  'status',
+  'retry',
+  'parse',
+  'format',
+];
 
 /** DIRS × FILES source-like files of 100 B to about 4 KiB, every one different. */
 function generateFiles(): { files: Record<string, string>; bytes: number } {
@@ -60,7 +78,9 @@ function generateFiles(): { files: Record<string, string>; bytes: number } {
       const lines = [`// ${path}`, `export const id = ${d * FILES + f};`];
       const n = 2 + Math.floor(random() ** 2 * 60);
       for (let i = 0; i < n; i++) {
-        lines.push(`export function ${pick()}${i}(${pick()}: number, ${pick()} = ${Math.floor(random() * 1000)}) { return ${pick()} * ${i + 1}; }`);
+        lines.push(
+          `export function ${pick()}${i}(${pick()}: number, ${pick()} = ${Math.floor(random() * 1000)}) { return ${pick()} * ${i + 1}; }`,
+        );
       }
       const text = `${lines.join('\n')}\n`;
       files[path] = text;
@@ -162,14 +182,22 @@ interface Pass {
 }
 
 /** One data dir: cold prepareWorkspace, warm ones (within the time budget), withMirror alone, disk usage. */
-async function measureOn(label: string, parent: string, repoUrl: string, count: number, budgetMs: number): Promise<Pass> {
+async function measureOn(
+  label: string,
+  parent: string,
+  repoUrl: string,
+  count: number,
+  budgetMs: number,
+): Promise<Pass> {
   const dataDir = mkdtempSync(join(parent, 'emend-bench-checkout-'));
   try {
     const fsType = fsTypeOf(dataDir);
     const probe = fileProbe(dataDir);
     log('');
     log(`== data dir on ${label}: ${dataDir} (${fsType}) ==`);
-    log(`filesystem probe: 1000 small files written in ${ms(probe.write)} (${(probe.write / 1000).toFixed(2)} ms a file), removed in ${ms(probe.remove)}`);
+    log(
+      `filesystem probe: 1000 small files written in ${ms(probe.write)} (${(probe.write / 1000).toFixed(2)} ms a file), removed in ${ms(probe.remove)}`,
+    );
 
     const capture = capturingLogger();
     const deps: WorkspaceDeps = { dataDir, log: capture.log };
@@ -179,7 +207,9 @@ async function measureOn(label: string, parent: string, repoUrl: string, count: 
     const cold = await timed(() => prepareWorkspace(deps, request('cold')));
     const coldFetch = capture.fetches.at(-1)!;
     const coldDispose = await timed(() => cold.value.dispose());
-    log(`cold prepareWorkspace (makes the mirror): ${ms(cold.ms)}, of which the mirror's first fetch ${ms(coldFetch)} (git init --bare, fetch of everything, rename); dispose ${ms(coldDispose.ms)}`);
+    log(
+      `cold prepareWorkspace (makes the mirror): ${ms(cold.ms)}, of which the mirror's first fetch ${ms(coldFetch)} (git init --bare, fetch of everything, rename); dispose ${ms(coldDispose.ms)}`,
+    );
 
     // Warm: the mirror exists; each call fetches into it (nothing new), clones it locally and checks out.
     const totals: number[] = [];
@@ -207,18 +237,28 @@ async function measureOn(label: string, parent: string, repoUrl: string, count: 
       if (!disk) {
         const tree = usage(ws.dir, new Set([join(ws.dir, '.git')]));
         if (tree.files !== count) throw new Error(`the checkout holds ${tree.files} files, not ${count}`);
-        disk = { root: ws.root, tree, git: usage(ws.gitDir), index: lstatSync(join(ws.gitDir, 'index')).size, mirror: usage(mirrorPath(dataDir, repoUrl)) };
+        disk = {
+          root: ws.root,
+          tree,
+          git: usage(ws.gitDir),
+          index: lstatSync(join(ws.gitDir, 'index')).size,
+          mirror: usage(mirrorPath(dataDir, repoUrl)),
+        };
       }
       disposes.push((await timed(() => ws.dispose())).ms);
     }
     const rest = totals.map((t, i) => t - fetches[i]!);
-    const note = stopped ? ` (stopped after ${totals.length} of ${RUNS}: the ${budgetMs / 1000} s budget of this pass was spent)` : '';
+    const note = stopped
+      ? ` (stopped after ${totals.length} of ${RUNS}: the ${budgetMs / 1000} s budget of this pass was spent)`
+      : '';
     log(`warm prepareWorkspace, ${totals.length} calls${note}, ${count} files checked out each time:`);
     log(`  total:                                             ${stats(totals)}`);
     log(`  mirror fetch inside it (its log line; in the lock): ${stats(fetches)}`);
     log(`  the rest (lock, local clone, checkout, checks):    ${stats(rest)}`);
     log(`  dispose (removing the task's directory):           ${stats(disposes)}`);
-    log(`  CPU of the git processes per call (user / system): median ${ms(median(gitUser))} / ${ms(median(gitSystem))}`);
+    log(
+      `  CPU of the git processes per call (user / system): median ${ms(median(gitUser))} / ${ms(median(gitSystem))}`,
+    );
 
     // The fetch alone: withMirror with nothing to do inside it.
     const alone: number[] = [];
@@ -233,12 +273,16 @@ async function measureOn(label: string, parent: string, repoUrl: string, count: 
 
     const { tree, git, index, mirror } = disk!;
     log(`disk usage of one checkout (${disk!.root}, before its dispose):`);
-    log(`  files (tree/): ${tree.files} files, ${mib(tree.apparent)} of content, ${mib(tree.ownDisk)} allocated (directories included; a small file takes a whole block)`);
+    log(
+      `  files (tree/): ${tree.files} files, ${mib(tree.apparent)} of content, ${mib(tree.ownDisk)} allocated (directories included; a small file takes a whole block)`,
+    );
     log(
       `  git dir (git/): ${mib(git.ownDisk)} of its own (the index ${mib(index)}, refs, config); ` +
         `${git.linkedFiles} object files (${mib(git.linkedDisk)}) hard-linked from the mirror, not copied`,
     );
-    log(`  the task's own cost: ${mib(tree.ownDisk + git.ownDisk)}; the mirror, shared by all tasks: ${mib(mirror.ownDisk + mirror.linkedDisk)} in ${mirror.files} files`);
+    log(
+      `  the task's own cost: ${mib(tree.ownDisk + git.ownDisk)}; the mirror, shared by all tasks: ${mib(mirror.ownDisk + mirror.linkedDisk)} in ${mirror.files} files`,
+    );
     log(`  load average after this pass: ${loadAverage()}${pressure()}`);
     return { label, fsType, cold: cold.ms, warm: totals, fetches };
   } finally {
@@ -254,9 +298,13 @@ async function main() {
   let server: GitHttpServer | undefined;
   try {
     log(`emend checkout benchmark, ${new Date().toISOString()}`);
-    log(`machine: ${cpus[0]?.model.trim() ?? 'unknown CPU'}, ${cpus.length} cores, ${(os.totalmem() / 1024 ** 3).toFixed(1)} GiB RAM, ${os.type()} ${os.release()}, Node ${process.version}`);
+    log(
+      `machine: ${cpus[0]?.model.trim() ?? 'unknown CPU'}, ${cpus.length} cores, ${(os.totalmem() / 1024 ** 3).toFixed(1)} GiB RAM, ${os.type()} ${os.release()}, Node ${process.version}`,
+    );
     log(execFileSync('git', ['--version'], { encoding: 'utf8' }).trim());
-    log(`load average (1, 5, 15 min) at start: ${loadAverage()}${pressure()}; other work on the machine shares its ${cpus.length} cores and its disk`);
+    log(
+      `load average (1, 5, 15 min) at start: ${loadAverage()}${pressure()}; other work on the machine shares its ${cpus.length} cores and its disk`,
+    );
 
     // The served side (bare repository, the helper's scratch clone) goes on tmpfs when there is
     // one: making 10,000 files there is setup, not what is measured.
@@ -277,7 +325,9 @@ async function main() {
       `repository: ${count} files in ${DIRS} directories (${mib(bytes)} of text, 100 B to 4 KiB a file, all different), one commit on main; ` +
         `bare repository ${mib(bare.ownDisk + bare.linkedDisk)} (${server.root}); made in ${ms(made.ms)}`,
     );
-    log(`served by test/support/git-http.ts (git http-backend as CGI) at ${server.baseUrl}: every fetch goes over HTTP, smart protocol`);
+    log(
+      `served by test/support/git-http.ts (git http-backend as CGI) at ${server.baseUrl}: every fetch goes over HTTP, smart protocol`,
+    );
     log(
       `method: per data dir, 1 cold prepareWorkspace (no mirror yet), then up to ${RUNS} warm ones for new task ids (at least ${MIN_RUNS}, ` +
         `fewer if the pass's time budget runs out), one at a time, each disposed before the next; then ${RUNS} withMirror calls ` +
@@ -286,8 +336,25 @@ async function main() {
     );
 
     const passes: Pass[] = [];
-    if (memoryParent) passes.push(await measureOn('tmpfs (memory): what git and the code cost without the disk', memoryParent, repoUrl, count, BUDGET_MS));
-    passes.push(await measureOn(`the temp dir's filesystem (the disk, as a data dir would be)`, diskParent, repoUrl, count, BUDGET_MS));
+    if (memoryParent)
+      passes.push(
+        await measureOn(
+          'tmpfs (memory): what git and the code cost without the disk',
+          memoryParent,
+          repoUrl,
+          count,
+          BUDGET_MS,
+        ),
+      );
+    passes.push(
+      await measureOn(
+        `the temp dir's filesystem (the disk, as a data dir would be)`,
+        diskParent,
+        repoUrl,
+        count,
+        BUDGET_MS,
+      ),
+    );
 
     log('');
     log('summary:');
@@ -297,7 +364,9 @@ async function main() {
           `fetch part median ${ms(median(p.fetches))}, p90 ${ms(percentile(p.fetches, 90))}; cold, mirror made: ${ms(p.cold)}`,
       );
     }
-    log(`total time ${((Date.now() - started) / 1000).toFixed(0)} s; load average (1, 5, 15 min) at the end: ${loadAverage()}${pressure()}`);
+    log(
+      `total time ${((Date.now() - started) / 1000).toFixed(0)} s; load average (1, 5, 15 min) at the end: ${loadAverage()}${pressure()}`,
+    );
   } finally {
     await server?.close();
   }

@@ -23,7 +23,9 @@ function makeTree(): { root: string; paths: string[] } {
   for (let i = 0; i < FILES; i++) {
     const path = `pkg${i % 10}/mod${Math.floor(i / 10) % 10}/file${i}.py`;
     mkdirSync(join(root, path, '..'), { recursive: true });
-    const body = Array.from({ length: 60 }, (_, j) => `def f${i}_${j}(x):\n    return x + ${j}  # line ${j}\n`).join('');
+    const body = Array.from({ length: 60 }, (_, j) => `def f${i}_${j}(x):\n    return x + ${j}  # line ${j}\n`).join(
+      '',
+    );
     writeFileSync(join(root, path), body.slice(0, 2048));
     paths.push(path);
   }
@@ -47,26 +49,35 @@ async function main() {
     const locator: number[] = [];
     let bytes = 0;
     for (let r = 0; r < ROUNDS; r++) {
-      plain.push(time(() => {
-        for (const p of paths) bytes += readFileSync(join(root, p)).length;
-      }));
-      confined.push(time(() => {
-        for (const p of paths) {
-          const got = dir.read(p, { maxBytes: 1_000_000 });
-          if (got.ok) bytes += got.bytes.length;
-        }
-      }));
+      plain.push(
+        time(() => {
+          for (const p of paths) bytes += readFileSync(join(root, p)).length;
+        }),
+      );
+      confined.push(
+        time(() => {
+          for (const p of paths) {
+            const got = dir.read(p, { maxBytes: 1_000_000 });
+            if (got.ok) bytes += got.bytes.length;
+          }
+        }),
+      );
       const start = performance.now();
       const listed = listCandidateFiles(root);
       await buildIndex(root);
       locator.push(performance.now() - start);
-      if (listed.length !== FILES + 1) throw new Error(`listed ${listed.length} candidates, expected ${FILES + 1} (the files and the inside link)`);
+      if (listed.length !== FILES + 1)
+        throw new Error(`listed ${listed.length} candidates, expected ${FILES + 1} (the files and the inside link)`);
     }
     const per = (ms: number) => `${((ms * 1000) / FILES).toFixed(1)} µs/file`;
     log(`confined-fs: ${FILES} files of ~2 KB, median of ${ROUNDS} rounds (load ${loadAverage()}${pressure()})`);
     log(`  plain readFileSync        ${median(plain).toFixed(1)} ms  (${per(median(plain))})`);
-    log(`  ConfinedDir.read          ${median(confined).toFixed(1)} ms  (${per(median(confined))})  ratio ${(median(confined) / median(plain)).toFixed(2)}`);
-    log(`  locator list + index      ${median(locator).toFixed(1)} ms  (${per(median(locator))}), of which the confined reads above are the part this module adds`);
+    log(
+      `  ConfinedDir.read          ${median(confined).toFixed(1)} ms  (${per(median(confined))})  ratio ${(median(confined) / median(plain)).toFixed(2)}`,
+    );
+    log(
+      `  locator list + index      ${median(locator).toFixed(1)} ms  (${per(median(locator))}), of which the confined reads above are the part this module adds`,
+    );
     if (bytes === 0) throw new Error('nothing was read');
   } finally {
     rmSync(root, { recursive: true, force: true });

@@ -54,17 +54,22 @@ const WORKER_PROCESSES = 2;
 const ACCOUNTS = Math.max(50, Math.ceil(FLOOD / 4));
 const BOUND_IN_PROCESS_MS = 100;
 const BOUND_ACROSS_MS = 1000;
-const CREATE_BODY = JSON.stringify({ prompt: 'Fix the off-by-one error in the pagination helper', repo_url: 'https://github.com/acme/widgets' });
+const CREATE_BODY = JSON.stringify({
+  prompt: 'Fix the off-by-one error in the pagination helper',
+  repo_url: 'https://github.com/acme/widgets',
+});
 const STEP_LABEL = { return: 'no-op', yield: 'no-op + 1 tick' } as const;
 const root = fileURLToPath(new URL('..', import.meta.url));
-
 
 function describeMachine() {
   const cpus = os.cpus();
   const gb = (os.totalmem() / 1024 ** 3).toFixed(1);
-  const version = (pkg: string) => (JSON.parse(readFileSync(join(root, 'node_modules', pkg, 'package.json'), 'utf8')) as { version: string }).version;
+  const version = (pkg: string) =>
+    (JSON.parse(readFileSync(join(root, 'node_modules', pkg, 'package.json'), 'utf8')) as { version: string }).version;
   log(`emend engine benchmark, ${new Date().toISOString()}`);
-  log(`machine: ${cpus[0]?.model.trim() ?? 'unknown CPU'}, ${cpus.length} cores, ${gb} GiB RAM, ${os.type()} ${os.release()}, Node ${process.version}`);
+  log(
+    `machine: ${cpus[0]?.model.trim() ?? 'unknown CPU'}, ${cpus.length} cores, ${gb} GiB RAM, ${os.type()} ${os.release()}, Node ${process.version}`,
+  );
   log(`pg-boss ${version('pg-boss')}, PGlite ${version('@electric-sql/pglite')}, fastify ${version('fastify')}`);
   log(
     `worker options: concurrency ${BENCH_WORKER_OPTIONS.concurrency}, heartbeat ${BENCH_WORKER_OPTIONS.heartbeatMs} ms, stale ${BENCH_WORKER_OPTIONS.staleMs} ms, ` +
@@ -75,11 +80,18 @@ function describeMachine() {
     `latency: ${TASKS} tasks one after another (each waits for the previous one's \`end\`), after ${WARMUP_TASKS} untimed; ` +
       `throughput: ${FLOOD} tasks POSTed by ${POSTERS} clients at once, timed until the last is done`,
   );
-  log(`load average (1, 5, 15 min) at start: ${loadAverage()}; the client, the server, the workers and the database share the ${cpus.length} cores`);
+  log(
+    `load average (1, 5, 15 min) at start: ${loadAverage()}; the client, the server, the workers and the database share the ${cpus.length} cores`,
+  );
 }
 
 async function runtimeFor(database: Database, dataDir: string, host: BenchCodeHost): Promise<Runtime> {
-  const config = loadConfig({ EMEND_DATA_DIR: dataDir, EMEND_SECRET_KEY: randomBytes(32).toString('hex'), LOG_LEVEL: 'silent', ...host.env });
+  const config = loadConfig({
+    EMEND_DATA_DIR: dataDir,
+    EMEND_SECRET_KEY: randomBytes(32).toString('hex'),
+    LOG_LEVEL: 'silent',
+    ...host.env,
+  });
   return createRuntime(config, database, { clock: systemClock, log: createLogger('silent') });
 }
 
@@ -90,7 +102,9 @@ async function newAccounts(deps: Deps, host: BenchCodeHost, n: number): Promise<
   while (headers.length < n) {
     const batch = Math.min(8, n - headers.length);
     const made = await Promise.all(
-      Array.from({ length: batch }, () => createAccount(deps, { email: `engine${++accountSeq}-${tag}@example.com`, plan: 'scale', credits: 1000 })),
+      Array.from({ length: batch }, () =>
+        createAccount(deps, { email: `engine${++accountSeq}-${tag}@example.com`, plan: 'scale', credits: 1000 }),
+      ),
     );
     await Promise.all(made.map(({ account }) => host.connect(deps, account.id)));
     headers.push(...made.map(({ token }) => `Bearer ${token.secret}`));
@@ -153,7 +167,11 @@ class Client {
   /** POSTs a task with the next account of the pool; the task id, or the error answer. */
   async post(): Promise<{ id: string; auth: string } | { status: number; body: string }> {
     const auth = this.accounts[this.next++ % this.accounts.length]!;
-    const res = await fetch(`${this.url}/v1/tasks`, { method: 'POST', headers: { authorization: auth, 'content-type': 'application/json' }, body: CREATE_BODY });
+    const res = await fetch(`${this.url}/v1/tasks`, {
+      method: 'POST',
+      headers: { authorization: auth, 'content-type': 'application/json' },
+      body: CREATE_BODY,
+    });
     if (res.status !== 201) return { status: res.status, body: await res.text() };
     return { id: ((await res.json()) as { id: string }).id, auth };
   }
@@ -165,21 +183,35 @@ async function timeOneTask(client: Client): Promise<Sample> {
   const posted = performance.now() - t0;
   if (!('id' in created)) throw new Error(`POST /v1/tasks answered ${created.status}: ${created.body}`);
   // No Last-Event-ID: the stream replays the task's logs from the first.
-  const stream = mustOpen(await openSse(`${client.url}/v1/tasks/${created.id}/logs/stream`, { headers: { authorization: created.auth } }));
+  const stream = mustOpen(
+    await openSse(`${client.url}/v1/tasks/${created.id}/logs/stream`, { headers: { authorization: created.auth } }),
+  );
   const opened = performance.now() - t0;
   try {
     await stream.waitFor((i) => i.kind === 'event' && i.event === 'log', 30_000);
     const firstLog = performance.now() - t0;
     const end = (await stream.waitFor((i) => i.kind === 'event' && i.event === 'end', 30_000)) as SseEvent;
     const ended = performance.now() - t0;
-    return { taskId: created.id, posted, opened, firstLog, ended, endStatus: (JSON.parse(end.data) as { status: string }).status };
+    return {
+      taskId: created.id,
+      posted,
+      opened,
+      firstLog,
+      ended,
+      endStatus: (JSON.parse(end.data) as { status: string }).status,
+    };
   } finally {
     stream.close();
   }
 }
 
 async function timelinesOf(deps: Deps, ids: string[]): Promise<Timeline[]> {
-  const rows = await queryRows<{ created: Date | string; started: Date | string | null; finished: Date | string | null; first_log: Date | string | null }>(
+  const rows = await queryRows<{
+    created: Date | string;
+    started: Date | string | null;
+    finished: Date | string | null;
+    first_log: Date | string | null;
+  }>(
     deps.db,
     sql`select ${tasks.createdAt} as created, ${tasks.startedAt} as started, ${tasks.finishedAt} as finished,
                (select min(${taskLogs.createdAt}) from ${taskLogs} where ${taskLogs.taskId} = ${tasks.id}) as first_log
@@ -198,14 +230,24 @@ async function resetWindow(deps: Deps) {
   await deps.db.execute(sql`delete from task_post_attempts`);
 }
 
-async function measureLatency(deps: Deps, client: Client, database: string, workers: string, steps: string, bound: number): Promise<LatencyResult> {
+async function measureLatency(
+  deps: Deps,
+  client: Client,
+  database: string,
+  workers: string,
+  steps: string,
+  bound: number,
+): Promise<LatencyResult> {
   await resetWindow(deps);
   for (let i = 0; i < WARMUP_TASKS; i++) await timeOneTask(client);
   const samples: Sample[] = [];
   const started = performance.now();
   for (let i = 0; i < TASKS; i++) samples.push(await timeOneTask(client));
   const seconds = (performance.now() - started) / 1000;
-  const timelines = await timelinesOf(deps, samples.map((s) => s.taskId));
+  const timelines = await timelinesOf(
+    deps,
+    samples.map((s) => s.taskId),
+  );
   const first = samples.map((s) => s.firstLog);
   const notDone = samples.filter((s) => s.endStatus !== 'done').length;
   log(
@@ -215,7 +257,12 @@ async function measureLatency(deps: Deps, client: Client, database: string, work
   return { database, workers, steps, bound, samples, timelines };
 }
 
-async function measureThroughput(deps: Deps, client: Client, database: string, workers: string): Promise<ThroughputResult> {
+async function measureThroughput(
+  deps: Deps,
+  client: Client,
+  database: string,
+  workers: string,
+): Promise<ThroughputResult> {
   await resetWindow(deps);
   const ids: string[] = [];
   let rejected = 0;
@@ -306,7 +353,11 @@ async function workerProcesses(database: Database, url: string | undefined) {
   };
 }
 
-async function benchDatabase(label: string, database: Database, url?: string): Promise<{ latency: LatencyResult[]; throughput: ThroughputResult[] }> {
+async function benchDatabase(
+  label: string,
+  database: Database,
+  url?: string,
+): Promise<{ latency: LatencyResult[]; throughput: ThroughputResult[] }> {
   await runMigrations(database);
   const [{ version } = { version: '?' }] = await queryRows<{ version: string }>(database.db, sql`select version()`);
   log(`\ndatabase: ${label}: ${version.split(', compiled')[0]}`);
@@ -321,13 +372,21 @@ async function benchDatabase(label: string, database: Database, url?: string): P
   const throughput: ThroughputResult[] = [];
   try {
     app = await buildApp(deps);
-    const client = new Client(await app.listen({ host: '127.0.0.1', port: 0 }), await newAccounts(deps, host, ACCOUNTS));
+    const client = new Client(
+      await app.listen({ host: '127.0.0.1', port: 0 }),
+      await newAccounts(deps, host, ACCOUNTS),
+    );
 
     // A worker in the server's process: the queue wakes it directly on insert.
-    const inProcess = async (concurrency: number, steps: 'return' | 'yield', what: { latency?: boolean; throughput?: boolean }) => {
+    const inProcess = async (
+      concurrency: number,
+      steps: 'return' | 'yield',
+      what: { latency?: boolean; throughput?: boolean },
+    ) => {
       worker = await startWorker(deps, noopSteps(steps), { ...BENCH_WORKER_OPTIONS, concurrency });
       const workers = `in-process, concurrency ${concurrency}`;
-      if (what.latency) latency.push(await measureLatency(deps, client, kind, workers, STEP_LABEL[steps], BOUND_IN_PROCESS_MS));
+      if (what.latency)
+        latency.push(await measureLatency(deps, client, kind, workers, STEP_LABEL[steps], BOUND_IN_PROCESS_MS));
       if (what.throughput) throughput.push(await measureThroughput(deps, client, kind, workers));
       await worker.stop();
       worker = undefined;
@@ -362,8 +421,18 @@ async function benchDatabase(label: string, database: Database, url?: string): P
 
 function table(rows: string[][], rightFrom: number) {
   const widths = rows[0]!.map((_, c) => Math.max(...rows.map((r) => (r[c] ?? '').length)));
-  rows.splice(1, 0, widths.map((w) => '-'.repeat(w)));
-  for (const r of rows) log(r.map((cell, c) => (c >= rightFrom ? cell.padStart(widths[c]!) : cell.padEnd(widths[c]!))).join('  ').trimEnd());
+  rows.splice(
+    1,
+    0,
+    widths.map((w) => '-'.repeat(w)),
+  );
+  for (const r of rows)
+    log(
+      r
+        .map((cell, c) => (c >= rightFrom ? cell.padStart(widths[c]!) : cell.padEnd(widths[c]!)))
+        .join('  ')
+        .trimEnd(),
+    );
 }
 
 function printLatency(results: LatencyResult[]) {
@@ -374,7 +443,9 @@ function printLatency(results: LatencyResult[]) {
       'first log row: created_at → the first task_logs row (claim, plan lookup, first step log)',
   );
   const three = (xs: number[]) => `${ms(percentile(xs, 50))} / ${ms(percentile(xs, 99))} / ${ms(Math.max(...xs))}`;
-  const rows = [['database', 'workers', 'steps', 'POST→first log', 'POST', 'stream', 'pick-up', 'first log row', 'bound']];
+  const rows = [
+    ['database', 'workers', 'steps', 'POST→first log', 'POST', 'stream', 'pick-up', 'first log row', 'bound'],
+  ];
   for (const r of results) {
     rows.push([
       r.database,
@@ -443,7 +514,9 @@ async function main() {
 
   printLatency(latency);
   printThroughput(throughput);
-  log(`\ntotal time ${((Date.now() - started) / 1000).toFixed(0)} s; load average (1, 5, 15 min) at the end: ${loadAverage()}`);
+  log(
+    `\ntotal time ${((Date.now() - started) / 1000).toFixed(0)} s; load average (1, 5, 15 min) at the end: ${loadAverage()}`,
+  );
 }
 
 await main();

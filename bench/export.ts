@@ -43,9 +43,13 @@ const gc = vm.runInNewContext('gc') as () => void;
 function describeMachine() {
   const cpus = os.cpus();
   log(`emend training export benchmark, ${new Date().toISOString()}`);
-  log(`machine: ${cpus[0]?.model.trim() ?? 'unknown CPU'}, ${cpus.length} cores, ${(os.totalmem() / 1024 ** 3).toFixed(1)} GiB RAM, ${os.type()} ${os.release()}, Node ${process.version}`);
+  log(
+    `machine: ${cpus[0]?.model.trim() ?? 'unknown CPU'}, ${cpus.length} cores, ${(os.totalmem() / 1024 ** 3).toFixed(1)} GiB RAM, ${os.type()} ${os.release()}, Node ${process.version}`,
+  );
   log(`load average (1, 5, 15 min) at start: ${loadAverage()}${pressure()}`);
-  log(`${TASKS} done tasks for one account, feedback on every fifth; export pages of ${EXPORT_PAGE} tasks; client: fetch in this process, reading and discarding chunks`);
+  log(
+    `${TASKS} done tasks for one account, feedback on every fifth; export pages of ${EXPORT_PAGE} tasks; client: fetch in this process, reading and discarding chunks`,
+  );
 }
 
 async function bench(label: string, database: Database) {
@@ -53,7 +57,11 @@ async function bench(label: string, database: Database) {
   const [{ version } = { version: '?' }] = await queryRows<{ version: string }>(database.db, sql`select version()`);
   log(`\ndatabase: ${label}: ${version.split(', compiled')[0]}`);
   const dataDir = mkdtempSync(join(os.tmpdir(), 'emend-bench-export-'));
-  const config = loadConfig({ EMEND_DATA_DIR: dataDir, EMEND_SECRET_KEY: randomBytes(32).toString('hex'), LOG_LEVEL: 'silent' });
+  const config = loadConfig({
+    EMEND_DATA_DIR: dataDir,
+    EMEND_SECRET_KEY: randomBytes(32).toString('hex'),
+    LOG_LEVEL: 'silent',
+  });
   const runtime = await createRuntime(config, database, { clock: systemClock, log: createLogger('silent') });
   const deps = runtime.deps;
   const app = await buildApp(deps);
@@ -62,17 +70,33 @@ async function bench(label: string, database: Database) {
     const address = await app.listen({ host: '127.0.0.1', port: 0 });
     // The same export at a quarter of the size: bounded memory shows as the same peak at both sizes.
     for (const size of [Math.ceil(TASKS / 4), TASKS]) {
-      const { account, token } = await createAccount(deps, { email: `bench-export-${randomBytes(4).toString('hex')}@example.com`, plan: 'pro' });
+      const { account, token } = await createAccount(deps, {
+        email: `bench-export-${randomBytes(4).toString('hex')}@example.com`,
+        plan: 'pro',
+      });
       made.push({ id: account.id, secret: token.secret, tasks: size });
       const started = performance.now();
       // diffs of 30 to 49 changed lines: 3 to 5 KB of JSON a task
-      const rows = Array.from({ length: size }, (_, i) => taskRow(account.id, i, { progress: sampleProgress(i, { diffLines: 30 + (i % 20) }) }));
+      const rows = Array.from({ length: size }, (_, i) =>
+        taskRow(account.id, i, { progress: sampleProgress(i, { diffLines: 30 + (i % 20) }) }),
+      );
       await insertTasks(deps.db, rows);
       const feedback = rows
         .filter((_, i) => i % 5 === 0)
-        .map((r, n) => ({ id: newId(), taskId: r.id!, accountId: account.id, rating: n % 6, correct: n % 3 === 0 ? 'partial' : 'yes', note: n % 2 ? 'Reviewed; fine.' : null, createdAt: new Date() }));
-      for (let i = 0; i < feedback.length; i += 1000) await deps.db.insert(taskFeedback).values(feedback.slice(i, i + 1000));
-      log(`seeded ${size} tasks and ${feedback.length} feedback rows for account ${made.length} in ${((performance.now() - started) / 1000).toFixed(1)} s`);
+        .map((r, n) => ({
+          id: newId(),
+          taskId: r.id!,
+          accountId: account.id,
+          rating: n % 6,
+          correct: n % 3 === 0 ? 'partial' : 'yes',
+          note: n % 2 ? 'Reviewed; fine.' : null,
+          createdAt: new Date(),
+        }));
+      for (let i = 0; i < feedback.length; i += 1000)
+        await deps.db.insert(taskFeedback).values(feedback.slice(i, i + 1000));
+      log(
+        `seeded ${size} tasks and ${feedback.length} feedback rows for account ${made.length} in ${((performance.now() - started) / 1000).toFixed(1)} s`,
+      );
     }
     await database.db.execute(sql`analyze`);
     for (const a of made) await exportOnce(address, a.secret, a.tasks);
@@ -115,7 +139,9 @@ async function exportOnce(address: string, secret: string, expected: number) {
   gc();
   const after = process.memoryUsage();
   log(`\n${expected} tasks: ${res.headers.get('content-type')}; ${res.headers.get('content-disposition')}`);
-  log(`  ${lines} lines (expected ${expected}), ${(bytes / MB).toFixed(1)} MiB (${Math.round(bytes / lines)} B a line), ${seconds.toFixed(2)} s, first byte after ${firstByteMs.toFixed(0)} ms`);
+  log(
+    `  ${lines} lines (expected ${expected}), ${(bytes / MB).toFixed(1)} MiB (${Math.round(bytes / lines)} B a line), ${seconds.toFixed(2)} s, first byte after ${firstByteMs.toFixed(0)} ms`,
+  );
   log(`  throughput: ${Math.round(lines / seconds)} rows/s, ${(bytes / MB / seconds).toFixed(1)} MiB/s`);
   log(
     `  memory (server and client share this process): RSS ${(base.rss / MB).toFixed(0)} MiB before, peak ${(peakRss / MB).toFixed(0)} MiB (+${((peakRss - base.rss) / MB).toFixed(0)} MiB); ` +

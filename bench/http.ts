@@ -39,7 +39,10 @@ const CONNECTIONS = envInt('BENCH_CONNECTIONS', 10);
 const WARMUP_SECONDS = 4;
 /** Each account gets at most this many POSTs between resets: the scale plan's concurrency cap. */
 const POSTS_PER_ACCOUNT = 5;
-const CREATE_BODY = JSON.stringify({ prompt: 'Fix the off-by-one error in the pagination helper', repo_url: 'https://github.com/acme/widgets' });
+const CREATE_BODY = JSON.stringify({
+  prompt: 'Fix the off-by-one error in the pagination helper',
+  repo_url: 'https://github.com/acme/widgets',
+});
 
 type AppName = 'emend' | 'bare';
 interface Target {
@@ -55,18 +58,27 @@ function describeMachine() {
   const cpus = os.cpus();
   const gb = (os.totalmem() / 1024 ** 3).toFixed(1);
   log(`emend HTTP benchmark, ${new Date().toISOString()}`);
-  log(`machine: ${cpus[0]?.model.trim() ?? 'unknown CPU'}, ${cpus.length} cores, ${gb} GiB RAM, ${os.type()} ${os.release()}, Node ${process.version}`);
+  log(
+    `machine: ${cpus[0]?.model.trim() ?? 'unknown CPU'}, ${cpus.length} cores, ${gb} GiB RAM, ${os.type()} ${os.release()}, Node ${process.version}`,
+  );
   log(
     `load: autocannon 8 over 127.0.0.1 in a child process, ${CONNECTIONS} connections, pipelining 1; ` +
       `per measurement a ${WARMUP_SECONDS} s warm-up, then ${REPEATS} runs of ${SECONDS} s, emend and bare interleaved; ` +
       `figures are medians over the runs`,
   );
-  log(`load average (1 min) at start: ${loadAverage()}; other processes on this machine share its ${cpus.length} cores with the server, the load generator and the database`);
+  log(
+    `load average (1 min) at start: ${loadAverage()}; other processes on this machine share its ${cpus.length} cores with the server, the load generator and the database`,
+  );
 }
 
 /** The app's Deps as the test harness builds them (src/runtime.ts), with the system clock and a silent logger. */
 async function runtimeFor(database: Database, dataDir: string, host: BenchCodeHost): Promise<Runtime> {
-  const config = loadConfig({ EMEND_DATA_DIR: dataDir, EMEND_SECRET_KEY: randomBytes(32).toString('hex'), LOG_LEVEL: 'silent', ...host.env });
+  const config = loadConfig({
+    EMEND_DATA_DIR: dataDir,
+    EMEND_SECRET_KEY: randomBytes(32).toString('hex'),
+    LOG_LEVEL: 'silent',
+    ...host.env,
+  });
   return createRuntime(config, database, { clock: systemClock, log: createLogger('silent') });
 }
 
@@ -83,9 +95,20 @@ async function newAccounts(deps: Deps, host: BenchCodeHost, n: number, parallel 
     );
     await Promise.all(made.map(({ account }) => host.connect(deps, account.id)));
     // The rows as they are now, connected: createTask is called with them directly.
-    const rows = await deps.db.select().from(accounts).where(inArray(accounts.id, made.map(({ account }) => account.id)));
+    const rows = await deps.db
+      .select()
+      .from(accounts)
+      .where(
+        inArray(
+          accounts.id,
+          made.map(({ account }) => account.id),
+        ),
+      );
     for (const { account, token } of made) {
-      out.push({ auth: { account: rows.find((r) => r.id === account.id)!, tokenId: token.record.id, tokenKind: 'full' }, header: `Bearer ${token.secret}` });
+      out.push({
+        auth: { account: rows.find((r) => r.id === account.id)!, tokenId: token.record.id, tokenKind: 'full' },
+        header: `Bearer ${token.secret}`,
+      });
     }
     done += batch;
   }
@@ -116,7 +139,8 @@ async function measure(
       const cpu = process.cpuUsage(before);
       const r = { ...result, cpuMsPerRequest: result.total ? (cpu.user + cpu.system) / 1000 / result.total : 0 };
       runs[t.name].push(r);
-      const odd = r.non2xx + r.errors + r.timeouts > 0 ? `  non-2xx ${r.non2xx}, errors ${r.errors}, timeouts ${r.timeouts}` : '';
+      const odd =
+        r.non2xx + r.errors + r.timeouts > 0 ? `  non-2xx ${r.non2xx}, errors ${r.errors}, timeouts ${r.timeouts}` : '';
       log(
         `  · ${t.name.padEnd(5)} run ${i + 1}: ${r.reqPerSec.toFixed(0)} req/s, p99 ${r.p99} ms, ` +
           `server CPU ${r.cpuMsPerRequest.toFixed(2)} ms/request, load average ${loadAverage()}${odd}`,
@@ -127,13 +151,18 @@ async function measure(
 }
 
 async function sameJson(urls: string[], init: RequestInit): Promise<{ statuses: number[]; equal: boolean }> {
-  const replies = await Promise.all(urls.map(async (u) => fetch(u, init).then(async (r) => ({ status: r.status, body: await r.json() }))));
+  const replies = await Promise.all(
+    urls.map(async (u) => fetch(u, init).then(async (r) => ({ status: r.status, body: await r.json() }))),
+  );
   const strip = (b: unknown) => {
     // Created tasks differ in id and time; compare the shape of everything else.
     const t = (b ?? {}) as Record<string, unknown>;
     return 'id' in t ? { ...t, id: '', created_at: '' } : t;
   };
-  return { statuses: replies.map((r) => r.status), equal: isDeepStrictEqual(strip(replies[0]!.body), strip(replies[1]!.body)) };
+  return {
+    statuses: replies.map((r) => r.status),
+    equal: isDeepStrictEqual(strip(replies[0]!.body), strip(replies[1]!.body)),
+  };
 }
 
 async function benchDatabase(load: LoadGenerator, label: string, database: Database): Promise<Measurement[]> {
@@ -173,9 +202,18 @@ async function benchDatabase(load: LoadGenerator, label: string, database: Datab
       })),
     );
     const getPath = `/v1/tasks/${task.id}`;
-    const getCheck = await sameJson(targets.map((t) => t.url + getPath), { headers: { authorization: owner!.header } });
-    log(`GET  /v1/tasks/{id}: statuses ${getCheck.statuses.join('/')}, same JSON from both apps: ${getCheck.equal ? 'yes' : 'NO'}`);
-    const getRuns = await measure(load, targets, () => ({ method: 'GET', path: getPath, authorizations: [owner!.header] }));
+    const getCheck = await sameJson(
+      targets.map((t) => t.url + getPath),
+      { headers: { authorization: owner!.header } },
+    );
+    log(
+      `GET  /v1/tasks/{id}: statuses ${getCheck.statuses.join('/')}, same JSON from both apps: ${getCheck.equal ? 'yes' : 'NO'}`,
+    );
+    const getRuns = await measure(load, targets, () => ({
+      method: 'GET',
+      path: getPath,
+      authorizations: [owner!.header],
+    }));
 
     // POST: every request uses the next account of a pool, so no account reaches the rate
     // limit (20 a minute) or the concurrency cap (5 active tasks on scale) within a run;
@@ -184,9 +222,15 @@ async function benchDatabase(load: LoadGenerator, label: string, database: Datab
     const pool = await newAccounts(deps, host, 400);
     const postCheck = await sameJson(
       targets.map((t) => `${t.url}/v1/tasks`),
-      { method: 'POST', headers: { authorization: pool[0]!.header, 'content-type': 'application/json' }, body: CREATE_BODY },
+      {
+        method: 'POST',
+        headers: { authorization: pool[0]!.header, 'content-type': 'application/json' },
+        body: CREATE_BODY,
+      },
     );
-    log(`POST /v1/tasks: statuses ${postCheck.statuses.join('/')}, same JSON from both apps (id and created_at aside): ${postCheck.equal ? 'yes' : 'NO'}`);
+    log(
+      `POST /v1/tasks: statuses ${postCheck.statuses.join('/')}, same JSON from both apps (id and created_at aside): ${postCheck.equal ? 'yes' : 'NO'}`,
+    );
     const reset = async () => {
       await deps.db.execute(sql`update tasks set status = 'cancelled', finished_at = now() where status = 'pending'`);
       await deps.db.execute(sql`delete from task_post_attempts`);
@@ -194,15 +238,22 @@ async function benchDatabase(load: LoadGenerator, label: string, database: Datab
       await deps.db.execute(sql`update api_tokens set last_used_at = now()`);
       await deps.db.execute(sql`vacuum analyze tasks, task_post_attempts, api_tokens, accounts, credit_ledger`);
     };
-    const postRuns = await measure(load, targets, () => ({ method: 'POST', path: '/v1/tasks', body: CREATE_BODY, authorizations: pool.map((a) => a.header) }), {
-      beforeRun: reset,
-      afterWarmup: async (warm) => {
-        // Twice the warm-up rate, so the pool outlasts a run.
-        const need = Math.ceil((Math.max(...warm.map((w) => w.reqPerSec)) * SECONDS * 2) / POSTS_PER_ACCOUNT);
-        if (need > pool.length) pool.push(...(await newAccounts(deps, host, need - pool.length)));
-        log(`  POST pool: ${pool.length} accounts (≤ ${POSTS_PER_ACCOUNT} POSTs each per run up to ${pool.length * POSTS_PER_ACCOUNT} requests a run)`);
+    const postRuns = await measure(
+      load,
+      targets,
+      () => ({ method: 'POST', path: '/v1/tasks', body: CREATE_BODY, authorizations: pool.map((a) => a.header) }),
+      {
+        beforeRun: reset,
+        afterWarmup: async (warm) => {
+          // Twice the warm-up rate, so the pool outlasts a run.
+          const need = Math.ceil((Math.max(...warm.map((w) => w.reqPerSec)) * SECONDS * 2) / POSTS_PER_ACCOUNT);
+          if (need > pool.length) pool.push(...(await newAccounts(deps, host, need - pool.length)));
+          log(
+            `  POST pool: ${pool.length} accounts (≤ ${POSTS_PER_ACCOUNT} POSTs each per run up to ${pool.length * POSTS_PER_ACCOUNT} requests a run)`,
+          );
+        },
       },
-    });
+    );
 
     const kind = database.kind;
     return [
@@ -224,7 +275,10 @@ async function main() {
   const results: Measurement[] = [];
   try {
     await onEachDatabase(
-      { pglite: 'PGlite (in memory, in this process)', postgres: 'PostgreSQL (throwaway local cluster, fsync off, pool of 10)' },
+      {
+        pglite: 'PGlite (in memory, in this process)',
+        postgres: 'PostgreSQL (throwaway local cluster, fsync off, pool of 10)',
+      },
       async (label, database) => {
         results.push(...(await benchDatabase(load, label, database)));
       },
@@ -233,7 +287,9 @@ async function main() {
     await load.close();
   }
   printTable(results, REPEATS);
-  log(`\ntotal time ${((Date.now() - started) / 1000).toFixed(0)} s; load average (1 min) at the end: ${loadAverage()}`);
+  log(
+    `\ntotal time ${((Date.now() - started) / 1000).toFixed(0)} s; load average (1 min) at the end: ${loadAverage()}`,
+  );
 }
 
 await main();

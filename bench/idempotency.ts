@@ -27,7 +27,10 @@ import { envInt, loadAverage, log, median, percentile, pressure } from './stats.
 
 const REQUESTS = envInt('BENCH_REQUESTS', 100);
 const BURSTS = envInt('BENCH_BURSTS', 10);
-const BODY = JSON.stringify({ prompt: 'Fix the off-by-one error in the pagination helper', repo_url: 'https://github.com/acme/widgets' });
+const BODY = JSON.stringify({
+  prompt: 'Fix the off-by-one error in the pagination helper',
+  repo_url: 'https://github.com/acme/widgets',
+});
 
 const ms = (x: number) => x.toFixed(1).padStart(7);
 
@@ -35,7 +38,12 @@ async function benchDatabase(label: string, database: Database) {
   await runMigrations(database);
   const dataDir = mkdtempSync(join(os.tmpdir(), 'emend-bench-idem-'));
   const host = await startBenchCodeHost([['acme', 'widgets']]);
-  const config = loadConfig({ EMEND_DATA_DIR: dataDir, EMEND_SECRET_KEY: randomBytes(32).toString('hex'), LOG_LEVEL: 'silent', ...host.env });
+  const config = loadConfig({
+    EMEND_DATA_DIR: dataDir,
+    EMEND_SECRET_KEY: randomBytes(32).toString('hex'),
+    LOG_LEVEL: 'silent',
+    ...host.env,
+  });
   const runtime = await createRuntime(config, database, { clock: systemClock, log: createLogger('silent') });
   const app = await buildApp(runtime.deps);
   const url = `${await app.listen({ port: 0, host: '127.0.0.1' })}/v1/tasks`;
@@ -48,7 +56,11 @@ async function benchDatabase(label: string, database: Database) {
   let used = 0;
   const accountFor = async () => {
     if (!account || used === 5) {
-      const made = await createAccount(runtime.deps, { email: `idem${++seq}-${randomBytes(3).toString('hex')}@example.com`, plan: 'scale', credits: 1000 });
+      const made = await createAccount(runtime.deps, {
+        email: `idem${++seq}-${randomBytes(3).toString('hex')}@example.com`,
+        plan: 'scale',
+        credits: 1000,
+      });
       await host.connect(runtime.deps, made.account.id);
       account = { id: made.account.id, header: `Bearer ${made.token.secret}` };
       used = 0;
@@ -57,11 +69,25 @@ async function benchDatabase(label: string, database: Database) {
     return account;
   };
   const finish = async (accountId: string) => {
-    await db.update(tasks).set({ status: 'running' }).where(sql`${tasks.accountId} = ${accountId} and ${tasks.status} = 'pending'`);
-    await db.update(tasks).set({ status: 'done' }).where(sql`${tasks.accountId} = ${accountId} and ${tasks.status} = 'running'`);
+    await db
+      .update(tasks)
+      .set({ status: 'running' })
+      .where(sql`${tasks.accountId} = ${accountId} and ${tasks.status} = 'pending'`);
+    await db
+      .update(tasks)
+      .set({ status: 'done' })
+      .where(sql`${tasks.accountId} = ${accountId} and ${tasks.status} = 'running'`);
   };
   const send = (header: string, key?: string) =>
-    fetch(url, { method: 'POST', headers: { authorization: header, 'content-type': 'application/json', ...(key ? { 'idempotency-key': key } : {}) }, body: BODY });
+    fetch(url, {
+      method: 'POST',
+      headers: {
+        authorization: header,
+        'content-type': 'application/json',
+        ...(key ? { 'idempotency-key': key } : {}),
+      },
+      body: BODY,
+    });
 
   const timed = async (kind: 'no key' | 'new key' | 'replay'): Promise<number[]> => {
     const times: number[] = [];
@@ -73,7 +99,8 @@ async function benchDatabase(label: string, database: Database) {
         if (!replayKey) {
           const a = await accountFor();
           replayKey = { header: a.header, key: `replayed-${randomBytes(4).toString('hex')}` };
-          if ((await send(replayKey.header, replayKey.key)).status !== 201) throw new Error('the first POST of the replayed key failed');
+          if ((await send(replayKey.header, replayKey.key)).status !== 201)
+            throw new Error('the first POST of the replayed key failed');
         }
         ({ header, key } = replayKey);
       } else {
@@ -105,7 +132,9 @@ async function benchDatabase(label: string, database: Database) {
         headers.push((await accountFor()).header);
       }
       const t0 = performance.now();
-      const statuses = await Promise.all(headers.map((h) => send(h).then(async (r) => (await r.arrayBuffer(), r.status))));
+      const statuses = await Promise.all(
+        headers.map((h) => send(h).then(async (r) => (await r.arrayBuffer(), r.status))),
+      );
       plainBursts.push(performance.now() - t0);
       if (statuses.some((s) => s !== 201)) throw new Error(`plain burst ${b}: ${JSON.stringify(statuses)}`);
     }
@@ -116,7 +145,11 @@ async function benchDatabase(label: string, database: Database) {
       const a = await accountFor();
       const key = `burst-${b}-${randomBytes(4).toString('hex')}`;
       const t0 = performance.now();
-      const answers = await Promise.all(Array.from({ length: 10 }, () => send(a.header, key).then(async (r) => ({ status: r.status, id: ((await r.json()) as { id: string }).id }))));
+      const answers = await Promise.all(
+        Array.from({ length: 10 }, () =>
+          send(a.header, key).then(async (r) => ({ status: r.status, id: ((await r.json()) as { id: string }).id })),
+        ),
+      );
       bursts.push(performance.now() - t0);
       if (answers.some((r) => r.status !== 201) || new Set(answers.map((r) => r.id)).size !== 1) {
         throw new Error(`burst ${b}: ${JSON.stringify(answers.map((r) => r.status))}`);
@@ -129,10 +162,16 @@ async function benchDatabase(label: string, database: Database) {
     log('| kind | p50 | p99 | mean |');
     log('|---|---:|---:|---:|');
     for (const [kind, times] of rows) {
-      log(`| ${kind} | ${ms(median(times))} | ${ms(percentile(times, 99))} | ${ms(times.reduce((s, t) => s + t, 0) / times.length)} |`);
+      log(
+        `| ${kind} | ${ms(median(times))} | ${ms(percentile(times, 99))} | ${ms(times.reduce((s, t) => s + t, 0) / times.length)} |`,
+      );
     }
-    log(`| 10 simultaneous, no key, 10 accounts: 10 tasks (until all answered; ${BURSTS} bursts) | ${ms(median(plainBursts))} | ${ms(Math.max(...plainBursts))} (max) | ${ms(plainBursts.reduce((s, t) => s + t, 0) / plainBursts.length)} |`);
-    log(`| 10 simultaneous, one key: 1 task (until all 10 answered; ${BURSTS} bursts) | ${ms(median(bursts))} | ${ms(Math.max(...bursts))} (max) | ${ms(bursts.reduce((s, t) => s + t, 0) / bursts.length)} |`);
+    log(
+      `| 10 simultaneous, no key, 10 accounts: 10 tasks (until all answered; ${BURSTS} bursts) | ${ms(median(plainBursts))} | ${ms(Math.max(...plainBursts))} (max) | ${ms(plainBursts.reduce((s, t) => s + t, 0) / plainBursts.length)} |`,
+    );
+    log(
+      `| 10 simultaneous, one key: 1 task (until all 10 answered; ${BURSTS} bursts) | ${ms(median(bursts))} | ${ms(Math.max(...bursts))} (max) | ${ms(bursts.reduce((s, t) => s + t, 0) / bursts.length)} |`,
+    );
     log(`every burst: ten 201s with one task id, one task row`);
   } finally {
     await app.close();
@@ -145,8 +184,13 @@ async function benchDatabase(label: string, database: Database) {
 async function main() {
   const cpus = os.cpus();
   log(`emend Idempotency-Key benchmark, ${new Date().toISOString()}`);
-  log(`machine: ${cpus[0]?.model.trim() ?? 'unknown CPU'}, ${cpus.length} cores, Node ${process.version}; load average at start: ${loadAverage()}${pressure()}`);
-  await onEachDatabase({ pglite: 'PGlite (in process)', postgres: 'PostgreSQL (local cluster, fsync off)' }, (label, database) => benchDatabase(label, database));
+  log(
+    `machine: ${cpus[0]?.model.trim() ?? 'unknown CPU'}, ${cpus.length} cores, Node ${process.version}; load average at start: ${loadAverage()}${pressure()}`,
+  );
+  await onEachDatabase(
+    { pglite: 'PGlite (in process)', postgres: 'PostgreSQL (local cluster, fsync off)' },
+    (label, database) => benchDatabase(label, database),
+  );
   log(`load average at end: ${loadAverage()}`);
 }
 

@@ -36,7 +36,14 @@ export async function runLoad(job: LoadJob): Promise<LoadResult> {
     const pool = job.authorizations;
     request.setupRequest = (req) => ({ ...req, headers: { ...req.headers, authorization: pool[n++ % pool.length]! } });
   }
-  const options = { url: job.url, connections: job.connections, pipelining: 1, duration: job.seconds, timeout: 10, requests: [request] };
+  const options = {
+    url: job.url,
+    connections: job.connections,
+    pipelining: 1,
+    duration: job.seconds,
+    timeout: 10,
+    requests: [request],
+  };
   // Off the main thread autocannon takes itself for one of its own workers and returns the
   // raw instance result; aggregating it is the documented way to get the usual figures.
   const raw = await autocannon({ ...options, skipAggregateResult: true });

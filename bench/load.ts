@@ -18,7 +18,9 @@ export class LoadGenerator {
 
   constructor() {
     // fork() passes this process's execArgv on, so tsx's loader runs the TypeScript file there too.
-    this.child = fork(fileURLToPath(new URL('./load-worker.ts', import.meta.url)), [], { stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
+    this.child = fork(fileURLToPath(new URL('./load-worker.ts', import.meta.url)), [], {
+      stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
+    });
     this.ready = new Promise((resolve, reject) => {
       this.child.on('message', (reply: Reply) => {
         if ('ready' in reply) return resolve();

@@ -20,4 +20,9 @@ export function noopSteps(kind: 'return' | 'yield' = 'return'): StepRegistry {
 }
 
 /** The production defaults (src/worker/worker.ts), written out so the figures say what ran. */
-export const BENCH_WORKER_OPTIONS: WorkerOptions = { concurrency: 2, heartbeatMs: 5000, staleMs: 30_000, maintenanceMs: 5000 };
+export const BENCH_WORKER_OPTIONS: WorkerOptions = {
+  concurrency: 2,
+  heartbeatMs: 5000,
+  staleMs: 30_000,
+  maintenanceMs: 5000,
+};

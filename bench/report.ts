@@ -29,7 +29,19 @@ function statusSummary(runs: LoadResult[]): string {
 
 /** The summary table: medians over the runs, and emend's share of the bare route's rate. */
 export function printTable(results: Measurement[], repeats: number) {
-  const header = ['endpoint', 'database', 'app', 'req/s', 'p50 ms', 'p99 ms', 'CPU ms/req', 'non-2xx', 'errors', 'runs req/s', 'responses'];
+  const header = [
+    'endpoint',
+    'database',
+    'app',
+    'req/s',
+    'p50 ms',
+    'p99 ms',
+    'CPU ms/req',
+    'non-2xx',
+    'errors',
+    'runs req/s',
+    'responses',
+  ];
   const rows: string[][] = [header];
   const ratios: string[] = [];
   for (const m of results) {
@@ -65,7 +77,12 @@ export function printTable(results: Measurement[], repeats: number) {
       `every figure is the median of ${repeats} runs; non-2xx and errors are totals)`,
   );
   for (const [i, r] of rows.entries()) {
-    console.log(r.map((cell, c) => (c >= 3 && c <= 8 ? cell.padStart(widths[c]!) : cell.padEnd(widths[c]!))).join('  ').trimEnd());
+    console.log(
+      r
+        .map((cell, c) => (c >= 3 && c <= 8 ? cell.padStart(widths[c]!) : cell.padEnd(widths[c]!)))
+        .join('  ')
+        .trimEnd(),
+    );
     if (i === 0) console.log(widths.map((w) => '-'.repeat(w)).join('  '));
   }
   console.log('');

@@ -69,7 +69,9 @@ function describeMachine(sandbox: Sandbox) {
   const gb = (os.totalmem() / 1024 ** 3).toFixed(1);
   const report = sandbox.report();
   log(`emend sandbox benchmark, ${new Date().toISOString()}`);
-  log(`machine: ${cpus[0]?.model.trim() ?? 'unknown CPU'}, ${cpus.length} cores, ${gb} GiB RAM, ${os.type()} ${os.release()}, Node ${process.version}`);
+  log(
+    `machine: ${cpus[0]?.model.trim() ?? 'unknown CPU'}, ${cpus.length} cores, ${gb} GiB RAM, ${os.type()} ${os.release()}, Node ${process.version}`,
+  );
   log(
     `sandbox: ${report.kind} ${report.version ?? ''}, cgroups ${report.cgroups} (memory limit ${report.memoryLimit}, process limit ${report.processLimit})` +
       `${report.notes ? `; notes: ${report.notes.join('; ')}` : ''}; running as uid ${process.getuid?.() ?? '?'}`,
@@ -79,7 +81,9 @@ function describeMachine(sandbox: Sandbox) {
     `limits (defaults of loadConfig): timeout ${l.timeoutMs / 1000} s, CPU ${l.cpuSeconds} s, memory ${l.memoryBytes / 1024 ** 2} MiB, ` +
       `processes ${l.maxProcesses}, file size ${l.fileSizeBytes / 1024 ** 2} MiB, open files ${l.openFiles}, output ${l.outputBytes / 1024} KiB`,
   );
-  log(`load average (1, 5, 15 min) at start: ${loadAverage()}${pressure()}; other work on the machine shares its ${cpus.length} cores`);
+  log(
+    `load average (1, 5, 15 min) at start: ${loadAverage()}${pressure()}; other work on the machine shares its ${cpus.length} cores`,
+  );
   log(
     `method: per command, ${WARMUP} untimed rounds, then ${RUNS} rounds; each round runs the command once in every variant, ` +
       `in an order rotated from round to round, one process at a time; wall time from just before spawn (or sandbox.run) ` +
@@ -100,7 +104,12 @@ async function cgroupCosts(limits: { memoryBytes: number; maxProcesses: number }
   }
   const bash = findExecutable('bash')!;
   const runBash = (script: string, args: string[]) =>
-    collect(spawn(bash, ['-c', script, 'bench', ...args], { env: { PATH: '/usr/bin:/bin' }, stdio: ['ignore', 'pipe', 'pipe'] }));
+    collect(
+      spawn(bash, ['-c', script, 'bench', ...args], {
+        env: { PATH: '/usr/bin:/bin' },
+        stdio: ['ignore', 'pipe', 'pipe'],
+      }),
+    );
   const times = { bookkeeping: [] as number[], exit: [] as number[], join: [] as number[] };
   for (let round = 0; round < WARMUP + RUNS; round++) {
     let t0 = performance.now();
@@ -124,17 +133,26 @@ async function cgroupCosts(limits: { memoryBytes: number; maxProcesses: number }
       times.join.push(join);
     }
   }
-  const controllers = (['memory', 'pids'] as const).filter((c) => support[c]).map((c) => `${c} v${support[c]!.version}`);
+  const controllers = (['memory', 'pids'] as const)
+    .filter((c) => support[c])
+    .map((c) => `${c} v${support[c]!.version}`);
   log('');
-  log(`cgroups apart (${controllers.join(', ')}; ${RUNS} runs each, interleaved); load average after: ${loadAverage()}`);
+  log(
+    `cgroups apart (${controllers.join(', ')}; ${RUNS} runs each, interleaved); load average after: ${loadAverage()}`,
+  );
   log(`  step                                                       median ms  p90 ms`);
-  const row = (label: string, xs: number[]) => log(`  ${label.padEnd(58)} ${ms(median(xs))}    ${ms(percentile(xs, 90))}`);
+  const row = (label: string, xs: number[]) =>
+    log(`  ${label.padEnd(58)} ${ms(median(xs))}    ${ms(percentile(xs, 90))}`);
   row('create + remove the cgroups, no process in them', times.bookkeeping);
   row("spawn bash -c 'exit 0'", times.exit);
   row('create, spawn bash that joins them (cgroup.procs), remove', times.join);
   const joinCost = median(times.join) - median(times.exit) - median(times.bookkeeping);
-  log(`  → joining ${controllers.length} cgroup${controllers.length > 1 ? 's' : ''} costs the process about ${joinCost.toFixed(1)} ms (median differences)`);
-  summary.push(`cgroups: bookkeeping ${median(times.bookkeeping).toFixed(1)} ms, a process joining them ${joinCost.toFixed(1)} ms (medians)`);
+  log(
+    `  → joining ${controllers.length} cgroup${controllers.length > 1 ? 's' : ''} costs the process about ${joinCost.toFixed(1)} ms (median differences)`,
+  );
+  summary.push(
+    `cgroups: bookkeeping ${median(times.bookkeeping).toFixed(1)} ms, a process joining them ${joinCost.toFixed(1)} ms (medians)`,
+  );
 }
 
 async function main() {
@@ -145,7 +163,8 @@ async function main() {
     const sandbox = await createSandbox(config.sandbox, { protectedPaths: [dataDir] });
     const noCgroups = await createSandbox(config.sandbox, { protectedPaths: [dataDir], cgroups: false });
     describeMachine(sandbox);
-    if (sandbox.report().kind !== 'bubblewrap') throw new Error(`needs bubblewrap; the sandbox is ${sandbox.report().kind}: ${sandbox.report().problem ?? ''}`);
+    if (sandbox.report().kind !== 'bubblewrap')
+      throw new Error(`needs bubblewrap; the sandbox is ${sandbox.report().kind}: ${sandbox.report().problem ?? ''}`);
 
     const bwrap = findExecutable('bwrap')!;
     const prlimit = findExecutable('prlimit')!;
@@ -154,12 +173,25 @@ async function main() {
     // The argv sandbox.run builds for bwrap (src/sandbox/sandbox.ts), without prlimit, bash or cgroups.
     const bwrapArgv = (command: string[]) =>
       bwrapArgs(
-        { workdir, command, network: false, toolRoots: config.sandbox.toolRoots, tmpBytes: limits.memoryBytes, passwdFd: 3, groupFd: 4 },
+        {
+          workdir,
+          command,
+          network: false,
+          toolRoots: config.sandbox.toolRoots,
+          tmpBytes: limits.memoryBytes,
+          passwdFd: 3,
+          groupFd: 4,
+        },
         layout,
       );
     const launchEnv = { PATH: '/usr/sbin:/usr/bin:/sbin:/bin' };
     const bwrapSpawn = (file: string, args: string[]) => {
-      const child = spawn(file, args, { cwd: '/', env: launchEnv, detached: true, stdio: ['ignore', 'pipe', 'pipe', 'pipe', 'pipe'] });
+      const child = spawn(file, args, {
+        cwd: '/',
+        env: launchEnv,
+        detached: true,
+        stdio: ['ignore', 'pipe', 'pipe', 'pipe', 'pipe'],
+      });
       feedData(child);
       return collect(child);
     };
@@ -173,7 +205,13 @@ async function main() {
         name: 'host',
         what: 'child_process.spawn of the command itself, unsandboxed (cwd the workspace, env PATH HOME LANG)',
         run: (argv) =>
-          collect(spawn(argv[0]!, argv.slice(1), { cwd: workdir, env: { PATH: '/usr/bin:/bin', HOME: workdir, LANG: 'C.UTF-8' }, stdio: ['ignore', 'pipe', 'pipe'] })),
+          collect(
+            spawn(argv[0]!, argv.slice(1), {
+              cwd: workdir,
+              env: { PATH: '/usr/bin:/bin', HOME: workdir, LANG: 'C.UTF-8' },
+              stdio: ['ignore', 'pipe', 'pipe'],
+            }),
+          ),
       },
       {
         name: 'bwrap',
@@ -214,19 +252,26 @@ async function main() {
           const elapsed = performance.now() - t0;
           // A run that did not do the work measures nothing: stop rather than print a figure for it.
           if (r.code !== 0 || r.stdout !== command.stdout) {
-            throw new Error(`${v.name} ${command.label}: exit ${r.code}, stdout ${JSON.stringify(r.stdout)}, stderr ${JSON.stringify(r.stderr.slice(-500))}`);
+            throw new Error(
+              `${v.name} ${command.label}: exit ${r.code}, stdout ${JSON.stringify(r.stdout)}, stderr ${JSON.stringify(r.stderr.slice(-500))}`,
+            );
           }
           if (round >= WARMUP) times.get(v.name)!.push(elapsed);
         }
       }
       const host = times.get('host')!;
       log('');
-      log(`${command.label}: ${RUNS} runs per variant (all exited 0 with the expected output); load average after: ${loadAverage()}`);
-      log(`  variant            median ms  p90 ms  min ms  max ms   overhead vs host (median diff, ratio)   step from the row above (median diff)`);
+      log(
+        `${command.label}: ${RUNS} runs per variant (all exited 0 with the expected output); load average after: ${loadAverage()}`,
+      );
+      log(
+        `  variant            median ms  p90 ms  min ms  max ms   overhead vs host (median diff, ratio)   step from the row above (median diff)`,
+      );
       let previous: number[] | undefined;
       for (const v of variants) {
         const xs = times.get(v.name)!;
-        const over = v.name === 'host' ? '' : `${signed(median(xs) - median(host))}, ×${(median(xs) / median(host)).toFixed(1)}`;
+        const over =
+          v.name === 'host' ? '' : `${signed(median(xs) - median(host))}, ×${(median(xs) / median(host)).toFixed(1)}`;
         const step = previous ? signed(median(xs) - median(previous)) : '';
         log(
           `  ${v.name.padEnd(16)}  ${ms(median(xs))}    ${ms(percentile(xs, 90))}  ${ms(Math.min(...xs))}  ${ms(Math.max(...xs))}   ${over.padEnd(38)}  ${step}`.trimEnd(),
@@ -243,7 +288,9 @@ async function main() {
 
     log('');
     for (const line of summary) log(line);
-    log(`total time ${((Date.now() - started) / 1000).toFixed(0)} s; load average (1, 5, 15 min) at the end: ${loadAverage()}${pressure()}`);
+    log(
+      `total time ${((Date.now() - started) / 1000).toFixed(0)} s; load average (1, 5, 15 min) at the end: ${loadAverage()}${pressure()}`,
+    );
   } finally {
     rmSync(workdir, { recursive: true, force: true });
     rmSync(dataDir, { recursive: true, force: true });

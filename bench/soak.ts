@@ -13,7 +13,11 @@ const { values } = parseArgs({
     'in-flight': { type: 'string', default: '16' },
     'stale-ms': { type: 'string', default: '5000' },
     'min-uptime': { type: 'string', default: '10', description: 'seconds a worker runs before it may be killed' },
-    'bench-tasks': { type: 'string', default: '120', description: 'tasks per measurement with 1, 2, 3 workers; 0 to skip' },
+    'bench-tasks': {
+      type: 'string',
+      default: '120',
+      description: 'tasks per measurement with 1, 2, 3 workers; 0 to skip',
+    },
     'bench-workers': { type: 'string', default: '1,2,3' },
     'skip-faults': { type: 'boolean', default: false },
     'keep-dir': { type: 'boolean', default: false },
@@ -31,20 +35,28 @@ function summary(r: SoakReport) {
     ...r.reasons.map((x) => `  ${x.status} ×${x.n}: ${x.reason}`),
     `wall ${r.wallS.toFixed(1)} s, ${r.tasksPerS.toFixed(2)} tasks/s; POST → terminal p50 ${(r.latencyMs.p50 / 1000).toFixed(2)} s, p99 ${(r.latencyMs.p99 / 1000).toFixed(2)} s, max ${(r.latencyMs.max / 1000).toFixed(2)} s`,
     `worker kills ${r.kills}; steps done again after a kill or the outage ${r.rerunsAfterKill}; crashes ${JSON.stringify(r.crashes)}`,
-    r.postgresDown ? `PostgreSQL down ${(r.postgresDown.fromMs / 1000).toFixed(1)}–${(r.postgresDown.toMs / 1000).toFixed(1)} s` : 'PostgreSQL not restarted',
+    r.postgresDown
+      ? `PostgreSQL down ${(r.postgresDown.fromMs / 1000).toFixed(1)}–${(r.postgresDown.toMs / 1000).toFixed(1)} s`
+      : 'PostgreSQL not restarted',
     `HTTP ${r.http.total} responses; 5xx ${JSON.stringify(r.http.by5xx)}, 503 during the outage ${r.http.unavailableInWindow}, other 5xx or failed requests ${r.http.outside.length}`,
     `credits: ${r.ledger.accounts} accounts, holds ${r.ledger.holds} = captures ${r.ledger.captures} + releases ${r.ledger.releases}; grants ${r.ledger.grants}`,
-    r.violations.length ? `VIOLATIONS (${r.violations.length}):\n${r.violations.map((v) => `  - ${v.check}: ${v.detail}`).join('\n')}` : 'violations: none',
+    r.violations.length
+      ? `VIOLATIONS (${r.violations.length}):\n${r.violations.map((v) => `  - ${v.check}: ${v.detail}`).join('\n')}`
+      : 'violations: none',
   ].join('\n');
 }
 
-console.log(`emend soak, ${new Date().toISOString()}\nmachine: ${machine}\nload average (1 min) at start: ${loadavg()[0]!.toFixed(1)}`);
+console.log(
+  `emend soak, ${new Date().toISOString()}\nmachine: ${machine}\nload average (1 min) at start: ${loadavg()[0]!.toFixed(1)}`,
+);
 let failed = false;
 
 if (!values['skip-faults']) {
   const [min, max] = (values['kill-every'] ?? '3-6').split('-').map(Number);
   const downS = Number(values['pg-down']);
-  console.log(`\n## faults: ${values.tasks} tasks, ${values['api-nodes']} API nodes, ${values.workers} workers (concurrency 2), kill every ${values['kill-every']} s, PostgreSQL down ${downS} s once`);
+  console.log(
+    `\n## faults: ${values.tasks} tasks, ${values['api-nodes']} API nodes, ${values.workers} workers (concurrency 2), kill every ${values['kill-every']} s, PostgreSQL down ${downS} s once`,
+  );
   const r = await runSoak({
     tasks: int(values.tasks),
     workers: int(values.workers),
@@ -67,7 +79,9 @@ const benchTasks = int(values['bench-tasks']);
 if (benchTasks > 0) {
   const rows: string[] = [];
   for (const workers of (values['bench-workers'] ?? '').split(',').map(Number)) {
-    console.log(`\n## throughput: ${benchTasks} plain pull-request fix tasks, 2 API nodes, ${workers} worker process(es) (concurrency 2), no faults`);
+    console.log(
+      `\n## throughput: ${benchTasks} plain pull-request fix tasks, 2 API nodes, ${workers} worker process(es) (concurrency 2), no faults`,
+    );
     const r = await runSoak({
       tasks: benchTasks,
       workers,
@@ -83,7 +97,9 @@ if (benchTasks > 0) {
     });
     console.log(summary(r));
     if (r.violations.length) failed = true;
-    rows.push(`${String(workers).padStart(7)}  ${String(r.tasks).padStart(5)}  ${String(4 * workers).padStart(9)}  ${r.tasksPerS.toFixed(2).padStart(7)}  ${(r.latencyMs.p50 / 1000).toFixed(2).padStart(6)}  ${(r.latencyMs.p99 / 1000).toFixed(2).padStart(6)}  ${loadavg()[0]!.toFixed(1).padStart(8)}`);
+    rows.push(
+      `${String(workers).padStart(7)}  ${String(r.tasks).padStart(5)}  ${String(4 * workers).padStart(9)}  ${r.tasksPerS.toFixed(2).padStart(7)}  ${(r.latencyMs.p50 / 1000).toFixed(2).padStart(6)}  ${(r.latencyMs.p99 / 1000).toFixed(2).padStart(6)}  ${loadavg()[0]!.toFixed(1).padStart(8)}`,
+    );
   }
   console.log(`\nworkers  tasks  in flight  tasks/s  p50 s   p99 s   load avg\n${rows.join('\n')}`);
 }

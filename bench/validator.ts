@@ -14,7 +14,14 @@ import { execFileSync, spawnSync } from 'node:child_process';
 import os from 'node:os';
 import type { Sandbox } from '../src/sandbox/types.js';
 import { type ValidatorOutput, validate } from '../src/validator/validate.js';
-import { type FixtureRepo, fixtureSandbox, jsFailingTest, pythonPytest, quixBugsHang, removeFixtureRepos } from '../test/support/fixture-repos.js';
+import {
+  type FixtureRepo,
+  fixtureSandbox,
+  jsFailingTest,
+  pythonPytest,
+  quixBugsHang,
+  removeFixtureRepos,
+} from '../test/support/fixture-repos.js';
 import { log, median } from './stats.js';
 
 const RUNS = Number(process.env.BENCH_RUNS ?? 7);
@@ -27,17 +34,33 @@ function describeMachine(sandbox: Sandbox) {
   const gb = (os.totalmem() / 1024 ** 3).toFixed(1);
   const report = sandbox.report();
   log(`emend validator benchmark, ${new Date().toISOString()}`);
-  log(`machine: ${cpus[0]?.model.trim() ?? 'unknown CPU'}, ${cpus.length} cores, ${gb} GiB RAM, ${os.type()} ${os.release()}, Node ${process.version}`);
-  log(`sandbox: ${report.kind} ${report.version ?? ''}, cgroups ${report.cgroups} (memory limit ${report.memoryLimit}, process limit ${report.processLimit})`);
-  log(`python: ${spawnSync('/usr/bin/python3', ['-m', 'pytest', '--version'], { encoding: 'utf8' }).stdout.trim() || 'pytest not found'}`);
-  log(`load average (1, 5, 15 min) at start: ${os.loadavg().map((l) => l.toFixed(1)).join(', ')}; other work on the machine shares its ${cpus.length} cores`);
-  log(`method: ${RUNS} runs per fixture after 1 warm-up; each run validates the fixture's working-tree change against HEAD (two test runs in the sandbox, in sequence); medians`);
+  log(
+    `machine: ${cpus[0]?.model.trim() ?? 'unknown CPU'}, ${cpus.length} cores, ${gb} GiB RAM, ${os.type()} ${os.release()}, Node ${process.version}`,
+  );
+  log(
+    `sandbox: ${report.kind} ${report.version ?? ''}, cgroups ${report.cgroups} (memory limit ${report.memoryLimit}, process limit ${report.processLimit})`,
+  );
+  log(
+    `python: ${spawnSync('/usr/bin/python3', ['-m', 'pytest', '--version'], { encoding: 'utf8' }).stdout.trim() || 'pytest not found'}`,
+  );
+  log(
+    `load average (1, 5, 15 min) at start: ${os
+      .loadavg()
+      .map((l) => l.toFixed(1))
+      .join(', ')}; other work on the machine shares its ${cpus.length} cores`,
+  );
+  log(
+    `method: ${RUNS} runs per fixture after 1 warm-up; each run validates the fixture's working-tree change against HEAD (two test runs in the sandbox, in sequence); medians`,
+  );
 }
 
 /** The detected command once on the host, unsandboxed, in the checkout itself: the floor. */
 function hostRun(repo: FixtureRepo, command: string): number {
   const started = performance.now();
-  spawnSync('sh', ['-c', `${command} >/dev/null 2>&1`], { cwd: repo.dir, env: { PATH: '/usr/bin:/bin', HOME: os.tmpdir(), CI: 'true' } });
+  spawnSync('sh', ['-c', `${command} >/dev/null 2>&1`], {
+    cwd: repo.dir,
+    env: { PATH: '/usr/bin:/bin', HOME: os.tmpdir(), CI: 'true' },
+  });
   return performance.now() - started;
 }
 
@@ -59,8 +82,12 @@ async function measure(sandbox: Sandbox, name: string, make: () => FixtureRepo) 
   }
   log('');
   log(`${name}: ${last!.command}`);
-  log(`  verdict: passed=${last!.passed}, new failures ${JSON.stringify(last!.new_failures)}, tests ${JSON.stringify(last!.tests)}`);
-  log(`  validate() wall time: median ${ms(median(totals))} (min ${ms(Math.min(...totals))}, max ${ms(Math.max(...totals))}); runs: ${totals.map((t) => t.toFixed(0)).join(' / ')}`);
+  log(
+    `  verdict: passed=${last!.passed}, new failures ${JSON.stringify(last!.new_failures)}, tests ${JSON.stringify(last!.tests)}`,
+  );
+  log(
+    `  validate() wall time: median ${ms(median(totals))} (min ${ms(Math.min(...totals))}, max ${ms(Math.max(...totals))}); runs: ${totals.map((t) => t.toFixed(0)).join(' / ')}`,
+  );
   log(`  one sandboxed test run (the baseline's): median ${ms(median(baselines))}`);
   log(`  the same command on the host, unsandboxed, once: median ${ms(median(hosts))}`);
   log(`  overhead of validate() over two host runs: median ${ms(median(totals) - 2 * median(hosts))}`);
@@ -75,15 +102,27 @@ async function measureHang(sandbox: Sandbox) {
   let last: ValidatorOutput | undefined;
   for (let i = 0; i < runs; i++) {
     const started = performance.now();
-    last = await validate(sandbox, { dir: repo.dir, base: repo.base }, { limits: { testTimeoutMs: HANG_TIMEOUT_S * 1000 } });
+    last = await validate(
+      sandbox,
+      { dir: repo.dir, base: repo.base },
+      { limits: { testTimeoutMs: HANG_TIMEOUT_S * 1000 } },
+    );
     totals.push(performance.now() - started);
     changeRuns.push(last.duration_ms - last.baseline!.duration_ms);
   }
   log('');
-  log(`Python, QuixBugs sqrt with an infinite loop (9 tests; the 6th hangs on the change), per-test timeout ${HANG_TIMEOUT_S} s, run limit ${sandbox.report().limits.timeoutMs / 1000} s: ${last!.command}`);
-  log(`  verdict: passed=${last!.passed}, new failures ${JSON.stringify(last!.new_failures)}, tests ${JSON.stringify(last!.tests)}, hung ${JSON.stringify(last!.hung)}`);
-  log(`  validate() wall time: median ${ms(median(totals))} (min ${ms(Math.min(...totals))}, max ${ms(Math.max(...totals))}); runs: ${totals.map((t) => t.toFixed(0)).join(' / ')}`);
-  log(`  past the per-test timeout: median ${ms(median(totals) - HANG_TIMEOUT_S * 1000)} (the 1 s grace, the baseline's run, copies, the probe, the kill)`);
+  log(
+    `Python, QuixBugs sqrt with an infinite loop (9 tests; the 6th hangs on the change), per-test timeout ${HANG_TIMEOUT_S} s, run limit ${sandbox.report().limits.timeoutMs / 1000} s: ${last!.command}`,
+  );
+  log(
+    `  verdict: passed=${last!.passed}, new failures ${JSON.stringify(last!.new_failures)}, tests ${JSON.stringify(last!.tests)}, hung ${JSON.stringify(last!.hung)}`,
+  );
+  log(
+    `  validate() wall time: median ${ms(median(totals))} (min ${ms(Math.min(...totals))}, max ${ms(Math.max(...totals))}); runs: ${totals.map((t) => t.toFixed(0)).join(' / ')}`,
+  );
+  log(
+    `  past the per-test timeout: median ${ms(median(totals) - HANG_TIMEOUT_S * 1000)} (the 1 s grace, the baseline's run, copies, the probe, the kill)`,
+  );
 }
 
 async function main() {

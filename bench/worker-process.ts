@@ -11,10 +11,19 @@ import { startWorker } from '../src/worker/worker.js';
 import { BENCH_WORKER_OPTIONS, noopSteps } from './noop-steps.js';
 
 const env = process.env;
-const database = env.DATABASE_URL ? openPostgres(env.DATABASE_URL, { max: 4 }) : openPostgres(undefined, { socketDir: env.BENCH_SOCKET_DIR!, max: 4 });
-const config = loadConfig({ EMEND_SECRET_KEY: randomBytes(32).toString('hex'), DATABASE_URL: env.DATABASE_URL, LOG_LEVEL: 'warn' });
+const database = env.DATABASE_URL
+  ? openPostgres(env.DATABASE_URL, { max: 4 })
+  : openPostgres(undefined, { socketDir: env.BENCH_SOCKET_DIR!, max: 4 });
+const config = loadConfig({
+  EMEND_SECRET_KEY: randomBytes(32).toString('hex'),
+  DATABASE_URL: env.DATABASE_URL,
+  LOG_LEVEL: 'warn',
+});
 const runtime = await createRuntime(config, database, { log: createLogger('warn') });
-const worker = await startWorker(runtime.deps, noopSteps(), { ...BENCH_WORKER_OPTIONS, concurrency: Number(env.CONCURRENCY ?? BENCH_WORKER_OPTIONS.concurrency) });
+const worker = await startWorker(runtime.deps, noopSteps(), {
+  ...BENCH_WORKER_OPTIONS,
+  concurrency: Number(env.CONCURRENCY ?? BENCH_WORKER_OPTIONS.concurrency),
+});
 console.log('worker ready');
 
 let stopping = false;

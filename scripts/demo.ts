@@ -44,10 +44,18 @@ async function main() {
     const repoUrl = `${github.webUrl}/acme/calc`;
     console.log(`emend demo: service at ${server.url}, repository ${repoUrl}, model: scripted (OpenAI wire format)\n`);
     console.log(`POST /v1/tasks  {"prompt": "${CALC_PROMPT}"}`);
-    const created = await fetch(`${server.url}/v1/tasks`, { method: 'POST', headers, body: JSON.stringify({ prompt: CALC_PROMPT, repo_url: repoUrl }) });
+    const created = await fetch(`${server.url}/v1/tasks`, {
+      method: 'POST',
+      headers,
+      body: JSON.stringify({ prompt: CALC_PROMPT, repo_url: repoUrl }),
+    });
     const task = (await created.json()) as { id: string; mode: string };
     console.log(`→ ${created.status} task ${task.id} (mode ${task.mode})\n`);
-    const stream = mustOpen(await openSse(`${server.url}/v1/tasks/${task.id}/logs/stream`, { headers: { authorization: headers.authorization } }));
+    const stream = mustOpen(
+      await openSse(`${server.url}/v1/tasks/${task.id}/logs/stream`, {
+        headers: { authorization: headers.authorization },
+      }),
+    );
     let from = 0;
     for (;;) {
       const item = await stream.waitFor((i) => i.kind === 'event', 180_000, from);
@@ -63,8 +71,12 @@ async function main() {
       }
     }
     stream.close();
-    const final = (await (await fetch(`${server.url}/v1/tasks/${task.id}`, { headers })).json()) as { task: Record<string, any> };
-    console.log(`tokens ${final.task.tokens_total}, cost $${final.task.cost_usd.toFixed(6)} (priced as gpt-4.1)\n\ndiff:\n${final.task.diff_summary ?? '(none)'}`);
+    const final = (await (await fetch(`${server.url}/v1/tasks/${task.id}`, { headers })).json()) as {
+      task: Record<string, any>;
+    };
+    console.log(
+      `tokens ${final.task.tokens_total}, cost $${final.task.cost_usd.toFixed(6)} (priced as gpt-4.1)\n\ndiff:\n${final.task.diff_summary ?? '(none)'}`,
+    );
     if (final.task.status !== 'done') process.exitCode = 1;
   } finally {
     await server.close();
@@ -80,8 +92,10 @@ function summarise(step: string, o: Record<string, any>): string {
   if (step === 'planner') return `— ${o.summary}`;
   if (step === 'locator') return `— ${(o.selected ?? []).join(', ')}`;
   if (step === 'inspector') return `— ${o.summary}`;
-  if (step === 'fixer') return `— ${(o.files_changed ?? []).map((f: { path: string }) => f.path).join(', ')} in ${o.rounds} answer(s)`;
-  if (step === 'validator') return `— passed: ${o.passed}, fixed: ${(o.fixed ?? []).join(', ') || 'none'} (${o.command})`;
+  if (step === 'fixer')
+    return `— ${(o.files_changed ?? []).map((f: { path: string }) => f.path).join(', ')} in ${o.rounds} answer(s)`;
+  if (step === 'validator')
+    return `— passed: ${o.passed}, fixed: ${(o.fixed ?? []).join(', ') || 'none'} (${o.command})`;
   return '';
 }
 

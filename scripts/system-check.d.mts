@@ -26,6 +26,13 @@ export type Plan =
 
 export const PACKAGES: ReadonlyArray<SystemPackage>;
 export function plan(facts: { purpose: Purpose; missing: string[]; isRoot: boolean; hasAptGet: boolean }): Plan;
-export function probe(root: string, env: NodeJS.ProcessEnv): { installed: (p: SystemPackage) => boolean; aptGet: string | undefined };
-export function missingFor(purpose: Purpose, installed: (p: SystemPackage) => boolean, env: NodeJS.ProcessEnv): string[];
+export function probe(
+  root: string,
+  env: NodeJS.ProcessEnv,
+): { installed: (p: SystemPackage) => boolean; aptGet: string | undefined };
+export function missingFor(
+  purpose: Purpose,
+  installed: (p: SystemPackage) => boolean,
+  env: NodeJS.ProcessEnv,
+): string[];
 export function main(purpose: Purpose, env?: NodeJS.ProcessEnv): number;

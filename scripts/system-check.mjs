@@ -44,13 +44,22 @@ export function plan({ purpose, missing, isRoot, hasAptGet }) {
   if (missing.length === 0) return { action: 'none' };
   const list = missing.join(' ');
   if (isRoot && hasAptGet) {
-    return { action: 'install', packages: missing, line: `npm ${purpose}: installing missing system packages: ${list} (apt-get install -y ${list})` };
+    return {
+      action: 'install',
+      packages: missing,
+      line: `npm ${purpose}: installing missing system packages: ${list} (apt-get install -y ${list})`,
+    };
   }
   const command = `sudo apt-get install -y ${list}`;
   const why = !hasAptGet
     ? `This machine has no apt-get: install these Debian packages or their equivalents, then run npm ${purpose} again. On Debian or Ubuntu:`
     : `Run this (as root it is done for you), then npm ${purpose} again:`;
-  return { action: 'stop', packages: missing, command, message: `npm ${purpose} needs system packages that are missing: ${list}.\n${why}\n  ${command}` };
+  return {
+    action: 'stop',
+    packages: missing,
+    command,
+    message: `npm ${purpose} needs system packages that are missing: ${list}.\n${why}\n  ${command}`,
+  };
 }
 
 /**
@@ -72,7 +81,11 @@ export function probe(root, env) {
   const onPath = (command) => pathDirs.some((dir) => executable(under(join(dir, command))));
   const postgresBin = () => {
     try {
-      return readdirSync(under('/usr/lib/postgresql')).some((v) => existsSync(under(`/usr/lib/postgresql/${v}/bin/initdb`)) && existsSync(under(`/usr/lib/postgresql/${v}/bin/pg_ctl`)));
+      return readdirSync(under('/usr/lib/postgresql')).some(
+        (v) =>
+          existsSync(under(`/usr/lib/postgresql/${v}/bin/initdb`)) &&
+          existsSync(under(`/usr/lib/postgresql/${v}/bin/pg_ctl`)),
+      );
     } catch {
       return false;
     }
@@ -101,7 +114,9 @@ export function probe(root, env) {
  * @param {NodeJS.ProcessEnv} env
  */
 export function missingFor(purpose, installed, env) {
-  return PACKAGES.filter((p) => p.for.includes(purpose) && !(p.unlessEnv && env[p.unlessEnv]?.trim()) && !installed(p)).map((p) => p.name);
+  return PACKAGES.filter(
+    (p) => p.for.includes(purpose) && !(p.unlessEnv && env[p.unlessEnv]?.trim()) && !installed(p),
+  ).map((p) => p.name);
 }
 
 /**
@@ -122,11 +137,20 @@ export function main(purpose, env = process.env) {
   console.log(decided.line);
   const aptEnv = { ...env, DEBIAN_FRONTEND: 'noninteractive' };
   // apt's own output is shown only when it fails: the one line above says what happens.
-  for (const args of [['update', '-qq'], ['install', '-y', '-qq', '--no-install-recommends', ...decided.packages]]) {
-    const run = spawnSync(/** @type {string} */ (aptGet), args, { env: aptEnv, encoding: 'utf8', maxBuffer: 64 * 1024 * 1024 });
+  for (const args of [
+    ['update', '-qq'],
+    ['install', '-y', '-qq', '--no-install-recommends', ...decided.packages],
+  ]) {
+    const run = spawnSync(/** @type {string} */ (aptGet), args, {
+      env: aptEnv,
+      encoding: 'utf8',
+      maxBuffer: 64 * 1024 * 1024,
+    });
     if (run.status !== 0) {
       process.stderr.write(`${run.stdout ?? ''}${run.stderr ?? ''}`);
-      console.error(`apt-get ${args[0]} failed (${run.error?.message ?? `exit ${run.status}`}); install by hand: apt-get install -y ${decided.packages.join(' ')}`);
+      console.error(
+        `apt-get ${args[0]} failed (${run.error?.message ?? `exit ${run.status}`}); install by hand: apt-get install -y ${decided.packages.join(' ')}`,
+      );
       return 1;
     }
   }

@@ -27,7 +27,23 @@ import { installValidators } from './http/validation.js';
 import { installBodyParsing } from './http/bodies.js';
 import { recordRoutes } from './http/route-table.js';
 
-const resources = [healthRoutes, taskRoutes, taskActionRoutes, taskStreamRoutes, screenshotRoutes, deployRoutes, meRoutes, keyRoutes, scmRoutes, tokenRoutes, demoRoutes, adminRoutes, sessionRoutes, feedbackRoutes, trainingRoutes];
+const resources = [
+  healthRoutes,
+  taskRoutes,
+  taskActionRoutes,
+  taskStreamRoutes,
+  screenshotRoutes,
+  deployRoutes,
+  meRoutes,
+  keyRoutes,
+  scmRoutes,
+  tokenRoutes,
+  demoRoutes,
+  adminRoutes,
+  sessionRoutes,
+  feedbackRoutes,
+  trainingRoutes,
+];
 
 /** Builds the HTTP application; it does not listen (tests use app.inject, cli.ts listens). */
 export async function buildApp(deps: Deps): Promise<FastifyInstance> {

@@ -16,7 +16,15 @@ export function locatorCacheDir(env: NodeJS.ProcessEnv): string {
 export async function locateCommand(args: string[], env: NodeJS.ProcessEnv): Promise<number> {
   let values: { repo?: string; 'prompt-file'?: string; top?: string; json?: boolean };
   try {
-    ({ values } = parseArgs({ args, options: { repo: { type: 'string' }, 'prompt-file': { type: 'string' }, top: { type: 'string' }, json: { type: 'boolean' } } }));
+    ({ values } = parseArgs({
+      args,
+      options: {
+        repo: { type: 'string' },
+        'prompt-file': { type: 'string' },
+        top: { type: 'string' },
+        json: { type: 'boolean' },
+      },
+    }));
   } catch (err) {
     console.error(`emend: ${err instanceof Error ? err.message : String(err)}\n\n${USAGE}`);
     return EXIT_USAGE;
@@ -51,6 +59,8 @@ export async function locateCommand(args: string[], env: NodeJS.ProcessEnv): Pro
     console.log(`${String(i + 1).padStart(3)}. ${f.path}  ${f.score.toFixed(3)}`);
     for (const r of f.reasons) console.log(`       - ${r}`);
   });
-  console.error(`(${out.timings.files} files, index ${out.timings.cache === 'hit' ? 'from cache' : 'built'}, ${out.timings.total_ms} ms)`);
+  console.error(
+    `(${out.timings.files} files, index ${out.timings.cache === 'hit' ? 'from cache' : 'built'}, ${out.timings.total_ms} ms)`,
+  );
   return 0;
 }

@@ -24,27 +24,35 @@ function usage(message: string): number {
  */
 export async function sandboxCommand(args: string[], env: NodeJS.ProcessEnv): Promise<number> {
   const [sub, ...rest] = args;
-  if (sub !== 'exec') return usage(sub === undefined ? 'sandbox needs a command: exec' : `unknown sandbox command "${sub}"`);
+  if (sub !== 'exec')
+    return usage(sub === undefined ? 'sandbox needs a command: exec' : `unknown sandbox command "${sub}"`);
   const split = rest.indexOf('--');
   if (split === -1) return usage('put the command after --');
   const command = rest.slice(split + 1);
   if (command.length === 0) return usage('no command after --');
   let values: { workdir?: string; timeout?: string; network?: boolean };
   try {
-    ({ values } = parseArgs({ args: rest.slice(0, split), options: { workdir: { type: 'string' }, timeout: { type: 'string' }, network: { type: 'boolean' } } }));
+    ({ values } = parseArgs({
+      args: rest.slice(0, split),
+      options: { workdir: { type: 'string' }, timeout: { type: 'string' }, network: { type: 'boolean' } },
+    }));
   } catch (err) {
     return usage(err instanceof Error ? err.message : String(err));
   }
   if (!values.workdir) return usage('sandbox exec needs --workdir');
-  if (values.timeout !== undefined && !/^[1-9]\d*$/.test(values.timeout)) return usage(`--timeout expects a positive number of seconds, got "${values.timeout}"`);
+  if (values.timeout !== undefined && !/^[1-9]\d*$/.test(values.timeout))
+    return usage(`--timeout expects a positive number of seconds, got "${values.timeout}"`);
   const config = loadConfig(env);
   if (values.network && !config.sandbox.setupNetwork) {
-    console.error('emend: --network is the dependency-install phase, which has the network only with EMEND_SANDBOX_SETUP_NETWORK=on');
+    console.error(
+      'emend: --network is the dependency-install phase, which has the network only with EMEND_SANDBOX_SETUP_NETWORK=on',
+    );
     return EXIT_USAGE;
   }
 
   const sandbox = await createSandbox(config.sandbox, { protectedPaths: [config.dataDir] });
-  if (sandbox.report().kind === 'unsafe-host') console.error('emend: WARNING: EMEND_SANDBOX=unsafe-host: the command runs on this host, unisolated');
+  if (sandbox.report().kind === 'unsafe-host')
+    console.error('emend: WARNING: EMEND_SANDBOX=unsafe-host: the command runs on this host, unisolated');
   const abort = new AbortController();
   const onSignal = () => abort.abort();
   process.on('SIGINT', onSignal);
@@ -61,10 +69,14 @@ export async function sandboxCommand(args: string[], env: NodeJS.ProcessEnv): Pr
     process.stderr.write(result.stderr);
     const limits = sandbox.report().limits;
     if (result.truncated) console.error(`emend: output cut to its last ${limits.outputBytes} bytes per stream`);
-    if (result.exceeded?.includes('memory')) console.error(`emend: the memory limit (${limits.memoryBytes} bytes) was reached; the kernel killed a process`);
-    if (result.exceeded?.includes('processes')) console.error(`emend: the process limit (${limits.maxProcesses}) was reached; a fork failed`);
+    if (result.exceeded?.includes('memory'))
+      console.error(`emend: the memory limit (${limits.memoryBytes} bytes) was reached; the kernel killed a process`);
+    if (result.exceeded?.includes('processes'))
+      console.error(`emend: the process limit (${limits.maxProcesses}) was reached; a fork failed`);
     if (result.timedOut) {
-      console.error(`emend: timed out after ${values.timeout ?? limits.timeoutMs / 1000} s; the command and everything it started were killed`);
+      console.error(
+        `emend: timed out after ${values.timeout ?? limits.timeoutMs / 1000} s; the command and everything it started were killed`,
+      );
       return EXIT_TIMED_OUT;
     }
     if (result.aborted) return EXIT_INTERRUPTED;

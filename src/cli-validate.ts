@@ -55,7 +55,10 @@ export function formatResult(out: ValidatorOutput, base: string): string {
 export async function validateCommand(args: string[], env: NodeJS.ProcessEnv): Promise<number> {
   let values: { repo?: string; base?: string; json?: boolean };
   try {
-    ({ values } = parseArgs({ args, options: { repo: { type: 'string' }, base: { type: 'string' }, json: { type: 'boolean' } } }));
+    ({ values } = parseArgs({
+      args,
+      options: { repo: { type: 'string' }, base: { type: 'string' }, json: { type: 'boolean' } },
+    }));
   } catch (err) {
     console.error(`emend: ${err instanceof Error ? err.message : String(err)}\n\n${USAGE}`);
     return EXIT_USAGE;
@@ -71,14 +74,19 @@ export async function validateCommand(args: string[], env: NodeJS.ProcessEnv): P
     console.error(`emend: the sandbox is unavailable: ${report.problem}`);
     return 1;
   }
-  if (report.kind === 'unsafe-host') console.error('emend: WARNING: EMEND_SANDBOX=unsafe-host: the tests run on this host, unisolated');
+  if (report.kind === 'unsafe-host')
+    console.error('emend: WARNING: EMEND_SANDBOX=unsafe-host: the tests run on this host, unisolated');
   const abort = new AbortController();
   const onSignal = () => abort.abort();
   process.on('SIGINT', onSignal);
   process.on('SIGTERM', onSignal);
   const base = values.base ?? 'HEAD';
   try {
-    const out = await validate(sandbox, { dir: resolve(values.repo), base }, { signal: abort.signal, limits: { testTimeoutMs: config.validator.testTimeoutMs } });
+    const out = await validate(
+      sandbox,
+      { dir: resolve(values.repo), base },
+      { signal: abort.signal, limits: { testTimeoutMs: config.validator.testTimeoutMs } },
+    );
     console.log(values.json ? JSON.stringify(out, null, 2) : formatResult(out, base));
     return out.passed === false ? EXIT_NEW_FAILURES : EXIT_PASSED;
   } catch (err) {

@@ -32,22 +32,31 @@ const PLANS_FOR_CLI = ['free', 'pro', 'scale'] as const;
 
 function plan(value: string | undefined): PlanName | undefined {
   if (value === undefined) return undefined;
-  if (!(PLANS_FOR_CLI as readonly string[]).includes(value)) throw new UsageError(`--plan expects free, pro or scale, got "${value}"`);
+  if (!(PLANS_FOR_CLI as readonly string[]).includes(value))
+    throw new UsageError(`--plan expects free, pro or scale, got "${value}"`);
   return value as PlanName;
 }
 
 function configWithFlags(env: NodeJS.ProcessEnv, flags: { port?: string; host?: string }): Config {
   try {
-    return loadConfig({ ...env, ...(flags.port !== undefined ? { PORT: flags.port } : {}), ...(flags.host !== undefined ? { HOST: flags.host } : {}) });
+    return loadConfig({
+      ...env,
+      ...(flags.port !== undefined ? { PORT: flags.port } : {}),
+      ...(flags.host !== undefined ? { HOST: flags.host } : {}),
+    });
   } catch (err) {
     // A bad --port is the caller's typo, not the environment's.
-    if (err instanceof ConfigError && err.variable === 'PORT' && flags.port !== undefined) throw new UsageError(`--port ${err.message.slice('PORT: '.length)}`);
+    if (err instanceof ConfigError && err.variable === 'PORT' && flags.port !== undefined)
+      throw new UsageError(`--port ${err.message.slice('PORT: '.length)}`);
     throw err;
   }
 }
 
 async function serve(args: string[], env: NodeJS.ProcessEnv) {
-  const { values } = parseArgs({ args, options: { port: { type: 'string' }, host: { type: 'string' }, 'no-worker': { type: 'boolean' } } });
+  const { values } = parseArgs({
+    args,
+    options: { port: { type: 'string' }, host: { type: 'string' }, 'no-worker': { type: 'boolean' } },
+  });
   const config = configWithFlags(env, values);
   return untilSignal(async () => {
     const { startServer } = await import('./server.js');
@@ -103,7 +112,10 @@ async function withDatabase<T>(config: Config, fn: (deps: { db: Db; clock: typeo
 
 async function accounts(args: string[], config: Config) {
   const [sub, ...rest] = args;
-  if (sub !== 'create' && sub !== 'set') throw new UsageError(sub === undefined ? 'accounts needs a command: create or set' : `unknown accounts command "${sub}"`);
+  if (sub !== 'create' && sub !== 'set')
+    throw new UsageError(
+      sub === undefined ? 'accounts needs a command: create or set' : `unknown accounts command "${sub}"`,
+    );
   const { values } = parseArgs({
     args: rest,
     options: {
@@ -117,16 +129,32 @@ async function accounts(args: string[], config: Config) {
   if (!values.email) throw new UsageError(`accounts ${sub} needs --email`);
   const email = values.email;
   if (sub === 'create') {
-    const input = { email, name: values.name, plan: plan(values.plan), credits: nonNegativeInt('--credits', values.credits), isAdmin: values.admin };
+    const input = {
+      email,
+      name: values.name,
+      plan: plan(values.plan),
+      credits: nonNegativeInt('--credits', values.credits),
+      isAdmin: values.admin,
+    };
     const { createAccount } = await import('./accounts/accounts.js');
     const { account, token } = await withDatabase(config, (deps) => createAccount(deps, input));
     // One JSON line on stdout, so scripts can read the token; the token is shown only here.
-    console.log(JSON.stringify({ id: account.id, email: account.email, plan: account.plan, credits: account.credits, token: token.secret }));
+    console.log(
+      JSON.stringify({
+        id: account.id,
+        email: account.email,
+        plan: account.plan,
+        credits: account.credits,
+        token: token.secret,
+      }),
+    );
     return 0;
   }
-  if (values.name !== undefined || values.admin !== undefined) throw new UsageError('accounts set takes --plan and --credits only');
+  if (values.name !== undefined || values.admin !== undefined)
+    throw new UsageError('accounts set takes --plan and --credits only');
   const change = { plan: plan(values.plan), credits: nonNegativeInt('--credits', values.credits) };
-  if (change.plan === undefined && change.credits === undefined) throw new UsageError('accounts set needs --plan or --credits');
+  if (change.plan === undefined && change.credits === undefined)
+    throw new UsageError('accounts set needs --plan or --credits');
   const { findAccountByEmail, updateAccount } = await import('./accounts/accounts.js');
   const account = await withDatabase(config, async (deps) => {
     const found = await findAccountByEmail(deps, email);

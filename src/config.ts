@@ -145,9 +145,15 @@ function trustProxy(env: Env): boolean | number | string[] {
   if (raw === undefined || raw === 'false') return false;
   if (raw === 'true') return true;
   if (/^\d+$/.test(raw)) return Number(raw);
-  const list = raw.split(',').map((s) => s.trim()).filter(Boolean);
+  const list = raw
+    .split(',')
+    .map((s) => s.trim())
+    .filter(Boolean);
   if (list.every((s) => /^[0-9a-fA-F:.\/]+$/.test(s))) return list;
-  throw new ConfigError('EMEND_TRUST_PROXY', 'expected true, false, a hop count, or a comma-separated list of addresses');
+  throw new ConfigError(
+    'EMEND_TRUST_PROXY',
+    'expected true, false, a hop count, or a comma-separated list of addresses',
+  );
 }
 
 /** Accepts 64 hex characters or base64 of exactly 32 bytes. */
@@ -162,7 +168,8 @@ export function parseSecretKey(raw: string, variable = 'EMEND_SECRET_KEY'): Buff
 function choice<T extends string>(env: Env, name: string, choices: readonly T[], fallback: T): T {
   const raw = text(env, name);
   if (raw === undefined) return fallback;
-  if (!(choices as readonly string[]).includes(raw)) throw new ConfigError(name, `expected ${choices.join(' or ')}, got "${raw}"`);
+  if (!(choices as readonly string[]).includes(raw))
+    throw new ConfigError(name, `expected ${choices.join(' or ')}, got "${raw}"`);
   return raw as T;
 }
 
@@ -234,7 +241,8 @@ function prices(env: Env): Record<string, [number, number]> {
   } catch {
     throw new ConfigError(name, 'expected JSON like {"llama3.1": [0, 0]}');
   }
-  if (!parsed || typeof parsed !== 'object' || Array.isArray(parsed)) throw new ConfigError(name, 'expected a JSON object of model → [input, output] USD per million tokens');
+  if (!parsed || typeof parsed !== 'object' || Array.isArray(parsed))
+    throw new ConfigError(name, 'expected a JSON object of model → [input, output] USD per million tokens');
   const out: Record<string, [number, number]> = {};
   for (const [model, pair] of Object.entries(parsed)) {
     if (!Array.isArray(pair) || pair.length !== 2 || !pair.every((n) => typeof n === 'number' && n >= 0)) {
@@ -267,7 +275,13 @@ function llm(env: Env): LlmConfig {
     (Object.keys(BUDGET_DEFAULTS) as BudgetPlan[]).map((plan) => [
       plan,
       {
-        tokens: integer(env, `EMEND_TASK_BUDGET_TOKENS_${plan.toUpperCase()}`, BUDGET_DEFAULTS[plan].tokens, 1_000, 1_000_000_000),
+        tokens: integer(
+          env,
+          `EMEND_TASK_BUDGET_TOKENS_${plan.toUpperCase()}`,
+          BUDGET_DEFAULTS[plan].tokens,
+          1_000,
+          1_000_000_000,
+        ),
         usd: decimal(env, `EMEND_TASK_BUDGET_USD_${plan.toUpperCase()}`, BUDGET_DEFAULTS[plan].usd),
       },
     ]),
@@ -296,7 +310,11 @@ function outboundAllow(env: Env): OutboundAllowRule[] {
   const name = 'EMEND_OUTBOUND_ALLOW';
   const raw = text(env, name);
   if (raw === undefined) return [];
-  const bad = (entry: string, why: string) => new ConfigError(name, `"${entry}": ${why}; expected entries like 10.0.0.0/8, 127.0.0.1:11434, [::1]:11434 or ollama.internal:11434, separated by commas`);
+  const bad = (entry: string, why: string) =>
+    new ConfigError(
+      name,
+      `"${entry}": ${why}; expected entries like 10.0.0.0/8, 127.0.0.1:11434, [::1]:11434 or ollama.internal:11434, separated by commas`,
+    );
   const portOf = (entry: string, p: string) => {
     const n = Number(p);
     if (!/^\d{1,5}$/.test(p) || n < 1 || n > 65_535) throw bad(entry, `port ${p} is not 1-65535`);
@@ -317,7 +335,12 @@ function outboundAllow(env: Env): OutboundAllowRule[] {
       if (bracketed) {
         if (isIP(bracketed[1]!) !== 6) throw bad(entry, 'not an IPv6 address');
         const addr = ipaddr.IPv6.parse(bracketed[1]!);
-        return { kind: 'range', text: entry, range: [addr, 128], port: bracketed[2] === undefined ? undefined : portOf(entry, bracketed[2]) };
+        return {
+          kind: 'range',
+          text: entry,
+          range: [addr, 128],
+          port: bracketed[2] === undefined ? undefined : portOf(entry, bracketed[2]),
+        };
       }
       if (isIP(entry) === 6) return { kind: 'range', text: entry, range: [ipaddr.IPv6.parse(entry), 128] };
       const [host = '', port, ...more] = entry.split(':');
@@ -334,8 +357,10 @@ function scmOAuth(env: Env): Config['scmOAuth'] {
   const clientId = text(env, 'EMEND_SCM_OAUTH_CLIENT_ID');
   const clientSecret = text(env, 'EMEND_SCM_OAUTH_CLIENT_SECRET');
   if (!clientId && !clientSecret) return undefined;
-  if (!clientId) throw new ConfigError('EMEND_SCM_OAUTH_CLIENT_ID', 'required when EMEND_SCM_OAUTH_CLIENT_SECRET is set');
-  if (!clientSecret) throw new ConfigError('EMEND_SCM_OAUTH_CLIENT_SECRET', 'required when EMEND_SCM_OAUTH_CLIENT_ID is set');
+  if (!clientId)
+    throw new ConfigError('EMEND_SCM_OAUTH_CLIENT_ID', 'required when EMEND_SCM_OAUTH_CLIENT_SECRET is set');
+  if (!clientSecret)
+    throw new ConfigError('EMEND_SCM_OAUTH_CLIENT_SECRET', 'required when EMEND_SCM_OAUTH_CLIENT_ID is set');
   return { clientId, clientSecret };
 }
 
@@ -364,7 +389,10 @@ export function loadConfig(env: Env = process.env): Config {
     scmApiUrl: url(env, 'EMEND_SCM_API_URL', 'https://api.github.com'),
     scmOAuth: scmOAuth(env),
     mergeCheckMs: integer(env, 'EMEND_MERGE_CHECK_S', 600, 10, 86_400) * 1000,
-    commitIdentity: { name: text(env, 'EMEND_COMMIT_NAME') ?? 'emend', email: text(env, 'EMEND_COMMIT_EMAIL') ?? `emend@${new URL(baseUrl).hostname}` },
+    commitIdentity: {
+      name: text(env, 'EMEND_COMMIT_NAME') ?? 'emend',
+      email: text(env, 'EMEND_COMMIT_EMAIL') ?? `emend@${new URL(baseUrl).hostname}`,
+    },
     logLevel,
     bodyLimitBytes: integer(env, 'EMEND_BODY_LIMIT_BYTES', 1024 * 1024, 1024, 64 * 1024 * 1024),
     idempotencyWaitMs: integer(env, 'EMEND_IDEMPOTENCY_WAIT_MS', 8_000, 0, 60_000),

@@ -25,7 +25,14 @@ export interface Runtime {
 export async function createRuntime(
   config: Config,
   database: Database,
-  overrides: { clock?: Clock; log?: Logger; fetch?: typeof fetch; lookup?: LookupFunction; queue?: QueueOptions; sandbox?: Sandbox } = {},
+  overrides: {
+    clock?: Clock;
+    log?: Logger;
+    fetch?: typeof fetch;
+    lookup?: LookupFunction;
+    queue?: QueueOptions;
+    sandbox?: Sandbox;
+  } = {},
 ): Promise<Runtime> {
   const log = overrides.log ?? createLogger(config.logLevel);
   const sandbox = overrides.sandbox ?? (await createSandbox(config.sandbox, { protectedPaths: [config.dataDir] }));

@@ -24,10 +24,14 @@ export interface RunningServer {
  * Runs `build` with a stack of undo steps: on failure, or later on close(), they run in
  * reverse order (what started last stops first), each failure logged and the rest still run.
  */
-async function withUndo<T>(log: Logger, build: (push: (undo: () => Promise<void>) => void) => Promise<T>): Promise<T & { close(): Promise<void> }> {
+async function withUndo<T>(
+  log: Logger,
+  build: (push: (undo: () => Promise<void>) => void) => Promise<T>,
+): Promise<T & { close(): Promise<void> }> {
   const undo: Array<() => Promise<void>> = [];
   const close = async () => {
-    for (const step of undo.splice(0).reverse()) await step().catch((err: unknown) => log.error({ err }, 'error while shutting down'));
+    for (const step of undo.splice(0).reverse())
+      await step().catch((err: unknown) => log.error({ err }, 'error while shutting down'));
   };
   try {
     return { ...(await build((u) => undo.push(u))), close };
@@ -57,7 +61,10 @@ export async function startServer(config: Config, options: { worker?: boolean } 
     const app = await buildApp(runtime.deps);
     push(() => app.close());
     const url = await app.listen({ port: config.port, host: config.host });
-    log.info({ url, database: database.kind, dataDir: database.kind === 'pglite' ? config.dataDir : undefined }, 'emend is serving');
+    log.info(
+      { url, database: database.kind, dataDir: database.kind === 'pglite' ? config.dataDir : undefined },
+      'emend is serving',
+    );
     return { app, database, deps: runtime.deps, url };
   });
 }

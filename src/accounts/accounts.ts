@@ -31,7 +31,8 @@ export async function createAccount(deps: Pick<Deps, 'db' | 'clock'>, input: New
   const plan = input.plan ?? 'free';
   if (!isPlanName(plan)) throw new AppError('bad_request', `plan: unknown plan "${plan}"`);
   const credits = input.credits ?? 0;
-  if (!Number.isInteger(credits) || credits < 0) throw new AppError('bad_request', 'credits: must be a non-negative integer');
+  if (!Number.isInteger(credits) || credits < 0)
+    throw new AppError('bad_request', 'credits: must be a non-negative integer');
   const now = deps.clock.now();
   if (await findAccountByEmail(deps, email).then((a) => a && a.plan !== 'demo')) {
     throw new AppError('conflict', `an account with email ${email} already exists`);
@@ -50,11 +51,27 @@ export async function createAccount(deps: Pick<Deps, 'db' | 'clock'>, input: New
 
 type Tx = Parameters<Parameters<Deps['db']['transaction']>[0]>[0];
 
-export async function insertToken(tx: Tx | Deps['db'], accountId: string, kind: TokenKind, name: string, now: Date, expiresAt: Date | null) {
+export async function insertToken(
+  tx: Tx | Deps['db'],
+  accountId: string,
+  kind: TokenKind,
+  name: string,
+  now: Date,
+  expiresAt: Date | null,
+) {
   const issued = issueToken(kind);
   const [row] = await tx
     .insert(apiTokens)
-    .values({ id: newId(), accountId, kind, name, tokenHash: issued.hash, last4: issued.last4, expiresAt, createdAt: now })
+    .values({
+      id: newId(),
+      accountId,
+      kind,
+      name,
+      tokenHash: issued.hash,
+      last4: issued.last4,
+      expiresAt,
+      createdAt: now,
+    })
     .returning();
   return { record: row!, secret: issued.secret };
 }
@@ -65,7 +82,8 @@ export async function updateAccount(
   accountId: string,
   change: { plan?: string; credits?: number; isAdmin?: boolean },
 ): Promise<Account> {
-  if (change.plan !== undefined && !isPlanName(change.plan)) throw new AppError('bad_request', `plan: unknown plan "${change.plan}"`);
+  if (change.plan !== undefined && !isPlanName(change.plan))
+    throw new AppError('bad_request', `plan: unknown plan "${change.plan}"`);
   if (change.credits !== undefined && (!Number.isInteger(change.credits) || change.credits < 0)) {
     throw new AppError('bad_request', 'credits: must be a non-negative integer');
   }
@@ -77,7 +95,8 @@ export async function updateAccount(
     if (change.plan !== undefined) set.plan = change.plan;
     if (change.isAdmin !== undefined) set.isAdmin = change.isAdmin;
     if (Object.keys(set).length > 0) await tx.update(accounts).set(set).where(eq(accounts.id, accountId));
-    if (change.credits !== undefined) await grantCredits(tx, accountId, change.credits - current.credits, now, 'set by admin');
+    if (change.credits !== undefined)
+      await grantCredits(tx, accountId, change.credits - current.credits, now, 'set by admin');
     const [fresh] = await tx.select().from(accounts).where(eq(accounts.id, accountId));
     return fresh!;
   });
@@ -85,6 +104,9 @@ export async function updateAccount(
 
 export async function findAccountByEmail(deps: Pick<Deps, 'db'>, email: string): Promise<Account | undefined> {
   // Demo accounts share emails with real ones; the CLI means the real one.
-  const rows = await deps.db.select().from(accounts).where(eq(accounts.email, checkEmail(email)));
+  const rows = await deps.db
+    .select()
+    .from(accounts)
+    .where(eq(accounts.email, checkEmail(email)));
   return rows.find((a) => a.plan !== 'demo') ?? rows[0];
 }

@@ -4,14 +4,24 @@ import type { Deps } from '../deps.js';
 import { AppError } from '../errors.js';
 import { insertToken } from './accounts.js';
 
-export async function createPersonalToken(deps: Pick<Deps, 'db' | 'clock'>, accountId: string, name: string, expiresInDays?: number) {
+export async function createPersonalToken(
+  deps: Pick<Deps, 'db' | 'clock'>,
+  accountId: string,
+  name: string,
+  expiresInDays?: number,
+) {
   const now = deps.clock.now();
   const expiresAt = expiresInDays ? new Date(now.getTime() + expiresInDays * 86_400_000) : null;
   return insertToken(deps.db, accountId, 'full', name, now, expiresAt);
 }
 
 export async function listTokens(deps: Pick<Deps, 'db'>, accountId: string) {
-  return deps.db.select().from(apiTokens).where(eq(apiTokens.accountId, accountId)).orderBy(desc(apiTokens.createdAt)).limit(500);
+  return deps.db
+    .select()
+    .from(apiTokens)
+    .where(eq(apiTokens.accountId, accountId))
+    .orderBy(desc(apiTokens.createdAt))
+    .limit(500);
 }
 
 /** Revokes one of the caller's tokens; revoking twice is harmless and answers the first revocation. */
@@ -20,7 +30,10 @@ export async function revokeToken(deps: Pick<Deps, 'db' | 'clock'>, accountId: s
     .update(apiTokens)
     .set({ revokedAt: deps.clock.now() })
     .where(and(eq(apiTokens.id, tokenId), eq(apiTokens.accountId, accountId), isNull(apiTokens.revokedAt)));
-  const [row] = await deps.db.select().from(apiTokens).where(and(eq(apiTokens.id, tokenId), eq(apiTokens.accountId, accountId)));
+  const [row] = await deps.db
+    .select()
+    .from(apiTokens)
+    .where(and(eq(apiTokens.id, tokenId), eq(apiTokens.accountId, accountId)));
   if (!row) throw new AppError('not_found', `no token ${tokenId}`);
   return row;
 }

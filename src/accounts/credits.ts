@@ -11,12 +11,18 @@ type Tx = Parameters<Parameters<Db['transaction']>[0]>[0] | Db;
  */
 export async function grantCredits(tx: Tx, accountId: string, amount: number, now: Date, note?: string) {
   if (amount === 0) return;
-  await tx.update(accounts).set({ credits: sql`${accounts.credits} + ${amount}` }).where(eq(accounts.id, accountId));
+  await tx
+    .update(accounts)
+    .set({ credits: sql`${accounts.credits} + ${amount}` })
+    .where(eq(accounts.id, accountId));
   await tx.insert(creditLedger).values({ id: newId(), accountId, kind: 'grant', amount, note, createdAt: now });
 }
 
 export async function holdCredit(tx: Tx, accountId: string, taskId: string, now: Date) {
-  await tx.update(accounts).set({ credits: sql`${accounts.credits} - 1` }).where(eq(accounts.id, accountId));
+  await tx
+    .update(accounts)
+    .set({ credits: sql`${accounts.credits} - 1` })
+    .where(eq(accounts.id, accountId));
   await tx.insert(creditLedger).values({ id: newId(), accountId, taskId, kind: 'hold', amount: 1, createdAt: now });
 }
 
@@ -33,9 +39,14 @@ export async function settleCredit(tx: Tx, taskId: string, outcome: 'capture' | 
   const row = settled[0];
   if (!row) return false;
   if (outcome === 'release') {
-    await tx.update(accounts).set({ credits: sql`${accounts.credits} + 1` }).where(eq(accounts.id, row.accountId));
+    await tx
+      .update(accounts)
+      .set({ credits: sql`${accounts.credits} + 1` })
+      .where(eq(accounts.id, row.accountId));
   }
-  await tx.insert(creditLedger).values({ id: newId(), accountId: row.accountId, taskId, kind: outcome, amount: 1, createdAt: now });
+  await tx
+    .insert(creditLedger)
+    .values({ id: newId(), accountId: row.accountId, taskId, kind: outcome, amount: 1, createdAt: now });
   return true;
 }
 

@@ -28,8 +28,15 @@ export async function issueDemoToken(deps: Pick<Deps, 'db' | 'clock'>, rawEmail:
       .orderBy(asc(demoIssuance.createdAt))
       .limit(DEMO_TOKENS_PER_IP);
     if (recent.length >= DEMO_TOKENS_PER_IP) {
-      const retryAfter = Math.max(1, Math.ceil((recent[0]!.createdAt.getTime() + DEMO_WINDOW_MS - now.getTime()) / 1000));
-      throw new AppError('rate_limited', `at most ${DEMO_TOKENS_PER_IP} demo tokens per address in 24 hours`, retryAfter);
+      const retryAfter = Math.max(
+        1,
+        Math.ceil((recent[0]!.createdAt.getTime() + DEMO_WINDOW_MS - now.getTime()) / 1000),
+      );
+      throw new AppError(
+        'rate_limited',
+        `at most ${DEMO_TOKENS_PER_IP} demo tokens per address in 24 hours`,
+        retryAfter,
+      );
     }
     const accountId = newId();
     await tx.insert(accounts).values({ id: accountId, email, plan: 'demo', createdAt: now });

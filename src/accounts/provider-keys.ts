@@ -25,7 +25,8 @@ export function checkBaseUrl(raw: string | undefined): string | null {
   } catch {
     throw new AppError('bad_request', 'base_url: not a URL');
   }
-  if (u.protocol !== 'http:' && u.protocol !== 'https:') throw new AppError('bad_request', 'base_url: must be http or https');
+  if (u.protocol !== 'http:' && u.protocol !== 'https:')
+    throw new AppError('bad_request', 'base_url: must be http or https');
   if (u.username || u.password) throw new AppError('bad_request', 'base_url: credentials do not belong in the URL');
   return raw.replace(/\/+$/, '');
 }
@@ -35,7 +36,11 @@ export function checkBaseUrl(raw: string | undefined): string | null {
  * base_url must pass the outbound address policy now (its address, or what its name resolves
  * to); each call through it is checked again on the address it connects to.
  */
-export async function saveProviderKey(deps: Pick<Deps, 'db' | 'clock' | 'secretKey' | 'outbound'>, accountId: string, input: SaveKeyInput) {
+export async function saveProviderKey(
+  deps: Pick<Deps, 'db' | 'clock' | 'secretKey' | 'outbound'>,
+  accountId: string,
+  input: SaveKeyInput,
+) {
   const key = input.api_key.trim();
   if (key.length < 8) throw new AppError('bad_request', 'api_key: too short to be a provider key');
   const baseUrl = checkBaseUrl(input.base_url);
@@ -56,7 +61,11 @@ export async function saveProviderKey(deps: Pick<Deps, 'db' | 'clock' | 'secretK
 }
 
 export async function listProviderKeys(deps: Pick<Deps, 'db'>, accountId: string) {
-  return deps.db.select().from(providerKeys).where(eq(providerKeys.accountId, accountId)).orderBy(providerKeys.provider);
+  return deps.db
+    .select()
+    .from(providerKeys)
+    .where(eq(providerKeys.accountId, accountId))
+    .orderBy(providerKeys.provider);
 }
 
 export async function deleteProviderKey(deps: Pick<Deps, 'db'>, accountId: string, provider: string) {

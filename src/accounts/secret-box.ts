@@ -9,7 +9,12 @@ export function encryptSecret(key: Buffer, plaintext: string, context: string): 
   // The context (e.g. account id and provider) is authenticated, so a ciphertext cannot be moved to another row.
   cipher.setAAD(Buffer.from(context));
   const body = Buffer.concat([cipher.update(plaintext, 'utf8'), cipher.final()]);
-  return [VERSION, nonce.toString('base64url'), cipher.getAuthTag().toString('base64url'), body.toString('base64url')].join('.');
+  return [
+    VERSION,
+    nonce.toString('base64url'),
+    cipher.getAuthTag().toString('base64url'),
+    body.toString('base64url'),
+  ].join('.');
 }
 
 export function decryptSecret(key: Buffer, sealed: string, context: string): string {

@@ -63,7 +63,8 @@ function readLock(dataDir: string): LockContent | undefined {
   try {
     const parsed = JSON.parse(raw) as Partial<LockContent> | number;
     if (typeof parsed === 'number') return { pid: parsed, role: 'serve' };
-    if (typeof parsed.pid === 'number') return { pid: parsed.pid, role: parsed.role === 'cli' ? 'cli' : 'serve', identity: parsed.identity };
+    if (typeof parsed.pid === 'number')
+      return { pid: parsed.pid, role: parsed.role === 'cli' ? 'cli' : 'serve', identity: parsed.identity };
   } catch {
     // A lock being written, or garbage: treated as held by nobody alive only once it is old.
   }

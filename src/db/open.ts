@@ -51,7 +51,10 @@ function socketAccepts(path: string): Promise<boolean> {
  * while it starts up), or directly, under the lock, when nobody does (waiting while
  * another CLI command holds the data dir).
  */
-export async function openClientDatabase(config: Config, options: { waitMs?: number; connections?: number } = {}): Promise<Database> {
+export async function openClientDatabase(
+  config: Config,
+  options: { waitMs?: number; connections?: number } = {},
+): Promise<Database> {
   // A CLI command needs one connection; a worker one per task it runs, plus its LISTEN and the queue's.
   const max = options.connections ?? 2;
   if (config.databaseUrl) {
@@ -79,7 +82,9 @@ export async function openClientDatabase(config: Config, options: { waitMs?: num
       return openPostgres(undefined, { socketDir: config.dataDir, max });
     }
     if (Date.now() > deadline) {
-      throw holder ? new DataDirLockedError(config.dataDir, holder.pid) : new Error(`could not open the data dir ${config.dataDir}`);
+      throw holder
+        ? new DataDirLockedError(config.dataDir, holder.pid)
+        : new Error(`could not open the data dir ${config.dataDir}`);
     }
     await new Promise((r) => setTimeout(r, 100));
   }

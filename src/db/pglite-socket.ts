@@ -59,7 +59,10 @@ class OutputFilter {
       const message = this.pending.subarray(at, end);
       if (type === NOTIFICATION) {
         // Int32 sender pid, then channel and payload, each NUL-terminated.
-        const [channel = '', payload = ''] = message.subarray(9, message.length - 1).toString('utf8').split('\0');
+        const [channel = '', payload = ''] = message
+          .subarray(9, message.length - 1)
+          .toString('utf8')
+          .split('\0');
         this.notifications.push({ channel, payload });
       } else {
         keep.push(message);
@@ -133,10 +136,12 @@ export async function servePgliteOnSocket(pglite: PGlite, path: string): Promise
   let redelivering: Promise<void> = Promise.resolve();
   function redeliver(notifications: Notification[]) {
     for (const n of notifications) {
-      redelivering = redelivering.then(() => pglite.query('select pg_notify($1, $2)', [n.channel, n.payload])).then(
-        () => {},
-        () => {},
-      );
+      redelivering = redelivering
+        .then(() => pglite.query('select pg_notify($1, $2)', [n.channel, n.payload]))
+        .then(
+          () => {},
+          () => {},
+        );
     }
   }
 

@@ -280,7 +280,10 @@ export const taskFeedback = pgTable(
     note: text('note'),
     createdAt: ts('created_at').notNull(),
   },
-  (t) => [index('task_feedback_task_idx').on(t.taskId, t.createdAt), index('task_feedback_account_idx').on(t.accountId)],
+  (t) => [
+    index('task_feedback_task_idx').on(t.taskId, t.createdAt),
+    index('task_feedback_account_idx').on(t.accountId),
+  ],
 );
 
 /**
@@ -329,7 +332,10 @@ export const idempotencyKeys = pgTable(
     taskId: uuid('task_id').references(() => tasks.id, { onDelete: 'cascade' }),
     expiresAt: ts('expires_at').notNull(),
   },
-  (t) => [primaryKey({ columns: [t.accountId, t.route, t.key] }), index('idempotency_keys_expires_idx').on(t.expiresAt)],
+  (t) => [
+    primaryKey({ columns: [t.accountId, t.route, t.key] }),
+    index('idempotency_keys_expires_idx').on(t.expiresAt),
+  ],
 );
 
 export const schema = {

@@ -3,7 +3,15 @@
  * cut), as opposed to a fault of the query or of the code. Drizzle wraps driver errors
  * (DrizzleQueryError with the driver's error as `cause`), so the whole cause chain is read.
  */
-const NETWORK_CODES = new Set(['ECONNREFUSED', 'ECONNRESET', 'EPIPE', 'ETIMEDOUT', 'EHOSTUNREACH', 'ENETUNREACH', 'EAI_AGAIN']);
+const NETWORK_CODES = new Set([
+  'ECONNREFUSED',
+  'ECONNRESET',
+  'EPIPE',
+  'ETIMEDOUT',
+  'EHOSTUNREACH',
+  'ENETUNREACH',
+  'EAI_AGAIN',
+]);
 
 // SQLSTATE: class 08 is "connection exception"; 57P01-57P03 are an administrator's shutdown,
 // a crash shutdown and "the database system is starting up / shutting down"; 53300 is too

@@ -39,7 +39,10 @@ export async function applyEdits(root: string, edits: Edit[]): Promise<ApplyRepo
   return report;
 }
 
-const asText = (s: string) => toLines(s).map((l) => `${l}\n`).join('');
+const asText = (s: string) =>
+  toLines(s)
+    .map((l) => `${l}\n`)
+    .join('');
 
 function applyOne(dir: ConfinedDir, edit: Edit): Outcome {
   const checked = checkEditPath(edit.path);
@@ -68,7 +71,8 @@ function applyOne(dir: ConfinedDir, edit: Edit): Outcome {
   const read = readText(dir, path);
   if (typeof read !== 'string') return { path, reason: read.reason };
   if (search.trim() === '') {
-    if (edit.kind === 'create') return { path, reason: 'cannot create: the file exists; quote the lines to replace in SEARCH' };
+    if (edit.kind === 'create')
+      return { path, reason: 'cannot create: the file exists; quote the lines to replace in SEARCH' };
     if (read.length > 0) return { path, reason: 'SEARCH is empty but path exists; quote the lines to replace' };
     dir.write(path, asText(replacement), { mode: 'replace' });
     return { path, kind: 'modified', match: 'exact' };
@@ -85,9 +89,16 @@ function applyOne(dir: ConfinedDir, edit: Edit): Outcome {
 /** The file as UTF-8 text, or why it is not: edits to binary files would corrupt them. */
 function readText(dir: ConfinedDir, path: string): string | { reason: string } {
   const got = dir.read(path, { maxBytes: MAX_EDIT_BYTES });
-  if (!got.ok) return { reason: got.info.kind === 'too-large' ? `the file is too large to edit (${got.info.size} bytes)` : editRefusal(path, got.info) };
+  if (!got.ok)
+    return {
+      reason:
+        got.info.kind === 'too-large'
+          ? `the file is too large to edit (${got.info.size} bytes)`
+          : editRefusal(path, got.info),
+    };
   const buf = got.bytes;
-  if (buf.subarray(0, 8192).includes(0)) return { reason: 'the file looks binary (it has NUL bytes); binary files are not edited' };
+  if (buf.subarray(0, 8192).includes(0))
+    return { reason: 'the file looks binary (it has NUL bytes); binary files are not edited' };
   try {
     return new TextDecoder('utf-8', { fatal: true, ignoreBOM: true }).decode(buf);
   } catch {

@@ -91,7 +91,11 @@ export function fuzzyFind(file: string[], search: string[]): FuzzyResult {
     for (let m = narrowest; m <= widest; m++) {
       const score = prev[m]! / (sumA + prefixB[s + m]! - prefixB[s]!);
       // Ties go to the size closest to the SEARCH's own.
-      if (!best || score > best.score + 1e-9 || (Math.abs(score - best.score) <= 1e-9 && Math.abs(m - n) < Math.abs(best.end - best.start - n))) {
+      if (
+        !best ||
+        score > best.score + 1e-9 ||
+        (Math.abs(score - best.score) <= 1e-9 && Math.abs(m - n) < Math.abs(best.end - best.start - n))
+      ) {
         best = { start: s, end: s + m, score };
       }
     }
@@ -127,7 +131,8 @@ export function fuzzyFind(file: string[], search: string[]): FuzzyResult {
     }
   }
   let best: Window | undefined;
-  for (const w of scored.values()) if (!best || w.score > best.score || (w.score === best.score && w.start < best.start)) best = w;
+  for (const w of scored.values())
+    if (!best || w.score > best.score || (w.score === best.score && w.start < best.start)) best = w;
   if (!best) return {};
   let second: Window | undefined;
   for (const w of scored.values()) {

@@ -48,7 +48,8 @@ function whitespaceMatchAt(file: string[], search: string[], at: number): Shift 
     }
     shift ??= shiftBetween(s, f);
     if (!shift) return undefined;
-    if ('add' in shift ? shift.add + s !== f : !s.startsWith(shift.remove) || s.slice(shift.remove.length) !== f) return undefined;
+    if ('add' in shift ? shift.add + s !== f : !s.startsWith(shift.remove) || s.slice(shift.remove.length) !== f)
+      return undefined;
   }
   return shift ?? { add: '' };
 }
@@ -64,15 +65,22 @@ function exactPositions(file: string[], search: string[]): number[] {
 }
 
 const lineList = (starts: number[]): string => {
-  const shown = starts.slice(0, 6).map((s) => s + 1).join(', ');
+  const shown = starts
+    .slice(0, 6)
+    .map((s) => s + 1)
+    .join(', ');
   return starts.length > 6 ? `${shown}, …` : shown;
 };
 
 export function place(file: string[], search: string[], replace: string[]): Placement {
   const exact = exactPositions(file, search);
-  if (exact.length === 1) return { ok: true, start: exact[0]!, end: exact[0]! + search.length, replacement: replace, match: 'exact' };
+  if (exact.length === 1)
+    return { ok: true, start: exact[0]!, end: exact[0]! + search.length, replacement: replace, match: 'exact' };
   if (exact.length > 1) {
-    return { ok: false, reason: `SEARCH matches ${exact.length} places (starting at lines ${lineList(exact)}); include more surrounding lines so that it matches exactly one` };
+    return {
+      ok: false,
+      reason: `SEARCH matches ${exact.length} places (starting at lines ${lineList(exact)}); include more surrounding lines so that it matches exactly one`,
+    };
   }
 
   // Blank lines at the ends of SEARCH are the model's framing, not content; REPLACE loses as many.
@@ -88,7 +96,13 @@ export function place(file: string[], search: string[], replace: string[]): Plac
   }
   if (ws.length === 1) {
     const { at, shift } = ws[0]!;
-    return { ok: true, start: at, end: at + core.length, replacement: body.map((l) => shifted(l, shift)), match: 'whitespace' };
+    return {
+      ok: true,
+      start: at,
+      end: at + core.length,
+      replacement: body.map((l) => shifted(l, shift)),
+      match: 'whitespace',
+    };
   }
   if (ws.length > 1) {
     return {
@@ -98,7 +112,11 @@ export function place(file: string[], search: string[], replace: string[]): Plac
   }
 
   const fz = fuzzyFind(file, core);
-  if (fz.skipped) return { ok: false, reason: `SEARCH not found exactly or ignoring whitespace, and ${fz.skipped}; copy the lines to replace exactly from the file` };
+  if (fz.skipped)
+    return {
+      ok: false,
+      reason: `SEARCH not found exactly or ignoring whitespace, and ${fz.skipped}; copy the lines to replace exactly from the file`,
+    };
   const best = fz.best;
   if (!best) return { ok: false, reason: 'SEARCH not found: the file is empty' };
   const pct = (x: number): string => `${Math.floor(x * 100)}%`;
@@ -107,7 +125,13 @@ export function place(file: string[], search: string[], replace: string[]): Plac
     const first = core.findIndex((l) => !isBlank(l));
     const anchor = file.slice(best.start, best.end).find((l) => !isBlank(l));
     const shift = first >= 0 && anchor !== undefined ? shiftBetween(core[first]!, anchor) : undefined;
-    return { ok: true, start: best.start, end: best.end, replacement: shift ? body.map((l) => shifted(l, shift)) : body, match: 'fuzzy' };
+    return {
+      ok: true,
+      start: best.start,
+      end: best.end,
+      replacement: shift ? body.map((l) => shifted(l, shift)) : body,
+      match: 'fuzzy',
+    };
   }
   if (best.score >= FUZZY_MIN && fz.second) {
     return {

@@ -27,7 +27,12 @@ export function cleanPath(line: string): string | undefined {
   let quoted = false;
   for (let pass = 0; pass < 4; pass++) {
     const before = s;
-    s = s.replace(/^#+\s*/, '').replace(/^(\*\*|__)(.+)\1$/, '$2').replace(/^(file(name)?|path)\s*:\s*/i, '').replace(/:$/, '').trim();
+    s = s
+      .replace(/^#+\s*/, '')
+      .replace(/^(\*\*|__)(.+)\1$/, '$2')
+      .replace(/^(file(name)?|path)\s*:\s*/i, '')
+      .replace(/:$/, '')
+      .trim();
     const q = /^(`+|"|')(.+)\1$/.exec(s);
     if (q) {
       s = q[2]!.trim();
@@ -131,7 +136,9 @@ export function parseEdits(text: string): ParseResult {
     for (let m = i; m <= end; m++) used[m] = true;
     if (fenceAt >= 0) inFence = true;
     if (path === undefined) {
-      errors.push(`line ${i + 1}: the block has no file path; put the path on the line just before the block (or before its fence)`);
+      errors.push(
+        `line ${i + 1}: the block has no file path; put the path on the line just before the block (or before its fence)`,
+      );
     } else {
       const searchLines = lines.slice(i + 1, divider);
       // A SEARCH of only blank lines is an empty SEARCH: models pad "create this file" blocks.

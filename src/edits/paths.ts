@@ -17,7 +17,8 @@ export function checkEditPath(path: string): Resolved {
     return { ok: false, reason: 'absolute paths are refused; give the path relative to the repository root' };
   }
   const segments = p.split('/').filter((s) => s !== '' && s !== '.');
-  if (segments.includes('..')) return { ok: false, reason: '".." is refused in paths; give the path relative to the repository root' };
+  if (segments.includes('..'))
+    return { ok: false, reason: '".." is refused in paths; give the path relative to the repository root' };
   if (segments.length === 0) return { ok: false, reason: 'the path is empty' };
   // Case-insensitive: on a case-insensitive file system `.GIT` is the same directory.
   if (segments.some((s) => s.toLowerCase() === '.git')) return { ok: false, reason: 'paths inside .git are refused' };
@@ -27,7 +28,8 @@ export function checkEditPath(path: string): Resolved {
 /** Why an edit cannot touch what the path names, for the model: it may choose another file. */
 export function editRefusal(rel: string, info: PathInfo): string {
   if (info.kind === 'outside' && info.into) return `the path resolves into ${info.into} (through a symlink); refused`;
-  if (info.kind === 'outside') return `${describePath(rel, info)}, so it cannot be edited (edit the files inside the repository instead)`;
+  if (info.kind === 'outside')
+    return `${describePath(rel, info)}, so it cannot be edited (edit the files inside the repository instead)`;
   if (info.kind === 'dir') return 'not a regular file (a directory?)';
   return describePath(rel, info);
 }

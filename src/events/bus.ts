@@ -47,7 +47,11 @@ function pgliteBus(pglite: PGlite): EventBus {
     subscribe(channel, handler) {
       if (!handlers.has(channel)) handlers.set(channel, new Set());
       handlers.get(channel)!.add(handler);
-      if (!listening.has(channel)) listening.set(channel, pglite.listen(channel, (p) => dispatch(handlers, channel, p)));
+      if (!listening.has(channel))
+        listening.set(
+          channel,
+          pglite.listen(channel, (p) => dispatch(handlers, channel, p)),
+        );
       return () => handlers.get(channel)?.delete(handler);
     },
     async close() {

@@ -46,14 +46,23 @@ const current = (row: Row, historyCount: number): CurrentFeedback => ({
   historyCount,
 });
 
-const empty = (taskId: string, at: Date): CurrentFeedback => ({ taskId, rating: null, correct: null, reuse: null, note: null, updatedAt: at, historyCount: 0 });
+const empty = (taskId: string, at: Date): CurrentFeedback => ({
+  taskId,
+  rating: null,
+  correct: null,
+  reuse: null,
+  note: null,
+  updatedAt: at,
+  historyCount: 0,
+});
 
 /** The route's schema checks the same; domain code does not trust its callers. */
 function checkInput(input: FeedbackInput) {
   if (input.rating !== undefined && !(Number.isInteger(input.rating) && input.rating >= 0 && input.rating <= 5)) {
     throw new AppError('bad_request', 'rating: must be an integer from 0 to 5');
   }
-  if (input.note !== undefined && input.note.length > NOTE_MAX) throw new AppError('bad_request', `note: must be at most ${NOTE_MAX} characters`);
+  if (input.note !== undefined && input.note.length > NOTE_MAX)
+    throw new AppError('bad_request', `note: must be at most ${NOTE_MAX} characters`);
 }
 
 async function latest(db: Deps['db'] | Tx, accountId: string, taskId: string): Promise<CurrentFeedback | undefined> {
@@ -64,7 +73,10 @@ async function latest(db: Deps['db'] | Tx, accountId: string, taskId: string): P
     .orderBy(desc(taskFeedback.createdAt), desc(taskFeedback.id))
     .limit(1);
   if (!row) return undefined;
-  const [n] = await db.select({ n: count() }).from(taskFeedback).where(and(eq(taskFeedback.taskId, taskId), eq(taskFeedback.accountId, accountId)));
+  const [n] = await db
+    .select({ n: count() })
+    .from(taskFeedback)
+    .where(and(eq(taskFeedback.taskId, taskId), eq(taskFeedback.accountId, accountId)));
   return current(row, n!.n);
 }
 
@@ -76,7 +88,12 @@ async function latest(db: Deps['db'] | Tx, accountId: string, taskId: string): P
  * The task's repo memory (lesson, example) is rebuilt from the merged feedback in the same
  * transaction.
  */
-export async function postFeedback(deps: Pick<Deps, 'db' | 'clock'>, accountId: string, taskId: string, input: FeedbackInput): Promise<CurrentFeedback> {
+export async function postFeedback(
+  deps: Pick<Deps, 'db' | 'clock'>,
+  accountId: string,
+  taskId: string,
+  input: FeedbackInput,
+): Promise<CurrentFeedback> {
   checkInput(input);
   return deps.db.transaction(async (tx) => {
     const [task] = await tx
@@ -86,7 +103,10 @@ export async function postFeedback(deps: Pick<Deps, 'db' | 'clock'>, accountId: 
       .for('update');
     if (!task) throw new AppError('not_found', `no task ${taskId}`);
     if (!(TERMINAL_STATUSES as readonly string[]).includes(task.status)) {
-      throw new AppError('conflict', `the task is ${task.status}; feedback is taken once it has finished (done, failed or cancelled)`);
+      throw new AppError(
+        'conflict',
+        `the task is ${task.status}; feedback is taken once it has finished (done, failed or cancelled)`,
+      );
     }
     const before = await latest(tx, accountId, taskId);
     // Nothing to change: the feedback as it stands (empty when none was given), no history row.

@@ -1,5 +1,11 @@
 import type { Deps } from '../deps.js';
-import { type ExampleContent, type LessonContent, forgetTaskItems, insertMemoryItem, replaceTestCommand } from '../memory/repo-memory.js';
+import {
+  type ExampleContent,
+  type LessonContent,
+  forgetTaskItems,
+  insertMemoryItem,
+  replaceTestCommand,
+} from '../memory/repo-memory.js';
 import type { StepFn } from '../pipeline/step-types.js';
 import type { Task } from '../tasks/service.js';
 import type { CurrentFeedback } from './feedback.js';
@@ -8,7 +14,8 @@ type Tx = Parameters<Parameters<Deps['db']['transaction']>[0]>[0];
 type Outputs = Partial<Record<'planner' | 'locator' | 'fixer' | 'validator', Record<string, unknown>>>;
 
 /** The step outputs the runner kept in tasks.progress. */
-export const outputsOf = (task: Pick<Task, 'progress'>): Outputs => ((task.progress ?? {}) as { outputs?: Outputs }).outputs ?? {};
+export const outputsOf = (task: Pick<Task, 'progress'>): Outputs =>
+  ((task.progress ?? {}) as { outputs?: Outputs }).outputs ?? {};
 
 const strings = (v: unknown): string[] => (Array.isArray(v) ? v.filter((x): x is string => typeof x === 'string') : []);
 
@@ -16,7 +23,9 @@ const strings = (v: unknown): string[] => (Array.isArray(v) ? v.filter((x): x is
 export function filesOf(outputs: Outputs): string[] {
   const changed = outputs.fixer?.files_changed;
   if (Array.isArray(changed) && changed.length) {
-    return changed.map((c) => (typeof c === 'string' ? c : (c as { path?: unknown })?.path)).filter((p): p is string => typeof p === 'string');
+    return changed
+      .map((c) => (typeof c === 'string' ? c : (c as { path?: unknown })?.path))
+      .filter((p): p is string => typeof p === 'string');
   }
   return strings(outputs.locator?.selected);
 }
@@ -40,7 +49,12 @@ export async function memoryFromFeedback(tx: Tx, now: Date, task: Task, feedback
   const outputs = outputsOf(task);
   const base = { accountId: task.accountId, repo: task.repoUrl, taskId: task.id };
   if ((feedback.correct === 'no' || feedback.correct === 'partial') && feedback.note) {
-    const lesson: LessonContent = { note: feedback.note, prompt: task.prompt, files: filesOf(outputs), correct: feedback.correct };
+    const lesson: LessonContent = {
+      note: feedback.note,
+      prompt: task.prompt,
+      files: filesOf(outputs),
+      correct: feedback.correct,
+    };
     await insertMemoryItem(tx, now, { ...base, kind: 'lesson', content: lesson });
   }
   const diff = diffOf(outputs);
@@ -48,7 +62,9 @@ export async function memoryFromFeedback(tx: Tx, now: Date, task: Task, feedback
     const plan = outputs.planner;
     const example: ExampleContent = {
       prompt: task.prompt,
-      plan: plan ? { summary: typeof plan.summary === 'string' ? plan.summary : undefined, steps: strings(plan.steps) } : null,
+      plan: plan
+        ? { summary: typeof plan.summary === 'string' ? plan.summary : undefined, steps: strings(plan.steps) }
+        : null,
       diff,
     };
     await insertMemoryItem(tx, now, { ...base, kind: 'example', content: example });
@@ -61,10 +77,25 @@ export async function memoryFromFeedback(tx: Tx, now: Date, task: Task, feedback
  * the repository's own .emend/test, or one already from memory, is not stored again.
  * Returns the new item's id, or undefined when nothing was stored.
  */
-export async function rememberTestCommand(deps: Pick<Deps, 'db' | 'clock'>, task: Pick<Task, 'id' | 'accountId' | 'repoUrl' | 'taskType'>, output: Record<string, unknown>): Promise<string | undefined> {
+export async function rememberTestCommand(
+  deps: Pick<Deps, 'db' | 'clock'>,
+  task: Pick<Task, 'id' | 'accountId' | 'repoUrl' | 'taskType'>,
+  output: Record<string, unknown>,
+): Promise<string | undefined> {
   if (task.taskType !== 'fix' || !task.repoUrl) return undefined;
-  if (output.passed !== true || output.source !== 'detected' || typeof output.command !== 'string' || !output.command.trim()) return undefined;
-  return replaceTestCommand(deps, { accountId: task.accountId, repo: task.repoUrl, command: output.command, taskId: task.id });
+  if (
+    output.passed !== true ||
+    output.source !== 'detected' ||
+    typeof output.command !== 'string' ||
+    !output.command.trim()
+  )
+    return undefined;
+  return replaceTestCommand(deps, {
+    accountId: task.accountId,
+    repo: task.repoUrl,
+    command: output.command,
+    taskId: task.id,
+  });
 }
 
 /** Wraps the validator step: after a passing run, its detected test command is remembered (a failure to store it only logs). */

@@ -28,7 +28,12 @@ export async function trainingSummary(deps: Pick<Deps, 'db'>, accountId: string)
     .leftJoin(sql`lateral ${latestFeedback} fb`, sql`true`)
     .where(and(eq(tasks.accountId, accountId), eq(tasks.status, 'done')))
     .groupBy(sql`fb.rating`);
-  const out: TrainingSummary = { done_tasks: 0, with_feedback: 0, by_rating: { '0': 0, '1': 0, '2': 0, '3': 0, '4': 0, '5': 0, unrated: 0 }, tokens_total: 0 };
+  const out: TrainingSummary = {
+    done_tasks: 0,
+    with_feedback: 0,
+    by_rating: { '0': 0, '1': 0, '2': 0, '3': 0, '4': 0, '5': 0, unrated: 0 },
+    tokens_total: 0,
+  };
   for (const r of rows) {
     const key = r.rating === null ? 'unrated' : (String(r.rating) as keyof TrainingSummary['by_rating']);
     out.by_rating[key] += Number(r.tasks);
@@ -53,14 +58,20 @@ function planOf(planner: Json | undefined): Json | null {
 
 function locatedFiles(locator: Json | undefined): string[] {
   if (!locator) return [];
-  if (Array.isArray(locator.selected) && locator.selected.length) return locator.selected.filter((p): p is string => typeof p === 'string');
+  if (Array.isArray(locator.selected) && locator.selected.length)
+    return locator.selected.filter((p): p is string => typeof p === 'string');
   if (!Array.isArray(locator.files)) return [];
   return locator.files.map((f) => (f as { path?: unknown })?.path).filter((p): p is string => typeof p === 'string');
 }
 
 function validatorOf(validator: Json | undefined): Json | null {
   if (!validator) return null;
-  return { passed: validator.passed ?? null, command: validator.command ?? null, new_failures: validator.new_failures ?? [], fixed: validator.fixed ?? [] };
+  return {
+    passed: validator.passed ?? null,
+    command: validator.command ?? null,
+    new_failures: validator.new_failures ?? [],
+    fixed: validator.fixed ?? [],
+  };
 }
 
 const iso = (d: Date | string | null) => (d === null ? null : new Date(d).toISOString());
@@ -72,7 +83,11 @@ const iso = (d: Date | string | null) => (d === null ? null : new Date(d).toISOS
  * The cursor is the database's own text of created_at, so microseconds are never lost.
  * Every line is built from named fields (no spread of a row), so nothing else can leak out.
  */
-export async function* trainingLines(deps: Pick<Deps, 'db'>, accountId: string, pageSize = EXPORT_PAGE): AsyncGenerator<string> {
+export async function* trainingLines(
+  deps: Pick<Deps, 'db'>,
+  accountId: string,
+  pageSize = EXPORT_PAGE,
+): AsyncGenerator<string> {
   let cursor: { at: string; id: string } | undefined;
   for (;;) {
     const page = await deps.db
@@ -111,10 +126,24 @@ export async function* trainingLines(deps: Pick<Deps, 'db'>, accountId: string, 
         createdAt: taskFeedback.createdAt,
       })
       .from(taskFeedback)
-      .where(and(eq(taskFeedback.accountId, accountId), inArray(taskFeedback.taskId, page.map((t) => t.id))))
+      .where(
+        and(
+          eq(taskFeedback.accountId, accountId),
+          inArray(
+            taskFeedback.taskId,
+            page.map((t) => t.id),
+          ),
+        ),
+      )
       .orderBy(taskFeedback.taskId, desc(taskFeedback.createdAt), desc(taskFeedback.id));
     for (const f of rows) {
-      feedback.set(f.taskId, { rating: f.rating, correct: f.correct, reuse: f.reuse, note: f.note, updated_at: iso(f.createdAt) });
+      feedback.set(f.taskId, {
+        rating: f.rating,
+        correct: f.correct,
+        reuse: f.reuse,
+        note: f.note,
+        updated_at: iso(f.createdAt),
+      });
     }
     let chunk = '';
     for (const t of page) {

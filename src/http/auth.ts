@@ -54,7 +54,8 @@ async function authenticate(deps: Deps, header: string | undefined): Promise<Aut
   const match = /^Bearer +(\S+)\s*$/i.exec(header);
   if (!match) throw new AppError('unauthorized', 'malformed Authorization header; expected Bearer <token>');
   const secret = match[1]!;
-  if (!secret.startsWith('tk_')) throw new AppError('unauthorized', 'the bearer credential is not an emend token (tk_...)');
+  if (!secret.startsWith('tk_'))
+    throw new AppError('unauthorized', 'the bearer credential is not an emend token (tk_...)');
   return (await authenticateToken(deps, secret)).auth;
 }
 
@@ -62,7 +63,10 @@ async function authenticate(deps: Deps, header: string | undefined): Promise<Aut
  * Checks an emend token secret exactly as a Bearer credential is checked (also for starting a
  * control-panel session with it); answers the caller and the token's expiry.
  */
-export async function authenticateToken(deps: Pick<Deps, 'db' | 'clock'>, secret: string): Promise<{ auth: AuthContext; expiresAt: Date | null }> {
+export async function authenticateToken(
+  deps: Pick<Deps, 'db' | 'clock'>,
+  secret: string,
+): Promise<{ auth: AuthContext; expiresAt: Date | null }> {
   if (!secret.startsWith('tk_')) throw new AppError('unauthorized', 'not an emend token (tk_...)');
   // Built only when thrown: an Error captures a stack trace, which is not free on every request.
   const invalid = () => new AppError('invalid_token', 'the token is unknown, revoked or expired');
@@ -77,7 +81,10 @@ export async function authenticateToken(deps: Pick<Deps, 'db' | 'clock'>, secret
   const now = deps.clock.now();
   if (!row || row.token.revokedAt || (row.token.expiresAt && row.token.expiresAt <= now)) throw invalid();
   await touchToken(deps, row.token, now);
-  return { auth: { account: row.account, tokenId: row.token.id, tokenKind: row.token.kind as TokenKind }, expiresAt: row.token.expiresAt };
+  return {
+    auth: { account: row.account, tokenId: row.token.id, tokenKind: row.token.kind as TokenKind },
+    expiresAt: row.token.expiresAt,
+  };
 }
 
 /**

@@ -4,7 +4,8 @@ import { AppError } from '../errors.js';
 const BODY_METHODS = new Set(['POST', 'PUT', 'PATCH', 'DELETE']);
 
 /** An empty body, or one of only whitespace: what clients send when they mean "nothing". */
-const isBlank = (body: string | Buffer) => body.length === 0 || (typeof body === 'string' ? body : body.toString('latin1')).trim() === '';
+const isBlank = (body: string | Buffer) =>
+  body.length === 0 || (typeof body === 'string' ? body : body.toString('latin1')).trim() === '';
 
 const isEmptyObject = (value: unknown) =>
   value !== null && typeof value === 'object' && !Array.isArray(value) && Object.keys(value).length === 0;
@@ -20,10 +21,14 @@ export function installBodyParsing(app: FastifyInstance) {
   // Fastify's own JSON parser (prototype-poisoning checks included) for non-empty bodies.
   const parseJson = app.getDefaultJsonParser('error', 'error');
   app.removeContentTypeParser(['application/json', 'text/plain']);
-  app.addContentTypeParser('application/json', { parseAs: 'string' }, (request: FastifyRequest, body: string | Buffer, done) => {
-    if (isBlank(body)) return done(null, undefined);
-    parseJson(request, body as string, done);
-  });
+  app.addContentTypeParser(
+    'application/json',
+    { parseAs: 'string' },
+    (request: FastifyRequest, body: string | Buffer, done) => {
+      if (isBlank(body)) return done(null, undefined);
+      parseJson(request, body as string, done);
+    },
+  );
   // Every other media type (text/plain, forms, multipart, none at all with a body).
   app.addContentTypeParser('*', { parseAs: 'buffer' }, (_request: FastifyRequest, body: string | Buffer, done) => {
     if (isBlank(body)) return done(null, undefined);
@@ -38,7 +43,12 @@ export function installBodyParsing(app: FastifyInstance) {
       if (body === undefined || body === null || isEmptyObject(body)) return;
       throw new AppError('bad_request', `body: ${request.method} ${route.url} takes no request body; send none, or {}`);
     };
-    const existing = route.preValidation === undefined ? [] : Array.isArray(route.preValidation) ? route.preValidation : [route.preValidation];
+    const existing =
+      route.preValidation === undefined
+        ? []
+        : Array.isArray(route.preValidation)
+          ? route.preValidation
+          : [route.preValidation];
     route.preValidation = [refuseBody, ...existing];
   });
 }

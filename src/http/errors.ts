@@ -96,7 +96,11 @@ export function installErrorHandling(app: FastifyInstance) {
     const err =
       known ??
       (down
-        ? new AppError('unavailable', 'the database cannot be reached right now; try again shortly', UNAVAILABLE_RETRY_AFTER_S)
+        ? new AppError(
+            'unavailable',
+            'the database cannot be reached right now; try again shortly',
+            UNAVAILABLE_RETRY_AFTER_S,
+          )
         : new AppError('internal_error', 'the server failed to handle this request; it has been logged'));
     if (down) request.log.warn({ err: raw }, 'database unavailable');
     else if (!known) request.log.error({ err: raw }, 'unhandled error');
@@ -106,6 +110,10 @@ export function installErrorHandling(app: FastifyInstance) {
   app.setNotFoundHandler((request, reply) =>
     reply
       .status(404)
-      .send({ error: 'not_found', message: `no route for ${request.method} ${request.url.split('?')[0]}`, request_id: request.id }),
+      .send({
+        error: 'not_found',
+        message: `no route for ${request.method} ${request.url.split('?')[0]}`,
+        request_id: request.id,
+      }),
   );
 }

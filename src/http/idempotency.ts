@@ -55,7 +55,10 @@ function keyOf(request: FastifyRequest): string | undefined {
  * rate limit counts, so a replay counts nothing): claims the key, or replays the answer
  * stored for it, or refuses a reuse with another body.
  */
-export function idempotent(deps: Pick<Deps, 'db' | 'clock' | 'config'>, route: IdempotentRoute): preValidationHookHandler {
+export function idempotent(
+  deps: Pick<Deps, 'db' | 'clock' | 'config'>,
+  route: IdempotentRoute,
+): preValidationHookHandler {
   return async function claimIdempotencyKey(request: FastifyRequest, reply: FastifyReply) {
     const key = keyOf(request);
     if (key === undefined) return;
@@ -71,9 +74,16 @@ export function idempotent(deps: Pick<Deps, 'db' | 'clock' | 'config'>, route: I
         reply.status(result.status).send(result.body);
         return reply;
       case 'mismatch':
-        throw new AppError('conflict', `Idempotency-Key "${key}" was used for a different request in the last 24 h; send a new key for a new request`);
+        throw new AppError(
+          'conflict',
+          `Idempotency-Key "${key}" was used for a different request in the last 24 h; send a new key for a new request`,
+        );
       case 'in_progress':
-        throw new AppError('conflict', `a request with Idempotency-Key "${key}" is in progress; retry when it has answered`, 1);
+        throw new AppError(
+          'conflict',
+          `a request with Idempotency-Key "${key}" is in progress; retry when it has answered`,
+          1,
+        );
     }
   };
 }

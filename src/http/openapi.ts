@@ -15,7 +15,9 @@ export async function registerOpenApi(app: FastifyInstance, deps: Deps) {
       openapi: '3.1.0',
       info: OPENAPI_INFO,
       servers: [{ url: deps.config.baseUrl }],
-      components: { securitySchemes: { bearer: { type: 'http', scheme: 'bearer', description: 'tk_... or tk_demo_...' } } },
+      components: {
+        securitySchemes: { bearer: { type: 'http', scheme: 'bearer', description: 'tk_... or tk_demo_...' } },
+      },
       security: [{ bearer: [] }],
       tags: [
         { name: 'tasks', description: 'Tasks and their logs' },
@@ -35,6 +37,8 @@ export async function registerOpenApi(app: FastifyInstance, deps: Deps) {
     await scope.register(swaggerUi, { routePrefix: '/docs', uiConfig: { docExpansion: 'list', deepLinking: true } });
   });
   const hidden = { schema: { hide: true }, config: { access: 'public' as const } };
-  app.get('/openapi-public.yaml', hidden, async (_req, reply) => reply.type('application/yaml').send(app.swagger({ yaml: true })));
+  app.get('/openapi-public.yaml', hidden, async (_req, reply) =>
+    reply.type('application/yaml').send(app.swagger({ yaml: true })),
+  );
   app.get('/openapi-public.json', hidden, async () => app.swagger());
 }

@@ -67,7 +67,13 @@ export function logJson(l: TaskLog) {
 }
 
 export function providerKeyJson(k: typeof providerKeys.$inferSelect) {
-  return { provider: k.provider, last4: k.last4, base_url: k.baseUrl, default_model: k.defaultModel, created_at: k.createdAt.toISOString() };
+  return {
+    provider: k.provider,
+    last4: k.last4,
+    base_url: k.baseUrl,
+    default_model: k.defaultModel,
+    created_at: k.createdAt.toISOString(),
+  };
 }
 
 export function tokenJson(t: typeof apiTokens.$inferSelect) {

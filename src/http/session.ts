@@ -31,20 +31,37 @@ export function cookieOptions(deps: Pick<Deps, 'config'>, expires?: Date) {
 }
 
 /** Starts a session acting as `tokenId`; returns the cookie secret (shown to nobody but the browser). */
-export async function createSession(deps: Pick<Deps, 'db' | 'clock'>, auth: { accountId: string; tokenId: string; tokenExpiresAt: Date | null }) {
+export async function createSession(
+  deps: Pick<Deps, 'db' | 'clock'>,
+  auth: { accountId: string; tokenId: string; tokenExpiresAt: Date | null },
+) {
   const now = deps.clock.now();
   let expiresAt = new Date(now.getTime() + SESSION_TTL_MS);
   if (auth.tokenExpiresAt && auth.tokenExpiresAt < expiresAt) expiresAt = auth.tokenExpiresAt;
   const secret = randomBytes(32).toString('base64url');
   // Sweep this account's dead sessions while here, so the table does not grow without bound.
-  await deps.db.delete(webSessions).where(and(eq(webSessions.accountId, auth.accountId), lte(webSessions.expiresAt, now)));
-  await deps.db.insert(webSessions).values({ idHash: hashSecret(secret), accountId: auth.accountId, tokenId: auth.tokenId, createdAt: now, expiresAt });
+  await deps.db
+    .delete(webSessions)
+    .where(and(eq(webSessions.accountId, auth.accountId), lte(webSessions.expiresAt, now)));
+  await deps.db
+    .insert(webSessions)
+    .values({
+      idHash: hashSecret(secret),
+      accountId: auth.accountId,
+      tokenId: auth.tokenId,
+      createdAt: now,
+      expiresAt,
+    });
   return { secret, expiresAt };
 }
 
 /** The caller a session cookie stands for; invalid_token when the session or its token is dead. */
 export async function authenticateSession(deps: Pick<Deps, 'db' | 'clock'>, secret: string): Promise<AuthContext> {
-  const dead = () => new AppError('invalid_token', 'your control-panel session has ended (signed out, expired, or its token was revoked); sign in again');
+  const dead = () =>
+    new AppError(
+      'invalid_token',
+      'your control-panel session has ended (signed out, expired, or its token was revoked); sign in again',
+    );
   if (!SECRET_SHAPE.test(secret)) throw dead();
   const now = deps.clock.now();
   const [row] = await deps.db
@@ -61,12 +78,16 @@ export async function authenticateSession(deps: Pick<Deps, 'db' | 'clock'>, secr
 
 /** Ends a session; returns its token's id and name (a token issued for the session is revoked with it by the caller). */
 export async function deleteSession(deps: Pick<Deps, 'db'>, secret: string) {
-  const [row] = await deps.db.delete(webSessions).where(eq(webSessions.idHash, hashSecret(secret))).returning({ tokenId: webSessions.tokenId });
+  const [row] = await deps.db
+    .delete(webSessions)
+    .where(eq(webSessions.idHash, hashSecret(secret)))
+    .returning({ tokenId: webSessions.tokenId });
   return row;
 }
 
 /** The session secret a request carries, if any (parsed by @fastify/cookie). */
-export const sessionSecretOf = (request: FastifyRequest): string | undefined => request.cookies?.[SESSION_COOKIE] || undefined;
+export const sessionSecretOf = (request: FastifyRequest): string | undefined =>
+  request.cookies?.[SESSION_COOKIE] || undefined;
 
 export function setSessionCookie(deps: Pick<Deps, 'config'>, reply: FastifyReply, secret: string, expiresAt: Date) {
   reply.setCookie(SESSION_COOKIE, secret, cookieOptions(deps, expiresAt));
@@ -98,6 +119,9 @@ export function checkSameOrigin(deps: Pick<Deps, 'config'>, request: FastifyRequ
   const from = originOf(request.headers.origin) ?? originOf(request.headers.referer);
   const own = new Set([originOf(deps.config.baseUrl), originOf(`${request.protocol}://${request.host}`)]);
   if (!from || !own.has(from)) {
-    throw new AppError('forbidden', 'a request signed in with the control-panel cookie must come from the control panel itself (Origin header missing or from another site)');
+    throw new AppError(
+      'forbidden',
+      'a request signed in with the control-panel cookie must come from the control panel itself (Origin header missing or from another site)',
+    );
   }
 }

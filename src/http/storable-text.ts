@@ -39,7 +39,8 @@ export function findUnstorableText(data: unknown): UnstorableText | undefined {
       for (let i = entries.length - 1; i >= 0; i--) {
         const [key, child] = entries[i]!;
         const keyProblem = problemOf(key);
-        if (keyProblem) return { path: `${path}/${key.replace(/[^\x20-\x7e]/g, '?')}`, message: `field name ${keyProblem}` };
+        if (keyProblem)
+          return { path: `${path}/${key.replace(/[^\x20-\x7e]/g, '?')}`, message: `field name ${keyProblem}` };
         stack.push({ value: child, path: `${path}/${key}` });
       }
     }

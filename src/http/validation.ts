@@ -13,7 +13,13 @@ type Check = ((data: unknown) => boolean | { value: unknown }) & { errors?: Erro
  */
 export function installValidators(app: FastifyInstance) {
   const make = (coerceTypes: boolean) => {
-    const ajv = new Ajv.default({ coerceTypes, useDefaults: true, removeAdditional: false, allErrors: false, strict: false });
+    const ajv = new Ajv.default({
+      coerceTypes,
+      useDefaults: true,
+      removeAdditional: false,
+      allErrors: false,
+      strict: false,
+    });
     addFormats.default(ajv);
     return ajv;
   };
@@ -32,7 +38,9 @@ export function installValidators(app: FastifyInstance) {
       }
       const bad = findUnstorableText(data);
       if (bad) {
-        check.errors = [{ instancePath: bad.path, schemaPath: '#', keyword: 'storableText', params: {}, message: bad.message }];
+        check.errors = [
+          { instancePath: bad.path, schemaPath: '#', keyword: 'storableText', params: {}, message: bad.message },
+        ];
         return false;
       }
       check.errors = null;

@@ -1,4 +1,12 @@
-import { type LanguageModel, type LanguageModelUsage, type ModelMessage, NoObjectGeneratedError, Output, generateText, streamText } from 'ai';
+import {
+  type LanguageModel,
+  type LanguageModelUsage,
+  type ModelMessage,
+  NoObjectGeneratedError,
+  Output,
+  generateText,
+  streamText,
+} from 'ai';
 import type { z } from 'zod';
 import type { LlmConfig } from '../config.js';
 import type { ModelChoice } from './credentials.js';
@@ -69,10 +77,16 @@ export class ModelClient {
         this.o.meter.malformed += 1;
         const reason = ((err.cause as Error | undefined)?.message ?? err.message).slice(0, 1500);
         this.o.log('model answer did not match the schema', { attempt: n, reason: reason.slice(0, 300) });
-        if (n >= attempts) throw new ModelCallFailed(`${this.o.choice.provider} ${this.o.choice.model} gave ${n} answers that did not match the ${ask.name} schema; last problem: ${reason.slice(0, 300)}`);
+        if (n >= attempts)
+          throw new ModelCallFailed(
+            `${this.o.choice.provider} ${this.o.choice.model} gave ${n} answers that did not match the ${ask.name} schema; last problem: ${reason.slice(0, 300)}`,
+          );
         messages.push(
           { role: 'assistant', content: err.text?.trim() ? err.text : '(empty answer)' },
-          { role: 'user', content: `That answer could not be used: ${reason}\nAnswer again with only the JSON object for ${ask.name}, matching the schema.` },
+          {
+            role: 'user',
+            content: `That answer could not be used: ${reason}\nAnswer again with only the JSON object for ${ask.name}, matching the schema.`,
+          },
         );
       }
     }
@@ -97,7 +111,8 @@ export class ModelClient {
       for await (const part of result.fullStream) {
         if (part.type === 'text-delta') text += part.text;
         else if (part.type === 'error') throw part.error;
-        else if (part.type === 'abort') throw settings.abortSignal.reason ?? new DOMException('the model stream was aborted', 'AbortError');
+        else if (part.type === 'abort')
+          throw settings.abortSignal.reason ?? new DOMException('the model stream was aborted', 'AbortError');
         else if (part.type === 'finish') usage = part.totalUsage;
       }
       return { value: text, usage, outputChars: text.length };
@@ -122,7 +137,14 @@ export class ModelClient {
       // Held in this scope for the whole call, cleared in `finally` (see deadline.ts for why not AbortSignal.timeout).
       const deadline = callDeadline(signal, config.timeoutMs);
       try {
-        const r = await run({ model: this.o.model, system: ask.system, messages: ask.messages, maxOutputTokens, maxRetries: 0, abortSignal: deadline.signal });
+        const r = await run({
+          model: this.o.model,
+          system: ask.system,
+          messages: ask.messages,
+          maxOutputTokens,
+          maxRetries: 0,
+          abortSignal: deadline.signal,
+        });
         const bill = billOf(r.usage, this.price, input, r.outputChars);
         meter.add(bill.tokens, bill.costUsd);
         return r.value;
@@ -135,10 +157,16 @@ export class ModelClient {
         }
         if (signal.aborted || err instanceof BudgetExceeded) throw err;
         if (!isTransient(err) || retry >= config.maxRetries) {
-          throw new ModelCallFailed(describeFailure(choice.provider, choice.model, err) + (retry > 0 ? ` (after ${retry + 1} tries)` : ''));
+          throw new ModelCallFailed(
+            describeFailure(choice.provider, choice.model, err) + (retry > 0 ? ` (after ${retry + 1} tries)` : ''),
+          );
         }
         const wait = backoffMs(err, retry, config.retryBaseMs);
-        this.o.log('model call failed; retrying', { problem: describeFailure(choice.provider, choice.model, err), retry: retry + 1, wait_ms: Math.round(wait) });
+        this.o.log('model call failed; retrying', {
+          problem: describeFailure(choice.provider, choice.model, err),
+          retry: retry + 1,
+          wait_ms: Math.round(wait),
+        });
         await sleep(wait, signal);
       } finally {
         deadline.done();

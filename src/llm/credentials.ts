@@ -33,7 +33,8 @@ const ENV_NAMES: Record<LlmProvider, string> = {
 };
 
 /** The locator's re-rank is a short, frequent call: a quick model unless configured. */
-const defaultModel = (provider: LlmProvider, step: LlmStep) => (step === 'locator' ? DEFAULT_MODELS[provider].quick : DEFAULT_MODELS[provider].strong);
+const defaultModel = (provider: LlmProvider, step: LlmStep) =>
+  step === 'locator' ? DEFAULT_MODELS[provider].quick : DEFAULT_MODELS[provider].strong;
 
 /**
  * Chooses the model and key for one step of a task. A BYOK task uses only the account's
@@ -41,18 +42,29 @@ const defaultModel = (provider: LlmProvider, step: LlmStep) => (step === 'locato
  * environment. A step configured for a provider the task has no key for falls back to one
  * it has, with that provider's default model, rather than failing.
  */
-export async function chooseModel(deps: Pick<Deps, 'db' | 'config' | 'secretKey'>, task: { accountId: string; byok: boolean }, step: LlmStep): Promise<ModelChoice> {
+export async function chooseModel(
+  deps: Pick<Deps, 'db' | 'config' | 'secretKey'>,
+  task: { accountId: string; byok: boolean },
+  step: LlmStep,
+): Promise<ModelChoice> {
   const { llm, providerKeys: managed, providerBaseUrls } = deps.config;
   const wanted = llm.models[step];
   if (task.byok) {
     const saved = await deps.db.select().from(providerKeys).where(eq(providerKeys.accountId, task.accountId));
     const byProvider = new Map(saved.map((k) => [k.provider as LlmProvider, k]));
-    const provider = [wanted?.provider, llm.provider, ...LLM_PROVIDERS].find((p): p is LlmProvider => !!p && byProvider.has(p));
+    const provider = [wanted?.provider, llm.provider, ...LLM_PROVIDERS].find(
+      (p): p is LlmProvider => !!p && byProvider.has(p),
+    );
     if (!provider) {
-      throw new NoModelKey('this account uses its own model keys (BYOK) but has none saved: add one with POST /v1/me/keys (provider openai, anthropic or google), or turn BYOK off');
+      throw new NoModelKey(
+        'this account uses its own model keys (BYOK) but has none saved: add one with POST /v1/me/keys (provider openai, anthropic or google), or turn BYOK off',
+      );
     }
     const key = byProvider.get(provider)!;
-    const model = wanted && (wanted.provider ?? provider) === provider ? wanted.model : (key.defaultModel ?? defaultModel(provider, step));
+    const model =
+      wanted && (wanted.provider ?? provider) === provider
+        ? wanted.model
+        : (key.defaultModel ?? defaultModel(provider, step));
     return {
       provider,
       model,
@@ -62,11 +74,22 @@ export async function chooseModel(deps: Pick<Deps, 'db' | 'config' | 'secretKey'
       endpoint: key.baseUrl ? 'account' : 'operator',
     };
   }
-  const provider = [wanted?.provider, llm.provider, ...LLM_PROVIDERS].find((p): p is LlmProvider => !!p && !!managed[p]);
+  const provider = [wanted?.provider, llm.provider, ...LLM_PROVIDERS].find(
+    (p): p is LlmProvider => !!p && !!managed[p],
+  );
   if (!provider) {
     const names = LLM_PROVIDERS.map((p) => ENV_NAMES[p]).join(', ');
-    throw new NoModelKey(`no model key is configured for managed runs: the operator sets one of ${names}; or the account saves its own key (POST /v1/me/keys) and turns BYOK on`);
+    throw new NoModelKey(
+      `no model key is configured for managed runs: the operator sets one of ${names}; or the account saves its own key (POST /v1/me/keys) and turns BYOK on`,
+    );
   }
   const model = wanted && (wanted.provider ?? provider) === provider ? wanted.model : defaultModel(provider, step);
-  return { provider, model, apiKey: managed[provider]!, baseUrl: providerBaseUrls[provider], source: 'managed', endpoint: 'operator' };
+  return {
+    provider,
+    model,
+    apiKey: managed[provider]!,
+    baseUrl: providerBaseUrls[provider],
+    source: 'managed',
+    endpoint: 'operator',
+  };
 }

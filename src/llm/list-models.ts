@@ -5,12 +5,19 @@ export type KeyCheck = { ok: true; models: number } | { ok: false; error: string
 
 const TIMEOUT_MS = 10_000;
 
-function request(provider: Provider, baseUrl: string, apiKey: string): { url: string; headers: Record<string, string> } {
+function request(
+  provider: Provider,
+  baseUrl: string,
+  apiKey: string,
+): { url: string; headers: Record<string, string> } {
   switch (provider) {
     case 'openai':
       return { url: `${baseUrl}/models`, headers: { authorization: `Bearer ${apiKey}` } };
     case 'anthropic':
-      return { url: `${baseUrl}/models?limit=1000`, headers: { 'x-api-key': apiKey, 'anthropic-version': '2023-06-01' } };
+      return {
+        url: `${baseUrl}/models?limit=1000`,
+        headers: { 'x-api-key': apiKey, 'anthropic-version': '2023-06-01' },
+      };
     case 'google':
       // The key goes in a header, not the query string, so it never lands in an access log.
       return { url: `${baseUrl}/models?pageSize=1000`, headers: { 'x-goog-api-key': apiKey } };
@@ -36,7 +43,8 @@ export async function checkProviderKey(
   } catch (err) {
     if (err instanceof OutboundRefused) throw err;
     const name = (err as Error).name;
-    if (name === 'TimeoutError' || name === 'AbortError') return { ok: false, error: `${provider} did not answer within ${timeoutMs / 1000} s` };
+    if (name === 'TimeoutError' || name === 'AbortError')
+      return { ok: false, error: `${provider} did not answer within ${timeoutMs / 1000} s` };
     return { ok: false, error: `could not reach ${provider} at ${new URL(url).origin}` };
   }
   if (response.status === 401 || response.status === 403) {

@@ -50,7 +50,11 @@ export function priceOf(model: string, overrides: Record<string, [number, number
   const table = { ...LIST_PRICES, ...overrides };
   let best: string | null = null;
   for (const name of Object.keys(table)) {
-    if ((id === name || id.startsWith(`${name}-`) || id.startsWith(`${name}@`) || id.startsWith(`${name}:`)) && (!best || name.length > best.length)) best = name;
+    if (
+      (id === name || id.startsWith(`${name}-`) || id.startsWith(`${name}@`) || id.startsWith(`${name}:`)) &&
+      (!best || name.length > best.length)
+    )
+      best = name;
   }
   const [input, output] = best ? table[best]! : FALLBACK_PRICE;
   return { input, output, matched: best };

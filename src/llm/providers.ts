@@ -9,7 +9,10 @@ import type { ModelChoice } from './credentials.js';
  * Responses API: it is what OpenAI-compatible servers (Ollama, vLLM, gateways) speak, so one
  * base_url setting covers them all.
  */
-export function languageModel(choice: Pick<ModelChoice, 'provider' | 'model' | 'apiKey' | 'baseUrl'>, fetchImpl: typeof fetch): LanguageModel {
+export function languageModel(
+  choice: Pick<ModelChoice, 'provider' | 'model' | 'apiKey' | 'baseUrl'>,
+  fetchImpl: typeof fetch,
+): LanguageModel {
   const common = { apiKey: choice.apiKey, baseURL: choice.baseUrl, fetch: fetchImpl };
   switch (choice.provider) {
     case 'openai':

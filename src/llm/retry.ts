@@ -9,7 +9,9 @@ export function isTransient(err: unknown): boolean {
   const e = err as { name?: string; message?: string; code?: string; cause?: { code?: string } };
   if (e?.name === 'TimeoutError') return true;
   const code = e?.code ?? e?.cause?.code;
-  return e?.name === 'TypeError' && /fetch failed|terminated|socket/i.test(e.message ?? '') ? true : ['ECONNRESET', 'ECONNREFUSED', 'EPIPE', 'UND_ERR_SOCKET'].includes(code ?? '');
+  return e?.name === 'TypeError' && /fetch failed|terminated|socket/i.test(e.message ?? '')
+    ? true
+    : ['ECONNRESET', 'ECONNREFUSED', 'EPIPE', 'UND_ERR_SOCKET'].includes(code ?? '');
 }
 
 /** The wait a provider asked for (retry-after-ms, or retry-after in seconds or as a date), in ms. */
@@ -54,7 +56,8 @@ export function sleep(ms: number, signal: AbortSignal): Promise<void> {
 export function describeFailure(provider: string, model: string, err: unknown): string {
   if (APICallError.isInstance(err)) {
     const status = err.statusCode ? `HTTP ${err.statusCode}` : 'no response';
-    if (err.statusCode === 401 || err.statusCode === 403) return `${provider} rejected the API key for ${model} (${status})`;
+    if (err.statusCode === 401 || err.statusCode === 403)
+      return `${provider} rejected the API key for ${model} (${status})`;
     return `${provider} ${model}: ${status}: ${err.message.slice(0, 300)}`;
   }
   const e = err as Error;

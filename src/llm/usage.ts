@@ -37,22 +37,41 @@ export const estimateTokens = (chars: number) => Math.ceil((chars / 4) * 1.1);
  * short answer would cross it. Checked before every call, so the budget is never overspent
  * by more than the estimate's error on the input.
  */
-export function outputAllowance(budget: Budget, meter: UsageMeter, price: Price, inputTokens: number, wanted: number): number {
+export function outputAllowance(
+  budget: Budget,
+  meter: UsageMeter,
+  price: Price,
+  inputTokens: number,
+  wanted: number,
+): number {
   const usedTokens = budget.spentTokens + meter.tokens;
   const usedUsd = budget.spentUsd + meter.costUsd;
   const byTokens = budget.tokens - usedTokens - inputTokens;
-  const byUsd = price.output > 0 ? Math.floor(((budget.usd - usedUsd) * 1_000_000 - inputTokens * price.input) / price.output) : Number.POSITIVE_INFINITY;
+  const byUsd =
+    price.output > 0
+      ? Math.floor(((budget.usd - usedUsd) * 1_000_000 - inputTokens * price.input) / price.output)
+      : Number.POSITIVE_INFINITY;
   const allowance = Math.min(wanted, byTokens, byUsd);
   const MIN_USEFUL = 256;
   if (allowance < MIN_USEFUL) {
-    const what = byTokens <= byUsd ? `${budget.tokens.toLocaleString('en')} tokens (${usedTokens.toLocaleString('en')} used)` : `$${budget.usd.toFixed(2)} (${usedUsd.toFixed(4)} used)`;
-    throw new BudgetExceeded(`the task's model budget of ${what} does not cover another call of about ${inputTokens.toLocaleString('en')} input tokens; stopped rather than overspend`);
+    const what =
+      byTokens <= byUsd
+        ? `${budget.tokens.toLocaleString('en')} tokens (${usedTokens.toLocaleString('en')} used)`
+        : `$${budget.usd.toFixed(2)} (${usedUsd.toFixed(4)} used)`;
+    throw new BudgetExceeded(
+      `the task's model budget of ${what} does not cover another call of about ${inputTokens.toLocaleString('en')} input tokens; stopped rather than overspend`,
+    );
   }
   return allowance;
 }
 
 /** Tokens and cost of a finished call; providers that report no usage are billed by estimate. */
-export function billOf(usage: LanguageModelUsage | undefined, price: Price, estimatedInput: number, outputChars: number) {
+export function billOf(
+  usage: LanguageModelUsage | undefined,
+  price: Price,
+  estimatedInput: number,
+  outputChars: number,
+) {
   const input = usage?.inputTokens ?? estimatedInput;
   const output = usage?.outputTokens ?? estimateTokens(outputChars);
   return { tokens: input + output, costUsd: costUsd(price, input, output) };

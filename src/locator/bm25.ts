@@ -24,7 +24,8 @@ export interface Bm25Index {
  * A count from one of the index's records. Own properties only: a record read back from the
  * cache's JSON has Object.prototype, where `constructor` or `toString` would otherwise answer.
  */
-export const own = <T>(record: Record<string, T>, key: string): T | undefined => (Object.hasOwn(record, key) ? record[key] : undefined);
+export const own = <T>(record: Record<string, T>, key: string): T | undefined =>
+  Object.hasOwn(record, key) ? record[key] : undefined;
 
 /** Tokens of a path: its directories, its file name and the name's parts, extension dropped. */
 export function pathTokens(path: string): string[] {
@@ -62,7 +63,10 @@ export function buildBm25(files: { path: string; content: string; symbols?: stri
  * BM25 score of every document for the query, by document index. A string query counts each
  * distinct term once; a map gives each term its weight (how much of the query it is).
  */
-export function scoreBm25(index: Bm25Index, query: string | Map<string, number>): { scores: Float64Array; terms: string[] } {
+export function scoreBm25(
+  index: Bm25Index,
+  query: string | Map<string, number>,
+): { scores: Float64Array; terms: string[] } {
   const weights = typeof query === 'string' ? new Map(tokenize(query).map((t) => [t, 1])) : query;
   const terms = [...weights.keys()];
   const n = index.docs.length;

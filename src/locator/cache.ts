@@ -13,7 +13,8 @@ export const INDEX_VERSION = 3; // 3: files read only inside the checkout (index
  */
 export function cacheKey(repoDir: string): string | null {
   try {
-    const git = (...args: string[]) => execFileSync('git', ['-C', repoDir, ...args], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'] });
+    const git = (...args: string[]) =>
+      execFileSync('git', ['-C', repoDir, ...args], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'] });
     const sha = git('rev-parse', 'HEAD').trim();
     if (!/^[0-9a-f]{40,64}$/.test(sha)) return null;
     if (git('status', '--porcelain', '--untracked-files=normal').trim() !== '') return null;

@@ -4,7 +4,22 @@ import { ConfinedDir } from '../workspace/confined-fs.js';
 
 export const MAX_FILE_BYTES = 1_000_000;
 
-const SKIP_DIRS = new Set(['.git', 'node_modules', 'vendor', 'build', 'dist', 'target', '__pycache__', '.venv', 'venv', '.tox', '.mypy_cache', '.pytest_cache', 'out', 'coverage']);
+const SKIP_DIRS = new Set([
+  '.git',
+  'node_modules',
+  'vendor',
+  'build',
+  'dist',
+  'target',
+  '__pycache__',
+  '.venv',
+  'venv',
+  '.tox',
+  '.mypy_cache',
+  '.pytest_cache',
+  'out',
+  'coverage',
+]);
 
 // Text source and docs; anything else (images, archives, lock files, data) is not a candidate.
 const TEXT_EXTENSIONS = new Set(
@@ -13,7 +28,8 @@ const TEXT_EXTENSIONS = new Set(
   ),
 );
 const TEXT_NAMES = new Set(['Makefile', 'Dockerfile', 'Rakefile', 'Gemfile', 'CMakeLists.txt', 'README', 'LICENSE']);
-const SKIP_NAMES = /(^|\/)(package-lock\.json|yarn\.lock|pnpm-lock\.yaml|Cargo\.lock|poetry\.lock|go\.sum)$|\.min\.(js|css)$/;
+const SKIP_NAMES =
+  /(^|\/)(package-lock\.json|yarn\.lock|pnpm-lock\.yaml|Cargo\.lock|poetry\.lock|go\.sum)$|\.min\.(js|css)$/;
 
 function isCandidateName(path: string): boolean {
   if (SKIP_NAMES.test(path)) return false;
@@ -23,7 +39,12 @@ function isCandidateName(path: string): boolean {
 
 export function isGitRepo(dir: string): boolean {
   try {
-    return execFileSync('git', ['-C', dir, 'rev-parse', '--is-inside-work-tree'], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'] }).trim() === 'true';
+    return (
+      execFileSync('git', ['-C', dir, 'rev-parse', '--is-inside-work-tree'], {
+        encoding: 'utf8',
+        stdio: ['ignore', 'pipe', 'ignore'],
+      }).trim() === 'true'
+    );
   } catch {
     return false;
   }
@@ -39,7 +60,10 @@ export function listCandidateFiles(repoDir: string): string[] {
   const repo = repoFiles(repoDir);
   let paths: string[];
   if (isGitRepo(repoDir)) {
-    const out = execFileSync('git', ['-C', repoDir, 'ls-files', '-z', '--cached', '--others', '--exclude-standard'], { encoding: 'utf8', maxBuffer: 256 * 1024 * 1024 });
+    const out = execFileSync('git', ['-C', repoDir, 'ls-files', '-z', '--cached', '--others', '--exclude-standard'], {
+      encoding: 'utf8',
+      maxBuffer: 256 * 1024 * 1024,
+    });
     paths = out.split('\0').filter((p) => p && !p.split('/').some((part) => SKIP_DIRS.has(part)));
   } else {
     paths = repo.walkFiles({ skipDirs: SKIP_DIRS });

@@ -83,5 +83,16 @@ export async function locate(repoDir: string, prompt: string, options: LocateOpt
   const end = performance.now();
   const ms = (x: number) => Math.round(x * 10) / 10;
   const definitions = Object.fromEntries(files.map((f) => [f.path, index.defs[f.path] ?? []]));
-  return { files, definitions, timings: { cache, built, files: index.bm25.docs.length, index_ms: ms(indexed - start), rank_ms: ms(end - indexed), total_ms: ms(end - start) } };
+  return {
+    files,
+    definitions,
+    timings: {
+      cache,
+      built,
+      files: index.bm25.docs.length,
+      index_ms: ms(indexed - start),
+      rank_ms: ms(end - indexed),
+      total_ms: ms(end - start),
+    },
+  };
 }

@@ -19,7 +19,6 @@ export interface RankedFile {
   reasons: string[];
 }
 
-
 // Weights on top of the BM25 score, which is scaled so the best file scores 1.
 const STACK_FRAME = 3;
 /** Extra for the innermost frame of a trace that is in the repository: where the error surfaced. */
@@ -48,10 +47,13 @@ const TEST_PATH = [
   /Tests?\.(java|kt|cs)$/,
 ];
 export const isTestPath = (path: string) => TEST_PATH.some((re) => re.test(path));
-const isDocPath = (path: string) => /\.(md|rst|txt|adoc)$/i.test(path) || /(^|\/)(docs?|doc_src|changelog|changes)\//i.test(path);
+const isDocPath = (path: string) =>
+  /\.(md|rst|txt|adoc)$/i.test(path) || /(^|\/)(docs?|doc_src|changelog|changes)\//i.test(path);
 /** Examples, benchmarks, CI and tooling; configuration and data files: rarely where a bug is fixed. */
 const isAuxPath = (path: string) =>
-  /(^|\/)(examples?|samples?|demos?|benchmarks?|asv_bench|bench|\.github|\.circleci|ci|scripts|tools|third_party|vendor(ed)?|_vendor|external)\//i.test(path) ||
+  /(^|\/)(examples?|samples?|demos?|benchmarks?|asv_bench|bench|\.github|\.circleci|ci|scripts|tools|third_party|vendor(ed)?|_vendor|external)\//i.test(
+    path,
+  ) ||
   /\.(json|ya?ml|toml|cfg|ini|xml|html|css|scss|sql|proto|graphql|gradle|cmake)$/i.test(path) ||
   /(^|\/)(Makefile|Dockerfile|CMakeLists\.txt|LICENSE|README|setup\.py|noxfile\.py|tox\.ini)$/.test(path);
 
@@ -61,8 +63,12 @@ const isAuxPath = (path: string) =>
  * "my test fails" is not.
  */
 export const promptAboutTests = (prompt: string) =>
-  /\b(add|adds|adding|write|writing|missing|fix|fixing|update|updating|improve|rewrite|extend|more|new)\s+(a\s+|the\s+|some\s+|unit\s+|regression\s+|integration\s+)*(unit\s+|regression\s+)?(tests?|test[ _-]?cases?|test[ _-]?suites?|specs?)\b/i.test(prompt) ||
-  /\b(test coverage|flaky tests?|tests? (is|are) (flaky|broken|missing|wrong)|test suite (fails|is failing|is broken))\b/i.test(prompt);
+  /\b(add|adds|adding|write|writing|missing|fix|fixing|update|updating|improve|rewrite|extend|more|new)\s+(a\s+|the\s+|some\s+|unit\s+|regression\s+|integration\s+)*(unit\s+|regression\s+)?(tests?|test[ _-]?cases?|test[ _-]?suites?|specs?)\b/i.test(
+    prompt,
+  ) ||
+  /\b(test coverage|flaky tests?|tests? (is|are) (flaky|broken|missing|wrong)|test suite (fails|is failing|is broken))\b/i.test(
+    prompt,
+  );
 
 const SOURCE_EXT = 'py|pyi|js|jsx|mjs|cjs|ts|tsx|mts|cts|go|rs|java|kt|scala|c|h|cc|cpp|hpp|cs|rb|php|swift|sh|lua';
 const SOURCE_FILE = new RegExp(`\\.(${SOURCE_EXT})$`, 'i');
@@ -75,9 +81,11 @@ export interface StackFrame {
 /** File/line pairs of stack-trace frames: Python, Node/JS, and the `file.ext:LINE` form of Go, Rust, compilers. */
 export function stackFrames(prompt: string): StackFrame[] {
   const frames: { at: number; frame: StackFrame }[] = [];
-  for (const m of prompt.matchAll(/File "([^"\n]+)", line (\d+)/g)) frames.push({ at: m.index, frame: { file: m[1]!, line: Number(m[2]) } });
+  for (const m of prompt.matchAll(/File "([^"\n]+)", line (\d+)/g))
+    frames.push({ at: m.index, frame: { file: m[1]!, line: Number(m[2]) } });
   const colon = new RegExp(`((?:[A-Za-z]:)?[\\w.@~+/\\\\-]*[\\w-]\\.(?:${SOURCE_EXT})):(\\d+)(?::\\d+)?`, 'g');
-  for (const m of prompt.matchAll(colon)) frames.push({ at: m.index, frame: { file: m[1]!.replace(/^file:\/\//, ''), line: Number(m[2]) } });
+  for (const m of prompt.matchAll(colon))
+    frames.push({ at: m.index, frame: { file: m[1]!.replace(/^file:\/\//, ''), line: Number(m[2]) } });
   // IPython and Jupyter: `PATH in function(args)`, then `--> LINE` on a following line.
   const ipython = new RegExp(`^\\s*((?:[A-Za-z]:)?[\\w.@~+/\\\\-]*[\\w-]\\.(?:${SOURCE_EXT})) in [\\w<>.]+`, 'gm');
   for (const m of prompt.matchAll(ipython)) {
@@ -128,7 +136,12 @@ export function promptParts(prompt: string): { title: string; prose: string; cod
       fenced = !fenced;
       continue;
     }
-    if (fenced || /^( {4}|\t)/.test(line) || /^\s*(>>>|\$ |File "|Traceback|at |[A-Z]\w*(Error|Exception)\b)/.test(line)) code.push(line);
+    if (
+      fenced ||
+      /^( {4}|\t)/.test(line) ||
+      /^\s*(>>>|\$ |File "|Traceback|at |[A-Z]\w*(Error|Exception)\b)/.test(line)
+    )
+      code.push(line);
     else prose.push(line);
   }
   return { title, prose: prose.join('\n'), code: code.join('\n') };
@@ -139,7 +152,11 @@ export function queryTerms(prompt: string): Map<string, number> {
   const { title, prose, code } = promptParts(prompt);
   const weights = new Map<string, number>();
   const counts = new Map<string, number>();
-  for (const [text, w] of [[title, TITLE_WEIGHT], [prose, PROSE_WEIGHT], [code, CODE_WEIGHT]] as const) {
+  for (const [text, w] of [
+    [title, TITLE_WEIGHT],
+    [prose, PROSE_WEIGHT],
+    [code, CODE_WEIGHT],
+  ] as const) {
     for (const t of tokenize(text)) {
       weights.set(t, Math.max(weights.get(t) ?? 0, w));
       counts.set(t, (counts.get(t) ?? 0) + 1);
@@ -152,7 +169,8 @@ export function queryTerms(prompt: string): Map<string, number> {
 /** Names the prompt's own code defines (`def foo`, `class Bar`, `function baz`): the user's, not the repository's. */
 function definedInPrompt(prompt: string): Set<string> {
   const names = new Set<string>();
-  for (const m of prompt.matchAll(/\b(?:def|class|function|func|fn|interface|struct)\s+([A-Za-z_$][\w$]*)/g)) names.add(m[1]!);
+  for (const m of prompt.matchAll(/\b(?:def|class|function|func|fn|interface|struct)\s+([A-Za-z_$][\w$]*)/g))
+    names.add(m[1]!);
   return names;
 }
 
@@ -175,11 +193,29 @@ function promptIdentifiers(prompt: string, repoNames: Set<string>): Map<string, 
   for (const m of prompt.matchAll(/(?<![\w.])((?:[A-Za-z_]\w*\.)*[A-Za-z_]\w*)(\s*\()?/g)) {
     let parts = m[1]!.split('.');
     const root = parts[0]!;
-    if (parts.length >= 3 && !repoNames.has(root.toLowerCase()) && !/^(self|cls|this)$/.test(root) && /^[a-z_]/.test(parts[1]!)) continue;
-    if (parts.length >= 2 && !repoNames.has(root.toLowerCase()) && /^[a-z]/.test(root) && !/^(self|cls|this)$/.test(root)) parts = parts.slice(1); // a variable: its members count
+    if (
+      parts.length >= 3 &&
+      !repoNames.has(root.toLowerCase()) &&
+      !/^(self|cls|this)$/.test(root) &&
+      /^[a-z_]/.test(parts[1]!)
+    )
+      continue;
+    if (
+      parts.length >= 2 &&
+      !repoNames.has(root.toLowerCase()) &&
+      /^[a-z]/.test(root) &&
+      !/^(self|cls|this)$/.test(root)
+    )
+      parts = parts.slice(1); // a variable: its members count
     parts.forEach((w, k) => {
       if (w.length < 3) return;
-      const codeLike = /_/.test(w.slice(1)) || /[a-z][A-Z]/.test(w) || /^[A-Z][a-z]+[A-Z]/.test(w) || codeSpans.has(w) || parts.length > 1 || (m[2] !== undefined && k === parts.length - 1);
+      const codeLike =
+        /_/.test(w.slice(1)) ||
+        /[a-z][A-Z]/.test(w) ||
+        /^[A-Z][a-z]+[A-Z]/.test(w) ||
+        codeSpans.has(w) ||
+        parts.length > 1 ||
+        (m[2] !== undefined && k === parts.length - 1);
       const id = ids.get(w) ?? { codeLike: false, qualifiers: new Set<string>() };
       id.codeLike ||= codeLike;
       if (k > 0) id.qualifiers.add(parts[k - 1]!);
@@ -230,7 +266,9 @@ export function rank(index: LocatorIndex, prompt: string, top: number): RankedFi
   }
   for (const [i, lines] of framed) {
     strong[i]! += STACK_FRAME + (i === innermost ? INNERMOST_FRAME : 0);
-    reasons[i]!.push(`in a stack trace of the prompt (line${lines.length > 1 ? 's' : ''} ${[...new Set(lines)].join(', ')})${i === innermost ? ', the innermost frame in the repository' : ''}`);
+    reasons[i]!.push(
+      `in a stack trace of the prompt (line${lines.length > 1 ? 's' : ''} ${[...new Set(lines)].join(', ')})${i === innermost ? ', the innermost frame in the repository' : ''}`,
+    );
   }
 
   // Paths and dotted module names named in the prompt.
@@ -282,7 +320,8 @@ export function rank(index: LocatorIndex, prompt: string, top: number): RankedFi
       symbolNames[i]!.push(name);
       if (id.qualifiers.size === 0) continue;
       for (const d of own(index.defs, p) ?? []) {
-        if (d[0] === name && d[4] && id.qualifiers.has(d[4])) qualified.set(i, (qualified.get(i) ?? new Set()).add(`${d[4]}.${name}`));
+        if (d[0] === name && d[4] && id.qualifiers.has(d[4]))
+          qualified.set(i, (qualified.get(i) ?? new Set()).add(`${d[4]}.${name}`));
       }
     }
   }
@@ -293,14 +332,19 @@ export function rank(index: LocatorIndex, prompt: string, top: number): RankedFi
   symbolBoost.forEach((b, i) => {
     if (b <= 0) return;
     weak[i]! += Math.min(SYMBOL_CAP, b);
-    reasons[i]!.push(`defines ${symbolNames[i]!.slice(0, 5).join(', ')}${symbolNames[i]!.length > 5 ? ', …' : ''}, named in the prompt`);
+    reasons[i]!.push(
+      `defines ${symbolNames[i]!.slice(0, 5).join(', ')}${symbolNames[i]!.length > 5 ? ', …' : ''}, named in the prompt`,
+    );
   });
 
   // A file whose name (without extension) is a word of the prompt.
   const words = new Set(prompt.toLowerCase().match(/[a-z_][a-z0-9_]*/g) ?? []);
   docs.forEach((d, i) => {
     if (mentioned.has(i) || framed.has(i)) return;
-    const stem = d.path.slice(d.path.lastIndexOf('/') + 1).replace(/\.[^.]+$/, '').toLowerCase();
+    const stem = d.path
+      .slice(d.path.lastIndexOf('/') + 1)
+      .replace(/\.[^.]+$/, '')
+      .toLowerCase();
     if (stem.length >= 4 && stem !== '__init__' && words.has(stem)) {
       weak[i]! += STEM_MENTION;
       reasons[i]!.push(`file name "${stem}" appears in the prompt`);
@@ -310,7 +354,8 @@ export function rank(index: LocatorIndex, prompt: string, top: number): RankedFi
   const results: RankedFile[] = docs.map((d, i) => {
     let soft = base[i]! + weak[i]!;
     let hard = strong[i]!;
-    if (base[i]! > 0) reasons[i]!.unshift(`BM25 ${scores[i]!.toFixed(2)} (${topTerms(index.bm25, i, terms).join(', ')})`);
+    if (base[i]! > 0)
+      reasons[i]!.unshift(`BM25 ${scores[i]!.toFixed(2)} (${topTerms(index.bm25, i, terms).join(', ')})`);
     const demoted = demotion(d.path);
     if (demoted) {
       soft *= demoted[0];

@@ -21,8 +21,26 @@ export interface FileSkeleton {
 }
 
 const FALLBACK_LANGUAGES: Record<string, string> = {
-  kt: 'kotlin', kts: 'kotlin', scala: 'scala', swift: 'swift', lua: 'lua', pl: 'perl', r: 'r', jl: 'julia', ex: 'elixir', exs: 'elixir',
-  erl: 'erlang', hs: 'haskell', ml: 'ocaml', clj: 'clojure', dart: 'dart', vue: 'vue', svelte: 'svelte', m: 'objective-c', mm: 'objective-c', zsh: 'zsh',
+  kt: 'kotlin',
+  kts: 'kotlin',
+  scala: 'scala',
+  swift: 'swift',
+  lua: 'lua',
+  pl: 'perl',
+  r: 'r',
+  jl: 'julia',
+  ex: 'elixir',
+  exs: 'elixir',
+  erl: 'erlang',
+  hs: 'haskell',
+  ml: 'ocaml',
+  clj: 'clojure',
+  dart: 'dart',
+  vue: 'vue',
+  svelte: 'svelte',
+  m: 'objective-c',
+  mm: 'objective-c',
+  zsh: 'zsh',
 };
 
 /** A signature longer than this many lines is cut (the rest elided). */

@@ -19,7 +19,10 @@ const JS: LinePattern[] = [
   { re: /^\s*(?:export\s+)?(?:const\s+)?enum\s+([A-Za-z_$][\w$]*)/, kind: 'enum' },
   { re: /^(?:export\s+)?(?:const|let|var)\s+([A-Za-z_$][\w$]*)\s*(?::[^=;]+)?=/, kind: 'variable' },
   // Methods: an indented name followed by a parameter list and a body.
-  { re: /^\s+(?:(?:public|private|protected|static|async|readonly|get|set|override)\s+)*([A-Za-z_$][\w$]*)\s*\([^)]*\)\s*(?::[^{;]+)?\{/, kind: 'method' },
+  {
+    re: /^\s+(?:(?:public|private|protected|static|async|readonly|get|set|override)\s+)*([A-Za-z_$][\w$]*)\s*\([^)]*\)\s*(?::[^{;]+)?\{/,
+    kind: 'method',
+  },
 ];
 const GO: LinePattern[] = [
   { re: /^func\s+\([^)]*\)\s*([A-Za-z_]\w*)/, kind: 'method' },
@@ -33,8 +36,14 @@ const RUST: LinePattern[] = [
 ];
 const JAVA: LinePattern[] = [
   { re: /\b(class|interface|enum|record|object|trait)\s+([A-Za-z_]\w*)/, kind: '$1' },
-  { re: /^\s*(?:(?:public|private|protected|static|final|abstract|synchronized|native|override|internal|suspend)\s+)+[\w<>[\],.?\s]+?\s+([A-Za-z_]\w*)\s*\(/, kind: 'method' },
-  { re: /^\s*(?:(?:public|private|protected|override|internal|suspend|inline)\s+)*fun\s+(?:<[^>]*>\s*)?(?:[\w.]+\.)?([A-Za-z_]\w*)/, kind: 'function' },
+  {
+    re: /^\s*(?:(?:public|private|protected|static|final|abstract|synchronized|native|override|internal|suspend)\s+)+[\w<>[\],.?\s]+?\s+([A-Za-z_]\w*)\s*\(/,
+    kind: 'method',
+  },
+  {
+    re: /^\s*(?:(?:public|private|protected|override|internal|suspend|inline)\s+)*fun\s+(?:<[^>]*>\s*)?(?:[\w.]+\.)?([A-Za-z_]\w*)/,
+    kind: 'function',
+  },
   { re: /^\s*(?:(?:public|private|protected|override)\s+)*def\s+([A-Za-z_]\w*)/, kind: 'function' },
 ];
 /** Other languages: a keyword that introduces a definition in many of them, at the start of a line. */
@@ -46,19 +55,79 @@ const GENERIC: LinePattern[] = [
 ];
 
 const BY_EXTENSION: Record<string, LinePattern[]> = {
-  py: PY, pyi: PY,
-  js: JS, jsx: JS, mjs: JS, cjs: JS, ts: JS, tsx: JS, mts: JS, cts: JS, vue: JS, svelte: JS,
+  py: PY,
+  pyi: PY,
+  js: JS,
+  jsx: JS,
+  mjs: JS,
+  cjs: JS,
+  ts: JS,
+  tsx: JS,
+  mts: JS,
+  cts: JS,
+  vue: JS,
+  svelte: JS,
   go: GO,
   rs: RUST,
-  java: JAVA, kt: JAVA, kts: JAVA, scala: JAVA, cs: JAVA,
+  java: JAVA,
+  kt: JAVA,
+  kts: JAVA,
+  scala: JAVA,
+  cs: JAVA,
 };
-const NO_DEFINITIONS = new Set(['md', 'rst', 'txt', 'adoc', 'json', 'yaml', 'yml', 'toml', 'cfg', 'ini', 'xml', 'html', 'css', 'scss', 'sql', 'proto', 'graphql', 'gradle', 'cmake']);
+const NO_DEFINITIONS = new Set([
+  'md',
+  'rst',
+  'txt',
+  'adoc',
+  'json',
+  'yaml',
+  'yml',
+  'toml',
+  'cfg',
+  'ini',
+  'xml',
+  'html',
+  'css',
+  'scss',
+  'sql',
+  'proto',
+  'graphql',
+  'gradle',
+  'cmake',
+]);
 
-const NOT_NAMES = new Set(['if', 'for', 'while', 'switch', 'catch', 'return', 'function', 'constructor', 'else', 'do', 'try', 'new', 'super', 'this']);
+const NOT_NAMES = new Set([
+  'if',
+  'for',
+  'while',
+  'switch',
+  'catch',
+  'return',
+  'function',
+  'constructor',
+  'else',
+  'do',
+  'try',
+  'new',
+  'super',
+  'this',
+]);
 
 const KINDS: Record<string, string> = {
-  def: 'function', defp: 'function', fun: 'function', func: 'function', fn: 'function', sub: 'function', proc: 'function',
-  defmodule: 'module', mod: 'module', object: 'class', record: 'class', protocol: 'interface', extension: 'impl',
+  def: 'function',
+  defp: 'function',
+  fun: 'function',
+  func: 'function',
+  fn: 'function',
+  sub: 'function',
+  proc: 'function',
+  defmodule: 'module',
+  mod: 'module',
+  object: 'class',
+  record: 'class',
+  protocol: 'interface',
+  extension: 'impl',
 };
 
 const indentOf = (line: string) => /^[ \t]*/.exec(line)![0].replace(/\t/g, '    ').length;

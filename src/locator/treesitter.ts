@@ -17,21 +17,47 @@ export interface Definition {
   container?: string;
 }
 
-export type GrammarId = 'javascript' | 'typescript' | 'tsx' | 'python' | 'go' | 'rust' | 'java' | 'c-sharp' | 'cpp' | 'php' | 'ruby' | 'bash';
+export type GrammarId =
+  | 'javascript'
+  | 'typescript'
+  | 'tsx'
+  | 'python'
+  | 'go'
+  | 'rust'
+  | 'java'
+  | 'c-sharp'
+  | 'cpp'
+  | 'php'
+  | 'ruby'
+  | 'bash';
 
 const BY_EXTENSION: Record<string, GrammarId> = {
-  js: 'javascript', jsx: 'javascript', mjs: 'javascript', cjs: 'javascript',
-  ts: 'typescript', mts: 'typescript', cts: 'typescript',
+  js: 'javascript',
+  jsx: 'javascript',
+  mjs: 'javascript',
+  cjs: 'javascript',
+  ts: 'typescript',
+  mts: 'typescript',
+  cts: 'typescript',
   tsx: 'tsx',
-  py: 'python', pyi: 'python',
+  py: 'python',
+  pyi: 'python',
   go: 'go',
   rs: 'rust',
   java: 'java',
   cs: 'c-sharp',
-  cc: 'cpp', cpp: 'cpp', cxx: 'cpp', hpp: 'cpp', hh: 'cpp', hxx: 'cpp', c: 'cpp', h: 'cpp',
+  cc: 'cpp',
+  cpp: 'cpp',
+  cxx: 'cpp',
+  hpp: 'cpp',
+  hh: 'cpp',
+  hxx: 'cpp',
+  c: 'cpp',
+  h: 'cpp',
   php: 'php',
   rb: 'ruby',
-  sh: 'bash', bash: 'bash',
+  sh: 'bash',
+  bash: 'bash',
 };
 
 /** The grammar of a path, by its extension; null when there is none (the regex fallback then). */
@@ -194,7 +220,9 @@ async function loadGrammar(rt: Runtime, id: GrammarId): Promise<Grammar | null> 
   if (!grammar) {
     grammar = (async () => {
       try {
-        const language = await TreeSitter.Language.load(require.resolve(`@vscode/tree-sitter-wasm/wasm/tree-sitter-${id}.wasm`));
+        const language = await TreeSitter.Language.load(
+          require.resolve(`@vscode/tree-sitter-wasm/wasm/tree-sitter-${id}.wasm`),
+        );
         return { language, query: compileQuery(language, QUERIES[id]) };
       } catch {
         return null; // a grammar that does not load: its files go to the regex fallback
@@ -324,14 +352,20 @@ function collect(query: Query, root: Node, source: string): Definition[] {
     }
     let start = defNode;
     if (start.parent?.type === 'decorated_definition') start = start.parent;
-    const container = kind === 'method' && defNode.type === 'method_declaration' && defNode.childForFieldName('receiver') ? goReceiver(defNode) : undefined;
+    const container =
+      kind === 'method' && defNode.type === 'method_declaration' && defNode.childForFieldName('receiver')
+        ? goReceiver(defNode)
+        : undefined;
     seen.set(defNode.startIndex, {
       pattern: match.patternIndex,
       def: {
         name,
         kind,
         startLine: start.startPosition.row + 1,
-        endLine: defNode.endPosition.row + 1 - (defNode.endPosition.column === 0 && defNode.endPosition.row > defNode.startPosition.row ? 1 : 0),
+        endLine:
+          defNode.endPosition.row +
+          1 -
+          (defNode.endPosition.column === 0 && defNode.endPosition.row > defNode.startPosition.row ? 1 : 0),
         headerEnd: headerEndRow(defNode, lines) + 1,
         ...(container ? { container } : {}),
       },

@@ -37,9 +37,22 @@ export const repoKey = (repoUrl: string) => repoUrl.toLowerCase();
 
 type Db = Pick<Deps, 'db' | 'clock'>;
 
-export async function remember(deps: Db, item: { accountId: string; repo: string; kind: MemoryKind; content: MemoryItem['content']; taskId?: string }): Promise<string> {
+export async function remember(
+  deps: Db,
+  item: { accountId: string; repo: string; kind: MemoryKind; content: MemoryItem['content']; taskId?: string },
+): Promise<string> {
   const id = newId();
-  await deps.db.insert(repoMemory).values({ id, accountId: item.accountId, repo: repoKey(item.repo), kind: item.kind, content: item.content, taskId: item.taskId ?? null, createdAt: deps.clock.now() });
+  await deps.db
+    .insert(repoMemory)
+    .values({
+      id,
+      accountId: item.accountId,
+      repo: repoKey(item.repo),
+      kind: item.kind,
+      content: item.content,
+      taskId: item.taskId ?? null,
+      createdAt: deps.clock.now(),
+    });
   return id;
 }
 
@@ -49,11 +62,21 @@ export async function listMemory(deps: Pick<Deps, 'db'>, accountId: string, repo
     .from(repoMemory)
     .where(and(eq(repoMemory.accountId, accountId), eq(repoMemory.repo, repoKey(repo))))
     .orderBy(desc(repoMemory.createdAt), desc(repoMemory.id));
-  return rows.map((r) => ({ id: r.id, kind: r.kind as MemoryKind, content: r.content as MemoryItem['content'], taskId: r.taskId, createdAt: r.createdAt }));
+  return rows.map((r) => ({
+    id: r.id,
+    kind: r.kind as MemoryKind,
+    content: r.content as MemoryItem['content'],
+    taskId: r.taskId,
+    createdAt: r.createdAt,
+  }));
 }
 
 /** The newest test command that worked for this account and repository. */
-export async function rememberedTestCommand(deps: Pick<Deps, 'db'>, accountId: string, repo: string): Promise<string | undefined> {
+export async function rememberedTestCommand(
+  deps: Pick<Deps, 'db'>,
+  accountId: string,
+  repo: string,
+): Promise<string | undefined> {
   const item = (await listMemory(deps, accountId, repo)).find((m) => m.kind === 'test_command');
   return (item?.content as TestCommandContent | undefined)?.command;
 }
@@ -86,7 +109,10 @@ export interface Recalled {
  * token budget: ranked by shared words with the prompt (code-aware tokens), newer first on
  * ties. Only this account's items for this repository are ever read.
  */
-export async function recall(deps: Pick<Deps, 'db'>, q: { accountId: string; repo: string | null; prompt: string; tokenBudget: number; kinds?: MemoryKind[] }): Promise<Recalled[]> {
+export async function recall(
+  deps: Pick<Deps, 'db'>,
+  q: { accountId: string; repo: string | null; prompt: string; tokenBudget: number; kinds?: MemoryKind[] },
+): Promise<Recalled[]> {
   if (!q.repo) return [];
   const kinds = q.kinds ?? ['lesson', 'example'];
   const items = (await listMemory(deps, q.accountId, q.repo)).filter((m) => kinds.includes(m.kind));
@@ -115,8 +141,15 @@ export async function recall(deps: Pick<Deps, 'db'>, q: { accountId: string; rep
 type Writer = Deps['db'] | Parameters<Parameters<Deps['db']['transaction']>[0]>[0];
 
 /** Removes the items of these kinds that a task produced (a later feedback post replaces them). */
-export async function forgetTaskItems(db: Writer, accountId: string, taskId: string, kinds: MemoryKind[]): Promise<void> {
-  await db.delete(repoMemory).where(and(eq(repoMemory.accountId, accountId), eq(repoMemory.taskId, taskId), inArray(repoMemory.kind, kinds)));
+export async function forgetTaskItems(
+  db: Writer,
+  accountId: string,
+  taskId: string,
+  kinds: MemoryKind[],
+): Promise<void> {
+  await db
+    .delete(repoMemory)
+    .where(and(eq(repoMemory.accountId, accountId), eq(repoMemory.taskId, taskId), inArray(repoMemory.kind, kinds)));
 }
 
 /** Inserts an item through `db` (which may be a transaction); the repository is keyed as remember() keys it. */
@@ -126,20 +159,50 @@ export async function insertMemoryItem(
   item: { accountId: string; repo: string; kind: MemoryKind; content: MemoryItem['content']; taskId?: string | null },
 ): Promise<string> {
   const id = newId();
-  await db.insert(repoMemory).values({ id, accountId: item.accountId, repo: repoKey(item.repo), kind: item.kind, content: item.content, taskId: item.taskId ?? null, createdAt: now });
+  await db
+    .insert(repoMemory)
+    .values({
+      id,
+      accountId: item.accountId,
+      repo: repoKey(item.repo),
+      kind: item.kind,
+      content: item.content,
+      taskId: item.taskId ?? null,
+      createdAt: now,
+    });
   return id;
 }
 
 /** The test command that worked, replacing any older one for the account and repository. */
-export async function replaceTestCommand(deps: Db, q: { accountId: string; repo: string; command: string; taskId?: string | null }): Promise<string> {
+export async function replaceTestCommand(
+  deps: Db,
+  q: { accountId: string; repo: string; command: string; taskId?: string | null },
+): Promise<string> {
   return deps.db.transaction(async (tx) => {
-    await tx.delete(repoMemory).where(and(eq(repoMemory.accountId, q.accountId), eq(repoMemory.repo, repoKey(q.repo)), eq(repoMemory.kind, 'test_command')));
-    return insertMemoryItem(tx, deps.clock.now(), { accountId: q.accountId, repo: q.repo, kind: 'test_command', content: { command: q.command }, taskId: q.taskId });
+    await tx
+      .delete(repoMemory)
+      .where(
+        and(
+          eq(repoMemory.accountId, q.accountId),
+          eq(repoMemory.repo, repoKey(q.repo)),
+          eq(repoMemory.kind, 'test_command'),
+        ),
+      );
+    return insertMemoryItem(tx, deps.clock.now(), {
+      accountId: q.accountId,
+      repo: q.repo,
+      kind: 'test_command',
+      content: { command: q.command },
+      taskId: q.taskId,
+    });
   });
 }
 
 /** Deletes one of the account's items; false when the account has no item with that id. */
 export async function deleteMemoryItem(deps: Pick<Deps, 'db'>, accountId: string, id: string): Promise<boolean> {
-  const rows = await deps.db.delete(repoMemory).where(and(eq(repoMemory.id, id), eq(repoMemory.accountId, accountId))).returning({ id: repoMemory.id });
+  const rows = await deps.db
+    .delete(repoMemory)
+    .where(and(eq(repoMemory.id, id), eq(repoMemory.accountId, accountId)))
+    .returning({ id: repoMemory.id });
   return rows.length > 0;
 }

@@ -18,7 +18,8 @@ const RANGE_WORDS: Record<string, string> = {
 const IPV4_COMPATIBLE = ipaddr.parseCIDR('::/96');
 
 const words = (range: string) => RANGE_WORDS[range] ?? `a reserved address (${range})`;
-const withPrefix = (phrase: string, prefix: string) => phrase.replace(/^an? /, `${/^[aeiou]/i.test(prefix) ? 'an' : 'a'} ${prefix} `);
+const withPrefix = (phrase: string, prefix: string) =>
+  phrase.replace(/^an? /, `${/^[aeiou]/i.test(prefix) ? 'an' : 'a'} ${prefix} `);
 
 /**
  * Why a user-given URL may not reach this address, or undefined when it may: only globally
@@ -48,7 +49,9 @@ export function refusedRange(address: Address): string | undefined {
 /** The address as policy sees it: IPv4-mapped IPv6 as the IPv4 address it carries. */
 export function normalise(text: string): Address {
   const parsed = ipaddr.parse(text);
-  return parsed.kind() === 'ipv6' && (parsed as ipaddr.IPv6).isIPv4MappedAddress() ? (parsed as ipaddr.IPv6).toIPv4Address() : parsed;
+  return parsed.kind() === 'ipv6' && (parsed as ipaddr.IPv6).isIPv4MappedAddress()
+    ? (parsed as ipaddr.IPv6).toIPv4Address()
+    : parsed;
 }
 
 function inRange(address: Address, rangeBase: Address, rangeBits: number): boolean {
@@ -59,7 +62,8 @@ function inRange(address: Address, rangeBase: Address, rangeBits: number): boole
     base = (base as ipaddr.IPv6).toIPv4Address();
     bits -= 96;
   }
-  if (address.kind() === 'ipv4') return base.kind() === 'ipv4' && (address as ipaddr.IPv4).match(base as ipaddr.IPv4, bits);
+  if (address.kind() === 'ipv4')
+    return base.kind() === 'ipv4' && (address as ipaddr.IPv4).match(base as ipaddr.IPv4, bits);
   return base.kind() === 'ipv6' && (address as ipaddr.IPv6).match(base as ipaddr.IPv6, bits);
 }
 

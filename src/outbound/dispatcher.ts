@@ -22,12 +22,14 @@ function guardedLookup(rules: readonly OutboundAllowRule[], port: number, resolv
       if (!hostAllowed(rules, hostname, port)) {
         for (const a of addresses) {
           const verdict = judge(rules, a.address, port, hostname);
-          if (!verdict.ok) return callback(new OutboundRefused('the URL', hostname, verdict.address, verdict.range), '', 0);
+          if (!verdict.ok)
+            return callback(new OutboundRefused('the URL', hostname, verdict.address, verdict.range), '', 0);
         }
       }
       if (options.all) return callback(null, addresses);
       const first = addresses[0];
-      if (!first) return callback(Object.assign(new Error(`${hostname} resolved to no address`), { code: 'ENOTFOUND' }), '', 0);
+      if (!first)
+        return callback(Object.assign(new Error(`${hostname} resolved to no address`), { code: 'ENOTFOUND' }), '', 0);
       callback(null, first.address, first.family);
     });
   };
@@ -64,7 +66,12 @@ export function guardedAgent(rules: readonly OutboundAllowRule[], resolve: Looku
         const verdict = remote ? judge(rules, remote, port, host) : undefined;
         if (!verdict?.ok) {
           socket.destroy();
-          return callback(verdict ? new OutboundRefused('the URL', host, verdict.address, verdict.range) : new Error(`the connection to ${host} closed before its address could be checked`), null);
+          return callback(
+            verdict
+              ? new OutboundRefused('the URL', host, verdict.address, verdict.range)
+              : new Error(`the connection to ${host} closed before its address could be checked`),
+            null,
+          );
         }
         callback(null, socket);
       });

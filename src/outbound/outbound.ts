@@ -40,7 +40,10 @@ function resolveAll(resolve: LookupFunction, host: string): Promise<string[] | u
   });
 }
 
-export function createOutbound(rules: readonly OutboundAllowRule[], options: { lookup?: LookupFunction } = {}): Outbound {
+export function createOutbound(
+  rules: readonly OutboundAllowRule[],
+  options: { lookup?: LookupFunction } = {},
+): Outbound {
   const resolve = options.lookup ?? (dnsLookup as LookupFunction);
   const agent = guardedAgent(rules, resolve);
   return {

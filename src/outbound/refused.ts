@@ -15,7 +15,10 @@ export class OutboundRefused extends AppError {
     readonly range: string,
   ) {
     const where = host === address ? '' : ` (${host})`;
-    super('bad_request', `${subject}${where} resolves to ${address}, ${range}; the operator can allow it with EMEND_OUTBOUND_ALLOW`);
+    super(
+      'bad_request',
+      `${subject}${where} resolves to ${address}, ${range}; the operator can allow it with EMEND_OUTBOUND_ALLOW`,
+    );
   }
 
   /** The same refusal, naming what the caller calls the URL (`base_url`). */

@@ -36,7 +36,13 @@ export interface RunOptions {
 
 const readProgress = (task: Task): Progress => {
   const p = (task.progress ?? {}) as Partial<Progress>;
-  return { outputs: p.outputs ?? {}, next: p.next ?? 'planner', failure: p.failure, approved: p.approved ?? {}, baseCommit: p.baseCommit };
+  return {
+    outputs: p.outputs ?? {},
+    next: p.next ?? 'planner',
+    failure: p.failure,
+    approved: p.approved ?? {},
+    baseCommit: p.baseCommit,
+  };
 };
 
 const nextOf = (step: StepName): StepName | 'end' => PIPELINE[PIPELINE.indexOf(step) + 1] ?? 'end';
@@ -45,7 +51,8 @@ const nextOf = (step: StepName): StepName | 'end' => PIPELINE[PIPELINE.indexOf(s
 function skipReason(task: Task, step: StepName, demo: boolean): string | undefined {
   if (task.taskType === 'scaffold') {
     if (step === 'locator' || step === 'inspector') return 'a scaffold task has no repository to search';
-    if (step === 'pr') return 'a scaffold task publishes its site; POST /v1/tasks/{id}/deploy-git pushes it to a new repository';
+    if (step === 'pr')
+      return 'a scaffold task publishes its site; POST /v1/tasks/{id}/deploy-git pushes it to a new repository';
     if (demo && step !== 'planner') return 'demo tokens stop after the planner for scaffold tasks';
   }
   if (demo && !DEMO_STAGES.includes(step)) return 'demo tokens stop after the inspector';
@@ -78,13 +85,22 @@ async function claim(deps: Deps, taskId: string, opts: RunOptions): Promise<Task
   const stale = new Date(now.getTime() - opts.staleMs);
   const claimable = or(
     eq(tasks.status, 'pending'),
-    and(eq(tasks.status, 'running'), or(isNull(tasks.workerId), lt(tasks.heartbeatAt, stale)), lt(tasks.attempts, MAX_ATTEMPTS)),
+    and(
+      eq(tasks.status, 'running'),
+      or(isNull(tasks.workerId), lt(tasks.heartbeatAt, stale)),
+      lt(tasks.attempts, MAX_ATTEMPTS),
+    ),
   );
   return moveTask(
     deps.db,
     taskId,
     'running',
-    { workerId: opts.workerId, heartbeatAt: now, attempts: sql`${tasks.attempts} + 1`, startedAt: sql`coalesce(${tasks.startedAt}, ${now})` },
+    {
+      workerId: opts.workerId,
+      heartbeatAt: now,
+      attempts: sql`${tasks.attempts} + 1`,
+      startedAt: sql`coalesce(${tasks.startedAt}, ${now})`,
+    },
     claimable,
     true,
   );
@@ -115,11 +131,16 @@ export async function runTask(deps: Deps, steps: StepRegistry, taskId: string, o
   try {
     const [account] = await deps.db.select().from(accounts).where(eq(accounts.id, task.accountId));
     const demo = task.tokenId
-      ? (await deps.db.select({ kind: apiTokens.kind }).from(apiTokens).where(eq(apiTokens.id, task.tokenId)))[0]?.kind === 'demo'
+      ? (await deps.db.select({ kind: apiTokens.kind }).from(apiTokens).where(eq(apiTokens.id, task.tokenId)))[0]
+          ?.kind === 'demo'
       : false;
     const limits = planLimits(demo ? 'demo' : (account?.plan ?? 'free'));
     const save = async (set: TaskSet) => {
-      const [row] = await deps.db.update(tasks).set(set).where(and(eq(tasks.id, taskId), mine)).returning();
+      const [row] = await deps.db
+        .update(tasks)
+        .set(set)
+        .where(and(eq(tasks.id, taskId), mine))
+        .returning();
       if (!row) throw new Lost();
       task = row;
     };
@@ -177,8 +198,18 @@ export async function runTask(deps: Deps, steps: StepRegistry, taskId: string, o
         const message = storableText(err instanceof Error ? err.message : String(err));
         // What the step's model calls cost is the task's, whether or not the step got anywhere.
         const spent = model.spent(task.byok);
-        await appendLog(deps, taskId, { step, status: 'failed', output: { error: message, ...spent.output }, tokens: spent.tokens, costUsd: spent.costUsd, durationMs: Math.round(performance.now() - started) });
-        await save({ tokensTotal: sql`${tasks.tokensTotal} + ${spent.tokens}`, costUsd: sql`${tasks.costUsd} + ${spent.costUsd}` });
+        await appendLog(deps, taskId, {
+          step,
+          status: 'failed',
+          output: { error: message, ...spent.output },
+          tokens: spent.tokens,
+          costUsd: spent.costUsd,
+          durationMs: Math.round(performance.now() - started),
+        });
+        await save({
+          tokensTotal: sql`${tasks.tokensTotal} + ${spent.tokens}`,
+          costUsd: sql`${tasks.costUsd} + ${spent.costUsd}`,
+        });
         await lease.dispose();
         await finish(deps, taskId, 'failed', mine, `${step} failed: ${message}`);
         return;
@@ -222,7 +253,13 @@ export async function runTask(deps: Deps, steps: StepRegistry, taskId: string, o
       if (failedValidation && !retrying && task.taskType === 'scaffold') {
         // A fix that did not pass still becomes a draft PR for a person to judge; a site that
         // did not pass is not published at all.
-        await finish(deps, taskId, 'failed', mine, 'the site did not pass validation; see the validator step for the problems');
+        await finish(
+          deps,
+          taskId,
+          'failed',
+          mine,
+          'the site did not pass validation; see the validator step for the problems',
+        );
         return;
       }
     }
@@ -243,7 +280,13 @@ export async function runTask(deps: Deps, steps: StepRegistry, taskId: string, o
     // The database's own words, not the driver's wrapper: Drizzle's message quotes the query's
     // parameters, which are the task's data and have no place in its error.
     const cause = err instanceof Error && err.cause instanceof Error ? err.cause : err;
-    await finish(deps, taskId, 'failed', mine, `internal error: ${cause instanceof Error ? cause.message : String(cause)}`).catch(() => {});
+    await finish(
+      deps,
+      taskId,
+      'failed',
+      mine,
+      `internal error: ${cause instanceof Error ? cause.message : String(cause)}`,
+    ).catch(() => {});
   } finally {
     await lease.dispose().catch((err) => deps.log.warn({ err, task: taskId }, 'could not remove the workspace'));
     deps.runs.finish(taskId, run);
@@ -290,9 +333,21 @@ export function truncateDiff(diff: string): string {
   return kept + marker(Buffer.byteLength(kept, 'utf8'));
 }
 
-async function stopAtGate(deps: Deps, taskId: string, gate: 'awaiting_plan' | 'awaiting_diff', progress: Progress, mine: ReturnType<typeof and>) {
+async function stopAtGate(
+  deps: Deps,
+  taskId: string,
+  gate: 'awaiting_plan' | 'awaiting_diff',
+  progress: Progress,
+  mine: ReturnType<typeof and>,
+) {
   // A clean hand-off: the attempt count (which only counts workers dying) starts again.
-  const moved = await moveTask(deps.db, taskId, gate, { progress, workerId: null, attempts: 0, gateSince: deps.clock.now(), currentStep: null }, mine);
+  const moved = await moveTask(
+    deps.db,
+    taskId,
+    gate,
+    { progress, workerId: null, attempts: 0, gateSince: deps.clock.now(), currentStep: null },
+    mine,
+  );
   if (moved) {
     deps.metrics.gateWaits.inc({ stage: gate === 'awaiting_plan' ? 'plan' : 'diff' });
     await notifyTask(deps, taskId);
@@ -300,14 +355,26 @@ async function stopAtGate(deps: Deps, taskId: string, gate: 'awaiting_plan' | 'a
 }
 
 /** Ends the task (guarded on this worker owning it) and settles its credit in the same transaction. */
-export async function finish(deps: Deps, taskId: string, status: 'done' | 'failed', mine: ReturnType<typeof and>, error?: string) {
+export async function finish(
+  deps: Deps,
+  taskId: string,
+  status: 'done' | 'failed',
+  mine: ReturnType<typeof and>,
+  error?: string,
+) {
   const now = deps.clock.now();
   const ended = await deps.db.transaction(async (tx) => {
     const row = await moveTask(
       tx,
       taskId,
       status,
-      { finishedAt: now, workerId: null, currentStep: null, error: error === undefined ? null : storableText(error), durationMs: sql`greatest(0, (extract(epoch from ${now}::timestamptz - ${tasks.createdAt}) * 1000)::int)` },
+      {
+        finishedAt: now,
+        workerId: null,
+        currentStep: null,
+        error: error === undefined ? null : storableText(error),
+        durationMs: sql`greatest(0, (extract(epoch from ${now}::timestamptz - ${tasks.createdAt}) * 1000)::int)`,
+      },
       mine,
     );
     if (row) await settleCredit(tx, taskId, status === 'done' ? 'capture' : 'release', now);

@@ -29,7 +29,12 @@ export function stepModel(deps: Deps, task: Task, step: StepName, plan: BudgetPl
           config: deps.config.llm,
           meter,
           // The provider bills a BYOK caller directly: only the token limit guards their key.
-          budget: { tokens: limit.tokens, usd: task.byok ? Number.POSITIVE_INFINITY : limit.usd, spentTokens: task.tokensTotal, spentUsd: task.costUsd },
+          budget: {
+            tokens: limit.tokens,
+            usd: task.byok ? Number.POSITIVE_INFINITY : limit.usd,
+            spentTokens: task.tokensTotal,
+            spentUsd: task.costUsd,
+          },
           signal,
           log: (message, data) => deps.log.info({ task: task.id, step, ...data }, message),
         });

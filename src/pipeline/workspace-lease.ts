@@ -45,7 +45,10 @@ export class WorkspaceLease {
     if (!this.task.repoUrl) throw new Error('this task has no repository to check out');
     const wsDeps = { dataDir: this.deps.config.dataDir, log: this.deps.log, spawn: this.spawn };
     // A connected account's token reads its private repositories; public ones need none.
-    const [account] = await this.deps.db.select({ id: accounts.id, scmTokenEnc: accounts.scmTokenEnc }).from(accounts).where(eq(accounts.id, this.task.accountId));
+    const [account] = await this.deps.db
+      .select({ id: accounts.id, scmTokenEnc: accounts.scmTokenEnc })
+      .from(accounts)
+      .where(eq(accounts.id, this.task.accountId));
     const ws = await prepareWorkspace(wsDeps, {
       taskId: this.task.id,
       repoUrl: cloneUrlOf(this.task),

@@ -48,9 +48,11 @@ export async function createTaskQueue(database: Database, options: QueueOptions 
     await boss.start();
     // The run's own heartbeat and takeover handle crashed workers, so pg-boss does not retry;
     // its expiry only backstops jobs whose worker vanished.
-    await boss.createQueue(TASK_QUEUE, { name: TASK_QUEUE, retryLimit: 0, expireInSeconds: 6 * 3600 } as PgBoss.Queue).catch(async (err) => {
-      if (!(await boss.getQueue(TASK_QUEUE))) throw err;
-    });
+    await boss
+      .createQueue(TASK_QUEUE, { name: TASK_QUEUE, retryLimit: 0, expireInSeconds: 6 * 3600 } as PgBoss.Queue)
+      .catch(async (err) => {
+        if (!(await boss.getQueue(TASK_QUEUE))) throw err;
+      });
   };
   // Processes starting together on a fresh database would race to install pg-boss's schema.
   if (database.pool) await withSchemaLock(database, install);
@@ -67,15 +69,19 @@ export async function createTaskQueue(database: Database, options: QueueOptions 
       const mine: string[] = [];
       for (let i = 0; i < concurrency; i++) {
         let id: string | undefined;
-        id = await boss.work<{ taskId: string }>(TASK_QUEUE, { pollingIntervalSeconds, batchSize: 1 }, async ([job]) => {
-          try {
-            if (job) await handler(job.data.taskId);
-          } finally {
-            // More jobs may be waiting (queued while this one ran): look again at once rather
-            // than after the polling sleep, which pg-boss takes after every job shorter than it.
-            if (id) boss.notifyWorker(id);
-          }
-        });
+        id = await boss.work<{ taskId: string }>(
+          TASK_QUEUE,
+          { pollingIntervalSeconds, batchSize: 1 },
+          async ([job]) => {
+            try {
+              if (job) await handler(job.data.taskId);
+            } finally {
+              // More jobs may be waiting (queued while this one ran): look again at once rather
+              // than after the polling sleep, which pg-boss takes after every job shorter than it.
+              if (id) boss.notifyWorker(id);
+            }
+          },
+        );
         mine.push(id);
         workerIds.push(id);
       }

@@ -79,14 +79,16 @@ const ENV_NAME = /^[A-Za-z_][A-Za-z0-9_]*$/;
 /** The working directory inside the sandbox; a cwd that leaves /workspace is refused. */
 export function sandboxCwd(cwd: string | undefined): string {
   const inside = posix.resolve(WORKSPACE, cwd ?? '.');
-  if (inside !== WORKSPACE && !inside.startsWith(`${WORKSPACE}/`)) throw new RangeError(`cwd must stay inside the workspace, got "${cwd}"`);
+  if (inside !== WORKSPACE && !inside.startsWith(`${WORKSPACE}/`))
+    throw new RangeError(`cwd must stay inside the workspace, got "${cwd}"`);
   return inside;
 }
 
 /** A workspace directory bound read-only: a relative path strictly inside /workspace. */
 export function readOnlyPath(path: string): string {
   const inside = posix.resolve(WORKSPACE, path);
-  if (posix.isAbsolute(path) || !inside.startsWith(`${WORKSPACE}/`)) throw new RangeError(`a read-only path must be a directory inside the workspace, got "${path}"`);
+  if (posix.isAbsolute(path) || !inside.startsWith(`${WORKSPACE}/`))
+    throw new RangeError(`a read-only path must be a directory inside the workspace, got "${path}"`);
   return inside;
 }
 
@@ -122,11 +124,17 @@ export function bwrapArgs(plan: BwrapPlan, host: HostLayout): string[] {
     '--disable-userns',
     '--die-with-parent',
     '--new-session',
-    '--uid', String(SANDBOX_UID),
-    '--gid', String(SANDBOX_UID),
-    '--cap-drop', 'ALL',
-    '--hostname', 'sandbox',
-    '--ro-bind', '/usr', '/usr',
+    '--uid',
+    String(SANDBOX_UID),
+    '--gid',
+    String(SANDBOX_UID),
+    '--cap-drop',
+    'ALL',
+    '--hostname',
+    'sandbox',
+    '--ro-bind',
+    '/usr',
+    '/usr',
   ];
   for (const entry of host.rootEntries) {
     if ('symlinkTo' in entry) args.push('--symlink', entry.symlinkTo, entry.path);

@@ -53,7 +53,11 @@ export function findExecutable(name: string, path = process.env.PATH ?? ''): str
 /** "0.8.0" from `bwrap --version`, or undefined when it does not answer. */
 export function bwrapVersion(bwrap: string): string | undefined {
   try {
-    const out = execFileSync(bwrap, ['--version'], { encoding: 'utf8', timeout: 5_000, stdio: ['ignore', 'pipe', 'ignore'] });
+    const out = execFileSync(bwrap, ['--version'], {
+      encoding: 'utf8',
+      timeout: 5_000,
+      stdio: ['ignore', 'pipe', 'ignore'],
+    });
     return /(\d+\.\d+(?:\.\d+)?)/.exec(out)?.[1];
   } catch {
     return undefined;

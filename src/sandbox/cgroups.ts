@@ -56,7 +56,8 @@ function mountPoints(mounts: string) {
     const [, dir, type, options] = line.split(' ');
     if (!dir || !options) continue;
     if (type === 'cgroup2') v2 ??= dir;
-    if (type === 'cgroup') for (const option of options.split(',')) if (option === 'memory' || option === 'pids') v1.set(option, dir);
+    if (type === 'cgroup')
+      for (const option of options.split(',')) if (option === 'memory' || option === 'pids') v1.set(option, dir);
   }
   return { v1, v2 };
 }
@@ -113,7 +114,8 @@ function v2Base(mount: string, own: string, controller: Controller): string | un
   if (!readFileSafe(join(mount, 'cgroup.controllers')).split(/\s+/).includes(controller)) return undefined;
   const parent = own === '/' ? '/' : own.replace(/\/[^/]*$/, '') || '/';
   const parentDir = join(mount, parent);
-  if (!readFileSafe(join(parentDir, 'cgroup.subtree_control')).split(/\s+/).includes(controller)) tryWrite(join(parentDir, 'cgroup.subtree_control'), `+${controller}`);
+  if (!readFileSafe(join(parentDir, 'cgroup.subtree_control')).split(/\s+/).includes(controller))
+    tryWrite(join(parentDir, 'cgroup.subtree_control'), `+${controller}`);
   const base = join(parentDir, GROUP_DIR);
   try {
     mkdirSync(base, { recursive: true });
@@ -174,7 +176,10 @@ export function detectCgroups(host: CgroupHost = readHost()): CgroupSupport {
     } else if (v2) {
       const base = v2Base(v2, ownPath(host.selfCgroup, '') ?? '/', controller);
       if (base) found = { version: 2, base };
-      else support.notes.push(`the ${controller} controller of the cgroup v2 hierarchy at ${v2} is not available to this process`);
+      else
+        support.notes.push(
+          `the ${controller} controller of the cgroup v2 hierarchy at ${v2} is not available to this process`,
+        );
     } else {
       support.notes.push(`no ${controller} cgroup controller is mounted`);
     }
@@ -190,12 +195,13 @@ export function detectCgroups(host: CgroupHost = readHost()): CgroupSupport {
 
 /** The cgroups of one command: made before it starts, emptied and removed after it ends. */
 export class CommandCgroup {
-  private constructor(
-    private readonly dirs: Array<{ dir: string; controllers: Controller[]; version: 1 | 2 }>,
-  ) {}
+  private constructor(private readonly dirs: Array<{ dir: string; controllers: Controller[]; version: 1 | 2 }>) {}
 
   /** Makes the command's cgroups and sets the limits; undefined when the host has none. */
-  static create(support: CgroupSupport, limits: { memoryBytes: number; maxProcesses: number }): CommandCgroup | undefined {
+  static create(
+    support: CgroupSupport,
+    limits: { memoryBytes: number; maxProcesses: number },
+  ): CommandCgroup | undefined {
     const id = `${process.pid}-${Date.now().toString(36)}-${randomBytes(4).toString('hex')}`;
     const dirs: Array<{ dir: string; controllers: Controller[]; version: 1 | 2 }> = [];
     for (const controller of ['memory', 'pids'] as const) {
@@ -216,7 +222,8 @@ export class CommandCgroup {
           if (version === 1) {
             writeFileSync(join(dir, 'memory.limit_in_bytes'), bytes);
             // Memory plus swap, when the kernel accounts swap: no way around the cap through swap.
-            if (existsSync(join(dir, 'memory.memsw.limit_in_bytes'))) writeFileSync(join(dir, 'memory.memsw.limit_in_bytes'), bytes);
+            if (existsSync(join(dir, 'memory.memsw.limit_in_bytes')))
+              writeFileSync(join(dir, 'memory.memsw.limit_in_bytes'), bytes);
           } else {
             writeFileSync(join(dir, 'memory.max'), bytes);
             if (existsSync(join(dir, 'memory.swap.max'))) writeFileSync(join(dir, 'memory.swap.max'), '0');

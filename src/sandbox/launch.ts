@@ -95,13 +95,25 @@ export async function launch(spec: Launch): Promise<SandboxResult> {
   const started = performance.now();
   const procsFiles = spec.cgroup?.procsFiles ?? [];
   const fdData = spec.fdData ?? [];
-  const child = spawn(spec.bash, ['-c', PREPARE_AND_EXEC, 'emend-sandbox', String(fdData.length), String(procsFiles.length), ...procsFiles, ...spec.argv], {
-    cwd: spec.cwd,
-    env: spec.env,
-    // Its own process group, so one signal reaches everything that did not leave it.
-    detached: true,
-    stdio: [spec.stdin === undefined ? 'ignore' : 'pipe', 'pipe', 'pipe', ...fdData.map(() => 'pipe' as const)],
-  });
+  const child = spawn(
+    spec.bash,
+    [
+      '-c',
+      PREPARE_AND_EXEC,
+      'emend-sandbox',
+      String(fdData.length),
+      String(procsFiles.length),
+      ...procsFiles,
+      ...spec.argv,
+    ],
+    {
+      cwd: spec.cwd,
+      env: spec.env,
+      // Its own process group, so one signal reaches everything that did not leave it.
+      detached: true,
+      stdio: [spec.stdin === undefined ? 'ignore' : 'pipe', 'pipe', 'pipe', ...fdData.map(() => 'pipe' as const)],
+    },
+  );
   const stdout = new OutputTail(spec.outputBytes);
   const stderr = new OutputTail(spec.outputBytes);
   const watch = (stream: 'stdout' | 'stderr', chunk: Buffer) => {

@@ -1,6 +1,14 @@
 import type { SandboxLimits } from './types.js';
 
-const NAMES: Array<keyof SandboxLimits> = ['timeoutMs', 'cpuSeconds', 'fileSizeBytes', 'openFiles', 'memoryBytes', 'maxProcesses', 'outputBytes'];
+const NAMES: Array<keyof SandboxLimits> = [
+  'timeoutMs',
+  'cpuSeconds',
+  'fileSizeBytes',
+  'openFiles',
+  'memoryBytes',
+  'maxProcesses',
+  'outputBytes',
+];
 
 /** The limits of one command: the configured defaults, with what the caller asked for on top. */
 export function resolveLimits(defaults: SandboxLimits, asked: Partial<SandboxLimits> = {}): SandboxLimits {
@@ -8,7 +16,8 @@ export function resolveLimits(defaults: SandboxLimits, asked: Partial<SandboxLim
   for (const name of NAMES) {
     const value = asked[name];
     if (value === undefined) continue;
-    if (!Number.isSafeInteger(value) || value < 1) throw new RangeError(`sandbox limit ${name} must be a positive integer, got ${value}`);
+    if (!Number.isSafeInteger(value) || value < 1)
+      throw new RangeError(`sandbox limit ${name} must be a positive integer, got ${value}`);
     limits[name] = value;
   }
   return limits;
@@ -32,4 +41,3 @@ export function prlimitArgs(prlimit: string, limits: SandboxLimits): string[] {
     '--',
   ];
 }
-

@@ -44,7 +44,8 @@ function checkWorkdir(workdir: string, protectedPaths: string[]): string {
   if (!isDir) throw new RangeError(`the workspace ${dir} is not a directory`);
   for (const path of ['/', ...protectedPaths.map((p) => resolve(p))]) {
     const from = relative(dir, path);
-    if (path === '/' ? dir === '/' : from === '' || !from.startsWith('..')) throw new RangeError(`the workspace ${dir} would expose ${path}`);
+    if (path === '/' ? dir === '/' : from === '' || !from.startsWith('..'))
+      throw new RangeError(`the workspace ${dir} would expose ${path}`);
   }
   return dir;
 }
@@ -59,7 +60,8 @@ function checkReadOnly(workdir: string, paths: string[]): string[] {
     let at = workdir;
     for (const part of posix.relative(WORKSPACE, readOnlyPath(path)).split('/')) {
       at = join(at, part);
-      if (!lstatSync(at, { throwIfNoEntry: false })?.isDirectory()) throw new RangeError(`the read-only path ${path} is not a directory of the workspace`);
+      if (!lstatSync(at, { throwIfNoEntry: false })?.isDirectory())
+        throw new RangeError(`the read-only path ${path} is not a directory of the workspace`);
     }
   }
   return paths;
@@ -95,7 +97,9 @@ export async function createSandbox(config: SandboxConfig, options: SandboxOptio
   if (config.mode === 'bubblewrap') {
     bwrap = options.bwrapPath ?? findExecutable('bwrap');
     if (bwrap === undefined || !isExecutable(bwrap)) {
-      return unavailable(`bubblewrap is required to run repository commands, and ${bwrap ? `${bwrap} is not an executable` : 'bwrap is not installed'}: ${HOW_TO_FIX}`);
+      return unavailable(
+        `bubblewrap is required to run repository commands, and ${bwrap ? `${bwrap} is not an executable` : 'bwrap is not installed'}: ${HOW_TO_FIX}`,
+      );
     }
     version = bwrapVersion(bwrap);
   }
@@ -121,7 +125,9 @@ export async function createSandbox(config: SandboxConfig, options: SandboxOptio
       const limits = resolveLimits(config.limits, request.limits);
       const workdir = checkWorkdir(request.workdir, protectedPaths);
       if (request.network && !config.setupNetwork) {
-        throw new RangeError('network was asked for, but the operator has not allowed it (EMEND_SANDBOX_SETUP_NETWORK=on)');
+        throw new RangeError(
+          'network was asked for, but the operator has not allowed it (EMEND_SANDBOX_SETUP_NETWORK=on)',
+        );
       }
       if (request.command.length === 0) throw new RangeError('empty command');
       const rlimits = prlimit ? prlimitArgs(prlimit, limits) : [];
@@ -172,7 +178,8 @@ export async function createSandbox(config: SandboxConfig, options: SandboxOptio
     return { report: () => report, run };
   };
 
-  const cgroups: CgroupSupport = options.cgroups === false ? { version: 'none', notes: ['cgroups turned off'] } : detectCgroups();
+  const cgroups: CgroupSupport =
+    options.cgroups === false ? { version: 'none', notes: ['cgroups turned off'] } : detectCgroups();
   let sandbox = build(cgroups);
   if (config.mode === 'unsafe-host') return sandbox;
 
@@ -184,7 +191,9 @@ export async function createSandbox(config: SandboxConfig, options: SandboxOptio
     sandbox = build({ version: 'none', notes: [...cgroups.notes, `commands cannot join the cgroups: ${problem}`] });
     if ((await probe(sandbox)) === undefined) return sandbox;
   }
-  return unavailable(`bubblewrap (${bwrap}) cannot start a sandbox on this host: ${problem}. Repository commands need it: fix the host (user namespaces must be enabled), or, for development only, set EMEND_SANDBOX=unsafe-host`);
+  return unavailable(
+    `bubblewrap (${bwrap}) cannot start a sandbox on this host: ${problem}. Repository commands need it: fix the host (user namespaces must be enabled), or, for development only, set EMEND_SANDBOX=unsafe-host`,
+  );
 }
 
 async function probe(sandbox: Sandbox): Promise<string | undefined> {

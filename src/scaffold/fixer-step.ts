@@ -7,7 +7,6 @@ import { clip, fenced } from '../pipeline/steps/prompt-parts.js';
 import { readSiteDir, writeSiteDir } from '../sites/site-dir.js';
 import { readSiteFiles, saveSiteFiles } from '../sites/store.js';
 
-
 const MAX_ROUNDS = 3;
 
 const SYSTEM = `You are the fixer of emend, writing a small static marketing site from a plan: index.html, a stylesheet, small scripts if they help, images as inline SVG or SVG files.
@@ -59,7 +58,11 @@ export function siteFixerStep(): StepFn {
         .join('\n\n');
       const model = await helpers.model();
       const { maxBytes, maxFiles } = deps.config.site;
-      const { rounds, notes, problems: left } = await editRounds(model, {
+      const {
+        rounds,
+        notes,
+        problems: left,
+      } = await editRounds(model, {
         system: SYSTEM,
         user,
         dir,
@@ -68,7 +71,8 @@ export function siteFixerStep(): StepFn {
         log: helpers.log,
         check: async () => limitProblems(await readSiteDir(dir), { maxBytes, maxFiles }),
       });
-      if (left.length) throw new Error(`the site could not be written after ${rounds} answers: ${clip(left.join('; '), 600)}`);
+      if (left.length)
+        throw new Error(`the site could not be written after ${rounds} answers: ${clip(left.join('; '), 600)}`);
       const files = await readSiteDir(dir);
       if (!files.some((f) => f.path === 'index.html')) throw new Error('the site has no index.html');
       await saveSiteFiles(deps, task.id, files);

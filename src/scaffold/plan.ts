@@ -1,12 +1,23 @@
 import { z } from 'zod';
 
 export const SitePlanSchema = z.object({
-  refusal: z.string().describe('Empty, or why this brief asks for something unsafe or illegal (phishing, impersonation, illegal goods, malware, hate, sexual content involving minors); then nothing else matters.'),
+  refusal: z
+    .string()
+    .describe(
+      'Empty, or why this brief asks for something unsafe or illegal (phishing, impersonation, illegal goods, malware, hate, sexual content involving minors); then nothing else matters.',
+    ),
   title: z.string().describe('The site’s name as shown in the page title and header.'),
   tagline: z.string(),
   audience: z.string().describe('Who the site speaks to, and what they should do after reading it.'),
   sections: z
-    .array(z.object({ id: z.string().describe('lower-case anchor id'), heading: z.string(), purpose: z.string(), copy: z.string().describe('The section’s actual text, ready to publish.') }))
+    .array(
+      z.object({
+        id: z.string().describe('lower-case anchor id'),
+        heading: z.string(),
+        purpose: z.string(),
+        copy: z.string().describe('The section’s actual text, ready to publish.'),
+      }),
+    )
     .describe('In page order: usually a hero, 3-6 content sections, a call to action, a footer.'),
   palette: z.object({
     background: z.string().describe('hex colour'),
@@ -15,7 +26,10 @@ export const SitePlanSchema = z.object({
     accent: z.string().describe('hex colour for buttons and links'),
     accent_text: z.string().describe('hex colour of text on accent, at least 4.5:1'),
   }),
-  typography: z.object({ headings: z.string().describe('a system font stack'), body: z.string().describe('a system font stack') }),
+  typography: z.object({
+    headings: z.string().describe('a system font stack'),
+    body: z.string().describe('a system font stack'),
+  }),
 });
 export type SitePlan = z.infer<typeof SitePlanSchema>;
 

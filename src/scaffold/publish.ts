@@ -20,13 +20,39 @@ export function siteSlug(brief: string): string {
   return words ? `${words}-${suffix}` : `site-${suffix}`;
 }
 
-const STOP = new Set(['a', 'an', 'the', 'for', 'of', 'and', 'to', 'my', 'our', 'with', 'site', 'website', 'page', 'landing', 'marketing', 'make', 'build', 'create']);
+const STOP = new Set([
+  'a',
+  'an',
+  'the',
+  'for',
+  'of',
+  'and',
+  'to',
+  'my',
+  'our',
+  'with',
+  'site',
+  'website',
+  'page',
+  'landing',
+  'marketing',
+  'make',
+  'build',
+  'create',
+]);
 
 /** The task's slug, made on first use (the guard keeps a resumed run from making a second one). */
-export async function ensureSlug(deps: Pick<Deps, 'db'>, task: { id: string; prompt: string; siteSlug: string | null }): Promise<string> {
+export async function ensureSlug(
+  deps: Pick<Deps, 'db'>,
+  task: { id: string; prompt: string; siteSlug: string | null },
+): Promise<string> {
   if (task.siteSlug) return task.siteSlug;
   const slug = siteSlug(task.prompt);
-  const [row] = await deps.db.update(tasks).set({ siteSlug: slug }).where(and(eq(tasks.id, task.id), isNull(tasks.siteSlug))).returning({ slug: tasks.siteSlug });
+  const [row] = await deps.db
+    .update(tasks)
+    .set({ siteSlug: slug })
+    .where(and(eq(tasks.id, task.id), isNull(tasks.siteSlug)))
+    .returning({ slug: tasks.siteSlug });
   if (row?.slug) return row.slug;
   const [current] = await deps.db.select({ slug: tasks.siteSlug }).from(tasks).where(eq(tasks.id, task.id));
   return current!.slug!;
@@ -41,7 +67,11 @@ export async function publishSite(deps: Pick<Deps, 'db' | 'config'>, taskId: str
   return url;
 }
 
-export async function saveScreenshots(deps: Pick<Deps, 'db' | 'clock'>, taskId: string, shots: Record<string, Buffer>): Promise<void> {
+export async function saveScreenshots(
+  deps: Pick<Deps, 'db' | 'clock'>,
+  taskId: string,
+  shots: Record<string, Buffer>,
+): Promise<void> {
   const now = deps.clock.now();
   for (const [name, png] of Object.entries(shots)) {
     await deps.db
@@ -51,7 +81,14 @@ export async function saveScreenshots(deps: Pick<Deps, 'db' | 'clock'>, taskId: 
   }
 }
 
-export async function readScreenshot(deps: Pick<Deps, 'db'>, taskId: string, name: string): Promise<Buffer | undefined> {
-  const [row] = await deps.db.select({ png: siteScreenshots.png }).from(siteScreenshots).where(and(eq(siteScreenshots.taskId, taskId), eq(siteScreenshots.name, name)));
+export async function readScreenshot(
+  deps: Pick<Deps, 'db'>,
+  taskId: string,
+  name: string,
+): Promise<Buffer | undefined> {
+  const [row] = await deps.db
+    .select({ png: siteScreenshots.png })
+    .from(siteScreenshots)
+    .where(and(eq(siteScreenshots.taskId, taskId), eq(siteScreenshots.name, name)));
   return row?.png;
 }

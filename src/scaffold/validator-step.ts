@@ -5,7 +5,10 @@ import { validateSite } from '../sites/validate-site.js';
 import { ensureSlug, publishSite, saveScreenshots } from './publish.js';
 
 /** The brief asks for outside assets (fonts, a CDN, embeds): then external URLs are no problem. */
-export const briefAllowsExternal = (brief: string) => /\b(google fonts|web ?fonts?|cdn|embed(ded)?|youtube|vimeo|unsplash|external (scripts?|images?|assets?|fonts?))\b/i.test(brief);
+export const briefAllowsExternal = (brief: string) =>
+  /\b(google fonts|web ?fonts?|cdn|embed(ded)?|youtube|vimeo|unsplash|external (scripts?|images?|assets?|fonts?))\b/i.test(
+    brief,
+  );
 
 /**
  * The scaffold validator: the site's files checked as HTML, links, accessibility, and in
@@ -29,12 +32,20 @@ export function siteValidatorStep(): StepFn {
     const screenshots: Record<string, string> = {};
     if (result.screenshots) {
       await saveScreenshots(deps, task.id, { desktop: result.screenshots.desktop, mobile: result.screenshots.mobile });
-      for (const name of ['desktop', 'mobile']) screenshots[name] = `${deps.config.baseUrl}/v1/tasks/${task.id}/screenshots/${name}.png`;
+      for (const name of ['desktop', 'mobile'])
+        screenshots[name] = `${deps.config.baseUrl}/v1/tasks/${task.id}/screenshots/${name}.png`;
     }
     const url = result.passed ? await publishSite(deps, task.id, slug) : null;
     helpers.log('site validated', { passed: result.passed, problems: result.problems.length });
     return {
-      output: { passed: result.passed, problems: result.problems, screenshots, url, files: result.stats.files, bytes: result.stats.bytes },
+      output: {
+        passed: result.passed,
+        problems: result.problems,
+        screenshots,
+        url,
+        files: result.stats.files,
+        bytes: result.stats.bytes,
+      },
       passed: result.passed,
     };
   };

@@ -18,9 +18,15 @@ export interface AccessQuery {
  * when connected, anonymously otherwise); a private one is not for demo tokens or the free plan.
  * Returns whether the repository is private.
  */
-export async function checkRepoAccess(deps: Pick<Deps, 'config' | 'fetch' | 'secretKey'>, q: AccessQuery): Promise<{ private: boolean }> {
+export async function checkRepoAccess(
+  deps: Pick<Deps, 'config' | 'fetch' | 'secretKey'>,
+  q: AccessQuery,
+): Promise<{ private: boolean }> {
   if (q.mode === 'pr' && !q.account.scmLogin) {
-    throw new AppError('scm_not_connected', 'pull-request runs push a branch and open a pull request as you: connect your code-host account first (POST /v1/me/scm)');
+    throw new AppError(
+      'scm_not_connected',
+      'pull-request runs push a branch and open a pull request as you: connect your code-host account first (POST /v1/me/scm)',
+    );
   }
   const token = q.isDemo ? undefined : scmTokenOf(deps, q.account);
   let repo: Awaited<ReturnType<ReturnType<typeof hostFor>['repo']>>;
@@ -29,21 +35,33 @@ export async function checkRepoAccess(deps: Pick<Deps, 'config' | 'fetch' | 'sec
   } catch (err) {
     // A stored token the host no longer accepts: the account is, in effect, not connected.
     if (token && err instanceof ScmError && err.status === 401) {
-      throw new AppError('scm_not_connected', 'the code host no longer accepts the connected token; connect your account again (POST /v1/me/scm)');
+      throw new AppError(
+        'scm_not_connected',
+        'the code host no longer accepts the connected token; connect your account again (POST /v1/me/scm)',
+      );
     }
     throw scmUnavailable(err);
   }
   if (!repo && q.isDemo) {
     // Read anonymously, a private repository and a missing one look alike: neither is public.
-    throw new AppError('DEMO_PUBLIC_REPOS_ONLY', `demo tokens work on public repositories only; ${q.repo.owner}/${q.repo.name} is not one (it is private or does not exist)`);
+    throw new AppError(
+      'DEMO_PUBLIC_REPOS_ONLY',
+      `demo tokens work on public repositories only; ${q.repo.owner}/${q.repo.name} is not one (it is private or does not exist)`,
+    );
   }
   if (!repo) {
-    const hint = token ? 'or your code-host account cannot read it' : 'or it is private and no code-host account is connected (POST /v1/me/scm)';
+    const hint = token
+      ? 'or your code-host account cannot read it'
+      : 'or it is private and no code-host account is connected (POST /v1/me/scm)';
     throw new AppError('bad_request', `repo_url: ${q.repo.owner}/${q.repo.name} does not exist ${hint}`);
   }
-  if (repo.private && q.isDemo) throw new AppError('DEMO_PUBLIC_REPOS_ONLY', 'demo tokens work on public repositories only');
+  if (repo.private && q.isDemo)
+    throw new AppError('DEMO_PUBLIC_REPOS_ONLY', 'demo tokens work on public repositories only');
   if (repo.private && q.account.plan === 'free') {
-    throw new AppError('PRIVATE_REPO_REQUIRES_UPGRADE', 'the free plan works on public repositories only; upgrade to use private ones');
+    throw new AppError(
+      'PRIVATE_REPO_REQUIRES_UPGRADE',
+      'the free plan works on public repositories only; upgrade to use private ones',
+    );
   }
   return { private: repo.private };
 }

@@ -10,7 +10,8 @@ const context = (accountId: string) => `scm-token:${accountId}`;
 type ScmDeps = Pick<Deps, 'db' | 'config' | 'fetch' | 'secretKey'>;
 
 /** The code host as the account sees it: with its token when connected, anonymous otherwise. */
-export const hostFor = (deps: Pick<Deps, 'config' | 'fetch'>, token?: string) => gitHub({ apiUrl: deps.config.scmApiUrl, fetch: deps.fetch, token });
+export const hostFor = (deps: Pick<Deps, 'config' | 'fetch'>, token?: string) =>
+  gitHub({ apiUrl: deps.config.scmApiUrl, fetch: deps.fetch, token });
 
 /** A failure to reach the code host, as an API error (never a 500). */
 export function scmUnavailable(err: unknown): AppError {
@@ -29,7 +30,8 @@ export async function connectScm(deps: ScmDeps, accountId: string, token: string
   try {
     login = await hostFor(deps, trimmed).user();
   } catch (err) {
-    if (err instanceof ScmError && (err.status === 401 || err.status === 403)) throw new AppError('bad_request', `token: the code host rejected it (HTTP ${err.status})`);
+    if (err instanceof ScmError && (err.status === 401 || err.status === 403))
+      throw new AppError('bad_request', `token: the code host rejected it (HTTP ${err.status})`);
     throw scmUnavailable(err);
   }
   await deps.db
@@ -46,6 +48,9 @@ export async function disconnectScm(deps: Pick<Deps, 'db'>, accountId: string): 
 }
 
 /** The account's code-host token, decrypted for one use in this process; undefined when not connected. */
-export function scmTokenOf(deps: Pick<Deps, 'secretKey'>, account: { id: string; scmTokenEnc: string | null }): string | undefined {
+export function scmTokenOf(
+  deps: Pick<Deps, 'secretKey'>,
+  account: { id: string; scmTokenEnc: string | null },
+): string | undefined {
   return account.scmTokenEnc ? decryptSecret(deps.secretKey, account.scmTokenEnc, context(account.id)) : undefined;
 }

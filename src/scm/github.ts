@@ -49,7 +49,10 @@ function describe(err: unknown, what: string): ScmError {
   const e = err as { name?: string; status?: number; response?: { data?: unknown }; message?: string };
   // Octokit reports a refused connection or a timeout as an HttpError 500 with no response.
   if (e?.name === 'HttpError' && typeof e.status === 'number' && e.status > 0 && e.response) {
-    const data = (e.response?.data ?? {}) as { message?: string; errors?: ({ message?: string; code?: string; field?: string } | string)[] };
+    const data = (e.response?.data ?? {}) as {
+      message?: string;
+      errors?: ({ message?: string; code?: string; field?: string } | string)[];
+    };
     const details = (data.errors ?? [])
       .map((x) => (typeof x === 'string' ? x : (x.message ?? [x.field, x.code].filter(Boolean).join(' '))))
       .filter(Boolean)
@@ -95,7 +98,8 @@ export interface GitHubOptions {
  * failure is an ScmError carrying the host's status and message.
  */
 export function gitHub(options: GitHubOptions) {
-  const fetchWithTimeout: typeof fetch = (input, init) => options.fetch(input, { ...init, signal: init?.signal ?? AbortSignal.timeout(REQUEST_TIMEOUT_MS) });
+  const fetchWithTimeout: typeof fetch = (input, init) =>
+    options.fetch(input, { ...init, signal: init?.signal ?? AbortSignal.timeout(REQUEST_TIMEOUT_MS) });
   const octokit = new Octokit({
     auth: options.token,
     baseUrl: options.apiUrl,
@@ -129,11 +133,23 @@ export function gitHub(options: GitHubOptions) {
 
     createRepo: (name: string, isPrivate: boolean, description?: string) =>
       call(`creating the repository ${name}`, async () =>
-        repoOf((await octokit.rest.repos.createForAuthenticatedUser({ name, private: isPrivate, description, auto_init: false })).data),
+        repoOf(
+          (
+            await octokit.rest.repos.createForAuthenticatedUser({
+              name,
+              private: isPrivate,
+              description,
+              auto_init: false,
+            })
+          ).data,
+        ),
       ),
 
     /** The caller's fork of owner/name (made if missing; GitHub returns the existing one). */
-    fork: (owner: string, name: string) => call(`forking ${owner}/${name}`, async () => repoOf((await octokit.rest.repos.createFork({ owner, repo: name })).data)),
+    fork: (owner: string, name: string) =>
+      call(`forking ${owner}/${name}`, async () =>
+        repoOf((await octokit.rest.repos.createFork({ owner, repo: name })).data),
+      ),
 
     /** Brings a fork's branch up to its parent's. */
     syncFork: (owner: string, name: string, branch: string) =>
@@ -141,9 +157,26 @@ export function gitHub(options: GitHubOptions) {
         await octokit.rest.repos.mergeUpstream({ owner, repo: name, branch });
       }),
 
-    openPull: (p: { owner: string; name: string; head: string; base: string; title: string; body: string; draft: boolean }) =>
+    openPull: (p: {
+      owner: string;
+      name: string;
+      head: string;
+      base: string;
+      title: string;
+      body: string;
+      draft: boolean;
+    }) =>
       call(`opening a pull request on ${p.owner}/${p.name}`, async () => {
-        const { data } = await octokit.rest.pulls.create({ owner: p.owner, repo: p.name, head: p.head, base: p.base, title: p.title, body: p.body, draft: p.draft, maintainer_can_modify: true });
+        const { data } = await octokit.rest.pulls.create({
+          owner: p.owner,
+          repo: p.name,
+          head: p.head,
+          base: p.base,
+          title: p.title,
+          body: p.body,
+          draft: p.draft,
+          maintainer_can_modify: true,
+        });
         return { number: data.number, url: data.html_url, draft: !!data.draft };
       }),
 
@@ -171,8 +204,18 @@ export function gitHub(options: GitHubOptions) {
 
     pullCommits: (owner: string, name: string, number: number): Promise<ScmCommit[]> =>
       call(`reading the commits of ${owner}/${name}#${number}`, async () => {
-        const commits = await octokit.paginate(octokit.rest.pulls.listCommits, { owner, repo: name, pull_number: number, per_page: 100 });
-        return commits.map((c) => ({ sha: c.sha, authorEmail: c.commit.author?.email ?? null, committerEmail: c.commit.committer?.email ?? null, message: c.commit.message }));
+        const commits = await octokit.paginate(octokit.rest.pulls.listCommits, {
+          owner,
+          repo: name,
+          pull_number: number,
+          per_page: 100,
+        });
+        return commits.map((c) => ({
+          sha: c.sha,
+          authorEmail: c.commit.author?.email ?? null,
+          committerEmail: c.commit.committer?.email ?? null,
+          message: c.commit.message,
+        }));
       }),
   };
 }

@@ -7,7 +7,10 @@ import { hostFor, scmTokenOf } from './account-scm.js';
 const WATCH_DAYS = 30;
 
 /** owner, name and number of a pull request URL on the configured host, or undefined. */
-export function pullOfUrl(scmWebUrl: string, prUrl: string): { owner: string; name: string; number: number } | undefined {
+export function pullOfUrl(
+  scmWebUrl: string,
+  prUrl: string,
+): { owner: string; name: string; number: number } | undefined {
   const base = scmWebUrl.replace(/\/+$/, '');
   if (!prUrl.startsWith(`${base}/`)) return undefined;
   const m = /^([^/]+)\/([^/]+)\/pull\/(\d+)$/.exec(prUrl.slice(base.length + 1));
@@ -27,10 +30,18 @@ export interface MergeCheckReport {
  * service did not make. Each PR is read with its account's token, anonymously when the
  * account has disconnected; one that cannot be read is tried again next time.
  */
-export async function checkOpenPulls(deps: Pick<Deps, 'db' | 'config' | 'fetch' | 'secretKey' | 'clock' | 'log'>): Promise<MergeCheckReport> {
+export async function checkOpenPulls(
+  deps: Pick<Deps, 'db' | 'config' | 'fetch' | 'secretKey' | 'clock' | 'log'>,
+): Promise<MergeCheckReport> {
   const since = new Date(deps.clock.now().getTime() - WATCH_DAYS * 86_400_000);
   const rows = await deps.db
-    .select({ id: tasks.id, prUrl: tasks.prUrl, progress: tasks.progress, humanEdit: tasks.humanEditAfter, account: { id: accounts.id, scmTokenEnc: accounts.scmTokenEnc } })
+    .select({
+      id: tasks.id,
+      prUrl: tasks.prUrl,
+      progress: tasks.progress,
+      humanEdit: tasks.humanEditAfter,
+      account: { id: accounts.id, scmTokenEnc: accounts.scmTokenEnc },
+    })
     .from(tasks)
     .innerJoin(accounts, eq(accounts.id, tasks.accountId))
     .where(and(isNotNull(tasks.prUrl), eq(tasks.prMerged, false), gte(tasks.createdAt, since)));
@@ -43,11 +54,15 @@ export async function checkOpenPulls(deps: Pick<Deps, 'db' | 'config' | 'fetch' 
     try {
       const gh = hostFor(deps, scmTokenOf(deps, row.account));
       const state = await gh.pull(pull.owner, pull.name, pull.number);
-      const serviceCommit = ((row.progress as { outputs?: { pr?: { commit?: string } } } | null)?.outputs?.pr?.commit ?? '').toLowerCase();
+      const serviceCommit = (
+        (row.progress as { outputs?: { pr?: { commit?: string } } } | null)?.outputs?.pr?.commit ?? ''
+      ).toLowerCase();
       let humanEdit = row.humanEdit;
       if (!humanEdit) {
         const commits = await gh.pullCommits(pull.owner, pull.name, pull.number);
-        humanEdit = commits.some((c) => c.sha.toLowerCase() !== serviceCommit && (c.authorEmail ?? '').toLowerCase() !== ours);
+        humanEdit = commits.some(
+          (c) => c.sha.toLowerCase() !== serviceCommit && (c.authorEmail ?? '').toLowerCase() !== ours,
+        );
       }
       const set: Partial<typeof tasks.$inferInsert> = {};
       if (humanEdit && !row.humanEdit) {

@@ -12,11 +12,16 @@ type OAuthDeps = Pick<Deps, 'db' | 'config' | 'fetch' | 'secretKey' | 'clock'>;
 
 function oauthApp(deps: Pick<Deps, 'config'>) {
   const app = deps.config.scmOAuth;
-  if (!app) throw new AppError('not_found', 'signing in with the code host is not configured on this server (EMEND_SCM_OAUTH_CLIENT_ID and _SECRET)');
+  if (!app)
+    throw new AppError(
+      'not_found',
+      'signing in with the code host is not configured on this server (EMEND_SCM_OAUTH_CLIENT_ID and _SECRET)',
+    );
   return app;
 }
 
-const sign = (key: Buffer, payload: string) => createHmac('sha256', key).update(`emend-scm-oauth-state:${payload}`).digest('base64url');
+const sign = (key: Buffer, payload: string) =>
+  createHmac('sha256', key).update(`emend-scm-oauth-state:${payload}`).digest('base64url');
 
 /** The callback address registered with the OAuth app. */
 export const callbackUrl = (deps: Pick<Deps, 'config'>) => `${deps.config.baseUrl}/v1/auth/scm/callback`;
@@ -29,9 +34,19 @@ export interface OAuthState {
   loginNonce?: string;
 }
 
-function authorize(deps: Pick<Deps, 'config' | 'secretKey' | 'clock'>, claims: Record<string, unknown>, scope: string): string {
+function authorize(
+  deps: Pick<Deps, 'config' | 'secretKey' | 'clock'>,
+  claims: Record<string, unknown>,
+  scope: string,
+): string {
   const app = oauthApp(deps);
-  const payload = Buffer.from(JSON.stringify({ ...claims, e: deps.clock.now().getTime() + STATE_TTL_MS, n: randomBytes(9).toString('base64url') })).toString('base64url');
+  const payload = Buffer.from(
+    JSON.stringify({
+      ...claims,
+      e: deps.clock.now().getTime() + STATE_TTL_MS,
+      n: randomBytes(9).toString('base64url'),
+    }),
+  ).toString('base64url');
   const url = new URL(`${deps.config.scmWebUrl}/login/oauth/authorize`);
   url.searchParams.set('client_id', app.clientId);
   url.searchParams.set('redirect_uri', callbackUrl(deps));
@@ -67,7 +82,11 @@ export function readState(deps: Pick<Deps, 'config' | 'secretKey' | 'clock'>, st
   if (!payload || !mac || mac.length !== expected.length || !timingSafeEqual(Buffer.from(mac), Buffer.from(expected))) {
     throw new AppError('bad_request', 'state: not one this server issued');
   }
-  const { a, l, e } = JSON.parse(Buffer.from(payload, 'base64url').toString('utf8')) as { a?: string; l?: string; e: number };
+  const { a, l, e } = JSON.parse(Buffer.from(payload, 'base64url').toString('utf8')) as {
+    a?: string;
+    l?: string;
+    e: number;
+  };
   if (deps.clock.now().getTime() > e) throw new AppError('bad_request', 'state: expired; start the connection again');
   return typeof l === 'string' ? { loginNonce: l } : { accountId: a };
 }
@@ -80,19 +99,32 @@ async function exchangeCode(deps: OAuthDeps, code: string): Promise<string> {
     const res = await deps.fetch(`${deps.config.scmWebUrl}/login/oauth/access_token`, {
       method: 'POST',
       headers: { accept: 'application/json', 'content-type': 'application/json' },
-      body: JSON.stringify({ client_id: app.clientId, client_secret: app.clientSecret, code, redirect_uri: callbackUrl(deps) }),
+      body: JSON.stringify({
+        client_id: app.clientId,
+        client_secret: app.clientSecret,
+        code,
+        redirect_uri: callbackUrl(deps),
+      }),
       signal: AbortSignal.timeout(20_000),
     });
     body = (await res.json()) as typeof body;
   } catch {
     throw new AppError('scm_unavailable', 'the code host could not be reached to complete the connection');
   }
-  if (!body.access_token) throw new AppError('bad_request', `code: the code host refused it (${body.error_description ?? body.error ?? 'no token'})`);
+  if (!body.access_token)
+    throw new AppError(
+      'bad_request',
+      `code: the code host refused it (${body.error_description ?? body.error ?? 'no token'})`,
+    );
   return body.access_token;
 }
 
 /** The callback: trades the code for a token at the code host and connects the account named by the state. */
-export async function completeOAuth(deps: OAuthDeps, code: string, state: string): Promise<{ accountId: string; login: string }> {
+export async function completeOAuth(
+  deps: OAuthDeps,
+  code: string,
+  state: string,
+): Promise<{ accountId: string; login: string }> {
   const { accountId } = readState(deps, state);
   if (!accountId) throw new AppError('bad_request', 'state: a sign-in state, not a connection');
   const token = await exchangeCode(deps, code);

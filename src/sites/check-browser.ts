@@ -1,6 +1,15 @@
 import type { Browser, BrowserContext, Page, Request, Route } from 'playwright-core';
 import { CONTRAST, type LowContrast, OVERFLOW, type Overflow, PAGE_HEIGHT, SCROLL_THROUGH } from './page-scripts.js';
-import { type Finding, SITE_ORIGIN, type SiteFiles, clip, contentTypeOf, lookupSitePath, sitePathOfUrl, toBuffer } from './site-files.js';
+import {
+  type Finding,
+  SITE_ORIGIN,
+  type SiteFiles,
+  clip,
+  contentTypeOf,
+  lookupSitePath,
+  sitePathOfUrl,
+  toBuffer,
+} from './site-files.js';
 import { trackingHostOf } from './tracking.js';
 
 /**
@@ -48,7 +57,11 @@ function within<T>(p: Promise<T>, deadline: number): Promise<T> {
   return Promise.race([p, late]).finally(() => clearTimeout(timer));
 }
 
-export async function checkInBrowser(browser: Browser, files: SiteFiles, options: BrowserCheckOptions): Promise<BrowserCheckResult> {
+export async function checkInBrowser(
+  browser: Browser,
+  files: SiteFiles,
+  options: BrowserCheckOptions,
+): Promise<BrowserCheckResult> {
   const problems: Finding[] = [];
   const seen = new Set<string>();
   const add = (f: Finding) => {
@@ -108,7 +121,10 @@ async function runViewport(
     if (name === 'desktop') contrastProblems(await within(page.evaluate<LowContrast[]>(CONTRAST), deadline), add);
     else overflowProblem(await within(page.evaluate<Overflow | null>(OVERFLOW), deadline), add);
 
-    const height = Math.min(SCREENSHOT_MAX_HEIGHT, Math.max(1, Math.ceil(await within(page.evaluate<number>(PAGE_HEIGHT), deadline))));
+    const height = Math.min(
+      SCREENSHOT_MAX_HEIGHT,
+      Math.max(1, Math.ceil(await within(page.evaluate<number>(PAGE_HEIGHT), deadline))),
+    );
     return await within(
       page.screenshot({
         type: 'png',
@@ -143,7 +159,12 @@ function isTimeout(e: unknown): boolean {
 }
 
 /** Answers a request from the files map; refuses every other host. */
-async function serve(route: Route, files: SiteFiles, options: BrowserCheckOptions, add: (f: Finding) => void): Promise<void> {
+async function serve(
+  route: Route,
+  files: SiteFiles,
+  options: BrowserCheckOptions,
+  add: (f: Finding) => void,
+): Promise<void> {
   const request = route.request();
   const url = request.url();
   const path = sitePathOfUrl(url);
@@ -169,7 +190,11 @@ async function serve(route: Route, files: SiteFiles, options: BrowserCheckOption
       await route.fulfill({ status: 404, contentType: 'text/plain; charset=utf-8', body: 'not found' });
       return;
     }
-    await route.fulfill({ status: 200, contentType: contentTypeOf(found.file), body: toBuffer(files[found.file] as string | Buffer) });
+    await route.fulfill({
+      status: 200,
+      contentType: contentTypeOf(found.file),
+      body: toBuffer(files[found.file] as string | Buffer),
+    });
   } catch {
     // The page or context closed while the request was in flight.
   }
@@ -179,7 +204,12 @@ async function serve(route: Route, files: SiteFiles, options: BrowserCheckOption
 function blocked(url: string, allowExternal: boolean, verb: string, file?: string): Finding | undefined {
   const tracker = trackingHostOf(url);
   if (tracker) {
-    return { check: 'tracking', file, message: `the page ${verb} ${clip(url, 120)}, a known tracker (${tracker}); remove it`, ref: `tracking:${tracker}` };
+    return {
+      check: 'tracking',
+      file,
+      message: `the page ${verb} ${clip(url, 120)}, a known tracker (${tracker}); remove it`,
+      ref: `tracking:${tracker}`,
+    };
   }
   if (allowExternal) return undefined;
   let host = url;
@@ -233,7 +263,11 @@ function watchPage(page: Page, files: SiteFiles, add: (f: Finding) => void): voi
     });
   });
   page.on('dialog', (dialog) => {
-    add({ check: 'script', file: 'index.html', message: `the page opens a ${dialog.type()}() dialog ("${clip(dialog.message(), 60)}"); remove it` });
+    add({
+      check: 'script',
+      file: 'index.html',
+      message: `the page opens a ${dialog.type()}() dialog ("${clip(dialog.message(), 60)}"); remove it`,
+    });
     dialog.dismiss().catch(() => {});
   });
 }
@@ -268,13 +302,21 @@ function contrastProblems(found: LowContrast[], add: (f: Finding) => void): void
       message: `text in ${first.color} on ${first.background} has a contrast of ${first.ratio.toFixed(2)}:1, below the ${first.required}:1 that ${size} needs (${examples}${more}); darken the text or change its background`,
     });
   }
-  if (sorted.length > 5) add({ check: 'contrast', file: 'index.html', message: `… and ${sorted.length - 5} more low-contrast colour combinations` });
+  if (sorted.length > 5)
+    add({
+      check: 'contrast',
+      file: 'index.html',
+      message: `… and ${sorted.length - 5} more low-contrast colour combinations`,
+    });
 }
 
 function overflowProblem(found: Overflow | null, add: (f: Finding) => void): void {
   if (!found) return;
   const culprits = found.culprits
-    .map((c) => `${c.element}${c.text ? ` "${clip(c.text, 30)}"` : ''} (${c.width} px wide, from x=${c.left} to x=${c.right})`)
+    .map(
+      (c) =>
+        `${c.element}${c.text ? ` "${clip(c.text, 30)}"` : ''} (${c.width} px wide, from x=${c.left} to x=${c.right})`,
+    )
     .join('; ');
   add({
     check: 'layout',

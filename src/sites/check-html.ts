@@ -37,14 +37,17 @@ export const HARMLESS_PARSE_ERRORS: ReadonlySet<string> = new Set([
 const EXPLAIN: Record<string, string> = {
   'non-void-html-element-start-tag-with-trailing-solidus':
     'a self-closing non-void element such as <div/>: HTML ignores the "/", so the element stays open and swallows what follows; write <div></div>',
-  'unknown-named-character-reference': 'an unknown character reference (shown literally on the page); check its spelling (&nbsp; &amp; &copy; …)',
+  'unknown-named-character-reference':
+    'an unknown character reference (shown literally on the page); check its spelling (&nbsp; &amp; &copy; …)',
   'duplicate-attribute': 'an attribute given twice on one element; browsers keep only the first, merge them',
   'eof-in-comment': 'a comment that is never closed (missing -->), so everything after it is hidden',
   'eof-in-tag': 'the file ends inside a tag',
   'missing-attribute-value': 'an attribute with "=" but no value',
   'missing-whitespace-between-attributes': 'two attributes with no space between them',
-  'unexpected-character-in-attribute-name': 'a stray character (", \' or <) in an attribute name; check the quotes around the previous attribute value',
-  'unexpected-character-in-unquoted-attribute-value': 'a quote or "<" inside an unquoted attribute value; quote the value',
+  'unexpected-character-in-attribute-name':
+    'a stray character (", \' or <) in an attribute name; check the quotes around the previous attribute value',
+  'unexpected-character-in-unquoted-attribute-value':
+    'a quote or "<" inside an unquoted attribute value; quote the value',
   'unexpected-equals-sign-before-attribute-name': 'an "=" where an attribute name should start',
   'unexpected-null-character': 'a NUL character',
   'incorrectly-opened-comment': 'a "<!" that does not start a comment (comments start with <!--)',
@@ -61,11 +64,58 @@ const EXPLAIN: Record<string, string> = {
 
 /** Elements whose end tag HTML lets the author leave out. */
 const OPTIONAL_END = new Set([
-  'html', 'head', 'body', 'p', 'li', 'dt', 'dd', 'option', 'optgroup', 'tr', 'td', 'th', 'thead', 'tbody', 'tfoot',
-  'colgroup', 'caption', 'rb', 'rt', 'rtc', 'rp',
+  'html',
+  'head',
+  'body',
+  'p',
+  'li',
+  'dt',
+  'dd',
+  'option',
+  'optgroup',
+  'tr',
+  'td',
+  'th',
+  'thead',
+  'tbody',
+  'tfoot',
+  'colgroup',
+  'caption',
+  'rb',
+  'rt',
+  'rtc',
+  'rp',
 ]);
-const VOID = new Set(['area', 'base', 'br', 'col', 'embed', 'hr', 'img', 'input', 'link', 'meta', 'source', 'track', 'wbr', 'param', 'keygen', 'frame']);
-const RAW_TEXT = new Set(['script', 'style', 'textarea', 'title', 'xmp', 'iframe', 'noembed', 'noframes', 'noscript', 'plaintext']);
+const VOID = new Set([
+  'area',
+  'base',
+  'br',
+  'col',
+  'embed',
+  'hr',
+  'img',
+  'input',
+  'link',
+  'meta',
+  'source',
+  'track',
+  'wbr',
+  'param',
+  'keygen',
+  'frame',
+]);
+const RAW_TEXT = new Set([
+  'script',
+  'style',
+  'textarea',
+  'title',
+  'xmp',
+  'iframe',
+  'noembed',
+  'noframes',
+  'noscript',
+  'plaintext',
+]);
 
 const MAX_PER_FILE = 10;
 
@@ -73,14 +123,17 @@ const MAX_PER_FILE = 10;
 export function htmlProblems(text: string, doc: HtmlDoc): string[] {
   const out: string[] = [];
   if (doc.document.mode === 'quirks') {
-    out.push('line 1: the page renders in quirks mode (no <!DOCTYPE html>, or an old doctype); make <!DOCTYPE html> the very first line');
+    out.push(
+      'line 1: the page renders in quirks mode (no <!DOCTYPE html>, or an old doctype); make <!DOCTYPE html> the very first line',
+    );
   }
   for (const e of doc.errors) {
     if (HARMLESS_PARSE_ERRORS.has(e.code)) continue;
     out.push(`line ${e.startLine}:${e.startCol}: ${EXPLAIN[e.code] ?? e.code.replace(/-/g, ' ')}${near(text, e)}`);
   }
   out.push(...unclosed(doc), ...strayEndTags(text, doc));
-  if (out.length > MAX_PER_FILE) return [...out.slice(0, MAX_PER_FILE), `… and ${out.length - MAX_PER_FILE} more markup errors`];
+  if (out.length > MAX_PER_FILE)
+    return [...out.slice(0, MAX_PER_FILE), `… and ${out.length - MAX_PER_FILE} more markup errors`];
   return out;
 }
 
@@ -96,7 +149,9 @@ function unclosed(doc: HtmlDoc): string[] {
     const loc = el.sourceCodeLocation;
     if (!loc?.startTag || loc.endTag || VOID.has(el.tagName) || OPTIONAL_END.has(el.tagName)) continue;
     if (el.namespaceURI !== 'http://www.w3.org/1999/xhtml') continue; // SVG children close with "/>" legitimately
-    out.push(`line ${loc.startTag.startLine}: <${el.tagName}> is never closed (its </${el.tagName}> is missing or comes after a parent's end tag), so the elements after it end up inside it`);
+    out.push(
+      `line ${loc.startTag.startLine}: <${el.tagName}> is never closed (its </${el.tagName}> is missing or comes after a parent's end tag), so the elements after it end up inside it`,
+    );
   }
   return out;
 }
@@ -110,24 +165,33 @@ function strayEndTags(text: string, doc: HtmlDoc): string[] {
     if (!loc) continue;
     if (loc.endTag) ends.add(loc.endTag.startOffset);
     if (loc.startTag) skip.push([loc.startTag.startOffset, loc.startTag.endOffset]);
-    if (RAW_TEXT.has(el.tagName) && loc.startTag) skip.push([loc.startTag.endOffset, loc.endTag?.startOffset ?? text.length]);
+    if (RAW_TEXT.has(el.tagName) && loc.startTag)
+      skip.push([loc.startTag.endOffset, loc.endTag?.startOffset ?? text.length]);
   }
   const comments = (node: { childNodes?: unknown[] }): void => {
-    for (const c of (node.childNodes ?? []) as { nodeName: string; sourceCodeLocation?: { startOffset: number; endOffset: number } | null; childNodes?: unknown[] }[]) {
-      if (c.nodeName === '#comment' && c.sourceCodeLocation) skip.push([c.sourceCodeLocation.startOffset, c.sourceCodeLocation.endOffset]);
+    for (const c of (node.childNodes ?? []) as {
+      nodeName: string;
+      sourceCodeLocation?: { startOffset: number; endOffset: number } | null;
+      childNodes?: unknown[];
+    }[]) {
+      if (c.nodeName === '#comment' && c.sourceCodeLocation)
+        skip.push([c.sourceCodeLocation.startOffset, c.sourceCodeLocation.endOffset]);
       comments(c);
     }
   };
   comments(doc.document);
-  for (const el of doc.elements) if (el.tagName === 'template' && 'content' in el) comments((el as unknown as { content: { childNodes: unknown[] } }).content);
+  for (const el of doc.elements)
+    if (el.tagName === 'template' && 'content' in el)
+      comments((el as unknown as { content: { childNodes: unknown[] } }).content);
   const out: string[] = [];
   for (const m of text.matchAll(/<\/([a-zA-Z][a-zA-Z0-9-]*)[^>]*>/g)) {
     const offset = m.index ?? 0;
     if (ends.has(offset) || skip.some(([a, b]) => offset >= a && offset < b)) continue;
     const name = (m[1] ?? '').toLowerCase();
     if (['html', 'head', 'body', 'br'].includes(name)) continue; // repeated or implied; harmless
-    out.push(`line ${lineAt(text, offset)}: stray </${name}>: no <${name}> is open at that point (check the nesting of the tags before it)`);
+    out.push(
+      `line ${lineAt(text, offset)}: stray </${name}>: no <${name}> is open at that point (check the nesting of the tags before it)`,
+    );
   }
   return out;
 }
-

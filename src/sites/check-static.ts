@@ -1,6 +1,18 @@
 import { posix } from 'node:path';
 import { htmlProblems } from './check-html.js';
-import { type Element, type HtmlDoc, ancestors, at, attr, describe, hasAttr, isHtmlElement, parseHtml, rawText, readableText } from './html-doc.js';
+import {
+  type Element,
+  type HtmlDoc,
+  ancestors,
+  at,
+  attr,
+  describe,
+  hasAttr,
+  isHtmlElement,
+  parseHtml,
+  rawText,
+  readableText,
+} from './html-doc.js';
 import {
   type Finding,
   type SiteFiles,
@@ -76,7 +88,18 @@ const URL_ATTRIBUTES: readonly { tag: string; attr: string; loads: boolean }[] =
 ];
 
 /** link rel values that never fetch anything. */
-const NON_LOADING_RELS = new Set(['canonical', 'alternate', 'author', 'me', 'license', 'help', 'next', 'prev', 'search', 'bookmark']);
+const NON_LOADING_RELS = new Set([
+  'canonical',
+  'alternate',
+  'author',
+  'me',
+  'license',
+  'help',
+  'next',
+  'prev',
+  'search',
+  'bookmark',
+]);
 
 export function checkStatic(files: SiteFiles, options: StaticOptions = {}): StaticResult {
   const problems: Finding[] = [];
@@ -143,21 +166,28 @@ export function checkStatic(files: SiteFiles, options: StaticOptions = {}): Stat
 }
 
 function sizeAndPaths(files: SiteFiles, paths: string[], L: SiteLimits, problems: Finding[]): void {
-  if (paths.length > L.maxFiles) problems.push({ check: 'size', message: `the site has ${paths.length} files; keep it under ${L.maxFiles}` });
+  if (paths.length > L.maxFiles)
+    problems.push({ check: 'size', message: `the site has ${paths.length} files; keep it under ${L.maxFiles}` });
   let total = 0;
   for (const file of paths) {
     const bytes = byteLength(files[file] as string | Buffer);
     total += bytes;
     if (bytes > L.maxFileBytes) {
-      problems.push({ check: 'size', file, message: `${kb(bytes)} is too big for one file (limit ${kb(L.maxFileBytes)}); shrink or simplify it (SVG instead of large images, less inline data)` });
+      problems.push({
+        check: 'size',
+        file,
+        message: `${kb(bytes)} is too big for one file (limit ${kb(L.maxFileBytes)}); shrink or simplify it (SVG instead of large images, less inline data)`,
+      });
     }
     const bad = badPathReason(file);
     if (bad) problems.push({ check: 'links', file, message: `the file name is not a clean relative path: ${bad}` });
   }
-  if (total > L.maxTotalBytes) problems.push({ check: 'size', message: `the site is ${kb(total)} in all; keep it under ${kb(L.maxTotalBytes)}` });
+  if (total > L.maxTotalBytes)
+    problems.push({ check: 'size', message: `the site is ${kb(total)} in all; keep it under ${kb(L.maxTotalBytes)}` });
 }
 
-const kb = (bytes: number) => (bytes >= 1024 * 1024 ? `${(bytes / 1024 / 1024).toFixed(1)} MB` : `${Math.ceil(bytes / 1024)} KB`);
+const kb = (bytes: number) =>
+  bytes >= 1024 * 1024 ? `${(bytes / 1024 / 1024).toFixed(1)} MB` : `${Math.ceil(bytes / 1024)} KB`;
 
 interface LinkContext {
   files: SiteFiles;
@@ -198,7 +228,11 @@ function checkRef(ctx: LinkContext, site: RefSite, raw: string): void {
     case 'ignored':
       return;
     case 'bad-scheme':
-      push(ctx, { check: 'links', file, message: `${where}${what} uses a "${ref.scheme}:" URL, which a static site cannot serve; use a relative path inside the site` });
+      push(ctx, {
+        check: 'links',
+        file,
+        message: `${where}${what} uses a "${ref.scheme}:" URL, which a static site cannot serve; use a relative path inside the site`,
+      });
       return;
     case 'external': {
       if (trackingHostOf(ref.url)) return; // reported by the tracking scan, once
@@ -213,7 +247,11 @@ function checkRef(ctx: LinkContext, site: RefSite, raw: string): void {
       if (ref.sameDocument) {
         if (ref.fragment === '' || ref.fragment.toLowerCase() === 'top' || !site.ids) return;
         if (!site.ids.has(ref.fragment)) {
-          push(ctx, { check: 'links', file, message: `${where}${what} points at #${ref.fragment}, but no element on this page has id="${ref.fragment}"; add the id to the target section or fix the link` });
+          push(ctx, {
+            check: 'links',
+            file,
+            message: `${where}${what} points at #${ref.fragment}, but no element on this page has id="${ref.fragment}"; add the id to the target section or fix the link`,
+          });
         }
         return;
       }
@@ -241,9 +279,14 @@ function checkRef(ctx: LinkContext, site: RefSite, raw: string): void {
       if (ref.fragment === '' || ref.fragment.toLowerCase() === 'top') return;
       const target = ctx.docs.get(found.file);
       let ids: Set<string> | undefined = target?.doc.ids;
-      if (!target && extensionOf(found.file) === 'svg') ids = svgIds(textOf(ctx.files[found.file] as string | Buffer) ?? '');
+      if (!target && extensionOf(found.file) === 'svg')
+        ids = svgIds(textOf(ctx.files[found.file] as string | Buffer) ?? '');
       if (ids && !ids.has(ref.fragment)) {
-        push(ctx, { check: 'links', file, message: `${where}${what} points at ${found.file}#${ref.fragment}, but ${found.file} has no element with id="${ref.fragment}"` });
+        push(ctx, {
+          check: 'links',
+          file,
+          message: `${where}${what} points at ${found.file}#${ref.fragment}, but ${found.file} has no element with id="${ref.fragment}"`,
+        });
       }
     }
   }
@@ -278,10 +321,12 @@ function htmlLinks(ctx: LinkContext, file: string, doc: HtmlDoc): void {
     for (const name of ['srcset', 'imagesrcset']) {
       const value = attr(el, name);
       if (value === undefined) continue;
-      for (const url of srcsetUrls(value)) checkRef(ctx, { file, where: at(el, name), what: describe(el, name), loads: true, ids: doc.ids }, url);
+      for (const url of srcsetUrls(value))
+        checkRef(ctx, { file, where: at(el, name), what: describe(el, name), loads: true, ids: doc.ids }, url);
     }
     const style = attr(el, 'style');
-    if (style) cssLinks(ctx, file, style, undefined, `the style attribute of ${describe(el)}`, doc.ids, at(el, 'style'));
+    if (style)
+      cssLinks(ctx, file, style, undefined, `the style attribute of ${describe(el)}`, doc.ids, at(el, 'style'));
     if (tag === 'style' && isHtmlElement(el)) {
       const { text, line } = rawText(el);
       cssLinks(ctx, file, text, line, 'a <style> block', doc.ids);
@@ -310,7 +355,15 @@ export function srcsetUrls(value: string): string[] {
  * url(…) and @import in CSS. `firstLine` is where the CSS starts in its file (undefined for a
  * style attribute, whose line is `where`); fragment-only url(#id) points into the page (ids).
  */
-function cssLinks(ctx: LinkContext, file: string, css: string, firstLine: number | undefined, inWhat: string, ids?: Set<string>, where = ''): void {
+function cssLinks(
+  ctx: LinkContext,
+  file: string,
+  css: string,
+  firstLine: number | undefined,
+  inWhat: string,
+  ids?: Set<string>,
+  where = '',
+): void {
   const text = css.replace(/\/\*[\s\S]*?\*\//g, (c) => c.replace(/[^\n]/g, ' '));
   const pattern = /url\(\s*(?:"([^"]*)"|'([^']*)'|([^)'"\s]*))\s*\)|@import\s+(?:"([^"]*)"|'([^']*)')/gi;
   for (const m of text.matchAll(pattern)) {
@@ -328,11 +381,19 @@ function trackingPixels(ctx: LinkContext, file: string, doc: HtmlDoc): void {
     if (!/^\s*(https?:)?\/\//i.test(src)) continue;
     const style = (attr(el, 'style') ?? '').replace(/\s/g, '').toLowerCase();
     const tiny = (n: string | undefined) => n !== undefined && Number.parseFloat(n) <= 1;
-    const hidden = style.includes('display:none') || style.includes('visibility:hidden') || (/(^|;)width:[01]px/.test(style) && /(^|;)height:[01]px/.test(style));
+    const hidden =
+      style.includes('display:none') ||
+      style.includes('visibility:hidden') ||
+      (/(^|;)width:[01]px/.test(style) && /(^|;)height:[01]px/.test(style));
     if ((tiny(attr(el, 'width')) && tiny(attr(el, 'height'))) || hidden) {
       const url = classifyRef(file, src);
       const ref = url.kind === 'external' ? `external:${url.url}` : undefined;
-      push(ctx, { check: 'tracking', file, message: `${at(el)}${describe(el, 'src')} is a tracking pixel (a tiny or hidden remote image); remove it`, ref });
+      push(ctx, {
+        check: 'tracking',
+        file,
+        message: `${at(el)}${describe(el, 'src')} is a tracking pixel (a tiny or hidden remote image); remove it`,
+        ref,
+      });
     }
   }
 }
@@ -343,10 +404,14 @@ function accessibility(file: string, doc: HtmlDoc, problems: Finding[]): void {
   const a11y = (message: string) => problems.push({ check: 'accessibility', file, message });
   const html = doc.elements.filter(isHtmlElement);
   const root = html.find((e) => e.tagName === 'html');
-  if (!root || !(attr(root, 'lang') ?? '').trim()) a11y(`${root ? at(root) : ''}<html> has no lang attribute; add the page's language, e.g. <html lang="en">, so screen readers pronounce it right`);
+  if (!root || !(attr(root, 'lang') ?? '').trim())
+    a11y(
+      `${root ? at(root) : ''}<html> has no lang attribute; add the page's language, e.g. <html lang="en">, so screen readers pronounce it right`,
+    );
 
   const title = html.find((e) => e.tagName === 'title');
-  if (!title) a11y('the page has no <title>; add one inside <head> (it names the browser tab, bookmarks and search results)');
+  if (!title)
+    a11y('the page has no <title>; add one inside <head> (it names the browser tab, bookmarks and search results)');
   else if (!readableText(title)) a11y(`${at(title)}the <title> is empty; give the page a short descriptive title`);
 
   if (!html.some((e) => e.tagName === 'h1')) a11y('the page has no <h1>; give it one main heading');
@@ -354,28 +419,48 @@ function accessibility(file: string, doc: HtmlDoc, problems: Finding[]): void {
   const viewport = html.find((e) => e.tagName === 'meta' && attr(e, 'name')?.toLowerCase() === 'viewport');
   const content = (viewport && attr(viewport, 'content')?.toLowerCase().replace(/\s/g, '')) ?? '';
   if (!viewport || !content.includes('width=device-width')) {
-    a11y(`${viewport ? at(viewport) : ''}no <meta name="viewport" content="width=device-width, initial-scale=1"> in <head>, so phones show a shrunken desktop page; add it`);
+    a11y(
+      `${viewport ? at(viewport) : ''}no <meta name="viewport" content="width=device-width, initial-scale=1"> in <head>, so phones show a shrunken desktop page; add it`,
+    );
   } else if (/user-scalable=(no|0)/.test(content) || /maximum-scale=(0|1)(\.0*)?(,|$)/.test(content)) {
-    a11y(`${at(viewport)}the viewport meta stops people from zooming (user-scalable=no or maximum-scale=1); remove that part`);
+    a11y(
+      `${at(viewport)}the viewport meta stops people from zooming (user-scalable=no or maximum-scale=1); remove that part`,
+    );
   }
 
-  const labelFor = new Set(html.filter((e) => e.tagName === 'label').map((e) => attr(e, 'for') ?? '').filter(Boolean));
+  const labelFor = new Set(
+    html
+      .filter((e) => e.tagName === 'label')
+      .map((e) => attr(e, 'for') ?? '')
+      .filter(Boolean),
+  );
   for (const el of html) {
     if (el.tagName === 'img' && !hasAttr(el, 'alt')) {
-      a11y(`${at(el)}${describe(el, 'src')} has no alt text; describe the image in alt="…", or write alt="" if it is only decoration`);
+      a11y(
+        `${at(el)}${describe(el, 'src')} has no alt text; describe the image in alt="…", or write alt="" if it is only decoration`,
+      );
     }
     if (isFormControl(el) && !hasLabel(el, labelFor, doc.ids)) {
       const hint = attr(el, 'placeholder') ? ' (a placeholder is not a label)' : '';
-      a11y(`${at(el)}${describe(el, 'name')} has no label${hint}; add <label for="its-id">, wrap it in a <label>, or give it aria-label`);
+      a11y(
+        `${at(el)}${describe(el, 'name')} has no label${hint}; add <label for="its-id">, wrap it in a <label>, or give it aria-label`,
+      );
     }
     if ((el.tagName === 'a' && hasAttr(el, 'href')) || el.tagName === 'button') {
       if (!readableText(el) && !named(el, doc.ids)) {
-        a11y(`${at(el)}${describe(el, el.tagName === 'a' ? 'href' : undefined)} has no text a screen reader can read (icon only); add aria-label="…" or visually hidden text`);
+        a11y(
+          `${at(el)}${describe(el, el.tagName === 'a' ? 'href' : undefined)} has no text a screen reader can read (icon only); add aria-label="…" or visually hidden text`,
+        );
       }
     }
   }
   for (const el of doc.elements) {
-    if (el.tagName === 'svg' && attr(el, 'role') === 'img' && !named(el, doc.ids) && !el.childNodes.some((c) => c.nodeName === 'title')) {
+    if (
+      el.tagName === 'svg' &&
+      attr(el, 'role') === 'img' &&
+      !named(el, doc.ids) &&
+      !el.childNodes.some((c) => c.nodeName === 'title')
+    ) {
       a11y(`${at(el)}an <svg role="img"> has no name; add aria-label="…" or a <title> as its first child`);
     }
   }

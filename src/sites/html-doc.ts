@@ -27,7 +27,8 @@ export function parseHtml(text: string): HtmlDoc {
       const id = attr(node, 'id');
       if (id) ids.add(id);
       if (node.tagName === 'a' && attr(node, 'name')) ids.add(attr(node, 'name') ?? '');
-      if (node.tagName === 'template' && 'content' in node) for (const c of (node as DefaultTreeAdapterTypes.Template).content.childNodes) visit(c);
+      if (node.tagName === 'template' && 'content' in node)
+        for (const c of (node as DefaultTreeAdapterTypes.Template).content.childNodes) visit(c);
     }
     if ('childNodes' in node) for (const c of node.childNodes) visit(c);
   };

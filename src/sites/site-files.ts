@@ -7,7 +7,16 @@ import { posix } from 'node:path';
 
 export type SiteFiles = Record<string, string | Buffer>;
 
-export type SiteCheck = 'html' | 'links' | 'external' | 'tracking' | 'accessibility' | 'contrast' | 'script' | 'layout' | 'size';
+export type SiteCheck =
+  | 'html'
+  | 'links'
+  | 'external'
+  | 'tracking'
+  | 'accessibility'
+  | 'contrast'
+  | 'script'
+  | 'layout'
+  | 'size';
 
 export interface SiteProblem {
   check: SiteCheck;
@@ -76,7 +85,20 @@ export function isHtmlPath(path: string): boolean {
   return ext === 'html' || ext === 'htm';
 }
 
-const TEXT_EXTENSIONS = new Set(['html', 'htm', 'css', 'js', 'mjs', 'json', 'webmanifest', 'txt', 'md', 'xml', 'svg', 'map']);
+const TEXT_EXTENSIONS = new Set([
+  'html',
+  'htm',
+  'css',
+  'js',
+  'mjs',
+  'json',
+  'webmanifest',
+  'txt',
+  'md',
+  'xml',
+  'svg',
+  'map',
+]);
 
 export function isTextPath(path: string): boolean {
   return TEXT_EXTENSIONS.has(extensionOf(path));

@@ -43,7 +43,8 @@ export { contentTypeOf };
  * disk treats `.GIT` as `.git`), no backslash or control character. Throws bad_request.
  */
 export function checkSitePath(path: string): string {
-  const bad = (why: string) => new AppError('bad_request', `site file path ${JSON.stringify(path.slice(0, 100))}: ${why}`);
+  const bad = (why: string) =>
+    new AppError('bad_request', `site file path ${JSON.stringify(path.slice(0, 100))}: ${why}`);
   if (path.length === 0 || path.length > MAX_PATH_LENGTH) throw bad(`must be 1 to ${MAX_PATH_LENGTH} characters`);
   if (path.startsWith('/')) throw bad('must be relative (no leading /)');
   if (/[\\\x00-\x1f\x7f]/.test(path)) throw bad('must not contain a backslash or control characters');
@@ -64,19 +65,34 @@ export async function saveSiteFiles(deps: StoreDeps, taskId: string, files: Site
     if (seen.has(path)) throw new AppError('bad_request', `site file path ${JSON.stringify(path)}: given twice`);
     seen.add(path);
     const content = typeof f.content === 'string' ? Buffer.from(f.content, 'utf8') : f.content;
-    return { id: newId(), taskId, path, content, contentType: f.contentType ?? contentTypeOf(path), size: content.length, createdAt: now };
+    return {
+      id: newId(),
+      taskId,
+      path,
+      content,
+      contentType: f.contentType ?? contentTypeOf(path),
+      size: content.length,
+      createdAt: now,
+    };
   });
   await deps.db.transaction(async (tx) => {
     await tx.delete(siteFiles).where(eq(siteFiles.taskId, taskId));
     if (rows.length > 0) await tx.insert(siteFiles).values(rows);
   });
-  return rows.map(({ path, contentType, size, createdAt }) => ({ path, contentType, size, createdAt })).sort((a, b) => (a.path < b.path ? -1 : 1));
+  return rows
+    .map(({ path, contentType, size, createdAt }) => ({ path, contentType, size, createdAt }))
+    .sort((a, b) => (a.path < b.path ? -1 : 1));
 }
 
 /** The task's files without their content, by path. */
 export async function listSiteFiles(deps: Pick<Deps, 'db'>, taskId: string): Promise<SiteFileInfo[]> {
   return deps.db
-    .select({ path: siteFiles.path, contentType: siteFiles.contentType, size: siteFiles.size, createdAt: siteFiles.createdAt })
+    .select({
+      path: siteFiles.path,
+      contentType: siteFiles.contentType,
+      size: siteFiles.size,
+      createdAt: siteFiles.createdAt,
+    })
     .from(siteFiles)
     .where(eq(siteFiles.taskId, taskId))
     .orderBy(asc(siteFiles.path));
@@ -85,7 +101,13 @@ export async function listSiteFiles(deps: Pick<Deps, 'db'>, taskId: string): Pro
 /** One file with its content, or null when the task has no file at that path. */
 export async function readSiteFile(deps: Pick<Deps, 'db'>, taskId: string, path: string): Promise<SiteFile | null> {
   const [row] = await deps.db
-    .select({ path: siteFiles.path, content: siteFiles.content, contentType: siteFiles.contentType, size: siteFiles.size, createdAt: siteFiles.createdAt })
+    .select({
+      path: siteFiles.path,
+      content: siteFiles.content,
+      contentType: siteFiles.contentType,
+      size: siteFiles.size,
+      createdAt: siteFiles.createdAt,
+    })
     .from(siteFiles)
     .where(and(eq(siteFiles.taskId, taskId), eq(siteFiles.path, path)))
     .limit(1);
@@ -95,7 +117,13 @@ export async function readSiteFile(deps: Pick<Deps, 'db'>, taskId: string, path:
 /** Every file with its content, by path (deploy-git pushes them all). */
 export async function readSiteFiles(deps: Pick<Deps, 'db'>, taskId: string): Promise<SiteFile[]> {
   return deps.db
-    .select({ path: siteFiles.path, content: siteFiles.content, contentType: siteFiles.contentType, size: siteFiles.size, createdAt: siteFiles.createdAt })
+    .select({
+      path: siteFiles.path,
+      content: siteFiles.content,
+      contentType: siteFiles.contentType,
+      size: siteFiles.size,
+      createdAt: siteFiles.createdAt,
+    })
     .from(siteFiles)
     .where(eq(siteFiles.taskId, taskId))
     .orderBy(asc(siteFiles.path));

@@ -86,7 +86,10 @@ const SNIPPETS: readonly { pattern: RegExp; what: string }[] = [
   { pattern: /\b_paq\s*\.\s*push\s*\(/g, what: 'a Matomo _paq snippet' },
   { pattern: /\b_hsq\s*\.\s*push\s*\(/g, what: 'a HubSpot _hsq snippet' },
   { pattern: /\b(?:piwik|matomo)\.js\b/g, what: 'a Matomo script' },
-  { pattern: /\bnew\s+Image\s*\([^)]*\)\s*\)?\s*\.\s*src\s*=\s*['"`]\s*(?:https?:)?\/\//g, what: 'an image beacon (new Image().src = a remote URL)' },
+  {
+    pattern: /\bnew\s+Image\s*\([^)]*\)\s*\)?\s*\.\s*src\s*=\s*['"`]\s*(?:https?:)?\/\//g,
+    what: 'an image beacon (new Image().src = a remote URL)',
+  },
 ];
 
 export interface TrackingHit {
@@ -102,7 +105,11 @@ export function findTracking(text: string): TrackingHit[] {
   const hits: TrackingHit[] = [];
   for (const m of text.matchAll(HOST_PATTERN)) {
     const host = m[1] ?? '';
-    hits.push({ offset: (m.index ?? 0) + m[0].length - host.length, what: `the tracker ${host.toLowerCase()}`, host: host.toLowerCase() });
+    hits.push({
+      offset: (m.index ?? 0) + m[0].length - host.length,
+      what: `the tracker ${host.toLowerCase()}`,
+      host: host.toLowerCase(),
+    });
   }
   for (const { pattern, what } of SNIPPETS) {
     for (const m of text.matchAll(pattern)) hits.push({ offset: m.index ?? 0, what });

@@ -38,9 +38,16 @@ export const DEFAULT_VALIDATE_TIMEOUT_MS = 30_000;
 export async function validateSite(files: SiteFiles, options: ValidateSiteOptions): Promise<SiteValidation> {
   const { signal } = options;
   signal?.throwIfAborted();
-  const stats = { files: Object.keys(files).length, bytes: Object.values(files).reduce((n, c) => n + byteLength(c), 0) };
+  const stats = {
+    files: Object.keys(files).length,
+    bytes: Object.values(files).reduce((n, c) => n + byteLength(c), 0),
+  };
   const allowExternal = options.allowExternal === true;
-  const staticResult = checkStatic(files, { allowExternal, limits: options.limits, allowRootRelative: options.allowRootRelative });
+  const staticResult = checkStatic(files, {
+    allowExternal,
+    limits: options.limits,
+    allowRootRelative: options.allowRootRelative,
+  });
   const findings: Finding[] = [...staticResult.problems];
   let screenshots: SiteValidation['screenshots'] = null;
 
@@ -73,11 +80,23 @@ export async function validateSite(files: SiteFiles, options: ValidateSiteOption
     }
   }
 
-  const problems = order(findings).map(({ check, file, message }) => (file === undefined ? { check, message } : { check, file, message }));
+  const problems = order(findings).map(({ check, file, message }) =>
+    file === undefined ? { check, message } : { check, file, message },
+  );
   return { passed: problems.length === 0, problems, screenshots, stats };
 }
 
-const CHECK_ORDER: readonly SiteCheck[] = ['html', 'links', 'script', 'external', 'tracking', 'layout', 'accessibility', 'contrast', 'size'];
+const CHECK_ORDER: readonly SiteCheck[] = [
+  'html',
+  'links',
+  'script',
+  'external',
+  'tracking',
+  'layout',
+  'accessibility',
+  'contrast',
+  'size',
+];
 
 function order(findings: Finding[]): Finding[] {
   return findings
@@ -102,11 +121,16 @@ const HEADINGS: Record<SiteCheck, string> = {
  * The problems as a short text for the model that wrote the site: grouped by check, each line
  * `file: message`, at most `perCheck` lines a check and `maxChars` in all.
  */
-export function formatSiteProblems(problems: readonly SiteProblem[], limits: { perCheck?: number; maxChars?: number } = {}): string {
+export function formatSiteProblems(
+  problems: readonly SiteProblem[],
+  limits: { perCheck?: number; maxChars?: number } = {},
+): string {
   if (problems.length === 0) return 'The site passed validation.';
   const perCheck = limits.perCheck ?? 8;
   const maxChars = limits.maxChars ?? 6_000;
-  const lines: string[] = [`The site failed validation with ${problems.length} problem${problems.length === 1 ? '' : 's'}. Fix them all and keep everything else as it is.`];
+  const lines: string[] = [
+    `The site failed validation with ${problems.length} problem${problems.length === 1 ? '' : 's'}. Fix them all and keep everything else as it is.`,
+  ];
   for (const check of CHECK_ORDER) {
     const group = problems.filter((p) => p.check === check);
     if (group.length === 0) continue;

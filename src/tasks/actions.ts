@@ -31,7 +31,11 @@ export async function killTask(deps: Deps, accountId: string, taskId: string): P
     if (row) await settleCredit(tx, taskId, 'release', now);
     return row;
   });
-  if (!killed) throw new AppError('conflict', `task ${taskId} has already finished (${existing.status}); only pending, running or waiting tasks can be killed`);
+  if (!killed)
+    throw new AppError(
+      'conflict',
+      `task ${taskId} has already finished (${existing.status}); only pending, running or waiting tasks can be killed`,
+    );
   await deps.runs.abort(taskId, 'killed by the caller');
   await deps.events.publish(CHANNELS.taskKill, taskId).catch(() => {});
   await notifyTask(deps, taskId);
@@ -42,17 +46,32 @@ export async function killTask(deps: Deps, accountId: string, taskId: string): P
 export type Stage = 'plan' | 'diff';
 
 /** Resumes a task waiting at a gate; an edited plan replaces the planner's output. */
-export async function approveTask(deps: Deps, accountId: string, taskId: string, stage: Stage, plan?: Record<string, unknown>): Promise<Task> {
+export async function approveTask(
+  deps: Deps,
+  accountId: string,
+  taskId: string,
+  stage: Stage,
+  plan?: Record<string, unknown>,
+): Promise<Task> {
   const task = await getOwnTask(deps, accountId, taskId);
   const waiting = stage === 'plan' ? 'awaiting_plan' : 'awaiting_diff';
   if (task.status !== waiting) {
     throw new AppError('conflict', `task ${taskId} is ${task.status}, not waiting for ${stage} approval`);
   }
-  if (plan !== undefined && stage !== 'plan') throw new AppError('bad_request', 'plan: an edited plan can only come with stage "plan"');
+  if (plan !== undefined && stage !== 'plan')
+    throw new AppError('bad_request', 'plan: an edited plan can only come with stage "plan"');
   const progress = task.progress as Progress;
-  const outputs = plan ? { ...progress.outputs, planner: { ...progress.outputs.planner, ...plan, edited_by_reviewer: true } } : progress.outputs;
+  const outputs = plan
+    ? { ...progress.outputs, planner: { ...progress.outputs.planner, ...plan, edited_by_reviewer: true } }
+    : progress.outputs;
   const next: Progress = { ...progress, outputs, approved: { ...progress.approved, [stage]: true } };
-  const resumed = await moveTask(deps.db, taskId, 'running', { progress: next, gateSince: null, workerId: null }, eq(tasks.status, waiting));
+  const resumed = await moveTask(
+    deps.db,
+    taskId,
+    'running',
+    { progress: next, gateSince: null, workerId: null },
+    eq(tasks.status, waiting),
+  );
   if (!resumed) throw new AppError('conflict', `task ${taskId} is no longer waiting for ${stage} approval`);
   await notifyTask(deps, taskId);
   await deps.queue.enqueue(taskId);
@@ -65,22 +84,36 @@ const REUSED_STEPS = ['planner', 'locator', 'inspector', 'fixer'] as const;
  * Promotes a finished preview to a full run: a child task in pr mode that starts from the
  * parent's plan, located files, insights and diff, so it runs the validator and opens the PR.
  */
-export async function continueTask(deps: Deps, auth: AuthContext, taskId: string, options: CreateOptions = {}): Promise<Task> {
+export async function continueTask(
+  deps: Deps,
+  auth: AuthContext,
+  taskId: string,
+  options: CreateOptions = {},
+): Promise<Task> {
   if (auth.tokenKind === 'demo') {
-    throw new AppError('DEMO_LIMIT_REACHED', 'demo tokens cannot promote a preview to a pull request; sign up for a full account');
+    throw new AppError(
+      'DEMO_LIMIT_REACHED',
+      'demo tokens cannot promote a preview to a pull request; sign up for a full account',
+    );
   }
   const parent = await getOwnTask(deps, auth.account.id, taskId);
   if (parent.mode !== 'preview' || parent.status !== 'done') {
-    throw new AppError('conflict', `only a preview task that is done can be continued; this one is a ${parent.mode} task, ${parent.status}`);
+    throw new AppError(
+      'conflict',
+      `only a preview task that is done can be continued; this one is a ${parent.mode} task, ${parent.status}`,
+    );
   }
   const parentProgress = parent.progress as Progress;
-  const outputs = Object.fromEntries(REUSED_STEPS.filter((s) => parentProgress.outputs?.[s]).map((s) => [s, parentProgress.outputs[s]]));
+  const outputs = Object.fromEntries(
+    REUSED_STEPS.filter((s) => parentProgress.outputs?.[s]).map((s) => [s, parentProgress.outputs[s]]),
+  );
   const next = REUSED_STEPS.find((s) => !outputs[s]) ?? 'validator';
   const now = deps.clock.now();
   const child = await deps.db.transaction(async (tx) => {
     const [account] = await tx.select().from(accounts).where(eq(accounts.id, auth.account.id)).for('update');
     const byok = account!.useByok;
-    if (!byok && account!.credits < 1) throw new AppError('NO_CREDITS', 'continuing a preview costs one credit; add credits or enable BYOK');
+    if (!byok && account!.credits < 1)
+      throw new AppError('NO_CREDITS', 'continuing a preview costs one credit; add credits or enable BYOK');
     const [active] = await tx
       .select({ n: sql<number>`count(*)::int` })
       .from(tasks)

@@ -85,7 +85,8 @@ export async function claimKey(deps: Pick<Deps, 'db' | 'clock'>, req: KeyedReque
       where: sql`${idempotencyKeys.expiresAt} <= ${now} or (${idempotencyKeys.responseStatus} is null and ${idempotencyKeys.claimedAt} <= ${abandonedBefore})`,
     })
     .returning({ claimId: idempotencyKeys.claimId });
-  if (claimed[0]?.claimId === claimId) return { kind: 'claimed', claim: { accountId: req.accountId, route: req.route, key: req.key, claimId } };
+  if (claimed[0]?.claimId === claimId)
+    return { kind: 'claimed', claim: { accountId: req.accountId, route: req.route, key: req.key, claimId } };
 
   const [row] = await deps.db.select().from(idempotencyKeys).where(keyOf(req));
   // Released between the two statements (the request holding it failed): try again.
@@ -100,7 +101,11 @@ export async function claimKey(deps: Pick<Deps, 'db' | 'clock'>, req: KeyedReque
  * business time) while a request with the same key and body is in flight, then answers with
  * what that request stored. Still in flight after the wait: `in_progress`.
  */
-export async function claimOrWait(deps: Pick<Deps, 'db' | 'clock'>, req: KeyedRequest, waitMs: number): Promise<ClaimResult> {
+export async function claimOrWait(
+  deps: Pick<Deps, 'db' | 'clock'>,
+  req: KeyedRequest,
+  waitMs: number,
+): Promise<ClaimResult> {
   const deadline = performance.now() + waitMs;
   let pause = 10;
   for (;;) {
@@ -116,14 +121,21 @@ export async function claimOrWait(deps: Pick<Deps, 'db' | 'clock'>, req: KeyedRe
  * the task and its stored answer commit together. Fails (and so rolls the task back) if the
  * claim was taken over meanwhile: then another request owns the key and only it may create.
  */
-export async function completeClaim(tx: Tx, claim: Claim, answer: { status: number; body: unknown; taskId: string }): Promise<void> {
+export async function completeClaim(
+  tx: Tx,
+  claim: Claim,
+  answer: { status: number; body: unknown; taskId: string },
+): Promise<void> {
   const done = await tx
     .update(idempotencyKeys)
     .set({ responseStatus: answer.status, responseBody: answer.body, taskId: answer.taskId })
     .where(and(keyOf(claim), eq(idempotencyKeys.claimId, claim.claimId), isNull(idempotencyKeys.responseStatus)))
     .returning({ key: idempotencyKeys.key });
   if (done.length === 0) {
-    throw new AppError('conflict', `Idempotency-Key "${claim.key}": another request with this key took it over; retry to get its answer`);
+    throw new AppError(
+      'conflict',
+      `Idempotency-Key "${claim.key}": another request with this key took it over; retry to get its answer`,
+    );
   }
 }
 

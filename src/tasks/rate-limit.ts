@@ -26,7 +26,11 @@ export async function countTaskPost(deps: Pick<Deps, 'db' | 'clock'>, accountId:
       // The oldest attempt in the window leaves it first; that is when a slot frees.
       const freesAt = inWindow[0]!.at.getTime() + TASK_POST_WINDOW_MS;
       const retryAfter = Math.max(1, Math.ceil((freesAt - now.getTime()) / 1000));
-      throw new AppError('rate_limited', `at most ${TASK_POSTS_PER_WINDOW} task creations per minute; retry in ${retryAfter} s`, retryAfter);
+      throw new AppError(
+        'rate_limited',
+        `at most ${TASK_POSTS_PER_WINDOW} task creations per minute; retry in ${retryAfter} s`,
+        retryAfter,
+      );
     }
     await tx.insert(taskPostAttempts).values({ accountId, at: now });
     // Keep the table small: attempts older than the window no longer matter.

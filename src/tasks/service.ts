@@ -39,9 +39,11 @@ export function monthStart(now: Date): Date {
 function checkInput(deps: Pick<Deps, 'config'>, input: CreateTaskInput) {
   const taskType = input.task_type ?? 'fix';
   const prompt = input.prompt.trim();
-  if (prompt.length < 3 || prompt.length > 2000) throw new AppError('bad_request', 'prompt: must be 3 to 2000 characters');
+  if (prompt.length < 3 || prompt.length > 2000)
+    throw new AppError('bad_request', 'prompt: must be 3 to 2000 characters');
   const baseBranch = input.base_branch ?? 'main';
-  if (!BRANCH.test(baseBranch)) throw new AppError('bad_request', `base_branch: "${baseBranch}" is not a valid branch name`);
+  if (!BRANCH.test(baseBranch))
+    throw new AppError('bad_request', `base_branch: "${baseBranch}" is not a valid branch name`);
   if (taskType === 'scaffold') {
     if (input.repo_url !== undefined) throw new AppError('bad_request', 'repo_url: scaffold tasks take no repository');
     const refusal = refusalFor(prompt);
@@ -66,7 +68,12 @@ export async function createTask(
   if (repo) {
     // Asked of the code host before the account row is locked: a slow host must not hold the lock.
     const isDemo = auth.tokenKind === 'demo';
-    await checkRepoAccess(deps, { account: auth.account, isDemo, mode: planLimits(isDemo ? 'demo' : auth.account.plan).mode, repo });
+    await checkRepoAccess(deps, {
+      account: auth.account,
+      isDemo,
+      mode: planLimits(isDemo ? 'demo' : auth.account.plan).mode,
+      repo,
+    });
   }
   const now = deps.clock.now();
   return deps.db.transaction(async (tx) => {
@@ -77,7 +84,10 @@ export async function createTask(
     if (isDemo) {
       const [used] = await tx.select({ n: count() }).from(tasks).where(eq(tasks.tokenId, auth.tokenId));
       if (used!.n >= limits.monthly) {
-        throw new AppError('DEMO_LIMIT_REACHED', `a demo token runs at most ${limits.monthly} tasks; sign up for a full account`);
+        throw new AppError(
+          'DEMO_LIMIT_REACHED',
+          `a demo token runs at most ${limits.monthly} tasks; sign up for a full account`,
+        );
       }
     } else if (!account.useByok) {
       const [used] = await tx
@@ -101,7 +111,11 @@ export async function createTask(
       .from(tasks)
       .where(and(eq(tasks.accountId, account.id), inArray(tasks.status, [...ACTIVE_STATUSES])));
     if (active!.n >= limits.concurrent) {
-      throw new AppError('CONCURRENT_LIMIT', `at most ${limits.concurrent} active tasks at once on this plan; wait for one to finish`, 5);
+      throw new AppError(
+        'CONCURRENT_LIMIT',
+        `at most ${limits.concurrent} active tasks at once on this plan; wait for one to finish`,
+        5,
+      );
     }
     const id = newId();
     const [task] = await tx

@@ -1,4 +1,12 @@
-export const TASK_STATUSES = ['pending', 'running', 'awaiting_plan', 'awaiting_diff', 'done', 'failed', 'cancelled'] as const;
+export const TASK_STATUSES = [
+  'pending',
+  'running',
+  'awaiting_plan',
+  'awaiting_diff',
+  'done',
+  'failed',
+  'cancelled',
+] as const;
 export type TaskStatus = (typeof TASK_STATUSES)[number];
 
 /** Tasks that count against the concurrency cap. */

@@ -38,7 +38,9 @@ export function judgeRun(parsed: ParsedRun, end: RunEnd, setupFailure?: string):
   for (const marker of parsed.markers) failures.add(marker);
   if (end.timedOut) failures.add(`(run) timed out after ${Math.round(end.timeoutMs / 1000)} s`);
   else if (end.hung === undefined && end.exitCode !== 0 && failures.size === 0) {
-    failures.add(end.exitCode === null ? `(run) killed by ${end.signal ?? 'a signal'}` : `(run) exited with code ${end.exitCode}`);
+    failures.add(
+      end.exitCode === null ? `(run) killed by ${end.signal ?? 'a signal'}` : `(run) exited with code ${end.exitCode}`,
+    );
   }
   if (setupFailure) failures.add(setupFailure);
   return { tests, failures: [...failures].sort(), complete: !end.timedOut && end.hung === undefined };

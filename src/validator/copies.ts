@@ -21,7 +21,11 @@ function gitArgs(repo: Repo, args: string[]): string[] {
 }
 
 async function git(repo: Repo, args: string[]): Promise<string> {
-  const { stdout } = await run('git', gitArgs(repo, args), { cwd: repo.dir, maxBuffer: 64 * 1024 * 1024, encoding: 'utf8' });
+  const { stdout } = await run('git', gitArgs(repo, args), {
+    cwd: repo.dir,
+    maxBuffer: 64 * 1024 * 1024,
+    encoding: 'utf8',
+  });
   return stdout;
 }
 
@@ -82,7 +86,11 @@ async function newTree(root: string, name: string): Promise<RunTree> {
  * Both get the checkout's ignored files (node_modules, a virtualenv, build caches), so the
  * two runs differ only by the change. Neither gets .git.
  */
-export async function prepareCopies(repo: Repo, baseCommit: string, root: string): Promise<{ baseline: RunTree; change: RunTree }> {
+export async function prepareCopies(
+  repo: Repo,
+  baseCommit: string,
+  root: string,
+): Promise<{ baseline: RunTree; change: RunTree }> {
   const { dir } = repo;
   const baseline = await newTree(root, 'baseline');
   const change = await newTree(root, 'change');
@@ -90,7 +98,9 @@ export async function prepareCopies(repo: Repo, baseCommit: string, root: string
   await cp(dir, change.repo, { recursive: true, verbatimSymlinks: true, filter: (src) => src !== dotGit });
   await mkdir(baseline.repo);
   await extractTree(repo, baseCommit, baseline.repo);
-  const ignored = (await git(repo, ['ls-files', '-z', '--others', '--ignored', '--exclude-standard', '--directory'])).split('\0').filter(Boolean);
+  const ignored = (await git(repo, ['ls-files', '-z', '--others', '--ignored', '--exclude-standard', '--directory']))
+    .split('\0')
+    .filter(Boolean);
   for (const entry of ignored) {
     const path = entry.replace(/\/$/, '');
     if (path === '.git' || path.startsWith('.git/')) continue;
@@ -102,7 +112,10 @@ export async function prepareCopies(repo: Repo, baseCommit: string, root: string
 /** `git archive <commit> | tar -x -C dest`. */
 function extractTree(repo: Repo, commit: string, dest: string): Promise<void> {
   return new Promise((resolve, reject) => {
-    const archive = spawn('git', gitArgs(repo, ['archive', '--format=tar', commit]), { cwd: repo.dir, stdio: ['ignore', 'pipe', 'pipe'] });
+    const archive = spawn('git', gitArgs(repo, ['archive', '--format=tar', commit]), {
+      cwd: repo.dir,
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
     const tar = spawn('tar', ['-x', '-C', dest], { stdio: ['pipe', 'ignore', 'pipe'] });
     archive.stdout.pipe(tar.stdin);
     let errors = '';

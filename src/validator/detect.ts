@@ -61,7 +61,8 @@ const confined = (dir: string): ConfinedDir | undefined => {
   }
 };
 
-const read = (dir: string, file: string): string | undefined => confined(dir)?.readText(file, { maxBytes: MAX_READ_BYTES });
+const read = (dir: string, file: string): string | undefined =>
+  confined(dir)?.readText(file, { maxBytes: MAX_READ_BYTES });
 
 /** Whether a file or directory is there, inside the checkout. */
 const exists = (dir: string, path: string): boolean => {
@@ -105,7 +106,12 @@ function detectRunner(dir: string): TestPlan | undefined {
   return node(dir) ?? python(dir) ?? go(dir) ?? cargo(dir) ?? maven(dir) ?? gradle(dir) ?? make(dir);
 }
 
-const plan = (runner: RunnerKind, command: string, perTest: PerTestTimeout, setup: SetupPlan | null = null): TestPlan => ({
+const plan = (
+  runner: RunnerKind,
+  command: string,
+  perTest: PerTestTimeout,
+  setup: SetupPlan | null = null,
+): TestPlan => ({
   runner,
   source: 'detected',
   command,
@@ -116,7 +122,13 @@ const plan = (runner: RunnerKind, command: string, perTest: PerTestTimeout, setu
 function node(dir: string): TestPlan | undefined {
   const text = read(dir, 'package.json');
   if (text === undefined) return undefined;
-  let pkg: { scripts?: Record<string, unknown>; dependencies?: object; devDependencies?: object; optionalDependencies?: object; packageManager?: unknown };
+  let pkg: {
+    scripts?: Record<string, unknown>;
+    dependencies?: object;
+    devDependencies?: object;
+    optionalDependencies?: object;
+    packageManager?: unknown;
+  };
   try {
     pkg = JSON.parse(text);
   } catch {
@@ -125,7 +137,9 @@ function node(dir: string): TestPlan | undefined {
   const script = pkg.scripts?.test;
   if (typeof script !== 'string' || script.trim() === '' || NPM_PLACEHOLDER.test(script)) return undefined;
   const pm = packageManager(dir, typeof pkg.packageManager === 'string' ? pkg.packageManager : undefined);
-  const deps = [pkg.dependencies, pkg.devDependencies, pkg.optionalDependencies].some((d) => d && Object.keys(d).length > 0);
+  const deps = [pkg.dependencies, pkg.devDependencies, pkg.optionalDependencies].some(
+    (d) => d && Object.keys(d).length > 0,
+  );
   const setup = deps && !exists(dir, 'node_modules') ? nodeSetup(dir, pm) : null;
   const command = pm === 'npm' ? 'npm test' : `${pm} run test`;
   return plan('node', command, scriptTimeoutStyle(script), setup);
@@ -143,11 +157,14 @@ function packageManager(dir: string, declared: string | undefined): PackageManag
 }
 
 function nodeSetup(dir: string, pm: PackageManager): SetupPlan {
-  if (pm === 'pnpm') return { command: 'pnpm install --frozen-lockfile', offlineCommand: 'pnpm install --frozen-lockfile --offline' };
+  if (pm === 'pnpm')
+    return { command: 'pnpm install --frozen-lockfile', offlineCommand: 'pnpm install --frozen-lockfile --offline' };
   if (pm === 'yarn') {
     // Yarn 2+ (a .yarnrc.yml) replaced --frozen-lockfile with --immutable.
     const berry = exists(dir, '.yarnrc.yml');
-    return berry ? { command: 'yarn install --immutable' } : { command: 'yarn install --frozen-lockfile', offlineCommand: 'yarn install --frozen-lockfile --offline' };
+    return berry
+      ? { command: 'yarn install --immutable' }
+      : { command: 'yarn install --frozen-lockfile', offlineCommand: 'yarn install --frozen-lockfile --offline' };
   }
   const locked = exists(dir, 'package-lock.json') || exists(dir, 'npm-shrinkwrap.json');
   // Without a lockfile nothing pins the versions, and offline there is no cache to install from.
@@ -157,7 +174,17 @@ function nodeSetup(dir: string, pm: PackageManager): SetupPlan {
 }
 
 /** Options of node that take a separate value (`--import tsx`). */
-const NODE_VALUE_OPTIONS = new Set(['--import', '--require', '-r', '--loader', '--experimental-loader', '--test-reporter', '--test-reporter-destination', '--test-name-pattern', '--test-concurrency']);
+const NODE_VALUE_OPTIONS = new Set([
+  '--import',
+  '--require',
+  '-r',
+  '--loader',
+  '--experimental-loader',
+  '--test-reporter',
+  '--test-reporter-destination',
+  '--test-name-pattern',
+  '--test-concurrency',
+]);
 
 /**
  * Which timeout flags can be appended to `npm test -- ...`: only when the script is one
@@ -179,18 +206,36 @@ export function scriptTimeoutStyle(script: string): PerTestTimeout {
     return { kind: 'node-test' };
   }
   if (bin === 'jest') return { kind: 'jest' };
-  if (bin === 'vitest' && (rest[0] === undefined || rest[0] === 'run' || rest[0].startsWith('-'))) return { kind: 'vitest' };
+  if (bin === 'vitest' && (rest[0] === undefined || rest[0] === 'run' || rest[0].startsWith('-')))
+    return { kind: 'vitest' };
   if (bin === 'mocha') return { kind: 'mocha' };
   return { kind: 'none' };
 }
 
-const SKIP_DIRS = new Set(['.git', 'node_modules', '.venv', 'venv', '.tox', '__pycache__', 'site-packages', 'dist', 'build', 'target']);
+const SKIP_DIRS = new Set([
+  '.git',
+  'node_modules',
+  '.venv',
+  'venv',
+  '.tox',
+  '__pycache__',
+  'site-packages',
+  'dist',
+  'build',
+  'target',
+]);
 
 /** Python files that look like tests, at most `limit`, at most four directories deep. */
 function pythonTestFiles(dir: string, limit = 50): string[] {
   const name = (path: string) => path.slice(path.lastIndexOf('/') + 1);
   return (
-    confined(dir)?.walkFiles({ skipDirs: SKIP_DIRS, skipHidden: true, maxDepth: 4, limit, accept: (p) => !SKIP_DIRS.has(name(p)) && /^test_.*\.py$|_test\.py$|^tests?\.py$/.test(name(p)) }) ?? []
+    confined(dir)?.walkFiles({
+      skipDirs: SKIP_DIRS,
+      skipHidden: true,
+      maxDepth: 4,
+      limit,
+      accept: (p) => !SKIP_DIRS.has(name(p)) && /^test_.*\.py$|_test\.py$|^tests?\.py$/.test(name(p)),
+    }) ?? []
   );
 }
 
@@ -209,14 +254,22 @@ function python(dir: string): TestPlan | undefined {
   const pytestStyle = sources.some((s) => /^\s*(import pytest|from pytest)|^def test_/m.test(s));
   const unittestStyle = sources.some((s) => /\bunittest\b/.test(s));
   const setup = pythonSetup(dir, pyproject);
-  if (pytestConfigured || pytestStyle || (tox !== undefined && /pytest/.test(tox))) return plan('pytest', 'python3 -m pytest', { kind: 'pytest' }, setup);
+  if (pytestConfigured || pytestStyle || (tox !== undefined && /pytest/.test(tox)))
+    return plan('pytest', 'python3 -m pytest', { kind: 'pytest' }, setup);
   if (tox !== undefined && /^\[tox\]|^\[tox:tox\]/m.test(tox)) return plan('tox', 'tox', { kind: 'none' }, null);
   if (unittestStyle) return plan('unittest', 'python3 -m unittest discover -v', { kind: 'none' }, setup);
   if (files.length > 0) return plan('pytest', 'python3 -m pytest', { kind: 'pytest' }, setup);
   return undefined;
 }
 
-const REQUIREMENTS = ['requirements.txt', 'requirements-dev.txt', 'requirements-test.txt', 'test-requirements.txt', 'dev-requirements.txt', 'requirements_dev.txt'];
+const REQUIREMENTS = [
+  'requirements.txt',
+  'requirements-dev.txt',
+  'requirements-test.txt',
+  'test-requirements.txt',
+  'dev-requirements.txt',
+  'requirements_dev.txt',
+];
 
 function pythonSetup(dir: string, pyproject: string): SetupPlan | null {
   const parts = REQUIREMENTS.filter((f) => exists(dir, f)).map((f) => `-r ${f}`);
@@ -243,13 +296,24 @@ function cargo(dir: string): TestPlan | undefined {
 function maven(dir: string): TestPlan | undefined {
   if (!exists(dir, 'pom.xml')) return undefined;
   const mvn = exists(dir, 'mvnw') ? './mvnw' : 'mvn';
-  return plan('maven', `${mvn} -B test`, { kind: 'none' }, { command: `${mvn} -B -q -DskipTests test-compile dependency:go-offline` });
+  return plan(
+    'maven',
+    `${mvn} -B test`,
+    { kind: 'none' },
+    { command: `${mvn} -B -q -DskipTests test-compile dependency:go-offline` },
+  );
 }
 
 function gradle(dir: string): TestPlan | undefined {
-  if (!['build.gradle', 'build.gradle.kts', 'settings.gradle', 'settings.gradle.kts'].some((f) => exists(dir, f))) return undefined;
+  if (!['build.gradle', 'build.gradle.kts', 'settings.gradle', 'settings.gradle.kts'].some((f) => exists(dir, f)))
+    return undefined;
   const bin = exists(dir, 'gradlew') ? './gradlew' : 'gradle';
-  return plan('gradle', `${bin} --no-daemon --offline test`, { kind: 'none' }, { command: `${bin} --no-daemon testClasses` });
+  return plan(
+    'gradle',
+    `${bin} --no-daemon --offline test`,
+    { kind: 'none' },
+    { command: `${bin} --no-daemon testClasses` },
+  );
 }
 
 function make(dir: string): TestPlan | undefined {
@@ -267,7 +331,8 @@ export interface Probe {
 /** The shell command that asks the sandbox what the flags depend on, or undefined if nothing. */
 export function probeCommand(plan: TestPlan): string | undefined {
   if (plan.perTest.kind === 'node-test') return 'node -p process.versions.node';
-  if (plan.perTest.kind === 'pytest') return 'python3 -c "import pytest_timeout" >/dev/null 2>&1 && echo pytest-timeout || echo no-plugin';
+  if (plan.perTest.kind === 'pytest')
+    return 'python3 -c "import pytest_timeout" >/dev/null 2>&1 && echo pytest-timeout || echo no-plugin';
   return undefined;
 }
 
@@ -290,9 +355,16 @@ function atLeast(v: [number, number] | undefined, ...mins: [number, number][]): 
  * allows them, so one hanging test fails at its timeout and the others are still reported.
  * `runSeconds` is the whole run's limit (go's -timeout is per test binary).
  */
-export function commandWithTimeouts(plan: TestPlan, testSeconds: number, runSeconds: number, probe: Probe, options: { pytestProgress?: boolean } = {}): string {
+export function commandWithTimeouts(
+  plan: TestPlan,
+  testSeconds: number,
+  runSeconds: number,
+  probe: Probe,
+  options: { pytestProgress?: boolean } = {},
+): string {
   const ms = testSeconds * 1000;
-  const pass = (args: string) => (plan.command.startsWith('npm ') ? `${plan.command} -- ${args}` : `${plan.command} ${args}`);
+  const pass = (args: string) =>
+    plan.command.startsWith('npm ') ? `${plan.command} -- ${args}` : `${plan.command} ${args}`;
   switch (plan.perTest.kind) {
     case 'node-test': {
       // --test-timeout: 20.11 / 21.2; --test-force-exit (a file whose tests ended but left a timer): 20.14 / 22.

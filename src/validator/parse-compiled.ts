@@ -35,14 +35,22 @@ export function parseGoJson(lines: string[]): ParserResult {
       if (running) status.set(`${pkg} ${running[1]}`, 'failed');
       return;
     }
-    const s: TestStatus | undefined = event.Action === 'pass' ? 'passed' : event.Action === 'fail' ? 'failed' : event.Action === 'skip' ? 'skipped' : undefined;
+    const s: TestStatus | undefined =
+      event.Action === 'pass'
+        ? 'passed'
+        : event.Action === 'fail'
+          ? 'failed'
+          : event.Action === 'skip'
+            ? 'skipped'
+            : undefined;
     if (!s) return;
     if (event.Test) {
       if (status.get(`${pkg} ${event.Test}`) !== 'failed') status.set(`${pkg} ${event.Test}`, s);
     } else if (s === 'failed') failedPackages.add(pkg);
   });
   for (const pkg of failedPackages) {
-    if (![...status].some(([id, s]) => s === 'failed' && id.startsWith(`${pkg} `))) status.set(`${pkg} (package)`, 'failed');
+    if (![...status].some(([id, s]) => s === 'failed' && id.startsWith(`${pkg} `)))
+      status.set(`${pkg} (package)`, 'failed');
   }
   return { tests: withoutParents(status, '/'), explained };
 }
@@ -67,7 +75,8 @@ export function parseGoVerbose(lines: string[]): ParserResult {
       detailIndent = s === 'failed' ? m[1]!.length : -1;
       return;
     }
-    if (detailIndent >= 0 && line.length - line.trimStart().length > detailIndent && line.trim() !== '') explained.push(i);
+    if (detailIndent >= 0 && line.length - line.trimStart().length > detailIndent && line.trim() !== '')
+      explained.push(i);
     else detailIndent = -1;
     if (/^(FAIL|ok)\s+\S+\s+(\d|\[)|^FAIL$/.test(line)) explained.push(i);
   });
@@ -141,7 +150,11 @@ export function parseGradle(lines: string[]): ParserResult {
     }
     if (inDetails && /^\s+\S/.test(line)) explained.push(i);
     else inDetails = false;
-    if (tests.some(([, s]) => s === 'failed') && /^(BUILD FAILED|FAILURE: |\d+ tests? completed, \d+ failed)/.test(line)) explained.push(i);
+    if (
+      tests.some(([, s]) => s === 'failed') &&
+      /^(BUILD FAILED|FAILURE: |\d+ tests? completed, \d+ failed)/.test(line)
+    )
+      explained.push(i);
   });
   return { tests, explained };
 }

@@ -22,20 +22,26 @@ export function parseTap(lines: string[]): ParserResult {
       explained.push(i);
       continue;
     }
-    const result = /^(\s*)(not ok|ok)\s+\d+(?:\s+-)?(?:\s+(.*?))?(?:\s+#\s*(SKIP|TODO)\b.*|\s+# time=.*)?\s*$/.exec(line);
+    const result = /^(\s*)(not ok|ok)\s+\d+(?:\s+-)?(?:\s+(.*?))?(?:\s+#\s*(SKIP|TODO)\b.*|\s+# time=.*)?\s*$/.exec(
+      line,
+    );
     if (!result) continue;
     const indent = result[1]!.length;
     const name = unescapeTap(result[3] || open.get(indent) || '');
     const failed = result[2] === 'not ok';
     const directive = result[4];
     const status: TestStatus = directive ? 'skipped' : failed ? 'failed' : 'passed';
-    const parents = [...open.entries()].filter(([level]) => level < indent).sort((a, b) => a[0] - b[0]).map(([, n]) => n);
+    const parents = [...open.entries()]
+      .filter(([level]) => level < indent)
+      .sort((a, b) => a[0] - b[0])
+      .map(([, n]) => n);
     const isSuite = hadChildren.get(indent) === true;
     const anyChildFailed = childFailed.get(indent) === true;
     if (!isSuite || (status === 'failed' && !anyChildFailed)) tests.push([[...parents, name].join(' > '), status]);
     explained.push(i);
     // Tell the enclosing level that it has children, and whether one of them failed.
-    for (const level of [...hadChildren.keys()]) if (level >= indent) hadChildren.delete(level), childFailed.delete(level);
+    for (const level of [...hadChildren.keys()])
+      if (level >= indent) hadChildren.delete(level), childFailed.delete(level);
     const parentLevel = Math.max(-1, ...[...open.keys()].filter((l) => l < indent));
     if (parentLevel >= 0) {
       hadChildren.set(parentLevel, true);
@@ -53,7 +59,13 @@ export function parseTap(lines: string[]): ParserResult {
     }
   }
   // Subtests still open when the output ends: the test that was running when the run was cut off.
-  const running = open.size > 0 ? [...open.entries()].sort((a, b) => a[0] - b[0]).map(([, n]) => n).join(' > ') : undefined;
+  const running =
+    open.size > 0
+      ? [...open.entries()]
+          .sort((a, b) => a[0] - b[0])
+          .map(([, n]) => n)
+          .join(' > ')
+      : undefined;
   return { tests, explained, running };
 }
 
@@ -85,7 +97,13 @@ export function parseTree(lines: string[]): ParserResult {
     const m = TREE_LINE.exec(lines[i]!);
     if (!m) continue;
     const [, space, mark, rest] = m;
-    const status: TestStatus = PASS_MARK.test(mark!) ? 'passed' : FAIL_MARK.test(mark!) ? 'failed' : SKIP_MARK.test(mark!) ? 'skipped' : 'passed';
+    const status: TestStatus = PASS_MARK.test(mark!)
+      ? 'passed'
+      : FAIL_MARK.test(mark!)
+        ? 'failed'
+        : SKIP_MARK.test(mark!)
+          ? 'skipped'
+          : 'passed';
     if (/^\d+\)$/.test(mark!) && !/^\s{2,}/.test(lines[i]!)) continue; // "1) " at the margin is prose, not mocha's list
     const name = cleanName(rest!.replace(/^skipped\s+/, '').replace(/\s+#\s*SKIP\b.*$/, ''));
     if (name === '' || VITEST_FILE.test(lines[i]!)) continue;
@@ -99,7 +117,11 @@ export function parseTree(lines: string[]): ParserResult {
 }
 
 /** A test name without the duration runners print after it: "(12 ms)", "(1.2ms)", "12ms". */
-const cleanName = (s: string) => s.replace(/\s+\(\d+(?:\.\d+)?\s*m?s\)$/, '').replace(/\s+\d+(?:\.\d+)?\s*m?s$/, '').trim();
+const cleanName = (s: string) =>
+  s
+    .replace(/\s+\(\d+(?:\.\d+)?\s*m?s\)$/, '')
+    .replace(/\s+\d+(?:\.\d+)?\s*m?s$/, '')
+    .trim();
 
 function groupsAbove(lines: string[], at: number, indent: number): { groups: string[]; vitest: boolean } {
   const groups: string[] = [];

@@ -48,7 +48,11 @@ export function parsePytest(lines: string[]): ParserResult {
 const UNITTEST_RESULT = /\.\.\. (ok|FAIL|ERROR|skipped\b.*|expected failure|unexpected success)$/;
 
 const unittestStatus = (word: string): TestStatus =>
-  word === 'ok' || word === 'unexpected success' ? 'passed' : word === 'FAIL' || word === 'ERROR' ? 'failed' : 'skipped';
+  word === 'ok' || word === 'unexpected success'
+    ? 'passed'
+    : word === 'FAIL' || word === 'ERROR'
+      ? 'failed'
+      : 'skipped';
 
 /** `test_x (pkg.mod.Class.test_x)` names the class alone before Python 3.11; ids always end with the method. */
 const unittestId = (method: string, where: string) => (where.endsWith(`.${method}`) ? where : `${where}.${method}`);
@@ -84,7 +88,10 @@ export function parseUnittest(lines: string[]): ParserResult {
       if (result) last = i + 1;
     }
     if (!result) continue;
-    tests.push([unittestId(start[1]!, start[2]!), unittestStatus(result[1]!.startsWith('skipped') ? 'skipped' : result[1]!)]);
+    tests.push([
+      unittestId(start[1]!, start[2]!),
+      unittestStatus(result[1]!.startsWith('skipped') ? 'skipped' : result[1]!),
+    ]);
     for (let j = i; j <= last; j++) explained.push(j);
     i = last;
   }

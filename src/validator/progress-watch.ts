@@ -76,7 +76,10 @@ export class ProgressWatch {
   /** Tests collected that neither finished nor hung: those a stopped run never reached. */
   get notRun(): number | undefined {
     if (this.collectedCount === undefined) return undefined;
-    return Math.max(0, this.collectedCount - this.finishedCount - this.running.size - (this.hungId === undefined ? 0 : 1));
+    return Math.max(
+      0,
+      this.collectedCount - this.finishedCount - this.running.size - (this.hungId === undefined ? 0 : 1),
+    );
   }
 
   /** Cancels every timer; nothing more is reported. */

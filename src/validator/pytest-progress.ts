@@ -67,7 +67,8 @@ const PLUGIN_FLAG = /(^|\s)-p\s+emend_progress(?=\s|$)/;
 export const namesProgressPlugin = (command: string): boolean => PLUGIN_FLAG.test(command);
 
 /** The command without the plugin, for a sandbox that cannot place it (unsafe-host). */
-export const withoutProgressPlugin = (command: string): string => command.replace(new RegExp(PLUGIN_FLAG.source, 'g'), '');
+export const withoutProgressPlugin = (command: string): string =>
+  command.replace(new RegExp(PLUGIN_FLAG.source, 'g'), '');
 
 /** Where the plugin lives in a run's workdir: beside repo/ and home/, never in the checkout. */
 export const TREE_TOOLS = 'emend';

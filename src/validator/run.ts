@@ -72,7 +72,11 @@ const ENV: Record<string, string> = {
  * `progress`, the sandbox's stderr pipe stays open as descriptor PROGRESS_FD first: the
  * progress plugin writes there, apart from the test output.
  */
-const shell = (command: string, progress = false) => ['sh', '-c', `${progress ? `exec ${PROGRESS_FD}>&2; ` : ''}exec 2>&1; PATH="$HOME/.local/bin:$PATH"; ${command}`];
+const shell = (command: string, progress = false) => [
+  'sh',
+  '-c',
+  `${progress ? `exec ${PROGRESS_FD}>&2; ` : ''}exec 2>&1; PATH="$HOME/.local/bin:$PATH"; ${command}`,
+];
 
 export interface RunContext {
   sandbox: Sandbox;
@@ -93,7 +97,16 @@ interface Watched {
   stop: AbortController;
 }
 
-async function sandboxed(ctx: RunContext, tree: RunTree, command: string, timeoutMs: number, network: boolean, outputBytes: number, extraEnv: Record<string, string> = {}, watched?: Watched): Promise<SandboxResult> {
+async function sandboxed(
+  ctx: RunContext,
+  tree: RunTree,
+  command: string,
+  timeoutMs: number,
+  network: boolean,
+  outputBytes: number,
+  extraEnv: Record<string, string> = {},
+  watched?: Watched,
+): Promise<SandboxResult> {
   if (ctx.signal?.aborted) throw new ValidationAborted();
   // The watch's stop and the caller's abort both end the command; only the caller's is an abort.
   const onAbort = () => watched?.stop.abort();
@@ -151,11 +164,23 @@ export async function runSetup(ctx: RunContext, tree: RunTree, plan: TestPlan): 
   const network = ctx.sandbox.report().networkForSetup;
   const command = network ? plan.setup.command : plan.setup.offlineCommand;
   if (command === undefined) {
-    return { command: plan.setup.command, network: false, exit_code: null, duration_ms: 0, skipped: 'the sandbox allows no network for setup and this install has no offline form' };
+    return {
+      command: plan.setup.command,
+      network: false,
+      exit_code: null,
+      duration_ms: 0,
+      skipped: 'the sandbox allows no network for setup and this install has no offline form',
+    };
   }
   const result = await sandboxed(ctx, tree, command, ctx.limits.setupTimeoutMs, network, 1024 * 1024);
-  const report: SetupReport = { command, network, exit_code: result.exitCode, duration_ms: Math.round(result.durationMs) };
-  if (result.exitCode !== 0) report.log_tail = tail(normalizeOutput(result.stdout + result.stderr, [SANDBOX_REPO, tree.repo]), 30, 2000);
+  const report: SetupReport = {
+    command,
+    network,
+    exit_code: result.exitCode,
+    duration_ms: Math.round(result.durationMs),
+  };
+  if (result.exitCode !== 0)
+    report.log_tail = tail(normalizeOutput(result.stdout + result.stderr, [SANDBOX_REPO, tree.repo]), 30, 2000);
   if (result.timedOut) report.timed_out = true;
   return report;
 }
@@ -212,33 +237,69 @@ export interface TestOptions {
 }
 
 /** Runs the test command once, offline, and judges it from its exit and its output. */
-export async function runTests(ctx: RunContext, tree: RunTree, command: string, setup: SetupReport | null, options: TestOptions = {}): Promise<TestRun> {
+export async function runTests(
+  ctx: RunContext,
+  tree: RunTree,
+  command: string,
+  setup: SetupReport | null,
+  options: TestOptions = {},
+): Promise<TestRun> {
   let watched: Watched | undefined;
   if (options.watchPytest) {
     await installProgressPlugin(tree);
     const stop = new AbortController();
-    watched = { stop, watch: new ProgressWatch({ limitMs: ctx.limits.testTimeoutMs + HANG_GRACE_MS, onHang: () => stop.abort() }) };
+    watched = {
+      stop,
+      watch: new ProgressWatch({ limitMs: ctx.limits.testTimeoutMs + HANG_GRACE_MS, onHang: () => stop.abort() }),
+    };
   }
   const watch = watched?.watch;
-  const result = await sandboxed(ctx, tree, command, ctx.limits.runTimeoutMs, false, TEST_OUTPUT_BYTES, { GOPROXY: 'off' }, watched);
+  const result = await sandboxed(
+    ctx,
+    tree,
+    command,
+    ctx.limits.runTimeoutMs,
+    false,
+    TEST_OUTPUT_BYTES,
+    { GOPROXY: 'off' },
+    watched,
+  );
   let output = normalizeOutput(result.stdout + withoutProgress(result.stderr), [SANDBOX_REPO, tree.repo]);
   const hungId = watch?.hung;
   const outcome = judgeRun(
     parseOutput(output),
-    { exitCode: result.exitCode, signal: result.signal, timedOut: result.timedOut, timeoutMs: ctx.limits.runTimeoutMs, ...(hungId !== undefined ? { hung: hungId } : {}) },
+    {
+      exitCode: result.exitCode,
+      signal: result.signal,
+      timedOut: result.timedOut,
+      timeoutMs: ctx.limits.runTimeoutMs,
+      ...(hungId !== undefined ? { hung: hungId } : {}),
+    },
     setupFailure(setup),
   );
   let hung: HungTest | undefined;
   if (hungId !== undefined) {
-    hung = { id: hungId, reason: `timed out after ${Math.round(ctx.limits.testTimeoutMs / 1000)} s (killed)`, not_run: watch?.notRun ?? null };
+    hung = {
+      id: hungId,
+      reason: `timed out after ${Math.round(ctx.limits.testTimeoutMs / 1000)} s (killed)`,
+      not_run: watch?.notRun ?? null,
+    };
     // Said at the end of the output too, where the fixer reads the log.
     output = `${output.replace(/\n*$/, '')}\nemend: ${describeHung(hung)}\n`;
   }
-  return { outcome, exitCode: result.exitCode, timedOut: result.timedOut, durationMs: Math.round(result.durationMs), logTail: tail(output), ...(hung ? { hung } : {}) };
+  return {
+    outcome,
+    exitCode: result.exitCode,
+    timedOut: result.timedOut,
+    durationMs: Math.round(result.durationMs),
+    logTail: tail(output),
+    ...(hung ? { hung } : {}),
+  };
 }
 
 /** A stopped run in words: the test, why, and what it kept from running. */
 export function describeHung(hung: HungTest): string {
-  const after = hung.not_run === null ? 'the tests after it did not run' : `${hung.not_run} test(s) after it did not run`;
+  const after =
+    hung.not_run === null ? 'the tests after it did not run' : `${hung.not_run} test(s) after it did not run`;
   return `${hung.id} ${hung.reason}; ${after}`;
 }

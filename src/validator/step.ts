@@ -28,7 +28,10 @@ export interface ValidatorContext {
   testTimeoutMs?: number;
 }
 
-export type ValidatorContextOf = (payload: StepPayload, helpers: StepHelpers) => ValidatorContext | Promise<ValidatorContext>;
+export type ValidatorContextOf = (
+  payload: StepPayload,
+  helpers: StepHelpers,
+) => ValidatorContext | Promise<ValidatorContext>;
 
 /**
  * The context from the step's helpers: the sandbox of deps and the run's workspace (the
@@ -44,7 +47,13 @@ export const validatorContextFromHelpers: ValidatorContextOf = async (_payload, 
 /** A baseline from the previous validator run of this task (a fixer retry), if the output holds one. */
 function previousBaseline(payload: StepPayload): BaselineSummary | undefined {
   const baseline = payload.outputs.validator?.baseline as Partial<BaselineSummary> | undefined;
-  if (!baseline || typeof baseline.commit !== 'string' || typeof baseline.command !== 'string' || !Array.isArray(baseline.failures)) return undefined;
+  if (
+    !baseline ||
+    typeof baseline.commit !== 'string' ||
+    typeof baseline.command !== 'string' ||
+    !Array.isArray(baseline.failures)
+  )
+    return undefined;
   return baseline as BaselineSummary;
 }
 
@@ -53,7 +62,10 @@ function previousBaseline(payload: StepPayload): BaselineSummary | undefined {
  * when the change brings new failures (the runner then re-runs the fixer with this output
  * while retries remain), and left out when nothing could be validated (no tests).
  */
-export function validatorStep(contextOf: ValidatorContextOf = validatorContextFromHelpers, options: Omit<ValidateOptions, 'signal' | 'log'> = {}): StepFn {
+export function validatorStep(
+  contextOf: ValidatorContextOf = validatorContextFromHelpers,
+  options: Omit<ValidateOptions, 'signal' | 'log'> = {},
+): StepFn {
   return async (payload, helpers) => {
     const context = await contextOf(payload, helpers);
     try {
@@ -68,7 +80,10 @@ export function validatorStep(contextOf: ValidatorContextOf = validatorContextFr
         },
         {
           ...options,
-          limits: { ...(context.testTimeoutMs !== undefined ? { testTimeoutMs: context.testTimeoutMs } : {}), ...options.limits },
+          limits: {
+            ...(context.testTimeoutMs !== undefined ? { testTimeoutMs: context.testTimeoutMs } : {}),
+            ...options.limits,
+          },
           signal: helpers.signal,
           log: helpers.log,
         },

@@ -7,7 +7,19 @@ import { openCheckout, prepareCopies } from './copies.js';
 import { namesProgressPlugin, withoutProgressPlugin } from './pytest-progress.js';
 import { type PlanSource, type RunnerKind, commandWithTimeouts, detectTestPlan } from './detect.js';
 import type { RunOutcome } from './compare.js';
-import { type HungTest, type RunContext, type RunLimits, type SetupReport, type SetupState, defaultLimits, describeHung, probe, runSetup, runTests, setupState } from './run.js';
+import {
+  type HungTest,
+  type RunContext,
+  type RunLimits,
+  type SetupReport,
+  type SetupState,
+  defaultLimits,
+  describeHung,
+  probe,
+  runSetup,
+  runTests,
+  setupState,
+} from './run.js';
 
 export const NO_TEST_COMMAND = 'no test command found';
 
@@ -77,7 +89,11 @@ export interface ValidateOptions {
  * the sandbox, in sequence, and compares them: failures present before the change are
  * pre-existing, the others are new; tests failing before and passing now are fixed.
  */
-export async function validate(sandbox: Sandbox, input: ValidateInput, options: ValidateOptions = {}): Promise<ValidatorOutput> {
+export async function validate(
+  sandbox: Sandbox,
+  input: ValidateInput,
+  options: ValidateOptions = {},
+): Promise<ValidatorOutput> {
   const started = performance.now();
   const limits = defaultLimits(sandbox, options.limits);
   const ctx: RunContext = { sandbox, limits, signal: options.signal };
@@ -89,7 +105,9 @@ export async function validate(sandbox: Sandbox, input: ValidateInput, options: 
     const copies = await prepareCopies(checkout, commit, root);
     // The command comes from the unmodified tree, so a change cannot pick its own judge;
     // only when the baseline has no tests at all does the change's tree decide.
-    const plan = detectTestPlan(copies.baseline.repo, { testCommand: input.testCommand }) ?? detectTestPlan(copies.change.repo, { testCommand: input.testCommand });
+    const plan =
+      detectTestPlan(copies.baseline.repo, { testCommand: input.testCommand }) ??
+      detectTestPlan(copies.change.repo, { testCommand: input.testCommand });
     if (!plan) return noTests(started);
     log('test plan', { runner: plan.runner, source: plan.source, command: plan.command, setup: plan.setup?.command });
 
@@ -99,7 +117,13 @@ export async function validate(sandbox: Sandbox, input: ValidateInput, options: 
     const probed = await probe(ctx, copies.change, plan);
     // The progress plugin needs the read-only bind of its directory, which only bubblewrap gives.
     const canWatch = sandbox.report().kind === 'bubblewrap';
-    const timed = commandWithTimeouts(plan, Math.ceil(limits.testTimeoutMs / 1000), Math.ceil(limits.runTimeoutMs / 1000), probed, { pytestProgress: canWatch });
+    const timed = commandWithTimeouts(
+      plan,
+      Math.ceil(limits.testTimeoutMs / 1000),
+      Math.ceil(limits.runTimeoutMs / 1000),
+      probed,
+      { pytestProgress: canWatch },
+    );
     const command = canWatch ? timed : withoutProgressPlugin(timed);
     const watchPytest = canWatch && namesProgressPlugin(command);
 
@@ -124,13 +148,18 @@ export async function validate(sandbox: Sandbox, input: ValidateInput, options: 
     }
 
     const change = await runTests(ctx, copies.change, command, setup, { watchPytest });
-    log('change run', { failures: change.outcome.failures.length, tests: change.outcome.tests.size, ms: change.durationMs });
+    log('change run', {
+      failures: change.outcome.failures.length,
+      tests: change.outcome.tests.size,
+      ms: change.durationMs,
+    });
     const comparison = compareRuns(baseline.failures, change.outcome);
     const counts = { passed: 0, failed: 0, skipped: 0 };
     for (const s of change.outcome.tests.values()) counts[s]++;
 
     const judged = verdict(comparison.new_failures, change.outcome, baseline, setup);
-    const message = [judged.message, ...hungNotes(change.hung, baseline.hung)].filter((m) => m !== undefined).join('; ') || undefined;
+    const message =
+      [judged.message, ...hungNotes(change.hung, baseline.hung)].filter((m) => m !== undefined).join('; ') || undefined;
     const passed = judged.passed;
     return {
       command,
@@ -156,7 +185,12 @@ export async function validate(sandbox: Sandbox, input: ValidateInput, options: 
  * was nothing to judge by: no test reported on either tree, or a baseline failing without
  * its dependencies, where failures from the missing install can hide the change's own.
  */
-function verdict(newFailures: string[], change: RunOutcome, baseline: BaselineSummary, setup: SetupReport | null): { passed: boolean | null; message?: string } {
+function verdict(
+  newFailures: string[],
+  change: RunOutcome,
+  baseline: BaselineSummary,
+  setup: SetupReport | null,
+): { passed: boolean | null; message?: string } {
   if (newFailures.length > 0) return { passed: false };
   if (change.tests.size === 0 && baseline.tests === 0 && change.failures.length > 0) {
     return {
@@ -164,14 +198,17 @@ function verdict(newFailures: string[], change: RunOutcome, baseline: BaselineSu
       message: `the test command reports no tests and fails the same way on the unmodified checkout (${change.failures[0]}); the change could not be validated`,
     };
   }
-  const install = setup ? `${setup.command}: ${setup.skipped ?? (setup.timed_out ? 'timed out' : `exit code ${setup.exit_code}`)}` : '';
+  const install = setup
+    ? `${setup.command}: ${setup.skipped ?? (setup.timed_out ? 'timed out' : `exit code ${setup.exit_code}`)}`
+    : '';
   if ((baseline.setup === 'skipped' || baseline.setup === 'failed') && baseline.failures.length > 0) {
     return {
       passed: null,
       message: `the dependencies were not installed (${install}) and the unmodified checkout fails ${baseline.failures.length} test(s) without them; the change could not be validated`,
     };
   }
-  if (setupState(setup) === 'skipped' || setupState(setup) === 'failed') return { passed: true, message: `the dependencies were not installed (${install}); the tests passed without them` };
+  if (setupState(setup) === 'skipped' || setupState(setup) === 'failed')
+    return { passed: true, message: `the dependencies were not installed (${install}); the tests passed without them` };
   return { passed: true };
 }
 
@@ -183,7 +220,10 @@ function verdict(newFailures: string[], change: RunOutcome, baseline: BaselineSu
 function hungNotes(change: HungTest | undefined, baseline: HungTest | undefined): string[] {
   const notes: string[] = [];
   if (change) notes.push(`the change's run was stopped: ${describeHung(change)}`);
-  if (baseline) notes.push(`the unmodified checkout's run was stopped: ${describeHung(baseline)}, so a failure among them on the change counts as new`);
+  if (baseline)
+    notes.push(
+      `the unmodified checkout's run was stopped: ${describeHung(baseline)}, so a failure among them on the change counts as new`,
+    );
   return notes;
 }
 

@@ -12,7 +12,11 @@ export async function claimPeriodic(deps: Pick<Deps, 'db' | 'clock'>, name: stri
   const rows = await deps.db
     .insert(periodicRuns)
     .values({ name, lastRunAt: now })
-    .onConflictDoUpdate({ target: periodicRuns.name, set: { lastRunAt: now }, where: sql`${periodicRuns.lastRunAt} <= ${due}` })
+    .onConflictDoUpdate({
+      target: periodicRuns.name,
+      set: { lastRunAt: now },
+      where: sql`${periodicRuns.lastRunAt} <= ${due}`,
+    })
     .returning({ name: periodicRuns.name });
   return rows.length === 1;
 }

@@ -32,10 +32,19 @@ export interface WorkerOptions {
   maintenanceMs: number;
 }
 
-export const DEFAULT_WORKER_OPTIONS: WorkerOptions = { concurrency: 2, heartbeatMs: 5_000, staleMs: 30_000, maintenanceMs: 5_000 };
+export const DEFAULT_WORKER_OPTIONS: WorkerOptions = {
+  concurrency: 2,
+  heartbeatMs: 5_000,
+  staleMs: 30_000,
+  maintenanceMs: 5_000,
+};
 
 export function workerOptions(config: Config): WorkerOptions {
-  return { ...DEFAULT_WORKER_OPTIONS, ...config.worker, maintenanceMs: Math.min(DEFAULT_WORKER_OPTIONS.maintenanceMs, config.worker.staleMs / 2) };
+  return {
+    ...DEFAULT_WORKER_OPTIONS,
+    ...config.worker,
+    maintenanceMs: Math.min(DEFAULT_WORKER_OPTIONS.maintenanceMs, config.worker.staleMs / 2),
+  };
 }
 
 export interface Worker {
@@ -51,7 +60,11 @@ export interface Worker {
  * periodic maintenance every worker shares: cancelling gates left unapproved for 5
  * minutes, handing tasks of dead workers to live ones, failing tasks whose workers died twice.
  */
-export async function startWorker(deps: Deps, steps: StepRegistry, options: Partial<WorkerOptions> = {}): Promise<Worker> {
+export async function startWorker(
+  deps: Deps,
+  steps: StepRegistry,
+  options: Partial<WorkerOptions> = {},
+): Promise<Worker> {
   const opts = { ...DEFAULT_WORKER_OPTIONS, ...options };
   const id = `${process.pid}-${newId()}`;
   let stopping = false;
@@ -83,7 +96,9 @@ export async function startWorker(deps: Deps, steps: StepRegistry, options: Part
       .returning({ id: tasks.id });
     // Runs whose task is no longer ours (killed, finished elsewhere) stop here even if the NOTIFY was missed.
     const ours = new Set(alive.map((r) => r.id));
-    await Promise.all(ids.filter((t) => !ours.has(t)).map((t) => deps.runs.abort(t, 'the task is no longer running here')));
+    await Promise.all(
+      ids.filter((t) => !ours.has(t)).map((t) => deps.runs.abort(t, 'the task is no longer running here')),
+    );
   };
 
   const maintain = async () => {
@@ -100,7 +115,11 @@ export async function startWorker(deps: Deps, steps: StepRegistry, options: Part
           tx,
           taskId,
           'cancelled',
-          { finishedAt: now, error: 'the approval gate was not approved within 5 minutes', durationMs: sql`greatest(0, (extract(epoch from ${now}::timestamptz - ${tasks.createdAt}) * 1000)::int)` },
+          {
+            finishedAt: now,
+            error: 'the approval gate was not approved within 5 minutes',
+            durationMs: sql`greatest(0, (extract(epoch from ${now}::timestamptz - ${tasks.createdAt}) * 1000)::int)`,
+          },
           and(inArray(tasks.status, [...GATE_STATUSES]), lt(tasks.gateSince, gateDeadline)),
         );
         if (row) await settleCredit(tx, taskId, 'release', now);
@@ -153,7 +172,10 @@ export async function startWorker(deps: Deps, steps: StepRegistry, options: Part
     void fn().catch((err) => {
       if (!stopping) deps.log.warn({ err, worker: id }, `${what} failed`);
     });
-  const timers = [setInterval(guard(heartbeat, 'heartbeat'), opts.heartbeatMs), setInterval(guard(maintain, 'maintenance'), opts.maintenanceMs)];
+  const timers = [
+    setInterval(guard(heartbeat, 'heartbeat'), opts.heartbeatMs),
+    setInterval(guard(maintain, 'maintenance'), opts.maintenanceMs),
+  ];
   deps.log.info({ worker: id, ...opts }, 'worker started');
 
   return {

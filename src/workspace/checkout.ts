@@ -63,7 +63,20 @@ export async function prepareWorkspace(deps: WorkspaceDeps, req: WorkspaceReques
       await mkdir(root, { recursive: true, mode: 0o700 });
       // Under the mirror's lock: no fetch moves or repacks the mirror while it is cloned.
       await runGit(git, {
-        args: ['clone', '--quiet', '--no-checkout', '--template=', '--single-branch', '--branch', branch, '--separate-git-dir', gitDir, '--', mirror.path, dir],
+        args: [
+          'clone',
+          '--quiet',
+          '--no-checkout',
+          '--template=',
+          '--single-branch',
+          '--branch',
+          branch,
+          '--separate-git-dir',
+          gitDir,
+          '--',
+          mirror.path,
+          dir,
+        ],
         allowFile: true,
         safeDirs: [mirror.path],
         signal: req.signal,
@@ -75,8 +88,12 @@ export async function prepareWorkspace(deps: WorkspaceDeps, req: WorkspaceReques
     await runGit(git, { ...call, args: ['remote', 'remove', 'origin'] });
     await runGit(git, { ...call, workTree: dir, cwd: dir, args: ['checkout', '--quiet', '--force', branch, '--'] });
     const head = (await runGit(git, { ...call, args: ['rev-parse', 'HEAD'] })).stdout.trim();
-    if (head !== baseCommit) throw new WorkspaceError('git', `checked out ${head} but the mirror had ${branch} at ${baseCommit}`);
-    deps.log.info({ task: req.taskId, repo: req.repoUrl, branch, commit: baseCommit, ms: Math.round(performance.now() - started) }, 'workspace ready');
+    if (head !== baseCommit)
+      throw new WorkspaceError('git', `checked out ${head} but the mirror had ${branch} at ${baseCommit}`);
+    deps.log.info(
+      { task: req.taskId, repo: req.repoUrl, branch, commit: baseCommit, ms: Math.round(performance.now() - started) },
+      'workspace ready',
+    );
     return { root, dir, gitDir, baseBranch: branch, baseCommit, dispose: () => removeDir(root) };
   } catch (err) {
     await removeDir(root);
@@ -96,10 +113,13 @@ export function removeWorkspace(dataDir: string, taskId: string): Promise<void> 
 
 async function checkBranchName(deps: WorkspaceDeps, name: string): Promise<string> {
   // refs/heads/<name> as a whole is checked, so a name like "-x" or "@{-1}" cannot act as an option or a shorthand.
-  const ok = name.length > 0 && !name.startsWith('-') && (await runGit(gitEnvOf(deps), { args: ['check-ref-format', `refs/heads/${name}`] }).then(
-    () => true,
-    () => false,
-  ));
+  const ok =
+    name.length > 0 &&
+    !name.startsWith('-') &&
+    (await runGit(gitEnvOf(deps), { args: ['check-ref-format', `refs/heads/${name}`] }).then(
+      () => true,
+      () => false,
+    ));
   if (!ok) throw new WorkspaceError('bad_request', `base branch "${name}" is not a valid branch name`);
   return name;
 }

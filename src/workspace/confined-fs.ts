@@ -52,7 +52,9 @@ export type PathInfo =
   | { kind: 'invalid'; reason: string };
 
 /** `size`: the file's size when it was read (more than `bytes` holds when only its head was asked for). */
-export type ReadResult = { ok: true; bytes: Buffer; size: number } | { ok: false; info: PathInfo | { kind: 'too-large'; size: number } };
+export type ReadResult =
+  | { ok: true; bytes: Buffer; size: number }
+  | { ok: false; info: PathInfo | { kind: 'too-large'; size: number } };
 
 export interface DirEntry {
   name: string;
@@ -172,7 +174,8 @@ export class ConfinedDir {
         } catch {
           real = undefined;
         }
-        if (real === undefined || !this.contains(real)) return { link: segs.slice(0, i).join('/'), target: readlinkSync(abs) };
+        if (real === undefined || !this.contains(real))
+          return { link: segs.slice(0, i).join('/'), target: readlinkSync(abs) };
       } catch {
         break;
       }
@@ -184,7 +187,8 @@ export class ConfinedDir {
   private hold(path: string): Held {
     const segs = this.segments(path);
     if (!Array.isArray(segs)) return { info: { kind: 'invalid', reason: segs.reason }, via: '' };
-    if (segs.length > 0 && this.exclude.has(segs[0]!.toLowerCase())) return { info: { kind: 'outside', into: segs[0]! }, via: '' };
+    if (segs.length > 0 && this.exclude.has(segs[0]!.toLowerCase()))
+      return { info: { kind: 'outside', into: segs[0]! }, via: '' };
     const abs = join(this.root, ...segs);
     if (this.procFd) {
       let fd: number;
@@ -226,7 +230,9 @@ export class ConfinedDir {
       const escaping = this.escapingLink(segs);
       if (!escaping.link) return { kind: 'missing' };
       const lexical = resolve(dirname(join(this.root, escaping.link)), escaping.target!);
-      return this.contains(lexical) ? { kind: 'invalid', reason: `${escaping.link} is a symlink to a missing target` } : { kind: 'outside', ...escaping };
+      return this.contains(lexical)
+        ? { kind: 'invalid', reason: `${escaping.link} is a symlink to a missing target` }
+        : { kind: 'outside', ...escaping };
     }
     throw err;
   }
@@ -257,7 +263,8 @@ export class ConfinedDir {
     return this.with(path, (h) => {
       if (h.info.kind !== 'file') return { ok: false, info: h.info };
       const cap = options.maxBytes ?? Number.MAX_SAFE_INTEGER;
-      if (options.firstBytes === undefined && h.info.size > cap) return { ok: false, info: { kind: 'too-large', size: h.info.size } };
+      if (options.firstBytes === undefined && h.info.size > cap)
+        return { ok: false, info: { kind: 'too-large', size: h.info.size } };
       // O_NONBLOCK|O_NOCTTY: should the checked file have become something else, never block or take a terminal.
       const fd = openSync(h.via, constants.O_RDONLY | O_NONBLOCK | O_NOCTTY | (this.procFd ? 0 : O_NOFOLLOW));
       try {
@@ -305,18 +312,30 @@ export class ConfinedDir {
    * paths, sorted (`limit` counts in walk order). Never descends through a directory symlink, wherever it points: the tree is
    * walked as it is, so a link cannot take the walk outside or round in a loop.
    */
-  walkFiles(options: { skipDirs?: Set<string>; skipHidden?: boolean; maxDepth?: number; limit?: number; accept?: (path: string) => boolean } = {}): string[] {
+  walkFiles(
+    options: {
+      skipDirs?: Set<string>;
+      skipHidden?: boolean;
+      maxDepth?: number;
+      limit?: number;
+      accept?: (path: string) => boolean;
+    } = {},
+  ): string[] {
     const out: string[] = [];
     const limit = options.limit ?? Number.MAX_SAFE_INTEGER;
     const walk = (rel: string, depth: number) => {
       if (out.length >= limit || (options.maxDepth !== undefined && depth > options.maxDepth)) return;
       for (const e of this.list(rel).sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0))) {
         if (out.length >= limit) return;
-        if ((options.skipHidden && e.name.startsWith('.')) || (depth === 0 && this.exclude.has(e.name.toLowerCase()))) continue;
+        if ((options.skipHidden && e.name.startsWith('.')) || (depth === 0 && this.exclude.has(e.name.toLowerCase())))
+          continue;
         const path = rel ? `${rel}/${e.name}` : e.name;
         if (e.type === 'dir') {
           if (!options.skipDirs?.has(e.name)) walk(path, depth + 1);
-        } else if ((e.type === 'file' || (e.type === 'symlink' && this.info(path).kind === 'file')) && (options.accept?.(path) ?? true)) {
+        } else if (
+          (e.type === 'file' || (e.type === 'symlink' && this.info(path).kind === 'file')) &&
+          (options.accept?.(path) ?? true)
+        ) {
           out.push(path);
         }
       }
@@ -329,7 +348,12 @@ export class ConfinedDir {
   private writable(path: string): string[] {
     const segs = this.segments(path);
     if (!Array.isArray(segs)) throw new ConfinedPathError(path, { kind: 'invalid', reason: segs.reason }, segs.reason);
-    if (segs.length === 0) throw new ConfinedPathError(path, { kind: 'invalid', reason: 'the path names the root' }, 'the path names the root');
+    if (segs.length === 0)
+      throw new ConfinedPathError(
+        path,
+        { kind: 'invalid', reason: 'the path names the root' },
+        'the path names the root',
+      );
     return segs;
   }
 
@@ -357,7 +381,11 @@ export class ConfinedDir {
    * appeared since); `replace`: only an existing regular file, reached through links that stay
    * inside; `any`: either. Parents are created when `mkdirs` is set.
    */
-  write(path: string, data: Buffer | string, options: { mode?: 'create' | 'replace' | 'any'; mkdirs?: boolean } = {}): 'created' | 'replaced' {
+  write(
+    path: string,
+    data: Buffer | string,
+    options: { mode?: 'create' | 'replace' | 'any'; mkdirs?: boolean } = {},
+  ): 'created' | 'replaced' {
     const segs = this.writable(path);
     const mode = options.mode ?? 'any';
     const target = this.hold(path);
@@ -386,7 +414,11 @@ export class ConfinedDir {
     return this.with(parentRel, (parent) => {
       if (parent.info.kind !== 'dir') throw refusal(parentRel || '.', parent.info);
       // O_EXCL|O_NOFOLLOW in the checked directory: a file or link that appeared meanwhile is not written through.
-      const fd = openSync(join(parent.via, segs.at(-1)!), constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY, 0o644);
+      const fd = openSync(
+        join(parent.via, segs.at(-1)!),
+        constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY,
+        0o644,
+      );
       try {
         writeAll(fd, data);
       } finally {
@@ -421,7 +453,8 @@ function writeAll(fd: number, data: Buffer | string) {
 export function describePath(path: string, info: PathInfo | { kind: 'too-large'; size: number }): string {
   switch (info.kind) {
     case 'outside':
-      if (info.into) return `${info.link ? `${info.link} is a symlink -> ${info.target}, which leads` : `${path} is`} into ${info.into}; refused`;
+      if (info.into)
+        return `${info.link ? `${info.link} is a symlink -> ${info.target}, which leads` : `${path} is`} into ${info.into}; refused`;
       return `${info.link ?? path} is a symlink -> ${info.target}, which leads outside the repository; it is not followed`;
     case 'special':
       return `${path} is not a regular file (a ${info.what}); only regular files are read or written`;

@@ -26,7 +26,13 @@ export async function workspaceDiff(
 ): Promise<string> {
   const git = gitEnvOf(deps);
   const index = join(workspace.gitDir, `diff-index-${randomBytes(4).toString('hex')}`);
-  const call = { gitDir: workspace.gitDir, workTree: workspace.dir, cwd: workspace.dir, env: { GIT_INDEX_FILE: index }, signal: options.signal };
+  const call = {
+    gitDir: workspace.gitDir,
+    workTree: workspace.dir,
+    cwd: workspace.dir,
+    env: { GIT_INDEX_FILE: index },
+    signal: options.signal,
+  };
   try {
     const original = join(workspace.gitDir, 'index');
     await copyFile(original, index);
@@ -36,7 +42,15 @@ export async function workspaceDiff(
     const { atime, mtime } = await stat(original);
     await utimes(index, atime, mtime);
     await runGit(git, { ...call, args: ['add', '--all'] });
-    const args = ['diff', '--cached', '--no-color', '--no-ext-diff', '--no-textconv', '--src-prefix=a/', '--dst-prefix=b/'];
+    const args = [
+      'diff',
+      '--cached',
+      '--no-color',
+      '--no-ext-diff',
+      '--no-textconv',
+      '--src-prefix=a/',
+      '--dst-prefix=b/',
+    ];
     if (options.binary) args.push('--binary');
     args.push('--end-of-options', workspace.baseCommit, '--');
     return (await runGit(git, { ...call, args })).stdout;

@@ -130,7 +130,8 @@ export function gitInvocation(env: GitEnv, call: GitCall): GitInvocation {
     ['init.defaultBranch', 'main'],
     ['advice.detachedHead', 'false'],
   ];
-  for (const dir of [call.gitDir, call.workTree, ...(call.safeDirs ?? [])]) if (dir) config.push(['safe.directory', dir]);
+  for (const dir of [call.gitDir, call.workTree, ...(call.safeDirs ?? [])])
+    if (dir) config.push(['safe.directory', dir]);
   if (call.remote?.token && !isLocalUrl(call.remote.url)) {
     // Scoped to the code host's origin, so a redirect elsewhere does not carry it.
     const origin = new URL(call.remote.url).origin;
@@ -177,7 +178,12 @@ export function runGit(env: GitEnv, call: GitCall): Promise<{ stdout: string; st
     if (call.signal?.aborted) return reject(new GitError(`${what} was aborted`, '', null, false, true));
     const spawn = env.spawn ?? nodeSpawn;
     // Its own process group, so a timeout or an abort ends git's helpers (remote-https, index-pack) too.
-    const child = spawn(command, args, { cwd: call.cwd, env: childEnv, stdio: ['ignore', 'pipe', 'pipe'], detached: true });
+    const child = spawn(command, args, {
+      cwd: call.cwd,
+      env: childEnv,
+      stdio: ['ignore', 'pipe', 'pipe'],
+      detached: true,
+    });
     const out: Buffer[] = [];
     let outBytes = 0;
     let err = '';

@@ -2,7 +2,10 @@ import { spawn } from 'node:child_process';
 import { type FileHandle, open } from 'node:fs/promises';
 
 export class LockTimeoutError extends Error {
-  constructor(readonly path: string, waitedMs: number) {
+  constructor(
+    readonly path: string,
+    waitedMs: number,
+  ) {
     super(`gave up waiting ${Math.round(waitedMs / 1000)} s for the lock ${path}`);
     this.name = 'LockTimeoutError';
   }
@@ -101,7 +104,11 @@ async function flock(path: string, timeoutMs: number, signal?: AbortSignal): Pro
       child.once('error', (err) => {
         signal?.removeEventListener('abort', onAbort);
         const missing = (err as NodeJS.ErrnoException).code === 'ENOENT';
-        reject(new Error(missing ? 'flock(1) is not installed (util-linux); the workspace lock needs it' : `flock: ${err.message}`));
+        reject(
+          new Error(
+            missing ? 'flock(1) is not installed (util-linux); the workspace lock needs it' : `flock: ${err.message}`,
+          ),
+        );
       });
       child.once('close', (code) => {
         signal?.removeEventListener('abort', onAbort);

@@ -50,7 +50,8 @@ export function mirrorPath(dataDir: string, repoUrl: string): string {
   if (parts.length < 2) throw badUrl(repoUrl, 'the path must end in OWNER/NAME');
   parts[parts.length - 1] = parts.at(-1)!.replace(/\.git$/, '');
   for (const part of parts) {
-    if (!SEGMENT.test(part) || part === '.' || part === '..') throw badUrl(repoUrl, `"${part}" is not a valid path segment`);
+    if (!SEGMENT.test(part) || part === '.' || part === '..')
+      throw badUrl(repoUrl, `"${part}" is not a valid path segment`);
   }
   const host = url.host.toLowerCase().replace(/[^a-z0-9.-]/g, '_');
   const name = `${parts.pop()!.toLowerCase()}.git`;
@@ -66,23 +67,32 @@ function badUrl(repoUrl: string, why: string) {
  * while still holding the mirror's lock, so nothing fetches into it meanwhile. The lock is
  * per repository: tasks on other repositories do not wait.
  */
-export async function withMirror<T>(deps: WorkspaceDeps, req: MirrorRequest, fn: (mirror: Mirror) => Promise<T>): Promise<T> {
+export async function withMirror<T>(
+  deps: WorkspaceDeps,
+  req: MirrorRequest,
+  fn: (mirror: Mirror) => Promise<T>,
+): Promise<T> {
   const path = mirrorPath(deps.dataDir, req.repoUrl);
   await mkdir(dirname(path), { recursive: true });
   try {
-    return await withFileLock(`${path}.lock`, { timeoutMs: deps.lockTimeoutMs ?? 10 * 60_000, signal: req.signal }, async () => {
-      const started = performance.now();
-      const created = !existsSync(path);
-      if (created) await createMirror(deps, path, req);
-      else await fetchInto(deps, path, req);
-      deps.log.info(
-        { repo: req.repoUrl, mirror: path, ms: Math.round(performance.now() - started) },
-        created ? 'mirror created' : 'mirror fetched',
-      );
-      return fn({ path, created });
-    });
+    return await withFileLock(
+      `${path}.lock`,
+      { timeoutMs: deps.lockTimeoutMs ?? 10 * 60_000, signal: req.signal },
+      async () => {
+        const started = performance.now();
+        const created = !existsSync(path);
+        if (created) await createMirror(deps, path, req);
+        else await fetchInto(deps, path, req);
+        deps.log.info(
+          { repo: req.repoUrl, mirror: path, ms: Math.round(performance.now() - started) },
+          created ? 'mirror created' : 'mirror fetched',
+        );
+        return fn({ path, created });
+      },
+    );
   } catch (err) {
-    if (err instanceof LockTimeoutError) throw new WorkspaceError('timeout', `waited too long for another task fetching ${req.repoUrl}`);
+    if (err instanceof LockTimeoutError)
+      throw new WorkspaceError('timeout', `waited too long for another task fetching ${req.repoUrl}`);
     if (err instanceof LockAbortedError) throw new WorkspaceError('aborted', 'stopped: the task was cancelled');
     throw err;
   }
@@ -101,7 +111,11 @@ async function createMirror(deps: WorkspaceDeps, path: string, req: MirrorReques
   const temp = `${path}.new-${randomBytes(4).toString('hex')}`;
   try {
     // --template= : no sample hooks or other template files in the mirror.
-    await runGit(gitEnvOf(deps), { args: ['init', '--quiet', '--bare', '--template=', temp], safeDirs: [temp], signal: req.signal });
+    await runGit(gitEnvOf(deps), {
+      args: ['init', '--quiet', '--bare', '--template=', temp],
+      safeDirs: [temp],
+      signal: req.signal,
+    });
     await fetchInto(deps, temp, req);
     await rename(temp, path);
   } catch (err) {
@@ -117,7 +131,17 @@ async function createMirror(deps: WorkspaceDeps, path: string, req: MirrorReques
 async function fetchInto(deps: WorkspaceDeps, gitDir: string, req: MirrorRequest): Promise<void> {
   try {
     await runGit(gitEnvOf(deps), {
-      args: ['fetch', '--quiet', '--prune', '--no-tags', '--no-recurse-submodules', '--no-write-fetch-head', '--', req.repoUrl, HEADS],
+      args: [
+        'fetch',
+        '--quiet',
+        '--prune',
+        '--no-tags',
+        '--no-recurse-submodules',
+        '--no-write-fetch-head',
+        '--',
+        req.repoUrl,
+        HEADS,
+      ],
       gitDir,
       remote: { url: req.repoUrl, token: req.token },
       signal: req.signal,
@@ -134,14 +158,19 @@ export function fetchError(err: unknown, req: { repoUrl: string; token?: string 
   if (err.aborted) return new WorkspaceError('aborted', 'stopped: the task was cancelled');
   if (err.timedOut) return new WorkspaceError('timeout', `fetching ${req.repoUrl} took too long; ${err.message}`);
   const text = err.stderr;
-  if (/could not read (Username|Password)|Authentication failed|terminal prompts disabled|error: 40[13]\b/i.test(text)) {
+  if (
+    /could not read (Username|Password)|Authentication failed|terminal prompts disabled|error: 40[13]\b/i.test(text)
+  ) {
     const hint = req.token
       ? 'the code host refused the token (it may have expired or lack read access to this repository)'
       : 'the repository is private or needs credentials, and no token was given';
     return new WorkspaceError('auth', `cannot fetch ${req.repoUrl}: ${hint}`);
   }
   if (/error: 404\b|repository .* not found|does not appear to be a git repository|not found/i.test(text)) {
-    return new WorkspaceError('repo_not_found', `cannot fetch ${req.repoUrl}: the repository does not exist or is not visible with these credentials`);
+    return new WorkspaceError(
+      'repo_not_found',
+      `cannot fetch ${req.repoUrl}: the repository does not exist or is not visible with these credentials`,
+    );
   }
   return new WorkspaceError('git', `cannot fetch ${req.repoUrl}: ${err.message}`);
 }

@@ -28,7 +28,12 @@ const live = new Set<ChildProcess>();
  * the test runner's environment must not leak into the process under test.
  */
 export function cliEnv(vars: Record<string, string | undefined>): NodeJS.ProcessEnv {
-  const env: NodeJS.ProcessEnv = { PATH: process.env.PATH, HOME: process.env.HOME, TMPDIR: process.env.TMPDIR, LOG_LEVEL: 'warn' };
+  const env: NodeJS.ProcessEnv = {
+    PATH: process.env.PATH,
+    HOME: process.env.HOME,
+    TMPDIR: process.env.TMPDIR,
+    LOG_LEVEL: 'warn',
+  };
   for (const [k, v] of Object.entries(vars)) {
     if (v === undefined) delete env[k];
     else env[k] = v;
@@ -37,7 +42,11 @@ export function cliEnv(vars: Record<string, string | undefined>): NodeJS.Process
 }
 
 export function startCli(args: string[], env: NodeJS.ProcessEnv): CliProcess {
-  const child = spawn(process.execPath, ['--import', 'tsx', 'src/bin.ts', ...args], { cwd: repoRoot, env, stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn(process.execPath, ['--import', 'tsx', 'src/bin.ts', ...args], {
+    cwd: repoRoot,
+    env,
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
   live.add(child);
   let stdout = '';
   let stderr = '';
@@ -68,7 +77,11 @@ export async function runCli(args: string[], env: NodeJS.ProcessEnv, timeoutMs =
   const timedOut = new Promise<never>((_, reject) => {
     timer = setTimeout(() => {
       proc.child.kill('SIGKILL');
-      reject(new Error(`emend ${args.join(' ')} still running after ${timeoutMs} ms\nstdout: ${proc.stdout}\nstderr: ${proc.stderr}`));
+      reject(
+        new Error(
+          `emend ${args.join(' ')} still running after ${timeoutMs} ms\nstdout: ${proc.stdout}\nstderr: ${proc.stderr}`,
+        ),
+      );
     }, timeoutMs);
   });
   try {
@@ -94,19 +107,27 @@ export async function killAll(): Promise<void> {
 }
 
 /** Polls GET /health until it answers 200; fails at once if the server process exits first. */
-export async function waitForHealth(baseUrl: string, server: CliProcess, timeoutMs = 45_000): Promise<{ ok: boolean; database: string }> {
+export async function waitForHealth(
+  baseUrl: string,
+  server: CliProcess,
+  timeoutMs = 45_000,
+): Promise<{ ok: boolean; database: string }> {
   const deadline = Date.now() + timeoutMs;
   let exited: Exit | undefined;
   void server.exited.then((e) => (exited = e));
   for (;;) {
-    if (exited) throw new Error(`the server exited (code ${exited.code}) before it was up\nstdout: ${exited.stdout}\nstderr: ${exited.stderr}`);
+    if (exited)
+      throw new Error(
+        `the server exited (code ${exited.code}) before it was up\nstdout: ${exited.stdout}\nstderr: ${exited.stderr}`,
+      );
     try {
       const res = await fetch(`${baseUrl}/health`);
       if (res.status === 200) return (await res.json()) as { ok: boolean; database: string };
     } catch {
       // not listening yet
     }
-    if (Date.now() > deadline) throw new Error(`no healthy server at ${baseUrl} after ${timeoutMs} ms\nstderr: ${server.stderr}`);
+    if (Date.now() > deadline)
+      throw new Error(`no healthy server at ${baseUrl} after ${timeoutMs} ms\nstderr: ${server.stderr}`);
     await new Promise((r) => setTimeout(r, 100));
   }
 }
@@ -115,7 +136,9 @@ export async function waitForHealth(baseUrl: string, server: CliProcess, timeout
 export function jsonLine<T = Record<string, unknown>>(exit: Exit): T {
   const lines = exit.stdout.split('\n').filter((l) => l.trim() !== '');
   if (exit.code !== 0 || lines.length !== 1) {
-    throw new Error(`expected exit 0 and one line on stdout, got code ${exit.code}\nstdout: ${exit.stdout}\nstderr: ${exit.stderr}`);
+    throw new Error(
+      `expected exit 0 and one line on stdout, got code ${exit.code}\nstdout: ${exit.stdout}\nstderr: ${exit.stderr}`,
+    );
   }
   return JSON.parse(lines[0]!) as T;
 }

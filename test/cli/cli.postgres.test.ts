@@ -4,7 +4,17 @@ import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import type { Database } from '../../src/db/client.js';
 import { openTestDatabase, postgresUrlOf } from '../support/test-db.js';
-import { cliEnv, freePort, jsonLine, killAll, newDataDir, removeDataDirs, runCli, startCli, waitForHealth } from './cli-process.js';
+import {
+  cliEnv,
+  freePort,
+  jsonLine,
+  killAll,
+  newDataDir,
+  removeDataDirs,
+  runCli,
+  startCli,
+  waitForHealth,
+} from './cli-process.js';
 
 // With DATABASE_URL the CLI and the server talk to PostgreSQL directly; no data-dir lock.
 describe('emend CLI on PostgreSQL', { timeout: 60_000 }, () => {
@@ -29,23 +39,33 @@ describe('emend CLI on PostgreSQL', { timeout: 60_000 }, () => {
     expect(await runCli(['migrate'], env)).toMatchObject({ code: 0, stdout: 'migrations applied\n' });
 
     const created = jsonLine<{ id: string; email: string; plan: string; credits: number; token: string }>(
-      await runCli(['accounts', 'create', '--email', 'erin@example.com', '--plan', 'pro', '--credits', '3', '--admin'], env),
+      await runCli(
+        ['accounts', 'create', '--email', 'erin@example.com', '--plan', 'pro', '--credits', '3', '--admin'],
+        env,
+      ),
     );
     expect(created).toMatchObject({ email: 'erin@example.com', plan: 'pro', credits: 3 });
     expect(created.token).toMatch(/^tk_[A-Za-z0-9_-]{40,}$/);
-    expect(jsonLine(await runCli(['accounts', 'set', '--email', 'erin@example.com', '--credits', '12'], env))).toMatchObject({ plan: 'pro', credits: 12 });
+    expect(
+      jsonLine(await runCli(['accounts', 'set', '--email', 'erin@example.com', '--credits', '12'], env)),
+    ).toMatchObject({ plan: 'pro', credits: 12 });
     // The data dir is not PGlite's here: nothing opened, nothing locked.
     expect(existsSync(join(dataDir, 'pgdata'))).toBe(false);
     expect(existsSync(join(dataDir, 'emend.lock'))).toBe(false);
 
     const port = await freePort();
     const secret = randomBytes(32).toString('hex');
-    const server = startCli(['serve', '--port', String(port), '--host', '127.0.0.1'], { ...env, EMEND_SECRET_KEY: secret });
+    const server = startCli(['serve', '--port', String(port), '--host', '127.0.0.1'], {
+      ...env,
+      EMEND_SECRET_KEY: secret,
+    });
     const baseUrl = `http://127.0.0.1:${port}`;
     expect(await waitForHealth(baseUrl, server)).toMatchObject({ ok: true, database: 'postgres' });
 
     // Commands while it serves reach the same database; the server sees their changes.
-    expect(jsonLine(await runCli(['accounts', 'set', '--email', 'erin@example.com', '--plan', 'scale'], env))).toMatchObject({ plan: 'scale' });
+    expect(
+      jsonLine(await runCli(['accounts', 'set', '--email', 'erin@example.com', '--plan', 'scale'], env)),
+    ).toMatchObject({ plan: 'scale' });
     const me = await fetch(`${baseUrl}/v1/me`, { headers: { authorization: `Bearer ${created.token}` } });
     expect(me.status).toBe(200);
     expect(await me.json()).toMatchObject({ email: 'erin@example.com', plan: 'scale', credits: 12 });
@@ -57,14 +77,20 @@ describe('emend CLI on PostgreSQL', { timeout: 60_000 }, () => {
   });
 
   it('will not serve without EMEND_SECRET_KEY: a generated per-machine key would not do for several nodes', async () => {
-    const exit = await runCli(['serve'], cliEnv({ DATABASE_URL: url, EMEND_DATA_DIR: newDataDir(), PORT: String(await freePort()) }));
+    const exit = await runCli(
+      ['serve'],
+      cliEnv({ DATABASE_URL: url, EMEND_DATA_DIR: newDataDir(), PORT: String(await freePort()) }),
+    );
     expect(exit.code).not.toBe(0);
     expect(exit.stderr).toMatch(/EMEND_SECRET_KEY: must be set when DATABASE_URL is/);
   });
 
   it('fails with a plain message when PostgreSQL cannot be reached', async () => {
     const port = await freePort();
-    const exit = await runCli(['accounts', 'create', '--email', 'x@example.com'], cliEnv({ DATABASE_URL: `postgres://postgres@127.0.0.1:${port}/nothing` }));
+    const exit = await runCli(
+      ['accounts', 'create', '--email', 'x@example.com'],
+      cliEnv({ DATABASE_URL: `postgres://postgres@127.0.0.1:${port}/nothing` }),
+    );
     expect(exit.code).toBe(1);
     expect(exit.stderr).toMatch(/^emend: .*ECONNREFUSED/m);
   });

@@ -23,7 +23,9 @@ describe('the data-dir lock', () => {
     const release = acquireDataDirLock(dataDir, 'serve');
     expect(lockHolder(dataDir)).toEqual({ pid: process.pid, role: 'serve' });
     expect(() => acquireDataDirLock(dataDir, 'cli')).toThrow(DataDirLockedError);
-    expect(() => acquireDataDirLock(dataDir)).toThrow(`the data dir ${dataDir} is in use by another emend process (pid ${process.pid})`);
+    expect(() => acquireDataDirLock(dataDir)).toThrow(
+      `the data dir ${dataDir} is in use by another emend process (pid ${process.pid})`,
+    );
     release();
     expect(existsSync(lockPath(dataDir))).toBe(false);
     expect(lockHolder(dataDir)).toBeUndefined();
@@ -47,7 +49,10 @@ describe('the data-dir lock', () => {
 
   it('takes over a lock whose pid now belongs to a later process', () => {
     // A container restarts its server as the same pid: the lock's start time tells them apart.
-    writeFileSync(lockPath(dataDir), JSON.stringify({ pid: process.pid, role: 'serve', identity: 'another-boot:12345' }));
+    writeFileSync(
+      lockPath(dataDir),
+      JSON.stringify({ pid: process.pid, role: 'serve', identity: 'another-boot:12345' }),
+    );
     const release = acquireDataDirLock(dataDir);
     release();
   });
@@ -77,13 +82,17 @@ describe('the data-dir lock', () => {
       try { acquireDataDirLock(process.argv[1]); console.log('won'); setTimeout(() => {}, 1500); }
       catch (err) { console.log(err.name); }`;
     const { spawn } = await import('node:child_process');
-    const runs = Array.from({ length: 4 }, () =>
-      new Promise<string>((resolve) => {
-        const child = spawn(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', script, dataDir], { cwd: join(import.meta.dirname, '../..') });
-        let out = '';
-        child.stdout.on('data', (d) => (out += d));
-        child.on('close', () => resolve(out.trim()));
-      }),
+    const runs = Array.from(
+      { length: 4 },
+      () =>
+        new Promise<string>((resolve) => {
+          const child = spawn(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', script, dataDir], {
+            cwd: join(import.meta.dirname, '../..'),
+          });
+          let out = '';
+          child.stdout.on('data', (d) => (out += d));
+          child.on('close', () => resolve(out.trim()));
+        }),
     );
     const results = await Promise.all(runs);
     expect(results.filter((r) => r === 'won')).toHaveLength(1);

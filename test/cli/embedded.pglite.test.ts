@@ -69,7 +69,10 @@ describe('emend CLI on the embedded database', { timeout: 90_000 }, () => {
   it('creates an account with no server running, and the token works once the server is up', async () => {
     const dataDir = copyOfDataDir(template);
     const created = jsonLine<Created>(
-      await runCli(['accounts', 'create', '--email', 'Ada@Example.com', '--name', 'Ada', '--plan', 'pro', '--credits', '7'], cliEnv({ EMEND_DATA_DIR: dataDir })),
+      await runCli(
+        ['accounts', 'create', '--email', 'Ada@Example.com', '--name', 'Ada', '--plan', 'pro', '--credits', '7'],
+        cliEnv({ EMEND_DATA_DIR: dataDir }),
+      ),
     );
     expect(Object.keys(created).sort()).toEqual(['credits', 'email', 'id', 'plan', 'token']);
     expect(created).toMatchObject({ email: 'ada@example.com', plan: 'pro', credits: 7 });
@@ -80,7 +83,13 @@ describe('emend CLI on the embedded database', { timeout: 90_000 }, () => {
     const { baseUrl } = await serve(dataDir);
     const profile = await me(baseUrl, created.token);
     expect(profile.status).toBe(200);
-    expect(profile.body).toMatchObject({ id: created.id, email: 'ada@example.com', name: 'Ada', plan: 'pro', credits: 7 });
+    expect(profile.body).toMatchObject({
+      id: created.id,
+      email: 'ada@example.com',
+      name: 'Ada',
+      plan: 'pro',
+      credits: 7,
+    });
   });
 
   it('reaches the database through the running server: accounts create and set', async () => {
@@ -92,13 +101,20 @@ describe('emend CLI on the embedded database', { timeout: 90_000 }, () => {
     expect(statSync(socket).mode & 0o777).toBe(0o600);
 
     const cliEnvWhileServing = cliEnv({ EMEND_DATA_DIR: dataDir });
-    const created = jsonLine<Created>(await runCli(['accounts', 'create', '--email', 'bob@example.com', '--plan', 'free'], cliEnvWhileServing));
+    const created = jsonLine<Created>(
+      await runCli(['accounts', 'create', '--email', 'bob@example.com', '--plan', 'free'], cliEnvWhileServing),
+    );
     expect(created).toMatchObject({ email: 'bob@example.com', plan: 'free', credits: 0 });
     let profile = await me(baseUrl, created.token);
     expect(profile.status).toBe(200);
     expect(profile.body).toMatchObject({ email: 'bob@example.com', plan: 'free', credits: 0 });
 
-    const changed = jsonLine(await runCli(['accounts', 'set', '--email', 'bob@example.com', '--plan', 'scale', '--credits', '40'], cliEnvWhileServing));
+    const changed = jsonLine(
+      await runCli(
+        ['accounts', 'set', '--email', 'bob@example.com', '--plan', 'scale', '--credits', '40'],
+        cliEnvWhileServing,
+      ),
+    );
     expect(changed).toEqual({ id: created.id, email: 'bob@example.com', plan: 'scale', credits: 40 });
     profile = await me(baseUrl, created.token);
     expect(profile.body).toMatchObject({ plan: 'scale', credits: 40 });
@@ -107,7 +123,10 @@ describe('emend CLI on the embedded database', { timeout: 90_000 }, () => {
     const again = await runCli(['accounts', 'create', '--email', 'bob@example.com'], cliEnvWhileServing);
     expect(again.code).toBe(1);
     expect(again.stderr).toMatch(/already exists/);
-    const unknown = await runCli(['accounts', 'set', '--email', 'nobody@example.com', '--credits', '1'], cliEnvWhileServing);
+    const unknown = await runCli(
+      ['accounts', 'set', '--email', 'nobody@example.com', '--credits', '1'],
+      cliEnvWhileServing,
+    );
     expect(unknown.code).toBe(1);
     expect(unknown.stderr).toMatch(/no account with email nobody@example\.com/);
     expect((await fetch(`${baseUrl}/health`)).status).toBe(200);
@@ -126,9 +145,15 @@ describe('emend CLI on the embedded database', { timeout: 90_000 }, () => {
     expect(key.trim()).toMatch(/^[0-9a-f]{64}$/);
 
     const port = await freePort();
-    const second = await runCli(['serve', '--port', String(port)], cliEnv({ EMEND_DATA_DIR: dataDir, HOST: '127.0.0.1' }), 30_000);
+    const second = await runCli(
+      ['serve', '--port', String(port)],
+      cliEnv({ EMEND_DATA_DIR: dataDir, HOST: '127.0.0.1' }),
+      30_000,
+    );
     expect(second.code).not.toBe(0);
-    expect(second.stderr).toContain(`the data dir ${dataDir} is in use by another emend process (pid ${first.server.child.pid})`);
+    expect(second.stderr).toContain(
+      `the data dir ${dataDir} is in use by another emend process (pid ${first.server.child.pid})`,
+    );
     // The refused server left the first one alone.
     expect((await fetch(`${first.baseUrl}/health`)).status).toBe(200);
 
@@ -155,7 +180,9 @@ describe('emend CLI on the embedded database', { timeout: 90_000 }, () => {
     expect(existsSync(join(dataDir, '.s.PGSQL.5432'))).toBe(true);
 
     // A CLI command neither waits for the dead server nor talks to its socket.
-    const created = jsonLine<Created>(await runCli(['accounts', 'create', '--email', 'carol@example.com'], cliEnv({ EMEND_DATA_DIR: dataDir })));
+    const created = jsonLine<Created>(
+      await runCli(['accounts', 'create', '--email', 'carol@example.com'], cliEnv({ EMEND_DATA_DIR: dataDir })),
+    );
     const next = await serve(dataDir);
     expect((await me(next.baseUrl, created.token)).status).toBe(200);
   });
@@ -168,7 +195,13 @@ describe('emend CLI on the embedded database', { timeout: 90_000 }, () => {
     const deadline = Date.now() + 30_000;
     while (!existsSync(lock) && Date.now() < deadline) await new Promise((r) => setTimeout(r, 20));
     expect(existsSync(lock)).toBe(true);
-    const created = jsonLine<Created>(await runCli(['accounts', 'create', '--email', 'dave@example.com', '--plan', 'pro'], cliEnv({ EMEND_DATA_DIR: dataDir }), 60_000));
+    const created = jsonLine<Created>(
+      await runCli(
+        ['accounts', 'create', '--email', 'dave@example.com', '--plan', 'pro'],
+        cliEnv({ EMEND_DATA_DIR: dataDir }),
+        60_000,
+      ),
+    );
     await waitForHealth(`http://127.0.0.1:${port}`, server);
     expect((await me(`http://127.0.0.1:${port}`, created.token)).body).toMatchObject({ plan: 'pro' });
     expect((await stop(server)).code).toBe(0);
@@ -176,7 +209,10 @@ describe('emend CLI on the embedded database', { timeout: 90_000 }, () => {
 
   it('stops cleanly on a SIGTERM that arrives while it is starting', async () => {
     const dataDir = copyOfDataDir(template);
-    const server = startCli(['serve'], cliEnv({ EMEND_DATA_DIR: dataDir, PORT: String(await freePort()), HOST: '127.0.0.1' }));
+    const server = startCli(
+      ['serve'],
+      cliEnv({ EMEND_DATA_DIR: dataDir, PORT: String(await freePort()), HOST: '127.0.0.1' }),
+    );
     const lock = join(dataDir, 'emend.lock');
     const deadline = Date.now() + 30_000;
     while (!existsSync(lock) && Date.now() < deadline) await new Promise((r) => setTimeout(r, 10));
@@ -197,7 +233,10 @@ describe('emend CLI on the embedded database', { timeout: 90_000 }, () => {
     expect(existsSync(join(dataDir, 'emend.lock'))).toBe(false);
     expect(existsSync(join(dataDir, 'pgdata'))).toBe(false);
 
-    const badKey = await runCli(['accounts', 'create', '--email', 'x@example.com'], cliEnv({ EMEND_DATA_DIR: dataDir, EMEND_SECRET_KEY: 'short' }));
+    const badKey = await runCli(
+      ['accounts', 'create', '--email', 'x@example.com'],
+      cliEnv({ EMEND_DATA_DIR: dataDir, EMEND_SECRET_KEY: 'short' }),
+    );
     expect(badKey.code).not.toBe(0);
     expect(badKey.stderr).toMatch(/EMEND_SECRET_KEY/);
   });

@@ -14,7 +14,9 @@ import { openClientDatabase, openServerDatabase, pgliteDir, socketPath } from '.
 /** A data dir holding the migrated template, so no test waits for initdb. */
 async function migratedDataDir(): Promise<string> {
   const dir = mkdtempSync(join(tmpdir(), 'emend-socket-'));
-  const seeded = await openPglite(pgliteDir(dir), { loadDataDir: new Blob([new Uint8Array(readFileSync(inject('pgliteTemplate')))]) });
+  const seeded = await openPglite(pgliteDir(dir), {
+    loadDataDir: new Blob([new Uint8Array(readFileSync(inject('pgliteTemplate')))]),
+  });
   await seeded.close();
   return dir;
 }
@@ -24,7 +26,10 @@ function client(dataDir: string) {
 }
 
 const within = <T>(ms: number, p: Promise<T>) =>
-  Promise.race([p.then((v) => ({ done: true as const, value: v })), new Promise<{ done: false }>((r) => setTimeout(() => r({ done: false }), ms))]);
+  Promise.race([
+    p.then((v) => ({ done: true as const, value: v })),
+    new Promise<{ done: false }>((r) => setTimeout(() => r({ done: false }), ms)),
+  ]);
 
 describe('the embedded database shared over its socket', { timeout: 60_000 }, () => {
   let dataDir: string;
@@ -34,7 +39,9 @@ describe('the embedded database shared over its socket', { timeout: 60_000 }, ()
   beforeEach(async () => {
     dataDir = await migratedDataDir();
     server = await openServerDatabase(loadConfig({ EMEND_DATA_DIR: dataDir }));
-    await server.pglite!.exec('create table counter (n int); insert into counter values (0); create table notes (body text)');
+    await server.pglite!.exec(
+      'create table counter (n int); insert into counter values (0); create table notes (body text)',
+    );
   });
 
   afterEach(async () => {
@@ -112,9 +119,15 @@ describe('the embedded database shared over its socket', { timeout: 60_000 }, ()
     for (let i = 0; i < rounds; i++) {
       cs.forEach((c, k) => {
         // Extended protocol with parameters: each answer must be this query's own.
-        work.push(c.query<{ v: string }>('select $1::text as v', [`c${k}-${i}`]).then((r) => expect(r.rows[0]!.v).toBe(`c${k}-${i}`)));
+        work.push(
+          c
+            .query<{ v: string }>('select $1::text as v', [`c${k}-${i}`])
+            .then((r) => expect(r.rows[0]!.v).toBe(`c${k}-${i}`)),
+        );
       });
-      work.push(pglite.query<{ v: number }>('select $1::int * 2 as v', [i]).then((r) => expect(r.rows[0]!.v).toBe(i * 2)));
+      work.push(
+        pglite.query<{ v: number }>('select $1::int * 2 as v', [i]).then((r) => expect(r.rows[0]!.v).toBe(i * 2)),
+      );
     }
     // Read-modify-write in transactions, every client and the server at once: a transaction
     // seeing another's half-done work would lose an update and leave the counter short.
@@ -226,7 +239,9 @@ describe('a CLI command on a data dir another CLI command holds', { timeout: 60_
     const dataDir = mkdtempSync(join(tmpdir(), 'emend-socket-'));
     const release = acquireDataDirLock(dataDir, 'cli');
     try {
-      await expect(openClientDatabase(loadConfig({ EMEND_DATA_DIR: dataDir }), { waitMs: 300 })).rejects.toThrow(DataDirLockedError);
+      await expect(openClientDatabase(loadConfig({ EMEND_DATA_DIR: dataDir }), { waitMs: 300 })).rejects.toThrow(
+        DataDirLockedError,
+      );
     } finally {
       release();
       rmSync(dataDir, { recursive: true, force: true });

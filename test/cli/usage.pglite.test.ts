@@ -16,10 +16,19 @@ describe('emend CLI usage', { timeout: 30_000, concurrent: true }, () => {
     [['accounts'], /accounts needs a command/],
     [['accounts', 'delete', '--email', 'a@example.com'], /unknown accounts command "delete"/],
     [['accounts', 'create'], /accounts create needs --email/],
-    [['accounts', 'create', '--email', 'a@example.com', '--plan', 'bogus'], /--plan expects free, pro or scale, got "bogus"/],
+    [
+      ['accounts', 'create', '--email', 'a@example.com', '--plan', 'bogus'],
+      /--plan expects free, pro or scale, got "bogus"/,
+    ],
     [['accounts', 'create', '--email', 'a@example.com', '--plan', 'demo'], /--plan expects free, pro or scale/],
-    [['accounts', 'create', '--email', 'a@example.com', '--credits=-3'], /--credits expects a non-negative integer, got "-3"/],
-    [['accounts', 'set', '--email', 'a@example.com', '--credits', 'lots'], /--credits expects a non-negative integer, got "lots"/],
+    [
+      ['accounts', 'create', '--email', 'a@example.com', '--credits=-3'],
+      /--credits expects a non-negative integer, got "-3"/,
+    ],
+    [
+      ['accounts', 'set', '--email', 'a@example.com', '--credits', 'lots'],
+      /--credits expects a non-negative integer, got "lots"/,
+    ],
     [['accounts', 'create', '--email', 'a@example.com', '--colour', 'red'], /--colour/],
     [['accounts', 'create', '--email'], /--email/],
     [['accounts', 'set', '--email', 'a@example.com'], /accounts set needs --plan or --credits/],

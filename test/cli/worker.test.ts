@@ -2,7 +2,18 @@ import { randomBytes } from 'node:crypto';
 import { afterAll, afterEach, beforeAll, describe, expect, inject, it } from 'vitest';
 import { type FakeGitHub, startFakeGitHub } from '../support/fake-github/server.js';
 import { openTestDatabase, postgresUrlOf } from '../support/test-db.js';
-import { type CliProcess, cliEnv, freePort, jsonLine, killAll, newDataDir, removeDataDirs, runCli, startCli, waitForHealth } from './cli-process.js';
+import {
+  type CliProcess,
+  cliEnv,
+  freePort,
+  jsonLine,
+  killAll,
+  newDataDir,
+  removeDataDirs,
+  runCli,
+  startCli,
+  waitForHealth,
+} from './cli-process.js';
 
 // `emend serve` runs the API and a worker; `serve --no-worker` and `emend worker` split
 // them. No model key is configured, so a task that a worker takes up fails at the planner
@@ -62,17 +73,24 @@ describe('emend worker and serve --no-worker', { timeout: 120_000 }, () => {
   it('serve runs a worker that takes tasks up', async () => {
     const env = await environment();
     const baseUrl = await serve(env);
-    const { token } = jsonLine<{ token: string }>(await runCli(['accounts', 'create', '--email', 'w@example.com', '--plan', 'free'], env));
+    const { token } = jsonLine<{ token: string }>(
+      await runCli(['accounts', 'create', '--email', 'w@example.com', '--plan', 'free'], env),
+    );
     const id = await createTask(baseUrl, token);
     const task = await waitForEnd(baseUrl, token, id);
     // the production planner ran: with no model key configured it fails saying which key to set
-    expect(task).toMatchObject({ status: 'failed', error: expect.stringContaining('planner failed: no model key is configured') });
+    expect(task).toMatchObject({
+      status: 'failed',
+      error: expect.stringContaining('planner failed: no model key is configured'),
+    });
   });
 
   it('serve --no-worker leaves tasks queued until an `emend worker` process joins', async () => {
     const env = await environment();
     const baseUrl = await serve(env, ['--no-worker']);
-    const { token } = jsonLine<{ token: string }>(await runCli(['accounts', 'create', '--email', 'n@example.com', '--plan', 'free'], env));
+    const { token } = jsonLine<{ token: string }>(
+      await runCli(['accounts', 'create', '--email', 'n@example.com', '--plan', 'free'], env),
+    );
     const id = await createTask(baseUrl, token);
     await new Promise((r) => setTimeout(r, 1500));
     expect((await statusOf(baseUrl, token, id)).status).toBe('pending');

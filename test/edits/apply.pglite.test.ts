@@ -15,7 +15,12 @@ function files(map: Record<string, string>): void {
   }
 }
 const read = (path: string): string => readFileSync(join(root, path), 'utf8');
-const replace = (path: string, search: string, replacement: string): Edit => ({ kind: 'replace', path, search, replace: replacement });
+const replace = (path: string, search: string, replacement: string): Edit => ({
+  kind: 'replace',
+  path,
+  search,
+  replace: replacement,
+});
 
 const CART = [
   'class Cart:',
@@ -41,16 +46,32 @@ describe('applying edits', () => {
 
   it('applies an exact match', async () => {
     files({ 'shop/cart.py': CART });
-    const r = await applyEdits(root, [replace('shop/cart.py', '    def total(self):\n        return sum(p for _, p in self.items)\n', '    def total(self):\n        return round(sum(p for _, p in self.items), 2)\n')]);
+    const r = await applyEdits(root, [
+      replace(
+        'shop/cart.py',
+        '    def total(self):\n        return sum(p for _, p in self.items)\n',
+        '    def total(self):\n        return round(sum(p for _, p in self.items), 2)\n',
+      ),
+    ]);
     expect(r).toEqual({ applied: [{ path: 'shop/cart.py', kind: 'modified', match: 'exact' }], failed: [] });
-    expect(read('shop/cart.py')).toBe(CART.replace('return sum(p for _, p in self.items)', 'return round(sum(p for _, p in self.items), 2)'));
+    expect(read('shop/cart.py')).toBe(
+      CART.replace('return sum(p for _, p in self.items)', 'return round(sum(p for _, p in self.items), 2)'),
+    );
   });
 
   it('applies a SEARCH indented 2 spaces less than the file, re-indenting the replacement', async () => {
     files({ 'shop/cart.py': CART });
-    const r = await applyEdits(root, [replace('shop/cart.py', '  def add(self, item, price):\n      self.items.append((item, price))\n', '  def add(self, item, price):\n      if price < 0:\n          raise ValueError(price)\n      self.items.append((item, price))\n')]);
+    const r = await applyEdits(root, [
+      replace(
+        'shop/cart.py',
+        '  def add(self, item, price):\n      self.items.append((item, price))\n',
+        '  def add(self, item, price):\n      if price < 0:\n          raise ValueError(price)\n      self.items.append((item, price))\n',
+      ),
+    ]);
     expect(r.applied).toEqual([{ path: 'shop/cart.py', kind: 'modified', match: 'whitespace' }]);
-    expect(read('shop/cart.py')).toContain('    def add(self, item, price):\n        if price < 0:\n            raise ValueError(price)\n        self.items.append((item, price))\n');
+    expect(read('shop/cart.py')).toContain(
+      '    def add(self, item, price):\n        if price < 0:\n            raise ValueError(price)\n        self.items.append((item, price))\n',
+    );
   });
 
   it('ignores trailing whitespace and blank lines at the ends of SEARCH', async () => {
@@ -75,13 +96,22 @@ describe('applying edits', () => {
   it('applies a near miss (one word changed in six lines) as fuzzy', async () => {
     files({ 'shop/cart.py': CART });
     const search = CART.split('\n').slice(3, 9).join('\n').replace('append((item, price))', 'append((item, cost))');
-    const r = await applyEdits(root, [replace('shop/cart.py', `${search}\n`, '\n    def add(self, item, price):\n        self.items.insert(0, (item, price))\n\n    def total(self):\n        return sum(p for _, p in self.items)\n')]);
+    const r = await applyEdits(root, [
+      replace(
+        'shop/cart.py',
+        `${search}\n`,
+        '\n    def add(self, item, price):\n        self.items.insert(0, (item, price))\n\n    def total(self):\n        return sum(p for _, p in self.items)\n',
+      ),
+    ]);
     expect(r.applied).toEqual([{ path: 'shop/cart.py', kind: 'modified', match: 'fuzzy' }]);
-    expect(read('shop/cart.py')).toBe(CART.replace('self.items.append((item, price))', 'self.items.insert(0, (item, price))'));
+    expect(read('shop/cart.py')).toBe(
+      CART.replace('self.items.append((item, price))', 'self.items.insert(0, (item, price))'),
+    );
   });
 
   it('refuses an ambiguous fuzzy match', async () => {
-    const block = (name: string) => `def ${name}(order):\n    total = order.subtotal()\n    total += order.shipping()\n    total -= order.discount()\n    log("computed", total)\n    return total\n`;
+    const block = (name: string) =>
+      `def ${name}(order):\n    total = order.subtotal()\n    total += order.shipping()\n    total -= order.discount()\n    log("computed", total)\n    return total\n`;
     const src = `${block('price_a')}\n${block('price_b')}`;
     files({ 'p.py': src });
     const search = block('price_c').replace('shipping', 'shiping');
@@ -93,7 +123,9 @@ describe('applying edits', () => {
 
   it('explains a miss with the closest lines, numbered', async () => {
     files({ 'shop/cart.py': CART });
-    const r = await applyEdits(root, [replace('shop/cart.py', '    def total(self):\n        return len(self.items) * price_of_everything\n', 'x\n')]);
+    const r = await applyEdits(root, [
+      replace('shop/cart.py', '    def total(self):\n        return len(self.items) * price_of_everything\n', 'x\n'),
+    ]);
     expect(r.failed).toHaveLength(1);
     const reason = r.failed[0]!.reason;
     expect(reason).toMatch(/^SEARCH not found .* closest is a fuzzy match at lines 8-9, \d+% similar \(90% needed\)/);
@@ -106,7 +138,10 @@ describe('applying edits', () => {
 
   it('keeps a CRLF file CRLF and a file without final newline without one', async () => {
     files({ 'win.txt': 'one\r\ntwo\r\nthree\r\n', 'nofinal.txt': 'alpha\nbeta\ngamma' });
-    const r = await applyEdits(root, [replace('win.txt', 'two\n', 'TWO\nTWO AND A HALF\n'), replace('nofinal.txt', 'gamma\n', 'GAMMA\nDELTA\n')]);
+    const r = await applyEdits(root, [
+      replace('win.txt', 'two\n', 'TWO\nTWO AND A HALF\n'),
+      replace('nofinal.txt', 'gamma\n', 'GAMMA\nDELTA\n'),
+    ]);
     expect(r.failed).toEqual([]);
     expect(read('win.txt')).toBe('one\r\nTWO\r\nTWO AND A HALF\r\nthree\r\n');
     expect(read('nofinal.txt')).toBe('alpha\nbeta\nGAMMA\nDELTA');
@@ -114,7 +149,9 @@ describe('applying edits', () => {
 
   it('applies a CRLF answer to a CRLF file with a BOM, keeping both', async () => {
     files({ 'win.cs': '\uFEFFclass A\r\n{\r\n    int x = 1;\r\n}\r\n' });
-    const { edits } = parseEdits('win.cs\r\n```csharp\r\n<<<<<<< SEARCH\r\n    int x = 1;\r\n=======\r\n    int x = 2;\r\n    int y = 3;\r\n>>>>>>> REPLACE\r\n```\r\n');
+    const { edits } = parseEdits(
+      'win.cs\r\n```csharp\r\n<<<<<<< SEARCH\r\n    int x = 1;\r\n=======\r\n    int x = 2;\r\n    int y = 3;\r\n>>>>>>> REPLACE\r\n```\r\n',
+    );
     const r = await applyEdits(root, edits);
     expect(r.applied).toEqual([{ path: 'win.cs', kind: 'modified', match: 'exact' }]);
     expect(read('win.cs')).toBe('\uFEFFclass A\r\n{\r\n    int x = 2;\r\n    int y = 3;\r\n}\r\n');
@@ -134,13 +171,33 @@ describe('applying edits', () => {
 
   it('creates a file in new directories from an empty SEARCH, and fills an existing empty file', async () => {
     files({ 'empty.py': '', 'full.py': 'x = 1\n' });
-    const { edits } = parseEdits(['deep/er/new.py', '<<<<<<< SEARCH', '=======', 'print("hi")', '>>>>>>> REPLACE', 'empty.py', '<<<<<<< SEARCH', '=======', 'y = 2', '>>>>>>> REPLACE', 'full.py', '<<<<<<< SEARCH', '=======', 'z = 3', '>>>>>>> REPLACE'].join('\n'));
+    const { edits } = parseEdits(
+      [
+        'deep/er/new.py',
+        '<<<<<<< SEARCH',
+        '=======',
+        'print("hi")',
+        '>>>>>>> REPLACE',
+        'empty.py',
+        '<<<<<<< SEARCH',
+        '=======',
+        'y = 2',
+        '>>>>>>> REPLACE',
+        'full.py',
+        '<<<<<<< SEARCH',
+        '=======',
+        'z = 3',
+        '>>>>>>> REPLACE',
+      ].join('\n'),
+    );
     const r = await applyEdits(root, edits);
     expect(r.applied).toEqual([
       { path: 'deep/er/new.py', kind: 'created', match: 'new' },
       { path: 'empty.py', kind: 'modified', match: 'exact' },
     ]);
-    expect(r.failed).toEqual([{ path: 'full.py', reason: 'SEARCH is empty but path exists; quote the lines to replace' }]);
+    expect(r.failed).toEqual([
+      { path: 'full.py', reason: 'SEARCH is empty but path exists; quote the lines to replace' },
+    ]);
     expect(read('deep/er/new.py')).toBe('print("hi")\n');
     expect(read('empty.py')).toBe('y = 2\n');
     expect(read('full.py')).toBe('x = 1\n');
@@ -211,8 +268,14 @@ describe('applying edits', () => {
     expect(r.applied.map((a) => a.path)).toEqual(['alias.py', 'lib/a.py']);
     expect(read('src/a.py')).toBe('x = 3\n');
     expect(r.failed).toEqual([
-      { path: 'README.md', reason: `README.md is a symlink -> ${join(outside, 'key')}, which leads outside the repository; it is not followed, so it cannot be edited (edit the files inside the repository instead)` },
-      { path: 'README.md', reason: expect.stringMatching(/^README\.md is a symlink -> .*, which leads outside the repository/) },
+      {
+        path: 'README.md',
+        reason: `README.md is a symlink -> ${join(outside, 'key')}, which leads outside the repository; it is not followed, so it cannot be edited (edit the files inside the repository instead)`,
+      },
+      {
+        path: 'README.md',
+        reason: expect.stringMatching(/^README\.md is a symlink -> .*, which leads outside the repository/),
+      },
       { path: 'pipe.txt', reason: 'pipe.txt is not a regular file (a fifo); only regular files are read or written' },
       { path: 'dangling.py', reason: 'dangling.py: dangling.py is a symlink to a missing target' },
     ]);
@@ -241,7 +304,10 @@ describe('applying edits', () => {
     const r = await applyEdits(root, [replace('img.bin', 'P\n', 'Q\n'), replace('nope.py', 'a\n', 'b\n')]);
     expect(r.failed).toEqual([
       { path: 'img.bin', reason: expect.stringMatching(/binary/) },
-      { path: 'nope.py', reason: expect.stringMatching(/does not exist; to create it, use a block with an empty SEARCH/) },
+      {
+        path: 'nope.py',
+        reason: expect.stringMatching(/does not exist; to create it, use a block with an empty SEARCH/),
+      },
     ]);
   });
 });

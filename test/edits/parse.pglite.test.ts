@@ -86,7 +86,15 @@ describe('parsing the edit format', () => {
 
   it('tolerates decorated paths, language tags, odd marker lengths, trailing spaces, CRLF and a missing closing fence', () => {
     const block = (header: string, fence: string, n: number) =>
-      [header, fence, `${'<'.repeat(n)} SEARCH  `, 'old', `${'='.repeat(n)}\t`, 'new', `${'>'.repeat(n)} REPLACE `].join('\r\n');
+      [
+        header,
+        fence,
+        `${'<'.repeat(n)} SEARCH  `,
+        'old',
+        `${'='.repeat(n)}\t`,
+        'new',
+        `${'>'.repeat(n)} REPLACE `,
+      ].join('\r\n');
     const answer = [
       block('`src/a.ts`', '```typescript', 7),
       '```',
@@ -100,12 +108,21 @@ describe('parsing the edit format', () => {
     ].join('\r\n');
     const r = parseEdits(answer);
     expect(r.errors).toEqual([]);
-    expect(r.edits).toEqual(['src/a.ts', 'src/b.ts', 'src/c.ts', 'src/d.ts'].map((path) => ({ kind: 'replace', path, search: 'old\n', replace: 'new\n' })));
+    expect(r.edits).toEqual(
+      ['src/a.ts', 'src/b.ts', 'src/c.ts', 'src/d.ts'].map((path) => ({
+        kind: 'replace',
+        path,
+        search: 'old\n',
+        replace: 'new\n',
+      })),
+    );
     expect(r.notes).toBe('Closing fence forgotten above.');
   });
 
   it('reads DELETE lines, and leaves sentences starting with Delete alone', () => {
-    const r = parseEdits('Remove the old module.\nDELETE old/mod.py\nDELETE `docs/old notes.md`\nDelete the cache by hand.\n');
+    const r = parseEdits(
+      'Remove the old module.\nDELETE old/mod.py\nDELETE `docs/old notes.md`\nDelete the cache by hand.\n',
+    );
     expect(r.edits).toEqual([
       { kind: 'delete', path: 'old/mod.py' },
       { kind: 'delete', path: 'docs/old notes.md' },
@@ -114,7 +131,20 @@ describe('parsing the edit format', () => {
   });
 
   it('reports an unterminated block with its path and line, and still parses the next block', () => {
-    const answer = ['lib/x.py', '<<<<<<< SEARCH', 'a = 1', '=======', 'a = 2', '', 'lib/y.py', '<<<<<<< SEARCH', 'b = 1', '=======', 'b = 2', '>>>>>>> REPLACE'].join('\n');
+    const answer = [
+      'lib/x.py',
+      '<<<<<<< SEARCH',
+      'a = 1',
+      '=======',
+      'a = 2',
+      '',
+      'lib/y.py',
+      '<<<<<<< SEARCH',
+      'b = 1',
+      '=======',
+      'b = 2',
+      '>>>>>>> REPLACE',
+    ].join('\n');
     const r = parseEdits(answer);
     expect(r.errors).toHaveLength(1);
     expect(r.errors[0]).toMatch(/line 2: unterminated block for lib\/x\.py/);
@@ -122,7 +152,21 @@ describe('parsing the edit format', () => {
   });
 
   it('reports a block with no divider, a block with no path, and a stray REPLACE', () => {
-    const r = parseEdits(['Here is my change:', '<<<<<<< SEARCH', 'a', '=======', 'b', '>>>>>>> REPLACE', 'x.py', '<<<<<<< SEARCH', 'a', '>>>>>>> REPLACE', '>>>>>>> REPLACE'].join('\n'));
+    const r = parseEdits(
+      [
+        'Here is my change:',
+        '<<<<<<< SEARCH',
+        'a',
+        '=======',
+        'b',
+        '>>>>>>> REPLACE',
+        'x.py',
+        '<<<<<<< SEARCH',
+        'a',
+        '>>>>>>> REPLACE',
+        '>>>>>>> REPLACE',
+      ].join('\n'),
+    );
     expect(r.edits).toEqual([]);
     expect(r.errors).toEqual([
       expect.stringMatching(/^line 2: the block has no file path/),
@@ -138,12 +182,17 @@ describe('parsing the edit format', () => {
   });
 
   it('picks the canonical divider when the content has underline-like lines', () => {
-    const r = parseEdits(['README.rst', '<<<<<<< SEARCH', 'Title', '=====', '=======', 'Title!', '=====', '>>>>>>> REPLACE'].join('\n'));
-    expect(r.edits).toEqual([{ kind: 'replace', path: 'README.rst', search: 'Title\n=====\n', replace: 'Title!\n=====\n' }]);
+    const r = parseEdits(
+      ['README.rst', '<<<<<<< SEARCH', 'Title', '=====', '=======', 'Title!', '=====', '>>>>>>> REPLACE'].join('\n'),
+    );
+    expect(r.edits).toEqual([
+      { kind: 'replace', path: 'README.rst', search: 'Title\n=====\n', replace: 'Title!\n=====\n' },
+    ]);
   });
 
   it('has instructions for the model that show the markers and the DELETE line', () => {
-    for (const s of ['<<<<<<< SEARCH', '=======', '>>>>>>> REPLACE', 'DELETE path/to/file.ext']) expect(EDIT_FORMAT_INSTRUCTIONS).toContain(s);
+    for (const s of ['<<<<<<< SEARCH', '=======', '>>>>>>> REPLACE', 'DELETE path/to/file.ext'])
+      expect(EDIT_FORMAT_INSTRUCTIONS).toContain(s);
     const example = parseEdits(EDIT_FORMAT_INSTRUCTIONS);
     expect(example.errors).toEqual([]);
     expect(example.edits[0]).toMatchObject({ kind: 'replace', path: 'path/to/file.ext' });

@@ -4,7 +4,6 @@ import { isRunning, logsOf, taskRow, waitFor, waitForStatus } from '../support/e
 import { type Harness, newAccount, startHarness } from '../support/harness.js';
 import { workerProcesses } from '../support/worker-processes.js';
 
-
 let h: Harness;
 let procs: Awaited<ReturnType<typeof workerProcesses>>;
 beforeAll(async () => {
@@ -18,7 +17,12 @@ afterEach(async () => {
 afterAll(() => h.close());
 
 async function create(auth: Record<string, string>, n = 0) {
-  const res = await h.app.inject({ method: 'POST', url: '/v1/tasks', headers: auth, payload: { prompt: `task ${n}`, repo_url: 'https://github.com/a/b' } });
+  const res = await h.app.inject({
+    method: 'POST',
+    url: '/v1/tasks',
+    headers: auth,
+    payload: { prompt: `task ${n}`, repo_url: 'https://github.com/a/b' },
+  });
   expect(res.statusCode, res.body).toBe(201);
   return res.json().id as string;
 }
@@ -29,18 +33,39 @@ describe('worker processes', { timeout: 120_000 }, () => {
     const a = await procs.start({ STEPS: 'hang-at-locator' });
     const { auth, account } = await newAccount(h, { plan: 'pro', credits: 2 });
     const id = await create(auth);
-    await waitFor('the locator to start in worker A', async () => procs.calls().some((c) => c.task === id && c.step === 'locator'));
+    await waitFor('the locator to start in worker A', async () =>
+      procs.calls().some((c) => c.task === id && c.step === 'locator'),
+    );
     await procs.kill(a);
     expect((await taskRow(h, id)).status).toBe('running');
     const b = await procs.start({ STEPS: 'quick' });
     await waitForStatus(h, id, 'done', 30_000);
     const calls = procs.calls().filter((c) => c.task === id);
-    expect(calls.map((c) => c.step)).toEqual(['planner', 'locator', 'locator', 'inspector', 'fixer', 'validator', 'pr']);
+    expect(calls.map((c) => c.step)).toEqual([
+      'planner',
+      'locator',
+      'locator',
+      'inspector',
+      'fixer',
+      'validator',
+      'pr',
+    ]);
     expect(calls.slice(0, 2).every((c) => c.pid === a.pid)).toBe(true);
     expect(calls.slice(2).every((c) => c.pid === b.pid)).toBe(true);
     expect(await logsOf(h, id)).toEqual([
-      'planner:running', 'planner:done', 'locator:running', 'locator:running', 'locator:done',
-      'inspector:running', 'inspector:done', 'fixer:running', 'fixer:done', 'validator:running', 'validator:done', 'pr:running', 'pr:done',
+      'planner:running',
+      'planner:done',
+      'locator:running',
+      'locator:running',
+      'locator:done',
+      'inspector:running',
+      'inspector:done',
+      'fixer:running',
+      'fixer:done',
+      'validator:running',
+      'validator:done',
+      'pr:running',
+      'pr:done',
     ]);
     expect(await ledgerBalance(h.deps.db, account.id)).toBe(1);
   });
@@ -50,15 +75,26 @@ describe('worker processes', { timeout: 120_000 }, () => {
     const { auth, account } = await newAccount(h, { plan: 'pro', credits: 1 });
     const first = await procs.start({ STEPS: 'hang-at-locator', STALE_MS: '1000' });
     const id = await create(auth);
-    await waitFor('locator in the first worker', async () => procs.calls().filter((c) => c.task === id && c.step === 'locator').length === 1);
+    await waitFor(
+      'locator in the first worker',
+      async () => procs.calls().filter((c) => c.task === id && c.step === 'locator').length === 1,
+    );
     await procs.kill(first);
     const second = await procs.start({ STEPS: 'hang-at-locator', STALE_MS: '1000' });
-    await waitFor('locator in the second worker', async () => procs.calls().filter((c) => c.task === id && c.step === 'locator').length === 2);
+    await waitFor(
+      'locator in the second worker',
+      async () => procs.calls().filter((c) => c.task === id && c.step === 'locator').length === 2,
+    );
     await procs.kill(second);
     await procs.start({ STEPS: 'quick', STALE_MS: '1000' });
     const failed = await waitForStatus(h, id, 'failed', 30_000);
     expect(failed.error).toMatch(/worker running locator stopped responding 2 times/);
-    expect(procs.calls().filter((c) => c.task === id).map((c) => c.step)).toEqual(['planner', 'locator', 'locator']);
+    expect(
+      procs
+        .calls()
+        .filter((c) => c.task === id)
+        .map((c) => c.step),
+    ).toEqual(['planner', 'locator', 'locator']);
     expect(await ledgerBalance(h.deps.db, account.id)).toBe(1);
   });
 
@@ -67,7 +103,9 @@ describe('worker processes', { timeout: 120_000 }, () => {
     await procs.start({ STEPS: 'spawn-at-inspector' });
     const { auth, account } = await newAccount(h, { plan: 'pro', credits: 1 });
     const id = await create(auth);
-    const line = await waitFor('the process tree', async () => procs.calls().find((c) => c.task === id && c.step === 'pids'));
+    const line = await waitFor('the process tree', async () =>
+      procs.calls().find((c) => c.task === id && c.step === 'pids'),
+    );
     const pids = line.extra!.split(',').map(Number);
     expect(pids.filter(isRunning)).toEqual(pids);
     const res = await h.app.inject({ method: 'POST', url: `/v1/tasks/${id}/kill`, headers: auth });
@@ -84,7 +122,10 @@ describe('worker processes', { timeout: 120_000 }, () => {
 
   it('runs 20 concurrent tasks across 2 worker processes with no step run twice', async () => {
     procs = await workerProcesses(h);
-    const [w1, w2] = await Promise.all([procs.start({ STEPS: 'slow', CONCURRENCY: '3' }), procs.start({ STEPS: 'slow', CONCURRENCY: '3' })]);
+    const [w1, w2] = await Promise.all([
+      procs.start({ STEPS: 'slow', CONCURRENCY: '3' }),
+      procs.start({ STEPS: 'slow', CONCURRENCY: '3' }),
+    ]);
     const ids: string[] = [];
     for (let i = 0; i < 4; i++) {
       const { auth } = await newAccount(h, { plan: 'scale', credits: 10 });
@@ -93,7 +134,10 @@ describe('worker processes', { timeout: 120_000 }, () => {
     for (const id of ids) await waitForStatus(h, id, 'done', 60_000);
     const calls = procs.calls();
     for (const id of ids) {
-      expect(calls.filter((c) => c.task === id).map((c) => c.step), id).toEqual(['planner', 'locator', 'inspector', 'fixer', 'validator', 'pr']);
+      expect(
+        calls.filter((c) => c.task === id).map((c) => c.step),
+        id,
+      ).toEqual(['planner', 'locator', 'inspector', 'fixer', 'validator', 'pr']);
     }
     const byWorker = new Set(calls.map((c) => c.pid));
     expect(byWorker).toEqual(new Set([w1!.pid, w2!.pid]));

@@ -24,12 +24,22 @@ const REPO = 'https://github.com/psf/requests';
 
 async function start(overrides: Parameters<typeof recordingSteps>[0] = {}, concurrency = 2) {
   const rec = recordingSteps(overrides);
-  worker = await startWorker(h.deps, rec.steps, { concurrency, heartbeatMs: 200, staleMs: 2_000, maintenanceMs: 60_000 });
+  worker = await startWorker(h.deps, rec.steps, {
+    concurrency,
+    heartbeatMs: 200,
+    staleMs: 2_000,
+    maintenanceMs: 60_000,
+  });
   return rec;
 }
 
 async function create(auth: Record<string, string>, body: Record<string, unknown> = {}) {
-  const res = await h.app.inject({ method: 'POST', url: '/v1/tasks', headers: auth, payload: { prompt: 'fix the bug', repo_url: REPO, ...body } });
+  const res = await h.app.inject({
+    method: 'POST',
+    url: '/v1/tasks',
+    headers: auth,
+    payload: { prompt: 'fix the bug', repo_url: REPO, ...body },
+  });
   expect(res.statusCode, res.body).toBe(201);
   return res.json().id as string;
 }
@@ -47,10 +57,25 @@ describe('a full run', () => {
     const done = await waitForStatus(h, id, 'done');
     expect(calls.map((c) => c.step)).toEqual(['planner', 'locator', 'inspector', 'fixer', 'validator', 'pr']);
     expect(await logsOf(h, id)).toEqual([
-      'planner:running', 'planner:done', 'locator:running', 'locator:done', 'inspector:running', 'inspector:done',
-      'fixer:running', 'fixer:done', 'validator:running', 'validator:done', 'pr:running', 'pr:done',
+      'planner:running',
+      'planner:done',
+      'locator:running',
+      'locator:done',
+      'inspector:running',
+      'inspector:done',
+      'fixer:running',
+      'fixer:done',
+      'validator:running',
+      'validator:done',
+      'pr:running',
+      'pr:done',
     ]);
-    expect(done).toMatchObject({ tokensTotal: 500, prUrl: expect.stringContaining('/pull/'), error: null, retryCount: 0 });
+    expect(done).toMatchObject({
+      tokensTotal: 500,
+      prUrl: expect.stringContaining('/pull/'),
+      error: null,
+      retryCount: 0,
+    });
     expect(Number(done.costUsd)).toBeCloseTo(0.05, 6);
     expect(done.durationMs).toBeGreaterThanOrEqual(0);
     expect(done.diffSummary).toContain('+x = 2');
@@ -60,7 +85,13 @@ describe('a full run', () => {
     expect(await ledgerBalance(h.deps.db, account.id)).toBe(2);
     const view = (await h.app.inject({ method: 'GET', url: `/v1/tasks/${id}`, headers: auth })).json();
     expect(view.task).toMatchObject({ status: 'done', tokens_total: 500, pr_url: done.prUrl });
-    expect(view.logs.at(-1)).toMatchObject({ step: 'pr', status: 'done', output: { pr_url: done.prUrl }, tokens: 100, cost_usd: 0.01 });
+    expect(view.logs.at(-1)).toMatchObject({
+      step: 'pr',
+      status: 'done',
+      output: { pr_url: done.prUrl },
+      tokens: 100,
+      cost_usd: 0.01,
+    });
     expect(steps).toBeDefined();
   });
 
@@ -70,12 +101,18 @@ describe('a full run', () => {
     const previewId = await create(free.auth);
     await waitForStatus(h, previewId, 'done');
     expect((await logsOf(h, previewId)).slice(-1)).toEqual(['pr:skipped']);
-    const demo = (await h.app.inject({ method: 'POST', url: '/v1/demo/token', payload: { email: 'demo@example.com' } })).json().token;
+    const demo = (
+      await h.app.inject({ method: 'POST', url: '/v1/demo/token', payload: { email: 'demo@example.com' } })
+    ).json().token;
     const demoId = await create({ authorization: `Bearer ${demo}` });
     await waitForStatus(h, demoId, 'done');
     expect((await logsOf(h, demoId)).slice(-3)).toEqual(['fixer:skipped', 'validator:skipped', 'pr:skipped']);
-    const view = (await h.app.inject({ method: 'GET', url: `/v1/tasks/${demoId}`, headers: { authorization: `Bearer ${demo}` } })).json();
-    expect(view.logs.find((l: { step: string }) => l.step === 'fixer').output).toEqual({ reason: 'demo tokens stop after the inspector' });
+    const view = (
+      await h.app.inject({ method: 'GET', url: `/v1/tasks/${demoId}`, headers: { authorization: `Bearer ${demo}` } })
+    ).json();
+    expect(view.logs.find((l: { step: string }) => l.step === 'fixer').output).toEqual({
+      reason: 'demo tokens stop after the inspector',
+    });
   });
 
   it('re-runs the fixer with the failure while retries remain, then goes on', async () => {
@@ -90,7 +127,18 @@ describe('a full run', () => {
     const id = await create(auth);
     const done = await waitForStatus(h, id, 'done');
     // pro allows 2 retries: fixer runs 3 times, validator 3 times, then the pr step (a draft, in the pr issue)
-    expect(calls.map((c) => c.step)).toEqual(['planner', 'locator', 'inspector', 'fixer', 'validator', 'fixer', 'validator', 'fixer', 'validator', 'pr']);
+    expect(calls.map((c) => c.step)).toEqual([
+      'planner',
+      'locator',
+      'inspector',
+      'fixer',
+      'validator',
+      'fixer',
+      'validator',
+      'fixer',
+      'validator',
+      'pr',
+    ]);
     const fixers = calls.filter((c) => c.step === 'fixer');
     expect(fixers.map((c) => c.retry)).toEqual([0, 1, 2]);
     expect(fixers[1]!.failure).toEqual({ passed: false, new_failures: ['test_1'] });
@@ -132,10 +180,20 @@ describe('approval gates', () => {
     const other = await create(auth);
     await waitForStatus(h, other, 'done');
 
-    const wrongStage = await h.app.inject({ method: 'POST', url: `/v1/tasks/${id}/approve`, headers: auth, payload: { stage: 'diff' } });
+    const wrongStage = await h.app.inject({
+      method: 'POST',
+      url: `/v1/tasks/${id}/approve`,
+      headers: auth,
+      payload: { stage: 'diff' },
+    });
     expect(wrongStage.statusCode).toBe(409);
     expect(wrongStage.json().error).toBe('conflict');
-    const badStage = await h.app.inject({ method: 'POST', url: `/v1/tasks/${id}/approve`, headers: auth, payload: { stage: 'code' } });
+    const badStage = await h.app.inject({
+      method: 'POST',
+      url: `/v1/tasks/${id}/approve`,
+      headers: auth,
+      payload: { stage: 'code' },
+    });
     expect(badStage.statusCode).toBe(400);
     expect(badStage.json().message).toContain('stage');
 
@@ -149,20 +207,64 @@ describe('approval gates', () => {
     expect(approved.json()).toMatchObject({ ok: true, task: { id, status: 'running' } });
     await waitForStatus(h, id, 'awaiting_diff');
     const locator = calls.find((c) => c.taskId === id && c.step === 'locator')!;
-    expect(locator.outputs.planner).toMatchObject({ summary: 'reviewer: change two lines', likely_files: ['b.py'], steps: ['edit'], edited_by_reviewer: true });
-    expect(calls.filter((c) => c.taskId === id).map((c) => c.step)).toEqual(['planner', 'locator', 'inspector', 'fixer']);
+    expect(locator.outputs.planner).toMatchObject({
+      summary: 'reviewer: change two lines',
+      likely_files: ['b.py'],
+      steps: ['edit'],
+      edited_by_reviewer: true,
+    });
+    expect(calls.filter((c) => c.taskId === id).map((c) => c.step)).toEqual([
+      'planner',
+      'locator',
+      'inspector',
+      'fixer',
+    ]);
 
-    expect((await h.app.inject({ method: 'POST', url: `/v1/tasks/${id}/approve`, headers: auth, payload: { stage: 'plan' } })).statusCode).toBe(409);
-    expect((await h.app.inject({ method: 'POST', url: `/v1/tasks/${id}/approve`, headers: auth, payload: { stage: 'diff' } })).statusCode).toBe(200);
+    expect(
+      (
+        await h.app.inject({
+          method: 'POST',
+          url: `/v1/tasks/${id}/approve`,
+          headers: auth,
+          payload: { stage: 'plan' },
+        })
+      ).statusCode,
+    ).toBe(409);
+    expect(
+      (
+        await h.app.inject({
+          method: 'POST',
+          url: `/v1/tasks/${id}/approve`,
+          headers: auth,
+          payload: { stage: 'diff' },
+        })
+      ).statusCode,
+    ).toBe(200);
     await waitForStatus(h, id, 'done');
-    expect(calls.filter((c) => c.taskId === id).map((c) => c.step)).toEqual(['planner', 'locator', 'inspector', 'fixer', 'validator', 'pr']);
+    expect(calls.filter((c) => c.taskId === id).map((c) => c.step)).toEqual([
+      'planner',
+      'locator',
+      'inspector',
+      'fixer',
+      'validator',
+      'pr',
+    ]);
     const metrics = (await h.app.inject({ method: 'GET', url: '/metrics' })).body;
     expect(metrics).toMatch(/^emend_gate_waits_total\{stage="plan"\} [1-9]/m);
     expect(metrics).toMatch(/^emend_gate_waits_total\{stage="diff"\} [1-9]/m);
     expect(metrics).toMatch(/^emend_step_duration_seconds_count\{step="validator"\} [1-9]/m);
     expect(metrics).toMatch(/^emend_tasks_finished_total\{status="done",task_type="fix",mode="pr"\} [1-9]/m);
     const other404 = await newAccount(h, { plan: 'pro' });
-    expect((await h.app.inject({ method: 'POST', url: `/v1/tasks/${id}/approve`, headers: other404.auth, payload: { stage: 'plan' } })).statusCode).toBe(404);
+    expect(
+      (
+        await h.app.inject({
+          method: 'POST',
+          url: `/v1/tasks/${id}/approve`,
+          headers: other404.auth,
+          payload: { stage: 'plan' },
+        })
+      ).statusCode,
+    ).toBe(404);
   });
 
   it('cancels a gate left unapproved for 5 minutes and releases the credit (injected clock)', async () => {
@@ -185,11 +287,12 @@ describe('approval gates', () => {
 });
 
 describe('kill', () => {
-
   it('kills a running task’s whole process tree before answering, releases the credit, and 409s a finished task', async () => {
     const spawned = deferred<number[]>();
     const inspector: StepFn = async (_payload, helpers) => {
-      const child = helpers.spawn('sh', ['-c', 'sleep 300 & echo $!; sleep 300 & echo $!; wait'], { stdio: ['ignore', 'pipe', 'ignore'] });
+      const child = helpers.spawn('sh', ['-c', 'sleep 300 & echo $!; sleep 300 & echo $!; wait'], {
+        stdio: ['ignore', 'pipe', 'ignore'],
+      });
       const pids: number[] = [child.pid!];
       child.stdout!.on('data', (b: Buffer) => {
         pids.push(...String(b).split('\n').filter(Boolean).map(Number));
@@ -227,8 +330,12 @@ describe('kill', () => {
     const waiting = await create(auth, { approval_mode: 'manual' });
     await waitForStatus(h, waiting, 'awaiting_plan');
     const other = await newAccount(h, { plan: 'pro' });
-    expect((await h.app.inject({ method: 'POST', url: `/v1/tasks/${waiting}/kill`, headers: other.auth })).statusCode).toBe(404);
-    expect((await h.app.inject({ method: 'POST', url: `/v1/tasks/${waiting}/kill`, headers: auth })).json().task.status).toBe('cancelled');
+    expect(
+      (await h.app.inject({ method: 'POST', url: `/v1/tasks/${waiting}/kill`, headers: other.auth })).statusCode,
+    ).toBe(404);
+    expect(
+      (await h.app.inject({ method: 'POST', url: `/v1/tasks/${waiting}/kill`, headers: auth })).json().task.status,
+    ).toBe('cancelled');
   });
 });
 
@@ -246,14 +353,23 @@ describe('continue', () => {
     await waitForStatus(h, child.id, 'done');
     expect(calls.filter((c) => c.taskId === child.id).map((c) => c.step)).toEqual(['validator', 'pr']);
     expect(await logsOf(h, child.id)).toEqual([
-      'planner:done', 'locator:done', 'inspector:done', 'fixer:done', 'validator:running', 'validator:done', 'pr:running', 'pr:done',
+      'planner:done',
+      'locator:done',
+      'inspector:done',
+      'fixer:done',
+      'validator:running',
+      'validator:done',
+      'pr:running',
+      'pr:done',
     ]);
     expect(await ledgerBalance(h.deps.db, account.id)).toBe(0);
     // no credit, no BYOK: 402; the child (pr mode) cannot be continued: 409
     const again = await h.app.inject({ method: 'POST', url: `/v1/tasks/${parent}/continue`, headers: auth });
     expect(again.statusCode).toBe(402);
     expect(again.json().error).toBe('NO_CREDITS');
-    expect((await h.app.inject({ method: 'POST', url: `/v1/tasks/${child.id}/continue`, headers: auth })).statusCode).toBe(409);
+    expect(
+      (await h.app.inject({ method: 'POST', url: `/v1/tasks/${child.id}/continue`, headers: auth })).statusCode,
+    ).toBe(409);
     await h.app.inject({ method: 'POST', url: '/v1/me/byok', headers: auth, payload: { enabled: true } });
     const byok = await h.app.inject({ method: 'POST', url: `/v1/tasks/${parent}/continue`, headers: auth });
     expect(byok.statusCode).toBe(201);
@@ -263,8 +379,12 @@ describe('continue', () => {
   it('answers 409 for a preview not done, and 402 DEMO_LIMIT_REACHED to demo tokens', async () => {
     const { auth } = await newAccount(h, { plan: 'free', credits: 5 });
     const pending = await create(auth);
-    expect((await h.app.inject({ method: 'POST', url: `/v1/tasks/${pending}/continue`, headers: auth })).statusCode).toBe(409);
-    const demo = (await h.app.inject({ method: 'POST', url: '/v1/demo/token', payload: { email: 'c@example.com' } })).json().token;
+    expect(
+      (await h.app.inject({ method: 'POST', url: `/v1/tasks/${pending}/continue`, headers: auth })).statusCode,
+    ).toBe(409);
+    const demo = (
+      await h.app.inject({ method: 'POST', url: '/v1/demo/token', payload: { email: 'c@example.com' } })
+    ).json().token;
     const demoAuth = { authorization: `Bearer ${demo}` };
     const demoTask = await create(demoAuth);
     const res = await h.app.inject({ method: 'POST', url: `/v1/tasks/${demoTask}/continue`, headers: demoAuth });

@@ -11,7 +11,13 @@ import { type StreamTimings, taskStreamRoutes } from '../../src/http/routes/task
 import { sharedSchemas } from '../../src/http/schemas.js';
 import { installValidators } from '../../src/http/validation.js';
 import { newId } from '../../src/ids.js';
-import { PIPELINE, type StepFn, type StepName, type StepRegistry, type StepResult } from '../../src/pipeline/step-types.js';
+import {
+  PIPELINE,
+  type StepFn,
+  type StepName,
+  type StepRegistry,
+  type StepResult,
+} from '../../src/pipeline/step-types.js';
 import { appendLog, notifyTask } from '../../src/tasks/task-logs.js';
 import { startWorker } from '../../src/worker/worker.js';
 import { type Harness, newAccount, startHarness } from '../support/harness.js';
@@ -59,7 +65,17 @@ type Status = 'pending' | 'running' | 'done' | 'failed' | 'cancelled' | 'awaitin
 /** A task row written directly: no queue job, so no worker ever runs it. */
 async function insertTask(accountId: string): Promise<string> {
   const id = newId();
-  await h.deps.db.insert(tasks).values({ id, accountId, taskType: 'fix', mode: 'preview', status: 'pending', prompt: 'stream me', createdAt: h.clock.now() });
+  await h.deps.db
+    .insert(tasks)
+    .values({
+      id,
+      accountId,
+      taskType: 'fix',
+      mode: 'preview',
+      status: 'pending',
+      prompt: 'stream me',
+      createdAt: h.clock.now(),
+    });
   return id;
 }
 
@@ -70,17 +86,30 @@ async function moveTo(id: string, ...path: Status[]) {
 
 /** Log rows written directly: no NOTIFY, as if it had been lost. */
 async function insertLogsQuietly(id: string, n: number, step = 'locator') {
-  const rows = Array.from({ length: n }, (_, i) => ({ taskId: id, step, status: 'running', output: { i }, createdAt: h.clock.now() }));
+  const rows = Array.from({ length: n }, (_, i) => ({
+    taskId: id,
+    step,
+    status: 'running',
+    output: { i },
+    createdAt: h.clock.now(),
+  }));
   const ids: number[] = [];
   for (let i = 0; i < rows.length; i += 500) {
-    const inserted = await h.deps.db.insert(taskLogs).values(rows.slice(i, i + 500)).returning({ id: taskLogs.id });
+    const inserted = await h.deps.db
+      .insert(taskLogs)
+      .values(rows.slice(i, i + 500))
+      .returning({ id: taskLogs.id });
     ids.push(...inserted.map((r) => r.id));
   }
   return ids;
 }
 
 async function logIdsOf(id: string) {
-  const rows = await h.deps.db.select({ id: taskLogs.id }).from(taskLogs).where(eq(taskLogs.taskId, id)).orderBy(taskLogs.id);
+  const rows = await h.deps.db
+    .select({ id: taskLogs.id })
+    .from(taskLogs)
+    .where(eq(taskLogs.taskId, id))
+    .orderBy(taskLogs.id);
   return rows.map((r) => r.id);
 }
 
@@ -111,7 +140,8 @@ async function waitUntil(what: string, probe: () => boolean, timeoutMs = 10_000)
   }
 }
 
-const warnings = (from: number) => h.logLines.slice(from).filter((l) => (JSON.parse(l) as { level: number }).level >= 40);
+const warnings = (from: number) =>
+  h.logLines.slice(from).filter((l) => (JSON.parse(l) as { level: number }).level >= 40);
 
 function deferred() {
   let resolve!: () => void;
@@ -124,12 +154,20 @@ function deferred() {
 describe('GET /v1/tasks/{id}/logs/stream', () => {
   it('follows a live run: connected, a state snapshot, logs in order, state changes, end, then the stream closes', async () => {
     const { auth } = await newAccount(h, { plan: 'pro', credits: 5 });
-    const created = await h.app.inject({ method: 'POST', url: '/v1/tasks', headers: auth, payload: { prompt: 'Fix the crash', repo_url: 'https://github.com/psf/requests' } });
+    const created = await h.app.inject({
+      method: 'POST',
+      url: '/v1/tasks',
+      headers: auth,
+      payload: { prompt: 'Fix the crash', repo_url: 'https://github.com/psf/requests' },
+    });
     expect(created.statusCode).toBe(201);
     const id: string = created.json().id;
 
     // Each step waits until the test lets it go, so every event can be seen arriving live.
-    const release = Object.fromEntries(PIPELINE.map((s) => [s, deferred()])) as Record<StepName, ReturnType<typeof deferred>>;
+    const release = Object.fromEntries(PIPELINE.map((s) => [s, deferred()])) as Record<
+      StepName,
+      ReturnType<typeof deferred>
+    >;
     const result = (step: StepName): StepResult => {
       if (step === 'validator') return { output: { passed: true }, passed: true };
       if (step === 'pr') return { output: { pr_url: 'https://github.com/psf/requests/pull/7' } };
@@ -184,7 +222,9 @@ describe('GET /v1/tasks/{id}/logs/stream', () => {
 
     // Every log row, in order, once; each carries its row id, and nothing else carries an id.
     const logs = logsOf(s);
-    expect(logs.map((e) => `${dataOf(e).step}:${dataOf(e).status}`)).toEqual(PIPELINE.flatMap((st) => [`${st}:running`, `${st}:done`]));
+    expect(logs.map((e) => `${dataOf(e).step}:${dataOf(e).status}`)).toEqual(
+      PIPELINE.flatMap((st) => [`${st}:running`, `${st}:done`]),
+    );
     expect(logs.map((e) => Number(e.lastEventId))).toEqual(await logIdsOf(id));
     expect(logs.every((e) => e.hasId)).toBe(true);
     expect(events.filter((e) => e.event !== 'log').some((e) => e.hasId)).toBe(false);
@@ -352,14 +392,22 @@ describe('GET /v1/tasks/{id}/logs/stream', () => {
       expect(Number(log.lastEventId)).toBe(logId);
       await moveTo(id, 'running');
       await s.waitFor((i) => isEvent('state')(i) && dataOf(i).status === 'running');
-      await h.deps.db.update(tasks).set({ prUrl: 'https://github.com/a/b/pull/1', costUsd: 0.5 }).where(eq(tasks.id, id));
+      await h.deps.db
+        .update(tasks)
+        .set({ prUrl: 'https://github.com/a/b/pull/1', costUsd: 0.5 })
+        .where(eq(tasks.id, id));
       await s.waitFor((i) => isEvent('state')(i) && dataOf(i).pr_url !== null);
       const more = await insertLogsQuietly(id, 2, 'pr');
       await moveTo(id, 'done');
       await s.waitFor(isEvent('end'));
       await s.closed;
       expect(logsOf(s).map((e) => Number(e.lastEventId))).toEqual([logId, ...more]);
-      expect(s.events().filter((e) => e.event === 'state').map(dataOf)).toEqual([
+      expect(
+        s
+          .events()
+          .filter((e) => e.event === 'state')
+          .map(dataOf),
+      ).toEqual([
         { status: 'pending', pr_url: null, cost_usd: 0 },
         { status: 'running', pr_url: null, cost_usd: 0 },
         { status: 'running', pr_url: 'https://github.com/a/b/pull/1', cost_usd: 0.5 },
@@ -444,7 +492,9 @@ describe('GET /v1/tasks/{id}/logs/stream', () => {
     const { account, auth } = await newAccount(h);
     const id = await insertTask(account.id);
     await waitUntil('earlier streams to let go', () => liveSubscriptions === 0);
-    const streams = await Promise.all([1, 2].map(() => openSse(streamUrl(id, origin), { headers: auth }).then(mustOpen)));
+    const streams = await Promise.all(
+      [1, 2].map(() => openSse(streamUrl(id, origin), { headers: auth }).then(mustOpen)),
+    );
     await Promise.all(streams.map((s) => s.waitFor(isEvent('state'))));
     expect(liveSubscriptions).toBe(2);
     await app.close();

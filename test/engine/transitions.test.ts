@@ -29,7 +29,12 @@ const PATH: Record<TaskStatus, TaskStatus[]> = {
 
 async function taskIn(status: TaskStatus): Promise<string> {
   h.clock.advance(61_000); // stay clear of the task-creation rate limit
-  const res = await h.app.inject({ method: 'POST', url: '/v1/tasks', headers: auth, payload: { prompt: 'state machine', repo_url: 'https://github.com/a/b' } });
+  const res = await h.app.inject({
+    method: 'POST',
+    url: '/v1/tasks',
+    headers: auth,
+    payload: { prompt: 'state machine', repo_url: 'https://github.com/a/b' },
+  });
   const id = res.json().id as string;
   for (const step of PATH[status]) await h.deps.db.update(tasks).set({ status: step }).where(eq(tasks.id, id));
   return id;

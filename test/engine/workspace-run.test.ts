@@ -21,10 +21,17 @@ afterAll(async () => {
 
 describe('a run’s workspace', () => {
   it('is checked out for the steps, carries the fixer’s diff across a gate to a new run on the same base commit, and is removed at the end', async () => {
-    const { commit: base } = h.github.createRepo('acme', 'app', { files: { 'app.py': 'x = 1\n', 'README.md': '# app\n' } });
+    const { commit: base } = h.github.createRepo('acme', 'app', {
+      files: { 'app.py': 'x = 1\n', 'README.md': '# app\n' },
+    });
     const inspector: StepFn = async (_p, helpers) => {
       const ws = await helpers.workspace();
-      seen.push({ step: 'inspector', dir: ws.dir, baseCommit: ws.baseCommit, app: readFileSync(join(ws.dir, 'app.py'), 'utf8') });
+      seen.push({
+        step: 'inspector',
+        dir: ws.dir,
+        baseCommit: ws.baseCommit,
+        app: readFileSync(join(ws.dir, 'app.py'), 'utf8'),
+      });
       return { output: {} };
     };
     const fixer: StepFn = async (_p, helpers) => {
@@ -47,7 +54,12 @@ describe('a run’s workspace', () => {
       return { output: { passed: true }, passed: true };
     };
     const { steps } = recordingSteps({ inspector, fixer, validator });
-    worker = await startWorker(h.deps, steps, { concurrency: 1, heartbeatMs: 200, staleMs: 2000, maintenanceMs: 60_000 });
+    worker = await startWorker(h.deps, steps, {
+      concurrency: 1,
+      heartbeatMs: 200,
+      staleMs: 2000,
+      maintenanceMs: 60_000,
+    });
     const { auth } = await newAccount(h, { plan: 'pro', credits: 1 });
     const res = await h.app.inject({
       method: 'POST',
@@ -69,20 +81,36 @@ describe('a run’s workspace', () => {
     await h.app.inject({ method: 'POST', url: `/v1/tasks/${id}/approve`, headers: auth, payload: { stage: 'diff' } });
     await waitForStatus(h, id, 'done');
     expect(seen[0]).toMatchObject({ step: 'inspector', baseCommit: base, app: 'x = 1\n' });
-    expect(seen[1]).toMatchObject({ step: 'validator', baseCommit: base, app: 'x = 2\n', newFile: true, readme: '# app\n' });
+    expect(seen[1]).toMatchObject({
+      step: 'validator',
+      baseCommit: base,
+      app: 'x = 2\n',
+      newFile: true,
+      readme: '# app\n',
+    });
     expect(existsSync(workDir)).toBe(false);
   });
 
   it('a worker starting up removes checkouts of tasks that no longer run', async () => {
     const { auth } = await newAccount(h, { plan: 'pro', credits: 1 });
-    const res = await h.app.inject({ method: 'POST', url: '/v1/tasks', headers: auth, payload: { prompt: 'left behind', repo_url: `${h.github.webUrl}/acme/app` } });
+    const res = await h.app.inject({
+      method: 'POST',
+      url: '/v1/tasks',
+      headers: auth,
+      payload: { prompt: 'left behind', repo_url: `${h.github.webUrl}/acme/app` },
+    });
     const id = res.json().id as string;
     await waitForStatus(h, id, 'done');
     const orphan = join(h.deps.config.dataDir, 'work', id, 'tree');
     mkdirSync(orphan, { recursive: true });
     writeFileSync(join(orphan, 'left.txt'), 'from a worker that died\n');
     await worker.stop();
-    worker = await startWorker(h.deps, recordingSteps().steps, { concurrency: 1, heartbeatMs: 200, staleMs: 2000, maintenanceMs: 60_000 });
+    worker = await startWorker(h.deps, recordingSteps().steps, {
+      concurrency: 1,
+      heartbeatMs: 200,
+      staleMs: 2000,
+      maintenanceMs: 60_000,
+    });
     expect(existsSync(join(h.deps.config.dataDir, 'work', id))).toBe(false);
   });
 });

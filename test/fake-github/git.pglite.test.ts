@@ -29,13 +29,17 @@ describe('fake GitHub: git smart HTTP through the git CLI', () => {
    * fake answers from this same process.
    */
   const git = (cwd: string, token: string | undefined, ...args: string[]) => {
-    const auth = token ? ['-c', `http.extraHeader=Authorization: Basic ${Buffer.from(`x-access-token:${token}`).toString('base64')}`] : [];
+    const auth = token
+      ? ['-c', `http.extraHeader=Authorization: Basic ${Buffer.from(`x-access-token:${token}`).toString('base64')}`]
+      : [];
     const child = spawn('git', [...auth, ...args], { cwd, env: env(), stdio: ['ignore', 'pipe', 'pipe'] });
     let stdout = '';
     let stderr = '';
     child.stdout.on('data', (d: Buffer) => (stdout += d.toString('utf8')));
     child.stderr.on('data', (d: Buffer) => (stderr += d.toString('utf8')));
-    return new Promise<{ status: number | null; stdout: string; stderr: string }>((resolve) => child.on('close', (status) => resolve({ status, stdout, stderr })));
+    return new Promise<{ status: number | null; stdout: string; stderr: string }>((resolve) =>
+      child.on('close', (status) => resolve({ status, stdout, stderr })),
+    );
   };
   const clone = async (token: string | undefined, path: string) => {
     const dir = mkdtempSync(join(home, 'clone-'));
@@ -48,7 +52,11 @@ describe('fake GitHub: git smart HTTP through the git CLI', () => {
     home = mkdtempSync(join(tmpdir(), 'emend-fake-github-test-'));
     alice = gh.addUser('alice');
     stranger = gh.addUser('stranger');
-    gh.createRepo('acme', 'widget', { files: { 'README.md': '# widget\n', 'src/a.py': 'x = 1\n' }, collaborators: ['alice'], protectedBranches: ['main'] });
+    gh.createRepo('acme', 'widget', {
+      files: { 'README.md': '# widget\n', 'src/a.py': 'x = 1\n' },
+      collaborators: ['alice'],
+      protectedBranches: ['main'],
+    });
     gh.createRepo('acme', 'vault', { private: true, files: { 'secret.txt': 'hush\n' }, collaborators: ['alice'] });
   });
   afterAll(async () => {
@@ -61,7 +69,9 @@ describe('fake GitHub: git smart HTTP through the git CLI', () => {
       const c = await clone(undefined, path);
       expect(c.status, c.stderr).toBe(0);
       expect(readFileSync(join(c.dir, 'src/a.py'), 'utf8')).toBe('x = 1\n');
-      expect((await git(c.dir, undefined, 'rev-parse', 'HEAD')).stdout.trim()).toBe(gh.branchHead('acme', 'widget', 'main'));
+      expect((await git(c.dir, undefined, 'rev-parse', 'HEAD')).stdout.trim()).toBe(
+        gh.branchHead('acme', 'widget', 'main'),
+      );
     }
     const anon = gh.requests.filter((r) => r.kind === 'git' && r.path.startsWith('/acme/widget'));
     expect(anon.length).toBeGreaterThan(0);
@@ -85,8 +95,17 @@ describe('fake GitHub: git smart HTTP through the git CLI', () => {
     expect(ok.status, ok.stderr).toBe(0);
     expect(readFileSync(join(ok.dir, 'secret.txt'), 'utf8')).toBe('hush\n');
 
-    const statuses = gh.requests.filter((r) => r.path.startsWith('/acme/vault.git/info/refs')).map((r) => [r.status, r.authenticated]);
-    expect(statuses).toEqual(expect.arrayContaining([[401, false], [404, true], [401, true], [200, true]]));
+    const statuses = gh.requests
+      .filter((r) => r.path.startsWith('/acme/vault.git/info/refs'))
+      .map((r) => [r.status, r.authenticated]);
+    expect(statuses).toEqual(
+      expect.arrayContaining([
+        [401, false],
+        [404, true],
+        [401, true],
+        [200, true],
+      ]),
+    );
     expect(JSON.stringify(gh.requests)).not.toContain(alice.token);
   });
 
@@ -115,7 +134,9 @@ describe('fake GitHub: git smart HTTP through the git CLI', () => {
 
     const receive = gh.requests.filter((r) => r.path === '/acme/widget.git/git-receive-pack');
     expect(receive.map((r) => r.status)).toEqual([200]);
-    const advert = gh.requests.filter((r) => r.path === '/acme/widget.git/info/refs?service=git-receive-pack').map((r) => r.status);
+    const advert = gh.requests
+      .filter((r) => r.path === '/acme/widget.git/info/refs?service=git-receive-pack')
+      .map((r) => r.status);
     expect(advert).toEqual(expect.arrayContaining([403, 401, 200]));
   });
 
@@ -135,7 +156,10 @@ describe('fake GitHub: git smart HTTP through the git CLI', () => {
     expect(gh.branchHead('acme', 'widget', 'main')).not.toBe(before);
 
     // A stranger forks over REST and pushes to the fork (not protected there) with the same token.
-    const fork = await fetch(`${gh.apiUrl}/repos/acme/widget/forks`, { method: 'POST', headers: { authorization: `token ${stranger.token}` } });
+    const fork = await fetch(`${gh.apiUrl}/repos/acme/widget/forks`, {
+      method: 'POST',
+      headers: { authorization: `token ${stranger.token}` },
+    });
     expect(fork.status).toBe(202);
     const cloneUrl = ((await fork.json()) as { clone_url: string }).clone_url;
     expect(cloneUrl).toBe(`${gh.webUrl}/stranger/widget.git`);

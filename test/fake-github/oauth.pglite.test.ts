@@ -15,7 +15,8 @@ describe('fake GitHub: the OAuth web flow', () => {
     await gh?.close();
   });
 
-  const authorize = (params: Record<string, string>) => fetch(`${gh.webUrl}/login/oauth/authorize?${new URLSearchParams(params)}`, { redirect: 'manual' });
+  const authorize = (params: Record<string, string>) =>
+    fetch(`${gh.webUrl}/login/oauth/authorize?${new URLSearchParams(params)}`, { redirect: 'manual' });
 
   it('redirects back with an access_denied error before anyone approves, and 400 for an unknown client', async () => {
     const denied = await authorize({ client_id: 'Iv1.client', redirect_uri: callback, state: 's1', scope: 'repo' });
@@ -30,7 +31,12 @@ describe('fake GitHub: the OAuth web flow', () => {
 
   it('approves as the configured user, trades the code for a token once, and the token works on REST', async () => {
     gh.oauthAs('alice');
-    const res = await authorize({ client_id: 'Iv1.client', redirect_uri: callback, state: 'xyz', scope: 'repo user:email' });
+    const res = await authorize({
+      client_id: 'Iv1.client',
+      redirect_uri: callback,
+      state: 'xyz',
+      scope: 'repo user:email',
+    });
     expect(res.status).toBe(302);
     const location = new URL(res.headers.get('location')!);
     expect(`${location.origin}${location.pathname}`).toBe(callback);
@@ -41,7 +47,9 @@ describe('fake GitHub: the OAuth web flow', () => {
     const exchange = (body: Record<string, string>, json = true) =>
       fetch(`${gh.webUrl}/login/oauth/access_token`, {
         method: 'POST',
-        headers: json ? { accept: 'application/json', 'content-type': 'application/json' } : { accept: 'application/json', 'content-type': 'application/x-www-form-urlencoded' },
+        headers: json
+          ? { accept: 'application/json', 'content-type': 'application/json' }
+          : { accept: 'application/json', 'content-type': 'application/x-www-form-urlencoded' },
         body: json ? JSON.stringify(body) : new URLSearchParams(body).toString(),
       });
 
@@ -49,13 +57,23 @@ describe('fake GitHub: the OAuth web flow', () => {
     expect(wrongSecret.status).toBe(200);
     expect(((await wrongSecret.json()) as { error: string }).error).toBe('incorrect_client_credentials');
 
-    const good = await exchange({ client_id: 'Iv1.client', client_secret: 'shh-secret', code, redirect_uri: callback }, false);
+    const good = await exchange(
+      { client_id: 'Iv1.client', client_secret: 'shh-secret', code, redirect_uri: callback },
+      false,
+    );
     expect(good.status).toBe(200);
     const token = (await good.json()) as { access_token: string; token_type: string; scope: string };
-    expect(token).toEqual({ access_token: expect.stringMatching(/^gho_[A-Za-z0-9]{36}$/), token_type: 'bearer', scope: 'repo,user:email' });
+    expect(token).toEqual({
+      access_token: expect.stringMatching(/^gho_[A-Za-z0-9]{36}$/),
+      token_type: 'bearer',
+      scope: 'repo,user:email',
+    });
 
     const again = await exchange({ client_id: 'Iv1.client', client_secret: 'shh-secret', code });
-    expect(await again.json()).toMatchObject({ error: 'bad_verification_code', error_description: 'The code passed is incorrect or expired.' });
+    expect(await again.json()).toMatchObject({
+      error: 'bad_verification_code',
+      error_description: 'The code passed is incorrect or expired.',
+    });
 
     const me = await new Octokit({ auth: token.access_token, baseUrl: gh.apiUrl }).rest.users.getAuthenticated();
     expect(me.data.login).toBe('alice');

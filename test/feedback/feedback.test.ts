@@ -17,7 +17,12 @@ async function doneTask(accountId: string, over: Parameters<typeof taskRow>[2] =
 }
 
 const post = (auth: Record<string, string>, id: string, payload?: unknown) =>
-  h.app.inject({ method: 'POST', url: `/v1/tasks/${id}/feedback`, headers: auth, ...(payload === undefined ? {} : { payload: payload as object }) });
+  h.app.inject({
+    method: 'POST',
+    url: `/v1/tasks/${id}/feedback`,
+    headers: auth,
+    ...(payload === undefined ? {} : { payload: payload as object }),
+  });
 
 describe('POST /v1/tasks/{id}/feedback: validation', () => {
   it('answers 400 bad_request naming the field for every value out of range, and takes the bounds', async () => {
@@ -44,15 +49,33 @@ describe('POST /v1/tasks/{id}/feedback: validation', () => {
       const res = await post(auth, id, payload);
       expect(res.statusCode, JSON.stringify(payload)).toBe(400);
       expect(res.json().error).toBe('bad_request');
-      expect(res.json().message.startsWith(`${field}:`), `${JSON.stringify(payload)} → ${res.json().message}`).toBe(true);
+      expect(res.json().message.startsWith(`${field}:`), `${JSON.stringify(payload)} → ${res.json().message}`).toBe(
+        true,
+      );
     }
     // every field is optional: {} and no body at all change nothing and answer the (empty) feedback, writing no row
     for (const res of [await post(auth, id, {}), await post(auth, id)]) {
       expect(res.statusCode, res.body).toBe(200);
-      expect(res.json()).toMatchObject({ task_id: id, rating: null, correct: null, reuse: null, note: null, history_count: 0 });
+      expect(res.json()).toMatchObject({
+        task_id: id,
+        rating: null,
+        correct: null,
+        reuse: null,
+        note: null,
+        history_count: 0,
+      });
     }
     expect(await h.deps.db.select().from(taskFeedback).where(eq(taskFeedback.taskId, id))).toEqual([]);
-    for (const payload of [{ rating: 0 }, { rating: 5 }, { correct: 'yes' }, { correct: 'partial' }, { correct: 'no' }, { reuse: 'yes' }, { reuse: 'no' }, { note: 'x'.repeat(4000) }]) {
+    for (const payload of [
+      { rating: 0 },
+      { rating: 5 },
+      { correct: 'yes' },
+      { correct: 'partial' },
+      { correct: 'no' },
+      { reuse: 'yes' },
+      { reuse: 'no' },
+      { note: 'x'.repeat(4000) },
+    ]) {
       const res = await post(auth, id, payload);
       expect(res.statusCode, `${JSON.stringify(payload).slice(0, 40)}: ${res.body.slice(0, 200)}`).toBe(200);
     }
@@ -103,14 +126,31 @@ describe('feedback updates', () => {
     const { auth, account } = await newAccount(h, { scm: false });
     const id = await doneTask(account.id);
     const first = await post(auth, id, { rating: 4 });
-    expect(first.json()).toMatchObject({ task_id: id, rating: 4, correct: null, reuse: null, note: null, history_count: 1 });
+    expect(first.json()).toMatchObject({
+      task_id: id,
+      rating: 4,
+      correct: null,
+      reuse: null,
+      note: null,
+      history_count: 1,
+    });
     expect(first.json().updated_at).toMatch(/^\d{4}-\d\d-\d\dT/);
     h.clock.advance(1000);
     const second = await post(auth, id, { correct: 'partial', note: 'The fix missed the second call site.' });
-    expect(second.json()).toMatchObject({ rating: 4, correct: 'partial', reuse: null, note: 'The fix missed the second call site.', history_count: 2 });
+    expect(second.json()).toMatchObject({
+      rating: 4,
+      correct: 'partial',
+      reuse: null,
+      note: 'The fix missed the second call site.',
+      history_count: 2,
+    });
     // the same post again is harmless: same current feedback, one more history row
     const again = await post(auth, id, { correct: 'partial', note: 'The fix missed the second call site.' });
-    expect({ ...again.json(), history_count: 0, updated_at: '' }).toEqual({ ...second.json(), history_count: 0, updated_at: '' });
+    expect({ ...again.json(), history_count: 0, updated_at: '' }).toEqual({
+      ...second.json(),
+      history_count: 0,
+      updated_at: '',
+    });
     expect(again.json().history_count).toBe(3);
     // an empty note clears the note; a new rating replaces the old
     const cleared = await post(auth, id, { note: '  ', rating: 0 });
@@ -144,7 +184,9 @@ describe('feedback updates', () => {
 
 describe('demo tokens', () => {
   it('may give feedback on their own tasks only, and get 403 on memory and training data', async () => {
-    const demo = (await h.app.inject({ method: 'POST', url: '/v1/demo/token', payload: { email: 'demo-feedback@example.com' } })).json().token as string;
+    const demo = (
+      await h.app.inject({ method: 'POST', url: '/v1/demo/token', payload: { email: 'demo-feedback@example.com' } })
+    ).json().token as string;
     const demoAuth = { authorization: `Bearer ${demo}` };
     const me = (await h.app.inject({ method: 'GET', url: '/v1/me', headers: demoAuth })).json();
     const own = await doneTask(me.id, { mode: 'preview' });

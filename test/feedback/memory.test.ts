@@ -35,11 +35,25 @@ describe('feedback becomes repo memory, end to end', { timeout: 300_000 }, () =>
     expect(await rememberedTestCommand(h.deps, owner.account.id, calcUrl)).toBe(validator.command);
     expect(await rememberedTestCommand(h.deps, stranger.account.id, calcUrl)).toBeUndefined();
 
-    const fb = await h.app.inject({ method: 'POST', url: `/v1/tasks/${first.task.id}/feedback`, headers: owner.auth, payload: { correct: 'no', note: LESSON, rating: 1 } });
+    const fb = await h.app.inject({
+      method: 'POST',
+      url: `/v1/tasks/${first.task.id}/feedback`,
+      headers: owner.auth,
+      payload: { correct: 'no', note: LESSON, rating: 1 },
+    });
     expect(fb.statusCode, fb.body).toBe(200);
-    const memory = (await h.app.inject({ method: 'GET', url: `/v1/me/memory?repo=${encodeURIComponent(calcUrl)}`, headers: owner.auth })).json();
+    const memory = (
+      await h.app.inject({
+        method: 'GET',
+        url: `/v1/me/memory?repo=${encodeURIComponent(calcUrl)}`,
+        headers: owner.auth,
+      })
+    ).json();
     const lesson = memory.items.find((i: { kind: string }) => i.kind === 'lesson');
-    expect(lesson).toMatchObject({ task_id: first.task.id, content: { note: LESSON, correct: 'no', files: ['calc/ops.py'] } });
+    expect(lesson).toMatchObject({
+      task_id: first.task.id,
+      content: { note: LESSON, correct: 'no', files: ['calc/ops.py'] },
+    });
     expect(lesson.content.prompt).toBe(first.task.prompt);
     expect(lesson.text).toContain(LESSON);
     expect(memory.items.map((i: { kind: string }) => i.kind).sort()).toEqual(['lesson', 'test_command']);
@@ -75,9 +89,16 @@ describe('memory rules and /v1/me/memory', () => {
 
   const REPO = 'https://github.com/acme/widgets';
   const items = async (auth: Record<string, string>, repo = REPO) => {
-    const res = await h.app.inject({ method: 'GET', url: `/v1/me/memory?repo=${encodeURIComponent(repo)}`, headers: auth });
+    const res = await h.app.inject({
+      method: 'GET',
+      url: `/v1/me/memory?repo=${encodeURIComponent(repo)}`,
+      headers: auth,
+    });
     expect(res.statusCode, res.body).toBe(200);
-    return res.json() as { repo: string; items: { id: string; kind: string; text: string; content: Record<string, unknown>; task_id: string | null }[] };
+    return res.json() as {
+      repo: string;
+      items: { id: string; kind: string; text: string; content: Record<string, unknown>; task_id: string | null }[];
+    };
   };
   const feedback = (auth: Record<string, string>, id: string, payload: object) =>
     h.app.inject({ method: 'POST', url: `/v1/tasks/${id}/feedback`, headers: auth, payload });
@@ -148,13 +169,21 @@ describe('memory rules and /v1/me/memory', () => {
     const row = taskRow(account.id, 9);
     await insertTasks(h.deps.db, [row]);
     await feedback(auth, row.id!, { correct: 'no', note: 'Use the helper in utils.' });
-    for (const spelling of ['https://github.com/ACME/Widgets', 'https://github.com/acme/widgets.git', 'https://github.com/acme/widgets/']) {
+    for (const spelling of [
+      'https://github.com/ACME/Widgets',
+      'https://github.com/acme/widgets.git',
+      'https://github.com/acme/widgets/',
+    ]) {
       const mem = await items(auth, spelling);
       expect(mem.items, spelling).toHaveLength(1);
     }
     expect((await items(auth, 'https://github.com/acme/widgets')).repo).toBe('https://github.com/acme/widgets');
     for (const bad of ['https://gitlab.com/acme/widgets', 'not a url', 'https://github.com/acme']) {
-      const res = await h.app.inject({ method: 'GET', url: `/v1/me/memory?repo=${encodeURIComponent(bad)}`, headers: auth });
+      const res = await h.app.inject({
+        method: 'GET',
+        url: `/v1/me/memory?repo=${encodeURIComponent(bad)}`,
+        headers: auth,
+      });
       expect(res.statusCode, bad).toBe(400);
       expect(res.json().error).toBe('not_a_scm_url');
     }
@@ -180,8 +209,13 @@ describe('memory rules and /v1/me/memory', () => {
     expect(mine.statusCode).toBe(200);
     expect(mine.json()).toEqual({ deleted: true });
     expect((await items(owner.auth)).items).toEqual([]);
-    expect((await h.app.inject({ method: 'DELETE', url: `/v1/me/memory/${item!.id}`, headers: owner.auth })).statusCode).toBe(404);
-    const left = await h.deps.db.select().from(repoMemory).where(and(eq(repoMemory.accountId, owner.account.id)));
+    expect(
+      (await h.app.inject({ method: 'DELETE', url: `/v1/me/memory/${item!.id}`, headers: owner.auth })).statusCode,
+    ).toBe(404);
+    const left = await h.deps.db
+      .select()
+      .from(repoMemory)
+      .where(and(eq(repoMemory.accountId, owner.account.id)));
     expect(left).toEqual([]);
   });
 });

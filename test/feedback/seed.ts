@@ -12,7 +12,10 @@ export type TaskRow = typeof tasks.$inferInsert;
 export function sampleProgress(i: number, opts: { diffLines?: number } = {}) {
   const file = `src/module${i % 37}/handler${i % 11}.ts`;
   const lines = opts.diffLines ?? 40;
-  const body = Array.from({ length: lines }, (_, n) => `-  const value${n} = compute(input, ${n});\n+  const value${n} = compute(input, ${n + 1});`).join('\n');
+  const body = Array.from(
+    { length: lines },
+    (_, n) => `-  const value${n} = compute(input, ${n});\n+  const value${n} = compute(input, ${n + 1});`,
+  ).join('\n');
   return {
     next: 'end',
     baseCommit: 'a'.repeat(40),

@@ -34,12 +34,24 @@ describe('GET /v1/me and POST /v1/me/byok', () => {
     const { auth, account } = await newAccount(h, { plan: 'pro', credits: 7, email: 'Ada@Example.com', scm: false });
     const me = await h.app.inject({ method: 'GET', url: '/v1/me', headers: auth });
     expect(me.statusCode).toBe(200);
-    expect(me.json()).toMatchObject({ id: account.id, email: 'ada@example.com', plan: 'pro', credits: 7, use_byok: false, scm: null, api_keys: [] });
+    expect(me.json()).toMatchObject({
+      id: account.id,
+      email: 'ada@example.com',
+      plan: 'pro',
+      credits: 7,
+      use_byok: false,
+      scm: null,
+      api_keys: [],
+    });
     const on = await h.app.inject({ method: 'POST', url: '/v1/me/byok', headers: auth, payload: { enabled: true } });
     expect(on.json()).toEqual({ use_byok: true });
     expect((await h.app.inject({ method: 'GET', url: '/v1/me', headers: auth })).json().use_byok).toBe(true);
     const limits = await h.app.inject({ method: 'GET', url: '/v1/tasks/limits', headers: auth });
-    expect(limits.json()).toMatchObject({ plan: 'pro', use_byok: true, limits: { monthly: 200, concurrent: 3, maxFiles: 20, maxRetries: 2, mode: 'pr' } });
+    expect(limits.json()).toMatchObject({
+      plan: 'pro',
+      use_byok: true,
+      limits: { monthly: 200, concurrent: 3, maxFiles: 20, maxRetries: 2, mode: 'pr' },
+    });
     const bad = await h.app.inject({ method: 'POST', url: '/v1/me/byok', headers: auth, payload: { enabled: 'yes' } });
     expect(bad.statusCode).toBe(400);
     expect(bad.json().message).toContain('enabled');
@@ -47,8 +59,22 @@ describe('GET /v1/me and POST /v1/me/byok', () => {
 
   it('sets the account default approval mode, which new tasks inherit', async () => {
     const { auth } = await newAccount(h, { plan: 'pro', credits: 2 });
-    expect((await h.app.inject({ method: 'POST', url: '/v1/me/settings', headers: auth, payload: { approval_mode: 'manual' } })).json()).toEqual({ approval_mode: 'manual' });
-    const task = await h.app.inject({ method: 'POST', url: '/v1/tasks', headers: auth, payload: { prompt: 'fix it', repo_url: 'https://github.com/a/b' } });
+    expect(
+      (
+        await h.app.inject({
+          method: 'POST',
+          url: '/v1/me/settings',
+          headers: auth,
+          payload: { approval_mode: 'manual' },
+        })
+      ).json(),
+    ).toEqual({ approval_mode: 'manual' });
+    const task = await h.app.inject({
+      method: 'POST',
+      url: '/v1/tasks',
+      headers: auth,
+      payload: { prompt: 'fix it', repo_url: 'https://github.com/a/b' },
+    });
     expect(task.json().approval_mode).toBe('manual');
   });
 });
@@ -60,12 +86,27 @@ describe('provider keys', () => {
       method: 'POST',
       url: '/v1/me/keys',
       headers: auth,
-      payload: { provider: 'openai', api_key: OPENAI_KEY, base_url: 'http://localhost:11434/v1/', default_model: 'llama3' },
+      payload: {
+        provider: 'openai',
+        api_key: OPENAI_KEY,
+        base_url: 'http://localhost:11434/v1/',
+        default_model: 'llama3',
+      },
     });
     expect(saved.statusCode).toBe(201);
-    expect(saved.json()).toMatchObject({ provider: 'openai', last4: '0123', base_url: 'http://localhost:11434/v1', default_model: 'llama3' });
+    expect(saved.json()).toMatchObject({
+      provider: 'openai',
+      last4: '0123',
+      base_url: 'http://localhost:11434/v1',
+      default_model: 'llama3',
+    });
     expect(saved.body).not.toContain(OPENAI_KEY);
-    await h.app.inject({ method: 'POST', url: '/v1/me/keys', headers: auth, payload: { provider: 'anthropic', api_key: ANTHROPIC_KEY } });
+    await h.app.inject({
+      method: 'POST',
+      url: '/v1/me/keys',
+      headers: auth,
+      payload: { provider: 'anthropic', api_key: ANTHROPIC_KEY },
+    });
     const list = await h.app.inject({ method: 'GET', url: '/v1/me/keys', headers: auth });
     expect(list.json().map((k: { provider: string; last4: string }) => [k.provider, k.last4])).toEqual([
       ['anthropic', '9876'],
@@ -85,7 +126,12 @@ describe('provider keys', () => {
     expect(() => decryptSecret(h.deps.secretKey, openai.keyEnc, keyContext(account.id, 'anthropic'))).toThrow();
 
     // replacing uses a fresh nonce
-    await h.app.inject({ method: 'POST', url: '/v1/me/keys', headers: auth, payload: { provider: 'openai', api_key: OPENAI_KEY } });
+    await h.app.inject({
+      method: 'POST',
+      url: '/v1/me/keys',
+      headers: auth,
+      payload: { provider: 'openai', api_key: OPENAI_KEY },
+    });
     const [again] = await h.deps.db.select().from(providerKeys).where(eq(providerKeys.id, openai.id));
     expect(again!.keyEnc).not.toBe(openai.keyEnc);
     expect(again!.baseUrl).toBeNull();
@@ -128,7 +174,12 @@ describe('provider keys', () => {
     const wrongPath = await test({ provider: 'openai', api_key: OPENAI_KEY, base_url: `${model.urls.openai}/nowhere` });
     expect(wrongPath.json()).toEqual({ ok: false, error: expect.stringContaining('404') });
     // the double saw the keys in the providers' own headers
-    const seen = model.requests.slice(0, 3).map((r) => [r.path.split('?')[0], r.headers.authorization ?? r.headers['x-api-key'] ?? r.headers['x-goog-api-key']]);
+    const seen = model.requests
+      .slice(0, 3)
+      .map((r) => [
+        r.path.split('?')[0],
+        r.headers.authorization ?? r.headers['x-api-key'] ?? r.headers['x-goog-api-key'],
+      ]);
     expect(seen).toEqual([
       ['/openai/v1/models', `Bearer ${OPENAI_KEY}`],
       ['/anthropic/v1/models', ANTHROPIC_KEY],
@@ -141,7 +192,12 @@ describe('provider keys', () => {
 describe('personal access tokens', () => {
   it('issues a token shown once, lists without secrets, revokes', async () => {
     const { auth } = await newAccount(h, { plan: 'pro' });
-    const created = await h.app.inject({ method: 'POST', url: '/v1/me/tokens', headers: auth, payload: { name: 'ci', expires_in_days: 90 } });
+    const created = await h.app.inject({
+      method: 'POST',
+      url: '/v1/me/tokens',
+      headers: auth,
+      payload: { name: 'ci', expires_in_days: 90 },
+    });
     expect(created.statusCode).toBe(201);
     const { token, id, name, last4, expires_at } = created.json();
     expect(token).toMatch(/^tk_[A-Za-z0-9_-]{40}$/);
@@ -154,7 +210,11 @@ describe('personal access tokens', () => {
     const list = await h.app.inject({ method: 'GET', url: '/v1/me/tokens', headers: auth });
     expect(list.json()).toHaveLength(2);
     expect(list.body).not.toContain(token);
-    expect(list.json().find((t: { id: string }) => t.id === id)).toMatchObject({ name: 'ci', kind: 'full', revoked_at: null });
+    expect(list.json().find((t: { id: string }) => t.id === id)).toMatchObject({
+      name: 'ci',
+      kind: 'full',
+      revoked_at: null,
+    });
 
     const revoked = await h.app.inject({ method: 'DELETE', url: `/v1/me/tokens/${id}`, headers: auth });
     expect(revoked.statusCode).toBe(200);
@@ -167,7 +227,12 @@ describe('personal access tokens', () => {
     const noBody = await h.app.inject({ method: 'POST', url: '/v1/me/tokens', headers: auth });
     expect(noBody.statusCode).toBe(201);
     expect(noBody.json().expires_at).toBeNull();
-    const bad = await h.app.inject({ method: 'POST', url: '/v1/me/tokens', headers: auth, payload: { expires_in_days: 0 } });
+    const bad = await h.app.inject({
+      method: 'POST',
+      url: '/v1/me/tokens',
+      headers: auth,
+      payload: { expires_in_days: 0 },
+    });
     expect(bad.statusCode).toBe(400);
     expect(bad.json().message).toContain('expires_in_days');
   });

@@ -29,7 +29,12 @@ describe('every non-public route', () => {
 
   it('answers 401 unauthorized without a token or with a malformed header', async () => {
     for (const route of documented.filter((r) => !r.public)) {
-      for (const headers of [{}, { authorization: 'Basic dXNlcjpwdw==' }, { authorization: 'Bearer' }, { authorization: 'Bearer not-our-token' }]) {
+      for (const headers of [
+        {},
+        { authorization: 'Basic dXNlcjpwdw==' },
+        { authorization: 'Bearer' },
+        { authorization: 'Bearer not-our-token' },
+      ]) {
         const res = await h.app.inject({ method: route.method as 'GET', url: route.url, headers });
         expect(res.statusCode, `${route.method} ${route.url} ${JSON.stringify(headers)}`).toBe(401);
         expect(res.json().error).toBe('unauthorized');
@@ -40,7 +45,9 @@ describe('every non-public route', () => {
   it('answers 401 invalid_token for an unknown, revoked or expired token', async () => {
     const { auth, account } = await newAccount(h, { plan: 'pro' });
     const unknown = { authorization: `Bearer tk_${'A'.repeat(40)}` };
-    const mistyped = { authorization: `${auth.authorization.slice(0, -1)}${auth.authorization.endsWith('x') ? 'y' : 'x'}` };
+    const mistyped = {
+      authorization: `${auth.authorization.slice(0, -1)}${auth.authorization.endsWith('x') ? 'y' : 'x'}`,
+    };
     for (const route of documented.filter((r) => !r.public)) {
       for (const headers of [unknown, mistyped, { authorization: 'Bearer tk_short' }]) {
         const res = await h.app.inject({ method: route.method as 'GET', url: route.url, headers });
@@ -58,11 +65,18 @@ describe('every non-public route', () => {
   it('admin routes answer 403 forbidden to non-admins, demo tokens 403 on account management', async () => {
     const { auth } = await newAccount(h, { plan: 'scale' });
     for (const route of documented.filter((r) => r.url.includes('/admin/'))) {
-      const res = await h.app.inject({ method: route.method as 'GET', url: route.url, headers: auth, payload: route.method === 'PATCH' ? { plan: 'pro' } : undefined });
+      const res = await h.app.inject({
+        method: route.method as 'GET',
+        url: route.url,
+        headers: auth,
+        payload: route.method === 'PATCH' ? { plan: 'pro' } : undefined,
+      });
       expect(res.statusCode, route.url).toBe(403);
       expect(res.json().error).toBe('forbidden');
     }
-    const demo = (await h.app.inject({ method: 'POST', url: '/v1/demo/token', payload: { email: 'demo@example.com' } })).json().token;
+    const demo = (
+      await h.app.inject({ method: 'POST', url: '/v1/demo/token', payload: { email: 'demo@example.com' } })
+    ).json().token;
     const demoAuth = { authorization: `Bearer ${demo}` };
     for (const [method, url, payload] of [
       ['POST', '/v1/me/tokens', {}],
@@ -88,7 +102,9 @@ describe('every non-public route', () => {
 
 describe('tokens', () => {
   it('expire: a demo token is refused after 30 days', async () => {
-    const demo = (await h.app.inject({ method: 'POST', url: '/v1/demo/token', payload: { email: 'late@example.com' } })).json().token;
+    const demo = (
+      await h.app.inject({ method: 'POST', url: '/v1/demo/token', payload: { email: 'late@example.com' } })
+    ).json().token;
     const auth = { authorization: `Bearer ${demo}` };
     h.clock.advance(30 * 86_400_000 - 1000);
     expect((await h.app.inject({ method: 'GET', url: '/v1/me', headers: auth })).statusCode).toBe(200);

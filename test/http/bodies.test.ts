@@ -22,10 +22,16 @@ afterAll(() => h.close());
 const NO_BODY: [string, RequestInit][] = [
   ['no body, no content-type', {}],
   ['application/json, empty', { headers: { 'content-type': 'application/json' }, body: '' }],
-  ['application/json; charset=utf-8, empty', { headers: { 'content-type': 'application/json; charset=utf-8' }, body: '' }],
+  [
+    'application/json; charset=utf-8, empty',
+    { headers: { 'content-type': 'application/json; charset=utf-8' }, body: '' },
+  ],
   ['text/plain, empty', { headers: { 'content-type': 'text/plain' }, body: '' }],
   ['multipart/form-data, empty', { headers: { 'content-type': 'multipart/form-data; boundary=x' }, body: '' }],
-  ['application/x-www-form-urlencoded, empty', { headers: { 'content-type': 'application/x-www-form-urlencoded' }, body: '' }],
+  [
+    'application/x-www-form-urlencoded, empty',
+    { headers: { 'content-type': 'application/x-www-form-urlencoded' }, body: '' },
+  ],
   ['application/octet-stream, empty', { headers: { 'content-type': 'application/octet-stream' }, body: '' }],
   ['application/json, whitespace', { headers: { 'content-type': 'application/json' }, body: ' \r\n' }],
   ['application/json, {}', { headers: { 'content-type': 'application/json' }, body: '{}' }],
@@ -33,7 +39,11 @@ const NO_BODY: [string, RequestInit][] = [
 ];
 
 async function call(method: string, path: string, auth: Record<string, string>, init: RequestInit) {
-  const res = await fetch(`${base}${path}`, { ...init, method, headers: { ...auth, ...(init.headers as Record<string, string>) } });
+  const res = await fetch(`${base}${path}`, {
+    ...init,
+    method,
+    headers: { ...auth, ...(init.headers as Record<string, string>) },
+  });
   const text = await res.text();
   return { status: res.status, text, json: () => JSON.parse(text) };
 }
@@ -70,8 +80,18 @@ describe('a POST or DELETE that takes no body', () => {
 
   it('every body-less POST, PUT, PATCH and DELETE in the route table answers the same to each way of sending no body', async () => {
     const { auth } = await newAccount(h, { plan: 'pro', scm: false });
-    const routes = h.app.routeTable.filter((r) => ['POST', 'PUT', 'PATCH', 'DELETE'].includes(r.method) && !(r.schema as { body?: unknown } | undefined)?.body);
-    expect(routes.map((r) => `${r.method} ${r.url}`)).toEqual(expect.arrayContaining(['POST /v1/tasks/:id/continue', 'POST /v1/tasks/:id/kill', 'DELETE /v1/me/tokens/:id', 'DELETE /me/scm']));
+    const routes = h.app.routeTable.filter(
+      (r) =>
+        ['POST', 'PUT', 'PATCH', 'DELETE'].includes(r.method) && !(r.schema as { body?: unknown } | undefined)?.body,
+    );
+    expect(routes.map((r) => `${r.method} ${r.url}`)).toEqual(
+      expect.arrayContaining([
+        'POST /v1/tasks/:id/continue',
+        'POST /v1/tasks/:id/kill',
+        'DELETE /v1/me/tokens/:id',
+        'DELETE /me/scm',
+      ]),
+    );
     for (const route of routes) {
       // a task, token or memory item that does not exist: the answer must come from the handler (404), not the body
       const path = route.url.replace(/:id/, '01900000-0000-7000-8000-000000000000').replace(/:provider/, 'openai');
@@ -88,10 +108,19 @@ describe('a POST or DELETE that takes no body', () => {
   it('refuses a body it would ignore: 400 for JSON other than {}, 415 for another media type', async () => {
     const { auth, account } = await newAccount(h, { plan: 'scale', credits: 100, scm: false });
     const parent = await donePreview(account.id);
-    const json = await call('POST', `/v1/tasks/${parent}/kill`, auth, { headers: { 'content-type': 'application/json' }, body: '{"reason":"stop"}' });
+    const json = await call('POST', `/v1/tasks/${parent}/kill`, auth, {
+      headers: { 'content-type': 'application/json' },
+      body: '{"reason":"stop"}',
+    });
     expect(json.status).toBe(400);
-    expect(json.json()).toMatchObject({ error: 'bad_request', message: expect.stringMatching(/^body: .*takes no request body/) });
-    const text = await call('POST', `/v1/tasks/${parent}/continue`, auth, { headers: { 'content-type': 'text/plain' }, body: 'go' });
+    expect(json.json()).toMatchObject({
+      error: 'bad_request',
+      message: expect.stringMatching(/^body: .*takes no request body/),
+    });
+    const text = await call('POST', `/v1/tasks/${parent}/continue`, auth, {
+      headers: { 'content-type': 'text/plain' },
+      body: 'go',
+    });
     expect(text.status).toBe(415);
     expect(text.json().error).toBe('unsupported_media_type');
     // neither changed anything
@@ -108,9 +137,15 @@ describe('a body whose fields are all optional', () => {
       expect(res.status, `${label}: ${res.text}`).toBe(200);
       expect(res.json()).toMatchObject({ task_id: id, rating: null, history_count: 0 });
     }
-    const rated = await call('POST', `/v1/tasks/${id}/feedback`, auth, { headers: { 'content-type': 'application/json' }, body: '{"rating":4}' });
+    const rated = await call('POST', `/v1/tasks/${id}/feedback`, auth, {
+      headers: { 'content-type': 'application/json' },
+      body: '{"rating":4}',
+    });
     expect(rated.json()).toMatchObject({ rating: 4, history_count: 1 });
-    const again = await call('POST', `/v1/tasks/${id}/feedback`, auth, { headers: { 'content-type': 'application/json' }, body: '' });
+    const again = await call('POST', `/v1/tasks/${id}/feedback`, auth, {
+      headers: { 'content-type': 'application/json' },
+      body: '',
+    });
     expect(again.json()).toMatchObject({ rating: 4, history_count: 1 });
   });
 
@@ -127,9 +162,11 @@ describe('a body whose fields are all optional', () => {
   it('every route whose body has no required field accepts {} and no body', async () => {
     const routes = h.app.routeTable.filter((r) => {
       const body = (r.schema as { body?: { required?: string[] } } | undefined)?.body;
-      return body !== undefined && !(body.required?.length);
+      return body !== undefined && !body.required?.length;
     });
-    expect(routes.map((r) => `${r.method} ${r.url}`)).toEqual(expect.arrayContaining(['POST /v1/me/tokens', 'POST /v1/tasks/:id/feedback', 'PATCH /v1/admin/accounts/:id']));
+    expect(routes.map((r) => `${r.method} ${r.url}`)).toEqual(
+      expect.arrayContaining(['POST /v1/me/tokens', 'POST /v1/tasks/:id/feedback', 'PATCH /v1/admin/accounts/:id']),
+    );
     const admin = await newAccount(h, { admin: true, scm: false });
     const id = await donePreview(admin.account.id);
     for (const route of routes) {
@@ -153,12 +190,19 @@ describe("a library's refusal", () => {
   it('stays a 4xx in our vocabulary: the explorer’s static files refuse a climb out', async () => {
     const client = rawClient(base);
     try {
-      for (const path of ['/docs/static/%2e%2e/%2e%2e/package.json', '/docs/static/%2e%2e%2f%2e%2e%2fpackage.json', '/docs/static/..%2f..%2fpackage.json']) {
+      for (const path of [
+        '/docs/static/%2e%2e/%2e%2e/package.json',
+        '/docs/static/%2e%2e%2f%2e%2e%2fpackage.json',
+        '/docs/static/..%2f..%2fpackage.json',
+      ]) {
         const res = await client.send({ method: 'GET', path });
         expect(res.status, `${path}: ${res.body}`).toBeGreaterThanOrEqual(400);
         expect(res.status, `${path}: ${res.body}`).toBeLessThan(500);
         expect(res.body).not.toContain('"name": "emend"');
-        expect(JSON.parse(res.body)).toMatchObject({ error: expect.stringMatching(/^(forbidden|not_found|bad_request)$/), request_id: expect.any(String) });
+        expect(JSON.parse(res.body)).toMatchObject({
+          error: expect.stringMatching(/^(forbidden|not_found|bad_request)$/),
+          request_id: expect.any(String),
+        });
       }
     } finally {
       client.close();

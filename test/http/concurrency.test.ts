@@ -28,7 +28,11 @@ async function burst(token: string, n: number) {
         method: 'POST',
         headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
         body: JSON.stringify({ prompt: `parallel task ${i}`, repo_url: 'https://github.com/psf/requests' }),
-      }).then(async (r) => ({ status: r.status, body: (await r.json()) as { error?: string }, retryAfter: r.headers.get('retry-after') })),
+      }).then(async (r) => ({
+        status: r.status,
+        body: (await r.json()) as { error?: string },
+        retryAfter: r.headers.get('retry-after'),
+      })),
     ),
   );
 }

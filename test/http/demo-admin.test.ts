@@ -30,7 +30,13 @@ describe('POST /v1/demo/token', () => {
   it('runs 2 preview tasks per token, then 402 DEMO_LIMIT_REACHED', async () => {
     const { token } = (await demoToken('two@example.com', '198.51.100.2')).json();
     const auth = { authorization: `Bearer ${token}` };
-    const post = () => h.app.inject({ method: 'POST', url: '/v1/tasks', headers: auth, payload: { prompt: 'explain the bug', repo_url: 'https://github.com/psf/requests' } });
+    const post = () =>
+      h.app.inject({
+        method: 'POST',
+        url: '/v1/tasks',
+        headers: auth,
+        payload: { prompt: 'explain the bug', repo_url: 'https://github.com/psf/requests' },
+      });
     const first = await post();
     expect(first.statusCode).toBe(201);
     expect(first.json().mode).toBe('preview');
@@ -44,11 +50,17 @@ describe('POST /v1/demo/token', () => {
     expect(third.statusCode).toBe(402);
     expect(third.json().error).toBe('DEMO_LIMIT_REACHED');
     const limits = await h.app.inject({ method: 'GET', url: '/v1/tasks/limits', headers: auth });
-    expect(limits.json()).toMatchObject({ plan: 'demo', used_this_month: 2, limits: { monthly: 2, concurrent: 1, mode: 'preview' } });
+    expect(limits.json()).toMatchObject({
+      plan: 'demo',
+      used_this_month: 2,
+      limits: { monthly: 2, concurrent: 1, mode: 'preview' },
+    });
   });
 
   it('issues at most 3 per IP in 24 hours, exactly, under parallel requests', async () => {
-    const results = await Promise.all(Array.from({ length: 8 }, (_, i) => demoToken(`p${i}@example.com`, '192.0.2.50')));
+    const results = await Promise.all(
+      Array.from({ length: 8 }, (_, i) => demoToken(`p${i}@example.com`, '192.0.2.50')),
+    );
     const codes = results.map((r) => r.statusCode).sort();
     expect(codes).toEqual([201, 201, 201, 429, 429, 429, 429, 429]);
     const limited = results.find((r) => r.statusCode === 429)!;
@@ -80,31 +92,62 @@ describe('admin', () => {
   it('lists accounts and changes plan and credits through the ledger', async () => {
     const admin = await newAccount(h, { plan: 'scale', admin: true });
     const user = await newAccount(h, { plan: 'free', credits: 2, email: 'customer@example.com' });
-    const list = await h.app.inject({ method: 'GET', url: '/v1/admin/accounts?email=customer@example.com', headers: admin.auth });
+    const list = await h.app.inject({
+      method: 'GET',
+      url: '/v1/admin/accounts?email=customer@example.com',
+      headers: admin.auth,
+    });
     expect(list.statusCode).toBe(200);
     expect(list.json()).toEqual([expect.objectContaining({ id: user.account.id, plan: 'free', credits: 2 })]);
-    const patched = await h.app.inject({ method: 'PATCH', url: `/v1/admin/accounts/${user.account.id}`, headers: admin.auth, payload: { plan: 'pro', credits: 50 } });
+    const patched = await h.app.inject({
+      method: 'PATCH',
+      url: `/v1/admin/accounts/${user.account.id}`,
+      headers: admin.auth,
+      payload: { plan: 'pro', credits: 50 },
+    });
     expect(patched.statusCode).toBe(200);
     expect(patched.json()).toMatchObject({ plan: 'pro', credits: 50 });
     expect(await ledgerBalance(h.deps.db, user.account.id)).toBe(50);
-    const lowered = await h.app.inject({ method: 'PATCH', url: `/v1/admin/accounts/${user.account.id}`, headers: admin.auth, payload: { credits: 10 } });
+    const lowered = await h.app.inject({
+      method: 'PATCH',
+      url: `/v1/admin/accounts/${user.account.id}`,
+      headers: admin.auth,
+      payload: { credits: 10 },
+    });
     expect(lowered.json().credits).toBe(10);
     expect(await ledgerBalance(h.deps.db, user.account.id)).toBe(10);
     const me = await h.app.inject({ method: 'GET', url: '/v1/me', headers: user.auth });
     expect(me.json()).toMatchObject({ plan: 'pro', credits: 10 });
     for (const payload of [{ plan: 'platinum' }, { credits: -1 }, { credits: 1.5 }]) {
-      const bad = await h.app.inject({ method: 'PATCH', url: `/v1/admin/accounts/${user.account.id}`, headers: admin.auth, payload });
+      const bad = await h.app.inject({
+        method: 'PATCH',
+        url: `/v1/admin/accounts/${user.account.id}`,
+        headers: admin.auth,
+        payload,
+      });
       expect(bad.statusCode, JSON.stringify(payload)).toBe(400);
     }
     // every field is optional: {} changes nothing and answers the account as it is
-    const unchanged = await h.app.inject({ method: 'PATCH', url: `/v1/admin/accounts/${user.account.id}`, headers: admin.auth, payload: {} });
+    const unchanged = await h.app.inject({
+      method: 'PATCH',
+      url: `/v1/admin/accounts/${user.account.id}`,
+      headers: admin.auth,
+      payload: {},
+    });
     expect(unchanged.statusCode).toBe(200);
     expect(unchanged.json()).toMatchObject({ plan: 'pro', credits: 10 });
     expect(await ledgerBalance(h.deps.db, user.account.id)).toBe(10);
-    const missing = await h.app.inject({ method: 'PATCH', url: '/v1/admin/accounts/01900000-0000-7000-8000-000000000000', headers: admin.auth, payload: { plan: 'pro' } });
+    const missing = await h.app.inject({
+      method: 'PATCH',
+      url: '/v1/admin/accounts/01900000-0000-7000-8000-000000000000',
+      headers: admin.auth,
+      payload: { plan: 'pro' },
+    });
     expect(missing.statusCode).toBe(404);
     const limit = await h.app.inject({ method: 'GET', url: '/v1/admin/accounts?limit=1', headers: admin.auth });
     expect(limit.json()).toHaveLength(1);
-    expect((await h.app.inject({ method: 'GET', url: '/v1/admin/accounts?limit=zero', headers: admin.auth })).statusCode).toBe(400);
+    expect(
+      (await h.app.inject({ method: 'GET', url: '/v1/admin/accounts?limit=zero', headers: admin.auth })).statusCode,
+    ).toBe(400);
   });
 });

@@ -7,7 +7,14 @@ import { type Database, openPostgres, queryRows } from '../../src/db/client.js';
 import { creditLedger, idempotencyKeys, taskPostAttempts, tasks } from '../../src/db/schema.js';
 import { createMetrics } from '../../src/metrics/registry.js';
 import { TASK_QUEUE } from '../../src/queue/task-queue.js';
-import { CLAIM_LEASE_MS, IDEMPOTENCY_TTL_MS, claimKey, completeClaim, requestFingerprint, sweepExpiredKeys } from '../../src/tasks/idempotency-keys.js';
+import {
+  CLAIM_LEASE_MS,
+  IDEMPOTENCY_TTL_MS,
+  claimKey,
+  completeClaim,
+  requestFingerprint,
+  sweepExpiredKeys,
+} from '../../src/tasks/idempotency-keys.js';
 import { type Harness, forceStatus, newAccount, startHarness } from '../support/harness.js';
 import { postgresUrlOf } from '../support/test-db.js';
 import { recordingSteps } from '../support/engine.js';
@@ -38,7 +45,12 @@ const REPO = 'https://github.com/psf/requests';
 const body = (prompt = 'Fix the crash in Session.send') => ({ prompt, repo_url: REPO });
 
 async function post(auth: Record<string, string>, payload: unknown, key?: string, url = '/v1/tasks') {
-  return h.app.inject({ method: 'POST', url, headers: { ...auth, ...(key === undefined ? {} : { 'idempotency-key': key }) }, payload: payload as object });
+  return h.app.inject({
+    method: 'POST',
+    url,
+    headers: { ...auth, ...(key === undefined ? {} : { 'idempotency-key': key }) },
+    payload: payload as object,
+  });
 }
 
 async function counts(accountId: string) {
@@ -47,7 +59,10 @@ async function counts(accountId: string) {
     .select({ n: count() })
     .from(creditLedger)
     .where(and(eq(creditLedger.accountId, accountId), eq(creditLedger.kind, 'hold')));
-  const [posts] = await h.deps.db.select({ n: count() }).from(taskPostAttempts).where(eq(taskPostAttempts.accountId, accountId));
+  const [posts] = await h.deps.db
+    .select({ n: count() })
+    .from(taskPostAttempts)
+    .where(eq(taskPostAttempts.accountId, accountId));
   const [jobs] = await queryRows<{ n: number }>(
     h.deps.db,
     sql`select count(*)::int as n from pgboss.job j join tasks t on t.id::text = j.data->>'taskId' where j.name = ${TASK_QUEUE} and t.account_id = ${accountId}`,
@@ -74,7 +89,12 @@ describe('Idempotency-Key on POST /v1/tasks', () => {
     expect(await ledgerBalance(h.deps.db, account.id)).toBe(4);
 
     // Key order and the unprefixed alias do not make another request.
-    const reordered = await post(auth, { repo_url: REPO, prompt: 'Fix the crash in Session.send' }, 'create-1', '/tasks');
+    const reordered = await post(
+      auth,
+      { repo_url: REPO, prompt: 'Fix the crash in Session.send' },
+      'create-1',
+      '/tasks',
+    );
     expect(reordered.statusCode).toBe(201);
     expect(reordered.json().id).toBe(first.json().id);
     expect(await counts(account.id)).toEqual({ tasks: 1, holds: 1, posts: 1, jobs: 1 });
@@ -130,7 +150,10 @@ describe('Idempotency-Key on POST /v1/tasks', () => {
     await post(auth, body('kept by the sweep'), 'fresh-key');
     h.clock.advance(1000);
     await sweepExpiredKeys(h.deps);
-    const left = await h.deps.db.select({ key: idempotencyKeys.key }).from(idempotencyKeys).where(eq(idempotencyKeys.accountId, account.id));
+    const left = await h.deps.db
+      .select({ key: idempotencyKeys.key })
+      .from(idempotencyKeys)
+      .where(eq(idempotencyKeys.accountId, account.id));
     expect(left).toEqual([{ key: 'fresh-key' }]);
   });
 
@@ -199,7 +222,10 @@ describe('Idempotency-Key on POST /v1/tasks', () => {
     const doc = (await h.app.inject({ method: 'GET', url: '/openapi-public.json' })).json();
     for (const path of ['/v1/tasks', '/v1/tasks/{id}/continue']) {
       const params = doc.paths[path].post.parameters as { in: string; name: string }[];
-      expect(params.some((p) => p.in === 'header' && p.name.toLowerCase() === 'idempotency-key'), path).toBe(true);
+      expect(
+        params.some((p) => p.in === 'header' && p.name.toLowerCase() === 'idempotency-key'),
+        path,
+      ).toBe(true);
     }
   });
 });
@@ -213,7 +239,11 @@ describe('concurrent duplicates over real HTTP, across two API nodes', () => {
           method: 'POST',
           headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json', 'idempotency-key': 'burst' },
           body: JSON.stringify(body('ten at once')),
-        }).then(async (r) => ({ status: r.status, body: await r.json(), replayed: r.headers.get('idempotent-replayed') })),
+        }).then(async (r) => ({
+          status: r.status,
+          body: await r.json(),
+          replayed: r.headers.get('idempotent-replayed'),
+        })),
       ),
     );
     expect(results.map((r) => r.status)).toEqual(Array(10).fill(201));
@@ -230,7 +260,11 @@ describe('concurrent duplicates over real HTTP, across two API nodes', () => {
       Array.from({ length: 10 }, (_, i) =>
         fetch(`${urls[i % 2]}/v1/tasks`, {
           method: 'POST',
-          headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json', 'idempotency-key': 'two-bodies' },
+          headers: {
+            authorization: `Bearer ${token}`,
+            'content-type': 'application/json',
+            'idempotency-key': 'two-bodies',
+          },
           body: JSON.stringify(body(i < 5 ? 'body one' : 'body two')),
         }).then(async (r) => ({ status: r.status, body: await r.json() })),
       ),
@@ -247,20 +281,38 @@ describe('a request in flight, and one that died', () => {
   it('answers 409 "in progress" after waiting for a live claim, and takes over a claim abandoned past its lease', async () => {
     const { account, auth } = await newAccount(h, { plan: 'pro', credits: 5 });
     // A node whose duplicates wait 300 ms (EMEND_IDEMPOTENCY_WAIT_MS) rather than the default 8 s.
-    const impatient = await buildApp({ ...h.deps, config: { ...h.deps.config, idempotencyWaitMs: 300 }, metrics: createMetrics() });
+    const impatient = await buildApp({
+      ...h.deps,
+      config: { ...h.deps.config, idempotencyWaitMs: 300 },
+      metrics: createMetrics(),
+    });
     try {
       // A request that claimed the key and never answered (its process was killed).
       const fingerprint = requestFingerprint({}, body('died'));
-      expect((await claimKey(h.deps, { accountId: account.id, route: 'tasks.create', key: 'orphan', fingerprint })).kind).toBe('claimed');
+      expect(
+        (await claimKey(h.deps, { accountId: account.id, route: 'tasks.create', key: 'orphan', fingerprint })).kind,
+      ).toBe('claimed');
       const started = performance.now();
-      const busy = await impatient.inject({ method: 'POST', url: '/v1/tasks', headers: { ...auth, 'idempotency-key': 'orphan' }, payload: body('died') });
+      const busy = await impatient.inject({
+        method: 'POST',
+        url: '/v1/tasks',
+        headers: { ...auth, 'idempotency-key': 'orphan' },
+        payload: body('died'),
+      });
       expect(performance.now() - started).toBeGreaterThanOrEqual(200);
       expect(busy.statusCode).toBe(409);
-      expect(busy.json().message).toBe('a request with Idempotency-Key "orphan" is in progress; retry when it has answered');
+      expect(busy.json().message).toBe(
+        'a request with Idempotency-Key "orphan" is in progress; retry when it has answered',
+      );
       expect(busy.headers['retry-after']).toBe('1');
       expect(await counts(account.id)).toEqual({ tasks: 0, holds: 0, posts: 0, jobs: 0 });
       h.clock.advance(CLAIM_LEASE_MS);
-      const taken = await impatient.inject({ method: 'POST', url: '/v1/tasks', headers: { ...auth, 'idempotency-key': 'orphan' }, payload: body('died') });
+      const taken = await impatient.inject({
+        method: 'POST',
+        url: '/v1/tasks',
+        headers: { ...auth, 'idempotency-key': 'orphan' },
+        payload: body('died'),
+      });
       expect(taken.statusCode).toBe(201);
       expect(await counts(account.id)).toEqual({ tasks: 1, holds: 1, posts: 1, jobs: 1 });
     } finally {
@@ -291,15 +343,24 @@ describe('a claim taken over while its request was still running', () => {
   it('cannot store its answer: the transaction that would create its task fails and rolls back', async () => {
     const { account, auth } = await newAccount(h, { plan: 'scale', credits: 5 });
     const task = (await post(auth, body('a task to point at'))).json();
-    const req = { accountId: account.id, route: 'tasks.create' as const, key: 'slow', fingerprint: requestFingerprint({}, body('slow')) };
+    const req = {
+      accountId: account.id,
+      route: 'tasks.create' as const,
+      key: 'slow',
+      fingerprint: requestFingerprint({}, body('slow')),
+    };
     const slow = await claimKey(h.deps, req);
     h.clock.advance(CLAIM_LEASE_MS);
     const fast = await claimKey(h.deps, req);
     if (slow.kind !== 'claimed' || fast.kind !== 'claimed') throw new Error('both claims should have been granted');
     await expect(
-      h.deps.db.transaction((tx) => completeClaim(tx, slow.claim, { status: 201, body: { id: 'slow' }, taskId: task.id })),
+      h.deps.db.transaction((tx) =>
+        completeClaim(tx, slow.claim, { status: 201, body: { id: 'slow' }, taskId: task.id }),
+      ),
     ).rejects.toMatchObject({ code: 'conflict' });
-    await h.deps.db.transaction((tx) => completeClaim(tx, fast.claim, { status: 201, body: { id: 'fast' }, taskId: task.id }));
+    await h.deps.db.transaction((tx) =>
+      completeClaim(tx, fast.claim, { status: 201, body: { id: 'fast' }, taskId: task.id }),
+    );
     const replay = await claimKey(h.deps, req);
     expect(replay).toEqual({ kind: 'replay', status: 201, body: { id: 'fast' } });
   });
@@ -314,7 +375,11 @@ describe('Idempotency-Key on POST /v1/tasks/{id}/continue', () => {
     return { ...acct, parentId: parent.json().id as string };
   }
   const cont = (auth: Record<string, string>, id: string, key?: string) =>
-    h.app.inject({ method: 'POST', url: `/v1/tasks/${id}/continue`, headers: { ...auth, ...(key ? { 'idempotency-key': key } : {}) } });
+    h.app.inject({
+      method: 'POST',
+      url: `/v1/tasks/${id}/continue`,
+      headers: { ...auth, ...(key ? { 'idempotency-key': key } : {}) },
+    });
 
   it('replays the child task: one child, one hold, one job', async () => {
     const { account, auth, parentId } = await donePreview();
@@ -375,7 +440,10 @@ describe('worker maintenance', () => {
     } finally {
       await worker.stop();
     }
-    const left = await h.deps.db.select({ key: idempotencyKeys.key }).from(idempotencyKeys).where(eq(idempotencyKeys.accountId, account.id));
+    const left = await h.deps.db
+      .select({ key: idempotencyKeys.key })
+      .from(idempotencyKeys)
+      .where(eq(idempotencyKeys.accountId, account.id));
     expect(left).toEqual([{ key: 'new' }]);
   });
 });

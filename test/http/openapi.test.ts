@@ -51,11 +51,15 @@ describe('OpenAPI document', () => {
   });
 
   it('documents every endpoint under /v1, with the unprefixed alias served', async () => {
-    const doc = h.app.swagger() as unknown as { paths: Record<string, Record<string, { responses: Record<string, unknown> }>> };
+    const doc = h.app.swagger() as unknown as {
+      paths: Record<string, Record<string, { responses: Record<string, unknown> }>>;
+    };
     for (const [method, path] of ENDPOINTS) {
       expect(doc.paths[`/v1${path}`]?.[method], `${method} /v1${path}`).toBeDefined();
       const fastifyPath = path.replace(/\{(\w+)\}/g, ':$1');
-      expect(h.app.hasRoute({ method: method.toUpperCase() as 'GET', url: fastifyPath }), `${method} ${path}`).toBe(true);
+      expect(h.app.hasRoute({ method: method.toUpperCase() as 'GET', url: fastifyPath }), `${method} ${path}`).toBe(
+        true,
+      );
       expect(h.app.hasRoute({ method: method.toUpperCase() as 'GET', url: `/v1${fastifyPath}` })).toBe(true);
     }
     expect(Object.keys(doc.paths).every((p) => p.startsWith('/v1/'))).toBe(true);

@@ -8,7 +8,14 @@ import { insertTasks, taskRow } from '../feedback/seed.js';
 import { ensurePanelBuilt } from '../panel/build-panel.js';
 import { type Harness, newAccount, startHarness } from '../support/harness.js';
 import { type RawRequest, type RawResponse, inBatches, rawClient } from '../support/raw-http.js';
-import { type JsonSchema, fieldsOf, isStringField, sampleOf, withValue, wrongTypeOf } from '../support/schema-values.js';
+import {
+  type JsonSchema,
+  fieldsOf,
+  isStringField,
+  sampleOf,
+  withValue,
+  wrongTypeOf,
+} from '../support/schema-values.js';
 import { type ScriptedModel, startScriptedModel } from '../support/scripted-model/server.js';
 
 /**
@@ -34,15 +41,30 @@ const owned = { taskId: '', scaffoldId: '', tokenId: '', tokenSecret: '', memory
 beforeAll(async () => {
   await ensurePanelBuilt();
   model = await startScriptedModel({ validKeys: [PROVIDER_KEY] });
-  h = await startHarness({ OPENAI_BASE_URL: model.urls.openai, ANTHROPIC_BASE_URL: model.urls.anthropic, GOOGLE_BASE_URL: model.urls.google });
-  client = rawClient(await h.app.listen({ port: 0, host: '127.0.0.1' }), { maxSockets: 6, timeoutMs: HANG_BOUND_MS + 5_000 });
+  h = await startHarness({
+    OPENAI_BASE_URL: model.urls.openai,
+    ANTHROPIC_BASE_URL: model.urls.anthropic,
+    GOOGLE_BASE_URL: model.urls.google,
+  });
+  client = rawClient(await h.app.listen({ port: 0, host: '127.0.0.1' }), {
+    maxSockets: 6,
+    timeoutMs: HANG_BOUND_MS + 5_000,
+  });
 
   // Account A owns one of everything; B is another account; C is an account for the admin routes.
   A = await newAccount(h, { plan: 'scale', credits: 100, admin: true });
   B = await newAccount(h, { plan: 'pro', credits: 100 });
   owned.otherAccountId = (await newAccount(h, { scm: false })).account.id;
   const task = taskRow(A.account.id, 1, { mode: 'preview', prUrl: null });
-  const scaffold = taskRow(A.account.id, 2, { taskType: 'scaffold', repoUrl: null, repoOwner: null, repoName: null, prUrl: null, siteSlug: SLUG, deployedUrl: `http://127.0.0.1/s/${SLUG}/` });
+  const scaffold = taskRow(A.account.id, 2, {
+    taskType: 'scaffold',
+    repoUrl: null,
+    repoOwner: null,
+    repoName: null,
+    prUrl: null,
+    siteSlug: SLUG,
+    deployedUrl: `http://127.0.0.1/s/${SLUG}/`,
+  });
   await insertTasks(h.deps.db, [task, scaffold]);
   owned.taskId = task.id!;
   owned.scaffoldId = scaffold.id!;
@@ -59,8 +81,18 @@ beforeAll(async () => {
     expect(res.status, `${req.method} ${req.path}: ${res.body}`).toBeLessThan(300);
     return res;
   };
-  await ok({ method: 'POST', path: '/v1/me/keys', headers: as(A), body: JSON.stringify({ provider: 'openai', api_key: PROVIDER_KEY }) });
-  await ok({ method: 'POST', path: `/v1/tasks/${owned.taskId}/feedback`, headers: as(A), body: JSON.stringify({ correct: 'no', note: 'the sweep lesson' }) });
+  await ok({
+    method: 'POST',
+    path: '/v1/me/keys',
+    headers: as(A),
+    body: JSON.stringify({ provider: 'openai', api_key: PROVIDER_KEY }),
+  });
+  await ok({
+    method: 'POST',
+    path: `/v1/tasks/${owned.taskId}/feedback`,
+    headers: as(A),
+    body: JSON.stringify({ correct: 'no', note: 'the sweep lesson' }),
+  });
   const memory = await ok({ method: 'GET', path: `/v1/me/memory?repo=${encodeURIComponent(REPO)}`, headers: A.auth });
   owned.memoryId = JSON.parse(memory.body).items[0].id;
 }, 180_000);
@@ -93,7 +125,8 @@ function ownerPath(route: RouteEntry): string {
         'screenshots:name': 'desktop.png',
       };
       const v = value[`${before}:${name}`];
-      if (v === undefined) throw new Error(`the sweep does not know what :${name} in ${route.url} names; teach ownerPath`);
+      if (v === undefined)
+        throw new Error(`the sweep does not know what :${name} in ${route.url} names; teach ownerPath`);
       return v;
     })
     .join('/');
@@ -106,7 +139,10 @@ const authFor = (route: RouteEntry, who = A): Record<string, string> => (route.a
 
 const queryString = (values: Record<string, unknown>) =>
   Object.entries(values)
-    .map(([k, v]) => `${encodeURIComponent(k)}=${typeof v === 'string' && v.startsWith('%') ? v : encodeURIComponent(String(v))}`)
+    .map(
+      ([k, v]) =>
+        `${encodeURIComponent(k)}=${typeof v === 'string' && v.startsWith('%') ? v : encodeURIComponent(String(v))}`,
+    )
     .join('&');
 
 interface Case {
@@ -125,11 +161,34 @@ const namesField = (subject: string) => (res: RawResponse) => {
   } catch {
     /* not JSON: reported below */
   }
-  return res.status === 400 && json.error === 'bad_request' && json.message?.startsWith(`${subject}:`) ? undefined : `expected 400 bad_request naming ${subject}`;
+  return res.status === 400 && json.error === 'bad_request' && json.message?.startsWith(`${subject}:`)
+    ? undefined
+    : `expected 400 bad_request naming ${subject}`;
 };
 
-const PATH_ATTACKS = ['..', '%2e%2e', '%2e%2e%2f%2e%2e%2fpackage.json', '..%2f..%2f..%2fetc%2fpasswd', '../../package.json', '%00', '%ED%A0%80', 'x'.repeat(3000), encodeURIComponent("'; drop table tasks;--")];
-const BODY_JUNK = ['null', '"text"', '[]', '0', '{', '{"__proto__":{"is_admin":true}}', '{"constructor":{"prototype":{"x":1}}}', `${'['.repeat(10_000)}${']'.repeat(10_000)}`, `${'{"a":'.repeat(10_000)}1${'}'.repeat(10_000)}`, JSON.stringify({ x: MB })];
+const PATH_ATTACKS = [
+  '..',
+  '%2e%2e',
+  '%2e%2e%2f%2e%2e%2fpackage.json',
+  '..%2f..%2f..%2fetc%2fpasswd',
+  '../../package.json',
+  '%00',
+  '%ED%A0%80',
+  'x'.repeat(3000),
+  encodeURIComponent("'; drop table tasks;--"),
+];
+const BODY_JUNK = [
+  'null',
+  '"text"',
+  '[]',
+  '0',
+  '{',
+  '{"__proto__":{"is_admin":true}}',
+  '{"constructor":{"prototype":{"x":1}}}',
+  `${'['.repeat(10_000)}${']'.repeat(10_000)}`,
+  `${'{"a":'.repeat(10_000)}1${'}'.repeat(10_000)}`,
+  JSON.stringify({ x: MB }),
+];
 const MULTIPART = '--sweep\r\ncontent-disposition: form-data; name="prompt"\r\n\r\nfix it\u0000\r\n--sweep--\r\n';
 const OTHER_TYPES: [string | undefined, string][] = [
   [undefined, '{"a":1}'],
@@ -152,16 +211,25 @@ function casesFor(route: RouteEntry): Case[] {
   const basePath = withQuery(sampleQuery);
   const out: Case[] = [];
   const add = (label: string, req: Partial<RawRequest>, check?: Case['check']) =>
-    out.push({ label, route, check, req: { method: route.method, path: basePath, headers: { ...auth, ...json }, body: baseBody, ...req } });
+    out.push({
+      label,
+      route,
+      check,
+      req: { method: route.method, path: basePath, headers: { ...auth, ...json }, body: baseBody, ...req },
+    });
 
   add('as documented', {});
   if (route.method === 'HEAD') return out;
 
   // query strings: junk on every route; each declared parameter with hostile values
-  add('junk query', { path: `${basePath}${basePath.includes('?') ? '&' : '?'}a=%00&b=%ED%A0%80&__proto__[x]=1&c[]=1&c[]=2&d=${'q'.repeat(4000)}` });
+  add('junk query', {
+    path: `${basePath}${basePath.includes('?') ? '&' : '?'}a=%00&b=%ED%A0%80&__proto__[x]=1&c[]=1&c[]=2&d=${'q'.repeat(4000)}`,
+  });
   for (const field of fieldsOf(querySchema ?? {})) {
     const q = (v: unknown) => withQuery({ ...sampleQuery, [field.name]: v });
-    add(`query ${field.name} wrong type`, { path: q(field.schema.type === 'string' ? 'x'.repeat((field.schema.maxLength ?? 10) + 1) : 'abc') });
+    add(`query ${field.name} wrong type`, {
+      path: q(field.schema.type === 'string' ? 'x'.repeat((field.schema.maxLength ?? 10) + 1) : 'abc'),
+    });
     add(`query ${field.name} NUL`, { path: q('%00') }, namesField(`querystring ${field.name}`));
     add(`query ${field.name} lone surrogate`, { path: q('%ED%A0%80') });
     add(`query ${field.name} 1 MB`, { path: q(MB), fresh: true });
@@ -178,7 +246,10 @@ function casesFor(route: RouteEntry): Case[] {
     for (const attack of PATH_ATTACKS) {
       const attacked = path.split('/');
       // a wildcard is the rest of the path: replace from there on
-      const hostile = segment === '*' ? [...attacked.slice(0, i), attack].join('/') : Object.assign([...attacked], { [i]: attack }).join('/');
+      const hostile =
+        segment === '*'
+          ? [...attacked.slice(0, i), attack].join('/')
+          : Object.assign([...attacked], { [i]: attack }).join('/');
       add(`path ${segment} = ${attack.slice(0, 40)}`, { path: hostile });
     }
   });
@@ -189,9 +260,12 @@ function casesFor(route: RouteEntry): Case[] {
   for (const [type, body] of OTHER_TYPES) {
     const headers = { ...auth, ...(type ? { 'content-type': type } : {}) };
     add(`${type ?? 'no content-type'}, empty`, { headers, body: '' });
-    add(`${type ?? 'no content-type'}, not empty`, { headers, body }, (res) => (res.status === 415 ? undefined : 'expected 415'));
+    add(`${type ?? 'no content-type'}, not empty`, { headers, body }, (res) =>
+      res.status === 415 ? undefined : 'expected 415',
+    );
   }
-  for (const junk of BODY_JUNK) add(`JSON ${junk.slice(0, 30)}`, { headers: { ...auth, 'content-type': 'application/json' }, body: junk });
+  for (const junk of BODY_JUNK)
+    add(`JSON ${junk.slice(0, 30)}`, { headers: { ...auth, 'content-type': 'application/json' }, body: junk });
 
   // each field of the body: a wrong type, 1 MB, and text the database cannot hold
   for (const field of fieldsOf(bodySchema ?? {})) {
@@ -216,10 +290,16 @@ async function run(cases: Case[]) {
   const isCreate = (c: Case) => c.route.method === 'POST' && /^(\/v1)?\/tasks$/.test(c.route.url);
   const results = new Map<Case, RawResponse>();
   const send = async (c: Case) => {
-    const res = await client.send(c.req).catch((err: Error) => ({ status: -1, headers: {}, body: `connection failed: ${err.message}`, ms: 0 }));
+    const res = await client
+      .send(c.req)
+      .catch((err: Error) => ({ status: -1, headers: {}, body: `connection failed: ${err.message}`, ms: 0 }));
     results.set(c, res);
   };
-  await inBatches(cases.filter((c) => !isCreate(c)), 6, send);
+  await inBatches(
+    cases.filter((c) => !isCreate(c)),
+    6,
+    send,
+  );
   for (const c of cases.filter(isCreate)) {
     h.clock.advance(61_000);
     await send(c);
@@ -227,7 +307,8 @@ async function run(cases: Case[]) {
   return cases.map((c) => ({ c, res: results.get(c)! }));
 }
 
-const describeCase = (c: Case, res: RawResponse) => `${c.req.method} ${c.route.url} [${c.label}] → ${res.status} in ${Math.round(res.ms)} ms: ${res.body.slice(0, 160)}`;
+const describeCase = (c: Case, res: RawResponse) =>
+  `${c.req.method} ${c.route.url} [${c.label}] → ${res.status} in ${Math.round(res.ms)} ms: ${res.body.slice(0, 160)}`;
 
 function secretsOf() {
   return [A.token, B.token, owned.tokenSecret, PROVIDER_KEY, A.scm!.token, B.scm!.token];
@@ -236,7 +317,16 @@ function secretsOf() {
 describe('every route, generated from the route table', () => {
   it('knows the routes it must cover', () => {
     const urls = new Set(h.app.routeTable.map((r) => r.url));
-    for (const url of ['/v1/tasks', '/tasks', '/v1/tasks/:id/continue', '/tasks/:id/feedback', '/s/:slug/*', '/app/*', '/docs/static/*', '/v1/admin/accounts/:id']) {
+    for (const url of [
+      '/v1/tasks',
+      '/tasks',
+      '/v1/tasks/:id/continue',
+      '/tasks/:id/feedback',
+      '/s/:slug/*',
+      '/app/*',
+      '/docs/static/*',
+      '/v1/admin/accounts/:id',
+    ]) {
       expect(urls, url).toContain(url);
     }
     expect(h.app.routeTable.length).toBeGreaterThan(100);
@@ -261,7 +351,9 @@ describe('every route, generated from the route table', () => {
       };
     });
     const results = await run(cases);
-    const wrong = results.filter(({ c, res }) => res.status !== 404 || (c.req.method !== 'HEAD' && JSON.parse(res.body).error !== 'not_found'));
+    const wrong = results.filter(
+      ({ c, res }) => res.status !== 404 || (c.req.method !== 'HEAD' && JSON.parse(res.body).error !== 'not_found'),
+    );
     expect(wrong.map(({ c, res }) => describeCase(c, res))).toEqual([]);
     // B's calls changed nothing of A's: the task, the spare token, the memory item, the key
     const [task] = await h.deps.db.select().from(tasks).where(eq(tasks.id, owned.taskId));
@@ -272,10 +364,23 @@ describe('every route, generated from the route table', () => {
     expect(await h.deps.db.select().from(repoMemory).where(eq(repoMemory.id, owned.memoryId))).toHaveLength(1);
     expect(await h.deps.db.select().from(providerKeys).where(eq(providerKeys.accountId, A.account.id))).toHaveLength(1);
     // and the routes without a parameter show B nothing of A's
-    const lists = h.app.routeTable.filter((r) => r.method === 'GET' && !r.url.includes(':') && !r.url.includes('*') && r.access !== 'public');
-    const listed = await run(lists.map((route) => ({ label: 'B lists', route, req: { method: 'GET', path: route.url.replace(/\/me\/memory$/, `/me/memory?repo=${encodeURIComponent(REPO)}`), headers: B.auth } })));
+    const lists = h.app.routeTable.filter(
+      (r) => r.method === 'GET' && !r.url.includes(':') && !r.url.includes('*') && r.access !== 'public',
+    );
+    const listed = await run(
+      lists.map((route) => ({
+        label: 'B lists',
+        route,
+        req: {
+          method: 'GET',
+          path: route.url.replace(/\/me\/memory$/, `/me/memory?repo=${encodeURIComponent(REPO)}`),
+          headers: B.auth,
+        },
+      })),
+    );
     for (const { c, res } of listed) {
-      for (const mine of [owned.taskId, owned.tokenId, owned.memoryId, A.account.email, 'the sweep lesson']) expect(res.body, describeCase(c, res)).not.toContain(mine);
+      for (const mine of [owned.taskId, owned.tokenId, owned.memoryId, A.account.email, 'the sweep lesson'])
+        expect(res.body, describeCase(c, res)).not.toContain(mine);
     }
   });
 
@@ -291,7 +396,8 @@ describe('every route, generated from the route table', () => {
     expect(results.length).toBeGreaterThan(1000);
     // nothing secret in any answer (headers included) or any log line
     for (const secret of secretsOf()) {
-      for (const { c, res } of results) expect(JSON.stringify(res.headers) + res.body, describeCase(c, res)).not.toContain(secret);
+      for (const { c, res } of results)
+        expect(JSON.stringify(res.headers) + res.body, describeCase(c, res)).not.toContain(secret);
       for (const line of h.logLines) expect(line).not.toContain(secret);
     }
     // and nothing was logged as a fault of ours

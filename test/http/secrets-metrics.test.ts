@@ -28,7 +28,9 @@ describe('secrets', () => {
     };
     const minted = await h.app.inject({ method: 'POST', url: '/v1/me/tokens', headers: auth, payload: { name: 'ci' } });
     const pat = minted.json().token as string;
-    const demo = (await h.app.inject({ method: 'POST', url: '/v1/demo/token', payload: { email: 'd@example.com' } })).json().token as string;
+    const demo = (
+      await h.app.inject({ method: 'POST', url: '/v1/demo/token', payload: { email: 'd@example.com' } })
+    ).json().token as string;
     await call('POST', '/v1/me/keys', { provider: 'openai', api_key: PROVIDER_KEY });
     await call('POST', '/v1/me/keys', { provider: 'google', api_key: 'x' });
     await call('POST', '/v1/me/keys/test', { provider: 'openai', api_key: PROVIDER_KEY });
@@ -57,7 +59,12 @@ describe('secrets', () => {
 describe('GET /metrics', () => {
   it('exposes process metrics, HTTP request counts and latency, and tasks by status', async () => {
     const { auth } = await newAccount(h, { plan: 'pro', credits: 3 });
-    await h.app.inject({ method: 'POST', url: '/v1/tasks', headers: auth, payload: { prompt: 'fix it', repo_url: 'https://github.com/a/b' } });
+    await h.app.inject({
+      method: 'POST',
+      url: '/v1/tasks',
+      headers: auth,
+      payload: { prompt: 'fix it', repo_url: 'https://github.com/a/b' },
+    });
     await h.app.inject({ method: 'GET', url: '/v1/me', headers: auth });
     const res = await h.app.inject({ method: 'GET', url: '/metrics' });
     expect(res.statusCode).toBe(200);
@@ -65,7 +72,9 @@ describe('GET /metrics', () => {
     const text = res.body;
     expect(text).toMatch(/^emend_process_cpu_user_seconds_total \d/m);
     expect(text).toMatch(/^emend_http_requests_total\{method="GET",route="\/v1\/me",status="200"\} [1-9]/m);
-    expect(text).toMatch(/^emend_http_request_duration_seconds_bucket\{le="0\.5",method="POST",route="\/v1\/tasks"\} [1-9]/m);
+    expect(text).toMatch(
+      /^emend_http_request_duration_seconds_bucket\{le="0\.5",method="POST",route="\/v1\/tasks"\} [1-9]/m,
+    );
     expect(text).toMatch(/^emend_tasks\{status="pending",task_type="fix",mode="pr"\} [1-9]/m);
     expect(text).toMatch(/^emend_queue_depth [1-9]/m);
     expect(text).toMatch(/^# TYPE emend_step_duration_seconds histogram/m);

@@ -29,13 +29,19 @@ async function text(path: string, auth: Record<string, string>, accept?: string)
 }
 
 async function post(path: string, auth: Record<string, string>, body: unknown) {
-  const res = await fetch(`${base}${path}`, { method: 'POST', headers: { ...auth, 'content-type': 'application/json' }, body: JSON.stringify(body) });
+  const res = await fetch(`${base}${path}`, {
+    method: 'POST',
+    headers: { ...auth, 'content-type': 'application/json' },
+    body: JSON.stringify(body),
+  });
   expect(res.status, `${path}: ${await res.clone().text()}`).toBeLessThan(300);
   return res.json();
 }
 
 describe('secrets in streams and exports', () => {
-  it('no secret in the SSE events, the training export, the task or the logs of a BYOK pull-request run and a failed one', { timeout: 240_000 }, async () => {
+  it('no secret in the SSE events, the training export, the task or the logs of a BYOK pull-request run and a failed one', {
+    timeout: 240_000,
+  }, async () => {
     const { h } = svc;
     const owner = await newAccount(h, { plan: 'pro', credits: 0 });
     h.github.createRepo(owner.scm!.login, 'calc', { files: CALC_REPO, private: true });
@@ -55,7 +61,10 @@ describe('secrets in streams and exports', () => {
     const failed = await runFixTask(h, refused.auth, `${h.github.webUrl}/${refused.scm!.login}/calc`, 'failed');
 
     const seen: Record<string, string> = {};
-    for (const [who, id, auth] of [['done', task.id, owner.auth], ['failed', failed.task.id, refused.auth]] as const) {
+    for (const [who, id, auth] of [
+      ['done', task.id, owner.auth],
+      ['failed', failed.task.id, refused.auth],
+    ] as const) {
       const stream = await text(`/v1/tasks/${id}/logs/stream`, auth, 'text/event-stream');
       expect(stream.status).toBe(200);
       // the stream replayed the run and ended: a check on an empty stream could not fail
@@ -66,13 +75,27 @@ describe('secrets in streams and exports', () => {
     }
     const exported = await text('/v1/me/training/export.jsonl', { authorization: `Bearer ${pat}` });
     expect(exported.status).toBe(200);
-    expect(exported.body.trim().split('\n').map((l) => JSON.parse(l).id)).toEqual([task.id]);
+    expect(
+      exported.body
+        .trim()
+        .split('\n')
+        .map((l) => JSON.parse(l).id),
+    ).toEqual([task.id]);
     expect(exported.body).toContain('return a + b');
     seen.export = exported.body;
     seen.logs = h.logLines.join('\n');
     expect(seen['failed task']).toMatch(/401|key|unauthori[sz]ed/i);
 
-    const secrets = { BYOK_KEY, WRONG_KEY, MANAGED_KEY, pat, ownerToken: owner.token, ownerScm: owner.scm!.token, refusedToken: refused.token, refusedScm: refused.scm!.token };
+    const secrets = {
+      BYOK_KEY,
+      WRONG_KEY,
+      MANAGED_KEY,
+      pat,
+      ownerToken: owner.token,
+      ownerScm: owner.scm!.token,
+      refusedToken: refused.token,
+      refusedScm: refused.scm!.token,
+    };
     for (const [where, body] of Object.entries(seen)) {
       for (const [name, secret] of Object.entries(secrets)) {
         expect(body.includes(secret), `${name} in ${where}`).toBe(false);

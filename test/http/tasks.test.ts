@@ -54,7 +54,12 @@ describe('POST /v1/tasks', () => {
 
   it('gives free accounts preview mode without touching credits, and honours base_branch and approval_mode', async () => {
     const { auth } = await newAccount(h, { plan: 'free' });
-    const res = await post(auth, { prompt: 'add a flag', repo_url: `${REPO}/`, base_branch: 'release/2.x', approval_mode: 'manual' });
+    const res = await post(auth, {
+      prompt: 'add a flag',
+      repo_url: `${REPO}/`,
+      base_branch: 'release/2.x',
+      approval_mode: 'manual',
+    });
     expect(res.statusCode).toBe(201);
     expect(res.json()).toMatchObject({ mode: 'preview', base_branch: 'release/2.x', approval_mode: 'manual' });
   });
@@ -110,9 +115,19 @@ describe('POST /v1/tasks', () => {
     ghes.github.createRepo('team', 'app');
     try {
       const { auth } = await newAccount(ghes, { plan: 'pro', credits: 5 });
-      const ok = await ghes.app.inject({ method: 'POST', url: '/v1/tasks', headers: auth, payload: { prompt: 'fix it', repo_url: 'https://git.example.com/team/app' } });
+      const ok = await ghes.app.inject({
+        method: 'POST',
+        url: '/v1/tasks',
+        headers: auth,
+        payload: { prompt: 'fix it', repo_url: 'https://git.example.com/team/app' },
+      });
       expect(ok.statusCode).toBe(201);
-      const gh = await ghes.app.inject({ method: 'POST', url: '/v1/tasks', headers: auth, payload: { prompt: 'fix it', repo_url: REPO } });
+      const gh = await ghes.app.inject({
+        method: 'POST',
+        url: '/v1/tasks',
+        headers: auth,
+        payload: { prompt: 'fix it', repo_url: REPO },
+      });
       expect(gh.json().error).toBe('not_a_scm_url');
     } finally {
       await ghes.close();
@@ -132,7 +147,8 @@ describe('POST /v1/tasks', () => {
 
   it('answers 429 CONCURRENT_LIMIT at the plan cap of active tasks', async () => {
     const { account, auth } = await newAccount(h, { plan: 'pro', credits: 10 });
-    for (let i = 0; i < 3; i++) expect((await post(auth, { prompt: `task ${i}`, repo_url: REPO })).statusCode).toBe(201);
+    for (let i = 0; i < 3; i++)
+      expect((await post(auth, { prompt: `task ${i}`, repo_url: REPO })).statusCode).toBe(201);
     const fourth = await post(auth, { prompt: 'task 4', repo_url: REPO });
     expect(fourth.statusCode).toBe(429);
     expect(fourth.json().error).toBe('CONCURRENT_LIMIT');
@@ -234,12 +250,24 @@ describe('GET /v1/tasks and /v1/tasks/{id}', () => {
     expect(res.statusCode).toBe(200);
     expect(res.json().task).toEqual(created);
     expect(res.json().logs).toEqual([
-      expect.objectContaining({ step: 'planner', status: 'done', input: { prompt: 'fix the bug' }, output: { summary: 'plan' }, tokens: 120, cost_usd: 0.0012, duration_ms: 900 }),
+      expect.objectContaining({
+        step: 'planner',
+        status: 'done',
+        input: { prompt: 'fix the bug' },
+        output: { summary: 'plan' },
+        tokens: 120,
+        cost_usd: 0.0012,
+        duration_ms: 900,
+      }),
     ]);
     const theirs = await h.app.inject({ method: 'GET', url: `/v1/tasks/${created.id}`, headers: other.auth });
     expect(theirs.statusCode).toBe(404);
     expect(theirs.json().error).toBe('not_found');
-    const unknown = await h.app.inject({ method: 'GET', url: '/v1/tasks/01900000-0000-7000-8000-000000000000', headers: auth });
+    const unknown = await h.app.inject({
+      method: 'GET',
+      url: '/v1/tasks/01900000-0000-7000-8000-000000000000',
+      headers: auth,
+    });
     expect(unknown.statusCode).toBe(404);
     const malformed = await h.app.inject({ method: 'GET', url: '/v1/tasks/not-a-uuid', headers: auth });
     expect(malformed.statusCode).toBe(400);
@@ -248,7 +276,14 @@ describe('GET /v1/tasks and /v1/tasks/{id}', () => {
 
   it('serves the same routes without the /v1 prefix', async () => {
     const { auth } = await newAccount(h, { plan: 'pro', credits: 5 });
-    const created = (await h.app.inject({ method: 'POST', url: '/tasks', headers: auth, payload: { prompt: 'fix it', repo_url: REPO } })).json();
+    const created = (
+      await h.app.inject({
+        method: 'POST',
+        url: '/tasks',
+        headers: auth,
+        payload: { prompt: 'fix it', repo_url: REPO },
+      })
+    ).json();
     const res = await h.app.inject({ method: 'GET', url: `/tasks/${created.id}`, headers: auth });
     expect(res.json().task.id).toBe(created.id);
     expect((await h.app.inject({ method: 'GET', url: '/tasks/limits', headers: auth })).json().plan).toBe('pro');

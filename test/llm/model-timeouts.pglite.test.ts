@@ -10,7 +10,11 @@ import { type Provider, type ScriptedModel, startScriptedModel } from '../suppor
 const gc = (globalThis as { gc?: () => void }).gc;
 
 const KEY = 'sk-timeouts-0123456789';
-const MODELS: Record<Provider, string> = { openai: 'gpt-4.1', anthropic: 'claude-sonnet-4-5', google: 'gemini-2.5-pro' };
+const MODELS: Record<Provider, string> = {
+  openai: 'gpt-4.1',
+  anthropic: 'claude-sonnet-4-5',
+  google: 'gemini-2.5-pro',
+};
 const ask = { system: 'You answer briefly.', messages: [{ role: 'user' as const, content: 'What is 2 + 2?' }] };
 const Answer = z.object({ answer: z.number() });
 
@@ -25,7 +29,14 @@ afterAll(async () => {
 function client(provider: Provider, opts: { timeoutMs: number; maxRetries: number }) {
   const meter = new UsageMeter();
   const logs: { message: string; data?: Record<string, unknown> }[] = [];
-  const choice = { provider, model: MODELS[provider], apiKey: KEY, baseUrl: model.urls[provider], source: 'managed' as const, endpoint: 'operator' as const };
+  const choice = {
+    provider,
+    model: MODELS[provider],
+    apiKey: KEY,
+    baseUrl: model.urls[provider],
+    source: 'managed' as const,
+    endpoint: 'operator' as const,
+  };
   const c = new ModelClient({
     choice,
     model: languageModel(choice, fetch),
@@ -59,19 +70,30 @@ describe('model calls time out even when garbage is collected during the wait', 
     billedBefore = billedTotal();
   });
 
-  it.each(['openai', 'anthropic', 'google'] as const)('a stalled stream (%s: headers sent, then nothing) times out, is retried, and only the answer is billed', async (provider) => {
-    const { c, meter, logs } = client(provider, { timeoutMs: 1_500, maxRetries: 2 });
-    const callsBefore = model.calls.length;
-    model.enqueue({ stall: true }, { text: 'Four.' });
-    const text = await collectingGarbage(() => c.text(ask));
-    expect(text).toBe('Four.');
-    expect(model.stalls() - stallsBefore).toBe(1);
-    expect(model.calls.slice(callsBefore).map((r) => r.stream)).toEqual([true, true]);
-    expect(logs).toEqual([{ message: 'model call failed; retrying', data: expect.objectContaining({ problem: `${provider} ${MODELS[provider]} did not answer in time`, retry: 1 }) }]);
-    // one billed answer, exactly what the provider reported for it; the stall cost nothing
-    expect(meter.calls).toBe(1);
-    expect(meter.tokens).toBe(billedTotal() - billedBefore);
-  });
+  it.each(['openai', 'anthropic', 'google'] as const)(
+    'a stalled stream (%s: headers sent, then nothing) times out, is retried, and only the answer is billed',
+    async (provider) => {
+      const { c, meter, logs } = client(provider, { timeoutMs: 1_500, maxRetries: 2 });
+      const callsBefore = model.calls.length;
+      model.enqueue({ stall: true }, { text: 'Four.' });
+      const text = await collectingGarbage(() => c.text(ask));
+      expect(text).toBe('Four.');
+      expect(model.stalls() - stallsBefore).toBe(1);
+      expect(model.calls.slice(callsBefore).map((r) => r.stream)).toEqual([true, true]);
+      expect(logs).toEqual([
+        {
+          message: 'model call failed; retrying',
+          data: expect.objectContaining({
+            problem: `${provider} ${MODELS[provider]} did not answer in time`,
+            retry: 1,
+          }),
+        },
+      ]);
+      // one billed answer, exactly what the provider reported for it; the stall cost nothing
+      expect(meter.calls).toBe(1);
+      expect(meter.tokens).toBe(billedTotal() - billedBefore);
+    },
+  );
 
   it('a stalled plain call (nothing at all comes back) times out, is retried, and only the answer is billed', async () => {
     const { c, meter, logs } = client('openai', { timeoutMs: 1_500, maxRetries: 2 });
@@ -87,7 +109,12 @@ describe('model calls time out even when garbage is collected during the wait', 
   it('a call that stalls on every try fails the step saying so, and bills nothing', async () => {
     const { c, meter } = client('anthropic', { timeoutMs: 1_000, maxRetries: 1 });
     model.enqueue({ stall: true }, { stall: true });
-    const failure = await collectingGarbage(() => c.text(ask).then(() => undefined, (err: unknown) => err));
+    const failure = await collectingGarbage(() =>
+      c.text(ask).then(
+        () => undefined,
+        (err: unknown) => err,
+      ),
+    );
     expect(failure).toBeInstanceOf(ModelCallFailed);
     expect((failure as Error).message).toBe('anthropic claude-sonnet-4-5 did not answer in time (after 2 tries)');
     expect(model.stalls() - stallsBefore).toBe(2);

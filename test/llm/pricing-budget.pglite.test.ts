@@ -7,14 +7,25 @@ import { BudgetExceeded, UsageMeter, outputAllowance } from '../../src/llm/usage
 import { truncateDiff } from '../../src/pipeline/runner.js';
 
 const apiError = (statusCode: number, headers: Record<string, string> = {}) =>
-  new APICallError({ message: 'x', url: 'http://p/v1', requestBodyValues: {}, statusCode, responseHeaders: headers, isRetryable: statusCode >= 500 || statusCode === 429 });
+  new APICallError({
+    message: 'x',
+    url: 'http://p/v1',
+    requestBodyValues: {},
+    statusCode,
+    responseHeaders: headers,
+    isRetryable: statusCode >= 500 || statusCode === 429,
+  });
 
 describe('model layer: prices, budget, retries, configuration', () => {
   it('prices dated and prefixed model ids by their longest table entry; unknown models at the fallback, overridable', () => {
     expect(priceOf('claude-sonnet-4-5-20250929')).toMatchObject({ input: 3, output: 15, matched: 'claude-sonnet-4-5' });
     expect(priceOf('models/gemini-2.5-flash-lite')).toMatchObject({ matched: 'gemini-2.5-flash-lite' });
     expect(priceOf('gpt-4.1-mini')).toMatchObject({ input: 0.4, matched: 'gpt-4.1-mini' });
-    expect(priceOf('llama3.1:8b')).toMatchObject({ input: FALLBACK_PRICE[0], output: FALLBACK_PRICE[1], matched: null });
+    expect(priceOf('llama3.1:8b')).toMatchObject({
+      input: FALLBACK_PRICE[0],
+      output: FALLBACK_PRICE[1],
+      matched: null,
+    });
     expect(priceOf('llama3.1:8b', { 'llama3.1': [0, 0] })).toMatchObject({ input: 0, output: 0, matched: 'llama3.1' });
     expect(costUsd(priceOf('gpt-4.1'), 1_000_000, 500_000)).toBeCloseTo(2 + 4, 9);
   });
@@ -29,7 +40,9 @@ describe('model layer: prices, budget, retries, configuration', () => {
     // the dollar limit binds too: $0.01 left at $8/M output covers 1,250 tokens minus the input's cost
     const usd = { tokens: 1_000_000, usd: 0.02, spentTokens: 0, spentUsd: 0.01 };
     expect(outputAllowance(usd, new UsageMeter(), price, 1_000, 8_000)).toBe(1_000);
-    expect(() => outputAllowance({ ...usd, spentUsd: 0.0199 }, new UsageMeter(), price, 1_000, 8_000)).toThrow(/\$0\.02/);
+    expect(() => outputAllowance({ ...usd, spentUsd: 0.0199 }, new UsageMeter(), price, 1_000, 8_000)).toThrow(
+      /\$0\.02/,
+    );
   });
 
   it('retries 429, 5xx and dropped connections, not 400 or 401; honours retry-after', () => {
@@ -49,8 +62,16 @@ describe('model layer: prices, budget, retries, configuration', () => {
   });
 
   it('reads per-step models, budgets and prices from the environment, naming the variable on a bad value', () => {
-    const c = loadConfig({ EMEND_MODEL_FIXER: 'anthropic:claude-opus-4-1', EMEND_MODEL_PLANNER: 'gpt-5', EMEND_TASK_BUDGET_USD_PRO: '2.5', EMEND_MODEL_PRICES: '{"llama3.1": [0, 0]}' });
-    expect(c.llm.models).toEqual({ fixer: { provider: 'anthropic', model: 'claude-opus-4-1' }, planner: { provider: undefined, model: 'gpt-5' } });
+    const c = loadConfig({
+      EMEND_MODEL_FIXER: 'anthropic:claude-opus-4-1',
+      EMEND_MODEL_PLANNER: 'gpt-5',
+      EMEND_TASK_BUDGET_USD_PRO: '2.5',
+      EMEND_MODEL_PRICES: '{"llama3.1": [0, 0]}',
+    });
+    expect(c.llm.models).toEqual({
+      fixer: { provider: 'anthropic', model: 'claude-opus-4-1' },
+      planner: { provider: undefined, model: 'gpt-5' },
+    });
     expect(c.llm.budgets.pro).toEqual({ tokens: 1_000_000, usd: 2.5 });
     expect(c.llm.prices).toEqual({ 'llama3.1': [0, 0] });
     const bad = (env: Record<string, string>) => {
@@ -64,7 +85,10 @@ describe('model layer: prices, budget, retries, configuration', () => {
     expect(bad({ EMEND_MODEL_FIXER: 'openai:' }).variable).toBe('EMEND_MODEL_FIXER');
     expect(bad({ EMEND_MODEL_LOCATOR: 'gpt 4' }).variable).toBe('EMEND_MODEL_LOCATOR');
     // a colon after something that is not a provider is part of the name (Ollama's llama3.1:8b)
-    expect(loadConfig({ EMEND_MODEL_FIXER: 'llama3.1:8b' }).llm.models.fixer).toEqual({ provider: undefined, model: 'llama3.1:8b' });
+    expect(loadConfig({ EMEND_MODEL_FIXER: 'llama3.1:8b' }).llm.models.fixer).toEqual({
+      provider: undefined,
+      model: 'llama3.1:8b',
+    });
     expect(bad({ EMEND_LLM_PROVIDER: 'cohere' }).variable).toBe('EMEND_LLM_PROVIDER');
     expect(bad({ EMEND_MODEL_PRICES: '{"x": [1]}' }).variable).toBe('EMEND_MODEL_PRICES');
     expect(bad({ EMEND_TASK_BUDGET_TOKENS_FREE: 'lots' }).variable).toBe('EMEND_TASK_BUDGET_TOKENS_FREE');
@@ -78,7 +102,11 @@ describe('model layer: prices, budget, retries, configuration', () => {
     const [body, marker] = [cut.slice(0, cut.lastIndexOf('... diff')), cut.slice(cut.lastIndexOf('... diff'))];
     expect(diff.startsWith(body)).toBe(true);
     expect(body.endsWith('\n')).toBe(true);
-    expect(marker).toMatch(new RegExp(`^\\.\\.\\. diff truncated: ${Buffer.byteLength(body)} of ${Buffer.byteLength(diff)} bytes shown \\.\\.\\.\\n$`));
+    expect(marker).toMatch(
+      new RegExp(
+        `^\\.\\.\\. diff truncated: ${Buffer.byteLength(body)} of ${Buffer.byteLength(diff)} bytes shown \\.\\.\\.\\n$`,
+      ),
+    );
     expect(truncateDiff('small\n')).toBe('small\n');
   });
 });

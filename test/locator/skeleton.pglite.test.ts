@@ -68,14 +68,22 @@ describe('file skeletons', () => {
   it('TypeScript: multi-line signatures kept whole', async () => {
     const out = await fileSkeleton('src/rank.ts', TS);
     expect(out.language).toBe('typescript');
-    expect(out.symbols.map((s) => `${s.kind} ${s.name} ${s.startLine}-${s.endLine}`)).toEqual(['interface Options 3-5', 'class Ranker 7-14', 'method rank 10-13', 'function main 16-18']);
-    expect(out.skeleton).toContain('  10|   rank(files: string[],\n  11|        options: Options): string[] {\n    |     ...');
+    expect(out.symbols.map((s) => `${s.kind} ${s.name} ${s.startLine}-${s.endLine}`)).toEqual([
+      'interface Options 3-5',
+      'class Ranker 7-14',
+      'method rank 10-13',
+      'function main 16-18',
+    ]);
+    expect(out.skeleton).toContain(
+      '  10|   rank(files: string[],\n  11|        options: Options): string[] {\n    |     ...',
+    );
     expect(out.skeleton).toContain('  16| export function main(): void {');
     expect(out.skeleton).not.toContain('options.top');
   });
 
   it('falls back to regular expressions and indentation for a language without a grammar', async () => {
-    const kt = 'package shop\n\nimport x.y\n\nclass Cart {\n    fun total(): Int {\n        return items.sum()\n    }\n}\n';
+    const kt =
+      'package shop\n\nimport x.y\n\nclass Cart {\n    fun total(): Int {\n        return items.sum()\n    }\n}\n';
     const out = await fileSkeleton('Cart.kt', kt);
     expect(out.language).toBe('kotlin');
     expect(out.symbols).toEqual([
@@ -87,7 +95,9 @@ describe('file skeletons', () => {
   });
 
   it('sliceLines numbers the lines it shows, clamped to the file', () => {
-    expect(sliceLines(PY, 11, 12)).toBe('  11|     def send(self, request, **kwargs):\n  12|         adapter = self.get_adapter(request.url)');
+    expect(sliceLines(PY, 11, 12)).toBe(
+      '  11|     def send(self, request, **kwargs):\n  12|         adapter = self.get_adapter(request.url)',
+    );
     expect(sliceLines('a\nb\n', 0, 99)).toBe('   1| a\n   2| b\n   3|');
   });
 });

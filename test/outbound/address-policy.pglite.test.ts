@@ -34,19 +34,28 @@ describe('outbound address policy: which addresses a user-given URL may reach', 
     expect(judge([], address, 443, address)).toMatchObject({ ok: false, range: expect.any(String) });
   });
 
-  it.each(['8.8.8.8', '93.184.216.34', '2606:4700::1111', '::ffff:8.8.8.8', '64:ff9b::808:808'])('lets %s through: a public address', (address) => {
-    expect(refusedRange(ipaddr.parse(address))).toBeUndefined();
-    expect(judge([], address, 443, 'api.example.com')).toEqual({ ok: true });
-  });
+  it.each(['8.8.8.8', '93.184.216.34', '2606:4700::1111', '::ffff:8.8.8.8', '64:ff9b::808:808'])(
+    'lets %s through: a public address',
+    (address) => {
+      expect(refusedRange(ipaddr.parse(address))).toBeUndefined();
+      expect(judge([], address, 443, 'api.example.com')).toEqual({ ok: true });
+    },
+  );
 
   it('judges IPv4-mapped addresses as the IPv4 address they carry, for refusals and allowances alike', () => {
-    expect(judge([], '::ffff:127.0.0.1', 80, 'h')).toEqual({ ok: false, address: '127.0.0.1', range: 'a loopback address' });
+    expect(judge([], '::ffff:127.0.0.1', 80, 'h')).toEqual({
+      ok: false,
+      address: '127.0.0.1',
+      range: 'a loopback address',
+    });
     expect(judge(rulesOf('127.0.0.1'), '::ffff:127.0.0.1', 80, 'h')).toEqual({ ok: true });
     expect(judge(rulesOf('::ffff:10.0.0.0/104'), '10.9.9.9', 80, 'h')).toEqual({ ok: true });
   });
 
   it('EMEND_OUTBOUND_ALLOW: ranges, addresses and host names, each optionally for one port', () => {
-    const rules = rulesOf('10.0.0.0/8, 127.0.0.1:11434 [::1]:8080,fd00::/8  ollama.internal:11434 gateway.lan, 192.168.1.5');
+    const rules = rulesOf(
+      '10.0.0.0/8, 127.0.0.1:11434 [::1]:8080,fd00::/8  ollama.internal:11434 gateway.lan, 192.168.1.5',
+    );
     expect(rules.map((r) => [r.kind, r.text, r.port])).toEqual([
       ['range', '10.0.0.0/8', undefined],
       ['range', '127.0.0.1:11434', 11434],
@@ -77,7 +86,17 @@ describe('outbound address policy: which addresses a user-given URL may reach', 
     expect(loadConfig({}).outboundAllow).toEqual([]);
   });
 
-  it.each(['10.0.0.0/33', '127.0.0.1:0', '127.0.0.1:99999', '1:2:3', '[::1', '[127.0.0.1]:80', 'bad_name', 'http://x', '1.2.3'])('refuses the setting %s, naming EMEND_OUTBOUND_ALLOW', (entry) => {
+  it.each([
+    '10.0.0.0/33',
+    '127.0.0.1:0',
+    '127.0.0.1:99999',
+    '1:2:3',
+    '[::1',
+    '[127.0.0.1]:80',
+    'bad_name',
+    'http://x',
+    '1.2.3',
+  ])('refuses the setting %s, naming EMEND_OUTBOUND_ALLOW', (entry) => {
     let err: unknown;
     try {
       rulesOf(entry);

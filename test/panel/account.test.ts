@@ -112,10 +112,22 @@ describe.skipIf(!haveChromium)('the control panel: signing in and the account', 
       expect(res.status(), JSON.stringify(headers)).toBe(403);
       expect((await res.json()).error).toBe('forbidden');
     }
-    const ok = await context.request.post(`${baseUrl}/v1/me/tokens`, { headers: { origin: baseUrl }, data: { name: 'same origin' } });
+    const ok = await context.request.post(`${baseUrl}/v1/me/tokens`, {
+      headers: { origin: baseUrl },
+      data: { name: 'same origin' },
+    });
     expect(ok.status()).toBe(201);
     // and from the panel itself (fetch sends the Origin header)
-    const status = await page.evaluate(async () => (await fetch('/v1/me/byok', { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{"enabled":true}' })).status);
+    const status = await page.evaluate(
+      async () =>
+        (
+          await fetch('/v1/me/byok', {
+            method: 'POST',
+            headers: { 'content-type': 'application/json' },
+            body: '{"enabled":true}',
+          })
+        ).status,
+    );
     expect(status).toBe(200);
     await context.close();
   });

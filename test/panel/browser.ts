@@ -12,10 +12,16 @@ export const ARTIFACTS = resolve(import.meta.dirname, '../../test-artifacts/pane
 
 /** Debian's Chromium, headless, as the brief says: never a downloaded browser. */
 export async function launch(): Promise<Browser> {
-  return chromium.launch({ executablePath: CHROMIUM, args: ['--headless=new', '--no-sandbox', '--disable-gpu', '--disable-dev-shm-usage'] });
+  return chromium.launch({
+    executablePath: CHROMIUM,
+    args: ['--headless=new', '--no-sandbox', '--disable-gpu', '--disable-dev-shm-usage'],
+  });
 }
 
-export async function newPage(browser: Browser, baseUrl: string): Promise<{ context: BrowserContext; page: Page; pageErrors: string[] }> {
+export async function newPage(
+  browser: Browser,
+  baseUrl: string,
+): Promise<{ context: BrowserContext; page: Page; pageErrors: string[] }> {
   const context = await browser.newContext({ baseURL: baseUrl, viewport: { width: 1280, height: 900 } });
   const page = await context.newPage();
   const pageErrors: string[] = [];

@@ -24,7 +24,8 @@ function sourcesHash(): string {
   return hash.digest('hex');
 }
 
-const fresh = (hash: string) => existsSync(join(PANEL_OUT, 'index.html')) && existsSync(STAMP) && readFileSync(STAMP, 'utf8') === hash;
+const fresh = (hash: string) =>
+  existsSync(join(PANEL_OUT, 'index.html')) && existsSync(STAMP) && readFileSync(STAMP, 'utf8') === hash;
 
 /**
  * Builds the panel with Vite when dist/web is missing or older than web/ (CI runs the tests on a
@@ -42,7 +43,8 @@ export async function ensurePanelBuilt(): Promise<void> {
       break;
     } catch {
       // a lock left by a killed run is stale after two minutes
-      if (existsSync(LOCK) && Date.now() - statSync(LOCK).mtimeMs > 120_000) rmSync(LOCK, { recursive: true, force: true });
+      if (existsSync(LOCK) && Date.now() - statSync(LOCK).mtimeMs > 120_000)
+        rmSync(LOCK, { recursive: true, force: true });
       if (Date.now() > deadline) throw new Error('timed out waiting for another test to build the control panel');
       await new Promise((r) => setTimeout(r, 200));
     }

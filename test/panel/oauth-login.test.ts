@@ -12,7 +12,10 @@ const CLIENT_SECRET = 'oauth-login-secret-0123456789';
 
 let h: Harness;
 beforeAll(async () => {
-  h = await startHarness({ EMEND_BASE_URL: BASE_URL, EMEND_SCM_OAUTH_CLIENT_ID: CLIENT_ID, EMEND_SCM_OAUTH_CLIENT_SECRET: CLIENT_SECRET }, { scm: 'fake' });
+  h = await startHarness(
+    { EMEND_BASE_URL: BASE_URL, EMEND_SCM_OAUTH_CLIENT_ID: CLIENT_ID, EMEND_SCM_OAUTH_CLIENT_SECRET: CLIENT_SECRET },
+    { scm: 'fake' },
+  );
   h.github.addOAuthApp(CLIENT_ID, CLIENT_SECRET);
 });
 afterAll(() => h.close());
@@ -41,7 +44,11 @@ describe('GET /v1/auth/scm/login and the callback', () => {
   it('signs in the account connected to that GitHub user: a session cookie, a token for it, a redirect to /app/', async () => {
     const { account, scm } = await newAccount(h, { plan: 'pro' });
     const { query, loginCookie } = await startLogin(scm!.login.toUpperCase()); // logins are case-insensitive
-    const done = await h.app.inject({ method: 'GET', url: `/v1/auth/scm/callback?${query}`, headers: { cookie: loginCookie } });
+    const done = await h.app.inject({
+      method: 'GET',
+      url: `/v1/auth/scm/callback?${query}`,
+      headers: { cookie: loginCookie },
+    });
     expect(done.statusCode, done.body).toBe(302);
     expect(done.headers.location).toBe('/app/');
     const session = cookiesOf(done).find((c) => c.startsWith('emend_session='))!;
@@ -56,7 +63,11 @@ describe('GET /v1/auth/scm/login and the callback', () => {
     expect(issued.revokedAt).toBeNull();
 
     // signing out revokes the token the sign-in issued
-    const out = await h.app.inject({ method: 'DELETE', url: '/v1/auth/session', headers: { ...cookie, origin: BASE_URL } });
+    const out = await h.app.inject({
+      method: 'DELETE',
+      url: '/v1/auth/session',
+      headers: { ...cookie, origin: BASE_URL },
+    });
     expect(out.json()).toEqual({ signed_out: true });
     const [after] = await h.deps.db.select().from(apiTokens).where(eq(apiTokens.id, issued.id));
     expect(after!.revokedAt).not.toBeNull();
@@ -66,7 +77,11 @@ describe('GET /v1/auth/scm/login and the callback', () => {
     const login = `nobody-${randomBytes(3).toString('hex')}`;
     h.github.addUser(login);
     const { query, loginCookie } = await startLogin(login);
-    const res = await h.app.inject({ method: 'GET', url: `/v1/auth/scm/callback?${query}`, headers: { cookie: loginCookie } });
+    const res = await h.app.inject({
+      method: 'GET',
+      url: `/v1/auth/scm/callback?${query}`,
+      headers: { cookie: loginCookie },
+    });
     expect(res.statusCode).toBe(404);
     expect(res.headers['content-type']).toContain('text/html');
     expect(res.body).toContain(`no emend account is connected to GitHub user ${login}`);
@@ -80,7 +95,9 @@ describe('GET /v1/auth/scm/login and the callback', () => {
       const res = await h.app.inject({ method: 'GET', url: `/v1/auth/scm/callback?${query}`, headers });
       expect(res.statusCode).toBe(400);
       expect(res.body).toContain('started in another browser');
-      expect(cookiesOf(res).some((c) => c.startsWith('emend_session=') && !c.startsWith('emend_session=;'))).toBe(false);
+      expect(cookiesOf(res).some((c) => c.startsWith('emend_session=') && !c.startsWith('emend_session=;'))).toBe(
+        false,
+      );
     }
   });
 

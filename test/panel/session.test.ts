@@ -73,7 +73,12 @@ describe('POST /v1/auth/session', () => {
 
   it('ends at the token’s expiry when that is sooner than 12 hours', async () => {
     const { auth } = await newAccount(h, { plan: 'pro' });
-    const made = await h.app.inject({ method: 'POST', url: '/v1/me/tokens', headers: auth, payload: { name: 'short', expires_in_days: 1 } });
+    const made = await h.app.inject({
+      method: 'POST',
+      url: '/v1/me/tokens',
+      headers: auth,
+      payload: { name: 'short', expires_in_days: 1 },
+    });
     // a day is longer than 12 h: the session's 12 h win; move the clock so the token has 1 h left
     h.clock.advance(23 * 3_600_000);
     const { set } = await signIn(made.json().token);
@@ -82,12 +87,24 @@ describe('POST /v1/auth/session', () => {
   });
 
   it('takes demo tokens (the demo button) and refuses bad ones as Bearer does', async () => {
-    const demo = (await h.app.inject({ method: 'POST', url: '/v1/demo/token', payload: { email: 'panel-demo@example.com' }, remoteAddress: '10.7.0.1' })).json().token;
+    const demo = (
+      await h.app.inject({
+        method: 'POST',
+        url: '/v1/demo/token',
+        payload: { email: 'panel-demo@example.com' },
+        remoteAddress: '10.7.0.1',
+      })
+    ).json().token;
     const { res, cookie } = await signIn(demo);
     expect(res.json()).toMatchObject({ plan: 'demo', token_kind: 'demo' });
     expect((await h.app.inject({ method: 'GET', url: '/v1/me', headers: cookie })).json().plan).toBe('demo');
     // demo rules hold through the cookie too
-    const mint = await h.app.inject({ method: 'POST', url: '/v1/me/tokens', headers: { ...cookie, ...ORIGIN }, payload: {} });
+    const mint = await h.app.inject({
+      method: 'POST',
+      url: '/v1/me/tokens',
+      headers: { ...cookie, ...ORIGIN },
+      payload: {},
+    });
     expect(mint.statusCode).toBe(403);
 
     for (const [token, code] of [
@@ -106,7 +123,12 @@ describe('POST /v1/auth/session', () => {
 
   it('refuses a sign-in posted from another site (login CSRF)', async () => {
     const { token } = await newAccount(h, { plan: 'pro', scm: false });
-    const res = await h.app.inject({ method: 'POST', url: '/v1/auth/session', headers: { origin: 'https://evil.example' }, payload: { token } });
+    const res = await h.app.inject({
+      method: 'POST',
+      url: '/v1/auth/session',
+      headers: { origin: 'https://evil.example' },
+      payload: { token },
+    });
     expect(res.statusCode).toBe(403);
     expect(res.json().error).toBe('forbidden');
     expect(res.headers['set-cookie']).toBeUndefined();
@@ -151,8 +173,19 @@ describe('a session cookie', () => {
     const { token } = await newAccount(h, { plan: 'pro', scm: false });
     const { cookie } = await signIn(token);
     const post = (headers: Record<string, string>) =>
-      h.app.inject({ method: 'POST', url: '/v1/me/tokens', headers: { ...cookie, ...headers }, payload: { name: 'csrf' } });
-    for (const headers of [{}, { origin: 'https://evil.example' }, { origin: 'null' }, { referer: 'https://evil.example/app/' }, { origin: 'http://panel.test:8081' }] as Record<string, string>[]) {
+      h.app.inject({
+        method: 'POST',
+        url: '/v1/me/tokens',
+        headers: { ...cookie, ...headers },
+        payload: { name: 'csrf' },
+      });
+    for (const headers of [
+      {},
+      { origin: 'https://evil.example' },
+      { origin: 'null' },
+      { referer: 'https://evil.example/app/' },
+      { origin: 'http://panel.test:8081' },
+    ] as Record<string, string>[]) {
       const res = await post(headers);
       expect(res.statusCode, JSON.stringify(headers)).toBe(403);
       expect(res.json().error).toBe('forbidden');
@@ -165,7 +198,12 @@ describe('a session cookie', () => {
     // reads need no Origin
     expect((await h.app.inject({ method: 'GET', url: '/v1/me/tokens', headers: cookie })).statusCode).toBe(200);
     // nor does Bearer: the rule is for cookies only
-    const bearer = await h.app.inject({ method: 'POST', url: '/v1/me/tokens', headers: { authorization: `Bearer ${token}`, origin: 'https://evil.example' }, payload: {} });
+    const bearer = await h.app.inject({
+      method: 'POST',
+      url: '/v1/me/tokens',
+      headers: { authorization: `Bearer ${token}`, origin: 'https://evil.example' },
+      payload: {},
+    });
     expect(bearer.statusCode).toBe(201);
   });
 
@@ -196,15 +234,23 @@ describe('DELETE /v1/auth/session', () => {
     expect(sessionCookie(out)).toMatch(/^emend_session=;/);
     expect(await h.deps.db.select().from(webSessions).where(eq(webSessions.accountId, account.id))).toEqual([]);
     expect((await h.app.inject({ method: 'GET', url: '/v1/me', headers: cookie })).statusCode).toBe(401);
-    expect((await h.app.inject({ method: 'GET', url: '/v1/me', headers: { authorization: `Bearer ${token}` } })).statusCode).toBe(200);
+    expect(
+      (await h.app.inject({ method: 'GET', url: '/v1/me', headers: { authorization: `Bearer ${token}` } })).statusCode,
+    ).toBe(200);
     // again, or with no session at all: harmless
-    expect((await h.app.inject({ method: 'DELETE', url: '/v1/auth/session', headers: ORIGIN })).json()).toEqual({ signed_out: false });
+    expect((await h.app.inject({ method: 'DELETE', url: '/v1/auth/session', headers: ORIGIN })).json()).toEqual({
+      signed_out: false,
+    });
   });
 
   it('refuses a sign-out posted from another site', async () => {
     const { token } = await newAccount(h, { plan: 'pro', scm: false });
     const { cookie } = await signIn(token);
-    const res = await h.app.inject({ method: 'DELETE', url: '/v1/auth/session', headers: { ...cookie, origin: 'https://evil.example' } });
+    const res = await h.app.inject({
+      method: 'DELETE',
+      url: '/v1/auth/session',
+      headers: { ...cookie, origin: 'https://evil.example' },
+    });
     expect(res.statusCode).toBe(403);
     expect((await h.app.inject({ method: 'GET', url: '/v1/me', headers: cookie })).statusCode).toBe(200);
   });
@@ -212,6 +258,10 @@ describe('DELETE /v1/auth/session', () => {
 
 describe('GET /v1/auth/methods', () => {
   it('says whether code-host sign-in is configured', async () => {
-    expect((await h.app.inject({ method: 'GET', url: '/v1/auth/methods' })).json()).toEqual({ token: true, demo: true, oauth: false });
+    expect((await h.app.inject({ method: 'GET', url: '/v1/auth/methods' })).json()).toEqual({
+      token: true,
+      demo: true,
+      oauth: false,
+    });
   });
 });

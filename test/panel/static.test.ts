@@ -15,7 +15,13 @@ afterAll(() => h.close());
 
 describe('the control panel at /app/', () => {
   it('serves index.html with no-cache and the strict CSP, for / and for every client-side route', async () => {
-    for (const url of ['/app/', '/app/account', '/app/tasks/01900000-0000-7000-8000-000000000000', '/app/index.html', '/app/no/such/page']) {
+    for (const url of [
+      '/app/',
+      '/app/account',
+      '/app/tasks/01900000-0000-7000-8000-000000000000',
+      '/app/index.html',
+      '/app/no/such/page',
+    ]) {
       const res = await h.app.inject({ method: 'GET', url });
       expect(res.statusCode, url).toBe(200);
       expect(res.headers['content-type']).toContain('text/html');
@@ -55,7 +61,9 @@ describe('the control panel at /app/', () => {
 
   it('loads under 200 KB of JavaScript, gzip-compressed', () => {
     const { files, bytes } = firstLoadJsGzip();
-    console.log(`control panel: first load ${(bytes / 1024).toFixed(1)} KB of JavaScript gzip-compressed (${files.join(', ')})`);
+    console.log(
+      `control panel: first load ${(bytes / 1024).toFixed(1)} KB of JavaScript gzip-compressed (${files.join(', ')})`,
+    );
     expect(files.length).toBeGreaterThan(0);
     expect(bytes).toBeLessThan(200 * 1024);
   });

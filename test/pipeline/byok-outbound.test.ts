@@ -33,7 +33,10 @@ describe('BYOK base_url at call time', { timeout: 150_000 }, () => {
       payload: { provider: 'google', api_key: byokKey, base_url: `http://byok-model.test:${port}/google/v1beta` },
     });
     expect(saved.statusCode, saved.body).toBe(201);
-    expect((await h.app.inject({ method: 'POST', url: '/v1/me/byok', headers: auth, payload: { enabled: true } })).statusCode).toBe(200);
+    expect(
+      (await h.app.inject({ method: 'POST', url: '/v1/me/byok', headers: auth, payload: { enabled: true } }))
+        .statusCode,
+    ).toBe(200);
     const { task, byStep } = await runFixTask(h, auth, `${h.github.webUrl}/acme/calc`, 'failed');
     expect(task.error).toMatch(
       /^planner failed: google [\w.-]+: base_url \(byok-model\.test\) resolves to 127\.0\.0\.1, a loopback address; the operator can allow it with EMEND_OUTBOUND_ALLOW$/,

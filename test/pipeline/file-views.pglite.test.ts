@@ -31,7 +31,9 @@ describe('how the inspector is shown files', () => {
   });
 
   it('picks non-overlapping spans around the lines sharing the most words with the request', () => {
-    const source = Array.from({ length: 100 }, (_, i) => (i === 10 || i === 80 ? 'token refresh expired' : `line ${i}`)).join('\n');
+    const source = Array.from({ length: 100 }, (_, i) =>
+      i === 10 || i === 80 ? 'token refresh expired' : `line ${i}`,
+    ).join('\n');
     const spans = relevantSpans(source, 'the token refresh fails when expired');
     expect(spans).toEqual([
       { start: 1, end: 23 },

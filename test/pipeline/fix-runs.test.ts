@@ -1,7 +1,13 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { CALC_PLAN, CALC_REPO, GOOD_FIX, editBlock, scriptCalcRun, stepOf } from '../support/fix-script.js';
 import { type Harness, newAccount } from '../support/harness.js';
-import { MANAGED_KEY, type ModelService, type Provider, runFixTask, startModelService } from '../support/model-service.js';
+import {
+  MANAGED_KEY,
+  type ModelService,
+  type Provider,
+  runFixTask,
+  startModelService,
+} from '../support/model-service.js';
 import type { ScriptedModel } from '../support/scripted-model/server.js';
 
 let svc: ModelService | undefined;
@@ -21,7 +27,8 @@ async function service(env: Record<string, string> = {}, provider: Provider | nu
   repoUrl = `${h.github.webUrl}/acme/calc`;
 }
 
-const runTask = (auth: Record<string, string>, status: 'done' | 'failed', body: Record<string, unknown> = {}) => runFixTask(h, auth, repoUrl, status, body);
+const runTask = (auth: Record<string, string>, status: 'done' | 'failed', body: Record<string, unknown> = {}) =>
+  runFixTask(h, auth, repoUrl, status, body);
 
 const billedTotal = () => model.billed().input + model.billed().output;
 
@@ -32,12 +39,25 @@ describe('fix tasks through the model steps against the scripted model', { timeo
     scriptCalcRun(model);
     const { auth } = await newAccount(h, { plan: 'free' });
     const { task, logs, byStep } = await runTask(auth, 'done');
-    expect(logs.map((l) => `${l.step}:${l.status}`)).toEqual(['planner:done', 'locator:done', 'inspector:done', 'fixer:done', 'validator:done', 'pr:skipped']);
-    expect(byStep('planner')[0]!.output).toMatchObject({ summary: expect.stringContaining('sum'), likely_files: ['calc/ops.py'], model: 'openai/gpt-4.1' });
+    expect(logs.map((l) => `${l.step}:${l.status}`)).toEqual([
+      'planner:done',
+      'locator:done',
+      'inspector:done',
+      'fixer:done',
+      'validator:done',
+      'pr:skipped',
+    ]);
+    expect(byStep('planner')[0]!.output).toMatchObject({
+      summary: expect.stringContaining('sum'),
+      likely_files: ['calc/ops.py'],
+      model: 'openai/gpt-4.1',
+    });
     expect(byStep('locator')[0]!.output.selected[0]).toBe('calc/ops.py');
     expect(byStep('locator')[0]!.output.reranked).toBe(true);
     // the re-rank sees each shortlisted file's outline, from the locator's index
-    expect(model.calls.find((c) => stepOf(c) === 'locator')!.text).toMatch(/## calc\/ops\.py\nfound by: .*\n```\n\s+1-3 \w+ add\n\s+6-7 \w+ mul\n```/);
+    expect(model.calls.find((c) => stepOf(c) === 'locator')!.text).toMatch(
+      /## calc\/ops\.py\nfound by: .*\n```\n\s+1-3 \w+ add\n\s+6-7 \w+ mul\n```/,
+    );
     expect(byStep('inspector')[0]!.output.insights[0]).toMatchObject({ file: 'calc/ops.py', relevance: 'high' });
     const fixer = byStep('fixer')[0]!.output;
     expect(fixer.diff).toContain('-    return a - b\n+    return a + b');
@@ -57,10 +77,21 @@ describe('fix tasks through the model steps against the scripted model', { timeo
   it('a demo token stops after the inspector, whose summary is the result', async () => {
     await service({}, 'anthropic');
     scriptCalcRun(model);
-    const demo = await h.app.inject({ method: 'POST', url: '/v1/demo/token', payload: { email: 'visitor@example.com' } });
+    const demo = await h.app.inject({
+      method: 'POST',
+      url: '/v1/demo/token',
+      payload: { email: 'visitor@example.com' },
+    });
     expect(demo.statusCode, demo.body).toBe(201);
     const { task, logs, byStep } = await runTask({ authorization: `Bearer ${demo.json().token}` }, 'done');
-    expect(logs.map((l) => `${l.step}:${l.status}`)).toEqual(['planner:done', 'locator:done', 'inspector:done', 'fixer:skipped', 'validator:skipped', 'pr:skipped']);
+    expect(logs.map((l) => `${l.step}:${l.status}`)).toEqual([
+      'planner:done',
+      'locator:done',
+      'inspector:done',
+      'fixer:skipped',
+      'validator:skipped',
+      'pr:skipped',
+    ]);
     expect(byStep('inspector')[0]!.output.summary).toMatch(/calc\/ops\.py/);
     expect(task.diff_summary ?? null).toBeNull();
     expect(model.calls.some((c) => stepOf(c) === 'fixer')).toBe(false);
@@ -69,7 +100,10 @@ describe('fix tasks through the model steps against the scripted model', { timeo
 
   it('a fix that breaks another test goes back to the fixer with the failure and its previous diff', async () => {
     await service();
-    const breaksMul = editBlock('def add(a, b):\n    """Return the sum of a and b."""\n    return a - b\n\n\ndef mul(a, b):\n    return a * b', 'def add(a, b):\n    """Return the sum of a and b."""\n    return a + b\n\n\ndef mul(a, b):\n    return a + b');
+    const breaksMul = editBlock(
+      'def add(a, b):\n    """Return the sum of a and b."""\n    return a - b\n\n\ndef mul(a, b):\n    return a * b',
+      'def add(a, b):\n    """Return the sum of a and b."""\n    return a + b\n\n\ndef mul(a, b):\n    return a + b',
+    );
     const repairsMul = editBlock('def mul(a, b):\n    return a + b', 'def mul(a, b):\n    return a * b');
     const { fixerCalls } = scriptCalcRun(model, [breaksMul, repairsMul]);
     const { auth } = await newAccount(h, { plan: 'free' });
@@ -130,7 +164,11 @@ describe('fix tasks through the model steps against the scripted model', { timeo
     await service();
     model.enqueue({ text: 'Sure! Here is my plan: fix add.' });
     const wrongSearch = editBlock('    return a - b  # subtract', '    return a + b');
-    const { fixerCalls } = scriptCalcRun(model, ['I will fix it.\n\ncalc/ops.py\n<<<<<<< SEARCH\n    return a - b\n=======\n', wrongSearch, GOOD_FIX]);
+    const { fixerCalls } = scriptCalcRun(model, [
+      'I will fix it.\n\ncalc/ops.py\n<<<<<<< SEARCH\n    return a - b\n=======\n',
+      wrongSearch,
+      GOOD_FIX,
+    ]);
     const { auth } = await newAccount(h, { plan: 'free' });
     const { task, byStep } = await runTask(auth, 'done');
     const planner = model.calls.filter((c) => stepOf(c) === 'planner');
@@ -153,8 +191,20 @@ describe('fix tasks through the model steps against the scripted model', { timeo
     model.validKeys.add(byokKey);
     scriptCalcRun(model);
     const { auth } = await newAccount(h, { plan: 'free' });
-    expect((await h.app.inject({ method: 'POST', url: '/v1/me/keys', headers: auth, payload: { provider: 'google', api_key: byokKey, base_url: model.urls.google } })).statusCode).toBe(201);
-    expect((await h.app.inject({ method: 'POST', url: '/v1/me/byok', headers: auth, payload: { enabled: true } })).statusCode).toBe(200);
+    expect(
+      (
+        await h.app.inject({
+          method: 'POST',
+          url: '/v1/me/keys',
+          headers: auth,
+          payload: { provider: 'google', api_key: byokKey, base_url: model.urls.google },
+        })
+      ).statusCode,
+    ).toBe(201);
+    expect(
+      (await h.app.inject({ method: 'POST', url: '/v1/me/byok', headers: auth, payload: { enabled: true } }))
+        .statusCode,
+    ).toBe(200);
     const { task } = await runTask(auth, 'done');
     expect(model.calls.length).toBeGreaterThanOrEqual(4);
     expect(model.calls.every((c) => c.key === byokKey && c.provider === 'google')).toBe(true);

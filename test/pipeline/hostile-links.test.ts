@@ -55,7 +55,14 @@ function scriptHostileRun(model: ModelService['model']) {
       case 'planner':
         return { json: CALC_PLAN };
       case 'locator':
-        return { json: { ranking: [{ path: 'calc/ops.py', reason: 'defines add()' }, { path: 'calc/alias.py', reason: 'the same module, linked' }] } };
+        return {
+          json: {
+            ranking: [
+              { path: 'calc/ops.py', reason: 'defines add()' },
+              { path: 'calc/alias.py', reason: 'the same module, linked' },
+            ],
+          },
+        };
       case 'inspector':
         return { json: CALC_INSIGHTS };
       case 'fixer':
@@ -104,13 +111,18 @@ afterAll(async () => {
 
 /** Everything the outside world and the account saw of a task, as one string. */
 async function everythingSeen(id: string, auth: Record<string, string>): Promise<{ text: string; sse: string }> {
-  const stream = mustOpen(await openSse(`${baseUrl}/v1/tasks/${id}/logs/stream`, { headers: { ...auth, 'last-event-id': '0' } }));
+  const stream = mustOpen(
+    await openSse(`${baseUrl}/v1/tasks/${id}/logs/stream`, { headers: { ...auth, 'last-event-id': '0' } }),
+  );
   await stream.waitFor((i) => i.kind === 'event' && i.event === 'end', 30_000);
   await stream.closed;
   const sse = JSON.stringify(stream.items);
   const task = await (await fetch(`${baseUrl}/v1/tasks/${id}`, { headers: auth })).text();
   const { model, h } = svc;
-  return { text: [JSON.stringify(model.requests), JSON.stringify(model.calls), h.logLines.join('\n'), task, sse].join('\n'), sse };
+  return {
+    text: [JSON.stringify(model.requests), JSON.stringify(model.calls), h.logLines.join('\n'), task, sse].join('\n'),
+    sse,
+  };
 }
 
 function expectNoOutsideBytes(seen: string) {
@@ -126,11 +138,22 @@ describe('a repository whose symlinks lead out of the checkout', { timeout: 180_
   it('demo token: the planner sees the README as a link, the locator and inspector read only inside files', async () => {
     const { h, model } = svc;
     scriptHostileRun(model);
-    const demo = await h.app.inject({ method: 'POST', url: '/v1/demo/token', payload: { email: 'visitor@example.com' } });
+    const demo = await h.app.inject({
+      method: 'POST',
+      url: '/v1/demo/token',
+      payload: { email: 'visitor@example.com' },
+    });
     expect(demo.statusCode, demo.body).toBe(201);
     const auth = { authorization: `Bearer ${demo.json().token}` };
     const { task, logs, byStep } = await runFixTask(h, auth, repoUrl, 'done');
-    expect(logs.map((l) => `${l.step}:${l.status}`)).toEqual(['planner:done', 'locator:done', 'inspector:done', 'fixer:skipped', 'validator:skipped', 'pr:skipped']);
+    expect(logs.map((l) => `${l.step}:${l.status}`)).toEqual([
+      'planner:done',
+      'locator:done',
+      'inspector:done',
+      'fixer:skipped',
+      'validator:skipped',
+      'pr:skipped',
+    ]);
     const planner = model.calls.filter((c) => stepOf(c) === 'planner').at(-1)!;
     expect(planner.text).toContain('README.md: symlink -> ../../../secret.key');
     // .emend/test links to /proc/self/environ: read as absent, so the command is the detected one
@@ -138,10 +161,13 @@ describe('a repository whose symlinks lead out of the checkout', { timeout: 180_
     // links out are no candidates; a link that stays inside is one, and is read
     const located = byStep('locator')[0]!.output.files.map((f: { path: string }) => f.path) as string[];
     expect(located).toContain('calc/alias.py');
-    for (const p of ['README.md', 'SECRET.md', 'passwd.txt', 'environ.txt', 'CHANGES.md', 'docs/changes.md']) expect(located).not.toContain(p);
+    for (const p of ['README.md', 'SECRET.md', 'passwd.txt', 'environ.txt', 'CHANGES.md', 'docs/changes.md'])
+      expect(located).not.toContain(p);
     expect(located.some((p) => p.startsWith('ext-docs/'))).toBe(false);
     const inspector = model.calls.filter((c) => stepOf(c) === 'inspector').at(-1)!;
-    expect(inspector.text).toContain('## calc/alias.py (8 lines)\n```\n    1| def add(a, b):\n    2|     """Return the sum of a and b."""\n    3|     return a - b\n');
+    expect(inspector.text).toContain(
+      '## calc/alias.py (8 lines)\n```\n    1| def add(a, b):\n    2|     """Return the sum of a and b."""\n    3|     return a - b\n',
+    );
     expectNoOutsideBytes((await everythingSeen(task.id, auth)).text);
   });
 
@@ -150,12 +176,25 @@ describe('a repository whose symlinks lead out of the checkout', { timeout: 180_
     scriptHostileRun(model);
     const { auth } = await newAccount(h, { plan: 'free' });
     const { task, logs, byStep } = await runFixTask(h, auth, repoUrl, 'done');
-    expect(logs.map((l) => `${l.step}:${l.status}`)).toEqual(['planner:done', 'locator:done', 'inspector:done', 'fixer:done', 'validator:done', 'pr:skipped']);
+    expect(logs.map((l) => `${l.step}:${l.status}`)).toEqual([
+      'planner:done',
+      'locator:done',
+      'inspector:done',
+      'fixer:done',
+      'validator:done',
+      'pr:skipped',
+    ]);
     const fixerCalls = model.calls.filter((c) => stepOf(c) === 'fixer');
     const feedback = fixerCalls.at(-1)!.text;
-    expect(feedback).toContain('README.md: README.md is a symlink -> ../../../secret.key, which leads outside the repository; it is not followed, so it cannot be edited');
-    expect(feedback).toContain(`ext-docs/new.md: ext-docs is a symlink -> ${outside}, which leads outside the repository`);
-    expect(feedback).toContain('CHANGES.md: CHANGES.md is a symlink -> docs/changes.md, which leads outside the repository');
+    expect(feedback).toContain(
+      'README.md: README.md is a symlink -> ../../../secret.key, which leads outside the repository; it is not followed, so it cannot be edited',
+    );
+    expect(feedback).toContain(
+      `ext-docs/new.md: ext-docs is a symlink -> ${outside}, which leads outside the repository`,
+    );
+    expect(feedback).toContain(
+      'CHANGES.md: CHANGES.md is a symlink -> docs/changes.md, which leads outside the repository',
+    );
     expect(feedback).toContain('/etc/passwd: absolute paths are refused');
     expect(feedback).toContain('../../../secret.key: ".." is refused in paths');
     const fixer = byStep('fixer')[0]!.output;
@@ -168,7 +207,11 @@ describe('a repository whose symlinks lead out of the checkout', { timeout: 180_
     expect(fixer.diff).toContain('+    return a + b');
     expect(fixer.diff).toContain('--- a/calc/text.py\n+++ b/calc/text.py');
     expect(fixer.diff).not.toMatch(/README\.md|alias\.py|ext-docs|secret/);
-    expect(byStep('validator')[0]!.output).toMatchObject({ passed: true, fixed: ['tests/test_ops.py::test_add'], command: expect.stringMatching(/^python3 -m pytest/) });
+    expect(byStep('validator')[0]!.output).toMatchObject({
+      passed: true,
+      fixed: ['tests/test_ops.py::test_add'],
+      command: expect.stringMatching(/^python3 -m pytest/),
+    });
     // the secret key and the outside directory are untouched
     expect(readFileSync(join(h.deps.config.dataDir, 'secret.key'), 'utf8')).toBe(`${SECRET_MARKER}\n`);
     expect(readFileSync(join(outside, 'notes.md'), 'utf8')).toBe(`${OUTSIDE_MARKER}\n`);
@@ -191,7 +234,9 @@ describe('a repository whose symlinks lead out of the checkout', { timeout: 180_
     const prDiff = h.github.diff(pull.head.owner, pull.head.repo, 'main', pull.head.ref);
     expect(prDiff).toContain('+    return a + b');
     expect(byStep('pr')[0]!.status).toBe('done');
-    expectNoOutsideBytes([(await everythingSeen(task.id, owner.auth)).text, JSON.stringify(pull), JSON.stringify(head), prDiff].join('\n'));
+    expectNoOutsideBytes(
+      [(await everythingSeen(task.id, owner.auth)).text, JSON.stringify(pull), JSON.stringify(head), prDiff].join('\n'),
+    );
   });
 });
 
@@ -210,14 +255,20 @@ describe('a scaffold task whose model tries to write and read outside its site',
     scriptSiteRun(model, [hostile, ORDER_PAGE]);
     const fixerCalls = () => model.calls.slice(earlier).filter((c) => stepOf(c) === 'fixer');
     const owner = await newAccount(h, { plan: 'free' });
-    const { task, byStep } = await runFixTask(h, owner.auth, '', 'done', { task_type: 'scaffold', prompt: BAKERY_BRIEF, repo_url: undefined });
+    const { task, byStep } = await runFixTask(h, owner.auth, '', 'done', {
+      task_type: 'scaffold',
+      prompt: BAKERY_BRIEF,
+      repo_url: undefined,
+    });
     const feedback = fixerCalls()[1]!.text;
     expect(feedback).toContain('../../../secret.key: ".." is refused in paths');
     expect(feedback).toContain(`${h.deps.config.dataDir}/secret.key: absolute paths are refused`);
     expect(feedback).toContain('/etc/passwd: absolute paths are refused');
     expect(feedback).toContain('../tree/README.md: ".." is refused in paths');
     expect(feedback).toContain('.git/hooks/post-commit: paths inside .git are refused');
-    const files = byStep('fixer').at(-1)!.output.files.map((f: { path: string }) => f.path);
+    const files = byStep('fixer')
+      .at(-1)!
+      .output.files.map((f: { path: string }) => f.path);
     expect(files).toEqual(['index.html', 'loaf.svg', 'order.html', 'styles.css']);
     expect(readFileSync(join(h.deps.config.dataDir, 'secret.key'), 'utf8')).toBe(`${SECRET_MARKER}\n`);
     expectNoOutsideBytes((await everythingSeen(task.id, owner.auth)).text);

@@ -21,7 +21,9 @@ describe('model answers the database cannot hold as sent', { timeout: 150_000 },
     model.respond((req) => {
       switch (stepOf(req)) {
         case 'planner':
-          return { json: { ...CALC_PLAN, summary: `${CALC_PLAN.summary}\u0000 (nul)`, risks: ['lone \ud800 surrogate'] } };
+          return {
+            json: { ...CALC_PLAN, summary: `${CALC_PLAN.summary}\u0000 (nul)`, risks: ['lone \ud800 surrogate'] },
+          };
         case 'locator':
           return { json: { ranking: [{ path: 'calc/ops.py', reason: 'defines add()\u0000' }] } };
         case 'inspector':
@@ -34,7 +36,14 @@ describe('model answers the database cannot hold as sent', { timeout: 150_000 },
     });
     const { auth } = await newAccount(h, { plan: 'free' });
     const { task, logs, byStep } = await runFixTask(h, auth, `${h.github.webUrl}/acme/calc`, 'done');
-    expect(logs.map((l) => `${l.step}:${l.status}`)).toEqual(['planner:done', 'locator:done', 'inspector:done', 'fixer:done', 'validator:done', 'pr:skipped']);
+    expect(logs.map((l) => `${l.step}:${l.status}`)).toEqual([
+      'planner:done',
+      'locator:done',
+      'inspector:done',
+      'fixer:done',
+      'validator:done',
+      'pr:skipped',
+    ]);
     const plan = byStep('planner')[0]!.output;
     expect(plan.summary).toBe(`${CALC_PLAN.summary}\ufffd (nul)`);
     expect(plan.risks).toEqual(['lone \ufffd surrogate']);

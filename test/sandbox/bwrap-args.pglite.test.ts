@@ -13,13 +13,35 @@ const HOST: HostLayout = {
   sysrqTrigger: true,
 };
 
-const PLAN: BwrapPlan = { workdir: '/srv/ws/task-1', command: ['npm', 'test'], network: false, toolRoots: [], tmpBytes: 1 << 20, passwdFd: 3, groupFd: 4 };
+const PLAN: BwrapPlan = {
+  workdir: '/srv/ws/task-1',
+  command: ['npm', 'test'],
+  network: false,
+  toolRoots: [],
+  tmpBytes: 1 << 20,
+  passwdFd: 3,
+  groupFd: 4,
+};
 
 /** The pairs (flag, value...) as one string each, for reading. */
 function ops(args: string[]): string[] {
   const withValues: Record<string, number> = {
-    '--uid': 1, '--gid': 1, '--cap-drop': 1, '--hostname': 1, '--ro-bind': 2, '--bind': 2, '--symlink': 2, '--proc': 1, '--dev': 1, '--tmpfs': 1,
-    '--size': 1, '--perms': 1, '--ro-bind-data': 2, '--chdir': 1, '--setenv': 2, '--remount-ro': 1,
+    '--uid': 1,
+    '--gid': 1,
+    '--cap-drop': 1,
+    '--hostname': 1,
+    '--ro-bind': 2,
+    '--bind': 2,
+    '--symlink': 2,
+    '--proc': 1,
+    '--dev': 1,
+    '--tmpfs': 1,
+    '--size': 1,
+    '--perms': 1,
+    '--ro-bind-data': 2,
+    '--chdir': 1,
+    '--setenv': 2,
+    '--remount-ro': 1,
   };
   const out: string[] = [];
   for (let i = 0; i < args.length; i++) {
@@ -38,9 +60,18 @@ describe('the bwrap command line', () => {
   it('isolates every namespace, drops to uid 1000 with no capabilities, and dies with its parent', () => {
     const args = ops(bwrapArgs(PLAN, HOST));
     expect(args.slice(0, 12)).toEqual([
-      '--unshare-all', '--unshare-user', '--disable-userns', '--die-with-parent', '--new-session',
-      '--uid 1000', '--gid 1000', '--cap-drop ALL', '--hostname sandbox', '--ro-bind /usr /usr',
-      '--symlink usr/bin /bin', '--symlink usr/lib /lib',
+      '--unshare-all',
+      '--unshare-user',
+      '--disable-userns',
+      '--die-with-parent',
+      '--new-session',
+      '--uid 1000',
+      '--gid 1000',
+      '--cap-drop ALL',
+      '--hostname sandbox',
+      '--ro-bind /usr /usr',
+      '--symlink usr/bin /bin',
+      '--symlink usr/lib /lib',
     ]);
     expect(args).not.toContain('--share-net');
     expect(args).toContain('--ro-bind /lib64 /lib64');
@@ -48,7 +79,14 @@ describe('the bwrap command line', () => {
 
   it('shows a few public files of /etc, its own passwd and group, and never the network files without network', () => {
     const args = ops(bwrapArgs(PLAN, HOST));
-    expect(args).toEqual(expect.arrayContaining(['--ro-bind /etc/ssl/certs /etc/ssl/certs', '--ro-bind /etc/alternatives /etc/alternatives', '--ro-bind-data 3 /etc/passwd', '--ro-bind-data 4 /etc/group']));
+    expect(args).toEqual(
+      expect.arrayContaining([
+        '--ro-bind /etc/ssl/certs /etc/ssl/certs',
+        '--ro-bind /etc/alternatives /etc/alternatives',
+        '--ro-bind-data 3 /etc/passwd',
+        '--ro-bind-data 4 /etc/group',
+      ]),
+    );
     expect(args.filter((a) => a.includes('/etc/') && a.startsWith('--'))).toHaveLength(4);
     expect(args.join('\n')).not.toContain('resolv.conf');
   });
@@ -56,7 +94,11 @@ describe('the bwrap command line', () => {
   it('mounts its own /proc with /proc/sys and the SysRq trigger read-only, a private /dev and /tmp', () => {
     const args = ops(bwrapArgs(PLAN, HOST));
     const proc = args.indexOf('--proc /proc');
-    expect(args.slice(proc, proc + 3)).toEqual(['--proc /proc', '--ro-bind /proc/sys /proc/sys', '--ro-bind /dev/null /proc/sysrq-trigger']);
+    expect(args.slice(proc, proc + 3)).toEqual([
+      '--proc /proc',
+      '--ro-bind /proc/sys /proc/sys',
+      '--ro-bind /dev/null /proc/sysrq-trigger',
+    ]);
     expect(args).toEqual(expect.arrayContaining(['--dev /dev', `--size ${1 << 20}`, '--tmpfs /tmp']));
     expect(ops(bwrapArgs(PLAN, { ...HOST, sysrqTrigger: false })).join('\n')).not.toContain('sysrq');
   });
@@ -74,8 +116,12 @@ describe('the bwrap command line', () => {
   it('binds the directories asked for read-only over the workspace, and refuses one outside it', () => {
     const args = ops(bwrapArgs({ ...PLAN, readOnly: ['emend', 'a/b'] }, HOST));
     const workspace = args.indexOf('--bind /srv/ws/task-1 /workspace');
-    expect(args.slice(workspace + 1, workspace + 3)).toEqual(['--ro-bind /srv/ws/task-1/emend /workspace/emend', '--ro-bind /srv/ws/task-1/a/b /workspace/a/b']);
-    for (const bad of ['.', '..', '../x', 'a/../..', '/etc']) expect(() => bwrapArgs({ ...PLAN, readOnly: [bad] }, HOST)).toThrow(RangeError);
+    expect(args.slice(workspace + 1, workspace + 3)).toEqual([
+      '--ro-bind /srv/ws/task-1/emend /workspace/emend',
+      '--ro-bind /srv/ws/task-1/a/b /workspace/a/b',
+    ]);
+    for (const bad of ['.', '..', '../x', 'a/../..', '/etc'])
+      expect(() => bwrapArgs({ ...PLAN, readOnly: [bad] }, HOST)).toThrow(RangeError);
   });
 
   it('starts the command from a cleared environment with only what it is given', () => {
@@ -95,7 +141,9 @@ describe('the bwrap command line', () => {
   it('shares the network, with name resolution, only when asked', () => {
     const args = ops(bwrapArgs({ ...PLAN, network: true }, HOST));
     expect(args).toContain('--share-net');
-    expect(args).toEqual(expect.arrayContaining(['--ro-bind /etc/resolv.conf /etc/resolv.conf', '--ro-bind /etc/hosts /etc/hosts']));
+    expect(args).toEqual(
+      expect.arrayContaining(['--ro-bind /etc/resolv.conf /etc/resolv.conf', '--ro-bind /etc/hosts /etc/hosts']),
+    );
   });
 
   it('refuses a cwd outside the workspace, bad variable names and an empty command', () => {
@@ -106,7 +154,22 @@ describe('the bwrap command line', () => {
   });
 
   it('sets CPU, file size and open files through prlimit, and no core dumps', () => {
-    const limits = { timeoutMs: 1000, cpuSeconds: 30, fileSizeBytes: 4096, openFiles: 256, memoryBytes: 1 << 26, maxProcesses: 64, outputBytes: 1024 };
-    expect(prlimitArgs('/usr/bin/prlimit', limits)).toEqual(['/usr/bin/prlimit', '--cpu=30:31', '--fsize=4096', '--nofile=256', '--core=0', '--']);
+    const limits = {
+      timeoutMs: 1000,
+      cpuSeconds: 30,
+      fileSizeBytes: 4096,
+      openFiles: 256,
+      memoryBytes: 1 << 26,
+      maxProcesses: 64,
+      outputBytes: 1024,
+    };
+    expect(prlimitArgs('/usr/bin/prlimit', limits)).toEqual([
+      '/usr/bin/prlimit',
+      '--cpu=30:31',
+      '--fsize=4096',
+      '--nofile=256',
+      '--core=0',
+      '--',
+    ]);
   });
 });

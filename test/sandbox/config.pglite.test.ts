@@ -20,7 +20,15 @@ describe('sandbox configuration', () => {
       mode: 'bubblewrap',
       setupNetwork: false,
       toolRoots: [],
-      limits: { timeoutMs: 600_000, cpuSeconds: 600, memoryBytes: 2048 * 1024 * 1024, maxProcesses: 512, fileSizeBytes: 1024 * 1024 * 1024, openFiles: 4096, outputBytes: 256 * 1024 },
+      limits: {
+        timeoutMs: 600_000,
+        cpuSeconds: 600,
+        memoryBytes: 2048 * 1024 * 1024,
+        maxProcesses: 512,
+        fileSizeBytes: 1024 * 1024 * 1024,
+        openFiles: 4096,
+        outputBytes: 256 * 1024,
+      },
     });
   });
 
@@ -43,14 +51,30 @@ describe('sandbox configuration', () => {
       mode: 'unsafe-host',
       setupNetwork: true,
       toolRoots: [tools, '/usr/lib'],
-      limits: { timeoutMs: 30_000, cpuSeconds: 20, memoryBytes: 256 * 1024 * 1024, maxProcesses: 100, fileSizeBytes: 10 * 1024 * 1024, openFiles: 128, outputBytes: 32 * 1024 },
+      limits: {
+        timeoutMs: 30_000,
+        cpuSeconds: 20,
+        memoryBytes: 256 * 1024 * 1024,
+        maxProcesses: 100,
+        fileSizeBytes: 10 * 1024 * 1024,
+        openFiles: 128,
+        outputBytes: 32 * 1024,
+      },
     });
   });
 
   it('names the variable it cannot accept', () => {
     expect(variableOf({ EMEND_SANDBOX: 'docker' })).toBe('EMEND_SANDBOX');
     expect(variableOf({ EMEND_SANDBOX_SETUP_NETWORK: 'yes' })).toBe('EMEND_SANDBOX_SETUP_NETWORK');
-    for (const name of ['EMEND_SANDBOX_TIMEOUT_S', 'EMEND_SANDBOX_CPU_S', 'EMEND_SANDBOX_MEMORY_MB', 'EMEND_SANDBOX_PROCESSES', 'EMEND_SANDBOX_FILE_SIZE_MB', 'EMEND_SANDBOX_OPEN_FILES', 'EMEND_SANDBOX_OUTPUT_KB']) {
+    for (const name of [
+      'EMEND_SANDBOX_TIMEOUT_S',
+      'EMEND_SANDBOX_CPU_S',
+      'EMEND_SANDBOX_MEMORY_MB',
+      'EMEND_SANDBOX_PROCESSES',
+      'EMEND_SANDBOX_FILE_SIZE_MB',
+      'EMEND_SANDBOX_OPEN_FILES',
+      'EMEND_SANDBOX_OUTPUT_KB',
+    ]) {
       expect(variableOf({ [name]: 'lots' })).toBe(name);
       expect(variableOf({ [name]: '0' })).toBe(name);
     }
@@ -60,7 +84,11 @@ describe('sandbox configuration', () => {
     const dataDir = `${newDir()}/data`;
     expect(variableOf({ EMEND_SANDBOX_TOOL_ROOTS: 'opt/tools' })).toBe('EMEND_SANDBOX_TOOL_ROOTS');
     expect(variableOf({ EMEND_SANDBOX_TOOL_ROOTS: '/nonexistent/tools' })).toBe('EMEND_SANDBOX_TOOL_ROOTS');
-    expect(() => loadConfig({ EMEND_DATA_DIR: dataDir, EMEND_SANDBOX_TOOL_ROOTS: '/' })).toThrow(/contains the data dir/);
-    expect(() => loadConfig({ EMEND_DATA_DIR: dataDir, EMEND_SANDBOX_TOOL_ROOTS: `/usr:${dataDir.replace(/\/data$/, '')}` })).toThrow(/contains the data dir/);
+    expect(() => loadConfig({ EMEND_DATA_DIR: dataDir, EMEND_SANDBOX_TOOL_ROOTS: '/' })).toThrow(
+      /contains the data dir/,
+    );
+    expect(() =>
+      loadConfig({ EMEND_DATA_DIR: dataDir, EMEND_SANDBOX_TOOL_ROOTS: `/usr:${dataDir.replace(/\/data$/, '')}` }),
+    ).toThrow(/contains the data dir/);
   });
 });

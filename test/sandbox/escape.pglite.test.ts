@@ -11,7 +11,8 @@ describe('the sandbox holds', () => {
   let sandbox: Sandbox;
   let dataDir: string;
   let workdir: string;
-  const sh = (script: string, extra: Partial<Parameters<Sandbox['run']>[0]> = {}) => sandbox.run({ command: ['sh', '-c', script], workdir, ...extra });
+  const sh = (script: string, extra: Partial<Parameters<Sandbox['run']>[0]> = {}) =>
+    sandbox.run({ command: ['sh', '-c', script], workdir, ...extra });
 
   beforeAll(async () => {
     ({ sandbox, dataDir } = await realSandbox());
@@ -24,7 +25,9 @@ describe('the sandbox holds', () => {
   afterAll(removeDirs);
 
   it('runs as uid 1000 with no capabilities, no new privileges and no user namespace of its own', async () => {
-    const r = await sh('id -u; id -g; grep -E "^(CapInh|CapPrm|CapEff|CapBnd|CapAmb|NoNewPrivs)" /proc/self/status; unshare -U true && echo userns-made; unshare -r true && echo root-made; true');
+    const r = await sh(
+      'id -u; id -g; grep -E "^(CapInh|CapPrm|CapEff|CapBnd|CapAmb|NoNewPrivs)" /proc/self/status; unshare -U true && echo userns-made; unshare -r true && echo root-made; true',
+    );
     expect(r.exitCode, r.stderr).toBe(0);
     const [uid, gid, ...status] = r.stdout.trim().split('\n');
     expect([uid, gid]).toEqual(['1000', '1000']);
@@ -39,8 +42,10 @@ describe('the sandbox holds', () => {
     expect(r.stderr).toContain('unshare failed');
   });
 
-  it('cannot read /etc/shadow, nor see the host\'s users or home directories', async () => {
-    const r = await sh('cat /etc/shadow; echo "rc=$?"; cat /etc/passwd; ls /etc; ls /root /home 2>&1; cat /etc/ssl/private/* 2>&1');
+  it("cannot read /etc/shadow, nor see the host's users or home directories", async () => {
+    const r = await sh(
+      'cat /etc/shadow; echo "rc=$?"; cat /etc/passwd; ls /etc; ls /root /home 2>&1; cat /etc/ssl/private/* 2>&1',
+    );
     expect(r.stdout).toContain('rc=1');
     expect(r.stderr).toContain('/etc/shadow: No such file or directory');
     expect(r.stdout).not.toContain('shadow\n');
@@ -53,7 +58,9 @@ describe('the sandbox holds', () => {
 
   it('cannot read the data dir, which is not even there', async () => {
     const key = join(dataDir, 'secret.key');
-    const read = await sh(`cat ${key}; cat /proc/1/root${key}; cat /proc/self/root${key}; find / -xdev -name secret.key 2>/dev/null; true`);
+    const read = await sh(
+      `cat ${key}; cat /proc/1/root${key}; cat /proc/self/root${key}; find / -xdev -name secret.key 2>/dev/null; true`,
+    );
     expect(read.stdout).toBe('');
     expect(read.stderr).toContain(`cat: ${key}: No such file or directory`);
     expect(read.stderr).toContain(`cat: /proc/1/root${key}: No such file or directory`);
@@ -65,15 +72,26 @@ describe('the sandbox holds', () => {
   });
 
   it('gets a cleared environment: no secret of the service reaches it, through env or /proc', async () => {
-    const secrets = { EMEND_SECRET_KEY: 'a'.repeat(64), OPENAI_API_KEY: 'sk-test-not-for-sandboxes', DATABASE_URL: 'postgres://u:pw-not-for-sandboxes@h/db' };
+    const secrets = {
+      EMEND_SECRET_KEY: 'a'.repeat(64),
+      OPENAI_API_KEY: 'sk-test-not-for-sandboxes',
+      DATABASE_URL: 'postgres://u:pw-not-for-sandboxes@h/db',
+    };
     const saved = Object.fromEntries(Object.keys(secrets).map((k) => [k, process.env[k]]));
     Object.assign(process.env, secrets);
     try {
-      const r = await sh('env; echo ---; cat /proc/*/environ | tr "\\0" "\\n"; echo ---; ls /proc/self/fd', { env: { CI: 'true' } });
+      const r = await sh('env; echo ---; cat /proc/*/environ | tr "\\0" "\\n"; echo ---; ls /proc/self/fd', {
+        env: { CI: 'true' },
+      });
       expect(r.exitCode, r.stderr).toBe(0);
       for (const value of Object.values(secrets)) expect(r.stdout).not.toContain(value);
       for (const name of Object.keys(secrets)) expect(r.stdout).not.toContain(name);
-      const names = r.stdout.split('---')[0]!.trim().split('\n').map((l) => l.split('=')[0]).sort();
+      const names = r.stdout
+        .split('---')[0]!
+        .trim()
+        .split('\n')
+        .map((l) => l.split('=')[0])
+        .sort();
       expect(names).toEqual(['CI', 'HOME', 'LANG', 'PATH', 'PWD', 'USER']);
       // stdin, stdout, stderr and ls's own directory: no descriptor of the service leaks in
       expect(r.stdout.split('---')[2]!.trim().split('\n')).toEqual(['0', '1', '2', '3']);
@@ -107,7 +125,10 @@ describe('the sandbox holds', () => {
       const targets = ['127.0.0.1', ...(hostAddress ? [hostAddress] : [])];
       const script = [
         'tail -n +3 /proc/net/dev | cut -d: -f1 | tr -d " "',
-        ...targets.map((ip) => `timeout 5 bash -c 'exec 3<>/dev/tcp/${ip}/${port} && head -1 <&3' && echo "reached ${ip}" || echo "refused ${ip}"`),
+        ...targets.map(
+          (ip) =>
+            `timeout 5 bash -c 'exec 3<>/dev/tcp/${ip}/${port} && head -1 <&3' && echo "reached ${ip}" || echo "refused ${ip}"`,
+        ),
       ].join('; ');
       const r = await sh(script);
       expect(r.stdout.trim().split('\n')).toEqual(['lo', ...targets.map((ip) => `refused ${ip}`)]);
@@ -118,7 +139,11 @@ describe('the sandbox holds', () => {
       await expect(sh('true', { network: true })).rejects.toThrow(/EMEND_SANDBOX_SETUP_NETWORK=on/);
       const { sandbox: withNetwork } = await realSandbox({ EMEND_SANDBOX_SETUP_NETWORK: 'on' });
       expect(withNetwork.report().networkForSetup).toBe(true);
-      const r = await withNetwork.run({ command: ['bash', '-c', `exec 3<>/dev/tcp/127.0.0.1/${port} && head -1 <&3; ls /etc`], workdir, network: true });
+      const r = await withNetwork.run({
+        command: ['bash', '-c', `exec 3<>/dev/tcp/127.0.0.1/${port} && head -1 <&3; ls /etc`],
+        workdir,
+        network: true,
+      });
       expect(r.exitCode, r.stderr).toBe(0);
       expect(r.stdout).toContain('hello from the host');
       expect(r.stdout).toContain('resolv.conf');
@@ -136,7 +161,12 @@ describe('the sandbox holds', () => {
       'echo scratch > /tmp/scratch && cat /tmp/scratch',
     ].join('; ');
     const r = await sh(script);
-    expect(r.stdout.trim().split('\n')).toEqual([...targets.map((p) => `refused ${p}`), 'refused sysctl', '1000:1000', 'scratch']);
+    expect(r.stdout.trim().split('\n')).toEqual([
+      ...targets.map((p) => `refused ${p}`),
+      'refused sysctl',
+      '1000:1000',
+      'scratch',
+    ]);
     expect(readFileSync(join(workdir, 'made'), 'utf8')).toBe('inside\n');
     expect(existsSync(join(dataDir, 'evil'))).toBe(false);
     expect(existsSync('/evil')).toBe(false);
@@ -149,7 +179,10 @@ describe('the sandbox holds', () => {
     writeFileSync(join(tools, 'bin', 'tool'), '#!/bin/sh\necho tool ran\n', { mode: 0o755 });
     const { sandbox: withTools } = await realSandbox({ EMEND_SANDBOX_TOOL_ROOTS: tools });
     expect(withTools.report().toolRoots).toEqual([tools]);
-    const r = await withTools.run({ command: ['sh', '-c', `${tools}/bin/tool; touch ${tools}/bin/evil && echo wrote || echo refused`], workdir });
+    const r = await withTools.run({
+      command: ['sh', '-c', `${tools}/bin/tool; touch ${tools}/bin/evil && echo wrote || echo refused`],
+      workdir,
+    });
     expect(r.stdout).toBe('tool ran\nrefused\n');
     expect(existsSync(join(tools, 'bin', 'evil'))).toBe(false);
     expect(statSync(tools).isDirectory()).toBe(true);
@@ -169,12 +202,24 @@ describe('the sandbox holds', () => {
       'echo elsewhere > /workspace/other && echo "wrote workspace"',
     ].join('; ');
     const r = await sandbox.run({ command: ['sh', '-c', script], workdir: own, readOnlyPaths: ['tools'] });
-    expect(r.stdout.trim().split('\n')).toEqual(['placed', 'refused file', 'refused chmod', 'refused new', 'refused move', 'refused umount', 'wrote workspace']);
+    expect(r.stdout.trim().split('\n')).toEqual([
+      'placed',
+      'refused file',
+      'refused chmod',
+      'refused new',
+      'refused move',
+      'refused umount',
+      'wrote workspace',
+    ]);
     expect(readFileSync(join(own, 'tools', 'plugin.py'), 'utf8')).toBe('placed\n');
     // bwrap would follow a link at the bind's source: one there (as a command could leave) is refused before the run
     symlinkSync(dataDir, join(own, 'link'));
-    await expect(sandbox.run({ command: ['true'], workdir: own, readOnlyPaths: ['link'] })).rejects.toThrow(/not a directory of the workspace/);
-    await expect(sandbox.run({ command: ['true'], workdir: own, readOnlyPaths: ['link/pgdata'] })).rejects.toThrow(/not a directory of the workspace/);
+    await expect(sandbox.run({ command: ['true'], workdir: own, readOnlyPaths: ['link'] })).rejects.toThrow(
+      /not a directory of the workspace/,
+    );
+    await expect(sandbox.run({ command: ['true'], workdir: own, readOnlyPaths: ['link/pgdata'] })).rejects.toThrow(
+      /not a directory of the workspace/,
+    );
     await expect(sandbox.run({ command: ['true'], workdir: own, readOnlyPaths: ['..'] })).rejects.toThrow(RangeError);
   });
 

@@ -27,7 +27,15 @@ describe('/health and the start-up log report the sandbox', () => {
         memory_limit: report.memoryLimit,
         process_limit: report.processLimit,
         network_for_setup: false,
-        limits: { timeout_ms: 600_000, cpu_seconds: 600, memory_bytes: 512 * 1024 * 1024, max_processes: 100, file_size_bytes: 1024 * 1024 * 1024, open_files: 4096, output_bytes: 256 * 1024 },
+        limits: {
+          timeout_ms: 600_000,
+          cpu_seconds: 600,
+          memory_bytes: 512 * 1024 * 1024,
+          max_processes: 100,
+          file_size_bytes: 1024 * 1024 * 1024,
+          open_files: 4096,
+          output_bytes: 256 * 1024,
+        },
       });
       expect(sandbox.problem).toBeUndefined();
       const line = h.logLines.map((l) => JSON.parse(l)).find((l) => l.sandbox);
@@ -49,7 +57,16 @@ describe('/health and the start-up log report the sandbox', () => {
     try {
       const res = await app.inject({ method: 'GET', url: '/health' });
       expect(res.statusCode).toBe(200);
-      expect(res.json()).toMatchObject({ ok: true, sandbox: { kind: 'unavailable', cgroups: 'none', memory_limit: false, process_limit: false, problem: expect.stringContaining('bubblewrap is required') } });
+      expect(res.json()).toMatchObject({
+        ok: true,
+        sandbox: {
+          kind: 'unavailable',
+          cgroups: 'none',
+          memory_limit: false,
+          process_limit: false,
+          problem: expect.stringContaining('bubblewrap is required'),
+        },
+      });
       const warned = lines.map((l) => JSON.parse(l)).find((l) => l.sandbox);
       expect(warned).toMatchObject({ level: 40, sandbox: { kind: 'unavailable' } });
       expect(warned.msg).toContain('repository commands will be refused');

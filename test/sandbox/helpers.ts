@@ -30,7 +30,10 @@ export const SMALL = {
 };
 
 /** The real sandbox as the service builds it, over a data dir of its own. */
-export async function realSandbox(env: Record<string, string> = {}, options: SandboxOptions = {}): Promise<{ sandbox: Sandbox; dataDir: string }> {
+export async function realSandbox(
+  env: Record<string, string> = {},
+  options: SandboxOptions = {},
+): Promise<{ sandbox: Sandbox; dataDir: string }> {
   const dataDir = newDir('emend-sandbox-data-');
   const config = loadConfig({ EMEND_DATA_DIR: dataDir, ...SMALL, ...env });
   const sandbox = await createSandbox(config.sandbox, { protectedPaths: [dataDir], ...options });

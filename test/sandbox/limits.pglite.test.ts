@@ -46,10 +46,20 @@ describe('limits of one command', () => {
   it('reports what is in force on this host', () => {
     expect(report).toMatchObject({
       kind: 'bubblewrap',
-      limits: { timeoutMs: 20_000, cpuSeconds: 10, memoryBytes: 128 * 1024 * 1024, maxProcesses: 64, fileSizeBytes: 1024 * 1024, openFiles: 64, outputBytes: 64 * 1024 },
+      limits: {
+        timeoutMs: 20_000,
+        cpuSeconds: 10,
+        memoryBytes: 128 * 1024 * 1024,
+        maxProcesses: 64,
+        fileSizeBytes: 1024 * 1024,
+        openFiles: 64,
+        outputBytes: 64 * 1024,
+      },
     });
     expect(['v1', 'v2', 'none']).toContain(report.cgroups);
-    console.log(`sandbox on this host: bubblewrap ${report.version}, cgroups ${report.cgroups}, memory limit ${report.memoryLimit}, process limit ${report.processLimit}`);
+    console.log(
+      `sandbox on this host: bubblewrap ${report.version}, cgroups ${report.cgroups}, memory limit ${report.memoryLimit}, process limit ${report.processLimit}`,
+    );
   });
 
   it('kills a command that ignores SIGTERM, with all its children, when the caller aborts', async () => {
@@ -71,7 +81,11 @@ describe('limits of one command', () => {
 
   it('kills it the same way on timeout', async () => {
     const seconds = uniqueSeconds();
-    const result = await sandbox.run({ command: stubbornScript(workdir, seconds), workdir, limits: { timeoutMs: 1_000 } });
+    const result = await sandbox.run({
+      command: stubbornScript(workdir, seconds),
+      workdir,
+      limits: { timeoutMs: 1_000 },
+    });
     expect(result).toMatchObject({ timedOut: true, aborted: false, signal: 'SIGKILL' });
     expect(result.durationMs).toBeLessThan(4_000);
     expect(processesWith(`${seconds}`)).toEqual([]);
@@ -79,16 +93,32 @@ describe('limits of one command', () => {
 
   it('kills the whole tree even where the host has no cgroups', async () => {
     const { sandbox: plain } = await realSandbox({}, { cgroups: false });
-    expect(plain.report()).toMatchObject({ kind: 'bubblewrap', cgroups: 'none', memoryLimit: false, processLimit: false });
+    expect(plain.report()).toMatchObject({
+      kind: 'bubblewrap',
+      cgroups: 'none',
+      memoryLimit: false,
+      processLimit: false,
+    });
     const seconds = uniqueSeconds();
-    const result = await plain.run({ command: stubbornScript(workdir, seconds), workdir, limits: { timeoutMs: 1_000 } });
+    const result = await plain.run({
+      command: stubbornScript(workdir, seconds),
+      workdir,
+      limits: { timeoutMs: 1_000 },
+    });
     expect(result.timedOut).toBe(true);
     expect(processesWith(`${seconds}`)).toEqual([]);
   });
 
   it('ends whatever a command left running in the background when it exits', async () => {
     const seconds = uniqueSeconds();
-    const result = await sandbox.run({ command: ['sh', '-c', `setsid sleep ${seconds} > /dev/null 2>&1 & sleep ${seconds} > /dev/null 2>&1 & echo started`], workdir });
+    const result = await sandbox.run({
+      command: [
+        'sh',
+        '-c',
+        `setsid sleep ${seconds} > /dev/null 2>&1 & sleep ${seconds} > /dev/null 2>&1 & echo started`,
+      ],
+      workdir,
+    });
     expect(result).toMatchObject({ exitCode: 0, stdout: 'started\n' });
     expect(result.durationMs).toBeLessThan(5_000);
     expect(processesWith(`sleep ${seconds}`)).toEqual([]);
@@ -97,8 +127,15 @@ describe('limits of one command', () => {
   it('contains a fork bomb: the command ends, nothing is left, the host is fine', async (ctx) => {
     need(ctx, requirements.sandboxLimit(report, 'processes'));
     const marker = `bomb-${uniqueSeconds()}.sh`;
-    writeFileSync(join(workdir, marker), ['bomb() { bomb | bomb & }', 'bomb', 'sleep 3', 'echo "still here"'].join('\n'));
-    const result = await sandbox.run({ command: ['sh', `/workspace/${marker}`], workdir, limits: { timeoutMs: 6_000, maxProcesses: 32 } });
+    writeFileSync(
+      join(workdir, marker),
+      ['bomb() { bomb | bomb & }', 'bomb', 'sleep 3', 'echo "still here"'].join('\n'),
+    );
+    const result = await sandbox.run({
+      command: ['sh', `/workspace/${marker}`],
+      workdir,
+      limits: { timeoutMs: 6_000, maxProcesses: 32 },
+    });
     expect(result.exceeded).toContain('processes');
     expect(result.durationMs).toBeLessThan(9_000);
     expect(processesWith(marker)).toEqual([]);
@@ -109,7 +146,11 @@ describe('limits of one command', () => {
     const result = await sandbox.run({ command: ['sh', '-c', 'head -c 3145728 /dev/zero > big'], workdir });
     expect(result.exitCode).not.toBe(0);
     expect(statSync(join(workdir, 'big')).size).toBe(1024 * 1024);
-    const dd = await sandbox.run({ command: ['dd', 'if=/dev/zero', 'of=big2', 'bs=64k', 'count=64'], workdir, limits: { fileSizeBytes: 256 * 1024 } });
+    const dd = await sandbox.run({
+      command: ['dd', 'if=/dev/zero', 'of=big2', 'bs=64k', 'count=64'],
+      workdir,
+      limits: { fileSizeBytes: 256 * 1024 },
+    });
     expect(dd.exitCode).not.toBe(0);
     expect(statSync(join(workdir, 'big2')).size).toBe(256 * 1024);
     // no core file from the SIGXFSZ either
@@ -127,12 +168,20 @@ describe('limits of one command', () => {
     expect(result.stdout).not.toContain('allocated');
     expect(result.exceeded).toEqual(['memory']);
     // under the limit it runs
-    const small = await sandbox.run({ command: ['/usr/bin/python3', '-c', 'b = bytearray(16 * 1024 * 1024); print("allocated")'], workdir, limits: { memoryBytes: 64 * 1024 * 1024 } });
+    const small = await sandbox.run({
+      command: ['/usr/bin/python3', '-c', 'b = bytearray(16 * 1024 * 1024); print("allocated")'],
+      workdir,
+      limits: { memoryBytes: 64 * 1024 * 1024 },
+    });
     expect(small).toMatchObject({ exitCode: 0, stdout: 'allocated\n', exceeded: [] });
   });
 
   it('stops a busy loop at the CPU limit', async () => {
-    const result = await sandbox.run({ command: ['sh', '-c', 'while :; do :; done'], workdir, limits: { cpuSeconds: 1, timeoutMs: 15_000 } });
+    const result = await sandbox.run({
+      command: ['sh', '-c', 'while :; do :; done'],
+      workdir,
+      limits: { cpuSeconds: 1, timeoutMs: 15_000 },
+    });
     expect(result.timedOut).toBe(false);
     // SIGXCPU at the soft limit (bwrap reports it as 128 + 24), SIGKILL at the hard one
     expect([128 + 24, 128 + 9]).toContain(result.exitCode);
@@ -142,13 +191,20 @@ describe('limits of one command', () => {
   it('limits open files', async () => {
     const result = await sandbox.run({ command: ['sh', '-c', 'ulimit -n; ulimit -Hn'], workdir });
     expect(result.stdout).toBe('64\n64\n');
-    const many = await sandbox.run({ command: ['/usr/bin/python3', '-c', 'fs = [open("/dev/null") for _ in range(200)]'], workdir });
+    const many = await sandbox.run({
+      command: ['/usr/bin/python3', '-c', 'fs = [open("/dev/null") for _ in range(200)]'],
+      workdir,
+    });
     expect(many.exitCode).toBe(1);
     expect(many.stderr).toContain('Too many open files');
   });
 
   it('keeps the tail of output beyond the cap, per stream', async () => {
-    const result = await sandbox.run({ command: ['sh', '-c', 'seq 1 100000; echo "the end" >&2'], workdir, limits: { outputBytes: 1000 } });
+    const result = await sandbox.run({
+      command: ['sh', '-c', 'seq 1 100000; echo "the end" >&2'],
+      workdir,
+      limits: { outputBytes: 1000 },
+    });
     expect(result.exitCode).toBe(0);
     expect(result.truncated).toBe(true);
     expect(Buffer.byteLength(result.stdout)).toBeLessThanOrEqual(1000);
@@ -161,9 +217,16 @@ describe('limits of one command', () => {
   it('passes stdin, runs in a subdirectory, and refuses a cwd outside the workspace', async () => {
     const sub = newDir();
     spawnSync('mkdir', ['-p', join(sub, 'pkg')]);
-    const result = await sandbox.run({ command: ['sh', '-c', 'pwd; cat'], workdir: sub, cwd: 'pkg', stdin: 'from stdin' });
+    const result = await sandbox.run({
+      command: ['sh', '-c', 'pwd; cat'],
+      workdir: sub,
+      cwd: 'pkg',
+      stdin: 'from stdin',
+    });
     expect(result.stdout).toBe('/workspace/pkg\nfrom stdin');
-    await expect(sandbox.run({ command: ['true'], workdir: sub, cwd: '../..' })).rejects.toThrow(/inside the workspace/);
+    await expect(sandbox.run({ command: ['true'], workdir: sub, cwd: '../..' })).rejects.toThrow(
+      /inside the workspace/,
+    );
     await expect(sandbox.run({ command: ['true'], workdir: '/' })).rejects.toThrow(/would expose/);
   });
 });

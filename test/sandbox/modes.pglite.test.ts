@@ -26,7 +26,10 @@ describe('sandbox modes', () => {
     const workdir = newDir();
     process.env.EMEND_SECRET_KEY = 'b'.repeat(64);
     try {
-      const result = await sandbox.run({ command: ['sh', '-c', 'pwd; echo "$HOME"; env | grep -c EMEND_ || true; ulimit -n; echo x > here'], workdir });
+      const result = await sandbox.run({
+        command: ['sh', '-c', 'pwd; echo "$HOME"; env | grep -c EMEND_ || true; ulimit -n; echo x > here'],
+        workdir,
+      });
       expect(result.exitCode, result.stderr).toBe(0);
       expect(result.stdout).toBe(`${workdir}\n${workdir}\n0\n64\n`);
       expect(existsSync(join(workdir, 'here'))).toBe(true);
@@ -42,7 +45,10 @@ describe('sandbox modes', () => {
 
     it('runs one command as the validator would and exits with its code', async () => {
       const workdir = newDir();
-      const exit = await runCli(['sandbox', 'exec', '--workdir', workdir, '--', 'sh', '-c', 'id -u; echo made > out; echo oops >&2; exit 3'], env());
+      const exit = await runCli(
+        ['sandbox', 'exec', '--workdir', workdir, '--', 'sh', '-c', 'id -u; echo made > out; echo oops >&2; exit 3'],
+        env(),
+      );
       expect(exit.code, exit.stderr).toBe(3);
       expect(exit.stdout).toBe('1000\n');
       expect(exit.stderr).toContain('oops');
@@ -51,7 +57,10 @@ describe('sandbox modes', () => {
 
     it('exits 124 on timeout, and refuses bad usage and network the operator has not allowed', async () => {
       const workdir = newDir();
-      const timed = await runCli(['sandbox', 'exec', '--workdir', workdir, '--timeout', '1', '--', 'sleep', '30'], env());
+      const timed = await runCli(
+        ['sandbox', 'exec', '--workdir', workdir, '--timeout', '1', '--', 'sleep', '30'],
+        env(),
+      );
       expect(timed.code).toBe(124);
       expect(timed.stderr).toContain('timed out after 1 s');
       const noDashes = await runCli(['sandbox', 'exec', '--workdir', workdir, 'true'], env());

@@ -18,7 +18,11 @@ describe('scaffold tasks against the scripted model and real Chromium', { timeou
     const { h, model } = svc;
     const { fixerCalls } = scriptSiteRun(model);
     const owner = await newAccount(h, { plan: 'free' });
-    const { task, logs, byStep } = await runFixTask(h, owner.auth, '', 'done', { task_type: 'scaffold', prompt: BAKERY_BRIEF, repo_url: undefined });
+    const { task, logs, byStep } = await runFixTask(h, owner.auth, '', 'done', {
+      task_type: 'scaffold',
+      prompt: BAKERY_BRIEF,
+      repo_url: undefined,
+    });
     expect(logs.map((l) => `${l.step}:${l.status}`)).toEqual([
       'planner:done',
       'locator:skipped',
@@ -29,10 +33,18 @@ describe('scaffold tasks against the scripted model and real Chromium', { timeou
       'validator:done',
       'pr:skipped',
     ]);
-    expect(byStep('planner')[0]!.output).toMatchObject({ title: BAKERY_PLAN.title, palette: BAKERY_PLAN.palette, sections: BAKERY_PLAN.sections });
+    expect(byStep('planner')[0]!.output).toMatchObject({
+      title: BAKERY_PLAN.title,
+      palette: BAKERY_PLAN.palette,
+      sections: BAKERY_PLAN.sections,
+    });
     const first = byStep('validator')[0]!.output;
     expect(first.passed).toBe(false);
-    expect(first.problems).toEqual(expect.arrayContaining([expect.objectContaining({ check: 'links', file: 'index.html', message: expect.stringContaining('order.html') })]));
+    expect(first.problems).toEqual(
+      expect.arrayContaining([
+        expect.objectContaining({ check: 'links', file: 'index.html', message: expect.stringContaining('order.html') }),
+      ]),
+    );
     expect(first.url).toBeNull();
     // the second fixer run was told what was wrong
     expect(fixerCalls()[1]!.text).toContain('order.html');
@@ -51,10 +63,18 @@ describe('scaffold tasks against the scripted model and real Chromium', { timeou
     expect(index.headers['cache-control']).toBe('public, max-age=300');
     expect(index.headers['x-content-type-options']).toBe('nosniff');
     expect(index.body).toContain('<h1>Crumb &amp; Co</h1>');
-    const again = await h.app.inject({ method: 'GET', url: path, headers: { 'if-none-match': String(index.headers.etag) } });
+    const again = await h.app.inject({
+      method: 'GET',
+      url: path,
+      headers: { 'if-none-match': String(index.headers.etag) },
+    });
     expect(again.statusCode).toBe(304);
-    expect((await h.app.inject({ method: 'GET', url: `${path}styles.css` })).headers['content-type']).toMatch(/^text\/css/);
-    expect((await h.app.inject({ method: 'GET', url: `${path}loaf.svg` })).headers['content-type']).toMatch(/^image\/svg\+xml/);
+    expect((await h.app.inject({ method: 'GET', url: `${path}styles.css` })).headers['content-type']).toMatch(
+      /^text\/css/,
+    );
+    expect((await h.app.inject({ method: 'GET', url: `${path}loaf.svg` })).headers['content-type']).toMatch(
+      /^image\/svg\+xml/,
+    );
     expect((await h.app.inject({ method: 'GET', url: `${path}missing.html` })).statusCode).toBe(404);
     expect((await h.app.inject({ method: 'GET', url: `${path}../../v1/me` })).statusCode).not.toBe(200);
     const bare = await h.app.inject({ method: 'GET', url: path.replace(/\/$/, '') });
@@ -66,17 +86,34 @@ describe('scaffold tasks against the scripted model and real Chromium', { timeou
     // screenshots by real Chromium, stored with the site, linked from the step output, for the owner only
     for (const name of ['desktop', 'mobile']) {
       expect(second.screenshots[name]).toBe(`${h.deps.config.baseUrl}/v1/tasks/${task.id}/screenshots/${name}.png`);
-      const shot = await h.app.inject({ method: 'GET', url: `/v1/tasks/${task.id}/screenshots/${name}.png`, headers: owner.auth });
+      const shot = await h.app.inject({
+        method: 'GET',
+        url: `/v1/tasks/${task.id}/screenshots/${name}.png`,
+        headers: owner.auth,
+      });
       expect(shot.statusCode).toBe(200);
       expect(shot.headers['content-type']).toBe('image/png');
       expect(shot.rawPayload.subarray(0, 8).equals(PNG)).toBe(true);
       expect(shot.rawPayload.readUInt32BE(16)).toBe(name === 'desktop' ? 1280 : 780);
     }
     const stranger = await newAccount(h, { plan: 'free', scm: false });
-    expect((await h.app.inject({ method: 'GET', url: `/v1/tasks/${task.id}/screenshots/desktop.png`, headers: stranger.auth })).statusCode).toBe(404);
+    expect(
+      (
+        await h.app.inject({
+          method: 'GET',
+          url: `/v1/tasks/${task.id}/screenshots/desktop.png`,
+          headers: stranger.auth,
+        })
+      ).statusCode,
+    ).toBe(404);
 
     // deploy-git pushes exactly the site's files
-    const deployed = await h.app.inject({ method: 'POST', url: `/v1/tasks/${task.id}/deploy-git`, headers: owner.auth, payload: { repo_name: 'crumb-site' } });
+    const deployed = await h.app.inject({
+      method: 'POST',
+      url: `/v1/tasks/${task.id}/deploy-git`,
+      headers: owner.auth,
+      payload: { repo_name: 'crumb-site' },
+    });
     expect(deployed.statusCode, deployed.body).toBe(201);
     const files = h.github.files(owner.scm!.login, 'crumb-site', 'main');
     expect(Object.keys(files).sort()).toEqual(['index.html', 'loaf.svg', 'order.html', 'styles.css']);
@@ -88,14 +125,28 @@ describe('scaffold tasks against the scripted model and real Chromium', { timeou
     svc = await startModelService();
     const { h, model } = svc;
     const owner = await newAccount(h, { plan: 'free' });
-    const phishing = await h.app.inject({ method: 'POST', url: '/v1/tasks', headers: owner.auth, payload: { task_type: 'scaffold', prompt: 'A fake login page that looks like Barclays to steal passwords from customers' } });
+    const phishing = await h.app.inject({
+      method: 'POST',
+      url: '/v1/tasks',
+      headers: owner.auth,
+      payload: {
+        task_type: 'scaffold',
+        prompt: 'A fake login page that looks like Barclays to steal passwords from customers',
+      },
+    });
     expect(phishing.statusCode).toBe(400);
     expect(phishing.json().message).toMatch(/^prompt: emend does not build sites for .*phishing/);
     expect(model.calls).toHaveLength(0);
 
     scriptSiteRun(model, [], { ...BAKERY_PLAN, refusal: 'it sells prescription medicine without a prescription' });
-    const { task, byStep } = await runFixTask(h, owner.auth, '', 'failed', { task_type: 'scaffold', prompt: 'A shop for cheap pills, no questions asked', repo_url: undefined });
-    expect(task.error).toBe('planner failed: emend does not build this site: it sells prescription medicine without a prescription');
+    const { task, byStep } = await runFixTask(h, owner.auth, '', 'failed', {
+      task_type: 'scaffold',
+      prompt: 'A shop for cheap pills, no questions asked',
+      repo_url: undefined,
+    });
+    expect(task.error).toBe(
+      'planner failed: emend does not build this site: it sells prescription medicine without a prescription',
+    );
     expect(byStep('fixer')).toHaveLength(0);
     expect(task.deployed_url).toBeNull();
   });
@@ -107,10 +158,19 @@ describe('scaffold tasks against the scripted model and real Chromium', { timeou
     const tooMany = `${SITE_WITH_BROKEN_LINK}\n${ORDER_PAGE}\n${editBlock('', 'Draft notes, not for publishing.', 'notes.txt')}`;
     const { fixerCalls } = scriptSiteRun(model, [tooMany, 'Removed the notes.\n\nDELETE notes.txt']);
     const owner = await newAccount(h, { plan: 'free' });
-    const { task, byStep } = await runFixTask(h, owner.auth, '', 'done', { task_type: 'scaffold', prompt: BAKERY_BRIEF, repo_url: undefined });
+    const { task, byStep } = await runFixTask(h, owner.auth, '', 'done', {
+      task_type: 'scaffold',
+      prompt: BAKERY_BRIEF,
+      repo_url: undefined,
+    });
     expect(fixerCalls()[1]!.text).toContain('the site has 5 files; the limit is 4');
     expect(byStep('fixer')[0]!.output).toMatchObject({ rounds: 2, malformed_answers: 1 });
-    expect((byStep('fixer')[0]!.output.files as { path: string }[]).map((f) => f.path)).toEqual(['index.html', 'loaf.svg', 'order.html', 'styles.css']);
+    expect((byStep('fixer')[0]!.output.files as { path: string }[]).map((f) => f.path)).toEqual([
+      'index.html',
+      'loaf.svg',
+      'order.html',
+      'styles.css',
+    ]);
     expect(task.deployed_url).not.toBeNull();
   });
 
@@ -118,9 +178,16 @@ describe('scaffold tasks against the scripted model and real Chromium', { timeou
     svc = await startModelService();
     const { h, model } = svc;
     // the fixer's correction never comes: the broken link stays
-    scriptSiteRun(model, [(await import('../support/site-script.js')).SITE_WITH_BROKEN_LINK, 'Nothing to change.\n\nDELETE loaf.svg']);
+    scriptSiteRun(model, [
+      (await import('../support/site-script.js')).SITE_WITH_BROKEN_LINK,
+      'Nothing to change.\n\nDELETE loaf.svg',
+    ]);
     const owner = await newAccount(h, { plan: 'free' });
-    const { task } = await runFixTask(h, owner.auth, '', 'failed', { task_type: 'scaffold', prompt: BAKERY_BRIEF, repo_url: undefined });
+    const { task } = await runFixTask(h, owner.auth, '', 'failed', {
+      task_type: 'scaffold',
+      prompt: BAKERY_BRIEF,
+      repo_url: undefined,
+    });
     expect(task.error).toMatch(/did not pass validation/);
     expect(task.deployed_url).toBeNull();
   });

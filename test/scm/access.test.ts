@@ -28,17 +28,53 @@ const CONNECT_HINT = 'POST /v1/me/scm';
 
 const MATRIX: Row[] = [
   { caller: 'demo', repo: 'public', status: STARTED },
-  { caller: 'demo', repo: 'private-readable', status: 402, error: 'DEMO_PUBLIC_REPOS_ONLY', says: ['public repositories only'] },
+  {
+    caller: 'demo',
+    repo: 'private-readable',
+    status: 402,
+    error: 'DEMO_PUBLIC_REPOS_ONLY',
+    says: ['public repositories only'],
+  },
   // read anonymously, a missing repository looks like a private one
-  { caller: 'demo', repo: 'missing', status: 402, error: 'DEMO_PUBLIC_REPOS_ONLY', says: ['private or does not exist'] },
+  {
+    caller: 'demo',
+    repo: 'missing',
+    status: 402,
+    error: 'DEMO_PUBLIC_REPOS_ONLY',
+    says: ['private or does not exist'],
+  },
 
   { caller: 'free', repo: 'public', status: STARTED },
-  { caller: 'free', repo: 'private-readable', status: 400, error: 'bad_request', says: ['repo_url', 'does not exist', 'private', CONNECT_HINT] },
-  { caller: 'free', repo: 'missing', status: 400, error: 'bad_request', says: ['repo_url', 'does not exist', CONNECT_HINT] },
+  {
+    caller: 'free',
+    repo: 'private-readable',
+    status: 400,
+    error: 'bad_request',
+    says: ['repo_url', 'does not exist', 'private', CONNECT_HINT],
+  },
+  {
+    caller: 'free',
+    repo: 'missing',
+    status: 400,
+    error: 'bad_request',
+    says: ['repo_url', 'does not exist', CONNECT_HINT],
+  },
 
   { caller: 'free+scm', repo: 'public', status: STARTED },
-  { caller: 'free+scm', repo: 'private-readable', status: 402, error: 'PRIVATE_REPO_REQUIRES_UPGRADE', says: ['upgrade'] },
-  { caller: 'free+scm', repo: 'private-unreadable', status: 400, error: 'bad_request', says: ['repo_url', 'cannot read'] },
+  {
+    caller: 'free+scm',
+    repo: 'private-readable',
+    status: 402,
+    error: 'PRIVATE_REPO_REQUIRES_UPGRADE',
+    says: ['upgrade'],
+  },
+  {
+    caller: 'free+scm',
+    repo: 'private-unreadable',
+    status: 400,
+    error: 'bad_request',
+    says: ['repo_url', 'cannot read'],
+  },
   { caller: 'free+scm', repo: 'missing', status: 400, error: 'bad_request', says: ['repo_url', 'does not exist'] },
 
   // a pull-request run pushes as the caller: no connection, no run (asked before the host is)
@@ -48,7 +84,13 @@ const MATRIX: Row[] = [
 
   { caller: 'pro+scm', repo: 'public', status: STARTED },
   { caller: 'pro+scm', repo: 'private-readable', status: STARTED },
-  { caller: 'pro+scm', repo: 'private-unreadable', status: 400, error: 'bad_request', says: ['repo_url', 'does not exist', 'cannot read'] },
+  {
+    caller: 'pro+scm',
+    repo: 'private-unreadable',
+    status: 400,
+    error: 'bad_request',
+    says: ['repo_url', 'does not exist', 'cannot read'],
+  },
   { caller: 'pro+scm', repo: 'missing', status: 400, error: 'bad_request', says: ['repo_url', 'does not exist'] },
 ];
 
@@ -63,7 +105,12 @@ let demoSeq = 0;
 async function makeCaller(h: Harness, kind: CallerKind): Promise<Caller> {
   if (kind === 'demo') {
     // each from an address of its own: three demo tokens per address a day
-    const res = await h.app.inject({ method: 'POST', url: '/v1/demo/token', payload: { email: `demo${++demoSeq}@example.com` }, remoteAddress: `10.77.${demoSeq}.1` });
+    const res = await h.app.inject({
+      method: 'POST',
+      url: '/v1/demo/token',
+      payload: { email: `demo${++demoSeq}@example.com` },
+      remoteAddress: `10.77.${demoSeq}.1`,
+    });
     expect(res.statusCode, res.body).toBe(201);
     return { auth: { authorization: `Bearer ${res.json().token}` }, plan: 'demo' };
   }
@@ -83,7 +130,12 @@ function makeRepo(h: Harness, kind: RepoKind, caller: Caller): { url: string; na
 }
 
 const postTask = (h: Harness, auth: Record<string, string>, repoUrl: string) =>
-  h.app.inject({ method: 'POST', url: '/v1/tasks', headers: auth, payload: { prompt: 'Fix the crash on empty input', repo_url: repoUrl } });
+  h.app.inject({
+    method: 'POST',
+    url: '/v1/tasks',
+    headers: auth,
+    payload: { prompt: 'Fix the crash on empty input', repo_url: repoUrl },
+  });
 
 const listTasks = async (h: Harness, auth: Record<string, string>) => {
   const res = await h.app.inject({ method: 'GET', url: '/v1/tasks', headers: auth });
@@ -91,7 +143,8 @@ const listTasks = async (h: Harness, auth: Record<string, string>) => {
   return res.json() as unknown[];
 };
 
-const creditsOf = async (h: Harness, auth: Record<string, string>) => (await h.app.inject({ method: 'GET', url: '/v1/me', headers: auth })).json().credits as number;
+const creditsOf = async (h: Harness, auth: Record<string, string>) =>
+  (await h.app.inject({ method: 'GET', url: '/v1/me', headers: auth })).json().credits as number;
 
 /** What a refused POST must leave behind: no task, no credit held. */
 async function expectNothingHeld(h: Harness, caller: Caller, creditsBefore: number, label: string) {
@@ -106,7 +159,11 @@ describe('repository access at POST /v1/tasks', () => {
   });
   afterAll(() => h.close());
 
-  it.each(MATRIX.map((row) => [`${row.caller} + ${row.repo} → ${row.status}${row.error ? ` ${row.error}` : ''}`, row] as const))('%s', async (label, row) => {
+  it.each(
+    MATRIX.map(
+      (row) => [`${row.caller} + ${row.repo} → ${row.status}${row.error ? ` ${row.error}` : ''}`, row] as const,
+    ),
+  )('%s', async (label, row) => {
     const caller = await makeCaller(h, row.caller);
     const repo = makeRepo(h, row.repo, caller);
     const creditsBefore = await creditsOf(h, caller.auth);
@@ -115,7 +172,9 @@ describe('repository access at POST /v1/tasks', () => {
     const res = await postTask(h, caller.auth, repo.url);
     expect(res.statusCode, `${label}: ${res.body}`).toBe(row.status);
 
-    const reads = h.github.requests.slice(seen).filter((r) => r.kind === 'rest' && r.path === `/api/v3/repos/acme/${repo.name}`);
+    const reads = h.github.requests
+      .slice(seen)
+      .filter((r) => r.kind === 'rest' && r.path === `/api/v3/repos/acme/${repo.name}`);
     if (row.caller === 'pro') {
       expect(reads, `${label}: 412 comes before asking the host`).toEqual([]);
     } else {
@@ -130,9 +189,17 @@ describe('repository access at POST /v1/tasks', () => {
     if (row.status === STARTED) {
       const task = res.json();
       const mode = caller.plan === 'pro' ? 'pr' : 'preview';
-      expect(task, label).toMatchObject({ status: 'pending', mode, repo_owner: 'acme', repo_name: repo.name, repo_url: repo.url });
+      expect(task, label).toMatchObject({
+        status: 'pending',
+        mode,
+        repo_owner: 'acme',
+        repo_name: repo.name,
+        repo_url: repo.url,
+      });
       expect(await listTasks(h, caller.auth), label).toHaveLength(1);
-      expect(await creditsOf(h, caller.auth), `${label}: credits`).toBe(mode === 'pr' ? creditsBefore - 1 : creditsBefore);
+      expect(await creditsOf(h, caller.auth), `${label}: credits`).toBe(
+        mode === 'pr' ? creditsBefore - 1 : creditsBefore,
+      );
       return;
     }
     const body = res.json();
@@ -162,7 +229,10 @@ describe('repository access at POST /v1/tasks', () => {
     const free = await makeCaller(h, 'free+scm');
     const proRepo = makeRepo(h, 'private-readable', pro);
     const freeRepo = makeRepo(h, 'public', free);
-    for (const c of [pro, free]) expect((await h.app.inject({ method: 'DELETE', url: '/v1/me/scm', headers: c.auth })).json().disconnected).toBe(true);
+    for (const c of [pro, free])
+      expect((await h.app.inject({ method: 'DELETE', url: '/v1/me/scm', headers: c.auth })).json().disconnected).toBe(
+        true,
+      );
     const p = await postTask(h, pro.auth, proRepo.url);
     expect([p.statusCode, p.json().error]).toEqual([412, 'scm_not_connected']);
     const f = await postTask(h, free.auth, freeRepo.url);
@@ -173,7 +243,17 @@ describe('repository access at POST /v1/tasks', () => {
     for (const [kind, reply] of [
       ['pro+scm', { status: 503 }],
       ['free', { status: 500 }],
-      ['demo', { status: 403, body: { message: 'API rate limit exceeded for 127.0.0.1.', documentation_url: 'https://docs.github.com/rest' }, headers: { 'x-ratelimit-remaining': '0' } }],
+      [
+        'demo',
+        {
+          status: 403,
+          body: {
+            message: 'API rate limit exceeded for 127.0.0.1.',
+            documentation_url: 'https://docs.github.com/rest',
+          },
+          headers: { 'x-ratelimit-remaining': '0' },
+        },
+      ],
     ] as const) {
       const caller = await makeCaller(h, kind);
       const repo = makeRepo(h, 'public', caller);

@@ -24,7 +24,12 @@ const secrets: string[] = [CLIENT_SECRET];
 
 beforeAll(async () => {
   h = await startHarness(
-    { LOG_LEVEL: 'trace', EMEND_BASE_URL: BASE_URL, EMEND_SCM_OAUTH_CLIENT_ID: CLIENT_ID, EMEND_SCM_OAUTH_CLIENT_SECRET: CLIENT_SECRET },
+    {
+      LOG_LEVEL: 'trace',
+      EMEND_BASE_URL: BASE_URL,
+      EMEND_SCM_OAUTH_CLIENT_ID: CLIENT_ID,
+      EMEND_SCM_OAUTH_CLIENT_SECRET: CLIENT_SECRET,
+    },
     { scm: 'fake' },
   );
   // The harness builds its logger at 'info' whatever LOG_LEVEL says; log everything here.
@@ -33,14 +38,20 @@ beforeAll(async () => {
 });
 afterAll(() => h.close());
 
-async function call(method: 'GET' | 'POST' | 'DELETE', url: string, headers: Record<string, string> = {}, payload?: object) {
+async function call(
+  method: 'GET' | 'POST' | 'DELETE',
+  url: string,
+  headers: Record<string, string> = {},
+  payload?: object,
+) {
   const res = await h.app.inject({ method, url, headers, payload });
   bodies.push(res.body);
   return res;
 }
 
 const me = async (auth: Record<string, string>) => (await call('GET', '/v1/me', auth)).json() as { scm: string | null };
-const storedScm = async (accountId: string) => (await h.deps.db.select().from(accounts).where(eq(accounts.id, accountId)))[0]!;
+const storedScm = async (accountId: string) =>
+  (await h.deps.db.select().from(accounts).where(eq(accounts.id, accountId)))[0]!;
 
 describe('POST /v1/me/scm and DELETE /v1/me/scm', () => {
   it('connects with a token the host accepts, stores it encrypted, shows the login, and disconnects', async () => {
@@ -115,7 +126,14 @@ describe('POST /v1/me/scm and DELETE /v1/me/scm', () => {
   });
 
   it('refuses demo tokens (403) on connect, disconnect and the OAuth start, and anonymous callers (401)', async () => {
-    const demo = (await h.app.inject({ method: 'POST', url: '/v1/demo/token', payload: { email: 'demo-connect@example.com' }, remoteAddress: '10.9.0.1' })).json().token as string;
+    const demo = (
+      await h.app.inject({
+        method: 'POST',
+        url: '/v1/demo/token',
+        payload: { email: 'demo-connect@example.com' },
+        remoteAddress: '10.9.0.1',
+      })
+    ).json().token as string;
     const auth = { authorization: `Bearer ${demo}` };
     const user = h.github.addUser(`demo-${randomBytes(3).toString('hex')}`);
     secrets.push(user.token);
@@ -133,7 +151,10 @@ describe('POST /v1/me/scm and DELETE /v1/me/scm', () => {
   });
 
   it('answers 502 scm_unavailable (never 500) when the code host cannot be reached', async () => {
-    const down = await startHarness({ EMEND_SCM_API_URL: `http://127.0.0.1:${await freePort()}/api/v3` }, { scm: 'fake' });
+    const down = await startHarness(
+      { EMEND_SCM_API_URL: `http://127.0.0.1:${await freePort()}/api/v3` },
+      { scm: 'fake' },
+    );
     try {
       const { account, auth } = await newAccount(down, { plan: 'pro', scm: false });
       const token = `ghp_${randomBytes(18).toString('hex')}`;
@@ -175,7 +196,8 @@ describe('OAuth: GET /v1/auth/scm/start and /v1/auth/scm/callback', () => {
     return { authorize, back, code: back.searchParams.get('code')!, state: back.searchParams.get('state')! };
   }
 
-  const callback = (code: string, state: string) => call('GET', `/v1/auth/scm/callback?${new URLSearchParams({ code, state })}`);
+  const callback = (code: string, state: string) =>
+    call('GET', `/v1/auth/scm/callback?${new URLSearchParams({ code, state })}`);
 
   it('sends the person to the host’s authorize page and connects the account on the way back', async () => {
     const { auth } = await newAccount(h, { plan: 'pro', scm: false });
@@ -198,7 +220,11 @@ describe('OAuth: GET /v1/auth/scm/start and /v1/auth/scm/callback', () => {
     expect(done.json()).toEqual({ ok: true, scm: login });
     expect((await me(auth)).scm).toBe(login);
     // the code was traded at the host's token endpoint
-    expect(h.github.requests.some((r) => r.kind === 'oauth' && r.path.startsWith('/login/oauth/access_token') && r.status === 200)).toBe(true);
+    expect(
+      h.github.requests.some(
+        (r) => r.kind === 'oauth' && r.path.startsWith('/login/oauth/access_token') && r.status === 200,
+      ),
+    ).toBe(true);
 
     // codes are single-use: replaying the callback is the caller's error
     const replay = await callback(code, state);
@@ -305,7 +331,12 @@ describe('known problems', () => {
     const down = await startHarness({ EMEND_SCM_API_URL: `http://127.0.0.1:${port}/api/v3` }, { scm: 'fake' });
     try {
       const { auth } = await newAccount(down, { plan: 'pro', scm: false });
-      const res = await down.app.inject({ method: 'POST', url: '/v1/me/scm', headers: auth, payload: { token: `ghp_${randomBytes(18).toString('hex')}` } });
+      const res = await down.app.inject({
+        method: 'POST',
+        url: '/v1/me/scm',
+        headers: auth,
+        payload: { token: `ghp_${randomBytes(18).toString('hex')}` },
+      });
       expect(res.statusCode).toBe(502);
       expect(res.json().message).toContain('could not be reached');
       expect(res.json().message).not.toContain('HTTP 500');

@@ -6,7 +6,13 @@ import { checkOpenPulls } from '../../src/scm/merge-tracking.js';
 import { waitForStatus } from '../support/engine.js';
 import { CALC_PLAN, CALC_REPO, scriptCalcRun } from '../support/fix-script.js';
 import { newAccount } from '../support/harness.js';
-import { MANAGED_KEY, type ModelService, postFixTask, runFixTask, startModelService } from '../support/model-service.js';
+import {
+  MANAGED_KEY,
+  type ModelService,
+  postFixTask,
+  runFixTask,
+  startModelService,
+} from '../support/model-service.js';
 
 let svc: ModelService | undefined;
 afterEach(async () => {
@@ -15,14 +21,23 @@ afterEach(async () => {
 });
 
 /** The repository without its tests: the validator has nothing to run, so the change is not validated. */
-const UNTESTED = Object.fromEntries(Object.entries(CALC_REPO).filter(([p]) => !p.startsWith('tests/') && p !== 'pytest.ini'));
+const UNTESTED = Object.fromEntries(
+  Object.entries(CALC_REPO).filter(([p]) => !p.startsWith('tests/') && p !== 'pytest.ini'),
+);
 
-async function setUp(files: Record<string, string> = CALC_REPO, repoOpts: { collaborator?: boolean; allowDrafts?: boolean } = {}) {
+async function setUp(
+  files: Record<string, string> = CALC_REPO,
+  repoOpts: { collaborator?: boolean; allowDrafts?: boolean } = {},
+) {
   svc = await startModelService();
   const { h, model } = svc;
   scriptCalcRun(model);
   const owner = await newAccount(h, { plan: 'pro', credits: 3 });
-  h.github.createRepo('acme', 'calc', { files, collaborators: repoOpts.collaborator === false ? [] : [owner.scm!.login], allowDrafts: repoOpts.allowDrafts });
+  h.github.createRepo('acme', 'calc', {
+    files,
+    collaborators: repoOpts.collaborator === false ? [] : [owner.scm!.login],
+    allowDrafts: repoOpts.allowDrafts,
+  });
   return { h, model, owner, repoUrl: `${h.github.webUrl}/acme/calc` };
 }
 
@@ -58,7 +73,12 @@ describe('the pr step against the fake GitHub', { timeout: 150_000 }, () => {
     expect(pull.body).toMatch(/Passed: no new test failures/);
     expect(pull.body).toContain(task.id);
     expect(task.pr_url).toBe(`${h.github.webUrl}/acme/calc/pull/${pull.number}`);
-    expect(byStep('pr')[0]!.output).toMatchObject({ pr_url: task.pr_url, branch: expectedBranch, draft: false, fork: null });
+    expect(byStep('pr')[0]!.output).toMatchObject({
+      pr_url: task.pr_url,
+      branch: expectedBranch,
+      draft: false,
+      fork: null,
+    });
     // the branch holds the fixer's change and nothing else
     const fixerDiff = byStep('fixer')[0]!.output.diff as string;
     expect(changedLines(h.github.diff('acme', 'calc', 'main', expectedBranch))).toEqual(changedLines(fixerDiff));
@@ -67,7 +87,11 @@ describe('the pr step against the fake GitHub', { timeout: 150_000 }, () => {
     // merge tracking: nothing new yet
     expect(await checkOpenPulls(h.deps)).toMatchObject({ checked: 1, merged: 0, edited: 0, failed: 0 });
     // a person pushes to the branch, then merges
-    h.github.commit('acme', 'calc', { branch: expectedBranch, files: { 'calc/ops.py': 'def add(a, b):\n    return a + b\n\n\ndef mul(a, b):\n    return a * b\n' }, author: { name: 'Reviewer', email: 'reviewer@example.com' } });
+    h.github.commit('acme', 'calc', {
+      branch: expectedBranch,
+      files: { 'calc/ops.py': 'def add(a, b):\n    return a + b\n\n\ndef mul(a, b):\n    return a * b\n' },
+      author: { name: 'Reviewer', email: 'reviewer@example.com' },
+    });
     expect(await checkOpenPulls(h.deps)).toMatchObject({ checked: 1, merged: 0, edited: 1 });
     h.github.mergePull('acme', 'calc', pull.number);
     expect(await checkOpenPulls(h.deps)).toMatchObject({ checked: 1, merged: 1 });
@@ -97,7 +121,10 @@ describe('the pr step against the fake GitHub', { timeout: 150_000 }, () => {
     expect(pull.head).toMatchObject({ owner: login, ref: branchName({ id: task.id, prompt: task.prompt }) });
     expect(byStep('pr')[0]!.output).toMatchObject({ fork: `${login}/calc`, head: `${login}:${pull.head.ref}` });
     expect(h.github.branchHead('acme', 'calc', pull.head.ref)).toBeUndefined();
-    expect(changedLines(h.github.diff('acme', 'calc', 'main', `refs/pull/${pull.number}/head`))).toEqual(['-    return a - b', '+    return a + b']);
+    expect(changedLines(h.github.diff('acme', 'calc', 'main', `refs/pull/${pull.number}/head`))).toEqual([
+      '-    return a - b',
+      '+    return a + b',
+    ]);
   });
 
   it('opens a draft when the change could not be validated; a normal PR that says so where drafts are not allowed', async () => {
@@ -123,11 +150,25 @@ describe('the pr step against the fake GitHub', { timeout: 150_000 }, () => {
     const { h, owner, repoUrl } = await setUp();
     const id = await postFixTask(h, owner.auth, repoUrl, { approval_mode: 'manual' });
     await waitForStatus(h, id, 'awaiting_plan', 60_000);
-    expect((await h.app.inject({ method: 'POST', url: `/v1/tasks/${id}/approve`, headers: owner.auth, payload: { stage: 'plan' } })).statusCode).toBe(200);
+    expect(
+      (
+        await h.app.inject({
+          method: 'POST',
+          url: `/v1/tasks/${id}/approve`,
+          headers: owner.auth,
+          payload: { stage: 'plan' },
+        })
+      ).statusCode,
+    ).toBe(200);
     await waitForStatus(h, id, 'awaiting_diff', 60_000);
     const row = (await h.app.inject({ method: 'GET', url: `/v1/tasks/${id}`, headers: owner.auth })).json().task;
     const branch = branchName({ id, prompt: row.prompt });
-    h.github.commit('acme', 'calc', { branch, from: 'main', files: { 'calc/ops.py': 'def add(a, b):\n    return a + b  # the dead run\n' }, message: 'the dead run' });
+    h.github.commit('acme', 'calc', {
+      branch,
+      from: 'main',
+      files: { 'calc/ops.py': 'def add(a, b):\n    return a + b  # the dead run\n' },
+      message: 'the dead run',
+    });
     // ... and opened the pull request before it died.
     const opened = await fetch(`${h.github.apiUrl}/repos/acme/calc/pulls`, {
       method: 'POST',
@@ -135,7 +176,16 @@ describe('the pr step against the fake GitHub', { timeout: 150_000 }, () => {
       body: JSON.stringify({ head: branch, base: 'main', title: 'opened by the dead run' }),
     });
     expect(opened.status).toBe(201);
-    expect((await h.app.inject({ method: 'POST', url: `/v1/tasks/${id}/approve`, headers: owner.auth, payload: { stage: 'diff' } })).statusCode).toBe(200);
+    expect(
+      (
+        await h.app.inject({
+          method: 'POST',
+          url: `/v1/tasks/${id}/approve`,
+          headers: owner.auth,
+          payload: { stage: 'diff' },
+        })
+      ).statusCode,
+    ).toBe(200);
     const ended = await waitForStatus(h, id, ['done', 'failed'], 100_000);
     expect(ended.error).toBeNull();
     expect(ended.status).toBe('done');
@@ -150,23 +200,55 @@ describe('the pr step against the fake GitHub', { timeout: 150_000 }, () => {
     const { h, owner, repoUrl } = await setUp();
     const id = await postFixTask(h, owner.auth, repoUrl, { approval_mode: 'manual' });
     await waitForStatus(h, id, 'awaiting_plan', 60_000);
-    expect((await h.app.inject({ method: 'POST', url: `/v1/tasks/${id}/approve`, headers: owner.auth, payload: { stage: 'plan' } })).statusCode).toBe(200);
+    expect(
+      (
+        await h.app.inject({
+          method: 'POST',
+          url: `/v1/tasks/${id}/approve`,
+          headers: owner.auth,
+          payload: { stage: 'plan' },
+        })
+      ).statusCode,
+    ).toBe(200);
     await waitForStatus(h, id, 'awaiting_diff', 60_000);
     const row = (await h.app.inject({ method: 'GET', url: `/v1/tasks/${id}`, headers: owner.auth })).json().task;
     h.github.protectBranches('acme', 'calc', [branchName({ id, prompt: row.prompt })]);
-    expect((await h.app.inject({ method: 'POST', url: `/v1/tasks/${id}/approve`, headers: owner.auth, payload: { stage: 'diff' } })).statusCode).toBe(200);
+    expect(
+      (
+        await h.app.inject({
+          method: 'POST',
+          url: `/v1/tasks/${id}/approve`,
+          headers: owner.auth,
+          payload: { stage: 'diff' },
+        })
+      ).statusCode,
+    ).toBe(200);
     const protectedRun = await waitForStatus(h, id, ['done', 'failed'], 100_000);
     expect(protectedRun.status).toBe('failed');
-    expect(protectedRun.error).toMatch(/^pr failed: the code host refused the push to acme\/calc: .*GH006: Protected branch update failed/);
+    expect(protectedRun.error).toMatch(
+      /^pr failed: the code host refused the push to acme\/calc: .*GH006: Protected branch update failed/,
+    );
 
     // a 422 from the pulls endpoint
-    h.github.failNext('POST', /\/pulls$/, { status: 422, body: { message: 'Validation Failed', errors: [{ resource: 'PullRequest', code: 'custom', message: 'A pull request already exists for acme:x.' }] } });
+    h.github.failNext('POST', /\/pulls$/, {
+      status: 422,
+      body: {
+        message: 'Validation Failed',
+        errors: [{ resource: 'PullRequest', code: 'custom', message: 'A pull request already exists for acme:x.' }],
+      },
+    });
     const unprocessable = await runFixTask(h, owner.auth, repoUrl, 'failed');
     expect(unprocessable.task.error).toMatch(/HTTP 422: Validation Failed: A pull request already exists for acme:x\./);
 
     // a collaborator whose token may read but not write: the push is refused
-    const reader = h.github.addUser(owner.scm!.login, { token: 'ghp_readonly_000000000000000000000000000', readOnly: true });
-    expect((await h.app.inject({ method: 'POST', url: '/v1/me/scm', headers: owner.auth, payload: { token: reader.token } })).statusCode).toBe(200);
+    const reader = h.github.addUser(owner.scm!.login, {
+      token: 'ghp_readonly_000000000000000000000000000',
+      readOnly: true,
+    });
+    expect(
+      (await h.app.inject({ method: 'POST', url: '/v1/me/scm', headers: owner.auth, payload: { token: reader.token } }))
+        .statusCode,
+    ).toBe(200);
     const refused = await runFixTask(h, owner.auth, repoUrl, 'failed');
     expect(refused.task.error).toMatch(/pr failed: .*(403|denied)/);
     expect(h.logLines.join('\n')).not.toContain(reader.token);

@@ -12,9 +12,21 @@ export const KEYS: Record<Provider, string> = {
 export const PROVIDERS: Provider[] = ['openai', 'anthropic', 'google'];
 
 /** The production client for a provider (src/llm/providers.ts), pointed at the double. */
-export function clientFor(model: ScriptedModel, provider: Provider, apiKey = KEYS[provider], modelId?: string): LanguageModel {
-  const defaults: Record<Provider, string> = { openai: 'gpt-4.1', anthropic: 'claude-sonnet-4-5', google: 'gemini-2.5-pro' };
-  return languageModel({ provider, model: modelId ?? defaults[provider], apiKey, baseUrl: model.urls[provider] }, fetch);
+export function clientFor(
+  model: ScriptedModel,
+  provider: Provider,
+  apiKey = KEYS[provider],
+  modelId?: string,
+): LanguageModel {
+  const defaults: Record<Provider, string> = {
+    openai: 'gpt-4.1',
+    anthropic: 'claude-sonnet-4-5',
+    google: 'gemini-2.5-pro',
+  };
+  return languageModel(
+    { provider, model: modelId ?? defaults[provider], apiKey, baseUrl: model.urls[provider] },
+    fetch,
+  );
 }
 
 /** A double for the whole describe block (accepting the three KEYS), its records emptied before each test. */

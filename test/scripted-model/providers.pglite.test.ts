@@ -17,7 +17,12 @@ describe('the scripted model double, driven by the production AI SDK clients', (
     it('answers generateText with the scripted text and the usage it billed', async () => {
       const before = model.billed();
       model.enqueue({ text: LONG });
-      const result = await generateText({ model: clientFor(model, provider), system: 'Be brief.', prompt: 'Tell me about foxes.', maxRetries: 0 });
+      const result = await generateText({
+        model: clientFor(model, provider),
+        system: 'Be brief.',
+        prompt: 'Tell me about foxes.',
+        maxRetries: 0,
+      });
       expect(result.text).toBe(LONG);
       expect(result.finishReason).toBe('stop');
       const after = model.billed();
@@ -27,7 +32,13 @@ describe('the scripted model double, driven by the production AI SDK clients', (
       expect(result.usage.inputTokens).toBe(estimateTokens('Be brief.\nTell me about foxes.'));
       expect(result.usage.outputTokens).toBe(estimateTokens(LONG));
       expect(model.calls).toHaveLength(1);
-      expect(model.calls[0]).toMatchObject({ provider, key: KEYS[provider], stream: false, structured: false, tools: [] });
+      expect(model.calls[0]).toMatchObject({
+        provider,
+        key: KEYS[provider],
+        stream: false,
+        structured: false,
+        tools: [],
+      });
     });
 
     it('reports the usage a reply gives', async () => {
@@ -57,7 +68,12 @@ describe('the scripted model double, driven by the production AI SDK clients', (
       const schema = z.object({ title: z.string(), steps: z.array(z.string()), risky: z.boolean() });
       const value = { title: 'Fix the tax rounding', steps: ['find the bug', 'round half up'], risky: false };
       model.enqueue({ json: value });
-      const result = await generateText({ model: clientFor(model, provider), prompt: 'Plan the fix.', output: Output.object({ schema }), maxRetries: 0 });
+      const result = await generateText({
+        model: clientFor(model, provider),
+        prompt: 'Plan the fix.',
+        output: Output.object({ schema }),
+        maxRetries: 0,
+      });
       expect(result.output).toEqual(value);
       expect(result.usage.outputTokens).toBe(estimateTokens(JSON.stringify(value)));
       expect(model.calls[0]).toMatchObject({ provider, structured: true, stream: false, tools: [] });
@@ -67,7 +83,12 @@ describe('the scripted model double, driven by the production AI SDK clients', (
       const schema = z.object({ answer: z.string(), confidence: z.number() });
       const value = { answer: 'the tax module rounds down where it should round half up', confidence: 0.75 };
       model.enqueue({ json: value });
-      const result = streamText({ model: clientFor(model, provider), prompt: 'Why?', output: Output.object({ schema }), maxRetries: 0 });
+      const result = streamText({
+        model: clientFor(model, provider),
+        prompt: 'Why?',
+        output: Output.object({ schema }),
+        maxRetries: 0,
+      });
       expect(await result.output).toEqual(value);
       expect(model.calls[0]).toMatchObject({ structured: true, stream: true });
     });
@@ -84,7 +105,9 @@ describe('the scripted model double, driven by the production AI SDK clients', (
       });
       model.enqueue({ toolCalls: [{ name: 'weather', args: { city: 'Lisbon', unit: 'C' } }] }, (req) => {
         const last = req.messages[req.messages.length - 1];
-        return { text: `It is ${last?.role === 'tool' && last.text.includes('"temperature":21') ? '21' : '??'} degrees in Lisbon.` };
+        return {
+          text: `It is ${last?.role === 'tool' && last.text.includes('"temperature":21') ? '21' : '??'} degrees in Lisbon.`,
+        };
       });
       const result = await generateText({
         model: clientFor(model, provider),
@@ -97,7 +120,9 @@ describe('the scripted model double, driven by the production AI SDK clients', (
       expect(seen).toEqual([{ city: 'Lisbon', unit: 'C' }]);
       expect(result.steps).toHaveLength(2);
       expect(result.steps[0]?.finishReason).toBe('tool-calls');
-      expect(result.steps[0]?.toolCalls.map((c) => [c.toolName, c.input])).toEqual([['weather', { city: 'Lisbon', unit: 'C' }]]);
+      expect(result.steps[0]?.toolCalls.map((c) => [c.toolName, c.input])).toEqual([
+        ['weather', { city: 'Lisbon', unit: 'C' }],
+      ]);
       expect(result.text).toBe('It is 21 degrees in Lisbon.');
       expect(model.calls).toHaveLength(2);
       expect(model.calls[0]?.tools).toEqual(['weather']);
@@ -118,7 +143,12 @@ describe('the scripted model double, driven by the production AI SDK clients', (
           { name: 'lookup', args: { path: 'src/tax/rates.ts', lines: [10] } },
         ],
       });
-      const result = streamText({ model: clientFor(model, provider), prompt: 'Read the files.', tools: { lookup }, maxRetries: 0 });
+      const result = streamText({
+        model: clientFor(model, provider),
+        prompt: 'Read the files.',
+        tools: { lookup },
+        maxRetries: 0,
+      });
       const calls = await result.toolCalls;
       expect(calls.map((c) => c.input)).toEqual([
         { path: 'src/tax/rounding.ts', lines: [1, 2, 3] },
@@ -129,7 +159,11 @@ describe('the scripted model double, driven by the production AI SDK clients', (
     });
 
     it('rejects a key it does not know with 401 in the provider’s error shape', async () => {
-      const err = await generateText({ model: clientFor(model, provider, 'sk-not-a-known-key'), prompt: 'hi', maxRetries: 0 }).catch((e: unknown) => e);
+      const err = await generateText({
+        model: clientFor(model, provider, 'sk-not-a-known-key'),
+        prompt: 'hi',
+        maxRetries: 0,
+      }).catch((e: unknown) => e);
       expect(APICallError.isInstance(err)).toBe(true);
       const apiError = err as APICallError;
       expect(apiError.statusCode).toBe(401);
@@ -148,7 +182,9 @@ describe('the scripted model double, driven by the production AI SDK clients', (
 
     it('gives up on a 429 when retries run out, with the status and headers it sent', async () => {
       model.enqueue({ status: 429, headers: { 'retry-after': '0' } });
-      const err = (await generateText({ model: clientFor(model, provider), prompt: 'hi', maxRetries: 0 }).catch((e: unknown) => e)) as APICallError;
+      const err = (await generateText({ model: clientFor(model, provider), prompt: 'hi', maxRetries: 0 }).catch(
+        (e: unknown) => e,
+      )) as APICallError;
       expect(APICallError.isInstance(err)).toBe(true);
       expect(err.statusCode).toBe(429);
       expect(err.isRetryable).toBe(true);
@@ -157,7 +193,9 @@ describe('the scripted model double, driven by the production AI SDK clients', (
     });
 
     it('fails loudly when nothing is scripted', async () => {
-      const err = (await generateText({ model: clientFor(model, provider), prompt: 'hi', maxRetries: 0 }).catch((e: unknown) => e)) as APICallError;
+      const err = (await generateText({ model: clientFor(model, provider), prompt: 'hi', maxRetries: 0 }).catch(
+        (e: unknown) => e,
+      )) as APICallError;
       expect(APICallError.isInstance(err)).toBe(true);
       expect(err.statusCode).toBe(500);
       expect(err.message).toContain('scripted-model: no reply scripted for this request');

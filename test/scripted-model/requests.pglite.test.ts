@@ -23,9 +23,19 @@ describe('what the scripted model double records and how it is scripted', () => 
 
   it.each(PROVIDERS)('normalises a %s request: key, system, messages, structured, stream', async (provider) => {
     model.enqueue({ text: 'Round half up.' });
-    await generateText({ model: clientFor(model, provider), system: 'You fix Python code.', messages: CONVERSATION, maxRetries: 0 });
+    await generateText({
+      model: clientFor(model, provider),
+      system: 'You fix Python code.',
+      messages: CONVERSATION,
+      maxRetries: 0,
+    });
     model.enqueue({ text: 'streamed' });
-    await streamText({ model: clientFor(model, provider), system: 'You fix Python code.', messages: CONVERSATION, maxRetries: 0 }).text;
+    await streamText({
+      model: clientFor(model, provider),
+      system: 'You fix Python code.',
+      messages: CONVERSATION,
+      maxRetries: 0,
+    }).text;
     expect(model.calls).toHaveLength(2);
     for (const [i, call] of model.calls.entries()) {
       expect(call).toMatchObject<Partial<ModelRequest>>({
@@ -42,8 +52,12 @@ describe('what the scripted model double records and how it is scripted', () => 
         ],
         method: 'POST',
       });
-      expect(call.text).toBe('You fix Python code.\nThe tests in shop/tax.py fail.\nWhich test fails?\ntest_tax, with a rounding error.');
-      expect(call.model).toBe({ openai: 'gpt-4.1', anthropic: 'claude-sonnet-4-5', google: 'gemini-2.5-pro' }[provider]);
+      expect(call.text).toBe(
+        'You fix Python code.\nThe tests in shop/tax.py fail.\nWhich test fails?\ntest_tax, with a rounding error.',
+      );
+      expect(call.model).toBe(
+        { openai: 'gpt-4.1', anthropic: 'claude-sonnet-4-5', google: 'gemini-2.5-pro' }[provider],
+      );
       expect(call.body).toBeTypeOf('object');
     }
     expect(model.requests.map((r) => r.method)).toEqual(['POST', 'POST']);
@@ -68,18 +82,30 @@ describe('what the scripted model double records and how it is scripted', () => 
     expect((await generateText({ model: client, prompt: 'known one', maxRetries: 0 })).text).toBe('fallback answer');
     expect((await generateText({ model: client, prompt: 'two', maxRetries: 0 })).text).toBe('echo two');
     expect((await generateText({ model: client, prompt: 'known three', maxRetries: 0 })).text).toBe('fallback answer');
-    const err = (await generateText({ model: client, prompt: 'something else', maxRetries: 0 }).catch((e: unknown) => e)) as APICallError;
+    const err = (await generateText({ model: client, prompt: 'something else', maxRetries: 0 }).catch(
+      (e: unknown) => e,
+    )) as APICallError;
     expect(err.statusCode).toBe(500);
     expect(err.message).toContain('scripted-model: no reply scripted for this request');
-    expect(asked).toEqual(['queued:known one', 'fallback:known one', 'fallback:known three', 'fallback:something else']);
+    expect(asked).toEqual([
+      'queued:known one',
+      'fallback:known one',
+      'fallback:known three',
+      'fallback:something else',
+    ]);
     model.respond(() => undefined);
   });
 
   it('accepts keys added later, and only those', async () => {
     const client = clientFor(model, 'anthropic', 'sk-ant-added-later');
-    const before = (await generateText({ model: client, prompt: 'hi', maxRetries: 0 }).catch((e: unknown) => e)) as APICallError;
+    const before = (await generateText({ model: client, prompt: 'hi', maxRetries: 0 }).catch(
+      (e: unknown) => e,
+    )) as APICallError;
     expect(before.statusCode).toBe(401);
-    expect(JSON.parse(before.responseBody ?? '')).toEqual({ type: 'error', error: { type: 'authentication_error', message: 'invalid x-api-key' } });
+    expect(JSON.parse(before.responseBody ?? '')).toEqual({
+      type: 'error',
+      error: { type: 'authentication_error', message: 'invalid x-api-key' },
+    });
     model.validKeys.add('sk-ant-added-later');
     model.enqueue({ text: 'welcome' });
     expect((await generateText({ model: client, prompt: 'hi', maxRetries: 0 })).text).toBe('welcome');
@@ -88,19 +114,56 @@ describe('what the scripted model double records and how it is scripted', () => 
 
   it('sends error bodies in each provider’s shape, or the body a test gives', async () => {
     const post = (url: string, headers: Record<string, string>, body: object) =>
-      raw(url, { method: 'POST', headers: { 'content-type': 'application/json', ...headers }, body: JSON.stringify(body) });
-    model.enqueue({ status: 429, headers: { 'retry-after': '7' } }, { status: 529 }, { status: 503 }, { status: 400, body: { error: { message: 'custom' } } });
-    const openai = await post(`${model.urls.openai}/chat/completions`, { authorization: `Bearer ${KEYS.openai}` }, { model: 'gpt-4.1', messages: [] });
+      raw(url, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', ...headers },
+        body: JSON.stringify(body),
+      });
+    model.enqueue(
+      { status: 429, headers: { 'retry-after': '7' } },
+      { status: 529 },
+      { status: 503 },
+      { status: 400, body: { error: { message: 'custom' } } },
+    );
+    const openai = await post(
+      `${model.urls.openai}/chat/completions`,
+      { authorization: `Bearer ${KEYS.openai}` },
+      { model: 'gpt-4.1', messages: [] },
+    );
     expect(openai.status).toBe(429);
     expect(openai.headers.get('retry-after')).toBe('7');
-    expect(JSON.parse(openai.text)).toEqual({ error: { message: 'scripted-model: rate limit exceeded', type: 'requests', param: null, code: 'rate_limit_exceeded' } });
-    const anthropic = await post(`${model.urls.anthropic}/messages`, { 'x-api-key': KEYS.anthropic }, { model: 'claude-sonnet-4-5', messages: [] });
+    expect(JSON.parse(openai.text)).toEqual({
+      error: {
+        message: 'scripted-model: rate limit exceeded',
+        type: 'requests',
+        param: null,
+        code: 'rate_limit_exceeded',
+      },
+    });
+    const anthropic = await post(
+      `${model.urls.anthropic}/messages`,
+      { 'x-api-key': KEYS.anthropic },
+      { model: 'claude-sonnet-4-5', messages: [] },
+    );
     expect(anthropic.status).toBe(529);
-    expect(JSON.parse(anthropic.text)).toEqual({ type: 'error', error: { type: 'overloaded_error', message: 'scripted-model: overloaded' } });
-    const google = await post(`${model.urls.google}/models/gemini-2.5-flash:generateContent`, { 'x-goog-api-key': KEYS.google }, { contents: [] });
+    expect(JSON.parse(anthropic.text)).toEqual({
+      type: 'error',
+      error: { type: 'overloaded_error', message: 'scripted-model: overloaded' },
+    });
+    const google = await post(
+      `${model.urls.google}/models/gemini-2.5-flash:generateContent`,
+      { 'x-goog-api-key': KEYS.google },
+      { contents: [] },
+    );
     expect(google.status).toBe(503);
-    expect(JSON.parse(google.text)).toEqual({ error: { code: 503, message: 'scripted-model: service unavailable', status: 'UNAVAILABLE' } });
-    const custom = await post(`${model.urls.google}/models/gemini-2.5-flash:generateContent?key=${KEYS.google}`, {}, { contents: [] });
+    expect(JSON.parse(google.text)).toEqual({
+      error: { code: 503, message: 'scripted-model: service unavailable', status: 'UNAVAILABLE' },
+    });
+    const custom = await post(
+      `${model.urls.google}/models/gemini-2.5-flash:generateContent?key=${KEYS.google}`,
+      {},
+      { contents: [] },
+    );
     expect(custom.status).toBe(400);
     expect(JSON.parse(custom.text)).toEqual({ error: { message: 'custom' } });
     expect(model.calls.map((c) => [c.provider, c.model, c.key])).toEqual([
@@ -109,7 +172,11 @@ describe('what the scripted model double records and how it is scripted', () => 
       ['google', 'gemini-2.5-flash', KEYS.google],
       ['google', 'gemini-2.5-flash', KEYS.google],
     ]);
-    const badKey = await post(`${model.urls.google}/models/gemini-2.5-pro:generateContent`, { 'x-goog-api-key': 'nope' }, { contents: [] });
+    const badKey = await post(
+      `${model.urls.google}/models/gemini-2.5-pro:generateContent`,
+      { 'x-goog-api-key': 'nope' },
+      { contents: [] },
+    );
     expect(badKey.status).toBe(401);
     expect(JSON.parse(badKey.text).error.status).toBe('UNAUTHENTICATED');
   });
@@ -125,7 +192,11 @@ describe('what the scripted model double records and how it is scripted', () => 
     const headers = { 'content-type': 'application/json', authorization: `Bearer ${KEYS.openai}` };
     const body = { model: 'gpt-4.1', stream: true, messages: [{ role: 'user', content: 'hi' }] };
     model.enqueue({ text: 'a reply long enough for two chunks' }, { text: 'again' });
-    const without = await raw(`${model.urls.openai}/chat/completions`, { method: 'POST', headers, body: JSON.stringify(body) });
+    const without = await raw(`${model.urls.openai}/chat/completions`, {
+      method: 'POST',
+      headers,
+      body: JSON.stringify(body),
+    });
     expect(without.headers.get('content-type')).toBe('text/event-stream');
     const events = without.text.trim().split('\n\n');
     expect(events[events.length - 1]).toBe('data: [DONE]');
@@ -136,7 +207,10 @@ describe('what the scripted model double records and how it is scripted', () => 
       body: JSON.stringify({ ...body, stream_options: { include_usage: true } }),
     });
     const chunks = withUsage.text.trim().split('\n\n');
-    expect(JSON.parse(chunks[chunks.length - 2]?.replace(/^data: /, '') ?? '')).toMatchObject({ choices: [], usage: { prompt_tokens: 1, completion_tokens: 2, total_tokens: 3 } });
+    expect(JSON.parse(chunks[chunks.length - 2]?.replace(/^data: /, '') ?? '')).toMatchObject({
+      choices: [],
+      usage: { prompt_tokens: 1, completion_tokens: 2, total_tokens: 3 },
+    });
   });
 
   it('streams Anthropic events in order', async () => {
@@ -144,7 +218,12 @@ describe('what the scripted model double records and how it is scripted', () => 
     const res = await raw(`${model.urls.anthropic}/messages`, {
       method: 'POST',
       headers: { 'content-type': 'application/json', 'x-api-key': KEYS.anthropic },
-      body: JSON.stringify({ model: 'claude-sonnet-4-5', stream: true, tools: [{ name: 'read', input_schema: {} }], messages: [{ role: 'user', content: 'go' }] }),
+      body: JSON.stringify({
+        model: 'claude-sonnet-4-5',
+        stream: true,
+        tools: [{ name: 'read', input_schema: {} }],
+        messages: [{ role: 'user', content: 'go' }],
+      }),
     });
     const names = [...res.text.matchAll(/^event: (.+)$/gm)].map((m) => m[1]);
     expect(names).toEqual([
@@ -164,10 +243,16 @@ describe('what the scripted model double records and how it is scripted', () => 
   });
 
   it('keeps unknown routes at 404 and records list-models requests', async () => {
-    expect((await raw(`${model.urls.openai}/nowhere/models`, { headers: { authorization: `Bearer ${KEYS.openai}` } })).status).toBe(404);
+    expect(
+      (await raw(`${model.urls.openai}/nowhere/models`, { headers: { authorization: `Bearer ${KEYS.openai}` } }))
+        .status,
+    ).toBe(404);
     const list = await raw(`${model.urls.google}/models?pageSize=1000`, { headers: { 'x-goog-api-key': KEYS.google } });
     expect(JSON.parse(list.text).models).toHaveLength(4);
-    expect(model.requests.map((r) => r.path)).toEqual(['/openai/v1/nowhere/models', '/google/v1beta/models?pageSize=1000']);
+    expect(model.requests.map((r) => r.path)).toEqual([
+      '/openai/v1/nowhere/models',
+      '/google/v1beta/models?pageSize=1000',
+    ]);
     expect(model.calls).toEqual([]);
   });
 });

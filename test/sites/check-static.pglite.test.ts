@@ -33,12 +33,15 @@ describe('static site checks', () => {
 
   it('reports markup that does not mean what it says, and ignores the harmless errors', () => {
     const files = {
-      'index.html': '<html lang="en"><head><meta name="viewport" content="width=device-width"><title>T</title></head>\n<body><h1>T</h1>\n<div/>text &nbps; &copy 2025\n<p class="a" class="b">x</p>\n</span>\n<section><div>open</section>\n</body></html>\n',
+      'index.html':
+        '<html lang="en"><head><meta name="viewport" content="width=device-width"><title>T</title></head>\n<body><h1>T</h1>\n<div/>text &nbps; &copy 2025\n<p class="a" class="b">x</p>\n</span>\n<section><div>open</section>\n</body></html>\n',
     };
     const html = messages(files, 'html');
     expect(html).toEqual([
       'index.html: line 1: the page renders in quirks mode (no <!DOCTYPE html>, or an old doctype); make <!DOCTYPE html> the very first line',
-      expect.stringMatching(/^index\.html: line 3:1: a self-closing non-void element such as <div\/>: HTML ignores the "\/"/),
+      expect.stringMatching(
+        /^index\.html: line 3:1: a self-closing non-void element such as <div\/>: HTML ignores the "\/"/,
+      ),
       expect.stringMatching(/^index\.html: line 3:\d+: an unknown character reference .*&nbps;/),
       expect.stringMatching(/^index\.html: line 4:\d+: an attribute given twice/),
       expect.stringMatching(/^index\.html: line 3: <div> is never closed/),
@@ -48,14 +51,25 @@ describe('static site checks', () => {
     // `&copy 2025` (no semicolon) renders as meant: not reported
     expect(html.join('\n')).not.toMatch(/semicolon/);
     // end tags inside scripts, styles and comments are not markup
-    expect(messages({ 'index.html': page('<script>if (a </b) {}</script><!-- </div> --><style>/* </p> */</style>') }, 'html')).toEqual([]);
+    expect(
+      messages(
+        { 'index.html': page('<script>if (a </b) {}</script><!-- </div> --><style>/* </p> */</style>') },
+        'html',
+      ),
+    ).toEqual([]);
   });
 
   it('resolves relative, root-relative and directory links, and suggests the file meant', () => {
     const files: SiteFiles = {
-      'index.html': page('<a href="docs/">Docs</a> <a href="docs">Docs</a> <a href="./docs/guide.html?x=1#install">Guide</a> <a href="Img/Logo.svg">L</a> <a href="#top">Top</a> <a href="#">Top</a>'),
-      'docs/index.html': page('<a href="../">Home</a> <a href="/docs/guide.html">Guide</a> <a href="../../../index.html">Up</a> <a href="guide.html#nope">Nope</a> <img src="logo.svg" alt="">'),
-      'docs/guide.html': page('<h2 id="install">Install</h2><a name="legacy"></a><a href="index.html#">Docs</a> <a href="#legacy">Old anchor</a>'),
+      'index.html': page(
+        '<a href="docs/">Docs</a> <a href="docs">Docs</a> <a href="./docs/guide.html?x=1#install">Guide</a> <a href="Img/Logo.svg">L</a> <a href="#top">Top</a> <a href="#">Top</a>',
+      ),
+      'docs/index.html': page(
+        '<a href="../">Home</a> <a href="/docs/guide.html">Guide</a> <a href="../../../index.html">Up</a> <a href="guide.html#nope">Nope</a> <img src="logo.svg" alt="">',
+      ),
+      'docs/guide.html': page(
+        '<h2 id="install">Install</h2><a name="legacy"></a><a href="index.html#">Docs</a> <a href="#legacy">Old anchor</a>',
+      ),
       'img/logo.svg': '<svg xmlns="http://www.w3.org/2000/svg"><symbol id="mark"/></svg>',
     };
     expect(messages(files, 'links')).toEqual([
@@ -64,7 +78,10 @@ describe('static site checks', () => {
       'index.html: line 5: <a href="Img/Logo.svg"> points at /Img/Logo.svg, which is not in the site (did you mean /img/logo.svg?)',
     ]);
     // SVG sprites: the fragment must name an id in the SVG file
-    const sprite = { ...files, 'index.html': page('<svg><use href="img/logo.svg#mark"></use><use xlink:href="img/logo.svg#gone"></use></svg>') };
+    const sprite = {
+      ...files,
+      'index.html': page('<svg><use href="img/logo.svg#mark"></use><use xlink:href="img/logo.svg#gone"></use></svg>'),
+    };
     expect(messages(sprite, 'links').filter((m) => m.startsWith('index.html'))).toEqual([
       'index.html: line 5: <use xlink:href="img/logo.svg#gone"> points at img/logo.svg#gone, but img/logo.svg has no element with id="gone"',
     ]);
@@ -79,7 +96,11 @@ describe('static site checks', () => {
   });
 
   it('checks srcset, CSS url() and @import, style attributes and inline styles', () => {
-    expect(srcsetUrls('a.png 1x, data:image/png;base64,AAA= 2x,c.png')).toEqual(['a.png', 'data:image/png;base64,AAA=', 'c.png']);
+    expect(srcsetUrls('a.png 1x, data:image/png;base64,AAA= 2x,c.png')).toEqual([
+      'a.png',
+      'data:image/png;base64,AAA=',
+      'c.png',
+    ]);
     expect(srcsetUrls(' a.png 1x,b.png 640w ')).toEqual(['a.png', 'b.png']);
     // as in browsers: a comma right after a URL is part of it (only trailing commas are cut)
     expect(srcsetUrls('a.png,b.png 2x')).toEqual(['a.png,b.png']);
@@ -88,7 +109,8 @@ describe('static site checks', () => {
         '<picture><source srcset="img/a.png 1x, img/b.png 2x"><img src="img/a.png" alt="A"></picture>\n<div style="background: url(\'img/c.png\')">x</div>\n<svg><rect fill="url(#grad)"/><path style="fill: url(#nogradient)"/><defs><linearGradient id="grad"/></defs></svg>',
         '<style>\n.hero { background: url("img/d.png"), url(data:image/png;base64,AAA=); }\n</style><link rel="stylesheet" href="css/site.css">',
       ),
-      'css/site.css': '@import "base.css";\n/* url(commented-out.png) */\n.a { background: url(../img/a.png); }\n.b { background: url(/img/e.png) }\n',
+      'css/site.css':
+        '@import "base.css";\n/* url(commented-out.png) */\n.a { background: url(../img/a.png); }\n.b { background: url(/img/e.png) }\n',
       'css/base.css': 'body{}',
       'img/a.png': Buffer.from([0x89, 0x50, 0x4e, 0x47]),
     };
@@ -110,18 +132,32 @@ describe('static site checks', () => {
     };
     const external = messages(files, 'external');
     expect(external).toHaveLength(4);
-    expect(external[0]).toMatch(/^index\.html: line 3: <link href="https:\/\/fonts\.googleapis\.com\/css2\?family=Inter"> loads .* from another host \(fonts\.googleapis\.com\); the site must be self-contained/);
-    expect(external[1]).toMatch(/<link href="https:\/\/lumen\.test\/"> links to https:\/\/lumen\.test\/ on another site/);
-    expect(external[2]).toMatch(/line 5: <a href="https:\/\/twitter\.com\/lumen"> links to .* external links are not allowed unless the brief asks for them/);
-    expect(external[3]).toMatch(/<img src="\/\/cdn\.test\/x\.png"> loads https:\/\/cdn\.test\/x\.png from another host/);
-    expect(messages(files, 'links')).toEqual(['index.html: line 5: <a href="ftp://files.test/a"> uses a "ftp:" URL, which a static site cannot serve; use a relative path inside the site']);
+    expect(external[0]).toMatch(
+      /^index\.html: line 3: <link href="https:\/\/fonts\.googleapis\.com\/css2\?family=Inter"> loads .* from another host \(fonts\.googleapis\.com\); the site must be self-contained/,
+    );
+    expect(external[1]).toMatch(
+      /<link href="https:\/\/lumen\.test\/"> links to https:\/\/lumen\.test\/ on another site/,
+    );
+    expect(external[2]).toMatch(
+      /line 5: <a href="https:\/\/twitter\.com\/lumen"> links to .* external links are not allowed unless the brief asks for them/,
+    );
+    expect(external[3]).toMatch(
+      /<img src="\/\/cdn\.test\/x\.png"> loads https:\/\/cdn\.test\/x\.png from another host/,
+    );
+    expect(messages(files, 'links')).toEqual([
+      'index.html: line 5: <a href="ftp://files.test/a"> uses a "ftp:" URL, which a static site cannot serve; use a relative path inside the site',
+    ]);
     expect(messages(files, 'external', true)).toEqual([]);
   });
 
   it('reports tracking even when external URLs are allowed', () => {
     const files: SiteFiles = {
-      'index.html': page('<img src="https://px.example.test/p.gif?u=1" width="1" height="1" alt="">\n<img src="https://ads.test/t.gif" style="display: none" alt="">', '<script defer data-domain="lumen.test" src="https://plausible.io/js/script.js"></script>'),
-      'js/main.js': "window.addEventListener('unload', () => navigator.sendBeacon('/collect', 'bye'));\n_paq.push(['trackPageView']);\nnew Image().src = 'https://stats.test/hit?p=' + location.pathname;\n",
+      'index.html': page(
+        '<img src="https://px.example.test/p.gif?u=1" width="1" height="1" alt="">\n<img src="https://ads.test/t.gif" style="display: none" alt="">',
+        '<script defer data-domain="lumen.test" src="https://plausible.io/js/script.js"></script>',
+      ),
+      'js/main.js':
+        "window.addEventListener('unload', () => navigator.sendBeacon('/collect', 'bye'));\n_paq.push(['trackPageView']);\nnew Image().src = 'https://stats.test/hit?p=' + location.pathname;\n",
     };
     const tracking = messages(files, 'tracking', true);
     expect(tracking).toEqual([
@@ -168,18 +204,29 @@ describe('static site checks', () => {
     expect(noIndex.problems.map((p) => p.message)).toContain(
       'the site has no index.html at its root, so its address shows nothing (there is home/index.html; move or rename it to index.html)',
     );
-    expect(messages({ 'index.html': page(''), 'a/../b.css': '', 'img/big.svg': 'x'.repeat(SITE_LIMITS.maxFileBytes + 1) }, 'size')).toEqual([
+    expect(
+      messages(
+        { 'index.html': page(''), 'a/../b.css': '', 'img/big.svg': 'x'.repeat(SITE_LIMITS.maxFileBytes + 1) },
+        'size',
+      ),
+    ).toEqual([
       'img/big.svg: 1.0 MB is too big for one file (limit 1.0 MB); shrink or simplify it (SVG instead of large images, less inline data)',
     ]);
     expect(messages({ 'index.html': page(''), 'a/../b.css': '' }, 'links')).toEqual([
       "a/../b.css: the file name is not a clean relative path: it has an empty, '.' or '..' segment",
     ]);
-    expect(messages({ 'index.html': Buffer.from([0xff, 0xfe, 0x00]) }, 'html')).toEqual(['index.html: the file is not valid UTF-8 text; save it as UTF-8']);
+    expect(messages({ 'index.html': Buffer.from([0xff, 0xfe, 0x00]) }, 'html')).toEqual([
+      'index.html: the file is not valid UTF-8 text; save it as UTF-8',
+    ]);
   });
 
   it('renders problems for the model, grouped and capped', () => {
     const many: SiteProblem[] = [
-      ...Array.from({ length: 12 }, (_, i) => ({ check: 'links' as const, file: 'index.html', message: `line ${i + 1}: broken ${i}` })),
+      ...Array.from({ length: 12 }, (_, i) => ({
+        check: 'links' as const,
+        file: 'index.html',
+        message: `line ${i + 1}: broken ${i}`,
+      })),
       { check: 'html', message: 'the site has no index.html at its root' },
       { check: 'contrast', file: 'index.html', message: 'too light' },
     ];

@@ -71,8 +71,11 @@ footer { padding: 20px; color: #555; }
   document.getElementById('email').focus();
 });
 `,
-    'img/logo.svg': '<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 32 32"><rect width="32" height="32" rx="6" fill="#1d1d1f"/><circle cx="16" cy="16" r="7" fill="#ffd36b"/></svg>\n',
-    'img/moon.svg': Buffer.from('<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 40 40"><path d="M25 5a15 15 0 1 0 10 25A12 12 0 0 1 25 5z" fill="#4a5b8c"/></svg>\n'),
+    'img/logo.svg':
+      '<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 32 32"><rect width="32" height="32" rx="6" fill="#1d1d1f"/><circle cx="16" cy="16" r="7" fill="#ffd36b"/></svg>\n',
+    'img/moon.svg': Buffer.from(
+      '<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 40 40"><path d="M25 5a15 15 0 1 0 10 25A12 12 0 0 1 25 5z" fill="#4a5b8c"/></svg>\n',
+    ),
   };
 }
 

@@ -38,7 +38,12 @@ describe('the API while PostgreSQL is down', { timeout: 60_000 }, () => {
     await admin.query('create database down_test');
     await admin.end();
     dataDir = mkdtempSync(join(tmpdir(), 'emend-down-'));
-    const config = loadConfig({ EMEND_DATA_DIR: dataDir, EMEND_SECRET_KEY: randomBytes(32).toString('hex'), DATABASE_URL: cluster.url('down_test'), LOG_LEVEL: 'warn' });
+    const config = loadConfig({
+      EMEND_DATA_DIR: dataDir,
+      EMEND_SECRET_KEY: randomBytes(32).toString('hex'),
+      DATABASE_URL: cluster.url('down_test'),
+      LOG_LEVEL: 'warn',
+    });
     database = openPostgres(config.databaseUrl);
     await runMigrations(database);
     runtime = await createRuntime(config, database, { log: createLogger('warn', sink.stream) });
@@ -101,9 +106,17 @@ describe('the API while PostgreSQL is down', { timeout: 60_000 }, () => {
         return { output: { summary: 'a page', steps: ['write it'], likely_files: [] }, tokens: 1 };
       },
     });
-    const worker = await startWorker(runtime.deps, steps, { concurrency: 1, heartbeatMs: 200, staleMs: 10_000, maintenanceMs: 500 });
+    const worker = await startWorker(runtime.deps, steps, {
+      concurrency: 1,
+      heartbeatMs: 200,
+      staleMs: 10_000,
+      maintenanceMs: 500,
+    });
     try {
-      const created = await call('POST', '/v1/tasks', { task_type: 'scaffold', prompt: 'a one-page site for a bakery' });
+      const created = await call('POST', '/v1/tasks', {
+        task_type: 'scaffold',
+        prompt: 'a one-page site for a bakery',
+      });
       expect(created.status).toBe(201);
       const { id } = (await created.json()) as { id: string };
       let task: { status: string; error: string | null } | undefined;
@@ -117,7 +130,9 @@ describe('the API while PostgreSQL is down', { timeout: 60_000 }, () => {
       expect(plannerCalls).toBe(2);
       const { rows } = await database.pool!.query('select attempts from tasks where id = $1', [id]);
       expect(rows[0].attempts).toBe(1); // handed back (not counted), then one claim
-      const failed = await database.pool!.query(`select step from task_logs where task_id = $1 and status = 'failed'`, [id]);
+      const failed = await database.pool!.query(`select step from task_logs where task_id = $1 and status = 'failed'`, [
+        id,
+      ]);
       expect(failed.rows).toEqual([]);
     } finally {
       await worker.stop();
@@ -127,14 +142,30 @@ describe('the API while PostgreSQL is down', { timeout: 60_000 }, () => {
   it('emend worker started while PostgreSQL is down waits for it instead of exiting', async () => {
     cluster.halt();
     try {
-      const worker = startCli(['worker'], cliEnv({ DATABASE_URL: cluster.url('down_test'), EMEND_SECRET_KEY: randomBytes(32).toString('hex'), EMEND_DATA_DIR: dataDir, LOG_LEVEL: 'info' }));
+      const worker = startCli(
+        ['worker'],
+        cliEnv({
+          DATABASE_URL: cluster.url('down_test'),
+          EMEND_SECRET_KEY: randomBytes(32).toString('hex'),
+          EMEND_DATA_DIR: dataDir,
+          LOG_LEVEL: 'info',
+        }),
+      );
       let exited = false;
       void worker.exited.then(() => (exited = true));
-      for (const deadline = Date.now() + 30_000; !worker.stdout.includes('waiting to start the worker') && Date.now() < deadline; ) await new Promise((r) => setTimeout(r, 200));
+      for (
+        const deadline = Date.now() + 30_000;
+        !worker.stdout.includes('waiting to start the worker') && Date.now() < deadline;
+      )
+        await new Promise((r) => setTimeout(r, 200));
       expect(worker.stdout).toContain('waiting to start the worker');
       expect(exited).toBe(false);
       cluster.resume();
-      for (const deadline = Date.now() + 45_000; !worker.stdout.includes('worker started') && !exited && Date.now() < deadline; ) await new Promise((r) => setTimeout(r, 200));
+      for (
+        const deadline = Date.now() + 45_000;
+        !worker.stdout.includes('worker started') && !exited && Date.now() < deadline;
+      )
+        await new Promise((r) => setTimeout(r, 200));
       expect(worker.stdout, worker.stderr).toContain('worker started');
       worker.child.kill('SIGTERM');
       expect((await worker.exited).code).toBe(0);

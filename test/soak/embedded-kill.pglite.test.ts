@@ -1,5 +1,16 @@
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { cliEnv, copyOfDataDir, freePort, jsonLine, killAll, newDataDir, removeDataDirs, runCli, startCli, waitForHealth } from '../cli/cli-process.js';
+import {
+  cliEnv,
+  copyOfDataDir,
+  freePort,
+  jsonLine,
+  killAll,
+  newDataDir,
+  removeDataDirs,
+  runCli,
+  startCli,
+  waitForHealth,
+} from '../cli/cli-process.js';
 
 // The embedded default (PGlite under the data dir) killed with SIGKILL while it is being
 // written to: after a restart on the same data dir, everything it answered 2xx is there.
@@ -19,7 +30,10 @@ describe('the embedded database after a SIGKILL', { timeout: 180_000 }, () => {
 
   async function serve(dataDir: string) {
     const port = await freePort();
-    const server = startCli(['serve', '--no-worker'], cliEnv({ EMEND_DATA_DIR: dataDir, PORT: String(port), HOST: '127.0.0.1' }));
+    const server = startCli(
+      ['serve', '--no-worker'],
+      cliEnv({ EMEND_DATA_DIR: dataDir, PORT: String(port), HOST: '127.0.0.1' }),
+    );
     const baseUrl = `http://127.0.0.1:${port}`;
     await waitForHealth(baseUrl, server, 90_000);
     return { server, baseUrl };
@@ -27,7 +41,13 @@ describe('the embedded database after a SIGKILL', { timeout: 180_000 }, () => {
 
   it('keeps every write it answered 2xx', async () => {
     const dataDir = copyOfDataDir(template);
-    const created = jsonLine<{ token: string }>(await runCli(['accounts', 'create', '--email', 'kill@example.com', '--plan', 'scale', '--credits', '10'], cliEnv({ EMEND_DATA_DIR: dataDir }), 90_000));
+    const created = jsonLine<{ token: string }>(
+      await runCli(
+        ['accounts', 'create', '--email', 'kill@example.com', '--plan', 'scale', '--credits', '10'],
+        cliEnv({ EMEND_DATA_DIR: dataDir }),
+        90_000,
+      ),
+    );
     const headers = { authorization: `Bearer ${created.token}`, 'content-type': 'application/json' };
     const first = await serve(dataDir);
 
@@ -44,7 +64,9 @@ describe('the embedded database after a SIGKILL', { timeout: 180_000 }, () => {
         const res = await fetch(`${first.baseUrl}${asTask ? '/v1/tasks' : '/v1/me/tokens'}`, {
           method: 'POST',
           headers,
-          body: JSON.stringify(asTask ? { task_type: 'scaffold', prompt: `a one-page site for bakery number ${n}` } : { name: `t${n}` }),
+          body: JSON.stringify(
+            asTask ? { task_type: 'scaffold', prompt: `a one-page site for bakery number ${n}` } : { name: `t${n}` },
+          ),
         }).catch(() => undefined);
         if (!res) return; // the server is gone
         const body = (await res.json().catch(() => undefined)) as { id?: string } | undefined;
@@ -64,10 +86,14 @@ describe('the embedded database after a SIGKILL', { timeout: 180_000 }, () => {
     expect(answered.tasks.length).toBeGreaterThan(0);
 
     const second = await serve(dataDir);
-    const listed = (await (await fetch(`${second.baseUrl}/v1/me/tokens`, { headers })).json()) as { name: string | null }[];
+    const listed = (await (await fetch(`${second.baseUrl}/v1/me/tokens`, { headers })).json()) as {
+      name: string | null;
+    }[];
     const names = new Set(listed.map((t) => t.name));
     expect(answered.tokens.filter((n) => !names.has(n))).toEqual([]);
-    const ids = new Set(((await (await fetch(`${second.baseUrl}/v1/tasks`, { headers })).json()) as { id: string }[]).map((t) => t.id));
+    const ids = new Set(
+      ((await (await fetch(`${second.baseUrl}/v1/tasks`, { headers })).json()) as { id: string }[]).map((t) => t.id),
+    );
     expect(answered.tasks.filter((id) => !ids.has(id))).toEqual([]);
   });
 });

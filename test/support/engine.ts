@@ -22,11 +22,18 @@ export function recordingSteps(overrides: Partial<Record<StepName, StepFn>> = {}
   const make =
     (step: StepName): StepFn =>
     async (payload, helpers) => {
-      calls.push({ step, taskId: payload.task.id, retry: payload.retry, failure: payload.failure, outputs: structuredClone(payload.outputs) });
+      calls.push({
+        step,
+        taskId: payload.task.id,
+        retry: payload.retry,
+        failure: payload.failure,
+        outputs: structuredClone(payload.outputs),
+      });
       const custom = overrides[step];
       if (custom) return custom(payload, helpers);
       const output: Record<string, unknown> = { step, note: `${step} ran` };
-      if (step === 'planner') Object.assign(output, { summary: 'change one line', steps: ['edit'], likely_files: ['a.py'] });
+      if (step === 'planner')
+        Object.assign(output, { summary: 'change one line', steps: ['edit'], likely_files: ['a.py'] });
       if (step === 'fixer') output.diff = '--- a/a.py\n+++ b/a.py\n@@ -1 +1 @@\n-x = 1\n+x = 2\n';
       if (step === 'validator') return { output: { passed: true }, passed: true, tokens: 0 };
       if (step === 'pr') output.pr_url = `https://github.com/a/b/pull/${calls.length}`;
@@ -42,7 +49,12 @@ export async function taskRow(h: Harness, id: string): Promise<Task> {
 }
 
 /** Polls the database until the task is in one of `statuses` (or fails after timeoutMs). */
-export async function waitForStatus(h: Harness, id: string, statuses: string | string[], timeoutMs = 15_000): Promise<Task> {
+export async function waitForStatus(
+  h: Harness,
+  id: string,
+  statuses: string | string[],
+  timeoutMs = 15_000,
+): Promise<Task> {
   const wanted = Array.isArray(statuses) ? statuses : [statuses];
   const deadline = Date.now() + timeoutMs;
   for (;;) {
@@ -53,7 +65,11 @@ export async function waitForStatus(h: Harness, id: string, statuses: string | s
   }
 }
 
-export async function waitFor<T>(what: string, probe: () => Promise<T | undefined | false>, timeoutMs = 15_000): Promise<T> {
+export async function waitFor<T>(
+  what: string,
+  probe: () => Promise<T | undefined | false>,
+  timeoutMs = 15_000,
+): Promise<T> {
   const deadline = Date.now() + timeoutMs;
   for (;;) {
     const value = await probe();

@@ -7,10 +7,15 @@ import type { LookupFunction } from 'node:net';
 export function fakeDns(names: Record<string, string[]>): LookupFunction & { asked: string[] } {
   const asked: string[] = [];
   const turn = new Map<string, number>();
-  const fn = ((hostname: string, options: { all?: boolean }, callback: (err: NodeJS.ErrnoException | null, address: any, family?: number) => void) => {
+  const fn = ((
+    hostname: string,
+    options: { all?: boolean },
+    callback: (err: NodeJS.ErrnoException | null, address: any, family?: number) => void,
+  ) => {
     asked.push(hostname);
     const list = names[hostname];
-    if (!list) return callback(Object.assign(new Error(`getaddrinfo ENOTFOUND ${hostname}`), { code: 'ENOTFOUND' }), '', 0);
+    if (!list)
+      return callback(Object.assign(new Error(`getaddrinfo ENOTFOUND ${hostname}`), { code: 'ENOTFOUND' }), '', 0);
     const n = turn.get(hostname) ?? 0;
     turn.set(hostname, n + 1);
     const address = list[Math.min(n, list.length - 1)]!;
@@ -21,4 +26,3 @@ export function fakeDns(names: Record<string, string[]>): LookupFunction & { ask
   fn.asked = asked;
   return fn;
 }
-

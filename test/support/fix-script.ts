@@ -13,9 +13,11 @@ export const CALC_REPO: Record<string, string> = {
   'README.md': '# calc\n\nTiny arithmetic helpers.\n',
   'pytest.ini': '[pytest]\ntestpaths = tests\n',
   'calc/__init__.py': '',
-  'calc/ops.py': 'def add(a, b):\n    """Return the sum of a and b."""\n    return a - b\n\n\ndef mul(a, b):\n    return a * b\n',
+  'calc/ops.py':
+    'def add(a, b):\n    """Return the sum of a and b."""\n    return a - b\n\n\ndef mul(a, b):\n    return a * b\n',
   'calc/text.py': 'def shout(s):\n    return s.upper() + "!"\n',
-  'tests/test_ops.py': 'from calc.ops import add, mul\n\n\ndef test_add():\n    assert add(2, 3) == 5\n\n\ndef test_mul():\n    assert mul(2, 3) == 6\n',
+  'tests/test_ops.py':
+    'from calc.ops import add, mul\n\n\ndef test_add():\n    assert add(2, 3) == 5\n\n\ndef test_mul():\n    assert mul(2, 3) == 6\n',
 };
 
 export const CALC_PROMPT = 'add() in calc/ops.py subtracts instead of adding; make add(2, 3) return 5';
@@ -29,9 +31,15 @@ export const CALC_PLAN = {
 };
 
 export const CALC_INSIGHTS = {
-  summary: 'The bug is in add() in calc/ops.py (lines 1-3): it returns a - b. Returning a + b fixes it; tests/test_ops.py already checks it.',
+  summary:
+    'The bug is in add() in calc/ops.py (lines 1-3): it returns a - b. Returning a + b fixes it; tests/test_ops.py already checks it.',
   insights: [
-    { file: 'calc/ops.py', relevance: 'high', symbols: [{ name: 'add', start_line: 1, end_line: 3, change: 'return a + b' }], notes: '' },
+    {
+      file: 'calc/ops.py',
+      relevance: 'high',
+      symbols: [{ name: 'add', start_line: 1, end_line: 3, change: 'return a + b' }],
+      notes: '',
+    },
   ],
 };
 
@@ -46,7 +54,10 @@ export const GOOD_FIX = `The subtraction should be an addition.\n\n${editBlock('
  * plan, the locator's ranking, the inspector's insights, then the fixer's answers in order
  * (the last one repeats). Tests queue extra replies with model.enqueue to go first.
  */
-export function scriptCalcRun(model: ScriptedModel, fixes: string[] = [GOOD_FIX]): { fixerCalls: () => ModelRequest[] } {
+export function scriptCalcRun(
+  model: ScriptedModel,
+  fixes: string[] = [GOOD_FIX],
+): { fixerCalls: () => ModelRequest[] } {
   let fixer = 0;
   model.respond((req): Reply | undefined => {
     switch (stepOf(req)) {

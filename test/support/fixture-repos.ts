@@ -26,7 +26,8 @@ const GIT_ENV = {
   GIT_CONFIG_NOSYSTEM: '1',
 };
 
-const git = (dir: string, args: string[]) => execFileSync('git', ['-C', dir, ...args], { env: GIT_ENV, encoding: 'utf8' }).trim();
+const git = (dir: string, args: string[]) =>
+  execFileSync('git', ['-C', dir, ...args], { env: GIT_ENV, encoding: 'utf8' }).trim();
 
 export function writeFiles(dir: string, files: Files) {
   for (const [path, content] of Object.entries(files)) {
@@ -78,7 +79,8 @@ export function removeFixtureRepos() {
   for (const dir of made.splice(0)) rmSync(dir, { recursive: true, force: true });
 }
 
-const nodePackage = (script = 'node --test') => JSON.stringify({ name: 'fixture', version: '1.0.0', private: true, scripts: { test: script } }, null, 2);
+const nodePackage = (script = 'node --test') =>
+  JSON.stringify({ name: 'fixture', version: '1.0.0', private: true, scripts: { test: script } }, null, 2);
 
 const ADD = 'exports.add = (a, b) => a + b;\nexports.mul = (a, b) => a * b;\n';
 
@@ -102,17 +104,22 @@ export const jsFailureExitsZero = () =>
     {
       'package.json': nodePackage('node test/check.js'),
       'src/math.js': ADD,
-      'test/check.js': "const { add } = require('../src/math.js');\nconsole.assert(add(2, 2) === 4, 'add(2, 2) is 4');\nconsole.log('checks done');\n",
+      'test/check.js':
+        "const { add } = require('../src/math.js');\nconsole.assert(add(2, 2) === 4, 'add(2, 2) is 4');\nconsole.log('checks done');\n",
     },
     { 'src/math.js': 'exports.add = (a, b) => a - b;\nexports.mul = (a, b) => a * b;\n' },
   );
 
 const CALC = 'def add(a, b):\n    return a + b\n\n\ndef sub(a, b):\n    return a - b\n';
-const CALC_TESTS = 'from calc import add, sub\n\n\ndef test_add():\n    assert add(2, 3) == 5\n\n\ndef test_sub():\n    assert sub(5, 3) == 2\n';
+const CALC_TESTS =
+  'from calc import add, sub\n\n\ndef test_add():\n    assert add(2, 3) == 5\n\n\ndef test_sub():\n    assert sub(5, 3) == 2\n';
 
 /** Python with pytest: the change breaks sub. */
 export const pythonPytest = () =>
-  fixtureRepo({ 'calc.py': CALC, 'test_calc.py': CALC_TESTS, 'pytest.ini': '[pytest]\n' }, { 'calc.py': CALC.replace('a - b', 'a + b') });
+  fixtureRepo(
+    { 'calc.py': CALC, 'test_calc.py': CALC_TESTS, 'pytest.ini': '[pytest]\n' },
+    { 'calc.py': CALC.replace('a - b', 'a + b') },
+  );
 
 const PRE_TESTS = `const test = require('node:test');
 const assert = require('node:assert');
@@ -123,12 +130,21 @@ test('B', () => assert.strictEqual(b(), 'b'));
 
 /** Test A fails before any change; `change` decides what happens to A and B. */
 export const jsPreexistingFailure = (change: Files) =>
-  fixtureRepo({ 'package.json': nodePackage(), 'src/lib.js': "exports.a = () => 'not a';\nexports.b = () => 'b';\n", 'test/lib.test.js': PRE_TESTS }, change);
+  fixtureRepo(
+    {
+      'package.json': nodePackage(),
+      'src/lib.js': "exports.a = () => 'not a';\nexports.b = () => 'b';\n",
+      'test/lib.test.js': PRE_TESTS,
+    },
+    change,
+  );
 
 /** The change breaks B and leaves A failing. */
-export const preexistingBreaksB = () => jsPreexistingFailure({ 'src/lib.js': "exports.a = () => 'not a';\nexports.b = () => 'not b';\n" });
+export const preexistingBreaksB = () =>
+  jsPreexistingFailure({ 'src/lib.js': "exports.a = () => 'not a';\nexports.b = () => 'not b';\n" });
 /** The change fixes A. */
-export const preexistingFixesA = () => jsPreexistingFailure({ 'src/lib.js': "exports.a = () => 'a';\nexports.b = () => 'b';\n" });
+export const preexistingFixesA = () =>
+  jsPreexistingFailure({ 'src/lib.js': "exports.a = () => 'a';\nexports.b = () => 'b';\n" });
 
 /** node --test, three test files; the change makes the one in test/slow.test.js hang. */
 export const jsHangingTest = () =>
@@ -137,11 +153,14 @@ export const jsHangingTest = () =>
       'package.json': nodePackage(),
       'src/math.js': ADD,
       'test/math.test.js': ADD_TESTS,
-      'test/more.test.js': "const test = require('node:test');\nconst assert = require('node:assert');\ntest('more', () => assert.ok(true));\n",
-      'test/slow.test.js': "const test = require('node:test');\ntest('waits for the answer', async () => { await new Promise((r) => setTimeout(r, 10)); });\n",
+      'test/more.test.js':
+        "const test = require('node:test');\nconst assert = require('node:assert');\ntest('more', () => assert.ok(true));\n",
+      'test/slow.test.js':
+        "const test = require('node:test');\ntest('waits for the answer', async () => { await new Promise((r) => setTimeout(r, 10)); });\n",
     },
     {
-      'test/slow.test.js': "const test = require('node:test');\ntest('waits for the answer', async () => { await new Promise((r) => setTimeout(r, 1e9)); });\n",
+      'test/slow.test.js':
+        "const test = require('node:test');\ntest('waits for the answer', async () => { await new Promise((r) => setTimeout(r, 1e9)); });\n",
     },
   );
 
@@ -152,7 +171,8 @@ export const pythonHangingTest = (base: Files = {}) =>
     { 'test_slow.py': 'import time\n\n\ndef test_slow():\n    time.sleep(1000)\n' },
   );
 
-const SQRT = (condition: string) => `def sqrt(x, epsilon):\n    approx = x / 2\n    while ${condition} > epsilon:\n        approx = 0.5 * (approx + x / approx)\n    return approx\n`;
+const SQRT = (condition: string) =>
+  `def sqrt(x, epsilon):\n    approx = x / 2\n    while ${condition} > epsilon:\n        approx = 0.5 * (approx + x / approx)\n    return approx\n`;
 /** QuixBugs' sqrt, and its bug: the loop compares x with approx instead of approx ** 2, and never ends for x != 1. */
 const SQRT_RIGHT = SQRT('abs(x - approx ** 2)');
 const SQRT_HANGS = SQRT('abs(x - approx)');
@@ -193,14 +213,19 @@ def test_sqrt_nine():
  */
 export const quixBugsHang = (bug: 'change' | 'baseline', marker: string) => {
   const files = (sqrt: string) => ({
-    'python_programs/bitcount.py': 'def bitcount(n):\n    count = 0\n    while n:\n        n &= n - 1\n        count += 1\n    return count\n',
+    'python_programs/bitcount.py':
+      'def bitcount(n):\n    count = 0\n    while n:\n        n &= n - 1\n        count += 1\n    return count\n',
     'python_programs/gcd.py': 'def gcd(a, b):\n    return a if b == 0 else gcd(b, a % b)\n',
     'python_programs/sqrt.py': sqrt,
-    'python_programs/to_base.py': "import string\n\n\ndef to_base(num, b):\n    result = ''\n    alphabet = string.digits + string.ascii_uppercase\n    while num > 0:\n        i = num % b\n        num = num // b\n        result = alphabet[i] + result\n    return result\n",
-    'python_testcases/test_bitcount.py': 'from python_programs.bitcount import bitcount\n\n\ndef test_zero():\n    assert bitcount(0) == 0\n\n\ndef test_byte():\n    assert bitcount(127) == 7\n',
-    'python_testcases/test_gcd.py': 'from python_programs.gcd import gcd\n\n\ndef test_small():\n    assert gcd(35, 21) == 7\n\n\ndef test_coprime():\n    assert gcd(17, 13) == 1\n',
+    'python_programs/to_base.py':
+      "import string\n\n\ndef to_base(num, b):\n    result = ''\n    alphabet = string.digits + string.ascii_uppercase\n    while num > 0:\n        i = num % b\n        num = num // b\n        result = alphabet[i] + result\n    return result\n",
+    'python_testcases/test_bitcount.py':
+      'from python_programs.bitcount import bitcount\n\n\ndef test_zero():\n    assert bitcount(0) == 0\n\n\ndef test_byte():\n    assert bitcount(127) == 7\n',
+    'python_testcases/test_gcd.py':
+      'from python_programs.gcd import gcd\n\n\ndef test_small():\n    assert gcd(35, 21) == 7\n\n\ndef test_coprime():\n    assert gcd(17, 13) == 1\n',
     'python_testcases/test_sqrt.py': sqrtTests(marker),
-    'python_testcases/test_to_base.py': "from python_programs.to_base import to_base\n\n\ndef test_binary():\n    assert to_base(5, 2) == '101'\n\n\ndef test_hex():\n    assert to_base(255, 16) == 'FF'\n",
+    'python_testcases/test_to_base.py':
+      "from python_programs.to_base import to_base\n\n\ndef test_binary():\n    assert to_base(5, 2) == '101'\n\n\ndef test_hex():\n    assert to_base(255, 16) == 'FF'\n",
   });
   return bug === 'change'
     ? fixtureRepo(files(SQRT_RIGHT), { 'python_programs/sqrt.py': SQRT_HANGS })
@@ -211,7 +236,13 @@ export const quixBugsHang = (bug: 'change' | 'baseline', marker: string) => {
 export const jsMissingDependency = () =>
   fixtureRepo(
     {
-      'package.json': JSON.stringify({ name: 'fixture', version: '1.0.0', private: true, scripts: { test: 'node --test' }, devDependencies: { 'left-pad': '1.3.0' } }),
+      'package.json': JSON.stringify({
+        name: 'fixture',
+        version: '1.0.0',
+        private: true,
+        scripts: { test: 'node --test' },
+        devDependencies: { 'left-pad': '1.3.0' },
+      }),
       'package-lock.json': JSON.stringify({
         name: 'fixture',
         version: '1.0.0',
@@ -219,10 +250,15 @@ export const jsMissingDependency = () =>
         requires: true,
         packages: {
           '': { name: 'fixture', version: '1.0.0', devDependencies: { 'left-pad': '1.3.0' } },
-          'node_modules/left-pad': { version: '1.3.0', resolved: 'https://registry.npmjs.org/left-pad/-/left-pad-1.3.0.tgz', dev: true },
+          'node_modules/left-pad': {
+            version: '1.3.0',
+            resolved: 'https://registry.npmjs.org/left-pad/-/left-pad-1.3.0.tgz',
+            dev: true,
+          },
         },
       }),
-      'test/pad.test.js': "const test = require('node:test');\nconst assert = require('node:assert');\nconst pad = require('left-pad');\ntest('pads', () => assert.strictEqual(pad('1', 3, '0'), '001'));\n",
+      'test/pad.test.js':
+        "const test = require('node:test');\nconst assert = require('node:assert');\nconst pad = require('left-pad');\ntest('pads', () => assert.strictEqual(pad('1', 3, '0'), '001'));\n",
     },
     { 'README.md': '# now with a readme\n' },
   );
@@ -234,7 +270,13 @@ export const jsMissingDependency = () =>
 export const jsLocalDependency = () =>
   fixtureRepo(
     {
-      'package.json': JSON.stringify({ name: 'fixture', version: '1.0.0', private: true, scripts: { test: 'node --test' }, devDependencies: { twice: 'file:vendor/twice' } }),
+      'package.json': JSON.stringify({
+        name: 'fixture',
+        version: '1.0.0',
+        private: true,
+        scripts: { test: 'node --test' },
+        devDependencies: { twice: 'file:vendor/twice' },
+      }),
       'package-lock.json': JSON.stringify({
         name: 'fixture',
         version: '1.0.0',
@@ -249,13 +291,15 @@ export const jsLocalDependency = () =>
       '.gitignore': 'node_modules/\n',
       'vendor/twice/package.json': JSON.stringify({ name: 'twice', version: '1.0.0', main: 'index.js' }),
       'vendor/twice/index.js': 'module.exports = (x) => x * 2;\n',
-      'test/twice.test.js': "const test = require('node:test');\nconst assert = require('node:assert');\nconst twice = require('twice');\ntest('doubles', () => assert.strictEqual(twice(4), 8));\n",
+      'test/twice.test.js':
+        "const test = require('node:test');\nconst assert = require('node:assert');\nconst twice = require('twice');\ntest('doubles', () => assert.strictEqual(twice(4), 8));\n",
     },
     { 'vendor/twice/index.js': 'module.exports = (x) => x * 3;\n' },
   );
 
 /** A repository with nothing to test. */
-export const noTests = () => fixtureRepo({ 'README.md': '# notes\n', 'notes.txt': 'nothing to run here\n' }, { 'notes.txt': 'still nothing\n' });
+export const noTests = () =>
+  fixtureRepo({ 'README.md': '# notes\n', 'notes.txt': 'nothing to run here\n' }, { 'notes.txt': 'still nothing\n' });
 
 /**
  * The real bubblewrap sandbox as the service builds it from its configuration, over a
@@ -267,6 +311,7 @@ export async function fixtureSandbox(env: Record<string, string> = {}): Promise<
   const config = loadConfig({ EMEND_DATA_DIR: dataDir, EMEND_SANDBOX: 'bubblewrap', ...env });
   const sandbox = await createSandbox(config.sandbox, { protectedPaths: [dataDir] });
   const report = sandbox.report();
-  if (report.kind !== 'bubblewrap') throw new Error(`the validator tests need bubblewrap; the sandbox is ${report.kind}: ${report.problem ?? ''}`);
+  if (report.kind !== 'bubblewrap')
+    throw new Error(`the validator tests need bubblewrap; the sandbox is ${report.kind}: ${report.problem ?? ''}`);
   return sandbox;
 }

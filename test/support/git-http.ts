@@ -23,9 +23,17 @@ export interface GitHttpServer {
   repoUrl(owner: string, name: string): string;
   bareDir(owner: string, name: string): string;
   /** A bare repository with one commit of `files` on `branch`; with `token`, private (HTTP Basic, password = token). */
-  createRepo(owner: string, name: string, opts?: { files?: Record<string, string>; branch?: string; token?: string }): string;
+  createRepo(
+    owner: string,
+    name: string,
+    opts?: { files?: Record<string, string>; branch?: string; token?: string },
+  ): string;
   /** Commits `files` (null deletes) on `branch` straight into the bare repository, as a push would; returns the commit. */
-  commit(owner: string, name: string, opts: { branch: string; files: Record<string, string | null>; message?: string; from?: string }): string;
+  commit(
+    owner: string,
+    name: string,
+    opts: { branch: string; files: Record<string, string | null>; message?: string; from?: string },
+  ): string;
   close(): Promise<void>;
 }
 
@@ -44,8 +52,15 @@ const IDENTITY = {
 export async function startGitHttp(): Promise<GitHttpServer> {
   const root = mkdtempSync(join(tmpdir(), 'emend-git-http-'));
   const scratch = mkdtempSync(join(tmpdir(), 'emend-git-scratch-'));
-  const gitEnv = { PATH: process.env.PATH ?? '/usr/bin:/bin', HOME: scratch, GIT_CONFIG_NOSYSTEM: '1', GIT_CONFIG_GLOBAL: '/dev/null', ...IDENTITY };
-  const git = (cwd: string, ...args: string[]) => execFileSync('git', args, { cwd, env: gitEnv, encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] }).trim();
+  const gitEnv = {
+    PATH: process.env.PATH ?? '/usr/bin:/bin',
+    HOME: scratch,
+    GIT_CONFIG_NOSYSTEM: '1',
+    GIT_CONFIG_GLOBAL: '/dev/null',
+    ...IDENTITY,
+  };
+  const git = (cwd: string, ...args: string[]) =>
+    execFileSync('git', args, { cwd, env: gitEnv, encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] }).trim();
   const tokens = new Map<string, string>();
   const requests: GitHttpRequest[] = [];
 
@@ -60,9 +75,19 @@ export async function startGitHttp(): Promise<GitHttpServer> {
 
   const server = createServer((req: IncomingMessage, res: ServerResponse) => {
     const url = new URL(req.url ?? '/', 'http://localhost');
-    const record: GitHttpRequest = { method: req.method ?? 'GET', path: url.pathname, query: url.search.slice(1), authorization: req.headers.authorization, status: 0 };
+    const record: GitHttpRequest = {
+      method: req.method ?? 'GET',
+      path: url.pathname,
+      query: url.search.slice(1),
+      authorization: req.headers.authorization,
+      status: 0,
+    };
     requests.push(record);
-    const repoKey = url.pathname.split('/').slice(1, 3).join('/').replace(/\.git$/, '');
+    const repoKey = url.pathname
+      .split('/')
+      .slice(1, 3)
+      .join('/')
+      .replace(/\.git$/, '');
     const answer = (status: number, headers: Record<string, string>, body: Buffer | string) => {
       record.status = status;
       res.writeHead(status, headers);
@@ -70,7 +95,11 @@ export async function startGitHttp(): Promise<GitHttpServer> {
     };
     if (!allowed(repoKey, req.headers.authorization)) {
       req.resume();
-      answer(401, { 'WWW-Authenticate': 'Basic realm="git"', 'Content-Type': 'text/plain' }, 'authentication required\n');
+      answer(
+        401,
+        { 'WWW-Authenticate': 'Basic realm="git"', 'Content-Type': 'text/plain' },
+        'authentication required\n',
+      );
       return;
     }
     const cgi = spawn('git', ['http-backend'], {
@@ -161,7 +190,11 @@ export async function startGitHttp(): Promise<GitHttpServer> {
       mkdirSync(bare, { recursive: true });
       git(bare, 'init', '--quiet', '--bare', `--initial-branch=${branch}`);
       if (opts.token !== undefined) tokens.set(`${owner}/${name}`, opts.token);
-      return commit(owner, name, { branch, files: opts.files ?? { 'README.md': `# ${name}\n` }, message: 'initial commit' });
+      return commit(owner, name, {
+        branch,
+        files: opts.files ?? { 'README.md': `# ${name}\n` },
+        message: 'initial commit',
+      });
     },
     commit,
     close: async () => {

@@ -38,16 +38,34 @@ export interface Harness {
  */
 export async function startHarness(
   env: Record<string, string> = {},
-  options: { fetch?: typeof fetch; scm?: 'fake'; /** the resolver behind the outbound address policy */ lookup?: LookupFunction } = {},
+  options: {
+    fetch?: typeof fetch;
+    scm?: 'fake' /** the resolver behind the outbound address policy */;
+    lookup?: LookupFunction;
+  } = {},
 ): Promise<Harness> {
   const dataDir = mkdtempSync(join(tmpdir(), 'emend-test-'));
   const github = await startFakeGitHub();
-  const scmEnv: Record<string, string> = { EMEND_SCM_API_URL: github.apiUrl, ...(options.scm === 'fake' ? { EMEND_SCM_WEB_URL: github.webUrl } : {}) };
-  const config = loadConfig({ EMEND_DATA_DIR: dataDir, EMEND_SECRET_KEY: randomBytes(32).toString('hex'), ...scmEnv, ...env });
+  const scmEnv: Record<string, string> = {
+    EMEND_SCM_API_URL: github.apiUrl,
+    ...(options.scm === 'fake' ? { EMEND_SCM_WEB_URL: github.webUrl } : {}),
+  };
+  const config = loadConfig({
+    EMEND_DATA_DIR: dataDir,
+    EMEND_SECRET_KEY: randomBytes(32).toString('hex'),
+    ...scmEnv,
+    ...env,
+  });
   const database = await openTestDatabase();
   const { lines: logLines, stream: sink } = logSink();
   const clock = manualClock(new Date());
-  const runtime = await createRuntime(config, database, { clock, log: createLogger(config.logLevel, sink), fetch: options.fetch, lookup: options.lookup, queue: { pollingIntervalSeconds: 0.5 } });
+  const runtime = await createRuntime(config, database, {
+    clock,
+    log: createLogger(config.logLevel, sink),
+    fetch: options.fetch,
+    lookup: options.lookup,
+    queue: { pollingIntervalSeconds: 0.5 },
+  });
   const deps: Deps = runtime.deps;
   const app = await buildApp(deps);
   await app.ready();
@@ -74,9 +92,17 @@ let seq = 0;
  * A new account with a full token. Unless `scm: false`, it is connected to the fake code host
  * as a user of its own (through the service's connect path, over HTTP), as pull-request runs need.
  */
-export async function newAccount(h: Harness, opts: { plan?: PlanName; credits?: number; admin?: boolean; email?: string; scm?: boolean } = {}) {
+export async function newAccount(
+  h: Harness,
+  opts: { plan?: PlanName; credits?: number; admin?: boolean; email?: string; scm?: boolean } = {},
+) {
   const email = opts.email ?? `user${++seq}-${randomBytes(3).toString('hex')}@example.com`;
-  const { account, token } = await createAccount(h.deps, { email, plan: opts.plan, credits: opts.credits, isAdmin: opts.admin });
+  const { account, token } = await createAccount(h.deps, {
+    email,
+    plan: opts.plan,
+    credits: opts.credits,
+    isAdmin: opts.admin,
+  });
   let scm: { login: string; token: string } | undefined;
   if (opts.scm !== false) {
     scm = h.github.addUser(`u${seq}-${randomBytes(3).toString('hex')}`);
@@ -90,6 +116,13 @@ export async function newAccount(h: Harness, opts: { plan?: PlanName; credits?: 
  * engine would, so tests of the API can free the concurrency cap without running steps.
  */
 export async function forceStatus(h: Harness, where: SQL, to: 'running' | 'done' | 'awaiting_plan') {
-  await h.deps.db.update(tasks).set({ status: 'running' }).where(and(where, inArray(tasks.status, ['pending', 'awaiting_plan', 'awaiting_diff'])));
-  if (to !== 'running') await h.deps.db.update(tasks).set({ status: to }).where(and(where, eq(tasks.status, 'running')));
+  await h.deps.db
+    .update(tasks)
+    .set({ status: 'running' })
+    .where(and(where, inArray(tasks.status, ['pending', 'awaiting_plan', 'awaiting_diff'])));
+  if (to !== 'running')
+    await h.deps.db
+      .update(tasks)
+      .set({ status: to })
+      .where(and(where, eq(tasks.status, 'running')));
 }

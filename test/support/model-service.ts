@@ -18,7 +18,11 @@ export interface ModelService {
   close(): Promise<void>;
 }
 
-const KEY_VARS: Record<Provider, string> = { openai: 'OPENAI_API_KEY', anthropic: 'ANTHROPIC_API_KEY', google: 'GOOGLE_GENERATIVE_AI_API_KEY' };
+const KEY_VARS: Record<Provider, string> = {
+  openai: 'OPENAI_API_KEY',
+  anthropic: 'ANTHROPIC_API_KEY',
+  google: 'GOOGLE_GENERATIVE_AI_API_KEY',
+};
 
 /**
  * The service with the production steps and one worker, its managed key for `provider`
@@ -33,16 +37,21 @@ export async function startModelService(
   const model = await startScriptedModel({ validKeys: [MANAGED_KEY] });
   const h = await startHarness(
     {
-    ...(provider ? { [KEY_VARS[provider]]: MANAGED_KEY } : {}),
-    OPENAI_BASE_URL: model.urls.openai,
-    ANTHROPIC_BASE_URL: model.urls.anthropic,
-    GOOGLE_BASE_URL: model.urls.google,
-    EMEND_LLM_RETRY_BASE_MS: '10',
-    ...env,
+      ...(provider ? { [KEY_VARS[provider]]: MANAGED_KEY } : {}),
+      OPENAI_BASE_URL: model.urls.openai,
+      ANTHROPIC_BASE_URL: model.urls.anthropic,
+      GOOGLE_BASE_URL: model.urls.google,
+      EMEND_LLM_RETRY_BASE_MS: '10',
+      ...env,
     },
     { scm: 'fake', lookup: options.lookup },
   );
-  const worker = await startWorker(h.deps, productionSteps(), { concurrency: 1, heartbeatMs: 500, staleMs: 30_000, maintenanceMs: 60_000 });
+  const worker = await startWorker(h.deps, productionSteps(), {
+    concurrency: 1,
+    heartbeatMs: 500,
+    staleMs: 30_000,
+    maintenanceMs: 60_000,
+  });
   return {
     h,
     model,
@@ -57,19 +66,38 @@ export async function startModelService(
 
 export type Log = { step: string; status: string; output: Record<string, any>; tokens: number; cost_usd: number };
 
-export async function postFixTask(h: Harness, auth: Record<string, string>, repoUrl: string, body: Record<string, unknown> = {}): Promise<string> {
-  const res = await h.app.inject({ method: 'POST', url: '/v1/tasks', headers: auth, payload: { prompt: CALC_PROMPT, repo_url: repoUrl, ...body } });
+export async function postFixTask(
+  h: Harness,
+  auth: Record<string, string>,
+  repoUrl: string,
+  body: Record<string, unknown> = {},
+): Promise<string> {
+  const res = await h.app.inject({
+    method: 'POST',
+    url: '/v1/tasks',
+    headers: auth,
+    payload: { prompt: CALC_PROMPT, repo_url: repoUrl, ...body },
+  });
   expect(res.statusCode, res.body).toBe(201);
   return res.json().id as string;
 }
 
 /** Posts a fix task, waits for it to end, and checks it ended as expected; returns the task and its finished log records. */
-export async function runFixTask(h: Harness, auth: Record<string, string>, repoUrl: string, status: 'done' | 'failed', body: Record<string, unknown> = {}) {
+export async function runFixTask(
+  h: Harness,
+  auth: Record<string, string>,
+  repoUrl: string,
+  status: 'done' | 'failed',
+  body: Record<string, unknown> = {},
+) {
   const id = await postFixTask(h, auth, repoUrl, body);
   await waitForStatus(h, id, ['done', 'failed', 'cancelled'], 100_000);
   const got = (await h.app.inject({ method: 'GET', url: `/v1/tasks/${id}`, headers: auth })).json();
   const task = got.task;
-  expect(task.status, JSON.stringify({ error: task.error, logs: got.logs.filter((l: Log) => l.status === 'failed') })).toBe(status);
+  expect(
+    task.status,
+    JSON.stringify({ error: task.error, logs: got.logs.filter((l: Log) => l.status === 'failed') }),
+  ).toBe(status);
   const finished = (got.logs as Log[]).filter((l) => l.status !== 'running');
   return { task, logs: finished, byStep: (step: string) => finished.filter((l) => l.step === step) };
 }

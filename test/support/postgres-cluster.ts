@@ -45,11 +45,12 @@ export async function startCluster(bin: string, options: { crashSafe?: boolean }
   const data = join(dir, 'data');
   run('initdb', ['-D', data, '-A', 'trust', '-U', 'postgres', '--no-sync', '-E', 'UTF8']);
   const port = await freePort();
-  const opts = `-p ${port} -c listen_addresses=127.0.0.1 -k ${dir} -c fsync=off -c full_page_writes=off -c max_connections=300`
+  const opts =
+    `-p ${port} -c listen_addresses=127.0.0.1 -k ${dir} -c fsync=off -c full_page_writes=off -c max_connections=300` +
     // synchronous_commit=off answers a commit before its WAL is written: a crash (halt) would lose
     // the last ~200 ms of commits. crashSafe keeps it on, so what was committed survives a halt
     // (fsync stays off: the machine itself does not crash here, only PostgreSQL).
-    + (options.crashSafe ? '' : ' -c synchronous_commit=off');
+    (options.crashSafe ? '' : ' -c synchronous_commit=off');
   const start = () => run('pg_ctl', ['-D', data, '-o', opts, '-l', join(dir, 'log'), '-w', 'start']);
   start();
   return {

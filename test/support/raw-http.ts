@@ -22,22 +22,34 @@ export interface RawResponse {
  * A client for a listening server over a real socket. fetch (WHATWG URL) resolves `..` and
  * `%2e%2e` before sending, so hostile paths need node:http, which sends the path as written.
  */
-export function rawClient(baseUrl: string, options: { maxSockets?: number; /** an unanswered request gives status 0 after this */ timeoutMs?: number } = {}) {
+export function rawClient(
+  baseUrl: string,
+  options: { maxSockets?: number /** an unanswered request gives status 0 after this */; timeoutMs?: number } = {},
+) {
   const { hostname, port } = new URL(baseUrl);
   const agent = new Agent({ keepAlive: true, maxSockets: options.maxSockets ?? 8 });
   const send = (req: RawRequest): Promise<RawResponse> =>
     new Promise((resolve, reject) => {
       const started = performance.now();
-      const body = req.body === undefined ? undefined : Buffer.isBuffer(req.body) ? req.body : Buffer.from(req.body, 'utf8');
+      const body =
+        req.body === undefined ? undefined : Buffer.isBuffer(req.body) ? req.body : Buffer.from(req.body, 'utf8');
       const headers = { ...req.headers, ...(body !== undefined ? { 'content-length': String(body.length) } : {}) };
-      const r = request({ hostname, port, method: req.method, path: req.path, headers, agent: req.fresh ? false : agent }, (res) => {
-        const chunks: Buffer[] = [];
-        res.on('data', (c: Buffer) => chunks.push(c));
-        res.on('end', () =>
-          resolve({ status: res.statusCode ?? 0, headers: res.headers, body: Buffer.concat(chunks).toString('utf8'), ms: performance.now() - started }),
-        );
-        res.on('error', reject);
-      });
+      const r = request(
+        { hostname, port, method: req.method, path: req.path, headers, agent: req.fresh ? false : agent },
+        (res) => {
+          const chunks: Buffer[] = [];
+          res.on('data', (c: Buffer) => chunks.push(c));
+          res.on('end', () =>
+            resolve({
+              status: res.statusCode ?? 0,
+              headers: res.headers,
+              body: Buffer.concat(chunks).toString('utf8'),
+              ms: performance.now() - started,
+            }),
+          );
+          res.on('error', reject);
+        },
+      );
       r.setTimeout(options.timeoutMs ?? 30_000, () => {
         resolve({ status: 0, headers: {}, body: 'no answer in time', ms: performance.now() - started });
         r.destroy();

@@ -31,7 +31,11 @@ export const requirements = {
     };
   },
   chromium(): Requirement {
-    return { what: `Debian's Chromium at ${CHROMIUM}`, missing: existsSync(CHROMIUM) ? undefined : `${CHROMIUM} does not exist`, install: 'apt-get install -y chromium fonts-dejavu-core' };
+    return {
+      what: `Debian's Chromium at ${CHROMIUM}`,
+      missing: existsSync(CHROMIUM) ? undefined : `${CHROMIUM} does not exist`,
+      install: 'apt-get install -y chromium fonts-dejavu-core',
+    };
   },
   /**
    * The sandbox's memory or process limit, which needs cgroups the service can make. Where
@@ -43,8 +47,11 @@ export const requirements = {
     const inForce = limit === 'memory' ? report.memoryLimit : report.processLimit;
     return {
       what: `the sandbox's ${limit} limit (cgroups)`,
-      missing: inForce ? undefined : `the sandbox cannot make cgroups here: ${(report.notes ?? []).join('; ') || report.problem || 'no reason given'}`,
-      install: 'run as root with a writable /sys/fs/cgroup (memory and pids controllers), or delegate a cgroup v2 subtree with them',
+      missing: inForce
+        ? undefined
+        : `the sandbox cannot make cgroups here: ${(report.notes ?? []).join('; ') || report.problem || 'no reason given'}`,
+      install:
+        'run as root with a writable /sys/fs/cgroup (memory and pids controllers), or delegate a cgroup v2 subtree with them',
     };
   },
 };
@@ -70,7 +77,10 @@ function message(req: Requirement) {
  */
 export function available(req: Requirement, env: NodeJS.ProcessEnv = process.env): boolean {
   if (req.missing === undefined) return true;
-  if (isCI(env)) throw new MissingRequirementError(`CI: ${message(req)}; CI installs it, so this is a broken CI machine, not a test to skip`);
+  if (isCI(env))
+    throw new MissingRequirementError(
+      `CI: ${message(req)}; CI installs it, so this is a broken CI machine, not a test to skip`,
+    );
   console.warn(`NOTICE: ${message(req)}; the tests that need it are skipped`);
   return false;
 }
@@ -79,8 +89,15 @@ export function available(req: Requirement, env: NodeJS.ProcessEnv = process.env
  * Inside a test: returns when the requirement is met. Under CI a missing one fails the
  * test; elsewhere the test is skipped with a note the closing summary prints.
  */
-export function need(ctx: { skip: (note?: string) => never }, req: Requirement, env: NodeJS.ProcessEnv = process.env): void {
+export function need(
+  ctx: { skip: (note?: string) => never },
+  req: Requirement,
+  env: NodeJS.ProcessEnv = process.env,
+): void {
   if (req.missing === undefined) return;
-  if (isCI(env)) throw new MissingRequirementError(`CI: ${message(req)}; CI installs it, so this is a broken CI machine, not a test to skip`);
+  if (isCI(env))
+    throw new MissingRequirementError(
+      `CI: ${message(req)}; CI installs it, so this is a broken CI machine, not a test to skip`,
+    );
   ctx.skip(message(req));
 }

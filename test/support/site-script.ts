@@ -1,7 +1,8 @@
 import { editBlock, stepOf } from './fix-script.js';
 import type { Reply, ScriptedModel } from './scripted-model/server.js';
 
-export const BAKERY_BRIEF = 'A one-page site for Crumb & Co, a neighbourhood sourdough bakery in Leeds: opening hours, what we bake, and how to order ahead.';
+export const BAKERY_BRIEF =
+  'A one-page site for Crumb & Co, a neighbourhood sourdough bakery in Leeds: opening hours, what we bake, and how to order ahead.';
 
 export const BAKERY_PLAN = {
   refusal: '',
@@ -9,7 +10,12 @@ export const BAKERY_PLAN = {
   tagline: 'Slow-proved sourdough, baked every morning in Leeds',
   audience: 'Neighbours who want good bread; they should order ahead or drop by.',
   sections: [
-    { id: 'bakes', heading: 'What we bake', purpose: 'Show the range', copy: 'Country loaves, seeded rye and cardamom buns.' },
+    {
+      id: 'bakes',
+      heading: 'What we bake',
+      purpose: 'Show the range',
+      copy: 'Country loaves, seeded rye and cardamom buns.',
+    },
     { id: 'hours', heading: 'Opening hours', purpose: 'When to come', copy: 'Tuesday to Saturday, 7am to 2pm.' },
   ],
   palette: { background: '#fffaf3', surface: '#ffffff', text: '#2b2118', accent: '#8a3b12', accent_text: '#ffffff' },
@@ -43,7 +49,8 @@ a { color: #8a3b12; }
 img { max-width: 100%; height: auto; }
 `;
 
-const SVG = '<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 120 120"><circle cx="60" cy="60" r="50" fill="#c98b4a"/></svg>\n';
+const SVG =
+  '<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 120 120"><circle cx="60" cy="60" r="50" fill="#c98b4a"/></svg>\n';
 
 const create = (path: string, content: string) => editBlock('', content.replace(/\n$/, ''), path);
 
@@ -65,7 +72,11 @@ export const ORDER_PAGE = [
 ].join('\n');
 
 /** Scaffold steps answered from a script: the plan, then the fixer's answers in order (the last repeats). */
-export function scriptSiteRun(model: ScriptedModel, fixes: string[] = [SITE_WITH_BROKEN_LINK, ORDER_PAGE], plan: Record<string, unknown> = BAKERY_PLAN) {
+export function scriptSiteRun(
+  model: ScriptedModel,
+  fixes: string[] = [SITE_WITH_BROKEN_LINK, ORDER_PAGE],
+  plan: Record<string, unknown> = BAKERY_PLAN,
+) {
   let n = 0;
   model.respond((req): Reply | undefined => {
     const step = stepOf(req);

@@ -73,7 +73,13 @@ export class SseParser {
       this.event = '';
       return;
     }
-    const item: SseEvent = { kind: 'event', event: this.event || 'message', data: this.data.join('\n'), lastEventId: this.lastEventId, hasId: sawId };
+    const item: SseEvent = {
+      kind: 'event',
+      event: this.event || 'message',
+      data: this.data.join('\n'),
+      lastEventId: this.lastEventId,
+      hasId: sawId,
+    };
     this.data = [];
     this.event = '';
     this.emit(item);
@@ -105,7 +111,10 @@ export interface SseRequest {
 }
 
 /** Opens a stream; for a non-2xx answer, the status and the body (JSON) are returned instead. */
-export async function openSse(url: string, req: SseRequest = {}): Promise<SseConnection | { status: number; headers: Headers; body: unknown }> {
+export async function openSse(
+  url: string,
+  req: SseRequest = {},
+): Promise<SseConnection | { status: number; headers: Headers; body: unknown }> {
   const abort = new AbortController();
   const res = await fetch(url, { headers: { accept: 'text/event-stream', ...req.headers }, signal: abort.signal });
   if (!res.ok || !res.body) return { status: res.status, headers: res.headers, body: await res.json() };
@@ -156,9 +165,13 @@ export async function openSse(url: string, req: SseRequest = {}): Promise<SseCon
         const check = () => {
           const found = probe();
           if (found !== undefined && found !== false) finish(() => resolve(found));
-          else if (closed) finish(() => reject(new Error(`stream closed before the awaited item; got ${describe(items)}`)));
+          else if (closed)
+            finish(() => reject(new Error(`stream closed before the awaited item; got ${describe(items)}`)));
         };
-        const timer = setTimeout(() => finish(() => reject(new Error(`timed out after ${timeoutMs} ms; got ${describe(items)}`))), timeoutMs);
+        const timer = setTimeout(
+          () => finish(() => reject(new Error(`timed out after ${timeoutMs} ms; got ${describe(items)}`))),
+          timeoutMs,
+        );
         const finish = (then: () => void) => {
           clearTimeout(timer);
           waiters.delete(check);

@@ -26,7 +26,9 @@ export default class SummaryReporter implements Reporter {
   constructor(private readonly options: SummaryOptions = {}) {}
 
   onTestRunEnd(modules: ReadonlyArray<TestModule>, _errors: unknown, reason: TestRunEndReason) {
-    const legs = new Map<string, Counts>((this.options.legs ?? []).map((leg) => [leg, { passed: 0, failed: 0, skipped: 0 }]));
+    const legs = new Map<string, Counts>(
+      (this.options.legs ?? []).map((leg) => [leg, { passed: 0, failed: 0, skipped: 0 }]),
+    );
     const skips: string[] = [];
     for (const m of modules) {
       const leg = m.project.name || 'default';
@@ -41,7 +43,9 @@ export default class SummaryReporter implements Reporter {
           failedHere++;
         } else {
           counts.skipped++;
-          skips.push(`[${leg}] ${m.relativeModuleId} > ${t.fullName}${result.state === 'skipped' && result.note ? ` (${result.note})` : ''}`);
+          skips.push(
+            `[${leg}] ${m.relativeModuleId} > ${t.fullName}${result.state === 'skipped' && result.note ? ` (${result.note})` : ''}`,
+          );
         }
       }
       // A file that failed outside its tests (on import, or in a hook) when none of its tests did.
@@ -52,7 +56,9 @@ export default class SummaryReporter implements Reporter {
     const lines = ['', 'tests run per leg:'];
     for (const [leg, c] of legs) {
       const ran = c.passed + c.failed + c.skipped > 0;
-      lines.push(`  ${`${leg}:`.padEnd(width + 1)} ${ran ? `${c.passed} passed, ${c.failed} failed, ${c.skipped} skipped` : 'not run'}`);
+      lines.push(
+        `  ${`${leg}:`.padEnd(width + 1)} ${ran ? `${c.passed} passed, ${c.failed} failed, ${c.skipped} skipped` : 'not run'}`,
+      );
       total.passed += c.passed;
       total.failed += c.failed;
       total.skipped += c.skipped;
@@ -62,7 +68,9 @@ export default class SummaryReporter implements Reporter {
       for (const skip of skips.slice(0, SKIPS_LISTED)) lines.push(`  ${skip}`);
       if (skips.length > SKIPS_LISTED) lines.push(`  … and ${skips.length - SKIPS_LISTED} more`);
       if (isCI() && reason !== 'interrupted') {
-        lines.push(`CI: ${skips.length} skipped tests fail the run: CI installs all the suite needs, so a skip here is a missing requirement or a forgotten skip`);
+        lines.push(
+          `CI: ${skips.length} skipped tests fail the run: CI installs all the suite needs, so a skip here is a missing requirement or a forgotten skip`,
+        );
         process.exitCode = 1;
       }
     }

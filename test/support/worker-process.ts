@@ -12,8 +12,14 @@ import { startWorker } from '../../src/worker/worker.js';
 import { recordingSteps } from './engine.js';
 
 const env = process.env;
-const database = env.DATABASE_URL ? openPostgres(env.DATABASE_URL, { max: 4 }) : openPostgres(undefined, { socketDir: env.EMEND_TEST_SOCKET_DIR!, max: 4 });
-const config = loadConfig({ EMEND_SECRET_KEY: randomBytes(32).toString('hex'), DATABASE_URL: env.DATABASE_URL, LOG_LEVEL: 'warn' });
+const database = env.DATABASE_URL
+  ? openPostgres(env.DATABASE_URL, { max: 4 })
+  : openPostgres(undefined, { socketDir: env.EMEND_TEST_SOCKET_DIR!, max: 4 });
+const config = loadConfig({
+  EMEND_SECRET_KEY: randomBytes(32).toString('hex'),
+  DATABASE_URL: env.DATABASE_URL,
+  LOG_LEVEL: 'warn',
+});
 const runtime = await createRuntime(config, database, { log: createLogger('warn') });
 const trace = env.STEP_TRACE!;
 
@@ -34,7 +40,9 @@ const slow: StepFn = async () => {
 
 // Starts a process tree and records its pids, then waits for it (a kill ends it).
 const spawnTree: StepFn = async (payload, helpers) => {
-  const child = helpers.spawn('sh', ['-c', 'sleep 300 & echo $!; sleep 300 & echo $!; wait'], { stdio: ['ignore', 'pipe', 'ignore'] });
+  const child = helpers.spawn('sh', ['-c', 'sleep 300 & echo $!; sleep 300 & echo $!; wait'], {
+    stdio: ['ignore', 'pipe', 'ignore'],
+  });
   const pids: number[] = [child.pid!];
   child.stdout!.on('data', (b: Buffer) => {
     pids.push(...String(b).split('\n').filter(Boolean).map(Number));

@@ -16,8 +16,12 @@ export async function workerProcesses(h: Harness) {
   const dir = mkdtempSync(join(tmpdir(), 'emend-workers-'));
   const trace = join(dir, 'trace.log');
   writeFileSync(trace, '');
-  const socket = h.database.pglite ? await servePgliteOnSocket(h.database.pglite, join(dir, '.s.PGSQL.5432')) : undefined;
-  const dbEnv: Record<string, string> = socket ? { EMEND_TEST_SOCKET_DIR: dir } : { DATABASE_URL: postgresUrlOf(h.database)! };
+  const socket = h.database.pglite
+    ? await servePgliteOnSocket(h.database.pglite, join(dir, '.s.PGSQL.5432'))
+    : undefined;
+  const dbEnv: Record<string, string> = socket
+    ? { EMEND_TEST_SOCKET_DIR: dir }
+    : { DATABASE_URL: postgresUrlOf(h.database)! };
   const children: ChildProcess[] = [];
 
   return {

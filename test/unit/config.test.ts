@@ -93,10 +93,11 @@ describe('loadConfig', () => {
     expect(err.message).toContain(variable);
   });
 
-  it('reads the validator\'s per-test timeout, one minute by default', () => {
+  it("reads the validator's per-test timeout, one minute by default", () => {
     expect(loadConfig({}).validator).toEqual({ testTimeoutMs: 60_000 });
     expect(loadConfig({ EMEND_VALIDATOR_TEST_TIMEOUT_S: '5' }).validator).toEqual({ testTimeoutMs: 5_000 });
-    for (const bad of ['0', 'soon', '86401']) expect(configError({ EMEND_VALIDATOR_TEST_TIMEOUT_S: bad }).variable).toBe('EMEND_VALIDATOR_TEST_TIMEOUT_S');
+    for (const bad of ['0', 'soon', '86401'])
+      expect(configError({ EMEND_VALIDATOR_TEST_TIMEOUT_S: bad }).variable).toBe('EMEND_VALIDATOR_TEST_TIMEOUT_S');
   });
 
   it('does not echo secrets in its messages', () => {

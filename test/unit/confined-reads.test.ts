@@ -8,7 +8,15 @@ import { describe, expect, it } from 'vitest';
  * one of them takes a reading or writing function from node:fs directly.
  */
 const ROOT = join(import.meta.dirname, '..', '..');
-const GUARDED = ['src/pipeline/steps', 'src/locator', 'src/edits', 'src/scaffold', 'src/validator/detect.ts', 'src/sites/site-dir.ts', 'src/cli-locate.ts'];
+const GUARDED = [
+  'src/pipeline/steps',
+  'src/locator',
+  'src/edits',
+  'src/scaffold',
+  'src/validator/detect.ts',
+  'src/sites/site-dir.ts',
+  'src/cli-locate.ts',
+];
 
 /** Functions that only make or remove a scratch directory the service itself owns. */
 const HARMLESS = new Set(['mkdir', 'mkdtemp', 'rm']);
@@ -35,7 +43,11 @@ function fsImports(source: string): string[] {
   for (const m of source.matchAll(/import\s*(type\s*)?\{([^}]*)\}\s*from\s*['"](?:node:)?fs(?:\/promises)?['"]/g)) {
     if (m[1]) continue;
     for (const part of m[2]!.split(',')) {
-      const name = part.trim().replace(/^type\s+/, '').split(/\s+as\s+/)[0]!.trim();
+      const name = part
+        .trim()
+        .replace(/^type\s+/, '')
+        .split(/\s+as\s+/)[0]!
+        .trim();
       if (name && !part.trim().startsWith('type ')) names.push(name);
     }
   }
@@ -61,9 +73,18 @@ describe('host-side reads of repository files go through the confined file modul
       const rel = relative(ROOT, path).split('\\').join('/');
       seen.push(rel);
       const allowed = new Set([...HARMLESS, ...(ALLOWED[rel] ?? [])]);
-      for (const name of fsImports(readFileSync(path, 'utf8'))) if (!allowed.has(name)) offences.push(`${rel}: ${name}`);
+      for (const name of fsImports(readFileSync(path, 'utf8')))
+        if (!allowed.has(name)) offences.push(`${rel}: ${name}`);
     }
-    expect(seen).toEqual(expect.arrayContaining(['src/pipeline/steps/overview.ts', 'src/locator/files.ts', 'src/edits/apply.ts', 'src/validator/detect.ts', 'src/sites/site-dir.ts']));
+    expect(seen).toEqual(
+      expect.arrayContaining([
+        'src/pipeline/steps/overview.ts',
+        'src/locator/files.ts',
+        'src/edits/apply.ts',
+        'src/validator/detect.ts',
+        'src/sites/site-dir.ts',
+      ]),
+    );
     expect(offences).toEqual([]);
   });
 });

@@ -21,7 +21,9 @@ describe('what the suite needs from the host', () => {
 
   it('under CI a missing requirement throws, for a file and for a test', () => {
     expect(() => available(missing, { CI: 'true' })).toThrow(MissingRequirementError);
-    expect(() => available(missing, { CI: 'true' })).toThrow('CI: the widget is missing: not installed (apt-get install -y widget)');
+    expect(() => available(missing, { CI: 'true' })).toThrow(
+      'CI: the widget is missing: not installed (apt-get install -y widget)',
+    );
     expect(() => need(context(), missing, { CI: 'true' })).toThrow(MissingRequirementError);
   });
 
@@ -29,11 +31,15 @@ describe('what the suite needs from the host', () => {
     const warn = vi.spyOn(console, 'warn').mockImplementation(() => {});
     try {
       expect(available(missing, {})).toBe(false);
-      expect(warn).toHaveBeenCalledWith('NOTICE: the widget is missing: not installed (apt-get install -y widget); the tests that need it are skipped');
+      expect(warn).toHaveBeenCalledWith(
+        'NOTICE: the widget is missing: not installed (apt-get install -y widget); the tests that need it are skipped',
+      );
     } finally {
       warn.mockRestore();
     }
-    expect(() => need(context(), missing, {})).toThrow(new Skipped('the widget is missing: not installed (apt-get install -y widget)'));
+    expect(() => need(context(), missing, {})).toThrow(
+      new Skipped('the widget is missing: not installed (apt-get install -y widget)'),
+    );
   });
 
   it('a requirement that is met lets everything run, under CI or not', () => {
@@ -44,9 +50,17 @@ describe('what the suite needs from the host', () => {
   });
 
   it("the sandbox's limits are missing where cgroups are not, with the sandbox's reason", () => {
-    const report = { kind: 'bubblewrap', cgroups: 'none', memoryLimit: false, processLimit: true, notes: ['cannot make cgroups under /sys/fs/cgroup/memory (memory, v1)'] } as const;
+    const report = {
+      kind: 'bubblewrap',
+      cgroups: 'none',
+      memoryLimit: false,
+      processLimit: true,
+      notes: ['cannot make cgroups under /sys/fs/cgroup/memory (memory, v1)'],
+    } as const;
     const memory = requirements.sandboxLimit(report as unknown as SandboxReport, 'memory');
-    expect(memory.missing).toBe('the sandbox cannot make cgroups here: cannot make cgroups under /sys/fs/cgroup/memory (memory, v1)');
+    expect(memory.missing).toBe(
+      'the sandbox cannot make cgroups here: cannot make cgroups under /sys/fs/cgroup/memory (memory, v1)',
+    );
     expect(requirements.sandboxLimit(report as unknown as SandboxReport, 'processes').missing).toBeUndefined();
   });
 });

@@ -9,8 +9,18 @@ describe('storable values', () => {
   });
 
   it('reaches every string of a JSON value, keys included, and leaves escaped look-alikes alone', () => {
-    const value = { 'k\u0000': ['ok', { deep: 'a\u0000\u0000b' }], text: 'the text \\u0000 stays', lone: '\udfff', emoji: '\ud83d\ude00' };
-    expect(storableJson(value)).toEqual({ 'k\ufffd': ['ok', { deep: 'a\ufffd\ufffdb' }], text: 'the text \\u0000 stays', lone: '\ufffd', emoji: '\ud83d\ude00' });
+    const value = {
+      'k\u0000': ['ok', { deep: 'a\u0000\u0000b' }],
+      text: 'the text \\u0000 stays',
+      lone: '\udfff',
+      emoji: '\ud83d\ude00',
+    };
+    expect(storableJson(value)).toEqual({
+      'k\ufffd': ['ok', { deep: 'a\ufffd\ufffdb' }],
+      text: 'the text \\u0000 stays',
+      lone: '\ufffd',
+      emoji: '\ud83d\ude00',
+    });
     const clean = { a: ['b', 1, null, true] };
     expect(storableJson(clean)).toBe(clean);
   });

@@ -6,14 +6,21 @@ const repoRoot = resolve(import.meta.dirname, '../..');
 const VITEST = resolve(repoRoot, 'node_modules/vitest/vitest.mjs');
 
 /** vitest run on the fixture files under test/unit/fixtures/summary, as a separate process. */
-function runFixtures(filters: string[], env: Record<string, string>): Promise<{ code: number | null; stdout: string; output: string }> {
+function runFixtures(
+  filters: string[],
+  env: Record<string, string>,
+): Promise<{ code: number | null; stdout: string; output: string }> {
   return new Promise((done, fail) => {
     // Only what vitest needs: a CI variable of the outer run must not leak in.
-    const child = spawn(process.execPath, [VITEST, 'run', '--config', 'test/unit/fixtures/summary/vitest.config.ts', ...filters], {
-      cwd: repoRoot,
-      env: { PATH: process.env.PATH, HOME: process.env.HOME, TMPDIR: process.env.TMPDIR, NO_COLOR: '1', ...env },
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
+    const child = spawn(
+      process.execPath,
+      [VITEST, 'run', '--config', 'test/unit/fixtures/summary/vitest.config.ts', ...filters],
+      {
+        cwd: repoRoot,
+        env: { PATH: process.env.PATH, HOME: process.env.HOME, TMPDIR: process.env.TMPDIR, NO_COLOR: '1', ...env },
+        stdio: ['ignore', 'pipe', 'pipe'],
+      },
+    );
     let stdout = '';
     let output = '';
     child.stdout.on('data', (b: Buffer) => {
@@ -51,11 +58,16 @@ describe('the closing summary of a test run', { timeout: 60_000, concurrent: tru
   });
 
   it('outside CI a missing requirement is a skip with its note and the run passes; under CI it fails the test, and any skip fails the run', async () => {
-    const [local, ci] = await Promise.all([runFixtures(['passing', 'skips'], {}), runFixtures(['passing', 'skips'], { CI: 'true' })]);
+    const [local, ci] = await Promise.all([
+      runFixtures(['passing', 'skips'], {}),
+      runFixtures(['passing', 'skips'], { CI: 'true' }),
+    ]);
     expect(local.code).toBe(0);
     expect(summary(local.stdout).at(-1)).toBe('4 passed, 0 failed, 2 skipped');
     expect(ci.code).toBe(1);
-    expect(ci.output).toContain('MissingRequirementError: CI: the widget is missing: not installed (apt-get install -y widget)');
+    expect(ci.output).toContain(
+      'MissingRequirementError: CI: the widget is missing: not installed (apt-get install -y widget)',
+    );
     expect(ci.stdout).toContain('CI: 1 skipped tests fail the run');
     expect(summary(ci.stdout).at(-1)).toBe('4 passed, 1 failed, 1 skipped');
   });
@@ -63,6 +75,12 @@ describe('the closing summary of a test run', { timeout: 60_000, concurrent: tru
   it('passes a clean run under CI', async () => {
     const run = await runFixtures(['passing'], { CI: 'true' });
     expect(run.code).toBe(0);
-    expect(summary(run.stdout)).toEqual(['tests run per leg:', '  first:  2 passed, 0 failed, 0 skipped', '  second: 2 passed, 0 failed, 0 skipped', '  absent: not run', '4 passed, 0 failed, 0 skipped']);
+    expect(summary(run.stdout)).toEqual([
+      'tests run per leg:',
+      '  first:  2 passed, 0 failed, 0 skipped',
+      '  second: 2 passed, 0 failed, 0 skipped',
+      '  absent: not run',
+      '4 passed, 0 failed, 0 skipped',
+    ]);
   });
 });

@@ -38,7 +38,10 @@ function fakeMachine(installed: string[], aptGet?: 'installs' | 'fails'): string
     mkdirSync(join(root, 'usr/bin'), { recursive: true });
     // Records how it was called; "installs" the packages by making their files under the fake root.
     const installs = Object.entries(FILES)
-      .map(([name, files]) => `    ${name}) for f in ${files.join(' ')}; do mkdir -p "$root$(dirname $f)"; touch "$root$f"; chmod +x "$root$f"; done ;;`)
+      .map(
+        ([name, files]) =>
+          `    ${name}) for f in ${files.join(' ')}; do mkdir -p "$root$(dirname $f)"; touch "$root$f"; chmod +x "$root$f"; done ;;`,
+      )
       .join('\n');
     writeFileSync(
       join(root, 'usr/bin/apt-get'),
@@ -68,7 +71,11 @@ interface Run {
 }
 
 /** The real script, as `npm start`/`npm test` run it, looking at a fake machine. */
-function runCheck(purpose: string, root: string, options: { uid?: number; env?: Record<string, string> } = {}): Promise<Run> {
+function runCheck(
+  purpose: string,
+  root: string,
+  options: { uid?: number; env?: Record<string, string> } = {},
+): Promise<Run> {
   const started = Date.now();
   return new Promise((done, fail) => {
     const child = spawn(process.execPath, [SCRIPT, purpose], {
@@ -89,7 +96,9 @@ const aptLog = (root: string) => readFileSync(join(root, 'apt.log'), 'utf8').tri
 
 describe('the system check before npm start and npm test: deciding', () => {
   it('does nothing when nothing is missing, whoever runs it', () => {
-    for (const isRoot of [true, false]) for (const hasAptGet of [true, false]) expect(plan({ purpose: 'test', missing: [], isRoot, hasAptGet })).toEqual({ action: 'none' });
+    for (const isRoot of [true, false])
+      for (const hasAptGet of [true, false])
+        expect(plan({ purpose: 'test', missing: [], isRoot, hasAptGet })).toEqual({ action: 'none' });
   });
 
   it('installs as root with apt-get, saying so in one line', () => {
@@ -113,8 +122,22 @@ describe('the system check before npm start and npm test: deciding', () => {
 
   it('asks npm start for what the service uses and npm test for what the tests use too', () => {
     const nothing = () => false;
-    expect(missingFor('start', nothing, {})).toEqual(['git', 'bubblewrap', 'util-linux', 'chromium', 'fonts-dejavu-core']);
-    expect(missingFor('test', nothing, {})).toEqual(['git', 'bubblewrap', 'util-linux', 'chromium', 'fonts-dejavu-core', 'postgresql', 'python3-pytest']);
+    expect(missingFor('start', nothing, {})).toEqual([
+      'git',
+      'bubblewrap',
+      'util-linux',
+      'chromium',
+      'fonts-dejavu-core',
+    ]);
+    expect(missingFor('test', nothing, {})).toEqual([
+      'git',
+      'bubblewrap',
+      'util-linux',
+      'chromium',
+      'fonts-dejavu-core',
+      'postgresql',
+      'python3-pytest',
+    ]);
     // an operator who points EMEND_CHROMIUM_PATH elsewhere does not get Debian's
     expect(missingFor('start', nothing, { EMEND_CHROMIUM_PATH: '/opt/chrome/chrome' })).not.toContain('chromium');
     expect(missingFor('test', () => true, {})).toEqual([]);
@@ -146,16 +169,25 @@ describe('the system check before npm start and npm test: the script', { timeout
     const run = await runCheck('test', fakeMachine([]));
     expect(run.code).toBe(1);
     expect(run.stdout).toBe('');
-    expect(run.stderr).toContain('npm test needs system packages that are missing: git bubblewrap util-linux chromium fonts-dejavu-core postgresql python3-pytest.');
-    expect(run.stderr).toContain('\n  sudo apt-get install -y git bubblewrap util-linux chromium fonts-dejavu-core postgresql python3-pytest\n');
+    expect(run.stderr).toContain(
+      'npm test needs system packages that are missing: git bubblewrap util-linux chromium fonts-dejavu-core postgresql python3-pytest.',
+    );
+    expect(run.stderr).toContain(
+      '\n  sudo apt-get install -y git bubblewrap util-linux chromium fonts-dejavu-core postgresql python3-pytest\n',
+    );
   });
 
   it('as root with apt-get, installs only what is missing, in one line, then finds it there', async () => {
     const root = fakeMachine(['git', 'util-linux', 'chromium', 'fonts-dejavu-core', 'postgresql'], 'installs');
     const run = await runCheck('test', root);
     expect(run).toMatchObject({ code: 0, stderr: '' });
-    expect(run.stdout).toBe('npm test: installing missing system packages: bubblewrap python3-pytest (apt-get install -y bubblewrap python3-pytest)\n');
-    expect(aptLog(root)).toEqual(['noninteractive apt-get update -qq', 'noninteractive apt-get install -y -qq --no-install-recommends bubblewrap python3-pytest']);
+    expect(run.stdout).toBe(
+      'npm test: installing missing system packages: bubblewrap python3-pytest (apt-get install -y bubblewrap python3-pytest)\n',
+    );
+    expect(aptLog(root)).toEqual([
+      'noninteractive apt-get update -qq',
+      'noninteractive apt-get install -y -qq --no-install-recommends bubblewrap python3-pytest',
+    ]);
     // the second time there is nothing to do
     expect(await runCheck('test', root)).toMatchObject({ code: 0, stdout: '', stderr: '' });
     expect(aptLog(root)).toHaveLength(2);
@@ -165,7 +197,10 @@ describe('the system check before npm start and npm test: the script', { timeout
     const root = fakeMachine(['git', 'util-linux', 'chromium', 'fonts-dejavu-core'], 'installs');
     const run = await runCheck('start', root);
     expect(run.code).toBe(0);
-    expect(aptLog(root)).toEqual(['noninteractive apt-get update -qq', 'noninteractive apt-get install -y -qq --no-install-recommends bubblewrap']);
+    expect(aptLog(root)).toEqual([
+      'noninteractive apt-get update -qq',
+      'noninteractive apt-get install -y -qq --no-install-recommends bubblewrap',
+    ]);
   });
 
   it('shows apt-get output and the command when the install fails', async () => {

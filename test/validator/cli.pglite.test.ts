@@ -25,8 +25,26 @@ describe('emend validate', { timeout: 90_000, concurrent: true }, () => {
     const exit = await runCli(['validate', '--repo', repo.dir, '--json'], env);
     expect(exit.code, exit.stderr).toBe(1);
     const out = JSON.parse(exit.stdout);
-    expect(out).toMatchObject({ passed: false, new_failures: ['multiplies'], fixed: [], preexisting_failures: [], setup: null, baseline: { commit: repo.base } });
-    expect(Object.keys(out)).toEqual(expect.arrayContaining(['command', 'setup', 'passed', 'new_failures', 'fixed', 'preexisting_failures', 'duration_ms', 'log_tail']));
+    expect(out).toMatchObject({
+      passed: false,
+      new_failures: ['multiplies'],
+      fixed: [],
+      preexisting_failures: [],
+      setup: null,
+      baseline: { commit: repo.base },
+    });
+    expect(Object.keys(out)).toEqual(
+      expect.arrayContaining([
+        'command',
+        'setup',
+        'passed',
+        'new_failures',
+        'fixed',
+        'preexisting_failures',
+        'duration_ms',
+        'log_tail',
+      ]),
+    );
   });
 
   it('prints a summary for a person and exits 0 when the change fixes a test', async () => {

@@ -21,11 +21,22 @@ describe('test command detection', () => {
   });
 
   it('takes package.json’s test script, through the package manager its lockfile names', () => {
-    expect(detect({ 'package.json': pkg({ scripts: { test: 'node --test' } }) })).toMatchObject({ runner: 'node', command: 'npm test', setup: null, perTest: { kind: 'node-test' } });
-    expect(detect({ 'package.json': pkg({ scripts: { test: 'jest' } }), 'pnpm-lock.yaml': '' })?.command).toBe('pnpm run test');
-    expect(detect({ 'package.json': pkg({ scripts: { test: 'mocha' } }), 'yarn.lock': '' })?.command).toBe('yarn run test');
+    expect(detect({ 'package.json': pkg({ scripts: { test: 'node --test' } }) })).toMatchObject({
+      runner: 'node',
+      command: 'npm test',
+      setup: null,
+      perTest: { kind: 'node-test' },
+    });
+    expect(detect({ 'package.json': pkg({ scripts: { test: 'jest' } }), 'pnpm-lock.yaml': '' })?.command).toBe(
+      'pnpm run test',
+    );
+    expect(detect({ 'package.json': pkg({ scripts: { test: 'mocha' } }), 'yarn.lock': '' })?.command).toBe(
+      'yarn run test',
+    );
     // npm init's placeholder is no test script
-    expect(detect({ 'package.json': pkg({ scripts: { test: 'echo "Error: no test specified" && exit 1' } }) })).toBeUndefined();
+    expect(
+      detect({ 'package.json': pkg({ scripts: { test: 'echo "Error: no test specified" && exit 1' } }) }),
+    ).toBeUndefined();
   });
 
   it('installs dependencies only when there are some and node_modules is not there', () => {
@@ -52,30 +63,71 @@ describe('test command detection', () => {
   });
 
   it('builds the command with timeout flags the sandbox’s tools support', () => {
-    const node: TestPlan = { runner: 'node', source: 'detected', command: 'npm test', perTest: { kind: 'node-test' }, setup: null };
-    expect(commandWithTimeouts(node, 30, 600, { nodeVersion: [20, 20] })).toBe('npm test -- --test-reporter=tap --test-timeout=30000 --test-force-exit');
-    expect(commandWithTimeouts(node, 30, 600, { nodeVersion: [20, 12] })).toBe('npm test -- --test-reporter=tap --test-timeout=30000');
+    const node: TestPlan = {
+      runner: 'node',
+      source: 'detected',
+      command: 'npm test',
+      perTest: { kind: 'node-test' },
+      setup: null,
+    };
+    expect(commandWithTimeouts(node, 30, 600, { nodeVersion: [20, 20] })).toBe(
+      'npm test -- --test-reporter=tap --test-timeout=30000 --test-force-exit',
+    );
+    expect(commandWithTimeouts(node, 30, 600, { nodeVersion: [20, 12] })).toBe(
+      'npm test -- --test-reporter=tap --test-timeout=30000',
+    );
     expect(commandWithTimeouts(node, 30, 600, { nodeVersion: [18, 19] })).toBe('npm test -- --test-reporter=tap');
     expect(commandWithTimeouts(node, 30, 600, { nodeVersion: [22, 1] })).toContain('--test-force-exit');
-    const pytest: TestPlan = { runner: 'pytest', source: 'detected', command: 'python3 -m pytest', perTest: { kind: 'pytest' }, setup: null };
-    expect(commandWithTimeouts(pytest, 30, 600, { pytestTimeout: false })).toBe('python3 -m pytest -v -rA -p no:cacheprovider -o faulthandler_timeout=30');
+    const pytest: TestPlan = {
+      runner: 'pytest',
+      source: 'detected',
+      command: 'python3 -m pytest',
+      perTest: { kind: 'pytest' },
+      setup: null,
+    };
+    expect(commandWithTimeouts(pytest, 30, 600, { pytestTimeout: false })).toBe(
+      'python3 -m pytest -v -rA -p no:cacheprovider -o faulthandler_timeout=30',
+    );
     expect(commandWithTimeouts(pytest, 30, 600, { pytestTimeout: true })).toContain(' -o timeout=30');
-    expect(commandWithTimeouts(pytest, 30, 600, { pytestTimeout: false }, { pytestProgress: true })).toBe('python3 -m pytest -v -rA -p no:cacheprovider -p emend_progress -o faulthandler_timeout=30');
-    expect(commandWithTimeouts(node, 30, 600, { nodeVersion: [20, 20] }, { pytestProgress: true })).not.toContain('emend_progress');
-    const go: TestPlan = { runner: 'go', source: 'detected', command: 'go test -json ./...', perTest: { kind: 'go' }, setup: null };
+    expect(commandWithTimeouts(pytest, 30, 600, { pytestTimeout: false }, { pytestProgress: true })).toBe(
+      'python3 -m pytest -v -rA -p no:cacheprovider -p emend_progress -o faulthandler_timeout=30',
+    );
+    expect(commandWithTimeouts(node, 30, 600, { nodeVersion: [20, 20] }, { pytestProgress: true })).not.toContain(
+      'emend_progress',
+    );
+    const go: TestPlan = {
+      runner: 'go',
+      source: 'detected',
+      command: 'go test -json ./...',
+      perTest: { kind: 'go' },
+      setup: null,
+    };
     expect(commandWithTimeouts(go, 30, 600, {})).toBe('go test -timeout 540s -json ./...');
-    const yarnJest: TestPlan = { runner: 'node', source: 'detected', command: 'yarn run test', perTest: { kind: 'jest' }, setup: null };
+    const yarnJest: TestPlan = {
+      runner: 'node',
+      source: 'detected',
+      command: 'yarn run test',
+      perTest: { kind: 'jest' },
+      setup: null,
+    };
     expect(commandWithTimeouts(yarnJest, 5, 600, {})).toBe('yarn run test --testTimeout=5000 --verbose');
   });
 
   it('detects pytest, unittest and tox', () => {
-    expect(detect({ 'pytest.ini': '[pytest]\n', 'test_a.py': 'def test_a(): pass\n' })).toMatchObject({ runner: 'pytest', command: 'python3 -m pytest' });
+    expect(detect({ 'pytest.ini': '[pytest]\n', 'test_a.py': 'def test_a(): pass\n' })).toMatchObject({
+      runner: 'pytest',
+      command: 'python3 -m pytest',
+    });
     expect(detect({ 'tests/test_a.py': 'import pytest\n' })?.runner).toBe('pytest');
-    expect(detect({ 'tests/test_a.py': 'import unittest\nclass T(unittest.TestCase):\n    def test_a(self): pass\n' })).toMatchObject({
+    expect(
+      detect({ 'tests/test_a.py': 'import unittest\nclass T(unittest.TestCase):\n    def test_a(self): pass\n' }),
+    ).toMatchObject({
       runner: 'unittest',
       command: 'python3 -m unittest discover -v',
     });
-    expect(detect({ 'tox.ini': '[tox]\nenvlist = py3\n[testenv]\ncommands = python -m unittest\n' })?.runner).toBe('tox');
+    expect(detect({ 'tox.ini': '[tox]\nenvlist = py3\n[testenv]\ncommands = python -m unittest\n' })?.runner).toBe(
+      'tox',
+    );
     expect(detect({ 'tox.ini': '[tox]\n[testenv]\ncommands = pytest\n', 'test_a.py': '' })?.runner).toBe('pytest');
     expect(detect({ 'requirements.txt': 'requests\n', 'test_a.py': 'def test_a(): pass\n' })?.setup).toEqual({
       command: 'python3 -m pip install --user --quiet -r requirements.txt',
@@ -84,11 +136,23 @@ describe('test command detection', () => {
 
   it('detects go, cargo, Maven, Gradle and make', () => {
     expect(detect({ 'go.mod': 'module ex\n\ngo 1.22\n' })).toMatchObject({ runner: 'go', setup: null });
-    expect(detect({ 'go.mod': 'module ex\n\nrequire golang.org/x/text v0.3.0\n' })?.setup).toEqual({ command: 'go mod download' });
-    expect(detect({ 'Cargo.toml': '[package]\nname = "x"\n' })).toMatchObject({ runner: 'cargo', command: 'cargo test --offline', setup: { command: 'cargo fetch' } });
+    expect(detect({ 'go.mod': 'module ex\n\nrequire golang.org/x/text v0.3.0\n' })?.setup).toEqual({
+      command: 'go mod download',
+    });
+    expect(detect({ 'Cargo.toml': '[package]\nname = "x"\n' })).toMatchObject({
+      runner: 'cargo',
+      command: 'cargo test --offline',
+      setup: { command: 'cargo fetch' },
+    });
     expect(detect({ 'pom.xml': '<project/>' })).toMatchObject({ runner: 'maven', command: 'mvn -B test' });
-    expect(detect({ 'build.gradle.kts': '', gradlew: '#!/bin/sh\n' })).toMatchObject({ runner: 'gradle', command: './gradlew --no-daemon --offline test' });
-    expect(detect({ Makefile: 'build:\n\tcc x.c\n\ntest: build\n\t./run-tests\n' })).toMatchObject({ runner: 'make', command: 'make test' });
+    expect(detect({ 'build.gradle.kts': '', gradlew: '#!/bin/sh\n' })).toMatchObject({
+      runner: 'gradle',
+      command: './gradlew --no-daemon --offline test',
+    });
+    expect(detect({ Makefile: 'build:\n\tcc x.c\n\ntest: build\n\t./run-tests\n' })).toMatchObject({
+      runner: 'make',
+      command: 'make test',
+    });
     expect(detect({ Makefile: 'build:\n\tcc x.c\n' })).toBeUndefined();
   });
 
@@ -97,10 +161,27 @@ describe('test command detection', () => {
       'package.json': pkg({ scripts: { test: 'jest' }, devDependencies: { jest: '^29' } }),
       'package-lock.json': '{}',
     };
-    expect(detect(files, 'npm run test:unit')).toMatchObject({ source: 'memory', command: 'npm run test:unit', perTest: { kind: 'none' }, setup: { command: 'npm ci --no-audit --no-fund' } });
-    const withFile = { ...files, '.emend/test': '# how to test this repository\n\nnpm run test:ci -- --runInBand\nignored second line\n' };
-    expect(detect(withFile, 'npm run test:unit')).toMatchObject({ source: 'repo-file', command: 'npm run test:ci -- --runInBand', runner: 'node' });
-    expect(detect({ 'README.md': '' }, './check.sh')).toMatchObject({ source: 'memory', command: './check.sh', runner: undefined, setup: null });
+    expect(detect(files, 'npm run test:unit')).toMatchObject({
+      source: 'memory',
+      command: 'npm run test:unit',
+      perTest: { kind: 'none' },
+      setup: { command: 'npm ci --no-audit --no-fund' },
+    });
+    const withFile = {
+      ...files,
+      '.emend/test': '# how to test this repository\n\nnpm run test:ci -- --runInBand\nignored second line\n',
+    };
+    expect(detect(withFile, 'npm run test:unit')).toMatchObject({
+      source: 'repo-file',
+      command: 'npm run test:ci -- --runInBand',
+      runner: 'node',
+    });
+    expect(detect({ 'README.md': '' }, './check.sh')).toMatchObject({
+      source: 'memory',
+      command: './check.sh',
+      runner: undefined,
+      setup: null,
+    });
     expect(detect({ 'README.md': '', '.emend/test': '# nothing yet\n' })).toBeUndefined();
   });
 

@@ -91,7 +91,9 @@ ERROR test_bad.py
       'test_bad.py': 'failed',
     });
     expect(parsed.markers).toEqual([]);
-    const hung = parseOutput('test_h.py::test_a PASSED  [ 33%]\ntest_h.py::test_hang Timeout (0:00:02)!\nThread 0x01 (most recent call first):\n');
+    const hung = parseOutput(
+      'test_h.py::test_a PASSED  [ 33%]\ntest_h.py::test_hang Timeout (0:00:02)!\nThread 0x01 (most recent call first):\n',
+    );
     expect(hung.running).toBe('test_h.py::test_hang');
   });
 
@@ -137,7 +139,11 @@ FAILED (failures=1, errors=1, skipped=1)`;
 Test Suites: 1 failed, 1 total
 Tests:       1 failed, 1 skipped, 1 passed, 3 total`;
     const parsed = parseOutput(out);
-    expect(Object.fromEntries(parsed.tests)).toEqual({ 'math › adds': 'passed', 'math › subtracts': 'failed', later: 'skipped' });
+    expect(Object.fromEntries(parsed.tests)).toEqual({
+      'math › adds': 'passed',
+      'math › subtracts': 'failed',
+      later: 'skipped',
+    });
     expect(parsed.markers).toEqual([]);
   });
 
@@ -188,7 +194,12 @@ AssertionError: expected 8 to be 2
     const out = [
       ev({ Action: 'run', Package: 'ex/calc', Test: 'TestAdd' }),
       ev({ Action: 'pass', Package: 'ex/calc', Test: 'TestAdd', Elapsed: 0 }),
-      ev({ Action: 'output', Package: 'ex/calc', Test: 'TestSub/negative', Output: '    calc_test.go:12: got 8, want 2\n' }),
+      ev({
+        Action: 'output',
+        Package: 'ex/calc',
+        Test: 'TestSub/negative',
+        Output: '    calc_test.go:12: got 8, want 2\n',
+      }),
       ev({ Action: 'fail', Package: 'ex/calc', Test: 'TestSub/negative' }),
       ev({ Action: 'fail', Package: 'ex/calc', Test: 'TestSub' }),
       ev({ Action: 'skip', Package: 'ex/calc', Test: 'TestLater' }),
@@ -244,7 +255,11 @@ test result: FAILED. 1 passed; 1 failed; 1 ignored; 0 measured; 0 filtered out; 
 
 error: test failed, to rerun pass \`--lib\``;
     const parsed = parseOutput(out);
-    expect(Object.fromEntries(parsed.tests)).toEqual({ 'tests::adds': 'passed', 'tests::subtracts': 'failed', 'tests::later': 'skipped' });
+    expect(Object.fromEntries(parsed.tests)).toEqual({
+      'tests::adds': 'passed',
+      'tests::subtracts': 'failed',
+      'tests::later': 'skipped',
+    });
     expect(parsed.markers).toEqual([]);
   });
 
@@ -261,7 +276,10 @@ org.opentest4j.AssertionFailedError: expected: <1> but was: <2>
 [ERROR]   AppTest.testB:12 expected:<1> but was:<2>
 [INFO] BUILD FAILURE`;
     const parsedMaven = parseOutput(maven);
-    expect(Object.fromEntries(parsedMaven.tests)).toEqual({ 'com.example.AppTest.testB': 'failed', 'com.example.AppTest.testC': 'failed' });
+    expect(Object.fromEntries(parsedMaven.tests)).toEqual({
+      'com.example.AppTest.testB': 'failed',
+      'com.example.AppTest.testC': 'failed',
+    });
     expect(parsedMaven.markers).toEqual([]);
     const gradle = `AppTest > testA PASSED
 
@@ -273,7 +291,10 @@ AppTest > testB FAILED
 FAILURE: Build failed with an exception.
 BUILD FAILED in 3s`;
     const parsedGradle = parseOutput(gradle);
-    expect(Object.fromEntries(parsedGradle.tests)).toEqual({ 'AppTest > testA': 'passed', 'AppTest > testB': 'failed' });
+    expect(Object.fromEntries(parsedGradle.tests)).toEqual({
+      'AppTest > testA': 'passed',
+      'AppTest > testB': 'failed',
+    });
     expect(parsedGradle.markers).toEqual([]);
   });
 
@@ -304,8 +325,11 @@ BUILD FAILED in 3s`;
   });
 
   it('makes paths relative to the checkout, whichever copy ran', () => {
-    expect(normalizeOutput('\x1b[31mnot ok 1 - /workspace/repo/test/a.js\x1b[0m\r\n/tmp/x/change/repo/b.js', ['/workspace/repo', '/tmp/x/change/repo'])).toBe(
-      'not ok 1 - test/a.js\nb.js',
-    );
+    expect(
+      normalizeOutput('\x1b[31mnot ok 1 - /workspace/repo/test/a.js\x1b[0m\r\n/tmp/x/change/repo/b.js', [
+        '/workspace/repo',
+        '/tmp/x/change/repo',
+      ]),
+    ).toBe('not ok 1 - test/a.js\nb.js');
   });
 });

@@ -54,7 +54,13 @@ describe('the pytest progress watch', () => {
     expect(timers.pending.size).toBe(0);
     watch.push(Buffer.from(start.slice(20)));
     expect(timers.pending.size).toBe(1);
-    for (const noise of ['bwrap: something\n', `${PROGRESS_PREFIX}{not json\n`, line({ event: 'start' }), line({ event: 'collected', count: -1 }), line({ event: 'finish', id: 'never started' })]) {
+    for (const noise of [
+      'bwrap: something\n',
+      `${PROGRESS_PREFIX}{not json\n`,
+      line({ event: 'start' }),
+      line({ event: 'collected', count: -1 }),
+      line({ event: 'finish', id: 'never started' }),
+    ]) {
       watch.push(noise);
     }
     expect(timers.pending.size).toBe(1);
@@ -76,14 +82,18 @@ describe('the pytest progress watch', () => {
   });
 
   it('takes the progress lines out of an output and leaves the rest as it was', () => {
-    expect(withoutProgress(`bwrap: warning\n${line({ event: 'start', id: 'a' })}${line({ event: 'finish', id: 'a' })}`)).toBe('bwrap: warning\n');
+    expect(
+      withoutProgress(`bwrap: warning\n${line({ event: 'start', id: 'a' })}${line({ event: 'finish', id: 'a' })}`),
+    ).toBe('bwrap: warning\n');
     expect(withoutProgress('plain\noutput\n')).toBe('plain\noutput\n');
   });
 
   it('tells a command that loads the plugin, and can take the plugin out of it', () => {
     const command = 'python3 -m pytest -v -rA -p no:cacheprovider -p emend_progress -o faulthandler_timeout=60';
     expect(namesProgressPlugin(command)).toBe(true);
-    expect(withoutProgressPlugin(command)).toBe('python3 -m pytest -v -rA -p no:cacheprovider -o faulthandler_timeout=60');
+    expect(withoutProgressPlugin(command)).toBe(
+      'python3 -m pytest -v -rA -p no:cacheprovider -o faulthandler_timeout=60',
+    );
     expect(namesProgressPlugin('python3 -m pytest -p emend_progress_other')).toBe(false);
     expect(namesProgressPlugin('make test')).toBe(false);
   });

@@ -7,14 +7,26 @@ import type { StepHelpers, StepPayload } from '../../src/pipeline/step-types.js'
 import type { Sandbox } from '../../src/sandbox/types.js';
 import type { Task } from '../../src/tasks/service.js';
 import { type ValidatorWorkspace, validatorStep } from '../../src/validator/step.js';
-import { fixtureSandbox, jsFailingTest, noTests, preexistingFixesA, removeFixtureRepos, separateGitDir } from '../support/fixture-repos.js';
+import {
+  fixtureSandbox,
+  jsFailingTest,
+  noTests,
+  preexistingFixesA,
+  removeFixtureRepos,
+  separateGitDir,
+} from '../support/fixture-repos.js';
 
 function payload(outputs: StepPayload['outputs'] = {}): StepPayload {
   return { task: { id: 'task-1' } as Task, outputs, retry: 0 };
 }
 
 /** The helpers a step gets from the runner, with the sandbox and the configuration in deps and the run's workspace. */
-function helpers(sandbox: Sandbox, workspace: ValidatorWorkspace, signal = new AbortController().signal, env: Record<string, string> = {}) {
+function helpers(
+  sandbox: Sandbox,
+  workspace: ValidatorWorkspace,
+  signal = new AbortController().signal,
+  env: Record<string, string> = {},
+) {
   const logged: string[] = [];
   const h = {
     deps: { sandbox, config: loadConfig(env) } as Deps,
@@ -43,7 +55,11 @@ describe('the validator step', { timeout: 60_000 }, () => {
     const first = helpers(sandbox, workspace);
     const result = await step(payload(), first.h);
     expect(result.passed).toBe(false);
-    expect(result.output).toMatchObject({ passed: false, new_failures: ['multiplies'], baseline: { commit: repo.base } });
+    expect(result.output).toMatchObject({
+      passed: false,
+      new_failures: ['multiplies'],
+      baseline: { commit: repo.base },
+    });
     // the per-test timeout is the configured one (EMEND_VALIDATOR_TEST_TIMEOUT_S, 60 s by default)
     expect(result.output.command).toContain('--test-timeout=60000');
     expect(first.logged).toContain('baseline run');
@@ -78,15 +94,27 @@ describe('the validator step', { timeout: 60_000 }, () => {
 
   it('passes the remembered test command through its context', async () => {
     const repo = noTests();
-    const contextOf = () => ({ sandbox, workspace: { dir: repo.dir, baseCommit: repo.base }, testCommand: 'cat notes.txt' });
-    const result = await validatorStep(contextOf)(payload(), helpers(sandbox, { dir: repo.dir, baseCommit: repo.base }).h);
-    expect(result).toMatchObject({ passed: true, output: { command: 'cat notes.txt', source: 'memory', passed: true } });
+    const contextOf = () => ({
+      sandbox,
+      workspace: { dir: repo.dir, baseCommit: repo.base },
+      testCommand: 'cat notes.txt',
+    });
+    const result = await validatorStep(contextOf)(
+      payload(),
+      helpers(sandbox, { dir: repo.dir, baseCommit: repo.base }).h,
+    );
+    expect(result).toMatchObject({
+      passed: true,
+      output: { command: 'cat notes.txt', source: 'memory', passed: true },
+    });
     expect(result.output.log_tail).toContain('still nothing');
   });
 
   it('gives each test the configured timeout (EMEND_VALIDATOR_TEST_TIMEOUT_S)', async () => {
     const repo = jsFailingTest();
-    const configured = helpers(sandbox, { dir: repo.dir, baseCommit: repo.base }, undefined, { EMEND_VALIDATOR_TEST_TIMEOUT_S: '7' });
+    const configured = helpers(sandbox, { dir: repo.dir, baseCommit: repo.base }, undefined, {
+      EMEND_VALIDATOR_TEST_TIMEOUT_S: '7',
+    });
     const result = await validatorStep()(payload(), configured.h);
     expect(result.output.command).toContain('--test-timeout=7000');
   });
@@ -95,9 +123,9 @@ describe('the validator step', { timeout: 60_000 }, () => {
     const repo = jsFailingTest();
     const kill = new AbortController();
     kill.abort();
-    await expect(validatorStep()(payload(), helpers(sandbox, { dir: repo.dir, baseCommit: repo.base }, kill.signal).h)).rejects.toThrow(
-      'the validator was stopped (task killed)',
-    );
+    await expect(
+      validatorStep()(payload(), helpers(sandbox, { dir: repo.dir, baseCommit: repo.base }, kill.signal).h),
+    ).rejects.toThrow('the validator was stopped (task killed)');
   });
 });
 

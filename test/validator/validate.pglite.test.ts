@@ -93,32 +93,57 @@ describe('the validator on fixture repositories', { timeout: 60_000 }, () => {
   it('fails a run that prints "Assertion failed" and exits 0', async () => {
     const repo = jsFailureExitsZero();
     const out = await validate(sandbox, { dir: repo.dir, base: repo.base });
-    expect(out).toMatchObject({ passed: false, command: 'npm test', new_failures: ['(output) Assertion failed: add(2, 2) is 4'] });
+    expect(out).toMatchObject({
+      passed: false,
+      command: 'npm test',
+      new_failures: ['(output) Assertion failed: add(2, 2) is 4'],
+    });
     expect(out.log_tail).toContain('checks done');
   });
 
   it('runs pytest on a Python repository', async () => {
     const repo = pythonPytest();
     const out = await validate(sandbox, { dir: repo.dir, base: repo.base });
-    expect(out).toMatchObject({ passed: false, runner: 'pytest', new_failures: ['test_calc.py::test_sub'], tests: { passed: 1, failed: 1 } });
+    expect(out).toMatchObject({
+      passed: false,
+      runner: 'pytest',
+      new_failures: ['test_calc.py::test_sub'],
+      tests: { passed: 1, failed: 1 },
+    });
     expect(out.command).toMatch(/^python3 -m pytest -v -rA/);
   });
 
   it('reports a failure present before the change as pre-existing, not as a regression', async () => {
     const repo = preexistingBreaksB();
     const out = await validate(sandbox, { dir: repo.dir, base: repo.base });
-    expect(out).toMatchObject({ passed: false, new_failures: ['B'], preexisting_failures: ['A'], fixed: [], baseline: { failures: ['A'] } });
+    expect(out).toMatchObject({
+      passed: false,
+      new_failures: ['B'],
+      preexisting_failures: ['A'],
+      fixed: [],
+      baseline: { failures: ['A'] },
+    });
   });
 
   it('reports a test the change makes pass as fixed', async () => {
     const repo = preexistingFixesA();
     const out = await validate(sandbox, { dir: repo.dir, base: repo.base });
-    expect(out).toMatchObject({ passed: true, new_failures: [], preexisting_failures: [], fixed: ['A'], tests: { passed: 2, failed: 0 } });
+    expect(out).toMatchObject({
+      passed: true,
+      new_failures: [],
+      preexisting_failures: [],
+      fixed: ['A'],
+      tests: { passed: 2, failed: 0 },
+    });
   });
 
   it('fails a hanging test at its timeout and still reports the other tests (node --test --test-timeout)', async () => {
     const repo = jsHangingTest();
-    const out = await validate(sandbox, { dir: repo.dir, base: repo.base }, { limits: { testTimeoutMs: 2_000, runTimeoutMs: 40_000 } });
+    const out = await validate(
+      sandbox,
+      { dir: repo.dir, base: repo.base },
+      { limits: { testTimeoutMs: 2_000, runTimeoutMs: 40_000 } },
+    );
     expect(out).toMatchObject({ passed: false, new_failures: ['test/slow.test.js'], tests: { passed: 3, failed: 1 } });
     expect(out.log_tail).toContain('test timed out after 2000ms');
     // the per-test timeout ended it, not the run's
@@ -129,7 +154,11 @@ describe('the validator on fixture repositories', { timeout: 60_000 }, () => {
   it('fails a hang the runner cannot time out at the run’s timeout, naming the test it was in', async () => {
     // A command from .emend/test is not watched (its shape is unknown): the run's own limit ends it.
     const repo = pythonHangingTest({ '.emend/test': 'python3 -m pytest -v\n' });
-    const out = await validate(sandbox, { dir: repo.dir, base: repo.base }, { limits: { testTimeoutMs: 1_000, runTimeoutMs: 4_000 } });
+    const out = await validate(
+      sandbox,
+      { dir: repo.dir, base: repo.base },
+      { limits: { testTimeoutMs: 1_000, runTimeoutMs: 4_000 } },
+    );
     expect(out.passed).toBe(false);
     expect(out.new_failures).toEqual(['(run) timed out after 4 s', 'test_slow.py::test_slow']);
     expect(out.hung).toBeUndefined();
@@ -140,7 +169,11 @@ describe('the validator on fixture repositories', { timeout: 60_000 }, () => {
   it('watches a remembered command that names the progress plugin (repo memory keeps the command as run)', async () => {
     const repo = pythonHangingTest();
     const remembered = 'python3 -m pytest -v -rA -p no:cacheprovider -p emend_progress -o faulthandler_timeout=1';
-    const out = await validate(sandbox, { dir: repo.dir, base: repo.base, testCommand: remembered }, { limits: { testTimeoutMs: 1_000, runTimeoutMs: 30_000 } });
+    const out = await validate(
+      sandbox,
+      { dir: repo.dir, base: repo.base, testCommand: remembered },
+      { limits: { testTimeoutMs: 1_000, runTimeoutMs: 30_000 } },
+    );
     expect(out).toMatchObject({
       command: remembered,
       source: 'memory',
@@ -154,7 +187,13 @@ describe('the validator on fixture repositories', { timeout: 60_000 }, () => {
   describe('a QuixBugs program with an infinite loop, pytest without pytest-timeout', () => {
     const TEST_TIMEOUT_MS = 5_000;
     const HUNG = 'python_testcases/test_sqrt.py::test_sqrt_two';
-    const BEFORE = ['test_bitcount.py::test_zero', 'test_bitcount.py::test_byte', 'test_gcd.py::test_small', 'test_gcd.py::test_coprime', 'test_sqrt.py::test_sqrt_one'].map((t) => `python_testcases/${t}`);
+    const BEFORE = [
+      'test_bitcount.py::test_zero',
+      'test_bitcount.py::test_byte',
+      'test_gcd.py::test_small',
+      'test_gcd.py::test_coprime',
+      'test_sqrt.py::test_sqrt_one',
+    ].map((t) => `python_testcases/${t}`);
 
     it('stops the hung test at the per-test timeout, fails it by name, keeps the tests before it, and leaves no process behind: a regression', async () => {
       expect(() => execFileSync('/usr/bin/python3', ['-c', 'import pytest_timeout'], { stdio: 'ignore' })).toThrow();
@@ -177,12 +216,16 @@ describe('the validator on fixture repositories', { timeout: 60_000 }, () => {
       });
       expect(out.command).toContain('-p emend_progress');
       expect(out.baseline!.hung).toBeUndefined();
-      expect(out.message).toBe(`the change's run was stopped: ${HUNG} timed out after 5 s (killed); 3 test(s) after it did not run`);
+      expect(out.message).toBe(
+        `the change's run was stopped: ${HUNG} timed out after 5 s (killed); 3 test(s) after it did not run`,
+      );
       for (const id of BEFORE) expect(out.log_tail).toContain(`${id} PASSED`);
       expect(out.log_tail).not.toContain('test_sqrt_nine');
       // faulthandler's dump at the timeout shows where it was stuck; the validator's note ends the log
       expect(out.log_tail).toMatch(/File "python_programs\/sqrt.py", line \d in sqrt/);
-      expect(out.log_tail.trimEnd().split('\n').at(-1)).toBe(`emend: ${HUNG} timed out after 5 s (killed); 3 test(s) after it did not run`);
+      expect(out.log_tail.trimEnd().split('\n').at(-1)).toBe(
+        `emend: ${HUNG} timed out after 5 s (killed); 3 test(s) after it did not run`,
+      );
       // the hung pytest and the helper process its test started were there, and are gone
       expect(seen).toContain(marker);
       expect(seen).toContain(`${marker}c`);
@@ -202,10 +245,16 @@ describe('the validator on fixture repositories', { timeout: 60_000 }, () => {
         preexisting_failures: [],
         fixed: [HUNG],
         tests: { passed: 9, failed: 0 },
-        baseline: { failures: [HUNG], tests: 6, hung: { id: HUNG, reason: 'timed out after 5 s (killed)', not_run: 3 } },
+        baseline: {
+          failures: [HUNG],
+          tests: 6,
+          hung: { id: HUNG, reason: 'timed out after 5 s (killed)', not_run: 3 },
+        },
       });
       expect(out.hung).toBeUndefined();
-      expect(out.message).toMatch(/^the unmodified checkout's run was stopped: .*test_sqrt_two timed out after 5 s \(killed\); 3 test\(s\) after it did not run/);
+      expect(out.message).toMatch(
+        /^the unmodified checkout's run was stopped: .*test_sqrt_two timed out after 5 s \(killed\); 3 test\(s\) after it did not run/,
+      );
       expect(left).toEqual([]);
     });
   });
@@ -227,16 +276,29 @@ describe('the validator on fixture repositories', { timeout: 60_000 }, () => {
     expect(out.setup!.exit_code).not.toBe(0);
     expect(out.setup!.log_tail).toBeTruthy();
     expect(out.passed).toBeNull();
-    expect(out.message).toMatch(/^the dependencies were not installed \(npm ci --offline --no-audit --no-fund: exit code \d+\) and the unmodified checkout fails 2 test\(s\) without them/);
+    expect(out.message).toMatch(
+      /^the dependencies were not installed \(npm ci --offline --no-audit --no-fund: exit code \d+\) and the unmodified checkout fails 2 test\(s\) without them/,
+    );
     expect(out.new_failures).toEqual([]);
-    expect(out.preexisting_failures).toEqual(['(setup) npm ci --offline --no-audit --no-fund exited with code 1', 'test/pad.test.js']);
+    expect(out.preexisting_failures).toEqual([
+      '(setup) npm ci --offline --no-audit --no-fund exited with code 1',
+      'test/pad.test.js',
+    ]);
     expect(out.baseline).toMatchObject({ setup: 'failed' });
   });
 
   it('says "no test command found" for a repository without tests, and passes nothing', async () => {
     const repo = noTests();
     const out = await validate(sandbox, { dir: repo.dir, base: repo.base });
-    expect(out).toMatchObject({ command: null, passed: null, setup: null, new_failures: [], fixed: [], preexisting_failures: [], message: 'no test command found' });
+    expect(out).toMatchObject({
+      command: null,
+      passed: null,
+      setup: null,
+      new_failures: [],
+      fixed: [],
+      preexisting_failures: [],
+      message: 'no test command found',
+    });
     expect(out.log_tail).toBe('no test command found');
   });
 
@@ -245,10 +307,19 @@ describe('the validator on fixture repositories', { timeout: 60_000 }, () => {
     writeFiles(repo.dir, { 'check.js': "console.log('custom check ran');\n" });
     const remembered = await validate(sandbox, { dir: repo.dir, base: repo.base, testCommand: 'node check.js' });
     // check.js is untracked: only the change has it, so the baseline's run fails and the change's passes
-    expect(remembered).toMatchObject({ command: 'node check.js', source: 'memory', passed: true, fixed: ['(run) exited with code 1'] });
+    expect(remembered).toMatchObject({
+      command: 'node check.js',
+      source: 'memory',
+      passed: true,
+      fixed: ['(run) exited with code 1'],
+    });
     expect(remembered.log_tail).toContain('custom check ran');
 
-    const withFile = fixtureRepo({ '.emend/test': '# our tests\nnode check.js\n', 'check.js': "console.log('from .emend/test');\n", 'package.json': '{"scripts":{"test":"node --test"}}' });
+    const withFile = fixtureRepo({
+      '.emend/test': '# our tests\nnode check.js\n',
+      'check.js': "console.log('from .emend/test');\n",
+      'package.json': '{"scripts":{"test":"node --test"}}',
+    });
     const fromFile = await validate(sandbox, { dir: withFile.dir, base: withFile.base, testCommand: 'node other.js' });
     expect(fromFile).toMatchObject({ command: 'node check.js', source: 'repo-file', passed: true, runner: 'node' });
     expect(fromFile.log_tail).toContain('from .emend/test');
@@ -261,7 +332,12 @@ describe('the validator on fixture repositories', { timeout: 60_000 }, () => {
     expect(out).toMatchObject({ passed: false, new_failures: ['multiplies'], baseline: { commit: repo.base } });
     // against HEAD, the change (nothing in the working tree) brings nothing new
     const same = await validate(sandbox, { dir: repo.dir, base: 'HEAD' });
-    expect(same).toMatchObject({ passed: true, new_failures: [], preexisting_failures: ['multiplies'], baseline: { commit: head } });
+    expect(same).toMatchObject({
+      passed: true,
+      new_failures: [],
+      preexisting_failures: ['multiplies'],
+      baseline: { commit: head },
+    });
   });
 
   it('reuses a baseline of the same commit and command instead of running it again', async () => {
@@ -270,8 +346,17 @@ describe('the validator on fixture repositories', { timeout: 60_000 }, () => {
     // a doctored cached baseline shows that it was used rather than re-run
     const cached = { ...first.baseline!, failures: ['multiplies'], duration_ms: -1 };
     const second = await validate(sandbox, { dir: repo.dir, base: repo.base, cachedBaseline: cached });
-    expect(second).toMatchObject({ passed: true, new_failures: [], preexisting_failures: ['multiplies'], baseline: { duration_ms: -1 } });
-    const otherCommit = await validate(sandbox, { dir: repo.dir, base: repo.base, cachedBaseline: { ...cached, commit: '0'.repeat(40) } });
+    expect(second).toMatchObject({
+      passed: true,
+      new_failures: [],
+      preexisting_failures: ['multiplies'],
+      baseline: { duration_ms: -1 },
+    });
+    const otherCommit = await validate(sandbox, {
+      dir: repo.dir,
+      base: repo.base,
+      cachedBaseline: { ...cached, commit: '0'.repeat(40) },
+    });
     expect(otherCommit).toMatchObject({ passed: false, new_failures: ['multiplies'] });
   });
 
@@ -284,14 +369,20 @@ describe('the validator on fixture repositories', { timeout: 60_000 }, () => {
   it('refuses a directory that is not a checkout, and a revision that names no commit', async () => {
     const repo = noTests();
     await expect(validate(sandbox, { dir: repo.dir, base: 'no-such-branch' })).rejects.toThrow(NotACheckoutError);
-    await expect(validate(sandbox, { dir: join(repo.dir, '.git', 'objects'), base: 'HEAD' })).rejects.toThrow(/is not a git checkout/);
+    await expect(validate(sandbox, { dir: join(repo.dir, '.git', 'objects'), base: 'HEAD' })).rejects.toThrow(
+      /is not a git checkout/,
+    );
     await expect(validate(sandbox, { dir: tmpdir(), base: 'HEAD' })).rejects.toThrow(/is not a git checkout/);
   });
 
   it('stops when aborted', async () => {
     const repo = pythonHangingTest();
     const abort = new AbortController();
-    const running = validate(sandbox, { dir: repo.dir, base: repo.base }, { signal: abort.signal, limits: { runTimeoutMs: 30_000 } });
+    const running = validate(
+      sandbox,
+      { dir: repo.dir, base: repo.base },
+      { signal: abort.signal, limits: { runTimeoutMs: 30_000 } },
+    );
     setTimeout(() => abort.abort(), 1_500);
     await expect(running).rejects.toThrow('validation aborted');
   });

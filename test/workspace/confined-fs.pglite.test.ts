@@ -1,5 +1,15 @@
 import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
-import { existsSync, lstatSync, mkdirSync, mkdtempSync, readFileSync, readlinkSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import {
+  existsSync,
+  lstatSync,
+  mkdirSync,
+  mkdtempSync,
+  readFileSync,
+  readlinkSync,
+  rmSync,
+  symlinkSync,
+  writeFileSync,
+} from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -55,7 +65,10 @@ describe('confined-fs: files of an untrusted tree, never followed out of it', ()
   it('refuses ".." and absolute paths before touching the disk', () => {
     expect(dir.info('../../../secret.key')).toEqual({ kind: 'invalid', reason: '".." is refused in paths' });
     expect(dir.info('docs/../../outside/marker.txt').kind).toBe('invalid');
-    expect(dir.info(join(base, 'data', 'secret.key'))).toEqual({ kind: 'invalid', reason: 'absolute paths are refused' });
+    expect(dir.info(join(base, 'data', 'secret.key'))).toEqual({
+      kind: 'invalid',
+      reason: 'absolute paths are refused',
+    });
     expect(dir.info('a\0b').kind).toBe('invalid');
   });
 
@@ -76,7 +89,9 @@ describe('confined-fs: files of an untrusted tree, never followed out of it', ()
       expect(read.ok, path).toBe(false);
       expect(dir.readText(path)).toBeUndefined();
     }
-    expect(describePath('README.md', dir.info('README.md'))).toBe('README.md is a symlink -> ../../../secret.key, which leads outside the repository; it is not followed');
+    expect(describePath('README.md', dir.info('README.md'))).toBe(
+      'README.md is a symlink -> ../../../secret.key, which leads outside the repository; it is not followed',
+    );
   });
 
   it('treats the excluded .git as outside, also through a link', () => {
@@ -90,7 +105,10 @@ describe('confined-fs: files of an untrusted tree, never followed out of it', ()
     expect(dir.read('pipe')).toEqual({ ok: false, info: { kind: 'special', what: 'fifo' } });
     expect(() => dir.write('pipe', 'x')).toThrow(/not a regular file \(a fifo\)/);
     expect(dir.info('loop-a')).toEqual({ kind: 'invalid', reason: 'a loop of symlinks' });
-    expect(dir.info('dangling-in')).toEqual({ kind: 'invalid', reason: 'dangling-in is a symlink to a missing target' });
+    expect(dir.info('dangling-in')).toEqual({
+      kind: 'invalid',
+      reason: 'dangling-in is a symlink to a missing target',
+    });
     expect(dir.info('nothing-here')).toEqual({ kind: 'missing' });
   });
 

@@ -17,10 +17,15 @@ describe('workspaces: credentials for private repositories', () => {
   const taskId = () => `cred-${++seq}`;
 
   it('fails clearly without the token or with a wrong one, and succeeds with it', async () => {
-    const commit = bed.server.createRepo('acme', 'private', { files: { 'secret-sauce.txt': 'ketchup\n' }, token: TOKEN });
+    const commit = bed.server.createRepo('acme', 'private', {
+      files: { 'secret-sauce.txt': 'ketchup\n' },
+      token: TOKEN,
+    });
     const url = bed.server.repoUrl('acme', 'private');
 
-    const without = await prepareWorkspace(bed.fx.deps, { taskId: taskId(), repoUrl: url, baseBranch: 'main' }).catch((e) => e);
+    const without = await prepareWorkspace(bed.fx.deps, { taskId: taskId(), repoUrl: url, baseBranch: 'main' }).catch(
+      (e) => e,
+    );
     expect(without).toBeInstanceOf(WorkspaceError);
     expect(without).toMatchObject({
       reason: 'auth',
@@ -28,16 +33,31 @@ describe('workspaces: credentials for private repositories', () => {
     });
     // A refused first fetch leaves no mirror (nor a half-made one) behind.
     expect(existsSync(mirrorPath(bed.fx.dataDir, url))).toBe(false);
-    expect(readdirSync(join(bed.fx.dataDir, 'mirrors', `127.0.0.1_${new URL(bed.server.baseUrl).port}`, 'acme'))).toEqual(['private.git.lock']);
+    expect(
+      readdirSync(join(bed.fx.dataDir, 'mirrors', `127.0.0.1_${new URL(bed.server.baseUrl).port}`, 'acme')),
+    ).toEqual(['private.git.lock']);
 
     const wrongToken = 'ghs_wrongwrongwrong';
-    const wrong = await prepareWorkspace(bed.fx.deps, { taskId: taskId(), repoUrl: url, baseBranch: 'main', token: wrongToken }).catch((e) => e);
-    expect(wrong).toMatchObject({ reason: 'auth', message: expect.stringContaining('the code host refused the token') });
+    const wrong = await prepareWorkspace(bed.fx.deps, {
+      taskId: taskId(),
+      repoUrl: url,
+      baseBranch: 'main',
+      token: wrongToken,
+    }).catch((e) => e);
+    expect(wrong).toMatchObject({
+      reason: 'auth',
+      message: expect.stringContaining('the code host refused the token'),
+    });
     expect(wrong.message).not.toContain(wrongToken);
     expect(wrong.message).not.toContain(Buffer.from(`x-access-token:${wrongToken}`).toString('base64'));
 
     bed.server.requests.length = 0;
-    const ws = await prepareWorkspace(bed.fx.deps, { taskId: taskId(), repoUrl: url, baseBranch: 'main', token: TOKEN });
+    const ws = await prepareWorkspace(bed.fx.deps, {
+      taskId: taskId(),
+      repoUrl: url,
+      baseBranch: 'main',
+      token: TOKEN,
+    });
     expect(ws.baseCommit).toBe(commit);
     expect(readFileSync(join(ws.dir, 'secret-sauce.txt'), 'utf8')).toBe('ketchup\n');
     // Every request of the fetch carried the token as a header, sent up front; none in a URL.
@@ -50,8 +70,15 @@ describe('workspaces: credentials for private repositories', () => {
 
     // Later tasks fetch the mirror with the token again; without it they are refused.
     bed.server.commit('acme', 'private', { branch: 'main', files: { 'more.txt': 'more\n' } });
-    await expect(prepareWorkspace(bed.fx.deps, { taskId: taskId(), repoUrl: url, baseBranch: 'main' })).rejects.toMatchObject({ reason: 'auth' });
-    const again = await prepareWorkspace(bed.fx.deps, { taskId: taskId(), repoUrl: url, baseBranch: 'main', token: TOKEN });
+    await expect(
+      prepareWorkspace(bed.fx.deps, { taskId: taskId(), repoUrl: url, baseBranch: 'main' }),
+    ).rejects.toMatchObject({ reason: 'auth' });
+    const again = await prepareWorkspace(bed.fx.deps, {
+      taskId: taskId(),
+      repoUrl: url,
+      baseBranch: 'main',
+      token: TOKEN,
+    });
     expect(readFileSync(join(again.dir, 'more.txt'), 'utf8')).toBe('more\n');
     await ws.dispose();
     await again.dispose();
@@ -68,11 +95,18 @@ describe('workspaces: credentials for private repositories', () => {
     const deps = { ...bed.fx.deps, git: wrapper };
 
     const ws = await prepareWorkspace(deps, { taskId: taskId(), repoUrl: url, baseBranch: 'main', token: TOKEN });
-    const failed = await prepareWorkspace(deps, { taskId: taskId(), repoUrl: url, baseBranch: 'no-such-branch', token: TOKEN }).catch((e) => e);
+    const failed = await prepareWorkspace(deps, {
+      taskId: taskId(),
+      repoUrl: url,
+      baseBranch: 'no-such-branch',
+      token: TOKEN,
+    }).catch((e) => e);
     expect(failed).toMatchObject({ reason: 'missing_branch' });
 
     const argv = readFileSync(argvLog, 'utf8');
-    expect(argv).toContain(`fetch --quiet --prune --no-tags --no-recurse-submodules --no-write-fetch-head -- ${url} +refs/heads/*:refs/heads/*`);
+    expect(argv).toContain(
+      `fetch --quiet --prune --no-tags --no-recurse-submodules --no-write-fetch-head -- ${url} +refs/heads/*:refs/heads/*`,
+    );
     for (const form of FORMS) {
       expect(argv).not.toContain(form);
       expect(bed.fx.logLines.join('\n')).not.toContain(form);
@@ -97,12 +131,17 @@ describe('workspaces: credentials for private repositories', () => {
     expect(inv.command).toBe('git');
     expect(inv.args.join(' ')).not.toMatch(new RegExp(FORMS.join('|')));
     const config = Object.fromEntries(
-      Array.from({ length: Number(inv.env.GIT_CONFIG_COUNT) }, (_, i) => [inv.env[`GIT_CONFIG_KEY_${i}`], inv.env[`GIT_CONFIG_VALUE_${i}`]]),
+      Array.from({ length: Number(inv.env.GIT_CONFIG_COUNT) }, (_, i) => [
+        inv.env[`GIT_CONFIG_KEY_${i}`],
+        inv.env[`GIT_CONFIG_VALUE_${i}`],
+      ]),
     );
     expect(config['http.https://github.com/.extraHeader']).toBe(`Authorization: ${authHeaderValue(TOKEN)}`);
     expect(authHeaderValue(TOKEN)).toBe(`Basic ${BASIC}`);
     // The token is in that one variable and no other.
-    const holders = Object.entries(inv.env).filter(([, v]) => FORMS.some((f) => v.includes(f))).map(([k]) => k);
+    const holders = Object.entries(inv.env)
+      .filter(([, v]) => FORMS.some((f) => v.includes(f)))
+      .map(([k]) => k);
     expect(holders).toHaveLength(1);
     expect(holders[0]).toMatch(/^GIT_CONFIG_VALUE_\d+$/);
     expect(inv.env).toMatchObject({
@@ -128,7 +167,10 @@ describe('workspaces: credentials for private repositories', () => {
 
     // No token: no header at all; a local path (tests, development) may use the file transport.
     const local = gitInvocation(env, { args: ['fetch'], remote: { url: '/srv/repos/a.git' } });
-    const localKeys = Array.from({ length: Number(local.env.GIT_CONFIG_COUNT) }, (_, i) => local.env[`GIT_CONFIG_KEY_${i}`]);
+    const localKeys = Array.from(
+      { length: Number(local.env.GIT_CONFIG_COUNT) },
+      (_, i) => local.env[`GIT_CONFIG_KEY_${i}`],
+    );
     expect(localKeys.some((k) => k?.endsWith('.extraHeader'))).toBe(false);
     expect(local.env[`GIT_CONFIG_VALUE_${localKeys.indexOf('protocol.file.allow')}`]).toBe('always');
   });

@@ -14,7 +14,12 @@ describe('workspaces: the diff of a task', () => {
   beforeAll(async () => {
     server = await startGitHttp();
     server.createRepo('acme', 'lib', {
-      files: { 'src/calc.py': 'def add(a, b):\n    return a - b\n', 'README.md': '# lib\n', 'old.txt': 'remove me\n', '.gitignore': '*.log\n' },
+      files: {
+        'src/calc.py': 'def add(a, b):\n    return a - b\n',
+        'README.md': '# lib\n',
+        'old.txt': 'remove me\n',
+        '.gitignore': '*.log\n',
+      },
     });
   });
   afterAll(() => server.close());
@@ -22,13 +27,15 @@ describe('workspaces: the diff of a task', () => {
     fx = workspaceFixture();
   });
   afterEach(() => fx.cleanup());
-  const prepare = () => prepareWorkspace(fx.deps, { taskId: `diff-${++seq}`, repoUrl: server.repoUrl('acme', 'lib'), baseBranch: 'main' });
+  const prepare = () =>
+    prepareWorkspace(fx.deps, { taskId: `diff-${++seq}`, repoUrl: server.repoUrl('acme', 'lib'), baseBranch: 'main' });
 
-  it('sees a same-size edit made in place within the checkout\'s second, when the diff runs in a later second', async () => {
+  it("sees a same-size edit made in place within the checkout's second, when the diff runs in a later second", async () => {
     // git's "racy git" rule: such an edit matches the index entry's stat (size, inode, mtime and
     // ctime to the second), so only the index file's own mtime tells git to compare contents.
     const nextSecond = () => new Promise((r) => setTimeout(r, 1_000 - (Date.now() % 1_000) + 20));
-    const sameSecond = (a: string, b: string) => Math.floor(statSync(a).mtimeMs / 1000) === Math.floor(statSync(b).mtimeMs / 1000);
+    const sameSecond = (a: string, b: string) =>
+      Math.floor(statSync(a).mtimeMs / 1000) === Math.floor(statSync(b).mtimeMs / 1000);
     let ws = await prepare();
     // tried again in the rare case the checkout and the edit straddle a second (git then sees the new mtime anyway)
     for (let attempt = 0; attempt < 5; attempt++) {
@@ -51,13 +58,18 @@ describe('workspaces: the diff of a task', () => {
     const ws = await prepare();
     writeFileSync(join(ws.dir, 'src/calc.py'), 'def add(a, b):\n    return a + b\n');
     mkdirSync(join(ws.dir, 'tests'));
-    writeFileSync(join(ws.dir, 'tests/test_calc.py'), 'from src.calc import add\n\ndef test_add():\n    assert add(1, 2) == 3\n');
+    writeFileSync(
+      join(ws.dir, 'tests/test_calc.py'),
+      'from src.calc import add\n\ndef test_add():\n    assert add(1, 2) == 3\n',
+    );
     rmSync(join(ws.dir, 'old.txt'));
     writeFileSync(join(ws.dir, 'debug.log'), 'noise\n');
     const indexBefore = readFileSync(join(ws.gitDir, 'index'));
 
     const diff = await workspaceDiff(fx.deps, ws);
-    expect(diff).toMatch(/diff --git a\/src\/calc\.py b\/src\/calc\.py\nindex [0-9a-f]+\.\.[0-9a-f]+ 100644\n--- a\/src\/calc\.py\n\+\+\+ b\/src\/calc\.py\n@@ -1,2 \+1,2 @@\n def add\(a, b\):\n-    return a - b\n\+    return a \+ b\n/);
+    expect(diff).toMatch(
+      /diff --git a\/src\/calc\.py b\/src\/calc\.py\nindex [0-9a-f]+\.\.[0-9a-f]+ 100644\n--- a\/src\/calc\.py\n\+\+\+ b\/src\/calc\.py\n@@ -1,2 \+1,2 @@\n def add\(a, b\):\n-    return a - b\n\+    return a \+ b\n/,
+    );
     expect(diff).toContain('diff --git a/tests/test_calc.py b/tests/test_calc.py\nnew file mode 100644\n');
     expect(diff).toContain('--- /dev/null\n+++ b/tests/test_calc.py\n@@ -0,0 +1,4 @@\n+from src.calc import add\n');
     expect(diff).toContain('diff --git a/old.txt b/old.txt\ndeleted file mode 100644\n');
@@ -66,11 +78,15 @@ describe('workspaces: the diff of a task', () => {
     const check = join(fx.dataDir, 'check');
     execFileSync('git', ['clone', '--quiet', server.bareDir('acme', 'lib'), check]);
     execFileSync('git', ['apply', '--index', '-'], { cwd: check, input: diff });
-    expect(readFileSync(join(check, 'tests/test_calc.py'), 'utf8')).toBe(readFileSync(join(ws.dir, 'tests/test_calc.py'), 'utf8'));
+    expect(readFileSync(join(check, 'tests/test_calc.py'), 'utf8')).toBe(
+      readFileSync(join(ws.dir, 'tests/test_calc.py'), 'utf8'),
+    );
     expect(existsSync(join(check, 'old.txt'))).toBe(false);
     // The task's own index and HEAD are as they were; no throwaway index is left.
     expect(readFileSync(join(ws.gitDir, 'index')).equals(indexBefore)).toBe(true);
-    expect(execFileSync('git', [`--git-dir=${ws.gitDir}`, 'rev-parse', 'HEAD'], { encoding: 'utf8' }).trim()).toBe(ws.baseCommit);
+    expect(execFileSync('git', [`--git-dir=${ws.gitDir}`, 'rev-parse', 'HEAD'], { encoding: 'utf8' }).trim()).toBe(
+      ws.baseCommit,
+    );
     expect(execFileSync('ls', [ws.gitDir], { encoding: 'utf8' })).not.toContain('diff-index');
   });
 
@@ -79,7 +95,10 @@ describe('workspaces: the diff of a task', () => {
     const pwned = join(fx.dataDir, 'pwned');
     rmSync(join(ws.dir, '.git'));
     mkdirSync(join(ws.dir, '.git/hooks'), { recursive: true });
-    writeFileSync(join(ws.dir, '.git/config'), `[core]\n\tfsmonitor = touch ${pwned}\n\thooksPath = .git/hooks\n[diff]\n\texternal = touch ${pwned}\n`);
+    writeFileSync(
+      join(ws.dir, '.git/config'),
+      `[core]\n\tfsmonitor = touch ${pwned}\n\thooksPath = .git/hooks\n[diff]\n\texternal = touch ${pwned}\n`,
+    );
     writeFileSync(join(ws.dir, '.git/HEAD'), 'ref: refs/heads/main\n');
     // A filter driver named in .gitattributes would run a command from config when staging.
     writeFileSync(join(ws.dir, '.gitattributes'), '*.py filter=evil diff=evil\n');

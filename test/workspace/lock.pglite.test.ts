@@ -50,7 +50,9 @@ describe('workspaces: the per-repository lock', () => {
     expect(seen).toBe(false);
     expect(freeForOthers(path)).toBe(true);
     // Released when the function throws, too.
-    await expect(withFileLock(path, { timeoutMs: 5_000 }, async () => Promise.reject(new Error('boom')))).rejects.toThrow('boom');
+    await expect(
+      withFileLock(path, { timeoutMs: 5_000 }, async () => Promise.reject(new Error('boom'))),
+    ).rejects.toThrow('boom');
     expect(freeForOthers(path)).toBe(true);
   });
 
@@ -88,7 +90,9 @@ describe('workspaces: the per-repository lock', () => {
   it('lets workers in several processes prepare the same repository at once; the mirror is made once', async () => {
     const commit = bed.server.createRepo('acme', 'shared', { files: { 'a.txt': 'shared\n' } });
     const url = bed.server.repoUrl('acme', 'shared');
-    const others = [1, 2, 3, 4].map((n) => otherProcess({ MODE: 'prepare', DATA_DIR: bed.fx.dataDir, REPO_URL: url, TASK_ID: `proc-${n}` }));
+    const others = [1, 2, 3, 4].map((n) =>
+      otherProcess({ MODE: 'prepare', DATA_DIR: bed.fx.dataDir, REPO_URL: url, TASK_ID: `proc-${n}` }),
+    );
     for (const o of others) expect(await o.line(1)).toBe('ready');
     for (const o of others) o.child.stdin!.write('go\n');
     const mine = await prepareWorkspace(bed.fx.deps, { taskId: 'here', repoUrl: url, baseBranch: 'main' });
@@ -102,7 +106,9 @@ describe('workspaces: the per-repository lock', () => {
       expect(r.baseCommit).toBe(commit);
       expect(readFileSync(join(r.dir, 'a.txt'), 'utf8')).toBe('shared\n');
     }
-    const lines = [...others.flatMap((o) => o.stderr().split('\n')), ...bed.fx.logLines].filter(Boolean).map((l) => JSON.parse(l).msg);
+    const lines = [...others.flatMap((o) => o.stderr().split('\n')), ...bed.fx.logLines]
+      .filter(Boolean)
+      .map((l) => JSON.parse(l).msg);
     expect(lines.filter((m) => m === 'mirror created')).toHaveLength(1);
     expect(lines.filter((m) => m === 'mirror fetched')).toHaveLength(4);
   });

@@ -1,5 +1,14 @@
 import { execFileSync } from 'node:child_process';
-import { existsSync, mkdirSync, readFileSync, readdirSync, statSync, symlinkSync, writeFileSync, chmodSync } from 'node:fs';
+import {
+  existsSync,
+  mkdirSync,
+  readFileSync,
+  readdirSync,
+  statSync,
+  symlinkSync,
+  writeFileSync,
+  chmodSync,
+} from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { describe, expect, it } from 'vitest';
@@ -8,7 +17,8 @@ import { WorkspaceError } from '../../src/workspace/context.js';
 import { mirrorPath } from '../../src/workspace/mirrors.js';
 import { useWorkspaceTestbed } from './fixture.js';
 
-const git = (gitDir: string, ...args: string[]) => execFileSync('git', [`--git-dir=${gitDir}`, ...args], { encoding: 'utf8' }).trim();
+const git = (gitDir: string, ...args: string[]) =>
+  execFileSync('git', [`--git-dir=${gitDir}`, ...args], { encoding: 'utf8' }).trim();
 
 // No database here: one project runs these.
 describe('workspaces: mirrors and checkouts', () => {
@@ -22,7 +32,9 @@ describe('workspaces: mirrors and checkouts', () => {
     const url = bed.server.repoUrl('acme', 'app');
     const ws1 = await prepareWorkspace(bed.fx.deps, { taskId: taskId(), repoUrl: url, baseBranch: 'main' });
     const mirror = mirrorPath(bed.fx.dataDir, url);
-    expect(mirror).toBe(join(bed.fx.dataDir, 'mirrors', `127.0.0.1_${new URL(bed.server.baseUrl).port}`, 'acme', 'app.git'));
+    expect(mirror).toBe(
+      join(bed.fx.dataDir, 'mirrors', `127.0.0.1_${new URL(bed.server.baseUrl).port}`, 'acme', 'app.git'),
+    );
     expect(git(mirror, 'rev-parse', '--is-bare-repository')).toBe('true');
     expect(git(mirror, 'rev-parse', 'refs/heads/main')).toBe(first);
     expect(ws1.baseCommit).toBe(first);
@@ -41,7 +53,10 @@ describe('workspaces: mirrors and checkouts', () => {
     expect(readFileSync(marker, 'utf8')).toBe('still here');
     expect(ws2.baseCommit).toBe(second);
     expect(readFileSync(join(ws2.dir, 'b.txt'), 'utf8')).toBe('two\n');
-    expect(git(mirror, 'for-each-ref', '--format=%(refname)').split('\n').sort()).toEqual(['refs/heads/feature', 'refs/heads/main']);
+    expect(git(mirror, 'for-each-ref', '--format=%(refname)').split('\n').sort()).toEqual([
+      'refs/heads/feature',
+      'refs/heads/main',
+    ]);
     // The first task's files are its own: the fetch did not touch them.
     expect(existsSync(join(ws1.dir, 'b.txt'))).toBe(false);
 
@@ -55,9 +70,17 @@ describe('workspaces: mirrors and checkouts', () => {
 
   it("checks the base branch out at its commit into the task's own directory, its git dir beside it", async () => {
     bed.server.createRepo('acme', 'branches', { files: { 'a.txt': 'main\n' } });
-    const dev = bed.server.commit('acme', 'branches', { branch: 'develop', from: 'main', files: { 'a.txt': 'develop\n', 'dir/new.txt': 'n\n' } });
+    const dev = bed.server.commit('acme', 'branches', {
+      branch: 'develop',
+      from: 'main',
+      files: { 'a.txt': 'develop\n', 'dir/new.txt': 'n\n' },
+    });
     const id = taskId();
-    const ws = await prepareWorkspace(bed.fx.deps, { taskId: id, repoUrl: bed.server.repoUrl('acme', 'branches'), baseBranch: 'develop' });
+    const ws = await prepareWorkspace(bed.fx.deps, {
+      taskId: id,
+      repoUrl: bed.server.repoUrl('acme', 'branches'),
+      baseBranch: 'develop',
+    });
     expect(ws).toMatchObject({ ...workspacePaths(bed.fx.dataDir, id), baseBranch: 'develop', baseCommit: dev });
     expect(ws.dir).toBe(join(bed.fx.dataDir, 'work', id, 'tree'));
     expect(readFileSync(join(ws.dir, 'a.txt'), 'utf8')).toBe('develop\n');
@@ -82,7 +105,11 @@ describe('workspaces: mirrors and checkouts', () => {
     const [a, b, o] = await Promise.all([
       prepareWorkspace(bed.fx.deps, { taskId: taskId(), repoUrl: url, baseBranch: 'main' }),
       prepareWorkspace(bed.fx.deps, { taskId: taskId(), repoUrl: url, baseBranch: 'main' }),
-      prepareWorkspace(bed.fx.deps, { taskId: taskId(), repoUrl: bed.server.repoUrl('acme', 'other'), baseBranch: 'main' }),
+      prepareWorkspace(bed.fx.deps, {
+        taskId: taskId(),
+        repoUrl: bed.server.repoUrl('acme', 'other'),
+        baseBranch: 'main',
+      }),
     ]);
     expect([a.baseCommit, b.baseCommit, o.baseCommit]).toEqual([c1, c1, other]);
     expect(a.dir).not.toBe(b.dir);
@@ -95,22 +122,42 @@ describe('workspaces: mirrors and checkouts', () => {
     ]);
     expect([c.baseCommit, d.baseCommit]).toEqual([c2, c2]);
     for (const ws of [c, d]) expect(readFileSync(join(ws.dir, 'a.txt'), 'utf8')).toBe('2\n');
-    const created = bed.fx.logLines.filter((l) => JSON.parse(l).msg === 'mirror created').map((l) => JSON.parse(l).repo);
+    const created = bed.fx.logLines
+      .filter((l) => JSON.parse(l).msg === 'mirror created')
+      .map((l) => JSON.parse(l).repo);
     expect(created.sort()).toEqual([url, bed.server.repoUrl('acme', 'other')].sort());
     // Nothing half-made beside the mirror.
-    expect(readdirSync(dirname(mirrorPath(bed.fx.dataDir, url))).sort()).toEqual(['busy.git', 'busy.git.lock', 'other.git', 'other.git.lock']);
+    expect(readdirSync(dirname(mirrorPath(bed.fx.dataDir, url))).sort()).toEqual([
+      'busy.git',
+      'busy.git.lock',
+      'other.git',
+      'other.git.lock',
+    ]);
     for (const ws of [a, b, c, d, o]) await ws.dispose();
   });
 
   it('names a missing base branch, and leaves no work dir behind', async () => {
     bed.server.createRepo('acme', 'nobranch');
     const id = taskId();
-    const err = await prepareWorkspace(bed.fx.deps, { taskId: id, repoUrl: bed.server.repoUrl('acme', 'nobranch'), baseBranch: 'release/9' }).catch((e) => e);
+    const err = await prepareWorkspace(bed.fx.deps, {
+      taskId: id,
+      repoUrl: bed.server.repoUrl('acme', 'nobranch'),
+      baseBranch: 'release/9',
+    }).catch((e) => e);
     expect(err).toBeInstanceOf(WorkspaceError);
-    expect(err).toMatchObject({ reason: 'missing_branch', message: `base branch "release/9" does not exist in ${bed.server.repoUrl('acme', 'nobranch')}` });
+    expect(err).toMatchObject({
+      reason: 'missing_branch',
+      message: `base branch "release/9" does not exist in ${bed.server.repoUrl('acme', 'nobranch')}`,
+    });
     expect(existsSync(workspacePaths(bed.fx.dataDir, id).root)).toBe(false);
     for (const bad of ['-x', 'a..b', 'has space', '']) {
-      await expect(prepareWorkspace(bed.fx.deps, { taskId: taskId(), repoUrl: bed.server.repoUrl('acme', 'nobranch'), baseBranch: bad })).rejects.toMatchObject({
+      await expect(
+        prepareWorkspace(bed.fx.deps, {
+          taskId: taskId(),
+          repoUrl: bed.server.repoUrl('acme', 'nobranch'),
+          baseBranch: bad,
+        }),
+      ).rejects.toMatchObject({
         reason: 'bad_request',
         message: `base branch "${bad}" is not a valid branch name`,
       });
@@ -122,7 +169,14 @@ describe('workspaces: mirrors and checkouts', () => {
     const abort = new AbortController();
     abort.abort();
     const id = taskId();
-    await expect(prepareWorkspace(bed.fx.deps, { taskId: id, repoUrl: bed.server.repoUrl('acme', 'cancel'), baseBranch: 'main', signal: abort.signal })).rejects.toMatchObject({
+    await expect(
+      prepareWorkspace(bed.fx.deps, {
+        taskId: id,
+        repoUrl: bed.server.repoUrl('acme', 'cancel'),
+        baseBranch: 'main',
+        signal: abort.signal,
+      }),
+    ).rejects.toMatchObject({
       reason: 'aborted',
     });
     expect(existsSync(workspacePaths(bed.fx.dataDir, id).root)).toBe(false);
@@ -130,7 +184,9 @@ describe('workspaces: mirrors and checkouts', () => {
 
   it('says so when the repository does not exist', async () => {
     const url = bed.server.repoUrl('acme', 'nothing-here');
-    await expect(prepareWorkspace(bed.fx.deps, { taskId: taskId(), repoUrl: url, baseBranch: 'main' })).rejects.toMatchObject({
+    await expect(
+      prepareWorkspace(bed.fx.deps, { taskId: taskId(), repoUrl: url, baseBranch: 'main' }),
+    ).rejects.toMatchObject({
       reason: 'repo_not_found',
       message: expect.stringContaining(`cannot fetch ${url}`),
     });
@@ -139,7 +195,11 @@ describe('workspaces: mirrors and checkouts', () => {
 
   it('dispose removes the work dir without following symlinks out of it', async () => {
     bed.server.createRepo('acme', 'links');
-    const ws = await prepareWorkspace(bed.fx.deps, { taskId: taskId(), repoUrl: bed.server.repoUrl('acme', 'links'), baseBranch: 'main' });
+    const ws = await prepareWorkspace(bed.fx.deps, {
+      taskId: taskId(),
+      repoUrl: bed.server.repoUrl('acme', 'links'),
+      baseBranch: 'main',
+    });
     const outside = join(bed.fx.dataDir, 'outside');
     mkdirSync(outside);
     writeFileSync(join(outside, 'keep.txt'), 'keep');
@@ -173,7 +233,9 @@ describe('workspaces: mirrors and checkouts', () => {
   it('rejects URLs that are not repositories it may fetch, without echoing credentials', () => {
     expect(mirrorPath('/d', 'https://GitHub.com/Psf/Requests.git')).toBe('/d/mirrors/github.com/psf/requests.git');
     expect(mirrorPath('/d', 'https://ghe.example.com/base/o/n')).toBe('/d/mirrors/ghe.example.com/base/o/n.git');
-    expect(() => mirrorPath('/d', 'https://x-access-token:s3cret@github.com/o/n')).toThrow(/credentials do not belong in the URL/);
+    expect(() => mirrorPath('/d', 'https://x-access-token:s3cret@github.com/o/n')).toThrow(
+      /credentials do not belong in the URL/,
+    );
     try {
       mirrorPath('/d', 'https://x-access-token:s3cret@github.com/o/n');
     } catch (err) {

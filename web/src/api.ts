@@ -24,7 +24,10 @@ export async function api<T = unknown>(method: string, path: string, body?: unkn
     res = await fetch(path, {
       method,
       credentials: 'same-origin',
-      headers: body === undefined ? { accept: 'application/json' } : { accept: 'application/json', 'content-type': 'application/json' },
+      headers:
+        body === undefined
+          ? { accept: 'application/json' }
+          : { accept: 'application/json', 'content-type': 'application/json' },
       body: body === undefined ? undefined : JSON.stringify(body),
     });
   } catch {
@@ -38,7 +41,13 @@ export async function api<T = unknown>(method: string, path: string, body?: unkn
     json = undefined;
   }
   if (!res.ok) {
-    const err = new ApiError(res.status, json?.error ?? `http_${res.status}`, json?.message ?? text.slice(0, 200), json?.request_id, res.headers.get('retry-after') ?? undefined);
+    const err = new ApiError(
+      res.status,
+      json?.error ?? `http_${res.status}`,
+      json?.message ?? text.slice(0, 200),
+      json?.request_id,
+      res.headers.get('retry-after') ?? undefined,
+    );
     if (res.status === 401 && path !== '/v1/auth/session') onSignedOut();
     throw err;
   }
@@ -49,12 +58,15 @@ export async function api<T = unknown>(method: string, path: string, body?: unkn
 const SENTENCES: Record<string, string> = {
   network: 'The emend server could not be reached. Check your connection and try again.',
   bad_request: 'Something in what was sent is not right.',
-  not_a_scm_url: 'That address is not a repository on the supported code host. Use the form https://github.com/owner/repository.',
+  not_a_scm_url:
+    'That address is not a repository on the supported code host. Use the form https://github.com/owner/repository.',
   unauthorized: 'You are not signed in, or the token is not an emend token.',
   invalid_token: 'That token is unknown, revoked or expired, or your session has ended. Sign in again.',
-  FREE_LIMIT_REACHED: 'You have used all the tasks your plan allows this month. Upgrade, or switch on “use my own provider keys” (BYOK) on the Account page.',
+  FREE_LIMIT_REACHED:
+    'You have used all the tasks your plan allows this month. Upgrade, or switch on “use my own provider keys” (BYOK) on the Account page.',
   PRIVATE_REPO_REQUIRES_UPGRADE: 'The Free plan works on public repositories only. Upgrade to work on private ones.',
-  NO_CREDITS: 'You have no credits left for a pull-request run. Ask for more credits, or use your own provider keys (BYOK).',
+  NO_CREDITS:
+    'You have no credits left for a pull-request run. Ask for more credits, or use your own provider keys (BYOK).',
   DEMO_LIMIT_REACHED: 'A demo token runs two tasks, and this one has used both.',
   DEMO_PUBLIC_REPOS_ONLY: 'Demo tokens work on public repositories only, and this one is private or does not exist.',
   forbidden: 'You are not allowed to do that. (Demo tokens cannot manage the account; some pages need a full token.)',
@@ -73,7 +85,8 @@ const SENTENCES: Record<string, string> = {
 export function describeError(err: unknown): { sentence: string; detail?: string; requestId?: string } {
   if (err instanceof ApiError) {
     let sentence = SENTENCES[err.code] ?? `The server answered with an error (HTTP ${err.status}).`;
-    if (err.retryAfter && (err.code === 'rate_limited' || err.code === 'CONCURRENT_LIMIT')) sentence += ` Try again in ${err.retryAfter} seconds.`;
+    if (err.retryAfter && (err.code === 'rate_limited' || err.code === 'CONCURRENT_LIMIT'))
+      sentence += ` Try again in ${err.retryAfter} seconds.`;
     return { sentence, detail: err.serverMessage || undefined, requestId: err.requestId };
   }
   return { sentence: 'Something went wrong in the page.', detail: err instanceof Error ? err.message : String(err) };

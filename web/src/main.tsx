@@ -59,7 +59,12 @@ function App() {
     }
   };
 
-  if (profile === undefined) return <main ref={main} class="loading">Loading…</main>;
+  if (profile === undefined)
+    return (
+      <main ref={main} class="loading">
+        Loading…
+      </main>
+    );
   return (
     <>
       <a class="skip" href="#main">
@@ -69,7 +74,11 @@ function App() {
         <span class="brand">emend</span>
         {profile && (
           <nav aria-label="Main">
-            <a href="/app/" onClick={onLinkClick} aria-current={route.page === 'tasks' || route.page === 'task' ? 'page' : undefined}>
+            <a
+              href="/app/"
+              onClick={onLinkClick}
+              aria-current={route.page === 'tasks' || route.page === 'task' ? 'page' : undefined}
+            >
               Tasks
             </a>
             <a href="/app/new" onClick={onLinkClick} aria-current={route.page === 'new' ? 'page' : undefined}>

@@ -51,7 +51,10 @@ export const adminRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = async (app
             credits: Type.Optional(Type.Integer({ minimum: 0, maximum: 1_000_000_000 })),
             is_admin: Type.Optional(Type.Boolean()),
           },
-          { additionalProperties: false, description: 'every field optional; {} (or no body) changes nothing and answers the account' },
+          {
+            additionalProperties: false,
+            description: 'every field optional; {} (or no body) changes nothing and answers the account',
+          },
         ),
         response: { 200: Type.Ref('AdminAccount'), ...errorResponses(400, 401, 403, 404) },
       },

@@ -10,7 +10,8 @@ const DeployBody = Type.Object(
       minLength: 1,
       maxLength: 100,
       pattern: '^[A-Za-z0-9._-]+$',
-      description: 'name of the new repository under your code-host login: 1 to 100 letters, digits, ".", "-" or "_", not "." or ".."',
+      description:
+        'name of the new repository under your code-host login: 1 to 100 letters, digits, ".", "-" or "_", not "." or ".."',
     }),
     private: Type.Optional(Type.Boolean({ default: false, description: 'create a private repository' })),
   },

@@ -16,11 +16,24 @@ const FeedbackBody = Type.Object(
   {
     rating: Type.Optional(Type.Integer({ minimum: 0, maximum: 5 })),
     correct: Type.Optional(Correct),
-    reuse: Type.Optional(Type.Union([Type.Literal('yes'), Type.Literal('no')], {
-      description: 'yes keeps this task’s plan and diff as a worked example for later tasks on the repository' })),
-    note: Type.Optional(Type.String({ maxLength: NOTE_MAX, description: 'in your words; with correct no or partial it becomes a lesson for later tasks on the repository; an empty note clears it' })),
+    reuse: Type.Optional(
+      Type.Union([Type.Literal('yes'), Type.Literal('no')], {
+        description: 'yes keeps this task’s plan and diff as a worked example for later tasks on the repository',
+      }),
+    ),
+    note: Type.Optional(
+      Type.String({
+        maxLength: NOTE_MAX,
+        description:
+          'in your words; with correct no or partial it becomes a lesson for later tasks on the repository; an empty note clears it',
+      }),
+    ),
   },
-  { additionalProperties: false, description: 'every field optional; fields left out keep their earlier value, so {} (or no body) changes nothing and answers the current feedback' },
+  {
+    additionalProperties: false,
+    description:
+      'every field optional; fields left out keep their earlier value, so {} (or no body) changes nothing and answers the current feedback',
+  },
 );
 
 const Feedback = Type.Object(
@@ -60,13 +73,19 @@ export const feedbackRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = async (
         response: { 200: Feedback, ...errorResponses(400, 401, 404, 409) },
       },
     },
-    async (request) => feedbackJson(await postFeedback(deps, caller(request).account.id, request.params.id, request.body)),
+    async (request) =>
+      feedbackJson(await postFeedback(deps, caller(request).account.id, request.params.id, request.body)),
   );
 
   app.get(
     '/tasks/:id/feedback',
     {
-      schema: { tags: ['tasks'], summary: "A task's current feedback", params: IdParams, response: { 200: Feedback, ...errorResponses(400, 401, 404) } },
+      schema: {
+        tags: ['tasks'],
+        summary: "A task's current feedback",
+        params: IdParams,
+        response: { 200: Feedback, ...errorResponses(400, 401, 404) },
+      },
     },
     async (request) => feedbackJson(await getFeedback(deps, caller(request).account.id, request.params.id)),
   );
@@ -77,10 +96,22 @@ export const feedbackRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = async (
       config: { access: 'full' },
       schema: {
         tags: ['account'],
-        summary: "Your repo memory for a repository: lessons, worked examples and the test command that worked",
-        querystring: Type.Object({ repo: Type.String({ minLength: 1, maxLength: 500, description: 'the repository URL, as in POST /v1/tasks' }) }, { additionalProperties: false }),
+        summary: 'Your repo memory for a repository: lessons, worked examples and the test command that worked',
+        querystring: Type.Object(
+          {
+            repo: Type.String({
+              minLength: 1,
+              maxLength: 500,
+              description: 'the repository URL, as in POST /v1/tasks',
+            }),
+          },
+          { additionalProperties: false },
+        ),
         response: {
-          200: Type.Object({ repo: Type.String({ description: 'the repository, normalised' }), items: Type.Array(MemoryItem, { description: 'newest first' }) }),
+          200: Type.Object({
+            repo: Type.String({ description: 'the repository, normalised' }),
+            items: Type.Array(MemoryItem, { description: 'newest first' }),
+          }),
           ...errorResponses(400, 401, 403),
         },
       },
@@ -114,7 +145,8 @@ export const feedbackRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = async (
       },
     },
     async (request) => {
-      if (!(await deleteMemoryItem(deps, caller(request).account.id, request.params.id))) throw new AppError('not_found', `no memory item ${request.params.id}`);
+      if (!(await deleteMemoryItem(deps, caller(request).account.id, request.params.id)))
+        throw new AppError('not_found', `no memory item ${request.params.id}`);
       return { deleted: true };
     },
   );

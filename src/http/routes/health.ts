@@ -9,7 +9,8 @@ import type { SandboxReport } from '../../sandbox/types.js';
 const SandboxView = Type.Object(
   {
     kind: Type.Union([Type.Literal('bubblewrap'), Type.Literal('unsafe-host'), Type.Literal('unavailable')], {
-      description: 'bubblewrap: isolated; unsafe-host: on the host, development only; unavailable: repository commands are refused',
+      description:
+        'bubblewrap: isolated; unsafe-host: on the host, development only; unavailable: repository commands are refused',
     }),
     version: Type.Optional(Type.String({ description: 'bubblewrap version' })),
     cgroups: Type.Union([Type.Literal('v1'), Type.Literal('v2'), Type.Literal('none')]),
@@ -60,17 +61,30 @@ export const healthRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = async (ap
       schema: {
         tags: ['public'],
         summary: 'Liveness, database reachability and the sandbox',
-        description: '503 when the database does not answer. The sandbox is reported, not judged: an unavailable sandbox fails validations, not health.',
+        description:
+          '503 when the database does not answer. The sandbox is reported, not judged: an unavailable sandbox fails validations, not health.',
         security: [],
         response: {
-          200: Type.Object({ ok: Type.Boolean(), ts: Type.Integer({ description: 'epoch milliseconds' }), database: Type.String(), sandbox: SandboxView }),
+          200: Type.Object({
+            ok: Type.Boolean(),
+            ts: Type.Integer({ description: 'epoch milliseconds' }),
+            database: Type.String(),
+            sandbox: SandboxView,
+          }),
           503: Type.Object({ ok: Type.Boolean(), ts: Type.Integer(), database: Type.String(), sandbox: SandboxView }),
         },
       },
     },
     async (_request, reply) => {
       const ok = await ping(deps.db);
-      return reply.status(ok ? 200 : 503).send({ ok, ts: deps.clock.now().getTime(), database: deps.dbKind, sandbox: sandboxView(deps.sandbox.report()) });
+      return reply
+        .status(ok ? 200 : 503)
+        .send({
+          ok,
+          ts: deps.clock.now().getTime(),
+          database: deps.dbKind,
+          sandbox: sandboxView(deps.sandbox.report()),
+        });
     },
   );
 
@@ -97,11 +111,22 @@ export const healthRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = async (ap
 export function registerTaskGauges(deps: Deps) {
   registerDatabaseGauges(deps.metrics, async () => {
     const rows = await deps.db
-      .select({ status: tasks.status, taskType: tasks.taskType, mode: tasks.mode, count: count(), cost: sql<string>`coalesce(sum(${tasks.costUsd}), 0)` })
+      .select({
+        status: tasks.status,
+        taskType: tasks.taskType,
+        mode: tasks.mode,
+        count: count(),
+        cost: sql<string>`coalesce(sum(${tasks.costUsd}), 0)`,
+      })
       .from(tasks)
       .groupBy(tasks.status, tasks.taskType, tasks.mode);
     const queueDepth = await deps.queue.depth().catch(() => 0);
     const [merged] = await deps.db.select({ n: count() }).from(tasks).where(eq(tasks.prMerged, true));
-    return { tasks: rows, costUsd: rows.reduce((sum, r) => sum + Number(r.cost), 0), queueDepth, prsMerged: merged?.n ?? 0 };
+    return {
+      tasks: rows,
+      costUsd: rows.reduce((sum, r) => sum + Number(r.cost), 0),
+      queueDepth,
+      prsMerged: merged?.n ?? 0,
+    };
   });
 }

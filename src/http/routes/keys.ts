@@ -13,7 +13,10 @@ import { providerKeyJson } from '../present.js';
 import { ProviderEnum, errorResponses } from '../schemas.js';
 
 const ApiKey = Type.String({ minLength: 1, maxLength: 500, description: 'the provider secret; never returned' });
-const BaseUrl = Type.String({ maxLength: 500, description: 'override for an OpenAI-compatible server (Ollama, vLLM, a gateway)' });
+const BaseUrl = Type.String({
+  maxLength: 500,
+  description: 'override for an OpenAI-compatible server (Ollama, vLLM, a gateway)',
+});
 
 export const keyRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = async (app, { deps }) => {
   app.post(
@@ -45,7 +48,11 @@ export const keyRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = async (app, 
     '/me/keys',
     {
       config: { access: 'full' },
-      schema: { tags: ['account'], summary: 'Saved provider keys, metadata only', response: { 200: Type.Array(Type.Ref('ProviderKey')), ...errorResponses(401, 403) } },
+      schema: {
+        tags: ['account'],
+        summary: 'Saved provider keys, metadata only',
+        response: { 200: Type.Array(Type.Ref('ProviderKey')), ...errorResponses(401, 403) },
+      },
     },
     async (request) => (await listProviderKeys(deps, caller(request).account.id)).map(providerKeyJson),
   );
@@ -58,7 +65,10 @@ export const keyRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = async (app, 
         tags: ['account'],
         summary: 'Delete a saved provider key',
         params: Type.Object({ provider: ProviderEnum }),
-        response: { 200: Type.Object({ deleted: Type.Boolean(), provider: Type.String() }), ...errorResponses(400, 401, 403, 404) },
+        response: {
+          200: Type.Object({ deleted: Type.Boolean(), provider: Type.String() }),
+          ...errorResponses(400, 401, 403, 404),
+        },
       },
     },
     async (request) => {
@@ -74,7 +84,10 @@ export const keyRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = async (app, 
       schema: {
         tags: ['account'],
         summary: "Check a provider key against the provider's list-models endpoint",
-        body: Type.Object({ provider: ProviderEnum, api_key: ApiKey, base_url: Type.Optional(BaseUrl) }, { additionalProperties: false }),
+        body: Type.Object(
+          { provider: ProviderEnum, api_key: ApiKey, base_url: Type.Optional(BaseUrl) },
+          { additionalProperties: false },
+        ),
         response: {
           200: Type.Union([
             Type.Object({ ok: Type.Literal(true), models: Type.Integer() }),
@@ -89,7 +102,12 @@ export const keyRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = async (app, 
       const own = checkBaseUrl(request.body.base_url);
       // The caller's own base_url goes through the address policy (a refusal is a 400); the operator's does not.
       const fetchImpl = own ? deps.outbound.fetchFor('base_url') : deps.fetch;
-      return checkProviderKey(fetchImpl, provider, own ?? deps.config.providerBaseUrls[provider], request.body.api_key.trim());
+      return checkProviderKey(
+        fetchImpl,
+        provider,
+        own ?? deps.config.providerBaseUrls[provider],
+        request.body.api_key.trim(),
+      );
     },
   );
 };

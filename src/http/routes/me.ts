@@ -10,7 +10,13 @@ import { errorResponses } from '../schemas.js';
 export const meRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = async (app, { deps }) => {
   app.get(
     '/me',
-    { schema: { tags: ['account'], summary: 'Your profile', response: { 200: Type.Ref('Profile'), ...errorResponses(401) } } },
+    {
+      schema: {
+        tags: ['account'],
+        summary: 'Your profile',
+        response: { 200: Type.Ref('Profile'), ...errorResponses(401) },
+      },
+    },
     async (request) => {
       const { account, tokenKind } = caller(request);
       return {
@@ -57,7 +63,10 @@ export const meRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = async (app, {
       schema: {
         tags: ['account'],
         summary: 'Account settings: the default approval mode of new tasks',
-        body: Type.Object({ approval_mode: Type.Union([Type.Literal('auto'), Type.Literal('manual')]) }, { additionalProperties: false }),
+        body: Type.Object(
+          { approval_mode: Type.Union([Type.Literal('auto'), Type.Literal('manual')]) },
+          { additionalProperties: false },
+        ),
         response: { 200: Type.Object({ approval_mode: Type.String() }), ...errorResponses(400, 401, 403) },
       },
     },

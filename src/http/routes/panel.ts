@@ -35,8 +35,12 @@ export function panelDir(): string | undefined {
 const NOT_BUILT = 'the control panel is not built: run npm run build\n';
 
 /** The control panel at /app/: hashed assets cached for a year, index.html for every other path (client-side routes). */
-export const panelRoutes: FastifyPluginAsync<{ deps: Deps; /** tests: another place to look for the built panel */ dir?: string }> = async (app, options) => {
-  const findDir = () => (options.dir !== undefined ? (existsSync(join(options.dir, 'index.html')) ? options.dir : undefined) : panelDir());
+export const panelRoutes: FastifyPluginAsync<{
+  deps: Deps /** tests: another place to look for the built panel */;
+  dir?: string;
+}> = async (app, options) => {
+  const findDir = () =>
+    options.dir !== undefined ? (existsSync(join(options.dir, 'index.html')) ? options.dir : undefined) : panelDir();
   // serve:false: the routes below decide what each path answers; sendFile streams the file.
   await app.register(fastifyStatic, { serve: false });
   const config = { access: 'public' as const };
@@ -50,24 +54,40 @@ export const panelRoutes: FastifyPluginAsync<{ deps: Deps; /** tests: another pl
       .header('x-frame-options', 'DENY');
 
   const sendIndex = (reply: FastifyReply, dir: string) =>
-    secure(reply).header('cache-control', 'no-cache').type('text/html; charset=utf-8').sendFile('index.html', dir, { cacheControl: false });
+    secure(reply)
+      .header('cache-control', 'no-cache')
+      .type('text/html; charset=utf-8')
+      .sendFile('index.html', dir, { cacheControl: false });
 
   app.get('/app', { config, schema }, async (_request, reply) => reply.redirect('/app/', 301));
 
   app.get<{ Params: { '*': string } }>('/app/*', { config, schema }, async (request, reply) => {
     const dir = findDir();
-    if (!dir) return secure(reply).status(503).header('cache-control', 'no-store').type('text/plain; charset=utf-8').send(NOT_BUILT);
+    if (!dir)
+      return secure(reply)
+        .status(503)
+        .header('cache-control', 'no-store')
+        .type('text/plain; charset=utf-8')
+        .send(NOT_BUILT);
     const rest = request.params['*'] ?? '';
     // Only files the build wrote, never a path that climbs out of the panel's directory.
     const file = normalize(join(dir, rest));
     const inside = file.startsWith(dir + sep);
     const isFile = inside && rest !== '' && !rest.endsWith('/') && existsSync(file) && statSync(file).isFile();
     if (rest.startsWith('assets/')) {
-      if (!isFile) return secure(reply).status(404).header('cache-control', 'no-store').type('text/plain; charset=utf-8').send('Not found\n');
+      if (!isFile)
+        return secure(reply)
+          .status(404)
+          .header('cache-control', 'no-store')
+          .type('text/plain; charset=utf-8')
+          .send('Not found\n');
       // File names carry a content hash: a changed file is a new URL.
-      return secure(reply).header('cache-control', 'public, max-age=31536000, immutable').sendFile(rest, dir, { cacheControl: false });
+      return secure(reply)
+        .header('cache-control', 'public, max-age=31536000, immutable')
+        .sendFile(rest, dir, { cacheControl: false });
     }
-    if (isFile && rest !== 'index.html') return secure(reply).header('cache-control', 'no-cache').sendFile(rest, dir, { cacheControl: false });
+    if (isFile && rest !== 'index.html')
+      return secure(reply).header('cache-control', 'no-cache').sendFile(rest, dir, { cacheControl: false });
     return sendIndex(reply, dir);
   });
 };

@@ -21,7 +21,9 @@ function errorPage(message: string) {
   return `<!doctype html><html lang="en"><head><meta charset="utf-8"><title>Sign-in failed · emend</title></head><body><main><h1>Sign-in failed</h1><p>${escapeHtml(message)}</p><p><a href="/app/">Back to the control panel</a></p></main></body></html>`;
 }
 
-const Connection = Type.Object({ scm: Type.Union([Type.String(), Type.Null()], { description: 'the login on the code host; null when not connected' }) });
+const Connection = Type.Object({
+  scm: Type.Union([Type.String(), Type.Null()], { description: 'the login on the code host; null when not connected' }),
+});
 
 export const scmRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = async (app, { deps }) => {
   app.post(
@@ -30,8 +32,18 @@ export const scmRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = async (app, 
       config: { access: 'full' },
       schema: {
         tags: ['account'],
-        summary: 'Connect your code-host account with a token (checked against the host, stored encrypted, never returned)',
-        body: Type.Object({ token: Type.String({ minLength: 1, maxLength: 500, description: 'a personal access token with repo scope' }) }, { additionalProperties: false }),
+        summary:
+          'Connect your code-host account with a token (checked against the host, stored encrypted, never returned)',
+        body: Type.Object(
+          {
+            token: Type.String({
+              minLength: 1,
+              maxLength: 500,
+              description: 'a personal access token with repo scope',
+            }),
+          },
+          { additionalProperties: false },
+        ),
         response: { 200: Connection, ...errorResponses(400, 401, 403, 502) },
       },
     },
@@ -45,7 +57,13 @@ export const scmRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = async (app, 
       schema: {
         tags: ['account'],
         summary: 'Disconnect your code-host account (the stored token is deleted)',
-        response: { 200: Type.Object({ scm: Type.Null(), disconnected: Type.Boolean({ description: 'false when nothing was connected' }) }), ...errorResponses(401, 403) },
+        response: {
+          200: Type.Object({
+            scm: Type.Null(),
+            disconnected: Type.Boolean({ description: 'false when nothing was connected' }),
+          }),
+          ...errorResponses(401, 403),
+        },
       },
     },
     async (request) => ({ scm: null, disconnected: await disconnectScm(deps, caller(request).account.id) }),
@@ -70,10 +88,15 @@ export const scmRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = async (app, 
       config: { access: 'public' },
       schema: {
         tags: ['public'],
-        summary: 'Where the code host sends the browser back after approval; connects the account named by state, or finishes a control-panel sign-in',
-        description: 'A connection answers JSON. A sign-in (started at /v1/auth/scm/login) sets the session cookie and redirects to /app/, or shows an error page (404 when no emend account is connected to that host user).',
+        summary:
+          'Where the code host sends the browser back after approval; connects the account named by state, or finishes a control-panel sign-in',
+        description:
+          'A connection answers JSON. A sign-in (started at /v1/auth/scm/login) sets the session cookie and redirects to /app/, or shows an error page (404 when no emend account is connected to that host user).',
         security: [],
-        querystring: Type.Object({ code: Type.String({ minLength: 1, maxLength: 500 }), state: Type.String({ minLength: 1, maxLength: 1000 }) }),
+        querystring: Type.Object({
+          code: Type.String({ minLength: 1, maxLength: 500 }),
+          state: Type.String({ minLength: 1, maxLength: 1000 }),
+        }),
         response: {
           200: Type.Object({ ok: Type.Boolean(), scm: Type.String() }),
           302: Type.Null({ description: 'a sign-in succeeded: to /app/' }),
@@ -89,11 +112,18 @@ export const scmRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = async (app, 
       reply.clearCookie(LOGIN_COOKIE, { path: '/', httpOnly: true, sameSite: 'lax', secure });
       try {
         if (request.cookies[LOGIN_COOKIE] !== claims.loginNonce) {
-          throw new AppError('bad_request', 'this sign-in was started in another browser or has already been used; start it again from the control panel');
+          throw new AppError(
+            'bad_request',
+            'this sign-in was started in another browser or has already been used; start it again from the control panel',
+          );
         }
         const { account } = await completeLogin(deps, code);
         const { record } = await createPersonalToken(deps, account.id, OAUTH_SESSION_TOKEN_NAME);
-        const session = await createSession(deps, { accountId: account.id, tokenId: record.id, tokenExpiresAt: record.expiresAt });
+        const session = await createSession(deps, {
+          accountId: account.id,
+          tokenId: record.id,
+          tokenExpiresAt: record.expiresAt,
+        });
         setSessionCookie(deps, reply, session.secret, session.expiresAt);
         return reply.redirect('/app/', 302);
       } catch (err) {
@@ -103,7 +133,10 @@ export const scmRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = async (app, 
         return raw
           .status(STATUS_OF[err.code])
           .type('text/html; charset=utf-8')
-          .header('content-security-policy', "default-src 'none'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'")
+          .header(
+            'content-security-policy',
+            "default-src 'none'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'",
+          )
           .header('cache-control', 'no-store')
           .send(errorPage(err.message));
       }
@@ -125,7 +158,13 @@ export const scmRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = async (app, 
     },
     async (_request, reply) => {
       const { url, nonce } = loginAuthorizeUrl(deps);
-      reply.setCookie(LOGIN_COOKIE, nonce, { path: '/', httpOnly: true, sameSite: 'lax', secure: deps.config.baseUrl.startsWith('https:'), maxAge: 600 });
+      reply.setCookie(LOGIN_COOKIE, nonce, {
+        path: '/',
+        httpOnly: true,
+        sameSite: 'lax',
+        secure: deps.config.baseUrl.startsWith('https:'),
+        maxAge: 600,
+      });
       return reply.redirect(url, 302);
     },
   );

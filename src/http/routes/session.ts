@@ -5,7 +5,14 @@ import type { Deps } from '../../deps.js';
 import { AppError } from '../../errors.js';
 import { authenticateToken } from '../auth.js';
 import { errorResponses } from '../schemas.js';
-import { checkSameOrigin, clearSessionCookie, createSession, deleteSession, sessionSecretOf, setSessionCookie } from '../session.js';
+import {
+  checkSameOrigin,
+  clearSessionCookie,
+  createSession,
+  deleteSession,
+  sessionSecretOf,
+  setSessionCookie,
+} from '../session.js';
 
 /** The name of the token a code-host sign-in issues; signing out of such a session revokes it. */
 export const OAUTH_SESSION_TOKEN_NAME = 'control panel (GitHub sign-in)';
@@ -49,8 +56,14 @@ export const sessionRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = async (a
     async (request, reply) => {
       // A foreign page must not sign a visitor in to someone else's account (login CSRF).
       const origin = request.headers.origin;
-      if (origin !== undefined && ![originOf(deps.config.baseUrl), `${request.protocol}://${request.host}`].includes(originOf(origin))) {
-        throw new AppError('forbidden', 'sign-in must come from the control panel itself (the Origin header names another site)');
+      if (
+        origin !== undefined &&
+        ![originOf(deps.config.baseUrl), `${request.protocol}://${request.host}`].includes(originOf(origin))
+      ) {
+        throw new AppError(
+          'forbidden',
+          'sign-in must come from the control panel itself (the Origin header names another site)',
+        );
       }
       const { auth, expiresAt: tokenExpiresAt } = await authenticateToken(deps, request.body.token.trim());
       const session = await createSession(deps, { accountId: auth.account.id, tokenId: auth.tokenId, tokenExpiresAt });
@@ -76,7 +89,9 @@ export const sessionRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = async (a
         summary: 'Sign out of the control panel: ends the session and clears its cookie',
         description: 'Harmless without a session. A token issued by a code-host sign-in is revoked with its session.',
         security: [],
-        response: { 200: Type.Object({ signed_out: Type.Boolean({ description: 'false when there was no session' }) }) },
+        response: {
+          200: Type.Object({ signed_out: Type.Boolean({ description: 'false when there was no session' }) }),
+        },
       },
     },
     async (request, reply) => {
@@ -87,7 +102,13 @@ export const sessionRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = async (a
         await deps.db
           .update(apiTokens)
           .set({ revokedAt: deps.clock.now() })
-          .where(and(eq(apiTokens.id, ended.tokenId), eq(apiTokens.name, OAUTH_SESSION_TOKEN_NAME), isNull(apiTokens.revokedAt)));
+          .where(
+            and(
+              eq(apiTokens.id, ended.tokenId),
+              eq(apiTokens.name, OAUTH_SESSION_TOKEN_NAME),
+              isNull(apiTokens.revokedAt),
+            ),
+          );
       }
       clearSessionCookie(deps, reply);
       return { signed_out: !!ended };

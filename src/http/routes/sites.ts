@@ -47,7 +47,8 @@ export const siteRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = async (app,
 
   app.get<{ Params: { slug: string; '*': string } }>('/s/:slug/*', hidden, async (request, reply) => {
     const { slug } = request.params;
-    const notFound = () => reply.status(404).type('text/plain; charset=utf-8').header('cache-control', 'no-store').send('Not found\n');
+    const notFound = () =>
+      reply.status(404).type('text/plain; charset=utf-8').header('cache-control', 'no-store').send('Not found\n');
     if (!SLUG.test(slug)) return notFound();
     const [site] = await deps.db
       .select({ id: tasks.id })
@@ -89,8 +90,17 @@ export const screenshotRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = async
       schema: {
         tags: ['tasks'],
         summary: 'A screenshot of a scaffold task’s site taken by the validator (desktop.png or mobile.png)',
-        params: Type.Object({ id: IdParams.properties.id, name: Type.Union([Type.Literal('desktop.png'), Type.Literal('mobile.png')]) }),
-        response: { 200: Type.Unsafe<Buffer>({ description: 'image/png', content: { 'image/png': { schema: { type: 'string', format: 'binary' } } } }), ...errorResponses(400, 401, 404) },
+        params: Type.Object({
+          id: IdParams.properties.id,
+          name: Type.Union([Type.Literal('desktop.png'), Type.Literal('mobile.png')]),
+        }),
+        response: {
+          200: Type.Unsafe<Buffer>({
+            description: 'image/png',
+            content: { 'image/png': { schema: { type: 'string', format: 'binary' } } },
+          }),
+          ...errorResponses(400, 401, 404),
+        },
       },
     },
     async (request, reply) => {

@@ -14,10 +14,16 @@ export const taskActionRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = async
         tags: ['tasks'],
         summary: 'Force-stop a pending, running or waiting task; its processes are dead when this answers',
         params: IdParams,
-        response: { 200: Type.Object({ ok: Type.Boolean(), task: Type.Ref('Task') }), ...errorResponses(400, 401, 404, 409) },
+        response: {
+          200: Type.Object({ ok: Type.Boolean(), task: Type.Ref('Task') }),
+          ...errorResponses(400, 401, 404, 409),
+        },
       },
     },
-    async (request) => ({ ok: true, task: taskJson(await killTask(deps, caller(request).account.id, request.params.id)) }),
+    async (request) => ({
+      ok: true,
+      task: taskJson(await killTask(deps, caller(request).account.id, request.params.id)),
+    }),
   );
 
   app.post(
@@ -45,12 +51,18 @@ export const taskActionRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = async
           },
           { additionalProperties: false },
         ),
-        response: { 200: Type.Object({ ok: Type.Boolean(), task: Type.Ref('Task') }), ...errorResponses(400, 401, 404, 409) },
+        response: {
+          200: Type.Object({ ok: Type.Boolean(), task: Type.Ref('Task') }),
+          ...errorResponses(400, 401, 404, 409),
+        },
       },
     },
     async (request) => {
       const { stage, plan } = request.body;
-      return { ok: true, task: taskJson(await approveTask(deps, caller(request).account.id, request.params.id, stage, plan)) };
+      return {
+        ok: true,
+        task: taskJson(await approveTask(deps, caller(request).account.id, request.params.id, stage, plan)),
+      };
     },
   );
 
@@ -68,6 +80,10 @@ export const taskActionRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = async
       onSend: releaseUnlessStored(deps),
     },
     async (request, reply) =>
-      reply.status(201).send(taskJson(await continueTask(deps, caller(request), request.params.id, { within: storeCreated(request) }))),
+      reply
+        .status(201)
+        .send(
+          taskJson(await continueTask(deps, caller(request), request.params.id, { within: storeCreated(request) })),
+        ),
   );
 };

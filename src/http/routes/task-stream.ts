@@ -23,7 +23,8 @@ export const DEFAULT_STREAM_TIMINGS: StreamTimings = { pollMs: 1_500, heartbeatM
 /** Log rows read per query; a longer backlog is sent in several batches. */
 const BATCH = 500;
 
-const lastEventId = (description: string) => Type.Integer({ minimum: 0, maximum: Number.MAX_SAFE_INTEGER, description });
+const lastEventId = (description: string) =>
+  Type.Integer({ minimum: 0, maximum: Number.MAX_SAFE_INTEGER, description });
 
 const DESCRIPTION = [
   'Server-Sent Events (text/event-stream). Each event has one line of JSON as its data:',
@@ -143,7 +144,11 @@ function startStream({ deps, log, res, task, afterId, timings, registry }: Strea
     let chunk = '';
     for (const r of rows) {
       if (r.logId === null) continue;
-      chunk += sseEvent('log', { step: r.step, status: r.logStatus, output: r.output, created_at: r.createdAt!.toISOString() }, r.logId);
+      chunk += sseEvent(
+        'log',
+        { step: r.step, status: r.logStatus, output: r.output, created_at: r.createdAt!.toISOString() },
+        r.logId,
+      );
       lastId = r.logId;
     }
     const more = rows.length === BATCH;
@@ -215,7 +220,9 @@ export const taskStreamRoutes: FastifyPluginAsyncTypebox<{ deps: Deps; timings?:
         description: DESCRIPTION,
         params: IdParams,
         querystring: Type.Object({
-          last_event_id: Type.Optional(lastEventId('for clients that cannot set headers; Last-Event-ID wins when both are sent')),
+          last_event_id: Type.Optional(
+            lastEventId('for clients that cannot set headers; Last-Event-ID wins when both are sent'),
+          ),
         }),
         headers: Type.Object({
           'last-event-id': Type.Optional(lastEventId('resume after this log id')),
@@ -223,7 +230,9 @@ export const taskStreamRoutes: FastifyPluginAsyncTypebox<{ deps: Deps; timings?:
         response: {
           200: {
             description: 'the event stream',
-            content: { 'text/event-stream': { schema: Type.String({ description: 'connected, state, log and end events' }) } },
+            content: {
+              'text/event-stream': { schema: Type.String({ description: 'connected, state, log and end events' }) },
+            },
           },
           ...errorResponses(400, 401, 404),
         },

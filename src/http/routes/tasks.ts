@@ -15,7 +15,9 @@ const CreateTaskBody = Type.Object(
     base_branch: Type.Optional(Type.String({ minLength: 1, maxLength: 200, default: 'main' })),
     task_type: Type.Optional(Type.Union([Type.Literal('fix'), Type.Literal('scaffold')], { default: 'fix' })),
     approval_mode: Type.Optional(
-      Type.Union([Type.Literal('auto'), Type.Literal('manual')], { description: 'manual enables the plan and diff gates; default: the account setting' }),
+      Type.Union([Type.Literal('auto'), Type.Literal('manual')], {
+        description: 'manual enables the plan and diff gates; default: the account setting',
+      }),
     ),
   },
   { additionalProperties: false },
@@ -75,7 +77,13 @@ export const taskRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = async (app,
 
   app.get(
     '/tasks/limits',
-    { schema: { tags: ['tasks'], summary: "Your plan's limits and this month's use", response: { 200: Limits, ...errorResponses(401) } } },
+    {
+      schema: {
+        tags: ['tasks'],
+        summary: "Your plan's limits and this month's use",
+        response: { 200: Limits, ...errorResponses(401) },
+      },
+    },
     async (request) => {
       const auth = caller(request);
       const plan = auth.tokenKind === 'demo' ? 'demo' : auth.account.plan;

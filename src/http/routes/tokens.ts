@@ -16,19 +16,32 @@ export const tokenRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = async (app
         body: Type.Object(
           {
             name: Type.Optional(Type.String({ maxLength: 100 })),
-            expires_in_days: Type.Optional(Type.Integer({ minimum: 1, maximum: 3650, description: 'default: never expires' })),
+            expires_in_days: Type.Optional(
+              Type.Integer({ minimum: 1, maximum: 3650, description: 'default: never expires' }),
+            ),
           },
-          { additionalProperties: false, description: 'optional; an empty body makes an unnamed token that never expires' },
+          {
+            additionalProperties: false,
+            description: 'optional; an empty body makes an unnamed token that never expires',
+          },
         ),
         response: {
-          201: Type.Intersect([Type.Ref('TokenRecord'), Type.Object({ token: Type.String({ description: 'the secret, shown once' }) })]),
+          201: Type.Intersect([
+            Type.Ref('TokenRecord'),
+            Type.Object({ token: Type.String({ description: 'the secret, shown once' }) }),
+          ]),
           ...errorResponses(400, 401, 403),
         },
       },
     },
     async (request, reply) => {
       const body = (request.body ?? {}) as typeof request.body;
-      const { record, secret } = await createPersonalToken(deps, caller(request).account.id, body.name ?? '', body.expires_in_days);
+      const { record, secret } = await createPersonalToken(
+        deps,
+        caller(request).account.id,
+        body.name ?? '',
+        body.expires_in_days,
+      );
       return reply.status(201).send({ ...tokenJson(record), token: secret });
     },
   );
@@ -37,7 +50,11 @@ export const tokenRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = async (app
     '/me/tokens',
     {
       config: { access: 'full' },
-      schema: { tags: ['account'], summary: 'Your tokens, without secrets', response: { 200: Type.Array(Type.Ref('TokenRecord')), ...errorResponses(401, 403) } },
+      schema: {
+        tags: ['account'],
+        summary: 'Your tokens, without secrets',
+        response: { 200: Type.Array(Type.Ref('TokenRecord')), ...errorResponses(401, 403) },
+      },
     },
     async (request) => (await listTokens(deps, caller(request).account.id)).map(tokenJson),
   );

@@ -10,11 +10,11 @@ const count = (description: string) => Type.Integer({ minimum: 0, description })
 const EXPORT_DESCRIPTION = [
   'JSON Lines (application/x-ndjson), one line per task of yours that ended `done`, oldest first, streamed.',
   'Each line is an object with: `id`, `created_at`, `task_type`, `repo` (null for scaffold tasks), `prompt`,',
-  '`plan` (the planner\'s plan: summary, steps, likely_files, test_strategy, risks; null if none), `located_files` (paths),',
-  '`diff` (the fixer\'s unified diff, or null), `validator` ({passed, command, new_failures, fixed}, or null),',
+  "`plan` (the planner's plan: summary, steps, likely_files, test_strategy, risks; null if none), `located_files` (paths),",
+  "`diff` (the fixer's unified diff, or null), `validator` ({passed, command, new_failures, fixed}, or null),",
   '`pr_url`, `pr_merged`, `pr_merged_at`, `human_edit_after`, and `feedback` (your current feedback:',
   '{rating, correct, reuse, note, updated_at}, or null).',
-  'It never holds another account\'s tasks, tokens or keys.',
+  "It never holds another account's tasks, tokens or keys.",
 ].join('\n');
 
 /** What the caller's data could teach a model: counts and a JSON Lines export of their done tasks. */
@@ -31,7 +31,15 @@ export const trainingRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = async (
             done_tasks: count('your tasks that ended done: the lines of the export'),
             with_feedback: count('of those, tasks with feedback'),
             by_rating: Type.Object(
-              { '0': count(''), '1': count(''), '2': count(''), '3': count(''), '4': count(''), '5': count(''), unrated: count('no rating, or no feedback') },
+              {
+                '0': count(''),
+                '1': count(''),
+                '2': count(''),
+                '3': count(''),
+                '4': count(''),
+                '5': count(''),
+                unrated: count('no rating, or no feedback'),
+              },
               { description: 'done tasks by their current rating; the counts add up to done_tasks' },
             ),
             tokens_total: count('model tokens the done tasks used'),
@@ -67,12 +75,14 @@ export const trainingRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = async (
       // socket has taken it (backpressure), so memory stays at about one page.
       const body = Readable.from(trainingLines(deps, accountId), { objectMode: false, highWaterMark: 64 * 1024 });
       body.on('error', (err) => request.log.warn({ err }, 'training export failed mid-stream'));
-      return reply
-        .header('content-type', 'application/x-ndjson; charset=utf-8')
-        .header('content-disposition', `attachment; filename="emend-training-${date}.jsonl"`)
-        .header('cache-control', 'no-store')
-        // The schema documents the body's text; Fastify pipes the stream without serialising it.
-        .send(body as unknown as string);
+      return (
+        reply
+          .header('content-type', 'application/x-ndjson; charset=utf-8')
+          .header('content-disposition', `attachment; filename="emend-training-${date}.jsonl"`)
+          .header('cache-control', 'no-store')
+          // The schema documents the body's text; Fastify pipes the stream without serialising it.
+          .send(body as unknown as string)
+      );
     },
   );
 };

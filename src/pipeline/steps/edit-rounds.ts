@@ -45,11 +45,20 @@ export async function editRounds(
     const report = parsed.edits.length ? await applyEdits(o.dir, parsed.edits) : { applied: [], failed: [] };
     result.applied.push(...report.applied);
     result.failed = report.failed;
-    const notApplied = [...parsed.errors.map((e) => `format: ${e}`), ...report.failed.map((f) => `${f.path}: ${f.reason}`)];
+    const notApplied = [
+      ...parsed.errors.map((e) => `format: ${e}`),
+      ...report.failed.map((f) => `${f.path}: ${f.reason}`),
+    ];
     if (parsed.edits.length === 0 && parsed.errors.length === 0) notApplied.push('the answer held no edit blocks');
     const stillWrong = (await o.check?.()) ?? [];
     result.problems = [...notApplied, ...stillWrong];
-    o.log('fixer round', { round: result.rounds, applied: report.applied.length, failed: report.failed.length, format_errors: parsed.errors.length, still_wrong: stillWrong.length });
+    o.log('fixer round', {
+      round: result.rounds,
+      applied: report.applied.length,
+      failed: report.failed.length,
+      format_errors: parsed.errors.length,
+      still_wrong: stillWrong.length,
+    });
     if (result.problems.length === 0) return result;
     model.noteMalformed();
     if (result.rounds >= o.maxRounds) return result;

@@ -27,7 +27,10 @@ export function relevantSpans(source: string, request: string, maxSpans = MAX_SP
   });
   const spans: { start: number; end: number; score: number }[] = [];
   const taken = new Uint8Array(lines.length);
-  const order = hits.map((h, i) => [h, i] as const).filter(([h]) => h > 0).sort((a, b) => b[0] - a[0] || a[1] - b[1]);
+  const order = hits
+    .map((h, i) => [h, i] as const)
+    .filter(([h]) => h > 0)
+    .sort((a, b) => b[0] - a[0] || a[1] - b[1]);
   for (const [, i] of order) {
     if (spans.length >= maxSpans) break;
     if (taken[i]) continue;
@@ -56,7 +59,12 @@ export function readForPrompt(dir: string, path: string): { source: string } | {
 }
 
 /** Reads a file of the checkout for a prompt: numbered lines, a skeleton for large files. */
-export async function viewFile(dir: string, path: string, request: string, maxChars: number): Promise<FileView | undefined> {
+export async function viewFile(
+  dir: string,
+  path: string,
+  request: string,
+  maxChars: number,
+): Promise<FileView | undefined> {
   const read = readForPrompt(dir, path);
   if (!read) return undefined;
   if ('link' in read) return { path, lines: 0, whole: true, text: read.link };
@@ -66,7 +74,9 @@ export async function viewFile(dir: string, path: string, request: string, maxCh
     return { path, lines: lineCount, whole: true, text: numbered(source) };
   }
   const { skeleton } = await fileSkeleton(path, source);
-  const spans = relevantSpans(source, request).map((s) => `lines ${s.start}-${s.end}:\n${sliceLines(source, s.start, s.end)}`);
+  const spans = relevantSpans(source, request).map(
+    (s) => `lines ${s.start}-${s.end}:\n${sliceLines(source, s.start, s.end)}`,
+  );
   let text = `outline (bodies elided):\n${skeleton}\n\n${spans.join('\n\n')}`;
   if (text.length > maxChars) text = `${text.slice(0, maxChars)}\n… (cut)`;
   return { path, lines: lineCount, whole: false, text };

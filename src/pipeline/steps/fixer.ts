@@ -29,13 +29,19 @@ interface Insight {
 function fileForFixer(dir: string, path: string, insight: Insight | undefined, maxChars: number): string | undefined {
   const read = readForPrompt(dir, path);
   if (!read) return undefined;
-  if ('link' in read) return `## ${path}\n${read.link} (outside the repository: not shown, and edits to it are refused)`;
+  if ('link' in read)
+    return `## ${path}\n${read.link} (outside the repository: not shown, and edits to it are refused)`;
   const { source } = read;
   const lines = source.split('\n');
   if (lines.length <= WHOLE_LINES && source.length <= maxChars) return `## ${path}\n${fenced(source)}`;
-  const spans = (insight?.symbols ?? []).map((s) => ({ start: Math.max(1, s.start_line - SPAN_CONTEXT), end: Math.min(lines.length, s.end_line + SPAN_CONTEXT) }));
+  const spans = (insight?.symbols ?? []).map((s) => ({
+    start: Math.max(1, s.start_line - SPAN_CONTEXT),
+    end: Math.min(lines.length, s.end_line + SPAN_CONTEXT),
+  }));
   if (spans.length === 0) spans.push({ start: 1, end: Math.min(lines.length, WHOLE_LINES) });
-  const parts = spans.map((s) => `lines ${s.start}-${s.end} of ${lines.length}:\n${fenced(lines.slice(s.start - 1, s.end).join('\n'))}`);
+  const parts = spans.map(
+    (s) => `lines ${s.start}-${s.end} of ${lines.length}:\n${fenced(lines.slice(s.start - 1, s.end).join('\n'))}`,
+  );
   return clip(`## ${path} (excerpts; the rest of the file is unchanged)\n${parts.join('\n')}`, maxChars);
 }
 
@@ -66,13 +72,32 @@ export function fixerStep(): StepFn {
     const selected = ((outputs.locator?.selected as string[] | undefined) ?? []).slice(0, helpers.limits.maxFiles);
     const insights = (outputs.inspector?.insights as Insight[] | undefined) ?? [];
     const plan = outputs.planner as { summary?: string; steps?: string[]; test_strategy?: string } | undefined;
-    const memory = await recall(helpers.deps, { accountId: task.accountId, repo: task.repoUrl, prompt: task.prompt, tokenBudget: MEMORY_TOKENS });
+    const memory = await recall(helpers.deps, {
+      accountId: task.accountId,
+      repo: task.repoUrl,
+      prompt: task.prompt,
+      tokenBudget: MEMORY_TOKENS,
+    });
     const perFile = Math.floor(TOTAL_CHARS / Math.max(1, selected.length));
-    const files = selected.map((p) => fileForFixer(ws.dir, p, insights.find((i) => i.file === p), perFile)).filter(Boolean);
-    const notes = insights.map((i) => `- ${i.file}: ${(i.symbols ?? []).map((s) => `${s.name} (lines ${s.start_line}-${s.end_line}): ${s.change}`).join('; ')}${i.notes ? ` — ${i.notes}` : ''}`);
+    const files = selected
+      .map((p) =>
+        fileForFixer(
+          ws.dir,
+          p,
+          insights.find((i) => i.file === p),
+          perFile,
+        ),
+      )
+      .filter(Boolean);
+    const notes = insights.map(
+      (i) =>
+        `- ${i.file}: ${(i.symbols ?? []).map((s) => `${s.name} (lines ${s.start_line}-${s.end_line}): ${s.change}`).join('; ')}${i.notes ? ` — ${i.notes}` : ''}`,
+    );
     const user = [
       `Request:\n${fenced(task.prompt)}`,
-      plan?.summary ? `Plan: ${plan.summary}\n${(plan.steps ?? []).map((s, i) => `${i + 1}. ${s}`).join('\n')}${plan.test_strategy ? `\nTests: ${plan.test_strategy}` : ''}` : '',
+      plan?.summary
+        ? `Plan: ${plan.summary}\n${(plan.steps ?? []).map((s, i) => `${i + 1}. ${s}`).join('\n')}${plan.test_strategy ? `\nTests: ${plan.test_strategy}` : ''}`
+        : '',
       notes.length ? `Inspector's notes:\n${notes.join('\n')}` : '',
       memorySection(memory),
       failureSection(failure, outputs.fixer?.diff as string | undefined),
@@ -82,7 +107,12 @@ export function fixerStep(): StepFn {
       .join('\n\n');
 
     const model = await helpers.model();
-    const { rounds, applied, failed, notes: commentary } = await editRounds(model, {
+    const {
+      rounds,
+      applied,
+      failed,
+      notes: commentary,
+    } = await editRounds(model, {
       system: SYSTEM,
       user,
       dir: ws.dir,
@@ -90,12 +120,21 @@ export function fixerStep(): StepFn {
       maxOutputTokens: 12_000,
       log: helpers.log,
     });
-    const diff = await workspaceDiff({ dataDir: helpers.deps.config.dataDir, log: helpers.deps.log }, ws, { signal: helpers.signal });
+    const diff = await workspaceDiff({ dataDir: helpers.deps.config.dataDir, log: helpers.deps.log }, ws, {
+      signal: helpers.signal,
+    });
     if (!diff.trim()) {
-      const why = failed.length ? failed.map((f) => `${f.path}: ${f.reason.split('\n')[0]}`).join('; ') : 'no edits were proposed';
-      throw new Error(`the model proposed no change that applied after ${rounds} answer${rounds === 1 ? '' : 's'} (${clip(why, 600)})`);
+      const why = failed.length
+        ? failed.map((f) => `${f.path}: ${f.reason.split('\n')[0]}`).join('; ')
+        : 'no edits were proposed';
+      throw new Error(
+        `the model proposed no change that applied after ${rounds} answer${rounds === 1 ? '' : 's'} (${clip(why, 600)})`,
+      );
     }
-    const changed = [...new Map(applied.map((a) => [a.path, a.kind])).entries()].map(([path, kind]) => ({ path, kind }));
+    const changed = [...new Map(applied.map((a) => [a.path, a.kind])).entries()].map(([path, kind]) => ({
+      path,
+      kind,
+    }));
     return {
       output: {
         diff,

@@ -30,7 +30,10 @@ export function productionSteps(): StepRegistry {
     locator: locatorStep(),
     inspector: inspectorStep(),
     fixer: byTaskType({ fix: fixerStep(), scaffold: siteFixerStep() }),
-    validator: byTaskType({ fix: rememberingTestCommand(validatorStep(validatorContext)), scaffold: siteValidatorStep() }),
+    validator: byTaskType({
+      fix: rememberingTestCommand(validatorStep(validatorContext)),
+      scaffold: siteValidatorStep(),
+    }),
     pr: prStep(),
   };
 }

@@ -4,13 +4,22 @@ import { type FileView, viewFile } from './file-views.js';
 import { fenced } from './prompt-parts.js';
 
 const InsightsSchema = z.object({
-  summary: z.string().describe('For a person reading the result: where the change belongs and why, in a few plain sentences.'),
+  summary: z
+    .string()
+    .describe('For a person reading the result: where the change belongs and why, in a few plain sentences.'),
   insights: z.array(
     z.object({
       file: z.string(),
       relevance: z.enum(['high', 'medium', 'low']),
       symbols: z
-        .array(z.object({ name: z.string(), start_line: z.number().int(), end_line: z.number().int(), change: z.string().describe('What to change here, concretely.') }))
+        .array(
+          z.object({
+            name: z.string(),
+            start_line: z.number().int(),
+            end_line: z.number().int(),
+            change: z.string().describe('What to change here, concretely.'),
+          }),
+        )
         .describe('Functions, classes or blocks to change, with their line ranges as numbered in the file shown.'),
       notes: z.string().describe('Anything else about this file that matters for the change; empty if nothing.'),
     }),
@@ -32,14 +41,24 @@ export function inspectorStep(): StepFn {
     const plan = outputs.planner as { summary?: string; steps?: string[] } | undefined;
     const request = `${task.prompt}\n${plan?.summary ?? ''}\n${(plan?.steps ?? []).join('\n')}`;
     const perFile = Math.floor(TOTAL_CHARS / selected.length);
-    const views = (await Promise.all(selected.map((p) => viewFile(ws.dir, p, request, perFile)))).filter((v): v is FileView => !!v);
+    const views = (await Promise.all(selected.map((p) => viewFile(ws.dir, p, request, perFile)))).filter(
+      (v): v is FileView => !!v,
+    );
     const model = await helpers.model();
     const user = [
       `Request:\n${fenced(task.prompt)}`,
-      plan?.summary ? `Plan: ${plan.summary}${plan.steps?.length ? `\n${plan.steps.map((s, i) => `${i + 1}. ${s}`).join('\n')}` : ''}` : '',
+      plan?.summary
+        ? `Plan: ${plan.summary}${plan.steps?.length ? `\n${plan.steps.map((s, i) => `${i + 1}. ${s}`).join('\n')}` : ''}`
+        : '',
       ...views.map((v) => `## ${v.path} (${v.lines} lines${v.whole ? '' : ', outline and spans'})\n${fenced(v.text)}`),
     ].join('\n\n');
-    const answer = await model.object({ system: SYSTEM, messages: [{ role: 'user', content: user }], schema: InsightsSchema, name: 'insights', maxOutputTokens: 4_000 });
+    const answer = await model.object({
+      system: SYSTEM,
+      messages: [{ role: 'user', content: user }],
+      schema: InsightsSchema,
+      name: 'insights',
+      maxOutputTokens: 4_000,
+    });
     // Only files that were shown, with line ranges that exist in them.
     const shown = new Map(views.map((v) => [v.path, v]));
     const insights = answer.insights
@@ -47,8 +66,22 @@ export function inspectorStep(): StepFn {
       .map((i) => {
         const lines = shown.get(i.file)!.lines;
         const clamp = (n: number) => Math.min(Math.max(1, n), lines);
-        return { ...i, symbols: i.symbols.map((s) => ({ ...s, start_line: clamp(Math.min(s.start_line, s.end_line)), end_line: clamp(Math.max(s.start_line, s.end_line)) })) };
+        return {
+          ...i,
+          symbols: i.symbols.map((s) => ({
+            ...s,
+            start_line: clamp(Math.min(s.start_line, s.end_line)),
+            end_line: clamp(Math.max(s.start_line, s.end_line)),
+          })),
+        };
       });
-    return { output: { summary: answer.summary, insights, files: views.map((v) => v.path), model: `${model.provider}/${model.modelId}` } };
+    return {
+      output: {
+        summary: answer.summary,
+        insights,
+        files: views.map((v) => v.path),
+        model: `${model.provider}/${model.modelId}`,
+      },
+    };
   };
 }

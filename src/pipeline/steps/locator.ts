@@ -10,7 +10,9 @@ const SHORTLIST = 15;
 const OUTLINE_LINES = 14;
 
 const RerankSchema = z.object({
-  ranking: z.array(z.object({ path: z.string(), reason: z.string() })).describe('Shortlisted paths, the most likely to need the change first.'),
+  ranking: z
+    .array(z.object({ path: z.string(), reason: z.string() }))
+    .describe('Shortlisted paths, the most likely to need the change first.'),
 });
 
 const SYSTEM = `You are the locator of emend. A deterministic search shortlisted files of a repository for a change request.
@@ -23,7 +25,10 @@ function shortlistText(files: RankedFile[], definitions: Record<string, FileDefi
     .map((f) => {
       const outline = (definitions[f.path] ?? [])
         .slice(0, OUTLINE_LINES)
-        .map(([name, kind, start, end, container]) => `${String(start).padStart(5)}-${end} ${kind} ${container ? `${container}.` : ''}${name}`)
+        .map(
+          ([name, kind, start, end, container]) =>
+            `${String(start).padStart(5)}-${end} ${kind} ${container ? `${container}.` : ''}${name}`,
+        )
         .join('\n');
       return `## ${f.path}\nfound by: ${f.reasons.join('; ')}${outline ? `\n${fenced(outline)}` : ''}`;
     })
@@ -31,12 +36,19 @@ function shortlistText(files: RankedFile[], definitions: Record<string, FileDefi
 }
 
 /** The model's order over the shortlist; files it left out keep their places after the ones it named. */
-async function rerank(helpers: StepHelpers, request: string, files: RankedFile[], definitions: Record<string, FileDefinition[]>): Promise<RankedFile[] | undefined> {
+async function rerank(
+  helpers: StepHelpers,
+  request: string,
+  files: RankedFile[],
+  definitions: Record<string, FileDefinition[]>,
+): Promise<RankedFile[] | undefined> {
   const model = await helpers.model();
   try {
     const { ranking } = await model.object({
       system: SYSTEM,
-      messages: [{ role: 'user', content: `Request:\n${fenced(request)}\n\nShortlist:\n\n${shortlistText(files, definitions)}` }],
+      messages: [
+        { role: 'user', content: `Request:\n${fenced(request)}\n\nShortlist:\n\n${shortlistText(files, definitions)}` },
+      ],
       schema: RerankSchema,
       name: 'ranking',
       maxOutputTokens: 1_500,
@@ -71,13 +83,23 @@ export function locatorStep(): StepFn {
   return async ({ task, outputs }, helpers) => {
     const ws = await helpers.workspace();
     const plan = outputs.planner as { summary?: string; likely_files?: string[] } | undefined;
-    const hints = plan?.likely_files?.length ? `\n\nFiles the plan expects to change: ${plan.likely_files.join(', ')}` : '';
+    const hints = plan?.likely_files?.length
+      ? `\n\nFiles the plan expects to change: ${plan.likely_files.join(', ')}`
+      : '';
     const request = `${task.prompt}${hints}`;
-    const located = await locate(ws.dir, request, { top: SHORTLIST, cacheDir: join(helpers.deps.config.dataDir, 'locator-cache') });
+    const located = await locate(ws.dir, request, {
+      top: SHORTLIST,
+      cacheDir: join(helpers.deps.config.dataDir, 'locator-cache'),
+    });
     let files = located.files;
     let reranked = false;
     if (helpers.deps.config.llm.rerank && files.length > 1) {
-      const better = await rerank(helpers, `${task.prompt}${plan?.summary ? `\n\nPlan: ${plan.summary}` : ''}`, files, located.definitions);
+      const better = await rerank(
+        helpers,
+        `${task.prompt}${plan?.summary ? `\n\nPlan: ${plan.summary}` : ''}`,
+        files,
+        located.definitions,
+      );
       if (better) {
         files = better;
         reranked = true;

@@ -16,10 +16,31 @@ export interface RepoOverview {
 }
 
 const LANGUAGES: Record<string, string> = {
-  '.py': 'Python', '.js': 'JavaScript', '.jsx': 'JavaScript', '.mjs': 'JavaScript', '.cjs': 'JavaScript',
-  '.ts': 'TypeScript', '.tsx': 'TypeScript', '.go': 'Go', '.rs': 'Rust', '.java': 'Java', '.kt': 'Kotlin',
-  '.rb': 'Ruby', '.php': 'PHP', '.cs': 'C#', '.c': 'C', '.h': 'C', '.cpp': 'C++', '.cc': 'C++', '.hpp': 'C++',
-  '.swift': 'Swift', '.scala': 'Scala', '.html': 'HTML', '.css': 'CSS', '.scss': 'CSS', '.sh': 'Shell',
+  '.py': 'Python',
+  '.js': 'JavaScript',
+  '.jsx': 'JavaScript',
+  '.mjs': 'JavaScript',
+  '.cjs': 'JavaScript',
+  '.ts': 'TypeScript',
+  '.tsx': 'TypeScript',
+  '.go': 'Go',
+  '.rs': 'Rust',
+  '.java': 'Java',
+  '.kt': 'Kotlin',
+  '.rb': 'Ruby',
+  '.php': 'PHP',
+  '.cs': 'C#',
+  '.c': 'C',
+  '.h': 'C',
+  '.cpp': 'C++',
+  '.cc': 'C++',
+  '.hpp': 'C++',
+  '.swift': 'Swift',
+  '.scala': 'Scala',
+  '.html': 'HTML',
+  '.css': 'CSS',
+  '.scss': 'CSS',
+  '.sh': 'Shell',
 };
 
 const README_LINES = 60;
@@ -55,9 +76,14 @@ export function repoOverview(dir: string): RepoOverview {
     const lang = LANGUAGES[extname(p).toLowerCase()];
     if (lang) langs.set(lang, (langs.get(lang) ?? 0) + 1);
   }
-  const dirLines = [...dirs.entries()].sort((a, b) => a[0].localeCompare(b[0])).map(([d, n]) => `${d} (${n} file${n === 1 ? '' : 's'})`);
+  const dirLines = [...dirs.entries()]
+    .sort((a, b) => a[0].localeCompare(b[0]))
+    .map(([d, n]) => `${d} (${n} file${n === 1 ? '' : 's'})`);
   const lines = [...dirLines, ...top.sort()];
-  const tree = lines.length > TREE_ENTRIES ? [...lines.slice(0, TREE_ENTRIES), `… and ${lines.length - TREE_ENTRIES} more entries`].join('\n') : lines.join('\n');
+  const tree =
+    lines.length > TREE_ENTRIES
+      ? [...lines.slice(0, TREE_ENTRIES), `… and ${lines.length - TREE_ENTRIES} more entries`].join('\n')
+      : lines.join('\n');
   let testCommand: string | null = null;
   try {
     testCommand = detectTestPlan(dir)?.command ?? null;

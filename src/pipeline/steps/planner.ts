@@ -7,7 +7,9 @@ import { clip, fenced, memorySection } from './prompt-parts.js';
 export const PlanSchema = z.object({
   summary: z.string().describe('One or two sentences: what will change and why.'),
   steps: z.array(z.string()).describe('The change as concrete steps, in order.'),
-  likely_files: z.array(z.string()).describe('Repository-relative paths most likely to change (or be created), most likely first; at most 10.'),
+  likely_files: z
+    .array(z.string())
+    .describe('Repository-relative paths most likely to change (or be created), most likely first; at most 10.'),
   test_strategy: z.string().describe('How the change will be checked: which tests to run or add.'),
   risks: z.array(z.string()).describe('What could go wrong or break; empty when nothing stands out.'),
 });
@@ -26,12 +28,22 @@ const MEMORY_TOKENS = 2_000;
 /** The planner: request + repository overview + repo memory → plan. */
 export function plannerStep(): StepFn {
   return async ({ task }, helpers) => {
-    if (task.taskType !== 'fix') throw new Error(`the planner for ${task.taskType} tasks is not part of this build yet`);
+    if (task.taskType !== 'fix')
+      throw new Error(`the planner for ${task.taskType} tasks is not part of this build yet`);
     const model = await helpers.model();
     const ws = await helpers.workspace();
     const overview = repoOverview(ws.dir);
-    const memory = await recall(helpers.deps, { accountId: task.accountId, repo: task.repoUrl, prompt: task.prompt, tokenBudget: MEMORY_TOKENS });
-    const languages = overview.languages.slice(0, 6).map((l) => `${l.language} (${l.files})`).join(', ') || 'none recognised';
+    const memory = await recall(helpers.deps, {
+      accountId: task.accountId,
+      repo: task.repoUrl,
+      prompt: task.prompt,
+      tokenBudget: MEMORY_TOKENS,
+    });
+    const languages =
+      overview.languages
+        .slice(0, 6)
+        .map((l) => `${l.language} (${l.files})`)
+        .join(', ') || 'none recognised';
     const user = [
       `Request:\n${fenced(task.prompt)}`,
       '',
@@ -42,7 +54,13 @@ export function plannerStep(): StepFn {
       overview.readme ? `README (start):\n${fenced(clip(overview.readme, 4000))}` : 'README: none',
       memorySection(memory),
     ].join('\n');
-    const plan = await model.object({ system: SYSTEM, messages: [{ role: 'user', content: user }], schema: PlanSchema, name: 'plan', maxOutputTokens: 2_000 });
+    const plan = await model.object({
+      system: SYSTEM,
+      messages: [{ role: 'user', content: user }],
+      schema: PlanSchema,
+      name: 'plan',
+      maxOutputTokens: 2_000,
+    });
     helpers.log('plan made', { files: plan.likely_files.length, memory: memory.length });
     return {
       output: {

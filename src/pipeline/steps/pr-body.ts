@@ -36,10 +36,19 @@ function validationLine(v: Validation | undefined): string {
   if (!v) return 'Not validated.';
   if (v.passed === true) {
     const counts = v.tests ? ` (${v.tests.passed} passed, ${v.tests.failed} failed, ${v.tests.skipped} skipped)` : '';
-    const fixed = v.fixed?.length ? `; now passing: ${v.fixed.slice(0, 10).map((t) => `\`${t}\``).join(', ')}` : '';
+    const fixed = v.fixed?.length
+      ? `; now passing: ${v.fixed
+          .slice(0, 10)
+          .map((t) => `\`${t}\``)
+          .join(', ')}`
+      : '';
     return `Passed: no new test failures with \`${v.command}\`${counts}${fixed}.`;
   }
-  if (v.passed === false) return `**Did not pass**: new failures with \`${v.command}\`: ${(v.new_failures ?? []).slice(0, 10).map((t) => `\`${t}\``).join(', ')}.`;
+  if (v.passed === false)
+    return `**Did not pass**: new failures with \`${v.command}\`: ${(v.new_failures ?? [])
+      .slice(0, 10)
+      .map((t) => `\`${t}\``)
+      .join(', ')}.`;
   return `Not validated: ${v.message ?? 'no tests could be run'}.`;
 }
 

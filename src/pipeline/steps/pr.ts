@@ -18,7 +18,13 @@ async function commitChange(deps: Deps, helpers: StepHelpers, branch: string, ti
   const ws = await helpers.workspace();
   const wsDeps = { dataDir: deps.config.dataDir, log: deps.log, spawn: helpers.spawn };
   const git = gitEnvOf(wsDeps);
-  const call = { gitDir: ws.gitDir, workTree: ws.dir, cwd: ws.dir, signal: helpers.signal, env: identityEnv(deps.config.commitIdentity) };
+  const call = {
+    gitDir: ws.gitDir,
+    workTree: ws.dir,
+    cwd: ws.dir,
+    signal: helpers.signal,
+    env: identityEnv(deps.config.commitIdentity),
+  };
   await runGit(git, { ...call, args: ['checkout', '--quiet', '-B', branch] });
   await runGit(git, { ...call, args: ['add', '--all'] });
   await runGit(git, { ...call, args: ['commit', '--quiet', '--no-verify', '--no-gpg-sign', '-m', title] });
@@ -54,9 +60,20 @@ function pushFailure(err: unknown, where: string): Error {
 }
 
 /** Pushes to the caller's fork, made (or brought up to date) first; a new fork can take a moment to accept pushes. */
-async function pushToFork(deps: Deps, helpers: StepHelpers, gh: GitHub, owner: string, name: string, base: string, token: string, branch: string) {
+async function pushToFork(
+  deps: Deps,
+  helpers: StepHelpers,
+  gh: GitHub,
+  owner: string,
+  name: string,
+  base: string,
+  token: string,
+  branch: string,
+) {
   const fork = await gh.fork(owner, name);
-  await gh.syncFork(fork.owner, fork.name, base).catch((err) => helpers.log('fork sync failed; pushing anyway', { problem: (err as Error).message }));
+  await gh
+    .syncFork(fork.owner, fork.name, base)
+    .catch((err) => helpers.log('fork sync failed; pushing anyway', { problem: (err as Error).message }));
   const url = `${deps.config.scmWebUrl}/${fork.owner}/${fork.name}.git`;
   for (let attempt = 1; ; attempt++) {
     try {
@@ -81,7 +98,10 @@ export function prStep(): StepFn {
     if (!task.repoUrl) throw new Error('this task has no repository to open a pull request on');
     const [account] = await deps.db.select().from(accounts).where(eq(accounts.id, task.accountId));
     const token = account ? scmTokenOf(deps, account) : undefined;
-    if (!token) throw new Error('no code-host account is connected to push and open the pull request; connect one (POST /v1/me/scm) and continue');
+    if (!token)
+      throw new Error(
+        'no code-host account is connected to push and open the pull request; connect one (POST /v1/me/scm) and continue',
+      );
     const { owner, name } = parseRepoUrl(task.repoUrl, deps.config.scmWebUrl);
     const gh = hostFor(deps, token);
     const repo = await gh.repo(owner, name);
@@ -110,22 +130,54 @@ export function prStep(): StepFn {
     let pull: Awaited<ReturnType<typeof open>>;
     let draftsDisallowed = false;
     try {
-      pull = await open(!passed, passed ? undefined : 'Validation did not pass: this pull request is a draft until a person has looked at it.');
+      pull = await open(
+        !passed,
+        passed ? undefined : 'Validation did not pass: this pull request is a draft until a person has looked at it.',
+      );
     } catch (err) {
       // A run resumed after its worker died (found by the soak): the dead run had already opened
       // this branch's pull request, which now holds the pushed commit; it is the task's.
-      const earlier = err instanceof ScmError && ALREADY_EXISTS.test(err.message) ? await gh.openPullFrom(owner, name, head.includes(':') ? head : `${owner}:${head}`) : undefined;
+      const earlier =
+        err instanceof ScmError && ALREADY_EXISTS.test(err.message)
+          ? await gh.openPullFrom(owner, name, head.includes(':') ? head : `${owner}:${head}`)
+          : undefined;
       if (earlier) {
         helpers.log('pull request already opened by an earlier run of this task', { number: earlier.number });
-        return { output: { pr_url: earlier.url, number: earlier.number, branch, head, base: task.baseBranch, commit, draft: earlier.draft, drafts_disallowed: false, fork, reused: true } };
+        return {
+          output: {
+            pr_url: earlier.url,
+            number: earlier.number,
+            branch,
+            head,
+            base: task.baseBranch,
+            commit,
+            draft: earlier.draft,
+            drafts_disallowed: false,
+            fork,
+            reused: true,
+          },
+        };
       }
       if (passed || !(err instanceof ScmError) || !DRAFTS_DISALLOWED.test(err.message)) throw err;
       draftsDisallowed = true;
-      pull = await open(false, 'Validation did not pass, and this repository does not allow draft pull requests: review with care before merging.');
+      pull = await open(
+        false,
+        'Validation did not pass, and this repository does not allow draft pull requests: review with care before merging.',
+      );
     }
     helpers.log('pull request opened', { number: pull.number, draft: pull.draft, fork: !!fork });
     return {
-      output: { pr_url: pull.url, number: pull.number, branch, head, base: task.baseBranch, commit, draft: pull.draft, drafts_disallowed: draftsDisallowed, fork },
+      output: {
+        pr_url: pull.url,
+        number: pull.number,
+        branch,
+        head,
+        base: task.baseBranch,
+        commit,
+        draft: pull.draft,
+        drafts_disallowed: draftsDisallowed,
+        fork,
+      },
     };
   };
 }

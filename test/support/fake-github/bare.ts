@@ -73,7 +73,10 @@ export class Bare {
 
   init(dir: string, branch: string): void {
     mkdirSync(dir, { recursive: true });
-    execFileSync('git', ['init', '--quiet', '--bare', `--initial-branch=${branch}`, dir], { env: this.env, stdio: 'ignore' });
+    execFileSync('git', ['init', '--quiet', '--bare', `--initial-branch=${branch}`, dir], {
+      env: this.env,
+      stdio: 'ignore',
+    });
     this.installHooks(dir);
   }
 
@@ -121,7 +124,14 @@ export class Bare {
    * plumbing and a scratch index; the ref is not moved.
    */
   /** `links`: symlinks to commit, path → target (mode 120000, as git stores a symlink). */
-  commitFiles(dir: string, parent: string | undefined, files: Record<string, string | null>, message: string, who: Identity, links: Record<string, string> = {}): string {
+  commitFiles(
+    dir: string,
+    parent: string | undefined,
+    files: Record<string, string | null>,
+    message: string,
+    who: Identity,
+    links: Record<string, string> = {},
+  ): string {
     const tmp = mkdtempSync(join(this.scratch, 'index-'));
     const env = { GIT_INDEX_FILE: join(tmp, 'index') };
     try {
@@ -147,7 +157,12 @@ export class Bare {
   }
 
   commitTree(dir: string, tree: string, parents: string[], message: string, who: Identity): string {
-    const env = { GIT_AUTHOR_NAME: who.name, GIT_AUTHOR_EMAIL: who.email, GIT_COMMITTER_NAME: who.name, GIT_COMMITTER_EMAIL: who.email };
+    const env = {
+      GIT_AUTHOR_NAME: who.name,
+      GIT_AUTHOR_EMAIL: who.email,
+      GIT_COMMITTER_NAME: who.name,
+      GIT_COMMITTER_EMAIL: who.email,
+    };
     return this.run(dir, ['commit-tree', tree, ...parents.flatMap((p) => ['-p', p])], { input: message, env }).trim();
   }
 
@@ -196,7 +211,13 @@ export class Bare {
   }
 
   private logArgs(dir: string, args: string[]): CommitInfo[] {
-    const out = this.run(dir, ['log', '-z', '--format=%H%x1f%T%x1f%P%x1f%an%x1f%ae%x1f%aI%x1f%cn%x1f%ce%x1f%cI%x1f%B', ...args, '--']);
+    const out = this.run(dir, [
+      'log',
+      '-z',
+      '--format=%H%x1f%T%x1f%P%x1f%an%x1f%ae%x1f%aI%x1f%cn%x1f%ce%x1f%cI%x1f%B',
+      ...args,
+      '--',
+    ]);
     return out
       .split('\0')
       .filter((entry) => entry.trim() !== '')

@@ -35,14 +35,18 @@ export function ghError(status: number, message: string, documentationUrl: strin
 
 /** 422 `Validation Failed` with its `errors` array. */
 export function validationFailed(errors: ValidationError[], documentationUrl: string): Reply {
-  return { status: 422, body: { message: 'Validation Failed', errors, documentation_url: documentationUrl, status: '422' } };
+  return {
+    status: 422,
+    body: { message: 'Validation Failed', errors, documentation_url: documentationUrl, status: '422' },
+  };
 }
 
 export const notFound = (doc: string = DOCS.root): Reply => ghError(404, 'Not Found', doc);
 export const badCredentials = (): Reply => ghError(401, 'Bad credentials', DOCS.root);
 export const requiresAuthentication = (doc: string): Reply => ghError(401, 'Requires authentication', doc);
 /** What a token without write permission gets on a write (fine-grained token, read-only). */
-export const notAccessible = (doc: string): Reply => ghError(403, 'Resource not accessible by personal access token', doc);
+export const notAccessible = (doc: string): Reply =>
+  ghError(403, 'Resource not accessible by personal access token', doc);
 
 /** GitHub's short reason phrases, for default bodies of injected failures. */
 export function reasonPhrase(status: number): string {

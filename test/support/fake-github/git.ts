@@ -18,7 +18,9 @@ export function isGitPath(pathname: string): boolean {
 export function handleGit(state: State, req: IncomingMessage, res: ServerResponse, url: URL): Promise<number> {
   const m = GIT_PATH.exec(url.pathname)!;
   const [, owner, name, endpoint] = m as unknown as [string, string, string, string];
-  const writing = endpoint === 'git-receive-pack' || (endpoint === 'info/refs' && url.searchParams.get('service') === 'git-receive-pack');
+  const writing =
+    endpoint === 'git-receive-pack' ||
+    (endpoint === 'info/refs' && url.searchParams.get('service') === 'git-receive-pack');
   const plain = (status: number, text: string, headers: Record<string, string> = {}): Promise<number> => {
     req.resume();
     res.writeHead(status, { 'content-type': 'text/plain; charset=utf-8', ...headers });
@@ -29,7 +31,12 @@ export function handleGit(state: State, req: IncomingMessage, res: ServerRespons
 
   const { present, token } = credentials(req.headers.authorization);
   const found = token !== undefined ? state.byToken(token) : undefined;
-  if (present && !found) return plain(401, 'Invalid username or token. Password authentication is not supported for Git operations.\n', challenge);
+  if (present && !found)
+    return plain(
+      401,
+      'Invalid username or token. Password authentication is not supported for Git operations.\n',
+      challenge,
+    );
   const login = found?.user.login;
   const repo = state.repo(decodeURIComponent(owner), decodeURIComponent(name));
   if (!repo || !state.canSee(repo, login)) {

@@ -9,7 +9,8 @@ import { type State, newToken } from './state.js';
  * (errors as 200 bodies with `error`, as GitHub answers them).
  */
 
-const TROUBLESHOOTING = 'https://docs.github.com/apps/managing-oauth-apps/troubleshooting-oauth-app-access-token-request-errors';
+const TROUBLESHOOTING =
+  'https://docs.github.com/apps/managing-oauth-apps/troubleshooting-oauth-app-access-token-request-errors';
 const CODE_TTL_MS = 10 * 60 * 1000;
 
 interface Grant {
@@ -49,7 +50,8 @@ export class OAuth {
   private authorize(res: ServerResponse, url: URL): number {
     const q = url.searchParams;
     const clientId = q.get('client_id') ?? '';
-    if (!this.apps.has(clientId)) return page(res, 400, 'The client_id is not valid: no OAuth application is registered with it.');
+    if (!this.apps.has(clientId))
+      return page(res, 400, 'The client_id is not valid: no OAuth application is registered with it.');
     const redirectUri = q.get('redirect_uri') ?? undefined;
     if (!redirectUri) return page(res, 400, 'The redirect_uri is missing (the fake has no registered callback URL).');
     let target: URL;
@@ -65,7 +67,16 @@ export class OAuth {
       target.searchParams.set('error_uri', `${TROUBLESHOOTING}#access-denied`);
     } else {
       const code = randomBytes(10).toString('hex');
-      this.codes.set(code, { clientId, login: this.approver, redirectUri, scope: (q.get('scope') ?? '').split(/[\s,]+/).filter(Boolean).join(','), expires: Date.now() + CODE_TTL_MS });
+      this.codes.set(code, {
+        clientId,
+        login: this.approver,
+        redirectUri,
+        scope: (q.get('scope') ?? '')
+          .split(/[\s,]+/)
+          .filter(Boolean)
+          .join(','),
+        expires: Date.now() + CODE_TTL_MS,
+      });
       target.searchParams.set('code', code);
     }
     if (state !== null) target.searchParams.set('state', state);
@@ -102,16 +113,32 @@ export class OAuth {
     const clientId = params.client_id ?? '';
     const secret = this.apps.get(clientId);
     if (secret === undefined || secret !== params.client_secret) {
-      return answer({ error: 'incorrect_client_credentials', error_description: 'The client_id and/or client_secret passed are incorrect.', error_uri: `${TROUBLESHOOTING}#incorrect-client-credentials` });
+      return answer({
+        error: 'incorrect_client_credentials',
+        error_description: 'The client_id and/or client_secret passed are incorrect.',
+        error_uri: `${TROUBLESHOOTING}#incorrect-client-credentials`,
+      });
     }
     const code = params.code ?? '';
     const grant = this.codes.get(code);
     if (!grant || grant.clientId !== clientId || grant.expires < Date.now()) {
       if (grant && grant.expires < Date.now()) this.codes.delete(code);
-      return answer({ error: 'bad_verification_code', error_description: 'The code passed is incorrect or expired.', error_uri: `${TROUBLESHOOTING}#bad-verification-code` });
+      return answer({
+        error: 'bad_verification_code',
+        error_description: 'The code passed is incorrect or expired.',
+        error_uri: `${TROUBLESHOOTING}#bad-verification-code`,
+      });
     }
-    if (params.redirect_uri !== undefined && grant.redirectUri !== undefined && params.redirect_uri !== grant.redirectUri) {
-      return answer({ error: 'redirect_uri_mismatch', error_description: 'The redirect_uri MUST match the registered callback URL for this application.', error_uri: `${TROUBLESHOOTING}#redirect-uri-mismatch2` });
+    if (
+      params.redirect_uri !== undefined &&
+      grant.redirectUri !== undefined &&
+      params.redirect_uri !== grant.redirectUri
+    ) {
+      return answer({
+        error: 'redirect_uri_mismatch',
+        error_description: 'The redirect_uri MUST match the registered callback URL for this application.',
+        error_uri: `${TROUBLESHOOTING}#redirect-uri-mismatch2`,
+      });
     }
     this.codes.delete(code);
     const token = newToken('gho_');
@@ -122,7 +149,9 @@ export class OAuth {
 
 function page(res: ServerResponse, status: number, text: string): number {
   res.writeHead(status, { 'content-type': 'text/html; charset=utf-8' });
-  res.end(`<!DOCTYPE html><html><head><title>${status}</title></head><body><h1>${status}</h1><p>${escapeHtml(text)}</p></body></html>`);
+  res.end(
+    `<!DOCTYPE html><html><head><title>${status}</title></head><body><h1>${status}</h1><p>${escapeHtml(text)}</p></body></html>`,
+  );
   return status;
 }
 

@@ -74,23 +74,37 @@ export class Rest {
     const { present, token } = credentials(req.headers.authorization);
     const found = token !== undefined ? this.state.byToken(token) : undefined;
     const caller = found ? { user: found.user, token: found.token } : undefined;
-    const rate = this.rateHeaders(caller ? `token:${token}` : `ip:${req.socket.remoteAddress ?? ''}`, caller ? RATE_LIMIT_AUTHENTICATED : RATE_LIMIT_ANONYMOUS);
+    const rate = this.rateHeaders(
+      caller ? `token:${token}` : `ip:${req.socket.remoteAddress ?? ''}`,
+      caller ? RATE_LIMIT_AUTHENTICATED : RATE_LIMIT_ANONYMOUS,
+    );
 
     let reply: Reply;
-    const rule = this.failRules.findIndex((r) => r.method === method && (r.pathPattern.test(path) || r.pathPattern.test(fullPath)));
+    const rule = this.failRules.findIndex(
+      (r) => r.method === method && (r.pathPattern.test(path) || r.pathPattern.test(fullPath)),
+    );
     if (rule >= 0) {
       const injected = this.failRules.splice(rule, 1)[0]!.reply;
       reply = { ...injected, body: injected.body ?? ghError(injected.status, reasonPhrase(injected.status)).body };
     } else if (present && !caller) {
       reply = badCredentials();
     } else if (rate.exhausted) {
-      reply = ghError(403, caller ? `API rate limit exceeded for user ID ${caller.user.id}.` : `API rate limit exceeded for ${req.socket.remoteAddress}.`, DOCS.rateLimit);
+      reply = ghError(
+        403,
+        caller
+          ? `API rate limit exceeded for user ID ${caller.user.id}.`
+          : `API rate limit exceeded for ${req.socket.remoteAddress}.`,
+        DOCS.rateLimit,
+      );
     } else {
       let body: Record<string, unknown> = {};
       if (raw.length > 0) {
         try {
           const parsed: unknown = JSON.parse(raw.toString('utf8'));
-          body = parsed !== null && typeof parsed === 'object' && !Array.isArray(parsed) ? (parsed as Record<string, unknown>) : {};
+          body =
+            parsed !== null && typeof parsed === 'object' && !Array.isArray(parsed)
+              ? (parsed as Record<string, unknown>)
+              : {};
         } catch {
           reply = ghError(400, 'Problems parsing JSON', DOCS.root);
           return write(res, reply, rate.headers, caller);
@@ -127,7 +141,12 @@ export class Rest {
   }
 }
 
-function write(res: ServerResponse, reply: Reply, rateHeaders: Record<string, string>, caller: Caller | undefined): number {
+function write(
+  res: ServerResponse,
+  reply: Reply,
+  rateHeaders: Record<string, string>,
+  caller: Caller | undefined,
+): number {
   const headers: Record<string, string> = {
     'content-type': 'application/json; charset=utf-8',
     'x-github-media-type': 'github.v3; format=json',
@@ -156,7 +175,10 @@ export function readBody(req: IncomingMessage): Promise<Buffer> {
 function route(method: string, path: string, ctx: Ctx): Reply {
   let segments: string[];
   try {
-    segments = path.split('/').filter(Boolean).map((s) => decodeURIComponent(s));
+    segments = path
+      .split('/')
+      .filter(Boolean)
+      .map((s) => decodeURIComponent(s));
   } catch {
     return notFound();
   }
@@ -171,8 +193,10 @@ function route(method: string, path: string, ctx: Ctx): Reply {
     if (d === 'branches' && rest.length >= 2 && method === 'GET') return getBranch(ctx, b, c, rest.slice(1).join('/'));
     if (d === 'pulls' && rest.length === 1 && method === 'POST') return createPull(ctx, b, c);
     if (d === 'pulls' && rest.length === 1 && method === 'GET') return listPulls(ctx, b, c);
-    if (d === 'pulls' && e && /^\d+$/.test(e) && rest.length === 2 && method === 'GET') return getPull(ctx, b, c, Number(e));
-    if (d === 'pulls' && e && /^\d+$/.test(e) && f === 'commits' && rest.length === 3 && method === 'GET') return listPullCommits(ctx, b, c, Number(e));
+    if (d === 'pulls' && e && /^\d+$/.test(e) && rest.length === 2 && method === 'GET')
+      return getPull(ctx, b, c, Number(e));
+    if (d === 'pulls' && e && /^\d+$/.test(e) && f === 'commits' && rest.length === 3 && method === 'GET')
+      return listPullCommits(ctx, b, c, Number(e));
   }
   return notFound();
 }
@@ -193,7 +217,8 @@ function writer(ctx: Ctx, doc: string): Caller | Reply {
   return ctx.caller;
 }
 
-const isReply = (x: unknown): x is Reply => typeof x === 'object' && x !== null && 'status' in x && typeof (x as Reply).status === 'number';
+const isReply = (x: unknown): x is Reply =>
+  typeof x === 'object' && x !== null && 'status' in x && typeof (x as Reply).status === 'number';
 
 function getUser(ctx: Ctx): Reply {
   if (!ctx.caller) return requiresAuthentication(DOCS.getUser);
@@ -210,12 +235,19 @@ function createRepo(ctx: Ctx): Reply {
   const caller = writer(ctx, DOCS.createRepo);
   if (isReply(caller)) return caller;
   const { name, description, auto_init: autoInit } = ctx.body;
-  if (typeof name !== 'string' || name === '') return validationFailed([{ resource: 'Repository', code: 'missing_field', field: 'name' }], DOCS.createRepo);
+  if (typeof name !== 'string' || name === '')
+    return validationFailed([{ resource: 'Repository', code: 'missing_field', field: 'name' }], DOCS.createRepo);
   if (!/^[A-Za-z0-9._-]+$/.test(name) || name === '.' || name === '..') {
-    return validationFailed([{ resource: 'Repository', code: 'custom', field: 'name', message: 'name is invalid' }], DOCS.createRepo);
+    return validationFailed(
+      [{ resource: 'Repository', code: 'custom', field: 'name', message: 'name is invalid' }],
+      DOCS.createRepo,
+    );
   }
   if (ctx.state.repo(caller.user.login, name)) {
-    return validationFailed([{ resource: 'Repository', code: 'custom', field: 'name', message: 'name already exists on this account' }], DOCS.createRepo);
+    return validationFailed(
+      [{ resource: 'Repository', code: 'custom', field: 'name', message: 'name already exists on this account' }],
+      DOCS.createRepo,
+    );
   }
   const repo = ctx.state.addRepo(caller.user.login, name, {
     private: ctx.body.private === true || ctx.body.visibility === 'private',
@@ -223,7 +255,12 @@ function createRepo(ctx: Ctx): Reply {
   });
   if (autoInit === true) {
     const readme = `# ${name}\n${typeof description === 'string' && description ? `\n${description}\n` : ''}`;
-    ctx.state.commit(repo, { branch: repo.defaultBranch, files: { 'README.md': readme }, message: 'Initial commit', author: ctx.state.identity(caller.user.login) });
+    ctx.state.commit(repo, {
+      branch: repo.defaultBranch,
+      files: { 'README.md': readme },
+      message: 'Initial commit',
+      author: ctx.state.identity(caller.user.login),
+    });
   }
   return { status: 201, body: repoView(ctx.state, repo, caller.user.login, ctx.urls) };
 }
@@ -234,9 +271,20 @@ function createFork(ctx: Ctx, owner: string, name: string): Reply {
   const repo = visible(ctx, owner, name, DOCS.createFork);
   if (isReply(repo)) return repo;
   if (repo.owner.toLowerCase() === caller.user.login.toLowerCase()) {
-    return validationFailed([{ resource: 'Repository', code: 'custom', field: 'owner', message: 'cannot fork a repository into the account that owns it' }], DOCS.createFork);
+    return validationFailed(
+      [
+        {
+          resource: 'Repository',
+          code: 'custom',
+          field: 'owner',
+          message: 'cannot fork a repository into the account that owns it',
+        },
+      ],
+      DOCS.createFork,
+    );
   }
-  if (ctx.body.organization !== undefined) return validationFailed([{ resource: 'Fork', code: 'invalid', field: 'organization' }], DOCS.createFork);
+  if (ctx.body.organization !== undefined)
+    return validationFailed([{ resource: 'Fork', code: 'invalid', field: 'organization' }], DOCS.createFork);
   const forkName = typeof ctx.body.name === 'string' && ctx.body.name ? ctx.body.name : undefined;
   const fork = ctx.state.fork(repo, caller.user.login, forkName);
   return { status: 202, body: repoView(ctx.state, fork, caller.user.login, ctx.urls) };
@@ -247,9 +295,11 @@ function mergeUpstream(ctx: Ctx, owner: string, name: string): Reply {
   if (isReply(caller)) return caller;
   const repo = visible(ctx, owner, name, DOCS.mergeUpstream);
   if (isReply(repo)) return repo;
-  if (!ctx.state.permissions(repo, caller.user.login).push) return ghError(403, 'Must have push access to repository', DOCS.mergeUpstream);
+  if (!ctx.state.permissions(repo, caller.user.login).push)
+    return ghError(403, 'Must have push access to repository', DOCS.mergeUpstream);
   const branch = ctx.body.branch;
-  if (typeof branch !== 'string' || branch === '') return validationFailed([{ resource: 'Repository', code: 'missing_field', field: 'branch' }], DOCS.mergeUpstream);
+  if (typeof branch !== 'string' || branch === '')
+    return validationFailed([{ resource: 'Repository', code: 'missing_field', field: 'branch' }], DOCS.mergeUpstream);
   const parent = repo.parent ? ctx.state.repoByFullName(repo.parent) : undefined;
   if (!parent) return ghError(422, 'This repository is not a fork.', DOCS.mergeUpstream);
   const baseBranch = `${parent.owner}:${branch}`;
@@ -259,13 +309,31 @@ function mergeUpstream(ctx: Ctx, owner: string, name: string): Reply {
   try {
     if (!upstream) return ghError(422, `Upstream branch ${baseBranch} not found.`, DOCS.mergeUpstream);
     if (upstream === mine || ctx.state.git.isAncestor(repo.dir, upstream, mine)) {
-      return { status: 200, body: { message: `This branch is not behind the upstream ${baseBranch}.`, merge_type: 'none', base_branch: baseBranch } };
+      return {
+        status: 200,
+        body: {
+          message: `This branch is not behind the upstream ${baseBranch}.`,
+          merge_type: 'none',
+          base_branch: baseBranch,
+        },
+      };
     }
     if (!ctx.state.git.isAncestor(repo.dir, mine, upstream)) {
-      return ghError(409, `This branch has diverged from the upstream ${baseBranch} and cannot be fast-forwarded.`, DOCS.mergeUpstream);
+      return ghError(
+        409,
+        `This branch has diverged from the upstream ${baseBranch} and cannot be fast-forwarded.`,
+        DOCS.mergeUpstream,
+      );
     }
     ctx.state.git.setRef(repo.dir, branch, upstream);
-    return { status: 200, body: { message: `Successfully fetched and fast-forwarded from upstream ${baseBranch}.`, merge_type: 'fast-forward', base_branch: baseBranch } };
+    return {
+      status: 200,
+      body: {
+        message: `Successfully fetched and fast-forwarded from upstream ${baseBranch}.`,
+        merge_type: 'fast-forward',
+        base_branch: baseBranch,
+      },
+    };
   } finally {
     ctx.state.git.deleteRef(repo.dir, 'refs/fake-github/upstream');
   }
@@ -287,8 +355,14 @@ function createPull(ctx: Ctx, owner: string, name: string): Reply {
   const caller = writer(ctx, doc);
   if (isReply(caller)) return caller;
   const { title, head, base, body, draft, maintainer_can_modify: canModify } = ctx.body;
-  const missing = (['title', 'head', 'base'] as const).filter((f) => typeof ctx.body[f] !== 'string' || ctx.body[f] === '');
-  if (missing.length > 0) return validationFailed(missing.map((field) => ({ resource: 'PullRequest', code: 'missing_field' as const, field })), doc);
+  const missing = (['title', 'head', 'base'] as const).filter(
+    (f) => typeof ctx.body[f] !== 'string' || ctx.body[f] === '',
+  );
+  if (missing.length > 0)
+    return validationFailed(
+      missing.map((field) => ({ resource: 'PullRequest', code: 'missing_field' as const, field })),
+      doc,
+    );
   const headSpec = head as string;
   const colon = headSpec.indexOf(':');
   const headOwner = colon >= 0 ? headSpec.slice(0, colon) : repo.owner;
@@ -301,18 +375,46 @@ function createPull(ctx: Ctx, owner: string, name: string): Reply {
   const baseSha = git.branchHead(repo.dir, base as string);
   if (!baseSha) return validationFailed([{ resource: 'PullRequest', code: 'invalid', field: 'base' }], doc);
   if (draft === true && !repo.allowDrafts) {
-    return validationFailed([{ resource: 'PullRequest', code: 'custom', message: 'Draft pull requests are not supported in this repository.' }], doc);
+    return validationFailed(
+      [
+        {
+          resource: 'PullRequest',
+          code: 'custom',
+          message: 'Draft pull requests are not supported in this repository.',
+        },
+      ],
+      doc,
+    );
   }
   const existing = ctx.state
     .pulls(repo)
-    .find((p) => p.state === 'open' && p.base === base && p.head.ref === headRef && p.head.owner.toLowerCase() === headRepo.owner.toLowerCase() && p.head.repo === headRepo.name);
+    .find(
+      (p) =>
+        p.state === 'open' &&
+        p.base === base &&
+        p.head.ref === headRef &&
+        p.head.owner.toLowerCase() === headRepo.owner.toLowerCase() &&
+        p.head.repo === headRepo.name,
+    );
   if (existing) {
-    return validationFailed([{ resource: 'PullRequest', code: 'custom', message: `A pull request already exists for ${headRepo.owner}:${headRef}.` }], doc);
+    return validationFailed(
+      [
+        {
+          resource: 'PullRequest',
+          code: 'custom',
+          message: `A pull request already exists for ${headRepo.owner}:${headRef}.`,
+        },
+      ],
+      doc,
+    );
   }
   const headSha = git.fetchRef(repo.dir, headRepo.dir, `refs/heads/${headRef}`, 'refs/fake-github/compare');
   git.deleteRef(repo.dir, 'refs/fake-github/compare');
   if (!headSha || git.isAncestor(repo.dir, headSha, baseSha)) {
-    return validationFailed([{ resource: 'PullRequest', code: 'custom', message: `No commits between ${base as string} and ${headSpec}` }], doc);
+    return validationFailed(
+      [{ resource: 'PullRequest', code: 'custom', message: `No commits between ${base as string} and ${headSpec}` }],
+      doc,
+    );
   }
   const sameRepo = headRepo === repo;
   const pull = ctx.state.addPull(repo, {
@@ -324,7 +426,11 @@ function createPull(ctx: Ctx, owner: string, name: string): Reply {
     draft: draft === true,
     maintainer_can_modify: sameRepo ? false : canModify !== false,
   });
-  return { status: 201, body: pullView(ctx.state, repo, pull, caller.user.login, ctx.urls), headers: { location: `${ctx.urls.apiUrl}/repos/${repo.owner}/${repo.name}/pulls/${pull.number}` } };
+  return {
+    status: 201,
+    body: pullView(ctx.state, repo, pull, caller.user.login, ctx.urls),
+    headers: { location: `${ctx.urls.apiUrl}/repos/${repo.owner}/${repo.name}/pulls/${pull.number}` },
+  };
 }
 
 /** GET /repos/{owner}/{repo}/pulls: `state` (open, closed, all; default open) and `head` (owner:branch) filters. */

@@ -39,13 +39,29 @@ export interface FakeGitHub {
    * known login adds the given token (or returns the first one). `readOnly`: a token that can
    * read but not write (REST writes 403 `Resource not accessible by personal access token`, pushes 403).
    */
-  addUser(login: string, opts?: { token?: string; name?: string; email?: string; readOnly?: boolean }): { login: string; token: string };
+  addUser(
+    login: string,
+    opts?: { token?: string; name?: string; email?: string; readOnly?: boolean },
+  ): { login: string; token: string };
   createRepo(
     owner: string,
     name: string,
-    opts?: { files?: Record<string, string>; /** symlinks, path → target */ links?: Record<string, string>; branch?: string; private?: boolean; allowDrafts?: boolean; collaborators?: string[]; protectedBranches?: string[]; description?: string },
+    opts?: {
+      files?: Record<string, string> /** symlinks, path → target */;
+      links?: Record<string, string>;
+      branch?: string;
+      private?: boolean;
+      allowDrafts?: boolean;
+      collaborators?: string[];
+      protectedBranches?: string[];
+      description?: string;
+    },
   ): { commit: string };
-  commit(owner: string, name: string, opts: { branch: string; files: Record<string, string | null>; message?: string; author?: Identity; from?: string }): string;
+  commit(
+    owner: string,
+    name: string,
+    opts: { branch: string; files: Record<string, string | null>; message?: string; author?: Identity; from?: string },
+  ): string;
   branchHead(owner: string, name: string, branch: string): string | undefined;
   files(owner: string, name: string, ref: string): Record<string, string>;
   diff(owner: string, name: string, base: string, head: string): string;
@@ -56,7 +72,11 @@ export interface FakeGitHub {
   protectBranches(owner: string, name: string, branches: string[]): void;
   oauthAs(login: string): void;
   addOAuthApp(clientId: string, clientSecret: string): void;
-  failNext(method: string, pathPattern: RegExp, reply: { status: number; body?: unknown; headers?: Record<string, string> }): void;
+  failNext(
+    method: string,
+    pathPattern: RegExp,
+    reply: { status: number; body?: unknown; headers?: Record<string, string> },
+  ): void;
   close(): Promise<void>;
 }
 
@@ -84,7 +104,13 @@ export async function startFakeGitHub(): Promise<FakeGitHub> {
     const url = new URL(req.url ?? '/', 'http://127.0.0.1');
     const api = url.pathname === '/api/v3' || url.pathname.startsWith('/api/v3/');
     const kind: FakeGitHubRequest['kind'] = api ? 'rest' : url.pathname.startsWith('/login/oauth/') ? 'oauth' : 'git';
-    const record: FakeGitHubRequest = { method: req.method ?? 'GET', path: redacted(url), status: 0, authenticated: req.headers.authorization !== undefined, kind };
+    const record: FakeGitHubRequest = {
+      method: req.method ?? 'GET',
+      path: redacted(url),
+      status: 0,
+      authenticated: req.headers.authorization !== undefined,
+      kind,
+    };
     requests.push(record);
     let answered: Promise<number>;
     if (api) answered = rest.handle(req, res, url);
@@ -141,9 +167,19 @@ export async function startFakeGitHub(): Promise<FakeGitHub> {
     },
     createRepo(owner, name, opts = {}) {
       const branch = opts.branch ?? 'main';
-      const repo = state.addRepo(owner, name, { branch, private: opts.private ?? false, allowDrafts: opts.allowDrafts ?? true, description: opts.description ?? null });
+      const repo = state.addRepo(owner, name, {
+        branch,
+        private: opts.private ?? false,
+        allowDrafts: opts.allowDrafts ?? true,
+        description: opts.description ?? null,
+      });
       for (const c of opts.collaborators ?? []) repo.collaborators.add(c.toLowerCase());
-      const commit = state.commit(repo, { branch, files: opts.files ?? { 'README.md': `# ${name}\n` }, links: opts.links, message: 'Initial commit' });
+      const commit = state.commit(repo, {
+        branch,
+        files: opts.files ?? { 'README.md': `# ${name}\n` },
+        links: opts.links,
+        message: 'Initial commit',
+      });
       state.setProtected(repo, opts.protectedBranches ?? []);
       return { commit };
     },
@@ -169,7 +205,13 @@ export async function startFakeGitHub(): Promise<FakeGitHub> {
     repo(owner, name) {
       const r = state.repo(owner, name);
       if (!r) return undefined;
-      return { private: r.private, defaultBranch: r.defaultBranch, fork: r.fork, ...(r.parent ? { parent: r.parent } : {}), allowDrafts: r.allowDrafts };
+      return {
+        private: r.private,
+        defaultBranch: r.defaultBranch,
+        fork: r.fork,
+        ...(r.parent ? { parent: r.parent } : {}),
+        allowDrafts: r.allowDrafts,
+      };
     },
     oauthAs: (login) => oauth.approveAs(login),
     addOAuthApp: (clientId, clientSecret) => oauth.addApp(clientId, clientSecret),

@@ -111,13 +111,23 @@ export class State {
   ensureUser(login: string): UserState {
     const existing = this.user(login);
     if (existing) return existing;
-    const user: UserState = { login, id: this.nextUserId++, name: login, email: `${login.toLowerCase()}@users.example.com`, createdAt: now() };
+    const user: UserState = {
+      login,
+      id: this.nextUserId++,
+      name: login,
+      email: `${login.toLowerCase()}@users.example.com`,
+      createdAt: now(),
+    };
     this.users.set(login.toLowerCase(), user);
     return user;
   }
 
   addToken(login: string, token: string, opts: { readOnly?: boolean; scopes?: string[] } = {}): void {
-    this.tokens.set(token, { login: this.ensureUser(login).login, readOnly: opts.readOnly ?? false, scopes: opts.scopes ?? ['repo', 'workflow'] });
+    this.tokens.set(token, {
+      login: this.ensureUser(login).login,
+      readOnly: opts.readOnly ?? false,
+      scopes: opts.scopes ?? ['repo', 'workflow'],
+    });
   }
 
   /** The user a token belongs to (undefined: unknown token). */
@@ -151,7 +161,8 @@ export class State {
 
   permissions(repo: RepoState, login: string | undefined): Permissions {
     const l = login?.toLowerCase();
-    if (l && l === repo.owner.toLowerCase()) return { admin: true, maintain: true, push: true, triage: true, pull: true };
+    if (l && l === repo.owner.toLowerCase())
+      return { admin: true, maintain: true, push: true, triage: true, pull: true };
     if (l && repo.collaborators.has(l)) return { admin: false, maintain: false, push: true, triage: true, pull: true };
     if (!repo.private) return { ...NO_ACCESS, pull: true };
     return { ...NO_ACCESS };
@@ -162,7 +173,17 @@ export class State {
   }
 
   /** A new repository record and its bare directory (empty: no commits). */
-  addRepo(owner: string, name: string, opts: { private?: boolean; branch?: string; allowDrafts?: boolean; description?: string | null; fork?: RepoState } = {}): RepoState {
+  addRepo(
+    owner: string,
+    name: string,
+    opts: {
+      private?: boolean;
+      branch?: string;
+      allowDrafts?: boolean;
+      description?: string | null;
+      fork?: RepoState;
+    } = {},
+  ): RepoState {
     if (this.repo(owner, name)) throw new Error(`fake-github: repository ${owner}/${name} already exists`);
     const ownerUser = this.ensureUser(owner);
     const dir = join(this.root, ownerUser.login, `${name}.git`);
@@ -211,7 +232,8 @@ export class State {
   /** The caller's existing fork of `repo`, if any. */
   forkOf(repo: RepoState, login: string): RepoState | undefined {
     const full = `${repo.owner}/${repo.name}`.toLowerCase();
-    for (const r of this.repos.values()) if (r.owner.toLowerCase() === login.toLowerCase() && r.parent?.toLowerCase() === full) return r;
+    for (const r of this.repos.values())
+      if (r.owner.toLowerCase() === login.toLowerCase() && r.parent?.toLowerCase() === full) return r;
     return undefined;
   }
 
@@ -236,14 +258,32 @@ export class State {
   }
 
   /** A push by a person, written straight into the repository (hooks do not run). */
-  commit(repo: RepoState, opts: { branch: string; files: Record<string, string | null>; links?: Record<string, string>; message?: string; author?: Identity; from?: string }): string {
+  commit(
+    repo: RepoState,
+    opts: {
+      branch: string;
+      files: Record<string, string | null>;
+      links?: Record<string, string>;
+      message?: string;
+      author?: Identity;
+      from?: string;
+    },
+  ): string {
     let parent = this.git.branchHead(repo.dir, opts.branch);
     if (parent === undefined) {
       const from = opts.from ?? repo.defaultBranch;
       parent = this.git.resolve(repo.dir, from);
-      if (parent === undefined && opts.from !== undefined) throw new Error(`fake-github: ${repo.owner}/${repo.name} has no ${opts.from}`);
+      if (parent === undefined && opts.from !== undefined)
+        throw new Error(`fake-github: ${repo.owner}/${repo.name} has no ${opts.from}`);
     }
-    const sha = this.git.commitFiles(repo.dir, parent, opts.files, opts.message ?? 'change', opts.author ?? this.identity(repo.owner), opts.links);
+    const sha = this.git.commitFiles(
+      repo.dir,
+      parent,
+      opts.files,
+      opts.message ?? 'change',
+      opts.author ?? this.identity(repo.owner),
+      opts.links,
+    );
     this.git.setRef(repo.dir, opts.branch, sha);
     repo.updatedAt = now();
     return sha;
@@ -275,7 +315,21 @@ export class State {
     return sha ?? this.git.resolve(repo.dir, `refs/pull/${pull.number}/head`);
   }
 
-  addPull(repo: RepoState, fields: Omit<Pull, 'number' | 'id' | 'state' | 'merged' | 'merged_at' | 'closed_at' | 'created_at' | 'updated_at' | 'merge_commit_sha'>): Pull {
+  addPull(
+    repo: RepoState,
+    fields: Omit<
+      Pull,
+      | 'number'
+      | 'id'
+      | 'state'
+      | 'merged'
+      | 'merged_at'
+      | 'closed_at'
+      | 'created_at'
+      | 'updated_at'
+      | 'merge_commit_sha'
+    >,
+  ): Pull {
     const list = this.pulls(repo);
     const pull: Pull = {
       ...fields,
@@ -298,7 +352,8 @@ export class State {
   mergePull(repo: RepoState, number: number, by?: string): string {
     const pull = this.pull(repo, number);
     if (!pull) throw new Error(`fake-github: ${repo.owner}/${repo.name} has no pull #${number}`);
-    if (pull.state !== 'open') throw new Error(`fake-github: pull #${number} is ${pull.merged ? 'already merged' : 'closed'}`);
+    if (pull.state !== 'open')
+      throw new Error(`fake-github: pull #${number} is ${pull.merged ? 'already merged' : 'closed'}`);
     const headSha = this.syncHead(repo, pull);
     const baseSha = this.git.branchHead(repo.dir, pull.base);
     if (!headSha || !baseSha) throw new Error(`fake-github: pull #${number} has no head or base commit`);
@@ -308,7 +363,16 @@ export class State {
     const sha = this.git.commitTree(repo.dir, tree, [baseSha, headSha], message, this.identity(by ?? repo.owner));
     this.git.setRef(repo.dir, pull.base, sha);
     const at = now();
-    Object.assign(pull, { state: 'closed', merged: true, merged_at: at, closed_at: at, updated_at: at, merge_commit_sha: sha, merged_head_sha: headSha, merged_base_sha: baseSha });
+    Object.assign(pull, {
+      state: 'closed',
+      merged: true,
+      merged_at: at,
+      closed_at: at,
+      updated_at: at,
+      merge_commit_sha: sha,
+      merged_head_sha: headSha,
+      merged_base_sha: baseSha,
+    });
     return sha;
   }
 }

@@ -48,7 +48,13 @@ export function fullUser(state: State, u: UserState, urls: Urls) {
   };
 }
 
-export function repoView(state: State, repo: RepoState, caller: string | undefined, urls: Urls, withParent = true): Record<string, unknown> {
+export function repoView(
+  state: State,
+  repo: RepoState,
+  caller: string | undefined,
+  urls: Urls,
+  withParent = true,
+): Record<string, unknown> {
   const owner = state.ensureUser(repo.owner);
   const full = `${repo.owner}/${repo.name}`;
   const api = `${urls.apiUrl}/repos/${full}`;
@@ -139,7 +145,11 @@ export function commitView(state: State, repo: RepoState, c: CommitInfo, urls: U
     },
     author: login(c.author.email),
     committer: login(c.committer.email),
-    parents: c.parents.map((sha) => ({ sha, url: `${urls.apiUrl}/repos/${full}/commits/${sha}`, html_url: `${urls.webUrl}/${full}/commit/${sha}` })),
+    parents: c.parents.map((sha) => ({
+      sha,
+      url: `${urls.apiUrl}/repos/${full}/commits/${sha}`,
+      html_url: `${urls.webUrl}/${full}/commit/${sha}`,
+    })),
   };
 }
 
@@ -164,7 +174,10 @@ export function pullView(state: State, repo: RepoState, pull: Pull, caller: stri
   const from = pull.merged_base_sha ?? baseSha;
   const mergeBase = headSha && from ? state.git.mergeBase(repo.dir, from, headSha) : undefined;
   if (mergeBase && headSha) {
-    for (const line of state.git.run(repo.dir, ['diff', '--numstat', mergeBase, headSha, '--']).split('\n').filter(Boolean)) {
+    for (const line of state.git
+      .run(repo.dir, ['diff', '--numstat', mergeBase, headSha, '--'])
+      .split('\n')
+      .filter(Boolean)) {
       const [a, d] = line.split('\t');
       additions += Number.parseInt(a ?? '0', 10) || 0;
       deletions += Number.parseInt(d ?? '0', 10) || 0;
@@ -172,10 +185,12 @@ export function pullView(state: State, repo: RepoState, pull: Pull, caller: stri
     }
   }
   let mergeable: boolean | null = null;
-  if (pull.state === 'open' && headSha && baseSha) mergeable = state.git.mergeTree(repo.dir, baseSha, headSha) !== undefined;
+  if (pull.state === 'open' && headSha && baseSha)
+    mergeable = state.git.mergeTree(repo.dir, baseSha, headSha) !== undefined;
   const author = state.ensureUser(pull.user);
   const perms = state.permissions(repo, pull.user);
-  const association = author.login.toLowerCase() === repo.owner.toLowerCase() ? 'OWNER' : perms.push ? 'COLLABORATOR' : 'CONTRIBUTOR';
+  const association =
+    author.login.toLowerCase() === repo.owner.toLowerCase() ? 'OWNER' : perms.push ? 'COLLABORATOR' : 'CONTRIBUTOR';
   const baseOwner = state.ensureUser(repo.owner);
   const headOwner = state.ensureUser(pull.head.owner);
   return {

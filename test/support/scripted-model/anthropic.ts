@@ -1,5 +1,14 @@
 import type { ServerResponse } from 'node:http';
-import { type Adapter, type AnswerContext, asArray, asRecord, joinText, renderToolCall, resultText, str } from './adapter.js';
+import {
+  type Adapter,
+  type AnswerContext,
+  asArray,
+  asRecord,
+  joinText,
+  renderToolCall,
+  resultText,
+  str,
+} from './adapter.js';
 import { SseWriter, pieces, sendJson } from './sse.js';
 import type { ModelRequest } from './types.js';
 
@@ -14,7 +23,8 @@ function structuredMode(body: Record<string, unknown>): 'native' | 'tool' | unde
   const tools = asArray(body.tools);
   const last = asRecord(tools[tools.length - 1]);
   const choice = asRecord(body.tool_choice);
-  if (last.name === 'json' && (choice.type === 'any' || (choice.type === 'tool' && choice.name === 'json'))) return 'tool';
+  if (last.name === 'json' && (choice.type === 'any' || (choice.type === 'tool' && choice.name === 'json')))
+    return 'tool';
   return undefined;
 }
 
@@ -39,16 +49,24 @@ type Block = { type: 'text'; text: string } | { type: 'tool_use'; id: string; na
 function blocksOf(ctx: AnswerContext): Block[] {
   const { content } = ctx;
   if (content.json) {
-    if (structuredMode(asRecord(ctx.req.body)) === 'tool') return [{ type: 'tool_use', id: ctx.nextId('toolu_'), name: 'json', input: content.json.value }];
+    if (structuredMode(asRecord(ctx.req.body)) === 'tool')
+      return [{ type: 'tool_use', id: ctx.nextId('toolu_'), name: 'json', input: content.json.value }];
     return [{ type: 'text', text: JSON.stringify(content.json.value) }];
   }
   const blocks: Block[] = [];
   if (content.text !== '' || content.toolCalls.length === 0) blocks.push({ type: 'text', text: content.text });
-  for (const call of content.toolCalls) blocks.push({ type: 'tool_use', id: ctx.nextId('toolu_'), name: call.name, input: call.args ?? {} });
+  for (const call of content.toolCalls)
+    blocks.push({ type: 'tool_use', id: ctx.nextId('toolu_'), name: call.name, input: call.args ?? {} });
   return blocks;
 }
 
-async function stream(res: ServerResponse, ctx: AnswerContext, id: string, blocks: Block[], stopReason: string): Promise<void> {
+async function stream(
+  res: ServerResponse,
+  ctx: AnswerContext,
+  id: string,
+  blocks: Block[],
+  stopReason: string,
+): Promise<void> {
   const sse = new SseWriter(res);
   const send = (data: { type: string; [field: string]: unknown }) => sse.send(data, data.type);
   await send({
@@ -61,23 +79,37 @@ async function stream(res: ServerResponse, ctx: AnswerContext, id: string, block
       content: [],
       stop_reason: null,
       stop_sequence: null,
-      usage: { input_tokens: ctx.usage.input, cache_creation_input_tokens: 0, cache_read_input_tokens: 0, output_tokens: 1 },
+      usage: {
+        input_tokens: ctx.usage.input,
+        cache_creation_input_tokens: 0,
+        cache_read_input_tokens: 0,
+        output_tokens: 1,
+      },
     },
   });
   await send({ type: 'ping' });
   for (const [index, block] of blocks.entries()) {
     if (block.type === 'text') {
       await send({ type: 'content_block_start', index, content_block: { type: 'text', text: '' } });
-      for (const piece of pieces(block.text)) await send({ type: 'content_block_delta', index, delta: { type: 'text_delta', text: piece } });
+      for (const piece of pieces(block.text))
+        await send({ type: 'content_block_delta', index, delta: { type: 'text_delta', text: piece } });
     } else {
-      await send({ type: 'content_block_start', index, content_block: { type: 'tool_use', id: block.id, name: block.name, input: {} } });
+      await send({
+        type: 'content_block_start',
+        index,
+        content_block: { type: 'tool_use', id: block.id, name: block.name, input: {} },
+      });
       for (const piece of pieces(JSON.stringify(block.input))) {
         await send({ type: 'content_block_delta', index, delta: { type: 'input_json_delta', partial_json: piece } });
       }
     }
     await send({ type: 'content_block_stop', index });
   }
-  await send({ type: 'message_delta', delta: { stop_reason: stopReason, stop_sequence: null }, usage: { output_tokens: ctx.usage.output } });
+  await send({
+    type: 'message_delta',
+    delta: { stop_reason: stopReason, stop_sequence: null },
+    usage: { output_tokens: ctx.usage.output },
+  });
   await send({ type: 'message_stop' });
   sse.end();
 }
@@ -87,10 +119,14 @@ export const anthropic: Adapter = {
   provider: 'anthropic',
   badKeyMessage: 'invalid x-api-key',
 
-  keyOf: (req) => (req.headers['x-api-key'] as string | undefined) ?? req.headers.authorization?.replace(/^Bearer /i, ''),
+  keyOf: (req) =>
+    (req.headers['x-api-key'] as string | undefined) ?? req.headers.authorization?.replace(/^Bearer /i, ''),
 
   errorBody(status, message) {
-    return { type: 'error', error: { type: ERROR_TYPES[status] ?? (status >= 500 ? 'api_error' : 'invalid_request_error'), message } };
+    return {
+      type: 'error',
+      error: { type: ERROR_TYPES[status] ?? (status >= 500 ? 'api_error' : 'invalid_request_error'), message },
+    };
   },
 
   generationRoute: (route) => (route === 'v1/messages' ? {} : undefined),
@@ -127,7 +163,13 @@ export const anthropic: Adapter = {
         if (block.type === 'text') pending.push(str(block.text) ?? '');
         else if (block.type === 'tool_result') {
           flush();
-          messages.push({ role: 'tool', text: typeof block.content === 'string' ? block.content : blockText(block.content) || resultText(block.content ?? '') });
+          messages.push({
+            role: 'tool',
+            text:
+              typeof block.content === 'string'
+                ? block.content
+                : blockText(block.content) || resultText(block.content ?? ''),
+          });
         }
       }
       flush();
@@ -137,7 +179,14 @@ export const anthropic: Adapter = {
       return name ? [name] : [];
     });
     if (mode === 'tool') tools.pop();
-    return { model: str(body.model) ?? '', stream: body.stream === true, structured: mode !== undefined, tools, system, messages };
+    return {
+      model: str(body.model) ?? '',
+      stream: body.stream === true,
+      structured: mode !== undefined,
+      tools,
+      system,
+      messages,
+    };
   },
 
   async answer(res, ctx) {
@@ -153,7 +202,12 @@ export const anthropic: Adapter = {
       content: blocks,
       stop_reason: stopReason,
       stop_sequence: null,
-      usage: { input_tokens: ctx.usage.input, cache_creation_input_tokens: 0, cache_read_input_tokens: 0, output_tokens: ctx.usage.output },
+      usage: {
+        input_tokens: ctx.usage.input,
+        cache_creation_input_tokens: 0,
+        cache_read_input_tokens: 0,
+        output_tokens: ctx.usage.output,
+      },
     });
   },
 };

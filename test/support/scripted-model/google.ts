@@ -1,5 +1,14 @@
 import type { ServerResponse } from 'node:http';
-import { type Adapter, type AnswerContext, asArray, asRecord, joinText, renderToolCall, resultText, str } from './adapter.js';
+import {
+  type Adapter,
+  type AnswerContext,
+  asArray,
+  asRecord,
+  joinText,
+  renderToolCall,
+  resultText,
+  str,
+} from './adapter.js';
 import { SseWriter, pieces, sendJson } from './sse.js';
 import type { ModelRequest } from './types.js';
 
@@ -30,12 +39,18 @@ function partsOf(ctx: AnswerContext): Part[] {
 }
 
 function usageMetadata(ctx: AnswerContext) {
-  return { promptTokenCount: ctx.usage.input, candidatesTokenCount: ctx.usage.output, totalTokenCount: ctx.usage.input + ctx.usage.output };
+  return {
+    promptTokenCount: ctx.usage.input,
+    candidatesTokenCount: ctx.usage.output,
+    totalTokenCount: ctx.usage.input + ctx.usage.output,
+  };
 }
 
 async function stream(res: ServerResponse, ctx: AnswerContext, responseId: string, sse: boolean): Promise<void> {
   // Text streams in pieces; a function call arrives whole in one chunk, as Gemini sends it.
-  const chunks: Part[][] = partsOf(ctx).flatMap((part): Part[][] => ('text' in part ? pieces(part.text).map((text) => [{ text }]) : [[part]]));
+  const chunks: Part[][] = partsOf(ctx).flatMap((part): Part[][] =>
+    'text' in part ? pieces(part.text).map((text) => [{ text }]) : [[part]],
+  );
   if (chunks.length === 0) chunks.push([{ text: '' }]);
   const bodies = chunks.map((parts, i) => {
     const last = i === chunks.length - 1;
@@ -61,10 +76,17 @@ export const google: Adapter = {
   provider: 'google',
   badKeyMessage: 'API key not valid. Please pass a valid API key.',
 
-  keyOf: (req, url) => (req.headers['x-goog-api-key'] as string | undefined) ?? url.searchParams.get('key') ?? undefined,
+  keyOf: (req, url) =>
+    (req.headers['x-goog-api-key'] as string | undefined) ?? url.searchParams.get('key') ?? undefined,
 
   errorBody(status, message) {
-    return { error: { code: status, message, status: STATUSES[status] ?? (status >= 500 ? 'INTERNAL' : 'FAILED_PRECONDITION') } };
+    return {
+      error: {
+        code: status,
+        message,
+        status: STATUSES[status] ?? (status >= 500 ? 'INTERNAL' : 'FAILED_PRECONDITION'),
+      },
+    };
   },
 
   generationRoute(route) {
@@ -110,7 +132,9 @@ export const google: Adapter = {
       model: route.model ?? '',
       stream: route.stream === true,
       structured: config.responseMimeType === 'application/json',
-      tools: asArray(body.tools).flatMap((t) => asArray(asRecord(t).functionDeclarations).flatMap((f) => str(asRecord(f).name) ?? [])),
+      tools: asArray(body.tools).flatMap((t) =>
+        asArray(asRecord(t).functionDeclarations).flatMap((f) => str(asRecord(f).name) ?? []),
+      ),
       system: partsText(asRecord(body.systemInstruction).parts),
       messages,
     };
@@ -118,7 +142,8 @@ export const google: Adapter = {
 
   async answer(res, ctx) {
     const responseId = ctx.nextId('resp_');
-    if (ctx.req.stream) return stream(res, ctx, responseId, new URL(ctx.req.path, 'http://x').searchParams.get('alt') === 'sse');
+    if (ctx.req.stream)
+      return stream(res, ctx, responseId, new URL(ctx.req.path, 'http://x').searchParams.get('alt') === 'sse');
     sendJson(res, 200, {
       candidates: [{ content: { role: 'model', parts: partsOf(ctx) }, finishReason: 'STOP', index: 0 }],
       usageMetadata: usageMetadata(ctx),

@@ -1,5 +1,14 @@
 import type { ServerResponse } from 'node:http';
-import { type Adapter, type AnswerContext, asArray, asRecord, joinText, parseArgs, renderToolCall, str } from './adapter.js';
+import {
+  type Adapter,
+  type AnswerContext,
+  asArray,
+  asRecord,
+  joinText,
+  parseArgs,
+  renderToolCall,
+  str,
+} from './adapter.js';
 import { SseWriter, pieces, sendJson } from './sse.js';
 import type { ModelRequest } from './types.js';
 
@@ -23,22 +32,35 @@ function chunkBase(ctx: AnswerContext, id: string, created: number) {
   return { id, object: 'chat.completion.chunk', created, model: ctx.req.model, system_fingerprint: 'fp_scripted' };
 }
 
-async function stream(res: ServerResponse, ctx: AnswerContext, id: string, created: number, finish: string, usage: object): Promise<void> {
+async function stream(
+  res: ServerResponse,
+  ctx: AnswerContext,
+  id: string,
+  created: number,
+  finish: string,
+  usage: object,
+): Promise<void> {
   const sse = new SseWriter(res);
   const base = chunkBase(ctx, id, created);
-  const choice = (delta: object, finish_reason: string | null = null) => ({ ...base, choices: [{ index: 0, delta, logprobs: null, finish_reason }] });
+  const choice = (delta: object, finish_reason: string | null = null) => ({
+    ...base,
+    choices: [{ index: 0, delta, logprobs: null, finish_reason }],
+  });
   await sse.send(choice({ role: 'assistant' }));
   const text = ctx.content.json ? JSON.stringify(ctx.content.json.value) : ctx.content.text;
   for (const piece of pieces(text)) await sse.send(choice({ content: piece }));
   for (const [index, call] of ctx.content.toolCalls.entries()) {
     const callId = ctx.nextId('call_');
-    await sse.send(choice({ tool_calls: [{ index, id: callId, type: 'function', function: { name: call.name, arguments: '' } }] }));
+    await sse.send(
+      choice({ tool_calls: [{ index, id: callId, type: 'function', function: { name: call.name, arguments: '' } }] }),
+    );
     for (const piece of pieces(JSON.stringify(call.args ?? {}))) {
       await sse.send(choice({ tool_calls: [{ index, function: { arguments: piece } }] }));
     }
   }
   await sse.send(choice({}, finish));
-  if (asRecord(asRecord(ctx.req.body).stream_options).include_usage === true) await sse.send({ ...base, choices: [], usage });
+  if (asRecord(asRecord(ctx.req.body).stream_options).include_usage === true)
+    await sse.send({ ...base, choices: [], usage });
   await sse.send('[DONE]');
   sse.end();
 }
@@ -46,7 +68,8 @@ async function stream(res: ServerResponse, ctx: AnswerContext, id: string, creat
 /** OpenAI chat completions: POST {base}/openai/v1/chat/completions. */
 export const openai: Adapter = {
   provider: 'openai',
-  badKeyMessage: 'Incorrect API key provided. You can find your API key at https://platform.openai.com/account/api-keys.',
+  badKeyMessage:
+    'Incorrect API key provided. You can find your API key at https://platform.openai.com/account/api-keys.',
 
   keyOf: (req) => req.headers.authorization?.replace(/^Bearer /i, ''),
 
@@ -102,7 +125,11 @@ export const openai: Adapter = {
     const id = ctx.nextId('chatcmpl-');
     const created = Math.floor(Date.now() / 1000);
     const finish = ctx.content.toolCalls.length > 0 ? 'tool_calls' : 'stop';
-    const usage = { prompt_tokens: ctx.usage.input, completion_tokens: ctx.usage.output, total_tokens: ctx.usage.input + ctx.usage.output };
+    const usage = {
+      prompt_tokens: ctx.usage.input,
+      completion_tokens: ctx.usage.output,
+      total_tokens: ctx.usage.input + ctx.usage.output,
+    };
     if (ctx.req.stream) return stream(res, ctx, id, created, finish, usage);
     const content = ctx.content.json ? JSON.stringify(ctx.content.json.value) : ctx.content.text;
     const toolCalls = ctx.content.toolCalls.map((call) => ({
@@ -119,7 +146,12 @@ export const openai: Adapter = {
       choices: [
         {
           index: 0,
-          message: { role: 'assistant', content: content === '' && toolCalls.length > 0 ? null : content, refusal: null, ...(toolCalls.length > 0 && { tool_calls: toolCalls }) },
+          message: {
+            role: 'assistant',
+            content: content === '' && toolCalls.length > 0 ? null : content,
+            refusal: null,
+            ...(toolCalls.length > 0 && { tool_calls: toolCalls }),
+          },
           logprobs: null,
           finish_reason: finish,
         },

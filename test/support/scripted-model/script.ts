@@ -34,16 +34,30 @@ export class Script {
 }
 
 function decide(reply: Reply): Decision {
-  const r = reply as Partial<Record<'status' | 'body' | 'headers' | 'json' | 'toolCalls' | 'text' | 'usage' | 'stall', unknown>>;
+  const r = reply as Partial<
+    Record<'status' | 'body' | 'headers' | 'json' | 'toolCalls' | 'text' | 'usage' | 'stall', unknown>
+  >;
   if (r.stall === true) return { kind: 'stall' };
   if (typeof r.status === 'number') {
-    return { kind: 'error', status: r.status, body: r.body, headers: (r.headers as Record<string, string> | undefined) ?? {} };
+    return {
+      kind: 'error',
+      status: r.status,
+      body: r.body,
+      headers: (r.headers as Record<string, string> | undefined) ?? {},
+    };
   }
   const usage = r.usage as ReplyUsage | undefined;
   if ('json' in r) return { kind: 'content', content: { text: '', toolCalls: [], json: { value: r.json } }, usage };
   if (Array.isArray(r.toolCalls)) {
-    return { kind: 'content', content: { text: typeof r.text === 'string' ? r.text : '', toolCalls: r.toolCalls as Content['toolCalls'] }, usage };
+    return {
+      kind: 'content',
+      content: { text: typeof r.text === 'string' ? r.text : '', toolCalls: r.toolCalls as Content['toolCalls'] },
+      usage,
+    };
   }
   if (typeof r.text === 'string') return { kind: 'content', content: { text: r.text, toolCalls: [] }, usage };
-  return { kind: 'unscripted', message: `scripted-model: a scripted reply has none of text, json, toolCalls, status or stall: ${JSON.stringify(reply)}` };
+  return {
+    kind: 'unscripted',
+    message: `scripted-model: a scripted reply has none of text, json, toolCalls, status or stall: ${JSON.stringify(reply)}`,
+  };
 }

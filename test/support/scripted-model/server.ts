@@ -9,15 +9,34 @@ import { sendJson } from './sse.js';
 import type { ModelRequest, Provider, RecordedRequest, ScriptedModel } from './types.js';
 import { usageFor } from './usage.js';
 
-export type { ModelRequest, Provider, RecordedRequest, Reply, ReplyUsage, Responder, ScriptedModel, ToolCallReply } from './types.js';
+export type {
+  ModelRequest,
+  Provider,
+  RecordedRequest,
+  Reply,
+  ReplyUsage,
+  Responder,
+  ScriptedModel,
+  ToolCallReply,
+} from './types.js';
 export { estimateTokens } from './usage.js';
 
 const ADAPTERS: Record<Provider, Adapter> = { openai, anthropic, google };
 
 const MODELS = {
-  openai: { object: 'list', data: ['gpt-4.1', 'gpt-4.1-mini', 'o4-mini'].map((id) => ({ id, object: 'model', owned_by: 'openai' })) },
-  anthropic: { data: ['claude-sonnet-4-5', 'claude-haiku-4-5'].map((id) => ({ id, type: 'model', display_name: id })), has_more: false },
-  google: { models: ['gemini-2.5-pro', 'gemini-2.5-flash', 'gemini-2.5-flash-lite', 'text-embedding-004'].map((n) => ({ name: `models/${n}` })) },
+  openai: {
+    object: 'list',
+    data: ['gpt-4.1', 'gpt-4.1-mini', 'o4-mini'].map((id) => ({ id, object: 'model', owned_by: 'openai' })),
+  },
+  anthropic: {
+    data: ['claude-sonnet-4-5', 'claude-haiku-4-5'].map((id) => ({ id, type: 'model', display_name: id })),
+    has_more: false,
+  },
+  google: {
+    models: ['gemini-2.5-pro', 'gemini-2.5-flash', 'gemini-2.5-flash-lite', 'text-embedding-004'].map((n) => ({
+      name: `models/${n}`,
+    })),
+  },
 };
 
 const DEFAULT_MESSAGES: Record<number, string> = {
@@ -79,7 +98,11 @@ export async function startScriptedModel(options: { validKeys?: string[] } = {})
 
   async function handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
     const url = new URL(req.url ?? '/', 'http://x');
-    const recorded: RecordedRequest = { method: req.method ?? 'GET', path: url.pathname + url.search, headers: req.headers };
+    const recorded: RecordedRequest = {
+      method: req.method ?? 'GET',
+      path: url.pathname + url.search,
+      headers: req.headers,
+    };
     requests.push(recorded);
     const raw = await readBody(req);
     const [, prefix, ...rest] = url.pathname.split('/');
@@ -112,7 +135,16 @@ export async function startScriptedModel(options: { validKeys?: string[] } = {})
     recorded.body = body;
     const parsed = adapter.parse(body, generation);
     const text = [parsed.system, ...parsed.messages.map((m) => m.text)].filter((t) => t !== '').join('\n');
-    const call: ModelRequest = { provider, ...parsed, key, text, body, path: recorded.path, method: recorded.method, headers: req.headers };
+    const call: ModelRequest = {
+      provider,
+      ...parsed,
+      key,
+      text,
+      body,
+      path: recorded.path,
+      method: recorded.method,
+      headers: req.headers,
+    };
     calls.push(call);
     if (!keyOk) {
       sendJson(res, 401, adapter.errorBody(401, adapter.badKeyMessage));
@@ -126,7 +158,10 @@ export async function startScriptedModel(options: { validKeys?: string[] } = {})
     }
     if (decision.kind === 'error') {
       const { status, headers } = decision;
-      const errorBody = decision.body === undefined ? adapter.errorBody(status, `scripted-model: ${DEFAULT_MESSAGES[status] ?? `HTTP ${status}`}`) : decision.body;
+      const errorBody =
+        decision.body === undefined
+          ? adapter.errorBody(status, `scripted-model: ${DEFAULT_MESSAGES[status] ?? `HTTP ${status}`}`)
+          : decision.body;
       if (typeof errorBody === 'string') {
         res.writeHead(status, { 'content-type': 'text/plain', ...headers });
         res.end(errorBody);
@@ -136,7 +171,11 @@ export async function startScriptedModel(options: { validKeys?: string[] } = {})
     if (decision.kind === 'stall') {
       stalls += 1;
       if (call.stream) {
-        res.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache', connection: 'keep-alive' });
+        res.writeHead(200, {
+          'content-type': 'text/event-stream',
+          'cache-control': 'no-cache',
+          connection: 'keep-alive',
+        });
         res.flushHeaders();
       }
       await closed(res);

@@ -21,7 +21,15 @@ export interface Ledger {
  * - every hold was settled once: holds = captures + releases per account, per task at most
  *   one hold and one settlement, and credits = grants - captures.
  */
-export async function checkInvariants(pool: pg.Pool): Promise<{ violations: Violation[]; ledger: Ledger; statuses: Record<string, number>; reasons: { status: string; reason: string; n: number }[]; finishedTwice: { task_id: string; step: string; round: string; workers: string[]; first_at: Date }[] }> {
+export async function checkInvariants(
+  pool: pg.Pool,
+): Promise<{
+  violations: Violation[];
+  ledger: Ledger;
+  statuses: Record<string, number>;
+  reasons: { status: string; reason: string; n: number }[];
+  finishedTwice: { task_id: string; step: string; round: string; workers: string[]; first_at: Date }[];
+}> {
   const violations: Violation[] = [];
   const add = (check: string, rows: unknown[]) => {
     for (const r of rows.slice(0, 20)) violations.push({ check, detail: JSON.stringify(r) });
@@ -29,16 +37,39 @@ export async function checkInvariants(pool: pg.Pool): Promise<{ violations: Viol
   };
 
   const statuses = Object.fromEntries(
-    (await pool.query<{ status: string; n: number }>('select status, count(*)::int as n from tasks group by status')).rows.map((r) => [r.status, r.n]),
+    (
+      await pool.query<{ status: string; n: number }>('select status, count(*)::int as n from tasks group by status')
+    ).rows.map((r) => [r.status, r.n]),
   );
-  add('task not terminal', (await pool.query(`select id, status, current_step, attempts from tasks where status not in ('done', 'failed', 'cancelled')`)).rows);
-  add('failed or cancelled without a reason', (await pool.query(`select id, status from tasks where status in ('failed', 'cancelled') and coalesce(error, '') = ''`)).rows);
+  add(
+    'task not terminal',
+    (
+      await pool.query(
+        `select id, status, current_step, attempts from tasks where status not in ('done', 'failed', 'cancelled')`,
+      )
+    ).rows,
+  );
+  add(
+    'failed or cancelled without a reason',
+    (
+      await pool.query(
+        `select id, status from tasks where status in ('failed', 'cancelled') and coalesce(error, '') = ''`,
+      )
+    ).rows,
+  );
   const reasons = (
     await pool.query<{ status: string; reason: string; n: number }>(
       `select status, left(regexp_replace(error, '[0-9a-f-]{36}', '<id>', 'g'), 90) as reason, count(*)::int as n from tasks where status in ('failed', 'cancelled') group by 1, 2 order by 3 desc`,
     )
   ).rows;
-  add('terminal without finished_at', (await pool.query(`select id, status from tasks where status in ('done', 'failed', 'cancelled') and finished_at is null`)).rows);
+  add(
+    'terminal without finished_at',
+    (
+      await pool.query(
+        `select id, status from tasks where status in ('done', 'failed', 'cancelled') and finished_at is null`,
+      )
+    ).rows,
+  );
 
   add(
     'step ran twice in one attempt',
@@ -73,7 +104,14 @@ export async function checkInvariants(pool: pg.Pool): Promise<{ violations: Viol
   );
 
   const perAccount = (
-    await pool.query<{ account_id: string; credits: number; grants: number; holds: number; captures: number; releases: number }>(`
+    await pool.query<{
+      account_id: string;
+      credits: number;
+      grants: number;
+      holds: number;
+      captures: number;
+      releases: number;
+    }>(`
       select a.id as account_id, a.credits,
         coalesce(sum(l.amount) filter (where l.kind = 'grant'), 0)::int as grants,
         coalesce(sum(l.amount) filter (where l.kind = 'hold'), 0)::int as holds,
@@ -81,8 +119,14 @@ export async function checkInvariants(pool: pg.Pool): Promise<{ violations: Viol
         coalesce(sum(l.amount) filter (where l.kind = 'release'), 0)::int as releases
       from accounts a left join credit_ledger l on l.account_id = a.id group by a.id`)
   ).rows;
-  add('holds ≠ captures + releases', perAccount.filter((a) => a.holds !== a.captures + a.releases));
-  add('credits ≠ grants − captures', perAccount.filter((a) => a.credits !== a.grants - a.captures));
+  add(
+    'holds ≠ captures + releases',
+    perAccount.filter((a) => a.holds !== a.captures + a.releases),
+  );
+  add(
+    'credits ≠ grants − captures',
+    perAccount.filter((a) => a.credits !== a.grants - a.captures),
+  );
   add(
     'a task held or settled more than once',
     (
@@ -92,12 +136,19 @@ export async function checkInvariants(pool: pg.Pool): Promise<{ violations: Viol
         having count(*) filter (where kind = 'hold') > 1 or count(*) filter (where kind in ('capture', 'release')) <> count(*) filter (where kind = 'hold')`)
     ).rows,
   );
-  add('a done task whose credit was released, or a failed one captured', (
-    await pool.query(`
+  add(
+    'a done task whose credit was released, or a failed one captured',
+    (
+      await pool.query(`
       select t.id, t.status, l.kind from tasks t join credit_ledger l on l.task_id = t.id
       where (t.status = 'done' and l.kind = 'release') or (t.status <> 'done' and l.kind = 'capture')`)
-  ).rows);
-  add('credit still held by a finished task', (await pool.query(`select id, status from tasks where credit_held and status in ('done', 'failed', 'cancelled')`)).rows);
+    ).rows,
+  );
+  add(
+    'credit still held by a finished task',
+    (await pool.query(`select id, status from tasks where credit_held and status in ('done', 'failed', 'cancelled')`))
+      .rows,
+  );
 
   const sum = (k: keyof Ledger) => perAccount.reduce((a, r) => a + Number(r[k as keyof typeof r]), 0);
   return {
@@ -105,6 +156,12 @@ export async function checkInvariants(pool: pg.Pool): Promise<{ violations: Viol
     statuses,
     reasons,
     finishedTwice,
-    ledger: { accounts: perAccount.length, holds: sum('holds'), captures: sum('captures'), releases: sum('releases'), grants: sum('grants') },
+    ledger: {
+      accounts: perAccount.length,
+      holds: sum('holds'),
+      captures: sum('captures'),
+      releases: sum('releases'),
+      grants: sum('grants'),
+    },
   };
 }

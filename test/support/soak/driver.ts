@@ -50,7 +50,12 @@ export interface SoakReport {
   kills: number;
   crashes: { name: string; code: number | null; signal: string | null }[];
   postgresDown?: { fromMs: number; toMs: number };
-  http: { total: number; by5xx: Record<string, number>; unavailableInWindow: number; outside: { status: number; method: string; path: string; atMs: number; body: string }[] };
+  http: {
+    total: number;
+    by5xx: Record<string, number>;
+    unavailableInWindow: number;
+    outside: { status: number; method: string; path: string; atMs: number; body: string }[];
+  };
   /** Steps finished again by a later claim after their worker was killed or the database went away. */
   rerunsAfterKill: number;
   violations: Violation[];
@@ -81,7 +86,13 @@ export function percentile(sorted: number[], p: number): number {
  */
 export async function runSoak(o: SoakOptions): Promise<SoakReport> {
   const dir = mkdtempSync(join(tmpdir(), 'emend-soak-'));
-  const s: Services = await startServices({ dir, apiNodes: o.apiNodes, staleMs: o.staleMs, heartbeatMs: Math.max(200, Math.floor(o.staleMs / 5)), concurrency: 2 });
+  const s: Services = await startServices({
+    dir,
+    apiNodes: o.apiNodes,
+    staleMs: o.staleMs,
+    heartbeatMs: Math.max(200, Math.floor(o.staleMs / 5)),
+    concurrency: 2,
+  });
   const t0 = Date.now();
   const at = () => Date.now() - t0;
   try {
@@ -99,7 +110,10 @@ export async function runSoak(o: SoakOptions): Promise<SoakReport> {
     const logins: string[] = [];
     for (let i = 0; i < scaleCount + freeCount; i++) {
       const plan = i < scaleCount ? 'scale' : 'free';
-      const { token } = await createAccount({ db: s.database.db, clock: systemClock }, { email: `soak${i}@example.com`, plan, credits: plan === 'scale' ? 1000 : 10 });
+      const { token } = await createAccount(
+        { db: s.database.db, clock: systemClock },
+        { email: `soak${i}@example.com`, plan, credits: plan === 'scale' ? 1000 : 10 },
+      );
       const user = s.github.addUser(`soaker${i}`);
       logins.push(user.login);
       const res = await fetch(`${s.api[i % s.api.length]!.url}/v1/me/scm`, {
@@ -107,7 +121,8 @@ export async function runSoak(o: SoakOptions): Promise<SoakReport> {
         headers: { authorization: `Bearer ${token.secret}`, 'content-type': 'application/json' },
         body: JSON.stringify({ token: user.token }),
       });
-      if (res.status !== 200) throw new Error(`connecting soak${i} to the code host: ${res.status} ${await res.text()}`);
+      if (res.status !== 200)
+        throw new Error(`connecting soak${i} to the code host: ${res.status} ${await res.text()}`);
       accounts.push({ token: token.secret, plan, active: 0, posts: [], created: 0 });
     }
     const REPOS = ['calc0', 'calc1', 'calc2', 'calc3'];
@@ -118,13 +133,21 @@ export async function runSoak(o: SoakOptions): Promise<SoakReport> {
     let down: { fromMs: number; toMs?: number } | undefined;
     const GRACE_MS = 5_000;
     let rr = 0;
-    const call = async (token: string, method: string, path: string, body?: unknown): Promise<{ status: number; json: any; headers: Headers } | undefined> => {
+    const call = async (
+      token: string,
+      method: string,
+      path: string,
+      body?: unknown,
+    ): Promise<{ status: number; json: any; headers: Headers } | undefined> => {
       const node = s.api[rr++ % s.api.length]!;
       let res: Response;
       try {
         res = await fetch(`${node.url}${path}`, {
           method,
-          headers: { authorization: `Bearer ${token}`, ...(body !== undefined ? { 'content-type': 'application/json' } : {}) },
+          headers: {
+            authorization: `Bearer ${token}`,
+            ...(body !== undefined ? { 'content-type': 'application/json' } : {}),
+          },
           body: body !== undefined ? JSON.stringify(body) : undefined,
           signal: AbortSignal.timeout(30_000),
         });
@@ -159,7 +182,13 @@ export async function runSoak(o: SoakOptions): Promise<SoakReport> {
 
     const pickAccount = (plan: 'scale' | 'free'): Account | undefined => {
       const now = Date.now();
-      const ok = accounts.filter((a) => a.plan === plan && a.active < (plan === 'scale' ? 5 : 1) && a.posts.filter((t) => now - t < 61_000).length < 20 && (plan === 'scale' || a.created < FREE_POSTS));
+      const ok = accounts.filter(
+        (a) =>
+          a.plan === plan &&
+          a.active < (plan === 'scale' ? 5 : 1) &&
+          a.posts.filter((t) => now - t < 61_000).length < 20 &&
+          (plan === 'scale' || a.created < FREE_POSTS),
+      );
       return ok.sort((a, b) => a.active - b.active)[0];
     };
 
@@ -172,7 +201,9 @@ export async function runSoak(o: SoakOptions): Promise<SoakReport> {
         const task = got.json.task as { status: string; finished_at: string | null };
         if (TERMINAL.has(task.status)) return task;
         if (task.status === 'awaiting_plan' || task.status === 'awaiting_diff') {
-          await call(acct.token, 'POST', `/v1/tasks/${id}/approve`, { stage: task.status === 'awaiting_plan' ? 'plan' : 'diff' });
+          await call(acct.token, 'POST', `/v1/tasks/${id}/approve`, {
+            stage: task.status === 'awaiting_plan' ? 'plan' : 'diff',
+          });
         }
         if (killAfterMs !== undefined && Date.now() - started > killAfterMs) {
           const k = await call(acct.token, 'POST', `/v1/tasks/${id}/kill`);
@@ -208,7 +239,8 @@ export async function runSoak(o: SoakOptions): Promise<SoakReport> {
         }
         acct.active--;
         // 429 (the account's window or cap, seen by another node first) or 503: try again shortly.
-        if (res && res.status !== 429 && res.status !== 503) throw new Error(`POST /v1/tasks answered ${res.status}: ${JSON.stringify(res.json)}`);
+        if (res && res.status !== 429 && res.status !== 503)
+          throw new Error(`POST /v1/tasks answered ${res.status}: ${JSON.stringify(res.json)}`);
         await sleep(res?.status === 429 ? 500 : 1000);
       }
       posted++;
@@ -232,7 +264,8 @@ export async function runSoak(o: SoakOptions): Promise<SoakReport> {
           }
           // A free account cannot continue without a credit (402): that is the product's rule, recorded.
           if (res && res.status !== 503) {
-            (byKind['continue'] ??= {})[`refused ${res.status} ${res.json?.error}`] = ((byKind['continue'] ?? {})[`refused ${res.status} ${res.json?.error}`] ?? 0) + 1;
+            (byKind['continue'] ??= {})[`refused ${res.status} ${res.json?.error}`] =
+              ((byKind['continue'] ?? {})[`refused ${res.status} ${res.json?.error}`] ?? 0) + 1;
             break;
           }
           await sleep(1000);
@@ -284,7 +317,8 @@ export async function runSoak(o: SoakOptions): Promise<SoakReport> {
       while (next < kinds.length) {
         const n = next++;
         await one(n, kinds[n]!);
-        if (latencies.length % 25 === 0 || kinds.length <= 50) o.log(`${(at() / 1000).toFixed(1)} s: ${latencies.length} of ${kinds.length} tasks terminal, ${kills} kills`);
+        if (latencies.length % 25 === 0 || kinds.length <= 50)
+          o.log(`${(at() / 1000).toFixed(1)} s: ${latencies.length} of ${kinds.length} tasks terminal, ${kills} kills`);
       }
     });
     const all = Promise.all(lanes);
@@ -297,7 +331,9 @@ export async function runSoak(o: SoakOptions): Promise<SoakReport> {
     // Tasks the driver does not follow (a POST answered 503 after the database took it) must end too.
     const deadline = Date.now() + 60_000;
     for (;;) {
-      const { rows } = await s.database.pool!.query(`select count(*)::int as n from tasks where status not in ('done', 'failed', 'cancelled')`);
+      const { rows } = await s.database.pool!.query(
+        `select count(*)::int as n from tasks where status not in ('done', 'failed', 'cancelled')`,
+      );
       if (rows[0].n === 0 || Date.now() > deadline) break;
       await sleep(500);
     }
@@ -308,12 +344,19 @@ export async function runSoak(o: SoakOptions): Promise<SoakReport> {
     for (const dup of checked.finishedTwice) {
       const firstPid = Number(dup.workers[0]?.split('-')[0]);
       const firstAt = new Date(dup.first_at).getTime() - t0;
-      const duringOutage = down !== undefined && firstAt >= down.fromMs - 2_000 && firstAt <= (down.toMs ?? Infinity) + GRACE_MS;
+      const duringOutage =
+        down !== undefined && firstAt >= down.fromMs - 2_000 && firstAt <= (down.toMs ?? Infinity) + GRACE_MS;
       if (killedPids.has(firstPid) || duringOutage) rerunsAfterKill++;
-      else checked.violations.push({ check: 'step finished twice, the first worker alive', detail: JSON.stringify(dup) });
+      else
+        checked.violations.push({ check: 'step finished twice, the first worker alive', detail: JSON.stringify(dup) });
     }
-    for (const c of s.crashes) checked.violations.push({ check: 'a process exited on its own', detail: JSON.stringify(c) });
-    for (const h of http.outside) checked.violations.push({ check: h.status === 0 ? 'request failed' : '5xx outside the database outage', detail: JSON.stringify(h) });
+    for (const c of s.crashes)
+      checked.violations.push({ check: 'a process exited on its own', detail: JSON.stringify(c) });
+    for (const h of http.outside)
+      checked.violations.push({
+        check: h.status === 0 ? 'request failed' : '5xx outside the database outage',
+        detail: JSON.stringify(h),
+      });
 
     const sorted = [...latencies].sort((a, b) => a - b);
     const wallS = (Math.max(...finishedAt) - firstPost) / 1000;

@@ -35,7 +35,13 @@ export interface Crash {
  * `emend serve --no-worker` API nodes and `emend worker` processes started from source, the
  * fake GitHub and the scripted model in this process.
  */
-export async function startServices(opts: { dir: string; apiNodes: number; staleMs: number; heartbeatMs: number; concurrency: number }) {
+export async function startServices(opts: {
+  dir: string;
+  apiNodes: number;
+  staleMs: number;
+  heartbeatMs: number;
+  concurrency: number;
+}) {
   const bin = findPostgresBin();
   if (!bin) throw new Error('no PostgreSQL server binaries under /usr/lib/postgresql: the soak runs on PostgreSQL');
   const cluster: Cluster = await startCluster(bin, { crashSafe: true });
@@ -107,7 +113,11 @@ export async function startServices(opts: { dir: string; apiNodes: number; stale
   const api: { url: string; proc: Proc }[] = [];
   for (let i = 0; i < opts.apiNodes; i++) {
     const port = await freePort();
-    const proc = start(`api${i + 1}`, ['serve', '--no-worker', '--host', '127.0.0.1', '--port', String(port)], join(opts.dir, `api${i + 1}`));
+    const proc = start(
+      `api${i + 1}`,
+      ['serve', '--no-worker', '--host', '127.0.0.1', '--port', String(port)],
+      join(opts.dir, `api${i + 1}`),
+    );
     api.push({ url: `http://127.0.0.1:${port}`, proc });
   }
   try {

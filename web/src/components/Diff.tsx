@@ -1,6 +1,7 @@
 /** A unified diff, coloured line by line: file headers, hunk headers, additions, removals, context. */
 function kindOf(line: string): string {
-  if (line.startsWith('diff --git') || line.startsWith('index ') || line.startsWith('+++') || line.startsWith('---')) return 'file';
+  if (line.startsWith('diff --git') || line.startsWith('index ') || line.startsWith('+++') || line.startsWith('---'))
+    return 'file';
   if (line.startsWith('@@')) return 'hunk';
   if (line.startsWith('+')) return 'add';
   if (line.startsWith('-')) return 'del';

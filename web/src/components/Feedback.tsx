@@ -63,14 +63,21 @@ export function FeedbackForm({ taskId }: { taskId: string }) {
         <option value="no">No</option>
       </select>
       <label for="fb-note">Note</label>
-      <textarea id="fb-note" rows={3} maxLength={4000} value={note} onInput={(e) => setNote((e.target as HTMLTextAreaElement).value)} />
+      <textarea
+        id="fb-note"
+        rows={3}
+        maxLength={4000}
+        value={note}
+        onInput={(e) => setNote((e.target as HTMLTextAreaElement).value)}
+      />
       <button type="submit" disabled={busy}>
         Send feedback
       </button>
       <ErrorNote error={error} />
       {saved && (
         <p role="status" class="ok">
-          Thank you: feedback saved{saved.rating !== null && saved.rating !== undefined ? ` (${saved.rating} of 5)` : ''}.
+          Thank you: feedback saved
+          {saved.rating !== null && saved.rating !== undefined ? ` (${saved.rating} of 5)` : ''}.
         </p>
       )}
     </form>

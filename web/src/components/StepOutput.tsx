@@ -1,7 +1,8 @@
 import type { LogRecord } from '../api';
 import { Diff } from './Diff';
 
-const list = (items: unknown) => (Array.isArray(items) ? items.filter((i) => typeof i === 'string' || typeof i === 'object') : []);
+const list = (items: unknown) =>
+  Array.isArray(items) ? items.filter((i) => typeof i === 'string' || typeof i === 'object') : [];
 
 function Raw({ output }: { output: Record<string, unknown> }) {
   return (
@@ -84,7 +85,8 @@ export function StepOutput({ step, log, taskType }: { step: string; log: LogReco
       </div>
     );
   } else if (step === 'validator') {
-    const verdict = o.passed === true ? 'Validation passed' : o.passed === false ? 'Validation failed' : 'Not validated';
+    const verdict =
+      o.passed === true ? 'Validation passed' : o.passed === false ? 'Validation failed' : 'Not validated';
     body = (
       <div class="validator">
         <p class={`verdict verdict-${String(o.passed)}`}>

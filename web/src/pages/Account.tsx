@@ -61,20 +61,29 @@ export function AccountPage({ profile, reload }: { profile: Profile; reload: () 
             <>
               <dt>Tasks this month</dt>
               <dd>
-                <meter min={0} max={limits.limits.monthly} value={limits.used_this_month} aria-label="Tasks used this month" /> {limits.used_this_month} of{' '}
-                {limits.limits.monthly}
+                <meter
+                  min={0}
+                  max={limits.limits.monthly}
+                  value={limits.used_this_month}
+                  aria-label="Tasks used this month"
+                />{' '}
+                {limits.used_this_month} of {limits.limits.monthly}
                 {profile.use_byok ? ' (no monthly limit with your own keys)' : ''}
               </dd>
               <dt>Limits</dt>
               <dd>
-                {limits.limits.concurrent} running at once · up to {limits.limits.maxFiles} files · {limits.limits.maxRetries} retries · {limits.limits.mode === 'pr' ? 'pull requests' : 'previews'}
+                {limits.limits.concurrent} running at once · up to {limits.limits.maxFiles} files ·{' '}
+                {limits.limits.maxRetries} retries · {limits.limits.mode === 'pr' ? 'pull requests' : 'previews'}
               </dd>
             </>
           )}
         </dl>
       </div>
       {demo ? (
-        <p class="card">This is a demo account: it can create and read tasks only. Provider keys, tokens and the code-host connection need a full account.</p>
+        <p class="card">
+          This is a demo account: it can create and read tasks only. Provider keys, tokens and the code-host connection
+          need a full account.
+        </p>
       ) : (
         <>
           <Byok profile={profile} reload={reload} />
@@ -109,7 +118,12 @@ function Byok({ profile, reload }: { profile: Profile; reload: () => void }) {
     <div class="card">
       <h2>Model provider</h2>
       <label class="inline">
-        <input type="checkbox" checked={profile.use_byok} onChange={(e) => toggle((e.target as HTMLInputElement).checked)} /> Use my own provider keys (BYOK): the provider bills me, no credits are used
+        <input
+          type="checkbox"
+          checked={profile.use_byok}
+          onChange={(e) => toggle((e.target as HTMLInputElement).checked)}
+        />{' '}
+        Use my own provider keys (BYOK): the provider bills me, no credits are used
       </label>
       <ErrorNote error={error} />
     </div>
@@ -175,7 +189,12 @@ function Keys() {
             <li key={k.provider}>
               {k.provider} key ending in <code>{k.last4}</code>
               {k.base_url ? ` at ${k.base_url}` : ''} · saved {when(k.created_at)}{' '}
-              <button type="button" class="link" onClick={() => remove(k.provider)} aria-label={`Delete the ${k.provider} key`}>
+              <button
+                type="button"
+                class="link"
+                onClick={() => remove(k.provider)}
+                aria-label={`Delete the ${k.provider} key`}
+              >
                 Delete
               </button>
             </li>
@@ -192,7 +211,14 @@ function Keys() {
           ))}
         </select>
         <label for="key-secret">API key</label>
-        <input id="key-secret" type="password" autocomplete="off" required value={secret} onInput={(e) => setSecret(value(e))} />
+        <input
+          id="key-secret"
+          type="password"
+          autocomplete="off"
+          required
+          value={secret}
+          onInput={(e) => setSecret(value(e))}
+        />
         <label for="key-base">Server URL (optional, for an OpenAI-compatible server)</label>
         <input id="key-base" type="url" value={baseUrl} onInput={(e) => setBaseUrl(value(e))} />
         <div class="actions">
@@ -225,7 +251,11 @@ function Tokens() {
     setError(null);
     setCopied('');
     try {
-      const made = await api<TokenRecord & { token: string }>('POST', '/v1/me/tokens', name.trim() ? { name: name.trim() } : {});
+      const made = await api<TokenRecord & { token: string }>(
+        'POST',
+        '/v1/me/tokens',
+        name.trim() ? { name: name.trim() } : {},
+      );
       setFresh({ name: made.name, secret: made.token });
       setName('');
       await load();
@@ -257,10 +287,14 @@ function Tokens() {
       <h2>Personal access tokens</h2>
       {fresh && (
         <div class="secret" role="status">
-          <p>
-            Your new token{fresh.name ? ` “${fresh.name}”` : ''}. Copy it now: it is shown this once.
-          </p>
-          <input aria-label="The new token" readOnly value={fresh.secret} data-testid="new-token" onFocus={(e) => (e.target as HTMLInputElement).select()} />
+          <p>Your new token{fresh.name ? ` “${fresh.name}”` : ''}. Copy it now: it is shown this once.</p>
+          <input
+            aria-label="The new token"
+            readOnly
+            value={fresh.secret}
+            data-testid="new-token"
+            onFocus={(e) => (e.target as HTMLInputElement).select()}
+          />
           <div class="actions">
             <button type="button" onClick={copy}>
               Copy
@@ -301,7 +335,12 @@ function Tokens() {
                 {t.revoked_at ? (
                   'revoked'
                 ) : (
-                  <button type="button" class="link" onClick={() => revoke(t)} aria-label={`Revoke the token ${t.name || `ending in ${t.last4}`}`}>
+                  <button
+                    type="button"
+                    class="link"
+                    onClick={() => revoke(t)}
+                    aria-label={`Revoke the token ${t.name || `ending in ${t.last4}`}`}
+                  >
                     Revoke
                   </button>
                 )}
@@ -321,7 +360,10 @@ function CodeHost({ profile, reload }: { profile: Profile; reload: () => void })
   const [error, setError] = useState<unknown>(null);
 
   useEffect(() => {
-    api<{ oauth: boolean }>('GET', '/v1/auth/methods').then((m) => setOauth(m.oauth), () => setOauth(false));
+    api<{ oauth: boolean }>('GET', '/v1/auth/methods').then(
+      (m) => setOauth(m.oauth),
+      () => setOauth(false),
+    );
   }, []);
 
   const connect = async (e: Event) => {
@@ -375,7 +417,14 @@ function CodeHost({ profile, reload }: { profile: Profile; reload: () => void })
           )}
           <form class="form inline-form" onSubmit={connect} aria-label="Connect with a GitHub token">
             <label for="scm-token">GitHub personal access token (repo scope)</label>
-            <input id="scm-token" type="password" autocomplete="off" required value={token} onInput={(e) => setToken(value(e))} />
+            <input
+              id="scm-token"
+              type="password"
+              autocomplete="off"
+              required
+              value={token}
+              onInput={(e) => setToken(value(e))}
+            />
             <button type="submit">Connect</button>
           </form>
         </>

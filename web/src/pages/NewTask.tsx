@@ -19,7 +19,13 @@ export function NewTaskPage({ profile }: { profile: Profile }) {
     try {
       const body =
         type === 'fix'
-          ? { task_type: 'fix', prompt, repo_url: repo.trim(), base_branch: branch.trim() || 'main', approval_mode: approval }
+          ? {
+              task_type: 'fix',
+              prompt,
+              repo_url: repo.trim(),
+              base_branch: branch.trim() || 'main',
+              approval_mode: approval,
+            }
           : { task_type: 'scaffold', prompt, approval_mode: approval };
       const task = await api<Task>('POST', '/v1/tasks', body);
       navigate(`/app/tasks/${task.id}`);
@@ -39,22 +45,45 @@ export function NewTaskPage({ profile }: { profile: Profile }) {
         <fieldset>
           <legend>Kind of task</legend>
           <label class="inline">
-            <input type="radio" name="task_type" value="fix" checked={type === 'fix'} onChange={() => setType('fix')} /> Fix: change a repository and open a pull request
+            <input type="radio" name="task_type" value="fix" checked={type === 'fix'} onChange={() => setType('fix')} />{' '}
+            Fix: change a repository and open a pull request
           </label>
           <label class="inline">
-            <input type="radio" name="task_type" value="scaffold" checked={type === 'scaffold'} onChange={() => setType('scaffold')} /> Scaffold: build a marketing site from a brief
+            <input
+              type="radio"
+              name="task_type"
+              value="scaffold"
+              checked={type === 'scaffold'}
+              onChange={() => setType('scaffold')}
+            />{' '}
+            Scaffold: build a marketing site from a brief
           </label>
         </fieldset>
         {type === 'fix' && (
           <>
             <label for="repo_url">Repository URL</label>
-            <input id="repo_url" type="url" required placeholder="https://github.com/owner/repository" value={repo} onInput={input(setRepo)} />
+            <input
+              id="repo_url"
+              type="url"
+              required
+              placeholder="https://github.com/owner/repository"
+              value={repo}
+              onInput={input(setRepo)}
+            />
             <label for="base_branch">Base branch</label>
             <input id="base_branch" type="text" required value={branch} onInput={input(setBranch)} />
           </>
         )}
         <label for="prompt">{type === 'fix' ? 'What should change?' : 'Brief for the site'}</label>
-        <textarea id="prompt" required minLength={3} maxLength={2000} rows={5} value={prompt} onInput={input(setPrompt)} />
+        <textarea
+          id="prompt"
+          required
+          minLength={3}
+          maxLength={2000}
+          rows={5}
+          value={prompt}
+          onInput={input(setPrompt)}
+        />
         <label for="approval_mode">Approval</label>
         <select id="approval_mode" value={approval} onChange={input(setApproval)}>
           <option value="auto">Automatic: run every step without stopping</option>

@@ -88,7 +88,14 @@ export function SignInPage({ onSignedIn }: { onSignedIn: () => void }) {
       <form onSubmit={submitDemo} aria-labelledby="demo-heading" class="card">
         <h2 id="demo-heading">Try a demo</h2>
         <label for="demo-email">Email</label>
-        <input id="demo-email" type="email" autocomplete="email" required value={email} onInput={(e) => setEmail((e.target as HTMLInputElement).value)} />
+        <input
+          id="demo-email"
+          type="email"
+          autocomplete="email"
+          required
+          value={email}
+          onInput={(e) => setEmail((e.target as HTMLInputElement).value)}
+        />
         <p class="hint">A demo runs two tasks on public repositories, up to the inspector step.</p>
         <button type="submit" disabled={busy}>
           Get a demo token and sign in

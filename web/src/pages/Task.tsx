@@ -8,7 +8,14 @@ import { StepOutput } from '../components/StepOutput';
 import { navigate } from '../router';
 
 const STEPS = ['planner', 'locator', 'inspector', 'fixer', 'validator', 'pr'];
-const STEP_NAMES: Record<string, string> = { planner: 'Plan', locator: 'Located files', inspector: 'Insights', fixer: 'Fix', validator: 'Validation', pr: 'Pull request' };
+const STEP_NAMES: Record<string, string> = {
+  planner: 'Plan',
+  locator: 'Located files',
+  inspector: 'Insights',
+  fixer: 'Fix',
+  validator: 'Validation',
+  pr: 'Pull request',
+};
 const ACTIVE = ['pending', 'running', 'awaiting_plan', 'awaiting_diff'];
 
 /** One task: its live log over Server-Sent Events, what each step produced, and what can be done with it. */
@@ -98,7 +105,8 @@ export function TaskPage({ id }: { id: string }) {
       <dl class="facts">
         <dt>Status</dt>
         <dd>
-          <StatusBadge status={task.status} /> <span class="sr-only" aria-live="polite">{`Status: ${task.status}`}</span>
+          <StatusBadge status={task.status} />{' '}
+          <span class="sr-only" aria-live="polite">{`Status: ${task.status}`}</span>
         </dd>
         {task.repo_url && (
           <>
@@ -150,12 +158,20 @@ export function TaskPage({ id }: { id: string }) {
 
       <div class="actions">
         {task.status === 'awaiting_plan' && (
-          <button type="button" disabled={busy} onClick={() => act('approve plan', () => api('POST', `/v1/tasks/${id}/approve`, { stage: 'plan' }))}>
+          <button
+            type="button"
+            disabled={busy}
+            onClick={() => act('approve plan', () => api('POST', `/v1/tasks/${id}/approve`, { stage: 'plan' }))}
+          >
             Approve the plan
           </button>
         )}
         {task.status === 'awaiting_diff' && (
-          <button type="button" disabled={busy} onClick={() => act('approve diff', () => api('POST', `/v1/tasks/${id}/approve`, { stage: 'diff' }))}>
+          <button
+            type="button"
+            disabled={busy}
+            onClick={() => act('approve diff', () => api('POST', `/v1/tasks/${id}/approve`, { stage: 'diff' }))}
+          >
             Approve the diff
           </button>
         )}
@@ -165,7 +181,8 @@ export function TaskPage({ id }: { id: string }) {
             class="danger"
             disabled={busy}
             onClick={() => {
-              if (confirm('Stop this task now? Its sandbox is killed and no credit is used.')) void act('kill', () => api('POST', `/v1/tasks/${id}/kill`));
+              if (confirm('Stop this task now? Its sandbox is killed and no credit is used.'))
+                void act('kill', () => api('POST', `/v1/tasks/${id}/kill`));
             }}
           >
             Stop the task
@@ -194,12 +211,19 @@ export function TaskPage({ id }: { id: string }) {
 
       <h2>Live log</h2>
       <p class="hint" data-stream={live}>
-        {live === 'connecting' ? 'Connecting to the log stream…' : live === 'live' ? 'Following the task live.' : live === 'ended' ? 'The task has finished.' : 'The log stream was lost; reload the page to follow the task again.'}
+        {live === 'connecting'
+          ? 'Connecting to the log stream…'
+          : live === 'live'
+            ? 'Following the task live.'
+            : live === 'ended'
+              ? 'The task has finished.'
+              : 'The log stream was lost; reload the page to follow the task again.'}
       </p>
       <ol class="log" aria-live="polite" aria-label="Log records">
         {logs.map((l) => (
           <li key={l.id} data-step={l.step} data-status={l.status}>
-            <time dateTime={l.created_at}>{new Date(l.created_at).toLocaleTimeString()}</time> <strong>{l.step}</strong> <StatusBadge status={l.status} />
+            <time dateTime={l.created_at}>{new Date(l.created_at).toLocaleTimeString()}</time> <strong>{l.step}</strong>{' '}
+            <StatusBadge status={l.status} />
           </li>
         ))}
       </ol>
@@ -212,7 +236,8 @@ export function TaskPage({ id }: { id: string }) {
           return (
             <li key={step} class="step" data-step={step}>
               <h3>
-                {STEP_NAMES[step]} {state ? <StatusBadge status={state.status} /> : <span class="badge">not started</span>}
+                {STEP_NAMES[step]}{' '}
+                {state ? <StatusBadge status={state.status} /> : <span class="badge">not started</span>}
               </h3>
               {done && <StepOutput step={step} log={done} taskType={task.task_type} />}
             </li>
