@@ -33,7 +33,7 @@ import type { Deps } from '../src/deps.js';
 import { createLogger } from '../src/logger.js';
 import { type Runtime, createRuntime } from '../src/runtime.js';
 import { TERMINAL_STATUSES } from '../src/tasks/states.js';
-import { type Worker, startWorker } from '../src/worker/worker.js';
+import { type Worker, startWorker } from '../src/engine/worker.js';
 import { type SseEvent, mustOpen, openSse } from '../test/support/sse-client.js';
 import { type BenchCodeHost, startBenchCodeHost } from './code-host.js';
 import { onEachDatabase } from './databases.js';

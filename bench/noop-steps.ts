@@ -1,5 +1,5 @@
-import { PIPELINE, type StepFn, type StepRegistry } from '../src/pipeline/step-types.js';
-import type { WorkerOptions } from '../src/worker/worker.js';
+import { PIPELINE, type StepFn, type StepRegistry } from '../src/steps/step.js';
+import type { WorkerOptions } from '../src/engine/worker.js';
 
 /**
  * Steps that do nothing: what is left is the engine (queue, claims, logs, NOTIFY, settle).
@@ -19,7 +19,7 @@ export function noopSteps(kind: 'return' | 'yield' = 'return'): StepRegistry {
   return Object.fromEntries(PIPELINE.map((s) => [s, noop])) as StepRegistry;
 }
 
-/** The production defaults (src/worker/worker.ts), written out so the figures say what ran. */
+/** The production defaults (src/engine/worker.ts), written out so the figures say what ran. */
 export const BENCH_WORKER_OPTIONS: WorkerOptions = {
   concurrency: 2,
   heartbeatMs: 5000,

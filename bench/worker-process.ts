@@ -7,7 +7,7 @@ import { loadConfig } from '../src/config.js';
 import { openPostgres } from '../src/db/client.js';
 import { createLogger } from '../src/logger.js';
 import { createRuntime } from '../src/runtime.js';
-import { startWorker } from '../src/worker/worker.js';
+import { startWorker } from '../src/engine/worker.js';
 import { BENCH_WORKER_OPTIONS, noopSteps } from './noop-steps.js';
 
 const env = process.env;

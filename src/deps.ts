@@ -5,7 +5,7 @@ import type { Db } from './db/client.js';
 import type { EventBus } from './events/bus.js';
 import type { Metrics } from './metrics/registry.js';
 import type { Outbound } from './outbound/outbound.js';
-import type { LocalRuns } from './pipeline/local-runs.js';
+import type { LocalRuns } from './processes/local-runs.js';
 import type { TaskQueue } from './queue/task-queue.js';
 import type { Sandbox } from './sandbox/types.js';
 

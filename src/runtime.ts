@@ -8,7 +8,7 @@ import { CHANNELS, createEventBus } from './events/bus.js';
 import { createLogger } from './logger.js';
 import { createMetrics } from './metrics/registry.js';
 import { createOutbound } from './outbound/outbound.js';
-import { LocalRuns } from './pipeline/local-runs.js';
+import { LocalRuns } from './processes/local-runs.js';
 import { type QueueOptions, createTaskQueue } from './queue/task-queue.js';
 import { logSandboxReport } from './sandbox/report-log.js';
 import { createSandbox } from './sandbox/sandbox.js';

@@ -8,9 +8,9 @@ import { isDatabaseUnavailable } from './db/unavailable.js';
 import type { Deps } from './deps.js';
 import { createLogger } from './logger.js';
 import { createRuntime } from './runtime.js';
-import { productionSteps } from './pipeline/steps/index.js';
+import { productionSteps } from './step-registry.js';
 import { resolveSecretKey } from './secret-key.js';
-import { startWorker, workerOptions } from './worker/worker.js';
+import { startWorker, workerOptions } from './engine/worker.js';
 
 export interface RunningServer {
   app: FastifyInstance;

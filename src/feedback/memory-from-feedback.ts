@@ -6,7 +6,7 @@ import {
   insertMemoryItem,
   replaceTestCommand,
 } from '../memory/repo-memory.js';
-import type { StepFn } from '../pipeline/step-types.js';
+import type { StepFn } from '../steps/step.js';
 import type { Task } from '../tasks/service.js';
 import type { CurrentFeedback } from './feedback.js';
 

@@ -108,12 +108,10 @@ export function installErrorHandling(app: FastifyInstance) {
     return reply.status(STATUS_OF[err.code]).send({ error: err.code, message: err.message, request_id: request.id });
   });
   app.setNotFoundHandler((request, reply) =>
-    reply
-      .status(404)
-      .send({
-        error: 'not_found',
-        message: `no route for ${request.method} ${request.url.split('?')[0]}`,
-        request_id: request.id,
-      }),
+    reply.status(404).send({
+      error: 'not_found',
+      message: `no route for ${request.method} ${request.url.split('?')[0]}`,
+      request_id: request.id,
+    }),
   );
 }

@@ -43,15 +43,13 @@ export async function createSession(
   await deps.db
     .delete(webSessions)
     .where(and(eq(webSessions.accountId, auth.accountId), lte(webSessions.expiresAt, now)));
-  await deps.db
-    .insert(webSessions)
-    .values({
-      idHash: hashSecret(secret),
-      accountId: auth.accountId,
-      tokenId: auth.tokenId,
-      createdAt: now,
-      expiresAt,
-    });
+  await deps.db.insert(webSessions).values({
+    idHash: hashSecret(secret),
+    accountId: auth.accountId,
+    tokenId: auth.tokenId,
+    createdAt: now,
+    expiresAt,
+  });
   return { secret, expiresAt };
 }
 

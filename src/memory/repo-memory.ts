@@ -42,17 +42,15 @@ export async function remember(
   item: { accountId: string; repo: string; kind: MemoryKind; content: MemoryItem['content']; taskId?: string },
 ): Promise<string> {
   const id = newId();
-  await deps.db
-    .insert(repoMemory)
-    .values({
-      id,
-      accountId: item.accountId,
-      repo: repoKey(item.repo),
-      kind: item.kind,
-      content: item.content,
-      taskId: item.taskId ?? null,
-      createdAt: deps.clock.now(),
-    });
+  await deps.db.insert(repoMemory).values({
+    id,
+    accountId: item.accountId,
+    repo: repoKey(item.repo),
+    kind: item.kind,
+    content: item.content,
+    taskId: item.taskId ?? null,
+    createdAt: deps.clock.now(),
+  });
   return id;
 }
 
@@ -159,17 +157,15 @@ export async function insertMemoryItem(
   item: { accountId: string; repo: string; kind: MemoryKind; content: MemoryItem['content']; taskId?: string | null },
 ): Promise<string> {
   const id = newId();
-  await db
-    .insert(repoMemory)
-    .values({
-      id,
-      accountId: item.accountId,
-      repo: repoKey(item.repo),
-      kind: item.kind,
-      content: item.content,
-      taskId: item.taskId ?? null,
-      createdAt: now,
-    });
+  await db.insert(repoMemory).values({
+    id,
+    accountId: item.accountId,
+    repo: repoKey(item.repo),
+    kind: item.kind,
+    content: item.content,
+    taskId: item.taskId ?? null,
+    createdAt: now,
+  });
   return id;
 }
 

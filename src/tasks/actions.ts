@@ -7,7 +7,7 @@ import { AppError } from '../errors.js';
 import { CHANNELS } from '../events/bus.js';
 import type { AuthContext } from '../http/auth.js';
 import { newId } from '../ids.js';
-import type { Progress } from '../pipeline/runner.js';
+import type { Progress } from '../engine/runner.js';
 import { notifyTask } from './task-logs.js';
 import { moveTask } from './transitions.js';
 import { type CreateOptions, type Task, getOwnTask } from './service.js';

@@ -6,7 +6,7 @@ import { accounts, taskLogs, tasks } from '../db/schema.js';
 import type { Deps } from '../deps.js';
 import { AppError } from '../errors.js';
 import { newId } from '../ids.js';
-import { refusalFor } from '../scaffold/brief-policy.js';
+import { refusalFor } from './brief-policy.js';
 import { checkRepoAccess } from '../scm/access.js';
 import { parseRepoUrl } from '../scm/urls.js';
 import { ACTIVE_STATUSES } from './states.js';

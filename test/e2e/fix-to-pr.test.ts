@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { claimPeriodic } from '../../src/worker/periodic.js';
+import { claimPeriodic } from '../../src/engine/periodic.js';
 import { CALC_PROMPT, CALC_REPO, scriptCalcRun, stepOf } from '../support/fix-script.js';
 import { newAccount } from '../support/harness.js';
 import { type ModelService, startModelService } from '../support/model-service.js';

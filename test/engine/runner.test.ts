@@ -2,8 +2,8 @@ import { eq } from 'drizzle-orm';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { ledgerBalance } from '../../src/accounts/credits.js';
 import { accounts } from '../../src/db/schema.js';
-import type { StepFn } from '../../src/pipeline/step-types.js';
-import { type Worker, startWorker } from '../../src/worker/worker.js';
+import type { StepFn } from '../../src/steps/step.js';
+import { type Worker, startWorker } from '../../src/engine/worker.js';
 import { deferred, isRunning, logsOf, recordingSteps, taskRow, waitForStatus } from '../support/engine.js';
 import { type Harness, newAccount, startHarness } from '../support/harness.js';
 

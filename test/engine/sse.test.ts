@@ -11,15 +11,9 @@ import { type StreamTimings, taskStreamRoutes } from '../../src/http/routes/task
 import { sharedSchemas } from '../../src/http/schemas.js';
 import { installValidators } from '../../src/http/validation.js';
 import { newId } from '../../src/ids.js';
-import {
-  PIPELINE,
-  type StepFn,
-  type StepName,
-  type StepRegistry,
-  type StepResult,
-} from '../../src/pipeline/step-types.js';
+import { PIPELINE, type StepFn, type StepName, type StepRegistry, type StepResult } from '../../src/steps/step.js';
 import { appendLog, notifyTask } from '../../src/tasks/task-logs.js';
-import { startWorker } from '../../src/worker/worker.js';
+import { startWorker } from '../../src/engine/worker.js';
 import { type Harness, newAccount, startHarness } from '../support/harness.js';
 import { type SseConnection, type SseEvent, type SseItem, mustOpen, openSse } from '../support/sse-client.js';
 
@@ -65,17 +59,15 @@ type Status = 'pending' | 'running' | 'done' | 'failed' | 'cancelled' | 'awaitin
 /** A task row written directly: no queue job, so no worker ever runs it. */
 async function insertTask(accountId: string): Promise<string> {
   const id = newId();
-  await h.deps.db
-    .insert(tasks)
-    .values({
-      id,
-      accountId,
-      taskType: 'fix',
-      mode: 'preview',
-      status: 'pending',
-      prompt: 'stream me',
-      createdAt: h.clock.now(),
-    });
+  await h.deps.db.insert(tasks).values({
+    id,
+    accountId,
+    taskType: 'fix',
+    mode: 'preview',
+    status: 'pending',
+    prompt: 'stream me',
+    createdAt: h.clock.now(),
+  });
   return id;
 }
 

@@ -1,10 +1,10 @@
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { productionSteps } from '../../src/pipeline/steps/index.js';
-import type { StepFn } from '../../src/pipeline/step-types.js';
+import { productionSteps } from '../../src/step-registry.js';
+import type { StepFn } from '../../src/steps/step.js';
 import { workspaceDiff } from '../../src/workspace/diff.js';
-import { type Worker, startWorker } from '../../src/worker/worker.js';
+import { type Worker, startWorker } from '../../src/engine/worker.js';
 import { recordingSteps, waitForStatus } from '../support/engine.js';
 import { type Harness, newAccount, startHarness } from '../support/harness.js';
 

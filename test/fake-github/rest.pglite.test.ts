@@ -3,9 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type FakeGitHub, startFakeGitHub } from '../support/fake-github/server.js';
 
 /** The status and body of a failed Octokit call. */
-async function failure(
-  p: Promise<unknown>,
-): Promise<{
+async function failure(p: Promise<unknown>): Promise<{
   status: number;
   data: Record<string, unknown>;
   headers: Record<string, string | number | undefined>;

@@ -205,16 +205,14 @@ describe('training summary and export', { timeout: 120_000 }, () => {
     const intruder = await newAccount(h, { scm: false });
     const row = taskRow(mine.account.id, 1);
     await insertTasks(h.deps.db, [row]);
-    await h.deps.db
-      .insert(taskFeedback)
-      .values({
-        id: newId(),
-        taskId: row.id!,
-        accountId: intruder.account.id,
-        rating: 0,
-        note: 'INTRUDER',
-        createdAt: h.clock.now(),
-      });
+    await h.deps.db.insert(taskFeedback).values({
+      id: newId(),
+      taskId: row.id!,
+      accountId: intruder.account.id,
+      rating: 0,
+      note: 'INTRUDER',
+      createdAt: h.clock.now(),
+    });
     const { res, lines } = await exportOf(mine.auth);
     expect(lines[0]!.feedback).toBeNull();
     expect(res.body).not.toContain('INTRUDER');

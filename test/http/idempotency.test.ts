@@ -18,7 +18,7 @@ import {
 import { type Harness, forceStatus, newAccount, startHarness } from '../support/harness.js';
 import { postgresUrlOf } from '../support/test-db.js';
 import { recordingSteps } from '../support/engine.js';
-import { startWorker } from '../../src/worker/worker.js';
+import { startWorker } from '../../src/engine/worker.js';
 
 let h: Harness;
 let second: Awaited<ReturnType<typeof buildApp>>;

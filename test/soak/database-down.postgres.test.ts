@@ -12,7 +12,7 @@ import { type Database, openPostgres, runMigrations } from '../../src/db/client.
 import { createLogger } from '../../src/logger.js';
 import { type Runtime, createRuntime } from '../../src/runtime.js';
 import { sql } from 'drizzle-orm';
-import { startWorker } from '../../src/worker/worker.js';
+import { startWorker } from '../../src/engine/worker.js';
 import { recordingSteps } from '../support/engine.js';
 import { cliEnv, killAll, startCli } from '../cli/cli-process.js';
 import { logSink } from '../support/log-sink.js';

@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { eq } from 'drizzle-orm';
 import { taskLogs, tasks } from '../../src/db/schema.js';
-import { PIPELINE, type StepFn, type StepName, type StepRegistry } from '../../src/pipeline/step-types.js';
+import { PIPELINE, type StepFn, type StepName, type StepRegistry } from '../../src/steps/step.js';
 import type { Task } from '../../src/tasks/service.js';
 import type { Harness } from './harness.js';
 

@@ -1,7 +1,7 @@
 import type { LookupFunction } from 'node:net';
 import { expect } from 'vitest';
-import { productionSteps } from '../../src/pipeline/steps/index.js';
-import { type Worker, startWorker } from '../../src/worker/worker.js';
+import { productionSteps } from '../../src/step-registry.js';
+import { type Worker, startWorker } from '../../src/engine/worker.js';
 import { waitForStatus } from './engine.js';
 import { CALC_PROMPT } from './fix-script.js';
 import { type Harness, startHarness } from './harness.js';

@@ -6,9 +6,9 @@ import { randomBytes } from 'node:crypto';
 import { loadConfig } from '../../src/config.js';
 import { openPostgres } from '../../src/db/client.js';
 import { createLogger } from '../../src/logger.js';
-import type { StepFn } from '../../src/pipeline/step-types.js';
+import type { StepFn } from '../../src/steps/step.js';
 import { createRuntime } from '../../src/runtime.js';
-import { startWorker } from '../../src/worker/worker.js';
+import { startWorker } from '../../src/engine/worker.js';
 import { recordingSteps } from './engine.js';
 
 const env = process.env;

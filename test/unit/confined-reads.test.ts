@@ -9,10 +9,10 @@ import { describe, expect, it } from 'vitest';
  */
 const ROOT = join(import.meta.dirname, '..', '..');
 const GUARDED = [
-  'src/pipeline/steps',
+  'src/steps',
   'src/locator',
   'src/edits',
-  'src/scaffold',
+  'src/sites/publish.ts',
   'src/validator/detect.ts',
   'src/sites/site-dir.ts',
   'src/cli-locate.ts',
@@ -78,7 +78,7 @@ describe('host-side reads of repository files go through the confined file modul
     }
     expect(seen).toEqual(
       expect.arrayContaining([
-        'src/pipeline/steps/overview.ts',
+        'src/steps/fix/overview.ts',
         'src/locator/files.ts',
         'src/edits/apply.ts',
         'src/validator/detect.ts',

@@ -3,10 +3,10 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadConfig } from '../../src/config.js';
 import type { Deps } from '../../src/deps.js';
-import type { StepHelpers, StepPayload } from '../../src/pipeline/step-types.js';
+import type { StepHelpers, StepPayload } from '../../src/steps/step.js';
 import type { Sandbox } from '../../src/sandbox/types.js';
 import type { Task } from '../../src/tasks/service.js';
-import { type ValidatorWorkspace, validatorStep } from '../../src/validator/step.js';
+import { type ValidatorWorkspace, validatorStep } from '../../src/steps/fix/validator.js';
 import {
   fixtureSandbox,
   jsFailingTest,

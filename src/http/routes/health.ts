@@ -77,14 +77,12 @@ export const healthRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = async (ap
     },
     async (_request, reply) => {
       const ok = await ping(deps.db);
-      return reply
-        .status(ok ? 200 : 503)
-        .send({
-          ok,
-          ts: deps.clock.now().getTime(),
-          database: deps.dbKind,
-          sandbox: sandboxView(deps.sandbox.report()),
-        });
+      return reply.status(ok ? 200 : 503).send({
+        ok,
+        ts: deps.clock.now().getTime(),
+        database: deps.dbKind,
+        sandbox: sandboxView(deps.sandbox.report()),
+      });
     },
   );
 

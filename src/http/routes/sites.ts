@@ -3,7 +3,7 @@ import { type FastifyPluginAsyncTypebox, Type } from '@fastify/type-provider-typ
 import { and, eq, isNotNull } from 'drizzle-orm';
 import { tasks } from '../../db/schema.js';
 import type { Deps } from '../../deps.js';
-import { readScreenshot } from '../../scaffold/publish.js';
+import { readScreenshot } from '../../sites/publish.js';
 import { AppError } from '../../errors.js';
 import { readSiteFile } from '../../sites/store.js';
 import { getOwnTask } from '../../tasks/service.js';

@@ -21,9 +21,7 @@ export interface Ledger {
  * - every hold was settled once: holds = captures + releases per account, per task at most
  *   one hold and one settlement, and credits = grants - captures.
  */
-export async function checkInvariants(
-  pool: pg.Pool,
-): Promise<{
+export async function checkInvariants(pool: pg.Pool): Promise<{
   violations: Violation[];
   ledger: Ledger;
   statuses: Record<string, number>;

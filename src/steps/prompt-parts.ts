@@ -1,4 +1,4 @@
-import type { Recalled } from '../../memory/repo-memory.js';
+import type { Recalled } from '../memory/repo-memory.js';
 
 /** Text in a fence the text itself cannot close. */
 export function fenced(text: string, info = ''): string {

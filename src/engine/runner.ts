@@ -9,7 +9,7 @@ import { newId } from '../ids.js';
 import type { Task } from '../tasks/service.js';
 import { appendLog, notifyTask } from '../tasks/task-logs.js';
 import { type TaskSet, moveTask } from '../tasks/transitions.js';
-import { PIPELINE, type StepName, type StepRegistry, type StepResult } from './step-types.js';
+import { PIPELINE, type StepName, type StepRegistry, type StepResult } from '../steps/step.js';
 import { stepModel } from './step-model.js';
 import { WorkspaceLease } from './workspace-lease.js';
 

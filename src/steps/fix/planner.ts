@@ -1,8 +1,8 @@
 import { z } from 'zod';
 import { recall } from '../../memory/repo-memory.js';
-import type { StepFn } from '../step-types.js';
+import type { StepFn } from '../step.js';
 import { repoOverview } from './overview.js';
-import { clip, fenced, memorySection } from './prompt-parts.js';
+import { clip, fenced, memorySection } from '../prompt-parts.js';
 
 export const PlanSchema = z.object({
   summary: z.string().describe('One or two sentences: what will change and why.'),

@@ -1,7 +1,7 @@
 import { z } from 'zod';
-import type { StepFn } from '../step-types.js';
+import type { StepFn } from '../step.js';
 import { type FileView, viewFile } from './file-views.js';
-import { fenced } from './prompt-parts.js';
+import { fenced } from '../prompt-parts.js';
 
 const InsightsSchema = z.object({
   summary: z

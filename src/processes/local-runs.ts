@@ -1,4 +1,4 @@
-import { ProcessSet } from './processes.js';
+import { ProcessSet } from './process-set.js';
 
 interface Run {
   controller: AbortController;

@@ -6,7 +6,7 @@ import { type GitHub, ScmError } from '../../scm/github.js';
 import { parseRepoUrl } from '../../scm/urls.js';
 import { gitEnvOf } from '../../workspace/context.js';
 import { GitError, identityEnv, runGit } from '../../workspace/git.js';
-import type { StepFn, StepHelpers } from '../step-types.js';
+import type { StepFn, StepHelpers } from '../step.js';
 import { branchName, pullBody, pullTitle } from './pr-body.js';
 
 const DRAFTS_DISALLOWED = /draft pull requests are not supported/i;

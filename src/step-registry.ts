@@ -1,15 +1,15 @@
-import { rememberingTestCommand } from '../../feedback/memory-from-feedback.js';
-import { rememberedTestCommand } from '../../memory/repo-memory.js';
-import { type ValidatorContextOf, validatorStep } from '../../validator/step.js';
-import { siteFixerStep } from '../../scaffold/fixer-step.js';
-import { sitePlannerStep } from '../../scaffold/planner-step.js';
-import { siteValidatorStep } from '../../scaffold/validator-step.js';
-import type { StepFn, StepRegistry } from '../step-types.js';
-import { fixerStep } from './fixer.js';
-import { inspectorStep } from './inspector.js';
-import { locatorStep } from './locator.js';
-import { plannerStep } from './planner.js';
-import { prStep } from './pr.js';
+import { rememberingTestCommand } from './feedback/memory-from-feedback.js';
+import { rememberedTestCommand } from './memory/repo-memory.js';
+import { type ValidatorContextOf, validatorStep } from './steps/fix/validator.js';
+import { siteFixerStep } from './steps/site/fixer.js';
+import { sitePlannerStep } from './steps/site/planner.js';
+import { siteValidatorStep } from './steps/site/validator.js';
+import type { StepFn, StepRegistry } from './steps/step.js';
+import { fixerStep } from './steps/fix/fixer.js';
+import { inspectorStep } from './steps/fix/inspector.js';
+import { locatorStep } from './steps/fix/locator.js';
+import { plannerStep } from './steps/fix/planner.js';
+import { prStep } from './steps/fix/pr.js';
 
 /** The validator with the account's remembered test command for the repository, if any. */
 const validatorContext: ValidatorContextOf = async ({ task }, helpers) => ({

@@ -5,7 +5,7 @@ import { chooseModel } from '../llm/credentials.js';
 import { languageModel } from '../llm/providers.js';
 import { UsageMeter } from '../llm/usage.js';
 import type { Task } from '../tasks/service.js';
-import type { StepName } from './step-types.js';
+import type { StepName } from '../steps/step.js';
 
 const LLM_STEPS: readonly StepName[] = ['planner', 'locator', 'inspector', 'fixer'];
 

@@ -3,8 +3,8 @@ import { z } from 'zod';
 import { type RankedFile, locate } from '../../locator/index.js';
 import type { FileDefinition } from '../../locator/rank.js';
 import { ModelCallFailed } from '../../llm/client.js';
-import type { StepFn, StepHelpers } from '../step-types.js';
-import { fenced } from './prompt-parts.js';
+import type { StepFn, StepHelpers } from '../step.js';
+import { fenced } from '../prompt-parts.js';
 
 const SHORTLIST = 15;
 const OUTLINE_LINES = 14;

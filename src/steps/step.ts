@@ -3,7 +3,7 @@ import type { ModelClient } from '../llm/client.js';
 import type { PlanLimits } from '../accounts/plans.js';
 import type { Task } from '../tasks/service.js';
 import type { Workspace } from '../workspace/checkout.js';
-import type { TrackedSpawn } from './processes.js';
+import type { TrackedSpawn } from '../processes/process-set.js';
 
 export const PIPELINE = ['planner', 'locator', 'inspector', 'fixer', 'validator', 'pr'] as const;
 export type StepName = (typeof PIPELINE)[number];

@@ -1,8 +1,8 @@
-import type { StepFn } from '../pipeline/step-types.js';
-import { readSiteFiles } from '../sites/store.js';
-import { SITE_LIMITS } from '../sites/check-static.js';
-import { validateSite } from '../sites/validate-site.js';
-import { ensureSlug, publishSite, saveScreenshots } from './publish.js';
+import type { StepFn } from '../step.js';
+import { readSiteFiles } from '../../sites/store.js';
+import { SITE_LIMITS } from '../../sites/check-static.js';
+import { validateSite } from '../../sites/validate-site.js';
+import { ensureSlug, publishSite, saveScreenshots } from '../../sites/publish.js';
 
 /** The brief asks for outside assets (fonts, a CDN, embeds): then external URLs are no problem. */
 export const briefAllowsExternal = (brief: string) =>

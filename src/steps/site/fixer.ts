@@ -1,11 +1,11 @@
 import { rm } from 'node:fs/promises';
 import { join } from 'node:path';
-import { EDIT_FORMAT_INSTRUCTIONS } from '../edits/index.js';
-import type { StepFn } from '../pipeline/step-types.js';
-import { editRounds } from '../pipeline/steps/edit-rounds.js';
-import { clip, fenced } from '../pipeline/steps/prompt-parts.js';
-import { readSiteDir, writeSiteDir } from '../sites/site-dir.js';
-import { readSiteFiles, saveSiteFiles } from '../sites/store.js';
+import { EDIT_FORMAT_INSTRUCTIONS } from '../../edits/index.js';
+import type { StepFn } from '../step.js';
+import { editRounds } from '../fix/edit-rounds.js';
+import { clip, fenced } from '../prompt-parts.js';
+import { readSiteDir, writeSiteDir } from '../../sites/site-dir.js';
+import { readSiteFiles, saveSiteFiles } from '../../sites/store.js';
 
 const MAX_ROUNDS = 3;
 

@@ -1,7 +1,7 @@
-import type { StepFn, StepHelpers, StepPayload } from '../pipeline/step-types.js';
-import type { Sandbox } from '../sandbox/types.js';
-import { ValidationAborted } from './run.js';
-import { type BaselineSummary, type ValidateOptions, validate } from './validate.js';
+import type { StepFn, StepHelpers, StepPayload } from '../step.js';
+import type { Sandbox } from '../../sandbox/types.js';
+import { ValidationAborted } from '../../validator/run.js';
+import { type BaselineSummary, type ValidateOptions, validate } from '../../validator/validate.js';
 
 /** The part of a task's workspace (src/workspace/checkout.ts) the validator reads. */
 export interface ValidatorWorkspace {

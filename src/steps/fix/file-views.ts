@@ -2,7 +2,7 @@ import { MAX_FILE_BYTES, repoFiles } from '../../locator/files.js';
 import { fileSkeleton, sliceLines } from '../../locator/skeleton.js';
 import { tokenize } from '../../locator/tokenize.js';
 import { shownAsLink } from '../../workspace/confined-fs.js';
-import { numbered } from './prompt-parts.js';
+import { numbered } from '../prompt-parts.js';
 
 /** A file as a model is shown it: whole when it is small, else its outline and the spans that matter. */
 export interface FileView {

@@ -1,5 +1,5 @@
-import type { StepFn } from '../pipeline/step-types.js';
-import { fenced } from '../pipeline/steps/prompt-parts.js';
+import type { StepFn } from '../step.js';
+import { fenced } from '../prompt-parts.js';
 import { SITE_PLANNER_SYSTEM, SitePlanSchema } from './plan.js';
 
 /** The scaffold planner: brief → site plan (audience, sections with copy, palette, typography), or a refusal. */

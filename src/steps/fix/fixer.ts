@@ -1,10 +1,10 @@
 import { EDIT_FORMAT_INSTRUCTIONS } from '../../edits/index.js';
 import { recall } from '../../memory/repo-memory.js';
 import { workspaceDiff } from '../../workspace/diff.js';
-import type { StepFn } from '../step-types.js';
+import type { StepFn } from '../step.js';
 import { editRounds } from './edit-rounds.js';
 import { readForPrompt } from './file-views.js';
-import { clip, fenced, memorySection } from './prompt-parts.js';
+import { clip, fenced, memorySection } from '../prompt-parts.js';
 
 /** Answers the fixer may give in one run: the first, then corrections of edits that did not apply. */
 const MAX_ROUNDS = 3;
