@@ -1,0 +1,91 @@
+// The layer table of docs/architecture.md, enforced: an import may only point down (or sideways,
+// within its own layer), never up, and nothing may form a cycle. `npm run layers` prints the
+// violations; test/unit/layers.test.ts fails on any violation not in the known-violations baseline
+// (.dependency-cruiser-known-violations.json, which shrinks to empty as the redesign lands).
+//
+// Layers, top to bottom:
+//   entry    src/cli*.ts, src/bin.ts, src/server.ts, src/runtime.ts, src/step-registry.ts
+//   http     src/app.ts, src/http/**
+//   engine   src/engine/**
+//   steps    src/steps/**
+//   domain   src/tasks, src/accounts, src/feedback, src/memory, src/sites
+//   adapters src/llm, src/scm, src/workspace, src/sandbox, src/validator, src/locator, src/edits,
+//            src/outbound, src/queue, src/events, src/processes
+//   base     src/db, src/config.ts, src/errors.ts, src/clock.ts, src/ids.ts, src/logger.ts,
+//            src/metrics, src/secret-key.ts, src/step-contract, src/text
+// src/deps.ts stands outside the table: it is the type-only aggregate every layer receives, so
+// any layer may import it as a type, and it may import (as types) from any layer.
+
+const layer = {
+  entry: '^src/(cli[^/]*|bin|server|runtime|step-registry)\\.ts$',
+  http: '^src/(app\\.ts$|http/)',
+  engine: '^src/engine/',
+  steps: '^src/steps/',
+  domain: '^src/(tasks|accounts|feedback|memory|sites)/',
+  adapters: '^src/(llm|scm|workspace|sandbox|validator|locator|edits|outbound|queue|events|processes)/',
+  base: '^src/(db/|metrics/|step-contract/|text/|(config|errors|clock|ids|logger|secret-key)\\.ts$)',
+};
+const order = ['entry', 'http', 'engine', 'steps', 'domain', 'adapters', 'base'];
+
+/** One rule per layer below the top: it may not import any layer above it. */
+function upwardRule(name) {
+  const above = order.slice(0, order.indexOf(name)).map((n) => layer[n]);
+  return {
+    name: `${name}-imports-only-below`,
+    severity: 'error',
+    comment: `${name} may import only ${order.slice(order.indexOf(name)).join(', ')} (not ${order
+      .slice(0, order.indexOf(name))
+      .join(', ')})`,
+    from: { path: layer[name] },
+    to: { path: above },
+  };
+}
+
+/** @type {import('dependency-cruiser').IConfiguration} */
+module.exports = {
+  forbidden: [
+    ...order.slice(1).map(upwardRule),
+    {
+      name: 'deps-imported-as-type-only',
+      severity: 'error',
+      comment: 'src/deps.ts is a type aggregate: import it with `import type` only',
+      from: { path: '^src/' },
+      to: { path: '^src/deps\\.ts$', dependencyTypesNot: ['type-only'] },
+    },
+    {
+      name: 'deps-imports-types-only',
+      severity: 'error',
+      comment: 'src/deps.ts imports only types, so it pulls no code of any layer into the one importing it',
+      from: { path: '^src/deps\\.ts$' },
+      to: { dependencyTypesNot: ['type-only'] },
+    },
+    {
+      name: 'src-file-in-a-layer',
+      severity: 'error',
+      comment: 'every file under src/ belongs to a layer of the table above (add new folders to it)',
+      from: { path: '^src/', pathNot: [...Object.values(layer), '^src/deps\\.ts$'] },
+      to: {},
+    },
+    {
+      name: 'no-circular',
+      severity: 'error',
+      comment: 'no import cycles (those through the type-only src/deps.ts carry no code, so they do not count)',
+      from: { path: '^src/' },
+      to: { circular: true, viaOnly: { pathNot: '^src/deps\\.ts$' } },
+    },
+    {
+      name: 'web-imports-nothing-from-src',
+      severity: 'error',
+      comment: 'the panel (web/) talks to the service over HTTP only; it shares no code with src/',
+      from: { path: '^web/' },
+      to: { path: '^src/' },
+    },
+  ],
+  options: {
+    doNotFollow: { path: 'node_modules' },
+    exclude: { path: '(^|/)node_modules/|^dist/' },
+    // Type imports count as imports: a layer may not reach up even for a type (except src/deps.ts).
+    tsPreCompilationDeps: true,
+    tsConfig: { fileName: 'tsconfig.json' },
+  },
+};

@@ -1,0 +1,55 @@
+import { spawnSync } from 'node:child_process';
+import { resolve } from 'node:path';
+import { describe, expect, it } from 'vitest';
+
+const ROOT = resolve(import.meta.dirname, '../..');
+const CONFIG = resolve(ROOT, '.dependency-cruiser.cjs');
+const DEPCRUISE = resolve(ROOT, 'node_modules/dependency-cruiser/bin/dependency-cruise.mjs');
+
+interface Violation {
+  from: string;
+  to: string;
+  rule: { name: string; severity: string };
+}
+
+/**
+ * The layer check's violations in `cwd`'s src/ and web/, each as "from → to (rule)". With
+ * `ignoreKnown`, those in the baseline (.dependency-cruiser-known-violations.json) do not count.
+ */
+function violations(cwd: string, ignoreKnown: boolean): string[] {
+  const args = [
+    DEPCRUISE,
+    '--config',
+    CONFIG,
+    '--output-type',
+    'json',
+    ...(ignoreKnown ? ['--ignore-known', resolve(ROOT, '.dependency-cruiser-known-violations.json')] : []),
+  ];
+  const run = spawnSync(process.execPath, [...args, 'src', 'web'], { cwd, encoding: 'utf8' });
+  if (run.error) throw run.error;
+  if (!run.stdout.trim()) throw new Error(`depcruise printed nothing (exit ${run.status}): ${run.stderr}`);
+  const result = JSON.parse(run.stdout) as { summary: { violations: Violation[] } };
+  return result.summary.violations
+    .filter((v) => v.rule.severity !== 'ignore')
+    .map((v) => `${v.from} → ${v.to} (${v.rule.name})`)
+    .sort();
+}
+
+// Issue 14, point 6: imports point down the layer table of .dependency-cruiser.cjs, never up,
+// with no cycles, and the panel shares no code with the service.
+describe('the layers of src/', () => {
+  it('no import breaks the layer table beyond the known-violations baseline', () => {
+    expect(violations(ROOT, true)).toEqual([]);
+  });
+
+  it('the check catches an upward import, a cycle, a value import of deps.ts, a stray folder and web → src', () => {
+    expect(violations(resolve(import.meta.dirname, 'fixtures/layers'), false)).toEqual([
+      'src/config.ts → src/engine/runner.ts (base-imports-only-below)',
+      'src/deps.ts → src/ids.ts (deps-imports-types-only)',
+      'src/steps/plan.ts → src/deps.ts (deps-imported-as-type-only)',
+      'src/stray/helper.ts → src/ids.ts (src-file-in-a-layer)',
+      'src/tasks/a.ts → src/tasks/b.ts (no-circular)',
+      'web/main.ts → src/ids.ts (web-imports-nothing-from-src)',
+    ]);
+  });
+});
