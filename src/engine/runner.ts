@@ -1,11 +1,11 @@
 import { and, eq, isNull, lt, or, sql } from 'drizzle-orm';
-import { settleCredit } from '../accounts/credits.js';
 import { DEMO_STAGES, isPlanName, planLimits } from '../accounts/plans.js';
 import { accounts, apiTokens, tasks } from '../db/schema.js';
 import { storableJson, storableText } from '../db/storable.js';
 import { isDatabaseUnavailable } from '../db/unavailable.js';
 import type { Deps } from '../deps.js';
 import { newId } from '../ids.js';
+import { endTask } from '../tasks/lifecycle/end.js';
 import type { Task } from '../tasks/service.js';
 import { appendLog, notifyTask } from '../tasks/task-logs.js';
 import { type TaskSet, moveTask } from '../tasks/transitions.js';
@@ -211,7 +211,7 @@ export async function runTask(deps: Deps, steps: StepRegistry, taskId: string, o
           costUsd: sql`${tasks.costUsd} + ${spent.costUsd}`,
         });
         await lease.dispose();
-        await finish(deps, taskId, 'failed', mine, `${step} failed: ${message}`);
+        await endTask(deps, taskId, { status: 'failed', where: mine, error: `${step} failed: ${message}` });
         return;
       }
       if (run.controller.signal.aborted) throw new Lost();
@@ -253,19 +253,17 @@ export async function runTask(deps: Deps, steps: StepRegistry, taskId: string, o
       if (failedValidation && !retrying && task.taskType === 'scaffold') {
         // A fix that did not pass still becomes a draft PR for a person to judge; a site that
         // did not pass is not published at all.
-        await finish(
-          deps,
-          taskId,
-          'failed',
-          mine,
-          'the site did not pass validation; see the validator step for the problems',
-        );
+        await endTask(deps, taskId, {
+          status: 'failed',
+          where: mine,
+          error: 'the site did not pass validation; see the validator step for the problems',
+        });
         return;
       }
     }
     // The checkout goes before the task reports its end, so a finished task leaves nothing on disk.
     await lease.dispose();
-    await finish(deps, taskId, 'done', mine);
+    await endTask(deps, taskId, { status: 'done', where: mine });
   } catch (err) {
     if (err instanceof Lost || run.controller.signal.aborted) return;
     if (isDatabaseUnavailable(err)) {
@@ -280,13 +278,11 @@ export async function runTask(deps: Deps, steps: StepRegistry, taskId: string, o
     // The database's own words, not the driver's wrapper: Drizzle's message quotes the query's
     // parameters, which are the task's data and have no place in its error.
     const cause = err instanceof Error && err.cause instanceof Error ? err.cause : err;
-    await finish(
-      deps,
-      taskId,
-      'failed',
-      mine,
-      `internal error: ${cause instanceof Error ? cause.message : String(cause)}`,
-    ).catch(() => {});
+    await endTask(deps, taskId, {
+      status: 'failed',
+      where: mine,
+      error: `internal error: ${cause instanceof Error ? cause.message : String(cause)}`,
+    }).catch(() => {});
   } finally {
     await lease.dispose().catch((err) => deps.log.warn({ err, task: taskId }, 'could not remove the workspace'));
     deps.runs.finish(taskId, run);
@@ -350,38 +346,6 @@ async function stopAtGate(
   );
   if (moved) {
     deps.metrics.gateWaits.inc({ stage: gate === 'awaiting_plan' ? 'plan' : 'diff' });
-    await notifyTask(deps, taskId);
-  }
-}
-
-/** Ends the task (guarded on this worker owning it) and settles its credit in the same transaction. */
-export async function finish(
-  deps: Deps,
-  taskId: string,
-  status: 'done' | 'failed',
-  mine: ReturnType<typeof and>,
-  error?: string,
-) {
-  const now = deps.clock.now();
-  const ended = await deps.db.transaction(async (tx) => {
-    const row = await moveTask(
-      tx,
-      taskId,
-      status,
-      {
-        finishedAt: now,
-        workerId: null,
-        currentStep: null,
-        error: error === undefined ? null : storableText(error),
-        durationMs: sql`greatest(0, (extract(epoch from ${now}::timestamptz - ${tasks.createdAt}) * 1000)::int)`,
-      },
-      mine,
-    );
-    if (row) await settleCredit(tx, taskId, status === 'done' ? 'capture' : 'release', now);
-    return row;
-  });
-  if (ended) {
-    deps.metrics.tasksFinished.inc({ status, task_type: ended.taskType, mode: ended.mode });
     await notifyTask(deps, taskId);
   }
 }

@@ -1,18 +1,16 @@
 import { readdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import { and, eq, inArray, lt, sql } from 'drizzle-orm';
-import { settleCredit } from '../accounts/credits.js';
 import { tasks } from '../db/schema.js';
 import type { Config } from '../config.js';
 import type { Deps } from '../deps.js';
 import { CHANNELS } from '../events/bus.js';
 import { newId } from '../ids.js';
-import { MAX_ATTEMPTS, finish, runTask } from './runner.js';
+import { MAX_ATTEMPTS, runTask } from './runner.js';
 import type { StepRegistry } from '../steps/step.js';
 import { checkOpenPulls } from '../scm/merge-tracking.js';
 import { sweepExpiredKeys } from '../tasks/idempotency-keys.js';
-import { notifyTask } from '../tasks/task-logs.js';
-import { moveTask } from '../tasks/transitions.js';
+import { endTask } from '../tasks/lifecycle/end.js';
 import { GATE_STATUSES } from '../tasks/states.js';
 import { removeWorkspace } from '../workspace/checkout.js';
 import { claimPeriodic } from './periodic.js';
@@ -110,25 +108,11 @@ export async function startWorker(
       .from(tasks)
       .where(and(inArray(tasks.status, [...GATE_STATUSES]), lt(tasks.gateSince, gateDeadline)));
     for (const { id: taskId } of expired) {
-      const cancelled = await deps.db.transaction(async (tx) => {
-        const row = await moveTask(
-          tx,
-          taskId,
-          'cancelled',
-          {
-            finishedAt: now,
-            error: 'the approval gate was not approved within 5 minutes',
-            durationMs: sql`greatest(0, (extract(epoch from ${now}::timestamptz - ${tasks.createdAt}) * 1000)::int)`,
-          },
-          and(inArray(tasks.status, [...GATE_STATUSES]), lt(tasks.gateSince, gateDeadline)),
-        );
-        if (row) await settleCredit(tx, taskId, 'release', now);
-        return row;
+      await endTask(deps, taskId, {
+        status: 'cancelled',
+        error: 'the approval gate was not approved within 5 minutes',
+        where: and(inArray(tasks.status, [...GATE_STATUSES]), lt(tasks.gateSince, gateDeadline)),
       });
-      if (cancelled) {
-        deps.metrics.tasksFinished.inc({ status: 'cancelled', task_type: cancelled.taskType, mode: cancelled.mode });
-        await notifyTask(deps, taskId);
-      }
     }
     // Running tasks whose worker stopped beating: another attempt, or failed after two.
     const stale = new Date(now.getTime() - opts.staleMs);
@@ -138,13 +122,11 @@ export async function startWorker(
       .where(and(eq(tasks.status, 'running'), lt(tasks.heartbeatAt, stale)));
     for (const orphan of orphans) {
       if (orphan.attempts >= MAX_ATTEMPTS) {
-        await finish(
-          deps,
-          orphan.id,
-          'failed',
-          and(eq(tasks.status, 'running'), lt(tasks.heartbeatAt, stale)),
-          `the worker running ${orphan.step ?? 'the task'} stopped responding ${MAX_ATTEMPTS} times; giving up`,
-        );
+        await endTask(deps, orphan.id, {
+          status: 'failed',
+          where: and(eq(tasks.status, 'running'), lt(tasks.heartbeatAt, stale)),
+          error: `the worker running ${orphan.step ?? 'the task'} stopped responding ${MAX_ATTEMPTS} times; giving up`,
+        });
       } else {
         await deps.queue.enqueue(orphan.id);
       }

@@ -1,5 +1,5 @@
 import { and, eq, inArray, sql } from 'drizzle-orm';
-import { holdCredit, settleCredit } from '../accounts/credits.js';
+import { holdCredit } from '../accounts/credits.js';
 import { planLimits } from '../accounts/plans.js';
 import { accounts, taskLogs, tasks } from '../db/schema.js';
 import type { Deps } from '../deps.js';
@@ -8,6 +8,7 @@ import { CHANNELS } from '../events/bus.js';
 import type { AuthContext } from '../http/auth.js';
 import { newId } from '../ids.js';
 import type { Progress } from '../engine/runner.js';
+import { endTask } from './lifecycle/end.js';
 import { notifyTask } from './task-logs.js';
 import { moveTask } from './transitions.js';
 import { type CreateOptions, type Task, getOwnTask } from './service.js';
@@ -20,17 +21,7 @@ import { ACTIVE_STATUSES } from './states.js';
  */
 export async function killTask(deps: Deps, accountId: string, taskId: string): Promise<Task> {
   const existing = await getOwnTask(deps, accountId, taskId);
-  const now = deps.clock.now();
-  const killed = await deps.db.transaction(async (tx) => {
-    const row = await moveTask(tx, taskId, 'cancelled', {
-      finishedAt: now,
-      error: 'killed by the caller',
-      workerId: null,
-      durationMs: sql`greatest(0, (extract(epoch from ${now}::timestamptz - ${tasks.createdAt}) * 1000)::int)`,
-    });
-    if (row) await settleCredit(tx, taskId, 'release', now);
-    return row;
-  });
+  const killed = await endTask(deps, taskId, { status: 'cancelled', error: 'killed by the caller' });
   if (!killed)
     throw new AppError(
       'conflict',
@@ -38,8 +29,6 @@ export async function killTask(deps: Deps, accountId: string, taskId: string): P
     );
   await deps.runs.abort(taskId, 'killed by the caller');
   await deps.events.publish(CHANNELS.taskKill, taskId).catch(() => {});
-  await notifyTask(deps, taskId);
-  deps.metrics.tasksFinished.inc({ status: 'cancelled', task_type: killed.taskType, mode: killed.mode });
   return killed;
 }
 

@@ -2,9 +2,10 @@ import { eq } from 'drizzle-orm';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { ledgerBalance } from '../../src/accounts/credits.js';
 import { accounts } from '../../src/db/schema.js';
+import { CHANNELS } from '../../src/events/bus.js';
 import type { StepFn } from '../../src/steps/step.js';
 import { type Worker, startWorker } from '../../src/engine/worker.js';
-import { deferred, isRunning, logsOf, recordingSteps, taskRow, waitForStatus } from '../support/engine.js';
+import { deferred, isRunning, logsOf, recordingSteps, taskRow, waitFor, waitForStatus } from '../support/engine.js';
 import { type Harness, newAccount, startHarness } from '../support/harness.js';
 
 let h: Harness;
@@ -276,13 +277,26 @@ describe('approval gates', () => {
     h.clock.advance(4 * 60_000 + 59_000);
     await worker!.maintain();
     expect((await taskRow(h, id)).status).toBe('awaiting_plan');
+    const cancelledCount = async () =>
+      (await h.deps.metrics.tasksFinished.get()).values.find((v) => v.labels.status === 'cancelled')?.value ?? 0;
+    const before = await cancelledCount();
+    const notified: string[] = [];
+    const unsubscribe = h.deps.events.subscribe(CHANNELS.taskEvents, (taskId) => notified.push(taskId));
     h.clock.advance(2_000);
     await worker!.maintain();
     const cancelled = await taskRow(h, id);
     expect(cancelled.status).toBe('cancelled');
     expect(cancelled.error).toContain('5 minutes');
+    expect(cancelled.durationMs).toBeGreaterThanOrEqual(5 * 60_000);
     expect(await credits(account.id)).toBe(1);
     expect(await ledgerBalance(h.deps.db, account.id)).toBe(1);
+    // It ends like every other end: counted once, and the task's streams hear of it.
+    expect(await cancelledCount()).toBe(before + 1);
+    await waitFor('the notify of the cancel', async () => notified.includes(id));
+    unsubscribe();
+    await worker!.maintain();
+    expect(await cancelledCount()).toBe(before + 1);
+    expect(await credits(account.id)).toBe(1);
   });
 });
 

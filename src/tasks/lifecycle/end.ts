@@ -1,0 +1,54 @@
+import { type SQL, sql } from 'drizzle-orm';
+import { settleCredit } from '../../accounts/credits.js';
+import { tasks } from '../../db/schema.js';
+import { storableText } from '../../db/storable.js';
+import type { Deps } from '../../deps.js';
+import type { Task } from '../service.js';
+import { notifyTask } from '../task-logs.js';
+import { moveTask } from '../transitions.js';
+
+export type EndStatus = 'done' | 'failed' | 'cancelled';
+
+export interface TaskEnd {
+  status: EndStatus;
+  /** Why the task did not finish; none for a task that is done. */
+  error?: string;
+  /** The caller's guard on top of the transition table (e.g. "this worker still owns it"). */
+  where?: SQL;
+}
+
+/**
+ * The one way a task ends: final status, finish time and duration, no worker and no step,
+ * its credit settled (captured when done, released otherwise) in the same transaction, then
+ * the finished-tasks metric and the notify. The update is guarded, so of two ends racing
+ * (a kill and a finish, two gate sweeps) exactly one returns the row; the others change
+ * nothing, count nothing and get undefined. settleCredit is guarded too: a credit settles once.
+ */
+export async function endTask(
+  deps: Pick<Deps, 'db' | 'clock' | 'metrics' | 'events'>,
+  taskId: string,
+  end: TaskEnd,
+): Promise<Task | undefined> {
+  const now = deps.clock.now();
+  const ended = await deps.db.transaction(async (tx) => {
+    const row = await moveTask(
+      tx,
+      taskId,
+      end.status,
+      {
+        finishedAt: now,
+        workerId: null,
+        currentStep: null,
+        error: end.error === undefined ? null : storableText(end.error),
+        durationMs: sql`greatest(0, (extract(epoch from ${now}::timestamptz - ${tasks.createdAt}) * 1000)::int)`,
+      },
+      end.where,
+    );
+    if (row) await settleCredit(tx, taskId, end.status === 'done' ? 'capture' : 'release', now);
+    return row;
+  });
+  if (!ended) return undefined;
+  deps.metrics.tasksFinished.inc({ status: end.status, task_type: ended.taskType, mode: ended.mode });
+  await notifyTask(deps, taskId);
+  return ended;
+}
