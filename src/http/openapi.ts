@@ -2,6 +2,7 @@ import swagger from '@fastify/swagger';
 import swaggerUi from '@fastify/swagger-ui';
 import type { FastifyInstance } from 'fastify';
 import type { Deps } from '../deps.js';
+import { stepOutputComponents } from './step-output-schemas.js';
 
 export const OPENAPI_INFO = {
   title: 'emend API',
@@ -17,6 +18,8 @@ export async function registerOpenApi(app: FastifyInstance, deps: Deps) {
       servers: [{ url: deps.config.baseUrl }],
       components: {
         securitySchemes: { bearer: { type: 'http', scheme: 'bearer', description: 'tk_... or tk_demo_...' } },
+        // Named so clients can type a log record's output by its step (no route returns them alone).
+        schemas: stepOutputComponents(),
       },
       security: [{ bearer: [] }],
       tags: [

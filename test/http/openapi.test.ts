@@ -2,6 +2,7 @@ import { readFileSync } from 'node:fs';
 import { Validator } from '@seriousme/openapi-schema-validator';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parse } from 'yaml';
+import { Ajv2020 } from 'ajv/dist/2020.js';
 import { type Harness, startHarness } from '../support/harness.js';
 
 let h: Harness;
@@ -74,5 +75,34 @@ describe('OpenAPI document', () => {
     const res = await h.app.inject({ method: 'GET', url: '/docs/' });
     expect(res.statusCode).toBe(200);
     expect(res.body).toContain('swagger-ui');
+  });
+
+  it('names each step output as a component schema generated from the step contract', async () => {
+    const doc = parse((await h.app.inject({ method: 'GET', url: '/openapi-public.yaml' })).body);
+    const schemas = doc.components.schemas;
+    for (const name of ['PlannerOutput', 'LocatorOutput', 'InspectorOutput', 'FixerOutput', 'ValidatorOutput'])
+      expect(schemas[name], name).toMatchObject({ type: 'object' });
+    for (const name of ['PrOutput', 'SitePlannerOutput', 'SiteFixerOutput', 'SiteValidatorOutput'])
+      expect(schemas[name], name).toMatchObject({ type: 'object' });
+    expect(schemas.PlannerOutput.required).toEqual(expect.arrayContaining(['summary', 'steps', 'likely_files']));
+    // A site's plan is its own shape: no summary or steps made up to look like a fix plan.
+    expect(schemas.SitePlannerOutput.required).toEqual(expect.arrayContaining(['title', 'sections', 'palette']));
+    expect(schemas.SitePlannerOutput.properties).not.toHaveProperty('summary');
+    expect(schemas.SitePlannerOutput.properties).not.toHaveProperty('steps');
+    const ajv = new Ajv2020({ strict: false });
+    const pr = ajv.compile(schemas.PrOutput);
+    const opened = {
+      pr_url: 'https://github.com/a/b/pull/1',
+      number: 1,
+      branch: 'emend/1',
+      head: 'emend/1',
+      base: 'main',
+      commit: 'abc',
+      draft: false,
+      drafts_disallowed: false,
+      fork: null,
+    };
+    expect(pr(opened), JSON.stringify(pr.errors)).toBe(true);
+    expect(pr({ ...opened, number: 'one' })).toBe(false);
   });
 });

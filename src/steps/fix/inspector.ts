@@ -1,30 +1,7 @@
-import { z } from 'zod';
+import { InsightsSchema } from '../../step-contract/index.js';
 import type { StepFn } from '../step.js';
 import { type FileView, viewFile } from './file-views.js';
 import { fenced } from '../prompt-parts.js';
-
-const InsightsSchema = z.object({
-  summary: z
-    .string()
-    .describe('For a person reading the result: where the change belongs and why, in a few plain sentences.'),
-  insights: z.array(
-    z.object({
-      file: z.string(),
-      relevance: z.enum(['high', 'medium', 'low']),
-      symbols: z
-        .array(
-          z.object({
-            name: z.string(),
-            start_line: z.number().int(),
-            end_line: z.number().int(),
-            change: z.string().describe('What to change here, concretely.'),
-          }),
-        )
-        .describe('Functions, classes or blocks to change, with their line ranges as numbered in the file shown.'),
-      notes: z.string().describe('Anything else about this file that matters for the change; empty if nothing.'),
-    }),
-  ),
-});
 
 const SYSTEM = `You are the inspector of emend. You are shown a change request, its plan, and the files most likely involved (with line numbers; large files as an outline plus the relevant spans).
 For each file, say how relevant it is and exactly which functions, classes or blocks must change, with their line ranges and what to change there.

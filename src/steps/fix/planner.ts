@@ -1,19 +1,8 @@
-import { z } from 'zod';
+import { PlanSchema } from '../../step-contract/index.js';
 import { recall } from '../../memory/repo-memory.js';
 import type { StepFn } from '../step.js';
 import { repoOverview } from './overview.js';
 import { clip, fenced, memorySection } from '../prompt-parts.js';
-
-export const PlanSchema = z.object({
-  summary: z.string().describe('One or two sentences: what will change and why.'),
-  steps: z.array(z.string()).describe('The change as concrete steps, in order.'),
-  likely_files: z
-    .array(z.string())
-    .describe('Repository-relative paths most likely to change (or be created), most likely first; at most 10.'),
-  test_strategy: z.string().describe('How the change will be checked: which tests to run or add.'),
-  risks: z.array(z.string()).describe('What could go wrong or break; empty when nothing stands out.'),
-});
-export type Plan = z.infer<typeof PlanSchema>;
 
 const SYSTEM = `You are the planner of emend, a service that makes code changes in a repository on request and opens a pull request.
 Read the request and the overview of the repository, then write a short, concrete plan for the smallest change that does what is asked.

@@ -1,5 +1,7 @@
 import { z } from 'zod';
+import { modelUsage } from './usage.js';
 
+/** The site planner's answer, as the model is asked for it. */
 export const SitePlanSchema = z.object({
   refusal: z
     .string()
@@ -33,7 +35,35 @@ export const SitePlanSchema = z.object({
 });
 export type SitePlan = z.infer<typeof SitePlanSchema>;
 
-export const SITE_PLANNER_SYSTEM = `You are the planner of emend, a service that builds a small static marketing site from a brief, publishes it at a live URL and can push it to a new repository.
-Read the brief and plan a site a person would be glad to publish: who it is for, the sections in order with their real copy (no lorem ipsum, no placeholders), a colour palette with readable contrast, and system font stacks.
-If the brief asks for something unsafe or illegal (phishing or credential collection under another name, impersonating a real organisation, selling illegal goods, malware, hate, sexual content involving minors), put the reason in refusal and leave the rest minimal.
-Answer with the JSON object only.`;
+/** The site planner's output: the plan as the model wrote it (a refusal fails the step instead), and its model. */
+export const SitePlannerOutput = SitePlanSchema.omit({ refusal: true }).extend({ model: z.string(), ...modelUsage });
+export type SitePlannerOutput = z.infer<typeof SitePlannerOutput>;
+
+export const SiteFixerOutput = z.object({
+  files: z.array(z.object({ path: z.string(), size: z.number().int() })),
+  bytes: z.number().int(),
+  rounds: z.number().int(),
+  notes: z.string(),
+  model: z.string(),
+  ...modelUsage,
+});
+export type SiteFixerOutput = z.infer<typeof SiteFixerOutput>;
+
+export const SiteProblem = z.object({
+  check: z.enum(['html', 'links', 'external', 'tracking', 'accessibility', 'contrast', 'script', 'layout', 'size']),
+  /** The site file the problem is in, when there is one. */
+  file: z.string().optional(),
+  message: z.string(),
+});
+
+export const SiteValidatorOutput = z.object({
+  passed: z.boolean(),
+  problems: z.array(SiteProblem),
+  /** Screenshot URLs by name (desktop, mobile), when the browser took them. */
+  screenshots: z.record(z.string(), z.string()),
+  /** Where the site went live, or null when it did not pass. */
+  url: z.string().nullable(),
+  files: z.number().int(),
+  bytes: z.number().int(),
+});
+export type SiteValidatorOutput = z.infer<typeof SiteValidatorOutput>;

@@ -1,0 +1,153 @@
+import { z } from 'zod';
+import { modelUsage } from './usage.js';
+
+/** The fix planner's answer, as the model is asked for it. */
+export const PlanSchema = z.object({
+  summary: z.string().describe('One or two sentences: what will change and why.'),
+  steps: z.array(z.string()).describe('The change as concrete steps, in order.'),
+  likely_files: z
+    .array(z.string())
+    .describe('Repository-relative paths most likely to change (or be created), most likely first; at most 10.'),
+  test_strategy: z.string().describe('How the change will be checked: which tests to run or add.'),
+  risks: z.array(z.string()).describe('What could go wrong or break; empty when nothing stands out.'),
+});
+
+/** The fix planner's output: the plan, the memory it used, its model; a reviewer may have edited it at the gate. */
+export const PlannerOutput = PlanSchema.extend({
+  memory_used: z.array(z.string()),
+  model: z.string(),
+  edited_by_reviewer: z.boolean().optional(),
+  ...modelUsage,
+});
+export type PlannerOutput = z.infer<typeof PlannerOutput>;
+
+export const LocatorOutput = z.object({
+  /** Every ranked file, best first, with why it was found. */
+  files: z.array(z.object({ path: z.string(), score: z.number(), reasons: z.array(z.string()) })),
+  /** The first files of the ranking, as many as the plan's limits allow: what the next steps read. */
+  selected: z.array(z.string()),
+  reranked: z.boolean(),
+  index: z.object({ cache: z.enum(['hit', 'miss', 'off']), files: z.number(), ms: z.number() }),
+  ...modelUsage,
+});
+export type LocatorOutput = z.infer<typeof LocatorOutput>;
+
+/** One file as the inspector judged it: how relevant, and what to change where. */
+export const Insight = z.object({
+  file: z.string(),
+  relevance: z.enum(['high', 'medium', 'low']),
+  symbols: z
+    .array(
+      z.object({
+        name: z.string(),
+        start_line: z.number().int(),
+        end_line: z.number().int(),
+        change: z.string().describe('What to change here, concretely.'),
+      }),
+    )
+    .describe('Functions, classes or blocks to change, with their line ranges as numbered in the file shown.'),
+  notes: z.string().describe('Anything else about this file that matters for the change; empty if nothing.'),
+});
+export type Insight = z.infer<typeof Insight>;
+
+/** The inspector's answer, as the model is asked for it. */
+export const InsightsSchema = z.object({
+  summary: z
+    .string()
+    .describe('For a person reading the result: where the change belongs and why, in a few plain sentences.'),
+  insights: z.array(Insight),
+});
+
+export const InspectorOutput = InsightsSchema.extend({
+  /** The files the inspector was shown. */
+  files: z.array(z.string()),
+  model: z.string(),
+  ...modelUsage,
+});
+export type InspectorOutput = z.infer<typeof InspectorOutput>;
+
+export const FixerOutput = z.object({
+  /** The git diff of the checkout against the base commit. */
+  diff: z.string(),
+  files_changed: z.array(z.object({ path: z.string(), kind: z.enum(['modified', 'created', 'deleted']) })),
+  edits_applied: z.number().int(),
+  edits_failed: z.array(z.object({ path: z.string(), reason: z.string() })),
+  rounds: z.number().int(),
+  notes: z.string(),
+  memory_used: z.array(z.string()),
+  model: z.string(),
+  ...modelUsage,
+});
+export type FixerOutput = z.infer<typeof FixerOutput>;
+
+const SetupState = z.enum(['none', 'ok', 'skipped', 'failed']);
+
+const HungTest = z.object({
+  /** The runner's id of the test: it is among the run's failures. */
+  id: z.string(),
+  reason: z.string(),
+  /** Tests the run had collected and never reached, when the runner said how many it collected. */
+  not_run: z.number().int().nullable(),
+});
+
+const SetupReport = z.object({
+  command: z.string(),
+  network: z.boolean(),
+  exit_code: z.number().int().nullable(),
+  duration_ms: z.number(),
+  skipped: z.string().optional(),
+  timed_out: z.boolean().optional(),
+  log_tail: z.string().optional(),
+});
+
+/** The baseline's result, kept so a fixer retry on the same commit need not run it again. */
+export const BaselineSummary = z.object({
+  commit: z.string(),
+  command: z.string(),
+  failures: z.array(z.string()),
+  tests: z.number().int(),
+  exit_code: z.number().int().nullable(),
+  timed_out: z.boolean(),
+  duration_ms: z.number(),
+  setup: SetupState,
+  hung: HungTest.optional(),
+});
+export type BaselineSummary = z.infer<typeof BaselineSummary>;
+
+/** The validator's result (src/validator/validate.ts produces it; `emend validate --json` prints it). */
+export const ValidatorOutput = z.object({
+  /** The test command as run, or null when none was found. */
+  command: z.string().nullable(),
+  setup: SetupReport.nullable(),
+  /** No new failures; null when nothing was validated. */
+  passed: z.boolean().nullable(),
+  new_failures: z.array(z.string()),
+  fixed: z.array(z.string()),
+  preexisting_failures: z.array(z.string()),
+  duration_ms: z.number(),
+  log_tail: z.string(),
+  message: z.string().optional(),
+  source: z.enum(['repo-file', 'memory', 'detected']).optional(),
+  runner: z.enum(['node', 'pytest', 'unittest', 'tox', 'go', 'cargo', 'maven', 'gradle', 'make']).optional(),
+  tests: z.object({ passed: z.number().int(), failed: z.number().int(), skipped: z.number().int() }).optional(),
+  hung: HungTest.optional(),
+  baseline: BaselineSummary.optional(),
+});
+export type ValidatorOutput = z.infer<typeof ValidatorOutput>;
+
+export const PrOutput = z.object({
+  pr_url: z.string(),
+  number: z.number().int(),
+  branch: z.string(),
+  /** The pushed branch as the pull request names it (owner:branch for a fork). */
+  head: z.string(),
+  base: z.string(),
+  commit: z.string(),
+  draft: z.boolean(),
+  drafts_disallowed: z.boolean(),
+  /** The fork pushed to (owner/name), or null when the repository itself took the push. */
+  fork: z.string().nullable(),
+  /** Present when an earlier run of the task had already opened this pull request. */
+  reused: z.literal(true).optional(),
+});
+export type PrOutput = z.infer<typeof PrOutput>;

@@ -1,0 +1,6 @@
+export * from './fix.js';
+export * from './names.js';
+export * from './outputs.js';
+export * from './patch.js';
+export * from './progress.js';
+export * from './site.js';

@@ -1,0 +1,26 @@
+import { z } from 'zod';
+import { STEP_NAMES } from './names.js';
+
+/**
+ * What the runner keeps in tasks.progress so any worker can carry on after the last finished
+ * step. The outputs stay stored JSON here: what they hold depends on the kind of task, so they
+ * are parsed where a kind is known (parseFixOutputs, parseSiteOutputs), as is `failure`.
+ */
+export const Progress = z.object({
+  outputs: z.record(z.string(), z.unknown()).catch({}),
+  next: z.enum([...STEP_NAMES, 'end']).catch('planner'),
+  /** The validator output the next fixer run should address. */
+  failure: z.unknown().optional(),
+  /** Gates already approved for the current outputs. */
+  approved: z.object({ plan: z.boolean().optional(), diff: z.boolean().optional() }).catch({}),
+  /** The commit the run's checkout started from; a resumed run checks out the same one. */
+  baseCommit: z.string().optional().catch(undefined),
+});
+export type Progress = z.infer<typeof Progress>;
+
+/**
+ * A task's progress from its stored row. A row that does not parse (none yet, or written by
+ * an older build) reads as a task that has not started: each part that does not fit falls
+ * back to its start value on its own.
+ */
+export const readProgress = (raw: unknown): Progress => Progress.catch(Progress.parse({})).parse(raw ?? {});
