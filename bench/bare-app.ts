@@ -1,10 +1,10 @@
 import { and, eq, isNull, lt, or } from 'drizzle-orm';
 import Fastify, { type FastifyInstance } from 'fastify';
-import { hashToken, type TokenKind } from '../src/accounts/tokens.js';
+import { hashToken, type TokenKind } from '../src/accounts/token-secrets.js';
 import { accounts, apiTokens } from '../src/db/schema.js';
 import type { Deps } from '../src/deps.js';
 import { AppError } from '../src/errors.js';
-import type { AuthContext } from '../src/http/auth.js';
+import type { AuthContext } from '../src/accounts/authenticate.js';
 import { STATUS_OF } from '../src/http/errors.js';
 import { logJson, taskJson } from '../src/http/present.js';
 import { countTaskPost } from '../src/tasks/rate-limit.js';
@@ -13,7 +13,7 @@ import { type CreateTaskInput, createTask, getOwnTask, taskLogsOf } from '../src
 type BareDeps = Pick<Deps, 'db' | 'clock' | 'config' | 'queue' | 'fetch' | 'secretKey'>;
 
 /**
- * The token lookup of src/http/auth.ts, statement for statement (including the
+ * The token lookup of src/accounts/authenticate.ts, statement for statement (including the
  * once-a-minute last_used_at write), without its error messages.
  */
 async function tokenOwner(deps: BareDeps, header: string | undefined): Promise<AuthContext | undefined> {

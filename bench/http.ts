@@ -21,7 +21,7 @@ import { loadConfig } from '../src/config.js';
 import { type Database, queryRows, runMigrations } from '../src/db/client.js';
 import { accounts, taskLogs } from '../src/db/schema.js';
 import type { Deps } from '../src/deps.js';
-import type { AuthContext } from '../src/http/auth.js';
+import type { AuthContext } from '../src/accounts/authenticate.js';
 import { createLogger } from '../src/logger.js';
 import { type Runtime, createRuntime } from '../src/runtime.js';
 import { createTask } from '../src/tasks/service.js';

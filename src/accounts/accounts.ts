@@ -5,7 +5,7 @@ import { accounts, apiTokens } from '../db/schema.js';
 import { newId } from '../ids.js';
 import { grantCredits } from './credits.js';
 import { type PlanName, isPlanName } from './plans.js';
-import { type TokenKind, issueToken } from './tokens.js';
+import { type TokenKind, issueToken } from './token-secrets.js';
 
 export type Account = typeof accounts.$inferSelect;
 

@@ -5,7 +5,7 @@ import { accounts, taskLogs, tasks } from '../db/schema.js';
 import type { Deps } from '../deps.js';
 import { AppError } from '../errors.js';
 import { CHANNELS } from '../events/bus.js';
-import type { AuthContext } from '../http/auth.js';
+import type { AuthContext } from '../accounts/authenticate.js';
 import { newId } from '../ids.js';
 import type { Progress } from '../engine/runner.js';
 import { endTask } from './lifecycle/end.js';

@@ -1,5 +1,5 @@
 import { and, count, desc, eq, gte, inArray } from 'drizzle-orm';
-import type { AuthContext } from '../http/auth.js';
+import type { AuthContext } from '../accounts/authenticate.js';
 import { holdCredit } from '../accounts/credits.js';
 import { planLimits } from '../accounts/plans.js';
 import { accounts, taskLogs, tasks } from '../db/schema.js';

@@ -1,6 +1,6 @@
 import { eq } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { hashToken } from '../../src/accounts/tokens.js';
+import { hashToken } from '../../src/accounts/token-secrets.js';
 import { apiTokens } from '../../src/db/schema.js';
 import { type Harness, newAccount, startHarness } from '../support/harness.js';
 

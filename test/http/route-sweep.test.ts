@@ -1,6 +1,6 @@
 import { eq } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createPersonalToken } from '../../src/accounts/api-tokens.js';
+import { createPersonalToken } from '../../src/accounts/token-store.js';
 import { apiTokens, providerKeys, repoMemory, tasks } from '../../src/db/schema.js';
 import type { RouteEntry } from '../../src/http/route-table.js';
 import { saveSiteFiles } from '../../src/sites/store.js';

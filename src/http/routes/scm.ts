@@ -2,13 +2,14 @@ import { type FastifyPluginAsyncTypebox, Type } from '@fastify/type-provider-typ
 import type { FastifyReply } from 'fastify';
 import type { Deps } from '../../deps.js';
 import { connectScm, disconnectScm } from '../../scm/account-scm.js';
-import { createPersonalToken } from '../../accounts/api-tokens.js';
+import { createSession } from '../../accounts/sessions.js';
+import { createPersonalToken } from '../../accounts/token-store.js';
 import { AppError } from '../../errors.js';
 import { authorizeUrl, completeLogin, completeOAuth, loginAuthorizeUrl, readState } from '../../scm/oauth.js';
 import { caller } from '../auth.js';
 import { STATUS_OF } from '../errors.js';
 import { errorResponses } from '../schemas.js';
-import { createSession, setSessionCookie } from '../session.js';
+import { setSessionCookie } from '../session-cookie.js';
 import { OAUTH_SESSION_TOKEN_NAME } from './session.js';
 
 /** The browser's half of a sign-in state (src/scm/oauth.ts): Lax, as the host sends the browser back cross-site. */

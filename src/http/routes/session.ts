@@ -3,16 +3,10 @@ import { and, eq, isNull } from 'drizzle-orm';
 import { apiTokens } from '../../db/schema.js';
 import type { Deps } from '../../deps.js';
 import { AppError } from '../../errors.js';
-import { authenticateToken } from '../auth.js';
+import { authenticateToken } from '../../accounts/authenticate.js';
+import { createSession, deleteSession } from '../../accounts/sessions.js';
 import { errorResponses } from '../schemas.js';
-import {
-  checkSameOrigin,
-  clearSessionCookie,
-  createSession,
-  deleteSession,
-  sessionSecretOf,
-  setSessionCookie,
-} from '../session.js';
+import { checkSameOrigin, clearSessionCookie, sessionSecretOf, setSessionCookie } from '../session-cookie.js';
 
 /** The name of the token a code-host sign-in issues; signing out of such a session revokes it. */
 export const OAUTH_SESSION_TOKEN_NAME = 'control panel (GitHub sign-in)';

@@ -1,5 +1,5 @@
 import { type FastifyPluginAsyncTypebox, Type } from '@fastify/type-provider-typebox';
-import { createPersonalToken, listTokens, revokeToken } from '../../accounts/api-tokens.js';
+import { createPersonalToken, listTokens, revokeToken } from '../../accounts/token-store.js';
 import type { Deps } from '../../deps.js';
 import { caller } from '../auth.js';
 import { tokenJson } from '../present.js';

@@ -1,34 +1,21 @@
 import { createHash, randomBytes } from 'node:crypto';
 import { and, eq, gt, lte } from 'drizzle-orm';
-import type { FastifyReply, FastifyRequest } from 'fastify';
-import type { TokenKind } from '../accounts/tokens.js';
 import { accounts, apiTokens, webSessions } from '../db/schema.js';
 import type { Deps } from '../deps.js';
 import { AppError } from '../errors.js';
-import { type AuthContext, touchToken } from './auth.js';
+import { type AuthContext, touchToken } from './authenticate.js';
+import type { TokenKind } from './token-secrets.js';
 
 /**
- * Control-panel sessions. The browser holds a random 256-bit secret in an HttpOnly,
- * SameSite=Strict cookie; the database holds its SHA-256 only, with the API token the session
+ * Control-panel sessions. The browser holds a random 256-bit secret (in a cookie, see
+ * src/http/session-cookie.ts); the database holds its SHA-256 only, with the API token the session
  * acts as. A session lives 12 hours or until its token expires, whichever is sooner, and dies
  * with its token (revoked or expired token: the session is refused).
  */
-export const SESSION_COOKIE = 'emend_session';
 export const SESSION_TTL_MS = 12 * 3_600_000;
 
 const hashSecret = (secret: string) => createHash('sha256').update(secret).digest('hex');
 const SECRET_SHAPE = /^[A-Za-z0-9_-]{43}$/;
-
-/** Cookie attributes: Secure when the service is served over https (EMEND_BASE_URL). */
-export function cookieOptions(deps: Pick<Deps, 'config'>, expires?: Date) {
-  return {
-    httpOnly: true,
-    sameSite: 'strict' as const,
-    path: '/',
-    secure: deps.config.baseUrl.startsWith('https:'),
-    ...(expires ? { expires } : {}),
-  };
-}
 
 /** Starts a session acting as `tokenId`; returns the cookie secret (shown to nobody but the browser). */
 export async function createSession(
@@ -53,7 +40,7 @@ export async function createSession(
   return { secret, expiresAt };
 }
 
-/** The caller a session cookie stands for; invalid_token when the session or its token is dead. */
+/** The caller a session secret stands for; invalid_token when the session or its token is dead. */
 export async function authenticateSession(deps: Pick<Deps, 'db' | 'clock'>, secret: string): Promise<AuthContext> {
   const dead = () =>
     new AppError(
@@ -74,52 +61,11 @@ export async function authenticateSession(deps: Pick<Deps, 'db' | 'clock'>, secr
   return { account: row.account, tokenId: row.token.id, tokenKind: row.token.kind as TokenKind };
 }
 
-/** Ends a session; returns its token's id and name (a token issued for the session is revoked with it by the caller). */
+/** Ends a session; returns its token's id (a token issued for the session is revoked with it by the caller). */
 export async function deleteSession(deps: Pick<Deps, 'db'>, secret: string) {
   const [row] = await deps.db
     .delete(webSessions)
     .where(eq(webSessions.idHash, hashSecret(secret)))
     .returning({ tokenId: webSessions.tokenId });
   return row;
-}
-
-/** The session secret a request carries, if any (parsed by @fastify/cookie). */
-export const sessionSecretOf = (request: FastifyRequest): string | undefined =>
-  request.cookies?.[SESSION_COOKIE] || undefined;
-
-export function setSessionCookie(deps: Pick<Deps, 'config'>, reply: FastifyReply, secret: string, expiresAt: Date) {
-  reply.setCookie(SESSION_COOKIE, secret, cookieOptions(deps, expiresAt));
-}
-
-export function clearSessionCookie(deps: Pick<Deps, 'config'>, reply: FastifyReply) {
-  reply.clearCookie(SESSION_COOKIE, cookieOptions(deps));
-}
-
-const STATE_CHANGING = new Set(['POST', 'PUT', 'PATCH', 'DELETE']);
-
-const originOf = (value: string | undefined) => {
-  if (!value) return undefined;
-  try {
-    const url = new URL(value);
-    return url.origin === 'null' ? undefined : url.origin;
-  } catch {
-    return undefined;
-  }
-};
-
-/**
- * CSRF defence for cookie-authenticated requests, on top of SameSite=Strict: a request that
- * changes state must say it comes from this service's own pages (Origin, or Referer when a
- * browser sends no Origin), matching the address it was sent to or EMEND_BASE_URL.
- */
-export function checkSameOrigin(deps: Pick<Deps, 'config'>, request: FastifyRequest) {
-  if (!STATE_CHANGING.has(request.method)) return;
-  const from = originOf(request.headers.origin) ?? originOf(request.headers.referer);
-  const own = new Set([originOf(deps.config.baseUrl), originOf(`${request.protocol}://${request.host}`)]);
-  if (!from || !own.has(from)) {
-    throw new AppError(
-      'forbidden',
-      'a request signed in with the control-panel cookie must come from the control panel itself (Origin header missing or from another site)',
-    );
-  }
 }
