@@ -8,9 +8,9 @@ import { admitTask, insertAdmitted, monthStart } from './lifecycle/admit.js';
 import { refusalFor } from './brief-policy.js';
 import { checkRepoAccess } from '../scm/access.js';
 import { parseRepoUrl } from '../scm/urls.js';
+import type { Task, TaskLog } from './task.js';
 
-export type Task = typeof tasks.$inferSelect;
-export type TaskLog = typeof taskLogs.$inferSelect;
+export type { Task, TaskLog } from './task.js';
 
 export interface CreateTaskInput {
   prompt: string;

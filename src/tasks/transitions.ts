@@ -3,7 +3,7 @@ import type { PgUpdateSetSource } from 'drizzle-orm/pg-core';
 import type { Db } from '../db/client.js';
 import { tasks } from '../db/schema.js';
 import { type TaskStatus, sourcesOf } from './states.js';
-import type { Task } from './service.js';
+import type { Task } from './task.js';
 
 type Tx = Parameters<Parameters<Db['transaction']>[0]>[0] | Db;
 

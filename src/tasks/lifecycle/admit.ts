@@ -6,7 +6,7 @@ import { accounts, tasks } from '../../db/schema.js';
 import type { Deps } from '../../deps.js';
 import { AppError } from '../../errors.js';
 import { newId } from '../../ids.js';
-import type { Task } from '../service.js';
+import type { Task } from '../task.js';
 import { ACTIVE_STATUSES } from '../states.js';
 
 type Tx = Parameters<Parameters<Deps['db']['transaction']>[0]>[0];
