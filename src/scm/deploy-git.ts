@@ -8,7 +8,7 @@ import { AppError } from '../errors.js';
 import { writeSiteDir } from '../sites/site-dir.js';
 import { readSiteFiles } from '../sites/store.js';
 import { getOwnTask } from '../tasks/service.js';
-import { gitEnvOf } from '../workspace/context.js';
+import { gitEnvOf } from '../workspace/layout.js';
 import { GitError, identityEnv, runGit } from '../workspace/git.js';
 import { hostFor, scmTokenOf, scmUnavailable } from './account-scm.js';
 import { ScmError, type ScmRepo } from './github.js';
