@@ -2,6 +2,7 @@ import { and, count, desc, eq, gte } from 'drizzle-orm';
 import type { AuthContext } from '../accounts/authenticate.js';
 import { planLimits } from '../accounts/plans.js';
 import { taskLogs, tasks } from '../db/schema.js';
+import type { Tx } from '../db/client.js';
 import type { Deps } from '../deps.js';
 import { AppError } from '../errors.js';
 import { admitTask, insertAdmitted, monthStart } from './lifecycle/admit.js';
@@ -19,8 +20,6 @@ export interface CreateTaskInput {
   base_branch?: string;
   approval_mode?: 'auto' | 'manual';
 }
-
-type Tx = Parameters<Parameters<Deps['db']['transaction']>[0]>[0];
 
 /** Work the caller adds to the transaction that creates a task (storing an idempotent answer). */
 export interface CreateOptions {

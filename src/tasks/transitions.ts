@@ -5,8 +5,6 @@ import { tasks } from '../db/schema.js';
 import { type TaskStatus, sourcesOf } from './states.js';
 import type { Task } from './task.js';
 
-type Tx = Parameters<Parameters<Db['transaction']>[0]>[0] | Db;
-
 /** Columns to set on a task: values, or SQL expressions such as `attempts + 1`. */
 export type TaskSet = PgUpdateSetSource<typeof tasks>;
 
@@ -17,7 +15,7 @@ export type TaskSet = PgUpdateSetSource<typeof tasks>;
  * no-op, never an illegal state.
  */
 export async function moveTask(
-  tx: Tx,
+  tx: Db,
   taskId: string,
   to: TaskStatus,
   set: TaskSet = {},

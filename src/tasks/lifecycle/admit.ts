@@ -2,14 +2,13 @@ import { and, count, eq, gte, inArray } from 'drizzle-orm';
 import type { Account } from '../../accounts/accounts.js';
 import { holdCredit } from '../../accounts/credits.js';
 import { type PlanLimits, type TaskMode, planLimits } from '../../accounts/plans.js';
+import type { Tx } from '../../db/client.js';
 import { accounts, tasks } from '../../db/schema.js';
 import type { Deps } from '../../deps.js';
 import { AppError } from '../../errors.js';
 import { newId } from '../../ids.js';
 import type { Task } from '../task.js';
 import { ACTIVE_STATUSES } from '../states.js';
-
-type Tx = Parameters<Parameters<Deps['db']['transaction']>[0]>[0];
 
 /**
  * What a task is admitted as: `new` (POST /v1/tasks: the plan's mode, the monthly quota
