@@ -18,7 +18,7 @@ import os from 'node:os';
 import { join } from 'node:path';
 import { createLogger } from '../src/logger.js';
 import { prepareWorkspace } from '../src/workspace/checkout.js';
-import type { WorkspaceDeps } from '../src/workspace/context.js';
+import type { WorkspaceDeps } from '../src/workspace/workspace-deps.js';
 import { mirrorPath, withMirror } from '../src/workspace/mirrors.js';
 import { type GitHttpServer, startGitHttp } from '../test/support/git-http.js';
 import { envInt, loadAverage, log, median, percentile, pressure } from './stats.js';

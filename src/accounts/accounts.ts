@@ -1,4 +1,5 @@
 import { eq } from 'drizzle-orm';
+import type { Tx } from '../db/client.js';
 import type { Deps } from '../deps.js';
 import { AppError } from '../errors.js';
 import { accounts, apiTokens } from '../db/schema.js';
@@ -48,8 +49,6 @@ export async function createAccount(deps: Pick<Deps, 'db' | 'clock'>, input: New
     return { account: fresh!, token };
   });
 }
-
-type Tx = Parameters<Parameters<Deps['db']['transaction']>[0]>[0];
 
 export async function insertToken(
   tx: Tx | Deps['db'],

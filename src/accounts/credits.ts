@@ -3,13 +3,11 @@ import type { Db } from '../db/client.js';
 import { accounts, creditLedger, tasks } from '../db/schema.js';
 import { newId } from '../ids.js';
 
-type Tx = Parameters<Parameters<Db['transaction']>[0]>[0] | Db;
-
 /**
  * Credits never vanish: every movement is a ledger row, and an account's balance always
  * equals grants - captures - open holds (a hold is open until captured or released).
  */
-export async function grantCredits(tx: Tx, accountId: string, amount: number, now: Date, note?: string) {
+export async function grantCredits(tx: Db, accountId: string, amount: number, now: Date, note?: string) {
   if (amount === 0) return;
   await tx
     .update(accounts)
@@ -18,7 +16,7 @@ export async function grantCredits(tx: Tx, accountId: string, amount: number, no
   await tx.insert(creditLedger).values({ id: newId(), accountId, kind: 'grant', amount, note, createdAt: now });
 }
 
-export async function holdCredit(tx: Tx, accountId: string, taskId: string, now: Date) {
+export async function holdCredit(tx: Db, accountId: string, taskId: string, now: Date) {
   await tx
     .update(accounts)
     .set({ credits: sql`${accounts.credits} - 1` })
@@ -30,7 +28,7 @@ export async function holdCredit(tx: Tx, accountId: string, taskId: string, now:
  * Closes a task's open hold: captured when the task is done, released (given back) when it
  * failed or was cancelled. Guarded on tasks.credit_held so a hold is settled exactly once.
  */
-export async function settleCredit(tx: Tx, taskId: string, outcome: 'capture' | 'release', now: Date) {
+export async function settleCredit(tx: Db, taskId: string, outcome: 'capture' | 'release', now: Date) {
   const settled = await tx
     .update(tasks)
     .set({ creditHeld: false })

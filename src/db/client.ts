@@ -11,6 +11,12 @@ import { schema } from './schema.js';
 
 export type Db = PgDatabase<PgQueryResultHKT, typeof schema>;
 
+/**
+ * The handle `db.transaction(fn)` passes to `fn`. A Tx is also a Db, so a function that may run
+ * inside or outside a transaction takes a Db; one that must run inside one takes a Tx.
+ */
+export type Tx = Parameters<Parameters<Db['transaction']>[0]>[0];
+
 /** An open database: Drizzle on top, and the driver underneath for what Drizzle does not cover. */
 export interface Database {
   kind: 'pglite' | 'postgres';

@@ -1,5 +1,4 @@
 import { readdir } from 'node:fs/promises';
-import { join } from 'node:path';
 import { and, eq, inArray, lt, sql } from 'drizzle-orm';
 import { tasks } from '../db/schema.js';
 import type { Config } from '../config.js';
@@ -8,11 +7,12 @@ import { CHANNELS } from '../events/bus.js';
 import { newId } from '../ids.js';
 import { MAX_ATTEMPTS, runTask } from './runner.js';
 import type { StepRegistry } from '../steps/step.js';
-import { checkOpenPulls } from '../tasks/merge-tracking.js';
+import { checkOpenPulls } from '../scm/merge-tracking.js';
 import { sweepExpiredKeys } from '../tasks/idempotency-keys.js';
 import { endTask } from '../tasks/lifecycle/end.js';
 import { GATE_STATUSES } from '../tasks/states.js';
 import { removeWorkspace } from '../workspace/checkout.js';
+import { workRootOf } from '../workspace/layout.js';
 import { claimPeriodic } from './periodic.js';
 
 export const GATE_TIMEOUT_MS = 5 * 60_000;
@@ -188,7 +188,7 @@ export async function startWorker(
  * running tasks stay: another worker on this machine may be using them.
  */
 async function removeStaleWorkspaces(deps: Deps) {
-  const root = join(deps.config.dataDir, 'work');
+  const root = workRootOf(deps.config.dataDir);
   const ids = (await readdir(root).catch(() => [] as string[])).filter((name) => /^[0-9a-f-]{36}$/.test(name));
   if (ids.length === 0) return;
   const running = await deps.db

@@ -1,5 +1,6 @@
 import { and, count, desc, eq } from 'drizzle-orm';
 import { taskFeedback, tasks } from '../db/schema.js';
+import type { Tx } from '../db/client.js';
 import type { Deps } from '../deps.js';
 import { AppError } from '../errors.js';
 import { newId } from '../ids.js';
@@ -34,7 +35,6 @@ export const NOTE_MAX = 4000;
 const FIELDS = ['rating', 'correct', 'reuse', 'note'] as const;
 
 type Row = typeof taskFeedback.$inferSelect;
-type Tx = Parameters<Parameters<Deps['db']['transaction']>[0]>[0];
 
 const current = (row: Row, historyCount: number): CurrentFeedback => ({
   taskId: row.taskId,

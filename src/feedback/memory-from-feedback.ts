@@ -1,3 +1,4 @@
+import type { Tx } from '../db/client.js';
 import type { Deps } from '../deps.js';
 import {
   type ExampleContent,
@@ -10,7 +11,6 @@ import type { StepFn } from '../steps/step.js';
 import type { Task } from '../tasks/service.js';
 import type { CurrentFeedback } from './feedback.js';
 
-type Tx = Parameters<Parameters<Deps['db']['transaction']>[0]>[0];
 type Outputs = Partial<Record<'planner' | 'locator' | 'fixer' | 'validator', Record<string, unknown>>>;
 
 /** The step outputs the runner kept in tasks.progress. */

@@ -1,18 +1,15 @@
-import { and, eq, inArray, sql } from 'drizzle-orm';
-import { holdCredit } from '../accounts/credits.js';
-import { planLimits } from '../accounts/plans.js';
-import { accounts, taskLogs, tasks } from '../db/schema.js';
+import { eq } from 'drizzle-orm';
+import { taskLogs, tasks } from '../db/schema.js';
 import type { Deps } from '../deps.js';
 import { AppError } from '../errors.js';
 import { CHANNELS } from '../events/bus.js';
 import type { AuthContext } from '../accounts/authenticate.js';
-import { newId } from '../ids.js';
 import type { Progress } from '../engine/runner.js';
+import { admitTask, insertAdmitted } from './lifecycle/admit.js';
 import { endTask } from './lifecycle/end.js';
 import { notifyTask } from './task-logs.js';
 import { moveTask } from './transitions.js';
 import { type CreateOptions, type Task, getOwnTask } from './service.js';
-import { ACTIVE_STATUSES } from './states.js';
 
 /**
  * Force-stops a pending, running or waiting task: cancelled, credit released, in one
@@ -99,28 +96,16 @@ export async function continueTask(
   const next = REUSED_STEPS.find((s) => !outputs[s]) ?? 'validator';
   const now = deps.clock.now();
   const child = await deps.db.transaction(async (tx) => {
-    const [account] = await tx.select().from(accounts).where(eq(accounts.id, auth.account.id)).for('update');
-    const byok = account!.useByok;
-    if (!byok && account!.credits < 1)
-      throw new AppError('NO_CREDITS', 'continuing a preview costs one credit; add credits or enable BYOK');
-    const [active] = await tx
-      .select({ n: sql<number>`count(*)::int` })
-      .from(tasks)
-      .where(and(eq(tasks.accountId, account!.id), inArray(tasks.status, [...ACTIVE_STATUSES])));
-    const cap = planLimits(account!.plan).concurrent;
-    if (active!.n >= cap) throw new AppError('CONCURRENT_LIMIT', `at most ${cap} active tasks at once on this plan`, 5);
-    const id = newId();
+    const who = { accountId: auth.account.id, tokenId: auth.tokenId, isDemo: false };
+    const admission = await admitTask(tx, who, 'continue', now);
     const progress: Progress = { outputs, next, approved: { plan: true } };
-    const [row] = await tx
-      .insert(tasks)
-      .values({
-        id,
-        accountId: account!.id,
-        tokenId: auth.tokenId,
+    const row = await insertAdmitted(
+      tx,
+      who,
+      admission,
+      {
         parentId: parent.id,
         taskType: parent.taskType,
-        mode: 'pr',
-        status: 'pending',
         approvalMode: parent.approvalMode,
         prompt: parent.prompt,
         repoUrl: parent.repoUrl,
@@ -128,17 +113,14 @@ export async function continueTask(
         repoName: parent.repoName,
         baseBranch: parent.baseBranch,
         diffSummary: parent.diffSummary,
-        byok,
-        creditHeld: !byok,
         progress,
-        createdAt: now,
-      })
-      .returning();
-    if (!byok) await holdCredit(tx, account!.id, id, now);
+      },
+      now,
+    );
     // The reused steps show in the child's log, with the parent's outputs.
     for (const step of REUSED_STEPS.filter((s) => outputs[s])) {
       await tx.insert(taskLogs).values({
-        taskId: id,
+        taskId: row.id,
         step,
         status: 'done',
         input: { reused_from: parent.id },
@@ -146,8 +128,8 @@ export async function continueTask(
         createdAt: now,
       });
     }
-    await options.within?.(tx, row!);
-    return row!;
+    await options.within?.(tx, row);
+    return row;
   });
   await deps.queue.enqueue(child.id);
   return child;

@@ -8,8 +8,6 @@ import type { Deps } from '../deps.js';
 import { AppError } from '../errors.js';
 import { newId } from '../ids.js';
 
-type Tx = Parameters<Parameters<Db['transaction']>[0]>[0] | Db;
-
 /** How long a key's first answer is replayed (as Stripe and the IETF draft suggest: 24 h). */
 export const IDEMPOTENCY_TTL_MS = 24 * 3600_000;
 /**
@@ -122,7 +120,7 @@ export async function claimOrWait(
  * claim was taken over meanwhile: then another request owns the key and only it may create.
  */
 export async function completeClaim(
-  tx: Tx,
+  tx: Db,
   claim: Claim,
   answer: { status: number; body: unknown; taskId: string },
 ): Promise<void> {

@@ -1,18 +1,17 @@
-import { and, count, desc, eq, gte, inArray } from 'drizzle-orm';
+import { and, count, desc, eq, gte } from 'drizzle-orm';
 import type { AuthContext } from '../accounts/authenticate.js';
-import { holdCredit } from '../accounts/credits.js';
 import { planLimits } from '../accounts/plans.js';
-import { accounts, taskLogs, tasks } from '../db/schema.js';
+import { taskLogs, tasks } from '../db/schema.js';
+import type { Tx } from '../db/client.js';
 import type { Deps } from '../deps.js';
 import { AppError } from '../errors.js';
-import { newId } from '../ids.js';
+import { admitTask, insertAdmitted, monthStart } from './lifecycle/admit.js';
 import { refusalFor } from './brief-policy.js';
-import { checkRepoAccess } from './repo-access.js';
+import { checkRepoAccess } from '../scm/access.js';
 import { parseRepoUrl } from '../scm/urls.js';
-import { ACTIVE_STATUSES } from './states.js';
+import type { Task, TaskLog } from './task.js';
 
-export type Task = typeof tasks.$inferSelect;
-export type TaskLog = typeof taskLogs.$inferSelect;
+export type { Task, TaskLog } from './task.js';
 
 export interface CreateTaskInput {
   prompt: string;
@@ -22,18 +21,12 @@ export interface CreateTaskInput {
   approval_mode?: 'auto' | 'manual';
 }
 
-type Tx = Parameters<Parameters<Deps['db']['transaction']>[0]>[0];
-
 /** Work the caller adds to the transaction that creates a task (storing an idempotent answer). */
 export interface CreateOptions {
   within?: (tx: Tx, task: Task) => Promise<void>;
 }
 
 const BRANCH = /^(?!\/|.*(?:\/\.|\/\/|\.\.|@\{|\\))[^\x00-\x20~^:?*[\x7f]{1,200}(?<![/.])$/;
-
-export function monthStart(now: Date): Date {
-  return new Date(Date.UTC(now.getUTCFullYear(), now.getUTCMonth(), 1));
-}
 
 /** Checks that need no database: shape of the prompt, the repository URL and the branch. */
 function checkInput(deps: Pick<Deps, 'config'>, input: CreateTaskInput) {
@@ -55,8 +48,8 @@ function checkInput(deps: Pick<Deps, 'config'>, input: CreateTaskInput) {
 }
 
 /**
- * Creates a task after the checks of the spec, in one transaction with the account row
- * locked, so quotas, credits and the concurrency cap are exact under parallel requests.
+ * Creates a task after the checks of the spec: the input's shape and the code host's answer
+ * here, then quota, credit and concurrency (admitTask) in the transaction that inserts it.
  */
 export async function createTask(
   deps: Pick<Deps, 'db' | 'clock' | 'config' | 'fetch' | 'secretKey'>,
@@ -77,70 +70,25 @@ export async function createTask(
   }
   const now = deps.clock.now();
   return deps.db.transaction(async (tx) => {
-    const [account] = await tx.select().from(accounts).where(eq(accounts.id, auth.account.id)).for('update');
-    if (!account) throw new AppError('invalid_token', 'the account behind this token no longer exists');
-    const isDemo = auth.tokenKind === 'demo';
-    const limits = planLimits(isDemo ? 'demo' : account.plan);
-    if (isDemo) {
-      const [used] = await tx.select({ n: count() }).from(tasks).where(eq(tasks.tokenId, auth.tokenId));
-      if (used!.n >= limits.monthly) {
-        throw new AppError(
-          'DEMO_LIMIT_REACHED',
-          `a demo token runs at most ${limits.monthly} tasks; sign up for a full account`,
-        );
-      }
-    } else if (!account.useByok) {
-      const [used] = await tx
-        .select({ n: count() })
-        .from(tasks)
-        .where(and(eq(tasks.accountId, account.id), gte(tasks.createdAt, monthStart(now))));
-      if (used!.n >= limits.monthly) {
-        throw new AppError(
-          'FREE_LIMIT_REACHED',
-          `the ${account.plan} plan allows ${limits.monthly} tasks a month; upgrade or enable BYOK (POST /v1/me/byok)`,
-        );
-      }
-    }
-    const byok = !isDemo && account.useByok;
-    const holdsCredit = limits.mode === 'pr' && !byok;
-    if (holdsCredit && account.credits < 1) {
-      throw new AppError('NO_CREDITS', 'no credits left for a pull-request run; add credits or enable BYOK');
-    }
-    const [active] = await tx
-      .select({ n: count() })
-      .from(tasks)
-      .where(and(eq(tasks.accountId, account.id), inArray(tasks.status, [...ACTIVE_STATUSES])));
-    if (active!.n >= limits.concurrent) {
-      throw new AppError(
-        'CONCURRENT_LIMIT',
-        `at most ${limits.concurrent} active tasks at once on this plan; wait for one to finish`,
-        5,
-      );
-    }
-    const id = newId();
-    const [task] = await tx
-      .insert(tasks)
-      .values({
-        id,
-        accountId: account.id,
-        tokenId: auth.tokenId,
+    const who = { accountId: auth.account.id, tokenId: auth.tokenId, isDemo: auth.tokenKind === 'demo' };
+    const admission = await admitTask(tx, who, 'new', now);
+    const task = await insertAdmitted(
+      tx,
+      who,
+      admission,
+      {
         taskType,
-        mode: limits.mode,
-        status: 'pending',
-        approvalMode: input.approval_mode ?? account.approvalMode,
+        approvalMode: input.approval_mode ?? admission.account.approvalMode,
         prompt,
         repoUrl: repo?.url ?? null,
         repoOwner: repo?.owner ?? null,
         repoName: repo?.name ?? null,
         baseBranch,
-        byok,
-        creditHeld: holdsCredit,
-        createdAt: now,
-      })
-      .returning();
-    if (holdsCredit) await holdCredit(tx, account.id, id, now);
-    await options.within?.(tx, task!);
-    return task!;
+      },
+      now,
+    );
+    await options.within?.(tx, task);
+    return task;
   });
 }
 

@@ -3,9 +3,7 @@ import type { PgUpdateSetSource } from 'drizzle-orm/pg-core';
 import type { Db } from '../db/client.js';
 import { tasks } from '../db/schema.js';
 import { type TaskStatus, sourcesOf } from './states.js';
-import type { Task } from './service.js';
-
-type Tx = Parameters<Parameters<Db['transaction']>[0]>[0] | Db;
+import type { Task } from './task.js';
 
 /** Columns to set on a task: values, or SQL expressions such as `attempts + 1`. */
 export type TaskSet = PgUpdateSetSource<typeof tasks>;
@@ -17,7 +15,7 @@ export type TaskSet = PgUpdateSetSource<typeof tasks>;
  * no-op, never an illegal state.
  */
 export async function moveTask(
-  tx: Tx,
+  tx: Db,
   taskId: string,
   to: TaskStatus,
   set: TaskSet = {},

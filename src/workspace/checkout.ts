@@ -1,6 +1,8 @@
 import { chmod, lstat, mkdir, readdir, rm } from 'node:fs/promises';
 import { join } from 'node:path';
-import { type WorkspaceDeps, WorkspaceError, gitEnvOf } from './context.js';
+import { WorkspaceError } from './errors.js';
+import { gitEnvOf, taskWorkDirOf } from './layout.js';
+import type { WorkspaceDeps } from './workspace-deps.js';
 import { GitError, runGit } from './git.js';
 import { withMirror } from './mirrors.js';
 
@@ -33,7 +35,7 @@ const TASK_ID = /^[A-Za-z0-9_-]{1,100}$/;
 
 export function workspacePaths(dataDir: string, taskId: string): { root: string; dir: string; gitDir: string } {
   if (!TASK_ID.test(taskId)) throw new WorkspaceError('bad_request', `task id "${taskId}" cannot name a directory`);
-  const root = join(dataDir, 'work', taskId);
+  const root = taskWorkDirOf(dataDir, taskId);
   return { root, dir: join(root, 'tree'), gitDir: join(root, 'git') };
 }
 

@@ -2,7 +2,8 @@ import { randomBytes } from 'node:crypto';
 import { copyFile, rm, stat, utimes } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { Workspace } from './checkout.js';
-import { type WorkspaceDeps, gitEnvOf } from './context.js';
+import { gitEnvOf } from './layout.js';
+import type { WorkspaceDeps } from './workspace-deps.js';
 import { runGit } from './git.js';
 
 export interface DiffOptions {

@@ -2,7 +2,9 @@ import { createHash, randomBytes } from 'node:crypto';
 import { existsSync } from 'node:fs';
 import { mkdir, readdir, rename, rm } from 'node:fs/promises';
 import { basename, dirname, join } from 'node:path';
-import { type WorkspaceDeps, WorkspaceError, gitEnvOf } from './context.js';
+import { WorkspaceError } from './errors.js';
+import { gitEnvOf, mirrorsRootOf } from './layout.js';
+import type { WorkspaceDeps } from './workspace-deps.js';
 import { GitError, isLocalUrl, runGit } from './git.js';
 import { LockAbortedError, LockTimeoutError, withFileLock } from './lock.js';
 
@@ -28,7 +30,7 @@ const HEADS = '+refs/heads/*:refs/heads/*';
  * with `_`. A local path gets mirrors/local/<hash of the path>/<name>.git.
  */
 export function mirrorPath(dataDir: string, repoUrl: string): string {
-  const root = join(dataDir, 'mirrors');
+  const root = mirrorsRootOf(dataDir);
   if (isLocalUrl(repoUrl)) {
     const path = repoUrl.replace(/^file:\/\//, '');
     const hash = createHash('sha256').update(path).digest('hex').slice(0, 16);

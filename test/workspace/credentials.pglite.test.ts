@@ -2,7 +2,8 @@ import { chmodSync, existsSync, readFileSync, readdirSync, writeFileSync } from 
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { prepareWorkspace } from '../../src/workspace/checkout.js';
-import { WorkspaceError, gitEnvOf } from '../../src/workspace/context.js';
+import { WorkspaceError } from '../../src/workspace/errors.js';
+import { gitEnvOf } from '../../src/workspace/layout.js';
 import { authHeaderValue, gitInvocation, scrub } from '../../src/workspace/git.js';
 import { mirrorPath } from '../../src/workspace/mirrors.js';
 import { filesContaining, useWorkspaceTestbed } from './fixture.js';

@@ -1,7 +1,7 @@
 import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import type { WorkspaceDeps } from '../../src/workspace/context.js';
+import type { WorkspaceDeps } from '../../src/workspace/workspace-deps.js';
 import { createLogger } from '../../src/logger.js';
 import { afterAll, afterEach, beforeAll, beforeEach } from 'vitest';
 import { type GitHttpServer, startGitHttp } from '../support/git-http.js';

@@ -13,7 +13,7 @@ import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { prepareWorkspace, removeWorkspace, workspacePaths } from '../../src/workspace/checkout.js';
-import { WorkspaceError } from '../../src/workspace/context.js';
+import { WorkspaceError } from '../../src/workspace/errors.js';
 import { mirrorPath } from '../../src/workspace/mirrors.js';
 import { useWorkspaceTestbed } from './fixture.js';
 

@@ -1,10 +1,10 @@
 import { eq } from 'drizzle-orm';
 import { accounts } from '../../db/schema.js';
 import type { Deps } from '../../deps.js';
-import { hostFor, scmTokenOf } from '../../accounts/scm-connection.js';
+import { hostFor, scmTokenOf } from '../../scm/account-scm.js';
 import { type GitHub, ScmError } from '../../scm/github.js';
 import { parseRepoUrl } from '../../scm/urls.js';
-import { gitEnvOf } from '../../workspace/context.js';
+import { gitEnvOf } from '../../workspace/layout.js';
 import { GitError, identityEnv, runGit } from '../../workspace/git.js';
 import type { StepFn, StepHelpers } from '../step.js';
 import { branchName, pullBody, pullTitle } from './pr-body.js';

@@ -6,6 +6,7 @@ import { editRounds } from '../fix/edit-rounds.js';
 import { clip, fenced } from '../prompt-parts.js';
 import { readSiteDir, writeSiteDir } from '../../sites/site-dir.js';
 import { readSiteFiles, saveSiteFiles } from '../../sites/store.js';
+import { taskWorkDirOf } from '../../workspace/layout.js';
 
 const MAX_ROUNDS = 3;
 
@@ -39,7 +40,7 @@ function limitProblems(files: { content: Buffer }[], limits: { maxBytes: number;
 export function siteFixerStep(): StepFn {
   return async ({ task, outputs, failure }, helpers) => {
     const { deps } = helpers;
-    const dir = join(deps.config.dataDir, 'work', task.id, 'site');
+    const dir = join(taskWorkDirOf(deps.config.dataDir, task.id), 'site');
     const current = (await readSiteFiles(deps, task.id)).map((f) => ({ path: f.path, content: f.content }));
     await writeSiteDir(dir, current);
     try {

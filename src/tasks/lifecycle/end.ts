@@ -3,7 +3,7 @@ import { settleCredit } from '../../accounts/credits.js';
 import { tasks } from '../../db/schema.js';
 import { storableText } from '../../db/storable.js';
 import type { Deps } from '../../deps.js';
-import type { Task } from '../service.js';
+import type { Task } from '../task.js';
 import { notifyTask } from '../task-logs.js';
 import { moveTask } from '../transitions.js';
 

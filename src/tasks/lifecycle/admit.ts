@@ -1,0 +1,128 @@
+import { and, count, eq, gte, inArray } from 'drizzle-orm';
+import type { Account } from '../../accounts/accounts.js';
+import { holdCredit } from '../../accounts/credits.js';
+import { type PlanLimits, type TaskMode, planLimits } from '../../accounts/plans.js';
+import type { Tx } from '../../db/client.js';
+import { accounts, tasks } from '../../db/schema.js';
+import type { Deps } from '../../deps.js';
+import { AppError } from '../../errors.js';
+import { newId } from '../../ids.js';
+import type { Task } from '../task.js';
+import { ACTIVE_STATUSES } from '../states.js';
+
+/**
+ * What a task is admitted as: `new` (POST /v1/tasks: the plan's mode, the monthly quota
+ * applies) or `continue` (a done preview promoted to a pull-request run: pr mode, no quota,
+ * the preview was counted already; demo tokens are refused before this).
+ */
+export type AdmissionKind = 'new' | 'continue';
+
+export interface Admitter {
+  accountId: string;
+  tokenId: string;
+  isDemo: boolean;
+}
+
+export interface Admission {
+  account: Account;
+  limits: PlanLimits;
+  mode: TaskMode;
+  byok: boolean;
+  /** One credit is held from creation until the task ends (see endTask). */
+  holdsCredit: boolean;
+}
+
+const NO_CREDITS: Record<AdmissionKind, string> = {
+  new: 'no credits left for a pull-request run; add credits or enable BYOK',
+  continue: 'continuing a preview costs one credit; add credits or enable BYOK',
+};
+
+export function monthStart(now: Date): Date {
+  return new Date(Date.UTC(now.getUTCFullYear(), now.getUTCMonth(), 1));
+}
+
+/**
+ * The one check before a task is created, shared by create and continue: quota, credit,
+ * concurrency. Runs in the creating transaction with the account row locked (FOR UPDATE), so
+ * the counts are exact under parallel requests and the hold that follows cannot overdraw.
+ */
+export async function admitTask(tx: Tx, who: Admitter, kind: AdmissionKind, now: Date): Promise<Admission> {
+  const [account] = await tx.select().from(accounts).where(eq(accounts.id, who.accountId)).for('update');
+  if (!account) throw new AppError('invalid_token', 'the account behind this token no longer exists');
+  const limits = planLimits(who.isDemo ? 'demo' : account.plan);
+  const byok = !who.isDemo && account.useByok;
+  if (kind === 'new') await checkMonthlyQuota(tx, who, account, limits, now);
+  const mode = kind === 'continue' ? 'pr' : limits.mode;
+  const holdsCredit = mode === 'pr' && !byok;
+  if (holdsCredit && account.credits < 1) throw new AppError('NO_CREDITS', NO_CREDITS[kind]);
+  const [active] = await tx
+    .select({ n: count() })
+    .from(tasks)
+    .where(and(eq(tasks.accountId, account.id), inArray(tasks.status, [...ACTIVE_STATUSES])));
+  if (active!.n >= limits.concurrent) {
+    throw new AppError(
+      'CONCURRENT_LIMIT',
+      `at most ${limits.concurrent} active tasks at once on this plan; wait for one to finish`,
+      5,
+    );
+  }
+  return { account, limits, mode, byok, holdsCredit };
+}
+
+/** Demo tokens count their tasks for life; other accounts count this month's, unless under BYOK. */
+async function checkMonthlyQuota(tx: Tx, who: Admitter, account: Account, limits: PlanLimits, now: Date) {
+  if (who.isDemo) {
+    const [used] = await tx.select({ n: count() }).from(tasks).where(eq(tasks.tokenId, who.tokenId));
+    if (used!.n >= limits.monthly) {
+      throw new AppError(
+        'DEMO_LIMIT_REACHED',
+        `a demo token runs at most ${limits.monthly} tasks; sign up for a full account`,
+      );
+    }
+    return;
+  }
+  if (account.useByok) return;
+  const [used] = await tx
+    .select({ n: count() })
+    .from(tasks)
+    .where(and(eq(tasks.accountId, account.id), gte(tasks.createdAt, monthStart(now))));
+  if (used!.n >= limits.monthly) {
+    throw new AppError(
+      'FREE_LIMIT_REACHED',
+      `the ${account.plan} plan allows ${limits.monthly} tasks a month; upgrade or enable BYOK (POST /v1/me/byok)`,
+    );
+  }
+}
+
+/** The columns of a new task that the admission does not decide. */
+export type NewTask = Omit<
+  typeof tasks.$inferInsert,
+  'id' | 'accountId' | 'tokenId' | 'mode' | 'status' | 'byok' | 'creditHeld' | 'createdAt'
+>;
+
+/** Inserts the admitted task as pending and holds its credit, in the admitting transaction. */
+export async function insertAdmitted(
+  tx: Tx,
+  who: Admitter,
+  admission: Admission,
+  task: NewTask,
+  now: Date,
+): Promise<Task> {
+  const id = newId();
+  const [row] = await tx
+    .insert(tasks)
+    .values({
+      ...task,
+      id,
+      accountId: admission.account.id,
+      tokenId: who.tokenId,
+      mode: admission.mode,
+      status: 'pending',
+      byok: admission.byok,
+      creditHeld: admission.holdsCredit,
+      createdAt: now,
+    })
+    .returning();
+  if (admission.holdsCredit) await holdCredit(tx, admission.account.id, id, now);
+  return row!;
+}
