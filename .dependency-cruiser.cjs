@@ -23,7 +23,7 @@ const layer = {
   steps: '^src/steps/',
   domain: '^src/(tasks|accounts|feedback|memory|sites)/',
   adapters: '^src/(llm|scm|workspace|sandbox|validator|locator|edits|outbound|queue|events|processes)/',
-  base: '^src/(db/|metrics/|step-contract/|text/|(config|errors|clock|ids|logger|secret-key)\\.ts$)',
+  base: '^src/(db/|metrics/|step-contract/|text/|(config|errors|clock|ids|logger|secret-key|secret-box)\\.ts$)',
 };
 const order = ['entry', 'http', 'engine', 'steps', 'domain', 'adapters', 'base'];
 

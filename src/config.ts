@@ -55,10 +55,10 @@ export type OutboundAllowRule =
   | { kind: 'range'; text: string; range: [ipaddr.IPv4 | ipaddr.IPv6, number]; port?: number }
   | { kind: 'host'; text: string; host: string; port?: number };
 
-export type LlmProvider = 'openai' | 'anthropic' | 'google';
+export const LLM_PROVIDERS = ['openai', 'anthropic', 'google'] as const;
+export type LlmProvider = (typeof LLM_PROVIDERS)[number];
 export type LlmStep = 'planner' | 'locator' | 'inspector' | 'fixer';
 export const LLM_STEPS: readonly LlmStep[] = ['planner', 'locator', 'inspector', 'fixer'];
-export const LLM_PROVIDERS: readonly LlmProvider[] = ['openai', 'anthropic', 'google'];
 export type BudgetPlan = 'free' | 'pro' | 'scale' | 'demo';
 
 export interface LlmConfig {

@@ -1,17 +1,15 @@
 import { and, eq } from 'drizzle-orm';
 import { providerKeys } from '../db/schema.js';
 import type { Deps } from '../deps.js';
+import type { LlmProvider } from '../config.js';
 import { AppError } from '../errors.js';
 import { newId } from '../ids.js';
-import { encryptSecret } from './secret-box.js';
-
-export const PROVIDERS = ['openai', 'anthropic', 'google'] as const;
-export type Provider = (typeof PROVIDERS)[number];
+import { encryptSecret } from '../secret-box.js';
 
 export const keyContext = (accountId: string, provider: string) => `provider-key:${accountId}:${provider}`;
 
 export interface SaveKeyInput {
-  provider: Provider;
+  provider: LlmProvider;
   api_key: string;
   base_url?: string;
   default_model?: string;

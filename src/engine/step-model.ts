@@ -1,7 +1,7 @@
 import type { BudgetPlan, LlmStep } from '../config.js';
 import type { Deps } from '../deps.js';
 import { ModelClient } from '../llm/client.js';
-import { chooseModel } from '../llm/credentials.js';
+import { chooseModel } from '../accounts/model-credentials.js';
 import { languageModel } from '../llm/providers.js';
 import { UsageMeter } from '../llm/usage.js';
 import type { Task } from '../tasks/service.js';

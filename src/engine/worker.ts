@@ -7,7 +7,7 @@ import { CHANNELS } from '../events/bus.js';
 import { newId } from '../ids.js';
 import { MAX_ATTEMPTS, runTask } from './runner.js';
 import type { StepRegistry } from '../steps/step.js';
-import { checkOpenPulls } from '../scm/merge-tracking.js';
+import { checkOpenPulls } from '../tasks/merge-tracking.js';
 import { sweepExpiredKeys } from '../tasks/idempotency-keys.js';
 import { endTask } from '../tasks/lifecycle/end.js';
 import { GATE_STATUSES } from '../tasks/states.js';

@@ -3,7 +3,7 @@ import { join } from 'node:path';
 import { eq } from 'drizzle-orm';
 import { accounts } from '../db/schema.js';
 import type { Deps } from '../deps.js';
-import { scmTokenOf } from '../scm/account-scm.js';
+import { scmTokenOf } from '../accounts/scm-connection.js';
 import type { Task } from '../tasks/service.js';
 import { type Workspace, prepareWorkspace } from '../workspace/checkout.js';
 import { gitEnvOf } from '../workspace/layout.js';

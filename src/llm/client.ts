@@ -9,7 +9,7 @@ import {
 } from 'ai';
 import type { z } from 'zod';
 import type { LlmConfig } from '../config.js';
-import type { ModelChoice } from './credentials.js';
+import type { ModelChoice } from './model-choice.js';
 import { type Price, priceOf } from './pricing.js';
 import { callDeadline } from './deadline.js';
 import { backoffMs, describeFailure, isTransient, sleep } from './retry.js';

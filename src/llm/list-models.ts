@@ -1,4 +1,4 @@
-import type { Provider } from '../accounts/provider-keys.js';
+import type { LlmProvider } from '../config.js';
 import { OutboundRefused } from '../outbound/refused.js';
 
 export type KeyCheck = { ok: true; models: number } | { ok: false; error: string };
@@ -6,7 +6,7 @@ export type KeyCheck = { ok: true; models: number } | { ok: false; error: string
 const TIMEOUT_MS = 10_000;
 
 function request(
-  provider: Provider,
+  provider: LlmProvider,
   baseUrl: string,
   apiKey: string,
 ): { url: string; headers: Record<string, string> } {
@@ -31,7 +31,7 @@ function request(
  */
 export async function checkProviderKey(
   fetchImpl: typeof fetch,
-  provider: Provider,
+  provider: LlmProvider,
   baseUrl: string,
   apiKey: string,
   timeoutMs = TIMEOUT_MS,

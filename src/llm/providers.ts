@@ -2,7 +2,7 @@ import { createAnthropic } from '@ai-sdk/anthropic';
 import { createGoogleGenerativeAI } from '@ai-sdk/google';
 import { createOpenAI } from '@ai-sdk/openai';
 import type { LanguageModel } from 'ai';
-import type { ModelChoice } from './credentials.js';
+import type { ModelChoice } from './model-choice.js';
 
 /**
  * The AI SDK model for a choice. OpenAI goes through chat completions rather than the

@@ -7,7 +7,7 @@ import type { Deps } from '../deps.js';
 import { AppError } from '../errors.js';
 import { admitTask, insertAdmitted, monthStart } from './lifecycle/admit.js';
 import { refusalFor } from './brief-policy.js';
-import { checkRepoAccess } from '../scm/access.js';
+import { checkRepoAccess } from './repo-access.js';
 import { parseRepoUrl } from '../scm/urls.js';
 import type { Task, TaskLog } from './task.js';
 

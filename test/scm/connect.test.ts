@@ -2,7 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { eq } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { accounts } from '../../src/db/schema.js';
-import { scmTokenOf } from '../../src/scm/account-scm.js';
+import { scmTokenOf } from '../../src/accounts/scm-connection.js';
 import { type Harness, newAccount, startHarness } from '../support/harness.js';
 import { freePort } from '../support/ports.js';
 

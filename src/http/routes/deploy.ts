@@ -1,6 +1,6 @@
 import { type FastifyPluginAsyncTypebox, Type } from '@fastify/type-provider-typebox';
 import type { Deps } from '../../deps.js';
-import { deployToGit } from '../../scm/deploy-git.js';
+import { deployToGit } from '../../sites/deploy-git.js';
 import { caller } from '../auth.js';
 import { IdParams, errorResponses } from '../schemas.js';
 

@@ -1,11 +1,6 @@
 import { type FastifyPluginAsyncTypebox, Type } from '@fastify/type-provider-typebox';
-import {
-  type Provider,
-  checkBaseUrl,
-  deleteProviderKey,
-  listProviderKeys,
-  saveProviderKey,
-} from '../../accounts/provider-keys.js';
+import { checkBaseUrl, deleteProviderKey, listProviderKeys, saveProviderKey } from '../../accounts/provider-keys.js';
+import type { LlmProvider } from '../../config.js';
 import type { Deps } from '../../deps.js';
 import { checkProviderKey } from '../../llm/list-models.js';
 import { caller } from '../auth.js';
@@ -98,7 +93,7 @@ export const keyRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = async (app, 
       },
     },
     async (request) => {
-      const provider: Provider = request.body.provider;
+      const provider: LlmProvider = request.body.provider;
       const own = checkBaseUrl(request.body.base_url);
       // The caller's own base_url goes through the address policy (a refusal is a 400); the operator's does not.
       const fetchImpl = own ? deps.outbound.fetchFor('base_url') : deps.fetch;

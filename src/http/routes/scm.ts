@@ -1,11 +1,11 @@
 import { type FastifyPluginAsyncTypebox, Type } from '@fastify/type-provider-typebox';
 import type { FastifyReply } from 'fastify';
 import type { Deps } from '../../deps.js';
-import { connectScm, disconnectScm } from '../../scm/account-scm.js';
+import { connectScm, disconnectScm } from '../../accounts/scm-connection.js';
 import { createSession } from '../../accounts/sessions.js';
 import { createPersonalToken } from '../../accounts/token-store.js';
 import { AppError } from '../../errors.js';
-import { authorizeUrl, completeLogin, completeOAuth, loginAuthorizeUrl, readState } from '../../scm/oauth.js';
+import { authorizeUrl, completeLogin, completeOAuth, loginAuthorizeUrl, readState } from '../../accounts/scm-oauth.js';
 import { caller } from '../auth.js';
 import { STATUS_OF } from '../errors.js';
 import { errorResponses } from '../schemas.js';

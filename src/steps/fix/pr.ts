@@ -1,7 +1,7 @@
 import { eq } from 'drizzle-orm';
 import { accounts } from '../../db/schema.js';
 import type { Deps } from '../../deps.js';
-import { hostFor, scmTokenOf } from '../../scm/account-scm.js';
+import { hostFor, scmTokenOf } from '../../accounts/scm-connection.js';
 import { type GitHub, ScmError } from '../../scm/github.js';
 import { parseRepoUrl } from '../../scm/urls.js';
 import { gitEnvOf } from '../../workspace/layout.js';

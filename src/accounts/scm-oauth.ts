@@ -1,10 +1,10 @@
 import { createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
 import { asc, sql } from 'drizzle-orm';
-import type { Account } from '../accounts/accounts.js';
+import type { Account } from './accounts.js';
 import { accounts } from '../db/schema.js';
 import type { Deps } from '../deps.js';
 import { AppError } from '../errors.js';
-import { connectScm, hostFor, scmUnavailable } from './account-scm.js';
+import { connectScm, hostFor, scmUnavailable } from './scm-connection.js';
 
 const STATE_TTL_MS = 10 * 60_000;
 

@@ -1,7 +1,7 @@
 import { and, eq, gte, isNotNull } from 'drizzle-orm';
 import { accounts, tasks } from '../db/schema.js';
 import type { Deps } from '../deps.js';
-import { hostFor, scmTokenOf } from './account-scm.js';
+import { hostFor, scmTokenOf } from '../accounts/scm-connection.js';
 
 /** Pull requests opened longer ago than this are no longer watched (closed or forgotten). */
 const WATCH_DAYS = 30;

@@ -5,13 +5,13 @@ import type { Account } from '../accounts/accounts.js';
 import { tasks } from '../db/schema.js';
 import type { Deps } from '../deps.js';
 import { AppError } from '../errors.js';
-import { writeSiteDir } from '../sites/site-dir.js';
-import { readSiteFiles } from '../sites/store.js';
+import { writeSiteDir } from './site-dir.js';
+import { readSiteFiles } from './store.js';
 import { getOwnTask } from '../tasks/service.js';
 import { gitEnvOf } from '../workspace/layout.js';
 import { GitError, identityEnv, runGit } from '../workspace/git.js';
-import { hostFor, scmTokenOf, scmUnavailable } from './account-scm.js';
-import { ScmError, type ScmRepo } from './github.js';
+import { hostFor, scmTokenOf, scmUnavailable } from '../accounts/scm-connection.js';
+import { ScmError, type ScmRepo } from '../scm/github.js';
 
 export interface DeployInput {
   repoName: string;

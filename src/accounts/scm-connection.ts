@@ -1,9 +1,9 @@
 import { eq } from 'drizzle-orm';
-import { decryptSecret, encryptSecret } from '../accounts/secret-box.js';
+import { decryptSecret, encryptSecret } from '../secret-box.js';
 import { accounts } from '../db/schema.js';
 import type { Deps } from '../deps.js';
 import { AppError } from '../errors.js';
-import { ScmError, gitHub } from './github.js';
+import { ScmError, gitHub } from '../scm/github.js';
 
 const context = (accountId: string) => `scm-token:${accountId}`;
 

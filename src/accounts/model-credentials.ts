@@ -1,30 +1,11 @@
 import { eq } from 'drizzle-orm';
-import { keyContext } from '../accounts/provider-keys.js';
-import { decryptSecret } from '../accounts/secret-box.js';
+import { keyContext } from './provider-keys.js';
+import { decryptSecret } from '../secret-box.js';
 import { LLM_PROVIDERS, type LlmProvider, type LlmStep } from '../config.js';
 import { providerKeys } from '../db/schema.js';
 import type { Deps } from '../deps.js';
-import { DEFAULT_MODELS } from './pricing.js';
-
-/** Which model a step calls, with which key, where. The key never leaves the worker. */
-export interface ModelChoice {
-  provider: LlmProvider;
-  model: string;
-  apiKey: string;
-  baseUrl: string;
-  /** managed: the operator's key (the task is charged); byok: the account's own key (cost 0). */
-  source: 'managed' | 'byok';
-  /**
-   * Whose address baseUrl is: the operator's (the environment's provider URLs, trusted) or the
-   * account's own saved base_url, which is reached only through the outbound address policy.
-   */
-  endpoint: 'operator' | 'account';
-}
-
-/** The task cannot call any model; the message says which key to set. */
-export class NoModelKey extends Error {
-  override name = 'NoModelKey';
-}
+import { type ModelChoice, NoModelKey } from '../llm/model-choice.js';
+import { DEFAULT_MODELS } from '../llm/pricing.js';
 
 const ENV_NAMES: Record<LlmProvider, string> = {
   openai: 'OPENAI_API_KEY',

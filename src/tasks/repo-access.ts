@@ -1,8 +1,8 @@
 import type { Deps } from '../deps.js';
 import { AppError } from '../errors.js';
-import { hostFor, scmTokenOf, scmUnavailable } from './account-scm.js';
-import { ScmError } from './github.js';
-import type { RepoRef } from './urls.js';
+import { hostFor, scmTokenOf, scmUnavailable } from '../accounts/scm-connection.js';
+import { ScmError } from '../scm/github.js';
+import type { RepoRef } from '../scm/urls.js';
 
 export interface AccessQuery {
   account: { id: string; plan: string; scmTokenEnc: string | null; scmLogin: string | null };
