@@ -1,5 +1,6 @@
 import { fuzzyFind } from './fuzzy.js';
 import { blankEnds, excerpt, isBlank } from './text.js';
+import { clip } from '../text/clip.js';
 
 /**
  * Where a SEARCH goes in a file, strategies in order of trust: exact, whitespace-tolerant, fuzzy.
@@ -155,8 +156,8 @@ function firstDifference(file: string[], core: string[], w: { start: number; end
   for (let i = 0; i < core.length; i++) {
     const f = file[w.start + i]!;
     if (f.trim() !== core[i]!.trim()) {
-      const clip = (s: string): string => JSON.stringify(s.length > 120 ? `${s.slice(0, 120)}…` : s);
-      return `; its first difference is line ${w.start + i + 1}, which reads ${clip(f)} where SEARCH has ${clip(core[i]!)}`;
+      const quote = (s: string): string => JSON.stringify(clip(s, 120, { marker: '…' }));
+      return `; its first difference is line ${w.start + i + 1}, which reads ${quote(f)} where SEARCH has ${quote(core[i]!)}`;
     }
   }
   return '';

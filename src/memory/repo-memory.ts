@@ -4,6 +4,7 @@ import type { Deps } from '../deps.js';
 import { newId } from '../ids.js';
 import { estimateTokens } from '../llm/usage.js';
 import { tokenize } from '../locator/tokenize.js';
+import { clip } from '../text/clip.js';
 
 export type MemoryKind = 'lesson' | 'example' | 'test_command';
 
@@ -79,19 +80,20 @@ export async function rememberedTestCommand(
   return (item?.content as TestCommandContent | undefined)?.command;
 }
 
-const clip = (s: string, n: number) => (s.length > n ? `${s.slice(0, n)}\n… (cut)` : s);
+// Memory is quoted into prompts inside other text, so a cut is marked briefly.
+const CUT = { marker: '\n… (cut)' };
 
 /** How an item reads in a model's prompt. */
 export function memoryText(item: MemoryItem): string {
   if (item.kind === 'lesson') {
     const c = item.content as LessonContent;
     const files = c.files.length ? `; files: ${c.files.slice(0, 8).join(', ')}` : '';
-    return `Lesson from an earlier task ("${clip(c.prompt, 200)}"${files}): ${clip(c.note, 2000)}`;
+    return `Lesson from an earlier task ("${clip(c.prompt, 200, CUT)}"${files}): ${clip(c.note, 2000, CUT)}`;
   }
   if (item.kind === 'example') {
     const c = item.content as ExampleContent;
-    const plan = c.plan?.summary ? `\nPlan: ${clip(c.plan.summary, 400)}` : '';
-    return `Worked example the reviewer approved for "${clip(c.prompt, 200)}":${plan}\nDiff:\n${clip(c.diff, 4000)}`;
+    const plan = c.plan?.summary ? `\nPlan: ${clip(c.plan.summary, 400, CUT)}` : '';
+    return `Worked example the reviewer approved for "${clip(c.prompt, 200, CUT)}":${plan}\nDiff:\n${clip(c.diff, 4000, CUT)}`;
   }
   return `Test command that worked: ${(item.content as TestCommandContent).command}`;
 }

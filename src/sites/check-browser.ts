@@ -1,10 +1,10 @@
 import type { Browser, BrowserContext, Page, Request, Route } from 'playwright-core';
+import { ONE_LINE, clip } from '../text/clip.js';
 import { CONTRAST, type LowContrast, OVERFLOW, type Overflow, PAGE_HEIGHT, SCROLL_THROUGH } from './page-scripts.js';
 import {
   type Finding,
   SITE_ORIGIN,
   type SiteFiles,
-  clip,
   contentTypeOf,
   lookupSitePath,
   sitePathOfUrl,
@@ -109,7 +109,7 @@ async function runViewport(
           file: 'index.html',
           message: isTimeout(e)
             ? `index.html did not finish loading in time at ${name} size: a script probably runs forever (an endless loop) or the page waits for something that never arrives`
-            : `index.html failed to load at ${name} size: ${clip(String((e as Error).message ?? e), 200)}`,
+            : `index.html failed to load at ${name} size: ${clip(String((e as Error).message ?? e), 200, ONE_LINE)}`,
           ref: 'load-timeout',
         });
         return false;
@@ -207,7 +207,7 @@ function blocked(url: string, allowExternal: boolean, verb: string, file?: strin
     return {
       check: 'tracking',
       file,
-      message: `the page ${verb} ${clip(url, 120)}, a known tracker (${tracker}); remove it`,
+      message: `the page ${verb} ${clip(url, 120, ONE_LINE)}, a known tracker (${tracker}); remove it`,
       ref: `tracking:${tracker}`,
     };
   }
@@ -221,7 +221,7 @@ function blocked(url: string, allowExternal: boolean, verb: string, file?: strin
   return {
     check: 'external',
     file,
-    message: `the page ${verb} ${clip(url, 120)} on another host (${host}); the site must work on its own: copy what it needs into the site or remove the request`,
+    message: `the page ${verb} ${clip(url, 120, ONE_LINE)} on another host (${host}); the site must work on its own: copy what it needs into the site or remove the request`,
     ref: `external:${url}`,
   };
 }
@@ -246,7 +246,7 @@ function watchPage(page: Page, files: SiteFiles, add: (f: Finding) => void): voi
     add({
       check: 'script',
       file: frame?.file ?? 'index.html',
-      message: `uncaught ${clip(what, 200)}${frame ? ` (at ${frame.file}:${frame.line}:${frame.column})` : ''}; fix the script so it runs without errors`,
+      message: `uncaught ${clip(what, 200, ONE_LINE)}${frame ? ` (at ${frame.file}:${frame.line}:${frame.column})` : ''}; fix the script so it runs without errors`,
     });
   });
   page.on('console', (message) => {
@@ -259,14 +259,14 @@ function watchPage(page: Page, files: SiteFiles, add: (f: Finding) => void): voi
     add({
       check: 'script',
       file: file ?? 'index.html',
-      message: `console error${file ? ` (at ${file}:${location.lineNumber + 1})` : ''}: ${clip(text, 200)}; a finished site logs no errors`,
+      message: `console error${file ? ` (at ${file}:${location.lineNumber + 1})` : ''}: ${clip(text, 200, ONE_LINE)}; a finished site logs no errors`,
     });
   });
   page.on('dialog', (dialog) => {
     add({
       check: 'script',
       file: 'index.html',
-      message: `the page opens a ${dialog.type()}() dialog ("${clip(dialog.message(), 60)}"); remove it`,
+      message: `the page opens a ${dialog.type()}() dialog ("${clip(dialog.message(), 60, ONE_LINE)}"); remove it`,
     });
     dialog.dismiss().catch(() => {});
   });
@@ -292,7 +292,7 @@ function contrastProblems(found: LowContrast[], add: (f: Finding) => void): void
     const first = group[0] as LowContrast;
     const examples = group
       .slice(0, 3)
-      .map((g) => `${g.element} "${clip(g.text, 40)}"`)
+      .map((g) => `${g.element} "${clip(g.text, 40, ONE_LINE)}"`)
       .join(', ');
     const more = group.length > 3 ? ` and ${group.length - 3} more` : '';
     const size = first.required === 3 ? 'large text' : 'body text';
@@ -315,7 +315,7 @@ function overflowProblem(found: Overflow | null, add: (f: Finding) => void): voi
   const culprits = found.culprits
     .map(
       (c) =>
-        `${c.element}${c.text ? ` "${clip(c.text, 30)}"` : ''} (${c.width} px wide, from x=${c.left} to x=${c.right})`,
+        `${c.element}${c.text ? ` "${clip(c.text, 30, ONE_LINE)}"` : ''} (${c.width} px wide, from x=${c.left} to x=${c.right})`,
     )
     .join('; ');
   add({

@@ -1,6 +1,7 @@
 import type { ParserError } from 'parse5';
 import type { HtmlDoc } from './html-doc.js';
-import { clip, lineAt } from './site-files.js';
+import { ONE_LINE, clip } from '../text/clip.js';
+import { lineAt } from './site-files.js';
 
 /**
  * HTML well-formedness as it matters to a page's layout. parse5 recovers from every error the
@@ -139,7 +140,7 @@ export function htmlProblems(text: string, doc: HtmlDoc): string[] {
 
 function near(text: string, e: ParserError): string {
   const from = Math.max(0, e.startOffset - 10);
-  const snippet = clip(text.slice(from, Math.max(e.endOffset, e.startOffset) + 20), 50);
+  const snippet = clip(text.slice(from, Math.max(e.endOffset, e.startOffset) + 20), 50, ONE_LINE);
   return snippet ? ` (near "${snippet}")` : '';
 }
 

@@ -227,9 +227,3 @@ export function lineAt(text: string, offset: number): number {
   for (let i = 0; i < offset && i < text.length; i++) if (text.charCodeAt(i) === 10) line++;
   return line;
 }
-
-/** Shortens text for a message. */
-export function clip(text: string, max = 80): string {
-  const flat = text.replace(/\s+/g, ' ').trim();
-  return flat.length > max ? `${flat.slice(0, max - 1)}…` : flat;
-}

@@ -24,5 +24,3 @@ export function memorySection(items: Recalled[]): string {
     ...items.map((m) => `- [${m.kind} ${m.id}] ${m.text}`),
   ].join('\n');
 }
-
-export const clip = (s: string, n: number) => (s.length > n ? `${s.slice(0, n)}\n… (cut at ${n} characters)` : s);

@@ -1,7 +1,7 @@
 import type { ModelMessage } from 'ai';
 import { type ApplyReport, applyEdits, parseEdits } from '../../edits/index.js';
 import type { ModelClient } from '../../llm/client.js';
-import { clip } from '../prompt-parts.js';
+import { clip } from '../../text/clip.js';
 
 export interface EditRounds {
   /** Answers the model gave. */

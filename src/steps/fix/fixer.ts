@@ -4,7 +4,8 @@ import { workspaceDiff } from '../../workspace/diff.js';
 import type { StepFn } from '../step.js';
 import { editRounds } from './edit-rounds.js';
 import { readForPrompt } from './file-views.js';
-import { clip, fenced, memorySection } from '../prompt-parts.js';
+import { fenced, memorySection } from '../prompt-parts.js';
+import { clip } from '../../text/clip.js';
 
 /** Answers the fixer may give in one run: the first, then corrections of edits that did not apply. */
 const MAX_ROUNDS = 3;

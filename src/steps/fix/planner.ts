@@ -2,7 +2,8 @@ import { PlanSchema } from '../../step-contract/index.js';
 import { recall } from '../../memory/repo-memory.js';
 import type { StepFn } from '../step.js';
 import { repoOverview } from './overview.js';
-import { clip, fenced, memorySection } from '../prompt-parts.js';
+import { fenced, memorySection } from '../prompt-parts.js';
+import { clip } from '../../text/clip.js';
 
 const SYSTEM = `You are the planner of emend, a service that makes code changes in a repository on request and opens a pull request.
 Read the request and the overview of the repository, then write a short, concrete plan for the smallest change that does what is asked.
