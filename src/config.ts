@@ -2,7 +2,6 @@ import { existsSync } from 'node:fs';
 import { isIP } from 'node:net';
 import { isAbsolute, relative, resolve } from 'node:path';
 import ipaddr from 'ipaddr.js';
-import type { SandboxLimits } from './sandbox/types.js';
 
 /** Everything the service reads from its environment, parsed once at start-up. */
 export interface Config {
@@ -78,6 +77,24 @@ export interface LlmConfig {
   budgets: Record<BudgetPlan, { tokens: number; usd: number }>;
   /** Extra or overriding prices, USD per million tokens: {"model-prefix": [input, output]}. */
   prices: Record<string, [number, number]>;
+}
+
+/** Limits of one sandboxed command (src/sandbox applies them); here because the config sets the defaults. */
+export interface SandboxLimits {
+  /** Wall-clock limit; the whole process tree is killed when it passes. */
+  timeoutMs: number;
+  /** RLIMIT_CPU, seconds of CPU time. */
+  cpuSeconds: number;
+  /** RLIMIT_FSIZE, largest file a process may write, bytes. */
+  fileSizeBytes: number;
+  /** RLIMIT_NOFILE. */
+  openFiles: number;
+  /** Memory cap through the memory cgroup where the host offers one, bytes. */
+  memoryBytes: number;
+  /** Process-count cap through the pids cgroup where the host offers one. */
+  maxProcesses: number;
+  /** Output kept per stream; beyond it the tail is kept. */
+  outputBytes: number;
 }
 
 export interface SandboxConfig {

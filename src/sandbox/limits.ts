@@ -1,4 +1,4 @@
-import type { SandboxLimits } from './types.js';
+import type { SandboxLimits } from '../config.js';
 
 const NAMES: Array<keyof SandboxLimits> = [
   'timeoutMs',

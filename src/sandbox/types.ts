@@ -1,25 +1,10 @@
+import type { SandboxLimits } from '../config.js';
+
 /**
  * The sandbox: every command the service runs on repository content goes through this
  * interface. The production implementation is bubblewrap (src/sandbox/bwrap.ts); the only
  * other one, unsafe-host, exists as an explicit opt-in for development (EMEND_SANDBOX=unsafe-host).
  */
-export interface SandboxLimits {
-  /** Wall-clock limit; the whole process tree is killed when it passes. */
-  timeoutMs: number;
-  /** RLIMIT_CPU, seconds of CPU time. */
-  cpuSeconds: number;
-  /** RLIMIT_FSIZE, largest file a process may write, bytes. */
-  fileSizeBytes: number;
-  /** RLIMIT_NOFILE. */
-  openFiles: number;
-  /** Memory cap through the memory cgroup where the host offers one, bytes. */
-  memoryBytes: number;
-  /** Process-count cap through the pids cgroup where the host offers one. */
-  maxProcesses: number;
-  /** Output kept per stream; beyond it the tail is kept. */
-  outputBytes: number;
-}
-
 export interface SandboxRequest {
   /** argv; no shell unless the caller runs one (e.g. ['sh', '-c', '...']). */
   command: string[];

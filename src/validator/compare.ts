@@ -1,4 +1,5 @@
-import type { ParsedRun, TestStatus } from './parse.js';
+import type { ParsedRun } from './parse.js';
+import type { TestStatus } from './parser-types.js';
 
 /** How one run of the test command ended, as the sandbox reported it. */
 export interface RunEnd {

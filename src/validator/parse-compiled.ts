@@ -1,4 +1,4 @@
-import type { ParserResult, TestStatus } from './parse.js';
+import type { ParserResult, TestStatus } from './parser-types.js';
 
 interface GoEvent {
   Action?: string;

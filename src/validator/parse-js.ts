@@ -1,4 +1,4 @@
-import type { ParserResult, TestStatus } from './parse.js';
+import type { ParserResult, TestStatus } from './parser-types.js';
 
 const indentOf = (line: string) => line.length - line.trimStart().length;
 

@@ -1,4 +1,4 @@
-import type { ParserResult, TestStatus } from './parse.js';
+import type { ParserResult, TestStatus } from './parser-types.js';
 
 const PYTEST_STATUS: Record<string, TestStatus> = {
   PASSED: 'passed',

@@ -1,20 +1,7 @@
 import { parseCargo, parseGoJson, parseGoVerbose, parseGradle, parseMaven } from './parse-compiled.js';
 import { parseJest, parseMochaFailures, parseTap, parseTree, parseVitestSummary } from './parse-js.js';
 import { parsePytest, parseUnittest } from './parse-python.js';
-
-export type TestStatus = 'passed' | 'failed' | 'skipped';
-
-/** What one parser understood of a run's output. */
-export interface ParserResult {
-  /** Test id and status, in the runner's own naming. */
-  tests: [string, TestStatus][];
-  /** Indexes of the lines that belong to the reports the parser read (result lines, failure details). */
-  explained: number[];
-  /** A test that had started and not finished when the output ended (the one hanging at a timeout). */
-  running?: string;
-}
-
-export type Parser = (lines: string[]) => ParserResult;
+import type { Parser, TestStatus } from './parser-types.js';
 
 /** Every parser runs on every output: a `npm test` or `make test` may wrap any runner. */
 const PARSERS: Parser[] = [

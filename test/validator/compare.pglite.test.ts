@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { compareRuns, judgeRun } from '../../src/validator/compare.js';
-import type { ParsedRun, TestStatus } from '../../src/validator/parse.js';
+import type { ParsedRun } from '../../src/validator/parse.js';
+import type { TestStatus } from '../../src/validator/parser-types.js';
 
 const parsed = (tests: Record<string, TestStatus>, markers: string[] = [], running?: string): ParsedRun => ({
   tests: new Map(Object.entries(tests)),
