@@ -1,14 +1,16 @@
-import { and, eq, isNull, lt, or, sql } from 'drizzle-orm';
+import { and, eq, sql } from 'drizzle-orm';
 import { DEMO_STAGES, isPlanName, planLimits } from '../accounts/plans.js';
 import { accounts, apiTokens, tasks } from '../db/schema.js';
 import { storableJson, storableText } from '../db/storable.js';
 import { isDatabaseUnavailable } from '../db/unavailable.js';
 import type { Deps } from '../deps.js';
 import { newId } from '../ids.js';
+import { claimTask } from '../tasks/lifecycle/claim.js';
 import { endTask } from '../tasks/lifecycle/end.js';
+import { parkTask } from '../tasks/lifecycle/park.js';
 import type { Task } from '../tasks/service.js';
 import { appendLog, notifyTask } from '../tasks/task-logs.js';
-import { type TaskSet, moveTask } from '../tasks/transitions.js';
+import type { TaskSet } from '../tasks/transitions.js';
 import { PIPELINE, type StepName, type StepRegistry, type StepResult } from '../steps/step.js';
 import { stepModel } from './step-model.js';
 import { WorkspaceLease } from './workspace-lease.js';
@@ -24,9 +26,6 @@ export interface Progress {
   /** The commit the run's checkout started from; a resumed run checks out the same one. */
   baseCommit?: string;
 }
-
-/** Workers that may take a task up in a row without a clean hand-off (gate, shutdown) before it fails. */
-export const MAX_ATTEMPTS = 2;
 
 export interface RunOptions {
   workerId: string;
@@ -77,42 +76,12 @@ class Lost extends Error {}
 const budgetPlan = (plan: string | undefined) => (plan && isPlanName(plan) ? plan : 'free');
 
 /**
- * Takes the task if it is free: pending, or running with no live worker (one that crashed).
- * The guard makes the claim exclusive across workers.
- */
-async function claim(deps: Deps, taskId: string, opts: RunOptions): Promise<Task | undefined> {
-  const now = deps.clock.now();
-  const stale = new Date(now.getTime() - opts.staleMs);
-  const claimable = or(
-    eq(tasks.status, 'pending'),
-    and(
-      eq(tasks.status, 'running'),
-      or(isNull(tasks.workerId), lt(tasks.heartbeatAt, stale)),
-      lt(tasks.attempts, MAX_ATTEMPTS),
-    ),
-  );
-  return moveTask(
-    deps.db,
-    taskId,
-    'running',
-    {
-      workerId: opts.workerId,
-      heartbeatAt: now,
-      attempts: sql`${tasks.attempts} + 1`,
-      startedAt: sql`coalesce(${tasks.startedAt}, ${now})`,
-    },
-    claimable,
-    true,
-  );
-}
-
-/**
  * Runs a task from where it stands until it finishes, fails, or stops at an approval gate
  * (the worker is then free). Every write is guarded on this worker still owning the task,
  * so a kill or a takeover turns the rest of the run into no-ops.
  */
 export async function runTask(deps: Deps, steps: StepRegistry, taskId: string, opts: RunOptions): Promise<void> {
-  const claimed = await claim(deps, taskId, opts);
+  const claimed = await claimTask(deps, taskId, opts);
   if (!claimed) return;
   // Attempts count only workers dying; a claim after a clean hand-off may repeat a number.
   const claimId = newId();
@@ -159,7 +128,7 @@ export async function runTask(deps: Deps, steps: StepRegistry, taskId: string, o
       if (gate) {
         // Nothing is held while waiting: the checkout goes before the task says it waits.
         await lease.dispose();
-        await stopAtGate(deps, taskId, gate, progress, mine);
+        await parkTask(deps, taskId, gate, progress, mine);
         return;
       }
       await save({ currentStep: step });
@@ -327,25 +296,4 @@ export function truncateDiff(diff: string): string {
   const cut = head.lastIndexOf('\n');
   const kept = cut >= 0 ? head.slice(0, cut + 1) : '';
   return kept + marker(Buffer.byteLength(kept, 'utf8'));
-}
-
-async function stopAtGate(
-  deps: Deps,
-  taskId: string,
-  gate: 'awaiting_plan' | 'awaiting_diff',
-  progress: Progress,
-  mine: ReturnType<typeof and>,
-) {
-  // A clean hand-off: the attempt count (which only counts workers dying) starts again.
-  const moved = await moveTask(
-    deps.db,
-    taskId,
-    gate,
-    { progress, workerId: null, attempts: 0, gateSince: deps.clock.now(), currentStep: null },
-    mine,
-  );
-  if (moved) {
-    deps.metrics.gateWaits.inc({ stage: gate === 'awaiting_plan' ? 'plan' : 'diff' });
-    await notifyTask(deps, taskId);
-  }
 }

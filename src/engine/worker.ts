@@ -1,21 +1,19 @@
 import { readdir } from 'node:fs/promises';
-import { and, eq, inArray, lt, sql } from 'drizzle-orm';
-import { tasks } from '../db/schema.js';
 import type { Config } from '../config.js';
 import type { Deps } from '../deps.js';
 import { CHANNELS } from '../events/bus.js';
 import { newId } from '../ids.js';
-import { MAX_ATTEMPTS, runTask } from './runner.js';
+import { runTask } from './runner.js';
 import type { StepRegistry } from '../steps/step.js';
 import { checkOpenPulls } from '../tasks/merge-tracking.js';
 import { sweepExpiredKeys } from '../tasks/idempotency-keys.js';
-import { endTask } from '../tasks/lifecycle/end.js';
-import { GATE_STATUSES } from '../tasks/states.js';
+import { expireGates } from '../tasks/lifecycle/expire-gates.js';
+import { beat, runningAmong } from '../tasks/lifecycle/heartbeat.js';
+import { releaseWorkerTasks, requeueLost, requeueOrphans } from '../tasks/lifecycle/requeue.js';
 import { removeWorkspace } from '../workspace/checkout.js';
 import { workRootOf } from '../workspace/layout.js';
 import { claimPeriodic } from './periodic.js';
 
-export const GATE_TIMEOUT_MS = 5 * 60_000;
 /** How often one worker deletes Idempotency-Keys whose 24 h are over (lookups ignore them anyway). */
 export const IDEMPOTENCY_SWEEP_MS = 3600_000;
 
@@ -54,9 +52,10 @@ export interface Worker {
 
 /**
  * A worker: takes "run task" jobs from the queue, keeps heartbeats for its running tasks,
- * hears kills by NOTIFY (and notices them on the heartbeat as a fallback), and does the
- * periodic maintenance every worker shares: cancelling gates left unapproved for 5
- * minutes, handing tasks of dead workers to live ones, failing tasks whose workers died twice.
+ * hears kills by NOTIFY (and notices them on the heartbeat as a fallback), and schedules the
+ * maintenance every worker shares (the lifecycle operations in src/tasks/lifecycle: gates
+ * left unapproved for 5 minutes cancelled, tasks of dead workers handed to live ones or
+ * failed after two deaths, lost jobs queued again) and the periodic jobs.
  */
 export async function startWorker(
   deps: Deps,
@@ -77,76 +76,11 @@ export async function startWorker(
       running.delete(run);
     }
   });
-
   const unsubscribe = [
     deps.events.subscribe(CHANNELS.taskQueued, () => deps.queue.wake()),
     deps.events.subscribe(CHANNELS.taskKill, (taskId) => void deps.runs.abort(taskId, 'killed')),
   ];
-
-  const heartbeat = async () => {
-    const ids = deps.runs.ids();
-    if (ids.length === 0) return;
-    const now = deps.clock.now();
-    const alive = await deps.db
-      .update(tasks)
-      .set({ heartbeatAt: now })
-      .where(and(inArray(tasks.id, ids), eq(tasks.status, 'running'), eq(tasks.workerId, id)))
-      .returning({ id: tasks.id });
-    // Runs whose task is no longer ours (killed, finished elsewhere) stop here even if the NOTIFY was missed.
-    const ours = new Set(alive.map((r) => r.id));
-    await Promise.all(
-      ids.filter((t) => !ours.has(t)).map((t) => deps.runs.abort(t, 'the task is no longer running here')),
-    );
-  };
-
-  const maintain = async () => {
-    const now = deps.clock.now();
-    // Gates not approved in time: cancelled, credit released.
-    const gateDeadline = new Date(now.getTime() - GATE_TIMEOUT_MS);
-    const expired = await deps.db
-      .select({ id: tasks.id })
-      .from(tasks)
-      .where(and(inArray(tasks.status, [...GATE_STATUSES]), lt(tasks.gateSince, gateDeadline)));
-    for (const { id: taskId } of expired) {
-      await endTask(deps, taskId, {
-        status: 'cancelled',
-        error: 'the approval gate was not approved within 5 minutes',
-        where: and(inArray(tasks.status, [...GATE_STATUSES]), lt(tasks.gateSince, gateDeadline)),
-      });
-    }
-    // Running tasks whose worker stopped beating: another attempt, or failed after two.
-    const stale = new Date(now.getTime() - opts.staleMs);
-    const orphans = await deps.db
-      .select({ id: tasks.id, attempts: tasks.attempts, step: tasks.currentStep })
-      .from(tasks)
-      .where(and(eq(tasks.status, 'running'), lt(tasks.heartbeatAt, stale)));
-    for (const orphan of orphans) {
-      if (orphan.attempts >= MAX_ATTEMPTS) {
-        await endTask(deps, orphan.id, {
-          status: 'failed',
-          where: and(eq(tasks.status, 'running'), lt(tasks.heartbeatAt, stale)),
-          error: `the worker running ${orphan.step ?? 'the task'} stopped responding ${MAX_ATTEMPTS} times; giving up`,
-        });
-      } else {
-        await deps.queue.enqueue(orphan.id);
-      }
-    }
-    // Running tasks released at a gate approval, and pending tasks whose job was lost, are queued again.
-    const lostBefore = new Date(now.getTime() - opts.staleMs);
-    const lost = await deps.db
-      .select({ id: tasks.id })
-      .from(tasks)
-      .where(
-        sql`(${tasks.status} = 'pending' and ${tasks.createdAt} < ${lostBefore}) or (${tasks.status} = 'running' and ${tasks.workerId} is null and ${tasks.heartbeatAt} < ${lostBefore})`,
-      );
-    for (const { id: taskId } of lost) await deps.queue.enqueue(taskId);
-    if (await claimPeriodic(deps, 'idempotency-sweep', IDEMPOTENCY_SWEEP_MS)) await sweepExpiredKeys(deps);
-    // Pull requests the service opened: merged? edited by a person? One worker per period asks.
-    if (await claimPeriodic(deps, 'merge-tracking', deps.config.mergeCheckMs)) {
-      const report = await checkOpenPulls(deps);
-      if (report.checked) deps.log.info({ worker: id, ...report }, 'pull requests checked');
-    }
-  };
+  const maintain = () => maintenance(deps, id, opts.staleMs);
 
   await removeStaleWorkspaces(deps).catch((err) => deps.log.warn({ err }, 'could not clean up old workspaces'));
 
@@ -155,7 +89,10 @@ export async function startWorker(
       if (!stopping) deps.log.warn({ err, worker: id }, `${what} failed`);
     });
   const timers = [
-    setInterval(guard(heartbeat, 'heartbeat'), opts.heartbeatMs),
+    setInterval(
+      guard(() => heartbeat(deps, id), 'heartbeat'),
+      opts.heartbeatMs,
+    ),
     setInterval(guard(maintain, 'maintenance'), opts.maintenanceMs),
   ];
   deps.log.info({ worker: id, ...opts }, 'worker started');
@@ -172,14 +109,37 @@ export async function startWorker(
       // carries on from the last finished step, and a clean shutdown does not count as an attempt.
       await deps.runs.abortAll('the worker is shutting down');
       await Promise.allSettled([...running]);
-      const released = await deps.db
-        .update(tasks)
-        .set({ workerId: null, attempts: 0 })
-        .where(and(eq(tasks.status, 'running'), eq(tasks.workerId, id)))
-        .returning({ id: tasks.id });
-      for (const r of released) await deps.queue.enqueue(r.id).catch(() => {});
+      await releaseWorkerTasks(deps, id);
     },
   };
+}
+
+/** Beats for this process's runs; runs whose task is no longer ours stop, even if the kill's NOTIFY was missed. */
+async function heartbeat(deps: Deps, workerId: string) {
+  const ids = deps.runs.ids();
+  if (ids.length === 0) return;
+  const ours = await beat(deps, workerId, ids);
+  await Promise.all(
+    ids.filter((t) => !ours.has(t)).map((t) => deps.runs.abort(t, 'the task is no longer running here')),
+  );
+}
+
+/** One maintenance pass; every worker runs it, the guarded operations make overlaps harmless. */
+async function maintenance(deps: Deps, workerId: string, staleMs: number) {
+  await expireGates(deps);
+  await requeueOrphans(deps, staleMs);
+  await requeueLost(deps, staleMs);
+  await periodicJobs(deps, workerId);
+}
+
+/** Jobs one worker per period runs, whichever claims the period first. */
+async function periodicJobs(deps: Deps, workerId: string) {
+  if (await claimPeriodic(deps, 'idempotency-sweep', IDEMPOTENCY_SWEEP_MS)) await sweepExpiredKeys(deps);
+  // Pull requests the service opened: merged? edited by a person?
+  if (await claimPeriodic(deps, 'merge-tracking', deps.config.mergeCheckMs)) {
+    const report = await checkOpenPulls(deps);
+    if (report.checked) deps.log.info({ worker: workerId, ...report }, 'pull requests checked');
+  }
 }
 
 /**
@@ -191,10 +151,6 @@ async function removeStaleWorkspaces(deps: Deps) {
   const root = workRootOf(deps.config.dataDir);
   const ids = (await readdir(root).catch(() => [] as string[])).filter((name) => /^[0-9a-f-]{36}$/.test(name));
   if (ids.length === 0) return;
-  const running = await deps.db
-    .select({ id: tasks.id })
-    .from(tasks)
-    .where(and(inArray(tasks.id, ids), eq(tasks.status, 'running')));
-  const keep = new Set(running.map((r) => r.id));
+  const keep = await runningAmong(deps, ids);
   for (const id of ids.filter((i) => !keep.has(i))) await removeWorkspace(deps.config.dataDir, id);
 }
