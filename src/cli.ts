@@ -1,7 +1,6 @@
 import { parseArgs } from 'node:util';
-import type { PlanName } from './accounts/plans.js';
 import { systemClock } from './clock.js';
-import { type Config, ConfigError, loadConfig } from './config.js';
+import { ASSIGNABLE_PLANS, type Config, ConfigError, loadConfig, type PlanName } from './config.js';
 import type { Db } from './db/client.js';
 import { AppError } from './errors.js';
 
@@ -28,13 +27,16 @@ function nonNegativeInt(flag: string, value: string | undefined): number | undef
   return Number(value);
 }
 
-const PLANS_FOR_CLI = ['free', 'pro', 'scale'] as const;
+const isAssignable = (value: string): value is (typeof ASSIGNABLE_PLANS)[number] =>
+  (ASSIGNABLE_PLANS as readonly string[]).includes(value);
 
 function plan(value: string | undefined): PlanName | undefined {
   if (value === undefined) return undefined;
-  if (!(PLANS_FOR_CLI as readonly string[]).includes(value))
-    throw new UsageError(`--plan expects free, pro or scale, got "${value}"`);
-  return value as PlanName;
+  if (!isAssignable(value)) {
+    const names = `${ASSIGNABLE_PLANS.slice(0, -1).join(', ')} or ${ASSIGNABLE_PLANS.at(-1)}`;
+    throw new UsageError(`--plan expects ${names}, got "${value}"`);
+  }
+  return value;
 }
 
 function configWithFlags(env: NodeJS.ProcessEnv, flags: { port?: string; host?: string }): Config {

@@ -58,7 +58,16 @@ export const LLM_PROVIDERS = ['openai', 'anthropic', 'google'] as const;
 export type LlmProvider = (typeof LLM_PROVIDERS)[number];
 export type LlmStep = 'planner' | 'locator' | 'inspector' | 'fixer';
 export const LLM_STEPS: readonly LlmStep[] = ['planner', 'locator', 'inspector', 'fixer'];
-export type BudgetPlan = 'free' | 'pro' | 'scale' | 'demo';
+
+/**
+ * The plan names, once. They live here, in the base layer, because the config sets each plan's
+ * budget and cannot import the accounts domain; the plans' limits are in src/accounts/plans.ts.
+ * The assignable ones are those an operator can put an account on; demo accounts are made by
+ * POST /v1/demo/token.
+ */
+export const ASSIGNABLE_PLANS = ['free', 'pro', 'scale'] as const;
+export const PLAN_NAMES = [...ASSIGNABLE_PLANS, 'demo'] as const;
+export type PlanName = (typeof PLAN_NAMES)[number];
 
 export interface LlmConfig {
   /** The provider managed calls use when a step names none; default: the first with a managed key. */
@@ -74,7 +83,7 @@ export interface LlmConfig {
   /** Whether the locator asks the model to re-rank its deterministic shortlist. */
   rerank: boolean;
   /** Per-task spending limits by plan. */
-  budgets: Record<BudgetPlan, { tokens: number; usd: number }>;
+  budgets: Record<PlanName, { tokens: number; usd: number }>;
   /** Extra or overriding prices, USD per million tokens: {"model-prefix": [input, output]}. */
   prices: Record<string, [number, number]>;
 }
@@ -271,7 +280,7 @@ function prices(env: Env): Record<string, [number, number]> {
 }
 
 /** Per-task budgets; generous enough for a fix with retries, small enough to stop a runaway loop. */
-const BUDGET_DEFAULTS: Record<BudgetPlan, { tokens: number; usd: number }> = {
+const BUDGET_DEFAULTS: Record<PlanName, { tokens: number; usd: number }> = {
   free: { tokens: 300_000, usd: 1.5 },
   pro: { tokens: 1_000_000, usd: 5 },
   scale: { tokens: 2_000_000, usd: 10 },
@@ -289,7 +298,7 @@ function llm(env: Env): LlmConfig {
     if (m) models[step] = m;
   }
   const budgets = Object.fromEntries(
-    (Object.keys(BUDGET_DEFAULTS) as BudgetPlan[]).map((plan) => [
+    PLAN_NAMES.map((plan) => [
       plan,
       {
         tokens: integer(

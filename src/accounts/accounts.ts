@@ -5,7 +5,8 @@ import { AppError } from '../errors.js';
 import { accounts, apiTokens } from '../db/schema.js';
 import { newId } from '../ids.js';
 import { grantCredits } from './credits.js';
-import { type PlanName, isPlanName } from './plans.js';
+import type { PlanName } from '../config.js';
+import { isPlanName } from './plans.js';
 import { type TokenKind, issueToken } from './token-secrets.js';
 
 export type Account = typeof accounts.$inferSelect;

@@ -1,4 +1,5 @@
-export type PlanName = 'free' | 'pro' | 'scale' | 'demo';
+import type { PlanName } from '../config.js';
+
 export type TaskMode = 'preview' | 'pr';
 export type Step = 'planner' | 'locator' | 'inspector' | 'fixer' | 'validator' | 'pr';
 
@@ -10,9 +11,6 @@ export interface PlanLimits {
   maxRetries: number;
   mode: TaskMode;
 }
-
-/** Plans an operator can put an account on (demo accounts are made by POST /v1/demo/token). */
-export const ASSIGNABLE_PLANS = ['free', 'pro', 'scale'] as const;
 
 export const PLANS: Record<PlanName, PlanLimits> = {
   free: { monthly: 10, concurrent: 1, maxFiles: 5, maxRetries: 1, mode: 'preview' },

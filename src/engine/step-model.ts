@@ -1,4 +1,4 @@
-import type { BudgetPlan, LlmStep } from '../config.js';
+import type { LlmStep, PlanName } from '../config.js';
 import type { Deps } from '../deps.js';
 import { ModelClient } from '../llm/client.js';
 import { chooseModel } from '../accounts/model-credentials.js';
@@ -14,7 +14,7 @@ const LLM_STEPS: readonly StepName[] = ['planner', 'locator', 'inspector', 'fixe
  * inside the worker and only when the step actually calls a model. `spent` reports what the
  * step's calls used, for the step's log record and the task's totals.
  */
-export function stepModel(deps: Deps, task: Task, step: StepName, plan: BudgetPlan, signal: AbortSignal) {
+export function stepModel(deps: Deps, task: Task, step: StepName, plan: PlanName, signal: AbortSignal) {
   const meter = new UsageMeter();
   let client: Promise<ModelClient> | undefined;
   return {

@@ -6,7 +6,7 @@ import { join } from 'node:path';
 import { and, eq, inArray, type SQL } from 'drizzle-orm';
 import type { FastifyInstance } from 'fastify';
 import { createAccount } from '../../src/accounts/accounts.js';
-import type { PlanName } from '../../src/accounts/plans.js';
+import type { PlanName } from '../../src/config.js';
 import { buildApp } from '../../src/app.js';
 import { manualClock } from '../../src/clock.js';
 import { loadConfig } from '../../src/config.js';
