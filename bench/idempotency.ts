@@ -133,7 +133,12 @@ async function benchDatabase(label: string, database: Database) {
       }
       const t0 = performance.now();
       const statuses = await Promise.all(
-        headers.map((h) => send(h).then(async (r) => (await r.arrayBuffer(), r.status))),
+        headers.map((h) =>
+          send(h).then(async (r) => {
+            await r.arrayBuffer();
+            return r.status;
+          }),
+        ),
       );
       plainBursts.push(performance.now() - t0);
       if (statuses.some((s) => s !== 201)) throw new Error(`plain burst ${b}: ${JSON.stringify(statuses)}`);

@@ -61,7 +61,7 @@ async function main() {
       const item = await stream.waitFor((i) => i.kind === 'event', 180_000, from);
       from = stream.items.indexOf(item) + 1;
       if (item.kind !== 'event') continue;
-      const data = JSON.parse(item.data) as Record<string, any>;
+      const data = JSON.parse(item.data) as { step: string; status: string; output?: StepOutput };
       if (item.event === 'log') {
         const extra = data.status === 'running' ? '' : ` ${summarise(data.step, data.output ?? {})}`;
         console.log(`  [${data.step}] ${data.status}${extra}`);
@@ -72,7 +72,7 @@ async function main() {
     }
     stream.close();
     const final = (await (await fetch(`${server.url}/v1/tasks/${task.id}`, { headers })).json()) as {
-      task: Record<string, any>;
+      task: { status: string; tokens_total: number; cost_usd: number; diff_summary: string | null };
     };
     console.log(
       `tokens ${final.task.tokens_total}, cost $${final.task.cost_usd.toFixed(6)} (priced as gpt-4.1)\n\ndiff:\n${final.task.diff_summary ?? '(none)'}`,
@@ -86,14 +86,26 @@ async function main() {
   }
 }
 
-function summarise(step: string, o: Record<string, any>): string {
+/** The fields of the steps' outputs the demo prints. */
+interface StepOutput {
+  error?: string;
+  reason?: string;
+  summary?: string;
+  selected?: string[];
+  files_changed?: { path: string }[];
+  rounds?: number;
+  passed?: boolean;
+  fixed?: string[];
+  command?: string;
+}
+
+function summarise(step: string, o: StepOutput): string {
   if (o.error) return `— ${o.error}`;
   if (o.reason) return `— ${o.reason}`;
   if (step === 'planner') return `— ${o.summary}`;
   if (step === 'locator') return `— ${(o.selected ?? []).join(', ')}`;
   if (step === 'inspector') return `— ${o.summary}`;
-  if (step === 'fixer')
-    return `— ${(o.files_changed ?? []).map((f: { path: string }) => f.path).join(', ')} in ${o.rounds} answer(s)`;
+  if (step === 'fixer') return `— ${(o.files_changed ?? []).map((f) => f.path).join(', ')} in ${o.rounds} answer(s)`;
   if (step === 'validator')
     return `— passed: ${o.passed}, fixed: ${(o.fixed ?? []).join(', ') || 'none'} (${o.command})`;
   return '';

@@ -175,7 +175,7 @@ function trustProxy(env: Env): boolean | number | string[] {
     .split(',')
     .map((s) => s.trim())
     .filter(Boolean);
-  if (list.every((s) => /^[0-9a-fA-F:.\/]+$/.test(s))) return list;
+  if (list.every((s) => /^[0-9a-fA-F:./]+$/.test(s))) return list;
   throw new ConfigError(
     'EMEND_TRUST_PROXY',
     'expected true, false, a hop count, or a comma-separated list of addresses',

@@ -8,6 +8,7 @@
  * replacement character, which is what a reader would see for it anyway.
  */
 
+// biome-ignore lint/suspicious/noControlCharactersInRegex: NUL is the very character this finds.
 const UNSTORABLE = /\u0000|[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/g;
 
 export const REPLACEMENT = '\ufffd';

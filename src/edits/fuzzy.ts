@@ -78,7 +78,7 @@ export function fuzzyFind(file: string[], search: string[]): FuzzyResult {
     for (let i = 1; i <= n; i++) {
       cur[0] = 0;
       for (let j = 1; j <= widest; j++) {
-        let v = prev[j]! > cur[j - 1]! ? prev[j]! : cur[j - 1]!;
+        let v = Math.max(prev[j]!, cur[j - 1]!);
         if (j - i <= band && i - j <= band) {
           const diag = prev[j - 1]! + sim(i - 1, s + j - 1) * (wa[i - 1]! + wb[s + j - 1]!);
           if (diag > v) v = diag;
@@ -105,7 +105,10 @@ export function fuzzyFind(file: string[], search: string[]): FuzzyResult {
   const grams = new Map<string, Int32Array>();
   const gramsOf = (x: string): Int32Array => {
     let g = grams.get(x);
-    if (!g) grams.set(x, (g = bigrams(x)));
+    if (!g) {
+      g = bigrams(x);
+      grams.set(x, g);
+    }
     return g;
   };
   const rough = memoised((x, y) => (x === y ? 1 : dice(gramsOf(x), gramsOf(y))));

@@ -97,7 +97,9 @@ export function parseEdits(text: string): ParseResult {
       fenceAt = j;
       j = back(j - 1);
     }
-    if (j >= 0 && (path = cleanPath(lines[j]!)) !== undefined) {
+    const headerPath = j >= 0 ? cleanPath(lines[j]!) : undefined;
+    if (headerPath !== undefined) {
+      path = headerPath;
       pathAt = j;
       if (fenceAt < 0) {
         const f = back(j - 1);

@@ -50,7 +50,10 @@ export async function buildIndex(repoDir: string): Promise<LocatorIndex> {
       const found = definitionsOf(parser, path, content);
       const names = [...new Set(found.map((d) => d.name))];
       files.push({ path, content, symbols: names });
-      for (const name of names) (symbols[name] ??= []).push(path);
+      for (const name of names) {
+        symbols[name] ??= [];
+        symbols[name].push(path);
+      }
       if (found.length) defs[path] = found.map((d) => [d.name, d.kind, d.startLine, d.endLine, d.container ?? null]);
     }
   } finally {

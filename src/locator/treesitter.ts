@@ -295,7 +295,7 @@ export async function createDefinitionParser(paths: Iterable<string>): Promise<D
       parser.setLanguage(grammar.language);
       parser.reset();
       const deadline = performance.now() + PARSE_BUDGET_MS;
-      let tree;
+      let tree: ReturnType<typeof parser.parse>;
       try {
         tree = parser.parse(source, null, { progressCallback: () => performance.now() > deadline });
       } catch {

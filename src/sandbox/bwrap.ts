@@ -9,7 +9,7 @@ const ROOT_DIRS = ['/bin', '/sbin', '/lib', '/lib32', '/lib64', '/libx32'];
 export function hostLayout(): HostLayout {
   const rootEntries: RootEntry[] = [];
   for (const path of ROOT_DIRS) {
-    let stat;
+    let stat: ReturnType<typeof lstatSync>;
     try {
       stat = lstatSync(path);
     } catch {

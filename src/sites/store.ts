@@ -47,6 +47,7 @@ export function checkSitePath(path: string): string {
     new AppError('bad_request', `site file path ${JSON.stringify(path.slice(0, 100))}: ${why}`);
   if (path.length === 0 || path.length > MAX_PATH_LENGTH) throw bad(`must be 1 to ${MAX_PATH_LENGTH} characters`);
   if (path.startsWith('/')) throw bad('must be relative (no leading /)');
+  // biome-ignore lint/suspicious/noControlCharactersInRegex: control characters are what this refuses.
   if (/[\\\x00-\x1f\x7f]/.test(path)) throw bad('must not contain a backslash or control characters');
   for (const segment of path.split('/')) {
     if (segment === '' || segment === '.') throw bad('has an empty or "." segment');

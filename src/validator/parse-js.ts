@@ -40,8 +40,11 @@ export function parseTap(lines: string[]): ParserResult {
     if (!isSuite || (status === 'failed' && !anyChildFailed)) tests.push([[...parents, name].join(' > '), status]);
     explained.push(i);
     // Tell the enclosing level that it has children, and whether one of them failed.
-    for (const level of [...hadChildren.keys()])
-      if (level >= indent) hadChildren.delete(level), childFailed.delete(level);
+    for (const level of [...hadChildren.keys()]) {
+      if (level < indent) continue;
+      hadChildren.delete(level);
+      childFailed.delete(level);
+    }
     const parentLevel = Math.max(-1, ...[...open.keys()].filter((l) => l < indent));
     if (parentLevel >= 0) {
       hadChildren.set(parentLevel, true);

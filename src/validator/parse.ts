@@ -46,6 +46,7 @@ export interface ParsedRun {
  * copy), so ids and markers from the baseline and the change compare equal.
  */
 export function normalizeOutput(output: string, roots: string[]): string {
+  // biome-ignore lint/suspicious/noControlCharactersInRegex: ESC starts the terminal colour codes removed here.
   let text = output.replace(/\r\n?/g, '\n').replace(/\x1b\[[0-9;?]*[A-Za-z]/g, '');
   for (const root of roots) text = text.split(`${root.replace(/\/+$/, '')}/`).join('');
   return text;

@@ -50,8 +50,7 @@ export class ProgressWatch {
   push(chunk: Buffer | string): void {
     if (this.stopped) return;
     this.buffer += chunk.toString();
-    let newline: number;
-    while ((newline = this.buffer.indexOf('\n')) >= 0) {
+    for (let newline = this.buffer.indexOf('\n'); newline >= 0; newline = this.buffer.indexOf('\n')) {
       const line = this.buffer.slice(0, newline);
       this.buffer = this.buffer.slice(newline + 1);
       this.line(line);

@@ -61,7 +61,7 @@ describe('a fix task end to end', { timeout: 150_000 }, () => {
     expect(states.at(-1)).toMatchObject({ status: 'done', pr_url: expect.stringContaining('/acme/calc/pull/1') });
 
     const got = (await (await fetch(`${baseUrl}/v1/tasks/${task.id}`, { headers })).json()) as {
-      task: Record<string, any>;
+      task: Record<string, unknown>;
     };
     expect(got.task).toMatchObject({ status: 'done', pr_url: `${h.github.webUrl}/acme/calc/pull/1`, pr_merged: false });
     expect(got.task.tokens_total).toBe(model.billed().input + model.billed().output);
@@ -77,7 +77,7 @@ describe('a fix task end to end', { timeout: 150_000 }, () => {
     h.github.mergePull('acme', 'calc', pull.number);
     await svc.worker.maintain();
     const merged = (await (await fetch(`${baseUrl}/v1/tasks/${task.id}`, { headers })).json()) as {
-      task: Record<string, any>;
+      task: Record<string, unknown>;
     };
     expect(merged.task).toMatchObject({ pr_merged: true, human_edit_after: false });
     expect(await claimPeriodic(h.deps, 'merge-tracking', h.deps.config.mergeCheckMs)).toBe(false);

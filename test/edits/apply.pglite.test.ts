@@ -131,8 +131,8 @@ describe('applying edits', () => {
     expect(reason).toMatch(/^SEARCH not found .* closest is a fuzzy match at lines 8-9, \d+% similar \(90% needed\)/);
     expect(reason).toContain('first difference is line 9');
     // The closest window and two lines of context before it, numbered as in the file.
-    expect(reason).toMatch(/^ *9\|         return sum\(p for _, p in self\.items\)$/m);
-    expect(reason).toMatch(/^ *6\|         self\.items\.append/m);
+    expect(reason).toMatch(/^ *9\| {9}return sum\(p for _, p in self\.items\)$/m);
+    expect(reason).toMatch(/^ *6\| {9}self\.items\.append/m);
     expect(reason.length).toBeLessThan(2500);
   });
 

@@ -12,7 +12,7 @@ beforeAll(async () => {
 });
 afterAll(() => h.close());
 
-type Line = Record<string, any>;
+type Line = Record<string, unknown>;
 const exportOf = async (auth: Record<string, string>) => {
   const res = await h.app.inject({ method: 'GET', url: '/v1/me/training/export.jsonl', headers: auth });
   expect(res.statusCode, res.body.slice(0, 300)).toBe(200);
@@ -116,7 +116,7 @@ describe('training summary and export', { timeout: 120_000 }, () => {
     expect(new Set(lines.map((l) => l.id)).size).toBe(lines.length);
 
     const first = lines.find((l) => l.id === rows[1]!.id)!;
-    const outputs = (rows[1]!.progress as { outputs: Record<string, Record<string, any>> }).outputs;
+    const outputs = (rows[1]!.progress as { outputs: Record<string, Record<string, unknown>> }).outputs;
     expect(Object.keys(first).sort()).toEqual(
       [
         'id',
@@ -182,7 +182,7 @@ describe('training summary and export', { timeout: 120_000 }, () => {
     expect(res.body).not.toMatch(/tk_[A-Za-z0-9]/);
     const other = await exportOf(theirs.auth);
     expect(other.lines).toHaveLength(30);
-    expect(other.lines.every((l) => l.prompt.startsWith('STRANGER'))).toBe(true);
+    expect(other.lines.every((l) => String(l.prompt).startsWith('STRANGER'))).toBe(true);
     for (const secret of secrets) expect(other.res.body).not.toContain(secret);
   });
 

@@ -52,13 +52,16 @@ describe('fix tasks through the model steps against the scripted model', { timeo
       likely_files: ['calc/ops.py'],
       model: 'openai/gpt-4.1',
     });
-    expect(byStep('locator')[0]!.output.selected[0]).toBe('calc/ops.py');
+    expect((byStep('locator')[0]!.output.selected as string[])[0]).toBe('calc/ops.py');
     expect(byStep('locator')[0]!.output.reranked).toBe(true);
     // the re-rank sees each shortlisted file's outline, from the locator's index
     expect(model.calls.find((c) => stepOf(c) === 'locator')!.text).toMatch(
       /## calc\/ops\.py\nfound by: .*\n```\n\s+1-3 \w+ add\n\s+6-7 \w+ mul\n```/,
     );
-    expect(byStep('inspector')[0]!.output.insights[0]).toMatchObject({ file: 'calc/ops.py', relevance: 'high' });
+    expect((byStep('inspector')[0]!.output.insights as unknown[])[0]).toMatchObject({
+      file: 'calc/ops.py',
+      relevance: 'high',
+    });
     const fixer = byStep('fixer')[0]!.output;
     expect(fixer.diff).toContain('-    return a - b\n+    return a + b');
     expect(fixer.files_changed).toEqual([{ path: 'calc/ops.py', kind: 'modified' }]);

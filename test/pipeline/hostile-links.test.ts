@@ -159,7 +159,7 @@ describe('a repository whose symlinks lead out of the checkout', { timeout: 180_
     // .emend/test links to /proc/self/environ: read as absent, so the command is the detected one
     expect(planner.text).toContain('Test command: python3 -m pytest');
     // links out are no candidates; a link that stays inside is one, and is read
-    const located = byStep('locator')[0]!.output.files.map((f: { path: string }) => f.path) as string[];
+    const located = (byStep('locator')[0]!.output.files as { path: string }[]).map((f) => f.path);
     expect(located).toContain('calc/alias.py');
     for (const p of ['README.md', 'SECRET.md', 'passwd.txt', 'environ.txt', 'CHANGES.md', 'docs/changes.md'])
       expect(located).not.toContain(p);
@@ -266,9 +266,7 @@ describe('a scaffold task whose model tries to write and read outside its site',
     expect(feedback).toContain('/etc/passwd: absolute paths are refused');
     expect(feedback).toContain('../tree/README.md: ".." is refused in paths');
     expect(feedback).toContain('.git/hooks/post-commit: paths inside .git are refused');
-    const files = byStep('fixer')
-      .at(-1)!
-      .output.files.map((f: { path: string }) => f.path);
+    const files = (byStep('fixer').at(-1)!.output.files as { path: string }[]).map((f) => f.path);
     expect(files).toEqual(['index.html', 'loaf.svg', 'order.html', 'styles.css']);
     expect(readFileSync(join(h.deps.config.dataDir, 'secret.key'), 'utf8')).toBe(`${SECRET_MARKER}\n`);
     expectNoOutsideBytes((await everythingSeen(task.id, owner.auth)).text);

@@ -16,7 +16,7 @@ describe('OutputTail', () => {
     expect(tail.text()).toBe('\n998\n999\n'.slice(-8));
     expect(tail.truncated).toBe(true);
     const big = new OutputTail(4);
-    big.push(Buffer.from('x'.repeat(100) + 'abcd'));
+    big.push(Buffer.from(`${'x'.repeat(100)}abcd`));
     expect(big.text()).toBe('abcd');
   });
 

@@ -1,6 +1,6 @@
-import { APICallError, type ModelMessage, generateText, streamText } from 'ai';
+import { type APICallError, type ModelMessage, generateText, streamText } from 'ai';
 import { beforeEach, describe, expect, it } from 'vitest';
-import { type ModelRequest, type ScriptedModel } from '../support/scripted-model/server.js';
+import type { ModelRequest, ScriptedModel } from '../support/scripted-model/server.js';
 import { KEYS, PROVIDERS, clientFor, useScriptedModel } from './clients.js';
 
 const CONVERSATION: ModelMessage[] = [

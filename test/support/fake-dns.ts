@@ -10,7 +10,11 @@ export function fakeDns(names: Record<string, string[]>): LookupFunction & { ask
   const fn = ((
     hostname: string,
     options: { all?: boolean },
-    callback: (err: NodeJS.ErrnoException | null, address: any, family?: number) => void,
+    callback: (
+      err: NodeJS.ErrnoException | null,
+      address: string | { address: string; family: number }[],
+      family?: number,
+    ) => void,
   ) => {
     asked.push(hostname);
     const list = names[hostname];

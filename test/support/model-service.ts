@@ -64,7 +64,7 @@ export async function startModelService(
   };
 }
 
-export type Log = { step: string; status: string; output: Record<string, any>; tokens: number; cost_usd: number };
+export type Log = { step: string; status: string; output: Record<string, unknown>; tokens: number; cost_usd: number };
 
 export async function postFixTask(
   h: Harness,

@@ -68,7 +68,7 @@ describe('workspaces: the diff of a task', () => {
 
     const diff = await workspaceDiff(fx.deps, ws);
     expect(diff).toMatch(
-      /diff --git a\/src\/calc\.py b\/src\/calc\.py\nindex [0-9a-f]+\.\.[0-9a-f]+ 100644\n--- a\/src\/calc\.py\n\+\+\+ b\/src\/calc\.py\n@@ -1,2 \+1,2 @@\n def add\(a, b\):\n-    return a - b\n\+    return a \+ b\n/,
+      /diff --git a\/src\/calc\.py b\/src\/calc\.py\nindex [0-9a-f]+\.\.[0-9a-f]+ 100644\n--- a\/src\/calc\.py\n\+\+\+ b\/src\/calc\.py\n@@ -1,2 \+1,2 @@\n def add\(a, b\):\n- {4}return a - b\n\+ {4}return a \+ b\n/,
     );
     expect(diff).toContain('diff --git a/tests/test_calc.py b/tests/test_calc.py\nnew file mode 100644\n');
     expect(diff).toContain('--- /dev/null\n+++ b/tests/test_calc.py\n@@ -0,0 +1,4 @@\n+from src.calc import add\n');

@@ -66,6 +66,13 @@ export interface SoakReport {
 const TERMINAL = new Set(['done', 'failed', 'cancelled']);
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
+/** The fields of the API's answers the driver reads. */
+interface Answer {
+  id?: string;
+  error?: string;
+  task?: { status: string; finished_at: string | null };
+}
+
 interface Account {
   token: string;
   plan: 'scale' | 'free';
@@ -138,7 +145,7 @@ export async function runSoak(o: SoakOptions): Promise<SoakReport> {
       method: string,
       path: string,
       body?: unknown,
-    ): Promise<{ status: number; json: any; headers: Headers } | undefined> => {
+    ): Promise<{ status: number; json: Answer | undefined; headers: Headers } | undefined> => {
       const node = s.api[rr++ % s.api.length]!;
       let res: Response;
       try {
@@ -164,9 +171,9 @@ export async function runSoak(o: SoakOptions): Promise<SoakReport> {
         if (res.status === 503 && inWindow) http.unavailableInWindow++;
         else http.outside.push({ status: res.status, method, path, atMs: at(), body: text.slice(0, 300) });
       }
-      let json: any;
+      let json: Answer | undefined;
       try {
-        json = JSON.parse(text);
+        json = JSON.parse(text) as Answer;
       } catch {
         json = undefined;
       }
@@ -176,6 +183,11 @@ export async function runSoak(o: SoakOptions): Promise<SoakReport> {
     const latencies: number[] = [];
     const finishedAt: number[] = [];
     const byKind: Record<string, Record<string, number>> = {};
+    const tally = (kind: string, outcome: string) => {
+      const counts = byKind[kind] ?? {};
+      byKind[kind] = counts;
+      counts[outcome] = (counts[outcome] ?? 0) + 1;
+    };
     let posted = 0;
     let continued = 0;
     let firstPost = Infinity;
@@ -193,12 +205,12 @@ export async function runSoak(o: SoakOptions): Promise<SoakReport> {
     };
 
     /** Polls a task until it is terminal, approving its gates and killing it when told to. */
-    const follow = async (acct: Account, id: string, kind: Kind, killAfterMs: number | undefined, started: number) => {
+    const follow = async (acct: Account, id: string, killAfterMs: number | undefined, started: number) => {
       for (;;) {
         await sleep(300);
         const got = await call(acct.token, 'GET', `/v1/tasks/${id}`);
-        if (!got || got.status !== 200) continue;
-        const task = got.json.task as { status: string; finished_at: string | null };
+        if (got?.status !== 200) continue;
+        const task = got.json!.task!;
         if (TERMINAL.has(task.status)) return task;
         if (task.status === 'awaiting_plan' || task.status === 'awaiting_diff') {
           await call(acct.token, 'POST', `/v1/tasks/${id}/approve`, {
@@ -233,7 +245,7 @@ export async function runSoak(o: SoakOptions): Promise<SoakReport> {
           ...(kind === 'manual' ? { approval_mode: 'manual' } : {}),
         });
         if (res?.status === 201) {
-          id = res.json.id as string;
+          id = res.json!.id!;
           acct.created++;
           break;
         }
@@ -245,11 +257,11 @@ export async function runSoak(o: SoakOptions): Promise<SoakReport> {
       }
       posted++;
       const killAfter = kind === 'kill' ? 200 + ((n * 7919) % 4000) : undefined;
-      const task = await follow(acct!, id, kind, killAfter, started);
+      const task = await follow(acct!, id, killAfter, started);
       const fin = Date.parse(task.finished_at!);
       latencies.push(fin - started);
       finishedAt.push(fin);
-      (byKind[kind] ??= {})[task.status] = (byKind[kind]![task.status] ?? 0) + 1;
+      tally(kind, task.status);
       // Every other preview that is done is promoted to a pull-request run.
       if (kind === 'preview' && task.status === 'done' && n % 2 === 0) {
         for (;;) {
@@ -257,15 +269,14 @@ export async function runSoak(o: SoakOptions): Promise<SoakReport> {
           const res = await call(scaleAcct.token, 'POST', `/v1/tasks/${id}/continue`);
           if (res?.status === 201) {
             continued++;
-            const child = await follow(scaleAcct, res.json.id, 'pr', undefined, Date.now());
+            const child = await follow(scaleAcct, res.json!.id!, undefined, Date.now());
             finishedAt.push(Date.parse(child.finished_at!));
-            (byKind['continue'] ??= {})[child.status] = (byKind['continue']![child.status] ?? 0) + 1;
+            tally('continue', child.status);
             break;
           }
           // A free account cannot continue without a credit (402): that is the product's rule, recorded.
           if (res && res.status !== 503) {
-            (byKind['continue'] ??= {})[`refused ${res.status} ${res.json?.error}`] =
-              ((byKind['continue'] ?? {})[`refused ${res.status} ${res.json?.error}`] ?? 0) + 1;
+            tally('continue', `refused ${res.status} ${res.json?.error}`);
             break;
           }
           await sleep(1000);
