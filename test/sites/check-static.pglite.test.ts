@@ -1,18 +1,22 @@
 import { describe, expect, it } from 'vitest';
-import { SITE_LIMITS, checkStatic, srcsetUrls } from '../../src/sites/check-static.js';
+import { srcsetUrls } from '../../src/sites/check-links.js';
+import { SITE_LIMITS, checkStatic } from '../../src/sites/check-static.js';
 import { type SiteFiles, type SiteProblem, formatSiteProblems } from '../../src/sites/validate-site.js';
 import { goodSite } from './fixtures.js';
 
 /** A page that passes the static checks, with `body` inside and `head` extra in <head>. */
 function page(body: string, head = ''): string {
-  return `<!DOCTYPE html>
+  return (
+    `<!DOCTYPE html>
 <html lang="en">
-<head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1"><title>T</title>${head}</head>
+<head><meta charset="utf-8"><meta name="viewport" content="width=device-width, ` +
+    `initial-scale=1"><title>T</title>${head}</head>
 <body><h1>T</h1>
 ${body}
 </body>
 </html>
-`;
+`
+  );
 }
 
 function problems(files: SiteFiles, allowExternal = false): SiteProblem[] {
@@ -34,11 +38,14 @@ describe('static site checks', () => {
   it('reports markup that does not mean what it says, and ignores the harmless errors', () => {
     const files = {
       'index.html':
-        '<html lang="en"><head><meta name="viewport" content="width=device-width"><title>T</title></head>\n<body><h1>T</h1>\n<div/>text &nbps; &copy 2025\n<p class="a" class="b">x</p>\n</span>\n<section><div>open</section>\n</body></html>\n',
+        '<html lang="en"><head><meta name="viewport" ' +
+        'content="width=device-width"><title>T</title></head>\n<body><h1>T</h1>\n<div/>text &nbps; &copy ' +
+        '2025\n<p class="a" class="b">x</p>\n</span>\n<section><div>open</section>\n</body></html>\n',
     };
     const html = messages(files, 'html');
     expect(html).toEqual([
-      'index.html: line 1: the page renders in quirks mode (no <!DOCTYPE html>, or an old doctype); make <!DOCTYPE html> the very first line',
+      'index.html: line 1: the page renders in quirks mode (no <!DOCTYPE html>, or an old doctype); make ' +
+        '<!DOCTYPE html> the very first line',
       expect.stringMatching(
         /^index\.html: line 3:1: a self-closing non-void element such as <div\/>: HTML ignores the "\/"/,
       ),
@@ -62,20 +69,26 @@ describe('static site checks', () => {
   it('resolves relative, root-relative and directory links, and suggests the file meant', () => {
     const files: SiteFiles = {
       'index.html': page(
-        '<a href="docs/">Docs</a> <a href="docs">Docs</a> <a href="./docs/guide.html?x=1#install">Guide</a> <a href="Img/Logo.svg">L</a> <a href="#top">Top</a> <a href="#">Top</a>',
+        '<a href="docs/">Docs</a> <a href="docs">Docs</a> <a href="./docs/guide.html?x=1#install">Guide</a> <a ' +
+          'href="Img/Logo.svg">L</a> <a href="#top">Top</a> <a href="#">Top</a>',
       ),
       'docs/index.html': page(
-        '<a href="../">Home</a> <a href="/docs/guide.html">Guide</a> <a href="../../../index.html">Up</a> <a href="guide.html#nope">Nope</a> <img src="logo.svg" alt="">',
+        '<a href="../">Home</a> <a href="/docs/guide.html">Guide</a> <a href="../../../index.html">Up</a> <a ' +
+          'href="guide.html#nope">Nope</a> <img src="logo.svg" alt="">',
       ),
       'docs/guide.html': page(
-        '<h2 id="install">Install</h2><a name="legacy"></a><a href="index.html#">Docs</a> <a href="#legacy">Old anchor</a>',
+        '<h2 id="install">Install</h2><a name="legacy"></a><a href="index.html#">Docs</a> <a ' +
+          'href="#legacy">Old anchor</a>',
       ),
       'img/logo.svg': '<svg xmlns="http://www.w3.org/2000/svg"><symbol id="mark"/></svg>',
     };
     expect(messages(files, 'links')).toEqual([
-      'docs/index.html: line 5: <a href="guide.html#nope"> points at docs/guide.html#nope, but docs/guide.html has no element with id="nope"',
-      'docs/index.html: line 5: <img src="logo.svg"> points at /docs/logo.svg, which is not in the site (did you mean /img/logo.svg?)',
-      'index.html: line 5: <a href="Img/Logo.svg"> points at /Img/Logo.svg, which is not in the site (did you mean /img/logo.svg?)',
+      'docs/index.html: line 5: <a href="guide.html#nope"> points at docs/guide.html#nope, but docs/guide.html ' +
+        'has no element with id="nope"',
+      'docs/index.html: line 5: <img src="logo.svg"> points at /docs/logo.svg, which is not in the site (did ' +
+        'you mean /img/logo.svg?)',
+      'index.html: line 5: <a href="Img/Logo.svg"> points at /Img/Logo.svg, which is not in the site (did you ' +
+        'mean /img/logo.svg?)',
     ]);
     // SVG sprites: the fragment must name an id in the SVG file
     const sprite = {
@@ -83,15 +96,18 @@ describe('static site checks', () => {
       'index.html': page('<svg><use href="img/logo.svg#mark"></use><use xlink:href="img/logo.svg#gone"></use></svg>'),
     };
     expect(messages(sprite, 'links').filter((m) => m.startsWith('index.html'))).toEqual([
-      'index.html: line 5: <use xlink:href="img/logo.svg#gone"> points at img/logo.svg#gone, but img/logo.svg has no element with id="gone"',
+      'index.html: line 5: <use xlink:href="img/logo.svg#gone"> points at img/logo.svg#gone, but img/logo.svg ' +
+        'has no element with id="gone"',
     ]);
   });
 
   it('reports root-relative URLs when the site is published under a sub-path', () => {
     const files = goodSite();
     expect(checkStatic(files, { allowRootRelative: false }).problems.map((p) => `${p.file}: ${p.message}`)).toEqual([
-      'about/index.html: line 4: <a href="/"> uses the root-relative path /; the site is published under a sub-path, where that misses the site: write it relative to this file (../)',
-      'index.html: line 12: <a href="/" class="brand"> uses the root-relative path /; the site is published under a sub-path, where that misses the site: write it relative to this file (./)',
+      'about/index.html: line 4: <a href="/"> uses the root-relative path /; the site is published under a ' +
+        'sub-path, where that misses the site: write it relative to this file (../)',
+      'index.html: line 12: <a href="/" class="brand"> uses the root-relative path /; the site is published ' +
+        'under a sub-path, where that misses the site: write it relative to this file (./)',
     ]);
   });
 
@@ -106,28 +122,39 @@ describe('static site checks', () => {
     expect(srcsetUrls('a.png,b.png 2x')).toEqual(['a.png,b.png']);
     const files: SiteFiles = {
       'index.html': page(
-        '<picture><source srcset="img/a.png 1x, img/b.png 2x"><img src="img/a.png" alt="A"></picture>\n<div style="background: url(\'img/c.png\')">x</div>\n<svg><rect fill="url(#grad)"/><path style="fill: url(#nogradient)"/><defs><linearGradient id="grad"/></defs></svg>',
-        '<style>\n.hero { background: url("img/d.png"), url(data:image/png;base64,AAA=); }\n</style><link rel="stylesheet" href="css/site.css">',
+        '<picture><source srcset="img/a.png 1x, img/b.png 2x"><img src="img/a.png" alt="A"></picture>\n<div ' +
+          'style="background: url(\'img/c.png\')">x</div>\n<svg><rect fill="url(#grad)"/><path style="fill: ' +
+          'url(#nogradient)"/><defs><linearGradient id="grad"/></defs></svg>',
+        '<style>\n.hero { background: url("img/d.png"), url(data:image/png;base64,AAA=); }\n</style><link ' +
+          'rel="stylesheet" href="css/site.css">',
       ),
       'css/site.css':
-        '@import "base.css";\n/* url(commented-out.png) */\n.a { background: url(../img/a.png); }\n.b { background: url(/img/e.png) }\n',
+        '@import "base.css";\n/* url(commented-out.png) */\n.a { background: url(../img/a.png); }\n.b { ' +
+        'background: url(/img/e.png) }\n',
       'css/base.css': 'body{}',
       'img/a.png': Buffer.from([0x89, 0x50, 0x4e, 0x47]),
     };
     expect(messages(files, 'links')).toEqual([
-      'index.html: line 4: url("img/d.png") in a <style> block points at /img/d.png, which is not in the site; add the file or fix the path',
-      'index.html: line 7: <source srcset="img/a.png 1x, img/b.png 2x"> points at /img/b.png, which is not in the site; add the file or fix the path',
-      `index.html: line 8: url('img/c.png') in the style attribute of <div> points at /img/c.png, which is not in the site; add the file or fix the path`,
-      'index.html: line 9: url(#nogradient) in the style attribute of <path> points at #nogradient, but no element on this page has id="nogradient"; add the id to the target section or fix the link',
-      'css/site.css: line 4: url(/img/e.png) points at /img/e.png, which is not in the site; add the file or fix the path',
+      'index.html: line 4: url("img/d.png") in a <style> block points at /img/d.png, which is not in the site; ' +
+        'add the file or fix the path',
+      'index.html: line 7: <source srcset="img/a.png 1x, img/b.png 2x"> points at /img/b.png, which is not in ' +
+        'the site; add the file or fix the path',
+      `index.html: line 8: url('img/c.png') in the style attribute of <div> points at /img/c.png, which is not ` +
+        `in the site; add the file or fix the path`,
+      'index.html: line 9: url(#nogradient) in the style attribute of <path> points at #nogradient, but no ' +
+        'element on this page has id="nogradient"; add the id to the target section or fix the link',
+      'css/site.css: line 4: url(/img/e.png) points at /img/e.png, which is not in the site; add the file or ' +
+        'fix the path',
     ]);
   });
 
   it('reports external URLs unless the brief allows them; mailto and tel are always fine', () => {
     const files: SiteFiles = {
       'index.html': page(
-        '<a href="https://twitter.com/lumen">Twitter</a> <a href="mailto:a@b.test">Mail</a> <a href="tel:+491">Call</a> <img src="//cdn.test/x.png" alt="x"> <a href="ftp://files.test/a">FTP</a>',
-        '<link rel="stylesheet" href="https://fonts.googleapis.com/css2?family=Inter"><link rel="canonical" href="https://lumen.test/">',
+        '<a href="https://twitter.com/lumen">Twitter</a> <a href="mailto:a@b.test">Mail</a> <a ' +
+          'href="tel:+491">Call</a> <img src="//cdn.test/x.png" alt="x"> <a href="ftp://files.test/a">FTP</a>',
+        '<link rel="stylesheet" href="https://fonts.googleapis.com/css2?family=Inter"><link rel="canonical" ' +
+          'href="https://lumen.test/">',
       ),
     };
     const external = messages(files, 'external');
@@ -145,7 +172,8 @@ describe('static site checks', () => {
       /<img src="\/\/cdn\.test\/x\.png"> loads https:\/\/cdn\.test\/x\.png from another host/,
     );
     expect(messages(files, 'links')).toEqual([
-      'index.html: line 5: <a href="ftp://files.test/a"> uses a "ftp:" URL, which a static site cannot serve; use a relative path inside the site',
+      'index.html: line 5: <a href="ftp://files.test/a"> uses a "ftp:" URL, which a static site cannot serve; ' +
+        'use a relative path inside the site',
     ]);
     expect(messages(files, 'external', true)).toEqual([]);
   });
@@ -153,20 +181,28 @@ describe('static site checks', () => {
   it('reports tracking even when external URLs are allowed', () => {
     const files: SiteFiles = {
       'index.html': page(
-        '<img src="https://px.example.test/p.gif?u=1" width="1" height="1" alt="">\n<img src="https://ads.test/t.gif" style="display: none" alt="">',
+        '<img src="https://px.example.test/p.gif?u=1" width="1" height="1" alt="">\n<img ' +
+          'src="https://ads.test/t.gif" style="display: none" alt="">',
         '<script defer data-domain="lumen.test" src="https://plausible.io/js/script.js"></script>',
       ),
       'js/main.js':
-        "window.addEventListener('unload', () => navigator.sendBeacon('/collect', 'bye'));\n_paq.push(['trackPageView']);\nnew Image().src = 'https://stats.test/hit?p=' + location.pathname;\n",
+        "window.addEventListener('unload', () => navigator.sendBeacon('/collect', " +
+        "'bye'));\n_paq.push(['trackPageView']);\nnew Image().src = 'https://stats.test/hit?p=' + " +
+        'location.pathname;\n',
     };
     const tracking = messages(files, 'tracking', true);
     expect(tracking).toEqual([
-      'index.html: line 5: <img src="https://px.example.test/p.gif?u=1"> is a tracking pixel (a tiny or hidden remote image); remove it',
-      'index.html: line 6: <img src="https://ads.test/t.gif"> is a tracking pixel (a tiny or hidden remote image); remove it',
-      'index.html: line 3: the tracker plausible.io: published sites carry no analytics, tracking or beacons; remove it',
-      'js/main.js: line 1: navigator.sendBeacon (sends data in the background): published sites carry no analytics, tracking or beacons; remove it',
+      'index.html: line 5: <img src="https://px.example.test/p.gif?u=1"> is a tracking pixel (a tiny or hidden ' +
+        'remote image); remove it',
+      'index.html: line 6: <img src="https://ads.test/t.gif"> is a tracking pixel (a tiny or hidden remote ' +
+        'image); remove it',
+      'index.html: line 3: the tracker plausible.io: published sites carry no analytics, tracking or beacons; ' +
+        'remove it',
+      'js/main.js: line 1: navigator.sendBeacon (sends data in the background): published sites carry no ' +
+        'analytics, tracking or beacons; remove it',
       'js/main.js: line 2: a Matomo _paq snippet: published sites carry no analytics, tracking or beacons; remove it',
-      'js/main.js: line 3: an image beacon (new Image().src = a remote URL): published sites carry no analytics, tracking or beacons; remove it',
+      'js/main.js: line 3: an image beacon (new Image().src = a remote URL): published sites carry no ' +
+        'analytics, tracking or beacons; remove it',
     ]);
     // the pixels are not reported a second time as external images
     expect(messages(files, 'external')).toEqual([]);
@@ -191,9 +227,12 @@ describe('static site checks', () => {
       ).replace('width=device-width, initial-scale=1', 'width=device-width, initial-scale=1, maximum-scale=1'),
     };
     expect(messages(files, 'accessibility')).toEqual([
-      'index.html: line 3: the viewport meta stops people from zooming (user-scalable=no or maximum-scale=1); remove that part',
-      'index.html: line 10: <input name="e"> has no label; add <label for="its-id">, wrap it in a <label>, or give it aria-label',
-      'index.html: line 11: <a href="/"> has no text a screen reader can read (icon only); add aria-label="…" or visually hidden text',
+      'index.html: line 3: the viewport meta stops people from zooming (user-scalable=no or maximum-scale=1); ' +
+        'remove that part',
+      'index.html: line 10: <input name="e"> has no label; add <label for="its-id">, wrap it in a <label>, or ' +
+        'give it aria-label',
+      'index.html: line 11: <a href="/"> has no text a screen reader can read (icon only); add aria-label="…" ' +
+        'or visually hidden text',
       'index.html: line 14: an <svg role="img"> has no name; add aria-label="…" or a <title> as its first child',
     ]);
   });
@@ -202,7 +241,8 @@ describe('static site checks', () => {
     const noIndex = checkStatic({ 'home/index.html': page('') });
     expect(noIndex.loadable).toBe(false);
     expect(noIndex.problems.map((p) => p.message)).toContain(
-      'the site has no index.html at its root, so its address shows nothing (there is home/index.html; move or rename it to index.html)',
+      'the site has no index.html at its root, so its address shows nothing (there is home/index.html; move or ' +
+        'rename it to index.html)',
     );
     expect(
       messages(
@@ -210,7 +250,8 @@ describe('static site checks', () => {
         'size',
       ),
     ).toEqual([
-      'img/big.svg: 1.0 MB is too big for one file (limit 1.0 MB); shrink or simplify it (SVG instead of large images, less inline data)',
+      'img/big.svg: 1.0 MB is too big for one file (limit 1.0 MB); shrink or simplify it (SVG instead of large ' +
+        'images, less inline data)',
     ]);
     expect(messages({ 'index.html': page(''), 'a/../b.css': '' }, 'links')).toEqual([
       "a/../b.css: the file name is not a clean relative path: it has an empty, '.' or '..' segment",
