@@ -26,7 +26,10 @@ import { envInt, loadAverage, log, median, percentile, pressure } from './stats.
 const RUNS = envInt('BENCH_RUNS', 10);
 const DIRS = envInt('BENCH_DIRS', 100);
 const FILES = envInt('BENCH_FILES', 100);
-/** Warm calls stop once a pass has spent this long on them (but not before MIN_RUNS): a slow disk must not make the run endless. */
+/**
+ * Warm calls stop once a pass has spent this long on them (but not before MIN_RUNS): a slow disk must not make the run
+ * endless.
+ */
 const BUDGET_MS = envInt('BENCH_BUDGET_S', 50) * 1000;
 const MIN_RUNS = 3;
 
@@ -79,7 +82,8 @@ function generateFiles(): { files: Record<string, string>; bytes: number } {
       const n = 2 + Math.floor(random() ** 2 * 60);
       for (let i = 0; i < n; i++) {
         lines.push(
-          `export function ${pick()}${i}(${pick()}: number, ${pick()} = ${Math.floor(random() * 1000)}) { return ${pick()} * ${i + 1}; }`,
+          `export function ${pick()}${i}(${pick()}: number, ${pick()} = ${Math.floor(random() * 1000)}) { ` +
+            `return ${pick()} * ${i + 1}; }`,
         );
       }
       const text = `${lines.join('\n')}\n`;
@@ -196,7 +200,8 @@ async function measureOn(
     log('');
     log(`== data dir on ${label}: ${dataDir} (${fsType}) ==`);
     log(
-      `filesystem probe: 1000 small files written in ${ms(probe.write)} (${(probe.write / 1000).toFixed(2)} ms a file), removed in ${ms(probe.remove)}`,
+      `filesystem probe: 1000 small files written in ${ms(probe.write)} (${(probe.write / 1000).toFixed(2)} ms ` +
+        `a file), removed in ${ms(probe.remove)}`,
     );
 
     const capture = capturingLogger();
@@ -208,7 +213,8 @@ async function measureOn(
     const coldFetch = capture.fetches.at(-1)!;
     const coldDispose = await timed(() => cold.value.dispose());
     log(
-      `cold prepareWorkspace (makes the mirror): ${ms(cold.ms)}, of which the mirror's first fetch ${ms(coldFetch)} (git init --bare, fetch of everything, rename); dispose ${ms(coldDispose.ms)}`,
+      `cold prepareWorkspace (makes the mirror): ${ms(cold.ms)}, of which the mirror's first ` +
+        `fetch ${ms(coldFetch)} (git init --bare, fetch of everything, rename); dispose ${ms(coldDispose.ms)}`,
     );
 
     // Warm: the mirror exists; each call fetches into it (nothing new), clones it locally and checks out.
@@ -274,14 +280,16 @@ async function measureOn(
     const { tree, git, index, mirror } = disk!;
     log(`disk usage of one checkout (${disk!.root}, before its dispose):`);
     log(
-      `  files (tree/): ${tree.files} files, ${mib(tree.apparent)} of content, ${mib(tree.ownDisk)} allocated (directories included; a small file takes a whole block)`,
+      `  files (tree/): ${tree.files} files, ${mib(tree.apparent)} of content, ${mib(tree.ownDisk)} allocated ` +
+        `(directories included; a small file takes a whole block)`,
     );
     log(
       `  git dir (git/): ${mib(git.ownDisk)} of its own (the index ${mib(index)}, refs, config); ` +
         `${git.linkedFiles} object files (${mib(git.linkedDisk)}) hard-linked from the mirror, not copied`,
     );
     log(
-      `  the task's own cost: ${mib(tree.ownDisk + git.ownDisk)}; the mirror, shared by all tasks: ${mib(mirror.ownDisk + mirror.linkedDisk)} in ${mirror.files} files`,
+      `  the task's own cost: ${mib(tree.ownDisk + git.ownDisk)}; the mirror, shared by all ` +
+        `tasks: ${mib(mirror.ownDisk + mirror.linkedDisk)} in ${mirror.files} files`,
     );
     log(`  load average after this pass: ${loadAverage()}${pressure()}`);
     return { label, fsType, cold: cold.ms, warm: totals, fetches };
@@ -299,11 +307,14 @@ async function main() {
   try {
     log(`emend checkout benchmark, ${new Date().toISOString()}`);
     log(
-      `machine: ${cpus[0]?.model.trim() ?? 'unknown CPU'}, ${cpus.length} cores, ${(os.totalmem() / 1024 ** 3).toFixed(1)} GiB RAM, ${os.type()} ${os.release()}, Node ${process.version}`,
+      `machine: ${cpus[0]?.model.trim() ?? 'unknown CPU'}, ${cpus.length} ` +
+        `cores, ${(os.totalmem() / 1024 ** 3).toFixed(1)} GiB RAM, ${os.type()} ${os.release()}, ` +
+        `Node ${process.version}`,
     );
     log(execFileSync('git', ['--version'], { encoding: 'utf8' }).trim());
     log(
-      `load average (1, 5, 15 min) at start: ${loadAverage()}${pressure()}; other work on the machine shares its ${cpus.length} cores and its disk`,
+      `load average (1, 5, 15 min) at start: ${loadAverage()}${pressure()}; other work on the machine shares ` +
+        `its ${cpus.length} cores and its disk`,
     );
 
     // The served side (bare repository, the helper's scratch clone) goes on tmpfs when there is
@@ -322,17 +333,23 @@ async function main() {
     const repoUrl = server.repoUrl('bench', 'big');
     const bare = usage(server.bareDir('bench', 'big'));
     log(
-      `repository: ${count} files in ${DIRS} directories (${mib(bytes)} of text, 100 B to 4 KiB a file, all different), one commit on main; ` +
+      `repository: ${count} files in ${DIRS} directories (${mib(bytes)} of text, 100 B to 4 KiB a file, all ` +
+        `different), one commit on main; ` +
         `bare repository ${mib(bare.ownDisk + bare.linkedDisk)} (${server.root}); made in ${ms(made.ms)}`,
     );
     log(
-      `served by test/support/git-http.ts (git http-backend as CGI) at ${server.baseUrl}: every fetch goes over HTTP, smart protocol`,
+      `served by test/support/git-http.ts (git http-backend as CGI) at ${server.baseUrl}: every fetch goes ` +
+        `over HTTP, smart protocol`,
     );
     log(
-      `method: per data dir, 1 cold prepareWorkspace (no mirror yet), then up to ${RUNS} warm ones for new task ids (at least ${MIN_RUNS}, ` +
-        `fewer if the pass's time budget runs out), one at a time, each disposed before the next; then ${RUNS} withMirror calls ` +
-        `with an empty callback (the fetch part alone). The remote does not change, so a warm fetch brings nothing new. ` +
-        `Times are wall clock around each call; the fetch part is the ms of withMirror's own log line ('mirror fetched')`,
+      `method: per data dir, 1 cold prepareWorkspace (no mirror yet), then up to ${RUNS} warm ones for new ` +
+        `task ids (at least ${MIN_RUNS}, ` +
+        (`fewer if the pass's time budget runs out), one at a time, each disposed before the next; then ${RUNS} ` +
+          `withMirror calls `) +
+        (`with an empty callback (the fetch part alone). The remote does not change, so a warm fetch brings ` +
+          `nothing new. `) +
+        (`Times are wall clock around each call; the fetch part is the ms of withMirror's own log line ('mirror ` +
+          `fetched')`),
     );
 
     const passes: Pass[] = [];
@@ -360,12 +377,15 @@ async function main() {
     log('summary:');
     for (const p of passes) {
       log(
-        `  ${p.fsType.padEnd(9)} warm checkout of ${count} files: median ${ms(median(p.warm))}, p90 ${ms(percentile(p.warm, 90))} (n=${p.warm.length}); ` +
-          `fetch part median ${ms(median(p.fetches))}, p90 ${ms(percentile(p.fetches, 90))}; cold, mirror made: ${ms(p.cold)}`,
+        `  ${p.fsType.padEnd(9)} warm checkout of ${count} files: median ${ms(median(p.warm))}, ` +
+          `p90 ${ms(percentile(p.warm, 90))} (n=${p.warm.length}); ` +
+          (`fetch part median ${ms(median(p.fetches))}, p90 ${ms(percentile(p.fetches, 90))}; cold, mirror ` +
+            `made: ${ms(p.cold)}`),
       );
     }
     log(
-      `total time ${((Date.now() - started) / 1000).toFixed(0)} s; load average (1, 5, 15 min) at the end: ${loadAverage()}${pressure()}`,
+      `total time ${((Date.now() - started) / 1000).toFixed(0)} s; load average (1, 5, 15 min) at the ` +
+        `end: ${loadAverage()}${pressure()}`,
     );
   } finally {
     await server?.close();

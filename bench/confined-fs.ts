@@ -73,10 +73,12 @@ async function main() {
     log(`confined-fs: ${FILES} files of ~2 KB, median of ${ROUNDS} rounds (load ${loadAverage()}${pressure()})`);
     log(`  plain readFileSync        ${median(plain).toFixed(1)} ms  (${per(median(plain))})`);
     log(
-      `  ConfinedDir.read          ${median(confined).toFixed(1)} ms  (${per(median(confined))})  ratio ${(median(confined) / median(plain)).toFixed(2)}`,
+      `  ConfinedDir.read          ${median(confined).toFixed(1)} ms  (${per(median(confined))})  ` +
+        `ratio ${(median(confined) / median(plain)).toFixed(2)}`,
     );
     log(
-      `  locator list + index      ${median(locator).toFixed(1)} ms  (${per(median(locator))}), of which the confined reads above are the part this module adds`,
+      `  locator list + index      ${median(locator).toFixed(1)} ms  (${per(median(locator))}), of which the ` +
+        `confined reads above are the part this module adds`,
     );
     if (bytes === 0) throw new Error('nothing was read');
   } finally {

@@ -68,20 +68,26 @@ function describeMachine() {
     (JSON.parse(readFileSync(join(root, 'node_modules', pkg, 'package.json'), 'utf8')) as { version: string }).version;
   log(`emend engine benchmark, ${new Date().toISOString()}`);
   log(
-    `machine: ${cpus[0]?.model.trim() ?? 'unknown CPU'}, ${cpus.length} cores, ${gb} GiB RAM, ${os.type()} ${os.release()}, Node ${process.version}`,
+    `machine: ${cpus[0]?.model.trim() ?? 'unknown CPU'}, ${cpus.length} cores, ${gb} GiB ` +
+      `RAM, ${os.type()} ${os.release()}, Node ${process.version}`,
   );
   log(`pg-boss ${version('pg-boss')}, PGlite ${version('@electric-sql/pglite')}, fastify ${version('fastify')}`);
   log(
-    `worker options: concurrency ${BENCH_WORKER_OPTIONS.concurrency}, heartbeat ${BENCH_WORKER_OPTIONS.heartbeatMs} ms, stale ${BENCH_WORKER_OPTIONS.staleMs} ms, ` +
-      `maintenance ${BENCH_WORKER_OPTIONS.maintenanceMs} ms; queue polling 0.5 s (cut short by wake-ups); steps are no-ops (6 steps, 12 logs a task): ` +
-      `"no-op" returns at once, "no-op + 1 tick" first waits one turn of the event loop (setImmediate), as a step doing I/O does`,
+    `worker options: concurrency ${BENCH_WORKER_OPTIONS.concurrency}, ` +
+      `heartbeat ${BENCH_WORKER_OPTIONS.heartbeatMs} ms, stale ${BENCH_WORKER_OPTIONS.staleMs} ms, ` +
+      (`maintenance ${BENCH_WORKER_OPTIONS.maintenanceMs} ms; queue polling 0.5 s (cut short by wake-ups); ` +
+        `steps are no-ops (6 steps, 12 logs a task): `) +
+      (`"no-op" returns at once, "no-op + 1 tick" first waits one turn of the event loop (setImmediate), as a ` +
+        `step doing I/O does`),
   );
   log(
-    `latency: ${TASKS} tasks one after another (each waits for the previous one's \`end\`), after ${WARMUP_TASKS} untimed; ` +
+    `latency: ${TASKS} tasks one after another (each waits for the previous one's \`end\`), ` +
+      `after ${WARMUP_TASKS} untimed; ` +
       `throughput: ${FLOOD} tasks POSTed by ${POSTERS} clients at once, timed until the last is done`,
   );
   log(
-    `load average (1, 5, 15 min) at start: ${loadAverage()}; the client, the server, the workers and the database share the ${cpus.length} cores`,
+    `load average (1, 5, 15 min) at start: ${loadAverage()}; the client, the server, the workers and the ` +
+      `database share the ${cpus.length} cores`,
   );
 }
 
@@ -251,8 +257,10 @@ async function measureLatency(
   const first = samples.map((s) => s.firstLog);
   const notDone = samples.filter((s) => s.endStatus !== 'done').length;
   log(
-    `  latency, ${workers}, ${steps} steps: POST→first log p50 ${ms(percentile(first, 50))} ms, p99 ${ms(percentile(first, 99))} ms, ` +
-      `max ${ms(Math.max(...first))} ms; ${TASKS} tasks in ${seconds.toFixed(1)} s${notDone ? `, ${notDone} NOT done` : ''}; load average ${loadAverage()}`,
+    `  latency, ${workers}, ${steps} steps: POST→first log p50 ${ms(percentile(first, 50))} ms, ` +
+      `p99 ${ms(percentile(first, 99))} ms, ` +
+      (`max ${ms(Math.max(...first))} ms; ${TASKS} tasks in ${seconds.toFixed(1)} ` +
+        `s${notDone ? `, ${notDone} NOT done` : ''}; load average ${loadAverage()}`),
   );
   return { database, workers, steps, bound, samples, timelines };
 }
@@ -307,8 +315,13 @@ async function measureThroughput(
     engineSeconds: (last - first) / 1000,
   };
   log(
-    `  throughput, ${workers}: ${result.done}/${ids.length} done in ${result.totalSeconds.toFixed(1)} s (POSTs took ${postSeconds.toFixed(1)} s) = ` +
-      `${(result.done / result.totalSeconds).toFixed(1)} tasks/s${rejected ? `, ${rejected} POSTs rejected` : ''}${finished.over < ids.length ? `, ${ids.length - finished.over} UNFINISHED after 120 s` : ''}; load average ${loadAverage()}`,
+    `  throughput, ${workers}: ${result.done}/${ids.length} done in ${result.totalSeconds.toFixed(1)} s (POSTs ` +
+      `took ${postSeconds.toFixed(1)} s) = ` +
+      (`${(result.done / result.totalSeconds).toFixed(1)} ` +
+        `tasks/s${rejected ? `, ${rejected} POSTs rejected` : ''}${
+          finished.over < ids.length ? `, ${ids.length - finished.over} UNFINISHED after 120 s` : ''
+        }; ` +
+        `load average ${loadAverage()}`),
   );
   return result;
 }
@@ -437,7 +450,8 @@ function table(rows: string[][], rightFrom: number) {
 
 function printLatency(results: LatencyResult[]) {
   log(
-    `\nlatency (ms, ${TASKS} tasks one at a time; p50 / p99 / max). POST→first log: from sending the POST to the first \`log\` event on the stream, ` +
+    `\nlatency (ms, ${TASKS} tasks one at a time; p50 / p99 / max). POST→first log: from sending the POST to ` +
+      `the first \`log\` event on the stream, ` +
       'as a client sees it; the other columns split it up. POST: until its 201; stream: until the stream answered; ' +
       'pick-up: created_at → started_at in the database (the task row inserted → a worker claimed it); ' +
       'first log row: created_at → the first task_logs row (claim, plan lookup, first step log)',
@@ -466,8 +480,10 @@ function printLatency(results: LatencyResult[]) {
     const pick = r.timelines.map((t) => t.startedAfter);
     const verdict = (x: number) => (x <= r.bound ? 'within' : 'OVER');
     log(
-      `${r.database.padEnd(8)} ${r.workers.padEnd(28)} ${r.steps.padEnd(14)} bound ${r.bound} ms: POST→first log p50 ${ms(percentile(first, 50))} ms ${verdict(percentile(first, 50))}, ` +
-        `p99 ${ms(percentile(first, 99))} ms ${verdict(percentile(first, 99))}; pick-up p50 ${ms(percentile(pick, 50))} ms ${verdict(percentile(pick, 50))}, ` +
+      `${r.database.padEnd(8)} ${r.workers.padEnd(28)} ${r.steps.padEnd(14)} bound ${r.bound} ms: POST→first ` +
+        `log p50 ${ms(percentile(first, 50))} ms ${verdict(percentile(first, 50))}, ` +
+        (`p99 ${ms(percentile(first, 99))} ms ${verdict(percentile(first, 99))}; pick-up ` +
+          `p50 ${ms(percentile(pick, 50))} ms ${verdict(percentile(pick, 50))}, `) +
         `p99 ${ms(percentile(pick, 99))} ms ${verdict(percentile(pick, 99))}`,
     );
   }
@@ -475,7 +491,8 @@ function printLatency(results: LatencyResult[]) {
 
 function printThroughput(results: ThroughputResult[]) {
   log(
-    `\nthroughput (${FLOOD} tasks POSTed by ${POSTERS} clients at once; tasks/s = tasks done ÷ time from the first POST to the last finished_at; ` +
+    `\nthroughput (${FLOOD} tasks POSTed by ${POSTERS} clients at once; tasks/s = tasks done ÷ time from the ` +
+      `first POST to the last finished_at; ` +
       'engine tasks/s = tasks done ÷ time from the first started_at to the last finished_at)',
   );
   const rows = [['database', 'workers', 'done', 'rejected', 'POSTs s', 'total s', 'tasks/s', 'engine tasks/s']];
@@ -515,7 +532,8 @@ async function main() {
   printLatency(latency);
   printThroughput(throughput);
   log(
-    `\ntotal time ${((Date.now() - started) / 1000).toFixed(0)} s; load average (1, 5, 15 min) at the end: ${loadAverage()}`,
+    `\ntotal time ${((Date.now() - started) / 1000).toFixed(0)} s; load average (1, 5, 15 min) at the ` +
+      `end: ${loadAverage()}`,
   );
 }
 

@@ -44,11 +44,14 @@ function describeMachine() {
   const cpus = os.cpus();
   log(`emend training export benchmark, ${new Date().toISOString()}`);
   log(
-    `machine: ${cpus[0]?.model.trim() ?? 'unknown CPU'}, ${cpus.length} cores, ${(os.totalmem() / 1024 ** 3).toFixed(1)} GiB RAM, ${os.type()} ${os.release()}, Node ${process.version}`,
+    `machine: ${cpus[0]?.model.trim() ?? 'unknown CPU'}, ${cpus.length} ` +
+      `cores, ${(os.totalmem() / 1024 ** 3).toFixed(1)} GiB RAM, ${os.type()} ${os.release()}, ` +
+      `Node ${process.version}`,
   );
   log(`load average (1, 5, 15 min) at start: ${loadAverage()}${pressure()}`);
   log(
-    `${TASKS} done tasks for one account, feedback on every fifth; export pages of ${EXPORT_PAGE} tasks; client: fetch in this process, reading and discarding chunks`,
+    `${TASKS} done tasks for one account, feedback on every fifth; export pages of ${EXPORT_PAGE} tasks; ` +
+      `client: fetch in this process, reading and discarding chunks`,
   );
 }
 
@@ -95,7 +98,8 @@ async function bench(label: string, database: Database) {
       for (let i = 0; i < feedback.length; i += 1000)
         await deps.db.insert(taskFeedback).values(feedback.slice(i, i + 1000));
       log(
-        `seeded ${size} tasks and ${feedback.length} feedback rows for account ${made.length} in ${((performance.now() - started) / 1000).toFixed(1)} s`,
+        `seeded ${size} tasks and ${feedback.length} feedback rows for account ${made.length} ` +
+          `in ${((performance.now() - started) / 1000).toFixed(1)} s`,
       );
     }
     await database.db.execute(sql`analyze`);
@@ -140,12 +144,15 @@ async function exportOnce(address: string, secret: string, expected: number) {
   const after = process.memoryUsage();
   log(`\n${expected} tasks: ${res.headers.get('content-type')}; ${res.headers.get('content-disposition')}`);
   log(
-    `  ${lines} lines (expected ${expected}), ${(bytes / MB).toFixed(1)} MiB (${Math.round(bytes / lines)} B a line), ${seconds.toFixed(2)} s, first byte after ${firstByteMs.toFixed(0)} ms`,
+    `  ${lines} lines (expected ${expected}), ${(bytes / MB).toFixed(1)} MiB (${Math.round(bytes / lines)} B a ` +
+      `line), ${seconds.toFixed(2)} s, first byte after ${firstByteMs.toFixed(0)} ms`,
   );
   log(`  throughput: ${Math.round(lines / seconds)} rows/s, ${(bytes / MB / seconds).toFixed(1)} MiB/s`);
   log(
-    `  memory (server and client share this process): RSS ${(base.rss / MB).toFixed(0)} MiB before, peak ${(peakRss / MB).toFixed(0)} MiB (+${((peakRss - base.rss) / MB).toFixed(0)} MiB); ` +
-      `heap used ${(base.heapUsed / MB).toFixed(0)} MiB before, peak ${(peakHeap / MB).toFixed(0)} MiB (+${((peakHeap - base.heapUsed) / MB).toFixed(0)} MiB, garbage not yet collected included), ` +
+    `  memory (server and client share this process): RSS ${(base.rss / MB).toFixed(0)} MiB before, ` +
+      `peak ${(peakRss / MB).toFixed(0)} MiB (+${((peakRss - base.rss) / MB).toFixed(0)} MiB); ` +
+      (`heap used ${(base.heapUsed / MB).toFixed(0)} MiB before, peak ${(peakHeap / MB).toFixed(0)} MiB ` +
+        `(+${((peakHeap - base.heapUsed) / MB).toFixed(0)} MiB, garbage not yet collected included), `) +
       `${(after.heapUsed / MB).toFixed(0)} MiB after a full GC`,
   );
 }

@@ -59,15 +59,18 @@ function describeMachine() {
   const gb = (os.totalmem() / 1024 ** 3).toFixed(1);
   log(`emend HTTP benchmark, ${new Date().toISOString()}`);
   log(
-    `machine: ${cpus[0]?.model.trim() ?? 'unknown CPU'}, ${cpus.length} cores, ${gb} GiB RAM, ${os.type()} ${os.release()}, Node ${process.version}`,
+    `machine: ${cpus[0]?.model.trim() ?? 'unknown CPU'}, ${cpus.length} cores, ${gb} GiB ` +
+      `RAM, ${os.type()} ${os.release()}, Node ${process.version}`,
   );
   log(
     `load: autocannon 8 over 127.0.0.1 in a child process, ${CONNECTIONS} connections, pipelining 1; ` +
-      `per measurement a ${WARMUP_SECONDS} s warm-up, then ${REPEATS} runs of ${SECONDS} s, emend and bare interleaved; ` +
+      (`per measurement a ${WARMUP_SECONDS} s warm-up, then ${REPEATS} runs of ${SECONDS} s, emend and bare ` +
+        `interleaved; `) +
       `figures are medians over the runs`,
   );
   log(
-    `load average (1 min) at start: ${loadAverage()}; other processes on this machine share its ${cpus.length} cores with the server, the load generator and the database`,
+    `load average (1 min) at start: ${loadAverage()}; other processes on this machine share its ${cpus.length} ` +
+      `cores with the server, the load generator and the database`,
   );
 }
 
@@ -207,7 +210,8 @@ async function benchDatabase(load: LoadGenerator, label: string, database: Datab
       { headers: { authorization: owner!.header } },
     );
     log(
-      `GET  /v1/tasks/{id}: statuses ${getCheck.statuses.join('/')}, same JSON from both apps: ${getCheck.equal ? 'yes' : 'NO'}`,
+      `GET  /v1/tasks/{id}: statuses ${getCheck.statuses.join('/')}, same JSON from both ` +
+        `apps: ${getCheck.equal ? 'yes' : 'NO'}`,
     );
     const getRuns = await measure(load, targets, () => ({
       method: 'GET',
@@ -229,7 +233,8 @@ async function benchDatabase(load: LoadGenerator, label: string, database: Datab
       },
     );
     log(
-      `POST /v1/tasks: statuses ${postCheck.statuses.join('/')}, same JSON from both apps (id and created_at aside): ${postCheck.equal ? 'yes' : 'NO'}`,
+      `POST /v1/tasks: statuses ${postCheck.statuses.join('/')}, same JSON from both apps (id and created_at ` +
+        `aside): ${postCheck.equal ? 'yes' : 'NO'}`,
     );
     const reset = async () => {
       await deps.db.execute(sql`update tasks set status = 'cancelled', finished_at = now() where status = 'pending'`);
@@ -249,7 +254,8 @@ async function benchDatabase(load: LoadGenerator, label: string, database: Datab
           const need = Math.ceil((Math.max(...warm.map((w) => w.reqPerSec)) * SECONDS * 2) / POSTS_PER_ACCOUNT);
           if (need > pool.length) pool.push(...(await newAccounts(deps, host, need - pool.length)));
           log(
-            `  POST pool: ${pool.length} accounts (≤ ${POSTS_PER_ACCOUNT} POSTs each per run up to ${pool.length * POSTS_PER_ACCOUNT} requests a run)`,
+            `  POST pool: ${pool.length} accounts (≤ ${POSTS_PER_ACCOUNT} POSTs each per run up ` +
+              `to ${pool.length * POSTS_PER_ACCOUNT} requests a run)`,
           );
         },
       },

@@ -168,14 +168,18 @@ async function benchDatabase(label: string, database: Database) {
     log('|---|---:|---:|---:|');
     for (const [kind, times] of rows) {
       log(
-        `| ${kind} | ${ms(median(times))} | ${ms(percentile(times, 99))} | ${ms(times.reduce((s, t) => s + t, 0) / times.length)} |`,
+        `| ${kind} | ${ms(median(times))} | ${ms(percentile(times, 99))} ` +
+          `| ${ms(times.reduce((s, t) => s + t, 0) / times.length)} |`,
       );
     }
     log(
-      `| 10 simultaneous, no key, 10 accounts: 10 tasks (until all answered; ${BURSTS} bursts) | ${ms(median(plainBursts))} | ${ms(Math.max(...plainBursts))} (max) | ${ms(plainBursts.reduce((s, t) => s + t, 0) / plainBursts.length)} |`,
+      `| 10 simultaneous, no key, 10 accounts: 10 tasks (until all answered; ${BURSTS} bursts) ` +
+        `| ${ms(median(plainBursts))} | ${ms(Math.max(...plainBursts))} (max) ` +
+        `| ${ms(plainBursts.reduce((s, t) => s + t, 0) / plainBursts.length)} |`,
     );
     log(
-      `| 10 simultaneous, one key: 1 task (until all 10 answered; ${BURSTS} bursts) | ${ms(median(bursts))} | ${ms(Math.max(...bursts))} (max) | ${ms(bursts.reduce((s, t) => s + t, 0) / bursts.length)} |`,
+      `| 10 simultaneous, one key: 1 task (until all 10 answered; ${BURSTS} bursts) | ${ms(median(bursts))} ` +
+        `| ${ms(Math.max(...bursts))} (max) | ${ms(bursts.reduce((s, t) => s + t, 0) / bursts.length)} |`,
     );
     log(`every burst: ten 201s with one task id, one task row`);
   } finally {
@@ -190,7 +194,8 @@ async function main() {
   const cpus = os.cpus();
   log(`emend Idempotency-Key benchmark, ${new Date().toISOString()}`);
   log(
-    `machine: ${cpus[0]?.model.trim() ?? 'unknown CPU'}, ${cpus.length} cores, Node ${process.version}; load average at start: ${loadAverage()}${pressure()}`,
+    `machine: ${cpus[0]?.model.trim() ?? 'unknown CPU'}, ${cpus.length} cores, Node ${process.version}; load ` +
+      `average at start: ${loadAverage()}${pressure()}`,
   );
   await onEachDatabase(
     { pglite: 'PGlite (in process)', postgres: 'PostgreSQL (local cluster, fsync off)' },

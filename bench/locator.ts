@@ -47,7 +47,8 @@ async function main(): Promise<number> {
   const missing = repos.filter((r) => !mirrorGitDir(r));
   if (missing.length === repos.length) {
     log(
-      `NOTICE: no repository mirrors under ${MIRRORS}: the benchmark needs them fetched first (the search tools' fetch, github:<owner>/<name>, for ${repos.join(', ')}). Nothing measured.`,
+      `NOTICE: no repository mirrors under ${MIRRORS}: the benchmark needs them fetched first (the search ` +
+        `tools' fetch, github:<owner>/<name>, for ${repos.join(', ')}). Nothing measured.`,
     );
     return 0;
   }
@@ -56,7 +57,8 @@ async function main(): Promise<number> {
 
   const cpu = os.cpus()[0]?.model ?? 'unknown CPU';
   log(
-    `machine: ${cpu} × ${os.cpus().length}, ${(os.totalmem() / 2 ** 30).toFixed(1)} GiB, Node ${process.version}, ${os.platform()} ${os.release()}; load ${loadAverage()}${pressure()}`,
+    `machine: ${cpu} × ${os.cpus().length}, ${(os.totalmem() / 2 ** 30).toFixed(1)} GiB, ` +
+      `Node ${process.version}, ${os.platform()} ${os.release()}; load ${loadAverage()}${pressure()}`,
   );
   log(`instances: ${runnable.length} of ${instances.length} on ${repos.length - missing.length} repositories`);
 
@@ -87,7 +89,10 @@ async function main(): Promise<number> {
       const rankOfGold = Math.min(...inst.gold_files.map((g) => ranked.indexOf(g)).filter((r) => r >= 0));
       for (const k of KS) if (rankOfGold < k) hits[k]++;
       log(
-        `  ${inst.instance_id.padEnd(34)} gold at ${Number.isFinite(rankOfGold) ? `#${rankOfGold + 1}` : '>10'}  cold ${first.timings.total_ms.toFixed(0)} ms, warm ${second.timings.total_ms.toFixed(0)} ms, ${first.timings.files} files`,
+        `  ${inst.instance_id.padEnd(34)} gold ` +
+          `at ${Number.isFinite(rankOfGold) ? `#${rankOfGold + 1}` : '>10'}  ` +
+          `cold ${first.timings.total_ms.toFixed(0)} ms, warm ${second.timings.total_ms.toFixed(0)} ` +
+          `ms, ${first.timings.files} files`,
       );
     } finally {
       rmSync(work, { recursive: true, force: true });
@@ -96,14 +101,17 @@ async function main(): Promise<number> {
   const pct = (n: number) => `${((100 * n) / runnable.length).toFixed(1)}%`;
   log('');
   log(
-    `locator (deterministic): Acc@1 ${pct(hits[1])}, Acc@5 ${pct(hits[5])}, Acc@10 ${pct(hits[10])}  (${runnable.length} instances)`,
+    `locator (deterministic): Acc@1 ${pct(hits[1])}, Acc@5 ${pct(hits[5])}, Acc@10 ${pct(hits[10])}  ` +
+      `(${runnable.length} instances)`,
   );
   log('reference plain BM25 (README, non-test .py files): Acc@1 26.8%, Acc@5 68.3%, Acc@10 75.6%');
   log(
-    `median time per instance: cold ${median(cold).toFixed(0)} ms (index built), warm ${median(warm).toFixed(0)} ms (cached index); median ${median(fileCounts)} files indexed`,
+    `median time per instance: cold ${median(cold).toFixed(0)} ms (index built), ` +
+      `warm ${median(warm).toFixed(0)} ms (cached index); median ${median(fileCounts)} files indexed`,
   );
   log(
-    'note: the ranking was developed against these 41 cases with general rules only (no rule names a repository, file or instance); the README warns the locator is measured on other repositories too.',
+    'note: the ranking was developed against these 41 cases with general rules only (no rule names a ' +
+      'repository, file or instance); the README warns the locator is measured on other repositories too.',
   );
   return 0;
 }

@@ -73,7 +73,8 @@ export function printTable(results: Measurement[], repeats: number) {
   }
   const widths = header.map((_, i) => Math.max(...rows.map((r) => r[i]!.length)));
   console.log(
-    `\nresults (req/s is completed requests ÷ run time; CPU ms/req is the server process's CPU time per request (PGlite's included, PostgreSQL's not); ` +
+    `\nresults (req/s is completed requests ÷ run time; CPU ms/req is the server process's CPU time per ` +
+      `request (PGlite's included, PostgreSQL's not); ` +
       `every figure is the median of ${repeats} runs; non-2xx and errors are totals)`,
   );
   for (const [i, r] of rows.entries()) {

@@ -70,23 +70,30 @@ function describeMachine(sandbox: Sandbox) {
   const report = sandbox.report();
   log(`emend sandbox benchmark, ${new Date().toISOString()}`);
   log(
-    `machine: ${cpus[0]?.model.trim() ?? 'unknown CPU'}, ${cpus.length} cores, ${gb} GiB RAM, ${os.type()} ${os.release()}, Node ${process.version}`,
+    `machine: ${cpus[0]?.model.trim() ?? 'unknown CPU'}, ${cpus.length} cores, ${gb} GiB ` +
+      `RAM, ${os.type()} ${os.release()}, Node ${process.version}`,
   );
   log(
-    `sandbox: ${report.kind} ${report.version ?? ''}, cgroups ${report.cgroups} (memory limit ${report.memoryLimit}, process limit ${report.processLimit})` +
+    `sandbox: ${report.kind} ${report.version ?? ''}, cgroups ${report.cgroups} (memory ` +
+      `limit ${report.memoryLimit}, process limit ${report.processLimit})` +
       `${report.notes ? `; notes: ${report.notes.join('; ')}` : ''}; running as uid ${process.getuid?.() ?? '?'}`,
   );
   const l = report.limits;
   log(
-    `limits (defaults of loadConfig): timeout ${l.timeoutMs / 1000} s, CPU ${l.cpuSeconds} s, memory ${l.memoryBytes / 1024 ** 2} MiB, ` +
-      `processes ${l.maxProcesses}, file size ${l.fileSizeBytes / 1024 ** 2} MiB, open files ${l.openFiles}, output ${l.outputBytes / 1024} KiB`,
+    `limits (defaults of loadConfig): timeout ${l.timeoutMs / 1000} s, CPU ${l.cpuSeconds} s, ` +
+      `memory ${l.memoryBytes / 1024 ** 2} MiB, ` +
+      (`processes ${l.maxProcesses}, file size ${l.fileSizeBytes / 1024 ** 2} MiB, open files ${l.openFiles}, ` +
+        `output ${l.outputBytes / 1024} KiB`),
   );
   log(
-    `load average (1, 5, 15 min) at start: ${loadAverage()}${pressure()}; other work on the machine shares its ${cpus.length} cores`,
+    `load average (1, 5, 15 min) at start: ${loadAverage()}${pressure()}; other work on the machine shares ` +
+      `its ${cpus.length} cores`,
   );
   log(
-    `method: per command, ${WARMUP} untimed rounds, then ${RUNS} rounds; each round runs the command once in every variant, ` +
-      `in an order rotated from round to round, one process at a time; wall time from just before spawn (or sandbox.run) ` +
+    `method: per command, ${WARMUP} untimed rounds, then ${RUNS} rounds; each round runs the command once in ` +
+      `every variant, ` +
+      (`in an order rotated from round to round, one process at a time; wall time from just before spawn (or ` +
+        `sandbox.run) `) +
       `until the process has exited and its stdout/stderr pipes are closed`,
   );
 }
@@ -148,10 +155,12 @@ async function cgroupCosts(limits: { memoryBytes: number; maxProcesses: number }
   row('create, spawn bash that joins them (cgroup.procs), remove', times.join);
   const joinCost = median(times.join) - median(times.exit) - median(times.bookkeeping);
   log(
-    `  → joining ${controllers.length} cgroup${controllers.length > 1 ? 's' : ''} costs the process about ${joinCost.toFixed(1)} ms (median differences)`,
+    `  → joining ${controllers.length} cgroup${controllers.length > 1 ? 's' : ''} costs the process ` +
+      `about ${joinCost.toFixed(1)} ms (median differences)`,
   );
   summary.push(
-    `cgroups: bookkeeping ${median(times.bookkeeping).toFixed(1)} ms, a process joining them ${joinCost.toFixed(1)} ms (medians)`,
+    `cgroups: bookkeeping ${median(times.bookkeeping).toFixed(1)} ms, a process joining ` +
+      `them ${joinCost.toFixed(1)} ms (medians)`,
   );
 }
 
@@ -215,7 +224,9 @@ async function main() {
       },
       {
         name: 'bwrap',
-        what: "spawn of bwrap with sandbox.run's bwrap argv (same binds, namespaces, passwd/group on fds 3 and 4), no prlimit, no bash, no cgroups",
+        what:
+          "spawn of bwrap with sandbox.run's bwrap argv (same binds, namespaces, passwd/group on fds 3 and 4), " +
+          'no prlimit, no bash, no cgroups',
         run: (argv) => bwrapSpawn(bwrap, bwrapArgv(argv)),
       },
       {
@@ -228,12 +239,16 @@ async function main() {
       },
       {
         name: 'run, no cgroups',
-        what: "sandbox.run() of a sandbox made with { cgroups: false }: adds launch()'s bash (closes inherited fds, then execs prlimit), checks, output tails",
+        what:
+          "sandbox.run() of a sandbox made with { cgroups: false }: adds launch()'s bash (closes inherited fds, " +
+          'then execs prlimit), checks, output tails',
         run: viaSandbox(noCgroups),
       },
       {
         name: 'sandbox.run',
-        what: `sandbox.run() as the service runs it: adds a cgroup per command (${sandbox.report().cgroups}: mkdir, limits written, bash joins it, drained and removed after)`,
+        what:
+          `sandbox.run() as the service runs it: adds a cgroup per command (${sandbox.report().cgroups}: mkdir, ` +
+          `limits written, bash joins it, drained and removed after)`,
         run: viaSandbox(sandbox),
       },
     ];
@@ -253,7 +268,8 @@ async function main() {
           // A run that did not do the work measures nothing: stop rather than print a figure for it.
           if (r.code !== 0 || r.stdout !== command.stdout) {
             throw new Error(
-              `${v.name} ${command.label}: exit ${r.code}, stdout ${JSON.stringify(r.stdout)}, stderr ${JSON.stringify(r.stderr.slice(-500))}`,
+              `${v.name} ${command.label}: exit ${r.code}, stdout ${JSON.stringify(r.stdout)}, ` +
+                `stderr ${JSON.stringify(r.stderr.slice(-500))}`,
             );
           }
           if (round >= WARMUP) times.get(v.name)!.push(elapsed);
@@ -262,10 +278,12 @@ async function main() {
       const host = times.get('host')!;
       log('');
       log(
-        `${command.label}: ${RUNS} runs per variant (all exited 0 with the expected output); load average after: ${loadAverage()}`,
+        `${command.label}: ${RUNS} runs per variant (all exited 0 with the expected output); load average ` +
+          `after: ${loadAverage()}`,
       );
       log(
-        `  variant            median ms  p90 ms  min ms  max ms   overhead vs host (median diff, ratio)   step from the row above (median diff)`,
+        `  variant            median ms  p90 ms  min ms  max ms   overhead vs host (median diff, ratio)   step ` +
+          `from the row above (median diff)`,
       );
       let previous: number[] | undefined;
       for (const v of variants) {
@@ -280,8 +298,10 @@ async function main() {
       }
       const full = times.get('sandbox.run')!;
       summary.push(
-        `${command.label}: host median ${median(host).toFixed(1)} ms (p90 ${percentile(host, 90).toFixed(1)}), sandboxed median ${median(full).toFixed(1)} ms ` +
-          `(p90 ${percentile(full, 90).toFixed(1)}): overhead ${(median(full) - median(host)).toFixed(1)} ms per command, ×${(median(full) / median(host)).toFixed(1)}`,
+        `${command.label}: host median ${median(host).toFixed(1)} ms (p90 ${percentile(host, 90).toFixed(1)}), ` +
+          `sandboxed median ${median(full).toFixed(1)} ms ` +
+          (`(p90 ${percentile(full, 90).toFixed(1)}): overhead ${(median(full) - median(host)).toFixed(1)} ms ` +
+            `per command, ×${(median(full) / median(host)).toFixed(1)}`),
       );
     }
     await cgroupCosts(config.sandbox.limits, summary);
@@ -289,7 +309,8 @@ async function main() {
     log('');
     for (const line of summary) log(line);
     log(
-      `total time ${((Date.now() - started) / 1000).toFixed(0)} s; load average (1, 5, 15 min) at the end: ${loadAverage()}${pressure()}`,
+      `total time ${((Date.now() - started) / 1000).toFixed(0)} s; load average (1, 5, 15 min) at the ` +
+        `end: ${loadAverage()}${pressure()}`,
     );
   } finally {
     rmSync(workdir, { recursive: true, force: true });

@@ -26,20 +26,27 @@ const { values } = parseArgs({
 
 const log = (line: string) => console.log(line);
 const int = (v: string | undefined) => Number.parseInt(v ?? '0', 10);
-const machine = `${cpus()[0]?.model.trim()}, ${cpus().length} cores, ${(totalmem() / 2 ** 30).toFixed(1)} GiB RAM, Node ${process.version}`;
+const machine =
+  `${cpus()[0]?.model.trim()}, ${cpus().length} cores, ${(totalmem() / 2 ** 30).toFixed(1)} GiB RAM, ` +
+  `Node ${process.version}`;
 
 function summary(r: SoakReport) {
   return [
     `tasks ${r.tasks} (posted ${r.posted}, continued ${r.continued}); statuses ${JSON.stringify(r.statuses)}`,
     `by kind ${JSON.stringify(r.byKind)}`,
     ...r.reasons.map((x) => `  ${x.status} ×${x.n}: ${x.reason}`),
-    `wall ${r.wallS.toFixed(1)} s, ${r.tasksPerS.toFixed(2)} tasks/s; POST → terminal p50 ${(r.latencyMs.p50 / 1000).toFixed(2)} s, p99 ${(r.latencyMs.p99 / 1000).toFixed(2)} s, max ${(r.latencyMs.max / 1000).toFixed(2)} s`,
-    `worker kills ${r.kills}; steps done again after a kill or the outage ${r.rerunsAfterKill}; crashes ${JSON.stringify(r.crashes)}`,
+    `wall ${r.wallS.toFixed(1)} s, ${r.tasksPerS.toFixed(2)} tasks/s; POST → terminal ` +
+      `p50 ${(r.latencyMs.p50 / 1000).toFixed(2)} s, p99 ${(r.latencyMs.p99 / 1000).toFixed(2)} s, ` +
+      `max ${(r.latencyMs.max / 1000).toFixed(2)} s`,
+    `worker kills ${r.kills}; steps done again after a kill or the outage ${r.rerunsAfterKill}; ` +
+      `crashes ${JSON.stringify(r.crashes)}`,
     r.postgresDown
       ? `PostgreSQL down ${(r.postgresDown.fromMs / 1000).toFixed(1)}–${(r.postgresDown.toMs / 1000).toFixed(1)} s`
       : 'PostgreSQL not restarted',
-    `HTTP ${r.http.total} responses; 5xx ${JSON.stringify(r.http.by5xx)}, 503 during the outage ${r.http.unavailableInWindow}, other 5xx or failed requests ${r.http.outside.length}`,
-    `credits: ${r.ledger.accounts} accounts, holds ${r.ledger.holds} = captures ${r.ledger.captures} + releases ${r.ledger.releases}; grants ${r.ledger.grants}`,
+    `HTTP ${r.http.total} responses; 5xx ${JSON.stringify(r.http.by5xx)}, 503 during the ` +
+      `outage ${r.http.unavailableInWindow}, other 5xx or failed requests ${r.http.outside.length}`,
+    `credits: ${r.ledger.accounts} accounts, holds ${r.ledger.holds} = captures ${r.ledger.captures} + ` +
+      `releases ${r.ledger.releases}; grants ${r.ledger.grants}`,
     r.violations.length
       ? `VIOLATIONS (${r.violations.length}):\n${r.violations.map((v) => `  - ${v.check}: ${v.detail}`).join('\n')}`
       : 'violations: none',
@@ -47,7 +54,8 @@ function summary(r: SoakReport) {
 }
 
 console.log(
-  `emend soak, ${new Date().toISOString()}\nmachine: ${machine}\nload average (1 min) at start: ${loadavg()[0]!.toFixed(1)}`,
+  `emend soak, ${new Date().toISOString()}\nmachine: ${machine}\nload average (1 min) at ` +
+    `start: ${loadavg()[0]!.toFixed(1)}`,
 );
 let failed = false;
 
@@ -55,7 +63,8 @@ if (!values['skip-faults']) {
   const [min, max] = (values['kill-every'] ?? '3-6').split('-').map(Number);
   const downS = Number(values['pg-down']);
   console.log(
-    `\n## faults: ${values.tasks} tasks, ${values['api-nodes']} API nodes, ${values.workers} workers (concurrency 2), kill every ${values['kill-every']} s, PostgreSQL down ${downS} s once`,
+    `\n## faults: ${values.tasks} tasks, ${values['api-nodes']} API nodes, ${values.workers} workers ` +
+      `(concurrency 2), kill every ${values['kill-every']} s, PostgreSQL down ${downS} s once`,
   );
   const r = await runSoak({
     tasks: int(values.tasks),
@@ -80,7 +89,8 @@ if (benchTasks > 0) {
   const rows: string[] = [];
   for (const workers of (values['bench-workers'] ?? '').split(',').map(Number)) {
     console.log(
-      `\n## throughput: ${benchTasks} plain pull-request fix tasks, 2 API nodes, ${workers} worker process(es) (concurrency 2), no faults`,
+      `\n## throughput: ${benchTasks} plain pull-request fix tasks, 2 API nodes, ${workers} worker process(es) ` +
+        `(concurrency 2), no faults`,
     );
     const r = await runSoak({
       tasks: benchTasks,

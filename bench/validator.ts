@@ -35,13 +35,18 @@ function describeMachine(sandbox: Sandbox) {
   const report = sandbox.report();
   log(`emend validator benchmark, ${new Date().toISOString()}`);
   log(
-    `machine: ${cpus[0]?.model.trim() ?? 'unknown CPU'}, ${cpus.length} cores, ${gb} GiB RAM, ${os.type()} ${os.release()}, Node ${process.version}`,
+    `machine: ${cpus[0]?.model.trim() ?? 'unknown CPU'}, ${cpus.length} cores, ${gb} GiB ` +
+      `RAM, ${os.type()} ${os.release()}, Node ${process.version}`,
   );
   log(
-    `sandbox: ${report.kind} ${report.version ?? ''}, cgroups ${report.cgroups} (memory limit ${report.memoryLimit}, process limit ${report.processLimit})`,
+    `sandbox: ${report.kind} ${report.version ?? ''}, cgroups ${report.cgroups} (memory ` +
+      `limit ${report.memoryLimit}, process limit ${report.processLimit})`,
   );
   log(
-    `python: ${spawnSync('/usr/bin/python3', ['-m', 'pytest', '--version'], { encoding: 'utf8' }).stdout.trim() || 'pytest not found'}`,
+    `python: ${
+      spawnSync('/usr/bin/python3', ['-m', 'pytest', '--version'], { encoding: 'utf8' }).stdout.trim() ||
+      'pytest not found'
+    }`,
   );
   log(
     `load average (1, 5, 15 min) at start: ${os
@@ -50,7 +55,8 @@ function describeMachine(sandbox: Sandbox) {
       .join(', ')}; other work on the machine shares its ${cpus.length} cores`,
   );
   log(
-    `method: ${RUNS} runs per fixture after 1 warm-up; each run validates the fixture's working-tree change against HEAD (two test runs in the sandbox, in sequence); medians`,
+    `method: ${RUNS} runs per fixture after 1 warm-up; each run validates the fixture's working-tree change ` +
+      `against HEAD (two test runs in the sandbox, in sequence); medians`,
   );
 }
 
@@ -83,17 +89,22 @@ async function measure(sandbox: Sandbox, name: string, make: () => FixtureRepo) 
   log('');
   log(`${name}: ${last!.command}`);
   log(
-    `  verdict: passed=${last!.passed}, new failures ${JSON.stringify(last!.new_failures)}, tests ${JSON.stringify(last!.tests)}`,
+    `  verdict: passed=${last!.passed}, new failures ${JSON.stringify(last!.new_failures)}, ` +
+      `tests ${JSON.stringify(last!.tests)}`,
   );
   log(
-    `  validate() wall time: median ${ms(median(totals))} (min ${ms(Math.min(...totals))}, max ${ms(Math.max(...totals))}); runs: ${totals.map((t) => t.toFixed(0)).join(' / ')}`,
+    `  validate() wall time: median ${ms(median(totals))} (min ${ms(Math.min(...totals))}, ` +
+      `max ${ms(Math.max(...totals))}); runs: ${totals.map((t) => t.toFixed(0)).join(' / ')}`,
   );
   log(`  one sandboxed test run (the baseline's): median ${ms(median(baselines))}`);
   log(`  the same command on the host, unsandboxed, once: median ${ms(median(hosts))}`);
   log(`  overhead of validate() over two host runs: median ${ms(median(totals) - 2 * median(hosts))}`);
 }
 
-/** A hung pytest test: the verdict's wall time against the per-test timeout (runs: RUNS, at most 3; no warm-up needed at this scale). */
+/**
+ * A hung pytest test: the verdict's wall time against the per-test timeout (runs: RUNS, at most 3; no warm-up needed at
+ * this scale).
+ */
 async function measureHang(sandbox: Sandbox) {
   const runs = Math.max(1, Math.min(RUNS, 3));
   const repo = quixBugsHang('change', 'qxbench');
@@ -112,16 +123,20 @@ async function measureHang(sandbox: Sandbox) {
   }
   log('');
   log(
-    `Python, QuixBugs sqrt with an infinite loop (9 tests; the 6th hangs on the change), per-test timeout ${HANG_TIMEOUT_S} s, run limit ${sandbox.report().limits.timeoutMs / 1000} s: ${last!.command}`,
+    `Python, QuixBugs sqrt with an infinite loop (9 tests; the 6th hangs on the change), per-test ` +
+      `timeout ${HANG_TIMEOUT_S} s, run limit ${sandbox.report().limits.timeoutMs / 1000} s: ${last!.command}`,
   );
   log(
-    `  verdict: passed=${last!.passed}, new failures ${JSON.stringify(last!.new_failures)}, tests ${JSON.stringify(last!.tests)}, hung ${JSON.stringify(last!.hung)}`,
+    `  verdict: passed=${last!.passed}, new failures ${JSON.stringify(last!.new_failures)}, ` +
+      `tests ${JSON.stringify(last!.tests)}, hung ${JSON.stringify(last!.hung)}`,
   );
   log(
-    `  validate() wall time: median ${ms(median(totals))} (min ${ms(Math.min(...totals))}, max ${ms(Math.max(...totals))}); runs: ${totals.map((t) => t.toFixed(0)).join(' / ')}`,
+    `  validate() wall time: median ${ms(median(totals))} (min ${ms(Math.min(...totals))}, ` +
+      `max ${ms(Math.max(...totals))}); runs: ${totals.map((t) => t.toFixed(0)).join(' / ')}`,
   );
   log(
-    `  past the per-test timeout: median ${ms(median(totals) - HANG_TIMEOUT_S * 1000)} (the 1 s grace, the baseline's run, copies, the probe, the kill)`,
+    `  past the per-test timeout: median ${ms(median(totals) - HANG_TIMEOUT_S * 1000)} (the 1 s grace, the ` +
+      `baseline's run, copies, the probe, the kill)`,
   );
 }
 

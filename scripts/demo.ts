@@ -75,7 +75,8 @@ async function main() {
       task: { status: string; tokens_total: number; cost_usd: number; diff_summary: string | null };
     };
     console.log(
-      `tokens ${final.task.tokens_total}, cost $${final.task.cost_usd.toFixed(6)} (priced as gpt-4.1)\n\ndiff:\n${final.task.diff_summary ?? '(none)'}`,
+      `tokens ${final.task.tokens_total}, cost $${final.task.cost_usd.toFixed(6)} (priced as ` +
+        `gpt-4.1)\n\ndiff:\n${final.task.diff_summary ?? '(none)'}`,
     );
     if (final.task.status !== 'done') process.exitCode = 1;
   } finally {

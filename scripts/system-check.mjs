@@ -52,7 +52,8 @@ export function plan({ purpose, missing, isRoot, hasAptGet }) {
   }
   const command = `sudo apt-get install -y ${list}`;
   const why = !hasAptGet
-    ? `This machine has no apt-get: install these Debian packages or their equivalents, then run npm ${purpose} again. On Debian or Ubuntu:`
+    ? `This machine has no apt-get: install these Debian packages or their equivalents, then run npm ${purpose} ` +
+      `again. On Debian or Ubuntu:`
     : `Run this (as root it is done for you), then npm ${purpose} again:`;
   return {
     action: 'stop',
@@ -149,7 +150,8 @@ export function main(purpose, env = process.env) {
     if (run.status !== 0) {
       process.stderr.write(`${run.stdout ?? ''}${run.stderr ?? ''}`);
       console.error(
-        `apt-get ${args[0]} failed (${run.error?.message ?? `exit ${run.status}`}); install by hand: apt-get install -y ${decided.packages.join(' ')}`,
+        `apt-get ${args[0]} failed (${run.error?.message ?? `exit ${run.status}`}); install by hand: apt-get ` +
+          `install -y ${decided.packages.join(' ')}`,
       );
       return 1;
     }

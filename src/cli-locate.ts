@@ -7,7 +7,10 @@ import { locate } from './locator/index.js';
 const USAGE = 'usage: emend locate --repo DIR --prompt-file F [--top N] [--json]';
 const EXIT_USAGE = 2;
 
-/** Where the CLI caches locator indexes: EMEND_LOCATOR_CACHE_DIR, else $XDG_CACHE_HOME/emend/locator (~/.cache by default). */
+/**
+ * Where the CLI caches locator indexes: EMEND_LOCATOR_CACHE_DIR, else $XDG_CACHE_HOME/emend/locator (~/.cache by
+ * default).
+ */
 export function locatorCacheDir(env: NodeJS.ProcessEnv): string {
   return env.EMEND_LOCATOR_CACHE_DIR || join(env.XDG_CACHE_HOME || join(homedir(), '.cache'), 'emend', 'locator');
 }
@@ -60,7 +63,8 @@ export async function locateCommand(args: string[], env: NodeJS.ProcessEnv): Pro
     for (const r of f.reasons) console.log(`       - ${r}`);
   });
   console.error(
-    `(${out.timings.files} files, index ${out.timings.cache === 'hit' ? 'from cache' : 'built'}, ${out.timings.total_ms} ms)`,
+    `(${out.timings.files} files, ` +
+      `index ${out.timings.cache === 'hit' ? 'from cache' : 'built'}, ${out.timings.total_ms} ms)`,
   );
   return 0;
 }

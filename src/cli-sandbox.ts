@@ -45,7 +45,8 @@ export async function sandboxCommand(args: string[], env: NodeJS.ProcessEnv): Pr
   const config = loadConfig(env);
   if (values.network && !config.sandbox.setupNetwork) {
     console.error(
-      'emend: --network is the dependency-install phase, which has the network only with EMEND_SANDBOX_SETUP_NETWORK=on',
+      'emend: --network is the dependency-install phase, which has the network only with ' +
+        'EMEND_SANDBOX_SETUP_NETWORK=on',
     );
     return EXIT_USAGE;
   }
@@ -75,7 +76,8 @@ export async function sandboxCommand(args: string[], env: NodeJS.ProcessEnv): Pr
       console.error(`emend: the process limit (${limits.maxProcesses}) was reached; a fork failed`);
     if (result.timedOut) {
       console.error(
-        `emend: timed out after ${values.timeout ?? limits.timeoutMs / 1000} s; the command and everything it started were killed`,
+        `emend: timed out after ${values.timeout ?? limits.timeoutMs / 1000} s; the command and everything it ` +
+          `started were killed`,
       );
       return EXIT_TIMED_OUT;
     }

@@ -339,7 +339,8 @@ function outboundAllow(env: Env): OutboundAllowRule[] {
   const bad = (entry: string, why: string) =>
     new ConfigError(
       name,
-      `"${entry}": ${why}; expected entries like 10.0.0.0/8, 127.0.0.1:11434, [::1]:11434 or ollama.internal:11434, separated by commas`,
+      `"${entry}": ${why}; expected entries like 10.0.0.0/8, 127.0.0.1:11434, [::1]:11434 or ` +
+        `ollama.internal:11434, separated by commas`,
     );
   const portOf = (entry: string, p: string) => {
     const n = Number(p);

@@ -1,6 +1,7 @@
 /**
  * The service's one error vocabulary: the spec's codes plus the few the design adds
- * (conflict, payload_too_large, unsupported_media_type, scm_unavailable, unavailable). Domain code throws AppError with a
+ * (conflict, payload_too_large, unsupported_media_type, scm_unavailable, unavailable). Domain code throws AppError with
+ * a
  * code; only the HTTP layer (src/http/errors.ts) turns a code into a status.
  */
 export const ERROR_CODES = [

@@ -16,7 +16,8 @@ export function resolveSecretKey(config: Config): Buffer {
   if (config.databaseUrl) {
     throw new ConfigError(
       'EMEND_SECRET_KEY',
-      'must be set when DATABASE_URL is (every node shares one key): 32 bytes as 64 hex characters or base64, e.g. from `openssl rand -hex 32`',
+      'must be set when DATABASE_URL is (every node shares one key): 32 bytes as 64 hex characters or base64, ' +
+        'e.g. from `openssl rand -hex 32`',
     );
   }
   const path = secretKeyPath(config.dataDir);

@@ -38,7 +38,8 @@ export async function chooseModel(
     );
     if (!provider) {
       throw new NoModelKey(
-        'this account uses its own model keys (BYOK) but has none saved: add one with POST /v1/me/keys (provider openai, anthropic or google), or turn BYOK off',
+        'this account uses its own model keys (BYOK) but has none saved: add one with POST /v1/me/keys ' +
+          '(provider openai, anthropic or google), or turn BYOK off',
       );
     }
     const key = byProvider.get(provider)!;
@@ -61,7 +62,8 @@ export async function chooseModel(
   if (!provider) {
     const names = LLM_PROVIDERS.map((p) => ENV_NAMES[p]).join(', ');
     throw new NoModelKey(
-      `no model key is configured for managed runs: the operator sets one of ${names}; or the account saves its own key (POST /v1/me/keys) and turns BYOK on`,
+      `no model key is configured for managed runs: the operator sets one of ${names}; or the account saves ` +
+        `its own key (POST /v1/me/keys) and turns BYOK on`,
     );
   }
   const model = wanted && (wanted.provider ?? provider) === provider ? wanted.model : defaultModel(provider, step);

@@ -80,7 +80,9 @@ export function place(file: string[], search: string[], replace: string[]): Plac
   if (exact.length > 1) {
     return {
       ok: false,
-      reason: `SEARCH matches ${exact.length} places (starting at lines ${lineList(exact)}); include more surrounding lines so that it matches exactly one`,
+      reason:
+        `SEARCH matches ${exact.length} places (starting at lines ${lineList(exact)}); include more surrounding ` +
+        `lines so that it matches exactly one`,
     };
   }
 
@@ -108,7 +110,9 @@ export function place(file: string[], search: string[], replace: string[]): Plac
   if (ws.length > 1) {
     return {
       ok: false,
-      reason: `SEARCH matches ${ws.length} places when whitespace is ignored (starting at lines ${lineList(ws.map((w) => w.at))}); include more surrounding lines so that it matches exactly one`,
+      reason:
+        `SEARCH matches ${ws.length} places when whitespace is ignored (starting at ` +
+        `lines ${lineList(ws.map((w) => w.at))}); include more surrounding lines so that it matches exactly one`,
     };
   }
 
@@ -116,7 +120,9 @@ export function place(file: string[], search: string[], replace: string[]): Plac
   if (fz.skipped)
     return {
       ok: false,
-      reason: `SEARCH not found exactly or ignoring whitespace, and ${fz.skipped}; copy the lines to replace exactly from the file`,
+      reason:
+        `SEARCH not found exactly or ignoring whitespace, and ${fz.skipped}; copy the lines to replace exactly ` +
+        `from the file`,
     };
   const best = fz.best;
   if (!best) return { ok: false, reason: 'SEARCH not found: the file is empty' };
@@ -138,15 +144,19 @@ export function place(file: string[], search: string[], replace: string[]): Plac
     return {
       ok: false,
       reason:
-        `SEARCH not found exactly; it is about equally similar to ${where(best)} (${pct(best.score)}) and ${where(fz.second)} (${pct(fz.second.score)}); ` +
-        `include more surrounding lines, copied exactly, so that it matches one place. The file at ${where(best)}:\n${excerpt(file, best.start, best.end)}`,
+        `SEARCH not found exactly; it is about equally similar to ${where(best)} (${pct(best.score)}) ` +
+        `and ${where(fz.second)} (${pct(fz.second.score)}); ` +
+        (`include more surrounding lines, copied exactly, so that it matches one place. The file ` +
+          `at ${where(best)}:\n${excerpt(file, best.start, best.end)}`),
     };
   }
   return {
     ok: false,
     reason:
-      `SEARCH not found (no exact or whitespace-tolerant match); the closest is a fuzzy match at ${where(best)}, ${pct(best.score)} similar (${pct(FUZZY_MIN)} needed)` +
-      `${firstDifference(file, core, best)}. Copy the lines to replace exactly from the file, which reads around there:\n${excerpt(file, best.start - 2, best.end + 2)}`,
+      `SEARCH not found (no exact or whitespace-tolerant match); the closest is a fuzzy match ` +
+      `at ${where(best)}, ${pct(best.score)} similar (${pct(FUZZY_MIN)} needed)` +
+      (`${firstDifference(file, core, best)}. Copy the lines to replace exactly from the file, which reads ` +
+        `around there:\n${excerpt(file, best.start - 2, best.end + 2)}`),
   };
 }
 
@@ -157,7 +167,10 @@ function firstDifference(file: string[], core: string[], w: { start: number; end
     const f = file[w.start + i]!;
     if (f.trim() !== core[i]!.trim()) {
       const quote = (s: string): string => JSON.stringify(clip(s, 120, { marker: '…' }));
-      return `; its first difference is line ${w.start + i + 1}, which reads ${quote(f)} where SEARCH has ${quote(core[i]!)}`;
+      return (
+        `; its first difference is line ${w.start + i + 1}, which reads ${quote(f)} where SEARCH ` +
+        `has ${quote(core[i]!)}`
+      );
     }
   }
   return '';

@@ -139,7 +139,8 @@ export function parseEdits(text: string): ParseResult {
     if (fenceAt >= 0) inFence = true;
     if (path === undefined) {
       errors.push(
-        `line ${i + 1}: the block has no file path; put the path on the line just before the block (or before its fence)`,
+        `line ${i + 1}: the block has no file path; put the path on the line just before the block (or before ` +
+          `its fence)`,
       );
     } else {
       const searchLines = lines.slice(i + 1, divider);

@@ -98,7 +98,10 @@ export async function rememberTestCommand(
   });
 }
 
-/** Wraps the validator step: after a passing run, its detected test command is remembered (a failure to store it only logs). */
+/**
+ * Wraps the validator step: after a passing run, its detected test command is remembered (a failure to store it only
+ * logs).
+ */
 export const rememberingTestCommand =
   (step: StepFn): StepFn =>
   async (payload, helpers) => {

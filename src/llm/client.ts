@@ -79,13 +79,16 @@ export class ModelClient {
         this.o.log('model answer did not match the schema', { attempt: n, reason: reason.slice(0, 300) });
         if (n >= attempts)
           throw new ModelCallFailed(
-            `${this.o.choice.provider} ${this.o.choice.model} gave ${n} answers that did not match the ${ask.name} schema; last problem: ${reason.slice(0, 300)}`,
+            `${this.o.choice.provider} ${this.o.choice.model} gave ${n} answers that did not match ` +
+              `the ${ask.name} schema; last problem: ${reason.slice(0, 300)}`,
           );
         messages.push(
           { role: 'assistant', content: err.text?.trim() ? err.text : '(empty answer)' },
           {
             role: 'user',
-            content: `That answer could not be used: ${reason}\nAnswer again with only the JSON object for ${ask.name}, matching the schema.`,
+            content:
+              `That answer could not be used: ${reason}\nAnswer again with only the JSON object for ${ask.name}, ` +
+              `matching the schema.`,
           },
         );
       }

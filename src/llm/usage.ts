@@ -59,7 +59,8 @@ export function outputAllowance(
         ? `${budget.tokens.toLocaleString('en')} tokens (${usedTokens.toLocaleString('en')} used)`
         : `$${budget.usd.toFixed(2)} (${usedUsd.toFixed(4)} used)`;
     throw new BudgetExceeded(
-      `the task's model budget of ${what} does not cover another call of about ${inputTokens.toLocaleString('en')} input tokens; stopped rather than overspend`,
+      `the task's model budget of ${what} does not cover another call of ` +
+        `about ${inputTokens.toLocaleString('en')} input tokens; stopped rather than overspend`,
     );
   }
   return allowance;

@@ -4,7 +4,10 @@ export const K1 = 1.2;
 export const B = 0.75;
 /** A path token counts as this many content tokens: the path names what a file is about. */
 export const PATH_WEIGHT = 3;
-/** A token of a name the file defines (class, function, method...) counts as this many more: a file is about what it defines. */
+/**
+ * A token of a name the file defines (class, function, method...) counts as this many more: a file is about what it
+ * defines.
+ */
 export const SYMBOL_WEIGHT = 2;
 
 export interface Bm25Doc {

@@ -23,9 +23,11 @@ const SKIP_DIRS = new Set([
 
 // Text source and docs; anything else (images, archives, lock files, data) is not a candidate.
 const TEXT_EXTENSIONS = new Set(
-  '.py .pyi .js .jsx .mjs .cjs .ts .tsx .mts .cts .go .rs .java .kt .kts .scala .c .h .cc .cpp .cxx .hpp .hh .cs .rb .php .swift .m .mm .sh .bash .zsh .lua .pl .r .jl .ex .exs .erl .hs .ml .clj .dart .vue .svelte .sql .proto .graphql .md .rst .txt .adoc .toml .yaml .yml .json .cfg .ini .html .css .scss .xml .gradle .cmake'.split(
-    ' ',
-  ),
+  (
+    '.py .pyi .js .jsx .mjs .cjs .ts .tsx .mts .cts .go .rs .java .kt .kts .scala .c .h .cc .cpp .cxx .hpp .hh ' +
+    '.cs .rb .php .swift .m .mm .sh .bash .zsh .lua .pl .r .jl .ex .exs .erl .hs .ml .clj .dart .vue .svelte .sql ' +
+    '.proto .graphql .md .rst .txt .adoc .toml .yaml .yml .json .cfg .ini .html .css .scss .xml .gradle .cmake'
+  ).split(' '),
 );
 const TEXT_NAMES = new Set(['Makefile', 'Dockerfile', 'Rakefile', 'Gemfile', 'CMakeLists.txt', 'README', 'LICENSE']);
 const SKIP_NAMES =

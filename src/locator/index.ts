@@ -15,7 +15,9 @@ export interface LocateOptions {
 }
 
 export interface LocateTimings {
-  /** `hit`: loaded from the cache; `miss`: built and saved; `off`: built, not cached (no cache dir, or a dirty tree). */
+  /**
+   * `hit`: loaded from the cache; `miss`: built and saved; `off`: built, not cached (no cache dir, or a dirty tree).
+   */
   cache: 'hit' | 'miss' | 'off';
   /** Whether this call built the index. */
   built: boolean;

@@ -33,7 +33,10 @@ const STEM_MENTION = 0.3;
 const TEST_DEMOTION = 0.3;
 const DOC_DEMOTION = 0.5;
 const AUX_DEMOTION = 0.6;
-/** Query term weights by where the term appears: the title says what the report is about; code blocks and logs are long and noisy. */
+/**
+ * Query term weights by where the term appears: the title says what the report is about; code blocks and logs are long
+ * and noisy.
+ */
 const TITLE_WEIGHT = 2;
 const PROSE_WEIGHT = 1;
 const CODE_WEIGHT = 0.6;
@@ -124,7 +127,10 @@ function resolveMention(mention: string, byBase: Map<string, string[]>, forwardO
   return best >= 2 || top.length === 1 ? top : [];
 }
 
-/** The prompt split into its title (first line), prose, and code (fenced blocks, indented blocks, traceback and log lines). */
+/**
+ * The prompt split into its title (first line), prose, and code (fenced blocks, indented blocks, traceback and log
+ * lines).
+ */
 export function promptParts(prompt: string): { title: string; prose: string; code: string } {
   const lines = prompt.replace(/\r/g, '').split('\n');
   const title = lines[0] ?? '';
@@ -267,7 +273,10 @@ export function rank(index: LocatorIndex, prompt: string, top: number): RankedFi
   for (const [i, lines] of framed) {
     strong[i]! += STACK_FRAME + (i === innermost ? INNERMOST_FRAME : 0);
     reasons[i]!.push(
-      `in a stack trace of the prompt (line${lines.length > 1 ? 's' : ''} ${[...new Set(lines)].join(', ')})${i === innermost ? ', the innermost frame in the repository' : ''}`,
+      `in a stack trace of the prompt ` +
+        `(line${lines.length > 1 ? 's' : ''} ${[...new Set(lines)].join(', ')})${
+          i === innermost ? ', the innermost frame in the repository' : ''
+        }`,
     );
   }
 
@@ -333,7 +342,8 @@ export function rank(index: LocatorIndex, prompt: string, top: number): RankedFi
     if (b <= 0) return;
     weak[i]! += Math.min(SYMBOL_CAP, b);
     reasons[i]!.push(
-      `defines ${symbolNames[i]!.slice(0, 5).join(', ')}${symbolNames[i]!.length > 5 ? ', …' : ''}, named in the prompt`,
+      `defines ${symbolNames[i]!.slice(0, 5).join(', ')}${symbolNames[i]!.length > 5 ? ', …' : ''}, named in ` +
+        `the prompt`,
     );
   });
 

@@ -13,7 +13,10 @@ export interface SkeletonSymbol {
 }
 
 export interface FileSkeleton {
-  /** The tree-sitter grammar used (`python`, `typescript`...), else the language guessed from the extension for the regex fallback, else null. */
+  /**
+   * The tree-sitter grammar used (`python`, `typescript`...), else the language guessed from the extension for the
+   * regex fallback, else null.
+   */
   language: string | null;
   symbols: SkeletonSymbol[];
   /** Numbered signature lines (`  42| def send(self, request, **kwargs):`) and `...` where lines are elided. */
@@ -96,7 +99,8 @@ export async function fileSkeleton(path: string, source: string): Promise<FileSk
   }
   const out: string[] = [];
   const elide = (from: number, to: number) => {
-    // Lines from..to (1-based, inclusive) are not shown: one `...` at the indentation of the first non-blank one, or the line itself when it is the only one.
+    // Lines from..to (1-based, inclusive) are not shown: one `...` at the indentation of the first non-blank one, or
+    // the line itself when it is the only one.
     const nonBlank: number[] = [];
     for (let n = from; n <= to; n++) if (lines[n - 1]!.trim()) nonBlank.push(n);
     if (nonBlank.length === 0) return;

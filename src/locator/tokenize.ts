@@ -2,9 +2,11 @@
 // PascalCase, snake_case and digit boundaries; everything is lower-cased; a few stop words go.
 
 const STOP_WORDS = new Set(
-  'a an and are as at be but by do does for from has have if in into is it its not of on or that the then this to was were when which will with i we you he she they there their what how can should would could self def return import none true false var let const new'.split(
-    ' ',
-  ),
+  (
+    'a an and are as at be but by do does for from has have if in into is it its not of on or that the then this ' +
+    'to was were when which will with i we you he she they there their what how can should would could self def ' +
+    'return import none true false var let const new'
+  ).split(' '),
 );
 
 const IDENTIFIER = /[A-Za-z_$][A-Za-z0-9_$]*|[0-9]+/g;

@@ -6,7 +6,9 @@ import type { Language, Node, Parser as ParserType, Query } from '@vscode/tree-s
 
 export interface Definition {
   name: string;
-  /** class, function, method, constructor, interface, type, enum, struct, trait, impl, module, constant, variable, macro */
+  /**
+   * class, function, method, constructor, interface, type, enum, struct, trait, impl, module, constant, variable, macro
+   */
   kind: string;
   /** 1-based, inclusive; the decorators of a Python definition included. */
   startLine: number;
@@ -68,16 +70,20 @@ export function grammarOf(path: string): GrammarId | null {
   return BY_EXTENSION[name.slice(dot + 1).toLowerCase()] ?? null;
 }
 
-const JS_COMMON = `
+const JS_COMMON =
+  `
 (function_declaration name: (_) @name) @def.function
 (generator_function_declaration name: (_) @name) @def.function
 (class_declaration name: (_) @name) @def.class
 (method_definition name: (_) @name) @def.method
-(variable_declarator name: (identifier) @name value: [(arrow_function) (function_expression) (class)]) @def.function
+(variable_declarator name: (identifier) @name value: [(arrow_function) (function_expression) (class)]) ` +
+  `@def.function
 (program (lexical_declaration (variable_declarator name: (identifier) @name) @def.variable))
 (program (variable_declaration (variable_declarator name: (identifier) @name) @def.variable))
-(program (export_statement (lexical_declaration (variable_declarator name: (identifier) @name) @def.variable)))
-(assignment_expression left: (member_expression property: (property_identifier) @name) right: [(arrow_function) (function_expression)]) @def.function
+(program (export_statement (lexical_declaration (variable_declarator name: (identifier) @name) ` +
+  `@def.variable)))
+(assignment_expression left: (member_expression property: (property_identifier) @name) right: ` +
+  `[(arrow_function) (function_expression)]) @def.function
 (pair key: (property_identifier) @name value: [(arrow_function) (function_expression)]) @def.method
 `;
 const TS_EXTRA = `
@@ -142,10 +148,13 @@ const QUERIES: Record<GrammarId, string> = {
 (constructor_declaration name: (_) @name) @def.constructor
 (namespace_declaration name: (_) @name) @def.module
 `,
-  cpp: `
+  cpp:
+    `
 (function_definition declarator: (function_declarator declarator: (_) @name)) @def.function
-(function_definition declarator: (pointer_declarator declarator: (function_declarator declarator: (_) @name))) @def.function
-(function_definition declarator: (reference_declarator (function_declarator declarator: (_) @name))) @def.function
+(function_definition declarator: (pointer_declarator declarator: (function_declarator declarator: (_) ` +
+    `@name))) @def.function
+(function_definition declarator: (reference_declarator (function_declarator declarator: (_) @name))) ` +
+    `@def.function
 (class_specifier name: (_) @name body: (_)) @def.class
 (struct_specifier name: (_) @name body: (_)) @def.struct
 (enum_specifier name: (_) @name body: (_)) @def.enum
@@ -197,7 +206,10 @@ function loadRuntime(): Promise<Runtime> {
   return runtime;
 }
 
-/** A query from the patterns that this grammar's version knows: a pattern naming a node type it lacks is dropped, not fatal. */
+/**
+ * A query from the patterns that this grammar's version knows: a pattern naming a node type it lacks is dropped, not
+ * fatal.
+ */
 function compileQuery(language: Language, source: string): Query | null {
   try {
     return new TreeSitter.Query(language, source);
@@ -257,7 +269,10 @@ function goReceiver(def: Node): string | undefined {
   return m?.[1];
 }
 
-/** The line (0-based) where the signature ends: the body's first line when the body starts on a line of the signature, else the line before it. */
+/**
+ * The line (0-based) where the signature ends: the body's first line when the body starts on a line of the signature,
+ * else the line before it.
+ */
 function headerEndRow(def: Node, lines: string[]): number {
   const body = def.childForFieldName('body') ?? def.childForFieldName('value');
   if (!body || body.startPosition.row <= def.startPosition.row) return def.startPosition.row;

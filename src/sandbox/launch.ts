@@ -34,7 +34,8 @@ const PREPARE_AND_EXEC = [
   'keep=$(( 2 + $1 )); n=$2; shift 2',
   // biome-ignore lint/suspicious/noTemplateCurlyInString: shell text, the ${f##*/} is the shell's own.
   'for f in /proc/$$/fd/*; do fd=${f##*/}; if [ "$fd" -gt "$keep" ]; then eval "exec $fd>&-"; fi; done',
-  'while [ "$n" -gt 0 ]; do echo $$ > "$1" || { echo "emend sandbox: cannot join the cgroup $1" >&2; exit 125; }; shift; n=$((n - 1)); done',
+  'while [ "$n" -gt 0 ]; do echo $$ > "$1" || { echo "emend sandbox: cannot join the cgroup $1" >&2; exit 125; ' +
+    '}; shift; n=$((n - 1)); done',
   'exec "$@"',
 ].join('\n');
 

@@ -11,7 +11,8 @@ export function logSandboxReport(log: Logger, report: SandboxReport): void {
   if (kind === 'unsafe-host') {
     log.warn(
       fields,
-      "EMEND_SANDBOX=unsafe-host: repository commands run ON THIS HOST, unisolated, with the service's own file access. Development only: never point this at code you do not trust",
+      "EMEND_SANDBOX=unsafe-host: repository commands run ON THIS HOST, unisolated, with the service's own " +
+        'file access. Development only: never point this at code you do not trust',
     );
   } else if (kind === 'unavailable') {
     log.warn(
@@ -21,7 +22,9 @@ export function logSandboxReport(log: Logger, report: SandboxReport): void {
   } else if (!memoryLimit || !processLimit) {
     log.warn(
       fields,
-      `sandbox: bubblewrap ${version ?? ''}; cgroups ${cgroups}: ${[!memoryLimit && 'memory', !processLimit && 'process count'].filter(Boolean).join(' and ')} not limited on this host`,
+      `sandbox: bubblewrap ${version ?? ''}; ` +
+        `cgroups ${cgroups}: ${[!memoryLimit && 'memory', !processLimit && 'process count'].filter(Boolean).join(' and ')} ` +
+        `not limited on this host`,
     );
   } else {
     log.info(fields, `sandbox: bubblewrap ${version ?? ''}, cgroups ${cgroups} (memory and process limits in force)`);

@@ -98,7 +98,8 @@ export async function createSandbox(config: SandboxConfig, options: SandboxOptio
     bwrap = options.bwrapPath ?? findExecutable('bwrap');
     if (bwrap === undefined || !isExecutable(bwrap)) {
       return unavailable(
-        `bubblewrap is required to run repository commands, and ${bwrap ? `${bwrap} is not an executable` : 'bwrap is not installed'}: ${HOW_TO_FIX}`,
+        `bubblewrap is required to run repository commands, ` +
+          `and ${bwrap ? `${bwrap} is not an executable` : 'bwrap is not installed'}: ${HOW_TO_FIX}`,
       );
     }
     version = bwrapVersion(bwrap);
@@ -192,7 +193,8 @@ export async function createSandbox(config: SandboxConfig, options: SandboxOptio
     if ((await probe(sandbox)) === undefined) return sandbox;
   }
   return unavailable(
-    `bubblewrap (${bwrap}) cannot start a sandbox on this host: ${problem}. Repository commands need it: fix the host (user namespaces must be enabled), or, for development only, set EMEND_SANDBOX=unsafe-host`,
+    `bubblewrap (${bwrap}) cannot start a sandbox on this host: ${problem}. Repository commands need it: fix ` +
+      `the host (user namespaces must be enabled), or, for development only, set EMEND_SANDBOX=unsafe-host`,
   );
 }
 

@@ -77,7 +77,10 @@ export async function checkInBrowser(
   return { problems, screenshots: desktop && mobile ? { desktop, mobile } : null };
 }
 
-/** Loads the site at one size, runs that size's checks and returns its screenshot (undefined when the page could not be captured). */
+/**
+ * Loads the site at one size, runs that size's checks and returns its screenshot (undefined when the page could not be
+ * captured).
+ */
 async function runViewport(
   browser: Browser,
   files: SiteFiles,
@@ -108,7 +111,8 @@ async function runViewport(
           check: 'script',
           file: 'index.html',
           message: isTimeout(e)
-            ? `index.html did not finish loading in time at ${name} size: a script probably runs forever (an endless loop) or the page waits for something that never arrives`
+            ? `index.html did not finish loading in time at ${name} size: a script probably runs forever (an ` +
+              `endless loop) or the page waits for something that never arrives`
             : `index.html failed to load at ${name} size: ${clip(String((e as Error).message ?? e), 200, ONE_LINE)}`,
           ref: 'load-timeout',
         });
@@ -142,7 +146,9 @@ async function runViewport(
       add({
         check: 'script',
         file: 'index.html',
-        message: `the page stopped responding at ${name} size before the checks finished: a script probably runs forever (an endless loop or an ever-growing timer chain)`,
+        message:
+          `the page stopped responding at ${name} size before the checks finished: a script probably runs ` +
+          `forever (an endless loop or an ever-growing timer chain)`,
         ref: 'unresponsive',
       });
       return undefined;
@@ -183,7 +189,9 @@ async function serve(
         add({
           check: 'links',
           file: from,
-          message: `the page requested /${path}${from ? ` (from ${from})` : ''}, which is not in the site; add the file or fix the reference`,
+          message:
+            `the page requested /${path}${from ? ` (from ${from})` : ''}, which is not in the site; add the file ` +
+            `or fix the reference`,
           ref: `missing:/${path}`,
         });
       }
@@ -221,7 +229,9 @@ function blocked(url: string, allowExternal: boolean, verb: string, file?: strin
   return {
     check: 'external',
     file,
-    message: `the page ${verb} ${clip(url, 120, ONE_LINE)} on another host (${host}); the site must work on its own: copy what it needs into the site or remove the request`,
+    message:
+      `the page ${verb} ${clip(url, 120, ONE_LINE)} on another host (${host}); the site must work on its own: ` +
+      `copy what it needs into the site or remove the request`,
     ref: `external:${url}`,
   };
 }
@@ -246,7 +256,9 @@ function watchPage(page: Page, files: SiteFiles, add: (f: Finding) => void): voi
     add({
       check: 'script',
       file: frame?.file ?? 'index.html',
-      message: `uncaught ${clip(what, 200, ONE_LINE)}${frame ? ` (at ${frame.file}:${frame.line}:${frame.column})` : ''}; fix the script so it runs without errors`,
+      message:
+        `uncaught ${clip(what, 200, ONE_LINE)}${frame ? ` (at ${frame.file}:${frame.line}:${frame.column})` : ''}; ` +
+        `fix the script so it runs without errors`,
     });
   });
   page.on('console', (message) => {
@@ -259,7 +271,9 @@ function watchPage(page: Page, files: SiteFiles, add: (f: Finding) => void): voi
     add({
       check: 'script',
       file: file ?? 'index.html',
-      message: `console error${file ? ` (at ${file}:${location.lineNumber + 1})` : ''}: ${clip(text, 200, ONE_LINE)}; a finished site logs no errors`,
+      message:
+        `console error${file ? ` (at ${file}:${location.lineNumber + 1})` : ''}: ${clip(text, 200, ONE_LINE)}; a ` +
+        `finished site logs no errors`,
     });
   });
   page.on('dialog', (dialog) => {
@@ -299,7 +313,10 @@ function contrastProblems(found: LowContrast[], add: (f: Finding) => void): void
     add({
       check: 'contrast',
       file: 'index.html',
-      message: `text in ${first.color} on ${first.background} has a contrast of ${first.ratio.toFixed(2)}:1, below the ${first.required}:1 that ${size} needs (${examples}${more}); darken the text or change its background`,
+      message:
+        `text in ${first.color} on ${first.background} has a contrast of ${first.ratio.toFixed(2)}:1, below ` +
+        `the ${first.required}:1 that ${size} needs (${examples}${more}); darken the text or change its ` +
+        `background`,
     });
   }
   if (sorted.length > 5)
@@ -315,12 +332,16 @@ function overflowProblem(found: Overflow | null, add: (f: Finding) => void): voi
   const culprits = found.culprits
     .map(
       (c) =>
-        `${c.element}${c.text ? ` "${clip(c.text, 30, ONE_LINE)}"` : ''} (${c.width} px wide, from x=${c.left} to x=${c.right})`,
+        `${c.element}${c.text ? ` "${clip(c.text, 30, ONE_LINE)}"` : ''} (${c.width} px wide, from x=${c.left} ` +
+        `to x=${c.right})`,
     )
     .join('; ');
   add({
     check: 'layout',
     file: 'index.html',
-    message: `on a ${found.viewport} px wide phone screen the page is ${found.pageWidth} px wide and scrolls sideways${culprits ? `; too wide: ${culprits}` : ''}; use max-width: 100%, flexible widths (%, fr, minmax()) or flex-wrap instead of fixed widths, and let long words wrap (overflow-wrap: anywhere)`,
+    message:
+      `on a ${found.viewport} px wide phone screen the page is ${found.pageWidth} px wide and scrolls ` +
+      `sideways${culprits ? `; too wide: ${culprits}` : ''}; use max-width: 100%, flexible widths (%, fr, ` +
+      `minmax()) or flex-wrap instead of fixed widths, and let long words wrap (overflow-wrap: anywhere)`,
   });
 }

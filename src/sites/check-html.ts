@@ -37,7 +37,8 @@ export const HARMLESS_PARSE_ERRORS: ReadonlySet<string> = new Set([
 
 const EXPLAIN: Record<string, string> = {
   'non-void-html-element-start-tag-with-trailing-solidus':
-    'a self-closing non-void element such as <div/>: HTML ignores the "/", so the element stays open and swallows what follows; write <div></div>',
+    'a self-closing non-void element such as <div/>: HTML ignores the "/", so the element stays open and ' +
+    'swallows what follows; write <div></div>',
   'unknown-named-character-reference':
     'an unknown character reference (shown literally on the page); check its spelling (&nbsp; &amp; &copy; …)',
   'duplicate-attribute': 'an attribute given twice on one element; browsers keep only the first, merge them',
@@ -125,7 +126,8 @@ export function htmlProblems(text: string, doc: HtmlDoc): string[] {
   const out: string[] = [];
   if (doc.document.mode === 'quirks') {
     out.push(
-      'line 1: the page renders in quirks mode (no <!DOCTYPE html>, or an old doctype); make <!DOCTYPE html> the very first line',
+      'line 1: the page renders in quirks mode (no <!DOCTYPE html>, or an old doctype); make <!DOCTYPE html> ' +
+        'the very first line',
     );
   }
   for (const e of doc.errors) {
@@ -151,7 +153,8 @@ function unclosed(doc: HtmlDoc): string[] {
     if (!loc?.startTag || loc.endTag || VOID.has(el.tagName) || OPTIONAL_END.has(el.tagName)) continue;
     if (el.namespaceURI !== 'http://www.w3.org/1999/xhtml') continue; // SVG children close with "/>" legitimately
     out.push(
-      `line ${loc.startTag.startLine}: <${el.tagName}> is never closed (its </${el.tagName}> is missing or comes after a parent's end tag), so the elements after it end up inside it`,
+      `line ${loc.startTag.startLine}: <${el.tagName}> is never closed (its </${el.tagName}> is missing or ` +
+        `comes after a parent's end tag), so the elements after it end up inside it`,
     );
   }
   return out;
@@ -191,7 +194,8 @@ function strayEndTags(text: string, doc: HtmlDoc): string[] {
     const name = (m[1] ?? '').toLowerCase();
     if (['html', 'head', 'body', 'br'].includes(name)) continue; // repeated or implied; harmless
     out.push(
-      `line ${lineAt(text, offset)}: stray </${name}>: no <${name}> is open at that point (check the nesting of the tags before it)`,
+      `line ${lineAt(text, offset)}: stray </${name}>: no <${name}> is open at that point (check the nesting ` +
+        `of the tags before it)`,
     );
   }
   return out;

@@ -49,7 +49,8 @@ export interface LowContrast {
  * and visually-hidden (≤1 px) text is skipped. Large text (≥24 px, or ≥18.66 px bold) needs 3:1,
  * the rest 4.5:1.
  */
-export const CONTRAST = `(() => {
+export const CONTRAST =
+  `(() => {
   const canvas = document.createElement('canvas');
   canvas.width = 1; canvas.height = 1;
   const ctx = canvas.getContext('2d', { willReadFrequently: true });
@@ -67,7 +68,8 @@ export const CONTRAST = `(() => {
   };
   const over = (top, under) => [0, 1, 2].map((i) => top[i] * top[3] + under[i] * (1 - top[3]));
   const lum = (c) => {
-    const ch = c.map((v) => { const s = v / 255; return s <= 0.04045 ? s / 12.92 : Math.pow((s + 0.055) / 1.055, 2.4); });
+    const ch = c.map((v) => { const s = v / 255; return s <= 0.04045 ? s / 12.92 : Math.pow((s + 0.055) / ` +
+  `1.055, 2.4); });
     return 0.2126 * ch[0] + 0.7152 * ch[1] + 0.0722 * ch[2];
   };
   const hex = (c) => '#' + c.map((v) => Math.round(v).toString(16).padStart(2, '0')).join('');
@@ -89,7 +91,8 @@ export const CONTRAST = `(() => {
     return o;
   };
   ${ELEMENT_NAME}
-  const SKIP = 'h1,h2,h3,h4,h5,h6,button,select,option,textarea,input,svg,code,pre,kbd,samp,script,style,noscript,template,[aria-hidden="true"]';
+  const SKIP = ` +
+  `'h1,h2,h3,h4,h5,h6,button,select,option,textarea,input,svg,code,pre,kbd,samp,script,style,noscript,template,[aria-hidden="true"]';
   const out = [];
   const seen = new Set();
   if (!document.body) return out;
@@ -101,7 +104,8 @@ export const CONTRAST = `(() => {
     if (!el || seen.has(el)) continue;
     seen.add(el);
     if (el.closest(SKIP)) continue;
-    if (el.checkVisibility && !el.checkVisibility({ opacityProperty: true, visibilityProperty: true, contentVisibilityAuto: true })) continue;
+    if (el.checkVisibility && !el.checkVisibility({ opacityProperty: true, visibilityProperty: true, ` +
+  `contentVisibilityAuto: true })) continue;
     const range = document.createRange();
     range.selectNodeContents(t);
     const rect = range.getBoundingClientRect();
@@ -119,7 +123,8 @@ export const CONTRAST = `(() => {
     const bold = parseInt(s.fontWeight, 10) >= 700;
     const required = size >= 24 || (bold && size >= 18.66) ? 3 : 4.5;
     if (ratio < required) {
-      out.push({ element: name(el), text: (el.innerText || t.data).replace(/\\s+/g, ' ').trim().slice(0, 60), color: hex(fg), background: hex(bg), ratio: Math.floor(ratio * 100) / 100, required, fontSize: size, bold });
+      out.push({ element: name(el), text: (el.innerText || t.data).replace(/\\s+/g, ' ').trim().slice(0, 60), ` +
+  `color: hex(fg), background: hex(bg), ratio: Math.floor(ratio * 100) / 100, required, fontSize: size, bold });
       if (out.length >= 200) break;
     }
   }
@@ -137,7 +142,8 @@ export interface Overflow {
  * culprits are the outermost elements reaching past either edge that no ancestor clips
  * (overflow other than visible); fixed elements do not scroll and are left out.
  */
-export const OVERFLOW = `(() => {
+export const OVERFLOW =
+  `(() => {
   const root = document.documentElement;
   const vw = root.clientWidth;
   const pageWidth = Math.max(root.scrollWidth, document.body ? document.body.scrollWidth : 0);
@@ -158,11 +164,13 @@ export const OVERFLOW = `(() => {
     if (clipped) continue;
     wide.add(el);
     if (el.parentElement && wide.has(el.parentElement)) continue;
-    culprits.push({ element: name(el), text: (el.innerText || '').replace(/\\s+/g, ' ').trim().slice(0, 40), left: Math.round(r.left), right: Math.round(r.right), width: Math.round(r.width) });
+    culprits.push({ element: name(el), text: (el.innerText || '').replace(/\\s+/g, ' ').trim().slice(0, 40), ` +
+  `left: Math.round(r.left), right: Math.round(r.right), width: Math.round(r.width) });
   }
   culprits.sort((a, b) => b.right - a.right);
   return { viewport: vw, pageWidth, culprits: culprits.slice(0, 3) };
 })()`;
 
 /** The height to capture: the page's, capped. */
-export const PAGE_HEIGHT = `Math.max(document.documentElement.scrollHeight, document.body ? document.body.scrollHeight : 0)`;
+export const PAGE_HEIGHT =
+  `Math.max(document.documentElement.scrollHeight, ` + `document.body ? document.body.scrollHeight : 0)`;

@@ -129,7 +129,8 @@ export function formatSiteProblems(
   const perCheck = limits.perCheck ?? 8;
   const maxChars = limits.maxChars ?? 6_000;
   const lines: string[] = [
-    `The site failed validation with ${problems.length} problem${problems.length === 1 ? '' : 's'}. Fix them all and keep everything else as it is.`,
+    `The site failed validation with ${problems.length} problem${problems.length === 1 ? '' : 's'}. Fix them ` +
+      `all and keep everything else as it is.`,
   ];
   for (const check of CHECK_ORDER) {
     const group = problems.filter((p) => p.check === check);

@@ -25,7 +25,8 @@ export async function checkRepoAccess(
   if (q.mode === 'pr' && !q.account.scmLogin) {
     throw new AppError(
       'scm_not_connected',
-      'pull-request runs push a branch and open a pull request as you: connect your code-host account first (POST /v1/me/scm)',
+      'pull-request runs push a branch and open a pull request as you: connect your code-host account first ' +
+        '(POST /v1/me/scm)',
     );
   }
   const token = q.isDemo ? undefined : scmTokenOf(deps, q.account);
@@ -46,7 +47,8 @@ export async function checkRepoAccess(
     // Read anonymously, a private repository and a missing one look alike: neither is public.
     throw new AppError(
       'DEMO_PUBLIC_REPOS_ONLY',
-      `demo tokens work on public repositories only; ${q.repo.owner}/${q.repo.name} is not one (it is private or does not exist)`,
+      `demo tokens work on public repositories only; ${q.repo.owner}/${q.repo.name} is not one (it is private ` +
+        `or does not exist)`,
     );
   }
   if (!repo) {

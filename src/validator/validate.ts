@@ -195,7 +195,9 @@ function verdict(
   if (change.tests.size === 0 && baseline.tests === 0 && change.failures.length > 0) {
     return {
       passed: null,
-      message: `the test command reports no tests and fails the same way on the unmodified checkout (${change.failures[0]}); the change could not be validated`,
+      message:
+        `the test command reports no tests and fails the same way on the unmodified checkout ` +
+        `(${change.failures[0]}); the change could not be validated`,
     };
   }
   const install = setup
@@ -204,7 +206,9 @@ function verdict(
   if ((baseline.setup === 'skipped' || baseline.setup === 'failed') && baseline.failures.length > 0) {
     return {
       passed: null,
-      message: `the dependencies were not installed (${install}) and the unmodified checkout fails ${baseline.failures.length} test(s) without them; the change could not be validated`,
+      message:
+        `the dependencies were not installed (${install}) and the unmodified checkout ` +
+        `fails ${baseline.failures.length} test(s) without them; the change could not be validated`,
     };
   }
   if (setupState(setup) === 'skipped' || setupState(setup) === 'failed')
@@ -222,7 +226,8 @@ function hungNotes(change: HungTest | undefined, baseline: HungTest | undefined)
   if (change) notes.push(`the change's run was stopped: ${describeHung(change)}`);
   if (baseline)
     notes.push(
-      `the unmodified checkout's run was stopped: ${describeHung(baseline)}, so a failure among them on the change counts as new`,
+      `the unmodified checkout's run was stopped: ${describeHung(baseline)}, so a failure among them on the ` +
+        `change counts as new`,
     );
   return notes;
 }

@@ -309,7 +309,8 @@ export class ConfinedDir {
 
   /**
    * Regular files under the root (and links to regular files that stay inside), as '/'-separated
-   * paths, sorted (`limit` counts in walk order). Never descends through a directory symlink, wherever it points: the tree is
+   * paths, sorted (`limit` counts in walk order). Never descends through a directory symlink, wherever it points: the
+   * tree is
    * walked as it is, so a link cannot take the walk outside or round in a loop.
    */
   walkFiles(
@@ -454,8 +455,14 @@ export function describePath(path: string, info: PathInfo | { kind: 'too-large';
   switch (info.kind) {
     case 'outside':
       if (info.into)
-        return `${info.link ? `${info.link} is a symlink -> ${info.target}, which leads` : `${path} is`} into ${info.into}; refused`;
-      return `${info.link ?? path} is a symlink -> ${info.target}, which leads outside the repository; it is not followed`;
+        return (
+          `${info.link ? `${info.link} is a symlink -> ${info.target}, which leads` : `${path} is`} ` +
+          `into ${info.into}; refused`
+        );
+      return (
+        `${info.link ?? path} is a symlink -> ${info.target}, which leads outside the repository; it is not ` +
+        `followed`
+      );
     case 'special':
       return `${path} is not a regular file (a ${info.what}); only regular files are read or written`;
     case 'dir':

@@ -134,7 +134,8 @@ describe('emend CLI on the embedded database', { timeout: 90_000 }, () => {
     expect(readFileSync(join(dataDir, 'emend.lock'), 'utf8')).toContain('"serve"');
   });
 
-  it('refuses a second server on the same data dir; SIGTERM stops the first cleanly; the secret key survives the restart', async () => {
+  it('refuses a second server on the same data dir; SIGTERM stops the first cleanly; the secret key survives the ' +
+    'restart', async () => {
     const dataDir = copyOfDataDir(template);
     const keyPath = join(dataDir, 'secret.key');
     expect(existsSync(keyPath)).toBe(false);

@@ -84,40 +84,44 @@ describe('parsing the edit format', () => {
     expect(r.notes).toBe('');
   });
 
-  it('tolerates decorated paths, language tags, odd marker lengths, trailing spaces, CRLF and a missing closing fence', () => {
-    const block = (header: string, fence: string, n: number) =>
-      [
-        header,
-        fence,
-        `${'<'.repeat(n)} SEARCH  `,
-        'old',
-        `${'='.repeat(n)}\t`,
-        'new',
-        `${'>'.repeat(n)} REPLACE `,
+  it(
+    'tolerates decorated paths, language tags, odd marker lengths, trailing spaces, CRLF and a missing closing ' +
+      'fence',
+    () => {
+      const block = (header: string, fence: string, n: number) =>
+        [
+          header,
+          fence,
+          `${'<'.repeat(n)} SEARCH  `,
+          'old',
+          `${'='.repeat(n)}\t`,
+          'new',
+          `${'>'.repeat(n)} REPLACE `,
+        ].join('\r\n');
+      const answer = [
+        block('`src/a.ts`', '```typescript', 7),
+        '```',
+        block('File: src/b.ts', '```ts', 5),
+        '```',
+        block('# src/c.ts', '~~~', 9),
+        '~~~',
+        block('**`src/d.ts`**:', '```', 8),
+        '',
+        'Closing fence forgotten above.',
       ].join('\r\n');
-    const answer = [
-      block('`src/a.ts`', '```typescript', 7),
-      '```',
-      block('File: src/b.ts', '```ts', 5),
-      '```',
-      block('# src/c.ts', '~~~', 9),
-      '~~~',
-      block('**`src/d.ts`**:', '```', 8),
-      '',
-      'Closing fence forgotten above.',
-    ].join('\r\n');
-    const r = parseEdits(answer);
-    expect(r.errors).toEqual([]);
-    expect(r.edits).toEqual(
-      ['src/a.ts', 'src/b.ts', 'src/c.ts', 'src/d.ts'].map((path) => ({
-        kind: 'replace',
-        path,
-        search: 'old\n',
-        replace: 'new\n',
-      })),
-    );
-    expect(r.notes).toBe('Closing fence forgotten above.');
-  });
+      const r = parseEdits(answer);
+      expect(r.errors).toEqual([]);
+      expect(r.edits).toEqual(
+        ['src/a.ts', 'src/b.ts', 'src/c.ts', 'src/d.ts'].map((path) => ({
+          kind: 'replace',
+          path,
+          search: 'old\n',
+          replace: 'new\n',
+        })),
+      );
+      expect(r.notes).toBe('Closing fence forgotten above.');
+    },
+  );
 
   it('reads DELETE lines, and leaves sentences starting with Delete alone', () => {
     const r = parseEdits(

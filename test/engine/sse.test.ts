@@ -144,96 +144,103 @@ function deferred() {
 }
 
 describe('GET /v1/tasks/{id}/logs/stream', () => {
-  it('follows a live run: connected, a state snapshot, logs in order, state changes, end, then the stream closes', async () => {
-    const { auth } = await newAccount(h, { plan: 'pro', credits: 5 });
-    const created = await h.app.inject({
-      method: 'POST',
-      url: '/v1/tasks',
-      headers: auth,
-      payload: { prompt: 'Fix the crash', repo_url: 'https://github.com/psf/requests' },
-    });
-    expect(created.statusCode).toBe(201);
-    const id: string = created.json().id;
+  it(
+    'follows a live run: connected, a state snapshot, logs in ' + 'order, state changes, end, then the stream closes',
+    async () => {
+      const { auth } = await newAccount(h, { plan: 'pro', credits: 5 });
+      const created = await h.app.inject({
+        method: 'POST',
+        url: '/v1/tasks',
+        headers: auth,
+        payload: { prompt: 'Fix the crash', repo_url: 'https://github.com/psf/requests' },
+      });
+      expect(created.statusCode).toBe(201);
+      const id: string = created.json().id;
 
-    // Each step waits until the test lets it go, so every event can be seen arriving live.
-    const release = Object.fromEntries(PIPELINE.map((s) => [s, deferred()])) as Record<
-      StepName,
-      ReturnType<typeof deferred>
-    >;
-    const result = (step: StepName): StepResult => {
-      if (step === 'validator') return { output: { passed: true }, passed: true };
-      if (step === 'pr') return { output: { pr_url: 'https://github.com/psf/requests/pull/7' } };
-      return { output: { note: `${step} ran` }, costUsd: step === 'planner' ? 0.25 : 0 };
-    };
-    const steps = Object.fromEntries(
-      PIPELINE.map((step): [StepName, StepFn] => [
-        step,
-        async () => {
-          await release[step].promise;
-          return result(step);
-        },
-      ]),
-    ) as StepRegistry;
+      // Each step waits until the test lets it go, so every event can be seen arriving live.
+      const release = Object.fromEntries(PIPELINE.map((s) => [s, deferred()])) as Record<
+        StepName,
+        ReturnType<typeof deferred>
+      >;
+      const result = (step: StepName): StepResult => {
+        if (step === 'validator') return { output: { passed: true }, passed: true };
+        if (step === 'pr') return { output: { pr_url: 'https://github.com/psf/requests/pull/7' } };
+        return { output: { note: `${step} ran` }, costUsd: step === 'planner' ? 0.25 : 0 };
+      };
+      const steps = Object.fromEntries(
+        PIPELINE.map((step): [StepName, StepFn] => [
+          step,
+          async () => {
+            await release[step].promise;
+            return result(step);
+          },
+        ]),
+      ) as StepRegistry;
 
-    const s = mustOpen(await openSse(streamUrl(id), { headers: auth }));
-    expect(s.status).toBe(200);
-    expect(s.headers.get('content-type')).toMatch(/^text\/event-stream/);
-    expect(s.headers.get('cache-control')).toBe('no-cache');
-    expect(s.headers.get('x-accel-buffering')).toBe('no');
-    await s.waitFor(isEvent('state'));
-    expect(s.events().map((e) => [e.event, dataOf(e)])).toEqual([
-      ['connected', { task_id: id }],
-      ['state', { status: 'pending', pr_url: null, cost_usd: 0 }],
-    ]);
+      const s = mustOpen(await openSse(streamUrl(id), { headers: auth }));
+      expect(s.status).toBe(200);
+      expect(s.headers.get('content-type')).toMatch(/^text\/event-stream/);
+      expect(s.headers.get('cache-control')).toBe('no-cache');
+      expect(s.headers.get('x-accel-buffering')).toBe('no');
+      await s.waitFor(isEvent('state'));
+      expect(s.events().map((e) => [e.event, dataOf(e)])).toEqual([
+        ['connected', { task_id: id }],
+        ['state', { status: 'pending', pr_url: null, cost_usd: 0 }],
+      ]);
 
-    const worker = await startWorker(h.deps, steps, { heartbeatMs: 1_000, maintenanceMs: 60_000 });
-    try {
-      for (const step of PIPELINE) {
-        await s.waitFor(isLog(step, 'running'));
-        // The step is still blocked: its result cannot have been streamed yet.
-        expect(s.items.some(isLog(step, 'done'))).toBe(false);
-        if (step === 'planner') {
-          await s.waitFor((i) => isEvent('state')(i) && dataOf(i).status === 'running');
+      const worker = await startWorker(h.deps, steps, { heartbeatMs: 1_000, maintenanceMs: 60_000 });
+      try {
+        for (const step of PIPELINE) {
+          await s.waitFor(isLog(step, 'running'));
+          // The step is still blocked: its result cannot have been streamed yet.
+          expect(s.items.some(isLog(step, 'done'))).toBe(false);
+          if (step === 'planner') {
+            await s.waitFor((i) => isEvent('state')(i) && dataOf(i).status === 'running');
+          }
+          release[step].resolve();
+          await s.waitFor(isLog(step, 'done'));
         }
-        release[step].resolve();
-        await s.waitFor(isLog(step, 'done'));
+        await s.waitFor(isEvent('end'));
+        await s.closed;
+      } finally {
+        await worker.stop();
       }
-      await s.waitFor(isEvent('end'));
-      await s.closed;
-    } finally {
-      await worker.stop();
-    }
 
-    const events = s.events();
-    const names = events.map((e) => e.event);
-    expect(names[0]).toBe('connected');
-    expect(names[1]).toBe('state');
-    expect(names.at(-1)).toBe('end');
-    expect(names.filter((n) => n === 'connected' || n === 'end')).toHaveLength(2);
-    expect(dataOf(events.at(-1)!)).toEqual({ status: 'done' });
+      const events = s.events();
+      const names = events.map((e) => e.event);
+      expect(names[0]).toBe('connected');
+      expect(names[1]).toBe('state');
+      expect(names.at(-1)).toBe('end');
+      expect(names.filter((n) => n === 'connected' || n === 'end')).toHaveLength(2);
+      expect(dataOf(events.at(-1)!)).toEqual({ status: 'done' });
 
-    // Every log row, in order, once; each carries its row id, and nothing else carries an id.
-    const logs = logsOf(s);
-    expect(logs.map((e) => `${dataOf(e).step}:${dataOf(e).status}`)).toEqual(
-      PIPELINE.flatMap((st) => [`${st}:running`, `${st}:done`]),
-    );
-    expect(logs.map((e) => Number(e.lastEventId))).toEqual(await logIdsOf(id));
-    expect(logs.every((e) => e.hasId)).toBe(true);
-    expect(events.filter((e) => e.event !== 'log').some((e) => e.hasId)).toBe(false);
-    expect(Object.keys(dataOf(logs[1]!)).sort()).toEqual(['created_at', 'output', 'status', 'step']);
-    expect(dataOf(logs[1]!)).toMatchObject({ step: 'planner', status: 'done', output: { note: 'planner ran' } });
-    expect(new Date(dataOf(logs[1]!).created_at).toISOString()).toBe(dataOf(logs[1]!).created_at);
+      // Every log row, in order, once; each carries its row id, and nothing else carries an id.
+      const logs = logsOf(s);
+      expect(logs.map((e) => `${dataOf(e).step}:${dataOf(e).status}`)).toEqual(
+        PIPELINE.flatMap((st) => [`${st}:running`, `${st}:done`]),
+      );
+      expect(logs.map((e) => Number(e.lastEventId))).toEqual(await logIdsOf(id));
+      expect(logs.every((e) => e.hasId)).toBe(true);
+      expect(events.filter((e) => e.event !== 'log').some((e) => e.hasId)).toBe(false);
+      expect(Object.keys(dataOf(logs[1]!)).sort()).toEqual(['created_at', 'output', 'status', 'step']);
+      expect(dataOf(logs[1]!)).toMatchObject({ step: 'planner', status: 'done', output: { note: 'planner ran' } });
+      expect(new Date(dataOf(logs[1]!).created_at).toISOString()).toBe(dataOf(logs[1]!).created_at);
 
-    // State events: one per change, the statuses in the order they happened, the last one after every log.
-    const states = events.filter((e) => e.event === 'state').map(dataOf);
-    const statuses = states.map((st) => st.status).filter((st, i, all) => st !== all[i - 1]);
-    expect(statuses).toEqual(['pending', 'running', 'done']);
-    for (let i = 1; i < states.length; i++) expect(states[i]).not.toEqual(states[i - 1]);
-    expect(states.at(-1)).toEqual({ status: 'done', pr_url: 'https://github.com/psf/requests/pull/7', cost_usd: 0.25 });
-    expect(names.lastIndexOf('state')).toBe(names.length - 2);
-    const runningAt = events.findIndex((e) => e.event === 'state' && dataOf(e).status === 'running');
-    expect(runningAt).toBeLessThan(events.findIndex(isLog('planner', 'done')));
-  });
+      // State events: one per change, the statuses in the order they happened, the last one after every log.
+      const states = events.filter((e) => e.event === 'state').map(dataOf);
+      const statuses = states.map((st) => st.status).filter((st, i, all) => st !== all[i - 1]);
+      expect(statuses).toEqual(['pending', 'running', 'done']);
+      for (let i = 1; i < states.length; i++) expect(states[i]).not.toEqual(states[i - 1]);
+      expect(states.at(-1)).toEqual({
+        status: 'done',
+        pr_url: 'https://github.com/psf/requests/pull/7',
+        cost_usd: 0.25,
+      });
+      expect(names.lastIndexOf('state')).toBe(names.length - 2);
+      const runningAt = events.findIndex((e) => e.event === 'state' && dataOf(e).status === 'running');
+      expect(runningAt).toBeLessThan(events.findIndex(isLog('planner', 'done')));
+    },
+  );
 
   it('resumes from Last-Event-ID with nothing lost and nothing repeated while logs keep arriving', async () => {
     const { account, auth } = await newAccount(h);
@@ -323,24 +330,28 @@ describe('GET /v1/tasks/{id}/logs/stream', () => {
     }
   });
 
-  it("answers 404 for another account's task or an unknown one, and 400 for a malformed id or Last-Event-ID, as JSON", async () => {
-    const owner = await newAccount(h);
-    const stranger = await newAccount(h);
-    const id = await insertTask(owner.account.id);
-    for (const [url, headers, status, code] of [
-      [streamUrl(id), stranger.auth, 404, 'not_found'],
-      [streamUrl(id, base, ''), stranger.auth, 404, 'not_found'],
-      [streamUrl(newId()), owner.auth, 404, 'not_found'],
-      [streamUrl('not-a-uuid'), owner.auth, 400, 'bad_request'],
-      [streamUrl(id), { ...owner.auth, 'last-event-id': 'abc' }, 400, 'bad_request'],
-      [`${streamUrl(id)}?last_event_id=-1`, owner.auth, 400, 'bad_request'],
-    ] as const) {
-      const answer = await openSse(url, { headers });
-      expect(answer.status, url).toBe(status);
-      expect(answer.headers.get('content-type')).toMatch(/^application\/json/);
-      expect((answer as { body: { error: string } }).body.error).toBe(code);
-    }
-  });
+  it(
+    "answers 404 for another account's task or an unknown one, and 400 for a malformed id or Last-Event-ID, as " +
+      'JSON',
+    async () => {
+      const owner = await newAccount(h);
+      const stranger = await newAccount(h);
+      const id = await insertTask(owner.account.id);
+      for (const [url, headers, status, code] of [
+        [streamUrl(id), stranger.auth, 404, 'not_found'],
+        [streamUrl(id, base, ''), stranger.auth, 404, 'not_found'],
+        [streamUrl(newId()), owner.auth, 404, 'not_found'],
+        [streamUrl('not-a-uuid'), owner.auth, 400, 'bad_request'],
+        [streamUrl(id), { ...owner.auth, 'last-event-id': 'abc' }, 400, 'bad_request'],
+        [`${streamUrl(id)}?last_event_id=-1`, owner.auth, 400, 'bad_request'],
+      ] as const) {
+        const answer = await openSse(url, { headers });
+        expect(answer.status, url).toBe(status);
+        expect(answer.headers.get('content-type')).toMatch(/^application\/json/);
+        expect((answer as { body: { error: string } }).body.error).toBe(code);
+      }
+    },
+  );
 
   it('answers 401 without a token or with a bad one', async () => {
     const { account } = await newAccount(h);
@@ -443,41 +454,45 @@ describe('GET /v1/tasks/{id}/logs/stream', () => {
     s.close();
   });
 
-  it('streams thousands of rows in order through one stream; a client leaving mid-stream leaves no subscription behind and logs no warning', async () => {
-    const logStart = h.logLines.length;
-    const { account, auth } = await newAccount(h);
-    const id = await insertTask(account.id);
-    await moveTo(id, 'running');
-    // Streams of earlier tests close on the server a moment after their clients leave.
-    await waitUntil('earlier streams to let go', () => liveSubscriptions === 0);
-    const subscriptionsBefore = 0;
+  it(
+    'streams thousands of rows in order through one stream; a client leaving mid-stream leaves no subscription ' +
+      'behind and logs no warning',
+    async () => {
+      const logStart = h.logLines.length;
+      const { account, auth } = await newAccount(h);
+      const id = await insertTask(account.id);
+      await moveTo(id, 'running');
+      // Streams of earlier tests close on the server a moment after their clients leave.
+      await waitUntil('earlier streams to let go', () => liveSubscriptions === 0);
+      const subscriptionsBefore = 0;
 
-    const s = mustOpen(await openSse(streamUrl(id), { headers: auth }));
-    await s.waitFor(isEvent('state'));
-    expect(liveSubscriptions).toBe(subscriptionsBefore + 1);
-    const ids = await insertLogsQuietly(id, 3_000);
-    await notifyTask(h.deps, id);
-    await s.until(() => logsOf(s).length === ids.length, 20_000);
-    expect(logsOf(s).map((e) => Number(e.lastEventId))).toEqual(ids);
+      const s = mustOpen(await openSse(streamUrl(id), { headers: auth }));
+      await s.waitFor(isEvent('state'));
+      expect(liveSubscriptions).toBe(subscriptionsBefore + 1);
+      const ids = await insertLogsQuietly(id, 3_000);
+      await notifyTask(h.deps, id);
+      await s.until(() => logsOf(s).length === ids.length, 20_000);
+      expect(logsOf(s).map((e) => Number(e.lastEventId))).toEqual(ids);
 
-    // A second client leaves while the backlog is being written to it.
-    const leaving = mustOpen(await openSse(streamUrl(id), { headers: auth }));
-    await leaving.until(() => logsOf(leaving).length >= 100, 20_000);
-    leaving.close();
-    await leaving.closed;
-    await waitUntil('the leaving stream to let go', () => liveSubscriptions === subscriptionsBefore + 1);
+      // A second client leaves while the backlog is being written to it.
+      const leaving = mustOpen(await openSse(streamUrl(id), { headers: auth }));
+      await leaving.until(() => logsOf(leaving).length >= 100, 20_000);
+      leaving.close();
+      await leaving.closed;
+      await waitUntil('the leaving stream to let go', () => liveSubscriptions === subscriptionsBefore + 1);
 
-    // The first stream still works after all that.
-    const later = await appendLog(h.deps, id, { step: 'pr', status: 'running' });
-    await s.waitFor((i) => i.kind === 'event' && i.lastEventId === String(later));
-    s.close();
-    await s.closed;
-    await waitUntil('every stream to let go', () => liveSubscriptions === subscriptionsBefore);
-    // Nothing is left to wake: a NOTIFY and a poll interval later, still nothing logged.
-    await notifyTask(h.deps, id);
-    await new Promise((r) => setTimeout(r, 1_700));
-    expect(warnings(logStart)).toEqual([]);
-  });
+      // The first stream still works after all that.
+      const later = await appendLog(h.deps, id, { step: 'pr', status: 'running' });
+      await s.waitFor((i) => i.kind === 'event' && i.lastEventId === String(later));
+      s.close();
+      await s.closed;
+      await waitUntil('every stream to let go', () => liveSubscriptions === subscriptionsBefore);
+      // Nothing is left to wake: a NOTIFY and a poll interval later, still nothing logged.
+      await notifyTask(h.deps, id);
+      await new Promise((r) => setTimeout(r, 1_700));
+      expect(warnings(logStart)).toEqual([]);
+    },
+  );
 
   it('ends open streams when the app closes, so closing does not hang', async () => {
     const { app, origin } = await streamApp({});

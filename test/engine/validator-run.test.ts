@@ -23,66 +23,71 @@ const FILES = {
   'package.json': JSON.stringify({ name: 'calc', version: '1.0.0', scripts: { test: 'node --test' } }),
   'calc.js': 'exports.add = (a, b) => a + b;\n',
   'test/calc.test.js':
-    "const test = require('node:test');\nconst assert = require('node:assert');\nconst { add } = require('../calc.js');\ntest('adds', () => assert.strictEqual(add(2, 2), 4));\n",
+    "const test = require('node:test');\nconst assert = require('node:assert');\nconst { add } = " +
+    "require('../calc.js');\ntest('adds', () => assert.strictEqual(add(2, 2), 4));\n",
 };
 
 describe('the production validator in a run', { timeout: 120_000 }, () => {
-  it('runs the repository’s tests in the sandbox on the run’s workspace; a regression sends the fixer back, a good fix passes', async () => {
-    h.github.createRepo('acme', 'calc', { files: FILES });
-    let attempt = 0;
-    const fixer: StepFn = async (_p, helpers) => {
-      attempt++;
-      const ws = await helpers.workspace();
-      // first attempt breaks add(); the retry repairs it and adds a feature
-      const body =
-        attempt === 1
-          ? 'exports.add = (a, b) => a - b;\n'
-          : 'exports.add = (a, b) => a + b;\nexports.mul = (a, b) => a * b;\n';
-      writeFileSync(join(ws.dir, 'calc.js'), body);
-      return { output: { diff: await workspaceDiff({ dataDir: h.deps.config.dataDir, log: h.deps.log }, ws) } };
-    };
-    const { steps, calls } = recordingSteps({ fixer, validator: productionSteps().validator });
-    worker = await startWorker(h.deps, steps, {
-      concurrency: 1,
-      heartbeatMs: 500,
-      staleMs: 10_000,
-      maintenanceMs: 60_000,
-    });
-    const { auth } = await newAccount(h, { plan: 'pro', credits: 1 });
-    const res = await h.app.inject({
-      method: 'POST',
-      url: '/v1/tasks',
-      headers: auth,
-      payload: { prompt: 'add mul', repo_url: `${h.github.webUrl}/acme/calc` },
-    });
-    expect(res.statusCode, res.body).toBe(201);
-    const id = res.json().id as string;
-    const done = await waitForStatus(h, id, 'done', 100_000);
-    expect(done.retryCount).toBe(1);
-    expect(calls.map((c) => c.step)).toEqual([
-      'planner',
-      'locator',
-      'inspector',
-      'fixer',
-      'validator',
-      'fixer',
-      'validator',
-      'pr',
-    ]);
-    const logs = (await h.app.inject({ method: 'GET', url: `/v1/tasks/${id}`, headers: auth })).json().logs as {
-      step: string;
-      status: string;
-      output: Record<string, unknown>;
-    }[];
-    const validations = logs.filter((l) => l.step === 'validator' && l.status !== 'running');
-    expect(validations.map((l) => l.status)).toEqual(['failed', 'done']);
-    expect(validations[0]!.output).toMatchObject({
-      passed: false,
-      new_failures: ['adds'],
-      command: expect.stringContaining('npm test'),
-    });
-    expect(validations[1]!.output).toMatchObject({ passed: true, new_failures: [], preexisting_failures: [] });
-    // the second fixer saw the first validation's failure
-    expect(calls.filter((c) => c.step === 'fixer')[1]!.failure).toMatchObject({ new_failures: ['adds'] });
-  });
+  it(
+    'runs the repository’s tests in the sandbox on the run’s workspace; a regression sends the fixer back, a ' +
+      'good fix passes',
+    async () => {
+      h.github.createRepo('acme', 'calc', { files: FILES });
+      let attempt = 0;
+      const fixer: StepFn = async (_p, helpers) => {
+        attempt++;
+        const ws = await helpers.workspace();
+        // first attempt breaks add(); the retry repairs it and adds a feature
+        const body =
+          attempt === 1
+            ? 'exports.add = (a, b) => a - b;\n'
+            : 'exports.add = (a, b) => a + b;\nexports.mul = (a, b) => a * b;\n';
+        writeFileSync(join(ws.dir, 'calc.js'), body);
+        return { output: { diff: await workspaceDiff({ dataDir: h.deps.config.dataDir, log: h.deps.log }, ws) } };
+      };
+      const { steps, calls } = recordingSteps({ fixer, validator: productionSteps().validator });
+      worker = await startWorker(h.deps, steps, {
+        concurrency: 1,
+        heartbeatMs: 500,
+        staleMs: 10_000,
+        maintenanceMs: 60_000,
+      });
+      const { auth } = await newAccount(h, { plan: 'pro', credits: 1 });
+      const res = await h.app.inject({
+        method: 'POST',
+        url: '/v1/tasks',
+        headers: auth,
+        payload: { prompt: 'add mul', repo_url: `${h.github.webUrl}/acme/calc` },
+      });
+      expect(res.statusCode, res.body).toBe(201);
+      const id = res.json().id as string;
+      const done = await waitForStatus(h, id, 'done', 100_000);
+      expect(done.retryCount).toBe(1);
+      expect(calls.map((c) => c.step)).toEqual([
+        'planner',
+        'locator',
+        'inspector',
+        'fixer',
+        'validator',
+        'fixer',
+        'validator',
+        'pr',
+      ]);
+      const logs = (await h.app.inject({ method: 'GET', url: `/v1/tasks/${id}`, headers: auth })).json().logs as {
+        step: string;
+        status: string;
+        output: Record<string, unknown>;
+      }[];
+      const validations = logs.filter((l) => l.step === 'validator' && l.status !== 'running');
+      expect(validations.map((l) => l.status)).toEqual(['failed', 'done']);
+      expect(validations[0]!.output).toMatchObject({
+        passed: false,
+        new_failures: ['adds'],
+        command: expect.stringContaining('npm test'),
+      });
+      expect(validations[1]!.output).toMatchObject({ passed: true, new_failures: [], preexisting_failures: [] });
+      // the second fixer saw the first validation's failure
+      expect(calls.filter((c) => c.step === 'fixer')[1]!.failure).toMatchObject({ new_failures: ['adds'] });
+    },
+  );
 });

@@ -20,76 +20,80 @@ afterAll(async () => {
 });
 
 describe('a run’s workspace', () => {
-  it('is checked out for the steps, carries the fixer’s diff across a gate to a new run on the same base commit, and is removed at the end', async () => {
-    const { commit: base } = h.github.createRepo('acme', 'app', {
-      files: { 'app.py': 'x = 1\n', 'README.md': '# app\n' },
-    });
-    const inspector: StepFn = async (_p, helpers) => {
-      const ws = await helpers.workspace();
-      seen.push({
-        step: 'inspector',
-        dir: ws.dir,
-        baseCommit: ws.baseCommit,
-        app: readFileSync(join(ws.dir, 'app.py'), 'utf8'),
+  it(
+    'is checked out for the steps, carries the fixer’s diff across a gate to a new run on the same base commit, ' +
+      'and is removed at the end',
+    async () => {
+      const { commit: base } = h.github.createRepo('acme', 'app', {
+        files: { 'app.py': 'x = 1\n', 'README.md': '# app\n' },
       });
-      return { output: {} };
-    };
-    const fixer: StepFn = async (_p, helpers) => {
-      const ws = await helpers.workspace();
-      writeFileSync(join(ws.dir, 'app.py'), 'x = 2\n');
-      writeFileSync(join(ws.dir, 'new_test.py'), 'def test_x(): pass\n');
-      const diff = await workspaceDiff({ dataDir: h.deps.config.dataDir, log: h.deps.log }, ws);
-      return { output: { diff } };
-    };
-    const validator: StepFn = async (_p, helpers) => {
-      const ws = await helpers.workspace();
-      seen.push({
+      const inspector: StepFn = async (_p, helpers) => {
+        const ws = await helpers.workspace();
+        seen.push({
+          step: 'inspector',
+          dir: ws.dir,
+          baseCommit: ws.baseCommit,
+          app: readFileSync(join(ws.dir, 'app.py'), 'utf8'),
+        });
+        return { output: {} };
+      };
+      const fixer: StepFn = async (_p, helpers) => {
+        const ws = await helpers.workspace();
+        writeFileSync(join(ws.dir, 'app.py'), 'x = 2\n');
+        writeFileSync(join(ws.dir, 'new_test.py'), 'def test_x(): pass\n');
+        const diff = await workspaceDiff({ dataDir: h.deps.config.dataDir, log: h.deps.log }, ws);
+        return { output: { diff } };
+      };
+      const validator: StepFn = async (_p, helpers) => {
+        const ws = await helpers.workspace();
+        seen.push({
+          step: 'validator',
+          dir: ws.dir,
+          baseCommit: ws.baseCommit,
+          app: readFileSync(join(ws.dir, 'app.py'), 'utf8'),
+          newFile: existsSync(join(ws.dir, 'new_test.py')),
+          readme: readFileSync(join(ws.dir, 'README.md'), 'utf8'),
+        });
+        return { output: { passed: true }, passed: true };
+      };
+      const { steps } = recordingSteps({ inspector, fixer, validator });
+      worker = await startWorker(h.deps, steps, {
+        concurrency: 1,
+        heartbeatMs: 200,
+        staleMs: 2000,
+        maintenanceMs: 60_000,
+      });
+      const { auth } = await newAccount(h, { plan: 'pro', credits: 1 });
+      const res = await h.app.inject({
+        method: 'POST',
+        url: '/v1/tasks',
+        headers: auth,
+        payload: { prompt: 'make x two', repo_url: `${h.github.webUrl}/acme/app`, approval_mode: 'manual' },
+      });
+      expect(res.statusCode, res.body).toBe(201);
+      const id = res.json().id as string;
+      await waitForStatus(h, id, 'awaiting_plan');
+      await h.app.inject({ method: 'POST', url: `/v1/tasks/${id}/approve`, headers: auth, payload: { stage: 'plan' } });
+      const waiting = await waitForStatus(h, id, 'awaiting_diff');
+      expect(waiting.diffSummary).toContain('+x = 2');
+      const workDir = join(h.deps.config.dataDir, 'work', id);
+      // no worker holds the task at the gate: its checkout is gone
+      expect(existsSync(workDir)).toBe(false);
+      // meanwhile the base branch moves on
+      h.github.commit('acme', 'app', { branch: 'main', files: { 'README.md': '# app, changed upstream\n' } });
+      await h.app.inject({ method: 'POST', url: `/v1/tasks/${id}/approve`, headers: auth, payload: { stage: 'diff' } });
+      await waitForStatus(h, id, 'done');
+      expect(seen[0]).toMatchObject({ step: 'inspector', baseCommit: base, app: 'x = 1\n' });
+      expect(seen[1]).toMatchObject({
         step: 'validator',
-        dir: ws.dir,
-        baseCommit: ws.baseCommit,
-        app: readFileSync(join(ws.dir, 'app.py'), 'utf8'),
-        newFile: existsSync(join(ws.dir, 'new_test.py')),
-        readme: readFileSync(join(ws.dir, 'README.md'), 'utf8'),
+        baseCommit: base,
+        app: 'x = 2\n',
+        newFile: true,
+        readme: '# app\n',
       });
-      return { output: { passed: true }, passed: true };
-    };
-    const { steps } = recordingSteps({ inspector, fixer, validator });
-    worker = await startWorker(h.deps, steps, {
-      concurrency: 1,
-      heartbeatMs: 200,
-      staleMs: 2000,
-      maintenanceMs: 60_000,
-    });
-    const { auth } = await newAccount(h, { plan: 'pro', credits: 1 });
-    const res = await h.app.inject({
-      method: 'POST',
-      url: '/v1/tasks',
-      headers: auth,
-      payload: { prompt: 'make x two', repo_url: `${h.github.webUrl}/acme/app`, approval_mode: 'manual' },
-    });
-    expect(res.statusCode, res.body).toBe(201);
-    const id = res.json().id as string;
-    await waitForStatus(h, id, 'awaiting_plan');
-    await h.app.inject({ method: 'POST', url: `/v1/tasks/${id}/approve`, headers: auth, payload: { stage: 'plan' } });
-    const waiting = await waitForStatus(h, id, 'awaiting_diff');
-    expect(waiting.diffSummary).toContain('+x = 2');
-    const workDir = join(h.deps.config.dataDir, 'work', id);
-    // no worker holds the task at the gate: its checkout is gone
-    expect(existsSync(workDir)).toBe(false);
-    // meanwhile the base branch moves on
-    h.github.commit('acme', 'app', { branch: 'main', files: { 'README.md': '# app, changed upstream\n' } });
-    await h.app.inject({ method: 'POST', url: `/v1/tasks/${id}/approve`, headers: auth, payload: { stage: 'diff' } });
-    await waitForStatus(h, id, 'done');
-    expect(seen[0]).toMatchObject({ step: 'inspector', baseCommit: base, app: 'x = 1\n' });
-    expect(seen[1]).toMatchObject({
-      step: 'validator',
-      baseCommit: base,
-      app: 'x = 2\n',
-      newFile: true,
-      readme: '# app\n',
-    });
-    expect(existsSync(workDir)).toBe(false);
-  });
+      expect(existsSync(workDir)).toBe(false);
+    },
+  );
 
   it('a worker starting up removes checkouts of tasks that no longer run', async () => {
     const { auth } = await newAccount(h, { plan: 'pro', credits: 1 });

@@ -105,64 +105,71 @@ describe('POST /v1/tasks/{id}/feedback: whose task, and when', () => {
     expect(peek.statusCode).toBe(404);
   });
 
-  it('answers 409 conflict while the task has not finished; done, failed and cancelled tasks take feedback', async () => {
-    const { auth, account } = await newAccount(h, { scm: false });
-    for (const status of ['pending', 'running', 'awaiting_plan', 'awaiting_diff'] as const) {
-      const id = await doneTask(account.id, { status, finishedAt: null });
-      const res = await post(auth, id, { rating: 2 });
-      expect(res.statusCode, status).toBe(409);
-      expect(res.json().error).toBe('conflict');
-      expect(res.json().message).toContain(status);
-    }
-    for (const status of ['done', 'failed', 'cancelled'] as const) {
-      const id = await doneTask(account.id, { status });
-      expect((await post(auth, id, { rating: 2 })).statusCode, status).toBe(200);
-    }
-  });
+  it(
+    'answers 409 conflict while the task has not finished; ' + 'done, failed and cancelled tasks take feedback',
+    async () => {
+      const { auth, account } = await newAccount(h, { scm: false });
+      for (const status of ['pending', 'running', 'awaiting_plan', 'awaiting_diff'] as const) {
+        const id = await doneTask(account.id, { status, finishedAt: null });
+        const res = await post(auth, id, { rating: 2 });
+        expect(res.statusCode, status).toBe(409);
+        expect(res.json().error).toBe('conflict');
+        expect(res.json().message).toContain(status);
+      }
+      for (const status of ['done', 'failed', 'cancelled'] as const) {
+        const id = await doneTask(account.id, { status });
+        expect((await post(auth, id, { rating: 2 })).statusCode, status).toBe(200);
+      }
+    },
+  );
 });
 
 describe('feedback updates', () => {
-  it('a second post updates the feedback (fields left out keep their value), keeps every post as history, and GET shows it', async () => {
-    const { auth, account } = await newAccount(h, { scm: false });
-    const id = await doneTask(account.id);
-    const first = await post(auth, id, { rating: 4 });
-    expect(first.json()).toMatchObject({
-      task_id: id,
-      rating: 4,
-      correct: null,
-      reuse: null,
-      note: null,
-      history_count: 1,
-    });
-    expect(first.json().updated_at).toMatch(/^\d{4}-\d\d-\d\dT/);
-    h.clock.advance(1000);
-    const second = await post(auth, id, { correct: 'partial', note: 'The fix missed the second call site.' });
-    expect(second.json()).toMatchObject({
-      rating: 4,
-      correct: 'partial',
-      reuse: null,
-      note: 'The fix missed the second call site.',
-      history_count: 2,
-    });
-    // the same post again is harmless: same current feedback, one more history row
-    const again = await post(auth, id, { correct: 'partial', note: 'The fix missed the second call site.' });
-    expect({ ...again.json(), history_count: 0, updated_at: '' }).toEqual({
-      ...second.json(),
-      history_count: 0,
-      updated_at: '',
-    });
-    expect(again.json().history_count).toBe(3);
-    // an empty note clears the note; a new rating replaces the old
-    const cleared = await post(auth, id, { note: '  ', rating: 0 });
-    expect(cleared.json()).toMatchObject({ rating: 0, correct: 'partial', note: null, history_count: 4 });
+  it(
+    'a second post updates the feedback (fields left out keep their value), keeps every post as history, and GET ' +
+      'shows it',
+    async () => {
+      const { auth, account } = await newAccount(h, { scm: false });
+      const id = await doneTask(account.id);
+      const first = await post(auth, id, { rating: 4 });
+      expect(first.json()).toMatchObject({
+        task_id: id,
+        rating: 4,
+        correct: null,
+        reuse: null,
+        note: null,
+        history_count: 1,
+      });
+      expect(first.json().updated_at).toMatch(/^\d{4}-\d\d-\d\dT/);
+      h.clock.advance(1000);
+      const second = await post(auth, id, { correct: 'partial', note: 'The fix missed the second call site.' });
+      expect(second.json()).toMatchObject({
+        rating: 4,
+        correct: 'partial',
+        reuse: null,
+        note: 'The fix missed the second call site.',
+        history_count: 2,
+      });
+      // the same post again is harmless: same current feedback, one more history row
+      const again = await post(auth, id, { correct: 'partial', note: 'The fix missed the second call site.' });
+      expect({ ...again.json(), history_count: 0, updated_at: '' }).toEqual({
+        ...second.json(),
+        history_count: 0,
+        updated_at: '',
+      });
+      expect(again.json().history_count).toBe(3);
+      // an empty note clears the note; a new rating replaces the old
+      const cleared = await post(auth, id, { note: '  ', rating: 0 });
+      expect(cleared.json()).toMatchObject({ rating: 0, correct: 'partial', note: null, history_count: 4 });
 
-    const got = await h.app.inject({ method: 'GET', url: `/v1/tasks/${id}/feedback`, headers: auth });
-    expect(got.statusCode).toBe(200);
-    expect(got.json()).toEqual(cleared.json());
-    const rows = await h.deps.db.select().from(taskFeedback).where(eq(taskFeedback.taskId, id));
-    expect(rows.map((r) => r.rating).sort()).toEqual([0, 4, 4, 4]);
-    expect(rows.every((r) => r.accountId === account.id)).toBe(true);
-  });
+      const got = await h.app.inject({ method: 'GET', url: `/v1/tasks/${id}/feedback`, headers: auth });
+      expect(got.statusCode).toBe(200);
+      expect(got.json()).toEqual(cleared.json());
+      const rows = await h.deps.db.select().from(taskFeedback).where(eq(taskFeedback.taskId, id));
+      expect(rows.map((r) => r.rating).sort()).toEqual([0, 4, 4, 4]);
+      expect(rows.every((r) => r.accountId === account.id)).toBe(true);
+    },
+  );
 
   it('posts at the same moment both land: neither field is lost', async () => {
     const { auth, account } = await newAccount(h, { scm: false });

@@ -78,32 +78,36 @@ describe('a POST or DELETE that takes no body', () => {
     }
   });
 
-  it('every body-less POST, PUT, PATCH and DELETE in the route table answers the same to each way of sending no body', async () => {
-    const { auth } = await newAccount(h, { plan: 'pro', scm: false });
-    const routes = h.app.routeTable.filter(
-      (r) =>
-        ['POST', 'PUT', 'PATCH', 'DELETE'].includes(r.method) && !(r.schema as { body?: unknown } | undefined)?.body,
-    );
-    expect(routes.map((r) => `${r.method} ${r.url}`)).toEqual(
-      expect.arrayContaining([
-        'POST /v1/tasks/:id/continue',
-        'POST /v1/tasks/:id/kill',
-        'DELETE /v1/me/tokens/:id',
-        'DELETE /me/scm',
-      ]),
-    );
-    for (const route of routes) {
-      // a task, token or memory item that does not exist: the answer must come from the handler (404), not the body
-      const path = route.url.replace(/:id/, '01900000-0000-7000-8000-000000000000').replace(/:provider/, 'openai');
-      const expected = (await call(route.method, path, auth, {})).status;
-      expect(expected, `${route.method} ${route.url} with no body`).toBeLessThan(500);
-      expect([400, 413, 415], `${route.method} ${route.url} with no body`).not.toContain(expected);
-      for (const [label, init] of NO_BODY) {
-        const res = await call(route.method, path, auth, init);
-        expect(res.status, `${route.method} ${path}, ${label}: ${res.text}`).toBe(expected);
+  it(
+    'every body-less POST, PUT, PATCH and DELETE in the route table answers the same to each way of sending no ' +
+      'body',
+    async () => {
+      const { auth } = await newAccount(h, { plan: 'pro', scm: false });
+      const routes = h.app.routeTable.filter(
+        (r) =>
+          ['POST', 'PUT', 'PATCH', 'DELETE'].includes(r.method) && !(r.schema as { body?: unknown } | undefined)?.body,
+      );
+      expect(routes.map((r) => `${r.method} ${r.url}`)).toEqual(
+        expect.arrayContaining([
+          'POST /v1/tasks/:id/continue',
+          'POST /v1/tasks/:id/kill',
+          'DELETE /v1/me/tokens/:id',
+          'DELETE /me/scm',
+        ]),
+      );
+      for (const route of routes) {
+        // a task, token or memory item that does not exist: the answer must come from the handler (404), not the body
+        const path = route.url.replace(/:id/, '01900000-0000-7000-8000-000000000000').replace(/:provider/, 'openai');
+        const expected = (await call(route.method, path, auth, {})).status;
+        expect(expected, `${route.method} ${route.url} with no body`).toBeLessThan(500);
+        expect([400, 413, 415], `${route.method} ${route.url} with no body`).not.toContain(expected);
+        for (const [label, init] of NO_BODY) {
+          const res = await call(route.method, path, auth, init);
+          expect(res.status, `${route.method} ${path}, ${label}: ${res.text}`).toBe(expected);
+        }
       }
-    }
-  });
+    },
+  );
 
   it('refuses a body it would ignore: 400 for JSON other than {}, 415 for another media type', async () => {
     const { auth, account } = await newAccount(h, { plan: 'scale', credits: 100, scm: false });

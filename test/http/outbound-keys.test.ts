@@ -65,30 +65,34 @@ describe('base_url and the outbound address policy', () => {
     );
   });
 
-  it('POST /v1/me/keys/test: the caller’s loopback base_url is a 400 and is never contacted; the operator’s endpoint is trusted', async () => {
-    const { auth } = await newAccount(h, { plan: 'pro', scm: false });
-    const before = model.requests.length;
-    const own = await h.app.inject({
-      method: 'POST',
-      url: '/v1/me/keys/test',
-      headers: auth,
-      payload: { provider: 'openai', api_key: KEY, base_url: model.urls.openai },
-    });
-    expect(own.statusCode).toBe(400);
-    expect(own.json()).toMatchObject({
-      error: 'bad_request',
-      message: `base_url resolves to 127.0.0.1, a loopback address${ALLOW_HINT}`,
-    });
-    expect(own.body).not.toContain(KEY);
-    expect(model.requests.length).toBe(before);
-    // no base_url: the operator's OPENAI_BASE_URL (the same double) is reached
-    const operator = await h.app.inject({
-      method: 'POST',
-      url: '/v1/me/keys/test',
-      headers: auth,
-      payload: { provider: 'openai', api_key: KEY },
-    });
-    expect(operator.json()).toEqual({ ok: true, models: 3 });
-    expect(model.requests.length).toBe(before + 1);
-  });
+  it(
+    'POST /v1/me/keys/test: the caller’s loopback base_url is a 400 and is never contacted; the operator’s ' +
+      'endpoint is trusted',
+    async () => {
+      const { auth } = await newAccount(h, { plan: 'pro', scm: false });
+      const before = model.requests.length;
+      const own = await h.app.inject({
+        method: 'POST',
+        url: '/v1/me/keys/test',
+        headers: auth,
+        payload: { provider: 'openai', api_key: KEY, base_url: model.urls.openai },
+      });
+      expect(own.statusCode).toBe(400);
+      expect(own.json()).toMatchObject({
+        error: 'bad_request',
+        message: `base_url resolves to 127.0.0.1, a loopback address${ALLOW_HINT}`,
+      });
+      expect(own.body).not.toContain(KEY);
+      expect(model.requests.length).toBe(before);
+      // no base_url: the operator's OPENAI_BASE_URL (the same double) is reached
+      const operator = await h.app.inject({
+        method: 'POST',
+        url: '/v1/me/keys/test',
+        headers: auth,
+        payload: { provider: 'openai', api_key: KEY },
+      });
+      expect(operator.json()).toEqual({ ok: true, models: 3 });
+      expect(model.requests.length).toBe(before + 1);
+    },
+  );
 });

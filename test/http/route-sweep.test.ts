@@ -384,7 +384,8 @@ describe('every route, generated from the route table', () => {
     }
   });
 
-  it('hostile input on every route: no 5xx, no answer slower than 10 s, NUL and lone surrogates refused naming the field, no secret out', async () => {
+  it('hostile input on every route: no 5xx, no answer slower than 10 s, NUL and lone surrogates refused naming ' +
+    'the field, no secret out', async () => {
     const cases = h.app.routeTable.flatMap(casesFor);
     const results = await run(cases);
     const failures = results.flatMap(({ c, res }) => {

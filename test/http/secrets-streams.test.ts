@@ -39,7 +39,8 @@ async function post(path: string, auth: Record<string, string>, body: unknown) {
 }
 
 describe('secrets in streams and exports', () => {
-  it('no secret in the SSE events, the training export, the task or the logs of a BYOK pull-request run and a failed one', {
+  it('no secret in the SSE events, the training export, the task or the logs of a BYOK pull-request run and a ' +
+    'failed one', {
     timeout: 240_000,
   }, async () => {
     const { h } = svc;

@@ -17,18 +17,30 @@ const apiError = (statusCode: number, headers: Record<string, string> = {}) =>
   });
 
 describe('model layer: prices, budget, retries, configuration', () => {
-  it('prices dated and prefixed model ids by their longest table entry; unknown models at the fallback, overridable', () => {
-    expect(priceOf('claude-sonnet-4-5-20250929')).toMatchObject({ input: 3, output: 15, matched: 'claude-sonnet-4-5' });
-    expect(priceOf('models/gemini-2.5-flash-lite')).toMatchObject({ matched: 'gemini-2.5-flash-lite' });
-    expect(priceOf('gpt-4.1-mini')).toMatchObject({ input: 0.4, matched: 'gpt-4.1-mini' });
-    expect(priceOf('llama3.1:8b')).toMatchObject({
-      input: FALLBACK_PRICE[0],
-      output: FALLBACK_PRICE[1],
-      matched: null,
-    });
-    expect(priceOf('llama3.1:8b', { 'llama3.1': [0, 0] })).toMatchObject({ input: 0, output: 0, matched: 'llama3.1' });
-    expect(costUsd(priceOf('gpt-4.1'), 1_000_000, 500_000)).toBeCloseTo(2 + 4, 9);
-  });
+  it(
+    'prices dated and prefixed model ids by their longest table entry; unknown models at the fallback, ' +
+      'overridable',
+    () => {
+      expect(priceOf('claude-sonnet-4-5-20250929')).toMatchObject({
+        input: 3,
+        output: 15,
+        matched: 'claude-sonnet-4-5',
+      });
+      expect(priceOf('models/gemini-2.5-flash-lite')).toMatchObject({ matched: 'gemini-2.5-flash-lite' });
+      expect(priceOf('gpt-4.1-mini')).toMatchObject({ input: 0.4, matched: 'gpt-4.1-mini' });
+      expect(priceOf('llama3.1:8b')).toMatchObject({
+        input: FALLBACK_PRICE[0],
+        output: FALLBACK_PRICE[1],
+        matched: null,
+      });
+      expect(priceOf('llama3.1:8b', { 'llama3.1': [0, 0] })).toMatchObject({
+        input: 0,
+        output: 0,
+        matched: 'llama3.1',
+      });
+      expect(costUsd(priceOf('gpt-4.1'), 1_000_000, 500_000)).toBeCloseTo(2 + 4, 9);
+    },
+  );
 
   it('allows only the output the budget covers, and refuses a call the budget cannot take', () => {
     const price = priceOf('gpt-4.1');

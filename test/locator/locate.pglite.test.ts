@@ -13,14 +13,19 @@ const PACKAGE: Files = {
   'README.md': '# shop\nA shop library: carts, prices, tax and discounts.\n',
   'shop/__init__.py': 'from .cart import Cart\n',
   'shop/cart.py':
-    'from .pricing import apply_discount\n\nclass Cart:\n    def __init__(self):\n        self.items = []\n\n    def add(self, item, price):\n        self.items.append((item, price))\n\n    def total(self):\n        return sum(p for _, p in self.items)\n',
+    'from .pricing import apply_discount\n\nclass Cart:\n    def __init__(self):\n        self.items = ' +
+    '[]\n\n    def add(self, item, price):\n        self.items.append((item, price))\n\n    def ' +
+    'total(self):\n        return sum(p for _, p in self.items)\n',
   'shop/pricing.py':
-    'def apply_discount(total, percent):\n    """Reduce the total price by a discount percent."""\n    return total - total * percent / 100\n\ndef round_price(value):\n    return round(value, 2)\n',
+    'def apply_discount(total, percent):\n    """Reduce the total price by a discount percent."""\n    return ' +
+    'total - total * percent / 100\n\ndef round_price(value):\n    return round(value, 2)\n',
   'shop/tax.py':
-    'RATES = {"de": 19, "fr": 20}\n\ndef compute_tax(total, country):\n    """The tax on a total price for a country."""\n    return total * RATES[country] / 100\n',
+    'RATES = {"de": 19, "fr": 20}\n\ndef compute_tax(total, country):\n    """The tax on a total price for a ' +
+    'country."""\n    return total * RATES[country] / 100\n',
   'shop/util/strings.py': 'def slugify(text):\n    return text.lower().replace(" ", "-")\n',
   'tests/test_pricing.py':
-    'from shop.pricing import apply_discount\n\ndef test_discount_price():\n    assert apply_discount(100, 10) == 90\n\ndef test_discount_price_zero():\n    assert apply_discount(100, 0) == 100\n',
+    'from shop.pricing import apply_discount\n\ndef test_discount_price():\n    assert apply_discount(100, 10) ' +
+    '== 90\n\ndef test_discount_price_zero():\n    assert apply_discount(100, 0) == 100\n',
   'tests/test_tax.py': 'from shop.tax import compute_tax\n\ndef test_tax():\n    assert compute_tax(100, "de") == 19\n',
 };
 
@@ -62,7 +67,8 @@ describe('the deterministic locator', { timeout: 60_000 }, () => {
 
   it('reads Python, Node and Go stack frames', async () => {
     const frames = stackFrames(
-      'Traceback:\n  File "/usr/lib/python3/site-packages/shop/tax.py", line 4, in compute_tax\n    at run (src/app.js:10:5)\nmain.go:12 +0x1d',
+      'Traceback:\n  File "/usr/lib/python3/site-packages/shop/tax.py", line 4, in compute_tax\n    at run ' +
+        '(src/app.js:10:5)\nmain.go:12 +0x1d',
     );
     expect(frames).toEqual([
       { file: '/usr/lib/python3/site-packages/shop/tax.py', line: 4 },
@@ -74,7 +80,9 @@ describe('the deterministic locator', { timeout: 60_000 }, () => {
   it('ranks the file of a stack trace first', async () => {
     const repo = fixtureRepo(PACKAGE);
     const prompt =
-      'Checkout crashes with a KeyError for the price total:\n\nTraceback (most recent call last):\n  File "/home/u/venv/lib/python3.11/site-packages/shop/tax.py", line 5, in compute_tax\n    return total * RATES[country] / 100\nKeyError: \'it\'\n';
+      'Checkout crashes with a KeyError for the price total:\n\nTraceback (most recent call last):\n  File ' +
+      '"/home/u/venv/lib/python3.11/site-packages/shop/tax.py", line 5, in compute_tax\n    return total * ' +
+      "RATES[country] / 100\nKeyError: 'it'\n";
     const out = await locate(repo.dir, prompt);
     expect(out.files[0]?.path).toBe('shop/tax.py');
     expect(out.files[0]?.reasons.join('\n')).toContain('stack trace');
@@ -109,41 +117,54 @@ describe('the deterministic locator', { timeout: 60_000 }, () => {
     expect(aboutTests.files[0]?.reasons.join('\n')).not.toContain('demoted');
   });
 
-  it('matches frames of an installed copy to a src-layout checkout, and ignores ambiguous bare file names', async () => {
-    const repo = fixtureRepo({
-      'src/shop/__init__.py': '',
-      'src/shop/tax.py': 'def compute_tax(total, country):\n    return total * RATES[country]\n',
-      'src/shop/cart.py': 'class Cart:\n    def total(self):\n        return 0\n',
-      'tests/a/util.py': 'def helper():\n    pass\n',
-      'tests/b/util.py': 'def helper():\n    pass\n',
-    });
-    const prompt =
-      'Crash on checkout\n\n```\nTraceback (most recent call last):\n  File "/home/u/app/util.py", line 3, in run\n  File "/opt/venv/lib/python3.11/site-packages/shop/cart.py", line 3, in total\n  File "/opt/venv/lib/python3.11/site-packages/shop/tax.py", line 2, in compute_tax\nKeyError: \'it\'\n```\n';
-    const out = await locate(repo.dir, prompt);
-    expect(out.files.slice(0, 2).map((f) => f.path)).toEqual(['src/shop/tax.py', 'src/shop/cart.py']);
-    expect(out.files[0]?.reasons.join('\n')).toContain('innermost frame');
-    expect(out.files.find((f) => f.path.endsWith('util.py'))?.reasons.join('\n') ?? '').not.toContain('stack trace');
-  });
+  it(
+    'matches frames of an installed copy to a src-layout ' + 'checkout, and ignores ambiguous bare file names',
+    async () => {
+      const repo = fixtureRepo({
+        'src/shop/__init__.py': '',
+        'src/shop/tax.py': 'def compute_tax(total, country):\n    return total * RATES[country]\n',
+        'src/shop/cart.py': 'class Cart:\n    def total(self):\n        return 0\n',
+        'tests/a/util.py': 'def helper():\n    pass\n',
+        'tests/b/util.py': 'def helper():\n    pass\n',
+      });
+      const prompt =
+        'Crash on checkout\n\n```\nTraceback (most recent call last):\n  File "/home/u/app/util.py", line 3, in ' +
+        'run\n  File "/opt/venv/lib/python3.11/site-packages/shop/cart.py", line 3, in total\n  File ' +
+        '"/opt/venv/lib/python3.11/site-packages/shop/tax.py", line 2, in compute_tax\nKeyError: \'it\'\n```\n';
+      const out = await locate(repo.dir, prompt);
+      expect(out.files.slice(0, 2).map((f) => f.path)).toEqual(['src/shop/tax.py', 'src/shop/cart.py']);
+      expect(out.files[0]?.reasons.join('\n')).toContain('innermost frame');
+      expect(out.files.find((f) => f.path.endsWith('util.py'))?.reasons.join('\n') ?? '').not.toContain('stack trace');
+    },
+  );
 
-  it("ranks a file defining Container.member named in the prompt first; names the prompt's own code defines do not count", async () => {
-    const repo = fixtureRepo({
-      'lib/session.py': 'class Session:\n    def send(self, request):\n        return request\n',
-      'lib/adapters.py': 'class HTTPAdapter:\n    def send(self, request):\n        return request\n',
-      'lib/helpers.py': 'def make_request():\n    return None\n',
-    });
-    const out = await locate(repo.dir, 'Calling `HTTPAdapter.send` twice drops the request headers');
-    expect(out.files[0]?.path).toBe('lib/adapters.py');
-    expect(out.files[0]?.reasons.join('\n')).toContain('defines HTTPAdapter.send');
-    const own = await locate(repo.dir, 'My code breaks:\n\n```python\ndef make_request():\n    return lib.go()\n```\n');
-    expect(own.files.find((f) => f.path === 'lib/helpers.py')?.reasons.join('\n') ?? '').not.toContain(
-      'defines make_request',
-    );
-  });
+  it(
+    "ranks a file defining Container.member named in the prompt first; names the prompt's own code defines do " +
+      'not count',
+    async () => {
+      const repo = fixtureRepo({
+        'lib/session.py': 'class Session:\n    def send(self, request):\n        return request\n',
+        'lib/adapters.py': 'class HTTPAdapter:\n    def send(self, request):\n        return request\n',
+        'lib/helpers.py': 'def make_request():\n    return None\n',
+      });
+      const out = await locate(repo.dir, 'Calling `HTTPAdapter.send` twice drops the request headers');
+      expect(out.files[0]?.path).toBe('lib/adapters.py');
+      expect(out.files[0]?.reasons.join('\n')).toContain('defines HTTPAdapter.send');
+      const own = await locate(
+        repo.dir,
+        'My code breaks:\n\n```python\ndef make_request():\n    return lib.go()\n```\n',
+      );
+      expect(own.files.find((f) => f.path === 'lib/helpers.py')?.reasons.join('\n') ?? '').not.toContain(
+        'defines make_request',
+      );
+    },
+  );
 
   it('indexes definitions with tree-sitter: a TypeScript method named in the prompt', async () => {
     const repo = fixtureRepo({
       'src/queue.ts':
-        'export class JobQueue {\n  private items: string[] = [];\n  drainPending(limit: number): string[] {\n    return this.items.splice(0, limit);\n  }\n}\n',
+        'export class JobQueue {\n  private items: string[] = [];\n  drainPending(limit: number): string[] ' +
+        '{\n    return this.items.splice(0, limit);\n  }\n}\n',
       'src/other.ts': 'export const pending = 1;\nexport function limit() { return 2; }\n',
       'README.md': 'Queue: drain pending jobs with a limit.\n',
     });

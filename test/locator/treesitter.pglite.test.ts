@@ -22,7 +22,8 @@ describe('tree-sitter definitions', () => {
 
   it('Python: classes, methods (decorators included), functions, module variables', async () => {
     const src =
-      'import os\n\n@dataclass\nclass Foo(Base):\n    x: int = 1\n\n    async def bar(self):\n        pass\n\ndef top(a,\n        b):\n    return a\nLIMIT = 3\n';
+      'import os\n\n@dataclass\nclass Foo(Base):\n    x: int = 1\n\n    async def bar(self):\n        ' +
+      'pass\n\ndef top(a,\n        b):\n    return a\nLIMIT = 3\n';
     expect(brief(await parseDefinitions('m.py', src))).toEqual([
       'class Foo 3-8',
       'method Foo.bar 7-8',
@@ -33,7 +34,8 @@ describe('tree-sitter definitions', () => {
 
   it('JavaScript: functions, classes, methods, arrow functions, assigned functions', async () => {
     const src =
-      'function foo() {}\nclass Bar {\n  baz() {\n    return 1;\n  }\n}\nconst handler = (req) => {\n  return req;\n};\nmodule.exports.run = function () {};\n';
+      'function foo() {}\nclass Bar {\n  baz() {\n    return 1;\n  }\n}\nconst handler = (req) => {\n  return ' +
+      'req;\n};\nmodule.exports.run = function () {};\n';
     expect(brief(await parseDefinitions('a.js', src))).toEqual([
       'function foo 1-1',
       'class Bar 2-6',
@@ -45,7 +47,9 @@ describe('tree-sitter definitions', () => {
 
   it('TypeScript and TSX: interfaces, types, enums, classes and their methods', async () => {
     const src =
-      'export interface Opts { top?: number }\nexport type Id = string;\nexport enum Color { Red }\nexport abstract class Store {\n  abstract get(id: Id): void;\n  put(id: Id): void {\n  }\n}\nexport const load = async (id: Id) => id;\n';
+      'export interface Opts { top?: number }\nexport type Id = string;\nexport enum Color { Red }\nexport ' +
+      'abstract class Store {\n  abstract get(id: Id): void;\n  put(id: Id): void {\n  }\n}\nexport const load ' +
+      '= async (id: Id) => id;\n';
     expect(brief(await parseDefinitions('a.ts', src))).toEqual([
       'interface Opts 1-1',
       'type Id 2-2',
@@ -64,7 +68,8 @@ describe('tree-sitter definitions', () => {
 
   it('Go: functions, methods with their receiver type, structs, interfaces', async () => {
     const src =
-      'package srv\n\ntype Server struct{ addr string }\n\ntype Handler interface{ Serve() }\n\nfunc (s *Server) Serve() error {\n\treturn nil\n}\n\nfunc New() *Server { return nil }\n';
+      'package srv\n\ntype Server struct{ addr string }\n\ntype Handler interface{ Serve() }\n\nfunc (s ' +
+      '*Server) Serve() error {\n\treturn nil\n}\n\nfunc New() *Server { return nil }\n';
     expect(brief(await parseDefinitions('srv.go', src))).toEqual([
       'struct Server 3-3',
       'interface Handler 5-5',
@@ -75,7 +80,8 @@ describe('tree-sitter definitions', () => {
 
   it('Rust: structs, traits, impl blocks and their methods, macros', async () => {
     const src =
-      'pub struct Cache;\n\npub trait Get { fn get(&self); }\n\nimpl<T> Get for Cache<T> {\n    fn get(&self) {}\n}\n\nmacro_rules! hit { () => {} }\n';
+      'pub struct Cache;\n\npub trait Get { fn get(&self); }\n\nimpl<T> Get for Cache<T> {\n    fn get(&self) ' +
+      '{}\n}\n\nmacro_rules! hit { () => {} }\n';
     expect(brief(await parseDefinitions('lib.rs', src))).toEqual([
       'struct Cache 1-1',
       'trait Get 3-3',
@@ -88,7 +94,8 @@ describe('tree-sitter definitions', () => {
 
   it('Java: classes, constructors, methods, records', async () => {
     const src =
-      'public class Api {\n    public Api() {}\n    public static int count(String s) {\n        return 0;\n    }\n}\nrecord Point(int x) {}\n';
+      'public class Api {\n    public Api() {}\n    public static int count(String s) {\n        return ' +
+      '0;\n    }\n}\nrecord Point(int x) {}\n';
     expect(brief(await parseDefinitions('Api.java', src))).toEqual([
       'class Api 1-6',
       'constructor Api.Api 2-2',

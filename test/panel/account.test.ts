@@ -25,31 +25,35 @@ afterAll(async () => {
 });
 
 describe.skipIf(!haveChromium)('the control panel: signing in and the account', { timeout: 60_000 }, () => {
-  it('signs in with a token by keyboard alone; the cookie is HttpOnly and the token is nowhere in the page or its storage', async () => {
-    const { token, account } = await newAccount(h, { plan: 'pro', credits: 7, scm: false });
-    const { context, page, pageErrors } = await newPage(browser, baseUrl);
-    await page.goto('/app/');
-    await page.getByRole('heading', { name: 'Sign in to emend' }).waitFor();
-    await screenshot(page, 'sign-in');
-    await signInWithKeyboard(page, token);
-    await expect.poll(() => page.getByText(account.email).count()).toBeGreaterThan(0);
+  it(
+    'signs in with a token by keyboard alone; the cookie is HttpOnly and the token is nowhere in the page or its ' +
+      'storage',
+    async () => {
+      const { token, account } = await newAccount(h, { plan: 'pro', credits: 7, scm: false });
+      const { context, page, pageErrors } = await newPage(browser, baseUrl);
+      await page.goto('/app/');
+      await page.getByRole('heading', { name: 'Sign in to emend' }).waitFor();
+      await screenshot(page, 'sign-in');
+      await signInWithKeyboard(page, token);
+      await expect.poll(() => page.getByText(account.email).count()).toBeGreaterThan(0);
 
-    const cookies = await context.cookies();
-    const session = cookies.find((c) => c.name === 'emend_session')!;
-    expect(session).toMatchObject({ httpOnly: true, sameSite: 'Strict', path: '/' });
-    expect(session.value).not.toContain(token);
-    const seen = await page.evaluate(() => ({
-      local: JSON.stringify({ ...localStorage }),
-      session: JSON.stringify({ ...sessionStorage }),
-      dom: document.documentElement.outerHTML,
-      inputs: [...document.querySelectorAll('input')].map((i) => i.value).join('\n'),
-      cookie: document.cookie,
-    }));
-    for (const [where, text] of Object.entries(seen)) expect(text, where).not.toContain(token);
-    expect(seen.cookie).not.toContain('emend_session');
-    expect(pageErrors).toEqual([]);
-    await context.close();
-  });
+      const cookies = await context.cookies();
+      const session = cookies.find((c) => c.name === 'emend_session')!;
+      expect(session).toMatchObject({ httpOnly: true, sameSite: 'Strict', path: '/' });
+      expect(session.value).not.toContain(token);
+      const seen = await page.evaluate(() => ({
+        local: JSON.stringify({ ...localStorage }),
+        session: JSON.stringify({ ...sessionStorage }),
+        dom: document.documentElement.outerHTML,
+        inputs: [...document.querySelectorAll('input')].map((i) => i.value).join('\n'),
+        cookie: document.cookie,
+      }));
+      for (const [where, text] of Object.entries(seen)) expect(text, where).not.toContain(token);
+      expect(seen.cookie).not.toContain('emend_session');
+      expect(pageErrors).toEqual([]);
+      await context.close();
+    },
+  );
 
   it('shows an API error in words, with the server’s message', async () => {
     const { context, page } = await newPage(browser, baseUrl);
@@ -102,35 +106,38 @@ describe.skipIf(!haveChromium)('the control panel: signing in and the account', 
     await context.close();
   });
 
-  it('refuses a cookie-authenticated POST whose Origin is not the panel’s (403), and takes the panel’s own', async () => {
-    const { token } = await newAccount(h, { plan: 'pro', scm: false });
-    const { context, page } = await newPage(browser, baseUrl);
-    await signInWithKeyboard(page, token);
-    // the browser context's own cookie jar, sent by a request that a page on another site could forge
-    for (const headers of [{ origin: 'https://evil.example' }, {}] as Record<string, string>[]) {
-      const res = await context.request.post(`${baseUrl}/v1/me/tokens`, { headers, data: { name: 'csrf' } });
-      expect(res.status(), JSON.stringify(headers)).toBe(403);
-      expect((await res.json()).error).toBe('forbidden');
-    }
-    const ok = await context.request.post(`${baseUrl}/v1/me/tokens`, {
-      headers: { origin: baseUrl },
-      data: { name: 'same origin' },
-    });
-    expect(ok.status()).toBe(201);
-    // and from the panel itself (fetch sends the Origin header)
-    const status = await page.evaluate(
-      async () =>
-        (
-          await fetch('/v1/me/byok', {
-            method: 'POST',
-            headers: { 'content-type': 'application/json' },
-            body: '{"enabled":true}',
-          })
-        ).status,
-    );
-    expect(status).toBe(200);
-    await context.close();
-  });
+  it(
+    'refuses a cookie-authenticated POST whose Origin is not ' + 'the panel’s (403), and takes the panel’s own',
+    async () => {
+      const { token } = await newAccount(h, { plan: 'pro', scm: false });
+      const { context, page } = await newPage(browser, baseUrl);
+      await signInWithKeyboard(page, token);
+      // the browser context's own cookie jar, sent by a request that a page on another site could forge
+      for (const headers of [{ origin: 'https://evil.example' }, {}] as Record<string, string>[]) {
+        const res = await context.request.post(`${baseUrl}/v1/me/tokens`, { headers, data: { name: 'csrf' } });
+        expect(res.status(), JSON.stringify(headers)).toBe(403);
+        expect((await res.json()).error).toBe('forbidden');
+      }
+      const ok = await context.request.post(`${baseUrl}/v1/me/tokens`, {
+        headers: { origin: baseUrl },
+        data: { name: 'same origin' },
+      });
+      expect(ok.status()).toBe(201);
+      // and from the panel itself (fetch sends the Origin header)
+      const status = await page.evaluate(
+        async () =>
+          (
+            await fetch('/v1/me/byok', {
+              method: 'POST',
+              headers: { 'content-type': 'application/json' },
+              body: '{"enabled":true}',
+            })
+          ).status,
+      );
+      expect(status).toBe(200);
+      await context.close();
+    },
+  );
 
   it('signs out: back to the sign-in page, the cookie is gone and the API answers 401', async () => {
     const { token } = await newAccount(h, { plan: 'pro', scm: false });

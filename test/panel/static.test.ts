@@ -32,7 +32,8 @@ describe('the control panel at /app/', () => {
       expect(res.body).toMatch(/src="\/app\/assets\/index-[\w-]+\.js"/);
     }
     expect(PANEL_CSP).toBe(
-      "default-src 'self'; connect-src 'self'; img-src 'self' data:; style-src 'self'; script-src 'self'; frame-ancestors 'none'; base-uri 'none'; form-action 'self'",
+      "default-src 'self'; connect-src 'self'; img-src 'self' data:; style-src 'self'; script-src 'self'; " +
+        "frame-ancestors 'none'; base-uri 'none'; form-action 'self'",
     );
     const bare = await h.app.inject({ method: 'GET', url: '/app' });
     expect(bare.statusCode).toBe(301);

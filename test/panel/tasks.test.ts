@@ -33,78 +33,82 @@ async function waitForStatus(page: Page, status: string, timeout = 90_000) {
 }
 
 describe.skipIf(!haveChromium)('the control panel: tasks', { timeout: 150_000 }, () => {
-  it('starts a fix task from the keyboard, approves its plan and diff gates, follows the log stream to done, takes feedback', async () => {
-    const { h, model } = svc;
-    scriptCalcRun(model);
-    const owner = await newAccount(h, { plan: 'pro', credits: 5 });
-    h.github.createRepo('acme', 'calc', { files: CALC_REPO, collaborators: [owner.scm!.login] });
-    const { page, pageErrors } = await newPage(browser, baseUrl);
-    await signInWithKeyboard(page, owner.token);
+  it(
+    'starts a fix task from the keyboard, approves its plan and diff gates, follows the log stream to done, ' +
+      'takes feedback',
+    async () => {
+      const { h, model } = svc;
+      scriptCalcRun(model);
+      const owner = await newAccount(h, { plan: 'pro', credits: 5 });
+      h.github.createRepo('acme', 'calc', { files: CALC_REPO, collaborators: [owner.scm!.login] });
+      const { page, pageErrors } = await newPage(browser, baseUrl);
+      await signInWithKeyboard(page, owner.token);
 
-    // the new-task form, filled and submitted with the keyboard alone
-    await tabTo(page, 'a[href="/app/new"]');
-    await page.keyboard.press('Enter');
-    await page.getByRole('heading', { name: 'New task' }).waitFor();
-    await tabTo(page, '#repo_url');
-    await page.keyboard.type(`${h.github.webUrl}/acme/calc`);
-    await tabTo(page, '#prompt');
-    await page.keyboard.type('add() in calc/ops.py subtracts instead of adding; make add(2, 3) return 5');
-    await tabTo(page, '#approval_mode');
-    await page.keyboard.press('ArrowDown'); // Manual
-    expect(await page.locator('#approval_mode').inputValue()).toBe('manual');
-    await screenshot(page, 'new-task');
-    await tabTo(page, 'button[type="submit"]');
-    await page.keyboard.press('Enter');
+      // the new-task form, filled and submitted with the keyboard alone
+      await tabTo(page, 'a[href="/app/new"]');
+      await page.keyboard.press('Enter');
+      await page.getByRole('heading', { name: 'New task' }).waitFor();
+      await tabTo(page, '#repo_url');
+      await page.keyboard.type(`${h.github.webUrl}/acme/calc`);
+      await tabTo(page, '#prompt');
+      await page.keyboard.type('add() in calc/ops.py subtracts instead of adding; make add(2, 3) return 5');
+      await tabTo(page, '#approval_mode');
+      await page.keyboard.press('ArrowDown'); // Manual
+      expect(await page.locator('#approval_mode').inputValue()).toBe('manual');
+      await screenshot(page, 'new-task');
+      await tabTo(page, 'button[type="submit"]');
+      await page.keyboard.press('Enter');
 
-    await page.waitForURL(/\/app\/tasks\/[0-9a-f-]{36}$/);
-    const id = page.url().split('/').at(-1)!;
-    // plan gate: the plan is on the page; approve it
-    await waitForStatus(page, 'awaiting_plan');
-    await page.locator('[data-step="planner"] .plan').getByText('Make calc.ops.add return the sum').waitFor();
-    await page.getByRole('button', { name: 'Approve the plan' }).click();
-    // diff gate: located files, insights and the coloured diff are shown
-    await waitForStatus(page, 'awaiting_diff');
-    await page.locator('[data-step="locator"] ul.files code', { hasText: 'calc/ops.py' }).waitFor();
-    await page.locator('[data-step="inspector"] p', { hasText: 'The bug is in add()' }).waitFor();
-    await page.locator('.diff .diff-add', { hasText: '+    return a + b' }).waitFor();
-    await page.locator('.diff .diff-del', { hasText: '-    return a - b' }).waitFor();
-    await page.locator('.diff .diff-hunk').first().waitFor();
-    await screenshot(page, 'task-diff-gate');
-    await page.getByRole('button', { name: 'Approve the diff' }).click();
+      await page.waitForURL(/\/app\/tasks\/[0-9a-f-]{36}$/);
+      const id = page.url().split('/').at(-1)!;
+      // plan gate: the plan is on the page; approve it
+      await waitForStatus(page, 'awaiting_plan');
+      await page.locator('[data-step="planner"] .plan').getByText('Make calc.ops.add return the sum').waitFor();
+      await page.getByRole('button', { name: 'Approve the plan' }).click();
+      // diff gate: located files, insights and the coloured diff are shown
+      await waitForStatus(page, 'awaiting_diff');
+      await page.locator('[data-step="locator"] ul.files code', { hasText: 'calc/ops.py' }).waitFor();
+      await page.locator('[data-step="inspector"] p', { hasText: 'The bug is in add()' }).waitFor();
+      await page.locator('.diff .diff-add', { hasText: '+    return a + b' }).waitFor();
+      await page.locator('.diff .diff-del', { hasText: '-    return a - b' }).waitFor();
+      await page.locator('.diff .diff-hunk').first().waitFor();
+      await screenshot(page, 'task-diff-gate');
+      await page.getByRole('button', { name: 'Approve the diff' }).click();
 
-    // the stream carries the rest, live, to the end
-    await waitForStatus(page, 'done');
-    await page.locator('[data-stream="ended"]').waitFor({ timeout: 30_000 });
-    for (const step of ['planner', 'locator', 'inspector', 'fixer', 'validator', 'pr']) {
-      await page.locator(`.log li[data-step="${step}"][data-status="done"]`).waitFor();
-    }
-    await page.locator('[data-step="validator"] .verdict-true').waitFor();
-    const prLink = page.locator('.facts a', { hasText: '/acme/calc/pull/1' });
-    await prLink.waitFor();
-    await screenshot(page, 'task-done');
+      // the stream carries the rest, live, to the end
+      await waitForStatus(page, 'done');
+      await page.locator('[data-stream="ended"]').waitFor({ timeout: 30_000 });
+      for (const step of ['planner', 'locator', 'inspector', 'fixer', 'validator', 'pr']) {
+        await page.locator(`.log li[data-step="${step}"][data-status="done"]`).waitFor();
+      }
+      await page.locator('[data-step="validator"] .verdict-true').waitFor();
+      const prLink = page.locator('.facts a', { hasText: '/acme/calc/pull/1' });
+      await prLink.waitFor();
+      await screenshot(page, 'task-done');
 
-    // feedback
-    const form = page.locator('form.feedback');
-    await form.getByLabel('★★★★ 4').check();
-    await form.getByLabel('Was the result correct?').selectOption('yes');
-    await form.getByLabel('Use it as an example').selectOption('yes');
-    await form.getByLabel('Note').fill('Exactly right.');
-    await form.getByRole('button', { name: 'Send feedback' }).click();
-    await form.getByText('feedback saved (4 of 5)').waitFor();
-    const stored = await (await fetch(`${baseUrl}/v1/tasks/${id}/feedback`, { headers: owner.auth })).json();
-    expect(stored).toMatchObject({ rating: 4, correct: 'yes', reuse: 'yes', note: 'Exactly right.' });
+      // feedback
+      const form = page.locator('form.feedback');
+      await form.getByLabel('★★★★ 4').check();
+      await form.getByLabel('Was the result correct?').selectOption('yes');
+      await form.getByLabel('Use it as an example').selectOption('yes');
+      await form.getByLabel('Note').fill('Exactly right.');
+      await form.getByRole('button', { name: 'Send feedback' }).click();
+      await form.getByText('feedback saved (4 of 5)').waitFor();
+      const stored = await (await fetch(`${baseUrl}/v1/tasks/${id}/feedback`, { headers: owner.auth })).json();
+      expect(stored).toMatchObject({ rating: 4, correct: 'yes', reuse: 'yes', note: 'Exactly right.' });
 
-    // the list: newest first, status, cost, PR link
-    await page.getByRole('link', { name: 'Tasks', exact: true }).click();
-    const row = page.locator(`tr[data-task="${id}"]`);
-    await row.waitFor();
-    expect(await row.locator('.badge').getAttribute('data-status')).toBe('done');
-    expect(await row.getByRole('link', { name: 'Pull request' }).getAttribute('href')).toContain('/acme/calc/pull/1');
-    expect(await row.textContent()).toMatch(/\$\d/);
-    await screenshot(page, 'tasks');
-    expect(pageErrors).toEqual([]);
-    await page.context().close();
-  });
+      // the list: newest first, status, cost, PR link
+      await page.getByRole('link', { name: 'Tasks', exact: true }).click();
+      const row = page.locator(`tr[data-task="${id}"]`);
+      await row.waitFor();
+      expect(await row.locator('.badge').getAttribute('data-status')).toBe('done');
+      expect(await row.getByRole('link', { name: 'Pull request' }).getAttribute('href')).toContain('/acme/calc/pull/1');
+      expect(await row.textContent()).toMatch(/\$\d/);
+      await screenshot(page, 'tasks');
+      expect(pageErrors).toEqual([]);
+      await page.context().close();
+    },
+  );
 
   it('kills a task', async () => {
     const { h, model } = svc;

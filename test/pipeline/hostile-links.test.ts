@@ -135,89 +135,98 @@ function expectNoOutsideBytes(seen: string) {
 }
 
 describe('a repository whose symlinks lead out of the checkout', { timeout: 180_000 }, () => {
-  it('demo token: the planner sees the README as a link, the locator and inspector read only inside files', async () => {
-    const { h, model } = svc;
-    scriptHostileRun(model);
-    const demo = await h.app.inject({
-      method: 'POST',
-      url: '/v1/demo/token',
-      payload: { email: 'visitor@example.com' },
-    });
-    expect(demo.statusCode, demo.body).toBe(201);
-    const auth = { authorization: `Bearer ${demo.json().token}` };
-    const { task, logs, byStep } = await runFixTask(h, auth, repoUrl, 'done');
-    expect(logs.map((l) => `${l.step}:${l.status}`)).toEqual([
-      'planner:done',
-      'locator:done',
-      'inspector:done',
-      'fixer:skipped',
-      'validator:skipped',
-      'pr:skipped',
-    ]);
-    const planner = model.calls.filter((c) => stepOf(c) === 'planner').at(-1)!;
-    expect(planner.text).toContain('README.md: symlink -> ../../../secret.key');
-    // .emend/test links to /proc/self/environ: read as absent, so the command is the detected one
-    expect(planner.text).toContain('Test command: python3 -m pytest');
-    // links out are no candidates; a link that stays inside is one, and is read
-    const located = (byStep('locator')[0]!.output.files as { path: string }[]).map((f) => f.path);
-    expect(located).toContain('calc/alias.py');
-    for (const p of ['README.md', 'SECRET.md', 'passwd.txt', 'environ.txt', 'CHANGES.md', 'docs/changes.md'])
-      expect(located).not.toContain(p);
-    expect(located.some((p) => p.startsWith('ext-docs/'))).toBe(false);
-    const inspector = model.calls.filter((c) => stepOf(c) === 'inspector').at(-1)!;
-    expect(inspector.text).toContain(
-      '## calc/alias.py (8 lines)\n```\n    1| def add(a, b):\n    2|     """Return the sum of a and b."""\n    3|     return a - b\n',
-    );
-    expectNoOutsideBytes((await everythingSeen(task.id, auth)).text);
-  });
+  it(
+    'demo token: the planner sees the README as a link, the ' + 'locator and inspector read only inside files',
+    async () => {
+      const { h, model } = svc;
+      scriptHostileRun(model);
+      const demo = await h.app.inject({
+        method: 'POST',
+        url: '/v1/demo/token',
+        payload: { email: 'visitor@example.com' },
+      });
+      expect(demo.statusCode, demo.body).toBe(201);
+      const auth = { authorization: `Bearer ${demo.json().token}` };
+      const { task, logs, byStep } = await runFixTask(h, auth, repoUrl, 'done');
+      expect(logs.map((l) => `${l.step}:${l.status}`)).toEqual([
+        'planner:done',
+        'locator:done',
+        'inspector:done',
+        'fixer:skipped',
+        'validator:skipped',
+        'pr:skipped',
+      ]);
+      const planner = model.calls.filter((c) => stepOf(c) === 'planner').at(-1)!;
+      expect(planner.text).toContain('README.md: symlink -> ../../../secret.key');
+      // .emend/test links to /proc/self/environ: read as absent, so the command is the detected one
+      expect(planner.text).toContain('Test command: python3 -m pytest');
+      // links out are no candidates; a link that stays inside is one, and is read
+      const located = (byStep('locator')[0]!.output.files as { path: string }[]).map((f) => f.path);
+      expect(located).toContain('calc/alias.py');
+      for (const p of ['README.md', 'SECRET.md', 'passwd.txt', 'environ.txt', 'CHANGES.md', 'docs/changes.md'])
+        expect(located).not.toContain(p);
+      expect(located.some((p) => p.startsWith('ext-docs/'))).toBe(false);
+      const inspector = model.calls.filter((c) => stepOf(c) === 'inspector').at(-1)!;
+      expect(inspector.text).toContain(
+        '## calc/alias.py (8 lines)\n```\n    1| def add(a, b):\n    2|     """Return the sum of a and ' +
+          'b."""\n    3|     return a - b\n',
+      );
+      expectNoOutsideBytes((await everythingSeen(task.id, auth)).text);
+    },
+  );
 
-  it('preview: edits through links out are refused and the reasons go back to the model; edits through inside links land', async () => {
-    const { h, model } = svc;
-    scriptHostileRun(model);
-    const { auth } = await newAccount(h, { plan: 'free' });
-    const { task, logs, byStep } = await runFixTask(h, auth, repoUrl, 'done');
-    expect(logs.map((l) => `${l.step}:${l.status}`)).toEqual([
-      'planner:done',
-      'locator:done',
-      'inspector:done',
-      'fixer:done',
-      'validator:done',
-      'pr:skipped',
-    ]);
-    const fixerCalls = model.calls.filter((c) => stepOf(c) === 'fixer');
-    const feedback = fixerCalls.at(-1)!.text;
-    expect(feedback).toContain(
-      'README.md: README.md is a symlink -> ../../../secret.key, which leads outside the repository; it is not followed, so it cannot be edited',
-    );
-    expect(feedback).toContain(
-      `ext-docs/new.md: ext-docs is a symlink -> ${outside}, which leads outside the repository`,
-    );
-    expect(feedback).toContain(
-      'CHANGES.md: CHANGES.md is a symlink -> docs/changes.md, which leads outside the repository',
-    );
-    expect(feedback).toContain('/etc/passwd: absolute paths are refused');
-    expect(feedback).toContain('../../../secret.key: ".." is refused in paths');
-    const fixer = byStep('fixer')[0]!.output;
-    expect(fixer.files_changed).toEqual([
-      { path: 'calc/alias.py', kind: 'modified' },
-      { path: 'lib/text.py', kind: 'modified' },
-    ]);
-    // the edits landed in the link targets; the links are as they were
-    expect(fixer.diff).toContain('--- a/calc/ops.py\n+++ b/calc/ops.py');
-    expect(fixer.diff).toContain('+    return a + b');
-    expect(fixer.diff).toContain('--- a/calc/text.py\n+++ b/calc/text.py');
-    expect(fixer.diff).not.toMatch(/README\.md|alias\.py|ext-docs|secret/);
-    expect(byStep('validator')[0]!.output).toMatchObject({
-      passed: true,
-      fixed: ['tests/test_ops.py::test_add'],
-      command: expect.stringMatching(/^python3 -m pytest/),
-    });
-    // the secret key and the outside directory are untouched
-    expect(readFileSync(join(h.deps.config.dataDir, 'secret.key'), 'utf8')).toBe(`${SECRET_MARKER}\n`);
-    expect(readFileSync(join(outside, 'notes.md'), 'utf8')).toBe(`${OUTSIDE_MARKER}\n`);
-    expect(() => readFileSync(join(outside, 'new.md'))).toThrow();
-    expectNoOutsideBytes([(await everythingSeen(task.id, auth)).text, task.diff_summary].join('\n'));
-  });
+  it(
+    'preview: edits through links out are refused and the reasons go back to the model; edits through inside ' +
+      'links land',
+    async () => {
+      const { h, model } = svc;
+      scriptHostileRun(model);
+      const { auth } = await newAccount(h, { plan: 'free' });
+      const { task, logs, byStep } = await runFixTask(h, auth, repoUrl, 'done');
+      expect(logs.map((l) => `${l.step}:${l.status}`)).toEqual([
+        'planner:done',
+        'locator:done',
+        'inspector:done',
+        'fixer:done',
+        'validator:done',
+        'pr:skipped',
+      ]);
+      const fixerCalls = model.calls.filter((c) => stepOf(c) === 'fixer');
+      const feedback = fixerCalls.at(-1)!.text;
+      expect(feedback).toContain(
+        'README.md: README.md is a symlink -> ../../../secret.key, which leads outside the repository; it is not ' +
+          'followed, so it cannot be edited',
+      );
+      expect(feedback).toContain(
+        `ext-docs/new.md: ext-docs is a symlink -> ${outside}, which leads outside the repository`,
+      );
+      expect(feedback).toContain(
+        'CHANGES.md: CHANGES.md is a symlink -> docs/changes.md, which leads outside the repository',
+      );
+      expect(feedback).toContain('/etc/passwd: absolute paths are refused');
+      expect(feedback).toContain('../../../secret.key: ".." is refused in paths');
+      const fixer = byStep('fixer')[0]!.output;
+      expect(fixer.files_changed).toEqual([
+        { path: 'calc/alias.py', kind: 'modified' },
+        { path: 'lib/text.py', kind: 'modified' },
+      ]);
+      // the edits landed in the link targets; the links are as they were
+      expect(fixer.diff).toContain('--- a/calc/ops.py\n+++ b/calc/ops.py');
+      expect(fixer.diff).toContain('+    return a + b');
+      expect(fixer.diff).toContain('--- a/calc/text.py\n+++ b/calc/text.py');
+      expect(fixer.diff).not.toMatch(/README\.md|alias\.py|ext-docs|secret/);
+      expect(byStep('validator')[0]!.output).toMatchObject({
+        passed: true,
+        fixed: ['tests/test_ops.py::test_add'],
+        command: expect.stringMatching(/^python3 -m pytest/),
+      });
+      // the secret key and the outside directory are untouched
+      expect(readFileSync(join(h.deps.config.dataDir, 'secret.key'), 'utf8')).toBe(`${SECRET_MARKER}\n`);
+      expect(readFileSync(join(outside, 'notes.md'), 'utf8')).toBe(`${OUTSIDE_MARKER}\n`);
+      expect(() => readFileSync(join(outside, 'new.md'))).toThrow();
+      expectNoOutsideBytes([(await everythingSeen(task.id, auth)).text, task.diff_summary].join('\n'));
+    },
+  );
 
   it('pr: the pull request holds the fix and none of the outside files', async () => {
     const { h, model } = svc;

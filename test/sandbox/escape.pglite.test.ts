@@ -26,7 +26,8 @@ describe('the sandbox holds', () => {
 
   it('runs as uid 1000 with no capabilities, no new privileges and no user namespace of its own', async () => {
     const r = await sh(
-      'id -u; id -g; grep -E "^(CapInh|CapPrm|CapEff|CapBnd|CapAmb|NoNewPrivs)" /proc/self/status; unshare -U true && echo userns-made; unshare -r true && echo root-made; true',
+      'id -u; id -g; grep -E "^(CapInh|CapPrm|CapEff|CapBnd|CapAmb|NoNewPrivs)" /proc/self/status; unshare -U ' +
+        'true && echo userns-made; unshare -r true && echo root-made; true',
     );
     expect(r.exitCode, r.stderr).toBe(0);
     const [uid, gid, ...status] = r.stdout.trim().split('\n');
@@ -127,7 +128,8 @@ describe('the sandbox holds', () => {
         'tail -n +3 /proc/net/dev | cut -d: -f1 | tr -d " "',
         ...targets.map(
           (ip) =>
-            `timeout 5 bash -c 'exec 3<>/dev/tcp/${ip}/${port} && head -1 <&3' && echo "reached ${ip}" || echo "refused ${ip}"`,
+            `timeout 5 bash -c 'exec 3<>/dev/tcp/${ip}/${port} && head -1 <&3' && echo "reached ${ip}" || echo ` +
+            `"refused ${ip}"`,
         ),
       ].join('; ');
       const r = await sh(script);
@@ -156,7 +158,8 @@ describe('the sandbox holds', () => {
     const script = [
       ...targets.map((p) => `touch ${p} 2>/dev/null && echo "wrote ${p}" || echo "refused ${p}"`),
       // /proc/sys would reach the host's kernel settings: write a value back unchanged, it must still be refused
-      'v=$(cat /proc/sys/kernel/printk_ratelimit); (echo "$v" > /proc/sys/kernel/printk_ratelimit) 2>/dev/null && echo "wrote sysctl" || echo "refused sysctl"',
+      'v=$(cat /proc/sys/kernel/printk_ratelimit); (echo "$v" > /proc/sys/kernel/printk_ratelimit) 2>/dev/null ' +
+        '&& echo "wrote sysctl" || echo "refused sysctl"',
       'echo inside > /workspace/made && stat -c "%u:%g" /workspace/made',
       'echo scratch > /tmp/scratch && cat /tmp/scratch',
     ].join('; ');

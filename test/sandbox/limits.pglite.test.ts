@@ -58,7 +58,8 @@ describe('limits of one command', () => {
     });
     expect(['v1', 'v2', 'none']).toContain(report.cgroups);
     console.log(
-      `sandbox on this host: bubblewrap ${report.version}, cgroups ${report.cgroups}, memory limit ${report.memoryLimit}, process limit ${report.processLimit}`,
+      `sandbox on this host: bubblewrap ${report.version}, cgroups ${report.cgroups}, memory ` +
+        `limit ${report.memoryLimit}, process limit ${report.processLimit}`,
     );
   });
 

@@ -144,56 +144,60 @@ describe('the pr step against the fake GitHub', { timeout: 150_000 }, () => {
     expect(second.byStep('pr')[0]!.output).toMatchObject({ draft: false, drafts_disallowed: true });
   });
 
-  it('a run resumed after its worker died pushes over the commit the dead run left on the task branch and keeps the pull request it opened', async () => {
-    // Found by the soak: the dead run had pushed its commit; the resumed run's commit (same change,
-    // another commit) was refused as non-fast-forward and the task failed.
-    const { h, owner, repoUrl } = await setUp();
-    const id = await postFixTask(h, owner.auth, repoUrl, { approval_mode: 'manual' });
-    await waitForStatus(h, id, 'awaiting_plan', 60_000);
-    expect(
-      (
-        await h.app.inject({
-          method: 'POST',
-          url: `/v1/tasks/${id}/approve`,
-          headers: owner.auth,
-          payload: { stage: 'plan' },
-        })
-      ).statusCode,
-    ).toBe(200);
-    await waitForStatus(h, id, 'awaiting_diff', 60_000);
-    const row = (await h.app.inject({ method: 'GET', url: `/v1/tasks/${id}`, headers: owner.auth })).json().task;
-    const branch = branchName({ id, prompt: row.prompt });
-    h.github.commit('acme', 'calc', {
-      branch,
-      from: 'main',
-      files: { 'calc/ops.py': 'def add(a, b):\n    return a + b  # the dead run\n' },
-      message: 'the dead run',
-    });
-    // ... and opened the pull request before it died.
-    const opened = await fetch(`${h.github.apiUrl}/repos/acme/calc/pulls`, {
-      method: 'POST',
-      headers: { authorization: `token ${owner.scm!.token}`, 'content-type': 'application/json' },
-      body: JSON.stringify({ head: branch, base: 'main', title: 'opened by the dead run' }),
-    });
-    expect(opened.status).toBe(201);
-    expect(
-      (
-        await h.app.inject({
-          method: 'POST',
-          url: `/v1/tasks/${id}/approve`,
-          headers: owner.auth,
-          payload: { stage: 'diff' },
-        })
-      ).statusCode,
-    ).toBe(200);
-    const ended = await waitForStatus(h, id, ['done', 'failed'], 100_000);
-    expect(ended.error).toBeNull();
-    expect(ended.status).toBe('done');
-    expect(h.github.files('acme', 'calc', branch)['calc/ops.py']).not.toContain('the dead run');
-    const pulls = h.github.pulls('acme', 'calc');
-    expect(pulls.map((p) => p.head.ref)).toEqual([branch]);
-    expect(ended.prUrl).toBe(`${h.github.webUrl}/acme/calc/pull/${pulls[0]!.number}`);
-  });
+  it(
+    'a run resumed after its worker died pushes over the commit the dead run left on the task branch and keeps ' +
+      'the pull request it opened',
+    async () => {
+      // Found by the soak: the dead run had pushed its commit; the resumed run's commit (same change,
+      // another commit) was refused as non-fast-forward and the task failed.
+      const { h, owner, repoUrl } = await setUp();
+      const id = await postFixTask(h, owner.auth, repoUrl, { approval_mode: 'manual' });
+      await waitForStatus(h, id, 'awaiting_plan', 60_000);
+      expect(
+        (
+          await h.app.inject({
+            method: 'POST',
+            url: `/v1/tasks/${id}/approve`,
+            headers: owner.auth,
+            payload: { stage: 'plan' },
+          })
+        ).statusCode,
+      ).toBe(200);
+      await waitForStatus(h, id, 'awaiting_diff', 60_000);
+      const row = (await h.app.inject({ method: 'GET', url: `/v1/tasks/${id}`, headers: owner.auth })).json().task;
+      const branch = branchName({ id, prompt: row.prompt });
+      h.github.commit('acme', 'calc', {
+        branch,
+        from: 'main',
+        files: { 'calc/ops.py': 'def add(a, b):\n    return a + b  # the dead run\n' },
+        message: 'the dead run',
+      });
+      // ... and opened the pull request before it died.
+      const opened = await fetch(`${h.github.apiUrl}/repos/acme/calc/pulls`, {
+        method: 'POST',
+        headers: { authorization: `token ${owner.scm!.token}`, 'content-type': 'application/json' },
+        body: JSON.stringify({ head: branch, base: 'main', title: 'opened by the dead run' }),
+      });
+      expect(opened.status).toBe(201);
+      expect(
+        (
+          await h.app.inject({
+            method: 'POST',
+            url: `/v1/tasks/${id}/approve`,
+            headers: owner.auth,
+            payload: { stage: 'diff' },
+          })
+        ).statusCode,
+      ).toBe(200);
+      const ended = await waitForStatus(h, id, ['done', 'failed'], 100_000);
+      expect(ended.error).toBeNull();
+      expect(ended.status).toBe('done');
+      expect(h.github.files('acme', 'calc', branch)['calc/ops.py']).not.toContain('the dead run');
+      const pulls = h.github.pulls('acme', 'calc');
+      expect(pulls.map((p) => p.head.ref)).toEqual([branch]);
+      expect(ended.prUrl).toBe(`${h.github.webUrl}/acme/calc/pull/${pulls[0]!.number}`);
+    },
+  );
 
   it('fails the task with the host’s words for a protected branch, a refused push and a 422', async () => {
     // protected: the branch name is known once the task exists; the diff gate holds the run until then

@@ -3,7 +3,8 @@ import type { SiteFiles } from '../../src/sites/validate-site.js';
 /** A small, clean marketing site: two pages, CSS, a script, inline and file SVGs, a form. */
 export function goodSite(): SiteFiles {
   return {
-    'index.html': `<!DOCTYPE html>
+    'index.html':
+      `<!DOCTYPE html>
 <html lang="en">
 <head>
   <meta charset="utf-8">
@@ -15,7 +16,8 @@ export function goodSite(): SiteFiles {
 <body>
   <header class="top">
     <a href="/" class="brand"><img src="img/logo.svg" alt="Lumen" width="32" height="32"></a>
-    <nav><ul><li><a href="#features">Features</a></li><li><a href="about/">About</a></li><li><a href="mailto:hello@lumen.test">Contact</a></li></ul></nav>
+    <nav><ul><li><a href="#features">Features</a></li><li><a href="about/">About</a></li><li><a ` +
+      `href="mailto:hello@lumen.test">Contact</a></li></ul></nav>
   </header>
   <main>
     <section class="hero">
@@ -26,9 +28,12 @@ export function goodSite(): SiteFiles {
     <section id="features">
       <h2>Features</h2>
       <ul class="grid">
-        <li><svg role="img" aria-label="Sun" width="40" height="40" viewBox="0 0 40 40"><circle cx="20" cy="20" r="10" fill="#f5a623"/></svg><p>Daylight tuning</p></li>
-        <li><img src="img/moon.svg" alt="" width="40" height="40"><p>Night mode without blue light</p></li>
-        <li><picture><source srcset="img/moon.svg 1x, img/logo.svg 2x" type="image/svg+xml"><img src="img/logo.svg" alt="Lamp" width="40" height="40"></picture><p>Quiet, solid aluminium</p></li>
+        <li><svg role="img" aria-label="Sun" width="40" height="40" viewBox="0 0 40 40"><circle cx="20" ` +
+      `cy="20" r="10" fill="#f5a623"/></svg><p>Daylight tuning</p></li>
+        <li><img src="img/moon.svg" alt="" width="40" height="40"><p>Night mode without blue ` +
+      `light</p></li>
+        <li><picture><source srcset="img/moon.svg 1x, img/logo.svg 2x" type="image/svg+xml"><img ` +
+      `src="img/logo.svg" alt="Lamp" width="40" height="40"></picture><p>Quiet, solid aluminium</p></li>
       </ul>
     </section>
     <section id="signup">
@@ -46,13 +51,17 @@ export function goodSite(): SiteFiles {
 </body>
 </html>
 `,
-    'about/index.html': `<!DOCTYPE html>
+    'about/index.html':
+      `<!DOCTYPE html>
 <html lang="en">
-<head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1"><title>About Lumen</title><link rel="stylesheet" href="../css/site.css"></head>
-<body><main><h1>About us</h1><p>We make lamps in Berlin. <a href="../index.html#features">See the features</a> or go <a href="/">home</a>.</p></main></body>
+<head><meta charset="utf-8"><meta name="viewport" content="width=device-width, ` +
+      `initial-scale=1"><title>About Lumen</title><link rel="stylesheet" href="../css/site.css"></head>
+<body><main><h1>About us</h1><p>We make lamps in Berlin. <a href="../index.html#features">See the ` +
+      `features</a> or go <a href="/">home</a>.</p></main></body>
 </html>
 `,
-    'css/site.css': `/* Lumen */
+    'css/site.css':
+      `/* Lumen */
 :root { --ink: #1d1d1f; --paper: #fffdf8; }
 * { box-sizing: border-box; }
 body { margin: 0; font: 16px/1.5 system-ui, sans-serif; color: var(--ink); background: var(--paper); }
@@ -61,10 +70,13 @@ nav ul { display: flex; gap: 16px; list-style: none; margin: 0; padding: 0; }
 a { color: #0b5cad; }
 .hero { padding: 64px 20px; background: linear-gradient(#fff6e0, #ffe9b8); }
 .hero h1 { font-size: 40px; margin: 0 0 12px; }
-.cta { display: inline-block; padding: 10px 18px; background: #1d1d1f; color: #fff; border-radius: 6px; text-decoration: none; }
-.grid { display: grid; grid-template-columns: repeat(auto-fit, minmax(200px, 1fr)); gap: 20px; list-style: none; padding: 20px; }
+.cta { display: inline-block; padding: 10px 18px; background: #1d1d1f; color: #fff; border-radius: 6px; ` +
+      `text-decoration: none; }
+.grid { display: grid; grid-template-columns: repeat(auto-fit, minmax(200px, 1fr)); gap: 20px; list-style: ` +
+      `none; padding: 20px; }
 .brand img { display: block; }
-#signup { padding: 20px; background-image: url("../img/moon.svg"); background-repeat: no-repeat; background-position: right top; background-color: #fffdf8; }
+#signup { padding: 20px; background-image: url("../img/moon.svg"); background-repeat: no-repeat; ` +
+      `background-position: right top; background-color: #fffdf8; }
 footer { padding: 20px; color: #555; }
 `,
     'js/main.js': `document.querySelector('.cta').addEventListener('click', () => {
@@ -72,9 +84,11 @@ footer { padding: 20px; color: #555; }
 });
 `,
     'img/logo.svg':
-      '<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 32 32"><rect width="32" height="32" rx="6" fill="#1d1d1f"/><circle cx="16" cy="16" r="7" fill="#ffd36b"/></svg>\n',
+      '<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 32 32"><rect width="32" height="32" rx="6" ' +
+      'fill="#1d1d1f"/><circle cx="16" cy="16" r="7" fill="#ffd36b"/></svg>\n',
     'img/moon.svg': Buffer.from(
-      '<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 40 40"><path d="M25 5a15 15 0 1 0 10 25A12 12 0 0 1 25 5z" fill="#4a5b8c"/></svg>\n',
+      '<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 40 40"><path d="M25 5a15 15 0 1 0 10 25A12 12 0 0 ' +
+        '1 25 5z" fill="#4a5b8c"/></svg>\n',
     ),
   };
 }
@@ -86,7 +100,8 @@ footer { padding: 20px; color: #555; }
  */
 export function brokenSite(): SiteFiles {
   return {
-    'index.html': `<!DOCTYPE html>
+    'index.html':
+      `<!DOCTYPE html>
 <html>
 <head>
   <meta charset="utf-8">
@@ -95,12 +110,14 @@ export function brokenSite(): SiteFiles {
   <link rel="stylesheet" href="css/site.css">
   <script src="https://cdn.example.com/lib.js"></script>
   <script async src="https://www.googletagmanager.com/gtag/js?id=G-123"></script>
-  <script>window.dataLayer = window.dataLayer || []; function gtag(){ dataLayer.push(arguments); } gtag('config', 'G-123');</script>
+  <script>window.dataLayer = window.dataLayer || []; function gtag(){ dataLayer.push(arguments); } ` +
+      `gtag('config', 'G-123');</script>
 </head>
 <body>
   <h1>Broken</h1>
   <p class="faint">This paragraph is light grey on white and hard to read.</p>
-  <p><a href="pricing.html">Pricing</a> <a href="#nowhere">Jump</a> <a href="extra.html#missing-section">Extra</a></p>
+  <p><a href="pricing.html">Pricing</a> <a href="#nowhere">Jump</a> <a ` +
+      `href="extra.html#missing-section">Extra</a></p>
   <img src="img/hero.png">
   <form><input type="text" name="q" placeholder="Search"></form>
   <div class="wide">This box is six hundred pixels wide and does not fit a phone.</div>

@@ -40,7 +40,8 @@ function find(
   const hit = result.problems.find((p) => p.check === check && p.file === file && pattern.test(p.message));
   if (!hit)
     throw new Error(
-      `no ${check} problem in ${file} matching ${pattern}; got:\n${formatSiteProblems(result.problems, { maxChars: 20_000 })}`,
+      `no ${check} problem in ${file} matching ${pattern}; ` +
+        `got:\n${formatSiteProblems(result.problems, { maxChars: 20_000 })}`,
     );
   return hit;
 }

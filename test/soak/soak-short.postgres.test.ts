@@ -7,7 +7,8 @@ import { runSoak } from '../support/soak/driver.js';
 // mid-run and PostgreSQL halted once. PostgreSQL only: the deployment under test has its own
 // cluster, and several processes need a database they can share.
 describe('soak, short form', () => {
-  it('every task ends with a reason; no step twice in one attempt; credits balance; no 5xx but 503 while the database is down', {
+  it('every task ends with a reason; no step twice in one attempt; credits balance; no 5xx but 503 while the ' +
+    'database is down', {
     timeout: 480_000,
   }, async () => {
     const lines: string[] = [];

@@ -17,7 +17,8 @@ export const CALC_REPO: Record<string, string> = {
     'def add(a, b):\n    """Return the sum of a and b."""\n    return a - b\n\n\ndef mul(a, b):\n    return a * b\n',
   'calc/text.py': 'def shout(s):\n    return s.upper() + "!"\n',
   'tests/test_ops.py':
-    'from calc.ops import add, mul\n\n\ndef test_add():\n    assert add(2, 3) == 5\n\n\ndef test_mul():\n    assert mul(2, 3) == 6\n',
+    'from calc.ops import add, mul\n\n\ndef test_add():\n    assert add(2, 3) == 5\n\n\ndef test_mul():\n    ' +
+    'assert mul(2, 3) == 6\n',
 };
 
 export const CALC_PROMPT = 'add() in calc/ops.py subtracts instead of adding; make add(2, 3) return 5';
@@ -32,7 +33,8 @@ export const CALC_PLAN = {
 
 export const CALC_INSIGHTS = {
   summary:
-    'The bug is in add() in calc/ops.py (lines 1-3): it returns a - b. Returning a + b fixes it; tests/test_ops.py already checks it.',
+    'The bug is in add() in calc/ops.py (lines 1-3): it returns a - b. Returning a + b fixes it; ' +
+    'tests/test_ops.py already checks it.',
   insights: [
     {
       file: 'calc/ops.py',
@@ -47,7 +49,8 @@ export const CALC_INSIGHTS = {
 export const editBlock = (search: string, replace: string, path = 'calc/ops.py') =>
   `${path}\n\`\`\`\n<<<<<<< SEARCH\n${search}\n=======\n${replace}\n>>>>>>> REPLACE\n\`\`\`\n`;
 
-export const GOOD_FIX = `The subtraction should be an addition.\n\n${editBlock('    return a - b', '    return a + b')}`;
+const ADDITION = editBlock('    return a - b', '    return a + b');
+export const GOOD_FIX = `The subtraction should be an addition.\n\n${ADDITION}`;
 
 /**
  * Answers every thinking step of a fix run on CALC_REPO from a fixed script: the planner's

@@ -105,14 +105,16 @@ export const jsFailureExitsZero = () =>
       'package.json': nodePackage('node test/check.js'),
       'src/math.js': ADD,
       'test/check.js':
-        "const { add } = require('../src/math.js');\nconsole.assert(add(2, 2) === 4, 'add(2, 2) is 4');\nconsole.log('checks done');\n",
+        "const { add } = require('../src/math.js');\nconsole.assert(add(2, 2) === 4, 'add(2, 2) is " +
+        "4');\nconsole.log('checks done');\n",
     },
     { 'src/math.js': 'exports.add = (a, b) => a - b;\nexports.mul = (a, b) => a * b;\n' },
   );
 
 const CALC = 'def add(a, b):\n    return a + b\n\n\ndef sub(a, b):\n    return a - b\n';
 const CALC_TESTS =
-  'from calc import add, sub\n\n\ndef test_add():\n    assert add(2, 3) == 5\n\n\ndef test_sub():\n    assert sub(5, 3) == 2\n';
+  'from calc import add, sub\n\n\ndef test_add():\n    assert add(2, 3) == 5\n\n\ndef test_sub():\n    assert ' +
+  'sub(5, 3) == 2\n';
 
 /** Python with pytest: the change breaks sub. */
 export const pythonPytest = () =>
@@ -154,13 +156,16 @@ export const jsHangingTest = () =>
       'src/math.js': ADD,
       'test/math.test.js': ADD_TESTS,
       'test/more.test.js':
-        "const test = require('node:test');\nconst assert = require('node:assert');\ntest('more', () => assert.ok(true));\n",
+        "const test = require('node:test');\nconst assert = require('node:assert');\ntest('more', () => " +
+        'assert.ok(true));\n',
       'test/slow.test.js':
-        "const test = require('node:test');\ntest('waits for the answer', async () => { await new Promise((r) => setTimeout(r, 10)); });\n",
+        "const test = require('node:test');\ntest('waits for the answer', async () => { await new Promise((r) " +
+        '=> setTimeout(r, 10)); });\n',
     },
     {
       'test/slow.test.js':
-        "const test = require('node:test');\ntest('waits for the answer', async () => { await new Promise((r) => setTimeout(r, 1e9)); });\n",
+        "const test = require('node:test');\ntest('waits for the answer', async () => { await new Promise((r) " +
+        '=> setTimeout(r, 1e9)); });\n',
     },
   );
 
@@ -172,7 +177,8 @@ export const pythonHangingTest = (base: Files = {}) =>
   );
 
 const SQRT = (condition: string) =>
-  `def sqrt(x, epsilon):\n    approx = x / 2\n    while ${condition} > epsilon:\n        approx = 0.5 * (approx + x / approx)\n    return approx\n`;
+  `def sqrt(x, epsilon):\n    approx = x / 2\n    while ${condition} > epsilon:\n        approx = 0.5 * ` +
+  `(approx + x / approx)\n    return approx\n`;
 /** QuixBugs' sqrt, and its bug: the loop compares x with approx instead of approx ** 2, and never ends for x != 1. */
 const SQRT_RIGHT = SQRT('abs(x - approx ** 2)');
 const SQRT_HANGS = SQRT('abs(x - approx)');
@@ -182,7 +188,8 @@ const SQRT_HANGS = SQRT('abs(x - approx)');
  * (as tests start servers), `marker` and `marker` + "c" (/proc/self/comm), so a test can
  * look for them on the host after the run.
  */
-const sqrtTests = (marker: string) => `import subprocess
+const sqrtTests = (marker: string) =>
+  `import subprocess
 import sys
 
 from python_programs.sqrt import sqrt
@@ -195,7 +202,8 @@ def test_sqrt_one():
 def test_sqrt_two():
     with open("/proc/self/comm", "w") as comm:
         comm.write("${marker}")
-    helper = subprocess.Popen([sys.executable, "-c", "open('/proc/self/comm', 'w').write('${marker}c'); import time; time.sleep(600)"])
+    helper = subprocess.Popen([sys.executable, "-c", "open('/proc/self/comm', 'w').write('${marker}c'); import ` +
+  `time; time.sleep(600)"])
     try:
         assert abs(sqrt(2, 0.01) - 1.414) < 0.01
     finally:
@@ -218,14 +226,19 @@ export const quixBugsHang = (bug: 'change' | 'baseline', marker: string) => {
     'python_programs/gcd.py': 'def gcd(a, b):\n    return a if b == 0 else gcd(b, a % b)\n',
     'python_programs/sqrt.py': sqrt,
     'python_programs/to_base.py':
-      "import string\n\n\ndef to_base(num, b):\n    result = ''\n    alphabet = string.digits + string.ascii_uppercase\n    while num > 0:\n        i = num % b\n        num = num // b\n        result = alphabet[i] + result\n    return result\n",
+      "import string\n\n\ndef to_base(num, b):\n    result = ''\n    alphabet = string.digits + " +
+      'string.ascii_uppercase\n    while num > 0:\n        i = num % b\n        num = num // b\n        result ' +
+      '= alphabet[i] + result\n    return result\n',
     'python_testcases/test_bitcount.py':
-      'from python_programs.bitcount import bitcount\n\n\ndef test_zero():\n    assert bitcount(0) == 0\n\n\ndef test_byte():\n    assert bitcount(127) == 7\n',
+      'from python_programs.bitcount import bitcount\n\n\ndef test_zero():\n    assert bitcount(0) == ' +
+      '0\n\n\ndef test_byte():\n    assert bitcount(127) == 7\n',
     'python_testcases/test_gcd.py':
-      'from python_programs.gcd import gcd\n\n\ndef test_small():\n    assert gcd(35, 21) == 7\n\n\ndef test_coprime():\n    assert gcd(17, 13) == 1\n',
+      'from python_programs.gcd import gcd\n\n\ndef test_small():\n    assert gcd(35, 21) == 7\n\n\ndef ' +
+      'test_coprime():\n    assert gcd(17, 13) == 1\n',
     'python_testcases/test_sqrt.py': sqrtTests(marker),
     'python_testcases/test_to_base.py':
-      "from python_programs.to_base import to_base\n\n\ndef test_binary():\n    assert to_base(5, 2) == '101'\n\n\ndef test_hex():\n    assert to_base(255, 16) == 'FF'\n",
+      'from python_programs.to_base import to_base\n\n\ndef test_binary():\n    assert to_base(5, 2) == ' +
+      "'101'\n\n\ndef test_hex():\n    assert to_base(255, 16) == 'FF'\n",
   });
   return bug === 'change'
     ? fixtureRepo(files(SQRT_RIGHT), { 'python_programs/sqrt.py': SQRT_HANGS })
@@ -258,7 +271,8 @@ export const jsMissingDependency = () =>
         },
       }),
       'test/pad.test.js':
-        "const test = require('node:test');\nconst assert = require('node:assert');\nconst pad = require('left-pad');\ntest('pads', () => assert.strictEqual(pad('1', 3, '0'), '001'));\n",
+        "const test = require('node:test');\nconst assert = require('node:assert');\nconst pad = " +
+        "require('left-pad');\ntest('pads', () => assert.strictEqual(pad('1', 3, '0'), '001'));\n",
     },
     { 'README.md': '# now with a readme\n' },
   );
@@ -292,7 +306,8 @@ export const jsLocalDependency = () =>
       'vendor/twice/package.json': JSON.stringify({ name: 'twice', version: '1.0.0', main: 'index.js' }),
       'vendor/twice/index.js': 'module.exports = (x) => x * 2;\n',
       'test/twice.test.js':
-        "const test = require('node:test');\nconst assert = require('node:assert');\nconst twice = require('twice');\ntest('doubles', () => assert.strictEqual(twice(4), 8));\n",
+        "const test = require('node:test');\nconst assert = require('node:assert');\nconst twice = " +
+        "require('twice');\ntest('doubles', () => assert.strictEqual(twice(4), 8));\n",
     },
     { 'vendor/twice/index.js': 'module.exports = (x) => x * 3;\n' },
   );

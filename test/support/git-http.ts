@@ -28,7 +28,9 @@ export interface GitHttpServer {
     name: string,
     opts?: { files?: Record<string, string>; branch?: string; token?: string },
   ): string;
-  /** Commits `files` (null deletes) on `branch` straight into the bare repository, as a push would; returns the commit. */
+  /**
+   * Commits `files` (null deletes) on `branch` straight into the bare repository, as a push would; returns the commit.
+   */
   commit(
     owner: string,
     name: string,

@@ -82,7 +82,10 @@ export async function postFixTask(
   return res.json().id as string;
 }
 
-/** Posts a fix task, waits for it to end, and checks it ended as expected; returns the task and its finished log records. */
+/**
+ * Posts a fix task, waits for it to end, and checks it ended as expected; returns the task and its finished log
+ * records.
+ */
 export async function runFixTask(
   h: Harness,
   auth: Record<string, string>,

@@ -49,9 +49,11 @@ export const requirements = {
       what: `the sandbox's ${limit} limit (cgroups)`,
       missing: inForce
         ? undefined
-        : `the sandbox cannot make cgroups here: ${(report.notes ?? []).join('; ') || report.problem || 'no reason given'}`,
+        : `the sandbox cannot make cgroups ` +
+          `here: ${(report.notes ?? []).join('; ') || report.problem || 'no reason given'}`,
       install:
-        'run as root with a writable /sys/fs/cgroup (memory and pids controllers), or delegate a cgroup v2 subtree with them',
+        'run as root with a writable /sys/fs/cgroup (memory and pids controllers), or delegate a cgroup v2 ' +
+        'subtree with them',
     };
   },
 };

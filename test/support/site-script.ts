@@ -2,7 +2,8 @@ import { editBlock, stepOf } from './fix-script.js';
 import type { Reply, ScriptedModel } from './scripted-model/server.js';
 
 export const BAKERY_BRIEF =
-  'A one-page site for Crumb & Co, a neighbourhood sourdough bakery in Leeds: opening hours, what we bake, and how to order ahead.';
+  'A one-page site for Crumb & Co, a neighbourhood sourdough bakery in Leeds: opening hours, what we bake, and ' +
+  'how to order ahead.';
 
 export const BAKERY_PLAN = {
   refusal: '',
@@ -50,7 +51,8 @@ img { max-width: 100%; height: auto; }
 `;
 
 const SVG =
-  '<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 120 120"><circle cx="60" cy="60" r="50" fill="#c98b4a"/></svg>\n';
+  '<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 120 120"><circle cx="60" cy="60" r="50" ' +
+  'fill="#c98b4a"/></svg>\n';
 
 const create = (path: string, content: string) => editBlock('', content.replace(/\n$/, ''), path);
 
@@ -67,7 +69,11 @@ export const ORDER_PAGE = [
   'Added the order page the home page links to.',
   create(
     'order.html',
-    '<!doctype html>\n<html lang="en">\n<head>\n<meta charset="utf-8">\n<meta name="viewport" content="width=device-width, initial-scale=1">\n<title>Order ahead · Crumb &amp; Co</title>\n<link rel="stylesheet" href="styles.css">\n</head>\n<body>\n<main><h1>Order ahead</h1><p>Call 0113 000 0000 by 4pm the day before, or <a href="mailto:hello@crumb.example">write to us</a>.</p><p><a href="index.html">Back home</a></p></main>\n</body>\n</html>',
+    '<!doctype html>\n<html lang="en">\n<head>\n<meta charset="utf-8">\n<meta name="viewport" ' +
+      'content="width=device-width, initial-scale=1">\n<title>Order ahead · Crumb &amp; Co</title>\n<link ' +
+      'rel="stylesheet" href="styles.css">\n</head>\n<body>\n<main><h1>Order ahead</h1><p>Call 0113 000 0000 by ' +
+      '4pm the day before, or <a href="mailto:hello@crumb.example">write to us</a>.</p><p><a ' +
+      'href="index.html">Back home</a></p></main>\n</body>\n</html>',
   ),
 ].join('\n');
 

@@ -95,7 +95,10 @@ export interface SseConnection {
   events(): SseEvent[];
   /** The last id seen, to reconnect with as Last-Event-ID. */
   lastEventId(): string;
-  /** Resolves with the first item (from index `from` on) matching `match`; rejects after timeoutMs or if the stream closes first. */
+  /**
+   * Resolves with the first item (from index `from` on) matching `match`; rejects after timeoutMs or if the stream
+   * closes first.
+   */
   waitFor(match: (item: SseItem) => boolean, timeoutMs?: number, from?: number): Promise<SseItem>;
   /** Resolves with probe's first truthy answer, asked again whenever items arrive; rejects like waitFor. */
   until<T>(probe: () => T | undefined | false, timeoutMs?: number): Promise<T>;

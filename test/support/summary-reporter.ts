@@ -44,7 +44,8 @@ export default class SummaryReporter implements Reporter {
         } else {
           counts.skipped++;
           skips.push(
-            `[${leg}] ${m.relativeModuleId} > ${t.fullName}${result.state === 'skipped' && result.note ? ` (${result.note})` : ''}`,
+            `[${leg}] ${m.relativeModuleId} ` +
+              `> ${t.fullName}${result.state === 'skipped' && result.note ? ` (${result.note})` : ''}`,
           );
         }
       }
@@ -57,7 +58,9 @@ export default class SummaryReporter implements Reporter {
     for (const [leg, c] of legs) {
       const ran = c.passed + c.failed + c.skipped > 0;
       lines.push(
-        `  ${`${leg}:`.padEnd(width + 1)} ${ran ? `${c.passed} passed, ${c.failed} failed, ${c.skipped} skipped` : 'not run'}`,
+        `  ${`${leg}:`.padEnd(width + 1)} ${
+          ran ? `${c.passed} passed, ${c.failed} failed, ${c.skipped} skipped` : 'not run'
+        }`,
       );
       total.passed += c.passed;
       total.failed += c.failed;
@@ -69,7 +72,8 @@ export default class SummaryReporter implements Reporter {
       if (skips.length > SKIPS_LISTED) lines.push(`  … and ${skips.length - SKIPS_LISTED} more`);
       if (isCI() && reason !== 'interrupted') {
         lines.push(
-          `CI: ${skips.length} skipped tests fail the run: CI installs all the suite needs, so a skip here is a missing requirement or a forgotten skip`,
+          `CI: ${skips.length} skipped tests fail the run: CI installs all the suite needs, so a skip here is ` +
+            `a missing requirement or a forgotten skip`,
         );
         process.exitCode = 1;
       }

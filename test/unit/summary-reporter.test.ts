@@ -41,36 +41,45 @@ function summary(stdout: string): string[] {
 }
 
 describe('the closing summary of a test run', { timeout: 60_000, concurrent: true }, () => {
-  it('counts per leg, names the legs that did not run, counts tests under a failed beforeAll or in a file that did not load as failed', async () => {
-    const run = await runFixtures([], {});
-    expect(run.code).toBe(1);
-    expect(summary(run.stdout)).toEqual([
-      'tests run per leg:',
-      // first: passing 2 + before-all 1 passed; before-all 2 + failing 1 + import-fails 1 failed; skips 2
-      '  first:  3 passed, 4 failed, 2 skipped',
-      '  second: 3 passed, 2 failed, 0 skipped',
-      '  absent: not run',
-      'skipped (2):',
-      '  [first] skips.fixture.ts > skipped by flag',
-      '  [first] skips.fixture.ts > needs what is not there (the widget is missing: not installed (apt-get install -y widget))',
-      '6 passed, 6 failed, 2 skipped',
-    ]);
-  });
+  it(
+    'counts per leg, names the legs that did not run, counts tests under a failed beforeAll or in a file that ' +
+      'did not load as failed',
+    async () => {
+      const run = await runFixtures([], {});
+      expect(run.code).toBe(1);
+      expect(summary(run.stdout)).toEqual([
+        'tests run per leg:',
+        // first: passing 2 + before-all 1 passed; before-all 2 + failing 1 + import-fails 1 failed; skips 2
+        '  first:  3 passed, 4 failed, 2 skipped',
+        '  second: 3 passed, 2 failed, 0 skipped',
+        '  absent: not run',
+        'skipped (2):',
+        '  [first] skips.fixture.ts > skipped by flag',
+        '  [first] skips.fixture.ts > needs what is not there (the widget is missing: not installed (apt-get ' +
+          'install -y widget))',
+        '6 passed, 6 failed, 2 skipped',
+      ]);
+    },
+  );
 
-  it('outside CI a missing requirement is a skip with its note and the run passes; under CI it fails the test, and any skip fails the run', async () => {
-    const [local, ci] = await Promise.all([
-      runFixtures(['passing', 'skips'], {}),
-      runFixtures(['passing', 'skips'], { CI: 'true' }),
-    ]);
-    expect(local.code).toBe(0);
-    expect(summary(local.stdout).at(-1)).toBe('4 passed, 0 failed, 2 skipped');
-    expect(ci.code).toBe(1);
-    expect(ci.output).toContain(
-      'MissingRequirementError: CI: the widget is missing: not installed (apt-get install -y widget)',
-    );
-    expect(ci.stdout).toContain('CI: 1 skipped tests fail the run');
-    expect(summary(ci.stdout).at(-1)).toBe('4 passed, 1 failed, 1 skipped');
-  });
+  it(
+    'outside CI a missing requirement is a skip with its note and the run passes; under CI it fails the test, ' +
+      'and any skip fails the run',
+    async () => {
+      const [local, ci] = await Promise.all([
+        runFixtures(['passing', 'skips'], {}),
+        runFixtures(['passing', 'skips'], { CI: 'true' }),
+      ]);
+      expect(local.code).toBe(0);
+      expect(summary(local.stdout).at(-1)).toBe('4 passed, 0 failed, 2 skipped');
+      expect(ci.code).toBe(1);
+      expect(ci.output).toContain(
+        'MissingRequirementError: CI: the widget is missing: not installed (apt-get install -y widget)',
+      );
+      expect(ci.stdout).toContain('CI: 1 skipped tests fail the run');
+      expect(summary(ci.stdout).at(-1)).toBe('4 passed, 1 failed, 1 skipped');
+    },
+  );
 
   it('passes a clean run under CI', async () => {
     const run = await runFixtures(['passing'], { CI: 'true' });

@@ -40,7 +40,8 @@ function fakeMachine(installed: string[], aptGet?: 'installs' | 'fails'): string
     const installs = Object.entries(FILES)
       .map(
         ([name, files]) =>
-          `    ${name}) for f in ${files.join(' ')}; do mkdir -p "$root$(dirname $f)"; touch "$root$f"; chmod +x "$root$f"; done ;;`,
+          `    ${name}) for f in ${files.join(' ')}; do mkdir -p "$root$(dirname $f)"; touch "$root$f"; chmod ` +
+          `+x "$root$f"; done ;;`,
       )
       .join('\n');
     writeFileSync(
@@ -105,7 +106,9 @@ describe('the system check before npm start and npm test: deciding', () => {
     expect(plan({ purpose: 'test', missing: ['bubblewrap', 'chromium'], isRoot: true, hasAptGet: true })).toEqual({
       action: 'install',
       packages: ['bubblewrap', 'chromium'],
-      line: 'npm test: installing missing system packages: bubblewrap chromium (apt-get install -y bubblewrap chromium)',
+      line:
+        'npm test: installing missing system packages: bubblewrap chromium (apt-get install -y bubblewrap ' +
+        'chromium)',
     });
   });
 
@@ -113,7 +116,8 @@ describe('the system check before npm start and npm test: deciding', () => {
     const notRoot = plan({ purpose: 'start', missing: ['git', 'util-linux'], isRoot: false, hasAptGet: true });
     expect(notRoot).toMatchObject({ action: 'stop', command: 'sudo apt-get install -y git util-linux' });
     expect(notRoot.action === 'stop' && notRoot.message).toBe(
-      'npm start needs system packages that are missing: git util-linux.\nRun this (as root it is done for you), then npm start again:\n  sudo apt-get install -y git util-linux',
+      'npm start needs system packages that are missing: git util-linux.\nRun this (as root it is done for ' +
+        'you), then npm start again:\n  sudo apt-get install -y git util-linux',
     );
     const noApt = plan({ purpose: 'test', missing: ['postgresql'], isRoot: true, hasAptGet: false });
     expect(noApt).toMatchObject({ action: 'stop', command: 'sudo apt-get install -y postgresql' });
@@ -170,7 +174,8 @@ describe('the system check before npm start and npm test: the script', { timeout
     expect(run.code).toBe(1);
     expect(run.stdout).toBe('');
     expect(run.stderr).toContain(
-      'npm test needs system packages that are missing: git bubblewrap util-linux chromium fonts-dejavu-core postgresql python3-pytest.',
+      'npm test needs system packages that are missing: git bubblewrap util-linux chromium fonts-dejavu-core ' +
+        'postgresql python3-pytest.',
     );
     expect(run.stderr).toContain(
       '\n  sudo apt-get install -y git bubblewrap util-linux chromium fonts-dejavu-core postgresql python3-pytest\n',
@@ -182,7 +187,8 @@ describe('the system check before npm start and npm test: the script', { timeout
     const run = await runCheck('test', root);
     expect(run).toMatchObject({ code: 0, stderr: '' });
     expect(run.stdout).toBe(
-      'npm test: installing missing system packages: bubblewrap python3-pytest (apt-get install -y bubblewrap python3-pytest)\n',
+      'npm test: installing missing system packages: bubblewrap python3-pytest (apt-get install -y bubblewrap ' +
+        'python3-pytest)\n',
     );
     expect(aptLog(root)).toEqual([
       'noninteractive apt-get update -qq',

@@ -24,9 +24,13 @@ function offending(pattern: RegExp): string[] {
 // What keeps skips rare and visible (docs/operations.md, "CI and set-up"): a file's leg is in
 // its name, and a missing requirement is decided in test/support/requirements.ts.
 describe('how test files say where and whether they run', () => {
-  it('no file picks its leg by skipping: name it *.pglite.test.ts or *.postgres.test.ts (or put it under test/unit/)', () => {
-    expect(offending(/\.(runIf|skipIf)\([^)]*inject\(\s*'dbKind'/)).toEqual([]);
-  });
+  it(
+    'no file picks its leg by skipping: name it *.pglite.test.ts or *.postgres.test.ts (or put it under ' +
+      'test/unit/)',
+    () => {
+      expect(offending(/\.(runIf|skipIf)\([^)]*inject\(\s*'dbKind'/)).toEqual([]);
+    },
+  );
 
   it('no test is skipped or left to do by a flag in committed code', () => {
     expect(offending(/\b(it|test|describe)\.(skip|todo)\b/)).toEqual([]);

@@ -40,34 +40,38 @@ describe('judging runs and comparing them', () => {
     expect(outcome.complete).toBe(false);
   });
 
-  it('fails the test a run was stopped at by name, adds no run-level failure, and does not count the tests after it', () => {
-    const stopped = judgeRun(parsed({ a: 'passed', hung: 'failed' }), {
-      ...exit(null, { signal: 'SIGKILL' }),
-      hung: 'hung',
-    });
-    expect(stopped.failures).toEqual(['hung']);
-    expect(stopped.complete).toBe(false);
-    // pytest -v printed the hung test's id without a status: it is failed all the same
-    expect(
-      judgeRun(parsed({ a: 'passed' }, [], 'hung'), { ...exit(null, { signal: 'SIGKILL' }), hung: 'hung' }).tests.get(
-        'hung',
-      ),
-    ).toBe('failed');
-    // a baseline failure after the hung test (never reached) is neither fixed nor pre-existing
-    expect(compareRuns(['later', '(run) exited with code 1'], stopped)).toEqual({
-      new_failures: ['hung'],
-      preexisting_failures: [],
-      fixed: [],
-    });
-    // the baseline stopped at the hang, the change passing it: fixed
-    const change = judgeRun(parsed({ a: 'passed', hung: 'passed', later: 'failed' }), exit(1));
-    // a test the baseline never reached that fails on the change counts as new
-    expect(compareRuns(stopped.failures, change)).toEqual({
-      new_failures: ['later'],
-      preexisting_failures: [],
-      fixed: ['hung'],
-    });
-  });
+  it(
+    'fails the test a run was stopped at by name, adds no run-level failure, and does not count the tests after ' +
+      'it',
+    () => {
+      const stopped = judgeRun(parsed({ a: 'passed', hung: 'failed' }), {
+        ...exit(null, { signal: 'SIGKILL' }),
+        hung: 'hung',
+      });
+      expect(stopped.failures).toEqual(['hung']);
+      expect(stopped.complete).toBe(false);
+      // pytest -v printed the hung test's id without a status: it is failed all the same
+      expect(
+        judgeRun(parsed({ a: 'passed' }, [], 'hung'), { ...exit(null, { signal: 'SIGKILL' }), hung: 'hung' }).tests.get(
+          'hung',
+        ),
+      ).toBe('failed');
+      // a baseline failure after the hung test (never reached) is neither fixed nor pre-existing
+      expect(compareRuns(['later', '(run) exited with code 1'], stopped)).toEqual({
+        new_failures: ['hung'],
+        preexisting_failures: [],
+        fixed: [],
+      });
+      // the baseline stopped at the hang, the change passing it: fixed
+      const change = judgeRun(parsed({ a: 'passed', hung: 'passed', later: 'failed' }), exit(1));
+      // a test the baseline never reached that fails on the change counts as new
+      expect(compareRuns(stopped.failures, change)).toEqual({
+        new_failures: ['later'],
+        preexisting_failures: [],
+        fixed: ['hung'],
+      });
+    },
+  );
 
   it('tells new failures from pre-existing ones and finds what the change fixed', () => {
     const change = judgeRun(parsed({ A: 'failed', B: 'failed', C: 'passed', D: 'passed' }), exit(1));

@@ -156,34 +156,38 @@ describe('test command detection', () => {
     expect(detect({ Makefile: 'build:\n\tcc x.c\n' })).toBeUndefined();
   });
 
-  it('lets .emend/test win over the remembered command, which wins over detection; setup still comes from detection', () => {
-    const files = {
-      'package.json': pkg({ scripts: { test: 'jest' }, devDependencies: { jest: '^29' } }),
-      'package-lock.json': '{}',
-    };
-    expect(detect(files, 'npm run test:unit')).toMatchObject({
-      source: 'memory',
-      command: 'npm run test:unit',
-      perTest: { kind: 'none' },
-      setup: { command: 'npm ci --no-audit --no-fund' },
-    });
-    const withFile = {
-      ...files,
-      '.emend/test': '# how to test this repository\n\nnpm run test:ci -- --runInBand\nignored second line\n',
-    };
-    expect(detect(withFile, 'npm run test:unit')).toMatchObject({
-      source: 'repo-file',
-      command: 'npm run test:ci -- --runInBand',
-      runner: 'node',
-    });
-    expect(detect({ 'README.md': '' }, './check.sh')).toMatchObject({
-      source: 'memory',
-      command: './check.sh',
-      runner: undefined,
-      setup: null,
-    });
-    expect(detect({ 'README.md': '', '.emend/test': '# nothing yet\n' })).toBeUndefined();
-  });
+  it(
+    'lets .emend/test win over the remembered command, which wins over detection; setup still comes from ' +
+      'detection',
+    () => {
+      const files = {
+        'package.json': pkg({ scripts: { test: 'jest' }, devDependencies: { jest: '^29' } }),
+        'package-lock.json': '{}',
+      };
+      expect(detect(files, 'npm run test:unit')).toMatchObject({
+        source: 'memory',
+        command: 'npm run test:unit',
+        perTest: { kind: 'none' },
+        setup: { command: 'npm ci --no-audit --no-fund' },
+      });
+      const withFile = {
+        ...files,
+        '.emend/test': '# how to test this repository\n\nnpm run test:ci -- --runInBand\nignored second line\n',
+      };
+      expect(detect(withFile, 'npm run test:unit')).toMatchObject({
+        source: 'repo-file',
+        command: 'npm run test:ci -- --runInBand',
+        runner: 'node',
+      });
+      expect(detect({ 'README.md': '' }, './check.sh')).toMatchObject({
+        source: 'memory',
+        command: './check.sh',
+        runner: undefined,
+        setup: null,
+      });
+      expect(detect({ 'README.md': '', '.emend/test': '# nothing yet\n' })).toBeUndefined();
+    },
+  );
 
   it('finds nothing in a repository without tests', () => {
     mkdirSync(join(tree({ 'README.md': '# hi\n' }), 'docs'));

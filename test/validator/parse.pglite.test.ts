@@ -92,7 +92,8 @@ ERROR test_bad.py
     });
     expect(parsed.markers).toEqual([]);
     const hung = parseOutput(
-      'test_h.py::test_a PASSED  [ 33%]\ntest_h.py::test_hang Timeout (0:00:02)!\nThread 0x01 (most recent call first):\n',
+      'test_h.py::test_a PASSED  [ 33%]\ntest_h.py::test_hang Timeout (0:00:02)!\nThread 0x01 (most recent ' +
+        'call first):\n',
     );
     expect(hung.running).toBe('test_h.py::test_hang');
   });
@@ -298,31 +299,35 @@ BUILD FAILED in 3s`;
     expect(parsedGradle.markers).toEqual([]);
   });
 
-  it('finds failure markers no report accounts for, with what varies between runs blanked; a ✗ line is a failing test', () => {
-    const parsed = parseOutput(
-      [
-        'checks done',
-        'Assertion failed: add(2, 2) is 4',
-        "thread 'main' panicked at src/main.rs:3:5",
-        'AssertionError at 2026-11-22T10:00:00.123Z after 12 ms',
-        '',
-        '  ✗ something broke',
-        'not ok - by hand',
-        'all FAILED',
-        'everything is fine',
-      ].join('\n'),
-    );
-    expect(parsed.markers.sort()).toEqual(
-      [
-        '(output) Assertion failed: add(2, 2) is 4',
-        "(output) thread 'main' panicked at src/main.rs:3:5",
-        '(output) AssertionError at <time> after <duration>',
-        '(output) not ok - by hand',
-        '(output) all FAILED',
-      ].sort(),
-    );
-    expect(Object.fromEntries(parsed.tests)).toEqual({ 'something broke': 'failed' });
-  });
+  it(
+    'finds failure markers no report accounts for, with what varies between runs blanked; a ✗ line is a failing ' +
+      'test',
+    () => {
+      const parsed = parseOutput(
+        [
+          'checks done',
+          'Assertion failed: add(2, 2) is 4',
+          "thread 'main' panicked at src/main.rs:3:5",
+          'AssertionError at 2026-11-22T10:00:00.123Z after 12 ms',
+          '',
+          '  ✗ something broke',
+          'not ok - by hand',
+          'all FAILED',
+          'everything is fine',
+        ].join('\n'),
+      );
+      expect(parsed.markers.sort()).toEqual(
+        [
+          '(output) Assertion failed: add(2, 2) is 4',
+          "(output) thread 'main' panicked at src/main.rs:3:5",
+          '(output) AssertionError at <time> after <duration>',
+          '(output) not ok - by hand',
+          '(output) all FAILED',
+        ].sort(),
+      );
+      expect(Object.fromEntries(parsed.tests)).toEqual({ 'something broke': 'failed' });
+    },
+  );
 
   it('makes paths relative to the checkout, whichever copy ran', () => {
     expect(

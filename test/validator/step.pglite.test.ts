@@ -47,30 +47,34 @@ describe('the validator step', { timeout: 60_000 }, () => {
   });
   afterAll(() => removeFixtureRepos());
 
-  it('fails the step on a regression in a task workspace (git dir outside the files), and reuses the baseline on a retry', async () => {
-    const repo = jsFailingTest();
-    const gitDir = separateGitDir(repo);
-    const workspace = { dir: repo.dir, gitDir, baseCommit: repo.base };
-    const step = validatorStep();
-    const first = helpers(sandbox, workspace);
-    const result = await step(payload(), first.h);
-    expect(result.passed).toBe(false);
-    expect(result.output).toMatchObject({
-      passed: false,
-      new_failures: ['multiplies'],
-      baseline: { commit: repo.base },
-    });
-    // the per-test timeout is the configured one (EMEND_VALIDATOR_TEST_TIMEOUT_S, 60 s by default)
-    expect(result.output.command).toContain('--test-timeout=60000');
-    expect(first.logged).toContain('baseline run');
+  it(
+    'fails the step on a regression in a task workspace (git dir outside the files), and reuses the baseline on ' +
+      'a retry',
+    async () => {
+      const repo = jsFailingTest();
+      const gitDir = separateGitDir(repo);
+      const workspace = { dir: repo.dir, gitDir, baseCommit: repo.base };
+      const step = validatorStep();
+      const first = helpers(sandbox, workspace);
+      const result = await step(payload(), first.h);
+      expect(result.passed).toBe(false);
+      expect(result.output).toMatchObject({
+        passed: false,
+        new_failures: ['multiplies'],
+        baseline: { commit: repo.base },
+      });
+      // the per-test timeout is the configured one (EMEND_VALIDATOR_TEST_TIMEOUT_S, 60 s by default)
+      expect(result.output.command).toContain('--test-timeout=60000');
+      expect(first.logged).toContain('baseline run');
 
-    // The fixer's retry: the runner hands the previous validator output back in outputs.
-    const retry = helpers(sandbox, workspace);
-    const again = await step(payload({ validator: result.output }), retry.h);
-    expect(again.output).toMatchObject({ passed: false, new_failures: ['multiplies'] });
-    expect(retry.logged).toContain('baseline reused');
-    expect(retry.logged).not.toContain('baseline run');
-  });
+      // The fixer's retry: the runner hands the previous validator output back in outputs.
+      const retry = helpers(sandbox, workspace);
+      const again = await step(payload({ validator: result.output }), retry.h);
+      expect(again.output).toMatchObject({ passed: false, new_failures: ['multiplies'] });
+      expect(retry.logged).toContain('baseline reused');
+      expect(retry.logged).not.toContain('baseline run');
+    },
+  );
 
   it('uses the git dir it is given, whatever `.git` the files hold', async () => {
     const repo = preexistingFixesA();

@@ -195,42 +195,46 @@ describe('the validator on fixture repositories', { timeout: 60_000 }, () => {
       'test_sqrt.py::test_sqrt_one',
     ].map((t) => `python_testcases/${t}`);
 
-    it('stops the hung test at the per-test timeout, fails it by name, keeps the tests before it, and leaves no process behind: a regression', async () => {
-      expect(() => execFileSync('/usr/bin/python3', ['-c', 'import pytest_timeout'], { stdio: 'ignore' })).toThrow();
-      const marker = `qx${randomBytes(4).toString('hex')}`;
-      const repo = quixBugsHang('change', marker);
-      const { out, elapsedMs, seen, left } = await validateWatchingProcesses(marker, () =>
-        validate(sandbox, { dir: repo.dir, base: repo.base }, { limits: { testTimeoutMs: TEST_TIMEOUT_MS } }),
-      );
-      // A bound on the hang, not a speed measure: the run limit (600 s by default) is not waited for.
-      expect(elapsedMs).toBeLessThan(TEST_TIMEOUT_MS + 10_000);
-      expect(out).toMatchObject({
-        passed: false,
-        runner: 'pytest',
-        new_failures: [HUNG],
-        preexisting_failures: [],
-        fixed: [],
-        tests: { passed: 5, failed: 1, skipped: 0 },
-        hung: { id: HUNG, reason: 'timed out after 5 s (killed)', not_run: 3 },
-        baseline: { failures: [], tests: 9, timed_out: false },
-      });
-      expect(out.command).toContain('-p emend_progress');
-      expect(out.baseline!.hung).toBeUndefined();
-      expect(out.message).toBe(
-        `the change's run was stopped: ${HUNG} timed out after 5 s (killed); 3 test(s) after it did not run`,
-      );
-      for (const id of BEFORE) expect(out.log_tail).toContain(`${id} PASSED`);
-      expect(out.log_tail).not.toContain('test_sqrt_nine');
-      // faulthandler's dump at the timeout shows where it was stuck; the validator's note ends the log
-      expect(out.log_tail).toMatch(/File "python_programs\/sqrt.py", line \d in sqrt/);
-      expect(out.log_tail.trimEnd().split('\n').at(-1)).toBe(
-        `emend: ${HUNG} timed out after 5 s (killed); 3 test(s) after it did not run`,
-      );
-      // the hung pytest and the helper process its test started were there, and are gone
-      expect(seen).toContain(marker);
-      expect(seen).toContain(`${marker}c`);
-      expect(left).toEqual([]);
-    });
+    it(
+      'stops the hung test at the per-test timeout, fails it by name, keeps the tests before it, and leaves no ' +
+        'process behind: a regression',
+      async () => {
+        expect(() => execFileSync('/usr/bin/python3', ['-c', 'import pytest_timeout'], { stdio: 'ignore' })).toThrow();
+        const marker = `qx${randomBytes(4).toString('hex')}`;
+        const repo = quixBugsHang('change', marker);
+        const { out, elapsedMs, seen, left } = await validateWatchingProcesses(marker, () =>
+          validate(sandbox, { dir: repo.dir, base: repo.base }, { limits: { testTimeoutMs: TEST_TIMEOUT_MS } }),
+        );
+        // A bound on the hang, not a speed measure: the run limit (600 s by default) is not waited for.
+        expect(elapsedMs).toBeLessThan(TEST_TIMEOUT_MS + 10_000);
+        expect(out).toMatchObject({
+          passed: false,
+          runner: 'pytest',
+          new_failures: [HUNG],
+          preexisting_failures: [],
+          fixed: [],
+          tests: { passed: 5, failed: 1, skipped: 0 },
+          hung: { id: HUNG, reason: 'timed out after 5 s (killed)', not_run: 3 },
+          baseline: { failures: [], tests: 9, timed_out: false },
+        });
+        expect(out.command).toContain('-p emend_progress');
+        expect(out.baseline!.hung).toBeUndefined();
+        expect(out.message).toBe(
+          `the change's run was stopped: ${HUNG} timed out after 5 s (killed); 3 test(s) after it did not run`,
+        );
+        for (const id of BEFORE) expect(out.log_tail).toContain(`${id} PASSED`);
+        expect(out.log_tail).not.toContain('test_sqrt_nine');
+        // faulthandler's dump at the timeout shows where it was stuck; the validator's note ends the log
+        expect(out.log_tail).toMatch(/File "python_programs\/sqrt.py", line \d in sqrt/);
+        expect(out.log_tail.trimEnd().split('\n').at(-1)).toBe(
+          `emend: ${HUNG} timed out after 5 s (killed); 3 test(s) after it did not run`,
+        );
+        // the hung pytest and the helper process its test started were there, and are gone
+        expect(seen).toContain(marker);
+        expect(seen).toContain(`${marker}c`);
+        expect(left).toEqual([]);
+      },
+    );
 
     it('reports a change that removes the infinite loop as a fix', async () => {
       const marker = `qx${randomBytes(4).toString('hex')}`;
@@ -268,24 +272,28 @@ describe('the validator on fixture repositories', { timeout: 60_000 }, () => {
     expect(existsSync(join(repo.dir, 'node_modules'))).toBe(false);
   });
 
-  it('installs dependencies in the setup phase, and passes nothing when they cannot be installed and the tests fail without them', async () => {
-    const repo = jsMissingDependency();
-    const out = await validate(sandbox, { dir: repo.dir, base: repo.base });
-    // no network for setup here: npm ci --offline has no cache to install from
-    expect(out.setup).toMatchObject({ command: 'npm ci --offline --no-audit --no-fund', network: false });
-    expect(out.setup!.exit_code).not.toBe(0);
-    expect(out.setup!.log_tail).toBeTruthy();
-    expect(out.passed).toBeNull();
-    expect(out.message).toMatch(
-      /^the dependencies were not installed \(npm ci --offline --no-audit --no-fund: exit code \d+\) and the unmodified checkout fails 2 test\(s\) without them/,
-    );
-    expect(out.new_failures).toEqual([]);
-    expect(out.preexisting_failures).toEqual([
-      '(setup) npm ci --offline --no-audit --no-fund exited with code 1',
-      'test/pad.test.js',
-    ]);
-    expect(out.baseline).toMatchObject({ setup: 'failed' });
-  });
+  it(
+    'installs dependencies in the setup phase, and passes nothing when they cannot be installed and the tests ' +
+      'fail without them',
+    async () => {
+      const repo = jsMissingDependency();
+      const out = await validate(sandbox, { dir: repo.dir, base: repo.base });
+      // no network for setup here: npm ci --offline has no cache to install from
+      expect(out.setup).toMatchObject({ command: 'npm ci --offline --no-audit --no-fund', network: false });
+      expect(out.setup!.exit_code).not.toBe(0);
+      expect(out.setup!.log_tail).toBeTruthy();
+      expect(out.passed).toBeNull();
+      expect(out.message).toMatch(
+        /^the dependencies were not installed \(npm ci --offline --no-audit --no-fund: exit code \d+\) and the unmodified checkout fails 2 test\(s\) without them/,
+      );
+      expect(out.new_failures).toEqual([]);
+      expect(out.preexisting_failures).toEqual([
+        '(setup) npm ci --offline --no-audit --no-fund exited with code 1',
+        'test/pad.test.js',
+      ]);
+      expect(out.baseline).toMatchObject({ setup: 'failed' });
+    },
+  );
 
   it('says "no test command found" for a repository without tests, and passes nothing', async () => {
     const repo = noTests();

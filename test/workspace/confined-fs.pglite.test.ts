@@ -177,11 +177,16 @@ describe('confined-fs: files of an untrusted tree, never followed out of it', ()
       writeFileSync(join(race, 'in-dir', 'marker.txt'), 'inside dir\n');
       symlinkSync('in.txt', join(race, 'flip'));
       symlinkSync('in-dir', join(race, 'flipdir'));
-      const script = `
-        const fs = require('node:fs'); const p = require('node:path'); const d = ${JSON.stringify(race)};
-        const set = (name, to) => { const t = p.join(d, name + '.tmp'); fs.rmSync(t, { force: true }); fs.symlinkSync(to, t); fs.renameSync(t, p.join(d, name)); };
+      const script =
+        `
+        const fs = require('node:fs'); const p = require('node:path'); const d ` +
+        `= ${JSON.stringify(race)};
+        const set = (name, to) => { const t = p.join(d, name + '.tmp'); fs.rmSync(t, { force: true }); ` +
+        `fs.symlinkSync(to, t); fs.renameSync(t, p.join(d, name)); };
         process.stdout.write('go\\n');
-        for (;;) { set('flip', ${JSON.stringify(join(base, 'data', 'secret.key'))}); set('flipdir', ${JSON.stringify(join(base, 'outside'))}); set('flip', 'in.txt'); set('flipdir', 'in-dir'); }`;
+        for (;;) { set('flip', ${JSON.stringify(join(base, 'data', 'secret.key'))}); ` +
+        `set('flipdir', ${JSON.stringify(join(base, 'outside'))}); set('flip', 'in.txt'); set('flipdir', ` +
+        `'in-dir'); }`;
       swapper = spawn(process.execPath, ['-e', script], { stdio: ['ignore', 'pipe', 'inherit'] });
       await new Promise((r) => swapper!.stdout!.once('data', r));
       const r = new ConfinedDir(race);

@@ -106,7 +106,8 @@ describe('workspaces: credentials for private repositories', () => {
 
     const argv = readFileSync(argvLog, 'utf8');
     expect(argv).toContain(
-      `fetch --quiet --prune --no-tags --no-recurse-submodules --no-write-fetch-head -- ${url} +refs/heads/*:refs/heads/*`,
+      `fetch --quiet --prune --no-tags --no-recurse-submodules --no-write-fetch-head -- ${url} ` +
+        `+refs/heads/*:refs/heads/*`,
     );
     for (const form of FORMS) {
       expect(argv).not.toContain(form);

@@ -30,24 +30,27 @@ describe('workspaces: the diff of a task', () => {
   const prepare = () =>
     prepareWorkspace(fx.deps, { taskId: `diff-${++seq}`, repoUrl: server.repoUrl('acme', 'lib'), baseBranch: 'main' });
 
-  it("sees a same-size edit made in place within the checkout's second, when the diff runs in a later second", async () => {
-    // git's "racy git" rule: such an edit matches the index entry's stat (size, inode, mtime and
-    // ctime to the second), so only the index file's own mtime tells git to compare contents.
-    const nextSecond = () => new Promise((r) => setTimeout(r, 1_000 - (Date.now() % 1_000) + 20));
-    const sameSecond = (a: string, b: string) =>
-      Math.floor(statSync(a).mtimeMs / 1000) === Math.floor(statSync(b).mtimeMs / 1000);
-    let ws = await prepare();
-    // tried again in the rare case the checkout and the edit straddle a second (git then sees the new mtime anyway)
-    for (let attempt = 0; attempt < 5; attempt++) {
+  it(
+    'sees a same-size edit made in place within the ' + "checkout's second, when the diff runs in a later second",
+    async () => {
+      // git's "racy git" rule: such an edit matches the index entry's stat (size, inode, mtime and
+      // ctime to the second), so only the index file's own mtime tells git to compare contents.
+      const nextSecond = () => new Promise((r) => setTimeout(r, 1_000 - (Date.now() % 1_000) + 20));
+      const sameSecond = (a: string, b: string) =>
+        Math.floor(statSync(a).mtimeMs / 1000) === Math.floor(statSync(b).mtimeMs / 1000);
+      let ws = await prepare();
+      // tried again in the rare case the checkout and the edit straddle a second (git then sees the new mtime anyway)
+      for (let attempt = 0; attempt < 5; attempt++) {
+        await nextSecond();
+        ws = await prepare();
+        writeFileSync(join(ws.dir, 'src/calc.py'), 'def add(a, b):\n    return a + b\n', { flag: 'r+' });
+        if (sameSecond(join(ws.dir, 'src/calc.py'), join(ws.gitDir, 'index'))) break;
+      }
+      expect(sameSecond(join(ws.dir, 'src/calc.py'), join(ws.gitDir, 'index'))).toBe(true);
       await nextSecond();
-      ws = await prepare();
-      writeFileSync(join(ws.dir, 'src/calc.py'), 'def add(a, b):\n    return a + b\n', { flag: 'r+' });
-      if (sameSecond(join(ws.dir, 'src/calc.py'), join(ws.gitDir, 'index'))) break;
-    }
-    expect(sameSecond(join(ws.dir, 'src/calc.py'), join(ws.gitDir, 'index'))).toBe(true);
-    await nextSecond();
-    expect(await workspaceDiff(fx.deps, ws)).toContain('-    return a - b\n+    return a + b\n');
-  });
+      expect(await workspaceDiff(fx.deps, ws)).toContain('-    return a - b\n+    return a + b\n');
+    },
+  );
 
   it('is empty for an untouched checkout', async () => {
     const ws = await prepare();

@@ -150,7 +150,8 @@ export class OAuth {
 function page(res: ServerResponse, status: number, text: string): number {
   res.writeHead(status, { 'content-type': 'text/html; charset=utf-8' });
   res.end(
-    `<!DOCTYPE html><html><head><title>${status}</title></head><body><h1>${status}</h1><p>${escapeHtml(text)}</p></body></html>`,
+    `<!DOCTYPE ` +
+      `html><html><head><title>${status}</title></head><body><h1>${status}</h1><p>${escapeHtml(text)}</p></body></html>`,
   );
   return status;
 }

@@ -21,7 +21,10 @@ export interface Adapter {
   errorBody(status: number, message: string): unknown;
   /** The message the provider gives for a rejected key. */
   badKeyMessage: string;
-  /** Generation route: the model in the path (Google) and whether the route streams, or undefined when the route is not one. */
+  /**
+   * Generation route: the model in the path (Google) and whether the route streams, or undefined when the route is not
+   * one.
+   */
   generationRoute(route: string, url: URL): { model?: string; stream?: boolean } | undefined;
   parse(body: Record<string, unknown>, route: { model?: string; stream?: boolean }): ParsedRequest;
   answer(res: ServerResponse, ctx: AnswerContext): Promise<void>;

@@ -71,7 +71,9 @@ async function stream(res: ServerResponse, ctx: AnswerContext, responseId: strin
   writer.end();
 }
 
-/** Google generateContent: POST {base}/google/v1beta/models/{model}:generateContent and :streamGenerateContent?alt=sse. */
+/**
+ * Google generateContent: POST {base}/google/v1beta/models/{model}:generateContent and :streamGenerateContent?alt=sse.
+ */
 export const google: Adapter = {
   provider: 'google',
   badKeyMessage: 'API key not valid. Please pass a valid API key.',

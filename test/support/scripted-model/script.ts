@@ -58,6 +58,8 @@ function decide(reply: Reply): Decision {
   if (typeof r.text === 'string') return { kind: 'content', content: { text: r.text, toolCalls: [] }, usage };
   return {
     kind: 'unscripted',
-    message: `scripted-model: a scripted reply has none of text, json, toolCalls, status or stall: ${JSON.stringify(reply)}`,
+    message:
+      `scripted-model: a scripted reply has none of text, json, toolCalls, status or ` +
+      `stall: ${JSON.stringify(reply)}`,
   };
 }

@@ -47,7 +47,10 @@ export interface ModelRequest {
   tools: string[];
   /** All system text joined with newlines. */
   system: string;
-  /** Messages in order; tool results become role 'tool' with the result as text, assistant tool calls render as `name({"json":"args"})` lines. */
+  /**
+   * Messages in order; tool results become role 'tool' with the result as text, assistant tool calls render as
+   * `name({"json":"args"})` lines.
+   */
   messages: { role: 'user' | 'assistant' | 'tool'; text: string }[];
   /** System and all message text joined with newlines, handy for `toContain` assertions. */
   text: string;
@@ -82,7 +85,9 @@ export interface ScriptedModel {
   enqueue(...replies: (Reply | Responder)[]): void;
   /** Fallback when the queue is empty or a queued responder returns undefined (last one set wins). */
   respond(responder: Responder): void;
-  /** Tokens the double billed in total: the usage of every successful reply delivered whole to a client still connected. */
+  /**
+   * Tokens the double billed in total: the usage of every successful reply delivered whole to a client still connected.
+   */
   billed(): { input: number; output: number };
   /** Requests answered with a stall so far. */
   stalls(): number;

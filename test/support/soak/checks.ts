@@ -57,7 +57,8 @@ export async function checkInvariants(pool: pg.Pool): Promise<{
   );
   const reasons = (
     await pool.query<{ status: string; reason: string; n: number }>(
-      `select status, left(regexp_replace(error, '[0-9a-f-]{36}', '<id>', 'g'), 90) as reason, count(*)::int as n from tasks where status in ('failed', 'cancelled') group by 1, 2 order by 3 desc`,
+      `select status, left(regexp_replace(error, '[0-9a-f-]{36}', '<id>', 'g'), 90) as reason, count(*)::int ` +
+        `as n from tasks where status in ('failed', 'cancelled') group by 1, 2 order by 3 desc`,
     )
   ).rows;
   add(
@@ -72,10 +73,13 @@ export async function checkInvariants(pool: pg.Pool): Promise<{
   add(
     'step ran twice in one attempt',
     (
-      await pool.query(`
-        select task_id, step, input->>'round' as round, input->>'claim' as claim, min(input->>'worker') as worker, count(*)::int as runs
+      await pool.query(
+        `
+        select task_id, step, input->>'round' as round, input->>'claim' as claim, min(input->>'worker') ` +
+          `as worker, count(*)::int as runs
         from task_logs where status = 'running' and input ? 'claim'
-        group by 1, 2, 3, 4 having count(*) > 1`)
+        group by 1, 2, 3, 4 having count(*) > 1`,
+      )
     ).rows,
   );
   // A step of a round that finished twice: done again by a later claim. Allowed only when the
@@ -83,21 +87,29 @@ export async function checkInvariants(pool: pg.Pool): Promise<{
   // saving the progress (the at-least-once window of a crash); the caller judges that.
   // Reused steps of a continued preview are copied as done rows with input.reused_from: not runs.
   const finishedTwice = (
-    await pool.query<{ task_id: string; step: string; round: string; workers: string[]; first_at: Date }>(`
+    await pool.query<{ task_id: string; step: string; round: string; workers: string[]; first_at: Date }>(
+      `
       with fin as (
         select f.id, f.task_id, f.step, f.created_at,
-          (select r.input from task_logs r where r.task_id = f.task_id and r.step = f.step and r.status = 'running' and r.id < f.id order by r.id desc limit 1) as claim
+          (select r.input from task_logs r where r.task_id = f.task_id and r.step = f.step and r.status = ` +
+        `'running' and r.id < f.id order by r.id desc limit 1) as claim
         from task_logs f where f.status in ('done', 'failed') and not (f.input ? 'reused_from'))
-      select task_id, step, claim->>'round' as round, array_agg(claim->>'worker' order by id) as workers, min(created_at) as first_at
-      from fin where claim is not null group by 1, 2, 3 having count(*) > 1`)
+      select task_id, step, claim->>'round' as round, array_agg(claim->>'worker' order by id) as workers, ` +
+        `min(created_at) as first_at
+      from fin where claim is not null group by 1, 2, 3 having count(*) > 1`,
+    )
   ).rows;
   add(
     'running step never finished although the task ended in the same attempt',
     (
-      await pool.query(`
-        select l.task_id, l.step, l.input->>'attempt' as attempt from task_logs l join tasks t on t.id = l.task_id
+      await pool.query(
+        `
+        select l.task_id, l.step, l.input->>'attempt' as attempt from task_logs l join tasks t on t.id = ` +
+          `l.task_id
         where l.status = 'running' and t.status = 'done'
-          and not exists (select 1 from task_logs f where f.task_id = l.task_id and f.step = l.step and f.id > l.id and f.status in ('done', 'failed'))`)
+          and not exists (select 1 from task_logs f where f.task_id = l.task_id and f.step = l.step and ` +
+          `f.id > l.id and f.status in ('done', 'failed'))`,
+      )
     ).rows,
   );
 
@@ -128,10 +140,14 @@ export async function checkInvariants(pool: pg.Pool): Promise<{
   add(
     'a task held or settled more than once',
     (
-      await pool.query(`
-        select task_id, count(*) filter (where kind = 'hold')::int as holds, count(*) filter (where kind in ('capture', 'release'))::int as settlements
+      await pool.query(
+        `
+        select task_id, count(*) filter (where kind = 'hold')::int as holds, count(*) filter (where kind ` +
+          `in ('capture', 'release'))::int as settlements
         from credit_ledger where task_id is not null group by task_id
-        having count(*) filter (where kind = 'hold') > 1 or count(*) filter (where kind in ('capture', 'release')) <> count(*) filter (where kind = 'hold')`)
+        having count(*) filter (where kind = 'hold') > 1 or count(*) filter (where kind in ('capture', ` +
+          `'release')) <> count(*) filter (where kind = 'hold')`,
+      )
     ).rows,
   );
   add(
