@@ -1,5 +1,6 @@
 import { and, desc, eq, inArray } from 'drizzle-orm';
 import { repoMemory } from '../db/schema.js';
+import type { Db } from '../db/client.js';
 import type { Deps } from '../deps.js';
 import { newId } from '../ids.js';
 import { estimateTokens } from '../llm/usage.js';
@@ -35,25 +36,6 @@ export interface MemoryItem {
 
 /** One key per repository whatever the caller's spelling: code hosts ignore case. */
 export const repoKey = (repoUrl: string) => repoUrl.toLowerCase();
-
-type Db = Pick<Deps, 'db' | 'clock'>;
-
-export async function remember(
-  deps: Db,
-  item: { accountId: string; repo: string; kind: MemoryKind; content: MemoryItem['content']; taskId?: string },
-): Promise<string> {
-  const id = newId();
-  await deps.db.insert(repoMemory).values({
-    id,
-    accountId: item.accountId,
-    repo: repoKey(item.repo),
-    kind: item.kind,
-    content: item.content,
-    taskId: item.taskId ?? null,
-    createdAt: deps.clock.now(),
-  });
-  return id;
-}
 
 export async function listMemory(deps: Pick<Deps, 'db'>, accountId: string, repo: string): Promise<MemoryItem[]> {
   const rows = await deps.db
@@ -138,23 +120,17 @@ export async function recall(
 }
 
 /** The database or a transaction on it: the feedback module writes memory inside its own transaction. */
-type Writer = Deps['db'] | Parameters<Parameters<Deps['db']['transaction']>[0]>[0];
 
 /** Removes the items of these kinds that a task produced (a later feedback post replaces them). */
-export async function forgetTaskItems(
-  db: Writer,
-  accountId: string,
-  taskId: string,
-  kinds: MemoryKind[],
-): Promise<void> {
+export async function forgetTaskItems(db: Db, accountId: string, taskId: string, kinds: MemoryKind[]): Promise<void> {
   await db
     .delete(repoMemory)
     .where(and(eq(repoMemory.accountId, accountId), eq(repoMemory.taskId, taskId), inArray(repoMemory.kind, kinds)));
 }
 
-/** Inserts an item through `db` (which may be a transaction); the repository is keyed as remember() keys it. */
+/** Inserts an item through `db` (which may be a transaction); the repository is keyed by repoKey. */
 export async function insertMemoryItem(
-  db: Writer,
+  db: Db,
   now: Date,
   item: { accountId: string; repo: string; kind: MemoryKind; content: MemoryItem['content']; taskId?: string | null },
 ): Promise<string> {
@@ -173,7 +149,7 @@ export async function insertMemoryItem(
 
 /** The test command that worked, replacing any older one for the account and repository. */
 export async function replaceTestCommand(
-  deps: Db,
+  deps: Pick<Deps, 'db' | 'clock'>,
   q: { accountId: string; repo: string; command: string; taskId?: string | null },
 ): Promise<string> {
   return deps.db.transaction(async (tx) => {

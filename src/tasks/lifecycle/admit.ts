@@ -4,7 +4,6 @@ import { holdCredit } from '../../accounts/credits.js';
 import { type PlanLimits, type TaskMode, planLimits } from '../../accounts/plans.js';
 import type { Tx } from '../../db/client.js';
 import { accounts, tasks } from '../../db/schema.js';
-import type { Deps } from '../../deps.js';
 import { AppError } from '../../errors.js';
 import { newId } from '../../ids.js';
 import type { Task } from '../task.js';
