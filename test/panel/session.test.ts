@@ -5,8 +5,9 @@ import { apiTokens, webSessions } from '../../src/db/schema.js';
 import { type Harness, newAccount, startHarness } from '../support/harness.js';
 
 /**
- * Control-panel sessions (src/http/session.ts) through the app: the cookie's flags, its
- * lifetime on the manual clock, death with its token, the CSRF rule, and Bearer unchanged.
+ * Control-panel sessions (src/accounts/sessions.ts, src/http/session-cookie.ts) through the app:
+ * the cookie's flags, its lifetime on the manual clock, death with its token, the CSRF rule, and
+ * Bearer unchanged.
  */
 
 const BASE_URL = 'http://panel.test:8080';
