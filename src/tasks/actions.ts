@@ -1,5 +1,4 @@
-import { eq } from 'drizzle-orm';
-import { taskLogs, tasks } from '../db/schema.js';
+import { taskLogs } from '../db/schema.js';
 import type { Deps } from '../deps.js';
 import { AppError } from '../errors.js';
 import { CHANNELS } from '../events/bus.js';
@@ -7,8 +6,7 @@ import type { AuthContext } from '../accounts/authenticate.js';
 import type { Progress } from '../engine/runner.js';
 import { admitTask, insertAdmitted } from './lifecycle/admit.js';
 import { endTask } from './lifecycle/end.js';
-import { notifyTask } from './task-logs.js';
-import { moveTask } from './transitions.js';
+import { resumeTask } from './lifecycle/resume.js';
 import { type CreateOptions, type Task, getOwnTask } from './service.js';
 
 /**
@@ -51,16 +49,8 @@ export async function approveTask(
     ? { ...progress.outputs, planner: { ...progress.outputs.planner, ...plan, edited_by_reviewer: true } }
     : progress.outputs;
   const next: Progress = { ...progress, outputs, approved: { ...progress.approved, [stage]: true } };
-  const resumed = await moveTask(
-    deps.db,
-    taskId,
-    'running',
-    { progress: next, gateSince: null, workerId: null },
-    eq(tasks.status, waiting),
-  );
+  const resumed = await resumeTask(deps, taskId, waiting, next);
   if (!resumed) throw new AppError('conflict', `task ${taskId} is no longer waiting for ${stage} approval`);
-  await notifyTask(deps, taskId);
-  await deps.queue.enqueue(taskId);
   return resumed;
 }
 
