@@ -1,11 +1,9 @@
-import { type ChildProcess, spawn } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
 import { cpSync, mkdtempSync, rmSync } from 'node:fs';
 export { freePort } from '../support/ports.js';
 import { tmpdir } from 'node:os';
-import { join, resolve } from 'node:path';
-
-/** The CLI as users run it, but from source: node --import tsx src/bin.ts. */
-const repoRoot = resolve(import.meta.dirname, '../..');
+import { join } from 'node:path';
+import { spawnEmend } from '../support/emend-process.js';
 
 export interface Exit {
   code: number | null;
@@ -42,11 +40,7 @@ export function cliEnv(vars: Record<string, string | undefined>): NodeJS.Process
 }
 
 export function startCli(args: string[], env: NodeJS.ProcessEnv): CliProcess {
-  const child = spawn(process.execPath, ['--import', 'tsx', 'src/bin.ts', ...args], {
-    cwd: repoRoot,
-    env,
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
+  const child = spawnEmend(args, env);
   live.add(child);
   let stdout = '';
   let stderr = '';

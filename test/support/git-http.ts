@@ -1,9 +1,10 @@
-import { execFileSync, spawn } from 'node:child_process';
+import { execFileSync } from 'node:child_process';
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { type IncomingMessage, type ServerResponse, createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
+import { gitHttpBackend } from './git-cgi.js';
 
 /** One request the server answered, as tests check it (credentials must arrive as a header). */
 export interface GitHttpRequest {
@@ -104,45 +105,14 @@ export async function startGitHttp(): Promise<GitHttpServer> {
       );
       return;
     }
-    const cgi = spawn('git', ['http-backend'], {
-      env: {
-        ...gitEnv,
-        GIT_PROJECT_ROOT: root,
-        GIT_HTTP_EXPORT_ALL: '1',
-        REQUEST_METHOD: req.method ?? 'GET',
-        PATH_INFO: url.pathname,
-        QUERY_STRING: url.search.slice(1),
-        CONTENT_TYPE: req.headers['content-type'] ?? '',
-        REMOTE_ADDR: req.socket.remoteAddress ?? '',
-        REMOTE_USER: 'tester',
-        ...(req.headers['content-encoding'] ? { HTTP_CONTENT_ENCODING: String(req.headers['content-encoding']) } : {}),
-        ...(req.headers['git-protocol'] ? { GIT_PROTOCOL: String(req.headers['git-protocol']) } : {}),
-      },
-      stdio: ['pipe', 'pipe', 'ignore'],
-    });
-    req.pipe(cgi.stdin);
-    const out: Buffer[] = [];
-    cgi.stdout.on('data', (chunk: Buffer) => out.push(chunk));
-    cgi.on('close', () => {
-      const all = Buffer.concat(out);
-      let split = all.indexOf('\r\n\r\n');
-      let sep = 4;
-      if (split < 0) {
-        split = all.indexOf('\n\n');
-        sep = 2;
-      }
-      if (split < 0) return answer(502, { 'Content-Type': 'text/plain' }, 'bad CGI output\n');
-      const headers: Record<string, string> = {};
-      let status = 200;
-      for (const line of all.subarray(0, split).toString('utf8').split(/\r?\n/)) {
-        const i = line.indexOf(':');
-        if (i < 0) continue;
-        const name = line.slice(0, i).trim();
-        const value = line.slice(i + 1).trim();
-        if (name.toLowerCase() === 'status') status = Number.parseInt(value, 10);
-        else headers[name] = value;
-      }
-      answer(status, headers, all.subarray(split + sep));
+    void gitHttpBackend(req, res, {
+      env: gitEnv,
+      projectRoot: root,
+      pathInfo: url.pathname,
+      query: url.search.slice(1),
+      remoteUser: 'tester',
+    }).then((status) => {
+      record.status = status;
     });
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));

@@ -1,12 +1,11 @@
-import { type ChildProcess, spawn } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { servePgliteOnSocket } from '../../src/db/pglite-socket.js';
+import { spawnEmend } from './emend-process.js';
 import type { Harness } from './harness.js';
 import { postgresUrlOf } from './test-db.js';
-
-const root = new URL('../..', import.meta.url).pathname;
 
 /**
  * Worker processes on the test's own database: PostgreSQL by URL, or the in-memory PGlite
@@ -36,11 +35,8 @@ export async function workerProcesses(h: Harness) {
           return { pid: Number(pid), task: task!, step: step!, extra };
         }),
     async start(env: Record<string, string> = {}): Promise<ChildProcess> {
-      const child = spawn(process.execPath, ['--import', 'tsx', 'test/support/worker-process.ts'], {
-        cwd: root,
-        env: { PATH: process.env.PATH, HOME: process.env.HOME, ...dbEnv, STEP_TRACE: trace, ...env },
-        stdio: ['ignore', 'pipe', 'pipe'],
-      });
+      const processEnv = { PATH: process.env.PATH, HOME: process.env.HOME, ...dbEnv, STEP_TRACE: trace, ...env };
+      const child = spawnEmend([], processEnv, 'test/support/worker-process.ts');
       children.push(child);
       let stderr = '';
       child.stderr!.on('data', (b) => (stderr += String(b)));

@@ -1,5 +1,5 @@
-import { spawn } from 'node:child_process';
 import type { IncomingMessage, ServerResponse } from 'node:http';
+import { gitHttpBackend } from '../git-cgi.js';
 import { credentials } from './rest.js';
 import { type State, now } from './state.js';
 
@@ -49,66 +49,14 @@ export function handleGit(state: State, req: IncomingMessage, res: ServerRespons
     }
   }
 
-  const cgi = spawn('git', ['http-backend'], {
-    env: {
-      ...state.git.env,
-      GIT_PROJECT_ROOT: state.root,
-      GIT_HTTP_EXPORT_ALL: '1',
-      REQUEST_METHOD: req.method ?? 'GET',
-      PATH_INFO: `/${repo.owner}/${repo.name}.git/${endpoint}`,
-      QUERY_STRING: url.search.slice(1),
-      CONTENT_TYPE: req.headers['content-type'] ?? '',
-      ...(req.headers['content-length'] ? { CONTENT_LENGTH: String(req.headers['content-length']) } : {}),
-      REMOTE_ADDR: req.socket.remoteAddress ?? '',
-      ...(login ? { REMOTE_USER: login } : {}),
-      ...(req.headers['content-encoding'] ? { HTTP_CONTENT_ENCODING: String(req.headers['content-encoding']) } : {}),
-      ...(req.headers['git-protocol'] ? { GIT_PROTOCOL: String(req.headers['git-protocol']) } : {}),
-    },
-    stdio: ['pipe', 'pipe', 'ignore'],
-  });
-  req.pipe(cgi.stdin);
-  cgi.stdin.on('error', () => {});
-
-  return new Promise<number>((resolve) => {
-    let head = Buffer.alloc(0);
-    let status = 0;
-    cgi.stdout.on('data', (chunk: Buffer) => {
-      if (status !== 0) {
-        res.write(chunk);
-        return;
-      }
-      head = Buffer.concat([head, chunk]);
-      let split = head.indexOf('\r\n\r\n');
-      let sep = 4;
-      const lf = head.indexOf('\n\n');
-      if (split < 0 || (lf >= 0 && lf < split)) {
-        split = lf;
-        sep = 2;
-      }
-      if (split < 0) return;
-      const headers: Record<string, string> = {};
-      status = 200;
-      for (const line of head.subarray(0, split).toString('utf8').split(/\r?\n/)) {
-        const i = line.indexOf(':');
-        if (i < 0) continue;
-        const field = line.slice(0, i).trim();
-        const value = line.slice(i + 1).trim();
-        if (field.toLowerCase() === 'status') status = Number.parseInt(value, 10);
-        else headers[field] = value;
-      }
-      res.writeHead(status, headers);
-      res.write(head.subarray(split + sep));
-    });
-    cgi.on('close', () => {
-      if (status === 0) {
-        status = 502;
-        res.writeHead(502, { 'content-type': 'text/plain' });
-        res.end('bad CGI output\n');
-      } else {
-        res.end();
-      }
-      if (writing && endpoint === 'git-receive-pack' && status === 200) repo.updatedAt = now();
-      resolve(status);
-    });
+  return gitHttpBackend(req, res, {
+    env: state.git.env,
+    projectRoot: state.root,
+    pathInfo: `/${repo.owner}/${repo.name}.git/${endpoint}`,
+    query: url.search.slice(1),
+    remoteUser: login,
+  }).then((status) => {
+    if (writing && endpoint === 'git-receive-pack' && status === 200) repo.updatedAt = now();
+    return status;
   });
 }

@@ -1,16 +1,16 @@
-import { type ChildProcess, spawn } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { createWriteStream, mkdirSync } from 'node:fs';
-import { join, resolve } from 'node:path';
+import { join } from 'node:path';
 import pg from 'pg';
 import { openPostgres, runMigrations } from '../../../src/db/client.js';
+import { spawnEmend } from '../emend-process.js';
 import { type FakeGitHub, startFakeGitHub } from '../fake-github/server.js';
 import { type Cluster, findPostgresBin, startCluster } from '../postgres-cluster.js';
 import { freePort } from '../ports.js';
 import { type ScriptedModel, startScriptedModel } from '../scripted-model/server.js';
 import { scriptSoak } from './script.js';
 
-const repoRoot = resolve(import.meta.dirname, '../../..');
 const MODEL_KEY = 'sk-soak-managed-0123456789';
 
 export interface Proc {
@@ -79,11 +79,7 @@ export async function startServices(opts: {
   let seq = 0;
 
   const start = (name: string, args: string[], dataDir: string): Proc => {
-    const child = spawn(process.execPath, ['--import', 'tsx', 'src/bin.ts', ...args], {
-      cwd: repoRoot,
-      env: { ...env, EMEND_DATA_DIR: dataDir },
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
+    const child = spawnEmend(args, { ...env, EMEND_DATA_DIR: dataDir });
     const log = createWriteStream(join(opts.dir, 'logs', `${name}.log`));
     child.stdout!.pipe(log);
     child.stderr!.pipe(log);
