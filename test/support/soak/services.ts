@@ -106,6 +106,29 @@ export async function startServices(opts: {
   process.once('SIGINT', onSignal);
   process.once('SIGTERM', onSignal);
 
+  /**
+   * Stops every process (SIGTERM, then SIGKILL after graceMs; SIGKILL at once with 0) and the
+   * services under them.
+   */
+  const stopAll = async (graceMs: number) => {
+    await Promise.all(
+      all.map(async (p) => {
+        p.killed = true;
+        if (p.child.exitCode !== null || p.child.signalCode !== null) return;
+        p.child.kill(graceMs > 0 ? 'SIGTERM' : 'SIGKILL');
+        const t = setTimeout(() => p.child.kill('SIGKILL'), graceMs);
+        await p.exited;
+        clearTimeout(t);
+      }),
+    );
+    await database.close().catch(() => {});
+    await github.close();
+    await model.close();
+    cluster.stop();
+    process.off('SIGINT', onSignal);
+    process.off('SIGTERM', onSignal);
+  };
+
   const api: { url: string; proc: Proc }[] = [];
   for (let i = 0; i < opts.apiNodes; i++) {
     const port = await freePort();
@@ -119,17 +142,7 @@ export async function startServices(opts: {
   try {
     for (const node of api) await waitForHealth(node.url, node.proc);
   } catch (err) {
-    for (const p of all) {
-      p.killed = true;
-      p.child.kill('SIGKILL');
-    }
-    await Promise.all(all.map((p) => p.exited));
-    await database.close().catch(() => {});
-    await github.close();
-    await model.close();
-    cluster.stop();
-    process.off('SIGINT', onSignal);
-    process.off('SIGTERM', onSignal);
+    await stopAll(0);
     throw err;
   }
 
@@ -157,22 +170,7 @@ export async function startServices(opts: {
     },
     async close() {
       // Workers and nodes stop as an operator stops them (SIGTERM), then anything left is killed.
-      await Promise.all(
-        all.map(async (p) => {
-          p.killed = true;
-          if (p.child.exitCode !== null || p.child.signalCode !== null) return;
-          p.child.kill('SIGTERM');
-          const t = setTimeout(() => p.child.kill('SIGKILL'), 10_000);
-          await p.exited;
-          clearTimeout(t);
-        }),
-      );
-      await database.close().catch(() => {});
-      await github.close();
-      await model.close();
-      cluster.stop();
-      process.off('SIGINT', onSignal);
-      process.off('SIGTERM', onSignal);
+      await stopAll(10_000);
     },
   };
 }
