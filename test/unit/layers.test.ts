@@ -37,7 +37,9 @@ function violations(cwd: string, ignoreKnown: boolean): string[] {
 
 // Issue 14, point 6: imports point down the layer table of .dependency-cruiser.cjs, never up,
 // with no cycles, and the panel shares no code with the service.
-describe('the layers of src/', () => {
+// Each test cruises a whole tree with the TypeScript parser: about 2 s alone, many times that on
+// a machine busy with other test files, hence the explicit timeout.
+describe('the layers of src/', { timeout: 120_000 }, () => {
   it('no import breaks the layer table beyond the known-violations baseline', () => {
     expect(violations(ROOT, true)).toEqual([]);
   });
