@@ -1,5 +1,6 @@
-// Writes the OpenAPI document generated from the route schemas to openapi/openapi-public.yaml.
-// The test suite fails when the committed copy is stale; run `npm run openapi` after changing a route.
+// Writes the OpenAPI document generated from the route schemas to openapi/openapi-public.yaml, and the
+// panel's API types generated from that document to web/src/api/schema.d.ts.
+// The test suite fails when either committed copy is stale; run `npm run openapi` after changing a route.
 import { randomBytes } from 'node:crypto';
 import { writeFileSync } from 'node:fs';
 import { buildApp } from '../src/app.js';
@@ -7,6 +8,7 @@ import { loadConfig } from '../src/config.js';
 import { openPglite } from '../src/db/client.js';
 import { createLogger } from '../src/logger.js';
 import { createRuntime } from '../src/runtime.js';
+import { PANEL_TYPES_FILE, panelTypes } from './openapi-types.js';
 
 export const OPENAPI_FILE = new URL('../openapi/openapi-public.yaml', import.meta.url);
 
@@ -15,8 +17,10 @@ const database = await openPglite(undefined);
 const runtime = await createRuntime(config, database, { log: createLogger('silent') });
 const app = await buildApp(runtime.deps);
 await app.ready();
-writeFileSync(OPENAPI_FILE, app.swagger({ yaml: true }));
+const yaml = app.swagger({ yaml: true });
+writeFileSync(OPENAPI_FILE, yaml);
+writeFileSync(PANEL_TYPES_FILE, await panelTypes(yaml));
 await app.close();
 await runtime.close();
 await database.close();
-console.log(`wrote ${OPENAPI_FILE.pathname}`);
+console.log(`wrote ${OPENAPI_FILE.pathname} and ${PANEL_TYPES_FILE.pathname}`);

@@ -1,12 +1,28 @@
 import { type TSchema, Type } from '@sinclair/typebox';
+import { LLM_PROVIDERS } from '../config.js';
+import { ERROR_CODES } from '../errors.js';
+import { STEP_NAMES } from '../step-contract/index.js';
+import { LOG_STATUSES } from '../tasks/task-logs.js';
 import { TASK_STATUSES } from '../tasks/states.js';
 
 const Nullable = <T extends TSchema>(t: T) => Type.Union([t, Type.Null()]);
 const Timestamp = Type.String({ format: 'date-time' });
 
+/**
+ * A string from a closed vocabulary, written as `enum` in the document so generated clients
+ * (the panel's types) name every value. Only the document gets stricter: a plain string
+ * schema serializes the same bytes, so responses are unchanged.
+ */
+const OneOf = <T extends string>(values: readonly T[], options: { description?: string } = {}) =>
+  Type.Unsafe<T>({ type: 'string', enum: [...values], ...options });
+
+export const TaskStatus = OneOf(TASK_STATUSES);
+export const TaskMode = OneOf(['preview', 'pr'] as const);
+export const TaskType = OneOf(['fix', 'scaffold'] as const);
+
 export const ErrorBody = Type.Object(
   {
-    error: Type.String({ description: 'machine-readable code from the spec' }),
+    error: OneOf(ERROR_CODES, { description: 'machine-readable code from the spec' }),
     message: Type.String(),
     request_id: Type.String(),
   },
@@ -19,9 +35,9 @@ export const errorResponses = (...statuses: number[]) =>
 export const Task = Type.Object(
   {
     id: Type.String({ format: 'uuid' }),
-    status: Type.Union(TASK_STATUSES.map((s) => Type.Literal(s))),
-    mode: Type.Union([Type.Literal('preview'), Type.Literal('pr')]),
-    task_type: Type.Union([Type.Literal('fix'), Type.Literal('scaffold')]),
+    status: TaskStatus,
+    mode: TaskMode,
+    task_type: TaskType,
     prompt: Type.String(),
     repo_url: Nullable(Type.String()),
     repo_owner: Nullable(Type.String()),
@@ -53,10 +69,10 @@ export const TaskSummary = Type.Object(
   {
     id: Type.String({ format: 'uuid' }),
     prompt: Type.String(),
-    status: Type.String(),
+    status: TaskStatus,
     pr_url: Nullable(Type.String()),
-    mode: Type.String(),
-    task_type: Type.String(),
+    mode: TaskMode,
+    task_type: TaskType,
     repo_url: Nullable(Type.String()),
     deployed_url: Nullable(Type.String()),
     cost_usd: Type.Number(),
@@ -69,8 +85,8 @@ export const TaskSummary = Type.Object(
 export const Log = Type.Object(
   {
     id: Type.Integer(),
-    step: Type.String(),
-    status: Type.String(),
+    step: OneOf(STEP_NAMES),
+    status: OneOf(LOG_STATUSES),
     input: Type.Record(Type.String(), Type.Unknown()),
     output: Type.Record(Type.String(), Type.Unknown()),
     tokens: Type.Integer(),
@@ -81,11 +97,38 @@ export const Log = Type.Object(
   { $id: 'Log' },
 );
 
+/**
+ * The data of a `state` event on GET /v1/tasks/{id}/logs/stream: what of the task a run changes,
+ * so a client follows the task from the stream alone, without re-reading it.
+ */
+export const TaskStateEvent = Type.Object(
+  {
+    status: TaskStatus,
+    pr_url: Nullable(Type.String()),
+    cost_usd: Type.Number(),
+    tokens_total: Type.Integer(),
+    deployed_url: Nullable(Type.String()),
+    error: Nullable(Type.String()),
+  },
+  { $id: 'TaskStateEvent', description: 'data of a `state` event of the task log stream' },
+);
+
+/** The data of a `log` event on the task log stream (its `id:` line is the log row id). */
+export const TaskLogEvent = Type.Object(
+  {
+    step: OneOf(STEP_NAMES),
+    status: OneOf(LOG_STATUSES),
+    output: Type.Record(Type.String(), Type.Unknown()),
+    created_at: Timestamp,
+  },
+  { $id: 'TaskLogEvent', description: 'data of a `log` event of the task log stream' },
+);
+
 export const ProviderEnum = Type.Union([Type.Literal('openai'), Type.Literal('anthropic'), Type.Literal('google')]);
 
 export const ProviderKey = Type.Object(
   {
-    provider: Type.String(),
+    provider: OneOf(LLM_PROVIDERS),
     last4: Type.String(),
     base_url: Nullable(Type.String()),
     default_model: Nullable(Type.String()),
@@ -140,6 +183,17 @@ export const AdminAccount = Type.Object(
 );
 
 /** Shared schemas registered once with app.addSchema and referenced by $id. */
-export const sharedSchemas = [ErrorBody, ProviderKey, Task, TaskSummary, Log, TokenRecord, Profile, AdminAccount];
+export const sharedSchemas = [
+  ErrorBody,
+  ProviderKey,
+  Task,
+  TaskSummary,
+  Log,
+  TaskStateEvent,
+  TaskLogEvent,
+  TokenRecord,
+  Profile,
+  AdminAccount,
+];
 
 export const IdParams = Type.Object({ id: Type.String({ format: 'uuid' }) });

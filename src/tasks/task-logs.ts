@@ -3,9 +3,13 @@ import { storableJson } from '../db/storable.js';
 import type { Deps } from '../deps.js';
 import { CHANNELS } from '../events/bus.js';
 
+/** A step log record's states (the spec's "log step states"). */
+export const LOG_STATUSES = ['running', 'done', 'failed', 'skipped'] as const;
+export type LogStatus = (typeof LOG_STATUSES)[number];
+
 export interface LogRow {
   step: string;
-  status: 'running' | 'done' | 'failed' | 'skipped';
+  status: LogStatus;
   input?: Record<string, unknown>;
   output?: Record<string, unknown>;
   tokens?: number;

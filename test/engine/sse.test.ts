@@ -71,6 +71,9 @@ async function insertTask(accountId: string): Promise<string> {
   return id;
 }
 
+/** A `state` event's data for a task no step has changed yet. */
+const NOTHING_YET = { pr_url: null, cost_usd: 0, tokens_total: 0, deployed_url: null, error: null };
+
 /** Moves a task along legal edges (the database refuses others), without any NOTIFY. */
 async function moveTo(id: string, ...path: Status[]) {
   for (const status of path) await h.deps.db.update(tasks).set({ status }).where(eq(tasks.id, id));
@@ -165,7 +168,8 @@ describe('GET /v1/tasks/{id}/logs/stream', () => {
       const result = (step: StepName): StepResult => {
         if (step === 'validator') return { output: { passed: true }, passed: true };
         if (step === 'pr') return { output: { pr_url: 'https://github.com/psf/requests/pull/7' } };
-        return { output: { note: `${step} ran` }, costUsd: step === 'planner' ? 0.25 : 0 };
+        if (step === 'planner') return { output: { note: 'planner ran' }, costUsd: 0.25, tokens: 1_200 };
+        return { output: { note: `${step} ran` }, costUsd: 0 };
       };
       const steps = Object.fromEntries(
         PIPELINE.map((step): [StepName, StepFn] => [
@@ -185,7 +189,7 @@ describe('GET /v1/tasks/{id}/logs/stream', () => {
       await s.waitFor(isEvent('state'));
       expect(s.events().map((e) => [e.event, dataOf(e)])).toEqual([
         ['connected', { task_id: id }],
-        ['state', { status: 'pending', pr_url: null, cost_usd: 0 }],
+        ['state', { ...NOTHING_YET, status: 'pending' }],
       ]);
 
       const worker = await startWorker(h.deps, steps, { heartbeatMs: 1_000, maintenanceMs: 60_000 });
@@ -235,6 +239,9 @@ describe('GET /v1/tasks/{id}/logs/stream', () => {
         status: 'done',
         pr_url: 'https://github.com/psf/requests/pull/7',
         cost_usd: 0.25,
+        tokens_total: 1_200,
+        deployed_url: null,
+        error: null,
       });
       expect(names.lastIndexOf('state')).toBe(names.length - 2);
       const runningAt = events.findIndex((e) => e.event === 'state' && dataOf(e).status === 'running');
@@ -325,7 +332,14 @@ describe('GET /v1/tasks/{id}/logs/stream', () => {
         ...ids.map((i) => ['log', i]),
         ['end', null],
       ]);
-      expect(dataOf(s.events()[1]!)).toEqual({ status, pr_url: null, cost_usd: 0 });
+      expect(dataOf(s.events()[1]!)).toEqual({
+        status,
+        pr_url: null,
+        cost_usd: 0,
+        tokens_total: 0,
+        deployed_url: null,
+        error: null,
+      });
       expect(dataOf(s.events().at(-1)!)).toEqual({ status });
     }
   });
@@ -383,6 +397,50 @@ describe('GET /v1/tasks/{id}/logs/stream', () => {
     }
   });
 
+  it('sends a state event for every change the panel shows: tokens, the live site, the error', async () => {
+    const { app, origin } = await streamApp({ pollMs: 50, heartbeatMs: 60_000 });
+    try {
+      const { account, auth } = await newAccount(h);
+      const id = await insertTask(account.id);
+      const s = mustOpen(await openSse(streamUrl(id, origin), { headers: auth }));
+      await s.waitFor(isEvent('state'));
+      await moveTo(id, 'running');
+      await s.waitFor((i) => isEvent('state')(i) && dataOf(i).status === 'running');
+      // Tokens alone (no cost: a BYOK run) are a change.
+      await h.deps.db.update(tasks).set({ tokensTotal: 3_400 }).where(eq(tasks.id, id));
+      await s.waitFor((i) => isEvent('state')(i) && dataOf(i).tokens_total === 3_400);
+      await h.deps.db.update(tasks).set({ deployedUrl: 'https://site.example.net/' }).where(eq(tasks.id, id));
+      await s.waitFor((i) => isEvent('state')(i) && dataOf(i).deployed_url !== null);
+      await h.deps.db
+        .update(tasks)
+        .set({ status: 'failed', error: 'the sandbox ran out of memory' })
+        .where(eq(tasks.id, id));
+      await s.waitFor(isEvent('end'));
+      await s.closed;
+      const states = s
+        .events()
+        .filter((e) => e.event === 'state')
+        .map(dataOf);
+      const site = 'https://site.example.net/';
+      expect(states).toEqual([
+        { ...NOTHING_YET, status: 'pending' },
+        { ...NOTHING_YET, status: 'running' },
+        { ...NOTHING_YET, status: 'running', tokens_total: 3_400 },
+        { ...NOTHING_YET, status: 'running', tokens_total: 3_400, deployed_url: site },
+        {
+          status: 'failed',
+          pr_url: null,
+          cost_usd: 0,
+          tokens_total: 3_400,
+          deployed_url: site,
+          error: 'the sandbox ran out of memory',
+        },
+      ]);
+    } finally {
+      await app.close();
+    }
+  });
+
   it('finds new logs and state changes by polling when no NOTIFY arrives', async () => {
     const { app, origin } = await streamApp({ pollMs: 50, heartbeatMs: 60_000 });
     try {
@@ -411,10 +469,10 @@ describe('GET /v1/tasks/{id}/logs/stream', () => {
           .filter((e) => e.event === 'state')
           .map(dataOf),
       ).toEqual([
-        { status: 'pending', pr_url: null, cost_usd: 0 },
-        { status: 'running', pr_url: null, cost_usd: 0 },
-        { status: 'running', pr_url: 'https://github.com/a/b/pull/1', cost_usd: 0.5 },
-        { status: 'done', pr_url: 'https://github.com/a/b/pull/1', cost_usd: 0.5 },
+        { ...NOTHING_YET, status: 'pending' },
+        { ...NOTHING_YET, status: 'running' },
+        { ...NOTHING_YET, status: 'running', pr_url: 'https://github.com/a/b/pull/1', cost_usd: 0.5 },
+        { ...NOTHING_YET, status: 'done', pr_url: 'https://github.com/a/b/pull/1', cost_usd: 0.5 },
       ]);
     } finally {
       await app.close();

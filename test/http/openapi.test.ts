@@ -3,6 +3,7 @@ import { Validator } from '@seriousme/openapi-schema-validator';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parse } from 'yaml';
 import { Ajv2020 } from 'ajv/dist/2020.js';
+import { PANEL_TYPES_FILE, panelTypes } from '../../scripts/openapi-types.js';
 import { type Harness, startHarness } from '../support/harness.js';
 
 let h: Harness;
@@ -69,6 +70,13 @@ describe('OpenAPI document', () => {
   it('is committed and current (run `npm run openapi` after changing a route)', async () => {
     const committed = readFileSync(new URL('../../openapi/openapi-public.yaml', import.meta.url), 'utf8');
     expect(committed).toBe(h.app.swagger({ yaml: true }));
+  });
+
+  it("the panel's API types are generated from the committed document and current", async () => {
+    const committed = readFileSync(new URL('../../openapi/openapi-public.yaml', import.meta.url), 'utf8');
+    const types = readFileSync(PANEL_TYPES_FILE, 'utf8');
+    expect(types).toContain('export interface paths');
+    expect(types).toBe(await panelTypes(committed));
   });
 
   it('serves the interactive explorer at /docs', async () => {

@@ -30,8 +30,11 @@ const DESCRIPTION = [
   'Server-Sent Events (text/event-stream). Each event has one line of JSON as its data:',
   '',
   '- `connected` {task_id}: first, once.',
-  '- `state` {status, pr_url, cost_usd}: a snapshot right after `connected`, then whenever the status, pr_url or cost_usd changed; it describes the task as of the log events sent before it.',
-  '- `log` {step, status, output, created_at}: a step log record, in order; its `id:` is the log row id.',
+  '- `state` {status, pr_url, cost_usd, tokens_total, deployed_url, error} (TaskStateEvent): ' +
+    'a snapshot right after `connected`, then whenever one of these changed; ' +
+    'it describes the task as of the log events sent before it.',
+  '- `log` {step, status, output, created_at} (TaskLogEvent): ' +
+    'a step log record, in order; its `id:` is the log row id.',
   '- `end` {status}: the task is done, failed or cancelled and every log was sent; the server then closes the stream.',
   '',
   'Only `log` events carry an `id:`. Reconnect with the `Last-Event-ID` header (EventSource does this by itself) or `?last_event_id=` to get exactly the logs after that id.',
@@ -39,16 +42,25 @@ const DESCRIPTION = [
   "A finished task's stream replays its logs and ends at once.",
 ].join('\n');
 
+/** A `state` event's data, as the document's TaskStateEvent describes it (src/http/schemas.ts). */
 interface Snapshot {
   status: string;
   pr_url: string | null;
   cost_usd: number;
+  tokens_total: number;
+  deployed_url: string | null;
+  error: string | null;
 }
 
-const snapshotOf = (t: Pick<Task, 'status' | 'prUrl' | 'costUsd'>): Snapshot => ({
+type SnapshotColumns = 'status' | 'prUrl' | 'costUsd' | 'tokensTotal' | 'deployedUrl' | 'error';
+
+const snapshotOf = (t: Pick<Task, SnapshotColumns>): Snapshot => ({
   status: t.status,
   pr_url: t.prUrl,
   cost_usd: Number(t.costUsd),
+  tokens_total: t.tokensTotal,
+  deployed_url: t.deployedUrl,
+  error: t.error,
 });
 
 const isTerminal = (status: string) => (TERMINAL_STATUSES as readonly string[]).includes(status);
@@ -63,6 +75,9 @@ function readTask(deps: Pick<Deps, 'db'>, taskId: string, afterId: number) {
       status: tasks.status,
       prUrl: tasks.prUrl,
       costUsd: tasks.costUsd,
+      tokensTotal: tasks.tokensTotal,
+      deployedUrl: tasks.deployedUrl,
+      error: tasks.error,
       logId: taskLogs.id,
       step: taskLogs.step,
       logStatus: taskLogs.status,
