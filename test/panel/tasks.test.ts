@@ -42,6 +42,12 @@ describe.skipIf(!haveChromium)('the control panel: tasks', { timeout: 150_000 },
       const owner = await newAccount(h, { plan: 'pro', credits: 5 });
       h.github.createRepo('acme', 'calc', { files: CALC_REPO, collaborators: [owner.scm!.login] });
       const { page, pageErrors } = await newPage(browser, baseUrl);
+      // Every read of the whole task: the stream's `state` events must keep the page current without them.
+      const taskReads: string[] = [];
+      page.on('request', (r) => {
+        if (r.method() === 'GET' && /^\/v1\/tasks\/[0-9a-f-]{36}$/.test(new URL(r.url()).pathname))
+          taskReads.push(r.url());
+      });
       await signInWithKeyboard(page, owner.token);
 
       // the new-task form, filled and submitted with the keyboard alone
@@ -84,6 +90,11 @@ describe.skipIf(!haveChromium)('the control panel: tasks', { timeout: 150_000 },
       await page.locator('[data-step="validator"] .verdict-true').waitFor();
       const prLink = page.locator('.facts a', { hasText: '/acme/calc/pull/1' });
       await prLink.waitFor();
+      // Status, pull request, cost and tokens came from `state` events: the task was read once, on load.
+      expect(taskReads).toEqual([`${baseUrl}/v1/tasks/${id}`]);
+      const { task } = await (await fetch(`${baseUrl}/v1/tasks/${id}`, { headers: owner.auth })).json();
+      expect(task.tokens_total).toBeGreaterThan(0);
+      await page.locator('.facts dd', { hasText: `${task.tokens_total} tokens` }).waitFor();
       await screenshot(page, 'task-done');
 
       // feedback

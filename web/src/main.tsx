@@ -1,6 +1,7 @@
 import { render } from 'preact';
 import { useEffect, useRef, useState } from 'preact/hooks';
-import { type Profile, api, setSignedOutHandler } from './api';
+import { call, client, setSignedOutHandler } from './api/client';
+import type { Profile } from './api/types';
 import { ErrorNote } from './components/ErrorNote';
 import { AccountPage } from './pages/Account';
 import { NewTaskPage } from './pages/NewTask';
@@ -30,7 +31,7 @@ function App() {
   const main = useRef<HTMLElement>(null);
 
   const load = () =>
-    api<Profile>('GET', '/v1/me')
+    call(client.GET('/v1/me'))
       .then((p) => {
         setProfile(p);
         setError(null);
@@ -52,7 +53,7 @@ function App() {
 
   const signOut = async () => {
     try {
-      await api('DELETE', '/v1/auth/session');
+      await call(client.DELETE('/v1/auth/session'));
     } finally {
       setProfile(null);
       navigate('/app/');

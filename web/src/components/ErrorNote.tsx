@@ -1,4 +1,4 @@
-import { describeError } from '../api';
+import { describeError } from '../api/errors';
 
 /** An API error in words: our sentence, then the server's message and request id. */
 export function ErrorNote({ error }: { error: unknown }) {

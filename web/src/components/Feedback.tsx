@@ -1,19 +1,23 @@
 import { useState } from 'preact/hooks';
-import { api } from '../api';
+import { call, client } from '../api/client';
+import type { paths } from '../api/schema';
 import { ErrorNote } from './ErrorNote';
 
-interface Stored {
-  rating: number | null;
-  correct: string | null;
-  reuse: string | null;
-  note: string | null;
-}
+type FeedbackBody = NonNullable<paths['/v1/tasks/{id}/feedback']['post']['requestBody']>['content']['application/json'];
+type Stored = paths['/v1/tasks/{id}/feedback']['post']['responses'][200]['content']['application/json'];
+type Correct = NonNullable<FeedbackBody['correct']>;
+type Reuse = NonNullable<FeedbackBody['reuse']>;
+
+/** The answers the selects offer, checked against the document's vocabulary. */
+const CORRECT: readonly Correct[] = ['yes', 'partial', 'no'];
+const REUSE: readonly Reuse[] = ['yes', 'no'];
+const pick = <T extends string>(values: readonly T[], value: string): T | '' => values.find((v) => v === value) ?? '';
 
 /** Stars, was it correct, reuse it, a note: POST /v1/tasks/{id}/feedback (it tunes later runs on the repository). */
 export function FeedbackForm({ taskId }: { taskId: string }) {
   const [rating, setRating] = useState<number | null>(null);
-  const [correct, setCorrect] = useState('');
-  const [reuse, setReuse] = useState('');
+  const [correct, setCorrect] = useState<Correct | ''>('');
+  const [reuse, setReuse] = useState<Reuse | ''>('');
   const [note, setNote] = useState('');
   const [saved, setSaved] = useState<Stored | null>(null);
   const [error, setError] = useState<unknown>(null);
@@ -24,12 +28,12 @@ export function FeedbackForm({ taskId }: { taskId: string }) {
     setBusy(true);
     setError(null);
     try {
-      const body: Record<string, unknown> = {};
+      const body: FeedbackBody = {};
       if (rating !== null) body.rating = rating;
       if (correct) body.correct = correct;
       if (reuse) body.reuse = reuse;
       if (note.trim()) body.note = note.trim();
-      setSaved(await api<Stored>('POST', `/v1/tasks/${taskId}/feedback`, body));
+      setSaved(await call(client.POST('/v1/tasks/{id}/feedback', { params: { path: { id: taskId } }, body })));
     } catch (err) {
       setError(err);
     } finally {
@@ -50,14 +54,14 @@ export function FeedbackForm({ taskId }: { taskId: string }) {
         ))}
       </fieldset>
       <label for="fb-correct">Was the result correct?</label>
-      <select id="fb-correct" value={correct} onChange={(e) => setCorrect((e.target as HTMLSelectElement).value)}>
+      <select id="fb-correct" value={correct} onChange={(e) => setCorrect(pick(CORRECT, e.currentTarget.value))}>
         <option value="">(no answer)</option>
         <option value="yes">Yes</option>
         <option value="partial">Partly</option>
         <option value="no">No</option>
       </select>
       <label for="fb-reuse">Use it as an example for later tasks on this repository?</label>
-      <select id="fb-reuse" value={reuse} onChange={(e) => setReuse((e.target as HTMLSelectElement).value)}>
+      <select id="fb-reuse" value={reuse} onChange={(e) => setReuse(pick(REUSE, e.currentTarget.value))}>
         <option value="">(no answer)</option>
         <option value="yes">Yes</option>
         <option value="no">No</option>

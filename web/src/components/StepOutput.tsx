@@ -1,4 +1,4 @@
-import type { LogRecord } from '../api';
+import type { LogRecord } from '../api/types';
 import { Diff } from './Diff';
 
 const list = (items: unknown) =>
@@ -15,7 +15,8 @@ function Raw({ output }: { output: Record<string, unknown> }) {
 
 /** What a finished step produced, in the shape each step writes (src/pipeline/steps). */
 export function StepOutput({ step, log, taskType }: { step: string; log: LogRecord; taskType: string }) {
-  const o = log.output ?? {};
+  // Typed per step once the document names each step's output (the step contract).
+  const o: Record<string, any> = log.output ?? {};
   if (log.status === 'skipped') return <p class="hint">{String(o.reason ?? 'Skipped.')}</p>;
   if (log.status === 'failed' && o.error) {
     return (

@@ -1,14 +1,19 @@
 import { useState } from 'preact/hooks';
-import { type Profile, type Task, api } from '../api';
+import { call, client } from '../api/client';
+import type { paths } from '../api/schema';
+import type { Profile, TaskType } from '../api/types';
 import { ErrorNote } from '../components/ErrorNote';
 import { navigate } from '../router';
 
+type Approval = NonNullable<paths['/v1/tasks']['post']['requestBody']['content']['application/json']['approval_mode']>;
+const APPROVALS: readonly Approval[] = ['auto', 'manual'];
+
 export function NewTaskPage({ profile }: { profile: Profile }) {
-  const [type, setType] = useState<'fix' | 'scaffold'>('fix');
+  const [type, setType] = useState<TaskType>('fix');
   const [repo, setRepo] = useState('');
   const [branch, setBranch] = useState('main');
   const [prompt, setPrompt] = useState('');
-  const [approval, setApproval] = useState(profile.approval_mode === 'manual' ? 'manual' : 'auto');
+  const [approval, setApproval] = useState<Approval>(profile.approval_mode === 'manual' ? 'manual' : 'auto');
   const [busy, setBusy] = useState(false);
   const [error, setError] = useState<unknown>(null);
 
@@ -20,14 +25,14 @@ export function NewTaskPage({ profile }: { profile: Profile }) {
       const body =
         type === 'fix'
           ? {
-              task_type: 'fix',
+              task_type: 'fix' as const,
               prompt,
               repo_url: repo.trim(),
               base_branch: branch.trim() || 'main',
               approval_mode: approval,
             }
-          : { task_type: 'scaffold', prompt, approval_mode: approval };
-      const task = await api<Task>('POST', '/v1/tasks', body);
+          : { task_type: 'scaffold' as const, prompt, approval_mode: approval };
+      const task = await call(client.POST('/v1/tasks', { body }));
       navigate(`/app/tasks/${task.id}`);
     } catch (err) {
       setError(err);
@@ -85,7 +90,11 @@ export function NewTaskPage({ profile }: { profile: Profile }) {
           onInput={input(setPrompt)}
         />
         <label for="approval_mode">Approval</label>
-        <select id="approval_mode" value={approval} onChange={input(setApproval)}>
+        <select
+          id="approval_mode"
+          value={approval}
+          onChange={(e) => setApproval(APPROVALS.find((a) => a === e.currentTarget.value) ?? 'auto')}
+        >
           <option value="auto">Automatic: run every step without stopping</option>
           <option value="manual">Manual: wait for my approval of the plan and of the diff</option>
         </select>

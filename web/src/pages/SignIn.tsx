@@ -1,5 +1,5 @@
 import { useEffect, useState } from 'preact/hooks';
-import { api } from '../api';
+import { call, client } from '../api/client';
 import { ErrorNote } from '../components/ErrorNote';
 
 /**
@@ -14,13 +14,13 @@ export function SignInPage({ onSignedIn }: { onSignedIn: () => void }) {
   const [oauth, setOauth] = useState(false);
 
   useEffect(() => {
-    api<{ oauth: boolean }>('GET', '/v1/auth/methods')
+    call(client.GET('/v1/auth/methods'))
       .then((m) => setOauth(m.oauth))
       .catch(() => setOauth(false));
   }, []);
 
   const signIn = async (secret: string) => {
-    await api('POST', '/v1/auth/session', { token: secret });
+    await call(client.POST('/v1/auth/session', { body: { token: secret } }));
     onSignedIn();
   };
 
@@ -44,7 +44,7 @@ export function SignInPage({ onSignedIn }: { onSignedIn: () => void }) {
     setBusy(true);
     setError(null);
     try {
-      const demo = await api<{ token: string }>('POST', '/v1/demo/token', { email });
+      const demo = await call(client.POST('/v1/demo/token', { body: { email } }));
       await signIn(demo.token);
     } catch (err) {
       setError(err);

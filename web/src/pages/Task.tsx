@@ -1,5 +1,14 @@
 import { useEffect, useRef, useState } from 'preact/hooks';
-import { type LogRecord, TERMINAL, type Task, api } from '../api';
+import { call, client } from '../api/client';
+import {
+  type LogRecord,
+  type StepName,
+  type Task,
+  type TaskLogEvent,
+  type TaskStateEvent,
+  type TaskStatus,
+  isTerminal,
+} from '../api/types';
 import { Diff } from '../components/Diff';
 import { ErrorNote } from '../components/ErrorNote';
 import { FeedbackForm } from '../components/Feedback';
@@ -7,8 +16,8 @@ import { StatusBadge, money, when } from '../components/Status';
 import { StepOutput } from '../components/StepOutput';
 import { navigate } from '../router';
 
-const STEPS = ['planner', 'locator', 'inspector', 'fixer', 'validator', 'pr'];
-const STEP_NAMES: Record<string, string> = {
+/** The steps in run order, each with its heading (every step name of the document has one). */
+const STEP_NAMES: Record<StepName, string> = {
   planner: 'Plan',
   locator: 'Located files',
   inspector: 'Insights',
@@ -16,7 +25,9 @@ const STEP_NAMES: Record<string, string> = {
   validator: 'Validation',
   pr: 'Pull request',
 };
-const ACTIVE = ['pending', 'running', 'awaiting_plan', 'awaiting_diff'];
+const STEPS = Object.keys(STEP_NAMES).filter((s): s is StepName => Object.hasOwn(STEP_NAMES, s));
+const ACTIVE: readonly TaskStatus[] = ['pending', 'running', 'awaiting_plan', 'awaiting_diff'];
+const path = (id: string) => ({ params: { path: { id } } });
 
 /** One task: its live log over Server-Sent Events, what each step produced, and what can be done with it. */
 export function TaskPage({ id }: { id: string }) {
@@ -28,10 +39,12 @@ export function TaskPage({ id }: { id: string }) {
   const seen = useRef(new Set<number>());
 
   const refresh = async () => {
-    const got = await api<{ task: Task; logs: LogRecord[] }>('GET', `/v1/tasks/${id}`);
+    const got = await call(client.GET('/v1/tasks/{id}', path(id)));
     setTask(got.task);
     return got;
   };
+  // A `state` event carries every field of the task a run changes: no need to read the task again.
+  const applyState = (state: TaskStateEvent) => setTask((t) => (t ? { ...t, ...state } : t));
 
   useEffect(() => {
     let source: EventSource | undefined;
@@ -50,15 +63,17 @@ export function TaskPage({ id }: { id: string }) {
           const logId = Number(ev.lastEventId);
           if (seen.current.has(logId)) return;
           seen.current.add(logId);
-          setLogs((prev) => [...prev, { ...(JSON.parse(ev.data) as LogRecord), id: logId }]);
+          const data: TaskLogEvent = JSON.parse(ev.data);
+          setLogs((prev) => [...prev, { ...data, id: logId }]);
         });
-        source.addEventListener('state', () => {
-          void refresh().catch(setError);
+        source.addEventListener('state', (e) => {
+          const state: TaskStateEvent = JSON.parse((e as MessageEvent<string>).data);
+          applyState(state);
         });
+        // The state event sent just before `end` already described the finished task.
         source.addEventListener('end', () => {
           source?.close();
           setLive('ended');
-          void refresh().catch(setError);
         });
         source.onerror = () => {
           if (source?.readyState === EventSource.CLOSED) setLive((s) => (s === 'ended' ? s : 'lost'));
@@ -76,7 +91,9 @@ export function TaskPage({ id }: { id: string }) {
     setError(null);
     try {
       await fn();
-      await refresh();
+      // A followed task hears of the change from the stream's next `state` event; reading the
+      // task here too could land after that event and put an older snapshot back on the page.
+      if (live !== 'live') await refresh();
     } catch (err) {
       setError(err);
     } finally {
@@ -161,7 +178,11 @@ export function TaskPage({ id }: { id: string }) {
           <button
             type="button"
             disabled={busy}
-            onClick={() => act('approve plan', () => api('POST', `/v1/tasks/${id}/approve`, { stage: 'plan' }))}
+            onClick={() =>
+              act('approve plan', () =>
+                call(client.POST('/v1/tasks/{id}/approve', { ...path(id), body: { stage: 'plan' } })),
+              )
+            }
           >
             Approve the plan
           </button>
@@ -170,7 +191,11 @@ export function TaskPage({ id }: { id: string }) {
           <button
             type="button"
             disabled={busy}
-            onClick={() => act('approve diff', () => api('POST', `/v1/tasks/${id}/approve`, { stage: 'diff' }))}
+            onClick={() =>
+              act('approve diff', () =>
+                call(client.POST('/v1/tasks/{id}/approve', { ...path(id), body: { stage: 'diff' } })),
+              )
+            }
           >
             Approve the diff
           </button>
@@ -182,7 +207,7 @@ export function TaskPage({ id }: { id: string }) {
             disabled={busy}
             onClick={() => {
               if (confirm('Stop this task now? Its sandbox is killed and no credit is used.'))
-                void act('kill', () => api('POST', `/v1/tasks/${id}/kill`));
+                void act('kill', () => call(client.POST('/v1/tasks/{id}/kill', path(id))));
             }}
           >
             Stop the task
@@ -195,7 +220,7 @@ export function TaskPage({ id }: { id: string }) {
             onClick={async () => {
               setBusy(true);
               try {
-                const child = await api<Task>('POST', `/v1/tasks/${id}/continue`);
+                const child = await call(client.POST('/v1/tasks/{id}/continue', path(id)));
                 navigate(`/app/tasks/${child.id}`);
               } catch (err) {
                 setError(err);
@@ -268,7 +293,7 @@ export function TaskPage({ id }: { id: string }) {
         </>
       )}
 
-      {TERMINAL.includes(task.status) && <FeedbackForm taskId={id} />}
+      {isTerminal(task.status) && <FeedbackForm taskId={id} />}
     </section>
   );
 }

@@ -1,5 +1,6 @@
 import { useEffect, useState } from 'preact/hooks';
-import { type TaskSummary, api } from '../api';
+import { call, client } from '../api/client';
+import type { TaskSummary } from '../api/types';
 import { ErrorNote } from '../components/ErrorNote';
 import { StatusBadge, money, when } from '../components/Status';
 import { onLinkClick } from '../router';
@@ -9,7 +10,7 @@ export function TasksPage() {
   const [error, setError] = useState<unknown>(null);
 
   useEffect(() => {
-    api<TaskSummary[]>('GET', '/v1/tasks').then(setTasks, setError);
+    call(client.GET('/v1/tasks')).then(setTasks, setError);
   }, []);
 
   return (

@@ -1,0 +1,24 @@
+/** The API's shapes and vocabularies, named from the types generated from the OpenAPI document. */
+import type { components } from './schema';
+
+type Schemas = components['schemas'];
+
+export type Task = Schemas['Task'];
+export type TaskSummary = Schemas['TaskSummary'];
+export type Profile = Schemas['Profile'];
+export type TokenRecord = Schemas['TokenRecord'];
+export type ProviderKey = Schemas['ProviderKey'];
+export type TaskLogEvent = Schemas['TaskLogEvent'];
+/** A step log record as the live stream sends it (`log` events), with its row id from the `id:` line. */
+export type LogRecord = TaskLogEvent & { id: number };
+export type TaskStateEvent = Schemas['TaskStateEvent'];
+
+export type TaskStatus = Task['status'];
+export type TaskType = Task['task_type'];
+export type StepName = LogRecord['step'];
+export type LogStatus = LogRecord['status'];
+export type ErrorCode = Schemas['Error']['error'];
+
+/** The statuses a task ends in (the stream closes there). */
+export const TERMINAL = ['done', 'failed', 'cancelled'] as const satisfies readonly TaskStatus[];
+export const isTerminal = (status: TaskStatus) => (TERMINAL as readonly TaskStatus[]).includes(status);
