@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { and, eq, isNull, lte, sql } from 'drizzle-orm';
+import { and, eq, isNull, lte, or, sql } from 'drizzle-orm';
 import { configure } from 'safe-stable-stringify';
 import type { Db } from '../db/client.js';
 import { idempotencyKeys } from '../db/schema.js';
@@ -80,7 +80,10 @@ export async function claimKey(deps: Pick<Deps, 'db' | 'clock'>, req: KeyedReque
         responseBody: sql`null`,
         taskId: sql`null`,
       },
-      where: sql`${idempotencyKeys.expiresAt} <= ${now} or (${idempotencyKeys.responseStatus} is null and ${idempotencyKeys.claimedAt} <= ${abandonedBefore})`,
+      where: or(
+        lte(idempotencyKeys.expiresAt, now),
+        and(isNull(idempotencyKeys.responseStatus), lte(idempotencyKeys.claimedAt, abandonedBefore)),
+      ),
     })
     .returning({ claimId: idempotencyKeys.claimId });
   if (claimed[0]?.claimId === claimId)

@@ -26,6 +26,7 @@ export interface CreateOptions {
   within?: (tx: Tx, task: Task) => Promise<void>;
 }
 
+// biome-ignore lint/suspicious/noControlCharactersInRegex: git refuses control characters in branch names
 const BRANCH = /^(?!\/|.*(?:\/\.|\/\/|\.\.|@\{|\\))[^\x00-\x20~^:?*[\x7f]{1,200}(?<![/.])$/;
 
 /** Checks that need no database: shape of the prompt, the repository URL and the branch. */

@@ -39,7 +39,7 @@ const settlements = async (taskId: string) =>
   );
 
 describe('endTask, the one way a task ends', () => {
-  it('sets the final status, duration and error, clears worker and step, releases the credit, counts and notifies', async () => {
+  it('sets status, duration and error, clears worker and step, releases the credit, counts, notifies', async () => {
     const { id, account } = await runningTask();
     await h.deps.db.update(tasks).set({ workerId: 'w1', currentStep: 'locator' }).where(eq(tasks.id, id));
     const notified: string[] = [];

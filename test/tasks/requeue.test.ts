@@ -75,7 +75,7 @@ describe('requeueLost', () => {
 });
 
 describe('requeueOrphans', () => {
-  it('queues a task whose worker stopped beating, and fails one whose workers died twice, releasing its credit', async () => {
+  it('queues a task whose worker stopped beating; fails one whose workers died twice, credit released', async () => {
     const { auth, account } = await newAccount(h, { plan: 'pro', credits: 1 });
     h.github.createRepo('psf', 'requests');
     const res = await h.app.inject({

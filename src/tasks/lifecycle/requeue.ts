@@ -1,4 +1,4 @@
-import { and, eq, lt, sql } from 'drizzle-orm';
+import { and, eq, isNull, lt, or } from 'drizzle-orm';
 import { tasks } from '../../db/schema.js';
 import type { Deps } from '../../deps.js';
 import { MAX_ATTEMPTS } from './claim.js';
@@ -41,7 +41,10 @@ export async function requeueLost(deps: Pick<Deps, 'db' | 'clock' | 'queue'>, st
     .select({ id: tasks.id })
     .from(tasks)
     .where(
-      sql`(${tasks.status} = 'pending' and ${tasks.createdAt} < ${before}) or (${tasks.status} = 'running' and ${tasks.workerId} is null and ${tasks.heartbeatAt} < ${before})`,
+      or(
+        and(eq(tasks.status, 'pending'), lt(tasks.createdAt, before)),
+        and(eq(tasks.status, 'running'), isNull(tasks.workerId), lt(tasks.heartbeatAt, before)),
+      ),
     );
   for (const { id } of lost) await deps.queue.enqueue(id);
 }
