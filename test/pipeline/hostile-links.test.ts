@@ -2,10 +2,9 @@ import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { CALC_INSIGHTS, CALC_PLAN, CALC_REPO, editBlock, stepOf } from '../support/fix-script.js';
+import { CALC_RANKING, CALC_REPO, editBlock, scriptCalcRun, stepOf } from '../support/fix-script.js';
 import { newAccount } from '../support/harness.js';
 import { type ModelService, runFixTask, startModelService } from '../support/model-service.js';
-import type { Reply } from '../support/scripted-model/server.js';
 import { BAKERY_BRIEF, ORDER_PAGE, SITE_WITH_BROKEN_LINK, scriptSiteRun } from '../support/site-script.js';
 import { mustOpen, openSse } from '../support/sse-client.js';
 
@@ -49,28 +48,11 @@ const INSIDE_EDITS = [
 ].join('\n');
 
 function scriptHostileRun(model: ModelService['model']) {
-  let fixer = 0;
-  model.respond((req): Reply | undefined => {
-    switch (stepOf(req)) {
-      case 'planner':
-        return { json: CALC_PLAN };
-      case 'locator':
-        return {
-          json: {
-            ranking: [
-              { path: 'calc/ops.py', reason: 'defines add()' },
-              { path: 'calc/alias.py', reason: 'the same module, linked' },
-            ],
-          },
-        };
-      case 'inspector':
-        return { json: CALC_INSIGHTS };
-      case 'fixer':
-        return { text: fixer++ === 0 ? HOSTILE_EDITS : INSIDE_EDITS };
-      default:
-        return undefined;
-    }
-  });
+  scriptCalcRun(
+    model,
+    [HOSTILE_EDITS, INSIDE_EDITS],
+    [...CALC_RANKING, { path: 'calc/alias.py', reason: 'the same module, linked' }],
+  );
 }
 
 beforeAll(async () => {

@@ -52,26 +52,33 @@ export const editBlock = (search: string, replace: string, path = 'calc/ops.py')
 const ADDITION = editBlock('    return a - b', '    return a + b');
 export const GOOD_FIX = `The subtraction should be an addition.\n\n${ADDITION}`;
 
+/** The locator's ranking in a scripted fix run on CALC_REPO. */
+export const CALC_RANKING = [{ path: 'calc/ops.py', reason: 'defines add()' }];
+
 /**
  * Answers every thinking step of a fix run on CALC_REPO from a fixed script: the planner's
- * plan, the locator's ranking, the inspector's insights, then the fixer's answers in order
- * (the last one repeats). Tests queue extra replies with model.enqueue to go first.
+ * plan, the locator's ranking, the inspector's insights, then the fixer's answers: in order
+ * (the last one repeats), or from a responder that reads the request. Tests queue extra
+ * replies with model.enqueue to go first.
  */
 export function scriptCalcRun(
   model: ScriptedModel,
-  fixes: string[] = [GOOD_FIX],
+  fixes: string[] | ((req: ModelRequest) => Reply) = [GOOD_FIX],
+  ranking: { path: string; reason: string }[] = CALC_RANKING,
 ): { fixerCalls: () => ModelRequest[] } {
   let fixer = 0;
+  const fixerReply = (req: ModelRequest): Reply =>
+    typeof fixes === 'function' ? fixes(req) : { text: fixes[Math.min(fixer++, fixes.length - 1)]! };
   model.respond((req): Reply | undefined => {
     switch (stepOf(req)) {
       case 'planner':
         return { json: CALC_PLAN };
       case 'locator':
-        return { json: { ranking: [{ path: 'calc/ops.py', reason: 'defines add()' }] } };
+        return { json: { ranking } };
       case 'inspector':
         return { json: CALC_INSIGHTS };
       case 'fixer':
-        return { text: fixes[Math.min(fixer++, fixes.length - 1)]! };
+        return fixerReply(req);
       default:
         return undefined;
     }

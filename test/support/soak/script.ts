@@ -1,4 +1,4 @@
-import { CALC_INSIGHTS, CALC_PLAN, GOOD_FIX, editBlock, stepOf } from '../fix-script.js';
+import { GOOD_FIX, editBlock, scriptCalcRun } from '../fix-script.js';
 import type { ModelRequest, Reply, ScriptedModel } from '../scripted-model/server.js';
 
 /** What the driver does with a task, and how the model answers its fixer. */
@@ -29,20 +29,7 @@ function fixerReply(req: ModelRequest): Reply {
 
 /** Answers every thinking step at once, the fixer by the task's kind (read from its prompt). */
 export function scriptSoak(model: ScriptedModel) {
-  model.respond((req): Reply | undefined => {
-    switch (stepOf(req)) {
-      case 'planner':
-        return { json: CALC_PLAN };
-      case 'locator':
-        return { json: { ranking: [{ path: 'calc/ops.py', reason: 'defines add()' }] } };
-      case 'inspector':
-        return { json: CALC_INSIGHTS };
-      case 'fixer':
-        return fixerReply(req);
-      default:
-        return undefined;
-    }
-  });
+  scriptCalcRun(model, fixerReply);
 }
 
 /** A deterministic mix: mostly plain pull-request runs, with every kind spread through the run. */
