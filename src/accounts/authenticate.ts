@@ -27,6 +27,23 @@ export async function touchToken(deps: Pick<Deps, 'db'>, token: { id: string; la
   }
 }
 
+type TokenRow = typeof apiTokens.$inferSelect;
+
+/**
+ * The caller a token row stands for, when the token is live (not revoked, not expired); its use is
+ * noted. Bearer tokens and panel sessions both come through here.
+ */
+export async function liveCaller(
+  deps: Pick<Deps, 'db'>,
+  row: { token: TokenRow; account: Account },
+  now: Date,
+): Promise<AuthContext | undefined> {
+  const { token, account } = row;
+  if (token.revokedAt || (token.expiresAt && token.expiresAt <= now)) return undefined;
+  await touchToken(deps, token, now);
+  return { account, tokenId: token.id, tokenKind: token.kind as TokenKind };
+}
+
 /**
  * Checks an emend token secret exactly as a Bearer credential is checked (also for starting a
  * control-panel session with it); answers the caller and the token's expiry.
@@ -46,11 +63,7 @@ export async function authenticateToken(
     .where(eq(apiTokens.tokenHash, hashToken(secret)))
     .limit(1);
   const row = rows[0];
-  const now = deps.clock.now();
-  if (!row || row.token.revokedAt || (row.token.expiresAt && row.token.expiresAt <= now)) throw invalid();
-  await touchToken(deps, row.token, now);
-  return {
-    auth: { account: row.account, tokenId: row.token.id, tokenKind: row.token.kind as TokenKind },
-    expiresAt: row.token.expiresAt,
-  };
+  const auth = row && (await liveCaller(deps, row, deps.clock.now()));
+  if (!auth) throw invalid();
+  return { auth, expiresAt: row.token.expiresAt };
 }

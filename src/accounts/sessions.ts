@@ -3,8 +3,7 @@ import { and, eq, gt, lte } from 'drizzle-orm';
 import { accounts, apiTokens, webSessions } from '../db/schema.js';
 import type { Deps } from '../deps.js';
 import { AppError } from '../errors.js';
-import { type AuthContext, touchToken } from './authenticate.js';
-import type { TokenKind } from './token-secrets.js';
+import { type AuthContext, liveCaller } from './authenticate.js';
 
 /**
  * Control-panel sessions. The browser holds a random 256-bit secret (in a cookie, see
@@ -56,9 +55,9 @@ export async function authenticateSession(deps: Pick<Deps, 'db' | 'clock'>, secr
     .innerJoin(accounts, eq(accounts.id, webSessions.accountId))
     .where(and(eq(webSessions.idHash, hashSecret(secret)), gt(webSessions.expiresAt, now)))
     .limit(1);
-  if (!row || row.token.revokedAt || (row.token.expiresAt && row.token.expiresAt <= now)) throw dead();
-  await touchToken(deps, row.token, now);
-  return { account: row.account, tokenId: row.token.id, tokenKind: row.token.kind as TokenKind };
+  const auth = row && (await liveCaller(deps, row, now));
+  if (!auth) throw dead();
+  return auth;
 }
 
 /** Ends a session; returns its token's id (a token issued for the session is revoked with it by the caller). */
