@@ -1,4 +1,5 @@
-import { PIPELINE, type StepFn, type StepRegistry } from '../src/steps/step.js';
+import { STEP_NAMES } from '../src/step-contract/index.js';
+import type { RegistryStep, StepRegistry } from '../src/steps/step.js';
 import type { WorkerOptions } from '../src/engine/worker.js';
 
 /**
@@ -9,14 +10,14 @@ import type { WorkerOptions } from '../src/engine/worker.js';
  * (it calls a model or a command), and returns nothing more.
  */
 export function noopSteps(kind: 'return' | 'yield' = 'return'): StepRegistry {
-  const noop: StepFn =
+  const noop: RegistryStep =
     kind === 'return'
       ? async () => ({ output: {} })
       : async () => {
           await new Promise((resolve) => setImmediate(resolve));
           return { output: {} };
         };
-  return Object.fromEntries(PIPELINE.map((s) => [s, noop])) as StepRegistry;
+  return Object.fromEntries(STEP_NAMES.map((s) => [s, noop])) as StepRegistry;
 }
 
 /** The production defaults (src/engine/worker.ts), written out so the figures say what ran. */

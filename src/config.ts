@@ -2,6 +2,7 @@ import { existsSync } from 'node:fs';
 import { isIP } from 'node:net';
 import { isAbsolute, relative, resolve } from 'node:path';
 import ipaddr from 'ipaddr.js';
+import { MODEL_STEPS, type ModelStep } from './step-contract/names.js';
 
 /** Everything the service reads from its environment, parsed once at start-up. */
 export interface Config {
@@ -56,8 +57,6 @@ export type OutboundAllowRule =
 
 export const LLM_PROVIDERS = ['openai', 'anthropic', 'google'] as const;
 export type LlmProvider = (typeof LLM_PROVIDERS)[number];
-export type LlmStep = 'planner' | 'locator' | 'inspector' | 'fixer';
-export const LLM_STEPS: readonly LlmStep[] = ['planner', 'locator', 'inspector', 'fixer'];
 
 /**
  * The plan names, once. They live here, in the base layer, because the config sets each plan's
@@ -73,7 +72,7 @@ export interface LlmConfig {
   /** The provider managed calls use when a step names none; default: the first with a managed key. */
   provider: LlmProvider | undefined;
   /** Per-step model, as `provider:model` or `model` (EMEND_MODEL_PLANNER …). */
-  models: Partial<Record<LlmStep, { provider?: LlmProvider; model: string }>>;
+  models: Partial<Record<ModelStep, { provider?: LlmProvider; model: string }>>;
   /** One call, from request to last byte. */
   timeoutMs: number;
   /** Retries after a 429, a 5xx or a dropped connection. */
@@ -293,7 +292,7 @@ function llm(env: Env): LlmConfig {
     throw new ConfigError('EMEND_LLM_PROVIDER', `expected ${LLM_PROVIDERS.join(', ')}, got "${provider}"`);
   }
   const models: LlmConfig['models'] = {};
-  for (const step of LLM_STEPS) {
+  for (const step of MODEL_STEPS) {
     const m = stepModel(env, `EMEND_MODEL_${step.toUpperCase()}`);
     if (m) models[step] = m;
   }

@@ -1,7 +1,8 @@
 import { eq } from 'drizzle-orm';
 import { keyContext } from './provider-keys.js';
 import { decryptSecret } from '../secret-box.js';
-import { LLM_PROVIDERS, type LlmProvider, type LlmStep } from '../config.js';
+import { LLM_PROVIDERS, type LlmProvider } from '../config.js';
+import type { ModelStep } from '../step-contract/names.js';
 import { providerKeys } from '../db/schema.js';
 import type { Deps } from '../deps.js';
 import { type ModelChoice, NoModelKey } from '../llm/model-choice.js';
@@ -14,7 +15,7 @@ const ENV_NAMES: Record<LlmProvider, string> = {
 };
 
 /** The locator's re-rank is a short, frequent call: a quick model unless configured. */
-const defaultModel = (provider: LlmProvider, step: LlmStep) =>
+const defaultModel = (provider: LlmProvider, step: ModelStep) =>
   step === 'locator' ? DEFAULT_MODELS[provider].quick : DEFAULT_MODELS[provider].strong;
 
 /**
@@ -26,7 +27,7 @@ const defaultModel = (provider: LlmProvider, step: LlmStep) =>
 export async function chooseModel(
   deps: Pick<Deps, 'db' | 'config' | 'secretKey'>,
   task: { accountId: string; byok: boolean },
-  step: LlmStep,
+  step: ModelStep,
 ): Promise<ModelChoice> {
   const { llm, providerKeys: managed, providerBaseUrls } = deps.config;
   const wanted = llm.models[step];

@@ -1,7 +1,7 @@
 import type { PlanName } from '../config.js';
+import type { StepName } from '../step-contract/names.js';
 
 export type TaskMode = 'preview' | 'pr';
-export type Step = 'planner' | 'locator' | 'inspector' | 'fixer' | 'validator' | 'pr';
 
 export interface PlanLimits {
   /** Tasks per calendar month (UTC); for demo, tasks per token in all. */
@@ -19,7 +19,8 @@ export const PLANS: Record<PlanName, PlanLimits> = {
   demo: { monthly: 2, concurrent: 1, maxFiles: 5, maxRetries: 0, mode: 'preview' },
 };
 
-export const DEMO_STAGES: Step[] = ['planner', 'locator', 'inspector'];
+/** The steps a demo token's tasks run; the rest are skipped. */
+export const DEMO_STAGES: StepName[] = ['planner', 'locator', 'inspector'];
 export const DEMO_TOKEN_DAYS = 30;
 
 export function planLimits(plan: string): PlanLimits {

@@ -1,13 +1,11 @@
-import type { LlmStep, PlanName } from '../config.js';
+import type { PlanName } from '../config.js';
 import type { Deps } from '../deps.js';
 import { ModelClient } from '../llm/client.js';
 import { chooseModel } from '../accounts/model-credentials.js';
 import { languageModel } from '../llm/providers.js';
 import { UsageMeter } from '../llm/usage.js';
 import type { Task } from '../tasks/service.js';
-import type { StepName } from '../steps/step.js';
-
-const LLM_STEPS: readonly StepName[] = ['planner', 'locator', 'inspector', 'fixer'];
+import { type StepName, isModelStep } from '../step-contract/names.js';
 
 /**
  * One step's model, made on first use: the key is chosen (and a BYOK key decrypted) only
@@ -19,8 +17,8 @@ export function stepModel(deps: Deps, task: Task, step: StepName, plan: PlanName
   let client: Promise<ModelClient> | undefined;
   return {
     client: () => {
-      if (!LLM_STEPS.includes(step)) return Promise.reject(new Error(`the ${step} step does not call a model`));
-      client ??= chooseModel(deps, task, step as LlmStep).then((choice) => {
+      if (!isModelStep(step)) return Promise.reject(new Error(`the ${step} step does not call a model`));
+      client ??= chooseModel(deps, task, step).then((choice) => {
         const limit = deps.config.llm.budgets[plan];
         return new ModelClient({
           choice,

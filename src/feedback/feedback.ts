@@ -5,31 +5,10 @@ import type { Deps } from '../deps.js';
 import { AppError } from '../errors.js';
 import { newId } from '../ids.js';
 import { TERMINAL_STATUSES } from '../tasks/states.js';
+import type { Correct, CurrentFeedback, FeedbackInput, Reuse } from './feedback-types.js';
 import { memoryFromFeedback } from './memory-from-feedback.js';
 
-export type Correct = 'yes' | 'partial' | 'no';
-export type Reuse = 'yes' | 'no';
-
-/** What a caller posts; every field is optional (none given changes nothing). */
-export interface FeedbackInput {
-  rating?: number;
-  correct?: Correct;
-  reuse?: Reuse;
-  /** An empty (or blank) note clears the note. */
-  note?: string;
-}
-
-/** A task's feedback as it stands: every post merged over the ones before it. */
-export interface CurrentFeedback {
-  taskId: string;
-  rating: number | null;
-  correct: Correct | null;
-  reuse: Reuse | null;
-  note: string | null;
-  updatedAt: Date;
-  /** How many posts made it (the rows kept as history). */
-  historyCount: number;
-}
+export type { Correct, CurrentFeedback, FeedbackInput, Reuse } from './feedback-types.js';
 
 export const NOTE_MAX = 4000;
 const FIELDS = ['rating', 'correct', 'reuse', 'note'] as const;

@@ -7,33 +7,30 @@ import {
   insertMemoryItem,
   replaceTestCommand,
 } from '../memory/repo-memory.js';
-import type { StepFn } from '../steps/step.js';
 import type { Task } from '../tasks/service.js';
-import type { CurrentFeedback } from './feedback.js';
+import { type FixOutputs, type ValidatorOutput, parseFixOutputs, readProgress } from '../step-contract/index.js';
+import type { CurrentFeedback } from './feedback-types.js';
 
-type Outputs = Partial<Record<'planner' | 'locator' | 'fixer' | 'validator', Record<string, unknown>>>;
+type Outputs = Partial<FixOutputs>;
 
-/** The step outputs the runner kept in tasks.progress. */
+/**
+ * The step outputs the runner kept in tasks.progress of a fix task, parsed with the step
+ * contract: an output that does not parse (a row from an older build) is absent.
+ */
 export const outputsOf = (task: Pick<Task, 'progress'>): Outputs =>
-  ((task.progress ?? {}) as { outputs?: Outputs }).outputs ?? {};
-
-const strings = (v: unknown): string[] => (Array.isArray(v) ? v.filter((x): x is string => typeof x === 'string') : []);
+  parseFixOutputs(readProgress(task.progress).outputs);
 
 /** The files a task touched (the fixer's), or else the ones the locator chose. */
 export function filesOf(outputs: Outputs): string[] {
-  const changed = outputs.fixer?.files_changed;
-  if (Array.isArray(changed) && changed.length) {
-    return changed
-      .map((c) => (typeof c === 'string' ? c : (c as { path?: unknown })?.path))
-      .filter((p): p is string => typeof p === 'string');
-  }
-  return strings(outputs.locator?.selected);
+  const changed = outputs.fixer?.files_changed ?? [];
+  if (changed.length) return changed.map((c) => c.path);
+  return outputs.locator?.selected ?? [];
 }
 
 /** The diff the fixer left, or null when it made none. */
 export function diffOf(outputs: Outputs): string | null {
   const diff = outputs.fixer?.diff;
-  return typeof diff === 'string' && diff.trim() ? diff : null;
+  return diff?.trim() ? diff : null;
 }
 
 /**
@@ -62,9 +59,7 @@ export async function memoryFromFeedback(tx: Tx, now: Date, task: Task, feedback
     const plan = outputs.planner;
     const example: ExampleContent = {
       prompt: task.prompt,
-      plan: plan
-        ? { summary: typeof plan.summary === 'string' ? plan.summary : undefined, steps: strings(plan.steps) }
-        : null,
+      plan: plan ? { summary: plan.summary, steps: plan.steps } : null,
       diff,
     };
     await insertMemoryItem(tx, now, { ...base, kind: 'example', content: example });
@@ -80,16 +75,10 @@ export async function memoryFromFeedback(tx: Tx, now: Date, task: Task, feedback
 export async function rememberTestCommand(
   deps: Pick<Deps, 'db' | 'clock'>,
   task: Pick<Task, 'id' | 'accountId' | 'repoUrl' | 'taskType'>,
-  output: Record<string, unknown>,
+  output: ValidatorOutput,
 ): Promise<string | undefined> {
   if (task.taskType !== 'fix' || !task.repoUrl) return undefined;
-  if (
-    output.passed !== true ||
-    output.source !== 'detected' ||
-    typeof output.command !== 'string' ||
-    !output.command.trim()
-  )
-    return undefined;
+  if (output.passed !== true || output.source !== 'detected' || !output.command?.trim()) return undefined;
   return replaceTestCommand(deps, {
     accountId: task.accountId,
     repo: task.repoUrl,
@@ -97,19 +86,3 @@ export async function rememberTestCommand(
     taskId: task.id,
   });
 }
-
-/**
- * Wraps the validator step: after a passing run, its detected test command is remembered (a failure to store it only
- * logs).
- */
-export const rememberingTestCommand =
-  (step: StepFn): StepFn =>
-  async (payload, helpers) => {
-    const result = await step(payload, helpers);
-    if (result.passed === true) {
-      await rememberTestCommand(helpers.deps, payload.task, result.output).catch((err: unknown) =>
-        helpers.deps.log.warn({ err, task: payload.task.id }, 'remembering the test command failed'),
-      );
-    }
-    return result;
-  };

@@ -1,6 +1,8 @@
 import { and, asc, desc, eq, inArray, sql } from 'drizzle-orm';
 import { taskFeedback, tasks } from '../db/schema.js';
 import type { Deps } from '../deps.js';
+import { type FixOutputs, parseSiteOutputs, readProgress } from '../step-contract/index.js';
+import type { Task } from '../tasks/service.js';
 import { diffOf, outputsOf } from './memory-from-feedback.js';
 
 export interface TrainingSummary {
@@ -47,30 +49,47 @@ export async function trainingSummary(deps: Pick<Deps, 'db'>, accountId: string)
 /** Tasks read per query of the export: bounds its memory whatever the account's size. */
 export const EXPORT_PAGE = 500;
 
-type Json = Record<string, unknown>;
-
 /** The planner's plan without what only the service uses (model id, memory item ids). */
-function planOf(planner: Json | undefined): Json | null {
+function planOf(planner: FixOutputs['planner'] | undefined) {
   if (!planner) return null;
   const { model: _model, memory_used: _memory, ...plan } = planner;
   return plan;
 }
 
-function locatedFiles(locator: Json | undefined): string[] {
+function locatedFiles(locator: FixOutputs['locator'] | undefined): string[] {
   if (!locator) return [];
-  if (Array.isArray(locator.selected) && locator.selected.length)
-    return locator.selected.filter((p): p is string => typeof p === 'string');
-  if (!Array.isArray(locator.files)) return [];
-  return locator.files.map((f) => (f as { path?: unknown })?.path).filter((p): p is string => typeof p === 'string');
+  if (locator.selected.length) return locator.selected;
+  return locator.files.map((f) => f.path);
 }
 
-function validatorOf(validator: Json | undefined): Json | null {
+function validatorOf(validator: FixOutputs['validator'] | undefined) {
   if (!validator) return null;
+  const { passed, command, new_failures, fixed } = validator;
+  return { passed, command, new_failures, fixed };
+}
+
+const withoutModel = <T extends { model: string }>({ model: _model, ...rest }: T) => rest;
+
+/**
+ * What a task's steps made, for the export. A scaffold task's plan is the site's plan (its
+ * outputs parsed as a site's); it has no located files, no diff, and no test command.
+ */
+function stepsOf(task: Pick<Task, 'taskType' | 'progress'>) {
+  if (task.taskType === 'scaffold') {
+    const { planner, validator } = parseSiteOutputs(readProgress(task.progress).outputs);
+    return {
+      plan: planner ? withoutModel(planner) : null,
+      located_files: [],
+      diff: null,
+      validator: validator ? { passed: validator.passed, command: null, new_failures: [], fixed: [] } : null,
+    };
+  }
+  const outputs = outputsOf(task);
   return {
-    passed: validator.passed ?? null,
-    command: validator.command ?? null,
-    new_failures: validator.new_failures ?? [],
-    fixed: validator.fixed ?? [],
+    plan: planOf(outputs.planner),
+    located_files: locatedFiles(outputs.locator),
+    diff: diffOf(outputs),
+    validator: validatorOf(outputs.validator),
   };
 }
 
@@ -115,7 +134,7 @@ export async function* trainingLines(
       .orderBy(asc(tasks.createdAt), asc(tasks.id))
       .limit(pageSize);
     if (page.length === 0) return;
-    const feedback = new Map<string, Json>();
+    const feedback = new Map<string, Record<string, unknown>>();
     const rows = await deps.db
       .selectDistinctOn([taskFeedback.taskId], {
         taskId: taskFeedback.taskId,
@@ -147,17 +166,13 @@ export async function* trainingLines(
     }
     let chunk = '';
     for (const t of page) {
-      const outputs = outputsOf(t);
       chunk += `${JSON.stringify({
         id: t.id,
         created_at: iso(t.createdAt),
         task_type: t.taskType,
         repo: t.repoUrl,
         prompt: t.prompt,
-        plan: planOf(outputs.planner),
-        located_files: locatedFiles(outputs.locator),
-        diff: diffOf(outputs),
-        validator: validatorOf(outputs.validator),
+        ...stepsOf(t),
         pr_url: t.prUrl,
         pr_merged: t.prMerged,
         pr_merged_at: iso(t.prMergedAt),

@@ -54,7 +54,7 @@ export const SiteOutputsSchema = z.object({
 });
 
 /** A fix task's outputs from stored JSON; anything that is not an object reads as no outputs. */
-export const parseFixOutputs = (raw: unknown): Partial<FixOutputs> => FixOutputsSchema.catch({}).parse(raw);
+export const parseFixOutputs = (raw: unknown): Partial<FixOutputs> => FixOutputsSchema.catch(() => ({})).parse(raw);
 
 /** A scaffold task's outputs from stored JSON; anything that is not an object reads as no outputs. */
-export const parseSiteOutputs = (raw: unknown): Partial<SiteOutputs> => SiteOutputsSchema.catch({}).parse(raw);
+export const parseSiteOutputs = (raw: unknown): Partial<SiteOutputs> => SiteOutputsSchema.catch(() => ({})).parse(raw);

@@ -6,13 +6,15 @@ import { STEP_NAMES } from './names.js';
  * step. The outputs stay stored JSON here: what they hold depends on the kind of task, so they
  * are parsed where a kind is known (parseFixOutputs, parseSiteOutputs), as is `failure`.
  */
+// Every fallback is made fresh (a function, not a value): the runner mutates the progress it
+// reads, and a shared default object would carry one task's outputs into the next.
 export const Progress = z.object({
-  outputs: z.record(z.string(), z.unknown()).catch({}),
+  outputs: z.record(z.string(), z.unknown()).catch(() => ({})),
   next: z.enum([...STEP_NAMES, 'end']).catch('planner'),
   /** The validator output the next fixer run should address. */
   failure: z.unknown().optional(),
   /** Gates already approved for the current outputs. */
-  approved: z.object({ plan: z.boolean().optional(), diff: z.boolean().optional() }).catch({}),
+  approved: z.object({ plan: z.boolean().optional(), diff: z.boolean().optional() }).catch(() => ({})),
   /** The commit the run's checkout started from; a resumed run checks out the same one. */
   baseCommit: z.string().optional().catch(undefined),
 });
@@ -23,4 +25,4 @@ export type Progress = z.infer<typeof Progress>;
  * an older build) reads as a task that has not started: each part that does not fit falls
  * back to its start value on its own.
  */
-export const readProgress = (raw: unknown): Progress => Progress.catch(Progress.parse({})).parse(raw ?? {});
+export const readProgress = (raw: unknown): Progress => Progress.catch(() => Progress.parse({})).parse(raw ?? {});

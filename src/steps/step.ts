@@ -4,27 +4,50 @@ import type { PlanLimits } from '../accounts/plans.js';
 import type { Task } from '../tasks/service.js';
 import type { Workspace } from '../workspace/checkout.js';
 import type { TrackedSpawn } from '../processes/process-set.js';
+import {
+  type FixOutputs,
+  type Progress,
+  type SiteOutputs,
+  SiteValidatorOutput,
+  type StepName,
+  type StepOutput,
+  type TaskPatch,
+  ValidatorOutput,
+  parseFixOutputs,
+  parseSiteOutputs,
+} from '../step-contract/index.js';
 
-export const PIPELINE = ['planner', 'locator', 'inspector', 'fixer', 'validator', 'pr'] as const;
-export type StepName = (typeof PIPELINE)[number];
-
-/** What a step returns: its output (persisted, shown in the log), and what it cost. */
-export interface StepResult {
-  output: Record<string, unknown>;
-  tokens?: number;
-  costUsd?: number;
-  /** For the validator: false when the change did not pass; the runner may re-run the fixer. */
-  passed?: boolean;
-}
-
-export interface StepPayload {
+/** The payload's parts every step gets, whatever the kind of task. */
+interface PayloadBase {
   task: Task;
-  /** Outputs of the steps finished so far (after resume too). */
-  outputs: Partial<Record<StepName, Record<string, unknown>>>;
-  /** For the fixer on a retry: the validator output that failed. */
-  failure?: Record<string, unknown>;
   /** 0 on the first fixer run, then 1, 2 on retries. */
   retry: number;
+}
+
+/** A fix task's payload: the outputs of the steps finished so far (after resume too), as the contract types them. */
+export interface FixPayload extends PayloadBase {
+  kind: 'fix';
+  outputs: Partial<FixOutputs>;
+  /** For the fixer on a retry: the validator output that did not pass. */
+  failure?: ValidatorOutput;
+}
+
+/** A scaffold task's payload: the site's steps produce their own outputs. */
+export interface SitePayload extends PayloadBase {
+  kind: 'scaffold';
+  outputs: Partial<SiteOutputs>;
+  /** For the site fixer on a retry: the site validator output that did not pass. */
+  failure?: SiteValidatorOutput;
+}
+
+export type StepPayload = FixPayload | SitePayload;
+
+/** What a step returns: its output (persisted, shown in the log), what to change on the task, and what it cost. */
+export interface StepResult<O extends object = StepOutput> {
+  output: O;
+  patch?: TaskPatch;
+  tokens?: number;
+  costUsd?: number;
 }
 
 export interface StepHelpers {
@@ -50,5 +73,41 @@ export interface StepHelpers {
   limits: PlanLimits;
 }
 
-export type StepFn = (payload: StepPayload, helpers: StepHelpers) => Promise<StepResult>;
-export type StepRegistry = Record<StepName, StepFn>;
+export type StepFn<P extends StepPayload = StepPayload, O extends object = StepOutput> = (
+  payload: P,
+  helpers: StepHelpers,
+) => Promise<StepResult<O>>;
+/** A step of fix tasks, returning that step's output. */
+export type FixStep<S extends keyof FixOutputs> = StepFn<FixPayload, FixOutputs[S]>;
+/** A step of scaffold tasks, returning that step's output. */
+export type SiteStep<S extends keyof SiteOutputs> = StepFn<SitePayload, SiteOutputs[S]>;
+/**
+ * What the runner runs, by name: any step of either kind. The runner stores an output without
+ * reading it (the steps that read it parse it with the contract), so the registry asks only
+ * for an object; the real steps are declared as FixStep or SiteStep of their own output.
+ */
+export type RegistryStep = StepFn<StepPayload, object>;
+export type StepRegistry = Record<StepName, RegistryStep>;
+
+/**
+ * The payload for a step from the task and its stored progress: the outputs and the failure
+ * are parsed with the contract's schemas for the task's kind (what does not parse is absent).
+ */
+export function payloadFor(task: Task, progress: Progress, retry: number, withFailure: boolean): StepPayload {
+  const failure = withFailure ? progress.failure : undefined;
+  if (task.taskType === 'scaffold')
+    return {
+      kind: 'scaffold',
+      task,
+      retry,
+      outputs: parseSiteOutputs(progress.outputs),
+      failure: SiteValidatorOutput.optional().catch(undefined).parse(failure),
+    };
+  return {
+    kind: 'fix',
+    task,
+    retry,
+    outputs: parseFixOutputs(progress.outputs),
+    failure: ValidatorOutput.optional().catch(undefined).parse(failure),
+  };
+}

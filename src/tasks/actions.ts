@@ -1,9 +1,9 @@
 import { taskLogs } from '../db/schema.js';
 import type { Deps } from '../deps.js';
+import { type Progress, type StepName, parseFixOutputs, readProgress } from '../step-contract/index.js';
 import { AppError } from '../errors.js';
 import { CHANNELS } from '../events/bus.js';
 import type { AuthContext } from '../accounts/authenticate.js';
-import type { Progress } from '../engine/runner.js';
 import { admitTask, insertAdmitted } from './lifecycle/admit.js';
 import { endTask } from './lifecycle/end.js';
 import { resumeTask } from './lifecycle/resume.js';
@@ -44,17 +44,30 @@ export async function approveTask(
   }
   if (plan !== undefined && stage !== 'plan')
     throw new AppError('bad_request', 'plan: an edited plan can only come with stage "plan"');
-  const progress = task.progress as Progress;
-  const outputs = plan
-    ? { ...progress.outputs, planner: { ...progress.outputs.planner, ...plan, edited_by_reviewer: true } }
-    : progress.outputs;
+  const progress = readProgress(task.progress);
+  const outputs = plan ? withEditedPlan(task, progress, plan) : progress.outputs;
   const next: Progress = { ...progress, outputs, approved: { ...progress.approved, [stage]: true } };
   const resumed = await resumeTask(deps, taskId, waiting, next);
   if (!resumed) throw new AppError('conflict', `task ${taskId} is no longer waiting for ${stage} approval`);
   return resumed;
 }
 
-const REUSED_STEPS = ['planner', 'locator', 'inspector', 'fixer'] as const;
+/**
+ * The outputs with the reviewer's edit of the plan over the planner's. Only a fix plan is
+ * edited here: its fields are the ones the route takes; a site plan has other fields.
+ */
+function withEditedPlan(task: Task, progress: Progress, plan: Record<string, unknown>) {
+  if (task.taskType !== 'fix')
+    throw new AppError(
+      'bad_request',
+      `plan: only a fix task's plan can be edited; approve a ${task.taskType} plan as it is`,
+    );
+  const planner = parseFixOutputs(progress.outputs).planner;
+  return { ...progress.outputs, planner: { ...planner, ...plan, edited_by_reviewer: true } };
+}
+
+/** The steps whose outputs a continued preview starts from. */
+const REUSED_STEPS = ['planner', 'locator', 'inspector', 'fixer'] as const satisfies readonly StepName[];
 
 /**
  * Promotes a finished preview to a full run: a child task in pr mode that starts from the
@@ -79,10 +92,9 @@ export async function continueTask(
       `only a preview task that is done can be continued; this one is a ${parent.mode} task, ${parent.status}`,
     );
   }
-  const parentProgress = parent.progress as Progress;
-  const outputs = Object.fromEntries(
-    REUSED_STEPS.filter((s) => parentProgress.outputs?.[s]).map((s) => [s, parentProgress.outputs[s]]),
-  );
+  // Copied as stored: the child's run parses them with the contract when it reads them.
+  const parentOutputs = readProgress(parent.progress).outputs;
+  const outputs = Object.fromEntries(REUSED_STEPS.filter((s) => parentOutputs[s]).map((s) => [s, parentOutputs[s]]));
   const next = REUSED_STEPS.find((s) => !outputs[s]) ?? 'validator';
   const now = deps.clock.now();
   const child = await deps.db.transaction(async (tx) => {
@@ -114,7 +126,7 @@ export async function continueTask(
         step,
         status: 'done',
         input: { reused_from: parent.id },
-        output: outputs[step] as Record<string, unknown>,
+        output: outputs[step],
         createdAt: now,
       });
     }

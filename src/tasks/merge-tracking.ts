@@ -2,6 +2,7 @@ import { and, eq, gte, isNotNull } from 'drizzle-orm';
 import { accounts, tasks } from '../db/schema.js';
 import type { Deps } from '../deps.js';
 import { hostFor, scmTokenOf } from '../accounts/scm-connection.js';
+import { parseFixOutputs, readProgress } from '../step-contract/index.js';
 
 /** Pull requests opened longer ago than this are no longer watched (closed or forgotten). */
 const WATCH_DAYS = 30;
@@ -54,9 +55,9 @@ export async function checkOpenPulls(
     try {
       const gh = hostFor(deps, scmTokenOf(deps, row.account));
       const state = await gh.pull(pull.owner, pull.name, pull.number);
-      const serviceCommit = (
-        (row.progress as { outputs?: { pr?: { commit?: string } } } | null)?.outputs?.pr?.commit ?? ''
-      ).toLowerCase();
+      // The commit the pr step pushed; a pr output that does not parse counts as none.
+      const pr = parseFixOutputs(readProgress(row.progress).outputs).pr;
+      const serviceCommit = (pr?.commit ?? '').toLowerCase();
       let humanEdit = row.humanEdit;
       if (!humanEdit) {
         const commits = await gh.pullCommits(pull.owner, pull.name, pull.number);

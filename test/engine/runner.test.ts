@@ -3,10 +3,11 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { ledgerBalance } from '../../src/accounts/credits.js';
 import { accounts } from '../../src/db/schema.js';
 import { CHANNELS } from '../../src/events/bus.js';
-import type { StepFn } from '../../src/steps/step.js';
+import type { RegistryStep } from '../../src/steps/step.js';
 import { type Worker, startWorker } from '../../src/engine/worker.js';
 import { deferred, isRunning, logsOf, recordingSteps, taskRow, waitFor, waitForStatus } from '../support/engine.js';
 import { type Harness, newAccount, startHarness } from '../support/harness.js';
+import { validatorOutput } from '../support/step-outputs.js';
 
 let h: Harness;
 let worker: Worker | undefined;
@@ -121,7 +122,10 @@ describe('a full run', () => {
     const { calls } = await start({
       validator: async () => {
         validations++;
-        return { output: { passed: false, new_failures: [`test_${validations}`] }, passed: false };
+        return {
+          output: validatorOutput({ passed: false, new_failures: [`test_${validations}`] }),
+          patch: { passed: false },
+        };
       },
     });
     const { auth, account } = await newAccount(h, { plan: 'pro', credits: 1 });
@@ -142,7 +146,7 @@ describe('a full run', () => {
     ]);
     const fixers = calls.filter((c) => c.step === 'fixer');
     expect(fixers.map((c) => c.retry)).toEqual([0, 1, 2]);
-    expect(fixers[1]!.failure).toEqual({ passed: false, new_failures: ['test_1'] });
+    expect(fixers[1]!.failure).toEqual(validatorOutput({ passed: false, new_failures: ['test_1'] }));
     expect(done.retryCount).toBe(2);
     expect((await logsOf(h, id)).filter((l) => l === 'validator:failed')).toHaveLength(3);
     expect(await ledgerBalance(h.deps.db, account.id)).toBe(await credits(account.id));
@@ -308,7 +312,7 @@ describe('kill', () => {
     'kills a running task’s whole process tree before ' + 'answering, releases the credit, and 409s a finished task',
     async () => {
       const spawned = deferred<number[]>();
-      const inspector: StepFn = async (_payload, helpers) => {
+      const inspector: RegistryStep = async (_payload, helpers) => {
         const child = helpers.spawn('sh', ['-c', 'sleep 300 & echo $!; sleep 300 & echo $!; wait'], {
           stdio: ['ignore', 'pipe', 'ignore'],
         });

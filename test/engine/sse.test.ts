@@ -11,7 +11,9 @@ import { type StreamTimings, taskStreamRoutes } from '../../src/http/routes/task
 import { sharedSchemas } from '../../src/http/schemas.js';
 import { installValidators } from '../../src/http/validation.js';
 import { newId } from '../../src/ids.js';
-import { PIPELINE, type StepFn, type StepName, type StepRegistry, type StepResult } from '../../src/steps/step.js';
+import { STEP_NAMES as PIPELINE, type StepName } from '../../src/step-contract/index.js';
+import type { RegistryStep, StepRegistry, StepResult } from '../../src/steps/step.js';
+import { prOutput, validatorOutput } from '../support/step-outputs.js';
 import { appendLog, notifyTask } from '../../src/tasks/task-logs.js';
 import { startWorker } from '../../src/engine/worker.js';
 import { type Harness, newAccount, startHarness } from '../support/harness.js';
@@ -165,14 +167,15 @@ describe('GET /v1/tasks/{id}/logs/stream', () => {
         StepName,
         ReturnType<typeof deferred>
       >;
-      const result = (step: StepName): StepResult => {
-        if (step === 'validator') return { output: { passed: true }, passed: true };
-        if (step === 'pr') return { output: { pr_url: 'https://github.com/psf/requests/pull/7' } };
+      const result = (step: StepName): StepResult<object> => {
+        if (step === 'validator') return { output: validatorOutput(), patch: { passed: true } };
+        const url = 'https://github.com/psf/requests/pull/7';
+        if (step === 'pr') return { output: prOutput(url), patch: { prUrl: url } };
         if (step === 'planner') return { output: { note: 'planner ran' }, costUsd: 0.25, tokens: 1_200 };
         return { output: { note: `${step} ran` }, costUsd: 0 };
       };
       const steps = Object.fromEntries(
-        PIPELINE.map((step): [StepName, StepFn] => [
+        PIPELINE.map((step): [StepName, RegistryStep] => [
           step,
           async () => {
             await release[step].promise;

@@ -2,11 +2,12 @@ import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { productionSteps } from '../../src/step-registry.js';
-import type { StepFn } from '../../src/steps/step.js';
+import type { RegistryStep } from '../../src/steps/step.js';
 import { workspaceDiff } from '../../src/workspace/diff.js';
 import { type Worker, startWorker } from '../../src/engine/worker.js';
 import { recordingSteps, waitForStatus } from '../support/engine.js';
 import { type Harness, newAccount, startHarness } from '../support/harness.js';
+import { fixerOutput } from '../support/step-outputs.js';
 
 let h: Harness;
 let worker: Worker;
@@ -34,7 +35,7 @@ describe('the production validator in a run', { timeout: 120_000 }, () => {
     async () => {
       h.github.createRepo('acme', 'calc', { files: FILES });
       let attempt = 0;
-      const fixer: StepFn = async (_p, helpers) => {
+      const fixer: RegistryStep = async (_p, helpers) => {
         attempt++;
         const ws = await helpers.workspace();
         // first attempt breaks add(); the retry repairs it and adds a feature
@@ -43,7 +44,8 @@ describe('the production validator in a run', { timeout: 120_000 }, () => {
             ? 'exports.add = (a, b) => a - b;\n'
             : 'exports.add = (a, b) => a + b;\nexports.mul = (a, b) => a * b;\n';
         writeFileSync(join(ws.dir, 'calc.js'), body);
-        return { output: { diff: await workspaceDiff({ dataDir: h.deps.config.dataDir, log: h.deps.log }, ws) } };
+        const diff = await workspaceDiff({ dataDir: h.deps.config.dataDir, log: h.deps.log }, ws);
+        return { output: fixerOutput(diff), patch: { changed: true, diffSummary: diff } };
       };
       const { steps, calls } = recordingSteps({ fixer, validator: productionSteps().validator });
       worker = await startWorker(h.deps, steps, {

@@ -1,11 +1,12 @@
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { StepFn } from '../../src/steps/step.js';
+import type { RegistryStep } from '../../src/steps/step.js';
 import { workspaceDiff } from '../../src/workspace/diff.js';
 import { type Worker, startWorker } from '../../src/engine/worker.js';
 import { recordingSteps, waitForStatus } from '../support/engine.js';
 import { type Harness, newAccount, startHarness } from '../support/harness.js';
+import { fixerOutput, validatorOutput } from '../support/step-outputs.js';
 
 let h: Harness;
 let worker: Worker;
@@ -27,7 +28,7 @@ describe('a run’s workspace', () => {
       const { commit: base } = h.github.createRepo('acme', 'app', {
         files: { 'app.py': 'x = 1\n', 'README.md': '# app\n' },
       });
-      const inspector: StepFn = async (_p, helpers) => {
+      const inspector: RegistryStep = async (_p, helpers) => {
         const ws = await helpers.workspace();
         seen.push({
           step: 'inspector',
@@ -37,14 +38,14 @@ describe('a run’s workspace', () => {
         });
         return { output: {} };
       };
-      const fixer: StepFn = async (_p, helpers) => {
+      const fixer: RegistryStep = async (_p, helpers) => {
         const ws = await helpers.workspace();
         writeFileSync(join(ws.dir, 'app.py'), 'x = 2\n');
         writeFileSync(join(ws.dir, 'new_test.py'), 'def test_x(): pass\n');
         const diff = await workspaceDiff({ dataDir: h.deps.config.dataDir, log: h.deps.log }, ws);
-        return { output: { diff } };
+        return { output: fixerOutput(diff), patch: { changed: true, diffSummary: diff } };
       };
-      const validator: StepFn = async (_p, helpers) => {
+      const validator: RegistryStep = async (_p, helpers) => {
         const ws = await helpers.workspace();
         seen.push({
           step: 'validator',
@@ -54,7 +55,7 @@ describe('a run’s workspace', () => {
           newFile: existsSync(join(ws.dir, 'new_test.py')),
           readme: readFileSync(join(ws.dir, 'README.md'), 'utf8'),
         });
-        return { output: { passed: true }, passed: true };
+        return { output: validatorOutput(), patch: { passed: true } };
       };
       const { steps } = recordingSteps({ inspector, fixer, validator });
       worker = await startWorker(h.deps, steps, {

@@ -38,10 +38,15 @@ export function sampleProgress(i: number, opts: { diffLines?: number } = {}) {
         reranked: false,
         index: { cache: 'hit', files: 812, ms: 35 },
       },
-      inspector: { summary: `The bound in ${file} is off by one.`, insights: [] },
+      inspector: {
+        summary: `The bound in ${file} is off by one.`,
+        insights: [],
+        files: [file],
+        model: 'openai/gpt-4o-mini',
+      },
       fixer: {
         diff: `diff --git a/${file} b/${file}\n--- a/${file}\n+++ b/${file}\n@@ -1,${lines} +1,${lines} @@\n${body}\n`,
-        files_changed: [{ path: file, kind: 'edit' }],
+        files_changed: [{ path: file, kind: 'modified' }],
         edits_applied: 1,
         edits_failed: [],
         rounds: 1,
@@ -61,7 +66,17 @@ export function sampleProgress(i: number, opts: { diffLines?: number } = {}) {
         source: 'detected',
         runner: 'node',
       },
-      pr: { pr_url: `https://github.com/acme/widgets/pull/${i}` },
+      pr: {
+        pr_url: `https://github.com/acme/widgets/pull/${i}`,
+        number: i,
+        branch: `emend/${i}`,
+        head: `emend/${i}`,
+        base: 'main',
+        commit: 'b'.repeat(40),
+        draft: false,
+        drafts_disallowed: false,
+        fork: null,
+      },
     },
   };
 }

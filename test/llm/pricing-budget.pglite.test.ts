@@ -4,7 +4,7 @@ import { type ConfigError, loadConfig } from '../../src/config.js';
 import { FALLBACK_PRICE, costUsd, priceOf } from '../../src/llm/pricing.js';
 import { backoffMs, isTransient, retryAfterMs } from '../../src/llm/retry.js';
 import { BudgetExceeded, UsageMeter, outputAllowance } from '../../src/llm/usage.js';
-import { truncateDiff } from '../../src/engine/runner.js';
+import { truncateDiff } from '../../src/steps/fix/diff-summary.js';
 
 const apiError = (statusCode: number, headers: Record<string, string> = {}) =>
   new APICallError({

@@ -1,9 +1,11 @@
 import { readFileSync } from 'node:fs';
 import { eq } from 'drizzle-orm';
 import { taskLogs, tasks } from '../../src/db/schema.js';
-import { PIPELINE, type StepFn, type StepName, type StepRegistry } from '../../src/steps/step.js';
+import type { StepName } from '../../src/step-contract/index.js';
+import type { RegistryStep, StepRegistry } from '../../src/steps/step.js';
 import type { Task } from '../../src/tasks/service.js';
 import type { Harness } from './harness.js';
+import { fixerOutput, plannerOutput, prOutput, validatorOutput } from './step-outputs.js';
 
 export interface StepCall {
   step: StepName;
@@ -17,10 +19,10 @@ export interface StepCall {
  * Step functions for engine tests: each records its call and returns a small output;
  * `overrides` replaces any of them.
  */
-export function recordingSteps(overrides: Partial<Record<StepName, StepFn>> = {}) {
+export function recordingSteps(overrides: Partial<Record<StepName, RegistryStep>> = {}) {
   const calls: StepCall[] = [];
   const make =
-    (step: StepName): StepFn =>
+    (step: StepName): RegistryStep =>
     async (payload, helpers) => {
       calls.push({
         step,
@@ -31,15 +33,28 @@ export function recordingSteps(overrides: Partial<Record<StepName, StepFn>> = {}
       });
       const custom = overrides[step];
       if (custom) return custom(payload, helpers);
-      const output: Record<string, unknown> = { step, note: `${step} ran` };
-      if (step === 'planner')
-        Object.assign(output, { summary: 'change one line', steps: ['edit'], likely_files: ['a.py'] });
-      if (step === 'fixer') output.diff = '--- a/a.py\n+++ b/a.py\n@@ -1 +1 @@\n-x = 1\n+x = 2\n';
-      if (step === 'validator') return { output: { passed: true }, passed: true, tokens: 0 };
-      if (step === 'pr') output.pr_url = `https://github.com/a/b/pull/${calls.length}`;
-      return { output, tokens: 100, costUsd: 0.01 };
+      const ran = { step, note: `${step} ran` };
+      if (step === 'planner') return { output: { ...ran, ...plannerOutput() }, tokens: 100, costUsd: 0.01 };
+      if (step === 'fixer') {
+        const diff = '--- a/a.py\n+++ b/a.py\n@@ -1 +1 @@\n-x = 1\n+x = 2\n';
+        const output = { ...ran, ...fixerOutput(diff) };
+        return { output, patch: { changed: true, diffSummary: diff }, tokens: 100, costUsd: 0.01 };
+      }
+      if (step === 'validator') return { output: validatorOutput(), patch: { passed: true }, tokens: 0 };
+      if (step === 'pr') {
+        const url = `https://github.com/a/b/pull/${calls.length}`;
+        return { output: { ...ran, ...prOutput(url) }, patch: { prUrl: url }, tokens: 100, costUsd: 0.01 };
+      }
+      return { output: ran, tokens: 100, costUsd: 0.01 };
     };
-  const steps = Object.fromEntries(PIPELINE.map((s) => [s, make(s)])) as StepRegistry;
+  const steps: StepRegistry = {
+    planner: make('planner'),
+    locator: make('locator'),
+    inspector: make('inspector'),
+    fixer: make('fixer'),
+    validator: make('validator'),
+    pr: make('pr'),
+  };
   return { steps, calls };
 }
 

@@ -6,7 +6,7 @@ import { randomBytes } from 'node:crypto';
 import { loadConfig } from '../../src/config.js';
 import { openPostgres } from '../../src/db/client.js';
 import { createLogger } from '../../src/logger.js';
-import type { StepFn } from '../../src/steps/step.js';
+import type { RegistryStep } from '../../src/steps/step.js';
 import { createRuntime } from '../../src/runtime.js';
 import { startWorker } from '../../src/engine/worker.js';
 import { recordingSteps } from './engine.js';
@@ -25,21 +25,21 @@ const trace = env.STEP_TRACE!;
 
 // Every step call is appended to a file the test reads: "<pid> <task> <step>".
 const traced =
-  (step: string, inner?: StepFn): StepFn =>
+  (step: string, inner?: RegistryStep): RegistryStep =>
   async (payload, helpers) => {
     appendFileSync(trace, `${process.pid} ${payload.task.id} ${step}\n`);
     if (inner) return inner(payload, helpers);
     return { output: { step, by: process.pid }, tokens: 10 };
   };
 // Blocks until the process is killed.
-const hang: StepFn = () => new Promise(() => {});
-const slow: StepFn = async () => {
+const hang: RegistryStep = () => new Promise(() => {});
+const slow: RegistryStep = async () => {
   await new Promise((r) => setTimeout(r, 20));
   return { output: {}, tokens: 1 };
 };
 
 // Starts a process tree and records its pids, then waits for it (a kill ends it).
-const spawnTree: StepFn = async (payload, helpers) => {
+const spawnTree: RegistryStep = async (payload, helpers) => {
   const child = helpers.spawn('sh', ['-c', 'sleep 300 & echo $!; sleep 300 & echo $!; wait'], {
     stdio: ['ignore', 'pipe', 'ignore'],
   });

@@ -3,7 +3,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadConfig } from '../../src/config.js';
 import type { Deps } from '../../src/deps.js';
-import type { StepHelpers, StepPayload } from '../../src/steps/step.js';
+import type { FixPayload, StepHelpers } from '../../src/steps/step.js';
 import type { Sandbox } from '../../src/sandbox/types.js';
 import type { Task } from '../../src/tasks/service.js';
 import { type ValidatorWorkspace, validatorStep } from '../../src/steps/fix/validator.js';
@@ -16,8 +16,8 @@ import {
   separateGitDir,
 } from '../support/fixture-repos.js';
 
-function payload(outputs: StepPayload['outputs'] = {}): StepPayload {
-  return { task: { id: 'task-1' } as Task, outputs, retry: 0 };
+function payload(outputs: FixPayload['outputs'] = {}): FixPayload {
+  return { kind: 'fix', task: { id: 'task-1' } as Task, outputs, retry: 0 };
 }
 
 /** The helpers a step gets from the runner, with the sandbox and the configuration in deps and the run's workspace. */
@@ -57,7 +57,7 @@ describe('the validator step', { timeout: 60_000 }, () => {
       const step = validatorStep();
       const first = helpers(sandbox, workspace);
       const result = await step(payload(), first.h);
-      expect(result.passed).toBe(false);
+      expect(result.patch).toEqual({ passed: false });
       expect(result.output).toMatchObject({
         passed: false,
         new_failures: ['multiplies'],
@@ -85,14 +85,14 @@ describe('the validator step', { timeout: 60_000 }, () => {
     writeFileSync(join(repo.dir, '.git', 'HEAD'), 'ref: refs/heads/elsewhere\n');
     writeFileSync(join(repo.dir, '.git', 'config'), '[core]\n\tfsmonitor = touch pwned\n');
     const result = await step(validatorStep(), sandbox, { dir: repo.dir, gitDir, baseCommit: repo.base });
-    expect(result).toMatchObject({ passed: true, output: { passed: true, fixed: ['A'], new_failures: [] } });
+    expect(result).toMatchObject({ patch: { passed: true }, output: { passed: true, fixed: ['A'], new_failures: [] } });
     expect(existsSync(join(repo.dir, 'pwned'))).toBe(false);
   });
 
   it('leaves passed out when there is nothing to validate, so the runner goes on', async () => {
     const repo = noTests();
     const result = await step(validatorStep(), sandbox, { dir: repo.dir, baseCommit: repo.base });
-    expect(result.passed).toBeUndefined();
+    expect(result.patch).toBeUndefined();
     expect(result.output).toMatchObject({ passed: null, message: 'no test command found', command: null });
   });
 
@@ -108,7 +108,7 @@ describe('the validator step', { timeout: 60_000 }, () => {
       helpers(sandbox, { dir: repo.dir, baseCommit: repo.base }).h,
     );
     expect(result).toMatchObject({
-      passed: true,
+      patch: { passed: true },
       output: { command: 'cat notes.txt', source: 'memory', passed: true },
     });
     expect(result.output.log_tail).toContain('still nothing');

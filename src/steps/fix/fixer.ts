@@ -1,7 +1,9 @@
 import { EDIT_FORMAT_INSTRUCTIONS } from '../../edits/index.js';
 import { recall } from '../../memory/repo-memory.js';
 import { workspaceDiff } from '../../workspace/diff.js';
-import type { StepFn } from '../step.js';
+import type { Insight, ValidatorOutput } from '../../step-contract/index.js';
+import type { FixStep } from '../step.js';
+import { truncateDiff } from './diff-summary.js';
 import { editRounds } from './edit-rounds.js';
 import { readForPrompt } from './file-views.js';
 import { fenced, memorySection } from '../prompt-parts.js';
@@ -19,12 +21,6 @@ Make the smallest complete change: fix the cause, keep the surrounding style, up
 Quote SEARCH lines exactly as they are in the files shown (without line numbers).
 
 ${EDIT_FORMAT_INSTRUCTIONS}`;
-
-interface Insight {
-  file: string;
-  symbols?: { name: string; start_line: number; end_line: number; change: string }[];
-  notes?: string;
-}
 
 /** A file's current text for the fixer: whole, or the inspector's spans when it is long. */
 function fileForFixer(dir: string, path: string, insight: Insight | undefined, maxChars: number): string | undefined {
@@ -46,16 +42,15 @@ function fileForFixer(dir: string, path: string, insight: Insight | undefined, m
   return clip(`## ${path} (excerpts; the rest of the file is unchanged)\n${parts.join('\n')}`, maxChars);
 }
 
-function failureSection(failure: Record<string, unknown> | undefined, previousDiff: string | undefined): string {
+function failureSection(failure: ValidatorOutput | undefined, previousDiff: string | undefined): string {
   if (!failure) return '';
-  const news = (failure.new_failures as string[] | undefined) ?? [];
   return [
     '',
     'Your previous change did not pass validation. It is already applied to the files shown; change them further (or undo parts) so the tests pass.',
-    `Command: ${String(failure.command ?? 'unknown')}`,
-    news.length ? `Tests that now fail: ${news.slice(0, 30).join(', ')}` : '',
-    failure.message ? `Validator: ${String(failure.message)}` : '',
-    `Test output (end):\n${fenced(clip(String(failure.log_tail ?? ''), 6_000))}`,
+    `Command: ${failure.command ?? 'unknown'}`,
+    failure.new_failures.length ? `Tests that now fail: ${failure.new_failures.slice(0, 30).join(', ')}` : '',
+    failure.message ? `Validator: ${failure.message}` : '',
+    `Test output (end):\n${fenced(clip(failure.log_tail, 6_000))}`,
     previousDiff ? `Your previous diff:\n${fenced(clip(previousDiff, 12_000), 'diff')}` : '',
   ]
     .filter(Boolean)
@@ -67,12 +62,12 @@ function failureSection(failure: Record<string, unknown> | undefined, previousDi
  * the checkout, and sends back what did not apply, with the reason, for up to MAX_ROUNDS
  * answers. Its output is the git diff of the checkout against the base commit.
  */
-export function fixerStep(): StepFn {
+export function fixerStep(): FixStep<'fixer'> {
   return async ({ task, outputs, failure }, helpers) => {
     const ws = await helpers.workspace();
-    const selected = ((outputs.locator?.selected as string[] | undefined) ?? []).slice(0, helpers.limits.maxFiles);
-    const insights = (outputs.inspector?.insights as Insight[] | undefined) ?? [];
-    const plan = outputs.planner as { summary?: string; steps?: string[]; test_strategy?: string } | undefined;
+    const selected = (outputs.locator?.selected ?? []).slice(0, helpers.limits.maxFiles);
+    const insights = outputs.inspector?.insights ?? [];
+    const plan = outputs.planner;
     const memory = await recall(helpers.deps, {
       accountId: task.accountId,
       repo: task.repoUrl,
@@ -101,7 +96,7 @@ export function fixerStep(): StepFn {
         : '',
       notes.length ? `Inspector's notes:\n${notes.join('\n')}` : '',
       memorySection(memory),
-      failureSection(failure, outputs.fixer?.diff as string | undefined),
+      failureSection(failure, outputs.fixer?.diff),
       `Files:\n\n${files.join('\n\n')}`,
     ]
       .filter(Boolean)
@@ -147,6 +142,8 @@ export function fixerStep(): StepFn {
         memory_used: memory.map((m) => m.id),
         model: `${model.provider}/${model.modelId}`,
       },
+      // A new change: the diff gate and the last validation failure no longer apply to it.
+      patch: { changed: true, diffSummary: truncateDiff(diff) },
     };
   };
 }

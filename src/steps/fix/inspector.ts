@@ -1,5 +1,5 @@
 import { InsightsSchema } from '../../step-contract/index.js';
-import type { StepFn } from '../step.js';
+import type { FixStep } from '../step.js';
 import { type FileView, viewFile } from './file-views.js';
 import { fenced } from '../prompt-parts.js';
 
@@ -10,12 +10,12 @@ Write the summary for a person: plain sentences naming files and functions, no f
 const TOTAL_CHARS = 90_000;
 
 /** The inspector: for each located file, insights {file, relevance, symbols and line ranges, notes} and a summary. */
-export function inspectorStep(): StepFn {
+export function inspectorStep(): FixStep<'inspector'> {
   return async ({ task, outputs }, helpers) => {
     const ws = await helpers.workspace();
-    const selected = ((outputs.locator?.selected as string[] | undefined) ?? []).slice(0, helpers.limits.maxFiles);
+    const selected = (outputs.locator?.selected ?? []).slice(0, helpers.limits.maxFiles);
     if (selected.length === 0) throw new Error('the locator found no files to inspect');
-    const plan = outputs.planner as { summary?: string; steps?: string[] } | undefined;
+    const plan = outputs.planner;
     const request = `${task.prompt}\n${plan?.summary ?? ''}\n${(plan?.steps ?? []).join('\n')}`;
     const perFile = Math.floor(TOTAL_CHARS / selected.length);
     const views = (await Promise.all(selected.map((p) => viewFile(ws.dir, p, request, perFile)))).filter(

@@ -3,7 +3,7 @@ import { z } from 'zod';
 import { type RankedFile, locate } from '../../locator/index.js';
 import type { FileDefinition } from '../../locator/rank.js';
 import { ModelCallFailed } from '../../llm/client.js';
-import type { StepFn, StepHelpers } from '../step.js';
+import type { FixStep, StepHelpers } from '../step.js';
 import { fenced } from '../prompt-parts.js';
 
 const SHORTLIST = 15;
@@ -79,10 +79,10 @@ async function rerank(
  * plan's likely files, then optionally re-ranked by the model. The fixer gets the first
  * `maxFiles` of the plan's limits.
  */
-export function locatorStep(): StepFn {
+export function locatorStep(): FixStep<'locator'> {
   return async ({ task, outputs }, helpers) => {
     const ws = await helpers.workspace();
-    const plan = outputs.planner as { summary?: string; likely_files?: string[] } | undefined;
+    const plan = outputs.planner;
     const hints = plan?.likely_files?.length
       ? `\n\nFiles the plan expects to change: ${plan.likely_files.join(', ')}`
       : '';

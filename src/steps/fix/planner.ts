@@ -1,6 +1,6 @@
 import { PlanSchema } from '../../step-contract/index.js';
 import { recall } from '../../memory/repo-memory.js';
-import type { StepFn } from '../step.js';
+import type { FixStep } from '../step.js';
 import { repoOverview } from './overview.js';
 import { fenced, memorySection } from '../prompt-parts.js';
 import { clip } from '../../text/clip.js';
@@ -16,7 +16,7 @@ Answer with the JSON object only.`;
 const MEMORY_TOKENS = 2_000;
 
 /** The planner: request + repository overview + repo memory → plan. */
-export function plannerStep(): StepFn {
+export function plannerStep(): FixStep<'planner'> {
   return async ({ task }, helpers) => {
     if (task.taskType !== 'fix')
       throw new Error(`the planner for ${task.taskType} tasks is not part of this build yet`);

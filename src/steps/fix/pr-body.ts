@@ -1,3 +1,4 @@
+import type { FixOutputs } from '../../step-contract/index.js';
 import type { Task } from '../../tasks/service.js';
 
 /** emend/<8 random hex of the id>-<words of the prompt>: unique per task, readable in a branch list. */
@@ -23,20 +24,11 @@ export function pullTitle(task: Pick<Task, 'prompt'>, plan: { summary?: string }
   return sentence.length > 72 ? `${sentence.slice(0, 71).trimEnd()}…` : sentence;
 }
 
-interface Validation {
-  passed?: boolean | null;
-  command?: string | null;
-  new_failures?: string[];
-  fixed?: string[];
-  tests?: { passed: number; failed: number; skipped: number };
-  message?: string;
-}
-
-function validationLine(v: Validation | undefined): string {
+function validationLine(v: FixOutputs['validator'] | undefined): string {
   if (!v) return 'Not validated.';
   if (v.passed === true) {
     const counts = v.tests ? ` (${v.tests.passed} passed, ${v.tests.failed} failed, ${v.tests.skipped} skipped)` : '';
-    const fixed = v.fixed?.length
+    const fixed = v.fixed.length
       ? `; now passing: ${v.fixed
           .slice(0, 10)
           .map((t) => `\`${t}\``)
@@ -45,7 +37,7 @@ function validationLine(v: Validation | undefined): string {
     return `Passed: no new test failures with \`${v.command}\`${counts}${fixed}.`;
   }
   if (v.passed === false)
-    return `**Did not pass**: new failures with \`${v.command}\`: ${(v.new_failures ?? [])
+    return `**Did not pass**: new failures with \`${v.command}\`: ${v.new_failures
       .slice(0, 10)
       .map((t) => `\`${t}\``)
       .join(', ')}.`;
@@ -55,11 +47,11 @@ function validationLine(v: Validation | undefined): string {
 /** The PR description: summary, files changed, the validator's result, the task id. */
 export function pullBody(
   task: Pick<Task, 'id' | 'prompt'>,
-  outputs: { planner?: Record<string, unknown>; fixer?: Record<string, unknown>; validator?: Record<string, unknown> },
+  outputs: Pick<Partial<FixOutputs>, 'planner' | 'fixer' | 'validator'>,
   note?: string,
 ): string {
-  const plan = outputs.planner as { summary?: string; steps?: string[] } | undefined;
-  const files = (outputs.fixer?.files_changed as { path: string; kind: string }[] | undefined) ?? [];
+  const plan = outputs.planner;
+  const files = outputs.fixer?.files_changed ?? [];
   return [
     note ? `> ${note}\n` : '',
     '## Summary',
@@ -76,7 +68,7 @@ export function pullBody(
     files.length ? files.map((f) => `- \`${f.path}\` (${f.kind})`).join('\n') : '- (see the diff)',
     '',
     '## Validation',
-    validationLine(outputs.validator as Validation | undefined),
+    validationLine(outputs.validator),
     '',
     `---\nOpened by emend for task \`${task.id}\`.`,
   ]

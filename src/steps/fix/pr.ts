@@ -6,7 +6,7 @@ import { type GitHub, ScmError } from '../../scm/github.js';
 import { parseRepoUrl } from '../../scm/urls.js';
 import { gitEnvOf } from '../../workspace/layout.js';
 import { GitError, identityEnv, runGit } from '../../workspace/git.js';
-import type { StepFn, StepHelpers } from '../step.js';
+import type { FixStep, StepHelpers } from '../step.js';
 import { branchName, pullBody, pullTitle } from './pr-body.js';
 
 const DRAFTS_DISALLOWED = /draft pull requests are not supported/i;
@@ -92,7 +92,7 @@ async function pushToFork(
  * task's base branch: a draft when validation did not pass (a normal one that says so where
  * the repository allows no drafts). Every refusal fails the task with the host's message.
  */
-export function prStep(): StepFn {
+export function prStep(): FixStep<'pr'> {
   return async ({ task, outputs }, helpers) => {
     const deps = helpers.deps;
     if (!task.repoUrl) throw new Error('this task has no repository to open a pull request on');
@@ -108,7 +108,7 @@ export function prStep(): StepFn {
     if (!repo) throw new Error(`${owner}/${name} is no longer visible to the connected account`);
 
     const branch = branchName(task);
-    const title = pullTitle(task, outputs.planner as { summary?: string } | undefined);
+    const title = pullTitle(task, outputs.planner);
     const commit = await commitChange(deps, helpers, branch, title);
     let head = branch;
     let fork: string | null = null;
@@ -124,7 +124,7 @@ export function prStep(): StepFn {
       fork = made.fullName;
     }
 
-    const passed = (outputs.validator as { passed?: boolean | null } | undefined)?.passed === true;
+    const passed = outputs.validator?.passed === true;
     const open = (draft: boolean, note?: string) =>
       gh.openPull({ owner, name, head, base: task.baseBranch, title, body: pullBody(task, outputs, note), draft });
     let pull: Awaited<ReturnType<typeof open>>;
@@ -156,6 +156,7 @@ export function prStep(): StepFn {
             fork,
             reused: true,
           },
+          patch: { prUrl: earlier.url },
         };
       }
       if (passed || !(err instanceof ScmError) || !DRAFTS_DISALLOWED.test(err.message)) throw err;
@@ -178,6 +179,7 @@ export function prStep(): StepFn {
         drafts_disallowed: draftsDisallowed,
         fork,
       },
+      patch: { prUrl: pull.url },
     };
   };
 }

@@ -1,7 +1,7 @@
-import type { StepFn, StepHelpers, StepPayload } from '../step.js';
+import type { FixPayload, FixStep, StepHelpers } from '../step.js';
 import type { Sandbox } from '../../sandbox/types.js';
 import { ValidationAborted } from '../../validator/run.js';
-import { type BaselineSummary, type ValidateOptions, validate } from '../../validator/validate.js';
+import { type ValidateOptions, validate } from '../../validator/validate.js';
 
 /** The part of a task's workspace (src/workspace/checkout.ts) the validator reads. */
 export interface ValidatorWorkspace {
@@ -29,7 +29,7 @@ export interface ValidatorContext {
 }
 
 export type ValidatorContextOf = (
-  payload: StepPayload,
+  payload: FixPayload,
   helpers: StepHelpers,
 ) => ValidatorContext | Promise<ValidatorContext>;
 
@@ -44,19 +44,6 @@ export const validatorContextFromHelpers: ValidatorContextOf = async (_payload, 
   testTimeoutMs: helpers.deps.config.validator.testTimeoutMs,
 });
 
-/** A baseline from the previous validator run of this task (a fixer retry), if the output holds one. */
-function previousBaseline(payload: StepPayload): BaselineSummary | undefined {
-  const baseline = payload.outputs.validator?.baseline as Partial<BaselineSummary> | undefined;
-  if (
-    !baseline ||
-    typeof baseline.commit !== 'string' ||
-    typeof baseline.command !== 'string' ||
-    !Array.isArray(baseline.failures)
-  )
-    return undefined;
-  return baseline as BaselineSummary;
-}
-
 /**
  * The validator as a pipeline step. Its output is the validator's result; `passed` is false
  * when the change brings new failures (the runner then re-runs the fixer with this output
@@ -65,7 +52,7 @@ function previousBaseline(payload: StepPayload): BaselineSummary | undefined {
 export function validatorStep(
   contextOf: ValidatorContextOf = validatorContextFromHelpers,
   options: Omit<ValidateOptions, 'signal' | 'log'> = {},
-): StepFn {
+): FixStep<'validator'> {
   return async (payload, helpers) => {
     const context = await contextOf(payload, helpers);
     try {
@@ -76,7 +63,8 @@ export function validatorStep(
           gitDir: context.workspace.gitDir,
           base: context.workspace.baseCommit,
           testCommand: context.testCommand,
-          cachedBaseline: previousBaseline(payload),
+          // A fixer retry: the previous validator run's baseline (the contract parsed it), if it kept one.
+          cachedBaseline: payload.outputs.validator?.baseline,
         },
         {
           ...options,
@@ -88,7 +76,8 @@ export function validatorStep(
           log: helpers.log,
         },
       );
-      return { output: { ...output }, ...(output.passed === null ? {} : { passed: output.passed }) };
+      // No verdict when nothing could be validated (no tests): the task goes on as if it passed.
+      return { output, ...(output.passed === null ? {} : { patch: { passed: output.passed } }) };
     } catch (err) {
       if (err instanceof ValidationAborted) throw new Error('the validator was stopped (task killed)');
       throw err;

@@ -1,7 +1,7 @@
 import { rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import { EDIT_FORMAT_INSTRUCTIONS } from '../../edits/index.js';
-import type { StepFn } from '../step.js';
+import type { SiteStep } from '../step.js';
 import { editRounds } from '../fix/edit-rounds.js';
 import { fenced } from '../prompt-parts.js';
 import { clip } from '../../text/clip.js';
@@ -38,16 +38,16 @@ function limitProblems(files: { content: Buffer }[], limits: { maxBytes: number;
  * the edit format, in a scratch directory, and stores them with the task so any worker and
  * every API node can read them.
  */
-export function siteFixerStep(): StepFn {
+export function siteFixerStep(): SiteStep<'fixer'> {
   return async ({ task, outputs, failure }, helpers) => {
     const { deps } = helpers;
     const dir = join(taskWorkDirOf(deps.config.dataDir, task.id), 'site');
     const current = (await readSiteFiles(deps, task.id)).map((f) => ({ path: f.path, content: f.content }));
     await writeSiteDir(dir, current);
     try {
-      const plan = { ...(outputs.planner ?? {}) };
-      delete plan.model;
-      const problems = failure?.problems as { check: string; file?: string; message: string }[] | undefined;
+      // The plan as the model should follow it: what the planner's model was is no concern of the fixer's.
+      const { model: _planModel, ...plan } = outputs.planner ?? {};
+      const problems = failure?.problems;
       const user = [
         `Brief:\n${fenced(task.prompt)}`,
         `Site plan:\n${fenced(JSON.stringify(plan, null, 2), 'json')}`,
@@ -86,6 +86,7 @@ export function siteFixerStep(): StepFn {
           notes: clip(notes, 2_000),
           model: `${model.provider}/${model.modelId}`,
         },
+        patch: { changed: true },
       };
     } finally {
       await rm(dir, { recursive: true, force: true });

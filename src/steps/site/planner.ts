@@ -1,4 +1,4 @@
-import type { StepFn } from '../step.js';
+import type { SiteStep } from '../step.js';
 import { fenced } from '../prompt-parts.js';
 import { SitePlanSchema } from '../../step-contract/index.js';
 
@@ -8,7 +8,7 @@ If the brief asks for something unsafe or illegal (phishing or credential collec
 Answer with the JSON object only.`;
 
 /** The scaffold planner: brief → site plan (audience, sections with copy, palette, typography), or a refusal. */
-export function sitePlannerStep(): StepFn {
+export function sitePlannerStep(): SiteStep<'planner'> {
   return async ({ task }, helpers) => {
     const model = await helpers.model();
     const plan = await model.object({
@@ -20,14 +20,6 @@ export function sitePlannerStep(): StepFn {
     });
     if (plan.refusal.trim()) throw new Error(`emend does not build this site: ${plan.refusal.trim()}`);
     const { refusal: _refusal, ...rest } = plan;
-    return {
-      output: {
-        ...rest,
-        // the fields every plan shows (the API's approve gate and the panel read these)
-        summary: `${plan.title}: ${plan.tagline}`,
-        steps: plan.sections.map((s) => `${s.heading}: ${s.purpose}`),
-        model: `${model.provider}/${model.modelId}`,
-      },
-    };
+    return { output: { ...rest, model: `${model.provider}/${model.modelId}` } };
   };
 }

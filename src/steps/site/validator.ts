@@ -1,4 +1,4 @@
-import type { StepFn } from '../step.js';
+import type { SiteStep } from '../step.js';
 import { readSiteFiles } from '../../sites/store.js';
 import { SITE_LIMITS } from '../../sites/check-static.js';
 import { validateSite } from '../../sites/validate-site.js';
@@ -15,7 +15,7 @@ export const briefAllowsExternal = (brief: string) =>
  * headless Chromium (script errors, contrast, mobile layout, screenshots at desktop and mobile
  * widths, stored with the task). A site that passes goes live at {site_base}/s/<slug>/.
  */
-export function siteValidatorStep(): StepFn {
+export function siteValidatorStep(): SiteStep<'validator'> {
   return async ({ task }, helpers) => {
     const { deps } = helpers;
     const files = await readSiteFiles(deps, task.id);
@@ -46,7 +46,7 @@ export function siteValidatorStep(): StepFn {
         files: result.stats.files,
         bytes: result.stats.bytes,
       },
-      passed: result.passed,
+      patch: { passed: result.passed },
     };
   };
 }
