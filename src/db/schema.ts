@@ -134,8 +134,9 @@ export const taskLogs = pgTable(
       .references(() => tasks.id, { onDelete: 'cascade' }),
     step: text('step').notNull(),
     status: text('status').notNull(),
-    input: jsonb('input').notNull().default({}),
-    output: jsonb('output').notNull().default({}),
+    // Objects only: the runner writes a step's input and output (or its error) as JSON objects.
+    input: jsonb('input').$type<Record<string, unknown>>().notNull().default({}),
+    output: jsonb('output').$type<Record<string, unknown>>().notNull().default({}),
     tokens: integer('tokens').notNull().default(0),
     costUsd: numeric('cost_usd', { precision: 12, scale: 6, mode: 'number' }).notNull().default(0),
     durationMs: integer('duration_ms').notNull().default(0),

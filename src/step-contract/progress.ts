@@ -1,6 +1,10 @@
 import { z } from 'zod';
 import { STEP_NAMES } from './names.js';
 
+/** An output that is not even an object is no step's: it is dropped with the rest of what does not parse. */
+const isObjectEntry = (entry: [string, unknown]): entry is [string, Record<string, unknown>] =>
+  typeof entry[1] === 'object' && entry[1] !== null && !Array.isArray(entry[1]);
+
 /**
  * What the runner keeps in tasks.progress so any worker can carry on after the last finished
  * step. The outputs stay stored JSON here: what they hold depends on the kind of task, so they
@@ -9,7 +13,10 @@ import { STEP_NAMES } from './names.js';
 // Every fallback is made fresh (a function, not a value): the runner mutates the progress it
 // reads, and a shared default object would carry one task's outputs into the next.
 export const Progress = z.object({
-  outputs: z.record(z.string(), z.unknown()).catch(() => ({})),
+  outputs: z
+    .record(z.string(), z.unknown())
+    .catch(() => ({}))
+    .transform((all) => Object.fromEntries(Object.entries(all).filter(isObjectEntry))),
   next: z.enum([...STEP_NAMES, 'end']).catch('planner'),
   /** The validator output the next fixer run should address. */
   failure: z.unknown().optional(),

@@ -94,7 +94,11 @@ export async function continueTask(
   }
   // Copied as stored: the child's run parses them with the contract when it reads them.
   const parentOutputs = readProgress(parent.progress).outputs;
-  const outputs = Object.fromEntries(REUSED_STEPS.filter((s) => parentOutputs[s]).map((s) => [s, parentOutputs[s]]));
+  const reused = REUSED_STEPS.flatMap((step) => {
+    const output = parentOutputs[step];
+    return output ? [{ step, output }] : [];
+  });
+  const outputs = Object.fromEntries(reused.map((r) => [r.step, r.output]));
   const next = REUSED_STEPS.find((s) => !outputs[s]) ?? 'validator';
   const now = deps.clock.now();
   const child = await deps.db.transaction(async (tx) => {
@@ -120,13 +124,13 @@ export async function continueTask(
       now,
     );
     // The reused steps show in the child's log, with the parent's outputs.
-    for (const step of REUSED_STEPS.filter((s) => outputs[s])) {
+    for (const { step, output } of reused) {
       await tx.insert(taskLogs).values({
         taskId: row.id,
         step,
         status: 'done',
         input: { reused_from: parent.id },
-        output: outputs[step],
+        output,
         createdAt: now,
       });
     }
