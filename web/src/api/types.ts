@@ -13,6 +13,23 @@ export type TaskLogEvent = Schemas['TaskLogEvent'];
 export type LogRecord = TaskLogEvent & { id: number };
 export type TaskStateEvent = Schemas['TaskStateEvent'];
 
+/** Each step's output in a fix task, as the step contract publishes it in the document. */
+export interface FixOutputs {
+  planner: Schemas['PlannerOutput'];
+  locator: Schemas['LocatorOutput'];
+  inspector: Schemas['InspectorOutput'];
+  fixer: Schemas['FixerOutput'];
+  validator: Schemas['ValidatorOutput'];
+  pr: Schemas['PrOutput'];
+}
+
+/** Each step's output in a scaffold task (no locator, inspector or pull request). */
+export interface SiteOutputs {
+  planner: Schemas['SitePlannerOutput'];
+  fixer: Schemas['SiteFixerOutput'];
+  validator: Schemas['SiteValidatorOutput'];
+}
+
 export type TaskStatus = Task['status'];
 export type TaskType = Task['task_type'];
 export type StepName = LogRecord['step'];
