@@ -69,16 +69,8 @@ function withEditedPlan(task: Task, progress: Progress, plan: Record<string, unk
 /** The steps whose outputs a continued preview starts from. */
 const REUSED_STEPS = ['planner', 'locator', 'inspector', 'fixer'] as const satisfies readonly StepName[];
 
-/**
- * Promotes a finished preview to a full run: a child task in pr mode that starts from the
- * parent's plan, located files, insights and diff, so it runs the validator and opens the PR.
- */
-export async function continueTask(
-  deps: Deps,
-  auth: AuthContext,
-  taskId: string,
-  options: CreateOptions = {},
-): Promise<Task> {
+/** The caller's preview that may be continued: done, in preview mode, and not a demo token's. */
+async function continuablePreview(deps: Deps, auth: AuthContext, taskId: string): Promise<Task> {
   if (auth.tokenKind === 'demo') {
     throw new AppError(
       'DEMO_LIMIT_REACHED',
@@ -92,6 +84,33 @@ export async function continueTask(
       `only a preview task that is done can be continued; this one is a ${parent.mode} task, ${parent.status}`,
     );
   }
+  return parent;
+}
+
+/** The child's columns taken from its parent: same prompt, repository, branch and diff. */
+const inherited = (parent: Task) => ({
+  parentId: parent.id,
+  taskType: parent.taskType,
+  approvalMode: parent.approvalMode,
+  prompt: parent.prompt,
+  repoUrl: parent.repoUrl,
+  repoOwner: parent.repoOwner,
+  repoName: parent.repoName,
+  baseBranch: parent.baseBranch,
+  diffSummary: parent.diffSummary,
+});
+
+/**
+ * Promotes a finished preview to a full run: a child task in pr mode that starts from the
+ * parent's plan, located files, insights and diff, so it runs the validator and opens the PR.
+ */
+export async function continueTask(
+  deps: Deps,
+  auth: AuthContext,
+  taskId: string,
+  options: CreateOptions = {},
+): Promise<Task> {
+  const parent = await continuablePreview(deps, auth, taskId);
   // Copied as stored: the child's run parses them with the contract when it reads them.
   const parentOutputs = readProgress(parent.progress).outputs;
   const reused = REUSED_STEPS.flatMap((step) => {
@@ -105,24 +124,7 @@ export async function continueTask(
     const who = { accountId: auth.account.id, tokenId: auth.tokenId, isDemo: false };
     const admission = await admitTask(tx, who, 'continue', now);
     const progress: Progress = { outputs, next, approved: { plan: true } };
-    const row = await insertAdmitted(
-      tx,
-      who,
-      admission,
-      {
-        parentId: parent.id,
-        taskType: parent.taskType,
-        approvalMode: parent.approvalMode,
-        prompt: parent.prompt,
-        repoUrl: parent.repoUrl,
-        repoOwner: parent.repoOwner,
-        repoName: parent.repoName,
-        baseBranch: parent.baseBranch,
-        diffSummary: parent.diffSummary,
-        progress,
-      },
-      now,
-    );
+    const row = await insertAdmitted(tx, who, admission, { ...inherited(parent), progress }, now);
     // The reused steps show in the child's log, with the parent's outputs.
     for (const { step, output } of reused) {
       await tx.insert(taskLogs).values({
