@@ -172,5 +172,4 @@ export const OVERFLOW =
 })()`;
 
 /** The height to capture: the page's, capped. */
-export const PAGE_HEIGHT =
-  `Math.max(document.documentElement.scrollHeight, ` + `document.body ? document.body.scrollHeight : 0)`;
+export const PAGE_HEIGHT = `Math.max(document.documentElement.scrollHeight, document.body ? document.body.scrollHeight : 0)`;

@@ -76,17 +76,14 @@ describe('emend CLI on PostgreSQL', { timeout: 60_000 }, () => {
     expect(await server.exited).toMatchObject({ code: 0, signal: null });
   });
 
-  it(
-    'will not serve without EMEND_SECRET_KEY: a generated ' + 'per-machine key would not do for several nodes',
-    async () => {
-      const exit = await runCli(
-        ['serve'],
-        cliEnv({ DATABASE_URL: url, EMEND_DATA_DIR: newDataDir(), PORT: String(await freePort()) }),
-      );
-      expect(exit.code).not.toBe(0);
-      expect(exit.stderr).toMatch(/EMEND_SECRET_KEY: must be set when DATABASE_URL is/);
-    },
-  );
+  it('will not serve without EMEND_SECRET_KEY: a generated per-machine key would not do for several nodes', async () => {
+    const exit = await runCli(
+      ['serve'],
+      cliEnv({ DATABASE_URL: url, EMEND_DATA_DIR: newDataDir(), PORT: String(await freePort()) }),
+    );
+    expect(exit.code).not.toBe(0);
+    expect(exit.stderr).toMatch(/EMEND_SECRET_KEY: must be set when DATABASE_URL is/);
+  });
 
   it('fails with a plain message when PostgreSQL cannot be reached', async () => {
     const port = await freePort();

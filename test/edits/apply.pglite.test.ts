@@ -252,46 +252,43 @@ describe('applying edits', () => {
     expect(read('.git/config')).toBe('[core]\n');
   });
 
-  it(
-    'edits through links that stay inside, and refuses a link ' + 'out, a FIFO and a dangling link with the reason',
-    async () => {
-      const outside = mkdtempSync(join(tmpdir(), 'emend-edits-outside-'));
-      dirs.push(outside);
-      writeFileSync(join(outside, 'key'), 'secret\n');
-      files({ 'src/a.py': 'x = 1\n' });
-      symlinkSync('src/a.py', join(root, 'alias.py'));
-      symlinkSync('src', join(root, 'lib'));
-      symlinkSync(join(outside, 'key'), join(root, 'README.md'));
-      symlinkSync('nowhere.py', join(root, 'dangling.py'));
-      execFileSync('mkfifo', [join(root, 'pipe.txt')]);
-      const r = await applyEdits(root, [
-        replace('alias.py', 'x = 1\n', 'x = 2\n'),
-        replace('lib/a.py', 'x = 2\n', 'x = 3\n'),
-        replace('README.md', 'secret\n', 'x\n'),
-        { kind: 'delete', path: 'README.md' },
-        replace('pipe.txt', 'a\n', 'b\n'),
-        replace('dangling.py', '', 'y = 1\n'),
-      ]);
-      expect(r.applied.map((a) => a.path)).toEqual(['alias.py', 'lib/a.py']);
-      expect(read('src/a.py')).toBe('x = 3\n');
-      expect(r.failed).toEqual([
-        {
-          path: 'README.md',
-          reason:
-            `README.md is a symlink -> ${join(outside, 'key')}, which leads outside the repository; it is not ` +
-            `followed, so it cannot be edited (edit the files inside the repository instead)`,
-        },
-        {
-          path: 'README.md',
-          reason: expect.stringMatching(/^README\.md is a symlink -> .*, which leads outside the repository/),
-        },
-        { path: 'pipe.txt', reason: 'pipe.txt is not a regular file (a fifo); only regular files are read or written' },
-        { path: 'dangling.py', reason: 'dangling.py: dangling.py is a symlink to a missing target' },
-      ]);
-      expect(readFileSync(join(outside, 'key'), 'utf8')).toBe('secret\n');
-      expect(existsSync(join(root, 'nowhere.py'))).toBe(false);
-    },
-  );
+  it('edits through links that stay inside, and refuses a link out, a FIFO and a dangling link with the reason', async () => {
+    const outside = mkdtempSync(join(tmpdir(), 'emend-edits-outside-'));
+    dirs.push(outside);
+    writeFileSync(join(outside, 'key'), 'secret\n');
+    files({ 'src/a.py': 'x = 1\n' });
+    symlinkSync('src/a.py', join(root, 'alias.py'));
+    symlinkSync('src', join(root, 'lib'));
+    symlinkSync(join(outside, 'key'), join(root, 'README.md'));
+    symlinkSync('nowhere.py', join(root, 'dangling.py'));
+    execFileSync('mkfifo', [join(root, 'pipe.txt')]);
+    const r = await applyEdits(root, [
+      replace('alias.py', 'x = 1\n', 'x = 2\n'),
+      replace('lib/a.py', 'x = 2\n', 'x = 3\n'),
+      replace('README.md', 'secret\n', 'x\n'),
+      { kind: 'delete', path: 'README.md' },
+      replace('pipe.txt', 'a\n', 'b\n'),
+      replace('dangling.py', '', 'y = 1\n'),
+    ]);
+    expect(r.applied.map((a) => a.path)).toEqual(['alias.py', 'lib/a.py']);
+    expect(read('src/a.py')).toBe('x = 3\n');
+    expect(r.failed).toEqual([
+      {
+        path: 'README.md',
+        reason:
+          `README.md is a symlink -> ${join(outside, 'key')}, which leads outside the repository; it is not ` +
+          `followed, so it cannot be edited (edit the files inside the repository instead)`,
+      },
+      {
+        path: 'README.md',
+        reason: expect.stringMatching(/^README\.md is a symlink -> .*, which leads outside the repository/),
+      },
+      { path: 'pipe.txt', reason: 'pipe.txt is not a regular file (a fifo); only regular files are read or written' },
+      { path: 'dangling.py', reason: 'dangling.py: dangling.py is a symlink to a missing target' },
+    ]);
+    expect(readFileSync(join(outside, 'key'), 'utf8')).toBe('secret\n');
+    expect(existsSync(join(root, 'nowhere.py'))).toBe(false);
+  });
 
   it('applies two edits to one file in sequence, and does not let a failing edit stop the others', async () => {
     files({ 'a.py': 'x = 1\ny = 2\n', 'b.py': 'b = 1\n' });

@@ -28,50 +28,47 @@ async function create(auth: Record<string, string>, n = 0) {
 }
 
 describe('worker processes', { timeout: 120_000 }, () => {
-  it(
-    'a worker killed with SIGKILL mid-step leaves no task ' + 'stuck: another resumes from the last finished step',
-    async () => {
-      procs = await workerProcesses(h);
-      const a = await procs.start({ STEPS: 'hang-at-locator' });
-      const { auth, account } = await newAccount(h, { plan: 'pro', credits: 2 });
-      const id = await create(auth);
-      await waitFor('the locator to start in worker A', async () =>
-        procs.calls().some((c) => c.task === id && c.step === 'locator'),
-      );
-      await procs.kill(a);
-      expect((await taskRow(h, id)).status).toBe('running');
-      const b = await procs.start({ STEPS: 'quick' });
-      await waitForStatus(h, id, 'done', 30_000);
-      const calls = procs.calls().filter((c) => c.task === id);
-      expect(calls.map((c) => c.step)).toEqual([
-        'planner',
-        'locator',
-        'locator',
-        'inspector',
-        'fixer',
-        'validator',
-        'pr',
-      ]);
-      expect(calls.slice(0, 2).every((c) => c.pid === a.pid)).toBe(true);
-      expect(calls.slice(2).every((c) => c.pid === b.pid)).toBe(true);
-      expect(await logsOf(h, id)).toEqual([
-        'planner:running',
-        'planner:done',
-        'locator:running',
-        'locator:running',
-        'locator:done',
-        'inspector:running',
-        'inspector:done',
-        'fixer:running',
-        'fixer:done',
-        'validator:running',
-        'validator:done',
-        'pr:running',
-        'pr:done',
-      ]);
-      expect(await ledgerBalance(h.deps.db, account.id)).toBe(1);
-    },
-  );
+  it('a worker killed with SIGKILL mid-step leaves no task stuck: another resumes from the last finished step', async () => {
+    procs = await workerProcesses(h);
+    const a = await procs.start({ STEPS: 'hang-at-locator' });
+    const { auth, account } = await newAccount(h, { plan: 'pro', credits: 2 });
+    const id = await create(auth);
+    await waitFor('the locator to start in worker A', async () =>
+      procs.calls().some((c) => c.task === id && c.step === 'locator'),
+    );
+    await procs.kill(a);
+    expect((await taskRow(h, id)).status).toBe('running');
+    const b = await procs.start({ STEPS: 'quick' });
+    await waitForStatus(h, id, 'done', 30_000);
+    const calls = procs.calls().filter((c) => c.task === id);
+    expect(calls.map((c) => c.step)).toEqual([
+      'planner',
+      'locator',
+      'locator',
+      'inspector',
+      'fixer',
+      'validator',
+      'pr',
+    ]);
+    expect(calls.slice(0, 2).every((c) => c.pid === a.pid)).toBe(true);
+    expect(calls.slice(2).every((c) => c.pid === b.pid)).toBe(true);
+    expect(await logsOf(h, id)).toEqual([
+      'planner:running',
+      'planner:done',
+      'locator:running',
+      'locator:running',
+      'locator:done',
+      'inspector:running',
+      'inspector:done',
+      'fixer:running',
+      'fixer:done',
+      'validator:running',
+      'validator:done',
+      'pr:running',
+      'pr:done',
+    ]);
+    expect(await ledgerBalance(h.deps.db, account.id)).toBe(1);
+  });
 
   it('fails the task with a reason when its worker dies twice', async () => {
     procs = await workerProcesses(h);
@@ -101,30 +98,27 @@ describe('worker processes', { timeout: 120_000 }, () => {
     expect(await ledgerBalance(h.deps.db, account.id)).toBe(1);
   });
 
-  it(
-    'a kill reaches a task running in another worker process ' + 'by NOTIFY: its process tree is dead within 1 s',
-    async () => {
-      procs = await workerProcesses(h);
-      await procs.start({ STEPS: 'spawn-at-inspector' });
-      const { auth, account } = await newAccount(h, { plan: 'pro', credits: 1 });
-      const id = await create(auth);
-      const line = await waitFor('the process tree', async () =>
-        procs.calls().find((c) => c.task === id && c.step === 'pids'),
-      );
-      const pids = line.extra!.split(',').map(Number);
-      expect(pids.filter(isRunning)).toEqual(pids);
-      const res = await h.app.inject({ method: 'POST', url: `/v1/tasks/${id}/kill`, headers: auth });
-      expect(res.statusCode).toBe(200);
-      const killedAt = Date.now();
-      await waitFor('every process of the task to die', async () => pids.filter(isRunning).length === 0, 1_000);
-      expect(Date.now() - killedAt).toBeLessThanOrEqual(1_000);
-      expect((await taskRow(h, id)).status).toBe('cancelled');
-      expect(await ledgerBalance(h.deps.db, account.id)).toBe(1);
-      // the worker did not go on with the task
-      await new Promise((r) => setTimeout(r, 500));
-      expect(procs.calls().filter((c) => c.task === id && c.step === 'fixer')).toEqual([]);
-    },
-  );
+  it('a kill reaches a task running in another worker process by NOTIFY: its process tree is dead within 1 s', async () => {
+    procs = await workerProcesses(h);
+    await procs.start({ STEPS: 'spawn-at-inspector' });
+    const { auth, account } = await newAccount(h, { plan: 'pro', credits: 1 });
+    const id = await create(auth);
+    const line = await waitFor('the process tree', async () =>
+      procs.calls().find((c) => c.task === id && c.step === 'pids'),
+    );
+    const pids = line.extra!.split(',').map(Number);
+    expect(pids.filter(isRunning)).toEqual(pids);
+    const res = await h.app.inject({ method: 'POST', url: `/v1/tasks/${id}/kill`, headers: auth });
+    expect(res.statusCode).toBe(200);
+    const killedAt = Date.now();
+    await waitFor('every process of the task to die', async () => pids.filter(isRunning).length === 0, 1_000);
+    expect(Date.now() - killedAt).toBeLessThanOrEqual(1_000);
+    expect((await taskRow(h, id)).status).toBe('cancelled');
+    expect(await ledgerBalance(h.deps.db, account.id)).toBe(1);
+    // the worker did not go on with the task
+    await new Promise((r) => setTimeout(r, 500));
+    expect(procs.calls().filter((c) => c.task === id && c.step === 'fixer')).toEqual([]);
+  });
 
   it('runs 20 concurrent tasks across 2 worker processes with no step run twice', async () => {
     procs = await workerProcesses(h);

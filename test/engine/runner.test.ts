@@ -175,105 +175,102 @@ describe('a full run', () => {
 });
 
 describe('approval gates', () => {
-  it(
-    'waits after the planner and after the fixer without ' + 'holding a worker; approve resumes, with an edited plan',
-    async () => {
-      const { calls } = await start({}, 1);
-      const { auth } = await newAccount(h, { plan: 'pro', credits: 5 });
-      const id = await create(auth, { approval_mode: 'manual' });
-      await waitForStatus(h, id, 'awaiting_plan');
-      expect(calls.map((c) => c.step)).toEqual(['planner']);
-      // the single consumer is free: another task runs to the end meanwhile
-      const other = await create(auth);
-      await waitForStatus(h, other, 'done');
+  it('waits after the planner and after the fixer without holding a worker; approve resumes, with an edited plan', async () => {
+    const { calls } = await start({}, 1);
+    const { auth } = await newAccount(h, { plan: 'pro', credits: 5 });
+    const id = await create(auth, { approval_mode: 'manual' });
+    await waitForStatus(h, id, 'awaiting_plan');
+    expect(calls.map((c) => c.step)).toEqual(['planner']);
+    // the single consumer is free: another task runs to the end meanwhile
+    const other = await create(auth);
+    await waitForStatus(h, other, 'done');
 
-      const wrongStage = await h.app.inject({
-        method: 'POST',
-        url: `/v1/tasks/${id}/approve`,
-        headers: auth,
-        payload: { stage: 'diff' },
-      });
-      expect(wrongStage.statusCode).toBe(409);
-      expect(wrongStage.json().error).toBe('conflict');
-      const badStage = await h.app.inject({
-        method: 'POST',
-        url: `/v1/tasks/${id}/approve`,
-        headers: auth,
-        payload: { stage: 'code' },
-      });
-      expect(badStage.statusCode).toBe(400);
-      expect(badStage.json().message).toContain('stage');
+    const wrongStage = await h.app.inject({
+      method: 'POST',
+      url: `/v1/tasks/${id}/approve`,
+      headers: auth,
+      payload: { stage: 'diff' },
+    });
+    expect(wrongStage.statusCode).toBe(409);
+    expect(wrongStage.json().error).toBe('conflict');
+    const badStage = await h.app.inject({
+      method: 'POST',
+      url: `/v1/tasks/${id}/approve`,
+      headers: auth,
+      payload: { stage: 'code' },
+    });
+    expect(badStage.statusCode).toBe(400);
+    expect(badStage.json().message).toContain('stage');
 
-      const approved = await h.app.inject({
-        method: 'POST',
-        url: `/v1/tasks/${id}/approve`,
-        headers: auth,
-        payload: { stage: 'plan', plan: { summary: 'reviewer: change two lines', likely_files: ['b.py'] } },
-      });
-      expect(approved.statusCode).toBe(200);
-      expect(approved.json()).toMatchObject({ ok: true, task: { id, status: 'running' } });
-      await waitForStatus(h, id, 'awaiting_diff');
-      const locator = calls.find((c) => c.taskId === id && c.step === 'locator')!;
-      expect(locator.outputs.planner).toMatchObject({
-        summary: 'reviewer: change two lines',
-        likely_files: ['b.py'],
-        steps: ['edit'],
-        edited_by_reviewer: true,
-      });
-      expect(calls.filter((c) => c.taskId === id).map((c) => c.step)).toEqual([
-        'planner',
-        'locator',
-        'inspector',
-        'fixer',
-      ]);
+    const approved = await h.app.inject({
+      method: 'POST',
+      url: `/v1/tasks/${id}/approve`,
+      headers: auth,
+      payload: { stage: 'plan', plan: { summary: 'reviewer: change two lines', likely_files: ['b.py'] } },
+    });
+    expect(approved.statusCode).toBe(200);
+    expect(approved.json()).toMatchObject({ ok: true, task: { id, status: 'running' } });
+    await waitForStatus(h, id, 'awaiting_diff');
+    const locator = calls.find((c) => c.taskId === id && c.step === 'locator')!;
+    expect(locator.outputs.planner).toMatchObject({
+      summary: 'reviewer: change two lines',
+      likely_files: ['b.py'],
+      steps: ['edit'],
+      edited_by_reviewer: true,
+    });
+    expect(calls.filter((c) => c.taskId === id).map((c) => c.step)).toEqual([
+      'planner',
+      'locator',
+      'inspector',
+      'fixer',
+    ]);
 
-      expect(
-        (
-          await h.app.inject({
-            method: 'POST',
-            url: `/v1/tasks/${id}/approve`,
-            headers: auth,
-            payload: { stage: 'plan' },
-          })
-        ).statusCode,
-      ).toBe(409);
-      expect(
-        (
-          await h.app.inject({
-            method: 'POST',
-            url: `/v1/tasks/${id}/approve`,
-            headers: auth,
-            payload: { stage: 'diff' },
-          })
-        ).statusCode,
-      ).toBe(200);
-      await waitForStatus(h, id, 'done');
-      expect(calls.filter((c) => c.taskId === id).map((c) => c.step)).toEqual([
-        'planner',
-        'locator',
-        'inspector',
-        'fixer',
-        'validator',
-        'pr',
-      ]);
-      const metrics = (await h.app.inject({ method: 'GET', url: '/metrics' })).body;
-      expect(metrics).toMatch(/^emend_gate_waits_total\{stage="plan"\} [1-9]/m);
-      expect(metrics).toMatch(/^emend_gate_waits_total\{stage="diff"\} [1-9]/m);
-      expect(metrics).toMatch(/^emend_step_duration_seconds_count\{step="validator"\} [1-9]/m);
-      expect(metrics).toMatch(/^emend_tasks_finished_total\{status="done",task_type="fix",mode="pr"\} [1-9]/m);
-      const other404 = await newAccount(h, { plan: 'pro' });
-      expect(
-        (
-          await h.app.inject({
-            method: 'POST',
-            url: `/v1/tasks/${id}/approve`,
-            headers: other404.auth,
-            payload: { stage: 'plan' },
-          })
-        ).statusCode,
-      ).toBe(404);
-    },
-  );
+    expect(
+      (
+        await h.app.inject({
+          method: 'POST',
+          url: `/v1/tasks/${id}/approve`,
+          headers: auth,
+          payload: { stage: 'plan' },
+        })
+      ).statusCode,
+    ).toBe(409);
+    expect(
+      (
+        await h.app.inject({
+          method: 'POST',
+          url: `/v1/tasks/${id}/approve`,
+          headers: auth,
+          payload: { stage: 'diff' },
+        })
+      ).statusCode,
+    ).toBe(200);
+    await waitForStatus(h, id, 'done');
+    expect(calls.filter((c) => c.taskId === id).map((c) => c.step)).toEqual([
+      'planner',
+      'locator',
+      'inspector',
+      'fixer',
+      'validator',
+      'pr',
+    ]);
+    const metrics = (await h.app.inject({ method: 'GET', url: '/metrics' })).body;
+    expect(metrics).toMatch(/^emend_gate_waits_total\{stage="plan"\} [1-9]/m);
+    expect(metrics).toMatch(/^emend_gate_waits_total\{stage="diff"\} [1-9]/m);
+    expect(metrics).toMatch(/^emend_step_duration_seconds_count\{step="validator"\} [1-9]/m);
+    expect(metrics).toMatch(/^emend_tasks_finished_total\{status="done",task_type="fix",mode="pr"\} [1-9]/m);
+    const other404 = await newAccount(h, { plan: 'pro' });
+    expect(
+      (
+        await h.app.inject({
+          method: 'POST',
+          url: `/v1/tasks/${id}/approve`,
+          headers: other404.auth,
+          payload: { stage: 'plan' },
+        })
+      ).statusCode,
+    ).toBe(404);
+  });
 
   it('cancels a gate left unapproved for 5 minutes and releases the credit (injected clock)', async () => {
     await start();
@@ -308,42 +305,39 @@ describe('approval gates', () => {
 });
 
 describe('kill', () => {
-  it(
-    'kills a running task’s whole process tree before ' + 'answering, releases the credit, and 409s a finished task',
-    async () => {
-      const spawned = deferred<number[]>();
-      const inspector: RegistryStep = async (_payload, helpers) => {
-        const child = helpers.spawn('sh', ['-c', 'sleep 300 & echo $!; sleep 300 & echo $!; wait'], {
-          stdio: ['ignore', 'pipe', 'ignore'],
-        });
-        const pids: number[] = [child.pid!];
-        child.stdout!.on('data', (b: Buffer) => {
-          pids.push(...String(b).split('\n').filter(Boolean).map(Number));
-          if (pids.length === 3) spawned.resolve(pids);
-        });
-        await new Promise((resolve) => child.once('exit', resolve));
-        return { output: {} };
-      };
-      const { calls } = await start({ inspector });
-      const { auth, account } = await newAccount(h, { plan: 'pro', credits: 1 });
-      const id = await create(auth);
-      const pids = await spawned.promise;
-      expect(pids.every(isRunning)).toBe(true);
-      const res = await h.app.inject({ method: 'POST', url: `/v1/tasks/${id}/kill`, headers: auth });
-      expect(res.statusCode).toBe(200);
-      expect(res.json()).toMatchObject({ ok: true, task: { status: 'cancelled' } });
-      expect(pids.filter(isRunning)).toEqual([]);
-      expect(await credits(account.id)).toBe(1);
-      expect(await ledgerBalance(h.deps.db, account.id)).toBe(1);
-      // nothing ran after the kill
-      await new Promise((r) => setTimeout(r, 300));
-      expect(calls.filter((c) => c.taskId === id).map((c) => c.step)).toEqual(['planner', 'locator', 'inspector']);
-      expect((await taskRow(h, id)).status).toBe('cancelled');
-      const again = await h.app.inject({ method: 'POST', url: `/v1/tasks/${id}/kill`, headers: auth });
-      expect(again.statusCode).toBe(409);
-      expect(again.json().error).toBe('conflict');
-    },
-  );
+  it('kills a running task’s whole process tree before answering, releases the credit, and 409s a finished task', async () => {
+    const spawned = deferred<number[]>();
+    const inspector: RegistryStep = async (_payload, helpers) => {
+      const child = helpers.spawn('sh', ['-c', 'sleep 300 & echo $!; sleep 300 & echo $!; wait'], {
+        stdio: ['ignore', 'pipe', 'ignore'],
+      });
+      const pids: number[] = [child.pid!];
+      child.stdout!.on('data', (b: Buffer) => {
+        pids.push(...String(b).split('\n').filter(Boolean).map(Number));
+        if (pids.length === 3) spawned.resolve(pids);
+      });
+      await new Promise((resolve) => child.once('exit', resolve));
+      return { output: {} };
+    };
+    const { calls } = await start({ inspector });
+    const { auth, account } = await newAccount(h, { plan: 'pro', credits: 1 });
+    const id = await create(auth);
+    const pids = await spawned.promise;
+    expect(pids.every(isRunning)).toBe(true);
+    const res = await h.app.inject({ method: 'POST', url: `/v1/tasks/${id}/kill`, headers: auth });
+    expect(res.statusCode).toBe(200);
+    expect(res.json()).toMatchObject({ ok: true, task: { status: 'cancelled' } });
+    expect(pids.filter(isRunning)).toEqual([]);
+    expect(await credits(account.id)).toBe(1);
+    expect(await ledgerBalance(h.deps.db, account.id)).toBe(1);
+    // nothing ran after the kill
+    await new Promise((r) => setTimeout(r, 300));
+    expect(calls.filter((c) => c.taskId === id).map((c) => c.step)).toEqual(['planner', 'locator', 'inspector']);
+    expect((await taskRow(h, id)).status).toBe('cancelled');
+    const again = await h.app.inject({ method: 'POST', url: `/v1/tasks/${id}/kill`, headers: auth });
+    expect(again.statusCode).toBe(409);
+    expect(again.json().error).toBe('conflict');
+  });
 
   it('kills pending and waiting tasks, and 404s another account’s task', async () => {
     const { auth } = await newAccount(h, { plan: 'pro', credits: 3 });

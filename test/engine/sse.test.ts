@@ -149,108 +149,105 @@ function deferred() {
 }
 
 describe('GET /v1/tasks/{id}/logs/stream', () => {
-  it(
-    'follows a live run: connected, a state snapshot, logs in ' + 'order, state changes, end, then the stream closes',
-    async () => {
-      const { auth } = await newAccount(h, { plan: 'pro', credits: 5 });
-      const created = await h.app.inject({
-        method: 'POST',
-        url: '/v1/tasks',
-        headers: auth,
-        payload: { prompt: 'Fix the crash', repo_url: 'https://github.com/psf/requests' },
-      });
-      expect(created.statusCode).toBe(201);
-      const id: string = created.json().id;
+  it('follows a live run: connected, a state snapshot, logs in order, state changes, end, then the stream closes', async () => {
+    const { auth } = await newAccount(h, { plan: 'pro', credits: 5 });
+    const created = await h.app.inject({
+      method: 'POST',
+      url: '/v1/tasks',
+      headers: auth,
+      payload: { prompt: 'Fix the crash', repo_url: 'https://github.com/psf/requests' },
+    });
+    expect(created.statusCode).toBe(201);
+    const id: string = created.json().id;
 
-      // Each step waits until the test lets it go, so every event can be seen arriving live.
-      const release = Object.fromEntries(PIPELINE.map((s) => [s, deferred()])) as Record<
-        StepName,
-        ReturnType<typeof deferred>
-      >;
-      const result = (step: StepName): StepResult<object> => {
-        if (step === 'validator') return { output: validatorOutput(), patch: { passed: true } };
-        const url = 'https://github.com/psf/requests/pull/7';
-        if (step === 'pr') return { output: prOutput(url), patch: { prUrl: url } };
-        if (step === 'planner') return { output: { note: 'planner ran' }, costUsd: 0.25, tokens: 1_200 };
-        return { output: { note: `${step} ran` }, costUsd: 0 };
-      };
-      const steps = Object.fromEntries(
-        PIPELINE.map((step): [StepName, RegistryStep] => [
-          step,
-          async () => {
-            await release[step].promise;
-            return result(step);
-          },
-        ]),
-      ) as StepRegistry;
+    // Each step waits until the test lets it go, so every event can be seen arriving live.
+    const release = Object.fromEntries(PIPELINE.map((s) => [s, deferred()])) as Record<
+      StepName,
+      ReturnType<typeof deferred>
+    >;
+    const result = (step: StepName): StepResult<object> => {
+      if (step === 'validator') return { output: validatorOutput(), patch: { passed: true } };
+      const url = 'https://github.com/psf/requests/pull/7';
+      if (step === 'pr') return { output: prOutput(url), patch: { prUrl: url } };
+      if (step === 'planner') return { output: { note: 'planner ran' }, costUsd: 0.25, tokens: 1_200 };
+      return { output: { note: `${step} ran` }, costUsd: 0 };
+    };
+    const steps = Object.fromEntries(
+      PIPELINE.map((step): [StepName, RegistryStep] => [
+        step,
+        async () => {
+          await release[step].promise;
+          return result(step);
+        },
+      ]),
+    ) as StepRegistry;
 
-      const s = mustOpen(await openSse(streamUrl(id), { headers: auth }));
-      expect(s.status).toBe(200);
-      expect(s.headers.get('content-type')).toMatch(/^text\/event-stream/);
-      expect(s.headers.get('cache-control')).toBe('no-cache');
-      expect(s.headers.get('x-accel-buffering')).toBe('no');
-      await s.waitFor(isEvent('state'));
-      expect(s.events().map((e) => [e.event, dataOf(e)])).toEqual([
-        ['connected', { task_id: id }],
-        ['state', { ...NOTHING_YET, status: 'pending' }],
-      ]);
+    const s = mustOpen(await openSse(streamUrl(id), { headers: auth }));
+    expect(s.status).toBe(200);
+    expect(s.headers.get('content-type')).toMatch(/^text\/event-stream/);
+    expect(s.headers.get('cache-control')).toBe('no-cache');
+    expect(s.headers.get('x-accel-buffering')).toBe('no');
+    await s.waitFor(isEvent('state'));
+    expect(s.events().map((e) => [e.event, dataOf(e)])).toEqual([
+      ['connected', { task_id: id }],
+      ['state', { ...NOTHING_YET, status: 'pending' }],
+    ]);
 
-      const worker = await startWorker(h.deps, steps, { heartbeatMs: 1_000, maintenanceMs: 60_000 });
-      try {
-        for (const step of PIPELINE) {
-          await s.waitFor(isLog(step, 'running'));
-          // The step is still blocked: its result cannot have been streamed yet.
-          expect(s.items.some(isLog(step, 'done'))).toBe(false);
-          if (step === 'planner') {
-            await s.waitFor((i) => isEvent('state')(i) && dataOf(i).status === 'running');
-          }
-          release[step].resolve();
-          await s.waitFor(isLog(step, 'done'));
+    const worker = await startWorker(h.deps, steps, { heartbeatMs: 1_000, maintenanceMs: 60_000 });
+    try {
+      for (const step of PIPELINE) {
+        await s.waitFor(isLog(step, 'running'));
+        // The step is still blocked: its result cannot have been streamed yet.
+        expect(s.items.some(isLog(step, 'done'))).toBe(false);
+        if (step === 'planner') {
+          await s.waitFor((i) => isEvent('state')(i) && dataOf(i).status === 'running');
         }
-        await s.waitFor(isEvent('end'));
-        await s.closed;
-      } finally {
-        await worker.stop();
+        release[step].resolve();
+        await s.waitFor(isLog(step, 'done'));
       }
+      await s.waitFor(isEvent('end'));
+      await s.closed;
+    } finally {
+      await worker.stop();
+    }
 
-      const events = s.events();
-      const names = events.map((e) => e.event);
-      expect(names[0]).toBe('connected');
-      expect(names[1]).toBe('state');
-      expect(names.at(-1)).toBe('end');
-      expect(names.filter((n) => n === 'connected' || n === 'end')).toHaveLength(2);
-      expect(dataOf(events.at(-1)!)).toEqual({ status: 'done' });
+    const events = s.events();
+    const names = events.map((e) => e.event);
+    expect(names[0]).toBe('connected');
+    expect(names[1]).toBe('state');
+    expect(names.at(-1)).toBe('end');
+    expect(names.filter((n) => n === 'connected' || n === 'end')).toHaveLength(2);
+    expect(dataOf(events.at(-1)!)).toEqual({ status: 'done' });
 
-      // Every log row, in order, once; each carries its row id, and nothing else carries an id.
-      const logs = logsOf(s);
-      expect(logs.map((e) => `${dataOf(e).step}:${dataOf(e).status}`)).toEqual(
-        PIPELINE.flatMap((st) => [`${st}:running`, `${st}:done`]),
-      );
-      expect(logs.map((e) => Number(e.lastEventId))).toEqual(await logIdsOf(id));
-      expect(logs.every((e) => e.hasId)).toBe(true);
-      expect(events.filter((e) => e.event !== 'log').some((e) => e.hasId)).toBe(false);
-      expect(Object.keys(dataOf(logs[1]!)).sort()).toEqual(['created_at', 'output', 'status', 'step']);
-      expect(dataOf(logs[1]!)).toMatchObject({ step: 'planner', status: 'done', output: { note: 'planner ran' } });
-      expect(new Date(dataOf(logs[1]!).created_at).toISOString()).toBe(dataOf(logs[1]!).created_at);
+    // Every log row, in order, once; each carries its row id, and nothing else carries an id.
+    const logs = logsOf(s);
+    expect(logs.map((e) => `${dataOf(e).step}:${dataOf(e).status}`)).toEqual(
+      PIPELINE.flatMap((st) => [`${st}:running`, `${st}:done`]),
+    );
+    expect(logs.map((e) => Number(e.lastEventId))).toEqual(await logIdsOf(id));
+    expect(logs.every((e) => e.hasId)).toBe(true);
+    expect(events.filter((e) => e.event !== 'log').some((e) => e.hasId)).toBe(false);
+    expect(Object.keys(dataOf(logs[1]!)).sort()).toEqual(['created_at', 'output', 'status', 'step']);
+    expect(dataOf(logs[1]!)).toMatchObject({ step: 'planner', status: 'done', output: { note: 'planner ran' } });
+    expect(new Date(dataOf(logs[1]!).created_at).toISOString()).toBe(dataOf(logs[1]!).created_at);
 
-      // State events: one per change, the statuses in the order they happened, the last one after every log.
-      const states = events.filter((e) => e.event === 'state').map(dataOf);
-      const statuses = states.map((st) => st.status).filter((st, i, all) => st !== all[i - 1]);
-      expect(statuses).toEqual(['pending', 'running', 'done']);
-      for (let i = 1; i < states.length; i++) expect(states[i]).not.toEqual(states[i - 1]);
-      expect(states.at(-1)).toEqual({
-        status: 'done',
-        pr_url: 'https://github.com/psf/requests/pull/7',
-        cost_usd: 0.25,
-        tokens_total: 1_200,
-        deployed_url: null,
-        error: null,
-      });
-      expect(names.lastIndexOf('state')).toBe(names.length - 2);
-      const runningAt = events.findIndex((e) => e.event === 'state' && dataOf(e).status === 'running');
-      expect(runningAt).toBeLessThan(events.findIndex(isLog('planner', 'done')));
-    },
-  );
+    // State events: one per change, the statuses in the order they happened, the last one after every log.
+    const states = events.filter((e) => e.event === 'state').map(dataOf);
+    const statuses = states.map((st) => st.status).filter((st, i, all) => st !== all[i - 1]);
+    expect(statuses).toEqual(['pending', 'running', 'done']);
+    for (let i = 1; i < states.length; i++) expect(states[i]).not.toEqual(states[i - 1]);
+    expect(states.at(-1)).toEqual({
+      status: 'done',
+      pr_url: 'https://github.com/psf/requests/pull/7',
+      cost_usd: 0.25,
+      tokens_total: 1_200,
+      deployed_url: null,
+      error: null,
+    });
+    expect(names.lastIndexOf('state')).toBe(names.length - 2);
+    const runningAt = events.findIndex((e) => e.event === 'state' && dataOf(e).status === 'running');
+    expect(runningAt).toBeLessThan(events.findIndex(isLog('planner', 'done')));
+  });
 
   it('resumes from Last-Event-ID with nothing lost and nothing repeated while logs keep arriving', async () => {
     const { account, auth } = await newAccount(h);

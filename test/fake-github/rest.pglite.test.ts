@@ -47,30 +47,27 @@ describe('fake GitHub: REST through Octokit', () => {
     await gh?.close();
   });
 
-  it(
-    'answers GET /user for the token, token and Bearer alike, ' + 'and 401 Bad credentials for an unknown token',
-    async () => {
-      expect(alice.token).toMatch(/^ghp_[A-Za-z0-9]{36}$/);
-      const { data, headers } = await client(alice.token).rest.users.getAuthenticated();
-      expect(data).toMatchObject({ login: 'alice', type: 'User', name: 'alice' });
-      expect(typeof data.id).toBe('number');
-      expect(headers['x-ratelimit-resource']).toBe('core');
+  it('answers GET /user for the token, token and Bearer alike, and 401 Bad credentials for an unknown token', async () => {
+    expect(alice.token).toMatch(/^ghp_[A-Za-z0-9]{36}$/);
+    const { data, headers } = await client(alice.token).rest.users.getAuthenticated();
+    expect(data).toMatchObject({ login: 'alice', type: 'User', name: 'alice' });
+    expect(typeof data.id).toBe('number');
+    expect(headers['x-ratelimit-resource']).toBe('core');
 
-      const bearer = await fetch(`${gh.apiUrl}/user`, { headers: { authorization: `Bearer ${bob.token}` } });
-      expect(((await bearer.json()) as { login: string }).login).toBe('bob');
+    const bearer = await fetch(`${gh.apiUrl}/user`, { headers: { authorization: `Bearer ${bob.token}` } });
+    expect(((await bearer.json()) as { login: string }).login).toBe('bob');
 
-      const bad = await failure(client('ghp_nope').rest.users.getAuthenticated());
-      expect(bad.status).toBe(401);
-      expect(bad.data).toMatchObject({
-        message: 'Bad credentials',
-        documentation_url: expect.stringMatching(/^https:\/\/docs\.github\.com\/rest/),
-      });
+    const bad = await failure(client('ghp_nope').rest.users.getAuthenticated());
+    expect(bad.status).toBe(401);
+    expect(bad.data).toMatchObject({
+      message: 'Bad credentials',
+      documentation_url: expect.stringMatching(/^https:\/\/docs\.github\.com\/rest/),
+    });
 
-      const anonymous = await failure(client().rest.users.getAuthenticated());
-      expect(anonymous.status).toBe(401);
-      expect(anonymous.data.message).toBe('Requires authentication');
-    },
-  );
+    const anonymous = await failure(client().rest.users.getAuthenticated());
+    expect(anonymous.status).toBe(401);
+    expect(anonymous.data.message).toBe('Requires authentication');
+  });
 
   it('counts the rate limit down per token', async () => {
     const first = await client(carol.token).rest.users.getAuthenticated();

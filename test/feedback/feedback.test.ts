@@ -105,23 +105,20 @@ describe('POST /v1/tasks/{id}/feedback: whose task, and when', () => {
     expect(peek.statusCode).toBe(404);
   });
 
-  it(
-    'answers 409 conflict while the task has not finished; ' + 'done, failed and cancelled tasks take feedback',
-    async () => {
-      const { auth, account } = await newAccount(h, { scm: false });
-      for (const status of ['pending', 'running', 'awaiting_plan', 'awaiting_diff'] as const) {
-        const id = await doneTask(account.id, { status, finishedAt: null });
-        const res = await post(auth, id, { rating: 2 });
-        expect(res.statusCode, status).toBe(409);
-        expect(res.json().error).toBe('conflict');
-        expect(res.json().message).toContain(status);
-      }
-      for (const status of ['done', 'failed', 'cancelled'] as const) {
-        const id = await doneTask(account.id, { status });
-        expect((await post(auth, id, { rating: 2 })).statusCode, status).toBe(200);
-      }
-    },
-  );
+  it('answers 409 conflict while the task has not finished; done, failed and cancelled tasks take feedback', async () => {
+    const { auth, account } = await newAccount(h, { scm: false });
+    for (const status of ['pending', 'running', 'awaiting_plan', 'awaiting_diff'] as const) {
+      const id = await doneTask(account.id, { status, finishedAt: null });
+      const res = await post(auth, id, { rating: 2 });
+      expect(res.statusCode, status).toBe(409);
+      expect(res.json().error).toBe('conflict');
+      expect(res.json().message).toContain(status);
+    }
+    for (const status of ['done', 'failed', 'cancelled'] as const) {
+      const id = await doneTask(account.id, { status });
+      expect((await post(auth, id, { rating: 2 })).statusCode, status).toBe(200);
+    }
+  });
 });
 
 describe('feedback updates', () => {

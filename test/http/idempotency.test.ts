@@ -71,37 +71,34 @@ async function counts(accountId: string) {
 }
 
 describe('Idempotency-Key on POST /v1/tasks', () => {
-  it(
-    'replays the first answer for the same key and body: same ' + 'task and status, no second hold, count or job',
-    async () => {
-      const { account, auth } = await newAccount(h, { plan: 'pro', credits: 5 });
-      const first = await post(auth, body(), 'create-1');
-      expect(first.statusCode).toBe(201);
-      expect(first.headers['idempotent-replayed']).toBeUndefined();
-      expect(await counts(account.id)).toEqual({ tasks: 1, holds: 1, posts: 1, jobs: 1 });
+  it('replays the first answer for the same key and body: same task and status, no second hold, count or job', async () => {
+    const { account, auth } = await newAccount(h, { plan: 'pro', credits: 5 });
+    const first = await post(auth, body(), 'create-1');
+    expect(first.statusCode).toBe(201);
+    expect(first.headers['idempotent-replayed']).toBeUndefined();
+    expect(await counts(account.id)).toEqual({ tasks: 1, holds: 1, posts: 1, jobs: 1 });
 
-      // The task moves on; the replay is still the first answer, as it was given.
-      await forceStatus(h, eq(tasks.id, first.json().id), 'running');
-      const again = await post(auth, body(), 'create-1');
-      expect(again.statusCode).toBe(201);
-      expect(again.headers['idempotent-replayed']).toBe('true');
-      expect(again.json()).toEqual(first.json());
-      expect(again.json().status).toBe('pending');
-      expect(await counts(account.id)).toEqual({ tasks: 1, holds: 1, posts: 1, jobs: 1 });
-      expect(await ledgerBalance(h.deps.db, account.id)).toBe(4);
+    // The task moves on; the replay is still the first answer, as it was given.
+    await forceStatus(h, eq(tasks.id, first.json().id), 'running');
+    const again = await post(auth, body(), 'create-1');
+    expect(again.statusCode).toBe(201);
+    expect(again.headers['idempotent-replayed']).toBe('true');
+    expect(again.json()).toEqual(first.json());
+    expect(again.json().status).toBe('pending');
+    expect(await counts(account.id)).toEqual({ tasks: 1, holds: 1, posts: 1, jobs: 1 });
+    expect(await ledgerBalance(h.deps.db, account.id)).toBe(4);
 
-      // Key order and the unprefixed alias do not make another request.
-      const reordered = await post(
-        auth,
-        { repo_url: REPO, prompt: 'Fix the crash in Session.send' },
-        'create-1',
-        '/tasks',
-      );
-      expect(reordered.statusCode).toBe(201);
-      expect(reordered.json().id).toBe(first.json().id);
-      expect(await counts(account.id)).toEqual({ tasks: 1, holds: 1, posts: 1, jobs: 1 });
-    },
-  );
+    // Key order and the unprefixed alias do not make another request.
+    const reordered = await post(
+      auth,
+      { repo_url: REPO, prompt: 'Fix the crash in Session.send' },
+      'create-1',
+      '/tasks',
+    );
+    expect(reordered.statusCode).toBe(201);
+    expect(reordered.json().id).toBe(first.json().id);
+    expect(await counts(account.id)).toEqual({ tasks: 1, holds: 1, posts: 1, jobs: 1 });
+  });
 
   it('does not count replays against the rate limit: 1 POST and 30 replays all answer 201', async () => {
     const { account, auth } = await newAccount(h, { plan: 'scale', credits: 5 });
@@ -283,50 +280,47 @@ describe('concurrent duplicates over real HTTP, across two API nodes', () => {
 });
 
 describe('a request in flight, and one that died', () => {
-  it(
-    'answers 409 "in progress" after waiting for a live claim, ' + 'and takes over a claim abandoned past its lease',
-    async () => {
-      const { account, auth } = await newAccount(h, { plan: 'pro', credits: 5 });
-      // A node whose duplicates wait 300 ms (EMEND_IDEMPOTENCY_WAIT_MS) rather than the default 8 s.
-      const impatient = await buildApp({
-        ...h.deps,
-        config: { ...h.deps.config, idempotencyWaitMs: 300 },
-        metrics: createMetrics(),
+  it('answers 409 "in progress" after waiting for a live claim, and takes over a claim abandoned past its lease', async () => {
+    const { account, auth } = await newAccount(h, { plan: 'pro', credits: 5 });
+    // A node whose duplicates wait 300 ms (EMEND_IDEMPOTENCY_WAIT_MS) rather than the default 8 s.
+    const impatient = await buildApp({
+      ...h.deps,
+      config: { ...h.deps.config, idempotencyWaitMs: 300 },
+      metrics: createMetrics(),
+    });
+    try {
+      // A request that claimed the key and never answered (its process was killed).
+      const fingerprint = requestFingerprint({}, body('died'));
+      expect(
+        (await claimKey(h.deps, { accountId: account.id, route: 'tasks.create', key: 'orphan', fingerprint })).kind,
+      ).toBe('claimed');
+      const started = performance.now();
+      const busy = await impatient.inject({
+        method: 'POST',
+        url: '/v1/tasks',
+        headers: { ...auth, 'idempotency-key': 'orphan' },
+        payload: body('died'),
       });
-      try {
-        // A request that claimed the key and never answered (its process was killed).
-        const fingerprint = requestFingerprint({}, body('died'));
-        expect(
-          (await claimKey(h.deps, { accountId: account.id, route: 'tasks.create', key: 'orphan', fingerprint })).kind,
-        ).toBe('claimed');
-        const started = performance.now();
-        const busy = await impatient.inject({
-          method: 'POST',
-          url: '/v1/tasks',
-          headers: { ...auth, 'idempotency-key': 'orphan' },
-          payload: body('died'),
-        });
-        expect(performance.now() - started).toBeGreaterThanOrEqual(200);
-        expect(busy.statusCode).toBe(409);
-        expect(busy.json().message).toBe(
-          'a request with Idempotency-Key "orphan" is in progress; retry when it has answered',
-        );
-        expect(busy.headers['retry-after']).toBe('1');
-        expect(await counts(account.id)).toEqual({ tasks: 0, holds: 0, posts: 0, jobs: 0 });
-        h.clock.advance(CLAIM_LEASE_MS);
-        const taken = await impatient.inject({
-          method: 'POST',
-          url: '/v1/tasks',
-          headers: { ...auth, 'idempotency-key': 'orphan' },
-          payload: body('died'),
-        });
-        expect(taken.statusCode).toBe(201);
-        expect(await counts(account.id)).toEqual({ tasks: 1, holds: 1, posts: 1, jobs: 1 });
-      } finally {
-        await impatient.close();
-      }
-    },
-  );
+      expect(performance.now() - started).toBeGreaterThanOrEqual(200);
+      expect(busy.statusCode).toBe(409);
+      expect(busy.json().message).toBe(
+        'a request with Idempotency-Key "orphan" is in progress; retry when it has answered',
+      );
+      expect(busy.headers['retry-after']).toBe('1');
+      expect(await counts(account.id)).toEqual({ tasks: 0, holds: 0, posts: 0, jobs: 0 });
+      h.clock.advance(CLAIM_LEASE_MS);
+      const taken = await impatient.inject({
+        method: 'POST',
+        url: '/v1/tasks',
+        headers: { ...auth, 'idempotency-key': 'orphan' },
+        payload: body('died'),
+      });
+      expect(taken.statusCode).toBe(201);
+      expect(await counts(account.id)).toEqual({ tasks: 1, holds: 1, posts: 1, jobs: 1 });
+    } finally {
+      await impatient.close();
+    }
+  });
 
   it('makes a duplicate wait for the request in flight and answer with its answer', async () => {
     const { account, auth } = await newAccount(h, { plan: 'pro', credits: 5 });

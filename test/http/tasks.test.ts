@@ -52,20 +52,17 @@ describe('POST /v1/tasks', () => {
     expect(await ledgerBalance(h.deps.db, account.id)).toBe(1);
   });
 
-  it(
-    'gives free accounts preview mode without touching ' + 'credits, and honours base_branch and approval_mode',
-    async () => {
-      const { auth } = await newAccount(h, { plan: 'free' });
-      const res = await post(auth, {
-        prompt: 'add a flag',
-        repo_url: `${REPO}/`,
-        base_branch: 'release/2.x',
-        approval_mode: 'manual',
-      });
-      expect(res.statusCode).toBe(201);
-      expect(res.json()).toMatchObject({ mode: 'preview', base_branch: 'release/2.x', approval_mode: 'manual' });
-    },
-  );
+  it('gives free accounts preview mode without touching credits, and honours base_branch and approval_mode', async () => {
+    const { auth } = await newAccount(h, { plan: 'free' });
+    const res = await post(auth, {
+      prompt: 'add a flag',
+      repo_url: `${REPO}/`,
+      base_branch: 'release/2.x',
+      approval_mode: 'manual',
+    });
+    expect(res.statusCode).toBe(201);
+    expect(res.json()).toMatchObject({ mode: 'preview', base_branch: 'release/2.x', approval_mode: 'manual' });
+  });
 
   it('creates scaffold tasks without a repository', async () => {
     const { auth } = await newAccount(h, { plan: 'pro', credits: 1 });

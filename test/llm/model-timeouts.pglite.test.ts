@@ -95,19 +95,16 @@ describe('model calls time out even when garbage is collected during the wait', 
     },
   );
 
-  it(
-    'a stalled plain call (nothing at all comes back) times ' + 'out, is retried, and only the answer is billed',
-    async () => {
-      const { c, meter, logs } = client('openai', { timeoutMs: 1_500, maxRetries: 2 });
-      model.enqueue({ stall: true }, { json: { answer: 4 } });
-      const value = await collectingGarbage(() => c.object({ ...ask, schema: Answer, name: 'answer' }));
-      expect(value).toEqual({ answer: 4 });
-      expect(model.stalls() - stallsBefore).toBe(1);
-      expect(logs.map((l) => l.data?.problem)).toEqual(['openai gpt-4.1 did not answer in time']);
-      expect(meter.calls).toBe(1);
-      expect(meter.tokens).toBe(billedTotal() - billedBefore);
-    },
-  );
+  it('a stalled plain call (nothing at all comes back) times out, is retried, and only the answer is billed', async () => {
+    const { c, meter, logs } = client('openai', { timeoutMs: 1_500, maxRetries: 2 });
+    model.enqueue({ stall: true }, { json: { answer: 4 } });
+    const value = await collectingGarbage(() => c.object({ ...ask, schema: Answer, name: 'answer' }));
+    expect(value).toEqual({ answer: 4 });
+    expect(model.stalls() - stallsBefore).toBe(1);
+    expect(logs.map((l) => l.data?.problem)).toEqual(['openai gpt-4.1 did not answer in time']);
+    expect(meter.calls).toBe(1);
+    expect(meter.tokens).toBe(billedTotal() - billedBefore);
+  });
 
   it('a call that stalls on every try fails the step saying so, and bills nothing', async () => {
     const { c, meter } = client('anthropic', { timeoutMs: 1_000, maxRetries: 1 });

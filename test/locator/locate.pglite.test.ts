@@ -117,26 +117,23 @@ describe('the deterministic locator', { timeout: 60_000 }, () => {
     expect(aboutTests.files[0]?.reasons.join('\n')).not.toContain('demoted');
   });
 
-  it(
-    'matches frames of an installed copy to a src-layout ' + 'checkout, and ignores ambiguous bare file names',
-    async () => {
-      const repo = fixtureRepo({
-        'src/shop/__init__.py': '',
-        'src/shop/tax.py': 'def compute_tax(total, country):\n    return total * RATES[country]\n',
-        'src/shop/cart.py': 'class Cart:\n    def total(self):\n        return 0\n',
-        'tests/a/util.py': 'def helper():\n    pass\n',
-        'tests/b/util.py': 'def helper():\n    pass\n',
-      });
-      const prompt =
-        'Crash on checkout\n\n```\nTraceback (most recent call last):\n  File "/home/u/app/util.py", line 3, in ' +
-        'run\n  File "/opt/venv/lib/python3.11/site-packages/shop/cart.py", line 3, in total\n  File ' +
-        '"/opt/venv/lib/python3.11/site-packages/shop/tax.py", line 2, in compute_tax\nKeyError: \'it\'\n```\n';
-      const out = await locate(repo.dir, prompt);
-      expect(out.files.slice(0, 2).map((f) => f.path)).toEqual(['src/shop/tax.py', 'src/shop/cart.py']);
-      expect(out.files[0]?.reasons.join('\n')).toContain('innermost frame');
-      expect(out.files.find((f) => f.path.endsWith('util.py'))?.reasons.join('\n') ?? '').not.toContain('stack trace');
-    },
-  );
+  it('matches frames of an installed copy to a src-layout checkout, and ignores ambiguous bare file names', async () => {
+    const repo = fixtureRepo({
+      'src/shop/__init__.py': '',
+      'src/shop/tax.py': 'def compute_tax(total, country):\n    return total * RATES[country]\n',
+      'src/shop/cart.py': 'class Cart:\n    def total(self):\n        return 0\n',
+      'tests/a/util.py': 'def helper():\n    pass\n',
+      'tests/b/util.py': 'def helper():\n    pass\n',
+    });
+    const prompt =
+      'Crash on checkout\n\n```\nTraceback (most recent call last):\n  File "/home/u/app/util.py", line 3, in ' +
+      'run\n  File "/opt/venv/lib/python3.11/site-packages/shop/cart.py", line 3, in total\n  File ' +
+      '"/opt/venv/lib/python3.11/site-packages/shop/tax.py", line 2, in compute_tax\nKeyError: \'it\'\n```\n';
+    const out = await locate(repo.dir, prompt);
+    expect(out.files.slice(0, 2).map((f) => f.path)).toEqual(['src/shop/tax.py', 'src/shop/cart.py']);
+    expect(out.files[0]?.reasons.join('\n')).toContain('innermost frame');
+    expect(out.files.find((f) => f.path.endsWith('util.py'))?.reasons.join('\n') ?? '').not.toContain('stack trace');
+  });
 
   it(
     "ranks a file defining Container.member named in the prompt first; names the prompt's own code defines do " +

@@ -90,28 +90,25 @@ describe('outbound fetch: every connection judged on the address it reaches', ()
     );
   });
 
-  it(
-    'refuses a host name on the address it resolves to ' + '(localhost, and a name the resolver maps to 127.0.0.1)',
-    async () => {
-      const before = internal.connections;
-      const viaLocalhost = refusal(
-        await failure(outbound('').fetchFor('base_url')(`http://localhost:${internal.port}/`)),
-      );
-      expect(viaLocalhost).toMatch(
-        /^base_url \(localhost\) resolves to (127\.0\.0\.1|::1), a loopback address; the operator can allow it with EMEND_OUTBOUND_ALLOW$/,
-      );
-      const dns = fakeDns({ 'model.test': ['127.0.0.1'] });
-      const viaName = refusal(
-        await failure(outbound('', dns).fetchFor('base_url')(`http://model.test:${internal.port}/`)),
-      );
-      expect(viaName).toBe(
-        'base_url (model.test) resolves to 127.0.0.1, a loopback address; the operator can allow it with ' +
-          'EMEND_OUTBOUND_ALLOW',
-      );
-      expect(dns.asked).toEqual(['model.test']);
-      expect(internal.connections).toBe(before);
-    },
-  );
+  it('refuses a host name on the address it resolves to (localhost, and a name the resolver maps to 127.0.0.1)', async () => {
+    const before = internal.connections;
+    const viaLocalhost = refusal(
+      await failure(outbound('').fetchFor('base_url')(`http://localhost:${internal.port}/`)),
+    );
+    expect(viaLocalhost).toMatch(
+      /^base_url \(localhost\) resolves to (127\.0\.0\.1|::1), a loopback address; the operator can allow it with EMEND_OUTBOUND_ALLOW$/,
+    );
+    const dns = fakeDns({ 'model.test': ['127.0.0.1'] });
+    const viaName = refusal(
+      await failure(outbound('', dns).fetchFor('base_url')(`http://model.test:${internal.port}/`)),
+    );
+    expect(viaName).toBe(
+      'base_url (model.test) resolves to 127.0.0.1, a loopback address; the operator can allow it with ' +
+        'EMEND_OUTBOUND_ALLOW',
+    );
+    expect(dns.asked).toEqual(['model.test']);
+    expect(internal.connections).toBe(before);
+  });
 
   it('reaches what the operator allows: an address and port, a range, a host name', async () => {
     const byAddress = await outbound(`127.0.0.1:${internal.port}`).fetchFor('base_url')(
@@ -149,21 +146,18 @@ describe('outbound fetch: every connection judged on the address it reaches', ()
     expect(await same.json()).toEqual({ data: [] });
   });
 
-  it(
-    'DNS rebinding: a name public when saved and 127.0.0.1 ' + 'when used is refused on the address connected to',
-    async () => {
-      const dns = fakeDns({ 'rebind.test': ['93.184.216.34', '127.0.0.1'] });
-      const o = outbound('', dns);
-      const url = `http://rebind.test:${internal.port}/v1`;
-      await expect(o.check('base_url', url)).resolves.toBeUndefined();
-      const before = internal.connections;
-      expect(refusal(await failure(o.fetchFor('base_url')(`${url}/models`)))).toBe(
-        'base_url (rebind.test) resolves to 127.0.0.1, a loopback address; the operator can allow it with ' +
-          'EMEND_OUTBOUND_ALLOW',
-      );
-      expect(internal.connections).toBe(before);
-    },
-  );
+  it('DNS rebinding: a name public when saved and 127.0.0.1 when used is refused on the address connected to', async () => {
+    const dns = fakeDns({ 'rebind.test': ['93.184.216.34', '127.0.0.1'] });
+    const o = outbound('', dns);
+    const url = `http://rebind.test:${internal.port}/v1`;
+    await expect(o.check('base_url', url)).resolves.toBeUndefined();
+    const before = internal.connections;
+    expect(refusal(await failure(o.fetchFor('base_url')(`${url}/models`)))).toBe(
+      'base_url (rebind.test) resolves to 127.0.0.1, a loopback address; the operator can allow it with ' +
+        'EMEND_OUTBOUND_ALLOW',
+    );
+    expect(internal.connections).toBe(before);
+  });
 
   it(
     'the save-time check: literal and resolved addresses refused, public ones and unresolvable names left to ' +

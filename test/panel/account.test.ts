@@ -106,38 +106,35 @@ describe.skipIf(!haveChromium)('the control panel: signing in and the account', 
     await context.close();
   });
 
-  it(
-    'refuses a cookie-authenticated POST whose Origin is not ' + 'the panel’s (403), and takes the panel’s own',
-    async () => {
-      const { token } = await newAccount(h, { plan: 'pro', scm: false });
-      const { context, page } = await newPage(browser, baseUrl);
-      await signInWithKeyboard(page, token);
-      // the browser context's own cookie jar, sent by a request that a page on another site could forge
-      for (const headers of [{ origin: 'https://evil.example' }, {}] as Record<string, string>[]) {
-        const res = await context.request.post(`${baseUrl}/v1/me/tokens`, { headers, data: { name: 'csrf' } });
-        expect(res.status(), JSON.stringify(headers)).toBe(403);
-        expect((await res.json()).error).toBe('forbidden');
-      }
-      const ok = await context.request.post(`${baseUrl}/v1/me/tokens`, {
-        headers: { origin: baseUrl },
-        data: { name: 'same origin' },
-      });
-      expect(ok.status()).toBe(201);
-      // and from the panel itself (fetch sends the Origin header)
-      const status = await page.evaluate(
-        async () =>
-          (
-            await fetch('/v1/me/byok', {
-              method: 'POST',
-              headers: { 'content-type': 'application/json' },
-              body: '{"enabled":true}',
-            })
-          ).status,
-      );
-      expect(status).toBe(200);
-      await context.close();
-    },
-  );
+  it('refuses a cookie-authenticated POST whose Origin is not the panel’s (403), and takes the panel’s own', async () => {
+    const { token } = await newAccount(h, { plan: 'pro', scm: false });
+    const { context, page } = await newPage(browser, baseUrl);
+    await signInWithKeyboard(page, token);
+    // the browser context's own cookie jar, sent by a request that a page on another site could forge
+    for (const headers of [{ origin: 'https://evil.example' }, {}] as Record<string, string>[]) {
+      const res = await context.request.post(`${baseUrl}/v1/me/tokens`, { headers, data: { name: 'csrf' } });
+      expect(res.status(), JSON.stringify(headers)).toBe(403);
+      expect((await res.json()).error).toBe('forbidden');
+    }
+    const ok = await context.request.post(`${baseUrl}/v1/me/tokens`, {
+      headers: { origin: baseUrl },
+      data: { name: 'same origin' },
+    });
+    expect(ok.status()).toBe(201);
+    // and from the panel itself (fetch sends the Origin header)
+    const status = await page.evaluate(
+      async () =>
+        (
+          await fetch('/v1/me/byok', {
+            method: 'POST',
+            headers: { 'content-type': 'application/json' },
+            body: '{"enabled":true}',
+          })
+        ).status,
+    );
+    expect(status).toBe(200);
+    await context.close();
+  });
 
   it('signs out: back to the sign-in page, the cookie is gone and the API answers 401', async () => {
     const { token } = await newAccount(h, { plan: 'pro', scm: false });

@@ -44,40 +44,37 @@ async function startLogin(login: string) {
 }
 
 describe('GET /v1/auth/scm/login and the callback', () => {
-  it(
-    'signs in the account connected to that GitHub user: a ' + 'session cookie, a token for it, a redirect to /app/',
-    async () => {
-      const { account, scm } = await newAccount(h, { plan: 'pro' });
-      const { query, loginCookie } = await startLogin(scm!.login.toUpperCase()); // logins are case-insensitive
-      const done = await h.app.inject({
-        method: 'GET',
-        url: `/v1/auth/scm/callback?${query}`,
-        headers: { cookie: loginCookie },
-      });
-      expect(done.statusCode, done.body).toBe(302);
-      expect(done.headers.location).toBe('/app/');
-      const session = cookiesOf(done).find((c) => c.startsWith('emend_session='))!;
-      expect(session).toMatch(/HttpOnly/i);
-      expect(session).toMatch(/SameSite=Strict/i);
-      const cookie = { cookie: session.split(';')[0]! };
-      const me = await h.app.inject({ method: 'GET', url: '/v1/me', headers: cookie });
-      expect(me.json().id).toBe(account.id);
-      const tokens = await h.deps.db.select().from(apiTokens).where(eq(apiTokens.accountId, account.id));
-      const issued = tokens.find((t) => t.name === 'control panel (GitHub sign-in)')!;
-      expect(issued.kind).toBe('full');
-      expect(issued.revokedAt).toBeNull();
+  it('signs in the account connected to that GitHub user: a session cookie, a token for it, a redirect to /app/', async () => {
+    const { account, scm } = await newAccount(h, { plan: 'pro' });
+    const { query, loginCookie } = await startLogin(scm!.login.toUpperCase()); // logins are case-insensitive
+    const done = await h.app.inject({
+      method: 'GET',
+      url: `/v1/auth/scm/callback?${query}`,
+      headers: { cookie: loginCookie },
+    });
+    expect(done.statusCode, done.body).toBe(302);
+    expect(done.headers.location).toBe('/app/');
+    const session = cookiesOf(done).find((c) => c.startsWith('emend_session='))!;
+    expect(session).toMatch(/HttpOnly/i);
+    expect(session).toMatch(/SameSite=Strict/i);
+    const cookie = { cookie: session.split(';')[0]! };
+    const me = await h.app.inject({ method: 'GET', url: '/v1/me', headers: cookie });
+    expect(me.json().id).toBe(account.id);
+    const tokens = await h.deps.db.select().from(apiTokens).where(eq(apiTokens.accountId, account.id));
+    const issued = tokens.find((t) => t.name === 'control panel (GitHub sign-in)')!;
+    expect(issued.kind).toBe('full');
+    expect(issued.revokedAt).toBeNull();
 
-      // signing out revokes the token the sign-in issued
-      const out = await h.app.inject({
-        method: 'DELETE',
-        url: '/v1/auth/session',
-        headers: { ...cookie, origin: BASE_URL },
-      });
-      expect(out.json()).toEqual({ signed_out: true });
-      const [after] = await h.deps.db.select().from(apiTokens).where(eq(apiTokens.id, issued.id));
-      expect(after!.revokedAt).not.toBeNull();
-    },
-  );
+    // signing out revokes the token the sign-in issued
+    const out = await h.app.inject({
+      method: 'DELETE',
+      url: '/v1/auth/session',
+      headers: { ...cookie, origin: BASE_URL },
+    });
+    expect(out.json()).toEqual({ signed_out: true });
+    const [after] = await h.deps.db.select().from(apiTokens).where(eq(apiTokens.id, issued.id));
+    expect(after!.revokedAt).not.toBeNull();
+  });
 
   it('shows a page saying no account is connected to that user', async () => {
     const login = `nobody-${randomBytes(3).toString('hex')}`;

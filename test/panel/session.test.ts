@@ -226,27 +226,23 @@ describe('a session cookie', () => {
 });
 
 describe('DELETE /v1/auth/session', () => {
-  it(
-    'signs out: the row is deleted, the cookie cleared, the ' + 'cookie no longer works; the token still does',
-    async () => {
-      const { token, account } = await newAccount(h, { plan: 'pro', scm: false });
-      const { cookie } = await signIn(token);
-      const out = await h.app.inject({ method: 'DELETE', url: '/v1/auth/session', headers: { ...cookie, ...ORIGIN } });
-      expect(out.statusCode, out.body).toBe(200);
-      expect(out.json()).toEqual({ signed_out: true });
-      expect(sessionCookie(out)).toMatch(/^emend_session=;/);
-      expect(await h.deps.db.select().from(webSessions).where(eq(webSessions.accountId, account.id))).toEqual([]);
-      expect((await h.app.inject({ method: 'GET', url: '/v1/me', headers: cookie })).statusCode).toBe(401);
-      expect(
-        (await h.app.inject({ method: 'GET', url: '/v1/me', headers: { authorization: `Bearer ${token}` } }))
-          .statusCode,
-      ).toBe(200);
-      // again, or with no session at all: harmless
-      expect((await h.app.inject({ method: 'DELETE', url: '/v1/auth/session', headers: ORIGIN })).json()).toEqual({
-        signed_out: false,
-      });
-    },
-  );
+  it('signs out: the row is deleted, the cookie cleared, the cookie no longer works; the token still does', async () => {
+    const { token, account } = await newAccount(h, { plan: 'pro', scm: false });
+    const { cookie } = await signIn(token);
+    const out = await h.app.inject({ method: 'DELETE', url: '/v1/auth/session', headers: { ...cookie, ...ORIGIN } });
+    expect(out.statusCode, out.body).toBe(200);
+    expect(out.json()).toEqual({ signed_out: true });
+    expect(sessionCookie(out)).toMatch(/^emend_session=;/);
+    expect(await h.deps.db.select().from(webSessions).where(eq(webSessions.accountId, account.id))).toEqual([]);
+    expect((await h.app.inject({ method: 'GET', url: '/v1/me', headers: cookie })).statusCode).toBe(401);
+    expect(
+      (await h.app.inject({ method: 'GET', url: '/v1/me', headers: { authorization: `Bearer ${token}` } })).statusCode,
+    ).toBe(200);
+    // again, or with no session at all: harmless
+    expect((await h.app.inject({ method: 'DELETE', url: '/v1/auth/session', headers: ORIGIN })).json()).toEqual({
+      signed_out: false,
+    });
+  });
 
   it('refuses a sign-out posted from another site', async () => {
     const { token } = await newAccount(h, { plan: 'pro', scm: false });

@@ -5,35 +5,32 @@ import { describe, expect, it } from 'vitest';
 import { relevantSpans, viewFile } from '../../src/steps/fix/file-views.js';
 
 describe('how the inspector is shown files', () => {
-  it(
-    'shows a small file whole, numbered; a large one as its ' + 'outline plus the spans that match the request',
-    async () => {
-      const dir = mkdtempSync(join(tmpdir(), 'emend-views-'));
-      try {
-        writeFileSync(join(dir, 'small.py'), 'def add(a, b):\n    return a - b\n');
-        const filler = (i: number) => `def helper_${i}(x):\n    """Helper number ${i}."""\n    return x + ${i}\n\n`;
-        const big =
-          `${Array.from({ length: 150 }, (_, i) => filler(i)).join('')}def parse_header(raw):\n    """Split a raw ` +
-          `header line."""\n    name, _, value = raw.partition(':')\n    return name.strip(), value.strip()\n`;
-        writeFileSync(join(dir, 'big.py'), big);
+  it('shows a small file whole, numbered; a large one as its outline plus the spans that match the request', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'emend-views-'));
+    try {
+      writeFileSync(join(dir, 'small.py'), 'def add(a, b):\n    return a - b\n');
+      const filler = (i: number) => `def helper_${i}(x):\n    """Helper number ${i}."""\n    return x + ${i}\n\n`;
+      const big =
+        `${Array.from({ length: 150 }, (_, i) => filler(i)).join('')}def parse_header(raw):\n    """Split a raw ` +
+        `header line."""\n    name, _, value = raw.partition(':')\n    return name.strip(), value.strip()\n`;
+      writeFileSync(join(dir, 'big.py'), big);
 
-        const small = (await viewFile(dir, 'small.py', 'add subtracts', 10_000))!;
-        expect(small).toMatchObject({ whole: true, lines: 3 });
-        expect(small.text).toContain('    2|     return a - b');
+      const small = (await viewFile(dir, 'small.py', 'add subtracts', 10_000))!;
+      expect(small).toMatchObject({ whole: true, lines: 3 });
+      expect(small.text).toContain('    2|     return a - b');
 
-        const large = (await viewFile(dir, 'big.py', 'parse_header drops the value after the colon', 20_000))!;
-        expect(large.whole).toBe(false);
-        expect(large.text).toContain('outline (bodies elided)');
-        expect(large.text).toMatch(/\d+\| def helper_0\(x\):/); // a signature from the outline
-        expect(large.text).toMatch(/lines \d+-\d+:\n[\s\S]*name, _, value = raw\.partition/); // the matching span, verbatim
-        expect(large.text).not.toContain('Helper number 75.'); // bodies far from the request are elided
-        expect(large.text.length).toBeLessThanOrEqual(20_000 + 20);
-        expect(await viewFile(dir, 'missing.py', 'x', 1_000)).toBeUndefined();
-      } finally {
-        rmSync(dir, { recursive: true, force: true });
-      }
-    },
-  );
+      const large = (await viewFile(dir, 'big.py', 'parse_header drops the value after the colon', 20_000))!;
+      expect(large.whole).toBe(false);
+      expect(large.text).toContain('outline (bodies elided)');
+      expect(large.text).toMatch(/\d+\| def helper_0\(x\):/); // a signature from the outline
+      expect(large.text).toMatch(/lines \d+-\d+:\n[\s\S]*name, _, value = raw\.partition/); // the matching span, verbatim
+      expect(large.text).not.toContain('Helper number 75.'); // bodies far from the request are elided
+      expect(large.text.length).toBeLessThanOrEqual(20_000 + 20);
+      expect(await viewFile(dir, 'missing.py', 'x', 1_000)).toBeUndefined();
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
 
   it('picks non-overlapping spans around the lines sharing the most words with the request', () => {
     const source = Array.from({ length: 100 }, (_, i) =>

@@ -187,38 +187,35 @@ describe('fix tasks through the model steps against the scripted model', { timeo
     expect(task.tokens_total).toBe(billedTotal());
   });
 
-  it(
-    'BYOK: the account’s own key is used (google here), the ' + 'managed key never, and the task costs nothing',
-    async () => {
-      // the account's base_url is the double on 127.0.0.1, which the address policy refuses unless allowed
-      await service({ EMEND_OUTBOUND_ALLOW: '127.0.0.1' }, 'openai');
-      const byokKey = 'AIza-account-own-key-42';
-      model.validKeys.add(byokKey);
-      scriptCalcRun(model);
-      const { auth } = await newAccount(h, { plan: 'free' });
-      expect(
-        (
-          await h.app.inject({
-            method: 'POST',
-            url: '/v1/me/keys',
-            headers: auth,
-            payload: { provider: 'google', api_key: byokKey, base_url: model.urls.google },
-          })
-        ).statusCode,
-      ).toBe(201);
-      expect(
-        (await h.app.inject({ method: 'POST', url: '/v1/me/byok', headers: auth, payload: { enabled: true } }))
-          .statusCode,
-      ).toBe(200);
-      const { task } = await runTask(auth, 'done');
-      expect(model.calls.length).toBeGreaterThanOrEqual(4);
-      expect(model.calls.every((c) => c.key === byokKey && c.provider === 'google')).toBe(true);
-      expect(model.requests.some((r) => JSON.stringify(r.headers).includes(MANAGED_KEY))).toBe(false);
-      expect(task.cost_usd).toBe(0);
-      expect(task.tokens_total).toBe(billedTotal());
-      expect(h.logLines.join('\n')).not.toContain(byokKey);
-    },
-  );
+  it('BYOK: the account’s own key is used (google here), the managed key never, and the task costs nothing', async () => {
+    // the account's base_url is the double on 127.0.0.1, which the address policy refuses unless allowed
+    await service({ EMEND_OUTBOUND_ALLOW: '127.0.0.1' }, 'openai');
+    const byokKey = 'AIza-account-own-key-42';
+    model.validKeys.add(byokKey);
+    scriptCalcRun(model);
+    const { auth } = await newAccount(h, { plan: 'free' });
+    expect(
+      (
+        await h.app.inject({
+          method: 'POST',
+          url: '/v1/me/keys',
+          headers: auth,
+          payload: { provider: 'google', api_key: byokKey, base_url: model.urls.google },
+        })
+      ).statusCode,
+    ).toBe(201);
+    expect(
+      (await h.app.inject({ method: 'POST', url: '/v1/me/byok', headers: auth, payload: { enabled: true } }))
+        .statusCode,
+    ).toBe(200);
+    const { task } = await runTask(auth, 'done');
+    expect(model.calls.length).toBeGreaterThanOrEqual(4);
+    expect(model.calls.every((c) => c.key === byokKey && c.provider === 'google')).toBe(true);
+    expect(model.requests.some((r) => JSON.stringify(r.headers).includes(MANAGED_KEY))).toBe(false);
+    expect(task.cost_usd).toBe(0);
+    expect(task.tokens_total).toBe(billedTotal());
+    expect(h.logLines.join('\n')).not.toContain(byokKey);
+  });
 
   it('with no usable key the task fails at the planner saying which key to set', async () => {
     await service({}, null);

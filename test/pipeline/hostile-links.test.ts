@@ -117,45 +117,42 @@ function expectNoOutsideBytes(seen: string) {
 }
 
 describe('a repository whose symlinks lead out of the checkout', { timeout: 180_000 }, () => {
-  it(
-    'demo token: the planner sees the README as a link, the ' + 'locator and inspector read only inside files',
-    async () => {
-      const { h, model } = svc;
-      scriptHostileRun(model);
-      const demo = await h.app.inject({
-        method: 'POST',
-        url: '/v1/demo/token',
-        payload: { email: 'visitor@example.com' },
-      });
-      expect(demo.statusCode, demo.body).toBe(201);
-      const auth = { authorization: `Bearer ${demo.json().token}` };
-      const { task, logs, byStep } = await runFixTask(h, auth, repoUrl, 'done');
-      expect(logs.map((l) => `${l.step}:${l.status}`)).toEqual([
-        'planner:done',
-        'locator:done',
-        'inspector:done',
-        'fixer:skipped',
-        'validator:skipped',
-        'pr:skipped',
-      ]);
-      const planner = model.calls.filter((c) => stepOf(c) === 'planner').at(-1)!;
-      expect(planner.text).toContain('README.md: symlink -> ../../../secret.key');
-      // .emend/test links to /proc/self/environ: read as absent, so the command is the detected one
-      expect(planner.text).toContain('Test command: python3 -m pytest');
-      // links out are no candidates; a link that stays inside is one, and is read
-      const located = (byStep('locator')[0]!.output.files as { path: string }[]).map((f) => f.path);
-      expect(located).toContain('calc/alias.py');
-      for (const p of ['README.md', 'SECRET.md', 'passwd.txt', 'environ.txt', 'CHANGES.md', 'docs/changes.md'])
-        expect(located).not.toContain(p);
-      expect(located.some((p) => p.startsWith('ext-docs/'))).toBe(false);
-      const inspector = model.calls.filter((c) => stepOf(c) === 'inspector').at(-1)!;
-      expect(inspector.text).toContain(
-        '## calc/alias.py (8 lines)\n```\n    1| def add(a, b):\n    2|     """Return the sum of a and ' +
-          'b."""\n    3|     return a - b\n',
-      );
-      expectNoOutsideBytes((await everythingSeen(task.id, auth)).text);
-    },
-  );
+  it('demo token: the planner sees the README as a link, the locator and inspector read only inside files', async () => {
+    const { h, model } = svc;
+    scriptHostileRun(model);
+    const demo = await h.app.inject({
+      method: 'POST',
+      url: '/v1/demo/token',
+      payload: { email: 'visitor@example.com' },
+    });
+    expect(demo.statusCode, demo.body).toBe(201);
+    const auth = { authorization: `Bearer ${demo.json().token}` };
+    const { task, logs, byStep } = await runFixTask(h, auth, repoUrl, 'done');
+    expect(logs.map((l) => `${l.step}:${l.status}`)).toEqual([
+      'planner:done',
+      'locator:done',
+      'inspector:done',
+      'fixer:skipped',
+      'validator:skipped',
+      'pr:skipped',
+    ]);
+    const planner = model.calls.filter((c) => stepOf(c) === 'planner').at(-1)!;
+    expect(planner.text).toContain('README.md: symlink -> ../../../secret.key');
+    // .emend/test links to /proc/self/environ: read as absent, so the command is the detected one
+    expect(planner.text).toContain('Test command: python3 -m pytest');
+    // links out are no candidates; a link that stays inside is one, and is read
+    const located = (byStep('locator')[0]!.output.files as { path: string }[]).map((f) => f.path);
+    expect(located).toContain('calc/alias.py');
+    for (const p of ['README.md', 'SECRET.md', 'passwd.txt', 'environ.txt', 'CHANGES.md', 'docs/changes.md'])
+      expect(located).not.toContain(p);
+    expect(located.some((p) => p.startsWith('ext-docs/'))).toBe(false);
+    const inspector = model.calls.filter((c) => stepOf(c) === 'inspector').at(-1)!;
+    expect(inspector.text).toContain(
+      '## calc/alias.py (8 lines)\n```\n    1| def add(a, b):\n    2|     """Return the sum of a and ' +
+        'b."""\n    3|     return a - b\n',
+    );
+    expectNoOutsideBytes((await everythingSeen(task.id, auth)).text);
+  });
 
   it(
     'preview: edits through links out are refused and the reasons go back to the model; edits through inside ' +

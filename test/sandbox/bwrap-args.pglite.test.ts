@@ -103,18 +103,15 @@ describe('the bwrap command line', () => {
     expect(ops(bwrapArgs(PLAN, { ...HOST, sysrqTrigger: false })).join('\n')).not.toContain('sysrq');
   });
 
-  it(
-    'binds the workspace read-write as the one host path, tool roots read-only, and then makes the root ' + 'read-only',
-    () => {
-      const args = ops(bwrapArgs({ ...PLAN, toolRoots: ['/opt/pyenv'], cwd: 'pkg/a' }, HOST));
-      expect(args.filter((a) => a.startsWith('--bind '))).toEqual(['--bind /srv/ws/task-1 /workspace']);
-      expect(args).toContain('--ro-bind /opt/pyenv /opt/pyenv');
-      expect(args).toContain('--chdir /workspace/pkg/a');
-      const remount = args.indexOf('--remount-ro /');
-      expect(remount).toBeGreaterThan(args.indexOf('--bind /srv/ws/task-1 /workspace'));
-      expect(args.slice(remount + 1).some((a) => /^--(ro-)?bind|^--tmpfs|^--symlink/.test(a))).toBe(false);
-    },
-  );
+  it('binds the workspace read-write as the one host path, tool roots read-only, and then makes the root read-only', () => {
+    const args = ops(bwrapArgs({ ...PLAN, toolRoots: ['/opt/pyenv'], cwd: 'pkg/a' }, HOST));
+    expect(args.filter((a) => a.startsWith('--bind '))).toEqual(['--bind /srv/ws/task-1 /workspace']);
+    expect(args).toContain('--ro-bind /opt/pyenv /opt/pyenv');
+    expect(args).toContain('--chdir /workspace/pkg/a');
+    const remount = args.indexOf('--remount-ro /');
+    expect(remount).toBeGreaterThan(args.indexOf('--bind /srv/ws/task-1 /workspace'));
+    expect(args.slice(remount + 1).some((a) => /^--(ro-)?bind|^--tmpfs|^--symlink/.test(a))).toBe(false);
+  });
 
   it('binds the directories asked for read-only over the workspace, and refuses one outside it', () => {
     const args = ops(bwrapArgs({ ...PLAN, readOnly: ['emend', 'a/b'] }, HOST));

@@ -212,38 +212,32 @@ describe('repository access at POST /v1/tasks', () => {
     await expectNothingHeld(h, caller, creditsBefore, label);
   });
 
-  it(
-    'answers the same for a private repository nobody shared ' + 'and one that does not exist (no existence oracle)',
-    async () => {
-      for (const kind of ['free', 'free+scm', 'pro+scm'] as const) {
-        const caller = await makeCaller(h, kind);
-        const hidden = makeRepo(h, 'private-unreadable', caller);
-        const missing = makeRepo(h, 'missing', caller);
-        const a = await postTask(h, caller.auth, hidden.url);
-        const b = await postTask(h, caller.auth, missing.url);
-        expect([a.statusCode, a.json().error], kind).toEqual([b.statusCode, b.json().error]);
-        expect(a.json().message.replace(hidden.name, 'X'), kind).toBe(b.json().message.replace(missing.name, 'X'));
-      }
-    },
-  );
+  it('answers the same for a private repository nobody shared and one that does not exist (no existence oracle)', async () => {
+    for (const kind of ['free', 'free+scm', 'pro+scm'] as const) {
+      const caller = await makeCaller(h, kind);
+      const hidden = makeRepo(h, 'private-unreadable', caller);
+      const missing = makeRepo(h, 'missing', caller);
+      const a = await postTask(h, caller.auth, hidden.url);
+      const b = await postTask(h, caller.auth, missing.url);
+      expect([a.statusCode, a.json().error], kind).toEqual([b.statusCode, b.json().error]);
+      expect(a.json().message.replace(hidden.name, 'X'), kind).toBe(b.json().message.replace(missing.name, 'X'));
+    }
+  });
 
-  it(
-    'follows a disconnect: a pro account that disconnects gets ' + '412, a free one falls back to anonymous reads',
-    async () => {
-      const pro = await makeCaller(h, 'pro+scm');
-      const free = await makeCaller(h, 'free+scm');
-      const proRepo = makeRepo(h, 'private-readable', pro);
-      const freeRepo = makeRepo(h, 'public', free);
-      for (const c of [pro, free])
-        expect((await h.app.inject({ method: 'DELETE', url: '/v1/me/scm', headers: c.auth })).json().disconnected).toBe(
-          true,
-        );
-      const p = await postTask(h, pro.auth, proRepo.url);
-      expect([p.statusCode, p.json().error]).toEqual([412, 'scm_not_connected']);
-      const f = await postTask(h, free.auth, freeRepo.url);
-      expect(f.statusCode, f.body).toBe(201);
-    },
-  );
+  it('follows a disconnect: a pro account that disconnects gets 412, a free one falls back to anonymous reads', async () => {
+    const pro = await makeCaller(h, 'pro+scm');
+    const free = await makeCaller(h, 'free+scm');
+    const proRepo = makeRepo(h, 'private-readable', pro);
+    const freeRepo = makeRepo(h, 'public', free);
+    for (const c of [pro, free])
+      expect((await h.app.inject({ method: 'DELETE', url: '/v1/me/scm', headers: c.auth })).json().disconnected).toBe(
+        true,
+      );
+    const p = await postTask(h, pro.auth, proRepo.url);
+    expect([p.statusCode, p.json().error]).toEqual([412, 'scm_not_connected']);
+    const f = await postTask(h, free.auth, freeRepo.url);
+    expect(f.statusCode, f.body).toBe(201);
+  });
 
   it('answers 502 scm_unavailable when the host answers with an error of its own, holding nothing', async () => {
     for (const [kind, reply] of [

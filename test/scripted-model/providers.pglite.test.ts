@@ -204,30 +204,27 @@ describe('the scripted model double, driven by the production AI SDK clients', (
     });
   });
 
-  it(
-    'answers Anthropic structured output through the forced json tool for models without native structured ' + 'output',
-    async () => {
-      model.enqueue({ json: { verdict: 'approve' } });
-      const result = await generateText({
-        model: clientFor(model, 'anthropic', KEYS.anthropic, 'claude-sonnet-4-0'),
-        prompt: 'Review.',
-        output: Output.object({ schema: z.object({ verdict: z.string() }) }),
-        maxRetries: 0,
-      });
-      expect(result.output).toEqual({ verdict: 'approve' });
-      expect(model.calls[0]).toMatchObject({ structured: true, tools: [] });
-      const body = model.calls[0]?.body as { tools: { name: string }[]; tool_choice: { type: string } };
-      expect(body.tools.map((t) => t.name)).toEqual(['json']);
-      expect(body.tool_choice.type).toBe('any');
-      // and streaming through the same tool
-      model.enqueue({ json: { verdict: 'reject', reasons: ['breaks the build'] } });
-      const streamed = streamText({
-        model: clientFor(model, 'anthropic', KEYS.anthropic, 'claude-sonnet-4-0'),
-        prompt: 'Review again.',
-        output: Output.object({ schema: z.object({ verdict: z.string(), reasons: z.array(z.string()) }) }),
-        maxRetries: 0,
-      });
-      expect(await streamed.output).toEqual({ verdict: 'reject', reasons: ['breaks the build'] });
-    },
-  );
+  it('answers Anthropic structured output through the forced json tool for models without native structured output', async () => {
+    model.enqueue({ json: { verdict: 'approve' } });
+    const result = await generateText({
+      model: clientFor(model, 'anthropic', KEYS.anthropic, 'claude-sonnet-4-0'),
+      prompt: 'Review.',
+      output: Output.object({ schema: z.object({ verdict: z.string() }) }),
+      maxRetries: 0,
+    });
+    expect(result.output).toEqual({ verdict: 'approve' });
+    expect(model.calls[0]).toMatchObject({ structured: true, tools: [] });
+    const body = model.calls[0]?.body as { tools: { name: string }[]; tool_choice: { type: string } };
+    expect(body.tools.map((t) => t.name)).toEqual(['json']);
+    expect(body.tool_choice.type).toBe('any');
+    // and streaming through the same tool
+    model.enqueue({ json: { verdict: 'reject', reasons: ['breaks the build'] } });
+    const streamed = streamText({
+      model: clientFor(model, 'anthropic', KEYS.anthropic, 'claude-sonnet-4-0'),
+      prompt: 'Review again.',
+      output: Output.object({ schema: z.object({ verdict: z.string(), reasons: z.array(z.string()) }) }),
+      maxRetries: 0,
+    });
+    expect(await streamed.output).toEqual({ verdict: 'reject', reasons: ['breaks the build'] });
+  });
 });

@@ -64,42 +64,37 @@ describe('what the scripted model double records and how it is scripted', () => 
     expect(model.requests[0]?.body).toBe(model.calls[0]?.body);
   });
 
-  it(
-    'consults a queued responder with the request, falling ' + 'through to respond() when it returns undefined',
-    async () => {
-      const client = clientFor(model, 'openai');
-      const asked: string[] = [];
-      model.enqueue(
-        (req) => {
-          asked.push(`queued:${req.messages[0]?.text}`);
-          return undefined;
-        },
-        async (req) => ({ text: `echo ${req.messages[0]?.text}` }),
-      );
-      model.respond(() => ({ text: 'first fallback' }));
-      model.respond((req) => {
-        asked.push(`fallback:${req.messages[0]?.text}`);
-        return req.text.includes('known') ? { text: 'fallback answer' } : undefined;
-      });
-      expect((await generateText({ model: client, prompt: 'known one', maxRetries: 0 })).text).toBe('fallback answer');
-      expect((await generateText({ model: client, prompt: 'two', maxRetries: 0 })).text).toBe('echo two');
-      expect((await generateText({ model: client, prompt: 'known three', maxRetries: 0 })).text).toBe(
-        'fallback answer',
-      );
-      const err = (await generateText({ model: client, prompt: 'something else', maxRetries: 0 }).catch(
-        (e: unknown) => e,
-      )) as APICallError;
-      expect(err.statusCode).toBe(500);
-      expect(err.message).toContain('scripted-model: no reply scripted for this request');
-      expect(asked).toEqual([
-        'queued:known one',
-        'fallback:known one',
-        'fallback:known three',
-        'fallback:something else',
-      ]);
-      model.respond(() => undefined);
-    },
-  );
+  it('consults a queued responder with the request, falling through to respond() when it returns undefined', async () => {
+    const client = clientFor(model, 'openai');
+    const asked: string[] = [];
+    model.enqueue(
+      (req) => {
+        asked.push(`queued:${req.messages[0]?.text}`);
+        return undefined;
+      },
+      async (req) => ({ text: `echo ${req.messages[0]?.text}` }),
+    );
+    model.respond(() => ({ text: 'first fallback' }));
+    model.respond((req) => {
+      asked.push(`fallback:${req.messages[0]?.text}`);
+      return req.text.includes('known') ? { text: 'fallback answer' } : undefined;
+    });
+    expect((await generateText({ model: client, prompt: 'known one', maxRetries: 0 })).text).toBe('fallback answer');
+    expect((await generateText({ model: client, prompt: 'two', maxRetries: 0 })).text).toBe('echo two');
+    expect((await generateText({ model: client, prompt: 'known three', maxRetries: 0 })).text).toBe('fallback answer');
+    const err = (await generateText({ model: client, prompt: 'something else', maxRetries: 0 }).catch(
+      (e: unknown) => e,
+    )) as APICallError;
+    expect(err.statusCode).toBe(500);
+    expect(err.message).toContain('scripted-model: no reply scripted for this request');
+    expect(asked).toEqual([
+      'queued:known one',
+      'fallback:known one',
+      'fallback:known three',
+      'fallback:something else',
+    ]);
+    model.respond(() => undefined);
+  });
 
   it('accepts keys added later, and only those', async () => {
     const client = clientFor(model, 'anthropic', 'sk-ant-added-later');

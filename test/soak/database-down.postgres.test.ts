@@ -93,59 +93,51 @@ describe('the API while PostgreSQL is down', { timeout: 60_000 }, () => {
     expect((await fetch(`${base}/health`)).status).toBe(200);
   });
 
-  it(
-    'a run whose database goes away is handed back and ' + 'resumed, not failed, and the attempt is not counted',
-    async () => {
-      let plannerCalls = 0;
-      const { steps } = recordingSteps({
-        planner: async (_payload, helpers) => {
-          if (++plannerCalls === 1) {
-            // PostgreSQL crashes in the middle of the step and is back 1.5 s later.
-            cluster.halt();
-            setTimeout(() => cluster.resume(), 1_500);
-            await helpers.deps.db.execute(sql`select 1`);
-          }
-          return { output: { summary: 'a page', steps: ['write it'], likely_files: [] }, tokens: 1 };
-        },
-      });
-      const worker = await startWorker(runtime.deps, steps, {
-        concurrency: 1,
-        heartbeatMs: 200,
-        staleMs: 10_000,
-        maintenanceMs: 500,
-      });
-      try {
-        const created = await call('POST', '/v1/tasks', {
-          task_type: 'scaffold',
-          prompt: 'a one-page site for a bakery',
-        });
-        expect(created.status).toBe(201);
-        const { id } = (await created.json()) as { id: string };
-        let task: { status: string; error: string | null } | undefined;
-        for (
-          const deadline = Date.now() + 40_000;
-          Date.now() < deadline;
-          await new Promise((r) => setTimeout(r, 250))
-        ) {
-          const res = await call('GET', `/v1/tasks/${id}`).catch(() => undefined);
-          if (res?.status !== 200) continue;
-          task = ((await res.json()) as { task: { status: string; error: string | null } }).task;
-          if (['done', 'failed', 'cancelled'].includes(task.status)) break;
+  it('a run whose database goes away is handed back and resumed, not failed, and the attempt is not counted', async () => {
+    let plannerCalls = 0;
+    const { steps } = recordingSteps({
+      planner: async (_payload, helpers) => {
+        if (++plannerCalls === 1) {
+          // PostgreSQL crashes in the middle of the step and is back 1.5 s later.
+          cluster.halt();
+          setTimeout(() => cluster.resume(), 1_500);
+          await helpers.deps.db.execute(sql`select 1`);
         }
-        expect(task).toMatchObject({ status: 'done', error: null });
-        expect(plannerCalls).toBe(2);
-        const { rows } = await database.pool!.query('select attempts from tasks where id = $1', [id]);
-        expect(rows[0].attempts).toBe(1); // handed back (not counted), then one claim
-        const failed = await database.pool!.query(
-          `select step from task_logs where task_id = $1 and status = 'failed'`,
-          [id],
-        );
-        expect(failed.rows).toEqual([]);
-      } finally {
-        await worker.stop();
+        return { output: { summary: 'a page', steps: ['write it'], likely_files: [] }, tokens: 1 };
+      },
+    });
+    const worker = await startWorker(runtime.deps, steps, {
+      concurrency: 1,
+      heartbeatMs: 200,
+      staleMs: 10_000,
+      maintenanceMs: 500,
+    });
+    try {
+      const created = await call('POST', '/v1/tasks', {
+        task_type: 'scaffold',
+        prompt: 'a one-page site for a bakery',
+      });
+      expect(created.status).toBe(201);
+      const { id } = (await created.json()) as { id: string };
+      let task: { status: string; error: string | null } | undefined;
+      for (const deadline = Date.now() + 40_000; Date.now() < deadline; await new Promise((r) => setTimeout(r, 250))) {
+        const res = await call('GET', `/v1/tasks/${id}`).catch(() => undefined);
+        if (res?.status !== 200) continue;
+        task = ((await res.json()) as { task: { status: string; error: string | null } }).task;
+        if (['done', 'failed', 'cancelled'].includes(task.status)) break;
       }
-    },
-  );
+      expect(task).toMatchObject({ status: 'done', error: null });
+      expect(plannerCalls).toBe(2);
+      const { rows } = await database.pool!.query('select attempts from tasks where id = $1', [id]);
+      expect(rows[0].attempts).toBe(1); // handed back (not counted), then one claim
+      const failed = await database.pool!.query(`select step from task_logs where task_id = $1 and status = 'failed'`, [
+        id,
+      ]);
+      expect(failed.rows).toEqual([]);
+    } finally {
+      await worker.stop();
+    }
+  });
 
   it('emend worker started while PostgreSQL is down waits for it instead of exiting', async () => {
     cluster.halt();

@@ -71,26 +71,21 @@ describe('workspaces: the per-repository lock', () => {
     expect(events).toEqual(['a:1', 'b:1', 'c:1', 'd:1']);
   });
 
-  it(
-    'waits for another process, gives up after its timeout or ' + 'on abort, and is free once that process dies',
-    async () => {
-      const path = join(bed.fx.dataDir, 'c.lock');
-      const holder = otherProcess({ MODE: 'hold', LOCK_PATH: path });
-      expect(await holder.line(1)).toBe('held');
-      await expect(withFileLock(path, { timeoutMs: 150 }, async () => 'got it')).rejects.toBeInstanceOf(
-        LockTimeoutError,
-      );
-      const abort = new AbortController();
-      const aborted = withFileLock(path, { timeoutMs: 30_000, signal: abort.signal }, async () => 'got it');
-      abort.abort();
-      await expect(aborted).rejects.toBeInstanceOf(LockAbortedError);
-      // Waiting while the holder is alive; SIGKILL leaves no stale lock behind.
-      const waiting = withFileLock(path, { timeoutMs: 30_000 }, async () => 'got it');
-      holder.child.kill('SIGKILL');
-      await holder.exited;
-      expect(await waiting).toBe('got it');
-    },
-  );
+  it('waits for another process, gives up after its timeout or on abort, and is free once that process dies', async () => {
+    const path = join(bed.fx.dataDir, 'c.lock');
+    const holder = otherProcess({ MODE: 'hold', LOCK_PATH: path });
+    expect(await holder.line(1)).toBe('held');
+    await expect(withFileLock(path, { timeoutMs: 150 }, async () => 'got it')).rejects.toBeInstanceOf(LockTimeoutError);
+    const abort = new AbortController();
+    const aborted = withFileLock(path, { timeoutMs: 30_000, signal: abort.signal }, async () => 'got it');
+    abort.abort();
+    await expect(aborted).rejects.toBeInstanceOf(LockAbortedError);
+    // Waiting while the holder is alive; SIGKILL leaves no stale lock behind.
+    const waiting = withFileLock(path, { timeoutMs: 30_000 }, async () => 'got it');
+    holder.child.kill('SIGKILL');
+    await holder.exited;
+    expect(await waiting).toBe('got it');
+  });
 
   it('lets workers in several processes prepare the same repository at once; the mirror is made once', async () => {
     const commit = bed.server.createRepo('acme', 'shared', { files: { 'a.txt': 'shared\n' } });
