@@ -38,8 +38,8 @@ async function authenticate(deps: Deps, header: string | undefined): Promise<Aut
 
 /**
  * Bearer first, exactly as before; a request without an Authorization header may instead carry
- * a control-panel session cookie (src/http/session-cookie.ts, src/accounts/sessions.ts). A dead session clears its cookie, and a
- * cookie-authenticated request that changes state must come from the panel's own origin.
+ * a control-panel session cookie (src/http/session-cookie.ts, src/accounts/sessions.ts). A dead
+ * session clears its cookie, and a cookie-authenticated request that changes state must come from the panel's own origin.
  */
 async function authenticateRequest(deps: Deps, request: FastifyRequest, reply: FastifyReply): Promise<AuthContext> {
   const session = request.headers.authorization === undefined ? sessionSecretOf(request) : undefined;

@@ -4,7 +4,8 @@ import { join } from 'node:path';
 import type { LocatorIndex } from './rank.js';
 
 /** Bumped when the index format or what goes into it changes: old cache files are then ignored. */
-export const INDEX_VERSION = 3; // 3: files read only inside the checkout (indexes built before could hold files reached through links out)
+// 3: files read only inside the checkout (indexes built before could hold files reached through links out)
+export const INDEX_VERSION = 3;
 
 /**
  * The cache key of a checkout: its HEAD commit, when the working tree is clean (no changes,

@@ -34,7 +34,10 @@ export function panelDir(): string | undefined {
 
 const NOT_BUILT = 'the control panel is not built: run npm run build\n';
 
-/** The control panel at /app/: hashed assets cached for a year, index.html for every other path (client-side routes). */
+/**
+ * The control panel at /app/: hashed assets cached for a year, index.html for every other path
+ * (client-side routes).
+ */
 export const panelRoutes: FastifyPluginAsync<{
   deps: Deps /** tests: another place to look for the built panel */;
   dir?: string;
