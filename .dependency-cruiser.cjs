@@ -1,7 +1,6 @@
 // The layer table of docs/architecture.md, enforced: an import may only point down (or sideways,
 // within its own layer), never up, and nothing may form a cycle. `npm run layers` prints the
-// violations; test/unit/layers.test.ts fails on any violation not in the known-violations baseline
-// (.dependency-cruiser-known-violations.json, which shrinks to empty as the redesign lands).
+// violations; test/repo/layers.pglite.test.ts fails on any.
 //
 // Layers, top to bottom:
 //   entry    src/cli*.ts, src/bin.ts, src/server.ts, src/runtime.ts, src/step-registry.ts

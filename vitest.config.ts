@@ -3,7 +3,7 @@ import { available, requirements } from './test/support/requirements.js';
 
 // Every test that touches the database runs twice: on PGlite and on a throwaway PostgreSQL
 // cluster. Files that need no database (or only the embedded one) run once, on the pglite
-// leg: they live under test/unit/ or are named *.pglite.test.ts. A file named
+// leg: they are named *.pglite.test.ts. A file named
 // *.postgres.test.ts runs on the postgres leg only. So neither leg skips whole files.
 //
 // Without PostgreSQL server binaries the second leg fails the run under CI (CI installs
@@ -30,7 +30,7 @@ export default defineConfig({
               test: {
                 ...shared,
                 name: 'postgres',
-                exclude: [...configDefaults.exclude, 'test/unit/**', 'test/**/*.pglite.test.ts'],
+                exclude: [...configDefaults.exclude, 'test/**/*.pglite.test.ts'],
               },
             },
           ]

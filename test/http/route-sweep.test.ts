@@ -5,7 +5,7 @@ import { apiTokens, providerKeys, repoMemory, tasks } from '../../src/db/schema.
 import type { RouteEntry } from '../../src/http/route-table.js';
 import { saveSiteFiles } from '../../src/sites/store.js';
 import { insertTasks, taskRow } from '../feedback/seed.js';
-import { ensurePanelBuilt } from '../panel/build-panel.js';
+import { ensurePanelBuilt } from '../web/build-panel.js';
 import { type Harness, newAccount, startHarness } from '../support/harness.js';
 import { type RawRequest, type RawResponse, inBatches, rawClient } from '../support/raw-http.js';
 import {

@@ -12,7 +12,7 @@ import { errorResponses } from '../schemas.js';
 import { setSessionCookie } from '../session-cookie.js';
 import { OAUTH_SESSION_TOKEN_NAME } from './session.js';
 
-/** The browser's half of a sign-in state (src/scm/oauth.ts): Lax, as the host sends the browser back cross-site. */
+/** The browser's half of a sign-in state (src/accounts/scm-oauth.ts): Lax, as the host sends the browser back cross-site. */
 const LOGIN_COOKIE = 'emend_oauth_login';
 
 const escapeHtml = (s: string) => s.replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`);

@@ -1,13 +1,13 @@
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { productionSteps } from '../../src/step-registry.js';
-import type { RegistryStep } from '../../src/steps/step.js';
-import { workspaceDiff } from '../../src/workspace/diff.js';
-import { type Worker, startWorker } from '../../src/engine/worker.js';
-import { recordingSteps, waitForStatus } from '../support/engine.js';
-import { type Harness, newAccount, startHarness } from '../support/harness.js';
-import { fixerOutput } from '../support/step-outputs.js';
+import { productionSteps } from '../../../src/step-registry.js';
+import type { RegistryStep } from '../../../src/steps/step.js';
+import { workspaceDiff } from '../../../src/workspace/diff.js';
+import { type Worker, startWorker } from '../../../src/engine/worker.js';
+import { recordingSteps, waitForStatus } from '../../support/engine.js';
+import { type Harness, newAccount, startHarness } from '../../support/harness.js';
+import { fixerOutput } from '../../support/step-outputs.js';
 
 let h: Harness;
 let worker: Worker;

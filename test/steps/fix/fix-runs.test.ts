@@ -1,14 +1,14 @@
 import { afterEach, describe, expect, it } from 'vitest';
-import { CALC_PLAN, CALC_REPO, GOOD_FIX, editBlock, scriptCalcRun, stepOf } from '../support/fix-script.js';
-import { type Harness, newAccount } from '../support/harness.js';
+import { CALC_PLAN, CALC_REPO, GOOD_FIX, editBlock, scriptCalcRun, stepOf } from '../../support/fix-script.js';
+import { type Harness, newAccount } from '../../support/harness.js';
 import {
   MANAGED_KEY,
   type ModelService,
   type Provider,
   runFixTask,
   startModelService,
-} from '../support/model-service.js';
-import type { ScriptedModel } from '../support/scripted-model/server.js';
+} from '../../support/model-service.js';
+import type { ScriptedModel } from '../../support/scripted-model/server.js';
 
 let svc: ModelService | undefined;
 let h: Harness;

@@ -63,7 +63,7 @@ describe('host-side reads of repository files go through the confined file modul
     expect(fsImports("import * as fs from 'fs';")).toEqual(['*']);
     expect(fsImports("import fs from 'node:fs';")).toEqual(['*']);
     expect(fsImports("const fs = await import('node:fs/promises');")).toEqual(['*']);
-    expect(fsImports("import { ConfinedDir } from '../workspace/confined-fs.js';")).toEqual([]);
+    expect(fsImports("import { ConfinedDir } from './confined-fs.js';")).toEqual([]);
   });
 
   it('no guarded module reads or writes files with node:fs itself', () => {

@@ -5,7 +5,7 @@ import { describe, expect, it } from 'vitest';
 const repoRoot = resolve(import.meta.dirname, '../..');
 const VITEST = resolve(repoRoot, 'node_modules/vitest/vitest.mjs');
 
-/** vitest run on the fixture files under test/unit/fixtures/summary, as a separate process. */
+/** vitest run on the fixture files under test/repo/fixtures/summary, as a separate process. */
 function runFixtures(
   filters: string[],
   env: Record<string, string>,
@@ -14,7 +14,7 @@ function runFixtures(
     // Only what vitest needs: a CI variable of the outer run must not leak in.
     const child = spawn(
       process.execPath,
-      [VITEST, 'run', '--config', 'test/unit/fixtures/summary/vitest.config.ts', ...filters],
+      [VITEST, 'run', '--config', 'test/repo/fixtures/summary/vitest.config.ts', ...filters],
       {
         cwd: repoRoot,
         env: { PATH: process.env.PATH, HOME: process.env.HOME, TMPDIR: process.env.TMPDIR, NO_COLOR: '1', ...env },

@@ -2,7 +2,7 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { relevantSpans, viewFile } from '../../src/steps/fix/file-views.js';
+import { relevantSpans, viewFile } from '../../../src/steps/fix/file-views.js';
 
 describe('how the inspector is shown files', () => {
   it('shows a small file whole, numbered; a large one as its outline plus the spans that match the request', async () => {

@@ -1,8 +1,8 @@
 import { afterEach, describe, expect, it } from 'vitest';
-import { editBlock, stepOf } from '../support/fix-script.js';
-import { newAccount } from '../support/harness.js';
-import { type ModelService, runFixTask, startModelService } from '../support/model-service.js';
-import { BAKERY_BRIEF, BAKERY_PLAN, scriptSiteRun } from '../support/site-script.js';
+import { editBlock, stepOf } from '../../support/fix-script.js';
+import { newAccount } from '../../support/harness.js';
+import { type ModelService, runFixTask, startModelService } from '../../support/model-service.js';
+import { BAKERY_BRIEF, BAKERY_PLAN, scriptSiteRun } from '../../support/site-script.js';
 
 let svc: ModelService | undefined;
 afterEach(async () => {
@@ -165,7 +165,7 @@ describe('scaffold tasks against the scripted model and real Chromium', { timeou
   it('holds the site to the operator’s file limit: a site over it goes back to the fixer with the limit', async () => {
     svc = await startModelService({ EMEND_SITE_MAX_FILES: '4' });
     const { h, model } = svc;
-    const { SITE_WITH_BROKEN_LINK, ORDER_PAGE } = await import('../support/site-script.js');
+    const { SITE_WITH_BROKEN_LINK, ORDER_PAGE } = await import('../../support/site-script.js');
     const tooMany = `${SITE_WITH_BROKEN_LINK}\n${ORDER_PAGE}\n${editBlock(
       '',
       'Draft notes, not for publishing.',
@@ -194,7 +194,7 @@ describe('scaffold tasks against the scripted model and real Chromium', { timeou
     const { h, model } = svc;
     // the fixer's correction never comes: the broken link stays
     scriptSiteRun(model, [
-      (await import('../support/site-script.js')).SITE_WITH_BROKEN_LINK,
+      (await import('../../support/site-script.js')).SITE_WITH_BROKEN_LINK,
       'Nothing to change.\n\nDELETE loaf.svg',
     ]);
     const owner = await newAccount(h, { plan: 'free' });

@@ -1,18 +1,18 @@
 import { readFileSync, readdirSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { branchName } from '../../src/steps/fix/pr-body.js';
-import { checkOpenPulls } from '../../src/tasks/merge-tracking.js';
-import { waitForStatus } from '../support/engine.js';
-import { CALC_PLAN, CALC_REPO, scriptCalcRun } from '../support/fix-script.js';
-import { newAccount } from '../support/harness.js';
+import { branchName } from '../../../src/steps/fix/pr-body.js';
+import { checkOpenPulls } from '../../../src/tasks/merge-tracking.js';
+import { waitForStatus } from '../../support/engine.js';
+import { CALC_PLAN, CALC_REPO, scriptCalcRun } from '../../support/fix-script.js';
+import { newAccount } from '../../support/harness.js';
 import {
   MANAGED_KEY,
   type ModelService,
   postFixTask,
   runFixTask,
   startModelService,
-} from '../support/model-service.js';
+} from '../../support/model-service.js';
 
 let svc: ModelService | undefined;
 afterEach(async () => {

@@ -6,7 +6,7 @@ import { freePort } from '../support/ports.js';
 
 /**
  * Who may start a fix task on which repository: the code-host checks of POST /v1/tasks
- * (src/scm/access.ts), asked of the fake GitHub over HTTP with the caller's token when
+ * (src/tasks/repo-access.ts), asked of the fake GitHub over HTTP with the caller's token when
  * connected and anonymously otherwise.
  */
 
