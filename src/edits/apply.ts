@@ -5,7 +5,8 @@ import { joinText, spliceLines, splitText, toLines } from './text.js';
 import type { ApplyReport, Edit } from './types.js';
 
 type Applied = ApplyReport['applied'][number];
-type Outcome = Applied | { path: string; reason: string };
+type Already = ApplyReport['already'][number];
+type Outcome = Applied | Already | { path: string; reason: string };
 
 /** Files the fixer edits: at most this large (larger ones are not shown to it either). */
 const MAX_EDIT_BYTES = 4 * 1024 * 1024;
@@ -18,7 +19,7 @@ const MAX_EDIT_BYTES = 4 * 1024 * 1024;
  * checkout (or into .git) is refused with the reason, never written through.
  */
 export async function applyEdits(root: string, edits: Edit[]): Promise<ApplyReport> {
-  const report: ApplyReport = { applied: [], failed: [] };
+  const report: ApplyReport = { applied: [], failed: [], already: [] };
   let dir: ConfinedDir;
   try {
     dir = new ConfinedDir(root, { exclude: ['.git'] });
@@ -34,6 +35,7 @@ export async function applyEdits(root: string, edits: Edit[]): Promise<ApplyRepo
       outcome = { path: edit.path, reason: `could not apply the edit: ${(err as Error).message}` };
     }
     if ('reason' in outcome) report.failed.push(outcome);
+    else if ('startLine' in outcome) report.already.push(outcome);
     else report.applied.push(outcome);
   }
   return report;
@@ -80,6 +82,7 @@ function applyOne(dir: ConfinedDir, edit: Edit): Outcome {
 
   const file = splitText(read);
   const found = place(file.lines, toLines(search), toLines(replacement));
+  if (found.ok === 'already') return { path, startLine: found.start + 1, endLine: found.end };
   if (!found.ok) return { path, reason: found.reason };
   spliceLines(file, found.start, found.end, found.replacement);
   dir.write(path, joinText(file), { mode: 'replace' });

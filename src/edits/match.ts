@@ -9,7 +9,18 @@ import { clip } from '../text/clip.js';
  */
 export type Placement =
   | { ok: true; start: number; end: number; replacement: string[]; match: 'exact' | 'whitespace' | 'fuzzy' }
+  /** The file already holds REPLACE where SEARCH would be: a resent block, left as it is. */
+  | { ok: 'already'; start: number; end: number }
   | { ok: false; reason: string };
+
+/** A line-number prefix as numbered excerpts show it (`12| text`), which models copy back. */
+const NUMBERED_RE = /^\s*\d+\s?\|(?: |$)/;
+
+/** The lines without their `N| ` prefixes, when every line has one; otherwise undefined. */
+export function unnumbered(lines: string[]): string[] | undefined {
+  if (lines.length === 0 || !lines.every((l) => NUMBERED_RE.test(l))) return undefined;
+  return lines.map((l) => l.replace(NUMBERED_RE, ''));
+}
 
 /** A fuzzy window is accepted at this similarity… */
 export const FUZZY_MIN = 0.9;
@@ -73,10 +84,41 @@ const lineList = (starts: number[]): string => {
   return starts.length > 6 ? `${shown}, …` : shown;
 };
 
+/**
+ * Where the edit goes. SEARCH and REPLACE copied from a numbered excerpt (`12| text` on every
+ * line) are read without the numbers when the numbered text itself is not in the file.
+ */
 export function place(file: string[], search: string[], replace: string[]): Placement {
+  const plain = unnumbered(search);
+  if (plain && exactPositions(file, search).length === 0) {
+    return placeText(file, plain, unnumbered(replace) ?? replace);
+  }
+  return placeText(file, search, replace);
+}
+
+/** The block already applied: REPLACE found exactly once, and SEARCH not found outside it. */
+type AlreadyPlaced = Extract<Placement, { ok: 'already' }>;
+
+function alreadyAt(file: string[], search: string[], replace: string[]): AlreadyPlaced | undefined {
+  const core = replace.slice(blankEnds(replace).lead, replace.length - blankEnds(replace).trail);
+  if (core.length === 0) return undefined;
+  const found = exactPositions(file, core);
+  if (found.length !== 1) return undefined;
+  const start = found[0]!;
+  const end = start + core.length;
+  // SEARCH still present outside REPLACE's lines means the edit is not done: it is not "already".
+  if (exactPositions(file, search).some((at) => at < start || at + search.length > end)) return undefined;
+  return { ok: 'already', start, end };
+}
+
+function placeText(file: string[], search: string[], replace: string[]): Placement {
   const exact = exactPositions(file, search);
-  if (exact.length === 1)
+  if (exact.length === 1) {
+    // REPLACE extends SEARCH (lines added around it) and the file holds it all: applied before.
+    const grown = replace.length > search.length ? alreadyAt(file, search, replace) : undefined;
+    if (grown && grown.start <= exact[0]! && exact[0]! + search.length <= grown.end) return grown;
     return { ok: true, start: exact[0]!, end: exact[0]! + search.length, replacement: replace, match: 'exact' };
+  }
   if (exact.length > 1) {
     return {
       ok: false,
@@ -115,6 +157,10 @@ export function place(file: string[], search: string[], replace: string[]): Plac
         `lines ${lineList(ws.map((w) => w.at))}); include more surrounding lines so that it matches exactly one`,
     };
   }
+
+  // Before fuzzy matching, which would find SEARCH in its own replacement and apply it twice.
+  const already = alreadyAt(file, core, body);
+  if (already) return already;
 
   const fz = fuzzyFind(file, core);
   if (fz.skipped)

@@ -23,4 +23,9 @@ export interface ApplyReport {
   applied: { path: string; kind: 'modified' | 'created' | 'deleted'; match: MatchKind }[];
   /** `reason` is written for the model: what failed and what the file holds near the closest match. */
   failed: { path: string; reason: string }[];
+  /**
+   * Blocks whose REPLACE the file already holds where SEARCH would be (a resent block): nothing
+   * written, not a failure. Lines are 1-based, inclusive.
+   */
+  already: { path: string; startLine: number; endLine: number }[];
 }

@@ -53,7 +53,11 @@ describe('applying edits', () => {
         '    def total(self):\n        return round(sum(p for _, p in self.items), 2)\n',
       ),
     ]);
-    expect(r).toEqual({ applied: [{ path: 'shop/cart.py', kind: 'modified', match: 'exact' }], failed: [] });
+    expect(r).toEqual({
+      applied: [{ path: 'shop/cart.py', kind: 'modified', match: 'exact' }],
+      failed: [],
+      already: [],
+    });
     expect(read('shop/cart.py')).toBe(
       CART.replace('return sum(p for _, p in self.items)', 'return round(sum(p for _, p in self.items), 2)'),
     );

@@ -42,7 +42,9 @@ export async function editRounds(
     const answer = await model.text({ system: o.system, messages, maxOutputTokens: o.maxOutputTokens });
     const parsed = parseEdits(answer);
     result.notes = parsed.notes.trim() || result.notes;
-    const report = parsed.edits.length ? await applyEdits(o.dir, parsed.edits) : { applied: [], failed: [] };
+    const report = parsed.edits.length
+      ? await applyEdits(o.dir, parsed.edits)
+      : { applied: [], failed: [], already: [] };
     result.applied.push(...report.applied);
     result.failed = report.failed;
     const notApplied = [
@@ -56,27 +58,38 @@ export async function editRounds(
       round: result.rounds,
       applied: report.applied.length,
       failed: report.failed.length,
+      already: report.already.length,
       format_errors: parsed.errors.length,
       still_wrong: stillWrong.length,
     });
     if (result.problems.length === 0) return result;
     model.noteMalformed();
     if (result.rounds >= o.maxRounds) return result;
-    const done = report.applied.map((a) => `${a.path} (${a.kind})`);
-    const list = (items: string[]) => items.map((p) => `- ${clip(p, 2_500)}`).join('\n');
     messages.push(
       { role: 'assistant', content: answer.trim() || '(empty answer)' },
-      {
-        role: 'user',
-        content: [
-          done.length ? `Applied: ${done.join(', ')}. Those edits are in place now.` : '',
-          notApplied.length ? `These did not apply:\n${list(notApplied)}` : '',
-          stillWrong.length ? `Still to fix:\n${list(stillWrong)}` : '',
-          'Send corrected blocks for these only, quoting the current file contents exactly.',
-        ]
-          .filter(Boolean)
-          .join('\n'),
-      },
+      { role: 'user', content: roundMessage({ report, notApplied, stillWrong }) },
     );
   }
+}
+
+/** What the model is told after an answer that left something to do: the next round's message. */
+export function roundMessage(r: {
+  report: ApplyReport;
+  /** Format errors and edits that did not apply, each `where: why`. */
+  notApplied: string[];
+  /** What the `check` hook still finds wrong. */
+  stillWrong: string[];
+}): string {
+  const done = r.report.applied.map((a) => `${a.path} (${a.kind})`);
+  const already = r.report.already.map((a) => `${a.path} (lines ${a.startLine}-${a.endLine})`);
+  const list = (items: string[]) => items.map((p) => `- ${clip(p, 2_500)}`).join('\n');
+  return [
+    done.length ? `Applied: ${done.join(', ')}. Those edits are in place now.` : '',
+    already.length ? `Already in place, left as they are (do not send them again): ${already.join(', ')}.` : '',
+    r.notApplied.length ? `These did not apply:\n${list(r.notApplied)}` : '',
+    r.stillWrong.length ? `Still to fix:\n${list(r.stillWrong)}` : '',
+    'Send corrected blocks for these only, quoting the current file contents exactly.',
+  ]
+    .filter(Boolean)
+    .join('\n');
 }
