@@ -193,7 +193,7 @@ function placeText(file: string[], search: string[], replace: string[]): Placeme
         `SEARCH not found exactly; it is about equally similar to ${where(best)} (${pct(best.score)}) ` +
         `and ${where(fz.second)} (${pct(fz.second.score)}); ` +
         (`include more surrounding lines, copied exactly, so that it matches one place. The file ` +
-          `at ${where(best)}:\n${excerpt(file, best.start, best.end)}`),
+          `at ${excerpt(file, best.start, best.end)}`),
     };
   }
   return {
@@ -201,8 +201,8 @@ function placeText(file: string[], search: string[], replace: string[]): Placeme
     reason:
       `SEARCH not found (no exact or whitespace-tolerant match); the closest is a fuzzy match ` +
       `at ${where(best)}, ${pct(best.score)} similar (${pct(FUZZY_MIN)} needed)` +
-      (`${firstDifference(file, core, best)}. Copy the lines to replace exactly from the file, which reads ` +
-        `around there:\n${excerpt(file, best.start - 2, best.end + 2)}`),
+      (`${firstDifference(file, core, best)}. Copy the lines to replace exactly from the file; around there ` +
+        `its ${excerpt(file, best.start - 2, best.end + 2)}`),
   };
 }
 

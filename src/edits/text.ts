@@ -67,18 +67,17 @@ export function blankEnds(lines: string[]): { lead: number; trail: number } {
   return { lead, trail };
 }
 
-/** Numbered file lines [start, end) for a failure reason; capped so a reason stays readable. */
+/**
+ * File lines [start, end) for a failure reason, as the file has them: no line numbers, which models
+ * copy back into SEARCH, and the range said in words. Capped so a reason stays readable.
+ */
 export function excerpt(lines: string[], start: number, end: number, maxLines = 12): string {
-  const out: string[] = [];
   end = Math.min(end, lines.length);
   start = Math.max(0, start);
-  const stop = Math.min(end, start + maxLines, lines.length);
-  const width = String(stop).length;
-  for (let i = start; i < stop; i++) {
-    const text = lines[i]!.length > 160 ? `${lines[i]!.slice(0, 160)}…` : lines[i]!;
-    out.push(`${String(i + 1).padStart(width)}| ${text}`);
-  }
-  if (end > stop) out.push(`${' '.repeat(width)}| … (${end - stop} more lines)`);
-  const joined = out.join('\n');
-  return joined.length > 1500 ? `${joined.slice(0, 1500)}…` : joined;
+  const stop = Math.min(end, start + maxLines);
+  const out = lines.slice(start, stop).map((l) => (l.length > 160 ? `${l.slice(0, 160)}…` : l));
+  const more = end > stop ? `\n(… ${end - stop} more lines)` : '';
+  const body = out.join('\n');
+  const text = body.length > 1500 ? `${body.slice(0, 1500)}…` : body;
+  return `lines ${start + 1}-${stop} read:\n\`\`\`\n${text}\n\`\`\`${more}`;
 }
