@@ -114,6 +114,19 @@ export const BaselineSummary = z.object({
 });
 export type BaselineSummary = z.infer<typeof BaselineSummary>;
 
+/** One new failure as the runner told it: the fixer's retry prompt shows it, and its files are added to the view. */
+export const FailureDetail = z.object({
+  /** The runner's id, as in new_failures. */
+  test: z.string(),
+  /** The file that holds the test, relative to the checkout, when the id or the runner names it. */
+  test_file: z.string().optional(),
+  /** The assertion message or exception, at most 500 characters. */
+  message: z.string().max(500).optional(),
+  /** The innermost frame in the repository's own files (not installed packages, the library or the runner). */
+  frame: z.object({ path: z.string(), line: z.number().int() }).optional(),
+});
+export type FailureDetail = z.infer<typeof FailureDetail>;
+
 /** The validator's result (src/validator/validate.ts produces it; `emend validate --json` prints it). */
 export const ValidatorOutput = z.object({
   /** The test command as run, or null when none was found. */
@@ -122,6 +135,8 @@ export const ValidatorOutput = z.object({
   /** No new failures; null when nothing was validated. */
   passed: z.boolean().nullable(),
   new_failures: z.array(z.string()),
+  /** The new failures' messages and frames, at most 30, in new_failures' order. */
+  failure_details: z.array(FailureDetail).max(30).optional(),
   fixed: z.array(z.string()),
   preexisting_failures: z.array(z.string()),
   duration_ms: z.number(),

@@ -1,5 +1,5 @@
 import type { ParsedRun } from './parse.js';
-import type { TestStatus } from './parser-types.js';
+import type { FailureDetail, TestStatus } from './parser-types.js';
 
 /** How one run of the test command ended, as the sandbox reported it. */
 export interface RunEnd {
@@ -22,6 +22,8 @@ export interface RunOutcome {
   failures: string[];
   /** The run ended on its own (no timeout, not stopped at a hung test): a test missing from it did not fail. */
   complete: boolean;
+  /** What the output said about failing tests (message, innermost frame in the checkout), by id. */
+  details: Map<string, FailureDetail>;
 }
 
 /**
@@ -44,7 +46,12 @@ export function judgeRun(parsed: ParsedRun, end: RunEnd, setupFailure?: string):
     );
   }
   if (setupFailure) failures.add(setupFailure);
-  return { tests, failures: [...failures].sort(), complete: !end.timedOut && end.hung === undefined };
+  return {
+    tests,
+    failures: [...failures].sort(),
+    complete: !end.timedOut && end.hung === undefined,
+    details: parsed.details,
+  };
 }
 
 export interface Comparison {

@@ -1,4 +1,5 @@
-import type { ParserResult, TestStatus } from './parser-types.js';
+import { detail, messageOf, repoFrame } from './failure-detail.js';
+import type { FailureDetail, ParserResult, TestStatus } from './parser-types.js';
 
 interface GoEvent {
   Action?: string;
@@ -107,7 +108,29 @@ export function parseCargo(lines: string[]): ParserResult {
     if (inFailures || /^error: test failed, to rerun/.test(line)) explained.push(i);
     if (/^test result: /.test(line)) inFailures = false;
   });
-  return { tests, explained, running };
+  return { tests, explained, running, details: cargoDetails(lines) };
+}
+
+/**
+ * The panics of the failures section: `thread 'id' panicked at src/lib.rs:10:9:` with the
+ * message on the lines after it (Rust 1.73+), or `panicked at 'message', src/lib.rs:10:9`.
+ */
+function cargoDetails(lines: string[]): [string, FailureDetail][] {
+  const out: [string, FailureDetail][] = [];
+  lines.forEach((line, i) => {
+    const now = /^thread '(.+?)' panicked at ([^\s:]+):(\d+):\d+:$/.exec(line);
+    const old = /^thread '(.+?)' panicked at '(.*)', ([^\s:]+):(\d+):\d+$/.exec(line);
+    if (now) {
+      const rest = lines.slice(i + 1).findIndex((l) => /^note: |^\s*$|^---- /.test(l));
+      const message = lines.slice(i + 1, rest === -1 ? undefined : i + 1 + rest);
+      const found = detail(messageOf(message), repoFrame(now[2]!, now[3]!));
+      if (found) out.push([now[1]!, found]);
+    } else if (old) {
+      const found = detail(messageOf([old[2]!]), repoFrame(old[3]!, old[4]!));
+      if (found) out.push([old[1]!, found]);
+    }
+  });
+  return out;
 }
 
 /**

@@ -1,4 +1,5 @@
-import type { ParserResult, TestStatus } from './parser-types.js';
+import { detail, messageOf, repoFrame } from './failure-detail.js';
+import type { FailureDetail, Frame, ParserResult, TestStatus } from './parser-types.js';
 
 const indentOf = (line: string) => line.length - line.trimStart().length;
 
@@ -14,6 +15,7 @@ export function parseTap(lines: string[]): ParserResult {
   const open = new Map<number, string>();
   const childFailed = new Map<number, boolean>();
   const hadChildren = new Map<number, boolean>();
+  const details: [string, FailureDetail][] = [];
   for (let i = 0; i < lines.length; i++) {
     const line = lines[i]!;
     const subtest = /^(\s*)# Subtest: (.*)$/.exec(line);
@@ -37,7 +39,8 @@ export function parseTap(lines: string[]): ParserResult {
       .map(([, n]) => n);
     const isSuite = hadChildren.get(indent) === true;
     const anyChildFailed = childFailed.get(indent) === true;
-    if (!isSuite || (status === 'failed' && !anyChildFailed)) tests.push([[...parents, name].join(' > '), status]);
+    const id = [...parents, name].join(' > ');
+    if (!isSuite || (status === 'failed' && !anyChildFailed)) tests.push([id, status]);
     explained.push(i);
     // Tell the enclosing level that it has children, and whether one of them failed.
     for (const level of [...hadChildren.keys()]) {
@@ -58,6 +61,8 @@ export function parseTap(lines: string[]): ParserResult {
         explained.push(j);
         if (j > i + 1 && /^\s*\.\.\.\s*$/.test(lines[j]!) && indentOf(lines[j]!) === indentOf(lines[i + 1]!)) break;
       }
+      const found = status === 'failed' ? tapDetail(lines.slice(i + 2, j)) : undefined;
+      if (found) details.push([id, found]);
       i = j;
     }
   }
@@ -69,7 +74,29 @@ export function parseTap(lines: string[]): ParserResult {
           .map(([, n]) => n)
           .join(' > ')
       : undefined;
-  return { tests, explained, running };
+  return { tests, explained, running, details };
+}
+
+/**
+ * node --test's YAML under a failing result: `error: 'message'` or `error: |-` and an
+ * indented block; `stack: |-` with frames innermost first; `location:` where the test is.
+ */
+function tapDetail(yaml: string[]): FailureDetail | undefined {
+  const field = (key: string): string[] => {
+    const at = yaml.findIndex((l) => new RegExp(`^\\s*${key}:`).test(l));
+    if (at === -1) return [];
+    const inline = yaml[at]!.replace(new RegExp(`^\\s*${key}:\\s*`), '');
+    if (!/^[|>]-?$/.test(inline)) return [inline.replace(/^'(.*)'$/, '$1').replace(/''/g, "'")];
+    const level = indentOf(yaml[at]!);
+    const body: string[] = [];
+    for (let k = at + 1; k < yaml.length && (yaml[k]!.trim() === '' || indentOf(yaml[k]!) > level); k++)
+      body.push(yaml[k]!.trim());
+    return body;
+  };
+  const stack = field('stack').map((l) => `at ${l}`);
+  const location = /^((?:file:\/\/)?[^\s():]+):(\d+):\d+$/.exec(field('location')[0] ?? '');
+  const frame = firstRepoFrame(stack) ?? (location ? repoFrame(location[1]!, location[2]!) : undefined);
+  return detail(messageOf(field('error')), frame);
 }
 
 const unescapeTap = (s: string) => s.replace(/\\([#\\])/g, '$1').trim();
@@ -182,7 +209,48 @@ export function parseJest(lines: string[]): ParserResult {
     }
     if (inDetails) explained.push(i);
   }
-  return { tests, explained };
+  return { tests, explained, details: jestDetails(lines) };
+}
+
+/** A stack line, `at f (path:12:5)` or `at path:12:5`, or vitest's `❯ path:12:5` (innermost first). */
+const JS_FRAME = /^\s*(?:at\s+(?:.*?\()?|❯\s+(?:.*?\s\(?)?)((?:file:\/\/)?[^\s():]+):(\d+):\d+\)?\s*$/;
+/** jest's and vitest's code excerpt under a message: `  4 | expect(...)`, `> 4 | ...`, `    |   ^`. */
+const CODE_LINE = /^\s*(?:>\s*)?\d*\s*\|/;
+
+/** The first frame of the stack in the checkout: the innermost of the repository's own code. */
+function firstRepoFrame(lines: string[]): Frame | undefined {
+  for (const line of lines) {
+    const m = JS_FRAME.exec(line);
+    const frame = m ? repoFrame(m[1]!, m[2]!) : undefined;
+    if (frame) return frame;
+  }
+  return undefined;
+}
+
+/** The message above a JS failure's code excerpt and stack. */
+function jsMessage(block: string[]): string | undefined {
+  const end = block.findIndex((l) => CODE_LINE.test(l) || JS_FRAME.test(l));
+  return messageOf((end === -1 ? block : block.slice(0, end)).map((l) => l.trim()));
+}
+
+/** jest's `● name` blocks: the message, the code excerpt, the stack; the file from the `FAIL path` above. */
+function jestDetails(lines: string[]): [string, FailureDetail][] {
+  const out: [string, FailureDetail][] = [];
+  let file = '';
+  for (let i = 0; i < lines.length; i++) {
+    const header = /^(PASS|FAIL)\s+(\S+)/.exec(lines[i]!);
+    if (header) file = header[2]!;
+    const bullet = /^\s*● (.+?)\s*$/.exec(lines[i]!);
+    if (!bullet || bullet[1] === 'Console') continue;
+    let j = i + 1;
+    while (j < lines.length && !/^\s*● |^(PASS|FAIL)\s|^(Test Suites|Tests):\s/.test(lines[j]!)) j++;
+    const block = lines.slice(i + 1, j);
+    const name = bullet[1] === 'Test suite failed to run' ? `${file} › ${bullet[1]}` : bullet[1]!;
+    const found = detail(jsMessage(block), firstRepoFrame(block), file || undefined);
+    if (found) out.push([name, found]);
+    i = j - 1;
+  }
+  return out;
 }
 
 /** vitest's summary of failures: ` FAIL  file > describe > test`, and its "Failed Tests" section. */
@@ -198,7 +266,26 @@ export function parseVitestSummary(lines: string[]): ParserResult {
     if (fail) tests.push([cleanName(fail[1]!), 'failed']);
     if (inSection || fail) explained.push(i);
   }
-  return { tests, explained };
+  return { tests, explained, details: vitestDetails(lines) };
+}
+
+/** vitest's "Failed Tests" section: ` FAIL  file > test`, the error's lines, ` ❯ path:line:col` frames. */
+function vitestDetails(lines: string[]): [string, FailureDetail][] {
+  const out: [string, FailureDetail][] = [];
+  const start = lines.findIndex((l) => /⎯{3,}\s*Failed Tests/.test(l));
+  if (start === -1) return out;
+  for (let i = start + 1; i < lines.length && !/^\s*Test Files\s/.test(lines[i]!); i++) {
+    const fail = /^\s*FAIL\s+(\S+ > .+?)\s*$/.exec(lines[i]!);
+    if (!fail) continue;
+    let j = i + 1;
+    while (j < lines.length && !/^\s*FAIL\s|⎯{3,}|^\s*Test Files\s/.test(lines[j]!)) j++;
+    const block = lines.slice(i + 1, j);
+    const id = cleanName(fail[1]!);
+    const found = detail(jsMessage(block), firstRepoFrame(block), id.split(' > ')[0]);
+    if (found) out.push([id, found]);
+    i = j - 1;
+  }
+  return out;
 }
 
 /** mocha's spec reporter lists failures as "N) name"; its summary "N passing / N failing" is explained. */

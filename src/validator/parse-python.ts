@@ -1,4 +1,5 @@
-import type { ParserResult, TestStatus } from './parser-types.js';
+import { detail, messageOf, repoFrame } from './failure-detail.js';
+import type { FailureDetail, Frame, ParserResult, TestStatus } from './parser-types.js';
 
 const PYTEST_STATUS: Record<string, TestStatus> = {
   PASSED: 'passed',
@@ -42,7 +43,47 @@ export function parsePytest(lines: string[]): ParserResult {
       if (started) running = started[1];
     }
   }
-  return { tests, explained, running };
+  return { tests, explained, running, details: pytestDetails(lines, tests) };
+}
+
+/** A pytest frame line: `path.py:12: AssertionError` (long tracebacks) or `path.py:12: in test_x` (short). */
+const PYTEST_FRAME = /^([^\s:]+\.\w+):(\d+):(?: |$)/;
+
+/**
+ * The FAILURES and ERRORS sections: a `____ name ____` header per test, `E ` lines for the
+ * assertion, frame lines with the innermost last. The header names the test without its
+ * file (`test_x`, `TestC.test_x`, `ERROR collecting path`), so it is matched to a failing id.
+ */
+function pytestDetails(lines: string[], tests: [string, TestStatus][]): [string, FailureDetail][] {
+  const failing = tests.filter(([, s]) => s === 'failed').map(([id]) => id);
+  const summary = new Map<string, string>();
+  for (const line of lines) {
+    const m = /^(?:FAILED|ERROR) (\S+) - (.*)$/.exec(line);
+    if (m) summary.set(m[1]!, m[2]!);
+  }
+  const blocks: { name: string; message: string[]; frame?: Frame }[] = [];
+  let section: string | undefined;
+  for (const line of lines) {
+    const header = /^={3,} (.+?) ={3,}$/.exec(line);
+    if (header) section = header[1];
+    if (section !== 'FAILURES' && section !== 'ERRORS') continue;
+    const name = /^_{3,} (.+?) _{3,}$/.exec(line);
+    if (name) blocks.push({ name: name[1]!.replace(/^ERROR (?:collecting|at \w+ of) /, ''), message: [] });
+    const block = blocks.at(-1);
+    if (!block) continue;
+    const e = /^E {1,}(.*)$/.exec(line);
+    if (e) block.message.push(e[1]!);
+    const frame = PYTEST_FRAME.exec(line);
+    if (frame) block.frame = repoFrame(frame[1]!, frame[2]!) ?? block.frame;
+  }
+  const out: [string, FailureDetail][] = [];
+  for (const id of failing) {
+    const short = id.includes('::') ? id.split('::').slice(1).join('.') : id;
+    const block = blocks.find((b) => b.name === short || b.name === id);
+    const found = detail(messageOf(block?.message.length ? block.message : [summary.get(id) ?? '']), block?.frame);
+    if (found) out.push([id, found]);
+  }
+  return out;
 }
 
 const UNITTEST_RESULT = /\.\.\. (ok|FAIL|ERROR|skipped\b.*|expected failure|unexpected success)$/;
@@ -95,5 +136,33 @@ export function parseUnittest(lines: string[]): ParserResult {
     for (let j = i; j <= last; j++) explained.push(j);
     i = last;
   }
-  return { tests, explained };
+  return { tests, explained, details: unittestDetails(lines) };
+}
+
+/**
+ * A `FAIL: test (id)` block: a traceback, innermost frame last (`File "path", line N, in f`),
+ * then the exception's lines at the margin up to a blank line or the next rule.
+ */
+function unittestDetails(lines: string[]): [string, FailureDetail][] {
+  const out: [string, FailureDetail][] = [];
+  for (let i = 0; i < lines.length; i++) {
+    const block = /^(FAIL|ERROR): (\w+) \(([\w.]+)\)/.exec(lines[i]!);
+    if (!block) continue;
+    let frame: Frame | undefined;
+    let message: string[] = [];
+    let j = i + 1;
+    for (; j < lines.length && !/^(={20,}|Ran \d+ tests? in )/.test(lines[j]!); j++) {
+      const line = lines[j]!;
+      const at = /^\s*File "([^"]+)", line (\d+)/.exec(line);
+      if (at) {
+        frame = repoFrame(at[1]!, at[2]!) ?? frame;
+        message = [];
+      } else if (/^\S/.test(line) && !/^(-{20,}|Traceback \(most recent)/.test(line)) message.push(line);
+      else if (line.trim() === '' && message.length > 0) message.push('');
+    }
+    const found = detail(messageOf(message), frame);
+    if (found) out.push([unittestId(block[2]!, block[3]!), found]);
+    i = j - 1;
+  }
+  return out;
 }

@@ -1,7 +1,7 @@
 import { parseCargo, parseGoJson, parseGoVerbose, parseGradle, parseMaven } from './parse-compiled.js';
 import { parseJest, parseMochaFailures, parseTap, parseTree, parseVitestSummary } from './parse-js.js';
 import { parsePytest, parseUnittest } from './parse-python.js';
-import type { Parser, TestStatus } from './parser-types.js';
+import type { FailureDetail, Parser, TestStatus } from './parser-types.js';
 
 /** Every parser runs on every output: a `npm test` or `make test` may wrap any runner. */
 const PARSERS: Parser[] = [
@@ -39,6 +39,8 @@ export interface ParsedRun {
   /** Marker lines no report accounts for, normalized so the same line matches across runs. */
   markers: string[];
   running?: string;
+  /** Failing tests' messages and frames, by id, as far as a parser read them. */
+  details: Map<string, FailureDetail>;
 }
 
 /**
@@ -57,8 +59,11 @@ export function parseOutput(output: string): ParsedRun {
   const tests = new Map<string, TestStatus>();
   const explained = new Set<number>();
   let running: string | undefined;
+  const details = new Map<string, FailureDetail>();
   for (const parser of PARSERS) {
     const result = parser(lines);
+    // Two parsers may read the same failure (a wrapped runner); what the first left out, the next may add.
+    for (const [id, d] of result.details ?? []) details.set(id, { ...d, ...details.get(id) });
     for (const [id, status] of result.tests) {
       const before = tests.get(id);
       if (before === 'failed') continue;
@@ -73,7 +78,7 @@ export function parseOutput(output: string): ParsedRun {
     if (explained.has(i) || !FAILURE_MARKERS.some((m) => m.test(line))) return;
     markers.add(markerKey(line));
   });
-  return { tests, markers: [...markers], running };
+  return { tests, markers: [...markers], running, details };
 }
 
 /**

@@ -4,6 +4,7 @@ import { join } from 'node:path';
 import type { Sandbox } from '../sandbox/types.js';
 import { compareRuns } from './compare.js';
 import { openCheckout, prepareCopies } from './copies.js';
+import { type NewFailureDetail, newFailureDetails } from './failure-detail.js';
 import { namesProgressPlugin, withoutProgressPlugin } from './pytest-progress.js';
 import { type PlanSource, type RunnerKind, commandWithTimeouts, detectTestPlan } from './detect.js';
 import type { RunOutcome } from './compare.js';
@@ -47,6 +48,8 @@ export interface ValidatorOutput {
   /** No new failures; null when nothing was validated (no tests, or tests that run on neither tree). */
   passed: boolean | null;
   new_failures: string[];
+  /** The new failures' messages and innermost frames in the checkout, as the runner printed them. */
+  failure_details?: NewFailureDetail[];
   fixed: string[];
   preexisting_failures: string[];
   duration_ms: number;
@@ -161,11 +164,13 @@ export async function validate(
     const message =
       [judged.message, ...hungNotes(change.hung, baseline.hung)].filter((m) => m !== undefined).join('; ') || undefined;
     const passed = judged.passed;
+    const details = newFailureDetails(comparison.new_failures, change.outcome.details);
     return {
       command,
       setup,
       passed,
       ...comparison,
+      ...(details.length > 0 ? { failure_details: details } : {}),
       duration_ms: Math.round(performance.now() - started),
       log_tail: change.logTail,
       ...(message !== undefined ? { message } : {}),

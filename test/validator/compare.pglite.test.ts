@@ -7,6 +7,7 @@ const parsed = (tests: Record<string, TestStatus>, markers: string[] = [], runni
   tests: new Map(Object.entries(tests)),
   markers,
   running,
+  details: new Map(),
 });
 const exit = (exitCode: number | null, more: { timedOut?: boolean; signal?: string } = {}) => ({
   exitCode,

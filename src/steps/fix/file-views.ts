@@ -2,6 +2,7 @@ import { MAX_FILE_BYTES, repoFiles } from '../../locator/files.js';
 import { fileSkeleton, sliceLines } from '../../locator/skeleton.js';
 import { tokenize } from '../../locator/tokenize.js';
 import { shownAsLink } from '../../workspace/confined-fs.js';
+import type { ValidatorOutput } from '../../step-contract/index.js';
 import { numbered } from '../prompt-parts.js';
 
 /** A file as a model is shown it: whole when it is small, else its outline and the spans that matter. */
@@ -80,4 +81,25 @@ export async function viewFile(
   let text = `outline (bodies elided):\n${skeleton}\n\n${spans.join('\n\n')}`;
   if (text.length > maxChars) text = `${text.slice(0, maxChars)}\n… (cut)`;
   return { path, lines: lineCount, whole: false, text };
+}
+
+/** How many files a failed validation may add to the fixer's view. */
+const MAX_FAILURE_FILES = 8;
+
+/**
+ * The files a failed validation points at: each failing test's file and its innermost frame's
+ * file, in that order, deduplicated, bounded. Only regular files of the checkout count: the
+ * paths come from test output, so each is read through the confined module (no `..`, no
+ * link followed out of the checkout).
+ */
+export function failureFiles(dir: string, failure: ValidatorOutput | undefined): string[] {
+  const paths = new Set<string>();
+  for (const d of failure?.failure_details ?? []) {
+    for (const p of [d.test_file, d.frame?.path]) {
+      if (!p || paths.has(p) || paths.size >= MAX_FAILURE_FILES) continue;
+      const read = readForPrompt(dir, p);
+      if (read && 'source' in read) paths.add(p);
+    }
+  }
+  return [...paths];
 }

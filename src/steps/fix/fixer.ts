@@ -5,7 +5,7 @@ import type { Insight, ValidatorOutput } from '../../step-contract/index.js';
 import type { FixStep } from '../step.js';
 import { truncateDiff } from './diff-summary.js';
 import { editRounds } from './edit-rounds.js';
-import { readForPrompt } from './file-views.js';
+import { failureFiles, readForPrompt } from './file-views.js';
 import { fenced, memorySection } from '../prompt-parts.js';
 import { clip } from '../../text/clip.js';
 
@@ -42,15 +42,33 @@ function fileForFixer(dir: string, path: string, insight: Insight | undefined, m
   return clip(`## ${path} (excerpts; the rest of the file is unchanged)\n${parts.join('\n')}`, maxChars);
 }
 
+/** Each new failure as the runner told it: the test, where it failed in the repository, its message. */
+function failingTests(failure: ValidatorOutput): string {
+  const details = failure.failure_details ?? [];
+  const told = new Set(details.map((d) => d.test));
+  const blocks = details.map((d) => {
+    const where = d.frame ? `\n  failed at ${d.frame.path}:${d.frame.line}` : '';
+    const file = d.test_file && d.test_file !== d.frame?.path ? `\n  test file: ${d.test_file}` : '';
+    const message = d.message ? `\n${fenced(d.message)}` : '';
+    return `- ${d.test}${file}${where}${message}`;
+  });
+  const rest = failure.new_failures.filter((id) => !told.has(id)).slice(0, Math.max(0, 30 - details.length));
+  if (rest.length) blocks.push(`- also failing: ${rest.join(', ')}`);
+  return blocks.length ? `Tests that now fail:\n${blocks.join('\n')}` : '';
+}
+
 function failureSection(failure: ValidatorOutput | undefined, previousDiff: string | undefined): string {
   if (!failure) return '';
+  // The parsed failures say more than the output around them; the output's end is kept for
+  // when nothing could be parsed (a crash before any test, an unknown runner).
+  const parsed = (failure.failure_details ?? []).some((d) => d.message !== undefined || d.frame !== undefined);
   return [
     '',
     'Your previous change did not pass validation. It is already applied to the files shown; change them further (or undo parts) so the tests pass.',
     `Command: ${failure.command ?? 'unknown'}`,
-    failure.new_failures.length ? `Tests that now fail: ${failure.new_failures.slice(0, 30).join(', ')}` : '',
+    failingTests(failure),
     failure.message ? `Validator: ${failure.message}` : '',
-    `Test output (end):\n${fenced(clip(failure.log_tail, 6_000))}`,
+    parsed ? '' : `Test output (end):\n${fenced(clip(failure.log_tail, 3_000))}`,
     previousDiff ? `Your previous diff:\n${fenced(clip(previousDiff, 12_000), 'diff')}` : '',
   ]
     .filter(Boolean)
@@ -65,7 +83,9 @@ function failureSection(failure: ValidatorOutput | undefined, previousDiff: stri
 export function fixerStep(): FixStep<'fixer'> {
   return async ({ task, outputs, failure }, helpers) => {
     const ws = await helpers.workspace();
-    const selected = (outputs.locator?.selected ?? []).slice(0, helpers.limits.maxFiles);
+    const located = (outputs.locator?.selected ?? []).slice(0, helpers.limits.maxFiles);
+    // On a retry, the failing tests' files and the files they failed in join the view.
+    const selected = [...new Set([...located, ...failureFiles(ws.dir, failure)])];
     const insights = outputs.inspector?.insights ?? [];
     const plan = outputs.planner;
     const memory = await recall(helpers.deps, {
