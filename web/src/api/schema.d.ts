@@ -2821,6 +2821,15 @@ export interface components {
             } | null;
             passed: boolean | null;
             new_failures: string[];
+            failure_details?: {
+                test: string;
+                test_file?: string;
+                message?: string;
+                frame?: {
+                    path: string;
+                    line: number;
+                };
+            }[];
             fixed: string[];
             preexisting_failures: string[];
             duration_ms: number;
