@@ -1,8 +1,9 @@
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { relevantSpans, viewFile } from '../../../src/steps/fix/file-views.js';
+import { failureFiles, relevantSpans, viewFile } from '../../../src/steps/fix/file-views.js';
+import type { ValidatorOutput } from '../../../src/step-contract/index.js';
 
 describe('how the inspector is shown files', () => {
   it('shows a small file whole, numbered; a large one as its outline plus the spans that match the request', async () => {
@@ -41,5 +42,41 @@ describe('how the inspector is shown files', () => {
       { start: 1, end: 23 },
       { start: 69, end: 93 },
     ]);
+  });
+
+  it("adds a failed validation's test files and frame files that are regular files of the checkout, nothing else", () => {
+    const dir = mkdtempSync(join(tmpdir(), 'emend-views-'));
+    const outside = mkdtempSync(join(tmpdir(), 'emend-outside-'));
+    try {
+      mkdirSync(join(dir, 'tests'));
+      writeFileSync(join(dir, 'tests/test_ops.py'), 'def test_mul():\n    assert False\n');
+      writeFileSync(join(dir, 'ops.py'), 'def mul(a, b):\n    return a + b\n');
+      writeFileSync(join(outside, 'secret.py'), 'TOKEN = 1\n');
+      symlinkSync(join(outside, 'secret.py'), join(dir, 'linked.py'));
+      const failure: ValidatorOutput = {
+        command: 'pytest',
+        setup: null,
+        passed: false,
+        new_failures: ['tests/test_ops.py::test_mul', 'tests/test_ops.py::test_add', 'x'],
+        fixed: [],
+        preexisting_failures: [],
+        duration_ms: 1,
+        log_tail: '',
+        failure_details: [
+          { test: 'tests/test_ops.py::test_mul', test_file: 'tests/test_ops.py', frame: { path: 'ops.py', line: 2 } },
+          {
+            test: 'tests/test_ops.py::test_add',
+            test_file: 'tests/test_ops.py',
+            frame: { path: 'linked.py', line: 1 },
+          },
+          { test: 'x', test_file: '../secret.py', frame: { path: 'missing.py', line: 1 } },
+        ],
+      };
+      expect(failureFiles(dir, failure)).toEqual(['tests/test_ops.py', 'ops.py']);
+      expect(failureFiles(dir, undefined)).toEqual([]);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+      rmSync(outside, { recursive: true, force: true });
+    }
   });
 });

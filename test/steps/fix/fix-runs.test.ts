@@ -20,10 +20,14 @@ afterEach(async () => {
   svc = undefined;
 });
 
-async function service(env: Record<string, string> = {}, provider: Provider | null = 'openai') {
+async function service(
+  env: Record<string, string> = {},
+  provider: Provider | null = 'openai',
+  extraFiles: Record<string, string> = {},
+) {
   svc = await startModelService(env, provider);
   ({ h, model } = svc);
-  h.github.createRepo('acme', 'calc', { files: CALC_REPO });
+  h.github.createRepo('acme', 'calc', { files: { ...CALC_REPO, ...extraFiles } });
   repoUrl = `${h.github.webUrl}/acme/calc`;
 }
 
@@ -102,7 +106,14 @@ describe('fix tasks through the model steps against the scripted model', { timeo
   });
 
   it('a fix that breaks another test goes back to the fixer with the failure and its previous diff', async () => {
-    await service();
+    // Modules about add() that outrank the test file, so the free plan's five files leave it out.
+    const more = Object.fromEntries(
+      ['sum', 'plus', 'total', 'accumulate'].map((n) => [
+        `calc/${n}.py`,
+        `from calc.ops import add\n\n\ndef ${n}(a, b):\n    # add() in calc/ops.py subtracts instead of adding\n    return add(a, b)\n`,
+      ]),
+    );
+    await service({}, 'openai', more);
     const breaksMul = editBlock(
       'def add(a, b):\n    """Return the sum of a and b."""\n    return a - b\n\n\ndef mul(a, b):\n    return a * b',
       'def add(a, b):\n    """Return the sum of a and b."""\n    return a + b\n\n\ndef mul(a, b):\n    return a + b',
@@ -113,9 +124,24 @@ describe('fix tasks through the model steps against the scripted model', { timeo
     const { task, byStep } = await runTask(auth, 'done');
     expect(task.retry_count).toBe(1);
     expect(byStep('validator').map((l) => l.status)).toEqual(['failed', 'done']);
-    const retry = fixerCalls()[1]!;
-    expect(retry.text).toContain('tests/test_ops.py::test_mul');
-    expect(retry.text).toContain('+    return a + b'); // the previous diff
+    const [first, retry] = fixerCalls();
+    expect(retry!.text).toContain('tests/test_ops.py::test_mul');
+    expect(retry!.text).toContain('+    return a + b'); // the previous diff
+    // The failing test told by pytest's assertion and the line it failed at, not by the output's end...
+    expect(retry!.text).toContain('assert 5 == 6\n+  where 5 = mul(2, 3)');
+    expect(retry!.text).toContain('failed at tests/test_ops.py:9');
+    expect(retry!.text).not.toContain('Test output (end)');
+    // ...and the test file, which the locator had not selected, joins the view.
+    expect(first!.text).not.toContain('## tests/test_ops.py');
+    expect(retry!.text).toContain('## tests/test_ops.py\n');
+    expect(byStep('validator')[0]!.output.failure_details).toEqual([
+      {
+        test: 'tests/test_ops.py::test_mul',
+        test_file: 'tests/test_ops.py',
+        message: 'assert 5 == 6\n+  where 5 = mul(2, 3)',
+        frame: { path: 'tests/test_ops.py', line: 9 },
+      },
+    ]);
     // the diff after the retry is cumulative against the base: add fixed, mul as it was
     const final = byStep('fixer')[1]!.output.diff as string;
     const changed = final.split('\n').filter((l) => /^[-+](?![-+]{2})/.test(l));
