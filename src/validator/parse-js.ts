@@ -119,6 +119,7 @@ const BLOCK_START = /^\s*(PASS|FAIL|RUNS)\s|^\s*(✖ failing tests:|Test Suites:
 export function parseTree(lines: string[]): ParserResult {
   const tests: [string, TestStatus][] = [];
   const explained: number[] = [];
+  const details: [string, FailureDetail][] = [];
   // Mocha's failure details (`N failing` to the end) and node's repeated "failing tests"
   // list would read as more tests; they are explained, not parsed.
   const stop = lines.findIndex((l) => /^\s*\d+ failing\s*$/.test(l) || /^\s*✖ failing tests:\s*$/.test(l));
@@ -139,11 +140,26 @@ export function parseTree(lines: string[]): ParserResult {
     if (name === '' || VITEST_FILE.test(lines[i]!)) continue;
     const { groups, vitest } = groupsAbove(lines, i, space!.length);
     // vitest names nested tests "describe > test" and its summary "file > describe > test".
-    tests.push([[...groups, name].join(vitest || name.includes(' > ') ? ' > ' : ' › '), status]);
+    const id = [...groups, name].join(vitest || name.includes(' > ') ? ' > ' : ' › ');
+    tests.push([id, status]);
     explained.push(i);
+    const found = status === 'failed' ? indentedError(lines, i, end) : undefined;
+    if (found) details.push([id, found]);
   }
   if (stop !== -1) for (let i = stop; i < lines.length; i++) explained.push(i);
-  return { tests, explained };
+  return { tests, explained, details };
+}
+
+/**
+ * The error node's spec reporter (and vitest's `→` line) prints under a failed test, indented
+ * deeper than its mark: the message, then the stack, innermost frame first.
+ */
+function indentedError(lines: string[], at: number, end: number): FailureDetail | undefined {
+  const level = indentOf(lines[at]!);
+  let j = at + 1;
+  while (j < end && (lines[j]!.trim() === '' || indentOf(lines[j]!) > level)) j++;
+  const block = lines.slice(at + 1, j).filter((l) => !/^\s*[{}]\s*$|^\s*\w+: .*,$/.test(l));
+  return detail(jsMessage(block.map((l) => l.replace(/^\s*→\s*/, ''))), firstRepoFrame(block));
 }
 
 /** A test name without the duration runners print after it: "(12 ms)", "(1.2ms)", "12ms". */

@@ -62,8 +62,7 @@ export function parseOutput(output: string): ParsedRun {
   const details = new Map<string, FailureDetail>();
   for (const parser of PARSERS) {
     const result = parser(lines);
-    // Two parsers may read the same failure (a wrapped runner); what the first left out, the next may add.
-    for (const [id, d] of result.details ?? []) details.set(id, { ...d, ...details.get(id) });
+    for (const [id, d] of result.details ?? []) details.set(id, fuller(details.get(id), d));
     for (const [id, status] of result.tests) {
       const before = tests.get(id);
       if (before === 'failed') continue;
@@ -79,6 +78,17 @@ export function parseOutput(output: string): ParsedRun {
     markers.add(markerKey(line));
   });
   return { tests, markers: [...markers], running, details };
+}
+
+const weight = (d: FailureDetail) => (d.frame ? 2 : 0) + (d.message !== undefined ? 1 : 0);
+
+/**
+ * Two parsers may read the same failure (vitest's tree and its summary): the report with a
+ * frame wins, and what it lacks the other fills in.
+ */
+function fuller(before: FailureDetail | undefined, next: FailureDetail): FailureDetail {
+  if (!before) return next;
+  return weight(next) > weight(before) ? { ...before, ...next } : { ...next, ...before };
 }
 
 /**

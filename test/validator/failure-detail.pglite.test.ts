@@ -218,6 +218,93 @@ const CARGO = [
   'test result: FAILED. 1 passed; 1 failed; 0 ignored; 0 measured; 0 filtered out; finished in 0.00s',
 ].join('\n');
 
+const SPEC = [
+  '✖ adds (1.848773ms)',
+  '  AssertionError [ERR_ASSERTION]: Expected values to be strictly equal:',
+  '  ',
+  '  0 !== 4',
+  '  ',
+  '      at TestContext.<anonymous> (/tmp/ff/js/test/calc.test.js:5:10)',
+  '      at Test.runInAsyncScope (node:async_hooks:206:9)',
+  '      at Test.run (node:internal/test_runner/test:796:25)',
+  '      at Test.processPendingSubtests (node:internal/test_runner/test:526:18)',
+  '      at node:internal/test_runner/harness:255:12',
+  '      at node:internal/process/task_queues:140:7',
+  '      at AsyncResource.runInAsyncScope (node:async_hooks:206:9)',
+  '      at AsyncResource.runMicrotask (node:internal/process/task_queues:137:8) {',
+  '    generatedMessage: true,',
+  "    code: 'ERR_ASSERTION',",
+  '    actual: 0,',
+  '    expected: 4,',
+  "    operator: 'strictEqual'",
+  '  }',
+  '',
+  'ℹ tests 1',
+  'ℹ suites 0',
+  'ℹ pass 0',
+  'ℹ fail 1',
+  'ℹ cancelled 0',
+  'ℹ skipped 0',
+  'ℹ todo 0',
+  'ℹ duration_ms 133.946535',
+  '',
+  '✖ failing tests:',
+  '',
+  'test at test/calc.test.js:4:1',
+  '✖ adds (1.848773ms)',
+  '  AssertionError [ERR_ASSERTION]: Expected values to be strictly equal:',
+  '  ',
+  '  0 !== 4',
+  '  ',
+  '      at TestContext.<anonymous> (/tmp/ff/js/test/calc.test.js:5:10)',
+  '      at Test.runInAsyncScope (node:async_hooks:206:9)',
+  '      at Test.run (node:internal/test_runner/test:796:25)',
+  '      at Test.processPendingSubtests (node:internal/test_runner/test:526:18)',
+  '      at node:internal/test_runner/harness:255:12',
+  '      at node:internal/process/task_queues:140:7',
+  '      at AsyncResource.runInAsyncScope (node:async_hooks:206:9)',
+  '      at AsyncResource.runMicrotask (node:internal/process/task_queues:137:8) {',
+  '    generatedMessage: true,',
+  "    code: 'ERR_ASSERTION',",
+  '    actual: 0,',
+  '    expected: 4,',
+  "    operator: 'strictEqual'",
+  '  }',
+].join('\n');
+
+const VITESTFULL = [
+  '',
+  '',
+  ' × test/calc.test.ts > calc > adds 6ms',
+  '   → expected +0 to be 4 // Object.is equality',
+  '',
+  '⎯⎯⎯⎯⎯⎯⎯ Failed Tests 1 ⎯⎯⎯⎯⎯⎯⎯',
+  '',
+  ' FAIL  test/calc.test.ts > calc > adds',
+  'AssertionError: expected +0 to be 4 // Object.is equality',
+  '',
+  '- Expected',
+  '+ Received',
+  '',
+  '- 4',
+  '+ 0',
+  '',
+  ' ❯ test/calc.test.ts:6:23',
+  "      4| describe('calc', () => {",
+  "      5|   it('adds', () => {",
+  '      6|     expect(add(2, 2)).toBe(4);',
+  '       |                       ^',
+  '      7|   });',
+  '      8| });',
+  '',
+  '⎯⎯⎯⎯⎯⎯⎯⎯⎯⎯⎯⎯⎯⎯⎯⎯⎯⎯⎯⎯⎯⎯⎯⎯[1/1]⎯',
+  '',
+  '',
+  ' Test Files  1 failed (1)',
+  '      Tests  1 failed (1)',
+  '',
+].join('\n');
+
 const details = (output: string, root: string) => parseOutput(normalizeOutput(output, [root])).details;
 
 describe('failing tests told by their message and innermost frame in the repository', () => {
@@ -257,6 +344,21 @@ describe('failing tests told by their message and innermost frame in the reposit
 
   it('vitest: the error and its diff above the ❯ frame; the test file from the id', () => {
     expect(details(VITEST, '/tmp/ff/vt').get('test/calc.test.ts > calc > adds')).toEqual({
+      message: 'AssertionError: expected +0 to be 4 // Object.is equality\n\n- Expected\n+ Received\n\n- 4\n+ 0',
+      frame: { path: 'test/calc.test.ts', line: 6 },
+      file: 'test/calc.test.ts',
+    });
+  });
+
+  it("node --test's spec reporter: the error under the ✖ line, the first frame that is not node's", () => {
+    expect(details(SPEC, '/tmp/ff/js').get('adds')).toEqual({
+      message: 'AssertionError [ERR_ASSERTION]: Expected values to be strictly equal:\n\n0 !== 4',
+      frame: { path: 'test/calc.test.js', line: 5 },
+    });
+  });
+
+  it("vitest's verbose run: the summary's fuller report wins over the tree's one-line → message", () => {
+    expect(details(VITESTFULL, '/tmp/ff/vt').get('test/calc.test.ts > calc > adds')).toEqual({
       message: 'AssertionError: expected +0 to be 4 // Object.is equality\n\n- Expected\n+ Received\n\n- 4\n+ 0',
       frame: { path: 'test/calc.test.ts', line: 6 },
       file: 'test/calc.test.ts',
