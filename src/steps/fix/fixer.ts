@@ -57,7 +57,14 @@ function failingTests(failure: ValidatorOutput): string {
   return blocks.length ? `Tests that now fail:\n${blocks.join('\n')}` : '';
 }
 
-function failureSection(failure: ValidatorOutput | undefined, previousDiff: string | undefined): string {
+/** The end of the output, from a line start: where a run says why it failed. */
+function lastChars(text: string, max: number): string {
+  if (text.length <= max) return text;
+  const cut = text.slice(-max);
+  return `… (earlier output left out)\n${cut.slice(cut.indexOf('\n') + 1)}`;
+}
+
+export function failureSection(failure: ValidatorOutput | undefined, previousDiff: string | undefined): string {
   if (!failure) return '';
   // The parsed failures say more than the output around them; the output's end is kept for
   // when nothing could be parsed (a crash before any test, an unknown runner).
@@ -68,7 +75,7 @@ function failureSection(failure: ValidatorOutput | undefined, previousDiff: stri
     `Command: ${failure.command ?? 'unknown'}`,
     failingTests(failure),
     failure.message ? `Validator: ${failure.message}` : '',
-    parsed ? '' : `Test output (end):\n${fenced(clip(failure.log_tail, 3_000))}`,
+    parsed ? '' : `Test output (end):\n${fenced(lastChars(failure.log_tail, 3_000))}`,
     previousDiff ? `Your previous diff:\n${fenced(clip(previousDiff, 12_000), 'diff')}` : '',
   ]
     .filter(Boolean)
