@@ -305,6 +305,27 @@ const VITESTFULL = [
   '',
 ].join('\n');
 
+const PYTEST_COLLECTION = [
+  '============================= test session starts ==============================',
+  'collecting ... collected 3 items / 1 error',
+  '',
+  '==================================== ERRORS ====================================',
+  '____________________ ERROR collecting tests/test_broken.py _____________________',
+  "ImportError while importing test module '/tmp/ff/calc/tests/test_broken.py'.",
+  'Hint: make sure your test modules/packages have valid Python names.',
+  'Traceback:',
+  '/root/.pyenv/versions/3.11.7/lib/python3.11/importlib/__init__.py:126: in import_module',
+  '    return _bootstrap._gcd_import(name[level:], package, level)',
+  '           ^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^',
+  'tests/test_broken.py:1: in <module>',
+  '    import missing_mod',
+  "E   ModuleNotFoundError: No module named 'missing_mod'",
+  '=========================== short test summary info ============================',
+  'ERROR tests/test_broken.py',
+  '!!!!!!!!!!!!!!!!!!!! Interrupted: 1 error during collection !!!!!!!!!!!!!!!!!!!!',
+  '=============================== 1 error in 1.04s ===============================',
+].join('\n');
+
 const details = (output: string, root: string) => parseOutput(normalizeOutput(output, [root])).details;
 
 describe('failing tests told by their message and innermost frame in the repository', () => {
@@ -321,6 +342,13 @@ describe('failing tests told by their message and innermost frame in the reposit
       frame: { path: 'tests/test_ops.py', line: 15 },
     });
     expect(got.get('tests/test_ops.py::test_add')?.message).toBe('assert -1 == 5\n+  where -1 = add(2, 3)');
+  });
+
+  it('pytest: a module that does not import (--tb=short), named by its path; the importlib frame skipped', () => {
+    expect(details(PYTEST_COLLECTION, '/tmp/ff/calc').get('tests/test_broken.py')).toEqual({
+      message: "ModuleNotFoundError: No module named 'missing_mod'",
+      frame: { path: 'tests/test_broken.py', line: 1 },
+    });
   });
 
   it('unittest: the exception line after the traceback, the innermost frame in the checkout', () => {
