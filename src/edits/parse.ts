@@ -64,6 +64,7 @@ export function parseEdits(text: string): ParseResult {
   let floor = 0; // header look-back never reaches into what an earlier block consumed
   let lastPath: string | undefined;
   let inFence = false; // a fence opened around blocks and not yet closed
+  let open: ParseResult['open']; // the block the answer ended inside, if it did
 
   let i = 0;
   while (i < lines.length) {
@@ -124,7 +125,9 @@ export function parseEdits(text: string): ParseResult {
     const name = path ?? '(no path)';
     if (end < 0 || divider === undefined) {
       const missing = end < 0 ? '">>>>>>> REPLACE"' : 'the "=======" line between SEARCH and REPLACE';
-      errors.push(`line ${i + 1}: unterminated block for ${name}: ${missing} is missing; the block was ignored`);
+      const error = `line ${i + 1}: unterminated block for ${name}: ${missing} is missing; the block was ignored`;
+      errors.push(error);
+      if (end < 0 && k >= lines.length) open = { path: name, error };
       // Without a REPLACE the block's extent is unknown: consume only its marker, so that a block
       // starting later (its header included) still parses.
       for (const at of [fenceAt, pathAt, i]) if (at >= 0) used[at] = true;
@@ -170,5 +173,5 @@ export function parseEdits(text: string): ParseResult {
     .join('\n')
     .replace(/\n{3,}/g, '\n\n')
     .trim();
-  return { edits, errors, notes };
+  return open ? { edits, errors, notes, open } : { edits, errors, notes };
 }

@@ -14,6 +14,11 @@ export interface ParseResult {
   errors: string[];
   /** Everything outside blocks: the model's commentary. */
   notes: string;
+  /**
+   * The answer ended inside a block (SEARCH with no REPLACE before the end): its path, as the
+   * error in `errors` names it, and that error. A cut-off answer explains it better than the error.
+   */
+  open?: { path: string; error: string };
 }
 
 /** How an applied edit found its place: `new` for created files. */

@@ -13,7 +13,15 @@ import type { ModelChoice } from './model-choice.js';
 import { type Price, priceOf } from './pricing.js';
 import { callDeadline } from './deadline.js';
 import { backoffMs, describeFailure, isTransient, sleep } from './retry.js';
-import { type Budget, BudgetExceeded, type UsageMeter, billOf, estimateTokens, outputAllowance } from './usage.js';
+import {
+  type Budget,
+  BudgetExceeded,
+  LOW_OUTPUT_TOKENS,
+  type UsageMeter,
+  billOf,
+  estimateTokens,
+  outputAllowance,
+} from './usage.js';
 
 export interface ModelClientOptions {
   choice: ModelChoice;
@@ -31,6 +39,15 @@ export interface Ask {
   messages: ModelMessage[];
   /** Longest answer wanted; the budget may allow less. */
   maxOutputTokens?: number;
+}
+
+/** A free-text answer and how it ended. */
+export interface TextAnswer {
+  text: string;
+  /** The provider's finish reason as the SDK names it: `length` when the output limit cut it off. */
+  finishReason: string;
+  /** The output limit the call had: the one asked for, or less when the budget lowered it. */
+  maxOutputTokens: number;
 }
 
 /** A model call failed for good (after retries): the step fails with this message. */
@@ -106,19 +123,24 @@ export class ModelClient {
    * is a failed call, never an answer: its partial text (often "") is thrown away, not billed,
    * and a timeout is retried like any other.
    */
-  async text(ask: Ask): Promise<string> {
+  async text(ask: Ask): Promise<TextAnswer> {
     return this.call(ask, async (settings) => {
       const result = streamText({ ...settings, onError: () => {} });
       let text = '';
+      let finishReason = 'unknown';
       let usage: LanguageModelUsage | undefined;
       for await (const part of result.fullStream) {
         if (part.type === 'text-delta') text += part.text;
         else if (part.type === 'error') throw part.error;
         else if (part.type === 'abort')
           throw settings.abortSignal.reason ?? new DOMException('the model stream was aborted', 'AbortError');
-        else if (part.type === 'finish') usage = part.totalUsage;
+        else if (part.type === 'finish') {
+          usage = part.totalUsage;
+          finishReason = part.finishReason;
+        }
       }
-      return { value: text, usage, outputChars: text.length };
+      const value = { text, finishReason, maxOutputTokens: settings.maxOutputTokens };
+      return { value, usage, outputChars: text.length };
     });
   }
 
@@ -136,7 +158,11 @@ export class ModelClient {
     const { choice, meter, budget, config, signal } = this.o;
     const input = estimateTokens(chars(ask));
     for (let retry = 0; ; retry++) {
-      const maxOutputTokens = outputAllowance(budget, meter, this.price, input, ask.maxOutputTokens ?? 8_000);
+      const wanted = ask.maxOutputTokens ?? 8_000;
+      const maxOutputTokens = outputAllowance(budget, meter, this.price, input, wanted);
+      // Never lowered in silence: a limit this small may not hold one edit block.
+      if (maxOutputTokens < Math.min(wanted, LOW_OUTPUT_TOKENS))
+        this.o.log('the budget lowers the output limit', { wanted, allowed: maxOutputTokens });
       // Held in this scope for the whole call, cleared in `finally` (see deadline.ts for why not AbortSignal.timeout).
       const deadline = callDeadline(signal, config.timeoutMs);
       try {

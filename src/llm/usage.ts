@@ -32,6 +32,9 @@ export class BudgetExceeded extends Error {
 /** Rough and deliberately high: about four characters a token, plus a tenth for framing. */
 export const estimateTokens = (chars: number) => Math.ceil((chars / 4) * 1.1);
 
+/** An output limit under this may not hold one edit block: callers say so when the budget forces it. */
+export const LOW_OUTPUT_TOKENS = 1_024;
+
 /**
  * Output tokens a call may use without crossing the budget, or a BudgetExceeded when even a
  * short answer would cross it. Checked before every call, so the budget is never overspent

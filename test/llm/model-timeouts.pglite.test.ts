@@ -76,7 +76,7 @@ describe('model calls time out even when garbage is collected during the wait', 
       const { c, meter, logs } = client(provider, { timeoutMs: 1_500, maxRetries: 2 });
       const callsBefore = model.calls.length;
       model.enqueue({ stall: true }, { text: 'Four.' });
-      const text = await collectingGarbage(() => c.text(ask));
+      const { text } = await collectingGarbage(() => c.text(ask));
       expect(text).toBe('Four.');
       expect(model.stalls() - stallsBefore).toBe(1);
       expect(model.calls.slice(callsBefore).map((r) => r.stream)).toEqual([true, true]);

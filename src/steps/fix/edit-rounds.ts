@@ -1,6 +1,7 @@
 import type { ModelMessage } from 'ai';
 import { type ApplyReport, applyEdits, parseEdits } from '../../edits/index.js';
 import type { ModelClient } from '../../llm/client.js';
+import { LOW_OUTPUT_TOKENS } from '../../llm/usage.js';
 import { clip } from '../../text/clip.js';
 
 export interface EditRounds {
@@ -39,21 +40,29 @@ export async function editRounds(
   const result: EditRounds = { rounds: 0, applied: [], failed: [], problems: [], notes: '' };
   for (;;) {
     result.rounds++;
-    const answer = await model.text({ system: o.system, messages, maxOutputTokens: o.maxOutputTokens });
+    const { text: answer, ...end } = await model.text({
+      system: o.system,
+      messages,
+      maxOutputTokens: o.maxOutputTokens,
+    });
     const parsed = parseEdits(answer);
+    const cutOff = end.finishReason === 'length' ? { maxOutputTokens: end.maxOutputTokens } : undefined;
     result.notes = parsed.notes.trim() || result.notes;
     const report = parsed.edits.length
       ? await applyEdits(o.dir, parsed.edits)
       : { applied: [], failed: [], already: [] };
     result.applied.push(...report.applied);
     result.failed = report.failed;
+    // The block a cut-off answer ended inside is the cut's doing, not a format error: the cut is said instead.
+    const formatErrors = parsed.errors.filter((e) => !(cutOff && e === parsed.open?.error));
     const notApplied = [
-      ...parsed.errors.map((e) => `format: ${e}`),
+      ...formatErrors.map((e) => `format: ${e}`),
       ...report.failed.map((f) => `${f.path}: ${f.reason}`),
     ];
-    if (parsed.edits.length === 0 && parsed.errors.length === 0) notApplied.push('the answer held no edit blocks');
+    if (parsed.edits.length === 0 && parsed.errors.length === 0 && !cutOff)
+      notApplied.push('the answer held no edit blocks');
     const stillWrong = (await o.check?.()) ?? [];
-    result.problems = [...notApplied, ...stillWrong];
+    result.problems = [...(cutOff ? [cutOffNote(cutOff.maxOutputTokens)] : []), ...notApplied, ...stillWrong];
     o.log('fixer round', {
       round: result.rounds,
       applied: report.applied.length,
@@ -61,13 +70,15 @@ export async function editRounds(
       already: report.already.length,
       format_errors: parsed.errors.length,
       still_wrong: stillWrong.length,
+      finish_reason: end.finishReason,
+      ...(cutOff && { cut_off_at_tokens: cutOff.maxOutputTokens }),
     });
     if (result.problems.length === 0) return result;
     model.noteMalformed();
     if (result.rounds >= o.maxRounds) return result;
     messages.push(
       { role: 'assistant', content: answer.trim() || '(empty answer)' },
-      { role: 'user', content: roundMessage({ report, notApplied, stillWrong }) },
+      { role: 'user', content: roundMessage({ report, notApplied, stillWrong, cutOff }) },
     );
   }
 }
@@ -79,11 +90,14 @@ export function roundMessage(r: {
   notApplied: string[];
   /** What the `check` hook still finds wrong. */
   stillWrong: string[];
+  /** The answer stopped at the output limit (finish reason `length`), which was this many tokens. */
+  cutOff?: { maxOutputTokens: number };
 }): string {
   const done = r.report.applied.map((a) => `${a.path} (${a.kind})`);
   const already = r.report.already.map((a) => `${a.path} (lines ${a.startLine}-${a.endLine})`);
   const list = (items: string[]) => items.map((p) => `- ${clip(p, 2_500)}`).join('\n');
   return [
+    r.cutOff ? cutOffNote(r.cutOff.maxOutputTokens) : '',
     done.length ? `Applied: ${done.join(', ')}. Those edits are in place now.` : '',
     already.length ? `Already in place, left as they are (do not send them again): ${already.join(', ')}.` : '',
     r.notApplied.length ? `These did not apply:\n${list(r.notApplied)}` : '',
@@ -92,4 +106,16 @@ export function roundMessage(r: {
   ]
     .filter(Boolean)
     .join('\n');
+}
+
+/** Why the answer ended early, and what to send: said instead of the half block's format error. */
+function cutOffNote(limit: number): string {
+  const low =
+    limit < LOW_OUTPUT_TOKENS
+      ? ` The task's budget leaves only ${limit} output tokens an answer, too few for large blocks.`
+      : '';
+  return (
+    `Your answer was cut off at the output limit (${limit} tokens): resend the remaining blocks, smaller ` +
+    `(a few lines of SEARCH each, one change per block).${low}`
+  );
 }

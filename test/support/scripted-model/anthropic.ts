@@ -192,7 +192,11 @@ export const anthropic: Adapter = {
   async answer(res, ctx) {
     const id = ctx.nextId('msg_');
     const blocks = blocksOf(ctx);
-    const stopReason = blocks.some((b) => b.type === 'tool_use') ? 'tool_use' : 'end_turn';
+    const stopReason = blocks.some((b) => b.type === 'tool_use')
+      ? 'tool_use'
+      : ctx.content.cutOff
+        ? 'max_tokens'
+        : 'end_turn';
     if (ctx.req.stream) return stream(res, ctx, id, blocks, stopReason);
     sendJson(res, 200, {
       id,

@@ -46,6 +46,8 @@ function usageMetadata(ctx: AnswerContext) {
   };
 }
 
+const finishOf = (ctx: AnswerContext): string => (ctx.content.cutOff ? 'MAX_TOKENS' : 'STOP');
+
 async function stream(res: ServerResponse, ctx: AnswerContext, responseId: string, sse: boolean): Promise<void> {
   // Text streams in pieces; a function call arrives whole in one chunk, as Gemini sends it.
   const chunks: Part[][] = partsOf(ctx).flatMap((part): Part[][] =>
@@ -55,7 +57,7 @@ async function stream(res: ServerResponse, ctx: AnswerContext, responseId: strin
   const bodies = chunks.map((parts, i) => {
     const last = i === chunks.length - 1;
     return {
-      candidates: [{ content: { role: 'model', parts }, index: 0, ...(last && { finishReason: 'STOP' }) }],
+      candidates: [{ content: { role: 'model', parts }, index: 0, ...(last && { finishReason: finishOf(ctx) }) }],
       ...(last && { usageMetadata: usageMetadata(ctx) }),
       modelVersion: ctx.req.model,
       responseId,
@@ -147,7 +149,7 @@ export const google: Adapter = {
     if (ctx.req.stream)
       return stream(res, ctx, responseId, new URL(ctx.req.path, 'http://x').searchParams.get('alt') === 'sse');
     sendJson(res, 200, {
-      candidates: [{ content: { role: 'model', parts: partsOf(ctx) }, finishReason: 'STOP', index: 0 }],
+      candidates: [{ content: { role: 'model', parts: partsOf(ctx) }, finishReason: finishOf(ctx), index: 0 }],
       usageMetadata: usageMetadata(ctx),
       modelVersion: ctx.req.model,
       responseId,

@@ -124,7 +124,7 @@ export const openai: Adapter = {
   async answer(res, ctx) {
     const id = ctx.nextId('chatcmpl-');
     const created = Math.floor(Date.now() / 1000);
-    const finish = ctx.content.toolCalls.length > 0 ? 'tool_calls' : 'stop';
+    const finish = ctx.content.toolCalls.length > 0 ? 'tool_calls' : ctx.content.cutOff ? 'length' : 'stop';
     const usage = {
       prompt_tokens: ctx.usage.input,
       completion_tokens: ctx.usage.output,

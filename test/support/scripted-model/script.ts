@@ -35,7 +35,7 @@ export class Script {
 
 function decide(reply: Reply): Decision {
   const r = reply as Partial<
-    Record<'status' | 'body' | 'headers' | 'json' | 'toolCalls' | 'text' | 'usage' | 'stall', unknown>
+    Record<'status' | 'body' | 'headers' | 'json' | 'toolCalls' | 'text' | 'usage' | 'stall' | 'cutOff', unknown>
   >;
   if (r.stall === true) return { kind: 'stall' };
   if (typeof r.status === 'number') {
@@ -55,7 +55,8 @@ function decide(reply: Reply): Decision {
       usage,
     };
   }
-  if (typeof r.text === 'string') return { kind: 'content', content: { text: r.text, toolCalls: [] }, usage };
+  if (typeof r.text === 'string')
+    return { kind: 'content', content: { text: r.text, toolCalls: [], cutOff: r.cutOff === true }, usage };
   return {
     kind: 'unscripted',
     message:

@@ -14,8 +14,11 @@ export interface ToolCallReply {
 }
 
 export type Reply =
-  /** Assistant text. */
-  | { text: string; usage?: ReplyUsage }
+  /**
+   * Assistant text. `cutOff`: the answer stopped at the output limit (finish reason `length`;
+   * Anthropic `max_tokens`, Google `MAX_TOKENS`), as a provider ends an answer it truncated.
+   */
+  | { text: string; usage?: ReplyUsage; cutOff?: boolean }
   /**
    * Structured output, rendered the way the provider returns it for the request: JSON text in
    * the message (OpenAI response_format, Anthropic output_config.format, Google
@@ -100,6 +103,8 @@ export interface Content {
   toolCalls: ToolCallReply[];
   /** Present (the value) when the reply was `{ json }`. */
   json?: { value: unknown };
+  /** The answer stopped at the output limit. */
+  cutOff?: boolean;
 }
 
 export interface Usage {
