@@ -93,8 +93,24 @@ export function place(file: string[], search: string[], replace: string[]): Plac
   if (plain && exactPositions(file, search).length === 0) {
     return placeText(file, plain, unnumbered(replace) ?? replace);
   }
-  return placeText(file, search, replace);
+  const placed = placeText(file, search, replace);
+  const elided = search.findIndex((l) => ELISION_RE.test(l));
+  // A fuzzy match would take "..." for the lines it stands for, and REPLACE would drop them.
+  const loose = placed.ok === false || (placed.ok === true && placed.match === 'fuzzy');
+  if (loose && elided >= 0) {
+    const why = placed.ok === false ? ` ${placed.reason}` : '';
+    return {
+      ok: false,
+      reason:
+        `SEARCH skips lines with "${search[elided]!.trim()}" (its line ${elided + 1}); SEARCH must quote every line it ` +
+        `replaces: copy them all, or send two smaller blocks around the part left out.${why}`,
+    };
+  }
+  return placed;
 }
+
+/** A line standing for lines left out: `...`, `…`, or a comment of only that (`# ...`, `// ...`). */
+const ELISION_RE = /^\s*(?:(?:#|\/\/|\/\*|<!--|--)\s*)?(?:\.{3,}|…)\s*(?:\*\/|-->)?\s*$/;
 
 /** The block already applied: REPLACE found exactly once, and SEARCH not found outside it. */
 type AlreadyPlaced = Extract<Placement, { ok: 'already' }>;

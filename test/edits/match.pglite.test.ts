@@ -3,7 +3,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { applyEdits } from '../../src/edits/index.js';
-import { place, unnumbered } from '../../src/edits/match.js';
+import { fuzzyFind } from '../../src/edits/fuzzy.js';
+import { FUZZY_MIN, place, unnumbered } from '../../src/edits/match.js';
 
 const FILE = ['def total(items):', '    s = 0', '    for i in items:', '        s += i', '    return s', ''];
 
@@ -82,5 +83,39 @@ describe('an edit already applied', () => {
     expect(first.applied).toHaveLength(1);
     expect(second).toEqual({ applied: [], failed: [], already: [{ path: 'sum.py', startLine: 5, endLine: 5 }] });
     expect(readFileSync(join(root, 'sum.py'), 'utf8')).toBe(written);
+  });
+});
+
+describe('a SEARCH that skips lines with "..."', () => {
+  const body = Array.from({ length: 12 }, (_, i) => `    total_${i} = compute_something_long(value_${i}, factor)`);
+  const search = [...body.slice(0, 5), '    ...', ...body.slice(6, 12)];
+
+  it('is never matched fuzzily: REPLACE would drop the lines "..." stands for', () => {
+    // Without the "..." rule this window is a fuzzy match (one short line of twelve differs).
+    expect(
+      place(
+        body,
+        search.map((l) => (l === '    ...' ? '    total_5 = x' : l)),
+        ['x'],
+      ),
+    ).toMatchObject({
+      ok: true,
+      match: 'fuzzy',
+    });
+    const got = place(body, search, ['x']);
+    expect(got).toEqual({
+      ok: false,
+      reason:
+        'SEARCH skips lines with "..." (its line 6); SEARCH must quote every line it replaces: copy them all, ' +
+        'or send two smaller blocks around the part left out.',
+    });
+  });
+
+  it('still matches where the file really has the "..." line', () => {
+    const stub = ['def g():', '    ...', ''];
+    expect(place(stub, ['def g():', '    ...'], ['def g():', '    return 1'])).toMatchObject({
+      ok: true,
+      match: 'exact',
+    });
   });
 });

@@ -1,5 +1,5 @@
 import type { ModelMessage } from 'ai';
-import { type ApplyReport, applyEdits, parseEdits } from '../../edits/index.js';
+import { type ApplyReport, type ParseResult, applyEdits, parseEdits } from '../../edits/index.js';
 import type { ModelClient } from '../../llm/client.js';
 import { LOW_OUTPUT_TOKENS } from '../../llm/usage.js';
 import { clip } from '../../text/clip.js';
@@ -45,22 +45,10 @@ export async function editRounds(
       messages,
       maxOutputTokens: o.maxOutputTokens,
     });
-    const parsed = parseEdits(answer);
-    const cutOff = end.finishReason === 'length' ? { maxOutputTokens: end.maxOutputTokens } : undefined;
+    const { parsed, report, notApplied, cutOff } = await takeAnswer(o.dir, answer, end);
     result.notes = parsed.notes.trim() || result.notes;
-    const report = parsed.edits.length
-      ? await applyEdits(o.dir, parsed.edits)
-      : { applied: [], failed: [], already: [] };
     result.applied.push(...report.applied);
     result.failed = report.failed;
-    // The block a cut-off answer ended inside is the cut's doing, not a format error: the cut is said instead.
-    const formatErrors = parsed.errors.filter((e) => !(cutOff && e === parsed.open?.error));
-    const notApplied = [
-      ...formatErrors.map((e) => `format: ${e}`),
-      ...report.failed.map((f) => `${f.path}: ${f.reason}`),
-    ];
-    if (parsed.edits.length === 0 && parsed.errors.length === 0 && !cutOff)
-      notApplied.push('the answer held no edit blocks');
     const stillWrong = (await o.check?.()) ?? [];
     result.problems = [...(cutOff ? [cutOffNote(cutOff.maxOutputTokens)] : []), ...notApplied, ...stillWrong];
     o.log('fixer round', {
@@ -81,6 +69,26 @@ export async function editRounds(
       { role: 'user', content: roundMessage({ report, notApplied, stillWrong, cutOff }) },
     );
   }
+}
+
+/** One answer taken in: parsed, applied to `dir`, and what did not apply said for the model. */
+export async function takeAnswer(
+  dir: string,
+  answer: string,
+  end: { finishReason: string; maxOutputTokens: number },
+): Promise<{ parsed: ParseResult; report: ApplyReport; notApplied: string[]; cutOff?: { maxOutputTokens: number } }> {
+  const parsed = parseEdits(answer);
+  const cutOff = end.finishReason === 'length' ? { maxOutputTokens: end.maxOutputTokens } : undefined;
+  const report = parsed.edits.length ? await applyEdits(dir, parsed.edits) : { applied: [], failed: [], already: [] };
+  // The block a cut-off answer ended inside is the cut's doing, not a format error: the cut is said instead.
+  const formatErrors = parsed.errors.filter((e) => !(cutOff && e === parsed.open?.error));
+  const notApplied = [
+    ...formatErrors.map((e) => `format: ${e}`),
+    ...report.failed.map((f) => `${f.path}: ${f.reason}`),
+  ];
+  if (parsed.edits.length === 0 && parsed.errors.length === 0 && !cutOff && report.already.length === 0)
+    notApplied.push('the answer held no edit blocks');
+  return { parsed, report, notApplied, ...(cutOff && { cutOff }) };
 }
 
 /** What the model is told after an answer that left something to do: the next round's message. */

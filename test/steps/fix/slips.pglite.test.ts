@@ -1,0 +1,66 @@
+import { cpSync, existsSync, mkdtempSync, readFileSync, readdirSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join, relative } from 'node:path';
+import { afterAll, describe, expect, it } from 'vitest';
+import { roundMessage, takeAnswer } from '../../../src/steps/fix/edit-rounds.js';
+
+/*
+ * The replay corpus of edit slips real models make (issue 15). Each case under fixtures/slips/ is
+ * a repository before the answer (before/), the model's answer (answer.md), how the answer ended
+ * (case.json: finishReason, maxOutputTokens; default a complete answer), and what must come of
+ * it: the files after (after/) and, when the answer left something to do, the exact round-2
+ * message (round2.md). No round2.md means the answer must need no second round.
+ */
+const CORPUS = join(import.meta.dirname, 'fixtures', 'slips');
+const cases = readdirSync(CORPUS).sort();
+const dirs: string[] = [];
+afterAll(() => {
+  for (const d of dirs) rmSync(d, { recursive: true, force: true });
+});
+
+function tree(root: string): Record<string, string> {
+  const out: Record<string, string> = {};
+  const walk = (dir: string): void => {
+    for (const e of readdirSync(dir, { withFileTypes: true })) {
+      const path = join(dir, e.name);
+      if (e.isDirectory()) walk(path);
+      else out[relative(root, path)] = readFileSync(path, 'utf8');
+    }
+  };
+  walk(root);
+  return out;
+}
+
+describe('the replay corpus of edit slips', () => {
+  it('holds a case for each slip real models are known to make', () => {
+    for (const slip of [
+      'bold-path',
+      'backticked-path',
+      'elision',
+      'line-number-prefixes',
+      'already-applied',
+      'cut-off',
+    ])
+      expect(cases).toContain(slip);
+  });
+
+  it.each(cases)('%s: parse, apply and the round-2 message', async (name) => {
+    const at = join(CORPUS, name);
+    const dir = mkdtempSync(join(tmpdir(), `emend-slip-${name}-`));
+    dirs.push(dir);
+    cpSync(join(at, 'before'), dir, { recursive: true });
+    const meta = existsSync(join(at, 'case.json')) ? JSON.parse(readFileSync(join(at, 'case.json'), 'utf8')) : {};
+    const end = { finishReason: meta.finishReason ?? 'stop', maxOutputTokens: meta.maxOutputTokens ?? 12_000 };
+    const taken = await takeAnswer(dir, readFileSync(join(at, 'answer.md'), 'utf8'), end);
+    const needsRound2 = taken.notApplied.length > 0 || taken.cutOff !== undefined;
+    const expected = join(at, 'round2.md');
+    if (existsSync(expected)) {
+      expect(needsRound2).toBe(true);
+      expect(roundMessage({ ...taken, stillWrong: [] })).toBe(readFileSync(expected, 'utf8').trimEnd());
+    } else {
+      expect(taken.notApplied).toEqual([]);
+      expect(needsRound2).toBe(false);
+    }
+    expect(tree(dir)).toEqual(tree(join(at, 'after')));
+  });
+});
