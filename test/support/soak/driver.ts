@@ -93,6 +93,7 @@ export function percentile(sorted: number[], p: number): number {
  */
 export async function runSoak(o: SoakOptions): Promise<SoakReport> {
   const dir = mkdtempSync(join(tmpdir(), 'emend-soak-'));
+  let keep = false;
   const s: Services = await startServices({
     dir,
     apiNodes: o.apiNodes,
@@ -369,6 +370,7 @@ export async function runSoak(o: SoakOptions): Promise<SoakReport> {
         detail: JSON.stringify(h),
       });
 
+    keep = checked.violations.length > 0;
     const sorted = [...latencies].sort((a, b) => a - b);
     const wallS = (Math.max(...finishedAt) - firstPost) / 1000;
     return {
@@ -392,6 +394,8 @@ export async function runSoak(o: SoakOptions): Promise<SoakReport> {
     };
   } finally {
     await s.close();
-    if (!o.keepDir) rmSync(dir, { recursive: true, force: true });
+    // A run with a violation keeps its processes' logs (<dir>/logs/<name>.log) to find the cause.
+    if (o.keepDir || keep) o.log(`kept ${dir}`);
+    else rmSync(dir, { recursive: true, force: true });
   }
 }
