@@ -399,3 +399,51 @@ function collect(query: Query, root: Node, source: string): Definition[] {
   }
   return defs;
 }
+
+/** Where a parse went wrong: an ERROR node, or a node the grammar needed and the text lacks. */
+export interface ParseProblem {
+  /** 1-based, inclusive. */
+  line: number;
+  endLine: number;
+  what: string;
+}
+
+/**
+ * The syntax errors tree-sitter finds in a file (at most `max`), [] when it parses clean, or null
+ * when its language has no grammar here or it is too big to parse.
+ */
+export async function syntaxErrors(path: string, source: string, max = 3): Promise<ParseProblem[] | null> {
+  const id = grammarOf(path);
+  if (!id || tooBigToParse(source)) return null;
+  const rt = await loadRuntime();
+  const grammar = await loadGrammar(rt, id);
+  if (!grammar) return null;
+  const parser = new rt.Parser();
+  try {
+    parser.setLanguage(grammar.language);
+    const tree = parser.parse(source);
+    if (!tree) return null;
+    try {
+      const found: ParseProblem[] = [];
+      // The innermost ERROR: an outer one often spans from the file's start to past the slip.
+      const walk = (node: Node): void => {
+        if (found.length >= max || (!node.hasError && !node.isMissing)) return;
+        const inner = node.children.filter((c): c is Node => c !== null && (c.hasError || c.isMissing));
+        if ((node.isError && inner.length === 0) || node.isMissing) {
+          const what = node.isMissing ? `missing ${node.type}` : 'unexpected text';
+          found.push({ line: node.startPosition.row + 1, endLine: node.endPosition.row + 1, what });
+          return;
+        }
+        for (const child of inner) walk(child);
+        if (node.isError && found.length === 0)
+          found.push({ line: node.startPosition.row + 1, endLine: node.endPosition.row + 1, what: 'unexpected text' });
+      };
+      walk(tree.rootNode);
+      return found;
+    } finally {
+      tree.delete();
+    }
+  } finally {
+    parser.delete();
+  }
+}

@@ -1,6 +1,9 @@
 import type { ModelMessage } from 'ai';
 import { type ApplyReport, type ParseResult, applyEdits, parseEdits } from '../../edits/index.js';
+import { checkEditPath } from '../../edits/paths.js';
 import type { ModelClient } from '../../llm/client.js';
+import { MAX_PARSE_BYTES, syntaxErrors } from '../../locator/treesitter.js';
+import { ConfinedDir } from '../../workspace/confined-fs.js';
 import { LOW_OUTPUT_TOKENS } from '../../llm/usage.js';
 import { clip } from '../../text/clip.js';
 
@@ -34,6 +37,8 @@ export async function editRounds(
     log(message: string, data?: Record<string, unknown>): void;
     /** Problems of the files as they now are (e.g. over a size limit), in words for the model. */
     check?: () => Promise<string[]>;
+    /** Parse the files each round changed (tree-sitter) and send back errors the round brought in. */
+    syntaxCheck?: boolean;
   },
 ): Promise<EditRounds> {
   const messages: ModelMessage[] = [{ role: 'user', content: o.user }];
@@ -45,11 +50,13 @@ export async function editRounds(
       messages,
       maxOutputTokens: o.maxOutputTokens,
     });
-    const { parsed, report, notApplied, cutOff } = await takeAnswer(o.dir, answer, end);
+    const { parsed, report, notApplied, syntax, cutOff } = await takeAnswer(o.dir, answer, end, {
+      syntaxCheck: o.syntaxCheck,
+    });
     result.notes = parsed.notes.trim() || result.notes;
     result.applied.push(...report.applied);
     result.failed = report.failed;
-    const stillWrong = (await o.check?.()) ?? [];
+    const stillWrong = [...syntax, ...((await o.check?.()) ?? [])];
     result.problems = [...(cutOff ? [cutOffNote(cutOff.maxOutputTokens)] : []), ...notApplied, ...stillWrong];
     o.log('fixer round', {
       round: result.rounds,
@@ -76,8 +83,22 @@ export async function takeAnswer(
   dir: string,
   answer: string,
   end: { finishReason: string; maxOutputTokens: number },
-): Promise<{ parsed: ParseResult; report: ApplyReport; notApplied: string[]; cutOff?: { maxOutputTokens: number } }> {
+  opts: { syntaxCheck?: boolean } = {},
+): Promise<{
+  parsed: ParseResult;
+  report: ApplyReport;
+  notApplied: string[];
+  /** Syntax errors the applied edits brought in, with numbered context (only with `syntaxCheck`). */
+  syntax: string[];
+  cutOff?: { maxOutputTokens: number };
+}> {
   const parsed = parseEdits(answer);
+  const cleanBefore = opts.syntaxCheck
+    ? await parsingClean(
+        dir,
+        parsed.edits.map((e) => e.path),
+      )
+    : new Set<string>();
   const cutOff = end.finishReason === 'length' ? { maxOutputTokens: end.maxOutputTokens } : undefined;
   const report = parsed.edits.length ? await applyEdits(dir, parsed.edits) : { applied: [], failed: [], already: [] };
   // The block a cut-off answer ended inside is the cut's doing, not a format error: the cut is said instead.
@@ -86,9 +107,10 @@ export async function takeAnswer(
     ...formatErrors.map((e) => `format: ${e}`),
     ...report.failed.map((f) => `${f.path}: ${f.reason}`),
   ];
-  if (parsed.edits.length === 0 && parsed.errors.length === 0 && !cutOff && report.already.length === 0)
+  if (parsed.edits.length === 0 && parsed.errors.length === 0 && !cutOff)
     notApplied.push('the answer held no edit blocks');
-  return { parsed, report, notApplied, ...(cutOff && { cutOff }) };
+  const syntax = await brokenSyntax(dir, report, cleanBefore);
+  return { parsed, report, notApplied, syntax, ...(cutOff && { cutOff }) };
 }
 
 /** What the model is told after an answer that left something to do: the next round's message. */
@@ -126,4 +148,50 @@ function cutOffNote(limit: number): string {
     `Your answer was cut off at the output limit (${limit} tokens): resend the remaining blocks, smaller ` +
     `(a few lines of SEARCH each, one change per block).${low}`
   );
+}
+
+/** The paths among these that are files tree-sitter parses without an error now. */
+async function parsingClean(dir: string, paths: string[]): Promise<Set<string>> {
+  const clean = new Set<string>();
+  const files = new ConfinedDir(dir, { exclude: ['.git'] });
+  for (const path of new Set(paths)) {
+    const text = checkEditPath(path).ok ? files.readText(path, { maxBytes: MAX_PARSE_BYTES }) : undefined;
+    if (text !== undefined && (await syntaxErrors(path, text))?.length === 0) clean.add(path);
+  }
+  return clean;
+}
+
+/**
+ * Syntax errors the answer brought into files that parsed clean before it (or that it created),
+ * each with numbered lines around it: errors already in the file are not the model's to fix.
+ */
+async function brokenSyntax(dir: string, report: ApplyReport, cleanBefore: Set<string>): Promise<string[]> {
+  const files = new ConfinedDir(dir, { exclude: ['.git'] });
+  const out: string[] = [];
+  for (const a of report.applied) {
+    if (a.kind === 'deleted' || (a.kind === 'modified' && !cleanBefore.has(a.path))) continue;
+    const text = files.readText(a.path, { maxBytes: MAX_PARSE_BYTES });
+    const errors = text === undefined ? null : await syntaxErrors(a.path, text, 2);
+    if (!errors?.length) continue;
+    const lines = text!.split('\n');
+    for (const e of errors) {
+      out.push(
+        `${a.path}: after your edit the file no longer parses: ${e.what} at ` +
+          `${e.line === e.endLine ? `line ${e.line}` : `lines ${e.line}-${e.endLine}`}:\n` +
+          numbered(lines, e.line - 5, Math.min(e.endLine + 1, e.line + 8)),
+      );
+    }
+  }
+  return out;
+}
+
+/** Lines [from, to) of a file, numbered: for pointing at an error, never for copying into SEARCH. */
+function numbered(lines: string[], from: number, to: number): string {
+  const start = Math.max(0, from);
+  const stop = Math.min(lines.length, to);
+  const width = String(stop).length;
+  return lines
+    .slice(start, stop)
+    .map((l, i) => `${String(start + i + 1).padStart(width)}| ${l}`)
+    .join('\n');
 }

@@ -141,6 +141,7 @@ export function fixerStep(): FixStep<'fixer'> {
       dir: ws.dir,
       maxRounds: MAX_ROUNDS,
       maxOutputTokens: 12_000,
+      syntaxCheck: true,
       log: helpers.log,
     });
     const diff = await workspaceDiff({ dataDir: helpers.deps.config.dataDir, log: helpers.deps.log }, ws, {

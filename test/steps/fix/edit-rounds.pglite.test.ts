@@ -5,7 +5,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ModelClient } from '../../../src/llm/client.js';
 import { languageModel } from '../../../src/llm/providers.js';
 import { UsageMeter } from '../../../src/llm/usage.js';
-import { editRounds } from '../../../src/steps/fix/edit-rounds.js';
+import { editRounds, takeAnswer } from '../../../src/steps/fix/edit-rounds.js';
 import { type Provider, type ScriptedModel, startScriptedModel } from '../../support/scripted-model/server.js';
 
 const KEY = 'sk-rounds-0123456789';
@@ -103,5 +103,30 @@ describe('an answer cut off at the output limit', () => {
         `SEARCH each, one change per block). The task's budget leaves only ${allowed} output tokens an answer, ` +
         'too few for large blocks.',
     );
+  });
+});
+
+describe('the syntax check after a round', () => {
+  const end = { finishReason: 'stop', maxOutputTokens: 4_000 };
+  const answer = block('    return a - b', '    return a + b');
+
+  it('says nothing of a file that did not parse before the answer either', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'emend-rounds-'));
+    dirs.push(dir);
+    writeFileSync(join(dir, 'calc.py'), `${SOURCE}\ndef broken(:\n`);
+    const taken = await takeAnswer(dir, answer, end, { syntaxCheck: true });
+    expect(taken.report.applied).toHaveLength(1);
+    expect(taken.syntax).toEqual([]);
+  });
+
+  it('shows an error the answer brought in with numbered lines around it', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'emend-rounds-'));
+    dirs.push(dir);
+    writeFileSync(join(dir, 'calc.py'), SOURCE);
+    const taken = await takeAnswer(dir, block('    return a - b', '    return (a + b'), end, { syntaxCheck: true });
+    expect(taken.syntax.length).toBeGreaterThan(0);
+    expect(taken.syntax[0]).toMatch(/^calc\.py: after your edit the file no longer parses: .* at lines? \d/);
+    expect(taken.syntax[0]).toContain('2|     return (a + b');
+    expect((await takeAnswer(dir, '', end)).syntax).toEqual([]);
   });
 });

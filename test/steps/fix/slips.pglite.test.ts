@@ -51,12 +51,12 @@ describe('the replay corpus of edit slips', () => {
     cpSync(join(at, 'before'), dir, { recursive: true });
     const meta = existsSync(join(at, 'case.json')) ? JSON.parse(readFileSync(join(at, 'case.json'), 'utf8')) : {};
     const end = { finishReason: meta.finishReason ?? 'stop', maxOutputTokens: meta.maxOutputTokens ?? 12_000 };
-    const taken = await takeAnswer(dir, readFileSync(join(at, 'answer.md'), 'utf8'), end);
-    const needsRound2 = taken.notApplied.length > 0 || taken.cutOff !== undefined;
+    const taken = await takeAnswer(dir, readFileSync(join(at, 'answer.md'), 'utf8'), end, { syntaxCheck: true });
+    const needsRound2 = taken.notApplied.length > 0 || taken.syntax.length > 0 || taken.cutOff !== undefined;
     const expected = join(at, 'round2.md');
     if (existsSync(expected)) {
       expect(needsRound2).toBe(true);
-      expect(roundMessage({ ...taken, stillWrong: [] })).toBe(readFileSync(expected, 'utf8').trimEnd());
+      expect(roundMessage({ ...taken, stillWrong: taken.syntax })).toBe(readFileSync(expected, 'utf8').trimEnd());
     } else {
       expect(taken.notApplied).toEqual([]);
       expect(needsRound2).toBe(false);
