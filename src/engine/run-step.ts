@@ -147,7 +147,7 @@ async function applyResult(
     costUsd,
     durationMs,
   });
-  deps.metrics.stepDuration.observe({ step }, (performance.now() - started) / 1000);
+  deps.metrics.stepDuration.observe({ step }, durationMs / 1000);
   progress.outputs[step] = output;
   progress.next = nextOf(step);
   const set: TaskSet = {
