@@ -68,11 +68,17 @@ export const ASSIGNABLE_PLANS = ['free', 'pro', 'scale'] as const;
 export const PLAN_NAMES = [...ASSIGNABLE_PLANS, 'demo'] as const;
 export type PlanName = (typeof PLAN_NAMES)[number];
 
+/** A context window setting's bounds (EMEND_MODEL_CONTEXT_<STEP>, a key's context_window), in tokens. */
+export const CONTEXT_WINDOW_MIN = 1_024;
+export const CONTEXT_WINDOW_MAX = 10_000_000;
+
 export interface LlmConfig {
   /** The provider managed calls use when a step names none; default: the first with a managed key. */
   provider: LlmProvider | undefined;
   /** Per-step model, as `provider:model` or `model` (EMEND_MODEL_PLANNER …). */
   models: Partial<Record<ModelStep, { provider?: LlmProvider; model: string }>>;
+  /** Per-step context window in tokens, input and output together (EMEND_MODEL_CONTEXT_PLANNER …). */
+  contextWindows: Partial<Record<ModelStep, number>>;
   /** One call, from request to last byte. */
   timeoutMs: number;
   /** Retries after a 429, a 5xx or a dropped connection. */
@@ -292,9 +298,13 @@ function llm(env: Env): LlmConfig {
     throw new ConfigError('EMEND_LLM_PROVIDER', `expected ${LLM_PROVIDERS.join(', ')}, got "${provider}"`);
   }
   const models: LlmConfig['models'] = {};
+  const contextWindows: LlmConfig['contextWindows'] = {};
   for (const step of MODEL_STEPS) {
     const m = stepModel(env, `EMEND_MODEL_${step.toUpperCase()}`);
     if (m) models[step] = m;
+    const name = `EMEND_MODEL_CONTEXT_${step.toUpperCase()}`;
+    if (text(env, name) !== undefined)
+      contextWindows[step] = integer(env, name, 0, CONTEXT_WINDOW_MIN, CONTEXT_WINDOW_MAX);
   }
   const budgets = Object.fromEntries(
     PLAN_NAMES.map((plan) => [
@@ -314,6 +324,7 @@ function llm(env: Env): LlmConfig {
   return {
     provider: provider as LlmProvider | undefined,
     models,
+    contextWindows,
     timeoutMs: integer(env, 'EMEND_LLM_TIMEOUT_S', 180, 1, 3_600) * 1000,
     maxRetries: integer(env, 'EMEND_LLM_MAX_RETRIES', 3, 0, 10),
     retryBaseMs: integer(env, 'EMEND_LLM_RETRY_BASE_MS', 1_000, 0, 60_000),

@@ -31,6 +31,9 @@ export async function chooseModel(
 ): Promise<ModelChoice> {
   const { llm, providerKeys: managed, providerBaseUrls } = deps.config;
   const wanted = llm.models[step];
+  const configured = llm.contextWindows[step];
+  const stated = (tokens: number | null | undefined, source: 'configuration' | 'key') =>
+    tokens ? { contextWindow: { tokens, source } } : {};
   if (task.byok) {
     const saved = await deps.db.select().from(providerKeys).where(eq(providerKeys.accountId, task.accountId));
     const byProvider = new Map(saved.map((k) => [k.provider as LlmProvider, k]));
@@ -55,6 +58,8 @@ export async function chooseModel(
       baseUrl: key.baseUrl ?? providerBaseUrls[provider],
       source: 'byok',
       endpoint: key.baseUrl ? 'account' : 'operator',
+      // The operator's per-step setting first, then the window the key's owner gave.
+      ...(configured ? stated(configured, 'configuration') : stated(key.contextWindow, 'key')),
     };
   }
   const provider = [wanted?.provider, llm.provider, ...LLM_PROVIDERS].find(
@@ -75,5 +80,6 @@ export async function chooseModel(
     baseUrl: providerBaseUrls[provider],
     source: 'managed',
     endpoint: 'operator',
+    ...stated(configured, 'configuration'),
   };
 }

@@ -13,6 +13,8 @@ export interface SaveKeyInput {
   api_key: string;
   base_url?: string;
   default_model?: string;
+  /** The model's context window in tokens, when it is not a known one (a local model). */
+  context_window?: number;
 }
 
 export function checkBaseUrl(raw: string | undefined): string | null {
@@ -48,6 +50,7 @@ export async function saveProviderKey(
     last4: key.slice(-4),
     baseUrl,
     defaultModel: input.default_model ?? null,
+    contextWindow: input.context_window ?? null,
     createdAt: deps.clock.now(),
   };
   const [row] = await deps.db

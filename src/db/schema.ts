@@ -64,6 +64,7 @@ export const providerKeys = pgTable(
     keyEnc: text('key_enc').notNull(),
     last4: text('last4').notNull(),
     baseUrl: text('base_url'),
+    contextWindow: integer('context_window'),
     defaultModel: text('default_model'),
     createdAt: ts('created_at').notNull(),
   },

@@ -22,6 +22,7 @@ export function stepModel(deps: Deps, task: Task, step: StepName, plan: PlanName
         const limit = deps.config.llm.budgets[plan];
         return new ModelClient({
           choice,
+          step,
           // An account's own base_url is a user-given URL: reached only through the address policy.
           model: languageModel(choice, choice.endpoint === 'account' ? deps.outbound.fetchFor('base_url') : deps.fetch),
           config: deps.config.llm,

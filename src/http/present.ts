@@ -72,6 +72,7 @@ export function providerKeyJson(k: typeof providerKeys.$inferSelect) {
     last4: k.last4,
     base_url: k.baseUrl,
     default_model: k.defaultModel,
+    context_window: k.contextWindow,
     created_at: k.createdAt.toISOString(),
   };
 }

@@ -132,6 +132,7 @@ export const ProviderKey = Type.Object(
     last4: Type.String(),
     base_url: Nullable(Type.String()),
     default_model: Nullable(Type.String()),
+    context_window: Nullable(Type.Integer()),
     created_at: Timestamp,
   },
   { $id: 'ProviderKey' },

@@ -12,6 +12,7 @@ import type { LlmConfig } from '../config.js';
 import type { ModelChoice } from './model-choice.js';
 import { type Price, priceOf } from './pricing.js';
 import { callDeadline } from './deadline.js';
+import { type ContextWindow, checkFits, contextWindowOf } from './context-window.js';
 import { backoffMs, describeFailure, isTransient, sleep } from './retry.js';
 import {
   type Budget,
@@ -25,6 +26,8 @@ import {
 
 export interface ModelClientOptions {
   choice: ModelChoice;
+  /** The step the client serves, named in a context-window error (its EMEND_MODEL_CONTEXT_<STEP>). */
+  step: string;
   model: LanguageModel;
   config: Pick<LlmConfig, 'timeoutMs' | 'maxRetries' | 'retryBaseMs' | 'prices'>;
   meter: UsageMeter;
@@ -64,9 +67,17 @@ const chars = (ask: Ask) => ask.system.length + JSON.stringify(ask.messages).len
  */
 export class ModelClient {
   readonly price: Price;
+  /** The model's window and where the number came from; every call's prompt + output must fit it. */
+  readonly window: ContextWindow;
 
   constructor(private readonly o: ModelClientOptions) {
     this.price = priceOf(o.choice.model, o.config.prices);
+    this.window = contextWindowOf(o.choice);
+  }
+
+  /** Tokens the model takes in and gives out in one call: prompt sizes are measured against it. */
+  get contextWindow(): number {
+    return this.window.tokens;
   }
 
   get provider() {
@@ -163,6 +174,8 @@ export class ModelClient {
       // Never lowered in silence: a limit this small may not hold one edit block.
       if (maxOutputTokens < Math.min(wanted, LOW_OUTPUT_TOKENS))
         this.o.log('the budget lowers the output limit', { wanted, allowed: maxOutputTokens });
+      // Before any request: a server that cuts the prompt's start would answer without the system prompt.
+      checkFits(this.o.step, choice.model, this.window, input, maxOutputTokens);
       // Held in this scope for the whole call, cleared in `finally` (see deadline.ts for why not AbortSignal.timeout).
       const deadline = callDeadline(signal, config.timeoutMs);
       try {

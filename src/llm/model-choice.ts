@@ -1,4 +1,5 @@
 import type { LlmProvider } from '../config.js';
+import type { ContextWindow } from './context-window.js';
 
 /** Which model a step calls, with which key, where. The key never leaves the worker. */
 export interface ModelChoice {
@@ -13,6 +14,8 @@ export interface ModelChoice {
    * account's own saved base_url, which is reached only through the outbound address policy.
    */
   endpoint: 'operator' | 'account';
+  /** A window the operator or the key's owner stated; otherwise contextWindowOf() finds a default. */
+  contextWindow?: ContextWindow;
 }
 
 /** The task cannot call any model; the message says which key to set. */

@@ -2,6 +2,7 @@ import { eq } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { decryptSecret } from '../../src/secret-box.js';
 import { keyContext } from '../../src/accounts/provider-keys.js';
+import { chooseModel } from '../../src/accounts/model-credentials.js';
 import { providerKeys } from '../../src/db/schema.js';
 import { type Harness, newAccount, startHarness } from '../support/harness.js';
 import { type ScriptedModel, startScriptedModel } from '../support/scripted-model/server.js';
@@ -155,6 +156,33 @@ describe('provider keys', () => {
     expect(res.statusCode).toBe(400);
     expect(res.json().error).toBe('bad_request');
     expect(res.json().message).toContain(field);
+  });
+
+  it('keeps a key’s context window, bounded, which sizes the BYOK model unless the step’s setting says otherwise', async () => {
+    const { auth, account } = await newAccount(h, { plan: 'pro' });
+    const save = (context_window: unknown) =>
+      h.app.inject({
+        method: 'POST',
+        url: '/v1/me/keys',
+        headers: auth,
+        payload: { provider: 'openai', api_key: OPENAI_KEY, base_url: 'http://localhost:11434/v1', context_window },
+      });
+    for (const wrong of [512, 20_000_000, 8192.5, '32k']) expect((await save(wrong)).statusCode).toBe(400);
+    const saved = await save(32_768);
+    expect(saved.statusCode).toBe(201);
+    expect(saved.json()).toMatchObject({ provider: 'openai', context_window: 32_768 });
+    const list = await h.app.inject({ method: 'GET', url: '/v1/me/keys', headers: auth });
+    expect(list.json()).toEqual([expect.objectContaining({ context_window: 32_768 })]);
+
+    const task = { accountId: account.id, byok: true };
+    expect((await chooseModel(h.deps, task, 'fixer')).contextWindow).toEqual({ tokens: 32_768, source: 'key' });
+    const llm = { ...h.deps.config.llm, contextWindows: { fixer: 65_536 } };
+    const configured = { ...h.deps, config: { ...h.deps.config, llm } };
+    expect((await chooseModel(configured, task, 'fixer')).contextWindow).toEqual({
+      tokens: 65_536,
+      source: 'configuration',
+    });
+    expect((await chooseModel(configured, task, 'planner')).contextWindow).toEqual({ tokens: 32_768, source: 'key' });
   });
 
   it('tests keys against each provider’s list-models endpoint, never failing with a 500', async () => {

@@ -39,6 +39,7 @@ function client(provider: Provider, opts: { timeoutMs: number; maxRetries: numbe
   };
   const c = new ModelClient({
     choice,
+    step: 'fixer',
     model: languageModel(choice, fetch),
     config: { timeoutMs: opts.timeoutMs, maxRetries: opts.maxRetries, retryBaseMs: 10, prices: {} },
     meter,

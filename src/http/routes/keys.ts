@@ -1,6 +1,6 @@
 import { type FastifyPluginAsyncTypebox, Type } from '@fastify/type-provider-typebox';
 import { checkBaseUrl, deleteProviderKey, listProviderKeys, saveProviderKey } from '../../accounts/provider-keys.js';
-import type { LlmProvider } from '../../config.js';
+import { CONTEXT_WINDOW_MAX, CONTEXT_WINDOW_MIN, type LlmProvider } from '../../config.js';
 import type { Deps } from '../../deps.js';
 import { checkProviderKey } from '../../llm/list-models.js';
 import { caller } from '../auth.js';
@@ -11,6 +11,13 @@ const ApiKey = Type.String({ minLength: 1, maxLength: 500, description: 'the pro
 const BaseUrl = Type.String({
   maxLength: 500,
   description: 'override for an OpenAI-compatible server (Ollama, vLLM, a gateway)',
+});
+const ContextWindow = Type.Integer({
+  minimum: CONTEXT_WINDOW_MIN,
+  maximum: CONTEXT_WINDOW_MAX,
+  description:
+    "the model's context window in tokens (input and output); prompts are sized to it and one that " +
+    'cannot fit fails before the call. Needed for a model the service does not know (a local one)',
 });
 
 export const keyRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = async (app, { deps }) => {
@@ -27,6 +34,7 @@ export const keyRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = async (app, 
             api_key: ApiKey,
             base_url: Type.Optional(BaseUrl),
             default_model: Type.Optional(Type.String({ minLength: 1, maxLength: 200 })),
+            context_window: Type.Optional(ContextWindow),
           },
           { additionalProperties: false },
         ),

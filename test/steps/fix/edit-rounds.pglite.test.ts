@@ -38,6 +38,7 @@ function setup(provider: Provider, budgetTokens = 1_000_000) {
   const choice = { provider, model: MODELS[provider], apiKey: KEY, baseUrl: model.urls[provider] };
   const client = new ModelClient({
     choice: { ...choice, source: 'managed', endpoint: 'operator' },
+    step: 'fixer',
     model: languageModel(choice, fetch),
     config: { timeoutMs: 10_000, maxRetries: 0, retryBaseMs: 10, prices: {} },
     meter: new UsageMeter(),

@@ -1199,6 +1199,8 @@ export interface paths {
                         /** @description override for an OpenAI-compatible server (Ollama, vLLM, a gateway) */
                         base_url?: string;
                         default_model?: string;
+                        /** @description the model's context window in tokens (input and output); prompts are sized to it and one that cannot fit fails before the call. Needed for a model the service does not know (a local one) */
+                        context_window?: number;
                     };
                 };
             };
@@ -2958,6 +2960,7 @@ export interface components {
             last4: string;
             base_url: string | null;
             default_model: string | null;
+            context_window: number | null;
             /** Format: date-time */
             created_at: string;
         };

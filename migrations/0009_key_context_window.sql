@@ -1,0 +1,1 @@
+ALTER TABLE "provider_keys" ADD COLUMN "context_window" integer;
