@@ -91,6 +91,11 @@ export interface LlmConfig {
   budgets: Record<PlanName, { tokens: number; usd: number }>;
   /** Extra or overriding prices, USD per million tokens: {"model-prefix": [input, output]}. */
   prices: Record<string, [number, number]>;
+  /**
+   * Sampling temperature of each step's calls: EMEND_MODEL_TEMPERATURE_<STEP>, else
+   * EMEND_MODEL_TEMPERATURE, else 0 (providers default to 1.0, which varies edits run to run).
+   */
+  temperatures: Record<ModelStep, number>;
 }
 
 /** Limits of one sandboxed command (src/sandbox applies them); here because the config sets the defaults. */
@@ -284,6 +289,20 @@ function prices(env: Env): Record<string, [number, number]> {
   return out;
 }
 
+/** A temperature between 0 and 2 (the widest range the providers accept; Anthropic stops at 1). */
+function temperature(env: Env, name: string, fallback: number): number {
+  const value = decimal(env, name, fallback);
+  if (value > 2) throw new ConfigError(name, `expected a number from 0 to 2, got "${text(env, name)}"`);
+  return value;
+}
+
+function temperatures(env: Env): Record<ModelStep, number> {
+  const all = temperature(env, 'EMEND_MODEL_TEMPERATURE', 0);
+  return Object.fromEntries(
+    MODEL_STEPS.map((step) => [step, temperature(env, `EMEND_MODEL_TEMPERATURE_${step.toUpperCase()}`, all)]),
+  ) as Record<ModelStep, number>;
+}
+
 /** Per-task budgets; generous enough for a fix with retries, small enough to stop a runaway loop. */
 const BUDGET_DEFAULTS: Record<PlanName, { tokens: number; usd: number }> = {
   free: { tokens: 300_000, usd: 1.5 },
@@ -331,6 +350,7 @@ function llm(env: Env): LlmConfig {
     rerank: choice(env, 'EMEND_LOCATOR_RERANK', ['on', 'off'] as const, 'on') === 'on',
     budgets,
     prices: prices(env),
+    temperatures: temperatures(env),
   };
 }
 

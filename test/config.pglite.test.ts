@@ -100,6 +100,14 @@ describe('loadConfig', () => {
       expect(configError({ EMEND_VALIDATOR_TEST_TIMEOUT_S: bad }).variable).toBe('EMEND_VALIDATOR_TEST_TIMEOUT_S');
   });
 
+  it('reads model temperatures: 0 by default, one for all steps, one per step that wins over it', () => {
+    expect(loadConfig({}).llm.temperatures).toEqual({ planner: 0, locator: 0, inspector: 0, fixer: 0 });
+    const set = loadConfig({ EMEND_MODEL_TEMPERATURE: '0.5', EMEND_MODEL_TEMPERATURE_LOCATOR: '1' });
+    expect(set.llm.temperatures).toEqual({ planner: 0.5, locator: 1, inspector: 0.5, fixer: 0.5 });
+    for (const bad of ['-0.1', '2.5', 'warm'])
+      expect(configError({ EMEND_MODEL_TEMPERATURE_FIXER: bad }).variable).toBe('EMEND_MODEL_TEMPERATURE_FIXER');
+  });
+
   it('does not echo secrets in its messages', () => {
     expect(configError({ DATABASE_URL: 'mysql://admin:hunter2@db/x' }).message).not.toContain('hunter2');
     expect(configError({ EMEND_SECRET_KEY: 'hunter2hunter2' }).message).not.toContain('hunter2');

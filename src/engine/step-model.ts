@@ -27,6 +27,7 @@ export function stepModel(deps: Deps, task: Task, step: StepName, plan: PlanName
           model: languageModel(choice, choice.endpoint === 'account' ? deps.outbound.fetchFor('base_url') : deps.fetch),
           config: deps.config.llm,
           meter,
+          temperature: deps.config.llm.temperatures[step],
           // The provider bills a BYOK caller directly: only the token limit guards their key.
           budget: {
             tokens: limit.tokens,

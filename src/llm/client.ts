@@ -32,6 +32,8 @@ export interface ModelClientOptions {
   config: Pick<LlmConfig, 'timeoutMs' | 'maxRetries' | 'retryBaseMs' | 'prices'>;
   meter: UsageMeter;
   budget: Budget;
+  /** Sampling temperature (config.llm.temperatures: 0 unless the operator sets another). */
+  temperature: number;
   /** The task's kill switch. */
   signal: AbortSignal;
   log(message: string, data?: Record<string, unknown>): void;
@@ -162,6 +164,7 @@ export class ModelClient {
       system: string;
       messages: ModelMessage[];
       maxOutputTokens: number;
+      temperature: number;
       maxRetries: 0;
       abortSignal: AbortSignal;
     }) => Promise<{ value: T; usage: LanguageModelUsage | undefined; outputChars: number }>,
@@ -184,6 +187,7 @@ export class ModelClient {
           system: ask.system,
           messages: ask.messages,
           maxOutputTokens,
+          temperature: this.o.temperature,
           maxRetries: 0,
           abortSignal: deadline.signal,
         });

@@ -74,6 +74,7 @@ function client(contextWindow: number) {
     model: languageModel(choice, fetch),
     config: { timeoutMs: 5_000, maxRetries: 3, retryBaseMs: 10, prices: {} },
     meter,
+    temperature: 0,
     budget: { tokens: 1_000_000, usd: 100, spentTokens: 0, spentUsd: 0 },
     signal: new AbortController().signal,
     log: () => {},

@@ -43,6 +43,7 @@ function client(provider: Provider, opts: { timeoutMs: number; maxRetries: numbe
     model: languageModel(choice, fetch),
     config: { timeoutMs: opts.timeoutMs, maxRetries: opts.maxRetries, retryBaseMs: 10, prices: {} },
     meter,
+    temperature: 0,
     budget: { tokens: 1_000_000, usd: 100, spentTokens: 0, spentUsd: 0 },
     signal: new AbortController().signal,
     log: (message, data) => logs.push({ message, data }),

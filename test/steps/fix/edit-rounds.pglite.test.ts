@@ -42,6 +42,7 @@ function setup(provider: Provider, budgetTokens = 1_000_000) {
     model: languageModel(choice, fetch),
     config: { timeoutMs: 10_000, maxRetries: 0, retryBaseMs: 10, prices: {} },
     meter: new UsageMeter(),
+    temperature: 0,
     budget: { tokens: budgetTokens, usd: 100, spentTokens: 0, spentUsd: 0 },
     signal: new AbortController().signal,
     log: (message, data) => logs.push({ message, data }),
