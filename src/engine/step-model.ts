@@ -3,6 +3,7 @@ import type { Deps } from '../deps.js';
 import { ModelClient } from '../llm/client.js';
 import { chooseModel } from '../accounts/model-credentials.js';
 import { languageModel } from '../llm/providers.js';
+import { withOllamaContext } from '../llm/ollama.js';
 import { UsageMeter } from '../llm/usage.js';
 import type { Task } from '../tasks/service.js';
 import { type StepName, isModelStep } from '../step-contract/names.js';
@@ -18,13 +19,15 @@ export function stepModel(deps: Deps, task: Task, step: StepName, plan: PlanName
   return {
     client: () => {
       if (!isModelStep(step)) return Promise.reject(new Error(`the ${step} step does not call a model`));
-      client ??= chooseModel(deps, task, step).then((choice) => {
+      client ??= chooseModel(deps, task, step).then(async (chosen) => {
         const limit = deps.config.llm.budgets[plan];
+        // An account's own base_url is a user-given URL: reached only through the address policy.
+        const fetchImpl = chosen.endpoint === 'account' ? deps.outbound.fetchFor('base_url') : deps.fetch;
+        const choice = await withOllamaContext(chosen, fetchImpl, signal);
         return new ModelClient({
           choice,
           step,
-          // An account's own base_url is a user-given URL: reached only through the address policy.
-          model: languageModel(choice, choice.endpoint === 'account' ? deps.outbound.fetchFor('base_url') : deps.fetch),
+          model: languageModel(choice, fetchImpl),
           config: deps.config.llm,
           meter,
           temperature: deps.config.llm.temperatures[step],

@@ -32,7 +32,7 @@ export const UNKNOWN_MODEL_WINDOW = 8_192;
 export interface ContextWindow {
   tokens: number;
   /** Where the number came from, for the error that names it. */
-  source: 'configuration' | 'key' | 'known model' | 'provider default' | 'unknown model';
+  source: 'configuration' | 'key' | 'known model' | 'provider default' | 'unknown model' | 'ollama server';
 }
 
 function knownWindow(model: string): number | undefined {
@@ -86,6 +86,8 @@ export function checkFits(
   throw new ContextWindowExceeded(
     `the ${step} prompt does not fit ${model}'s context window: prompt ≈ ${n(promptTokens)} tokens + ` +
       `output ${n(outputTokens)} > window ${n(window.tokens)} (${window.source}); not sent, never truncated. ` +
-      `If the model's window is larger, set EMEND_MODEL_CONTEXT_${step.toUpperCase()} or the key's context_window`,
+      (window.source === 'ollama server'
+        ? "The Ollama server gives the model this context: raise the model's num_ctx there (a Modelfile)"
+        : `If the model's window is larger, set EMEND_MODEL_CONTEXT_${step.toUpperCase()} or the key's context_window`),
   );
 }
