@@ -41,6 +41,7 @@ function client(choice: ModelChoice) {
   return new ModelClient({
     choice,
     step: 'fixer',
+    temperature: 0,
     model: languageModel(choice, fetch),
     config: { timeoutMs: 5_000, maxRetries: 0, retryBaseMs: 10, prices: {} },
     meter: new UsageMeter(),
