@@ -24,7 +24,9 @@ export function formatResult(out: ValidatorOutput, base: string): string {
       ? `NOT VALIDATED: ${out.message}`
       : out.passed
         ? `PASSED: no new failures${out.fixed.length ? `, ${out.fixed.length} fixed` : ''}`
-        : `FAILED: ${out.new_failures.length} new failure${out.new_failures.length === 1 ? '' : 's'}`;
+        : out.new_failures.length === 0 && out.reproduction
+          ? `FAILED: ${out.reproduction.note}`
+          : `FAILED: ${out.new_failures.length} new failure${out.new_failures.length === 1 ? '' : 's'}`;
   const setup = out.setup
     ? out.setup.skipped
       ? `${out.setup.command} (skipped: ${out.setup.skipped})`
@@ -41,6 +43,7 @@ export function formatResult(out: ValidatorOutput, base: string): string {
     ...list('pre-existing failures (failing before the change too)', out.preexisting_failures),
     ...list('fixed (failing before, passing now)', out.fixed),
   ];
+  if (out.reproduction) lines.push(`repro:    ${out.reproduction.note}`);
   if (out.message && out.passed !== null) lines.push(`note:     ${out.message}`);
   if (out.passed !== true) lines.push('--- end of the test output ---', out.log_tail);
   return lines.join('\n');

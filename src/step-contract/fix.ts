@@ -111,6 +111,10 @@ export const BaselineSummary = z.object({
   duration_ms: z.number(),
   setup: SetupState,
   hung: HungTest.optional(),
+  /** The change's test files ran on this baseline too: their paths and contents, hashed (the cache key). */
+  test_files_digest: z.string().optional(),
+  /** The failures that belong to the change's test files: what a reproduction must turn into passes. */
+  test_file_failures: z.array(z.string()).optional(),
 });
 export type BaselineSummary = z.infer<typeof BaselineSummary>;
 
@@ -126,6 +130,23 @@ export const FailureDetail = z.object({
   frame: z.object({ path: z.string(), line: z.number().int() }).optional(),
 });
 export type FailureDetail = z.infer<typeof FailureDetail>;
+
+/** The change's tests on the base commit and on the change (docs/validator.md, "Reproduction test"). */
+export const Reproduction = z.object({
+  /** What decided `passed`: a reproduction test, or (the change has no test file) no new failures alone. */
+  rule: z.enum(['reproduction', 'no-new-failures']),
+  /** The test files the change adds or modifies: they ran on the base commit too. */
+  test_files: z.array(z.string()),
+  /** Their tests that failed (or errored) on the base commit with them. */
+  failed_on_base: z.array(z.string()),
+  /** Of those, the ones that pass with the change: the reproduction. */
+  now_passing: z.array(z.string()),
+  /** Their tests that fail with the change (they are among new_failures). */
+  still_failing: z.array(z.string()),
+  /** The verdict in words. */
+  note: z.string(),
+});
+export type Reproduction = z.infer<typeof Reproduction>;
 
 /** The validator's result (src/validator/validate.ts produces it; `emend validate --json` prints it). */
 export const ValidatorOutput = z.object({
@@ -147,6 +168,7 @@ export const ValidatorOutput = z.object({
   tests: z.object({ passed: z.number().int(), failed: z.number().int(), skipped: z.number().int() }).optional(),
   hung: HungTest.optional(),
   baseline: BaselineSummary.optional(),
+  reproduction: Reproduction.optional(),
 });
 export type ValidatorOutput = z.infer<typeof ValidatorOutput>;
 

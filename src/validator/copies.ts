@@ -136,3 +136,13 @@ function extractTree(repo: Repo, commit: string, dest: string): Promise<void> {
     tar.once('close', done('tar'));
   });
 }
+
+/**
+ * The files the working tree adds or modifies against `commit` (committed, staged or not,
+ * untracked but not ignored), relative to the checkout; deletions are left out.
+ */
+export async function changedFiles(repo: Repo, commit: string): Promise<string[]> {
+  const diff = await git(repo, ['diff', '--name-only', '-z', '--no-renames', '--diff-filter=AM', commit, '--']);
+  const untracked = await git(repo, ['ls-files', '-z', '--others', '--exclude-standard']);
+  return [...new Set([...diff.split('\0'), ...untracked.split('\0')].filter(Boolean))].sort();
+}

@@ -95,8 +95,9 @@ function tapDetail(yaml: string[]): FailureDetail | undefined {
   };
   const stack = field('stack').map((l) => `at ${l}`);
   const location = /^((?:file:\/\/)?[^\s():]+):(\d+):\d+$/.exec(field('location')[0] ?? '');
-  const frame = firstRepoFrame(stack) ?? (location ? repoFrame(location[1]!, location[2]!) : undefined);
-  return detail(messageOf(field('error')), frame);
+  const where = location ? repoFrame(location[1]!, location[2]!) : undefined;
+  // The test's own place names its file: a reproduction test is told from the others by it.
+  return detail(messageOf(field('error')), firstRepoFrame(stack) ?? where, where?.path);
 }
 
 const unescapeTap = (s: string) => s.replace(/\\([#\\])/g, '$1').trim();

@@ -2,11 +2,20 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Sandbox } from '../sandbox/types.js';
-import { compareRuns } from './compare.js';
-import { openCheckout, prepareCopies } from './copies.js';
+import { type Comparison, compareRuns } from './compare.js';
+import { type RunTree, openCheckout, prepareCopies } from './copies.js';
 import { type NewFailureDetail, newFailureDetails } from './failure-detail.js';
 import { namesProgressPlugin, withoutProgressPlugin } from './pytest-progress.js';
-import { type PlanSource, type RunnerKind, commandWithTimeouts, detectTestPlan } from './detect.js';
+import {
+  type ChangeTests,
+  type Reproduction,
+  addTestsToBaseline,
+  changeTests,
+  failuresIn,
+  judgeReproduction,
+  reproduced,
+} from './reproduction.js';
+import { type PlanSource, type RunnerKind, type TestPlan, commandWithTimeouts, detectTestPlan } from './detect.js';
 import type { RunOutcome } from './compare.js';
 import {
   type HungTest,
@@ -37,6 +46,10 @@ export interface BaselineSummary {
   setup: SetupState;
   /** The test the run was stopped at for running past the per-test timeout; the tests after it did not run. */
   hung?: HungTest;
+  /** The change's test files ran on this baseline too: their paths and contents, hashed (the cache key). */
+  test_files_digest?: string;
+  /** The failures that belong to the change's test files: what a reproduction must turn into passes. */
+  test_file_failures?: string[];
 }
 
 /** The validator's result: the step output and what `emend validate --json` prints. */
@@ -64,6 +77,8 @@ export interface ValidatorOutput {
   /** The test the change's run was stopped at for running past the per-test timeout (it is among the failures). */
   hung?: HungTest;
   baseline?: BaselineSummary;
+  /** The change's tests on the base commit and on the change, and which rule decided `passed`. */
+  reproduction?: Reproduction;
 }
 
 export interface ValidateInput {
@@ -130,25 +145,9 @@ export async function validate(
     const command = canWatch ? timed : withoutProgressPlugin(timed);
     const watchPytest = canWatch && namesProgressPlugin(command);
 
-    let baseline = input.cachedBaseline;
-    if (!baseline || baseline.commit !== commit || baseline.command !== command) {
-      const baselineSetup = await runSetup(ctx, copies.baseline, plan);
-      const run = await runTests(ctx, copies.baseline, command, baselineSetup, { watchPytest });
-      baseline = {
-        commit,
-        command,
-        failures: run.outcome.failures,
-        tests: run.outcome.tests.size,
-        exit_code: run.exitCode,
-        timed_out: run.timedOut,
-        duration_ms: run.durationMs,
-        setup: setupState(baselineSetup),
-        ...(run.hung ? { hung: run.hung } : {}),
-      };
-      log('baseline run', { failures: baseline.failures.length, tests: baseline.tests, ms: run.durationMs });
-    } else {
-      log('baseline reused', { commit });
-    }
+    // The change's test files run on the base commit's code too: a reproduction must fail there.
+    const tests = await changeTests(checkout, commit);
+    const baseline = await baselineRun(ctx, copies, plan, command, watchPytest, { commit, tests, input, log });
 
     const change = await runTests(ctx, copies.change, command, setup, { watchPytest });
     log('change run', {
@@ -156,14 +155,18 @@ export async function validate(
       tests: change.outcome.tests.size,
       ms: change.durationMs,
     });
-    const comparison = compareRuns(baseline.failures, change.outcome);
+    const reproduction = judgeReproduction(tests.tests, baseline.test_file_failures ?? [], change.outcome);
+    log(reproduction.note, { rule: reproduction.rule, test_files: reproduction.test_files });
+    const comparison = withOwnTests(compareRuns(baseline.failures, change.outcome), reproduction.still_failing);
     const counts = { passed: 0, failed: 0, skipped: 0 };
     for (const s of change.outcome.tests.values()) counts[s]++;
 
     const judged = verdict(comparison.new_failures, change.outcome, baseline, setup);
     const message =
       [judged.message, ...hungNotes(change.hung, baseline.hung)].filter((m) => m !== undefined).join('; ') || undefined;
-    const passed = judged.passed;
+    // No new failures is not enough when the change has tests: one of them must reproduce the request.
+    const passed =
+      judged.passed === true && reproduction.rule === 'reproduction' ? reproduced(reproduction) : judged.passed;
     const details = newFailureDetails(comparison.new_failures, change.outcome.details);
     return {
       command,
@@ -179,10 +182,80 @@ export async function validate(
       tests: counts,
       ...(change.hung ? { hung: change.hung } : {}),
       baseline,
+      reproduction,
     };
   } finally {
     await rm(root, { recursive: true, force: true }).catch(() => {});
   }
+}
+
+interface BaselineKey {
+  commit: string;
+  tests: ChangeTests;
+  input: ValidateInput;
+  log: (message: string, data?: Record<string, unknown>) => void;
+}
+
+/**
+ * The base commit with the change's test files added, run in the baseline copy; or the
+ * baseline a fixer retry kept, when its commit, command and test files are the same (a retry
+ * that changes its tests runs it again).
+ */
+async function baselineRun(
+  ctx: RunContext,
+  copies: { baseline: RunTree },
+  plan: TestPlan,
+  command: string,
+  watchPytest: boolean,
+  { commit, tests, input, log }: BaselineKey,
+): Promise<BaselineSummary> {
+  const cached = input.cachedBaseline;
+  if (cached && cached.commit === commit && cached.command === command && cached.test_files_digest === tests.digest) {
+    log('baseline reused', { commit });
+    return cached;
+  }
+  await addTestsToBaseline(input.dir, tests.copied, copies.baseline.repo);
+  const baselineSetup = await runSetup(ctx, copies.baseline, plan);
+  const run = await runTests(ctx, copies.baseline, command, baselineSetup, { watchPytest });
+  const baseline: BaselineSummary = {
+    commit,
+    command,
+    failures: run.outcome.failures,
+    tests: run.outcome.tests.size,
+    exit_code: run.exitCode,
+    timed_out: run.timedOut,
+    duration_ms: run.durationMs,
+    setup: setupState(baselineSetup),
+    ...(run.hung ? { hung: run.hung } : {}),
+    ...(tests.digest !== undefined
+      ? {
+          test_files_digest: tests.digest,
+          test_file_failures: failuresIn(tests.tests, run.outcome.failures, run.outcome.details),
+        }
+      : {}),
+  };
+  log('baseline run', {
+    failures: baseline.failures.length,
+    tests: baseline.tests,
+    ms: run.durationMs,
+    with_test_files: tests.copied,
+  });
+  return baseline;
+}
+
+/**
+ * The change's own tests that fail with it are its new failures even when they failed on the
+ * base too (they ran there only because the change brought them): the fixer is shown them in
+ * detail, and they are no pre-existing failure of the repository.
+ */
+function withOwnTests(comparison: Comparison, stillFailing: string[]): Comparison {
+  if (stillFailing.length === 0) return comparison;
+  const own = new Set(stillFailing);
+  return {
+    ...comparison,
+    new_failures: [...new Set([...comparison.new_failures, ...stillFailing])].sort(),
+    preexisting_failures: comparison.preexisting_failures.filter((id) => !own.has(id)),
+  };
 }
 
 /**

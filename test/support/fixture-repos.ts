@@ -169,11 +169,22 @@ export const jsHangingTest = () =>
     },
   );
 
-/** pytest with a test that hangs (no pytest-timeout here); `base` adds files to the base tree. */
+/**
+ * pytest with a test that the change makes hang (no pytest-timeout here): the hang is in the
+ * code, not in a test file, so the base commit's run (which gets the change's test files) does
+ * not hang. `base` adds files to the base tree.
+ */
 export const pythonHangingTest = (base: Files = {}) =>
   fixtureRepo(
-    { 'calc.py': CALC, 'test_calc.py': CALC_TESTS, 'pytest.ini': '[pytest]\n', ...base },
-    { 'test_slow.py': 'import time\n\n\ndef test_slow():\n    time.sleep(1000)\n' },
+    {
+      'calc.py': CALC,
+      'test_calc.py': CALC_TESTS,
+      'pytest.ini': '[pytest]\n',
+      'slow.py': 'def answer():\n    return 42\n',
+      'test_slow.py': 'from slow import answer\n\n\ndef test_slow():\n    assert answer() == 42\n',
+      ...base,
+    },
+    { 'slow.py': 'import time\n\n\ndef answer():\n    time.sleep(1000)\n    return 42\n' },
   );
 
 const SQRT = (condition: string) =>

@@ -342,10 +342,11 @@ describe('failing tests told by their message and innermost frame in the reposit
     });
   });
 
-  it("node --test (TAP): the YAML's error block and the first stack frame that is not node's", () => {
+  it("node --test (TAP): the YAML's error block, the first stack frame that is not node's, the file from location", () => {
     expect(details(TAP, '/tmp/ff/js').get('adds')).toEqual({
       message: 'Expected values to be strictly equal:\n\n0 !== 4',
       frame: { path: 'test/calc.test.js', line: 5 },
+      file: 'test/calc.test.js',
     });
   });
 

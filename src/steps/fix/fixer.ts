@@ -8,6 +8,7 @@ import { editRounds } from './edit-rounds.js';
 import { failureFiles, readForPrompt } from './file-views.js';
 import { fenced, memorySection } from '../prompt-parts.js';
 import { clip } from '../../text/clip.js';
+import { REPRODUCTION_RULE, reproductionSignal } from './reproduction.js';
 
 /** Answers the fixer may give in one run: the first, then corrections of edits that did not apply. */
 const MAX_ROUNDS = 3;
@@ -19,6 +20,7 @@ const SPAN_CONTEXT = 20;
 const SYSTEM = `You are the fixer of emend. You change files in a repository to do what the request asks, following the plan and the inspector's notes.
 Make the smallest complete change: fix the cause, keep the surrounding style, update or add tests where the repository has them.
 Quote SEARCH lines exactly as they are in the files shown (without line numbers).
+${REPRODUCTION_RULE}
 
 ${EDIT_FORMAT_INSTRUCTIONS}`;
 
@@ -75,6 +77,7 @@ export function failureSection(failure: ValidatorOutput | undefined, previousDif
     `Command: ${failure.command ?? 'unknown'}`,
     failingTests(failure),
     failure.message ? `Validator: ${failure.message}` : '',
+    reproductionSignal(failure),
     parsed ? '' : `Test output (end):\n${fenced(lastChars(failure.log_tail, 3_000))}`,
     previousDiff ? `Your previous diff:\n${fenced(clip(previousDiff, 12_000), 'diff')}` : '',
   ]

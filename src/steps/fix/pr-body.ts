@@ -1,5 +1,6 @@
 import type { FixOutputs } from '../../step-contract/index.js';
 import type { Task } from '../../tasks/service.js';
+import { reproductionLine } from './reproduction.js';
 
 /** emend/<8 random hex of the id>-<words of the prompt>: unique per task, readable in a branch list. */
 export function branchName(task: Pick<Task, 'id' | 'prompt'>): string {
@@ -36,6 +37,8 @@ function validationLine(v: FixOutputs['validator'] | undefined): string {
       : '';
     return `Passed: no new test failures with \`${v.command}\`${counts}${fixed}.`;
   }
+  if (v.passed === false && v.new_failures.length === 0)
+    return `**Did not pass** with \`${v.command}\`: ${v.reproduction?.note ?? v.message ?? 'see the validator output'}.`;
   if (v.passed === false)
     return `**Did not pass**: new failures with \`${v.command}\`: ${v.new_failures
       .slice(0, 10)
@@ -69,6 +72,8 @@ export function pullBody(
     '',
     '## Validation',
     validationLine(outputs.validator),
+    '',
+    reproductionLine(outputs.validator),
     '',
     `---\nOpened by emend for task \`${task.id}\`.`,
   ]

@@ -9,6 +9,7 @@ import {
   startModelService,
 } from '../../support/model-service.js';
 import type { ScriptedModel } from '../../support/scripted-model/server.js';
+import { REPRODUCTION_RULE } from '../../../src/steps/fix/reproduction.js';
 
 let svc: ModelService | undefined;
 let h: Harness;
@@ -146,6 +147,37 @@ describe('fix tasks through the model steps against the scripted model', { timeo
     const final = byStep('fixer')[1]!.output.diff as string;
     const changed = final.split('\n').filter((l) => /^[-+](?![-+]{2})/.test(l));
     expect(changed).toEqual(['-    return a - b', '+    return a + b']);
+  });
+
+  it('a reproduction test that still fails sends the fixer back with that signal; the fix then passes with it', async () => {
+    await service();
+    const id = 'tests/test_add_negatives.py::test_add_negatives';
+    const testOnly = editBlock(
+      '',
+      'from calc.ops import add\n\n\ndef test_add_negatives():\n    assert add(-2, -3) == -5\n',
+      'tests/test_add_negatives.py',
+    );
+    const { fixerCalls } = scriptCalcRun(model, [`A test that reproduces it first.\n\n${testOnly}`, GOOD_FIX]);
+    const { auth } = await newAccount(h, { plan: 'free' });
+    const { task, byStep } = await runTask(auth, 'done');
+    expect(task.retry_count).toBe(1);
+    const [first, second] = byStep('validator').map((l) => l.output);
+    // the test alone: it fails on the base commit and still fails with the change
+    expect(first).toMatchObject({
+      passed: false,
+      new_failures: [id],
+      reproduction: { rule: 'reproduction', failed_on_base: [id], now_passing: [], still_failing: [id] },
+    });
+    const [attempt, retry] = fixerCalls();
+    expect(attempt!.system).toContain(REPRODUCTION_RULE);
+    expect(retry!.text).toContain(`Your reproduction test still fails with your change: \`${id}\`.`);
+    expect(retry!.text).toContain('assert 1 == -5');
+    // the fix on top of the test: reproduced, and the base run (same test file) kept from the first validation
+    expect(second).toMatchObject({
+      passed: true,
+      reproduction: { rule: 'reproduction', now_passing: [id], still_failing: [] },
+      baseline: first!.baseline,
+    });
   });
 
   it('stops at the budget instead of overspending, and says so', async () => {

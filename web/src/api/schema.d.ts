@@ -2866,6 +2866,17 @@ export interface components {
                     reason: string;
                     not_run: number | null;
                 };
+                test_files_digest?: string;
+                test_file_failures?: string[];
+            };
+            reproduction?: {
+                /** @enum {string} */
+                rule: "reproduction" | "no-new-failures";
+                test_files: string[];
+                failed_on_base: string[];
+                now_passing: string[];
+                still_failing: string[];
+                note: string;
             };
         };
         PrOutput: {
