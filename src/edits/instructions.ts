@@ -28,4 +28,4 @@ Rules:
 - To delete a file, write a line of its own: DELETE path/to/file.ext
 - To move a file, create the new path and delete the old one.
 - Do not number lines, do not use "..." to skip lines inside SEARCH, do not put diffs (+/-) in blocks.
-- Anything outside blocks is read as commentary: say briefly what you changed and why.`;
+- Anything outside blocks is read as commentary: keep it short.`;

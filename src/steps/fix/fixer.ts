@@ -1,4 +1,3 @@
-import { EDIT_FORMAT_INSTRUCTIONS } from '../../edits/index.js';
 import { recall } from '../../memory/repo-memory.js';
 import { workspaceDiff } from '../../workspace/diff.js';
 import type { Insight, ValidatorOutput } from '../../step-contract/index.js';
@@ -6,9 +5,10 @@ import type { FixStep } from '../step.js';
 import { truncateDiff } from './diff-summary.js';
 import { editRounds } from './edit-rounds.js';
 import { failureFiles, readForPrompt } from './file-views.js';
-import { fenced, memorySection } from '../prompt-parts.js';
+import { fenced } from '../prompt-parts.js';
+import { FIXER_SYSTEM, fixerUserMessage } from './fixer-prompt.js';
 import { clip } from '../../text/clip.js';
-import { REPRODUCTION_RULE, reproductionSignal } from './reproduction.js';
+import { reproductionSignal } from './reproduction.js';
 
 /** Answers the fixer may give in one run: the first, then corrections of edits that did not apply. */
 const MAX_ROUNDS = 3;
@@ -16,13 +16,6 @@ const WHOLE_LINES = 600;
 const TOTAL_CHARS = 120_000;
 const MEMORY_TOKENS = 3_000;
 const SPAN_CONTEXT = 20;
-
-const SYSTEM = `You are the fixer of emend. You change files in a repository to do what the request asks, following the plan and the inspector's notes.
-Make the smallest complete change: fix the cause, keep the surrounding style, update or add tests where the repository has them.
-Quote SEARCH lines exactly as they are in the files shown (without line numbers).
-${REPRODUCTION_RULE}
-
-${EDIT_FORMAT_INSTRUCTIONS}`;
 
 /** A file's current text for the fixer: whole, or the inspector's spans when it is long. */
 function fileForFixer(dir: string, path: string, insight: Insight | undefined, maxChars: number): string | undefined {
@@ -97,7 +90,6 @@ export function fixerStep(): FixStep<'fixer'> {
     // On a retry, the failing tests' files and the files they failed in join the view.
     const selected = [...new Set([...located, ...failureFiles(ws.dir, failure)])];
     const insights = outputs.inspector?.insights ?? [];
-    const plan = outputs.planner;
     const memory = await recall(helpers.deps, {
       accountId: task.accountId,
       repo: task.repoUrl,
@@ -115,22 +107,14 @@ export function fixerStep(): FixStep<'fixer'> {
         ),
       )
       .filter(Boolean);
-    const notes = insights.map(
-      (i) =>
-        `- ${i.file}: ${(i.symbols ?? []).map((s) => `${s.name} (lines ${s.start_line}-${s.end_line}): ${s.change}`).join('; ')}${i.notes ? ` — ${i.notes}` : ''}`,
-    );
-    const user = [
-      `Request:\n${fenced(task.prompt)}`,
-      plan?.summary
-        ? `Plan: ${plan.summary}\n${(plan.steps ?? []).map((s, i) => `${i + 1}. ${s}`).join('\n')}${plan.test_strategy ? `\nTests: ${plan.test_strategy}` : ''}`
-        : '',
-      notes.length ? `Inspector's notes:\n${notes.join('\n')}` : '',
-      memorySection(memory),
-      failureSection(failure, outputs.fixer?.diff),
-      `Files:\n\n${files.join('\n\n')}`,
-    ]
-      .filter(Boolean)
-      .join('\n\n');
+    const user = fixerUserMessage({
+      request: task.prompt,
+      files: files.filter((f): f is string => f !== undefined),
+      plan: outputs.planner,
+      insights,
+      memory,
+      failure: failureSection(failure, outputs.fixer?.diff),
+    });
 
     const model = await helpers.model();
     const {
@@ -139,7 +123,7 @@ export function fixerStep(): FixStep<'fixer'> {
       failed,
       notes: commentary,
     } = await editRounds(model, {
-      system: SYSTEM,
+      system: FIXER_SYSTEM,
       user,
       dir: ws.dir,
       maxRounds: MAX_ROUNDS,
