@@ -1,4 +1,5 @@
 import { afterEach, describe, expect, it } from 'vitest';
+import { insertMemoryItem } from '../../../src/memory/repo-memory.js';
 import { CALC_REPO, editBlock, scriptCalcRun, stepOf } from '../../support/fix-script.js';
 import { newAccount } from '../../support/harness.js';
 import { type ModelService, runFixTask, startModelService } from '../../support/model-service.js';
@@ -60,8 +61,16 @@ describe('golden prompts of every step', { timeout: 180_000 }, () => {
       breaksMul,
       repairsMul,
     ]);
-    const { auth } = await newAccount(h, { plan: 'free' });
-    const { logs } = await runFixTask(h, auth, `${h.github.webUrl}/acme/calc`, 'done');
+    const { auth, account } = await newAccount(h, { plan: 'free' });
+    const repoUrl = `${h.github.webUrl}/acme/calc`;
+    // A reviewer's lesson on this repository, so that the memory sections show too.
+    await insertMemoryItem(h.deps.db, new Date(), {
+      accountId: account.id,
+      repo: repoUrl,
+      kind: 'lesson',
+      content: { note: 'Keep the docstrings in calc/ops.py true to the code.', prompt: 'fix mul', files: [] },
+    });
+    const { logs } = await runFixTask(h, auth, repoUrl, 'done');
     expect(logs.map((l) => `${l.step}:${l.status}`)).toContain('validator:failed');
     const of = (step: string) => model.calls.filter((c) => stepOf(c) === step);
     const [round1, round2, retry] = fixerCalls();
