@@ -8,12 +8,17 @@ export const PlanSchema = z.object({
   likely_files: z
     .array(z.string())
     .describe('Repository-relative paths most likely to change (or be created), most likely first; at most 10.'),
+  new_files: z
+    .array(z.string())
+    .describe('Of likely_files, those the change creates (they do not exist yet); empty when none.'),
   test_strategy: z.string().describe('How the change will be checked: which tests to run or add.'),
   risks: z.array(z.string()).describe('What could go wrong or break; empty when nothing stands out.'),
 });
 
 /** The fix planner's output: the plan, the memory it used, its model; a reviewer may have edited it at the gate. */
 export const PlannerOutput = PlanSchema.extend({
+  // Absent from plans made before the planner was asked for it.
+  new_files: z.array(z.string()).optional(),
   memory_used: z.array(z.string()),
   model: z.string(),
   edited_by_reviewer: z.boolean().optional(),

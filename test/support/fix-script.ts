@@ -27,6 +27,7 @@ export const CALC_PLAN = {
   summary: 'Make calc.ops.add return the sum instead of the difference.',
   steps: ['Change the return expression of add in calc/ops.py from a - b to a + b.'],
   likely_files: ['calc/ops.py'],
+  new_files: [],
   test_strategy: 'Run pytest; tests/test_ops.py::test_add covers it.',
   risks: [],
 };

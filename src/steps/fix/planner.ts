@@ -2,12 +2,15 @@ import { PlanSchema } from '../../step-contract/index.js';
 import { recall } from '../../memory/repo-memory.js';
 import type { FixStep } from '../step.js';
 import { repoOverview } from './overview.js';
+import { conventions, existingOrNew, rankedPaths } from './grounding.js';
 import { fenced, memorySection } from '../prompt-parts.js';
 import { clip } from '../../text/clip.js';
 
 const SYSTEM = `You are the planner of emend, a service that makes code changes in a repository on request and opens a pull request.
 Read the request and the overview of the repository, then write a short, concrete plan for the smallest change that does what is asked.
-- Name files by their repository-relative paths as they appear in the tree; say so when a file is new.
+- The overview lists the files a search ranks highest for the request; you have not read them, so the plan is advice for the steps that will.
+- Name files by their repository-relative paths as they appear in the ranked list or the tree; list the files the change creates in new_files too.
+- Follow the repository's conventions files (contributing guides, agent instructions, editor and lint settings) when they are shown.
 - Prefer fixing the cause over working around it; keep behaviour that the request does not mention.
 - Plan a test for the change when the repository has tests.
 - Follow the lessons from earlier tasks when they apply.
@@ -23,6 +26,8 @@ export function plannerStep(): FixStep<'planner'> {
     const model = await helpers.model();
     const ws = await helpers.workspace();
     const overview = repoOverview(ws.dir);
+    const ranked = await rankedPaths(ws.dir, task.prompt, helpers.deps.config.dataDir);
+    const rules = conventions(ws.dir);
     const memory = await recall(helpers.deps, {
       accountId: task.accountId,
       repo: task.repoUrl,
@@ -41,7 +46,9 @@ export function plannerStep(): FixStep<'planner'> {
       `Languages: ${languages}`,
       `Test command: ${overview.testCommand ?? 'none found'}`,
       `Tree:\n${fenced(overview.tree)}`,
+      ranked,
       overview.readme ? `README (start):\n${fenced(clip(overview.readme, 4000))}` : 'README: none',
+      rules ? `Conventions files:\n${rules}` : 'Conventions files: none',
       memorySection(memory),
     ].join('\n');
     const plan = await model.object({
@@ -51,11 +58,14 @@ export function plannerStep(): FixStep<'planner'> {
       name: 'plan',
       maxOutputTokens: 2_000,
     });
-    helpers.log('plan made', { files: plan.likely_files.length, memory: memory.length });
+    const { kept, dropped } = existingOrNew(ws.dir, plan.likely_files, plan.new_files);
+    if (dropped.length) helpers.log('likely files not in the checkout dropped (not marked new)', { dropped });
+    helpers.log('plan made', { files: kept.length, memory: memory.length });
     return {
       output: {
         ...plan,
-        likely_files: plan.likely_files.slice(0, 10),
+        likely_files: kept.slice(0, 10),
+        new_files: plan.new_files.map((f) => f.replace(/^\.\//, '')).filter((f) => kept.includes(f)),
         memory_used: memory.map((m) => m.id),
         model: `${model.provider}/${model.modelId}`,
       },

@@ -2741,6 +2741,7 @@ export interface components {
             steps: string[];
             /** @description Repository-relative paths most likely to change (or be created), most likely first; at most 10. */
             likely_files: string[];
+            new_files?: string[];
             /** @description How the change will be checked: which tests to run or add. */
             test_strategy: string;
             /** @description What could go wrong or break; empty when nothing stands out. */
