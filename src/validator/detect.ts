@@ -384,7 +384,10 @@ export function commandWithTimeouts(
       // the progress plugin lets the validator end it otherwise (run.ts, watchPytest).
       const timeout = probe.pytestTimeout ? ` -o timeout=${testSeconds}` : '';
       const progress = options.pytestProgress ? ' -p emend_progress' : '';
-      return `${plan.command} -v -rA -p no:cacheprovider${progress} -o faulthandler_timeout=${testSeconds}${timeout}`;
+      // A test module that does not import (a reproduction test of a function the change adds,
+      // run on the base commit) must not stop the other modules' tests from running.
+      const flags = '-v -rA -p no:cacheprovider --continue-on-collection-errors';
+      return `${plan.command} ${flags}${progress} -o faulthandler_timeout=${testSeconds}${timeout}`;
     }
     case 'go':
       return plan.command.replace('go test ', `go test -timeout ${Math.max(1, Math.floor(runSeconds * 0.9))}s `);

@@ -86,11 +86,11 @@ describe('test command detection', () => {
       setup: null,
     };
     expect(commandWithTimeouts(pytest, 30, 600, { pytestTimeout: false })).toBe(
-      'python3 -m pytest -v -rA -p no:cacheprovider -o faulthandler_timeout=30',
+      'python3 -m pytest -v -rA -p no:cacheprovider --continue-on-collection-errors -o faulthandler_timeout=30',
     );
     expect(commandWithTimeouts(pytest, 30, 600, { pytestTimeout: true })).toContain(' -o timeout=30');
     expect(commandWithTimeouts(pytest, 30, 600, { pytestTimeout: false }, { pytestProgress: true })).toBe(
-      'python3 -m pytest -v -rA -p no:cacheprovider -p emend_progress -o faulthandler_timeout=30',
+      'python3 -m pytest -v -rA -p no:cacheprovider --continue-on-collection-errors -p emend_progress -o faulthandler_timeout=30',
     );
     expect(commandWithTimeouts(node, 30, 600, { nodeVersion: [20, 20] }, { pytestProgress: true })).not.toContain(
       'emend_progress',

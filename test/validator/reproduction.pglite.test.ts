@@ -112,6 +112,8 @@ describe('the validator asks for a reproduction test', { timeout: 60_000 }, () =
       still_failing: [],
     });
     expect(out.passed).toBe(true);
+    // the base run went on past the module that did not import (--continue-on-collection-errors)
+    expect(out.baseline).toMatchObject({ failures: ['tests/test_median.py'], tests: 2 });
   });
 
   it('a change with no test file is judged by no new failures alone, and says so in the log', async () => {
