@@ -106,6 +106,25 @@ describe.skipIf(!haveChromium)('the control panel: signing in and the account', 
     await context.close();
   });
 
+  it('saves a provider key with its context window, and lists the window', async () => {
+    const { token } = await newAccount(h, { plan: 'pro', scm: false });
+    const { context, page, pageErrors } = await newPage(browser, baseUrl);
+    await signInWithKeyboard(page, token);
+    await page.getByRole('link', { name: 'Account' }).click();
+    await page.getByRole('heading', { name: 'Account' }).waitFor();
+    await page.getByLabel('API key').fill('sk-panel-window-0123456789');
+    await page.getByLabel('Context window in tokens').fill('32768');
+    await page.getByRole('button', { name: 'Save key' }).click();
+    await page.getByText('Saved the openai key.').waitFor();
+    const row = page.locator('ul.keys li', { hasText: 'openai key ending in' });
+    await row.waitFor();
+    expect(await row.textContent()).toContain('context window 32,768 tokens');
+    const keys = await fetch(`${baseUrl}/v1/me/keys`, { headers: { authorization: `Bearer ${token}` } });
+    expect(await keys.json()).toEqual([expect.objectContaining({ provider: 'openai', context_window: 32_768 })]);
+    expect(pageErrors).toEqual([]);
+    await context.close();
+  });
+
   it('refuses a cookie-authenticated POST whose Origin is not the panel’s (403), and takes the panel’s own', async () => {
     const { token } = await newAccount(h, { plan: 'pro', scm: false });
     const { context, page } = await newPage(browser, baseUrl);

@@ -13,6 +13,7 @@ export function ProviderKeys() {
   const [provider, setProvider] = useState<Provider>('openai');
   const [secret, setSecret] = useState('');
   const [baseUrl, setBaseUrl] = useState('');
+  const [contextWindow, setContextWindow] = useState('');
   const [result, setResult] = useState('');
   const [error, setError] = useState<unknown>(null);
 
@@ -22,12 +23,14 @@ export function ProviderKeys() {
   }, []);
 
   const body = () => ({ provider, api_key: secret.trim(), ...(baseUrl.trim() ? { base_url: baseUrl.trim() } : {}) });
+  // The window is the key's setting, not part of a key test; the server checks its bounds.
+  const window = () => (contextWindow.trim() ? { context_window: Number(contextWindow.trim()) } : {});
   const save = async (e: Event) => {
     e.preventDefault();
     setError(null);
     setResult('');
     try {
-      await call(client.POST('/v1/me/keys', { body: body() }));
+      await call(client.POST('/v1/me/keys', { body: { ...body(), ...window() } }));
       setSecret('');
       setResult(`Saved the ${provider} key.`);
       await load();
@@ -66,7 +69,9 @@ export function ProviderKeys() {
           {keys.map((k) => (
             <li key={k.provider}>
               {k.provider} key ending in <code>{k.last4}</code>
-              {k.base_url ? ` at ${k.base_url}` : ''} · saved {when(k.created_at)}{' '}
+              {k.base_url ? ` at ${k.base_url}` : ''}
+              {k.context_window ? `, context window ${k.context_window.toLocaleString('en')} tokens` : ''} · saved{' '}
+              {when(k.created_at)}{' '}
               <button
                 type="button"
                 class="link"
@@ -103,6 +108,15 @@ export function ProviderKeys() {
         />
         <label for="key-base">Server URL (optional, for an OpenAI-compatible server)</label>
         <input id="key-base" type="url" value={baseUrl} onInput={(e) => setBaseUrl(e.currentTarget.value)} />
+        <label for="key-window">Context window in tokens (optional, for a model the service does not know)</label>
+        <input
+          id="key-window"
+          type="number"
+          min={1024}
+          step={1}
+          value={contextWindow}
+          onInput={(e) => setContextWindow(e.currentTarget.value)}
+        />
         <div class="actions">
           <button type="submit">Save key</button>
           <button type="button" onClick={test} disabled={!secret.trim()}>
