@@ -72,9 +72,11 @@ export async function withOllamaContext(
   const root = rootOf(choice.baseUrl);
   const version = await getJson(fetchImpl, `${root}/api/version`, signal);
   if (typeof version?.version !== 'string') return choice;
+  // `name` for servers older than 0.5, which did not read `model` there.
   const confirmed =
-    modelfileNumCtx(await getJson(fetchImpl, `${root}/api/show`, signal, { model: choice.model })) ??
-    loadedContext(await getJson(fetchImpl, `${root}/api/ps`, signal), choice.model);
+    modelfileNumCtx(
+      await getJson(fetchImpl, `${root}/api/show`, signal, { model: choice.model, name: choice.model }),
+    ) ?? loadedContext(await getJson(fetchImpl, `${root}/api/ps`, signal), choice.model);
   if (confirmed === undefined) {
     throw new OllamaContextUnconfirmed(
       `${choice.baseUrl} is an Ollama server (${version.version}); its OpenAI-compatible endpoint ignores a ` +
