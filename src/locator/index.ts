@@ -5,7 +5,7 @@ import { type FileDefinition, type LocatorIndex, type RankedFile, rank } from '.
 import { definitionsOf } from './symbols.js';
 import { createDefinitionParser } from './treesitter.js';
 
-export type { RankedFile } from './rank.js';
+export type { FileDefinition, RankedFile } from './rank.js';
 
 export interface LocateOptions {
   /** How many files to return (default 10). */
@@ -100,4 +100,33 @@ export async function locate(repoDir: string, prompt: string, options: LocateOpt
       total_ms: ms(end - start),
     },
   };
+}
+
+/**
+ * The index's definitions of some files of a checkout, extracted as buildIndex does, for a step
+ * that needs real line ranges after the checkout changed (the cached index is per commit).
+ */
+export async function definitionsOfFiles(
+  repoDir: string,
+  paths: readonly string[],
+): Promise<Record<string, FileDefinition[]>> {
+  const repo = repoFiles(repoDir);
+  const out: Record<string, FileDefinition[]> = Object.create(null);
+  const parser = await createDefinitionParser(paths);
+  try {
+    for (const path of paths) {
+      const content = repo.readText(path, { maxBytes: MAX_FILE_BYTES });
+      if (content === undefined) continue;
+      out[path] = definitionsOf(parser, path, content).map((d) => [
+        d.name,
+        d.kind,
+        d.startLine,
+        d.endLine,
+        d.container ?? null,
+      ]);
+    }
+  } finally {
+    parser.dispose();
+  }
+  return out;
 }

@@ -1,41 +1,22 @@
 import { recall } from '../../memory/repo-memory.js';
 import { workspaceDiff } from '../../workspace/diff.js';
-import type { Insight, ValidatorOutput } from '../../step-contract/index.js';
+import type { ValidatorOutput } from '../../step-contract/index.js';
 import type { FixStep } from '../step.js';
 import { truncateDiff } from './diff-summary.js';
 import { editRounds } from './edit-rounds.js';
-import { failureFiles, readForPrompt } from './file-views.js';
+import { failureFiles } from './file-views.js';
 import { fenced } from '../prompt-parts.js';
 import { FIXER_SYSTEM, fixerUserMessage } from './fixer-prompt.js';
+import { assembleFixerFiles } from './fixer-context.js';
+import { definitionsOfFiles } from '../../locator/index.js';
 import { clip } from '../../text/clip.js';
 import { reproductionSignal } from './reproduction.js';
 
 /** Answers the fixer may give in one run: the first, then corrections of edits that did not apply. */
 const MAX_ROUNDS = 3;
-const WHOLE_LINES = 600;
-const TOTAL_CHARS = 120_000;
+/** Characters for the fixer's file section (fixer-context.ts spends them by rank). */
+export const FILES_BUDGET = 120_000;
 const MEMORY_TOKENS = 3_000;
-const SPAN_CONTEXT = 20;
-
-/** A file's current text for the fixer: whole, or the inspector's spans when it is long. */
-function fileForFixer(dir: string, path: string, insight: Insight | undefined, maxChars: number): string | undefined {
-  const read = readForPrompt(dir, path);
-  if (!read) return undefined;
-  if ('link' in read)
-    return `## ${path}\n${read.link} (outside the repository: not shown, and edits to it are refused)`;
-  const { source } = read;
-  const lines = source.split('\n');
-  if (lines.length <= WHOLE_LINES && source.length <= maxChars) return `## ${path}\n${fenced(source)}`;
-  const spans = (insight?.symbols ?? []).map((s) => ({
-    start: Math.max(1, s.start_line - SPAN_CONTEXT),
-    end: Math.min(lines.length, s.end_line + SPAN_CONTEXT),
-  }));
-  if (spans.length === 0) spans.push({ start: 1, end: Math.min(lines.length, WHOLE_LINES) });
-  const parts = spans.map(
-    (s) => `lines ${s.start}-${s.end} of ${lines.length}:\n${fenced(lines.slice(s.start - 1, s.end).join('\n'))}`,
-  );
-  return clip(`## ${path} (excerpts; the rest of the file is unchanged)\n${parts.join('\n')}`, maxChars);
-}
 
 /** Each new failure as the runner told it: the test, where it failed in the repository, its message. */
 function failingTests(failure: ValidatorOutput): string {
@@ -96,20 +77,16 @@ export function fixerStep(): FixStep<'fixer'> {
       prompt: task.prompt,
       tokenBudget: MEMORY_TOKENS,
     });
-    const perFile = Math.floor(TOTAL_CHARS / Math.max(1, selected.length));
-    const files = selected
-      .map((p) =>
-        fileForFixer(
-          ws.dir,
-          p,
-          insights.find((i) => i.file === p),
-          perFile,
-        ),
-      )
-      .filter(Boolean);
+    const files = assembleFixerFiles({
+      dir: ws.dir,
+      paths: selected,
+      insights,
+      definitions: await definitionsOfFiles(ws.dir, selected),
+      budget: FILES_BUDGET,
+    });
     const user = fixerUserMessage({
       request: task.prompt,
-      files: files.filter((f): f is string => f !== undefined),
+      files,
       plan: outputs.planner,
       insights,
       memory,

@@ -2,12 +2,14 @@ import { join } from 'node:path';
 import { z } from 'zod';
 import { type RankedFile, locate } from '../../locator/index.js';
 import type { FileDefinition } from '../../locator/rank.js';
+import { matchingDefinitions } from '../../locator/match.js';
 import { ModelCallFailed } from '../../llm/client.js';
 import type { FixStep, StepHelpers } from '../step.js';
 import { fenced } from '../prompt-parts.js';
 
 const SHORTLIST = 15;
 const OUTLINE_LINES = 14;
+const LEFT_OUT = 'left out by the model';
 
 const RerankSchema = z.object({
   ranking: z
@@ -19,51 +21,87 @@ const SYSTEM = `You are the locator of emend. A deterministic search shortlisted
 Order the shortlist by how likely each file is to need editing for the request: the file holding the code to change first.
 Use only paths from the shortlist; leave out files that clearly do not matter. Answer with the JSON object only.`;
 
-/** The shortlist as the model sees it: path, why it was found, and the head of its outline (from the index). */
-function shortlistText(files: RankedFile[], definitions: Record<string, FileDefinition[]>): string {
+/** A file's outline in the re-rank: its definitions that match the request first, then its first ones. */
+function outlineFor(defs: FileDefinition[], request: string): FileDefinition[] {
+  const best = matchingDefinitions(defs, request, OUTLINE_LINES);
+  const chosen = new Set(best);
+  for (const d of defs) {
+    if (chosen.size >= OUTLINE_LINES) break;
+    chosen.add(d);
+  }
+  // In file order, as the file reads.
+  return defs.filter((d) => chosen.has(d));
+}
+
+/**
+ * The shortlist as the model sees it: path, why it was found, and up to OUTLINE_LINES of its
+ * definitions (from the index), those whose names match the request first.
+ */
+export function shortlistText(
+  files: RankedFile[],
+  definitions: Record<string, FileDefinition[]>,
+  request: string,
+): string {
   return files
     .map((f) => {
-      const outline = (definitions[f.path] ?? [])
-        .slice(0, OUTLINE_LINES)
+      const defs = definitions[f.path] ?? [];
+      const outline = outlineFor(defs, request)
         .map(
           ([name, kind, start, end, container]) =>
             `${String(start).padStart(5)}-${end} ${kind} ${container ? `${container}.` : ''}${name}`,
         )
         .join('\n');
-      return `## ${f.path}\nfound by: ${f.reasons.join('; ')}${outline ? `\n${fenced(outline)}` : ''}`;
+      const more = defs.length > OUTLINE_LINES ? ` (${OUTLINE_LINES} of ${defs.length} definitions)` : '';
+      return `## ${f.path}\nfound by: ${f.reasons.join('; ')}${outline ? `\n${fenced(outline)}${more}` : ''}`;
     })
     .join('\n\n');
 }
 
-/** The model's order over the shortlist; files it left out keep their places after the ones it named. */
+/**
+ * The model's order over the shortlist: the files it named, in its order, then the ones it left out,
+ * marked so; `kept` counts the named ones (the selection comes from them). Undefined when it named
+ * none of the shortlist: leaving out everything is not an answer.
+ */
+export function applyRanking(
+  files: RankedFile[],
+  ranking: { path: string; reason: string }[],
+): { files: RankedFile[]; kept: number } | undefined {
+  const byPath = new Map(files.map((f) => [f.path, f]));
+  const seen = new Set<string>();
+  const ordered: RankedFile[] = [];
+  for (const r of ranking) {
+    const f = byPath.get(r.path);
+    if (!f || seen.has(r.path)) continue;
+    seen.add(r.path);
+    ordered.push({ ...f, reasons: [...f.reasons, `model: ${r.reason.slice(0, 200)}`] });
+  }
+  if (ordered.length === 0) return undefined;
+  const left = files.filter((f) => !seen.has(f.path)).map((f) => ({ ...f, reasons: [...f.reasons, LEFT_OUT] }));
+  return { files: [...ordered, ...left], kept: ordered.length };
+}
+
+/** The model's order over the shortlist (applyRanking), or undefined when the re-rank failed. */
 async function rerank(
   helpers: StepHelpers,
   request: string,
   files: RankedFile[],
   definitions: Record<string, FileDefinition[]>,
-): Promise<RankedFile[] | undefined> {
+): Promise<{ files: RankedFile[]; kept: number } | undefined> {
   const model = await helpers.model();
   try {
     const { ranking } = await model.object({
       system: SYSTEM,
       messages: [
-        { role: 'user', content: `Request:\n${fenced(request)}\n\nShortlist:\n\n${shortlistText(files, definitions)}` },
+        {
+          role: 'user',
+          content: `Request:\n${fenced(request)}\n\nShortlist:\n\n${shortlistText(files, definitions, request)}`,
+        },
       ],
       schema: RerankSchema,
       name: 'ranking',
       maxOutputTokens: 1_500,
     });
-    const byPath = new Map(files.map((f) => [f.path, f]));
-    const seen = new Set<string>();
-    const ordered: RankedFile[] = [];
-    for (const r of ranking) {
-      const f = byPath.get(r.path);
-      if (!f || seen.has(r.path)) continue;
-      seen.add(r.path);
-      ordered.push({ ...f, reasons: [...f.reasons, `model: ${r.reason.slice(0, 200)}`] });
-    }
-    if (ordered.length === 0) return undefined;
-    return [...ordered, ...files.filter((f) => !seen.has(f.path))];
+    return applyRanking(files, ranking);
   } catch (err) {
     // The deterministic order is a fine answer: a re-rank that fails for good is noted, not fatal.
     if (err instanceof ModelCallFailed) {
@@ -92,6 +130,7 @@ export function locatorStep(): FixStep<'locator'> {
       cacheDir: join(helpers.deps.config.dataDir, 'locator-cache'),
     });
     let files = located.files;
+    let kept = files.length;
     let reranked = false;
     if (helpers.deps.config.llm.rerank && files.length > 1) {
       const better = await rerank(
@@ -101,11 +140,12 @@ export function locatorStep(): FixStep<'locator'> {
         located.definitions,
       );
       if (better) {
-        files = better;
+        ({ files, kept } = better);
         reranked = true;
       }
     }
-    const selected = files.slice(0, helpers.limits.maxFiles).map((f) => f.path);
+    // Files the model left out stay in `files`, marked, but are not selected.
+    const selected = files.slice(0, Math.min(kept, helpers.limits.maxFiles)).map((f) => f.path);
     helpers.log('files located', { candidates: files.length, selected: selected.length, cache: located.timings.cache });
     return {
       output: {

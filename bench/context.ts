@@ -1,0 +1,268 @@
+/**
+ * What the fixer is shown, measured (npm run bench:context): over the SWE-bench Lite instances of
+ * /work/shared/bench/swe-lite-eval.jsonl, each repository checked out at base_commit from its mirror
+ * (as bench/locator.ts does: a shared clone, the mirror never written), the real locate(), a scripted
+ * inspector, and the fixer's file section assembled. The gold `patch` is read only to measure:
+ *
+ * - a gold line is a non-blank line of a hunk's pre-image (the lines it removes and its context
+ *   lines); it is *shown* when the file's section of the prompt holds it as a whole line, verbatim;
+ * - a hunk is *visible* when its whole pre-image (blank lines included, in order) is a contiguous
+ *   run of lines of the file's section: the fixer could quote it as one SEARCH block.
+ *
+ * The scripted inspector names, for each located file, the 3 definitions whose names best match the
+ * problem statement (src/locator/match.ts, as the re-rank outline does); relevance high for the
+ * first file, medium for the next two, low after. `--before` assembles with the fixer's code of
+ * commit c16a505 (copied below: an even split, long files as the spans ±20 lines, clip()).
+ *
+ *   --before   --files N (default 15: the locator's shortlist)   --budget CHARS (default 120000)
+ *   BENCH_DATA (default /work/shared/bench/swe-lite-eval.jsonl), BENCH_MIRRORS (/work/.mirror)
+ */
+import { execFileSync } from 'node:child_process';
+import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import os from 'node:os';
+import { join } from 'node:path';
+import { parseArgs } from 'node:util';
+import { type FileDefinition, locate } from '../src/locator/index.js';
+import { matchingDefinitions } from '../src/locator/match.js';
+import type { Insight } from '../src/step-contract/index.js';
+import { assembleFixerFiles } from '../src/steps/fix/fixer-context.js';
+import { readForPrompt } from '../src/steps/fix/file-views.js';
+import { fenced } from '../src/steps/prompt-parts.js';
+import { clip } from '../src/text/clip.js';
+import { loadAverage, log, pressure } from './stats.js';
+
+interface Instance {
+  instance_id: string;
+  repo: string;
+  base_commit: string;
+  problem_statement: string;
+  patch: string;
+}
+
+interface Hunk {
+  file: string;
+  pre: string[];
+}
+
+const DATA = process.env.BENCH_DATA ?? '/work/shared/bench/swe-lite-eval.jsonl';
+const MIRRORS = process.env.BENCH_MIRRORS ?? '/work/.mirror';
+
+/** The hunks of a unified diff: for each, its file (the pre-image path) and its pre-image lines. */
+export function goldHunks(patch: string): Hunk[] {
+  const hunks: Hunk[] = [];
+  let file = '';
+  let current: Hunk | undefined;
+  for (const line of patch.split('\n')) {
+    if (line.startsWith('--- ')) {
+      file = line.slice(4).replace(/^a\//, '');
+      current = undefined;
+    } else if (line.startsWith('+++ ') || line.startsWith('diff ')) {
+      current = undefined;
+    } else if (line.startsWith('@@')) {
+      current = { file, pre: [] };
+      hunks.push(current);
+    } else if (current && (line.startsWith(' ') || line.startsWith('-'))) {
+      current.pre.push(line.slice(1));
+    } else if (current && line === '') {
+      // A blank context line whose leading space was trimmed by the patch's producer.
+      current.pre.push('');
+    }
+  }
+  for (const h of hunks) while (h.pre.length && h.pre[h.pre.length - 1] === '') h.pre.pop();
+  return hunks.filter((h) => h.pre.length > 0 && h.file !== '/dev/null');
+}
+
+/** Whether `run` is a contiguous run of `lines`. */
+function containsRun(lines: string[], run: string[]): boolean {
+  outer: for (let i = 0; i + run.length <= lines.length; i++) {
+    for (let j = 0; j < run.length; j++) if (lines[i + j] !== run[j]) continue outer;
+    return true;
+  }
+  return false;
+}
+
+// ---- The fixer's assembly at commit c16a505, kept to measure against. ----
+const OLD_WHOLE_LINES = 600;
+const OLD_SPAN_CONTEXT = 20;
+function oldFileForFixer(dir: string, path: string, insight: Insight | undefined, maxChars: number) {
+  const read = readForPrompt(dir, path);
+  if (!read) return undefined;
+  if ('link' in read) return `## ${path}\n${read.link} (outside the repository: not shown)`;
+  const { source } = read;
+  const lines = source.split('\n');
+  if (lines.length <= OLD_WHOLE_LINES && source.length <= maxChars) return `## ${path}\n${fenced(source)}`;
+  const spans = (insight?.symbols ?? []).map((s) => ({
+    start: Math.max(1, s.start_line - OLD_SPAN_CONTEXT),
+    end: Math.min(lines.length, s.end_line + OLD_SPAN_CONTEXT),
+  }));
+  if (spans.length === 0) spans.push({ start: 1, end: Math.min(lines.length, OLD_WHOLE_LINES) });
+  const parts = spans.map(
+    (s) => `lines ${s.start}-${s.end} of ${lines.length}:\n${fenced(lines.slice(s.start - 1, s.end).join('\n'))}`,
+  );
+  return clip(`## ${path} (excerpts; the rest of the file is unchanged)\n${parts.join('\n')}`, maxChars);
+}
+function oldAssembly(dir: string, paths: string[], insights: Insight[], budget: number): string[] {
+  const perFile = Math.floor(budget / Math.max(1, paths.length));
+  return paths
+    .map((p) =>
+      oldFileForFixer(
+        dir,
+        p,
+        insights.find((i) => i.file === p),
+        perFile,
+      ),
+    )
+    .filter((s): s is string => !!s);
+}
+// ---- end of the old assembly ----
+
+/** The scripted inspector: the best-matching definitions of each located file, relevance by rank. */
+export function scriptedInsights(
+  paths: string[],
+  definitions: Record<string, FileDefinition[]>,
+  request: string,
+): Insight[] {
+  return paths.map((file, rank) => ({
+    file,
+    relevance: rank === 0 ? 'high' : rank < 3 ? 'medium' : 'low',
+    symbols: matchingDefinitions(definitions[file] ?? [], request, 3).map(([name, , start, end]) => ({
+      name,
+      start_line: start,
+      end_line: end,
+      change: '',
+    })),
+    notes: '',
+  }));
+}
+
+function mirrorGitDir(repo: string): string | null {
+  const base = join(MIRRORS, repo.replace('/', '+'));
+  for (const dir of [join(base, 'repo'), base]) {
+    if (existsSync(join(dir, 'objects')) && existsSync(join(dir, 'HEAD'))) return dir;
+  }
+  return null;
+}
+
+function checkout(inst: Instance, work: string): string {
+  const dir = join(work, 'repo');
+  execFileSync('git', ['clone', '-q', '--shared', '--no-checkout', mirrorGitDir(inst.repo)!, dir], {
+    stdio: ['ignore', 'ignore', 'pipe'],
+  });
+  execFileSync('git', ['-C', dir, 'checkout', '-q', '--detach', inst.base_commit], {
+    stdio: ['ignore', 'ignore', 'pipe'],
+  });
+  return dir;
+}
+
+interface Measured {
+  lines: number;
+  shown: number;
+  hunks: number;
+  visible: number;
+  chars: number;
+  goldSelected: boolean;
+}
+
+/** Measures one file section against the gold hunks. */
+function measure(sections: string[], hunks: Hunk[], selected: string[]): Measured {
+  const byFile = new Map<string, string[]>();
+  for (const s of sections) {
+    const path = selected.find((p) => s.startsWith(`## ${p}\n`) || s.startsWith(`## ${p} `));
+    if (path) byFile.set(path, s.split('\n'));
+  }
+  const m: Measured = { lines: 0, shown: 0, hunks: hunks.length, visible: 0, chars: 0, goldSelected: true };
+  m.chars = sections.reduce((n, s) => n + s.length + 2, 0);
+  for (const h of hunks) {
+    const lines = byFile.get(h.file) ?? [];
+    if (!selected.includes(h.file)) m.goldSelected = false;
+    const set = new Set(lines);
+    for (const l of h.pre.filter((x) => x.trim())) {
+      m.lines++;
+      if (set.has(l)) m.shown++;
+    }
+    if (containsRun(lines, h.pre)) m.visible++;
+  }
+  return m;
+}
+
+async function runOne(inst: Instance, files: number, budget: number, before: boolean): Promise<Measured> {
+  const work = mkdtempSync(join(os.tmpdir(), 'emend-bench-context-'));
+  try {
+    const dir = checkout(inst, work);
+    const located = await locate(dir, inst.problem_statement, { top: Math.max(15, files) });
+    const paths = located.files.slice(0, files).map((f) => f.path);
+    const insights = scriptedInsights(paths, located.definitions, inst.problem_statement);
+    const sections = before
+      ? oldAssembly(dir, paths, insights, budget)
+      : assembleFixerFiles({ dir, paths, insights, definitions: located.definitions, budget });
+    return measure(sections, goldHunks(inst.patch), paths);
+  } finally {
+    rmSync(work, { recursive: true, force: true });
+  }
+}
+
+async function main(): Promise<number> {
+  const { values } = parseArgs({
+    options: {
+      before: { type: 'boolean', default: false },
+      files: { type: 'string', default: '15' },
+      budget: { type: 'string', default: '120000' },
+      only: { type: 'string' },
+    },
+  });
+  const files = Number(values.files);
+  const budget = Number(values.budget);
+  const instances = readFileSync(DATA, 'utf8')
+    .split('\n')
+    .filter((l) => l.trim())
+    .map((l) => JSON.parse(l) as Instance)
+    .filter((i) => !values.only || i.instance_id.includes(values.only));
+  const runnable = instances.filter((i) => mirrorGitDir(i.repo));
+  if (runnable.length < instances.length)
+    log(`NOTICE: ${instances.length - runnable.length} instances skipped: their mirrors are not under ${MIRRORS}`);
+  const cpu = os.cpus()[0]?.model ?? 'unknown CPU';
+  log(
+    `machine: ${cpu} × ${os.cpus().length}, ${(os.totalmem() / 2 ** 30).toFixed(1)} GiB, ` +
+      `Node ${process.version}, ${os.platform()} ${os.release()}; load ${loadAverage()}${pressure()}`,
+  );
+  log(`assembly: ${values.before ? 'before (c16a505)' : 'rank-aware'}; ${files} files, budget ${budget} characters`);
+  const all: Measured[] = [];
+  for (const inst of runnable) {
+    const m = await runOne(inst, files, budget, values.before);
+    all.push(m);
+    log(
+      `  ${inst.instance_id.padEnd(30)} lines ${m.shown}/${m.lines}  hunks ${m.visible}/${m.hunks}` +
+        `${m.goldSelected ? '' : '  (a gold file not located)'}  ${m.chars} chars`,
+    );
+  }
+  report(all);
+  return 0;
+}
+
+function report(all: Measured[]): void {
+  const sum = (f: (m: Measured) => number) => all.reduce((n, m) => n + f(m), 0);
+  const pct = (a: number, b: number) => `${((100 * a) / Math.max(1, b)).toFixed(1)}%`;
+  const everyHunk = all.filter((m) => m.visible === m.hunks).length;
+  const located = all.filter((m) => m.goldSelected);
+  const locatedEvery = located.filter((m) => m.visible === m.hunks).length;
+  log('');
+  log(
+    `gold lines shown: ${pct(
+      sum((m) => m.shown),
+      sum((m) => m.lines),
+    )} ` +
+      `(${sum((m) => m.shown)}/${sum((m) => m.lines)}); hunks visible: ` +
+      `${pct(
+        sum((m) => m.visible),
+        sum((m) => m.hunks),
+      )} (${sum((m) => m.visible)}/${sum((m) => m.hunks)})`,
+  );
+  log(`instances with every gold hunk visible: ${pct(everyHunk, all.length)} (${everyHunk}/${all.length})`);
+  log(
+    `  of the ${located.length} whose gold files were all located: ${pct(locatedEvery, located.length)} ` +
+      `(${locatedEvery}/${located.length})`,
+  );
+  log(`median section size: ${[...all.map((m) => m.chars)].sort((a, b) => a - b)[Math.floor(all.length / 2)]} chars`);
+}
+
+process.exitCode = await main();

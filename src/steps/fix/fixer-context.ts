@@ -1,0 +1,235 @@
+// The fixer's file section: which files it sees whole, which as outlines with the inspector's
+// definitions, and how a character budget is spent over them by rank (docs/edit-format.md, "What the
+// fixer is shown").
+import type { FileDefinition } from '../../locator/index.js';
+import type { Insight } from '../../step-contract/index.js';
+import { headLines } from '../../text/lines.js';
+import { fenced } from '../prompt-parts.js';
+import { readForPrompt } from './file-views.js';
+
+/** Lines shown around a snapped definition: an edit's SEARCH block anchors on a few unchanged lines. */
+const MARGIN = 3;
+/** Lines shown around a named range that no definition contains (module-level code). */
+const LOOSE_MARGIN = 20;
+/** The most of the budget one top file shown whole may take: two large files cannot both crowd out the rest. */
+const WHOLE_SHARE = 0.6;
+/** Kept back for each later file's outline while an earlier file is laid out. */
+const OUTLINE_FLOOR = 1_200;
+/** The most of a partly shown file's share its outline may take: the definitions come first. */
+const OUTLINE_SHARE = 0.25;
+
+export interface FixerContextInput {
+  /** The checkout. */
+  dir: string;
+  /** The files to show, best-ranked first. */
+  paths: readonly string[];
+  insights: readonly Insight[];
+  /** The locator index's definitions per file: [name, kind, start, end, container], 1-based lines. */
+  definitions: Readonly<Record<string, FileDefinition[]>>;
+  /** Characters for the whole section. */
+  budget: number;
+}
+
+/** Lines start..end of a file (1-based, inclusive). */
+export interface LineSpan {
+  start: number;
+  end: number;
+}
+
+type NamedLines = { name: string; start_line: number; end_line: number };
+
+const size = (d: FileDefinition) => d[3] - d[2];
+const smallest = (defs: FileDefinition[]) =>
+  defs.reduce<FileDefinition | undefined>((best, d) => (!best || size(d) < size(best) ? d : best), undefined);
+
+/**
+ * The definition the inspector meant: the one of that name overlapping the named lines, else the
+ * nearest of that name (models misremember lines more than names), else the smallest containing
+ * the lines, else the smallest overlapping them.
+ * Undefined when none fits (module-level code).
+ */
+export function snapToDefinition(defs: FileDefinition[], sym: NamedLines): FileDefinition | undefined {
+  const name =
+    sym.name
+      .split(/[.:#\s(]/)
+      .filter(Boolean)
+      .pop() ?? sym.name;
+  const from = Math.min(sym.start_line, sym.end_line);
+  const to = Math.max(sym.start_line, sym.end_line);
+  const overlaps = (d: FileDefinition) => d[2] <= to && d[3] >= from;
+  const named = defs.filter((d) => d[0] === name);
+  const nearest = named.reduce<FileDefinition | undefined>(
+    (best, d) => (!best || Math.abs(d[2] - from) < Math.abs(best[2] - from) ? d : best),
+    undefined,
+  );
+  return (
+    smallest(named.filter(overlaps)) ??
+    nearest ??
+    smallest(defs.filter((d) => d[2] <= from && d[3] >= to)) ??
+    smallest(defs.filter(overlaps))
+  );
+}
+
+/** The spans to show for the inspector's symbols: snapped definitions' full bodies, merged, in file order. */
+export function focusSpans(defs: FileDefinition[], symbols: readonly NamedLines[], lineCount: number): LineSpan[] {
+  const spans = symbols.map((sym) => {
+    const d = snapToDefinition(defs, sym);
+    const [start, end] = d
+      ? [d[2] - MARGIN, d[3] + MARGIN]
+      : [Math.min(sym.start_line, sym.end_line) - LOOSE_MARGIN, Math.max(sym.start_line, sym.end_line) + LOOSE_MARGIN];
+    return { start: Math.max(1, start), end: Math.min(lineCount, end) };
+  });
+  return mergeSpans(spans);
+}
+
+export function mergeSpans(spans: LineSpan[]): LineSpan[] {
+  const out: LineSpan[] = [];
+  for (const s of [...spans].sort((a, b) => a.start - b.start)) {
+    const last = out[out.length - 1];
+    if (last && s.start <= last.end + 1) last.end = Math.max(last.end, s.end);
+    else out.push({ ...s });
+  }
+  return out;
+}
+
+/** The signature lines of a file's definitions, verbatim, `...` where lines are left out. */
+export function outlineText(lines: readonly string[], defs: FileDefinition[]): string {
+  const shown = new Set<number>();
+  for (const [name, , start, end] of defs) {
+    // A Python definition starts at its decorators: show the line that names it.
+    let at = start;
+    for (let n = start; n <= Math.min(end, start + 4); n++)
+      if (lines[n - 1]?.includes(name)) {
+        at = n;
+        break;
+      }
+    shown.add(at);
+  }
+  const out: string[] = [];
+  let next = 1;
+  for (const n of [...shown].sort((a, b) => a - b)) {
+    if (n > next) out.push('...');
+    out.push(lines[n - 1] ?? '');
+    next = n + 1;
+  }
+  if (next <= lines.length) out.push('...');
+  return out.join('\n');
+}
+
+/** Excerpts of the file, each fenced and labelled with its lines, cut at a line boundary to fit `max`. */
+function excerpts(lines: readonly string[], spans: LineSpan[], max: number): string {
+  const parts: string[] = [];
+  let room = max;
+  for (const s of spans) {
+    const label = `lines ${s.start}-${s.end} of ${lines.length}:\n`;
+    const text = lines.slice(s.start - 1, s.end).join('\n');
+    const whole = `${label}${fenced(text)}`;
+    if (whole.length + 1 <= room) {
+      parts.push(whole);
+      room -= whole.length + 1;
+      continue;
+    }
+    const head = headLines(text, room - label.length - 60);
+    if (head.lines > 0 && head.text.length > 0) {
+      const end = s.start + head.lines - 1;
+      parts.push(
+        `lines ${s.start}-${end} of ${lines.length} (cut; it goes on to line ${s.end}):\n${fenced(head.text)}`,
+      );
+    }
+    break;
+  }
+  return parts.join('\n');
+}
+
+interface Prepared {
+  path: string;
+  top: boolean;
+  /** The rendered file when it is shown as a link or whole regardless of budget. */
+  link?: string;
+  lines: string[];
+  source: string;
+  outline: string;
+  spans: LineSpan[];
+}
+
+function prepare(input: FixerContextInput, path: string, top: boolean): Prepared | undefined {
+  const read = readForPrompt(input.dir, path);
+  if (!read) return undefined;
+  if ('link' in read) {
+    const link = `## ${path}\n${read.link} (outside the repository: not shown, and edits to it are refused)`;
+    return { path, top, link, lines: [], source: '', outline: '', spans: [] };
+  }
+  const lines = read.source.split('\n');
+  const defs = input.definitions[path] ?? [];
+  const symbols = input.insights.filter((i) => i.file === path).flatMap((i) => i.symbols);
+  let spans = focusSpans(defs, symbols, lines.length);
+  // A top file with nothing named still gets its head, not only an outline.
+  if (spans.length === 0 && top) spans = [{ start: 1, end: lines.length }];
+  return { path, top, lines, source: read.source, outline: outlineText(lines, defs), spans };
+}
+
+const wholeView = (f: Prepared) => `## ${f.path}\n${fenced(f.source)}`;
+
+/** The outline and the focus spans of a file, within `max` characters: the spans first, the outline after. */
+function partialView(f: Prepared, max: number): string {
+  const header = `## ${f.path} (${f.lines.length} lines: outline and excerpts; the lines not shown are unchanged)`;
+  const outlineBlock = f.outline ? `outline (signatures only):\n${fenced(f.outline)}` : '';
+  const outlineRoom = Math.min(outlineBlock.length, Math.floor(max * OUTLINE_SHARE));
+  const body = excerpts(f.lines, f.spans, max - header.length - outlineRoom - 2);
+  const left = max - header.length - body.length - 2;
+  let outline = outlineBlock.length <= left ? outlineBlock : '';
+  if (!outline && f.outline && left > 100) {
+    const head = headLines(f.outline, left - 60);
+    outline = `outline (signatures only; cut):\n${fenced(`${head.text}\n...`)}`;
+  }
+  return [header, outline, body].filter(Boolean).join('\n');
+}
+
+/** The files shown whole when they fit: the inspector's high and medium, else the best-ranked. */
+export function topFiles(paths: readonly string[], insights: readonly Insight[]): Set<string> {
+  const named = new Set(insights.filter((i) => i.relevance !== 'low').map((i) => i.file));
+  const top = new Set(paths.filter((p) => named.has(p)));
+  if (top.size === 0 && paths[0] !== undefined) top.add(paths[0]);
+  return top;
+}
+
+/**
+ * The fixer's file section, one string per file in rank order. Top files (topFiles) are shown whole
+ * when they fit in WHOLE_SHARE of the budget and what is left after the later files' reserve; the
+ * others, and top files that do not fit, as their outline plus the inspector's definitions with
+ * full bodies. Budget goes by rank: each file may take what is left once the later files' focus
+ * spans and outline floors are kept back (at most half of what is left). Cuts fall on line
+ * boundaries and every fence is closed.
+ */
+export function assembleFixerFiles(input: FixerContextInput): string[] {
+  const top = topFiles(input.paths, input.insights);
+  const files = input.paths.map((p) => prepare(input, p, top.has(p))).filter((f): f is Prepared => !!f);
+  const reserveOf = (f: Prepared) =>
+    f.link
+      ? f.link.length
+      : Math.min(wholeView(f).length, partialView(f, Number.MAX_SAFE_INTEGER).length, OUTLINE_FLOOR * 4);
+  const reserves = files.map(reserveOf);
+  const out: string[] = [];
+  let remaining = input.budget;
+  for (const [i, f] of files.entries()) {
+    const later = reserves.slice(i + 1).reduce((a, b) => a + b, 0);
+    const allot = Math.max(0, remaining - Math.min(later, Math.floor(remaining / 2)));
+    const text = render(f, allot, input.budget);
+    if (!text) continue;
+    out.push(text);
+    remaining -= text.length + 2;
+  }
+  return out;
+}
+
+function render(f: Prepared, allot: number, budget: number): string {
+  if (f.link) return f.link.length <= allot ? f.link : '';
+  const whole = wholeView(f);
+  const partialCost = partialView(f, Number.MAX_SAFE_INTEGER).length;
+  const wholeFits = f.top
+    ? whole.length <= Math.min(allot, budget * WHOLE_SHARE)
+    : whole.length <= allot && whole.length <= partialCost;
+  if (wholeFits) return whole;
+  if (allot < 200) return '';
+  return partialView(f, allot);
+}

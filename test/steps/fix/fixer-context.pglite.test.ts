@@ -1,0 +1,136 @@
+import { mkdtempSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { definitionsOfFiles } from '../../../src/locator/index.js';
+import type { Insight } from '../../../src/step-contract/index.js';
+import { assembleFixerFiles, snapToDefinition } from '../../../src/steps/fix/fixer-context.js';
+import { fenced } from '../../../src/steps/prompt-parts.js';
+
+let dir: string;
+beforeEach(() => {
+  dir = mkdtempSync(join(tmpdir(), 'emend-fixer-context-'));
+});
+afterEach(() => rmSync(dir, { recursive: true, force: true }));
+
+/** A Python module of `n` small functions, then a class whose `parse` method is the one to change. */
+function longModule(n: number, tag: string): string {
+  const helpers = Array.from({ length: n }, (_, i) => `def ${tag}_helper_${i}(x):\n    return x + ${i}\n\n\n`);
+  const parse = [
+    'class Parser:',
+    '    def parse(self, raw):',
+    '        """Split a raw header line."""',
+    ...Array.from({ length: 30 }, (_, i) => `        step_${i} = raw  # step ${i} of the parse`),
+    "        name, _, value = raw.partition(':')",
+    '        return name.strip(), value.strip()',
+    '',
+    '    def other(self):',
+    '        return 1',
+    '',
+  ];
+  return `${helpers.join('')}${parse.join('\n')}`;
+}
+
+const insight = (file: string, relevance: Insight['relevance'], symbols: Insight['symbols'] = []): Insight => ({
+  file,
+  relevance,
+  symbols,
+  notes: '',
+});
+
+/** Each fence opened in a section is closed: fence lines come in pairs. */
+function fencesClosed(section: string): boolean {
+  return section.split('\n').filter((l) => /^```+$|^```+\w*$/.test(l)).length % 2 === 0;
+}
+
+async function assemble(paths: string[], insights: Insight[], budget: number) {
+  const definitions = await definitionsOfFiles(dir, paths);
+  return assembleFixerFiles({ dir, paths, insights, definitions, budget });
+}
+
+describe("the fixer's file section", () => {
+  it('shows a long top-ranked file whole when it fits the budget', async () => {
+    const source = longModule(250, 'a'); // over 1,000 lines: the old view showed only excerpts
+    expect(source.split('\n').length).toBeGreaterThan(1_000);
+    writeFileSync(join(dir, 'big.py'), source);
+    const [section] = await assemble(['big.py'], [insight('big.py', 'high')], 120_000);
+    expect(section).toBe(`## big.py\n${fenced(source)}`);
+  });
+
+  it("snaps the inspector's symbol to its definition and shows the full body, even from wrong lines", async () => {
+    const source = longModule(250, 'b');
+    writeFileSync(join(dir, 'top.py'), 'x = 1\n'.repeat(10));
+    writeFileSync(join(dir, 'big.py'), source);
+    const lines = source.split('\n');
+    const start = lines.indexOf('    def parse(self, raw):') + 1;
+    // The inspector named `parse` with lines that miss its end (off by a few, as models are).
+    const sym = { name: 'Parser.parse', start_line: start + 2, end_line: start + 5, change: 'keep the value' };
+    const sections = await assemble(['top.py', 'big.py'], [insight('big.py', 'low', [sym])], 20_000);
+    const big = sections[1]!;
+    expect(big).toMatch(/^## big\.py \(\d+ lines: outline and excerpts/);
+    const body = lines.slice(start - 1, start + 33).join('\n');
+    expect(big).toContain(body); // signature to the last line, verbatim
+    expect(big).toContain("        name, _, value = raw.partition(':')");
+    expect(big).not.toContain('return x + 200'); // far bodies are left out...
+    expect(big).toContain('def b_helper_200(x):'); // ...their signatures are in the outline
+    const defs = (await definitionsOfFiles(dir, ['big.py']))['big.py']!;
+    expect(snapToDefinition(defs, { name: 'parse', start_line: 1, end_line: 1 })?.[2]).toBe(start); // by name
+    expect(snapToDefinition(defs, { name: 'nothing', start_line: start + 9, end_line: start + 9 })?.[0]).toBe('parse');
+  });
+
+  it('cuts at a line boundary and closes every fence when the budget is short', async () => {
+    const source = longModule(400, 'c');
+    writeFileSync(join(dir, 'big.py'), source);
+    const lines = new Set(source.split('\n'));
+    const [section] = await assemble(['big.py'], [insight('big.py', 'high')], 6_000);
+    expect(section!.length).toBeLessThanOrEqual(6_000);
+    expect(section).toContain('(cut; it goes on to line');
+    expect(fencesClosed(section!)).toBe(true);
+    const inFences = section!.split(/^```+\w*$/m).filter((_, i) => i % 2 === 1);
+    for (const block of inFences)
+      for (const line of block.split('\n').filter(Boolean)) expect(lines.has(line) || line === '...').toBe(true);
+  });
+
+  it('spends the budget by rank: the first file whole, the next as outline and definitions; not evenly', async () => {
+    const a = longModule(120, 'first');
+    const b = longModule(120, 'second');
+    writeFileSync(join(dir, 'a.py'), a);
+    writeFileSync(join(dir, 'b.py'), b);
+    const both = [insight('a.py', 'high'), insight('b.py', 'high')];
+    const budget = Math.ceil(a.length * 1.8); // one whole file fits (WHOLE_SHARE), not two
+    const [first, second] = await assemble(['a.py', 'b.py'], both, budget);
+    expect(first).toBe(`## a.py\n${fenced(a)}`);
+    expect(second).toMatch(/^## b\.py \(\d+ lines: outline and excerpts/);
+    expect(first!.length + second!.length).toBeLessThanOrEqual(budget);
+    // The other order: the other file first.
+    const [again] = await assemble(['b.py', 'a.py'], both, budget);
+    expect(again).toBe(`## b.py\n${fenced(b)}`);
+  });
+
+  it('keeps the later files: their named definitions survive a first file that would fill the budget', async () => {
+    writeFileSync(join(dir, 'a.py'), longModule(300, 'a'));
+    const b = longModule(300, 'b');
+    writeFileSync(join(dir, 'b.py'), b);
+    const start = b.split('\n').indexOf('    def parse(self, raw):') + 1;
+    const sym = { name: 'parse', start_line: start, end_line: start + 33, change: '' };
+    const [, second] = await assemble(
+      ['a.py', 'b.py'],
+      [insight('a.py', 'high'), insight('b.py', 'low', [sym])],
+      12_000,
+    );
+    expect(second).toContain("        name, _, value = raw.partition(':')");
+  });
+
+  it('shows a link out of the checkout as a link, never its target', async () => {
+    const outside = mkdtempSync(join(tmpdir(), 'emend-outside-'));
+    try {
+      writeFileSync(join(outside, 'secret.py'), 'TOKEN = 1\n');
+      symlinkSync(join(outside, 'secret.py'), join(dir, 'linked.py'));
+      const [section] = await assemble(['linked.py'], [], 10_000);
+      expect(section).toContain('outside the repository');
+      expect(section).not.toContain('TOKEN');
+    } finally {
+      rmSync(outside, { recursive: true, force: true });
+    }
+  });
+});
