@@ -9,8 +9,9 @@
  * - a hunk is *visible* when its whole pre-image (blank lines included, in order) is a contiguous
  *   run of lines of the file's section: the fixer could quote it as one SEARCH block.
  *
- * The scripted inspector names, for each located file, the 3 definitions whose names best match the
- * problem statement (src/locator/match.ts, as the re-rank outline does); relevance high for the
+ * The scripted inspector names, for each located file, the 3 leaf definitions (functions and methods
+ * holding no other definition) whose names best match the problem statement (src/locator/match.ts,
+ * as the re-rank outline does); relevance high for the
  * first file, medium for the next two, low after. `--before` assembles with the fixer's code of
  * commit c16a505 (copied below: an even split, long files as the spans ±20 lines, clip()).
  *
@@ -21,6 +22,7 @@ import { execFileSync } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import { join } from 'node:path';
+import { pathToFileURL } from 'node:url';
 import { parseArgs } from 'node:util';
 import { type FileDefinition, locate } from '../src/locator/index.js';
 import { matchingDefinitions } from '../src/locator/match.js';
@@ -116,7 +118,12 @@ function oldAssembly(dir: string, paths: string[], insights: Insight[], budget: 
 }
 // ---- end of the old assembly ----
 
-/** The scripted inspector: the best-matching definitions of each located file, relevance by rank. */
+/** Definitions holding no other definition: the functions and methods an inspector names to change. */
+function leaves(defs: FileDefinition[]): FileDefinition[] {
+  return defs.filter((d) => !defs.some((o) => o !== d && o[2] >= d[2] && o[3] <= d[3] && o[3] - o[2] < d[3] - d[2]));
+}
+
+/** The scripted inspector: the best-matching leaf definitions of each located file, relevance by rank. */
 export function scriptedInsights(
   paths: string[],
   definitions: Record<string, FileDefinition[]>,
@@ -125,7 +132,7 @@ export function scriptedInsights(
   return paths.map((file, rank) => ({
     file,
     relevance: rank === 0 ? 'high' : rank < 3 ? 'medium' : 'low',
-    symbols: matchingDefinitions(definitions[file] ?? [], request, 3).map(([name, , start, end]) => ({
+    symbols: matchingDefinitions(leaves(definitions[file] ?? []), request, 3).map(([name, , start, end]) => ({
       name,
       start_line: start,
       end_line: end,
@@ -265,4 +272,5 @@ function report(all: Measured[]): void {
   log(`median section size: ${[...all.map((m) => m.chars)].sort((a, b) => a - b)[Math.floor(all.length / 2)]} chars`);
 }
 
-process.exitCode = await main();
+// Run when invoked, not when imported (a test or a script may use goldHunks and scriptedInsights).
+if (import.meta.url === pathToFileURL(process.argv[1] ?? '').href) process.exitCode = await main();

@@ -1,5 +1,6 @@
 import { MAX_FILE_BYTES, repoFiles } from '../../locator/files.js';
-import { fileSkeleton, sliceLines } from '../../locator/skeleton.js';
+import { type SkeletonSymbol, fileSkeleton, sliceLines } from '../../locator/skeleton.js';
+import { headLines } from '../../text/lines.js';
 import { tokenize } from '../../locator/tokenize.js';
 import { shownAsLink } from '../../workspace/confined-fs.js';
 import type { ValidatorOutput } from '../../step-contract/index.js';
@@ -17,8 +18,15 @@ const WHOLE_LINES = 400;
 const SPAN_CONTEXT = 12;
 const MAX_SPANS = 4;
 
+type Span = { start: number; end: number; peak: number };
+
 /** Windows of lines that share the most words with the request, best first, not overlapping. */
 export function relevantSpans(source: string, request: string, maxSpans = MAX_SPANS): { start: number; end: number }[] {
+  return matchingWindows(source, request, maxSpans).map(({ start, end }) => ({ start, end }));
+}
+
+/** relevantSpans with each window's best-matching line (`peak`), in file order. */
+function matchingWindows(source: string, request: string, maxSpans: number): Span[] {
   const want = new Set(tokenize(request).filter((t) => t.length >= 3));
   const lines = source.split('\n');
   const hits = lines.map((line) => {
@@ -26,7 +34,7 @@ export function relevantSpans(source: string, request: string, maxSpans = MAX_SP
     for (const t of new Set(tokenize(line))) if (want.has(t)) n++;
     return n;
   });
-  const spans: { start: number; end: number; score: number }[] = [];
+  const spans: Span[] = [];
   const taken = new Uint8Array(lines.length);
   const order = hits
     .map((h, i) => [h, i] as const)
@@ -37,14 +45,10 @@ export function relevantSpans(source: string, request: string, maxSpans = MAX_SP
     if (taken[i]) continue;
     const start = Math.max(0, i - SPAN_CONTEXT);
     const end = Math.min(lines.length - 1, i + SPAN_CONTEXT);
-    let score = 0;
-    for (let j = start; j <= end; j++) {
-      score += hits[j]!;
-      taken[j] = 1;
-    }
-    spans.push({ start: start + 1, end: end + 1, score });
+    for (let j = start; j <= end; j++) taken[j] = 1;
+    spans.push({ start: start + 1, end: end + 1, peak: i + 1 });
   }
-  return spans.sort((a, b) => a.start - b.start).map(({ start, end }) => ({ start, end }));
+  return spans.sort((a, b) => a.start - b.start);
 }
 
 /**
@@ -57,6 +61,31 @@ export function readForPrompt(dir: string, path: string): { source: string } | {
   if (got.ok) return { source: got.bytes.toString('utf8') };
   const link = shownAsLink(got.info);
   return link ? { link } : undefined;
+}
+
+/** The most of a partly shown file's share its outline may take: the matching code comes first. */
+const OUTLINE_SHARE = 0.4;
+/** A span is widened to the definition holding it when that definition is at most this many lines. */
+const SNAP_MAX_LINES = 120;
+
+/**
+ * Each window replaced by the smallest definition that holds its best-matching line, when that one
+ * is not huge: the inspector reads whole functions, not 25 lines cut across two.
+ */
+export function snapSpans(spans: Span[], symbols: SkeletonSymbol[]): { start: number; end: number }[] {
+  const snapped = spans.map(({ start, end, peak }) => {
+    const holding = symbols
+      .filter((d) => d.startLine <= peak && d.endLine >= peak && d.endLine - d.startLine < SNAP_MAX_LINES)
+      .sort((a, b) => a.endLine - a.startLine - (b.endLine - b.startLine))[0];
+    return holding ? { start: holding.startLine, end: holding.endLine } : { start, end };
+  });
+  const merged: { start: number; end: number }[] = [];
+  for (const s of snapped.sort((a, b) => a.start - b.start)) {
+    const last = merged[merged.length - 1];
+    if (last && s.start <= last.end + 1) last.end = Math.max(last.end, s.end);
+    else merged.push({ ...s });
+  }
+  return merged;
 }
 
 /** Reads a file of the checkout for a prompt: numbered lines, a skeleton for large files. */
@@ -74,13 +103,51 @@ export async function viewFile(
   if (lineCount <= WHOLE_LINES && source.length <= maxChars) {
     return { path, lines: lineCount, whole: true, text: numbered(source) };
   }
-  const { skeleton } = await fileSkeleton(path, source);
-  const spans = relevantSpans(source, request).map(
-    (s) => `lines ${s.start}-${s.end}:\n${sliceLines(source, s.start, s.end)}`,
-  );
-  let text = `outline (bodies elided):\n${skeleton}\n\n${spans.join('\n\n')}`;
-  if (text.length > maxChars) text = `${text.slice(0, maxChars)}\n… (cut)`;
+  const { skeleton, symbols } = await fileSkeleton(path, source);
+  // The matching code first, the outline with what is left: an outline alone must not fill the share.
+  const label = 'outline (bodies elided):\n';
+  const outlineRoom = Math.min(label.length + skeleton.length + 2, Math.floor(maxChars * OUTLINE_SHARE));
+  const spans: string[] = [];
+  let room = maxChars - outlineRoom;
+  for (const s of snapSpans(matchingWindows(source, request, MAX_SPANS), symbols)) {
+    const head = `lines ${s.start}-${s.end}:\n`;
+    const cut = headLines(sliceLines(source, s.start, s.end), room - head.length - 2);
+    if (cut.lines === 0) break;
+    spans.push(`${head}${cut.text}${cut.cut ? '\n… (cut)' : ''}`);
+    room -= head.length + cut.text.length + 10;
+    if (cut.cut) break;
+  }
+  const body = spans.join('\n\n');
+  const outline = headLines(skeleton, maxChars - body.length - label.length - 12);
+  const text = `${label}${outline.text}${outline.cut ? '\n… (cut)' : ''}\n\n${body}`;
   return { path, lines: lineCount, whole: false, text };
+}
+
+/** A file's share of the inspector's budget at least this, while the budget lasts. */
+const MIN_VIEW = 4_000;
+
+/**
+ * The views of the located files within `budget` characters, by rank: each file may take what is
+ * left once the later files' minimum is kept back (at most half of `budget` for one file).
+ */
+export async function viewFiles(
+  dir: string,
+  paths: readonly string[],
+  request: string,
+  budget: number,
+): Promise<FileView[]> {
+  const views: FileView[] = [];
+  let remaining = budget;
+  const floor = Math.min(MIN_VIEW, Math.floor(budget / Math.max(1, paths.length)));
+  for (const [i, path] of paths.entries()) {
+    const later = (paths.length - i - 1) * floor;
+    const allot = Math.max(floor, Math.min(Math.floor(budget / 2), remaining - later));
+    const view = await viewFile(dir, path, request, allot);
+    if (!view) continue;
+    views.push(view);
+    remaining -= view.text.length;
+  }
+  return views;
 }
 
 /** How many files a failed validation may add to the fixer's view. */

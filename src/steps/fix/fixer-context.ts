@@ -215,11 +215,24 @@ export function assembleFixerFiles(input: FixerContextInput): string[] {
     const later = reserves.slice(i + 1).reduce((a, b) => a + b, 0);
     const allot = Math.max(0, remaining - Math.min(later, Math.floor(remaining / 2)));
     const text = render(f, allot, input.budget);
-    if (!text) continue;
     out.push(text);
-    remaining -= text.length + 2;
+    remaining -= text ? text.length + 2 : 0;
   }
-  return out;
+  upgradeWithLeftover(files, out, remaining);
+  return out.filter(Boolean);
+}
+
+/** What the layout left unspent shows more: partly shown files become whole, by rank, while it lasts. */
+function upgradeWithLeftover(files: Prepared[], out: string[], leftover: number): void {
+  let left = leftover;
+  for (const [i, f] of files.entries()) {
+    if (f.link) continue;
+    const whole = wholeView(f);
+    const extra = whole.length - out[i]!.length + (out[i] ? 0 : 2);
+    if (out[i] === whole || extra > left) continue;
+    out[i] = whole;
+    left -= extra;
+  }
 }
 
 function render(f: Prepared, allot: number, budget: number): string {

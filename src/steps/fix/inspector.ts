@@ -1,6 +1,6 @@
 import { InsightsSchema } from '../../step-contract/index.js';
 import type { FixStep } from '../step.js';
-import { type FileView, viewFile } from './file-views.js';
+import { viewFiles } from './file-views.js';
 import { fenced } from '../prompt-parts.js';
 
 const SYSTEM = `You are the inspector of emend. You are shown a change request, its plan, and the files most likely involved (with line numbers; large files as an outline plus the relevant spans).
@@ -17,10 +17,7 @@ export function inspectorStep(): FixStep<'inspector'> {
     if (selected.length === 0) throw new Error('the locator found no files to inspect');
     const plan = outputs.planner;
     const request = `${task.prompt}\n${plan?.summary ?? ''}\n${(plan?.steps ?? []).join('\n')}`;
-    const perFile = Math.floor(TOTAL_CHARS / selected.length);
-    const views = (await Promise.all(selected.map((p) => viewFile(ws.dir, p, request, perFile)))).filter(
-      (v): v is FileView => !!v,
-    );
+    const views = await viewFiles(ws.dir, selected, request, TOTAL_CHARS);
     const model = await helpers.model();
     const user = [
       `Request:\n${fenced(task.prompt)}`,

@@ -2,7 +2,7 @@ import { mkdirSync, mkdtempSync, rmSync, symlinkSync, writeFileSync } from 'node
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { failureFiles, relevantSpans, viewFile } from '../../../src/steps/fix/file-views.js';
+import { failureFiles, relevantSpans, viewFile, viewFiles } from '../../../src/steps/fix/file-views.js';
 import type { ValidatorOutput } from '../../../src/step-contract/index.js';
 
 describe('how the inspector is shown files', () => {
@@ -77,6 +77,56 @@ describe('how the inspector is shown files', () => {
     } finally {
       rmSync(dir, { recursive: true, force: true });
       rmSync(outside, { recursive: true, force: true });
+    }
+  });
+});
+
+describe("the inspector's views: spans snapped to definitions, whole lines, budget by rank", () => {
+  /** 300 small functions, then `parse_header`, 40 lines long, whose middle matches the request. */
+  function bigModule(tag: string): string {
+    const helpers = Array.from({ length: 300 }, (_, i) => `def ${tag}_${i}(x):\n    return x + ${i}\n\n`).join('');
+    const body = Array.from({ length: 18 }, (_, i) => `    step_${i} = raw  # step ${i}`);
+    return (
+      `${helpers}def parse_header(raw):\n${body.join('\n')}\n    name, _, value = raw.partition(':')\n` +
+      `${body.join('\n')}\n    return name.strip(), value.strip()\n`
+    );
+  }
+
+  it('shows the whole definition holding the matching line, and cuts only at line ends', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'emend-views-'));
+    try {
+      const source = bigModule('h');
+      writeFileSync(join(dir, 'big.py'), source);
+      const lines = source.split('\n');
+      const first = lines.indexOf('def parse_header(raw):') + 1;
+      const view = (await viewFile(dir, 'big.py', 'partition drops the value', 6_000))!;
+      expect(view.whole).toBe(false);
+      // The span is the function, first line to last: not a window of 25 lines around the match.
+      expect(view.text).toContain(`lines ${first}-${first + 38}:`);
+      expect(view.text).toMatch(/\d+\|     return name\.strip\(\), value\.strip\(\)/);
+      expect(view.text.length).toBeLessThanOrEqual(6_000);
+      // The outline takes what the span leaves; it is cut at a line end, never mid-line.
+      for (const line of view.text.split('\n'))
+        expect(line === '' || /^ *\d*\| /.test(line) || /^(outline|lines|… \(cut\))/.test(line)).toBe(true);
+      expect(view.text).toContain('… (cut)');
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
+  it('gives the first-ranked file the larger share, not an even split', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'emend-views-'));
+    try {
+      for (const name of ['a', 'b', 'c']) writeFileSync(join(dir, `${name}.py`), bigModule(name));
+      const views = await viewFiles(dir, ['a.py', 'b.py', 'c.py'], 'partition drops the value', 15_000);
+      expect(views.map((v) => v.path)).toEqual(['a.py', 'b.py', 'c.py']);
+      const [a, b, c] = views.map((v) => v.text.length) as [number, number, number];
+      expect(a).toBeGreaterThan(5_000); // more than an even third
+      expect(a).toBeGreaterThan(c);
+      expect(b).toBeGreaterThanOrEqual(3_000); // the later files keep their floor
+      expect(a + b + c).toBeLessThanOrEqual(15_000);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
     }
   });
 });
