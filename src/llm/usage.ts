@@ -31,6 +31,8 @@ export class BudgetExceeded extends Error {
 
 /** Rough and deliberately high: about four characters a token, plus a tenth for framing. */
 export const estimateTokens = (chars: number) => Math.ceil((chars / 4) * 1.1);
+/** The characters estimateTokens counts as at most `tokens`: what a prompt may hold. */
+export const charsForTokens = (tokens: number) => Math.max(0, Math.floor((tokens * 4) / 1.1));
 
 /** An output limit under this may not hold one edit block: callers say so when the budget forces it. */
 export const LOW_OUTPUT_TOKENS = 1_024;

@@ -3,6 +3,7 @@
 // fixer is shown").
 import type { FileDefinition } from '../../locator/index.js';
 import type { Insight } from '../../step-contract/index.js';
+import { charsForTokens } from '../../llm/usage.js';
 import { headLines } from '../../text/lines.js';
 import { fenced } from '../prompt-parts.js';
 import { readForPrompt } from './file-views.js';
@@ -17,6 +18,28 @@ const WHOLE_SHARE = 0.6;
 const OUTLINE_FLOOR = 1_200;
 /** The most of a partly shown file's share its outline may take: the definitions come first. */
 const OUTLINE_SHARE = 0.25;
+
+/**
+ * The most characters the file section takes, however large the window: past this a prompt costs
+ * more than it shows (about 80K tokens; 15 files of the median 21.5K characters nearly fit).
+ */
+export const MAX_FILES_CHARS = 300_000;
+
+/**
+ * Characters for the fixer's file section, from the model's window: what the window holds in
+ * characters (the inverse of estimateTokens, so the client's own fit check agrees) less each
+ * round's answer (later rounds resend the earlier answers with a short message) and the rest of
+ * the prompt, at most MAX_FILES_CHARS. Zero when nothing is left: the client's check then fails
+ * loudly rather than sending a prompt the server would cut.
+ */
+export function filesBudget(o: { contextTokens: number; outputTokens: number; rounds: number; rest: number }): number {
+  const reservedTokens = o.outputTokens * o.rounds + ROUND_MESSAGE_TOKENS * (o.rounds - 1);
+  const chars = charsForTokens(o.contextTokens - reservedTokens) - o.rest;
+  return Math.max(0, Math.min(MAX_FILES_CHARS, Math.floor(chars)));
+}
+
+/** A later round's message: what did not apply, the regions re-shown (a generous estimate). */
+const ROUND_MESSAGE_TOKENS = 4_000;
 
 export interface FixerContextInput {
   /** The checkout. */

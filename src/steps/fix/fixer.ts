@@ -7,15 +7,15 @@ import { editRounds } from './edit-rounds.js';
 import { failureFiles } from './file-views.js';
 import { fenced } from '../prompt-parts.js';
 import { FIXER_SYSTEM, fixerUserMessage } from './fixer-prompt.js';
-import { assembleFixerFiles } from './fixer-context.js';
+import { assembleFixerFiles, filesBudget } from './fixer-context.js';
 import { definitionsOfFiles } from '../../locator/index.js';
 import { clip } from '../../text/clip.js';
 import { reproductionSignal } from './reproduction.js';
 
 /** Answers the fixer may give in one run: the first, then corrections of edits that did not apply. */
 const MAX_ROUNDS = 3;
-/** Characters for the fixer's file section (fixer-context.ts spends them by rank). */
-export const FILES_BUDGET = 120_000;
+/** The most tokens one answer of the fixer may take. */
+const OUTPUT_TOKENS = 12_000;
 const MEMORY_TOKENS = 3_000;
 
 /** Each new failure as the runner told it: the test, where it failed in the repository, its message. */
@@ -77,23 +77,32 @@ export function fixerStep(): FixStep<'fixer'> {
       prompt: task.prompt,
       tokenBudget: MEMORY_TOKENS,
     });
+    const message = (files: string[]) =>
+      fixerUserMessage({
+        request: task.prompt,
+        files,
+        plan: outputs.planner,
+        insights,
+        memory,
+        failure: failureSection(failure, outputs.fixer?.diff),
+      });
+    const model = await helpers.model();
+    // The files get what the model's window leaves once the rest of the prompt and the rounds are counted.
+    const rest = FIXER_SYSTEM.length + message([]).length;
     const files = assembleFixerFiles({
       dir: ws.dir,
       paths: selected,
       insights,
       definitions: await definitionsOfFiles(ws.dir, selected),
-      budget: FILES_BUDGET,
-    });
-    const user = fixerUserMessage({
       request: task.prompt,
-      files,
-      plan: outputs.planner,
-      insights,
-      memory,
-      failure: failureSection(failure, outputs.fixer?.diff),
+      budget: filesBudget({
+        contextTokens: model.contextWindow,
+        outputTokens: OUTPUT_TOKENS,
+        rounds: MAX_ROUNDS,
+        rest,
+      }),
     });
-
-    const model = await helpers.model();
+    const user = message(files);
     const {
       rounds,
       applied,
@@ -104,7 +113,7 @@ export function fixerStep(): FixStep<'fixer'> {
       user,
       dir: ws.dir,
       maxRounds: MAX_ROUNDS,
-      maxOutputTokens: 12_000,
+      maxOutputTokens: OUTPUT_TOKENS,
       syntaxCheck: true,
       log: helpers.log,
     });

@@ -103,7 +103,7 @@ describe("the inspector's views: spans snapped to definitions, whole lines, budg
       expect(view.whole).toBe(false);
       // The span is the function, first line to last: not a window of 25 lines around the match.
       expect(view.text).toContain(`lines ${first}-${first + 38}:`);
-      expect(view.text).toMatch(/\d+\|     return name\.strip\(\), value\.strip\(\)/);
+      expect(view.text).toMatch(/\d+\| {5}return name\.strip\(\), value\.strip\(\)/);
       expect(view.text.length).toBeLessThanOrEqual(6_000);
       // The outline takes what the span leaves; it is cut at a line end, never mid-line.
       for (const line of view.text.split('\n'))

@@ -4,7 +4,14 @@ import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { definitionsOfFiles } from '../../../src/locator/index.js';
 import type { Insight } from '../../../src/step-contract/index.js';
-import { assembleFixerFiles, snapToDefinition } from '../../../src/steps/fix/fixer-context.js';
+import {
+  MAX_FILES_CHARS,
+  assembleFixerFiles,
+  filesBudget,
+  snapToDefinition,
+} from '../../../src/steps/fix/fixer-context.js';
+import { checkFits } from '../../../src/llm/context-window.js';
+import { estimateTokens } from '../../../src/llm/usage.js';
 import { fenced } from '../../../src/steps/prompt-parts.js';
 
 let dir: string;
@@ -132,5 +139,16 @@ describe("the fixer's file section", () => {
     } finally {
       rmSync(outside, { recursive: true, force: true });
     }
+  });
+
+  it("sizes the section from the model's window: every round still fits, at most MAX_FILES_CHARS", () => {
+    const o = { contextTokens: 64_000, outputTokens: 12_000, rounds: 3, rest: 5_000 };
+    const budget = filesBudget(o);
+    expect(budget).toBeGreaterThan(50_000);
+    // The third round resends the prompt with two answers and two messages; it must pass the client's check.
+    const third = estimateTokens(o.rest + budget) + 2 * (12_000 + 4_000);
+    expect(() => checkFits('fixer', 'm', { tokens: 64_000, source: 'configuration' }, third, 12_000)).not.toThrow();
+    expect(filesBudget({ ...o, contextTokens: 1_000_000 })).toBe(MAX_FILES_CHARS);
+    expect(filesBudget({ ...o, contextTokens: 8_192 })).toBe(0); // an 8K local model: nothing fits, the check says so
   });
 });
