@@ -201,7 +201,14 @@ async function runOne(inst: Instance, files: number, budget: number, before: boo
     const insights = scriptedInsights(paths, located.definitions, inst.problem_statement);
     const sections = before
       ? oldAssembly(dir, paths, insights, budget)
-      : assembleFixerFiles({ dir, paths, insights, definitions: located.definitions, budget });
+      : assembleFixerFiles({
+          dir,
+          paths,
+          insights,
+          definitions: located.definitions,
+          budget,
+          request: inst.problem_statement,
+        });
     return measure(sections, goldHunks(inst.patch), paths);
   } finally {
     rmSync(work, { recursive: true, force: true });

@@ -5,6 +5,7 @@ import type { FileDefinition } from '../../locator/index.js';
 import type { Insight } from '../../step-contract/index.js';
 import { charsForTokens } from '../../llm/usage.js';
 import { headLines } from '../../text/lines.js';
+import { matchingDefinitions } from '../../locator/match.js';
 import { fenced } from '../prompt-parts.js';
 import { readForPrompt } from './file-views.js';
 
@@ -14,6 +15,8 @@ const MARGIN = 3;
 const LOOSE_MARGIN = 20;
 /** The most of the budget one top file shown whole may take: two large files cannot both crowd out the rest. */
 const WHOLE_SHARE = 0.6;
+/** How many request-matching definitions a partly shown file may gain from budget left at the end. */
+const MORE_DEFINITIONS = 6;
 /** Kept back for each later file's outline while an earlier file is laid out. */
 const OUTLINE_FLOOR = 1_200;
 /** The most of a partly shown file's share its outline may take: the definitions come first. */
@@ -51,6 +54,8 @@ export interface FixerContextInput {
   definitions: Readonly<Record<string, FileDefinition[]>>;
   /** Characters for the whole section. */
   budget: number;
+  /** The request: budget left at the end shows partly shown files' definitions that match it. */
+  request?: string;
 }
 
 /** Lines start..end of a file (1-based, inclusive). */
@@ -139,6 +144,8 @@ export function outlineText(lines: readonly string[], defs: FileDefinition[]): s
   return out.join('\n');
 }
 
+const CUT_NOTE = 'cut; it goes on to line';
+
 /** Excerpts of the file, each fenced and labelled with its lines, cut at a line boundary to fit `max`. */
 function excerpts(lines: readonly string[], spans: LineSpan[], max: number): string {
   const parts: string[] = [];
@@ -155,9 +162,7 @@ function excerpts(lines: readonly string[], spans: LineSpan[], max: number): str
     const head = headLines(text, room - label.length - 60);
     if (head.lines > 0 && head.text.length > 0) {
       const end = s.start + head.lines - 1;
-      parts.push(
-        `lines ${s.start}-${end} of ${lines.length} (cut; it goes on to line ${s.end}):\n${fenced(head.text)}`,
-      );
+      parts.push(`lines ${s.start}-${end} of ${lines.length} (${CUT_NOTE} ${s.end}):\n${fenced(head.text)}`);
     }
     break;
   }
@@ -173,6 +178,8 @@ interface Prepared {
   source: string;
   outline: string;
   spans: LineSpan[];
+  /** Definitions matching the request, best first: shown when budget is left at the end. */
+  more: LineSpan[];
 }
 
 function prepare(input: FixerContextInput, path: string, top: boolean): Prepared | undefined {
@@ -180,7 +187,7 @@ function prepare(input: FixerContextInput, path: string, top: boolean): Prepared
   if (!read) return undefined;
   if ('link' in read) {
     const link = `## ${path}\n${read.link} (outside the repository: not shown, and edits to it are refused)`;
-    return { path, top, link, lines: [], source: '', outline: '', spans: [] };
+    return { path, top, link, lines: [], source: '', outline: '', spans: [], more: [] };
   }
   const lines = read.source.split('\n');
   const defs = input.definitions[path] ?? [];
@@ -188,7 +195,11 @@ function prepare(input: FixerContextInput, path: string, top: boolean): Prepared
   let spans = focusSpans(defs, symbols, lines.length);
   // A top file with nothing named still gets its head, not only an outline.
   if (spans.length === 0 && top) spans = [{ start: 1, end: lines.length }];
-  return { path, top, lines, source: read.source, outline: outlineText(lines, defs), spans };
+  const more = matchingDefinitions(defs, input.request ?? '', MORE_DEFINITIONS).map(([, , start, end]) => ({
+    start: Math.max(1, start - MARGIN),
+    end: Math.min(lines.length, end + MARGIN),
+  }));
+  return { path, top, lines, source: read.source, outline: outlineText(lines, defs), spans, more };
 }
 
 const wholeView = (f: Prepared) => `## ${f.path}\n${fenced(f.source)}`;
@@ -199,7 +210,9 @@ function partialView(f: Prepared, max: number): string {
   const outlineBlock = f.outline ? `outline (signatures only):\n${fenced(f.outline)}` : '';
   const outlineRoom = Math.min(outlineBlock.length, Math.floor(max * OUTLINE_SHARE));
   const body = excerpts(f.lines, f.spans, max - header.length - outlineRoom - 2);
-  const left = max - header.length - body.length - 2;
+  // Room the excerpts leave goes to the outline only when there are excerpts: an outline alone
+  // never fills a file's share (what it leaves is spent on other files or matching definitions).
+  const left = f.spans.length ? max - header.length - body.length - 2 : outlineRoom;
   let outline = outlineBlock.length <= left ? outlineBlock : '';
   if (!outline && f.outline && left > 100) {
     const head = headLines(f.outline, left - 60);
@@ -241,20 +254,37 @@ export function assembleFixerFiles(input: FixerContextInput): string[] {
     out.push(text);
     remaining -= text ? text.length + 2 : 0;
   }
-  upgradeWithLeftover(files, out, remaining);
+  spendLeftover(files, out, remaining);
   return out.filter(Boolean);
 }
 
-/** What the layout left unspent shows more: partly shown files become whole, by rank, while it lasts. */
-function upgradeWithLeftover(files: Prepared[], out: string[], leftover: number): void {
+/**
+ * What the layout left unspent shows more, by rank: a partly shown file becomes whole when it fits,
+ * else gains its definitions that match the request, while the leftover lasts.
+ */
+function spendLeftover(files: Prepared[], out: string[], leftover: number): void {
   let left = leftover;
   for (const [i, f] of files.entries()) {
-    if (f.link) continue;
+    if (f.link || out[i] === wholeView(f)) continue;
     const whole = wholeView(f);
     const extra = whole.length - out[i]!.length + (out[i] ? 0 : 2);
-    if (out[i] === whole || extra > left) continue;
-    out[i] = whole;
-    left -= extra;
+    if (extra <= left) {
+      out[i] = whole;
+      left -= extra;
+      continue;
+    }
+    if (!out[i]) continue;
+    let spans = f.spans;
+    for (const more of f.more) {
+      const wider = mergeSpans([...spans, more]);
+      const text = partialView({ ...f, spans: wider }, out[i]!.length + left);
+      const cost = text.length - out[i]!.length;
+      // Taken only when every excerpt is whole: a wider view must not cut what was shown.
+      if (cost <= 0 || cost > left || text.includes(CUT_NOTE)) continue;
+      out[i] = text;
+      spans = wider;
+      left -= cost;
+    }
   }
 }
 

@@ -151,4 +151,19 @@ describe("the fixer's file section", () => {
     expect(filesBudget({ ...o, contextTokens: 1_000_000 })).toBe(MAX_FILES_CHARS);
     expect(filesBudget({ ...o, contextTokens: 8_192 })).toBe(0); // an 8K local model: nothing fits, the check says so
   });
+
+  it('spends budget left at the end on the definitions of a partly shown file that match the request', async () => {
+    const source = longModule(600, 'd');
+    writeFileSync(join(dir, 'top.py'), 'x = 1\n');
+    writeFileSync(join(dir, 'big.py'), source);
+    const paths = ['top.py', 'big.py'];
+    const definitions = await definitionsOfFiles(dir, paths);
+    const insights = [insight('top.py', 'high')];
+    const base = { dir, paths, insights, definitions, budget: 15_000 };
+    const [, without] = assembleFixerFiles(base);
+    const [, withRequest] = assembleFixerFiles({ ...base, request: 'Parser.other returns the wrong value' });
+    expect(without).not.toContain('    def other(self):\n        return 1');
+    expect(withRequest).toContain('    def other(self):\n        return 1');
+    expect(withRequest!.length).toBeLessThanOrEqual(15_000);
+  });
 });
