@@ -3,7 +3,14 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { cliEnv, killAll, runCli } from '../cli/cli-process.js';
-import { commitAll, jsFailingTest, noTests, preexistingFixesA, removeFixtureRepos } from '../support/fixture-repos.js';
+import {
+  commitAll,
+  jsFailingTest,
+  noTests,
+  preexistingFixesA,
+  removeFixtureRepos,
+  writeFiles,
+} from '../support/fixture-repos.js';
 
 // `emend validate` as a user runs it: the CLI process, the configured (bubblewrap) sandbox.
 describe('emend validate', { timeout: 90_000, concurrent: true }, () => {
@@ -54,6 +61,22 @@ describe('emend validate', { timeout: 90_000, concurrent: true }, () => {
     expect(exit.stdout).toContain('result:   PASSED: no new failures, 1 fixed');
     expect(exit.stdout).toMatch(/fixed \(failing before, passing now\):\n {2}- A/);
     expect(exit.stdout).toMatch(/baseline: HEAD \([0-9a-f]{12}\), 1 failing/);
+    expect(exit.stdout).toContain('repro:    no reproduction test: the change adds or modifies no test file');
+  });
+
+  it("exits 1 with the reason when the change's test does not fail on the base commit", async () => {
+    const repo = preexistingFixesA();
+    // a test that passes on the unmodified code as well: it reproduces nothing
+    writeFiles(repo.dir, {
+      'test/b.test.js':
+        "const test = require('node:test');\nconst assert = require('node:assert');\n" +
+        "const { b } = require('../src/lib.js');\ntest('B again', () => assert.strictEqual(b(), 'b'));\n",
+    });
+    const exit = await runCli(['validate', '--repo', repo.dir], env);
+    expect(exit.code, exit.stderr).toBe(1);
+    expect(exit.stdout).toContain(
+      "result:   FAILED: the change's tests (test/b.test.js) pass on the base commit too: they do not reproduce",
+    );
   });
 
   it('takes the baseline from --base', async () => {

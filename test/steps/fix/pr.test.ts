@@ -4,7 +4,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { branchName } from '../../../src/steps/fix/pr-body.js';
 import { checkOpenPulls } from '../../../src/tasks/merge-tracking.js';
 import { waitForStatus } from '../../support/engine.js';
-import { CALC_PLAN, CALC_REPO, scriptCalcRun } from '../../support/fix-script.js';
+import { CALC_PLAN, CALC_REPO, GOOD_FIX, editBlock, scriptCalcRun } from '../../support/fix-script.js';
 import { newAccount } from '../../support/harness.js';
 import {
   MANAGED_KEY,
@@ -28,10 +28,11 @@ const UNTESTED = Object.fromEntries(
 async function setUp(
   files: Record<string, string> = CALC_REPO,
   repoOpts: { collaborator?: boolean; allowDrafts?: boolean } = {},
+  fixes: string[] = [GOOD_FIX],
 ) {
   svc = await startModelService();
   const { h, model } = svc;
-  scriptCalcRun(model);
+  scriptCalcRun(model, fixes);
   const owner = await newAccount(h, { plan: 'pro', credits: 3 });
   h.github.createRepo('acme', 'calc', {
     files,
@@ -110,6 +111,20 @@ describe('the pr step against the fake GitHub', { timeout: 150_000 }, () => {
       for (const secret of secrets) expect(text.includes(secret), `${file} holds a secret`).toBe(false);
       expect(text.includes(Buffer.from(`x-access-token:${owner.scm!.token}`).toString('base64')), file).toBe(false);
     }
+  });
+
+  it('a fix with its reproduction test: the test goes into the PR, whose description names it', async () => {
+    const file = 'tests/test_add_negatives.py';
+    const test = 'from calc.ops import add\n\n\ndef test_add_negatives():\n    assert add(-2, -3) == -5\n';
+    const { h, owner, repoUrl } = await setUp(CALC_REPO, {}, [`${GOOD_FIX}\n${editBlock('', test.trimEnd(), file)}`]);
+    const { task, byStep } = await runFixTask(h, owner.auth, repoUrl, 'done');
+    expect(byStep('validator')[0]!.output).toMatchObject({ passed: true, reproduction: { rule: 'reproduction' } });
+    const pull = h.github.pulls('acme', 'calc')[0]!;
+    const branch = branchName({ id: task.id, prompt: task.prompt });
+    expect(h.github.files('acme', 'calc', branch)[file]).toBe(test);
+    expect(pull.body).toContain(
+      `Reproduction: \`${file}::test_add_negatives\` (in \`${file}\`) failed before the change and passes with it.`,
+    );
   });
 
   it('pushes to a fork (made for the caller) when the caller cannot push to the repository', async () => {
