@@ -110,9 +110,11 @@ function readConvention(repo: ConfinedDir, path: string, section?: RegExp): stri
 
 /**
  * The repository's conventions files (agent instructions, contributing guides, editor and lint
- * settings), each clipped at a line boundary, within a total; '' when it has none.
+ * settings), each clipped at a line boundary, within a total (smaller when the model's window is);
+ * '' when it has none.
  */
-export function conventions(dir: string): string {
+export function conventions(dir: string, maxChars = TOTAL_CHARS): string {
+  const total = Math.min(maxChars, TOTAL_CHARS);
   const repo = repoFiles(dir);
   const found = [
     ...WHOLE_FILES.map((f) => readConvention(repo, f)),
@@ -121,7 +123,7 @@ export function conventions(dir: string): string {
   const shown: string[] = [];
   let size = 0;
   for (const part of found) {
-    if (size + part.length > TOTAL_CHARS) {
+    if (size + part.length > total) {
       shown.push(`… (${found.length - shown.length} more conventions file(s) left out for space)`);
       break;
     }

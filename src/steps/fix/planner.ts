@@ -5,6 +5,7 @@ import { repoOverview } from './overview.js';
 import { conventions, existingOrNew, rankedPaths } from './grounding.js';
 import { fenced, memorySection } from '../prompt-parts.js';
 import { clip } from '../../text/clip.js';
+import { estimateTokens } from '../../llm/usage.js';
 
 const SYSTEM = `You are the planner of emend, a service that makes code changes in a repository on request and opens a pull request.
 Read the request and the overview of the repository, then write a short, concrete plan for the smallest change that does what is asked.
@@ -17,8 +18,19 @@ Read the request and the overview of the repository, then write a short, concret
 Answer with the JSON object only.`;
 
 const MEMORY_TOKENS = 2_000;
+const OUTPUT_TOKENS = 2_000;
 
-/** The planner: request + repository overview + repo memory → plan. */
+/**
+ * Characters the conventions files may fill: what the model's window leaves after the rest of the
+ * prompt and the answer (the inverse of estimateTokens, less a margin), so a small local model gets
+ * fewer of them rather than a prompt that cannot fit.
+ */
+function conventionsRoom(contextWindow: number, promptChars: number): number {
+  const left = contextWindow - OUTPUT_TOKENS - estimateTokens(promptChars);
+  return Math.max(0, Math.floor((left / 1.1) * 4) - 1_000);
+}
+
+/** The planner: request + repository overview, ranked paths, conventions + repo memory → plan. */
 export function plannerStep(): FixStep<'planner'> {
   return async ({ task }, helpers) => {
     if (task.taskType !== 'fix')
@@ -27,7 +39,6 @@ export function plannerStep(): FixStep<'planner'> {
     const ws = await helpers.workspace();
     const overview = repoOverview(ws.dir);
     const ranked = await rankedPaths(ws.dir, task.prompt, helpers.deps.config.dataDir);
-    const rules = conventions(ws.dir);
     const memory = await recall(helpers.deps, {
       accountId: task.accountId,
       repo: task.repoUrl,
@@ -39,7 +50,7 @@ export function plannerStep(): FixStep<'planner'> {
         .slice(0, 6)
         .map((l) => `${l.language} (${l.files})`)
         .join(', ') || 'none recognised';
-    const user = [
+    const head = [
       `Request:\n${fenced(task.prompt)}`,
       '',
       `Repository: ${task.repoUrl} (branch ${task.baseBranch}, ${overview.files} files)`,
@@ -48,15 +59,16 @@ export function plannerStep(): FixStep<'planner'> {
       `Tree:\n${fenced(overview.tree)}`,
       ranked,
       overview.readme ? `README (start):\n${fenced(clip(overview.readme, 4000))}` : 'README: none',
-      rules ? `Conventions files:\n${rules}` : 'Conventions files: none',
-      memorySection(memory),
     ].join('\n');
+    const tail = memorySection(memory);
+    const rules = conventions(ws.dir, conventionsRoom(model.contextWindow, SYSTEM.length + head.length + tail.length));
+    const user = [head, rules ? `Conventions files:\n${rules}` : 'Conventions files: none', tail].join('\n');
     const plan = await model.object({
       system: SYSTEM,
       messages: [{ role: 'user', content: user }],
       schema: PlanSchema,
       name: 'plan',
-      maxOutputTokens: 2_000,
+      maxOutputTokens: OUTPUT_TOKENS,
     });
     const { kept, dropped } = existingOrNew(ws.dir, plan.likely_files, plan.new_files);
     if (dropped.length) helpers.log('likely files not in the checkout dropped (not marked new)', { dropped });

@@ -12,12 +12,8 @@ const OUTSIDE_MARKER = 'outside-conventions-marker-41c7';
 let svc: ModelService;
 let outside: string;
 
-beforeAll(async () => {
-  // step log lines are written at debug level
-  svc = await startModelService({ LOG_LEVEL: 'debug' });
-  outside = mkdtempSync(join(tmpdir(), 'emend-conventions-'));
-  writeFileSync(join(outside, 'CLAUDE.md'), `${OUTSIDE_MARKER}\n`);
-  svc.h.github.createRepo('acme', 'calc', {
+function conventionsRepo(service: ModelService) {
+  service.h.github.createRepo('acme', 'calc', {
     files: {
       ...CALC_REPO,
       'AGENTS.md': '# Agents\n\nRun `python3 -m pytest` before you finish.\nNever edit calc/__init__.py.\n',
@@ -30,6 +26,14 @@ beforeAll(async () => {
     },
     links: { 'CLAUDE.md': join(outside, 'CLAUDE.md') },
   });
+}
+
+beforeAll(async () => {
+  // step log lines are written at debug level
+  svc = await startModelService({ LOG_LEVEL: 'debug' });
+  outside = mkdtempSync(join(tmpdir(), 'emend-conventions-'));
+  writeFileSync(join(outside, 'CLAUDE.md'), `${OUTSIDE_MARKER}\n`);
+  conventionsRepo(svc);
 });
 afterAll(async () => {
   await svc?.close();
@@ -74,5 +78,22 @@ describe('the grounded planner', { timeout: 150_000 }, () => {
     expect(dropped).toContain('calc/made_up.py');
     // the planner built the locator's index; the locator step loaded it
     expect(byStep('locator')[0]!.output.index).toMatchObject({ cache: 'hit' });
+  });
+});
+
+describe('the grounded planner of a model with a small window', { timeout: 150_000 }, () => {
+  it('is given fewer conventions files, saying so, rather than a prompt that cannot fit', async () => {
+    const small = await startModelService({ EMEND_MODEL_CONTEXT_PLANNER: '2900' });
+    try {
+      conventionsRepo(small);
+      scriptCalcRun(small.model);
+      const { auth } = await newAccount(small.h, { plan: 'free' });
+      await runFixTask(small.h, auth, `${small.h.github.webUrl}/acme/calc`, 'done');
+      const prompt = small.model.calls.find((c) => stepOf(c) === 'planner')!.messages[0]!.text;
+      expect(prompt).toMatch(/Conventions files:\n(.|\n)*… \(\d more conventions file\(s\) left out for space\)/);
+      expect(prompt).not.toContain('Rule 1.');
+    } finally {
+      await small.close();
+    }
   });
 });
