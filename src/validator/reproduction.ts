@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import { cp, lstat, mkdir, readFile, readlink } from 'node:fs/promises';
+import { cp, lstat, mkdir, readFile, readlink, rm } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import type { RunOutcome } from './compare.js';
 import { type Repo, changedFiles } from './copies.js';
@@ -51,12 +51,42 @@ export async function changeTests(checkout: Repo, commit: string): Promise<Chang
   return { copied, tests: copied.filter(isTestFile), digest: hash.digest('hex') };
 }
 
-/** Puts the change's test files into the baseline copy, so they run on the base commit's code. */
-export async function addTestsToBaseline(checkoutDir: string, files: string[], baselineRepo: string): Promise<void> {
+/**
+ * Puts the change's test files into the baseline copy, so they run on the base commit's code.
+ * The base commit's tree is the repository's: a directory on the way that is a link there (the
+ * change made it a real one) would lead the copy out of the tree, so such a file is left out,
+ * and a file that is a link there is replaced, never written through. Returns what was left out.
+ */
+export async function addTestsToBaseline(
+  checkoutDir: string,
+  files: string[],
+  baselineRepo: string,
+): Promise<string[]> {
+  const leftOut: string[] = [];
   for (const path of files) {
-    await mkdir(dirname(join(baselineRepo, path)), { recursive: true });
-    await cp(join(checkoutDir, path), join(baselineRepo, path), { verbatimSymlinks: true, force: true });
+    if (await linkOnTheWay(baselineRepo, path)) {
+      leftOut.push(path);
+      continue;
+    }
+    const dest = join(baselineRepo, path);
+    await mkdir(dirname(dest), { recursive: true });
+    await rm(dest, { force: true, recursive: true });
+    await cp(join(checkoutDir, path), dest, { verbatimSymlinks: true });
   }
+  return leftOut;
+}
+
+/** Whether a directory of `path` below `root` exists as a link (or as something else than a directory). */
+async function linkOnTheWay(root: string, path: string): Promise<boolean> {
+  const parts = path.split('/').slice(0, -1);
+  let at = root;
+  for (const part of parts) {
+    at = join(at, part);
+    const stat = await lstat(at).catch(() => undefined);
+    if (!stat) return false;
+    if (!stat.isDirectory()) return true;
+  }
+  return false;
 }
 
 /** The failing tests of a run that belong to the change's test files. */

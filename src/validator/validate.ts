@@ -214,7 +214,8 @@ async function baselineRun(
     log('baseline reused', { commit });
     return cached;
   }
-  await addTestsToBaseline(input.dir, tests.copied, copies.baseline.repo);
+  const leftOut = await addTestsToBaseline(input.dir, tests.copied, copies.baseline.repo);
+  if (leftOut.length > 0) log('test files not copied to the base commit (a link on their way there)', { leftOut });
   const baselineSetup = await runSetup(ctx, copies.baseline, plan);
   const run = await runTests(ctx, copies.baseline, command, baselineSetup, { watchPytest });
   const baseline: BaselineSummary = {

@@ -1,8 +1,18 @@
+import { mkdtempSync, readdirSync, rmSync, symlinkSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Sandbox } from '../../src/sandbox/types.js';
 import { NO_TEST_FILE } from '../../src/validator/reproduction.js';
 import { validate } from '../../src/validator/validate.js';
-import { type Files, fixtureRepo, fixtureSandbox, removeFixtureRepos, writeFiles } from '../support/fixture-repos.js';
+import {
+  type Files,
+  commitAll,
+  fixtureRepo,
+  fixtureSandbox,
+  removeFixtureRepos,
+  writeFiles,
+} from '../support/fixture-repos.js';
 
 // The reproduction rule end to end (docs/validator.md, "Reproduction test"): fixture
 // repositories with a bug, scripted changes (a correct fix with its test, the test alone, a
@@ -148,6 +158,22 @@ describe('the validator asks for a reproduction test', { timeout: 60_000 }, () =
     const wrong = await run(JS_BASE, { ...JS_REPRO, ...JS_WRONG_FIX });
     expect(wrong.out).toMatchObject({ passed: false, new_failures: ['halves'] });
     expect(wrong.out.reproduction).toMatchObject({ still_failing: ['halves'] });
+  });
+
+  it('never copies a test file through a directory that is a link in the base commit', async () => {
+    const outside = mkdtempSync(join(tmpdir(), 'emend-outside-'));
+    const repo = fixtureRepo({ 'pytest.ini': '[pytest]\n', 'stats.py': PY_BASE['stats.py']! });
+    symlinkSync(outside, join(repo.dir, 'tests'));
+    const base = commitAll(repo.dir, 'tests is a link');
+    rmSync(join(repo.dir, 'tests'));
+    writeFiles(repo.dir, { [PY_REPRO]: PY_REPRO_TEST, ...PY_FIX });
+    const logs: string[] = [];
+    const out = await validate(sandbox, { dir: repo.dir, base }, { log: (m) => logs.push(m) });
+    expect(readdirSync(outside)).toEqual([]);
+    expect(logs).toContain('test files not copied to the base commit (a link on their way there)');
+    // the test did not run on the base, so nothing shows it reproduces the request
+    expect(out).toMatchObject({ passed: false, reproduction: { test_files: [PY_REPRO], failed_on_base: [] } });
+    rmSync(outside, { recursive: true });
   });
 
   it('a kept baseline is reused while the test files are the same, and run again when they change', async () => {
