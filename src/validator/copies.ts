@@ -1,5 +1,5 @@
 import { execFile, spawn } from 'node:child_process';
-import { cp, mkdir } from 'node:fs/promises';
+import { cp, lstat, mkdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 
@@ -104,6 +104,8 @@ export async function prepareCopies(
   for (const entry of ignored) {
     const path = entry.replace(/\/$/, '');
     if (path === '.git' || path.startsWith('.git/')) continue;
+    // A directory that is a link in the base commit's tree would lead the copy out of it.
+    if (await linkOnTheWay(baseline.repo, path)) continue;
     await cp(join(dir, path), join(baseline.repo, path), { recursive: true, verbatimSymlinks: true, force: true });
   }
   return { baseline, change };
@@ -145,4 +147,16 @@ export async function changedFiles(repo: Repo, commit: string): Promise<string[]
   const diff = await git(repo, ['diff', '--name-only', '-z', '--no-renames', '--diff-filter=AM', commit, '--']);
   const untracked = await git(repo, ['ls-files', '-z', '--others', '--exclude-standard']);
   return [...new Set([...diff.split('\0'), ...untracked.split('\0')].filter(Boolean))].sort();
+}
+
+/** Whether a directory of `path` below `root` exists as a link (or as anything but a directory). */
+export async function linkOnTheWay(root: string, path: string): Promise<boolean> {
+  let at = root;
+  for (const part of path.split('/').slice(0, -1)) {
+    at = join(at, part);
+    const stat = await lstat(at).catch(() => undefined);
+    if (!stat) return false;
+    if (!stat.isDirectory()) return true;
+  }
+  return false;
 }

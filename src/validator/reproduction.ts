@@ -2,7 +2,7 @@ import { createHash } from 'node:crypto';
 import { cp, lstat, mkdir, readFile, readlink, rm } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import type { RunOutcome } from './compare.js';
-import { type Repo, changedFiles } from './copies.js';
+import { type Repo, changedFiles, linkOnTheWay } from './copies.js';
 import type { FailureDetail } from './parser-types.js';
 import { isTestFile, isTestPath, testFileOf } from './test-files.js';
 
@@ -74,19 +74,6 @@ export async function addTestsToBaseline(
     await cp(join(checkoutDir, path), dest, { verbatimSymlinks: true });
   }
   return leftOut;
-}
-
-/** Whether a directory of `path` below `root` exists as a link (or as something else than a directory). */
-async function linkOnTheWay(root: string, path: string): Promise<boolean> {
-  const parts = path.split('/').slice(0, -1);
-  let at = root;
-  for (const part of parts) {
-    at = join(at, part);
-    const stat = await lstat(at).catch(() => undefined);
-    if (!stat) return false;
-    if (!stat.isDirectory()) return true;
-  }
-  return false;
 }
 
 /** The failing tests of a run that belong to the change's test files. */

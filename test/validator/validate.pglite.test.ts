@@ -1,6 +1,6 @@
 import { execFileSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { existsSync, readFileSync, readdirSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, readdirSync, rmSync, symlinkSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -366,6 +366,21 @@ describe('the validator on fixture repositories', { timeout: 60_000 }, () => {
       cachedBaseline: { ...cached, commit: '0'.repeat(40) },
     });
     expect(otherCommit).toMatchObject({ passed: false, new_failures: ['multiplies'] });
+  });
+
+  it('never copies ignored files through a directory that is a link in the base commit', async () => {
+    const outside = mkdtempSync(join(tmpdir(), 'emend-outside-'));
+    const repo = pythonPytest();
+    writeFiles(repo.dir, { '.gitignore': 'cache/sub/\n' });
+    symlinkSync(outside, join(repo.dir, 'cache'));
+    const base = commitAll(repo.dir, 'cache is a link');
+    rmSync(join(repo.dir, 'cache'));
+    // the change makes cache a directory, with an ignored subdirectory git lists on its own
+    writeFiles(repo.dir, { 'cache/keep.txt': 'kept\n', 'cache/sub/data.txt': 'ignored\n' });
+    const out = await validate(sandbox, { dir: repo.dir, base });
+    expect(out.command).not.toBeNull();
+    expect(readdirSync(outside)).toEqual([]);
+    rmSync(outside, { recursive: true });
   });
 
   it('validates the whole repository when pointed into a subdirectory of it', async () => {
