@@ -3,7 +3,7 @@ import { type SkeletonSymbol, fileSkeleton, sliceLines } from '../../locator/ske
 import { headLines } from '../../text/lines.js';
 import { tokenize } from '../../locator/tokenize.js';
 import { shownAsLink } from '../../workspace/confined-fs.js';
-import type { ValidatorOutput } from '../../step-contract/index.js';
+import type { Insight, ValidatorOutput } from '../../step-contract/index.js';
 import { numbered } from '../prompt-parts.js';
 
 /** A file as a model is shown it: whole when it is small, else its outline and the spans that matter. */
@@ -169,4 +169,28 @@ export function failureFiles(dir: string, failure: ValidatorOutput | undefined):
     }
   }
   return [...paths];
+}
+
+/**
+ * What a failed validation points at, as insights for the fixer's view: the line each failing test
+ * stopped at (its frame, snapped to the definition holding it) and the test itself, by name (the
+ * last part of its id: `tests/test_ops.py::test_mul` → `test_mul`), so a long file shows them whole.
+ */
+export function failureInsights(failure: ValidatorOutput | undefined): Insight[] {
+  const byFile = new Map<string, Insight>();
+  const add = (file: string, name: string, line: number) => {
+    const insight = byFile.get(file) ?? { file, relevance: 'low', symbols: [], notes: '' };
+    insight.symbols.push({ name, start_line: line, end_line: line, change: '' });
+    byFile.set(file, insight);
+  };
+  for (const d of failure?.failure_details ?? []) {
+    if (d.frame) add(d.frame.path, '', d.frame.line);
+    const name = d.test
+      .split(/::|[.#\s]/)
+      .filter(Boolean)
+      .pop()
+      ?.replace(/\[.*$/, '');
+    if (d.test_file && name) add(d.test_file, name, 0);
+  }
+  return [...byFile.values()];
 }

@@ -4,7 +4,7 @@ import type { ValidatorOutput } from '../../step-contract/index.js';
 import type { FixStep } from '../step.js';
 import { truncateDiff } from './diff-summary.js';
 import { editRounds } from './edit-rounds.js';
-import { failureFiles } from './file-views.js';
+import { failureFiles, failureInsights } from './file-views.js';
 import { fenced } from '../prompt-parts.js';
 import { FIXER_SYSTEM, fixerUserMessage } from './fixer-prompt.js';
 import { assembleFixerFiles, filesBudget } from './fixer-context.js';
@@ -92,7 +92,8 @@ export function fixerStep(): FixStep<'fixer'> {
     const files = assembleFixerFiles({
       dir: ws.dir,
       paths: selected,
-      insights,
+      // A retry also shows where each failing test stopped and the test itself, whole.
+      insights: [...insights, ...failureInsights(failure)],
       definitions: await definitionsOfFiles(ws.dir, selected),
       request: task.prompt,
       budget: filesBudget({

@@ -2,7 +2,15 @@ import { mkdirSync, mkdtempSync, rmSync, symlinkSync, writeFileSync } from 'node
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { failureFiles, relevantSpans, viewFile, viewFiles } from '../../../src/steps/fix/file-views.js';
+import {
+  failureFiles,
+  failureInsights,
+  relevantSpans,
+  viewFile,
+  viewFiles,
+} from '../../../src/steps/fix/file-views.js';
+import { assembleFixerFiles } from '../../../src/steps/fix/fixer-context.js';
+import { definitionsOfFiles } from '../../../src/locator/index.js';
 import type { ValidatorOutput } from '../../../src/step-contract/index.js';
 
 describe('how the inspector is shown files', () => {
@@ -125,6 +133,50 @@ describe("the inspector's views: spans snapped to definitions, whole lines, budg
       expect(a).toBeGreaterThan(c);
       expect(b).toBeGreaterThanOrEqual(3_000); // the later files keep their floor
       expect(a + b + c).toBeLessThanOrEqual(15_000);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+});
+
+describe("a failed validation in the fixer's view", () => {
+  it('shows the function each failing test stopped in and the test itself, whole, in long files', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'emend-views-'));
+    try {
+      mkdirSync(join(dir, 'tests'));
+      const filler = (tag: string) =>
+        Array.from({ length: 400 }, (_, i) => `def ${tag}_${i}(x):\n    return x + ${i}\n\n\n`).join('');
+      const ops = `${filler('op')}def mul(a, b):\n    total = a\n    total = total + b\n    return total\n`;
+      const test = `${filler('check')}def test_mul():\n    got = mul(2, 3)\n    assert got == 6\n`;
+      writeFileSync(join(dir, 'ops.py'), ops);
+      writeFileSync(join(dir, 'tests/test_ops.py'), test);
+      const frameLine = ops.split('\n').indexOf('    total = total + b') + 1;
+      const failure: ValidatorOutput = {
+        command: 'pytest',
+        setup: null,
+        passed: false,
+        new_failures: ['tests/test_ops.py::test_mul'],
+        fixed: [],
+        preexisting_failures: [],
+        duration_ms: 1,
+        log_tail: '',
+        failure_details: [
+          {
+            test: 'tests/test_ops.py::test_mul',
+            test_file: 'tests/test_ops.py',
+            frame: { path: 'ops.py', line: frameLine },
+          },
+        ],
+      };
+      const paths = ['ops.py', 'tests/test_ops.py'];
+      const insights = failureInsights(failure);
+      expect(insights.map((i) => i.file)).toEqual(['ops.py', 'tests/test_ops.py']);
+      const definitions = await definitionsOfFiles(dir, paths);
+      // A budget far under the files' size: they are shown as outlines plus what the failure points at.
+      const [opsView, testView] = assembleFixerFiles({ dir, paths, insights, definitions, budget: 8_000 });
+      expect(opsView).toContain('def mul(a, b):\n    total = a\n    total = total + b\n    return total');
+      expect(testView).toContain('def test_mul():\n    got = mul(2, 3)\n    assert got == 6');
+      expect(opsView).not.toContain('return x + 200');
     } finally {
       rmSync(dir, { recursive: true, force: true });
     }
