@@ -1,15 +1,15 @@
 import { afterEach, describe, expect, it } from 'vitest';
-import { insertMemoryItem } from '../../../src/memory/repo-memory.js';
-import { CALC_REPO, editBlock, scriptCalcRun, stepOf } from '../../support/fix-script.js';
-import { newAccount } from '../../support/harness.js';
-import { type ModelService, runFixTask, startModelService } from '../../support/model-service.js';
-import type { ModelRequest } from '../../support/scripted-model/server.js';
-import { BAKERY_BRIEF, scriptSiteRun } from '../../support/site-script.js';
+import { insertMemoryItem } from '../../src/memory/repo-memory.js';
+import { CALC_REPO, editBlock, scriptCalcRun, stepOf } from '../support/fix-script.js';
+import { newAccount } from '../support/harness.js';
+import { type ModelService, runFixTask, startModelService } from '../support/model-service.js';
+import type { ModelRequest } from '../support/scripted-model/server.js';
+import { BAKERY_BRIEF, scriptSiteRun } from '../support/site-script.js';
 
 /*
  * Golden prompts: every model call of a fix run and of a scaffold run, driven through the engine
  * with the real steps against the scripted model, written whole (system text, then each message)
- * to __snapshots__/<name>.md. A change to any step's prompt shows up there as a diff to review;
+ * to prompts/__snapshots__/<name>.md. A change to any step's prompt shows up there as a diff to review;
  * after reviewing it, accept it with `npx vitest run test/steps/prompts -u`.
  *
  * What differs from run to run is replaced by placeholders before the comparison, so the files are
@@ -40,7 +40,7 @@ function page(title: string, call: ModelRequest): string {
 
 const snapshot = (name: string, title: string, call: ModelRequest | undefined) => {
   expect(call, `no model call for ${name}`).toBeDefined();
-  return expect(page(title, call!)).toMatchFileSnapshot(`./__snapshots__/${name}.md`);
+  return expect(page(title, call!)).toMatchFileSnapshot(`./prompts/__snapshots__/${name}.md`);
 };
 
 describe('golden prompts of every step', { timeout: 180_000 }, () => {
