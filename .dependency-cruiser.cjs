@@ -5,7 +5,7 @@
 // Layers, top to bottom:
 //   entry    src/cli*.ts, src/bin.ts, src/server.ts, src/runtime.ts, src/step-registry.ts
 //   http     src/app.ts, src/http/**
-//   engine   src/engine/**
+//   engine   src/engine/**, src/eval/** (the harness: the model mode will drive the pipeline)
 //   steps    src/steps/**
 //   domain   src/tasks, src/accounts, src/feedback, src/memory, src/sites
 //   adapters src/llm, src/scm, src/workspace, src/sandbox, src/validator, src/locator, src/edits,
@@ -18,7 +18,7 @@
 const layer = {
   entry: '^src/(cli[^/]*|bin|server|runtime|step-registry)\\.ts$',
   http: '^src/(app\\.ts$|http/)',
-  engine: '^src/engine/',
+  engine: '^src/(engine|eval)/',
   steps: '^src/steps/',
   domain: '^src/(tasks|accounts|feedback|memory|sites)/',
   adapters: '^src/(llm|scm|workspace|sandbox|validator|locator|edits|outbound|queue|events|processes)/',

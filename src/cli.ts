@@ -16,6 +16,8 @@ const USAGE = `usage:
   emend sandbox exec --workdir DIR [--timeout S] [--network] -- CMD...
   emend validate --repo DIR [--base REV] [--json]
   emend locate --repo DIR --prompt-file F [--top N] [--json]
+  emend eval --dataset F (--oracle | --baseline) [--limit N] [--concurrency K] [--out DIR] [--resume]
+             [--mirrors DIR] [--setup FILE.json]
 
 Configuration comes from the environment; see docs/configuration.md.`;
 
@@ -190,6 +192,8 @@ export async function main(argv: string[], env: NodeJS.ProcessEnv = process.env)
         return await (await import('./cli-validate.js')).validateCommand(args, env);
       case 'locate':
         return await (await import('./cli-locate.js')).locateCommand(args, env);
+      case 'eval':
+        return await (await import('./cli-eval.js')).evalCommand(args, env);
       case 'help':
       case '--help':
       case '-h':

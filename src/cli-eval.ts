@@ -1,0 +1,186 @@
+import { appendFile, mkdir, readFile, writeFile } from 'node:fs/promises';
+import { join, resolve } from 'node:path';
+import { parseArgs } from 'node:util';
+import { loadConfig } from './config.js';
+import { DatasetError, type Instance, readDataset } from './eval/dataset.js';
+import { resultLine, summaryMarkdown } from './eval/report.js';
+import { type EvalMode, type InstanceResult, type RunOptions, runInstance } from './eval/run.js';
+import { createSandbox } from './sandbox/sandbox.js';
+import { ValidationAborted } from './validator/run.js';
+
+const USAGE =
+  'usage: emend eval --dataset F (--oracle | --baseline) [--limit N] [--concurrency K] [--out DIR] [--resume]\n' +
+  '                  [--mirrors DIR] [--setup FILE.json]';
+
+const EXIT_USAGE = 2;
+const EXIT_INTERRUPTED = 130;
+
+class UsageError extends Error {}
+
+interface EvalArgs {
+  dataset: string;
+  mode: EvalMode;
+  limit?: number;
+  concurrency: number;
+  out: string;
+  resume: boolean;
+  mirrors?: string;
+  setup?: string;
+}
+
+function count(flag: string, value: string | undefined, min: number): number | undefined {
+  if (value === undefined) return undefined;
+  if (!/^\d+$/.test(value) || Number(value) < min) throw new UsageError(`${flag} expects an integer ≥ ${min}`);
+  return Number(value);
+}
+
+function readArgs(args: string[]): EvalArgs {
+  const { values: v } = parseArgs({
+    args,
+    options: {
+      dataset: { type: 'string' },
+      limit: { type: 'string' },
+      concurrency: { type: 'string' },
+      out: { type: 'string' },
+      resume: { type: 'boolean' },
+      mirrors: { type: 'string' },
+      setup: { type: 'string' },
+      oracle: { type: 'boolean' },
+      baseline: { type: 'boolean' },
+    },
+  });
+  if (!v.dataset) throw new UsageError('eval needs --dataset');
+  if (v.oracle === v.baseline) throw new UsageError('eval needs one of --oracle and --baseline');
+  const limit = count('--limit', v.limit, 1);
+  return {
+    dataset: resolve(v.dataset),
+    mode: v.oracle ? 'oracle' : 'baseline',
+    ...(limit !== undefined ? { limit } : {}),
+    concurrency: count('--concurrency', v.concurrency, 1) ?? 1,
+    out: resolve(v.out ?? 'emend-eval'),
+    resume: v.resume ?? false,
+    ...(v.mirrors ? { mirrors: resolve(v.mirrors) } : {}),
+    ...(v.setup ? { setup: resolve(v.setup) } : {}),
+  };
+}
+
+/** The operator's setup file: {"owner/name": "command"}. */
+async function readSetup(path: string | undefined): Promise<Record<string, string>> {
+  if (!path) return {};
+  const value: unknown = JSON.parse(await readFile(path, 'utf8'));
+  if (typeof value !== 'object' || value === null || Array.isArray(value))
+    throw new UsageError(`${path}: expected {"owner/name": "command"}`);
+  for (const [repo, command] of Object.entries(value))
+    if (typeof command !== 'string') throw new UsageError(`${path}: the command for ${repo} is not a string`);
+  return value as Record<string, string>;
+}
+
+/** The results an earlier run left in results.jsonl (a line cut off by a crash is dropped). */
+async function earlierResults(file: string): Promise<InstanceResult[]> {
+  const text = await readFile(file, 'utf8').catch(() => '');
+  const out: InstanceResult[] = [];
+  for (const line of text.split('\n')) {
+    try {
+      if (line.trim()) out.push(JSON.parse(line) as InstanceResult);
+    } catch {
+      // the last line of a run that was killed mid-write
+    }
+  }
+  return out;
+}
+
+/** The progress: one line rewritten in place on a terminal, a plain line per instance otherwise. */
+function progress(total: number) {
+  const tty = process.stderr.isTTY === true;
+  let done = 0;
+  let resolved = 0;
+  return (r: InstanceResult) => {
+    done++;
+    if (r.resolved) resolved++;
+    const line = `[${done}/${total}, ${resolved} resolved] ${resultLine(r)}`;
+    if (tty) process.stderr.write(`\r\x1b[K${line.slice(0, (process.stderr.columns ?? 120) - 1)}`);
+    else console.log(line);
+  };
+}
+
+/** Runs the instances K at a time, each result appended to results.jsonl as it ends. */
+async function runAll(todo: Instance[], a: EvalArgs, options: RunOptions, file: string): Promise<InstanceResult[]> {
+  const report = progress(todo.length);
+  const results: InstanceResult[] = [];
+  const queue = [...todo];
+  const worker = async () => {
+    for (let next = queue.shift(); next; next = queue.shift()) {
+      if (options.signal?.aborted) return;
+      try {
+        const result = await runInstance(next, a.mode, options);
+        await appendFile(file, `${JSON.stringify(result)}\n`);
+        results.push(result);
+        report(result);
+      } catch (err) {
+        if (err instanceof ValidationAborted) return;
+        // Not the instance's fault (the sandbox, the disk): no result, so --resume runs it again.
+        console.error(`emend: ${next.instance_id}: ${(err as Error).message}`);
+      }
+    }
+  };
+  await Promise.all(Array.from({ length: Math.min(a.concurrency, todo.length) }, worker));
+  if (process.stderr.isTTY) process.stderr.write('\n');
+  return results;
+}
+
+/**
+ * `emend eval`: SWE-bench instances judged as the SWE-bench harness judges them, with the gold
+ * patch (--oracle, through the fixer's edit path) or nothing (--baseline) as the change.
+ * Writes OUT/results.jsonl and OUT/summary.md; exit 0 when every instance ran.
+ */
+export async function evalCommand(args: string[], env: NodeJS.ProcessEnv): Promise<number> {
+  let a: EvalArgs;
+  let setup: Record<string, string>;
+  let instances: Instance[];
+  try {
+    a = readArgs(args);
+    setup = await readSetup(a.setup);
+    instances = await readDataset(a.dataset);
+  } catch (err) {
+    const usage = err instanceof UsageError || (err instanceof TypeError && 'code' in err);
+    console.error(`emend: ${(err as Error).message}${usage ? `\n\n${USAGE}` : ''}`);
+    return err instanceof DatasetError ? 1 : EXIT_USAGE;
+  }
+  const config = loadConfig(env);
+  const sandbox = await createSandbox(config.sandbox, { protectedPaths: [config.dataDir] });
+  const sandboxReport = sandbox.report();
+  if (sandboxReport.kind === 'unavailable') {
+    console.error(`emend: the sandbox is unavailable: ${sandboxReport.problem}`);
+    return 1;
+  }
+  await mkdir(a.out, { recursive: true });
+  const file = join(a.out, 'results.jsonl');
+  const earlier = a.resume ? await earlierResults(file) : [];
+  if (!a.resume) await writeFile(file, '');
+  const done = new Set(earlier.map((r) => r.instance_id));
+  const todo = instances.slice(0, a.limit ?? instances.length).filter((i) => !done.has(i.instance_id));
+  if (done.size > 0) console.log(`resuming: ${done.size} instance(s) already in ${file}`);
+
+  const abort = new AbortController();
+  const onSignal = () => abort.abort();
+  process.on('SIGINT', onSignal);
+  process.on('SIGTERM', onSignal);
+  try {
+    const options: RunOptions = {
+      sandbox,
+      source: a.mirrors ? { mirrors: a.mirrors } : {},
+      setup,
+      limits: { testTimeoutMs: config.validator.testTimeoutMs },
+      signal: abort.signal,
+    };
+    const results = [...earlier, ...(await runAll(todo, a, options, file))];
+    await writeFile(join(a.out, 'summary.md'), summaryMarkdown(results, `emend eval --${a.mode}: ${a.dataset}`));
+    const resolved = results.filter((r) => r.resolved).length;
+    console.log(`${resolved} of ${results.length} resolved; ${join(a.out, 'summary.md')}`);
+    if (abort.signal.aborted) return EXIT_INTERRUPTED;
+    return results.length === earlier.length + todo.length ? 0 : 1;
+  } finally {
+    process.off('SIGINT', onSignal);
+    process.off('SIGTERM', onSignal);
+  }
+}

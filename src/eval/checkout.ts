@@ -1,0 +1,62 @@
+import { existsSync } from 'node:fs';
+import { mkdir } from 'node:fs/promises';
+import { join } from 'node:path';
+import { type GitEnv, runGit } from '../workspace/git.js';
+
+/** Where an instance's repository comes from: a directory of local mirrors, else a clone URL. */
+export interface RepoSource {
+  /** Holds `<owner>+<name>/repo` or `<owner>+<name>` git directories (as the search tools' fetch leaves them). */
+  mirrors?: string;
+  /** The clone URL for a repository without a mirror; `{repo}` stands for owner/name. */
+  urlTemplate?: string;
+}
+
+export const DEFAULT_URL_TEMPLATE = 'https://github.com/{repo}.git';
+
+/** The git directory of a repository's mirror, or undefined when there is none. */
+export function mirrorGitDir(mirrors: string, repo: string): string | undefined {
+  const base = join(mirrors, repo.replace('/', '+'));
+  return [join(base, 'repo'), base].find((dir) => existsSync(join(dir, 'objects')) && existsSync(join(dir, 'HEAD')));
+}
+
+export class CheckoutError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = 'CheckoutError';
+  }
+}
+
+/**
+ * The repository at `commit` in `dir` (made here, inside a directory the caller owns and
+ * removes). From a mirror, a shared clone: the mirror's objects are read, never written. Every
+ * git call goes through runGit (hooks and fsmonitor off, no user or system config), since the
+ * repository is someone else's.
+ */
+export async function checkoutAt(
+  repo: string,
+  commit: string,
+  dir: string,
+  source: RepoSource,
+  home: string,
+): Promise<{ from: string }> {
+  await mkdir(home, { recursive: true });
+  const env: GitEnv = { home };
+  const mirror = source.mirrors ? mirrorGitDir(source.mirrors, repo) : undefined;
+  const from = mirror ?? (source.urlTemplate ?? DEFAULT_URL_TEMPLATE).replace('{repo}', repo);
+  try {
+    if (mirror) {
+      await runGit(env, {
+        args: ['clone', '--quiet', '--shared', '--no-checkout', mirror, dir],
+        allowFile: true,
+        safeDirs: [mirror],
+      });
+    } else {
+      await runGit(env, { args: ['clone', '--quiet', '--no-checkout', from, dir], remote: { url: from } });
+    }
+    const gitDir = join(dir, '.git');
+    await runGit(env, { args: ['checkout', '--quiet', '--detach', commit], gitDir, workTree: dir, cwd: dir });
+  } catch (err) {
+    throw new CheckoutError(`could not check out ${repo} at ${commit} from ${from}: ${(err as Error).message}`);
+  }
+  return { from };
+}

@@ -1,0 +1,188 @@
+import { cp, mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import type { Sandbox } from '../sandbox/types.js';
+import type { RunTree } from '../validator/copies.js';
+import { type TestPlan, commandWithTimeouts, detectTestPlan } from '../validator/detect.js';
+import { namesProgressPlugin, withoutProgressPlugin } from '../validator/pytest-progress.js';
+import { type RunContext, type RunLimits, defaultLimits, probe, runSetup, runTests } from '../validator/run.js';
+import { runGit } from '../workspace/git.js';
+
+/** What the judge needs of an instance. */
+export interface JudgedInstance {
+  repo: string;
+  test_patch: string;
+  FAIL_TO_PASS: string[];
+  PASS_TO_PASS: string[];
+}
+
+/** The step that kept the tests from running, and why. */
+export interface JudgeSetup {
+  ok: boolean;
+  /** The operator's setup command, when there was one. */
+  command?: string;
+  /** Why the tests did not run: the stage that failed and the reason. */
+  failure?: { stage: 'checkout' | 'test_patch' | 'setup' | 'runner'; reason: string };
+}
+
+export interface Verdict {
+  /** Every FAIL_TO_PASS and PASS_TO_PASS test passed. */
+  resolved: boolean;
+  f2p: { passed: number; total: number };
+  p2p: { passed: number; total: number };
+  /** The listed ids that did not pass (failed, skipped, or not reported by the run), F2P first. */
+  not_passed: string[];
+  setup: JudgeSetup;
+  /** The test command, as run in the sandbox. */
+  command?: string;
+  /** The end of the test output, when something did not pass. */
+  log_tail?: string;
+  wall_ms: number;
+}
+
+export interface JudgeOptions {
+  sandbox: Sandbox;
+  /** The operator's setup command for this repository (run in the sandbox before the tests). */
+  setupCommand?: string;
+  limits?: Partial<RunLimits>;
+  signal?: AbortSignal;
+  tmpRoot?: string;
+}
+
+const quote = (s: string) => `'${s.replaceAll("'", `'\\''`)}'`;
+
+/**
+ * An id pytest can be given on its command line: no whitespace (the SWE-bench logs cut ids at a
+ * space) and whole brackets. pytest stops the whole run at an id it cannot find, so one bad id
+ * means running the files instead.
+ */
+const addressable = (id: string) =>
+  /^\S+\.py::\S+$/.test(id) && (id.match(/\[/g) ?? []).length === (id.match(/\]/g) ?? []).length;
+
+/**
+ * The tests to run: for pytest exactly the listed ids (or, when one of them cannot be named on
+ * the command line, the files that hold them, as the SWE-bench harness runs them); other
+ * runners have no per-id selection, so their whole command runs and only the listed ids are read.
+ */
+export function selectTests(plan: TestPlan, ids: string[]): TestPlan {
+  if (plan.runner !== 'pytest' || plan.source !== 'detected' || ids.length === 0) return plan;
+  const args = ids.every(addressable) ? ids : [...new Set(ids.map((id) => id.split('::')[0]!))];
+  return { ...plan, command: `python3 -m pytest ${args.map(quote).join(' ')}` };
+}
+
+/**
+ * Judges a checkout holding a change as the SWE-bench harness does: in a copy (the checkout is
+ * not touched), test_patch applied with `git apply`, the operator's setup, then the listed
+ * tests in the sandbox, offline. Resolved when every FAIL_TO_PASS and PASS_TO_PASS id passed;
+ * an id the run never reports did not pass.
+ */
+export async function judge(checkout: string, instance: JudgedInstance, options: JudgeOptions): Promise<Verdict> {
+  const started = performance.now();
+  const ids = [...instance.FAIL_TO_PASS, ...instance.PASS_TO_PASS];
+  const root = await mkdtemp(join(options.tmpRoot ?? tmpdir(), 'emend-judge-'));
+  const notRun = (setup: JudgeSetup): Verdict => ({
+    ...count(instance, new Map()),
+    resolved: false,
+    not_passed: ids,
+    setup,
+    wall_ms: Math.round(performance.now() - started),
+  });
+  try {
+    const tree = await copyTree(checkout, root);
+    const patchError = await applyTestPatch(instance.test_patch, tree, root);
+    const base = options.setupCommand !== undefined ? { command: options.setupCommand } : {};
+    if (patchError) return notRun({ ok: false, ...base, failure: { stage: 'test_patch', reason: patchError } });
+    const ctx: RunContext = {
+      sandbox: options.sandbox,
+      limits: defaultLimits(options.sandbox, options.limits),
+      signal: options.signal,
+    };
+    const detected = detectTestPlan(tree.repo);
+    if (!detected) return notRun({ ok: false, ...base, failure: { stage: 'runner', reason: 'no test runner found' } });
+    const setup = options.setupCommand
+      ? await runSetup(ctx, tree, {
+          ...detected,
+          setup: { command: options.setupCommand, offlineCommand: options.setupCommand },
+        })
+      : null;
+    if (setup && setup.exit_code !== 0) {
+      const why = setup.timed_out ? 'timed out' : `exited with code ${setup.exit_code}`;
+      const reason = `${why}${setup.log_tail ? `: ${setup.log_tail.trim().split('\n').slice(-3).join(' | ')}` : ''}`;
+      return notRun({ ok: false, ...base, failure: { stage: 'setup', reason } });
+    }
+    const plan = selectTests(detected, ids);
+    const { command, watchPytest } = await testCommand(ctx, tree, plan);
+    const run = await runTests(ctx, tree, command, setup, { watchPytest });
+    const counted = count(instance, run.outcome.tests);
+    return {
+      ...counted,
+      resolved: counted.not_passed.length === 0,
+      setup: { ok: true, ...base },
+      command,
+      ...(counted.not_passed.length > 0 ? { log_tail: run.logTail } : {}),
+      wall_ms: Math.round(performance.now() - started),
+    };
+  } finally {
+    await rm(root, { recursive: true, force: true }).catch(() => {});
+  }
+}
+
+function count(instance: JudgedInstance, tests: Map<string, string>) {
+  const passed = (id: string) => tests.get(id) === 'passed';
+  const f2p = instance.FAIL_TO_PASS.filter(passed).length;
+  const p2p = instance.PASS_TO_PASS.filter(passed).length;
+  return {
+    f2p: { passed: f2p, total: instance.FAIL_TO_PASS.length },
+    p2p: { passed: p2p, total: instance.PASS_TO_PASS.length },
+    not_passed: [...instance.FAIL_TO_PASS, ...instance.PASS_TO_PASS].filter((id) => !passed(id)),
+  };
+}
+
+/** The checkout's files, without .git, in a run tree of its own (the sandbox writes there). */
+async function copyTree(checkout: string, root: string): Promise<RunTree> {
+  const workdir = join(root, 'tree');
+  const tree = { workdir, repo: join(workdir, 'repo') };
+  await mkdir(join(workdir, 'home'), { recursive: true });
+  const dotGit = join(checkout, '.git');
+  await cp(checkout, tree.repo, { recursive: true, verbatimSymlinks: true, filter: (src) => src !== dotGit });
+  return tree;
+}
+
+/**
+ * `git apply` of the test patch in the copy (no repository there: git works as `patch` does,
+ * and refuses paths that leave the tree). Returns why it did not apply, or undefined.
+ */
+async function applyTestPatch(patch: string, tree: RunTree, root: string): Promise<string | undefined> {
+  if (!patch.trim()) return undefined;
+  const file = join(root, 'test.patch');
+  await writeFile(file, patch);
+  try {
+    await runGit(
+      { home: join(root, 'git-home') },
+      {
+        args: ['apply', '--whitespace=nowarn', file],
+        cwd: tree.repo,
+        // Never look for a repository above the copy.
+        env: { GIT_CEILING_DIRECTORIES: tree.workdir },
+      },
+    );
+    return undefined;
+  } catch (err) {
+    return `git apply failed: ${(err as Error).message}`;
+  }
+}
+
+/** The plan's command with the validator's per-test timeouts and, under bubblewrap, its pytest progress watch. */
+async function testCommand(ctx: RunContext, tree: RunTree, plan: TestPlan) {
+  const probed = await probe(ctx, tree, plan);
+  const canWatch = ctx.sandbox.report().kind === 'bubblewrap';
+  const timed = commandWithTimeouts(
+    plan,
+    Math.ceil(ctx.limits.testTimeoutMs / 1000),
+    Math.ceil(ctx.limits.runTimeoutMs / 1000),
+    probed,
+    { pytestProgress: canWatch },
+  );
+  const command = canWatch ? timed : withoutProgressPlugin(timed);
+  return { command, watchPytest: canWatch && namesProgressPlugin(command) };
+}

@@ -1,0 +1,118 @@
+import { execFileSync } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { checkoutAt } from '../../src/eval/checkout.js';
+import { judge } from '../../src/eval/judge.js';
+import { applyGoldPatch } from '../../src/eval/oracle.js';
+import type { Sandbox } from '../../src/sandbox/types.js';
+import {
+  type EvalInstance,
+  SRC_ON_PATH,
+  buildInstance,
+  jsSpec,
+  pythonSpec,
+  pythonSrcSpec,
+  removeEvalRepos,
+} from '../support/eval-instances.js';
+import { fixtureSandbox, removeFixtureRepos } from '../support/fixture-repos.js';
+
+// The judge on checkouts of instances built here, in the real bubblewrap sandbox.
+describe('judge', { timeout: 90_000 }, () => {
+  let sandbox: Sandbox;
+  let root: string;
+  let py: EvalInstance;
+  let js: EvalInstance;
+  let src: EvalInstance;
+  let n = 0;
+
+  beforeAll(async () => {
+    sandbox = await fixtureSandbox();
+    root = mkdtempSync(join(tmpdir(), 'emend-judge-test-'));
+    py = buildInstance(join(root, 'mirrors'), 'acme__pycalc-1', pythonSpec);
+    js = buildInstance(join(root, 'mirrors'), 'acme__jscalc-1', jsSpec);
+    src = buildInstance(join(root, 'mirrors'), 'acme__srccalc-1', pythonSrcSpec);
+  });
+  afterAll(() => {
+    removeEvalRepos();
+    removeFixtureRepos();
+    rmSync(root, { recursive: true, force: true });
+  });
+
+  const checkout = async (instance: EvalInstance) => {
+    const dir = join(root, `checkout-${n++}`);
+    await checkoutAt(instance.repo, instance.base_commit, dir, { mirrors: join(root, 'mirrors') }, join(root, 'home'));
+    return dir;
+  };
+
+  it('resolves the gold patch and leaves the checkout as it was (test_patch goes to a copy)', async () => {
+    const dir = await checkout(py);
+    const edits = await applyGoldPatch(dir, py.patch);
+    expect(edits).toEqual({ applied: 1, failures: [] });
+    const before = readFileSync(join(dir, 'tests/test_calc.py'), 'utf8');
+    const verdict = await judge(dir, py, { sandbox });
+    expect(verdict, verdict.log_tail).toMatchObject({
+      resolved: true,
+      f2p: { passed: 1, total: 1 },
+      p2p: { passed: 1, total: 1 },
+      not_passed: [],
+      setup: { ok: true },
+    });
+    // exactly the listed ids, not the whole suite
+    expect(verdict.command).toContain(
+      "python3 -m pytest 'tests/test_calc.py::test_add' 'tests/test_calc.py::test_mul'",
+    );
+    expect(readFileSync(join(dir, 'tests/test_calc.py'), 'utf8')).toBe(before);
+    expect(execFileSync('git', ['-C', dir, 'status', '--porcelain'], { encoding: 'utf8' })).toBe(' M calc.py\n');
+  });
+
+  it('does not resolve a wrong patch and names the test that failed', async () => {
+    const dir = await checkout(py);
+    // add() fixed, mul() broken: the F2P test passes, the P2P test fails
+    writeFileSync(join(dir, 'calc.py'), 'def add(a, b):\n    return a + b\n\n\ndef mul(a, b):\n    return a + b\n');
+    const verdict = await judge(dir, py, { sandbox });
+    expect(verdict).toMatchObject({
+      resolved: false,
+      f2p: { passed: 1, total: 1 },
+      p2p: { passed: 0, total: 1 },
+      not_passed: ['tests/test_calc.py::test_mul'],
+    });
+    expect(verdict.log_tail).toContain('test_mul');
+  });
+
+  it('counts an id the run never reports as not passed (node:test: the whole suite runs, the ids are read)', async () => {
+    const dir = await checkout(js);
+    await applyGoldPatch(dir, js.patch);
+    const verdict = await judge(dir, { ...js, PASS_TO_PASS: ['multiplies', 'divides'] }, { sandbox });
+    expect(verdict).toMatchObject({
+      resolved: false,
+      f2p: { passed: 1, total: 1 },
+      p2p: { passed: 1, total: 2 },
+      not_passed: ['divides'],
+    });
+  });
+
+  it('reports a test patch that does not apply as a setup failure, running nothing', async () => {
+    const dir = await checkout(py);
+    const broken = py.test_patch.replace('def test_mul', 'def test_mull');
+    const verdict = await judge(dir, { ...py, test_patch: broken }, { sandbox });
+    expect(verdict.resolved).toBe(false);
+    expect(verdict.setup.failure?.stage).toBe('test_patch');
+    expect(verdict.setup.failure?.reason).toMatch(/git apply failed/);
+    expect(verdict.not_passed).toEqual([...py.FAIL_TO_PASS, ...py.PASS_TO_PASS]);
+  });
+
+  it('runs the operator setup in the sandbox first (here: src/ on the path), and reports its failure', async () => {
+    const dir = await checkout(src);
+    await applyGoldPatch(dir, src.patch);
+    const without = await judge(dir, src, { sandbox });
+    expect(without.resolved).toBe(false);
+    expect(without.log_tail).toMatch(/No module named '?calc/);
+    const ok = await judge(dir, src, { sandbox, setupCommand: SRC_ON_PATH });
+    expect(ok, ok.log_tail).toMatchObject({ resolved: true, setup: { ok: true, command: SRC_ON_PATH } });
+    const failed = await judge(dir, src, { sandbox, setupCommand: 'echo no compiler here; exit 3' });
+    expect(failed.resolved).toBe(false);
+    expect(failed.setup.failure).toEqual({ stage: 'setup', reason: 'exited with code 3: no compiler here' });
+  });
+});
