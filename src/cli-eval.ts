@@ -10,7 +10,7 @@ import { ValidationAborted } from './validator/run.js';
 
 const USAGE =
   'usage: emend eval --dataset F (--oracle | --baseline) [--limit N] [--concurrency K] [--out DIR] [--resume]\n' +
-  '                  [--mirrors DIR] [--setup FILE.json]';
+  '                  [--mirrors DIR] [--clone-url URL] [--setup FILE.json]';
 
 const EXIT_USAGE = 2;
 const EXIT_INTERRUPTED = 130;
@@ -25,6 +25,7 @@ interface EvalArgs {
   out: string;
   resume: boolean;
   mirrors?: string;
+  cloneUrl?: string;
   setup?: string;
 }
 
@@ -44,6 +45,7 @@ function readArgs(args: string[]): EvalArgs {
       out: { type: 'string' },
       resume: { type: 'boolean' },
       mirrors: { type: 'string' },
+      'clone-url': { type: 'string' },
       setup: { type: 'string' },
       oracle: { type: 'boolean' },
       baseline: { type: 'boolean' },
@@ -60,6 +62,7 @@ function readArgs(args: string[]): EvalArgs {
     out: resolve(v.out ?? 'emend-eval'),
     resume: v.resume ?? false,
     ...(v.mirrors ? { mirrors: resolve(v.mirrors) } : {}),
+    ...(v['clone-url'] ? { cloneUrl: v['clone-url'] } : {}),
     ...(v.setup ? { setup: resolve(v.setup) } : {}),
   };
 }
@@ -168,7 +171,10 @@ export async function evalCommand(args: string[], env: NodeJS.ProcessEnv): Promi
   try {
     const options: RunOptions = {
       sandbox,
-      source: a.mirrors ? { mirrors: a.mirrors } : {},
+      source: {
+        ...(a.mirrors ? { mirrors: a.mirrors } : {}),
+        ...(a.cloneUrl ? { urlTemplate: a.cloneUrl } : {}),
+      },
       setup,
       limits: { testTimeoutMs: config.validator.testTimeoutMs },
       signal: abort.signal,

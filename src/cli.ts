@@ -17,7 +17,7 @@ const USAGE = `usage:
   emend validate --repo DIR [--base REV] [--json]
   emend locate --repo DIR --prompt-file F [--top N] [--json]
   emend eval --dataset F (--oracle | --baseline) [--limit N] [--concurrency K] [--out DIR] [--resume]
-             [--mirrors DIR] [--setup FILE.json]
+             [--mirrors DIR] [--clone-url URL] [--setup FILE.json]
 
 Configuration comes from the environment; see docs/configuration.md.`;
 

@@ -7,7 +7,11 @@ import { type GitEnv, runGit } from '../workspace/git.js';
 export interface RepoSource {
   /** Holds `<owner>+<name>/repo` or `<owner>+<name>` git directories (as the search tools' fetch leaves them). */
   mirrors?: string;
-  /** The clone URL for a repository without a mirror; `{repo}` stands for owner/name. */
+  /**
+   * The clone URL for a repository without a mirror; `{repo}` stands for owner/name. Without
+   * mirrors it defaults to GitHub's; with mirrors, a repository missing there is an error
+   * unless it is given (no surprise download in an offline run).
+   */
   urlTemplate?: string;
 }
 
@@ -42,6 +46,8 @@ export async function checkoutAt(
   await mkdir(home, { recursive: true });
   const env: GitEnv = { home };
   const mirror = source.mirrors ? mirrorGitDir(source.mirrors, repo) : undefined;
+  if (source.mirrors && !mirror && source.urlTemplate === undefined)
+    throw new CheckoutError(`no mirror of ${repo} under ${source.mirrors} (and no --clone-url)`);
   const from = mirror ?? (source.urlTemplate ?? DEFAULT_URL_TEMPLATE).replace('{repo}', repo);
   try {
     if (mirror) {

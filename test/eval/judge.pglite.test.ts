@@ -46,6 +46,17 @@ describe('judge', { timeout: 90_000 }, () => {
     return dir;
   };
 
+  it('checks out from a clone URL when asked, and says why a checkout failed', async () => {
+    const dir = join(root, `checkout-${n++}`);
+    const url = `file://${join(root, 'mirrors', 'acme+pycalc')}`;
+    await checkoutAt(py.repo, py.base_commit, dir, { mirrors: join(root, 'none'), urlTemplate: url }, join(root, 'h'));
+    expect(readFileSync(join(dir, 'calc.py'), 'utf8')).toContain('return a - b');
+    const missing = 'f'.repeat(40);
+    await expect(
+      checkoutAt(py.repo, missing, join(root, `checkout-${n++}`), { mirrors: join(root, 'mirrors') }, join(root, 'h')),
+    ).rejects.toThrow(new RegExp(`could not check out acme/pycalc at ${missing} from .*acme\\+pycalc`));
+  });
+
   it('resolves the gold patch and leaves the checkout as it was (test_patch goes to a copy)', async () => {
     const dir = await checkout(py);
     const edits = await applyGoldPatch(dir, py.patch);

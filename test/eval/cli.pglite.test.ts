@@ -1,0 +1,168 @@
+import { mkdtempSync, readFileSync, readdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
+import { evalCommand } from '../../src/cli-eval.js';
+import type { InstanceResult } from '../../src/eval/run.js';
+import {
+  type EvalInstance,
+  SRC_ON_PATH,
+  buildInstance,
+  jsSpec,
+  pythonSpec,
+  pythonSrcSpec,
+  removeEvalRepos,
+  writeDataset,
+} from '../support/eval-instances.js';
+
+// `emend eval` through its exported command, on instances built here: real git, the bubblewrap sandbox.
+describe('emend eval', { timeout: 120_000 }, () => {
+  let root: string;
+  let mirrors: string;
+  let dataset: string;
+  let env: NodeJS.ProcessEnv;
+  let instances: EvalInstance[];
+  let runs = 0;
+
+  beforeAll(() => {
+    root = mkdtempSync(join(tmpdir(), 'emend-eval-cli-'));
+    mirrors = join(root, 'mirrors');
+    instances = [
+      buildInstance(mirrors, 'acme__pycalc-1', pythonSpec),
+      buildInstance(mirrors, 'acme__jscalc-1', jsSpec),
+      buildInstance(mirrors, 'acme__srccalc-1', pythonSrcSpec),
+    ];
+    dataset = join(root, 'data.jsonl');
+    writeDataset(dataset, instances);
+    writeFileSync(join(root, 'setup.json'), JSON.stringify({ 'acme/srccalc': SRC_ON_PATH }));
+    env = { EMEND_DATA_DIR: join(root, 'data'), EMEND_SANDBOX: 'bubblewrap', LOG_LEVEL: 'warn' };
+  });
+  afterEach(() => vi.restoreAllMocks());
+  afterAll(() => {
+    removeEvalRepos();
+    rmSync(root, { recursive: true, force: true });
+  });
+
+  /** Runs the command with its printed lines kept (the lines are what a person reads). */
+  async function run(args: string[]) {
+    const out = join(root, `out-${runs++}`);
+    const printed: string[] = [];
+    vi.spyOn(console, 'log').mockImplementation((line: string) => printed.push(line));
+    vi.spyOn(console, 'error').mockImplementation((line: string) => printed.push(line));
+    const code = await evalCommand(['--out', out, '--mirrors', mirrors, ...args], env);
+    vi.restoreAllMocks();
+    return { code, printed: printed.join('\n'), out };
+  }
+  const results = (out: string): InstanceResult[] =>
+    readFileSync(join(out, 'results.jsonl'), 'utf8')
+      .split('\n')
+      .filter(Boolean)
+      .map((l) => JSON.parse(l));
+  /** Every file of the mirrors with its size and mtime: a write anywhere changes it. */
+  const listing = () =>
+    readdirSync(mirrors, { recursive: true, withFileTypes: true })
+      .filter((e) => e.isFile())
+      .map((e) => join(e.parentPath, e.name))
+      .map((p) => `${p} ${statSync(p).size} ${statSync(p).mtimeMs}`)
+      .sort();
+
+  it('--oracle resolves every instance through the edit path, and the mirrors are not written', async () => {
+    const before = listing();
+    const { code, printed, out } = await run([
+      '--dataset',
+      dataset,
+      '--oracle',
+      '--setup',
+      join(root, 'setup.json'),
+      '--concurrency',
+      '2',
+    ]);
+    expect(code, printed).toBe(0);
+    const byId = new Map(results(out).map((r) => [r.instance_id, r]));
+    expect([...byId.keys()].sort()).toEqual(['acme__jscalc-1', 'acme__pycalc-1', 'acme__srccalc-1']);
+    for (const r of byId.values()) {
+      expect(r, r.log_tail).toMatchObject({ mode: 'oracle', resolved: true, not_passed: [] });
+      expect(r.edits).toEqual({ applied: 1, failures: [] });
+    }
+    expect(byId.get('acme__srccalc-1')!.setup).toEqual({ ok: true, command: SRC_ON_PATH });
+    const summary = readFileSync(join(out, 'summary.md'), 'utf8');
+    expect(summary).toContain('- resolved: 3 (100.0% of all, 100.0% of the 3 set up)');
+    expect(summary).toMatch(/\| acme__jscalc-1 \| yes \| 1\/1 \| 1\/1 \| 1 applied, 0 failed \| none \|/);
+    expect(printed).toContain('3 of 3 resolved');
+    expect(listing()).toEqual(before);
+  });
+
+  it('--baseline resolves nothing: the FAIL_TO_PASS test fails on the unchanged checkout', async () => {
+    const { code, printed, out } = await run(['--dataset', dataset, '--baseline', '--setup', join(root, 'setup.json')]);
+    expect(code, printed).toBe(0);
+    const all = results(out);
+    expect(all).toHaveLength(3);
+    for (const r of all) {
+      expect(r).toMatchObject({ mode: 'baseline', resolved: false, f2p: { passed: 0, total: 1 } });
+      expect(r.p2p).toEqual({ passed: 1, total: 1 });
+      expect(r.not_passed).toEqual(instances.find((i) => i.instance_id === r.instance_id)!.FAIL_TO_PASS);
+      expect(r.edits).toBeUndefined();
+    }
+    const summary = readFileSync(join(out, 'summary.md'), 'utf8');
+    expect(summary).toContain('- resolved: 0 (0.0% of all');
+    expect(summary).toContain('- acme__pycalc-1: `tests/test_calc.py::test_add`');
+  });
+
+  it('reports an instance whose setup fails, with the reason, and one whose mirror is missing', async () => {
+    const failing = join(root, 'failing-setup.json');
+    writeFileSync(failing, JSON.stringify({ 'acme/pycalc': 'echo cannot build; exit 1' }));
+    const missing = { ...instances[1]!, instance_id: 'other__gone-1', repo: 'other/gone' };
+    const data = join(root, 'data-setup.jsonl');
+    writeDataset(data, [instances[0], missing]);
+    const { code, out } = await run(['--dataset', data, '--oracle', '--setup', failing]);
+    expect(code).toBe(0);
+    const [py, gone] = results(out);
+    expect(py!.setup.failure).toEqual({ stage: 'setup', reason: 'exited with code 1: cannot build' });
+    expect(gone!.setup.failure).toEqual({
+      stage: 'checkout',
+      reason: `no mirror of other/gone under ${mirrors} (and no --clone-url)`,
+    });
+    const summary = readFileSync(join(out, 'summary.md'), 'utf8');
+    expect(summary).toContain('## Setup failures');
+    expect(summary).toContain('- acme__pycalc-1 (setup): exited with code 1: cannot build');
+    expect(summary).toContain('- not set up: 2');
+  });
+
+  it('--resume skips the instances results.jsonl already holds', async () => {
+    const first = await run(['--dataset', dataset, '--baseline', '--limit', '1']);
+    expect(results(first.out).map((r) => r.instance_id)).toEqual(['acme__pycalc-1']);
+    const line = readFileSync(join(first.out, 'results.jsonl'), 'utf8');
+    const code = await evalCommand(
+      ['--out', first.out, '--mirrors', mirrors, '--dataset', dataset, '--baseline', '--resume'],
+      env,
+    );
+    expect(code).toBe(0);
+    const after = readFileSync(join(first.out, 'results.jsonl'), 'utf8');
+    // the first line kept as it was, the other two appended once each
+    expect(after.startsWith(line)).toBe(true);
+    expect(results(first.out).map((r) => r.instance_id)).toEqual([
+      'acme__pycalc-1',
+      'acme__jscalc-1',
+      'acme__srccalc-1',
+    ]);
+    expect(readFileSync(join(first.out, 'summary.md'), 'utf8')).toContain('- instances: 3');
+  });
+
+  it('stops at a malformed dataset line with the line and the field, before running anything', async () => {
+    const bad = join(root, 'bad.jsonl');
+    writeFileSync(
+      bad,
+      `${JSON.stringify(instances[0])}\n${JSON.stringify({ ...instances[1], base_commit: 'HEAD' })}\n`,
+    );
+    const { code, printed } = await run(['--dataset', bad, '--oracle']);
+    expect(code).toBe(1);
+    expect(printed).toContain(`${bad}, line 2: field base_commit is not a commit hash`);
+  });
+
+  it('refuses to run without a mode, or with both', async () => {
+    expect((await run(['--dataset', dataset])).code).toBe(2);
+    const both = await run(['--dataset', dataset, '--oracle', '--baseline']);
+    expect(both.code).toBe(2);
+    expect(both.printed).toContain('eval needs one of --oracle and --baseline');
+  });
+});
