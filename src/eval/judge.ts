@@ -51,23 +51,30 @@ export interface JudgeOptions {
 
 const quote = (s: string) => `'${s.replaceAll("'", `'\\''`)}'`;
 
-/**
- * An id pytest can be given on its command line: no whitespace (the SWE-bench logs cut ids at a
- * space) and whole brackets. pytest stops the whole run at an id it cannot find, so one bad id
- * means running the files instead.
- */
-const addressable = (id: string) =>
-  /^\S+\.py::\S+$/.test(id) && (id.match(/\[/g) ?? []).length === (id.match(/\]/g) ?? []).length;
+/** A pytest node id: `path.py::name`, as SWE-bench lists the tests of Python repositories. */
+const PYTEST_ID = /^[^\s:]+\.py::/;
+
+/** The plan pytest is run by when the ids are pytest's, whatever the repository's own files suggest. */
+const PYTEST_PLAN: TestPlan = {
+  runner: 'pytest',
+  source: 'detected',
+  command: 'python3 -m pytest',
+  perTest: { kind: 'pytest' },
+  setup: null,
+};
 
 /**
- * The tests to run: for pytest exactly the listed ids (or, when one of them cannot be named on
- * the command line, the files that hold them, as the SWE-bench harness runs them); other
- * runners have no per-id selection, so their whole command runs and only the listed ids are read.
+ * The tests to run. pytest ids: pytest on the files that hold them, as the SWE-bench harness
+ * runs them (pytest stops the whole run at one id it cannot find, and the data sets list ids
+ * cut at a space or absent at the base commit); the listed ids are then read from the report.
+ * Other runners have no per-id selection: their whole command runs and the listed ids are read.
+ * A repository without any detected runner is judged by pytest when the ids are pytest's.
  */
-export function selectTests(plan: TestPlan, ids: string[]): TestPlan {
-  if (plan.runner !== 'pytest' || plan.source !== 'detected' || ids.length === 0) return plan;
-  const args = ids.every(addressable) ? ids : [...new Set(ids.map((id) => id.split('::')[0]!))];
-  return { ...plan, command: `python3 -m pytest ${args.map(quote).join(' ')}` };
+export function selectTests(detected: TestPlan | undefined, ids: string[]): TestPlan | undefined {
+  if (ids.length === 0 || !ids.every((id) => PYTEST_ID.test(id))) return detected;
+  if (detected && detected.source !== 'detected') return detected;
+  const files = [...new Set(ids.map((id) => id.split('::')[0]!))];
+  return { ...PYTEST_PLAN, command: `${PYTEST_PLAN.command} ${files.map(quote).join(' ')}` };
 }
 
 /**
@@ -97,11 +104,11 @@ export async function judge(checkout: string, instance: JudgedInstance, options:
       limits: defaultLimits(options.sandbox, options.limits),
       signal: options.signal,
     };
-    const detected = detectTestPlan(tree.repo);
-    if (!detected) return notRun({ ok: false, ...base, failure: { stage: 'runner', reason: 'no test runner found' } });
+    const plan = selectTests(detectTestPlan(tree.repo), ids);
+    if (!plan) return notRun({ ok: false, ...base, failure: { stage: 'runner', reason: 'no test runner found' } });
     const setup = options.setupCommand
       ? await runSetup(ctx, tree, {
-          ...detected,
+          ...plan,
           setup: { command: options.setupCommand, offlineCommand: options.setupCommand },
         })
       : null;
@@ -110,7 +117,6 @@ export async function judge(checkout: string, instance: JudgedInstance, options:
       const reason = `${why}${setup.log_tail ? `: ${setup.log_tail.trim().split('\n').slice(-3).join(' | ')}` : ''}`;
       return notRun({ ok: false, ...base, failure: { stage: 'setup', reason } });
     }
-    const plan = selectTests(detected, ids);
     const { command, watchPytest } = await testCommand(ctx, tree, plan);
     const run = await runTests(ctx, tree, command, setup, { watchPytest });
     const counted = count(instance, run.outcome.tests);

@@ -70,10 +70,8 @@ describe('judge', { timeout: 90_000 }, () => {
       not_passed: [],
       setup: { ok: true },
     });
-    // exactly the listed ids, not the whole suite
-    expect(verdict.command).toContain(
-      "python3 -m pytest 'tests/test_calc.py::test_add' 'tests/test_calc.py::test_mul'",
-    );
+    // pytest on the files of the listed ids, as the SWE-bench harness runs them
+    expect(verdict.command).toMatch(/^python3 -m pytest 'tests\/test_calc\.py' -v -rA /);
     expect(readFileSync(join(dir, 'tests/test_calc.py'), 'utf8')).toBe(before);
     expect(execFileSync('git', ['-C', dir, 'status', '--porcelain'], { encoding: 'utf8' })).toBe(' M calc.py\n');
   });
@@ -90,6 +88,18 @@ describe('judge', { timeout: 90_000 }, () => {
       not_passed: ['tests/test_calc.py::test_mul'],
     });
     expect(verdict.log_tail).toContain('test_mul');
+    // only the listed ids count: with test_mul unlisted, its failure does not matter
+    const listedOnly = await judge(dir, { ...py, PASS_TO_PASS: [] }, { sandbox });
+    expect(listedOnly).toMatchObject({ resolved: true, f2p: { passed: 1, total: 1 }, p2p: { passed: 0, total: 0 } });
+  });
+
+  it('judges pytest ids with pytest where the repository names no runner, and an absent id does not pass', async () => {
+    const dir = await checkout(py);
+    await applyGoldPatch(dir, py.patch);
+    const absent = 'tests/test_calc.py::test_gone';
+    const verdict = await judge(dir, { ...py, PASS_TO_PASS: [...py.PASS_TO_PASS, absent] }, { sandbox });
+    // an id pytest cannot find costs only itself: the others are still run and read
+    expect(verdict).toMatchObject({ resolved: false, f2p: { passed: 1, total: 1 }, not_passed: [absent] });
   });
 
   it('counts an id the run never reports as not passed (node:test: the whole suite runs, the ids are read)', async () => {

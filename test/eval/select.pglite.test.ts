@@ -1,0 +1,36 @@
+import { describe, expect, it } from 'vitest';
+import { selectTests } from '../../src/eval/judge.js';
+import type { TestPlan } from '../../src/validator/detect.js';
+
+const plan = (over: Partial<TestPlan>): TestPlan => ({
+  runner: 'unittest',
+  source: 'detected',
+  command: 'python3 -m unittest discover -v',
+  perTest: { kind: 'none' },
+  setup: null,
+  ...over,
+});
+
+describe('selectTests', () => {
+  it('runs pytest on the files of pytest ids, whatever runner the files suggested', () => {
+    const ids = ['test_requests.py::T::test_a', 'tests/b.py::test_b[x y]', 'test_requests.py::T::test_c'];
+    expect(selectTests(plan({}), ids)).toMatchObject({
+      runner: 'pytest',
+      command: "python3 -m pytest 'test_requests.py' 'tests/b.py'",
+      perTest: { kind: 'pytest' },
+    });
+    expect(selectTests(undefined, ids)?.command).toBe("python3 -m pytest 'test_requests.py' 'tests/b.py'");
+  });
+
+  it("keeps the repository's own command (.emend/test) and runners without per-id selection", () => {
+    const own = plan({ source: 'repo-file', command: 'make check' });
+    expect(selectTests(own, ['a.py::test_a'])).toBe(own);
+    const node = plan({ runner: 'node', command: 'npm test', perTest: { kind: 'node-test' } });
+    expect(selectTests(node, ['adds', 'multiplies'])).toBe(node);
+    expect(selectTests(undefined, ['adds'])).toBeUndefined();
+  });
+
+  it('quotes a file name for the shell', () => {
+    expect(selectTests(undefined, ["it's.py::test_a"])?.command).toBe(`python3 -m pytest 'it'\\''s.py'`);
+  });
+});
