@@ -133,8 +133,27 @@ export async function judge(checkout: string, instance: JudgedInstance, options:
   }
 }
 
+/**
+ * Whether a listed id passed. The SWE-bench data sets took their ids from pytest's log cut at
+ * the first space, so `test_x[a b]` is listed as `test_x[a`: an id the run does not report
+ * as such stands for the reported ids it is the cut form of, and passed when all of them did.
+ */
+export function statusOf(tests: Map<string, string>): (id: string) => boolean {
+  const byCut = new Map<string, string[]>();
+  for (const [id, status] of tests) {
+    const cut = id.split(/\s/)[0]!;
+    if (cut !== id) byCut.set(cut, [...(byCut.get(cut) ?? []), status]);
+  }
+  return (id) => {
+    const exact = tests.get(id);
+    if (exact !== undefined) return exact === 'passed';
+    const cut = byCut.get(id);
+    return cut !== undefined && cut.every((s) => s === 'passed');
+  };
+}
+
 function count(instance: JudgedInstance, tests: Map<string, string>) {
-  const passed = (id: string) => tests.get(id) === 'passed';
+  const passed = statusOf(tests);
   const f2p = instance.FAIL_TO_PASS.filter(passed).length;
   const p2p = instance.PASS_TO_PASS.filter(passed).length;
   return {

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { selectTests } from '../../src/eval/judge.js';
+import { selectTests, statusOf } from '../../src/eval/judge.js';
 import type { TestPlan } from '../../src/validator/detect.js';
 
 const plan = (over: Partial<TestPlan>): TestPlan => ({
@@ -32,5 +32,29 @@ describe('selectTests', () => {
 
   it('quotes a file name for the shell', () => {
     expect(selectTests(undefined, ["it's.py::test_a"])?.command).toBe(`python3 -m pytest 'it'\\''s.py'`);
+  });
+});
+
+describe('statusOf', () => {
+  const tests = new Map([
+    ['t.py::test_a', 'passed'],
+    ['t.py::test_p[f("x", "y")-1]', 'passed'],
+    ['t.py::test_p[f("x", "y", )-1]', 'passed'],
+    ['t.py::test_q[a b]', 'passed'],
+    ['t.py::test_q[a c]', 'failed'],
+    ['t.py::test_s', 'skipped'],
+  ]);
+  const passed = statusOf(tests);
+
+  it('reads an exact id, and a skipped or absent one as not passed', () => {
+    expect(passed('t.py::test_a')).toBe(true);
+    expect(passed('t.py::test_s')).toBe(false);
+    expect(passed('t.py::test_gone')).toBe(false);
+  });
+
+  it('reads an id cut at a space (as the SWE-bench data lists them) by every test it stands for', () => {
+    expect(passed('t.py::test_p[f("x",')).toBe(true);
+    expect(passed('t.py::test_q[a')).toBe(false);
+    expect(passed('t.py::test_p[f("x"')).toBe(false);
   });
 });
