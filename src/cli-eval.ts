@@ -1,10 +1,11 @@
 import { appendFile, mkdir, readFile, writeFile } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
+import { z } from 'zod';
 import { loadConfig } from './config.js';
 import { DatasetError, type Instance, readDataset } from './eval/dataset.js';
 import { resultLine, summaryMarkdown } from './eval/report.js';
-import { type EvalMode, type InstanceResult, type RunOptions, runInstance } from './eval/run.js';
+import { type EvalMode, type InstanceResult, type RepoSetup, type RunOptions, runInstance } from './eval/run.js';
 import { createSandbox } from './sandbox/sandbox.js';
 import { ValidationAborted } from './validator/run.js';
 
@@ -67,15 +68,23 @@ function readArgs(args: string[]): EvalArgs {
   };
 }
 
-/** The operator's setup file: {"owner/name": "command"}. */
-async function readSetup(path: string | undefined): Promise<Record<string, string>> {
+const repoSetup = z.union([
+  z.string().transform((command) => ({ command })),
+  z.strictObject({ command: z.string().optional(), env: z.record(z.string(), z.string()).optional() }),
+]);
+
+/**
+ * The operator's setup file: {"owner/name": "command"} or {"owner/name": {"command": "...",
+ * "env": {"PYTHONPATH": "..."}}} (env: for the test command, which a setup cannot export to).
+ */
+async function readSetup(path: string | undefined): Promise<Record<string, RepoSetup>> {
   if (!path) return {};
-  const value: unknown = JSON.parse(await readFile(path, 'utf8'));
-  if (typeof value !== 'object' || value === null || Array.isArray(value))
-    throw new UsageError(`${path}: expected {"owner/name": "command"}`);
-  for (const [repo, command] of Object.entries(value))
-    if (typeof command !== 'string') throw new UsageError(`${path}: the command for ${repo} is not a string`);
-  return value as Record<string, string>;
+  const parsed = z.record(z.string(), repoSetup).safeParse(JSON.parse(await readFile(path, 'utf8')));
+  if (!parsed.success) {
+    const issue = parsed.error.issues[0]!;
+    throw new UsageError(`${path}: ${issue.path.join('.') || '(the file)'}: ${issue.message}`);
+  }
+  return parsed.data;
 }
 
 /** The results an earlier run left in results.jsonl (a line cut off by a crash is dropped). */
@@ -138,7 +147,7 @@ async function runAll(todo: Instance[], a: EvalArgs, options: RunOptions, file: 
  */
 export async function evalCommand(args: string[], env: NodeJS.ProcessEnv): Promise<number> {
   let a: EvalArgs;
-  let setup: Record<string, string>;
+  let setup: Record<string, RepoSetup>;
   let instances: Instance[];
   try {
     a = readArgs(args);

@@ -44,6 +44,8 @@ export interface JudgeOptions {
   sandbox: Sandbox;
   /** The operator's setup command for this repository (run in the sandbox before the tests). */
   setupCommand?: string;
+  /** Variables for the test command (not the setup's), e.g. PYTHONPATH=/workspace/repo/src. */
+  env?: Record<string, string>;
   limits?: Partial<RunLimits>;
   signal?: AbortSignal;
   tmpRoot?: string;
@@ -118,7 +120,10 @@ export async function judge(checkout: string, instance: JudgedInstance, options:
       return notRun({ ok: false, ...base, failure: { stage: 'setup', reason } });
     }
     const { command, watchPytest } = await testCommand(ctx, tree, plan);
-    const run = await runTests(ctx, tree, command, setup, { watchPytest });
+    const run = await runTests(ctx, tree, command, setup, {
+      watchPytest,
+      ...(options.env ? { env: options.env } : {}),
+    });
     const counted = count(instance, run.outcome.tests);
     return {
       ...counted,

@@ -24,11 +24,17 @@ export interface InstanceResult extends Verdict {
   edits?: EditOutcome;
 }
 
+/** What the operator's setup file gives one repository. */
+export interface RepoSetup {
+  command?: string;
+  env?: Record<string, string>;
+}
+
 export interface RunOptions {
   sandbox: Sandbox;
   source: RepoSource;
-  /** Per-repository setup commands (owner/name → command). */
-  setup: Record<string, string>;
+  /** Per-repository setup (owner/name → the command and the tests' environment). */
+  setup: Record<string, RepoSetup>;
   limits?: Partial<RunLimits>;
   signal?: AbortSignal;
   tmpRoot?: string;
@@ -56,10 +62,11 @@ export async function runInstance(instance: Instance, mode: EvalMode, options: R
       };
     }
     const edits = mode === 'oracle' ? await applyGoldPatch(dir, instance.patch) : undefined;
-    const setupCommand = options.setup[instance.repo];
+    const setup = options.setup[instance.repo] ?? {};
     const verdict = await judge(dir, instance, {
       sandbox: options.sandbox,
-      ...(setupCommand !== undefined ? { setupCommand } : {}),
+      ...(setup.command !== undefined ? { setupCommand: setup.command } : {}),
+      ...(setup.env !== undefined ? { env: setup.env } : {}),
       ...(options.limits ? { limits: options.limits } : {}),
       ...(options.signal ? { signal: options.signal } : {}),
       ...(options.tmpRoot ? { tmpRoot: options.tmpRoot } : {}),

@@ -116,7 +116,7 @@ async function sandboxed(
       command: shell(command, watched !== undefined),
       workdir: tree.workdir,
       cwd: TREE_REPO,
-      env: { ...ENV, HOME: SANDBOX_HOME, ...extraEnv, ...(watched ? PROGRESS_ENV : {}) },
+      env: withProgressEnv({ ...ENV, HOME: SANDBOX_HOME, ...extraEnv }, watched !== undefined),
       network,
       signal: watched ? watched.stop.signal : ctx.signal,
       limits: { timeoutMs, outputBytes },
@@ -135,6 +135,13 @@ async function sandboxed(
     watched?.watch.stop();
     ctx.signal?.removeEventListener('abort', onAbort);
   }
+}
+
+/** The progress plugin's variables added; its PYTHONPATH goes before one the caller gave, not instead of it. */
+function withProgressEnv(env: Record<string, string>, watched: boolean): Record<string, string> {
+  if (!watched) return env;
+  const path = [PROGRESS_ENV.PYTHONPATH, env.PYTHONPATH].filter(Boolean).join(':');
+  return { ...env, ...PROGRESS_ENV, ...(path ? { PYTHONPATH: path } : {}) };
 }
 
 const tail = (text: string, lines = 60, chars = 4000) => {
@@ -234,6 +241,8 @@ export interface TestOptions {
    * the per-test timeout (plus HANG_GRACE_MS); the command must load the plugin (-p).
    */
   watchPytest?: boolean;
+  /** Variables for the test command (the eval harness's per-repository environment, e.g. PYTHONPATH). */
+  env?: Record<string, string>;
 }
 
 /** Runs the test command once, offline, and judges it from its exit and its output. */
@@ -261,7 +270,7 @@ export async function runTests(
     ctx.limits.runTimeoutMs,
     false,
     TEST_OUTPUT_BYTES,
-    { GOPROXY: 'off' },
+    { GOPROXY: 'off', ...options.env },
     watched,
   );
   let output = normalizeOutput(result.stdout + withoutProgress(result.stderr), [SANDBOX_REPO, tree.repo]);

@@ -110,7 +110,7 @@ describe('emend eval', { timeout: 120_000 }, () => {
 
   it('reports an instance whose setup fails, with the reason, and one whose mirror is missing', async () => {
     const failing = join(root, 'failing-setup.json');
-    writeFileSync(failing, JSON.stringify({ 'acme/pycalc': 'echo cannot build; exit 1' }));
+    writeFileSync(failing, JSON.stringify({ 'acme/pycalc': { command: 'echo cannot build; exit 1' } }));
     const missing = { ...instances[1]!, instance_id: 'other__gone-1', repo: 'other/gone' };
     const data = join(root, 'data-setup.jsonl');
     writeDataset(data, [instances[0], missing]);

@@ -132,6 +132,9 @@ describe('judge', { timeout: 90_000 }, () => {
     expect(without.log_tail).toMatch(/No module named '?calc/);
     const ok = await judge(dir, src, { sandbox, setupCommand: SRC_ON_PATH });
     expect(ok, ok.log_tail).toMatchObject({ resolved: true, setup: { ok: true, command: SRC_ON_PATH } });
+    // or the tests' own environment (pytester's subprocesses change HOME, and with it the user site)
+    const viaEnv = await judge(dir, src, { sandbox, env: { PYTHONPATH: '/workspace/repo/src' } });
+    expect(viaEnv, viaEnv.log_tail).toMatchObject({ resolved: true, setup: { ok: true } });
     const failed = await judge(dir, src, { sandbox, setupCommand: 'echo no compiler here; exit 3' });
     expect(failed.resolved).toBe(false);
     expect(failed.setup.failure).toEqual({ stage: 'setup', reason: 'exited with code 3: no compiler here' });
