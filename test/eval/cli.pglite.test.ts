@@ -164,5 +164,10 @@ describe('emend eval', { timeout: 120_000 }, () => {
     const both = await run(['--dataset', dataset, '--oracle', '--baseline']);
     expect(both.code).toBe(2);
     expect(both.printed).toContain('eval needs one of --oracle and --baseline');
+    const badSetup = join(root, 'bad-setup.json');
+    writeFileSync(badSetup, JSON.stringify({ 'acme/pycalc': { command: 'true', PYTHONPATH: 'src' } }));
+    const setup = await run(['--dataset', dataset, '--oracle', '--setup', badSetup]);
+    expect(setup.code).toBe(2);
+    expect(setup.printed).toMatch(/bad-setup\.json: acme\/pycalc: /);
   });
 });
