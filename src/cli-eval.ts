@@ -168,6 +168,12 @@ export async function evalCommand(args: string[], env: NodeJS.ProcessEnv): Promi
   await mkdir(a.out, { recursive: true });
   const file = join(a.out, 'results.jsonl');
   const earlier = a.resume ? await earlierResults(file) : [];
+  const otherMode = earlier.find((r) => r.mode !== a.mode);
+  if (otherMode) {
+    // One file, one mode: a summary over both would count the baseline's misses as the oracle's.
+    console.error(`emend: ${file} holds --${otherMode.mode} results; --resume continues a run of the same mode`);
+    return EXIT_USAGE;
+  }
   if (!a.resume) await writeFile(file, '');
   const done = new Set(earlier.map((r) => r.instance_id));
   const todo = instances.slice(0, a.limit ?? instances.length).filter((i) => !done.has(i.instance_id));

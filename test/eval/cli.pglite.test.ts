@@ -146,6 +146,17 @@ describe('emend eval', { timeout: 120_000 }, () => {
       'acme__srccalc-1',
     ]);
     expect(readFileSync(join(first.out, 'summary.md'), 'utf8')).toContain('- instances: 3');
+    // --resume where there is no results.jsonl yet runs everything
+    const fresh = await run(['--dataset', dataset, '--oracle', '--resume']);
+    expect(fresh.code).toBe(0);
+    expect(results(fresh.out)).toHaveLength(3);
+    // the same directory resumed in the other mode: refused, the file left as it was
+    const mixed = await evalCommand(
+      ['--out', first.out, '--mirrors', mirrors, '--dataset', dataset, '--oracle', '--resume'],
+      env,
+    );
+    expect(mixed).toBe(2);
+    expect(readFileSync(join(first.out, 'results.jsonl'), 'utf8')).toBe(after);
   });
 
   it('stops at a malformed dataset line with the line and the field, before running anything', async () => {
