@@ -76,6 +76,17 @@ describe('judge', { timeout: 90_000 }, () => {
     expect(execFileSync('git', ['-C', dir, 'status', '--porcelain'], { encoding: 'utf8' })).toBe(' M calc.py\n');
   });
 
+  it("reports the oracle's edit failures: a patch that does not fit the files, and no patch at all", async () => {
+    const dir = await checkout(py);
+    const stale = py.patch.replaceAll('a - b', 'a - c');
+    const outcome = await applyGoldPatch(dir, stale);
+    expect(outcome.applied).toBe(0);
+    expect(outcome.failures).toHaveLength(1);
+    expect(outcome.failures[0]).toMatch(/calc\.py/);
+    expect(await applyGoldPatch(dir, '')).toEqual({ applied: 0, failures: ['the instance has no gold patch'] });
+    expect(readFileSync(join(dir, 'calc.py'), 'utf8')).toContain('return a - b');
+  });
+
   it('does not resolve a wrong patch and names the test that failed', async () => {
     const dir = await checkout(py);
     // add() fixed, mul() broken: the F2P test passes, the P2P test fails
