@@ -19,7 +19,7 @@
  *   BENCH_DATA (default /work/shared/bench/swe-lite-eval.jsonl), BENCH_MIRRORS (/work/.mirror)
  */
 import { execFileSync } from 'node:child_process';
-import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
@@ -32,6 +32,7 @@ import { readForPrompt } from '../src/steps/fix/file-views.js';
 import { fenced } from '../src/steps/prompt-parts.js';
 import { clip } from '../src/text/clip.js';
 import { loadAverage, log, pressure } from './stats.js';
+import { mirrorGitDir as mirrorOf } from '../src/eval/checkout.js';
 
 interface Instance {
   instance_id: string;
@@ -142,13 +143,8 @@ export function scriptedInsights(
   }));
 }
 
-function mirrorGitDir(repo: string): string | null {
-  const base = join(MIRRORS, repo.replace('/', '+'));
-  for (const dir of [join(base, 'repo'), base]) {
-    if (existsSync(join(dir, 'objects')) && existsSync(join(dir, 'HEAD'))) return dir;
-  }
-  return null;
-}
+/** The mirror's git directory, looked up as `emend eval --mirrors` does. */
+const mirrorGitDir = (repo: string) => mirrorOf(MIRRORS, repo);
 
 function checkout(inst: Instance, work: string): string {
   const dir = join(work, 'repo');

@@ -11,13 +11,14 @@
  *   BENCH_DATA (default /work/shared/bench/swe-lite-eval.jsonl), BENCH_MIRRORS (/work/.mirror)
  */
 import { execFileSync } from 'node:child_process';
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import { dirname, join } from 'node:path';
 import { parsePatch } from 'diff';
 import { applyEdits, parseEdits } from '../src/edits/index.js';
 import { editsFromUnifiedDiff, formatEdits } from '../src/edits/from-diff.js';
 import { loadAverage, log, median } from './stats.js';
+import { mirrorGitDir as mirrorOf } from '../src/eval/checkout.js';
 
 interface Instance {
   instance_id: string;
@@ -29,13 +30,8 @@ interface Instance {
 const DATA = process.env.BENCH_DATA ?? '/work/shared/bench/swe-lite-eval.jsonl';
 const MIRRORS = process.env.BENCH_MIRRORS ?? '/work/.mirror';
 
-function mirrorGitDir(repo: string): string | null {
-  const base = join(MIRRORS, repo.replace('/', '+'));
-  for (const dir of [join(base, 'repo'), base]) {
-    if (existsSync(join(dir, 'objects')) && existsSync(join(dir, 'HEAD'))) return dir;
-  }
-  return null;
-}
+/** The mirror's git directory, looked up as `emend eval --mirrors` does. */
+const mirrorGitDir = (repo: string) => mirrorOf(MIRRORS, repo);
 
 /** The base files a patch names, as the mirror has them at the commit. */
 function baseFiles(gitDir: string, commit: string, patch: string): Record<string, string> {

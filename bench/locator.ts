@@ -11,11 +11,12 @@
  *   BENCH_DATA (default /work/shared/bench/swe-lite-dev.jsonl), BENCH_MIRRORS (/work/.mirror)
  */
 import { execFileSync } from 'node:child_process';
-import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import { join } from 'node:path';
 import { locate } from '../src/locator/index.js';
 import { loadAverage, log, median, pressure } from './stats.js';
+import { mirrorGitDir as mirrorOf } from '../src/eval/checkout.js';
 
 interface Instance {
   instance_id: string;
@@ -29,14 +30,8 @@ const DATA = process.env.BENCH_DATA ?? '/work/shared/bench/swe-lite-dev.jsonl';
 const MIRRORS = process.env.BENCH_MIRRORS ?? '/work/.mirror';
 const KS = [1, 5, 10] as const;
 
-/** The git directory of a mirror: the `repo` directory fetch makes, or the mirror directory itself. */
-function mirrorGitDir(repo: string): string | null {
-  const base = join(MIRRORS, repo.replace('/', '+'));
-  for (const dir of [join(base, 'repo'), base]) {
-    if (existsSync(join(dir, 'objects')) && existsSync(join(dir, 'HEAD'))) return dir;
-  }
-  return null;
-}
+/** The mirror's git directory, looked up as `emend eval --mirrors` does. */
+const mirrorGitDir = (repo: string) => mirrorOf(MIRRORS, repo);
 
 async function main(): Promise<number> {
   const instances = readFileSync(DATA, 'utf8')
