@@ -2,22 +2,13 @@ import { execFileSync } from 'node:child_process';
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { type Files, writeFiles } from './fixture-repos.js';
+import { type Files, GIT_ENV, writeFiles } from './fixture-repos.js';
 
 // SWE-bench-style instances on small repositories built here: a base commit with a bug, the gold
 // patch that fixes it, a test patch adding the test that shows it. The repository is kept as a
 // bare mirror under <mirrors>/<owner>+<name>, as `emend eval --mirrors` finds them.
 
 const made: string[] = [];
-
-const GIT_ENV = {
-  ...process.env,
-  GIT_AUTHOR_NAME: 'Fixture',
-  GIT_AUTHOR_EMAIL: 'fixture@example.com',
-  GIT_COMMITTER_NAME: 'Fixture',
-  GIT_COMMITTER_EMAIL: 'fixture@example.com',
-  GIT_CONFIG_NOSYSTEM: '1',
-};
 
 const git = (dir: string, args: string[]) =>
   execFileSync('git', ['-C', dir, ...args], { env: GIT_ENV, encoding: 'utf8' });

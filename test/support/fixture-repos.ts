@@ -17,7 +17,8 @@ export interface FixtureRepo {
 
 const made: string[] = [];
 
-const GIT_ENV = {
+/** The environment fixture repositories are made with: a fixed author, no system config. */
+export const GIT_ENV = {
   ...process.env,
   GIT_AUTHOR_NAME: 'Fixture',
   GIT_AUTHOR_EMAIL: 'fixture@example.com',
