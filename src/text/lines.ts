@@ -15,3 +15,20 @@ export function headLines(text: string, max: number): { text: string; cut: boole
   }
   return { text: lines.slice(0, n).join('\n'), cut: true, lines: n };
 }
+
+/** Lines start..end of a file (1-based, inclusive). */
+export interface LineSpan {
+  start: number;
+  end: number;
+}
+
+/** Spans in file order, those that overlap or touch merged into one. */
+export function mergeSpans(spans: readonly LineSpan[]): LineSpan[] {
+  const out: LineSpan[] = [];
+  for (const s of [...spans].sort((a, b) => a.start - b.start)) {
+    const last = out[out.length - 1];
+    if (last && s.start <= last.end + 1) last.end = Math.max(last.end, s.end);
+    else out.push({ ...s });
+  }
+  return out;
+}

@@ -1,6 +1,6 @@
 import { MAX_FILE_BYTES, repoFiles } from '../../locator/files.js';
 import { type SkeletonSymbol, fileSkeleton, sliceLines } from '../../locator/skeleton.js';
-import { headLines } from '../../text/lines.js';
+import { type LineSpan, headLines, mergeSpans } from '../../text/lines.js';
 import { tokenize } from '../../locator/tokenize.js';
 import { shownAsLink } from '../../workspace/confined-fs.js';
 import type { Insight, ValidatorOutput } from '../../step-contract/index.js';
@@ -72,20 +72,14 @@ const SNAP_MAX_LINES = 120;
  * Each window replaced by the smallest definition that holds its best-matching line, when that one
  * is not huge: the inspector reads whole functions, not 25 lines cut across two.
  */
-export function snapSpans(spans: Span[], symbols: SkeletonSymbol[]): { start: number; end: number }[] {
+export function snapSpans(spans: Span[], symbols: SkeletonSymbol[]): LineSpan[] {
   const snapped = spans.map(({ start, end, peak }) => {
     const holding = symbols
       .filter((d) => d.startLine <= peak && d.endLine >= peak && d.endLine - d.startLine < SNAP_MAX_LINES)
       .sort((a, b) => a.endLine - a.startLine - (b.endLine - b.startLine))[0];
     return holding ? { start: holding.startLine, end: holding.endLine } : { start, end };
   });
-  const merged: { start: number; end: number }[] = [];
-  for (const s of snapped.sort((a, b) => a.start - b.start)) {
-    const last = merged[merged.length - 1];
-    if (last && s.start <= last.end + 1) last.end = Math.max(last.end, s.end);
-    else merged.push({ ...s });
-  }
-  return merged;
+  return mergeSpans(snapped);
 }
 
 /** Reads a file of the checkout for a prompt: numbered lines, a skeleton for large files. */

@@ -4,7 +4,7 @@
 import type { FileDefinition } from '../../locator/index.js';
 import type { Insight } from '../../step-contract/index.js';
 import { charsForTokens } from '../../llm/usage.js';
-import { headLines } from '../../text/lines.js';
+import { type LineSpan, headLines, mergeSpans } from '../../text/lines.js';
 import { matchingDefinitions } from '../../locator/match.js';
 import { fenced } from '../prompt-parts.js';
 import { readForPrompt } from './file-views.js';
@@ -58,12 +58,6 @@ export interface FixerContextInput {
   request?: string;
 }
 
-/** Lines start..end of a file (1-based, inclusive). */
-export interface LineSpan {
-  start: number;
-  end: number;
-}
-
 type NamedLines = { name: string; start_line: number; end_line: number };
 
 const size = (d: FileDefinition) => d[3] - d[2];
@@ -108,16 +102,6 @@ export function focusSpans(defs: FileDefinition[], symbols: readonly NamedLines[
     return { start: Math.max(1, start), end: Math.min(lineCount, end) };
   });
   return mergeSpans(spans);
-}
-
-export function mergeSpans(spans: LineSpan[]): LineSpan[] {
-  const out: LineSpan[] = [];
-  for (const s of [...spans].sort((a, b) => a.start - b.start)) {
-    const last = out[out.length - 1];
-    if (last && s.start <= last.end + 1) last.end = Math.max(last.end, s.end);
-    else out.push({ ...s });
-  }
-  return out;
 }
 
 /** The signature lines of a file's definitions, verbatim, `...` where lines are left out. */
