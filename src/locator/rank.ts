@@ -1,4 +1,5 @@
 import { type Bm25Index, own, scoreBm25, topTerms } from './bm25.js';
+import { withoutDependencyListings } from './prompt-noise.js';
 import { tokenize } from './tokenize.js';
 
 export interface LocatorIndex {
@@ -232,7 +233,8 @@ function promptIdentifiers(prompt: string, repoNames: Set<string>): Map<string, 
 }
 
 /** Ranks the indexed files for the prompt: BM25, then boosts for what the prompt names, then the test-file demotion. */
-export function rank(index: LocatorIndex, prompt: string, top: number): RankedFile[] {
+export function rank(index: LocatorIndex, report: string, top: number): RankedFile[] {
+  const prompt = withoutDependencyListings(report);
   const docs = index.bm25.docs;
   const { scores, terms } = scoreBm25(index.bm25, queryTerms(prompt));
   const maxBm25 = Math.max(0, ...scores);

@@ -98,6 +98,16 @@ describe('the deterministic locator', { timeout: 60_000 }, () => {
     expect(out.files[0]?.reasons.join('\n')).toMatch(/defines round_price/);
   });
 
+  it('ignores a pasted dependency listing: a package named like a definition is not a named symbol', async () => {
+    const repo = fixtureRepo(PACKAGE);
+    const listing = ['Package    Version', '---------- -------', 'slugify    4.0.1', 'strings    0.1.0', 'tax        2.1.0'];
+    const out = await locate(repo.dir, `Cart total is wrong after adding items\n\n${listing.join('\n')}\n`);
+    expect(out.files[0]?.path).toBe('shop/cart.py');
+    const reasons = out.files.flatMap((f) => f.reasons).join('\n');
+    expect(reasons).not.toMatch(/slugify|"strings"|"tax"/);
+    expect(out.files.map((f) => f.path)).not.toContain('shop/util/strings.py');
+  });
+
   it('demotes test files unless the prompt is about tests', async () => {
     const repo = fixtureRepo(PACKAGE);
     const plain = await locate(
