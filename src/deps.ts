@@ -3,6 +3,7 @@ import type { Clock } from './clock.js';
 import type { Config } from './config.js';
 import type { Db } from './db/client.js';
 import type { EventBus } from './events/bus.js';
+import type { OllamaContext } from './llm/ollama.js';
 import type { Metrics } from './metrics/registry.js';
 import type { Outbound } from './outbound/outbound.js';
 import type { LocalRuns } from './processes/local-runs.js';
@@ -29,6 +30,8 @@ export interface Deps {
   fetch: typeof fetch;
   /** HTTP to URLs a user gave (a BYOK base_url): only through the outbound address policy. */
   outbound: Outbound;
+  /** A model's window on an Ollama server, confirmed once per server and model for a few minutes. */
+  ollamaContext: OllamaContext;
   /** Where every command on repository content runs (bubblewrap). */
   sandbox: Sandbox;
 }

@@ -7,6 +7,7 @@ import type { Deps } from './deps.js';
 import { CHANNELS, createEventBus } from './events/bus.js';
 import { createLogger } from './logger.js';
 import { createMetrics } from './metrics/registry.js';
+import { cachedOllamaContext } from './llm/ollama.js';
 import { createOutbound } from './outbound/outbound.js';
 import { LocalRuns } from './processes/local-runs.js';
 import { type QueueOptions, createTaskQueue } from './queue/task-queue.js';
@@ -54,6 +55,7 @@ export async function createRuntime(
     fetch: overrides.fetch ?? globalThis.fetch,
     // The resolver is replaceable so tests can show a name that changes address (DNS rebinding).
     outbound: createOutbound(config.outboundAllow, { lookup: overrides.lookup }),
+    ollamaContext: cachedOllamaContext(overrides.clock ?? systemClock),
     events,
     queue,
     runs: new LocalRuns(),

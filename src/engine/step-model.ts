@@ -3,7 +3,6 @@ import type { Deps } from '../deps.js';
 import { ModelClient } from '../llm/client.js';
 import { chooseModel } from '../accounts/model-credentials.js';
 import { languageModel } from '../llm/providers.js';
-import { withOllamaContext } from '../llm/ollama.js';
 import { UsageMeter } from '../llm/usage.js';
 import type { Task } from '../tasks/service.js';
 import { type StepName, isModelStep } from '../step-contract/names.js';
@@ -23,7 +22,7 @@ export function stepModel(deps: Deps, task: Task, step: StepName, plan: PlanName
         const limit = deps.config.llm.budgets[plan];
         // An account's own base_url is a user-given URL: reached only through the address policy.
         const fetchImpl = chosen.endpoint === 'account' ? deps.outbound.fetchFor('base_url') : deps.fetch;
-        const choice = await withOllamaContext(chosen, fetchImpl, signal);
+        const choice = await deps.ollamaContext(chosen, fetchImpl, signal);
         return new ModelClient({
           choice,
           step,

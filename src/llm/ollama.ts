@@ -1,3 +1,4 @@
+import type { Clock } from '../clock.js';
 import { type ContextWindow, OFFICIAL_BASE_URLS } from './context-window.js';
 import { callDeadline } from './deadline.js';
 import type { ModelChoice } from './model-choice.js';
@@ -56,6 +57,40 @@ function loadedContext(ps: Record<string, unknown> | undefined, model: string): 
   return typeof hit?.context_length === 'number' ? hit.context_length : undefined;
 }
 
+/** What a server says about the context it gives a model: not Ollama, or Ollama and the context it confirms. */
+type Probe = { ollama: false } | { ollama: true; version: string; confirmed: number | undefined };
+
+async function probe(root: string, model: string, fetchImpl: typeof fetch, signal: AbortSignal): Promise<Probe> {
+  const version = await getJson(fetchImpl, `${root}/api/version`, signal);
+  if (typeof version?.version !== 'string') return { ollama: false };
+  // `name` for servers older than 0.5, which did not read `model` there.
+  const confirmed =
+    modelfileNumCtx(await getJson(fetchImpl, `${root}/api/show`, signal, { model, name: model })) ??
+    loadedContext(await getJson(fetchImpl, `${root}/api/ps`, signal), model);
+  return { ollama: true, version: version.version, confirmed };
+}
+
+function applyProbe(choice: ModelChoice, found: Probe): ModelChoice {
+  if (!found.ollama) return choice;
+  if (found.confirmed === undefined) {
+    throw new OllamaContextUnconfirmed(
+      `${choice.baseUrl} is an Ollama server (${found.version}); its OpenAI-compatible endpoint ignores a ` +
+        `requested context size and silently drops the start of a longer prompt, and the context it gives ` +
+        `${choice.model} could not be confirmed. Give the model a context in a Modelfile ` +
+        `(PARAMETER num_ctx ${choice.contextWindow?.tokens ?? 32_768}, then ollama create), which /api/show ` +
+        `reports, or start Ollama with OLLAMA_CONTEXT_LENGTH and keep the model loaded so /api/ps reports it`,
+    );
+  }
+  const stated = choice.contextWindow;
+  const window: ContextWindow =
+    stated && stated.tokens <= found.confirmed ? stated : { tokens: found.confirmed, source: 'ollama server' };
+  return { ...choice, contextWindow: window };
+}
+
+// Ollama is reached through the OpenAI-compatible provider (docs/configuration.md, "Models").
+const mayBeOllama = (choice: ModelChoice) =>
+  choice.provider === 'openai' && choice.baseUrl.replace(/\/+$/, '') !== OFFICIAL_BASE_URLS.openai;
+
 /**
  * The choice with the window an Ollama server actually gives the model, when its base URL is
  * Ollama's (GET /api/version answers); other servers are returned as they are. The server's
@@ -67,27 +102,38 @@ export async function withOllamaContext(
   fetchImpl: typeof fetch,
   signal: AbortSignal,
 ): Promise<ModelChoice> {
-  // Ollama is reached through the OpenAI-compatible provider (docs/configuration.md, "Models").
-  if (choice.provider !== 'openai' || choice.baseUrl.replace(/\/+$/, '') === OFFICIAL_BASE_URLS.openai) return choice;
-  const root = rootOf(choice.baseUrl);
-  const version = await getJson(fetchImpl, `${root}/api/version`, signal);
-  if (typeof version?.version !== 'string') return choice;
-  // `name` for servers older than 0.5, which did not read `model` there.
-  const confirmed =
-    modelfileNumCtx(
-      await getJson(fetchImpl, `${root}/api/show`, signal, { model: choice.model, name: choice.model }),
-    ) ?? loadedContext(await getJson(fetchImpl, `${root}/api/ps`, signal), choice.model);
-  if (confirmed === undefined) {
-    throw new OllamaContextUnconfirmed(
-      `${choice.baseUrl} is an Ollama server (${version.version}); its OpenAI-compatible endpoint ignores a ` +
-        `requested context size and silently drops the start of a longer prompt, and the context it gives ` +
-        `${choice.model} could not be confirmed. Give the model a context in a Modelfile ` +
-        `(PARAMETER num_ctx ${choice.contextWindow?.tokens ?? 32_768}, then ollama create), which /api/show reports, or start Ollama with ` +
-        `OLLAMA_CONTEXT_LENGTH and keep the model loaded so /api/ps reports it`,
-    );
-  }
-  const stated = choice.contextWindow;
-  const window: ContextWindow =
-    stated && stated.tokens <= confirmed ? stated : { tokens: confirmed, source: 'ollama server' };
-  return { ...choice, contextWindow: window };
+  if (!mayBeOllama(choice)) return choice;
+  return applyProbe(choice, await probe(rootOf(choice.baseUrl), choice.model, fetchImpl, signal));
+}
+
+export type OllamaContext = typeof withOllamaContext;
+
+/** How long a server's answer about a model's context is reused: an operator's Modelfile change shows within it. */
+export const OLLAMA_PROBE_TTL_MS = 5 * 60_000;
+
+/**
+ * withOllamaContext with the server's answers kept per base URL and model for a few minutes, so
+ * every model step of every task does not probe the same server again (two or three requests, and
+ * a 404 from each non-Ollama OpenAI-compatible server). An unconfirmed context is not kept: the
+ * operator may be fixing it. Concurrent first calls share one probe.
+ */
+export function cachedOllamaContext(clock: Clock, ttlMs = OLLAMA_PROBE_TTL_MS): OllamaContext {
+  const known = new Map<string, { at: number; found: Promise<Probe> }>();
+  return async (choice, fetchImpl, signal) => {
+    if (!mayBeOllama(choice)) return choice;
+    const root = rootOf(choice.baseUrl);
+    const key = `${root}\u0000${choice.model}`;
+    const now = clock.now().getTime();
+    let entry = known.get(key);
+    if (!entry || now - entry.at >= ttlMs) {
+      const found = probe(root, choice.model, fetchImpl, signal);
+      entry = { at: now, found };
+      known.set(key, entry);
+      const forget = () => {
+        if (known.get(key) === entry) known.delete(key);
+      };
+      found.then((p) => p.ollama && p.confirmed === undefined && forget(), forget);
+    }
+    return applyProbe(choice, await entry.found);
+  };
 }

@@ -2,7 +2,8 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { ModelClient } from '../../src/llm/client.js';
 import { ContextWindowExceeded } from '../../src/llm/context-window.js';
 import type { ModelChoice } from '../../src/llm/model-choice.js';
-import { OllamaContextUnconfirmed, withOllamaContext } from '../../src/llm/ollama.js';
+import { manualClock } from '../../src/clock.js';
+import { OllamaContextUnconfirmed, cachedOllamaContext, withOllamaContext } from '../../src/llm/ollama.js';
 import { languageModel } from '../../src/llm/providers.js';
 import { UsageMeter } from '../../src/llm/usage.js';
 import { type OllamaDouble, type OllamaOptions, startOllamaDouble } from '../support/scripted-model/ollama.js';
@@ -125,5 +126,40 @@ describe('an Ollama base URL', () => {
     } finally {
       await other.close();
     }
+  });
+});
+
+describe('the Ollama probe the service uses', () => {
+  it('asks a server once per model for a few minutes, again after that, and the same for a non-Ollama server', async () => {
+    const clock = manualClock();
+    const probeOf = cachedOllamaContext(clock, 60_000);
+    const d = await ollama({ modelfileNumCtx: 16_384 });
+    const first = await Promise.all([probeOf(choiceAt(d.url), fetch, signal), probeOf(choiceAt(d.url), fetch, signal)]);
+    expect(first.map((c) => c.contextWindow?.tokens)).toEqual([16_384, 16_384]);
+    clock.advance(59_000);
+    const stated = await probeOf(choiceAt(d.url, { tokens: 8_192, source: 'key' }), fetch, signal);
+    expect(stated.contextWindow).toEqual({ tokens: 8_192, source: 'key' });
+    expect(d.paths).toEqual(['GET /api/version', 'POST /api/show']);
+    clock.advance(1_000);
+    await probeOf(choiceAt(d.url), fetch, signal);
+    expect(d.paths).toEqual(['GET /api/version', 'POST /api/show', 'GET /api/version', 'POST /api/show']);
+
+    const other = await startScriptedModel({ validKeys: ['k'] });
+    try {
+      const choice = choiceAt(other.urls.openai);
+      expect(await probeOf(choice, fetch, signal)).toBe(choice);
+      expect(await probeOf(choice, fetch, signal)).toBe(choice);
+      expect(other.requests.map((r) => r.path)).toEqual(['/openai/api/version']);
+    } finally {
+      await other.close();
+    }
+  });
+
+  it('does not keep a refusal: the operator may be fixing the Modelfile', async () => {
+    const probeOf = cachedOllamaContext(manualClock());
+    const d = await ollama({ serverContext: 32_768 });
+    for (let n = 0; n < 2; n++)
+      await expect(probeOf(choiceAt(d.url), fetch, signal)).rejects.toBeInstanceOf(OllamaContextUnconfirmed);
+    expect(d.paths.filter((p) => p === 'GET /api/version')).toHaveLength(2);
   });
 });
