@@ -1,4 +1,4 @@
-import { tokenize } from './tokenize.js';
+import { type TokenMemo, tokenize } from './tokenize.js';
 
 export const K1 = 1.2;
 export const B = 0.75;
@@ -40,6 +40,7 @@ export function buildBm25(files: { path: string; content: string; symbols?: stri
   const docs: Bm25Doc[] = [];
   const df: Record<string, number> = Object.create(null);
   let total = 0;
+  const memo: TokenMemo = new Map();
   for (const { path, content, symbols } of files) {
     const tf: Record<string, number> = Object.create(null);
     let length = 0;
@@ -47,11 +48,11 @@ export function buildBm25(files: { path: string; content: string; symbols?: stri
       tf[t] = (tf[t] ?? 0) + PATH_WEIGHT;
       length += PATH_WEIGHT;
     }
-    for (const t of tokenize((symbols ?? []).join(' '))) {
+    for (const t of tokenize((symbols ?? []).join(' '), memo)) {
       tf[t] = (tf[t] ?? 0) + SYMBOL_WEIGHT;
       length += SYMBOL_WEIGHT;
     }
-    for (const t of tokenize(content)) {
+    for (const t of tokenize(content, memo)) {
       tf[t] = (tf[t] ?? 0) + 1;
       length += 1;
     }

@@ -18,4 +18,16 @@ describe('locator tokens', () => {
   it('drops stop words and one-letter words', () => {
     expect(tokenize('The value of x is not the Default')).toEqual(['value', 'default']);
   });
+
+  it('gives the same tokens with a memo shared across texts as without one', () => {
+    const texts = [
+      'class HTTPAdapter(BaseAdapter):\n    def send(self, request, **kwargs): return self.get_full_url(x2)',
+      'send HTTPAdapter get_full_url __init__ The value 42 parseHTTPResponse2_v',
+      'HTTPAdapter',
+    ];
+    const memo = new Map<string, readonly string[]>();
+    for (const text of texts) expect(tokenize(text, memo)).toEqual(tokenize(text));
+    expect(memo.get('HTTPAdapter')).toEqual(['httpadapter', 'http', 'adapter']);
+    expect(memo.get('value')).toEqual(['value']);
+  });
 });
