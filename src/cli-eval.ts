@@ -2,7 +2,11 @@ import { appendFile, mkdir, readFile, writeFile } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import { z } from 'zod';
-import { loadConfig } from './config.js';
+import { chooseModel } from './accounts/model-credentials.js';
+import { type Config, loadConfig } from './config.js';
+import { evalDeps } from './eval/deps.js';
+import { NoModelKey } from './llm/model-choice.js';
+import type { Sandbox } from './sandbox/types.js';
 import { DatasetError, type Instance, readDataset } from './eval/dataset.js';
 import { resultLine, summaryMarkdown } from './eval/report.js';
 import { type EvalMode, type InstanceResult, type RepoSetup, type RunOptions, runInstance } from './eval/run.js';
@@ -10,8 +14,13 @@ import { createSandbox } from './sandbox/sandbox.js';
 import { ValidationAborted } from './validator/run.js';
 
 const USAGE =
-  'usage: emend eval --dataset F (--oracle | --baseline) [--limit N] [--concurrency K] [--out DIR] [--resume]\n' +
-  '                  [--mirrors DIR] [--clone-url URL] [--setup FILE.json]';
+  'usage: emend eval --dataset F [--oracle | --baseline] [--limit N] [--concurrency K] [--out DIR] [--resume]\n' +
+  '                  [--mirrors DIR] [--clone-url URL] [--setup FILE.json] [--plan free|pro|scale]\n' +
+  'Without --oracle or --baseline, the configured model runs the fix pipeline on each instance.';
+
+/** The plans an eval may run as (their file and retry limits, and their per-task budget). */
+const EVAL_PLANS = ['free', 'pro', 'scale'] as const;
+type EvalPlan = (typeof EVAL_PLANS)[number];
 
 const EXIT_USAGE = 2;
 const EXIT_INTERRUPTED = 130;
@@ -28,6 +37,7 @@ interface EvalArgs {
   mirrors?: string;
   cloneUrl?: string;
   setup?: string;
+  plan: EvalPlan;
 }
 
 function count(flag: string, value: string | undefined, min: number): number | undefined {
@@ -50,14 +60,19 @@ function readArgs(args: string[]): EvalArgs {
       setup: { type: 'string' },
       oracle: { type: 'boolean' },
       baseline: { type: 'boolean' },
+      plan: { type: 'string' },
     },
   });
   if (!v.dataset) throw new UsageError('eval needs --dataset');
-  if (v.oracle === v.baseline) throw new UsageError('eval needs one of --oracle and --baseline');
+  if (v.oracle && v.baseline) throw new UsageError('eval takes one of --oracle and --baseline, not both');
+  const plan = v.plan ?? 'pro';
+  if (!EVAL_PLANS.some((p) => p === plan)) throw new UsageError(`--plan expects one of ${EVAL_PLANS.join(', ')}`);
+  if (v.plan && (v.oracle || v.baseline)) throw new UsageError('--plan is for the model mode');
   const limit = count('--limit', v.limit, 1);
   return {
     dataset: resolve(v.dataset),
-    mode: v.oracle ? 'oracle' : 'baseline',
+    mode: v.oracle ? 'oracle' : v.baseline ? 'baseline' : 'model',
+    plan: EVAL_PLANS.find((p) => p === plan) ?? 'pro',
     ...(limit !== undefined ? { limit } : {}),
     concurrency: count('--concurrency', v.concurrency, 1) ?? 1,
     out: resolve(v.out ?? 'emend-eval'),
@@ -165,19 +180,18 @@ export async function evalCommand(args: string[], env: NodeJS.ProcessEnv): Promi
     console.error(`emend: the sandbox is unavailable: ${sandboxReport.problem}`);
     return 1;
   }
-  await mkdir(a.out, { recursive: true });
-  const file = join(a.out, 'results.jsonl');
-  const earlier = a.resume ? await earlierResults(file) : [];
-  const otherMode = earlier.find((r) => r.mode !== a.mode);
-  if (otherMode) {
-    // One file, one mode: a summary over both would count the baseline's misses as the oracle's.
-    console.error(`emend: ${file} holds --${otherMode.mode} results; --resume continues a run of the same mode`);
+  // The model first: without a key nothing is written, not even an emptied results.jsonl.
+  const model = a.mode === 'model' ? await modelContext(config, sandbox, a.plan) : undefined;
+  if (typeof model === 'string') {
+    console.error(`emend: ${model}`);
     return EXIT_USAGE;
   }
-  if (!a.resume) await writeFile(file, '');
-  const done = new Set(earlier.map((r) => r.instance_id));
-  const todo = instances.slice(0, a.limit ?? instances.length).filter((i) => !done.has(i.instance_id));
-  if (done.size > 0) console.log(`resuming: ${done.size} instance(s) already in ${file}`);
+  const prepared = await prepareOut(a, instances);
+  if (typeof prepared === 'number') {
+    await model?.close();
+    return prepared;
+  }
+  const { file, earlier, todo } = prepared;
 
   const abort = new AbortController();
   const onSignal = () => abort.abort();
@@ -193,9 +207,11 @@ export async function evalCommand(args: string[], env: NodeJS.ProcessEnv): Promi
       setup,
       limits: { testTimeoutMs: config.validator.testTimeoutMs },
       signal: abort.signal,
+      ...(model ? { pipeline: model.pipeline } : {}),
     };
     const results = [...earlier, ...(await runAll(todo, a, options, file))];
-    await writeFile(join(a.out, 'summary.md'), summaryMarkdown(results, `emend eval --${a.mode}: ${a.dataset}`));
+    const title = a.mode === 'model' ? `emend eval (model, plan ${a.plan})` : `emend eval --${a.mode}`;
+    await writeFile(join(a.out, 'summary.md'), summaryMarkdown(results, `${title}: ${a.dataset}`));
     const resolved = results.filter((r) => r.resolved).length;
     console.log(`${resolved} of ${results.length} resolved; ${join(a.out, 'summary.md')}`);
     if (abort.signal.aborted) return EXIT_INTERRUPTED;
@@ -203,5 +219,43 @@ export async function evalCommand(args: string[], env: NodeJS.ProcessEnv): Promi
   } finally {
     process.off('SIGINT', onSignal);
     process.off('SIGTERM', onSignal);
+    await model?.close();
   }
+}
+
+/** results.jsonl started or resumed, and the instances still to run; an exit code when the file holds another mode. */
+async function prepareOut(a: EvalArgs, instances: Instance[]) {
+  await mkdir(a.out, { recursive: true });
+  const file = join(a.out, 'results.jsonl');
+  const earlier = a.resume ? await earlierResults(file) : [];
+  const otherMode = earlier.find((r) => r.mode !== a.mode);
+  if (otherMode) {
+    // One file, one mode: a summary over both would count the baseline's misses as the oracle's.
+    console.error(`emend: ${file} holds ${otherMode.mode} results; --resume continues a run of the same mode`);
+    return EXIT_USAGE;
+  }
+  if (!a.resume) await writeFile(file, '');
+  const done = new Set(earlier.map((r) => r.instance_id));
+  const todo = instances.slice(0, a.limit ?? instances.length).filter((i) => !done.has(i.instance_id));
+  if (done.size > 0) console.log(`resuming: ${done.size} instance(s) already in ${file}`);
+  return { file, earlier, todo };
+}
+
+/**
+ * The model mode's steps context: the deps the fix steps get (src/eval/deps.ts) and the plan.
+ * The model is chosen as the service chooses it for a managed task (the operator's key from the
+ * environment, EMEND_LLM_PROVIDER, EMEND_MODEL_<STEP>, <PROVIDER>_BASE_URL for an OpenAI-compatible
+ * server); no key is a usage error before anything runs.
+ */
+async function modelContext(config: Config, sandbox: Sandbox, plan: EvalPlan) {
+  const made = await evalDeps(config, sandbox);
+  try {
+    const fixer = await chooseModel(made.deps, { accountId: '', byok: false }, 'fixer');
+    console.log(`model: ${fixer.provider}/${fixer.model} at ${fixer.baseUrl} (plan ${plan})`);
+  } catch (err) {
+    await made.close();
+    if (err instanceof NoModelKey) return err.message;
+    throw err;
+  }
+  return { pipeline: { deps: made.deps, plan }, close: made.close };
 }

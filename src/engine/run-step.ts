@@ -13,7 +13,7 @@ import type { Task } from '../tasks/service.js';
 import { appendLog } from '../tasks/task-logs.js';
 import type { TaskSet } from '../tasks/transitions.js';
 import { stepModel } from './step-model.js';
-import { nextOf } from './step-policy.js';
+import { mayRetry, nextOf } from './step-policy.js';
 import type { WorkspaceLease } from './workspace-lease.js';
 
 /** The run lost its task (killed, taken over): the rest of the run does nothing. */
@@ -159,7 +159,7 @@ async function applyResult(
     progress.failure = undefined;
     progress.approved = { ...progress.approved, diff: false };
   }
-  const retrying = failedValidation && task.retryCount < Math.min(run.limits.maxRetries, 2);
+  const retrying = failedValidation && mayRetry(task.retryCount, run.limits);
   if (retrying) {
     progress.failure = output;
     progress.next = REWORK_STEP;

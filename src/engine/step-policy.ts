@@ -1,10 +1,14 @@
-import { DEMO_STAGES } from '../accounts/plans.js';
+import { DEMO_STAGES, type PlanLimits } from '../accounts/plans.js';
 import { type Progress, STEP_NAMES, type StepName } from '../step-contract/index.js';
 import type { Gate } from '../tasks/lifecycle/park.js';
 import type { Task } from '../tasks/service.js';
 
 /** The step after this one in the pipeline, or the end. */
 export const nextOf = (step: StepName): StepName | 'end' => STEP_NAMES[STEP_NAMES.indexOf(step) + 1] ?? 'end';
+
+/** Whether a failed validation sends the task back to the rework step: at most two retries, fewer if the plan says so. */
+export const mayRetry = (retryCount: number, limits: Pick<PlanLimits, 'maxRetries'>): boolean =>
+  retryCount < Math.min(limits.maxRetries, 2);
 
 /** Why a step does not run for this task, or undefined when it does. */
 export function skipReason(task: Task, step: StepName, demo: boolean): string | undefined {

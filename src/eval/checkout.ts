@@ -34,7 +34,9 @@ export class CheckoutError extends Error {
  * The repository at `commit` in `dir` (made here, inside a directory the caller owns and
  * removes). From a mirror, a shared clone: the mirror's objects are read, never written. Every
  * git call goes through runGit (hooks and fsmonitor off, no user or system config), since the
- * repository is someone else's.
+ * repository is someone else's. With `gitDir`, the git directory is made there, outside the
+ * files, as a task's workspace keeps it (the fix pipeline runs repository code on the files).
+ * Returns the full hash of the commit checked out.
  */
 export async function checkoutAt(
   repo: string,
@@ -42,27 +44,33 @@ export async function checkoutAt(
   dir: string,
   source: RepoSource,
   home: string,
-): Promise<{ from: string }> {
+  gitDir: string = join(dir, '.git'),
+): Promise<{ from: string; commit: string }> {
   await mkdir(home, { recursive: true });
   const env: GitEnv = { home };
   const mirror = source.mirrors ? mirrorGitDir(source.mirrors, repo) : undefined;
   if (source.mirrors && !mirror && source.urlTemplate === undefined)
     throw new CheckoutError(`no mirror of ${repo} under ${source.mirrors} (and no --clone-url)`);
   const from = mirror ?? (source.urlTemplate ?? DEFAULT_URL_TEMPLATE).replace('{repo}', repo);
+  const separate = gitDir === join(dir, '.git') ? [] : [`--separate-git-dir=${gitDir}`];
   try {
     if (mirror) {
       await runGit(env, {
-        args: ['clone', '--quiet', '--shared', '--no-checkout', mirror, dir],
+        args: ['clone', '--quiet', '--shared', '--no-checkout', ...separate, mirror, dir],
         allowFile: true,
         safeDirs: [mirror],
       });
     } else {
-      await runGit(env, { args: ['clone', '--quiet', '--no-checkout', from, dir], remote: { url: from } });
+      await runGit(env, {
+        args: ['clone', '--quiet', '--no-checkout', ...separate, from, dir],
+        remote: { url: from },
+      });
     }
-    const gitDir = join(dir, '.git');
-    await runGit(env, { args: ['checkout', '--quiet', '--detach', commit], gitDir, workTree: dir, cwd: dir });
+    const at = { gitDir, workTree: dir, cwd: dir };
+    await runGit(env, { args: ['checkout', '--quiet', '--detach', commit], ...at });
+    const head = await runGit(env, { args: ['rev-parse', 'HEAD'], ...at });
+    return { from, commit: head.stdout.trim() };
   } catch (err) {
     throw new CheckoutError(`could not check out ${repo} at ${commit} from ${from}: ${(err as Error).message}`);
   }
-  return { from };
 }

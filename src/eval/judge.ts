@@ -22,7 +22,8 @@ export interface JudgeSetup {
   /** The operator's setup command, when there was one. */
   command?: string;
   /** Why the tests did not run: the stage that failed and the reason. */
-  failure?: { stage: 'checkout' | 'test_patch' | 'setup' | 'runner'; reason: string };
+  /** `pipeline`: the model mode's fix pipeline failed (a model error, a step that threw), so nothing was judged. */
+  failure?: { stage: 'checkout' | 'pipeline' | 'test_patch' | 'setup' | 'runner'; reason: string };
 }
 
 export interface Verdict {

@@ -1,18 +1,39 @@
+import type { StepRun } from './pipeline.js';
 import type { InstanceResult } from './run.js';
 
 const pct = (n: number, of: number) => (of === 0 ? '0.0%' : `${((100 * n) / of).toFixed(1)}%`);
 const secs = (ms: number) => `${(ms / 1000).toFixed(1)} s`;
 const cell = (text: string) => text.replaceAll('|', '\\|').replaceAll('\n', ' ');
 
+/** An environment failure keeps the tests from running; a pipeline failure is the model's miss. */
+const setUp = (r: InstanceResult) => r.setup.ok || r.setup.failure?.stage === 'pipeline';
+
+const sum = (runs: StepRun[], pick: (s: StepRun) => number) => runs.reduce((n, s) => n + pick(s), 0);
+
 /** One line per finished instance, for the log and the progress line. */
 export function resultLine(r: InstanceResult): string {
-  const verdict = r.resolved ? 'RESOLVED' : r.setup.failure ? `NOT SET UP (${r.setup.failure.stage})` : 'not resolved';
+  const failed = r.setup.failure;
+  const verdict = r.resolved
+    ? 'RESOLVED'
+    : failed?.stage === 'pipeline'
+      ? `PIPELINE FAILED (${failed.reason.split(':')[0]})`
+      : failed
+        ? `NOT SET UP (${failed.stage})`
+        : 'not resolved';
   const edits = r.edits?.failures.length ? `, ${r.edits.failures.length} edit failure(s)` : '';
+  const p = r.pipeline;
+  const model = p
+    ? `, gold file ${p.gold_located ? '' : 'not '}located, validator ${verdictWord(p.validator)}, ` +
+      `${sum(p.steps, (s) => s.input_tokens)}+${sum(p.steps, (s) => s.output_tokens)} tokens`
+    : '';
   return (
     `${r.instance_id}: ${verdict}, F2P ${r.f2p.passed}/${r.f2p.total}, P2P ${r.p2p.passed}/${r.p2p.total}` +
-    `${edits}, ${secs(r.wall_ms)}`
+    `${edits}${model}, ${secs(r.wall_ms)}`
   );
 }
+
+const verdictWord = (v: boolean | null | undefined) =>
+  v === true ? 'passed' : v === false ? 'failed' : v === null ? 'no tests' : 'not run';
 
 /**
  * summary.md: resolved % over all instances and over those whose tests ran, a table per
@@ -20,7 +41,7 @@ export function resultLine(r: InstanceResult): string {
  */
 export function summaryMarkdown(results: InstanceResult[], title: string): string {
   const resolved = results.filter((r) => r.resolved).length;
-  const ran = results.filter((r) => r.setup.ok);
+  const ran = results.filter(setUp);
   const wall = results.reduce((sum, r) => sum + r.wall_ms, 0);
   const lines = [
     `# ${title}`,
@@ -28,8 +49,10 @@ export function summaryMarkdown(results: InstanceResult[], title: string): strin
     `- instances: ${results.length}`,
     `- resolved: ${resolved} (${pct(resolved, results.length)} of all, ` +
       `${pct(ran.filter((r) => r.resolved).length, ran.length)} of the ${ran.length} set up)`,
-    `- not set up: ${results.length - ran.length}`,
+    `- not set up: ${results.length - ran.length}` +
+      (results.some((r) => r.pipeline) ? ' (a pipeline failure counts as set up and not resolved)' : ''),
     `- wall time: ${secs(wall)} in total, summed over instances`,
+    ...modelFigures(results),
     '',
     '| instance | resolved | F2P | P2P | edits | setup | time |',
     '|---|---|---|---|---|---|---|',
@@ -47,7 +70,8 @@ export function summaryMarkdown(results: InstanceResult[], title: string): strin
     lines.push('', '## Edit-application failures', '');
     for (const r of editFailures) for (const f of r.edits!.failures) lines.push(`- ${r.instance_id}: ${cell(f)}`);
   }
-  const setupFailures = results.filter((r) => r.setup.failure);
+  lines.push(...modelSections(results));
+  const setupFailures = results.filter((r) => r.setup.failure && r.setup.failure.stage !== 'pipeline');
   if (setupFailures.length > 0) {
     lines.push('', '## Setup failures', '');
     for (const r of setupFailures)
@@ -63,4 +87,77 @@ export function summaryMarkdown(results: InstanceResult[], title: string): strin
     }
   }
   return `${lines.join('\n')}\n`;
+}
+
+const usd = (n: number) => `$${n.toFixed(4)}`;
+
+/** The model mode's totals: gold file located, edit failures, validator against judge, tokens, cost. */
+function modelFigures(results: InstanceResult[]): string[] {
+  const runs = results.filter((r) => r.pipeline);
+  if (runs.length === 0) return [];
+  const steps = runs.flatMap((r) => r.pipeline!.steps);
+  const located = runs.filter((r) => r.pipeline!.gold_located).length;
+  const compared = runs.filter((r) => r.pipeline!.agrees !== null);
+  const agreed = compared.filter((r) => r.pipeline!.agrees).length;
+  const failedEdits = runs.reduce((n, r) => n + (r.edits?.failures.length ?? 0), 0);
+  const models = [...new Set(runs.map((r) => r.pipeline!.model).filter(Boolean))].join(', ') || 'none called';
+  const unpriced = steps.some((s) => s.cost_usd === null);
+  const cost = unpriced
+    ? 'unknown (the price table does not know the model; EMEND_MODEL_PRICES)'
+    : usd(sum(steps, (s) => s.cost_usd ?? 0));
+  return [
+    `- model: ${models}`,
+    `- gold file located: ${located} (${pct(located, runs.length)})`,
+    `- edit-application failures: ${failedEdits} in ${runs.filter((r) => r.edits?.failures.length).length} instance(s)`,
+    `- pipeline failures: ${runs.filter((r) => r.pipeline!.failure).length}`,
+    `- validator agrees with the judge: ${agreed} of ${compared.length} (${pct(agreed, compared.length)})`,
+    `- tokens: ${sum(steps, (s) => s.input_tokens)} input, ${sum(steps, (s) => s.output_tokens)} output`,
+    `- cost: ${cost}`,
+  ];
+}
+
+/** Per step and per instance tables of the model mode, and the pipeline failures with their reasons. */
+function modelSections(results: InstanceResult[]): string[] {
+  const runs = results.filter((r) => r.pipeline);
+  if (runs.length === 0) return [];
+  const lines = [
+    '',
+    '## Per step',
+    '',
+    '| step | runs | failed | input tokens | output tokens | cost | time |',
+    '|---|---|---|---|---|---|---|',
+  ];
+  const steps = runs.flatMap((r) => r.pipeline!.steps);
+  for (const name of [...new Set(steps.map((s) => s.step))]) {
+    const of = steps.filter((s) => s.step === name);
+    const cost = of.some((s) => s.cost_usd === null) ? '?' : usd(sum(of, (s) => s.cost_usd ?? 0));
+    lines.push(
+      `| ${name} | ${of.length} | ${of.filter((s) => s.status === 'failed').length} | ${sum(of, (s) => s.input_tokens)} | ` +
+        `${sum(of, (s) => s.output_tokens)} | ${cost} | ${secs(sum(of, (s) => s.ms))} |`,
+    );
+  }
+  lines.push(
+    '',
+    '## Per instance (model)',
+    '',
+    '| instance | gold file located | validator | judge | agrees | tokens in/out | cost |',
+    '|---|---|---|---|---|---|---|',
+  );
+  for (const r of runs) {
+    const p = r.pipeline!;
+    const cost = p.steps.some((s) => s.cost_usd === null) ? '?' : usd(sum(p.steps, (s) => s.cost_usd ?? 0));
+    const judge = r.setup.ok ? (r.resolved ? 'resolved' : 'not resolved') : 'not judged';
+    lines.push(
+      `| ${r.instance_id} | ${p.gold_located ? 'yes' : 'no'} | ${verdictWord(p.validator)} | ${judge} | ` +
+        `${p.agrees === null ? '–' : p.agrees ? 'yes' : 'no'} | ${sum(p.steps, (s) => s.input_tokens)}/` +
+        `${sum(p.steps, (s) => s.output_tokens)} | ${cost} |`,
+    );
+  }
+  const failures = runs.filter((r) => r.pipeline!.failure);
+  if (failures.length > 0) {
+    lines.push('', '## Pipeline failures', '');
+    for (const r of failures)
+      lines.push(`- ${r.instance_id} (${r.pipeline!.failure!.step}): ${cell(r.pipeline!.failure!.reason)}`);
+  }
+  return lines;
 }

@@ -192,13 +192,13 @@ export class ModelClient {
           abortSignal: deadline.signal,
         });
         const bill = billOf(r.usage, this.price, input, r.outputChars);
-        meter.add(bill.tokens, bill.costUsd);
+        meter.add(bill.tokens, bill.costUsd, bill);
         return r.value;
       } catch (err) {
         deadline.done();
         if (NoObjectGeneratedError.isInstance(err)) {
           const bill = billOf(err.usage, this.price, input, err.text?.length ?? 0);
-          meter.add(bill.tokens, bill.costUsd);
+          meter.add(bill.tokens, bill.costUsd, bill);
           throw err;
         }
         if (signal.aborted || err instanceof BudgetExceeded) throw err;

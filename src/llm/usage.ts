@@ -6,13 +6,19 @@ export class UsageMeter {
   tokens = 0;
   costUsd = 0;
   calls = 0;
+  /** The prompt and answer parts of `tokens`, as the providers reported them (or estimated). */
+  inputTokens = 0;
+  outputTokens = 0;
   /** Answers that were billed but could not be used (unparseable structured output, edits that did not apply). */
   malformed = 0;
 
-  add(tokens: number, cost: number): void {
+  /** One billed call; without the split, its tokens count as input. */
+  add(tokens: number, cost: number, split: { input: number; output: number } = { input: tokens, output: 0 }): void {
     this.tokens += tokens;
     this.costUsd += cost;
     this.calls += 1;
+    this.inputTokens += split.input;
+    this.outputTokens += split.output;
   }
 }
 
@@ -80,5 +86,5 @@ export function billOf(
 ) {
   const input = usage?.inputTokens ?? estimatedInput;
   const output = usage?.outputTokens ?? estimateTokens(outputChars);
-  return { tokens: input + output, costUsd: costUsd(price, input, output) };
+  return { tokens: input + output, costUsd: costUsd(price, input, output), input, output };
 }

@@ -170,11 +170,13 @@ describe('emend eval', { timeout: 120_000 }, () => {
     expect(printed).toContain(`${bad}, line 2: field base_commit is not a commit hash`);
   });
 
-  it('refuses to run without a mode, or with both', async () => {
-    expect((await run(['--dataset', dataset])).code).toBe(2);
+  it('refuses the model mode without a model key, and both --oracle and --baseline', async () => {
+    const noKey = await run(['--dataset', dataset]);
+    expect(noKey.code).toBe(2);
+    expect(noKey.printed).toContain('no model key is configured for managed runs');
     const both = await run(['--dataset', dataset, '--oracle', '--baseline']);
     expect(both.code).toBe(2);
-    expect(both.printed).toContain('eval needs one of --oracle and --baseline');
+    expect(both.printed).toContain('eval takes one of --oracle and --baseline, not both');
     const badSetup = join(root, 'bad-setup.json');
     writeFileSync(badSetup, JSON.stringify({ 'acme/pycalc': { command: 'true', PYTHONPATH: 'src' } }));
     const setup = await run(['--dataset', dataset, '--oracle', '--setup', badSetup]);

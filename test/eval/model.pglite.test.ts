@@ -1,0 +1,142 @@
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import { evalCommand } from '../../src/cli-eval.js';
+import type { InstanceResult } from '../../src/eval/run.js';
+import {
+  type EvalInstance,
+  buildInstance,
+  jsSpec,
+  pythonSpec,
+  removeEvalRepos,
+  writeDataset,
+} from '../support/eval-instances.js';
+import { evalFix, scriptEvalRun } from '../support/eval-script.js';
+import { stepOf } from '../support/fix-script.js';
+import { type ScriptedModel, startScriptedModel } from '../support/scripted-model/server.js';
+
+const KEY = 'sk-eval-scripted';
+
+// `emend eval` in model mode through its exported command: the service's fix steps against the
+// scripted model over real HTTP, real git, the bubblewrap sandbox for the validator and the judge.
+describe('emend eval, model mode', { timeout: 240_000 }, () => {
+  let root: string;
+  let mirrors: string;
+  let dataset: string;
+  let model: ScriptedModel;
+  let instances: EvalInstance[];
+  let runs = 0;
+
+  beforeAll(async () => {
+    root = mkdtempSync(join(tmpdir(), 'emend-eval-model-'));
+    mirrors = join(root, 'mirrors');
+    instances = [
+      buildInstance(mirrors, 'acme__pycalc-1', pythonSpec),
+      buildInstance(mirrors, 'acme__jscalc-1', jsSpec),
+    ];
+    dataset = join(root, 'data.jsonl');
+    writeDataset(dataset, instances);
+    model = await startScriptedModel({ validKeys: [KEY] });
+  });
+  afterAll(async () => {
+    await model.close();
+    removeEvalRepos();
+    rmSync(root, { recursive: true, force: true });
+  });
+
+  async function run(args: string[]) {
+    const out = join(root, `out-${runs++}`);
+    const printed: string[] = [];
+    vi.spyOn(console, 'log').mockImplementation((line: string) => printed.push(line));
+    vi.spyOn(console, 'error').mockImplementation((line: string) => printed.push(line));
+    const env = {
+      EMEND_DATA_DIR: join(root, 'data'),
+      EMEND_SANDBOX: 'bubblewrap',
+      LOG_LEVEL: 'warn',
+      OPENAI_API_KEY: KEY,
+      OPENAI_BASE_URL: model.urls.openai,
+      EMEND_LLM_RETRY_BASE_MS: '10',
+    };
+    const code = await evalCommand(['--out', out, '--mirrors', mirrors, '--dataset', dataset, ...args], env);
+    vi.restoreAllMocks();
+    const results: InstanceResult[] = readFileSync(join(out, 'results.jsonl'), 'utf8')
+      .split('\n')
+      .filter(Boolean)
+      .map((l) => JSON.parse(l));
+    const byId = (id: string) => results.find((r) => r.instance_id === id)!;
+    return { code, printed: printed.join('\n'), summary: readFileSync(join(out, 'summary.md'), 'utf8'), byId };
+  }
+
+  it("the model's right fix resolves both instances; validator and judge agree; tokens, cost and times are kept", async () => {
+    scriptEvalRun(model);
+    const { code, printed, summary, byId } = await run([]);
+    expect(code, printed).toBe(0);
+    expect(printed).toContain('model: openai/gpt-4.1');
+    for (const id of ['acme__pycalc-1', 'acme__jscalc-1']) {
+      const r = byId(id);
+      expect(r.mode).toBe('model');
+      expect(r.resolved, JSON.stringify(r)).toBe(true);
+      expect(r.f2p).toEqual({ passed: 1, total: 1 });
+      const p = r.pipeline!;
+      expect(p.failure).toBeUndefined();
+      expect(p.steps.map((s) => s.step)).toEqual(['planner', 'locator', 'inspector', 'fixer', 'validator']);
+      expect(p.validator).toBe(true);
+      expect(p.agrees).toBe(true);
+      expect(p.gold_files).toEqual([id.includes('py') ? 'calc.py' : 'src/lib.js']);
+      expect(p.gold_located).toBe(true);
+      expect(r.edits).toEqual({ applied: 1, failures: [] });
+      for (const s of p.steps) expect(s.ms, s.step).toBeGreaterThan(0);
+      for (const s of p.steps.filter((s) => s.step !== 'validator')) {
+        expect(s.calls, s.step).toBe(1);
+        expect(s.input_tokens, s.step).toBeGreaterThan(0);
+        expect(s.output_tokens, s.step).toBeGreaterThan(0);
+        expect(s.cost_usd, s.step).toBeGreaterThan(0);
+      }
+      expect(p.steps.find((s) => s.step === 'locator')!.model).toBe('openai/gpt-4.1-mini');
+    }
+    // The double's billed usage is what the results add up to.
+    const billed = model.billed();
+    const steps = [byId('acme__pycalc-1'), byId('acme__jscalc-1')].flatMap((r) => r.pipeline!.steps);
+    expect(steps.reduce((n, s) => n + s.input_tokens, 0)).toBe(billed.input);
+    expect(steps.reduce((n, s) => n + s.output_tokens, 0)).toBe(billed.output);
+    expect(summary).toContain('- resolved: 2 (100.0% of all');
+    expect(summary).toContain('- gold file located: 2 (100.0%)');
+    expect(summary).toContain('- validator agrees with the judge: 2 of 2 (100.0%)');
+    expect(summary).toMatch(/\| fixer \| 2 \| 0 \| \d+ \| \d+ \| \$0\.\d{4} \|/);
+  });
+
+  it('a wrong fix is not resolved and names the failing test; a model error fails its instance and the run goes on', async () => {
+    const before = model.calls.length;
+    // The Python instance runs first: its planner call is refused for good (400, not retried).
+    model.enqueue({ status: 400, body: { error: { message: 'model overloaded by the test', type: 'invalid' } } });
+    scriptEvalRun(model, (lang) => evalFix(lang, false));
+    const { code, printed, summary, byId } = await run([]);
+    expect(code, printed).toBe(0);
+
+    const failed = byId('acme__pycalc-1');
+    expect(failed.resolved).toBe(false);
+    expect(failed.setup.failure?.stage).toBe('pipeline');
+    expect(failed.setup.failure?.reason).toMatch(/^planner failed: .*model overloaded by the test/);
+    expect(failed.pipeline!.steps.map((s) => `${s.step}:${s.status}`)).toEqual(['planner:failed']);
+    expect(failed.pipeline!.agrees).toBeNull();
+
+    const wrong = byId('acme__jscalc-1');
+    expect(wrong.resolved).toBe(false);
+    expect(wrong.setup.ok).toBe(true);
+    expect(wrong.not_passed).toEqual(['adds']);
+    expect(wrong.f2p).toEqual({ passed: 0, total: 1 });
+    expect(wrong.p2p).toEqual({ passed: 1, total: 1 });
+    // No test of the repository fails with the wrong fix: the validator passes it, the judge does not.
+    expect(wrong.pipeline!.validator).toBe(true);
+    expect(wrong.pipeline!.agrees).toBe(false);
+    const fixerCalls = model.calls.slice(before).filter((c) => stepOf(c) === 'fixer');
+    expect(fixerCalls).toHaveLength(1);
+
+    expect(summary).toContain('- resolved: 0 (0.0% of all');
+    expect(summary).toContain('- pipeline failures: 1');
+    expect(summary).toContain('- validator agrees with the judge: 0 of 1 (0.0%)');
+    expect(summary).toMatch(/## Pipeline failures\n\n- acme__pycalc-1 \(planner\): .*model overloaded by the test/);
+    expect(summary).toMatch(/- acme__jscalc-1: `adds`/);
+  });
+});
