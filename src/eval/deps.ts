@@ -4,6 +4,7 @@ import type { Config } from '../config.js';
 import { openPglite, runMigrations } from '../db/client.js';
 import type { Deps } from '../deps.js';
 import { createEventBus } from '../events/bus.js';
+import { cachedOllamaContext } from '../llm/ollama.js';
 import { createLogger } from '../logger.js';
 import { createMetrics } from '../metrics/registry.js';
 import { createOutbound } from '../outbound/outbound.js';
@@ -35,7 +36,8 @@ export async function evalDeps(config: Config, sandbox: Sandbox): Promise<{ deps
     db: database.db,
     dbKind: database.kind,
     clock: systemClock,
-    log: createLogger(config.logLevel),
+    // On stderr: stdout is the progress and the summary line.
+    log: createLogger(config.logLevel, process.stderr),
     // Only a BYOK key is ever decrypted with it, and an eval runs on the operator's keys.
     secretKey: config.secretKey ?? randomBytes(32),
     metrics: createMetrics(),
@@ -45,6 +47,7 @@ export async function evalDeps(config: Config, sandbox: Sandbox): Promise<{ deps
     fetch: globalThis.fetch,
     outbound: createOutbound(config.outboundAllow),
     sandbox,
+    ollamaContext: cachedOllamaContext(systemClock),
   };
   return {
     deps,
