@@ -119,7 +119,9 @@ export const tasks = pgTable(
     finishedAt: ts('finished_at'),
   },
   (t) => [
-    index('tasks_account_created_idx').on(t.accountId, t.createdAt),
+    // Keyset pages of GET /v1/tasks: newest first by (created_at, id) within an account.
+    index('tasks_account_created_idx').on(t.accountId, t.createdAt, t.id),
+    index('tasks_account_parent_idx').on(t.accountId, t.parentId),
     index('tasks_account_status_idx').on(t.accountId, t.status),
     index('tasks_token_idx').on(t.tokenId),
     uniqueIndex('tasks_site_slug_idx').on(t.siteSlug),

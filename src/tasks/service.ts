@@ -1,4 +1,4 @@
-import { and, count, desc, eq, gte } from 'drizzle-orm';
+import { and, count, eq, gte } from 'drizzle-orm';
 import type { AuthContext } from '../accounts/authenticate.js';
 import { planLimits } from '../accounts/plans.js';
 import { taskLogs, tasks } from '../db/schema.js';
@@ -91,17 +91,6 @@ export async function createTask(
     await options.within?.(tx, task);
     return task;
   });
-}
-
-export const TASK_LIST_LIMIT = 100;
-
-export async function listTasks(deps: Pick<Deps, 'db'>, accountId: string): Promise<Task[]> {
-  return deps.db
-    .select()
-    .from(tasks)
-    .where(eq(tasks.accountId, accountId))
-    .orderBy(desc(tasks.createdAt), desc(tasks.id))
-    .limit(TASK_LIST_LIMIT);
 }
 
 /** The caller's task, or not_found: another account's task is indistinguishable from a missing one. */

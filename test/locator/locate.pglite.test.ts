@@ -100,7 +100,13 @@ describe('the deterministic locator', { timeout: 60_000 }, () => {
 
   it('ignores a pasted dependency listing: a package named like a definition is not a named symbol', async () => {
     const repo = fixtureRepo(PACKAGE);
-    const listing = ['Package    Version', '---------- -------', 'slugify    4.0.1', 'strings    0.1.0', 'tax        2.1.0'];
+    const listing = [
+      'Package    Version',
+      '---------- -------',
+      'slugify    4.0.1',
+      'strings    0.1.0',
+      'tax        2.1.0',
+    ];
     const out = await locate(repo.dir, `Cart total is wrong after adding items\n\n${listing.join('\n')}\n`);
     expect(out.files[0]?.path).toBe('shop/cart.py');
     const reasons = out.files.flatMap((f) => f.reasons).join('\n');

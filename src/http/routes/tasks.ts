@@ -2,11 +2,13 @@ import { type FastifyPluginAsyncTypebox, Type } from '@fastify/type-provider-typ
 import { planLimits } from '../../accounts/plans.js';
 import type { Deps } from '../../deps.js';
 import { countTaskPost } from '../../tasks/rate-limit.js';
-import { createTask, getOwnTask, listTasks, taskLogsOf, usedThisMonth } from '../../tasks/service.js';
+import { deleteTask } from '../../tasks/delete.js';
+import { createTask, getOwnTask, taskLogsOf, usedThisMonth } from '../../tasks/service.js';
+import { TASK_PAGE_MAX, listTaskPage } from '../../tasks/task-list.js';
 import { caller } from '../auth.js';
 import { IdempotencyHeaders, idempotent, releaseUnlessStored, storeCreated } from '../idempotency.js';
 import { logJson, taskJson, taskSummaryJson } from '../present.js';
-import { IdParams, errorResponses } from '../schemas.js';
+import { IdParams, TaskStatus, TaskType, errorResponses } from '../schemas.js';
 
 const CreateTaskBody = Type.Object(
   {
@@ -22,6 +24,32 @@ const CreateTaskBody = Type.Object(
   },
   { additionalProperties: false },
 );
+
+const ListQuery = Type.Object({
+  limit: Type.Optional(
+    Type.Integer({ minimum: 1, maximum: TASK_PAGE_MAX, default: TASK_PAGE_MAX, description: 'tasks per page' }),
+  ),
+  cursor: Type.Optional(
+    Type.String({ minLength: 1, maxLength: 200, description: 'where the page starts: from the Link header' }),
+  ),
+  status: Type.Optional(TaskStatus),
+  task_type: Type.Optional(TaskType),
+  repo_url: Type.Optional(
+    Type.String({ minLength: 1, maxLength: 500, description: 'tasks on this repository (.git and case ignored)' }),
+  ),
+  parent_id: Type.Optional(Type.String({ format: 'uuid', description: 'tasks continued from this one' })),
+  created_after: Type.Optional(Type.String({ format: 'date-time', description: 'created at or after' })),
+  created_before: Type.Optional(Type.String({ format: 'date-time', description: 'created before' })),
+});
+
+/** The next page's address, relative to the request's own path so the /v1 alias and proxies keep working. */
+function nextLink(url: string, query: Record<string, unknown>, cursor: string): string {
+  const path = url.split('?')[0];
+  const params = new URLSearchParams();
+  for (const [k, v] of Object.entries(query)) if (v !== undefined && k !== 'cursor') params.set(k, String(v));
+  params.set('cursor', cursor);
+  return `<${path}?${params}>; rel="next"`;
+}
 
 const Limits = Type.Object({
   limits: Type.Object({
@@ -68,11 +96,20 @@ export const taskRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = async (app,
     {
       schema: {
         tags: ['tasks'],
-        summary: 'List your last 100 tasks, newest first',
-        response: { 200: Type.Array(Type.Ref('TaskSummary')), ...errorResponses(401) },
+        summary: 'List your tasks, newest first: the last 100, or a page of them, filtered',
+        description:
+          'Without parameters: the last 100 tasks, newest first. `limit` sets the page size; when more tasks ' +
+          'follow, the `Link` header carries the next page (`rel="next"`, the same filters and a `cursor`), so the ' +
+          'body stays an array. Filters combine with AND.',
+        querystring: ListQuery,
+        response: { 200: Type.Array(Type.Ref('TaskSummary')), ...errorResponses(400, 401) },
       },
     },
-    async (request) => (await listTasks(deps, caller(request).account.id)).map(taskSummaryJson),
+    async (request, reply) => {
+      const page = await listTaskPage(deps, caller(request).account.id, request.query);
+      if (page.next) reply.header('link', nextLink(request.url, request.query, page.next));
+      return page.tasks.map(taskSummaryJson);
+    },
   );
 
   app.get(
@@ -113,6 +150,25 @@ export const taskRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = async (app,
     async (request) => {
       const task = await getOwnTask(deps, caller(request).account.id, request.params.id);
       return { task: taskJson(task), logs: (await taskLogsOf(deps, task.id)).map(logJson) };
+    },
+  );
+
+  app.delete(
+    '/tasks/:id',
+    {
+      schema: {
+        tags: ['tasks'],
+        summary: 'Delete a finished task',
+        description:
+          'The task, its logs, site files, screenshots and feedback are removed; it answers 404 everywhere ' +
+          'afterwards. Credit-ledger entries are kept. A task that is not finished is a 409: kill it first.',
+        params: IdParams,
+        response: { 204: Type.Null({ description: 'deleted' }), ...errorResponses(400, 401, 404, 409) },
+      },
+    },
+    async (request, reply) => {
+      await deleteTask(deps, caller(request).account.id, request.params.id);
+      return reply.status(204).send(null);
     },
   );
 };

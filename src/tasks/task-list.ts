@@ -1,0 +1,106 @@
+import { type SQL, and, desc, eq, gte, lt, or, sql } from 'drizzle-orm';
+import { tasks } from '../db/schema.js';
+import type { Deps } from '../deps.js';
+import { AppError } from '../errors.js';
+import { parseRepoUrl } from '../scm/urls.js';
+import type { TaskStatus } from './states.js';
+import type { Task } from './task.js';
+
+/** The most a page holds, and the default: GET /v1/tasks has always answered the last 100. */
+export const TASK_PAGE_MAX = 100;
+
+export interface TaskListQuery {
+  limit?: number;
+  cursor?: string;
+  status?: TaskStatus;
+  task_type?: 'fix' | 'scaffold';
+  repo_url?: string;
+  parent_id?: string;
+  created_after?: string;
+  created_before?: string;
+}
+
+export interface TaskPage {
+  tasks: Task[];
+  /** The cursor of the page after this one; absent on the last page. */
+  next?: string;
+}
+
+interface Position {
+  createdAt: Date;
+  id: string;
+}
+
+/** A position in the newest-first order, opaque to clients: base64url of the last row's time and id. */
+export const encodeCursor = (p: Position) =>
+  Buffer.from(JSON.stringify([p.createdAt.toISOString(), p.id])).toString('base64url');
+
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+
+function decodeCursor(cursor: string): Position {
+  const bad = () =>
+    new AppError('bad_request', 'cursor: not a cursor this service gave (take it from the Link header)');
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(Buffer.from(cursor, 'base64url').toString('utf8'));
+  } catch {
+    throw bad();
+  }
+  if (!Array.isArray(parsed) || parsed.length !== 2) throw bad();
+  const [at, id] = parsed as unknown[];
+  const createdAt = typeof at === 'string' ? new Date(at) : new Date(Number.NaN);
+  if (Number.isNaN(createdAt.getTime()) || typeof id !== 'string' || !UUID.test(id)) throw bad();
+  return { createdAt, id };
+}
+
+function timeBound(name: string, value: string | undefined): Date | undefined {
+  if (value === undefined) return undefined;
+  const d = new Date(value);
+  if (Number.isNaN(d.getTime())) throw new AppError('bad_request', `${name}: not a date-time`);
+  return d;
+}
+
+/** The WHERE of a page: the account, the filters, and the keyset position after the cursor. */
+function conditions(deps: Pick<Deps, 'config'>, accountId: string, q: TaskListQuery): SQL[] {
+  const where: SQL[] = [eq(tasks.accountId, accountId)];
+  if (q.status) where.push(eq(tasks.status, q.status));
+  if (q.task_type) where.push(eq(tasks.taskType, q.task_type));
+  if (q.parent_id) where.push(eq(tasks.parentId, q.parent_id));
+  if (q.repo_url !== undefined) {
+    // The same repository however it is written (.git, a trailing slash, letter case: code hosts ignore it).
+    const repo = parseRepoUrl(q.repo_url, deps.config.scmWebUrl);
+    where.push(sql`lower(${tasks.repoOwner}) = ${repo.owner.toLowerCase()}`);
+    where.push(sql`lower(${tasks.repoName}) = ${repo.name.toLowerCase()}`);
+  }
+  const after = timeBound('created_after', q.created_after);
+  const before = timeBound('created_before', q.created_before);
+  if (after) where.push(gte(tasks.createdAt, after));
+  if (before) where.push(lt(tasks.createdAt, before));
+  if (q.cursor !== undefined) {
+    const at = decodeCursor(q.cursor);
+    where.push(or(lt(tasks.createdAt, at.createdAt), and(eq(tasks.createdAt, at.createdAt), lt(tasks.id, at.id)))!);
+  }
+  return where;
+}
+
+/**
+ * One page of the caller's tasks, newest first (created_at, then id, both descending), after the
+ * cursor when one is given. Keyset paging: a page costs the same at any depth, and a task created
+ * while a client pages does not shift the pages it has not read yet.
+ */
+export async function listTaskPage(
+  deps: Pick<Deps, 'db' | 'config'>,
+  accountId: string,
+  q: TaskListQuery,
+): Promise<TaskPage> {
+  const limit = q.limit ?? TASK_PAGE_MAX;
+  const rows = await deps.db
+    .select()
+    .from(tasks)
+    .where(and(...conditions(deps, accountId, q)))
+    .orderBy(desc(tasks.createdAt), desc(tasks.id))
+    .limit(limit + 1);
+  const page = rows.slice(0, limit);
+  const last = page[page.length - 1];
+  return rows.length > limit && last ? { tasks: page, next: encodeCursor(last) } : { tasks: page };
+}
