@@ -3,14 +3,21 @@
  * A small Python repository is served by the fake GitHub, the scripted model stands in for
  * OpenAI, and the real service (API, worker, sandboxed validator) runs on a temporary data
  * dir. The task's live log stream is printed as it happens, then the diff.
+ *
+ * `npm run demo -- --eval`: `emend eval` in model mode on two SWE-bench-style instances built
+ * here (a Python/pytest and a JS/node:test repository, as local mirrors), the scripted model
+ * answering every step; prints the run's progress and its summary.md.
  */
 import { randomBytes } from 'node:crypto';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createAccount } from '../src/accounts/accounts.js';
+import { evalCommand } from '../src/cli-eval.js';
 import { loadConfig } from '../src/config.js';
 import { startServer } from '../src/server.js';
+import { buildInstance, jsSpec, pythonSpec, removeEvalRepos, writeDataset } from '../test/support/eval-instances.js';
+import { scriptEvalRun } from '../test/support/eval-script.js';
 import { CALC_PROMPT, CALC_REPO, scriptCalcRun } from '../test/support/fix-script.js';
 import { startFakeGitHub } from '../test/support/fake-github/server.js';
 import { startScriptedModel } from '../test/support/scripted-model/server.js';
@@ -112,7 +119,37 @@ function summarise(step: string, o: StepOutput): string {
   return '';
 }
 
-main().catch((err) => {
+/** `emend eval` (model mode) on the built-in instances against the scripted model; exits with its code. */
+async function evalDemo() {
+  const root = mkdtempSync(join(tmpdir(), 'emend-demo-eval-'));
+  const model = await startScriptedModel({ validKeys: [KEY] });
+  scriptEvalRun(model);
+  try {
+    const mirrors = join(root, 'mirrors');
+    const dataset = join(root, 'instances.jsonl');
+    writeDataset(dataset, [
+      buildInstance(mirrors, 'acme__pycalc-1', pythonSpec),
+      buildInstance(mirrors, 'acme__jscalc-1', jsSpec),
+    ]);
+    const out = join(root, 'out');
+    console.log(`emend demo --eval: emend eval --dataset ${dataset} --mirrors ${mirrors} --out ${out}\n`);
+    const code = await evalCommand(['--dataset', dataset, '--mirrors', mirrors, '--out', out], {
+      ...process.env,
+      LOG_LEVEL: process.env.LOG_LEVEL ?? 'warn',
+      EMEND_DATA_DIR: join(root, 'data'),
+      OPENAI_API_KEY: KEY,
+      OPENAI_BASE_URL: model.urls.openai,
+    });
+    console.log(`\n${readFileSync(join(out, 'summary.md'), 'utf8')}`);
+    process.exitCode = code;
+  } finally {
+    await model.close();
+    removeEvalRepos();
+    rmSync(root, { recursive: true, force: true });
+  }
+}
+
+(process.argv.includes('--eval') ? evalDemo() : main()).catch((err) => {
   console.error(err);
   process.exit(1);
 });

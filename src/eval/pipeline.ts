@@ -28,6 +28,11 @@ export interface StepRun {
   /** provider/model, when the step called a model. */
   model?: string;
   calls: number;
+  /**
+   * Answers billed but sent back: the fixer's whose edits did not all apply (or had a format
+   * problem, or were cut off), a structured step's that did not match its schema.
+   */
+  sent_back: number;
   input_tokens: number;
   output_tokens: number;
   /** USD; null when the price table does not know the model (EMEND_MODEL_PRICES can add it). */
@@ -198,6 +203,7 @@ async function runOne(
     ms,
     ...(client ? { model: `${client.provider}/${client.modelId}` } : {}),
     calls: meter.calls,
+    sent_back: meter.malformed,
     input_tokens: meter.inputTokens,
     output_tokens: meter.outputTokens,
     cost_usd: client && client.price.matched === null ? null : meter.costUsd,

@@ -99,6 +99,10 @@ function modelFigures(results: InstanceResult[]): string[] {
   const located = runs.filter((r) => r.pipeline!.gold_located).length;
   const compared = runs.filter((r) => r.pipeline!.agrees !== null);
   const agreed = compared.filter((r) => r.pipeline!.agrees).length;
+  const sentBack = sum(
+    steps.filter((s) => s.step === 'fixer'),
+    (s) => s.sent_back,
+  );
   const failedEdits = runs.reduce((n, r) => n + (r.edits?.failures.length ?? 0), 0);
   const models = [...new Set(runs.map((r) => r.pipeline!.model).filter(Boolean))].join(', ') || 'none called';
   const unpriced = steps.some((s) => s.cost_usd === null);
@@ -108,7 +112,9 @@ function modelFigures(results: InstanceResult[]): string[] {
   return [
     `- model: ${models}`,
     `- gold file located: ${located} (${pct(located, runs.length)})`,
-    `- edit-application failures: ${failedEdits} in ${runs.filter((r) => r.edits?.failures.length).length} instance(s)`,
+    `- edit-application failures: ${failedEdits} in ${runs.filter((r) => r.edits?.failures.length).length} ` +
+      'instance(s) (blocks still refused when the fixer stopped)',
+    `- fixer answers sent back: ${sentBack} (edits that did not apply, a format problem, a cut-off answer)`,
     `- pipeline failures: ${runs.filter((r) => r.pipeline!.failure).length}`,
     `- validator agrees with the judge: ${agreed} of ${compared.length} (${pct(agreed, compared.length)})`,
     `- tokens: ${sum(steps, (s) => s.input_tokens)} input, ${sum(steps, (s) => s.output_tokens)} output`,

@@ -13,7 +13,7 @@ import {
   writeDataset,
 } from '../support/eval-instances.js';
 import { evalFix, scriptEvalRun } from '../support/eval-script.js';
-import { stepOf } from '../support/fix-script.js';
+import { editBlock, stepOf } from '../support/fix-script.js';
 import { type ScriptedModel, startScriptedModel } from '../support/scripted-model/server.js';
 
 const KEY = 'sk-eval-scripted';
@@ -138,5 +138,46 @@ describe('emend eval, model mode', { timeout: 240_000 }, () => {
     expect(summary).toContain('- validator agrees with the judge: 0 of 1 (0.0%)');
     expect(summary).toMatch(/## Pipeline failures\n\n- acme__pycalc-1 \(planner\): .*model overloaded by the test/);
     expect(summary).toMatch(/- acme__jscalc-1: `adds`/);
+  });
+
+  it('runs the fixer again after a failed validation, as the runner does; a refused edit is sent back and counted', async () => {
+    // Answer 1 quotes a line that is not there; answer 2 fixes add() but breaks mul(); the
+    // validator fails it and the fixer's retry repairs mul().
+    const answers = [
+      editBlock('    return a - b  # subtract', '    return a + b', 'calc.py'),
+      editBlock(
+        '    return a - b\n\n\ndef mul(a, b):\n    return a * b',
+        '    return a + b\n\n\ndef mul(a, b):\n    return a + b',
+        'calc.py',
+      ),
+      editBlock('def mul(a, b):\n    return a + b', 'def mul(a, b):\n    return a * b', 'calc.py'),
+    ];
+    let n = 0;
+    scriptEvalRun(model, () => answers[Math.min(n++, answers.length - 1)]!);
+    const { code, printed, summary, byId } = await run(['--limit', '1']);
+    expect(code, printed).toBe(0);
+    const r = byId('acme__pycalc-1');
+    expect(r.resolved, JSON.stringify(r)).toBe(true);
+    const p = r.pipeline!;
+    expect(p.steps.map((s) => `${s.step}:${s.round}:${s.status}`)).toEqual([
+      'planner:0:done',
+      'locator:0:done',
+      'inspector:0:done',
+      'fixer:0:done',
+      'validator:0:done',
+      'fixer:1:done',
+      'validator:1:done',
+    ]);
+    expect(p.steps.filter((s) => s.step === 'fixer').map((s) => [s.calls, s.sent_back])).toEqual([
+      [2, 1],
+      [1, 0],
+    ]);
+    // The last verdict counts: the retry passed, and the judge resolved it.
+    expect(p.validator).toBe(true);
+    expect(p.agrees).toBe(true);
+    expect(r.edits).toEqual({ applied: 2, failures: [] });
+    expect(summary).toContain('- fixer answers sent back: 1 (');
+    expect(summary).toMatch(/\| fixer \| 2 \| 0 \|/);
+    expect(summary).toMatch(/\| validator \| 2 \| 0 \|/);
   });
 });
