@@ -1,3 +1,4 @@
+import { fileURLToPath } from 'node:url';
 import { configDefaults, defineConfig } from 'vitest/config';
 import { available, requirements } from './test/support/requirements.js';
 
@@ -9,6 +10,11 @@ import { available, requirements } from './test/support/requirements.js';
 // Without PostgreSQL server binaries the second leg fails the run under CI (CI installs
 // them); elsewhere it is left out with a notice, and the closing summary says "not run".
 const havePostgres = available(requirements.postgres());
+
+// Tests import @emend/client from its source (the package's exports point at dist, built by `npm run build`).
+const resolve = {
+  alias: { '@emend/client': fileURLToPath(new URL('./packages/client/src/index.ts', import.meta.url)) },
+};
 
 const shared = {
   include: ['test/**/*.test.ts'],
@@ -23,10 +29,14 @@ export default defineConfig({
   test: {
     reporters: ['default', ['./test/support/summary-reporter.ts', { legs: ['pglite', 'postgres'] }]],
     projects: [
-      { test: { ...shared, name: 'pglite', exclude: [...configDefaults.exclude, 'test/**/*.postgres.test.ts'] } },
+      {
+        resolve,
+        test: { ...shared, name: 'pglite', exclude: [...configDefaults.exclude, 'test/**/*.postgres.test.ts'] },
+      },
       ...(havePostgres
         ? [
             {
+              resolve,
               test: {
                 ...shared,
                 name: 'postgres',

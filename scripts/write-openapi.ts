@@ -1,5 +1,6 @@
 // Writes the OpenAPI document generated from the route schemas to openapi/openapi-public.yaml, and the
-// panel's API types generated from that document to web/src/api/schema.d.ts.
+// API types generated from that document to web/src/api/schema.d.ts (the panel) and
+// packages/client/src/schema.d.ts (@emend/client).
 // The test suite fails when either committed copy is stale; run `npm run openapi` after changing a route.
 import { randomBytes } from 'node:crypto';
 import { writeFileSync } from 'node:fs';
@@ -8,7 +9,7 @@ import { loadConfig } from '../src/config.js';
 import { openPglite } from '../src/db/client.js';
 import { createLogger } from '../src/logger.js';
 import { createRuntime } from '../src/runtime.js';
-import { PANEL_TYPES_FILE, panelTypes } from './openapi-types.js';
+import { CLIENT_TYPES_FILE, PANEL_TYPES_FILE, panelTypes } from './openapi-types.js';
 
 export const OPENAPI_FILE = new URL('../openapi/openapi-public.yaml', import.meta.url);
 
@@ -19,8 +20,10 @@ const app = await buildApp(runtime.deps);
 await app.ready();
 const yaml = app.swagger({ yaml: true });
 writeFileSync(OPENAPI_FILE, yaml);
-writeFileSync(PANEL_TYPES_FILE, await panelTypes(yaml));
+const types = await panelTypes(yaml);
+writeFileSync(PANEL_TYPES_FILE, types);
+writeFileSync(CLIENT_TYPES_FILE, types);
 await app.close();
 await runtime.close();
 await database.close();
-console.log(`wrote ${OPENAPI_FILE.pathname} and ${PANEL_TYPES_FILE.pathname}`);
+console.log(`wrote ${OPENAPI_FILE.pathname}, ${PANEL_TYPES_FILE.pathname} and ${CLIENT_TYPES_FILE.pathname}`);

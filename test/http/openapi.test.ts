@@ -3,7 +3,7 @@ import { Validator } from '@seriousme/openapi-schema-validator';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parse } from 'yaml';
 import { Ajv2020 } from 'ajv/dist/2020.js';
-import { PANEL_TYPES_FILE, panelTypes } from '../../scripts/openapi-types.js';
+import { CLIENT_TYPES_FILE, PANEL_TYPES_FILE, panelTypes } from '../../scripts/openapi-types.js';
 import { type Harness, startHarness } from '../support/harness.js';
 
 let h: Harness;
@@ -75,6 +75,13 @@ describe('OpenAPI document', () => {
   it("the panel's API types are generated from the committed document and current", async () => {
     const committed = readFileSync(new URL('../../openapi/openapi-public.yaml', import.meta.url), 'utf8');
     const types = readFileSync(PANEL_TYPES_FILE, 'utf8');
+    expect(types).toContain('export interface paths');
+    expect(types).toBe(await panelTypes(committed));
+  });
+
+  it("@emend/client's types are generated from the committed document and current", async () => {
+    const committed = readFileSync(new URL('../../openapi/openapi-public.yaml', import.meta.url), 'utf8');
+    const types = readFileSync(CLIENT_TYPES_FILE, 'utf8');
     expect(types).toContain('export interface paths');
     expect(types).toBe(await panelTypes(committed));
   });

@@ -1,0 +1,124 @@
+/**
+ * createClient: openapi-fetch typed by the generated `paths`, with the token, the retry policy
+ * (src/retry.ts), an Idempotency-Key on every create, and calls that answer the body or throw
+ * an EmendError (src/errors.ts).
+ */
+import createFetchClient, {
+  type Client,
+  type ClientPathsWithMethod,
+  type MaybeOptionalInit,
+  type MethodResponse,
+} from 'openapi-fetch';
+import { errorFromResponse, networkError } from './errors.js';
+import { type FollowOptions, type TaskEvent, followTask } from './follow.js';
+import { DEFAULT_RETRY, type Sleep, realSleep, retryingFetch } from './retry.js';
+import type { CreateTaskBody, Log, Task, paths } from './types.js';
+
+export type FetchFn = (input: Request, init?: RequestInit) => Promise<Response>;
+
+export interface ClientOptions {
+  /** The server's origin, e.g. https://emend.example.com (the paths carry /v1). */
+  baseUrl: string;
+  /** A personal access token (tk_…) or a demo token; sent as a Bearer token. */
+  token?: string;
+  /** The fetch to use (default: the global one), e.g. one with a proxy or a custom agent. */
+  fetch?: FetchFn;
+  /** How many times a call is repeated after a 429 or, when idempotent, a network error (default 3). */
+  retries?: number;
+  /** The longest Retry-After worth waiting for, in ms (default 60 000); a longer one throws RateLimitError. */
+  maxRetryWaitMs?: number;
+  /** How the client waits between attempts (default: setTimeout); tests pass their own clock. */
+  sleep?: Sleep;
+}
+
+type HttpMethod = 'get' | 'put' | 'post' | 'delete' | 'patch';
+type Media = `${string}/${string}`;
+type RawClient = Client<paths, Media>;
+type RequiredKeysOf<T> = { [K in keyof T]-?: Record<never, never> extends Pick<T, K> ? never : K }[keyof T];
+/** openapi-fetch's rule: the options argument is optional exactly when nothing in it is required. */
+type InitParam<Init> =
+  RequiredKeysOf<Init> extends never ? [(Init & { [key: string]: unknown })?] : [Init & { [key: string]: unknown }];
+
+/** A typed call that resolves to the success body and throws an EmendError for anything else. */
+export type Call<M extends HttpMethod> = <
+  P extends ClientPathsWithMethod<RawClient, M>,
+  I extends MaybeOptionalInit<paths[P], M>,
+>(
+  url: P,
+  ...init: InitParam<I>
+) => Promise<MethodResponse<RawClient, M, P, I>>;
+
+export interface EmendClient {
+  GET: Call<'get'>;
+  POST: Call<'post'>;
+  PUT: Call<'put'>;
+  PATCH: Call<'patch'>;
+  DELETE: Call<'delete'>;
+  /** openapi-fetch itself ({data, error, response}, nothing thrown for error answers), with the same retries. */
+  raw: Client<paths, Media>;
+  /** POST /v1/tasks with an Idempotency-Key (yours, or a new one), so a repeat after a lost answer creates one task. */
+  createTask(body: CreateTaskBody, options?: { idempotencyKey?: string; signal?: AbortSignal }): Promise<Task>;
+  getTask(id: string, options?: { signal?: AbortSignal }): Promise<{ task: Task; logs: Log[] }>;
+  /** The task's events, live, to its `end` (see followTask in follow.ts). */
+  followTask(id: string, options?: FollowOptions): AsyncGenerator<TaskEvent, void, undefined>;
+}
+
+/** The routes that take an Idempotency-Key: the client sends a fresh one when the caller gave none. */
+export const KEYED_ROUTES: readonly string[] = ['/v1/tasks', '/v1/tasks/{id}/continue'];
+
+async function settle<T>(call: Promise<{ data?: T; error?: unknown; response: Response }>): Promise<T> {
+  let result: Awaited<typeof call>;
+  try {
+    result = await call;
+  } catch (err) {
+    throw networkError(err);
+  }
+  if (!result.response.ok) throw errorFromResponse(result.response, result.error);
+  // Every route of the API answers a success with a body (none answers 204).
+  return result.data as T;
+}
+
+/** What openapi-fetch's methods are at run time, before their generic types. */
+type LooseMethod = (url: string, init?: object) => Promise<{ data?: unknown; error?: unknown; response: Response }>;
+
+function unwrapped<M extends HttpMethod>(method: RawClient[Uppercase<M>]): Call<M> {
+  // The generic signatures of openapi-fetch and of Call describe the same call; TypeScript cannot relate them.
+  const loose = method as unknown as LooseMethod;
+  return ((url: string, init?: object) => settle(loose(url, init))) as Call<M>;
+}
+
+export function createClient(options: ClientOptions): EmendClient {
+  const baseUrl = options.baseUrl.replace(/\/+$/, '');
+  const baseFetch: FetchFn = options.fetch ?? ((input, init) => globalThis.fetch(input, init));
+  const sleep = options.sleep ?? realSleep;
+  const auth: Record<string, string> = options.token ? { authorization: `Bearer ${options.token}` } : {};
+  const raw = createFetchClient<paths, Media>({
+    baseUrl,
+    headers: { accept: 'application/json', ...auth },
+    fetch: retryingFetch(baseFetch, {
+      retries: options.retries ?? DEFAULT_RETRY.retries,
+      maxWaitMs: options.maxRetryWaitMs ?? DEFAULT_RETRY.maxWaitMs,
+      baseDelayMs: DEFAULT_RETRY.baseDelayMs,
+      sleep,
+    }),
+  });
+  raw.use({
+    onRequest({ request, schemaPath }) {
+      if (request.method === 'POST' && KEYED_ROUTES.includes(schemaPath) && !request.headers.has('idempotency-key'))
+        request.headers.set('idempotency-key', crypto.randomUUID());
+    },
+  });
+  const client: EmendClient = {
+    GET: unwrapped(raw.GET),
+    POST: unwrapped(raw.POST),
+    PUT: unwrapped(raw.PUT),
+    PATCH: unwrapped(raw.PATCH),
+    DELETE: unwrapped(raw.DELETE),
+    raw,
+    createTask: (body, { idempotencyKey = crypto.randomUUID(), signal } = {}) =>
+      client.POST('/v1/tasks', { body, params: { header: { 'idempotency-key': idempotencyKey } }, signal }),
+    getTask: (id, { signal } = {}) => client.GET('/v1/tasks/{id}', { params: { path: { id } }, signal }),
+    followTask: (id, follow = {}) => followTask({ baseUrl, fetch: baseFetch, headers: auth, sleep }, id, follow),
+  };
+  return client;
+}

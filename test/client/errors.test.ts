@@ -1,0 +1,217 @@
+import { randomUUID } from 'node:crypto';
+import {
+  AuthenticationError,
+  BadRequestError,
+  ConflictError,
+  EmendError,
+  ForbiddenError,
+  NetworkError,
+  NotFoundError,
+  PaymentRequiredError,
+  PreconditionFailedError,
+  RateLimitError,
+  createClient,
+} from '@emend/client';
+import { eq } from 'drizzle-orm';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { tasks } from '../../src/db/schema.js';
+import { TASK_POSTS_PER_WINDOW } from '../../src/tasks/rate-limit.js';
+import { type CuttingProxy, startCuttingProxy } from '../support/cutting-proxy.js';
+import { type Harness, newAccount, startHarness } from '../support/harness.js';
+
+// Each error family of @emend/client from the real service on a real port (no worker: tasks stay
+// pending), the retries on 429 and on broken connections, through a proxy that loses answers.
+let h: Harness;
+let baseUrl: string;
+let proxy: CuttingProxy | undefined;
+
+beforeAll(async () => {
+  h = await startHarness({}, { scm: 'fake' });
+  baseUrl = await h.app.listen({ host: '127.0.0.1', port: 0 });
+});
+afterEach(async () => {
+  await proxy?.close();
+  proxy = undefined;
+});
+afterAll(() => h.close());
+
+/** A paid account connected to the fake GitHub, with a public repository it may run tasks on. */
+async function paidAccount(opts: { credits?: number; scm?: boolean } = {}) {
+  const owner = await newAccount(h, { plan: 'pro', credits: opts.credits ?? 5, scm: opts.scm });
+  const name = `repo-${randomUUID().slice(0, 8)}`;
+  h.github.createRepo('acme', name, { collaborators: owner.scm ? [owner.scm.login] : [] });
+  return { ...owner, repoUrl: `${h.github.webUrl}/acme/${name}` };
+}
+
+/** The error a call rejected with (the test fails if it resolved). */
+async function failure(call: Promise<unknown>): Promise<EmendError> {
+  const err = await call.then(
+    () => undefined,
+    (e: unknown) => e,
+  );
+  expect(err).toBeInstanceOf(EmendError);
+  return err as EmendError;
+}
+
+const tasksOf = async (accountId: string) => h.deps.db.select().from(tasks).where(eq(tasks.accountId, accountId));
+
+describe('@emend/client: typed errors', () => {
+  it('400: a body the schema refuses is a BadRequestError with the code, message and request id', async () => {
+    const owner = await paidAccount();
+    const err = await failure(createClient({ baseUrl, token: owner.token }).createTask({ prompt: 'x' }));
+    expect(err).toBeInstanceOf(BadRequestError);
+    expect(err).toMatchObject({ status: 400, code: 'bad_request', retryAfter: undefined });
+    expect(err.message).toMatch(/prompt/);
+    expect(err.requestId).toMatch(/\S/);
+  });
+
+  it('401: no token, or an unknown one, is an AuthenticationError', async () => {
+    const none = await failure(createClient({ baseUrl }).GET('/v1/me'));
+    expect(none).toBeInstanceOf(AuthenticationError);
+    expect(none).toMatchObject({ status: 401, code: 'unauthorized' });
+    const unknown = await failure(createClient({ baseUrl, token: `tk_${'0'.repeat(40)}` }).GET('/v1/me'));
+    expect(unknown).toBeInstanceOf(AuthenticationError);
+    expect(unknown).toMatchObject({ status: 401, code: 'invalid_token' });
+  });
+
+  it('403: an admin endpoint for a user is a ForbiddenError', async () => {
+    const owner = await paidAccount();
+    const err = await failure(createClient({ baseUrl, token: owner.token }).GET('/v1/admin/accounts'));
+    expect(err).toBeInstanceOf(ForbiddenError);
+    expect(err).toMatchObject({ status: 403, code: 'forbidden' });
+  });
+
+  it("404: another account's task is a NotFoundError", async () => {
+    const owner = await paidAccount();
+    const stranger = await paidAccount();
+    const task = await createClient({ baseUrl, token: owner.token }).createTask({
+      prompt: 'fix the thing',
+      repo_url: owner.repoUrl,
+    });
+    const err = await failure(createClient({ baseUrl, token: stranger.token }).getTask(task.id));
+    expect(err).toBeInstanceOf(NotFoundError);
+    expect(err).toMatchObject({ status: 404, code: 'not_found' });
+  });
+
+  it('409: an Idempotency-Key sent again with another body is a ConflictError', async () => {
+    const owner = await paidAccount();
+    const client = createClient({ baseUrl, token: owner.token });
+    const idempotencyKey = randomUUID();
+    await client.createTask({ prompt: 'first request', repo_url: owner.repoUrl }, { idempotencyKey });
+    const err = await failure(
+      client.createTask({ prompt: 'another request', repo_url: owner.repoUrl }, { idempotencyKey }),
+    );
+    expect(err).toBeInstanceOf(ConflictError);
+    expect(err).toMatchObject({ status: 409, code: 'conflict' });
+  });
+
+  it('412: a pull-request task without a connected code host is a PreconditionFailedError', async () => {
+    const owner = await paidAccount({ scm: false });
+    const err = await failure(
+      createClient({ baseUrl, token: owner.token }).createTask({ prompt: 'fix it', repo_url: owner.repoUrl }),
+    );
+    expect(err).toBeInstanceOf(PreconditionFailedError);
+    expect(err).toMatchObject({ status: 412, code: 'scm_not_connected' });
+  });
+
+  it('402: no credits left is a PaymentRequiredError', async () => {
+    const owner = await paidAccount({ credits: 0 });
+    const err = await failure(
+      createClient({ baseUrl, token: owner.token }).createTask({ prompt: 'fix it', repo_url: owner.repoUrl }),
+    );
+    expect(err).toBeInstanceOf(PaymentRequiredError);
+    expect(err).toMatchObject({ status: 402, code: 'NO_CREDITS' });
+  });
+});
+
+/** Uses up the account's task-creation window with refused posts (each counts; none creates a task). */
+async function fillRateWindow(token: string) {
+  const client = createClient({ baseUrl, token, retries: 0 });
+  for (let i = 0; i < TASK_POSTS_PER_WINDOW; i++)
+    expect(await failure(client.createTask({ prompt: '' }))).toBeInstanceOf(BadRequestError);
+}
+
+describe('@emend/client: retries', () => {
+  it('429: with retries off, a RateLimitError carrying retry_after', async () => {
+    const owner = await paidAccount();
+    await fillRateWindow(owner.token);
+    const client = createClient({ baseUrl, token: owner.token, retries: 0 });
+    const err = await failure(client.createTask({ prompt: 'one more', repo_url: owner.repoUrl }));
+    expect(err).toBeInstanceOf(RateLimitError);
+    expect(err).toMatchObject({ status: 429, code: 'rate_limited' });
+    expect(err.retryAfter).toBeGreaterThan(0);
+    expect(err.retryAfter).toBeLessThanOrEqual(60);
+    expect(await tasksOf(owner.account.id)).toHaveLength(0);
+  });
+
+  it('429: waits the Retry-After, then the same call succeeds', async () => {
+    const owner = await paidAccount();
+    await fillRateWindow(owner.token);
+    const waits: number[] = [];
+    // The server's rate limit reads the harness's clock: waiting is moving it.
+    const sleep = async (ms: number) => {
+      waits.push(ms);
+      h.clock.advance(ms);
+    };
+    const client = createClient({ baseUrl, token: owner.token, sleep });
+    const task = await client.createTask({ prompt: 'after the wait', repo_url: owner.repoUrl });
+    expect(task.status).toBe('pending');
+    expect(waits).toHaveLength(1);
+    expect(waits[0]).toBeGreaterThan(0);
+    expect(await tasksOf(owner.account.id)).toHaveLength(1);
+  });
+
+  it('429: a Retry-After longer than maxRetryWaitMs is not waited for', async () => {
+    const owner = await paidAccount();
+    await fillRateWindow(owner.token);
+    const waits: number[] = [];
+    const client = createClient({
+      baseUrl,
+      token: owner.token,
+      maxRetryWaitMs: 500,
+      sleep: async (ms) => void waits.push(ms),
+    });
+    expect(await failure(client.createTask({ prompt: 'no wait', repo_url: owner.repoUrl }))).toBeInstanceOf(
+      RateLimitError,
+    );
+    expect(waits).toEqual([]);
+  });
+
+  it('a create whose answer is lost is sent again with the same Idempotency-Key: one task', async () => {
+    const owner = await paidAccount();
+    let lose = 1;
+    proxy = await startCuttingProxy(baseUrl, { loseAnswer: (req) => req.method === 'POST' && lose-- > 0 });
+    const client = createClient({ baseUrl: proxy.url, token: owner.token, sleep: async () => {} });
+    const task = await client.createTask({ prompt: 'exactly once', repo_url: owner.repoUrl });
+    expect(proxy.lost).toEqual(['POST /v1/tasks']);
+    const posts = proxy.seen.filter((r) => r.method === 'POST');
+    expect(posts).toHaveLength(2);
+    expect(posts[0]!.key).toMatch(/^[0-9a-f-]{36}$/);
+    expect(posts[1]!.key).toBe(posts[0]!.key);
+    const rows = await tasksOf(owner.account.id);
+    expect(rows.map((r) => r.id)).toEqual([task.id]);
+  });
+
+  it('a GET whose answer is lost is sent again', async () => {
+    const owner = await paidAccount();
+    let lose = 1;
+    proxy = await startCuttingProxy(baseUrl, { loseAnswer: () => lose-- > 0 });
+    const client = createClient({ baseUrl: proxy.url, token: owner.token, sleep: async () => {} });
+    expect((await client.GET('/v1/me')).email).toBe(owner.account.email);
+    expect(proxy.seen.map((r) => `${r.method} ${r.url}`)).toEqual(['GET /v1/me', 'GET /v1/me']);
+  });
+
+  it('a POST without an Idempotency-Key is not sent again: a NetworkError', async () => {
+    const owner = await paidAccount();
+    const task = await createClient({ baseUrl, token: owner.token }).createTask({
+      prompt: 'to be killed',
+      repo_url: owner.repoUrl,
+    });
+    proxy = await startCuttingProxy(baseUrl, { loseAnswer: () => true });
+    const client = createClient({ baseUrl: proxy.url, token: owner.token, sleep: async () => {} });
+    const err = await failure(client.POST('/v1/tasks/{id}/kill', { params: { path: { id: task.id } } }));
+    expect(err).toBeInstanceOf(NetworkError);
+    expect(err).toMatchObject({ status: 0, code: 'network' });
+    expect(proxy.seen).toHaveLength(1);
+  });
+});
