@@ -17,6 +17,7 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { tasks } from '../../src/db/schema.js';
 import { TASK_POSTS_PER_WINDOW } from '../../src/tasks/rate-limit.js';
 import { type CuttingProxy, startCuttingProxy } from '../support/cutting-proxy.js';
+import { freePort } from '../support/ports.js';
 import { type Harness, newAccount, startHarness } from '../support/harness.js';
 
 // Each error family of @emend/client from the real service on a real port (no worker: tasks stay
@@ -213,5 +214,67 @@ describe('@emend/client: retries', () => {
     expect(err).toBeInstanceOf(NetworkError);
     expect(err).toMatchObject({ status: 0, code: 'network' });
     expect(proxy.seen).toHaveLength(1);
+  });
+});
+
+describe('@emend/client: followTask, apart from a run', () => {
+  it("a stranger's task is a NotFoundError at once, with no reconnection", async () => {
+    const owner = await paidAccount();
+    const stranger = await paidAccount();
+    const task = await createClient({ baseUrl, token: owner.token }).createTask({
+      prompt: 'mine',
+      repo_url: owner.repoUrl,
+    });
+    const waits: number[] = [];
+    const client = createClient({ baseUrl, token: stranger.token, sleep: async (ms) => void waits.push(ms) });
+    const err = await failure(client.followTask(task.id).next());
+    expect(err).toBeInstanceOf(NotFoundError);
+    expect(waits).toEqual([]);
+  });
+
+  it('stops when its signal aborts: rejects with the reason', async () => {
+    const owner = await paidAccount();
+    const client = createClient({ baseUrl, token: owner.token });
+    // No worker runs here: the task stays pending and its stream stays open.
+    const task = await client.createTask({ prompt: 'never runs', repo_url: owner.repoUrl });
+    const stop = new AbortController();
+    const seen: string[] = [];
+    const reason = new Error('the caller stopped');
+    const following = (async () => {
+      for await (const event of client.followTask(task.id, { signal: stop.signal })) {
+        seen.push(event.type);
+        if (event.type === 'state') stop.abort(reason);
+      }
+    })();
+    await expect(following).rejects.toBe(reason);
+    expect(seen).toEqual(['connected', 'state']);
+  });
+
+  it("waits the server's retry: before reconnecting", async () => {
+    const owner = await paidAccount();
+    const task = await createClient({ baseUrl, token: owner.token }).createTask({
+      prompt: 'cut me',
+      repo_url: owner.repoUrl,
+    });
+    proxy = await startCuttingProxy(baseUrl, { streamPrefix: 'retry: 250\n\n', streamCuts: [0] });
+    const waits: number[] = [];
+    const client = createClient({ baseUrl: proxy.url, token: owner.token, sleep: async (ms) => void waits.push(ms) });
+    const seen: string[] = [];
+    for await (const event of client.followTask(task.id)) {
+      seen.push(event.type);
+      if (proxy.streams.length === 2) break;
+    }
+    expect(waits).toEqual([250]);
+    // The cut came inside the first event: `connected` was received once, from the second connection.
+    expect(seen).toEqual(['connected']);
+  });
+
+  it('gives up after maxReconnects failed connections in a row, waiting twice as long each time', async () => {
+    const waits: number[] = [];
+    const closed = `http://127.0.0.1:${await freePort()}`;
+    const client = createClient({ baseUrl: closed, token: 'tk_x', sleep: async (ms) => void waits.push(ms) });
+    const err = await failure(client.followTask(randomUUID(), { maxReconnects: 3 }).next());
+    expect(err).toBeInstanceOf(NetworkError);
+    expect(waits).toEqual([1_000, 2_000, 4_000]);
   });
 });

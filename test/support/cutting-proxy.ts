@@ -10,6 +10,8 @@ import type { AddressInfo } from 'node:net';
 export interface CutPlan {
   /** For the n-th stream connection (0-based), the log events to pass before cutting; absent: never cut. */
   streamCuts?: number[];
+  /** Text sent before each stream's first byte from the server (e.g. a `retry:` field). */
+  streamPrefix?: string;
   /** Whether to swallow this request's answer (it reaches the server; the client sees the connection close). */
   loseAnswer?: (req: IncomingMessage) => boolean;
 }
@@ -37,8 +39,14 @@ function forward(upstream: URL, req: IncomingMessage, onResponse: (res: Incoming
 }
 
 /** Passes whole events one by one; after `cutAfter` log events, half of the next one, then closes. */
-function relayStream(res: ServerResponse, up: IncomingMessage, cutAfter: number | undefined, cut: () => void) {
+function relayStream(
+  res: ServerResponse,
+  up: IncomingMessage,
+  { cutAfter, prefix }: { cutAfter?: number; prefix?: string },
+  cut: () => void,
+) {
   res.writeHead(up.statusCode ?? 502, up.headers);
+  if (prefix && up.statusCode === 200) res.write(prefix);
   let buffer = '';
   let logs = 0;
   up.setEncoding('utf8');
@@ -76,7 +84,7 @@ export async function startCuttingProxy(upstreamUrl: string, plan: CutPlan): Pro
         out.destroy();
         req.socket.destroy();
       };
-      if (stream) return relayStream(res, up, cutAfter, cut);
+      if (stream) return relayStream(res, up, { cutAfter, prefix: plan.streamPrefix }, cut);
       if (lose) {
         lost.push(`${req.method} ${req.url}`);
         // The server has answered; read it all, then close without passing a byte on.
