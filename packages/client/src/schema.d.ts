@@ -154,10 +154,28 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** List your last 100 tasks, newest first */
+        /**
+         * List your tasks, newest first: the last 100, or a page of them, filtered
+         * @description Without parameters: the last 100 tasks, newest first. `limit` sets the page size; when more tasks follow, the `Link` header carries the next page (`rel="next"`, the same filters and a `cursor`), so the body stays an array. Filters combine with AND.
+         */
         get: {
             parameters: {
-                query?: never;
+                query?: {
+                    /** @description tasks per page */
+                    limit?: number;
+                    /** @description where the page starts: from the Link header */
+                    cursor?: string;
+                    status?: "pending" | "running" | "awaiting_plan" | "awaiting_diff" | "done" | "failed" | "cancelled";
+                    task_type?: "fix" | "scaffold";
+                    /** @description tasks on this repository (.git and case ignored) */
+                    repo_url?: string;
+                    /** @description tasks continued from this one */
+                    parent_id?: string;
+                    /** @description created at or after */
+                    created_after?: string;
+                    /** @description created before */
+                    created_before?: string;
+                };
                 header?: never;
                 path?: never;
                 cookie?: never;
@@ -171,6 +189,15 @@ export interface paths {
                     };
                     content: {
                         "application/json": components["schemas"]["TaskSummary"][];
+                    };
+                };
+                /** @description Default Response */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
                     };
                 };
                 /** @description Default Response */
@@ -411,7 +438,66 @@ export interface paths {
         };
         put?: never;
         post?: never;
-        delete?: never;
+        /**
+         * Delete a finished task
+         * @description The task, its logs, site files, screenshots and feedback are removed; it answers 404 everywhere afterwards. Credit-ledger entries are kept. A task that is not finished is a 409: kill it first.
+         */
+        delete: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    id: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description deleted */
+                204: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+                /** @description Default Response */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                409: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+            };
+        };
         options?: never;
         head?: never;
         patch?: never;
