@@ -51,6 +51,13 @@ export interface PipelineOutcome {
   edits: EditOutcome;
   /** The last validator verdict: true or false, null when it found no tests, undefined when it never ran. */
   validator?: boolean | null;
+  /** What the last validator run says about its verdict: the command, its note, the counts, the new failures. */
+  validation?: {
+    command: string | null;
+    message?: string;
+    tests?: { passed: number; failed: number; skipped: number };
+    new_failures: string[];
+  };
   /** The step that threw, and why: the service would fail the task, and deliver no change. */
   failure?: { step: StepName; reason: string };
 }
@@ -228,7 +235,17 @@ function record(outcome: PipelineOutcome, step: StepName, progress: Progress, re
     for (const f of outputs.fixer.edits_failed)
       outcome.edits.failures.push(`apply ${f.path}: ${f.reason.split('\n')[0]}`);
   }
-  if (step === 'validator') outcome.validator = result.patch?.passed ?? null;
+  if (step === 'validator') {
+    outcome.validator = result.patch?.passed ?? null;
+    const v = outputs.validator;
+    if (v)
+      outcome.validation = {
+        command: v.command,
+        ...(v.message !== undefined ? { message: v.message } : {}),
+        ...(v.tests ? { tests: v.tests } : {}),
+        new_failures: v.new_failures.slice(0, 10),
+      };
+  }
 }
 
 /** The runner's bookkeeping after a step (run-step.ts applyResult): the next step, and the rework on a failed validation. */

@@ -98,6 +98,7 @@ function modelFigures(results: InstanceResult[]): string[] {
   const steps = runs.flatMap((r) => r.pipeline!.steps);
   const located = runs.filter((r) => r.pipeline!.gold_located).length;
   const compared = runs.filter((r) => r.pipeline!.agrees !== null);
+  const noVerdict = runs.filter((r) => r.pipeline!.validator === null).length;
   const agreed = compared.filter((r) => r.pipeline!.agrees).length;
   const sentBack = sum(
     steps.filter((s) => s.step === 'fixer'),
@@ -116,7 +117,8 @@ function modelFigures(results: InstanceResult[]): string[] {
       'instance(s) (blocks still refused when the fixer stopped)',
     `- fixer answers sent back: ${sentBack} (edits that did not apply, a format problem, a cut-off answer)`,
     `- pipeline failures: ${runs.filter((r) => r.pipeline!.failure).length}`,
-    `- validator agrees with the judge: ${agreed} of ${compared.length} (${pct(agreed, compared.length)})`,
+    `- validator agrees with the judge: ${agreed} of ${compared.length} (${pct(agreed, compared.length)}); ` +
+      `no validator verdict on ${noVerdict} (it found no tests it could run; see results.jsonl \`validation\`)`,
     `- tokens: ${sum(steps, (s) => s.input_tokens)} input, ${sum(steps, (s) => s.output_tokens)} output`,
     `- cost: ${cost}`,
   ];

@@ -1,4 +1,4 @@
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
@@ -6,9 +6,11 @@ import { evalCommand } from '../../src/cli-eval.js';
 import type { InstanceResult } from '../../src/eval/run.js';
 import {
   type EvalInstance,
+  SRC_ON_PATH,
   buildInstance,
   jsSpec,
   pythonSpec,
+  pythonSrcSpec,
   removeEvalRepos,
   writeDataset,
 } from '../support/eval-instances.js';
@@ -37,6 +39,14 @@ describe('emend eval, model mode', { timeout: 240_000 }, () => {
     ];
     dataset = join(root, 'data.jsonl');
     writeDataset(dataset, instances);
+    // src/ layout with a conftest that imports the package: without src/ on the path pytest cannot start (exit 4).
+    const srcconf = {
+      ...pythonSrcSpec,
+      repo: 'acme/srcconf',
+      base: { ...pythonSrcSpec.base, 'conftest.py': 'import calc  # noqa: F401\n' },
+    };
+    writeDataset(join(root, 'src.jsonl'), [buildInstance(mirrors, 'acme__srcconf-1', srcconf)]);
+    writeFileSync(join(root, 'setup.json'), JSON.stringify({ 'acme/srcconf': SRC_ON_PATH }));
     model = await startScriptedModel({ validKeys: [KEY] });
   });
   afterAll(async () => {
@@ -45,7 +55,7 @@ describe('emend eval, model mode', { timeout: 240_000 }, () => {
     rmSync(root, { recursive: true, force: true });
   });
 
-  async function run(args: string[]) {
+  async function run(args: string[], data = dataset) {
     const out = join(root, `out-${runs++}`);
     const printed: string[] = [];
     vi.spyOn(console, 'log').mockImplementation((line: string) => printed.push(line));
@@ -58,7 +68,7 @@ describe('emend eval, model mode', { timeout: 240_000 }, () => {
       OPENAI_BASE_URL: model.urls.openai,
       EMEND_LLM_RETRY_BASE_MS: '10',
     };
-    const code = await evalCommand(['--out', out, '--mirrors', mirrors, '--dataset', dataset, ...args], env);
+    const code = await evalCommand(['--out', out, '--mirrors', mirrors, '--dataset', data, ...args], env);
     vi.restoreAllMocks();
     const results: InstanceResult[] = readFileSync(join(out, 'results.jsonl'), 'utf8')
       .split('\n')
@@ -102,7 +112,12 @@ describe('emend eval, model mode', { timeout: 240_000 }, () => {
     expect(steps.reduce((n, s) => n + s.output_tokens, 0)).toBe(billed.output);
     expect(summary).toContain('- resolved: 2 (100.0% of all');
     expect(summary).toContain('- gold file located: 2 (100.0%)');
-    expect(summary).toContain('- validator agrees with the judge: 2 of 2 (100.0%)');
+    expect(summary).toContain('- validator agrees with the judge: 2 of 2 (100.0%); no validator verdict on 0');
+    expect(byId('acme__pycalc-1').pipeline!.validation).toMatchObject({
+      command: expect.stringContaining('pytest'),
+      tests: { passed: 1, failed: 0, skipped: 0 },
+      new_failures: [],
+    });
     expect(summary).toMatch(/\| fixer \| 2 \| 0 \| \d+ \| \d+ \| \$0\.\d{4} \|/);
   });
 
@@ -179,5 +194,18 @@ describe('emend eval, model mode', { timeout: 240_000 }, () => {
     expect(summary).toContain('- fixer answers sent back: 1 (');
     expect(summary).toMatch(/\| fixer \| 2 \| 0 \|/);
     expect(summary).toMatch(/\| validator \| 2 \| 0 \|/);
+  });
+
+  it("a validator without the operator's setup has no verdict: left out of the agreement, counted, its note kept", async () => {
+    scriptEvalRun(model);
+    // The judge gets the setup (src/ on the path); the validator, as the service runs it, does not.
+    const { code, printed, summary, byId } = await run(['--setup', join(root, 'setup.json')], join(root, 'src.jsonl'));
+    expect(code, printed).toBe(0);
+    const r = byId('acme__srcconf-1');
+    expect(r.resolved, JSON.stringify(r)).toBe(true);
+    expect(r.pipeline!.validator, JSON.stringify(r.pipeline!.validation)).toBeNull();
+    expect(r.pipeline!.agrees).toBeNull();
+    expect(r.pipeline!.validation?.message).toMatch(/could not be validated/);
+    expect(summary).toContain('- validator agrees with the judge: 0 of 0 (0.0%); no validator verdict on 1');
   });
 });

@@ -2,20 +2,22 @@ import { editBlock, stepOf } from './fix-script.js';
 import type { ModelRequest, Reply, ScriptedModel } from './scripted-model/server.js';
 
 // The scripted model's answers for a whole fix run on the instances of eval-instances.ts
-// (acme/pycalc: calc.py; acme/jscalc: src/lib.js, the same add() bug), as `emend eval` drives it.
+// (acme/pycalc: calc.py; acme/srccalc: src/calc.py; acme/jscalc: src/lib.js, the same add() bug),
+// as `emend eval` drives it.
 
 /** The file of each instance's bug, as the fixer is shown it. */
-const FILES = { python: 'calc.py', js: 'src/lib.js' } as const;
+const FILES = { python: 'calc.py', pysrc: 'src/calc.py', js: 'src/lib.js' } as const;
 type Lang = keyof typeof FILES;
 
-/** Which instance a request is about: the JS one names its source file, the Python one does not. */
-const langOf = (req: ModelRequest): Lang => (req.text.includes(FILES.js) ? 'js' : 'python');
+/** Which instance a request is about: by the source file its prompt names (the tree, the shortlist, the files). */
+const langOf = (req: ModelRequest): Lang =>
+  req.text.includes(FILES.js) ? 'js' : req.text.includes(FILES.pysrc) ? 'pysrc' : 'python';
 
 const plan = {
   summary: 'Make add() return the sum of its arguments instead of their difference.',
   steps: ['Change the return expression of add from a - b to a + b.'],
   // Only the file that exists in the checkout is kept (the planner drops the others).
-  likely_files: [FILES.python, FILES.js],
+  likely_files: Object.values(FILES),
   new_files: [],
   test_strategy: 'Run the existing tests.',
   risks: [],
@@ -37,8 +39,8 @@ const insights = (lang: Lang) => ({
 export function evalFix(lang: Lang, right = true): string {
   const op = right ? '+' : '*';
   const block =
-    lang === 'python'
-      ? editBlock('    return a - b', `    return a ${op} b`, FILES.python)
+    lang !== 'js'
+      ? editBlock('    return a - b', `    return a ${op} b`, FILES[lang])
       : editBlock('exports.add = (a, b) => a - b;', `exports.add = (a, b) => a ${op} b;`, FILES.js);
   return `add() subtracts; it should ${right ? 'add' : 'multiply'}.\n\n${block}`;
 }
