@@ -10,6 +10,7 @@ import {
   PaymentRequiredError,
   PreconditionFailedError,
   RateLimitError,
+  type Task,
   createClient,
 } from '@emend/client';
 import { eq } from 'drizzle-orm';
@@ -178,6 +179,30 @@ describe('@emend/client: retries', () => {
     expect(waits).toEqual([]);
   });
 
+  it('429 CONCURRENT_LIMIT: waits its Retry-After while a task is stopped, then the create succeeds', async () => {
+    const owner = await paidAccount();
+    const plain = createClient({ baseUrl, token: owner.token });
+    // No worker runs here, so these stay active: the plan's 3 concurrent tasks.
+    const active: Task[] = [];
+    for (let i = 0; i < 3; i++) active.push(await plain.createTask({ prompt: `task ${i}`, repo_url: owner.repoUrl }));
+    const waits: number[] = [];
+    const refused = createClient({ baseUrl, token: owner.token, sleep: async (ms) => void waits.push(ms) });
+    const err = await failure(refused.createTask({ prompt: 'a fourth', repo_url: owner.repoUrl }));
+    expect(err).toBeInstanceOf(RateLimitError);
+    expect(err).toMatchObject({ code: 'CONCURRENT_LIMIT', retryAfter: 5 });
+    expect(waits).toEqual([5_000, 5_000, 5_000]);
+
+    const patient = createClient({
+      baseUrl,
+      token: owner.token,
+      sleep: async () => {
+        await plain.POST('/v1/tasks/{id}/kill', { params: { path: { id: active[0]!.id } } });
+      },
+    });
+    const fourth = await patient.createTask({ prompt: 'a fourth', repo_url: owner.repoUrl });
+    expect(fourth.status).toBe('pending');
+  });
+
   it('a create whose answer is lost is sent again with the same Idempotency-Key: one task', async () => {
     const owner = await paidAccount();
     let lose = 1;
@@ -197,9 +222,14 @@ describe('@emend/client: retries', () => {
     const owner = await paidAccount();
     let lose = 1;
     proxy = await startCuttingProxy(baseUrl, { loseAnswer: () => lose-- > 0 });
-    const client = createClient({ baseUrl: proxy.url, token: owner.token, sleep: async () => {} });
+    const waits: number[] = [];
+    const client = createClient({ baseUrl: proxy.url, token: owner.token, sleep: async (ms) => void waits.push(ms) });
     expect((await client.GET('/v1/me')).email).toBe(owner.account.email);
     expect(proxy.seen.map((r) => `${r.method} ${r.url}`)).toEqual(['GET /v1/me', 'GET /v1/me']);
+    // One back-off, of the first size: between half and all of the base delay (250 ms).
+    expect(waits).toHaveLength(1);
+    expect(waits[0]).toBeGreaterThanOrEqual(125);
+    expect(waits[0]).toBeLessThanOrEqual(250);
   });
 
   it('a POST without an Idempotency-Key is not sent again: a NetworkError', async () => {
