@@ -161,18 +161,9 @@ async function runAll(todo: Instance[], a: EvalArgs, options: RunOptions, file: 
  * Writes OUT/results.jsonl and OUT/summary.md; exit 0 when every instance ran.
  */
 export async function evalCommand(args: string[], env: NodeJS.ProcessEnv): Promise<number> {
-  let a: EvalArgs;
-  let setup: Record<string, RepoSetup>;
-  let instances: Instance[];
-  try {
-    a = readArgs(args);
-    setup = await readSetup(a.setup);
-    instances = await readDataset(a.dataset);
-  } catch (err) {
-    const usage = err instanceof UsageError || (err instanceof TypeError && 'code' in err);
-    console.error(`emend: ${(err as Error).message}${usage ? `\n\n${USAGE}` : ''}`);
-    return err instanceof DatasetError ? 1 : EXIT_USAGE;
-  }
+  const inputs = await readInputs(args);
+  if (typeof inputs === 'number') return inputs;
+  const { a, setup, instances } = inputs;
   const config = loadConfig(env);
   const sandbox = await createSandbox(config.sandbox, { protectedPaths: [config.dataDir] });
   const sandboxReport = sandbox.report();
@@ -220,6 +211,20 @@ export async function evalCommand(args: string[], env: NodeJS.ProcessEnv): Promi
     process.off('SIGINT', onSignal);
     process.off('SIGTERM', onSignal);
     await model?.close();
+  }
+}
+
+/** The arguments, the setup file and the data set; an exit code (after saying why) when one is wrong. */
+async function readInputs(args: string[]) {
+  try {
+    const a = readArgs(args);
+    const setup = await readSetup(a.setup);
+    const instances = await readDataset(a.dataset);
+    return { a, setup, instances };
+  } catch (err) {
+    const usage = err instanceof UsageError || (err instanceof TypeError && 'code' in err);
+    console.error(`emend: ${(err as Error).message}${usage ? `\n\n${USAGE}` : ''}`);
+    return err instanceof DatasetError ? 1 : EXIT_USAGE;
   }
 }
 
