@@ -49,6 +49,8 @@ async function expectWholeStream(client: EmendClient, id: string, events: TaskEv
   expect(streamed.map((e) => `${e.data.step}:${e.data.status}`)).toEqual(logs.map((l) => `${l.step}:${l.status}`));
   const states = events.flatMap((e) => (e.type === 'state' ? [e.data] : []));
   expect(states.at(-1)).toMatchObject({ status: 'done', pr_url: task.pr_url });
+  // A reconnection's snapshot of an unchanged task is not passed on: each state differs from the one before.
+  for (let i = 1; i < states.length; i++) expect(states[i]).not.toEqual(states[i - 1]);
   // Every step ran and finished.
   for (const step of ['planner', 'locator', 'inspector', 'fixer', 'validator', 'pr'])
     expect(

@@ -10,7 +10,8 @@ const repoRoot = resolve(import.meta.dirname, '../..');
  * stdout and stderr piped for the caller to read or log.
  */
 export function spawnEmend(args: string[], env: NodeJS.ProcessEnv, entry = 'src/bin.ts'): ChildProcess {
-  return spawn(process.execPath, ['--import', 'tsx', entry, ...args], {
+  // emend-source: @emend/client resolves to its TypeScript source, as it does for vitest and tsc (no build needed).
+  return spawn(process.execPath, ['--conditions=emend-source', '--import', 'tsx', entry, ...args], {
     cwd: repoRoot,
     env,
     stdio: ['ignore', 'pipe', 'pipe'],
