@@ -32,6 +32,8 @@ export const PACKAGES = [
   { name: 'postgresql', for: ['test'], postgres: true },
   // The validator's fixture repositories run pytest with Debian's python inside the sandbox.
   { name: 'python3-pytest', for: ['test'], python: 'pytest' },
+  // script(1): the remote CLI's tests run it under a real pseudo-terminal (test/cli/remote-process.ts).
+  { name: 'bsdutils', for: ['test'], commands: ['script'] },
 ];
 
 /**

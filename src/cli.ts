@@ -19,6 +19,14 @@ const USAGE = `usage:
   emend eval --dataset F (--oracle | --baseline) [--limit N] [--concurrency K] [--out DIR] [--resume]
              [--mirrors DIR] [--clone-url URL] [--setup FILE.json]
 
+A server, from anywhere (docs/client.md; \`emend task --help\` and the like for every flag):
+  emend login --server URL   (the token on stdin, or typed at a hidden prompt)   emend logout
+  emend task create --repo URL (--prompt TEXT | --prompt-file F) [--base B] [--scaffold] [--manual] [--follow]
+  emend task list | show ID | logs ID [--follow] | diff ID | approve ID plan|diff | kill ID
+  emend task continue ID [--follow] | feedback ID [--rating N] [--correct C] [--note T] | delete ID
+  emend me | keys list|add|test|delete | tokens list|create|revoke      (each takes --json)
+  A followed task exits 0 done, 1 failed, 2 cancelled.
+
 Configuration comes from the environment; see docs/configuration.md.`;
 
 class UsageError extends Error {}
@@ -194,6 +202,14 @@ export async function main(argv: string[], env: NodeJS.ProcessEnv = process.env)
         return await (await import('./cli-locate.js')).locateCommand(args, env);
       case 'eval':
         return await (await import('./cli-eval.js')).evalCommand(args, env);
+      // The remote commands: a server's API through @emend/client, with their own parser and exit codes.
+      case 'login':
+      case 'logout':
+      case 'task':
+      case 'me':
+      case 'keys':
+      case 'tokens':
+        return await (await import('./cli-remote.js')).remoteCommand(argv, env);
       case 'help':
       case '--help':
       case '-h':

@@ -20,6 +20,7 @@ const FILES: Record<string, string[]> = {
   'fonts-dejavu-core': ['/usr/share/fonts/truetype/dejavu/DejaVuSans.ttf'],
   postgresql: ['/usr/lib/postgresql/15/bin/initdb', '/usr/lib/postgresql/15/bin/pg_ctl'],
   'python3-pytest': ['/usr/lib/python3/dist-packages/pytest/__init__.py'],
+  bsdutils: ['/usr/bin/script'],
 };
 const ALL = Object.keys(FILES);
 
@@ -141,6 +142,7 @@ describe('the system check before npm start and npm test: deciding', () => {
       'fonts-dejavu-core',
       'postgresql',
       'python3-pytest',
+      'bsdutils',
     ]);
     // an operator who points EMEND_CHROMIUM_PATH elsewhere does not get Debian's
     expect(missingFor('start', nothing, { EMEND_CHROMIUM_PATH: '/opt/chrome/chrome' })).not.toContain('chromium');
@@ -175,15 +177,19 @@ describe('the system check before npm start and npm test: the script', { timeout
     expect(run.stdout).toBe('');
     expect(run.stderr).toContain(
       'npm test needs system packages that are missing: git bubblewrap util-linux chromium fonts-dejavu-core ' +
-        'postgresql python3-pytest.',
+        'postgresql python3-pytest bsdutils.',
     );
     expect(run.stderr).toContain(
-      '\n  sudo apt-get install -y git bubblewrap util-linux chromium fonts-dejavu-core postgresql python3-pytest\n',
+      '\n  sudo apt-get install -y git bubblewrap util-linux chromium fonts-dejavu-core postgresql python3-pytest ' +
+        'bsdutils\n',
     );
   });
 
   it('as root with apt-get, installs only what is missing, in one line, then finds it there', async () => {
-    const root = fakeMachine(['git', 'util-linux', 'chromium', 'fonts-dejavu-core', 'postgresql'], 'installs');
+    const root = fakeMachine(
+      ['git', 'util-linux', 'chromium', 'fonts-dejavu-core', 'postgresql', 'bsdutils'],
+      'installs',
+    );
     const run = await runCheck('test', root);
     expect(run).toMatchObject({ code: 0, stderr: '' });
     expect(run.stdout).toBe(

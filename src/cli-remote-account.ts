@@ -1,0 +1,123 @@
+import { Argument, type Command, InvalidArgumentError, Option } from 'commander';
+import { PROVIDERS, type Provider } from './cli-remote-api.js';
+import { type Act, type RemoteContext, leaf } from './cli-remote-context.js';
+import { readSecret } from './cli-remote-login.js';
+import { EXIT, printJson, table } from './cli-remote-output.js';
+
+/** Prints `value` as JSON with --json, else the lines `text` makes of it. */
+function show<T>(ctx: RemoteContext, value: T, text: (v: T) => string[]): number {
+  if (ctx.o.json) printJson(ctx.o, value);
+  else for (const line of text(value)) ctx.o.out(line);
+  return EXIT.ok;
+}
+
+async function me(ctx: RemoteContext): Promise<number> {
+  const profile = await ctx.api().me();
+  return show(ctx, profile, (p) => {
+    const keys = Array.isArray(p.api_keys) ? (p.api_keys as { provider: string }[]).map((k) => k.provider) : [];
+    return table([
+      ['email:', p.email],
+      ['plan:', `${p.plan}, ${p.credits} credits`],
+      ['byok:', p.use_byok ? 'on' : 'off'],
+      ['code host:', typeof p.scm === 'string' ? p.scm : 'not connected'],
+      ['keys:', keys.length > 0 ? keys.join(', ') : 'none'],
+    ]);
+  });
+}
+
+async function keysList(ctx: RemoteContext): Promise<number> {
+  const keys = await ctx.api().listKeys();
+  return show(ctx, keys, (ks) =>
+    ks.length === 0
+      ? ['no provider keys saved']
+      : table([
+          ['PROVIDER', 'KEY', 'MODEL', 'BASE URL'],
+          ...ks.map((k) => [k.provider, `…${k.last4}`, k.default_model ?? '', k.base_url ?? '']),
+        ]),
+  );
+}
+
+async function keysAdd(ctx: RemoteContext, cmd: Command): Promise<number> {
+  const flags = cmd.opts<{ baseUrl?: string; defaultModel?: string }>();
+  const provider = cmd.args[0] as Provider;
+  const apiKey = await readSecret(`${provider} API key`);
+  const saved = await ctx.api().saveKey({
+    provider,
+    api_key: apiKey,
+    ...(flags.baseUrl ? { base_url: flags.baseUrl } : {}),
+    ...(flags.defaultModel ? { default_model: flags.defaultModel } : {}),
+  });
+  return show(ctx, saved, (k) => [`saved the ${k.provider} key …${k.last4}`]);
+}
+
+async function keysTest(ctx: RemoteContext, cmd: Command): Promise<number> {
+  const provider = cmd.args[0] as Provider;
+  const apiKey = await readSecret(`${provider} API key`);
+  const result = await ctx.api().testKey({ provider, api_key: apiKey });
+  show(ctx, result, (r) => [r.ok ? `the key works: ${r.models} models` : `the key does not work: ${r.error}`]);
+  return result.ok ? EXIT.ok : EXIT.failed;
+}
+
+async function keysDelete(ctx: RemoteContext, cmd: Command): Promise<number> {
+  const answer = await ctx.api().deleteKey(cmd.args[0] as Provider);
+  return show(ctx, answer, () => [`deleted the ${cmd.args[0]} key`]);
+}
+
+async function tokensList(ctx: RemoteContext): Promise<number> {
+  const tokens = await ctx.api().listTokens();
+  return show(ctx, tokens, (ts) =>
+    table([
+      ['ID', 'NAME', 'KEY', 'LAST USED', 'EXPIRES', 'REVOKED'],
+      ...ts.map((t) => [t.id, t.name, `…${t.last4}`, t.last_used_at ?? '', t.expires_at ?? '', t.revoked_at ?? '']),
+    ]),
+  );
+}
+
+async function tokensCreate(ctx: RemoteContext, cmd: Command): Promise<number> {
+  const flags = cmd.opts<{ name?: string; expiresInDays?: number }>();
+  const made = await ctx.api().createToken({
+    ...(flags.name ? { name: flags.name } : {}),
+    ...(flags.expiresInDays ? { expires_in_days: flags.expiresInDays } : {}),
+  });
+  // The secret goes to stdout alone, so `emend tokens create | ...` pipes just the token.
+  return show(ctx, made, (t) => {
+    ctx.o.err(`token ${t.id} (${t.name}); the secret is shown this once:`);
+    return [t.token];
+  });
+}
+
+async function tokensRevoke(ctx: RemoteContext, cmd: Command): Promise<number> {
+  const revoked = await ctx.api().revokeToken(cmd.args[0]!);
+  return show(ctx, revoked, (t) => [`revoked token ${t.id} (${t.name})`]);
+}
+
+function days(value: string): number {
+  if (!/^[1-9]\d{0,3}$/.test(value) || Number(value) > 3650)
+    throw new InvalidArgumentError(`expects a whole number of days from 1 to 3650, got "${value}"`);
+  return Number(value);
+}
+
+const provider = () => new Argument('<provider>').choices(PROVIDERS);
+
+/** `emend me`, `emend keys ...`, `emend tokens ...`. */
+export function accountCommands(program: Command, act: Act): void {
+  leaf(program, 'me', 'your profile: plan, credits, code host, keys').action(act(me));
+  const keys = program.command('keys').description("your model providers' keys (bring your own key)");
+  leaf(keys, 'list', 'saved keys, metadata only').action(act(keysList));
+  leaf(keys, 'add', 'save a key (read from stdin, or typed at a hidden prompt)')
+    .addArgument(provider())
+    .addOption(new Option('--base-url <url>', "the provider's API address, to override"))
+    .option('--default-model <model>', 'the model to use by default')
+    .action(act(keysAdd));
+  leaf(keys, 'test', "check a key against the provider's model list (read like add)")
+    .addArgument(provider())
+    .action(act(keysTest));
+  leaf(keys, 'delete', 'delete a saved key').addArgument(provider()).action(act(keysDelete));
+  const tokens = program.command('tokens').description('your personal access tokens');
+  leaf(tokens, 'list', 'your tokens, without secrets').action(act(tokensList));
+  leaf(tokens, 'create', 'issue a token; its secret is printed once')
+    .option('--name <name>', 'a name to know it by')
+    .option('--expires-in-days <days>', 'default: never expires', days)
+    .action(act(tokensCreate));
+  leaf(tokens, 'revoke', 'revoke a token').argument('<id>').action(act(tokensRevoke));
+}

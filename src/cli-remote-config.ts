@@ -1,0 +1,93 @@
+import { chmodSync, mkdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
+import { homedir } from 'node:os';
+import { dirname, join } from 'node:path';
+
+/** What `emend login` saves: the server's base address and a personal access token. */
+export interface RemoteLogin {
+  server: string;
+  token: string;
+}
+
+/** A remote command that cannot run as configured (not logged in, unreadable config file). */
+export class RemoteConfigError extends Error {}
+
+/** $XDG_CONFIG_HOME/emend/config.json, ~/.config when XDG_CONFIG_HOME is unset or not absolute (as the spec says). */
+export function configPath(env: NodeJS.ProcessEnv): string {
+  const xdg = env.XDG_CONFIG_HOME;
+  const base = xdg?.startsWith('/') ? xdg : join(env.HOME || homedir(), '.config');
+  return join(base, 'emend', 'config.json');
+}
+
+export function readSavedLogin(env: NodeJS.ProcessEnv): Partial<RemoteLogin> {
+  const path = configPath(env);
+  let text: string;
+  try {
+    text = readFileSync(path, 'utf8');
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code === 'ENOENT') return {};
+    throw new RemoteConfigError(`cannot read ${path}: ${(err as Error).message}`);
+  }
+  try {
+    const parsed = JSON.parse(text) as Record<string, unknown>;
+    return {
+      server: typeof parsed.server === 'string' ? parsed.server : undefined,
+      token: typeof parsed.token === 'string' ? parsed.token : undefined,
+    };
+  } catch {
+    throw new RemoteConfigError(`${path} is not JSON: run emend login again`);
+  }
+}
+
+/**
+ * Saves the login where only its owner can read it: the directory 0700 and the file 0600, set
+ * explicitly (the umask could widen them) and written to a temporary name first, so a reader never
+ * sees half a file and the token never sits in a file with wider rights.
+ */
+export function saveLogin(env: NodeJS.ProcessEnv, login: RemoteLogin): string {
+  const path = configPath(env);
+  const dir = dirname(path);
+  mkdirSync(dir, { recursive: true, mode: 0o700 });
+  chmodSync(dir, 0o700);
+  const temporary = `${path}.${process.pid}.tmp`;
+  writeFileSync(temporary, `${JSON.stringify(login, null, 2)}\n`, { mode: 0o600 });
+  chmodSync(temporary, 0o600);
+  renameSync(temporary, path);
+  return path;
+}
+
+/** Removes the saved login; false when there was none. */
+export function removeLogin(env: NodeJS.ProcessEnv): boolean {
+  const path = configPath(env);
+  try {
+    rmSync(path);
+    return true;
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code === 'ENOENT') return false;
+    throw err;
+  }
+}
+
+/** The server address without trailing slashes, checked to be http(s). */
+export function normalServer(value: string): string {
+  let url: URL;
+  try {
+    url = new URL(value);
+  } catch {
+    throw new RemoteConfigError(`not a URL: "${value}"`);
+  }
+  if (url.protocol !== 'http:' && url.protocol !== 'https:')
+    throw new RemoteConfigError(`the server address must be http or https, got "${value}"`);
+  return value.replace(/\/+$/, '');
+}
+
+/** The login to use: EMEND_SERVER and EMEND_TOKEN override the saved file, each on its own. */
+export function resolveLogin(env: NodeJS.ProcessEnv): RemoteLogin {
+  const saved = readSavedLogin(env);
+  const server = env.EMEND_SERVER || saved.server;
+  const token = env.EMEND_TOKEN || saved.token;
+  if (!server || !token)
+    throw new RemoteConfigError(
+      `not logged in: run \`emend login --server URL\` or set EMEND_SERVER and EMEND_TOKEN (looked in ${configPath(env)})`,
+    );
+  return { server: normalServer(server), token };
+}

@@ -1,0 +1,221 @@
+import * as prompts from '@clack/prompts';
+import type { RemoteApi } from './cli-remote-api.js';
+import { EXIT, type Output, coloredDiff, elapsed, paintStatus } from './cli-remote-output.js';
+import type { Task, TaskEvent, TaskStatus } from '@emend/client';
+
+/** How a followed task's end maps to the exit code (docs/client.md). */
+export function exitCodeOf(status: TaskStatus): number {
+  if (status === 'done') return EXIT.ok;
+  if (status === 'cancelled') return EXIT.cancelled;
+  return EXIT.failed;
+}
+
+/** What a view does with the stream: lines for a pipe, a spinner for a terminal, JSON for scripts. */
+interface View {
+  event(e: TaskEvent): void;
+  /** Before a gate prompt or the last lines: no spinner may be drawing. */
+  pause(): void;
+  finish(task: Task): void;
+}
+
+/** A log's moment, for step durations measured on the server's clock (a replay shows the real ones). */
+const at = (iso: string) => Date.parse(iso);
+
+function stepLine(status: string, output: Record<string, unknown>, took: number | undefined) {
+  const time = took === undefined ? '' : ` ${elapsed(took)}`;
+  const why = status === 'failed' && typeof output.error === 'string' ? `: ${output.error}` : '';
+  return { time, why };
+}
+
+function finalLine(task: Task, o: Output): string {
+  const c = o.color;
+  const parts = [paintStatus(task.status, c)];
+  if (task.pr_url) parts.push(`PR ${task.pr_url}`);
+  if (task.deployed_url) parts.push(`site ${task.deployed_url}`);
+  if (task.error && task.status !== 'done') parts.push(task.error);
+  if (task.cost_usd > 0) parts.push(`$${task.cost_usd.toFixed(4)}`);
+  return parts.join(c.dim(' · '));
+}
+
+/** Piped: one plain line per step start and end, per status change, and the diff at the end. */
+function plainView(o: Output, id: string): View {
+  const started = new Map<string, number>();
+  let status = '';
+  return {
+    event(e) {
+      if (e.type === 'log') {
+        const { step, status: s, output, created_at } = e.data;
+        if (s === 'running') started.set(step, at(created_at));
+        const begun = started.get(step);
+        const { time, why } = stepLine(
+          s,
+          output,
+          s === 'running' || begun === undefined ? undefined : at(created_at) - begun,
+        );
+        o.out(`${step} ${s}${time}${why}`);
+      } else if (e.type === 'state' && e.data.status !== status) {
+        status = e.data.status;
+        const hint = status.startsWith('awaiting_')
+          ? `: approve with \`emend task approve ${id} ${status.slice('awaiting_'.length)}\``
+          : '';
+        o.out(`task ${status}${hint}`);
+      }
+    },
+    pause() {},
+    finish(task) {
+      if (task.diff_summary) o.out(task.diff_summary.trimEnd());
+      o.out(finalLine(task, o));
+    },
+  };
+}
+
+/** --json: one JSON object per stream event, then the finished task. */
+function jsonView(o: Output): View {
+  return {
+    event: (e) => o.out(JSON.stringify(e)),
+    pause() {},
+    finish: (task) => o.out(JSON.stringify({ event: 'task', data: task })),
+  };
+}
+
+/** A terminal: a spinner with the running step and its seconds, a finished line per step. */
+function ttyView(o: Output): View {
+  const c = o.color;
+  const started = new Map<string, number>();
+  let spin: { step: string; spinner: prompts.SpinnerResult; timer: NodeJS.Timeout } | undefined;
+  const stopSpin = () => {
+    if (!spin) return undefined;
+    clearInterval(spin.timer);
+    const s = spin;
+    spin = undefined;
+    return s;
+  };
+  const startSpin = (step: string) => {
+    stopSpin()?.spinner.clear();
+    const spinner = prompts.spinner({ output: process.stdout });
+    const begun = Date.now();
+    spinner.start(`${step} running`);
+    // The running seconds are the local clock's: the spinner only has to show that time passes.
+    const timer = setInterval(
+      () => spinner.message(`${step} running ${Math.floor((Date.now() - begun) / 1000)}s`),
+      1000,
+    );
+    spin = { step, spinner, timer };
+  };
+  return {
+    event(e) {
+      if (e.type === 'log') {
+        const { step, status, output, created_at } = e.data;
+        if (status === 'running') {
+          started.set(step, at(created_at));
+          startSpin(step);
+          return;
+        }
+        const begun = started.get(step);
+        const { time, why } = stepLine(status, output, begun === undefined ? undefined : at(created_at) - begun);
+        const line = `${c.bold(step)} ${paintStatus(status, c)}${c.dim(time)}${why}`;
+        const running = spin?.step === step ? stopSpin() : undefined;
+        if (running) status === 'failed' ? running.spinner.error(line) : running.spinner.stop(line);
+        else prompts.log.step(line, { output: process.stdout });
+      }
+    },
+    pause() {
+      stopSpin()?.spinner.clear();
+    },
+    finish(task) {
+      stopSpin()?.spinner.clear();
+      if (task.diff_summary) o.out(coloredDiff(task.diff_summary.trimEnd(), c));
+      prompts.outro(finalLine(task, o), { output: process.stdout });
+    },
+  };
+}
+
+interface FollowOptions {
+  /** Prompt at the plan and diff gates (a terminal only). */
+  gates: boolean;
+}
+
+/**
+ * Follows a task's stream to its end and returns the exit code its end status gives. On a
+ * terminal a task waiting at a gate is shown (the plan, or the diff) and approved or killed from
+ * here; elsewhere the waiting is one line saying how to approve it.
+ */
+export async function followTask(api: RemoteApi, id: string, o: Output, options: FollowOptions): Promise<number> {
+  const view = o.json ? jsonView(o) : o.tty ? ttyView(o) : plainView(o, id);
+  const asked = new Set<string>();
+  let end: TaskStatus | undefined;
+  const interrupted = guardInterrupt(o, id);
+  try {
+    for await (const e of api.follow(id)) {
+      view.event(e);
+      if (e.type === 'end') {
+        end = e.data.status;
+        break;
+      }
+      if (e.type === 'state' && o.tty && options.gates && isGate(e.data.status) && !asked.has(e.data.status)) {
+        asked.add(e.data.status);
+        view.pause();
+        await askAtGate(api, id, e.data.status, o);
+      }
+    }
+  } finally {
+    interrupted.release();
+  }
+  const { task } = await api.getTask(id);
+  view.finish(task);
+  return exitCodeOf(end ?? task.status);
+}
+
+const isGate = (s: TaskStatus): s is 'awaiting_plan' | 'awaiting_diff' =>
+  s === 'awaiting_plan' || s === 'awaiting_diff';
+
+/** Shows what waits for approval and asks; No kills the task, Ctrl-C leaves it waiting. */
+async function askAtGate(api: RemoteApi, id: string, status: 'awaiting_plan' | 'awaiting_diff', o: Output) {
+  const stage = status === 'awaiting_plan' ? 'plan' : 'diff';
+  const { task, logs } = await api.getTask(id);
+  if (stage === 'plan') {
+    const plan = logs.filter((l) => l.step === 'planner' && l.status === 'done').at(-1)?.output;
+    prompts.note(planText(plan), 'The plan', { output: process.stdout });
+  } else if (task.diff_summary) {
+    o.out(coloredDiff(task.diff_summary.trimEnd(), o.color));
+  }
+  const answer = await prompts.confirm({
+    message: `Approve the ${stage}? (No kills the task)`,
+    output: process.stdout,
+  });
+  if (prompts.isCancel(answer)) {
+    o.err(`left waiting at the ${stage} gate: \`emend task approve ${id} ${stage}\` approves it`);
+    process.exit(EXIT.interrupted);
+  }
+  try {
+    if (answer) await api.approve(id, stage);
+    else await api.kill(id);
+  } catch (err) {
+    // The gate may have timed out meanwhile; the stream says how the task ended.
+    o.err(`emend: ${err instanceof Error ? err.message : String(err)}`);
+  }
+}
+
+function planText(plan: Record<string, unknown> | undefined): string {
+  if (!plan) return '(the planner left no plan)';
+  const lines: string[] = [];
+  if (typeof plan.summary === 'string') lines.push(plan.summary);
+  if (Array.isArray(plan.steps)) for (const [i, s] of plan.steps.entries()) lines.push(`${i + 1}. ${String(s)}`);
+  if (Array.isArray(plan.likely_files) && plan.likely_files.length > 0)
+    lines.push(`files: ${plan.likely_files.join(', ')}`);
+  return lines.join('\n');
+}
+
+/**
+ * On a terminal the spinner puts stdin in raw mode and its Ctrl-C handler exits with 0, which
+ * would read as "done". While following, an exit that is not ours becomes 130 with a hint.
+ */
+function guardInterrupt(o: Output, id: string) {
+  const onExit = (code: number) => {
+    if (code !== EXIT.ok) return;
+    process.exitCode = EXIT.interrupted;
+    o.err(`\nstopped following; the task goes on: \`emend task logs ${id} --follow\``);
+  };
+  process.on('exit', onExit);
+  return { release: () => process.off('exit', onExit) };
+}

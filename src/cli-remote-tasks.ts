@@ -1,0 +1,208 @@
+import { readFileSync } from 'node:fs';
+import { Argument, type Command, InvalidArgumentError, Option } from 'commander';
+import type { CreateTaskBody } from '@emend/client';
+import type { Feedback } from './cli-remote-api.js';
+import { followTask } from './cli-remote-follow.js';
+import {
+  EXIT,
+  type Output,
+  coloredDiff,
+  elapsed,
+  oneLine,
+  paintStatus,
+  printJson,
+  table,
+} from './cli-remote-output.js';
+import { type Act, type RemoteContext, leaf } from './cli-remote-context.js';
+import type { Log, Task } from '@emend/client';
+
+interface CreateFlags {
+  repo?: string;
+  prompt?: string;
+  promptFile?: string;
+  base?: string;
+  scaffold?: boolean;
+  manual?: boolean;
+  follow?: boolean;
+  json?: boolean;
+}
+
+/** The body of POST /v1/tasks from the flags; a wrong combination is a usage error (cmd.error). */
+function createBody(flags: CreateFlags, cmd: Command): CreateTaskBody {
+  if ((flags.prompt === undefined) === (flags.promptFile === undefined))
+    cmd.error('task create needs one of --prompt and --prompt-file', { exitCode: EXIT.usage });
+  if (flags.scaffold && flags.repo) cmd.error('a --scaffold task takes no --repo', { exitCode: EXIT.usage });
+  if (!flags.scaffold && !flags.repo) cmd.error('task create needs --repo (or --scaffold)', { exitCode: EXIT.usage });
+  let prompt = flags.prompt;
+  if (flags.promptFile !== undefined) {
+    try {
+      prompt = readFileSync(flags.promptFile, 'utf8');
+    } catch (err) {
+      cmd.error(`cannot read the prompt file: ${(err as Error).message}`, { exitCode: EXIT.usage });
+    }
+  }
+  return {
+    prompt: prompt!,
+    ...(flags.repo ? { repo_url: flags.repo } : {}),
+    ...(flags.base ? { base_branch: flags.base } : {}),
+    ...(flags.scaffold ? { task_type: 'scaffold' as const } : {}),
+    ...(flags.manual ? { approval_mode: 'manual' as const } : {}),
+  };
+}
+
+async function create(ctx: RemoteContext, cmd: Command): Promise<number> {
+  const flags = cmd.opts<CreateFlags>();
+  const body = createBody(flags, cmd);
+  const api = await ctx.api();
+  const task = await api.createTask(body);
+  return afterStart(ctx, task, flags.follow === true, 'created');
+}
+
+/** Prints a task just made (created or continued) and follows it when asked. */
+async function afterStart(ctx: RemoteContext, task: Task, follow: boolean, verb: string): Promise<number> {
+  const { o } = ctx;
+  if (o.json) o.out(follow ? JSON.stringify({ event: verb, data: task }) : JSON.stringify(task, null, 2));
+  else o.out(`${verb} task ${task.id} (${task.task_type}, ${task.mode}, ${paintStatus(task.status, o.color)})`);
+  if (!follow) return EXIT.ok;
+  return followTask(await ctx.api(), task.id, o, { gates: true });
+}
+
+async function list(ctx: RemoteContext): Promise<number> {
+  const tasks = await ctx.api().listTasks();
+  if (ctx.o.json) return printJson(ctx.o, tasks);
+  if (tasks.length === 0) ctx.o.out('no tasks yet');
+  const rows = tasks.map((t) => [t.id, t.status, t.created_at.slice(0, 16).replace('T', ' '), oneLine(t.prompt, 60)]);
+  for (const line of table([['ID', 'STATUS', 'CREATED', 'PROMPT'], ...rows])) ctx.o.out(line);
+  return EXIT.ok;
+}
+
+function logRows(logs: Log[]): string[] {
+  const rows = logs.map((l) => [
+    l.created_at.slice(11, 19),
+    l.step,
+    l.status,
+    l.status === 'running' ? '' : elapsed(l.duration_ms),
+  ]);
+  return table([['TIME', 'STEP', 'STATUS', 'TOOK'], ...rows]);
+}
+
+function taskFields(task: Task, o: Output): string[] {
+  const fields: [string, string | null][] = [
+    ['id', task.id],
+    ['status', paintStatus(task.status, o.color)],
+    ['type', `${task.task_type} (${task.mode}, approval ${task.approval_mode})`],
+    ['repo', task.repo_url && `${task.repo_url} @ ${task.base_branch}`],
+    ['prompt', oneLine(task.prompt, 200)],
+    ['pr', task.pr_url],
+    ['site', task.deployed_url],
+    ['error', task.error],
+    ['cost', `$${task.cost_usd.toFixed(4)}, ${task.tokens_total} tokens`],
+    ['took', task.duration_ms === null ? null : elapsed(task.duration_ms)],
+    ['created', task.created_at],
+  ];
+  return table(fields.filter((f): f is [string, string] => f[1] !== null && f[1] !== '').map(([k, v]) => [`${k}:`, v]));
+}
+
+async function show(ctx: RemoteContext, cmd: Command): Promise<number> {
+  const got = await ctx.api().getTask(cmd.args[0]!);
+  if (ctx.o.json) return printJson(ctx.o, got);
+  for (const line of [...taskFields(got.task, ctx.o), '', ...logRows(got.logs)]) ctx.o.out(line);
+  return EXIT.ok;
+}
+
+async function logs(ctx: RemoteContext, cmd: Command): Promise<number> {
+  const id = cmd.args[0]!;
+  if (cmd.opts<{ follow?: boolean }>().follow) return followTask(await ctx.api(), id, ctx.o, { gates: true });
+  const got = await ctx.api().getTask(id);
+  if (ctx.o.json) return printJson(ctx.o, got.logs);
+  for (const line of logRows(got.logs)) ctx.o.out(line);
+  return EXIT.ok;
+}
+
+async function diff(ctx: RemoteContext, cmd: Command): Promise<number> {
+  const { task } = await ctx.api().getTask(cmd.args[0]!);
+  if (ctx.o.json) return printJson(ctx.o, { id: task.id, diff: task.diff_summary });
+  if (!task.diff_summary) ctx.o.err(`task ${task.id} has no diff (${task.status})`);
+  else ctx.o.out(coloredDiff(task.diff_summary.trimEnd(), ctx.o.color));
+  return EXIT.ok;
+}
+
+/** approve, kill: a call that answers the task as it now is. */
+function stateChange(verb: string, call: (ctx: RemoteContext, cmd: Command) => Promise<Task>) {
+  return async (ctx: RemoteContext, cmd: Command) => {
+    const task = await call(ctx, cmd);
+    if (ctx.o.json) return printJson(ctx.o, task);
+    ctx.o.out(`${verb} task ${task.id}: ${paintStatus(task.status, ctx.o.color)}`);
+    return EXIT.ok;
+  };
+}
+
+async function continueTask(ctx: RemoteContext, cmd: Command): Promise<number> {
+  const child = await ctx.api().continueTask(cmd.args[0]!);
+  return afterStart(ctx, child, cmd.opts<{ follow?: boolean }>().follow === true, 'continued as');
+}
+
+async function feedback(ctx: RemoteContext, cmd: Command): Promise<number> {
+  const flags = cmd.opts<Feedback & { json?: boolean }>();
+  const body: Feedback = { rating: flags.rating, correct: flags.correct, reuse: flags.reuse, note: flags.note };
+  if (Object.values(body).every((v) => v === undefined))
+    cmd.error('task feedback needs --rating, --correct, --reuse or --note', { exitCode: EXIT.usage });
+  const saved = await ctx.api().feedback(cmd.args[0]!, body);
+  if (ctx.o.json) return printJson(ctx.o, saved);
+  ctx.o.out(`feedback saved for task ${cmd.args[0]}`);
+  return EXIT.ok;
+}
+
+async function remove(ctx: RemoteContext, cmd: Command): Promise<number> {
+  const answer = await ctx.api().deleteTask(cmd.args[0]!);
+  if (ctx.o.json) return printJson(ctx.o, answer ?? { deleted: true });
+  ctx.o.out(`deleted task ${cmd.args[0]}`);
+  return EXIT.ok;
+}
+
+function rating(value: string): number {
+  if (!/^[0-5]$/.test(value)) throw new InvalidArgumentError(`expects an integer from 0 to 5, got "${value}"`);
+  return Number(value);
+}
+
+/** `emend task ...`: the task's life from the command line. */
+export function taskCommands(program: Command, act: Act): void {
+  const task = program.command('task').description('create, follow and act on tasks');
+  leaf(task, 'create', 'create a task')
+    .option('--repo <url>', 'the repository (fix tasks)')
+    .option('--prompt <text>', 'what to change, 3 to 2000 characters')
+    .option('--prompt-file <file>', 'read the prompt from a file')
+    .option('--base <branch>', 'the branch to start from (default main)')
+    .option('--scaffold', 'scaffold a site instead of fixing a repository')
+    .option('--manual', 'stop at the plan and diff gates for approval')
+    .option('--follow', 'show progress until the task ends; the exit code says how it ended')
+    .action(act(create));
+  leaf(task, 'list', 'your last 100 tasks, newest first').action(act(list));
+  leaf(task, 'show', 'a task and its step logs').argument('<id>').action(act(show));
+  leaf(task, 'logs', "a task's step logs")
+    .argument('<id>')
+    .option('--follow', 'stream until the end')
+    .action(act(logs));
+  leaf(task, 'diff', "the task's diff (first 4 KB)").argument('<id>').action(act(diff));
+  leaf(task, 'approve', 'approve a task waiting at its plan or diff gate')
+    .argument('<id>')
+    .addArgument(new Argument('<stage>').choices(['plan', 'diff']))
+    .action(
+      act(stateChange('approved', async (ctx, cmd) => ctx.api().approve(cmd.args[0]!, cmd.args[1] as 'plan' | 'diff'))),
+    );
+  leaf(task, 'kill', 'force-stop a task')
+    .argument('<id>')
+    .action(act(stateChange('killed', async (ctx, cmd) => ctx.api().kill(cmd.args[0]!))));
+  leaf(task, 'continue', 'promote a finished preview to a pull-request run (a new task)')
+    .argument('<id>')
+    .option('--follow', 'follow the new task')
+    .action(act(continueTask));
+  leaf(task, 'feedback', "rate a task's result; it tunes later runs on the repository")
+    .argument('<id>')
+    .option('--rating <n>', 'an integer from 0 to 5', rating)
+    .addOption(new Option('--correct <answer>', 'was the change right').choices(['yes', 'partial', 'no']))
+    .addOption(new Option('--reuse <answer>', 'may it be reused as an example').choices(['yes', 'no']))
+    .option('--note <text>', 'a free-text note')
+    .action(act(feedback));
+  leaf(task, 'delete', 'delete a task').argument('<id>').action(act(remove));
+}

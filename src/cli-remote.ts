@@ -1,0 +1,67 @@
+import { EmendError } from '@emend/client';
+import { Command, CommanderError } from 'commander';
+import { connect } from './cli-remote-api.js';
+import { type Act, leaf } from './cli-remote-context.js';
+import { accountCommands } from './cli-remote-account.js';
+import { RemoteConfigError, resolveLogin } from './cli-remote-config.js';
+import { CancelledInput, login, logout } from './cli-remote-login.js';
+import { EXIT, makeOutput } from './cli-remote-output.js';
+import { taskCommands } from './cli-remote-tasks.js';
+
+function buildProgram(env: NodeJS.ProcessEnv, setCode: (code: number) => void): Command {
+  const program = new Command('emend')
+    .exitOverride()
+    .showHelpAfterError('(add --help for usage)')
+    .configureOutput({ outputError: (text, write) => write(`emend: ${text.replace(/^error: /, '')}`) });
+  const act: Act =
+    (run) =>
+    async (...args) => {
+      const cmd = args.at(-1) as Command;
+      const o = makeOutput(env, cmd.opts<{ json?: boolean }>().json === true);
+      setCode(await run({ env, o, api: () => connect(resolveLogin(env)) }, cmd));
+    };
+  leaf(program, 'login', 'check a token against the server and save both')
+    .requiredOption('--server <url>', "the server's base address")
+    .action(act((ctx, cmd) => login(ctx.env, ctx.o, cmd.opts<{ server: string }>().server)));
+  leaf(program, 'logout', 'forget the saved login').action(act(async (ctx) => logout(ctx.env, ctx.o)));
+  taskCommands(program, act);
+  accountCommands(program, act);
+  return program;
+}
+
+/** `emend login|logout|task|me|keys|tokens ...`; returns the exit code (docs/client.md lists them). */
+export async function remoteCommand(argv: string[], env: NodeJS.ProcessEnv): Promise<number> {
+  let code: number = EXIT.ok;
+  const program = buildProgram(env, (c) => {
+    code = c;
+  });
+  try {
+    await program.parseAsync(argv, { from: 'user' });
+    return code;
+  } catch (err) {
+    return reportError(err);
+  }
+}
+
+/** One line on stderr for every failure, never a stack: the server's message, code and request id. */
+export function reportError(err: unknown): number {
+  if (err instanceof CommanderError) {
+    // Commander has printed its message (or the help) already.
+    return err.code === 'commander.helpDisplayed' || err.code === 'commander.help' ? EXIT.ok : EXIT.usage;
+  }
+  if (err instanceof EmendError) {
+    const where = [err.code, err.status ? `HTTP ${err.status}` : '', err.requestId ? `request ${err.requestId}` : '']
+      .filter(Boolean)
+      .join(', ');
+    const wait = err.retryAfter !== undefined ? `; retry after ${err.retryAfter}s` : '';
+    process.stderr.write(`emend: ${err.message} (${where})${wait}\n`);
+    return EXIT.api;
+  }
+  if (err instanceof RemoteConfigError) {
+    process.stderr.write(`emend: ${err.message}\n`);
+    return EXIT.config;
+  }
+  if (err instanceof CancelledInput) return EXIT.interrupted;
+  process.stderr.write(`emend: ${err instanceof Error ? err.message : String(err)}\n`);
+  return EXIT.internal;
+}
