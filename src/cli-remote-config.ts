@@ -87,7 +87,8 @@ export function resolveLogin(env: NodeJS.ProcessEnv): RemoteLogin {
   const token = env.EMEND_TOKEN || saved.token;
   if (!server || !token)
     throw new RemoteConfigError(
-      `not logged in: run \`emend login --server URL\` or set EMEND_SERVER and EMEND_TOKEN (looked in ${configPath(env)})`,
+      'not logged in: run `emend login --server URL` or set EMEND_SERVER and EMEND_TOKEN ' +
+        `(looked in ${configPath(env)})`,
     );
   return { server: normalServer(server), token };
 }

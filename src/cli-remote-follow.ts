@@ -94,16 +94,16 @@ function ttyView(o: Output): View {
     stopSpin()?.spinner.clear();
     const spinner = prompts.spinner({ output: process.stdout });
     const begun = Date.now();
-    spinner.start(`${step} running`);
+    const label = step === 'queued' ? 'waiting for a worker' : `${step} running`;
+    spinner.start(label);
     // The running seconds are the local clock's: the spinner only has to show that time passes.
-    const timer = setInterval(
-      () => spinner.message(`${step} running ${Math.floor((Date.now() - begun) / 1000)}s`),
-      1000,
-    );
+    const timer = setInterval(() => spinner.message(`${label} ${Math.floor((Date.now() - begun) / 1000)}s`), 1000);
     spin = { step, spinner, timer };
   };
   return {
     event(e) {
+      // Until a worker takes the task, the spinner says it waits; the first step replaces it.
+      if (e.type === 'state' && e.data.status === 'pending' && !spin) startSpin('queued');
       if (e.type === 'log') {
         const { step, status, output, created_at } = e.data;
         if (status === 'running') {

@@ -91,7 +91,8 @@ export function runInTerminal(
   answers: { when: RegExp; type: string }[] = [],
   timeoutMs = 120_000,
 ): Promise<Exit> {
-  const command = `stty cols 120 rows 40; exec ${[process.execPath, '--import', 'tsx', 'src/bin.ts', ...args].map(quote).join(' ')}`;
+  const argv = [process.execPath, '--import', 'tsx', 'src/bin.ts', ...args];
+  const command = `stty cols 120 rows 40; exec ${argv.map(quote).join(' ')}`;
   const child = spawn('script', ['-qec', command, '/dev/null'], {
     cwd: repoRoot,
     env: { ...env, SHELL: '/bin/sh', TERM: 'xterm-256color' },

@@ -70,6 +70,18 @@ describe('emend login and the saved login', { timeout: 60_000 }, () => {
     expect((await runRemote(['me'], env)).code).toBe(78);
   });
 
+  it('on a terminal, asks for the token at a prompt that does not show it', async () => {
+    const { token, account } = await newAccount(svc.h, { scm: false });
+    const config = newConfigHome();
+    const run = await runInTerminal(['login', '--server', svc.url], remoteEnv({ config }), [
+      { when: /Token for/, type: `${token}\r` },
+    ]);
+    expect(run.code, plain(run.stdout)).toBe(0);
+    expect(plain(run.stdout)).toContain(`as ${account.email}`);
+    expect(run.stdout).not.toContain(token);
+    expect(JSON.parse(readFileSync(join(config, 'emend', 'config.json'), 'utf8')).token).toBe(token);
+  });
+
   it('refuses a wrong token before saving anything', async () => {
     const config = newConfigHome();
     const login = await runRemote(['login', '--server', svc.url], remoteEnv({ config }), 'tk_wrong\n');
