@@ -12,8 +12,20 @@ import {
   removeConfigDirs,
   runInTerminal,
   runRemote,
+  startRemote,
   startRemoteServer,
 } from './remote-process.js';
+
+/** Waits until the output so far matches; the match. */
+async function waitForLine(output: () => string, pattern: RegExp, timeoutMs = 60_000): Promise<RegExpExecArray> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const found = pattern.exec(output());
+    if (found) return found;
+    if (Date.now() > deadline) throw new Error(`no ${pattern} in:\n${output()}`);
+    await new Promise((r) => setTimeout(r, 100));
+  }
+}
 
 // The remote commands as users run them: `emend ...` processes against the service on a real
 // port, with the production steps on the scripted model and the fake GitHub as the code host.
@@ -112,6 +124,32 @@ describe('emend task, piped', { timeout: 150_000 }, () => {
     expect(lines.filter(Boolean).at(-1)).toMatch(new RegExp(`^done · PR ${owner.repo}/pull/1 · \\$\\d`));
   });
 
+  it('piped, a gate is a line saying how to approve; approve and kill from another command; exit 2', async () => {
+    scriptCalcRun(svc.model);
+    const owner = await calcOwner('gated');
+    const env = remoteEnv({ server: svc.url, token: owner.token });
+    const follow = startRemote(
+      ['task', 'create', '--repo', owner.repo, '--prompt', CALC_PROMPT, '--manual', '--follow'],
+      env,
+    );
+    const id = (await waitForLine(follow.output, /^created task (\S+) /m))[1]!;
+    await waitForLine(
+      follow.output,
+      new RegExp(`^task awaiting_plan: approve with \`emend task approve ${id} plan\`$`, 'm'),
+    );
+    const approved = await runRemote(['task', 'approve', id, 'plan'], env);
+    expect(approved.code, approved.stderr).toBe(0);
+    expect(approved.stdout).toMatch(new RegExp(`^approved task ${id}: (running|pending)`));
+    await waitForLine(follow.output, /^task awaiting_diff: /m);
+    const killed = await runRemote(['task', 'kill', id, '--json'], env);
+    expect(JSON.parse(killed.stdout)).toMatchObject({ id, status: 'cancelled' });
+    const exit = await follow.exited;
+    expect(exit.code, exit.stdout + exit.stderr).toBe(2);
+    expect(exit.stdout.trimEnd().split('\n').at(-1)).toMatch(/^cancelled/);
+    expect(exit.stdout).toMatch(/^fixer done/m);
+    expect(exit.stdout).not.toMatch(/^validator /m);
+  });
+
   it('exits 1 when the task fails, saying why', async () => {
     // The provider refuses the planner's request outright (no retry helps a 400).
     svc.model.respond((req) => (stepOf(req) === 'planner' ? { status: 400 } : undefined));
@@ -194,7 +232,7 @@ describe('emend task, piped', { timeout: 150_000 }, () => {
     const owner = await newAccount(svc.h, { scm: false });
     const env = remoteEnv({ server: svc.url, token: owner.token });
     const missing = await runRemote(['task', 'show', '0190f5f4-0000-7000-8000-000000000000'], env);
-    expect(missing.code).toBe(3);
+    expect(missing.code, missing.stderr).toBe(3);
     expect(missing.stdout).toBe('');
     expect(missing.stderr).toMatch(/^emend: .+ \(not_found, HTTP 404, request [\w-]+\)\n$/);
     expect(missing.stderr).not.toMatch(STACK);
@@ -207,6 +245,13 @@ describe('emend task, piped', { timeout: 150_000 }, () => {
     const usage = await runRemote(['task', 'create', '--repo', 'https://github.com/a/b'], env);
     expect(usage.code).toBe(64);
     expect(usage.stderr).toContain('task create needs one of --prompt and --prompt-file');
+    const unknown = await runRemote(['task', 'frobnicate', 'x'], env);
+    expect(unknown.code).toBe(64);
+    expect(unknown.stderr).toMatch(/unknown command 'frobnicate'/);
+    const help = await runRemote(['task', 'create', '--help'], env);
+    expect(help.code).toBe(0);
+    expect(help.stdout).toContain('--prompt-file <file>');
+    expect((await runRemote(['help'], env)).stdout).toContain('emend task create --repo URL');
   });
 });
 
