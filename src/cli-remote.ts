@@ -50,7 +50,11 @@ export function reportError(err: unknown): number {
     return err.code === 'commander.helpDisplayed' || err.code === 'commander.help' ? EXIT.ok : EXIT.usage;
   }
   if (err instanceof EmendError) {
-    const where = [err.code, err.status ? `HTTP ${err.status}` : '', err.requestId ? `request ${err.requestId}` : '']
+    const where = [
+      err.code,
+      err.status ? `HTTP ${err.status}` : systemCode(err.cause),
+      err.requestId ? `request ${err.requestId}` : '',
+    ]
       .filter(Boolean)
       .join(', ');
     const wait = err.retryAfter !== undefined ? `; retry after ${err.retryAfter}s` : '';
@@ -64,4 +68,13 @@ export function reportError(err: unknown): number {
   if (err instanceof CancelledInput) return EXIT.interrupted;
   process.stderr.write(`emend: ${err instanceof Error ? err.message : String(err)}\n`);
   return EXIT.internal;
+}
+
+/** Why no answer came (ECONNREFUSED, ENOTFOUND…): fetch wraps the system error in its own. */
+function systemCode(cause: unknown): string {
+  for (let c = cause, depth = 0; c instanceof Error && depth < 4; c = c.cause, depth++) {
+    const code = (c as { code?: unknown }).code;
+    if (typeof code === 'string') return code;
+  }
+  return '';
 }

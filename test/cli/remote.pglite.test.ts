@@ -4,6 +4,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { CALC_PROMPT, CALC_REPO, scriptCalcRun, stepOf } from '../support/fix-script.js';
 import { newAccount } from '../support/harness.js';
 import type { ModelService } from '../support/model-service.js';
+import { freePort } from '../support/ports.js';
 import {
   killRemotes,
   newConfigHome,
@@ -73,9 +74,10 @@ describe('emend login and the saved login', { timeout: 60_000 }, () => {
     expect(overridden.code).toBe(3);
     expect(overridden.stderr).toMatch(/^emend: .+ \(invalid_token, HTTP 401, request [\w-]+\)\n$/);
     expect(overridden.stderr).not.toMatch(STACK);
-    const elsewhere = await runRemote(['me'], remoteEnv({ config, server: 'http://127.0.0.1:9' }));
+    const nobody = `http://127.0.0.1:${await freePort()}`;
+    const elsewhere = await runRemote(['me'], remoteEnv({ config, server: nobody }));
     expect(elsewhere.code).toBe(3);
-    expect(elsewhere.stderr).toContain('could not be reached');
+    expect(elsewhere.stderr).toMatch(/could not be reached \(network, ECONNREFUSED\)\n$/);
 
     const logout = await runRemote(['logout'], env);
     expect(logout.code).toBe(0);
