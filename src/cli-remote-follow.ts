@@ -74,7 +74,7 @@ function jsonView(o: Output): View {
   return {
     event: (e) => o.out(JSON.stringify(e)),
     pause() {},
-    finish: (task) => o.out(JSON.stringify({ event: 'task', data: task })),
+    finish: (task) => o.out(JSON.stringify({ type: 'task', data: task })),
   };
 }
 

@@ -53,18 +53,26 @@ function createBody(flags: CreateFlags, cmd: Command): CreateTaskBody {
 async function create(ctx: RemoteContext, cmd: Command): Promise<number> {
   const flags = cmd.opts<CreateFlags>();
   const body = createBody(flags, cmd);
-  const api = await ctx.api();
-  const task = await api.createTask(body);
+  const task = await ctx.api().createTask(body);
   return afterStart(ctx, task, flags.follow === true, 'created');
 }
 
-/** Prints a task just made (created or continued) and follows it when asked. */
-async function afterStart(ctx: RemoteContext, task: Task, follow: boolean, verb: string): Promise<number> {
+/**
+ * Prints a task just made and follows it when asked. With --json and --follow the task is the
+ * first line, `{"type":"created"|"continued","data":…}`, in the shape of the stream's events.
+ */
+async function afterStart(
+  ctx: RemoteContext,
+  task: Task,
+  follow: boolean,
+  how: 'created' | 'continued',
+): Promise<number> {
   const { o } = ctx;
-  if (o.json) o.out(follow ? JSON.stringify({ event: verb, data: task }) : JSON.stringify(task, null, 2));
-  else o.out(`${verb} task ${task.id} (${task.task_type}, ${task.mode}, ${paintStatus(task.status, o.color)})`);
+  const verb = how === 'created' ? 'created task' : 'continued as task';
+  if (o.json) o.out(follow ? JSON.stringify({ type: how, data: task }) : JSON.stringify(task, null, 2));
+  else o.out(`${verb} ${task.id} (${task.task_type}, ${task.mode}, ${paintStatus(task.status, o.color)})`);
   if (!follow) return EXIT.ok;
-  return followTask(await ctx.api(), task.id, o, { gates: true });
+  return followTask(ctx.api(), task.id, o, { gates: true });
 }
 
 async function list(ctx: RemoteContext): Promise<number> {
@@ -112,7 +120,7 @@ async function show(ctx: RemoteContext, cmd: Command): Promise<number> {
 
 async function logs(ctx: RemoteContext, cmd: Command): Promise<number> {
   const id = cmd.args[0]!;
-  if (cmd.opts<{ follow?: boolean }>().follow) return followTask(await ctx.api(), id, ctx.o, { gates: true });
+  if (cmd.opts<{ follow?: boolean }>().follow) return followTask(ctx.api(), id, ctx.o, { gates: true });
   const got = await ctx.api().getTask(id);
   if (ctx.o.json) return printJson(ctx.o, got.logs);
   for (const line of logRows(got.logs)) ctx.o.out(line);
@@ -139,7 +147,7 @@ function stateChange(verb: string, call: (ctx: RemoteContext, cmd: Command) => P
 
 async function continueTask(ctx: RemoteContext, cmd: Command): Promise<number> {
   const child = await ctx.api().continueTask(cmd.args[0]!);
-  return afterStart(ctx, child, cmd.opts<{ follow?: boolean }>().follow === true, 'continued as');
+  return afterStart(ctx, child, cmd.opts<{ follow?: boolean }>().follow === true, 'continued');
 }
 
 async function feedback(ctx: RemoteContext, cmd: Command): Promise<number> {

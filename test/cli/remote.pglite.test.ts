@@ -175,10 +175,10 @@ describe('emend task, piped', { timeout: 150_000 }, () => {
     const events = run.stdout
       .trim()
       .split('\n')
-      .map((l) => JSON.parse(l) as { type?: string; event?: string; data: { id?: string; status?: string } });
-    expect(events[0]).toMatchObject({ event: 'created', data: { status: 'pending' } });
+      .map((l) => JSON.parse(l) as { type: string; data: { id?: string; status?: string } });
+    expect(events[0]).toMatchObject({ type: 'created', data: { status: 'pending' } });
     expect(events.filter((e) => e.type === 'end')).toEqual([{ type: 'end', data: { status: 'done' } }]);
-    expect(events.at(-1)).toMatchObject({ event: 'task', data: { status: 'done' } });
+    expect(events.at(-1)).toMatchObject({ type: 'task', data: { status: 'done' } });
     const id = events[0]!.data.id!;
 
     const list = await runRemote(['task', 'list', '--json'], env);
