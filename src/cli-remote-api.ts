@@ -4,9 +4,6 @@ import type { RemoteLogin } from './cli-remote-config.js';
 export type Provider = 'openai' | 'anthropic' | 'google';
 export const PROVIDERS: readonly Provider[] = ['openai', 'anthropic', 'google'];
 
-/** A call the typed paths do not list yet, made through the client all the same (see deleteTask). */
-type UntypedCall = (url: string, init?: object) => Promise<unknown>;
-
 /**
  * The calls the remote commands make, each one call of @emend/client: its typed paths, its typed
  * errors (EmendError with the server's code, message and request id), its retries and its stream.
@@ -26,9 +23,7 @@ export function connect(login: RemoteLogin) {
     kill: async (id: string) => (await client.POST('/v1/tasks/{id}/kill', path(id))).task,
     continueTask: (id: string) => client.POST('/v1/tasks/{id}/continue', path(id)),
     feedback: (id: string, body: Feedback) => client.POST('/v1/tasks/{id}/feedback', { ...path(id), body }),
-    // DELETE /v1/tasks/{id} is issue 18's and not in the document yet: the client's DELETE builds
-    // the URL from the template at run time all the same, and answers a 404/405 as an EmendError.
-    deleteTask: (id: string) => (client.DELETE as unknown as UntypedCall)('/v1/tasks/{id}', path(id)),
+    deleteTask: (id: string) => client.DELETE('/v1/tasks/{id}', path(id)),
     follow: (id: string) => client.followTask(id),
     listKeys: () => client.GET('/v1/me/keys'),
     saveKey: (body: SaveKey) => client.POST('/v1/me/keys', { body }),

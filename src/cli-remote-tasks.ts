@@ -162,8 +162,9 @@ async function feedback(ctx: RemoteContext, cmd: Command): Promise<number> {
 }
 
 async function remove(ctx: RemoteContext, cmd: Command): Promise<number> {
-  const answer = await ctx.api().deleteTask(cmd.args[0]!);
-  if (ctx.o.json) return printJson(ctx.o, answer ?? { deleted: true });
+  // 204, no body: what was deleted is what was asked.
+  await ctx.api().deleteTask(cmd.args[0]!);
+  if (ctx.o.json) return printJson(ctx.o, { id: cmd.args[0], deleted: true });
   ctx.o.out(`deleted task ${cmd.args[0]}`);
   return EXIT.ok;
 }
@@ -212,5 +213,7 @@ export function taskCommands(program: Command, act: Act): void {
     .addOption(new Option('--reuse <answer>', 'may it be reused as an example').choices(['yes', 'no']))
     .option('--note <text>', 'a free-text note')
     .action(act(feedback));
-  leaf(task, 'delete', 'delete a task').argument('<id>').action(act(remove));
+  leaf(task, 'delete', 'delete a finished task, its logs and its feedback (kill a running one first)')
+    .argument('<id>')
+    .action(act(remove));
 }

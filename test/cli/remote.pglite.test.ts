@@ -198,6 +198,12 @@ describe('emend task, piped', { timeout: 150_000 }, () => {
     expect(feedback.code, feedback.stderr).toBe(0);
     const again = JSON.parse((await runRemote(['task', 'feedback', id, '--note', 'fine', '--json'], env)).stdout);
     expect(again).toMatchObject({ task_id: id, rating: 5, note: 'fine', history_count: 2 });
+
+    const deleted = await runRemote(['task', 'delete', id, '--json'], env);
+    expect(JSON.parse(deleted.stdout)).toEqual({ id, deleted: true });
+    const gone = await runRemote(['task', 'show', id], env);
+    expect(gone.code).toBe(3);
+    expect(gone.stderr).toMatch(/\(not_found, HTTP 404, request /);
   });
 
   it('tokens create, list and revoke; keys add, list and delete; the revoked token is refused', async () => {
@@ -238,11 +244,6 @@ describe('emend task, piped', { timeout: 150_000 }, () => {
     expect(missing.stdout).toBe('');
     expect(missing.stderr).toMatch(/^emend: .+ \(not_found, HTTP 404, request [\w-]+\)\n$/);
     expect(missing.stderr).not.toMatch(STACK);
-
-    // DELETE /v1/tasks/{id} comes with issue 18: until then the server's answer is shown as it is.
-    const deleted = await runRemote(['task', 'delete', '0190f5f4-0000-7000-8000-000000000000'], env);
-    expect(deleted.code).toBe(3);
-    expect(deleted.stderr).toMatch(/^emend: .+ \(\w+, HTTP 40[45], request [\w-]+\)\n$/);
 
     const usage = await runRemote(['task', 'create', '--repo', 'https://github.com/a/b'], env);
     expect(usage.code).toBe(64);
