@@ -6,6 +6,8 @@ import { type ModelService, startModelService } from '../support/model-service.j
 import { cliEnv, type Exit } from './cli-process.js';
 
 const repoRoot = resolve(import.meta.dirname, '../..');
+/** The CLI from source, as spawnEmend runs it: @emend/client from its TypeScript source too. */
+const NODE_ARGS = ['--conditions=emend-source', '--import', 'tsx', 'src/bin.ts'];
 const live = new Set<ChildProcess>();
 const made: string[] = [];
 
@@ -58,7 +60,7 @@ function collect(child: ChildProcess, timeoutMs: number, what: string): Promise<
 
 /** Runs `emend ARGS` with stdin piped (`input`, then end of file), stdout and stderr piped. */
 export function runRemote(args: string[], env: NodeJS.ProcessEnv, input = '', timeoutMs = 120_000): Promise<Exit> {
-  const child = spawn(process.execPath, ['--import', 'tsx', 'src/bin.ts', ...args], { cwd: repoRoot, env });
+  const child = spawn(process.execPath, [...NODE_ARGS, ...args], { cwd: repoRoot, env });
   const exited = collect(child, timeoutMs, `emend ${args.join(' ')}`);
   child.stdin.end(input);
   return exited;
@@ -66,7 +68,7 @@ export function runRemote(args: string[], env: NodeJS.ProcessEnv, input = '', ti
 
 /** Starts `emend ARGS` piped and lets the test read its output as it comes. */
 export function startRemote(args: string[], env: NodeJS.ProcessEnv, timeoutMs = 120_000) {
-  const child = spawn(process.execPath, ['--import', 'tsx', 'src/bin.ts', ...args], { cwd: repoRoot, env });
+  const child = spawn(process.execPath, [...NODE_ARGS, ...args], { cwd: repoRoot, env });
   let seen = '';
   child.stdout.setEncoding('utf8').on('data', (d: string) => (seen += d));
   const exited = collect(child, timeoutMs, `emend ${args.join(' ')}`);
@@ -91,7 +93,7 @@ export function runInTerminal(
   answers: { when: RegExp; type: string }[] = [],
   timeoutMs = 120_000,
 ): Promise<Exit> {
-  const argv = [process.execPath, '--import', 'tsx', 'src/bin.ts', ...args];
+  const argv = [process.execPath, ...NODE_ARGS, ...args];
   const command = `stty cols 120 rows 40; exec ${argv.map(quote).join(' ')}`;
   const child = spawn('script', ['-qec', command, '/dev/null'], {
     cwd: repoRoot,
