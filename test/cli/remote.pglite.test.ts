@@ -152,6 +152,27 @@ describe('emend task, piped', { timeout: 150_000 }, () => {
     expect(exit.stdout).not.toMatch(/^validator /m);
   });
 
+  it('continue --follow promotes a done preview to a PR run; a second one without credit is a 402', async () => {
+    scriptCalcRun(svc.model);
+    const owner = await newAccount(svc.h, { plan: 'free', credits: 1 });
+    svc.h.github.createRepo('preview', 'calc', { files: CALC_REPO, collaborators: [owner.scm!.login] });
+    const env = remoteEnv({ server: svc.url, token: owner.token });
+    const repo = `${svc.h.github.webUrl}/preview/calc`;
+    const preview = await runRemote(['task', 'create', '--repo', repo, '--prompt', CALC_PROMPT, '--follow'], env);
+    expect(preview.code, preview.stderr + preview.stdout).toBe(0);
+    const id = /^created task (\S+) \(fix, preview, /.exec(preview.stdout)![1]!;
+    expect(preview.stdout).not.toMatch(/PR http/);
+
+    const child = await runRemote(['task', 'continue', id, '--follow'], env);
+    expect(child.code, child.stderr + child.stdout).toBe(0);
+    expect(child.stdout).toMatch(/^continued as task \S+ \(fix, pr, pending\)$/m);
+    expect(child.stdout).toMatch(/^pr done/m);
+    expect(child.stdout.trimEnd().split('\n').at(-1)).toMatch(new RegExp(`^done · PR ${repo}/pull/1`));
+    const again = await runRemote(['task', 'continue', id], env);
+    expect(again.code).toBe(3);
+    expect(again.stderr).toMatch(/\(NO_CREDITS, HTTP 402, request [\w-]+\)/);
+  });
+
   it('exits 1 when the task fails, saying why', async () => {
     // The provider refuses the planner's request outright (no retry helps a 400).
     svc.model.respond((req) => (stepOf(req) === 'planner' ? { status: 400 } : undefined));
