@@ -55,7 +55,7 @@ describe('emend eval, model mode', { timeout: 240_000 }, () => {
     rmSync(root, { recursive: true, force: true });
   });
 
-  async function run(args: string[], data = dataset) {
+  async function run(args: string[], data = dataset, extraEnv: Record<string, string> = {}) {
     const out = join(root, `out-${runs++}`);
     const printed: string[] = [];
     vi.spyOn(console, 'log').mockImplementation((line: string) => printed.push(line));
@@ -67,6 +67,7 @@ describe('emend eval, model mode', { timeout: 240_000 }, () => {
       OPENAI_API_KEY: KEY,
       OPENAI_BASE_URL: model.urls.openai,
       EMEND_LLM_RETRY_BASE_MS: '10',
+      ...extraEnv,
     };
     const code = await evalCommand(['--out', out, '--mirrors', mirrors, '--dataset', data, ...args], env);
     vi.restoreAllMocks();
@@ -207,5 +208,26 @@ describe('emend eval, model mode', { timeout: 240_000 }, () => {
     expect(r.pipeline!.agrees).toBeNull();
     expect(r.pipeline!.validation?.message).toMatch(/could not be validated/);
     expect(summary).toContain('- validator agrees with the judge: 0 of 0 (0.0%); no validator verdict on 1');
+  });
+
+  it('reports the cost as unknown for a model the price table does not know, and its tokens all the same', async () => {
+    scriptEvalRun(model);
+    const { code, printed, summary, byId } = await run(['--limit', '1', '--plan', 'free'], dataset, {
+      EMEND_MODEL_FIXER: 'openai:my-local-model',
+      // A model the service has no window for must be given one.
+      EMEND_MODEL_CONTEXT_FIXER: '128000',
+    });
+    expect(code, printed).toBe(0);
+    const r = byId('acme__pycalc-1');
+    expect(r.pipeline!.failure, JSON.stringify(r.pipeline)).toBeUndefined();
+    const steps = r.pipeline!.steps;
+    const fixer = steps.find((s) => s.step === 'fixer')!;
+    expect(fixer.model).toBe('openai/my-local-model');
+    expect(fixer.cost_usd).toBeNull();
+    expect(fixer.input_tokens).toBeGreaterThan(0);
+    expect(steps.find((s) => s.step === 'planner')!.cost_usd).toBeGreaterThan(0);
+    expect(summary).toContain('# emend eval (model, plan free)');
+    expect(summary).toContain('- cost: unknown (the price table does not know the model');
+    expect(summary).toMatch(/\| fixer \| 1 \| 0 \| \d+ \| \d+ \| \? \|/);
   });
 });
