@@ -1,4 +1,5 @@
 import { type EmendClient, createClient } from '@emend/client';
+import type { TaskStatus } from '@emend/client';
 import type { RemoteLogin } from './cli-remote-config.js';
 
 export type Provider = 'openai' | 'anthropic' | 'google';
@@ -14,7 +15,7 @@ export function connect(login: RemoteLogin) {
   return {
     me: () => client.GET('/v1/me'),
     createTask: client.createTask,
-    listTasks: () => client.GET('/v1/tasks'),
+    listTasks: (query: TaskFilter) => client.GET('/v1/tasks', { params: { query } }),
     getTask: (id: string) => client.getTask(id),
     /** The task as the approval left it. */
     approve: async (id: string, stage: 'plan' | 'diff') =>
@@ -49,4 +50,11 @@ export interface SaveKey {
   api_key: string;
   base_url?: string;
   default_model?: string;
+}
+
+/** The filters of GET /v1/tasks the CLI offers (the first page only: up to `limit`, default 100). */
+export interface TaskFilter {
+  status?: TaskStatus;
+  repo_url?: string;
+  limit?: number;
 }

@@ -14,7 +14,7 @@ import {
   table,
 } from './cli-remote-output.js';
 import { type Act, type RemoteContext, leaf } from './cli-remote-context.js';
-import type { Log, Task } from '@emend/client';
+import type { Log, Task, TaskStatus } from '@emend/client';
 
 interface CreateFlags {
   repo?: string;
@@ -75,10 +75,18 @@ async function afterStart(
   return followTask(ctx.api(), task.id, o, { gates: true });
 }
 
-async function list(ctx: RemoteContext): Promise<number> {
-  const tasks = await ctx.api().listTasks();
+async function list(ctx: RemoteContext, cmd: Command): Promise<number> {
+  const flags = cmd.opts<{ status?: TaskStatus; repo?: string; limit?: number }>();
+  const tasks = await ctx.api().listTasks({
+    ...(flags.status ? { status: flags.status } : {}),
+    ...(flags.repo ? { repo_url: flags.repo } : {}),
+    ...(flags.limit ? { limit: flags.limit } : {}),
+  });
   if (ctx.o.json) return printJson(ctx.o, tasks);
-  if (tasks.length === 0) ctx.o.out('no tasks yet');
+  if (tasks.length === 0) {
+    ctx.o.out('no tasks');
+    return EXIT.ok;
+  }
   const rows = tasks.map((t) => [t.id, t.status, t.created_at.slice(0, 16).replace('T', ' '), oneLine(t.prompt, 60)]);
   for (const line of table([['ID', 'STATUS', 'CREATED', 'PROMPT'], ...rows])) ctx.o.out(line);
   return EXIT.ok;
@@ -169,6 +177,22 @@ async function remove(ctx: RemoteContext, cmd: Command): Promise<number> {
   return EXIT.ok;
 }
 
+const TASK_STATUSES: readonly TaskStatus[] = [
+  'pending',
+  'running',
+  'awaiting_plan',
+  'awaiting_diff',
+  'done',
+  'failed',
+  'cancelled',
+];
+
+function limit(value: string): number {
+  if (!/^[1-9]\d*$/.test(value) || Number(value) > 100)
+    throw new InvalidArgumentError(`expects an integer from 1 to 100, got "${value}"`);
+  return Number(value);
+}
+
 function rating(value: string): number {
   if (!/^[0-5]$/.test(value)) throw new InvalidArgumentError(`expects an integer from 0 to 5, got "${value}"`);
   return Number(value);
@@ -186,7 +210,11 @@ export function taskCommands(program: Command, act: Act): void {
     .option('--manual', 'stop at the plan and diff gates for approval')
     .option('--follow', 'show progress until the task ends; the exit code says how it ended')
     .action(act(create));
-  leaf(task, 'list', 'your last 100 tasks, newest first').action(act(list));
+  leaf(task, 'list', 'your tasks, newest first (the last 100 unless --limit)')
+    .addOption(new Option('--status <status>', 'only tasks in this status').choices(TASK_STATUSES))
+    .option('--repo <url>', 'only tasks on this repository')
+    .option('--limit <n>', 'at most this many (1 to 100)', limit)
+    .action(act(list));
   leaf(task, 'show', 'a task and its step logs').argument('<id>').action(act(show));
   leaf(task, 'logs', "a task's step logs")
     .argument('<id>')

@@ -204,6 +204,11 @@ describe('emend task, piped', { timeout: 150_000 }, () => {
 
     const list = await runRemote(['task', 'list', '--json'], env);
     expect((JSON.parse(list.stdout) as { id: string }[]).map((t) => t.id)).toEqual([id]);
+    const done = await runRemote(['task', 'list', '--status', 'done', '--repo', owner.repo, '--json'], env);
+    expect((JSON.parse(done.stdout) as { id: string }[]).map((t) => t.id)).toEqual([id]);
+    const failed = await runRemote(['task', 'list', '--status', 'failed'], env);
+    expect(failed.stdout).toBe('no tasks\n');
+    expect((await runRemote(['task', 'list', '--status', 'finished'], env)).code).toBe(64);
     const show = await runRemote(['task', 'show', id, '--json'], env);
     const shown = JSON.parse(show.stdout) as { task: { pr_url: string }; logs: { step: string }[] };
     expect(shown.task.pr_url).toBe(`${owner.repo}/pull/1`);
