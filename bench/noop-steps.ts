@@ -26,4 +26,5 @@ export const BENCH_WORKER_OPTIONS: WorkerOptions = {
   heartbeatMs: 5000,
   staleMs: 30_000,
   maintenanceMs: 5000,
+  webhookConcurrency: 4,
 };

@@ -21,6 +21,7 @@ import { scmRoutes } from './http/routes/scm.js';
 import { sessionRoutes } from './http/routes/session.js';
 import { screenshotRoutes, siteRoutes } from './http/routes/sites.js';
 import { tokenRoutes } from './http/routes/tokens.js';
+import { webhookRoutes } from './http/routes/webhooks.js';
 import { trainingRoutes } from './http/routes/training.js';
 import { sharedSchemas } from './http/schemas.js';
 import { installValidators } from './http/validation.js';
@@ -38,6 +39,7 @@ const resources = [
   keyRoutes,
   scmRoutes,
   tokenRoutes,
+  webhookRoutes,
   demoRoutes,
   adminRoutes,
   sessionRoutes,

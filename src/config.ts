@@ -45,6 +45,23 @@ export interface Config {
   site: { maxBytes: number; maxFiles: number; chromiumPath: string };
   /** Internal addresses the operator lets user-given URLs reach (EMEND_OUTBOUND_ALLOW; docs/security.md). */
   outboundAllow: OutboundAllowRule[];
+  /** Webhook delivery (docs/webhooks.md). */
+  webhooks: WebhookConfig;
+}
+
+export interface WebhookConfig {
+  /** Whether endpoint URLs may be plain http (EMEND_WEBHOOK_ALLOW_HTTP=on); https otherwise. */
+  allowHttp: boolean;
+  /** One attempt's limit, connection to last byte of the answer. */
+  timeoutMs: number;
+  /** How long a delivery is retried after its first attempt. */
+  retryForMs: number;
+  /** The first retry's wait; each later one waits four times longer (at most 6 h), with ±20 % jitter. */
+  retryBaseMs: number;
+  /** An endpoint failing every attempt for this long is disabled. */
+  disableAfterMs: number;
+  /** How long a delivery's payload is kept for redelivery. */
+  keepPayloadMs: number;
 }
 
 /**
@@ -479,5 +496,13 @@ export function loadConfig(env: Env = process.env): Config {
       chromiumPath: text(env, 'EMEND_CHROMIUM_PATH') ?? '/usr/bin/chromium',
     },
     outboundAllow: outboundAllow(env),
+    webhooks: {
+      allowHttp: choice(env, 'EMEND_WEBHOOK_ALLOW_HTTP', ['on', 'off'] as const, 'off') === 'on',
+      timeoutMs: integer(env, 'EMEND_WEBHOOK_TIMEOUT_MS', 10_000, 100, 60_000),
+      retryForMs: integer(env, 'EMEND_WEBHOOK_RETRY_HOURS', 24, 1, 72) * 3_600_000,
+      retryBaseMs: integer(env, 'EMEND_WEBHOOK_RETRY_BASE_MS', 5_000, 10, 600_000),
+      disableAfterMs: integer(env, 'EMEND_WEBHOOK_DISABLE_DAYS', 3, 1, 30) * 86_400_000,
+      keepPayloadMs: 7 * 86_400_000,
+    },
   };
 }

@@ -342,6 +342,62 @@ export const idempotencyKeys = pgTable(
   ],
 );
 
+/** An account's webhook endpoint: where events are POSTed, signed with its secret (Standard Webhooks). */
+export const webhookEndpoints = pgTable(
+  'webhook_endpoints',
+  {
+    id: uuid('id').primaryKey(),
+    accountId: uuid('account_id')
+      .notNull()
+      .references(() => accounts.id, { onDelete: 'cascade' }),
+    url: text('url').notNull(),
+    events: jsonb('events').$type<string[]>().notNull(),
+    description: text('description').notNull().default(''),
+    /** The signing secret (`whsec_…`), encrypted like provider keys; shown once, at creation. */
+    secretEnc: text('secret_enc').notNull(),
+    enabled: boolean('enabled').notNull().default(true),
+    /** Why the service disabled it (failing for days), shown to the account; null when enabled or disabled by hand. */
+    disabledReason: text('disabled_reason'),
+    /** Since when every attempt has failed; cleared by a success. */
+    failingSince: ts('failing_since'),
+    createdAt: ts('created_at').notNull(),
+  },
+  (t) => [index('webhook_endpoints_account_idx').on(t.accountId)],
+);
+
+/** One event for one endpoint: at least once, retried with back-off, its attempts recorded. */
+export const webhookDeliveries = pgTable(
+  'webhook_deliveries',
+  {
+    /** Also the message id (`webhook-id`): the same on every attempt, so receivers can drop duplicates. */
+    id: uuid('id').primaryKey(),
+    endpointId: uuid('endpoint_id')
+      .notNull()
+      .references(() => webhookEndpoints.id, { onDelete: 'cascade' }),
+    accountId: uuid('account_id')
+      .notNull()
+      .references(() => accounts.id, { onDelete: 'cascade' }),
+    eventId: uuid('event_id').notNull(),
+    eventType: text('event_type').notNull(),
+    /** The exact body sent (kept 7 days, then null: the row stays for the history). */
+    payload: text('payload'),
+    status: text('status').notNull(), // pending | succeeded | failed
+    attempts: integer('attempts').notNull().default(0),
+    nextAttemptAt: ts('next_attempt_at'),
+    /** An attempt in flight holds the delivery until then; a worker that died lets it go when it passes. */
+    lockedUntil: ts('locked_until'),
+    lastStatusCode: integer('last_status_code'),
+    lastError: text('last_error'),
+    lastDurationMs: integer('last_duration_ms'),
+    createdAt: ts('created_at').notNull(),
+    finishedAt: ts('finished_at'),
+  },
+  (t) => [
+    index('webhook_deliveries_endpoint_idx').on(t.endpointId, t.createdAt),
+    index('webhook_deliveries_due_idx').on(t.status, t.nextAttemptAt),
+  ],
+);
+
 export const schema = {
   accounts,
   apiTokens,
@@ -358,4 +414,6 @@ export const schema = {
   webSessions,
   siteFiles,
   idempotencyKeys,
+  webhookEndpoints,
+  webhookDeliveries,
 };

@@ -12,6 +12,8 @@ import { beat, runningAmong } from '../tasks/lifecycle/heartbeat.js';
 import { releaseWorkerTasks, requeueLost, requeueOrphans } from '../tasks/lifecycle/requeue.js';
 import { removeWorkspace } from '../workspace/checkout.js';
 import { workRootOf } from '../workspace/layout.js';
+import { dropOldPayloads } from '../webhooks/deliveries.js';
+import { requeueDueDeliveries, runDeliveryJob } from '../webhooks/attempt.js';
 import { claimPeriodic } from './periodic.js';
 
 /** How often one worker deletes Idempotency-Keys whose 24 h are over (lookups ignore them anyway). */
@@ -26,6 +28,8 @@ export interface WorkerOptions {
   staleMs: number;
   /** How often gate timeouts, dead workers and lost jobs are looked for. */
   maintenanceMs: number;
+  /** Webhook delivery attempts this worker makes at once (each waits on a remote endpoint, not the CPU). */
+  webhookConcurrency: number;
 }
 
 export const DEFAULT_WORKER_OPTIONS: WorkerOptions = {
@@ -33,6 +37,7 @@ export const DEFAULT_WORKER_OPTIONS: WorkerOptions = {
   heartbeatMs: 5_000,
   staleMs: 30_000,
   maintenanceMs: 5_000,
+  webhookConcurrency: 4,
 };
 
 export function workerOptions(config: Config): WorkerOptions {
@@ -76,6 +81,9 @@ export async function startWorker(
       running.delete(run);
     }
   });
+  const stopDeliveries = await deps.queue.workDeliveries(opts.webhookConcurrency, (deliveryId) =>
+    runDeliveryJob(deps, deliveryId),
+  );
   const unsubscribe = [
     deps.events.subscribe(CHANNELS.taskQueued, () => deps.queue.wake()),
     deps.events.subscribe(CHANNELS.taskKill, (taskId) => void deps.runs.abort(taskId, 'killed')),
@@ -104,6 +112,7 @@ export async function startWorker(
       stopping = true;
       for (const t of timers) clearInterval(t);
       await stopConsuming();
+      await stopDeliveries();
       for (const u of unsubscribe) u();
       // Runs in progress are aborted and handed back: another worker (or this one, restarted)
       // carries on from the last finished step, and a clean shutdown does not count as an attempt.
@@ -129,12 +138,14 @@ async function maintenance(deps: Deps, workerId: string, staleMs: number) {
   await expireGates(deps);
   await requeueOrphans(deps, staleMs);
   await requeueLost(deps, staleMs);
+  await requeueDueDeliveries(deps, staleMs);
   await periodicJobs(deps, workerId);
 }
 
 /** Jobs one worker per period runs, whichever claims the period first. */
 async function periodicJobs(deps: Deps, workerId: string) {
   if (await claimPeriodic(deps, 'idempotency-sweep', IDEMPOTENCY_SWEEP_MS)) await sweepExpiredKeys(deps);
+  if (await claimPeriodic(deps, 'webhook-payloads', IDEMPOTENCY_SWEEP_MS)) await dropOldPayloads(deps);
   // Pull requests the service opened: merged? edited by a person?
   if (await claimPeriodic(deps, 'merge-tracking', deps.config.mergeCheckMs)) {
     const report = await checkOpenPulls(deps);

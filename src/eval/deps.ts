@@ -17,6 +17,8 @@ const noQueue: TaskQueue = {
   enqueue: () => Promise.reject(new Error('emend eval has no task queue')),
   work: () => Promise.reject(new Error('emend eval has no task queue')),
   wake: () => {},
+  enqueueDelivery: () => Promise.reject(new Error('emend eval sends no webhooks')),
+  workDeliveries: () => Promise.reject(new Error('emend eval sends no webhooks')),
   depth: () => Promise.resolve(0),
   stop: () => Promise.resolve(),
 };

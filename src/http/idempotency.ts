@@ -13,7 +13,7 @@ import {
 } from '../tasks/idempotency-keys.js';
 import type { CreateOptions } from '../tasks/service.js';
 import { caller } from './auth.js';
-import { taskJson } from './present.js';
+import { taskJson } from '../tasks/present.js';
 
 export const IDEMPOTENCY_HEADER = 'idempotency-key';
 const KEY = /^[\x20-\x7e]{1,255}$/;

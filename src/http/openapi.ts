@@ -25,6 +25,7 @@ export async function registerOpenApi(app: FastifyInstance, deps: Deps) {
       tags: [
         { name: 'tasks', description: 'Tasks and their logs' },
         { name: 'account', description: 'Your profile, provider keys and tokens' },
+        { name: 'webhooks', description: 'Signed notifications of task events (Standard Webhooks)' },
         { name: 'admin', description: 'Operator endpoints' },
         { name: 'public', description: 'No token needed' },
       ],

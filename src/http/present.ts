@@ -1,40 +1,10 @@
 import type { Account } from '../accounts/accounts.js';
 import type { apiTokens, providerKeys } from '../db/schema.js';
 import type { Task, TaskLog } from '../tasks/service.js';
+import type { WebhookDelivery } from '../webhooks/deliveries.js';
+import type { WebhookEndpoint } from '../webhooks/endpoints.js';
 
 const iso = (d: Date | null | undefined) => (d ? d.toISOString() : null);
-
-export function taskJson(t: Task) {
-  return {
-    id: t.id,
-    status: t.status,
-    mode: t.mode,
-    task_type: t.taskType,
-    prompt: t.prompt,
-    repo_url: t.repoUrl,
-    repo_owner: t.repoOwner,
-    repo_name: t.repoName,
-    base_branch: t.baseBranch,
-    approval_mode: t.approvalMode,
-    parent_id: t.parentId,
-    pr_url: t.prUrl,
-    deployed_url: t.deployedUrl,
-    deployed_repo: t.deployedRepo,
-    diff_summary: t.diffSummary,
-    cost_usd: Number(t.costUsd),
-    tokens_total: t.tokensTotal,
-    duration_ms: t.durationMs,
-    retry_count: t.retryCount,
-    pr_merged: t.prMerged,
-    pr_merged_at: iso(t.prMergedAt),
-    human_edit_after: t.humanEditAfter,
-    byok: t.byok,
-    error: t.error,
-    created_at: t.createdAt.toISOString(),
-    started_at: iso(t.startedAt),
-    finished_at: iso(t.finishedAt),
-  };
-}
 
 export function taskSummaryJson(t: Task) {
   return {
@@ -100,5 +70,35 @@ export function adminAccountJson(a: Account) {
     use_byok: a.useByok,
     is_admin: a.isAdmin,
     created_at: a.createdAt.toISOString(),
+  };
+}
+
+export function webhookEndpointJson(e: WebhookEndpoint) {
+  return {
+    id: e.id,
+    url: e.url,
+    events: e.events,
+    description: e.description,
+    enabled: e.enabled,
+    disabled_reason: e.disabledReason,
+    failing_since: iso(e.failingSince),
+    created_at: e.createdAt.toISOString(),
+  };
+}
+
+export function webhookDeliveryJson(d: WebhookDelivery) {
+  return {
+    id: d.id,
+    event_id: d.eventId,
+    event: d.eventType,
+    status: d.status,
+    attempts: d.attempts,
+    next_attempt_at: iso(d.nextAttemptAt),
+    last_response_code: d.lastStatusCode,
+    last_error: d.lastError,
+    duration_ms: d.lastDurationMs,
+    payload_kept: d.payload !== null,
+    created_at: d.createdAt.toISOString(),
+    finished_at: iso(d.finishedAt),
   };
 }

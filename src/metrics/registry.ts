@@ -44,6 +44,18 @@ export function createMetrics() {
       labelNames: ['stage'] as const,
       registers: [registry],
     }),
+    webhookDeliveries: new Counter({
+      name: 'emend_webhook_attempts_total',
+      help: 'Webhook delivery attempts by outcome: success, retry (scheduled again), failure (given up)',
+      labelNames: ['outcome'] as const,
+      registers: [registry],
+    }),
+    webhookDeliverySeconds: new Histogram({
+      name: 'emend_webhook_attempt_duration_seconds',
+      help: 'How long a webhook endpoint took to answer one attempt',
+      buckets: [0.01, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10],
+      registers: [registry],
+    }),
   };
 }
 

@@ -2,6 +2,8 @@ import PgBoss from 'pg-boss';
 import { type Database, withSchemaLock } from '../db/client.js';
 
 export const TASK_QUEUE = 'emend-tasks';
+/** Webhook delivery attempts: one job per attempt, started no earlier than the attempt is due. */
+export const WEBHOOK_QUEUE = 'emend-webhooks';
 
 /** The durable queue of "run this task" jobs: pg-boss on the service's own database. */
 export interface TaskQueue {
@@ -13,6 +15,10 @@ export interface TaskQueue {
   work(concurrency: number, handler: (taskId: string) => Promise<void>): Promise<() => Promise<void>>;
   /** Cuts the local consumers' polling sleep short (a task was just queued). */
   wake(): void;
+  /** Queues an attempt of a webhook delivery, at once or at `at`. */
+  enqueueDelivery(deliveryId: string, at?: Date): Promise<void>;
+  /** Starts consumers of delivery attempts; resolves to a function that stops them. */
+  workDeliveries(concurrency: number, handler: (deliveryId: string) => Promise<void>): Promise<() => Promise<void>>;
   depth(): Promise<number>;
   stop(): Promise<void>;
 }
@@ -53,11 +59,19 @@ export async function createTaskQueue(database: Database, options: QueueOptions 
       .catch(async (err) => {
         if (!(await boss.getQueue(TASK_QUEUE))) throw err;
       });
+    // Delivery state (attempts, the next one, the lock) lives in webhook_deliveries; pg-boss only
+    // wakes a worker when an attempt is due, so it never retries on its own either.
+    await boss
+      .createQueue(WEBHOOK_QUEUE, { name: WEBHOOK_QUEUE, retryLimit: 0, expireInSeconds: 300 } as PgBoss.Queue)
+      .catch(async (err) => {
+        if (!(await boss.getQueue(WEBHOOK_QUEUE))) throw err;
+      });
   };
   // Processes starting together on a fresh database would race to install pg-boss's schema.
   if (database.pool) await withSchemaLock(database, install);
   else await install();
   const workerIds: string[] = [];
+  const deliveryWorkerIds: string[] = [];
   const pollingIntervalSeconds = options.pollingIntervalSeconds ?? 0.5;
   return {
     async enqueue(taskId) {
@@ -94,6 +108,30 @@ export async function createTaskQueue(database: Database, options: QueueOptions 
     },
     wake() {
       for (const id of workerIds) boss.notifyWorker(id);
+    },
+    async enqueueDelivery(deliveryId, at) {
+      await boss.send(WEBHOOK_QUEUE, { deliveryId }, at ? { startAfter: at } : {});
+      if (!at) for (const id of deliveryWorkerIds) boss.notifyWorker(id);
+    },
+    async workDeliveries(concurrency, handler) {
+      const mine: string[] = [];
+      for (let i = 0; i < concurrency; i++) {
+        const id = await boss.work<{ deliveryId: string }>(
+          WEBHOOK_QUEUE,
+          { pollingIntervalSeconds, batchSize: 1 },
+          async ([job]) => {
+            if (job) await handler(job.data.deliveryId);
+          },
+        );
+        mine.push(id);
+        deliveryWorkerIds.push(id);
+      }
+      return async () => {
+        for (const id of mine) {
+          deliveryWorkerIds.splice(deliveryWorkerIds.indexOf(id), 1);
+          await boss.offWork({ id });
+        }
+      };
     },
     async depth() {
       return boss.getQueueSize(TASK_QUEUE);

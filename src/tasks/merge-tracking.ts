@@ -3,6 +3,8 @@ import { accounts, tasks } from '../db/schema.js';
 import type { Deps } from '../deps.js';
 import { hostFor, scmTokenOf } from '../accounts/scm-connection.js';
 import { parseFixOutputs, readProgress } from '../step-contract/index.js';
+import { announceDeliveries, recordEvent } from '../webhooks/deliveries.js';
+import { taskJson } from './present.js';
 
 /** Pull requests opened longer ago than this are no longer watched (closed or forgotten). */
 const WATCH_DAYS = 30;
@@ -29,11 +31,12 @@ export interface MergeCheckReport {
  * Looks at the open pull requests the service opened: marks the task pr_merged (with the
  * time) when the host says merged, and human_edit_after when the branch holds commits the
  * service did not make. Each PR is read with its account's token, anonymously when the
- * account has disconnected; one that cannot be read is tried again next time.
+ * account has disconnected; one that cannot be read is tried again next time. A merge is a
+ * pr.merged webhook event.
  */
-export async function checkOpenPulls(
-  deps: Pick<Deps, 'db' | 'config' | 'fetch' | 'secretKey' | 'clock' | 'log'>,
-): Promise<MergeCheckReport> {
+type CheckDeps = Pick<Deps, 'db' | 'config' | 'fetch' | 'secretKey' | 'clock' | 'log' | 'queue'>;
+
+export async function checkOpenPulls(deps: CheckDeps): Promise<MergeCheckReport> {
   const since = new Date(deps.clock.now().getTime() - WATCH_DAYS * 86_400_000);
   const rows = await deps.db
     .select({
@@ -75,11 +78,23 @@ export async function checkOpenPulls(
         set.prMergedAt = state.mergedAt ?? deps.clock.now();
         report.merged++;
       }
-      if (Object.keys(set).length) await deps.db.update(tasks).set(set).where(eq(tasks.id, row.id));
+      if (Object.keys(set).length) await saveCheck(deps, row.id, set);
     } catch (err) {
       report.failed++;
       deps.log.warn({ task: row.id, problem: (err as Error).message }, 'could not check a pull request');
     }
   }
   return report;
+}
+
+/** Saves what a check found; a merge seen for the first time is a pr.merged webhook event, recorded with it. */
+async function saveCheck(deps: CheckDeps, taskId: string, set: Partial<typeof tasks.$inferInsert>) {
+  const now = deps.clock.now();
+  const deliveries = await deps.db.transaction(async (tx) => {
+    // prMerged only ever goes false → true: the guard makes the event fire once however many checks race.
+    const where = set.prMerged ? and(eq(tasks.id, taskId), eq(tasks.prMerged, false)) : eq(tasks.id, taskId);
+    const [row] = await tx.update(tasks).set(set).where(where).returning();
+    return row && set.prMerged ? recordEvent(tx, now, row.accountId, 'pr.merged', { task: taskJson(row) }) : [];
+  });
+  await announceDeliveries(deps, deliveries);
 }

@@ -3,7 +3,7 @@ import type { Deps } from '../../deps.js';
 import { approveTask, continueTask, killTask } from '../../tasks/actions.js';
 import { caller } from '../auth.js';
 import { IdempotencyHeaders, idempotent, releaseUnlessStored, storeCreated } from '../idempotency.js';
-import { taskJson } from '../present.js';
+import { taskJson } from '../../tasks/present.js';
 import { IdParams, errorResponses } from '../schemas.js';
 
 export const taskActionRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = async (app, { deps }) => {

@@ -7,7 +7,8 @@ import { createTask, getOwnTask, taskLogsOf, usedThisMonth } from '../../tasks/s
 import { TASK_PAGE_MAX, listTaskPage } from '../../tasks/task-list.js';
 import { caller } from '../auth.js';
 import { IdempotencyHeaders, idempotent, releaseUnlessStored, storeCreated } from '../idempotency.js';
-import { logJson, taskJson, taskSummaryJson } from '../present.js';
+import { taskJson } from '../../tasks/present.js';
+import { logJson, taskSummaryJson } from '../present.js';
 import { IdParams, TaskStatus, TaskType, errorResponses } from '../schemas.js';
 
 const CreateTaskBody = Type.Object(

@@ -3,6 +3,8 @@ import { settleCredit } from '../../accounts/credits.js';
 import { tasks } from '../../db/schema.js';
 import { storableText } from '../../db/storable.js';
 import type { Deps } from '../../deps.js';
+import { announceDeliveries, recordEvent } from '../../webhooks/deliveries.js';
+import { taskJson } from '../present.js';
 import type { Task } from '../task.js';
 import { notifyTask } from '../task-logs.js';
 import { moveTask } from '../transitions.js';
@@ -20,17 +22,18 @@ export interface TaskEnd {
 /**
  * The one way a task ends: final status, finish time and duration, no worker and no step,
  * its credit settled (captured when done, released otherwise) in the same transaction, then
- * the finished-tasks metric and the notify. The update is guarded, so of two ends racing
+ * the finished-tasks metric and the notify. Its webhook event (task.done, task.failed,
+ * task.cancelled) is recorded in the same transaction and sent after it. The update is guarded, so of two ends racing
  * (a kill and a finish, two gate sweeps) exactly one returns the row; the others change
  * nothing, count nothing and get undefined. settleCredit is guarded too: a credit settles once.
  */
 export async function endTask(
-  deps: Pick<Deps, 'db' | 'clock' | 'metrics' | 'events'>,
+  deps: Pick<Deps, 'db' | 'clock' | 'metrics' | 'events' | 'queue' | 'log'>,
   taskId: string,
   end: TaskEnd,
 ): Promise<Task | undefined> {
   const now = deps.clock.now();
-  const ended = await deps.db.transaction(async (tx) => {
+  const result = await deps.db.transaction(async (tx) => {
     const row = await moveTask(
       tx,
       taskId,
@@ -40,14 +43,19 @@ export async function endTask(
         workerId: null,
         currentStep: null,
         error: end.error === undefined ? null : storableText(end.error),
-        durationMs: sql`greatest(0, (extract(epoch from ${now}::timestamptz - ${tasks.createdAt}) * 1000)::int)`,
+        // Clamped to the column's int range: a task left for weeks (an old row ended by a sweep) must still end.
+        durationMs: sql`least(2147483647, greatest(0, extract(epoch from ${now}::timestamptz - ${tasks.createdAt}) * 1000))::int`,
       },
       end.where,
     );
-    if (row) await settleCredit(tx, taskId, end.status === 'done' ? 'capture' : 'release', now);
-    return row;
+    if (!row) return undefined;
+    await settleCredit(tx, taskId, end.status === 'done' ? 'capture' : 'release', now);
+    const deliveries = await recordEvent(tx, now, row.accountId, `task.${end.status}`, { task: taskJson(row) });
+    return { row, deliveries };
   });
-  if (!ended) return undefined;
+  if (!result) return undefined;
+  const { row: ended, deliveries } = result;
+  await announceDeliveries(deps, deliveries);
   deps.metrics.tasksFinished.inc({ status: end.status, task_type: ended.taskType, mode: ended.mode });
   await notifyTask(deps, taskId);
   return ended;

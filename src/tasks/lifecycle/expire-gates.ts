@@ -12,7 +12,9 @@ export const GATE_TIMEOUT_MS = 5 * 60_000;
  * Each end is guarded on the task still being at an expired gate, so an approval that lands
  * first wins and two workers sweeping at once end a task once. Returns how many it ended.
  */
-export async function expireGates(deps: Pick<Deps, 'db' | 'clock' | 'metrics' | 'events'>): Promise<number> {
+export async function expireGates(
+  deps: Pick<Deps, 'db' | 'clock' | 'metrics' | 'events' | 'queue' | 'log'>,
+): Promise<number> {
   const deadline = new Date(deps.clock.now().getTime() - GATE_TIMEOUT_MS);
   const expired = and(inArray(tasks.status, [...GATE_STATUSES]), lt(tasks.gateSince, deadline));
   const rows = await deps.db.select({ id: tasks.id }).from(tasks).where(expired);

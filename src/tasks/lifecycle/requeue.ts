@@ -4,7 +4,7 @@ import type { Deps } from '../../deps.js';
 import { MAX_ATTEMPTS } from './claim.js';
 import { endTask } from './end.js';
 
-type RequeueDeps = Pick<Deps, 'db' | 'clock' | 'metrics' | 'events' | 'queue'>;
+type RequeueDeps = Pick<Deps, 'db' | 'clock' | 'metrics' | 'events' | 'queue' | 'log'>;
 
 /**
  * Running tasks whose worker stopped beating for `staleMs`: queued for another attempt (the

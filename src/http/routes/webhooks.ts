@@ -1,0 +1,199 @@
+import { type FastifyPluginAsyncTypebox, Type } from '@fastify/type-provider-typebox';
+import type { Deps } from '../../deps.js';
+import { runDeliveryJob } from '../../webhooks/attempt.js';
+import { announceDeliveries, getDelivery, listDeliveries, recordPing, redeliver } from '../../webhooks/deliveries.js';
+import { createEndpoint, deleteEndpoint, listEndpoints, updateEndpoint } from '../../webhooks/endpoints.js';
+import { WEBHOOK_EVENTS } from '../../webhooks/events.js';
+import { caller } from '../auth.js';
+import { webhookDeliveryJson, webhookEndpointJson } from '../present.js';
+import { IdParams, errorResponses } from '../schemas.js';
+
+const EventName = Type.Unsafe<(typeof WEBHOOK_EVENTS)[number]>({ type: 'string', enum: [...WEBHOOK_EVENTS] });
+const Url = Type.String({
+  minLength: 1,
+  maxLength: 2000,
+  format: 'uri',
+  description: 'https (http when the operator allows it); must pass the outbound address policy',
+});
+const Events = Type.Array(EventName, { minItems: 1, maxItems: WEBHOOK_EVENTS.length, uniqueItems: true });
+const Description = Type.String({ maxLength: 500 });
+
+const WebhookEndpoint = Type.Object(
+  {
+    id: Type.String({ format: 'uuid' }),
+    url: Type.String({ format: 'uri' }),
+    events: Type.Array(EventName),
+    description: Type.String(),
+    enabled: Type.Boolean(),
+    disabled_reason: Type.Union([Type.String(), Type.Null()], {
+      description: 'why the service disabled the endpoint (failing for days); null otherwise',
+    }),
+    failing_since: Type.Union([Type.String({ format: 'date-time' }), Type.Null()]),
+    created_at: Type.String({ format: 'date-time' }),
+  },
+  { $id: 'WebhookEndpoint' },
+);
+
+const WebhookDelivery = Type.Object(
+  {
+    id: Type.String({ format: 'uuid', description: 'the webhook-id header of every attempt' }),
+    event_id: Type.String({ format: 'uuid' }),
+    event: Type.String({ description: 'the event type, or ping' }),
+    status: Type.Unsafe<'pending' | 'succeeded' | 'failed'>({
+      type: 'string',
+      enum: ['pending', 'succeeded', 'failed'],
+    }),
+    attempts: Type.Integer({ minimum: 0 }),
+    next_attempt_at: Type.Union([Type.String({ format: 'date-time' }), Type.Null()]),
+    last_response_code: Type.Union([Type.Integer(), Type.Null()]),
+    last_error: Type.Union([Type.String(), Type.Null()]),
+    duration_ms: Type.Union([Type.Integer(), Type.Null()], { description: 'of the last attempt' }),
+    payload_kept: Type.Boolean({ description: 'payloads are kept 7 days; only those can be redelivered' }),
+    created_at: Type.String({ format: 'date-time' }),
+    finished_at: Type.Union([Type.String({ format: 'date-time' }), Type.Null()]),
+  },
+  { $id: 'WebhookDelivery' },
+);
+
+const DeliveryParams = Type.Object({
+  id: Type.String({ format: 'uuid' }),
+  delivery_id: Type.String({ format: 'uuid' }),
+});
+
+export const webhookRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = async (app, { deps }) => {
+  app.addSchema(WebhookEndpoint);
+  app.addSchema(WebhookDelivery);
+  const full = { access: 'full' } as const;
+
+  app.post(
+    '/me/webhooks',
+    {
+      config: full,
+      schema: {
+        tags: ['webhooks'],
+        summary: 'Add a webhook endpoint; its signing secret is in this answer only',
+        body: Type.Object(
+          { url: Url, events: Events, description: Type.Optional(Description) },
+          { additionalProperties: false },
+        ),
+        response: {
+          201: Type.Intersect([
+            Type.Ref('WebhookEndpoint'),
+            Type.Object({ secret: Type.String({ description: 'whsec_…: shown once; sign-checks every delivery' }) }),
+          ]),
+          ...errorResponses(400, 401, 403, 409),
+        },
+      },
+    },
+    async (request, reply) => {
+      const { endpoint, secret } = await createEndpoint(deps, caller(request).account.id, request.body);
+      return reply.status(201).send({ ...webhookEndpointJson(endpoint), secret });
+    },
+  );
+
+  app.get(
+    '/me/webhooks',
+    {
+      config: full,
+      schema: {
+        tags: ['webhooks'],
+        summary: 'Your webhook endpoints (never their secrets)',
+        response: { 200: Type.Array(Type.Ref('WebhookEndpoint')), ...errorResponses(401, 403) },
+      },
+    },
+    async (request) => (await listEndpoints(deps, caller(request).account.id)).map(webhookEndpointJson),
+  );
+
+  app.patch(
+    '/me/webhooks/:id',
+    {
+      config: full,
+      schema: {
+        tags: ['webhooks'],
+        summary: 'Change an endpoint: url, events, description, enabled',
+        params: IdParams,
+        body: Type.Object(
+          {
+            url: Type.Optional(Url),
+            events: Type.Optional(Events),
+            description: Type.Optional(Description),
+            enabled: Type.Optional(Type.Boolean()),
+          },
+          { additionalProperties: false },
+        ),
+        response: { 200: Type.Ref('WebhookEndpoint'), ...errorResponses(400, 401, 403, 404) },
+      },
+    },
+    async (request) =>
+      webhookEndpointJson(await updateEndpoint(deps, caller(request).account.id, request.params.id, request.body)),
+  );
+
+  app.delete(
+    '/me/webhooks/:id',
+    {
+      config: full,
+      schema: {
+        tags: ['webhooks'],
+        summary: 'Delete an endpoint and its delivery history',
+        params: IdParams,
+        response: { 204: Type.Null({ description: 'deleted' }), ...errorResponses(400, 401, 403, 404) },
+      },
+    },
+    async (request, reply) => {
+      await deleteEndpoint(deps, caller(request).account.id, request.params.id);
+      return reply.status(204).send(null);
+    },
+  );
+
+  app.post(
+    '/me/webhooks/:id/test',
+    {
+      config: full,
+      schema: {
+        tags: ['webhooks'],
+        summary: 'Send a signed ping now and answer how it went (one attempt, not retried)',
+        params: IdParams,
+        response: { 200: Type.Ref('WebhookDelivery'), ...errorResponses(400, 401, 403, 404) },
+      },
+    },
+    async (request) => {
+      const id = await recordPing(deps, caller(request).account.id, request.params.id);
+      await runDeliveryJob(deps, id);
+      return webhookDeliveryJson((await getDelivery(deps, id))!);
+    },
+  );
+
+  app.get(
+    '/me/webhooks/:id/deliveries',
+    {
+      config: full,
+      schema: {
+        tags: ['webhooks'],
+        summary: "An endpoint's last 100 deliveries, newest first",
+        params: IdParams,
+        response: { 200: Type.Array(Type.Ref('WebhookDelivery')), ...errorResponses(400, 401, 403, 404) },
+      },
+    },
+    async (request) =>
+      (await listDeliveries(deps, caller(request).account.id, request.params.id)).map(webhookDeliveryJson),
+  );
+
+  app.post(
+    '/me/webhooks/:id/deliveries/:delivery_id/redeliver',
+    {
+      config: full,
+      schema: {
+        tags: ['webhooks'],
+        summary: 'Send a delivery’s payload again, as a new delivery (payloads are kept 7 days)',
+        params: DeliveryParams,
+        response: { 202: Type.Ref('WebhookDelivery'), ...errorResponses(400, 401, 403, 404, 409) },
+      },
+    },
+    async (request, reply) => {
+      const { id, delivery_id } = request.params;
+      const row = await redeliver(deps, caller(request).account.id, id, delivery_id);
+      await announceDeliveries(deps, [row.id]);
+      return reply.status(202).send(webhookDeliveryJson(row));
+    },
+  );
+};
