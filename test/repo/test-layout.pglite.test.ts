@@ -29,7 +29,18 @@ function offending(pattern: RegExp): string[] {
  * or of test/support/ (the doubles' own tests), or a whole-system kind (e2e, soak, repo-wide
  * checks, the command line).
  */
-const NOT_A_SRC_FOLDER = ['cli', 'client', 'e2e', 'fake-github', 'repo', 'scripted-model', 'scripts', 'soak', 'support', 'web'];
+const NOT_A_SRC_FOLDER = [
+  'cli',
+  'client',
+  'e2e',
+  'fake-github',
+  'repo',
+  'scripted-model',
+  'scripts',
+  'soak',
+  'support',
+  'web',
+];
 
 describe('where test files live', () => {
   it('test/ mirrors src/: every other test folder is named for the src/ folder it tests', () => {
