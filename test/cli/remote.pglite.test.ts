@@ -307,6 +307,24 @@ describe('emend task under a terminal', { timeout: 150_000 }, () => {
     expect(svc.h.github.pulls('terminal', 'calc')).toHaveLength(1);
   });
 
+  it('Ctrl-C at a gate stops following and leaves the task waiting: exit 130', async () => {
+    scriptCalcRun(svc.model);
+    const owner = await calcOwner('interrupted');
+    const env = remoteEnv({ server: svc.url, token: owner.token });
+    const run = await runInTerminal(
+      ['task', 'create', '--repo', owner.repo, '--prompt', CALC_PROMPT, '--manual', '--follow'],
+      env,
+      [{ when: /Approve the plan\?/, type: '\u0003' }],
+    );
+    const screen = plain(run.stdout);
+    expect(run.code, screen).toBe(130);
+    const id = /created task (\S+) /.exec(screen)![1]!;
+    expect(screen).toContain(`left waiting at the plan gate: \`emend task approve ${id} plan\` approves it`);
+    const shown = await runRemote(['task', 'show', id, '--json'], env);
+    expect(JSON.parse(shown.stdout).task.status).toBe('awaiting_plan');
+    await runRemote(['task', 'kill', id], env);
+  });
+
   it('No at the plan gate kills the task: exit 2', async () => {
     scriptCalcRun(svc.model);
     const owner = await calcOwner('declined');
