@@ -1,3 +1,4 @@
+import { sql } from 'drizzle-orm';
 import {
   bigserial,
   boolean,
@@ -122,6 +123,14 @@ export const tasks = pgTable(
     // Keyset pages of GET /v1/tasks: newest first by (created_at, id) within an account.
     index('tasks_account_created_idx').on(t.accountId, t.createdAt, t.id),
     index('tasks_account_parent_idx').on(t.accountId, t.parentId),
+    // GET /v1/tasks?repo_url=: the repository compared case-insensitively, pages newest first.
+    index('tasks_account_repo_idx').on(
+      t.accountId,
+      sql`lower(${t.repoOwner})`,
+      sql`lower(${t.repoName})`,
+      t.createdAt,
+      t.id,
+    ),
     index('tasks_account_status_idx').on(t.accountId, t.status),
     index('tasks_token_idx').on(t.tokenId),
     uniqueIndex('tasks_site_slug_idx').on(t.siteSlug),

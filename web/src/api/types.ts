@@ -8,6 +8,8 @@ export type TaskSummary = Schemas['TaskSummary'];
 export type Profile = Schemas['Profile'];
 export type TokenRecord = Schemas['TokenRecord'];
 export type ProviderKey = Schemas['ProviderKey'];
+export type WebhookEndpoint = Schemas['WebhookEndpoint'];
+export type WebhookDelivery = Schemas['WebhookDelivery'];
 export type TaskLogEvent = Schemas['TaskLogEvent'];
 /** A step log record as the live stream sends it (`log` events), with its row id from the `id:` line. */
 export type LogRecord = TaskLogEvent & { id: number };

@@ -7,6 +7,7 @@ import { AccessTokens } from './account/AccessTokens';
 import { CodeHost } from './account/CodeHost';
 import { ModelProvider } from './account/ModelProvider';
 import { ProviderKeys } from './account/ProviderKeys';
+import { Webhooks } from './account/Webhooks';
 
 type Limits = paths['/v1/tasks/limits']['get']['responses'][200]['content']['application/json'];
 
@@ -71,6 +72,7 @@ export function AccountPage({ profile, reload }: { profile: Profile; reload: () 
           <ModelProvider profile={profile} reload={reload} />
           <ProviderKeys />
           <AccessTokens />
+          <Webhooks />
           <CodeHost profile={profile} reload={reload} />
           <div class="card">
             <h2>Training data</h2>

@@ -1,0 +1,1 @@
+CREATE INDEX "tasks_account_repo_idx" ON "tasks" USING btree ("account_id",lower("repo_owner"),lower("repo_name"),"created_at","id");
