@@ -152,10 +152,12 @@ export async function followTask(api: RemoteApi, id: string, o: Output, options:
         end = e.data.status;
         break;
       }
-      if (e.type === 'state' && o.tty && options.gates && isGate(e.data.status) && !asked.has(e.data.status)) {
+      if (e.type === 'state' && o.tty && isGate(e.data.status) && !asked.has(e.data.status)) {
         asked.add(e.data.status);
         view.pause();
-        await askAtGate(api, id, e.data.status, o);
+        // A prompt needs a keyboard: with stdin redirected the terminal only says how to approve.
+        if (options.gates && process.stdin.isTTY) await askAtGate(api, id, e.data.status, o);
+        else prompts.log.info(`waiting: \`emend task approve ${id} ${gateStage(e.data.status)}\``);
       }
     }
   } finally {
@@ -169,9 +171,11 @@ export async function followTask(api: RemoteApi, id: string, o: Output, options:
 const isGate = (s: TaskStatus): s is 'awaiting_plan' | 'awaiting_diff' =>
   s === 'awaiting_plan' || s === 'awaiting_diff';
 
+const gateStage = (status: 'awaiting_plan' | 'awaiting_diff') => (status === 'awaiting_plan' ? 'plan' : 'diff');
+
 /** Shows what waits for approval and asks; No kills the task, Ctrl-C leaves it waiting. */
 async function askAtGate(api: RemoteApi, id: string, status: 'awaiting_plan' | 'awaiting_diff', o: Output) {
-  const stage = status === 'awaiting_plan' ? 'plan' : 'diff';
+  const stage = gateStage(status);
   const { task, logs } = await api.getTask(id);
   if (stage === 'plan') {
     const plan = logs.filter((l) => l.step === 'planner' && l.status === 'done').at(-1)?.output;

@@ -84,35 +84,46 @@ export const plain = (text: string) =>
   text.replace(/\u001b\[[0-9;?]*[A-Za-z]/g, '').replace(/\r/g, '');
 
 /**
- * Runs `emend ARGS` under a real pseudo-terminal (util-linux `script`): stdin, stdout and stderr
- * are a terminal of 120 columns. Each answer is typed once its prompt has appeared on the screen.
+ * Starts `emend ARGS` under a real pseudo-terminal (util-linux `script`): stdin, stdout and
+ * stderr are a terminal of 120 columns (stdin /dev/null with stdinFromNull). Each answer is typed
+ * once its prompt has appeared on the screen; `screen()` is everything shown so far.
  */
-export function runInTerminal(
+export function startInTerminal(
   args: string[],
   env: NodeJS.ProcessEnv,
   answers: { when: RegExp; type: string }[] = [],
-  timeoutMs = 120_000,
-): Promise<Exit> {
+  options: { stdinFromNull?: boolean; timeoutMs?: number } = {},
+) {
   const argv = [process.execPath, ...NODE_ARGS, ...args];
-  const command = `stty cols 120 rows 40; exec ${argv.map(quote).join(' ')}`;
+  const redirect = options.stdinFromNull ? ' </dev/null' : '';
+  const command = `stty cols 120 rows 40; exec ${argv.map(quote).join(' ')}${redirect}`;
   const child = spawn('script', ['-qec', command, '/dev/null'], {
     cwd: repoRoot,
     env: { ...env, SHELL: '/bin/sh', TERM: 'xterm-256color' },
   });
   const pending = [...answers];
-  let screen = '';
+  let all = '';
+  let sinceAnswer = '';
   child.stdout.setEncoding('utf8').on('data', (d: string) => {
-    screen += d;
+    all += d;
+    sinceAnswer += d;
     const next = pending[0];
-    if (next?.when.test(plain(screen))) {
+    if (next?.when.test(plain(sinceAnswer))) {
       pending.shift();
-      screen = '';
+      sinceAnswer = '';
       child.stdin.write(next.type);
     }
   });
   // stdin stays open until the end: its end of file would reach the program as a closed terminal.
-  return collect(child, timeoutMs, `emend ${args.join(' ')} (terminal)`).finally(() => child.stdin.destroy());
+  const exited = collect(child, options.timeoutMs ?? 120_000, `emend ${args.join(' ')} (terminal)`).finally(() =>
+    child.stdin.destroy(),
+  );
+  return { exited, screen: () => plain(all) };
 }
+
+/** Runs `emend ARGS` under a pseudo-terminal to its end (startInTerminal). */
+export const runInTerminal = (...args: Parameters<typeof startInTerminal>): Promise<Exit> =>
+  startInTerminal(...args).exited;
 
 /** Kills whatever a test left running. */
 export async function killRemotes(): Promise<void> {

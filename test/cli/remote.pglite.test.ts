@@ -13,6 +13,7 @@ import {
   removeConfigDirs,
   runInTerminal,
   runRemote,
+  startInTerminal,
   startRemote,
   startRemoteServer,
 } from './remote-process.js';
@@ -323,6 +324,23 @@ describe('emend task under a terminal', { timeout: 150_000 }, () => {
     const shown = await runRemote(['task', 'show', id, '--json'], env);
     expect(JSON.parse(shown.stdout).task.status).toBe('awaiting_plan');
     await runRemote(['task', 'kill', id], env);
+  });
+
+  it('with stdin not a terminal, a gate is a line saying how to approve, not a prompt', async () => {
+    scriptCalcRun(svc.model);
+    const owner = await calcOwner('no-keyboard');
+    const env = remoteEnv({ server: svc.url, token: owner.token });
+    const follow = startInTerminal(
+      ['task', 'create', '--repo', owner.repo, '--prompt', CALC_PROMPT, '--manual', '--follow'],
+      env,
+      [],
+      { stdinFromNull: true },
+    );
+    const id = (await waitForLine(follow.screen, /waiting: `emend task approve (\S+) plan`/))[1]!;
+    expect(follow.screen()).not.toContain('Approve the plan?');
+    expect((await runRemote(['task', 'kill', id], env)).code).toBe(0);
+    const exit = await follow.exited;
+    expect(exit.code, follow.screen()).toBe(2);
   });
 
   it('No at the plan gate kills the task: exit 2', async () => {
