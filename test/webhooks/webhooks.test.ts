@@ -55,6 +55,9 @@ describe('webhook endpoints', () => {
     expect((await call('DELETE', `/v1/me/webhooks/${made.id}`, auth)).statusCode).toBe(204);
     expect((await call('DELETE', `/v1/me/webhooks/${made.id}`, auth)).statusCode).toBe(404);
     expect(h.logLines.join('\n')).not.toContain(made.secret.slice(6));
+    const exported = await call('GET', '/v1/me/training/export.jsonl', auth);
+    expect(exported.statusCode).toBe(200);
+    expect(exported.body).not.toContain(made.secret.slice(6));
   });
 
   it('refuses bad URLs and events with a 400 naming the field', async () => {
