@@ -64,6 +64,9 @@ function fromFastify(err: FastifyError): AppError | undefined {
     let message = `${subject}: ${first?.message ?? 'is invalid'}`;
     if (extra.additionalProperty) message = `${subject}: unknown field`;
     if (extra.allowedValues) message += ` (${(extra.allowedValues as unknown[]).join(', ')})`;
+    // A pattern says little to a person: add the field's description, which says it in words.
+    const described = (first as { parentSchema?: { description?: unknown } } | undefined)?.parentSchema?.description;
+    if (first?.keyword === 'pattern' && typeof described === 'string') message += ` (${described})`;
     return new AppError('bad_request', message);
   }
   switch (err.code) {

@@ -1,6 +1,7 @@
 import { type TSchema, Type } from '@sinclair/typebox';
 import { LLM_PROVIDERS } from '../config.js';
 import { ERROR_CODES } from '../errors.js';
+import { SCM_BRAND } from '../scm/github.js';
 import { STEP_NAMES } from '../step-contract/index.js';
 import { LOG_STATUSES } from '../tasks/task-logs.js';
 import { TASK_STATUSES } from '../tasks/states.js';
@@ -161,7 +162,12 @@ export const Profile = Type.Object(
     credits: Type.Integer(),
     use_byok: Type.Boolean(),
     approval_mode: Type.String(),
-    scm: Nullable(Type.String()),
+    scm: Nullable(Type.String({ description: 'login on the code host; null when not connected' })),
+    [SCM_BRAND]: Nullable(
+      Type.String({
+        description: `the same login under the code host's brand name (${SCM_BRAND}); always equal to scm`,
+      }),
+    ),
     api_keys: Type.Array(Type.Ref('ProviderKey')),
     is_admin: Type.Boolean(),
     created_at: Timestamp,

@@ -19,6 +19,9 @@ export function installValidators(app: FastifyInstance) {
       removeAdditional: false,
       allErrors: false,
       strict: false,
+      // The failing keyword's schema comes with each error, so a pattern's refusal can quote what
+      // the field's description says in words (src/http/errors.ts); the data is dropped below.
+      verbose: true,
     });
     addFormats.default(ajv);
     return ajv;
@@ -33,7 +36,7 @@ export function installValidators(app: FastifyInstance) {
       // optional, and otherwise the error names the first missing field rather than "must be object".
       const data = isBody ? (raw ?? {}) : raw;
       if (!validate(data)) {
-        check.errors = validate.errors;
+        check.errors = validate.errors?.map(({ data: _data, ...rest }) => rest) ?? null;
         return false;
       }
       const bad = findUnstorableText(data);

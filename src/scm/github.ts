@@ -1,6 +1,12 @@
 import { Octokit } from '@octokit/rest';
 
 /** A repository as the service needs it, from the caller's point of view. */
+/**
+ * The brand of the code host this adapter speaks to (github.com or a GitHub Enterprise server,
+ * whichever EMEND_SCM_*_URL names). The profile shows the login under this key beside `scm`.
+ */
+export const SCM_BRAND = 'github' as const;
+
 export interface ScmRepo {
   owner: string;
   name: string;

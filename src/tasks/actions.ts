@@ -69,7 +69,12 @@ function withEditedPlan(task: Task, progress: Progress, plan: Record<string, unk
 /** The steps whose outputs a continued preview starts from. */
 const REUSED_STEPS = ['planner', 'locator', 'inspector', 'fixer'] as const satisfies readonly StepName[];
 
-/** The caller's preview that may be continued: done, in preview mode, and not a demo token's. */
+/**
+ * The caller's preview that may be continued: not a demo token's, a fix task (a scaffold run
+ * opens no pull request), in preview mode and done; and the account must be connected to the
+ * code host, which the child's pr step pushes and opens the pull request with. All checked
+ * before anything is held or created: the task's own state (409) before the account's (412).
+ */
 async function continuablePreview(deps: Deps, auth: AuthContext, taskId: string): Promise<Task> {
   if (auth.tokenKind === 'demo') {
     throw new AppError(
@@ -78,10 +83,24 @@ async function continuablePreview(deps: Deps, auth: AuthContext, taskId: string)
     );
   }
   const parent = await getOwnTask(deps, auth.account.id, taskId);
+  if (parent.taskType !== 'fix') {
+    throw new AppError(
+      'conflict',
+      `only a fix task can be continued; a ${parent.taskType} task opens no pull request (deploy its site ` +
+        'with POST /v1/tasks/{id}/deploy-git)',
+    );
+  }
   if (parent.mode !== 'preview' || parent.status !== 'done') {
     throw new AppError(
       'conflict',
       `only a preview task that is done can be continued; this one is a ${parent.mode} task, ${parent.status}`,
+    );
+  }
+  if (!auth.account.scmLogin) {
+    throw new AppError(
+      'scm_not_connected',
+      'the continued run pushes a branch and opens a pull request as you: connect your code-host account ' +
+        'first (POST /v1/me/scm)',
     );
   }
   return parent;

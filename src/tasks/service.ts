@@ -29,12 +29,26 @@ export interface CreateOptions {
 // biome-ignore lint/suspicious/noControlCharactersInRegex: git refuses control characters in branch names
 const BRANCH = /^(?!\/|.*(?:\/\.|\/\/|\.\.|@\{|\\))[^\x00-\x20~^:?*[\x7f]{1,200}(?<![/.])$/;
 
+/**
+ * The prompt's length, counted as the published schema counts it (JSON Schema's minLength and
+ * maxLength count code points): at most `max` code points as sent, and at least `min` left once
+ * leading and trailing whitespace is trimmed (what is stored and shown to the model). `pattern`
+ * says the second in the schema: a non-space, then one or more characters, then a non-space.
+ */
+export const PROMPT_LIMITS = { min: 3, max: 2000, pattern: '\\S[\\s\\S]+\\S' } as const;
+
+export const PROMPT_RULE =
+  `${PROMPT_LIMITS.min} to ${PROMPT_LIMITS.max} characters (Unicode code points, as sent), ` +
+  `at least ${PROMPT_LIMITS.min} of them left once leading and trailing whitespace is trimmed`;
+
+const codePoints = (text: string) => [...text].length;
+
 /** Checks that need no database: shape of the prompt, the repository URL and the branch. */
 function checkInput(deps: Pick<Deps, 'config'>, input: CreateTaskInput) {
   const taskType = input.task_type ?? 'fix';
   const prompt = input.prompt.trim();
-  if (prompt.length < 3 || prompt.length > 2000)
-    throw new AppError('bad_request', 'prompt: must be 3 to 2000 characters');
+  if (codePoints(prompt) < PROMPT_LIMITS.min || codePoints(input.prompt) > PROMPT_LIMITS.max)
+    throw new AppError('bad_request', `prompt: must be ${PROMPT_RULE}`);
   const baseBranch = input.base_branch ?? 'main';
   if (!BRANCH.test(baseBranch))
     throw new AppError('bad_request', `base_branch: "${baseBranch}" is not a valid branch name`);

@@ -32,6 +32,17 @@ afterAll(async () => {
 });
 
 describe('GET /v1/me and POST /v1/me/byok', () => {
+  it('carries the code-host login under `scm` and under the host brand key `github`, the same value', async () => {
+    const { auth, scm } = await newAccount(h, { plan: 'pro' });
+    const me = (await h.app.inject({ method: 'GET', url: '/v1/me', headers: auth })).json();
+    expect(me.scm).toBe(scm!.login);
+    expect(me.github).toBe(scm!.login);
+    const off = await h.app.inject({ method: 'DELETE', url: '/v1/me/scm', headers: auth });
+    expect(off.statusCode, off.body).toBe(200);
+    const after = (await h.app.inject({ method: 'GET', url: '/v1/me', headers: auth })).json();
+    expect([after.scm, after.github]).toEqual([null, null]);
+  });
+
   it('shows the profile of the spec, and toggles BYOK', async () => {
     const { auth, account } = await newAccount(h, { plan: 'pro', credits: 7, email: 'Ada@Example.com', scm: false });
     const me = await h.app.inject({ method: 'GET', url: '/v1/me', headers: auth });
@@ -43,6 +54,7 @@ describe('GET /v1/me and POST /v1/me/byok', () => {
       credits: 7,
       use_byok: false,
       scm: null,
+      github: null,
       api_keys: [],
     });
     const on = await h.app.inject({ method: 'POST', url: '/v1/me/byok', headers: auth, payload: { enabled: true } });

@@ -56,7 +56,7 @@ async function donePreview(accountId: string) {
 
 describe('a POST or DELETE that takes no body', () => {
   it('continue, kill, token creation and revocation work with every way of sending no body', async () => {
-    const { auth, account } = await newAccount(h, { plan: 'scale', credits: 100, scm: false });
+    const { auth, account } = await newAccount(h, { plan: 'scale', credits: 100 });
     for (const [label, init] of NO_BODY) {
       const parent = await donePreview(account.id);
       const child = await call('POST', `/v1/tasks/${parent}/continue`, auth, init);

@@ -245,6 +245,9 @@ describe('GET /v1/tasks/{id}/logs/stream', () => {
       error: null,
     });
     expect(names.lastIndexOf('state')).toBe(names.length - 2);
+    // The first terminal state comes after every log: a client may stop there.
+    const terminalAt = events.findIndex((e) => e.event === 'state' && dataOf(e).status === 'done');
+    expect(terminalAt).toBeGreaterThan(names.lastIndexOf('log'));
     const runningAt = events.findIndex((e) => e.event === 'state' && dataOf(e).status === 'running');
     expect(runningAt).toBeLessThan(events.findIndex(isLog('planner', 'done')));
   });
@@ -306,11 +309,11 @@ describe('GET /v1/tasks/{id}/logs/stream', () => {
       const s = mustOpen(await openSse(url, { headers: { ...auth, ...headers } }));
       await s.closed;
       expect(logsOf(s).map((e) => Number(e.lastEventId))).toEqual(expected);
-      expect(s.events().map((e) => e.event)).toEqual(['connected', 'state', ...expected.map(() => 'log'), 'end']);
+      expect(s.events().map((e) => e.event)).toEqual(['connected', ...expected.map(() => 'log'), 'state', 'end']);
     }
   });
 
-  it("replays a finished task's logs and ends at once, whatever way it finished", async () => {
+  it("replays a finished task's logs, then its state, then end, at once, whatever way it finished", async () => {
     const { account, auth } = await newAccount(h);
     const paths: Record<'done' | 'failed' | 'cancelled', Status[]> = {
       done: ['running', 'done'],
@@ -328,11 +331,12 @@ describe('GET /v1/tasks/{id}/logs/stream', () => {
       expect(Date.now() - started).toBeLessThan(1_000);
       expect(s.events().map((e) => [e.event, e.hasId ? Number(e.lastEventId) : null])).toEqual([
         ['connected', null],
-        ['state', null],
         ...ids.map((i) => ['log', i]),
+        ['state', null],
         ['end', null],
       ]);
-      expect(dataOf(s.events()[1]!)).toEqual({
+      // A client that stops at the terminal state has seen every log.
+      expect(dataOf(s.events().at(-2)!)).toEqual({
         status,
         pr_url: null,
         cost_usd: 0,
@@ -341,6 +345,29 @@ describe('GET /v1/tasks/{id}/logs/stream', () => {
         error: null,
       });
       expect(dataOf(s.events().at(-1)!)).toEqual({ status });
+    }
+  });
+
+  it('sends the state only after a backlog longer than one read (1,200 logs), live or finished', async () => {
+    const { account, auth } = await newAccount(h);
+    for (const path of [['running'], ['running', 'done']] as Status[][]) {
+      const id = await insertTask(account.id);
+      const ids = await insertLogsQuietly(id, 1_200);
+      await moveTo(id, ...path);
+      const s = mustOpen(await openSse(streamUrl(id), { headers: auth }));
+      await s.waitFor(isEvent('state'), 20_000);
+      const names = s.events().map((e) => e.event);
+      expect(names.slice(0, 1 + ids.length + 1)).toEqual(['connected', ...ids.map(() => 'log'), 'state']);
+      expect(logsOf(s).map((e) => Number(e.lastEventId))).toEqual(ids);
+      if (path.at(-1) === 'done') {
+        await s.closed;
+        expect(
+          s
+            .events()
+            .map((e) => e.event)
+            .slice(-2),
+        ).toEqual(['state', 'end']);
+      } else s.close();
     }
   });
 

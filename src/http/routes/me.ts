@@ -2,6 +2,7 @@ import { type FastifyPluginAsyncTypebox, Type } from '@fastify/type-provider-typ
 import { eq } from 'drizzle-orm';
 import { listProviderKeys } from '../../accounts/provider-keys.js';
 import { accounts } from '../../db/schema.js';
+import { SCM_BRAND } from '../../scm/github.js';
 import type { Deps } from '../../deps.js';
 import { caller } from '../auth.js';
 import { providerKeyJson } from '../present.js';
@@ -28,6 +29,7 @@ export const meRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = async (app, {
         use_byok: account.useByok,
         approval_mode: account.approvalMode,
         scm: account.scmLogin,
+        [SCM_BRAND]: account.scmLogin,
         api_keys: (await listProviderKeys(deps, account.id)).map(providerKeyJson),
         is_admin: account.isAdmin,
         created_at: account.createdAt.toISOString(),

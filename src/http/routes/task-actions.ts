@@ -74,7 +74,7 @@ export const taskActionRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = async
         summary: 'Promote a finished preview to a full pull-request run; returns the child task',
         headers: IdempotencyHeaders,
         params: IdParams,
-        response: { 201: Type.Ref('Task'), ...errorResponses(400, 401, 402, 404, 409, 429) },
+        response: { 201: Type.Ref('Task'), ...errorResponses(400, 401, 402, 404, 409, 412, 429) },
       },
       preValidation: idempotent(deps, 'tasks.continue'),
       onSend: releaseUnlessStored(deps),

@@ -31,15 +31,16 @@ const DESCRIPTION = [
   '',
   '- `connected` {task_id}: first, once.',
   '- `state` {status, pr_url, cost_usd, tokens_total, deployed_url, error} (TaskStateEvent): ' +
-    'a snapshot right after `connected`, then whenever one of these changed; ' +
-    'it describes the task as of the log events sent before it.',
+    'a snapshot after the log backlog, then whenever one of these changed; ' +
+    'it describes the task as of the log events sent before it, so a terminal `state` comes after every log.',
   '- `log` {step, status, output, created_at} (TaskLogEvent): ' +
     'a step log record, in order; its `id:` is the log row id.',
   '- `end` {status}: the task is done, failed or cancelled and every log was sent; the server then closes the stream.',
   '',
   'Only `log` events carry an `id:`. Reconnect with the `Last-Event-ID` header (EventSource does this by itself) or `?last_event_id=` to get exactly the logs after that id.',
   'New events are pushed as they happen (Postgres NOTIFY) and looked for every 1.5 s as a fallback; a `: ping` comment is sent every 15 s.',
-  "A finished task's stream replays its logs and ends at once.",
+  'Order: `connected`, the log backlog, `state`, then live `log` and `state` events, and `end` last. ' +
+    "A finished task's stream replays its logs, then sends its `state` and `end`, and closes at once.",
 ].join('\n');
 
 /** A `state` event's data, as the document's TaskStateEvent describes it (src/http/schemas.ts). */
@@ -108,9 +109,10 @@ interface StreamOptions {
 }
 
 /**
- * Runs one stream: sends connected and a state snapshot, then on every wake-up (NOTIFY for
- * this task, the poll, or the first read) sends the logs after the last one sent, the state
- * if it changed, and `end` once the task has finished. Reads never overlap, so no row is
+ * Runs one stream: sends connected, then on every wake-up (NOTIFY for this task, the poll, or
+ * the first read) sends the logs after the last one sent, then the state if it changed (the
+ * first read always sends it, after the whole backlog), then `end` once the task has finished.
+ * Logs, state and end of one read come from one snapshot, in that order. Reads never overlap, so no row is
  * sent twice; a slow client holds the reads back rather than growing a buffer.
  */
 function startStream({ deps, log, res, task, afterId, timings, registry }: StreamOptions): void {
@@ -200,7 +202,9 @@ function startStream({ deps, log, res, task, afterId, timings, registry }: Strea
 
   registry.add(self);
   res.writeHead(200, SSE_HEADERS);
-  write(sseEvent('connected', { task_id: taskId }) + stateEvent(snapshotOf(task)));
+  // No state yet: the first one follows the log backlog (see pump), so a client that stops at a
+  // terminal state has seen every log.
+  write(sseEvent('connected', { task_id: taskId }));
   const unsubscribe = deps.events.subscribe(CHANNELS.taskEvents, (id) => {
     if (id === taskId) wake();
   });

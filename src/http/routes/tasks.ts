@@ -3,7 +3,7 @@ import { planLimits } from '../../accounts/plans.js';
 import type { Deps } from '../../deps.js';
 import { countTaskPost } from '../../tasks/rate-limit.js';
 import { deleteTask } from '../../tasks/delete.js';
-import { createTask, getOwnTask, taskLogsOf, usedThisMonth } from '../../tasks/service.js';
+import { PROMPT_LIMITS, PROMPT_RULE, createTask, getOwnTask, taskLogsOf, usedThisMonth } from '../../tasks/service.js';
 import { TASK_PAGE_MAX, listTaskPage } from '../../tasks/task-list.js';
 import { caller } from '../auth.js';
 import { IdempotencyHeaders, idempotent, releaseUnlessStored, storeCreated } from '../idempotency.js';
@@ -13,7 +13,12 @@ import { IdParams, TaskStatus, TaskType, errorResponses } from '../schemas.js';
 
 const CreateTaskBody = Type.Object(
   {
-    prompt: Type.String({ minLength: 3, maxLength: 2000, description: '3 to 2000 characters' }),
+    prompt: Type.String({
+      minLength: PROMPT_LIMITS.min,
+      maxLength: PROMPT_LIMITS.max,
+      pattern: PROMPT_LIMITS.pattern,
+      description: PROMPT_RULE,
+    }),
     repo_url: Type.Optional(Type.String({ description: 'required when task_type is fix; omit for scaffold' })),
     base_branch: Type.Optional(Type.String({ minLength: 1, maxLength: 200, default: 'main' })),
     task_type: Type.Optional(Type.Union([Type.Literal('fix'), Type.Literal('scaffold')], { default: 'fix' })),

@@ -226,7 +226,7 @@ export interface paths {
             requestBody: {
                 content: {
                     "application/json": {
-                        /** @description 3 to 2000 characters */
+                        /** @description 3 to 2000 characters (Unicode code points, as sent), at least 3 of them left once leading and trailing whitespace is trimmed */
                         prompt: string;
                         /** @description required when task_type is fix; omit for scaffold */
                         repo_url?: string;
@@ -750,6 +750,15 @@ export interface paths {
                     };
                 };
                 /** @description Default Response */
+                412: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
                 429: {
                     headers: {
                         [name: string]: unknown;
@@ -778,13 +787,13 @@ export interface paths {
          * @description Server-Sent Events (text/event-stream). Each event has one line of JSON as its data:
          *
          *     - `connected` {task_id}: first, once.
-         *     - `state` {status, pr_url, cost_usd, tokens_total, deployed_url, error} (TaskStateEvent): a snapshot right after `connected`, then whenever one of these changed; it describes the task as of the log events sent before it.
+         *     - `state` {status, pr_url, cost_usd, tokens_total, deployed_url, error} (TaskStateEvent): a snapshot after the log backlog, then whenever one of these changed; it describes the task as of the log events sent before it, so a terminal `state` comes after every log.
          *     - `log` {step, status, output, created_at} (TaskLogEvent): a step log record, in order; its `id:` is the log row id.
          *     - `end` {status}: the task is done, failed or cancelled and every log was sent; the server then closes the stream.
          *
          *     Only `log` events carry an `id:`. Reconnect with the `Last-Event-ID` header (EventSource does this by itself) or `?last_event_id=` to get exactly the logs after that id.
          *     New events are pushed as they happen (Postgres NOTIFY) and looked for every 1.5 s as a fallback; a `: ping` comment is sent every 15 s.
-         *     A finished task's stream replays its logs and ends at once.
+         *     Order: `connected`, the log backlog, `state`, then live `log` and `state` events, and `end` last. A finished task's stream replays its logs, then sends its `state` and `end`, and closes at once.
          */
         get: {
             parameters: {
@@ -3676,6 +3685,7 @@ export interface components {
             use_byok: boolean;
             approval_mode: string;
             scm: string | null;
+            github: string | null;
             api_keys: components["schemas"]["ProviderKey"][];
             is_admin: boolean;
             /** Format: date-time */
