@@ -93,6 +93,17 @@ describe('POST /v1/tasks', () => {
     expect(res.json().request_id).toBeTruthy();
   });
 
+  // Not a URI at all (the published schema's `format: uri`): malformed input, like any other field.
+  it.each(['git@github.com:psf/requests.git', 'not a url'])(
+    'answers 400 bad_request naming repo_url for %s, which is not a URI',
+    async (url) => {
+      const { auth } = await newAccount(h, { plan: 'pro', credits: 5 });
+      const res = await post(auth, { prompt: 'fix it', repo_url: url });
+      expect(res.statusCode).toBe(400);
+      expect(res.json()).toMatchObject({ error: 'bad_request', message: expect.stringMatching(/^repo_url: .*uri/) });
+    },
+  );
+
   it.each([
     'https://gitlab.com/psf/requests',
     'http://github.com/psf/requests',
@@ -100,8 +111,6 @@ describe('POST /v1/tasks', () => {
     'https://github.com/psf/requests/tree/main',
     'https://user:pw@github.com/psf/requests',
     'https://github.com/psf/requests?tab=readme',
-    'git@github.com:psf/requests.git',
-    'not a url',
   ])('answers 400 not_a_scm_url for %s', async (url) => {
     const { auth } = await newAccount(h, { plan: 'pro', credits: 5 });
     const res = await post(auth, { prompt: 'fix it', repo_url: url });

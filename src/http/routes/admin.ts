@@ -5,7 +5,7 @@ import { ASSIGNABLE_PLANS } from '../../config.js';
 import { accounts } from '../../db/schema.js';
 import type { Deps } from '../../deps.js';
 import { adminAccountJson } from '../present.js';
-import { IdParams, errorResponses } from '../schemas.js';
+import { IdParams, errorResponses, described, StringEnum } from '../schemas.js';
 
 export const adminRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = async (app, { deps }) => {
   app.get(
@@ -14,6 +14,7 @@ export const adminRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = async (app
       config: { access: 'admin' },
       schema: {
         tags: ['admin'],
+        operationId: 'listAccounts',
         summary: 'Accounts, newest first (admins only)',
         querystring: Type.Object(
           {
@@ -22,7 +23,10 @@ export const adminRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = async (app
           },
           { additionalProperties: false },
         ),
-        response: { 200: Type.Array(Type.Ref('AdminAccount')), ...errorResponses(400, 401, 403) },
+        response: {
+          200: described('the accounts, newest first', Type.Array(Type.Ref('AdminAccount'))),
+          ...errorResponses(400, 401, 403),
+        },
       },
     },
     async (request) => {
@@ -43,20 +47,25 @@ export const adminRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = async (app
       config: { access: 'admin' },
       schema: {
         tags: ['admin'],
+        operationId: 'updateAccount',
         summary: "Change an account's plan or set its credits (admins only)",
         params: IdParams,
         body: Type.Object(
           {
-            plan: Type.Optional(Type.Union(ASSIGNABLE_PLANS.map((p) => Type.Literal(p)))),
+            plan: Type.Optional(StringEnum(ASSIGNABLE_PLANS)),
             credits: Type.Optional(Type.Integer({ minimum: 0, maximum: 1_000_000_000 })),
             is_admin: Type.Optional(Type.Boolean()),
           },
           {
             additionalProperties: false,
+            examples: [{ plan: 'pro', credits: 50 }],
             description: 'every field optional; {} (or no body) changes nothing and answers the account',
           },
         ),
-        response: { 200: Type.Ref('AdminAccount'), ...errorResponses(400, 401, 403, 404) },
+        response: {
+          200: described('the account as changed', Type.Ref('AdminAccount')),
+          ...errorResponses(400, 401, 403, 404),
+        },
       },
     },
     async (request) => {

@@ -2,7 +2,8 @@ import { type FastifyPluginAsyncTypebox, Type } from '@fastify/type-provider-typ
 import { issueDemoToken } from '../../accounts/demo.js';
 import { DEMO_STAGES, DEMO_TOKEN_DAYS, PLANS } from '../../accounts/plans.js';
 import type { Deps } from '../../deps.js';
-import { errorResponses } from '../schemas.js';
+import { STEP_NAMES } from '../../step-contract/index.js';
+import { StringEnum, described, errorResponses } from '../schemas.js';
 
 export const demoRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = async (app, { deps }) => {
   app.post(
@@ -11,20 +12,27 @@ export const demoRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = async (app,
       config: { access: 'public' },
       schema: {
         tags: ['public'],
+        operationId: 'createDemoToken',
         summary: 'Get a demo token: 2 tasks on public repositories, planner to inspector only',
         security: [],
-        body: Type.Object({ email: Type.String({ format: 'email', maxLength: 254 }) }, { additionalProperties: false }),
+        body: Type.Object(
+          { email: Type.String({ format: 'email', maxLength: 254 }) },
+          { additionalProperties: false, examples: [{ email: 'ada@example.com' }] },
+        ),
         response: {
-          201: Type.Object({
-            token: Type.String(),
-            expires_in_days: Type.Integer(),
-            scope: Type.Literal('demo'),
-            limits: Type.Object({
-              max_tasks_per_token: Type.Integer(),
-              public_repos_only: Type.Boolean(),
-              pipeline_stages: Type.Array(Type.String()),
+          201: described(
+            'the demo token (its secret is shown this once) and its limits',
+            Type.Object({
+              token: Type.String(),
+              expires_in_days: Type.Integer({ minimum: 1 }),
+              scope: StringEnum(['demo'] as const),
+              limits: Type.Object({
+                max_tasks_per_token: Type.Integer({ minimum: 1 }),
+                public_repos_only: Type.Boolean(),
+                pipeline_stages: Type.Array(StringEnum(STEP_NAMES)),
+              }),
             }),
-          }),
+          ),
           ...errorResponses(400, 429),
         },
       },

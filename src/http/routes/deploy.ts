@@ -2,7 +2,7 @@ import { type FastifyPluginAsyncTypebox, Type } from '@fastify/type-provider-typ
 import type { Deps } from '../../deps.js';
 import { deployToGit } from '../../sites/deploy-git.js';
 import { caller } from '../auth.js';
-import { IdParams, errorResponses } from '../schemas.js';
+import { IdParams, Url, described, errorResponses } from '../schemas.js';
 
 const DeployBody = Type.Object(
   {
@@ -15,13 +15,13 @@ const DeployBody = Type.Object(
     }),
     private: Type.Optional(Type.Boolean({ default: false, description: 'create a private repository' })),
   },
-  { additionalProperties: false },
+  { additionalProperties: false, examples: [{ repo_name: 'bakery-site', private: false }] },
 );
 
 const Deployed = Type.Object({
   ok: Type.Boolean(),
-  repo_url: Type.String({ description: "the new repository on the code host (the task's deployed_repo)" }),
-  clone_url: Type.String({ description: 'HTTPS clone address of the new repository' }),
+  repo_url: Url({ description: "the new repository on the code host (the task's deployed_repo)" }),
+  clone_url: Url({ description: 'HTTPS clone address of the new repository' }),
 });
 
 export const deployRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = async (app, { deps }) => {
@@ -31,11 +31,15 @@ export const deployRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = async (ap
       config: { access: 'full' },
       schema: {
         tags: ['tasks'],
+        operationId: 'deployTaskToGit',
         summary:
           'Push the site of a done scaffold task to a new repository under your connected code-host account (initial commit on main); may be repeated with another name',
         params: IdParams,
         body: DeployBody,
-        response: { 201: Deployed, ...errorResponses(400, 401, 403, 404, 409, 412, 502) },
+        response: {
+          201: described('the new repository, with the site pushed as its first commit', Deployed),
+          ...errorResponses(400, 401, 403, 404, 409, 412, 502),
+        },
       },
     },
     async (request, reply) => {

@@ -6,18 +6,18 @@ import { NOTE_MAX, feedbackJson, getFeedback, postFeedback } from '../../feedbac
 import { deleteMemoryItem, listMemory, memoryText } from '../../memory/repo-memory.js';
 import { parseRepoUrl } from '../../scm/urls.js';
 import { caller } from '../auth.js';
-import { IdParams, errorResponses } from '../schemas.js';
+import { IdParams, errorResponses, described, StringEnum } from '../schemas.js';
 
 const Nullable = <T extends TSchema>(t: T) => Type.Union([t, Type.Null()]);
-const Correct = Type.Union([Type.Literal('yes'), Type.Literal('partial'), Type.Literal('no')]);
-const Reuse = Type.Union([Type.Literal('yes'), Type.Literal('no')]);
+const Correct = StringEnum(['yes', 'partial', 'no'] as const);
+const Reuse = StringEnum(['yes', 'no'] as const);
 
 const FeedbackBody = Type.Object(
   {
     rating: Type.Optional(Type.Integer({ minimum: 0, maximum: 5 })),
     correct: Type.Optional(Correct),
     reuse: Type.Optional(
-      Type.Union([Type.Literal('yes'), Type.Literal('no')], {
+      StringEnum(['yes', 'no'] as const, {
         description: 'yes keeps this task’s plan and diff as a worked example for later tasks on the repository',
       }),
     ),
@@ -31,6 +31,14 @@ const FeedbackBody = Type.Object(
   },
   {
     additionalProperties: false,
+    examples: [
+      {
+        rating: 4,
+        correct: 'partial',
+        reuse: 'no',
+        note: 'the fix was right but the test belongs in tests/test_sessions.py',
+      },
+    ],
     description:
       'every field optional; fields left out keep their earlier value, so {} (or no body) changes nothing and answers the current feedback',
   },
@@ -51,7 +59,7 @@ const Feedback = Type.Object(
 
 const MemoryItem = Type.Object({
   id: Type.String({ format: 'uuid' }),
-  kind: Type.Union([Type.Literal('lesson'), Type.Literal('example'), Type.Literal('test_command')]),
+  kind: StringEnum(['lesson', 'example', 'test_command'] as const),
   text: Type.String({ description: 'the item as the planner and fixer are shown it' }),
   content: Type.Record(Type.String(), Type.Unknown()),
   task_id: Nullable(Type.String({ format: 'uuid' })),
@@ -67,10 +75,11 @@ export const feedbackRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = async (
     {
       schema: {
         tags: ['tasks'],
+        operationId: 'giveFeedback',
         summary: 'Give (or update) feedback on a finished task; it tunes later tasks on the same repository',
         params: IdParams,
         body: FeedbackBody,
-        response: { 200: Feedback, ...errorResponses(400, 401, 404, 409) },
+        response: { 200: described('the feedback as stored', Feedback), ...errorResponses(400, 401, 404, 409) },
       },
     },
     async (request) =>
@@ -82,9 +91,10 @@ export const feedbackRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = async (
     {
       schema: {
         tags: ['tasks'],
+        operationId: 'getFeedback',
         summary: "A task's current feedback",
         params: IdParams,
-        response: { 200: Feedback, ...errorResponses(400, 401, 404) },
+        response: { 200: described("the task's current feedback", Feedback), ...errorResponses(400, 401, 404) },
       },
     },
     async (request) => feedbackJson(await getFeedback(deps, caller(request).account.id, request.params.id)),
@@ -96,6 +106,7 @@ export const feedbackRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = async (
       config: { access: 'full' },
       schema: {
         tags: ['account'],
+        operationId: 'listMemory',
         summary: 'Your repo memory for a repository: lessons, worked examples and the test command that worked',
         querystring: Type.Object(
           {
@@ -108,10 +119,13 @@ export const feedbackRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = async (
           { additionalProperties: false },
         ),
         response: {
-          200: Type.Object({
-            repo: Type.String({ description: 'the repository, normalised' }),
-            items: Type.Array(MemoryItem, { description: 'newest first' }),
-          }),
+          200: described(
+            'the repo memory items for that repository',
+            Type.Object({
+              repo: Type.String({ description: 'the repository, normalised' }),
+              items: Type.Array(MemoryItem, { description: 'newest first' }),
+            }),
+          ),
           ...errorResponses(400, 401, 403),
         },
       },
@@ -139,9 +153,13 @@ export const feedbackRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = async (
       config: { access: 'full' },
       schema: {
         tags: ['account'],
+        operationId: 'deleteMemoryItem',
         summary: 'Forget one repo memory item',
         params: IdParams,
-        response: { 200: Type.Object({ deleted: Type.Boolean() }), ...errorResponses(400, 401, 403, 404) },
+        response: {
+          200: described('the item is forgotten', Type.Object({ deleted: Type.Boolean() })),
+          ...errorResponses(400, 401, 403, 404),
+        },
       },
     },
     async (request) => {

@@ -5,15 +5,16 @@ import { tasks } from '../../db/schema.js';
 import type { Deps } from '../../deps.js';
 import { registerDatabaseGauges } from '../../metrics/registry.js';
 import type { SandboxReport } from '../../sandbox/types.js';
+import { described, StringEnum } from '../schemas.js';
 
 const SandboxView = Type.Object(
   {
-    kind: Type.Union([Type.Literal('bubblewrap'), Type.Literal('unsafe-host'), Type.Literal('unavailable')], {
+    kind: StringEnum(['bubblewrap', 'unsafe-host', 'unavailable'] as const, {
       description:
         'bubblewrap: isolated; unsafe-host: on the host, development only; unavailable: repository commands are refused',
     }),
     version: Type.Optional(Type.String({ description: 'bubblewrap version' })),
-    cgroups: Type.Union([Type.Literal('v1'), Type.Literal('v2'), Type.Literal('none')]),
+    cgroups: StringEnum(['v1', 'v2', 'none'] as const),
     memory_limit: Type.Boolean({ description: 'limits.memory_bytes is enforced (memory cgroup)' }),
     process_limit: Type.Boolean({ description: 'limits.max_processes is enforced (pids cgroup)' }),
     network_for_setup: Type.Boolean({ description: 'the dependency-install phase may use the network' }),
@@ -60,18 +61,25 @@ export const healthRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = async (ap
       config: { access: 'public' },
       schema: {
         tags: ['public'],
+        operationId: 'getHealth',
         summary: 'Liveness, database reachability and the sandbox',
         description:
           '503 when the database does not answer. The sandbox is reported, not judged: an unavailable sandbox fails validations, not health.',
         security: [],
         response: {
-          200: Type.Object({
-            ok: Type.Boolean(),
-            ts: Type.Integer({ description: 'epoch milliseconds' }),
-            database: Type.String(),
-            sandbox: SandboxView,
-          }),
-          503: Type.Object({ ok: Type.Boolean(), ts: Type.Integer(), database: Type.String(), sandbox: SandboxView }),
+          200: described(
+            'the service is up and its database answers',
+            Type.Object({
+              ok: Type.Boolean(),
+              ts: Type.Integer({ description: 'epoch milliseconds' }),
+              database: Type.String(),
+              sandbox: SandboxView,
+            }),
+          ),
+          503: described(
+            'the database does not answer',
+            Type.Object({ ok: Type.Boolean(), ts: Type.Integer(), database: Type.String(), sandbox: SandboxView }),
+          ),
         },
       },
     },
@@ -92,10 +100,16 @@ export const healthRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = async (ap
       config: { access: 'public' },
       schema: {
         tags: ['public'],
+        operationId: 'getMetrics',
         summary: 'Prometheus metrics',
         security: [],
         produces: ['text/plain'],
-        response: { 200: Type.String({ description: 'Prometheus text exposition format' }) },
+        response: {
+          200: described(
+            'the metrics, in the Prometheus text format',
+            Type.String({ description: 'Prometheus text exposition format' }),
+          ),
+        },
       },
     },
     async (_request, reply) => {

@@ -5,10 +5,10 @@ import type { Deps } from '../../deps.js';
 import { checkProviderKey } from '../../llm/list-models.js';
 import { caller } from '../auth.js';
 import { providerKeyJson } from '../present.js';
-import { ProviderEnum, errorResponses } from '../schemas.js';
+import { ProviderEnum, Url, described, errorResponses } from '../schemas.js';
 
 const ApiKey = Type.String({ minLength: 1, maxLength: 500, description: 'the provider secret; never returned' });
-const BaseUrl = Type.String({
+const BaseUrl = Url({
   maxLength: 500,
   description: 'override for an OpenAI-compatible server (Ollama, vLLM, a gateway)',
 });
@@ -27,6 +27,7 @@ export const keyRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = async (app, 
       config: { access: 'full' },
       schema: {
         tags: ['account'],
+        operationId: 'saveProviderKey',
         summary: 'Save (or replace) a provider key, encrypted',
         body: Type.Object(
           {
@@ -36,9 +37,24 @@ export const keyRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = async (app, 
             default_model: Type.Optional(Type.String({ minLength: 1, maxLength: 200 })),
             context_window: Type.Optional(ContextWindow),
           },
-          { additionalProperties: false },
+          {
+            additionalProperties: false,
+            examples: [
+              { provider: 'anthropic', api_key: 'sk-ant-…', default_model: 'claude-sonnet-4-5' },
+              {
+                provider: 'openai',
+                api_key: 'ollama',
+                base_url: 'http://ollama.internal:11434/v1',
+                default_model: 'qwen2.5-coder:32b',
+                context_window: 32768,
+              },
+            ],
+          },
         ),
-        response: { 201: Type.Ref('ProviderKey'), ...errorResponses(400, 401, 403) },
+        response: {
+          201: described('the saved key, metadata only', Type.Ref('ProviderKey')),
+          ...errorResponses(400, 401, 403),
+        },
       },
     },
     async (request, reply) => {
@@ -53,8 +69,12 @@ export const keyRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = async (app, 
       config: { access: 'full' },
       schema: {
         tags: ['account'],
+        operationId: 'listProviderKeys',
         summary: 'Saved provider keys, metadata only',
-        response: { 200: Type.Array(Type.Ref('ProviderKey')), ...errorResponses(401, 403) },
+        response: {
+          200: described('the saved keys, metadata only', Type.Array(Type.Ref('ProviderKey'))),
+          ...errorResponses(401, 403),
+        },
       },
     },
     async (request) => (await listProviderKeys(deps, caller(request).account.id)).map(providerKeyJson),
@@ -66,10 +86,11 @@ export const keyRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = async (app, 
       config: { access: 'full' },
       schema: {
         tags: ['account'],
+        operationId: 'deleteProviderKey',
         summary: 'Delete a saved provider key',
         params: Type.Object({ provider: ProviderEnum }),
         response: {
-          200: Type.Object({ deleted: Type.Boolean(), provider: Type.String() }),
+          200: described('the key is deleted', Type.Object({ deleted: Type.Boolean(), provider: Type.String() })),
           ...errorResponses(400, 401, 403, 404),
         },
       },
@@ -86,16 +107,20 @@ export const keyRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = async (app, 
       config: { access: 'full' },
       schema: {
         tags: ['account'],
+        operationId: 'testProviderKey',
         summary: "Check a provider key against the provider's list-models endpoint",
         body: Type.Object(
           { provider: ProviderEnum, api_key: ApiKey, base_url: Type.Optional(BaseUrl) },
-          { additionalProperties: false },
+          { additionalProperties: false, examples: [{ provider: 'openai', api_key: 'sk-…' }] },
         ),
         response: {
-          200: Type.Union([
-            Type.Object({ ok: Type.Literal(true), models: Type.Integer() }),
-            Type.Object({ ok: Type.Literal(false), error: Type.String() }),
-          ]),
+          200: described(
+            "the provider's answer: ok with the number of models, or the error",
+            Type.Union([
+              Type.Object({ ok: Type.Literal(true), models: Type.Integer() }),
+              Type.Object({ ok: Type.Literal(false), error: Type.String() }),
+            ]),
+          ),
           ...errorResponses(400, 401, 403),
         },
       },

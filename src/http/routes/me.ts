@@ -6,7 +6,7 @@ import { SCM_BRAND } from '../../scm/github.js';
 import type { Deps } from '../../deps.js';
 import { caller } from '../auth.js';
 import { providerKeyJson } from '../present.js';
-import { errorResponses } from '../schemas.js';
+import { errorResponses, described, StringEnum } from '../schemas.js';
 
 export const meRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = async (app, { deps }) => {
   app.get(
@@ -14,8 +14,9 @@ export const meRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = async (app, {
     {
       schema: {
         tags: ['account'],
+        operationId: 'getProfile',
         summary: 'Your profile',
-        response: { 200: Type.Ref('Profile'), ...errorResponses(401) },
+        response: { 200: described('your profile', Type.Ref('Profile')), ...errorResponses(401) },
       },
     },
     async (request) => {
@@ -43,9 +44,13 @@ export const meRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = async (app, {
       config: { access: 'full' },
       schema: {
         tags: ['account'],
+        operationId: 'setByok',
         summary: "Use your own provider keys (the provider bills you) or the service's",
-        body: Type.Object({ enabled: Type.Boolean() }, { additionalProperties: false }),
-        response: { 200: Type.Object({ use_byok: Type.Boolean() }), ...errorResponses(400, 401, 403) },
+        body: Type.Object({ enabled: Type.Boolean() }, { additionalProperties: false, examples: [{ enabled: true }] }),
+        response: {
+          200: described('the BYOK setting as stored', Type.Object({ use_byok: Type.Boolean() })),
+          ...errorResponses(400, 401, 403),
+        },
       },
     },
     async (request) => {
@@ -64,12 +69,16 @@ export const meRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = async (app, {
       config: { access: 'full' },
       schema: {
         tags: ['account'],
+        operationId: 'updateSettings',
         summary: 'Account settings: the default approval mode of new tasks',
         body: Type.Object(
-          { approval_mode: Type.Union([Type.Literal('auto'), Type.Literal('manual')]) },
-          { additionalProperties: false },
+          { approval_mode: StringEnum(['auto', 'manual'] as const) },
+          { additionalProperties: false, examples: [{ approval_mode: 'manual' }] },
         ),
-        response: { 200: Type.Object({ approval_mode: Type.String() }), ...errorResponses(400, 401, 403) },
+        response: {
+          200: described('the settings as stored', Type.Object({ approval_mode: Type.String() })),
+          ...errorResponses(400, 401, 403),
+        },
       },
     },
     async (request) => {

@@ -8,7 +8,7 @@ import { AppError } from '../../errors.js';
 import { authorizeUrl, completeLogin, completeOAuth, loginAuthorizeUrl, readState } from '../../accounts/scm-oauth.js';
 import { caller } from '../auth.js';
 import { STATUS_OF } from '../errors.js';
-import { errorResponses } from '../schemas.js';
+import { Url, described, errorResponses } from '../schemas.js';
 import { setSessionCookie } from '../session-cookie.js';
 import { OAUTH_SESSION_TOKEN_NAME } from './session.js';
 
@@ -33,6 +33,7 @@ export const scmRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = async (app, 
       config: { access: 'full' },
       schema: {
         tags: ['account'],
+        operationId: 'connectScm',
         summary:
           'Connect your code-host account with a token (checked against the host, stored encrypted, never returned)',
         body: Type.Object(
@@ -43,9 +44,12 @@ export const scmRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = async (app, 
               description: 'a personal access token with repo scope',
             }),
           },
-          { additionalProperties: false },
+          { additionalProperties: false, examples: [{ token: 'ghp_…' }] },
         ),
-        response: { 200: Connection, ...errorResponses(400, 401, 403, 502) },
+        response: {
+          200: described('the connection, with the login on the code host', Connection),
+          ...errorResponses(400, 401, 403, 502),
+        },
       },
     },
     async (request) => ({ scm: await connectScm(deps, caller(request).account.id, request.body.token) }),
@@ -57,12 +61,16 @@ export const scmRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = async (app, 
       config: { access: 'full' },
       schema: {
         tags: ['account'],
+        operationId: 'disconnectScm',
         summary: 'Disconnect your code-host account (the stored token is deleted)',
         response: {
-          200: Type.Object({
-            scm: Type.Null(),
-            disconnected: Type.Boolean({ description: 'false when nothing was connected' }),
-          }),
+          200: described(
+            'the account is no longer connected',
+            Type.Object({
+              scm: Type.Null(),
+              disconnected: Type.Boolean({ description: 'false when nothing was connected' }),
+            }),
+          ),
           ...errorResponses(401, 403),
         },
       },
@@ -76,8 +84,12 @@ export const scmRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = async (app, 
       config: { access: 'full' },
       schema: {
         tags: ['account'],
+        operationId: 'startScmOAuth',
         summary: 'Start connecting your code-host account through OAuth: open authorize_url in a browser',
-        response: { 200: Type.Object({ authorize_url: Type.String() }), ...errorResponses(401, 403, 404) },
+        response: {
+          200: described('the code host address to send the browser to', Type.Object({ authorize_url: Url() })),
+          ...errorResponses(401, 403, 404),
+        },
       },
     },
     async (request) => ({ authorize_url: authorizeUrl(deps, caller(request).account.id) }),
@@ -89,6 +101,7 @@ export const scmRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = async (app, 
       config: { access: 'public' },
       schema: {
         tags: ['public'],
+        operationId: 'finishScmOAuth',
         summary:
           'Where the code host sends the browser back after approval; connects the account named by state, or finishes a control-panel sign-in',
         description:
@@ -99,7 +112,7 @@ export const scmRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = async (app, 
           state: Type.String({ minLength: 1, maxLength: 1000 }),
         }),
         response: {
-          200: Type.Object({ ok: Type.Boolean(), scm: Type.String() }),
+          200: described('the account is connected', Type.Object({ ok: Type.Boolean(), scm: Type.String() })),
           302: Type.Null({ description: 'a sign-in succeeded: to /app/' }),
           ...errorResponses(400, 404, 502),
         },
@@ -150,6 +163,7 @@ export const scmRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = async (app, 
       config: { access: 'public' },
       schema: {
         tags: ['public'],
+        operationId: 'signInWithScm',
         summary: 'Sign in to the control panel with the code host: redirects the browser to the host’s authorize page',
         description:
           'The host sends the browser back to /v1/auth/scm/callback, which signs in the account connected to that host user (a full token named "control panel (GitHub sign-in)" is issued for the session and revoked at sign-out) and redirects to /app/. 404 when no OAuth app is configured.',

@@ -5,7 +5,7 @@ import type { Deps } from '../../deps.js';
 import { AppError } from '../../errors.js';
 import { authenticateToken } from '../../accounts/authenticate.js';
 import { createSession, deleteSession } from '../../accounts/sessions.js';
-import { errorResponses } from '../schemas.js';
+import { errorResponses, described, StringEnum } from '../schemas.js';
 import { checkSameOrigin, clearSessionCookie, sessionSecretOf, setSessionCookie } from '../session-cookie.js';
 
 /** The name of the token a code-host sign-in issues; signing out of such a session revokes it. */
@@ -16,7 +16,7 @@ const SessionSummary = Type.Object({
   email: Type.String(),
   name: Type.String(),
   plan: Type.String({ description: '`demo` for a demo token' }),
-  token_kind: Type.Union([Type.Literal('full'), Type.Literal('demo')]),
+  token_kind: StringEnum(['full', 'demo'] as const),
   expires_at: Type.String({ description: 'when the session ends (12 hours, or the token’s expiry if sooner)' }),
 });
 
@@ -39,12 +39,19 @@ export const sessionRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = async (a
       config: { access: 'public' },
       schema: {
         tags: ['public'],
+        operationId: 'createSession',
         summary: 'Sign in to the control panel with a token: sets the HttpOnly session cookie emend_session',
         description:
           'The token is checked exactly as a Bearer token is (full and demo tokens). The session lasts 12 hours or until the token expires, and ends when the token is revoked. A request from a browser on another site (a foreign Origin header) is refused.',
         security: [],
-        body: Type.Object({ token: Type.String({ minLength: 1, maxLength: 200 }) }, { additionalProperties: false }),
-        response: { 200: SessionSummary, ...errorResponses(400, 401, 403) },
+        body: Type.Object(
+          { token: Type.String({ minLength: 1, maxLength: 200 }) },
+          { additionalProperties: false, examples: [{ token: 'tk_…' }] },
+        ),
+        response: {
+          200: described('signed in: the session cookie is set', SessionSummary),
+          ...errorResponses(400, 401, 403),
+        },
       },
     },
     async (request, reply) => {
@@ -80,11 +87,17 @@ export const sessionRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = async (a
       config: { access: 'public' },
       schema: {
         tags: ['public'],
+        operationId: 'deleteSession',
         summary: 'Sign out of the control panel: ends the session and clears its cookie',
         description: 'Harmless without a session. A token issued by a code-host sign-in is revoked with its session.',
         security: [],
         response: {
-          200: Type.Object({ signed_out: Type.Boolean({ description: 'false when there was no session' }) }),
+          200: described(
+            'signed out: the session cookie is cleared',
+            Type.Object({ signed_out: Type.Boolean({ description: 'false when there was no session' }) }),
+          ),
+          // A session cookie sent from another origin is refused (checkSameOrigin).
+          ...errorResponses(403),
         },
       },
     },
@@ -115,14 +128,18 @@ export const sessionRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = async (a
       config: { access: 'public' },
       schema: {
         tags: ['public'],
+        operationId: 'listSignInMethods',
         summary: 'How one can sign in to the control panel here',
         security: [],
         response: {
-          200: Type.Object({
-            token: Type.Boolean({ description: 'always true: paste a token' }),
-            demo: Type.Boolean({ description: 'always true: a demo token for an email' }),
-            oauth: Type.Boolean({ description: 'sign in with the code host (the operator configured an OAuth app)' }),
-          }),
+          200: described(
+            'the ways to sign in here',
+            Type.Object({
+              token: Type.Boolean({ description: 'always true: paste a token' }),
+              demo: Type.Boolean({ description: 'always true: a demo token for an email' }),
+              oauth: Type.Boolean({ description: 'sign in with the code host (the operator configured an OAuth app)' }),
+            }),
+          ),
         },
       },
     },

@@ -8,7 +8,7 @@ import { AppError } from '../../errors.js';
 import { readSiteFile } from '../../sites/store.js';
 import { getOwnTask } from '../../tasks/service.js';
 import { caller } from '../auth.js';
-import { IdParams, errorResponses } from '../schemas.js';
+import { IdParams, errorResponses, described, StringEnum } from '../schemas.js';
 
 /**
  * What a published site may do: run its own scripts and load its own files, nothing else.
@@ -89,16 +89,20 @@ export const screenshotRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = async
     {
       schema: {
         tags: ['tasks'],
+        operationId: 'getScreenshot',
         summary: 'A screenshot of a scaffold task’s site taken by the validator (desktop.png or mobile.png)',
         params: Type.Object({
           id: IdParams.properties.id,
-          name: Type.Union([Type.Literal('desktop.png'), Type.Literal('mobile.png')]),
+          name: StringEnum(['desktop.png', 'mobile.png'] as const),
         }),
         response: {
-          200: Type.Unsafe<Buffer>({
-            description: 'image/png',
-            content: { 'image/png': { schema: { type: 'string', format: 'binary' } } },
-          }),
+          200: described(
+            'the PNG image',
+            Type.Unsafe<Buffer>({
+              description: 'image/png',
+              content: { 'image/png': { schema: { type: 'string', format: 'binary' } } },
+            }),
+          ),
           ...errorResponses(400, 401, 404),
         },
       },

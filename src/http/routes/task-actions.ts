@@ -4,7 +4,7 @@ import { approveTask, continueTask, killTask } from '../../tasks/actions.js';
 import { caller } from '../auth.js';
 import { IdempotencyHeaders, idempotent, releaseUnlessStored, storeCreated } from '../idempotency.js';
 import { taskJson } from '../../tasks/present.js';
-import { IdParams, errorResponses } from '../schemas.js';
+import { IdParams, StringEnum, described, errorResponses } from '../schemas.js';
 
 export const taskActionRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = async (app, { deps }) => {
   app.post(
@@ -12,10 +12,14 @@ export const taskActionRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = async
     {
       schema: {
         tags: ['tasks'],
+        operationId: 'killTask',
         summary: 'Force-stop a pending, running or waiting task; its processes are dead when this answers',
         params: IdParams,
         response: {
-          200: Type.Object({ ok: Type.Boolean(), task: Type.Ref('Task') }),
+          200: described(
+            'the task, cancelled; its processes are dead',
+            Type.Object({ ok: Type.Boolean(), task: Type.Ref('Task') }),
+          ),
           ...errorResponses(400, 401, 404, 409),
         },
       },
@@ -31,11 +35,12 @@ export const taskActionRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = async
     {
       schema: {
         tags: ['tasks'],
+        operationId: 'approveTask',
         summary: 'Approve a task waiting at its plan or diff gate; the plan may be edited',
         params: IdParams,
         body: Type.Object(
           {
-            stage: Type.Union([Type.Literal('plan'), Type.Literal('diff')]),
+            stage: StringEnum(['plan', 'diff'] as const),
             plan: Type.Optional(
               Type.Object(
                 {
@@ -49,10 +54,20 @@ export const taskActionRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = async
               ),
             ),
           },
-          { additionalProperties: false },
+          {
+            additionalProperties: false,
+            examples: [
+              { stage: 'plan' },
+              { stage: 'plan', plan: { likely_files: ['requests/sessions.py'] } },
+              { stage: 'diff' },
+            ],
+          },
         ),
         response: {
-          200: Type.Object({ ok: Type.Boolean(), task: Type.Ref('Task') }),
+          200: described(
+            'the task, resumed past the gate',
+            Type.Object({ ok: Type.Boolean(), task: Type.Ref('Task') }),
+          ),
           ...errorResponses(400, 401, 404, 409),
         },
       },
@@ -71,10 +86,14 @@ export const taskActionRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = async
     {
       schema: {
         tags: ['tasks'],
+        operationId: 'continueTask',
         summary: 'Promote a finished preview to a full pull-request run; returns the child task',
         headers: IdempotencyHeaders,
         params: IdParams,
-        response: { 201: Type.Ref('Task'), ...errorResponses(400, 401, 402, 404, 409, 412, 429) },
+        response: {
+          201: described('the child task: a pull-request run starting from the preview', Type.Ref('Task')),
+          ...errorResponses(400, 401, 402, 404, 409, 412, 429),
+        },
       },
       preValidation: idempotent(deps, 'tasks.continue'),
       onSend: releaseUnlessStored(deps),

@@ -43,6 +43,31 @@ const DESCRIPTION = [
     "A finished task's stream replays its logs, then sends its `state` and `end`, and closes at once.",
 ].join('\n');
 
+/** A finished task's stream as the wire carries it, for the document (built with the writer it shows). */
+const STREAM_EXAMPLE = [
+  sseEvent('connected', { task_id: '0193a7c2-5b1e-7f3a-9c1d-2e4f6a8b0c1d' }),
+  sseEvent('log', { step: 'planner', status: 'running', output: {}, created_at: '2026-01-05T10:00:00.120Z' }, 1041),
+  sseEvent(
+    'log',
+    {
+      step: 'planner',
+      status: 'done',
+      output: { summary: 'Guard the proxy URL before parsing it' },
+      created_at: '2026-01-05T10:00:04.870Z',
+    },
+    1042,
+  ),
+  sseEvent('state', {
+    status: 'done',
+    pr_url: 'https://github.com/psf/requests/pull/7',
+    cost_usd: 0.0132,
+    tokens_total: 5120,
+    deployed_url: null,
+    error: null,
+  }),
+  sseEvent('end', { status: 'done' }),
+].join('');
+
 /** A `state` event's data, as the document's TaskStateEvent describes it (src/http/schemas.ts). */
 interface Snapshot {
   status: string;
@@ -235,6 +260,7 @@ export const taskStreamRoutes: FastifyPluginAsyncTypebox<{ deps: Deps; timings?:
     {
       schema: {
         tags: ['tasks'],
+        operationId: 'streamTaskLogs',
         summary: "A task's logs and state, live (Server-Sent Events)",
         description: DESCRIPTION,
         params: IdParams,
@@ -248,9 +274,16 @@ export const taskStreamRoutes: FastifyPluginAsyncTypebox<{ deps: Deps; timings?:
         }),
         response: {
           200: {
-            description: 'the event stream',
+            description: 'the event stream: connected, the log backlog, state, live log and state events, end',
             content: {
-              'text/event-stream': { schema: Type.String({ description: 'connected, state, log and end events' }) },
+              'text/event-stream': {
+                schema: Type.String({
+                  description:
+                    'Server-Sent Events; data is one line of JSON: connected {task_id}, log (TaskLogEvent), ' +
+                    'state (TaskStateEvent), end {status}',
+                }),
+                example: STREAM_EXAMPLE,
+              },
             },
           },
           ...errorResponses(400, 401, 404),

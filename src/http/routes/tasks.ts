@@ -1,5 +1,6 @@
 import { type FastifyPluginAsyncTypebox, Type } from '@fastify/type-provider-typebox';
-import { planLimits } from '../../accounts/plans.js';
+import { isPlanName, planLimits } from '../../accounts/plans.js';
+import { PLAN_NAMES } from '../../config.js';
 import type { Deps } from '../../deps.js';
 import { countTaskPost } from '../../tasks/rate-limit.js';
 import { deleteTask } from '../../tasks/delete.js';
@@ -9,7 +10,18 @@ import { caller } from '../auth.js';
 import { IdempotencyHeaders, idempotent, releaseUnlessStored, storeCreated } from '../idempotency.js';
 import { taskJson } from '../../tasks/present.js';
 import { logJson, taskSummaryJson } from '../present.js';
-import { IdParams, TaskStatus, TaskType, errorResponses } from '../schemas.js';
+import {
+  Count,
+  IdParams,
+  StringEnum,
+  TaskMode,
+  TaskStatus,
+  TaskType,
+  Url,
+  Uuid,
+  described,
+  errorResponses,
+} from '../schemas.js';
 
 const CreateTaskBody = Type.Object(
   {
@@ -19,16 +31,27 @@ const CreateTaskBody = Type.Object(
       pattern: PROMPT_LIMITS.pattern,
       description: PROMPT_RULE,
     }),
-    repo_url: Type.Optional(Type.String({ description: 'required when task_type is fix; omit for scaffold' })),
+    repo_url: Type.Optional(
+      Url({ description: 'a repository on the code host; required when task_type is fix, omitted for scaffold' }),
+    ),
     base_branch: Type.Optional(Type.String({ minLength: 1, maxLength: 200, default: 'main' })),
-    task_type: Type.Optional(Type.Union([Type.Literal('fix'), Type.Literal('scaffold')], { default: 'fix' })),
+    task_type: Type.Optional(StringEnum(['fix', 'scaffold'] as const, { default: 'fix' })),
     approval_mode: Type.Optional(
-      Type.Union([Type.Literal('auto'), Type.Literal('manual')], {
+      StringEnum(['auto', 'manual'] as const, {
         description: 'manual enables the plan and diff gates; default: the account setting',
       }),
     ),
   },
-  { additionalProperties: false },
+  {
+    additionalProperties: false,
+    examples: [
+      {
+        prompt: 'Fix the crash in Session.send when the proxy URL has no scheme',
+        repo_url: 'https://github.com/psf/requests',
+      },
+      { prompt: 'A landing page for a bakery in Lyon, with opening hours and a map', task_type: 'scaffold' },
+    ],
+  },
 );
 
 const ListQuery = Type.Object({
@@ -40,10 +63,8 @@ const ListQuery = Type.Object({
   ),
   status: Type.Optional(TaskStatus),
   task_type: Type.Optional(TaskType),
-  repo_url: Type.Optional(
-    Type.String({ minLength: 1, maxLength: 500, description: 'tasks on this repository (.git and case ignored)' }),
-  ),
-  parent_id: Type.Optional(Type.String({ format: 'uuid', description: 'tasks continued from this one' })),
+  repo_url: Type.Optional(Url({ maxLength: 500, description: 'tasks on this repository (.git and case ignored)' })),
+  parent_id: Type.Optional(Uuid({ description: 'tasks continued from this one' })),
   created_after: Type.Optional(Type.String({ format: 'date-time', description: 'created at or after' })),
   created_before: Type.Optional(Type.String({ format: 'date-time', description: 'created before' })),
 });
@@ -59,14 +80,14 @@ function nextLink(url: string, query: Record<string, unknown>, cursor: string): 
 
 const Limits = Type.Object({
   limits: Type.Object({
-    monthly: Type.Integer(),
-    concurrent: Type.Integer(),
-    maxFiles: Type.Integer(),
-    maxRetries: Type.Integer(),
-    mode: Type.String(),
+    monthly: Count(),
+    concurrent: Count(),
+    maxFiles: Count(),
+    maxRetries: Count(),
+    mode: TaskMode,
   }),
-  used_this_month: Type.Integer(),
-  plan: Type.String(),
+  used_this_month: Count(),
+  plan: StringEnum(PLAN_NAMES),
   use_byok: Type.Boolean(),
 });
 
@@ -76,10 +97,14 @@ export const taskRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = async (app,
     {
       schema: {
         tags: ['tasks'],
+        operationId: 'createTask',
         summary: 'Create a task',
         headers: IdempotencyHeaders,
         body: CreateTaskBody,
-        response: { 201: Type.Ref('Task'), ...errorResponses(400, 401, 402, 409, 412, 429, 502) },
+        response: {
+          201: described('the created task (status pending)', Type.Ref('Task')),
+          ...errorResponses(400, 401, 402, 409, 412, 429, 502),
+        },
       },
       preValidation: [
         // A replay of an Idempotency-Key answers here: it counts nothing and creates nothing.
@@ -102,13 +127,20 @@ export const taskRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = async (app,
     {
       schema: {
         tags: ['tasks'],
+        operationId: 'listTasks',
         summary: 'List your tasks, newest first: the last 100, or a page of them, filtered',
         description:
           'Without parameters: the last 100 tasks, newest first. `limit` sets the page size; when more tasks ' +
           'follow, the `Link` header carries the next page (`rel="next"`, the same filters and a `cursor`), so the ' +
           'body stays an array. Filters combine with AND.',
         querystring: ListQuery,
-        response: { 200: Type.Array(Type.Ref('TaskSummary')), ...errorResponses(400, 401) },
+        response: {
+          200: described(
+            'your tasks, newest first; a `Link` header (rel="next") when more follow',
+            Type.Array(Type.Ref('TaskSummary')),
+          ),
+          ...errorResponses(400, 401),
+        },
       },
     },
     async (request, reply) => {
@@ -123,13 +155,16 @@ export const taskRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = async (app,
     {
       schema: {
         tags: ['tasks'],
+        operationId: 'getTaskLimits',
         summary: "Your plan's limits and this month's use",
-        response: { 200: Limits, ...errorResponses(401) },
+        response: { 200: described("your plan's limits and this month's use", Limits), ...errorResponses(401) },
       },
     },
     async (request) => {
       const auth = caller(request);
-      const plan = auth.tokenKind === 'demo' ? 'demo' : auth.account.plan;
+      // A stored plan is always a plan name (accounts.ts checks it); an unknown one reads as free, as planLimits does.
+      const stored = auth.account.plan;
+      const plan = auth.tokenKind === 'demo' ? 'demo' : isPlanName(stored) ? stored : 'free';
       const { monthly, concurrent, maxFiles, maxRetries, mode } = planLimits(plan);
       return {
         limits: { monthly, concurrent, maxFiles, maxRetries, mode },
@@ -145,10 +180,14 @@ export const taskRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = async (app,
     {
       schema: {
         tags: ['tasks'],
+        operationId: 'getTask',
         summary: 'A task with its step logs',
         params: IdParams,
         response: {
-          200: Type.Object({ task: Type.Ref('Task'), logs: Type.Array(Type.Ref('Log')) }),
+          200: described(
+            'the task and its step logs, oldest first',
+            Type.Object({ task: Type.Ref('Task'), logs: Type.Array(Type.Ref('Log')) }),
+          ),
           ...errorResponses(400, 401, 404),
         },
       },
@@ -164,12 +203,13 @@ export const taskRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = async (app,
     {
       schema: {
         tags: ['tasks'],
+        operationId: 'deleteTask',
         summary: 'Delete a finished task',
         description:
           'The task, its logs, site files, screenshots and feedback are removed; it answers 404 everywhere ' +
           'afterwards. Credit-ledger entries are kept. A task that is not finished is a 409: kill it first.',
         params: IdParams,
-        response: { 204: Type.Null({ description: 'deleted' }), ...errorResponses(400, 401, 404, 409) },
+        response: { 204: Type.Null({ description: 'the task is deleted' }), ...errorResponses(400, 401, 404, 409) },
       },
     },
     async (request, reply) => {

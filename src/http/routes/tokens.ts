@@ -3,7 +3,7 @@ import { createPersonalToken, listTokens, revokeToken } from '../../accounts/tok
 import type { Deps } from '../../deps.js';
 import { caller } from '../auth.js';
 import { tokenJson } from '../present.js';
-import { IdParams, errorResponses } from '../schemas.js';
+import { IdParams, errorResponses, described } from '../schemas.js';
 
 export const tokenRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = async (app, { deps }) => {
   app.post(
@@ -12,6 +12,7 @@ export const tokenRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = async (app
       config: { access: 'full' },
       schema: {
         tags: ['account'],
+        operationId: 'createToken',
         summary: 'Issue a personal access token; the secret is in this response only',
         body: Type.Object(
           {
@@ -22,14 +23,18 @@ export const tokenRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = async (app
           },
           {
             additionalProperties: false,
+            examples: [{ name: 'ci', expires_in_days: 90 }],
             description: 'optional; an empty body makes an unnamed token that never expires',
           },
         ),
         response: {
-          201: Type.Intersect([
-            Type.Ref('TokenRecord'),
-            Type.Object({ token: Type.String({ description: 'the secret, shown once' }) }),
-          ]),
+          201: described(
+            'the new token; its secret is shown this once',
+            Type.Intersect([
+              Type.Ref('TokenRecord'),
+              Type.Object({ token: Type.String({ description: 'the secret, shown once' }) }),
+            ]),
+          ),
           ...errorResponses(400, 401, 403),
         },
       },
@@ -52,8 +57,12 @@ export const tokenRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = async (app
       config: { access: 'full' },
       schema: {
         tags: ['account'],
+        operationId: 'listTokens',
         summary: 'Your tokens, without secrets',
-        response: { 200: Type.Array(Type.Ref('TokenRecord')), ...errorResponses(401, 403) },
+        response: {
+          200: described('your tokens, without secrets', Type.Array(Type.Ref('TokenRecord'))),
+          ...errorResponses(401, 403),
+        },
       },
     },
     async (request) => (await listTokens(deps, caller(request).account.id)).map(tokenJson),
@@ -65,9 +74,13 @@ export const tokenRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = async (app
       config: { access: 'full' },
       schema: {
         tags: ['account'],
+        operationId: 'revokeToken',
         summary: 'Revoke a token',
         params: IdParams,
-        response: { 200: Type.Ref('TokenRecord'), ...errorResponses(400, 401, 403, 404) },
+        response: {
+          200: described('the token, revoked', Type.Ref('TokenRecord')),
+          ...errorResponses(400, 401, 403, 404),
+        },
       },
     },
     async (request) => tokenJson(await revokeToken(deps, caller(request).account.id, request.params.id)),

@@ -3,7 +3,7 @@ import { type FastifyPluginAsyncTypebox, Type } from '@fastify/type-provider-typ
 import type { Deps } from '../../deps.js';
 import { trainingLines, trainingSummary } from '../../feedback/training.js';
 import { caller } from '../auth.js';
-import { errorResponses } from '../schemas.js';
+import { errorResponses, described } from '../schemas.js';
 
 const count = (description: string) => Type.Integer({ minimum: 0, description });
 
@@ -25,25 +25,29 @@ export const trainingRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = async (
       config: { access: 'full' },
       schema: {
         tags: ['account'],
+        operationId: 'getTrainingSummary',
         summary: 'Counts of your exportable data (done tasks)',
         response: {
-          200: Type.Object({
-            done_tasks: count('your tasks that ended done: the lines of the export'),
-            with_feedback: count('of those, tasks with feedback'),
-            by_rating: Type.Object(
-              {
-                '0': count(''),
-                '1': count(''),
-                '2': count(''),
-                '3': count(''),
-                '4': count(''),
-                '5': count(''),
-                unrated: count('no rating, or no feedback'),
-              },
-              { description: 'done tasks by their current rating; the counts add up to done_tasks' },
-            ),
-            tokens_total: count('model tokens the done tasks used'),
-          }),
+          200: described(
+            'counts of your exportable data',
+            Type.Object({
+              done_tasks: count('your tasks that ended done: the lines of the export'),
+              with_feedback: count('of those, tasks with feedback'),
+              by_rating: Type.Object(
+                {
+                  '0': count(''),
+                  '1': count(''),
+                  '2': count(''),
+                  '3': count(''),
+                  '4': count(''),
+                  '5': count(''),
+                  unrated: count('no rating, or no feedback'),
+                },
+                { description: 'done tasks by their current rating; the counts add up to done_tasks' },
+              ),
+              tokens_total: count('model tokens the done tasks used'),
+            }),
+          ),
           ...errorResponses(401, 403),
         },
       },
@@ -57,6 +61,7 @@ export const trainingRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = async (
       config: { access: 'full' },
       schema: {
         tags: ['account'],
+        operationId: 'exportTraining',
         summary: 'Your done tasks as JSON Lines, for training or evaluation',
         description: EXPORT_DESCRIPTION,
         response: {

@@ -6,9 +6,9 @@ import { createEndpoint, deleteEndpoint, listEndpoints, updateEndpoint } from '.
 import { WEBHOOK_EVENTS } from '../../webhooks/events.js';
 import { caller } from '../auth.js';
 import { webhookDeliveryJson, webhookEndpointJson } from '../present.js';
-import { IdParams, errorResponses } from '../schemas.js';
+import { IdParams, StringEnum, described, errorResponses } from '../schemas.js';
 
-const EventName = Type.Unsafe<(typeof WEBHOOK_EVENTS)[number]>({ type: 'string', enum: [...WEBHOOK_EVENTS] });
+const EventName = StringEnum(WEBHOOK_EVENTS);
 const Url = Type.String({
   minLength: 1,
   maxLength: 2000,
@@ -39,10 +39,7 @@ const WebhookDelivery = Type.Object(
     id: Type.String({ format: 'uuid', description: 'the webhook-id header of every attempt' }),
     event_id: Type.String({ format: 'uuid' }),
     event: Type.String({ description: 'the event type, or ping' }),
-    status: Type.Unsafe<'pending' | 'succeeded' | 'failed'>({
-      type: 'string',
-      enum: ['pending', 'succeeded', 'failed'],
-    }),
+    status: StringEnum(['pending', 'succeeded', 'failed'] as const),
     attempts: Type.Integer({ minimum: 0 }),
     next_attempt_at: Type.Union([Type.String({ format: 'date-time' }), Type.Null()]),
     last_response_code: Type.Union([Type.Integer(), Type.Null()]),
@@ -71,16 +68,25 @@ export const webhookRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = async (a
       config: full,
       schema: {
         tags: ['webhooks'],
+        operationId: 'createWebhook',
         summary: 'Add a webhook endpoint; its signing secret is in this answer only',
         body: Type.Object(
           { url: Url, events: Events, description: Type.Optional(Description) },
-          { additionalProperties: false },
+          {
+            additionalProperties: false,
+            examples: [
+              { url: 'https://ci.example.com/hooks/emend', events: ['task.done', 'task.failed'], description: 'CI' },
+            ],
+          },
         ),
         response: {
-          201: Type.Intersect([
-            Type.Ref('WebhookEndpoint'),
-            Type.Object({ secret: Type.String({ description: 'whsec_…: shown once; sign-checks every delivery' }) }),
-          ]),
+          201: described(
+            'the endpoint, with its signing secret (shown this once)',
+            Type.Intersect([
+              Type.Ref('WebhookEndpoint'),
+              Type.Object({ secret: Type.String({ description: 'whsec_…: shown once; sign-checks every delivery' }) }),
+            ]),
+          ),
           ...errorResponses(400, 401, 403, 409),
         },
       },
@@ -97,8 +103,12 @@ export const webhookRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = async (a
       config: full,
       schema: {
         tags: ['webhooks'],
+        operationId: 'listWebhooks',
         summary: 'Your webhook endpoints (never their secrets)',
-        response: { 200: Type.Array(Type.Ref('WebhookEndpoint')), ...errorResponses(401, 403) },
+        response: {
+          200: described('your webhook endpoints', Type.Array(Type.Ref('WebhookEndpoint'))),
+          ...errorResponses(401, 403),
+        },
       },
     },
     async (request) => (await listEndpoints(deps, caller(request).account.id)).map(webhookEndpointJson),
@@ -110,6 +120,7 @@ export const webhookRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = async (a
       config: full,
       schema: {
         tags: ['webhooks'],
+        operationId: 'updateWebhook',
         summary: 'Change an endpoint: url, events, description, enabled',
         params: IdParams,
         body: Type.Object(
@@ -119,9 +130,12 @@ export const webhookRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = async (a
             description: Type.Optional(Description),
             enabled: Type.Optional(Type.Boolean()),
           },
-          { additionalProperties: false },
+          { additionalProperties: false, examples: [{ enabled: true }, { events: ['task.done'] }] },
         ),
-        response: { 200: Type.Ref('WebhookEndpoint'), ...errorResponses(400, 401, 403, 404) },
+        response: {
+          200: described('the endpoint as changed', Type.Ref('WebhookEndpoint')),
+          ...errorResponses(400, 401, 403, 404),
+        },
       },
     },
     async (request) =>
@@ -134,6 +148,7 @@ export const webhookRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = async (a
       config: full,
       schema: {
         tags: ['webhooks'],
+        operationId: 'deleteWebhook',
         summary: 'Delete an endpoint and its delivery history',
         params: IdParams,
         response: { 204: Type.Null({ description: 'deleted' }), ...errorResponses(400, 401, 403, 404) },
@@ -151,9 +166,13 @@ export const webhookRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = async (a
       config: full,
       schema: {
         tags: ['webhooks'],
+        operationId: 'pingWebhook',
         summary: 'Send a signed ping now and answer how it went (one attempt, not retried)',
         params: IdParams,
-        response: { 200: Type.Ref('WebhookDelivery'), ...errorResponses(400, 401, 403, 404) },
+        response: {
+          200: described('the ping delivery, after its first attempt', Type.Ref('WebhookDelivery')),
+          ...errorResponses(400, 401, 403, 404),
+        },
       },
     },
     async (request) => {
@@ -169,9 +188,13 @@ export const webhookRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = async (a
       config: full,
       schema: {
         tags: ['webhooks'],
+        operationId: 'listWebhookDeliveries',
         summary: "An endpoint's last 100 deliveries, newest first",
         params: IdParams,
-        response: { 200: Type.Array(Type.Ref('WebhookDelivery')), ...errorResponses(400, 401, 403, 404) },
+        response: {
+          200: described("the endpoint's deliveries, newest first", Type.Array(Type.Ref('WebhookDelivery'))),
+          ...errorResponses(400, 401, 403, 404),
+        },
       },
     },
     async (request) =>
@@ -184,9 +207,13 @@ export const webhookRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = async (a
       config: full,
       schema: {
         tags: ['webhooks'],
+        operationId: 'redeliverWebhook',
         summary: 'Send a delivery’s payload again, as a new delivery (payloads are kept 7 days)',
         params: DeliveryParams,
-        response: { 202: Type.Ref('WebhookDelivery'), ...errorResponses(400, 401, 403, 404, 409) },
+        response: {
+          202: described('the delivery, queued again', Type.Ref('WebhookDelivery')),
+          ...errorResponses(400, 401, 403, 404, 409),
+        },
       },
     },
     async (request, reply) => {
