@@ -5,6 +5,7 @@ import { SCM_BRAND } from '../scm/github.js';
 import { STEP_NAMES } from '../step-contract/index.js';
 import { LOG_STATUSES } from '../tasks/task-logs.js';
 import { TASK_STATUSES } from '../tasks/states.js';
+import { WEBHOOK_EVENTS } from '../webhooks/events.js';
 import { STATUS_OF } from './errors.js';
 
 const Nullable = <T extends TSchema>(t: T) => Type.Union([t, Type.Null()]);
@@ -261,6 +262,42 @@ export const AdminAccount = Type.Object(
 );
 
 /** Shared schemas registered once with app.addSchema and referenced by $id. */
+const WebhookEvent = StringEnum(WEBHOOK_EVENTS);
+
+export const WebhookEndpoint = Type.Object(
+  {
+    id: Type.String({ format: 'uuid' }),
+    url: Type.String({ format: 'uri' }),
+    events: Type.Array(WebhookEvent),
+    description: Type.String(),
+    enabled: Type.Boolean(),
+    disabled_reason: Type.Union([Type.String(), Type.Null()], {
+      description: 'why the service disabled the endpoint (failing for days); null otherwise',
+    }),
+    failing_since: Type.Union([Type.String({ format: 'date-time' }), Type.Null()]),
+    created_at: Type.String({ format: 'date-time' }),
+  },
+  { $id: 'WebhookEndpoint' },
+);
+
+export const WebhookDelivery = Type.Object(
+  {
+    id: Type.String({ format: 'uuid', description: 'the webhook-id header of every attempt' }),
+    event_id: Type.String({ format: 'uuid' }),
+    event: Type.String({ description: 'the event type, or ping' }),
+    status: StringEnum(['pending', 'succeeded', 'failed'] as const),
+    attempts: Type.Integer({ minimum: 0 }),
+    next_attempt_at: Type.Union([Type.String({ format: 'date-time' }), Type.Null()]),
+    last_response_code: Type.Union([Type.Integer(), Type.Null()]),
+    last_error: Type.Union([Type.String(), Type.Null()]),
+    duration_ms: Type.Union([Type.Integer(), Type.Null()], { description: 'of the last attempt' }),
+    payload_kept: Type.Boolean({ description: 'payloads are kept 7 days; only those can be redelivered' }),
+    created_at: Type.String({ format: 'date-time' }),
+    finished_at: Type.Union([Type.String({ format: 'date-time' }), Type.Null()]),
+  },
+  { $id: 'WebhookDelivery' },
+);
+
 export const sharedSchemas = [
   ErrorBody,
   ProviderKey,
@@ -272,6 +309,8 @@ export const sharedSchemas = [
   TokenRecord,
   Profile,
   AdminAccount,
+  WebhookEndpoint,
+  WebhookDelivery,
 ];
 
 export const IdParams = Type.Object({ id: Uuid() });

@@ -97,7 +97,10 @@ describe('a POST or DELETE that takes no body', () => {
       );
       for (const route of routes) {
         // a task, token or memory item that does not exist: the answer must come from the handler (404), not the body
-        const path = route.url.replace(/:id/, '01900000-0000-7000-8000-000000000000').replace(/:provider/, 'openai');
+        const path = route.url
+          .replace(/:id/, '01900000-0000-7000-8000-000000000000')
+          .replace(/:delivery_id/, '01900000-0000-7000-8000-000000000001')
+          .replace(/:provider/, 'openai');
         const expected = (await call(route.method, path, auth, {})).status;
         expect(expected, `${route.method} ${route.url} with no body`).toBeLessThan(500);
         expect([400, 413, 415], `${route.method} ${route.url} with no body`).not.toContain(expected);
@@ -173,8 +176,15 @@ describe('a body whose fields are all optional', () => {
     );
     const admin = await newAccount(h, { admin: true, scm: false });
     const id = await donePreview(admin.account.id);
+    // A name that does not resolve passes the save-time address check.
+    const hook = await call('POST', '/v1/me/webhooks', admin.auth, {
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ url: 'https://hooks.example.invalid/emend', events: ['task.done'] }),
+    });
+    const idFor = (url: string) =>
+      url.includes('/admin/') ? admin.account.id : url.includes('/webhooks/') ? hook.json().id : id;
     for (const route of routes) {
-      const path = route.url.replace(/:id/, route.url.includes('/admin/') ? admin.account.id : id);
+      const path = route.url.replace(/:id/, idFor(route.url));
       for (const [label, init] of NO_BODY) {
         const res = await call(route.method, path, admin.auth, init);
         expect(res.status, `${route.method} ${path}, ${label}: ${res.text}`).toBeLessThan(300);

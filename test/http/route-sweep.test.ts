@@ -36,7 +36,16 @@ let model: ScriptedModel;
 let client: ReturnType<typeof rawClient>;
 let A: Awaited<ReturnType<typeof newAccount>>;
 let B: Awaited<ReturnType<typeof newAccount>>;
-const owned = { taskId: '', scaffoldId: '', tokenId: '', tokenSecret: '', memoryId: '', otherAccountId: '' };
+const owned = {
+  taskId: '',
+  scaffoldId: '',
+  tokenId: '',
+  tokenSecret: '',
+  memoryId: '',
+  otherAccountId: '',
+  webhookId: '',
+  deliveryId: '',
+};
 
 beforeAll(async () => {
   await ensurePanelBuilt();
@@ -95,6 +104,17 @@ beforeAll(async () => {
   });
   const memory = await ok({ method: 'GET', path: `/v1/me/memory?repo=${encodeURIComponent(REPO)}`, headers: A.auth });
   owned.memoryId = JSON.parse(memory.body).items[0].id;
+  // A webhook endpoint on a name that does not resolve (so it passes the save-time address check)
+  // and the delivery of its ping, which fails: one of each for the sweeps to aim at.
+  const hook = await ok({
+    method: 'POST',
+    path: '/v1/me/webhooks',
+    headers: as(A),
+    body: JSON.stringify({ url: 'https://hooks.example.invalid/emend', events: ['task.done'] }),
+  });
+  owned.webhookId = JSON.parse(hook.body).id;
+  const ping = await ok({ method: 'POST', path: `/v1/me/webhooks/${owned.webhookId}/test`, headers: A.auth });
+  owned.deliveryId = JSON.parse(ping.body).id;
 }, 180_000);
 
 afterAll(async () => {
@@ -120,6 +140,8 @@ function ownerPath(route: RouteEntry): string {
         'tokens:id': owned.tokenId,
         'memory:id': owned.memoryId,
         'accounts:id': owned.otherAccountId,
+        'webhooks:id': owned.webhookId,
+        'deliveries:delivery_id': owned.deliveryId,
         'keys:provider': 'openai',
         's:slug': SLUG,
         'screenshots:name': 'desktop.png',

@@ -18,48 +18,12 @@ const Url = Type.String({
 const Events = Type.Array(EventName, { minItems: 1, maxItems: WEBHOOK_EVENTS.length, uniqueItems: true });
 const Description = Type.String({ maxLength: 500 });
 
-const WebhookEndpoint = Type.Object(
-  {
-    id: Type.String({ format: 'uuid' }),
-    url: Type.String({ format: 'uri' }),
-    events: Type.Array(EventName),
-    description: Type.String(),
-    enabled: Type.Boolean(),
-    disabled_reason: Type.Union([Type.String(), Type.Null()], {
-      description: 'why the service disabled the endpoint (failing for days); null otherwise',
-    }),
-    failing_since: Type.Union([Type.String({ format: 'date-time' }), Type.Null()]),
-    created_at: Type.String({ format: 'date-time' }),
-  },
-  { $id: 'WebhookEndpoint' },
-);
-
-const WebhookDelivery = Type.Object(
-  {
-    id: Type.String({ format: 'uuid', description: 'the webhook-id header of every attempt' }),
-    event_id: Type.String({ format: 'uuid' }),
-    event: Type.String({ description: 'the event type, or ping' }),
-    status: StringEnum(['pending', 'succeeded', 'failed'] as const),
-    attempts: Type.Integer({ minimum: 0 }),
-    next_attempt_at: Type.Union([Type.String({ format: 'date-time' }), Type.Null()]),
-    last_response_code: Type.Union([Type.Integer(), Type.Null()]),
-    last_error: Type.Union([Type.String(), Type.Null()]),
-    duration_ms: Type.Union([Type.Integer(), Type.Null()], { description: 'of the last attempt' }),
-    payload_kept: Type.Boolean({ description: 'payloads are kept 7 days; only those can be redelivered' }),
-    created_at: Type.String({ format: 'date-time' }),
-    finished_at: Type.Union([Type.String({ format: 'date-time' }), Type.Null()]),
-  },
-  { $id: 'WebhookDelivery' },
-);
-
 const DeliveryParams = Type.Object({
   id: Type.String({ format: 'uuid' }),
   delivery_id: Type.String({ format: 'uuid' }),
 });
 
 export const webhookRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = async (app, { deps }) => {
-  app.addSchema(WebhookEndpoint);
-  app.addSchema(WebhookDelivery);
   const full = { access: 'full' } as const;
 
   app.post(
