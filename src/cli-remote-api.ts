@@ -33,10 +33,36 @@ export function connect(login: RemoteLogin) {
     listTokens: () => client.GET('/v1/me/tokens'),
     createToken: (body: { name?: string; expires_in_days?: number }) => client.POST('/v1/me/tokens', { body }),
     revokeToken: (id: string) => client.DELETE('/v1/me/tokens/{id}', path(id)),
+    listWebhooks: () => client.GET('/v1/me/webhooks'),
+    addWebhook: (body: NewWebhook) => client.POST('/v1/me/webhooks', { body }),
+    changeWebhook: (id: string, body: { enabled?: boolean; events?: WebhookEvent[]; url?: string }) =>
+      client.PATCH('/v1/me/webhooks/{id}', { ...path(id), body }),
+    removeWebhook: (id: string) => client.DELETE('/v1/me/webhooks/{id}', path(id)),
+    testWebhook: (id: string) => client.POST('/v1/me/webhooks/{id}/test', path(id)),
+    webhookDeliveries: (id: string) => client.GET('/v1/me/webhooks/{id}/deliveries', path(id)),
+    redeliver: (id: string, delivery_id: string) =>
+      client.POST('/v1/me/webhooks/{id}/deliveries/{delivery_id}/redeliver', {
+        params: { path: { id, delivery_id } },
+      }),
   };
 }
 
 export type RemoteApi = ReturnType<typeof connect>;
+
+export const WEBHOOK_EVENTS = [
+  'task.done',
+  'task.failed',
+  'task.cancelled',
+  'task.awaiting_approval',
+  'pr.merged',
+] as const;
+export type WebhookEvent = (typeof WEBHOOK_EVENTS)[number];
+
+export interface NewWebhook {
+  url: string;
+  events: WebhookEvent[];
+  description?: string;
+}
 
 export interface Feedback {
   rating?: number;

@@ -7,6 +7,7 @@ import { RemoteConfigError, resolveLogin } from './cli-remote-config.js';
 import { CancelledInput, login, logout } from './cli-remote-login.js';
 import { EXIT, makeOutput } from './cli-remote-output.js';
 import { taskCommands } from './cli-remote-tasks.js';
+import { webhookCommands } from './cli-remote-webhooks.js';
 
 function buildProgram(env: NodeJS.ProcessEnv, setCode: (code: number) => void): Command {
   const program = new Command('emend')
@@ -26,10 +27,11 @@ function buildProgram(env: NodeJS.ProcessEnv, setCode: (code: number) => void): 
   leaf(program, 'logout', 'forget the saved login').action(act(async (ctx) => logout(ctx.env, ctx.o)));
   taskCommands(program, act);
   accountCommands(program, act);
+  webhookCommands(program, act);
   return program;
 }
 
-/** `emend login|logout|task|me|keys|tokens ...`; returns the exit code (docs/client.md lists them). */
+/** `emend login|logout|task|me|keys|tokens|webhooks ...`; returns the exit code (docs/client.md lists them). */
 export async function remoteCommand(argv: string[], env: NodeJS.ProcessEnv): Promise<number> {
   let code: number = EXIT.ok;
   const program = buildProgram(env, (c) => {

@@ -233,6 +233,31 @@ describe('emend task, piped', { timeout: 150_000 }, () => {
     expect(gone.stderr).toMatch(/\(not_found, HTTP 404, request /);
   });
 
+  it('webhooks add (secret alone on stdout), list, test (exit 1 when not delivered), deliveries, disable, remove', async () => {
+    const owner = await newAccount(svc.h, { plan: 'pro', scm: false });
+    const env = remoteEnv({ server: svc.url, token: owner.token });
+    // A name that does not resolve: saved (the address check passes), never delivered.
+    const url = 'https://hooks.example.invalid/emend';
+    const added = await runRemote(['webhooks', 'add', url, '--events', 'task.done,pr.merged'], env);
+    expect(added.code, added.stderr).toBe(0);
+    expect(added.stdout).toMatch(/^whsec_\S+\n$/);
+    const [hook] = JSON.parse((await runRemote(['webhooks', 'list', '--json'], env)).stdout) as { id: string }[];
+    expect((await runRemote(['webhooks', 'list'], env)).stdout).toMatch(
+      new RegExp(`^${hook!.id}\\s+${url}\\s+task.done,pr.merged\\s+on`, 'm'),
+    );
+    expect((await runRemote(['webhooks', 'list'], env)).stdout).not.toContain(added.stdout.trim());
+    const ping = await runRemote(['webhooks', 'test', hook!.id], env);
+    expect(ping.code).toBe(1);
+    expect(ping.stdout).toContain('ping not delivered');
+    expect((await runRemote(['webhooks', 'deliveries', hook!.id], env)).stdout).toMatch(/\sping\s+failed\s+1\s/);
+    expect((await runRemote(['webhooks', 'disable', hook!.id], env)).stdout).toContain(`webhook ${hook!.id} is off`);
+    const bad = await runRemote(['webhooks', 'add', url, '--events', 'task.exploded'], env);
+    expect(bad.code).toBe(64);
+    expect(bad.stderr).toContain('unknown event task.exploded');
+    expect((await runRemote(['webhooks', 'remove', hook!.id], env)).code).toBe(0);
+    expect((await runRemote(['webhooks', 'list'], env)).stdout).toContain('no webhook endpoints');
+  });
+
   it('tokens create, list and revoke; keys add, list and delete; the revoked token is refused', async () => {
     const owner = await newAccount(svc.h, { plan: 'pro', scm: false });
     const env = remoteEnv({ server: svc.url, token: owner.token });
