@@ -145,6 +145,10 @@ describe('DELETE /v1/tasks/{id}', () => {
     expect(del.body).toBe('');
     expect((await get(auth, `/v1/tasks/${id}`)).statusCode).toBe(404);
     expect(ids(await get(auth, '/v1/tasks'))).toEqual([kept.id]);
+    const exported = await get(auth, '/v1/me/training/export.jsonl');
+    expect(exported.statusCode).toBe(200);
+    expect(exported.body).toContain(kept.id);
+    expect(exported.body).not.toContain(id);
     expect((await h.app.inject({ method: 'GET', url: `/s/${row.siteSlug}/` })).statusCode).toBe(404);
     for (const table of [taskLogs, taskFeedback, siteFiles, repoMemory] as const)
       expect(await h.deps.db.select().from(table).where(eq(table.taskId, id))).toEqual([]);

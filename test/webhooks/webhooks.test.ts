@@ -162,6 +162,10 @@ describe('deliveries', () => {
     expect(await attemptDelivery(h.deps, fourth.id)).toBeUndefined();
     const listed = (await call('GET', `/v1/me/webhooks/${made.id}/deliveries`, auth)).json();
     expect(listed[0]).toMatchObject({ id: fourth.id, status: 'failed', attempts: 1, last_response_code: 410 });
+    const metrics = (await h.app.inject({ method: 'GET', url: '/metrics' })).body;
+    for (const outcome of ['success', 'retry', 'failure'])
+      expect(metrics).toMatch(new RegExp(`^emend_webhook_attempts_total\\{outcome="${outcome}"\\} [1-9]`, 'm'));
+    expect(metrics).toMatch(/^emend_webhook_attempt_duration_seconds_count [1-9]/m);
   });
 
   it('gives up after the retry window, and disables an endpoint failing for 3 days, saying why', async () => {
