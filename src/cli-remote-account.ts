@@ -2,14 +2,7 @@ import { Argument, type Command, InvalidArgumentError, Option } from 'commander'
 import { PROVIDERS, type Provider } from './cli-remote-api.js';
 import { type Act, type RemoteContext, leaf } from './cli-remote-context.js';
 import { readSecret } from './cli-remote-login.js';
-import { EXIT, printJson, table } from './cli-remote-output.js';
-
-/** Prints `value` as JSON with --json, else the lines `text` makes of it. */
-function show<T>(ctx: RemoteContext, value: T, text: (v: T) => string[]): number {
-  if (ctx.o.json) printJson(ctx.o, value);
-  else for (const line of text(value)) ctx.o.out(line);
-  return EXIT.ok;
-}
+import { EXIT, show, table } from './cli-remote-output.js';
 
 async function me(ctx: RemoteContext): Promise<number> {
   const profile = await ctx.api().me();

@@ -57,6 +57,13 @@ export function printJson(output: Output, value: unknown): number {
   return EXIT.ok;
 }
 
+/** Prints `value` as JSON with --json, else the lines `text` makes of it; the exit code for success. */
+export function show<T>(ctx: { o: Output }, value: T, text: (v: T) => string[]): number {
+  if (ctx.o.json) printJson(ctx.o, value);
+  else for (const line of text(value)) ctx.o.out(line);
+  return EXIT.ok;
+}
+
 /** A unified diff with added lines green, removed red, hunk headers cyan and file headers bold. */
 export function coloredDiff(diff: string, c: Colors): string {
   return diff

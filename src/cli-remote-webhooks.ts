@@ -1,13 +1,7 @@
 import { type Command, InvalidArgumentError } from 'commander';
 import { WEBHOOK_EVENTS, type WebhookEvent } from './cli-remote-api.js';
 import { type Act, type RemoteContext, leaf } from './cli-remote-context.js';
-import { EXIT, printJson, table } from './cli-remote-output.js';
-
-function show<T>(ctx: RemoteContext, value: T, text: (v: T) => string[]): number {
-  if (ctx.o.json) printJson(ctx.o, value);
-  else for (const line of text(value)) ctx.o.out(line);
-  return EXIT.ok;
-}
+import { EXIT, show, table } from './cli-remote-output.js';
 
 /** `--events task.done,task.failed`: each a known event. */
 function events(value: string): WebhookEvent[] {
