@@ -1,6 +1,14 @@
 import { eq } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { creditLedger, repoMemory, siteFiles, taskFeedback, taskLogs, tasks } from '../../src/db/schema.js';
+import {
+  creditLedger,
+  repoMemory,
+  siteFiles,
+  siteScreenshots,
+  taskFeedback,
+  taskLogs,
+  tasks,
+} from '../../src/db/schema.js';
 import { newId } from '../../src/ids.js';
 import { saveSiteFiles } from '../../src/sites/store.js';
 import { insertTasks, taskRow } from '../feedback/seed.js';
@@ -125,6 +133,9 @@ describe('DELETE /v1/tasks/{id}', () => {
     const now = new Date();
     await h.deps.db.insert(taskLogs).values({ taskId: id, step: 'planner', status: 'done', createdAt: now });
     await h.deps.db
+      .insert(siteScreenshots)
+      .values({ taskId: id, name: 'desktop.png', png: Buffer.from('png'), createdAt: now });
+    await h.deps.db
       .insert(taskFeedback)
       .values({ id: newId(), taskId: id, accountId: account.id, rating: 5, createdAt: now });
     await h.deps.db.insert(repoMemory).values({
@@ -150,7 +161,7 @@ describe('DELETE /v1/tasks/{id}', () => {
     expect(exported.body).toContain(kept.id);
     expect(exported.body).not.toContain(id);
     expect((await h.app.inject({ method: 'GET', url: `/s/${row.siteSlug}/` })).statusCode).toBe(404);
-    for (const table of [taskLogs, taskFeedback, siteFiles, repoMemory] as const)
+    for (const table of [taskLogs, taskFeedback, siteFiles, siteScreenshots, repoMemory] as const)
       expect(await h.deps.db.select().from(table).where(eq(table.taskId, id))).toEqual([]);
     expect(await h.deps.db.select().from(creditLedger).where(eq(creditLedger.taskId, id))).toHaveLength(1);
     const again = await h.app.inject({ method: 'DELETE', url: `/v1/tasks/${id}`, headers: auth });
