@@ -3,14 +3,15 @@ import { decryptSecret, encryptSecret } from '../secret-box.js';
 import { accounts } from '../db/schema.js';
 import type { Deps } from '../deps.js';
 import { AppError } from '../errors.js';
-import { ScmError, gitHub } from '../scm/github.js';
+import { type CodeHost, ScmError } from '../scm/code-host.js';
+import { gitHub } from '../scm/github.js';
 
 const context = (accountId: string) => `scm-token:${accountId}`;
 
 type ScmDeps = Pick<Deps, 'db' | 'config' | 'fetch' | 'secretKey'>;
 
 /** The code host as the account sees it: with its token when connected, anonymous otherwise. */
-export const hostFor = (deps: Pick<Deps, 'config' | 'fetch'>, token?: string) =>
+export const hostFor = (deps: Pick<Deps, 'config' | 'fetch'>, token?: string): CodeHost =>
   gitHub({ apiUrl: deps.config.scmApiUrl, fetch: deps.fetch, token });
 
 /** A failure to reach the code host, as an API error (never a 500). */

@@ -1,52 +1,11 @@
 import { Octokit } from '@octokit/rest';
+import { type CodeHost, type NewPull, type ScmCommit, ScmError, type ScmPull, type ScmRepo } from './code-host.js';
 
-/** A repository as the service needs it, from the caller's point of view. */
 /**
  * The brand of the code host this adapter speaks to (github.com or a GitHub Enterprise server,
  * whichever EMEND_SCM_*_URL names). The profile shows the login under this key beside `scm`.
  */
 export const SCM_BRAND = 'github' as const;
-
-export interface ScmRepo {
-  owner: string;
-  name: string;
-  fullName: string;
-  private: boolean;
-  defaultBranch: string;
-  htmlUrl: string;
-  cloneUrl: string;
-  fork: boolean;
-  /** What the caller (the token's user; nobody when anonymous) may do. */
-  canPush: boolean;
-}
-
-export interface ScmPull {
-  number: number;
-  url: string;
-  draft: boolean;
-  state: 'open' | 'closed';
-  merged: boolean;
-  mergedAt: Date | null;
-  headSha: string;
-}
-
-export interface ScmCommit {
-  sha: string;
-  authorEmail: string | null;
-  committerEmail: string | null;
-  message: string;
-}
-
-/** The code host refused or failed: the status and the host's own message. Never carries the token. */
-export class ScmError extends Error {
-  override name = 'ScmError';
-  constructor(
-    readonly status: number | null,
-    message: string,
-  ) {
-    super(message);
-  }
-}
 
 const REQUEST_TIMEOUT_MS = 20_000;
 
@@ -103,7 +62,7 @@ export interface GitHubOptions {
  * The GitHub adapter (github.com or GitHub Enterprise Server, by apiUrl) on Octokit. Every
  * failure is an ScmError carrying the host's status and message.
  */
-export function gitHub(options: GitHubOptions) {
+export function gitHub(options: GitHubOptions): CodeHost {
   const fetchWithTimeout: typeof fetch = (input, init) =>
     options.fetch(input, { ...init, signal: init?.signal ?? AbortSignal.timeout(REQUEST_TIMEOUT_MS) });
   const octokit = new Octokit({
@@ -163,15 +122,7 @@ export function gitHub(options: GitHubOptions) {
         await octokit.rest.repos.mergeUpstream({ owner, repo: name, branch });
       }),
 
-    openPull: (p: {
-      owner: string;
-      name: string;
-      head: string;
-      base: string;
-      title: string;
-      body: string;
-      draft: boolean;
-    }) =>
+    openPull: (p: NewPull) =>
       call(`opening a pull request on ${p.owner}/${p.name}`, async () => {
         const { data } = await octokit.rest.pulls.create({
           owner: p.owner,
@@ -225,5 +176,3 @@ export function gitHub(options: GitHubOptions) {
       }),
   };
 }
-
-export type GitHub = ReturnType<typeof gitHub>;

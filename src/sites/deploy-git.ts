@@ -11,7 +11,7 @@ import { getOwnTask } from '../tasks/service.js';
 import { gitEnvOf } from '../workspace/layout.js';
 import { GitError, identityEnv, runGit } from '../workspace/git.js';
 import { hostFor, scmTokenOf, scmUnavailable } from '../accounts/scm-connection.js';
-import { ScmError, type ScmRepo } from '../scm/github.js';
+import { ScmError, type ScmRepo } from '../scm/code-host.js';
 
 export interface DeployInput {
   repoName: string;

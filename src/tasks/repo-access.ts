@@ -1,7 +1,7 @@
 import type { Deps } from '../deps.js';
 import { AppError } from '../errors.js';
 import { hostFor, scmTokenOf, scmUnavailable } from '../accounts/scm-connection.js';
-import { ScmError } from '../scm/github.js';
+import { ScmError } from '../scm/code-host.js';
 import type { RepoRef } from '../scm/urls.js';
 
 export interface AccessQuery {

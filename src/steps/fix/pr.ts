@@ -2,7 +2,7 @@ import { eq } from 'drizzle-orm';
 import { accounts } from '../../db/schema.js';
 import type { Deps } from '../../deps.js';
 import { hostFor, scmTokenOf } from '../../accounts/scm-connection.js';
-import { type GitHub, ScmError } from '../../scm/github.js';
+import { type CodeHost, ScmError } from '../../scm/code-host.js';
 import { parseRepoUrl } from '../../scm/urls.js';
 import { gitEnvOf } from '../../workspace/layout.js';
 import { GitError, identityEnv, runGit } from '../../workspace/git.js';
@@ -63,7 +63,7 @@ function pushFailure(err: unknown, where: string): Error {
 async function pushToFork(
   deps: Deps,
   helpers: StepHelpers,
-  gh: GitHub,
+  gh: CodeHost,
   owner: string,
   name: string,
   base: string,
