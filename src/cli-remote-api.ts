@@ -1,6 +1,7 @@
 import { type EmendClient, createClient } from '@emend/client';
 import type { TaskStatus } from '@emend/client';
 import type { RemoteLogin } from './cli-remote-config.js';
+import type { WebhookEvent } from './webhooks/events.js';
 
 export type Provider = 'openai' | 'anthropic' | 'google';
 export const PROVIDERS: readonly Provider[] = ['openai', 'anthropic', 'google'];
@@ -48,15 +49,6 @@ export function connect(login: RemoteLogin) {
 }
 
 export type RemoteApi = ReturnType<typeof connect>;
-
-export const WEBHOOK_EVENTS = [
-  'task.done',
-  'task.failed',
-  'task.cancelled',
-  'task.awaiting_approval',
-  'pr.merged',
-] as const;
-export type WebhookEvent = (typeof WEBHOOK_EVENTS)[number];
 
 export interface NewWebhook {
   url: string;

@@ -1,5 +1,5 @@
 import { type Command, InvalidArgumentError } from 'commander';
-import { WEBHOOK_EVENTS, type WebhookEvent } from './cli-remote-api.js';
+import { WEBHOOK_EVENTS, type WebhookEvent } from './webhooks/events.js';
 import { type Act, type RemoteContext, leaf } from './cli-remote-context.js';
 import { EXIT, show, table } from './cli-remote-output.js';
 

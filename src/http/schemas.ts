@@ -262,7 +262,7 @@ export const AdminAccount = Type.Object(
 );
 
 /** Shared schemas registered once with app.addSchema and referenced by $id. */
-const WebhookEvent = StringEnum(WEBHOOK_EVENTS);
+export const WebhookEvent = StringEnum(WEBHOOK_EVENTS);
 
 export const WebhookEndpoint = Type.Object(
   {

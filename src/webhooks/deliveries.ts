@@ -41,8 +41,8 @@ export async function recordEvent(
       ),
     );
   if (endpoints.length === 0) return [];
-  const payload = eventBody(newId(), type, now, data);
-  const eventId = JSON.parse(payload).id as string;
+  const eventId = newId();
+  const payload = eventBody(eventId, type, now, data);
   const rows = endpoints.map((e) => ({
     id: newId(),
     endpointId: e.id,
@@ -69,12 +69,13 @@ export async function recordPing(deps: Pick<Deps, 'db' | 'clock'>, accountId: st
   const endpoint = await getEndpoint(deps, accountId, endpointId);
   const now = deps.clock.now();
   const id = newId();
-  const payload = eventBody(newId(), PING_EVENT, now, { endpoint_id: endpoint.id });
+  const eventId = newId();
+  const payload = eventBody(eventId, PING_EVENT, now, { endpoint_id: endpoint.id });
   await deps.db.insert(webhookDeliveries).values({
     id,
     endpointId: endpoint.id,
     accountId,
-    eventId: JSON.parse(payload).id as string,
+    eventId,
     eventType: PING_EVENT,
     payload,
     status: 'pending',

@@ -3,6 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { webhookDeliveries } from '../../src/db/schema.js';
 import { endTask } from '../../src/tasks/lifecycle/end.js';
 import { insertTasks, taskRow } from '../feedback/seed.js';
+import { waitFor } from '../support/engine.js';
 import { type Harness, newAccount, startHarness } from '../support/harness.js';
 import { type WebhookReceiver, startWebhookReceiver } from '../support/webhook-receiver.js';
 import { workerProcesses } from '../support/worker-processes.js';
@@ -34,16 +35,6 @@ afterAll(async () => {
 
 const workerEnv = () => ({ ...ENV, EMEND_SECRET_KEY: h.deps.secretKey.toString('hex') });
 
-async function until<T>(what: string, read: () => Promise<T | undefined> | T | undefined, ms = 30_000): Promise<T> {
-  const end = Date.now() + ms;
-  for (;;) {
-    const v = await read();
-    if (v !== undefined && v !== false) return v;
-    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 100));
-  }
-}
-
 async function taskEnds(auth: Record<string, string>, accountId: string) {
   const made = await h.app.inject({
     method: 'POST',
@@ -72,10 +63,14 @@ describe('webhook delivery by worker processes', () => {
     rx.script({ status: 503 }, { status: 502 });
     const before = rx.received.length;
     const { delivery, secret, taskId } = await taskEnds(auth, account.id);
-    const done = await until('delivered', async () => {
-      const d = await statusOf(delivery.id);
-      return d.status === 'succeeded' ? d : undefined;
-    });
+    const done = await waitFor(
+      'delivered',
+      async () => {
+        const d = await statusOf(delivery.id);
+        return d.status === 'succeeded' ? d : undefined;
+      },
+      30_000,
+    );
     expect(done.attempts).toBe(3);
     const got = rx.received.slice(before);
     expect(got.map((r) => r.headers['webhook-id'])).toEqual([delivery.id, delivery.id, delivery.id]);
@@ -89,14 +84,18 @@ describe('webhook delivery by worker processes', () => {
     rx.script({ hang: true });
     const before = rx.received.length;
     const { delivery, secret } = await taskEnds(auth, account.id);
-    await until('the first attempt reaching the receiver', () => rx.received.length > before);
+    await waitFor('the first attempt reaching the receiver', async () => rx.received.length > before, 30_000);
     await workers.kill(first, 'SIGKILL');
     expect((await statusOf(delivery.id)).status).toBe('pending');
     await workers.start(workerEnv());
-    const done = await until('delivered by the second worker', async () => {
-      const d = await statusOf(delivery.id);
-      return d.status === 'succeeded' ? d : undefined;
-    });
+    const done = await waitFor(
+      'delivered by the second worker',
+      async () => {
+        const d = await statusOf(delivery.id);
+        return d.status === 'succeeded' ? d : undefined;
+      },
+      30_000,
+    );
     expect(done.attempts).toBe(2);
     const got = rx.received.slice(before);
     expect(got.map((r) => r.headers['webhook-id'])).toEqual([delivery.id, delivery.id]);

@@ -6,16 +6,15 @@ import { createEndpoint, deleteEndpoint, listEndpoints, updateEndpoint } from '.
 import { WEBHOOK_EVENTS } from '../../webhooks/events.js';
 import { caller } from '../auth.js';
 import { webhookDeliveryJson, webhookEndpointJson } from '../present.js';
-import { IdParams, StringEnum, described, errorResponses } from '../schemas.js';
+import { IdParams, WebhookEvent, described, errorResponses } from '../schemas.js';
 
-const EventName = StringEnum(WEBHOOK_EVENTS);
 const Url = Type.String({
   minLength: 1,
   maxLength: 2000,
   format: 'uri',
   description: 'https (http when the operator allows it); must pass the outbound address policy',
 });
-const Events = Type.Array(EventName, { minItems: 1, maxItems: WEBHOOK_EVENTS.length, uniqueItems: true });
+const Events = Type.Array(WebhookEvent, { minItems: 1, maxItems: WEBHOOK_EVENTS.length, uniqueItems: true });
 const Description = Type.String({ maxLength: 500 });
 
 const DeliveryParams = Type.Object({
