@@ -1,5 +1,5 @@
 /**
- * What the service needs of a code host (GitHub today; GitLab and Gitea/Forgejo are issue 19):
+ * What the service needs of a code host (GitHub, GitLab, Gitea/Forgejo):
  * the account behind a token, repositories as the caller sees them, forks, pull requests (merge
  * requests on GitLab) and what happened to them. Task creation (access rules), the pr step,
  * merge tracking, connecting accounts and deploy-git use this interface, never an adapter's own
@@ -8,10 +8,13 @@
 
 /** A repository as the service needs it, from the caller's point of view. */
 export interface ScmRepo {
+  /** The namespace: a user or organisation, or on GitLab a group path such as `group/subgroup`. */
   owner: string;
   name: string;
   fullName: string;
+  /** Anything but public: GitLab's `internal` counts as private for the access rules. */
   private: boolean;
+  visibility: 'public' | 'internal' | 'private';
   defaultBranch: string;
   htmlUrl: string;
   cloneUrl: string;
@@ -37,12 +40,19 @@ export interface ScmCommit {
   message: string;
 }
 
+/**
+ * Refusals the pr step acts on, whatever words the host uses for them: a pull request from this
+ * branch is already open; the repository takes no drafts.
+ */
+export type ScmRefusal = 'pull_exists' | 'drafts_disallowed';
+
 /** The code host refused or failed: the status and the host's own message. Never carries the token. */
 export class ScmError extends Error {
   override name = 'ScmError';
   constructor(
     readonly status: number | null,
     message: string,
+    readonly refusal?: ScmRefusal,
   ) {
     super(message);
   }
@@ -55,11 +65,19 @@ export interface OpenedPull {
   draft: boolean;
 }
 
-export interface NewPull {
+/** Where a pull request's branch lives when it is not the target repository: the caller's fork. */
+export interface PullSource {
   owner: string;
   name: string;
-  /** The branch with the change: `branch`, or `owner:branch` from a fork. */
-  head: string;
+}
+
+export interface NewPull {
+  /** The target repository. */
+  owner: string;
+  name: string;
+  /** The branch with the change, in the target repository or in `from`. */
+  branch: string;
+  from?: PullSource;
   base: string;
   title: string;
   body: string;
@@ -77,9 +95,10 @@ export interface CodeHost {
   fork(owner: string, name: string): Promise<ScmRepo>;
   /** Brings a fork's branch up to its parent's. */
   syncFork(owner: string, name: string, branch: string): Promise<void>;
+  /** Opens a pull request; ScmError with `refusal` set when one is open already or drafts are refused. */
   openPull(p: NewPull): Promise<OpenedPull>;
-  /** The open pull request from `head` (owner:branch), if there is one. */
-  openPullFrom(owner: string, name: string, head: string): Promise<OpenedPull | undefined>;
+  /** The open pull request on owner/name from `branch` (in `from` when given), if there is one. */
+  openPullFrom(owner: string, name: string, branch: string, from?: PullSource): Promise<OpenedPull | undefined>;
   pull(owner: string, name: string, number: number): Promise<ScmPull>;
   pullCommits(owner: string, name: string, number: number): Promise<ScmCommit[]>;
 }

@@ -1,5 +1,14 @@
 import { Octokit } from '@octokit/rest';
-import { type CodeHost, type NewPull, type ScmCommit, ScmError, type ScmPull, type ScmRepo } from './code-host.js';
+import {
+  type CodeHost,
+  type NewPull,
+  type PullSource,
+  type ScmCommit,
+  ScmError,
+  type ScmPull,
+  type ScmRefusal,
+  type ScmRepo,
+} from './code-host.js';
 
 /**
  * The brand of the code host this adapter speaks to (github.com or a GitHub Enterprise server,
@@ -8,6 +17,13 @@ import { type CodeHost, type NewPull, type ScmCommit, ScmError, type ScmPull, ty
 export const SCM_BRAND = 'github' as const;
 
 const REQUEST_TIMEOUT_MS = 20_000;
+
+/** GitHub's words for the refusals the pr step acts on (422 Validation Failed details). */
+function refusalOf(message: string): ScmRefusal | undefined {
+  if (/a pull request already exists for/i.test(message)) return 'pull_exists';
+  if (/draft pull requests are not supported/i.test(message)) return 'drafts_disallowed';
+  return undefined;
+}
 
 /** GitHub's error body in one line: its message, then the validation errors' messages. */
 function describe(err: unknown, what: string): ScmError {
@@ -23,7 +39,7 @@ function describe(err: unknown, what: string): ScmError {
       .filter(Boolean)
       .join('; ');
     const message = [data.message ?? e.message ?? 'error', details].filter(Boolean).join(': ');
-    return new ScmError(e.status, `${what}: the code host answered HTTP ${e.status}: ${message}`);
+    return new ScmError(e.status, `${what}: the code host answered HTTP ${e.status}: ${message}`, refusalOf(message));
   }
   const timeout = e?.name === 'TimeoutError' || /timeout|aborted/i.test(e?.message ?? '');
   return new ScmError(null, `${what}: the code host ${timeout ? 'did not answer in time' : 'could not be reached'}`);
@@ -34,6 +50,7 @@ const repoOf = (r: {
   full_name: string;
   owner: { login: string };
   private: boolean;
+  visibility?: string;
   default_branch?: string;
   html_url: string;
   clone_url?: string;
@@ -44,6 +61,7 @@ const repoOf = (r: {
   name: r.name,
   fullName: r.full_name,
   private: r.private,
+  visibility: r.private ? (r.visibility === 'internal' ? 'internal' : 'private') : 'public',
   defaultBranch: r.default_branch ?? 'main',
   htmlUrl: r.html_url,
   cloneUrl: r.clone_url ?? `${r.html_url}.git`,
@@ -127,7 +145,7 @@ export function gitHub(options: GitHubOptions): CodeHost {
         const { data } = await octokit.rest.pulls.create({
           owner: p.owner,
           repo: p.name,
-          head: p.head,
+          head: p.from ? `${p.from.owner}:${p.branch}` : p.branch,
           base: p.base,
           title: p.title,
           body: p.body,
@@ -137,9 +155,9 @@ export function gitHub(options: GitHubOptions): CodeHost {
         return { number: data.number, url: data.html_url, draft: !!data.draft };
       }),
 
-    /** The open pull request from `head` (owner:branch), if there is one. */
-    openPullFrom: (owner: string, name: string, head: string) =>
+    openPullFrom: (owner: string, name: string, branch: string, from?: PullSource) =>
       call(`reading the pull requests of ${owner}/${name}`, async () => {
+        const head = `${from?.owner ?? owner}:${branch}`;
         const { data } = await octokit.rest.pulls.list({ owner, repo: name, head, state: 'open', per_page: 1 });
         const found = data[0];
         return found ? { number: found.number, url: found.html_url, draft: !!found.draft } : undefined;

@@ -2,15 +2,13 @@ import { eq } from 'drizzle-orm';
 import { accounts } from '../../db/schema.js';
 import type { Deps } from '../../deps.js';
 import { hostFor, scmTokenOf } from '../../accounts/scm-connection.js';
-import { type CodeHost, ScmError } from '../../scm/code-host.js';
+import { type CodeHost, type PullSource, ScmError } from '../../scm/code-host.js';
 import { parseRepoUrl } from '../../scm/urls.js';
 import { gitEnvOf } from '../../workspace/layout.js';
 import { GitError, identityEnv, runGit } from '../../workspace/git.js';
 import type { FixStep, StepHelpers } from '../step.js';
 import { branchName, pullBody, pullTitle } from './pr-body.js';
 
-const DRAFTS_DISALLOWED = /draft pull requests are not supported/i;
-const ALREADY_EXISTS = /a pull request already exists for/i;
 const FORK_READY_TRIES = 5;
 
 /** Commits the checkout's change on a new branch with the service's identity; returns the commit. */
@@ -111,6 +109,7 @@ export function prStep(): FixStep<'pr'> {
     const title = pullTitle(task, outputs.planner);
     const commit = await commitChange(deps, helpers, branch, title);
     let head = branch;
+    let from: PullSource | undefined;
     let fork: string | null = null;
     if (repo.canPush) {
       try {
@@ -121,12 +120,22 @@ export function prStep(): FixStep<'pr'> {
     } else {
       const made = await pushToFork(deps, helpers, gh, owner, name, task.baseBranch, token, branch);
       head = `${made.owner}:${branch}`;
+      from = { owner: made.owner, name: made.name };
       fork = made.fullName;
     }
 
     const passed = outputs.validator?.passed === true;
     const open = (draft: boolean, note?: string) =>
-      gh.openPull({ owner, name, head, base: task.baseBranch, title, body: pullBody(task, outputs, note), draft });
+      gh.openPull({
+        owner,
+        name,
+        branch,
+        from,
+        base: task.baseBranch,
+        title,
+        body: pullBody(task, outputs, note),
+        draft,
+      });
     let pull: Awaited<ReturnType<typeof open>>;
     let draftsDisallowed = false;
     try {
@@ -138,8 +147,8 @@ export function prStep(): FixStep<'pr'> {
       // A run resumed after its worker died (found by the soak): the dead run had already opened
       // this branch's pull request, which now holds the pushed commit; it is the task's.
       const earlier =
-        err instanceof ScmError && ALREADY_EXISTS.test(err.message)
-          ? await gh.openPullFrom(owner, name, head.includes(':') ? head : `${owner}:${head}`)
+        err instanceof ScmError && err.refusal === 'pull_exists'
+          ? await gh.openPullFrom(owner, name, branch, from)
           : undefined;
       if (earlier) {
         helpers.log('pull request already opened by an earlier run of this task', { number: earlier.number });
@@ -159,7 +168,7 @@ export function prStep(): FixStep<'pr'> {
           patch: { prUrl: earlier.url },
         };
       }
-      if (passed || !(err instanceof ScmError) || !DRAFTS_DISALLOWED.test(err.message)) throw err;
+      if (passed || !(err instanceof ScmError) || err.refusal !== 'drafts_disallowed') throw err;
       draftsDisallowed = true;
       pull = await open(
         false,
