@@ -102,3 +102,50 @@ export interface CodeHost {
   pull(owner: string, name: string, number: number): Promise<ScmPull>;
   pullCommits(owner: string, name: string, number: number): Promise<ScmCommit[]>;
 }
+
+/** What every adapter is made from: the host's API address, the fetch to use, the caller's token. */
+export interface CodeHostOptions {
+  apiUrl: string;
+  fetch: typeof fetch;
+  /** The account's token; without one, public data is read anonymously. */
+  token?: string;
+}
+
+export type HostKindName = 'github' | 'gitlab' | 'gitea';
+
+/** A repository's place on a host: owner (a namespace path on GitLab) and name. */
+export interface RepoPath {
+  owner: string;
+  name: string;
+}
+
+/**
+ * What differs between kinds of code host beyond the API client: how their web addresses of
+ * repositories and pull requests read, how git authenticates, where their OAuth endpoints are.
+ * Each adapter exports one; src/scm/kinds.ts lists them.
+ */
+export interface HostKind {
+  kind: HostKindName;
+  /** The profile key that carries the login (the spec: "the real key name carries the hosting brand"). */
+  brand: string;
+  /** What the host calls a pull request, for messages ("merge request" on GitLab). */
+  pullNoun: string;
+  client(options: CodeHostOptions): CodeHost;
+  /**
+   * A repository path's segments (after the web URL, `.git` removed) as owner and name, or a
+   * sentence saying why they are not one (GitLab allows nested groups; GitHub and Gitea two parts).
+   */
+  repoPath(segments: string[]): RepoPath | string;
+  /** The path a pull request's web URL has after the web URL, read back, or undefined. */
+  pullOfPath(path: string): (RepoPath & { number: number }) | undefined;
+  /** The HTTP Basic user name git sends with the token as password. */
+  gitUser: string;
+  oauth: {
+    /** Paths under the web URL. */
+    authorizePath: string;
+    tokenPath: string;
+    /** Scopes asked for to connect an account (push, open pull requests) and to sign in (identity only). */
+    connectScope: string;
+    loginScope: string;
+  };
+}

@@ -1,6 +1,8 @@
 import { Octokit } from '@octokit/rest';
 import {
   type CodeHost,
+  type CodeHostOptions,
+  type HostKind,
   type NewPull,
   type PullSource,
   type ScmCommit,
@@ -69,18 +71,11 @@ const repoOf = (r: {
   canPush: !!(r.permissions?.push || r.permissions?.admin),
 });
 
-export interface GitHubOptions {
-  apiUrl: string;
-  fetch: typeof fetch;
-  /** The account's token; without one, public data is read anonymously. */
-  token?: string;
-}
-
 /**
  * The GitHub adapter (github.com or GitHub Enterprise Server, by apiUrl) on Octokit. Every
  * failure is an ScmError carrying the host's status and message.
  */
-export function gitHub(options: GitHubOptions): CodeHost {
+export function gitHub(options: CodeHostOptions): CodeHost {
   const fetchWithTimeout: typeof fetch = (input, init) =>
     options.fetch(input, { ...init, signal: init?.signal ?? AbortSignal.timeout(REQUEST_TIMEOUT_MS) });
   const octokit = new Octokit({
@@ -194,3 +189,32 @@ export function gitHub(options: GitHubOptions): CodeHost {
       }),
   };
 }
+
+const OWNER = /^[A-Za-z0-9](?:[A-Za-z0-9-]{0,38})$/;
+const NAME = /^[A-Za-z0-9._-]{1,100}$/;
+
+/** GitHub and GitHub Enterprise Server: OWNER/NAME repositories, /pull/N, OAuth apps. */
+export const gitHubKind: HostKind = {
+  kind: 'github',
+  brand: SCM_BRAND,
+  pullNoun: 'pull request',
+  client: gitHub,
+  repoPath: (segments) => {
+    if (segments.length !== 2) return 'the path must be OWNER/NAME';
+    const [owner, name] = segments as [string, string];
+    if (!OWNER.test(owner) || !NAME.test(name) || name === '.' || name === '..')
+      return 'the owner or repository name is not valid';
+    return { owner, name };
+  },
+  pullOfPath: (path) => {
+    const m = /^([^/]+)\/([^/]+)\/pull\/(\d+)$/.exec(path);
+    return m ? { owner: m[1]!, name: m[2]!, number: Number(m[3]) } : undefined;
+  },
+  gitUser: 'x-access-token',
+  oauth: {
+    authorizePath: '/login/oauth/authorize',
+    tokenPath: '/login/oauth/access_token',
+    connectScope: 'repo',
+    loginScope: 'read:user',
+  },
+};
