@@ -25,23 +25,38 @@ export interface CommitInfo {
 /** The file in each bare repository listing its protected refs, one `refs/heads/X` a line. */
 export const PROTECTED_FILE = 'fake-github-protected';
 
-// The pre-receive hook: GitHub's wording for a push to a protected branch (git prefixes "remote: ").
-const PRE_RECEIVE = `#!/bin/sh
+/**
+ * What the pre-receive hook prints when it refuses an update of a protected branch: shell lines
+ * writing to stderr (git prefixes them with "remote: "), with `$ref` (refs/heads/X) and `$branch`
+ * (X) set. GitHub's wording by default; another host's double passes its own.
+ */
+export const GITHUB_PROTECTED_REFUSAL = `    echo "error: GH006: Protected branch update failed for $ref." >&2
+    echo "error: Changes must be made through a pull request." >&2`;
+
+function preReceiveHook(refusal: string): string {
+  return `#!/bin/sh
 status=0
 while read old new ref; do
+  branch="\${ref#refs/heads/}"
   if [ -f "${PROTECTED_FILE}" ] && grep -qxF "$ref" "${PROTECTED_FILE}"; then
-    echo "error: GH006: Protected branch update failed for $ref." >&2
-    echo "error: Changes must be made through a pull request." >&2
+${refusal}
     status=1
   fi
 done
 exit $status
 `;
+}
 
 export class Bare {
   readonly env: NodeJS.ProcessEnv;
 
-  constructor(readonly scratch: string) {
+  private readonly preReceive: string;
+
+  constructor(
+    readonly scratch: string,
+    protectedRefusal: string = GITHUB_PROTECTED_REFUSAL,
+  ) {
+    this.preReceive = preReceiveHook(protectedRefusal);
     this.env = {
       PATH: process.env.PATH ?? '/usr/bin:/bin',
       HOME: scratch,
@@ -90,7 +105,7 @@ export class Bare {
   installHooks(dir: string): void {
     mkdirSync(join(dir, 'hooks'), { recursive: true });
     const hook = join(dir, 'hooks', 'pre-receive');
-    writeFileSync(hook, PRE_RECEIVE);
+    writeFileSync(hook, this.preReceive);
     chmodSync(hook, 0o755);
   }
 

@@ -95,11 +95,13 @@ export class State {
   private nextRepoId = 200001;
   private nextPullId = 3000001;
 
+  /** `protectedRefusal`: the hook's words for a refused push to a protected branch (see Bare). */
   constructor(
     readonly root: string,
     scratch: string,
+    protectedRefusal?: string,
   ) {
-    this.git = new Bare(scratch);
+    this.git = new Bare(scratch, protectedRefusal);
   }
 
   // ---- users and tokens -------------------------------------------------------------------
