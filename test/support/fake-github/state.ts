@@ -157,8 +157,9 @@ export class State {
   }
 
   repoByFullName(fullName: string): RepoState | undefined {
-    const [owner, name] = fullName.split('/');
-    return owner && name ? this.repo(owner, name) : undefined;
+    // The last slash: a GitLab namespace (fake-gitlab's owners) may itself hold slashes.
+    const slash = fullName.lastIndexOf('/');
+    return slash > 0 ? this.repo(fullName.slice(0, slash), fullName.slice(slash + 1)) : undefined;
   }
 
   permissions(repo: RepoState, login: string | undefined): Permissions {

@@ -1,0 +1,244 @@
+import { Gitlab } from '@gitbeaker/rest';
+import type {
+  CodeHost,
+  CodeHostOptions,
+  HostKind,
+  NewPull,
+  OpenedPull,
+  PullSource,
+  ScmCommit,
+  ScmPull,
+  ScmRepo,
+} from './code-host.js';
+import { GitLabHttpError, REQUEST_TIMEOUT_MS, describe, requesterOver } from './gitlab/requester.js';
+
+/**
+ * The GitLab adapter (gitlab.com or a self-managed server, by apiUrl) on gitbeaker, its HTTP sent
+ * through the caller's fetch (src/scm/gitlab/requester.ts). Projects are named by their
+ * `path_with_namespace` (nested groups: `group/sub/project`); pull requests are merge requests,
+ * numbered by their iid. Every failure is an ScmError carrying the host's status and words.
+ */
+
+/** Developer: may push branches and open merge requests (Reporter, 20, reads only). */
+const DEVELOPER = 30;
+const DRAFT = /^\s*(\[draft\]|\(draft\)|draft:)\s*/i;
+
+interface ProjectView {
+  id: number;
+  path: string;
+  path_with_namespace: string;
+  namespace: { full_path: string };
+  visibility?: string;
+  default_branch?: string | null;
+  web_url: string;
+  http_url_to_repo: string;
+  forked_from_project?: unknown;
+  permissions?: {
+    project_access?: { access_level: number } | null;
+    group_access?: { access_level: number } | null;
+  };
+}
+
+interface MergeRequestView {
+  iid: number;
+  web_url: string;
+  title: string;
+  state: string;
+  draft?: boolean;
+  work_in_progress?: boolean;
+  merged_at?: string | null;
+  sha?: string | null;
+  source_project_id?: number;
+  target_project_id?: number;
+}
+
+const projectId = (owner: string, name: string): string => `${owner}/${name}`;
+
+function repoOf(p: ProjectView): ScmRepo {
+  const visibility = p.visibility === 'public' || p.visibility === 'internal' ? p.visibility : 'private';
+  const access = Math.max(
+    p.permissions?.project_access?.access_level ?? 0,
+    p.permissions?.group_access?.access_level ?? 0,
+  );
+  return {
+    owner: p.namespace.full_path,
+    name: p.path,
+    fullName: p.path_with_namespace,
+    private: visibility !== 'public',
+    visibility,
+    defaultBranch: p.default_branch ?? 'main',
+    htmlUrl: p.web_url,
+    cloneUrl: p.http_url_to_repo,
+    fork: !!p.forked_from_project,
+    canPush: access >= DEVELOPER,
+  };
+}
+
+const isDraft = (mr: MergeRequestView): boolean => !!(mr.draft ?? mr.work_in_progress ?? DRAFT.test(mr.title));
+const openedOf = (mr: MergeRequestView): OpenedPull => ({ number: mr.iid, url: mr.web_url, draft: isDraft(mr) });
+
+export function gitLab(options: CodeHostOptions): CodeHost {
+  const apiUrl = options.apiUrl.replace(/\/+$/, '');
+  const api = new Gitlab({
+    host: apiUrl,
+    requesterFn: requesterOver(apiUrl, options.fetch),
+    queryTimeout: REQUEST_TIMEOUT_MS,
+    // No token: anonymous reads of public projects. gitbeaker sends `oauthToken` as a Bearer token,
+    // which GitLab accepts for personal access tokens as well as OAuth tokens.
+    ...(options.token ? { oauthToken: options.token } : {}),
+  } as ConstructorParameters<typeof Gitlab>[0]);
+  const call = async <T>(what: string, run: () => Promise<T>): Promise<T> => {
+    try {
+      return await run();
+    } catch (err) {
+      throw describe(err, what);
+    }
+  };
+  const project = async (owner: string, name: string): Promise<ProjectView> =>
+    (await api.Projects.show(projectId(owner, name))) as unknown as ProjectView;
+
+  /** The caller's fork of owner/name, if they have one. */
+  const ownFork = async (owner: string, name: string): Promise<ProjectView | undefined> => {
+    const forks = (await api.Projects.allForks(projectId(owner, name), { owned: true })) as unknown as ProjectView[];
+    return forks[0];
+  };
+
+  return {
+    user: () =>
+      call('checking the token', async () => ((await api.Users.showCurrentUser()) as { username: string }).username),
+
+    repo: (owner: string, name: string) =>
+      call(`reading ${owner}/${name}`, async () => {
+        try {
+          return repoOf(await project(owner, name));
+        } catch (err) {
+          if (err instanceof GitLabHttpError && err.status === 404) return null;
+          throw err;
+        }
+      }),
+
+    /** A project in the token user's own namespace; nothing committed (no README). */
+    createRepo: (name: string, isPrivate: boolean, description?: string) =>
+      call(`creating the repository ${name}`, async () =>
+        repoOf(
+          (await api.Projects.create({
+            name,
+            path: name,
+            visibility: isPrivate ? 'private' : 'public',
+            initializeWithReadme: false,
+            ...(description ? { description } : {}),
+          })) as unknown as ProjectView,
+        ),
+      ),
+
+    /** The caller's existing fork (GitLab would refuse a second one by name), else a new one. */
+    fork: (owner: string, name: string) =>
+      call(`forking ${owner}/${name}`, async () => {
+        const existing = await ownFork(owner, name);
+        if (existing) return repoOf(existing);
+        return repoOf((await api.Projects.fork(projectId(owner, name))) as unknown as ProjectView);
+      }),
+
+    /**
+     * A no-op: GitLab's REST API has no fork sync ("Update fork" is the web UI's and GraphQL's).
+     * Nothing needs it: the pr step pushes a branch built on the base's whole history, so the
+     * fork's own branches being behind does not matter to the merge request.
+     */
+    syncFork: async () => {},
+
+    openPull: (p: NewPull) => call(`opening a merge request on ${p.owner}/${p.name}`, () => openMergeRequest(api, p)),
+
+    openPullFrom: (owner: string, name: string, branch: string, from?: PullSource) =>
+      call(`reading the merge requests of ${owner}/${name}`, async () => {
+        const sourceId = from ? (await project(from.owner, from.name)).id : undefined;
+        const open = (await api.MergeRequests.all({
+          projectId: projectId(owner, name),
+          state: 'opened',
+          sourceBranch: branch,
+          perPage: 100,
+          maxPages: 1,
+        })) as unknown as MergeRequestView[];
+        // GitLab filters by branch name only: the same name in the target project and in a fork are two MRs.
+        const found = open.find((mr) => mr.source_project_id === (sourceId ?? mr.target_project_id));
+        return found ? openedOf(found) : undefined;
+      }),
+
+    pull: (owner: string, name: string, number: number): Promise<ScmPull> =>
+      call(`reading merge request ${owner}/${name}!${number}`, async () => {
+        const mr = (await api.MergeRequests.show(projectId(owner, name), number)) as unknown as MergeRequestView;
+        const merged = mr.state === 'merged';
+        return {
+          number: mr.iid,
+          url: mr.web_url,
+          draft: isDraft(mr),
+          state: mr.state === 'opened' || mr.state === 'locked' ? 'open' : 'closed',
+          merged,
+          mergedAt: merged && mr.merged_at ? new Date(mr.merged_at) : null,
+          headSha: mr.sha ?? '',
+        };
+      }),
+
+    pullCommits: (owner: string, name: string, number: number): Promise<ScmCommit[]> =>
+      call(`reading the commits of ${owner}/${name}!${number}`, async () => {
+        const commits = (await api.MergeRequests.allCommits(projectId(owner, name), number, {
+          perPage: 100,
+        })) as unknown as { id: string; author_email?: string; committer_email?: string; message: string }[];
+        // GitLab lists them newest first; GitHub (and the callers' reading) oldest first.
+        return commits
+          .map((c) => ({
+            sha: c.id,
+            authorEmail: c.author_email ?? null,
+            committerEmail: c.committer_email ?? null,
+            message: c.message,
+          }))
+          .reverse();
+      }),
+  };
+}
+
+/**
+ * A merge request, draft by GitLab's `Draft: ` title prefix. From a fork it is created on the
+ * fork (the source project) with `target_project_id`, as GitLab wants.
+ */
+async function openMergeRequest(api: InstanceType<typeof Gitlab>, p: NewPull): Promise<OpenedPull> {
+  const title = p.draft && !DRAFT.test(p.title) ? `Draft: ${p.title}` : p.title;
+  const target = projectId(p.owner, p.name);
+  const source = p.from ? projectId(p.from.owner, p.from.name) : target;
+  const targetProjectId = p.from ? ((await api.Projects.show(target)) as unknown as ProjectView).id : undefined;
+  const mr = (await api.MergeRequests.create(source, p.branch, p.base, title, {
+    description: p.body,
+    removeSourceBranch: false,
+    ...(targetProjectId !== undefined ? { targetProjectId } : {}),
+  })) as unknown as MergeRequestView;
+  return openedOf(mr);
+}
+
+/** A GitLab path segment: letters, digits, `_`, `.`, `-`; not starting with `-`, not ending `.git`/`.atom`. */
+const SEGMENT = /^[A-Za-z0-9_.][A-Za-z0-9_.-]{0,254}$/;
+
+/** gitlab.com and self-managed GitLab: projects in nested groups, /-/merge_requests/N, OAuth applications. */
+export const gitLabKind: HostKind = {
+  kind: 'gitlab',
+  brand: 'gitlab',
+  pullNoun: 'merge request',
+  client: gitLab,
+  repoPath: (segments) => {
+    // GitLab's web routes sit behind `/-/` (…/project/-/tree/main): such a URL names a page, not a project.
+    if (segments.includes('-')) return 'the path names a page of the project, not the project (drop the /-/… part)';
+    if (segments.length < 2 || segments.length > 20) return 'the path must be GROUP/…/PROJECT (2 to 20 parts)';
+    const bad = segments.find((s) => !SEGMENT.test(s) || /\.(git|atom)$/i.test(s) || s === '.' || s === '..');
+    if (bad !== undefined) return `"${bad}" is not a valid GitLab group or project path`;
+    return { owner: segments.slice(0, -1).join('/'), name: segments[segments.length - 1]! };
+  },
+  pullOfPath: (path) => {
+    const m = /^(.+)\/([^/]+)\/-\/merge_requests\/(\d+)$/.exec(path);
+    return m ? { owner: m[1]!, name: m[2]!, number: Number(m[3]) } : undefined;
+  },
+  gitUser: 'oauth2',
+  oauth: {
+    authorizePath: '/oauth/authorize',
+    tokenPath: '/oauth/token',
+    connectScope: 'api',
+    loginScope: 'read_user',
+  },
+};

@@ -1,0 +1,175 @@
+import { randomBytes } from 'node:crypto';
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import { readBody } from '../fake-github/rest.js';
+import { newToken } from '../fake-github/state.js';
+import type { GitLabModel } from './model.js';
+
+/**
+ * GitLab's OAuth 2 (Doorkeeper): /oauth/authorize approves at once as the user set by `oauthAs` and
+ * redirects back with a code; /oauth/token trades a code or a refresh token for a Bearer token that
+ * expires (expires_in 7200) and a new refresh token. Errors are 400/401 JSON bodies with `error`.
+ */
+
+const CODE_TTL_MS = 10 * 60 * 1000;
+const INVALID_GRANT =
+  'The provided authorization grant is invalid, expired, revoked, does not match the redirection URI used in the ' +
+  'authorization request, or was issued to another client.';
+const INVALID_CLIENT =
+  'Client authentication failed due to unknown client, no client authentication included, or unsupported ' +
+  'authentication method.';
+
+interface Grant {
+  clientId: string;
+  login: string;
+  redirectUri: string | undefined;
+  scope: string;
+  expires: number;
+}
+
+export class OAuth {
+  private readonly apps = new Map<string, string>();
+  private readonly codes = new Map<string, Grant>();
+  /** refresh token → the grant and the access token it was issued with. */
+  private readonly refreshTokens = new Map<string, Grant & { accessToken: string }>();
+  /** access token → login, for `expire`. */
+  readonly accessTokens = new Map<string, string>();
+  private approver: string | undefined;
+
+  constructor(private readonly model: GitLabModel) {}
+
+  addApp(clientId: string, clientSecret: string): void {
+    this.apps.set(clientId, clientSecret);
+  }
+
+  approveAs(login: string): void {
+    this.model.state.ensureUser(login);
+    this.approver = login;
+  }
+
+  /** Every OAuth access token of `login` expires now (its refresh tokens still work). */
+  expire(login: string): void {
+    for (const [token, owner] of this.accessTokens)
+      if (owner.toLowerCase() === login.toLowerCase()) this.model.expired.add(token);
+  }
+
+  async handle(req: IncomingMessage, res: ServerResponse, url: URL): Promise<number> {
+    if (url.pathname === '/oauth/authorize' && req.method === 'GET') {
+      req.resume();
+      return this.authorize(res, url);
+    }
+    if (url.pathname === '/oauth/token' && req.method === 'POST') return this.token(req, res, url);
+    req.resume();
+    return json(res, 404, { error: 'not_found' });
+  }
+
+  private authorize(res: ServerResponse, url: URL): number {
+    const q = url.searchParams;
+    const clientId = q.get('client_id') ?? '';
+    const redirectUri = q.get('redirect_uri') ?? undefined;
+    let target: URL | undefined;
+    try {
+      target = redirectUri ? new URL(redirectUri) : undefined;
+    } catch {
+      target = undefined;
+    }
+    if (!this.apps.has(clientId) || !target) {
+      res.writeHead(400, { 'content-type': 'text/html; charset=utf-8' });
+      res.end('<html><body><h1>An error has occurred</h1><p>Client authentication failed.</p></body></html>');
+      return 400;
+    }
+    if (this.approver === undefined) {
+      target.searchParams.set('error', 'access_denied');
+      target.searchParams.set('error_description', 'The resource owner or authorization server denied the request.');
+    } else {
+      const code = randomBytes(32).toString('hex');
+      const scope = (q.get('scope') ?? 'api')
+        .split(/[\s+]+/)
+        .filter(Boolean)
+        .join(' ');
+      this.codes.set(code, { clientId, login: this.approver, redirectUri, scope, expires: Date.now() + CODE_TTL_MS });
+      target.searchParams.set('code', code);
+    }
+    const state = q.get('state');
+    if (state !== null) target.searchParams.set('state', state);
+    res.writeHead(302, { location: target.toString(), 'content-type': 'text/html; charset=utf-8' });
+    res.end('<html><body>You are being redirected.</body></html>');
+    return 302;
+  }
+
+  private async token(req: IncomingMessage, res: ServerResponse, url: URL): Promise<number> {
+    const params = await paramsOf(req, url);
+    const clientId = params.client_id ?? '';
+    const secret = this.apps.get(clientId);
+    if (secret === undefined || secret !== params.client_secret)
+      return json(res, 401, { error: 'invalid_client', error_description: INVALID_CLIENT });
+    let grant: Grant | undefined;
+    if (params.grant_type === 'authorization_code') {
+      const code = params.code ?? '';
+      grant = this.codes.get(code);
+      this.codes.delete(code);
+      const fits =
+        grant &&
+        grant.clientId === clientId &&
+        grant.expires >= Date.now() &&
+        (grant.redirectUri === undefined || params.redirect_uri === grant.redirectUri);
+      if (!fits) grant = undefined;
+    } else if (params.grant_type === 'refresh_token') {
+      const old = this.refreshTokens.get(params.refresh_token ?? '');
+      if (old && old.clientId === clientId) {
+        this.refreshTokens.delete(params.refresh_token ?? '');
+        this.model.state.tokens.delete(old.accessToken);
+        grant = old;
+      }
+    } else {
+      return json(res, 400, {
+        error: 'unsupported_grant_type',
+        error_description: 'The authorization grant type is not supported by the authorization server.',
+      });
+    }
+    if (!grant) return json(res, 400, { error: 'invalid_grant', error_description: INVALID_GRANT });
+    return json(res, 200, this.issue(grant));
+  }
+
+  private issue(grant: Grant) {
+    const accessToken = randomBytes(32).toString('hex');
+    const refreshToken = newToken('');
+    const scopes = grant.scope.split(' ').filter(Boolean);
+    this.model.state.addToken(grant.login, accessToken, { scopes, readOnly: !scopes.includes('api') });
+    this.accessTokens.set(accessToken, grant.login);
+    this.refreshTokens.set(refreshToken, { ...grant, accessToken });
+    return {
+      access_token: accessToken,
+      token_type: 'Bearer',
+      expires_in: 7200,
+      refresh_token: refreshToken,
+      scope: grant.scope,
+      created_at: Math.floor(Date.now() / 1000),
+    };
+  }
+}
+
+/** The token request's parameters: query, form or JSON body, and client credentials by HTTP Basic. */
+async function paramsOf(req: IncomingMessage, url: URL): Promise<Record<string, string>> {
+  const raw = (await readBody(req)).toString('utf8');
+  const params: Record<string, string> = Object.fromEntries(url.searchParams);
+  if (/json/i.test(req.headers['content-type'] ?? '')) {
+    try {
+      for (const [k, v] of Object.entries(JSON.parse(raw) ?? {})) if (typeof v === 'string') params[k] = v;
+    } catch {
+      /* answered as missing fields */
+    }
+  } else for (const [k, v] of new URLSearchParams(raw)) params[k] = v;
+  const basic = /^basic\s+(\S+)$/i.exec(req.headers.authorization ?? '');
+  if (basic) {
+    const [id, secret] = Buffer.from(basic[1]!, 'base64').toString('utf8').split(':');
+    if (id) params.client_id = decodeURIComponent(id);
+    if (secret !== undefined) params.client_secret = decodeURIComponent(secret);
+  }
+  return params;
+}
+
+function json(res: ServerResponse, status: number, body: unknown): number {
+  res.writeHead(status, { 'content-type': 'application/json; charset=utf-8', 'cache-control': 'no-store' });
+  res.end(JSON.stringify(body));
+  return status;
+}

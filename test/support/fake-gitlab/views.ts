@@ -1,0 +1,143 @@
+import type { CommitInfo } from '../fake-github/bare.js';
+import type { Pull, RepoState, UserState } from '../fake-github/state.js';
+import type { GitLabModel, MergeRequestExtra } from './model.js';
+
+/** GitLab's JSON shapes (REST v4), trimmed to the fields a client reads. */
+
+export interface Urls {
+  webUrl: string;
+  apiUrl: string;
+}
+
+export function userView(u: UserState, { webUrl }: Urls) {
+  return {
+    id: u.id,
+    username: u.login,
+    name: u.name,
+    state: 'active',
+    locked: false,
+    avatar_url: null,
+    web_url: `${webUrl}/${u.login}`,
+    created_at: u.createdAt,
+    email: u.email,
+    public_email: null,
+  };
+}
+
+function namespaceView(model: GitLabModel, owner: string, { webUrl }: Urls) {
+  const group = model.isGroup(owner) ? model.ensureGroup(owner) : undefined;
+  const user = group ? undefined : model.user(owner);
+  const path = owner.split('/').pop()!;
+  return {
+    id: group?.id ?? user?.id ?? 0,
+    name: path,
+    path,
+    kind: group ? 'group' : 'user',
+    full_path: owner,
+    parent_id: null,
+    web_url: `${webUrl}/${group ? 'groups/' : ''}${owner}`,
+  };
+}
+
+/** A project as `caller` sees it: `permissions` only for a signed-in caller, as GitLab does. */
+export function projectView(model: GitLabModel, repo: RepoState, caller: string | undefined, urls: Urls) {
+  const extra = model.extra(repo);
+  const parent = repo.parent ? model.state.repoByFullName(repo.parent) : undefined;
+  const level = model.accessLevel(repo, caller);
+  const groupLevel = model.isGroup(repo.owner) ? level : 0;
+  const projectLevel = extra.members.get(caller?.toLowerCase() ?? '') ?? (model.isGroup(repo.owner) ? 0 : level);
+  const path = `${repo.owner}/${repo.name}`;
+  return {
+    id: repo.id,
+    description: repo.description,
+    name: repo.name,
+    name_with_namespace: path.split('/').join(' / '),
+    path: repo.name,
+    path_with_namespace: path,
+    created_at: repo.createdAt,
+    last_activity_at: repo.updatedAt,
+    default_branch: repo.defaultBranch,
+    visibility: extra.visibility,
+    web_url: `${urls.webUrl}/${path}`,
+    http_url_to_repo: `${urls.webUrl}/${path}.git`,
+    ssh_url_to_repo: `git@127.0.0.1:${path}.git`,
+    namespace: namespaceView(model, repo.owner, urls),
+    archived: false,
+    empty_repo: model.state.git.branches(repo.dir).length === 0,
+    ...(parent
+      ? {
+          forked_from_project: {
+            id: parent.id,
+            path: parent.name,
+            path_with_namespace: `${parent.owner}/${parent.name}`,
+            web_url: `${urls.webUrl}/${parent.owner}/${parent.name}`,
+          },
+        }
+      : {}),
+    ...(caller
+      ? {
+          permissions: {
+            project_access: projectLevel ? { access_level: projectLevel, notification_level: 3 } : null,
+            group_access: groupLevel ? { access_level: groupLevel, notification_level: 3 } : null,
+          },
+        }
+      : {}),
+  };
+}
+
+/** A merge request: state opened/closed/merged, `sha` its head, `draft` from the title. */
+export function mergeRequestView(
+  model: GitLabModel,
+  repo: RepoState,
+  pull: Pull,
+  extra: MergeRequestExtra,
+  head: string | undefined,
+  urls: Urls,
+) {
+  const author = [...model.state.users.values()].find((u) => u.id === extra.authorId);
+  const state = pull.merged ? 'merged' : pull.state === 'open' ? 'opened' : 'closed';
+  return {
+    id: pull.id,
+    iid: pull.number,
+    project_id: repo.id,
+    title: pull.title,
+    description: pull.body,
+    state,
+    created_at: pull.created_at,
+    updated_at: pull.updated_at,
+    merged_at: pull.merged_at,
+    closed_at: pull.merged ? null : pull.closed_at,
+    target_branch: pull.base,
+    source_branch: pull.head.ref,
+    source_project_id: extra.sourceProjectId,
+    target_project_id: extra.targetProjectId,
+    author: author ? userView(author, urls) : null,
+    draft: pull.draft,
+    work_in_progress: pull.draft,
+    merge_when_pipeline_succeeds: false,
+    sha: head ?? null,
+    merge_commit_sha: pull.merge_commit_sha,
+    squash_commit_sha: null,
+    references: { short: `!${pull.number}`, full: `${repo.owner}/${repo.name}!${pull.number}` },
+    web_url: `${urls.webUrl}/${repo.owner}/${repo.name}/-/merge_requests/${pull.number}`,
+  };
+}
+
+export function commitView(repo: RepoState, c: CommitInfo, urls: Urls) {
+  const [title = ''] = c.message.split('\n');
+  return {
+    id: c.sha,
+    short_id: c.sha.slice(0, 8),
+    title,
+    message: c.message,
+    parent_ids: c.parents,
+    author_name: c.author.name,
+    author_email: c.author.email,
+    authored_date: c.author.date,
+    committer_name: c.committer.name,
+    committer_email: c.committer.email,
+    committed_date: c.committer.date,
+    created_at: c.committer.date,
+    web_url: `${urls.webUrl}/${repo.owner}/${repo.name}/-/commit/${c.sha}`,
+  };
+}
