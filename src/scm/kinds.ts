@@ -1,9 +1,7 @@
 import type { HostKind, HostKindName } from './code-host.js';
 import { gitHubKind } from './github.js';
-import { gitLabKind } from './gitlab.js';
 
 /** Every kind of code host the service speaks, by the name the configuration uses. */
 export const HOST_KINDS: Partial<Record<HostKindName, HostKind>> = {
   github: gitHubKind,
-  gitlab: gitLabKind,
 };
