@@ -299,6 +299,21 @@ describe('GitLab adapter against the fake GitLab', () => {
     );
   });
 
+  it('reads a proxy page that is not JSON by its status text, once (no retry of 502)', async () => {
+    gl.failNext('GET', /^\/projects\/acme%2Fvault$/, {
+      status: 502,
+      body: '<html>bad gateway</html>',
+      headers: { 'content-type': 'text/html' },
+    });
+    const before = gl.requests.length;
+    const err = (await host(reporter.token)
+      .repo('acme', 'vault')
+      .catch((e: unknown) => e)) as ScmError;
+    expect(err.status).toBe(502);
+    expect(err.message).toBe('reading acme/vault: the code host answered HTTP 502: Bad Gateway');
+    expect(gl.requests.length).toBe(before + 1);
+  });
+
   it('reports an unreachable host as ScmError(null), never with the token', async () => {
     const port = await new Promise<number>((resolve) => {
       const s = createServer();

@@ -54,9 +54,9 @@ function query(params: Record<string, unknown> = {}): string {
 /**
  * GitLab's error bodies in one line: `{"message": "404 Project Not Found"}`, `{"message": {"name":
  * ["has already been taken"]}}`, `{"message": ["…"]}`, `{"error": "invalid_token",
- * "error_description": "…"}`; anything else by its status.
+ * "error_description": "…"}`; anything else (a proxy's HTML page) by the status text.
  */
-export function wordsOf(body: unknown, status: number): string {
+export function wordsOf(body: unknown, fallback: string): string {
   const b = (body ?? {}) as { message?: unknown; error?: unknown; error_description?: unknown };
   const flat = (m: unknown): string[] => {
     if (typeof m === 'string') return [m];
@@ -66,7 +66,7 @@ export function wordsOf(body: unknown, status: number): string {
     return [];
   };
   const words = [...flat(b.message), ...flat(b.error_description ?? b.error)].filter(Boolean).join('; ');
-  return words || `HTTP ${status}`;
+  return words || fallback;
 }
 
 /** GitLab's words for the refusals the pr step acts on. */
@@ -126,7 +126,8 @@ export function requesterOver(apiUrl: string, fetchFn: typeof fetch): RequesterF
         const signal = options.signal ? AbortSignal.any([options.signal, timeout]) : timeout;
         const response = await fetchFn(url, { method, headers, body, signal });
         const parsed = await bodyOf(response);
-        if (!response.ok) throw new GitLabHttpError(response.status, wordsOf(parsed, response.status));
+        if (!response.ok)
+          throw new GitLabHttpError(response.status, wordsOf(parsed, response.statusText || 'no message'));
         return { body: parsed, headers: Object.fromEntries(response.headers.entries()), status: response.status };
       };
     return { get: send('GET'), post: send('POST'), put: send('PUT'), patch: send('PATCH'), delete: send('DELETE') };

@@ -149,7 +149,8 @@ function write(res: ServerResponse, reply: Reply): number {
   }
   for (const [name, value] of Object.entries(reply.headers ?? {})) headers[name.toLowerCase()] = value;
   res.writeHead(reply.status, headers);
-  res.end(reply.body === undefined ? '' : JSON.stringify(reply.body));
+  // A string body is sent as it is (a proxy's HTML page from failNext), anything else as JSON.
+  res.end(reply.body === undefined ? '' : typeof reply.body === 'string' ? reply.body : JSON.stringify(reply.body));
   return reply.status;
 }
 
