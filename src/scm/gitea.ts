@@ -1,0 +1,207 @@
+import {
+  type CodeHost,
+  type CodeHostOptions,
+  type HostKind,
+  type NewPull,
+  type OpenedPull,
+  type PullSource,
+  type ScmCommit,
+  ScmError,
+  type ScmPull,
+  type ScmRepo,
+} from './code-host.js';
+import {
+  type Call,
+  type GiteaCommit,
+  type GiteaPull,
+  type GiteaRepo,
+  type GiteaUser,
+  allPages,
+  giteaCall,
+  repoPathOf,
+} from './gitea/api.js';
+
+/**
+ * Gitea's work-in-progress title prefixes (its WORK_IN_PROGRESS_PREFIXES default): Gitea has no
+ * draft flag to set, a pull request whose title starts with one is its draft.
+ */
+const WIP = /^\s*(?:WIP:|\[WIP\])/i;
+const DRAFT_PREFIX = 'WIP: ';
+
+const same = (a: string | undefined, b: string | undefined): boolean =>
+  a !== undefined && b !== undefined && a.toLowerCase() === b.toLowerCase();
+
+const repoOf = (r: GiteaRepo): ScmRepo => {
+  const visibility = r.private ? 'private' : r.internal ? 'internal' : 'public';
+  return {
+    owner: r.owner.login,
+    name: r.name,
+    fullName: r.full_name,
+    private: visibility !== 'public',
+    visibility,
+    defaultBranch: r.default_branch || 'main',
+    htmlUrl: r.html_url,
+    cloneUrl: r.clone_url ?? `${r.html_url}.git`,
+    fork: r.fork,
+    canPush: !!(r.permissions?.push || r.permissions?.admin),
+  };
+};
+
+const isDraft = (p: GiteaPull): boolean => (typeof p.draft === 'boolean' ? p.draft : WIP.test(p.title));
+const openedOf = (p: GiteaPull): OpenedPull => ({ number: p.number, url: p.html_url, draft: isDraft(p) });
+
+/** The caller's fork of owner/name: at its usual place, else among the repository's forks. */
+async function findFork(call: Call, login: string, owner: string, name: string): Promise<GiteaRepo | undefined> {
+  const what = `forking ${owner}/${name}`;
+  const { status, data } = await call<GiteaRepo>(what, 'GET', repoPathOf(login, name), { accept: [404] });
+  if (status === 200 && data.fork && same(data.parent?.full_name, `${owner}/${name}`)) return data;
+  const forks = await allPages<GiteaRepo>(call, what, `${repoPathOf(owner, name)}/forks`, {}, (f) =>
+    same(f.owner.login, login),
+  );
+  return forks.find((f) => same(f.owner.login, login));
+}
+
+/** The caller's fork (found, else made); Gitea answers 409 for a fork that exists under another name. */
+async function fork(call: Call, owner: string, name: string): Promise<ScmRepo> {
+  const what = `forking ${owner}/${name}`;
+  const { data: me } = await call<GiteaUser>(what, 'GET', '/user');
+  const existing = await findFork(call, me.login, owner, name);
+  if (existing) return repoOf(existing);
+  const made = await call<GiteaRepo>(what, 'POST', `${repoPathOf(owner, name)}/forks`, { body: {}, accept: [409] });
+  if (made.status !== 409) return repoOf(made.data);
+  const found = await findFork(call, me.login, owner, name);
+  if (found) return repoOf(found);
+  // A repository of that name that is not this fork: Gitea's own words.
+  const words = (made.data as { message?: string } | undefined)?.message ?? 'Conflict';
+  throw new ScmError(409, `${what}: the code host answered HTTP 409: ${words}`);
+}
+
+/** The open pull request from `branch` in `from` (or owner/name itself). */
+async function openPullFrom(
+  call: Call,
+  owner: string,
+  name: string,
+  branch: string,
+  from?: PullSource,
+): Promise<OpenedPull | undefined> {
+  const headOwner = from?.owner ?? owner;
+  const headName = from?.name ?? name;
+  const matches = (p: GiteaPull) =>
+    p.head.ref === branch &&
+    (p.head.repo ? same(p.head.repo.full_name, `${headOwner}/${headName}`) : same(headOwner, owner));
+  const pulls = await allPages<GiteaPull>(
+    call,
+    `reading the pull requests of ${owner}/${name}`,
+    `${repoPathOf(owner, name)}/pulls`,
+    { state: 'open' },
+    matches,
+  );
+  const found = pulls.find(matches);
+  return found ? openedOf(found) : undefined;
+}
+
+/**
+ * The Gitea and Forgejo adapter (one REST API under /api/v1) on typed fetch calls. Every
+ * failure is an ScmError with the host's status and words; `timeoutMs` (default 20 s) is for tests.
+ */
+export function gitea(options: CodeHostOptions & { timeoutMs?: number }): CodeHost {
+  const call = giteaCall(options);
+  return {
+    user: async () => (await call<GiteaUser>('checking the token', 'GET', '/user')).data.login,
+
+    repo: async (owner, name) => {
+      const { status, data } = await call<GiteaRepo>(`reading ${owner}/${name}`, 'GET', repoPathOf(owner, name), {
+        accept: [404],
+      });
+      return status === 404 ? null : repoOf(data);
+    },
+
+    createRepo: async (name, isPrivate, description) => {
+      const body = { name, private: isPrivate, description: description ?? '', auto_init: false };
+      return repoOf((await call<GiteaRepo>(`creating the repository ${name}`, 'POST', '/user/repos', { body })).data);
+    },
+
+    fork: (owner, name) => fork(call, owner, name),
+
+    /** Gitea ≥ 1.21 and Forgejo ≥ 7; an older server answers 404, which the caller logs and passes. */
+    syncFork: async (owner, name, branch) => {
+      await call(`syncing the fork ${owner}/${name}`, 'POST', `${repoPathOf(owner, name)}/merge-upstream`, {
+        body: { branch },
+      });
+    },
+
+    openPull: async (p: NewPull) => {
+      const title = p.draft && !WIP.test(p.title) ? `${DRAFT_PREFIX}${p.title}` : p.title;
+      const head = p.from ? `${p.from.owner}:${p.branch}` : p.branch;
+      const body = { head, base: p.base, title, body: p.body };
+      const what = `opening a pull request on ${p.owner}/${p.name}`;
+      return openedOf((await call<GiteaPull>(what, 'POST', `${repoPathOf(p.owner, p.name)}/pulls`, { body })).data);
+    },
+
+    openPullFrom: (owner, name, branch, from) => openPullFrom(call, owner, name, branch, from),
+
+    pull: async (owner, name, number): Promise<ScmPull> => {
+      const what = `reading pull request ${owner}/${name}#${number}`;
+      const { data } = await call<GiteaPull>(what, 'GET', `${repoPathOf(owner, name)}/pulls/${number}`);
+      return {
+        number: data.number,
+        url: data.html_url,
+        draft: isDraft(data),
+        state: data.state === 'open' ? 'open' : 'closed',
+        merged: !!data.merged,
+        mergedAt: data.merged_at ? new Date(data.merged_at) : null,
+        headSha: data.head.sha,
+      };
+    },
+
+    pullCommits: async (owner, name, number): Promise<ScmCommit[]> => {
+      const path = `${repoPathOf(owner, name)}/pulls/${number}/commits`;
+      // verification and files cost the server a signature check and a diff per commit; we read neither
+      const query = { verification: 'false', files: 'false' };
+      const commits = await allPages<GiteaCommit>(
+        call,
+        `reading the commits of ${owner}/${name}#${number}`,
+        path,
+        query,
+      );
+      return commits.map((c) => ({
+        sha: c.sha,
+        authorEmail: c.commit.author?.email ?? null,
+        committerEmail: c.commit.committer?.email ?? null,
+        message: c.commit.message,
+      }));
+    },
+  };
+}
+
+// Gitea's name rules: a user or organisation starts with a letter or digit, has no two of `-._` in
+// a row and does not end in one; a repository name is letters, digits, `-`, `_`, `.` (not . or ..).
+const OWNER = /^[A-Za-z0-9](?:[A-Za-z0-9._-]{0,38}[A-Za-z0-9])?$/;
+const NAME = /^[A-Za-z0-9._-]{1,100}$/;
+
+/** Gitea and Forgejo: OWNER/NAME repositories, /pulls/N, OAuth2 applications with Gitea ≥ 1.20 scopes. */
+export const giteaKind: HostKind = {
+  kind: 'gitea',
+  brand: 'gitea',
+  pullNoun: 'pull request',
+  client: gitea,
+  repoPath: (segments) => {
+    if (segments.length !== 2) return 'the path must be OWNER/NAME';
+    const [owner, name] = segments as [string, string];
+    if (!OWNER.test(owner) || /[-._]{2}/.test(owner) || !NAME.test(name) || name === '.' || name === '..')
+      return 'the owner or repository name is not valid';
+    return { owner, name };
+  },
+  pullOfPath: (path) => {
+    const m = /^([^/]+)\/([^/]+)\/pulls\/(\d+)$/.exec(path);
+    return m ? { owner: m[1]!, name: m[2]!, number: Number(m[3]) } : undefined;
+  },
+  // Gitea takes the Basic password as the token whatever the user name (services/auth/basic.go).
+  gitUser: 'x-access-token',
+  oauth: {
+    authorizePath: '/login/oauth/authorize',
+    tokenPath: '/login/oauth/access_token',
+    connectScope: 'write:repository read:user',
+    loginScope: 'read:user',
+  },
+};
