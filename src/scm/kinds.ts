@@ -1,9 +1,7 @@
 import type { HostKind, HostKindName } from './code-host.js';
-import { giteaKind } from './gitea.js';
 import { gitHubKind } from './github.js';
 
 /** Every kind of code host the service speaks, by the name the configuration uses. */
 export const HOST_KINDS: Partial<Record<HostKindName, HostKind>> = {
   github: gitHubKind,
-  gitea: giteaKind,
 };

@@ -3,7 +3,6 @@ import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ScmError } from '../../src/scm/code-host.js';
 import { gitea, giteaKind } from '../../src/scm/gitea.js';
-import { HOST_KINDS } from '../../src/scm/kinds.js';
 import { type FakeGitea, startFakeGitea } from '../support/fake-gitea/server.js';
 
 /** The Gitea adapter against the Gitea double over real HTTP: every CodeHost method and Gitea's refusals. */
@@ -50,9 +49,10 @@ describe('Gitea adapter', () => {
     await fake?.close();
   });
 
-  it('is registered as the gitea kind', () => {
-    expect(HOST_KINDS.gitea).toBe(giteaKind);
+  it('is the gitea kind', () => {
+    expect(giteaKind.kind).toBe('gitea');
     expect(giteaKind.brand).toBe('gitea');
+    expect(giteaKind.client).toBe(gitea);
   });
 
   it('reads the token user; an unknown token is a 401 in Gitea words', async () => {
