@@ -22,7 +22,7 @@ const layer = {
   steps: '^src/steps/',
   domain: '^src/(tasks|accounts|feedback|memory|sites|webhooks)/',
   adapters: '^src/(llm|scm|workspace|sandbox|validator|locator|edits|outbound|queue|events|processes)/',
-  base: '^src/(db/|metrics/|step-contract/|text/|(config|errors|clock|ids|logger|secret-key|secret-box)\\.ts$)',
+  base: '^src/(db/|metrics/|step-contract/|text/|(config|config-error|config-scm|errors|clock|ids|logger|secret-key|secret-box)\\.ts$)',
 };
 const order = ['entry', 'http', 'engine', 'steps', 'domain', 'adapters', 'base'];
 

@@ -12,7 +12,7 @@ export interface BenchCodeHost {
   /** Configuration for a runtime that asks this host. */
   env: Record<string, string>;
   /** Connects an account to a user of its own on the host, through the service's own path. */
-  connect(deps: Pick<Deps, 'db' | 'config' | 'fetch' | 'secretKey'>, accountId: string): Promise<void>;
+  connect(deps: Pick<Deps, 'db' | 'config' | 'fetch' | 'secretKey' | 'clock'>, accountId: string): Promise<void>;
   close(): Promise<void>;
 }
 

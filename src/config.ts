@@ -2,7 +2,12 @@ import { existsSync } from 'node:fs';
 import { isIP } from 'node:net';
 import { isAbsolute, relative, resolve } from 'node:path';
 import ipaddr from 'ipaddr.js';
+import { ConfigError } from './config-error.js';
+import { type ScmHostConfig, scmHostsFrom } from './config-scm.js';
 import { MODEL_STEPS, type ModelStep } from './step-contract/names.js';
+
+export { ConfigError } from './config-error.js';
+export { SCM_KINDS, type ScmHostConfig, type ScmKindName } from './config-scm.js';
 
 /** Everything the service reads from its environment, parsed once at start-up. */
 export interface Config {
@@ -15,10 +20,11 @@ export interface Config {
   secretKey: Buffer | undefined;
   baseUrl: string;
   siteBase: string;
-  scmWebUrl: string;
-  scmApiUrl: string;
-  /** The OAuth app for "connect with the code host", when the operator registered one. */
-  scmOAuth: { clientId: string; clientSecret: string } | undefined;
+  /**
+   * The code hosts this deployment speaks to, the first being the default (docs/code-host.md):
+   * EMEND_SCM_HOSTS / EMEND_SCM_HOSTS_FILE, or the one GitHub host of EMEND_SCM_WEB_URL and friends.
+   */
+  scmHosts: ScmHostConfig[];
   /** How often open pull requests the service opened are checked for merges and human edits. */
   mergeCheckMs: number;
   /** Author and committer of the commits the service pushes; other authors on its branches are human edits. */
@@ -142,16 +148,6 @@ export interface SandboxConfig {
   toolRoots: string[];
   /** Limits of a command that does not ask for others. */
   limits: SandboxLimits;
-}
-
-export class ConfigError extends Error {
-  constructor(
-    readonly variable: string,
-    message: string,
-  ) {
-    super(`${variable}: ${message}`);
-    this.name = 'ConfigError';
-  }
 }
 
 type Env = Record<string, string | undefined>;
@@ -427,7 +423,7 @@ function outboundAllow(env: Env): OutboundAllowRule[] {
     });
 }
 
-function scmOAuth(env: Env): Config['scmOAuth'] {
+function legacyOAuth(env: Env): ScmHostConfig['oauth'] {
   const clientId = text(env, 'EMEND_SCM_OAUTH_CLIENT_ID');
   const clientSecret = text(env, 'EMEND_SCM_OAUTH_CLIENT_SECRET');
   if (!clientId && !clientSecret) return undefined;
@@ -459,9 +455,11 @@ export function loadConfig(env: Env = process.env): Config {
     secretKey,
     baseUrl,
     siteBase,
-    scmWebUrl: url(env, 'EMEND_SCM_WEB_URL', 'https://github.com'),
-    scmApiUrl: url(env, 'EMEND_SCM_API_URL', 'https://api.github.com'),
-    scmOAuth: scmOAuth(env),
+    scmHosts: scmHostsFrom(env, {
+      webUrl: () => url(env, 'EMEND_SCM_WEB_URL', 'https://github.com'),
+      apiUrl: () => url(env, 'EMEND_SCM_API_URL', 'https://api.github.com'),
+      oauth: () => legacyOAuth(env),
+    }),
     mergeCheckMs: integer(env, 'EMEND_MERGE_CHECK_S', 600, 10, 86_400) * 1000,
     commitIdentity: {
       name: text(env, 'EMEND_COMMIT_NAME') ?? 'emend',

@@ -1,18 +1,35 @@
-import { eq } from 'drizzle-orm';
-import { decryptSecret, encryptSecret } from '../secret-box.js';
-import { accounts } from '../db/schema.js';
+import { and, asc, eq } from 'drizzle-orm';
+import { scmConnections } from '../db/schema.js';
 import type { Deps } from '../deps.js';
 import { AppError } from '../errors.js';
+import { decryptSecret, encryptSecret } from '../secret-box.js';
 import { type CodeHost, ScmError } from '../scm/code-host.js';
-import { gitHub } from '../scm/github.js';
+import { type ScmHost, clientOf, defaultHost, hostById, scmHosts } from '../scm/hosts.js';
+import { type OAuthToken, requestToken } from '../scm/oauth-token.js';
 
+// The token is bound to its account (AES-GCM associated data); connections made when there was one
+// host carry this same context, so they decrypt unchanged after the move to scm_connections.
 const context = (accountId: string) => `scm-token:${accountId}`;
+const refreshContext = (accountId: string, host: string) => `scm-refresh:${accountId}:${host}`;
+/** An OAuth token this close to expiring is refreshed before use. */
+const REFRESH_MARGIN_MS = 60_000;
 
-type ScmDeps = Pick<Deps, 'db' | 'config' | 'fetch' | 'secretKey'>;
+type ScmDeps = Pick<Deps, 'db' | 'config' | 'fetch' | 'secretKey' | 'clock'>;
 
 /** The code host as the account sees it: with its token when connected, anonymous otherwise. */
-export const hostFor = (deps: Pick<Deps, 'config' | 'fetch'>, token?: string): CodeHost =>
-  gitHub({ apiUrl: deps.config.scmApiUrl, fetch: deps.fetch, token });
+export const hostFor = (deps: Pick<Deps, 'fetch'>, host: ScmHost, token?: string): CodeHost =>
+  clientOf(host, deps.fetch, token);
+
+/** The host a request names (`host`), the default one when it names none; 400 naming the hosts otherwise. */
+export function chosenHost(deps: Pick<Deps, 'config'>, id: string | undefined): ScmHost {
+  if (id === undefined) return defaultHost(deps.config);
+  const host = hostById(deps.config, id);
+  if (!host) {
+    const ids = deps.config.scmHosts.map((h) => h.id).join(', ');
+    throw new AppError('bad_request', `host: "${id}" is not a code host of this server (it has ${ids})`);
+  }
+  return host;
+}
 
 /** A failure to reach the code host, as an API error (never a 500). */
 export function scmUnavailable(err: unknown): AppError {
@@ -21,37 +38,105 @@ export function scmUnavailable(err: unknown): AppError {
 }
 
 /**
- * Connects the account to the code host with a token: checked against the host (GET /user),
- * stored encrypted, the login shown in the profile. A rejected token is the caller's error.
+ * Connects the account to a code host with a token: checked against the host (its user), stored
+ * encrypted, the login shown in the profile. A rejected token is the caller's error. An OAuth
+ * token that expires is stored with its refresh token.
  */
-export async function connectScm(deps: ScmDeps, accountId: string, token: string): Promise<string> {
-  const trimmed = token.trim();
-  if (trimmed.length < 8 || /\s/.test(trimmed)) throw new AppError('bad_request', 'token: not a code-host token');
+export async function connectScm(
+  deps: ScmDeps,
+  accountId: string,
+  token: string | OAuthToken,
+  host: ScmHost = defaultHost(deps.config),
+): Promise<string> {
+  const t: OAuthToken = typeof token === 'string' ? { accessToken: token.trim() } : token;
+  if (t.accessToken.length < 8 || /\s/.test(t.accessToken))
+    throw new AppError('bad_request', 'token: not a code-host token');
   let login: string;
   try {
-    login = await hostFor(deps, trimmed).user();
+    login = await hostFor(deps, host, t.accessToken).user();
   } catch (err) {
     if (err instanceof ScmError && (err.status === 401 || err.status === 403))
-      throw new AppError('bad_request', `token: the code host rejected it (HTTP ${err.status})`);
+      throw new AppError('bad_request', `token: ${host.id} rejected it (HTTP ${err.status})`);
     throw scmUnavailable(err);
   }
+  const row = {
+    login,
+    tokenEnc: encryptSecret(deps.secretKey, t.accessToken, context(accountId)),
+    refreshEnc: t.refreshToken
+      ? encryptSecret(deps.secretKey, t.refreshToken, refreshContext(accountId, host.id))
+      : null,
+    expiresAt: t.expiresAt ?? null,
+  };
   await deps.db
-    .update(accounts)
-    .set({ scmLogin: login, scmTokenEnc: encryptSecret(deps.secretKey, trimmed, context(accountId)) })
-    .where(eq(accounts.id, accountId));
+    .insert(scmConnections)
+    .values({ accountId, host: host.id, createdAt: deps.clock.now(), ...row })
+    .onConflictDoUpdate({ target: [scmConnections.accountId, scmConnections.host], set: row });
   return login;
 }
 
-export async function disconnectScm(deps: Pick<Deps, 'db'>, accountId: string): Promise<boolean> {
-  const [row] = await deps.db.select({ login: accounts.scmLogin }).from(accounts).where(eq(accounts.id, accountId));
-  await deps.db.update(accounts).set({ scmLogin: null, scmTokenEnc: null }).where(eq(accounts.id, accountId));
-  return !!row?.login;
+/** Deletes the account's connection to the host; false when there was none. */
+export async function disconnectScm(
+  deps: Pick<Deps, 'db' | 'config'>,
+  accountId: string,
+  host: ScmHost = defaultHost(deps.config),
+): Promise<boolean> {
+  const gone = await deps.db
+    .delete(scmConnections)
+    .where(and(eq(scmConnections.accountId, accountId), eq(scmConnections.host, host.id)))
+    .returning({ login: scmConnections.login });
+  return gone.length > 0;
 }
 
-/** The account's code-host token, decrypted for one use in this process; undefined when not connected. */
-export function scmTokenOf(
-  deps: Pick<Deps, 'secretKey'>,
-  account: { id: string; scmTokenEnc: string | null },
-): string | undefined {
-  return account.scmTokenEnc ? decryptSecret(deps.secretKey, account.scmTokenEnc, context(account.id)) : undefined;
+/** Each configured host with the account's login there (null when not connected), the default first. */
+export async function connectionsOf(
+  deps: Pick<Deps, 'db' | 'config'>,
+  accountId: string,
+): Promise<{ host: ScmHost; login: string | null }[]> {
+  const rows = await deps.db
+    .select({ host: scmConnections.host, login: scmConnections.login })
+    .from(scmConnections)
+    .where(eq(scmConnections.accountId, accountId))
+    .orderBy(asc(scmConnections.host));
+  return scmHosts(deps.config).map((host) => ({ host, login: rows.find((r) => r.host === host.id)?.login ?? null }));
+}
+
+/** The account's login on the host, or null. */
+export async function loginOn(deps: Pick<Deps, 'db'>, accountId: string, host: ScmHost): Promise<string | null> {
+  const [row] = await deps.db
+    .select({ login: scmConnections.login })
+    .from(scmConnections)
+    .where(and(eq(scmConnections.accountId, accountId), eq(scmConnections.host, host.id)));
+  return row?.login ?? null;
+}
+
+/**
+ * The account's token on the host, decrypted for one use in this process; undefined when not
+ * connected. An OAuth token about to expire is refreshed first (and the new pair stored); one
+ * the host will not refresh is returned as it is, so the caller meets the host's 401.
+ */
+export async function scmTokenOn(deps: ScmDeps, accountId: string, host: ScmHost): Promise<string | undefined> {
+  const [row] = await deps.db
+    .select()
+    .from(scmConnections)
+    .where(and(eq(scmConnections.accountId, accountId), eq(scmConnections.host, host.id)));
+  if (!row) return undefined;
+  const token = decryptSecret(deps.secretKey, row.tokenEnc, context(accountId));
+  const now = deps.clock.now();
+  if (!row.refreshEnc || !row.expiresAt || row.expiresAt.getTime() - REFRESH_MARGIN_MS > now.getTime()) return token;
+  const refreshToken = decryptSecret(deps.secretKey, row.refreshEnc, refreshContext(accountId, host.id));
+  let fresh: OAuthToken;
+  try {
+    fresh = await requestToken(deps.fetch, host, { refreshToken }, now);
+  } catch {
+    return token;
+  }
+  await deps.db
+    .update(scmConnections)
+    .set({
+      tokenEnc: encryptSecret(deps.secretKey, fresh.accessToken, context(accountId)),
+      refreshEnc: encryptSecret(deps.secretKey, fresh.refreshToken ?? refreshToken, refreshContext(accountId, host.id)),
+      expiresAt: fresh.expiresAt ?? null,
+    })
+    .where(and(eq(scmConnections.accountId, accountId), eq(scmConnections.host, host.id)));
+  return fresh.accessToken;
 }

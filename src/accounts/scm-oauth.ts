@@ -1,23 +1,40 @@
 import { createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
-import { asc, sql } from 'drizzle-orm';
+import { and, asc, eq, sql } from 'drizzle-orm';
 import type { Account } from './accounts.js';
-import { accounts } from '../db/schema.js';
+import { accounts, scmConnections } from '../db/schema.js';
 import type { Deps } from '../deps.js';
 import { AppError } from '../errors.js';
+import { ScmError } from '../scm/code-host.js';
+import { type ScmHost, hostById, hostLabel, scmHosts } from '../scm/hosts.js';
+import { type OAuthToken, requestToken } from '../scm/oauth-token.js';
 import { connectScm, hostFor, scmUnavailable } from './scm-connection.js';
 
 const STATE_TTL_MS = 10 * 60_000;
 
 type OAuthDeps = Pick<Deps, 'db' | 'config' | 'fetch' | 'secretKey' | 'clock'>;
 
-function oauthApp(deps: Pick<Deps, 'config'>) {
-  const app = deps.config.scmOAuth;
-  if (!app)
+/**
+ * The host to go through OAuth with: the one named, or the first with an OAuth app. not_found
+ * when it has none (the operator registers one per host: docs/code-host.md).
+ */
+export function oauthHost(
+  deps: Pick<Deps, 'config'>,
+  id?: string,
+): ScmHost & { oauth: { clientId: string; clientSecret: string } } {
+  const hosts = scmHosts(deps.config);
+  const host = id === undefined ? (hosts.find((h) => h.oauth) ?? hosts[0]!) : hosts.find((h) => h.id === id);
+  if (!host)
+    throw new AppError(
+      'bad_request',
+      `host: "${id}" is not a code host of this server (it has ${hosts.map((h) => h.id).join(', ')})`,
+    );
+  if (!host.oauth)
     throw new AppError(
       'not_found',
-      'signing in with the code host is not configured on this server (EMEND_SCM_OAUTH_CLIENT_ID and _SECRET)',
+      `signing in with ${host.id} is not configured on this server (it needs an OAuth app: EMEND_SCM_OAUTH_CLIENT_ID ` +
+        'and _SECRET, or `oauth` in EMEND_SCM_HOSTS; docs/code-host.md)',
     );
-  return app;
+  return host as ScmHost & { oauth: { clientId: string; clientSecret: string } };
 }
 
 const sign = (key: Buffer, payload: string) =>
@@ -28,6 +45,8 @@ export const callbackUrl = (deps: Pick<Deps, 'config'>) => `${deps.config.baseUr
 
 /** What a state says: the account to connect, or (a sign-in) the browser nonce it is bound to. */
 export interface OAuthState {
+  /** The code host it went to. */
+  host: ScmHost;
   /** connect: the account that started it */
   accountId?: string;
   /** sign-in: the value of the browser's login cookie when it started */
@@ -36,20 +55,23 @@ export interface OAuthState {
 
 function authorize(
   deps: Pick<Deps, 'config' | 'secretKey' | 'clock'>,
+  host: ScmHost & { oauth: { clientId: string } },
   claims: Record<string, unknown>,
   scope: string,
 ): string {
-  const app = oauthApp(deps);
   const payload = Buffer.from(
     JSON.stringify({
       ...claims,
+      h: host.id,
       e: deps.clock.now().getTime() + STATE_TTL_MS,
       n: randomBytes(9).toString('base64url'),
     }),
   ).toString('base64url');
-  const url = new URL(`${deps.config.scmWebUrl}/login/oauth/authorize`);
-  url.searchParams.set('client_id', app.clientId);
+  const url = new URL(`${host.webUrl}${host.kind.oauth.authorizePath}`);
+  url.searchParams.set('client_id', host.oauth.clientId);
   url.searchParams.set('redirect_uri', callbackUrl(deps));
+  // GitLab and Gitea implement the OAuth 2 code flow to the letter and need it; GitHub ignores it.
+  url.searchParams.set('response_type', 'code');
   url.searchParams.set('scope', scope);
   url.searchParams.set('state', `${payload}.${sign(deps.secretKey, payload)}`);
   return url.href;
@@ -60,8 +82,13 @@ function authorize(
  * ten minutes; it is signed with the service's key, so the callback (which carries no
  * credentials of ours) can trust it and nobody can connect their token to someone else's account.
  */
-export function authorizeUrl(deps: Pick<Deps, 'config' | 'secretKey' | 'clock'>, accountId: string): string {
-  return authorize(deps, { a: accountId }, 'repo');
+export function authorizeUrl(
+  deps: Pick<Deps, 'config' | 'secretKey' | 'clock'>,
+  accountId: string,
+  hostId?: string,
+): string {
+  const host = oauthHost(deps, hostId);
+  return authorize(deps, host, { a: accountId }, host.kind.oauth.connectScope);
 }
 
 /**
@@ -69,54 +96,46 @@ export function authorizeUrl(deps: Pick<Deps, 'config' | 'secretKey' | 'clock'>,
  * bound to a random nonce the browser also holds in a cookie, so a callback URL made in one
  * browser cannot sign another browser in (login CSRF). Only the user's identity is asked for.
  */
-export function loginAuthorizeUrl(deps: Pick<Deps, 'config' | 'secretKey' | 'clock'>): { url: string; nonce: string } {
+export function loginAuthorizeUrl(
+  deps: Pick<Deps, 'config' | 'secretKey' | 'clock'>,
+  hostId?: string,
+): { url: string; nonce: string } {
+  const host = oauthHost(deps, hostId);
   const nonce = randomBytes(18).toString('base64url');
-  return { url: authorize(deps, { l: nonce }, 'read:user'), nonce };
+  return { url: authorize(deps, host, { l: nonce }, host.kind.oauth.loginScope), nonce };
 }
 
 /** Checks a state's signature and age and says what it is for. */
 export function readState(deps: Pick<Deps, 'config' | 'secretKey' | 'clock'>, state: string): OAuthState {
-  oauthApp(deps);
+  // No host signs in through OAuth here: the callback does not exist (not_found, as its start).
+  oauthHost(deps);
   const [payload, mac] = state.split('.');
   const expected = payload ? sign(deps.secretKey, payload) : '';
   if (!payload || !mac || mac.length !== expected.length || !timingSafeEqual(Buffer.from(mac), Buffer.from(expected))) {
     throw new AppError('bad_request', 'state: not one this server issued');
   }
-  const { a, l, e } = JSON.parse(Buffer.from(payload, 'base64url').toString('utf8')) as {
+  const { a, l, e, h } = JSON.parse(Buffer.from(payload, 'base64url').toString('utf8')) as {
     a?: string;
     l?: string;
     e: number;
+    h?: string;
   };
   if (deps.clock.now().getTime() > e) throw new AppError('bad_request', 'state: expired; start the connection again');
-  return typeof l === 'string' ? { loginNonce: l } : { accountId: a };
+  // States issued before several hosts (no `h`) went to the one host there was, the first.
+  const host = h === undefined ? scmHosts(deps.config)[0] : hostById(deps.config, h);
+  if (!host?.oauth) throw new AppError('bad_request', 'state: for a code host this server no longer signs in with');
+  return typeof l === 'string' ? { host, loginNonce: l } : { host, accountId: a };
 }
 
 /** Trades the callback's code for the user's token at the code host. */
-async function exchangeCode(deps: OAuthDeps, code: string): Promise<string> {
-  const app = oauthApp(deps);
-  let body: { access_token?: string; error?: string; error_description?: string };
+async function exchangeCode(deps: OAuthDeps, host: ScmHost, code: string): Promise<OAuthToken> {
   try {
-    const res = await deps.fetch(`${deps.config.scmWebUrl}/login/oauth/access_token`, {
-      method: 'POST',
-      headers: { accept: 'application/json', 'content-type': 'application/json' },
-      body: JSON.stringify({
-        client_id: app.clientId,
-        client_secret: app.clientSecret,
-        code,
-        redirect_uri: callbackUrl(deps),
-      }),
-      signal: AbortSignal.timeout(20_000),
-    });
-    body = (await res.json()) as typeof body;
-  } catch {
+    return await requestToken(deps.fetch, host, { code, redirectUri: callbackUrl(deps) }, deps.clock.now());
+  } catch (err) {
+    if (err instanceof ScmError && err.status !== null)
+      throw new AppError('bad_request', `code: the code host refused it (${err.message})`);
     throw new AppError('scm_unavailable', 'the code host could not be reached to complete the connection');
   }
-  if (!body.access_token)
-    throw new AppError(
-      'bad_request',
-      `code: the code host refused it (${body.error_description ?? body.error ?? 'no token'})`,
-    );
-  return body.access_token;
 }
 
 /** The callback: trades the code for a token at the code host and connects the account named by the state. */
@@ -125,31 +144,36 @@ export async function completeOAuth(
   code: string,
   state: string,
 ): Promise<{ accountId: string; login: string }> {
-  const { accountId } = readState(deps, state);
+  const { accountId, host } = readState(deps, state);
   if (!accountId) throw new AppError('bad_request', 'state: a sign-in state, not a connection');
-  const token = await exchangeCode(deps, code);
-  return { accountId, login: await connectScm(deps, accountId, token) };
+  const token = await exchangeCode(deps, host, code);
+  return { accountId, login: await connectScm(deps, accountId, token, host) };
 }
 
 /**
  * The callback of a sign-in: the code host says who the person is; the account connected to
  * that login is theirs. not_found when no account is connected to it.
  */
-export async function completeLogin(deps: OAuthDeps, code: string): Promise<{ account: Account; login: string }> {
-  const token = await exchangeCode(deps, code);
+export async function completeLogin(
+  deps: OAuthDeps,
+  host: ScmHost,
+  code: string,
+): Promise<{ account: Account; login: string }> {
+  const token = await exchangeCode(deps, host, code);
   let login: string;
   try {
-    login = await hostFor(deps, token).user();
+    login = await hostFor(deps, host, token.accessToken).user();
   } catch (err) {
     throw scmUnavailable(err);
   }
   const rows = await deps.db
-    .select()
-    .from(accounts)
-    .where(sql`lower(${accounts.scmLogin}) = ${login.toLowerCase()}`)
+    .select({ account: accounts })
+    .from(scmConnections)
+    .innerJoin(accounts, eq(accounts.id, scmConnections.accountId))
+    .where(and(eq(scmConnections.host, host.id), sql`lower(${scmConnections.login}) = ${login.toLowerCase()}`))
     .orderBy(asc(accounts.createdAt))
     .limit(5);
-  const account = rows.find((r) => r.plan !== 'demo');
-  if (!account) throw new AppError('not_found', `no emend account is connected to GitHub user ${login}`);
+  const account = rows.map((r) => r.account).find((r) => r.plan !== 'demo');
+  if (!account) throw new AppError('not_found', `no emend account is connected to ${hostLabel(host)} user ${login}`);
   return { account, login };
 }

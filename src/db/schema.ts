@@ -28,11 +28,32 @@ export const accounts = pgTable(
     useByok: boolean('use_byok').notNull().default(false),
     isAdmin: boolean('is_admin').notNull().default(false),
     approvalMode: text('approval_mode').notNull().default('auto'),
-    scmLogin: text('scm_login'),
-    scmTokenEnc: text('scm_token_enc'),
     createdAt: ts('created_at').notNull(),
   },
   (t) => [index('accounts_email_idx').on(t.email)],
+);
+
+/**
+ * An account's connection to one code host of the deployment (config.scmHosts; `host` is its id):
+ * the login there and the token, encrypted. OAuth tokens that expire carry their refresh token.
+ */
+export const scmConnections = pgTable(
+  'scm_connections',
+  {
+    accountId: uuid('account_id')
+      .notNull()
+      .references(() => accounts.id, { onDelete: 'cascade' }),
+    host: text('host').notNull(),
+    login: text('login').notNull(),
+    tokenEnc: text('token_enc').notNull(),
+    refreshEnc: text('refresh_enc'),
+    expiresAt: ts('expires_at'),
+    createdAt: ts('created_at').notNull(),
+  },
+  (t) => [
+    primaryKey({ columns: [t.accountId, t.host] }),
+    index('scm_connections_login_idx').on(t.host, sql`lower(${t.login})`),
+  ],
 );
 
 export const apiTokens = pgTable(

@@ -1,9 +1,8 @@
 import { rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { eq } from 'drizzle-orm';
-import { accounts } from '../db/schema.js';
 import type { Deps } from '../deps.js';
-import { scmTokenOf } from '../accounts/scm-connection.js';
+import { scmTokenOn } from '../accounts/scm-connection.js';
+import { hostOfUrl } from '../scm/hosts.js';
 import type { Task } from '../tasks/service.js';
 import { type Workspace, prepareWorkspace } from '../workspace/checkout.js';
 import { gitEnvOf } from '../workspace/layout.js';
@@ -45,15 +44,14 @@ export class WorkspaceLease {
     if (!this.task.repoUrl) throw new Error('this task has no repository to check out');
     const wsDeps = { dataDir: this.deps.config.dataDir, log: this.deps.log, spawn: this.spawn };
     // A connected account's token reads its private repositories; public ones need none.
-    const [account] = await this.deps.db
-      .select({ id: accounts.id, scmTokenEnc: accounts.scmTokenEnc })
-      .from(accounts)
-      .where(eq(accounts.id, this.task.accountId));
+    // (A repository on no configured host is a local one of development and tests: no token.)
+    const host = hostOfUrl(this.deps.config, this.task.repoUrl)?.host;
     const ws = await prepareWorkspace(wsDeps, {
       taskId: this.task.id,
       repoUrl: cloneUrlOf(this.task),
       baseBranch: this.task.baseBranch,
-      token: account ? scmTokenOf(this.deps, account) : undefined,
+      token: host ? await scmTokenOn(this.deps, this.task.accountId, host) : undefined,
+      tokenUser: host?.kind.gitUser,
       signal: this.signal,
     });
     const { baseCommit, diff } = this.state();

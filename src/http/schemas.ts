@@ -1,7 +1,7 @@
 import { type TSchema, Type } from '@sinclair/typebox';
 import { LLM_PROVIDERS, PLAN_NAMES } from '../config.js';
 import { ERROR_CODES } from '../errors.js';
-import { SCM_BRAND } from '../scm/github.js';
+import { SCM_KINDS } from '../config.js';
 import { STEP_NAMES } from '../step-contract/index.js';
 import { LOG_STATUSES } from '../tasks/task-logs.js';
 import { TASK_STATUSES } from '../tasks/states.js';
@@ -225,6 +225,11 @@ export const TokenRecord = Type.Object(
   { $id: 'TokenRecord' },
 );
 
+/** A code host of this server by its id (config.scmHosts; GET /v1/me `scm_hosts`). */
+export const ScmHostId = (
+  description = 'the id of one of the server’s code hosts (GET /v1/me lists them); default: the first',
+) => Type.String({ pattern: '^[a-z0-9][a-z0-9-]{0,39}$', description });
+
 export const Profile = Type.Object(
   {
     id: Uuid(),
@@ -234,11 +239,28 @@ export const Profile = Type.Object(
     credits: Type.Integer(),
     use_byok: Type.Boolean(),
     approval_mode: ApprovalMode,
-    scm: Nullable(Type.String({ description: 'login on the code host; null when not connected' })),
-    [SCM_BRAND]: Nullable(
-      Type.String({
-        description: `the same login under the code host's brand name (${SCM_BRAND}); always equal to scm`,
+    scm: Nullable(Type.String({ description: 'login on the default (first) code host; null when not connected' })),
+    ...Object.fromEntries(
+      SCM_KINDS.map((brand) => [
+        brand,
+        Type.Optional(
+          Nullable(
+            Type.String({
+              description: `the same login under the default host's brand name, present when that host is ${brand}; always equal to scm`,
+            }),
+          ),
+        ),
+      ]),
+    ),
+    scm_hosts: Type.Array(
+      Type.Object({
+        host: Type.String({ description: 'the host’s id: POST /v1/me/scm `host`' }),
+        kind: OneOf(SCM_KINDS),
+        web_url: Type.String({ format: 'uri' }),
+        login: Nullable(Type.String({ description: 'your login there; null when not connected' })),
+        oauth: Type.Boolean({ description: 'the host can be connected (and signed in with) through OAuth' }),
       }),
+      { description: 'every code host of this server, the default first' },
     ),
     api_keys: Type.Array(Type.Ref('ProviderKey')),
     is_admin: Type.Boolean(),

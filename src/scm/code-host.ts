@@ -1,3 +1,5 @@
+import type { ScmKindName } from '../config.js';
+
 /**
  * What the service needs of a code host (GitHub, GitLab, Gitea/Forgejo):
  * the account behind a token, repositories as the caller sees them, forks, pull requests (merge
@@ -111,8 +113,6 @@ export interface CodeHostOptions {
   token?: string;
 }
 
-export type HostKindName = 'github' | 'gitlab' | 'gitea';
-
 /** A repository's place on a host: owner (a namespace path on GitLab) and name. */
 export interface RepoPath {
   owner: string;
@@ -125,7 +125,7 @@ export interface RepoPath {
  * Each adapter exports one; src/scm/kinds.ts lists them.
  */
 export interface HostKind {
-  kind: HostKindName;
+  kind: ScmKindName;
   /** The profile key that carries the login (the spec: "the real key name carries the hosting brand"). */
   brand: string;
   /** What the host calls a pull request, for messages ("merge request" on GitLab). */

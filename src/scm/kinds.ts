@@ -1,7 +1,8 @@
-import type { HostKind, HostKindName } from './code-host.js';
+import type { ScmKindName } from '../config.js';
+import type { HostKind } from './code-host.js';
 import { gitHubKind } from './github.js';
 
 /** Every kind of code host the service speaks, by the name the configuration uses. */
-export const HOST_KINDS: Partial<Record<HostKindName, HostKind>> = {
+export const HOST_KINDS: Partial<Record<ScmKindName, HostKind>> = {
   github: gitHubKind,
 };

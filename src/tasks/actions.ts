@@ -4,6 +4,8 @@ import { type Progress, type StepName, parseFixOutputs, readProgress } from '../
 import { AppError } from '../errors.js';
 import { CHANNELS } from '../events/bus.js';
 import type { AuthContext } from '../accounts/authenticate.js';
+import { loginOn } from '../accounts/scm-connection.js';
+import { hostOfUrl } from '../scm/hosts.js';
 import { admitTask, insertAdmitted } from './lifecycle/admit.js';
 import { endTask } from './lifecycle/end.js';
 import { resumeTask } from './lifecycle/resume.js';
@@ -96,11 +98,12 @@ async function continuablePreview(deps: Deps, auth: AuthContext, taskId: string)
       `only a preview task that is done can be continued; this one is a ${parent.mode} task, ${parent.status}`,
     );
   }
-  if (!auth.account.scmLogin) {
+  const host = parent.repoUrl ? hostOfUrl(deps.config, parent.repoUrl)?.host : undefined;
+  if (!host || !(await loginOn(deps, auth.account.id, host))) {
     throw new AppError(
       'scm_not_connected',
-      'the continued run pushes a branch and opens a pull request as you: connect your code-host account ' +
-        'first (POST /v1/me/scm)',
+      `the continued run pushes a branch and opens a ${host?.kind.pullNoun ?? 'pull request'} as you: connect ` +
+        `your account on ${host?.id ?? 'the code host'} first (POST /v1/me/scm)`,
     );
   }
   return parent;

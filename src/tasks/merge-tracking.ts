@@ -1,7 +1,9 @@
 import { and, eq, gte, isNotNull } from 'drizzle-orm';
-import { accounts, tasks } from '../db/schema.js';
+import { tasks } from '../db/schema.js';
 import type { Deps } from '../deps.js';
-import { hostFor, scmTokenOf } from '../accounts/scm-connection.js';
+import { hostFor, scmTokenOn } from '../accounts/scm-connection.js';
+import type { Config } from '../config.js';
+import { type ScmHost, hostOfUrl } from '../scm/hosts.js';
 import { parseFixOutputs, readProgress } from '../step-contract/index.js';
 import { announceDeliveries, recordEvent } from '../webhooks/deliveries.js';
 import { taskJson } from './present.js';
@@ -9,15 +11,14 @@ import { taskJson } from './present.js';
 /** Pull requests opened longer ago than this are no longer watched (closed or forgotten). */
 const WATCH_DAYS = 30;
 
-/** owner, name and number of a pull request URL on the configured host, or undefined. */
+/** The host, owner, name and number of a pull (merge) request URL on a configured host, or undefined. */
 export function pullOfUrl(
-  scmWebUrl: string,
+  config: Pick<Config, 'scmHosts'>,
   prUrl: string,
-): { owner: string; name: string; number: number } | undefined {
-  const base = scmWebUrl.replace(/\/+$/, '');
-  if (!prUrl.startsWith(`${base}/`)) return undefined;
-  const m = /^([^/]+)\/([^/]+)\/pull\/(\d+)$/.exec(prUrl.slice(base.length + 1));
-  return m ? { owner: m[1]!, name: m[2]!, number: Number(m[3]) } : undefined;
+): { host: ScmHost; owner: string; name: string; number: number } | undefined {
+  const found = hostOfUrl(config, prUrl);
+  const pull = found?.host.kind.pullOfPath(found.path);
+  return found && pull ? { host: found.host, ...pull } : undefined;
 }
 
 export interface MergeCheckReport {
@@ -44,19 +45,18 @@ export async function checkOpenPulls(deps: CheckDeps): Promise<MergeCheckReport>
       prUrl: tasks.prUrl,
       progress: tasks.progress,
       humanEdit: tasks.humanEditAfter,
-      account: { id: accounts.id, scmTokenEnc: accounts.scmTokenEnc },
+      accountId: tasks.accountId,
     })
     .from(tasks)
-    .innerJoin(accounts, eq(accounts.id, tasks.accountId))
     .where(and(isNotNull(tasks.prUrl), eq(tasks.prMerged, false), gte(tasks.createdAt, since)));
   const report: MergeCheckReport = { checked: 0, merged: 0, edited: 0, failed: 0 };
   const ours = deps.config.commitIdentity.email.toLowerCase();
   for (const row of rows) {
-    const pull = pullOfUrl(deps.config.scmWebUrl, row.prUrl!);
+    const pull = pullOfUrl(deps.config, row.prUrl!);
     if (!pull) continue;
     report.checked++;
     try {
-      const gh = hostFor(deps, scmTokenOf(deps, row.account));
+      const gh = hostFor(deps, pull.host, await scmTokenOn(deps, row.accountId, pull.host));
       const state = await gh.pull(pull.owner, pull.name, pull.number);
       // The commit the pr step pushed; a pr output that does not parse counts as none.
       const pr = parseFixOutputs(readProgress(row.progress).outputs).pr;

@@ -1,11 +1,11 @@
 import type { Deps } from '../deps.js';
 import { AppError } from '../errors.js';
-import { hostFor, scmTokenOf, scmUnavailable } from '../accounts/scm-connection.js';
-import { ScmError } from '../scm/code-host.js';
+import { chosenHost, hostFor, scmTokenOn, scmUnavailable } from '../accounts/scm-connection.js';
+import { ScmError, type ScmRepo } from '../scm/code-host.js';
 import type { RepoRef } from '../scm/urls.js';
 
 export interface AccessQuery {
-  account: { id: string; plan: string; scmTokenEnc: string | null; scmLogin: string | null };
+  account: { id: string; plan: string };
   isDemo: boolean;
   /** The mode the task would run in: a pr run needs a connected account to push and open the PR. */
   mode: 'preview' | 'pr';
@@ -19,20 +19,22 @@ export interface AccessQuery {
  * Returns whether the repository is private.
  */
 export async function checkRepoAccess(
-  deps: Pick<Deps, 'config' | 'fetch' | 'secretKey'>,
+  deps: Pick<Deps, 'db' | 'config' | 'fetch' | 'secretKey' | 'clock'>,
   q: AccessQuery,
 ): Promise<{ private: boolean }> {
-  if (q.mode === 'pr' && !q.account.scmLogin) {
+  const host = chosenHost(deps, q.repo.host);
+  const connected = q.isDemo ? undefined : await scmTokenOn(deps, q.account.id, host);
+  if (q.mode === 'pr' && !connected) {
     throw new AppError(
       'scm_not_connected',
-      'pull-request runs push a branch and open a pull request as you: connect your code-host account first ' +
-        '(POST /v1/me/scm)',
+      `pull-request runs push a branch and open a ${host.kind.pullNoun} as you: connect your account on ` +
+        `${host.id} first (POST /v1/me/scm${host === chosenHost(deps, undefined) ? '' : ` with "host": "${host.id}"`})`,
     );
   }
-  const token = q.isDemo ? undefined : scmTokenOf(deps, q.account);
-  let repo: Awaited<ReturnType<ReturnType<typeof hostFor>['repo']>>;
+  const token = connected;
+  let repo: ScmRepo | null;
   try {
-    repo = await hostFor(deps, token).repo(q.repo.owner, q.repo.name);
+    repo = await hostFor(deps, host, token).repo(q.repo.owner, q.repo.name);
   } catch (err) {
     // A stored token the host no longer accepts: the account is, in effect, not connected.
     if (token && err instanceof ScmError && err.status === 401) {
@@ -57,12 +59,18 @@ export async function checkRepoAccess(
       : 'or it is private and no code-host account is connected (POST /v1/me/scm)';
     throw new AppError('bad_request', `repo_url: ${q.repo.owner}/${q.repo.name} does not exist ${hint}`);
   }
+  // GitLab's internal projects (readable by every signed-in user of the host) count as private.
+  const what = repo.visibility === 'internal' ? `${q.repo.owner}/${q.repo.name} is internal` : '';
   if (repo.private && q.isDemo)
-    throw new AppError('DEMO_PUBLIC_REPOS_ONLY', 'demo tokens work on public repositories only');
+    throw new AppError(
+      'DEMO_PUBLIC_REPOS_ONLY',
+      `demo tokens work on public repositories only${what ? `; ${what}, which counts as private` : ''}`,
+    );
   if (repo.private && q.account.plan === 'free') {
     throw new AppError(
       'PRIVATE_REPO_REQUIRES_UPGRADE',
-      'the free plan works on public repositories only; upgrade to use private ones',
+      `the free plan works on public repositories only${what ? ` (${what}, which counts as private)` : ''}; ` +
+        'upgrade to use private ones',
     );
   }
   return { private: repo.private };

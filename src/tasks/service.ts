@@ -59,7 +59,7 @@ function checkInput(deps: Pick<Deps, 'config'>, input: CreateTaskInput) {
     return { taskType, prompt, baseBranch, repo: null };
   }
   if (input.repo_url === undefined) throw new AppError('bad_request', 'repo_url: required for fix tasks');
-  return { taskType, prompt, baseBranch, repo: parseRepoUrl(input.repo_url, deps.config.scmWebUrl) };
+  return { taskType, prompt, baseBranch, repo: parseRepoUrl(input.repo_url, deps.config) };
 }
 
 /**

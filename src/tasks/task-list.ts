@@ -68,9 +68,11 @@ function conditions(deps: Pick<Deps, 'config'>, accountId: string, q: TaskListQu
   if (q.parent_id) where.push(eq(tasks.parentId, q.parent_id));
   if (q.repo_url !== undefined) {
     // The same repository however it is written (.git, a trailing slash, letter case: code hosts ignore it).
-    const repo = parseRepoUrl(q.repo_url, deps.config.scmWebUrl);
+    const repo = parseRepoUrl(q.repo_url, deps.config);
     where.push(sql`lower(${tasks.repoOwner}) = ${repo.owner.toLowerCase()}`);
     where.push(sql`lower(${tasks.repoName}) = ${repo.name.toLowerCase()}`);
+    // Two hosts can hold the same OWNER/NAME: the whole address settles it (checked on the rows the index found).
+    where.push(sql`lower(${tasks.repoUrl}) = ${repo.url.toLowerCase()}`);
   }
   const after = timeBound('created_after', q.created_after);
   const before = timeBound('created_before', q.created_before);

@@ -12,6 +12,8 @@ export interface WorkspaceRequest {
   baseBranch: string;
   /** The code-host token for a private repository; it reaches git as an HTTP header only. */
   token?: string;
+  /** The HTTP Basic user the host expects with the token (HostKind.gitUser). */
+  tokenUser?: string;
   signal?: AbortSignal;
 }
 

@@ -19,7 +19,11 @@ export interface GitCall {
   workTree?: string;
   cwd?: string;
   /** The remote this call talks to: it decides the transports allowed and where a token may be sent. */
-  remote?: { url: string; token?: string };
+  remote?: {
+    url: string;
+    token?: string /** HTTP Basic user sent with the token (the host kind's; default GitHub's). */;
+    user?: string;
+  };
   /** Allow the file transport (a local clone from our own mirror). */
   allowFile?: boolean;
   /** Paths git may use though another user owns them (safe.directory); gitDir and workTree are added. */
@@ -79,22 +83,29 @@ export const identityEnv = (identity: { name: string; email: string }): Record<s
   GIT_COMMITTER_EMAIL: identity.email,
 });
 
-/** The HTTP header that carries a code-host token (GitHub's convention for tokens over git HTTPS). */
-export function authHeaderValue(token: string): string {
-  return `Basic ${Buffer.from(`x-access-token:${token}`).toString('base64')}`;
+const DEFAULT_TOKEN_USER = 'x-access-token';
+
+/**
+ * The HTTP header that carries a code-host token over git HTTPS: Basic, the token as password and
+ * the user name the host expects (GitHub's `x-access-token`, GitLab's `oauth2`: HostKind.gitUser).
+ */
+export function authHeaderValue(token: string, user = DEFAULT_TOKEN_USER): string {
+  return `Basic ${Buffer.from(`${user}:${token}`).toString('base64')}`;
 }
 
 /** Every form in which a token could show up in git's output. */
-function secretForms(token: string | undefined): string[] {
+function secretForms(token: string | undefined, user: string | undefined): string[] {
   if (!token) return [];
-  const basic = Buffer.from(`x-access-token:${token}`).toString('base64');
-  return [token, encodeURIComponent(token), basic];
+  const basics = [...new Set([DEFAULT_TOKEN_USER, user ?? DEFAULT_TOKEN_USER])].map((u) =>
+    authHeaderValue(token, u).slice(6),
+  );
+  return [token, encodeURIComponent(token), ...basics];
 }
 
 /** Replaces every form of the token in `text` with ***. */
-export function scrub(text: string, token: string | undefined): string {
+export function scrub(text: string, token: string | undefined, user?: string): string {
   let out = text;
-  for (const secret of secretForms(token)) if (secret) out = out.split(secret).join('***');
+  for (const secret of secretForms(token, user)) if (secret) out = out.split(secret).join('***');
   return out;
 }
 
@@ -135,7 +146,10 @@ export function gitInvocation(env: GitEnv, call: GitCall): GitInvocation {
   if (call.remote?.token && !isLocalUrl(call.remote.url)) {
     // Scoped to the code host's origin, so a redirect elsewhere does not carry it.
     const origin = new URL(call.remote.url).origin;
-    config.push([`http.${origin}/.extraHeader`, `Authorization: ${authHeaderValue(call.remote.token)}`]);
+    config.push([
+      `http.${origin}/.extraHeader`,
+      `Authorization: ${authHeaderValue(call.remote.token, call.remote.user)}`,
+    ]);
   }
 
   const childEnv: Record<string, string> = {};
@@ -173,6 +187,7 @@ export function gitInvocation(env: GitEnv, call: GitCall): GitInvocation {
 export function runGit(env: GitEnv, call: GitCall): Promise<{ stdout: string; stderr: string }> {
   const { command, args, env: childEnv } = gitInvocation(env, call);
   const token = call.remote?.token;
+  const user = call.remote?.user;
   const what = `git ${call.args[0] ?? ''}`.trim();
   return new Promise((resolve, reject) => {
     if (call.signal?.aborted) return reject(new GitError(`${what} was aborted`, '', null, false, true));
@@ -224,11 +239,11 @@ export function runGit(env: GitEnv, call: GitCall): Promise<{ stdout: string; st
     };
     child.once('error', (e) => {
       done();
-      reject(new GitError(`${what} could not start: ${scrub(e.message, token)}`, '', null));
+      reject(new GitError(`${what} could not start: ${scrub(e.message, token, user)}`, '', null));
     });
     child.once('close', (code) => {
       done();
-      const stderr = scrub(err, token).trim();
+      const stderr = scrub(err, token, user).trim();
       if (code === 0 && !timedOut && !aborted && !tooLarge) {
         resolve({ stdout: Buffer.concat(out).toString('utf8'), stderr });
         return;

@@ -12,6 +12,8 @@ export interface MirrorRequest {
   /** Where to fetch from: https://HOST/OWNER/NAME(.git); a local path only in tests and development. */
   repoUrl: string;
   token?: string;
+  /** The HTTP Basic user the host expects with the token (HostKind.gitUser). */
+  tokenUser?: string;
   signal?: AbortSignal;
 }
 
@@ -145,7 +147,7 @@ async function fetchInto(deps: WorkspaceDeps, gitDir: string, req: MirrorRequest
         HEADS,
       ],
       gitDir,
-      remote: { url: req.repoUrl, token: req.token },
+      remote: { url: req.repoUrl, token: req.token, user: req.tokenUser },
       signal: req.signal,
       timeoutMs: deps.fetchTimeoutMs,
     });

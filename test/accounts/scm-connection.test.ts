@@ -1,8 +1,9 @@
 import { randomBytes } from 'node:crypto';
-import { eq } from 'drizzle-orm';
+import { and, eq } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { accounts } from '../../src/db/schema.js';
-import { scmTokenOf } from '../../src/accounts/scm-connection.js';
+import { scmConnections } from '../../src/db/schema.js';
+import { scmTokenOn } from '../../src/accounts/scm-connection.js';
+import { defaultHost } from '../../src/scm/hosts.js';
 import { type Harness, newAccount, startHarness } from '../support/harness.js';
 import { freePort } from '../support/ports.js';
 
@@ -50,8 +51,17 @@ async function call(
 }
 
 const me = async (auth: Record<string, string>) => (await call('GET', '/v1/me', auth)).json() as { scm: string | null };
-const storedScm = async (accountId: string) =>
-  (await h.deps.db.select().from(accounts).where(eq(accounts.id, accountId)))[0]!;
+/** The account's stored connection to the (one) configured host; empty fields when there is none. */
+const storedScmOf = async (harness: Harness, accountId: string) => {
+  const [row] = await harness.deps.db
+    .select()
+    .from(scmConnections)
+    .where(and(eq(scmConnections.accountId, accountId), eq(scmConnections.host, 'github')));
+  return { scmLogin: row?.login ?? null, scmTokenEnc: row?.tokenEnc ?? null };
+};
+const storedScm = (accountId: string) => storedScmOf(h, accountId);
+/** The stored token, decrypted as the service decrypts it for use. */
+const storedToken = (accountId: string) => scmTokenOn(h.deps, accountId, defaultHost(h.deps.config));
 
 describe('POST /v1/me/scm and DELETE /v1/me/scm', () => {
   it('connects with a token the host accepts, stores it encrypted, shows the login, and disconnects', async () => {
@@ -62,7 +72,7 @@ describe('POST /v1/me/scm and DELETE /v1/me/scm', () => {
 
     const res = await call('POST', '/v1/me/scm', auth, { token: user.token });
     expect(res.statusCode, res.body).toBe(200);
-    expect(res.json()).toEqual({ scm: user.login });
+    expect(res.json()).toEqual({ scm: user.login, host: 'github' });
     expect((await me(auth)).scm).toBe(user.login);
 
     const row = await storedScm(account.id);
@@ -70,24 +80,37 @@ describe('POST /v1/me/scm and DELETE /v1/me/scm', () => {
     expect(row.scmTokenEnc).toBeTruthy();
     expect(row.scmTokenEnc).not.toContain(user.token);
     expect(row.scmTokenEnc).not.toContain(user.token.slice(4, 20));
-    // it is the token, encrypted, bound to this account
-    expect(scmTokenOf(h.deps, { id: account.id, scmTokenEnc: row.scmTokenEnc })).toBe(user.token);
-    expect(() => scmTokenOf(h.deps, { id: 'someone-else', scmTokenEnc: row.scmTokenEnc })).toThrow();
+    // it is the token, encrypted, bound to this account: copied to another account's row it does not decrypt
+    expect(await storedToken(account.id)).toBe(user.token);
+    const other = await newAccount(h, { plan: 'pro', scm: false });
+    await h.deps.db.insert(scmConnections).values({
+      accountId: other.account.id,
+      host: 'github',
+      login: user.login,
+      tokenEnc: row.scmTokenEnc!,
+      createdAt: new Date(),
+    });
+    await expect(storedToken(other.account.id)).rejects.toThrow();
+    await h.deps.db.delete(scmConnections).where(eq(scmConnections.accountId, other.account.id));
 
     // surrounding whitespace is not part of the token
     const again = await call('POST', '/v1/me/scm', auth, { token: `  ${user.token}\n` });
     expect(again.statusCode, again.body).toBe(200);
     const reRow = await storedScm(account.id);
-    expect(scmTokenOf(h.deps, { id: account.id, scmTokenEnc: reRow.scmTokenEnc })).toBe(user.token);
+    expect(await storedToken(account.id)).toBe(user.token);
     expect(reRow.scmTokenEnc).not.toBe(row.scmTokenEnc); // a fresh nonce
 
     const off = await call('DELETE', '/v1/me/scm', auth);
     expect(off.statusCode).toBe(200);
-    expect(off.json()).toEqual({ scm: null, disconnected: true });
+    expect(off.json()).toEqual({ scm: null, host: 'github', disconnected: true });
     expect((await me(auth)).scm).toBeNull();
     const cleared = await storedScm(account.id);
     expect([cleared.scmLogin, cleared.scmTokenEnc]).toEqual([null, null]);
-    expect((await call('DELETE', '/v1/me/scm', auth)).json()).toEqual({ scm: null, disconnected: false });
+    expect((await call('DELETE', '/v1/me/scm', auth)).json()).toEqual({
+      scm: null,
+      host: 'github',
+      disconnected: false,
+    });
   });
 
   it('answers 400 naming token for a token the host rejects, and keeps the connection it had', async () => {
@@ -101,7 +124,7 @@ describe('POST /v1/me/scm and DELETE /v1/me/scm', () => {
     expect(res.json().message).toMatch(/^token: /);
     expect(res.json().message).toContain('rejected');
     expect((await me(auth)).scm).toBe(scm!.login);
-    expect(scmTokenOf(h.deps, await storedScm(account.id))).toBe(scm!.token);
+    expect(await storedToken(account.id)).toBe(scm!.token);
   });
 
   it.each([
@@ -162,7 +185,7 @@ describe('POST /v1/me/scm and DELETE /v1/me/scm', () => {
       expect(res.statusCode, res.body).toBe(502);
       expect(res.json().error).toBe('scm_unavailable');
       expect(res.body).not.toContain(token);
-      const row = (await down.deps.db.select().from(accounts).where(eq(accounts.id, account.id)))[0]!;
+      const row = await storedScmOf(down, account.id);
       expect([row.scmLogin, row.scmTokenEnc]).toEqual([null, null]);
       for (const line of down.logLines) expect(line).not.toContain(token);
     } finally {
@@ -217,7 +240,7 @@ describe('OAuth: GET /v1/auth/scm/start and /v1/auth/scm/callback', () => {
     // the callback carries no credentials of ours: the state says whose account it is
     const done = await callback(code, state);
     expect(done.statusCode, done.body).toBe(200);
-    expect(done.json()).toEqual({ ok: true, scm: login });
+    expect(done.json()).toEqual({ ok: true, scm: login, host: 'github' });
     expect((await me(auth)).scm).toBe(login);
     // the code was traded at the host's token endpoint
     expect(
@@ -237,7 +260,7 @@ describe('OAuth: GET /v1/auth/scm/start and /v1/auth/scm/callback', () => {
     const b = await newAccount(h, { plan: 'pro', scm: false });
     const login = `oauth-a-${randomBytes(3).toString('hex')}`;
     const { code, state } = await approve(a.auth, login);
-    expect((await callback(code, state)).json()).toEqual({ ok: true, scm: login });
+    expect((await callback(code, state)).json()).toEqual({ ok: true, scm: login, host: 'github' });
     expect((await me(a.auth)).scm).toBe(login);
     expect((await me(b.auth)).scm).toBeNull();
   });

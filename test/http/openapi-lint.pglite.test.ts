@@ -114,7 +114,10 @@ describe('the committed OpenAPI document, strict', () => {
   it('lists required fields', () => {
     expect(schemas.Task!.required).toEqual(expect.arrayContaining(['id', 'status', 'mode', 'task_type', 'created_at']));
     expect(schemas.Error!.required).toEqual(['error', 'message', 'request_id']);
-    expect(schemas.Profile!.required).toEqual(expect.arrayContaining(['scm', 'github']));
+    expect(schemas.Profile!.required).toEqual(expect.arrayContaining(['scm', 'scm_hosts']));
+    // The brand key is the default host's (github, gitlab or gitea): each is described, none required.
+    for (const brand of ['github', 'gitlab', 'gitea'])
+      expect(Object.keys(schemas.Profile!.properties!), brand).toContain(brand);
   });
 
   it('has one Error schema whose code is the enum of every code, used by every error answer', () => {

@@ -328,7 +328,7 @@ export interface paths {
         put?: never;
         /** Connect your code-host account with a token (checked against the host, stored encrypted, never returned) */
         post: operations["connectScm"];
-        /** Disconnect your code-host account (the stored token is deleted) */
+        /** Disconnect your account on a code host (the stored token is deleted) */
         delete: operations["disconnectScm"];
         options?: never;
         head?: never;
@@ -1082,7 +1082,21 @@ export interface components {
             /** @enum {string} */
             approval_mode: "auto" | "manual";
             scm: string | null;
-            github: string | null;
+            github?: string | null;
+            gitlab?: string | null;
+            gitea?: string | null;
+            /** @description every code host of this server, the default first */
+            scm_hosts: {
+                /** @description the host’s id: POST /v1/me/scm `host` */
+                host: string;
+                /** @enum {string} */
+                kind: "github" | "gitlab" | "gitea";
+                /** Format: uri */
+                web_url: string;
+                login: string | null;
+                /** @description the host can be connected (and signed in with) through OAuth */
+                oauth: boolean;
+            }[];
             api_keys: components["schemas"]["ProviderKey"][];
             is_admin: boolean;
             /** Format: date-time */
@@ -1955,6 +1969,8 @@ export interface operations {
                      * @default false
                      */
                     private?: boolean;
+                    /** @description the code host to create it on (GET /v1/me lists them); default: the first */
+                    host?: string;
                 };
             };
         };
@@ -2442,14 +2458,11 @@ export interface operations {
         };
         requestBody: {
             content: {
-                /**
-                 * @example {
-                 *       "token": "ghp_…"
-                 *     }
-                 */
                 "application/json": {
-                    /** @description a personal access token with repo scope */
+                    /** @description a personal access token: `repo` scope on GitHub, `api` on GitLab, `write:repository` and `read:user` on Gitea */
                     token: string;
+                    /** @description the id of one of the server’s code hosts (GET /v1/me lists them); default: the first */
+                    host?: string;
                 };
             };
         };
@@ -2461,8 +2474,10 @@ export interface operations {
                 };
                 content: {
                     "application/json": {
-                        /** @description the login on the code host; null when not connected */
-                        scm: string | null;
+                        /** @description the login on the code host */
+                        scm: string;
+                        /** @description the id of the code host */
+                        host: string;
                     };
                 };
             };
@@ -2506,14 +2521,17 @@ export interface operations {
     };
     disconnectScm: {
         parameters: {
-            query?: never;
+            query?: {
+                /** @description the id of one of the server’s code hosts (GET /v1/me lists them); default: the first */
+                host?: string;
+            };
             header?: never;
             path?: never;
             cookie?: never;
         };
         requestBody?: never;
         responses: {
-            /** @description the account is no longer connected */
+            /** @description the account is no longer connected to that host */
             200: {
                 headers: {
                     [name: string]: unknown;
@@ -2521,9 +2539,20 @@ export interface operations {
                 content: {
                     "application/json": {
                         scm: null;
+                        /** @description the id of the code host */
+                        host: string;
                         /** @description false when nothing was connected */
                         disconnected: boolean;
                     };
+                };
+            };
+            /** @description the request is malformed; the message names the field (`bad_request`, `not_a_scm_url`) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
                 };
             };
             /** @description no valid token: missing, malformed, unknown, revoked or expired (`unauthorized`, `invalid_token`) */
@@ -2548,7 +2577,10 @@ export interface operations {
     };
     startScmOAuth: {
         parameters: {
-            query?: never;
+            query?: {
+                /** @description the id of one of the server’s code hosts (GET /v1/me lists them); default: the first */
+                host?: string;
+            };
             header?: never;
             path?: never;
             cookie?: never;
@@ -2565,6 +2597,15 @@ export interface operations {
                         /** Format: uri */
                         authorize_url: string;
                     };
+                };
+            };
+            /** @description the request is malformed; the message names the field (`bad_request`, `not_a_scm_url`) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
                 };
             };
             /** @description no valid token: missing, malformed, unknown, revoked or expired (`unauthorized`, `invalid_token`) */
@@ -2617,6 +2658,7 @@ export interface operations {
                     "application/json": {
                         ok: boolean;
                         scm: string;
+                        host: string;
                     };
                 };
             };
@@ -2658,7 +2700,10 @@ export interface operations {
     };
     signInWithScm: {
         parameters: {
-            query?: never;
+            query?: {
+                /** @description the id of one of the server’s code hosts (GET /v1/me lists them); default: the first */
+                host?: string;
+            };
             header?: never;
             path?: never;
             cookie?: never;
@@ -2671,6 +2716,15 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content?: never;
+            };
+            /** @description the request is malformed; the message names the field (`bad_request`, `not_a_scm_url`) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
             };
             /** @description no such resource of yours (another account’s looks the same as a missing one) (`not_found`) */
             404: {

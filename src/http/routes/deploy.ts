@@ -2,7 +2,7 @@ import { type FastifyPluginAsyncTypebox, Type } from '@fastify/type-provider-typ
 import type { Deps } from '../../deps.js';
 import { deployToGit } from '../../sites/deploy-git.js';
 import { caller } from '../auth.js';
-import { IdParams, Url, described, errorResponses } from '../schemas.js';
+import { IdParams, ScmHostId, Url, described, errorResponses } from '../schemas.js';
 
 const DeployBody = Type.Object(
   {
@@ -14,6 +14,7 @@ const DeployBody = Type.Object(
         'name of the new repository under your code-host login: 1 to 100 letters, digits, ".", "-" or "_", not "." or ".."',
     }),
     private: Type.Optional(Type.Boolean({ default: false, description: 'create a private repository' })),
+    host: Type.Optional(ScmHostId('the code host to create it on (GET /v1/me lists them); default: the first')),
   },
   { additionalProperties: false, examples: [{ repo_name: 'bakery-site', private: false }] },
 );
@@ -46,6 +47,7 @@ export const deployRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = async (ap
       const { repo } = await deployToGit(deps, caller(request).account, request.params.id, {
         repoName: request.body.repo_name,
         private: request.body.private ?? false,
+        host: request.body.host,
       });
       return reply.status(201).send({ ok: true, repo_url: repo.htmlUrl, clone_url: repo.cloneUrl });
     },

@@ -131,7 +131,7 @@ export const feedbackRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = async (
       },
     },
     async (request) => {
-      const repo = parseRepoUrl(request.query.repo, deps.config.scmWebUrl).url;
+      const repo = parseRepoUrl(request.query.repo, deps.config).url;
       const items = await listMemory(deps, caller(request).account.id, repo);
       return {
         repo,

@@ -2,7 +2,7 @@ import { type FastifyPluginAsyncTypebox, Type } from '@fastify/type-provider-typ
 import { eq } from 'drizzle-orm';
 import { listProviderKeys } from '../../accounts/provider-keys.js';
 import { accounts } from '../../db/schema.js';
-import { SCM_BRAND } from '../../scm/github.js';
+import { connectionsOf } from '../../accounts/scm-connection.js';
 import type { Deps } from '../../deps.js';
 import { caller } from '../auth.js';
 import { providerKeyJson } from '../present.js';
@@ -21,6 +21,8 @@ export const meRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = async (app, {
     },
     async (request) => {
       const { account, tokenKind } = caller(request);
+      const hosts = await connectionsOf(deps, account.id);
+      const first = hosts[0]!;
       return {
         id: account.id,
         email: account.email,
@@ -29,8 +31,15 @@ export const meRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = async (app, {
         credits: account.credits,
         use_byok: account.useByok,
         approval_mode: account.approvalMode,
-        scm: account.scmLogin,
-        [SCM_BRAND]: account.scmLogin,
+        scm: first.login,
+        [first.host.kind.brand]: first.login,
+        scm_hosts: hosts.map(({ host, login }) => ({
+          host: host.id,
+          kind: host.kind.kind,
+          web_url: host.webUrl,
+          login,
+          oauth: !!host.oauth,
+        })),
         api_keys: (await listProviderKeys(deps, account.id)).map(providerKeyJson),
         is_admin: account.isAdmin,
         created_at: account.createdAt.toISOString(),

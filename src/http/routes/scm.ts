@@ -1,14 +1,14 @@
 import { type FastifyPluginAsyncTypebox, Type } from '@fastify/type-provider-typebox';
 import type { FastifyReply } from 'fastify';
 import type { Deps } from '../../deps.js';
-import { connectScm, disconnectScm } from '../../accounts/scm-connection.js';
+import { chosenHost, connectScm, disconnectScm } from '../../accounts/scm-connection.js';
 import { createSession } from '../../accounts/sessions.js';
 import { createPersonalToken } from '../../accounts/token-store.js';
 import { AppError } from '../../errors.js';
 import { authorizeUrl, completeLogin, completeOAuth, loginAuthorizeUrl, readState } from '../../accounts/scm-oauth.js';
 import { caller } from '../auth.js';
 import { STATUS_OF } from '../errors.js';
-import { Url, described, errorResponses } from '../schemas.js';
+import { ScmHostId, Url, described, errorResponses } from '../schemas.js';
 import { setSessionCookie } from '../session-cookie.js';
 import { OAUTH_SESSION_TOKEN_NAME } from './session.js';
 
@@ -22,9 +22,14 @@ function errorPage(message: string) {
   return `<!doctype html><html lang="en"><head><meta charset="utf-8"><title>Sign-in failed · emend</title></head><body><main><h1>Sign-in failed</h1><p>${escapeHtml(message)}</p><p><a href="/app/">Back to the control panel</a></p></main></body></html>`;
 }
 
+const HostId = ScmHostId();
+
 const Connection = Type.Object({
-  scm: Type.Union([Type.String(), Type.Null()], { description: 'the login on the code host; null when not connected' }),
+  scm: Type.String({ description: 'the login on the code host' }),
+  host: Type.String({ description: 'the id of the code host' }),
 });
+
+const HostQuery = Type.Object({ host: Type.Optional(HostId) }, { additionalProperties: false });
 
 export const scmRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = async (app, { deps }) => {
   app.post(
@@ -41,10 +46,12 @@ export const scmRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = async (app, 
             token: Type.String({
               minLength: 1,
               maxLength: 500,
-              description: 'a personal access token with repo scope',
+              description:
+                'a personal access token: `repo` scope on GitHub, `api` on GitLab, `write:repository` and `read:user` on Gitea',
             }),
+            host: Type.Optional(HostId),
           },
-          { additionalProperties: false, examples: [{ token: 'ghp_…' }] },
+          { additionalProperties: false, examples: [{ token: 'ghp_…' }, { token: 'glpat-…', host: 'gitlab' }] },
         ),
         response: {
           200: described('the connection, with the login on the code host', Connection),
@@ -52,7 +59,10 @@ export const scmRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = async (app, 
         },
       },
     },
-    async (request) => ({ scm: await connectScm(deps, caller(request).account.id, request.body.token) }),
+    async (request) => {
+      const host = chosenHost(deps, request.body.host);
+      return { scm: await connectScm(deps, caller(request).account.id, request.body.token, host), host: host.id };
+    },
   );
 
   app.delete(
@@ -62,20 +72,25 @@ export const scmRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = async (app, 
       schema: {
         tags: ['account'],
         operationId: 'disconnectScm',
-        summary: 'Disconnect your code-host account (the stored token is deleted)',
+        summary: 'Disconnect your account on a code host (the stored token is deleted)',
+        querystring: HostQuery,
         response: {
           200: described(
-            'the account is no longer connected',
+            'the account is no longer connected to that host',
             Type.Object({
               scm: Type.Null(),
+              host: Type.String({ description: 'the id of the code host' }),
               disconnected: Type.Boolean({ description: 'false when nothing was connected' }),
             }),
           ),
-          ...errorResponses(401, 403),
+          ...errorResponses(400, 401, 403),
         },
       },
     },
-    async (request) => ({ scm: null, disconnected: await disconnectScm(deps, caller(request).account.id) }),
+    async (request) => {
+      const host = chosenHost(deps, request.query.host);
+      return { scm: null, host: host.id, disconnected: await disconnectScm(deps, caller(request).account.id, host) };
+    },
   );
 
   app.get(
@@ -86,13 +101,14 @@ export const scmRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = async (app, 
         tags: ['account'],
         operationId: 'startScmOAuth',
         summary: 'Start connecting your code-host account through OAuth: open authorize_url in a browser',
+        querystring: HostQuery,
         response: {
           200: described('the code host address to send the browser to', Type.Object({ authorize_url: Url() })),
-          ...errorResponses(401, 403, 404),
+          ...errorResponses(400, 401, 403, 404),
         },
       },
     },
-    async (request) => ({ authorize_url: authorizeUrl(deps, caller(request).account.id) }),
+    async (request) => ({ authorize_url: authorizeUrl(deps, caller(request).account.id, request.query.host) }),
   );
 
   app.get(
@@ -112,7 +128,10 @@ export const scmRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = async (app, 
           state: Type.String({ minLength: 1, maxLength: 1000 }),
         }),
         response: {
-          200: described('the account is connected', Type.Object({ ok: Type.Boolean(), scm: Type.String() })),
+          200: described(
+            'the account is connected',
+            Type.Object({ ok: Type.Boolean(), scm: Type.String(), host: Type.String() }),
+          ),
           302: Type.Null({ description: 'a sign-in succeeded: to /app/' }),
           ...errorResponses(400, 404, 502),
         },
@@ -121,7 +140,8 @@ export const scmRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = async (app, 
     async (request, reply) => {
       const { code, state } = request.query;
       const claims = readState(deps, state);
-      if (claims.loginNonce === undefined) return { ok: true, scm: (await completeOAuth(deps, code, state)).login };
+      if (claims.loginNonce === undefined)
+        return { ok: true, scm: (await completeOAuth(deps, code, state)).login, host: claims.host.id };
       const secure = deps.config.baseUrl.startsWith('https:');
       reply.clearCookie(LOGIN_COOKIE, { path: '/', httpOnly: true, sameSite: 'lax', secure });
       try {
@@ -131,7 +151,7 @@ export const scmRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = async (app, 
             'this sign-in was started in another browser or has already been used; start it again from the control panel',
           );
         }
-        const { account } = await completeLogin(deps, code);
+        const { account } = await completeLogin(deps, claims.host, code);
         const { record } = await createPersonalToken(deps, account.id, OAUTH_SESSION_TOKEN_NAME);
         const session = await createSession(deps, {
           accountId: account.id,
@@ -168,11 +188,12 @@ export const scmRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = async (app, 
         description:
           'The host sends the browser back to /v1/auth/scm/callback, which signs in the account connected to that host user (a full token named "control panel (GitHub sign-in)" is issued for the session and revoked at sign-out) and redirects to /app/. 404 when no OAuth app is configured.',
         security: [],
-        response: { 302: Type.Null({ description: 'to the code host' }), ...errorResponses(404) },
+        querystring: HostQuery,
+        response: { 302: Type.Null({ description: 'to the code host' }), ...errorResponses(400, 404) },
       },
     },
-    async (_request, reply) => {
-      const { url, nonce } = loginAuthorizeUrl(deps);
+    async (request, reply) => {
+      const { url, nonce } = loginAuthorizeUrl(deps, request.query.host);
       reply.setCookie(LOGIN_COOKIE, nonce, {
         path: '/',
         httpOnly: true,

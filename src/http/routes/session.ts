@@ -143,6 +143,6 @@ export const sessionRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = async (a
         },
       },
     },
-    async () => ({ token: true, demo: true, oauth: deps.config.scmOAuth !== undefined }),
+    async () => ({ token: true, demo: true, oauth: deps.config.scmHosts.some((h) => h.oauth) }),
   );
 };

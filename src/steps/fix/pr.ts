@@ -1,8 +1,7 @@
-import { eq } from 'drizzle-orm';
-import { accounts } from '../../db/schema.js';
 import type { Deps } from '../../deps.js';
-import { hostFor, scmTokenOf } from '../../accounts/scm-connection.js';
+import { chosenHost, hostFor, scmTokenOn } from '../../accounts/scm-connection.js';
 import { type CodeHost, type PullSource, ScmError } from '../../scm/code-host.js';
+import { type ScmHost, gitUrlOf } from '../../scm/hosts.js';
 import { parseRepoUrl } from '../../scm/urls.js';
 import { gitEnvOf } from '../../workspace/layout.js';
 import { GitError, identityEnv, runGit } from '../../workspace/git.js';
@@ -29,7 +28,14 @@ async function commitChange(deps: Deps, helpers: StepHelpers, branch: string, ti
   return (await runGit(git, { ...call, args: ['rev-parse', 'HEAD'] })).stdout.trim();
 }
 
-async function push(deps: Deps, helpers: StepHelpers, url: string, token: string, branch: string): Promise<void> {
+/** Where to push and as whom: the host's git address and the token with the host's user name. */
+interface PushTarget {
+  url: string;
+  token: string;
+  user: string;
+}
+
+async function push(deps: Deps, helpers: StepHelpers, remote: PushTarget, branch: string): Promise<void> {
   const ws = await helpers.workspace();
   const git = gitEnvOf({ dataDir: deps.config.dataDir, log: deps.log, spawn: helpers.spawn });
   await runGit(git, {
@@ -37,10 +43,10 @@ async function push(deps: Deps, helpers: StepHelpers, url: string, token: string
     workTree: ws.dir,
     cwd: ws.dir,
     signal: helpers.signal,
-    remote: { url, token },
+    remote,
     // The branch is this task's own (emend/<id>-…): a run resumed after its worker died pushes
     // a new commit of the same change over the one the dead run left there (found by the soak).
-    args: ['push', '--quiet', '--no-verify', '--force', '--', url, `HEAD:refs/heads/${branch}`],
+    args: ['push', '--quiet', '--no-verify', '--force', '--', remote.url, `HEAD:refs/heads/${branch}`],
   });
 }
 
@@ -61,21 +67,19 @@ function pushFailure(err: unknown, where: string): Error {
 async function pushToFork(
   deps: Deps,
   helpers: StepHelpers,
-  gh: CodeHost,
-  owner: string,
-  name: string,
-  base: string,
-  token: string,
+  at: { host: ScmHost; client: CodeHost; token: string },
+  repo: { owner: string; name: string; base: string },
   branch: string,
 ) {
-  const fork = await gh.fork(owner, name);
-  await gh
-    .syncFork(fork.owner, fork.name, base)
+  const fork = await at.client.fork(repo.owner, repo.name);
+  await at.client
+    .syncFork(fork.owner, fork.name, repo.base)
     .catch((err) => helpers.log('fork sync failed; pushing anyway', { problem: (err as Error).message }));
-  const url = `${deps.config.scmWebUrl}/${fork.owner}/${fork.name}.git`;
+  // The configured web address, never the API's clone_url: the token goes to the operator's host only.
+  const remote = { url: gitUrlOf(at.host, fork.owner, fork.name), token: at.token, user: at.host.kind.gitUser };
   for (let attempt = 1; ; attempt++) {
     try {
-      await push(deps, helpers, url, token, branch);
+      await push(deps, helpers, remote, branch);
       return fork;
     } catch (err) {
       if (attempt >= FORK_READY_TRIES || helpers.signal.aborted) throw pushFailure(err, `${fork.owner}/${fork.name}`);
@@ -94,14 +98,16 @@ export function prStep(): FixStep<'pr'> {
   return async ({ task, outputs }, helpers) => {
     const deps = helpers.deps;
     if (!task.repoUrl) throw new Error('this task has no repository to open a pull request on');
-    const [account] = await deps.db.select().from(accounts).where(eq(accounts.id, task.accountId));
-    const token = account ? scmTokenOf(deps, account) : undefined;
+    const ref = parseRepoUrl(task.repoUrl, deps.config);
+    const { owner, name } = ref;
+    const host = chosenHost(deps, ref.host);
+    const token = await scmTokenOn(deps, task.accountId, host);
     if (!token)
       throw new Error(
-        'no code-host account is connected to push and open the pull request; connect one (POST /v1/me/scm) and continue',
+        `no account on ${host.id} is connected to push and open the ${host.kind.pullNoun}; connect one ` +
+          '(POST /v1/me/scm) and continue',
       );
-    const { owner, name } = parseRepoUrl(task.repoUrl, deps.config.scmWebUrl);
-    const gh = hostFor(deps, token);
+    const gh = hostFor(deps, host, token);
     const repo = await gh.repo(owner, name);
     if (!repo) throw new Error(`${owner}/${name} is no longer visible to the connected account`);
 
@@ -113,12 +119,18 @@ export function prStep(): FixStep<'pr'> {
     let fork: string | null = null;
     if (repo.canPush) {
       try {
-        await push(deps, helpers, `${task.repoUrl}.git`, token, branch);
+        await push(deps, helpers, { url: gitUrlOf(host, owner, name), token, user: host.kind.gitUser }, branch);
       } catch (err) {
         throw pushFailure(err, `${owner}/${name}`);
       }
     } else {
-      const made = await pushToFork(deps, helpers, gh, owner, name, task.baseBranch, token, branch);
+      const made = await pushToFork(
+        deps,
+        helpers,
+        { host, client: gh, token },
+        { owner, name, base: task.baseBranch },
+        branch,
+      );
       head = `${made.owner}:${branch}`;
       from = { owner: made.owner, name: made.name };
       fork = made.fullName;

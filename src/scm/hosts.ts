@@ -1,0 +1,71 @@
+import type { Config, ScmHostConfig } from '../config.js';
+import type { CodeHost, HostKind } from './code-host.js';
+import { HOST_KINDS } from './kinds.js';
+
+/** A configured code host with its kind's adapter and rules. */
+export interface ScmHost extends Omit<ScmHostConfig, 'kind'> {
+  kind: HostKind;
+}
+
+function resolved(h: ScmHostConfig): ScmHost {
+  const kind = HOST_KINDS[h.kind];
+  if (!kind) throw new Error(`code host "${h.id}": no adapter for the kind "${h.kind}" in this build`);
+  return { ...h, kind };
+}
+
+/** The deployment's hosts, the default first. */
+export const scmHosts = (config: Pick<Config, 'scmHosts'>): ScmHost[] => config.scmHosts.map(resolved);
+
+/** The default host: the first configured. */
+export const defaultHost = (config: Pick<Config, 'scmHosts'>): ScmHost => resolved(config.scmHosts[0]!);
+
+/** The host with this id, or undefined. */
+export function hostById(config: Pick<Config, 'scmHosts'>, id: string): ScmHost | undefined {
+  const found = config.scmHosts.find((h) => h.id === id);
+  return found ? resolved(found) : undefined;
+}
+
+/**
+ * The host a web address (a repository's or a pull request's) belongs to, and the path after the
+ * host's web URL; undefined when it is on none of them. Scheme and host compare without case.
+ */
+export function hostOfUrl(
+  config: Pick<Config, 'scmHosts'>,
+  raw: string,
+): { host: ScmHost; path: string; url: URL } | undefined {
+  let url: URL;
+  try {
+    url = new URL(raw);
+  } catch {
+    return undefined;
+  }
+  for (const h of config.scmHosts) {
+    const web = new URL(h.webUrl);
+    if (url.protocol !== web.protocol || url.host.toLowerCase() !== web.host.toLowerCase()) continue;
+    const base = web.pathname.replace(/\/+$/, '');
+    if (!url.pathname.startsWith(`${base}/`)) continue;
+    return { host: resolved(h), path: url.pathname.slice(base.length + 1), url };
+  }
+  return undefined;
+}
+
+/** The address git pushes to and fetches from, built from the configured web URL (never from an API answer). */
+export const gitUrlOf = (host: Pick<ScmHost, 'webUrl'>, owner: string, name: string) =>
+  `${host.webUrl}/${owner}/${name}.git`;
+
+/** The host's API as the caller sees it: with their token, anonymous without. */
+export const clientOf = (host: ScmHost, fetch: typeof globalThis.fetch, token?: string): CodeHost =>
+  host.kind.client({ apiUrl: host.apiUrl, fetch, token });
+
+/** The host of a stored repository URL (a task's); an error when the deployment no longer lists it. */
+export function hostOfRepo(config: Pick<Config, 'scmHosts'>, repoUrl: string): ScmHost {
+  const found = hostOfUrl(config, repoUrl);
+  if (!found) throw new Error(`${repoUrl} is on no code host this server is configured for (EMEND_SCM_HOSTS)`);
+  return found.host;
+}
+
+const KIND_LABELS = { github: 'GitHub', gitlab: 'GitLab', gitea: 'Gitea' } as const;
+
+/** The host's name for people: its kind's product name, with its id when it differs from the kind. */
+export const hostLabel = (host: ScmHost) =>
+  host.id === host.kind.kind ? KIND_LABELS[host.kind.kind] : `${KIND_LABELS[host.kind.kind]} (${host.id})`;
