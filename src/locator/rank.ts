@@ -31,6 +31,13 @@ const QUALIFIED_MENTION = 1.2;
 const SYMBOL_MENTION = 1;
 const SYMBOL_CAP = 1.5;
 const STEM_MENTION = 0.3;
+/**
+ * A file the title alone matches best. The title is the report's one-line summary: in a long report (logs, listings,
+ * the user's own code) its few terms are a small share of the query, so the files matching many incidental terms
+ * outrank the one matching what the report is about. A second BM25 pass over the title's terms alone, scaled so the
+ * best file scores 1, restores that.
+ */
+const TITLE_MATCH = 0.75;
 const TEST_DEMOTION = 0.3;
 const DOC_DEMOTION = 0.5;
 const AUX_DEMOTION = 0.6;
@@ -154,6 +161,25 @@ export function promptParts(prompt: string): { title: string; prose: string; cod
   return { title, prose: prose.join('\n'), code: code.join('\n') };
 }
 
+/**
+ * The tokens of a part of the report as query terms, with two changes from the index's tokens:
+ *
+ * - numbers go: a report's numbers are versions (`pytest 6.0.0rc0`, `python3.9`), line numbers, counts and values,
+ *   and the small numbers of code (`0`, `1`, `2`) are in nearly every file, so they match files at random;
+ *   identifiers holding digits (`python3`, `F0010`, `md5`) are kept whole;
+ * - a kebab-case word (`--import-mode`, `ignore-paths`, `max-line-length`) also gives its snake_case and joined
+ *   forms: command-line options and configuration keys are spelled with hyphens, the code that reads them names
+ *   them `import_mode` or `importmode`, and the parts alone (`import`, `mode`) are common words.
+ */
+export function queryTokens(text: string): string[] {
+  const out = tokenize(text).filter((t) => !/^\d+$/.test(t));
+  for (const m of text.matchAll(/(?<!\w)[A-Za-z][A-Za-z0-9]*(?:-[A-Za-z][A-Za-z0-9]*)+(?![\w-])/g)) {
+    const snake = m[0].toLowerCase().replace(/-/g, '_');
+    out.push(snake, snake.replace(/_/g, ''));
+  }
+  return out;
+}
+
 /** Query terms with weights: the largest weight of the parts a term appears in, a little more when it recurs. */
 export function queryTerms(prompt: string): Map<string, number> {
   const { title, prose, code } = promptParts(prompt);
@@ -164,7 +190,7 @@ export function queryTerms(prompt: string): Map<string, number> {
     [prose, PROSE_WEIGHT],
     [code, CODE_WEIGHT],
   ] as const) {
-    for (const t of tokenize(text)) {
+    for (const t of queryTokens(text)) {
       weights.set(t, Math.max(weights.get(t) ?? 0, w));
       counts.set(t, (counts.get(t) ?? 0) + 1);
     }
@@ -232,6 +258,16 @@ function promptIdentifiers(prompt: string, repoNames: Set<string>): Map<string, 
   return ids;
 }
 
+/** BM25 of the title's terms alone, each once, scaled so the best file scores 1 (all 0 for a title of one term). */
+function titleMatch(index: LocatorIndex, prompt: string): { scores: Float64Array; terms: string[] } {
+  const terms = new Set(queryTokens(promptParts(prompt).title));
+  if (terms.size < 2) return { scores: new Float64Array(index.bm25.docs.length), terms: [] };
+  const { scores } = scoreBm25(index.bm25, new Map([...terms].map((t) => [t, 1])));
+  const max = Math.max(0, ...scores);
+  if (max > 0) for (let i = 0; i < scores.length; i++) scores[i]! /= max;
+  return { scores, terms: [...terms] };
+}
+
 /** Ranks the indexed files for the prompt: BM25, then boosts for what the prompt names, then the test-file demotion. */
 export function rank(index: LocatorIndex, report: string, top: number): RankedFile[] {
   const prompt = withoutDependencyListings(report);
@@ -258,6 +294,7 @@ export function rank(index: LocatorIndex, report: string, top: number): RankedFi
           : null;
 
   const base = Array.from(scores, (s) => (maxBm25 > 0 ? s / maxBm25 : 0));
+  const title = titleMatch(index, prompt);
   const strong = new Float64Array(docs.length); // explicit references
   const weak = new Float64Array(docs.length);
   const reasons: string[][] = docs.map(() => []);
@@ -364,10 +401,13 @@ export function rank(index: LocatorIndex, report: string, top: number): RankedFi
   });
 
   const results: RankedFile[] = docs.map((d, i) => {
-    let soft = base[i]! + weak[i]!;
+    let soft = base[i]! + weak[i]! + TITLE_MATCH * title.scores[i]!;
     let hard = strong[i]!;
     if (base[i]! > 0)
       reasons[i]!.unshift(`BM25 ${scores[i]!.toFixed(2)} (${topTerms(index.bm25, i, terms).join(', ')})`);
+    // After the explicit references: a reader shown the first few reasons sees those first.
+    if (title.scores[i]! >= 0.5)
+      reasons[i]!.push(`the title's terms match (${topTerms(index.bm25, i, title.terms).join(', ')})`);
     const demoted = demotion(d.path);
     if (demoted) {
       soft *= demoted[0];
