@@ -6,7 +6,7 @@ import { join } from 'node:path';
 import { and, eq, inArray, type SQL } from 'drizzle-orm';
 import type { FastifyInstance } from 'fastify';
 import { createAccount } from '../../src/accounts/accounts.js';
-import type { PlanName } from '../../src/config.js';
+import type { PlanName, ScmKindName } from '../../src/config.js';
 import { buildApp } from '../../src/app.js';
 import { manualClock } from '../../src/clock.js';
 import { loadConfig } from '../../src/config.js';
@@ -32,9 +32,20 @@ export interface Harness {
   close(): Promise<void>;
 }
 
+/** A code host beside the fake GitHub, as EMEND_SCM_HOSTS lists it (its web_url, api_url…). */
+export interface ExtraHost {
+  id: string;
+  kind: ScmKindName;
+  web_url: string;
+  api_url: string;
+  oauth?: { client_id: string; client_secret: string };
+}
+
 /**
  * The app on a fresh database. The code host's REST API is a fake GitHub (h.github) unless the
  * test sets EMEND_SCM_API_URL; with `scm: 'fake'` its web address (git over HTTP) is too.
+ * `hosts` adds code hosts after it (EMEND_SCM_HOSTS: the fake GitHub is `github`, the default);
+ * a test that sets EMEND_SCM_HOSTS itself gets exactly its list.
  */
 export async function startHarness(
   env: Record<string, string> = {},
@@ -42,14 +53,25 @@ export async function startHarness(
     fetch?: typeof fetch;
     scm?: 'fake' /** the resolver behind the outbound address policy */;
     lookup?: LookupFunction;
+    hosts?: ExtraHost[];
   } = {},
 ): Promise<Harness> {
   const dataDir = mkdtempSync(join(tmpdir(), 'emend-test-'));
   const github = await startFakeGitHub();
-  const scmEnv: Record<string, string> = {
-    EMEND_SCM_API_URL: github.apiUrl,
-    ...(options.scm === 'fake' ? { EMEND_SCM_WEB_URL: github.webUrl } : {}),
+  const githubHost: ExtraHost = {
+    id: 'github',
+    kind: 'github',
+    web_url: options.scm === 'fake' ? github.webUrl : 'https://github.com',
+    api_url: github.apiUrl,
   };
+  const scmEnv: Record<string, string> = env.EMEND_SCM_HOSTS
+    ? {}
+    : options.hosts
+      ? { EMEND_SCM_HOSTS: JSON.stringify([githubHost, ...options.hosts]) }
+      : {
+          EMEND_SCM_API_URL: github.apiUrl,
+          ...(options.scm === 'fake' ? { EMEND_SCM_WEB_URL: github.webUrl } : {}),
+        };
   const config = loadConfig({
     EMEND_DATA_DIR: dataDir,
     EMEND_SECRET_KEY: randomBytes(32).toString('hex'),

@@ -4,7 +4,7 @@ import { productionSteps } from '../../src/step-registry.js';
 import { type Worker, startWorker } from '../../src/engine/worker.js';
 import { waitForStatus } from './engine.js';
 import { CALC_PROMPT } from './fix-script.js';
-import { type Harness, startHarness } from './harness.js';
+import { type ExtraHost, type Harness, startHarness } from './harness.js';
 import { type ScriptedModel, startScriptedModel } from './scripted-model/server.js';
 
 export const MANAGED_KEY = 'sk-managed-0123456789';
@@ -32,7 +32,7 @@ const KEY_VARS: Record<Provider, string> = {
 export async function startModelService(
   env: Record<string, string> = {},
   provider: Provider | null = 'openai',
-  options: { lookup?: LookupFunction } = {},
+  options: { lookup?: LookupFunction; hosts?: ExtraHost[] } = {},
 ): Promise<ModelService> {
   const model = await startScriptedModel({ validKeys: [MANAGED_KEY] });
   const h = await startHarness(
@@ -44,7 +44,7 @@ export async function startModelService(
       EMEND_LLM_RETRY_BASE_MS: '10',
       ...env,
     },
-    { scm: 'fake', lookup: options.lookup },
+    { scm: 'fake', lookup: options.lookup, hosts: options.hosts },
   );
   const worker = await startWorker(h.deps, productionSteps(), {
     concurrency: 1,

@@ -1,0 +1,99 @@
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { ConfigError, loadConfig } from '../src/config.js';
+
+/** EMEND_SCM_HOSTS / EMEND_SCM_HOSTS_FILE: the code hosts of a deployment (docs/code-host.md). */
+
+const gitlab = {
+  id: 'gitlab',
+  kind: 'gitlab',
+  web_url: 'https://git.example.com/',
+  api_url: 'https://git.example.com/api/v4',
+  oauth: { client_id: 'app', client_secret: 'shh' },
+};
+const github = { id: 'github', kind: 'github', web_url: 'https://github.com', api_url: 'https://api.github.com' };
+
+const hostsOf = (env: Record<string, string>) => loadConfig(env).scmHosts;
+const refusal = (env: Record<string, string>) => {
+  try {
+    loadConfig(env);
+  } catch (err) {
+    expect(err).toBeInstanceOf(ConfigError);
+    return (err as Error).message;
+  }
+  throw new Error('accepted');
+};
+
+describe('the code hosts of a deployment', () => {
+  it('without a list: the one GitHub host of EMEND_SCM_WEB_URL, _API_URL and _OAUTH_*, id github', () => {
+    expect(
+      hostsOf({
+        EMEND_SCM_WEB_URL: 'https://ghe.example.com/',
+        EMEND_SCM_API_URL: 'https://ghe.example.com/api/v3',
+        EMEND_SCM_OAUTH_CLIENT_ID: 'id',
+        EMEND_SCM_OAUTH_CLIENT_SECRET: 'secret',
+      }),
+    ).toEqual([
+      {
+        id: 'github',
+        kind: 'github',
+        webUrl: 'https://ghe.example.com',
+        apiUrl: 'https://ghe.example.com/api/v3',
+        oauth: { clientId: 'id', clientSecret: 'secret' },
+      },
+    ]);
+  });
+
+  it('reads the list from EMEND_SCM_HOSTS or a file, in order (the first is the default)', () => {
+    const expected = [
+      {
+        id: 'gitlab',
+        kind: 'gitlab',
+        webUrl: 'https://git.example.com',
+        apiUrl: 'https://git.example.com/api/v4',
+        oauth: { clientId: 'app', clientSecret: 'shh' },
+      },
+      { id: 'github', kind: 'github', webUrl: 'https://github.com', apiUrl: 'https://api.github.com' },
+    ];
+    expect(hostsOf({ EMEND_SCM_HOSTS: JSON.stringify([gitlab, github]) })).toEqual(expected);
+    const dir = mkdtempSync(join(tmpdir(), 'emend-hosts-'));
+    try {
+      const file = join(dir, 'hosts.json');
+      writeFileSync(file, JSON.stringify([gitlab, github]));
+      expect(hostsOf({ EMEND_SCM_HOSTS_FILE: file })).toEqual(expected);
+      expect(refusal({ EMEND_SCM_HOSTS_FILE: join(dir, 'missing.json') })).toBe(
+        `EMEND_SCM_HOSTS_FILE: cannot read ${join(dir, 'missing.json')}: ENOENT`,
+      );
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
+  it.each([
+    ['not JSON', '[{', 'EMEND_SCM_HOSTS: expected a JSON array of hosts'],
+    ['an empty list', '[]', 'EMEND_SCM_HOSTS: list at least one host'],
+    ['an unknown kind', JSON.stringify([{ ...github, kind: 'bitbucket' }]), 'EMEND_SCM_HOSTS: [0].[kind]:'],
+    ['a bad id', JSON.stringify([{ ...github, id: 'Git Hub' }]), 'EMEND_SCM_HOSTS: [0].[id]: lower-case'],
+    ['an id twice', JSON.stringify([github, { ...gitlab, id: 'github' }]), '[1].[id]: "github" is listed twice'],
+    [
+      'one web address twice',
+      JSON.stringify([gitlab, { ...github, id: 'other', web_url: 'https://GIT.example.com' }]),
+      '[1].[web_url]: same web address as "gitlab"',
+    ],
+    ['a URL with credentials', JSON.stringify([{ ...github, api_url: 'https://u:p@x.example' }]), '[0].[api_url]:'],
+    ['an unknown field', JSON.stringify([{ ...github, token: 'x' }]), 'EMEND_SCM_HOSTS: [0]:'],
+  ])('refuses %s, saying where', (_what, value, message) => {
+    expect(refusal({ EMEND_SCM_HOSTS: value })).toContain(message);
+  });
+
+  it('refuses a list together with the single-host variables or both list variables', () => {
+    expect(refusal({ EMEND_SCM_HOSTS: JSON.stringify([github]), EMEND_SCM_WEB_URL: 'https://github.com' })).toBe(
+      'EMEND_SCM_WEB_URL: EMEND_SCM_HOSTS lists the hosts; set this inside it instead',
+    );
+    expect(refusal({ EMEND_SCM_HOSTS: JSON.stringify([github]), EMEND_SCM_HOSTS_FILE: '/x' })).toBe(
+      'EMEND_SCM_HOSTS: set this or EMEND_SCM_HOSTS_FILE, not both',
+    );
+  });
+});
