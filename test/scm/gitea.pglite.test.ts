@@ -3,6 +3,7 @@ import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ScmError } from '../../src/scm/code-host.js';
 import { gitea, giteaKind } from '../../src/scm/gitea.js';
+import { HOST_KINDS } from '../../src/scm/kinds.js';
 import { type FakeGitea, startFakeGitea } from '../support/fake-gitea/server.js';
 
 /** The Gitea adapter against the Gitea double over real HTTP: every CodeHost method and Gitea's refusals. */
@@ -49,7 +50,8 @@ describe('Gitea adapter', () => {
     await fake?.close();
   });
 
-  it('is the gitea kind', () => {
+  it('is the gitea kind, registered', () => {
+    expect(HOST_KINDS.gitea).toBe(giteaKind);
     expect(giteaKind.kind).toBe('gitea');
     expect(giteaKind.brand).toBe('gitea');
     expect(giteaKind.client).toBe(gitea);
