@@ -1,74 +1,82 @@
-import { useEffect, useState } from 'preact/hooks';
+import { useState } from 'preact/hooks';
 import { call, client } from '../../api/client';
 import type { Profile } from '../../api/types';
 import { ErrorNote } from '../../components/ErrorNote';
 
-/** The code-host connection: through OAuth where configured, or a pasted token; and disconnecting. */
-export function CodeHost({ profile, reload }: { profile: Profile; reload: () => void }) {
+type Host = Profile['scm_hosts'][number];
+
+const PRODUCT = { github: 'GitHub', gitlab: 'GitLab', gitea: 'Gitea' } as const;
+/** What each kind calls the token to paste (docs/code-host.md lists the scopes). */
+const TOKEN_HINT = {
+  github: 'personal access token (repo scope)',
+  gitlab: 'personal access token (api scope)',
+  gitea: 'access token (write:repository, read:user)',
+} as const;
+
+/** The host's name for people: its product, with the operator's id when there are several of a kind. */
+const labelOf = (host: Host) => (host.host === host.kind ? PRODUCT[host.kind] : `${PRODUCT[host.kind]} (${host.host})`);
+
+/** One host's connection: through OAuth where its app is configured, or a pasted token; and disconnecting. */
+function HostConnection({ host, reload }: { host: Host; reload: () => void }) {
   const [token, setToken] = useState('');
-  const [oauth, setOauth] = useState(false);
   const [error, setError] = useState<unknown>(null);
-
-  useEffect(() => {
-    call(client.GET('/v1/auth/methods')).then(
-      (m) => setOauth(m.oauth),
-      () => setOauth(false),
-    );
-  }, []);
-
-  const connect = async (e: Event) => {
-    e.preventDefault();
+  const label = labelOf(host);
+  const act = async (run: () => Promise<unknown>) => {
     setError(null);
+    try {
+      await run();
+    } catch (err) {
+      setError(err);
+    }
+  };
+  const connect = (e: Event) => {
+    e.preventDefault();
     const secret = token;
     setToken('');
-    try {
-      await call(client.POST('/v1/me/scm', { body: { token: secret } }));
+    return act(async () => {
+      await call(client.POST('/v1/me/scm', { body: { token: secret, host: host.host } }));
       reload();
-    } catch (err) {
-      setError(err);
-    }
+    });
   };
-  const oauthConnect = async () => {
-    setError(null);
-    try {
-      const { authorize_url } = await call(client.GET('/v1/auth/scm/start'));
+  const oauthConnect = () =>
+    act(async () => {
+      const { authorize_url } = await call(
+        client.GET('/v1/auth/scm/start', { params: { query: { host: host.host } } }),
+      );
       location.assign(authorize_url);
-    } catch (err) {
-      setError(err);
-    }
-  };
-  const disconnect = async () => {
-    setError(null);
-    try {
-      await call(client.DELETE('/v1/me/scm'));
+    });
+  const disconnect = () =>
+    act(async () => {
+      await call(client.DELETE('/v1/me/scm', { params: { query: { host: host.host } } }));
       reload();
-    } catch (err) {
-      setError(err);
-    }
-  };
+    });
 
   return (
-    <div class="card">
-      <h2>Code host</h2>
-      {profile.scm ? (
+    <section aria-label={label}>
+      <h3>{label}</h3>
+      {host.login ? (
         <p>
-          Connected to GitHub as <strong>{profile.scm}</strong>.{' '}
+          Connected to {label} as <strong>{host.login}</strong>.{' '}
           <button type="button" onClick={disconnect}>
             Disconnect
           </button>
         </p>
       ) : (
         <>
-          <p>Not connected. Pull requests need a connected GitHub account.</p>
-          {oauth && (
+          <p>
+            Not connected. Pull requests on <code>{host.web_url}</code> need a connected {label} account.
+          </p>
+          {host.oauth && (
             <button type="button" onClick={oauthConnect}>
-              Connect with GitHub
+              Connect with {label}
             </button>
           )}
-          <form class="form inline-form" onSubmit={connect} aria-label="Connect with a GitHub token">
-            <label for="scm-token">GitHub personal access token (repo scope)</label>
+          <form class="form inline-form" onSubmit={connect} aria-label={`Connect with a ${label} token`}>
+            <label for={`scm-token-${host.host}`}>
+              {label} {TOKEN_HINT[host.kind]}
+            </label>
             <input
-              id="scm-token"
+              id={`scm-token-${host.host}`}
               type="password"
               autocomplete="off"
               required
@@ -80,6 +88,18 @@ export function CodeHost({ profile, reload }: { profile: Profile; reload: () => 
         </>
       )}
       <ErrorNote error={error} />
+    </section>
+  );
+}
+
+/** The code-host connections: one per host of this server, the default first. */
+export function CodeHost({ profile, reload }: { profile: Profile; reload: () => void }) {
+  return (
+    <div class="card">
+      <h2>{profile.scm_hosts.length > 1 ? 'Code hosts' : 'Code host'}</h2>
+      {profile.scm_hosts.map((host) => (
+        <HostConnection key={host.host} host={host} reload={reload} />
+      ))}
     </div>
   );
 }
