@@ -6,6 +6,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type CodeHost, ScmError } from '../../src/scm/code-host.js';
 import { gitLab, gitLabKind } from '../../src/scm/gitlab.js';
+import { HOST_KINDS } from '../../src/scm/kinds.js';
 import { ACCESS, type FakeGitLab, startFakeGitLab } from '../support/fake-gitlab/server.js';
 
 /** The GitLab adapter against the fake GitLab over real HTTP (gitbeaker through our fetch). */
@@ -67,7 +68,8 @@ describe('GitLab adapter against the fake GitLab', () => {
     rmSync(home, { recursive: true, force: true });
   });
 
-  it('is the gitlab kind, with merge requests and the oauth2 git user', () => {
+  it('is registered as the gitlab kind, with merge requests and the oauth2 git user', () => {
+    expect(HOST_KINDS.gitlab).toBe(gitLabKind);
     expect(gitLabKind.kind).toBe('gitlab');
     expect(gitLabKind.brand).toBe('gitlab');
     expect(gitLabKind.pullNoun).toBe('merge request');
