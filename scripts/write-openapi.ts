@@ -1,7 +1,6 @@
 // Writes the OpenAPI document generated from the route schemas to openapi/openapi-public.yaml, and the
-// API types generated from that document to web/src/api/schema.d.ts (the panel) and
-// packages/client/src/schema.d.ts (@emend/client).
-// The test suite fails when either committed copy is stale; run `npm run openapi` after changing a route.
+// API types generated from that document to packages/client/src/schema.d.ts (@emend/client; the panel
+// re-exports them). The test suite fails when either is stale; run `npm run openapi` after changing a route.
 import { randomBytes } from 'node:crypto';
 import { writeFileSync } from 'node:fs';
 import { buildApp } from '../src/app.js';
@@ -9,7 +8,7 @@ import { loadConfig } from '../src/config.js';
 import { openPglite } from '../src/db/client.js';
 import { createLogger } from '../src/logger.js';
 import { createRuntime } from '../src/runtime.js';
-import { CLIENT_TYPES_FILE, PANEL_TYPES_FILE, panelTypes } from './openapi-types.js';
+import { CLIENT_TYPES_FILE, panelTypes } from './openapi-types.js';
 
 export const OPENAPI_FILE = new URL('../openapi/openapi-public.yaml', import.meta.url);
 
@@ -20,10 +19,8 @@ const app = await buildApp(runtime.deps);
 await app.ready();
 const yaml = app.swagger({ yaml: true });
 writeFileSync(OPENAPI_FILE, yaml);
-const types = await panelTypes(yaml);
-writeFileSync(PANEL_TYPES_FILE, types);
-writeFileSync(CLIENT_TYPES_FILE, types);
+writeFileSync(CLIENT_TYPES_FILE, await panelTypes(yaml));
 await app.close();
 await runtime.close();
 await database.close();
-console.log(`wrote ${OPENAPI_FILE.pathname}, ${PANEL_TYPES_FILE.pathname} and ${CLIENT_TYPES_FILE.pathname}`);
+console.log(`wrote ${OPENAPI_FILE.pathname} and ${CLIENT_TYPES_FILE.pathname}`);
