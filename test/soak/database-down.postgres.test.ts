@@ -3,6 +3,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { FastifyInstance } from 'fastify';
+import { createClient } from '@emend/client';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createAccount } from '../../src/accounts/accounts.js';
@@ -91,6 +92,32 @@ describe('the API while PostgreSQL is down', { timeout: 60_000 }, () => {
     // The pool makes new connections on demand: the first request after the restart succeeds.
     expect((await call('GET', '/v1/me')).status).toBe(200);
     expect((await fetch(`${base}/health`)).status).toBe(200);
+  });
+
+  it('@emend/client waits out the 503 Retry-After and gets its answer once the database is back', async () => {
+    const statuses: number[] = [];
+    const counting: typeof fetch = async (input, init) => {
+      const res = await fetch(input, init);
+      statuses.push(res.status);
+      return res;
+    };
+    const client = createClient({ baseUrl: base, token, fetch: counting });
+    cluster.halt();
+    // Back well before the 5 s the server asks callers to wait.
+    setTimeout(() => cluster.resume(), 1_000);
+    const started = Date.now();
+    expect((await client.GET('/v1/me')).email).toBe('down@example.com');
+    expect(statuses).toEqual([503, 200]);
+    expect(Date.now() - started).toBeGreaterThanOrEqual(4_900);
+    // A POST without an Idempotency-Key is not repeated on a 503: it may have been applied.
+    cluster.halt();
+    try {
+      const err = await client.POST('/v1/me/byok', { body: { enabled: true } }).catch((e: unknown) => e);
+      expect(err).toMatchObject({ status: 503, code: 'unavailable', retryAfter: 5 });
+      expect(statuses.slice(2)).toEqual([503]);
+    } finally {
+      cluster.resume();
+    }
   });
 
   it('a run whose database goes away is handed back and resumed, not failed, and the attempt is not counted', async () => {
