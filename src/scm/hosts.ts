@@ -7,11 +7,7 @@ export interface ScmHost extends Omit<ScmHostConfig, 'kind'> {
   kind: HostKind;
 }
 
-function resolved(h: ScmHostConfig): ScmHost {
-  const kind = HOST_KINDS[h.kind];
-  if (!kind) throw new Error(`code host "${h.id}": no adapter for the kind "${h.kind}" in this build`);
-  return { ...h, kind };
-}
+const resolved = (h: ScmHostConfig): ScmHost => ({ ...h, kind: HOST_KINDS[h.kind] });
 
 /** The deployment's hosts, the default first. */
 export const scmHosts = (config: Pick<Config, 'scmHosts'>): ScmHost[] => config.scmHosts.map(resolved);

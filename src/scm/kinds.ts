@@ -5,7 +5,7 @@ import { gitHubKind } from './github.js';
 import { gitLabKind } from './gitlab.js';
 
 /** Every kind of code host the service speaks, by the name the configuration uses. */
-export const HOST_KINDS: Partial<Record<ScmKindName, HostKind>> = {
+export const HOST_KINDS: Record<ScmKindName, HostKind> = {
   github: gitHubKind,
   gitea: giteaKind,
   gitlab: gitLabKind,
