@@ -267,3 +267,64 @@ describe('Gitea: who may start a task on which repository, and deploy-git', () =
     for (const t of tokens) expect(logs).not.toContain(t);
   });
 });
+
+describe('Gitea under a sub-path (behind a reverse proxy at /gitea)', () => {
+  let h: Harness;
+  let fake: FakeGitea;
+  const tokens: string[] = [];
+
+  beforeAll(async () => {
+    fake = await startFakeGitea({ subPath: '/gitea' });
+    h = await startHarness({}, { scm: 'fake', hosts: [hostOf(fake)] });
+  });
+  afterAll(async () => {
+    await h?.close();
+    await fake?.close();
+  });
+
+  it('takes repository URLs under the sub-path, asks its API there, and pushes a deploy there', async () => {
+    const owner = await giteaAccount(h, fake, 'pro', tokens);
+    fake.createRepo('acme', 'calc', { files: CALC_REPO, private: true, collaborators: [owner.login] });
+    const created = await h.app.inject({
+      method: 'POST',
+      url: '/v1/tasks',
+      headers: owner.auth,
+      payload: { prompt: 'Fix the crash on empty input', repo_url: `${fake.webUrl}/acme/calc` },
+    });
+    expect(created.statusCode, created.body).toBe(201);
+    expect(created.json()).toMatchObject({
+      repo_owner: 'acme',
+      repo_name: 'calc',
+      repo_url: `${fake.webUrl}/acme/calc`,
+    });
+    // the host's root without the sub-path is no repository of it
+    const outside = await h.app.inject({
+      method: 'POST',
+      url: '/v1/tasks',
+      headers: owner.auth,
+      payload: { prompt: 'Fix the crash on empty input', repo_url: `${new URL(fake.webUrl).origin}/acme/calc` },
+    });
+    expect(outside.json().error).toBe('not_a_scm_url');
+
+    const scaffold = await h.app.inject({
+      method: 'POST',
+      url: '/v1/tasks',
+      headers: owner.auth,
+      payload: { task_type: 'scaffold', prompt: 'A landing page for a bakery' },
+    });
+    const id = scaffold.json().id as string;
+    await saveSiteFiles(h.deps, id, [{ path: 'index.html', content: '<h1>Bakery</h1>\n' }]);
+    await forceStatus(h, eq(tasks.id, id), 'done');
+    const res = await h.app.inject({
+      method: 'POST',
+      url: `/v1/tasks/${id}/deploy-git`,
+      headers: owner.auth,
+      payload: { repo_name: 'bakery', host: 'gitea' },
+    });
+    expect(res.statusCode, res.body).toBe(201);
+    expect(res.json().repo_url).toBe(`${fake.webUrl}/${owner.login}/bakery`);
+    expect(fake.files(owner.login, 'bakery', 'main')).toEqual({ 'index.html': '<h1>Bakery</h1>\n' });
+    const pushes = fake.requests.filter((r) => r.kind === 'git' && r.path.endsWith('/git-receive-pack'));
+    expect(pushes.map((r) => [r.path, r.status])).toEqual([[`/gitea/${owner.login}/bakery.git/git-receive-pack`, 200]]);
+  });
+});

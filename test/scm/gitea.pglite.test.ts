@@ -354,3 +354,36 @@ describe('giteaKind', () => {
     expect(giteaKind.pullOfPath('acme/widget/issues/12')).toBeUndefined();
   });
 });
+
+describe('Gitea adapter on an instance under a sub-path', () => {
+  let fake: FakeGitea;
+  beforeAll(async () => {
+    fake = await startFakeGitea({ subPath: '/gitea' });
+  });
+  afterAll(async () => {
+    await fake?.close();
+  });
+
+  it('calls the API under the sub-path the operator wrote and reads web addresses with it', async () => {
+    expect(fake.apiUrl).toMatch(/^http:\/\/127\.0\.0\.1:\d+\/gitea\/api\/v1$/);
+    const alice = fake.addUser('alice');
+    fake.createRepo('acme', 'widget', { collaborators: ['alice'] });
+    const host = gitea({ apiUrl: fake.apiUrl, fetch, token: alice.token });
+    expect(await host.user()).toBe('alice');
+    expect(await host.repo('acme', 'widget')).toMatchObject({
+      htmlUrl: `${fake.webUrl}/acme/widget`,
+      cloneUrl: `${fake.webUrl}/acme/widget.git`,
+      canPush: true,
+    });
+    // the same API without the sub-path is not Gitea's
+    const root = fake.apiUrl.replace('/gitea/api/v1', '/api/v1');
+    const outside = await gitea({ apiUrl: root, fetch, token: alice.token })
+      .user()
+      .then(
+        () => undefined,
+        (e: unknown) => e as ScmError,
+      );
+    expect(outside?.status).toBe(404);
+    expect(fake.requests.map((r) => r.path)).toContain('/gitea/api/v1/user');
+  });
+});

@@ -100,8 +100,13 @@ function redacted(url: URL): string {
   return `${url.pathname}?${q.toString()}`;
 }
 
-/** A Gitea double on 127.0.0.1: REST under /api/v1, git smart HTTP and OAuth at the web root. */
-export async function startFakeGitea(): Promise<FakeGitea> {
+/**
+ * A Gitea double on 127.0.0.1: REST under /api/v1, git smart HTTP and OAuth at the web root.
+ * `subPath` (e.g. `/gitea`): the instance is served under it, as Gitea behind a reverse proxy
+ * with ROOT_URL `https://host/gitea/`; webUrl and apiUrl include it, requests outside it get 404.
+ */
+export async function startFakeGitea(opts: { subPath?: string } = {}): Promise<FakeGitea> {
+  const prefix = (opts.subPath ?? '').replace(/\/+$/, '');
   const root = mkdtempSync(join(tmpdir(), 'emend-fake-gitea-'));
   const scratch = mkdtempSync(join(tmpdir(), 'emend-fake-gitea-scratch-'));
   const state = new GiteaState(root, scratch);
@@ -111,12 +116,15 @@ export async function startFakeGitea(): Promise<FakeGitea> {
   const rest = new Rest(state, urls);
 
   const server = createServer((req: IncomingMessage, res: ServerResponse) => {
-    const url = new URL(req.url ?? '/', 'http://127.0.0.1');
+    const full = new URL(req.url ?? '/', 'http://127.0.0.1');
+    const inside = full.pathname === prefix || full.pathname.startsWith(`${prefix}/`);
+    // The handlers see the path under the sub-path, as Gitea does behind its proxy.
+    const url = new URL(`${inside ? full.pathname.slice(prefix.length) || '/' : '/-outside-'}${full.search}`, full);
     const api = url.pathname === '/api/v1' || url.pathname.startsWith('/api/v1/');
     const kind: FakeGiteaRequest['kind'] = api ? 'rest' : url.pathname.startsWith('/login/oauth/') ? 'oauth' : 'git';
     const record: FakeGiteaRequest = {
       method: req.method ?? 'GET',
-      path: redacted(url),
+      path: redacted(full),
       status: 0,
       authenticated: req.headers.authorization !== undefined,
       kind,
@@ -144,7 +152,7 @@ export async function startFakeGitea(): Promise<FakeGitea> {
     );
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  urls.webUrl = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  urls.webUrl = `http://127.0.0.1:${(server.address() as AddressInfo).port}${prefix}`;
   urls.apiUrl = `${urls.webUrl}/api/v1`;
 
   const need = (owner: string, name: string): RepoState => {
