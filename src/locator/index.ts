@@ -1,6 +1,7 @@
 import { buildBm25 } from './bm25.js';
 import { INDEX_VERSION, cacheKey, loadCachedIndex, saveCachedIndex } from './cache.js';
 import { MAX_FILE_BYTES, listCandidateFiles, repoFiles } from './files.js';
+import { ModuleResolver, pythonImports } from './imports.js';
 import { type FileDefinition, type LocatorIndex, type RankedFile, rank } from './rank.js';
 import { definitionsOf } from './symbols.js';
 import { createDefinitionParser } from './treesitter.js';
@@ -44,6 +45,8 @@ export async function buildIndex(repoDir: string): Promise<LocatorIndex> {
   const files: { path: string; content: string; symbols: string[] }[] = [];
   const symbols: Record<string, string[]> = Object.create(null);
   const defs: Record<string, FileDefinition[]> = Object.create(null);
+  const imports: Record<string, string[]> = Object.create(null);
+  const modules = new ModuleResolver(paths);
   const parser = await createDefinitionParser(paths);
   try {
     for (const path of paths) {
@@ -57,11 +60,13 @@ export async function buildIndex(repoDir: string): Promise<LocatorIndex> {
         symbols[name].push(path);
       }
       if (found.length) defs[path] = found.map((d) => [d.name, d.kind, d.startLine, d.endLine, d.container ?? null]);
+      const imported = path.endsWith('.py') ? pythonImports(path, content, modules) : [];
+      if (imported.length) imports[path] = imported;
     }
   } finally {
     parser.dispose();
   }
-  return { version: INDEX_VERSION, bm25: buildBm25(files), symbols, defs };
+  return { version: INDEX_VERSION, bm25: buildBm25(files), symbols, defs, imports };
 }
 
 /**

@@ -9,6 +9,8 @@ export interface LocatorIndex {
   symbols: Record<string, string[]>;
   /** path → its definitions */
   defs: Record<string, FileDefinition[]>;
+  /** path → the repository files it imports (Python) */
+  imports: Record<string, string[]>;
 }
 
 /** A definition in the index: name, kind, first and last line (1-based), container (class, impl...) or null. */
@@ -38,6 +40,9 @@ const STEM_MENTION = 0.3;
  * best file scores 1, restores that.
  */
 const TITLE_MATCH = 0.75;
+/** The modules imported by the best-ranked files gain this share of their own BM25 (scaled): importedByTopFiles. */
+const IMPORTED_BY_TOP = 0.3;
+const IMPORT_LEADERS = 3;
 const TEST_DEMOTION = 0.3;
 const DOC_DEMOTION = 0.5;
 const AUX_DEMOTION = 0.6;
@@ -400,7 +405,8 @@ export function rank(index: LocatorIndex, report: string, top: number): RankedFi
     }
   });
 
-  const results: RankedFile[] = docs.map((d, i) => {
+  const factor = docs.map((d) => demotion(d.path)?.[0] ?? 1);
+  const total = docs.map((d, i) => {
     let soft = base[i]! + weak[i]! + TITLE_MATCH * title.scores[i]!;
     let hard = strong[i]!;
     if (base[i]! > 0)
@@ -414,10 +420,48 @@ export function rank(index: LocatorIndex, report: string, top: number): RankedFi
       hard *= Math.sqrt(demoted[0]); // named or in a trace, but a test or example: the user's own, more often than not
       reasons[i]!.push(demoted[1]);
     }
-    return { path: d.path, score: Math.round((soft + hard) * 1000) / 1000, reasons: reasons[i]! };
+    return soft + hard;
   });
-  return results
+  importedByTopFiles(index, byPath, total, base, factor, reasons);
+  return docs
+    .map((d, i) => ({ path: d.path, score: Math.round(total[i]! * 1000) / 1000, reasons: reasons[i]! }))
     .filter((r) => r.score > 0)
     .sort((a, b) => b.score - a.score || a.path.localeCompare(b.path))
     .slice(0, top);
+}
+
+/**
+ * The modules the best-ranked library files import, when the report's words match them too: the
+ * files a report points to call into them, and a bug seen in one is often fixed in what it
+ * calls (the statement ranges of a traceback's formatter, the file list of a linter's runner).
+ * The boost is a share of the module's own BM25, so a module that does not match the report
+ * gains nothing. Only files without a demotion lead, so a test's imports are not lifted.
+ */
+function importedByTopFiles(
+  index: LocatorIndex,
+  byPath: Map<string, number>,
+  total: number[],
+  base: number[],
+  factor: number[],
+  reasons: string[][],
+): void {
+  const leaders = total
+    .map((score, i) => ({ score, i }))
+    .filter((x) => x.score > 0 && factor[x.i] === 1)
+    .sort((a, b) => b.score - a.score)
+    .slice(0, IMPORT_LEADERS);
+  const boost = new Map<number, { by: string; value: number }>();
+  for (const { i } of leaders) {
+    const from = index.bm25.docs[i]!.path;
+    for (const p of own(index.imports, from) ?? []) {
+      const j = byPath.get(p);
+      if (j === undefined || base[j]! <= 0) continue;
+      const value = IMPORTED_BY_TOP * base[j]! * factor[j]!;
+      if (value > (boost.get(j)?.value ?? 0)) boost.set(j, { by: from, value });
+    }
+  }
+  for (const [j, { by, value }] of boost) {
+    total[j]! += value;
+    reasons[j]!.push(`imported by ${by}, a top-ranked file`);
+  }
 }
