@@ -114,6 +114,31 @@ describe('the fix pipeline on GitLab', { timeout: 150_000 }, () => {
     ]);
   });
 
+  it('fails the task in GitLab words when a read_api token cannot push', async () => {
+    const gl = await startFakeGitLab();
+    fake = gl;
+    svc = await startModelService({}, 'openai', { hosts: [asHost(gl)] });
+    const { h, model } = svc;
+    scriptCalcRun(model);
+    const account = await newAccount(h, { plan: 'pro', credits: 3, scm: false });
+    const user = gl.addUser('reader-token', { readOnly: true });
+    const connect = await h.app.inject({
+      method: 'POST',
+      url: '/v1/me/scm',
+      headers: account.auth,
+      payload: { token: user.token, host: 'gitlab' },
+    });
+    expect(connect.statusCode, connect.body).toBe(200);
+    gl.createRepo(GROUP, 'calc', { files: CALC_REPO, collaborators: [user.login] });
+    const { task, byStep } = await runFixTask(h, account.auth, `${gl.webUrl}/${GROUP}/calc`, 'failed');
+    expect(byStep('pr').at(-1)!.status).toBe('failed');
+    expect(String(task.error)).toContain(
+      `the code host refused the push to ${GROUP}/calc: You are not allowed to push code to this project.`,
+    );
+    expect(JSON.stringify(task)).not.toContain(user.token);
+    expect(gl.pulls(GROUP, 'calc')).toEqual([]);
+  });
+
   it('opens a Draft: merge request when the change could not be validated', async () => {
     const { h, gl, owner, repoUrl } = await setUp(UNTESTED);
     const { byStep } = await runFixTask(h, owner.auth, repoUrl, 'done');
