@@ -123,11 +123,16 @@ export function gitea(options: CodeHostOptions & { timeoutMs?: number }): CodeHo
 
     fork: (owner, name) => fork(call, owner, name),
 
-    /** Gitea ≥ 1.21 and Forgejo ≥ 7; an older server answers 404, which the caller logs and passes. */
+    /**
+     * Gitea syncs a fork at …/merge-upstream (added in 1.23); Forgejo has its own …/sync_fork/{branch}
+     * and no merge-upstream. A server with neither answers 404, which the caller logs and passes.
+     */
     syncFork: async (owner, name, branch) => {
-      await call(`syncing the fork ${owner}/${name}`, 'POST', `${repoPathOf(owner, name)}/merge-upstream`, {
-        body: { branch },
-      });
+      const what = `syncing the fork ${owner}/${name}`;
+      const base = repoPathOf(owner, name);
+      const giteaWay = await call(what, 'POST', `${base}/merge-upstream`, { body: { branch }, accept: [404] });
+      if (giteaWay.status !== 404) return;
+      await call(what, 'POST', `${base}/sync_fork/${encodeURIComponent(branch)}`);
     },
 
     openPull: async (p: NewPull) => {

@@ -156,10 +156,16 @@ describe('Gitea adapter', () => {
     await host(stranger.token).syncFork('sam', 'widget', 'main');
     expect(fake.branchHead('sam', 'widget', 'main')).toBe(upstream);
 
+    // a server with neither Gitea's nor Forgejo's route: both tried, the 404 reported
     fake.failNext('POST', /merge-upstream$/, { status: 404 });
+    const tried = fake.requests.length;
     const old = await failure(host(stranger.token).syncFork('sam', 'widget', 'main'));
     expect(old.status).toBe(404);
     expect(old.message).toMatch(/^syncing the fork sam\/widget: the code host answered HTTP 404/);
+    expect(fake.requests.slice(tried).map((r) => [r.path, r.status])).toEqual([
+      ['/api/v1/repos/sam/widget/merge-upstream', 404],
+      ['/api/v1/repos/sam/widget/sync_fork/main', 404],
+    ]);
   });
 
   it('opens a draft from a fork as a WIP: title, reads it back, and refuses a second one as pull_exists', async () => {
@@ -385,5 +391,30 @@ describe('Gitea adapter on an instance under a sub-path', () => {
       );
     expect(outside?.status).toBe(404);
     expect(fake.requests.map((r) => r.path)).toContain('/gitea/api/v1/user');
+  });
+});
+
+describe('Gitea adapter on Forgejo', () => {
+  let fake: FakeGitea;
+  beforeAll(async () => {
+    fake = await startFakeGitea({ flavour: 'forgejo' });
+  });
+  afterAll(async () => {
+    await fake?.close();
+  });
+
+  it('syncs a fork through Forgejo’s sync_fork when merge-upstream is not there', async () => {
+    const sam = fake.addUser('sam');
+    fake.createRepo('acme', 'widget');
+    const host = gitea({ apiUrl: fake.apiUrl, fetch, token: sam.token });
+    const fork = await host.fork('acme', 'widget');
+    const upstream = fake.commit('acme', 'widget', { branch: 'main', files: { 'b.txt': 'b\n' } });
+    const seen = fake.requests.length;
+    await host.syncFork(fork.owner, fork.name, 'main');
+    expect(fake.branchHead('sam', 'widget', 'main')).toBe(upstream);
+    expect(fake.requests.slice(seen).map((r) => [r.method, r.path, r.status])).toEqual([
+      ['POST', '/api/v1/repos/sam/widget/merge-upstream', 404],
+      ['POST', '/api/v1/repos/sam/widget/sync_fork/main', 204],
+    ]);
   });
 });

@@ -20,7 +20,11 @@ interface Caller {
   token: TokenState;
 }
 
+/** Gitea syncs a fork at POST …/merge-upstream; Forgejo at POST …/sync_fork[/{branch}] and has no merge-upstream. */
+export type Flavour = 'gitea' | 'forgejo';
+
 interface Ctx {
+  flavour: Flavour;
   state: GiteaState;
   urls: Urls;
   caller: Caller | undefined;
@@ -58,6 +62,7 @@ export class Rest {
   constructor(
     private readonly state: GiteaState,
     private readonly urls: Urls,
+    private readonly flavour: Flavour = 'gitea',
   ) {}
 
   failNext(
@@ -92,7 +97,14 @@ export class Rest {
         return this.write(res, giteaError(422, 'invalid JSON body'));
       }
       try {
-        reply = route(method, path, { state: this.state, urls: this.urls, caller, body, query: url.searchParams });
+        reply = route(method, path, {
+          flavour: this.flavour,
+          state: this.state,
+          urls: this.urls,
+          caller,
+          body,
+          query: url.searchParams,
+        });
       } catch (err) {
         reply = giteaError(500, `fake-gitea: ${(err as Error).message}`);
       }
@@ -132,7 +144,10 @@ function route(method: string, path: string, ctx: Ctx): Reply {
   if (n === 3 && method === 'GET') return { status: 200, body: repoView(ctx.state, repo, login(ctx), ctx.urls) };
   if (d === 'forks' && n === 4 && method === 'POST') return createFork(ctx, repo);
   if (d === 'forks' && n === 4 && method === 'GET') return listForks(ctx, repo);
-  if (d === 'merge-upstream' && n === 4 && method === 'POST') return mergeUpstream(ctx, repo);
+  if (ctx.flavour === 'gitea' && d === 'merge-upstream' && n === 4 && method === 'POST')
+    return mergeUpstream(ctx, repo);
+  if (ctx.flavour === 'forgejo' && d === 'sync_fork' && (n === 4 || n === 5) && method === 'POST')
+    return syncFork(ctx, repo, e ?? repo.defaultBranch);
   if (d === 'pulls' && n === 4 && method === 'POST') return createPull(ctx, repo);
   if (d === 'pulls' && n === 4 && method === 'GET') return listPulls(ctx, repo);
   const pull = d === 'pulls' && e && /^\d+$/.test(e) ? ctx.state.pull(repo, Number(e)) : undefined;
@@ -234,36 +249,44 @@ function listForks(ctx: Ctx, repo: RepoState): Reply {
   );
 }
 
-/** Gitea ≥ 1.21: fast-forwards the fork's branch, or merges when it has diverged; `{merge_style}`. */
+/** Gitea: fast-forwards the fork's branch, or merges when it has diverged; `{merge_style}`. */
 function mergeUpstream(ctx: Ctx, repo: RepoState): Reply {
+  const branch = ctx.body.branch;
+  if (typeof branch !== 'string' || branch === '') return giteaError(422, '[Branch]: Required', ['[Branch]: Required']);
+  const synced = syncBranch(ctx, repo, branch, 'repo is not a fork');
+  return typeof synced === 'string' ? { status: 200, body: { merge_style: synced } } : synced;
+}
+
+/** Forgejo's sync_fork: the same, answered 204. */
+function syncFork(ctx: Ctx, repo: RepoState, branch: string): Reply {
+  const synced = syncBranch(ctx, repo, branch, 'The Repo must be a fork');
+  return typeof synced === 'string' ? { status: 204 } : synced;
+}
+
+/** Brings the fork's branch up to its parent's: '' (up to date), 'fast-forward' or 'merge'; else the refusal. */
+function syncBranch(ctx: Ctx, repo: RepoState, branch: string, notFork: string): string | Reply {
   const caller = writer(ctx);
   if (isReply(caller)) return caller;
   if (!ctx.state.permissions(repo, caller.user.login).push) return giteaError(403, 'user should have write access');
-  const branch = ctx.body.branch;
-  if (typeof branch !== 'string' || branch === '') return giteaError(422, '[Branch]: Required', ['[Branch]: Required']);
   const parent = repo.parent ? ctx.state.repoByFullName(repo.parent) : undefined;
-  if (!repo.fork || !parent) return giteaError(400, 'repo is not a fork');
+  if (!repo.fork || !parent) return giteaError(400, notFork);
   const git = ctx.state.git;
   const mine = git.branchHead(repo.dir, branch);
   if (!mine) return giteaError(404, `branch does not exist [name: ${branch}]`);
   const upstream = git.fetchRef(repo.dir, parent.dir, `refs/heads/${branch}`, 'refs/fake-gitea/upstream');
   try {
     if (!upstream) return giteaError(404, `branch does not exist [name: ${branch}]`);
-    if (upstream === mine || git.isAncestor(repo.dir, upstream, mine))
-      return { status: 200, body: { merge_style: '' } };
+    if (upstream === mine || git.isAncestor(repo.dir, upstream, mine)) return '';
     if (git.isAncestor(repo.dir, mine, upstream)) {
       git.setRef(repo.dir, branch, upstream);
-      return { status: 200, body: { merge_style: 'fast-forward' } };
+      return 'fast-forward';
     }
     const tree = git.mergeTree(repo.dir, mine, upstream);
     if (!tree) return giteaError(409, 'merge upstream failed: there are conflicts');
     const message = `Merge branch '${branch}' of ${parent.owner}/${parent.name} into ${branch}\n`;
-    git.setRef(
-      repo.dir,
-      branch,
-      git.commitTree(repo.dir, tree, [mine, upstream], message, ctx.state.identity(caller.user.login)),
-    );
-    return { status: 200, body: { merge_style: 'merge' } };
+    const merged = git.commitTree(repo.dir, tree, [mine, upstream], message, ctx.state.identity(caller.user.login));
+    git.setRef(repo.dir, branch, merged);
+    return 'merge';
   } finally {
     git.deleteRef(repo.dir, 'refs/fake-gitea/upstream');
   }

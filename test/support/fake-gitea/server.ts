@@ -8,7 +8,7 @@ import type { Identity } from '../fake-github/bare.js';
 import type { Pull, RepoState } from '../fake-github/state.js';
 import { handleGit, isGitPath } from './git.js';
 import { OAuth } from './oauth.js';
-import { Rest } from './rest.js';
+import { type Flavour, Rest } from './rest.js';
 import { GiteaState, type Visibility } from './state.js';
 
 export type { Pull } from '../fake-github/state.js';
@@ -104,8 +104,10 @@ function redacted(url: URL): string {
  * A Gitea double on 127.0.0.1: REST under /api/v1, git smart HTTP and OAuth at the web root.
  * `subPath` (e.g. `/gitea`): the instance is served under it, as Gitea behind a reverse proxy
  * with ROOT_URL `https://host/gitea/`; webUrl and apiUrl include it, requests outside it get 404.
+ * `flavour: 'forgejo'`: forks are synced at Forgejo's POST …/sync_fork[/{branch}] (204), and
+ * Gitea's …/merge-upstream is an unknown route (404).
  */
-export async function startFakeGitea(opts: { subPath?: string } = {}): Promise<FakeGitea> {
+export async function startFakeGitea(opts: { subPath?: string; flavour?: Flavour } = {}): Promise<FakeGitea> {
   const prefix = (opts.subPath ?? '').replace(/\/+$/, '');
   const root = mkdtempSync(join(tmpdir(), 'emend-fake-gitea-'));
   const scratch = mkdtempSync(join(tmpdir(), 'emend-fake-gitea-scratch-'));
@@ -113,7 +115,7 @@ export async function startFakeGitea(opts: { subPath?: string } = {}): Promise<F
   const oauth = new OAuth(state);
   const requests: FakeGiteaRequest[] = [];
   const urls = { webUrl: '', apiUrl: '' };
-  const rest = new Rest(state, urls);
+  const rest = new Rest(state, urls, opts.flavour);
 
   const server = createServer((req: IncomingMessage, res: ServerResponse) => {
     const full = new URL(req.url ?? '/', 'http://127.0.0.1');
