@@ -232,6 +232,34 @@ describe('Gitea: who may start a task on which repository, and deploy-git', () =
     },
   );
 
+  it('answers 502 scm_unavailable when Gitea fails, and 412 when it no longer accepts the stored token', async () => {
+    const owner = await giteaAccount(h, fake, 'pro', tokens);
+    fake.createRepo('acme', 'flaky', { collaborators: [owner.login] });
+    const post = () =>
+      h.app.inject({
+        method: 'POST',
+        url: '/v1/tasks',
+        headers: owner.auth,
+        payload: { prompt: 'Fix the crash on empty input', repo_url: `${fake.webUrl}/acme/flaky` },
+      });
+    fake.failNext('GET', /^\/repos\/acme\/flaky$/, { status: 503 });
+    const down = await post();
+    expect(down.statusCode, down.body).toBe(502);
+    expect(down.json().error).toBe('scm_unavailable');
+    expect(down.json().message).toContain('503');
+
+    fake.failNext('GET', /^\/repos\/acme\/flaky$/, {
+      status: 401,
+      body: { message: 'invalid username, password or token', url: `${fake.webUrl}/api/swagger` },
+    });
+    const revoked = await post();
+    expect(revoked.statusCode, revoked.body).toBe(412);
+    expect(revoked.json().error).toBe('scm_not_connected');
+    const list = (await h.app.inject({ method: 'GET', url: '/v1/tasks', headers: owner.auth })).json();
+    expect(list).toEqual([]);
+    expect((await post()).statusCode).toBe(201);
+  });
+
   it('deploy-git creates a private repository on the gitea host holding the site', async () => {
     const owner = await giteaAccount(h, fake, 'free', tokens);
     const created = await h.app.inject({
