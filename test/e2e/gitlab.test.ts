@@ -265,3 +265,51 @@ describe('GitLab as a host of the deployment: access, connecting, deploy-git', {
     expect(gl.files(owner.gl.login, 'bakery', 'main')).toEqual({ 'index.html': '<h1>Bakery</h1>\n' });
   });
 });
+
+describe('a self-managed GitLab under a relative URL root', { timeout: 120_000 }, () => {
+  it('connects, checks access and deploys under /gitlab (the fake answers nothing outside it)', async () => {
+    const gl = await startFakeGitLab({ relativeUrlRoot: '/gitlab' });
+    fake = gl;
+    expect(gl.apiUrl).toMatch(/^http:\/\/127\.0\.0\.1:\d+\/gitlab\/api\/v4$/);
+    const h = await startHarness({}, { scm: 'fake', hosts: [asHost(gl)] });
+    try {
+      const owner = await gitLabAccount(h, gl, 'pro');
+      gl.createRepo(GROUP, 'calc', { files: CALC_REPO, visibility: 'private', collaborators: [owner.gl.login] });
+      const created = await h.app.inject({
+        method: 'POST',
+        url: '/v1/tasks',
+        headers: owner.auth,
+        payload: { prompt: 'fix add()', repo_url: `${gl.webUrl}/${GROUP}/calc` },
+      });
+      expect(created.statusCode, created.body).toBe(201);
+
+      const site = await h.app.inject({
+        method: 'POST',
+        url: '/v1/tasks',
+        headers: owner.auth,
+        payload: { task_type: 'scaffold', prompt: 'A landing page for a bakery' },
+      });
+      const id = site.json().id as string;
+      await saveSiteFiles(h.deps, id, [{ path: 'index.html', content: 'hi\n' }]);
+      await forceStatus(h, eq(tasks.id, id), 'done');
+      const res = await h.app.inject({
+        method: 'POST',
+        url: `/v1/tasks/${id}/deploy-git`,
+        headers: owner.auth,
+        payload: { repo_name: 'bakery', host: 'gitlab', private: true },
+      });
+      expect(res.statusCode, res.body).toBe(201);
+      expect(res.json().repo_url).toBe(`${gl.webUrl}/${owner.gl.login}/bakery`);
+      expect(gl.repo(owner.gl.login, 'bakery')).toMatchObject({ visibility: 'private' });
+      expect(gl.files(owner.gl.login, 'bakery', 'main')).toEqual({ 'index.html': 'hi\n' });
+      // Every call went under /gitlab: a request outside it would be recorded as a 404.
+      expect(gl.requests.length).toBeGreaterThanOrEqual(5);
+      expect(gl.requests.filter((r) => r.status === 404)).toEqual([]);
+      const stray = await fetch(gl.webUrl.replace(/\/gitlab$/, '/api/v4/user'));
+      expect(stray.status).toBe(404);
+      expect(gl.requests.at(-1)).toMatchObject({ path: '/api/v4/user', status: 404 });
+    } finally {
+      await h.close();
+    }
+  });
+});

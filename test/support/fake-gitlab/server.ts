@@ -85,8 +85,13 @@ function redacted(url: URL): string {
   return `${url.pathname}?${q.toString()}`;
 }
 
-/** A GitLab double on 127.0.0.1: REST under /api/v4, git smart HTTP and OAuth at the web root. */
-export async function startFakeGitLab(): Promise<FakeGitLab> {
+/**
+ * A GitLab double on 127.0.0.1: REST under /api/v4, git smart HTTP and OAuth at the web root.
+ * `relativeUrlRoot` (e.g. '/gitlab'): a self-managed GitLab installed under a relative URL root;
+ * everything is served under it and webUrl/apiUrl include it (request paths are recorded without it).
+ */
+export async function startFakeGitLab(opts: { relativeUrlRoot?: string } = {}): Promise<FakeGitLab> {
+  const prefix = (opts.relativeUrlRoot ?? '').replace(/\/+$/, '');
   const root = mkdtempSync(join(tmpdir(), 'emend-fake-gitlab-'));
   const scratch = mkdtempSync(join(tmpdir(), 'emend-fake-gitlab-scratch-'));
   const model = new GitLabModel(root, scratch);
@@ -97,8 +102,15 @@ export async function startFakeGitLab(): Promise<FakeGitLab> {
 
   const server = createServer((req: IncomingMessage, res: ServerResponse) => {
     const url = new URL(req.url ?? '/', 'http://127.0.0.1');
-    const api = url.pathname === '/api/v4' || url.pathname.startsWith('/api/v4/');
-    const kind: FakeGitLabRequest['kind'] = api ? 'rest' : url.pathname.startsWith('/oauth/') ? 'oauth' : 'git';
+    // Outside the relative URL root nothing answers (recorded as a git-kind 404 with its full path).
+    const outside = prefix !== '' && !url.pathname.startsWith(`${prefix}/`);
+    if (prefix && !outside) url.pathname = url.pathname.slice(prefix.length);
+    const api = !outside && (url.pathname === '/api/v4' || url.pathname.startsWith('/api/v4/'));
+    const kind: FakeGitLabRequest['kind'] = api
+      ? 'rest'
+      : !outside && url.pathname.startsWith('/oauth/')
+        ? 'oauth'
+        : 'git';
     const record: FakeGitLabRequest = {
       method: req.method ?? 'GET',
       path: redacted(url),
@@ -110,7 +122,7 @@ export async function startFakeGitLab(): Promise<FakeGitLab> {
     let answered: Promise<number>;
     if (api) answered = rest.handle(req, res, url);
     else if (kind === 'oauth') answered = oauth.handle(req, res, url);
-    else if (isGitPath(url.pathname)) answered = handleGit(model, req, res, url);
+    else if (!outside && isGitPath(url.pathname)) answered = handleGit(model, req, res, url);
     else {
       req.resume();
       res.writeHead(404, { 'content-type': 'text/plain; charset=utf-8' });
@@ -129,7 +141,7 @@ export async function startFakeGitLab(): Promise<FakeGitLab> {
     );
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  urls.webUrl = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  urls.webUrl = `http://127.0.0.1:${(server.address() as AddressInfo).port}${prefix}`;
   urls.apiUrl = `${urls.webUrl}/api/v4`;
 
   const state = model.state;
