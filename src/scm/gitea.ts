@@ -100,6 +100,35 @@ async function openPullFrom(
   return found ? openedOf(found) : undefined;
 }
 
+/** A pull request's state as merge tracking reads it. */
+async function readPull(call: Call, owner: string, name: string, number: number): Promise<ScmPull> {
+  const what = `reading pull request ${owner}/${name}#${number}`;
+  const { data } = await call<GiteaPull>(what, 'GET', `${repoPathOf(owner, name)}/pulls/${number}`);
+  return {
+    number: data.number,
+    url: data.html_url,
+    draft: isDraft(data),
+    state: data.state === 'open' ? 'open' : 'closed',
+    merged: !!data.merged,
+    mergedAt: data.merged_at ? new Date(data.merged_at) : null,
+    headSha: data.head.sha,
+  };
+}
+
+/** Every commit of a pull request, page by page. */
+async function readPullCommits(call: Call, owner: string, name: string, number: number): Promise<ScmCommit[]> {
+  const path = `${repoPathOf(owner, name)}/pulls/${number}/commits`;
+  // verification and files cost the server a signature check and a diff per commit; we read neither
+  const query = { verification: 'false', files: 'false' };
+  const commits = await allPages<GiteaCommit>(call, `reading the commits of ${owner}/${name}#${number}`, path, query);
+  return commits.map((c) => ({
+    sha: c.sha,
+    authorEmail: c.commit.author?.email ?? null,
+    committerEmail: c.commit.committer?.email ?? null,
+    message: c.commit.message,
+  }));
+}
+
 /**
  * The Gitea and Forgejo adapter (one REST API under /api/v1) on typed fetch calls. Every
  * failure is an ScmError with the host's status and words; `timeoutMs` (default 20 s) is for tests.
@@ -145,37 +174,9 @@ export function gitea(options: CodeHostOptions & { timeoutMs?: number }): CodeHo
 
     openPullFrom: (owner, name, branch, from) => openPullFrom(call, owner, name, branch, from),
 
-    pull: async (owner, name, number): Promise<ScmPull> => {
-      const what = `reading pull request ${owner}/${name}#${number}`;
-      const { data } = await call<GiteaPull>(what, 'GET', `${repoPathOf(owner, name)}/pulls/${number}`);
-      return {
-        number: data.number,
-        url: data.html_url,
-        draft: isDraft(data),
-        state: data.state === 'open' ? 'open' : 'closed',
-        merged: !!data.merged,
-        mergedAt: data.merged_at ? new Date(data.merged_at) : null,
-        headSha: data.head.sha,
-      };
-    },
+    pull: (owner, name, number) => readPull(call, owner, name, number),
 
-    pullCommits: async (owner, name, number): Promise<ScmCommit[]> => {
-      const path = `${repoPathOf(owner, name)}/pulls/${number}/commits`;
-      // verification and files cost the server a signature check and a diff per commit; we read neither
-      const query = { verification: 'false', files: 'false' };
-      const commits = await allPages<GiteaCommit>(
-        call,
-        `reading the commits of ${owner}/${name}#${number}`,
-        path,
-        query,
-      );
-      return commits.map((c) => ({
-        sha: c.sha,
-        authorEmail: c.commit.author?.email ?? null,
-        committerEmail: c.commit.committer?.email ?? null,
-        message: c.commit.message,
-      }));
-    },
+    pullCommits: (owner, name, number) => readPullCommits(call, owner, name, number),
   };
 }
 
