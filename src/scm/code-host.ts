@@ -111,7 +111,12 @@ export interface CodeHostOptions {
   fetch: typeof fetch;
   /** The account's token; without one, public data is read anonymously. */
   token?: string;
+  /** How long one request may take before it fails as "did not answer in time" (default 20 s). */
+  timeoutMs?: number;
 }
+
+/** A code host that does not answer must not hold a task, a request or a worker: 20 s per request. */
+export const SCM_REQUEST_TIMEOUT_MS = 20_000;
 
 /** A repository's place on a host: owner (a namespace path on GitLab) and name. */
 export interface RepoPath {

@@ -131,9 +131,9 @@ async function readPullCommits(call: Call, owner: string, name: string, number: 
 
 /**
  * The Gitea and Forgejo adapter (one REST API under /api/v1) on typed fetch calls. Every
- * failure is an ScmError with the host's status and words; `timeoutMs` (default 20 s) is for tests.
+ * failure is an ScmError with the host's status and words.
  */
-export function gitea(options: CodeHostOptions & { timeoutMs?: number }): CodeHost {
+export function gitea(options: CodeHostOptions): CodeHost {
   const call = giteaCall(options);
   return {
     user: async () => (await call<GiteaUser>('checking the token', 'GET', '/user')).data.login,

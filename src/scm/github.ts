@@ -6,6 +6,7 @@ import {
   type NewPull,
   type PullSource,
   type ScmCommit,
+  SCM_REQUEST_TIMEOUT_MS,
   ScmError,
   type ScmPull,
   type ScmRefusal,
@@ -17,8 +18,6 @@ import {
  * whichever EMEND_SCM_*_URL names). The profile shows the login under this key beside `scm`.
  */
 export const SCM_BRAND = 'github' as const;
-
-const REQUEST_TIMEOUT_MS = 20_000;
 
 /** GitHub's words for the refusals the pr step acts on (422 Validation Failed details). */
 function refusalOf(message: string): ScmRefusal | undefined {
@@ -77,7 +76,10 @@ const repoOf = (r: {
  */
 export function gitHub(options: CodeHostOptions): CodeHost {
   const fetchWithTimeout: typeof fetch = (input, init) =>
-    options.fetch(input, { ...init, signal: init?.signal ?? AbortSignal.timeout(REQUEST_TIMEOUT_MS) });
+    options.fetch(input, {
+      ...init,
+      signal: init?.signal ?? AbortSignal.timeout(options.timeoutMs ?? SCM_REQUEST_TIMEOUT_MS),
+    });
   const octokit = new Octokit({
     auth: options.token,
     baseUrl: options.apiUrl,

@@ -1,16 +1,17 @@
 import { Gitlab } from '@gitbeaker/rest';
-import type {
-  CodeHost,
-  CodeHostOptions,
-  HostKind,
-  NewPull,
-  OpenedPull,
-  PullSource,
-  ScmCommit,
-  ScmPull,
-  ScmRepo,
+import {
+  type CodeHost,
+  type CodeHostOptions,
+  type HostKind,
+  type NewPull,
+  type OpenedPull,
+  type PullSource,
+  SCM_REQUEST_TIMEOUT_MS,
+  type ScmCommit,
+  type ScmPull,
+  type ScmRepo,
 } from './code-host.js';
-import { GitLabHttpError, REQUEST_TIMEOUT_MS, describe, requesterOver } from './gitlab/requester.js';
+import { GitLabHttpError, describe, requesterOver } from './gitlab/requester.js';
 
 /**
  * The GitLab adapter (gitlab.com or a self-managed server, by apiUrl) on gitbeaker, its HTTP sent
@@ -81,8 +82,8 @@ export function gitLab(options: CodeHostOptions): CodeHost {
   const apiUrl = options.apiUrl.replace(/\/+$/, '');
   const api = new Gitlab({
     host: apiUrl,
-    requesterFn: requesterOver(apiUrl, options.fetch),
-    queryTimeout: REQUEST_TIMEOUT_MS,
+    requesterFn: requesterOver(apiUrl, options.fetch, options.timeoutMs ?? SCM_REQUEST_TIMEOUT_MS),
+    queryTimeout: options.timeoutMs ?? SCM_REQUEST_TIMEOUT_MS,
     // No token: anonymous reads of public projects. gitbeaker sends `oauthToken` as a Bearer token,
     // which GitLab accepts for personal access tokens as well as OAuth tokens.
     ...(options.token ? { oauthToken: options.token } : {}),

@@ -1,4 +1,4 @@
-import { ScmError, type ScmRefusal } from '../code-host.js';
+import { SCM_REQUEST_TIMEOUT_MS, ScmError, type ScmRefusal } from '../code-host.js';
 
 /**
  * Typed fetch calls to Gitea's (and Forgejo's) REST API under /api/v1: the request, the answers'
@@ -6,7 +6,6 @@ import { ScmError, type ScmRefusal } from '../code-host.js';
  * the maintained ones are generated wrappers that add little to fetch.
  */
 
-export const REQUEST_TIMEOUT_MS = 20_000;
 /** Gitea's default (and usual) maximum page size, MAX_RESPONSE_ITEMS. */
 export const PAGE_SIZE = 50;
 
@@ -105,7 +104,7 @@ export function giteaCall(options: { apiUrl: string; fetch: typeof fetch; token?
         method,
         headers,
         body: opts.body === undefined ? undefined : JSON.stringify(opts.body),
-        signal: AbortSignal.timeout(options.timeoutMs ?? REQUEST_TIMEOUT_MS),
+        signal: AbortSignal.timeout(options.timeoutMs ?? SCM_REQUEST_TIMEOUT_MS),
       });
       text = await res.text();
     } catch (err) {

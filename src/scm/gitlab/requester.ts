@@ -1,5 +1,5 @@
 import type { Gitlab } from '@gitbeaker/rest';
-import { ScmError, type ScmRefusal } from '../code-host.js';
+import { SCM_REQUEST_TIMEOUT_MS, ScmError, type ScmRefusal } from '../code-host.js';
 
 /**
  * gitbeaker's HTTP layer, replaced: its own requester calls the global fetch, retries 429 and 502
@@ -7,8 +7,6 @@ import { ScmError, type ScmRefusal } from '../code-host.js';
  * through the caller's fetch, once, with a time limit, and turns GitLab's error bodies into
  * ScmErrors. gitbeaker keeps building the paths (URL-encoded project ids) and the JSON bodies.
  */
-
-export const REQUEST_TIMEOUT_MS = 20_000;
 
 type RequesterFn = NonNullable<ConstructorParameters<typeof Gitlab>[0]['requesterFn']>;
 
@@ -104,7 +102,7 @@ async function bodyOf(response: Response): Promise<unknown> {
  * it `apiUrl` as the host, and this swaps `apiUrl/api/v4` back to `apiUrl`, so any API root works
  * (gitlab.com, a self-managed server, one under a relative URL root).
  */
-export function requesterOver(apiUrl: string, fetchFn: typeof fetch): RequesterFn {
+export function requesterOver(apiUrl: string, fetchFn: typeof fetch, timeoutMs = SCM_REQUEST_TIMEOUT_MS): RequesterFn {
   const gitbeakerRoot = `${apiUrl}/api/v4`;
   return ((service: ServiceOptions) => {
     const send =
@@ -122,7 +120,7 @@ export function requesterOver(apiUrl: string, fetchFn: typeof fetch): RequesterF
           body = JSON.stringify(snakeKeys(options.body));
           headers['content-type'] = 'application/json';
         }
-        const timeout = AbortSignal.timeout(REQUEST_TIMEOUT_MS);
+        const timeout = AbortSignal.timeout(timeoutMs);
         const signal = options.signal ? AbortSignal.any([options.signal, timeout]) : timeout;
         const response = await fetchFn(url, { method, headers, body, signal });
         const parsed = await bodyOf(response);
