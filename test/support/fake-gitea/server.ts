@@ -5,11 +5,12 @@ import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Identity } from '../fake-github/bare.js';
-import type { Pull, RepoState } from '../fake-github/state.js';
+import type { Pull } from '../fake-github/state.js';
 import { handleGit, isGitPath } from './git.js';
 import { OAuth } from './oauth.js';
 import { type Flavour, Rest } from './rest.js';
 import { GiteaState, type Visibility } from './state.js';
+import { repositorySide } from '../fake-github/repository-side.js';
 
 export type { Pull } from '../fake-github/state.js';
 export type { Visibility } from './state.js';
@@ -157,16 +158,7 @@ export async function startFakeGitea(opts: { subPath?: string; flavour?: Flavour
   urls.webUrl = `http://127.0.0.1:${(server.address() as AddressInfo).port}${prefix}`;
   urls.apiUrl = `${urls.webUrl}/api/v1`;
 
-  const need = (owner: string, name: string): RepoState => {
-    const repo = state.repo(owner, name);
-    if (!repo) throw new Error(`fake-gitea: no repository ${owner}/${name}`);
-    return repo;
-  };
-  const rev = (repo: RepoState, ref: string): string => {
-    const sha = state.git.resolve(repo.dir, ref);
-    if (!sha) throw new Error(`fake-gitea: ${repo.owner}/${repo.name} has no ${ref}`);
-    return sha;
-  };
+  const { need, ...repositoryCalls } = repositorySide(state, 'fake-gitea');
 
   return {
     webUrl: urls.webUrl,
@@ -204,25 +196,7 @@ export async function startFakeGitea(opts: { subPath?: string; flavour?: Flavour
       state.setProtected(repo, opts.protectedBranches ?? []);
       return { commit };
     },
-    commit: (owner, name, opts) => state.commit(need(owner, name), opts),
-    protectBranches(owner, name, branches) {
-      const repo = need(owner, name);
-      state.setProtected(repo, [...repo.protectedBranches, ...branches]);
-    },
-    branchHead(owner, name, branch) {
-      const repo = state.repo(owner, name);
-      return repo ? state.git.branchHead(repo.dir, branch) : undefined;
-    },
-    files(owner, name, ref) {
-      const repo = need(owner, name);
-      return state.git.files(repo.dir, rev(repo, ref));
-    },
-    diff(owner, name, base, head) {
-      const repo = need(owner, name);
-      return state.git.diff(repo.dir, rev(repo, base), rev(repo, head));
-    },
-    pulls: (owner, name) => state.pulls(need(owner, name)).map((p) => ({ ...p, head: { ...p.head } })),
-    mergePull: (owner, name, number) => state.mergePull(need(owner, name), number),
+    ...repositoryCalls,
     repo(owner, name) {
       const r = state.repo(owner, name);
       if (!r) return undefined;

@@ -7,7 +7,8 @@ import type { Identity } from './bare.js';
 import { handleGit, isGitPath } from './git.js';
 import { OAuth } from './oauth.js';
 import { Rest } from './rest.js';
-import { type Pull, type RepoState, State, newToken } from './state.js';
+import { type Pull, State, newToken } from './state.js';
+import { repositorySide } from './repository-side.js';
 
 export type { Pull } from './state.js';
 
@@ -137,16 +138,7 @@ export async function startFakeGitHub(): Promise<FakeGitHub> {
   urls.webUrl = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
   urls.apiUrl = `${urls.webUrl}/api/v3`;
 
-  const need = (owner: string, name: string): RepoState => {
-    const repo = state.repo(owner, name);
-    if (!repo) throw new Error(`fake-github: no repository ${owner}/${name}`);
-    return repo;
-  };
-  const rev = (repo: RepoState, ref: string): string => {
-    const sha = state.git.resolve(repo.dir, ref);
-    if (!sha) throw new Error(`fake-github: ${repo.owner}/${repo.name} has no ${ref}`);
-    return sha;
-  };
+  const { need, ...repositoryCalls } = repositorySide(state, 'fake-github');
 
   return {
     webUrl: urls.webUrl,
@@ -183,25 +175,7 @@ export async function startFakeGitHub(): Promise<FakeGitHub> {
       state.setProtected(repo, opts.protectedBranches ?? []);
       return { commit };
     },
-    commit: (owner, name, opts) => state.commit(need(owner, name), opts),
-    protectBranches(owner, name, branches) {
-      const repo = need(owner, name);
-      state.setProtected(repo, [...repo.protectedBranches, ...branches]);
-    },
-    branchHead(owner, name, branch) {
-      const repo = state.repo(owner, name);
-      return repo ? state.git.branchHead(repo.dir, branch) : undefined;
-    },
-    files(owner, name, ref) {
-      const repo = need(owner, name);
-      return state.git.files(repo.dir, rev(repo, ref));
-    },
-    diff(owner, name, base, head) {
-      const repo = need(owner, name);
-      return state.git.diff(repo.dir, rev(repo, base), rev(repo, head));
-    },
-    pulls: (owner, name) => state.pulls(need(owner, name)).map((p) => ({ ...p, head: { ...p.head } })),
-    mergePull: (owner, name, number) => state.mergePull(need(owner, name), number),
+    ...repositoryCalls,
     repo(owner, name) {
       const r = state.repo(owner, name);
       if (!r) return undefined;

@@ -5,11 +5,12 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Identity } from '../fake-github/bare.js';
 import type { FakeGitHubRequest, FakeRepoInfo } from '../fake-github/server.js';
-import { type Pull, type RepoState, newToken } from '../fake-github/state.js';
+import { type Pull, newToken } from '../fake-github/state.js';
 import { handleGit, isGitPath } from './git.js';
 import { ACCESS, GitLabModel, type Visibility } from './model.js';
 import { OAuth } from './oauth.js';
 import { type Reply, Rest } from './rest.js';
+import { repositorySide } from '../fake-github/repository-side.js';
 
 export type { Pull } from '../fake-github/state.js';
 export type FakeGitLabRequest = FakeGitHubRequest;
@@ -145,16 +146,7 @@ export async function startFakeGitLab(opts: { relativeUrlRoot?: string } = {}): 
   urls.apiUrl = `${urls.webUrl}/api/v4`;
 
   const state = model.state;
-  const need = (owner: string, name: string): RepoState => {
-    const repo = state.repo(owner, name);
-    if (!repo) throw new Error(`fake-gitlab: no project ${owner}/${name}`);
-    return repo;
-  };
-  const rev = (repo: RepoState, ref: string): string => {
-    const sha = state.git.resolve(repo.dir, ref);
-    if (!sha) throw new Error(`fake-gitlab: ${repo.owner}/${repo.name} has no ${ref}`);
-    return sha;
-  };
+  const { need, ...repositoryCalls } = repositorySide(state, 'fake-gitlab');
 
   return {
     webUrl: urls.webUrl,
@@ -201,25 +193,7 @@ export async function startFakeGitLab(opts: { relativeUrlRoot?: string } = {}): 
     addGroupMember(group, login, level) {
       model.ensureGroup(group).members.set(login.toLowerCase(), level);
     },
-    commit: (owner, name, opts) => state.commit(need(owner, name), opts),
-    protectBranches(owner, name, branches) {
-      const repo = need(owner, name);
-      state.setProtected(repo, [...repo.protectedBranches, ...branches]);
-    },
-    branchHead(owner, name, branch) {
-      const repo = state.repo(owner, name);
-      return repo ? state.git.branchHead(repo.dir, branch) : undefined;
-    },
-    files(owner, name, ref) {
-      const repo = need(owner, name);
-      return state.git.files(repo.dir, rev(repo, ref));
-    },
-    diff(owner, name, base, head) {
-      const repo = need(owner, name);
-      return state.git.diff(repo.dir, rev(repo, base), rev(repo, head));
-    },
-    pulls: (owner, name) => state.pulls(need(owner, name)).map((p) => ({ ...p, head: { ...p.head } })),
-    mergePull: (owner, name, number) => state.mergePull(need(owner, name), number),
+    ...repositoryCalls,
     repo(owner, name) {
       const r = state.repo(owner, name);
       if (!r) return undefined;
