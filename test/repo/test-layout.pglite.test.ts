@@ -34,6 +34,7 @@ const NOT_A_SRC_FOLDER = [
   'client',
   'e2e',
   'fake-github',
+  'fake-gitlab',
   'repo',
   'scripted-model',
   'scripts',
