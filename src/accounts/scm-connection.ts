@@ -120,23 +120,45 @@ export async function scmTokenOn(deps: ScmDeps, accountId: string, host: ScmHost
     .from(scmConnections)
     .where(and(eq(scmConnections.accountId, accountId), eq(scmConnections.host, host.id)));
   if (!row) return undefined;
-  const token = decryptSecret(deps.secretKey, row.tokenEnc, context(accountId));
-  const now = deps.clock.now();
-  if (!row.refreshEnc || !row.expiresAt || row.expiresAt.getTime() - REFRESH_MARGIN_MS > now.getTime()) return token;
-  const refreshToken = decryptSecret(deps.secretKey, row.refreshEnc, refreshContext(accountId, host.id));
-  let fresh: OAuthToken;
-  try {
-    fresh = await requestToken(deps.fetch, host, { refreshToken }, now);
-  } catch {
-    return token;
-  }
-  await deps.db
-    .update(scmConnections)
-    .set({
-      tokenEnc: encryptSecret(deps.secretKey, fresh.accessToken, context(accountId)),
-      refreshEnc: encryptSecret(deps.secretKey, fresh.refreshToken ?? refreshToken, refreshContext(accountId, host.id)),
-      expiresAt: fresh.expiresAt ?? null,
-    })
-    .where(and(eq(scmConnections.accountId, accountId), eq(scmConnections.host, host.id)));
-  return fresh.accessToken;
+  if (!expiring(deps, row)) return decryptSecret(deps.secretKey, row.tokenEnc, context(accountId));
+  return refreshed(deps, accountId, host);
+}
+
+const expiring = (deps: Pick<Deps, 'clock'>, row: { refreshEnc: string | null; expiresAt: Date | null }) =>
+  !!row.refreshEnc && !!row.expiresAt && row.expiresAt.getTime() - REFRESH_MARGIN_MS <= deps.clock.now().getTime();
+
+/**
+ * Refreshes the connection's token under a lock on its row: GitLab rotates refresh tokens (the
+ * old one dies when used), so two tasks of one account refreshing at once would leave the second
+ * with a dead refresh token and a dead access token. The second waits, finds the row fresh, and
+ * uses what the first stored.
+ */
+async function refreshed(deps: ScmDeps, accountId: string, host: ScmHost): Promise<string | undefined> {
+  return deps.db.transaction(async (tx) => {
+    const where = and(eq(scmConnections.accountId, accountId), eq(scmConnections.host, host.id));
+    const [row] = await tx.select().from(scmConnections).where(where).for('update');
+    if (!row) return undefined;
+    const token = decryptSecret(deps.secretKey, row.tokenEnc, context(accountId));
+    if (!expiring(deps, row)) return token;
+    const refreshToken = decryptSecret(deps.secretKey, row.refreshEnc!, refreshContext(accountId, host.id));
+    let fresh: OAuthToken;
+    try {
+      fresh = await requestToken(deps.fetch, host, { refreshToken }, deps.clock.now());
+    } catch {
+      return token;
+    }
+    await tx
+      .update(scmConnections)
+      .set({
+        tokenEnc: encryptSecret(deps.secretKey, fresh.accessToken, context(accountId)),
+        refreshEnc: encryptSecret(
+          deps.secretKey,
+          fresh.refreshToken ?? refreshToken,
+          refreshContext(accountId, host.id),
+        ),
+        expiresAt: fresh.expiresAt ?? null,
+      })
+      .where(where);
+    return fresh.accessToken;
+  });
 }
