@@ -1,3 +1,4 @@
+import { availableParallelism } from 'node:os';
 import { fileURLToPath } from 'node:url';
 import { configDefaults, defineConfig } from 'vitest/config';
 import { available, requirements } from './test/support/requirements.js';
@@ -27,6 +28,9 @@ const shared = {
 
 export default defineConfig({
   test: {
+    // Vitest's default is one worker fewer than the cores: a single worker on the 2-core machines CI
+    // runs on, which left half the CPU idle while tests waited on git, bubblewrap and HTTP.
+    maxWorkers: Math.max(2, availableParallelism() - 1),
     reporters: ['default', ['./test/support/summary-reporter.ts', { legs: ['pglite', 'postgres'] }]],
     projects: [
       {
