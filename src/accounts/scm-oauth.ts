@@ -5,9 +5,9 @@ import { accounts, scmConnections } from '../db/schema.js';
 import type { Deps } from '../deps.js';
 import { AppError } from '../errors.js';
 import { ScmError } from '../scm/code-host.js';
-import { type ScmHost, hostById, hostLabel, scmHosts } from '../scm/hosts.js';
+import { type ScmHost, defaultHost, hostById, hostLabel, scmHosts } from '../scm/hosts.js';
 import { type OAuthToken, requestToken } from '../scm/oauth-token.js';
-import { connectScm, hostFor, scmUnavailable } from './scm-connection.js';
+import { chosenHost, connectScm, hostFor, scmUnavailable } from './scm-connection.js';
 
 const STATE_TTL_MS = 10 * 60_000;
 
@@ -21,13 +21,8 @@ export function oauthHost(
   deps: Pick<Deps, 'config'>,
   id?: string,
 ): ScmHost & { oauth: { clientId: string; clientSecret: string } } {
-  const hosts = scmHosts(deps.config);
-  const host = id === undefined ? (hosts.find((h) => h.oauth) ?? hosts[0]!) : hosts.find((h) => h.id === id);
-  if (!host)
-    throw new AppError(
-      'bad_request',
-      `host: "${id}" is not a code host of this server (it has ${hosts.map((h) => h.id).join(', ')})`,
-    );
+  const host =
+    id === undefined ? (scmHosts(deps.config).find((h) => h.oauth) ?? defaultHost(deps.config)) : chosenHost(deps, id);
   if (!host.oauth)
     throw new AppError(
       'not_found',

@@ -53,13 +53,6 @@ export const gitUrlOf = (host: Pick<ScmHost, 'webUrl'>, owner: string, name: str
 export const clientOf = (host: ScmHost, fetch: typeof globalThis.fetch, token?: string): CodeHost =>
   host.kind.client({ apiUrl: host.apiUrl, fetch, token });
 
-/** The host of a stored repository URL (a task's); an error when the deployment no longer lists it. */
-export function hostOfRepo(config: Pick<Config, 'scmHosts'>, repoUrl: string): ScmHost {
-  const found = hostOfUrl(config, repoUrl);
-  if (!found) throw new Error(`${repoUrl} is on no code host this server is configured for (EMEND_SCM_HOSTS)`);
-  return found.host;
-}
-
 const KIND_LABELS = { github: 'GitHub', gitlab: 'GitLab', gitea: 'Gitea' } as const;
 
 /** The host's name for people: its kind's product name, with its id when it differs from the kind. */

@@ -23,15 +23,15 @@ export async function checkRepoAccess(
   q: AccessQuery,
 ): Promise<{ private: boolean }> {
   const host = chosenHost(deps, q.repo.host);
-  const connected = q.isDemo ? undefined : await scmTokenOn(deps, q.account.id, host);
-  if (q.mode === 'pr' && !connected) {
+  const token = q.isDemo ? undefined : await scmTokenOn(deps, q.account.id, host);
+  if (q.mode === 'pr' && !token) {
+    const isDefault = host.id === deps.config.scmHosts[0]!.id;
     throw new AppError(
       'scm_not_connected',
       `pull-request runs push a branch and open a ${host.kind.pullNoun} as you: connect your account on ` +
-        `${host.id} first (POST /v1/me/scm${host === chosenHost(deps, undefined) ? '' : ` with "host": "${host.id}"`})`,
+        `${host.id} first (POST /v1/me/scm${isDefault ? '' : ` with "host": "${host.id}"`})`,
     );
   }
-  const token = connected;
   let repo: ScmRepo | null;
   try {
     repo = await hostFor(deps, host, token).repo(q.repo.owner, q.repo.name);

@@ -100,6 +100,17 @@ describe('several code hosts in one deployment', { timeout: 150_000 }, () => {
       'connect your account on ghes first (POST /v1/me/scm with "host": "ghes")',
     );
 
+    // on the default host, the way to connect needs no host named
+    const unconnected = await newAccount(h, { plan: 'pro', credits: 1, scm: false });
+    const onDefault = await h.app.inject({
+      method: 'POST',
+      url: '/v1/tasks',
+      headers: unconnected.auth,
+      payload: { prompt: 'Fix the add function', repo_url: `${h.github.webUrl}/corp/calc` },
+    });
+    expect(onDefault.statusCode, onDefault.body).toBe(412);
+    expect(onDefault.json().message).toContain('connect your account on github first (POST /v1/me/scm)');
+
     const there = ghes.addUser(`corp-dev-${randomBytes(3).toString('hex')}`);
     ghes.createRepo('corp', 'calc', { files: CALC_REPO, private: true, collaborators: [there.login] });
     const ok = await h.app.inject({
