@@ -69,6 +69,11 @@ export function removeLogin(env: NodeJS.ProcessEnv): boolean {
 
 /** The server address without trailing slashes, checked to be http(s). */
 export function normalServer(value: string): string {
+  parseServer(value);
+  return value.replace(/\/+$/, '');
+}
+
+function parseServer(value: string): URL {
   let url: URL;
   try {
     url = new URL(value);
@@ -77,18 +82,49 @@ export function normalServer(value: string): string {
   }
   if (url.protocol !== 'http:' && url.protocol !== 'https:')
     throw new RemoteConfigError(`the server address must be http or https, got "${value}"`);
-  return value.replace(/\/+$/, '');
+  return url;
 }
 
-/** The login to use: EMEND_SERVER and EMEND_TOKEN override the saved file, each on its own. */
+/**
+ * Which server an address names, as a token is bound to it: the origin (scheme, host in lower
+ * case, port unless the default) and the path without trailing slashes. No user name, password,
+ * query or fragment, so it is also what an error message may show.
+ */
+export function serverIdentity(value: string): string {
+  const url = parseServer(value);
+  return `${url.origin}${url.pathname.replace(/\/+$/, '')}`;
+}
+
+/**
+ * The login to use. EMEND_TOKEN, given explicitly, goes to EMEND_SERVER or the saved server. The
+ * saved token goes only to the server it was saved for: EMEND_SERVER naming another one is refused
+ * here, before any request, so the token never reaches a server it was not issued by.
+ */
 export function resolveLogin(env: NodeJS.ProcessEnv): RemoteLogin {
   const saved = readSavedLogin(env);
-  const server = env.EMEND_SERVER || saved.server;
-  const token = env.EMEND_TOKEN || saved.token;
-  if (!server || !token)
-    throw new RemoteConfigError(
-      'not logged in: run `emend login --server URL` or set EMEND_SERVER and EMEND_TOKEN ' +
-        `(looked in ${configPath(env)})`,
-    );
-  return { server: normalServer(server), token };
+  if (env.EMEND_TOKEN) {
+    const server = env.EMEND_SERVER || saved.server;
+    if (!server) throw notLoggedIn(env);
+    return { server: normalServer(server), token: env.EMEND_TOKEN };
+  }
+  if (!saved.token) throw notLoggedIn(env);
+  if (!saved.server)
+    throw new RemoteConfigError(`${configPath(env)} names no server for its token: run emend login again`);
+  if (env.EMEND_SERVER) {
+    const wanted = serverIdentity(env.EMEND_SERVER);
+    const bound = serverIdentity(saved.server);
+    if (wanted !== bound)
+      throw new RemoteConfigError(
+        `EMEND_SERVER is ${wanted} but the saved login is for ${bound}, and its token is sent only there: ` +
+          `set EMEND_TOKEN for ${wanted} or run \`emend login --server ${wanted}\``,
+      );
+  }
+  return { server: normalServer(saved.server), token: saved.token };
+}
+
+function notLoggedIn(env: NodeJS.ProcessEnv): RemoteConfigError {
+  return new RemoteConfigError(
+    'not logged in: run `emend login --server URL` or set EMEND_SERVER and EMEND_TOKEN ' +
+      `(looked in ${configPath(env)})`,
+  );
 }

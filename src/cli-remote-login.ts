@@ -1,6 +1,13 @@
 import * as prompts from '@clack/prompts';
 import { connect } from './cli-remote-api.js';
-import { configPath, normalServer, readSavedLogin, removeLogin, saveLogin } from './cli-remote-config.js';
+import {
+  configPath,
+  normalServer,
+  readSavedLogin,
+  removeLogin,
+  saveLogin,
+  serverIdentity,
+} from './cli-remote-config.js';
 import { EXIT, type Output, printJson } from './cli-remote-output.js';
 
 /** A secret the user gives: the whole of stdin when it is piped, else typed at a hidden prompt. */
@@ -37,9 +44,19 @@ export async function login(env: NodeJS.ProcessEnv, o: Output, serverFlag: strin
   const path = saveLogin(env, { server, token });
   if (o.json) printJson(o, { server, email: me.email, config: path });
   else o.out(`logged in to ${server} as ${me.email} (saved in ${path})`);
-  if (env.EMEND_SERVER || env.EMEND_TOKEN)
-    o.err('note: EMEND_SERVER or EMEND_TOKEN is set in this environment and overrides the saved login');
+  if (env.EMEND_TOKEN) o.err('note: EMEND_TOKEN is set in this environment and is sent instead of the saved token');
+  else if (env.EMEND_SERVER && !sameServer(env.EMEND_SERVER, server))
+    o.err(`note: EMEND_SERVER names another server in this environment; the saved token goes only to ${server}`);
   return EXIT.ok;
+}
+
+/** False too when `other` is no http(s) address (the next command says so; the login is saved). */
+function sameServer(other: string, server: string): boolean {
+  try {
+    return serverIdentity(other) === serverIdentity(server);
+  } catch {
+    return false;
+  }
 }
 
 export function logout(env: NodeJS.ProcessEnv, o: Output): number {

@@ -1,4 +1,6 @@
 import { readFileSync, statSync } from 'node:fs';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { CALC_PROMPT, CALC_REPO, scriptCalcRun, stepOf } from '../support/fix-script.js';
@@ -42,6 +44,30 @@ afterAll(async () => {
   removeConfigDirs();
 });
 
+/**
+ * A second server that records every request and answers GET /v1/me with a profile, so that what
+ * reaches it (and with which Authorization header) is seen from outside the CLI.
+ */
+async function startRecorder() {
+  const received: { method?: string; path?: string; authorization?: string }[] = [];
+  const server = createServer((req, res) => {
+    received.push({ method: req.method, path: req.url, authorization: req.headers.authorization });
+    if (req.url !== '/v1/me') {
+      res.writeHead(404, { 'content-type': 'application/json' }).end('{"error":"not_found","message":"no"}');
+      return;
+    }
+    res.writeHead(200, { 'content-type': 'application/json' });
+    res.end(JSON.stringify({ email: 'b@example.test', plan: 'free', credits: 0, use_byok: false, api_keys: [] }));
+  });
+  await new Promise<void>((done) => server.listen(0, '127.0.0.1', done));
+  const { port } = server.address() as AddressInfo;
+  return {
+    url: `http://127.0.0.1:${port}`,
+    received,
+    close: () => new Promise<void>((done) => server.close(() => done())),
+  };
+}
+
 const STEPS = ['planner', 'locator', 'inspector', 'fixer', 'validator', 'pr'];
 const STACK = /^\s+at /m;
 
@@ -53,7 +79,7 @@ async function calcOwner(name: string) {
 }
 
 describe('emend login and the saved login', { timeout: 60_000 }, () => {
-  it('checks the piped token, saves it 0600 in a 0700 directory; EMEND_SERVER/EMEND_TOKEN override it', async () => {
+  it('checks the piped token, saves it 0600 in a 0700 directory; EMEND_TOKEN overrides it', async () => {
     const { token, account } = await newAccount(svc.h, { scm: false });
     const config = newConfigHome();
     const env = remoteEnv({ config });
@@ -76,13 +102,62 @@ describe('emend login and the saved login', { timeout: 60_000 }, () => {
     expect(overridden.stderr).toMatch(/^emend: .+ \(invalid_token, HTTP 401, request [\w-]+\)\n$/);
     expect(overridden.stderr).not.toMatch(STACK);
     const nobody = `http://127.0.0.1:${await freePort()}`;
-    const elsewhere = await runRemote(['me'], remoteEnv({ config, server: nobody }));
+    const elsewhere = await runRemote(['me'], remoteEnv({ config, server: nobody, token: 'tk_for_nobody' }));
     expect(elsewhere.code).toBe(3);
     expect(elsewhere.stderr).toMatch(/could not be reached \(network, ECONNREFUSED\)\n$/);
 
     const logout = await runRemote(['logout'], env);
     expect(logout.code).toBe(0);
     expect((await runRemote(['me'], env)).code).toBe(78);
+  });
+
+  it('sends the saved token only to the server it was saved for; EMEND_TOKEN goes anywhere', async () => {
+    const { token, account } = await newAccount(svc.h, { scm: false });
+    const config = newConfigHome();
+    expect((await runRemote(['login', '--server', svc.url], remoteEnv({ config }), `${token}\n`)).code).toBe(0);
+    const other = await startRecorder();
+    try {
+      // Another server in EMEND_SERVER: refused before any request, naming both servers and not the token.
+      for (const args of [['me'], ['task', 'list'], ['webhooks', 'list', '--json']]) {
+        const refused = await runRemote(args, remoteEnv({ config, server: `${other.url}/` }));
+        expect(refused.code, args.join(' ')).toBe(78);
+        expect(refused.stderr).toBe(
+          `emend: EMEND_SERVER is ${other.url} but the saved login is for ${svc.url}, and its token is sent ` +
+            `only there: set EMEND_TOKEN for ${other.url} or run \`emend login --server ${other.url}\`\n`,
+        );
+        expect(refused.stdout).toBe('');
+      }
+      expect(other.received).toEqual([]);
+
+      // The same server written differently (trailing slashes, the scheme in capitals) keeps the saved token.
+      const same = svc.url.replace('http://', 'HTTP://');
+      for (const server of [`${svc.url}/`, `${same}//`]) {
+        const me = await runRemote(['me', '--json'], remoteEnv({ config, server }));
+        expect(me.code, `${server}: ${me.stderr}`).toBe(0);
+        expect(JSON.parse(me.stdout)).toMatchObject({ email: account.email });
+      }
+
+      // A token given explicitly goes where EMEND_SERVER says, and only it does.
+      const explicit = await runRemote(['me', '--json'], remoteEnv({ config, server: other.url, token: 'tk_for_b' }));
+      expect(explicit.code, explicit.stderr).toBe(0);
+      expect(JSON.parse(explicit.stdout)).toMatchObject({ email: 'b@example.test' });
+      expect(other.received).toEqual([{ method: 'GET', path: '/v1/me', authorization: 'Bearer tk_for_b' }]);
+
+      // After `emend login` for the other server, its saved token goes there (and no longer to the first).
+      const relogin = await runRemote(['login', '--server', other.url], remoteEnv({ config }), 'tk_saved_for_b\n');
+      expect(relogin.code, relogin.stderr).toBe(0);
+      const back = await runRemote(['me'], remoteEnv({ config, server: svc.url }));
+      expect(back.code).toBe(78);
+      expect(back.stderr).toContain(`the saved login is for ${other.url},`);
+      expect((await runRemote(['me'], remoteEnv({ config }))).code).toBe(0);
+      expect(other.received.map((r) => r.authorization)).toEqual([
+        'Bearer tk_for_b',
+        'Bearer tk_saved_for_b',
+        'Bearer tk_saved_for_b',
+      ]);
+    } finally {
+      await other.close();
+    }
   });
 
   it('on a terminal, asks for the token at a prompt that does not show it', async () => {
