@@ -1,5 +1,5 @@
 import { createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
-import { and, asc, eq, sql } from 'drizzle-orm';
+import { and, asc, eq, ne, sql } from 'drizzle-orm';
 import type { Account } from './accounts.js';
 import { accounts, scmConnections } from '../db/schema.js';
 import type { Deps } from '../deps.js';
@@ -7,11 +7,11 @@ import { AppError } from '../errors.js';
 import { ScmError } from '../scm/code-host.js';
 import { type ScmHost, defaultHost, hostById, hostLabel, scmHosts } from '../scm/hosts.js';
 import { type OAuthToken, requestToken } from '../scm/oauth-token.js';
-import { chosenHost, connectScm, hostFor, scmUnavailable } from './scm-connection.js';
+import { chosenHost, hostFor, scmUnavailable } from './scm-connection.js';
 
-const STATE_TTL_MS = 10 * 60_000;
+export const STATE_TTL_MS = 10 * 60_000;
 
-type OAuthDeps = Pick<Deps, 'db' | 'config' | 'fetch' | 'secretKey' | 'clock'>;
+export type OAuthDeps = Pick<Deps, 'db' | 'config' | 'fetch' | 'secretKey' | 'clock'>;
 
 /**
  * The host to go through OAuth with: the one named, or the first with an OAuth app. not_found
@@ -38,17 +38,29 @@ const sign = (key: Buffer, payload: string) =>
 /** The callback address registered with the OAuth app. */
 export const callbackUrl = (deps: Pick<Deps, 'config'>) => `${deps.config.baseUrl}/v1/auth/scm/callback`;
 
-/** What a state says: the account to connect, or (a sign-in) the browser nonce it is bound to. */
-export interface OAuthState {
+/** A connection's state: the account that started it, its flow row and the browser it is bound to. */
+export interface ConnectState {
+  kind: 'connect';
   /** The code host it went to. */
   host: ScmHost;
-  /** connect: the account that started it */
-  accountId?: string;
-  /** sign-in: the value of the browser's login cookie when it started */
-  loginNonce?: string;
+  accountId: string;
+  /** The flow's row (src/accounts/scm-oauth-connect.ts): a state is taken once. */
+  flowId: string;
+  /** SHA-256 of the cookie the starting browser was given. */
+  browserHash: string;
 }
 
-function authorize(
+/** A sign-in's state: bound to the nonce the browser holds in its login cookie. */
+export interface LoginState {
+  kind: 'login';
+  host: ScmHost;
+  loginNonce: string;
+}
+
+/** What a state says. */
+export type OAuthState = ConnectState | LoginState;
+
+export function authorize(
   deps: Pick<Deps, 'config' | 'secretKey' | 'clock'>,
   host: ScmHost & { oauth: { clientId: string } },
   claims: Record<string, unknown>,
@@ -70,20 +82,6 @@ function authorize(
   url.searchParams.set('scope', scope);
   url.searchParams.set('state', `${payload}.${sign(deps.secretKey, payload)}`);
   return url.href;
-}
-
-/**
- * Where to send the person to approve access. The state names the account and expires in
- * ten minutes; it is signed with the service's key, so the callback (which carries no
- * credentials of ours) can trust it and nobody can connect their token to someone else's account.
- */
-export function authorizeUrl(
-  deps: Pick<Deps, 'config' | 'secretKey' | 'clock'>,
-  accountId: string,
-  hostId?: string,
-): string {
-  const host = oauthHost(deps, hostId);
-  return authorize(deps, host, { a: accountId }, host.kind.oauth.connectScope);
 }
 
 /**
@@ -109,21 +107,27 @@ export function readState(deps: Pick<Deps, 'config' | 'secretKey' | 'clock'>, st
   if (!payload || !mac || mac.length !== expected.length || !timingSafeEqual(Buffer.from(mac), Buffer.from(expected))) {
     throw new AppError('bad_request', 'state: not one this server issued');
   }
-  const { a, l, e, h } = JSON.parse(Buffer.from(payload, 'base64url').toString('utf8')) as {
+  const { a, l, e, h, f, b } = JSON.parse(Buffer.from(payload, 'base64url').toString('utf8')) as {
     a?: string;
     l?: string;
     e: number;
     h?: string;
+    f?: string;
+    b?: string;
   };
   if (deps.clock.now().getTime() > e) throw new AppError('bad_request', 'state: expired; start the connection again');
   // States issued before several hosts (no `h`) went to the one host there was, the first.
   const host = h === undefined ? scmHosts(deps.config)[0] : hostById(deps.config, h);
   if (!host?.oauth) throw new AppError('bad_request', 'state: for a code host this server no longer signs in with');
-  return typeof l === 'string' ? { host, loginNonce: l } : { host, accountId: a };
+  if (typeof l === 'string') return { kind: 'login', host, loginNonce: l };
+  // A connection state from before connections were bound to a browser (no flow) is not honoured.
+  if (typeof a !== 'string' || typeof f !== 'string' || typeof b !== 'string')
+    throw new AppError('bad_request', 'state: issued by an older version of this server; start the connection again');
+  return { kind: 'connect', host, accountId: a, flowId: f, browserHash: b };
 }
 
 /** Trades the callback's code for the user's token at the code host. */
-async function exchangeCode(deps: OAuthDeps, host: ScmHost, code: string): Promise<OAuthToken> {
+export async function exchangeCode(deps: OAuthDeps, host: ScmHost, code: string): Promise<OAuthToken> {
   try {
     return await requestToken(deps.fetch, host, { code, redirectUri: callbackUrl(deps) }, deps.clock.now());
   } catch (err) {
@@ -133,21 +137,10 @@ async function exchangeCode(deps: OAuthDeps, host: ScmHost, code: string): Promi
   }
 }
 
-/** The callback: trades the code for a token at the code host and connects the account named by the state. */
-export async function completeOAuth(
-  deps: OAuthDeps,
-  code: string,
-  state: string,
-): Promise<{ accountId: string; login: string }> {
-  const { accountId, host } = readState(deps, state);
-  if (!accountId) throw new AppError('bad_request', 'state: a sign-in state, not a connection');
-  const token = await exchangeCode(deps, host, code);
-  return { accountId, login: await connectScm(deps, accountId, token, host) };
-}
-
 /**
  * The callback of a sign-in: the code host says who the person is; the account connected to
- * that login is theirs. not_found when no account is connected to it.
+ * that login is theirs. not_found when no account is connected to it; conflict when several
+ * are, as nothing here says which one the person means (docs/decisions.md, OAuth).
  */
 export async function completeLogin(
   deps: OAuthDeps,
@@ -165,10 +158,22 @@ export async function completeLogin(
     .select({ account: accounts })
     .from(scmConnections)
     .innerJoin(accounts, eq(accounts.id, scmConnections.accountId))
-    .where(and(eq(scmConnections.host, host.id), sql`lower(${scmConnections.login}) = ${login.toLowerCase()}`))
+    .where(
+      and(
+        eq(scmConnections.host, host.id),
+        sql`lower(${scmConnections.login}) = ${login.toLowerCase()}`,
+        ne(accounts.plan, 'demo'),
+      ),
+    )
     .orderBy(asc(accounts.createdAt))
-    .limit(5);
-  const account = rows.map((r) => r.account).find((r) => r.plan !== 'demo');
+    .limit(2);
+  const [account, another] = rows.map((r) => r.account);
   if (!account) throw new AppError('not_found', `no emend account is connected to ${hostLabel(host)} user ${login}`);
+  if (another)
+    throw new AppError(
+      'conflict',
+      `several emend accounts are connected to ${hostLabel(host)} user ${login}, so signing in with ${hostLabel(host)} ` +
+        'cannot tell which one you mean: sign in with a token, and disconnect the code host from the accounts you do not sign in to',
+    );
   return { account, login };
 }

@@ -324,6 +324,34 @@ export const taskFeedback = pgTable(
  * Control-panel sessions: the cookie holds a random secret, stored here as SHA-256 only. A
  * session lives no longer than the token it was opened with (revoking the token ends it).
  */
+/**
+ * Code-host connections started through OAuth (src/accounts/scm-oauth-flows.ts): one row per
+ * GET /v1/auth/scm/start, so a state is used once. A callback reached in a browser that does not
+ * hold the flow's cookie keeps the code sealed here, untraded, until the account that started it
+ * confirms with the code shown in that browser.
+ */
+export const scmOauthFlows = pgTable(
+  'scm_oauth_flows',
+  {
+    id: text('id').primaryKey(),
+    accountId: uuid('account_id')
+      .notNull()
+      .references(() => accounts.id, { onDelete: 'cascade' }),
+    host: text('host').notNull(),
+    createdAt: ts('created_at').notNull(),
+    expiresAt: ts('expires_at').notNull(),
+    /** When the callback took the state: a second callback with it is refused. */
+    usedAt: ts('used_at'),
+    /** The host's code, sealed, while the flow waits for confirmation. */
+    codeEnc: text('code_enc'),
+    /** SHA-256 of the confirmation code the callback page showed. */
+    confirmHash: text('confirm_hash'),
+    /** Wrong confirmation codes tried by the account while this flow waited. */
+    attempts: integer('attempts').notNull().default(0),
+  },
+  (t) => [index('scm_oauth_flows_account_idx').on(t.accountId)],
+);
+
 export const webSessions = pgTable(
   'web_sessions',
   {

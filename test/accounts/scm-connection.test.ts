@@ -5,6 +5,7 @@ import { scmConnections } from '../../src/db/schema.js';
 import { scmTokenOn } from '../../src/accounts/scm-connection.js';
 import { defaultHost } from '../../src/scm/hosts.js';
 import { type Harness, newAccount, startHarness } from '../support/harness.js';
+import { cookieFrom } from '../support/cookie-jar.js';
 import { freePort } from '../support/ports.js';
 
 /**
@@ -216,16 +217,18 @@ describe('OAuth: GET /v1/auth/scm/start and /v1/auth/scm/callback', () => {
     const res = await fetch(authorize, { redirect: 'manual' });
     expect(res.status).toBe(302);
     const back = new URL(res.headers.get('location')!);
-    return { authorize, back, code: back.searchParams.get('code')!, state: back.searchParams.get('state')! };
+    const browser = cookieFrom(start, 'emend_oauth_connect');
+    return { authorize, back, browser, code: back.searchParams.get('code')!, state: back.searchParams.get('state')! };
   }
 
-  const callback = (code: string, state: string) =>
-    call('GET', `/v1/auth/scm/callback?${new URLSearchParams({ code, state })}`);
+  /** The callback in the browser that started the flow (it holds the start's cookie). */
+  const callback = (code: string, state: string, browser: Record<string, string>) =>
+    call('GET', `/v1/auth/scm/callback?${new URLSearchParams({ code, state })}`, browser);
 
   it('sends the person to the host’s authorize page and connects the account on the way back', async () => {
     const { auth } = await newAccount(h, { plan: 'pro', scm: false });
     const login = `oauth-${randomBytes(3).toString('hex')}`;
-    const { authorize, back, code, state } = await approve(auth, login);
+    const { authorize, back, browser, code, state } = await approve(auth, login);
 
     expect(`${authorize.origin}${authorize.pathname}`).toBe(`${h.github.webUrl}/login/oauth/authorize`);
     expect(authorize.searchParams.get('client_id')).toBe(CLIENT_ID);
@@ -237,8 +240,8 @@ describe('OAuth: GET /v1/auth/scm/start and /v1/auth/scm/callback', () => {
     expect(state).toBe(authorize.searchParams.get('state'));
     expect(code).toBeTruthy();
 
-    // the callback carries no credentials of ours: the state says whose account it is
-    const done = await callback(code, state);
+    // the callback carries no token of ours: the signed state says whose account, the cookie which browser
+    const done = await callback(code, state, browser);
     expect(done.statusCode, done.body).toBe(200);
     expect(done.json()).toEqual({ ok: true, scm: login, host: 'github' });
     expect((await me(auth)).scm).toBe(login);
@@ -249,18 +252,18 @@ describe('OAuth: GET /v1/auth/scm/start and /v1/auth/scm/callback', () => {
       ),
     ).toBe(true);
 
-    // codes are single-use: replaying the callback is the caller's error
-    const replay = await callback(code, state);
+    // states are single-use: replaying the callback is the caller's error
+    const replay = await callback(code, state, browser);
     expect(replay.statusCode, replay.body).toBe(400);
-    expect(replay.json().message).toMatch(/^code: /);
+    expect(replay.json().message).toMatch(/^state: already used/);
   });
 
   it('connects the account named by the state, not another one', async () => {
     const a = await newAccount(h, { plan: 'pro', scm: false });
     const b = await newAccount(h, { plan: 'pro', scm: false });
     const login = `oauth-a-${randomBytes(3).toString('hex')}`;
-    const { code, state } = await approve(a.auth, login);
-    expect((await callback(code, state)).json()).toEqual({ ok: true, scm: login, host: 'github' });
+    const { code, state, browser } = await approve(a.auth, login);
+    expect((await callback(code, state, browser)).json()).toEqual({ ok: true, scm: login, host: 'github' });
     expect((await me(a.auth)).scm).toBe(login);
     expect((await me(b.auth)).scm).toBeNull();
   });
@@ -268,7 +271,7 @@ describe('OAuth: GET /v1/auth/scm/start and /v1/auth/scm/callback', () => {
   it('answers 400 for a tampered state and connects nothing', async () => {
     const victim = await newAccount(h, { plan: 'pro', scm: false });
     const attacker = await newAccount(h, { plan: 'pro', scm: false });
-    const { code, state } = await approve(attacker.auth, `oauth-t-${randomBytes(3).toString('hex')}`);
+    const { code, state, browser } = await approve(attacker.auth, `oauth-t-${randomBytes(3).toString('hex')}`);
     const [payload, mac] = state.split('.') as [string, string];
 
     // the payload rewritten to name another account, the signature kept
@@ -276,7 +279,7 @@ describe('OAuth: GET /v1/auth/scm/start and /v1/auth/scm/callback', () => {
     const forged = Buffer.from(JSON.stringify({ ...claims, a: victim.account.id })).toString('base64url');
     const flipped = `${mac.slice(0, -1)}${mac.endsWith('A') ? 'B' : 'A'}`;
     for (const bad of [`${forged}.${mac}`, `${payload}.${flipped}`, payload, `${payload}.`, 'garbage', `.${mac}`]) {
-      const res = await callback(code, bad);
+      const res = await callback(code, bad, browser);
       expect(res.statusCode, `state ${bad}: ${res.body}`).toBe(400);
       expect(res.json().error).toBe('bad_request');
       expect(res.json().message).toMatch(/^state: /);
@@ -287,9 +290,9 @@ describe('OAuth: GET /v1/auth/scm/start and /v1/auth/scm/callback', () => {
 
   it('answers 400 for an expired state (ten minutes)', async () => {
     const { auth } = await newAccount(h, { plan: 'pro', scm: false });
-    const { code, state } = await approve(auth, `oauth-x-${randomBytes(3).toString('hex')}`);
+    const { code, state, browser } = await approve(auth, `oauth-x-${randomBytes(3).toString('hex')}`);
     h.clock.advance(10 * 60_000 + 1_000);
-    const res = await callback(code, state);
+    const res = await callback(code, state, browser);
     expect(res.statusCode, res.body).toBe(400);
     expect(res.json().error).toBe('bad_request');
     expect(res.json().message).toMatch(/^state: .*expired/);
@@ -298,8 +301,8 @@ describe('OAuth: GET /v1/auth/scm/start and /v1/auth/scm/callback', () => {
 
   it('answers 400 for a code the host refuses, and for missing parameters', async () => {
     const { auth } = await newAccount(h, { plan: 'pro', scm: false });
-    const { state } = await approve(auth, `oauth-c-${randomBytes(3).toString('hex')}`);
-    const res = await callback('not-a-code-the-host-issued', state);
+    const { state, browser } = await approve(auth, `oauth-c-${randomBytes(3).toString('hex')}`);
+    const res = await callback('not-a-code-the-host-issued', state, browser);
     expect(res.statusCode, res.body).toBe(400);
     expect(res.json().error).toBe('bad_request');
     expect(res.json().message).toMatch(/^code: .*incorrect or expired/);
@@ -375,7 +378,11 @@ describe('known problems', () => {
     h.github.oauthAs(`oauth-log-${randomBytes(3).toString('hex')}`);
     const back = new URL((await fetch(start.json().authorize_url, { redirect: 'manual' })).headers.get('location')!);
     const code = back.searchParams.get('code')!;
-    const done = await call('GET', `/v1/auth/scm/callback?${back.searchParams}`);
+    const done = await call(
+      'GET',
+      `/v1/auth/scm/callback?${back.searchParams}`,
+      cookieFrom(start, 'emend_oauth_connect'),
+    );
     expect(done.statusCode).toBe(200);
     for (const line of h.logLines) expect(line).not.toContain(code);
   });

@@ -3,6 +3,7 @@ import { scmTokenOn } from '../../src/accounts/scm-connection.js';
 import { hostById } from '../../src/scm/hosts.js';
 import { type FakeGitLab, startFakeGitLab } from '../support/fake-gitlab/server.js';
 import { type Harness, newAccount, startHarness } from '../support/harness.js';
+import { cookieFrom } from '../support/cookie-jar.js';
 
 /**
  * An expiring OAuth token (GitLab's: two hours, refresh tokens rotated on use) refreshed by two
@@ -45,7 +46,11 @@ describe('refreshing an expiring code-host token', () => {
     const start = await h.app.inject({ method: 'GET', url: '/v1/auth/scm/start?host=gitlab', headers: auth });
     gl.oauthAs('rita');
     const back = new URL((await fetch(start.json().authorize_url, { redirect: 'manual' })).headers.get('location')!);
-    const done = await h.app.inject({ method: 'GET', url: `/v1/auth/scm/callback?${back.searchParams}` });
+    const done = await h.app.inject({
+      method: 'GET',
+      url: `/v1/auth/scm/callback?${back.searchParams}`,
+      headers: cookieFrom(start, 'emend_oauth_connect'),
+    });
     expect(done.json()).toEqual({ ok: true, scm: 'rita', host: 'gitlab' });
 
     const host = hostById(h.deps.config, 'gitlab')!;

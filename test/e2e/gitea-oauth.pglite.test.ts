@@ -2,6 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type FakeGitea, startFakeGitea } from '../support/fake-gitea/server.js';
 import { type Harness, newAccount, startHarness } from '../support/harness.js';
+import { cookieFrom } from '../support/cookie-jar.js';
 
 /**
  * OAuth on a Gitea host (the Gitea double as the deployment's second host, with an OAuth app):
@@ -74,7 +75,11 @@ describe('OAuth on a Gitea host', { timeout: 60_000 }, () => {
     expect(start.statusCode, start.body).toBe(200);
     const { scope, query } = await approveAt(start.json().authorize_url, login);
     expect(scope).toBe('write:repository read:user');
-    const done = await h.app.inject({ method: 'GET', url: `/v1/auth/scm/callback?${query}` });
+    const done = await h.app.inject({
+      method: 'GET',
+      url: `/v1/auth/scm/callback?${query}`,
+      headers: cookieFrom(start, 'emend_oauth_connect'),
+    });
     expect(done.statusCode, done.body).toBe(200);
     expect(done.json()).toEqual({ ok: true, scm: login, host: 'gitea' });
     expect(tokenGrants()).toEqual([200]);

@@ -2,6 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { CALC_REPO } from '../support/fix-script.js';
 import { type FakeGitLab, startFakeGitLab } from '../support/fake-gitlab/server.js';
 import { type Harness, newAccount, startHarness } from '../support/harness.js';
+import { cookieFrom } from '../support/cookie-jar.js';
 
 /**
  * Connecting an account on a GitLab host through OAuth (the service's /v1/auth/scm/start and
@@ -55,7 +56,11 @@ describe('OAuth on a GitLab host', () => {
     expect(res.status).toBe(302);
     const back = new URL(res.headers.get('location')!);
     expect(`${back.origin}${back.pathname}`).toBe(`${BASE_URL}/v1/auth/scm/callback`);
-    const done = await h.app.inject({ method: 'GET', url: `/v1/auth/scm/callback?${back.searchParams}` });
+    const done = await h.app.inject({
+      method: 'GET',
+      url: `/v1/auth/scm/callback?${back.searchParams}`,
+      headers: cookieFrom(start, 'emend_oauth_connect'),
+    });
     expect(done.statusCode, done.body).toBe(200);
     expect(done.json()).toEqual({ ok: true, scm: 'olga', host: 'gitlab' });
 

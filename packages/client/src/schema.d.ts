@@ -352,6 +352,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/auth/scm/confirm": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Finish a code-host connection whose callback reached another browser, with the code it showed
+         * @description When the browser that comes back from the code host is not the one that called /v1/auth/scm/start (an API client or the CLI started it), the callback connects nothing: it shows a one-time confirmation code. The account that started the connection sends it here within 10 minutes; five wrong codes end every waiting connection of the account.
+         */
+        post: operations["confirmScmOAuth"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/auth/scm/callback": {
         parameters: {
             query?: never;
@@ -360,8 +380,8 @@ export interface paths {
             cookie?: never;
         };
         /**
-         * Where the code host sends the browser back after approval; connects the account named by state, or finishes a control-panel sign-in
-         * @description A connection answers JSON. A sign-in (started at /v1/auth/scm/login) sets the session cookie and redirects to /app/, or shows an error page (404 when no emend account is connected to that host user).
+         * Where the code host sends the browser back after approval; connects the account that started it, or finishes a control-panel sign-in
+         * @description A connection answers JSON when the browser is the one that called /v1/auth/scm/start (it holds that call’s cookie); any other browser gets a page with a confirmation code for /v1/auth/scm/confirm, and nothing is connected. A browser signed in to the control panel as another account is refused (403). A state is used once. A sign-in (started at /v1/auth/scm/login) sets the session cookie and redirects to /app/, or shows an error page (404 when no emend account is connected to that host user, 409 when several are).
          */
         get: operations["finishScmOAuth"];
         put?: never;
@@ -2637,6 +2657,79 @@ export interface operations {
             };
         };
     };
+    confirmScmOAuth: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "confirmation": "K7QM-4XWD"
+                 *     }
+                 */
+                "application/json": {
+                    /** @description the code the callback page showed (letter case, spaces and dashes do not matter) */
+                    confirmation: string;
+                };
+            };
+        };
+        responses: {
+            /** @description the account is connected */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description the login on the code host */
+                        scm: string;
+                        /** @description the id of the code host */
+                        host: string;
+                    };
+                };
+            };
+            /** @description the request is malformed; the message names the field (`bad_request`, `not_a_scm_url`) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description no valid token: missing, malformed, unknown, revoked or expired (`unauthorized`, `invalid_token`) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description this token may not do this (a demo token, or an admin-only route) (`forbidden`) */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description the code host could not be reached or refused (`scm_unavailable`) */
+            502: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
     finishScmOAuth: {
         parameters: {
             query: {
@@ -2649,7 +2742,7 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description the account is connected */
+            /** @description the account is connected (or, as text/html, the confirmation page) */
             200: {
                 headers: {
                     [name: string]: unknown;
@@ -2678,8 +2771,26 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description this token may not do this (a demo token, or an admin-only route) (`forbidden`) */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             /** @description no such resource of yours (another account’s looks the same as a missing one) (`not_found`) */
             404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description the resource is not in a state that allows this (`conflict`) */
+            409: {
                 headers: {
                     [name: string]: unknown;
                 };

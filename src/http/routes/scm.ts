@@ -1,25 +1,69 @@
 import { type FastifyPluginAsyncTypebox, Type } from '@fastify/type-provider-typebox';
-import type { FastifyReply } from 'fastify';
+import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { Deps } from '../../deps.js';
 import { chosenHost, connectScm, disconnectScm } from '../../accounts/scm-connection.js';
-import { createSession } from '../../accounts/sessions.js';
+import { authenticateSession, createSession } from '../../accounts/sessions.js';
 import { createPersonalToken } from '../../accounts/token-store.js';
 import { AppError } from '../../errors.js';
-import { authorizeUrl, completeLogin, completeOAuth, loginAuthorizeUrl, readState } from '../../accounts/scm-oauth.js';
+import { type ConnectState, completeLogin, loginAuthorizeUrl, readState } from '../../accounts/scm-oauth.js';
+import { browserHolds, confirmConnect, finishConnect, startConnect } from '../../accounts/scm-oauth-connect.js';
+import { hostLabel } from '../../scm/hosts.js';
 import { caller } from '../auth.js';
 import { STATUS_OF } from '../errors.js';
 import { ScmHostId, Url, described, errorResponses } from '../schemas.js';
-import { setSessionCookie } from '../session-cookie.js';
+import { sessionSecretOf, setSessionCookie } from '../session-cookie.js';
+import { confirmPage, errorPage, sendPage } from './oauth-pages.js';
 import { OAUTH_SESSION_TOKEN_NAME } from './session.js';
 
 /** The browser's half of a sign-in state (src/accounts/scm-oauth.ts): Lax, as the host sends the browser back cross-site. */
 const LOGIN_COOKIE = 'emend_oauth_login';
+/** The browser's half of a connection's state (src/accounts/scm-oauth-connect.ts); Lax for the same reason. */
+const CONNECT_COOKIE = 'emend_oauth_connect';
 
-const escapeHtml = (s: string) => s.replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`);
+const oauthCookie = (deps: Deps) => ({
+  path: '/',
+  httpOnly: true,
+  sameSite: 'lax' as const,
+  secure: deps.config.baseUrl.startsWith('https:'),
+});
 
-/** A sign-in that went wrong is shown to a person in a browser, not to a program: a small page. */
-function errorPage(message: string) {
-  return `<!doctype html><html lang="en"><head><meta charset="utf-8"><title>Sign-in failed · emend</title></head><body><main><h1>Sign-in failed</h1><p>${escapeHtml(message)}</p><p><a href="/app/">Back to the control panel</a></p></main></body></html>`;
+/** The account whose control-panel session this browser holds, if it holds a live one. */
+async function sessionAccountOf(deps: Deps, request: FastifyRequest): Promise<string | undefined> {
+  const secret = sessionSecretOf(request);
+  if (!secret) return undefined;
+  try {
+    return (await authenticateSession(deps, secret)).account.id;
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * The callback of a connection. Refused before anything is traded when the browser is signed in to
+ * the panel as another account than the one that started it; connected at once in the browser that
+ * started it; anywhere else, a page with a confirmation code for the starting account.
+ */
+async function connectCallback(
+  deps: Deps,
+  request: FastifyRequest,
+  reply: FastifyReply,
+  state: ConnectState,
+  code: string,
+) {
+  const held = request.cookies[CONNECT_COOKIE];
+  if (held !== undefined) reply.clearCookie(CONNECT_COOKIE, oauthCookie(deps));
+  const signedInAs = await sessionAccountOf(deps, request);
+  if (signedInAs !== undefined && signedInAs !== state.accountId) {
+    throw new AppError(
+      'forbidden',
+      'this connection was started by another emend account than the one signed in to the control panel in this ' +
+        'browser; nothing was connected',
+    );
+  }
+  const outcome = await finishConnect(deps, state, code, browserHolds(state, held));
+  if (outcome.kind === 'connected') return { ok: true, scm: outcome.login, host: state.host.id };
+  // Not the JSON the schema describes: a page for the person in the browser.
+  return sendPage(reply as unknown as FastifyReply, 200, confirmPage(hostLabel(state.host), outcome.confirmation));
 }
 
 const HostId = ScmHostId();
@@ -108,7 +152,46 @@ export const scmRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = async (app, 
         },
       },
     },
-    async (request) => ({ authorize_url: authorizeUrl(deps, caller(request).account.id, request.query.host) }),
+    async (request, reply) => {
+      const { url, browserNonce } = await startConnect(deps, caller(request).account.id, request.query.host);
+      reply.setCookie(CONNECT_COOKIE, browserNonce, { ...oauthCookie(deps), maxAge: 600 });
+      return { authorize_url: url };
+    },
+  );
+
+  app.post(
+    '/auth/scm/confirm',
+    {
+      config: { access: 'full' },
+      schema: {
+        tags: ['account'],
+        operationId: 'confirmScmOAuth',
+        summary: 'Finish a code-host connection whose callback reached another browser, with the code it showed',
+        description:
+          'When the browser that comes back from the code host is not the one that called /v1/auth/scm/start (an API ' +
+          'client or the CLI started it), the callback connects nothing: it shows a one-time confirmation code. The ' +
+          'account that started the connection sends it here within 10 minutes; five wrong codes end every waiting ' +
+          'connection of the account.',
+        body: Type.Object(
+          {
+            confirmation: Type.String({
+              minLength: 1,
+              maxLength: 64,
+              description: 'the code the callback page showed (letter case, spaces and dashes do not matter)',
+            }),
+          },
+          { additionalProperties: false, examples: [{ confirmation: 'K7QM-4XWD' }] },
+        ),
+        response: {
+          200: described('the account is connected', Connection),
+          ...errorResponses(400, 401, 403, 502),
+        },
+      },
+    },
+    async (request) => {
+      const { login, hostId } = await confirmConnect(deps, caller(request).account.id, request.body.confirmation);
+      return { scm: login, host: hostId };
+    },
   );
 
   app.get(
@@ -119,9 +202,13 @@ export const scmRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = async (app, 
         tags: ['public'],
         operationId: 'finishScmOAuth',
         summary:
-          'Where the code host sends the browser back after approval; connects the account named by state, or finishes a control-panel sign-in',
+          'Where the code host sends the browser back after approval; connects the account that started it, or finishes a control-panel sign-in',
         description:
-          'A connection answers JSON. A sign-in (started at /v1/auth/scm/login) sets the session cookie and redirects to /app/, or shows an error page (404 when no emend account is connected to that host user).',
+          'A connection answers JSON when the browser is the one that called /v1/auth/scm/start (it holds that call’s ' +
+          'cookie); any other browser gets a page with a confirmation code for /v1/auth/scm/confirm, and nothing is ' +
+          'connected. A browser signed in to the control panel as another account is refused (403). A state is used once. ' +
+          'A sign-in (started at /v1/auth/scm/login) sets the session cookie and redirects to /app/, or shows an error ' +
+          'page (404 when no emend account is connected to that host user, 409 when several are).',
         security: [],
         querystring: Type.Object({
           code: Type.String({ minLength: 1, maxLength: 500 }),
@@ -129,21 +216,19 @@ export const scmRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = async (app, 
         }),
         response: {
           200: described(
-            'the account is connected',
+            'the account is connected (or, as text/html, the confirmation page)',
             Type.Object({ ok: Type.Boolean(), scm: Type.String(), host: Type.String() }),
           ),
           302: Type.Null({ description: 'a sign-in succeeded: to /app/' }),
-          ...errorResponses(400, 404, 502),
+          ...errorResponses(400, 403, 404, 409, 502),
         },
       },
     },
     async (request, reply) => {
       const { code, state } = request.query;
       const claims = readState(deps, state);
-      if (claims.loginNonce === undefined)
-        return { ok: true, scm: (await completeOAuth(deps, code, state)).login, host: claims.host.id };
-      const secure = deps.config.baseUrl.startsWith('https:');
-      reply.clearCookie(LOGIN_COOKIE, { path: '/', httpOnly: true, sameSite: 'lax', secure });
+      if (claims.kind === 'connect') return connectCallback(deps, request, reply, claims, code);
+      reply.clearCookie(LOGIN_COOKIE, oauthCookie(deps));
       try {
         if (request.cookies[LOGIN_COOKIE] !== claims.loginNonce) {
           throw new AppError(
@@ -163,16 +248,7 @@ export const scmRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = async (app, 
       } catch (err) {
         if (!(err instanceof AppError)) throw err;
         // Not the JSON the schema describes: a page for the person in the browser.
-        const raw = reply as unknown as FastifyReply;
-        return raw
-          .status(STATUS_OF[err.code])
-          .type('text/html; charset=utf-8')
-          .header(
-            'content-security-policy',
-            "default-src 'none'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'",
-          )
-          .header('cache-control', 'no-store')
-          .send(errorPage(err.message));
+        return sendPage(reply as unknown as FastifyReply, STATUS_OF[err.code], errorPage(err.message));
       }
     },
   );
@@ -194,13 +270,7 @@ export const scmRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = async (app, 
     },
     async (request, reply) => {
       const { url, nonce } = loginAuthorizeUrl(deps, request.query.host);
-      reply.setCookie(LOGIN_COOKIE, nonce, {
-        path: '/',
-        httpOnly: true,
-        sameSite: 'lax',
-        secure: deps.config.baseUrl.startsWith('https:'),
-        maxAge: 600,
-      });
+      reply.setCookie(LOGIN_COOKIE, nonce, { ...oauthCookie(deps), maxAge: 600 });
       return reply.redirect(url, 302);
     },
   );
