@@ -1,15 +1,26 @@
 import Ajv, { type ErrorObject } from 'ajv';
 import addFormats from 'ajv-formats';
 import type { FastifyInstance } from 'fastify';
+import { dateTimeProblem, usableDateTime } from './date-time-format.js';
 import { findUnstorableText } from './storable-text.js';
 
 type Check = ((data: unknown) => boolean | { value: unknown }) & { errors?: ErrorObject[] | null };
+
+/** An error with a clearer message where ajv's would mislead (a well-formed date-time out of range). */
+function explained(error: ErrorObject, data: unknown): ErrorObject {
+  const problem =
+    error.keyword === 'format' && error.params.format === 'date-time' && typeof data === 'string'
+      ? dateTimeProblem(data)
+      : undefined;
+  return problem ? { ...error, message: problem } : error;
+}
 
 /**
  * Bodies are validated strictly (no type coercion: a prompt of 123 is a bad request, not
  * "123"); query strings and path parameters arrive as text and are coerced. Every part that
  * has a schema is then checked for text the database cannot hold (src/http/storable-text.ts),
- * so a NUL or a lone surrogate is a 400 naming its field, never a failed query.
+ * so a NUL or a lone surrogate is a 400 naming its field, never a failed query. The
+ * `date-time` format also wants a time the database can hold (src/http/date-time-format.ts).
  */
 export function installValidators(app: FastifyInstance) {
   const make = (coerceTypes: boolean) => {
@@ -20,10 +31,12 @@ export function installValidators(app: FastifyInstance) {
       allErrors: false,
       strict: false,
       // The failing keyword's schema comes with each error, so a pattern's refusal can quote what
-      // the field's description says in words (src/http/errors.ts); the data is dropped below.
+      // the field's description says in words (src/http/errors.ts); the data is dropped below,
+      // once it has explained a refusal.
       verbose: true,
     });
     addFormats.default(ajv);
+    ajv.addFormat('date-time', { type: 'string', validate: usableDateTime });
     return ajv;
   };
   const strict = make(false);
@@ -36,7 +49,7 @@ export function installValidators(app: FastifyInstance) {
       // optional, and otherwise the error names the first missing field rather than "must be object".
       const data = isBody ? (raw ?? {}) : raw;
       if (!validate(data)) {
-        check.errors = validate.errors?.map(({ data: _data, ...rest }) => rest) ?? null;
+        check.errors = validate.errors?.map(({ data, ...rest }) => explained(rest, data)) ?? null;
         return false;
       }
       const bad = findUnstorableText(data);

@@ -1,5 +1,7 @@
+import { createHmac, timingSafeEqual } from 'node:crypto';
 import { type SQL, and, desc, eq, gte, lt, sql } from 'drizzle-orm';
 import { tasks } from '../db/schema.js';
+import { inTimeRange, timeParameter } from '../db/time-range.js';
 import type { Deps } from '../deps.js';
 import { AppError } from '../errors.js';
 import { parseRepoUrl } from '../scm/urls.js';
@@ -31,37 +33,54 @@ interface Position {
   id: string;
 }
 
-/** A position in the newest-first order, opaque to clients: base64url of the last row's time and id. */
-export const encodeCursor = (p: Position) =>
-  Buffer.from(JSON.stringify([p.createdAt.toISOString(), p.id])).toString('base64url');
-
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
-function decodeCursor(cursor: string): Position {
+type CursorDeps = Pick<Deps, 'secretKey'>;
+
+// The purpose is in what is signed, so no other signature made with the service's key (OAuth
+// states, webhook payloads) can pass for a cursor's.
+const sign = (key: Buffer, payload: string) =>
+  createHmac('sha256', key).update(`emend-task-cursor:${payload}`).digest('base64url');
+
+/**
+ * A position in the newest-first order, opaque to clients: base64url of the last row's time and
+ * id, a dot, and its HMAC with the service's key. Signed, so a page only ever starts where a page
+ * of this service ended: a crafted cursor is refused whole, before anything in it is read.
+ */
+export function encodeCursor(deps: CursorDeps, p: Position): string {
+  const payload = Buffer.from(JSON.stringify([p.createdAt.toISOString(), p.id])).toString('base64url');
+  return `${payload}.${sign(deps.secretKey, payload)}`;
+}
+
+function decodeCursor(deps: CursorDeps, cursor: string): Position {
   const bad = () =>
     new AppError('bad_request', 'cursor: not a cursor this service gave (take it from the Link header)');
+  const [payload, mac, ...rest] = cursor.split('.');
+  if (!payload || !mac || rest.length > 0) throw bad();
+  // Bytes, not characters: a MAC of the right length holding a non-ASCII character would make
+  // timingSafeEqual throw (a 500) if the lengths compared were the strings'.
+  const given = Buffer.from(mac);
+  const expected = Buffer.from(sign(deps.secretKey, payload));
+  if (given.length !== expected.length || !timingSafeEqual(given, expected)) throw bad();
   let parsed: unknown;
   try {
-    parsed = JSON.parse(Buffer.from(cursor, 'base64url').toString('utf8'));
+    parsed = JSON.parse(Buffer.from(payload, 'base64url').toString('utf8'));
   } catch {
     throw bad();
   }
   if (!Array.isArray(parsed) || parsed.length !== 2) throw bad();
   const [at, id] = parsed as unknown[];
+  // A signed cursor holds what encodeCursor wrote; its time is still read back strictly (the very
+  // text toISOString gives, in range), so that a row stored out of range or a leaked key can only
+  // ever make a 400, never a query PostgreSQL refuses.
   const createdAt = typeof at === 'string' ? new Date(at) : new Date(Number.NaN);
-  if (Number.isNaN(createdAt.getTime()) || typeof id !== 'string' || !UUID.test(id)) throw bad();
+  if (!inTimeRange(createdAt) || createdAt.toISOString() !== at) throw bad();
+  if (typeof id !== 'string' || !UUID.test(id)) throw bad();
   return { createdAt, id };
 }
 
-function timeBound(name: string, value: string | undefined): Date | undefined {
-  if (value === undefined) return undefined;
-  const d = new Date(value);
-  if (Number.isNaN(d.getTime())) throw new AppError('bad_request', `${name}: not a date-time`);
-  return d;
-}
-
 /** The WHERE of a page: the account, the filters, and the keyset position after the cursor. */
-function conditions(deps: Pick<Deps, 'config'>, accountId: string, q: TaskListQuery): SQL[] {
+function conditions(deps: Pick<Deps, 'config' | 'secretKey'>, accountId: string, q: TaskListQuery): SQL[] {
   const where: SQL[] = [eq(tasks.accountId, accountId)];
   if (q.status) where.push(eq(tasks.status, q.status));
   if (q.task_type) where.push(eq(tasks.taskType, q.task_type));
@@ -74,12 +93,16 @@ function conditions(deps: Pick<Deps, 'config'>, accountId: string, q: TaskListQu
     // Two hosts can hold the same OWNER/NAME: the whole address settles it (checked on the rows the index found).
     where.push(sql`lower(${tasks.repoUrl}) = ${repo.url.toLowerCase()}`);
   }
-  const after = timeBound('created_after', q.created_after);
-  const before = timeBound('created_before', q.created_before);
-  if (after) where.push(gte(tasks.createdAt, after));
-  if (before) where.push(lt(tasks.createdAt, before));
+  // The route's schema has checked these already; checked again here, so that no other caller of
+  // the list (the bench, a script) can send the database a time it refuses.
+  if (q.created_after !== undefined) {
+    where.push(gte(tasks.createdAt, timeParameter('created_after', q.created_after)));
+  }
+  if (q.created_before !== undefined) {
+    where.push(lt(tasks.createdAt, timeParameter('created_before', q.created_before)));
+  }
   if (q.cursor !== undefined) {
-    const at = decodeCursor(q.cursor);
+    const at = decodeCursor(deps, q.cursor);
     // A row comparison, not an OR of two: PostgreSQL walks the (account_id, created_at, id) index from it.
     where.push(sql`(${tasks.createdAt}, ${tasks.id}) < (${at.createdAt.toISOString()}::timestamptz, ${at.id}::uuid)`);
   }
@@ -87,7 +110,7 @@ function conditions(deps: Pick<Deps, 'config'>, accountId: string, q: TaskListQu
 }
 
 /** The query of a page (one row more than the page, to know whether another follows); bench/ explains it. */
-export function taskPageQuery(deps: Pick<Deps, 'db' | 'config'>, accountId: string, q: TaskListQuery) {
+export function taskPageQuery(deps: Pick<Deps, 'db' | 'config' | 'secretKey'>, accountId: string, q: TaskListQuery) {
   return deps.db
     .select()
     .from(tasks)
@@ -102,7 +125,7 @@ export function taskPageQuery(deps: Pick<Deps, 'db' | 'config'>, accountId: stri
  * while a client pages does not shift the pages it has not read yet.
  */
 export async function listTaskPage(
-  deps: Pick<Deps, 'db' | 'config'>,
+  deps: Pick<Deps, 'db' | 'config' | 'secretKey'>,
   accountId: string,
   q: TaskListQuery,
 ): Promise<TaskPage> {
@@ -110,5 +133,5 @@ export async function listTaskPage(
   const rows = await taskPageQuery(deps, accountId, q);
   const page = rows.slice(0, limit);
   const last = page[page.length - 1];
-  return rows.length > limit && last ? { tasks: page, next: encodeCursor(last) } : { tasks: page };
+  return rows.length > limit && last ? { tasks: page, next: encodeCursor(deps, last) } : { tasks: page };
 }

@@ -9,8 +9,10 @@ import { ensurePanelBuilt } from '../web/build-panel.js';
 import { type Harness, newAccount, startHarness } from '../support/harness.js';
 import { type RawRequest, type RawResponse, inBatches, rawClient } from '../support/raw-http.js';
 import {
+  HOSTILE_DATE_TIMES,
   type JsonSchema,
   fieldsOf,
+  isDateTimeField,
   isStringField,
   sampleOf,
   withValue,
@@ -188,6 +190,15 @@ const namesField = (subject: string) => (res: RawResponse) => {
     : `expected 400 bad_request naming ${subject}`;
 };
 
+/** The check for a hostile date-time: out of range when well-formed, else only naming the field. */
+const refusesDate = (subject: string, wellFormed: boolean) => (res: RawResponse) => {
+  const named = namesField(subject)(res);
+  if (named || !wellFormed) return named;
+  return JSON.parse(res.body).message === `${subject}: out of range (years 0001 to 9999)`
+    ? undefined
+    : `expected "${subject}: out of range (years 0001 to 9999)"`;
+};
+
 const PATH_ATTACKS = [
   '..',
   '%2e%2e',
@@ -255,6 +266,13 @@ function casesFor(route: RouteEntry): Case[] {
     add(`query ${field.name} NUL`, { path: q('%00') }, namesField(`querystring ${field.name}`));
     add(`query ${field.name} lone surrogate`, { path: q('%ED%A0%80') });
     add(`query ${field.name} 1 MB`, { path: q(MB), fresh: true });
+    if (!isDateTimeField(field.schema)) continue;
+    for (const { value, wellFormed } of HOSTILE_DATE_TIMES)
+      add(
+        `query ${field.name} date ${value}`,
+        { path: q(value) },
+        refusesDate(`querystring ${field.name}`, wellFormed),
+      );
   }
   for (const field of fieldsOf(headerSchema ?? {})) {
     add(`header ${field.name} wrong type`, { headers: { ...auth, ...json, [field.name]: 'abc' } });
@@ -289,16 +307,20 @@ function casesFor(route: RouteEntry): Case[] {
   for (const junk of BODY_JUNK)
     add(`JSON ${junk.slice(0, 30)}`, { headers: { ...auth, 'content-type': 'application/json' }, body: junk });
 
-  // each field of the body: a wrong type, 1 MB, and text the database cannot hold
+  // each field of the body: a wrong type, 1 MB, text the database cannot hold, times it cannot hold
   for (const field of fieldsOf(bodySchema ?? {})) {
     const base = sampleOf(bodySchema!);
     const send = (v: unknown) => JSON.stringify(withValue(base, field.path, v));
     const headers = { ...auth, 'content-type': 'application/json' };
     add(`body ${field.name} wrong type`, { headers, body: send(wrongTypeOf(field.schema)) }, namesField(field.name));
-    if (!isStringField(field.schema)) continue;
     const inArray = field.schema.type === 'array';
     const text = (t: string) => (inArray ? [t] : t);
     const subject = inArray ? `${field.name}.0` : field.name;
+    // before the test for text fields: a date-time that may be null is a union, not a string
+    if (isDateTimeField(field.schema))
+      for (const { value, wellFormed } of HOSTILE_DATE_TIMES)
+        add(`body ${field.name} date ${value}`, { headers, body: send(text(value)) }, refusesDate(subject, wellFormed));
+    if (!isStringField(field.schema)) continue;
     add(`body ${field.name} NUL`, { headers, body: send(text('fix\u0000it')) }, namesField(subject));
     add(`body ${field.name} lone surrogate`, { headers, body: send(text('fix\ud800it')) }, namesField(subject));
     add(`body ${field.name} lone low surrogate`, { headers, body: send(text('\udc00')) }, namesField(subject));
@@ -407,8 +429,14 @@ describe('every route, generated from the route table', () => {
   });
 
   it('hostile input on every route: no 5xx, no answer slower than 10 s, NUL and lone surrogates refused naming ' +
-    'the field, no secret out', async () => {
+    'the field, dates out of range refused naming the field, no secret out', async () => {
     const cases = h.app.routeTable.flatMap(casesFor);
+    // The date-time fields are found in the schemas: GET /v1/tasks has two, on both its paths.
+    for (const url of ['/v1/tasks', '/tasks'])
+      for (const name of ['created_after', 'created_before'])
+        expect(cases.filter((c) => c.route.url === url && c.label.startsWith(`query ${name} date `))).toHaveLength(
+          HOSTILE_DATE_TIMES.length,
+        );
     const results = await run(cases);
     const failures = results.flatMap(({ c, res }) => {
       const complaint =

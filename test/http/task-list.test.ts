@@ -9,8 +9,10 @@ import {
   taskLogs,
   tasks,
 } from '../../src/db/schema.js';
+import { AppError } from '../../src/errors.js';
 import { newId } from '../../src/ids.js';
 import { saveSiteFiles } from '../../src/sites/store.js';
+import { encodeCursor, listTaskPage } from '../../src/tasks/task-list.js';
 import { insertTasks, taskRow } from '../feedback/seed.js';
 import { type Harness, newAccount, startHarness } from '../support/harness.js';
 
@@ -114,6 +116,102 @@ describe('GET /v1/tasks pages and filters', () => {
       expect(res.json().message, q).toMatch(names);
     }
     expect((await get(auth, '/v1/tasks?limit=1')).statusCode).toBe(200);
+  });
+});
+
+describe('GET /v1/tasks: no cursor or date it did not issue reaches the database', () => {
+  // The dates of issue 26: each made PostgreSQL refuse the query ("date/time field value out of
+  // range"), a 500. The last two are the ends of what a JavaScript Date holds.
+  const OUT_OF_RANGE = [
+    '0000-01-01T00:00:00.000Z',
+    '+010000-01-01T00:00:00.000Z',
+    '+275760-09-13T00:00:00.000Z',
+    '-271821-04-20T00:00:00.000Z',
+  ];
+  const ID = '01900000-0000-7000-8000-000000000000';
+  const refusedCursor = (res: { statusCode: number; json: () => { error: string; message: string } }) => {
+    expect(res.statusCode).toBe(400);
+    expect(res.json()).toMatchObject({ error: 'bad_request', message: expect.stringMatching(/^cursor: not a cursor/) });
+  };
+
+  it('refuses a crafted cursor, signed or not, and one whose signature or position was altered', async () => {
+    const { account, auth } = await newAccount(h, { scm: false });
+    await insertTasks(h.deps.db, [taskRow(account.id, 1), taskRow(account.id, 2), taskRow(account.id, 3)]);
+    const issued = new URL(nextOf((await get(auth, '/v1/tasks?limit=1')).headers.link)!, 'http://x').searchParams.get(
+      'cursor',
+    )!;
+    expect((await get(auth, `/v1/tasks?limit=1&cursor=${issued}`)).statusCode).toBe(200);
+    const [payload, mac] = issued.split('.') as [string, string];
+
+    const crafted = OUT_OF_RANGE.flatMap((at) => {
+      const unsigned = Buffer.from(JSON.stringify([at, ID])).toString('base64url');
+      // as the service wrote cursors before they were signed, and with a signature that is not ours
+      return [unsigned, `${unsigned}.${mac}`];
+    });
+    // the issued position moved to year 0000 under the issued signature
+    const moved = Buffer.from(
+      JSON.stringify(['0000-01-01T00:00:00.000Z', JSON.parse(Buffer.from(payload, 'base64url').toString())[1]]),
+    ).toString('base64url');
+    const flipped = `${mac.slice(0, -1)}${mac.endsWith('A') ? 'B' : 'A'}`;
+    for (const cursor of [
+      ...crafted,
+      `${moved}.${mac}`,
+      `${payload}.${flipped}`,
+      `${payload}.${mac.slice(0, -1)}`,
+      `${payload}.${mac.slice(0, -1)}é`,
+      `${payload}.${mac}.${mac}`,
+      payload,
+      `.${mac}`,
+    ]) {
+      const res = await get(auth, `/v1/tasks?cursor=${encodeURIComponent(cursor)}`);
+      refusedCursor(res);
+    }
+  });
+
+  it('refuses a cursor signed with its own key whose time is out of range or not as it writes one', async () => {
+    const { auth } = await newAccount(h, { scm: false });
+    // The service never signs these (its rows hold its own clock's times): this is the check that
+    // stands behind the signature, should a row hold such a time or the key leak.
+    for (const at of OUT_OF_RANGE) {
+      const cursor = encodeCursor(h.deps, { createdAt: new Date(at), id: ID });
+      refusedCursor(await get(auth, `/v1/tasks?cursor=${encodeURIComponent(cursor)}`));
+    }
+  });
+
+  it('answers 400 naming created_after or created_before for a time outside years 0001 to 9999, in UTC', async () => {
+    const { account, auth } = await newAccount(h, { scm: false });
+    const row = taskRow(account.id, 1);
+    await insertTasks(h.deps.db, [row]);
+    for (const name of ['created_after', 'created_before']) {
+      for (const at of ['0000-01-01T00:00:00Z', '0001-01-01T00:00:00+01:00', '9999-12-31T23:59:59-05:00']) {
+        const res = await get(auth, `/v1/tasks?${name}=${encodeURIComponent(at)}`);
+        expect(res.statusCode, `${name}=${at}`).toBe(400);
+        expect(res.json(), `${name}=${at}`).toMatchObject({
+          error: 'bad_request',
+          message: `querystring ${name}: out of range (years 0001 to 9999)`,
+        });
+      }
+      // JavaScript's signed six-digit years are not RFC 3339 at all
+      const res = await get(auth, `/v1/tasks?${name}=${encodeURIComponent('+275760-09-13T00:00:00.000Z')}`);
+      expect(res.statusCode).toBe(400);
+      expect(res.json().message).toMatch(new RegExp(`^querystring ${name}: `));
+    }
+    // the ends of the range themselves are times the database holds
+    const ends = await get(
+      auth,
+      `/v1/tasks?created_after=0001-01-01T00:00:00Z&created_before=${encodeURIComponent('9999-12-31T23:59:59.999Z')}`,
+    );
+    expect(ends.statusCode, ends.body).toBe(200);
+    expect(ids(ends)).toEqual([row.id]);
+  });
+
+  it('checks the times itself, for a caller that is not the route', async () => {
+    const { account } = await newAccount(h, { scm: false });
+    for (const name of ['created_after', 'created_before'] as const) {
+      const page = listTaskPage(h.deps, account.id, { [name]: '0000-01-01T00:00:00.000Z' });
+      await expect(page).rejects.toThrow(AppError);
+      await expect(page).rejects.toThrow(`${name}: out of range (years 0001 to 9999)`);
+    }
   });
 });
 

@@ -100,6 +100,27 @@ export function fieldsOf(schema: JsonSchema, prefix: string[] = []): Field[] {
 /** Whether a string field may hold free text (so a NUL in it reaches our own check). */
 export const isStringField = (s: JsonSchema) => s.type === 'string' || s.items?.type === 'string';
 
+/** Whether a field holds a date-time (alone, in an array, or as one choice of a union). */
+export const isDateTimeField = (s: JsonSchema): boolean =>
+  s.format === 'date-time' || s.items?.format === 'date-time' || (s.anyOf ?? []).some(isDateTimeField);
+
+/**
+ * Date-times no request may get into a query (each was a 500 somewhere): well-formed RFC 3339
+ * outside years 0001..9999 in UTC (PostgreSQL has no year 0; an offset carries the ends out of
+ * range), JavaScript's signed six-digit years (+275760 and -271821 are the ends of its Date), and
+ * a leap second, which RFC 3339 allows and a Date cannot hold. The well-formed ones are refused
+ * as out of range, the others as not date-times.
+ */
+export const HOSTILE_DATE_TIMES: { value: string; wellFormed: boolean }[] = [
+  { value: '0000-01-01T00:00:00Z', wellFormed: true },
+  { value: '0001-01-01T00:00:00+01:00', wellFormed: true },
+  { value: '9999-12-31T23:59:59-05:00', wellFormed: true },
+  { value: '+275760-09-13T00:00:00.000Z', wellFormed: false },
+  { value: '-271821-04-20T00:00:00.000Z', wellFormed: false },
+  { value: '+010000-01-01T00:00:00.000Z', wellFormed: false },
+  { value: '2026-06-30T23:59:60Z', wellFormed: false },
+];
+
 /** `base` with the value at `path` replaced (objects on the way are created). */
 export function withValue(base: unknown, path: string[], value: unknown): unknown {
   const root = structuredClone(base ?? {}) as Record<string, unknown>;
