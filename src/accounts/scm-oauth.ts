@@ -103,8 +103,11 @@ export function readState(deps: Pick<Deps, 'config' | 'secretKey' | 'clock'>, st
   // No host signs in through OAuth here: the callback does not exist (not_found, as its start).
   oauthHost(deps);
   const [payload, mac] = state.split('.');
-  const expected = payload ? sign(deps.secretKey, payload) : '';
-  if (!payload || !mac || mac.length !== expected.length || !timingSafeEqual(Buffer.from(mac), Buffer.from(expected))) {
+  const expected = Buffer.from(payload ? sign(deps.secretKey, payload) : '');
+  // Byte lengths, not string lengths: a signature of the right length in characters but not in
+  // bytes (a non-ASCII character) would make timingSafeEqual throw.
+  const given = Buffer.from(mac ?? '');
+  if (!payload || !mac || given.length !== expected.length || !timingSafeEqual(given, expected)) {
     throw new AppError('bad_request', 'state: not one this server issued');
   }
   const { a, l, e, h, f, b } = JSON.parse(Buffer.from(payload, 'base64url').toString('utf8')) as {

@@ -278,7 +278,17 @@ describe('OAuth: GET /v1/auth/scm/start and /v1/auth/scm/callback', () => {
     const claims = JSON.parse(Buffer.from(payload, 'base64url').toString('utf8')) as { a: string };
     const forged = Buffer.from(JSON.stringify({ ...claims, a: victim.account.id })).toString('base64url');
     const flipped = `${mac.slice(0, -1)}${mac.endsWith('A') ? 'B' : 'A'}`;
-    for (const bad of [`${forged}.${mac}`, `${payload}.${flipped}`, payload, `${payload}.`, 'garbage', `.${mac}`]) {
+    // a signature as long as the real one in characters, but not in bytes
+    const wide = `${payload}.${mac.slice(0, -1)}é`;
+    for (const bad of [
+      `${forged}.${mac}`,
+      `${payload}.${flipped}`,
+      payload,
+      `${payload}.`,
+      'garbage',
+      `.${mac}`,
+      wide,
+    ]) {
       const res = await callback(code, bad, browser);
       expect(res.statusCode, `state ${bad}: ${res.body}`).toBe(400);
       expect(res.json().error).toBe('bad_request');
