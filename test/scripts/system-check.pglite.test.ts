@@ -1,9 +1,9 @@
 import { spawn } from 'node:child_process';
-import { chmodSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { chmodSync, copyFileSync, existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { PACKAGES, type SystemPackage, missingFor, plan, probe } from '../../scripts/system-check.mjs';
+import { othersCanReach, tempDirForOtherUsers } from '../support/other-users.js';
 
 const SCRIPT = resolve(import.meta.dirname, '../../scripts/system-check.mjs');
 const made: string[] = [];
@@ -24,19 +24,31 @@ const FILES: Record<string, string[]> = {
 };
 const ALL = Object.keys(FILES);
 
+/**
+ * Makes `path` (absolute, inside the fake machine) and the directories above it up to `root`,
+ * each 0755 whatever the umask: the not-root case looks at the machine as another user, who
+ * must see what is installed (a newcomer's umask may be 077).
+ */
+function mkdirs(root: string, path: string) {
+  if (path === '/' || existsSync(join(root, path))) return;
+  mkdirs(root, dirname(path));
+  mkdirSync(join(root, path));
+  chmodSync(join(root, path), 0o755);
+}
+
 /** A file tree standing for a machine with these packages (and, if asked, an apt-get). */
 function fakeMachine(installed: string[], aptGet?: 'installs' | 'fails'): string {
-  const root = mkdtempSync(join(tmpdir(), 'emend-syscheck-'));
+  const root = tempDirForOtherUsers('emend-syscheck-', 0o755);
   made.push(root);
   for (const name of installed) {
     for (const file of FILES[name]!) {
-      mkdirSync(dirname(join(root, file)), { recursive: true });
+      mkdirs(root, dirname(file));
       writeFileSync(join(root, file), '');
       chmodSync(join(root, file), 0o755);
     }
   }
   if (aptGet) {
-    mkdirSync(join(root, 'usr/bin'), { recursive: true });
+    mkdirs(root, '/usr/bin');
     // Records how it was called; "installs" the packages by making their files under the fake root.
     const installs = Object.entries(FILES)
       .map(
@@ -72,18 +84,39 @@ interface Run {
   ms: number;
 }
 
-/** The real script, as `npm start`/`npm test` run it, looking at a fake machine. */
+/**
+ * The script and Node where another user can run them. The checkout may sit under a private
+ * directory (a clone under /root or `mktemp -d`, mode 0700), and Node too (nvm under /root), so
+ * the script is copied byte for byte to a directory anyone can read: it imports nothing but
+ * Node's own modules, so the copy runs as the original does. Node is copied only when needed.
+ */
+function runnableByOthers(): { node: string; script: string; dir: string } {
+  const dir = tempDirForOtherUsers('emend-syscheck-script-', 0o755);
+  made.push(dir);
+  const script = join(dir, 'system-check.mjs');
+  copyFileSync(SCRIPT, script);
+  chmodSync(script, 0o644);
+  if (othersCanReach(process.execPath, 0o001)) return { node: process.execPath, script, dir };
+  const node = join(dir, 'node');
+  copyFileSync(process.execPath, node);
+  chmodSync(node, 0o755);
+  return { node, script, dir };
+}
+
+/** The real script, as `npm start`/`npm test` run it (as `uid` if given), looking at a fake machine. */
 function runCheck(
   purpose: string,
   root: string,
   options: { uid?: number; env?: Record<string, string> } = {},
 ): Promise<Run> {
   const started = Date.now();
+  const other = options.uid !== undefined ? runnableByOthers() : undefined;
   return new Promise((done, fail) => {
-    const child = spawn(process.execPath, [SCRIPT, purpose], {
+    const child = spawn(other?.node ?? process.execPath, [other?.script ?? SCRIPT, purpose], {
       env: { PATH: '/usr/local/bin:/usr/bin:/bin:/usr/sbin:/sbin', EMEND_SYSCHECK_ROOT: root, ...options.env },
       stdio: ['ignore', 'pipe', 'pipe'],
-      ...(options.uid !== undefined ? { uid: options.uid, gid: options.uid } : {}),
+      // Started in the copy's directory, not the checkout, which the other user may not enter.
+      ...(other ? { cwd: other.dir, uid: options.uid, gid: options.uid } : {}),
     });
     let stdout = '';
     let stderr = '';
@@ -225,9 +258,10 @@ describe('the system check before npm start and npm test: the script', { timeout
 
   it('not as root, stops with the sudo command even where apt-get is there', async () => {
     const root = fakeMachine(['git', 'util-linux', 'chromium', 'fonts-dejavu-core'], 'installs');
-    chmodSync(root, 0o755);
     const run = await runCheck('start', root, { uid: 65534 });
     expect(run.code).toBe(1);
+    // the apt-get was seen (a machine without one gets another sentence), and not run
+    expect(run.stderr).toContain('Run this (as root it is done for you), then npm start again:');
     expect(run.stderr).toContain('\n  sudo apt-get install -y bubblewrap\n');
     expect(() => readFileSync(join(root, 'apt.log'))).toThrow();
   });

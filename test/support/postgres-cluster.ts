@@ -1,8 +1,8 @@
 import { execFileSync, spawnSync } from 'node:child_process';
-import { chownSync, existsSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
-import { freePort } from './ports.js';
-import { tmpdir } from 'node:os';
+import { chownSync, existsSync, readdirSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
+import { tempDirForOtherUsers } from './other-users.js';
+import { freePort } from './ports.js';
 
 /** The newest PostgreSQL server bin dir on this machine, or undefined when there is none. */
 export function findPostgresBin(): string | undefined {
@@ -29,12 +29,15 @@ export interface Cluster {
  * run as root, so as root the cluster belongs to the postgres user.
  */
 export async function startCluster(bin: string, options: { crashSafe?: boolean } = {}): Promise<Cluster> {
-  const dir = mkdtempSync(join(tmpdir(), 'emend-pg-'));
+  // Where the postgres user can get to even when TMPDIR is private; the cluster reads nothing else
+  // of ours (the checkout may be under a 0700 directory).
+  const dir = tempDirForOtherUsers('emend-pg-', 0o700);
   const asRoot = process.getuid?.() === 0;
   const run = (cmd: string, args: string[]) => {
+    // cwd: its own directory, not the checkout, which the postgres user may not enter.
     const r = asRoot
-      ? spawnSync('runuser', ['-u', 'postgres', '--', join(bin, cmd), ...args], { encoding: 'utf8' })
-      : spawnSync(join(bin, cmd), args, { encoding: 'utf8' });
+      ? spawnSync('runuser', ['-u', 'postgres', '--', join(bin, cmd), ...args], { cwd: dir, encoding: 'utf8' })
+      : spawnSync(join(bin, cmd), args, { cwd: dir, encoding: 'utf8' });
     if (r.status !== 0) throw new Error(`${cmd} failed: ${r.stderr || r.stdout}`);
   };
   if (asRoot) {
