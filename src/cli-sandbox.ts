@@ -43,10 +43,10 @@ export async function sandboxCommand(args: string[], env: NodeJS.ProcessEnv): Pr
   if (values.timeout !== undefined && !/^[1-9]\d*$/.test(values.timeout))
     return usage(`--timeout expects a positive number of seconds, got "${values.timeout}"`);
   const config = loadConfig(env);
-  if (values.network && !config.sandbox.setupNetwork) {
+  if (values.network && config.sandbox.setupNetwork === 'off') {
     console.error(
-      'emend: --network is the dependency-install phase, which has the network only with ' +
-        'EMEND_SANDBOX_SETUP_NETWORK=on',
+      'emend: --network is the dependency-install phase, whose network is turned off here ' +
+        '(EMEND_SANDBOX_SETUP_NETWORK=off; proxy, the default, reaches the package registries)',
     );
     return EXIT_USAGE;
   }

@@ -139,11 +139,23 @@ export interface SandboxLimits {
   outputBytes: number;
 }
 
+/**
+ * How the dependency-install phase reaches the network (docs/environments.md): through the
+ * service's egress proxy, which lets it reach the package registries only; not at all; or with
+ * the host's whole network (unsafe: loopback, private addresses, the cloud metadata address).
+ */
+export const SETUP_NETWORK_MODES = ['proxy', 'off', 'host'] as const;
+export type SetupNetworkMode = (typeof SETUP_NETWORK_MODES)[number];
+
 export interface SandboxConfig {
   /** bubblewrap in production; unsafe-host runs commands on the host, for development only. */
   mode: 'bubblewrap' | 'unsafe-host';
-  /** Whether the dependency-install phase may reach the network. */
-  setupNetwork: boolean;
+  /** How the dependency-install phase reaches the network (EMEND_SANDBOX_SETUP_NETWORK). */
+  setupNetwork: SetupNetworkMode;
+  /** EMEND_SANDBOX_SETUP_NETWORK=on was given: it means `host`, and start-up says it is deprecated. */
+  setupNetworkDeprecatedOn: boolean;
+  /** Hosts the setup phase may reach besides the public registries (EMEND_SETUP_ALLOW). */
+  setupAllow: OutboundAllowRule[];
   /** Extra host directories bound read-only at the same path (e.g. a pyenv root). */
   toolRoots: string[];
   /** Limits of a command that does not ask for others. */
@@ -247,7 +259,7 @@ function sandbox(env: Env, dataDir: string): SandboxConfig {
   const mb = 1024 * 1024;
   return {
     mode: choice(env, 'EMEND_SANDBOX', ['bubblewrap', 'unsafe-host'] as const, 'bubblewrap'),
-    setupNetwork: choice(env, 'EMEND_SANDBOX_SETUP_NETWORK', ['on', 'off'] as const, 'off') === 'on',
+    ...setupNetwork(env),
     toolRoots: toolRoots(env, dataDir),
     limits: {
       timeoutMs: integer(env, 'EMEND_SANDBOX_TIMEOUT_S', 600, 1, 86_400) * 1000,
@@ -375,8 +387,7 @@ const HOST_NAME = /^(?=.{1,253}$)[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?(?:\.[a-z0-
  * `127.0.0.1:11434` or `[::1]:11434` (one address, one port), `ollama.internal` or
  * `ollama.internal:11434` (a host name as written in the URL, whatever it resolves to).
  */
-function outboundAllow(env: Env): OutboundAllowRule[] {
-  const name = 'EMEND_OUTBOUND_ALLOW';
+function outboundAllow(env: Env, name = 'EMEND_OUTBOUND_ALLOW'): OutboundAllowRule[] {
   const raw = text(env, name);
   if (raw === undefined) return [];
   const bad = (entry: string, why: string) =>
@@ -421,6 +432,40 @@ function outboundAllow(env: Env): OutboundAllowRule[] {
       if (!HOST_NAME.test(lower) || /^[\d.]+$/.test(lower)) throw bad(entry, 'not an address, range or host name');
       return { kind: 'host', text: entry, host: lower, port: p };
     });
+}
+
+/** EMEND_SANDBOX_SETUP_NETWORK (`on`, its old spelling, means host) and EMEND_SETUP_ALLOW. */
+function setupNetwork(env: Env): Pick<SandboxConfig, 'setupNetwork' | 'setupNetworkDeprecatedOn' | 'setupAllow'> {
+  const given = choice(env, 'EMEND_SANDBOX_SETUP_NETWORK', [...SETUP_NETWORK_MODES, 'on'] as const, 'proxy');
+  return {
+    setupNetwork: given === 'on' ? 'host' : given,
+    setupNetworkDeprecatedOn: given === 'on',
+    setupAllow: setupAllow(env),
+  };
+}
+
+/**
+ * EMEND_SETUP_ALLOW: hosts the setup phase may reach besides the public registries, as
+ * EMEND_OUTBOUND_ALLOW writes them. A host name alone is reached on its public addresses only;
+ * a private or loopback destination (a private registry, a test's local index) must be named
+ * with its port, `npm.internal:4873` or `127.0.0.1:8080`, and then only that port is reached.
+ * Ranges are not taken: a setup reaches named places, not networks.
+ */
+function setupAllow(env: Env): OutboundAllowRule[] {
+  const name = 'EMEND_SETUP_ALLOW';
+  return outboundAllow(env, name).map((rule) => {
+    if (
+      rule.kind === 'range' &&
+      (rule.port === undefined ||
+        !['ipv4', 'ipv6'].includes(rule.range[0].kind()) ||
+        rule.range[1] < (rule.range[0].kind() === 'ipv4' ? 32 : 128))
+    )
+      throw new ConfigError(
+        name,
+        `"${rule.text}": an address must be given with its port (127.0.0.1:8080, [::1]:8080), and ranges are not taken`,
+      );
+    return rule;
+  });
 }
 
 function legacyOAuth(env: Env): ScmHostConfig['oauth'] {

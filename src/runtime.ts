@@ -36,7 +36,11 @@ export async function createRuntime(
   } = {},
 ): Promise<Runtime> {
   const log = overrides.log ?? createLogger(config.logLevel);
-  const sandbox = overrides.sandbox ?? (await createSandbox(config.sandbox, { protectedPaths: [config.dataDir] }));
+  const sandbox =
+    overrides.sandbox ??
+    (await createSandbox(config.sandbox, { protectedPaths: [config.dataDir], lookup: overrides.lookup }));
+  if (config.sandbox.setupNetworkDeprecatedOn)
+    log.warn('EMEND_SANDBOX_SETUP_NETWORK=on is deprecated: it means host (unsafe); set proxy, off or host');
   logSandboxReport(log, sandbox.report());
   const events = createEventBus(database);
   // A task queued here wakes consumers in other processes at once (they LISTEN; see worker.ts).

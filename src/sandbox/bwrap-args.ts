@@ -67,6 +67,8 @@ export interface BwrapPlan {
   toolRoots: string[];
   /** Workspace directories (relative paths) bound read-only over the workspace. */
   readOnly?: string[];
+  /** Host paths the service placed for the command (the egress relay and its socket), bound read-only at `dest`. */
+  binds?: Array<{ source: string; dest: string }>;
   /** Size of the private /tmp (tmpfs), bytes. */
   tmpBytes: number;
   /** File descriptors the launcher fills with PASSWD and GROUP. */
@@ -90,6 +92,13 @@ export function readOnlyPath(path: string): string {
   if (posix.isAbsolute(path) || !inside.startsWith(`${WORKSPACE}/`))
     throw new RangeError(`a read-only path must be a directory inside the workspace, got "${path}"`);
   return inside;
+}
+
+/** A tool root: an absolute, normalized host path (bound at the same path inside). */
+export function toolRoot(path: string): string {
+  if (!posix.isAbsolute(path) || posix.normalize(path) !== path || path === '/')
+    throw new RangeError(`a tool root must be an absolute, normalized directory path, got "${path}"`);
+  return path;
 }
 
 /** The environment a command gets: BASE_ENV and the request's variables, checked. */
@@ -148,7 +157,8 @@ export function bwrapArgs(plan: BwrapPlan, host: HostLayout): string[] {
   if (host.sysrqTrigger) args.push('--ro-bind', '/dev/null', '/proc/sysrq-trigger');
   args.push('--dev', '/dev');
   args.push('--size', String(plan.tmpBytes), '--tmpfs', '/tmp', '--symlink', '../tmp', '/var/tmp');
-  for (const root of plan.toolRoots) args.push('--ro-bind', root, root);
+  for (const root of plan.toolRoots.map(toolRoot)) args.push('--ro-bind', root, root);
+  for (const bind of plan.binds ?? []) args.push('--ro-bind', bind.source, bind.dest);
   args.push('--bind', plan.workdir, WORKSPACE);
   // Over the workspace's bind, so the command cannot write them (nor unmount them: no capabilities).
   for (const path of plan.readOnly ?? []) {

@@ -3,11 +3,17 @@ import type { SandboxReport } from './types.js';
 
 /** The sandbox as start-up states it: info when isolated, loudly at warn when not. */
 export function logSandboxReport(log: Logger, report: SandboxReport): void {
-  const { kind, version, cgroups, memoryLimit, processLimit, limits, networkForSetup, toolRoots, notes, problem } =
-    report;
+  const { kind, version, cgroups, memoryLimit, processLimit, limits, setupNetwork, toolRoots, notes, problem } = report;
   const fields = {
-    sandbox: { kind, version, cgroups, memoryLimit, processLimit, limits, networkForSetup, toolRoots, notes, problem },
+    sandbox: { kind, version, cgroups, memoryLimit, processLimit, limits, setupNetwork, toolRoots, notes, problem },
   };
+  if (setupNetwork === 'host' && kind === 'bubblewrap') {
+    log.warn(
+      fields,
+      "EMEND_SANDBOX_SETUP_NETWORK=host: dependency installs share this host's network (its loopback, private " +
+        'addresses and the cloud metadata address); proxy, the default, reaches the package registries only',
+    );
+  }
   if (kind === 'unsafe-host') {
     log.warn(
       fields,

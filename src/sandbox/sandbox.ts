@@ -1,10 +1,22 @@
-import { lstatSync, mkdtempSync, rmSync, statSync } from 'node:fs';
+import { lstatSync, mkdtempSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import type { LookupFunction } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join, posix, relative, resolve } from 'node:path';
 import type { SandboxConfig } from '../config.js';
 import { GROUP, PASSWD, WORKSPACE, bwrapArgs, readOnlyPath, sandboxCwd, sandboxEnv } from './bwrap-args.js';
 import { bwrapVersion, findExecutable, hostLayout, isExecutable } from './bwrap.js';
 import { type CgroupSupport, CommandCgroup, detectCgroups } from './cgroups.js';
+import {
+  EGRESS_DIR,
+  EGRESS_NODE,
+  EGRESS_RELAY,
+  EGRESS_SOCKET,
+  RELAY_PORT,
+  RELAY_SOURCE,
+  egressEnv,
+  toolSettings,
+} from './egress-env.js';
+import { EgressProxy, type EgressSession } from './egress-proxy.js';
 import { launch } from './launch.js';
 import { prlimitArgs, resolveLimits } from './limits.js';
 import type { Sandbox, SandboxReport, SandboxRequest, SandboxResult } from './types.js';
@@ -26,7 +38,37 @@ export interface SandboxOptions {
   cgroups?: boolean;
   /** Host paths a workspace must not be, nor contain (the data dir). */
   protectedPaths?: string[];
+  /** The resolver behind the setup proxy's policy (tests show a name that resolves to loopback). */
+  lookup?: LookupFunction;
 }
+
+/** A setup command's egress: its own socket to the proxy, in a private directory bound at EGRESS_DIR. */
+interface Egress {
+  dir: string;
+  session: EgressSession;
+}
+
+async function openEgress(proxy: EgressProxy): Promise<Egress> {
+  const dir = mkdtempSync(resolve(tmpdir(), 'emend-egress-'));
+  try {
+    writeFileSync(join(dir, 'relay.cjs'), RELAY_SOURCE, { mode: 0o444 });
+    return { dir, session: await proxy.open(dir) };
+  } catch (err) {
+    rmSync(dir, { recursive: true, force: true });
+    throw err;
+  }
+}
+
+/** The command wrapped in the relay, which gives it 127.0.0.1:RELAY_PORT to the proxy. */
+const relayed = (command: string[]) => [
+  EGRESS_NODE,
+  EGRESS_RELAY,
+  EGRESS_SOCKET,
+  String(RELAY_PORT),
+  JSON.stringify(toolSettings()),
+  '--',
+  ...command,
+];
 
 const HOW_TO_FIX = 'install it (apt-get install bubblewrap), or, for development only, set EMEND_SANDBOX=unsafe-host';
 
@@ -79,9 +121,11 @@ export async function createSandbox(config: SandboxConfig, options: SandboxOptio
     memoryLimit: false,
     processLimit: false,
     limits: config.limits,
-    networkForSetup: config.setupNetwork,
+    networkForSetup: config.setupNetwork !== 'off',
+    setupNetwork: config.setupNetwork,
     toolRoots: config.toolRoots,
   };
+  const proxy = config.setupNetwork === 'proxy' ? new EgressProxy(config.setupAllow, options.lookup) : undefined;
   const unavailable = (problem: string): Sandbox => {
     const report: SandboxReport = { ...base, kind: 'unavailable', problem };
     return {
@@ -125,13 +169,15 @@ export async function createSandbox(config: SandboxConfig, options: SandboxOptio
     const run = async (request: SandboxRequest): Promise<SandboxResult> => {
       const limits = resolveLimits(config.limits, request.limits);
       const workdir = checkWorkdir(request.workdir, protectedPaths);
-      if (request.network && !config.setupNetwork) {
+      if (request.network && config.setupNetwork === 'off') {
         throw new RangeError(
-          'network was asked for, but the operator has not allowed it (EMEND_SANDBOX_SETUP_NETWORK=on)',
+          'network was asked for, but the operator has turned it off for setup (EMEND_SANDBOX_SETUP_NETWORK=off)',
         );
       }
       if (request.command.length === 0) throw new RangeError('empty command');
       const rlimits = prlimit ? prlimitArgs(prlimit, limits) : [];
+      // Through the proxy: no network of its own, the relay and the proxy's socket bound in.
+      const egress = bwrap && request.network && proxy ? await openEgress(proxy) : undefined;
       let argv: string[];
       let cwd: string;
       let launchEnv: Record<string, string> = LAUNCH_ENV;
@@ -139,11 +185,20 @@ export async function createSandbox(config: SandboxConfig, options: SandboxOptio
         const plan = {
           workdir,
           cwd: request.cwd,
-          command: request.command,
-          env: request.env,
-          network: request.network ?? false,
-          toolRoots: config.toolRoots,
+          command: egress ? relayed(request.command) : request.command,
+          env: egress ? { ...egressEnv(), ...request.env } : request.env,
+          network: (request.network ?? false) && config.setupNetwork === 'host',
+          // The request's own (a fetched toolchain) after the operator's.
+          toolRoots: [...config.toolRoots, ...(request.toolRoots ?? [])],
           readOnly: checkReadOnly(workdir, request.readOnlyPaths ?? []),
+          ...(egress
+            ? {
+                binds: [
+                  { source: egress.dir, dest: EGRESS_DIR },
+                  { source: process.execPath, dest: EGRESS_NODE },
+                ],
+              }
+            : {}),
           // The private /tmp lives in memory: no larger than the memory limit.
           tmpBytes: limits.memoryBytes,
           passwdFd: 3,
@@ -152,14 +207,15 @@ export async function createSandbox(config: SandboxConfig, options: SandboxOptio
         argv = [...rlimits, bwrap, ...bwrapArgs(plan, layout)];
         cwd = '/';
       } else {
-        // unsafe-host: the same limits and the same cleared environment, but on the host itself.
+        // unsafe-host: the same limits and the same cleared environment, but on the host itself
+        // (and its network: nothing here is isolated, the proxy included).
         cwd = resolve(workdir, relative('/workspace', sandboxCwd(request.cwd)));
         launchEnv = { ...sandboxEnv(request.env), ...(request.env?.HOME ? {} : { HOME: workdir }) };
         argv = [...rlimits, ...request.command];
       }
       const cgroup = CommandCgroup.create(cgroups, limits);
       try {
-        return await launch({
+        const result = await launch({
           bash,
           argv,
           cwd,
@@ -172,8 +228,13 @@ export async function createSandbox(config: SandboxConfig, options: SandboxOptio
           ...(request.onOutput ? { onOutput: request.onOutput } : {}),
           ...(cgroup ? { cgroup } : {}),
         });
+        return egress ? { ...result, egress: await egress.session.close() } : result;
       } finally {
         cgroup?.remove();
+        if (egress) {
+          await egress.session.close().catch(() => []);
+          rmSync(egress.dir, { recursive: true, force: true });
+        }
       }
     };
     return { report: () => report, run };

@@ -1,4 +1,5 @@
-import type { SandboxLimits } from '../config.js';
+import type { SandboxLimits, SetupNetworkMode } from '../config.js';
+import type { EgressRecord } from './egress-proxy.js';
 
 /**
  * The sandbox: every command the service runs on repository content goes through this
@@ -15,8 +16,9 @@ export interface SandboxRequest {
   /** Extra environment; the sandbox starts from an empty environment (PATH, HOME, LANG set by it). */
   env?: Record<string, string>;
   /**
-   * Network is off unless asked for (the dependency-install phase). Asking for it when the
-   * operator has not allowed it (EMEND_SANDBOX_SETUP_NETWORK=on) rejects the run.
+   * Network is off unless asked for (the dependency-install phase), and then it is what
+   * EMEND_SANDBOX_SETUP_NETWORK says: through the egress proxy (`proxy`, the default), the
+   * host's (`host`), or none, in which case asking for it rejects the run (`off`).
    */
   network?: boolean;
   limits?: Partial<SandboxLimits>;
@@ -29,6 +31,12 @@ export interface SandboxRequest {
    * unsafe-host mode protects nothing.
    */
   readOnlyPaths?: string[];
+  /**
+   * Host directories bound read-only at their own path for this command, besides the
+   * configured tool roots: toolchains the service fetched for one repository (a node
+   * version, pnpm), kept in its cache. Absolute, normalized paths (checked in bwrapArgs).
+   */
+  toolRoots?: string[];
   /** Called with each chunk of output as it arrives (the validator watches a test run's progress). */
   onOutput?: (stream: 'stdout' | 'stderr', chunk: Buffer) => void;
 }
@@ -47,6 +55,8 @@ export interface SandboxResult {
   durationMs: number;
   /** Cgroup limits the command ran into (memory: the kernel killed a process for it; processes: a fork failed). */
   exceeded?: Array<'memory' | 'processes'>;
+  /** With network through the egress proxy: where the command went, or tried to. */
+  egress?: EgressRecord[];
 }
 
 /** What the host enforces, reported at start-up and in /health. */
@@ -57,7 +67,10 @@ export interface SandboxReport {
   memoryLimit: boolean;
   processLimit: boolean;
   limits: SandboxLimits;
+  /** Whether the setup phase has any network (`setupNetwork` is not `off`). */
   networkForSetup: boolean;
+  /** How it has it (EMEND_SANDBOX_SETUP_NETWORK). */
+  setupNetwork: SetupNetworkMode;
   /** Host directories bound read-only besides /usr (EMEND_SANDBOX_TOOL_ROOTS). */
   toolRoots?: string[];
   /** Why repository commands cannot run, when kind is unavailable. */

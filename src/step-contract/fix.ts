@@ -103,6 +103,20 @@ const SetupReport = z.object({
   skipped: z.string().optional(),
   timed_out: z.boolean().optional(),
   log_tail: z.string().optional(),
+  /** Through the egress proxy: where setup went, or tried to (docs/environments.md). */
+  connections: z
+    .array(
+      z.object({
+        host: z.string(),
+        port: z.number().int(),
+        allowed: z.boolean(),
+        reason: z.string().optional(),
+        requests: z.number().int(),
+        bytes_out: z.number().int(),
+        bytes_in: z.number().int(),
+      }),
+    )
+    .optional(),
 });
 
 /** The baseline's result, kept so a fixer retry on the same commit need not run it again. */

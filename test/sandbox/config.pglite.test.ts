@@ -15,10 +15,12 @@ function variableOf(env: Record<string, string>): string {
 describe('sandbox configuration', () => {
   afterAll(removeDirs);
 
-  it('defaults to bubblewrap, no network for setup, and moderate limits', () => {
+  it('defaults to bubblewrap, setup through the egress proxy, and moderate limits', () => {
     expect(loadConfig({}).sandbox).toEqual({
       mode: 'bubblewrap',
-      setupNetwork: false,
+      setupNetwork: 'proxy',
+      setupNetworkDeprecatedOn: false,
+      setupAllow: [],
       toolRoots: [],
       limits: {
         timeoutMs: 600_000,
@@ -47,9 +49,12 @@ describe('sandbox configuration', () => {
       EMEND_SANDBOX_OPEN_FILES: '128',
       EMEND_SANDBOX_OUTPUT_KB: '32',
     });
-    expect(config.sandbox).toEqual({
+    expect(config.sandbox).toMatchObject({
       mode: 'unsafe-host',
-      setupNetwork: true,
+      // `on`, the old spelling, is `host`, and start-up says it is deprecated
+      setupNetwork: 'host',
+      setupNetworkDeprecatedOn: true,
+      setupAllow: [],
       toolRoots: [tools, '/usr/lib'],
       limits: {
         timeoutMs: 30_000,
@@ -66,6 +71,9 @@ describe('sandbox configuration', () => {
   it('names the variable it cannot accept', () => {
     expect(variableOf({ EMEND_SANDBOX: 'docker' })).toBe('EMEND_SANDBOX');
     expect(variableOf({ EMEND_SANDBOX_SETUP_NETWORK: 'yes' })).toBe('EMEND_SANDBOX_SETUP_NETWORK');
+    // a private or loopback destination of setup needs its port; ranges are not taken
+    for (const entry of ['127.0.0.1', '10.0.0.0/8', '[::1]', 'bad host!'])
+      expect(variableOf({ EMEND_SETUP_ALLOW: entry })).toBe('EMEND_SETUP_ALLOW');
     for (const name of [
       'EMEND_SANDBOX_TIMEOUT_S',
       'EMEND_SANDBOX_CPU_S',

@@ -137,10 +137,13 @@ describe('the sandbox holds', () => {
       expect(connections).toBe(0);
     });
 
-    it('is on for a command that asks for it when the operator allows it, and refused otherwise', async () => {
-      await expect(sh('true', { network: true })).rejects.toThrow(/EMEND_SANDBOX_SETUP_NETWORK=on/);
-      const { sandbox: withNetwork } = await realSandbox({ EMEND_SANDBOX_SETUP_NETWORK: 'on' });
-      expect(withNetwork.report().networkForSetup).toBe(true);
+    it('is the host’s for a command that asks for it in host mode, and refused when off', async () => {
+      const { sandbox: off } = await realSandbox({ EMEND_SANDBOX_SETUP_NETWORK: 'off' });
+      await expect(off.run({ command: ['true'], workdir, network: true })).rejects.toThrow(
+        /EMEND_SANDBOX_SETUP_NETWORK=off/,
+      );
+      const { sandbox: withNetwork } = await realSandbox({ EMEND_SANDBOX_SETUP_NETWORK: 'host' });
+      expect(withNetwork.report()).toMatchObject({ networkForSetup: true, setupNetwork: 'host' });
       const r = await withNetwork.run({
         command: ['bash', '-c', `exec 3<>/dev/tcp/127.0.0.1/${port} && head -1 <&3; ls /etc`],
         workdir,

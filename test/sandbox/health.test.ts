@@ -26,7 +26,8 @@ describe('/health and the start-up log report the sandbox', () => {
         cgroups: report.cgroups,
         memory_limit: report.memoryLimit,
         process_limit: report.processLimit,
-        network_for_setup: false,
+        network_for_setup: true,
+        setup_network: 'proxy',
         limits: {
           timeout_ms: 600_000,
           cpu_seconds: 600,

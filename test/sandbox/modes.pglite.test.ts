@@ -66,9 +66,12 @@ describe('sandbox modes', () => {
       const noDashes = await runCli(['sandbox', 'exec', '--workdir', workdir, 'true'], env());
       expect(noDashes.code).toBe(2);
       expect(noDashes.stderr).toContain('usage: emend sandbox exec');
-      const network = await runCli(['sandbox', 'exec', '--workdir', workdir, '--network', '--', 'true'], env());
+      const network = await runCli(['sandbox', 'exec', '--workdir', workdir, '--network', '--', 'true'], {
+        ...env(),
+        EMEND_SANDBOX_SETUP_NETWORK: 'off',
+      });
       expect(network.code).toBe(2);
-      expect(network.stderr).toContain('EMEND_SANDBOX_SETUP_NETWORK=on');
+      expect(network.stderr).toContain('EMEND_SANDBOX_SETUP_NETWORK=off');
       const missing = await runCli(['sandbox', 'exec', '--workdir', join(workdir, 'nope'), '--', 'true'], env());
       expect(missing.code).toBe(125);
       expect(missing.stderr).toContain('is not a directory');

@@ -63,7 +63,8 @@ async function validateWatchingProcesses(marker: string, run: () => ReturnType<t
 describe('the validator on fixture repositories', { timeout: 60_000 }, () => {
   let sandbox: Sandbox;
   beforeAll(async () => {
-    sandbox = await fixtureSandbox();
+    // Setup without network: these fixtures show the offline installs (the proxy's: test/sandbox/egress*).
+    sandbox = await fixtureSandbox({ EMEND_SANDBOX_SETUP_NETWORK: 'off' });
   });
   afterAll(() => removeFixtureRepos());
 

@@ -812,6 +812,15 @@ export interface components {
                 skipped?: string;
                 timed_out?: boolean;
                 log_tail?: string;
+                connections?: {
+                    host: string;
+                    port: number;
+                    allowed: boolean;
+                    reason?: string;
+                    requests: number;
+                    bytes_out: number;
+                    bytes_in: number;
+                }[];
             } | null;
             passed: boolean | null;
             new_failures: string[];
@@ -1220,6 +1229,11 @@ export interface operations {
                             process_limit: boolean;
                             /** @description the dependency-install phase may use the network */
                             network_for_setup: boolean;
+                            /**
+                             * @description how it may: proxy, through the egress proxy to the package registries only; off, not at all; host, the host’s whole network (unsafe)
+                             * @enum {string}
+                             */
+                            setup_network: "proxy" | "off" | "host";
                             limits: {
                                 timeout_ms: number;
                                 cpu_seconds: number;
@@ -1262,6 +1276,11 @@ export interface operations {
                             process_limit: boolean;
                             /** @description the dependency-install phase may use the network */
                             network_for_setup: boolean;
+                            /**
+                             * @description how it may: proxy, through the egress proxy to the package registries only; off, not at all; host, the host’s whole network (unsafe)
+                             * @enum {string}
+                             */
+                            setup_network: "proxy" | "off" | "host";
                             limits: {
                                 timeout_ms: number;
                                 cpu_seconds: number;

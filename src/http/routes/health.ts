@@ -18,6 +18,10 @@ const SandboxView = Type.Object(
     memory_limit: Type.Boolean({ description: 'limits.memory_bytes is enforced (memory cgroup)' }),
     process_limit: Type.Boolean({ description: 'limits.max_processes is enforced (pids cgroup)' }),
     network_for_setup: Type.Boolean({ description: 'the dependency-install phase may use the network' }),
+    setup_network: StringEnum(['proxy', 'off', 'host'] as const, {
+      description:
+        'how it may: proxy, through the egress proxy to the package registries only; off, not at all; host, the host’s whole network (unsafe)',
+    }),
     limits: Type.Object({
       timeout_ms: Type.Integer(),
       cpu_seconds: Type.Integer(),
@@ -41,6 +45,7 @@ function sandboxView(report: SandboxReport) {
     memory_limit: report.memoryLimit,
     process_limit: report.processLimit,
     network_for_setup: report.networkForSetup,
+    setup_network: report.setupNetwork,
     limits: {
       timeout_ms: limits.timeoutMs,
       cpu_seconds: limits.cpuSeconds,
