@@ -57,6 +57,16 @@ export async function openCheckout(repo: Repo, rev: string): Promise<Checkout> {
 }
 
 /**
+ * When `commit` was made (its committer date), in UTC ISO 8601: an install without a
+ * lockfile resolves its dependencies as of this date (npm's --before).
+ */
+export async function commitDate(repo: Repo, commit: string): Promise<string | undefined> {
+  const text = (await git(repo, ['show', '-s', '--format=%cI', commit]).catch(() => '')).trim();
+  const date = new Date(text);
+  return text === '' || Number.isNaN(date.getTime()) ? undefined : date.toISOString();
+}
+
+/**
  * A directory bound at /workspace for one run: the checkout in `repo/` (the command's
  * working directory), and `home/`, the commands' HOME, so what the setup phase installs
  * or downloads (pip's user site, npm's, go's, cargo's, maven's caches) is still there

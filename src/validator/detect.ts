@@ -1,4 +1,7 @@
 import { ConfinedDir } from '../workspace/confined-fs.js';
+import { type NodeWants, nodeWants } from './node-wants.js';
+import { pythonDeclared } from './python-deps.js';
+import { pythonSetup } from './python-setup.js';
 
 /**
  * How a repository is tested, decided from its files alone (reading files on the host runs
@@ -24,6 +27,16 @@ export interface SetupPlan {
   command: string;
   /** The command without network, or undefined when nothing can be installed offline. */
   offlineCommand?: string;
+  /**
+   * The install only provides pytest (a Python repository declaring nothing): not run where
+   * the sandbox's python imports pytest already.
+   */
+  onlyFor?: 'pytest';
+  /**
+   * npm without a lockfile: nothing pins the versions, so the install resolves them as of the
+   * base commit's date (`--before`), and an old commit gets what it was written against.
+   */
+  resolveAsOf?: true;
 }
 
 export interface TestPlan {
@@ -36,6 +49,8 @@ export interface TestPlan {
   perTest: PerTestTimeout;
   /** The dependency install, when the repository has dependencies that are not there yet. */
   setup: SetupPlan | null;
+  /** The node version and package manager a Node repository asks for, when it asks. */
+  node?: NodeWants;
 }
 
 export interface DetectOptions {
@@ -123,6 +138,8 @@ function node(dir: string): TestPlan | undefined {
   const text = read(dir, 'package.json');
   if (text === undefined) return undefined;
   let pkg: {
+    engines?: unknown;
+    volta?: unknown;
     scripts?: Record<string, unknown>;
     dependencies?: object;
     devDependencies?: object;
@@ -142,7 +159,10 @@ function node(dir: string): TestPlan | undefined {
   );
   const setup = deps && !exists(dir, 'node_modules') ? nodeSetup(dir, pm) : null;
   const command = pm === 'npm' ? 'npm test' : `${pm} run test`;
-  return plan('node', command, scriptTimeoutStyle(script), setup);
+  const detected = plan('node', command, scriptTimeoutStyle(script), setup);
+  const files = confined(dir);
+  const wants = files ? nodeWants(files, pkg, pm) : {};
+  return Object.keys(wants).length > 0 ? { ...detected, node: wants } : detected;
 }
 
 type PackageManager = 'npm' | 'pnpm' | 'yarn';
@@ -170,7 +190,7 @@ function nodeSetup(dir: string, pm: PackageManager): SetupPlan {
   // Without a lockfile nothing pins the versions, and offline there is no cache to install from.
   return locked
     ? { command: 'npm ci --no-audit --no-fund', offlineCommand: 'npm ci --offline --no-audit --no-fund' }
-    : { command: 'npm install --no-audit --no-fund' };
+    : { command: 'npm install --no-audit --no-fund', resolveAsOf: true };
 }
 
 /** Options of node that take a separate value (`--import tsx`). */
@@ -253,31 +273,15 @@ function python(dir: string): TestPlan | undefined {
   const sources = files.map((f) => read(dir, f) ?? '');
   const pytestStyle = sources.some((s) => /^\s*(import pytest|from pytest)|^def test_/m.test(s));
   const unittestStyle = sources.some((s) => /\bunittest\b/.test(s));
-  const setup = pythonSetup(dir, pyproject);
+  const checkout = confined(dir);
+  const declared = checkout ? pythonDeclared(checkout) : undefined;
+  const setup = (usesPytest: boolean) => (declared ? pythonSetup(declared, usesPytest) : null);
   if (pytestConfigured || pytestStyle || (tox !== undefined && /pytest/.test(tox)))
-    return plan('pytest', 'python3 -m pytest', { kind: 'pytest' }, setup);
+    return plan('pytest', 'python3 -m pytest', { kind: 'pytest' }, setup(true));
   if (tox !== undefined && /^\[tox\]|^\[tox:tox\]/m.test(tox)) return plan('tox', 'tox', { kind: 'none' }, null);
-  if (unittestStyle) return plan('unittest', 'python3 -m unittest discover -v', { kind: 'none' }, setup);
-  if (files.length > 0) return plan('pytest', 'python3 -m pytest', { kind: 'pytest' }, setup);
+  if (unittestStyle) return plan('unittest', 'python3 -m unittest discover -v', { kind: 'none' }, setup(false));
+  if (files.length > 0) return plan('pytest', 'python3 -m pytest', { kind: 'pytest' }, setup(true));
   return undefined;
-}
-
-const REQUIREMENTS = [
-  'requirements.txt',
-  'requirements-dev.txt',
-  'requirements-test.txt',
-  'test-requirements.txt',
-  'dev-requirements.txt',
-  'requirements_dev.txt',
-];
-
-function pythonSetup(dir: string, pyproject: string): SetupPlan | null {
-  const parts = REQUIREMENTS.filter((f) => exists(dir, f)).map((f) => `-r ${f}`);
-  const installable = exists(dir, 'setup.py') || /^\[project\]/m.test(pyproject);
-  if (installable) parts.push('-e .');
-  if (parts.length === 0) return null;
-  // User site-packages live under HOME, which is the workspace: the test phase sees them.
-  return { command: `python3 -m pip install --user --quiet ${parts.join(' ')}` };
 }
 
 function go(dir: string): TestPlan | undefined {

@@ -1,10 +1,13 @@
+import type { EgressRecord } from '../sandbox/egress-proxy.js';
 import type { Sandbox, SandboxResult } from '../sandbox/types.js';
 import { type RunOutcome, judgeRun } from './compare.js';
 import { type RunTree, TREE_HOME, TREE_REPO } from './copies.js';
 import { type Probe, type TestPlan, probeCommand, readProbe } from './detect.js';
+import type { ToolchainEnv } from './environment.js';
 import { normalizeOutput, parseOutput } from './parse.js';
 import { ProgressWatch, withoutProgress } from './progress-watch.js';
 import { PROGRESS_ENV, PROGRESS_FD, TREE_TOOLS, installProgressPlugin } from './pytest-progress.js';
+import { VENV, shellQuote } from './python-setup.js';
 
 export interface RunLimits {
   /** Per test, where the runner takes a per-test timeout or the validator watches the run (pytest). */
@@ -68,20 +71,27 @@ const ENV: Record<string, string> = {
 };
 
 /**
- * Output and stderr as one stream, in order, and the user site's scripts on PATH. With
- * `progress`, the sandbox's stderr pipe stays open as descriptor PROGRESS_FD first: the
- * progress plugin writes there, apart from the test output.
+ * Output and stderr as one stream, in order, and on PATH: the toolchains fetched for the
+ * repository, then its virtualenv (so `python3 -m pytest` is the venv's python, with what
+ * the setup installed), then the user site's scripts. With `progress`, the sandbox's stderr
+ * pipe stays open as descriptor PROGRESS_FD first: the progress plugin writes there, apart
+ * from the test output.
  */
-const shell = (command: string, progress = false) => [
+const shell = (command: string, progress = false, toolchains: string[] = []) => [
   'sh',
   '-c',
-  `${progress ? `exec ${PROGRESS_FD}>&2; ` : ''}exec 2>&1; PATH="$HOME/.local/bin:$PATH"; ${command}`,
+  `${progress ? `exec ${PROGRESS_FD}>&2; ` : ''}exec 2>&1; ` +
+    `PATH=${toolchains.map((dir) => `${shellQuote(dir)}:`).join('')}"${VENV}/bin:$HOME/.local/bin:$PATH"; ${command}`,
 ];
 
 export interface RunContext {
   sandbox: Sandbox;
   limits: RunLimits;
   signal?: AbortSignal;
+  /** Toolchains fetched for the repository (src/validator/environment.ts), in every command. */
+  toolchains?: ToolchainEnv;
+  /** Variables for the setup phase only (an operator's package index: PIP_INDEX_URL, npm_config_registry). */
+  setupEnv?: Record<string, string>;
 }
 
 export class ValidationAborted extends Error {
@@ -113,7 +123,8 @@ async function sandboxed(
   if (watched) ctx.signal?.addEventListener('abort', onAbort, { once: true });
   try {
     const result = await ctx.sandbox.run({
-      command: shell(command, watched !== undefined),
+      command: shell(command, watched !== undefined, ctx.toolchains?.path),
+      ...(ctx.toolchains?.roots.length ? { toolRoots: ctx.toolchains.roots } : {}),
       workdir: tree.workdir,
       cwd: TREE_REPO,
       env: withProgressEnv({ ...ENV, HOME: SANDBOX_HOME, ...extraEnv }, watched !== undefined),
@@ -160,6 +171,8 @@ export interface SetupReport {
   timed_out?: boolean;
   /** The end of its output when it failed. */
   log_tail?: string;
+  /** Through the egress proxy: each destination reached or refused (why), with the bytes each way. */
+  connections?: EgressRecord[];
 }
 
 /**
@@ -179,7 +192,7 @@ export async function runSetup(ctx: RunContext, tree: RunTree, plan: TestPlan): 
       skipped: 'the sandbox allows no network for setup and this install has no offline form',
     };
   }
-  const result = await sandboxed(ctx, tree, command, ctx.limits.setupTimeoutMs, network, 1024 * 1024);
+  const result = await sandboxed(ctx, tree, command, ctx.limits.setupTimeoutMs, network, 1024 * 1024, ctx.setupEnv);
   const report: SetupReport = {
     command,
     network,
@@ -189,6 +202,7 @@ export async function runSetup(ctx: RunContext, tree: RunTree, plan: TestPlan): 
   if (result.exitCode !== 0)
     report.log_tail = tail(normalizeOutput(result.stdout + result.stderr, [SANDBOX_REPO, tree.repo]), 30, 2000);
   if (result.timedOut) report.timed_out = true;
+  if (result.egress) report.connections = result.egress;
   return report;
 }
 

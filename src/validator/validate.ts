@@ -3,7 +3,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Sandbox } from '../sandbox/types.js';
 import { type Comparison, compareRuns } from './compare.js';
-import { type RunTree, openCheckout, prepareCopies } from './copies.js';
+import { type RunTree, commitDate, openCheckout, prepareCopies } from './copies.js';
+import { prepareEnvironment } from './environment.js';
 import { type NewFailureDetail, newFailureDetails } from './failure-detail.js';
 import { namesProgressPlugin, withoutProgressPlugin } from './pytest-progress.js';
 import {
@@ -16,6 +17,8 @@ import {
   reproduced,
 } from './reproduction.js';
 import { type PlanSource, type RunnerKind, type TestPlan, commandWithTimeouts, detectTestPlan } from './detect.js';
+import type { ToolchainCache } from './toolchain-cache.js';
+import { describeMissing } from './toolchains.js';
 import type { RunOutcome } from './compare.js';
 import {
   type HungTest,
@@ -99,6 +102,13 @@ export interface ValidateOptions {
   signal?: AbortSignal;
   /** Where the temporary copies go (default: the OS temp dir). */
   tmpRoot?: string;
+  /**
+   * Fetches the node, pnpm or yarn version a repository asks for when the sandbox's does not
+   * fit (docs/environments.md, "Toolchains"); without it the sandbox's own are used.
+   */
+  toolchainCache?: ToolchainCache;
+  /** Variables for the setup phase only: an operator's package index (PIP_INDEX_URL, npm_config_registry). */
+  setupEnv?: Record<string, string>;
   log?: (message: string, data?: Record<string, unknown>) => void;
 }
 
@@ -114,7 +124,12 @@ export async function validate(
 ): Promise<ValidatorOutput> {
   const started = performance.now();
   const limits = defaultLimits(sandbox, options.limits);
-  const ctx: RunContext = { sandbox, limits, signal: options.signal };
+  const ctx: RunContext = {
+    sandbox,
+    limits,
+    signal: options.signal,
+    ...(options.setupEnv ? { setupEnv: options.setupEnv } : {}),
+  };
   const log = options.log ?? (() => {});
   const checkout = await openCheckout({ dir: input.dir, gitDir: input.gitDir }, input.base);
   const { commit } = checkout;
@@ -123,11 +138,22 @@ export async function validate(
     const copies = await prepareCopies(checkout, commit, root);
     // The command comes from the unmodified tree, so a change cannot pick its own judge;
     // only when the baseline has no tests at all does the change's tree decide.
-    const plan =
+    const detected =
       detectTestPlan(copies.baseline.repo, { testCommand: input.testCommand }) ??
       detectTestPlan(copies.change.repo, { testCommand: input.testCommand });
-    if (!plan) return noTests(started);
+    if (!detected) return noTests(started);
+    // What the repository needs from the sandbox, asked before anything runs: a missing
+    // toolchain is named, not mistaken for failing tests.
+    const environment = await prepareEnvironment(sandbox, detected, {
+      toolchainCache: options.toolchainCache,
+      baseDate: await commitDate(checkout, commit),
+      signal: options.signal,
+      log,
+    });
+    const { plan } = environment;
     log('test plan', { runner: plan.runner, source: plan.source, command: plan.command, setup: plan.setup?.command });
+    if (environment.missing) return missingToolchainOutput(started, plan, describeMissing(environment.missing));
+    ctx.toolchains = environment.env;
 
     // Setup and probe on the change's copy first: the command it yields decides whether a
     // cached baseline still applies, and then the baseline's setup need not run at all.
@@ -163,7 +189,9 @@ export async function validate(
 
     const judged = verdict(comparison.new_failures, change.outcome, baseline, setup);
     const message =
-      [judged.message, ...hungNotes(change.hung, baseline.hung)].filter((m) => m !== undefined).join('; ') || undefined;
+      [judged.message, ...hungNotes(change.hung, baseline.hung), ...environment.notes]
+        .filter((m) => m !== undefined)
+        .join('; ') || undefined;
     // No new failures is not enough when the change has tests: one of them must reproduce the request.
     const passed =
       judged.passed === true && reproduction.rule === 'reproduction' ? reproduced(reproduction) : judged.passed;
@@ -309,6 +337,23 @@ function hungNotes(change: HungTest | undefined, baseline: HungTest | undefined)
         `change counts as new`,
     );
   return notes;
+}
+
+/** Nothing ran: the repository needs a toolchain the sandbox lacks; `message` names it and its install. */
+function missingToolchainOutput(started: number, plan: TestPlan, message: string): ValidatorOutput {
+  return {
+    command: plan.command,
+    setup: null,
+    passed: null,
+    new_failures: [],
+    fixed: [],
+    preexisting_failures: [],
+    duration_ms: Math.round(performance.now() - started),
+    log_tail: message,
+    message,
+    source: plan.source,
+    ...(plan.runner !== undefined ? { runner: plan.runner } : {}),
+  };
 }
 
 function noTests(started: number): ValidatorOutput {

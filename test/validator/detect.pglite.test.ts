@@ -45,7 +45,8 @@ describe('test command detection', () => {
       command: 'npm ci --no-audit --no-fund',
       offlineCommand: 'npm ci --offline --no-audit --no-fund',
     });
-    expect(detect(withDeps)?.setup).toEqual({ command: 'npm install --no-audit --no-fund' });
+    // without a lockfile the install resolves as of the base commit's date (validate adds --before)
+    expect(detect(withDeps)?.setup).toEqual({ command: 'npm install --no-audit --no-fund', resolveAsOf: true });
     expect(detect({ ...withDeps, 'node_modules/jest/package.json': '{}' })?.setup).toBeNull();
     expect(detect({ 'package.json': pkg({ scripts: { test: 'node --test' }, dependencies: {} }) })?.setup).toBeNull();
   });
@@ -130,7 +131,10 @@ describe('test command detection', () => {
     );
     expect(detect({ 'tox.ini': '[tox]\n[testenv]\ncommands = pytest\n', 'test_a.py': '' })?.runner).toBe('pytest');
     expect(detect({ 'requirements.txt': 'requests\n', 'test_a.py': 'def test_a(): pass\n' })?.setup).toEqual({
-      command: 'python3 -m pip install --user --quiet -r requirements.txt',
+      command:
+        'python3 -m venv --system-site-packages "$HOME/.venv" && "$HOME/.venv/bin/python" -m pip install --quiet ' +
+        `-r 'requirements.txt' && { "$HOME/.venv/bin/python" -c 'import pytest' 2>/dev/null || ` +
+        '"$HOME/.venv/bin/python" -m pip install --quiet pytest; }',
     });
   });
 

@@ -1,0 +1,75 @@
+import semver from 'semver';
+import type { ConfinedDir } from '../workspace/confined-fs.js';
+
+/** What a Node repository asks of its toolchain, read from its files (never run). */
+export interface NodeWants {
+  /** The node versions it asks for, as a semver range ("18", ">=20.11", "18.20.8"). */
+  node?: { range: string; from: string };
+  /** pnpm or yarn at a version (packageManager, else a default major for the lockfile). */
+  packageManager?: { name: 'pnpm' | 'yarn'; version: string; from: string };
+}
+
+const MAX_READ_BYTES = 64 * 1024;
+
+/**
+ * The node version, first found of: volta's pin, .nvmrc, .node-version (files someone wrote
+ * to choose a version), then engines.node (a range the package works with). Aliases nvm
+ * understands and semver does not ("lts/*", "node") are passed over.
+ */
+export function nodeWants(
+  files: ConfinedDir,
+  pkg: { engines?: unknown; volta?: unknown; packageManager?: unknown },
+  pm: 'npm' | 'pnpm' | 'yarn',
+): NodeWants {
+  const readLine = (path: string) =>
+    files
+      .readText(path, { maxBytes: MAX_READ_BYTES })
+      ?.split('\n')
+      .map((l) => l.replace(/#.*$/, '').trim())
+      .find((l) => l !== '');
+  const field = (o: unknown, key: string) =>
+    o !== null && typeof o === 'object' && typeof (o as Record<string, unknown>)[key] === 'string'
+      ? ((o as Record<string, unknown>)[key] as string)
+      : undefined;
+  const candidates: Array<[string | undefined, string]> = [
+    [field(pkg.volta, 'node'), 'package.json volta.node'],
+    [readLine('.nvmrc'), '.nvmrc'],
+    [readLine('.node-version'), '.node-version'],
+    [field(pkg.engines, 'node'), 'package.json engines.node'],
+  ];
+  const wants: NodeWants = {};
+  for (const [raw, from] of candidates) {
+    const range = raw === undefined ? undefined : nodeRange(raw);
+    if (range !== undefined) {
+      wants.node = { range, from };
+      break;
+    }
+  }
+  const declared = typeof pkg.packageManager === 'string' ? /^(pnpm|yarn)@([^+\s]+)/.exec(pkg.packageManager) : null;
+  if (pm !== 'npm' && declared && declared[1] === pm && semver.valid(declared[2]!))
+    wants.packageManager = { name: pm, version: declared[2]!, from: 'package.json packageManager' };
+  else if (pm !== 'npm') wants.packageManager = { name: pm, ...defaultManager(files, pm) };
+  return wants;
+}
+
+/** "v18" → "18", "18.20.8" → "18.20.8", ">=18 <21" as is; undefined when it is no range. */
+export function nodeRange(raw: string): string | undefined {
+  const text = raw.trim().replace(/^v(?=\d)/, '');
+  if (text.length > 100) return undefined;
+  return semver.validRange(text) !== null && /\d/.test(text) ? text : undefined;
+}
+
+/**
+ * Without a packageManager field: pnpm's major from its lockfile's version (9.0 → pnpm 9,
+ * 6.0 → pnpm 8, 5.x → pnpm 7), yarn 4 where a .yarnrc.yml says Yarn 2+, else Yarn classic.
+ */
+function defaultManager(files: ConfinedDir, pm: 'pnpm' | 'yarn'): { version: string; from: string } {
+  if (pm === 'yarn')
+    return files.info('.yarnrc.yml').kind === 'file'
+      ? { version: '4', from: '.yarnrc.yml (Yarn 2+)' }
+      : { version: '1', from: 'yarn.lock (Yarn classic)' };
+  const lock = files.readText('pnpm-lock.yaml', { maxBytes: 4096 }) ?? '';
+  const v = /^lockfileVersion:\s*'?(\d+)/m.exec(lock)?.[1];
+  const major = v === undefined ? 9 : Number(v) >= 9 ? 9 : Number(v) === 6 ? 8 : Number(v) === 5 ? 7 : 9;
+  return { version: String(major), from: `pnpm-lock.yaml (lockfileVersion ${v ?? 'unknown'})` };
+}

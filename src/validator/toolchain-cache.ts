@@ -1,0 +1,185 @@
+import { createHash } from 'node:crypto';
+import { chmod, mkdir, mkdtemp, rename, rm, stat, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { Readable } from 'node:stream';
+import { pipeline } from 'node:stream/promises';
+import semver from 'semver';
+import { x as extractTar } from 'tar';
+
+/**
+ * Toolchains fetched from the npm registry for repositories that ask for them (a node major
+ * the sandbox's node is not, pnpm or yarn at the version packageManager names), kept on the
+ * host per package and version and bound read-only into the sandbox. Only downloaded and
+ * unpacked here, never run: they run inside the sandbox.
+ */
+export interface FetchedToolchain {
+  /** "node", "pnpm", "yarn". */
+  name: string;
+  version: string;
+  /** The cached directory, bound read-only at its own path. */
+  root: string;
+  /** The directory to put first on PATH. */
+  bin: string;
+}
+
+export interface ToolchainCacheOptions {
+  /** Where fetched toolchains are kept, one directory per package and version. */
+  dir: string;
+  /** A fetch through the outbound address policy (deps.outbound.fetchFor). */
+  fetch: typeof fetch;
+  /** The npm registry (default https://registry.npmjs.org). */
+  registry?: string;
+  /** The host's architecture, which is the sandbox's (process.arch). */
+  arch?: string;
+}
+
+/** A tarball bigger than this is not a toolchain we want (node's is ~40 MB). */
+const MAX_TARBALL_BYTES = 200 * 1024 * 1024;
+/** Written last: a directory without it is an interrupted unpack, not a toolchain. */
+const COMPLETE = '.emend-complete';
+
+interface PackageVersion {
+  dist?: { tarball?: unknown; integrity?: unknown };
+}
+
+export class ToolchainError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = 'ToolchainError';
+  }
+}
+
+export class ToolchainCache {
+  private readonly registry: string;
+  private readonly arch: string;
+
+  constructor(private readonly options: ToolchainCacheOptions) {
+    this.registry = (options.registry ?? 'https://registry.npmjs.org').replace(/\/+$/, '');
+    this.arch = options.arch ?? process.arch;
+  }
+
+  /** The newest node satisfying `range`, from the `node-linux-<arch>` package (binaries only). */
+  async node(range: string, signal?: AbortSignal): Promise<FetchedToolchain> {
+    const pkg = `node-linux-${this.arch}`;
+    const { version, root } = await this.fetchPackage(pkg, range, signal);
+    return { name: 'node', version, root, bin: join(root, 'package', 'bin') };
+  }
+
+  /**
+   * pnpm or yarn: `pnpm` and Yarn classic's `yarn` are single-file bundles on the registry;
+   * Yarn 2+ is `@yarnpkg/cli-dist`. Each gets a bin directory with a wrapper that runs its
+   * script with whatever node is first on PATH.
+   */
+  async packageManager(name: 'pnpm' | 'yarn', range: string, signal?: AbortSignal): Promise<FetchedToolchain> {
+    const berry = name === 'yarn' && semver.minVersion(range)?.major !== 1;
+    const pkg = name === 'pnpm' ? 'pnpm' : berry ? '@yarnpkg/cli-dist' : 'yarn';
+    const script = name === 'pnpm' ? 'bin/pnpm.cjs' : 'bin/yarn.js';
+    const { version, root } = await this.fetchPackage(pkg, range, signal, async (dir, final) => {
+      await mkdir(join(dir, 'bin'));
+      const target = join(dir, 'package', script);
+      await stat(target).catch(() => {
+        throw new ToolchainError(`${pkg} has no ${script}`);
+      });
+      const wrapper = join(dir, 'bin', name);
+      // The final path, not the temporary one: the directory is renamed into place after this.
+      const path = join(final, 'package', script);
+      await writeFile(wrapper, `#!/bin/sh\nexec node '${path.replaceAll("'", `'\\''`)}' "$@"\n`);
+      await chmod(wrapper, 0o755);
+    });
+    return { name, version, root, bin: join(root, 'bin') };
+  }
+
+  private versionDir(pkg: string, version: string): string {
+    return join(this.options.dir, pkg.replace('/', '+'), version);
+  }
+
+  /**
+   * The newest version of `pkg` in `range`: the cached copy if there is one, else its tarball,
+   * checked against the registry's integrity hash and unpacked (regular files and directories
+   * only: no links, nothing outside the directory) into a temporary directory renamed into place.
+   */
+  private async fetchPackage(
+    pkg: string,
+    range: string,
+    signal: AbortSignal | undefined,
+    finish?: (dir: string, final: string) => Promise<void>,
+  ): Promise<{ version: string; root: string }> {
+    const versions = await this.versions(pkg, signal);
+    const version = semver.maxSatisfying(Object.keys(versions), range);
+    if (version === null) throw new ToolchainError(`no version of ${pkg} on ${this.registry} satisfies ${range}`);
+    const root = this.versionDir(pkg, version);
+    if (await exists(join(root, COMPLETE))) return { version, root };
+
+    const dist = versions[version]?.dist;
+    const tarball = typeof dist?.tarball === 'string' ? dist.tarball : undefined;
+    const integrity = typeof dist?.integrity === 'string' ? dist.integrity : undefined;
+    if (!tarball || !integrity?.startsWith('sha512-'))
+      throw new ToolchainError(`${pkg}@${version}: the registry gives no tarball with a sha512 integrity`);
+    const bytes = await this.download(tarball, signal);
+    const digest = `sha512-${createHash('sha512').update(bytes).digest('base64')}`;
+    if (!integrity.split(/\s+/).includes(digest))
+      throw new ToolchainError(`${pkg}@${version}: the tarball does not match the registry's integrity hash`);
+
+    await mkdir(join(this.options.dir, pkg.replace('/', '+')), { recursive: true });
+    const tmp = await mkdtemp(join(this.options.dir, '.unpack-'));
+    try {
+      await mkdir(join(tmp, 'package'));
+      await pipeline(
+        Readable.from([bytes]),
+        extractTar({
+          cwd: join(tmp, 'package'),
+          strip: 1,
+          strict: true,
+          // Regular files and directories only: a link could point anywhere on the host.
+          filter: (_path, entry) => 'type' in entry && (entry.type === 'File' || entry.type === 'Directory'),
+          // No set-id bits, nothing writable by others, whatever the tarball says.
+          noChmod: false,
+          umask: 0o022,
+          preserveOwner: false,
+        }),
+      );
+      await finish?.(tmp, root);
+      await writeFile(join(tmp, COMPLETE), '');
+      await rename(tmp, root).catch(async (err: NodeJS.ErrnoException) => {
+        // Another validation unpacked the same version first: theirs is as good.
+        if (!(await exists(join(root, COMPLETE)))) throw err;
+      });
+    } finally {
+      await rm(tmp, { recursive: true, force: true }).catch(() => {});
+    }
+    return { version, root };
+  }
+
+  private async versions(pkg: string, signal?: AbortSignal): Promise<Record<string, PackageVersion>> {
+    const url = `${this.registry}/${pkg.replace('/', '%2f')}`;
+    // The abbreviated document: versions and their dist, without every readme.
+    const response = await this.options.fetch(url, {
+      headers: { accept: 'application/vnd.npm.install-v1+json' },
+      ...(signal ? { signal } : {}),
+    });
+    if (!response.ok) throw new ToolchainError(`${url}: HTTP ${response.status}`);
+    const doc = (await response.json()) as { versions?: Record<string, PackageVersion> };
+    if (!doc.versions || typeof doc.versions !== 'object') throw new ToolchainError(`${url}: no versions`);
+    return doc.versions;
+  }
+
+  private async download(url: string, signal?: AbortSignal): Promise<Buffer> {
+    const response = await this.options.fetch(url, signal ? { signal } : {});
+    if (!response.ok || !response.body) throw new ToolchainError(`${url}: HTTP ${response.status}`);
+    const chunks: Buffer[] = [];
+    let size = 0;
+    for await (const chunk of response.body as unknown as AsyncIterable<Uint8Array>) {
+      size += chunk.byteLength;
+      if (size > MAX_TARBALL_BYTES) throw new ToolchainError(`${url}: larger than ${MAX_TARBALL_BYTES} bytes`);
+      chunks.push(Buffer.from(chunk));
+    }
+    return Buffer.concat(chunks);
+  }
+}
+
+async function exists(path: string): Promise<boolean> {
+  return stat(path).then(
+    () => true,
+    () => false,
+  );
+}
