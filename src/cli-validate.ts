@@ -1,7 +1,9 @@
-import { resolve } from 'node:path';
+import { join, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import { loadConfig } from './config.js';
+import { createOutbound } from './outbound/outbound.js';
 import { createSandbox } from './sandbox/sandbox.js';
+import { ToolchainCache } from './validator/toolchain-cache.js';
 import { NotACheckoutError } from './validator/copies.js';
 import { ValidationAborted } from './validator/run.js';
 import { type ValidatorOutput, validate } from './validator/validate.js';
@@ -84,11 +86,17 @@ export async function validateCommand(args: string[], env: NodeJS.ProcessEnv): P
   process.on('SIGINT', onSignal);
   process.on('SIGTERM', onSignal);
   const base = values.base ?? 'HEAD';
+  // The service's toolchain cache and outbound policy, so the CLI validates as a task does.
+  const outbound = createOutbound(config.outboundAllow);
+  const toolchainCache = new ToolchainCache({
+    dir: join(config.dataDir, 'toolchains'),
+    fetch: outbound.fetchFor('toolchain download'),
+  });
   try {
     const out = await validate(
       sandbox,
       { dir: resolve(values.repo), base },
-      { signal: abort.signal, limits: { testTimeoutMs: config.validator.testTimeoutMs } },
+      { signal: abort.signal, limits: { testTimeoutMs: config.validator.testTimeoutMs }, toolchainCache },
     );
     console.log(values.json ? JSON.stringify(out, null, 2) : formatResult(out, base));
     return out.passed === false ? EXIT_NEW_FAILURES : EXIT_PASSED;
@@ -103,6 +111,7 @@ export async function validateCommand(args: string[], env: NodeJS.ProcessEnv): P
     }
     throw err;
   } finally {
+    await outbound.close().catch(() => {});
     process.off('SIGINT', onSignal);
     process.off('SIGTERM', onSignal);
   }

@@ -101,6 +101,8 @@ export async function probeToolchains(
       ...(options.toolRoots?.length ? { toolRoots: options.toolRoots } : {}),
       ...(options.signal ? { signal: options.signal } : {}),
     });
+    // Cut short, it would report every toolchain missing.
+    if (result.timedOut || result.aborted) throw new Error('the toolchain probe did not finish');
     return readFacts(result.stdout, names);
   } finally {
     if (options.workdir === undefined) await rm(workdir, { recursive: true, force: true }).catch(() => {});

@@ -26,6 +26,7 @@ import {
   type RunLimits,
   type SetupReport,
   type SetupState,
+  ValidationAborted,
   defaultLimits,
   describeHung,
   probe,
@@ -149,6 +150,9 @@ export async function validate(
       baseDate: await commitDate(checkout, commit),
       signal: options.signal,
       log,
+    }).catch((err: unknown) => {
+      // A probe the caller's abort cut short: a stop, not a failure of the sandbox.
+      throw options.signal?.aborted ? new ValidationAborted() : err;
     });
     const { plan } = environment;
     log('test plan', { runner: plan.runner, source: plan.source, command: plan.command, setup: plan.setup?.command });

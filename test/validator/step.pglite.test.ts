@@ -3,6 +3,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadConfig } from '../../src/config.js';
 import type { Deps } from '../../src/deps.js';
+import { createOutbound } from '../../src/outbound/outbound.js';
 import type { FixPayload, StepHelpers } from '../../src/steps/step.js';
 import type { Sandbox } from '../../src/sandbox/types.js';
 import type { Task } from '../../src/tasks/service.js';
@@ -29,7 +30,8 @@ function helpers(
 ) {
   const logged: string[] = [];
   const h = {
-    deps: { sandbox, config: loadConfig(env) } as Deps,
+    // outbound: the toolchain cache fetches through it (nothing here asks for another node)
+    deps: { sandbox, config: loadConfig(env), outbound: createOutbound([]) } as unknown as Deps,
     signal,
     log: (message: string) => logged.push(message),
     spawn: () => {

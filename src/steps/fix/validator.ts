@@ -1,6 +1,8 @@
 import type { FixPayload, FixStep, StepHelpers } from '../step.js';
 import type { Sandbox } from '../../sandbox/types.js';
+import { join } from 'node:path';
 import { ValidationAborted } from '../../validator/run.js';
+import { ToolchainCache } from '../../validator/toolchain-cache.js';
 import { type ValidateOptions, validate } from '../../validator/validate.js';
 
 /** The part of a task's workspace (src/workspace/checkout.ts) the validator reads. */
@@ -26,6 +28,8 @@ export interface ValidatorContext {
   testCommand?: string;
   /** How long one test may run (EMEND_VALIDATOR_TEST_TIMEOUT_S); the validator's default otherwise. */
   testTimeoutMs?: number;
+  /** Fetches the node, pnpm or yarn a repository asks for (docs/environments.md); the sandbox's own without it. */
+  toolchainCache?: ToolchainCache;
 }
 
 export type ValidatorContextOf = (
@@ -42,6 +46,11 @@ export const validatorContextFromHelpers: ValidatorContextOf = async (_payload, 
   sandbox: helpers.deps.sandbox,
   workspace: await helpers.workspace(),
   testTimeoutMs: helpers.deps.config.validator.testTimeoutMs,
+  // Kept in the data dir, fetched through the outbound address policy like any URL the service did not choose.
+  toolchainCache: new ToolchainCache({
+    dir: join(helpers.deps.config.dataDir, 'toolchains'),
+    fetch: helpers.deps.outbound.fetchFor('toolchain download'),
+  }),
 });
 
 /**
@@ -67,6 +76,7 @@ export function validatorStep(
           cachedBaseline: payload.outputs.validator?.baseline,
         },
         {
+          ...(context.toolchainCache ? { toolchainCache: context.toolchainCache } : {}),
           ...options,
           limits: {
             ...(context.testTimeoutMs !== undefined ? { testTimeoutMs: context.testTimeoutMs } : {}),

@@ -1,0 +1,75 @@
+import { createHash } from 'node:crypto';
+import { mkdtempSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { type Server, createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { c as createTar } from 'tar';
+
+/** A version of a package for the registry: its files (package.json is written for it) and when it was published. */
+export interface FixtureVersion {
+  version: string;
+  published: string;
+  files: Record<string, string>;
+}
+
+export interface NpmRegistry {
+  /** npm_config_registry. */
+  url: string;
+  close(): Promise<void>;
+}
+
+/**
+ * An npm registry on loopback serving one package's versions with their publish times, so
+ * that what `npm install --before=<date>` picks can be told apart from the newest.
+ */
+export async function serveNpmRegistry(name: string, versions: FixtureVersion[]): Promise<NpmRegistry> {
+  const tarballs = new Map<string, Buffer>();
+  const work = mkdtempSync(join(tmpdir(), 'emend-npm-registry-'));
+  for (const v of versions) {
+    const dir = join(work, v.version);
+    mkdirSync(join(dir, 'package'), { recursive: true });
+    writeFileSync(join(dir, 'package', 'package.json'), JSON.stringify({ name, version: v.version, main: 'index.js' }));
+    for (const [path, content] of Object.entries(v.files)) writeFileSync(join(dir, 'package', path), content);
+    const file = join(dir, 'package.tgz');
+    await createTar({ gzip: true, cwd: dir, file, portable: true }, ['package']);
+    tarballs.set(`${name}-${v.version}.tgz`, readFileSync(file));
+  }
+  rmSync(work, { recursive: true, force: true });
+  let base = '';
+  const server: Server = createServer((req, res) => {
+    const path = decodeURIComponent((req.url ?? '/').split('?')[0]!);
+    if (path === `/${name}`) {
+      const doc = {
+        name,
+        'dist-tags': { latest: versions[versions.length - 1]!.version },
+        versions: Object.fromEntries(
+          versions.map((v) => {
+            const tgz = tarballs.get(`${name}-${v.version}.tgz`)!;
+            return [
+              v.version,
+              {
+                name,
+                version: v.version,
+                dist: {
+                  tarball: `${base}/${name}/-/${name}-${v.version}.tgz`,
+                  integrity: `sha512-${createHash('sha512').update(tgz).digest('base64')}`,
+                  shasum: createHash('sha1').update(tgz).digest('hex'),
+                },
+              },
+            ];
+          }),
+        ),
+        time: Object.fromEntries(versions.map((v) => [v.version, v.published])),
+      };
+      return void res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify(doc));
+    }
+    const tgz = /^\/[^/]+\/-\/([^/]+)$/.exec(path);
+    const bytes = tgz && tarballs.get(tgz[1]!);
+    if (bytes) return void res.writeHead(200, { 'content-type': 'application/octet-stream' }).end(bytes);
+    res.writeHead(404).end();
+  });
+  await new Promise<void>((done) => server.listen(0, '127.0.0.1', done));
+  base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  return { url: `${base}/`, close: () => new Promise((done) => server.close(() => done())) };
+}
