@@ -29,9 +29,12 @@ export const PACKAGES = [
   // the fonts so text renders in the screenshots.
   { name: 'chromium', for: ['start', 'test'], files: ['/usr/bin/chromium'], unlessEnv: 'EMEND_CHROMIUM_PATH' },
   { name: 'fonts-dejavu-core', for: ['start', 'test'], files: ['/usr/share/fonts/truetype/dejavu/DejaVuSans.ttf'] },
+  // The validator makes a virtualenv per Python repository (venv's ensurepip, pip in it), and
+  // pytest from the distribution serves repositories that do not declare it, also offline.
+  { name: 'python3-venv', for: ['start', 'test'], python: 'ensurepip' },
+  { name: 'python3-pip', for: ['start', 'test'], python: 'pip' },
+  { name: 'python3-pytest', for: ['start', 'test'], python: 'pytest' },
   { name: 'postgresql', for: ['test'], postgres: true },
-  // The validator's fixture repositories run pytest with Debian's python inside the sandbox.
-  { name: 'python3-pytest', for: ['test'], python: 'pytest' },
   // script(1): the remote CLI's tests run it under a real pseudo-terminal (test/cli/remote-process.ts).
   { name: 'bsdutils', for: ['test'], commands: ['script'] },
 ];

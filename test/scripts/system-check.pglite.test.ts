@@ -19,6 +19,8 @@ const FILES: Record<string, string[]> = {
   chromium: ['/usr/bin/chromium'],
   'fonts-dejavu-core': ['/usr/share/fonts/truetype/dejavu/DejaVuSans.ttf'],
   postgresql: ['/usr/lib/postgresql/15/bin/initdb', '/usr/lib/postgresql/15/bin/pg_ctl'],
+  'python3-venv': ['/usr/lib/python3/dist-packages/ensurepip/__init__.py'],
+  'python3-pip': ['/usr/lib/python3/dist-packages/pip/__init__.py'],
   'python3-pytest': ['/usr/lib/python3/dist-packages/pytest/__init__.py'],
   bsdutils: ['/usr/bin/script'],
 };
@@ -166,6 +168,9 @@ describe('the system check before npm start and npm test: deciding', () => {
       'util-linux',
       'chromium',
       'fonts-dejavu-core',
+      'python3-venv',
+      'python3-pip',
+      'python3-pytest',
     ]);
     expect(missingFor('test', nothing, {})).toEqual([
       'git',
@@ -173,8 +178,10 @@ describe('the system check before npm start and npm test: deciding', () => {
       'util-linux',
       'chromium',
       'fonts-dejavu-core',
-      'postgresql',
+      'python3-venv',
+      'python3-pip',
       'python3-pytest',
+      'postgresql',
       'bsdutils',
     ]);
     // an operator who points EMEND_CHROMIUM_PATH elsewhere does not get Debian's
@@ -210,11 +217,11 @@ describe('the system check before npm start and npm test: the script', { timeout
     expect(run.stdout).toBe('');
     expect(run.stderr).toContain(
       'npm test needs system packages that are missing: git bubblewrap util-linux chromium fonts-dejavu-core ' +
-        'postgresql python3-pytest bsdutils.',
+        'python3-venv python3-pip python3-pytest postgresql bsdutils.',
     );
     expect(run.stderr).toContain(
-      '\n  sudo apt-get install -y git bubblewrap util-linux chromium fonts-dejavu-core postgresql python3-pytest ' +
-        'bsdutils\n',
+      '\n  sudo apt-get install -y git bubblewrap util-linux chromium fonts-dejavu-core python3-venv python3-pip ' +
+        'python3-pytest postgresql bsdutils\n',
     );
   });
 
@@ -226,12 +233,12 @@ describe('the system check before npm start and npm test: the script', { timeout
     const run = await runCheck('test', root);
     expect(run).toMatchObject({ code: 0, stderr: '' });
     expect(run.stdout).toBe(
-      'npm test: installing missing system packages: bubblewrap python3-pytest (apt-get install -y bubblewrap ' +
-        'python3-pytest)\n',
+      'npm test: installing missing system packages: bubblewrap python3-venv python3-pip python3-pytest (apt-get ' +
+        'install -y bubblewrap python3-venv python3-pip python3-pytest)\n',
     );
     expect(aptLog(root)).toEqual([
       'noninteractive apt-get update -qq',
-      'noninteractive apt-get install -y -qq --no-install-recommends bubblewrap python3-pytest',
+      'noninteractive apt-get install -y -qq --no-install-recommends bubblewrap python3-venv python3-pip python3-pytest',
     ]);
     // the second time there is nothing to do
     expect(await runCheck('test', root)).toMatchObject({ code: 0, stdout: '', stderr: '' });
@@ -244,7 +251,7 @@ describe('the system check before npm start and npm test: the script', { timeout
     expect(run.code).toBe(0);
     expect(aptLog(root)).toEqual([
       'noninteractive apt-get update -qq',
-      'noninteractive apt-get install -y -qq --no-install-recommends bubblewrap',
+      'noninteractive apt-get install -y -qq --no-install-recommends bubblewrap python3-venv python3-pip python3-pytest',
     ]);
   });
 
@@ -262,7 +269,7 @@ describe('the system check before npm start and npm test: the script', { timeout
     expect(run.code).toBe(1);
     // the apt-get was seen (a machine without one gets another sentence), and not run
     expect(run.stderr).toContain('Run this (as root it is done for you), then npm start again:');
-    expect(run.stderr).toContain('\n  sudo apt-get install -y bubblewrap\n');
+    expect(run.stderr).toContain('\n  sudo apt-get install -y bubblewrap python3-venv python3-pip python3-pytest\n');
     expect(() => readFileSync(join(root, 'apt.log'))).toThrow();
   });
 });
