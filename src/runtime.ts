@@ -15,6 +15,7 @@ import { logSandboxReport } from './sandbox/report-log.js';
 import { createSandbox } from './sandbox/sandbox.js';
 import type { Sandbox } from './sandbox/types.js';
 import { resolveSecretKey } from './secret-key.js';
+import { ToolchainReport } from './validator/toolchain-report.js';
 
 export interface Runtime {
   deps: Deps;
@@ -64,6 +65,8 @@ export async function createRuntime(
     queue,
     runs: new LocalRuns(),
     sandbox,
+    // Probed when first asked (start-up, /health), not here: every test builds a runtime.
+    toolchains: new ToolchainReport(sandbox),
   };
   return {
     deps,

@@ -61,6 +61,8 @@ export async function startServer(config: Config, options: { worker?: boolean } 
     const app = await buildApp(runtime.deps);
     push(() => app.close());
     const url = await app.listen({ port: config.port, host: config.host });
+    // Asked once, in the background: Maven's and Gradle's JVMs take seconds to answer.
+    void runtime.deps.toolchains.start().then((found) => log.info({ toolchains: found }, 'toolchains in the sandbox'));
     log.info(
       { url, database: database.kind, dataDir: database.kind === 'pglite' ? config.dataDir : undefined },
       'emend is serving',

@@ -10,6 +10,7 @@ import { createMetrics } from '../metrics/registry.js';
 import { createOutbound } from '../outbound/outbound.js';
 import { LocalRuns } from '../processes/local-runs.js';
 import type { TaskQueue } from '../queue/task-queue.js';
+import { ToolchainReport } from '../validator/toolchain-report.js';
 import type { Sandbox } from '../sandbox/types.js';
 
 /** The eval runs its steps in this process: nothing is queued, and a call to the queue is a bug. */
@@ -49,6 +50,7 @@ export async function evalDeps(config: Config, sandbox: Sandbox): Promise<{ deps
     fetch: globalThis.fetch,
     outbound: createOutbound(config.outboundAllow),
     sandbox,
+    toolchains: new ToolchainReport(sandbox),
     ollamaContext: cachedOllamaContext(systemClock),
   };
   return {

@@ -1246,6 +1246,10 @@ export interface operations {
                             /** @description why repository commands cannot run */
                             problem?: string;
                         };
+                        /** @description The toolchains found inside the sandbox, by name (python, venv, pytest, node, npm, pnpm, yarn, go, cargo, java, maven, gradle, tox, make) with their versions; one not listed is not there. Absent while the start-up probe runs. */
+                        toolchains?: {
+                            [key: string]: string;
+                        };
                     };
                 };
             };
@@ -1292,6 +1296,10 @@ export interface operations {
                             };
                             /** @description why repository commands cannot run */
                             problem?: string;
+                        };
+                        /** @description The toolchains found inside the sandbox, by name (python, venv, pytest, node, npm, pnpm, yarn, go, cargo, java, maven, gradle, tox, make) with their versions; one not listed is not there. Absent while the start-up probe runs. */
+                        toolchains?: {
+                            [key: string]: string;
                         };
                     };
                 };

@@ -36,6 +36,12 @@ const SandboxView = Type.Object(
   { description: 'Where repository commands run and the per-command limits in force' },
 );
 
+const ToolchainsView = Type.Record(Type.String(), Type.String(), {
+  description:
+    'The toolchains found inside the sandbox, by name (python, venv, pytest, node, npm, pnpm, yarn, go, cargo, java, ' +
+    'maven, gradle, tox, make) with their versions; one not listed is not there. Absent while the start-up probe runs.',
+});
+
 function sandboxView(report: SandboxReport) {
   const { limits } = report;
   return {
@@ -59,6 +65,12 @@ function sandboxView(report: SandboxReport) {
   };
 }
 
+function withToolchains(deps: Deps): { toolchains?: Record<string, string> } {
+  void deps.toolchains.start();
+  const found = deps.toolchains.current();
+  return found ? { toolchains: found as Record<string, string> } : {};
+}
+
 export const healthRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = async (app, { deps }) => {
   app.get(
     '/health',
@@ -79,11 +91,18 @@ export const healthRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = async (ap
               ts: Type.Integer({ description: 'epoch milliseconds' }),
               database: Type.String(),
               sandbox: SandboxView,
+              toolchains: Type.Optional(ToolchainsView),
             }),
           ),
           503: described(
             'the database does not answer',
-            Type.Object({ ok: Type.Boolean(), ts: Type.Integer(), database: Type.String(), sandbox: SandboxView }),
+            Type.Object({
+              ok: Type.Boolean(),
+              ts: Type.Integer(),
+              database: Type.String(),
+              sandbox: SandboxView,
+              toolchains: Type.Optional(ToolchainsView),
+            }),
           ),
         },
       },
@@ -95,6 +114,8 @@ export const healthRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = async (ap
         ts: deps.clock.now().getTime(),
         database: deps.dbKind,
         sandbox: sandboxView(deps.sandbox.report()),
+        // Asked once; the first health call starts the probe where start-up did not (tests, `emend serve` without it).
+        ...withToolchains(deps),
       });
     },
   );
