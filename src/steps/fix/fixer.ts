@@ -11,12 +11,15 @@ import { assembleFixerFiles, filesBudget } from './fixer-context.js';
 import { definitionsOfFiles } from '../../locator/index.js';
 import { clip } from '../../text/clip.js';
 import { reproductionSignal } from './reproduction.js';
+import { repoInstructions } from './repo-instructions.js';
 
 /** Answers the fixer may give in one run: the first, then corrections of edits that did not apply. */
 const MAX_ROUNDS = 3;
 /** The most tokens one answer of the fixer may take. */
 const OUTPUT_TOKENS = 12_000;
 const MEMORY_TOKENS = 3_000;
+/** The repository's instructions take at most this share of what the window leaves the files: the code comes first. */
+const INSTRUCTIONS_SHARE = 0.25;
 
 /** Each new failure as the runner told it: the test, where it failed in the repository, its message. */
 function failingTests(failure: ValidatorOutput): string {
@@ -77,16 +80,29 @@ export function fixerStep(): FixStep<'fixer'> {
       prompt: task.prompt,
       tokenBudget: MEMORY_TOKENS,
     });
-    const message = (files: string[]) =>
-      fixerUserMessage({
-        request: task.prompt,
-        files,
-        plan: outputs.planner,
-        insights,
-        memory,
-        failure: failureSection(failure, outputs.fixer?.diff),
-      });
     const model = await helpers.model();
+    const budget = (rest: number) =>
+      filesBudget({ contextTokens: model.contextWindow, outputTokens: OUTPUT_TOKENS, rounds: MAX_ROUNDS, rest });
+    const parts = {
+      request: task.prompt,
+      plan: outputs.planner,
+      insights,
+      memory,
+      failure: failureSection(failure, outputs.fixer?.diff),
+    };
+    // The repository's instructions (its conventions files, the AGENTS.md nearest each shown file)
+    // get a share of what the window leaves, and are then counted in the rest like any other part.
+    const room = Math.floor(
+      budget(FIXER_SYSTEM.length + fixerUserMessage({ ...parts, files: [], instructions: '' }).length) *
+        INSTRUCTIONS_SHARE,
+    );
+    const instructions = repoInstructions(ws.dir, selected, room);
+    if (instructions.text)
+      helpers.log("the repository's instructions shown", {
+        chars: instructions.text.length,
+        nested: instructions.nested,
+      });
+    const message = (files: string[]) => fixerUserMessage({ ...parts, files, instructions: instructions.text });
     // The files get what the model's window leaves once the rest of the prompt and the rounds are counted.
     const rest = FIXER_SYSTEM.length + message([]).length;
     const files = assembleFixerFiles({
@@ -96,12 +112,7 @@ export function fixerStep(): FixStep<'fixer'> {
       insights: [...insights, ...failureInsights(failure)],
       definitions: await definitionsOfFiles(ws.dir, selected),
       request: task.prompt,
-      budget: filesBudget({
-        contextTokens: model.contextWindow,
-        outputTokens: OUTPUT_TOKENS,
-        rounds: MAX_ROUNDS,
-        rest,
-      }),
+      budget: budget(rest),
     });
     const user = message(files);
     const {

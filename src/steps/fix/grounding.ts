@@ -93,14 +93,16 @@ function sections(text: string, wanted: RegExp): string {
 }
 
 /**
- * One conventions file as the planner sees it: read through the confined file module, so a link
- * out of the checkout is shown as the link and never followed; undefined when it is not there.
+ * One conventions file as the planner and the fixer see it: read through the confined file module,
+ * so a link out of the checkout is shown as the link and never followed; undefined when it is not
+ * there. Only its head is read (a hostile repository may hold a huge file), then clipped at a line.
  */
-function readConvention(repo: ConfinedDir, path: string, section?: RegExp): string | undefined {
+export function readConvention(repo: ConfinedDir, path: string, section?: RegExp): string | undefined {
   const got = repo.read(path, { firstBytes: section ? 256 * 1024 : FILE_CHARS * 4 });
   if (!got.ok) {
     const link = shownAsLink(got.info);
-    return link ? `${path}: ${link} (not followed)` : undefined;
+    // A link's target is the repository's text too: one line, so it cannot start a section of its own.
+    return link ? `${path}: ${JSON.stringify(link).slice(1, -1)} (not followed)` : undefined;
   }
   const text = got.bytes.toString('utf8');
   const body = section ? sections(text, section) : text;
