@@ -47,7 +47,14 @@ describe('golden prompts of every step', { timeout: 180_000 }, () => {
   it('fix run: planner, re-rank, inspector, fixer round 1, round 2 after a failed edit, retry after validation', async () => {
     svc = await startModelService();
     const { h, model } = svc;
-    h.github.createRepo('acme', 'calc', { files: CALC_REPO });
+    // The repository's instructions to agents: the root's (planner and fixer) and the one nearest calc/ops.py (fixer).
+    h.github.createRepo('acme', 'calc', {
+      files: {
+        ...CALC_REPO,
+        'AGENTS.md': '# Agents\n\nRun `python3 -m pytest` before you finish.\n',
+        'calc/AGENTS.md': 'Keep calc/ functions free of I/O.\n',
+      },
+    });
     // Round 1 quotes a line that is not in the file; round 2 fixes add() but breaks mul(); the
     // validator sends it back, and the retry repairs mul().
     const wrongSearch = editBlock('    return a - b  # subtract', '    return a + b');
