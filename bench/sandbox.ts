@@ -190,6 +190,7 @@ async function main() {
           tmpBytes: limits.memoryBytes,
           passwdFd: 3,
           groupFd: 4,
+          hostsFd: 5,
         },
         layout,
       );

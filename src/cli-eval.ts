@@ -12,6 +12,8 @@ import { resultLine, summaryMarkdown } from './eval/report.js';
 import { type EvalMode, type InstanceResult, type RepoSetup, type RunOptions, runInstance } from './eval/run.js';
 import { createSandbox } from './sandbox/sandbox.js';
 import { ValidationAborted } from './validator/run.js';
+import { setupFetch } from './sandbox/egress-fetch.js';
+import { ToolchainCache } from './validator/toolchain-cache.js';
 
 const USAGE =
   'usage: emend eval --dataset F [--oracle | --baseline] [--limit N] [--concurrency K] [--out DIR] [--resume]\n' +
@@ -198,6 +200,11 @@ export async function evalCommand(args: string[], env: NodeJS.ProcessEnv): Promi
       setup,
       limits: { testTimeoutMs: config.validator.testTimeoutMs },
       signal: abort.signal,
+      // The environments as the validator builds them: toolchains fetched under the setup policy.
+      toolchainCache: new ToolchainCache({
+        dir: join(config.dataDir, 'toolchains'),
+        fetch: setupFetch(config.sandbox.setupAllow),
+      }),
       ...(model ? { pipeline: model.pipeline } : {}),
     };
     const results = [...earlier, ...(await runAll(todo, a, options, file))];

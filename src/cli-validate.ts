@@ -1,7 +1,7 @@
 import { join, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import { loadConfig } from './config.js';
-import { createOutbound } from './outbound/outbound.js';
+import { setupFetch } from './sandbox/egress-fetch.js';
 import { createSandbox } from './sandbox/sandbox.js';
 import { ToolchainCache } from './validator/toolchain-cache.js';
 import { NotACheckoutError } from './validator/copies.js';
@@ -86,11 +86,10 @@ export async function validateCommand(args: string[], env: NodeJS.ProcessEnv): P
   process.on('SIGINT', onSignal);
   process.on('SIGTERM', onSignal);
   const base = values.base ?? 'HEAD';
-  // The service's toolchain cache and outbound policy, so the CLI validates as a task does.
-  const outbound = createOutbound(config.outboundAllow);
+  // The service's toolchain cache, fetched under the setup policy, so the CLI validates as a task does.
   const toolchainCache = new ToolchainCache({
     dir: join(config.dataDir, 'toolchains'),
-    fetch: outbound.fetchFor('toolchain download'),
+    fetch: setupFetch(config.sandbox.setupAllow),
   });
   try {
     const out = await validate(
@@ -111,7 +110,6 @@ export async function validateCommand(args: string[], env: NodeJS.ProcessEnv): P
     }
     throw err;
   } finally {
-    await outbound.close().catch(() => {});
     process.off('SIGINT', onSignal);
     process.off('SIGTERM', onSignal);
   }

@@ -2,10 +2,13 @@ import { cp, mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Sandbox } from '../sandbox/types.js';
-import type { RunTree } from '../validator/copies.js';
+import { type RunTree, commitDate } from '../validator/copies.js';
+import { prepareEnvironment } from '../validator/environment.js';
 import { type TestPlan, commandWithTimeouts, detectTestPlan } from '../validator/detect.js';
 import { namesProgressPlugin, withoutProgressPlugin } from '../validator/pytest-progress.js';
 import { type RunContext, type RunLimits, defaultLimits, probe, runSetup, runTests } from '../validator/run.js';
+import type { ToolchainCache } from '../validator/toolchain-cache.js';
+import { describeMissing } from '../validator/toolchains.js';
 import { runGit } from '../workspace/git.js';
 
 /** What the judge needs of an instance. */
@@ -50,6 +53,8 @@ export interface JudgeOptions {
   limits?: Partial<RunLimits>;
   signal?: AbortSignal;
   tmpRoot?: string;
+  /** Fetches the node, pnpm or yarn a repository asks for, as the validator does (docs/environments.md). */
+  toolchainCache?: ToolchainCache;
 }
 
 const quote = (s: string) => `'${s.replaceAll("'", `'\\''`)}'`;
@@ -107,18 +112,31 @@ export async function judge(checkout: string, instance: JudgedInstance, options:
       limits: defaultLimits(options.sandbox, options.limits),
       signal: options.signal,
     };
-    const plan = selectTests(detectTestPlan(tree.repo), ids);
-    if (!plan) return notRun({ ok: false, ...base, failure: { stage: 'runner', reason: 'no test runner found' } });
-    const setup = options.setupCommand
-      ? await runSetup(ctx, tree, {
-          ...plan,
-          setup: { command: options.setupCommand, offlineCommand: options.setupCommand },
-        })
-      : null;
-    if (setup && setup.exit_code !== 0) {
-      const why = setup.timed_out ? 'timed out' : `exited with code ${setup.exit_code}`;
+    const selected = selectTests(detectTestPlan(tree.repo), ids);
+    if (!selected) return notRun({ ok: false, ...base, failure: { stage: 'runner', reason: 'no test runner found' } });
+    // The environment as the validator builds it (toolchains, the detected install through the
+    // egress proxy); the operator's setup file, where it names a command, replaces the install.
+    const environment = await prepareEnvironment(options.sandbox, selected, {
+      ...(options.toolchainCache ? { toolchainCache: options.toolchainCache } : {}),
+      baseDate: await commitDate({ dir: checkout }, 'HEAD'),
+      ...(options.signal ? { signal: options.signal } : {}),
+    });
+    if (environment.missing)
+      return notRun({ ok: false, ...base, failure: { stage: 'setup', reason: describeMissing(environment.missing) } });
+    ctx.toolchains = environment.env;
+    const plan = environment.plan;
+    const setup = await runSetup(
+      ctx,
+      tree,
+      options.setupCommand
+        ? { ...plan, setup: { command: options.setupCommand, offlineCommand: options.setupCommand } }
+        : plan,
+    );
+    const used = setup ? { command: setup.command } : base;
+    if (setup && (setup.exit_code !== 0 || setup.skipped !== undefined)) {
+      const why = setup.skipped ?? (setup.timed_out ? 'timed out' : `exited with code ${setup.exit_code}`);
       const reason = `${why}${setup.log_tail ? `: ${setup.log_tail.trim().split('\n').slice(-3).join(' | ')}` : ''}`;
-      return notRun({ ok: false, ...base, failure: { stage: 'setup', reason } });
+      return notRun({ ok: false, ...used, failure: { stage: 'setup', reason } });
     }
     const { command, watchPytest } = await testCommand(ctx, tree, plan);
     const run = await runTests(ctx, tree, command, setup, {
@@ -129,7 +147,7 @@ export async function judge(checkout: string, instance: JudgedInstance, options:
     return {
       ...counted,
       resolved: counted.not_passed.length === 0,
-      setup: { ok: true, ...base },
+      setup: { ok: true, ...used },
       command,
       ...(counted.not_passed.length > 0 ? { log_tail: run.logTail } : {}),
       wall_ms: Math.round(performance.now() - started),

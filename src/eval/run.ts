@@ -9,6 +9,7 @@ import type { Instance } from './dataset.js';
 import { type JudgeSetup, type Verdict, judge } from './judge.js';
 import { type EditOutcome, applyGoldPatch } from './oracle.js';
 import { type PipelineContext, type PipelineOutcome, goldFiles, runPipeline } from './pipeline.js';
+import type { ToolchainCache } from '../validator/toolchain-cache.js';
 
 /**
  * What makes the change: `model` the fix pipeline with the configured model (src/eval/pipeline.ts),
@@ -54,6 +55,8 @@ export interface RunOptions {
   tmpRoot?: string;
   /** Model mode: the steps' deps and the plan whose limits and budget a run has. */
   pipeline?: Omit<PipelineContext, 'signal'>;
+  /** Fetches the node, pnpm or yarn an instance's repository asks for, as the validator does. */
+  toolchainCache?: ToolchainCache;
 }
 
 type Head = Pick<InstanceResult, 'instance_id' | 'repo' | 'mode'>;
@@ -156,6 +159,7 @@ function judgeChange(dir: string, instance: Instance, options: RunOptions): Prom
     ...(options.limits ? { limits: options.limits } : {}),
     ...(options.signal ? { signal: options.signal } : {}),
     ...(options.tmpRoot ? { tmpRoot: options.tmpRoot } : {}),
+    ...(options.toolchainCache ? { toolchainCache: options.toolchainCache } : {}),
   });
 }
 

@@ -17,6 +17,11 @@ export const BASE_ENV: Readonly<Record<string, string>> = {
 
 export const PASSWD = `sandbox:x:${SANDBOX_UID}:${SANDBOX_UID}:sandbox:/workspace:/bin/sh\nnobody:x:65534:65534:nobody:/nonexistent:/usr/sbin/nologin\n`;
 export const GROUP = `sandbox:x:${SANDBOX_UID}:\nnogroup:x:65534:\n`;
+/**
+ * The sandbox's own /etc/hosts: `localhost` is its own loopback. Test runners start servers on
+ * it (vitest's workers, supertest); without a hosts file the name does not resolve at all.
+ */
+export const HOSTS = '127.0.0.1 localhost\n::1 localhost ip6-localhost ip6-loopback\n';
 
 /**
  * The few files of /etc that programs need, all public: the rest (shadow, the host's
@@ -71,9 +76,10 @@ export interface BwrapPlan {
   binds?: Array<{ source: string; dest: string }>;
   /** Size of the private /tmp (tmpfs), bytes. */
   tmpBytes: number;
-  /** File descriptors the launcher fills with PASSWD and GROUP. */
+  /** File descriptors the launcher fills with PASSWD, GROUP and HOSTS. */
   passwdFd: number;
   groupFd: number;
+  hostsFd: number;
 }
 
 const ENV_NAME = /^[A-Za-z_][A-Za-z0-9_]*$/;
@@ -153,6 +159,8 @@ export function bwrapArgs(plan: BwrapPlan, host: HostLayout): string[] {
   if (plan.network) for (const path of host.etcNetwork) args.push('--ro-bind', path, path);
   args.push('--perms', '0444', '--ro-bind-data', String(plan.passwdFd), '/etc/passwd');
   args.push('--perms', '0444', '--ro-bind-data', String(plan.groupFd), '/etc/group');
+  // With the host's network the host's hosts file comes with it (above); otherwise the sandbox's own.
+  if (!plan.network) args.push('--perms', '0444', '--ro-bind-data', String(plan.hostsFd), '/etc/hosts');
   args.push('--proc', '/proc', '--ro-bind', '/proc/sys', '/proc/sys');
   if (host.sysrqTrigger) args.push('--ro-bind', '/dev/null', '/proc/sysrq-trigger');
   args.push('--dev', '/dev');

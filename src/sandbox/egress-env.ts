@@ -25,9 +25,11 @@ export function egressEnv(): Record<string, string> {
     HTTPS_PROXY: PROXY_URL,
     http_proxy: PROXY_URL,
     https_proxy: PROXY_URL,
-    // Local servers a setup starts for itself stay local.
-    NO_PROXY: 'localhost,127.0.0.1,::1',
-    no_proxy: 'localhost,127.0.0.1,::1',
+    // A server a setup starts for itself, on `localhost`, stays local. Addresses go to the proxy:
+    // an operator's registry on the host's loopback is named as 127.0.0.1:PORT in EMEND_SETUP_ALLOW,
+    // and the sandbox's own loopback has nothing of the host's to reach directly.
+    NO_PROXY: 'localhost',
+    no_proxy: 'localhost',
     // npm and pnpm (and yarn 1, which reads npm's configuration)
     npm_config_proxy: PROXY_URL,
     npm_config_https_proxy: PROXY_URL,

@@ -3,7 +3,7 @@ import type { LookupFunction } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join, posix, relative, resolve } from 'node:path';
 import type { SandboxConfig } from '../config.js';
-import { GROUP, PASSWD, WORKSPACE, bwrapArgs, readOnlyPath, sandboxCwd, sandboxEnv } from './bwrap-args.js';
+import { GROUP, HOSTS, PASSWD, WORKSPACE, bwrapArgs, readOnlyPath, sandboxCwd, sandboxEnv } from './bwrap-args.js';
 import { bwrapVersion, findExecutable, hostLayout, isExecutable } from './bwrap.js';
 import { type CgroupSupport, CommandCgroup, detectCgroups } from './cgroups.js';
 import {
@@ -203,6 +203,7 @@ export async function createSandbox(config: SandboxConfig, options: SandboxOptio
           tmpBytes: limits.memoryBytes,
           passwdFd: 3,
           groupFd: 4,
+          hostsFd: 5,
         };
         argv = [...rlimits, bwrap, ...bwrapArgs(plan, layout)];
         cwd = '/';
@@ -220,7 +221,7 @@ export async function createSandbox(config: SandboxConfig, options: SandboxOptio
           argv,
           cwd,
           env: launchEnv,
-          fdData: bwrap ? [PASSWD, GROUP] : [],
+          fdData: bwrap ? [PASSWD, GROUP, HOSTS] : [],
           ...(request.stdin !== undefined ? { stdin: request.stdin } : {}),
           timeoutMs: limits.timeoutMs,
           outputBytes: limits.outputBytes,

@@ -156,7 +156,13 @@ export async function validate(
     });
     const { plan } = environment;
     log('test plan', { runner: plan.runner, source: plan.source, command: plan.command, setup: plan.setup?.command });
-    if (environment.missing) return missingToolchainOutput(started, plan, describeMissing(environment.missing));
+    // What was tried on the way (a version that could not be fetched, and why) belongs with it.
+    if (environment.missing)
+      return missingToolchainOutput(
+        started,
+        plan,
+        [describeMissing(environment.missing), ...environment.notes].join('; '),
+      );
     ctx.toolchains = environment.env;
 
     // Setup and probe on the change's copy first: the command it yields decides whether a

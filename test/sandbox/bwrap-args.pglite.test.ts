@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { type BwrapPlan, type HostLayout, bwrapArgs } from '../../src/sandbox/bwrap-args.js';
+import { type BwrapPlan, HOSTS, type HostLayout, bwrapArgs } from '../../src/sandbox/bwrap-args.js';
 import { prlimitArgs } from '../../src/sandbox/limits.js';
 
 const HOST: HostLayout = {
@@ -21,6 +21,7 @@ const PLAN: BwrapPlan = {
   tmpBytes: 1 << 20,
   passwdFd: 3,
   groupFd: 4,
+  hostsFd: 5,
 };
 
 /** The pairs (flag, value...) as one string each, for reading. */
@@ -77,7 +78,7 @@ describe('the bwrap command line', () => {
     expect(args).toContain('--ro-bind /lib64 /lib64');
   });
 
-  it('shows a few public files of /etc, its own passwd and group, and never the network files without network', () => {
+  it('shows a few public files of /etc, its own passwd, group and hosts, and never the host’s network files without network', () => {
     const args = ops(bwrapArgs(PLAN, HOST));
     expect(args).toEqual(
       expect.arrayContaining([
@@ -85,10 +86,16 @@ describe('the bwrap command line', () => {
         '--ro-bind /etc/alternatives /etc/alternatives',
         '--ro-bind-data 3 /etc/passwd',
         '--ro-bind-data 4 /etc/group',
+        '--ro-bind-data 5 /etc/hosts',
       ]),
     );
-    expect(args.filter((a) => a.includes('/etc/') && a.startsWith('--'))).toHaveLength(4);
+    expect(args.filter((a) => a.includes('/etc/') && a.startsWith('--'))).toHaveLength(5);
     expect(args.join('\n')).not.toContain('resolv.conf');
+    expect(HOSTS).toBe('127.0.0.1 localhost\n::1 localhost ip6-localhost ip6-loopback\n');
+    // with the host's network (setup in host mode) the host's own hosts file instead
+    const shared = ops(bwrapArgs({ ...PLAN, network: true }, { ...HOST, etcNetwork: ['/etc/hosts'] }));
+    expect(shared).toContain('--ro-bind /etc/hosts /etc/hosts');
+    expect(shared).not.toContain('--ro-bind-data 5 /etc/hosts');
   });
 
   it('mounts its own /proc with /proc/sys and the SysRq trigger read-only, a private /dev and /tmp', () => {

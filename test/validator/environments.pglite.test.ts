@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadConfig } from '../../src/config.js';
-import { createOutbound } from '../../src/outbound/outbound.js';
+import { setupFetch } from '../../src/sandbox/egress-fetch.js';
 import type { Sandbox } from '../../src/sandbox/types.js';
 import { detectTestPlan } from '../../src/validator/detect.js';
 import { prepareEnvironment } from '../../src/validator/environment.js';
@@ -29,11 +29,8 @@ describe('toolchains for a repository', { timeout: 120_000 }, () => {
   let index: PackageIndex;
   let offline: Sandbox;
   let online: Sandbox;
-  // The registry's name is allowed as an operator would (EMEND_OUTBOUND_ALLOW): on these
-  // machines it resolves to an address of a reserved range (a mirror), which the policy refuses.
-  const outbound = createOutbound(
-    loadConfig({ EMEND_DATA_DIR: tmpdir(), EMEND_OUTBOUND_ALLOW: 'registry.npmjs.org' }).outboundAllow,
-  );
+  // Toolchains are fetched as the service fetches them: under the setup policy, with its defaults.
+  const fetchToolchain = setupFetch(loadConfig({ EMEND_DATA_DIR: tmpdir() }).sandbox.setupAllow);
   beforeAll(async () => {
     index = await servePackageIndex([
       {
@@ -48,7 +45,6 @@ describe('toolchains for a repository', { timeout: 120_000 }, () => {
   });
   afterAll(async () => {
     await index.close();
-    await outbound.close();
     removeFixtureRepos();
   });
 
@@ -108,7 +104,7 @@ describe('toolchains for a repository', { timeout: 120_000 }, () => {
       },
       { 'index.js': 'module.exports = 1;\n' },
     );
-    const cache = new ToolchainCache({ dir: TOOLCHAIN_CACHE, fetch: outbound.fetchFor('toolchain') });
+    const cache = new ToolchainCache({ dir: TOOLCHAIN_CACHE, fetch: fetchToolchain });
     const started = performance.now();
     const out = await validate(offline, { dir: repo.dir, base: repo.base }, { toolchainCache: cache });
     // ~40 MB once per machine (about a second here), then the cache
@@ -131,7 +127,7 @@ describe('toolchains for a repository', { timeout: 120_000 }, () => {
         'assert.match(process.env.npm_config_user_agent, /^pnpm\\/9\\.1\\.0 /);',
       ),
     });
-    const cache = new ToolchainCache({ dir: TOOLCHAIN_CACHE, fetch: outbound.fetchFor('toolchain') });
+    const cache = new ToolchainCache({ dir: TOOLCHAIN_CACHE, fetch: fetchToolchain });
     const out = await validate(offline, { dir: repo.dir, base: repo.base }, { toolchainCache: cache });
     expect(out.command).toMatch(/^pnpm run test /);
     expect(out).toMatchObject({ passed: true, preexisting_failures: [], tests: { passed: 1, failed: 0 } });
@@ -156,7 +152,13 @@ describe('toolchains for a repository', { timeout: 120_000 }, () => {
         env: { ...GIT_ENV, GIT_COMMITTER_DATE: '2021-06-01T12:00:00Z' },
       });
       const base = execFileSync('git', ['-C', repo.dir, 'rev-parse', 'HEAD'], { encoding: 'utf8' }).trim();
-      const out = await validate(online, { dir: repo.dir, base }, { setupEnv: { npm_config_registry: registry.url } });
+      // the local registry is reached through the egress proxy, named as an operator names one
+      const throughProxy = await setupNetworkSandbox([new URL(registry.url).host]);
+      const out = await validate(
+        throughProxy,
+        { dir: repo.dir, base },
+        { setupEnv: { npm_config_registry: registry.url } },
+      );
       expect(out.setup).toMatchObject({
         command: 'npm install --no-audit --no-fund --before=2021-06-01T12:00:00.000Z',
         exit_code: 0,

@@ -2,6 +2,7 @@ import type { FixPayload, FixStep, StepHelpers } from '../step.js';
 import type { Sandbox } from '../../sandbox/types.js';
 import { join } from 'node:path';
 import { ValidationAborted } from '../../validator/run.js';
+import { setupFetch } from '../../sandbox/egress-fetch.js';
 import { ToolchainCache } from '../../validator/toolchain-cache.js';
 import { type ValidateOptions, validate } from '../../validator/validate.js';
 
@@ -46,10 +47,11 @@ export const validatorContextFromHelpers: ValidatorContextOf = async (_payload, 
   sandbox: helpers.deps.sandbox,
   workspace: await helpers.workspace(),
   testTimeoutMs: helpers.deps.config.validator.testTimeoutMs,
-  // Kept in the data dir, fetched through the outbound address policy like any URL the service did not choose.
+  // Kept in the data dir, fetched under the setup phase's policy: what a setup may reach, the
+  // service may fetch for it (src/sandbox/egress-fetch.ts).
   toolchainCache: new ToolchainCache({
     dir: join(helpers.deps.config.dataDir, 'toolchains'),
-    fetch: helpers.deps.outbound.fetchFor('toolchain download'),
+    fetch: setupFetch(helpers.deps.config.sandbox.setupAllow),
   }),
 });
 
