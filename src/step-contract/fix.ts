@@ -182,7 +182,7 @@ export const ValidatorOutput = z.object({
   duration_ms: z.number(),
   log_tail: z.string(),
   message: z.string().optional(),
-  source: z.enum(['repo-file', 'memory', 'detected']).optional(),
+  source: z.enum(['setting', 'repo-file', 'memory', 'detected']).optional(),
   runner: z.enum(['node', 'pytest', 'unittest', 'tox', 'go', 'cargo', 'maven', 'gradle', 'make']).optional(),
   tests: z.object({ passed: z.number().int(), failed: z.number().int(), skipped: z.number().int() }).optional(),
   hung: HungTest.optional(),

@@ -9,8 +9,11 @@ import { pythonSetup } from './python-setup.js';
  */
 export type RunnerKind = 'node' | 'pytest' | 'unittest' | 'tox' | 'go' | 'cargo' | 'maven' | 'gradle' | 'make';
 
-/** Where the test command came from: the repository's `.emend/test`, the repo memory, or detection. */
-export type PlanSource = 'repo-file' | 'memory' | 'detected';
+/**
+ * Where the test command came from, in the order they are taken: the account's setting for the
+ * repository, the repository's `.emend/test`, the repo memory, detection.
+ */
+export type PlanSource = 'setting' | 'repo-file' | 'memory' | 'detected';
 
 /** How per-test timeouts can be added to the command, for runners that allow them. */
 export type PerTestTimeout =
@@ -47,6 +50,11 @@ export interface TestPlan {
   command: string;
   /** How to pass per-test timeouts; only for detected commands, whose shape is known. */
   perTest: PerTestTimeout;
+  /**
+   * Setup commands run after the detected install, in order, in the same phase (with the same
+   * network): the repository's `.emend/setup` and the account's setup setting.
+   */
+  extraSetup?: string[];
   /** The dependency install, when the repository has dependencies that are not there yet. */
   setup: SetupPlan | null;
   /** The node version and package manager a Node repository asks for, when it asks. */
@@ -56,6 +64,8 @@ export interface TestPlan {
 export interface DetectOptions {
   /** The test command remembered for this repository (repo memory), if any. */
   testCommand?: string;
+  /** The account's settings for the repository (PUT /v1/repos/settings): they come first. */
+  settings?: { testCommand?: string; setupCommand?: string };
 }
 
 /** npm's placeholder for a package without tests. */
@@ -95,26 +105,54 @@ export function repoTestFile(dir: string): string | undefined {
     .find((l) => l !== '' && !l.startsWith('#'));
 }
 
+/** `.emend/setup` replaces the detected install when its first line says so. */
+const REPLACES_DETECTION = /^#\s*emend:\s*replace-detected-setup\s*$/i;
+
+/**
+ * The repository's own setup script, `.emend/setup`, if it is a regular file of the checkout:
+ * run with `sh` in the setup phase, after the detected install unless its first line is
+ * `# emend: replace-detected-setup`.
+ */
+export function repoSetupFile(dir: string): { command: string; replacesDetection: boolean } | undefined {
+  const text = read(dir, '.emend/setup');
+  if (text === undefined) return undefined;
+  return { command: 'sh .emend/setup', replacesDetection: REPLACES_DETECTION.test(text.split('\n')[0]!.trim()) };
+}
+
 /**
  * The test plan for a checkout, or undefined when the repository has no tests we can find.
- * `.emend/test` wins over the remembered command, which wins over detection; the setup
- * (dependency install) comes from detection in every case, since an override names the
- * command, not how the dependencies get there.
+ * The test command is the first of: the account's setting for the repository, `.emend/test`,
+ * the remembered command, detection. The setup is detection's install (an override names the
+ * command, not how the dependencies get there), then `.emend/setup`, then the account's setup
+ * setting; `.emend/setup` may replace the detected install (docs/environments.md).
  */
 export function detectTestPlan(dir: string, options: DetectOptions = {}): TestPlan | undefined {
   const detected = detectRunner(dir);
-  const override = repoTestFile(dir);
-  const remembered = options.testCommand?.trim() || undefined;
-  if (override !== undefined || remembered !== undefined) {
-    return {
+  const own = repoSetupFile(dir);
+  const setting = options.settings?.setupCommand?.trim() || undefined;
+  const extraSetup = [...(own ? [own.command] : []), ...(setting ? [setting] : [])];
+  const withSetup = (plan: TestPlan): TestPlan => ({
+    ...plan,
+    setup: own?.replacesDetection ? null : plan.setup,
+    ...(extraSetup.length > 0 ? { extraSetup } : {}),
+  });
+  const sources: [PlanSource, string | undefined][] = [
+    ['setting', options.settings?.testCommand?.trim() || undefined],
+    ['repo-file', repoTestFile(dir)],
+    ['memory', options.testCommand?.trim() || undefined],
+  ];
+  const chosen = sources.find(([, command]) => command !== undefined);
+  if (chosen) {
+    return withSetup({
       runner: detected?.runner,
-      source: override !== undefined ? 'repo-file' : 'memory',
-      command: (override ?? remembered)!,
+      source: chosen[0],
+      command: chosen[1]!,
       perTest: { kind: 'none' },
       setup: detected?.setup ?? null,
-    };
+      ...(detected?.node ? { node: detected.node } : {}),
+    });
   }
-  return detected;
+  return detected && withSetup(detected);
 }
 
 function detectRunner(dir: string): TestPlan | undefined {

@@ -180,10 +180,11 @@ export interface SetupReport {
  * setup, else the offline form of the install if there is one, else nothing (and says why).
  */
 export async function runSetup(ctx: RunContext, tree: RunTree, plan: TestPlan): Promise<SetupReport | null> {
-  if (!plan.setup) return null;
+  const extra = plan.extraSetup ?? [];
+  if (!plan.setup && extra.length === 0) return null;
   const network = ctx.sandbox.report().networkForSetup;
-  const command = network ? plan.setup.command : plan.setup.offlineCommand;
-  if (command === undefined) {
+  const install = plan.setup && (network ? plan.setup.command : plan.setup.offlineCommand);
+  if (plan.setup && install === undefined && extra.length === 0) {
     return {
       command: plan.setup.command,
       network: false,
@@ -192,6 +193,9 @@ export async function runSetup(ctx: RunContext, tree: RunTree, plan: TestPlan): 
       skipped: 'the sandbox allows no network for setup and this install has no offline form',
     };
   }
+  // The repository's `.emend/setup` and the account's setup setting follow the install, in one
+  // command: a failure anywhere is the setup's failure, reported with its output.
+  const command = [install, ...extra].filter((c): c is string => c !== undefined && c !== null).join(' && ');
   const result = await sandboxed(ctx, tree, command, ctx.limits.setupTimeoutMs, network, 1024 * 1024, ctx.setupEnv);
   const report: SetupReport = {
     command,

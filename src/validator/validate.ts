@@ -94,6 +94,8 @@ export interface ValidateInput {
   base: string;
   /** The repository's remembered test command (repo memory), if any. */
   testCommand?: string;
+  /** The account's settings for the repository: its test command comes first, its setup command last. */
+  settings?: { testCommand?: string; setupCommand?: string };
   /** A baseline result from an earlier run; used when its commit and command match. */
   cachedBaseline?: BaselineSummary;
 }
@@ -140,8 +142,8 @@ export async function validate(
     // The command comes from the unmodified tree, so a change cannot pick its own judge;
     // only when the baseline has no tests at all does the change's tree decide.
     const detected =
-      detectTestPlan(copies.baseline.repo, { testCommand: input.testCommand }) ??
-      detectTestPlan(copies.change.repo, { testCommand: input.testCommand });
+      detectTestPlan(copies.baseline.repo, { testCommand: input.testCommand, settings: input.settings }) ??
+      detectTestPlan(copies.change.repo, { testCommand: input.testCommand, settings: input.settings });
     if (!detected) return noTests(started);
     // What the repository needs from the sandbox, asked before anything runs: a missing
     // toolchain is named, not mistaken for failing tests.

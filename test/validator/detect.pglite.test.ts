@@ -193,6 +193,52 @@ describe('test command detection', () => {
     },
   );
 
+  it('takes the test command from the setting, .emend/test, memory, then detection, in that order', () => {
+    const files = {
+      'package.json': pkg({ scripts: { test: 'jest' }, devDependencies: { jest: '^29' } }),
+      'package-lock.json': '{}',
+      '.emend/test': 'npm run test:ci\n',
+    };
+    const dir = tree(files);
+    const settings = { testCommand: 'npm run test:setting' };
+    expect(detectTestPlan(dir, { testCommand: 'npm run test:memory', settings })).toMatchObject({
+      source: 'setting',
+      command: 'npm run test:setting',
+      setup: { command: 'npm ci --no-audit --no-fund' },
+    });
+    expect(detectTestPlan(dir, { testCommand: 'npm run test:memory' })).toMatchObject({ source: 'repo-file' });
+    const noFile = tree({ ...files, '.emend/test': '# none\n' });
+    expect(detectTestPlan(noFile, { testCommand: 'npm run test:memory' })).toMatchObject({ source: 'memory' });
+    expect(detectTestPlan(noFile, {})).toMatchObject({ source: 'detected', command: 'npm test' });
+    // a setting names a test command even where nothing is detected
+    expect(detectTestPlan(tree({ 'README.md': '' }), { settings: { testCommand: 'make check' } })).toMatchObject({
+      source: 'setting',
+      command: 'make check',
+      setup: null,
+    });
+  });
+
+  it('runs .emend/setup after the detected install, or instead of it when its first line says so', () => {
+    const files = {
+      'package.json': pkg({ scripts: { test: 'jest' }, devDependencies: { jest: '^29' } }),
+      'package-lock.json': '{}',
+    };
+    expect(detect({ ...files, '.emend/setup': 'npm run build\n' })).toMatchObject({
+      setup: { command: 'npm ci --no-audit --no-fund' },
+      extraSetup: ['sh .emend/setup'],
+    });
+    expect(
+      detect({ ...files, '.emend/setup': '# emend: replace-detected-setup\nnpm ci --ignore-scripts\n' }),
+    ).toMatchObject({ setup: null, extraSetup: ['sh .emend/setup'] });
+    // the account's setup setting runs last
+    expect(
+      detectTestPlan(tree({ ...files, '.emend/setup': 'npm run build\n' }), {
+        settings: { setupCommand: './scripts/fetch-fixtures' },
+      }),
+    ).toMatchObject({ extraSetup: ['sh .emend/setup', './scripts/fetch-fixtures'] });
+    expect(detect(files)?.extraSetup).toBeUndefined();
+  });
+
   it('finds nothing in a repository without tests', () => {
     mkdirSync(join(tree({ 'README.md': '# hi\n' }), 'docs'));
     expect(detect({ 'README.md': '# hi\n', 'src/main.py': 'print(1)\n' })).toBeUndefined();

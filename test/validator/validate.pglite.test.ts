@@ -296,6 +296,29 @@ describe('the validator on fixture repositories', { timeout: 60_000 }, () => {
     },
   );
 
+  it('runs the repository’s .emend/setup in the setup phase of each run, and its tests see what it made', async () => {
+    const test = (body: string) =>
+      `const test = require('node:test');\nconst assert = require('node:assert');\n${body}\n`;
+    const repo = fixtureRepo(
+      {
+        'package.json': JSON.stringify({ name: 'f', version: '1.0.0', scripts: { test: 'node --test' } }),
+        // generated code the tests import, as a build step would make it
+        '.emend/setup': "printf 'module.exports = (a, b) => a + b;\\n' > generated.js\n",
+        'test/add.test.js': test("test('adds', () => assert.strictEqual(require('../generated.js')(2, 3), 5));"),
+        'test/more.test.js': test("test('adds more', () => assert.strictEqual(require('../generated.js')(4, 3), 7));"),
+      },
+      {
+        'test/more.test.js': test("test('adds more', () => assert.strictEqual(require('../generated.js')(4, 3), 7));"),
+      },
+    );
+    const out = await validate(sandbox, { dir: repo.dir, base: repo.base });
+    expect(out.setup).toMatchObject({ command: 'sh .emend/setup', exit_code: 0 });
+    expect(out).toMatchObject({ passed: true, new_failures: [], baseline: { setup: 'ok', failures: [] } });
+    expect(out.tests).toEqual({ passed: 2, failed: 0, skipped: 0 });
+    // made in the copies, not in the checkout
+    expect(existsSync(join(repo.dir, 'generated.js'))).toBe(false);
+  });
+
   it('says "no test command found" for a repository without tests, and passes nothing', async () => {
     const repo = noTests();
     const out = await validate(sandbox, { dir: repo.dir, base: repo.base });

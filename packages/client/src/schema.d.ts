@@ -839,7 +839,7 @@ export interface components {
             log_tail: string;
             message?: string;
             /** @enum {string} */
-            source?: "repo-file" | "memory" | "detected";
+            source?: "setting" | "repo-file" | "memory" | "detected";
             /** @enum {string} */
             runner?: "node" | "pytest" | "unittest" | "tox" | "go" | "cargo" | "maven" | "gradle" | "make";
             tests?: {
