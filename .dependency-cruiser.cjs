@@ -7,7 +7,7 @@
 //   http     src/app.ts, src/http/**
 //   engine   src/engine/**, src/eval/** (the harness: the model mode will drive the pipeline)
 //   steps    src/steps/**
-//   domain   src/tasks, src/accounts, src/feedback, src/memory, src/sites, src/webhooks
+//   domain   src/tasks, src/accounts, src/feedback, src/memory, src/repos, src/sites, src/webhooks
 //   adapters src/llm, src/scm, src/workspace, src/sandbox, src/validator, src/locator, src/edits,
 //            src/outbound, src/queue, src/events, src/processes
 //   base     src/db, src/config.ts, src/errors.ts, src/clock.ts, src/ids.ts, src/logger.ts,
@@ -20,7 +20,7 @@ const layer = {
   http: '^src/(app\\.ts$|http/)',
   engine: '^src/(engine|eval)/',
   steps: '^src/steps/',
-  domain: '^src/(tasks|accounts|feedback|memory|sites|webhooks)/',
+  domain: '^src/(tasks|accounts|feedback|memory|repos|sites|webhooks)/',
   adapters: '^src/(llm|scm|workspace|sandbox|validator|locator|edits|outbound|queue|events|processes)/',
   base: '^src/(db/|metrics/|step-contract/|text/|(config|config-error|config-scm|errors|clock|ids|logger|secret-key|secret-box)\\.ts$)',
 };

@@ -12,6 +12,7 @@ import { deployRoutes } from './http/routes/deploy.js';
 import { feedbackRoutes } from './http/routes/feedback.js';
 import { healthRoutes, registerTaskGauges } from './http/routes/health.js';
 import { keyRoutes } from './http/routes/keys.js';
+import { repoSettingsRoutes } from './http/routes/repo-settings.js';
 import { meRoutes } from './http/routes/me.js';
 import { panelRoutes } from './http/routes/panel.js';
 import { taskActionRoutes } from './http/routes/task-actions.js';
@@ -37,6 +38,7 @@ const resources = [
   deployRoutes,
   meRoutes,
   keyRoutes,
+  repoSettingsRoutes,
   scmRoutes,
   tokenRoutes,
   webhookRoutes,

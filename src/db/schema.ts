@@ -243,6 +243,43 @@ export const repoMemory = pgTable(
   (t) => [index('repo_memory_account_repo_idx').on(t.accountId, t.repo, t.createdAt)],
 );
 
+/**
+ * Per account and repository (keyed as repo_memory is: the normalised URL, lower case): the
+ * commands and environment the validator uses. Secrets are apart, in repo_secrets.
+ */
+export const repoSettings = pgTable(
+  'repo_settings',
+  {
+    accountId: uuid('account_id')
+      .notNull()
+      .references(() => accounts.id, { onDelete: 'cascade' }),
+    repo: text('repo').notNull(),
+    setupCommand: text('setup_command'),
+    testCommand: text('test_command'),
+    /** Variables for both phases: name → value. */
+    env: jsonb('env').notNull().default({}),
+    createdAt: ts('created_at').notNull(),
+    updatedAt: ts('updated_at').notNull(),
+  },
+  (t) => [primaryKey({ columns: [t.accountId, t.repo] })],
+);
+
+/** Setup-only secrets per account and repository, encrypted (secret-box; the context binds all three keys). */
+export const repoSecrets = pgTable(
+  'repo_secrets',
+  {
+    accountId: uuid('account_id')
+      .notNull()
+      .references(() => accounts.id, { onDelete: 'cascade' }),
+    repo: text('repo').notNull(),
+    name: text('name').notNull(),
+    valueEnc: text('value_enc').notNull(),
+    createdAt: ts('created_at').notNull(),
+    updatedAt: ts('updated_at').notNull(),
+  },
+  (t) => [primaryKey({ columns: [t.accountId, t.repo, t.name] })],
+);
+
 /** When a periodic job (merge tracking) last ran, so one worker of many runs it each period. */
 export const periodicRuns = pgTable('periodic_runs', {
   name: text('name').primaryKey(),
@@ -466,6 +503,8 @@ export const schema = {
   taskPostAttempts,
   demoIssuance,
   repoMemory,
+  repoSettings,
+  repoSecrets,
   periodicRuns,
   siteScreenshots,
   taskFeedback,

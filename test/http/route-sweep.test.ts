@@ -28,6 +28,7 @@ import { type ScriptedModel, startScriptedModel } from '../support/scripted-mode
  */
 
 const PROVIDER_KEY = 'sk-live-SWEEPSECRET-0123456789abcdef';
+const REPO_SECRET = 'npm_SWEEPREPOSECRET_9876543210fedcba';
 const HANG_BOUND_MS = 10_000;
 const MB = 'x'.repeat(1024 * 1024);
 const REPO = 'https://github.com/acme/widgets';
@@ -104,6 +105,12 @@ beforeAll(async () => {
     headers: as(A),
     body: JSON.stringify({ correct: 'no', note: 'the sweep lesson' }),
   });
+  await ok({
+    method: 'POST',
+    path: `/v1/me/repos/secrets?repo=${encodeURIComponent(REPO)}`,
+    headers: as(A),
+    body: JSON.stringify({ name: 'NPM_TOKEN', value: REPO_SECRET }),
+  });
   const memory = await ok({ method: 'GET', path: `/v1/me/memory?repo=${encodeURIComponent(REPO)}`, headers: A.auth });
   owned.memoryId = JSON.parse(memory.body).items[0].id;
   // A webhook endpoint on a name that does not resolve (so it passes the save-time address check)
@@ -145,6 +152,7 @@ function ownerPath(route: RouteEntry): string {
         'webhooks:id': owned.webhookId,
         'deliveries:delivery_id': owned.deliveryId,
         'keys:provider': 'openai',
+        'secrets:name': 'NPM_TOKEN',
         's:slug': SLUG,
         'screenshots:name': 'desktop.png',
       };
@@ -355,7 +363,7 @@ const describeCase = (c: Case, res: RawResponse) =>
   `${c.req.method} ${c.route.url} [${c.label}] → ${res.status} in ${Math.round(res.ms)} ms: ${res.body.slice(0, 160)}`;
 
 function secretsOf() {
-  return [A.token, B.token, owned.tokenSecret, PROVIDER_KEY, A.scm!.token, B.scm!.token];
+  return [A.token, B.token, owned.tokenSecret, PROVIDER_KEY, REPO_SECRET, A.scm!.token, B.scm!.token];
 }
 
 describe('every route, generated from the route table', () => {

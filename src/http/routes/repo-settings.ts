@@ -1,0 +1,276 @@
+import { type FastifyPluginAsyncTypebox, Type } from '@fastify/type-provider-typebox';
+import type { TSchema } from '@sinclair/typebox';
+import type { Deps } from '../../deps.js';
+import { AppError } from '../../errors.js';
+import {
+  type RepoSettingsView,
+  type SecretMeta,
+  deleteRepoSecret,
+  deleteRepoSettings,
+  getRepoSettings,
+  listRepoSecrets,
+  listSettingsRepos,
+  saveRepoSecret,
+  updateRepoSettings,
+} from '../../repos/repo-settings.js';
+import { ENV_NAME, SETTINGS_LIMITS } from '../../repos/settings-rules.js';
+import { parseRepoUrl } from '../../scm/urls.js';
+import { caller } from '../auth.js';
+import { Url, described, errorResponses } from '../schemas.js';
+
+const Nullable = <T extends TSchema>(t: T) => Type.Union([t, Type.Null()]);
+const Timestamp = Type.String({ format: 'date-time' });
+
+const RepoQuery = Type.Object(
+  {
+    repo: Url({
+      maxLength: 500,
+      description: 'the repository URL, as in POST /v1/tasks (.git and case ignored)',
+      examples: ['https://github.com/acme/widgets'],
+    }),
+  },
+  { additionalProperties: false },
+);
+
+const Command = (what: string) =>
+  Type.String({
+    minLength: 1,
+    maxLength: SETTINGS_LIMITS.commandChars,
+    description: `${what}; run with sh -c in the repository's root; null clears it`,
+  });
+
+const SecretName = Type.String({
+  minLength: 1,
+  maxLength: SETTINGS_LIMITS.nameChars,
+  pattern: ENV_NAME.source,
+  description: 'an environment variable name; the setup phase sees the secret under it',
+});
+
+const RepoSecret = Type.Object(
+  { name: Type.String(), created_at: Timestamp, updated_at: Timestamp },
+  { description: 'a setup-only secret: metadata only, never the value' },
+);
+
+const RepoSettings = Type.Object({
+  repo: Type.String({ description: 'the repository, normalised' }),
+  setup_command: Nullable(
+    Type.String({ description: "run in the setup phase, after detection's install and .emend/setup" }),
+  ),
+  test_command: Nullable(Type.String({ description: 'the test command; before .emend/test, memory and detection' })),
+  env: Type.Record(Type.String(), Type.String(), { description: 'variables for the setup and the test phase' }),
+  secrets: Type.Array(RepoSecret, { description: 'setup-only secrets, by name' }),
+  updated_at: Timestamp,
+});
+
+const settingsJson = (repo: string, v: RepoSettingsView) => ({
+  repo,
+  setup_command: v.setupCommand,
+  test_command: v.testCommand,
+  env: v.env,
+  secrets: v.secrets.map(secretJson),
+  updated_at: v.updatedAt.toISOString(),
+});
+
+const secretJson = (s: SecretMeta) => ({
+  name: s.name,
+  created_at: s.createdAt.toISOString(),
+  updated_at: s.updatedAt.toISOString(),
+});
+
+/** Per-repository settings and setup-only secrets (docs/environments.md). */
+export const repoSettingsRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = async (app, { deps }) => {
+  // The repository as the task routes read it; the query's field is `repo`, so errors name it.
+  const repoOf = (raw: string) => {
+    try {
+      return parseRepoUrl(raw, deps.config).url;
+    } catch (err) {
+      if (err instanceof AppError && err.message.startsWith('repo_url:'))
+        throw new AppError(err.code, `repo:${err.message.slice('repo_url:'.length)}`);
+      throw err;
+    }
+  };
+
+  app.get(
+    '/me/repos',
+    {
+      config: { access: 'full' },
+      schema: {
+        tags: ['account'],
+        operationId: 'listRepoSettings',
+        summary: 'The repositories you have settings or secrets for',
+        response: {
+          200: described(
+            'one item per repository, by URL (lower case, as the settings are keyed)',
+            Type.Array(Type.Object({ repo: Type.String(), secret_count: Type.Integer(), updated_at: Timestamp })),
+          ),
+          ...errorResponses(401, 403),
+        },
+      },
+    },
+    async (request) =>
+      (await listSettingsRepos(deps, caller(request).account.id)).map((r) => ({
+        repo: r.repo,
+        secret_count: r.secretCount,
+        updated_at: r.updatedAt.toISOString(),
+      })),
+  );
+
+  app.get(
+    '/me/repos/settings',
+    {
+      config: { access: 'full' },
+      schema: {
+        tags: ['account'],
+        operationId: 'getRepoSettings',
+        summary: "A repository's settings: commands, variables, and secrets by name (never their values)",
+        querystring: RepoQuery,
+        response: {
+          200: described('the settings', RepoSettings),
+          ...errorResponses(400, 401, 403, 404),
+        },
+      },
+    },
+    async (request) => {
+      const repo = repoOf(request.query.repo);
+      return settingsJson(repo, await getRepoSettings(deps, caller(request).account.id, repo));
+    },
+  );
+
+  app.patch(
+    '/me/repos/settings',
+    {
+      config: { access: 'full' },
+      schema: {
+        tags: ['account'],
+        operationId: 'updateRepoSettings',
+        summary: "Set (or clear) a repository's setup command, test command and variables",
+        querystring: RepoQuery,
+        body: Type.Object(
+          {
+            setup_command: Type.Optional(Nullable(Command('the setup command'))),
+            test_command: Type.Optional(Nullable(Command('the test command'))),
+            env: Type.Optional(
+              Type.Record(Type.String(), Nullable(Type.String({ maxLength: SETTINGS_LIMITS.envValueChars })), {
+                maxProperties: SETTINGS_LIMITS.envCount,
+                description:
+                  'variables for both phases, merged into those set before; null removes one. Names that change ' +
+                  'how the sandbox or its proxy works (PATH, HOME, *PROXY*, LD_*, EMEND_*) are refused',
+              }),
+            ),
+          },
+          {
+            additionalProperties: false,
+            description: 'fields left out keep their value',
+            examples: [{ setup_command: 'make deps', test_command: 'make test', env: { NODE_ENV: 'test' } }],
+          },
+        ),
+        response: {
+          200: described('the settings as stored', RepoSettings),
+          ...errorResponses(400, 401, 403),
+        },
+      },
+    },
+    async (request) => {
+      const repo = repoOf(request.query.repo);
+      return settingsJson(repo, await updateRepoSettings(deps, caller(request).account.id, repo, request.body));
+    },
+  );
+
+  app.delete(
+    '/me/repos/settings',
+    {
+      config: { access: 'full' },
+      schema: {
+        tags: ['account'],
+        operationId: 'deleteRepoSettings',
+        summary: "Delete a repository's settings and secrets",
+        querystring: RepoQuery,
+        response: {
+          200: described('deleted', Type.Object({ deleted: Type.Boolean() })),
+          ...errorResponses(400, 401, 403, 404),
+        },
+      },
+    },
+    async (request) => {
+      await deleteRepoSettings(deps, caller(request).account.id, repoOf(request.query.repo));
+      return { deleted: true };
+    },
+  );
+
+  app.get(
+    '/me/repos/secrets',
+    {
+      config: { access: 'full' },
+      schema: {
+        tags: ['account'],
+        operationId: 'listRepoSecrets',
+        summary: "A repository's setup-only secrets, by name (never their values)",
+        querystring: RepoQuery,
+        response: {
+          200: described('the secrets, by name', Type.Array(RepoSecret)),
+          ...errorResponses(400, 401, 403),
+        },
+      },
+    },
+    async (request) =>
+      (await listRepoSecrets(deps, caller(request).account.id, repoOf(request.query.repo))).map(secretJson),
+  );
+
+  app.post(
+    '/me/repos/secrets',
+    {
+      config: { access: 'full' },
+      schema: {
+        tags: ['account'],
+        operationId: 'saveRepoSecret',
+        summary: 'Save (or replace) a setup-only secret, encrypted; only the setup phase sees it',
+        querystring: RepoQuery,
+        body: Type.Object(
+          {
+            name: SecretName,
+            value: Type.String({
+              minLength: 1,
+              maxLength: SETTINGS_LIMITS.secretValueBytes,
+              description: 'the secret (at most 8 KB of UTF-8); never returned',
+            }),
+          },
+          { additionalProperties: false, examples: [{ name: 'NPM_TOKEN', value: 'npm_…' }] },
+        ),
+        response: {
+          200: described('replaced: the secret, metadata only', RepoSecret),
+          201: described('saved: the secret, metadata only', RepoSecret),
+          ...errorResponses(400, 401, 403),
+        },
+      },
+    },
+    async (request, reply) => {
+      const repo = repoOf(request.query.repo);
+      const { name, value } = request.body;
+      const saved = await saveRepoSecret(deps, caller(request).account.id, repo, name, value);
+      return reply.status(saved.created ? 201 : 200).send(secretJson(saved));
+    },
+  );
+
+  app.delete(
+    '/me/repos/secrets/:name',
+    {
+      config: { access: 'full' },
+      schema: {
+        tags: ['account'],
+        operationId: 'deleteRepoSecret',
+        summary: 'Delete a setup-only secret',
+        params: Type.Object({ name: SecretName }),
+        querystring: RepoQuery,
+        response: {
+          200: described('deleted', Type.Object({ deleted: Type.Boolean(), name: Type.String() })),
+          ...errorResponses(400, 401, 403, 404),
+        },
+      },
+    },
+    async (request) => {
+      const { name } = request.params;
+      await deleteRepoSecret(deps, caller(request).account.id, repoOf(request.query.repo), name);
+      return { deleted: true, name };
+    },
+  );
+};

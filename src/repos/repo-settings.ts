@@ -1,0 +1,260 @@
+import { and, asc, eq } from 'drizzle-orm';
+import type { Tx } from '../db/client.js';
+import { accounts, repoSecrets, repoSettings } from '../db/schema.js';
+import type { Deps } from '../deps.js';
+import { AppError } from '../errors.js';
+import { repoKey } from '../memory/repo-memory.js';
+import { decryptSecret, encryptSecret } from '../secret-box.js';
+import {
+  SETTINGS_LIMITS,
+  checkCommand,
+  checkEnv,
+  checkEnvName,
+  checkName,
+  checkSecretValue,
+} from './settings-rules.js';
+
+/**
+ * Per account and repository: the setup and test commands, variables for both phases, and
+ * setup-only secrets. Keyed as repository memory is (repoKey of the normalised URL); another
+ * account's settings are never read, so a repository the caller has none for is not_found.
+ */
+
+/** The AEAD context of a secret: the ciphertext only opens for this account, repository and name. */
+export const secretContext = (accountId: string, repo: string, name: string) =>
+  `repo-secret:${accountId}:${repoKey(repo)}:${name}`;
+
+export interface SecretMeta {
+  name: string;
+  createdAt: Date;
+  updatedAt: Date;
+}
+
+export interface RepoSettingsView {
+  setupCommand: string | null;
+  testCommand: string | null;
+  env: Record<string, string>;
+  secrets: SecretMeta[];
+  updatedAt: Date;
+}
+
+export interface SettingsPatch {
+  setup_command?: string | null;
+  test_command?: string | null;
+  /** Variables to set; a null value removes that variable. */
+  env?: Record<string, string | null>;
+}
+
+type Reader = Pick<Deps, 'db'>;
+
+const settingsOf = (accountId: string, repo: string) =>
+  and(eq(repoSettings.accountId, accountId), eq(repoSettings.repo, repoKey(repo)));
+const secretsOf = (accountId: string, repo: string) =>
+  and(eq(repoSecrets.accountId, accountId), eq(repoSecrets.repo, repoKey(repo)));
+
+// Writes for one account take turns on its row: an env merge or the secret count is read and
+// written without another write in between.
+async function lockAccount(tx: Tx, accountId: string) {
+  await tx.select({ id: accounts.id }).from(accounts).where(eq(accounts.id, accountId)).for('update');
+}
+
+async function listSecretMeta(db: Deps['db'], accountId: string, repo: string): Promise<SecretMeta[]> {
+  return db
+    .select({ name: repoSecrets.name, createdAt: repoSecrets.createdAt, updatedAt: repoSecrets.updatedAt })
+    .from(repoSecrets)
+    .where(secretsOf(accountId, repo))
+    .orderBy(asc(repoSecrets.name));
+}
+
+async function view(db: Deps['db'], accountId: string, repo: string): Promise<RepoSettingsView | null> {
+  const [row] = await db.select().from(repoSettings).where(settingsOf(accountId, repo));
+  const secrets = await listSecretMeta(db, accountId, repo);
+  if (!row && secrets.length === 0) return null;
+  const times = [row?.updatedAt, ...secrets.map((s) => s.updatedAt)].filter((d): d is Date => d !== undefined);
+  return {
+    setupCommand: row?.setupCommand ?? null,
+    testCommand: row?.testCommand ?? null,
+    env: (row?.env as Record<string, string> | undefined) ?? {},
+    secrets,
+    updatedAt: new Date(Math.max(...times.map((d) => d.getTime()))),
+  };
+}
+
+const noSettings = (repo: string) => new AppError('not_found', `no settings or secrets for ${repo}`);
+
+/** The caller's settings for a repository (secrets as metadata only); not_found when there are none. */
+export async function getRepoSettings(deps: Reader, accountId: string, repo: string): Promise<RepoSettingsView> {
+  const found = await view(deps.db, accountId, repo);
+  if (!found) throw noSettings(repo);
+  return found;
+}
+
+/** The repositories the caller has settings or secrets for, by key. */
+export async function listSettingsRepos(
+  deps: Reader,
+  accountId: string,
+): Promise<Array<{ repo: string; updatedAt: Date; secretCount: number }>> {
+  const settings = await deps.db
+    .select({ repo: repoSettings.repo, updatedAt: repoSettings.updatedAt })
+    .from(repoSettings)
+    .where(eq(repoSettings.accountId, accountId));
+  const secrets = await deps.db
+    .select({ repo: repoSecrets.repo, updatedAt: repoSecrets.updatedAt })
+    .from(repoSecrets)
+    .where(eq(repoSecrets.accountId, accountId));
+  const byRepo = new Map<string, { repo: string; updatedAt: Date; secretCount: number }>();
+  const entry = (repo: string) => {
+    const e = byRepo.get(repo) ?? { repo, updatedAt: new Date(0), secretCount: 0 };
+    byRepo.set(repo, e);
+    return e;
+  };
+  for (const s of settings) {
+    const e = entry(s.repo);
+    if (s.updatedAt > e.updatedAt) e.updatedAt = s.updatedAt;
+  }
+  for (const s of secrets) {
+    const e = entry(s.repo);
+    e.secretCount += 1;
+    if (s.updatedAt > e.updatedAt) e.updatedAt = s.updatedAt;
+  }
+  return [...byRepo.values()].sort((a, b) => a.repo.localeCompare(b.repo));
+}
+
+/**
+ * Sets what the patch names and keeps the rest: a null command clears it, a null variable
+ * removes it. Settings left with nothing in them are deleted (secrets are apart).
+ */
+export async function updateRepoSettings(
+  deps: Pick<Deps, 'db' | 'clock'>,
+  accountId: string,
+  repo: string,
+  patch: SettingsPatch,
+): Promise<RepoSettingsView> {
+  const setup =
+    patch.setup_command === undefined || patch.setup_command === null
+      ? patch.setup_command
+      : checkCommand('setup_command', patch.setup_command);
+  const test =
+    patch.test_command === undefined || patch.test_command === null
+      ? patch.test_command
+      : checkCommand('test_command', patch.test_command);
+  for (const name of Object.keys(patch.env ?? {})) if (patch.env![name] !== null) checkEnvName(name);
+  const key = repoKey(repo);
+  const now = deps.clock.now();
+  await deps.db.transaction(async (tx) => {
+    await lockAccount(tx, accountId);
+    const [row] = await tx.select().from(repoSettings).where(settingsOf(accountId, repo));
+    const env: Record<string, string> = { ...((row?.env as Record<string, string> | undefined) ?? {}) };
+    for (const [name, value] of Object.entries(patch.env ?? {})) {
+      if (value === null) delete env[name];
+      else env[name] = value;
+    }
+    checkEnv(env);
+    const next = {
+      setupCommand: setup === undefined ? (row?.setupCommand ?? null) : setup,
+      testCommand: test === undefined ? (row?.testCommand ?? null) : test,
+      env,
+    };
+    if (next.setupCommand === null && next.testCommand === null && Object.keys(env).length === 0) {
+      await tx.delete(repoSettings).where(settingsOf(accountId, repo));
+      return;
+    }
+    await tx
+      .insert(repoSettings)
+      .values({ accountId, repo: key, ...next, createdAt: now, updatedAt: now })
+      .onConflictDoUpdate({ target: [repoSettings.accountId, repoSettings.repo], set: { ...next, updatedAt: now } });
+  });
+  return (await view(deps.db, accountId, repo)) ?? { ...EMPTY, updatedAt: now };
+}
+
+const EMPTY = { setupCommand: null, testCommand: null, env: {}, secrets: [] };
+
+/** Deletes the repository's settings and secrets; not_found when there were none. */
+export async function deleteRepoSettings(deps: Reader, accountId: string, repo: string): Promise<void> {
+  const gone = await deps.db.transaction(async (tx) => {
+    const a = await tx.delete(repoSettings).where(settingsOf(accountId, repo)).returning({ r: repoSettings.repo });
+    const b = await tx.delete(repoSecrets).where(secretsOf(accountId, repo)).returning({ n: repoSecrets.name });
+    return a.length + b.length;
+  });
+  if (gone === 0) throw noSettings(repo);
+}
+
+/** The repository's secrets: names and times, never a value. */
+export async function listRepoSecrets(deps: Reader, accountId: string, repo: string): Promise<SecretMeta[]> {
+  return listSecretMeta(deps.db, accountId, repo);
+}
+
+/** Stores (or replaces) a setup-only secret, encrypted with a fresh nonce under its own context. */
+export async function saveRepoSecret(
+  deps: Pick<Deps, 'db' | 'clock' | 'secretKey'>,
+  accountId: string,
+  repo: string,
+  name: string,
+  value: string,
+): Promise<SecretMeta & { created: boolean }> {
+  checkName('name', name);
+  checkSecretValue(value);
+  const key = repoKey(repo);
+  const now = deps.clock.now();
+  const valueEnc = encryptSecret(deps.secretKey, value, secretContext(accountId, repo, name));
+  return deps.db.transaction(async (tx) => {
+    await lockAccount(tx, accountId);
+    const existing = await tx.select({ name: repoSecrets.name }).from(repoSecrets).where(secretsOf(accountId, repo));
+    const replacing = existing.some((s) => s.name === name);
+    if (!replacing && existing.length >= SETTINGS_LIMITS.secretCount)
+      throw new AppError('bad_request', `name: at most ${SETTINGS_LIMITS.secretCount} secrets per repository`);
+    const [row] = await tx
+      .insert(repoSecrets)
+      .values({ accountId, repo: key, name, valueEnc, createdAt: now, updatedAt: now })
+      .onConflictDoUpdate({
+        target: [repoSecrets.accountId, repoSecrets.repo, repoSecrets.name],
+        set: { valueEnc, updatedAt: now },
+      })
+      .returning({ name: repoSecrets.name, createdAt: repoSecrets.createdAt, updatedAt: repoSecrets.updatedAt });
+    return { ...row!, created: !replacing };
+  });
+}
+
+/** Deletes one secret; not_found when the caller has none of that name for the repository. */
+export async function deleteRepoSecret(deps: Reader, accountId: string, repo: string, name: string): Promise<void> {
+  const gone = await deps.db
+    .delete(repoSecrets)
+    .where(and(secretsOf(accountId, repo), eq(repoSecrets.name, name)))
+    .returning({ name: repoSecrets.name });
+  if (gone.length === 0) throw new AppError('not_found', `no secret ${name} for ${repo}`);
+}
+
+/** What the validator uses for a task's repository: commands, variables, and the secrets decrypted. */
+export interface RepoRunSettings {
+  setupCommand?: string;
+  testCommand?: string;
+  /** For the setup and the test phase. */
+  env: Record<string, string>;
+  /** For the setup phase only. */
+  setupSecrets: Record<string, string>;
+}
+
+/**
+ * The settings a task on `repoUrl` runs with, secrets decrypted (in the worker, for the run;
+ * never stored elsewhere or logged). An account with none gets empty settings.
+ */
+export async function repoSettingsFor(
+  deps: Pick<Deps, 'db' | 'secretKey'>,
+  accountId: string,
+  repoUrl: string,
+): Promise<RepoRunSettings> {
+  const [row] = await deps.db.select().from(repoSettings).where(settingsOf(accountId, repoUrl));
+  const secrets = await deps.db
+    .select({ name: repoSecrets.name, valueEnc: repoSecrets.valueEnc })
+    .from(repoSecrets)
+    .where(secretsOf(accountId, repoUrl));
+  const setupSecrets: Record<string, string> = {};
+  for (const s of secrets)
+    setupSecrets[s.name] = decryptSecret(deps.secretKey, s.valueEnc, secretContext(accountId, repoUrl, s.name));
+  return {
+    ...(row?.setupCommand ? { setupCommand: row.setupCommand } : {}),
+    ...(row?.testCommand ? { testCommand: row.testCommand } : {}),
+    env: { ...((row?.env as Record<string, string> | undefined) ?? {}) },
+    setupSecrets,
+  };
+}
