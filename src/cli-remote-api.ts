@@ -34,6 +34,16 @@ export function connect(login: RemoteLogin) {
     listTokens: () => client.GET('/v1/me/tokens'),
     createToken: (body: { name?: string; expires_in_days?: number }) => client.POST('/v1/me/tokens', { body }),
     revokeToken: (id: string) => client.DELETE('/v1/me/tokens/{id}', path(id)),
+    listRepoSettings: () => client.GET('/v1/me/repos'),
+    getRepoSettings: (repo: string) => client.GET('/v1/me/repos/settings', { params: { query: { repo } } }),
+    updateRepoSettings: (repo: string, body: RepoSettingsPatch) =>
+      client.PATCH('/v1/me/repos/settings', { params: { query: { repo } }, body }),
+    deleteRepoSettings: (repo: string) => client.DELETE('/v1/me/repos/settings', { params: { query: { repo } } }),
+    listRepoSecrets: (repo: string) => client.GET('/v1/me/repos/secrets', { params: { query: { repo } } }),
+    saveRepoSecret: (repo: string, body: { name: string; value: string }) =>
+      client.POST('/v1/me/repos/secrets', { params: { query: { repo } }, body }),
+    deleteRepoSecret: (repo: string, name: string) =>
+      client.DELETE('/v1/me/repos/secrets/{name}', { params: { path: { name }, query: { repo } } }),
     listWebhooks: () => client.GET('/v1/me/webhooks'),
     addWebhook: (body: NewWebhook) => client.POST('/v1/me/webhooks', { body }),
     changeWebhook: (id: string, body: { enabled?: boolean; events?: WebhookEvent[]; url?: string }) =>
@@ -49,6 +59,13 @@ export function connect(login: RemoteLogin) {
 }
 
 export type RemoteApi = ReturnType<typeof connect>;
+
+/** PATCH /v1/me/repos/settings: fields left out stay; null clears (a variable: removes it). */
+export interface RepoSettingsPatch {
+  setup_command?: string | null;
+  test_command?: string | null;
+  env?: Record<string, string | null>;
+}
 
 export interface NewWebhook {
   url: string;

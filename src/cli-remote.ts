@@ -6,6 +6,7 @@ import { accountCommands } from './cli-remote-account.js';
 import { RemoteConfigError, resolveLogin } from './cli-remote-config.js';
 import { CancelledInput, login, logout } from './cli-remote-login.js';
 import { EXIT, makeOutput } from './cli-remote-output.js';
+import { repoCommands } from './cli-remote-repos.js';
 import { taskCommands } from './cli-remote-tasks.js';
 import { webhookCommands } from './cli-remote-webhooks.js';
 
@@ -27,11 +28,12 @@ function buildProgram(env: NodeJS.ProcessEnv, setCode: (code: number) => void): 
   leaf(program, 'logout', 'forget the saved login').action(act(async (ctx) => logout(ctx.env, ctx.o)));
   taskCommands(program, act);
   accountCommands(program, act);
+  repoCommands(program, act);
   webhookCommands(program, act);
   return program;
 }
 
-/** `emend login|logout|task|me|keys|tokens|webhooks ...`; returns the exit code (docs/client.md lists them). */
+/** `emend login|logout|task|me|keys|tokens|repo|webhooks ...`; returns the exit code (docs/client.md lists them). */
 export async function remoteCommand(argv: string[], env: NodeJS.ProcessEnv): Promise<number> {
   let code: number = EXIT.ok;
   const program = buildProgram(env, (c) => {

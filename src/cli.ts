@@ -25,6 +25,7 @@ A server, from anywhere (docs/client.md; \`emend task --help\` and the like for 
   emend task list | show ID | logs ID [--follow] | diff ID | approve ID plan|diff | kill ID
   emend task continue ID [--follow] | feedback ID [--rating N] [--correct C] [--note T] | delete ID
   emend me | keys list|add|test|delete | tokens list|create|revoke      (each takes --json)
+  emend repo list | settings show|set|unset --repo URL | secrets list|set|delete --repo URL [NAME]
   emend webhooks list|add|enable|disable|remove|test|deliveries|redeliver
   A followed task exits 0 done, 1 failed, 2 cancelled.
 
@@ -210,6 +211,7 @@ export async function main(argv: string[], env: NodeJS.ProcessEnv = process.env)
       case 'me':
       case 'keys':
       case 'tokens':
+      case 'repo':
       case 'webhooks':
         return await (await import('./cli-remote.js')).remoteCommand(argv, env);
       case 'help':

@@ -74,7 +74,8 @@ async function view(db: Deps['db'], accountId: string, repo: string): Promise<Re
   return {
     setupCommand: row?.setupCommand ?? null,
     testCommand: row?.testCommand ?? null,
-    env: (row?.env as Record<string, string> | undefined) ?? {},
+    // by name: jsonb keeps keys in its own order (shortest first)
+    env: Object.fromEntries(Object.entries((row?.env as Record<string, string> | undefined) ?? {}).sort()),
     secrets,
     updatedAt: new Date(Math.max(...times.map((d) => d.getTime()))),
   };

@@ -1,0 +1,140 @@
+import { type Command, InvalidArgumentError, Option } from 'commander';
+import type { RepoSettingsPatch } from './cli-remote-api.js';
+import { type Act, type RemoteContext, leaf } from './cli-remote-context.js';
+import { readSecret } from './cli-remote-login.js';
+import { EXIT, show, table } from './cli-remote-output.js';
+
+interface RepoSettingsJson {
+  repo: string;
+  setup_command: string | null;
+  test_command: string | null;
+  env: Record<string, string>;
+  secrets: { name: string; updated_at: string }[];
+}
+
+const repoFlag = () =>
+  new Option('--repo <url>', 'the repository URL, as in `emend task create`').makeOptionMandatory();
+
+/** `--env NAME=VALUE`, repeatable. */
+function assignment(value: string, previous: Record<string, string> = {}): Record<string, string> {
+  const at = value.indexOf('=');
+  if (at <= 0) throw new InvalidArgumentError(`expects NAME=VALUE, got "${value}"`);
+  return { ...previous, [value.slice(0, at)]: value.slice(at + 1) };
+}
+const names = (value: string, previous: string[] = []) => [...previous, value];
+
+function settingsLines(s: RepoSettingsJson): string[] {
+  const env = Object.entries(s.env);
+  return table([
+    ['repository:', s.repo],
+    ['setup:', s.setup_command ?? '(none)'],
+    ['test:', s.test_command ?? '(none)'],
+    ['env:', env.length === 0 ? '(none)' : env.map(([k, v]) => `${k}=${v}`).join(' ')],
+    ['secrets:', s.secrets.length === 0 ? '(none)' : s.secrets.map((x) => x.name).join(', ')],
+  ]);
+}
+
+async function list(ctx: RemoteContext): Promise<number> {
+  const repos = await ctx.api().listRepoSettings();
+  return show(ctx, repos, (rs) =>
+    rs.length === 0
+      ? ['no repository settings']
+      : table([['REPOSITORY', 'SECRETS', 'UPDATED'], ...rs.map((r) => [r.repo, String(r.secret_count), r.updated_at])]),
+  );
+}
+
+async function settingsShow(ctx: RemoteContext, cmd: Command): Promise<number> {
+  const { repo } = cmd.opts<{ repo: string }>();
+  return show(ctx, await ctx.api().getRepoSettings(repo), settingsLines);
+}
+
+async function settingsSet(ctx: RemoteContext, cmd: Command): Promise<number> {
+  const f = cmd.opts<{ repo: string; setup?: string; test?: string; env?: Record<string, string> }>();
+  const patch: RepoSettingsPatch = {
+    ...(f.setup !== undefined ? { setup_command: f.setup } : {}),
+    ...(f.test !== undefined ? { test_command: f.test } : {}),
+    ...(f.env ? { env: f.env } : {}),
+  };
+  if (Object.keys(patch).length === 0) {
+    ctx.o.err('emend: nothing to set (give --setup, --test or --env NAME=VALUE)');
+    return EXIT.usage;
+  }
+  return show(ctx, await ctx.api().updateRepoSettings(f.repo, patch), settingsLines);
+}
+
+async function settingsUnset(ctx: RemoteContext, cmd: Command): Promise<number> {
+  const f = cmd.opts<{ repo: string; setup?: boolean; test?: boolean; env?: string[]; all?: boolean }>();
+  if (f.all) {
+    const gone = await ctx.api().deleteRepoSettings(f.repo);
+    return show(ctx, gone, () => [`deleted the settings and secrets of ${f.repo}`]);
+  }
+  const patch: RepoSettingsPatch = {
+    ...(f.setup ? { setup_command: null } : {}),
+    ...(f.test ? { test_command: null } : {}),
+    ...(f.env ? { env: Object.fromEntries(f.env.map((n) => [n, null])) } : {}),
+  };
+  if (Object.keys(patch).length === 0) {
+    ctx.o.err('emend: nothing to unset (give --setup, --test, --env NAME or --all)');
+    return EXIT.usage;
+  }
+  return show(ctx, await ctx.api().updateRepoSettings(f.repo, patch), settingsLines);
+}
+
+async function secretsList(ctx: RemoteContext, cmd: Command): Promise<number> {
+  const { repo } = cmd.opts<{ repo: string }>();
+  const secrets = await ctx.api().listRepoSecrets(repo);
+  return show(ctx, secrets, (ss) =>
+    ss.length === 0
+      ? ['no secrets for this repository']
+      : table([['NAME', 'CREATED', 'UPDATED'], ...ss.map((s) => [s.name, s.created_at, s.updated_at])]),
+  );
+}
+
+async function secretsSet(ctx: RemoteContext, cmd: Command): Promise<number> {
+  const { repo } = cmd.opts<{ repo: string }>();
+  const name = cmd.args[0]!;
+  // Never from the command line (it would sit in the shell's history and in ps): stdin or a hidden prompt.
+  const value = await readSecret(`value of ${name}`);
+  if (value === '') {
+    ctx.o.err('emend: no value given (pipe it on stdin or type it at the prompt)');
+    return EXIT.usage;
+  }
+  const saved = await ctx.api().saveRepoSecret(repo, { name, value });
+  return show(ctx, saved, (s) => [`saved the secret ${s.name} for ${repo} (the setup phase sees it)`]);
+}
+
+async function secretsDelete(ctx: RemoteContext, cmd: Command): Promise<number> {
+  const { repo } = cmd.opts<{ repo: string }>();
+  const gone = await ctx.api().deleteRepoSecret(repo, cmd.args[0]!);
+  return show(ctx, gone, (g) => [`deleted the secret ${g.name} for ${repo}`]);
+}
+
+/** `emend repo list`, `emend repo settings show|set|unset`, `emend repo secrets list|set|delete` (docs/environments.md). */
+export function repoCommands(program: Command, act: Act): void {
+  const repo = program.command('repo').description('per-repository settings and setup-only secrets');
+  leaf(repo, 'list', 'the repositories you have settings or secrets for').action(act(list));
+  const settings = repo.command('settings').description('setup command, test command and environment variables');
+  leaf(settings, 'show', "a repository's settings (secrets by name only)")
+    .addOption(repoFlag())
+    .action(act(settingsShow));
+  leaf(settings, 'set', 'set commands or variables; the rest stay as they are')
+    .addOption(repoFlag())
+    .option('--setup <command>', 'run in the setup phase, after the detected install')
+    .option('--test <command>', 'the test command (before .emend/test, memory and detection)')
+    .option('--env <NAME=VALUE>', 'a variable for both phases (repeatable)', assignment)
+    .action(act(settingsSet));
+  leaf(settings, 'unset', 'clear commands or variables')
+    .addOption(repoFlag())
+    .option('--setup', 'clear the setup command')
+    .option('--test', 'clear the test command')
+    .option('--env <NAME>', 'remove a variable (repeatable)', names)
+    .option('--all', "delete the repository's settings and secrets")
+    .action(act(settingsUnset));
+  const secrets = repo.command('secrets').description('setup-only secrets, e.g. a private registry token');
+  leaf(secrets, 'list', 'secrets by name, never their values').addOption(repoFlag()).action(act(secretsList));
+  leaf(secrets, 'set', 'save a secret; its value is read from stdin (or typed at a hidden prompt)')
+    .addOption(repoFlag())
+    .argument('<name>')
+    .action(act(secretsSet));
+  leaf(secrets, 'delete', 'delete a secret').addOption(repoFlag()).argument('<name>').action(act(secretsDelete));
+}
