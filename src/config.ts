@@ -45,8 +45,12 @@ export interface Config {
   sandbox: SandboxConfig;
   /** Which models the thinking steps use, and how calls to them behave (docs/configuration.md). */
   llm: LlmConfig;
-  /** The validator: how long one test may run before it is failed and its run stopped (docs/validator.md). */
-  validator: { testTimeoutMs: number };
+  /**
+   * The validator: how long one test may run before it is failed and its run stopped
+   * (docs/validator.md); how large the cache of environments setup built may grow
+   * (EMEND_ENV_CACHE_MB in bytes, 0 = no cache; docs/environments.md, "Cached environments").
+   */
+  validator: { testTimeoutMs: number; envCacheBytes: number };
   /** Scaffolded sites: size limits and the browser that checks them. */
   site: { maxBytes: number; maxFiles: number; chromiumPath: string };
   /** Internal addresses the operator lets user-given URLs reach (EMEND_OUTBOUND_ALLOW; docs/security.md). */
@@ -532,7 +536,10 @@ export function loadConfig(env: Env = process.env): Config {
     },
     sandbox: sandbox(env, dataDir),
     llm: llm(env),
-    validator: { testTimeoutMs: integer(env, 'EMEND_VALIDATOR_TEST_TIMEOUT_S', 60, 1, 86_400) * 1000 },
+    validator: {
+      testTimeoutMs: integer(env, 'EMEND_VALIDATOR_TEST_TIMEOUT_S', 60, 1, 86_400) * 1000,
+      envCacheBytes: integer(env, 'EMEND_ENV_CACHE_MB', 4096, 0, 16_777_216) * 1024 * 1024,
+    },
     site: {
       maxBytes: integer(env, 'EMEND_SITE_MAX_KB', 2_048, 16, 1_048_576) * 1024,
       maxFiles: integer(env, 'EMEND_SITE_MAX_FILES', 60, 1, 10_000),

@@ -50,6 +50,27 @@ export function createMetrics() {
       labelNames: ['outcome'] as const,
       registers: [registry],
     }),
+    envCacheHits: new Counter({
+      name: 'emend_env_cache_hits_total',
+      help: 'Validations whose environment was copied from the cache (docs/environments.md)',
+      registers: [registry],
+    }),
+    envCacheMisses: new Counter({
+      name: 'emend_env_cache_misses_total',
+      help: 'Validations that found no cached environment and ran setup on the base commit',
+      registers: [registry],
+    }),
+    envCacheBuildSeconds: new Histogram({
+      name: 'emend_env_cache_build_seconds',
+      help: 'Storing a cached environment: copying what the base commit’s setup produced into the cache',
+      buckets: [0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120],
+      registers: [registry],
+    }),
+    envCacheBytes: new Gauge({
+      name: 'emend_env_cache_bytes',
+      help: 'Bytes the cached environments hold, as of the last build, eviction or purge by this process',
+      registers: [registry],
+    }),
     webhookDeliverySeconds: new Histogram({
       name: 'emend_webhook_attempt_duration_seconds',
       help: 'How long a webhook endpoint took to answer one attempt',

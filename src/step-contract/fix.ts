@@ -117,6 +117,8 @@ const SetupReport = z.object({
       }),
     )
     .optional(),
+  /** The environment came from the cache: laid from an entry (hit) or from the one just built. */
+  environment: z.object({ key: z.string(), cache: z.enum(['hit', 'built']) }).optional(),
 });
 
 /** The baseline's result, kept so a fixer retry on the same commit need not run it again. */

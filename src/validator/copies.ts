@@ -170,3 +170,12 @@ export async function linkOnTheWay(root: string, path: string): Promise<boolean>
   }
   return false;
 }
+
+/**
+ * The paths `commit` tracks, directories included (`git ls-tree -r -t`): what setup finds in
+ * the base tree, as against what it creates there (docs/environments.md, "Cached environments").
+ */
+export async function trackedPaths(repo: Repo, commit: string): Promise<Set<string>> {
+  const out = await git(repo, ['ls-tree', '-r', '-t', '-z', '--name-only', commit]);
+  return new Set(out.split('\0').filter(Boolean));
+}

@@ -92,6 +92,8 @@ export interface RunContext {
   toolchains?: ToolchainEnv;
   /** Variables for the setup phase only (an operator's package index: PIP_INDEX_URL, npm_config_registry). */
   setupEnv?: Record<string, string>;
+  /** Receives the setup's output as it comes (src/validator/setup-output.ts: redacted, throttled log records). */
+  setupOutput?: { push(chunk: Buffer): void; flush(): void };
 }
 
 export class ValidationAborted extends Error {
@@ -116,6 +118,7 @@ async function sandboxed(
   outputBytes: number,
   extraEnv: Record<string, string> = {},
   watched?: Watched,
+  onOutput?: (chunk: Buffer) => void,
 ): Promise<SandboxResult> {
   if (ctx.signal?.aborted) throw new ValidationAborted();
   // The watch's stop and the caller's abort both end the command; only the caller's is an abort.
@@ -138,7 +141,9 @@ async function sandboxed(
               if (stream === 'stderr') watched.watch.push(chunk);
             },
           }
-        : {}),
+        : onOutput
+          ? { onOutput: (_stream: 'stdout' | 'stderr', chunk: Buffer) => onOutput(chunk) }
+          : {}),
     });
     if (ctx.signal?.aborted || (result.aborted && watched?.watch.hung === undefined)) throw new ValidationAborted();
     return result;
@@ -173,6 +178,11 @@ export interface SetupReport {
   log_tail?: string;
   /** Through the egress proxy: each destination reached or refused (why), with the bytes each way. */
   connections?: EgressRecord[];
+  /**
+   * The environment came from the cache (docs/environments.md, "Cached environments"): `hit`, laid
+   * from an entry; `built`, from the entry this validation's baseline setup just stored.
+   */
+  environment?: { key: string; cache: 'hit' | 'built' };
 }
 
 /**
@@ -196,7 +206,18 @@ export async function runSetup(ctx: RunContext, tree: RunTree, plan: TestPlan): 
   // The repository's `.emend/setup` and the account's setup setting follow the install, in one
   // command: a failure anywhere is the setup's failure, reported with its output.
   const command = [install, ...extra].filter((c): c is string => c !== undefined && c !== null).join(' && ');
-  const result = await sandboxed(ctx, tree, command, ctx.limits.setupTimeoutMs, network, 1024 * 1024, ctx.setupEnv);
+  const output = ctx.setupOutput;
+  const result = await sandboxed(
+    ctx,
+    tree,
+    command,
+    ctx.limits.setupTimeoutMs,
+    network,
+    1024 * 1024,
+    ctx.setupEnv,
+    undefined,
+    output ? (chunk) => output.push(chunk) : undefined,
+  ).finally(() => output?.flush());
   const report: SetupReport = {
     command,
     network,

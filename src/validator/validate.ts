@@ -5,6 +5,8 @@ import type { Sandbox } from '../sandbox/types.js';
 import { type Comparison, compareRuns } from './compare.js';
 import { type RunTree, commitDate, openCheckout, prepareCopies } from './copies.js';
 import { prepareEnvironment } from './environment.js';
+import { type EnvironmentScope, setupTrees } from './env-setup.js';
+import { setupOutputLog } from './setup-output.js';
 import { type NewFailureDetail, newFailureDetails } from './failure-detail.js';
 import { namesProgressPlugin, withoutProgressPlugin } from './pytest-progress.js';
 import {
@@ -112,6 +114,11 @@ export interface ValidateOptions {
   toolchainCache?: ToolchainCache;
   /** Variables for the setup phase only: an operator's package index (PIP_INDEX_URL, npm_config_registry). */
   setupEnv?: Record<string, string>;
+  /**
+   * The environment cache and whose entries to use (docs/environments.md, "Cached environments"):
+   * setup runs once per key, on the base commit, and its result is copied into both trees.
+   */
+  environments?: EnvironmentScope;
   log?: (message: string, data?: Record<string, unknown>) => void;
 }
 
@@ -134,6 +141,8 @@ export async function validate(
     ...(options.setupEnv ? { setupEnv: options.setupEnv } : {}),
   };
   const log = options.log ?? (() => {});
+  // The setup's output, as it runs, in the log (a task's SSE stream), without the setup-only values.
+  if (options.log) ctx.setupOutput = setupOutputLog(log, { secrets: Object.values(options.setupEnv ?? {}) });
   const checkout = await openCheckout({ dir: input.dir, gitDir: input.gitDir }, input.base);
   const { commit } = checkout;
   const root = await mkdtemp(join(options.tmpRoot ?? tmpdir(), 'emend-validate-'));
@@ -168,8 +177,20 @@ export async function validate(
     ctx.toolchains = environment.env;
 
     // Setup and probe on the change's copy first: the command it yields decides whether a
-    // cached baseline still applies, and then the baseline's setup need not run at all.
-    const setup = await runSetup(ctx, copies.change, plan);
+    // cached baseline still applies, and then the baseline's setup need not run at all. With the
+    // environment cache, the baseline's setup runs first instead (only the base commit builds an
+    // entry), and both trees get its result (src/validator/env-setup.ts).
+    const setups = await setupTrees(ctx, {
+      copies,
+      plan,
+      checkout,
+      commit,
+      environment,
+      scope: options.environments,
+      settings: input.settings,
+      log,
+    });
+    const setup = setups.change;
     const probed = await probe(ctx, copies.change, plan);
     // The progress plugin needs the read-only bind of its directory, which only bubblewrap gives.
     const canWatch = sandbox.report().kind === 'bubblewrap';
@@ -185,7 +206,13 @@ export async function validate(
 
     // The change's test files run on the base commit's code too: a reproduction must fail there.
     const tests = await changeTests(checkout, commit);
-    const baseline = await baselineRun(ctx, copies, plan, command, watchPytest, { commit, tests, input, log });
+    const baseline = await baselineRun(ctx, copies, plan, command, watchPytest, {
+      commit,
+      tests,
+      input,
+      log,
+      setup: setups.baseline,
+    });
 
     const change = await runTests(ctx, copies.change, command, setup, { watchPytest });
     log('change run', {
@@ -234,6 +261,8 @@ interface BaselineKey {
   tests: ChangeTests;
   input: ValidateInput;
   log: (message: string, data?: Record<string, unknown>) => void;
+  /** The baseline tree's setup when it already ran (through the environment cache). */
+  setup?: SetupReport | null;
 }
 
 /**
@@ -247,7 +276,7 @@ async function baselineRun(
   plan: TestPlan,
   command: string,
   watchPytest: boolean,
-  { commit, tests, input, log }: BaselineKey,
+  { commit, tests, input, log, setup }: BaselineKey,
 ): Promise<BaselineSummary> {
   const cached = input.cachedBaseline;
   if (cached && cached.commit === commit && cached.command === command && cached.test_files_digest === tests.digest) {
@@ -256,7 +285,7 @@ async function baselineRun(
   }
   const leftOut = await addTestsToBaseline(input.dir, tests.copied, copies.baseline.repo);
   if (leftOut.length > 0) log('test files not copied to the base commit (a link on their way there)', { leftOut });
-  const baselineSetup = await runSetup(ctx, copies.baseline, plan);
+  const baselineSetup = setup !== undefined ? setup : await runSetup(ctx, copies.baseline, plan);
   const run = await runTests(ctx, copies.baseline, command, baselineSetup, { watchPytest });
   const baseline: BaselineSummary = {
     commit,

@@ -5,6 +5,8 @@ import { ValidationAborted } from '../../validator/run.js';
 import { setupFetch } from '../../sandbox/egress-fetch.js';
 import { ToolchainCache } from '../../validator/toolchain-cache.js';
 import { type ValidateOptions, validate } from '../../validator/validate.js';
+import type { EnvironmentScope } from '../../validator/env-setup.js';
+import { environmentScopeFor } from './env-scope.js';
 
 /** The part of a task's workspace (src/workspace/checkout.ts) the validator reads. */
 export interface ValidatorWorkspace {
@@ -31,6 +33,8 @@ export interface ValidatorContext {
   testTimeoutMs?: number;
   /** Fetches the node, pnpm or yarn a repository asks for (docs/environments.md); the sandbox's own without it. */
   toolchainCache?: ToolchainCache;
+  /** The environment cache to use; by default the data dir's for the task's account (env-scope.ts); null: none. */
+  environments?: EnvironmentScope | null;
 }
 
 export type ValidatorContextOf = (
@@ -79,6 +83,10 @@ export function validatorStep(
         },
         {
           ...(context.toolchainCache ? { toolchainCache: context.toolchainCache } : {}),
+          // The environment cache (docs/environments.md, "Cached environments"): per account and repository.
+          ...(context.environments !== null
+            ? { environments: context.environments ?? environmentScopeFor(payload, helpers) }
+            : {}),
           ...options,
           limits: {
             ...(context.testTimeoutMs !== undefined ? { testTimeoutMs: context.testTimeoutMs } : {}),

@@ -1,0 +1,157 @@
+import { lstat, readdir } from 'node:fs/promises';
+import { join } from 'node:path';
+import type { EnvironmentCache, TreeParts } from './env-cache.js';
+import { environmentKey, isManifest, manifestDigest } from './env-key.js';
+import { type Checkout, type RunTree, TREE_HOME, changedFiles, trackedPaths } from './copies.js';
+import type { TestPlan } from './detect.js';
+import type { Environment } from './environment.js';
+import { type RunContext, type SetupReport, runSetup, setupState } from './run.js';
+
+/** Whose cache a validation uses: entries are keyed by account and repository among the rest. */
+export interface EnvironmentScope {
+  cache: EnvironmentCache;
+  /** The account id; `local` for `emend validate`. */
+  account: string;
+  /** The repository's URL for a task; the checkout's path for `emend validate`. */
+  repository: string;
+}
+
+export interface SetupResults {
+  /** The change's setup, as the output reports it. */
+  change: SetupReport | null;
+  /** The baseline's, when it already ran here (a cache build or hit); undefined: the baseline run does it. */
+  baseline?: SetupReport | null;
+}
+
+interface SetupArgs {
+  copies: { baseline: RunTree; change: RunTree };
+  plan: TestPlan;
+  checkout: Checkout;
+  commit: string;
+  environment: Environment;
+  scope?: EnvironmentScope;
+  settings?: unknown;
+  log: (message: string, data?: Record<string, unknown>) => void;
+}
+
+const parts = (tree: RunTree): TreeParts => ({ repo: tree.repo, home: join(tree.workdir, TREE_HOME) });
+
+/**
+ * The setup of both trees, through the environment cache when there is one
+ * (docs/environments.md, "Cached environments"). The cache is built from the baseline's setup
+ * only, before the change's test files are added to it, and never from the change's tree: a
+ * change cannot put anything into an environment a later task gets. A hit is laid into both
+ * trees; a miss runs the baseline's setup first, stores what it produced and lays that into the
+ * change's tree. A change that modifies a manifest or `.emend/setup` runs its own setup over
+ * the laid environment, as it would without the cache (never stored).
+ */
+export async function setupTrees(ctx: RunContext, args: SetupArgs): Promise<SetupResults> {
+  const { copies, plan, scope, log } = args;
+  const cache = scope?.cache;
+  if (!scope || !cache?.enabled || (!plan.setup && (plan.extraSetup ?? []).length === 0))
+    return { change: await runSetup(ctx, copies.change, plan) };
+
+  const tracked = await trackedPaths(args.checkout, args.commit);
+  const network = ctx.sandbox.report();
+  const key = environmentKey(await cache.secret(), {
+    account: scope.account,
+    repository: scope.repository,
+    manifests: manifestDigest(copies.baseline.repo, tracked),
+    setup: [plan.setup?.command ?? '', plan.setup?.offlineCommand ?? '', ...(plan.extraSetup ?? [])],
+    settings: args.settings,
+    setupEnv: ctx.setupEnv,
+    toolchains: { ...args.environment.facts },
+    toolRoots: args.environment.env.roots,
+    sandbox: `${network.kind} setup-network:${network.networkForSetup}`,
+  });
+  const ownSetup = (await changedFiles(args.checkout, args.commit)).filter(isManifest);
+  const changeSetup = async (laid: SetupReport): Promise<SetupReport | null> => {
+    if (ownSetup.length === 0) return laid;
+    log('the change modifies what setup reads: its own setup runs over the cached environment', { files: ownSetup });
+    return runSetup(ctx, copies.change, plan);
+  };
+
+  const started = performance.now();
+  const entry = await cache.lookup(key);
+  if (entry) {
+    const base = await cache.layInto(entry, parts(copies.baseline));
+    const change = base.ok ? await cache.layInto(entry, parts(copies.change)) : base;
+    if (base.ok && change.ok) {
+      const report = laidReport(plan, ctx, key, 'hit', performance.now() - started);
+      log('environment from the cache', { key, ms: report.duration_ms, skipped: change.skipped });
+      return { change: await changeSetup(report), baseline: report };
+    }
+    log('the cached environment went while it was copied; setup runs', { key });
+  }
+
+  // A miss: the base commit's setup builds the entry, and only what it created is kept.
+  const before = await untrackedTops(copies.baseline.repo, tracked);
+  const baseline = await runSetup(ctx, copies.baseline, plan);
+  if (setupState(baseline) !== 'ok') return { change: await runSetup(ctx, copies.change, plan), baseline };
+  const after = await untrackedTops(copies.baseline.repo, tracked);
+  const produced = [...after].filter(([path, mtime]) => before.get(path) !== mtime).map(([path]) => path);
+  const stored = await cache
+    .store(
+      key,
+      {
+        account: scope.account,
+        repository: scope.repository,
+        setup_env_names: Object.keys(ctx.setupEnv ?? {}).sort(),
+      },
+      parts(copies.baseline),
+      produced,
+    )
+    .catch((err: unknown) => {
+      log('the environment could not be stored', { key, error: err instanceof Error ? err.message : String(err) });
+      return undefined;
+    });
+  let change: SetupReport | null | undefined;
+  if (stored) {
+    const laidAt = performance.now();
+    const laid = await cache.layInto(stored, parts(copies.change));
+    log('environment stored', { key, paths: produced, bytes: stored.bytes });
+    if (laid.ok)
+      change = await changeSetup({
+        ...baseline!,
+        environment: { key, cache: 'built' },
+        duration_ms: Math.round(performance.now() - laidAt),
+      });
+  }
+  await cache.evict().catch(() => []);
+  return { change: change !== undefined ? change : await runSetup(ctx, copies.change, plan), baseline };
+}
+
+function laidReport(plan: TestPlan, ctx: RunContext, key: string, how: 'hit', ms: number): SetupReport {
+  const command = [plan.setup?.command, ...(plan.extraSetup ?? [])].filter((c) => c !== undefined).join(' && ');
+  return {
+    command,
+    network: ctx.sandbox.report().networkForSetup,
+    exit_code: 0,
+    duration_ms: Math.round(ms),
+    environment: { key, cache: how },
+  };
+}
+
+/**
+ * The topmost paths of a tree the base commit does not track (node_modules, a build directory,
+ * `packages/a/node_modules`), each with its modification time; tracked directories are walked,
+ * untracked ones are not entered, links are never followed.
+ */
+async function untrackedTops(root: string, tracked: Set<string>): Promise<Map<string, number>> {
+  const found = new Map<string, number>();
+  const walk = async (rel: string): Promise<void> => {
+    const entries = await readdir(rel === '' ? root : join(root, rel), { withFileTypes: true }).catch(() => []);
+    for (const e of entries) {
+      const path = rel === '' ? e.name : `${rel}/${e.name}`;
+      if (path === '.git') continue;
+      if (tracked.has(path)) {
+        if (e.isDirectory()) await walk(path);
+        continue;
+      }
+      const st = await lstat(join(root, path)).catch(() => undefined);
+      if (st) found.set(path, st.mtimeMs);
+    }
+  };
+  await walk('');
+  return found;
+}

@@ -1,0 +1,229 @@
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { Sandbox } from '../../src/sandbox/types.js';
+import { EnvironmentCache } from '../../src/validator/env-cache.js';
+import { type ValidateOptions, validate } from '../../src/validator/validate.js';
+import { type Files, fixtureRepo, fixtureSandbox, removeFixtureRepos } from '../support/fixture-repos.js';
+
+// Cached environments (docs/environments.md), in the real sandbox with setup offline: the
+// repository's .emend/setup makes node_modules/dep and a file under HOME, and says so in its
+// output, which the validator logs: the count of "SETUP-RAN" records is how often setup ran.
+
+const SETUP = [
+  'echo SETUP-RAN token=$REGISTRY_TOKEN',
+  'mkdir -p node_modules/dep "$HOME/.cache/emendfix"',
+  `printf "module.exports = 'original';\\n" > node_modules/dep/index.js`,
+  'echo from-home > "$HOME/.cache/emendfix/file"',
+  '',
+].join('\n');
+
+const TEST = `const test = require('node:test');
+const assert = require('node:assert');
+const { readFileSync } = require('node:fs');
+test('dep is the original', () => assert.strictEqual(require('dep'), 'original'));
+test('home has the cache', () => assert.strictEqual(readFileSync(process.env.HOME + '/.cache/emendfix/file', 'utf8'), 'from-home\\n'));
+`;
+
+const BASE: Files = {
+  'package.json': JSON.stringify({
+    name: 'fixture',
+    version: '1.0.0',
+    private: true,
+    scripts: { test: 'node --test' },
+  }),
+  '.emend/setup': SETUP,
+  'src/add.js': 'exports.add = (a, b) => a + b;\n',
+  'test/dep.test.js': TEST,
+};
+
+/** A change to the code only: the tests still pass. */
+const PLAIN_CHANGE: Files = { 'src/add.js': 'exports.add = (a, b) => b + a;\n' };
+
+/** A hostile change: its manifest and setup and a test write into node_modules and HOME in place. */
+const POISON =
+  'printf "module.exports = \'poisoned\';\\n" > node_modules/dep/index.js\necho poisoned > "$HOME/.cache/emendfix/file"\n';
+const HOSTILE_CHANGE: Files = {
+  'package.json': JSON.stringify({
+    name: 'fixture',
+    version: '2.0.0',
+    private: true,
+    scripts: { test: 'node --test' },
+  }),
+  '.emend/setup': `${SETUP}${POISON}`,
+  'test/zz-write.test.js': `const test = require('node:test');
+const { writeFileSync } = require('node:fs');
+test('writes in place', () => {
+  writeFileSync(require.resolve('dep'), "module.exports = 'poisoned';\\n");
+  writeFileSync(process.env.HOME + '/.cache/emendfix/file', 'poisoned');
+});
+`,
+};
+
+interface Logged {
+  message: string;
+  data?: Record<string, unknown>;
+}
+
+describe('cached environments', { timeout: 60_000 }, () => {
+  let sandbox: Sandbox;
+  let root: string;
+  beforeAll(async () => {
+    sandbox = await fixtureSandbox({ EMEND_SANDBOX_SETUP_NETWORK: 'off' });
+    root = mkdtempSync(join(tmpdir(), 'emend-env-cache-test-'));
+  });
+  afterAll(() => {
+    removeFixtureRepos();
+    rmSync(root, { recursive: true, force: true });
+  });
+
+  let n = 0;
+  const newCache = (maxBytes = 64 * 1024 * 1024) => new EnvironmentCache({ dir: join(root, `c${n++}`), maxBytes });
+
+  const run = async (
+    repo: { dir: string; base: string },
+    cache: EnvironmentCache,
+    extra: Partial<ValidateOptions> & { account?: string } = {},
+  ) => {
+    const logs: Logged[] = [];
+    const out = await validate(
+      sandbox,
+      { dir: repo.dir, base: repo.base },
+      {
+        environments: { cache, account: extra.account ?? 'acct-a', repository: 'https://git.example/fixture' },
+        log: (message, data) => logs.push({ message, ...(data ? { data } : {}) }),
+        ...(extra.setupEnv ? { setupEnv: extra.setupEnv } : {}),
+      },
+    );
+    const setupRuns =
+      logs
+        .filter((l) => l.message === 'setup output')
+        .map((l) => String(l.data?.text))
+        .join('\n')
+        .split('SETUP-RAN').length - 1;
+    return { out, logs, setupRuns };
+  };
+
+  it('builds the entry from the base commit once; a second validation hits it; the change’s run gets it too', async () => {
+    const cache = newCache();
+    const repo = fixtureRepo(BASE, PLAIN_CHANGE);
+    const first = await run(repo, cache);
+    expect(first.out).toMatchObject({ passed: true, tests: { passed: 2, failed: 0 } });
+    expect(first.out.setup?.environment).toMatchObject({ cache: 'built' });
+    // Only the baseline ran setup; the change got the environment copied.
+    expect(first.setupRuns).toBe(1);
+    const [entry] = await cache.list();
+    expect(entry).toMatchObject({
+      account: 'acct-a',
+      repository: 'https://git.example/fixture',
+      paths: ['node_modules'],
+    });
+
+    const second = await run(repo, cache);
+    expect(second.out).toMatchObject({ passed: true, tests: { passed: 2, failed: 0 }, baseline: { setup: 'ok' } });
+    expect(second.out.setup?.environment).toEqual({ key: entry!.key, cache: 'hit' });
+    expect(second.setupRuns).toBe(0);
+    expect(await cache.list()).toHaveLength(1);
+  });
+
+  it('a change that modifies the manifests and writes into node_modules and HOME uses the base key and never reaches the entry', async () => {
+    const cache = newCache();
+    const clean = fixtureRepo(BASE, PLAIN_CHANGE);
+    await run(clean, cache);
+    const [entry] = await cache.list();
+
+    const hostile = fixtureRepo(BASE, HOSTILE_CHANGE);
+    const attacked = await run(hostile, cache);
+    // Same base files, same key: the change's manifests are not part of it.
+    expect(attacked.out.setup?.environment).toBeUndefined();
+    expect(attacked.logs.some((l) => l.message.startsWith('the change modifies what setup reads'))).toBe(true);
+    expect((await cache.list()).map((e) => e.key)).toEqual([entry!.key]);
+    // The change's own setup ran over the laid environment (in its copy), and its test wrote in place.
+    expect(attacked.out.new_failures).toContain('dep is the original');
+    expect(readFileSync(join(entry!.dir, 'repo/node_modules/dep/index.js'), 'utf8')).toContain("'original'");
+    expect(readFileSync(join(entry!.dir, 'home/.cache/emendfix/file'), 'utf8')).toBe('from-home\n');
+
+    const after = await run(clean, cache);
+    expect(after.out).toMatchObject({ passed: true, tests: { passed: 2, failed: 0 } });
+    expect(after.out.setup?.environment).toMatchObject({ key: entry!.key, cache: 'hit' });
+  });
+
+  it('another account, or other setup secrets, get their own entry; no secret is stored or logged', async () => {
+    const cache = newCache();
+    const repo = fixtureRepo(BASE, PLAIN_CHANGE);
+    const secret = 'tok-3f9a1c77e2b4';
+    const a = await run(repo, cache, { setupEnv: { REGISTRY_TOKEN: secret } });
+    const b = await run(repo, cache, { account: 'acct-b', setupEnv: { REGISTRY_TOKEN: secret } });
+    const c = await run(repo, cache, { setupEnv: { REGISTRY_TOKEN: 'tok-other-value-1' } });
+    const again = await run(repo, cache, { setupEnv: { REGISTRY_TOKEN: secret } });
+    expect([a, b, c].map((r) => r.out.setup?.environment?.cache)).toEqual(['built', 'built', 'built']);
+    expect(again.out.setup?.environment).toEqual({ key: a.out.setup?.environment?.key, cache: 'hit' });
+    expect(new Set([a, b, c].map((r) => r.out.setup?.environment?.key)).size).toBe(3);
+    const entries = await cache.list();
+    expect(entries.map((e) => e.setup_env_names)).toEqual([['REGISTRY_TOKEN'], ['REGISTRY_TOKEN'], ['REGISTRY_TOKEN']]);
+    // The setup echoed the token: the log shows it redacted, and no entry's metadata holds it.
+    const logged = JSON.stringify(a.logs);
+    expect(logged).toContain('token=[redacted]');
+    expect(logged).not.toContain(secret);
+    for (const e of entries) expect(readFileSync(join(e.dir, 'entry.json'), 'utf8')).not.toContain(secret);
+  });
+
+  it('evicts the least recently used entries above its size', async () => {
+    // Each entry holds a 300 KB file; the cache holds 500 KB: one entry.
+    const big = { '.emend/setup': `${SETUP}head -c 300000 /dev/zero > node_modules/dep/blob\n` };
+    const cache = newCache(500 * 1024);
+    const one = fixtureRepo({ ...BASE, ...big }, PLAIN_CHANGE);
+    const two = fixtureRepo({ ...BASE, ...big, 'src/other.js': '\n' }, PLAIN_CHANGE);
+    const r1 = await run(one, cache);
+    const keyOne = r1.out.setup?.environment?.key;
+    expect((await cache.list()).map((e) => e.key)).toEqual([keyOne]);
+    // Another repository URL would do; another account is simplest.
+    const r2 = await run(two, cache, { account: 'acct-b' });
+    const keyTwo = r2.out.setup?.environment?.key;
+    expect(keyTwo).not.toBe(keyOne);
+    expect((await cache.list()).map((e) => e.key)).toEqual([keyTwo]);
+    expect(existsSync(join(cache.dir, keyOne!))).toBe(false);
+    expect(r2.out).toMatchObject({ passed: true });
+  });
+
+  it('never uses a half-built entry, and sweeps builds a dead process left', async () => {
+    const cache = newCache();
+    const repo = fixtureRepo(BASE, PLAIN_CHANGE);
+    await run(repo, cache);
+    const [entry] = await cache.list();
+    // As a build killed before its marker: the directory in place, its content half there.
+    rmSync(join(entry!.dir, 'complete'));
+    writeFileSync(join(entry!.dir, 'repo/node_modules/dep/index.js'), "module.exports = 'half';\n");
+    const dead = join(cache.dir, '.tmp-99999999-3b1d');
+    mkdirSync(join(dead, 'repo'), { recursive: true });
+    expect(await cache.list()).toEqual([]);
+
+    const again = await run(repo, cache);
+    expect(again.setupRuns).toBe(1);
+    expect(again.out).toMatchObject({ passed: true, tests: { passed: 2, failed: 0 } });
+    expect(again.out.setup?.environment).toMatchObject({ key: entry!.key, cache: 'built' });
+    expect(readFileSync(join(entry!.dir, 'repo/node_modules/dep/index.js'), 'utf8')).toContain("'original'");
+    expect(existsSync(dead)).toBe(false);
+    expect(readdirSync(cache.dir).filter((n) => n.startsWith('.tmp-') || n.startsWith('.trash-'))).toEqual([]);
+  });
+
+  it('two validations building the same key at once: both pass, one entry', async () => {
+    const cache = newCache();
+    const repo = fixtureRepo(BASE, PLAIN_CHANGE);
+    const [x, y] = await Promise.all([run(repo, cache), run(repo, cache)]);
+    expect(x.out).toMatchObject({ passed: true, tests: { passed: 2 } });
+    expect(y.out).toMatchObject({ passed: true, tests: { passed: 2 } });
+    expect(await cache.list()).toHaveLength(1);
+    expect(readdirSync(cache.dir).filter((n) => n.startsWith('.'))).toEqual(['.key']);
+  });
+
+  it('with EMEND_ENV_CACHE_MB=0 every tree runs its own setup, as without a cache', async () => {
+    const cache = newCache(0);
+    const repo = fixtureRepo(BASE, PLAIN_CHANGE);
+    const r = await run(repo, cache);
+    expect(r.setupRuns).toBe(2);
+    expect(r.out.setup?.environment).toBeUndefined();
+    expect(existsSync(cache.dir)).toBe(false);
+  });
+});
