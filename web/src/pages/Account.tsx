@@ -7,6 +7,7 @@ import { AccessTokens } from './account/AccessTokens';
 import { CodeHost } from './account/CodeHost';
 import { ModelProvider } from './account/ModelProvider';
 import { ProviderKeys } from './account/ProviderKeys';
+import { RepoSettings } from './account/RepoSettings';
 import { Webhooks } from './account/Webhooks';
 
 type Limits = paths['/v1/tasks/limits']['get']['responses'][200]['content']['application/json'];
@@ -73,6 +74,7 @@ export function AccountPage({ profile, reload }: { profile: Profile; reload: () 
           <ProviderKeys />
           <AccessTokens />
           <Webhooks />
+          <RepoSettings />
           <CodeHost profile={profile} reload={reload} />
           <div class="card">
             <h2>Training data</h2>
