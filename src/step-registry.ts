@@ -1,5 +1,6 @@
 import { rememberTestCommand } from './feedback/memory-from-feedback.js';
 import { rememberedTestCommand } from './memory/repo-memory.js';
+import { repoSettingsFor } from './repos/repo-settings.js';
 import { fixerStep } from './steps/fix/fixer.js';
 import { inspectorStep } from './steps/fix/inspector.js';
 import { locatorStep } from './steps/fix/locator.js';
@@ -11,11 +12,12 @@ import { sitePlannerStep } from './steps/site/planner.js';
 import { siteValidatorStep } from './steps/site/validator.js';
 import type { FixPayload, FixStep, RegistryStep, SitePayload, StepFn, StepRegistry } from './steps/step.js';
 
-/** The validator with the account's remembered test command for the repository, if any. */
+/** The validator with the account's remembered test command and its settings for the repository, if any. */
 const validatorContext: ValidatorContextOf = async ({ task }, helpers) => ({
   sandbox: helpers.deps.sandbox,
   workspace: await helpers.workspace(),
   testCommand: task.repoUrl ? await rememberedTestCommand(helpers.deps, task.accountId, task.repoUrl) : undefined,
+  repoSettings: task.repoUrl ? await repoSettingsFor(helpers.deps, task.accountId, task.repoUrl) : undefined,
   testTimeoutMs: helpers.deps.config.validator.testTimeoutMs,
 });
 

@@ -4,6 +4,8 @@ import { type RunOutcome, judgeRun } from './compare.js';
 import { type RunTree, TREE_HOME, TREE_REPO } from './copies.js';
 import { type Probe, type TestPlan, probeCommand, readProbe } from './detect.js';
 import type { ToolchainEnv } from './environment.js';
+import { removeFilesHoldingSecrets } from './secret-scrub.js';
+import { redact } from './setup-output.js';
 import { normalizeOutput, parseOutput } from './parse.js';
 import { ProgressWatch, withoutProgress } from './progress-watch.js';
 import { PROGRESS_ENV, PROGRESS_FD, TREE_TOOLS, installProgressPlugin } from './pytest-progress.js';
@@ -92,6 +94,13 @@ export interface RunContext {
   toolchains?: ToolchainEnv;
   /** Variables for the setup phase only (an operator's package index: PIP_INDEX_URL, npm_config_registry). */
   setupEnv?: Record<string, string>;
+  /** The account's variables for the repository, in the test phase (the setup phase has them in setupEnv). */
+  testEnv?: Record<string, string>;
+  /**
+   * Values of setupEnv that are secrets: redacted from the setup's report, and no file holding one
+   * is left in the tree after setup (src/validator/secret-scrub.ts).
+   */
+  setupSecrets?: string[];
   /** Receives the setup's output as it comes (src/validator/setup-output.ts: redacted, throttled log records). */
   setupOutput?: { push(chunk: Buffer): void; flush(): void };
 }
@@ -225,7 +234,17 @@ export async function runSetup(ctx: RunContext, tree: RunTree, plan: TestPlan): 
     duration_ms: Math.round(result.durationMs),
   };
   if (result.exitCode !== 0)
-    report.log_tail = tail(normalizeOutput(result.stdout + result.stderr, [SANDBOX_REPO, tree.repo]), 30, 2000);
+    report.log_tail = redact(
+      tail(normalizeOutput(result.stdout + result.stderr, [SANDBOX_REPO, tree.repo]), 30, 2000),
+      ctx.setupSecrets ?? [],
+    );
+  const scrubbed = await removeFilesHoldingSecrets(tree.workdir, ctx.setupSecrets ?? []);
+  if (scrubbed.length > 0 && output) {
+    output.push(
+      Buffer.from(`emend: removed ${scrubbed.length} file(s) holding a setup secret: ${scrubbed.join(', ')}\n`),
+    );
+    output.flush();
+  }
   if (result.timedOut) report.timed_out = true;
   if (result.egress) report.connections = result.egress;
   return report;
@@ -309,7 +328,7 @@ export async function runTests(
     ctx.limits.runTimeoutMs,
     false,
     TEST_OUTPUT_BYTES,
-    { GOPROXY: 'off', ...options.env },
+    { GOPROXY: 'off', ...ctx.testEnv, ...options.env },
     watched,
   );
   let output = normalizeOutput(result.stdout + withoutProgress(result.stderr), [SANDBOX_REPO, tree.repo]);

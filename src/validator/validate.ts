@@ -114,6 +114,13 @@ export interface ValidateOptions {
   toolchainCache?: ToolchainCache;
   /** Variables for the setup phase only: an operator's package index (PIP_INDEX_URL, npm_config_registry). */
   setupEnv?: Record<string, string>;
+  /** The account's variables for the repository (PATCH /v1/me/repos/settings): in the setup and the test phase. */
+  env?: Record<string, string>;
+  /**
+   * The account's setup-only secrets for the repository: in the setup phase's environment only,
+   * redacted from its output and report, and no file holding one is left after setup.
+   */
+  setupSecrets?: Record<string, string>;
   /**
    * The environment cache and whose entries to use (docs/environments.md, "Cached environments"):
    * setup runs once per key, on the base commit, and its result is copied into both trees.
@@ -138,11 +145,18 @@ export async function validate(
     sandbox,
     limits,
     signal: options.signal,
-    ...(options.setupEnv ? { setupEnv: options.setupEnv } : {}),
   };
+  // The account's variables in both phases; the operator's setup variables and the account's
+  // secrets in the setup phase only (the secrets last: a name set twice is the secret).
+  const setupEnv = { ...options.env, ...options.setupEnv, ...options.setupSecrets };
+  if (Object.keys(setupEnv).length > 0) ctx.setupEnv = setupEnv;
+  if (options.env && Object.keys(options.env).length > 0) ctx.testEnv = options.env;
+  const secrets = [...Object.values(options.setupEnv ?? {}), ...Object.values(options.setupSecrets ?? {})];
+  if (options.setupSecrets && Object.keys(options.setupSecrets).length > 0)
+    ctx.setupSecrets = Object.values(options.setupSecrets);
   const log = options.log ?? (() => {});
   // The setup's output, as it runs, in the log (a task's SSE stream), without the setup-only values.
-  if (options.log) ctx.setupOutput = setupOutputLog(log, { secrets: Object.values(options.setupEnv ?? {}) });
+  if (options.log) ctx.setupOutput = setupOutputLog(log, { secrets });
   const checkout = await openCheckout({ dir: input.dir, gitDir: input.gitDir }, input.base);
   const { commit } = checkout;
   const root = await mkdtemp(join(options.tmpRoot ?? tmpdir(), 'emend-validate-'));

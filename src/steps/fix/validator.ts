@@ -1,4 +1,5 @@
 import type { FixPayload, FixStep, StepHelpers } from '../step.js';
+import type { RepoRunSettings } from '../../repos/repo-settings.js';
 import type { Sandbox } from '../../sandbox/types.js';
 import { join } from 'node:path';
 import { ValidationAborted } from '../../validator/run.js';
@@ -29,6 +30,8 @@ export interface ValidatorContext {
   workspace: ValidatorWorkspace;
   /** The test command remembered for this account and repository (repo_memory.test_command). */
   testCommand?: string;
+  /** The account's settings for the repository (src/repos/repo-settings.ts), secrets decrypted for this run. */
+  repoSettings?: RepoRunSettings;
   /** How long one test may run (EMEND_VALIDATOR_TEST_TIMEOUT_S); the validator's default otherwise. */
   testTimeoutMs?: number;
   /** Fetches the node, pnpm or yarn a repository asks for (docs/environments.md); the sandbox's own without it. */
@@ -70,6 +73,7 @@ export function validatorStep(
 ): FixStep<'validator'> {
   return async (payload, helpers) => {
     const context = await contextOf(payload, helpers);
+    const settings = context.repoSettings;
     try {
       const output = await validate(
         context.sandbox,
@@ -78,6 +82,9 @@ export function validatorStep(
           gitDir: context.workspace.gitDir,
           base: context.workspace.baseCommit,
           testCommand: context.testCommand,
+          ...(settings?.testCommand || settings?.setupCommand
+            ? { settings: { testCommand: settings.testCommand, setupCommand: settings.setupCommand } }
+            : {}),
           // A fixer retry: the previous validator run's baseline (the contract parsed it), if it kept one.
           cachedBaseline: payload.outputs.validator?.baseline,
         },
@@ -87,6 +94,7 @@ export function validatorStep(
           ...(context.environments !== null
             ? { environments: context.environments ?? environmentScopeFor(payload, helpers) }
             : {}),
+          ...(settings ? { env: settings.env, setupSecrets: settings.setupSecrets } : {}),
           ...options,
           limits: {
             ...(context.testTimeoutMs !== undefined ? { testTimeoutMs: context.testTimeoutMs } : {}),
