@@ -4,6 +4,7 @@ import { loadConfig } from './config.js';
 import { setupFetch } from './sandbox/egress-fetch.js';
 import { createSandbox } from './sandbox/sandbox.js';
 import { ToolchainCache } from './validator/toolchain-cache.js';
+import { EnvironmentCache } from './validator/env-cache.js';
 import { NotACheckoutError } from './validator/copies.js';
 import { ValidationAborted } from './validator/run.js';
 import { type ValidatorOutput, validate } from './validator/validate.js';
@@ -32,7 +33,9 @@ export function formatResult(out: ValidatorOutput, base: string): string {
   const setup = out.setup
     ? out.setup.skipped
       ? `${out.setup.command} (skipped: ${out.setup.skipped})`
-      : `${out.setup.command} (exit ${out.setup.exit_code}, ${seconds(out.setup.duration_ms)})`
+      : out.setup.environment?.cache === 'hit'
+        ? `${out.setup.command} (from the cache, ${out.setup.environment.key.slice(0, 12)}, ${seconds(out.setup.duration_ms)})`
+        : `${out.setup.command} (exit ${out.setup.exit_code}, ${seconds(out.setup.duration_ms)})`
     : 'none needed';
   const lines = [
     `command:  ${out.command}  [${out.source}${out.runner ? `, ${out.runner}` : ''}]`,
@@ -91,11 +94,28 @@ export async function validateCommand(args: string[], env: NodeJS.ProcessEnv): P
     dir: join(config.dataDir, 'toolchains'),
     fetch: setupFetch(config.sandbox.setupAllow),
   });
+  // The data dir's environment cache, as tasks use it; the checkout's path stands for the repository.
+  const environments =
+    config.validator.envCacheBytes > 0
+      ? {
+          cache: new EnvironmentCache({
+            dir: join(config.dataDir, 'environments'),
+            maxBytes: config.validator.envCacheBytes,
+          }),
+          account: 'local',
+          repository: resolve(values.repo),
+        }
+      : undefined;
   try {
     const out = await validate(
       sandbox,
       { dir: resolve(values.repo), base },
-      { signal: abort.signal, limits: { testTimeoutMs: config.validator.testTimeoutMs }, toolchainCache },
+      {
+        signal: abort.signal,
+        limits: { testTimeoutMs: config.validator.testTimeoutMs },
+        toolchainCache,
+        ...(environments ? { environments } : {}),
+      },
     );
     console.log(values.json ? JSON.stringify(out, null, 2) : formatResult(out, base));
     return out.passed === false ? EXIT_NEW_FAILURES : EXIT_PASSED;

@@ -15,6 +15,7 @@ const USAGE = `usage:
   emend accounts set --email E [--plan P] [--credits N]
   emend sandbox exec --workdir DIR [--timeout S] [--network] -- CMD...
   emend validate --repo DIR [--base REV] [--json]
+  emend env list [--json] | purge (--all | KEY | --repo URL)
   emend locate --repo DIR --prompt-file F [--top N] [--json]
   emend eval --dataset F (--oracle | --baseline) [--limit N] [--concurrency K] [--out DIR] [--resume]
              [--mirrors DIR] [--clone-url URL] [--setup FILE.json]
@@ -200,6 +201,8 @@ export async function main(argv: string[], env: NodeJS.ProcessEnv = process.env)
         return await (await import('./cli-sandbox.js')).sandboxCommand(args, env);
       case 'validate':
         return await (await import('./cli-validate.js')).validateCommand(args, env);
+      case 'env':
+        return await (await import('./cli-env.js')).envCommand(args, env);
       case 'locate':
         return await (await import('./cli-locate.js')).locateCommand(args, env);
       case 'eval':

@@ -2,7 +2,9 @@ import { existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, 
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createMetrics } from '../../src/metrics/registry.js';
 import type { Sandbox } from '../../src/sandbox/types.js';
+import { envCacheMetrics } from '../../src/steps/fix/env-scope.js';
 import { EnvironmentCache } from '../../src/validator/env-cache.js';
 import { type ValidateOptions, validate } from '../../src/validator/validate.js';
 import { type Files, fixtureRepo, fixtureSandbox, removeFixtureRepos } from '../support/fixture-repos.js';
@@ -216,6 +218,24 @@ describe('cached environments', { timeout: 60_000 }, () => {
     expect(y.out).toMatchObject({ passed: true, tests: { passed: 2 } });
     expect(await cache.list()).toHaveLength(1);
     expect(readdirSync(cache.dir).filter((n) => n.startsWith('.'))).toEqual(['.key']);
+  });
+
+  it('moves the metrics: a miss and a build, then a hit; the bytes held', async () => {
+    const metrics = createMetrics();
+    const cache = new EnvironmentCache({
+      dir: join(root, `c${n++}`),
+      maxBytes: 64 * 1024 * 1024,
+      metrics: envCacheMetrics(metrics),
+    });
+    const repo = fixtureRepo(BASE, PLAIN_CHANGE);
+    await run(repo, cache);
+    await run(repo, cache);
+    const text = await metrics.registry.metrics();
+    expect(text).toMatch(/^emend_env_cache_misses_total 1$/m);
+    expect(text).toMatch(/^emend_env_cache_hits_total 1$/m);
+    expect(text).toMatch(/^emend_env_cache_build_seconds_count 1$/m);
+    const [entry] = await cache.list();
+    expect(text).toContain(`emend_env_cache_bytes ${entry!.bytes}\n`);
   });
 
   it('with EMEND_ENV_CACHE_MB=0 every tree runs its own setup, as without a cache', async () => {
