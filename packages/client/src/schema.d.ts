@@ -892,6 +892,11 @@ export interface components {
                     bytes_out: number;
                     bytes_in: number;
                 }[];
+                environment?: {
+                    key: string;
+                    /** @enum {string} */
+                    cache: "hit" | "built";
+                };
             } | null;
             passed: boolean | null;
             new_failures: string[];
