@@ -27,7 +27,8 @@ export function environmentScopeFor(payload: FixPayload, helpers: StepHelpers): 
     cache: new EnvironmentCache({
       dir: join(config.dataDir, 'environments'),
       maxBytes: config.validator.envCacheBytes,
-      metrics: envCacheMetrics(metrics),
+      // Test doubles of deps may have no metrics.
+      ...(metrics ? { metrics: envCacheMetrics(metrics) } : {}),
     }),
     account: payload.task.accountId,
     repository: payload.task.repoUrl,

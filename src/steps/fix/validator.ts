@@ -8,6 +8,7 @@ import { ToolchainCache } from '../../validator/toolchain-cache.js';
 import { type ValidateOptions, validate } from '../../validator/validate.js';
 import type { EnvironmentScope } from '../../validator/env-setup.js';
 import { environmentScopeFor } from './env-scope.js';
+import { setupOutputToTaskLog } from './setup-stream.js';
 
 /** The part of a task's workspace (src/workspace/checkout.ts) the validator reads. */
 export interface ValidatorWorkspace {
@@ -73,6 +74,8 @@ export function validatorStep(
 ): FixStep<'validator'> {
   return async (payload, helpers) => {
     const context = await contextOf(payload, helpers);
+    // The setup's output reaches the task's log (and SSE) as it runs; drained before the step ends.
+    const stream = setupOutputToTaskLog(payload, helpers);
     const settings = context.repoSettings;
     try {
       const output = await validate(
@@ -101,7 +104,7 @@ export function validatorStep(
             ...options.limits,
           },
           signal: helpers.signal,
-          log: helpers.log,
+          log: stream.log,
         },
       );
       // No verdict when nothing could be validated (no tests): the task goes on as if it passed.
@@ -109,6 +112,8 @@ export function validatorStep(
     } catch (err) {
       if (err instanceof ValidationAborted) throw new Error('the validator was stopped (task killed)');
       throw err;
+    } finally {
+      await stream.drain();
     }
   };
 }
