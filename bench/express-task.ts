@@ -1,0 +1,164 @@
+/**
+ * `npm run bench:express-task -- MIRROR [COMMIT]`: POST → pull request on a real project, twice.
+ *
+ * expressjs/express at a3714473 with a one-line bug in res.sendStatus, served by the fake
+ * GitHub; the scripted model answers every step at once with the fix (an "instant model"); the
+ * real service (API, worker, sandboxed validator with setup through the egress proxy, the
+ * environment cache) runs on a fresh data dir. The first task builds the environment (cold), the
+ * second, on the same base commit, finds it cached (warm). Prints the time from POST to the pull
+ * request of each, the validator's setup and validation times, and the machine.
+ *
+ * MIRROR: a clone or bare mirror of expressjs/express (the search tools' `fetch` brings one).
+ */
+import { execFileSync } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { createAccount } from '../src/accounts/accounts.js';
+import { connectScm } from '../src/accounts/scm-connection.js';
+import { loadConfig } from '../src/config.js';
+import { startServer } from '../src/server.js';
+import { startFakeGitHub } from '../test/support/fake-github/server.js';
+import { editBlock, stepOf } from '../test/support/fix-script.js';
+import { startScriptedModel } from '../test/support/scripted-model/server.js';
+import os from 'node:os';
+
+const KEY = 'sk-bench-scripted-model';
+const FILE = 'lib/response.js';
+const GOOD = '  var body = statuses.message[statusCode] || String(statusCode)';
+const BUG = '  var body = String(statusCode)';
+const PROMPT = 'res.sendStatus(201) answers the body "201" instead of "Created": send the status message as the body';
+
+/** The tree of a commit as text files (files holding a NUL byte, images and the like, are left out). */
+function filesAt(mirror: string, commit: string): Record<string, string> {
+  const git = (args: string[]) => execFileSync('git', ['--git-dir', gitDir(mirror), ...args], { maxBuffer: 1 << 28 });
+  const files: Record<string, string> = {};
+  const list = git(['ls-tree', '-r', '-z', '--name-only', commit]).toString('utf8').split('\0').filter(Boolean);
+  for (const path of list) {
+    const body = git(['show', `${commit}:${path}`]);
+    if (body.includes(0)) continue;
+    files[path] = body.toString('utf8');
+  }
+  return files;
+}
+
+/** The git directory of a clone or a bare mirror. */
+function gitDir(mirror: string): string {
+  const found = execFileSync('git', ['-C', mirror, 'rev-parse', '--git-dir'], { encoding: 'utf8' }).trim();
+  return found.startsWith('/') ? found : join(mirror, found);
+}
+
+interface TaskView {
+  status: string;
+  pr_url: string | null;
+}
+type LogView = { step: string; status: string; output?: Record<string, unknown> };
+
+const machine = () =>
+  `machine: ${os.cpus()[0]?.model.trim() ?? 'unknown CPU'} × ${os.cpus().length}, ` +
+  `${(os.totalmem() / 2 ** 30).toFixed(1)} GiB, ${os.type()} ${os.release()}, node ${process.version}; load ${os
+    .loadavg()
+    .map((l) => l.toFixed(1))
+    .join(' ')}`;
+
+async function main() {
+  const [mirror, commit = 'a3714473'] = process.argv.slice(2);
+  if (!mirror) throw new Error('usage: npm run bench:express-task -- MIRROR [COMMIT]');
+  const files = filesAt(mirror, commit);
+  if (files[FILE]?.includes(GOOD) !== true) throw new Error(`${FILE} at ${commit} does not hold the line to break`);
+  files[FILE] = files[FILE].replace(GOOD, BUG);
+
+  const github = await startFakeGitHub();
+  github.createRepo('expressjs', 'express', { files });
+  const model = await startScriptedModel({ validKeys: [KEY] });
+  model.respond((req) => {
+    switch (stepOf(req)) {
+      case 'planner':
+        return {
+          json: {
+            summary: 'Send the status message as the body of res.sendStatus.',
+            steps: [`In ${FILE}, sendStatus: use statuses.message[statusCode] with String(statusCode) as fallback.`],
+            likely_files: [FILE],
+            new_files: [],
+            test_strategy: 'npm test; test/res.sendStatus.js covers it.',
+            risks: [],
+          },
+        };
+      case 'locator':
+        return { json: { ranking: [{ path: FILE, reason: 'defines res.sendStatus' }] } };
+      case 'inspector':
+        return {
+          json: {
+            summary: `sendStatus in ${FILE} sends String(statusCode) as the body.`,
+            insights: [{ file: FILE, relevance: 'high', symbols: [], notes: '' }],
+          },
+        };
+      case 'fixer':
+        return { text: `Use the status message.\n\n${editBlock(BUG, GOOD, FILE)}` };
+      default:
+        return undefined;
+    }
+  });
+  const dataDir = mkdtempSync(join(tmpdir(), 'emend-bench-express-'));
+  const config = loadConfig({
+    ...process.env,
+    PORT: '0',
+    HOST: '127.0.0.1',
+    LOG_LEVEL: process.env.LOG_LEVEL ?? 'warn',
+    EMEND_DATA_DIR: dataDir,
+    EMEND_SECRET_KEY: randomBytes(32).toString('hex'),
+    EMEND_SCM_WEB_URL: github.webUrl,
+    EMEND_SCM_API_URL: github.apiUrl,
+    OPENAI_API_KEY: KEY,
+    OPENAI_BASE_URL: model.urls.openai,
+    DATABASE_URL: '',
+  });
+  const server = await startServer(config);
+  try {
+    console.log(machine());
+    const { account, token } = await createAccount(server.deps, {
+      email: 'bench@example.com',
+      plan: 'pro',
+      credits: 10,
+    });
+    const user = github.addUser('bencher');
+    await connectScm(server.deps, account.id, user.token);
+    const headers = { authorization: `Bearer ${token.secret}`, 'content-type': 'application/json' };
+    for (const run of ['cold', 'warm']) {
+      const started = performance.now();
+      const created = await fetch(`${server.url}/v1/tasks`, {
+        method: 'POST',
+        headers,
+        body: JSON.stringify({ prompt: PROMPT, repo_url: `${github.webUrl}/expressjs/express` }),
+      });
+      const { id } = (await created.json()) as { id: string };
+      let task: TaskView;
+      let logs: LogView[];
+      for (;;) {
+        ({ task, logs } = (await (await fetch(`${server.url}/v1/tasks/${id}`, { headers })).json()) as {
+          task: TaskView;
+          logs: LogView[];
+        });
+        if (['done', 'failed', 'cancelled'].includes(task.status)) break;
+        await new Promise((r) => setTimeout(r, 100));
+      }
+      const seconds = (performance.now() - started) / 1000;
+      const validator = logs.filter((l) => l.step === 'validator' && l.status === 'done').at(-1)?.output as
+        | { passed?: boolean; duration_ms?: number; setup?: { duration_ms?: number; environment?: { cache?: string } } }
+        | undefined;
+      console.log(
+        `${run}: ${task.status} in ${seconds.toFixed(1)} s from POST to ${task.pr_url ? 'the pull request' : 'the end (no PR)'}; ` +
+          `validator passed ${validator?.passed}, ${((validator?.duration_ms ?? 0) / 1000).toFixed(1)} s, setup ` +
+          `${((validator?.setup?.duration_ms ?? 0) / 1000).toFixed(1)} s (${validator?.setup?.environment?.cache ?? 'no cache'})`,
+      );
+    }
+  } finally {
+    await server.close();
+    await model.close();
+    await github.close();
+    rmSync(dataDir, { recursive: true, force: true });
+  }
+}
+
+await main();
