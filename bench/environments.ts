@@ -160,6 +160,7 @@ async function main() {
       log(
         `  again:  ${verdict(again)}; setup ${s(again.out?.setup?.duration_ms)} (${again.out?.setup?.environment?.cache ?? 'no cache'}), wall ${s(again.wallMs)}`,
       );
+      const original = readFileSync(join(dir, p.file), 'utf8');
       replaceOnce(join(dir, p.file), p.from, p.to);
       const bug = validateRun(dir, dataDir);
       const bugCheck = bugMatches(p, bug.out);
@@ -170,7 +171,7 @@ async function main() {
         `          new failures (${bug.out?.new_failures.length ?? 0}): ${JSON.stringify(bug.out?.new_failures ?? [])}`,
       );
       git(dir, 'commit', '-q', '-am', 'bug');
-      replaceOnce(join(dir, p.file), p.to, p.from);
+      writeFileSync(join(dir, p.file), original); // `to` may be elsewhere in the file too (commander)
       const revert = validateRun(dir, dataDir);
       log(
         `  revert: ${verdict(revert)}; fixed ${revert.out?.fixed.length ?? 0}; setup ${s(revert.out?.setup?.duration_ms)} (${revert.out?.setup?.environment?.cache ?? 'no cache'}), wall ${s(revert.wallMs)}`,
