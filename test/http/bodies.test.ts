@@ -4,6 +4,7 @@ import { apiTokens, tasks } from '../../src/db/schema.js';
 import { insertTasks, taskRow } from '../feedback/seed.js';
 import { type Harness, newAccount, startHarness } from '../support/harness.js';
 import { rawClient } from '../support/raw-http.js';
+import { type JsonSchema, sampleOf } from '../support/schema-values.js';
 
 /**
  * Request bodies as real clients send them, over a real socket: most HTTP clients and
@@ -54,6 +55,13 @@ async function donePreview(accountId: string) {
   return row.id!;
 }
 
+/** The query string a route requires (the repository routes name their repository there), from its schema. */
+function requiredQuery(route: { schema?: unknown }): string {
+  const query = (route.schema as { querystring?: JsonSchema } | undefined)?.querystring;
+  if (!query?.required?.length) return '';
+  return `?${new URLSearchParams(Object.entries(sampleOf(query) as Record<string, string>))}`;
+}
+
 describe('a POST or DELETE that takes no body', () => {
   it('continue, kill, token creation and revocation work with every way of sending no body', async () => {
     const { auth, account } = await newAccount(h, { plan: 'scale', credits: 100 });
@@ -97,10 +105,12 @@ describe('a POST or DELETE that takes no body', () => {
       );
       for (const route of routes) {
         // a task, token or memory item that does not exist: the answer must come from the handler (404), not the body
-        const path = route.url
-          .replace(/:id/, '01900000-0000-7000-8000-000000000000')
-          .replace(/:delivery_id/, '01900000-0000-7000-8000-000000000001')
-          .replace(/:provider/, 'openai');
+        const path =
+          route.url
+            .replace(/:id/, '01900000-0000-7000-8000-000000000000')
+            .replace(/:delivery_id/, '01900000-0000-7000-8000-000000000001')
+            .replace(/:provider/, 'openai')
+            .replace(/:name/, 'SWEEP_NAME') + requiredQuery(route);
         const expected = (await call(route.method, path, auth, {})).status;
         expect(expected, `${route.method} ${route.url} with no body`).toBeLessThan(500);
         expect([400, 413, 415], `${route.method} ${route.url} with no body`).not.toContain(expected);
@@ -184,7 +194,7 @@ describe('a body whose fields are all optional', () => {
     const idFor = (url: string) =>
       url.includes('/admin/') ? admin.account.id : url.includes('/webhooks/') ? hook.json().id : id;
     for (const route of routes) {
-      const path = route.url.replace(/:id/, idFor(route.url));
+      const path = route.url.replace(/:id/, idFor(route.url)) + requiredQuery(route);
       for (const [label, init] of NO_BODY) {
         const res = await call(route.method, path, admin.auth, init);
         expect(res.status, `${route.method} ${path}, ${label}: ${res.text}`).toBeLessThan(300);
