@@ -92,11 +92,16 @@ describe('loadConfig', () => {
     expect(err.message).toContain(variable);
   });
 
-  it("reads the validator's per-test timeout, one minute by default", () => {
-    expect(loadConfig({}).validator).toEqual({ testTimeoutMs: 60_000 });
-    expect(loadConfig({ EMEND_VALIDATOR_TEST_TIMEOUT_S: '5' }).validator).toEqual({ testTimeoutMs: 5_000 });
+  it("reads the validator's per-test timeout, one minute by default, and the environment cache's size, 4 GiB", () => {
+    expect(loadConfig({}).validator).toEqual({ testTimeoutMs: 60_000, envCacheBytes: 4096 * 1024 * 1024 });
+    expect(loadConfig({ EMEND_VALIDATOR_TEST_TIMEOUT_S: '5', EMEND_ENV_CACHE_MB: '0' }).validator).toEqual({
+      testTimeoutMs: 5_000,
+      envCacheBytes: 0,
+    });
     for (const bad of ['0', 'soon', '86401'])
       expect(configError({ EMEND_VALIDATOR_TEST_TIMEOUT_S: bad }).variable).toBe('EMEND_VALIDATOR_TEST_TIMEOUT_S');
+    for (const bad of ['-1', 'big'])
+      expect(configError({ EMEND_ENV_CACHE_MB: bad }).variable).toBe('EMEND_ENV_CACHE_MB');
   });
 
   it('reads model temperatures: 0 by default, one for all steps, one per step that wins over it', () => {
