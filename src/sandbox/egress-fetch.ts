@@ -3,6 +3,7 @@ import { type LookupFunction, isIP } from 'node:net';
 import { Agent, type RequestInfo, type RequestInit, buildConnector, fetch as undiciFetch } from 'undici';
 import type { OutboundAllowRule } from '../config.js';
 import { decideHost, plainHost, refusedAddress } from './egress-policy.js';
+import { pinned, resolveAll } from './egress-resolve.js';
 
 /**
  * A fetch for what the service itself downloads on a setup's behalf (the node, pnpm or yarn a
@@ -14,8 +15,6 @@ import { decideHost, plainHost, refusedAddress } from './egress-policy.js';
 
 const CONNECT_TIMEOUT_MS = 10_000;
 
-type Resolved = { address: string; family: number }[];
-
 /** A refusal of the setup policy, with its reason. */
 export class SetupRefused extends Error {
   constructor(host: string, port: number, reason: string) {
@@ -23,24 +22,6 @@ export class SetupRefused extends Error {
     this.name = 'SetupRefused';
   }
 }
-
-function resolveAll(resolve: LookupFunction, host: string): Promise<Resolved> {
-  return new Promise((done, fail) =>
-    resolve(host, { all: true }, (err, found) => {
-      if (err) return fail(err);
-      done((Array.isArray(found) ? found : [{ address: found, family: isIP(found) }]) as Resolved);
-    }),
-  );
-}
-
-/** The judged addresses, and nothing the resolver might answer the next time. */
-const pinned =
-  (addresses: Resolved): LookupFunction =>
-  (_host, options, callback) => {
-    if (options.all) return callback(null, addresses);
-    const [first] = addresses as [Resolved[number]];
-    callback(null, first.address, first.family);
-  };
 
 async function judged(rules: readonly OutboundAllowRule[], resolve: LookupFunction, rawHost: string, port: number) {
   const host = plainHost(rawHost);

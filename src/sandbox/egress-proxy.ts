@@ -5,6 +5,7 @@ import { join } from 'node:path';
 import { type PrepareRequestFunctionOpts, RequestError, Server as ProxyServer } from 'proxy-chain';
 import type { OutboundAllowRule } from '../config.js';
 import { type HostDecision, decideHost, plainHost, refusedAddress } from './egress-policy.js';
+import { type Resolved, pinned, resolveAll } from './egress-resolve.js';
 
 /**
  * The setup phase's only way out (docs/environments.md). One HTTP proxy (proxy-chain: HTTP
@@ -55,26 +56,6 @@ class SessionLog {
     return [...this.records.values()].sort((a, b) => b.bytes_in - a.bytes_in || a.host.localeCompare(b.host));
   }
 }
-
-type Resolved = { address: string; family: number }[];
-
-function resolveAll(resolve: LookupFunction, host: string): Promise<Resolved> {
-  return new Promise((done, fail) =>
-    resolve(host, { all: true }, (err, found) => {
-      if (err) return fail(err);
-      done((Array.isArray(found) ? found : [{ address: found, family: isIP(found) }]) as Resolved);
-    }),
-  );
-}
-
-/** A resolver that answers the addresses already judged, whatever the name would resolve to now. */
-const pinned =
-  (addresses: Resolved): LookupFunction =>
-  (_host, options, callback) => {
-    if (options.all) return callback(null, addresses);
-    const [first] = addresses as [Resolved[number]];
-    callback(null, first.address, first.family);
-  };
 
 export class EgressProxy {
   private readonly proxy: ProxyServer;
