@@ -65,7 +65,15 @@ describe.skipIf(!haveChromium)('the control panel: tasks', { timeout: 150_000 },
       await tabTo(page, 'button[type="submit"]');
       await page.keyboard.press('Enter');
 
-      await page.waitForURL(/\/app\/tasks\/[0-9a-f-]{36}$/);
+      // The task's page, or the form's error note: a refused POST fails here with the server's words
+      // (this wait once timed out on a loaded machine with nothing to say why).
+      const refused = page.getByRole('alert');
+      await Promise.race([
+        page.waitForURL(/\/app\/tasks\/[0-9a-f-]{36}$/),
+        refused.waitFor().then(async () => {
+          throw new Error(`the new task was refused: ${await refused.innerText()}`);
+        }),
+      ]);
       const id = page.url().split('/').at(-1)!;
       // plan gate: the plan is on the page; approve it
       await waitForStatus(page, 'awaiting_plan');
