@@ -167,7 +167,7 @@ export async function validate(
     const detected =
       detectTestPlan(copies.baseline.repo, { testCommand: input.testCommand, settings: input.settings }) ??
       detectTestPlan(copies.change.repo, { testCommand: input.testCommand, settings: input.settings });
-    if (!detected) return noTests(started);
+    if (!detected) return notValidated(started, NO_TEST_COMMAND);
     // What the repository needs from the sandbox, asked before anything runs: a missing
     // toolchain is named, not mistaken for failing tests.
     const environment = await prepareEnvironment(sandbox, detected, {
@@ -183,11 +183,7 @@ export async function validate(
     log('test plan', { runner: plan.runner, source: plan.source, command: plan.command, setup: plan.setup?.command });
     // What was tried on the way (a version that could not be fetched, and why) belongs with it.
     if (environment.missing)
-      return missingToolchainOutput(
-        started,
-        plan,
-        [describeMissing(environment.missing), ...environment.notes].join('; '),
-      );
+      return notValidated(started, [describeMissing(environment.missing), ...environment.notes].join('; '), plan);
     ctx.toolchains = environment.env;
 
     // Setup and probe on the change's copy first: the command it yields decides whether a
@@ -394,10 +390,13 @@ function hungNotes(change: HungTest | undefined, baseline: HungTest | undefined)
   return notes;
 }
 
-/** Nothing ran: the repository needs a toolchain the sandbox lacks; `message` names it and its install. */
-function missingToolchainOutput(started: number, plan: TestPlan, message: string): ValidatorOutput {
+/**
+ * Nothing ran, for the reason `message` gives: no tests found, or (with the plan that needs it) a
+ * toolchain the sandbox lacks, named with its install.
+ */
+function notValidated(started: number, message: string, plan?: TestPlan): ValidatorOutput {
   return {
-    command: plan.command,
+    command: plan?.command ?? null,
     setup: null,
     passed: null,
     new_failures: [],
@@ -406,21 +405,7 @@ function missingToolchainOutput(started: number, plan: TestPlan, message: string
     duration_ms: Math.round(performance.now() - started),
     log_tail: message,
     message,
-    source: plan.source,
-    ...(plan.runner !== undefined ? { runner: plan.runner } : {}),
-  };
-}
-
-function noTests(started: number): ValidatorOutput {
-  return {
-    command: null,
-    setup: null,
-    passed: null,
-    new_failures: [],
-    fixed: [],
-    preexisting_failures: [],
-    duration_ms: Math.round(performance.now() - started),
-    log_tail: NO_TEST_COMMAND,
-    message: NO_TEST_COMMAND,
+    ...(plan ? { source: plan.source } : {}),
+    ...(plan?.runner !== undefined ? { runner: plan.runner } : {}),
   };
 }
