@@ -1,6 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import { loadConfig } from '../../src/config.js';
+import type { LookupFunction } from 'node:net';
 import { RELAY_PORT, egressEnv, toolSettings } from '../../src/sandbox/egress-env.js';
+import { SetupRefused, setupFetch } from '../../src/sandbox/egress-fetch.js';
 import { DEFAULT_SETUP_HOSTS, decideHost, refusedAddress } from '../../src/sandbox/egress-policy.js';
 
 /**
@@ -107,5 +109,34 @@ describe('the configuration generated for the package managers', () => {
     expect(gradle).toContain(`systemProp.https.proxyPort=${RELAY_PORT}`);
     expect(gradle).toContain('systemProp.https.proxyHost=127.0.0.1');
     expect(gradle).toContain(`systemProp.http.proxyPort=${RELAY_PORT}`);
+  });
+});
+
+describe('downloads made for a setup (node, pnpm, yarn)', () => {
+  it('are refused by the same policy before any connection: a name on the list resolving to a private or metadata address, a name off it, a literal', async () => {
+    const asked: string[] = [];
+    // the test's own resolver: nothing is looked up on the network, and what it answers is judged
+    const lookup: LookupFunction = (hostname, options, callback) => {
+      asked.push(hostname);
+      const address = hostname === 'registry.npmjs.org' ? '10.1.2.3' : '169.254.169.254';
+      if (options.all) return callback(null, [{ address, family: 4 }]);
+      callback(null, address, 4);
+    };
+    const fetchFor = setupFetch(rules('metadata.example.com'), lookup);
+    const refusal = (url: string) =>
+      fetchFor(url).then(
+        () => 'connected',
+        (err: Error) => (err.cause instanceof SetupRefused ? err.cause.message : `other: ${err.cause ?? err}`),
+      );
+    expect(await refusal('https://registry.npmjs.org/pnpm')).toBe(
+      'the setup policy refused registry.npmjs.org:443: registry.npmjs.org resolves to 10.1.2.3, a private (RFC 1918) address',
+    );
+    expect(await refusal('http://metadata.example.com/latest/meta-data/')).toBe(
+      'the setup policy refused metadata.example.com:80: metadata.example.com resolves to 169.254.169.254, a link-local address',
+    );
+    expect(await refusal('http://example.org/')).toMatch(/example\.org is not on the setup allowlist/);
+    expect(await refusal('http://10.0.0.8/')).toMatch(/an address \(10\.0\.0\.8\) not named with its port/);
+    // the name off the list and the literal were refused before anything was resolved
+    expect(asked).toEqual(['registry.npmjs.org', 'metadata.example.com']);
   });
 });

@@ -179,8 +179,12 @@ describe('setup through the egress proxy', () => {
       'cgnat.setup.test': 'cgnat.setup.test resolves to 100.100.100.200, a carrier-grade NAT (100.64.0.0/10) address',
       'ula.setup.test': 'ula.setup.test resolves to fd00::1, a private (unique local, fc00::/7) address',
     });
-    // refused on the resolver's answer: no byte went anywhere
-    expect(result.egress!.every((r) => r.bytes_out === 0 && r.bytes_in === 0)).toBe(true);
+    // refused on the resolver's answer, in the proxy's decision: a refused request is answered 403
+    // before the proxy is given anything to connect with, so none of them was ever connected to
+    expect(result.egress!.map((r) => [r.host, r.allowed, r.requests])).toEqual(
+      expect.arrayContaining(names.map((n) => [n, false, 1])),
+    );
+    expect(result.egress!.some((r) => r.allowed)).toBe(false);
   });
 
   it('leaves a process that ignores the proxy no network at all', async () => {

@@ -13,6 +13,18 @@ import { newDir, removeDirs } from './helpers.js';
 describe('/health and the start-up log report the sandbox', () => {
   afterAll(removeDirs);
 
+  it('says at start-up that EMEND_SANDBOX_SETUP_NETWORK=on is deprecated and means host', async () => {
+    const h = await startHarness({ EMEND_SANDBOX_SETUP_NETWORK: 'on' });
+    try {
+      expect(h.deps.sandbox.report().setupNetwork).toBe('host');
+      expect(h.logLines.some((l) => l.includes('EMEND_SANDBOX_SETUP_NETWORK=on is deprecated'))).toBe(true);
+      const res = await h.app.inject({ method: 'GET', url: '/health' });
+      expect(res.json().sandbox.setup_network).toBe('host');
+    } finally {
+      await h.close();
+    }
+  });
+
   it('shows the kind, cgroups and the limits in force', async () => {
     const h = await startHarness({ EMEND_SANDBOX_MEMORY_MB: '512', EMEND_SANDBOX_PROCESSES: '100' });
     try {
