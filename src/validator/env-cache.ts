@@ -14,8 +14,12 @@ const run = promisify(execFile);
  * `complete`, written last. An entry is built in a `.tmp-<pid>-…` directory and renamed into
  * place, so a reader sees a whole entry or none, and a build cut short (a SIGKILLed worker)
  * leaves only a temporary directory, never looked up and swept once its process is gone.
- * Entries are laid into a run by copying (`cp -a`: links stay links, never followed), so
- * nothing a run writes reaches them; the sandbox never binds the data dir.
+ * The sandbox never binds the data dir. An entry reaches a run tree as hard links when the
+ * service runs as root under bubblewrap: its files then belong to ENTRY_OWNER, a uid the
+ * sandbox's user namespace does not map, and nobody may write them, so a command sees another
+ * user's read-only files it can neither write nor chmod (it has no capabilities), while the
+ * tree's directories are its own (it can still replace a file). Otherwise, and wherever a link
+ * cannot be made (another filesystem), by copying. Symbolic links stay links, never followed.
  */
 export interface EnvCacheOptions {
   /** `<data dir>/environments`. */
@@ -47,6 +51,8 @@ export interface EnvEntryMeta {
   created_at: string;
   /** Changes with every build, so a reader can tell its entry was not replaced while it copied. */
   build_id: string;
+  /** Its files belong to ENTRY_OWNER and nobody may write them: safe to hard-link into a sandboxed run. */
+  read_only?: boolean;
 }
 
 export interface EnvEntry extends EnvEntryMeta {
@@ -60,6 +66,16 @@ const META = 'entry.json';
 const SECRET = '.key';
 const KEY_PATTERN = /^[0-9a-f]{40}$/;
 
+/**
+ * Who owns an entry's files when the service runs as root: nobody's uid, which bubblewrap's
+ * user namespace does not map (it maps only the sandbox's uid 1000, to root), so inside the
+ * sandbox the files are another user's.
+ */
+export const ENTRY_OWNER = 65534;
+
+/** How an entry reaches a run tree: hard links (read-only entries, bubblewrap, root) or copies. */
+export type LayMode = 'link' | 'copy';
+
 /** Where an entry's own files go inside the run tree. */
 export interface TreeParts {
   /** The run's checkout copy (RunTree.repo). */
@@ -68,9 +84,41 @@ export interface TreeParts {
   home: string;
 }
 
-/** `cp -a SRC DEST`: modes, times, links as links, hard links within the copy. */
-async function copyTree(src: string, dest: string): Promise<void> {
-  await run('cp', ['-a', '--no-target-directory', '--', src, dest], { maxBuffer: 1024 * 1024 });
+/**
+ * `cp` of a tree: symbolic links as links (never followed), modes and times kept, the files'
+ * owner not (the copy is the caller's, so a run can write its own copy). `link`: hard links to
+ * the files instead of copies (directories are always new), falling back to a copy where the
+ * two trees are on different filesystems.
+ */
+async function copyTree(src: string, dest: string, link = false): Promise<void> {
+  const args = ['-R', '--no-dereference', '--preserve=mode,timestamps,links', '--no-target-directory'];
+  if (link) {
+    try {
+      await run('cp', [...args, '--link', '--', src, dest], { maxBuffer: 1024 * 1024 });
+      return;
+    } catch {
+      await rm(dest, { recursive: true, force: true });
+    }
+  }
+  await run('cp', [...args, '--', src, dest], { maxBuffer: 1024 * 1024 });
+}
+
+/**
+ * Makes a built entry's files ENTRY_OWNER's and unwritable by anyone else: `chown -h`
+ * changes links themselves, never what they point to; chmod skips links. Root only; false
+ * when it cannot (the entry is then laid by copying).
+ */
+async function makeReadOnly(dir: string): Promise<boolean> {
+  if (process.getuid?.() !== 0) return false;
+  try {
+    await run('chown', ['-R', '-h', `${ENTRY_OWNER}:${ENTRY_OWNER}`, '--', dir]);
+    // Group and others: the sandbox's user is neither the owner nor in its group. The owner's
+    // bits stay, so a copy made from the entry (owned by its maker) is writable as usual.
+    await run('chmod', ['-R', 'go-w', '--', dir]);
+    return true;
+  } catch {
+    return false;
+  }
 }
 
 async function sizeOf(dir: string): Promise<number> {
@@ -149,13 +197,15 @@ export class EnvironmentCache {
   /**
    * Builds the entry from a run tree whose setup just ran (the base commit's, never a change's):
    * its HOME and the given paths of its checkout. Returns the entry in place: this build's, or
-   * another's that was renamed into place first.
+   * another's that was renamed into place first. `link`: the entry's files are hard links to the
+   * tree's (made read-only with them), so the tree holds the entry as a linked lay would.
    */
   async store(
     key: string,
     meta: Pick<EnvEntryMeta, 'account' | 'repository' | 'setup_env_names'>,
     from: TreeParts,
     paths: string[],
+    mode: LayMode = 'copy',
   ): Promise<EnvEntry | undefined> {
     if (!KEY_PATTERN.test(key)) throw new Error(`not an environment key: ${key}`);
     const started = performance.now();
@@ -163,11 +213,13 @@ export class EnvironmentCache {
     const tmp = join(this.options.dir, `.tmp-${process.pid}-${randomUUID()}`);
     try {
       await mkdir(join(tmp, 'repo'), { recursive: true });
-      await copyTree(from.home, join(tmp, 'home'));
+      const link = mode === 'link';
+      await copyTree(from.home, join(tmp, 'home'), link);
       for (const path of paths) {
         await mkdir(dirname(join(tmp, 'repo', path)), { recursive: true });
-        await copyTree(join(from.repo, path), join(tmp, 'repo', path));
+        await copyTree(join(from.repo, path), join(tmp, 'repo', path), link);
       }
+      const readOnly = await makeReadOnly(tmp);
       const built: EnvEntryMeta = {
         key,
         ...meta,
@@ -175,6 +227,7 @@ export class EnvironmentCache {
         bytes: await sizeOf(tmp),
         created_at: new Date().toISOString(),
         build_id: randomUUID(),
+        ...(readOnly ? { read_only: true } : {}),
       };
       await writeFile(join(tmp, META), `${JSON.stringify(built, null, 2)}\n`);
       // The marker last: an entry without it was never finished.
@@ -210,15 +263,17 @@ export class EnvironmentCache {
   }
 
   /**
-   * Copies the entry into a run tree: HOME replaced, each path of the checkout replaced (never
-   * through a link: a path whose directory is a link in the tree is left out). False when the
-   * entry changed or went while it was copied (an eviction, a rebuild): the caller runs setup.
+   * Lays the entry into a run tree: HOME replaced, each path of the checkout replaced (never
+   * through a link: a path whose directory is a link in the tree is left out); hard links when
+   * `mode` is `link` and the entry is read-only, else copies. False when the entry changed or
+   * went while it was laid (an eviction, a rebuild): the caller runs setup.
    */
-  async layInto(entry: EnvEntry, to: TreeParts): Promise<{ ok: boolean; skipped: string[] }> {
+  async layInto(entry: EnvEntry, to: TreeParts, mode: LayMode = 'copy'): Promise<{ ok: boolean; skipped: string[] }> {
     const skipped: string[] = [];
+    const link = mode === 'link' && entry.read_only === true;
     try {
       await rm(to.home, { recursive: true, force: true });
-      await copyTree(join(entry.dir, 'home'), to.home);
+      await copyTree(join(entry.dir, 'home'), to.home, link);
       for (const path of entry.paths) {
         if (await linkOnTheWay(to.repo, path)) {
           skipped.push(path);
@@ -228,7 +283,7 @@ export class EnvironmentCache {
         // rm removes a link itself, never what it points to.
         await rm(dest, { recursive: true, force: true });
         await mkdir(dirname(dest), { recursive: true });
-        await copyTree(join(entry.dir, 'repo', path), dest);
+        await copyTree(join(entry.dir, 'repo', path), dest, link);
       }
     } catch {
       return { ok: false, skipped };

@@ -1,6 +1,6 @@
 import { lstat, readdir } from 'node:fs/promises';
 import { join } from 'node:path';
-import type { EnvironmentCache, TreeParts } from './env-cache.js';
+import type { EnvironmentCache, LayMode, TreeParts } from './env-cache.js';
 import { environmentKey, isManifest, manifestDigest } from './env-key.js';
 import { type Checkout, type RunTree, TREE_HOME, changedFiles, trackedPaths } from './copies.js';
 import type { TestPlan } from './detect.js';
@@ -71,11 +71,17 @@ export async function setupTrees(ctx: RunContext, args: SetupArgs): Promise<Setu
     return runSetup(ctx, copies.change, plan);
   };
 
+  // Hard links only where a command cannot write through them (src/validator/env-cache.ts):
+  // bubblewrap, started as root; and a change that runs its own setup over the environment
+  // gets a copy, which its install may rewrite.
+  const mode: LayMode = network.kind === 'bubblewrap' && process.getuid?.() === 0 ? 'link' : 'copy';
+  const changeMode: LayMode = ownSetup.length === 0 ? mode : 'copy';
+
   const started = performance.now();
   const entry = await cache.lookup(key);
   if (entry) {
-    const base = await cache.layInto(entry, parts(copies.baseline));
-    const change = base.ok ? await cache.layInto(entry, parts(copies.change)) : base;
+    const base = await cache.layInto(entry, parts(copies.baseline), mode);
+    const change = base.ok ? await cache.layInto(entry, parts(copies.change), changeMode) : base;
     if (base.ok && change.ok) {
       const report = laidReport(plan, ctx, key, 'hit', performance.now() - started);
       log('environment from the cache', { key, ms: report.duration_ms, skipped: change.skipped });
@@ -100,6 +106,7 @@ export async function setupTrees(ctx: RunContext, args: SetupArgs): Promise<Setu
       },
       parts(copies.baseline),
       produced,
+      mode,
     )
     .catch((err: unknown) => {
       log('the environment could not be stored', { key, error: err instanceof Error ? err.message : String(err) });
@@ -108,7 +115,7 @@ export async function setupTrees(ctx: RunContext, args: SetupArgs): Promise<Setu
   let change: SetupReport | null | undefined;
   if (stored) {
     const laidAt = performance.now();
-    const laid = await cache.layInto(stored, parts(copies.change));
+    const laid = await cache.layInto(stored, parts(copies.change), changeMode);
     log('environment stored', { key, paths: produced, bytes: stored.bytes });
     if (laid.ok)
       change = await changeSetup({

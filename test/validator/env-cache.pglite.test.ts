@@ -1,11 +1,20 @@
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import {
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readFileSync,
+  readdirSync,
+  rmSync,
+  statSync,
+  writeFileSync,
+} from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createMetrics } from '../../src/metrics/registry.js';
 import type { Sandbox } from '../../src/sandbox/types.js';
 import { envCacheMetrics } from '../../src/steps/fix/env-scope.js';
-import { EnvironmentCache } from '../../src/validator/env-cache.js';
+import { ENTRY_OWNER, EnvironmentCache } from '../../src/validator/env-cache.js';
 import { type ValidateOptions, validate } from '../../src/validator/validate.js';
 import { type Files, fixtureRepo, fixtureSandbox, removeFixtureRepos } from '../support/fixture-repos.js';
 
@@ -59,6 +68,25 @@ const { writeFileSync } = require('node:fs');
 test('writes in place', () => {
   writeFileSync(require.resolve('dep'), "module.exports = 'poisoned';\\n");
   writeFileSync(process.env.HOME + '/.cache/emendfix/file', 'poisoned');
+});
+`,
+};
+
+/**
+ * A change's test file that writes in place into what the cache laid (a new test file: it runs
+ * on the baseline too, so each of its failures is judged against the baseline's).
+ */
+const IN_PLACE_WRITER: Files = {
+  'test/zz-in-place.test.js': `const test = require('node:test');
+const { appendFileSync, chmodSync, renameSync, writeFileSync } = require('node:fs');
+const dep = require.resolve('dep');
+const home = process.env.HOME + '/.cache/emendfix/file';
+test('writes dep in place', () => writeFileSync(dep, "module.exports = 'poisoned';\\n"));
+test('chmods dep', () => chmodSync(dep, 0o666));
+test('appends to the home file', () => appendFileSync(home, 'poisoned'));
+test('replaces dep', () => {
+  writeFileSync(dep + '.new', "module.exports = 'original';\\n");
+  renameSync(dep + '.new', dep);
 });
 `,
 };
@@ -147,6 +175,38 @@ describe('cached environments', { timeout: 60_000 }, () => {
     expect(readFileSync(join(entry!.dir, 'home/.cache/emendfix/file'), 'utf8')).toBe('from-home\n');
 
     const after = await run(clean, cache);
+    expect(after.out).toMatchObject({ passed: true, tests: { passed: 2, failed: 0 } });
+    expect(after.out.setup?.environment).toMatchObject({ key: entry!.key, cache: 'hit' });
+  });
+
+  it('a change’s tests writing in place into the laid node_modules and HOME never reach the entry (linked: refused)', async () => {
+    const cache = newCache();
+    const repo = fixtureRepo(BASE, PLAIN_CHANGE);
+    await run(repo, cache);
+    const [entry] = await cache.list();
+    const asRoot = process.getuid?.() === 0;
+    // Started as root under bubblewrap, an entry's files are nobody's and laid as hard links.
+    expect(entry!.read_only === true).toBe(asRoot);
+    if (asRoot) expect(statSync(join(entry!.dir, 'repo/node_modules/dep/index.js')).uid).toBe(ENTRY_OWNER);
+
+    // Plain code change (no manifest): the change's tree gets the entry as the baseline's does.
+    const writer = fixtureRepo(BASE, { ...PLAIN_CHANGE, ...IN_PLACE_WRITER });
+    const attacked = await run(writer, cache);
+    expect(attacked.out.setup?.environment).toMatchObject({ key: entry!.key, cache: 'hit' });
+    if (asRoot) {
+      // A write, a chmod to make it writable, an append: each refused; replacing the file is the tree's own business.
+      expect(attacked.out.new_failures).toEqual(
+        expect.arrayContaining(['writes dep in place', 'chmods dep', 'appends to the home file']),
+      );
+      expect(attacked.out.new_failures).not.toContain('replaces dep');
+    } else {
+      expect(attacked.out.new_failures).not.toContain('writes dep in place');
+    }
+    expect(readFileSync(join(entry!.dir, 'repo/node_modules/dep/index.js'), 'utf8')).toBe(
+      "module.exports = 'original';\n",
+    );
+    expect(readFileSync(join(entry!.dir, 'home/.cache/emendfix/file'), 'utf8')).toBe('from-home\n');
+    const after = await run(repo, cache);
     expect(after.out).toMatchObject({ passed: true, tests: { passed: 2, failed: 0 } });
     expect(after.out.setup?.environment).toMatchObject({ key: entry!.key, cache: 'hit' });
   });
