@@ -21,8 +21,8 @@ const USAGE =
   'Without --oracle or --baseline, the configured model runs the fix pipeline on each instance.';
 
 /** The plans an eval may run as (their file and retry limits, and their per-task budget). */
-const EVAL_PLANS = ['free', 'pro', 'scale'] as const;
-type EvalPlan = (typeof EVAL_PLANS)[number];
+const EVAL_BILLING_PLANS = ['free', 'pro', 'scale'] as const;
+type EvalBillingPlan = (typeof EVAL_BILLING_PLANS)[number];
 
 const EXIT_USAGE = 2;
 const EXIT_INTERRUPTED = 130;
@@ -39,7 +39,7 @@ interface EvalArgs {
   mirrors?: string;
   cloneUrl?: string;
   setup?: string;
-  plan: EvalPlan;
+  plan: EvalBillingPlan;
 }
 
 function count(flag: string, value: string | undefined, min: number): number | undefined {
@@ -68,13 +68,14 @@ function readArgs(args: string[]): EvalArgs {
   if (!v.dataset) throw new UsageError('eval needs --dataset');
   if (v.oracle && v.baseline) throw new UsageError('eval takes one of --oracle and --baseline, not both');
   const plan = v.plan ?? 'pro';
-  if (!EVAL_PLANS.some((p) => p === plan)) throw new UsageError(`--plan expects one of ${EVAL_PLANS.join(', ')}`);
+  if (!EVAL_BILLING_PLANS.some((p) => p === plan))
+    throw new UsageError(`--plan expects one of ${EVAL_BILLING_PLANS.join(', ')}`);
   if (v.plan && (v.oracle || v.baseline)) throw new UsageError('--plan is for the model mode');
   const limit = count('--limit', v.limit, 1);
   return {
     dataset: resolve(v.dataset),
     mode: v.oracle ? 'oracle' : v.baseline ? 'baseline' : 'model',
-    plan: EVAL_PLANS.find((p) => p === plan) ?? 'pro',
+    plan: EVAL_BILLING_PLANS.find((p) => p === plan) ?? 'pro',
     ...(limit !== undefined ? { limit } : {}),
     concurrency: count('--concurrency', v.concurrency, 1) ?? 1,
     out: resolve(v.out ?? 'emend-eval'),
@@ -259,7 +260,7 @@ async function prepareOut(a: EvalArgs, instances: Instance[]) {
  * environment, EMEND_LLM_PROVIDER, EMEND_MODEL_<STEP>, <PROVIDER>_BASE_URL for an OpenAI-compatible
  * server); no key is a usage error before anything runs.
  */
-async function modelContext(config: Config, sandbox: Sandbox, plan: EvalPlan) {
+async function modelContext(config: Config, sandbox: Sandbox, plan: EvalBillingPlan) {
   const made = await evalDeps(config, sandbox);
   try {
     const fixer = await chooseModel(made.deps, { accountId: '', byok: false }, 'fixer');

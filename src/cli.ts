@@ -1,6 +1,6 @@
 import { parseArgs } from 'node:util';
 import { systemClock } from './clock.js';
-import { ASSIGNABLE_PLANS, type Config, ConfigError, loadConfig, type PlanName } from './config.js';
+import { ASSIGNABLE_BILLING_PLANS, type Config, ConfigError, loadConfig, type BillingPlanName } from './config.js';
 import type { Db } from './db/client.js';
 import { AppError } from './errors.js';
 
@@ -40,13 +40,13 @@ function nonNegativeInt(flag: string, value: string | undefined): number | undef
   return Number(value);
 }
 
-const isAssignable = (value: string): value is (typeof ASSIGNABLE_PLANS)[number] =>
-  (ASSIGNABLE_PLANS as readonly string[]).includes(value);
+const isAssignable = (value: string): value is (typeof ASSIGNABLE_BILLING_PLANS)[number] =>
+  (ASSIGNABLE_BILLING_PLANS as readonly string[]).includes(value);
 
-function plan(value: string | undefined): PlanName | undefined {
+function plan(value: string | undefined): BillingPlanName | undefined {
   if (value === undefined) return undefined;
   if (!isAssignable(value)) {
-    const names = `${ASSIGNABLE_PLANS.slice(0, -1).join(', ')} or ${ASSIGNABLE_PLANS.at(-1)}`;
+    const names = `${ASSIGNABLE_BILLING_PLANS.slice(0, -1).join(', ')} or ${ASSIGNABLE_BILLING_PLANS.at(-1)}`;
     throw new UsageError(`--plan expects ${names}, got "${value}"`);
   }
   return value;

@@ -86,14 +86,15 @@ export const LLM_PROVIDERS = ['openai', 'anthropic', 'google'] as const;
 export type LlmProvider = (typeof LLM_PROVIDERS)[number];
 
 /**
- * The plan names, once. They live here, in the base layer, because the config sets each plan's
- * budget and cannot import the accounts domain; the plans' limits are in src/accounts/plans.ts.
+ * The billing plan names, once. They live here, in the base layer, because the config sets each
+ * plan's budget and cannot import the accounts domain; the plans' limits are in
+ * src/accounts/billing-plan.ts.
  * The assignable ones are those an operator can put an account on; demo accounts are made by
  * POST /v1/demo/token.
  */
-export const ASSIGNABLE_PLANS = ['free', 'pro', 'scale'] as const;
-export const PLAN_NAMES = [...ASSIGNABLE_PLANS, 'demo'] as const;
-export type PlanName = (typeof PLAN_NAMES)[number];
+export const ASSIGNABLE_BILLING_PLANS = ['free', 'pro', 'scale'] as const;
+export const BILLING_PLAN_NAMES = [...ASSIGNABLE_BILLING_PLANS, 'demo'] as const;
+export type BillingPlanName = (typeof BILLING_PLAN_NAMES)[number];
 
 /** A context window setting's bounds (EMEND_MODEL_CONTEXT_<STEP>, a key's context_window), in tokens. */
 export const CONTEXT_WINDOW_MIN = 1_024;
@@ -115,7 +116,7 @@ export interface LlmConfig {
   /** Whether the locator asks the model to re-rank its deterministic shortlist. */
   rerank: boolean;
   /** Per-task spending limits by plan. */
-  budgets: Record<PlanName, { tokens: number; usd: number }>;
+  budgets: Record<BillingPlanName, { tokens: number; usd: number }>;
   /** Extra or overriding prices, USD per million tokens: {"model-prefix": [input, output]}. */
   prices: Record<string, [number, number]>;
   /**
@@ -333,7 +334,7 @@ function temperatures(env: Env): Record<ModelStep, number> {
 }
 
 /** Per-task budgets; generous enough for a fix with retries, small enough to stop a runaway loop. */
-const BUDGET_DEFAULTS: Record<PlanName, { tokens: number; usd: number }> = {
+const BUDGET_DEFAULTS: Record<BillingPlanName, { tokens: number; usd: number }> = {
   free: { tokens: 300_000, usd: 1.5 },
   pro: { tokens: 1_000_000, usd: 5 },
   scale: { tokens: 2_000_000, usd: 10 },
@@ -355,7 +356,7 @@ function llm(env: Env): LlmConfig {
       contextWindows[step] = integer(env, name, 0, CONTEXT_WINDOW_MIN, CONTEXT_WINDOW_MAX);
   }
   const budgets = Object.fromEntries(
-    PLAN_NAMES.map((plan) => [
+    BILLING_PLAN_NAMES.map((plan) => [
       plan,
       {
         tokens: integer(

@@ -5,8 +5,8 @@ import { AppError } from '../errors.js';
 import { accounts, apiTokens } from '../db/schema.js';
 import { newId } from '../ids.js';
 import { grantCredits } from './credits.js';
-import type { PlanName } from '../config.js';
-import { isPlanName } from './plans.js';
+import type { BillingPlanName } from '../config.js';
+import { isBillingPlanName } from './billing-plan.js';
 import { type TokenKind, issueToken } from './token-secrets.js';
 
 export type Account = typeof accounts.$inferSelect;
@@ -14,7 +14,7 @@ export type Account = typeof accounts.$inferSelect;
 export interface NewAccount {
   email: string;
   name?: string;
-  plan?: PlanName;
+  plan?: BillingPlanName;
   credits?: number;
   isAdmin?: boolean;
 }
@@ -31,7 +31,7 @@ export function checkEmail(email: string): string {
 export async function createAccount(deps: Pick<Deps, 'db' | 'clock'>, input: NewAccount) {
   const email = checkEmail(input.email);
   const plan = input.plan ?? 'free';
-  if (!isPlanName(plan)) throw new AppError('bad_request', `plan: unknown plan "${plan}"`);
+  if (!isBillingPlanName(plan)) throw new AppError('bad_request', `plan: unknown plan "${plan}"`);
   const credits = input.credits ?? 0;
   if (!Number.isInteger(credits) || credits < 0)
     throw new AppError('bad_request', 'credits: must be a non-negative integer');
@@ -82,7 +82,7 @@ export async function updateAccount(
   accountId: string,
   change: { plan?: string; credits?: number; isAdmin?: boolean },
 ): Promise<Account> {
-  if (change.plan !== undefined && !isPlanName(change.plan))
+  if (change.plan !== undefined && !isBillingPlanName(change.plan))
     throw new AppError('bad_request', `plan: unknown plan "${change.plan}"`);
   if (change.credits !== undefined && (!Number.isInteger(change.credits) || change.credits < 0)) {
     throw new AppError('bad_request', 'credits: must be a non-negative integer');

@@ -4,7 +4,7 @@ import type { Deps } from '../deps.js';
 import { AppError } from '../errors.js';
 import { newId } from '../ids.js';
 import { checkEmail, insertToken } from './accounts.js';
-import { DEMO_TOKEN_DAYS } from './plans.js';
+import { DEMO_TOKEN_DAYS } from './billing-plan.js';
 
 export const DEMO_TOKENS_PER_IP = 3;
 export const DEMO_WINDOW_MS = 24 * 3600_000;

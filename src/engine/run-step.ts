@@ -1,6 +1,6 @@
 import { type SQL, sql } from 'drizzle-orm';
-import type { PlanLimits } from '../accounts/plans.js';
-import type { PlanName } from '../config.js';
+import type { BillingPlan } from '../accounts/billing-plan.js';
+import type { BillingPlanName } from '../config.js';
 import { tasks } from '../db/schema.js';
 import { storableJson, storableText } from '../db/storable.js';
 import { isDatabaseUnavailable } from '../db/unavailable.js';
@@ -34,8 +34,8 @@ export interface TaskRun {
   lease: WorkspaceLease;
   /** The task came with a demo token: demo limits, and the steps after the demo stages skipped. */
   demo: boolean;
-  limits: PlanLimits;
-  budget: PlanName;
+  limits: BillingPlan;
+  budget: BillingPlanName;
   /** What the running log record says about who ran the step. */
   claimLog: { attempt: number; worker: string; claim: string };
   /** Writes to the task if this worker still owns it (and keeps the row), else throws Lost. */

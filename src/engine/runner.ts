@@ -1,5 +1,5 @@
 import { type SQL, and, eq, sql } from 'drizzle-orm';
-import { isPlanName, planLimits } from '../accounts/plans.js';
+import { isBillingPlanName, billingPlan } from '../accounts/billing-plan.js';
 import { accounts, apiTokens, tasks } from '../db/schema.js';
 import { isDatabaseUnavailable } from '../db/unavailable.js';
 import type { Deps } from '../deps.js';
@@ -21,7 +21,7 @@ export interface RunOptions {
   staleMs: number;
 }
 
-const budgetPlan = (plan: string | undefined) => (plan && isPlanName(plan) ? plan : 'free');
+const budgetPlan = (plan: string | undefined) => (plan && isBillingPlanName(plan) ? plan : 'free');
 
 /**
  * Runs a task from where it stands until it finishes, fails, or stops at an approval gate
@@ -70,7 +70,7 @@ function openRun(deps: Deps, steps: StepRegistry, claimed: Task, opts: RunOption
       handle.controller.signal,
     ),
     demo: false,
-    limits: planLimits('free'),
+    limits: billingPlan('free'),
     budget: 'free',
     // Attempts count only workers dying; a claim after a clean hand-off may repeat a number.
     claimLog: { attempt: claimed.attempts, worker: opts.workerId, claim: newId() },
@@ -96,7 +96,7 @@ async function loadLimits(run: TaskRun) {
         ?.kind === 'demo'
     : false;
   run.demo = demo;
-  run.limits = planLimits(demo ? 'demo' : (account?.plan ?? 'free'));
+  run.limits = billingPlan(demo ? 'demo' : (account?.plan ?? 'free'));
   run.budget = demo ? 'demo' : budgetPlan(account?.plan);
 }
 

@@ -1,4 +1,4 @@
-import type { PlanName } from '../config.js';
+import type { BillingPlanName } from '../config.js';
 import type { Deps } from '../deps.js';
 import { ModelClient } from '../llm/client.js';
 import { chooseModel } from '../accounts/model-credentials.js';
@@ -12,7 +12,7 @@ import { type StepName, isModelStep } from '../step-contract/names.js';
  * inside the worker and only when the step actually calls a model. `spent` reports what the
  * step's calls used, for the step's log record and the task's totals.
  */
-export function stepModel(deps: Deps, task: Task, step: StepName, plan: PlanName, signal: AbortSignal) {
+export function stepModel(deps: Deps, task: Task, step: StepName, plan: BillingPlanName, signal: AbortSignal) {
   const meter = new UsageMeter();
   let client: Promise<ModelClient> | undefined;
   return {

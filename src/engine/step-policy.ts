@@ -1,4 +1,4 @@
-import { DEMO_STAGES, type PlanLimits } from '../accounts/plans.js';
+import { DEMO_STAGES, type BillingPlan } from '../accounts/billing-plan.js';
 import { type Progress, STEP_NAMES, type StepName } from '../step-contract/index.js';
 import type { Gate } from '../tasks/lifecycle/park.js';
 import type { Task } from '../tasks/service.js';
@@ -7,7 +7,7 @@ import type { Task } from '../tasks/service.js';
 export const nextOf = (step: StepName): StepName | 'end' => STEP_NAMES[STEP_NAMES.indexOf(step) + 1] ?? 'end';
 
 /** Whether a failed validation sends the task back to the rework step: at most two retries, fewer if the plan says so. */
-export const mayRetry = (retryCount: number, limits: Pick<PlanLimits, 'maxRetries'>): boolean =>
+export const mayRetry = (retryCount: number, limits: Pick<BillingPlan, 'maxRetries'>): boolean =>
   retryCount < Math.min(limits.maxRetries, 2);
 
 /** Why a step does not run for this task, or undefined when it does. */

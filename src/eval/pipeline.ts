@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
-import { PLANS, type PlanLimits } from '../accounts/plans.js';
-import type { PlanName } from '../config.js';
+import { BILLING_PLANS, type BillingPlan } from '../accounts/billing-plan.js';
+import type { BillingPlanName } from '../config.js';
 import { storableJson } from '../db/storable.js';
 import type { Deps } from '../deps.js';
 import { stepModel } from '../engine/step-model.js';
@@ -74,7 +74,7 @@ const FIX_STEPS: Partial<Record<StepName, StepFn<FixPayload, object>>> = {
 export interface PipelineContext {
   deps: Deps;
   /** The plan whose limits (files, retries) and per-task budget the run has. */
-  plan: Exclude<PlanName, 'demo'>;
+  plan: Exclude<BillingPlanName, 'demo'>;
   signal: AbortSignal;
 }
 
@@ -133,7 +133,7 @@ function evalTask(instance: Instance, baseCommit: string, deps: Deps): Task {
 export async function runPipeline(ws: Workspace, instance: Instance, ctx: PipelineContext): Promise<PipelineOutcome> {
   const { deps, signal } = ctx;
   const task = evalTask(instance, ws.baseCommit, deps);
-  const limits: PlanLimits = PLANS[ctx.plan];
+  const limits: BillingPlan = BILLING_PLANS[ctx.plan];
   const progress: Progress = { outputs: {}, next: 'planner', approved: {}, baseCommit: ws.baseCommit };
   const processes = new ProcessSet();
   const outcome: PipelineOutcome = { steps: [], located: [], edits: { applied: 0, failures: [] } };
@@ -166,7 +166,7 @@ export async function runPipeline(ws: Workspace, instance: Instance, ctx: Pipeli
 interface RunState {
   task: Task;
   progress: Progress;
-  limits: PlanLimits;
+  limits: BillingPlan;
   processes: ProcessSet;
   ws: Workspace;
 }
@@ -249,7 +249,7 @@ function record(outcome: PipelineOutcome, step: StepName, progress: Progress, re
 }
 
 /** The runner's bookkeeping after a step (run-step.ts applyResult): the next step, and the rework on a failed validation. */
-function advance(task: Task, progress: Progress, step: StepName, result: StepResult<object>, limits: PlanLimits) {
+function advance(task: Task, progress: Progress, step: StepName, result: StepResult<object>, limits: BillingPlan) {
   const patch = result.patch ?? {};
   progress.next = nextOf(step);
   if (patch.changed) progress.failure = undefined;

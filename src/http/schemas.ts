@@ -1,5 +1,5 @@
 import { type TSchema, Type } from '@sinclair/typebox';
-import { LLM_PROVIDERS, PLAN_NAMES } from '../config.js';
+import { LLM_PROVIDERS, BILLING_PLAN_NAMES } from '../config.js';
 import { ERROR_CODES } from '../errors.js';
 import { SCM_KINDS } from '../config.js';
 import { STEP_NAMES } from '../step-contract/index.js';
@@ -235,7 +235,7 @@ export const Profile = Type.Object(
     id: Uuid(),
     email: Type.String({ format: 'email' }),
     name: Type.String(),
-    plan: OneOf(PLAN_NAMES),
+    plan: OneOf(BILLING_PLAN_NAMES),
     credits: Type.Integer(),
     use_byok: Type.Boolean(),
     approval_mode: ApprovalMode,
@@ -274,7 +274,7 @@ export const AdminAccount = Type.Object(
     id: Uuid(),
     email: Type.String({ format: 'email' }),
     name: Type.String(),
-    plan: OneOf(PLAN_NAMES),
+    plan: OneOf(BILLING_PLAN_NAMES),
     credits: Type.Integer(),
     use_byok: Type.Boolean(),
     is_admin: Type.Boolean(),

@@ -1,6 +1,6 @@
 import type { Deps } from '../deps.js';
 import type { ModelClient } from '../llm/client.js';
-import type { PlanLimits } from '../accounts/plans.js';
+import type { BillingPlan } from '../accounts/billing-plan.js';
 import type { Task } from '../tasks/service.js';
 import type { Workspace } from '../workspace/checkout.js';
 import type { TrackedSpawn } from '../processes/process-set.js';
@@ -70,7 +70,7 @@ export interface StepHelpers {
    */
   model(): Promise<ModelClient>;
   /** Limits of the task's plan (demo tokens have their own). */
-  limits: PlanLimits;
+  limits: BillingPlan;
 }
 
 export type StepFn<P extends StepPayload = StepPayload, O extends object = StepOutput> = (

@@ -1,6 +1,6 @@
 import { and, count, eq, gte } from 'drizzle-orm';
 import type { AuthContext } from '../accounts/authenticate.js';
-import { planLimits } from '../accounts/plans.js';
+import { billingPlan } from '../accounts/billing-plan.js';
 import { taskLogs, tasks } from '../db/schema.js';
 import type { Tx } from '../db/client.js';
 import type { Deps } from '../deps.js';
@@ -79,7 +79,7 @@ export async function createTask(
     await checkRepoAccess(deps, {
       account: auth.account,
       isDemo,
-      mode: planLimits(isDemo ? 'demo' : auth.account.plan).mode,
+      mode: billingPlan(isDemo ? 'demo' : auth.account.plan).mode,
       repo,
     });
   }

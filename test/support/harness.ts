@@ -6,7 +6,7 @@ import { join } from 'node:path';
 import { and, eq, inArray, type SQL } from 'drizzle-orm';
 import type { FastifyInstance } from 'fastify';
 import { createAccount } from '../../src/accounts/accounts.js';
-import type { PlanName, ScmKindName } from '../../src/config.js';
+import type { BillingPlanName, ScmKindName } from '../../src/config.js';
 import { buildApp } from '../../src/app.js';
 import { manualClock } from '../../src/clock.js';
 import { loadConfig } from '../../src/config.js';
@@ -116,7 +116,7 @@ let seq = 0;
  */
 export async function newAccount(
   h: Harness,
-  opts: { plan?: PlanName; credits?: number; admin?: boolean; email?: string; scm?: boolean } = {},
+  opts: { plan?: BillingPlanName; credits?: number; admin?: boolean; email?: string; scm?: boolean } = {},
 ) {
   const email = opts.email ?? `user${++seq}-${randomBytes(3).toString('hex')}@example.com`;
   const { account, token } = await createAccount(h.deps, {

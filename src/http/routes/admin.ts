@@ -1,7 +1,7 @@
 import { type FastifyPluginAsyncTypebox, Type } from '@fastify/type-provider-typebox';
 import { desc, eq } from 'drizzle-orm';
 import { updateAccount } from '../../accounts/accounts.js';
-import { ASSIGNABLE_PLANS } from '../../config.js';
+import { ASSIGNABLE_BILLING_PLANS } from '../../config.js';
 import { accounts } from '../../db/schema.js';
 import type { Deps } from '../../deps.js';
 import { adminAccountJson } from '../present.js';
@@ -52,7 +52,7 @@ export const adminRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = async (app
         params: IdParams,
         body: Type.Object(
           {
-            plan: Type.Optional(StringEnum(ASSIGNABLE_PLANS)),
+            plan: Type.Optional(StringEnum(ASSIGNABLE_BILLING_PLANS)),
             credits: Type.Optional(Type.Integer({ minimum: 0, maximum: 1_000_000_000 })),
             is_admin: Type.Optional(Type.Boolean()),
           },

@@ -1,6 +1,6 @@
 import { type FastifyPluginAsyncTypebox, Type } from '@fastify/type-provider-typebox';
 import { issueDemoToken } from '../../accounts/demo.js';
-import { DEMO_STAGES, DEMO_TOKEN_DAYS, PLANS } from '../../accounts/plans.js';
+import { DEMO_STAGES, DEMO_TOKEN_DAYS, BILLING_PLANS } from '../../accounts/billing-plan.js';
 import type { Deps } from '../../deps.js';
 import { STEP_NAMES } from '../../step-contract/index.js';
 import { StringEnum, described, errorResponses } from '../schemas.js';
@@ -43,7 +43,11 @@ export const demoRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = async (app,
         token,
         expires_in_days: DEMO_TOKEN_DAYS,
         scope: 'demo' as const,
-        limits: { max_tasks_per_token: PLANS.demo.monthly, public_repos_only: true, pipeline_stages: DEMO_STAGES },
+        limits: {
+          max_tasks_per_token: BILLING_PLANS.demo.monthly,
+          public_repos_only: true,
+          pipeline_stages: DEMO_STAGES,
+        },
       });
     },
   );

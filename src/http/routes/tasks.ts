@@ -1,6 +1,6 @@
 import { type FastifyPluginAsyncTypebox, Type } from '@fastify/type-provider-typebox';
-import { isPlanName, planLimits } from '../../accounts/plans.js';
-import { PLAN_NAMES } from '../../config.js';
+import { isBillingPlanName, billingPlan } from '../../accounts/billing-plan.js';
+import { BILLING_PLAN_NAMES } from '../../config.js';
 import type { Deps } from '../../deps.js';
 import { countTaskPost } from '../../tasks/rate-limit.js';
 import { deleteTask } from '../../tasks/delete.js';
@@ -87,7 +87,7 @@ const Limits = Type.Object({
     mode: TaskMode,
   }),
   used_this_month: Count(),
-  plan: StringEnum(PLAN_NAMES),
+  plan: StringEnum(BILLING_PLAN_NAMES),
   use_byok: Type.Boolean(),
 });
 
@@ -162,10 +162,10 @@ export const taskRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = async (app,
     },
     async (request) => {
       const auth = caller(request);
-      // A stored plan is always a plan name (accounts.ts checks it); an unknown one reads as free, as planLimits does.
+      // A stored plan is always a plan name (accounts.ts checks it); an unknown one reads as free, as billingPlan does.
       const stored = auth.account.plan;
-      const plan = auth.tokenKind === 'demo' ? 'demo' : isPlanName(stored) ? stored : 'free';
-      const { monthly, concurrent, maxFiles, maxRetries, mode } = planLimits(plan);
+      const plan = auth.tokenKind === 'demo' ? 'demo' : isBillingPlanName(stored) ? stored : 'free';
+      const { monthly, concurrent, maxFiles, maxRetries, mode } = billingPlan(plan);
       return {
         limits: { monthly, concurrent, maxFiles, maxRetries, mode },
         used_this_month: await usedThisMonth(deps, auth),

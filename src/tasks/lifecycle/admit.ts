@@ -1,7 +1,7 @@
 import { and, count, eq, gte, inArray } from 'drizzle-orm';
 import type { Account } from '../../accounts/accounts.js';
 import { holdCredit } from '../../accounts/credits.js';
-import { type PlanLimits, type TaskMode, planLimits } from '../../accounts/plans.js';
+import { type BillingPlan, type TaskMode, billingPlan } from '../../accounts/billing-plan.js';
 import type { Tx } from '../../db/client.js';
 import { accounts, tasks } from '../../db/schema.js';
 import { AppError } from '../../errors.js';
@@ -24,7 +24,7 @@ export interface Admitter {
 
 export interface Admission {
   account: Account;
-  limits: PlanLimits;
+  limits: BillingPlan;
   mode: TaskMode;
   byok: boolean;
   /** One credit is held from creation until the task ends (see endTask). */
@@ -48,7 +48,7 @@ export function monthStart(now: Date): Date {
 export async function admitTask(tx: Tx, who: Admitter, kind: AdmissionKind, now: Date): Promise<Admission> {
   const [account] = await tx.select().from(accounts).where(eq(accounts.id, who.accountId)).for('update');
   if (!account) throw new AppError('invalid_token', 'the account behind this token no longer exists');
-  const limits = planLimits(who.isDemo ? 'demo' : account.plan);
+  const limits = billingPlan(who.isDemo ? 'demo' : account.plan);
   const byok = !who.isDemo && account.useByok;
   if (kind === 'new') await checkMonthlyQuota(tx, who, account, limits, now);
   const mode = kind === 'continue' ? 'pr' : limits.mode;
@@ -69,7 +69,7 @@ export async function admitTask(tx: Tx, who: Admitter, kind: AdmissionKind, now:
 }
 
 /** Demo tokens count their tasks for life; other accounts count this month's, unless under BYOK. */
-async function checkMonthlyQuota(tx: Tx, who: Admitter, account: Account, limits: PlanLimits, now: Date) {
+async function checkMonthlyQuota(tx: Tx, who: Admitter, account: Account, limits: BillingPlan, now: Date) {
   if (who.isDemo) {
     const [used] = await tx.select({ n: count() }).from(tasks).where(eq(tasks.tokenId, who.tokenId));
     if (used!.n >= limits.monthly) {

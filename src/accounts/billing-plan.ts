@@ -1,9 +1,13 @@
-import type { PlanName } from '../config.js';
+import type { BillingPlanName } from '../config.js';
 import type { StepName } from '../step-contract/names.js';
 
 export type TaskMode = 'preview' | 'pr';
 
-export interface PlanLimits {
+/**
+ * An account's billing plan: what it may run (quota, concurrency, files, retries, mode). Not the
+ * planner's plan, which is the `planner` step's output (src/step-contract).
+ */
+export interface BillingPlan {
   /** Tasks per calendar month (UTC); for demo, tasks per token in all. */
   monthly: number;
   concurrent: number;
@@ -12,7 +16,7 @@ export interface PlanLimits {
   mode: TaskMode;
 }
 
-export const PLANS: Record<PlanName, PlanLimits> = {
+export const BILLING_PLANS: Record<BillingPlanName, BillingPlan> = {
   free: { monthly: 10, concurrent: 1, maxFiles: 5, maxRetries: 1, mode: 'preview' },
   pro: { monthly: 200, concurrent: 3, maxFiles: 20, maxRetries: 2, mode: 'pr' },
   scale: { monthly: 2000, concurrent: 5, maxFiles: 50, maxRetries: 2, mode: 'pr' },
@@ -23,10 +27,11 @@ export const PLANS: Record<PlanName, PlanLimits> = {
 export const DEMO_STAGES: StepName[] = ['planner', 'locator', 'inspector'];
 export const DEMO_TOKEN_DAYS = 30;
 
-export function planLimits(plan: string): PlanLimits {
-  return PLANS[(plan in PLANS ? plan : 'free') as PlanName];
+/** The billing plan of that name; an unknown name reads as free. */
+export function billingPlan(name: string): BillingPlan {
+  return BILLING_PLANS[(name in BILLING_PLANS ? name : 'free') as BillingPlanName];
 }
 
-export function isPlanName(value: string): value is PlanName {
-  return value in PLANS;
+export function isBillingPlanName(value: string): value is BillingPlanName {
+  return value in BILLING_PLANS;
 }
