@@ -16,14 +16,17 @@
  * after the other; `--only a,b` picks some. Fetched code stays in the temporary directory.
  */
 import { execFileSync, spawnSync } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import { join, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
+import { type FixturePackage, type PackageIndex, servePackageIndex } from '../test/support/python-index.js';
 import { log } from './stats.js';
 
 interface Project {
   name: string;
+  /** Python: setup gets PIP_INDEX_URL of the bench's local index (PyPI is not reachable here). */
+  index?: boolean;
   repository: string;
   commit: string;
   manager: string;
@@ -92,15 +95,23 @@ function replaceOnce(path: string, from: string, to: string) {
   writeFileSync(path, text.slice(0, at) + to + text.slice(at + from.length));
 }
 
-function validateRun(dir: string, dataDir: string): Run {
+/** How a project's validations reach the bench's local package index, if it uses one. */
+interface IndexUse {
+  /** EMEND_SETUP_ALLOW: the index's loopback host:port. */
+  allow: string;
+  /** `--setup-env` arguments: PIP_INDEX_URL. */
+  args: string[];
+}
+
+function validateRun(dir: string, dataDir: string, index?: IndexUse): Run {
   const started = performance.now();
   const r = spawnSync(
     join(ROOT, 'node_modules/.bin/tsx'),
-    [join(ROOT, 'src/bin.ts'), 'validate', '--repo', dir, '--json'],
+    [join(ROOT, 'src/bin.ts'), 'validate', '--repo', dir, '--json', ...(index?.args ?? [])],
     {
       cwd: ROOT,
       encoding: 'utf8',
-      env: { ...process.env, EMEND_DATA_DIR: dataDir },
+      env: { ...process.env, EMEND_DATA_DIR: dataDir, ...(index ? { EMEND_SETUP_ALLOW: index.allow } : {}) },
       maxBuffer: 256 * 1024 * 1024,
     },
   );
@@ -128,6 +139,39 @@ function bugMatches(p: Project, o: Output | null): string {
     : `MISS (${missing.length ? `not named: ${missing.join('; ')}` : ''}${count ? '' : ` count ${o.new_failures.length} ≠ ${p.expect.count}`})`;
 }
 
+/**
+ * A PEP 503 index on loopback with what a Python project's isolated build asks for and this
+ * machine has as files (PyPI is not reachable here): Debian's setuptools wheel
+ * (python3-pip-whl) and the `wheel` package packed from Debian's python3-wheel.
+ */
+async function serveLocalIndex(): Promise<PackageIndex> {
+  const wheelsDir = '/usr/share/python-wheels';
+  const files = readdirSync(wheelsDir)
+    .filter((f) => f.startsWith('setuptools-') && f.endsWith('.whl'))
+    .map((filename) => ({ filename, bytes: readFileSync(join(wheelsDir, filename)) }));
+  const site = '/usr/lib/python3/dist-packages';
+  const info = readdirSync(site).find((f) => /^wheel-[\d.]+\.(egg|dist)-info$/.test(f));
+  const packages: FixturePackage[] = [];
+  if (info) {
+    const version = /^wheel-([\d.]+)\./.exec(info)![1]!;
+    const sources: Record<string, string> = {};
+    const walk = (rel: string) => {
+      for (const e of readdirSync(join(site, rel), { withFileTypes: true })) {
+        const path = `${rel}/${e.name}`;
+        if (e.isDirectory() && e.name !== '__pycache__') walk(path);
+        else if (e.isFile() && e.name.endsWith('.py')) sources[path] = readFileSync(join(site, path), 'utf8');
+      }
+    };
+    walk('wheel');
+    packages.push({ name: 'wheel', version, files: sources });
+  }
+  const index = await servePackageIndex(packages, files);
+  log(
+    `local index ${index.url}: ${[...files.map((f) => f.filename), ...packages.map((p) => `${p.name}-${p.version} (packed)`)].join(', ')}`,
+  );
+  return index;
+}
+
 async function main() {
   const all = (JSON.parse(readFileSync(values.projects!, 'utf8')) as { projects: Project[] }).projects;
   const only = values.only?.split(',');
@@ -138,8 +182,12 @@ async function main() {
   );
   const rows: string[][] = [];
   const tmp = mkdtempSync(join(os.tmpdir(), 'emend-envbench-'));
+  const index = projects.some((p) => p.index) ? await serveLocalIndex() : undefined;
   try {
     for (const p of projects) {
+      const use =
+        p.index && index ? { allow: index.hostPort, args: ['--setup-env', `PIP_INDEX_URL=${index.url}`] } : undefined;
+      const askedBefore = index?.asked.length ?? 0;
       const dir = join(tmp, p.name);
       const dataDir = mkdtempSync(join(tmp, `data-${p.name}-`));
       const mirror = join(values.mirrors!, p.repository.replace('/', '+'), 'repo');
@@ -149,11 +197,11 @@ async function main() {
       git(dir, 'config', 'user.name', 'bench');
       log(`\n${p.name} (${p.repository} @ ${p.commit.slice(0, 8)}, ${p.runner})`);
 
-      const base = validateRun(dir, dataDir);
+      const base = validateRun(dir, dataDir, use);
       // The output's setup of a cold run is the laying of the entry it just built into the change's
       // tree; the install itself is not reported. So the base tree again, warm: the difference in
       // wall time is the cold setup less the warm one.
-      const again = validateRun(dir, dataDir);
+      const again = validateRun(dir, dataDir, use);
       log(
         `  base:   ${verdict(base)}; setup ${s(base.out?.setup?.duration_ms)} (${base.out?.setup?.environment?.cache ?? base.out?.setup?.skipped ?? 'no setup'}), wall ${s(base.wallMs)}`,
       );
@@ -162,7 +210,7 @@ async function main() {
       );
       const original = readFileSync(join(dir, p.file), 'utf8');
       replaceOnce(join(dir, p.file), p.from, p.to);
-      const bug = validateRun(dir, dataDir);
+      const bug = validateRun(dir, dataDir, use);
       const bugCheck = bugMatches(p, bug.out);
       log(
         `  bug:    ${verdict(bug)}; setup ${s(bug.out?.setup?.duration_ms)} (${bug.out?.setup?.environment?.cache ?? 'no cache'}), wall ${s(bug.wallMs)}; ${bugCheck}`,
@@ -172,11 +220,12 @@ async function main() {
       );
       git(dir, 'commit', '-q', '-am', 'bug');
       writeFileSync(join(dir, p.file), original); // `to` may be elsewhere in the file too (commander)
-      const revert = validateRun(dir, dataDir);
+      const revert = validateRun(dir, dataDir, use);
       log(
         `  revert: ${verdict(revert)}; fixed ${revert.out?.fixed.length ?? 0}; setup ${s(revert.out?.setup?.duration_ms)} (${revert.out?.setup?.environment?.cache ?? 'no cache'}), wall ${s(revert.wallMs)}`,
       );
       if (revert.out?.passed !== true) log(`          new failures: ${JSON.stringify(revert.out?.new_failures ?? [])}`);
+      if (use) log(`  local index: asked for ${JSON.stringify(index!.asked.slice(askedBefore))}`);
 
       const warm = again.out?.setup?.duration_ms;
       const cold = base.out && again.out && warm !== undefined ? base.wallMs - again.wallMs + warm : undefined;
@@ -196,6 +245,7 @@ async function main() {
       rmSync(dataDir, { recursive: true, force: true });
     }
   } finally {
+    await index?.close();
     rmSync(tmp, { recursive: true, force: true });
   }
   log('');

@@ -9,7 +9,10 @@ import { NotACheckoutError } from './validator/copies.js';
 import { ValidationAborted } from './validator/run.js';
 import { type ValidatorOutput, validate } from './validator/validate.js';
 
-const USAGE = 'usage: emend validate --repo DIR [--base REV] [--json]';
+const USAGE = 'usage: emend validate --repo DIR [--base REV] [--json] [--setup-env NAME=VALUE]...';
+
+/** A variable name as the shell writes one. */
+const ENV_NAME = /^[A-Za-z_][A-Za-z0-9_]*$/;
 
 const EXIT_PASSED = 0;
 const EXIT_NEW_FAILURES = 1;
@@ -61,11 +64,16 @@ export function formatResult(out: ValidatorOutput, base: string): string {
  * nothing to test), 1 when there are.
  */
 export async function validateCommand(args: string[], env: NodeJS.ProcessEnv): Promise<number> {
-  let values: { repo?: string; base?: string; json?: boolean };
+  let values: { repo?: string; base?: string; json?: boolean; 'setup-env'?: string[] };
   try {
     ({ values } = parseArgs({
       args,
-      options: { repo: { type: 'string' }, base: { type: 'string' }, json: { type: 'boolean' } },
+      options: {
+        repo: { type: 'string' },
+        base: { type: 'string' },
+        json: { type: 'boolean' },
+        'setup-env': { type: 'string', multiple: true },
+      },
     }));
   } catch (err) {
     console.error(`emend: ${err instanceof Error ? err.message : String(err)}\n\n${USAGE}`);
@@ -74,6 +82,18 @@ export async function validateCommand(args: string[], env: NodeJS.ProcessEnv): P
   if (!values.repo) {
     console.error(`emend: validate needs --repo\n\n${USAGE}`);
     return EXIT_USAGE;
+  }
+  // Variables for the setup phase only, as an operator's package index reaches a task's setup
+  // (PIP_INDEX_URL, npm_config_registry); never the test phase's.
+  const setupEnv: Record<string, string> = {};
+  for (const pair of values['setup-env'] ?? []) {
+    const at = pair.indexOf('=');
+    const name = at > 0 ? pair.slice(0, at) : '';
+    if (!ENV_NAME.test(name)) {
+      console.error(`emend: --setup-env wants NAME=VALUE, got "${pair.slice(0, 40)}"\n\n${USAGE}`);
+      return EXIT_USAGE;
+    }
+    setupEnv[name] = pair.slice(at + 1);
   }
   const config = loadConfig(env);
   const sandbox = await createSandbox(config.sandbox, { protectedPaths: [config.dataDir] });
@@ -115,6 +135,7 @@ export async function validateCommand(args: string[], env: NodeJS.ProcessEnv): P
         limits: { testTimeoutMs: config.validator.testTimeoutMs },
         toolchainCache,
         ...(environments ? { environments } : {}),
+        ...(Object.keys(setupEnv).length > 0 ? { setupEnv } : {}),
       },
     );
     console.log(values.json ? JSON.stringify(out, null, 2) : formatResult(out, base));

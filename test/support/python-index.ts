@@ -86,10 +86,20 @@ export interface PackageIndex {
   close(): Promise<void>;
 }
 
-/** Serves the packages as a PEP 503 simple index on loopback; everything else is 404. */
-export async function servePackageIndex(packages: FixturePackage[]): Promise<PackageIndex> {
-  const wheels = new Map<string, { filename: string; bytes: Buffer }>();
+/** A wheel file as it is, named `<distribution>-<version>-<tags>.whl`. */
+export interface WheelFile {
+  filename: string;
+  bytes: Buffer;
+}
+
+/**
+ * Serves the packages (built as wheels) and the given wheel files as a PEP 503 simple index on
+ * loopback, one wheel per distribution; everything else is 404.
+ */
+export async function servePackageIndex(packages: FixturePackage[], files: WheelFile[] = []): Promise<PackageIndex> {
+  const wheels = new Map<string, WheelFile>();
   for (const pkg of packages) wheels.set(normalize(pkg.name), buildWheel(pkg));
+  for (const file of files) wheels.set(normalize(file.filename.split('-')[0]!), file);
   const asked: string[] = [];
   const server: Server = createServer((req, res) => {
     const path = decodeURIComponent((req.url ?? '/').split('?')[0]!);

@@ -5,6 +5,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { cliEnv, killAll, runCli } from '../cli/cli-process.js';
 import {
   commitAll,
+  fixtureRepo,
   jsFailingTest,
   noTests,
   preexistingFixesA,
@@ -100,6 +101,28 @@ describe('emend validate', { timeout: 90_000, concurrent: true }, () => {
     expect(text.stdout.trim()).toBe('no test command found: nothing to validate');
   });
 
+  it('gives --setup-env variables to the setup phase only', async () => {
+    const repo = fixtureRepo({
+      'package.json': JSON.stringify({ name: 'fixture', private: true, scripts: { test: 'node --test' } }),
+      // Setup fails without the variable; the test fails if the test phase has it.
+      '.emend/setup': 'test "$REGISTRY_HINT" = "index-at-9" || { echo "REGISTRY_HINT missing" >&2; exit 3; }\n',
+      'test/env.test.js':
+        "const test = require('node:test');\nconst assert = require('node:assert');\n" +
+        "test('test phase lacks it', () => assert.strictEqual(process.env.REGISTRY_HINT, undefined));\n",
+    });
+    const withIt = await runCli(
+      ['validate', '--repo', repo.dir, '--json', '--setup-env', 'REGISTRY_HINT=index-at-9'],
+      env,
+    );
+    expect(withIt.code, withIt.stderr).toBe(0);
+    expect(JSON.parse(withIt.stdout)).toMatchObject({ passed: true, setup: { exit_code: 0 }, tests: { passed: 1 } });
+    const without = await runCli(['validate', '--repo', repo.dir, '--json'], env);
+    expect(JSON.parse(without.stdout)).toMatchObject({ setup: { exit_code: 3 } });
+    const bad = await runCli(['validate', '--repo', repo.dir, '--setup-env', '1NOPE=x'], env);
+    expect(bad.code).toBe(2);
+    expect(bad.stderr).toContain('--setup-env wants NAME=VALUE, got "1NOPE=x"');
+  });
+
   it('refuses what it cannot validate with a message', async () => {
     const notRepo = await runCli(['validate', '--repo', dataDir], env);
     expect(notRepo.code).toBe(1);
@@ -111,6 +134,8 @@ describe('emend validate', { timeout: 90_000, concurrent: true }, () => {
     const noRepo = await runCli(['validate', '--json'], env);
     expect(noRepo.code).toBe(2);
     expect(noRepo.stderr).toContain('validate needs --repo');
-    expect(noRepo.stderr).toContain('usage: emend validate --repo DIR [--base REV] [--json]');
+    expect(noRepo.stderr).toContain(
+      'usage: emend validate --repo DIR [--base REV] [--json] [--setup-env NAME=VALUE]...',
+    );
   });
 });
