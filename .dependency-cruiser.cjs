@@ -3,26 +3,26 @@
 // violations; test/repo/layers.pglite.test.ts fails on any.
 //
 // Layers, top to bottom:
-//   entry    src/cli*.ts, src/bin.ts, src/server.ts, src/runtime.ts, src/step-registry.ts
+//   entry    src/cli/**, src/bin.ts, src/server.ts, src/runtime.ts, src/step-registry.ts
 //   http     src/app.ts, src/http/**
 //   engine   src/engine/**, src/eval/** (the harness: the model mode will drive the pipeline)
 //   steps    src/steps/**
 //   domain   src/tasks, src/accounts, src/feedback, src/memory, src/repos, src/sites, src/webhooks
 //   adapters src/llm, src/scm, src/workspace, src/sandbox, src/validator, src/locator, src/edits,
 //            src/outbound, src/queue, src/events, src/processes
-//   base     src/db, src/config.ts, src/errors.ts, src/clock.ts, src/ids.ts, src/logger.ts,
-//            src/metrics, src/secret-key.ts, src/step-contract, src/text
+//   base     src/db, src/config, src/secrets, src/errors.ts, src/clock.ts, src/ids.ts, src/logger.ts,
+//            src/metrics, src/step-contract, src/text
 // src/deps.ts stands outside the table: it is the type-only aggregate every layer receives, so
 // any layer may import it as a type, and it may import (as types) from any layer.
 
 const layer = {
-  entry: '^src/(cli[^/]*|bin|server|runtime|step-registry)\\.ts$',
+  entry: '^src/(cli/|(bin|server|runtime|step-registry)\\.ts$)',
   http: '^src/(app\\.ts$|http/)',
   engine: '^src/(engine|eval)/',
   steps: '^src/steps/',
   domain: '^src/(tasks|accounts|feedback|memory|repos|sites|webhooks)/',
   adapters: '^src/(llm|scm|workspace|sandbox|validator|locator|edits|outbound|queue|events|processes)/',
-  base: '^src/(db/|metrics/|step-contract/|text/|(config|config-error|config-scm|errors|clock|ids|logger|secret-key|secret-box)\\.ts$)',
+  base: '^src/(db/|metrics/|step-contract/|text/|config/|secrets/|(errors|clock|ids|logger)\\.ts$)',
 };
 const order = ['entry', 'http', 'engine', 'steps', 'domain', 'adapters', 'base'];
 

@@ -25,7 +25,7 @@ import type { FastifyInstance } from 'fastify';
 import { createAccount } from '../src/accounts/accounts.js';
 import { buildApp } from '../src/app.js';
 import { systemClock } from '../src/clock.js';
-import { loadConfig } from '../src/config.js';
+import { loadConfig } from '../src/config/config.js';
 import { type Database, queryRows, runMigrations } from '../src/db/client.js';
 import { servePgliteOnSocket } from '../src/db/pglite-socket.js';
 import { taskLogs, tasks } from '../src/db/schema.js';

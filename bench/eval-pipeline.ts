@@ -19,7 +19,7 @@ import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
-import { evalCommand } from '../src/cli-eval.js';
+import { evalCommand } from '../src/cli/eval.js';
 import { mirrorGitDir } from '../src/eval/checkout.js';
 import { type Instance, readDataset } from '../src/eval/dataset.js';
 import { editsFromUnifiedDiff, formatEdits } from '../src/edits/from-diff.js';

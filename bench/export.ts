@@ -22,7 +22,7 @@ import { eq, sql } from 'drizzle-orm';
 import { createAccount } from '../src/accounts/accounts.js';
 import { buildApp } from '../src/app.js';
 import { systemClock } from '../src/clock.js';
-import { loadConfig } from '../src/config.js';
+import { loadConfig } from '../src/config/config.js';
 import { type Database, queryRows, runMigrations } from '../src/db/client.js';
 import { accounts, taskFeedback } from '../src/db/schema.js';
 import { EXPORT_PAGE } from '../src/feedback/training.js';

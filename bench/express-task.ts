@@ -17,7 +17,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createAccount } from '../src/accounts/accounts.js';
 import { connectScm } from '../src/accounts/scm-connection.js';
-import { loadConfig } from '../src/config.js';
+import { loadConfig } from '../src/config/config.js';
 import { startServer } from '../src/server.js';
 import { startFakeGitHub } from '../test/support/fake-github/server.js';
 import { editBlock, stepOf } from '../test/support/fix-script.js';

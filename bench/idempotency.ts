@@ -16,7 +16,7 @@ import { eq, sql } from 'drizzle-orm';
 import { createAccount } from '../src/accounts/accounts.js';
 import { buildApp } from '../src/app.js';
 import { systemClock } from '../src/clock.js';
-import { loadConfig } from '../src/config.js';
+import { loadConfig } from '../src/config/config.js';
 import { type Database, runMigrations } from '../src/db/client.js';
 import { tasks } from '../src/db/schema.js';
 import { createLogger } from '../src/logger.js';

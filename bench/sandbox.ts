@@ -11,7 +11,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import { join } from 'node:path';
 import type { Writable } from 'node:stream';
-import { loadConfig } from '../src/config.js';
+import { loadConfig } from '../src/config/config.js';
 import { GROUP, PASSWD, bwrapArgs } from '../src/sandbox/bwrap-args.js';
 import { findExecutable, hostLayout } from '../src/sandbox/bwrap.js';
 import { CommandCgroup, detectCgroups } from '../src/sandbox/cgroups.js';

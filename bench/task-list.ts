@@ -17,7 +17,7 @@ import { sql } from 'drizzle-orm';
 import { createAccount } from '../src/accounts/accounts.js';
 import { buildApp } from '../src/app.js';
 import { systemClock } from '../src/clock.js';
-import { loadConfig } from '../src/config.js';
+import { loadConfig } from '../src/config/config.js';
 import { type Database, queryRows, runMigrations } from '../src/db/client.js';
 import { createLogger } from '../src/logger.js';
 import { createRuntime } from '../src/runtime.js';

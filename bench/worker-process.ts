@@ -3,7 +3,7 @@
 // DATABASE_URL (PostgreSQL) or BENCH_SOCKET_DIR (the in-memory PGlite served on a Unix
 // socket by src/db/pglite-socket.ts, as `emend serve` serves its data dir).
 import { randomBytes } from 'node:crypto';
-import { loadConfig } from '../src/config.js';
+import { loadConfig } from '../src/config/config.js';
 import { openPostgres } from '../src/db/client.js';
 import { createLogger } from '../src/logger.js';
 import { createRuntime } from '../src/runtime.js';

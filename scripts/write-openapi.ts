@@ -4,7 +4,7 @@
 import { randomBytes } from 'node:crypto';
 import { writeFileSync } from 'node:fs';
 import { buildApp } from '../src/app.js';
-import { loadConfig } from '../src/config.js';
+import { loadConfig } from '../src/config/config.js';
 import { openPglite } from '../src/db/client.js';
 import { createLogger } from '../src/logger.js';
 import { createRuntime } from '../src/runtime.js';

@@ -1,4 +1,4 @@
-import { main } from './cli.js';
+import { main } from './cli/main.js';
 
 // The CLI as a process: bin/emend.js runs the compiled form, tests run this file with tsx.
 main(process.argv.slice(2)).then(

@@ -1,6 +1,6 @@
 import type { Logger } from 'pino';
 import type { Clock } from './clock.js';
-import type { Config } from './config.js';
+import type { Config } from './config/config.js';
 import type { Db } from './db/client.js';
 import type { EventBus } from './events/bus.js';
 import type { OllamaContext } from './llm/ollama.js';

@@ -1,7 +1,7 @@
 import type { LookupFunction } from 'node:net';
 import type { Logger } from 'pino';
 import { type Clock, systemClock } from './clock.js';
-import type { Config } from './config.js';
+import type { Config } from './config/config.js';
 import type { Database } from './db/client.js';
 import type { Deps } from './deps.js';
 import { CHANNELS, createEventBus } from './events/bus.js';
@@ -14,7 +14,7 @@ import { type QueueOptions, createTaskQueue } from './queue/task-queue.js';
 import { logSandboxReport } from './sandbox/report-log.js';
 import { createSandbox } from './sandbox/sandbox.js';
 import type { Sandbox } from './sandbox/types.js';
-import { resolveSecretKey } from './secret-key.js';
+import { resolveSecretKey } from './secrets/key.js';
 import { ToolchainReport } from './validator/toolchain-report.js';
 
 export interface Runtime {

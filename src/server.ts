@@ -1,7 +1,7 @@
 import type { FastifyInstance } from 'fastify';
 import type { Logger } from 'pino';
 import { buildApp } from './app.js';
-import type { Config } from './config.js';
+import type { Config } from './config/config.js';
 import type { Database } from './db/client.js';
 import { openClientDatabase, openServerDatabase } from './db/open.js';
 import { isDatabaseUnavailable } from './db/unavailable.js';
@@ -9,7 +9,7 @@ import type { Deps } from './deps.js';
 import { createLogger } from './logger.js';
 import { createRuntime } from './runtime.js';
 import { productionSteps } from './step-registry.js';
-import { resolveSecretKey } from './secret-key.js';
+import { resolveSecretKey } from './secrets/key.js';
 import { startWorker, workerOptions } from './engine/worker.js';
 
 export interface RunningServer {

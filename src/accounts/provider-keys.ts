@@ -1,10 +1,10 @@
 import { and, eq } from 'drizzle-orm';
 import { providerKeys } from '../db/schema.js';
 import type { Deps } from '../deps.js';
-import type { LlmProvider } from '../config.js';
+import type { LlmProvider } from '../config/config.js';
 import { AppError } from '../errors.js';
 import { newId } from '../ids.js';
-import { encryptSecret } from '../secret-box.js';
+import { encryptSecret } from '../secrets/box.js';
 
 export const keyContext = (accountId: string, provider: string) => `provider-key:${accountId}:${provider}`;
 

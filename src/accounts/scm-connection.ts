@@ -2,7 +2,7 @@ import { and, asc, eq } from 'drizzle-orm';
 import { scmConnections } from '../db/schema.js';
 import type { Deps } from '../deps.js';
 import { AppError } from '../errors.js';
-import { decryptSecret, encryptSecret } from '../secret-box.js';
+import { decryptSecret, encryptSecret } from '../secrets/box.js';
 import { type CodeHost, ScmError } from '../scm/code-host.js';
 import { type ScmHost, clientOf, defaultHost, hostById, scmHosts } from '../scm/hosts.js';
 import { type OAuthToken, requestToken } from '../scm/oauth-token.js';

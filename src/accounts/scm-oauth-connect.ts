@@ -3,7 +3,7 @@ import { and, eq, gt, isNotNull, isNull, lt, lte, or, sql } from 'drizzle-orm';
 import { scmOauthFlows } from '../db/schema.js';
 import type { Deps } from '../deps.js';
 import { AppError } from '../errors.js';
-import { decryptSecret, encryptSecret } from '../secret-box.js';
+import { decryptSecret, encryptSecret } from '../secrets/box.js';
 import { hostById } from '../scm/hosts.js';
 import { connectScm } from './scm-connection.js';
 import { type ConnectState, type OAuthDeps, STATE_TTL_MS, authorize, exchangeCode, oauthHost } from './scm-oauth.js';

@@ -1,7 +1,7 @@
 import type { PGlite } from '@electric-sql/pglite';
 import { connect } from 'node:net';
 import { join } from 'node:path';
-import type { Config } from '../config.js';
+import type { Config } from '../config/config.js';
 import { type Database, openPglite, openPostgres, runMigrations } from './client.js';
 import { DataDirLockedError, acquireDataDirLock, lockHolder } from './data-dir-lock.js';
 import { servePgliteOnSocket } from './pglite-socket.js';

@@ -1,5 +1,5 @@
 import { readdir } from 'node:fs/promises';
-import type { Config } from '../config.js';
+import type { Config } from '../config/config.js';
 import type { Deps } from '../deps.js';
 import { CHANNELS } from '../events/bus.js';
 import { newId } from '../ids.js';

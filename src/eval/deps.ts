@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { systemClock } from '../clock.js';
-import type { Config } from '../config.js';
+import type { Config } from '../config/config.js';
 import { openPglite, runMigrations } from '../db/client.js';
 import type { Deps } from '../deps.js';
 import { createEventBus } from '../events/bus.js';

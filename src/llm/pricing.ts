@@ -1,4 +1,4 @@
-import type { LlmProvider } from '../config.js';
+import type { LlmProvider } from '../config/config.js';
 
 /** USD per million tokens, [input, output], as the providers list them (late 2026). */
 const LIST_PRICES: Record<string, [number, number]> = {

@@ -4,7 +4,7 @@ import { accounts, repoSecrets, repoSettings } from '../db/schema.js';
 import type { Deps } from '../deps.js';
 import { AppError } from '../errors.js';
 import { repoKey } from '../memory/repo-memory.js';
-import { decryptSecret, encryptSecret } from '../secret-box.js';
+import { decryptSecret, encryptSecret } from '../secrets/box.js';
 import {
   SETTINGS_LIMITS,
   checkCommand,

@@ -1,4 +1,4 @@
-import type { Config, ScmHostConfig } from '../config.js';
+import type { Config, ScmHostConfig } from '../config/config.js';
 import type { CodeHost, HostKind } from './code-host.js';
 import { HOST_KINDS } from './kinds.js';
 

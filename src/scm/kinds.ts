@@ -1,8 +1,8 @@
-import type { ScmKindName } from '../config.js';
+import type { ScmKindName } from '../config/config.js';
 import type { HostKind } from './code-host.js';
-import { giteaKind } from './gitea.js';
-import { gitHubKind } from './github.js';
-import { gitLabKind } from './gitlab.js';
+import { giteaKind } from './gitea/gitea.js';
+import { gitHubKind } from './github/github.js';
+import { gitLabKind } from './gitlab/gitlab.js';
 
 /** Every kind of code host the service speaks, by the name the configuration uses. */
 export const HOST_KINDS: Record<ScmKindName, HostKind> = {

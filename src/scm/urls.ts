@@ -1,4 +1,4 @@
-import type { Config } from '../config.js';
+import type { Config } from '../config/config.js';
 import { AppError } from '../errors.js';
 import { hostOfUrl, scmHosts } from './hosts.js';
 

@@ -3,7 +3,7 @@ import { webhookEndpoints } from '../db/schema.js';
 import type { Deps } from '../deps.js';
 import { AppError } from '../errors.js';
 import { newId } from '../ids.js';
-import { decryptSecret, encryptSecret } from '../secret-box.js';
+import { decryptSecret, encryptSecret } from '../secrets/box.js';
 import type { WebhookEvent } from './events.js';
 import { newSigningSecret } from './sign.js';
 

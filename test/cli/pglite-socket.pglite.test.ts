@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import pg from 'pg';
 import { afterEach, beforeEach, describe, expect, inject, it } from 'vitest';
-import { loadConfig } from '../../src/config.js';
+import { loadConfig } from '../../src/config/config.js';
 import { type Database, openPglite } from '../../src/db/client.js';
 import { DataDirLockedError, acquireDataDirLock, lockPath } from '../../src/db/data-dir-lock.js';
 import { openClientDatabase, openServerDatabase, pgliteDir, socketPath } from '../../src/db/open.js';

@@ -1,5 +1,5 @@
 import { afterAll, describe, expect, it } from 'vitest';
-import { RemoteConfigError, resolveLogin, saveLogin, serverIdentity } from '../../src/cli-remote-config.js';
+import { RemoteConfigError, resolveLogin, saveLogin, serverIdentity } from '../../src/cli/remote/config.js';
 import { newConfigHome, removeConfigDirs } from './remote-process.js';
 
 // Which server a saved token may go to, decided from real config files (the CLI end to end is in

@@ -8,11 +8,11 @@ import { migrate } from 'drizzle-orm/pglite/migrator';
 import { expect, it } from 'vitest';
 import { connectionsOf, scmTokenOn } from '../../src/accounts/scm-connection.js';
 import { systemClock } from '../../src/clock.js';
-import { loadConfig } from '../../src/config.js';
+import { loadConfig } from '../../src/config/config.js';
 import type { Db } from '../../src/db/client.js';
 import { migrationsFolder } from '../../src/db/client.js';
 import * as schema from '../../src/db/schema.js';
-import { encryptSecret } from '../../src/secret-box.js';
+import { encryptSecret } from '../../src/secrets/box.js';
 import { defaultHost } from '../../src/scm/hosts.js';
 
 /**

@@ -2,7 +2,7 @@ import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
-import { evalCommand } from '../../src/cli-eval.js';
+import { evalCommand } from '../../src/cli/eval.js';
 import type { InstanceResult } from '../../src/eval/run.js';
 import {
   type EvalInstance,

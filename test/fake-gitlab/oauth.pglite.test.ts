@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ScmError } from '../../src/scm/code-host.js';
-import { gitLab } from '../../src/scm/gitlab.js';
+import { gitLab } from '../../src/scm/gitlab/gitlab.js';
 import { type FakeGitLab, startFakeGitLab } from '../support/fake-gitlab/server.js';
 
 /** The fake GitLab's OAuth: authorize, code and refresh grants, expiry seen through the adapter. */

@@ -1,6 +1,6 @@
 import { eq } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { decryptSecret } from '../../src/secret-box.js';
+import { decryptSecret } from '../../src/secrets/box.js';
 import { keyContext } from '../../src/accounts/provider-keys.js';
 import { chooseModel } from '../../src/accounts/model-credentials.js';
 import { providerKeys } from '../../src/db/schema.js';

@@ -1,7 +1,7 @@
 import { type Server, createServer } from 'node:http';
 import type { AddressInfo, LookupFunction } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { loadConfig } from '../../src/config.js';
+import { loadConfig } from '../../src/config/config.js';
 import { type Outbound, createOutbound } from '../../src/outbound/outbound.js';
 import { OutboundRefused } from '../../src/outbound/refused.js';
 import { fakeDns } from '../support/fake-dns.js';

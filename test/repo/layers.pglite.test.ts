@@ -36,7 +36,7 @@ describe('the layers of src/', { timeout: 120_000 }, () => {
 
   it('the check catches an upward import, a cycle, a value import of deps.ts, a stray folder and web → src', () => {
     expect(violations(resolve(import.meta.dirname, 'fixtures/layers'))).toEqual([
-      'src/config.ts → src/engine/runner.ts (base-imports-only-below)',
+      'src/config/config.ts → src/engine/runner.ts (base-imports-only-below)',
       'src/deps.ts → src/ids.ts (deps-imports-types-only)',
       'src/steps/plan.ts → src/deps.ts (deps-imported-as-type-only)',
       'src/stray/helper.ts → src/ids.ts (src-file-in-a-layer)',

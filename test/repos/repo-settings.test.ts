@@ -2,7 +2,7 @@ import { and, eq } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { repoSecrets } from '../../src/db/schema.js';
 import { repoSettingsFor, secretContext } from '../../src/repos/repo-settings.js';
-import { decryptSecret } from '../../src/secret-box.js';
+import { decryptSecret } from '../../src/secrets/box.js';
 import { type Harness, newAccount, startHarness } from '../support/harness.js';
 
 let h: Harness;

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { loadConfig } from '../../src/config.js';
+import { loadConfig } from '../../src/config/config.js';
 import type { LookupFunction } from 'node:net';
 import { RELAY_PORT, egressEnv, toolSettings } from '../../src/sandbox/egress-env.js';
 import { SetupRefused, setupFetch } from '../../src/sandbox/egress-fetch.js';

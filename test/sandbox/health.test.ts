@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { afterAll, describe, expect, it } from 'vitest';
 import { buildApp } from '../../src/app.js';
-import { loadConfig } from '../../src/config.js';
+import { loadConfig } from '../../src/config/config.js';
 import { createLogger } from '../../src/logger.js';
 import { createRuntime } from '../../src/runtime.js';
 import { createSandbox } from '../../src/sandbox/sandbox.js';

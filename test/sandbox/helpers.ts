@@ -1,7 +1,7 @@
 import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { loadConfig } from '../../src/config.js';
+import { loadConfig } from '../../src/config/config.js';
 import { type SandboxOptions, createSandbox } from '../../src/sandbox/sandbox.js';
 import type { Sandbox } from '../../src/sandbox/types.js';
 

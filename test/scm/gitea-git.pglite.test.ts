@@ -3,7 +3,7 @@ import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { giteaKind } from '../../src/scm/gitea.js';
+import { giteaKind } from '../../src/scm/gitea/gitea.js';
 import { type FakeGitea, startFakeGitea } from '../support/fake-gitea/server.js';
 
 /** git over smart HTTP against the Gitea double, as the pr step pushes: Basic auth, the token as password. */

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ScmError } from '../../src/scm/code-host.js';
-import { gitea, giteaKind } from '../../src/scm/gitea.js';
+import { gitea, giteaKind } from '../../src/scm/gitea/gitea.js';
 import { type FakeGitea, startFakeGitea } from '../support/fake-gitea/server.js';
 
 /** The Gitea double's OAuth2 provider at giteaKind's paths, and its tokens on the adapter. */

@@ -2,7 +2,7 @@ import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ScmError } from '../../src/scm/code-host.js';
-import { gitea, giteaKind } from '../../src/scm/gitea.js';
+import { gitea, giteaKind } from '../../src/scm/gitea/gitea.js';
 import { HOST_KINDS } from '../../src/scm/kinds.js';
 import { type FakeGitea, startFakeGitea } from '../support/fake-gitea/server.js';
 

@@ -1,7 +1,7 @@
 import { type Server, type Socket, createServer } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ScmError } from '../../src/scm/code-host.js';
-import { gitLab } from '../../src/scm/gitlab.js';
+import { gitLab } from '../../src/scm/gitlab/gitlab.js';
 import { SCM_REQUEST_TIMEOUT_MS } from '../../src/scm/code-host.js';
 
 /**

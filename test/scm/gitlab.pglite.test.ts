@@ -5,7 +5,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type CodeHost, ScmError } from '../../src/scm/code-host.js';
-import { gitLab, gitLabKind } from '../../src/scm/gitlab.js';
+import { gitLab, gitLabKind } from '../../src/scm/gitlab/gitlab.js';
 import { HOST_KINDS } from '../../src/scm/kinds.js';
 import { ACCESS, type FakeGitLab, startFakeGitLab } from '../support/fake-gitlab/server.js';
 

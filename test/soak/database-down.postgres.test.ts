@@ -8,7 +8,7 @@ import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createAccount } from '../../src/accounts/accounts.js';
 import { buildApp } from '../../src/app.js';
-import { loadConfig } from '../../src/config.js';
+import { loadConfig } from '../../src/config/config.js';
 import { type Database, openPostgres, runMigrations } from '../../src/db/client.js';
 import { createLogger } from '../../src/logger.js';
 import { type Runtime, createRuntime } from '../../src/runtime.js';

@@ -3,7 +3,7 @@
 // database through DATABASE_URL (PostgreSQL) or the socket dir of a served PGlite.
 import { appendFileSync } from 'node:fs';
 import { randomBytes } from 'node:crypto';
-import { loadConfig } from '../../src/config.js';
+import { loadConfig } from '../../src/config/config.js';
 import { openPostgres } from '../../src/db/client.js';
 import { createLogger } from '../../src/logger.js';
 import type { RegistryStep } from '../../src/steps/step.js';

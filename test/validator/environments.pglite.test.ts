@@ -3,7 +3,7 @@ import { existsSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { loadConfig } from '../../src/config.js';
+import { loadConfig } from '../../src/config/config.js';
 import { setupFetch } from '../../src/sandbox/egress-fetch.js';
 import type { Sandbox } from '../../src/sandbox/types.js';
 import { detectTestPlan } from '../../src/validator/detect.js';

@@ -1,7 +1,7 @@
 import { existsSync, mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { loadConfig } from '../../src/config.js';
+import { loadConfig } from '../../src/config/config.js';
 import type { Deps } from '../../src/deps.js';
 import { createOutbound } from '../../src/outbound/outbound.js';
 import type { FixPayload, StepHelpers } from '../../src/steps/step.js';

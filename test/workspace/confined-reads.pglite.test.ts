@@ -15,7 +15,7 @@ const GUARDED = [
   'src/sites/publish.ts',
   'src/validator/detect.ts',
   'src/sites/site-dir.ts',
-  'src/cli-locate.ts',
+  'src/cli/locate.ts',
 ];
 
 /** Functions that only make or remove a scratch directory the service itself owns. */
@@ -26,7 +26,7 @@ const ALLOWED: Record<string, string[]> = {
   // the locator's index cache lives under the data dir, not in a checkout
   'src/locator/cache.ts': ['mkdirSync', 'readFileSync', 'renameSync', 'writeFileSync'],
   // the operator's own prompt file and --repo argument of `emend locate`
-  'src/cli-locate.ts': ['readFileSync', 'statSync'],
+  'src/cli/locate.ts': ['readFileSync', 'statSync'],
 };
 
 function filesUnder(path: string): string[] {

@@ -1,7 +1,7 @@
 import { constants } from 'node:os';
 import { parseArgs } from 'node:util';
-import { loadConfig } from './config.js';
-import { SandboxUnavailableError, createSandbox } from './sandbox/sandbox.js';
+import { loadConfig } from '../config/config.js';
+import { SandboxUnavailableError, createSandbox } from '../sandbox/sandbox.js';
 
 const USAGE = 'usage: emend sandbox exec --workdir DIR [--timeout S] [--network] -- CMD...';
 

@@ -1,6 +1,6 @@
 import * as prompts from '@clack/prompts';
-import type { RemoteApi } from './cli-remote-api.js';
-import { EXIT, type Output, coloredDiff, elapsed, paintStatus } from './cli-remote-output.js';
+import type { RemoteApi } from './api.js';
+import { EXIT, type Output, coloredDiff, elapsed, paintStatus } from './output.js';
 import type { Task, TaskEvent, TaskStatus } from '@emend/client';
 
 /** How a followed task's end maps to the exit code (docs/client.md). */

@@ -2,12 +2,12 @@ import { existsSync } from 'node:fs';
 import { isIP } from 'node:net';
 import { isAbsolute, relative, resolve } from 'node:path';
 import ipaddr from 'ipaddr.js';
-import { ConfigError } from './config-error.js';
-import { type ScmHostConfig, scmHostsFrom } from './config-scm.js';
-import { MODEL_STEPS, type ModelStep } from './step-contract/names.js';
+import { ConfigError } from './error.js';
+import { type ScmHostConfig, scmHostsFrom } from './scm-hosts.js';
+import { MODEL_STEPS, type ModelStep } from '../step-contract/names.js';
 
-export { ConfigError } from './config-error.js';
-export { SCM_KINDS, type ScmHostConfig, type ScmKindName } from './config-scm.js';
+export { ConfigError } from './error.js';
+export { SCM_KINDS, type ScmHostConfig, type ScmKindName } from './scm-hosts.js';
 
 /** Everything the service reads from its environment, parsed once at start-up. */
 export interface Config {

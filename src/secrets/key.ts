@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { chmodSync, existsSync, linkSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { type Config, ConfigError, parseSecretKey } from './config.js';
+import { type Config, ConfigError, parseSecretKey } from '../config/config.js';
 
 export const secretKeyPath = (dataDir: string) => join(dataDir, 'secret.key');
 

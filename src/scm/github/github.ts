@@ -11,7 +11,7 @@ import {
   type ScmPull,
   type ScmRefusal,
   type ScmRepo,
-} from './code-host.js';
+} from '../code-host.js';
 
 /**
  * The brand of the code host this adapter speaks to (github.com or a GitHub Enterprise server,

@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { resolve } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { ConfigError, loadConfig, parseSecretKey } from '../src/config.js';
+import { ConfigError, loadConfig, parseSecretKey } from '../../src/config/config.js';
 
 function configError(env: Record<string, string>): ConfigError {
   try {

@@ -2,7 +2,7 @@ import { readFileSync, statSync } from 'node:fs';
 import { homedir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
-import { locate } from './locator/index.js';
+import { locate } from '../locator/index.js';
 
 const USAGE = 'usage: emend locate --repo DIR --prompt-file F [--top N] [--json]';
 const EXIT_USAGE = 2;

@@ -1,6 +1,6 @@
 import { readFileSync } from 'node:fs';
 import { z } from 'zod';
-import { ConfigError } from './config-error.js';
+import { ConfigError } from './error.js';
 
 /** The kinds of code host the service has an adapter for (src/scm/kinds.ts). */
 export const SCM_KINDS = ['github', 'gitlab', 'gitea'] as const;

@@ -10,8 +10,8 @@ import {
   type ScmCommit,
   type ScmPull,
   type ScmRepo,
-} from './code-host.js';
-import { GitLabHttpError, describe, requesterOver } from './gitlab/requester.js';
+} from '../code-host.js';
+import { GitLabHttpError, describe, requesterOver } from './requester.js';
 
 /**
  * The GitLab adapter (gitlab.com or a self-managed server, by apiUrl) on gitbeaker, its HTTP sent

@@ -1,13 +1,13 @@
 import { join, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
-import { loadConfig } from './config.js';
-import { setupFetch } from './sandbox/egress-fetch.js';
-import { createSandbox } from './sandbox/sandbox.js';
-import { ToolchainCache } from './validator/toolchain-cache.js';
-import { EnvironmentCache } from './validator/env-cache.js';
-import { NotACheckoutError } from './validator/copies.js';
-import { ValidationAborted } from './validator/run.js';
-import { type ValidatorOutput, validate } from './validator/validate.js';
+import { loadConfig } from '../config/config.js';
+import { setupFetch } from '../sandbox/egress-fetch.js';
+import { createSandbox } from '../sandbox/sandbox.js';
+import { ToolchainCache } from '../validator/toolchain-cache.js';
+import { EnvironmentCache } from '../validator/env-cache.js';
+import { NotACheckoutError } from '../validator/copies.js';
+import { ValidationAborted } from '../validator/run.js';
+import { type ValidatorOutput, validate } from '../validator/validate.js';
 
 const USAGE = 'usage: emend validate --repo DIR [--base REV] [--json] [--setup-env NAME=VALUE]...';
 

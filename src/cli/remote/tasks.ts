@@ -1,8 +1,8 @@
 import { readFileSync } from 'node:fs';
 import { Argument, type Command, InvalidArgumentError, Option } from 'commander';
 import type { CreateTaskBody } from '@emend/client';
-import type { Feedback } from './cli-remote-api.js';
-import { followTask } from './cli-remote-follow.js';
+import type { Feedback } from './api.js';
+import { followTask } from './follow.js';
 import {
   EXIT,
   type Output,
@@ -12,8 +12,8 @@ import {
   paintStatus,
   printJson,
   table,
-} from './cli-remote-output.js';
-import { type Act, type RemoteContext, leaf } from './cli-remote-context.js';
+} from './output.js';
+import { type Act, type RemoteContext, leaf } from './context.js';
 import type { Log, Task, TaskStatus } from '@emend/client';
 
 interface CreateFlags {

@@ -1,7 +1,7 @@
 import { type Command, InvalidArgumentError } from 'commander';
-import { WEBHOOK_EVENTS, type WebhookEvent } from './webhooks/events.js';
-import { type Act, type RemoteContext, leaf } from './cli-remote-context.js';
-import { EXIT, show, table } from './cli-remote-output.js';
+import { WEBHOOK_EVENTS, type WebhookEvent } from '../../webhooks/events.js';
+import { type Act, type RemoteContext, leaf } from './context.js';
+import { EXIT, show, table } from './output.js';
 
 /** `--events task.done,task.failed`: each a known event. */
 function events(value: string): WebhookEvent[] {

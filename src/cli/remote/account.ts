@@ -1,8 +1,8 @@
 import { Argument, type Command, InvalidArgumentError, Option } from 'commander';
-import { PROVIDERS, type Provider } from './cli-remote-api.js';
-import { type Act, type RemoteContext, leaf } from './cli-remote-context.js';
-import { readSecret } from './cli-remote-login.js';
-import { EXIT, show, table } from './cli-remote-output.js';
+import { PROVIDERS, type Provider } from './api.js';
+import { type Act, type RemoteContext, leaf } from './context.js';
+import { readSecret } from './login.js';
+import { EXIT, show, table } from './output.js';
 
 async function me(ctx: RemoteContext): Promise<number> {
   const profile = await ctx.api().me();

@@ -2,18 +2,18 @@ import { appendFile, mkdir, readFile, writeFile } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import { z } from 'zod';
-import { chooseModel } from './accounts/model-credentials.js';
-import { type Config, loadConfig } from './config.js';
-import { evalDeps } from './eval/deps.js';
-import { NoModelKey } from './llm/model-choice.js';
-import type { Sandbox } from './sandbox/types.js';
-import { DatasetError, type Instance, readDataset } from './eval/dataset.js';
-import { resultLine, summaryMarkdown } from './eval/report.js';
-import { type EvalMode, type InstanceResult, type RepoSetup, type RunOptions, runInstance } from './eval/run.js';
-import { createSandbox } from './sandbox/sandbox.js';
-import { ValidationAborted } from './validator/run.js';
-import { setupFetch } from './sandbox/egress-fetch.js';
-import { ToolchainCache } from './validator/toolchain-cache.js';
+import { chooseModel } from '../accounts/model-credentials.js';
+import { type Config, loadConfig } from '../config/config.js';
+import { evalDeps } from '../eval/deps.js';
+import { NoModelKey } from '../llm/model-choice.js';
+import type { Sandbox } from '../sandbox/types.js';
+import { DatasetError, type Instance, readDataset } from '../eval/dataset.js';
+import { resultLine, summaryMarkdown } from '../eval/report.js';
+import { type EvalMode, type InstanceResult, type RepoSetup, type RunOptions, runInstance } from '../eval/run.js';
+import { createSandbox } from '../sandbox/sandbox.js';
+import { ValidationAborted } from '../validator/run.js';
+import { setupFetch } from '../sandbox/egress-fetch.js';
+import { ToolchainCache } from '../validator/toolchain-cache.js';
 
 const USAGE =
   'usage: emend eval --dataset F [--oracle | --baseline] [--limit N] [--concurrency K] [--out DIR] [--resume]\n' +

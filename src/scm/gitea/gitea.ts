@@ -9,7 +9,7 @@ import {
   ScmError,
   type ScmPull,
   type ScmRepo,
-} from './code-host.js';
+} from '../code-host.js';
 import {
   type Call,
   type GiteaCommit,
@@ -19,7 +19,7 @@ import {
   allPages,
   giteaCall,
   repoPathOf,
-} from './gitea/api.js';
+} from './api.js';
 
 /**
  * Gitea's work-in-progress title prefixes (its WORK_IN_PROGRESS_PREFIXES default): Gitea has no

@@ -1,8 +1,8 @@
 import { parseArgs } from 'node:util';
-import { systemClock } from './clock.js';
-import { ASSIGNABLE_BILLING_PLANS, type Config, ConfigError, loadConfig, type BillingPlanName } from './config.js';
-import type { Db } from './db/client.js';
-import { AppError } from './errors.js';
+import { systemClock } from '../clock.js';
+import { ASSIGNABLE_BILLING_PLANS, type Config, ConfigError, loadConfig, type BillingPlanName } from '../config/config.js';
+import type { Db } from '../db/client.js';
+import { AppError } from '../errors.js';
 
 // The heavy modules (the app, the database drivers) load when a command needs them, so a
 // usage or configuration error answers at once.
@@ -74,7 +74,7 @@ async function serve(args: string[], env: NodeJS.ProcessEnv) {
   });
   const config = configWithFlags(env, values);
   return untilSignal(async () => {
-    const { startServer } = await import('./server.js');
+    const { startServer } = await import('../server.js');
     return startServer(config, { worker: !values['no-worker'] });
   });
 }
@@ -83,7 +83,7 @@ async function worker(args: string[], env: NodeJS.ProcessEnv) {
   parseArgs({ args, options: {} });
   const config = loadConfig(env);
   return untilSignal(async () => {
-    const { startWorkerProcess } = await import('./server.js');
+    const { startWorkerProcess } = await import('../server.js');
     return startWorkerProcess(config);
   });
 }
@@ -116,7 +116,7 @@ async function untilSignal(start: () => Promise<{ close(): Promise<void> }>) {
 }
 
 async function withDatabase<T>(config: Config, fn: (deps: { db: Db; clock: typeof systemClock }) => Promise<T>) {
-  const { openClientDatabase } = await import('./db/open.js');
+  const { openClientDatabase } = await import('../db/open.js');
   const database = await openClientDatabase(config);
   try {
     return await fn({ db: database.db, clock: systemClock });
@@ -151,7 +151,7 @@ async function accounts(args: string[], config: Config) {
       credits: nonNegativeInt('--credits', values.credits),
       isAdmin: values.admin,
     };
-    const { createAccount } = await import('./accounts/accounts.js');
+    const { createAccount } = await import('../accounts/accounts.js');
     const { account, token } = await withDatabase(config, (deps) => createAccount(deps, input));
     // One JSON line on stdout, so scripts can read the token; the token is shown only here.
     console.log(
@@ -170,7 +170,7 @@ async function accounts(args: string[], config: Config) {
   const change = { plan: plan(values.plan), credits: nonNegativeInt('--credits', values.credits) };
   if (change.plan === undefined && change.credits === undefined)
     throw new UsageError('accounts set needs --plan or --credits');
-  const { findAccountByEmail, updateAccount } = await import('./accounts/accounts.js');
+  const { findAccountByEmail, updateAccount } = await import('../accounts/accounts.js');
   const account = await withDatabase(config, async (deps) => {
     const found = await findAccountByEmail(deps, email);
     if (!found) throw new AppError('not_found', `no account with email ${email}`);
@@ -198,15 +198,15 @@ export async function main(argv: string[], env: NodeJS.ProcessEnv = process.env)
       case 'accounts':
         return await accounts(args, loadConfig(env));
       case 'sandbox':
-        return await (await import('./cli-sandbox.js')).sandboxCommand(args, env);
+        return await (await import('./sandbox.js')).sandboxCommand(args, env);
       case 'validate':
-        return await (await import('./cli-validate.js')).validateCommand(args, env);
+        return await (await import('./validate.js')).validateCommand(args, env);
       case 'env':
-        return await (await import('./cli-env.js')).envCommand(args, env);
+        return await (await import('./env.js')).envCommand(args, env);
       case 'locate':
-        return await (await import('./cli-locate.js')).locateCommand(args, env);
+        return await (await import('./locate.js')).locateCommand(args, env);
       case 'eval':
-        return await (await import('./cli-eval.js')).evalCommand(args, env);
+        return await (await import('./eval.js')).evalCommand(args, env);
       // The remote commands: a server's API through @emend/client, with their own parser and exit codes.
       case 'login':
       case 'logout':
@@ -216,7 +216,7 @@ export async function main(argv: string[], env: NodeJS.ProcessEnv = process.env)
       case 'tokens':
       case 'repo':
       case 'webhooks':
-        return await (await import('./cli-remote.js')).remoteCommand(argv, env);
+        return await (await import('./remote/program.js')).remoteCommand(argv, env);
       case 'help':
       case '--help':
       case '-h':

@@ -1,5 +1,5 @@
 import * as prompts from '@clack/prompts';
-import { connect } from './cli-remote-api.js';
+import { connect } from './api.js';
 import {
   configPath,
   normalServer,
@@ -7,8 +7,8 @@ import {
   removeLogin,
   saveLogin,
   serverIdentity,
-} from './cli-remote-config.js';
-import { EXIT, type Output, printJson } from './cli-remote-output.js';
+} from './config.js';
+import { EXIT, type Output, printJson } from './output.js';
 
 /** A secret the user gives: the whole of stdin when it is piped, else typed at a hidden prompt. */
 export async function readSecret(what: string): Promise<string> {

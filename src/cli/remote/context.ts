@@ -1,6 +1,6 @@
 import type { Command } from 'commander';
-import type { RemoteApi } from './cli-remote-api.js';
-import type { Output } from './cli-remote-output.js';
+import type { RemoteApi } from './api.js';
+import type { Output } from './output.js';
 
 /** What an action gets: the environment, where to write, and the server's API once it is needed. */
 export interface RemoteContext {

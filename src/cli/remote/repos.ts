@@ -1,8 +1,8 @@
 import { type Command, InvalidArgumentError, Option } from 'commander';
-import type { RepoSettingsPatch } from './cli-remote-api.js';
-import { type Act, type RemoteContext, leaf } from './cli-remote-context.js';
-import { readSecret } from './cli-remote-login.js';
-import { EXIT, show, table } from './cli-remote-output.js';
+import type { RepoSettingsPatch } from './api.js';
+import { type Act, type RemoteContext, leaf } from './context.js';
+import { readSecret } from './login.js';
+import { EXIT, show, table } from './output.js';
 
 interface RepoSettingsJson {
   repo: string;

@@ -1,7 +1,7 @@
 import { type EmendClient, createClient } from '@emend/client';
 import type { TaskStatus } from '@emend/client';
-import type { RemoteLogin } from './cli-remote-config.js';
-import type { WebhookEvent } from './webhooks/events.js';
+import type { RemoteLogin } from './config.js';
+import type { WebhookEvent } from '../../webhooks/events.js';
 
 export type Provider = 'openai' | 'anthropic' | 'google';
 export const PROVIDERS: readonly Provider[] = ['openai', 'anthropic', 'google'];

@@ -1,14 +1,14 @@
 import { EmendError } from '@emend/client';
 import { Command, CommanderError } from 'commander';
-import { connect } from './cli-remote-api.js';
-import { type Act, leaf } from './cli-remote-context.js';
-import { accountCommands } from './cli-remote-account.js';
-import { RemoteConfigError, resolveLogin } from './cli-remote-config.js';
-import { CancelledInput, login, logout } from './cli-remote-login.js';
-import { EXIT, makeOutput } from './cli-remote-output.js';
-import { repoCommands } from './cli-remote-repos.js';
-import { taskCommands } from './cli-remote-tasks.js';
-import { webhookCommands } from './cli-remote-webhooks.js';
+import { connect } from './api.js';
+import { type Act, leaf } from './context.js';
+import { accountCommands } from './account.js';
+import { RemoteConfigError, resolveLogin } from './config.js';
+import { CancelledInput, login, logout } from './login.js';
+import { EXIT, makeOutput } from './output.js';
+import { repoCommands } from './repos.js';
+import { taskCommands } from './tasks.js';
+import { webhookCommands } from './webhooks.js';
 
 function buildProgram(env: NodeJS.ProcessEnv, setCode: (code: number) => void): Command {
   const program = new Command('emend')
