@@ -1,6 +1,12 @@
 import { parseArgs } from 'node:util';
 import { systemClock } from '../clock.js';
-import { ASSIGNABLE_BILLING_PLANS, type Config, ConfigError, loadConfig, type BillingPlanName } from '../config/config.js';
+import {
+  ASSIGNABLE_BILLING_PLANS,
+  type Config,
+  ConfigError,
+  loadConfig,
+  type BillingPlanName,
+} from '../config/config.js';
 import type { Db } from '../db/client.js';
 import { AppError } from '../errors.js';
 

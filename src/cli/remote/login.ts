@@ -1,13 +1,6 @@
 import * as prompts from '@clack/prompts';
 import { connect } from './api.js';
-import {
-  configPath,
-  normalServer,
-  readSavedLogin,
-  removeLogin,
-  saveLogin,
-  serverIdentity,
-} from './config.js';
+import { configPath, normalServer, readSavedLogin, removeLogin, saveLogin, serverIdentity } from './config.js';
 import { EXIT, type Output, printJson } from './output.js';
 
 /** A secret the user gives: the whole of stdin when it is piped, else typed at a hidden prompt. */

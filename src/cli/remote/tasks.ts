@@ -3,16 +3,7 @@ import { Argument, type Command, InvalidArgumentError, Option } from 'commander'
 import type { CreateTaskBody } from '@emend/client';
 import type { Feedback } from './api.js';
 import { followTask } from './follow.js';
-import {
-  EXIT,
-  type Output,
-  coloredDiff,
-  elapsed,
-  oneLine,
-  paintStatus,
-  printJson,
-  table,
-} from './output.js';
+import { EXIT, type Output, coloredDiff, elapsed, oneLine, paintStatus, printJson, table } from './output.js';
 import { type Act, type RemoteContext, leaf } from './context.js';
 import type { Log, Task, TaskStatus } from '@emend/client';
 
