@@ -5,7 +5,7 @@ import { AppError } from '../errors.js';
 import { accounts, apiTokens } from '../db/schema.js';
 import { newId } from '../ids.js';
 import { grantCredits } from './credits.js';
-import type { BillingPlanName } from '../config/config.js';
+import type { BillingPlanName } from '../config/billing-plans.js';
 import { isBillingPlanName } from './billing-plan.js';
 import { type TokenKind, issueToken } from './token-secrets.js';
 

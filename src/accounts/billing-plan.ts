@@ -1,4 +1,4 @@
-import type { BillingPlanName } from '../config/config.js';
+import type { BillingPlanName } from '../config/billing-plans.js';
 import type { StepName } from '../step-contract/names.js';
 
 export type TaskMode = 'preview' | 'pr';

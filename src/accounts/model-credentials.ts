@@ -1,7 +1,7 @@
 import { eq } from 'drizzle-orm';
 import { keyContext } from './provider-keys.js';
 import { decryptSecret } from '../secrets/box.js';
-import { LLM_PROVIDERS, type LlmProvider } from '../config/config.js';
+import { LLM_PROVIDERS, type LlmProvider } from '../config/llm.js';
 import type { ModelStep } from '../step-contract/names.js';
 import { providerKeys } from '../db/schema.js';
 import type { Deps } from '../deps.js';

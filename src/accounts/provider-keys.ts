@@ -1,7 +1,7 @@
 import { and, eq } from 'drizzle-orm';
 import { providerKeys } from '../db/schema.js';
 import type { Deps } from '../deps.js';
-import type { LlmProvider } from '../config/config.js';
+import type { LlmProvider } from '../config/llm.js';
 import { AppError } from '../errors.js';
 import { newId } from '../ids.js';
 import { encryptSecret } from '../secrets/box.js';

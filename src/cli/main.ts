@@ -1,12 +1,8 @@
 import { parseArgs } from 'node:util';
 import { systemClock } from '../clock.js';
-import {
-  ASSIGNABLE_BILLING_PLANS,
-  type Config,
-  ConfigError,
-  loadConfig,
-  type BillingPlanName,
-} from '../config/config.js';
+import { ASSIGNABLE_BILLING_PLANS, type BillingPlanName } from '../config/billing-plans.js';
+import { type Config, loadConfig } from '../config/config.js';
+import { ConfigError } from '../config/error.js';
 import type { Db } from '../db/client.js';
 import { AppError } from '../errors.js';
 

@@ -1,5 +1,6 @@
 import { readFileSync } from 'node:fs';
 import { z } from 'zod';
+import { type Env, type VariableSchema, parseAs, read, refuse, text, url } from './env.js';
 import { ConfigError } from './error.js';
 
 /** The kinds of code host the service has an adapter for (src/scm/kinds.ts). */
@@ -61,10 +62,32 @@ const hostsSchema = z
     }
   });
 
+/** A hosts list as JSON; a refusal says where in the list (`[1].[web_url]: …`). */
+const hostsJson: VariableSchema<ScmHostConfig[]> = z.string().transform((raw, ctx) => {
+  let json: unknown;
+  try {
+    json = JSON.parse(raw);
+  } catch {
+    return refuse(ctx, 'expected a JSON array of hosts');
+  }
+  const parsed = hostsSchema.safeParse(json);
+  if (!parsed.success) {
+    const issue = parsed.error.issues[0]!;
+    return refuse(ctx, `${issue.path.length ? `[${issue.path.join('].[')}]: ` : ''}${issue.message}`);
+  }
+  return parsed.data.map((h) => ({
+    id: h.id,
+    kind: h.kind,
+    webUrl: h.web_url,
+    apiUrl: h.api_url,
+    ...(h.oauth ? { oauth: { clientId: h.oauth.client_id, clientSecret: h.oauth.client_secret } } : {}),
+  }));
+});
+
 /** The hosts from EMEND_SCM_HOSTS (JSON) or EMEND_SCM_HOSTS_FILE (a JSON file), in the configuration's words. */
-function listed(env: Record<string, string | undefined>): { variable: string; raw: string } | undefined {
-  const inline = env.EMEND_SCM_HOSTS?.trim();
-  const file = env.EMEND_SCM_HOSTS_FILE?.trim();
+function listed(env: Env): { variable: string; raw: string } | undefined {
+  const inline = text(env, 'EMEND_SCM_HOSTS');
+  const file = text(env, 'EMEND_SCM_HOSTS_FILE');
   if (inline && file) throw new ConfigError('EMEND_SCM_HOSTS', 'set this or EMEND_SCM_HOSTS_FILE, not both');
   if (inline) return { variable: 'EMEND_SCM_HOSTS', raw: inline };
   if (!file) return undefined;
@@ -75,40 +98,33 @@ function listed(env: Record<string, string | undefined>): { variable: string; ra
   }
 }
 
+/** EMEND_SCM_OAUTH_CLIENT_ID and _SECRET: the single GitHub host's OAuth app, both or neither. */
+function singleHostOAuth(env: Env): ScmHostConfig['oauth'] {
+  const clientId = text(env, 'EMEND_SCM_OAUTH_CLIENT_ID');
+  const clientSecret = text(env, 'EMEND_SCM_OAUTH_CLIENT_SECRET');
+  if (!clientId && !clientSecret) return undefined;
+  if (!clientId)
+    throw new ConfigError('EMEND_SCM_OAUTH_CLIENT_ID', 'required when EMEND_SCM_OAUTH_CLIENT_SECRET is set');
+  if (!clientSecret)
+    throw new ConfigError('EMEND_SCM_OAUTH_CLIENT_SECRET', 'required when EMEND_SCM_OAUTH_CLIENT_ID is set');
+  return { clientId, clientSecret };
+}
+
 /**
- * The deployment's code hosts. Without EMEND_SCM_HOSTS(_FILE) it is the one GitHub host that
- * EMEND_SCM_WEB_URL, EMEND_SCM_API_URL and EMEND_SCM_OAUTH_* describe, with the id `github`
- * (the id connections made before several hosts were supported carry).
+ * The deployment's code hosts, the first being the default (docs/code-host.md). Without
+ * EMEND_SCM_HOSTS(_FILE) it is the one GitHub host that EMEND_SCM_WEB_URL, EMEND_SCM_API_URL and
+ * EMEND_SCM_OAUTH_* describe, with the id `github` (the id connections made before several hosts
+ * were supported carry).
  */
-export function scmHostsFrom(
-  env: Record<string, string | undefined>,
-  legacy: { webUrl(): string; apiUrl(): string; oauth(): ScmHostConfig['oauth'] },
-): ScmHostConfig[] {
+export function scmHostsConfig(env: Env): ScmHostConfig[] {
   const source = listed(env);
-  if (!source)
-    return [{ id: 'github', kind: 'github', webUrl: legacy.webUrl(), apiUrl: legacy.apiUrl(), oauth: legacy.oauth() }];
+  if (!source) {
+    const webUrl = read(env, 'EMEND_SCM_WEB_URL', url('EMEND_SCM_WEB_URL'), 'https://github.com');
+    const apiUrl = read(env, 'EMEND_SCM_API_URL', url('EMEND_SCM_API_URL'), 'https://api.github.com');
+    return [{ id: 'github', kind: 'github', webUrl, apiUrl, oauth: singleHostOAuth(env) }];
+  }
   for (const old of ['EMEND_SCM_WEB_URL', 'EMEND_SCM_API_URL', 'EMEND_SCM_OAUTH_CLIENT_ID']) {
-    if (env[old]?.trim()) throw new ConfigError(old, `${source.variable} lists the hosts; set this inside it instead`);
+    if (text(env, old)) throw new ConfigError(old, `${source.variable} lists the hosts; set this inside it instead`);
   }
-  let json: unknown;
-  try {
-    json = JSON.parse(source.raw);
-  } catch {
-    throw new ConfigError(source.variable, 'expected a JSON array of hosts');
-  }
-  const parsed = hostsSchema.safeParse(json);
-  if (!parsed.success) {
-    const issue = parsed.error.issues[0]!;
-    throw new ConfigError(
-      source.variable,
-      `${issue.path.length ? `[${issue.path.join('].[')}]: ` : ''}${issue.message}`,
-    );
-  }
-  return parsed.data.map((h) => ({
-    id: h.id,
-    kind: h.kind,
-    webUrl: h.web_url,
-    apiUrl: h.api_url,
-    ...(h.oauth ? { oauth: { clientId: h.oauth.client_id, clientSecret: h.oauth.client_secret } } : {}),
-  }));
+  return parseAs(source.variable, source.raw, hostsJson);
 }

@@ -1,6 +1,6 @@
 import { type SQL, sql } from 'drizzle-orm';
 import type { BillingPlan } from '../accounts/billing-plan.js';
-import type { BillingPlanName } from '../config/config.js';
+import type { BillingPlanName } from '../config/billing-plans.js';
 import { tasks } from '../db/schema.js';
 import { storableJson, storableText } from '../db/storable.js';
 import { isDatabaseUnavailable } from '../db/unavailable.js';

@@ -1,4 +1,4 @@
-import type { BillingPlanName } from '../config/config.js';
+import type { BillingPlanName } from '../config/billing-plans.js';
 import type { Deps } from '../deps.js';
 import { ModelClient } from '../llm/client.js';
 import { chooseModel } from '../accounts/model-credentials.js';

@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { BILLING_PLANS, type BillingPlan } from '../accounts/billing-plan.js';
-import type { BillingPlanName } from '../config/config.js';
+import type { BillingPlanName } from '../config/billing-plans.js';
 import { storableJson } from '../db/storable.js';
 import type { Deps } from '../deps.js';
 import { stepModel } from '../engine/step-model.js';

@@ -1,7 +1,8 @@
 import { type TSchema, Type } from '@sinclair/typebox';
-import { LLM_PROVIDERS, BILLING_PLAN_NAMES } from '../config/config.js';
+import { LLM_PROVIDERS } from '../config/llm.js';
+import { BILLING_PLAN_NAMES } from '../config/billing-plans.js';
 import { ERROR_CODES } from '../errors.js';
-import { SCM_KINDS } from '../config/config.js';
+import { SCM_KINDS } from '../config/scm-hosts.js';
 import { STEP_NAMES } from '../step-contract/index.js';
 import { LOG_STATUSES } from '../tasks/task-logs.js';
 import { TASK_STATUSES } from '../tasks/states.js';

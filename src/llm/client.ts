@@ -8,7 +8,7 @@ import {
   streamText,
 } from 'ai';
 import type { z } from 'zod';
-import type { LlmConfig } from '../config/config.js';
+import type { LlmConfig } from '../config/llm.js';
 import type { ModelChoice } from './model-choice.js';
 import { type Price, priceOf } from './pricing.js';
 import { callDeadline } from './deadline.js';

@@ -1,4 +1,4 @@
-import type { LlmProvider } from '../config/config.js';
+import type { LlmProvider } from '../config/llm.js';
 
 /** Where the providers themselves answer: a model behind any other address may be a small local one. */
 export const OFFICIAL_BASE_URLS: Record<LlmProvider, string> = {

@@ -1,4 +1,4 @@
-import type { LlmProvider } from '../config/config.js';
+import type { LlmProvider } from '../config/llm.js';
 import { OutboundRefused } from '../outbound/refused.js';
 
 export type KeyCheck = { ok: true; models: number } | { ok: false; error: string };

@@ -1,4 +1,4 @@
-import type { LlmProvider } from '../config/config.js';
+import type { LlmProvider } from '../config/llm.js';
 import type { ContextWindow } from './context-window.js';
 
 /** Which model a step calls, with which key, where. The key never leaves the worker. */

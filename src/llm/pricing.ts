@@ -1,4 +1,4 @@
-import type { LlmProvider } from '../config/config.js';
+import type { LlmProvider } from '../config/llm.js';
 
 /** USD per million tokens, [input, output], as the providers list them (late 2026). */
 const LIST_PRICES: Record<string, [number, number]> = {

@@ -1,5 +1,5 @@
 import ipaddr from 'ipaddr.js';
-import type { OutboundAllowRule } from '../config/config.js';
+import type { OutboundAllowRule } from '../config/outbound.js';
 
 type Address = ipaddr.IPv4 | ipaddr.IPv6;
 

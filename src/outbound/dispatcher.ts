@@ -1,7 +1,7 @@
 import type { LookupAddress } from 'node:dns';
 import { type LookupFunction, isIP } from 'node:net';
 import { Agent, buildConnector } from 'undici';
-import type { OutboundAllowRule } from '../config/config.js';
+import type { OutboundAllowRule } from '../config/outbound.js';
 import { hostAllowed, judge } from './address-policy.js';
 import { OutboundRefused } from './refused.js';
 

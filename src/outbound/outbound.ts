@@ -1,7 +1,7 @@
 import { lookup as dnsLookup } from 'node:dns';
 import { type LookupFunction, isIP } from 'node:net';
 import { type RequestInfo, type RequestInit, fetch as undiciFetch } from 'undici';
-import type { OutboundAllowRule } from '../config/config.js';
+import type { OutboundAllowRule } from '../config/outbound.js';
 import { hostAllowed, judge } from './address-policy.js';
 import { guardedAgent } from './dispatcher.js';
 import { OutboundRefused, refusalIn } from './refused.js';

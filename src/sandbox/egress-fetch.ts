@@ -1,7 +1,7 @@
 import { lookup as systemLookup } from 'node:dns';
 import { type LookupFunction, isIP } from 'node:net';
 import { Agent, type RequestInfo, type RequestInit, buildConnector, fetch as undiciFetch } from 'undici';
-import type { OutboundAllowRule } from '../config/config.js';
+import type { OutboundAllowRule } from '../config/outbound.js';
 import { decideHost, plainHost, refusedAddress } from './egress-policy.js';
 import { pinned, resolveAll } from './egress-resolve.js';
 

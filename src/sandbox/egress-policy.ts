@@ -1,6 +1,6 @@
 import { isIP } from 'node:net';
 import ipaddr from 'ipaddr.js';
-import type { OutboundAllowRule } from '../config/config.js';
+import type { OutboundAllowRule } from '../config/outbound.js';
 import { judge, normalise } from '../outbound/address-policy.js';
 
 /**

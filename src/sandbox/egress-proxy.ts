@@ -3,7 +3,7 @@ import { type LookupFunction, type Socket, createServer, isIP } from 'node:net';
 import { lookup as systemLookup } from 'node:dns';
 import { join } from 'node:path';
 import { type PrepareRequestFunctionOpts, RequestError, Server as ProxyServer } from 'proxy-chain';
-import type { OutboundAllowRule } from '../config/config.js';
+import type { OutboundAllowRule } from '../config/outbound.js';
 import { type HostDecision, decideHost, plainHost, refusedAddress } from './egress-policy.js';
 import { type Resolved, pinned, resolveAll } from './egress-resolve.js';
 

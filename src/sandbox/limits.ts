@@ -1,4 +1,4 @@
-import type { SandboxLimits } from '../config/config.js';
+import type { SandboxLimits } from '../config/sandbox.js';
 
 const NAMES: Array<keyof SandboxLimits> = [
   'timeoutMs',

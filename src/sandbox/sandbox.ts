@@ -2,7 +2,7 @@ import { lstatSync, mkdtempSync, rmSync, statSync, writeFileSync } from 'node:fs
 import type { LookupFunction } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join, posix, relative, resolve } from 'node:path';
-import type { SandboxConfig } from '../config/config.js';
+import type { SandboxConfig } from '../config/sandbox.js';
 import { GROUP, HOSTS, PASSWD, WORKSPACE, bwrapArgs, readOnlyPath, sandboxCwd, sandboxEnv } from './bwrap-args.js';
 import { bwrapVersion, findExecutable, hostLayout, isExecutable } from './bwrap.js';
 import { type CgroupSupport, CommandCgroup, detectCgroups } from './cgroups.js';

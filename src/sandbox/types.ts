@@ -1,4 +1,4 @@
-import type { SandboxLimits, SetupNetworkMode } from '../config/config.js';
+import type { SandboxLimits, SetupNetworkMode } from '../config/sandbox.js';
 import type { EgressRecord } from './egress-proxy.js';
 
 /**

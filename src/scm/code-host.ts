@@ -1,4 +1,4 @@
-import type { ScmKindName } from '../config/config.js';
+import type { ScmKindName } from '../config/scm-hosts.js';
 
 /**
  * What the service needs of a code host (GitHub, GitLab, Gitea/Forgejo):

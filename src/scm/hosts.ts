@@ -1,4 +1,5 @@
-import type { Config, ScmHostConfig } from '../config/config.js';
+import type { Config } from '../config/config.js';
+import type { ScmHostConfig } from '../config/scm-hosts.js';
 import type { CodeHost, HostKind } from './code-host.js';
 import { HOST_KINDS } from './kinds.js';
 

@@ -1,4 +1,4 @@
-import type { ScmKindName } from '../config/config.js';
+import type { ScmKindName } from '../config/scm-hosts.js';
 import type { HostKind } from './code-host.js';
 import { giteaKind } from './gitea/gitea.js';
 import { gitHubKind } from './github/github.js';

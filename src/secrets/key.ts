@@ -1,7 +1,9 @@
 import { randomBytes } from 'node:crypto';
 import { chmodSync, existsSync, linkSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { type Config, ConfigError, parseSecretKey } from '../config/config.js';
+import type { Config } from '../config/config.js';
+import { ConfigError } from '../config/error.js';
+import { parseSecretKey } from '../config/secret-key.js';
 
 export const secretKeyPath = (dataDir: string) => join(dataDir, 'secret.key');
 

@@ -1,7 +1,9 @@
 import { randomBytes } from 'node:crypto';
 import { resolve } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { ConfigError, loadConfig, parseSecretKey } from '../../src/config/config.js';
+import { ConfigError } from '../../src/config/error.js';
+import { loadConfig } from '../../src/config/config.js';
+import { parseSecretKey } from '../../src/config/secret-key.js';
 
 function configError(env: Record<string, string>): ConfigError {
   try {

@@ -1,7 +1,8 @@
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { ConfigError, loadConfig } from '../../src/config/config.js';
+import { loadConfig } from '../../src/config/config.js';
+import { ConfigError } from '../../src/config/error.js';
 
 /**
  * What loadConfig says about a broad list of environments: for each variable, values it must

@@ -2,7 +2,8 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { ConfigError, loadConfig } from '../../src/config/config.js';
+import { ConfigError } from '../../src/config/error.js';
+import { loadConfig } from '../../src/config/config.js';
 
 /** EMEND_SCM_HOSTS / EMEND_SCM_HOSTS_FILE: the code hosts of a deployment (docs/code-host.md). */
 

@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { ConfigError, loadConfig } from '../../src/config/config.js';
+import { ConfigError } from '../../src/config/error.js';
+import { loadConfig } from '../../src/config/config.js';
 import { ModelClient } from '../../src/llm/client.js';
 import { ContextWindowExceeded, contextWindowOf } from '../../src/llm/context-window.js';
 import type { ModelChoice } from '../../src/llm/model-choice.js';

@@ -1,6 +1,7 @@
 import { APICallError } from 'ai';
 import { describe, expect, it } from 'vitest';
-import { type ConfigError, loadConfig } from '../../src/config/config.js';
+import type { ConfigError } from '../../src/config/error.js';
+import { loadConfig } from '../../src/config/config.js';
 import { FALLBACK_PRICE, costUsd, priceOf } from '../../src/llm/pricing.js';
 import { backoffMs, isTransient, retryAfterMs } from '../../src/llm/retry.js';
 import { BudgetExceeded, UsageMeter, outputAllowance } from '../../src/llm/usage.js';

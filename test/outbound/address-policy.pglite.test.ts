@@ -1,6 +1,7 @@
 import ipaddr from 'ipaddr.js';
 import { describe, expect, it } from 'vitest';
-import { ConfigError, loadConfig } from '../../src/config/config.js';
+import { ConfigError } from '../../src/config/error.js';
+import { loadConfig } from '../../src/config/config.js';
 import { judge, refusedRange } from '../../src/outbound/address-policy.js';
 
 const rulesOf = (allow: string) => loadConfig({ EMEND_OUTBOUND_ALLOW: allow }).outboundAllow;

@@ -1,5 +1,6 @@
 import { afterAll, describe, expect, it } from 'vitest';
-import { ConfigError, loadConfig } from '../../src/config/config.js';
+import { ConfigError } from '../../src/config/error.js';
+import { loadConfig } from '../../src/config/config.js';
 import { newDir, removeDirs } from './helpers.js';
 
 function variableOf(env: Record<string, string>): string {

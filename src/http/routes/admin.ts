@@ -1,7 +1,7 @@
 import { type FastifyPluginAsyncTypebox, Type } from '@fastify/type-provider-typebox';
 import { desc, eq } from 'drizzle-orm';
 import { updateAccount } from '../../accounts/accounts.js';
-import { ASSIGNABLE_BILLING_PLANS } from '../../config/config.js';
+import { ASSIGNABLE_BILLING_PLANS } from '../../config/billing-plans.js';
 import { accounts } from '../../db/schema.js';
 import type { Deps } from '../../deps.js';
 import { adminAccountJson } from '../present.js';

@@ -1,6 +1,6 @@
 import { type FastifyPluginAsyncTypebox, Type } from '@fastify/type-provider-typebox';
 import { checkBaseUrl, deleteProviderKey, listProviderKeys, saveProviderKey } from '../../accounts/provider-keys.js';
-import { CONTEXT_WINDOW_MAX, CONTEXT_WINDOW_MIN, type LlmProvider } from '../../config/config.js';
+import { CONTEXT_WINDOW_MAX, CONTEXT_WINDOW_MIN, type LlmProvider } from '../../config/llm.js';
 import type { Deps } from '../../deps.js';
 import { checkProviderKey } from '../../llm/list-models.js';
 import { caller } from '../auth.js';

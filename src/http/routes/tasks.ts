@@ -1,6 +1,6 @@
 import { type FastifyPluginAsyncTypebox, Type } from '@fastify/type-provider-typebox';
 import { isBillingPlanName, billingPlan } from '../../accounts/billing-plan.js';
-import { BILLING_PLAN_NAMES } from '../../config/config.js';
+import { BILLING_PLAN_NAMES } from '../../config/billing-plans.js';
 import type { Deps } from '../../deps.js';
 import { countTaskPost } from '../../tasks/rate-limit.js';
 import { deleteTask } from '../../tasks/delete.js';
