@@ -128,7 +128,7 @@ function outcome(env: Env): string {
     return `ok ${shown(loadConfig(env)).replaceAll(process.cwd(), '<cwd>')}`;
   } catch (err) {
     if (!(err instanceof ConfigError)) return `threw ${String(err)}`;
-    return `${err.variable} | ${err.message}`;
+    return `${err.variable} | ${err.message.replaceAll(process.cwd(), '<cwd>')}`;
   }
 }
 
