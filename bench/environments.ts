@@ -15,7 +15,7 @@
  * its setup), each verdict, and the wall time of the warm `emend validate`. Runs projects one
  * after the other; `--only a,b` picks some. Fetched code stays in the temporary directory.
  */
-import { execFileSync, spawnSync } from 'node:child_process';
+import { execFile, execFileSync, spawnSync } from 'node:child_process';
 import { mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import { join, resolve } from 'node:path';
@@ -103,18 +103,25 @@ interface IndexUse {
   args: string[];
 }
 
-function validateRun(dir: string, dataDir: string, index?: IndexUse): Run {
+/**
+ * One `emend validate` run, awaited without blocking this process: the local index answers
+ * from this process's event loop (a spawnSync here left pip waiting on it for minutes).
+ */
+async function validateRun(dir: string, dataDir: string, index?: IndexUse): Promise<Run> {
   const started = performance.now();
-  const r = spawnSync(
-    join(ROOT, 'node_modules/.bin/tsx'),
-    [join(ROOT, 'src/bin.ts'), 'validate', '--repo', dir, '--json', ...(index?.args ?? [])],
-    {
-      cwd: ROOT,
-      encoding: 'utf8',
-      env: { ...process.env, EMEND_DATA_DIR: dataDir, ...(index ? { EMEND_SETUP_ALLOW: index.allow } : {}) },
-      maxBuffer: 256 * 1024 * 1024,
-    },
-  );
+  const r = await new Promise<{ status: number | null; stdout: string; stderr: string }>((done) => {
+    execFile(
+      join(ROOT, 'node_modules/.bin/tsx'),
+      [join(ROOT, 'src/bin.ts'), 'validate', '--repo', dir, '--json', ...(index?.args ?? [])],
+      {
+        cwd: ROOT,
+        encoding: 'utf8',
+        env: { ...process.env, EMEND_DATA_DIR: dataDir, ...(index ? { EMEND_SETUP_ALLOW: index.allow } : {}) },
+        maxBuffer: 256 * 1024 * 1024,
+      },
+      (err, stdout, stderr) => done({ status: err ? Number(err.code ?? 1) : 0, stdout, stderr }),
+    );
+  });
   const wallMs = performance.now() - started;
   try {
     return { out: JSON.parse(r.stdout) as Output, wallMs };
@@ -197,11 +204,11 @@ async function main() {
       git(dir, 'config', 'user.name', 'bench');
       log(`\n${p.name} (${p.repository} @ ${p.commit.slice(0, 8)}, ${p.runner})`);
 
-      const base = validateRun(dir, dataDir, use);
+      const base = await validateRun(dir, dataDir, use);
       // The output's setup of a cold run is the laying of the entry it just built into the change's
       // tree; the install itself is not reported. So the base tree again, warm: the difference in
       // wall time is the cold setup less the warm one.
-      const again = validateRun(dir, dataDir, use);
+      const again = await validateRun(dir, dataDir, use);
       log(
         `  base:   ${verdict(base)}; setup ${s(base.out?.setup?.duration_ms)} (${base.out?.setup?.environment?.cache ?? base.out?.setup?.skipped ?? 'no setup'}), wall ${s(base.wallMs)}`,
       );
@@ -210,7 +217,7 @@ async function main() {
       );
       const original = readFileSync(join(dir, p.file), 'utf8');
       replaceOnce(join(dir, p.file), p.from, p.to);
-      const bug = validateRun(dir, dataDir, use);
+      const bug = await validateRun(dir, dataDir, use);
       const bugCheck = bugMatches(p, bug.out);
       log(
         `  bug:    ${verdict(bug)}; setup ${s(bug.out?.setup?.duration_ms)} (${bug.out?.setup?.environment?.cache ?? 'no cache'}), wall ${s(bug.wallMs)}; ${bugCheck}`,
@@ -220,7 +227,7 @@ async function main() {
       );
       git(dir, 'commit', '-q', '-am', 'bug');
       writeFileSync(join(dir, p.file), original); // `to` may be elsewhere in the file too (commander)
-      const revert = validateRun(dir, dataDir, use);
+      const revert = await validateRun(dir, dataDir, use);
       log(
         `  revert: ${verdict(revert)}; fixed ${revert.out?.fixed.length ?? 0}; setup ${s(revert.out?.setup?.duration_ms)} (${revert.out?.setup?.environment?.cache ?? 'no cache'}), wall ${s(revert.wallMs)}`,
       );
