@@ -131,6 +131,10 @@ export interface RepoPath {
  */
 export interface HostKind {
   kind: ScmKindName;
+  /** The product's name for people ("GitLab"): messages, the panel (web/src/api/host-kinds.ts is generated from it). */
+  productName: string;
+  /** What the product calls the token a user pastes to connect, with the scope it needs (the panel's hint). */
+  tokenHint: string;
   /** The profile key that carries the login (the spec: "the real key name carries the hosting brand"). */
   brand: string;
   /** What the host calls a pull request, for messages ("merge request" on GitLab). */

@@ -54,8 +54,6 @@ export const gitUrlOf = (host: Pick<ScmHost, 'webUrl'>, owner: string, name: str
 export const clientOf = (host: ScmHost, fetch: typeof globalThis.fetch, token?: string): CodeHost =>
   host.kind.client({ apiUrl: host.apiUrl, fetch, token });
 
-const KIND_LABELS = { github: 'GitHub', gitlab: 'GitLab', gitea: 'Gitea' } as const;
-
 /** The host's name for people: its kind's product name, with its id when it differs from the kind. */
 export const hostLabel = (host: ScmHost) =>
-  host.id === host.kind.kind ? KIND_LABELS[host.kind.kind] : `${KIND_LABELS[host.kind.kind]} (${host.id})`;
+  host.id === host.kind.kind ? host.kind.productName : `${host.kind.productName} (${host.id})`;

@@ -188,6 +188,8 @@ const NAME = /^[A-Za-z0-9._-]{1,100}$/;
 /** Gitea and Forgejo: OWNER/NAME repositories, /pulls/N, OAuth2 applications with Gitea ≥ 1.20 scopes. */
 export const giteaKind: HostKind = {
   kind: 'gitea',
+  productName: 'Gitea',
+  tokenHint: 'access token (write:repository, read:user)',
   brand: 'gitea',
   pullNoun: 'pull request',
   client: gitea,

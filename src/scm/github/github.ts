@@ -198,6 +198,8 @@ const NAME = /^[A-Za-z0-9._-]{1,100}$/;
 /** GitHub and GitHub Enterprise Server: OWNER/NAME repositories, /pull/N, OAuth apps. */
 export const gitHubKind: HostKind = {
   kind: 'github',
+  productName: 'GitHub',
+  tokenHint: 'personal access token (repo scope)',
   brand: SCM_BRAND,
   pullNoun: 'pull request',
   client: gitHub,

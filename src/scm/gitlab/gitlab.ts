@@ -220,6 +220,8 @@ const SEGMENT = /^[A-Za-z0-9_.][A-Za-z0-9_.-]{0,254}$/;
 /** gitlab.com and self-managed GitLab: projects in nested groups, /-/merge_requests/N, OAuth applications. */
 export const gitLabKind: HostKind = {
   kind: 'gitlab',
+  productName: 'GitLab',
+  tokenHint: 'personal access token (api scope)',
   brand: 'gitlab',
   pullNoun: 'merge request',
   client: gitLab,

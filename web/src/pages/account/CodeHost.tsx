@@ -1,20 +1,16 @@
 import { useState } from 'preact/hooks';
 import { call, client } from '../../api/client';
+import { HOST_KINDS } from '../../api/host-kinds';
 import type { Profile } from '../../api/types';
 import { ErrorNote } from '../../components/ErrorNote';
 
 type Host = Profile['scm_hosts'][number];
 
-const PRODUCT = { github: 'GitHub', gitlab: 'GitLab', gitea: 'Gitea' } as const;
-/** What each kind calls the token to paste (docs/code-host.md lists the scopes). */
-const TOKEN_HINT = {
-  github: 'personal access token (repo scope)',
-  gitlab: 'personal access token (api scope)',
-  gitea: 'access token (write:repository, read:user)',
-} as const;
-
 /** The host's name for people: its product, with the operator's id when there are several of a kind. */
-const labelOf = (host: Host) => (host.host === host.kind ? PRODUCT[host.kind] : `${PRODUCT[host.kind]} (${host.host})`);
+const labelOf = (host: Host) => {
+  const product = HOST_KINDS[host.kind].productName;
+  return host.host === host.kind ? product : `${product} (${host.host})`;
+};
 
 /** One host's connection: through OAuth where its app is configured, or a pasted token; and disconnecting. */
 function HostConnection({ host, reload }: { host: Host; reload: () => void }) {
@@ -73,7 +69,7 @@ function HostConnection({ host, reload }: { host: Host; reload: () => void }) {
           )}
           <form class="form inline-form" onSubmit={connect} aria-label={`Connect with a ${label} token`}>
             <label for={`scm-token-${host.host}`}>
-              {label} {TOKEN_HINT[host.kind]}
+              {label} {HOST_KINDS[host.kind].tokenHint}
             </label>
             <input
               id={`scm-token-${host.host}`}
