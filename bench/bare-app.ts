@@ -6,7 +6,7 @@ import type { Deps } from '../src/deps.js';
 import { AppError } from '../src/errors.js';
 import type { AuthContext } from '../src/accounts/authenticate.js';
 import { STATUS_OF } from '../src/http/errors.js';
-import { logJson } from '../src/http/present.js';
+import { logJson } from '../src/http/routes/tasks.js';
 import { taskJson } from '../src/tasks/present.js';
 import { countTaskPost } from '../src/tasks/rate-limit.js';
 import { type CreateTaskInput, createTask, getOwnTask, taskLogsOf } from '../src/tasks/service.js';

@@ -24,7 +24,7 @@ import { screenshotRoutes, siteRoutes } from './http/routes/sites.js';
 import { tokenRoutes } from './http/routes/tokens.js';
 import { webhookRoutes } from './http/routes/webhooks.js';
 import { trainingRoutes } from './http/routes/training.js';
-import { sharedSchemas } from './http/schemas.js';
+import { namedSchemas } from './http/components.js';
 import { installValidators } from './http/validation.js';
 import { installBodyParsing } from './http/bodies.js';
 import { recordRoutes } from './http/route-table.js';
@@ -64,7 +64,7 @@ export async function buildApp(deps: Deps): Promise<FastifyInstance> {
   installBodyParsing(app);
   installValidators(app);
   installErrorHandling(app);
-  for (const schema of sharedSchemas) app.addSchema(schema);
+  for (const schema of namedSchemas) app.addSchema(schema);
   await registerOpenApi(app, deps);
   // Before auth: the control panel's session cookie is read in auth's onRequest hook.
   await app.register(fastifyCookie);

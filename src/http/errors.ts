@@ -1,6 +1,8 @@
+import { Type } from '@sinclair/typebox';
 import type { FastifyError, FastifyInstance } from 'fastify';
 import { isDatabaseUnavailable } from '../db/unavailable.js';
-import { AppError, type ErrorCode } from '../errors.js';
+import { AppError, ERROR_CODES, type ErrorCode } from '../errors.js';
+import { StringEnum, Uuid } from './schema-parts.js';
 
 /** The one table from error code to HTTP status. */
 export const STATUS_OF: Record<ErrorCode, number> = {
@@ -28,6 +30,68 @@ export const STATUS_OF: Record<ErrorCode, number> = {
 
 /** Seconds a client is asked to wait when the database cannot be reached (a restart takes a few). */
 export const UNAVAILABLE_RETRY_AFTER_S = 5;
+
+/** The body of every error answer (the Error component); the handler below renders it. */
+export const ErrorBody = Type.Object(
+  {
+    error: StringEnum(ERROR_CODES, { description: 'machine-readable code from the spec' }),
+    message: Type.String({ description: 'a sentence for people; a field error starts with the field name' }),
+    request_id: Uuid({ description: "this request's id, also in every log line of the request" }),
+  },
+  {
+    $id: 'Error',
+    description: 'every error answer has this body',
+    examples: [
+      {
+        error: 'rate_limited',
+        message: 'at most 20 task creations per 60 s; retry in 12 s',
+        request_id: '0193a7c2-5b1e-7f3a-9c1d-2e4f6a8b0c1d',
+      },
+    ],
+  },
+);
+
+/** What each error status means, in words; the codes it may carry are listed after (STATUS_OF). */
+const ERROR_MEANING: Record<number, string> = {
+  400: 'the request is malformed; the message names the field',
+  401: 'no valid token: missing, malformed, unknown, revoked or expired',
+  402: 'the plan, the credits or the demo token does not allow this',
+  403: 'this token may not do this (a demo token, or an admin-only route)',
+  404: 'no such resource of yours (another account’s looks the same as a missing one)',
+  409: 'the resource is not in a state that allows this',
+  412: 'connect your code-host account first (POST /v1/me/scm)',
+  413: 'the request body is larger than this server accepts',
+  415: 'send the body as application/json',
+  429: 'too many requests or running tasks; retry after the Retry-After header’s seconds',
+  500: 'the server failed; the request id is in its log',
+  502: 'the code host could not be reached or refused',
+  503: 'the database cannot be reached right now; retry after the Retry-After header’s seconds',
+};
+
+/** Declared on every 429 and 503: the client may retry after this many seconds. */
+export const RetryAfterHeader = {
+  'Retry-After': Type.Integer({ minimum: 0, description: 'seconds to wait before retrying' }),
+};
+
+const codesOf = (status: number) =>
+  ERROR_CODES.filter((code) => STATUS_OF[code] === status)
+    .map((code) => `\`${code}\``)
+    .join(', ');
+
+/**
+ * The error responses of a route: the one Error schema, a description per status naming the
+ * codes it may carry, and the Retry-After header where the service sends one.
+ */
+export const errorResponses = (...statuses: number[]) =>
+  Object.fromEntries(
+    statuses.map((s) => [
+      s,
+      Type.Ref('Error', {
+        description: `${ERROR_MEANING[s] ?? 'an error'} (${codesOf(s)})`,
+        ...(s === 429 || s === 503 ? { headers: RetryAfterHeader } : {}),
+      }),
+    ]),
+  );
 
 /** A library's 4xx status, in the spec's vocabulary (anything not listed is a bad request). */
 const LIBRARY_4XX: Partial<Record<number, ErrorCode>> = {

@@ -8,7 +8,7 @@ import { CHANNELS } from '../../src/events/bus.js';
 import { authPlugin } from '../../src/http/auth.js';
 import { installErrorHandling } from '../../src/http/errors.js';
 import { type StreamTimings, taskStreamRoutes } from '../../src/http/routes/task-stream.js';
-import { sharedSchemas } from '../../src/http/schemas.js';
+import { namedSchemas } from '../../src/http/components.js';
 import { installValidators } from '../../src/http/validation.js';
 import { newId } from '../../src/ids.js';
 import { STEP_NAMES as PIPELINE, type StepName } from '../../src/step-contract/index.js';
@@ -122,7 +122,7 @@ async function streamApp(timings: Partial<StreamTimings>): Promise<{ app: Fastif
   const app = Fastify({ loggerInstance: h.deps.log as FastifyBaseLogger }).withTypeProvider<TypeBoxTypeProvider>();
   installValidators(app);
   installErrorHandling(app);
-  for (const schema of sharedSchemas) app.addSchema(schema);
+  for (const schema of namedSchemas) app.addSchema(schema);
   await app.register(authPlugin, { deps: h.deps });
   await app.register(taskStreamRoutes, { deps: h.deps, timings, prefix: '/v1' });
   await app.listen({ port: 0, host: '127.0.0.1' });

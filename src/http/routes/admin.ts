@@ -1,11 +1,45 @@
 import { type FastifyPluginAsyncTypebox, Type } from '@fastify/type-provider-typebox';
 import { desc, eq } from 'drizzle-orm';
 import { updateAccount } from '../../accounts/accounts.js';
-import { ASSIGNABLE_BILLING_PLANS } from '../../config/billing-plans.js';
+import { ASSIGNABLE_BILLING_PLANS, BILLING_PLAN_NAMES } from '../../config/billing-plans.js';
 import { accounts } from '../../db/schema.js';
 import type { Deps } from '../../deps.js';
-import { adminAccountJson } from '../present.js';
-import { IdParams, errorResponses, described, StringEnum } from '../schemas.js';
+import { errorResponses } from '../errors.js';
+import { IdParams, StringEnum, Timestamp, Uuid, described } from '../schema-parts.js';
+import type { Account } from '../../accounts/accounts.js';
+
+// The admin's account resource: its wire shape (AdminAccount) and its presenter.
+
+export const AdminAccount = Type.Object(
+  {
+    id: Uuid(),
+    email: Type.String({ format: 'email' }),
+    name: Type.String(),
+    plan: StringEnum(BILLING_PLAN_NAMES),
+    credits: Type.Integer(),
+    use_byok: Type.Boolean(),
+    is_admin: Type.Boolean(),
+    created_at: Timestamp,
+  },
+  { $id: 'AdminAccount' },
+);
+
+/** An account as the operator sees it (AdminAccount). */
+export function adminAccountJson(a: Account) {
+  return {
+    id: a.id,
+    email: a.email,
+    name: a.name,
+    plan: a.plan,
+    credits: a.credits,
+    use_byok: a.useByok,
+    is_admin: a.isAdmin,
+    created_at: a.createdAt.toISOString(),
+  };
+}
+
+/** This resource's named schemas, for src/http/components.ts. */
+export const adminSchemas = [AdminAccount];
 
 export const adminRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = async (app, { deps }) => {
   app.get(

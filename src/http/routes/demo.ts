@@ -3,7 +3,8 @@ import { issueDemoToken } from '../../accounts/demo.js';
 import { DEMO_STAGES, DEMO_TOKEN_DAYS, BILLING_PLANS } from '../../accounts/billing-plan.js';
 import type { Deps } from '../../deps.js';
 import { STEP_NAMES } from '../../step-contract/index.js';
-import { StringEnum, described, errorResponses } from '../schemas.js';
+import { errorResponses } from '../errors.js';
+import { StringEnum, described } from '../schema-parts.js';
 
 export const demoRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = async (app, { deps }) => {
   app.post(

@@ -2,7 +2,8 @@ import { type FastifyPluginAsyncTypebox, Type } from '@fastify/type-provider-typ
 import type { Deps } from '../../deps.js';
 import { deployToGit } from '../../sites/deploy-git.js';
 import { caller } from '../auth.js';
-import { IdParams, ScmHostId, Url, described, errorResponses } from '../schemas.js';
+import { errorResponses } from '../errors.js';
+import { IdParams, ScmHostId, Url, described } from '../schema-parts.js';
 
 const DeployBody = Type.Object(
   {

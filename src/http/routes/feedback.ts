@@ -6,7 +6,8 @@ import { NOTE_MAX, feedbackJson, getFeedback, postFeedback } from '../../feedbac
 import { deleteMemoryItem, listMemory, memoryText } from '../../memory/repo-memory.js';
 import { parseRepoUrl } from '../../scm/urls.js';
 import { caller } from '../auth.js';
-import { IdParams, errorResponses, described, StringEnum } from '../schemas.js';
+import { errorResponses } from '../errors.js';
+import { IdParams, described, StringEnum } from '../schema-parts.js';
 
 const Nullable = <T extends TSchema>(t: T) => Type.Union([t, Type.Null()]);
 const Correct = StringEnum(['yes', 'partial', 'no'] as const);

@@ -5,7 +5,7 @@ import { tasks } from '../../db/schema.js';
 import type { Deps } from '../../deps.js';
 import { registerDatabaseGauges } from '../../metrics/registry.js';
 import type { SandboxReport } from '../../sandbox/types.js';
-import { described, StringEnum } from '../schemas.js';
+import { described, StringEnum } from '../schema-parts.js';
 
 const SandboxView = Type.Object(
   {

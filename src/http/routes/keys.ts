@@ -1,11 +1,43 @@
 import { type FastifyPluginAsyncTypebox, Type } from '@fastify/type-provider-typebox';
 import { checkBaseUrl, deleteProviderKey, listProviderKeys, saveProviderKey } from '../../accounts/provider-keys.js';
-import { CONTEXT_WINDOW_MAX, CONTEXT_WINDOW_MIN, type LlmProvider } from '../../config/llm.js';
+import { CONTEXT_WINDOW_MAX, CONTEXT_WINDOW_MIN, LLM_PROVIDERS, type LlmProvider } from '../../config/llm.js';
 import type { Deps } from '../../deps.js';
 import { checkProviderKey } from '../../llm/list-models.js';
 import { caller } from '../auth.js';
-import { providerKeyJson } from '../present.js';
-import { ProviderEnum, Url, described, errorResponses } from '../schemas.js';
+import { errorResponses } from '../errors.js';
+import { Nullable, StringEnum, Timestamp, Url, described } from '../schema-parts.js';
+import type { providerKeys } from '../../db/schema.js';
+
+// The provider-key resource's wire shape (ProviderKey, also in GET /v1/me's api_keys) and its presenter.
+
+const ProviderEnum = StringEnum(LLM_PROVIDERS);
+
+export const ProviderKey = Type.Object(
+  {
+    provider: StringEnum(LLM_PROVIDERS),
+    last4: Type.String(),
+    base_url: Nullable(Url()),
+    default_model: Nullable(Type.String()),
+    context_window: Nullable(Type.Integer({ minimum: 1 })),
+    created_at: Timestamp,
+  },
+  { $id: 'ProviderKey' },
+);
+
+/** A saved provider key, metadata only (ProviderKey). */
+export function providerKeyJson(k: typeof providerKeys.$inferSelect) {
+  return {
+    provider: k.provider,
+    last4: k.last4,
+    base_url: k.baseUrl,
+    default_model: k.defaultModel,
+    context_window: k.contextWindow,
+    created_at: k.createdAt.toISOString(),
+  };
+}
+
+/** This resource's named schemas, for src/http/components.ts. */
+export const keySchemas = [ProviderKey];
 
 const ApiKey = Type.String({ minLength: 1, maxLength: 500, description: 'the provider secret; never returned' });
 const BaseUrl = Url({

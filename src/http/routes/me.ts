@@ -5,8 +5,56 @@ import { accounts } from '../../db/schema.js';
 import { connectionsOf } from '../../accounts/scm-connection.js';
 import type { Deps } from '../../deps.js';
 import { caller } from '../auth.js';
-import { providerKeyJson } from '../present.js';
-import { errorResponses, described, StringEnum } from '../schemas.js';
+import { providerKeyJson } from './keys.js';
+import { ApprovalMode } from './tasks.js';
+import { errorResponses } from '../errors.js';
+import { Nullable, StringEnum, Timestamp, Uuid, described } from '../schema-parts.js';
+import { BILLING_PLAN_NAMES } from '../../config/billing-plans.js';
+import { SCM_KINDS } from '../../config/scm-hosts.js';
+
+// The profile's wire shape (Profile); its presenter is the GET /v1/me handler below.
+
+export const Profile = Type.Object(
+  {
+    id: Uuid(),
+    email: Type.String({ format: 'email' }),
+    name: Type.String(),
+    plan: StringEnum(BILLING_PLAN_NAMES),
+    credits: Type.Integer(),
+    use_byok: Type.Boolean(),
+    approval_mode: ApprovalMode,
+    scm: Nullable(Type.String({ description: 'login on the default (first) code host; null when not connected' })),
+    ...Object.fromEntries(
+      SCM_KINDS.map((brand) => [
+        brand,
+        Type.Optional(
+          Nullable(
+            Type.String({
+              description: `the same login under the default host's brand name, present when that host is ${brand}; always equal to scm`,
+            }),
+          ),
+        ),
+      ]),
+    ),
+    scm_hosts: Type.Array(
+      Type.Object({
+        host: Type.String({ description: 'the host’s id: POST /v1/me/scm `host`' }),
+        kind: StringEnum(SCM_KINDS),
+        web_url: Type.String({ format: 'uri' }),
+        login: Nullable(Type.String({ description: 'your login there; null when not connected' })),
+        oauth: Type.Boolean({ description: 'the host can be connected (and signed in with) through OAuth' }),
+      }),
+      { description: 'every code host of this server, the default first' },
+    ),
+    api_keys: Type.Array(Type.Ref('ProviderKey')),
+    is_admin: Type.Boolean(),
+    created_at: Timestamp,
+  },
+  { $id: 'Profile' },
+);
+
+/** This resource's named schemas, for src/http/components.ts. */
+export const profileSchemas = [Profile];
 
 export const meRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = async (app, { deps }) => {
   app.get(

@@ -16,7 +16,8 @@ import {
 import { ENV_NAME, SETTINGS_LIMITS } from '../../repos/settings-rules.js';
 import { parseRepoUrl } from '../../scm/urls.js';
 import { caller } from '../auth.js';
-import { Url, described, errorResponses } from '../schemas.js';
+import { errorResponses } from '../errors.js';
+import { Url, described } from '../schema-parts.js';
 
 const Nullable = <T extends TSchema>(t: T) => Type.Union([t, Type.Null()]);
 const Timestamp = Type.String({ format: 'date-time' });

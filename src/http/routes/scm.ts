@@ -10,7 +10,8 @@ import { browserHolds, confirmConnect, finishConnect, startConnect } from '../..
 import { hostLabel } from '../../scm/hosts.js';
 import { caller } from '../auth.js';
 import { STATUS_OF } from '../errors.js';
-import { ScmHostId, Url, described, errorResponses } from '../schemas.js';
+import { errorResponses } from '../errors.js';
+import { ScmHostId, Url, described } from '../schema-parts.js';
 import { sessionSecretOf, setSessionCookie } from '../session-cookie.js';
 import { confirmPage, errorPage, sendPage } from './oauth-pages.js';
 import { OAUTH_SESSION_TOKEN_NAME } from './session.js';

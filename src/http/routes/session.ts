@@ -5,7 +5,8 @@ import type { Deps } from '../../deps.js';
 import { AppError } from '../../errors.js';
 import { authenticateToken } from '../../accounts/authenticate.js';
 import { createSession, deleteSession } from '../../accounts/sessions.js';
-import { errorResponses, described, StringEnum } from '../schemas.js';
+import { errorResponses } from '../errors.js';
+import { described, StringEnum } from '../schema-parts.js';
 import { checkSameOrigin, clearSessionCookie, sessionSecretOf, setSessionCookie } from '../session-cookie.js';
 
 /** The name of the token a code-host sign-in issues; signing out of such a session revokes it. */

@@ -8,7 +8,8 @@ import { AppError } from '../../errors.js';
 import { readSiteFile } from '../../sites/store.js';
 import { getOwnTask } from '../../tasks/service.js';
 import { caller } from '../auth.js';
-import { IdParams, errorResponses, described, StringEnum } from '../schemas.js';
+import { errorResponses } from '../errors.js';
+import { IdParams, described, StringEnum } from '../schema-parts.js';
 
 /**
  * What a published site may do: run its own scripts and load its own files, nothing else.

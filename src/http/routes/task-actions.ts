@@ -4,7 +4,8 @@ import { approveTask, continueTask, killTask } from '../../tasks/actions.js';
 import { caller } from '../auth.js';
 import { IdempotencyHeaders, idempotent, releaseUnlessStored, storeCreated } from '../idempotency.js';
 import { taskJson } from '../../tasks/present.js';
-import { IdParams, StringEnum, described, errorResponses } from '../schemas.js';
+import { errorResponses } from '../errors.js';
+import { IdParams, StringEnum, described } from '../schema-parts.js';
 
 export const taskActionRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = async (app, { deps }) => {
   app.post(

@@ -5,11 +5,46 @@ import type { FastifyBaseLogger } from 'fastify';
 import { taskLogs, tasks } from '../../db/schema.js';
 import type { Deps } from '../../deps.js';
 import { CHANNELS } from '../../events/bus.js';
+import { taskStateJson } from '../../tasks/present.js';
 import { type Task, getOwnTask } from '../../tasks/service.js';
 import { TERMINAL_STATUSES } from '../../tasks/states.js';
 import { caller } from '../auth.js';
-import { IdParams, errorResponses } from '../schemas.js';
+import { errorResponses } from '../errors.js';
+import { Count, IdParams, Nullable, StringEnum, Timestamp, Url, Usd } from '../schema-parts.js';
 import { SSE_HEADERS, SSE_HEARTBEAT, drained, sseEvent, writable } from '../sse.js';
+import { STEP_NAMES } from '../../step-contract/index.js';
+import { LOG_STATUSES } from '../../tasks/task-logs.js';
+import { TaskStatus } from './tasks.js';
+
+/**
+ * The data of a `state` event on GET /v1/tasks/{id}/logs/stream: what of the task a run changes,
+ * so a client follows the task from the stream alone, without re-reading it.
+ */
+export const TaskStateEvent = Type.Object(
+  {
+    status: TaskStatus,
+    pr_url: Nullable(Url()),
+    cost_usd: Usd(),
+    tokens_total: Count(),
+    deployed_url: Nullable(Url()),
+    error: Nullable(Type.String()),
+  },
+  { $id: 'TaskStateEvent', description: 'data of a `state` event of the task log stream' },
+);
+
+/** The data of a `log` event on the task log stream (its `id:` line is the log row id). */
+export const TaskLogEvent = Type.Object(
+  {
+    step: StringEnum(STEP_NAMES),
+    status: StringEnum(LOG_STATUSES),
+    output: Type.Record(Type.String(), Type.Unknown()),
+    created_at: Timestamp,
+  },
+  { $id: 'TaskLogEvent', description: 'data of a `log` event of the task log stream' },
+);
+
+/** This resource's named schemas, for src/http/components.ts. */
+export const taskStreamSchemas = [TaskStateEvent, TaskLogEvent];
 
 export interface StreamTimings {
   /** How often a stream re-reads its task when no NOTIFY woke it (the fallback). */
@@ -68,26 +103,8 @@ const STREAM_EXAMPLE = [
   sseEvent('end', { status: 'done' }),
 ].join('');
 
-/** A `state` event's data, as the document's TaskStateEvent describes it (src/http/schemas.ts). */
-interface Snapshot {
-  status: string;
-  pr_url: string | null;
-  cost_usd: number;
-  tokens_total: number;
-  deployed_url: string | null;
-  error: string | null;
-}
-
-type SnapshotColumns = 'status' | 'prUrl' | 'costUsd' | 'tokensTotal' | 'deployedUrl' | 'error';
-
-const snapshotOf = (t: Pick<Task, SnapshotColumns>): Snapshot => ({
-  status: t.status,
-  pr_url: t.prUrl,
-  cost_usd: Number(t.costUsd),
-  tokens_total: t.tokensTotal,
-  deployed_url: t.deployedUrl,
-  error: t.error,
-});
+/** A `state` event's data (TaskStateEvent): a view of the task object, from its one presenter. */
+type Snapshot = ReturnType<typeof taskStateJson>;
 
 const isTerminal = (status: string) => (TERMINAL_STATUSES as readonly string[]).includes(status);
 
@@ -197,7 +214,7 @@ function startStream({ deps, log, res, task, afterId, timings, registry }: Strea
     const first = rows[0]!;
     if (more) again = true;
     else {
-      chunk += stateEvent(snapshotOf(first));
+      chunk += stateEvent(taskStateJson(first));
       if (isTerminal(first.status)) chunk += sseEvent('end', { status: first.status });
     }
     write(chunk);

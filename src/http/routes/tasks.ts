@@ -8,20 +8,105 @@ import { PROMPT_LIMITS, PROMPT_RULE, createTask, getOwnTask, taskLogsOf, usedThi
 import { TASK_PAGE_MAX, listTaskPage } from '../../tasks/task-list.js';
 import { caller } from '../auth.js';
 import { IdempotencyHeaders, idempotent, releaseUnlessStored, storeCreated } from '../idempotency.js';
-import { taskJson } from '../../tasks/present.js';
-import { logJson, taskSummaryJson } from '../present.js';
-import {
-  Count,
-  IdParams,
-  StringEnum,
-  TaskMode,
-  TaskStatus,
-  TaskType,
-  Url,
-  Uuid,
-  described,
-  errorResponses,
-} from '../schemas.js';
+import { STEP_NAMES } from '../../step-contract/index.js';
+import { taskJson, taskSummaryJson } from '../../tasks/present.js';
+import { TASK_STATUSES } from '../../tasks/states.js';
+import type { TaskLog } from '../../tasks/task.js';
+import { LOG_STATUSES } from '../../tasks/task-logs.js';
+import { errorResponses } from '../errors.js';
+import { Count, IdParams, Nullable, StringEnum, Timestamp, Url, Usd, Uuid, described } from '../schema-parts.js';
+
+// The task resource's wire shape: the Task, TaskSummary and Log components, beside the routes
+// that return them. The task object's one presenter is src/tasks/present.ts, below this layer
+// because webhook events carry the same object; the log's is here.
+
+export const TaskStatus = StringEnum(TASK_STATUSES);
+export const TaskMode = StringEnum(['preview', 'pr'] as const);
+export const TaskType = StringEnum(['fix', 'scaffold'] as const);
+export const ApprovalMode = StringEnum(['auto', 'manual'] as const);
+
+export const Task = Type.Object(
+  {
+    id: Uuid(),
+    status: TaskStatus,
+    mode: TaskMode,
+    task_type: TaskType,
+    prompt: Type.String(),
+    repo_url: Nullable(Url()),
+    repo_owner: Nullable(Type.String()),
+    repo_name: Nullable(Type.String()),
+    base_branch: Type.String(),
+    approval_mode: ApprovalMode,
+    parent_id: Nullable(Uuid({ description: 'the preview this task continues' })),
+    pr_url: Nullable(Url()),
+    deployed_url: Nullable(Url({ description: 'scaffold tasks: the live site' })),
+    deployed_repo: Nullable(Url({ description: 'set after deploy-git: the new repository' })),
+    diff_summary: Nullable(Type.String({ description: 'unified diff, truncated to 4 KB' })),
+    cost_usd: Usd({ description: 'managed mode only; 0 under BYOK' }),
+    tokens_total: Count(),
+    duration_ms: Nullable(Count({ description: 'queue to finish' })),
+    retry_count: Count({ maximum: 2, description: 'fixer retries after a failed validation, 0 to 2' }),
+    pr_merged: Type.Boolean(),
+    pr_merged_at: Nullable(Timestamp),
+    human_edit_after: Type.Boolean(),
+    byok: Type.Boolean(),
+    error: Nullable(Type.String()),
+    created_at: Timestamp,
+    started_at: Nullable(Timestamp),
+    finished_at: Nullable(Timestamp),
+  },
+  { $id: 'Task' },
+);
+
+export const TaskSummary = Type.Object(
+  {
+    id: Uuid(),
+    prompt: Type.String(),
+    status: TaskStatus,
+    pr_url: Nullable(Url()),
+    mode: TaskMode,
+    task_type: TaskType,
+    repo_url: Nullable(Url()),
+    deployed_url: Nullable(Url()),
+    cost_usd: Usd(),
+    created_at: Timestamp,
+    finished_at: Nullable(Timestamp),
+  },
+  { $id: 'TaskSummary' },
+);
+
+export const Log = Type.Object(
+  {
+    id: Type.Integer({ minimum: 1, description: 'the log row id; also the `id:` of its stream event' }),
+    step: StringEnum(STEP_NAMES),
+    status: StringEnum(LOG_STATUSES),
+    input: Type.Record(Type.String(), Type.Unknown()),
+    output: Type.Record(Type.String(), Type.Unknown()),
+    tokens: Count(),
+    cost_usd: Usd(),
+    duration_ms: Count(),
+    created_at: Timestamp,
+  },
+  { $id: 'Log' },
+);
+
+/** A step log record (Log). */
+export function logJson(l: TaskLog) {
+  return {
+    id: l.id,
+    step: l.step,
+    status: l.status,
+    input: l.input,
+    output: l.output,
+    tokens: l.tokens,
+    cost_usd: Number(l.costUsd),
+    duration_ms: l.durationMs,
+    created_at: l.createdAt.toISOString(),
+  };
+}
+
+/** This resource's named schemas, for src/http/components.ts. */
+export const taskSchemas = [Task, TaskSummary, Log];
 
 const CreateTaskBody = Type.Object(
   {

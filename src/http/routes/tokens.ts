@@ -2,8 +2,42 @@ import { type FastifyPluginAsyncTypebox, Type } from '@fastify/type-provider-typ
 import { createPersonalToken, listTokens, revokeToken } from '../../accounts/token-store.js';
 import type { Deps } from '../../deps.js';
 import { caller } from '../auth.js';
-import { tokenJson } from '../present.js';
-import { IdParams, errorResponses, described } from '../schemas.js';
+import { errorResponses } from '../errors.js';
+import { IdParams, Nullable, StringEnum, Timestamp, Uuid, described, isoOrNull } from '../schema-parts.js';
+import type { apiTokens } from '../../db/schema.js';
+
+// The token resource's wire shape (TokenRecord) and its presenter.
+
+export const TokenRecord = Type.Object(
+  {
+    id: Uuid(),
+    name: Type.String(),
+    kind: StringEnum(['full', 'demo'] as const),
+    last4: Type.String(),
+    created_at: Timestamp,
+    last_used_at: Nullable(Timestamp),
+    expires_at: Nullable(Timestamp),
+    revoked_at: Nullable(Timestamp),
+  },
+  { $id: 'TokenRecord' },
+);
+
+/** A token without its secret (TokenRecord). */
+export function tokenJson(t: typeof apiTokens.$inferSelect) {
+  return {
+    id: t.id,
+    name: t.name,
+    kind: t.kind,
+    last4: t.last4,
+    created_at: t.createdAt.toISOString(),
+    last_used_at: isoOrNull(t.lastUsedAt),
+    expires_at: isoOrNull(t.expiresAt),
+    revoked_at: isoOrNull(t.revokedAt),
+  };
+}
+
+/** This resource's named schemas, for src/http/components.ts. */
+export const tokenSchemas = [TokenRecord];
 
 export const tokenRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = async (app, { deps }) => {
   app.post(

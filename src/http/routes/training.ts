@@ -3,7 +3,8 @@ import { type FastifyPluginAsyncTypebox, Type } from '@fastify/type-provider-typ
 import type { Deps } from '../../deps.js';
 import { trainingLines, trainingSummary } from '../../feedback/training.js';
 import { caller } from '../auth.js';
-import { errorResponses, described } from '../schemas.js';
+import { errorResponses } from '../errors.js';
+import { described } from '../schema-parts.js';
 
 const count = (description: string) => Type.Integer({ minimum: 0, description });
 

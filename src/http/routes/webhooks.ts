@@ -5,8 +5,83 @@ import { announceDeliveries, getDelivery, listDeliveries, recordPing, redeliver 
 import { createEndpoint, deleteEndpoint, listEndpoints, updateEndpoint } from '../../webhooks/endpoints.js';
 import { WEBHOOK_EVENTS } from '../../webhooks/events.js';
 import { caller } from '../auth.js';
-import { webhookDeliveryJson, webhookEndpointJson } from '../present.js';
-import { IdParams, WebhookEvent, described, errorResponses } from '../schemas.js';
+import { errorResponses } from '../errors.js';
+import { IdParams, StringEnum, described, isoOrNull } from '../schema-parts.js';
+import type { WebhookDelivery as DeliveryRow } from '../../webhooks/deliveries.js';
+import type { WebhookEndpoint as EndpointRow } from '../../webhooks/endpoints.js';
+
+// The webhook resources' wire shapes (WebhookEndpoint, WebhookDelivery) and their presenters.
+
+const WebhookEvent = StringEnum(WEBHOOK_EVENTS);
+
+export const WebhookEndpoint = Type.Object(
+  {
+    id: Type.String({ format: 'uuid' }),
+    url: Type.String({ format: 'uri' }),
+    events: Type.Array(WebhookEvent),
+    description: Type.String(),
+    enabled: Type.Boolean(),
+    disabled_reason: Type.Union([Type.String(), Type.Null()], {
+      description: 'why the service disabled the endpoint (failing for days); null otherwise',
+    }),
+    failing_since: Type.Union([Type.String({ format: 'date-time' }), Type.Null()]),
+    created_at: Type.String({ format: 'date-time' }),
+  },
+  { $id: 'WebhookEndpoint' },
+);
+
+export const WebhookDelivery = Type.Object(
+  {
+    id: Type.String({ format: 'uuid', description: 'the webhook-id header of every attempt' }),
+    event_id: Type.String({ format: 'uuid' }),
+    event: Type.String({ description: 'the event type, or ping' }),
+    status: StringEnum(['pending', 'succeeded', 'failed'] as const),
+    attempts: Type.Integer({ minimum: 0 }),
+    next_attempt_at: Type.Union([Type.String({ format: 'date-time' }), Type.Null()]),
+    last_response_code: Type.Union([Type.Integer(), Type.Null()]),
+    last_error: Type.Union([Type.String(), Type.Null()]),
+    duration_ms: Type.Union([Type.Integer(), Type.Null()], { description: 'of the last attempt' }),
+    payload_kept: Type.Boolean({ description: 'payloads are kept 7 days; only those can be redelivered' }),
+    created_at: Type.String({ format: 'date-time' }),
+    finished_at: Type.Union([Type.String({ format: 'date-time' }), Type.Null()]),
+  },
+  { $id: 'WebhookDelivery' },
+);
+
+/** An endpoint without its signing secret (WebhookEndpoint). */
+export function webhookEndpointJson(e: EndpointRow) {
+  return {
+    id: e.id,
+    url: e.url,
+    events: e.events,
+    description: e.description,
+    enabled: e.enabled,
+    disabled_reason: e.disabledReason,
+    failing_since: isoOrNull(e.failingSince),
+    created_at: e.createdAt.toISOString(),
+  };
+}
+
+/** One delivery of an event to an endpoint (WebhookDelivery). */
+export function webhookDeliveryJson(d: DeliveryRow) {
+  return {
+    id: d.id,
+    event_id: d.eventId,
+    event: d.eventType,
+    status: d.status,
+    attempts: d.attempts,
+    next_attempt_at: isoOrNull(d.nextAttemptAt),
+    last_response_code: d.lastStatusCode,
+    last_error: d.lastError,
+    duration_ms: d.lastDurationMs,
+    payload_kept: d.payload !== null,
+    created_at: d.createdAt.toISOString(),
+    finished_at: isoOrNull(d.finishedAt),
+  };
+}
+
+/** These resources' named schemas, for src/http/components.ts. */
+export const webhookSchemas = [WebhookEndpoint, WebhookDelivery];
 
 const Url = Type.String({
   minLength: 1,
