@@ -1,3 +1,5 @@
+import { reasonPhrases } from '../fake-host/rest.js';
+
 /**
  * Gitea's error bodies: `{"message", "url"}` (url: the instance's swagger page), validation
  * failures with `errors` too, as its APIError writes them. The REST layer adds the url.
@@ -25,18 +27,4 @@ export const scopeMissing = (scope: string): Reply =>
   giteaError(403, `token does not have at least one of required scope(s): [${scope}]`);
 
 /** Reason phrases for injected failures' default bodies. */
-export function reasonPhrase(status: number): string {
-  const phrases: Record<number, string> = {
-    400: 'Bad Request',
-    401: 'Unauthorized',
-    403: 'Forbidden',
-    404: 'not found',
-    409: 'Conflict',
-    422: 'Unprocessable Entity',
-    429: 'Too Many Requests',
-    500: 'Internal Server Error',
-    502: 'Bad Gateway',
-    503: 'Service Unavailable',
-  };
-  return phrases[status] ?? `HTTP ${status}`;
-}
+export const reasonPhrase = reasonPhrases({ 404: 'not found' });

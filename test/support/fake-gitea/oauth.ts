@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { readBody } from '../fake-github/rest.js';
+import { CODE_TTL_MS, OAuthApps, redirectBack, setParams, tokenParams } from '../fake-host/oauth.js';
 import type { GiteaState } from './state.js';
 
 /**
@@ -11,7 +11,6 @@ import type { GiteaState } from './state.js';
  * `{error, error_description}`. Access tokens last until `expireTokens()` ends them (then 401).
  */
 
-const CODE_TTL_MS = 10 * 60 * 1000;
 const ACCESS_TOKEN_TTL_S = 3600;
 
 interface Grant {
@@ -21,23 +20,13 @@ interface Grant {
   expires: number;
 }
 
-export class OAuth {
-  private readonly apps = new Map<string, string>();
-  private readonly codes = new Map<string, Grant>();
+export class OAuth extends OAuthApps<Grant> {
   /** refresh token → client and user; a refresh token is single-use, replaced at each refresh. */
   private readonly refreshTokens = new Map<string, { clientId: string; login: string }>();
   private readonly accessTokens = new Set<string>();
-  private approver: string | undefined;
 
-  constructor(private readonly state: GiteaState) {}
-
-  addApp(clientId: string, clientSecret: string): void {
-    this.apps.set(clientId, clientSecret);
-  }
-
-  approveAs(login: string): void {
-    this.state.ensureUser(login);
-    this.approver = login;
+  constructor(private readonly state: GiteaState) {
+    super(state);
   }
 
   /** Every access token issued so far stops working (401); refresh tokens still get new ones. */
@@ -51,7 +40,7 @@ export class OAuth {
       req.resume();
       return this.authorize(res, url);
     }
-    if (url.pathname === '/login/oauth/access_token' && req.method === 'POST') return this.accessToken(req, res);
+    if (url.pathname === '/login/oauth/access_token' && req.method === 'POST') return this.accessToken(req, res, url);
     req.resume();
     res.writeHead(404, { 'content-type': 'text/plain; charset=utf-8' });
     res.end('404 page not found\n');
@@ -70,10 +59,7 @@ export class OAuth {
       return 400;
     }
     const clientId = q.get('client_id') ?? '';
-    const fail = (error: string, description: string) => {
-      target.searchParams.set('error', error);
-      target.searchParams.set('error_description', description);
-    };
+    const fail = (error: string, description: string) => setParams(target, { error, error_description: description });
     if (!this.apps.has(clientId)) fail('unauthorized_client', 'Client ID not registered');
     else if (q.get('response_type') !== 'code')
       fail('unsupported_response_type', 'Only code response type is supported.');
@@ -83,31 +69,12 @@ export class OAuth {
       this.codes.set(code, { clientId, login: this.approver, redirectUri, expires: Date.now() + CODE_TTL_MS });
       target.searchParams.set('code', code);
     }
-    const state = q.get('state');
-    if (state !== null) target.searchParams.set('state', state);
-    res.writeHead(302, { location: target.toString() });
-    res.end();
-    return 302;
+    return redirectBack(res, target, q.get('state'));
   }
 
-  private async accessToken(req: IncomingMessage, res: ServerResponse): Promise<number> {
-    const raw = (await readBody(req)).toString('utf8');
-    const params: Record<string, string> = {};
-    if (/json/i.test(req.headers['content-type'] ?? '')) {
-      try {
-        for (const [k, v] of Object.entries(JSON.parse(raw) as Record<string, unknown>))
-          if (typeof v === 'string') params[k] = v;
-      } catch {
-        /* answered below as missing fields */
-      }
-    } else for (const [k, v] of new URLSearchParams(raw)) params[k] = v;
+  private async accessToken(req: IncomingMessage, res: ServerResponse, url: URL): Promise<number> {
     // Client credentials may come as HTTP Basic instead of in the body.
-    const basic = /^basic\s+(\S+)$/i.exec(req.headers.authorization ?? '');
-    if (basic) {
-      const [id, secret] = Buffer.from(basic[1]!, 'base64').toString('utf8').split(':');
-      params.client_id ??= decodeURIComponent(id ?? '');
-      params.client_secret ??= decodeURIComponent(secret ?? '');
-    }
+    const params = await tokenParams(req, url, { query: false, basic: 'fill' });
     const answer = (status: number, body: Record<string, unknown>): number => {
       res.writeHead(status, { 'content-type': 'application/json;charset=utf-8' });
       res.end(JSON.stringify(body));

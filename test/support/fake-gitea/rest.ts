@@ -1,6 +1,13 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { readBody } from '../fake-github/rest.js';
-import type { RepoState, TokenState, UserState } from '../fake-github/state.js';
+import type { RepoState } from '../fake-github/state.js';
+import {
+  type Caller,
+  FailRules,
+  credentials,
+  jsonObject,
+  segments as pathSegments,
+  readBody,
+} from '../fake-host/rest.js';
 import {
   type Reply,
   badCredentials,
@@ -15,11 +22,6 @@ import { type Urls, commitView, isWip, pullCommits, pullView, repoView } from '.
 
 /** The REST subset under /api/v1 the adapter uses, with Gitea's auth, status codes and error bodies. */
 
-interface Caller {
-  user: UserState;
-  token: TokenState;
-}
-
 /** Gitea syncs a fork at POST …/merge-upstream; Forgejo at POST …/sync_fork[/{branch}] and has no merge-upstream. */
 export type Flavour = 'gitea' | 'forgejo';
 
@@ -32,32 +34,8 @@ interface Ctx {
   query: URLSearchParams;
 }
 
-interface FailRule {
-  method: string;
-  pathPattern: RegExp;
-  reply: Reply;
-}
-
-/**
- * The token a request carries: `token T` or `Bearer T`, or HTTP Basic whose password is the token
- * whatever the user name (a password that is empty or `x-oauth-basic` makes the user name the
- * token), as services/auth/basic.go reads it.
- */
-export function giteaCredentials(authorization: string | undefined): { present: boolean; token?: string } {
-  if (!authorization) return { present: false };
-  const bearer = /^(?:token|bearer)\s+(\S+)\s*$/i.exec(authorization);
-  if (bearer) return { present: true, token: bearer[1] };
-  const basic = /^basic\s+(\S+)\s*$/i.exec(authorization);
-  if (!basic) return { present: true };
-  const decoded = Buffer.from(basic[1]!, 'base64').toString('utf8');
-  const colon = decoded.indexOf(':');
-  const user = colon >= 0 ? decoded.slice(0, colon) : decoded;
-  const password = colon >= 0 ? decoded.slice(colon + 1) : '';
-  return { present: true, token: password === '' || password === 'x-oauth-basic' ? user : password };
-}
-
 export class Rest {
-  private readonly failRules: FailRule[] = [];
+  private readonly failRules = new FailRules<Reply>();
 
   constructor(
     private readonly state: GiteaState,
@@ -71,7 +49,7 @@ export class Rest {
     reply: { status: number; body?: unknown; headers?: Record<string, string> },
   ): void {
     const injected: Reply = reply.body === undefined ? giteaError(reply.status, reasonPhrase(reply.status)) : reply;
-    this.failRules.push({ method: method.toUpperCase(), pathPattern, reply: { ...injected, headers: reply.headers } });
+    this.failRules.add(method, pathPattern, { ...injected, headers: reply.headers });
   }
 
   /** Answers one request whose path starts with /api/v1; returns the status written. */
@@ -79,20 +57,17 @@ export class Rest {
     const raw = await readBody(req);
     const path = url.pathname.slice('/api/v1'.length) || '/';
     const method = (req.method ?? 'GET').toUpperCase();
-    const { present, token } = giteaCredentials(req.headers.authorization);
+    const { present, token } = credentials(req.headers.authorization, true);
     const found = token !== undefined ? this.state.byToken(token) : undefined;
     const caller = found ? { user: found.user, token: found.token } : undefined;
-    const rule = this.failRules.findIndex(
-      (r) => r.method === method && (r.pathPattern.test(path) || r.pathPattern.test(url.pathname)),
-    );
+    const injected = this.failRules.take(method, path, url.pathname);
     let reply: Reply;
-    if (rule >= 0) reply = this.failRules.splice(rule, 1)[0]!.reply;
+    if (injected) reply = injected;
     else if (present && !caller) reply = badCredentials();
     else {
-      let body: Record<string, unknown> = {};
+      let body: Record<string, unknown>;
       try {
-        const parsed: unknown = raw.length > 0 ? JSON.parse(raw.toString('utf8')) : {};
-        if (parsed && typeof parsed === 'object' && !Array.isArray(parsed)) body = parsed as Record<string, unknown>;
+        body = jsonObject(raw);
       } catch {
         return this.write(res, giteaError(422, 'invalid JSON body'));
       }
@@ -125,15 +100,8 @@ export class Rest {
 // ---- routes -----------------------------------------------------------------------------------
 
 function route(method: string, path: string, ctx: Ctx): Reply {
-  let segments: string[];
-  try {
-    segments = path
-      .split('/')
-      .filter(Boolean)
-      .map((s) => decodeURIComponent(s));
-  } catch {
-    return notFound();
-  }
+  const segments = pathSegments(path);
+  if (!segments) return notFound();
   const [a, b, c, d, e, f] = segments;
   const n = segments.length;
   if (a === 'user' && n === 1 && method === 'GET') return getUser(ctx);

@@ -1,3 +1,5 @@
+import { reasonPhrases } from '../fake-host/rest.js';
+
 /** GitHub's error bodies and the documentation links it puts in them. */
 
 export const DOCS = {
@@ -49,18 +51,4 @@ export const notAccessible = (doc: string): Reply =>
   ghError(403, 'Resource not accessible by personal access token', doc);
 
 /** GitHub's short reason phrases, for default bodies of injected failures. */
-export function reasonPhrase(status: number): string {
-  const phrases: Record<number, string> = {
-    400: 'Bad Request',
-    401: 'Bad credentials',
-    403: 'Forbidden',
-    404: 'Not Found',
-    409: 'Conflict',
-    422: 'Validation Failed',
-    429: 'Too Many Requests',
-    500: 'Internal Server Error',
-    502: 'Bad Gateway',
-    503: 'Service Unavailable',
-  };
-  return phrases[status] ?? `HTTP ${status}`;
-}
+export const reasonPhrase = reasonPhrases({ 401: 'Bad credentials', 422: 'Validation Failed' });

@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { readBody } from './rest.js';
+import { CODE_TTL_MS, OAuthApps, redirectBack, setParams, tokenParams } from '../fake-host/oauth.js';
 import { type State, newToken } from './state.js';
 
 /**
@@ -11,7 +11,6 @@ import { type State, newToken } from './state.js';
 
 const TROUBLESHOOTING =
   'https://docs.github.com/apps/managing-oauth-apps/troubleshooting-oauth-app-access-token-request-errors';
-const CODE_TTL_MS = 10 * 60 * 1000;
 
 interface Grant {
   clientId: string;
@@ -21,20 +20,9 @@ interface Grant {
   expires: number;
 }
 
-export class OAuth {
-  private readonly apps = new Map<string, string>();
-  private readonly codes = new Map<string, Grant>();
-  private approver: string | undefined;
-
-  constructor(private readonly state: State) {}
-
-  addApp(clientId: string, clientSecret: string): void {
-    this.apps.set(clientId, clientSecret);
-  }
-
-  approveAs(login: string): void {
-    this.state.ensureUser(login);
-    this.approver = login;
+export class OAuth extends OAuthApps<Grant> {
+  constructor(private readonly state: State) {
+    super(state);
   }
 
   async handle(req: IncomingMessage, res: ServerResponse, url: URL): Promise<number> {
@@ -60,11 +48,12 @@ export class OAuth {
     } catch {
       return page(res, 400, 'The redirect_uri is not a valid URL.');
     }
-    const state = q.get('state');
     if (this.approver === undefined) {
-      target.searchParams.set('error', 'access_denied');
-      target.searchParams.set('error_description', 'The user has denied your application access.');
-      target.searchParams.set('error_uri', `${TROUBLESHOOTING}#access-denied`);
+      setParams(target, {
+        error: 'access_denied',
+        error_description: 'The user has denied your application access.',
+        error_uri: `${TROUBLESHOOTING}#access-denied`,
+      });
     } else {
       const code = randomBytes(10).toString('hex');
       this.codes.set(code, {
@@ -79,26 +68,16 @@ export class OAuth {
       });
       target.searchParams.set('code', code);
     }
-    if (state !== null) target.searchParams.set('state', state);
-    res.writeHead(302, { location: target.toString(), 'content-type': 'text/html; charset=utf-8' });
-    res.end(`<html><body>You are being <a href="${escapeHtml(target.toString())}">redirected</a>.</body></html>`);
-    return 302;
+    return redirectBack(
+      res,
+      target,
+      q.get('state'),
+      (location) => `<html><body>You are being <a href="${escapeHtml(location)}">redirected</a>.</body></html>`,
+    );
   }
 
   private async accessToken(req: IncomingMessage, res: ServerResponse, url: URL): Promise<number> {
-    const raw = (await readBody(req)).toString('utf8');
-    const params: Record<string, string> = {};
-    for (const [k, v] of url.searchParams) params[k] = v;
-    if (/json/i.test(req.headers['content-type'] ?? '')) {
-      try {
-        const parsed = JSON.parse(raw) as Record<string, unknown>;
-        for (const [k, v] of Object.entries(parsed ?? {})) if (typeof v === 'string') params[k] = v;
-      } catch {
-        /* answered below as missing fields */
-      }
-    } else {
-      for (const [k, v] of new URLSearchParams(raw)) params[k] = v;
-    }
+    const params = await tokenParams(req, url, { query: true });
     const wantsJson = /json/i.test(req.headers.accept ?? '');
     const answer = (body: Record<string, string>): number => {
       if (wantsJson) {

@@ -11,21 +11,18 @@ import {
   requiresAuthentication,
   validationFailed,
 } from './errors.js';
-import type { RepoState, State, TokenState, UserState } from './state.js';
+import {
+  type Caller,
+  FailRules,
+  credentials,
+  jsonObject,
+  segments as pathSegments,
+  readBody,
+} from '../fake-host/rest.js';
+import type { RepoState, State } from './state.js';
 import { type Urls, branchView, commitView, fullUser, pullCommits, pullView, repoView } from './views.js';
 
 /** The REST subset under /api/v3, with GitHub's auth, error bodies and rate-limit headers. */
-
-export interface FailRule {
-  method: string;
-  pathPattern: RegExp;
-  reply: Reply;
-}
-
-interface Caller {
-  user: UserState;
-  token: TokenState;
-}
 
 interface Ctx {
   state: State;
@@ -38,22 +35,8 @@ interface Ctx {
 const RATE_LIMIT_AUTHENTICATED = 5000;
 const RATE_LIMIT_ANONYMOUS = 60;
 
-/** The credentials a request carries: `token T`, `Bearer T`, or HTTP Basic with the token as password. */
-export function credentials(authorization: string | undefined): { present: boolean; token: string | undefined } {
-  if (!authorization) return { present: false, token: undefined };
-  const bearer = /^(?:token|bearer)\s+(\S+)\s*$/i.exec(authorization);
-  if (bearer) return { present: true, token: bearer[1] };
-  const basic = /^basic\s+(\S+)\s*$/i.exec(authorization);
-  if (basic) {
-    const decoded = Buffer.from(basic[1]!, 'base64').toString('utf8');
-    const colon = decoded.indexOf(':');
-    return { present: true, token: colon >= 0 ? decoded.slice(colon + 1) : decoded };
-  }
-  return { present: true, token: undefined };
-}
-
 export class Rest {
-  readonly failRules: FailRule[] = [];
+  private readonly failRules = new FailRules<Reply>();
   private readonly buckets = new Map<string, { limit: number; used: number; reset: number }>();
 
   constructor(
@@ -62,7 +45,7 @@ export class Rest {
   ) {}
 
   failNext(method: string, pathPattern: RegExp, reply: Reply): void {
-    this.failRules.push({ method: method.toUpperCase(), pathPattern, reply });
+    this.failRules.add(method, pathPattern, reply);
   }
 
   /** Answers one request whose path starts with /api/v3; returns the status written. */
@@ -80,11 +63,8 @@ export class Rest {
     );
 
     let reply: Reply;
-    const rule = this.failRules.findIndex(
-      (r) => r.method === method && (r.pathPattern.test(path) || r.pathPattern.test(fullPath)),
-    );
-    if (rule >= 0) {
-      const injected = this.failRules.splice(rule, 1)[0]!.reply;
+    const injected = this.failRules.take(method, path, fullPath);
+    if (injected) {
       reply = { ...injected, body: injected.body ?? ghError(injected.status, reasonPhrase(injected.status)).body };
     } else if (present && !caller) {
       reply = badCredentials();
@@ -97,18 +77,11 @@ export class Rest {
         DOCS.rateLimit,
       );
     } else {
-      let body: Record<string, unknown> = {};
-      if (raw.length > 0) {
-        try {
-          const parsed: unknown = JSON.parse(raw.toString('utf8'));
-          body =
-            parsed !== null && typeof parsed === 'object' && !Array.isArray(parsed)
-              ? (parsed as Record<string, unknown>)
-              : {};
-        } catch {
-          reply = ghError(400, 'Problems parsing JSON', DOCS.root);
-          return write(res, reply, rate.headers, caller);
-        }
+      let body: Record<string, unknown>;
+      try {
+        body = jsonObject(raw);
+      } catch {
+        return write(res, ghError(400, 'Problems parsing JSON', DOCS.root), rate.headers, caller);
       }
       try {
         reply = route(method, path, { state: this.state, urls: this.urls, caller, body, query: url.searchParams });
@@ -161,27 +134,11 @@ function write(
   return reply.status;
 }
 
-export function readBody(req: IncomingMessage): Promise<Buffer> {
-  return new Promise((resolve, reject) => {
-    const chunks: Buffer[] = [];
-    req.on('data', (c: Buffer) => chunks.push(c));
-    req.on('end', () => resolve(Buffer.concat(chunks)));
-    req.on('error', reject);
-  });
-}
-
 // ---- routes -----------------------------------------------------------------------------------
 
 function route(method: string, path: string, ctx: Ctx): Reply {
-  let segments: string[];
-  try {
-    segments = path
-      .split('/')
-      .filter(Boolean)
-      .map((s) => decodeURIComponent(s));
-  } catch {
-    return notFound();
-  }
+  const segments = pathSegments(path);
+  if (!segments) return notFound();
   const [a, b, c, d, e, f] = segments;
   if (a === 'user' && segments.length === 1 && method === 'GET') return getUser(ctx);
   if (a === 'user' && b === 'repos' && segments.length === 2 && method === 'POST') return createRepo(ctx);

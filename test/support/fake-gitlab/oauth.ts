@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { readBody } from '../fake-github/rest.js';
 import { newToken } from '../fake-github/state.js';
+import { CODE_TTL_MS, OAuthApps, redirectBack, setParams, tokenParams } from '../fake-host/oauth.js';
 import type { GitLabModel } from './model.js';
 
 /**
@@ -10,7 +10,6 @@ import type { GitLabModel } from './model.js';
  * expires (expires_in 7200) and a new refresh token. Errors are 400/401 JSON bodies with `error`.
  */
 
-const CODE_TTL_MS = 10 * 60 * 1000;
 const INVALID_GRANT =
   'The provided authorization grant is invalid, expired, revoked, does not match the redirection URI used in the ' +
   'authorization request, or was issued to another client.';
@@ -26,24 +25,14 @@ interface Grant {
   expires: number;
 }
 
-export class OAuth {
-  private readonly apps = new Map<string, string>();
-  private readonly codes = new Map<string, Grant>();
+export class OAuth extends OAuthApps<Grant> {
   /** refresh token → the grant and the access token it was issued with. */
   private readonly refreshTokens = new Map<string, Grant & { accessToken: string }>();
   /** access token → login, for `expire`. */
   readonly accessTokens = new Map<string, string>();
-  private approver: string | undefined;
 
-  constructor(private readonly model: GitLabModel) {}
-
-  addApp(clientId: string, clientSecret: string): void {
-    this.apps.set(clientId, clientSecret);
-  }
-
-  approveAs(login: string): void {
-    this.model.state.ensureUser(login);
-    this.approver = login;
+  constructor(private readonly model: GitLabModel) {
+    super(model.state);
   }
 
   /** Every OAuth access token of `login` expires now (its refresh tokens still work). */
@@ -78,8 +67,10 @@ export class OAuth {
       return 400;
     }
     if (this.approver === undefined) {
-      target.searchParams.set('error', 'access_denied');
-      target.searchParams.set('error_description', 'The resource owner or authorization server denied the request.');
+      setParams(target, {
+        error: 'access_denied',
+        error_description: 'The resource owner or authorization server denied the request.',
+      });
     } else {
       const code = randomBytes(32).toString('hex');
       const scope = (q.get('scope') ?? 'api')
@@ -89,15 +80,11 @@ export class OAuth {
       this.codes.set(code, { clientId, login: this.approver, redirectUri, scope, expires: Date.now() + CODE_TTL_MS });
       target.searchParams.set('code', code);
     }
-    const state = q.get('state');
-    if (state !== null) target.searchParams.set('state', state);
-    res.writeHead(302, { location: target.toString(), 'content-type': 'text/html; charset=utf-8' });
-    res.end('<html><body>You are being redirected.</body></html>');
-    return 302;
+    return redirectBack(res, target, q.get('state'), () => '<html><body>You are being redirected.</body></html>');
   }
 
   private async token(req: IncomingMessage, res: ServerResponse, url: URL): Promise<number> {
-    const params = await paramsOf(req, url);
+    const params = await tokenParams(req, url, { query: true, basic: 'override' });
     const clientId = params.client_id ?? '';
     const secret = this.apps.get(clientId);
     if (secret === undefined || secret !== params.client_secret)
@@ -146,26 +133,6 @@ export class OAuth {
       created_at: Math.floor(Date.now() / 1000),
     };
   }
-}
-
-/** The token request's parameters: query, form or JSON body, and client credentials by HTTP Basic. */
-async function paramsOf(req: IncomingMessage, url: URL): Promise<Record<string, string>> {
-  const raw = (await readBody(req)).toString('utf8');
-  const params: Record<string, string> = Object.fromEntries(url.searchParams);
-  if (/json/i.test(req.headers['content-type'] ?? '')) {
-    try {
-      for (const [k, v] of Object.entries(JSON.parse(raw) ?? {})) if (typeof v === 'string') params[k] = v;
-    } catch {
-      /* answered as missing fields */
-    }
-  } else for (const [k, v] of new URLSearchParams(raw)) params[k] = v;
-  const basic = /^basic\s+(\S+)$/i.exec(req.headers.authorization ?? '');
-  if (basic) {
-    const [id, secret] = Buffer.from(basic[1]!, 'base64').toString('utf8').split(':');
-    if (id) params.client_id = decodeURIComponent(id);
-    if (secret !== undefined) params.client_secret = decodeURIComponent(secret);
-  }
-  return params;
 }
 
 function json(res: ServerResponse, status: number, body: unknown): number {

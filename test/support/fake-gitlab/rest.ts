@@ -1,29 +1,22 @@
 import { randomUUID } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { readBody } from '../fake-github/rest.js';
-import type { RepoState, TokenState, UserState } from '../fake-github/state.js';
+import type { RepoState } from '../fake-github/state.js';
 import { pullCommits } from '../fake-github/views.js';
+import { type Caller, FailRules, jsonObject, segments as pathSegments, readBody } from '../fake-host/rest.js';
+import {
+  type Reply,
+  expiredToken,
+  forbidden,
+  glError,
+  insufficientScope,
+  projectNotFound,
+  taken,
+  unauthorized,
+} from './errors.js';
 import { ACCESS, DRAFT_TITLE, type GitLabModel, type Visibility } from './model.js';
 import { type Urls, commitView, mergeRequestView, projectView, userView } from './views.js';
 
 /** The REST subset under /api/v4 with GitLab's auth rules, status codes and error bodies. */
-
-export interface Reply {
-  status: number;
-  body?: unknown;
-  headers?: Record<string, string>;
-}
-
-export interface FailRule {
-  method: string;
-  pathPattern: RegExp;
-  reply: Reply;
-}
-
-interface Caller {
-  user: UserState;
-  token: TokenState;
-}
 
 interface Ctx {
   model: GitLabModel;
@@ -32,43 +25,6 @@ interface Ctx {
   body: Record<string, unknown>;
   query: URLSearchParams;
 }
-
-const REASONS: Record<number, string> = {
-  400: 'Bad request',
-  401: 'Unauthorized',
-  403: 'Forbidden',
-  404: 'Not Found',
-  409: 'Conflict',
-  422: 'Unprocessable Entity',
-  429: 'Too Many Requests',
-  500: 'Internal Server Error',
-  502: 'Bad Gateway',
-  503: 'Service Unavailable',
-};
-
-/** GitLab's plain error body: `{"message": "404 Project Not Found"}`. */
-export const glError = (status: number, words?: string): Reply => ({
-  status,
-  body: { message: `${status} ${words ?? REASONS[status] ?? 'Error'}` },
-});
-const unauthorized = (): Reply => glError(401);
-const projectNotFound = (): Reply => glError(404, 'Project Not Found');
-const forbidden = (): Reply => glError(403);
-const expiredToken = (): Reply => ({
-  status: 401,
-  body: {
-    error: 'invalid_token',
-    error_description: 'Token is expired. You can either do re-authorization or token refresh.',
-  },
-});
-const insufficientScope = (): Reply => ({
-  status: 403,
-  body: {
-    error: 'insufficient_scope',
-    error_description: 'The request requires higher privileges than provided by the access token.',
-    scope: 'api',
-  },
-});
 
 /** The token a request carries: `Authorization: Bearer T` (OAuth or personal), or `PRIVATE-TOKEN: T`. */
 export function tokenOf(req: IncomingMessage): { present: boolean; token: string | undefined } {
@@ -81,7 +37,7 @@ export function tokenOf(req: IncomingMessage): { present: boolean; token: string
 }
 
 export class Rest {
-  readonly failRules: FailRule[] = [];
+  private readonly failRules = new FailRules<Reply>();
 
   constructor(
     private readonly model: GitLabModel,
@@ -89,7 +45,7 @@ export class Rest {
   ) {}
 
   failNext(method: string, pathPattern: RegExp, reply: Reply): void {
-    this.failRules.push({ method: method.toUpperCase(), pathPattern, reply });
+    this.failRules.add(method, pathPattern, reply);
   }
 
   /** Answers one request under /api/v4; returns the status written. */
@@ -100,12 +56,9 @@ export class Rest {
     const { present, token } = tokenOf(req);
     const found = token !== undefined ? this.model.state.byToken(token) : undefined;
     const caller = found ? { user: found.user, token: found.token } : undefined;
-    const rule = this.failRules.findIndex(
-      (r) => r.method === method && (r.pathPattern.test(path) || r.pathPattern.test(url.pathname)),
-    );
+    const injected = this.failRules.take(method, path, url.pathname);
     let reply: Reply;
-    if (rule >= 0) {
-      const injected = this.failRules.splice(rule, 1)[0]!.reply;
+    if (injected) {
       reply = { ...injected, body: injected.body ?? glError(injected.status).body };
     } else if (token !== undefined && this.model.expired.has(token)) reply = expiredToken();
     else if (present && !caller) reply = unauthorized();
@@ -131,10 +84,7 @@ function parseBody(raw: Buffer, contentType: string | undefined): Record<string,
   if (raw.length === 0) return {};
   if ((contentType ?? '').includes('application/x-www-form-urlencoded'))
     return Object.fromEntries(new URLSearchParams(raw.toString('utf8')));
-  const parsed: unknown = JSON.parse(raw.toString('utf8'));
-  return parsed !== null && typeof parsed === 'object' && !Array.isArray(parsed)
-    ? (parsed as Record<string, unknown>)
-    : {};
+  return jsonObject(raw);
 }
 
 function write(res: ServerResponse, reply: Reply): number {
@@ -157,15 +107,8 @@ function write(res: ServerResponse, reply: Reply): number {
 // ---- routes -----------------------------------------------------------------------------------
 
 function route(method: string, path: string, ctx: Ctx): Reply {
-  let segments: string[];
-  try {
-    segments = path
-      .split('/')
-      .filter(Boolean)
-      .map((s) => decodeURIComponent(s));
-  } catch {
-    return glError(404, 'Not Found');
-  }
+  const segments = pathSegments(path);
+  if (!segments) return glError(404, 'Not Found');
   const [a, id, c, d, e] = segments;
   const n = segments.length;
   if (a === 'user' && n === 1 && method === 'GET')
@@ -201,11 +144,6 @@ function getProject(ctx: Ctx, id: string): Reply {
   const repo = readable(ctx, id);
   return isReply(repo) ? repo : ok(view(ctx, repo));
 }
-
-const taken = (): Reply => ({
-  status: 400,
-  body: { message: { name: ['has already been taken'], path: ['has already been taken'] } },
-});
 
 function createProject(ctx: Ctx): Reply {
   if (!ctx.caller) return unauthorized();

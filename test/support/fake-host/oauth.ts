@@ -1,0 +1,79 @@
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { State } from '../fake-github/state.js';
+import { readBody } from './rest.js';
+
+/** Codes an authorization lives for before the token request must trade it. */
+export const CODE_TTL_MS = 10 * 60 * 1000;
+
+/**
+ * What every host's OAuth provider keeps: registered apps (client id → secret), the codes it
+ * issued, and the user that approves at once (`oauthAs`; nobody: the user denies).
+ */
+export class OAuthApps<Grant> {
+  protected readonly apps = new Map<string, string>();
+  protected readonly codes = new Map<string, Grant>();
+  protected approver: string | undefined;
+
+  constructor(protected readonly users: Pick<State, 'ensureUser'>) {}
+
+  addApp(clientId: string, clientSecret: string): void {
+    this.apps.set(clientId, clientSecret);
+  }
+
+  approveAs(login: string): void {
+    this.users.ensureUser(login);
+    this.approver = login;
+  }
+}
+
+/**
+ * A token request's parameters: the query's (`query`), then the body's (JSON or form), then the
+ * client's credentials from HTTP Basic: `override` replaces the body's (when the id is not
+ * empty), `fill` only fills what the body lacks.
+ */
+export async function tokenParams(
+  req: IncomingMessage,
+  url: URL,
+  opts: { query: boolean; basic?: 'override' | 'fill' },
+): Promise<Record<string, string>> {
+  const raw = (await readBody(req)).toString('utf8');
+  const params: Record<string, string> = opts.query ? Object.fromEntries(url.searchParams) : {};
+  if (/json/i.test(req.headers['content-type'] ?? '')) {
+    try {
+      for (const [k, v] of Object.entries(JSON.parse(raw) ?? {})) if (typeof v === 'string') params[k] = v;
+    } catch {
+      /* answered as missing fields */
+    }
+  } else for (const [k, v] of new URLSearchParams(raw)) params[k] = v;
+  const basic = opts.basic && /^basic\s+(\S+)$/i.exec(req.headers.authorization ?? '');
+  if (basic) {
+    const [id, secret] = Buffer.from(basic[1]!, 'base64').toString('utf8').split(':');
+    if (opts.basic === 'fill') {
+      params.client_id ??= decodeURIComponent(id ?? '');
+      params.client_secret ??= decodeURIComponent(secret ?? '');
+    } else {
+      if (id) params.client_id = decodeURIComponent(id);
+      if (secret !== undefined) params.client_secret = decodeURIComponent(secret);
+    }
+  }
+  return params;
+}
+
+/** The 302 back to the client's redirect_uri, with `state` echoed and the host's page (if any). */
+export function redirectBack(
+  res: ServerResponse,
+  target: URL,
+  state: string | null,
+  page?: (location: string) => string,
+): number {
+  if (state !== null) target.searchParams.set('state', state);
+  const location = target.toString();
+  res.writeHead(302, page ? { location, 'content-type': 'text/html; charset=utf-8' } : { location });
+  res.end(page ? page(location) : undefined);
+  return 302;
+}
+
+/** `error` and `error_description` (and more) on the redirect. */
+export function setParams(target: URL, params: Record<string, string>): void {
+  for (const [k, v] of Object.entries(params)) target.searchParams.set(k, v);
+}
