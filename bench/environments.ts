@@ -16,7 +16,7 @@
  * after the other; `--only a,b` picks some. Fetched code stays in the temporary directory.
  */
 import { execFile, execFileSync, spawnSync } from 'node:child_process';
-import { mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import { join, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
@@ -170,6 +170,9 @@ async function serveLocalIndex(): Promise<PackageIndex> {
       }
     };
     walk('wheel');
+    // Its entry points register the bdist_wheel command setuptools' isolated build asks for.
+    const points = join(site, info, 'entry_points.txt');
+    if (existsSync(points)) sources[`wheel-${version}.dist-info/entry_points.txt`] = readFileSync(points, 'utf8');
     packages.push({ name: 'wheel', version, files: sources });
   }
   const index = await servePackageIndex(packages, files);
