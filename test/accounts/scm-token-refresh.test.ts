@@ -1,8 +1,9 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { scmTokenOn } from '../../src/accounts/scm-connection.js';
 import { hostById } from '../../src/scm/hosts.js';
-import { type FakeGitLab, startFakeGitLab } from '../support/fake-gitlab/server.js';
-import { type Harness, newAccount, startHarness } from '../support/harness.js';
+import { type HostedService, startOAuthHost } from '../support/code-hosts.js';
+import type { FakeGitLab } from '../support/fake-gitlab/server.js';
+import { type Harness, newAccount } from '../support/harness.js';
 import { cookieFrom } from '../support/cookie-jar.js';
 
 /**
@@ -18,28 +19,17 @@ describe('refreshing an expiring code-host token', () => {
   let h: Harness;
   let gl: FakeGitLab;
 
+  let host: HostedService<'gitlab'> | undefined;
+
   beforeAll(async () => {
-    gl = await startFakeGitLab();
-    gl.addOAuthApp(CLIENT_ID, CLIENT_SECRET);
-    h = await startHarness(
-      { EMEND_BASE_URL: BASE_URL },
-      {
-        hosts: [
-          {
-            id: 'gitlab',
-            kind: 'gitlab',
-            web_url: gl.webUrl,
-            api_url: gl.apiUrl,
-            oauth: { client_id: CLIENT_ID, client_secret: CLIENT_SECRET },
-          },
-        ],
-      },
+    host = await startOAuthHost(
+      'gitlab',
+      { clientId: CLIENT_ID, clientSecret: CLIENT_SECRET },
+      { env: { EMEND_BASE_URL: BASE_URL } },
     );
+    ({ h, fake: gl } = host);
   });
-  afterAll(async () => {
-    await h?.close();
-    await gl?.close();
-  });
+  afterAll(() => host?.close());
 
   it('refreshes once when two uses race, and both get the token the host accepts', async () => {
     const { account, auth } = await newAccount(h, { plan: 'pro', scm: false });

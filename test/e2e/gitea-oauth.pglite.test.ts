@@ -1,7 +1,8 @@
 import { randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type FakeGitea, startFakeGitea } from '../support/fake-gitea/server.js';
-import { type Harness, newAccount, startHarness } from '../support/harness.js';
+import { type HostedService, startOAuthHost } from '../support/code-hosts.js';
+import type { FakeGitea } from '../support/fake-gitea/server.js';
+import { type Harness, newAccount } from '../support/harness.js';
 import { cookieFrom } from '../support/cookie-jar.js';
 
 /**
@@ -17,29 +18,17 @@ const CLIENT_SECRET = 'gitea-oauth-secret-0123456789';
 let h: Harness;
 let fake: FakeGitea;
 
+let host: HostedService<'gitea'> | undefined;
+
 beforeAll(async () => {
-  fake = await startFakeGitea();
-  fake.addOAuthApp(CLIENT_ID, CLIENT_SECRET);
-  h = await startHarness(
-    { EMEND_BASE_URL: BASE_URL },
-    {
-      scm: 'fake',
-      hosts: [
-        {
-          id: 'gitea',
-          kind: 'gitea',
-          web_url: fake.webUrl,
-          api_url: fake.apiUrl,
-          oauth: { client_id: CLIENT_ID, client_secret: CLIENT_SECRET },
-        },
-      ],
-    },
+  host = await startOAuthHost(
+    'gitea',
+    { clientId: CLIENT_ID, clientSecret: CLIENT_SECRET },
+    { env: { EMEND_BASE_URL: BASE_URL }, scm: 'fake' },
   );
+  ({ h, fake } = host);
 });
-afterAll(async () => {
-  await h?.close();
-  await fake?.close();
-});
+afterAll(() => host?.close());
 
 const cookiesOf = (res: { headers: Record<string, unknown> }) => {
   const raw = res.headers['set-cookie'] as string | string[] | undefined;

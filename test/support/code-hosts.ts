@@ -1,0 +1,65 @@
+import { type FakeGitea, startFakeGitea } from './fake-gitea/server.js';
+import { type FakeGitHub, startFakeGitHub } from './fake-github/server.js';
+import { type FakeGitLab, startFakeGitLab } from './fake-gitlab/server.js';
+import { type ExtraHost, type Harness, startHarness } from './harness.js';
+
+/** The fake of each kind of code host, by the kind's name. */
+export interface FakeHosts {
+  github: FakeGitHub;
+  gitlab: FakeGitLab;
+  gitea: FakeGitea;
+}
+export type HostKind = keyof FakeHosts;
+
+export const START_FAKE: { [K in HostKind]: () => Promise<FakeHosts[K]> } = {
+  github: startFakeGitHub,
+  gitlab: startFakeGitLab,
+  gitea: startFakeGitea,
+};
+
+/** A fake host as an entry of the deployment's EMEND_SCM_HOSTS (its id: the kind's name unless given). */
+export function hostEntry(
+  kind: HostKind,
+  fake: { webUrl: string; apiUrl: string },
+  opts: { id?: string; oauth?: { clientId: string; clientSecret: string } } = {},
+): ExtraHost {
+  return {
+    id: opts.id ?? kind,
+    kind,
+    web_url: fake.webUrl,
+    api_url: fake.apiUrl,
+    ...(opts.oauth ? { oauth: { client_id: opts.oauth.clientId, client_secret: opts.oauth.clientSecret } } : {}),
+  };
+}
+
+/** The service and a fake host beside its fake GitHub. */
+export interface HostedService<K extends HostKind> {
+  h: Harness;
+  fake: FakeHosts[K];
+  close(): Promise<void>;
+}
+
+/**
+ * The service with a fake host of `kind` as its second host (beside the fake GitHub), with an
+ * OAuth app registered on both sides; `close` stops both.
+ */
+export async function startOAuthHost<K extends HostKind>(
+  kind: K,
+  oauth: { clientId: string; clientSecret: string },
+  opts: { env?: Record<string, string>; scm?: 'fake' } = {},
+): Promise<HostedService<K>> {
+  const fake = await START_FAKE[kind]();
+  fake.addOAuthApp(oauth.clientId, oauth.clientSecret);
+  const h = await startHarness(opts.env ?? {}, {
+    ...(opts.scm ? { scm: opts.scm } : {}),
+    hosts: [hostEntry(kind, fake, { oauth })],
+  });
+  return {
+    h,
+    fake: fake as FakeHosts[K],
+    async close() {
+      await h.close();
+      await fake.close();
+    },
+  };
+}
