@@ -58,6 +58,8 @@ export interface HostLayout {
   etcNetwork: string[];
   /** /proc/sysrq-trigger exists (kernels built with magic SysRq). */
   sysrqTrigger: boolean;
+  /** The system's CA bundle, when it exists (inside /etc/ssl/certs, bound in). */
+  caBundle?: string;
 }
 
 export interface BwrapPlan {

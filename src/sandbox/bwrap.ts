@@ -2,6 +2,7 @@ import { execFileSync } from 'node:child_process';
 import { accessSync, constants, existsSync, lstatSync, readlinkSync } from 'node:fs';
 import { delimiter, join } from 'node:path';
 import { ETC_ENTRIES, ETC_NETWORK_ENTRIES, type HostLayout, type RootEntry } from './bwrap-args.js';
+import { SYSTEM_CA_BUNDLE } from './egress-env.js';
 
 const ROOT_DIRS = ['/bin', '/sbin', '/lib', '/lib32', '/lib64', '/libx32'];
 
@@ -28,6 +29,7 @@ export function hostLayout(): HostLayout {
     etc: ETC_ENTRIES.filter((p) => existsSync(p)),
     etcNetwork: ETC_NETWORK_ENTRIES.filter((p) => existsSync(p)),
     sysrqTrigger: existsSync('/proc/sysrq-trigger'),
+    ...(existsSync(SYSTEM_CA_BUNDLE) ? { caBundle: SYSTEM_CA_BUNDLE } : {}),
   };
 }
 

@@ -52,6 +52,28 @@ export function egressEnv(): Record<string, string> {
   };
 }
 
+/** The host's CA bundle where Debian and its derivatives keep it, bound in with /etc/ssl/certs. */
+export const SYSTEM_CA_BUNDLE = '/etc/ssl/certs/ca-certificates.crt';
+
+/**
+ * A setup command with the network trusts what the host trusts: the system's CA bundle, which
+ * holds the public roots and any the operator added (a private registry's, a TLS-inspecting
+ * gateway's). Tools that do not read the system store on their own are pointed at it: node
+ * (npm reads its own cafile setting, yarn and pnpm do not), pip, requests, curl, git, cargo.
+ * A repository's own setting (its settings' variables) still wins.
+ */
+export function trustEnv(bundle: string): Record<string, string> {
+  return {
+    NODE_EXTRA_CA_CERTS: bundle,
+    PIP_CERT: bundle,
+    REQUESTS_CA_BUNDLE: bundle,
+    SSL_CERT_FILE: bundle,
+    CURL_CA_BUNDLE: bundle,
+    GIT_SSL_CAINFO: bundle,
+    CARGO_HTTP_CAINFO: bundle,
+  };
+}
+
 /** A file the relay writes under HOME before the command starts, unless the file is there already. */
 export interface ToolSetting {
   /** Relative to HOME. */

@@ -14,6 +14,7 @@ import {
   RELAY_PORT,
   RELAY_SOURCE,
   egressEnv,
+  trustEnv,
   toolSettings,
 } from './egress-env.js';
 import { EgressProxy, type EgressSession } from './egress-proxy.js';
@@ -186,7 +187,12 @@ export async function createSandbox(config: SandboxConfig, options: SandboxOptio
           workdir,
           cwd: request.cwd,
           command: egress ? relayed(request.command) : request.command,
-          env: egress ? { ...egressEnv(), ...request.env } : request.env,
+          // With the network (through the proxy or the host's), the host's CA bundle is trusted.
+          env: {
+            ...(egress ? egressEnv() : {}),
+            ...(request.network && layout.caBundle ? trustEnv(layout.caBundle) : {}),
+            ...request.env,
+          },
           network: (request.network ?? false) && config.setupNetwork === 'host',
           // The request's own (a fetched toolchain) after the operator's.
           toolRoots: [...config.toolRoots, ...(request.toolRoots ?? [])],

@@ -1,4 +1,5 @@
 import { lookup as systemLookup } from 'node:dns';
+import { existsSync } from 'node:fs';
 import { type Server, createServer } from 'node:http';
 import type { AddressInfo, LookupFunction } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -117,6 +118,30 @@ describe('setup through the egress proxy', () => {
     ]);
     expect(result.egress![0]!.bytes_in).toBeGreaterThan(0);
     expect(result.egress![0]!.bytes_out).toBeGreaterThan(0);
+  });
+
+  it('trusts the host’s CA bundle in setup (a TLS-inspecting gateway’s root is there), never in the test phase', async () => {
+    const printTrust = [
+      'sh',
+      '-c',
+      'echo "node=$NODE_EXTRA_CA_CERTS pip=$PIP_CERT"; head -c 27 "$NODE_EXTRA_CA_CERTS"',
+    ];
+    const setup = await sandbox.run({ command: printTrust, workdir: newDir(), network: true, env: {} });
+    const bundle = '/etc/ssl/certs/ca-certificates.crt';
+    // Read inside the sandbox: the bundle is bound in with /etc/ssl/certs. A host without one
+    // (no ca-certificates package) names none.
+    if (existsSync(bundle)) expect(setup.stdout).toBe(`node=${bundle} pip=${bundle}\n-----BEGIN CERTIFICATE-----`);
+    else expect(setup.stdout).toBe('node= pip=\n');
+    // A repository's own setting wins.
+    const own = await sandbox.run({
+      command: ['sh', '-c', 'echo "$PIP_CERT"'],
+      workdir: newDir(),
+      network: true,
+      env: { PIP_CERT: '/workspace/corp.pem' },
+    });
+    expect(own.stdout.trim()).toBe('/workspace/corp.pem');
+    const tests = await sandbox.run({ command: ['sh', '-c', 'echo "node=$NODE_EXTRA_CA_CERTS"'], workdir: newDir() });
+    expect(tests.stdout.trim()).toBe('node=');
   });
 
   it('refuses loopback and unspecified addresses, a host not on the list, and each says why', async () => {
