@@ -31,7 +31,7 @@ import { servePgliteOnSocket } from '../src/db/pglite-socket.js';
 import { taskLogs, tasks } from '../src/db/schema.js';
 import type { Deps } from '../src/deps.js';
 import { createLogger } from '../src/logger.js';
-import { type Runtime, createRuntime } from '../src/runtime.js';
+import { type Runtime, createRuntime } from '../src/runtime/runtime.js';
 import { TERMINAL_STATUSES } from '../src/tasks/states.js';
 import { type Worker, startWorker } from '../src/engine/worker.js';
 import { type SseEvent, mustOpen, openSse } from '../test/support/sse-client.js';

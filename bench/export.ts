@@ -28,7 +28,7 @@ import { accounts, taskFeedback } from '../src/db/schema.js';
 import { EXPORT_PAGE } from '../src/feedback/training.js';
 import { newId } from '../src/ids.js';
 import { createLogger } from '../src/logger.js';
-import { createRuntime } from '../src/runtime.js';
+import { createRuntime } from '../src/runtime/runtime.js';
 import { insertTasks, sampleProgress, taskRow } from '../test/feedback/seed.js';
 import { onEachDatabase } from './databases.js';
 import { envInt, loadAverage, log, pressure } from './stats.js';

@@ -23,7 +23,7 @@ import { accounts, taskLogs } from '../src/db/schema.js';
 import type { Deps } from '../src/deps.js';
 import type { AuthContext } from '../src/accounts/authenticate.js';
 import { createLogger } from '../src/logger.js';
-import { type Runtime, createRuntime } from '../src/runtime.js';
+import { type Runtime, createRuntime } from '../src/runtime/runtime.js';
 import { createTask } from '../src/tasks/service.js';
 import { buildBareApp } from './bare-app.js';
 import { type BenchCodeHost, startBenchCodeHost } from './code-host.js';

@@ -20,7 +20,7 @@ import { loadConfig } from '../src/config/config.js';
 import { type Database, runMigrations } from '../src/db/client.js';
 import { tasks } from '../src/db/schema.js';
 import { createLogger } from '../src/logger.js';
-import { createRuntime } from '../src/runtime.js';
+import { createRuntime } from '../src/runtime/runtime.js';
 import { startBenchCodeHost } from './code-host.js';
 import { onEachDatabase } from './databases.js';
 import { envInt, loadAverage, log, median, percentile, pressure } from './stats.js';

@@ -20,7 +20,7 @@ import { systemClock } from '../src/clock.js';
 import { loadConfig } from '../src/config/config.js';
 import { type Database, queryRows, runMigrations } from '../src/db/client.js';
 import { createLogger } from '../src/logger.js';
-import { createRuntime } from '../src/runtime.js';
+import { createRuntime } from '../src/runtime/runtime.js';
 import { taskPageQuery } from '../src/tasks/task-list.js';
 import { insertTasks, taskRow } from '../test/feedback/seed.js';
 import { onEachDatabase } from './databases.js';

@@ -6,7 +6,7 @@ import { randomBytes } from 'node:crypto';
 import { loadConfig } from '../src/config/config.js';
 import { openPostgres } from '../src/db/client.js';
 import { createLogger } from '../src/logger.js';
-import { createRuntime } from '../src/runtime.js';
+import { createRuntime } from '../src/runtime/runtime.js';
 import { startWorker } from '../src/engine/worker.js';
 import { BENCH_WORKER_OPTIONS, noopSteps } from './noop-steps.js';
 

@@ -7,7 +7,7 @@ import { buildApp } from '../src/app.js';
 import { loadConfig } from '../src/config/config.js';
 import { openPglite } from '../src/db/client.js';
 import { createLogger } from '../src/logger.js';
-import { createRuntime } from '../src/runtime.js';
+import { createRuntime } from '../src/runtime/runtime.js';
 import { CLIENT_TYPES_FILE, panelTypes } from './openapi-types.js';
 
 export const OPENAPI_FILE = new URL('../openapi/openapi-public.yaml', import.meta.url);

@@ -7,8 +7,8 @@ import { openClientDatabase, openServerDatabase } from './db/open.js';
 import { isDatabaseUnavailable } from './db/unavailable.js';
 import type { Deps } from './deps.js';
 import { createLogger } from './logger.js';
-import { createRuntime } from './runtime.js';
-import { productionSteps } from './step-registry.js';
+import { createRuntime } from './runtime/runtime.js';
+import { productionSteps } from './runtime/step-registry.js';
 import { resolveSecretKey } from './secrets/key.js';
 import { startWorker, workerOptions } from './engine/worker.js';
 

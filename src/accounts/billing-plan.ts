@@ -1,5 +1,5 @@
 import type { BillingPlanName } from '../config/billing-plans.js';
-import type { StepName } from '../step-contract/names.js';
+import { DEMO_STEPS } from '../step-contract/names.js';
 
 export type TaskMode = 'preview' | 'pr';
 
@@ -24,7 +24,7 @@ export const BILLING_PLANS: Record<BillingPlanName, BillingPlan> = {
 };
 
 /** The steps a demo token's tasks run; the rest are skipped. */
-export const DEMO_STAGES: StepName[] = ['planner', 'locator', 'inspector'];
+export const DEMO_STAGES = DEMO_STEPS;
 export const DEMO_TOKEN_DAYS = 30;
 
 /** The billing plan of that name; an unknown name reads as free. */

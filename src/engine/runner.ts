@@ -1,141 +1,132 @@
-import { type SQL, and, eq, sql } from 'drizzle-orm';
-import { isBillingPlanName, billingPlan } from '../accounts/billing-plan.js';
-import { accounts, apiTokens, tasks } from '../db/schema.js';
 import { isDatabaseUnavailable } from '../db/unavailable.js';
 import type { Deps } from '../deps.js';
 import { newId } from '../ids.js';
-import { type StepName, parseFixOutputs, readProgress } from '../step-contract/index.js';
+import { type Pipeline, STEPS, parseFixOutputs, readProgress } from '../step-contract/index.js';
 import type { StepRegistry } from '../steps/step.js';
 import { claimTask } from '../tasks/lifecycle/claim.js';
 import { endTask } from '../tasks/lifecycle/end.js';
 import { parkTask } from '../tasks/lifecycle/park.js';
+import { handBack } from '../tasks/lifecycle/requeue.js';
+import { runLimits } from '../tasks/lifecycle/run-limits.js';
+import { heldBy, saveRun } from '../tasks/lifecycle/save.js';
 import type { Task } from '../tasks/service.js';
 import { appendLog, notifyTask } from '../tasks/task-logs.js';
-import { Lost, type TaskRun, runStep } from './run-step.js';
-import { gateBefore, nextOf, skipReason } from './step-policy.js';
+import { type StepLoop, runLoop } from './step-loop.js';
 import { WorkspaceLease } from './workspace-lease.js';
 
 export interface RunOptions {
   workerId: string;
   /** A running task whose heartbeat is older than this may be taken over. */
   staleMs: number;
+  /** The steps' descriptors, in order: the contract's STEPS unless a test adds a step. */
+  pipeline?: Pipeline;
 }
 
-const budgetPlan = (plan: string | undefined) => (plan && isBillingPlanName(plan) ? plan : 'free');
+/** The run lost its task (killed, taken over): the rest of the run does nothing. */
+class Lost extends Error {}
 
 /**
  * Runs a task from where it stands until it finishes, fails, or stops at an approval gate
- * (the worker is then free). Every write is guarded on this worker still owning the task,
- * so a kill or a takeover turns the rest of the run into no-ops.
+ * (the worker is then free): the step loop (step-loop.ts) with the task in the database.
+ * Every write is guarded on this worker still owning the task, so a kill or a takeover turns
+ * the rest of the run into no-ops.
  */
 export async function runTask(deps: Deps, steps: StepRegistry, taskId: string, opts: RunOptions): Promise<void> {
   const claimed = await claimTask(deps, taskId, opts);
   if (!claimed) return;
   await notifyTask(deps, taskId);
   const handle = deps.runs.start(taskId);
-  const run = openRun(deps, steps, claimed, opts, handle);
+  const pipeline = opts.pipeline ?? STEPS;
+  const progress = readProgress(
+    claimed.progress,
+    pipeline.map((s) => s.name),
+  );
+  // A resumed run checks out the same commit and carries the fixer's diff again.
+  const lease = new WorkspaceLease(
+    deps,
+    claimed,
+    () => ({ baseCommit: progress.baseCommit, diff: parseFixOutputs(progress.outputs).fixer?.diff }),
+    handle.processes.spawn,
+    handle.controller.signal,
+  );
   try {
-    await loadLimits(run);
-    await runSteps(run);
+    const limits = await runLimits(deps, claimed);
+    await runLoop(databaseLoop(deps, { pipeline, steps }, claimed, progress, opts, { lease, handle, limits }));
   } catch (err) {
-    await runFailed(run, err, opts.staleMs);
+    await runFailed(deps, taskId, handle.controller.signal, err, opts);
   } finally {
-    await run.lease.dispose().catch((err) => deps.log.warn({ err, task: taskId }, 'could not remove the workspace'));
+    await lease.dispose().catch((err) => deps.log.warn({ err, task: taskId }, 'could not remove the workspace'));
     deps.runs.finish(taskId, handle);
   }
 }
 
 type RunHandle = ReturnType<Deps['runs']['start']>;
 
-/** The run's shared state; its plan limits are read once it runs (loadLimits). */
-function openRun(deps: Deps, steps: StepRegistry, claimed: Task, opts: RunOptions, handle: RunHandle): TaskRun {
+/** The loop of one claim's run, with the task kept in the database under this worker's guard. */
+function databaseLoop(
+  deps: Deps,
+  { pipeline, steps }: Pick<StepLoop, 'pipeline' | 'steps'>,
+  claimed: Task,
+  progress: StepLoop['progress'],
+  opts: RunOptions,
+  run: { lease: WorkspaceLease; handle: RunHandle; limits: Awaited<ReturnType<typeof runLimits>> },
+): StepLoop {
   const taskId = claimed.id;
-  const mine = and(eq(tasks.status, 'running'), eq(tasks.workerId, opts.workerId));
-  const progress = readProgress(claimed.progress);
-  const run: TaskRun = {
+  const mine = heldBy(opts.workerId);
+  // Which claim ran a step (its id, attempt and worker), so a step run twice by one claim, or by
+  // two claims at once, shows in the log. Attempts count only workers dying; a claim after a
+  // clean hand-off may repeat a number.
+  const claimLog = { attempt: claimed.attempts, worker: opts.workerId, claim: newId() };
+  const loop: StepLoop = {
     deps,
+    pipeline,
     steps,
-    taskId,
     task: claimed,
     progress,
-    mine,
-    signal: handle.controller.signal,
-    processes: handle.processes,
-    // A resumed run checks out the same commit and carries the fixer's diff again.
-    lease: new WorkspaceLease(
-      deps,
-      claimed,
-      () => ({ baseCommit: progress.baseCommit, diff: parseFixOutputs(progress.outputs).fixer?.diff }),
-      handle.processes.spawn,
-      handle.controller.signal,
-    ),
-    demo: false,
-    limits: billingPlan('free'),
-    budget: 'free',
-    // Attempts count only workers dying; a claim after a clean hand-off may repeat a number.
-    claimLog: { attempt: claimed.attempts, worker: opts.workerId, claim: newId() },
-    save: async (set) => {
-      const [row] = await deps.db
-        .update(tasks)
-        .set(set)
-        .where(and(eq(tasks.id, taskId), mine))
-        .returning();
-      if (!row) throw new Lost();
-      run.task = row;
+    signal: run.handle.controller.signal,
+    spawn: run.handle.processes.spawn,
+    workspace: () => run.lease.get(),
+    ...run.limits,
+    store: {
+      save: async ({ progress: withProgress, ...write }) => {
+        const row = await saveRun(deps, taskId, opts.workerId, { ...write, ...(withProgress ? { progress } : {}) });
+        if (!row) throw new Lost();
+        loop.task = row;
+      },
+      log: async (entry) => {
+        await appendLog(
+          deps,
+          taskId,
+          entry.status === 'running' ? { ...entry, input: { ...entry.input, ...claimLog } } : entry,
+        );
+      },
+      // Nothing is held while waiting: the checkout goes before the task says it waits.
+      park: async (gate) => {
+        await run.lease.dispose();
+        await parkTask(deps, taskId, gate, progress, mine);
+      },
+      // The checkout goes before the task reports its end, so a finished task leaves nothing on disk.
+      end: async (end) => {
+        await run.lease.dispose();
+        await endTask(deps, taskId, { ...end, where: mine });
+      },
+      // The database going away is not the step's failure: the run is handed back.
+      stepThrew: (err) => {
+        if (isDatabaseUnavailable(err)) throw err;
+      },
     },
   };
-  return run;
-}
-
-/** The limits of the task's plan, and its model budget: a demo token's own, else the account's plan. */
-async function loadLimits(run: TaskRun) {
-  const { deps, task } = run;
-  const [account] = await deps.db.select().from(accounts).where(eq(accounts.id, task.accountId));
-  const demo = task.tokenId
-    ? (await deps.db.select({ kind: apiTokens.kind }).from(apiTokens).where(eq(apiTokens.id, task.tokenId)))[0]
-        ?.kind === 'demo'
-    : false;
-  run.demo = demo;
-  run.limits = billingPlan(demo ? 'demo' : (account?.plan ?? 'free'));
-  run.budget = demo ? 'demo' : budgetPlan(account?.plan);
-}
-
-/** The steps from the saved one on: skipped, stopped at a gate, or run; then the task is done. */
-async function runSteps(run: TaskRun) {
-  const { deps, taskId, progress } = run;
-  while (progress.next !== 'end') {
-    const step: StepName = progress.next;
-    if (run.signal.aborted) throw new Lost();
-    const skip = skipReason(run.task, step, run.demo);
-    if (skip) {
-      await appendLog(deps, taskId, { step, status: 'skipped', output: { reason: skip } });
-      progress.next = nextOf(step);
-      await run.save({ progress, currentStep: null });
-      continue;
-    }
-    const gate = gateBefore(run.task, step, progress);
-    if (gate) {
-      // Nothing is held while waiting: the checkout goes before the task says it waits.
-      await run.lease.dispose();
-      await parkTask(deps, taskId, gate, progress, run.mine);
-      return;
-    }
-    if ((await runStep(run, step)) === 'ended') return;
-  }
-  // The checkout goes before the task reports its end, so a finished task leaves nothing on disk.
-  await run.lease.dispose();
-  await endTask(deps, taskId, { status: 'done', where: run.mine });
+  return loop;
 }
 
 /** A run that threw: lost (nothing to do), the database away (handed back), or an engine fault (failed). */
-async function runFailed(run: TaskRun, err: unknown, staleMs: number) {
-  const { deps, taskId } = run;
-  if (err instanceof Lost || run.signal.aborted) return;
+async function runFailed(deps: Deps, taskId: string, signal: AbortSignal, err: unknown, opts: RunOptions) {
+  if (err instanceof Lost || signal.aborted) return;
   if (isDatabaseUnavailable(err)) {
     // The database restarting or unreachable is no fault of the task: it goes back to the
     // queue from its last saved step once the database answers, without counting an attempt.
     deps.log.warn({ err, task: taskId }, 'database unavailable during a run; handing the task back');
-    await handBack(deps, taskId, run.mine, staleMs);
+    await handBack(deps, opts.workerId, { task: taskId, retryForMs: opts.staleMs });
     return;
   }
   // A fault of the engine itself (a bug): fail the task rather than leave it running.
@@ -145,30 +136,7 @@ async function runFailed(run: TaskRun, err: unknown, staleMs: number) {
   const cause = err instanceof Error && err.cause instanceof Error ? err.cause : err;
   await endTask(deps, taskId, {
     status: 'failed',
-    where: run.mine,
+    where: heldBy(opts.workerId),
     error: `internal error: ${cause instanceof Error ? cause.message : String(cause)}`,
   }).catch(() => {});
-}
-
-/**
- * Releases this worker's claim on a task (the attempt not counted) and queues it again,
- * retrying while the database is still away; if it stays away longer than `staleMs`, the
- * takeover of stale runs picks the task up instead.
- */
-async function handBack(deps: Deps, taskId: string, mine: SQL | undefined, staleMs: number) {
-  const deadline = Date.now() + staleMs;
-  for (;;) {
-    try {
-      const released = await deps.db
-        .update(tasks)
-        .set({ workerId: null, currentStep: null, attempts: sql`greatest(${tasks.attempts} - 1, 0)` })
-        .where(and(eq(tasks.id, taskId), mine))
-        .returning({ id: tasks.id });
-      if (released.length) await deps.queue.enqueue(taskId);
-      return;
-    } catch (err) {
-      if (!isDatabaseUnavailable(err) || Date.now() > deadline) return;
-      await new Promise((r) => setTimeout(r, 500));
-    }
-  }
 }

@@ -5,14 +5,14 @@ import { chooseModel } from '../accounts/model-credentials.js';
 import { languageModel } from '../llm/providers.js';
 import { UsageMeter } from '../llm/usage.js';
 import type { Task } from '../tasks/service.js';
-import { type StepName, isModelStep } from '../step-contract/names.js';
+import { isModelStep } from '../step-contract/names.js';
 
 /**
  * One step's model, made on first use: the key is chosen (and a BYOK key decrypted) only
  * inside the worker and only when the step actually calls a model. `spent` reports what the
  * step's calls used, for the step's log record and the task's totals.
  */
-export function stepModel(deps: Deps, task: Task, step: StepName, plan: BillingPlanName, signal: AbortSignal) {
+export function stepModel(deps: Deps, task: Task, step: string, plan: BillingPlanName, signal: AbortSignal) {
   const meter = new UsageMeter();
   let client: Promise<ModelClient> | undefined;
   return {

@@ -1,36 +1,61 @@
-import { DEMO_STAGES, type BillingPlan } from '../accounts/billing-plan.js';
-import { type Progress, STEP_NAMES, type StepName } from '../step-contract/index.js';
+import type { BillingPlan } from '../accounts/billing-plan.js';
+import {
+  KIND_PHRASE,
+  type Pipeline,
+  type Progress,
+  type StepDescriptor,
+  type TaskKind,
+  demoSteps,
+  runsFor,
+} from '../step-contract/index.js';
 import type { Gate } from '../tasks/lifecycle/park.js';
 import type { Task } from '../tasks/service.js';
 
-/** The step after this one in the pipeline, or the end. */
-export const nextOf = (step: StepName): StepName | 'end' => STEP_NAMES[STEP_NAMES.indexOf(step) + 1] ?? 'end';
+/** The kind of task, as the step descriptors know it. */
+export const kindOf = (task: Pick<Task, 'taskType'>): TaskKind => (task.taskType === 'scaffold' ? 'scaffold' : 'fix');
 
-/** Whether a failed validation sends the task back to the rework step: at most two retries, fewer if the plan says so. */
+/** The step after this one in the pipeline, or the end. */
+export const nextOf = (pipeline: Pipeline, step: string): string =>
+  pipeline[pipeline.findIndex((s) => s.name === step) + 1]?.name ?? 'end';
+
+/** Whether a failed verdict sends the task back to the rework step: at most two retries, fewer if the plan says so. */
 export const mayRetry = (retryCount: number, limits: Pick<BillingPlan, 'maxRetries'>): boolean =>
   retryCount < Math.min(limits.maxRetries, 2);
 
-/** Why a step does not run for this task, or undefined when it does. */
-export function skipReason(task: Task, step: StepName, demo: boolean): string | undefined {
-  if (task.taskType === 'scaffold') {
-    if (step === 'locator' || step === 'inspector') return 'a scaffold task has no repository to search';
-    if (step === 'pr')
-      return 'a scaffold task publishes its site; POST /v1/tasks/{id}/deploy-git pushes it to a new repository';
-    if (demo && step !== 'planner') return 'demo tokens stop after the planner for scaffold tasks';
+/** The step a failed verdict sends the task back to, if the pipeline has one. */
+export const reworkStep = (pipeline: Pipeline): string | undefined => pipeline.find((s) => s.rework)?.name;
+
+/**
+ * Why a step does not run for this task, or undefined when it does: its kind of task skips it,
+ * a demo token stops after its kind's demo steps, a preview skips what it must not do.
+ */
+export function skipReason(pipeline: Pipeline, step: StepDescriptor, task: Task, demo: boolean): string | undefined {
+  const kind = kindOf(task);
+  const entry = step.kinds[kind];
+  if ('skip' in entry) return entry.skip;
+  if (demo && !entry.demo) {
+    const last = demoSteps(kind, pipeline).at(-1);
+    return `demo tokens stop after the ${last}${KIND_PHRASE[kind]}`;
   }
-  if (demo && !DEMO_STAGES.includes(step)) return 'demo tokens stop after the inspector';
-  if (step === 'pr' && task.mode === 'preview') return 'preview mode opens no pull request';
+  if (step.skippedInPreview && task.mode === 'preview') return step.skippedInPreview;
   return undefined;
 }
 
 /**
- * The gate in front of a step, if any: the plan gate before anything after the planner,
- * the diff gate before the validator. Checked before the step (not after the one before),
- * so a worker dying between the two cannot slip past a gate.
+ * The gate in front of a step, if any: a step whose output awaits approval (gateAfter) stops
+ * every later step; a step may wait for an approval itself (gateBefore). Checked before the
+ * step (not after the one before), so a worker dying between the two cannot slip past a gate.
  */
-export function gateBefore(task: Task, step: StepName, progress: Progress): Gate | undefined {
+export function gateBefore(pipeline: Pipeline, step: StepDescriptor, task: Task, progress: Progress): Gate | undefined {
   if (task.approvalMode !== 'manual') return undefined;
-  if (step !== 'planner' && progress.outputs.planner && !progress.approved.plan) return 'awaiting_plan';
-  if (step === 'validator' && !progress.approved.diff) return 'awaiting_diff';
+  for (const earlier of pipeline) {
+    const approval = earlier.gateAfter;
+    if (approval && earlier !== step && progress.outputs[earlier.name] && !progress.approved[approval])
+      return `awaiting_${approval}`;
+  }
+  if (step.gateBefore && !progress.approved[step.gateBefore]) return `awaiting_${step.gateBefore}`;
   return undefined;
 }
+
+/** The descriptor of a kind's output for a step, when the kind runs it. */
+export const outputOf = (step: StepDescriptor, task: Task) => runsFor(step, kindOf(task));

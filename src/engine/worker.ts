@@ -4,12 +4,13 @@ import type { Deps } from '../deps.js';
 import { CHANNELS } from '../events/bus.js';
 import { newId } from '../ids.js';
 import { runTask } from './runner.js';
+import type { Pipeline } from '../step-contract/index.js';
 import type { StepRegistry } from '../steps/step.js';
 import { checkOpenPulls } from '../tasks/merge-tracking.js';
 import { sweepExpiredKeys } from '../tasks/idempotency-keys.js';
 import { expireGates } from '../tasks/lifecycle/expire-gates.js';
 import { beat, runningAmong } from '../tasks/lifecycle/heartbeat.js';
-import { releaseWorkerTasks, requeueLost, requeueOrphans } from '../tasks/lifecycle/requeue.js';
+import { handBack, requeueLost, requeueOrphans } from '../tasks/lifecycle/requeue.js';
 import { removeWorkspace } from '../workspace/checkout.js';
 import { workRootOf } from '../workspace/layout.js';
 import { dropOldPayloads } from '../webhooks/deliveries.js';
@@ -30,6 +31,8 @@ export interface WorkerOptions {
   maintenanceMs: number;
   /** Webhook delivery attempts this worker makes at once (each waits on a remote endpoint, not the CPU). */
   webhookConcurrency: number;
+  /** The steps' descriptors, in order: the contract's STEPS unless a test runs a pipeline with a step added. */
+  pipeline?: Pipeline;
 }
 
 export const DEFAULT_WORKER_OPTIONS: WorkerOptions = {
@@ -73,7 +76,7 @@ export async function startWorker(
   const running = new Set<Promise<void>>();
 
   const stopConsuming = await deps.queue.work(opts.concurrency, async (taskId) => {
-    const run = runTask(deps, steps, taskId, { workerId: id, staleMs: opts.staleMs });
+    const run = runTask(deps, steps, taskId, { workerId: id, staleMs: opts.staleMs, pipeline: opts.pipeline });
     running.add(run);
     try {
       await run;
@@ -103,7 +106,8 @@ export async function startWorker(
     ),
     setInterval(guard(maintain, 'maintenance'), opts.maintenanceMs),
   ];
-  deps.log.info({ worker: id, ...opts }, 'worker started');
+  const { pipeline: _pipeline, ...logged } = opts;
+  deps.log.info({ worker: id, ...logged }, 'worker started');
 
   return {
     id,
@@ -118,7 +122,7 @@ export async function startWorker(
       // carries on from the last finished step, and a clean shutdown does not count as an attempt.
       await deps.runs.abortAll('the worker is shutting down');
       await Promise.allSettled([...running]);
-      await releaseWorkerTasks(deps, id);
+      await handBack(deps, id, 'all');
     },
   };
 }

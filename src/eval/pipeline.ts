@@ -1,18 +1,12 @@
 import { randomUUID } from 'node:crypto';
-import { BILLING_PLANS, type BillingPlan } from '../accounts/billing-plan.js';
+import { BILLING_PLANS } from '../accounts/billing-plan.js';
 import type { BillingPlanName } from '../config/billing-plans.js';
-import { storableJson } from '../db/storable.js';
 import type { Deps } from '../deps.js';
-import { stepModel } from '../engine/step-model.js';
-import { mayRetry, nextOf, skipReason } from '../engine/step-policy.js';
+import { type StepLoop, type StepRan, runLoop } from '../engine/step-loop.js';
 import { ProcessSet } from '../processes/process-set.js';
-import { type Progress, REWORK_STEP, type StepName, parseFixOutputs } from '../step-contract/index.js';
-import { fixerStep } from '../steps/fix/fixer.js';
-import { inspectorStep } from '../steps/fix/inspector.js';
-import { locatorStep } from '../steps/fix/locator.js';
-import { plannerStep } from '../steps/fix/planner.js';
-import { validatorStep } from '../steps/fix/validator.js';
-import { type FixPayload, type StepFn, type StepHelpers, type StepResult, payloadFor } from '../steps/step.js';
+import { type Progress, STEPS, type StepName, parseFixOutputs } from '../step-contract/index.js';
+import { registryOf, stepFunctions } from '../steps/registry.js';
+import type { StepResult } from '../steps/step.js';
 import type { Task } from '../tasks/service.js';
 import type { Workspace } from '../workspace/checkout.js';
 import type { Instance } from './dataset.js';
@@ -61,15 +55,6 @@ export interface PipelineOutcome {
   /** The step that threw, and why: the service would fail the task, and deliver no change. */
   failure?: { step: StepName; reason: string };
 }
-
-/** The service's own fix steps, as the registry runs them for a fix task (no pull request in preview mode). */
-const FIX_STEPS: Partial<Record<StepName, StepFn<FixPayload, object>>> = {
-  planner: plannerStep(),
-  locator: locatorStep(),
-  inspector: inspectorStep(),
-  fixer: fixerStep(),
-  validator: validatorStep(),
-};
 
 export interface PipelineContext {
   deps: Deps;
@@ -124,88 +109,68 @@ function evalTask(instance: Instance, baseCommit: string, deps: Deps): Task {
 }
 
 /**
- * Runs planner → locator → inspector → fixer → validator on the checkout as the engine's
- * runner does (src/engine/runner.ts, run-step.ts): the same step functions and step models,
- * the same skip rule (preview mode: no pull request), a failed validation sending the fixer
- * back with the failure while the plan's retries last, each step's output stored as the runner
- * stores it and read back through the step contract. A step that throws ends the run.
+ * Runs the fix steps on the checkout through the engine's step loop (src/engine/step-loop.ts),
+ * as the runner does but with the task in memory: the service's step functions (without the
+ * account's memory) and step models, the same skips (preview mode: no pull request), a failed
+ * validation sending the fixer back with the failure while the plan's retries last, each step's
+ * output stored as the runner stores it and read back through the step contract. A step that
+ * throws ends the run.
  */
 export async function runPipeline(ws: Workspace, instance: Instance, ctx: PipelineContext): Promise<PipelineOutcome> {
   const { deps, signal } = ctx;
   const task = evalTask(instance, ws.baseCommit, deps);
-  const limits: BillingPlan = BILLING_PLANS[ctx.plan];
   const progress: Progress = { outputs: {}, next: 'planner', approved: {}, baseCommit: ws.baseCommit };
   const processes = new ProcessSet();
   const outcome: PipelineOutcome = { steps: [], located: [], edits: { applied: 0, failures: [] } };
+  const loop: StepLoop = {
+    deps,
+    pipeline: STEPS,
+    steps: registryOf(stepFunctions()),
+    task,
+    progress,
+    signal,
+    spawn: processes.spawn,
+    workspace: async () => ws,
+    demo: false,
+    limits: BILLING_PLANS[ctx.plan],
+    budget: ctx.plan,
+    store: {
+      // The task's totals (the next steps' budget counts what a step spent) and retries, in memory.
+      save: async (write) => {
+        task.tokensTotal += write.tokens ?? 0;
+        task.costUsd += write.costUsd ?? 0;
+        if (write.retryCount !== undefined) task.retryCount = write.retryCount;
+      },
+      log: async () => {},
+      park: async () => {
+        throw new Error('an eval task has no approval gates');
+      },
+      end: async () => {},
+      ran: async (ran) => {
+        const run = await stepRun(ran);
+        outcome.steps.push(run);
+        outcome.model ??= run.model;
+        if (ran.step === 'fixer' && run.model) outcome.model = run.model;
+        if (ran.result) record(outcome, ran.step, progress, ran.result);
+        else outcome.failure = { step: ran.step as StepName, reason: ran.error ?? 'failed' };
+      },
+    },
+  };
   try {
-    while (progress.next !== 'end') {
-      const step: StepName = progress.next;
-      const fn = FIX_STEPS[step];
-      if (skipReason(task, step, false) || !fn) {
-        progress.next = nextOf(step);
-        continue;
-      }
-      const ran = await runOne(step, fn, { task, progress, limits, processes, ws }, ctx);
-      outcome.steps.push(ran.run);
-      outcome.model ??= ran.run.model;
-      if (step === 'fixer' && ran.run.model) outcome.model = ran.run.model;
-      if (!ran.result) {
-        outcome.failure = { step, reason: ran.run.error ?? 'failed' };
-        return outcome;
-      }
-      record(outcome, step, progress, ran.result);
-      if (signal.aborted) return outcome;
-      advance(task, progress, step, ran.result, limits);
-    }
+    await runLoop(loop);
     return outcome;
   } finally {
     await processes.killAll();
   }
 }
 
-interface RunState {
-  task: Task;
-  progress: Progress;
-  limits: BillingPlan;
-  processes: ProcessSet;
-  ws: Workspace;
-}
-
-/** One step with its own metered model; the run record, and the result unless it threw. */
-async function runOne(
-  step: StepName,
-  fn: StepFn<FixPayload, object>,
-  state: RunState,
-  ctx: PipelineContext,
-): Promise<{ run: StepRun; result?: StepResult<object> }> {
-  const { task, progress } = state;
-  const rework = step === REWORK_STEP;
-  const payload = payloadFor(task, progress, rework ? task.retryCount : 0, rework);
-  if (payload.kind !== 'fix') throw new Error('an eval task is a fix task');
-  const model = stepModel(ctx.deps, task, step, ctx.plan, ctx.signal);
-  const helpers: StepHelpers = {
-    deps: ctx.deps,
-    signal: ctx.signal,
-    spawn: state.processes.spawn,
-    log: (message, data) => ctx.deps.log.debug({ task: task.id, step, ...data }, message),
-    model: model.client,
-    limits: state.limits,
-    workspace: async () => state.ws,
-  };
-  const started = performance.now();
-  let result: StepResult<object> | undefined;
-  let error: string | undefined;
-  try {
-    result = await fn(payload, helpers);
-  } catch (err) {
-    error = err instanceof Error ? err.message : String(err);
-  }
-  const ms = Math.round(performance.now() - started);
+/** One step's run as the eval reports it: its time, its model and what its calls used. */
+async function stepRun({ step, round, ms, model, result, error }: StepRan): Promise<StepRun> {
   const { meter } = model;
   const client = meter.calls > 0 ? await model.client().catch(() => undefined) : undefined;
-  const run: StepRun = {
-    step,
-    round: task.retryCount,
+  return {
+    step: step as StepName,
+    round,
     status: result ? 'done' : 'failed',
     ms,
     ...(client ? { model: `${client.provider}/${client.modelId}` } : {}),
@@ -216,18 +181,13 @@ async function runOne(
     cost_usd: client && client.price.matched === null ? null : meter.costUsd,
     ...(error !== undefined ? { error } : {}),
   };
-  // The next steps' budget counts what this one spent, as the task's totals do.
-  task.tokensTotal += meter.tokens;
-  task.costUsd += meter.costUsd;
-  if (result) progress.outputs[step] = { ...storableJson(result.output), ...model.spent(false).output };
-  return { run, ...(result ? { result } : {}) };
 }
 
 /**
  * What the eval reads of a finished step, from its stored output through the step contract:
  * the located files, the edits, the validator's verdict.
  */
-function record(outcome: PipelineOutcome, step: StepName, progress: Progress, result: StepResult<object>) {
+function record(outcome: PipelineOutcome, step: string, progress: Progress, result: StepResult<object>) {
   const outputs = parseFixOutputs(progress.outputs);
   if (step === 'locator') outcome.located = outputs.locator?.selected ?? [];
   if (step === 'fixer' && outputs.fixer) {
@@ -245,18 +205,6 @@ function record(outcome: PipelineOutcome, step: StepName, progress: Progress, re
         ...(v.tests ? { tests: v.tests } : {}),
         new_failures: v.new_failures.slice(0, 10),
       };
-  }
-}
-
-/** The runner's bookkeeping after a step (run-step.ts applyResult): the next step, and the rework on a failed validation. */
-function advance(task: Task, progress: Progress, step: StepName, result: StepResult<object>, limits: BillingPlan) {
-  const patch = result.patch ?? {};
-  progress.next = nextOf(step);
-  if (patch.changed) progress.failure = undefined;
-  if (patch.passed === false && mayRetry(task.retryCount, limits)) {
-    progress.failure = progress.outputs[step];
-    progress.next = REWORK_STEP;
-    task.retryCount += 1;
   }
 }
 

@@ -1,24 +1,22 @@
 import { z } from 'zod';
-import { FixerOutput, InspectorOutput, LocatorOutput, PlannerOutput, PrOutput, ValidatorOutput } from './fix.js';
-import type { StepName, TaskKind } from './names.js';
-import { SiteFixerOutput, SitePlannerOutput, SiteValidatorOutput } from './site.js';
+import { type Pipeline, type TaskKind, runsFor } from './descriptor.js';
+import { type OutputSchemaOf, STEPS, type StepOf } from './steps.js';
+
+/** Each step's output schema for a kind of task, by step name, from a pipeline's descriptors. */
+export const outputSchemasOf = (kind: TaskKind, pipeline: Pipeline = STEPS): Record<string, z.ZodType> =>
+  Object.fromEntries(
+    pipeline.flatMap((step) => {
+      const runs = runsFor(step, kind);
+      return runs ? [[step.name, runs.output]] : [];
+    }),
+  );
+
+type SchemasOf<K extends TaskKind> = { [S in StepOf<K>]: OutputSchemaOf<K, S> };
 
 /** What each step of a fix task produces. */
-export const FIX_OUTPUTS = {
-  planner: PlannerOutput,
-  locator: LocatorOutput,
-  inspector: InspectorOutput,
-  fixer: FixerOutput,
-  validator: ValidatorOutput,
-  pr: PrOutput,
-} as const satisfies Record<StepName, z.ZodType>;
-
+export const FIX_OUTPUTS = outputSchemasOf('fix') as SchemasOf<'fix'>;
 /** What each step of a scaffold task produces: it has no locator, inspector or pull request. */
-export const SITE_OUTPUTS = {
-  planner: SitePlannerOutput,
-  fixer: SiteFixerOutput,
-  validator: SiteValidatorOutput,
-} as const satisfies Partial<Record<StepName, z.ZodType>>;
+export const SITE_OUTPUTS = outputSchemasOf('scaffold') as SchemasOf<'scaffold'>;
 
 export const OUTPUT_SCHEMAS = { fix: FIX_OUTPUTS, scaffold: SITE_OUTPUTS } as const satisfies Record<TaskKind, object>;
 
@@ -38,23 +36,16 @@ export type StepOutput = FixOutputs[keyof FixOutputs] | SiteOutputs[keyof SiteOu
  */
 const absentUnlessValid = <T extends z.ZodType>(schema: T) => schema.optional().catch(undefined);
 
-export const FixOutputsSchema = z.object({
-  planner: absentUnlessValid(PlannerOutput),
-  locator: absentUnlessValid(LocatorOutput),
-  inspector: absentUnlessValid(InspectorOutput),
-  fixer: absentUnlessValid(FixerOutput),
-  validator: absentUnlessValid(ValidatorOutput),
-  pr: absentUnlessValid(PrOutput),
-});
+const storedOutputs = (schemas: Record<string, z.ZodType>) =>
+  z.object(Object.fromEntries(Object.entries(schemas).map(([step, schema]) => [step, absentUnlessValid(schema)])));
 
-export const SiteOutputsSchema = z.object({
-  planner: absentUnlessValid(SitePlannerOutput),
-  fixer: absentUnlessValid(SiteFixerOutput),
-  validator: absentUnlessValid(SiteValidatorOutput),
-});
+export const FixOutputsSchema = storedOutputs(FIX_OUTPUTS);
+export const SiteOutputsSchema = storedOutputs(SITE_OUTPUTS);
 
 /** A fix task's outputs from stored JSON; anything that is not an object reads as no outputs. */
-export const parseFixOutputs = (raw: unknown): Partial<FixOutputs> => FixOutputsSchema.catch(() => ({})).parse(raw);
+export const parseFixOutputs = (raw: unknown): Partial<FixOutputs> =>
+  FixOutputsSchema.catch(() => ({})).parse(raw) as Partial<FixOutputs>;
 
 /** A scaffold task's outputs from stored JSON; anything that is not an object reads as no outputs. */
-export const parseSiteOutputs = (raw: unknown): Partial<SiteOutputs> => SiteOutputsSchema.catch(() => ({})).parse(raw);
+export const parseSiteOutputs = (raw: unknown): Partial<SiteOutputs> =>
+  SiteOutputsSchema.catch(() => ({})).parse(raw) as Partial<SiteOutputs>;

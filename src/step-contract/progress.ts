@@ -17,7 +17,8 @@ export const Progress = z.object({
     .record(z.string(), z.unknown())
     .catch(() => ({}))
     .transform((all) => Object.fromEntries(Object.entries(all).filter(isObjectEntry))),
-  next: z.enum([...STEP_NAMES, 'end']).catch('planner'),
+  /** The step the run goes on with, or 'end': a name of the pipeline the task runs (readProgress checks it). */
+  next: z.string().catch('planner'),
   /** The validator output the next fixer run should address. */
   failure: z.unknown().optional(),
   /** Gates already approved for the current outputs. */
@@ -30,6 +31,10 @@ export type Progress = z.infer<typeof Progress>;
 /**
  * A task's progress from its stored row. A row that does not parse (none yet, or written by
  * an older build) reads as a task that has not started: each part that does not fit falls
- * back to its start value on its own.
+ * back to its start value on its own; a next step the pipeline does not have, to its first.
  */
-export const readProgress = (raw: unknown): Progress => Progress.catch(() => Progress.parse({})).parse(raw ?? {});
+export const readProgress = (raw: unknown, steps: readonly string[] = STEP_NAMES): Progress => {
+  const progress = Progress.catch(() => Progress.parse({})).parse(raw ?? {});
+  if (progress.next !== 'end' && !steps.includes(progress.next)) progress.next = steps[0] ?? 'end';
+  return progress;
+};

@@ -9,7 +9,6 @@ import {
   type Progress,
   type SiteOutputs,
   SiteValidatorOutput,
-  type StepName,
   type StepOutput,
   type TaskPatch,
   ValidatorOutput,
@@ -87,7 +86,11 @@ export type SiteStep<S extends keyof SiteOutputs> = StepFn<SitePayload, SiteOutp
  * for an object; the real steps are declared as FixStep or SiteStep of their own output.
  */
 export type RegistryStep = StepFn<StepPayload, object>;
-export type StepRegistry = Record<StepName, RegistryStep>;
+/**
+ * What the runner runs, by name: a function for each step of the pipeline it drives (the
+ * contract's STEPS unless the worker is given another: a test's pipeline with a step added).
+ */
+export type StepRegistry<N extends string = string> = Record<N, RegistryStep>;
 
 /**
  * The payload for a step from the task and its stored progress: the outputs and the failure

@@ -3,7 +3,7 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { buildApp } from '../../src/app.js';
 import { loadConfig } from '../../src/config/config.js';
 import { createLogger } from '../../src/logger.js';
-import { createRuntime } from '../../src/runtime.js';
+import { createRuntime } from '../../src/runtime/runtime.js';
 import { createSandbox } from '../../src/sandbox/sandbox.js';
 import { startHarness } from '../support/harness.js';
 import { openTestDatabase } from '../support/test-db.js';

@@ -11,7 +11,7 @@ import { buildApp } from '../../src/app.js';
 import { loadConfig } from '../../src/config/config.js';
 import { type Database, openPostgres, runMigrations } from '../../src/db/client.js';
 import { createLogger } from '../../src/logger.js';
-import { type Runtime, createRuntime } from '../../src/runtime.js';
+import { type Runtime, createRuntime } from '../../src/runtime/runtime.js';
 import { sql } from 'drizzle-orm';
 import { startWorker } from '../../src/engine/worker.js';
 import { recordingSteps } from '../support/engine.js';

@@ -15,7 +15,7 @@ import type { Database } from '../../src/db/client.js';
 import { tasks } from '../../src/db/schema.js';
 import type { Deps } from '../../src/deps.js';
 import { createLogger } from '../../src/logger.js';
-import { createRuntime } from '../../src/runtime.js';
+import { createRuntime } from '../../src/runtime/runtime.js';
 import { connectScm } from '../../src/accounts/scm-connection.js';
 import { type FakeGitHub, startFakeGitHub } from './fake-github/server.js';
 import { logSink } from './log-sink.js';

@@ -1,6 +1,6 @@
 import type { LookupFunction } from 'node:net';
 import { expect } from 'vitest';
-import { productionSteps } from '../../src/step-registry.js';
+import { productionSteps } from '../../src/runtime/step-registry.js';
 import { type Worker, startWorker } from '../../src/engine/worker.js';
 import { waitForStatus } from './engine.js';
 import { CALC_PROMPT } from './fix-script.js';

@@ -7,7 +7,7 @@ import { loadConfig } from '../../src/config/config.js';
 import { openPostgres } from '../../src/db/client.js';
 import { createLogger } from '../../src/logger.js';
 import type { RegistryStep } from '../../src/steps/step.js';
-import { createRuntime } from '../../src/runtime.js';
+import { createRuntime } from '../../src/runtime/runtime.js';
 import { startWorker } from '../../src/engine/worker.js';
 import { recordingSteps } from './engine.js';
 

@@ -1,8 +1,10 @@
-import { and, eq, isNull, lt, or } from 'drizzle-orm';
+import { and, eq, isNull, lt, or, sql } from 'drizzle-orm';
 import { tasks } from '../../db/schema.js';
+import { isDatabaseUnavailable } from '../../db/unavailable.js';
 import type { Deps } from '../../deps.js';
 import { MAX_ATTEMPTS } from './claim.js';
 import { endTask } from './end.js';
+import { heldBy } from './save.js';
 
 type RequeueDeps = Pick<Deps, 'db' | 'clock' | 'metrics' | 'events' | 'queue' | 'log'>;
 
@@ -49,16 +51,38 @@ export async function requeueLost(deps: Pick<Deps, 'db' | 'clock' | 'queue'>, st
   for (const { id } of lost) await deps.queue.enqueue(id);
 }
 
+/** Which of a worker's running tasks it hands back: one (its run could not go on), or all (it is stopping). */
+export type HandBack = { task: string; retryForMs: number } | 'all';
+
 /**
- * A worker shutting down hands its running tasks back: no worker, attempts reset (a clean
- * shutdown is not a worker dying), queued again so another worker carries on from the last
- * finished step.
+ * Releases a worker's running tasks (no worker holds them) and queues them again, so a worker
+ * carries on from the last finished step; the attempt count (which counts only workers dying)
+ * is not raised by this. A run handing back its one task (the database away) undoes its own
+ * claim's count and clears its step, retrying while the database is still away for up to
+ * `retryForMs` (past that, the takeover of stale runs picks the task up instead); a worker
+ * shutting down hands back all of its tasks with their counts reset (a clean shutdown is not
+ * a worker dying). A job that could not be queued is left to requeueLost.
  */
-export async function releaseWorkerTasks(deps: Pick<Deps, 'db' | 'queue'>, workerId: string): Promise<void> {
-  const released = await deps.db
-    .update(tasks)
-    .set({ workerId: null, attempts: 0 })
-    .where(and(eq(tasks.status, 'running'), eq(tasks.workerId, workerId)))
-    .returning({ id: tasks.id });
-  for (const r of released) await deps.queue.enqueue(r.id).catch(() => {});
+export async function handBack(deps: Pick<Deps, 'db' | 'queue'>, workerId: string, which: HandBack): Promise<void> {
+  const one = which !== 'all';
+  const deadline = Date.now() + (one ? which.retryForMs : 0);
+  for (;;) {
+    try {
+      const released = await deps.db
+        .update(tasks)
+        .set(
+          one
+            ? { workerId: null, currentStep: null, attempts: sql`greatest(${tasks.attempts} - 1, 0)` }
+            : { workerId: null, attempts: 0 },
+        )
+        .where(and(one ? eq(tasks.id, which.task) : undefined, heldBy(workerId)))
+        .returning({ id: tasks.id });
+      for (const r of released) await deps.queue.enqueue(r.id).catch(() => {});
+      return;
+    } catch (err) {
+      if (!one) throw err;
+      if (!isDatabaseUnavailable(err) || Date.now() > deadline) return;
+      await new Promise((r) => setTimeout(r, 500));
+    }
+  }
 }

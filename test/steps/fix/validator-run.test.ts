@@ -1,7 +1,7 @@
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { productionSteps } from '../../../src/step-registry.js';
+import { productionSteps } from '../../../src/runtime/step-registry.js';
 import type { RegistryStep } from '../../../src/steps/step.js';
 import { workspaceDiff } from '../../../src/workspace/diff.js';
 import { type Worker, startWorker } from '../../../src/engine/worker.js';

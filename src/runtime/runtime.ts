@@ -1,21 +1,21 @@
 import type { LookupFunction } from 'node:net';
 import type { Logger } from 'pino';
-import { type Clock, systemClock } from './clock.js';
-import type { Config } from './config/config.js';
-import type { Database } from './db/client.js';
-import type { Deps } from './deps.js';
-import { CHANNELS, createEventBus } from './events/bus.js';
-import { createLogger } from './logger.js';
-import { createMetrics } from './metrics/registry.js';
-import { cachedOllamaContext } from './llm/ollama.js';
-import { createOutbound } from './outbound/outbound.js';
-import { LocalRuns } from './processes/local-runs.js';
-import { type QueueOptions, createTaskQueue } from './queue/task-queue.js';
-import { logSandboxReport } from './sandbox/report-log.js';
-import { createSandbox } from './sandbox/sandbox.js';
-import type { Sandbox } from './sandbox/types.js';
-import { resolveSecretKey } from './secrets/key.js';
-import { ToolchainReport } from './validator/toolchain-report.js';
+import { type Clock, systemClock } from '../clock.js';
+import type { Config } from '../config/config.js';
+import type { Database } from '../db/client.js';
+import type { Deps } from '../deps.js';
+import { CHANNELS, createEventBus } from '../events/bus.js';
+import { createLogger } from '../logger.js';
+import { createMetrics } from '../metrics/registry.js';
+import { cachedOllamaContext } from '../llm/ollama.js';
+import { createOutbound } from '../outbound/outbound.js';
+import { LocalRuns } from '../processes/local-runs.js';
+import { type QueueOptions, createTaskQueue } from '../queue/task-queue.js';
+import { logSandboxReport } from '../sandbox/report-log.js';
+import { createSandbox } from '../sandbox/sandbox.js';
+import type { Sandbox } from '../sandbox/types.js';
+import { resolveSecretKey } from '../secrets/key.js';
+import { ToolchainReport } from '../validator/toolchain-report.js';
 
 export interface Runtime {
   deps: Deps;

@@ -1,0 +1,30 @@
+import { eq } from 'drizzle-orm';
+import { type BillingPlan, billingPlan, isBillingPlanName } from '../../accounts/billing-plan.js';
+import type { BillingPlanName } from '../../config/billing-plans.js';
+import { accounts, apiTokens } from '../../db/schema.js';
+import type { Deps } from '../../deps.js';
+import type { Task } from '../task.js';
+
+export interface RunLimits {
+  /** The task came with a demo token: demo limits, and the steps after the demo steps skipped. */
+  demo: boolean;
+  limits: BillingPlan;
+  /** The plan whose per-task model budget the run has. */
+  budget: BillingPlanName;
+}
+
+const budgetPlan = (plan: string | undefined) => (plan && isBillingPlanName(plan) ? plan : 'free');
+
+/** The limits of the task's plan, and its model budget: a demo token's own, else the account's plan. */
+export async function runLimits(deps: Pick<Deps, 'db'>, task: Task): Promise<RunLimits> {
+  const [account] = await deps.db.select().from(accounts).where(eq(accounts.id, task.accountId));
+  const demo = task.tokenId
+    ? (await deps.db.select({ kind: apiTokens.kind }).from(apiTokens).where(eq(apiTokens.id, task.tokenId)))[0]
+        ?.kind === 'demo'
+    : false;
+  return {
+    demo,
+    limits: billingPlan(demo ? 'demo' : (account?.plan ?? 'free')),
+    budget: demo ? 'demo' : budgetPlan(account?.plan),
+  };
+}
