@@ -1,55 +1,22 @@
-import { spawn } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { type GitClient, gitClient } from '../support/git-client.js';
 import { type FakeGitHub, startFakeGitHub } from '../support/fake-github/server.js';
 
 describe('fake GitHub: git smart HTTP through the git CLI', () => {
   let gh: FakeGitHub;
-  let home: string;
   let alice: { login: string; token: string };
   let stranger: { login: string; token: string };
 
-  const env = () => ({
-    PATH: process.env.PATH ?? '/usr/bin:/bin',
-    HOME: home,
-    GIT_CONFIG_GLOBAL: '/dev/null',
-    GIT_CONFIG_NOSYSTEM: '1',
-    GIT_TERMINAL_PROMPT: '0',
-    GIT_ASKPASS: '',
-    LANG: 'C',
-    GIT_AUTHOR_NAME: 'Alice',
-    GIT_AUTHOR_EMAIL: 'alice@users.example.com',
-    GIT_COMMITTER_NAME: 'Alice',
-    GIT_COMMITTER_EMAIL: 'alice@users.example.com',
-  });
-  /**
-   * git with the token in a header (never in the URL); no token: anonymous. Asynchronous: the
-   * fake answers from this same process.
-   */
-  const git = (cwd: string, token: string | undefined, ...args: string[]) => {
-    const auth = token
-      ? ['-c', `http.extraHeader=Authorization: Basic ${Buffer.from(`x-access-token:${token}`).toString('base64')}`]
-      : [];
-    const child = spawn('git', [...auth, ...args], { cwd, env: env(), stdio: ['ignore', 'pipe', 'pipe'] });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.on('data', (d: Buffer) => (stdout += d.toString('utf8')));
-    child.stderr.on('data', (d: Buffer) => (stderr += d.toString('utf8')));
-    return new Promise<{ status: number | null; stdout: string; stderr: string }>((resolve) =>
-      child.on('close', (status) => resolve({ status, stdout, stderr })),
-    );
-  };
-  const clone = async (token: string | undefined, path: string) => {
-    const dir = mkdtempSync(join(home, 'clone-'));
-    rmSync(dir, { recursive: true });
-    return { dir, ...(await git(home, token, 'clone', '--quiet', `${gh.webUrl}${path}`, dir)) };
-  };
+  let git: GitClient['git'];
+  let clone: GitClient['clone'];
+  let client: GitClient | undefined;
 
   beforeAll(async () => {
     gh = await startFakeGitHub();
-    home = mkdtempSync(join(tmpdir(), 'emend-fake-github-test-'));
+    client = gitClient(gh.webUrl, 'x-access-token');
+    ({ git, clone } = client);
     alice = gh.addUser('alice');
     stranger = gh.addUser('stranger');
     gh.createRepo('acme', 'widget', {
@@ -61,7 +28,7 @@ describe('fake GitHub: git smart HTTP through the git CLI', () => {
   });
   afterAll(async () => {
     await gh?.close();
-    if (home) rmSync(home, { recursive: true, force: true });
+    client?.close();
   });
 
   it('clones a public repository anonymously, at /OWNER/NAME.git and /OWNER/NAME', async () => {

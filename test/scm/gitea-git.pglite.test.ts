@@ -1,8 +1,7 @@
-import { spawn } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { type GitClient, gitClient } from '../support/git-client.js';
 import { giteaKind } from '../../src/scm/gitea/gitea.js';
 import { type FakeGitea, startFakeGitea } from '../support/fake-gitea/server.js';
 
@@ -10,46 +9,18 @@ import { type FakeGitea, startFakeGitea } from '../support/fake-gitea/server.js'
 
 describe('Gitea double: git smart HTTP through the git CLI', () => {
   let fake: FakeGitea;
-  let home: string;
   let alice: { login: string; token: string };
   let stranger: { login: string; token: string };
   let readOnly: { login: string; token: string };
 
-  const env = () => ({
-    PATH: process.env.PATH ?? '/usr/bin:/bin',
-    HOME: home,
-    GIT_CONFIG_GLOBAL: '/dev/null',
-    GIT_CONFIG_NOSYSTEM: '1',
-    GIT_TERMINAL_PROMPT: '0',
-    GIT_ASKPASS: '',
-    LANG: 'C',
-    GIT_AUTHOR_NAME: 'Alice',
-    GIT_AUTHOR_EMAIL: 'alice@users.example.com',
-    GIT_COMMITTER_NAME: 'Alice',
-    GIT_COMMITTER_EMAIL: 'alice@users.example.com',
-  });
-  /** git with the token in a Basic header under giteaKind's user name; asynchronous (the fake is in this process). */
-  const git = (cwd: string, token: string | undefined, ...args: string[]) => {
-    const basic = Buffer.from(`${giteaKind.gitUser}:${token}`).toString('base64');
-    const auth = token ? ['-c', `http.extraHeader=Authorization: Basic ${basic}`] : [];
-    const child = spawn('git', [...auth, ...args], { cwd, env: env(), stdio: ['ignore', 'pipe', 'pipe'] });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.on('data', (d: Buffer) => (stdout += d.toString('utf8')));
-    child.stderr.on('data', (d: Buffer) => (stderr += d.toString('utf8')));
-    return new Promise<{ status: number | null; stdout: string; stderr: string }>((resolve) =>
-      child.on('close', (status) => resolve({ status, stdout, stderr })),
-    );
-  };
-  const clone = async (token: string | undefined, path: string) => {
-    const dir = mkdtempSync(join(home, 'clone-'));
-    rmSync(dir, { recursive: true });
-    return { dir, ...(await git(home, token, 'clone', '--quiet', `${fake.webUrl}${path}`, dir)) };
-  };
+  let git: GitClient['git'];
+  let clone: GitClient['clone'];
+  let client: GitClient | undefined;
 
   beforeAll(async () => {
     fake = await startFakeGitea();
-    home = mkdtempSync(join(tmpdir(), 'emend-fake-gitea-test-'));
+    client = gitClient(fake.webUrl, giteaKind.gitUser);
+    ({ git, clone } = client);
     alice = fake.addUser('alice');
     stranger = fake.addUser('sam');
     readOnly = fake.addUser('olga', { readOnly: true });
@@ -62,7 +33,7 @@ describe('Gitea double: git smart HTTP through the git CLI', () => {
   });
   afterAll(async () => {
     await fake?.close();
-    if (home) rmSync(home, { recursive: true, force: true });
+    client?.close();
   });
 
   it('clones public repositories anonymously and private ones with a token that may read them', async () => {
