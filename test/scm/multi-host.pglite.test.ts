@@ -10,8 +10,8 @@ import { type ModelService, runFixTask, startModelService } from '../support/mod
  * Two code hosts in one deployment (EMEND_SCM_HOSTS): the harness's fake GitHub as `github`,
  * the default, and a second fake GitHub as `ghes` (a GitHub Enterprise server beside github.com).
  * Connections are per host; a task's repo_url picks the host its access check, checkout, pull
- * request and merge tracking go to, with that host's token. GitLab and Gitea have their own
- * end-to-end files; this one pins the wiring they share.
+ * request and merge tracking go to, with that host's token. GitLab and Gitea run one end-to-end
+ * suite, once per host (test/e2e/code-hosts.pglite.test.ts); this file pins the wiring they share.
  */
 
 let svc: ModelService | undefined;
