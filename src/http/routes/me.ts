@@ -3,6 +3,7 @@ import { eq } from 'drizzle-orm';
 import { listProviderKeys } from '../../accounts/provider-keys.js';
 import { accounts } from '../../db/schema.js';
 import { connectionsOf } from '../../accounts/scm-connection.js';
+import type { AuthContext } from '../../accounts/authenticate.js';
 import type { Deps } from '../../deps.js';
 import { caller } from '../auth.js';
 import { providerKeyJson } from './keys.js';
@@ -12,7 +13,7 @@ import { Nullable, StringEnum, Timestamp, Uuid, described } from '../schema-part
 import { BILLING_PLAN_NAMES } from '../../config/billing-plans.js';
 import { SCM_KINDS } from '../../config/scm-hosts.js';
 
-// The profile's wire shape (Profile); its presenter is the GET /v1/me handler below.
+// The profile's wire shape (Profile) and its presenter.
 
 export const Profile = Type.Object(
   {
@@ -53,6 +54,39 @@ export const Profile = Type.Object(
   { $id: 'Profile' },
 );
 
+/**
+ * The caller's profile (Profile): the account as its token sees it (a demo token's plan reads
+ * demo), its code hosts with its login on each, the default first, and its saved keys.
+ */
+export function profileJson(
+  { account, tokenKind }: Pick<AuthContext, 'account' | 'tokenKind'>,
+  hosts: Awaited<ReturnType<typeof connectionsOf>>,
+  keys: Awaited<ReturnType<typeof listProviderKeys>>,
+) {
+  const first = hosts[0]!;
+  return {
+    id: account.id,
+    email: account.email,
+    name: account.name,
+    plan: tokenKind === 'demo' ? 'demo' : account.plan,
+    credits: account.credits,
+    use_byok: account.useByok,
+    approval_mode: account.approvalMode,
+    scm: first.login,
+    [first.host.kind.brand]: first.login,
+    scm_hosts: hosts.map(({ host, login }) => ({
+      host: host.id,
+      kind: host.kind.kind,
+      web_url: host.webUrl,
+      login,
+      oauth: !!host.oauth,
+    })),
+    api_keys: keys.map(providerKeyJson),
+    is_admin: account.isAdmin,
+    created_at: account.createdAt.toISOString(),
+  };
+}
+
 /** This resource's named schemas, for src/http/components.ts. */
 export const profileSchemas = [Profile];
 
@@ -69,29 +103,11 @@ export const meRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = async (app, {
     },
     async (request) => {
       const { account, tokenKind } = caller(request);
-      const hosts = await connectionsOf(deps, account.id);
-      const first = hosts[0]!;
-      return {
-        id: account.id,
-        email: account.email,
-        name: account.name,
-        plan: tokenKind === 'demo' ? 'demo' : account.plan,
-        credits: account.credits,
-        use_byok: account.useByok,
-        approval_mode: account.approvalMode,
-        scm: first.login,
-        [first.host.kind.brand]: first.login,
-        scm_hosts: hosts.map(({ host, login }) => ({
-          host: host.id,
-          kind: host.kind.kind,
-          web_url: host.webUrl,
-          login,
-          oauth: !!host.oauth,
-        })),
-        api_keys: (await listProviderKeys(deps, account.id)).map(providerKeyJson),
-        is_admin: account.isAdmin,
-        created_at: account.createdAt.toISOString(),
-      };
+      return profileJson(
+        { account, tokenKind },
+        await connectionsOf(deps, account.id),
+        await listProviderKeys(deps, account.id),
+      );
     },
   );
 
