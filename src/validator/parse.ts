@@ -60,8 +60,10 @@ export function parseOutput(output: string): ParsedRun {
   const explained = new Set<number>();
   let running: string | undefined;
   const details = new Map<string, FailureDetail>();
+  let summary: string[] = [];
   for (const parser of PARSERS) {
     const result = parser(lines);
+    if (parser === parseVitestSummary) summary = result.tests.map(([id]) => id);
     for (const [id, d] of result.details ?? []) details.set(id, fuller(details.get(id), d));
     for (const [id, status] of result.tests) {
       const before = tests.get(id);
@@ -72,12 +74,40 @@ export function parseOutput(output: string): ParsedRun {
     for (const i of result.explained) explained.add(i);
     running ??= result.running;
   }
+  oneIdPerVitestFailure(tests, details, summary);
   const markers = new Set<string>();
   lines.forEach((line, i) => {
     if (explained.has(i) || !FAILURE_MARKERS.some((m) => m.test(line))) return;
     markers.add(markerKey(line));
   });
   return { tests, markers: [...markers], running, details };
+}
+
+/**
+ * vitest's default reporter (what a `test` script that chains vitest with other commands gets)
+ * prints a file's tests without their suites, `× should concat` under `❯ test/a.test.ts`, so
+ * the tree reads `test/a.test.ts > should concat`, while its summary names the same failure in
+ * full, `test/a.test.ts > defu > should concat`: one failure, two ids. A failed `file > title`
+ * the summary does not name is dropped for the one summary id of that file ending in that
+ * title; with none, or several (the same title in two suites), it stays.
+ */
+function oneIdPerVitestFailure(tests: Map<string, TestStatus>, details: Map<string, FailureDetail>, summary: string[]) {
+  if (summary.length === 0) return;
+  const named = new Set(summary);
+  for (const [id, status] of [...tests]) {
+    if (status !== 'failed' || named.has(id)) continue;
+    const parts = id.split(' > ');
+    if (parts.length !== 2) continue;
+    const [file, title] = parts as [string, string];
+    const full = summary.filter((s) => s.startsWith(`${file} > `) && s.endsWith(` > ${title}`) && s !== id);
+    if (full.length !== 1) continue;
+    tests.delete(id);
+    const detail = details.get(id);
+    if (detail) {
+      details.delete(id);
+      details.set(full[0]!, fuller(details.get(full[0]!), detail));
+    }
+  }
 }
 
 const weight = (d: FailureDetail) => (d.frame ? 2 : 0) + (d.message !== undefined ? 1 : 0);

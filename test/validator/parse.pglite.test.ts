@@ -190,6 +190,60 @@ AssertionError: expected 8 to be 2
     expect(parsed.markers).toEqual([]);
   });
 
+  it('names a vitest failure once when the default reporter’s tree leaves out its suites', () => {
+    // vitest 4.1's default reporter (a `test` script chaining vitest with other commands), as printed.
+    const out = ` RUN  v4.1.12 /tmp/vt
+
+ ❯ test/a.test.ts (4 tests | 2 failed) 8ms
+     ✓ keeps 1ms
+     × should concat 4ms
+       × types 1ms
+   ✓ top level 0ms
+
+⎯⎯⎯⎯⎯⎯⎯ Failed Tests 2 ⎯⎯⎯⎯⎯⎯⎯
+
+ FAIL  test/a.test.ts > defu > should concat
+AssertionError: expected [ 1, 2 ] to deeply equal [ 2, 1 ]
+ ❯ test/a.test.ts:4:44
+
+⎯⎯⎯⎯⎯⎯⎯⎯⎯⎯⎯⎯⎯⎯⎯⎯⎯⎯⎯⎯⎯⎯⎯⎯[1/2]⎯
+
+ FAIL  test/a.test.ts > defu > deep > types
+AssertionError: expected 1 to be 2 // Object.is equality
+ ❯ test/a.test.ts:5:61
+
+ Test Files  1 failed (1)
+      Tests  2 failed | 2 passed (4)`;
+    const parsed = parseOutput(out);
+    expect(Object.fromEntries(parsed.tests)).toEqual({
+      'test/a.test.ts > keeps': 'passed',
+      'test/a.test.ts > defu > should concat': 'failed',
+      'test/a.test.ts > defu > deep > types': 'failed',
+      'test/a.test.ts > top level': 'passed',
+    });
+    expect(parsed.details.get('test/a.test.ts > defu > should concat')).toMatchObject({
+      frame: { path: 'test/a.test.ts', line: 4 },
+    });
+  });
+
+  it('keeps a tree failure the summary names in two suites under both ids', () => {
+    const out = ` ❯ test/b.test.ts (2 tests | 2 failed) 8ms
+     × same 4ms
+     × same 1ms
+
+⎯⎯⎯⎯⎯⎯⎯ Failed Tests 2 ⎯⎯⎯⎯⎯⎯⎯
+
+ FAIL  test/b.test.ts > one > same
+ FAIL  test/b.test.ts > two > same
+
+ Test Files  1 failed (1)`;
+    expect([...parseOutput(out).tests.keys()].sort()).toEqual([
+      'test/b.test.ts > one > same',
+      'test/b.test.ts > same',
+      'test/b.test.ts > two > same',
+    ]);
+  });
+
   it('reads go test -json: subtests over parents, package failures, the test running at -timeout', () => {
     const ev = (o: Record<string, unknown>) => JSON.stringify({ Time: '2026-01-01T00:00:00Z', ...o });
     const out = [
