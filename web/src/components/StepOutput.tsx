@@ -1,4 +1,4 @@
-import type { FixOutputs, LogRecord, SiteOutputs, StepName, TaskType } from '../api/types';
+import type { FixOutputs, LogRecord, SiteOutputs, TaskType } from '../api/types';
 import { Diff } from './Diff';
 
 /**
@@ -110,6 +110,55 @@ function Validation({ o }: { o: ValidatorSeen }) {
   );
 }
 
+/** A field's name as a heading: `files_changed` → "Files changed". */
+const label = (key: string) => key.charAt(0).toUpperCase() + key.slice(1).replaceAll('_', ' ');
+
+/** One value of an output, whatever its shape: text, a list, or the fields of an object. */
+function Value({ value }: { value: unknown }) {
+  if (value === null || value === undefined) return <span class="hint">none</span>;
+  if (Array.isArray(value)) {
+    if (value.length === 0) return <span class="hint">none</span>;
+    if (value.every((v) => typeof v !== 'object' || v === null)) return <>{value.map(String).join(', ')}</>;
+    return (
+      <ol>
+        {value.map((v, i) => (
+          <li key={i}>
+            <Value value={v} />
+          </li>
+        ))}
+      </ol>
+    );
+  }
+  if (typeof value === 'object') return <Fields o={value as Record<string, unknown>} />;
+  const text = String(value);
+  return text.includes('\n') ? <pre class="raw">{text}</pre> : <>{text}</>;
+}
+
+function Fields({ o }: { o: Record<string, unknown> }) {
+  return (
+    <dl class="facts fields">
+      {Object.entries(o).flatMap(([key, value]) => [
+        <dt key={`name-${key}`}>{label(key)}</dt>,
+        <dd key={`value-${key}`}>
+          <Value value={value} />
+        </dd>,
+      ])}
+    </dl>
+  );
+}
+
+/**
+ * The view of a step the panel has none of its own for (a site's plan and files, or a step
+ * added after this panel was built): its output's fields as the step's output schema gives them.
+ */
+function GenericOutput({ o }: { o: Record<string, unknown> }) {
+  return (
+    <div class="generic">
+      <Fields o={o} />
+    </div>
+  );
+}
+
 function PullRequest({ o }: { o: Seen<FixOutputs['pr']> }) {
   return (
     <p>
@@ -122,7 +171,7 @@ function PullRequest({ o }: { o: Seen<FixOutputs['pr']> }) {
 }
 
 /** What a finished step produced, in the shape the step contract gives each step's output. */
-export function StepOutput({ step, log, taskType }: { step: StepName; log: LogRecord; taskType: TaskType }) {
+export function StepOutput({ step, log, taskType }: { step: string; log: LogRecord; taskType: TaskType }) {
   // The stream's JSON, read through each step's contract type below (field by field, as Seen<>).
   // biome-ignore lint/suspicious/noExplicitAny: the one place a log's output meets its step's type
   const o: Record<string, any> = log.output ?? {};
@@ -148,6 +197,7 @@ export function StepOutput({ step, log, taskType }: { step: StepName; log: LogRe
     );
   } else if (step === 'validator') body = <Validation o={o} />;
   else if (step === 'pr' && o.pr_url) body = <PullRequest o={o} />;
+  else body = <GenericOutput o={o} />;
   return (
     <>
       {body}

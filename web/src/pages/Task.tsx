@@ -16,7 +16,7 @@ import { StatusBadge, money, when } from '../components/Status';
 import { StepOutput } from '../components/StepOutput';
 import { navigate } from '../router';
 
-/** The steps in run order, each with its heading (every step name of the document has one). */
+/** The contract's steps in run order, each with its heading (every step name of the document has one). */
 const STEP_NAMES: Record<StepName, string> = {
   planner: 'Plan',
   locator: 'Located files',
@@ -26,6 +26,23 @@ const STEP_NAMES: Record<StepName, string> = {
   pr: 'Pull request',
 };
 const STEPS = Object.keys(STEP_NAMES).filter((s): s is StepName => Object.hasOwn(STEP_NAMES, s));
+const headingOf = (step: string) =>
+  Object.hasOwn(STEP_NAMES, step) ? STEP_NAMES[step as StepName] : step.charAt(0).toUpperCase() + step.slice(1);
+
+/**
+ * The steps to show: the contract's, and any other the log names (a step added after this panel
+ * was built), placed after the step the log had before it.
+ */
+function stepsShown(logs: readonly LogRecord[]): string[] {
+  const shown: string[] = [...STEPS];
+  let after = -1;
+  for (const { step } of logs) {
+    const at = shown.indexOf(step);
+    if (at < 0) shown.splice(after + 1, 0, step);
+    after = at < 0 ? after + 1 : at;
+  }
+  return shown;
+}
 const ACTIVE: readonly TaskStatus[] = ['pending', 'running', 'awaiting_plan', 'awaiting_diff'];
 const path = (id: string) => ({ params: { path: { id } } });
 
@@ -255,13 +272,13 @@ export function TaskPage({ id }: { id: string }) {
 
       <h2>Steps</h2>
       <ol class="steps">
-        {STEPS.map((step) => {
+        {stepsShown(logs).map((step) => {
           const state = latest(step);
           const done = finished(step);
           return (
             <li key={step} class="step" data-step={step}>
               <h3>
-                {STEP_NAMES[step]}{' '}
+                {headingOf(step)}{' '}
                 {state ? <StatusBadge status={state.status} /> : <span class="badge">not started</span>}
               </h3>
               {done && <StepOutput step={step} log={done} taskType={task.task_type} />}
