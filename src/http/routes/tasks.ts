@@ -21,8 +21,8 @@ import { Count, IdParams, Nullable, StringEnum, Timestamp, Url, Usd, Uuid, descr
 // because webhook events carry the same object; the log's is here.
 
 export const TaskStatus = StringEnum(TASK_STATUSES);
-export const TaskMode = StringEnum(['preview', 'pr'] as const);
-export const TaskType = StringEnum(['fix', 'scaffold'] as const);
+const TaskMode = StringEnum(['preview', 'pr'] as const);
+const TaskType = StringEnum(['fix', 'scaffold'] as const);
 export const ApprovalMode = StringEnum(['auto', 'manual'] as const);
 
 export const Task = Type.Object(
