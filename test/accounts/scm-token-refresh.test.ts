@@ -1,7 +1,7 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { scmTokenOn } from '../../src/accounts/scm-connection.js';
 import { hostById } from '../../src/scm/hosts.js';
-import { type HostedService, startOAuthHost } from '../support/code-hosts.js';
+import { useOAuthHost } from '../support/code-hosts.js';
 import type { FakeGitLab } from '../support/fake-gitlab/server.js';
 import { type Harness, newAccount } from '../support/harness.js';
 import { cookieFrom } from '../support/cookie-jar.js';
@@ -19,17 +19,14 @@ describe('refreshing an expiring code-host token', () => {
   let h: Harness;
   let gl: FakeGitLab;
 
-  let host: HostedService<'gitlab'> | undefined;
-
-  beforeAll(async () => {
-    host = await startOAuthHost(
-      'gitlab',
-      { clientId: CLIENT_ID, clientSecret: CLIENT_SECRET },
-      { env: { EMEND_BASE_URL: BASE_URL } },
-    );
-    ({ h, fake: gl } = host);
-  });
-  afterAll(() => host?.close());
+  useOAuthHost(
+    'gitlab',
+    { clientId: CLIENT_ID, clientSecret: CLIENT_SECRET },
+    { env: { EMEND_BASE_URL: BASE_URL } },
+    (s) => {
+      ({ h, fake: gl } = s);
+    },
+  );
 
   it('refreshes once when two uses race, and both get the token the host accepts', async () => {
     const { account, auth } = await newAccount(h, { plan: 'pro', scm: false });

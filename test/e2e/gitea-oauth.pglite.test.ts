@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type HostedService, startOAuthHost } from '../support/code-hosts.js';
+import { describe, expect, it } from 'vitest';
+import { useOAuthHost } from '../support/code-hosts.js';
 import type { FakeGitea } from '../support/fake-gitea/server.js';
 import { type Harness, newAccount } from '../support/harness.js';
 import { cookieFrom } from '../support/cookie-jar.js';
@@ -18,17 +18,14 @@ const CLIENT_SECRET = 'gitea-oauth-secret-0123456789';
 let h: Harness;
 let fake: FakeGitea;
 
-let host: HostedService<'gitea'> | undefined;
-
-beforeAll(async () => {
-  host = await startOAuthHost(
-    'gitea',
-    { clientId: CLIENT_ID, clientSecret: CLIENT_SECRET },
-    { env: { EMEND_BASE_URL: BASE_URL }, scm: 'fake' },
-  );
-  ({ h, fake } = host);
-});
-afterAll(() => host?.close());
+useOAuthHost(
+  'gitea',
+  { clientId: CLIENT_ID, clientSecret: CLIENT_SECRET },
+  { env: { EMEND_BASE_URL: BASE_URL }, scm: 'fake' },
+  (s) => {
+    ({ h, fake: fake } = s);
+  },
+);
 
 const cookiesOf = (res: { headers: Record<string, unknown> }) => {
   const raw = res.headers['set-cookie'] as string | string[] | undefined;

@@ -1,6 +1,6 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { CALC_REPO } from '../support/fix-script.js';
-import { type HostedService, startOAuthHost } from '../support/code-hosts.js';
+import { useOAuthHost } from '../support/code-hosts.js';
 import type { FakeGitLab } from '../support/fake-gitlab/server.js';
 import { type Harness, newAccount } from '../support/harness.js';
 import { cookieFrom } from '../support/cookie-jar.js';
@@ -19,17 +19,14 @@ describe('OAuth on a GitLab host', () => {
   let h: Harness;
   let gl: FakeGitLab;
 
-  let host: HostedService<'gitlab'> | undefined;
-
-  beforeAll(async () => {
-    host = await startOAuthHost(
-      'gitlab',
-      { clientId: CLIENT_ID, clientSecret: CLIENT_SECRET },
-      { env: { EMEND_BASE_URL: BASE_URL } },
-    );
-    ({ h, fake: gl } = host);
-  });
-  afterAll(() => host?.close());
+  useOAuthHost(
+    'gitlab',
+    { clientId: CLIENT_ID, clientSecret: CLIENT_SECRET },
+    { env: { EMEND_BASE_URL: BASE_URL } },
+    (s) => {
+      ({ h, fake: gl } = s);
+    },
+  );
 
   it('connects through GitLab authorize page with the api scope, and refreshes the expiring token before use', async () => {
     const { auth } = await newAccount(h, { plan: 'pro', credits: 2, scm: false });

@@ -1,3 +1,4 @@
+import { afterAll, beforeAll } from 'vitest';
 import { type FakeGitea, startFakeGitea } from './fake-gitea/server.js';
 import { type FakeGitHub, startFakeGitHub } from './fake-github/server.js';
 import { type FakeGitLab, startFakeGitLab } from './fake-gitlab/server.js';
@@ -62,4 +63,22 @@ export async function startOAuthHost<K extends HostKind>(
       await fake.close();
     },
   };
+}
+
+/**
+ * startOAuthHost before the enclosing suite's tests (beforeAll), `ready` handed the service and
+ * the host, and both closed after them (afterAll).
+ */
+export function useOAuthHost<K extends HostKind>(
+  kind: K,
+  oauth: { clientId: string; clientSecret: string },
+  opts: { env?: Record<string, string>; scm?: 'fake' },
+  ready: (started: HostedService<K>) => void,
+): void {
+  let started: HostedService<K> | undefined;
+  beforeAll(async () => {
+    started = await startOAuthHost(kind, oauth, opts);
+    ready(started);
+  });
+  afterAll(() => started?.close());
 }
