@@ -1,5 +1,5 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import type { RepoState } from '../fake-github/state.js';
+import type { RepoState } from '../fake-host/state.js';
 import {
   type Caller,
   FailRules,

@@ -13,7 +13,7 @@ import { OAuth } from './oauth.js';
 import { type Flavour, Rest } from './rest.js';
 import { GiteaState, type Visibility } from './state.js';
 
-export type { Pull } from '../fake-github/state.js';
+export type { Pull } from '../fake-host/state.js';
 export type { Visibility } from './state.js';
 export type FakeGiteaRequest = HostRequest;
 

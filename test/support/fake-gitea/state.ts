@@ -1,4 +1,4 @@
-import { type Permissions, type RepoState, State } from '../fake-github/state.js';
+import { type Permissions, type RepoState, State } from '../fake-host/state.js';
 
 /**
  * The fake's model of Gitea: fake-github's users, tokens, repositories and pulls (the same git

@@ -1,5 +1,5 @@
-import type { CommitInfo } from '../fake-github/bare.js';
-import type { Pull, RepoState, UserState } from '../fake-github/state.js';
+import type { CommitInfo } from '../fake-host/bare.js';
+import type { Pull, RepoState, UserState } from '../fake-host/state.js';
 import { pullCommits } from '../fake-github/views.js';
 import type { GiteaState } from './state.js';
 

@@ -1,7 +1,7 @@
 import { gitRoute } from '../fake-host/git.js';
 import { credentials } from '../fake-host/rest.js';
 import type { HostRoutes } from '../fake-host/server.js';
-import type { State } from './state.js';
+import type { State } from '../fake-host/state.js';
 
 /**
  * git smart HTTP at /OWNER/NAME.git/... and /OWNER/NAME/... behind GitHub's access rules and words.

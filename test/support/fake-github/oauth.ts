@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { CODE_TTL_MS, OAuthApps, redirectBack, setParams, tokenParams } from '../fake-host/oauth.js';
-import { type State, newToken } from './state.js';
+import { type State, newToken } from '../fake-host/state.js';
 
 /**
  * GitHub's OAuth web flow: /login/oauth/authorize approves at once as the user set by `oauthAs`

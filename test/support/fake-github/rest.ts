@@ -19,7 +19,7 @@ import {
   segments as pathSegments,
   readBody,
 } from '../fake-host/rest.js';
-import type { RepoState, State } from './state.js';
+import type { RepoState, State } from '../fake-host/state.js';
 import { type Urls, branchView, commitView, fullUser, pullCommits, pullView, repoView } from './views.js';
 
 /** The REST subset under /api/v3, with GitHub's auth, error bodies and rate-limit headers. */

@@ -1,11 +1,11 @@
 import { githubGit } from './git.js';
 import { OAuth } from './oauth.js';
 import { Rest } from './rest.js';
-import { State, newToken } from './state.js';
+import { State, newToken } from '../fake-host/state.js';
 import { type FakeHost, type RepoOptions, hostSide, initialCommit, repoInfo } from '../fake-host/side.js';
 import { type HostRequest, startHost } from '../fake-host/server.js';
 
-export type { Pull } from './state.js';
+export type { Pull } from '../fake-host/state.js';
 export type FakeGitHubRequest = HostRequest;
 
 export interface FakeRepoInfo {

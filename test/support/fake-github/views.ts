@@ -1,5 +1,5 @@
-import type { CommitInfo } from './bare.js';
-import type { Pull, RepoState, State, UserState } from './state.js';
+import type { CommitInfo } from '../fake-host/bare.js';
+import type { Pull, RepoState, State, UserState } from '../fake-host/state.js';
 
 /** GitHub's JSON shapes for the fake's records. */
 

@@ -1,4 +1,4 @@
-import type { State } from '../fake-github/state.js';
+import type { State } from '../fake-host/state.js';
 import { type GitAsk, gitRoute } from '../fake-host/git.js';
 import { credentials } from '../fake-host/rest.js';
 import type { HostRoutes } from '../fake-host/server.js';

@@ -1,4 +1,4 @@
-import { type Pull, type RepoState, State, type UserState, key } from '../fake-github/state.js';
+import { type Pull, type RepoState, State, type UserState, key } from '../fake-host/state.js';
 
 /**
  * The fake's model of GitLab on top of fake-github's State (users, tokens, bare repositories,

@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { newToken } from '../fake-github/state.js';
+import { newToken } from '../fake-host/state.js';
 import { CODE_TTL_MS, OAuthApps, redirectBack, setParams, tokenParams } from '../fake-host/oauth.js';
 import type { GitLabModel } from './model.js';
 

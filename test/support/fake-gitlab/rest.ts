@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import type { RepoState } from '../fake-github/state.js';
+import type { RepoState } from '../fake-host/state.js';
 import { pullCommits } from '../fake-github/views.js';
 import { type Caller, FailRules, jsonObject, segments as pathSegments, readBody } from '../fake-host/rest.js';
 import {

@@ -1,4 +1,4 @@
-import { newToken } from '../fake-github/state.js';
+import { newToken } from '../fake-host/state.js';
 import {
   type FakeHost,
   type FakeRepoInfo,
@@ -13,7 +13,7 @@ import { ACCESS, GitLabModel, type Visibility } from './model.js';
 import { OAuth } from './oauth.js';
 import { Rest } from './rest.js';
 
-export type { Pull } from '../fake-github/state.js';
+export type { Pull } from '../fake-host/state.js';
 export type FakeGitLabRequest = HostRequest;
 export { ACCESS } from './model.js';
 

@@ -1,5 +1,5 @@
-import type { CommitInfo } from '../fake-github/bare.js';
-import type { Pull, RepoState, UserState } from '../fake-github/state.js';
+import type { CommitInfo } from '../fake-host/bare.js';
+import type { Pull, RepoState, UserState } from '../fake-host/state.js';
 import type { GitLabModel, MergeRequestExtra } from './model.js';
 
 /** GitLab's JSON shapes (REST v4), trimmed to the fields a client reads. */

@@ -1,6 +1,6 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import type { RepoState, State } from '../fake-github/state.js';
-import { now } from '../fake-github/state.js';
+import type { RepoState, State } from './state.js';
+import { now } from './state.js';
 import { gitHttpBackend } from '../git-cgi.js';
 import { type HostRoutes, plain } from './server.js';
 

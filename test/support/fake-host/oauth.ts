@@ -1,5 +1,5 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import type { State } from '../fake-github/state.js';
+import type { State } from './state.js';
 import { readBody } from './rest.js';
 
 /** Codes an authorization lives for before the token request must trade it. */

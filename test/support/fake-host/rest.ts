@@ -1,5 +1,5 @@
 import type { IncomingMessage } from 'node:http';
-import type { TokenState, UserState } from '../fake-github/state.js';
+import type { TokenState, UserState } from './state.js';
 
 /** The user and token a REST request authenticated as. */
 export interface Caller {

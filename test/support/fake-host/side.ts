@@ -1,5 +1,5 @@
-import type { Identity } from '../fake-github/bare.js';
-import type { Pull, RepoState, State } from '../fake-github/state.js';
+import type { Identity } from './bare.js';
+import type { Pull, RepoState, State } from './state.js';
 import type { HostRequest, HostServer } from './server.js';
 
 /** What a test reads of a repository on any fake host. */

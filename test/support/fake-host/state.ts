@@ -2,7 +2,10 @@ import { randomBytes } from 'node:crypto';
 import { join } from 'node:path';
 import { Bare, type Identity, isoSeconds } from './bare.js';
 
-/** The fake's model of GitHub: users and their tokens, repositories over bare git directories, pull requests. */
+/**
+ * The fake hosts' model, GitHub's shape (each host adds its own on top): users and their tokens,
+ * repositories over bare git directories, pull requests.
+ */
 
 export interface UserState {
   login: string;
