@@ -86,3 +86,22 @@ export function compareRuns(baselineFailures: string[], change: RunOutcome): Com
     preexisting_failures: change.failures.filter((id) => before.has(id)),
   };
 }
+
+/** What a baseline run that ran in this validation reported (a kept baseline has only its failures). */
+export interface BaselineSeen {
+  /** Every test id it reported, whatever its status. */
+  reported: ReadonlySet<string>;
+  /** It exited non-zero or timed out: a chained script (`jest a && jest b`) may have stopped before a test. */
+  stoppedShort: boolean;
+}
+
+/**
+ * The change's failing tests the baseline never ran, when its run stopped short: a test script
+ * that chains runs with `&&` stops at the first failing one, so on a base commit that already
+ * fails, later runs' tests are never reached, and their failures on the change's tree cannot be
+ * told new from old. Run-level failures and a baseline that ran to the end are compared as usual.
+ */
+export function unreachedOnBaseline(newFailures: string[], seen: BaselineSeen | undefined): string[] {
+  if (!seen?.stoppedShort) return [];
+  return newFailures.filter((id) => !isRunLevel(id) && !seen.reported.has(id));
+}

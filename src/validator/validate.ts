@@ -2,7 +2,7 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Sandbox } from '../sandbox/types.js';
-import { type Comparison, compareRuns } from './compare.js';
+import { type BaselineSeen, type Comparison, compareRuns, unreachedOnBaseline } from './compare.js';
 import { type RunTree, commitDate, openCheckout, prepareCopies } from './copies.js';
 import { prepareEnvironment } from './environment.js';
 import { type EnvironmentScope, setupTrees } from './env-setup.js';
@@ -216,7 +216,7 @@ export async function validate(
 
     // The change's test files run on the base commit's code too: a reproduction must fail there.
     const tests = await changeTests(checkout, commit);
-    const baseline = await baselineRun(ctx, copies, plan, command, watchPytest, {
+    const { summary: baseline, seen } = await baselineRun(ctx, copies, plan, command, watchPytest, {
       commit,
       tests,
       input,
@@ -232,13 +232,18 @@ export async function validate(
     });
     const reproduction = judgeReproduction(tests.tests, baseline.test_file_failures ?? [], change.outcome);
     log(reproduction.note, { rule: reproduction.rule, test_files: reproduction.test_files });
-    const comparison = withOwnTests(compareRuns(baseline.failures, change.outcome), reproduction.still_failing);
+    const compared = compareRuns(baseline.failures, change.outcome);
+    const unreached = new Set(unreachedOnBaseline(compared.new_failures, seen));
+    const comparison = withOwnTests(
+      { ...compared, new_failures: compared.new_failures.filter((id) => !unreached.has(id)) },
+      reproduction.still_failing,
+    );
     const counts = { passed: 0, failed: 0, skipped: 0 };
     for (const s of change.outcome.tests.values()) counts[s]++;
 
     const judged = verdict(comparison.new_failures, change.outcome, baseline, setup);
     const message =
-      [judged.message, ...hungNotes(change.hung, baseline.hung), ...environment.notes]
+      [judged.message, unreachedNote([...unreached]), ...hungNotes(change.hung, baseline.hung), ...environment.notes]
         .filter((m) => m !== undefined)
         .join('; ') || undefined;
     // No new failures is not enough when the change has tests: one of them must reproduce the request.
@@ -287,11 +292,11 @@ async function baselineRun(
   command: string,
   watchPytest: boolean,
   { commit, tests, input, log, setup }: BaselineKey,
-): Promise<BaselineSummary> {
+): Promise<{ summary: BaselineSummary; seen?: BaselineSeen }> {
   const cached = input.cachedBaseline;
   if (cached && cached.commit === commit && cached.command === command && cached.test_files_digest === tests.digest) {
     log('baseline reused', { commit });
-    return cached;
+    return { summary: cached };
   }
   const leftOut = await addTestsToBaseline(input.dir, tests.copied, copies.baseline.repo);
   if (leftOut.length > 0) log('test files not copied to the base commit (a link on their way there)', { leftOut });
@@ -320,7 +325,18 @@ async function baselineRun(
     ms: run.durationMs,
     with_test_files: tests.copied,
   });
-  return baseline;
+  const seen = { reported: new Set(run.outcome.tests.keys()), stoppedShort: run.exitCode !== 0 || run.timedOut };
+  return { summary: baseline, seen };
+}
+
+/** Says which failures were left out of the new ones because the base commit's run never reached them. */
+function unreachedNote(ids: string[]): string | undefined {
+  if (ids.length === 0) return undefined;
+  const shown = ids.slice(0, 3).join(', ');
+  return (
+    `${ids.length} failing test(s) never ran on the base commit, whose test run stopped at its own failures, ` +
+    `so they are not counted as new: ${shown}${ids.length > 3 ? ', …' : ''}`
+  );
 }
 
 /**

@@ -126,6 +126,49 @@ describe('the validator on fixture repositories', { timeout: 60_000 }, () => {
     });
   });
 
+  it('does not count as new a failure the base commit’s chained script never reached, and says so', async () => {
+    // `npm test` chains two runs with &&: on the base commit the first fails (the bug), so the
+    // second never runs there; the fix lets the chain reach it, and its old failure shows.
+    const test = (name: string, body: string) =>
+      `const test = require('node:test');\nconst assert = require('node:assert');\n` +
+      `const { add } = require('../src/add.js');\ntest('${name}', () => { ${body} });\n`;
+    const repo = fixtureRepo(
+      {
+        'package.json': JSON.stringify({
+          name: 'chained',
+          private: true,
+          scripts: { test: 'node --test test/first.test.js && node --test test/second.test.js' },
+        }),
+        'src/add.js': 'exports.add = (a, b) => a - b;\n',
+        'test/first.test.js': test('adds', 'assert.strictEqual(add(2, 2), 4);'),
+        'test/second.test.js': test('old failure', 'assert.strictEqual(1, 2);'),
+      },
+      { 'src/add.js': 'exports.add = (a, b) => a + b;\n' },
+    );
+    const out = await validate(sandbox, { dir: repo.dir, base: repo.base });
+    expect(out).toMatchObject({
+      passed: true,
+      new_failures: [],
+      fixed: ['adds'],
+      baseline: { failures: ['adds'] },
+    });
+    expect(out.message).toBe(
+      '1 failing test(s) never ran on the base commit, whose test run stopped at its own failures, so they are not counted as new: old failure',
+    );
+
+    // The same failure where the base commit's run reached it is compared as usual: pre-existing.
+    writeFiles(repo.dir, {
+      'package.json': JSON.stringify({ name: 'chained', private: true, scripts: { test: 'node --test' } }),
+      'src/add.js': 'exports.add = (a, b) => a - b;\n',
+    });
+
+    const base = commitAll(repo.dir, 'one run');
+    writeFiles(repo.dir, { 'src/add.js': 'exports.add = (a, b) => a + b;\n' });
+    const whole = await validate(sandbox, { dir: repo.dir, base });
+    expect(whole).toMatchObject({ passed: true, preexisting_failures: ['old failure'], fixed: ['adds'] });
+    expect(whole.message).toBeUndefined();
+  });
+
   it('reports a test the change makes pass as fixed', async () => {
     const repo = preexistingFixesA();
     const out = await validate(sandbox, { dir: repo.dir, base: repo.base });
