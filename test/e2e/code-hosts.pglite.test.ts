@@ -35,8 +35,8 @@ interface HostCase {
   repoOwner: string;
   /** The REST API's path under the web root. */
   apiPath: string;
-  /** A repository `login` may push to (GitLab: Developer), or only read (GitLab: Reporter, Gitea: a reader). */
-  createRepo(fake: Fake, ns: string, name: string, opts: RepoOpts & { writer?: string; reader?: string }): void;
+  /** The createRepo option naming who may only read (GitLab: Reporters; everyone listed in `collaborators` may push). */
+  readers: 'reporters' | 'readers';
   prUrl(webUrl: string, ns: string, name: string, n: number): string;
   draftTitle: RegExp;
   /** A token the host refuses, and the body it answers a revoked token with. */
@@ -60,12 +60,7 @@ const HOSTS: HostCase[] = [
     ns: 'acme/platform',
     repoOwner: 'acme/platform',
     apiPath: '/api/v4',
-    createRepo: (fake, ns, name, { writer, reader, ...opts }) =>
-      (fake as FakeGitLab).createRepo(ns, name, {
-        ...opts,
-        ...(writer ? { collaborators: [writer] } : {}),
-        ...(reader ? { reporters: [reader] } : {}),
-      }),
+    readers: 'reporters',
     prUrl: (webUrl, ns, name, n) => `${webUrl}/${ns}/${name}/-/merge_requests/${n}`,
     draftTitle: /^Draft: /,
     badToken: 'glpat-notatokennotatoken',
@@ -81,12 +76,7 @@ const HOSTS: HostCase[] = [
     ns: 'acme',
     repoOwner: 'acme',
     apiPath: '/api/v1',
-    createRepo: (fake, ns, name, { writer, reader, ...opts }) =>
-      (fake as FakeGitea).createRepo(ns, name, {
-        ...opts,
-        ...(writer ? { collaborators: [writer] } : {}),
-        ...(reader ? { readers: [reader] } : {}),
-      }),
+    readers: 'readers',
     prUrl: (webUrl, ns, name, n) => `${webUrl}/${ns}/${name}/pulls/${n}`,
     draftTitle: /^WIP: /,
     badToken: '0123456789abcdef0123456789abcdef01234567',
@@ -98,6 +88,23 @@ const HOSTS: HostCase[] = [
     recordsRoot: true,
   },
 ];
+
+/** A repository on the host's fake that `writer` may push to and `reader` may only read. */
+function createRepo(
+  host: HostCase,
+  fake: Fake,
+  name: string,
+  { writer, reader, ...opts }: RepoOpts & { writer?: string; reader?: string },
+): void {
+  fake.createRepo(host.ns, name, {
+    ...opts,
+    ...(writer ? { collaborators: [writer] } : {}),
+    ...(reader ? { [host.readers]: [reader] } : {}),
+  });
+}
+
+const postTask = (h: Harness, auth: Record<string, string>, payload: Record<string, unknown>) =>
+  h.app.inject({ method: 'POST', url: '/v1/tasks', headers: auth, payload });
 
 /** CALC_REPO without its tests: the validator has nothing to run, so the change is not validated. */
 const UNTESTED = Object.fromEntries(
@@ -136,12 +143,7 @@ const expectNoTokenLogged = (h: Harness, tokens: string[]) => {
 
 /** A finished scaffold task holding `site`, as deploy-git takes it. */
 async function builtSite(h: Harness, auth: Record<string, string>, site: Record<string, string>) {
-  const created = await h.app.inject({
-    method: 'POST',
-    url: '/v1/tasks',
-    headers: auth,
-    payload: { task_type: 'scaffold', prompt: 'A landing page for a bakery' },
-  });
+  const created = await postTask(h, auth, { task_type: 'scaffold', prompt: 'A landing page for a bakery' });
   expect(created.statusCode, created.body).toBe(201);
   const id = created.json().id as string;
   await saveSiteFiles(
@@ -172,7 +174,7 @@ describe.each(HOSTS)('a fix task on $kind, end to end', { timeout: 150_000 }, (h
     scriptCalcRun(svc.model);
     const tokens: string[] = [];
     const owner = await hostAccount(svc.h, host, f, 'pro', tokens);
-    host.createRepo(f, ns, 'calc', { files, visibility, protectedBranches: ['main'], [role]: owner.login });
+    createRepo(host, f, 'calc', { files, visibility, protectedBranches: ['main'], [role]: owner.login });
     return { h: svc.h, fake: f, owner, tokens, repoUrl: `${f.webUrl}/${ns}/calc` };
   }
 
@@ -265,7 +267,7 @@ describe.each(HOSTS)('a fix task on $kind, end to end', { timeout: 150_000 }, (h
     scriptCalcRun(model);
     const tokens: string[] = [];
     const reader = await hostAccount(h, host, f, 'pro', tokens, { readOnly: true });
-    host.createRepo(f, ns, 'calc', { files: CALC_REPO, writer: reader.login });
+    createRepo(host, f, 'calc', { files: CALC_REPO, writer: reader.login });
     const { task, byStep } = await runFixTask(h, reader.auth, `${f.webUrl}/${ns}/calc`, 'failed');
     expect(byStep('pr').at(-1)!.status).toBe('failed');
     expect(String(task.error)).toContain(`the code host refused the push to ${ns}/calc: ${host.pushRefused}`);
@@ -334,16 +336,14 @@ describe.each(HOSTS)('$kind as a host of the deployment: who may start a task, c
     async (label, [callerKind, repoKind, status, error]) => {
       const c = await caller(callerKind);
       const name = `r-${repoKind}-${randomBytes(3).toString('hex')}`;
-      host.createRepo(fake, ns, name, {
+      createRepo(host, fake, name, {
         visibility: repoKind === 'public' ? 'public' : repoKind === 'internal' ? 'internal' : 'private',
         reader: repoKind === 'private-readable' && c.login ? c.login : undefined,
       });
       const seen = fake.requests.length;
-      const res = await h.app.inject({
-        method: 'POST',
-        url: '/v1/tasks',
-        headers: c.auth,
-        payload: { prompt: 'Fix the crash on empty input', repo_url: `${fake.webUrl}/${ns}/${name}` },
+      const res = await postTask(h, c.auth, {
+        prompt: 'Fix the crash on empty input',
+        repo_url: `${fake.webUrl}/${ns}/${name}`,
       });
       expect(res.statusCode, `${label}: ${res.body}`).toBe(status);
       if (error) expect(res.json().error, label).toBe(error);
@@ -382,14 +382,9 @@ describe.each(HOSTS)('$kind as a host of the deployment: who may start a task, c
 
   it('answers 502 scm_unavailable when the host fails, and 412 when it no longer accepts the stored token', async () => {
     const owner = await hostAccount(h, host, fake, 'pro', tokens);
-    host.createRepo(fake, ns, 'flaky', { writer: owner.login });
+    createRepo(host, fake, 'flaky', { writer: owner.login });
     const post = () =>
-      h.app.inject({
-        method: 'POST',
-        url: '/v1/tasks',
-        headers: owner.auth,
-        payload: { prompt: 'Fix the crash on empty input', repo_url: `${fake.webUrl}/${ns}/flaky` },
-      });
+      postTask(h, owner.auth, { prompt: 'Fix the crash on empty input', repo_url: `${fake.webUrl}/${ns}/flaky` });
     fake.failNext('GET', host.repoPattern(ns, 'flaky'), { status: 503 });
     const down = await post();
     expect(down.statusCode, down.body).toBe(502);
@@ -449,12 +444,10 @@ describe.each(HOSTS)('$kind under a path of its own (/$kind, behind a reverse pr
   it('takes repository URLs under the path, asks its API there, and pushes a deploy there (nothing answers outside it)', async () => {
     expect(fake.apiUrl).toBe(`http://127.0.0.1:${new URL(fake.webUrl).port}${root}${host.apiPath}`);
     const owner = await hostAccount(h, host, fake, 'pro', tokens);
-    host.createRepo(fake, ns, 'calc', { files: CALC_REPO, visibility: 'private', writer: owner.login });
-    const created = await h.app.inject({
-      method: 'POST',
-      url: '/v1/tasks',
-      headers: owner.auth,
-      payload: { prompt: 'Fix the crash on empty input', repo_url: `${fake.webUrl}/${ns}/calc` },
+    createRepo(host, fake, 'calc', { files: CALC_REPO, visibility: 'private', writer: owner.login });
+    const created = await postTask(h, owner.auth, {
+      prompt: 'Fix the crash on empty input',
+      repo_url: `${fake.webUrl}/${ns}/calc`,
     });
     expect(created.statusCode, created.body).toBe(201);
     expect(created.json()).toMatchObject({
@@ -463,11 +456,9 @@ describe.each(HOSTS)('$kind under a path of its own (/$kind, behind a reverse pr
       repo_url: `${fake.webUrl}/${ns}/calc`,
     });
     // the host's root without the path is no repository of it
-    const outside = await h.app.inject({
-      method: 'POST',
-      url: '/v1/tasks',
-      headers: owner.auth,
-      payload: { prompt: 'Fix the crash on empty input', repo_url: `${new URL(fake.webUrl).origin}/${ns}/calc` },
+    const outside = await postTask(h, owner.auth, {
+      prompt: 'Fix the crash on empty input',
+      repo_url: `${new URL(fake.webUrl).origin}/${ns}/calc`,
     });
     expect(outside.json().error).toBe('not_a_scm_url');
 
