@@ -18,7 +18,7 @@ import {
   tokenRequired,
 } from './errors.js';
 import type { GiteaState } from './state.js';
-import { type Urls, commitView, isWip, pullCommits, pullView, repoView } from './views.js';
+import { type Urls, commitView, isWip, pullView, repoView } from './views.js';
 
 /** The REST subset under /api/v1 the adapter uses, with Gitea's auth, status codes and error bodies. */
 
@@ -122,7 +122,7 @@ function route(method: string, path: string, ctx: Ctx): Reply {
   if (d === 'pulls' && n >= 5 && !pull) return notFound();
   if (pull && n === 5 && method === 'GET') return { status: 200, body: pullView(ctx.state, repo, pull, ctx.urls) };
   if (pull && f === 'commits' && n === 6 && method === 'GET') {
-    const commits = pullCommits(ctx.state, repo, pull).map((x) => commitView(ctx.state, repo, x, ctx.urls));
+    const commits = ctx.state.pullCommits(repo, pull).map((x) => commitView(ctx.state, repo, x, ctx.urls));
     return page(ctx, commits);
   }
   return notFound();

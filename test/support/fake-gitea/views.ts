@@ -1,14 +1,11 @@
 import type { CommitInfo } from '../fake-host/bare.js';
+import type { Urls } from '../fake-host/server.js';
 import type { Pull, RepoState, UserState } from '../fake-host/state.js';
-import { pullCommits } from '../fake-github/views.js';
 import type { GiteaState } from './state.js';
 
 /** Gitea's JSON shapes (modules/structs) for the fake's records: the fields Gitea sends, most of them. */
 
-export interface Urls {
-  webUrl: string;
-  apiUrl: string;
-}
+export type { Urls } from '../fake-host/server.js';
 
 export function userView(u: UserState, { webUrl }: Urls) {
   return {
@@ -198,5 +195,3 @@ export function commitView(state: GiteaState, repo: RepoState, c: CommitInfo, ur
     parents: c.parents.map((sha) => ({ url: `${urls.apiUrl}/repos/${full}/git/commits/${sha}`, sha, created: '' })),
   };
 }
-
-export { pullCommits };

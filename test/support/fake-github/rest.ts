@@ -20,7 +20,7 @@ import {
   readBody,
 } from '../fake-host/rest.js';
 import type { RepoState, State } from '../fake-host/state.js';
-import { type Urls, branchView, commitView, fullUser, pullCommits, pullView, repoView } from './views.js';
+import { type Urls, branchView, commitView, fullUser, pullView, repoView } from './views.js';
 
 /** The REST subset under /api/v3, with GitHub's auth, error bodies and rate-limit headers. */
 
@@ -416,5 +416,5 @@ function listPullCommits(ctx: Ctx, owner: string, name: string, number: number):
   if (isReply(repo)) return repo;
   const pull = ctx.state.pull(repo, number);
   if (!pull) return notFound(DOCS.listPullCommits);
-  return { status: 200, body: pullCommits(ctx.state, repo, pull).map((c) => commitView(ctx.state, repo, c, ctx.urls)) };
+  return { status: 200, body: ctx.state.pullCommits(repo, pull).map((c) => commitView(ctx.state, repo, c, ctx.urls)) };
 }

@@ -1,12 +1,10 @@
 import type { CommitInfo } from '../fake-host/bare.js';
+import type { Urls } from '../fake-host/server.js';
 import type { Pull, RepoState, State, UserState } from '../fake-host/state.js';
 
 /** GitHub's JSON shapes for the fake's records. */
 
-export interface Urls {
-  webUrl: string;
-  apiUrl: string;
-}
+export type { Urls } from '../fake-host/server.js';
 
 const nodeId = (kind: string, id: number): string => Buffer.from(`${kind}:${id}`).toString('base64').replace(/=+$/, '');
 
@@ -154,20 +152,13 @@ export function commitView(state: State, repo: RepoState, c: CommitInfo, urls: U
 }
 
 /** The commits a pull brings: on its head, not on its base (for a merged pull: as of the merge). */
-export function pullCommits(state: State, repo: RepoState, pull: Pull): CommitInfo[] {
-  const head = state.syncHead(repo, pull);
-  if (!head) return [];
-  const base = pull.merged_base_sha ?? state.git.branchHead(repo.dir, pull.base);
-  return state.git.log(repo.dir, base, head);
-}
-
 export function pullView(state: State, repo: RepoState, pull: Pull, caller: string | undefined, urls: Urls) {
   const full = `${repo.owner}/${repo.name}`;
   const api = `${urls.apiUrl}/repos/${full}`;
   const headSha = state.syncHead(repo, pull) ?? null;
   const baseSha = state.git.branchHead(repo.dir, pull.base) ?? null;
   const headRepo = state.headRepo(pull);
-  const commits = pullCommits(state, repo, pull);
+  const commits = state.pullCommits(repo, pull);
   let additions = 0;
   let deletions = 0;
   let changedFiles = 0;

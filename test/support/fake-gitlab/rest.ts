@@ -1,7 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { RepoState } from '../fake-host/state.js';
-import { pullCommits } from '../fake-github/views.js';
 import { type Caller, FailRules, jsonObject, segments as pathSegments, readBody } from '../fake-host/rest.js';
 import {
   type Reply,
@@ -273,7 +272,8 @@ function listMergeRequestCommits(ctx: Ctx, id: string, iid: number): Reply {
   const pull = ctx.model.state.pull(repo, iid);
   if (!pull) return glError(404, 'Not found');
   return ok(
-    pullCommits(ctx.model.state, repo, pull)
+    ctx.model.state
+      .pullCommits(repo, pull)
       .reverse()
       .map((c) => commitView(repo, c, ctx.urls)),
   );

@@ -1,13 +1,11 @@
 import type { CommitInfo } from '../fake-host/bare.js';
+import type { Urls } from '../fake-host/server.js';
 import type { Pull, RepoState, UserState } from '../fake-host/state.js';
 import type { GitLabModel, MergeRequestExtra } from './model.js';
 
 /** GitLab's JSON shapes (REST v4), trimmed to the fields a client reads. */
 
-export interface Urls {
-  webUrl: string;
-  apiUrl: string;
-}
+export type { Urls } from '../fake-host/server.js';
 
 export function userView(u: UserState, { webUrl }: Urls) {
   return {

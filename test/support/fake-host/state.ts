@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { join } from 'node:path';
-import { Bare, type Identity, isoSeconds } from './bare.js';
+import { Bare, type CommitInfo, type Identity, isoSeconds } from './bare.js';
 
 /**
  * The fake hosts' model, GitHub's shape (each host adds its own on top): users and their tokens,
@@ -303,6 +303,14 @@ export class State {
 
   pull(repo: RepoState, number: number): Pull | undefined {
     return this.pulls(repo).find((p) => p.number === number);
+  }
+
+  /** The pull request's commits: on its head and not on its base (as of the merge once merged), oldest first. */
+  pullCommits(repo: RepoState, pull: Pull): CommitInfo[] {
+    const head = this.syncHead(repo, pull);
+    if (!head) return [];
+    const base = pull.merged_base_sha ?? this.git.branchHead(repo.dir, pull.base);
+    return this.git.log(repo.dir, base, head);
   }
 
   headRepo(pull: Pull): RepoState | undefined {
