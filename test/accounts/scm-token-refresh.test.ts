@@ -2,8 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { scmTokenOn } from '../../src/accounts/scm-connection.js';
 import { hostById } from '../../src/scm/hosts.js';
 import { useOAuthHost } from '../support/code-hosts.js';
-import type { FakeGitLab } from '../support/fake-gitlab/server.js';
-import { type Harness, newAccount } from '../support/harness.js';
+import { newAccount } from '../support/harness.js';
 import { cookieFrom } from '../support/cookie-jar.js';
 
 /**
@@ -11,24 +10,14 @@ import { cookieFrom } from '../support/cookie-jar.js';
  * tasks of one account at the same moment: one refresh reaches the host, both get the new token.
  * On both legs: the row lock that serialises them is the database's.
  */
-const BASE_URL = 'http://emend.test:8080';
 const CLIENT_ID = 'gitlab-app-refresh';
 const CLIENT_SECRET = 'gitlab-app-refresh-secret-0123';
 
 describe('refreshing an expiring code-host token', () => {
-  let h: Harness;
-  let gl: FakeGitLab;
-
-  useOAuthHost(
-    'gitlab',
-    { clientId: CLIENT_ID, clientSecret: CLIENT_SECRET },
-    { env: { EMEND_BASE_URL: BASE_URL } },
-    (s) => {
-      ({ h, fake: gl } = s);
-    },
-  );
+  const service = useOAuthHost('gitlab', { clientId: CLIENT_ID, clientSecret: CLIENT_SECRET });
 
   it('refreshes once when two uses race, and both get the token the host accepts', async () => {
+    const { h, fake: gl } = service;
     const { account, auth } = await newAccount(h, { plan: 'pro', scm: false });
     const start = await h.app.inject({ method: 'GET', url: '/v1/auth/scm/start?host=gitlab', headers: auth });
     gl.oauthAs('rita');

@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
-import { describe, expect, it } from 'vitest';
-import { useOAuthHost } from '../support/code-hosts.js';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { OAUTH_BASE_URL, useOAuthHost } from '../support/code-hosts.js';
 import type { FakeGitea } from '../support/fake-gitea/server.js';
 import { type Harness, newAccount } from '../support/harness.js';
 import { cookieFrom } from '../support/cookie-jar.js';
@@ -11,21 +11,16 @@ import { cookieFrom } from '../support/cookie-jar.js';
  * expired, and signing in to the control panel with Gitea.
  */
 
-const BASE_URL = 'http://emend.test:8080';
 const CLIENT_ID = 'gitea-emend-client';
 const CLIENT_SECRET = 'gitea-oauth-secret-0123456789';
 
 let h: Harness;
 let fake: FakeGitea;
 
-useOAuthHost(
-  'gitea',
-  { clientId: CLIENT_ID, clientSecret: CLIENT_SECRET },
-  { env: { EMEND_BASE_URL: BASE_URL }, scm: 'fake' },
-  (s) => {
-    ({ h, fake: fake } = s);
-  },
-);
+const service = useOAuthHost('gitea', { clientId: CLIENT_ID, clientSecret: CLIENT_SECRET }, { scm: 'fake' });
+beforeAll(() => {
+  ({ h, fake } = service);
+});
 
 const cookiesOf = (res: { headers: Record<string, unknown> }) => {
   const raw = res.headers['set-cookie'] as string | string[] | undefined;
@@ -37,7 +32,7 @@ async function approveAt(authorizeUrl: string, login: string) {
   const authorize = new URL(authorizeUrl);
   expect(`${authorize.origin}${authorize.pathname}`).toBe(`${fake.webUrl}/login/oauth/authorize`);
   expect(authorize.searchParams.get('client_id')).toBe(CLIENT_ID);
-  expect(authorize.searchParams.get('redirect_uri')).toBe(`${BASE_URL}/v1/auth/scm/callback`);
+  expect(authorize.searchParams.get('redirect_uri')).toBe(`${OAUTH_BASE_URL}/v1/auth/scm/callback`);
   expect(authorize.searchParams.get('response_type')).toBe('code');
   fake.oauthAs(login);
   const res = await fetch(authorize, { redirect: 'manual' });

@@ -1,8 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { CALC_REPO } from '../support/fix-script.js';
-import { useOAuthHost } from '../support/code-hosts.js';
-import type { FakeGitLab } from '../support/fake-gitlab/server.js';
-import { type Harness, newAccount } from '../support/harness.js';
+import { OAUTH_BASE_URL, useOAuthHost } from '../support/code-hosts.js';
+import { newAccount } from '../support/harness.js';
 import { cookieFrom } from '../support/cookie-jar.js';
 
 /**
@@ -11,24 +10,14 @@ import { cookieFrom } from '../support/cookie-jar.js';
  * tokens expire (expires_in 7200), and the service refreshes one before using it.
  */
 
-const BASE_URL = 'http://emend.test:8080';
 const CLIENT_ID = 'gitlab-app-id-0123';
 const CLIENT_SECRET = 'gitlab-app-secret-0123456789';
 
 describe('OAuth on a GitLab host', () => {
-  let h: Harness;
-  let gl: FakeGitLab;
-
-  useOAuthHost(
-    'gitlab',
-    { clientId: CLIENT_ID, clientSecret: CLIENT_SECRET },
-    { env: { EMEND_BASE_URL: BASE_URL } },
-    (s) => {
-      ({ h, fake: gl } = s);
-    },
-  );
+  const service = useOAuthHost('gitlab', { clientId: CLIENT_ID, clientSecret: CLIENT_SECRET });
 
   it('connects through GitLab authorize page with the api scope, and refreshes the expiring token before use', async () => {
+    const { h, fake: gl } = service;
     const { auth } = await newAccount(h, { plan: 'pro', credits: 2, scm: false });
     const start = await h.app.inject({ method: 'GET', url: '/v1/auth/scm/start?host=gitlab', headers: auth });
     expect(start.statusCode, start.body).toBe(200);
@@ -42,7 +31,7 @@ describe('OAuth on a GitLab host', () => {
     const res = await fetch(authorize, { redirect: 'manual' });
     expect(res.status).toBe(302);
     const back = new URL(res.headers.get('location')!);
-    expect(`${back.origin}${back.pathname}`).toBe(`${BASE_URL}/v1/auth/scm/callback`);
+    expect(`${back.origin}${back.pathname}`).toBe(`${OAUTH_BASE_URL}/v1/auth/scm/callback`);
     const done = await h.app.inject({
       method: 'GET',
       url: `/v1/auth/scm/callback?${back.searchParams}`,

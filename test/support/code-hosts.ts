@@ -65,20 +65,24 @@ export async function startOAuthHost<K extends HostKind>(
   };
 }
 
+/** The service's public address in OAuth tests (EMEND_BASE_URL): the callback the hosts redirect to is under it. */
+export const OAUTH_BASE_URL = 'http://emend.test:8080';
+
 /**
- * startOAuthHost before the enclosing suite's tests (beforeAll), `ready` handed the service and
- * the host, and both closed after them (afterAll).
+ * startOAuthHost for the enclosing suite (EMEND_BASE_URL = OAUTH_BASE_URL unless `opts.env` says
+ * otherwise): started before its tests, closed after them. The object returned is filled in
+ * when started: read it inside the tests.
  */
 export function useOAuthHost<K extends HostKind>(
   kind: K,
   oauth: { clientId: string; clientSecret: string },
-  opts: { env?: Record<string, string>; scm?: 'fake' },
-  ready: (started: HostedService<K>) => void,
-): void {
-  let started: HostedService<K> | undefined;
+  opts: { env?: Record<string, string>; scm?: 'fake' } = {},
+): HostedService<K> {
+  const live = {} as HostedService<K>;
   beforeAll(async () => {
-    started = await startOAuthHost(kind, oauth, opts);
-    ready(started);
+    const env = { EMEND_BASE_URL: OAUTH_BASE_URL, ...opts.env };
+    Object.assign(live, await startOAuthHost(kind, oauth, { ...opts, env }));
   });
-  afterAll(() => started?.close());
+  afterAll(() => live.close?.());
+  return live;
 }

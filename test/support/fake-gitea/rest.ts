@@ -3,6 +3,7 @@ import type { RepoState } from '../fake-host/state.js';
 import {
   type Caller,
   FailRules,
+  type RestCtx,
   credentials,
   jsonObject,
   segments as pathSegments,
@@ -25,14 +26,7 @@ import { type Urls, commitView, isWip, pullView, repoView } from './views.js';
 /** Gitea syncs a fork at POST …/merge-upstream; Forgejo at POST …/sync_fork[/{branch}] and has no merge-upstream. */
 export type Flavour = 'gitea' | 'forgejo';
 
-interface Ctx {
-  flavour: Flavour;
-  state: GiteaState;
-  urls: Urls;
-  caller: Caller | undefined;
-  body: Record<string, unknown>;
-  query: URLSearchParams;
-}
+type Ctx = RestCtx<GiteaState> & { flavour: Flavour };
 
 export class Rest {
   private readonly failRules = new FailRules<Reply>();

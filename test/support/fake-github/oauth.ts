@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { CODE_TTL_MS, OAuthApps, redirectBack, setParams, tokenParams } from '../fake-host/oauth.js';
+import { CODE_TTL_MS, type CodeGrant, OAuthApps, redirectBack, setParams, tokenParams } from '../fake-host/oauth.js';
 import { type State, newToken } from '../fake-host/state.js';
 
 /**
@@ -12,13 +12,7 @@ import { type State, newToken } from '../fake-host/state.js';
 const TROUBLESHOOTING =
   'https://docs.github.com/apps/managing-oauth-apps/troubleshooting-oauth-app-access-token-request-errors';
 
-interface Grant {
-  clientId: string;
-  login: string;
-  redirectUri: string | undefined;
-  scope: string;
-  expires: number;
-}
+type Grant = CodeGrant;
 
 export class OAuth extends OAuthApps<Grant> {
   constructor(private readonly state: State) {

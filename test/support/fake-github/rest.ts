@@ -14,6 +14,7 @@ import {
 import {
   type Caller,
   FailRules,
+  type RestCtx,
   credentials,
   jsonObject,
   segments as pathSegments,
@@ -24,13 +25,7 @@ import { type Urls, branchView, commitView, fullUser, pullView, repoView } from 
 
 /** The REST subset under /api/v3, with GitHub's auth, error bodies and rate-limit headers. */
 
-interface Ctx {
-  state: State;
-  urls: Urls;
-  caller: Caller | undefined;
-  body: Record<string, unknown>;
-  query: URLSearchParams;
-}
+type Ctx = RestCtx<State>;
 
 const RATE_LIMIT_AUTHENTICATED = 5000;
 const RATE_LIMIT_ANONYMOUS = 60;

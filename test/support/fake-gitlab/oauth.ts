@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { newToken } from '../fake-host/state.js';
-import { CODE_TTL_MS, OAuthApps, redirectBack, setParams, tokenParams } from '../fake-host/oauth.js';
+import { CODE_TTL_MS, type CodeGrant, OAuthApps, redirectBack, setParams, tokenParams } from '../fake-host/oauth.js';
 import type { GitLabModel } from './model.js';
 
 /**
@@ -17,13 +17,7 @@ const INVALID_CLIENT =
   'Client authentication failed due to unknown client, no client authentication included, or unsupported ' +
   'authentication method.';
 
-interface Grant {
-  clientId: string;
-  login: string;
-  redirectUri: string | undefined;
-  scope: string;
-  expires: number;
-}
+type Grant = CodeGrant;
 
 export class OAuth extends OAuthApps<Grant> {
   /** refresh token → the grant and the access token it was issued with. */

@@ -5,6 +5,15 @@ import { readBody } from './rest.js';
 /** Codes an authorization lives for before the token request must trade it. */
 export const CODE_TTL_MS = 10 * 60 * 1000;
 
+/** What an issued authorization code stands for until it is traded. */
+export interface CodeGrant {
+  clientId: string;
+  login: string;
+  redirectUri: string | undefined;
+  scope: string;
+  expires: number;
+}
+
 /**
  * What every host's OAuth provider keeps: registered apps (client id → secret), the codes it
  * issued, and the user that approves at once (`oauthAs`; nobody: the user denies).

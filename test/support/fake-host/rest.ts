@@ -1,5 +1,15 @@
 import type { IncomingMessage } from 'node:http';
+import type { Urls } from './server.js';
 import type { TokenState, UserState } from './state.js';
+
+/** What a host's route handler is given: its state, its URLs, the caller, the JSON body and the query. */
+export interface RestCtx<S> {
+  state: S;
+  urls: Urls;
+  caller: Caller | undefined;
+  body: Record<string, unknown>;
+  query: URLSearchParams;
+}
 
 /** The user and token a REST request authenticated as. */
 export interface Caller {
