@@ -1,6 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { afterEach, describe, expect, it } from 'vitest';
 import { checkOpenPulls } from '../../src/tasks/merge-tracking.js';
+import { hostEntry } from '../support/code-hosts.js';
 import { type FakeGitHub, startFakeGitHub } from '../support/fake-github/server.js';
 import { scriptCalcRun, CALC_REPO, GOOD_FIX } from '../support/fix-script.js';
 import { newAccount } from '../support/harness.js';
@@ -25,7 +26,7 @@ afterEach(async () => {
 async function twoHosts() {
   ghes = await startFakeGitHub();
   svc = await startModelService({}, 'openai', {
-    hosts: [{ id: 'ghes', kind: 'github', web_url: ghes.webUrl, api_url: ghes.apiUrl }],
+    hosts: [hostEntry('github', ghes, { id: 'ghes' })],
   });
   return { h: svc.h, model: svc.model, ghes };
 }

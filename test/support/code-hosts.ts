@@ -10,9 +10,9 @@ export interface FakeHosts {
   gitlab: FakeGitLab;
   gitea: FakeGitea;
 }
-export type HostKind = keyof FakeHosts;
+export type FakeHostKind = keyof FakeHosts;
 
-export const START_FAKE: { [K in HostKind]: () => Promise<FakeHosts[K]> } = {
+export const START_FAKE: { [K in FakeHostKind]: () => Promise<FakeHosts[K]> } = {
   github: startFakeGitHub,
   gitlab: startFakeGitLab,
   gitea: startFakeGitea,
@@ -20,7 +20,7 @@ export const START_FAKE: { [K in HostKind]: () => Promise<FakeHosts[K]> } = {
 
 /** A fake host as an entry of the deployment's EMEND_SCM_HOSTS (its id: the kind's name unless given). */
 export function hostEntry(
-  kind: HostKind,
+  kind: FakeHostKind,
   fake: { webUrl: string; apiUrl: string },
   opts: { id?: string; oauth?: { clientId: string; clientSecret: string } } = {},
 ): ExtraHost {
@@ -34,7 +34,7 @@ export function hostEntry(
 }
 
 /** The service and a fake host beside its fake GitHub. */
-export interface HostedService<K extends HostKind> {
+export interface HostedService<K extends FakeHostKind> {
   h: Harness;
   fake: FakeHosts[K];
   close(): Promise<void>;
@@ -44,7 +44,7 @@ export interface HostedService<K extends HostKind> {
  * The service with a fake host of `kind` as its second host (beside the fake GitHub), with an
  * OAuth app registered on both sides; `close` stops both.
  */
-export async function startOAuthHost<K extends HostKind>(
+export async function startOAuthHost<K extends FakeHostKind>(
   kind: K,
   oauth: { clientId: string; clientSecret: string },
   opts: { env?: Record<string, string>; scm?: 'fake' } = {},
@@ -73,7 +73,7 @@ export const OAUTH_BASE_URL = 'http://emend.test:8080';
  * otherwise): started before its tests, closed after them. The object returned is filled in
  * when started: read it inside the tests.
  */
-export function useOAuthHost<K extends HostKind>(
+export function useOAuthHost<K extends FakeHostKind>(
   kind: K,
   oauth: { clientId: string; clientSecret: string },
   opts: { env?: Record<string, string>; scm?: 'fake' } = {},
