@@ -93,6 +93,11 @@ export interface BaselineSeen {
   reported: ReadonlySet<string>;
   /** It exited non-zero or timed out: a chained script (`jest a && jest b`) may have stopped before a test. */
   stoppedShort: boolean;
+  /**
+   * It listed passing tests, so a test it did not list did not run. A runner that lists only
+   * failures (jest without --verbose) says nothing of the rest, and nothing is left out then.
+   */
+  listsPasses: boolean;
 }
 
 /**
@@ -102,6 +107,6 @@ export interface BaselineSeen {
  * told new from old. Run-level failures and a baseline that ran to the end are compared as usual.
  */
 export function unreachedOnBaseline(newFailures: string[], seen: BaselineSeen | undefined): string[] {
-  if (!seen?.stoppedShort) return [];
+  if (!seen?.stoppedShort || !seen.listsPasses) return [];
   return newFailures.filter((id) => !isRunLevel(id) && !seen.reported.has(id));
 }

@@ -325,7 +325,11 @@ async function baselineRun(
     ms: run.durationMs,
     with_test_files: tests.copied,
   });
-  const seen = { reported: new Set(run.outcome.tests.keys()), stoppedShort: run.exitCode !== 0 || run.timedOut };
+  const seen: BaselineSeen = {
+    reported: new Set(run.outcome.tests.keys()),
+    stoppedShort: run.exitCode !== 0 || run.timedOut,
+    listsPasses: [...run.outcome.tests.values()].some((s) => s === 'passed'),
+  };
   return { summary: baseline, seen };
 }
 

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { compareRuns, judgeRun } from '../../src/validator/compare.js';
+import { compareRuns, judgeRun, unreachedOnBaseline } from '../../src/validator/compare.js';
 import type { ParsedRun } from '../../src/validator/parse.js';
 import type { TestStatus } from '../../src/validator/parser-types.js';
 
@@ -14,6 +14,24 @@ const exit = (exitCode: number | null, more: { timedOut?: boolean; signal?: stri
   signal: more.signal ?? null,
   timedOut: more.timedOut ?? false,
   timeoutMs: 60_000,
+});
+
+describe('failures the baseline never reached', () => {
+  const seen = (reported: string[], stoppedShort: boolean, listsPasses: boolean) => ({
+    reported: new Set(reported),
+    stoppedShort,
+    listsPasses,
+  });
+  it('leaves out a test the baseline did not list when its run stopped short and it lists passes', () => {
+    expect(unreachedOnBaseline(['later', 'b', '(run) exited with code 1'], seen(['a', 'b'], true, true))).toEqual([
+      'later',
+    ]);
+  });
+  it('leaves out nothing when the baseline ran to the end, or lists only failures (jest without --verbose)', () => {
+    expect(unreachedOnBaseline(['later'], seen(['a'], false, true))).toEqual([]);
+    expect(unreachedOnBaseline(['later'], seen(['a'], true, false))).toEqual([]);
+    expect(unreachedOnBaseline(['later'], undefined)).toEqual([]);
+  });
 });
 
 describe('judging runs and comparing them', () => {
