@@ -4,6 +4,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ScmError } from '../../src/scm/code-host.js';
 import { gitea, giteaKind } from '../../src/scm/gitea/gitea.js';
 import { HOST_KINDS } from '../../src/scm/kinds.js';
+import { useFake } from '../support/code-hosts.js';
 import { type FakeGitea, startFakeGitea } from '../support/fake-gitea/server.js';
 
 /** The Gitea adapter against the Gitea double over real HTTP: every CodeHost method and Gitea's refusals. */
@@ -362,15 +363,10 @@ describe('giteaKind', () => {
 });
 
 describe('Gitea adapter on an instance under a sub-path', () => {
-  let fake: FakeGitea;
-  beforeAll(async () => {
-    fake = await startFakeGitea({ subPath: '/gitea' });
-  });
-  afterAll(async () => {
-    await fake?.close();
-  });
+  const live = useFake(() => startFakeGitea({ subPath: '/gitea' }));
 
   it('calls the API under the sub-path the operator wrote and reads web addresses with it', async () => {
+    const { fake } = live;
     expect(fake.apiUrl).toMatch(/^http:\/\/127\.0\.0\.1:\d+\/gitea\/api\/v1$/);
     const alice = fake.addUser('alice');
     fake.createRepo('acme', 'widget', { collaborators: ['alice'] });
@@ -395,15 +391,10 @@ describe('Gitea adapter on an instance under a sub-path', () => {
 });
 
 describe('Gitea adapter on Forgejo', () => {
-  let fake: FakeGitea;
-  beforeAll(async () => {
-    fake = await startFakeGitea({ flavour: 'forgejo' });
-  });
-  afterAll(async () => {
-    await fake?.close();
-  });
+  const live = useFake(() => startFakeGitea({ flavour: 'forgejo' }));
 
   it('syncs a fork through Forgejo’s sync_fork when merge-upstream is not there', async () => {
+    const { fake } = live;
     const sam = fake.addUser('sam');
     fake.createRepo('acme', 'widget');
     const host = gitea({ apiUrl: fake.apiUrl, fetch, token: sam.token });

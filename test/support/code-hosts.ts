@@ -86,3 +86,13 @@ export function useOAuthHost<K extends FakeHostKind>(
   afterAll(() => live.close?.());
   return live;
 }
+
+/** A fake host for the enclosing suite: started before its tests, closed after; read `.fake` inside them. */
+export function useFake<T extends { close(): Promise<void> }>(start: () => Promise<T>): { fake: T } {
+  const live = {} as { fake: T };
+  beforeAll(async () => {
+    live.fake = await start();
+  });
+  afterAll(() => live.fake?.close());
+  return live;
+}
