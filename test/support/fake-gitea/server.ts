@@ -7,7 +7,7 @@ import {
   initialCommit,
   repoInfo,
 } from '../fake-host/side.js';
-import { type HostRequest, startHost } from '../fake-host/server.js';
+import { startHost } from '../fake-host/server.js';
 import { giteaGit } from './git.js';
 import { OAuth } from './oauth.js';
 import { type Flavour, Rest } from './rest.js';
@@ -15,7 +15,6 @@ import { GiteaState, type Visibility } from './state.js';
 
 export type { Pull } from '../fake-host/state.js';
 export type { Visibility } from './state.js';
-export type FakeGiteaRequest = HostRequest;
 
 export interface FakeGiteaRepoInfo extends FakeRepoInfo {
   visibility: Visibility;

@@ -2,22 +2,24 @@ import { githubGit } from './git.js';
 import { OAuth } from './oauth.js';
 import { Rest } from './rest.js';
 import { State, newToken } from '../fake-host/state.js';
-import { type FakeHost, type RepoOptions, hostSide, initialCommit, repoInfo } from '../fake-host/side.js';
-import { type HostRequest, startHost } from '../fake-host/server.js';
+import {
+  type FakeHost,
+  type FakeRepoInfo,
+  type RepoOptions,
+  hostSide,
+  initialCommit,
+  repoInfo,
+} from '../fake-host/side.js';
+import { startHost } from '../fake-host/server.js';
 
 export type { Pull } from '../fake-host/state.js';
-export type FakeGitHubRequest = HostRequest;
 
-export interface FakeRepoInfo {
-  private: boolean;
-  defaultBranch: string;
-  fork: boolean;
-  parent?: string;
+export interface FakeGitHubRepoInfo extends FakeRepoInfo {
   allowDrafts: boolean;
 }
 
 /** The shared test-side API (../fake-host/side.ts); tokens are 'ghp_' + 36 characters, read-only ones fine-grained. */
-export interface FakeGitHub extends FakeHost<FakeRepoInfo> {
+export interface FakeGitHub extends FakeHost<FakeGitHubRepoInfo> {
   createRepo(owner: string, name: string, opts?: RepoOptions & { allowDrafts?: boolean }): { commit: string };
 }
 

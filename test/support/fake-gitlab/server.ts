@@ -7,14 +7,13 @@ import {
   initialCommit,
   repoInfo,
 } from '../fake-host/side.js';
-import { type HostRequest, startHost } from '../fake-host/server.js';
+import { startHost } from '../fake-host/server.js';
 import { gitlabGit } from './git.js';
 import { ACCESS, GitLabModel, type Visibility } from './model.js';
 import { OAuth } from './oauth.js';
 import { Rest } from './rest.js';
 
 export type { Pull } from '../fake-host/state.js';
-export type FakeGitLabRequest = HostRequest;
 export { ACCESS } from './model.js';
 
 export interface FakeGitLabRepoInfo extends FakeRepoInfo {
