@@ -2,7 +2,7 @@ import type { PGlite } from '@electric-sql/pglite';
 import { connect } from 'node:net';
 import { join } from 'node:path';
 import type { Config } from '../config/config.js';
-import { type Database, openPglite, openPostgres, runMigrations } from './client.js';
+import { type Database, type PostgresOptions, openPglite, openPostgres, runMigrations } from './client.js';
 import { DataDirLockedError, acquireDataDirLock, lockHolder } from './data-dir-lock.js';
 import { servePgliteOnSocket } from './pglite-socket.js';
 
@@ -16,21 +16,24 @@ export const socketPath = (dataDir: string) => join(dataDir, '.s.PGSQL.5432');
  * processes (CLI, extra workers) over a Unix socket in the data dir.
  */
 export async function openServerDatabase(config: Config): Promise<Database> {
-  if (config.databaseUrl) {
-    const database = openPostgres(config.databaseUrl);
-    try {
-      await runMigrations(database);
-    } catch (err) {
-      await database.close().catch(() => {});
-      throw err;
-    }
-    return database;
-  }
+  if (config.databaseUrl) return migratedPostgres(config.databaseUrl);
   // The server also shares the data dir with other local emend processes on its socket.
   return openLockedPglite(config, 'serve', async (pglite) => {
     const socket = await servePgliteOnSocket(pglite, socketPath(config.dataDir));
     return () => socket.close();
   });
+}
+
+/** PostgreSQL at `url`, migrated; closed again when the migrations fail. */
+async function migratedPostgres(url: string, options: PostgresOptions = {}): Promise<Database> {
+  const database = openPostgres(url, options);
+  try {
+    await runMigrations(database);
+  } catch (err) {
+    await database.close().catch(() => {});
+    throw err;
+  }
+  return database;
 }
 
 /** True when something accepts connections on the Unix socket at path. */
@@ -57,16 +60,7 @@ export async function openClientDatabase(
 ): Promise<Database> {
   // A CLI command needs one connection; a worker one per task it runs, plus its LISTEN and the queue's.
   const max = options.connections ?? 2;
-  if (config.databaseUrl) {
-    const database = openPostgres(config.databaseUrl, { max });
-    try {
-      await runMigrations(database);
-    } catch (err) {
-      await database.close().catch(() => {});
-      throw err;
-    }
-    return database;
-  }
+  if (config.databaseUrl) return migratedPostgres(config.databaseUrl, { max });
   const deadline = Date.now() + (options.waitMs ?? 60_000);
   for (;;) {
     const holder = lockHolder(config.dataDir);

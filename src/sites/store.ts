@@ -99,16 +99,19 @@ export async function listSiteFiles(deps: Pick<Deps, 'db'>, taskId: string): Pro
     .orderBy(asc(siteFiles.path));
 }
 
+/** A file's columns, as SiteFile has them. */
+const SITE_FILE_COLUMNS = {
+  path: siteFiles.path,
+  content: siteFiles.content,
+  contentType: siteFiles.contentType,
+  size: siteFiles.size,
+  createdAt: siteFiles.createdAt,
+};
+
 /** One file with its content, or null when the task has no file at that path. */
 export async function readSiteFile(deps: Pick<Deps, 'db'>, taskId: string, path: string): Promise<SiteFile | null> {
   const [row] = await deps.db
-    .select({
-      path: siteFiles.path,
-      content: siteFiles.content,
-      contentType: siteFiles.contentType,
-      size: siteFiles.size,
-      createdAt: siteFiles.createdAt,
-    })
+    .select(SITE_FILE_COLUMNS)
     .from(siteFiles)
     .where(and(eq(siteFiles.taskId, taskId), eq(siteFiles.path, path)))
     .limit(1);
@@ -118,13 +121,7 @@ export async function readSiteFile(deps: Pick<Deps, 'db'>, taskId: string, path:
 /** Every file with its content, by path (deploy-git pushes them all). */
 export async function readSiteFiles(deps: Pick<Deps, 'db'>, taskId: string): Promise<SiteFile[]> {
   return deps.db
-    .select({
-      path: siteFiles.path,
-      content: siteFiles.content,
-      contentType: siteFiles.contentType,
-      size: siteFiles.size,
-      createdAt: siteFiles.createdAt,
-    })
+    .select(SITE_FILE_COLUMNS)
     .from(siteFiles)
     .where(eq(siteFiles.taskId, taskId))
     .orderBy(asc(siteFiles.path));
