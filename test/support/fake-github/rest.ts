@@ -174,7 +174,7 @@ const isReply = (x: unknown): x is Reply =>
 
 function getUser(ctx: Ctx): Reply {
   if (!ctx.caller) return requiresAuthentication(DOCS.getUser);
-  return { status: 200, body: fullUser(ctx.state, ctx.caller.user, ctx.urls) };
+  return { status: 200, body: fullUser(ctx.caller.user, ctx.urls) };
 }
 
 function getRepo(ctx: Ctx, owner: string, name: string): Reply {

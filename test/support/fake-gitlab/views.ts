@@ -14,11 +14,8 @@ export function userView(u: UserState, { webUrl }: Urls) {
     name: u.name,
     state: 'active',
     locked: false,
-    avatar_url: null,
     web_url: `${webUrl}/${u.login}`,
-    created_at: u.createdAt,
     email: u.email,
-    public_email: null,
   };
 }
 
@@ -49,19 +46,13 @@ export function projectView(model: GitLabModel, repo: RepoState, caller: string 
     id: repo.id,
     description: repo.description,
     name: repo.name,
-    name_with_namespace: path.split('/').join(' / '),
     path: repo.name,
     path_with_namespace: path,
-    created_at: repo.createdAt,
-    last_activity_at: repo.updatedAt,
     default_branch: repo.defaultBranch,
     visibility: extra.visibility,
     web_url: `${urls.webUrl}/${path}`,
     http_url_to_repo: `${urls.webUrl}/${path}.git`,
-    ssh_url_to_repo: `git@127.0.0.1:${path}.git`,
     namespace: namespaceView(model, repo.owner, urls),
-    archived: false,
-    empty_repo: model.state.git.branches(repo.dir).length === 0,
     ...(parent
       ? {
           forked_from_project: {
@@ -97,26 +88,17 @@ export function mergeRequestView(
   return {
     id: pull.id,
     iid: pull.number,
-    project_id: repo.id,
     title: pull.title,
     description: pull.body,
     state,
-    created_at: pull.created_at,
-    updated_at: pull.updated_at,
     merged_at: pull.merged_at,
-    closed_at: pull.merged ? null : pull.closed_at,
-    target_branch: pull.base,
-    source_branch: pull.head.ref,
     source_project_id: extra.sourceProjectId,
     target_project_id: extra.targetProjectId,
     author: author ? userView(author, urls) : null,
     draft: pull.draft,
     work_in_progress: pull.draft,
-    merge_when_pipeline_succeeds: false,
     sha: head ?? null,
     merge_commit_sha: pull.merge_commit_sha,
-    squash_commit_sha: null,
-    references: { short: `!${pull.number}`, full: `${repo.owner}/${repo.name}!${pull.number}` },
     web_url: `${urls.webUrl}/${repo.owner}/${repo.name}/-/merge_requests/${pull.number}`,
   };
 }
@@ -125,17 +107,10 @@ export function commitView(repo: RepoState, c: CommitInfo, urls: Urls) {
   const [title = ''] = c.message.split('\n');
   return {
     id: c.sha,
-    short_id: c.sha.slice(0, 8),
     title,
     message: c.message,
-    parent_ids: c.parents,
-    author_name: c.author.name,
     author_email: c.author.email,
-    authored_date: c.author.date,
-    committer_name: c.committer.name,
     committer_email: c.committer.email,
-    committed_date: c.committer.date,
-    created_at: c.committer.date,
     web_url: `${urls.webUrl}/${repo.owner}/${repo.name}/-/commit/${c.sha}`,
   };
 }
