@@ -73,8 +73,7 @@ export class OAuth extends OAuthApps<Grant> {
   }
 
   private async accessToken(req: IncomingMessage, res: ServerResponse, url: URL): Promise<number> {
-    // Client credentials may come as HTTP Basic instead of in the body.
-    const params = await tokenParams(req, url, { query: false, basic: 'fill' });
+    const params = await tokenParams(req, url, false);
     const answer = (status: number, body: Record<string, unknown>): number => {
       res.writeHead(status, { 'content-type': 'application/json;charset=utf-8' });
       res.end(JSON.stringify(body));

@@ -164,7 +164,7 @@ const NAME = /^[A-Za-z0-9._-]+$/;
 function createRepo(ctx: Ctx): Reply {
   const caller = writer(ctx);
   if (isReply(caller)) return caller;
-  const { name, description, auto_init: autoInit } = ctx.body;
+  const { name, description } = ctx.body;
   if (typeof name !== 'string' || name === '') return giteaError(422, '[Name]: Required', ['[Name]: Required']);
   if (!NAME.test(name) || name === '.' || name === '..')
     return giteaError(422, `name is invalid [${name}]: must be valid alpha or numeric or dash(-_) or dot characters`);
@@ -174,12 +174,6 @@ function createRepo(ctx: Ctx): Reply {
     private: ctx.body.private === true,
     description: typeof description === 'string' && description !== '' ? description : null,
   });
-  if (autoInit === true)
-    ctx.state.commit(repo, {
-      branch: repo.defaultBranch,
-      files: { 'README.md': `# ${name}\n` },
-      message: 'Initial commit',
-    });
   return { status: 201, body: repoView(ctx.state, repo, caller.user.login, ctx.urls) };
 }
 
@@ -211,7 +205,7 @@ function listForks(ctx: Ctx, repo: RepoState): Reply {
   );
 }
 
-/** Gitea: fast-forwards the fork's branch, or merges when it has diverged; `{merge_style}`. */
+/** Gitea: fast-forwards the fork's branch; `{merge_style}`. */
 function mergeUpstream(ctx: Ctx, repo: RepoState): Reply {
   const branch = ctx.body.branch;
   if (typeof branch !== 'string' || branch === '') return giteaError(422, '[Branch]: Required', ['[Branch]: Required']);
@@ -225,7 +219,7 @@ function syncFork(ctx: Ctx, repo: RepoState, branch: string): Reply {
   return typeof synced === 'string' ? { status: 204 } : synced;
 }
 
-/** Brings the fork's branch up to its parent's: '' (up to date), 'fast-forward' or 'merge'; else the refusal. */
+/** Brings the fork's branch up to its parent's: '' (up to date) or 'fast-forward'; else the refusal. */
 function syncBranch(ctx: Ctx, repo: RepoState, branch: string, notFork: string): string | Reply {
   const caller = writer(ctx);
   if (isReply(caller)) return caller;
@@ -243,12 +237,8 @@ function syncBranch(ctx: Ctx, repo: RepoState, branch: string, notFork: string):
       git.setRef(repo.dir, branch, upstream);
       return 'fast-forward';
     }
-    const tree = git.mergeTree(repo.dir, mine, upstream);
-    if (!tree) return giteaError(409, 'merge upstream failed: there are conflicts');
-    const message = `Merge branch '${branch}' of ${parent.owner}/${parent.name} into ${branch}\n`;
-    const merged = git.commitTree(repo.dir, tree, [mine, upstream], message, ctx.state.identity(caller.user.login));
-    git.setRef(repo.dir, branch, merged);
-    return 'merge';
+    // Gitea merges a diverged branch; no test needs that, so the fake refuses it as a conflict.
+    return giteaError(409, 'merge upstream failed: there are conflicts');
   } finally {
     git.deleteRef(repo.dir, 'refs/fake-gitea/upstream');
   }

@@ -13,7 +13,6 @@ export const DOCS = {
   createPull: 'https://docs.github.com/rest/pulls/pulls#create-a-pull-request',
   getPull: 'https://docs.github.com/rest/pulls/pulls#get-a-pull-request',
   listPullCommits: 'https://docs.github.com/rest/pulls/pulls#list-commits-on-a-pull-request',
-  rateLimit: 'https://docs.github.com/rest/using-the-rest-api/rate-limits-for-the-rest-api',
 } as const;
 
 /** One REST answer before it is written: status, JSON body, extra headers. */

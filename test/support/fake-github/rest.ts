@@ -63,20 +63,12 @@ export class Rest {
       reply = { ...injected, body: injected.body ?? ghError(injected.status, reasonPhrase(injected.status)).body };
     } else if (present && !caller) {
       reply = badCredentials();
-    } else if (rate.exhausted) {
-      reply = ghError(
-        403,
-        caller
-          ? `API rate limit exceeded for user ID ${caller.user.id}.`
-          : `API rate limit exceeded for ${req.socket.remoteAddress}.`,
-        DOCS.rateLimit,
-      );
     } else {
       let body: Record<string, unknown>;
       try {
         body = jsonObject(raw);
       } catch {
-        return write(res, ghError(400, 'Problems parsing JSON', DOCS.root), rate.headers, caller);
+        return write(res, ghError(400, 'Problems parsing JSON', DOCS.root), rate, caller);
       }
       try {
         reply = route(method, path, { state: this.state, urls: this.urls, caller, body, query: url.searchParams });
@@ -84,27 +76,24 @@ export class Rest {
         reply = ghError(500, `fake-github: ${(err as Error).message}`);
       }
     }
-    return write(res, reply, rate.headers, caller);
+    return write(res, reply, rate, caller);
   }
 
-  private rateHeaders(bucketKey: string, limit: number): { headers: Record<string, string>; exhausted: boolean } {
+  /** GitHub's rate-limit headers, counted per token (or address); nothing is refused past the limit. */
+  private rateHeaders(bucketKey: string, limit: number): Record<string, string> {
     const nowSec = Math.floor(Date.now() / 1000);
     let bucket = this.buckets.get(bucketKey);
     if (!bucket || bucket.reset <= nowSec) {
       bucket = { limit, used: 0, reset: nowSec + 3600 };
       this.buckets.set(bucketKey, bucket);
     }
-    const exhausted = bucket.used >= bucket.limit;
-    if (!exhausted) bucket.used++;
+    if (bucket.used < bucket.limit) bucket.used++;
     return {
-      exhausted,
-      headers: {
-        'x-ratelimit-limit': String(bucket.limit),
-        'x-ratelimit-remaining': String(bucket.limit - bucket.used),
-        'x-ratelimit-reset': String(bucket.reset),
-        'x-ratelimit-used': String(bucket.used),
-        'x-ratelimit-resource': 'core',
-      },
+      'x-ratelimit-limit': String(bucket.limit),
+      'x-ratelimit-remaining': String(bucket.limit - bucket.used),
+      'x-ratelimit-reset': String(bucket.reset),
+      'x-ratelimit-used': String(bucket.used),
+      'x-ratelimit-resource': 'core',
     };
   }
 }
@@ -189,12 +178,6 @@ function createRepo(ctx: Ctx): Reply {
   const { name, description, auto_init: autoInit } = ctx.body;
   if (typeof name !== 'string' || name === '')
     return validationFailed([{ resource: 'Repository', code: 'missing_field', field: 'name' }], DOCS.createRepo);
-  if (!/^[A-Za-z0-9._-]+$/.test(name) || name === '.' || name === '..') {
-    return validationFailed(
-      [{ resource: 'Repository', code: 'custom', field: 'name', message: 'name is invalid' }],
-      DOCS.createRepo,
-    );
-  }
   if (ctx.state.repo(caller.user.login, name)) {
     return validationFailed(
       [{ resource: 'Repository', code: 'custom', field: 'name', message: 'name already exists on this account' }],
@@ -222,19 +205,6 @@ function createFork(ctx: Ctx, owner: string, name: string): Reply {
   if (isReply(caller)) return caller;
   const repo = visible(ctx, owner, name, DOCS.createFork);
   if (isReply(repo)) return repo;
-  if (repo.owner.toLowerCase() === caller.user.login.toLowerCase()) {
-    return validationFailed(
-      [
-        {
-          resource: 'Repository',
-          code: 'custom',
-          field: 'owner',
-          message: 'cannot fork a repository into the account that owns it',
-        },
-      ],
-      DOCS.createFork,
-    );
-  }
   if (ctx.body.organization !== undefined)
     return validationFailed([{ resource: 'Fork', code: 'invalid', field: 'organization' }], DOCS.createFork);
   const forkName = typeof ctx.body.name === 'string' && ctx.body.name ? ctx.body.name : undefined;

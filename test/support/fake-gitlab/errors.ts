@@ -25,14 +25,6 @@ export const expiredToken = (): Reply => ({
     error_description: 'Token is expired. You can either do re-authorization or token refresh.',
   },
 });
-export const insufficientScope = (): Reply => ({
-  status: 403,
-  body: {
-    error: 'insufficient_scope',
-    error_description: 'The request requires higher privileges than provided by the access token.',
-    scope: 'api',
-  },
-});
 /** A project or fork name already in use. */
 export const taken = (): Reply => ({
   status: 400,

@@ -78,7 +78,7 @@ export class OAuth extends OAuthApps<Grant> {
   }
 
   private async token(req: IncomingMessage, res: ServerResponse, url: URL): Promise<number> {
-    const params = await tokenParams(req, url, { query: true, basic: 'override' });
+    const params = await tokenParams(req, url, true);
     const clientId = params.client_id ?? '';
     const secret = this.apps.get(clientId);
     if (secret === undefined || secret !== params.client_secret)
@@ -101,11 +101,6 @@ export class OAuth extends OAuthApps<Grant> {
         this.model.state.tokens.delete(old.accessToken);
         grant = old;
       }
-    } else {
-      return json(res, 400, {
-        error: 'unsupported_grant_type',
-        error_description: 'The authorization grant type is not supported by the authorization server.',
-      });
     }
     if (!grant) return json(res, 400, { error: 'invalid_grant', error_description: INVALID_GRANT });
     return json(res, 200, this.issue(grant));

@@ -2,16 +2,7 @@ import { randomUUID } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { RepoState } from '../fake-host/state.js';
 import { type Caller, FailRules, jsonObject, segments as pathSegments, readBody } from '../fake-host/rest.js';
-import {
-  type Reply,
-  expiredToken,
-  forbidden,
-  glError,
-  insufficientScope,
-  projectNotFound,
-  taken,
-  unauthorized,
-} from './errors.js';
+import { type Reply, expiredToken, forbidden, glError, projectNotFound, taken, unauthorized } from './errors.js';
 import { ACCESS, DRAFT_TITLE, type GitLabModel, type Visibility } from './model.js';
 import { type Urls, commitView, mergeRequestView, projectView, userView } from './views.js';
 
@@ -61,7 +52,6 @@ export class Rest {
       reply = { ...injected, body: injected.body ?? glError(injected.status).body };
     } else if (token !== undefined && this.model.expired.has(token)) reply = expiredToken();
     else if (present && !caller) reply = unauthorized();
-    else if (caller?.token.readOnly && method !== 'GET') reply = insufficientScope();
     else {
       let body: Record<string, unknown> = {};
       try {

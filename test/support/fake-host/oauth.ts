@@ -35,18 +35,10 @@ export class OAuthApps<Grant> {
   }
 }
 
-/**
- * A token request's parameters: the query's (`query`), then the body's (JSON or form), then the
- * client's credentials from HTTP Basic: `override` replaces the body's (when the id is not
- * empty), `fill` only fills what the body lacks.
- */
-export async function tokenParams(
-  req: IncomingMessage,
-  url: URL,
-  opts: { query: boolean; basic?: 'override' | 'fill' },
-): Promise<Record<string, string>> {
+/** A token request's parameters: the query's (when `query`), then the body's (JSON or form). */
+export async function tokenParams(req: IncomingMessage, url: URL, query: boolean): Promise<Record<string, string>> {
   const raw = (await readBody(req)).toString('utf8');
-  const params: Record<string, string> = opts.query ? Object.fromEntries(url.searchParams) : {};
+  const params: Record<string, string> = query ? Object.fromEntries(url.searchParams) : {};
   if (/json/i.test(req.headers['content-type'] ?? '')) {
     try {
       for (const [k, v] of Object.entries(JSON.parse(raw) ?? {})) if (typeof v === 'string') params[k] = v;
@@ -54,17 +46,6 @@ export async function tokenParams(
       /* answered as missing fields */
     }
   } else for (const [k, v] of new URLSearchParams(raw)) params[k] = v;
-  const basic = opts.basic && /^basic\s+(\S+)$/i.exec(req.headers.authorization ?? '');
-  if (basic) {
-    const [id, secret] = Buffer.from(basic[1]!, 'base64').toString('utf8').split(':');
-    if (opts.basic === 'fill') {
-      params.client_id ??= decodeURIComponent(id ?? '');
-      params.client_secret ??= decodeURIComponent(secret ?? '');
-    } else {
-      if (id) params.client_id = decodeURIComponent(id);
-      if (secret !== undefined) params.client_secret = decodeURIComponent(secret);
-    }
-  }
   return params;
 }
 
