@@ -132,8 +132,5 @@ export function branchView(state: State, repo: RepoState, branch: string, sha: s
     name: branch,
     commit: info ? commitView(state, repo, info, urls) : { sha },
     protected: isProtected,
-    protection: {
-      enabled: isProtected,
-    },
   };
 }

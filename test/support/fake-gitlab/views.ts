@@ -29,7 +29,6 @@ function namespaceView(model: GitLabModel, owner: string, { webUrl }: Urls) {
     path,
     kind: group ? 'group' : 'user',
     full_path: owner,
-    parent_id: null,
     web_url: `${webUrl}/${group ? 'groups/' : ''}${owner}`,
   };
 }
@@ -98,7 +97,6 @@ export function mergeRequestView(
     draft: pull.draft,
     work_in_progress: pull.draft,
     sha: head ?? null,
-    merge_commit_sha: pull.merge_commit_sha,
     web_url: `${urls.webUrl}/${repo.owner}/${repo.name}/-/merge_requests/${pull.number}`,
   };
 }

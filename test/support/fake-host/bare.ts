@@ -205,10 +205,6 @@ export class Bare {
     return this.tryRun(dir, ['merge-base', '--is-ancestor', ancestor, descendant]) !== undefined;
   }
 
-  mergeBase(dir: string, a: string, b: string): string | undefined {
-    return this.tryRun(dir, ['merge-base', a, b])?.trim() || undefined;
-  }
-
   /** The merged tree of two commits, or undefined on conflicts (git merge-tree --write-tree). */
   mergeTree(dir: string, ours: string, theirs: string): string | undefined {
     const out = this.tryRun(dir, ['merge-tree', '--write-tree', ours, theirs]);
