@@ -1,6 +1,6 @@
 import { execFile } from 'node:child_process';
 import { randomBytes, randomUUID } from 'node:crypto';
-import { link, mkdir, readFile, readdir, rename, rm, stat, utimes, writeFile } from 'node:fs/promises';
+import { link, lstat, mkdir, readFile, readdir, rename, rm, stat, utimes, writeFile } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import { promisify } from 'node:util';
 import { linkOnTheWay } from './copies.js';
@@ -101,6 +101,38 @@ async function copyTree(src: string, dest: string, link = false): Promise<void> 
     }
   }
   await run('cp', [...args, '--', src, dest], { maxBuffer: 1024 * 1024 });
+}
+
+/**
+ * The package managers' download caches under HOME: what an install reads, never a test run
+ * (npm's and yarn 1's tarballs, pip's wheels, pnpm's store, whose files node_modules already
+ * holds as its own links or copies). A tree that only runs tests is laid without them: yarn's
+ * cache alone can be tens of thousands of files. Not yarn 2+'s global cache, which Plug'n'Play
+ * reads at run time, nor the module caches builds read (Go's, Cargo's, Maven's).
+ */
+export const DOWNLOAD_CACHES: readonly string[] = [
+  '.npm/_cacache',
+  '.cache/yarn',
+  '.cache/pip',
+  '.cache/pnpm',
+  '.local/share/pnpm/store',
+];
+
+/**
+ * copyTree, but without the paths of `leaveOut` (relative to `src`): the directories on the way
+ * to one are made anew and their other entries copied (or linked) one by one.
+ */
+async function copyLeavingOut(src: string, dest: string, link: boolean, leaveOut: readonly string[]): Promise<void> {
+  if (leaveOut.length === 0) return copyTree(src, dest, link);
+  await mkdir(dest, { mode: (await lstat(src)).mode & 0o7777 });
+  for (const e of await readdir(src, { withFileTypes: true })) {
+    const inner = leaveOut
+      .filter((p) => p === e.name || p.startsWith(`${e.name}/`))
+      .map((p) => p.slice(e.name.length + 1));
+    if (inner.includes('')) continue;
+    if (inner.length > 0 && e.isDirectory()) await copyLeavingOut(join(src, e.name), join(dest, e.name), link, inner);
+    else await copyTree(join(src, e.name), join(dest, e.name), link);
+  }
 }
 
 /**
@@ -265,15 +297,21 @@ export class EnvironmentCache {
   /**
    * Lays the entry into a run tree: HOME replaced, each path of the checkout replaced (never
    * through a link: a path whose directory is a link in the tree is left out); hard links when
-   * `mode` is `link` and the entry is read-only, else copies. False when the entry changed or
-   * went while it was laid (an eviction, a rebuild): the caller runs setup.
+   * `mode` is `link` and the entry is read-only, else copies; HOME without the paths of
+   * `leaveOut`. False when the entry changed or went while it was laid (an eviction, a
+   * rebuild): the caller runs setup.
    */
-  async layInto(entry: EnvEntry, to: TreeParts, mode: LayMode = 'copy'): Promise<{ ok: boolean; skipped: string[] }> {
+  async layInto(
+    entry: EnvEntry,
+    to: TreeParts,
+    mode: LayMode = 'copy',
+    leaveOut: readonly string[] = [],
+  ): Promise<{ ok: boolean; skipped: string[] }> {
     const skipped: string[] = [];
     const link = mode === 'link' && entry.read_only === true;
     try {
       await rm(to.home, { recursive: true, force: true });
-      await copyTree(join(entry.dir, 'home'), to.home, link);
+      await copyLeavingOut(join(entry.dir, 'home'), to.home, link, leaveOut);
       for (const path of entry.paths) {
         if (await linkOnTheWay(to.repo, path)) {
           skipped.push(path);

@@ -1,6 +1,6 @@
 import { lstat, readdir } from 'node:fs/promises';
 import { join } from 'node:path';
-import type { EnvironmentCache, LayMode, TreeParts } from './env-cache.js';
+import { DOWNLOAD_CACHES, type EnvironmentCache, type LayMode, type TreeParts } from './env-cache.js';
 import { environmentKey, isManifest, manifestDigest } from './env-key.js';
 import { type Checkout, type RunTree, TREE_HOME, changedFiles, trackedPaths } from './copies.js';
 import type { TestPlan } from './detect.js';
@@ -76,12 +76,14 @@ export async function setupTrees(ctx: RunContext, args: SetupArgs): Promise<Setu
   // gets a copy, which its install may rewrite.
   const mode: LayMode = network.kind === 'bubblewrap' && process.getuid?.() === 0 ? 'link' : 'copy';
   const changeMode: LayMode = ownSetup.length === 0 ? mode : 'copy';
+  // A tree that only runs tests gets no download caches; one that runs its own setup gets them.
+  const changeLeaves = ownSetup.length === 0 ? DOWNLOAD_CACHES : [];
 
   const started = performance.now();
   const entry = await cache.lookup(key);
   if (entry) {
-    const base = await cache.layInto(entry, parts(copies.baseline), mode);
-    const change = base.ok ? await cache.layInto(entry, parts(copies.change), changeMode) : base;
+    const base = await cache.layInto(entry, parts(copies.baseline), mode, DOWNLOAD_CACHES);
+    const change = base.ok ? await cache.layInto(entry, parts(copies.change), changeMode, changeLeaves) : base;
     if (base.ok && change.ok) {
       const report = laidReport(plan, ctx, key, 'hit', performance.now() - started);
       log('environment from the cache', { key, ms: report.duration_ms, skipped: change.skipped });
@@ -115,7 +117,7 @@ export async function setupTrees(ctx: RunContext, args: SetupArgs): Promise<Setu
   let change: SetupReport | null | undefined;
   if (stored) {
     const laidAt = performance.now();
-    const laid = await cache.layInto(stored, parts(copies.change), changeMode);
+    const laid = await cache.layInto(stored, parts(copies.change), changeMode, changeLeaves);
     log('environment stored', { key, paths: produced, bytes: stored.bytes });
     if (laid.ok)
       change = await changeSetup({

@@ -211,6 +211,27 @@ describe('cached environments', { timeout: 60_000 }, () => {
     expect(after.out.setup?.environment).toMatchObject({ key: entry!.key, cache: 'hit' });
   });
 
+  it('lays a tree that only runs tests without the download caches, which the entry keeps', async () => {
+    const cache = newCache();
+    const withCache: Files = {
+      ...BASE,
+      '.emend/setup': `${SETUP}mkdir -p "$HOME/.npm/_cacache" && echo blob > "$HOME/.npm/_cacache/index"\n`,
+      'test/home.test.js': `const test = require('node:test');
+const assert = require('node:assert');
+const { existsSync } = require('node:fs');
+test('no download cache in the test phase', () => assert.strictEqual(existsSync(process.env.HOME + '/.npm/_cacache/index'), false));
+`,
+    };
+    const repo = fixtureRepo(withCache, PLAIN_CHANGE);
+    await run(repo, cache);
+    const [entry] = await cache.list();
+    expect(readFileSync(join(entry!.dir, 'home/.npm/_cacache/index'), 'utf8')).toBe('blob\n');
+    // A hit lays both trees: the cache is left out, the rest of HOME is there (the other two tests).
+    const hit = await run(repo, cache);
+    expect(hit.out.setup?.environment).toMatchObject({ key: entry!.key, cache: 'hit' });
+    expect(hit.out).toMatchObject({ passed: true, tests: { passed: 3, failed: 0 }, baseline: { failures: [] } });
+  });
+
   it('another account, or other setup secrets, get their own entry; no secret is stored or logged', async () => {
     const cache = newCache();
     const repo = fixtureRepo(BASE, PLAIN_CHANGE);
