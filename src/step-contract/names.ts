@@ -26,3 +26,14 @@ export const DEMO_STEPS = demoSteps('fix') as StepName[];
 
 export const isStepName = (value: unknown): value is StepName => STEP_NAMES.some((s) => s === value);
 export const isModelStep = (value: unknown): value is ModelStep => MODEL_STEPS.some((s) => s === value);
+
+/**
+ * The step the diff gate stands before (the validator), and the fix steps before it: what a
+ * continued preview reuses from its parent, since its diff was already seen; the child starts at
+ * the first of them it lacks, else at the gated step.
+ */
+const diffGated = STEPS.findIndex((s) => 'gateBefore' in s && s.gateBefore === 'diff');
+export const DIFF_GATED_STEP: StepName = STEPS[diffGated]!.name;
+export const REUSED_STEPS: readonly StepName[] = STEPS.slice(0, diffGated).flatMap((s) =>
+  runsFor(s, 'fix') ? [s.name] : [],
+);

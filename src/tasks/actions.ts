@@ -1,6 +1,6 @@
 import { taskLogs } from '../db/schema.js';
 import type { Deps } from '../deps.js';
-import { type Progress, type StepName, parseFixOutputs, readProgress } from '../step-contract/index.js';
+import { DIFF_GATED_STEP, type Progress, REUSED_STEPS, parseFixOutputs, readProgress } from '../step-contract/index.js';
 import { AppError } from '../errors.js';
 import { CHANNELS } from '../events/bus.js';
 import type { AuthContext } from '../accounts/authenticate.js';
@@ -67,9 +67,6 @@ function withEditedPlan(task: Task, progress: Progress, plan: Record<string, unk
   const planner = parseFixOutputs(progress.outputs).planner;
   return { ...progress.outputs, planner: { ...planner, ...plan, edited_by_reviewer: true } };
 }
-
-/** The steps whose outputs a continued preview starts from. */
-const REUSED_STEPS = ['planner', 'locator', 'inspector', 'fixer'] as const satisfies readonly StepName[];
 
 /**
  * The caller's preview that may be continued: not a demo token's, a fix task (a scaffold run
@@ -140,7 +137,7 @@ export async function continueTask(
     return output ? [{ step, output }] : [];
   });
   const outputs = Object.fromEntries(reused.map((r) => [r.step, r.output]));
-  const next = REUSED_STEPS.find((s) => !outputs[s]) ?? 'validator';
+  const next = REUSED_STEPS.find((s) => !outputs[s]) ?? DIFF_GATED_STEP;
   const now = deps.clock.now();
   const child = await deps.db.transaction(async (tx) => {
     const who = { accountId: auth.account.id, tokenId: auth.tokenId, isDemo: false };

@@ -1,7 +1,9 @@
 import { describe, expect, it } from 'vitest';
 import {
+  DIFF_GATED_STEP,
   type FixerOutput,
   type PlannerOutput,
+  REUSED_STEPS,
   parseFixOutputs,
   parseSiteOutputs,
   readProgress,
@@ -65,5 +67,12 @@ describe('step contract: outputs read back from the database', () => {
       next: 'validator',
       baseCommit: undefined,
     });
+  });
+});
+
+describe('step contract: lists read from the descriptor', () => {
+  it('a continued preview reuses the fix steps before the diff gate and starts at the gated step', () => {
+    expect(REUSED_STEPS).toEqual(['planner', 'locator', 'inspector', 'fixer']);
+    expect(DIFF_GATED_STEP).toBe('validator');
   });
 });
