@@ -1,6 +1,6 @@
 import { lstat, readdir } from 'node:fs/promises';
 import { join } from 'node:path';
-import { DOWNLOAD_CACHES, type EnvironmentCache, type LayMode, type TreeParts } from './env-cache.js';
+import { DOWNLOAD_CACHES, type EnvEntry, type EnvironmentCache, type LayMode, type TreeParts } from './env-cache.js';
 import { environmentKey, isManifest, manifestDigest } from './env-key.js';
 import { type Checkout, type RunTree, TREE_HOME, changedFiles, trackedPaths } from './copies.js';
 import type { TestPlan } from './detect.js';
@@ -75,15 +75,17 @@ export async function setupTrees(ctx: RunContext, args: SetupArgs): Promise<Setu
   // bubblewrap, started as root; and a change that runs its own setup over the environment
   // gets a copy, which its install may rewrite.
   const mode: LayMode = network.kind === 'bubblewrap' && process.getuid?.() === 0 ? 'link' : 'copy';
-  const changeMode: LayMode = ownSetup.length === 0 ? mode : 'copy';
-  // A tree that only runs tests gets no download caches; one that runs its own setup gets them.
-  const changeLeaves = ownSetup.length === 0 ? DOWNLOAD_CACHES : [];
+  // A tree that only runs tests is linked, without the download caches; one that runs its own
+  // setup gets a whole copy.
+  const changeRunsSetup = ownSetup.length > 0;
+  const lay = (laid: EnvEntry, tree: RunTree, runsSetup: boolean) =>
+    cache.layInto(laid, parts(tree), runsSetup ? 'copy' : mode, runsSetup ? [] : DOWNLOAD_CACHES);
 
   const started = performance.now();
   const entry = await cache.lookup(key);
   if (entry) {
-    const base = await cache.layInto(entry, parts(copies.baseline), mode, DOWNLOAD_CACHES);
-    const change = base.ok ? await cache.layInto(entry, parts(copies.change), changeMode, changeLeaves) : base;
+    const base = await lay(entry, copies.baseline, false);
+    const change = base.ok ? await lay(entry, copies.change, changeRunsSetup) : base;
     if (base.ok && change.ok) {
       const report = laidReport(plan, ctx, key, 'hit', performance.now() - started);
       log('environment from the cache', { key, ms: report.duration_ms, skipped: change.skipped });
@@ -117,7 +119,7 @@ export async function setupTrees(ctx: RunContext, args: SetupArgs): Promise<Setu
   let change: SetupReport | null | undefined;
   if (stored) {
     const laidAt = performance.now();
-    const laid = await cache.layInto(stored, parts(copies.change), changeMode, changeLeaves);
+    const laid = await lay(stored, copies.change, changeRunsSetup);
     log('environment stored', { key, paths: produced, bytes: stored.bytes });
     if (laid.ok)
       change = await changeSetup({
