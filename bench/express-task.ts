@@ -11,14 +11,10 @@
  * MIRROR: a clone or bare mirror of expressjs/express (the search tools' `fetch` brings one).
  */
 import { execFileSync } from 'node:child_process';
-import { randomBytes } from 'node:crypto';
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createAccount } from '../src/accounts/accounts.js';
 import { connectScm } from '../src/accounts/scm-connection.js';
-import { loadConfig } from '../src/config/config.js';
-import { startServer } from '../src/server.js';
+import { startLocalService } from '../scripts/local-service.js';
 import { startFakeGitHub } from '../test/support/fake-github/server.js';
 import { editBlock, stepOf } from '../test/support/fix-script.js';
 import { startScriptedModel } from '../test/support/scripted-model/server.js';
@@ -100,21 +96,12 @@ async function main() {
         return undefined;
     }
   });
-  const dataDir = mkdtempSync(join(tmpdir(), 'emend-bench-express-'));
-  const config = loadConfig({
-    ...process.env,
-    PORT: '0',
-    HOST: '127.0.0.1',
-    LOG_LEVEL: process.env.LOG_LEVEL ?? 'warn',
-    EMEND_DATA_DIR: dataDir,
-    EMEND_SECRET_KEY: randomBytes(32).toString('hex'),
-    EMEND_SCM_WEB_URL: github.webUrl,
-    EMEND_SCM_API_URL: github.apiUrl,
-    OPENAI_API_KEY: KEY,
-    OPENAI_BASE_URL: model.urls.openai,
-    DATABASE_URL: '',
+  const service = await startLocalService({
+    prefix: 'emend-bench-express-',
+    github,
+    openai: { key: KEY, baseUrl: model.urls.openai },
   });
-  const server = await startServer(config);
+  const { server } = service;
   try {
     console.log(machine());
     const { account, token } = await createAccount(server.deps, {
@@ -154,10 +141,9 @@ async function main() {
       );
     }
   } finally {
-    await server.close();
+    await service.close();
     await model.close();
     await github.close();
-    rmSync(dataDir, { recursive: true, force: true });
   }
 }
 

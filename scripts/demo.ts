@@ -8,14 +8,12 @@
  * here (a Python/pytest and a JS/node:test repository, as local mirrors), the scripted model
  * answering every step; prints the run's progress and its summary.md.
  */
-import { randomBytes } from 'node:crypto';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createAccount } from '../src/accounts/accounts.js';
 import { evalCommand } from '../src/cli/eval.js';
-import { loadConfig } from '../src/config/config.js';
-import { startServer } from '../src/server.js';
+import { startLocalService } from './local-service.js';
 import { buildInstance, jsSpec, pythonSpec, removeEvalRepos, writeDataset } from '../test/support/eval-instances.js';
 import { scriptEvalRun } from '../test/support/eval-script.js';
 import { CALC_PROMPT, CALC_REPO, scriptCalcRun } from '../test/support/fix-script.js';
@@ -30,21 +28,12 @@ async function main() {
   github.createRepo('acme', 'calc', { files: CALC_REPO });
   const model = await startScriptedModel({ validKeys: [KEY] });
   scriptCalcRun(model);
-  const dataDir = mkdtempSync(join(tmpdir(), 'emend-demo-'));
-  const config = loadConfig({
-    ...process.env,
-    PORT: '0',
-    HOST: '127.0.0.1',
-    LOG_LEVEL: process.env.LOG_LEVEL ?? 'warn',
-    EMEND_DATA_DIR: dataDir,
-    EMEND_SECRET_KEY: randomBytes(32).toString('hex'),
-    EMEND_SCM_WEB_URL: github.webUrl,
-    EMEND_SCM_API_URL: github.apiUrl,
-    OPENAI_API_KEY: KEY,
-    OPENAI_BASE_URL: model.urls.openai,
-    DATABASE_URL: '',
+  const service = await startLocalService({
+    prefix: 'emend-demo-',
+    github,
+    openai: { key: KEY, baseUrl: model.urls.openai },
   });
-  const server = await startServer(config);
+  const { server } = service;
   try {
     const { token } = await createAccount(server.deps, { email: 'demo@example.com', plan: 'free' });
     const headers = { authorization: `Bearer ${token.secret}`, 'content-type': 'application/json' };
@@ -87,10 +76,9 @@ async function main() {
     );
     if (final.task.status !== 'done') process.exitCode = 1;
   } finally {
-    await server.close();
+    await service.close();
     await model.close();
     await github.close();
-    rmSync(dataDir, { recursive: true, force: true });
   }
 }
 
