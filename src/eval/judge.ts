@@ -10,6 +10,7 @@ import { type RunContext, type RunLimits, defaultLimits, probe, runSetup, runTes
 import type { ToolchainCache } from '../validator/toolchain-cache.js';
 import { describeMissing } from '../validator/toolchains.js';
 import { runGit } from '../workspace/git.js';
+import { type ReportedRun, jsIdPassed, reportedTests } from './test-ids.js';
 
 /** What the judge needs of an instance. */
 export interface JudgedInstance {
@@ -96,7 +97,7 @@ export async function judge(checkout: string, instance: JudgedInstance, options:
   const ids = [...instance.FAIL_TO_PASS, ...instance.PASS_TO_PASS];
   const root = await mkdtemp(join(options.tmpRoot ?? tmpdir(), 'emend-judge-'));
   const notRun = (setup: JudgeSetup): Verdict => ({
-    ...count(instance, new Map()),
+    ...count(instance, () => false),
     resolved: false,
     not_passed: ids,
     setup,
@@ -143,7 +144,7 @@ export async function judge(checkout: string, instance: JudgedInstance, options:
       watchPytest,
       ...(options.env ? { env: options.env } : {}),
     });
-    const counted = count(instance, run.outcome.tests);
+    const counted = count(instance, idReader(run.outcome.tests, run.output));
     return {
       ...counted,
       resolved: counted.not_passed.length === 0,
@@ -176,8 +177,22 @@ export function statusOf(tests: Map<string, string>): (id: string) => boolean {
   };
 }
 
-function count(instance: JudgedInstance, tests: Map<string, string>) {
-  const passed = statusOf(tests);
+/**
+ * How the listed ids are read from a run: pytest's ids (`path.py::name`) from the parsed
+ * report as the SWE-bench harness reads them; every other id (jest's `file` and `file:title`,
+ * mocha's and node:test's titles, vitest's names) by the rule of src/eval/test-ids.ts.
+ */
+function idReader(tests: Map<string, string>, output: string): (id: string) => boolean {
+  const pytest = statusOf(tests);
+  let reported: ReportedRun | undefined;
+  return (id) => {
+    if (PYTEST_ID.test(id)) return pytest(id);
+    reported ??= reportedTests(output);
+    return jsIdPassed(reported, id);
+  };
+}
+
+function count(instance: JudgedInstance, passed: (id: string) => boolean) {
   const f2p = instance.FAIL_TO_PASS.filter(passed).length;
   const p2p = instance.PASS_TO_PASS.filter(passed).length;
   return {

@@ -245,29 +245,46 @@ const NODE_VALUE_OPTIONS = new Set([
 ]);
 
 /**
- * Which timeout flags can be appended to `npm test -- ...`: only when the script is one
- * simple command of a known runner (arguments after `--` land at its end). `node --test`
- * also needs no file arguments, since node reads options only before the first positional.
+ * Which timeout flags can be appended to `npm test -- ...`. npm appends the arguments to the
+ * end of the script, so they reach its last command: the script's last simple command (after
+ * its last `&&`, `||`, `;` or `|`) must be one command of a known runner, with nothing in it
+ * that could move where they land (quotes, redirections, subshells). `node --test` also needs
+ * no file arguments, since node reads options only before the first positional; a runner's
+ * entry point started by node (`node --experimental-vm-modules node_modules/jest/bin/jest.js`)
+ * is that runner.
  */
 export function scriptTimeoutStyle(script: string): PerTestTimeout {
-  if (/[;&|<>`$()\n]/.test(script)) return { kind: 'none' };
-  const tokens = script.trim().split(/\s+/);
+  if (/[`\n]|\$\(/.test(script)) return { kind: 'none' };
+  const last = script.split(/&&|\|\||;|\|/).pop() ?? '';
+  if (/[&|<>$()'"]/.test(last)) return { kind: 'none' };
+  const tokens = last.trim().split(/\s+/);
   while (tokens.length && /^[A-Za-z_][A-Za-z0-9_]*=/.test(tokens[0]!)) tokens.shift();
   const [bin, ...rest] = tokens;
   if (bin === 'node') {
-    if (!rest.includes('--test')) return { kind: 'none' };
     for (let i = 0; i < rest.length; i++) {
       const t = rest[i]!;
-      if (!t.startsWith('-')) return { kind: 'none' };
+      if (!t.startsWith('-')) return rest.includes('--test') ? { kind: 'none' } : runnerAt(t);
       if (NODE_VALUE_OPTIONS.has(t)) i++;
     }
-    return { kind: 'node-test' };
+    return rest.includes('--test') ? { kind: 'node-test' } : { kind: 'none' };
   }
+  return runner(bin, rest[0]);
+}
+
+/** A runner by its command's name: `jest`, `vitest` (run, not watch), `mocha`. */
+function runner(bin: string | undefined, first: string | undefined): PerTestTimeout {
   if (bin === 'jest') return { kind: 'jest' };
-  if (bin === 'vitest' && (rest[0] === undefined || rest[0] === 'run' || rest[0].startsWith('-')))
-    return { kind: 'vitest' };
-  if (bin === 'mocha') return { kind: 'mocha' };
+  if (bin === 'vitest' && (first === undefined || first === 'run' || first.startsWith('-'))) return { kind: 'vitest' };
+  if (bin === 'mocha' || bin === '_mocha') return { kind: 'mocha' };
   return { kind: 'none' };
+}
+
+/** The runner whose entry point node was given (`node_modules/jest/bin/jest.js`, `node_modules/.bin/_mocha`). */
+function runnerAt(path: string): PerTestTimeout {
+  const m = /(?:^|\/)node_modules\/(?:\.bin\/(jest|mocha|_mocha)|(jest|mocha)\/bin\/(?:jest|_?mocha)(?:\.js)?)$/.exec(
+    path,
+  );
+  return runner(m?.[1] ?? m?.[2], undefined);
 }
 
 const SKIP_DIRS = new Set([
@@ -368,11 +385,15 @@ function make(dir: string): TestPlan | undefined {
 export interface Probe {
   nodeVersion?: [number, number];
   pytestTimeout?: boolean;
+  /** The installed jest's version: `--testTimeout` came in 24.9, and older ones refuse the whole run for it. */
+  jestVersion?: [number, number];
 }
 
 /** The shell command that asks the sandbox what the flags depend on, or undefined if nothing. */
 export function probeCommand(plan: TestPlan): string | undefined {
   if (plan.perTest.kind === 'node-test') return 'node -p process.versions.node';
+  if (plan.perTest.kind === 'jest')
+    return `node -p "'jest ' + require('jest/package.json').version" 2>/dev/null || echo no-jest`;
   if (plan.perTest.kind === 'pytest')
     return 'python3 -c "import pytest_timeout" >/dev/null 2>&1 && echo pytest-timeout || echo no-plugin';
   return undefined;
@@ -380,8 +401,10 @@ export function probeCommand(plan: TestPlan): string | undefined {
 
 export function readProbe(output: string): Probe {
   const version = /^(\d+)\.(\d+)\.\d+/m.exec(output);
+  const jest = /^jest (\d+)\.(\d+)\./m.exec(output);
   return {
     nodeVersion: version ? [Number(version[1]), Number(version[2])] : undefined,
+    ...(jest ? { jestVersion: [Number(jest[1]), Number(jest[2])] as [number, number] } : {}),
     pytestTimeout: /^pytest-timeout$/m.test(output),
   };
 }
@@ -416,7 +439,10 @@ export function commandWithTimeouts(
       return pass(flags.join(' '));
     }
     case 'jest':
-      return pass(`--testTimeout=${ms} --verbose`);
+      // An unknown version (the probe found no jest package) keeps the flag: a current jest is the likely one.
+      return probe.jestVersion && !atLeast(probe.jestVersion, [24, 9])
+        ? pass('--verbose')
+        : pass(`--testTimeout=${ms} --verbose`);
     case 'vitest':
       return pass(`--testTimeout=${ms} --reporter=verbose`);
     case 'mocha':

@@ -290,6 +290,8 @@ export interface TestRun {
   durationMs: number;
   /** The end of the output, paths made relative to the checkout. */
   logTail: string;
+  /** The whole output (up to the validator's cap), paths made relative to the checkout: the eval's judge reads ids from it. */
+  output: string;
   hung?: HungTest;
 }
 
@@ -360,6 +362,7 @@ export async function runTests(
     timedOut: result.timedOut,
     durationMs: Math.round(result.durationMs),
     logTail: tail(output),
+    output,
     ...(hung ? { hung } : {}),
   };
 }

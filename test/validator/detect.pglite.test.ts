@@ -2,7 +2,13 @@ import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { type TestPlan, commandWithTimeouts, detectTestPlan, scriptTimeoutStyle } from '../../src/validator/detect.js';
+import {
+  type TestPlan,
+  commandWithTimeouts,
+  detectTestPlan,
+  readProbe,
+  scriptTimeoutStyle,
+} from '../../src/validator/detect.js';
 import { type Files, writeFiles } from '../support/fixture-repos.js';
 
 const dirs: string[] = [];
@@ -60,7 +66,21 @@ describe('test command detection', () => {
     expect(scriptTimeoutStyle('vitest run')).toEqual({ kind: 'vitest' });
     expect(scriptTimeoutStyle('vitest watch')).toEqual({ kind: 'none' });
     expect(scriptTimeoutStyle('mocha')).toEqual({ kind: 'mocha' });
-    expect(scriptTimeoutStyle('npm run build && node --test')).toEqual({ kind: 'none' });
+    // npm appends the arguments to the script's end: they reach its last command
+    expect(scriptTimeoutStyle('npm run build && node --test')).toEqual({ kind: 'node-test' });
+    expect(scriptTimeoutStyle('TZ=Europe/London npm run test-tz && npm run lint && jest')).toEqual({ kind: 'jest' });
+    expect(scriptTimeoutStyle('npm run lint; mocha')).toEqual({ kind: 'mocha' });
+    expect(scriptTimeoutStyle('jest && npm run lint')).toEqual({ kind: 'none' });
+    expect(scriptTimeoutStyle('sh -c "npm run build && jest"')).toEqual({ kind: 'none' });
+    expect(scriptTimeoutStyle('jest > out.txt')).toEqual({ kind: 'none' });
+    expect(scriptTimeoutStyle('(npm run build && jest)')).toEqual({ kind: 'none' });
+    expect(scriptTimeoutStyle('npm run build && $(npm bin)/jest')).toEqual({ kind: 'none' });
+    // a runner's entry point started by node
+    expect(scriptTimeoutStyle('node --experimental-vm-modules node_modules/jest/bin/jest.js --coverage')).toEqual({
+      kind: 'jest',
+    });
+    expect(scriptTimeoutStyle('node node_modules/.bin/_mocha test/')).toEqual({ kind: 'mocha' });
+    expect(scriptTimeoutStyle('node scripts/test.js')).toEqual({ kind: 'none' });
   });
 
   it('builds the command with timeout flags the sandbox’s tools support', () => {
@@ -112,6 +132,13 @@ describe('test command detection', () => {
       setup: null,
     };
     expect(commandWithTimeouts(yarnJest, 5, 600, {})).toBe('yarn run test --testTimeout=5000 --verbose');
+    // jest before 24.9 refuses the whole run for --testTimeout
+    expect(commandWithTimeouts(yarnJest, 5, 600, { jestVersion: [22, 4] })).toBe('yarn run test --verbose');
+    expect(commandWithTimeouts(yarnJest, 5, 600, { jestVersion: [29, 7] })).toBe(
+      'yarn run test --testTimeout=5000 --verbose',
+    );
+    expect(readProbe('jest 22.4.3\n')).toMatchObject({ jestVersion: [22, 4], nodeVersion: undefined });
+    expect(readProbe('no-jest\n').jestVersion).toBeUndefined();
   });
 
   it('detects pytest, unittest and tox', () => {
