@@ -56,6 +56,12 @@ export interface FixerContextInput {
   budget: number;
   /** The request: budget left at the end shows partly shown files' definitions that match it. */
   request?: string;
+  /**
+   * Files shown after `paths` with only what `paths` leave of the budget, in this order (the
+   * deterministic ranking's, for the files a re-rank left out): laid out as `paths` are, none of
+   * them a top file, so each gets its outline and then, by order, whole or its matching definitions.
+   */
+  fill?: readonly string[];
 }
 
 type NamedLines = { name: string; start_line: number; end_line: number };
@@ -219,34 +225,50 @@ export function topFiles(paths: readonly string[], insights: readonly Insight[])
  * others, and top files that do not fit, as their outline plus the inspector's definitions with
  * full bodies. Budget goes by rank: each file may take what is left once the later files' focus
  * spans and outline floors are kept back (at most half of what is left). Cuts fall on line
- * boundaries and every fence is closed.
+ * boundaries and every fence is closed. What `paths` leave unspent is laid out the same way over
+ * `fill` (its files after them, in its order), so the section is never smaller than the budget
+ * allows while files are left to show.
  */
 export function assembleFixerFiles(input: FixerContextInput): string[] {
   const top = topFiles(input.paths, input.insights);
   const files = input.paths.map((p) => prepare(input, p, top.has(p))).filter((f): f is Prepared => !!f);
+  const ranked = layout(files, input.budget, input.budget);
+  const named = new Set(input.paths);
+  const fill = [...new Set(input.fill ?? [])]
+    .filter((p) => !named.has(p))
+    .map((p) => prepare(input, p, false))
+    .filter((f): f is Prepared => !!f);
+  const rest = fill.length ? layout(fill, ranked.left, input.budget) : { out: [], left: ranked.left };
+  return [...ranked.out, ...rest.out].filter(Boolean);
+}
+
+/**
+ * Lays `files` out by rank within `budget` (assembleFixerFiles; `total` is the whole section's, which
+ * WHOLE_SHARE is of); `left` is what stays unspent.
+ */
+function layout(files: Prepared[], budget: number, total: number): { out: string[]; left: number } {
   const reserveOf = (f: Prepared) =>
     f.link
       ? f.link.length
       : Math.min(wholeView(f).length, partialView(f, Number.MAX_SAFE_INTEGER).length, OUTLINE_FLOOR * 4);
   const reserves = files.map(reserveOf);
   const out: string[] = [];
-  let remaining = input.budget;
+  let remaining = budget;
   for (const [i, f] of files.entries()) {
     const later = reserves.slice(i + 1).reduce((a, b) => a + b, 0);
     const allot = Math.max(0, remaining - Math.min(later, Math.floor(remaining / 2)));
-    const text = render(f, allot, input.budget);
+    const text = render(f, allot, total);
     out.push(text);
     remaining -= text ? text.length + 2 : 0;
   }
-  spendLeftover(files, out, remaining);
-  return out.filter(Boolean);
+  return { out, left: spendLeftover(files, out, remaining) };
 }
 
 /**
  * What the layout left unspent shows more, by rank: a partly shown file becomes whole when it fits,
- * else gains its definitions that match the request, while the leftover lasts.
+ * else gains its definitions that match the request, while the leftover lasts. Returns what is still left.
  */
-function spendLeftover(files: Prepared[], out: string[], leftover: number): void {
+function spendLeftover(files: Prepared[], out: string[], leftover: number): number {
   let left = leftover;
   for (const [i, f] of files.entries()) {
     if (f.link || out[i] === wholeView(f)) continue;
@@ -270,6 +292,7 @@ function spendLeftover(files: Prepared[], out: string[], leftover: number): void
       left -= cost;
     }
   }
+  return left;
 }
 
 function render(f: Prepared, allot: number, budget: number): string {

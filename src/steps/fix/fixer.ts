@@ -8,6 +8,7 @@ import { failureFiles, failureInsights } from './file-views.js';
 import { fenced } from '../prompt-parts.js';
 import { FIXER_SYSTEM, fixerUserMessage } from './fixer-prompt.js';
 import { assembleFixerFiles, filesBudget } from './fixer-context.js';
+import { fixerFiles } from './locator.js';
 import { definitionsOfFiles } from '../../locator/index.js';
 import { clip } from '../../text/clip.js';
 import { reproductionSignal } from './reproduction.js';
@@ -70,9 +71,14 @@ export function failureSection(failure: ValidatorOutput | undefined, previousDif
 export function fixerStep(): FixStep<'fixer'> {
   return async ({ task, outputs, failure }, helpers) => {
     const ws = await helpers.workspace();
-    const located = (outputs.locator?.selected ?? []).slice(0, helpers.limits.maxFiles);
+    const located = fixerFiles(outputs.locator, helpers.limits.maxFiles);
     // On a retry, the failing tests' files and the files they failed in join the view.
-    const selected = [...new Set([...located, ...failureFiles(ws.dir, failure)])];
+    const selected = [...new Set([...located.selected, ...failureFiles(ws.dir, failure)])];
+    // The files a re-rank left out fill what the selected ones leave of the budget, in the
+    // deterministic order, up to the plan's number of files.
+    const fill = located.fill
+      .filter((p) => !selected.includes(p))
+      .slice(0, Math.max(0, helpers.limits.maxFiles - selected.length));
     const insights = outputs.inspector?.insights ?? [];
     const memory = await recall(helpers.deps, {
       accountId: task.accountId,
@@ -108,9 +114,10 @@ export function fixerStep(): FixStep<'fixer'> {
     const files = assembleFixerFiles({
       dir: ws.dir,
       paths: selected,
+      fill,
       // A retry also shows where each failing test stopped and the test itself, whole.
       insights: [...insights, ...failureInsights(failure)],
-      definitions: await definitionsOfFiles(ws.dir, selected),
+      definitions: await definitionsOfFiles(ws.dir, [...selected, ...fill]),
       request: task.prompt,
       budget: budget(rest),
     });

@@ -4,6 +4,7 @@ import { type RankedFile, locate } from '../../locator/index.js';
 import type { FileDefinition } from '../../locator/rank.js';
 import { matchingDefinitions } from '../../locator/match.js';
 import { ModelCallFailed } from '../../llm/client.js';
+import type { LocatorOutput } from '../../step-contract/index.js';
 import type { FixStep, StepHelpers } from '../step.js';
 import { fenced } from '../prompt-parts.js';
 
@@ -59,8 +60,9 @@ export function shortlistText(
 
 /**
  * The model's order over the shortlist: the files it named, in its order, then the ones it left out,
- * marked so; `kept` counts the named ones (the selection comes from them). Undefined when it named
- * none of the shortlist: leaving out everything is not an answer.
+ * marked so and in the deterministic ranking's order (fixerFiles reads them so); `kept` counts the
+ * named ones (the selection comes from them). Undefined when it named none of the shortlist:
+ * leaving out everything is not an answer.
  */
 export function applyRanking(
   files: RankedFile[],
@@ -78,6 +80,37 @@ export function applyRanking(
   if (ordered.length === 0) return undefined;
   const left = files.filter((f) => !seen.has(f.path)).map((f) => ({ ...f, reasons: [...f.reasons, LEFT_OUT] }));
   return { files: [...ordered, ...left], kept: ordered.length };
+}
+
+/** The locator's files as the fixer takes them (fixerFiles). */
+export interface FixerFiles {
+  /** The files the next steps read: the re-rank's kept files, else the ranking's first, at most `maxFiles`. */
+  selected: string[];
+  /**
+   * The shortlisted files `selected` leaves out, in the deterministic ranking's order, as many as
+   * `maxFiles` still allows: the fixer shows them with what its budget leaves once `selected` is laid out.
+   */
+  fill: string[];
+}
+
+/**
+ * The hand-off from the locator to the fixer. The output's `files` are the model's kept files in
+ * its order, then the files it left out in the deterministic order (applyRanking), or, without a
+ * re-rank, the deterministic order alone; `selected` is their first ones. So the files after
+ * `selected` are in the deterministic order whenever there is room for any: a re-rank keeping
+ * more than `maxFiles` fills the selection itself.
+ */
+export function fixerFiles(
+  locator: Pick<LocatorOutput, 'files' | 'selected'> | undefined,
+  maxFiles: number,
+): FixerFiles {
+  const selected = (locator?.selected ?? []).slice(0, maxFiles);
+  const chosen = new Set(selected);
+  const fill = (locator?.files ?? [])
+    .map((f) => f.path)
+    .filter((p) => !chosen.has(p))
+    .slice(0, Math.max(0, maxFiles - selected.length));
+  return { selected, fill };
 }
 
 /** The model's order over the shortlist (applyRanking), or undefined when the re-rank failed. */
@@ -144,7 +177,8 @@ export function locatorStep(): FixStep<'locator'> {
         reranked = true;
       }
     }
-    // Files the model left out stay in `files`, marked, but are not selected.
+    // Files the model left out stay in `files`, marked and in the deterministic order, but are not
+    // selected: the fixer shows them with what its budget leaves (fixerFiles).
     const selected = files.slice(0, Math.min(kept, helpers.limits.maxFiles)).map((f) => f.path);
     helpers.log('files located', { candidates: files.length, selected: selected.length, cache: located.timings.cache });
     return {

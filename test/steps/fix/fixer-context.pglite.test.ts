@@ -166,4 +166,49 @@ describe("the fixer's file section", () => {
     expect(withRequest).toContain('    def other(self):\n        return 1');
     expect(withRequest!.length).toBeLessThanOrEqual(15_000);
   });
+
+  it('fills what the ranked files leave with the fill files, in their order, whole or as outlines as they fit', async () => {
+    writeFileSync(join(dir, 'README.md'), '# calc\n\nTiny helpers.\n');
+    writeFileSync(join(dir, 'small.py'), 'def shout(s):\n    return s.upper()\n');
+    const big = longModule(600, 'e'); // about 20K characters
+    writeFileSync(join(dir, 'big.py'), big);
+    writeFileSync(join(dir, 'last.py'), 'def last():\n    return 0\n');
+    const paths = ['README.md'];
+    const fill = ['big.py', 'small.py', 'last.py'];
+    const definitions = await definitionsOfFiles(dir, [...paths, ...fill]);
+    const base = { dir, paths, insights: [], definitions };
+    // A budget for everything: each fill file whole, after the ranked one, in the fill's order.
+    const all = assembleFixerFiles({ ...base, fill, budget: 120_000 });
+    expect(all.map((s) => s.split('\n')[0])).toEqual(['## README.md', '## big.py', '## small.py', '## last.py']);
+    expect(all[1]).toBe(`## big.py\n${fenced(big)}`);
+    // Without the fill, the ranked file alone: the budget is not what limits it.
+    expect(assembleFixerFiles({ ...base, budget: 120_000 })).toEqual(all.slice(0, 1));
+    // A budget that holds the small files but not big.py whole: big.py as its outline, the others whole.
+    const tight = assembleFixerFiles({ ...base, fill, budget: 8_000 });
+    expect(tight.map((s) => s.split('\n')[0]!.split(' ')[1])).toEqual(['README.md', 'big.py', 'small.py', 'last.py']);
+    expect(tight[1]).toMatch(/^## big\.py \(\d+ lines: outline and excerpts/);
+    expect(tight[1]).toContain('def e_helper_0(x):');
+    expect(tight[2]).toBe(`## small.py\n${fenced('def shout(s):\n    return s.upper()\n')}`);
+    expect(tight.join('\n\n').length).toBeLessThanOrEqual(8_000);
+    for (const section of tight) expect(fencesClosed(section)).toBe(true);
+  });
+
+  it('gives the fill only what the ranked files leave: their layout is the same with or without it', async () => {
+    const a = longModule(300, 'a');
+    writeFileSync(join(dir, 'a.py'), a);
+    for (const n of [1, 2, 3, 4, 5, 6]) writeFileSync(join(dir, `f${n}.py`), longModule(300, `f${n}`));
+    const fill = ['f1.py', 'f2.py', 'f3.py', 'f4.py', 'f5.py', 'f6.py'];
+    const definitions = await definitionsOfFiles(dir, ['a.py', ...fill]);
+    const base = { dir, paths: ['a.py'], insights: [insight('a.py', 'high')], definitions, budget: 40_000 };
+    const alone = assembleFixerFiles(base);
+    const filled = assembleFixerFiles({ ...base, fill });
+    expect(filled[0]).toBe(alone[0]);
+    expect(filled.length).toBeGreaterThan(1);
+    // The fill's files in its order, within the budget, each fence closed.
+    const order = filled.slice(1).map((s) => fill.findIndex((p) => s.startsWith(`## ${p}`)));
+    expect(order).toEqual([...order].sort((x, y) => x - y));
+    expect(order.every((i) => i >= 0)).toBe(true);
+    expect(filled.join('\n\n').length).toBeLessThanOrEqual(40_000);
+    for (const section of filled) expect(fencesClosed(section)).toBe(true);
+  });
 });

@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { type RankedFile, definitionsOfFiles } from '../../../src/locator/index.js';
-import { applyRanking, shortlistText } from '../../../src/steps/fix/locator.js';
+import { applyRanking, fixerFiles, shortlistText } from '../../../src/steps/fix/locator.js';
 
 const ranked = (path: string): RankedFile => ({ path, score: 1, reasons: ['bm25'] });
 
@@ -40,5 +40,20 @@ describe('the locator re-rank', () => {
     expect(got.files[0]!.reasons).toContain('model: holds the bug');
     // Leaving out everything is not an answer: the deterministic order stands.
     expect(applyRanking(files, [{ path: 'nope.py', reason: '' }])).toBeUndefined();
+  });
+
+  it("hands the fixer the files the re-rank left out, in the deterministic order, up to the plan's files", () => {
+    const files = ['a.py', 'b.py', 'c.py', 'd.py', 'e.py'].map(ranked);
+    const { files: order, kept } = applyRanking(files, [{ path: 'd.py', reason: 'holds the bug' }])!;
+    const output = {
+      files: order.map((f) => ({ path: f.path, score: f.score, reasons: f.reasons })),
+      selected: order.slice(0, kept).map((f) => f.path),
+    };
+    expect(fixerFiles(output, 20)).toEqual({ selected: ['d.py'], fill: ['a.py', 'b.py', 'c.py', 'e.py'] });
+    expect(fixerFiles(output, 3)).toEqual({ selected: ['d.py'], fill: ['a.py', 'b.py'] });
+    // Without a re-rank the selection is the ranking's first files: nothing to fill under the limit.
+    const plain = { files: files.map((f) => ({ ...f })), selected: ['a.py', 'b.py', 'c.py'] };
+    expect(fixerFiles(plain, 3)).toEqual({ selected: ['a.py', 'b.py', 'c.py'], fill: [] });
+    expect(fixerFiles(undefined, 5)).toEqual({ selected: [], fill: [] });
   });
 });
