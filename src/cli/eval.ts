@@ -10,10 +10,9 @@ import type { Sandbox } from '../sandbox/types.js';
 import { DatasetError, type Instance, readDataset } from '../eval/dataset.js';
 import { resultLine, summaryMarkdown } from '../eval/report.js';
 import { type EvalMode, type InstanceResult, type RepoSetup, type RunOptions, runInstance } from '../eval/run.js';
-import { createSandbox } from '../sandbox/sandbox.js';
+import { localSandbox, localToolchainCache } from './local-sandbox.js';
 import { ValidationAborted } from '../validator/run.js';
-import { setupFetch } from '../sandbox/egress-fetch.js';
-import { ToolchainCache } from '../validator/toolchain-cache.js';
+import { abortOnSignals } from './interrupt.js';
 
 const USAGE =
   'usage: emend eval --dataset F [--oracle | --baseline] [--limit N] [--concurrency K] [--out DIR] [--resume]\n' +
@@ -168,12 +167,8 @@ export async function evalCommand(args: string[], env: NodeJS.ProcessEnv): Promi
   if (typeof inputs === 'number') return inputs;
   const { a, setup, instances } = inputs;
   const config = loadConfig(env);
-  const sandbox = await createSandbox(config.sandbox, { protectedPaths: [config.dataDir] });
-  const sandboxReport = sandbox.report();
-  if (sandboxReport.kind === 'unavailable') {
-    console.error(`emend: the sandbox is unavailable: ${sandboxReport.problem}`);
-    return 1;
-  }
+  const sandbox = await localSandbox(config);
+  if (!sandbox) return 1;
   // The model first: without a key nothing is written, not even an emptied results.jsonl.
   const model = a.mode === 'model' ? await modelContext(config, sandbox, a.plan) : undefined;
   if (typeof model === 'string') {
@@ -187,10 +182,7 @@ export async function evalCommand(args: string[], env: NodeJS.ProcessEnv): Promi
   }
   const { file, earlier, todo } = prepared;
 
-  const abort = new AbortController();
-  const onSignal = () => abort.abort();
-  process.on('SIGINT', onSignal);
-  process.on('SIGTERM', onSignal);
+  const interrupt = abortOnSignals();
   try {
     const options: RunOptions = {
       sandbox,
@@ -200,12 +192,9 @@ export async function evalCommand(args: string[], env: NodeJS.ProcessEnv): Promi
       },
       setup,
       limits: { testTimeoutMs: config.validator.testTimeoutMs },
-      signal: abort.signal,
+      signal: interrupt.signal,
       // The environments as the validator builds them: toolchains fetched under the setup policy.
-      toolchainCache: new ToolchainCache({
-        dir: join(config.dataDir, 'toolchains'),
-        fetch: setupFetch(config.sandbox.setupAllow),
-      }),
+      toolchainCache: localToolchainCache(config),
       ...(model ? { pipeline: model.pipeline } : {}),
     };
     const results = [...earlier, ...(await runAll(todo, a, options, file))];
@@ -213,11 +202,10 @@ export async function evalCommand(args: string[], env: NodeJS.ProcessEnv): Promi
     await writeFile(join(a.out, 'summary.md'), summaryMarkdown(results, `${title}: ${a.dataset}`));
     const resolved = results.filter((r) => r.resolved).length;
     console.log(`${resolved} of ${results.length} resolved; ${join(a.out, 'summary.md')}`);
-    if (abort.signal.aborted) return EXIT_INTERRUPTED;
+    if (interrupt.signal.aborted) return EXIT_INTERRUPTED;
     return results.length === earlier.length + todo.length ? 0 : 1;
   } finally {
-    process.off('SIGINT', onSignal);
-    process.off('SIGTERM', onSignal);
+    interrupt.release();
     await model?.close();
   }
 }

@@ -2,6 +2,7 @@ import { constants } from 'node:os';
 import { parseArgs } from 'node:util';
 import { loadConfig } from '../config/config.js';
 import { SandboxUnavailableError, createSandbox } from '../sandbox/sandbox.js';
+import { abortOnSignals } from './interrupt.js';
 
 const USAGE = 'usage: emend sandbox exec --workdir DIR [--timeout S] [--network] -- CMD...';
 
@@ -54,17 +55,14 @@ export async function sandboxCommand(args: string[], env: NodeJS.ProcessEnv): Pr
   const sandbox = await createSandbox(config.sandbox, { protectedPaths: [config.dataDir] });
   if (sandbox.report().kind === 'unsafe-host')
     console.error('emend: WARNING: EMEND_SANDBOX=unsafe-host: the command runs on this host, unisolated');
-  const abort = new AbortController();
-  const onSignal = () => abort.abort();
-  process.on('SIGINT', onSignal);
-  process.on('SIGTERM', onSignal);
+  const interrupt = abortOnSignals();
   try {
     const result = await sandbox.run({
       command,
       workdir: values.workdir,
       network: values.network ?? false,
       limits: values.timeout === undefined ? {} : { timeoutMs: Number(values.timeout) * 1000 },
-      signal: abort.signal,
+      signal: interrupt.signal,
     });
     process.stdout.write(result.stdout);
     process.stderr.write(result.stderr);
@@ -91,7 +89,6 @@ export async function sandboxCommand(args: string[], env: NodeJS.ProcessEnv): Pr
     }
     throw err;
   } finally {
-    process.off('SIGINT', onSignal);
-    process.off('SIGTERM', onSignal);
+    interrupt.release();
   }
 }

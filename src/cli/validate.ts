@@ -1,13 +1,12 @@
 import { join, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import { loadConfig } from '../config/config.js';
-import { setupFetch } from '../sandbox/egress-fetch.js';
-import { createSandbox } from '../sandbox/sandbox.js';
-import { ToolchainCache } from '../validator/toolchain-cache.js';
+import { localSandbox, localToolchainCache } from './local-sandbox.js';
 import { EnvironmentCache } from '../validator/env-cache.js';
 import { NotACheckoutError } from '../validator/copies.js';
 import { ValidationAborted } from '../validator/run.js';
 import { type ValidatorOutput, validate } from '../validator/validate.js';
+import { abortOnSignals } from './interrupt.js';
 
 const USAGE = 'usage: emend validate --repo DIR [--base REV] [--json] [--setup-env NAME=VALUE]...';
 
@@ -96,24 +95,13 @@ export async function validateCommand(args: string[], env: NodeJS.ProcessEnv): P
     setupEnv[name] = pair.slice(at + 1);
   }
   const config = loadConfig(env);
-  const sandbox = await createSandbox(config.sandbox, { protectedPaths: [config.dataDir] });
-  const report = sandbox.report();
-  if (report.kind === 'unavailable') {
-    console.error(`emend: the sandbox is unavailable: ${report.problem}`);
-    return 1;
-  }
-  if (report.kind === 'unsafe-host')
+  const sandbox = await localSandbox(config);
+  if (!sandbox) return 1;
+  if (sandbox.report().kind === 'unsafe-host')
     console.error('emend: WARNING: EMEND_SANDBOX=unsafe-host: the tests run on this host, unisolated');
-  const abort = new AbortController();
-  const onSignal = () => abort.abort();
-  process.on('SIGINT', onSignal);
-  process.on('SIGTERM', onSignal);
+  const interrupt = abortOnSignals();
   const base = values.base ?? 'HEAD';
-  // The service's toolchain cache, fetched under the setup policy, so the CLI validates as a task does.
-  const toolchainCache = new ToolchainCache({
-    dir: join(config.dataDir, 'toolchains'),
-    fetch: setupFetch(config.sandbox.setupAllow),
-  });
+  const toolchainCache = localToolchainCache(config);
   // The data dir's environment cache, as tasks use it; the checkout's path stands for the repository.
   const environments =
     config.validator.envCacheBytes > 0
@@ -131,7 +119,7 @@ export async function validateCommand(args: string[], env: NodeJS.ProcessEnv): P
       sandbox,
       { dir: resolve(values.repo), base },
       {
-        signal: abort.signal,
+        signal: interrupt.signal,
         limits: { testTimeoutMs: config.validator.testTimeoutMs },
         toolchainCache,
         ...(environments ? { environments } : {}),
@@ -151,7 +139,6 @@ export async function validateCommand(args: string[], env: NodeJS.ProcessEnv): P
     }
     throw err;
   } finally {
-    process.off('SIGINT', onSignal);
-    process.off('SIGTERM', onSignal);
+    interrupt.release();
   }
 }

@@ -5,6 +5,7 @@ import type { Feedback } from './api.js';
 import { followTask } from './follow.js';
 import { EXIT, type Output, coloredDiff, elapsed, oneLine, paintStatus, printJson, table } from './output.js';
 import { type Act, type RemoteContext, leaf } from './context.js';
+import { TASK_STATUSES } from '../../tasks/states.js';
 import type { Log, Task, TaskStatus } from '@emend/client';
 
 interface CreateFlags {
@@ -167,16 +168,6 @@ async function remove(ctx: RemoteContext, cmd: Command): Promise<number> {
   ctx.o.out(`deleted task ${cmd.args[0]}`);
   return EXIT.ok;
 }
-
-const TASK_STATUSES: readonly TaskStatus[] = [
-  'pending',
-  'running',
-  'awaiting_plan',
-  'awaiting_diff',
-  'done',
-  'failed',
-  'cancelled',
-];
 
 function limit(value: string): number {
   if (!/^[1-9]\d*$/.test(value) || Number(value) > 100)
