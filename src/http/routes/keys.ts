@@ -5,6 +5,7 @@ import type { Deps } from '../../deps.js';
 import { checkProviderKey } from '../../llm/list-models.js';
 import { caller } from '../auth.js';
 import { errorResponses } from '../errors.js';
+import { getOwnList } from '../own-list.js';
 import { Nullable, StringEnum, Timestamp, Url, described } from '../schema-parts.js';
 import type { providerKeys } from '../../db/schema.js';
 
@@ -95,22 +96,16 @@ export const keyRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = async (app, 
     },
   );
 
-  app.get(
-    '/me/keys',
-    {
-      config: { access: 'full' },
-      schema: {
-        tags: ['account'],
-        operationId: 'listProviderKeys',
-        summary: 'Saved provider keys, metadata only',
-        response: {
-          200: described('the saved keys, metadata only', Type.Array(Type.Ref('ProviderKey'))),
-          ...errorResponses(401, 403),
-        },
-      },
-    },
-    async (request) => (await listProviderKeys(deps, caller(request).account.id)).map(providerKeyJson),
-  );
+  getOwnList(app, deps, {
+    url: '/me/keys',
+    tag: 'account',
+    operationId: 'listProviderKeys',
+    summary: 'Saved provider keys, metadata only',
+    answer: 'the saved keys, metadata only',
+    item: 'ProviderKey',
+    list: listProviderKeys,
+    present: providerKeyJson,
+  });
 
   app.delete(
     '/me/keys/:provider',

@@ -3,6 +3,7 @@ import { createPersonalToken, listTokens, revokeToken } from '../../accounts/tok
 import type { Deps } from '../../deps.js';
 import { caller } from '../auth.js';
 import { errorResponses } from '../errors.js';
+import { getOwnList } from '../own-list.js';
 import { IdParams, Nullable, StringEnum, Timestamp, Uuid, described, isoOrNull } from '../schema-parts.js';
 import type { apiTokens } from '../../db/schema.js';
 
@@ -85,22 +86,16 @@ export const tokenRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = async (app
     },
   );
 
-  app.get(
-    '/me/tokens',
-    {
-      config: { access: 'full' },
-      schema: {
-        tags: ['account'],
-        operationId: 'listTokens',
-        summary: 'Your tokens, without secrets',
-        response: {
-          200: described('your tokens, without secrets', Type.Array(Type.Ref('TokenRecord'))),
-          ...errorResponses(401, 403),
-        },
-      },
-    },
-    async (request) => (await listTokens(deps, caller(request).account.id)).map(tokenJson),
-  );
+  getOwnList(app, deps, {
+    url: '/me/tokens',
+    tag: 'account',
+    operationId: 'listTokens',
+    summary: 'Your tokens, without secrets',
+    answer: 'your tokens, without secrets',
+    item: 'TokenRecord',
+    list: listTokens,
+    present: tokenJson,
+  });
 
   app.delete(
     '/me/tokens/:id',

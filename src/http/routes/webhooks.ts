@@ -6,6 +6,7 @@ import { createEndpoint, deleteEndpoint, listEndpoints, updateEndpoint } from '.
 import { WEBHOOK_EVENTS } from '../../webhooks/events.js';
 import { caller } from '../auth.js';
 import { errorResponses } from '../errors.js';
+import { getOwnList } from '../own-list.js';
 import { IdParams, StringEnum, described, isoOrNull } from '../schema-parts.js';
 import type { WebhookDelivery as DeliveryRow } from '../../webhooks/deliveries.js';
 import type { WebhookEndpoint as EndpointRow } from '../../webhooks/endpoints.js';
@@ -135,22 +136,16 @@ export const webhookRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = async (a
     },
   );
 
-  app.get(
-    '/me/webhooks',
-    {
-      config: full,
-      schema: {
-        tags: ['webhooks'],
-        operationId: 'listWebhooks',
-        summary: 'Your webhook endpoints (never their secrets)',
-        response: {
-          200: described('your webhook endpoints', Type.Array(Type.Ref('WebhookEndpoint'))),
-          ...errorResponses(401, 403),
-        },
-      },
-    },
-    async (request) => (await listEndpoints(deps, caller(request).account.id)).map(webhookEndpointJson),
-  );
+  getOwnList(app, deps, {
+    url: '/me/webhooks',
+    tag: 'webhooks',
+    operationId: 'listWebhooks',
+    summary: 'Your webhook endpoints (never their secrets)',
+    answer: 'your webhook endpoints',
+    item: 'WebhookEndpoint',
+    list: listEndpoints,
+    present: webhookEndpointJson,
+  });
 
   app.patch(
     '/me/webhooks/:id',
