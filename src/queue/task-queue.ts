@@ -73,6 +73,13 @@ export async function createTaskQueue(database: Database, options: QueueOptions 
   const workerIds: string[] = [];
   const deliveryWorkerIds: string[] = [];
   const pollingIntervalSeconds = options.pollingIntervalSeconds ?? 0.5;
+  /** The stop function of a work() call: its workers leave pg-boss and the list a wake-up notifies. */
+  const stopWorkers = (mine: string[], notified: string[]) => async () => {
+    for (const id of mine) {
+      notified.splice(notified.indexOf(id), 1);
+      await boss.offWork({ id });
+    }
+  };
   return {
     async enqueue(taskId) {
       await boss.send(TASK_QUEUE, { taskId });
@@ -99,12 +106,7 @@ export async function createTaskQueue(database: Database, options: QueueOptions 
         mine.push(id);
         workerIds.push(id);
       }
-      return async () => {
-        for (const id of mine) {
-          workerIds.splice(workerIds.indexOf(id), 1);
-          await boss.offWork({ id });
-        }
-      };
+      return stopWorkers(mine, workerIds);
     },
     wake() {
       for (const id of workerIds) boss.notifyWorker(id);
@@ -126,12 +128,7 @@ export async function createTaskQueue(database: Database, options: QueueOptions 
         mine.push(id);
         deliveryWorkerIds.push(id);
       }
-      return async () => {
-        for (const id of mine) {
-          deliveryWorkerIds.splice(deliveryWorkerIds.indexOf(id), 1);
-          await boss.offWork({ id });
-        }
-      };
+      return stopWorkers(mine, deliveryWorkerIds);
     },
     async depth() {
       return boss.getQueueSize(TASK_QUEUE);

@@ -205,15 +205,19 @@ export function classifyRef(fromFile: string, raw: string): RefKind {
   return { kind: 'local', path, fragment, sameDocument };
 }
 
-/** The site file a request URL on SITE_ORIGIN asks for, as a decoded path without leading '/'. */
-export function sitePathOfUrl(url: string): string | undefined {
-  let u: URL;
+/** A URL a page asked for, parsed; undefined when it is not an absolute URL (nothing to match). */
+export function parsedUrl(url: string): URL | undefined {
   try {
-    u = new URL(url);
+    return new URL(url);
   } catch {
     return undefined;
   }
-  if (u.origin !== SITE_ORIGIN) return undefined;
+}
+
+/** The site file a request URL on SITE_ORIGIN asks for, as a decoded path without leading '/'. */
+export function sitePathOfUrl(url: string): string | undefined {
+  const u = parsedUrl(url);
+  if (u?.origin !== SITE_ORIGIN) return undefined;
   try {
     return decodeURIComponent(u.pathname).slice(1);
   } catch {

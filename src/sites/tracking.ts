@@ -3,6 +3,7 @@
  * advertising host, the snippets those services paste into pages, and beacons. Published
  * sites carry none of it; the operator adds analytics themselves if they want any.
  */
+import { parsedUrl } from './site-files.js';
 
 /** Hosts (and their subdomains) of analytics, tag-manager, session-recording and ad-pixel services. */
 export const TRACKING_HOSTS: readonly string[] = [
@@ -56,12 +57,8 @@ export const TRACKING_HOSTS: readonly string[] = [
 
 /** Whether a URL's host (and path, for the few entries with one) is a known tracker. */
 export function trackingHostOf(url: string): string | undefined {
-  let u: URL;
-  try {
-    u = new URL(url);
-  } catch {
-    return undefined;
-  }
+  const u = parsedUrl(url);
+  if (!u) return undefined;
   const host = u.hostname.toLowerCase();
   return TRACKING_HOSTS.find((t) => {
     const slash = t.indexOf('/');
