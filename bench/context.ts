@@ -15,7 +15,21 @@
  * first file, medium for the next two, low after. `--before` assembles with the fixer's code of
  * commit c16a505 (copied below: an even split, long files as the spans ±20 lines, clip()).
  *
+ * Gold hunks are those of the patch's files that are source files of the set's language (that of
+ * most files its patches change) and not tests (bench/locator-sets.ts: isTestFile, isLanguageFile),
+ * as the locator benchmark's gold files are; an instance without any (its fix only creates files)
+ * is left out of the figures and counted apart.
+ *
+ * `--rerank SPECS` (comma-separated) also measures a scripted model re-rank: `first:K` keeps the
+ * deterministic ranking's first K files, `last:K` its last K (a re-rank that names the wrong file,
+ * as one naming README.md does). The kept files go through the locator step's own applyRanking and
+ * fixerFiles (src/steps/fix/locator.ts) with `--files` as the plan's files; the scripted inspector
+ * sees the selected files only, as the inspector step does. Each spec is measured twice: `kept`,
+ * the fixer shown the selected files alone (the fixer before the fill), and `fill`, the files the
+ * re-rank left out filling what the budget leaves, in the deterministic order (the fixer now).
+ *
  *   --before   --files N (default 15: the locator's shortlist)   --budget CHARS (default 120000)
+ *   --rerank first:3,last:1   --only SUBSTRING
  *   BENCH_DATA (default /work/shared/bench/swe-lite-eval.jsonl), BENCH_MIRRORS (/work/.mirror)
  */
 import { execFileSync } from 'node:child_process';
@@ -29,10 +43,12 @@ import { matchingDefinitions } from '../src/locator/match.js';
 import type { Insight } from '../src/step-contract/index.js';
 import { assembleFixerFiles } from '../src/steps/fix/fixer-context.js';
 import { readForPrompt } from '../src/steps/fix/file-views.js';
+import { applyRanking, fixerFiles } from '../src/steps/fix/locator.js';
 import { fenced } from '../src/steps/prompt-parts.js';
 import { clip } from '../src/text/clip.js';
 import { loadAverage, log, pressure } from './stats.js';
 import { mirrorGitDir as mirrorOf } from '../src/eval/checkout.js';
+import { type SetLanguage, changedFiles, isLanguageFile, isTestFile } from './locator-sets.js';
 
 interface Instance {
   instance_id: string;
@@ -166,18 +182,18 @@ interface Measured {
   goldSelected: boolean;
 }
 
-/** Measures one file section against the gold hunks. */
-function measure(sections: string[], hunks: Hunk[], selected: string[]): Measured {
+/** Measures one file section (the sections of `shown`) against the gold hunks; `shortlist` is what the locator found. */
+function measure(sections: string[], hunks: Hunk[], shown: string[], shortlist: string[]): Measured {
   const byFile = new Map<string, string[]>();
   for (const s of sections) {
-    const path = selected.find((p) => s.startsWith(`## ${p}\n`) || s.startsWith(`## ${p} `));
+    const path = shown.find((p) => s.startsWith(`## ${p}\n`) || s.startsWith(`## ${p} `));
     if (path) byFile.set(path, s.split('\n'));
   }
   const m: Measured = { lines: 0, shown: 0, hunks: hunks.length, visible: 0, chars: 0, goldSelected: true };
   m.chars = sections.reduce((n, s) => n + s.length + 2, 0);
   for (const h of hunks) {
     const lines = byFile.get(h.file) ?? [];
-    if (!selected.includes(h.file)) m.goldSelected = false;
+    if (!shortlist.includes(h.file)) m.goldSelected = false;
     const set = new Set(lines);
     for (const l of h.pre.filter((x) => x.trim())) {
       m.lines++;
@@ -188,27 +204,77 @@ function measure(sections: string[], hunks: Hunk[], selected: string[]): Measure
   return m;
 }
 
-async function runOne(inst: Instance, files: number, budget: number, before: boolean): Promise<Measured> {
+/** A scripted re-rank: which shortlisted files the model keeps, in its order. */
+interface Rerank {
+  name: string;
+  keep: (paths: string[]) => string[];
+}
+
+function parseRerank(spec: string): Rerank {
+  const m = /^(first|last):(\d+)$/.exec(spec.trim());
+  if (!m) throw new Error(`--rerank: expected first:K or last:K, got ${spec}`);
+  const k = Number(m[2]);
+  return {
+    name: `${m[1]}:${k}`,
+    keep: (paths) => (m[1] === 'first' ? paths.slice(0, k) : paths.slice(-k)),
+  };
+}
+
+/** The gold hunks the fixer should be shown: in source files of the set's language, not tests. */
+const sourceHunks = (patch: string, language: SetLanguage) =>
+  goldHunks(patch).filter((h) => isLanguageFile(language, h.file) && !isTestFile(h.file));
+
+async function runOne(
+  inst: Instance,
+  language: SetLanguage,
+  o: { files: number; budget: number; before: boolean; reranks: Rerank[] },
+): Promise<Map<string, Measured>> {
   const work = mkdtempSync(join(os.tmpdir(), 'emend-bench-context-'));
+  const out = new Map<string, Measured>();
   try {
     const dir = checkout(inst, work);
-    const located = await locate(dir, inst.problem_statement, { top: Math.max(15, files) });
-    const paths = located.files.slice(0, files).map((f) => f.path);
+    const located = await locate(dir, inst.problem_statement, { top: Math.max(15, o.files) });
+    const shortlist = located.files.slice(0, o.files);
+    const paths = shortlist.map((f) => f.path);
+    const hunks = sourceHunks(inst.patch, language);
+    const assemble = (ranked: string[], fill: string[]) =>
+      assembleFixerFiles({
+        dir,
+        paths: ranked,
+        fill,
+        insights: scriptedInsights(ranked, located.definitions, inst.problem_statement),
+        definitions: located.definitions,
+        budget: o.budget,
+        request: inst.problem_statement,
+      });
     const insights = scriptedInsights(paths, located.definitions, inst.problem_statement);
-    const sections = before
-      ? oldAssembly(dir, paths, insights, budget)
-      : assembleFixerFiles({
-          dir,
-          paths,
-          insights,
-          definitions: located.definitions,
-          budget,
-          request: inst.problem_statement,
-        });
-    return measure(sections, goldHunks(inst.patch), paths);
+    const plain = o.before ? oldAssembly(dir, paths, insights, o.budget) : assemble(paths, []);
+    out.set('none', measure(plain, hunks, paths, paths));
+    for (const r of o.reranks) {
+      const ranking = r.keep(paths).map((path) => ({ path, reason: 'scripted' }));
+      const applied = applyRanking(shortlist, ranking);
+      if (!applied) continue;
+      const output = {
+        files: applied.files.map((f) => ({ path: f.path, score: f.score, reasons: f.reasons })),
+        selected: applied.files.slice(0, Math.min(applied.kept, o.files)).map((f) => f.path),
+      };
+      const handed = fixerFiles(output, o.files);
+      out.set(`${r.name} kept`, measure(assemble(handed.selected, []), hunks, handed.selected, paths));
+      const shown = [...handed.selected, ...handed.fill];
+      out.set(`${r.name} fill`, measure(assemble(handed.selected, handed.fill), hunks, shown, paths));
+    }
+    return out;
   } finally {
     rmSync(work, { recursive: true, force: true });
   }
+}
+
+/** The set's language: that of most of the files its patches change (as bench/locator-sets.ts decides). */
+function languageOf(instances: Instance[]): SetLanguage {
+  const changed = instances.flatMap((i) => changedFiles(i.patch));
+  const js = changed.filter((p) => isLanguageFile('javascript', p)).length;
+  const py = changed.filter((p) => isLanguageFile('python', p)).length;
+  return js > py ? 'javascript' : 'python';
 }
 
 async function main(): Promise<number> {
@@ -217,35 +283,54 @@ async function main(): Promise<number> {
       before: { type: 'boolean', default: false },
       files: { type: 'string', default: '15' },
       budget: { type: 'string', default: '120000' },
+      rerank: { type: 'string', default: '' },
       only: { type: 'string' },
     },
   });
   const files = Number(values.files);
   const budget = Number(values.budget);
+  const reranks = values.rerank ? values.rerank.split(',').map(parseRerank) : [];
   const instances = readFileSync(DATA, 'utf8')
     .split('\n')
     .filter((l) => l.trim())
     .map((l) => JSON.parse(l) as Instance)
     .filter((i) => !values.only || i.instance_id.includes(values.only));
+  const language = languageOf(instances);
   const runnable = instances.filter((i) => mirrorGitDir(i.repo));
   if (runnable.length < instances.length)
     log(`NOTICE: ${instances.length - runnable.length} instances skipped: their mirrors are not under ${MIRRORS}`);
+  const measurable = runnable.filter((i) => sourceHunks(i.patch, language).length > 0);
+  if (measurable.length < runnable.length)
+    log(
+      `NOTICE: ${runnable.length - measurable.length} instances left out: their patches change no existing ` +
+        `non-test ${language} file (${runnable
+          .filter((i) => !measurable.includes(i))
+          .map((i) => i.instance_id)
+          .join(', ')})`,
+    );
   const cpu = os.cpus()[0]?.model ?? 'unknown CPU';
   log(
     `machine: ${cpu} × ${os.cpus().length}, ${(os.totalmem() / 2 ** 30).toFixed(1)} GiB, ` +
       `Node ${process.version}, ${os.platform()} ${os.release()}; load ${loadAverage()}${pressure()}`,
   );
+  log(`data: ${DATA} (${language}), ${measurable.length} instances`);
   log(`assembly: ${values.before ? 'before (c16a505)' : 'rank-aware'}; ${files} files, budget ${budget} characters`);
-  const all: Measured[] = [];
-  for (const inst of runnable) {
-    const m = await runOne(inst, files, budget, values.before);
-    all.push(m);
-    log(
-      `  ${inst.instance_id.padEnd(30)} lines ${m.shown}/${m.lines}  hunks ${m.visible}/${m.hunks}` +
-        `${m.goldSelected ? '' : '  (a gold file not located)'}  ${m.chars} chars`,
-    );
+  const all = new Map<string, Measured[]>();
+  for (const inst of measurable) {
+    const got = await runOne(inst, language, { files, budget, before: values.before, reranks });
+    const row: string[] = [];
+    for (const [variant, m] of got) {
+      all.set(variant, [...(all.get(variant) ?? []), m]);
+      row.push(`${variant}: ${m.shown}/${m.lines} ${m.visible}/${m.hunks}`);
+    }
+    const located = got.get('none')?.goldSelected ? '' : '  (a gold file not located)';
+    log(`  ${inst.instance_id.padEnd(40)} ${row.join('  ')}${located}`);
   }
-  report(all);
+  for (const [variant, measured] of all) {
+    log('');
+    log(`== ${variant === 'none' ? 'no re-rank' : `re-rank ${variant}`}`);
+    report(measured);
+  }
   return 0;
 }
 
