@@ -1,20 +1,9 @@
 import { randomBytes } from 'node:crypto';
-import {
-  type FakeHost,
-  type FakeRepoInfo,
-  type RepoOptions,
-  hostSide,
-  initialCommit,
-  repoInfo,
-} from '../fake-host/side.js';
-import { startHost } from '../fake-host/server.js';
-import { giteaGit } from './git.js';
-import { OAuth } from './oauth.js';
-import { type Flavour, Rest } from './rest.js';
-import { GiteaState, type Visibility } from './state.js';
+import { type FakeHost, type FakeRepoInfo, type HostSpec, startFake } from '../fake-host/side.js';
+import type { Visibility } from '../fake-host/state.js';
+import { type Flavour, giteaRest } from './rest.js';
 
-export type { Pull } from '../fake-host/state.js';
-export type { Visibility } from './state.js';
+export type { Pull, Visibility } from '../fake-host/state.js';
 
 export interface FakeGiteaRepoInfo extends FakeRepoInfo {
   visibility: Visibility;
@@ -23,22 +12,74 @@ export interface FakeGiteaRepoInfo extends FakeRepoInfo {
 /**
  * The shared test-side API (../fake-host/side.ts); tokens are 40 hex characters like a Gitea
  * access token, read-only ones scoped read:repository (REST writes 403 naming the scope it lacks).
+ * createRepo's `readers` may only read; internal repositories are readable by every signed-in user.
  */
 export interface FakeGitea extends FakeHost<FakeGiteaRepoInfo> {
-  createRepo(
-    owner: string,
-    name: string,
-    opts?: RepoOptions & {
-      /** Overrides `private`: internal repositories are readable by every signed-in user. */
-      visibility?: Visibility;
-      internal?: boolean;
-      /** Logins with read access only. */
-      readers?: string[];
-    },
-  ): { commit: string };
   /** Every OAuth access token issued so far stops working (REST and git answer 401). */
   expireOAuthTokens(): void;
 }
+
+const spec = (subPath: string | undefined, flavour: Flavour | undefined): HostSpec => ({
+  layout: {
+    name: 'fake-gitea',
+    apiPath: '/api/v1',
+    oauthPath: '/login/oauth/',
+    prefix: subPath,
+    recordPrefix: true,
+    notFound: 'Not found.\n',
+  },
+  // As its `gitea hook` prints it (cmd/hook.go: "Gitea: " + message).
+  protectedRefusal: '    echo "Gitea: Not allowed to push to protected branch $branch" >&2',
+  rest: (urls) => giteaRest(urls, flavour),
+  // routers/web/auth/oauth2_provider.go: tokens last an hour (here: until expireOAuthTokens); errors are 400 JSON bodies.
+  oauth: {
+    authorizePath: '/login/oauth/authorize',
+    tokenPath: '/login/oauth/access_token',
+    needsResponseType: true,
+    queryParams: false,
+    redirectCheck: 'ifGiven',
+    codeBytes: 16,
+    scope: () => '',
+    refuseAuthorize: {
+      badRedirect: { page: 'Unregistered Redirect URI.' },
+      unknownClient: { redirect: { error: 'unauthorized_client', error_description: 'Client ID not registered' } },
+      badResponseType: {
+        redirect: { error: 'unsupported_response_type', error_description: 'Only code response type is supported.' },
+      },
+      denied: { redirect: { error: 'access_denied', error_description: 'the request is denied' } },
+    },
+    refuseToken: (why) => {
+      const [error, description] = {
+        grantType: ['unsupported_grant_type', 'Only refresh_token or authorization_code grant type is supported'],
+        unknownClient: ['invalid_client', 'cannot load client with client id'],
+        badSecret: ['unauthorized_client', 'invalid client secret'],
+        badRefresh: ['invalid_grant', 'unable to parse refresh token'],
+        badCode: ['invalid_grant', 'client is not authorized'],
+        badRedirect: ['unauthorized_client', 'unexpected redirect URI'],
+      }[why];
+      return [400, { error: error!, error_description: description! }];
+    },
+    issue: () => ({
+      access: `gto_${randomBytes(24).toString('hex')}`,
+      refresh: `gtr_${randomBytes(24).toString('hex')}`,
+      scopes: ['all'],
+      body: { token_type: 'bearer', expires_in: 3600 },
+    }),
+    notFound: [404, 'text/plain; charset=utf-8', '404 page not found\n'],
+  },
+  // routers/web/repo/githttp.go: HTTP Basic with the token as password, whatever the user name.
+  git: {
+    realm: 'Gitea',
+    badCredentials: 'Unauthorized\n',
+    signIn: 'Unauthorized\n',
+    notFound: 'Repository not found\n',
+    anonymousMissing: 404,
+    denied: () => 'User permission denied\n',
+    usernameAsToken: true,
+  },
+  newToken: () => randomBytes(20).toString('hex'),
+  scopes: (readOnly) => (readOnly ? ['read:repository', 'read:user'] : ['write:repository', 'read:user']),
+});
 
 /**
  * A Gitea double on 127.0.0.1: REST under /api/v1, git smart HTTP and OAuth at the web root.
@@ -48,44 +89,9 @@ export interface FakeGitea extends FakeHost<FakeGiteaRepoInfo> {
  * Gitea's …/merge-upstream is an unknown route (404).
  */
 export async function startFakeGitea(opts: { subPath?: string; flavour?: Flavour } = {}): Promise<FakeGitea> {
-  let parts!: { state: GiteaState; oauth: OAuth; rest: Rest };
-  const layout = {
-    name: 'fake-gitea',
-    apiPath: '/api/v1',
-    oauthPath: '/login/oauth/',
-    prefix: opts.subPath,
-    recordPrefix: true,
-    notFound: 'Not found.\n',
-  };
-  const server = await startHost(layout, ({ root, scratch, urls }) => {
-    const state = new GiteaState(root, scratch);
-    parts = { state, oauth: new OAuth(state), rest: new Rest(state, urls, opts.flavour) };
-    return {
-      rest: (req, res, url) => parts.rest.handle(req, res, url),
-      oauth: (req, res, url) => parts.oauth.handle(req, res, url),
-      git: giteaGit(state),
-    };
-  });
-  const { state, oauth } = parts;
-  const { need, ...side } = hostSide('fake-gitea', {
-    ...parts,
-    server,
-    newToken: () => randomBytes(20).toString('hex'),
-    scopes: (readOnly) => (readOnly ? ['read:repository', 'read:user'] : ['write:repository', 'read:user']),
-  });
-  return {
-    ...side,
-    createRepo(owner, name, opts = {}) {
-      const repo = state.addRepo(owner, name, { branch: opts.branch ?? 'main', description: opts.description ?? null });
-      state.setVisibility(repo, opts.visibility ?? (opts.internal ? 'internal' : opts.private ? 'private' : 'public'));
-      for (const c of opts.collaborators ?? []) repo.collaborators.add(c.toLowerCase());
-      for (const r of opts.readers ?? []) state.addReader(repo, r);
-      return { commit: initialCommit(state, repo, opts) };
-    },
-    repo(owner, name) {
-      const r = state.repo(owner, name);
-      return r && { ...repoInfo(r), visibility: state.visibility(r) };
-    },
-    expireOAuthTokens: () => oauth.expireTokens(),
-  };
+  const { fake, oauth } = await startFake<FakeGiteaRepoInfo>(spec(opts.subPath, opts.flavour), (r, shared) => ({
+    ...shared,
+    visibility: r.visibility,
+  }));
+  return { ...fake, expireOAuthTokens: () => oauth.expire() };
 }

@@ -1,16 +1,6 @@
-import { githubGit } from './git.js';
-import { OAuth } from './oauth.js';
-import { Rest } from './rest.js';
-import { State, newToken } from '../fake-host/state.js';
-import {
-  type FakeHost,
-  type FakeRepoInfo,
-  type RepoOptions,
-  hostSide,
-  initialCommit,
-  repoInfo,
-} from '../fake-host/side.js';
-import { startHost } from '../fake-host/server.js';
+import { type FakeHost, type FakeRepoInfo, type HostSpec, startFake } from '../fake-host/side.js';
+import { newToken } from '../fake-host/state.js';
+import { githubRest } from './rest.js';
 
 export type { Pull } from '../fake-host/state.js';
 
@@ -19,40 +9,69 @@ export interface FakeGitHubRepoInfo extends FakeRepoInfo {
 }
 
 /** The shared test-side API (../fake-host/side.ts); tokens are 'ghp_' + 36 characters, read-only ones fine-grained. */
-export interface FakeGitHub extends FakeHost<FakeGitHubRepoInfo> {
-  createRepo(owner: string, name: string, opts?: RepoOptions & { allowDrafts?: boolean }): { commit: string };
-}
+export type FakeGitHub = FakeHost<FakeGitHubRepoInfo>;
+
+const TROUBLESHOOTING =
+  'https://docs.github.com/apps/managing-oauth-apps/troubleshooting-oauth-app-access-token-request-errors';
+const tokenError = (error: string, description: string) => ({
+  error,
+  error_description: description,
+  error_uri: `${TROUBLESHOOTING}#${error.replace(/_/g, '-')}`,
+});
+
+const GITHUB: HostSpec = {
+  layout: { name: 'fake-github', apiPath: '/api/v3', oauthPath: '/login/oauth/', notFound: 'Not Found\n' },
+  protectedRefusal: `    echo "error: GH006: Protected branch update failed for $ref." >&2
+    echo "error: Changes must be made through a pull request." >&2`,
+  rest: githubRest,
+  // The web flow: errors of the token request are 200 bodies with `error`, as GitHub answers them.
+  oauth: {
+    authorizePath: '/login/oauth/authorize',
+    tokenPath: '/login/oauth/access_token',
+    authorizeByPost: true,
+    queryParams: true,
+    redirectCheck: 'never',
+    codeBytes: 10,
+    scope: (asked) =>
+      (asked ?? '')
+        .split(/[\s,]+/)
+        .filter(Boolean)
+        .join(','),
+    refuseAuthorize: {
+      badRedirect: { page: 'The redirect_uri is missing (the fake has no registered callback URL).' },
+      unknownClient: { page: 'The client_id is not valid: no OAuth application is registered with it.' },
+      badResponseType: { page: 'unsupported response_type' },
+      denied: { redirect: tokenError('access_denied', 'The user has denied your application access.') },
+    },
+    refuseToken: (why) =>
+      why === 'unknownClient' || why === 'badSecret'
+        ? [200, tokenError('incorrect_client_credentials', 'The client_id and/or client_secret passed are incorrect.')]
+        : [200, tokenError('bad_verification_code', 'The code passed is incorrect or expired.')],
+    redirectPage: (location) => `<html><body>You are being <a href="${location}">redirected</a>.</body></html>`,
+    issue: (scope) => ({
+      access: newToken('gho_'),
+      scopes: scope ? scope.split(',') : [],
+      body: { token_type: 'bearer', scope },
+    }),
+    notFound: [404, 'text/html; charset=utf-8', '<html><body><h1>404</h1><p>Not Found</p></body></html>'],
+  },
+  // HTTP Basic, any user name, the token as password; `token T`/`Bearer T` too.
+  git: {
+    realm: 'GitHub',
+    badCredentials: 'Invalid username or token. Password authentication is not supported for Git operations.\n',
+    signIn: '',
+    notFound: 'Repository not found.\n',
+    anonymousMissing: 401,
+    denied: (repo, login) => `Permission to ${repo.owner}/${repo.name}.git denied to ${login}.\n`,
+  },
+  newToken: () => newToken('ghp_'),
+};
 
 /** A GitHub double on 127.0.0.1: REST under /api/v3, git smart HTTP and OAuth at the web root. */
 export async function startFakeGitHub(): Promise<FakeGitHub> {
-  let parts!: { state: State; oauth: OAuth; rest: Rest };
-  const layout = { name: 'fake-github', apiPath: '/api/v3', oauthPath: '/login/oauth/', notFound: 'Not Found\n' };
-  const server = await startHost(layout, ({ root, scratch, urls }) => {
-    const state = new State(root, scratch);
-    parts = { state, oauth: new OAuth(state), rest: new Rest(state, urls) };
-    return {
-      rest: (req, res, url) => parts.rest.handle(req, res, url),
-      oauth: (req, res, url) => parts.oauth.handle(req, res, url),
-      git: githubGit(state),
-    };
-  });
-  const { state } = parts;
-  const { need, ...side } = hostSide('fake-github', { ...parts, server, newToken: () => newToken('ghp_') });
-  return {
-    ...side,
-    createRepo(owner, name, opts = {}) {
-      const repo = state.addRepo(owner, name, {
-        branch: opts.branch ?? 'main',
-        private: opts.private ?? false,
-        allowDrafts: opts.allowDrafts ?? true,
-        description: opts.description ?? null,
-      });
-      for (const c of opts.collaborators ?? []) repo.collaborators.add(c.toLowerCase());
-      return { commit: initialCommit(state, repo, opts) };
-    },
-    repo(owner, name) {
-      const r = state.repo(owner, name);
-      return r && { ...repoInfo(r), allowDrafts: r.allowDrafts };
-    },
-  };
+  const { fake } = await startFake<FakeGitHubRepoInfo>(GITHUB, (r, shared) => ({
+    ...shared,
+    allowDrafts: r.allowDrafts,
+  }));
+  return fake;
 }

@@ -1,270 +1,246 @@
 import { randomUUID } from 'node:crypto';
-import type { IncomingMessage, ServerResponse } from 'node:http';
-import type { RepoState } from '../fake-host/state.js';
-import { type Caller, FailRules, jsonObject, segments as pathSegments, readBody } from '../fake-host/rest.js';
-import { type Reply, expiredToken, forbidden, glError, projectNotFound, taken, unauthorized } from './errors.js';
-import { ACCESS, DRAFT_TITLE, type GitLabModel, type Visibility } from './model.js';
-import { type Urls, commitView, mergeRequestView, projectView, userView } from './views.js';
+import type { CommitInfo } from '../fake-host/bare.js';
+import { openPull, pullsIn, visibleForks } from '../fake-host/ops.js';
+import {
+  type Ctx,
+  type Reply,
+  type RestHost,
+  type Route,
+  isReply,
+  ok,
+  reasonPhrases,
+  text,
+} from '../fake-host/rest.js';
+import { ACCESS, type Pull, type RepoState, type UserState, type Visibility, fullName } from '../fake-host/state.js';
 
-/** The REST subset under /api/v4 with GitLab's auth rules, status codes and error bodies. */
+/**
+ * GitLab's REST v4 subset under /api/v4: `:id` is the URL-encoded path_with_namespace or the
+ * numeric id; errors are `{"message": "404 Project Not Found"}`; JSON shapes trimmed to the fields
+ * a client reads.
+ */
 
-interface Ctx {
-  model: GitLabModel;
-  urls: Urls;
-  caller: Caller | undefined;
-  body: Record<string, unknown>;
-  query: URLSearchParams;
+const reason = reasonPhrases({ 400: 'Bad request' }, () => 'Error');
+const glError = (status: number, words = reason(status)): Reply => ({
+  status,
+  body: { message: `${status} ${words}` },
+});
+const messages = (status: number, ...message: string[]): Reply => ({ status, body: { message } });
+const taken = (status: number): Reply => ({
+  status,
+  body: { message: { name: ['has already been taken'], path: ['has already been taken'] } },
+});
+
+/** `Draft:`, `[Draft]` or `(Draft)` at the start of a title marks a draft merge request. */
+const DRAFT_TITLE = /^\s*(\[draft\]|\(draft\)|draft:)\s*/i;
+
+const userView = ({ urls }: Ctx, u: UserState) => ({
+  id: u.id,
+  username: u.login,
+  name: u.name,
+  state: 'active',
+  locked: false,
+  web_url: `${urls.webUrl}/${u.login}`,
+  email: u.email,
+});
+
+/** A project as the caller sees it: `permissions` only for a signed-in caller, as GitLab does. */
+function projectView(ctx: Ctx, repo: RepoState) {
+  const { state, urls, login } = ctx;
+  const parent = repo.parent ? state.repoByFullName(repo.parent) : undefined;
+  const group = state.isGroup(repo.owner) ? state.ensureGroup(repo.owner) : undefined;
+  const level = state.accessLevel(repo, login);
+  const projectLevel = repo.members.get(login?.toLowerCase() ?? '') ?? (group ? 0 : level);
+  const access = (n: number) => (n ? { access_level: n, notification_level: 3 } : null);
+  const nsPath = repo.owner.split('/').pop();
+  const path = fullName(repo);
+  return {
+    id: repo.id,
+    description: repo.description,
+    name: repo.name,
+    path: repo.name,
+    path_with_namespace: path,
+    default_branch: repo.defaultBranch,
+    visibility: repo.visibility,
+    web_url: `${urls.webUrl}/${path}`,
+    http_url_to_repo: `${urls.webUrl}/${path}.git`,
+    namespace: {
+      id: group?.id ?? state.user(repo.owner)?.id ?? 0,
+      name: nsPath,
+      path: nsPath,
+      kind: group ? 'group' : 'user',
+      full_path: repo.owner,
+      web_url: `${urls.webUrl}/${group ? 'groups/' : ''}${repo.owner}`,
+    },
+    ...(parent && {
+      forked_from_project: {
+        id: parent.id,
+        path: parent.name,
+        path_with_namespace: fullName(parent),
+        web_url: `${urls.webUrl}/${fullName(parent)}`,
+      },
+    }),
+    ...(login && { permissions: { project_access: access(projectLevel), group_access: access(group ? level : 0) } }),
+  };
 }
 
-/** The token a request carries: `Authorization: Bearer T` (OAuth or personal), or `PRIVATE-TOKEN: T`. */
-export function tokenOf(req: IncomingMessage): { present: boolean; token: string | undefined } {
-  const priv = req.headers['private-token'];
-  if (typeof priv === 'string') return { present: true, token: priv };
-  const auth = req.headers.authorization;
-  if (!auth) return { present: false, token: undefined };
-  const bearer = /^bearer\s+(\S+)\s*$/i.exec(auth);
-  return { present: true, token: bearer?.[1] };
+const mrState = (p: Pull) => (p.merged ? 'merged' : p.state === 'open' ? 'opened' : 'closed');
+
+/** A merge request: state opened/closed/merged, `sha` its head, `draft` from the title. */
+function mergeRequestView(ctx: Ctx, repo: RepoState, pull: Pull) {
+  const author = ctx.state.user(pull.user);
+  return {
+    id: pull.id,
+    iid: pull.number,
+    title: pull.title,
+    description: pull.body,
+    state: mrState(pull),
+    merged_at: pull.merged_at,
+    source_project_id: ctx.state.headRepo(pull)?.id,
+    target_project_id: repo.id,
+    author: author ? userView(ctx, author) : null,
+    draft: pull.draft,
+    work_in_progress: pull.draft,
+    sha: ctx.state.syncHead(repo, pull) ?? null,
+    web_url: `${ctx.urls.webUrl}/${fullName(repo)}/-/merge_requests/${pull.number}`,
+  };
 }
 
-export class Rest {
-  private readonly failRules = new FailRules<Reply>();
+const commitView = (ctx: Ctx, repo: RepoState, c: CommitInfo) => ({
+  id: c.sha,
+  title: c.message.split('\n')[0] ?? '',
+  message: c.message,
+  author_email: c.author.email,
+  committer_email: c.committer.email,
+  web_url: `${ctx.urls.webUrl}/${fullName(repo)}/-/commit/${c.sha}`,
+});
 
-  constructor(
-    private readonly model: GitLabModel,
-    private readonly urls: Urls,
-  ) {}
-
-  failNext(method: string, pathPattern: RegExp, reply: Reply): void {
-    this.failRules.add(method, pathPattern, reply);
-  }
-
-  /** Answers one request under /api/v4; returns the status written. */
-  async handle(req: IncomingMessage, res: ServerResponse, url: URL): Promise<number> {
-    const raw = await readBody(req);
-    const path = url.pathname.slice('/api/v4'.length) || '/';
-    const method = (req.method ?? 'GET').toUpperCase();
-    const { present, token } = tokenOf(req);
-    const found = token !== undefined ? this.model.state.byToken(token) : undefined;
-    const caller = found ? { user: found.user, token: found.token } : undefined;
-    const injected = this.failRules.take(method, path, url.pathname);
-    let reply: Reply;
-    if (injected) {
-      reply = { ...injected, body: injected.body ?? glError(injected.status).body };
-    } else if (token !== undefined && this.model.expired.has(token)) reply = expiredToken();
-    else if (present && !caller) reply = unauthorized();
-    else {
-      let body: Record<string, unknown> = {};
-      try {
-        body = parseBody(raw, req.headers['content-type']);
-      } catch {
-        return write(res, glError(400, 'Bad request'));
-      }
-      try {
-        reply = route(method, path, { model: this.model, urls: this.urls, caller, body, query: url.searchParams });
-      } catch (err) {
-        reply = glError(500, `fake-gitlab: ${(err as Error).message}`);
-      }
-    }
-    return write(res, reply);
-  }
+/** The project the caller may read (by numeric id or path), or the 404 GitLab answers for a missing or hidden one. */
+function readable(ctx: Ctx, id: string): RepoState | Reply {
+  const repo = /^\d+$/.test(id) ? ctx.state.repoById(Number(id)) : ctx.state.repoByFullName(id);
+  return repo && ctx.state.canSee(repo, ctx.login) ? repo : glError(404, 'Project Not Found');
 }
 
-function parseBody(raw: Buffer, contentType: string | undefined): Record<string, unknown> {
-  if (raw.length === 0) return {};
-  if ((contentType ?? '').includes('application/x-www-form-urlencoded'))
-    return Object.fromEntries(new URLSearchParams(raw.toString('utf8')));
-  return jsonObject(raw);
-}
+/** A route on a readable project. */
+const project = (method: string, tail: string, handler: (ctx: Ctx, repo: RepoState, n: number) => Reply): Route => [
+  method,
+  new RegExp(`^/projects/([^/]+)${tail}$`),
+  (ctx, id, n) => {
+    const repo = readable(ctx, id!);
+    return isReply(repo) ? repo : handler(ctx, repo, Number(n));
+  },
+];
 
-function write(res: ServerResponse, reply: Reply): number {
-  const headers: Record<string, string> = {
+/** A merge request's route: 404 when the project has no such iid. */
+const mergeRequest = (tail: string, handler: (ctx: Ctx, repo: RepoState, pull: Pull) => Reply): Route =>
+  project('GET', `/merge_requests/(\\d+)${tail}`, (ctx, repo, iid) => {
+    const pull = ctx.state.pull(repo, iid);
+    return pull ? handler(ctx, repo, pull) : glError(404, 'Not found');
+  });
+
+const ROUTES: Route[] = [
+  ['GET', /^\/user$/, (ctx) => (ctx.caller ? ok(userView(ctx, ctx.caller.user)) : glError(401))],
+  // In the caller's namespace, empty (no README).
+  [
+    'POST',
+    /^\/projects$/,
+    (ctx) => {
+      if (!ctx.login) return glError(401);
+      const name = text(ctx.body.name);
+      const path = text(ctx.body.path) ?? name;
+      if (!name || !path) return { status: 400, body: { error: 'name is missing, path is missing' } };
+      if (ctx.state.repo(ctx.login, path)) return taken(400);
+      const visibility: Visibility =
+        (['public', 'internal'] as const).find((v) => v === ctx.body.visibility) ?? 'private';
+      const description = text(ctx.body.description) ?? null;
+      return ok(projectView(ctx, ctx.state.addRepo(ctx.login, path, { visibility, description })), 201);
+    },
+  ],
+  project('GET', '', (ctx, repo) => ok(projectView(ctx, repo))),
+  project('GET', '/forks', (ctx, repo) => {
+    const mine = ctx.query.get('owned') === 'true';
+    const forks = visibleForks(ctx, repo).filter((r) => !mine || r.owner.toLowerCase() === ctx.login?.toLowerCase());
+    return ok(forks.map((r) => projectView(ctx, r)));
+  }),
+  // Made at once (GitLab imports in the background); already forked or the name taken: 409.
+  project('POST', '/fork', (ctx, repo) => {
+    const me = ctx.login;
+    if (!me) return glError(401);
+    if (repo.visibility !== 'public' && ctx.state.accessLevel(repo, me) < ACCESS.reporter) return glError(403);
+    if (ctx.state.forkOf(repo, me) || ctx.state.repo(me, repo.name)) return taken(409);
+    return ok(projectView(ctx, ctx.state.addRepo(me, repo.name, { fork: repo })), 201);
+  }),
+  // On the source project; `target_project_id` names the target (a fork's parent). Developer on the source needed.
+  project('POST', '/merge_requests', (ctx, source) => {
+    if (!ctx.login) return glError(401);
+    if (!ctx.state.permissions(source, ctx.login).push) return glError(403);
+    const { source_branch: branch, target_branch: base, title, target_project_id: targetId } = ctx.body;
+    if (typeof branch !== 'string' || typeof base !== 'string' || typeof title !== 'string')
+      return { status: 400, body: { error: 'source_branch is missing, target_branch is missing, title is missing' } };
+    const target = targetId === undefined ? source : ctx.state.repoById(Number(targetId));
+    if (!target || !ctx.state.canSee(target, ctx.login)) return glError(404, 'Project Not Found');
+    if (ctx.state.networkRoot(source) !== ctx.state.networkRoot(target))
+      return messages(400, 'Source project is not a fork of the target project');
+    const body = text(ctx.body.description) ?? null;
+    const fields = { title, body, base, draft: DRAFT_TITLE.test(title), maintainer_can_modify: true };
+    const pull = openPull(ctx, target, source, branch, fields, { sameBase: false, needCommits: false });
+    if ('exists' in pull)
+      return messages(409, `Another open merge request already exists for this source branch: !${pull.exists.number}`);
+    if ('refused' in pull)
+      return messages(
+        422,
+        pull.refused === 'noHead'
+          ? `Source branch "${branch}" does not exist`
+          : `Target branch "${base}" does not exist`,
+      );
+    return ok(mergeRequestView(ctx, target, pull), 201);
+  }),
+  // Newest first.
+  project('GET', '/merge_requests', (ctx, repo) => {
+    const branch = ctx.query.get('source_branch');
+    const found = pullsIn(ctx, repo, ctx.query.get('state') ?? 'all', mrState).filter(
+      (p) => branch === null || p.head.ref === branch,
+    );
+    return ok(found.reverse().map((p) => mergeRequestView(ctx, repo, p)));
+  }),
+  mergeRequest('', (ctx, repo, pull) => ok(mergeRequestView(ctx, repo, pull))),
+  // Newest first, as GitLab lists them.
+  mergeRequest('/commits', (ctx, repo, pull) =>
+    ok(
+      ctx.state
+        .pullCommits(repo, pull)
+        .reverse()
+        .map((c) => commitView(ctx, repo, c)),
+    ),
+  ),
+];
+
+export const gitlabRest = (): RestHost => ({
+  routes: ROUTES,
+  error: glError,
+  reason,
+  // `Authorization: Bearer T` (OAuth or personal) or `PRIVATE-TOKEN: T`.
+  credentials(req) {
+    const priv = req.headers['private-token'];
+    if (typeof priv === 'string') return { present: true, token: priv };
+    const auth = req.headers.authorization;
+    return { present: auth !== undefined, token: auth && /^bearer\s+(\S+)\s*$/i.exec(auth)?.[1] };
+  },
+  badCredentials: () => glError(401),
+  expired: () => ({
+    status: 401,
+    body: {
+      error: 'invalid_token',
+      error_description: 'Token is expired. You can either do re-authorization or token refresh.',
+    },
+  }),
+  badJson: () => glError(400, 'Bad request'),
+  headers: (reply) => ({
     'content-type': 'application/json',
     'x-request-id': randomUUID().replace(/-/g, '').slice(0, 26).toUpperCase(),
     'x-gitlab-meta': '{}',
-  };
-  if (Array.isArray(reply.body)) {
-    Object.assign(headers, { 'x-page': '1', 'x-per-page': '100', 'x-total': String(reply.body.length) });
-    Object.assign(headers, { 'x-total-pages': '1', 'x-next-page': '', 'x-prev-page': '' });
-  }
-  for (const [name, value] of Object.entries(reply.headers ?? {})) headers[name.toLowerCase()] = value;
-  res.writeHead(reply.status, headers);
-  // A string body is sent as it is (a proxy's HTML page from failNext), anything else as JSON.
-  res.end(reply.body === undefined ? '' : typeof reply.body === 'string' ? reply.body : JSON.stringify(reply.body));
-  return reply.status;
-}
-
-// ---- routes -----------------------------------------------------------------------------------
-
-function route(method: string, path: string, ctx: Ctx): Reply {
-  const segments = pathSegments(path);
-  if (!segments) return glError(404, 'Not Found');
-  const [a, id, c, d, e] = segments;
-  const n = segments.length;
-  if (a === 'user' && n === 1 && method === 'GET')
-    return ctx.caller ? ok(userView(ctx.caller.user, ctx.urls)) : unauthorized();
-  if (a === 'projects' && n === 1 && method === 'POST') return createProject(ctx);
-  if (a === 'projects' && id) {
-    if (n === 2 && method === 'GET') return getProject(ctx, id);
-    if (c === 'forks' && n === 3 && method === 'GET') return listForks(ctx, id);
-    if (c === 'fork' && n === 3 && method === 'POST') return forkProject(ctx, id);
-    if (c === 'merge_requests' && n === 3 && method === 'POST') return createMergeRequest(ctx, id);
-    if (c === 'merge_requests' && n === 3 && method === 'GET') return listMergeRequests(ctx, id);
-    if (c === 'merge_requests' && d && /^\d+$/.test(d) && n === 4 && method === 'GET')
-      return getMergeRequest(ctx, id, Number(d));
-    if (c === 'merge_requests' && d && /^\d+$/.test(d) && e === 'commits' && n === 5 && method === 'GET')
-      return listMergeRequestCommits(ctx, id, Number(d));
-  }
-  return glError(404, 'Not Found');
-}
-
-const ok = (body: unknown, status = 200): Reply => ({ status, body });
-
-/** The project the caller may read, or the 404 GitLab answers for a missing or hidden one. */
-function readable(ctx: Ctx, id: string): RepoState | Reply {
-  const repo = ctx.model.project(id);
-  if (!repo || !ctx.model.canRead(repo, ctx.caller?.user.login)) return projectNotFound();
-  return repo;
-}
-
-const isReply = (x: RepoState | Reply): x is Reply => 'status' in x && !('dir' in x);
-const view = (ctx: Ctx, repo: RepoState) => projectView(ctx.model, repo, ctx.caller?.user.login, ctx.urls);
-
-function getProject(ctx: Ctx, id: string): Reply {
-  const repo = readable(ctx, id);
-  return isReply(repo) ? repo : ok(view(ctx, repo));
-}
-
-function createProject(ctx: Ctx): Reply {
-  if (!ctx.caller) return unauthorized();
-  const name = typeof ctx.body.name === 'string' ? ctx.body.name : undefined;
-  const path = typeof ctx.body.path === 'string' ? ctx.body.path : name;
-  if (!name || !path) return { status: 400, body: { error: 'name is missing, path is missing' } };
-  const login = ctx.caller.user.login;
-  if (ctx.model.state.repo(login, path)) return taken();
-  const visibility = (['public', 'internal', 'private'] as const).find((v) => v === ctx.body.visibility) ?? 'private';
-  const repo = ctx.model.state.addRepo(login, path, {
-    private: visibility !== 'public',
-    description: typeof ctx.body.description === 'string' ? ctx.body.description : null,
-  });
-  ctx.model.setVisibility(repo, visibility as Visibility);
-  return ok(view(ctx, repo), 201);
-}
-
-function listForks(ctx: Ctx, id: string): Reply {
-  const repo = readable(ctx, id);
-  if (isReply(repo)) return repo;
-  const full = `${repo.owner}/${repo.name}`.toLowerCase();
-  const owned = ctx.query.get('owned') === 'true';
-  const login = ctx.caller?.user.login.toLowerCase();
-  const forks = [...ctx.model.state.repos.values()].filter(
-    (r) =>
-      r.parent?.toLowerCase() === full &&
-      ctx.model.canRead(r, login) &&
-      (!owned || (login !== undefined && r.owner.toLowerCase() === login)),
-  );
-  return ok(forks.map((r) => view(ctx, r)));
-}
-
-/** A fork in the caller's namespace (synchronous here; GitLab imports it in the background). */
-function forkProject(ctx: Ctx, id: string): Reply {
-  if (!ctx.caller) return unauthorized();
-  const repo = readable(ctx, id);
-  if (isReply(repo)) return repo;
-  if (
-    ctx.model.extra(repo).visibility !== 'public' &&
-    ctx.model.accessLevel(repo, ctx.caller.user.login) < ACCESS.reporter
-  )
-    return forbidden();
-  const login = ctx.caller.user.login;
-  if (ctx.model.forkOf(repo, login) || ctx.model.state.repo(login, repo.name))
-    return { status: 409, body: { message: { name: ['has already been taken'], path: ['has already been taken'] } } };
-  const fork = ctx.model.state.fork(repo, login);
-  ctx.model.setVisibility(fork, ctx.model.extra(repo).visibility);
-  return ok(view(ctx, fork), 201);
-}
-
-function mrView(ctx: Ctx, repo: RepoState, pullNumber: number): unknown {
-  const pull = ctx.model.state.pull(repo, pullNumber)!;
-  const extra = ctx.model.mergeRequests.get(pull.id)!;
-  return mergeRequestView(ctx.model, repo, pull, extra, ctx.model.state.syncHead(repo, pull), ctx.urls);
-}
-
-/**
- * POST /projects/:id/merge_requests on the source project; `target_project_id` names the target
- * (a fork's parent). The caller needs Developer on the source; a second open MR from the same
- * source branch is 409 in GitLab's words.
- */
-function createMergeRequest(ctx: Ctx, id: string): Reply {
-  if (!ctx.caller) return unauthorized();
-  const source = readable(ctx, id);
-  if (isReply(source)) return source;
-  const login = ctx.caller.user.login;
-  if (!ctx.model.canPush(source, login)) return forbidden();
-  const { source_branch: branch, target_branch: base, title } = ctx.body;
-  if (typeof branch !== 'string' || typeof base !== 'string' || typeof title !== 'string')
-    return { status: 400, body: { error: 'source_branch is missing, target_branch is missing, title is missing' } };
-  const targetId = ctx.body.target_project_id;
-  const target = targetId === undefined ? source : ctx.model.projectById(Number(targetId));
-  if (!target || !ctx.model.canRead(target, login)) return projectNotFound();
-  if (target !== source && ctx.model.state.networkRoot(source) !== ctx.model.state.networkRoot(target))
-    return { status: 400, body: { message: ['Source project is not a fork of the target project'] } };
-  if (!ctx.model.state.git.branchHead(source.dir, branch))
-    return { status: 422, body: { message: [`Source branch "${branch}" does not exist`] } };
-  if (!ctx.model.state.git.branchHead(target.dir, base))
-    return { status: 422, body: { message: [`Target branch "${base}" does not exist`] } };
-  const open = ctx.model
-    .mergeRequestsOf(target)
-    .find((m) => m.pull.state === 'open' && m.pull.head.ref === branch && m.extra.sourceProjectId === source.id);
-  if (open)
-    return {
-      status: 409,
-      body: { message: [`Another open merge request already exists for this source branch: !${open.pull.number}`] },
-    };
-  const pull = ctx.model.state.addPull(target, {
-    title,
-    body: typeof ctx.body.description === 'string' ? ctx.body.description : null,
-    user: login,
-    head: { owner: source.owner, repo: source.name, ref: branch },
-    base,
-    draft: DRAFT_TITLE.test(title),
-    maintainer_can_modify: true,
-  });
-  ctx.model.mergeRequests.set(pull.id, {
-    sourceProjectId: source.id,
-    targetProjectId: target.id,
-    authorId: ctx.caller.user.id,
-  });
-  return ok(mrView(ctx, target, pull.number), 201);
-}
-
-function listMergeRequests(ctx: Ctx, id: string): Reply {
-  const repo = readable(ctx, id);
-  if (isReply(repo)) return repo;
-  const state = ctx.query.get('state') ?? 'all';
-  const branch = ctx.query.get('source_branch');
-  const found = ctx.model.mergeRequestsOf(repo).filter(({ pull }) => {
-    const s = pull.merged ? 'merged' : pull.state === 'open' ? 'opened' : 'closed';
-    return (state === 'all' || state === s) && (branch === null || pull.head.ref === branch);
-  });
-  return ok(found.reverse().map(({ pull }) => mrView(ctx, repo, pull.number)));
-}
-
-function getMergeRequest(ctx: Ctx, id: string, iid: number): Reply {
-  const repo = readable(ctx, id);
-  if (isReply(repo)) return repo;
-  return ctx.model.state.pull(repo, iid) ? ok(mrView(ctx, repo, iid)) : glError(404, 'Not found');
-}
-
-/** The merge request's commits, newest first as GitLab lists them. */
-function listMergeRequestCommits(ctx: Ctx, id: string, iid: number): Reply {
-  const repo = readable(ctx, id);
-  if (isReply(repo)) return repo;
-  const pull = ctx.model.state.pull(repo, iid);
-  if (!pull) return glError(404, 'Not found');
-  return ok(
-    ctx.model.state
-      .pullCommits(repo, pull)
-      .reverse()
-      .map((c) => commitView(repo, c, ctx.urls)),
-  );
-}
+    ...(Array.isArray(reply.body) && {
+      ...{ 'x-page': '1', 'x-per-page': '100', 'x-total': String(reply.body.length) },
+      ...{ 'x-total-pages': '1', 'x-next-page': '', 'x-prev-page': '' },
+    }),
+  }),
+});

@@ -1,43 +1,105 @@
-import { newToken } from '../fake-host/state.js';
-import {
-  type FakeHost,
-  type FakeRepoInfo,
-  type RepoOptions,
-  hostSide,
-  initialCommit,
-  repoInfo,
-} from '../fake-host/side.js';
-import { startHost } from '../fake-host/server.js';
-import { gitlabGit } from './git.js';
-import { ACCESS, GitLabModel, type Visibility } from './model.js';
-import { OAuth } from './oauth.js';
-import { Rest } from './rest.js';
+import { randomBytes } from 'node:crypto';
+import { type FakeHost, type FakeRepoInfo, type HostSpec, startFake } from '../fake-host/side.js';
+import { type Visibility, newToken } from '../fake-host/state.js';
+import { gitlabRest } from './rest.js';
 
 export type { Pull } from '../fake-host/state.js';
-export { ACCESS } from './model.js';
+export { ACCESS } from '../fake-host/state.js';
 
 export interface FakeGitLabRepoInfo extends FakeRepoInfo {
   visibility: Visibility;
   allowDrafts: boolean;
 }
 
-/** The shared test-side API (../fake-host/side.ts), plus GitLab's visibility and groups; tokens 'glpat-' + 20 characters. */
+/**
+ * The shared test-side API (../fake-host/side.ts), plus GitLab's groups; tokens 'glpat-' + 20
+ * characters. createRepo's owner is a user (one added with addUser) or a group path (`acme/tools`,
+ * made with its parents); `collaborators` get Developer (30), `reporters` Reporter (20), the
+ * namespace's user Owner (50).
+ */
 export interface FakeGitLab extends FakeHost<FakeGitLabRepoInfo> {
-  /**
-   * A project. `owner` is a user (one added with addUser) or a group path (`acme/tools`, made with
-   * its parents). `collaborators` get Developer (30), `reporters` Reporter (20); the namespace's
-   * user is Owner (50). `visibility` wins over `private`.
-   */
-  createRepo(
-    owner: string,
-    name: string,
-    opts?: RepoOptions & { visibility?: Visibility; allowDrafts?: boolean; reporters?: string[] },
-  ): { commit: string };
   /** A member of a group (and so of its subgroups and projects) at an access level (ACCESS). */
   addGroupMember(group: string, login: string, level: number): void;
   /** Every OAuth access token of the user expires (REST 401 invalid_token); refresh tokens keep working. */
   expireOAuth(login: string): void;
 }
+
+const ACCESS_DENIED =
+  "HTTP Basic: Access denied. If a password was provided for Git authentication, the password was incorrect or you're " +
+  'required to use a token instead of a password. If a token was provided, it was either incorrect, expired, or ' +
+  'improperly scoped.\n';
+const INVALID_GRANT =
+  'The provided authorization grant is invalid, expired, revoked, does not match the redirection URI used in the ' +
+  'authorization request, or was issued to another client.';
+const INVALID_CLIENT =
+  'Client authentication failed due to unknown client, no client authentication included, or unsupported ' +
+  'authentication method.';
+
+const spec = (relativeUrlRoot?: string): HostSpec => ({
+  layout: {
+    name: 'fake-gitlab',
+    apiPath: '/api/v4',
+    oauthPath: '/oauth/',
+    prefix: relativeUrlRoot,
+    notFound: 'Not Found\n',
+    credentialHeaders: ['authorization', 'private-token'],
+  },
+  protectedRefusal: '    echo "GitLab: You are not allowed to push code to protected branches on this project." >&2',
+  rest: gitlabRest,
+  // Doorkeeper: tokens expire (expires_in 7200) and come with a refresh token; errors are 400/401 JSON bodies.
+  oauth: {
+    authorizePath: '/oauth/authorize',
+    tokenPath: '/oauth/token',
+    queryParams: true,
+    redirectCheck: 'always',
+    codeBytes: 32,
+    scope: (asked) =>
+      (asked ?? 'api')
+        .split(/[\s+]+/)
+        .filter(Boolean)
+        .join(' '),
+    refuseAuthorize: {
+      badRedirect: { page: 'Client authentication failed.' },
+      unknownClient: { page: 'Client authentication failed.' },
+      badResponseType: { page: 'Client authentication failed.' },
+      denied: {
+        redirect: {
+          error: 'access_denied',
+          error_description: 'The resource owner or authorization server denied the request.',
+        },
+      },
+    },
+    refuseToken: (why) =>
+      why === 'unknownClient' || why === 'badSecret'
+        ? [401, { error: 'invalid_client', error_description: INVALID_CLIENT }]
+        : [400, { error: 'invalid_grant', error_description: INVALID_GRANT }],
+    redirectPage: () => '<html><body>You are being redirected.</body></html>',
+    issue: (scope) => {
+      const scopes = scope.split(' ').filter(Boolean);
+      const body = { token_type: 'Bearer', expires_in: 7200, scope, created_at: Math.floor(Date.now() / 1000) };
+      return {
+        access: randomBytes(32).toString('hex'),
+        refresh: newToken(''),
+        scopes,
+        readOnly: !scopes.includes('api'),
+        body,
+      };
+    },
+    notFound: [404, 'application/json; charset=utf-8', '{"error":"not_found"}'],
+  },
+  // HTTP Basic, any user name (GitLab documents `oauth2` for OAuth tokens), the token as password.
+  git: {
+    realm: 'GitLab',
+    badCredentials: ACCESS_DENIED,
+    signIn: ACCESS_DENIED,
+    notFound: "The project you were looking for could not be found or you don't have permission to view it.\n",
+    anonymousMissing: 401,
+    denied: () => 'You are not allowed to push code to this project.\n',
+  },
+  newToken: () => newToken('glpat-', 20),
+  scopes: (readOnly) => (readOnly ? ['read_api'] : ['api']),
+  ownersAreGroups: true,
+});
 
 /**
  * A GitLab double on 127.0.0.1: REST under /api/v4, git smart HTTP and OAuth at the web root.
@@ -45,58 +107,14 @@ export interface FakeGitLab extends FakeHost<FakeGitLabRepoInfo> {
  * everything is served under it and webUrl/apiUrl include it (request paths are recorded without it).
  */
 export async function startFakeGitLab(opts: { relativeUrlRoot?: string } = {}): Promise<FakeGitLab> {
-  let parts!: { model: GitLabModel; oauth: OAuth; rest: Rest };
-  const layout = {
-    name: 'fake-gitlab',
-    apiPath: '/api/v4',
-    oauthPath: '/oauth/',
-    prefix: opts.relativeUrlRoot,
-    notFound: 'Not Found\n',
-    credentialHeaders: ['authorization', 'private-token'],
-  };
-  const server = await startHost(layout, ({ root, scratch, urls }) => {
-    const model = new GitLabModel(root, scratch);
-    parts = { model, oauth: new OAuth(model), rest: new Rest(model, urls) };
-    return {
-      rest: (req, res, url) => parts.rest.handle(req, res, url),
-      oauth: (req, res, url) => parts.oauth.handle(req, res, url),
-      git: gitlabGit(model.state, model),
-    };
-  });
-  const { model, oauth } = parts;
-  const state = model.state;
-  const { need, ...side } = hostSide('fake-gitlab', {
-    ...parts,
-    state,
-    server,
-    newToken: () => newToken('glpat-').slice(0, 26),
-    scopes: (readOnly) => (readOnly ? ['read_api'] : ['api']),
-  });
+  const { fake, state, oauth } = await startFake<FakeGitLabRepoInfo>(spec(opts.relativeUrlRoot), (r, shared) => ({
+    ...shared,
+    visibility: r.visibility,
+    allowDrafts: r.allowDrafts,
+  }));
   return {
-    ...side,
-    createRepo(owner, name, opts = {}) {
-      // A namespace no user was added for is a group (nested ones made with their parents).
-      if (model.groups.has(owner.toLowerCase()) || owner.includes('/') || !state.user(owner)) model.ensureGroup(owner);
-      const visibility = opts.visibility ?? (opts.private ? 'private' : 'public');
-      const repo = state.addRepo(owner, name, {
-        branch: opts.branch ?? 'main',
-        private: visibility !== 'public',
-        allowDrafts: opts.allowDrafts ?? true,
-        description: opts.description ?? null,
-      });
-      model.setVisibility(repo, visibility);
-      const members = model.extra(repo).members;
-      for (const c of opts.collaborators ?? []) members.set(c.toLowerCase(), ACCESS.developer);
-      for (const r of opts.reporters ?? []) members.set(r.toLowerCase(), ACCESS.reporter);
-      return { commit: initialCommit(state, repo, opts) };
-    },
-    addGroupMember(group, login, level) {
-      model.ensureGroup(group).members.set(login.toLowerCase(), level);
-    },
-    repo(owner, name) {
-      const r = state.repo(owner, name);
-      return r && { ...repoInfo(r), visibility: model.extra(r).visibility, allowDrafts: r.allowDrafts };
-    },
+    ...fake,
+    addGroupMember: (group, login, level) => void state.ensureGroup(group).members.set(login.toLowerCase(), level),
     expireOAuth: (login) => oauth.expire(login),
   };
 }

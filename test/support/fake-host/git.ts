@@ -1,59 +1,61 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import type { RepoState, State } from './state.js';
-import { now } from './state.js';
 import { gitHttpBackend } from '../git-cgi.js';
+import { credentials } from './rest.js';
 import { type HostRoutes, plain } from './server.js';
+import { type RepoState, type State, now } from './state.js';
 
-/** `/OWNER/NAME.git/…` (`.git` optional): owner, name and endpoint. */
-export const GIT_PATH = /^\/([^/]+)\/([^/]+?)(?:\.git)?\/(info\/refs|git-upload-pack|git-receive-pack)$/;
+/** `/OWNER…/NAME.git/…` (`.git` optional; the owner may be a nested GitLab namespace): owner, name and endpoint. */
+const GIT_PATH = /^\/((?:[^/]+\/)+?)([^/]+?)(?:\.git)?\/(info\/refs|git-upload-pack|git-receive-pack)$/;
 
-export type Refuse = (status: number, text: string, headers?: Record<string, string>) => Promise<number>;
-
-/** What a host's access rules see of one git request. */
-export interface GitAsk {
-  /** The repository named, if it exists. */
-  repo: RepoState | undefined;
-  /** A push (receive-pack or its advertisement). */
-  writing: boolean;
-  authorization: string | undefined;
-  /** Writes a text/plain refusal. */
-  refuse: Refuse;
+/** A host's words and ways over git smart HTTP. */
+export interface GitHost {
+  /** The Basic realm of its 401 challenge. */
+  realm: string;
+  /** The 401 body for credentials it does not know, and for a request that must sign in. */
+  badCredentials: string;
+  signIn: string;
+  /** The 404 body for a repository the caller may not see. */
+  notFound: string;
+  /** A missing repository asked anonymously: a challenge (GitHub, GitLab: they do not tell) or 404 (Gitea). */
+  anonymousMissing: 401 | 404;
+  /** The 403 body for a push the caller may not make. */
+  denied(repo: RepoState, login: string | undefined): string;
+  /** Gitea: an empty password (or `x-oauth-basic`) makes the user name the token. */
+  usernameAsToken?: boolean;
 }
 
 /**
- * git smart HTTP: `git http-backend` as CGI over the host's bare repositories, behind the host's
- * access rules (`admit`: the repository and the login it serves, or the refusal it wrote). A
- * successful push moves the repository's updatedAt. The pattern's groups are the owner (a
- * trailing slash dropped, for nested namespaces), the name and the endpoint.
+ * git smart HTTP: `git http-backend` as CGI over the host's bare repositories. Who may read and
+ * push is the State's; the host only words the refusals. A successful push moves updatedAt.
  */
-export function gitRoute(
-  state: State,
-  admit: (ask: GitAsk) => { repo: RepoState; login: string | undefined } | Promise<number>,
-  pattern: RegExp = GIT_PATH,
-): HostRoutes['git'] {
+export function gitRoute(state: State, host: GitHost): HostRoutes['git'] {
   return {
-    matches: (pathname) => pattern.test(pathname),
+    matches: (pathname) => GIT_PATH.test(pathname),
     handle(req: IncomingMessage, res: ServerResponse, url: URL): Promise<number> {
-      const [, owner, name, endpoint] = pattern.exec(url.pathname) as unknown as [string, string, string, string];
-      const writing =
-        endpoint === 'git-receive-pack' ||
-        (endpoint === 'info/refs' && url.searchParams.get('service') === 'git-receive-pack');
-      const admitted = admit({
-        repo: state.repo(decodeURIComponent(owner.replace(/\/$/, '')), decodeURIComponent(name)),
-        writing,
-        authorization: req.headers.authorization,
-        refuse: (status, text, headers) => plain(req, res, status, text, headers),
-      });
-      if (admitted instanceof Promise) return admitted;
-      const { repo, login } = admitted;
+      const [, owner, name, endpoint] = GIT_PATH.exec(url.pathname) ?? [];
+      const writing = endpoint === 'git-receive-pack' || url.searchParams.get('service') === 'git-receive-pack';
+      const refuse = (status: number, text: string) =>
+        plain(req, res, status, text, status === 401 ? { 'www-authenticate': `Basic realm="${host.realm}"` } : {});
+      const { present, token } = credentials(req.headers.authorization, host.usernameAsToken);
+      const found = token !== undefined ? state.byToken(token) : undefined;
+      if (present && !found) return refuse(401, host.badCredentials);
+      const login = found?.user.login;
+      const repo = state.repo(decodeURIComponent(owner!.replace(/\/$/, '')), decodeURIComponent(name!));
+      if (!repo && !login && host.anonymousMissing === 404) return refuse(404, host.notFound);
+      if (!repo || !state.canSee(repo, login)) return login ? refuse(404, host.notFound) : refuse(401, host.signIn);
+      if (writing && !login) return refuse(401, host.signIn);
+      if (writing && (found?.token.readOnly || !state.permissions(repo, login).push))
+        return refuse(403, host.denied(repo, login));
+      const pathInfo = `/${repo.owner}/${repo.name}.git/${endpoint}`;
+      const query = url.search.slice(1);
       return gitHttpBackend(req, res, {
         env: state.git.env,
         projectRoot: state.root,
-        pathInfo: `/${repo.owner}/${repo.name}.git/${endpoint}`,
-        query: url.search.slice(1),
+        pathInfo,
+        query,
         remoteUser: login,
       }).then((status) => {
-        if (writing && endpoint === 'git-receive-pack' && status === 200) repo.updatedAt = now();
+        if (endpoint === 'git-receive-pack' && status === 200) repo.updatedAt = now();
         return status;
       });
     },

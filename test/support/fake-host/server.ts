@@ -120,6 +120,9 @@ export async function startHost(layout: HostLayout, routes: (dirs: HostDirs) => 
       },
     );
   });
+  // No idle timeout: a test's synchronous set-up (commits by git plumbing) can block the event loop
+  // past Node's 5 s, and the server then closed a kept-alive socket just as the client reused it.
+  server.keepAliveTimeout = 0;
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   urls.webUrl = `http://127.0.0.1:${(server.address() as AddressInfo).port}${prefix}`;
   urls.apiUrl = `${urls.webUrl}${layout.apiPath}`;

@@ -1,6 +1,28 @@
 import type { Identity } from './bare.js';
-import type { Pull, RepoState, State } from './state.js';
-import type { HostRequest, HostServer } from './server.js';
+import { type GitHost, gitRoute } from './git.js';
+import { type OAuthHost, oauthProvider } from './oauth.js';
+import { type Reply, type RestHost, restApi } from './rest.js';
+import { type HostLayout, type HostRequest, type Urls, startHost } from './server.js';
+import { ACCESS, type Pull, type RepoState, State, type Visibility } from './state.js';
+
+/**
+ * A fake code host from its spec (where it serves what, its REST routes and words, its OAuth
+ * settings, its git words), and the test-side API every host has, so tests share assertions.
+ */
+
+export interface HostSpec {
+  layout: HostLayout;
+  /** The pre-receive hook's shell lines refusing a push to a protected branch (see Bare). */
+  protectedRefusal: string;
+  rest(urls: Urls): RestHost;
+  oauth: OAuthHost;
+  git: GitHost;
+  /** A new personal token, and the scopes of a personal token (undefined: the State's default). */
+  newToken(): string;
+  scopes?(readOnly: boolean): string[];
+  /** GitLab: an owner no user was added for is a group. */
+  ownersAreGroups?: boolean;
+}
 
 /** What a test reads of a repository on any fake host. */
 export interface FakeRepoInfo {
@@ -10,27 +32,26 @@ export interface FakeRepoInfo {
   parent?: string;
 }
 
-/** createRepo's options every host takes; a host adds its own (visibility, readers, …). */
+/** createRepo's options: `visibility` wins over `internal` and `private`. */
 export interface RepoOptions {
   files?: Record<string, string>;
   /** symlinks, path → target */
   links?: Record<string, string>;
   branch?: string;
   private?: boolean;
-  /** Logins with write access. */
+  visibility?: Visibility;
+  internal?: boolean;
+  /** Logins with write access (Developer on GitLab). */
   collaborators?: string[];
+  /** Logins with read access only (GitLab calls them reporters). */
+  readers?: string[];
+  reporters?: string[];
   protectedBranches?: string[];
   description?: string;
+  allowDrafts?: boolean;
 }
 
-/** A test's failure injection: the next matching REST request gets this reply (default body: the host's). */
-export interface InjectedReply {
-  status: number;
-  body?: unknown;
-  headers?: Record<string, string>;
-}
-
-/** The test-side API every fake code host (GitHub, GitLab, Gitea) has, so tests share assertions. */
+/** The test-side API every fake code host (GitHub, GitLab, Gitea) has. */
 export interface FakeHost<Info extends FakeRepoInfo = FakeRepoInfo> {
   /** http://127.0.0.1:PORT[/prefix]: git smart HTTP and OAuth (EMEND_SCM_WEB_URL). */
   webUrl: string;
@@ -46,6 +67,7 @@ export interface FakeHost<Info extends FakeRepoInfo = FakeRepoInfo> {
     login: string,
     opts?: { token?: string; name?: string; email?: string; readOnly?: boolean },
   ): { login: string; token: string };
+  createRepo(owner: string, name: string, opts?: RepoOptions): { commit: string };
   commit(
     owner: string,
     name: string,
@@ -62,31 +84,28 @@ export interface FakeHost<Info extends FakeRepoInfo = FakeRepoInfo> {
   protectBranches(owner: string, name: string, branches: string[]): void;
   oauthAs(login: string): void;
   addOAuthApp(clientId: string, clientSecret: string): void;
-  failNext(method: string, pathPattern: RegExp, reply: InjectedReply): void;
+  /** The next matching REST request gets this reply (default body: the host's error body). */
+  failNext(method: string, pathPattern: RegExp, reply: Reply): void;
   close(): Promise<void>;
 }
 
-/** What a host gives the shared side: its state, server, OAuth and REST, and how it mints tokens. */
-export interface HostParts {
-  state: State;
-  server: HostServer;
-  oauth: { approveAs(login: string): void; addApp(clientId: string, clientSecret: string): void };
-  rest: { failNext(method: string, pathPattern: RegExp, reply: InjectedReply): void };
-  /** A new personal token. */
-  newToken(): string;
-  /** The scopes of a personal token (undefined: the state's default). */
-  scopes?(readOnly: boolean): string[];
-}
-
-/**
- * The shared part of FakeHost over the host's State. `need` (the repository, or an error naming
- * the fake: a test that names a missing repository fails at once) is for the host's own calls.
- */
-export function hostSide(
-  name: string,
-  parts: HostParts,
-): Omit<FakeHost, 'repo'> & { need(owner: string, name: string): RepoState } {
-  const { state, server, oauth, rest } = parts;
+/** Starts the host of `spec`: its test-side API (repo() as `info` tells) and its State and OAuth for the host's extras. */
+export async function startFake<Info extends FakeRepoInfo>(
+  spec: HostSpec,
+  info: (r: RepoState, shared: FakeRepoInfo) => Info,
+) {
+  let made!: { state: State; oauth: ReturnType<typeof oauthProvider>; rest: ReturnType<typeof restApi> };
+  const server = await startHost(spec.layout, ({ root, scratch, urls }) => {
+    const state = new State(root, scratch, spec.protectedRefusal);
+    made = {
+      state,
+      oauth: oauthProvider(spec.oauth, state),
+      rest: restApi(spec.rest(urls), state, urls, spec.layout.apiPath),
+    };
+    return { rest: made.rest.handle, oauth: made.oauth.handle, git: gitRoute(state, spec.git) };
+  });
+  const { state, oauth, rest } = made;
+  const name = spec.layout.name;
   const need = (owner: string, repoName: string): RepoState => {
     const repo = state.repo(owner, repoName);
     if (!repo) throw new Error(`${name}: no repository ${owner}/${repoName}`);
@@ -97,11 +116,10 @@ export function hostSide(
     if (!sha) throw new Error(`${name}: ${repo.owner}/${repo.name} has no ${ref}`);
     return sha;
   };
-  return {
+  const fake: FakeHost<Info> = {
     webUrl: server.urls.webUrl,
     apiUrl: server.urls.apiUrl,
     requests: server.requests,
-    need,
     addUser(login, opts = {}) {
       const known = state.user(login);
       const user = state.ensureUser(login);
@@ -111,10 +129,28 @@ export function hostSide(
         const first = [...state.tokens.entries()].find(([, t]) => t.login === user.login);
         if (first) return { login: user.login, token: first[0] };
       }
-      const token = opts.token ?? parts.newToken();
+      const token = opts.token ?? spec.newToken();
       const readOnly = opts.readOnly ?? false;
-      state.addToken(user.login, token, { readOnly, scopes: parts.scopes?.(readOnly) });
+      state.addToken(user.login, token, { readOnly, scopes: spec.scopes?.(readOnly) });
       return { login: user.login, token };
+    },
+    createRepo(owner, repoName, opts = {}) {
+      if (spec.ownersAreGroups && (state.isGroup(owner) || !state.user(owner))) state.ensureGroup(owner);
+      const visibility = opts.visibility ?? (opts.internal ? 'internal' : opts.private ? 'private' : 'public');
+      const branch = opts.branch ?? 'main';
+      const repo = state.addRepo(owner, repoName, {
+        ...opts,
+        visibility,
+        branch,
+        description: opts.description ?? null,
+      });
+      for (const c of opts.collaborators ?? []) repo.members.set(c.toLowerCase(), ACCESS.developer);
+      for (const r of [...(opts.readers ?? []), ...(opts.reporters ?? [])])
+        repo.members.set(r.toLowerCase(), ACCESS.reporter);
+      const files = opts.files ?? { 'README.md': `# ${repoName}\n` };
+      const commit = state.commit(repo, { branch, files, links: opts.links, message: 'Initial commit' });
+      state.setProtected(repo, opts.protectedBranches ?? []);
+      return { commit };
     },
     commit: (owner, repoName, opts) => state.commit(need(owner, repoName), opts),
     protectBranches(owner, repoName, branches) {
@@ -135,31 +171,16 @@ export function hostSide(
     },
     pulls: (owner, repoName) => state.pulls(need(owner, repoName)).map((p) => ({ ...p, head: { ...p.head } })),
     mergePull: (owner, repoName, number) => state.mergePull(need(owner, repoName), number),
+    repo(owner, repoName) {
+      const r = state.repo(owner, repoName);
+      if (!r) return undefined;
+      const shared = { private: r.visibility !== 'public', defaultBranch: r.defaultBranch, fork: r.fork };
+      return info(r, { ...shared, ...(r.parent ? { parent: r.parent } : {}) });
+    },
     oauthAs: (login) => oauth.approveAs(login),
     addOAuthApp: (clientId, clientSecret) => oauth.addApp(clientId, clientSecret),
     failNext: (method, pathPattern, reply) => rest.failNext(method, pathPattern, reply),
     close: () => server.close(),
   };
-}
-
-/** A new repository's first commit (the files, or a README) and its protected branches; returns the commit. */
-export function initialCommit(state: State, repo: RepoState, opts: RepoOptions): string {
-  const commit = state.commit(repo, {
-    branch: opts.branch ?? 'main',
-    files: opts.files ?? { 'README.md': `# ${repo.name}\n` },
-    links: opts.links,
-    message: 'Initial commit',
-  });
-  state.setProtected(repo, opts.protectedBranches ?? []);
-  return commit;
-}
-
-/** What every host tells of a repository. */
-export function repoInfo(r: RepoState): FakeRepoInfo {
-  return {
-    private: r.private,
-    defaultBranch: r.defaultBranch,
-    fork: r.fork,
-    ...(r.parent ? { parent: r.parent } : {}),
-  };
+  return { fake, state, oauth };
 }

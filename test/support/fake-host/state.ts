@@ -3,9 +3,15 @@ import { join } from 'node:path';
 import { Bare, type CommitInfo, type Identity, isoSeconds } from './bare.js';
 
 /**
- * The fake hosts' model, GitHub's shape (each host adds its own on top): users and their tokens,
- * repositories over bare git directories, pull requests.
+ * The one model behind the three fake hosts: users and their tokens, groups (GitLab's nested
+ * namespaces; no other host makes any), repositories over bare git directories with a visibility
+ * and members at access levels, pull requests (GitLab's merge requests too). Each host only words
+ * and shapes it; who may read and push is decided here once.
  */
+
+/** GitLab's numeric levels, used for every host: a GitHub collaborator is a developer, a Gitea reader a reporter. */
+export const ACCESS = { guest: 10, reporter: 20, developer: 30, maintainer: 40, owner: 50 } as const;
+export type Visibility = 'public' | 'internal' | 'private';
 
 export interface UserState {
   login: string;
@@ -17,23 +23,32 @@ export interface UserState {
 
 export interface TokenState {
   login: string;
-  /** A read-only (fine-grained) token: every write answers 403. */
+  /** Can read, not write: REST writes and pushes are refused. */
   readOnly: boolean;
   scopes: string[];
+  /** An OAuth token the provider expired: no longer a credential (GitLab words the refusal). */
+  expired?: boolean;
+}
+
+export interface GroupState {
+  id: number;
+  fullPath: string;
+  /** Lower-cased login → access level, inherited by subgroups and their repositories. */
+  members: Map<string, number>;
 }
 
 export interface RepoState {
   id: number;
   owner: string;
   name: string;
-  private: boolean;
+  visibility: Visibility;
   defaultBranch: string;
   fork: boolean;
   /** `owner/name` of the repository this one was forked from. */
   parent?: string;
   allowDrafts: boolean;
-  /** Lower-cased logins with push access. */
-  collaborators: Set<string>;
+  /** Lower-cased login → access level on this repository alone. */
+  members: Map<string, number>;
   protectedBranches: Set<string>;
   description: string | null;
   createdAt: string;
@@ -74,27 +89,27 @@ export interface Permissions {
   pull: boolean;
 }
 
-const NO_ACCESS: Permissions = { admin: false, maintain: false, push: false, triage: false, pull: false };
-
 export const key = (owner: string, name: string): string => `${owner}/${name}`.toLowerCase();
 export const now = (): string => isoSeconds(new Date());
+export const fullName = (r: RepoState): string => `${r.owner}/${r.name}`;
 const TOKEN_CHARS = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789';
 
-/** 'ghp_' + 36 random characters, like a classic personal access token. */
-export function newToken(prefix: string): string {
-  const bytes = randomBytes(36);
+/** `prefix` + `length` random letters and digits, like a personal access token. */
+export function newToken(prefix: string, length = 36): string {
   let out = prefix;
-  for (const b of bytes) out += TOKEN_CHARS[b % TOKEN_CHARS.length];
+  for (const b of randomBytes(length)) out += TOKEN_CHARS[b % TOKEN_CHARS.length];
   return out;
 }
 
 export class State {
   readonly users = new Map<string, UserState>();
   readonly tokens = new Map<string, TokenState>();
+  readonly groups = new Map<string, GroupState>();
   readonly repos = new Map<string, RepoState>();
   readonly pullsByRepo = new Map<string, Pull[]>();
   readonly git: Bare;
   private nextUserId = 1001;
+  private nextGroupId = 501;
   private nextRepoId = 200001;
   private nextPullId = 3000001;
 
@@ -102,43 +117,35 @@ export class State {
   constructor(
     readonly root: string,
     scratch: string,
-    protectedRefusal?: string,
+    protectedRefusal: string,
   ) {
     this.git = new Bare(scratch, protectedRefusal);
   }
 
-  // ---- users and tokens -------------------------------------------------------------------
+  // ---- users, tokens, groups ----------------------------------------------------------------
 
   user(login: string): UserState | undefined {
     return this.users.get(login.toLowerCase());
   }
 
   ensureUser(login: string): UserState {
-    const existing = this.user(login);
-    if (existing) return existing;
-    const user: UserState = {
-      login,
-      id: this.nextUserId++,
-      name: login,
-      email: `${login.toLowerCase()}@users.example.com`,
-      createdAt: now(),
-    };
+    const found = this.user(login);
+    if (found) return found;
+    const email = `${login.toLowerCase()}@users.example.com`;
+    const user = { login, id: this.nextUserId++, name: login, email, createdAt: now() };
     this.users.set(login.toLowerCase(), user);
     return user;
   }
 
   addToken(login: string, token: string, opts: { readOnly?: boolean; scopes?: string[] } = {}): void {
-    this.tokens.set(token, {
-      login: this.ensureUser(login).login,
-      readOnly: opts.readOnly ?? false,
-      scopes: opts.scopes ?? ['repo', 'workflow'],
-    });
+    const scopes = opts.scopes ?? ['repo', 'workflow'];
+    this.tokens.set(token, { login: this.ensureUser(login).login, readOnly: opts.readOnly ?? false, scopes });
   }
 
-  /** The user a token belongs to (undefined: unknown token). */
+  /** The user a live token belongs to (undefined: unknown or expired). */
   byToken(token: string): { user: UserState; token: TokenState } | undefined {
     const t = this.tokens.get(token);
-    const user = t && this.user(t.login);
+    const user = t && !t.expired ? this.user(t.login) : undefined;
     return t && user ? { user, token: t } : undefined;
   }
 
@@ -153,59 +160,92 @@ export class State {
     return { name: u.name, email: u.email };
   }
 
-  // ---- repositories -----------------------------------------------------------------------
+  /** The group at `path` and its parents, made if missing. */
+  ensureGroup(path: string): GroupState {
+    const parts = path.split('/');
+    for (let i = 1; i < parts.length; i++) this.ensureGroup(parts.slice(0, i).join('/'));
+    const found = this.groups.get(path.toLowerCase());
+    if (found) return found;
+    const group = { id: this.nextGroupId++, fullPath: path, members: new Map<string, number>() };
+    this.groups.set(path.toLowerCase(), group);
+    return group;
+  }
+
+  /** A namespace is a group when it was made as one or holds a slash; otherwise it is a user's. */
+  isGroup(namespace: string): boolean {
+    return namespace.includes('/') || this.groups.has(namespace.toLowerCase());
+  }
+
+  // ---- repositories and access --------------------------------------------------------------
 
   repo(owner: string, name: string): RepoState | undefined {
     return this.repos.get(key(owner, name));
   }
 
-  repoByFullName(fullName: string): RepoState | undefined {
-    // The last slash: a GitLab namespace (fake-gitlab's owners) may itself hold slashes.
-    const slash = fullName.lastIndexOf('/');
-    return slash > 0 ? this.repo(fullName.slice(0, slash), fullName.slice(slash + 1)) : undefined;
+  repoByFullName(full: string): RepoState | undefined {
+    // The last slash: a GitLab namespace may itself hold slashes.
+    const slash = full.lastIndexOf('/');
+    return slash > 0 ? this.repo(full.slice(0, slash), full.slice(slash + 1)) : undefined;
   }
 
+  repoById(id: number): RepoState | undefined {
+    for (const r of this.repos.values()) if (r.id === id) return r;
+    return undefined;
+  }
+
+  /** The owner of a user namespace is Owner (50); else the highest membership of the repository or a group above it. */
+  accessLevel(repo: RepoState, login: string | undefined): number {
+    if (!login) return 0;
+    const l = login.toLowerCase();
+    if (!this.isGroup(repo.owner) && repo.owner.toLowerCase() === l) return ACCESS.owner;
+    let level = repo.members.get(l) ?? 0;
+    const parts = repo.owner.split('/');
+    for (let i = 1; i <= parts.length; i++)
+      level = Math.max(level, this.groups.get(parts.slice(0, i).join('/').toLowerCase())?.members.get(l) ?? 0);
+    return level;
+  }
+
+  /** Public: anyone reads; internal: any signed-in user; private: Reporter and up. Developer pushes. */
   permissions(repo: RepoState, login: string | undefined): Permissions {
-    const l = login?.toLowerCase();
-    if (l && l === repo.owner.toLowerCase())
-      return { admin: true, maintain: true, push: true, triage: true, pull: true };
-    if (l && repo.collaborators.has(l)) return { admin: false, maintain: false, push: true, triage: true, pull: true };
-    if (!repo.private) return { ...NO_ACCESS, pull: true };
-    return { ...NO_ACCESS };
+    const level = this.accessLevel(repo, login);
+    const visible = repo.visibility === 'public' || (repo.visibility === 'internal' && login !== undefined);
+    const admin = level >= ACCESS.owner;
+    const push = level >= ACCESS.developer;
+    return { admin, maintain: admin, push, triage: push, pull: visible || level >= ACCESS.reporter };
   }
 
   canSee(repo: RepoState, login: string | undefined): boolean {
     return this.permissions(repo, login).pull;
   }
 
-  /** A new repository record and its bare directory (empty: no commits). */
+  /** A new repository record and its bare directory (empty: no commits); a fork copies `fork`. */
   addRepo(
     owner: string,
     name: string,
     opts: {
-      private?: boolean;
+      visibility?: Visibility;
       branch?: string;
       allowDrafts?: boolean;
       description?: string | null;
       fork?: RepoState;
     } = {},
   ): RepoState {
-    if (this.repo(owner, name)) throw new Error(`fake-github: repository ${owner}/${name} already exists`);
-    const ownerUser = this.ensureUser(owner);
-    const dir = join(this.root, ownerUser.login, `${name}.git`);
+    if (this.repo(owner, name)) throw new Error(`repository ${owner}/${name} already exists`);
+    const ownerName = this.isGroup(owner) ? this.ensureGroup(owner).fullPath : this.ensureUser(owner).login;
+    const dir = join(this.root, ownerName, `${name}.git`);
     const parent = opts.fork;
     if (parent) this.git.copy(parent.dir, dir);
     else this.git.init(dir, opts.branch ?? 'main');
     const repo: RepoState = {
       id: this.nextRepoId++,
-      owner: ownerUser.login,
+      owner: ownerName,
       name,
-      private: opts.private ?? parent?.private ?? false,
+      visibility: opts.visibility ?? parent?.visibility ?? 'public',
       defaultBranch: parent?.defaultBranch ?? opts.branch ?? 'main',
       fork: parent !== undefined,
-      ...(parent ? { parent: `${parent.owner}/${parent.name}` } : {}),
+      ...(parent ? { parent: fullName(parent) } : {}),
       allowDrafts: opts.allowDrafts ?? true,
-      collaborators: new Set(),
+      members: new Map(),
       protectedBranches: new Set(),
       description: opts.description ?? parent?.description ?? null,
       createdAt: now(),
@@ -227,39 +267,25 @@ export class State {
   /** The root of a fork network (follows parents). */
   networkRoot(repo: RepoState): RepoState {
     let r = repo;
-    for (let i = 0; i < 100 && r.parent; i++) {
-      const p = this.repoByFullName(r.parent);
-      if (!p) break;
-      r = p;
-    }
+    for (let i = 0; i < 100 && r.parent; i++) r = this.repoByFullName(r.parent) ?? r;
     return r;
+  }
+
+  forksOf(repo: RepoState): RepoState[] {
+    return [...this.repos.values()].filter((r) => r.parent?.toLowerCase() === key(repo.owner, repo.name));
   }
 
   /** The caller's existing fork of `repo`, if any. */
   forkOf(repo: RepoState, login: string): RepoState | undefined {
-    const full = `${repo.owner}/${repo.name}`.toLowerCase();
-    for (const r of this.repos.values())
-      if (r.owner.toLowerCase() === login.toLowerCase() && r.parent?.toLowerCase() === full) return r;
-    return undefined;
-  }
-
-  /** A fork of `repo` under `login`: reuses an existing one; a taken name gets `-1`, `-2`, … like GitHub. */
-  fork(repo: RepoState, login: string, name?: string): RepoState {
-    const existing = this.forkOf(repo, login);
-    if (existing) return existing;
-    const base = name ?? repo.name;
-    let candidate = base;
-    for (let i = 1; this.repo(login, candidate); i++) candidate = `${base}-${i}`;
-    return this.addRepo(login, candidate, { fork: repo });
+    return this.forksOf(repo).find((r) => r.owner.toLowerCase() === login.toLowerCase());
   }
 
   /** A repository of `owner` in the same fork network as `repo` (the repo itself when owner owns it). */
   inNetwork(repo: RepoState, owner: string): RepoState | undefined {
     if (repo.owner.toLowerCase() === owner.toLowerCase()) return repo;
     const root = this.networkRoot(repo);
-    for (const r of this.repos.values()) {
+    for (const r of this.repos.values())
       if (r.owner.toLowerCase() === owner.toLowerCase() && this.networkRoot(r) === root) return r;
-    }
     return undefined;
   }
 
@@ -277,25 +303,17 @@ export class State {
   ): string {
     let parent = this.git.branchHead(repo.dir, opts.branch);
     if (parent === undefined) {
-      const from = opts.from ?? repo.defaultBranch;
-      parent = this.git.resolve(repo.dir, from);
-      if (parent === undefined && opts.from !== undefined)
-        throw new Error(`fake-github: ${repo.owner}/${repo.name} has no ${opts.from}`);
+      parent = this.git.resolve(repo.dir, opts.from ?? repo.defaultBranch);
+      if (parent === undefined && opts.from !== undefined) throw new Error(`${fullName(repo)} has no ${opts.from}`);
     }
-    const sha = this.git.commitFiles(
-      repo.dir,
-      parent,
-      opts.files,
-      opts.message ?? 'change',
-      opts.author ?? this.identity(repo.owner),
-      opts.links,
-    );
+    const who = opts.author ?? this.identity(repo.owner);
+    const sha = this.git.commitFiles(repo.dir, parent, opts.files, opts.message ?? 'change', who, opts.links);
     this.git.setRef(repo.dir, opts.branch, sha);
     repo.updatedAt = now();
     return sha;
   }
 
-  // ---- pull requests ----------------------------------------------------------------------
+  // ---- pull requests ------------------------------------------------------------------------
 
   pulls(repo: RepoState): Pull[] {
     return this.pullsByRepo.get(key(repo.owner, repo.name)) ?? [];
@@ -308,41 +326,26 @@ export class State {
   /** The pull request's commits: on its head and not on its base (as of the merge once merged), oldest first. */
   pullCommits(repo: RepoState, pull: Pull): CommitInfo[] {
     const head = this.syncHead(repo, pull);
-    if (!head) return [];
     const base = pull.merged_base_sha ?? this.git.branchHead(repo.dir, pull.base);
-    return this.git.log(repo.dir, base, head);
+    return head ? this.git.log(repo.dir, base, head) : [];
   }
 
   headRepo(pull: Pull): RepoState | undefined {
     return this.repo(pull.head.owner, pull.head.repo);
   }
 
-  /**
-   * The pull's head commit, brought into the base repository as refs/pull/N/head (as GitHub keeps
-   * it); for a merged pull, the head that was merged.
-   */
+  /** The pull's head commit, kept in the base repository as refs/pull/N/head (as GitHub does); merged: the head merged. */
   syncHead(repo: RepoState, pull: Pull): string | undefined {
     if (pull.merged_head_sha) return pull.merged_head_sha;
+    const ref = `refs/pull/${pull.number}/head`;
     const head = this.headRepo(pull);
-    if (!head) return this.git.resolve(repo.dir, `refs/pull/${pull.number}/head`);
-    const sha = this.git.fetchRef(repo.dir, head.dir, `refs/heads/${pull.head.ref}`, `refs/pull/${pull.number}/head`);
-    return sha ?? this.git.resolve(repo.dir, `refs/pull/${pull.number}/head`);
+    const sha = head ? this.git.fetchRef(repo.dir, head.dir, `refs/heads/${pull.head.ref}`, ref) : undefined;
+    return sha ?? this.git.resolve(repo.dir, ref);
   }
 
   addPull(
     repo: RepoState,
-    fields: Omit<
-      Pull,
-      | 'number'
-      | 'id'
-      | 'state'
-      | 'merged'
-      | 'merged_at'
-      | 'closed_at'
-      | 'created_at'
-      | 'updated_at'
-      | 'merge_commit_sha'
-    >,
+    fields: Pick<Pull, 'title' | 'body' | 'user' | 'head' | 'base' | 'draft' | 'maintainer_can_modify'>,
   ): Pull {
     const list = this.pulls(repo);
     const pull: Pull = {
@@ -365,28 +368,19 @@ export class State {
   /** Merges an open pull with a merge commit on its base branch; returns the merge commit. */
   mergePull(repo: RepoState, number: number, by?: string): string {
     const pull = this.pull(repo, number);
-    if (!pull) throw new Error(`fake-github: ${repo.owner}/${repo.name} has no pull #${number}`);
-    if (pull.state !== 'open')
-      throw new Error(`fake-github: pull #${number} is ${pull.merged ? 'already merged' : 'closed'}`);
+    if (!pull) throw new Error(`${fullName(repo)} has no pull #${number}`);
+    if (pull.state !== 'open') throw new Error(`pull #${number} is ${pull.merged ? 'already merged' : 'closed'}`);
     const headSha = this.syncHead(repo, pull);
     const baseSha = this.git.branchHead(repo.dir, pull.base);
-    if (!headSha || !baseSha) throw new Error(`fake-github: pull #${number} has no head or base commit`);
+    if (!headSha || !baseSha) throw new Error(`pull #${number} has no head or base commit`);
     const tree = this.git.mergeTree(repo.dir, baseSha, headSha);
-    if (!tree) throw new Error(`fake-github: pull #${number} has merge conflicts`);
+    if (!tree) throw new Error(`pull #${number} has merge conflicts`);
     const message = `Merge pull request #${number} from ${pull.head.owner}/${pull.head.ref}\n\n${pull.title}\n`;
     const sha = this.git.commitTree(repo.dir, tree, [baseSha, headSha], message, this.identity(by ?? repo.owner));
     this.git.setRef(repo.dir, pull.base, sha);
     const at = now();
-    Object.assign(pull, {
-      state: 'closed',
-      merged: true,
-      merged_at: at,
-      closed_at: at,
-      updated_at: at,
-      merge_commit_sha: sha,
-      merged_head_sha: headSha,
-      merged_base_sha: baseSha,
-    });
+    Object.assign(pull, { state: 'closed', merged: true, merged_at: at, closed_at: at, updated_at: at });
+    Object.assign(pull, { merge_commit_sha: sha, merged_head_sha: headSha, merged_base_sha: baseSha });
     return sha;
   }
 }
