@@ -10,13 +10,34 @@ import { roundMessage, takeAnswer } from '../../../src/steps/fix/edit-rounds.js'
  * (case.json: finishReason, maxOutputTokens; default a complete answer), and what must come of
  * it: the files after (after/) and, when the answer left something to do, the exact round-2
  * message (round2.md). No round2.md means the answer must need no second round.
+ *
+ * The cases mostly make the same change to the same small repository, so a repository that
+ * several cases start or end with is kept once under fixtures/slip-trees/ and named in case.json
+ * ("before", "after") in place of the case's own folder.
  */
 const CORPUS = join(import.meta.dirname, 'fixtures', 'slips');
+const SHARED_TREES = join(import.meta.dirname, 'fixtures', 'slip-trees');
 const cases = readdirSync(CORPUS).sort();
 const dirs: string[] = [];
 afterAll(() => {
   for (const d of dirs) rmSync(d, { recursive: true, force: true });
 });
+
+interface CaseMeta {
+  finishReason?: string;
+  maxOutputTokens?: number;
+  before?: string;
+  after?: string;
+}
+
+/** A case's repository before or after the answer: its own folder, else the shared tree its case.json names. */
+function treeOf(at: string, meta: CaseMeta, which: 'before' | 'after'): string {
+  const own = join(at, which);
+  if (existsSync(own)) return own;
+  const shared = meta[which];
+  if (shared === undefined) throw new Error(`${at}: no ${which}/ and no "${which}" in case.json`);
+  return join(SHARED_TREES, shared);
+}
 
 function tree(root: string): Record<string, string> {
   const out: Record<string, string> = {};
@@ -48,8 +69,10 @@ describe('the replay corpus of edit slips', () => {
     const at = join(CORPUS, name);
     const dir = mkdtempSync(join(tmpdir(), `emend-slip-${name}-`));
     dirs.push(dir);
-    cpSync(join(at, 'before'), dir, { recursive: true });
-    const meta = existsSync(join(at, 'case.json')) ? JSON.parse(readFileSync(join(at, 'case.json'), 'utf8')) : {};
+    const meta: CaseMeta = existsSync(join(at, 'case.json'))
+      ? JSON.parse(readFileSync(join(at, 'case.json'), 'utf8'))
+      : {};
+    cpSync(treeOf(at, meta, 'before'), dir, { recursive: true });
     const end = { finishReason: meta.finishReason ?? 'stop', maxOutputTokens: meta.maxOutputTokens ?? 12_000 };
     const taken = await takeAnswer(dir, readFileSync(join(at, 'answer.md'), 'utf8'), end, { syntaxCheck: true });
     const needsRound2 = taken.notApplied.length > 0 || taken.syntax.length > 0 || taken.cutOff !== undefined;
@@ -61,6 +84,6 @@ describe('the replay corpus of edit slips', () => {
       expect(taken.notApplied).toEqual([]);
       expect(needsRound2).toBe(false);
     }
-    expect(tree(dir)).toEqual(tree(join(at, 'after')));
+    expect(tree(dir)).toEqual(tree(treeOf(at, meta, 'after')));
   });
 });
