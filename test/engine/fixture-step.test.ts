@@ -1,42 +1,24 @@
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { type Worker, startWorker } from '../../src/engine/worker.js';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { stepOutputComponents } from '../../src/http/step-output-schemas.js';
 import { readProgress } from '../../src/step-contract/index.js';
-import { logsOf, recordingSteps, waitForStatus } from '../support/engine.js';
+import { createTask, logsOf, recordingSteps, waitForStatus, workerPerTest } from '../support/engine.js';
 import { CHECKER, WITH_CHECKER, withChecker } from '../support/fixture-step.js';
 import { type Harness, newAccount, startHarness } from '../support/harness.js';
 
 let h: Harness;
-let worker: Worker | undefined;
+const workers = workerPerTest(() => h);
 beforeAll(async () => {
   h = await startHarness();
   h.github.createRepo('psf', 'requests');
-});
-afterEach(async () => {
-  await worker?.stop();
-  worker = undefined;
 });
 afterAll(() => h.close());
 
 describe('a step added by its descriptor entry, its function and its registration', () => {
   it('runs in its place, its failed verdict sends the task back to the rework step, its output is stored', async () => {
     const { steps, calls } = recordingSteps();
-    worker = await startWorker(h.deps, withChecker(steps), {
-      concurrency: 1,
-      heartbeatMs: 200,
-      staleMs: 2_000,
-      maintenanceMs: 60_000,
-      pipeline: WITH_CHECKER,
-    });
+    await workers.start(withChecker(steps), { concurrency: 1, pipeline: WITH_CHECKER });
     const { auth } = await newAccount(h, { plan: 'pro', credits: 3 });
-    const res = await h.app.inject({
-      method: 'POST',
-      url: '/v1/tasks',
-      headers: auth,
-      payload: { prompt: 'fix the bug', repo_url: 'https://github.com/psf/requests' },
-    });
-    expect(res.statusCode, res.body).toBe(201);
-    const done = await waitForStatus(h, res.json().id, 'done');
+    const done = await waitForStatus(h, await createTask(h, auth), 'done');
     // The checker is no recording step: between the fixer's runs, the first sent back by it.
     expect(calls.map((c) => `${c.step}/${c.retry}`)).toEqual([
       'planner/0',

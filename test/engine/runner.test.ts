@@ -1,49 +1,36 @@
 import { eq } from 'drizzle-orm';
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ledgerBalance } from '../../src/accounts/credits.js';
 import { accounts } from '../../src/db/schema.js';
 import { CHANNELS } from '../../src/events/bus.js';
 import type { RegistryStep } from '../../src/steps/step.js';
-import { type Worker, startWorker } from '../../src/engine/worker.js';
-import { deferred, isRunning, logsOf, recordingSteps, taskRow, waitFor, waitForStatus } from '../support/engine.js';
+import {
+  createTask,
+  deferred,
+  isRunning,
+  logsOf,
+  recordingSteps,
+  taskRow,
+  waitFor,
+  waitForStatus,
+  workerPerTest,
+} from '../support/engine.js';
 import { type Harness, newAccount, startHarness } from '../support/harness.js';
 import { validatorOutput } from '../support/step-outputs.js';
 
 let h: Harness;
-let worker: Worker | undefined;
+const workers = workerPerTest(() => h);
 beforeAll(async () => {
   h = await startHarness();
   // the public repositories these tests name, on the code host the service asks
   h.github.createRepo('psf', 'requests');
 });
-afterEach(async () => {
-  await worker?.stop();
-  worker = undefined;
-});
 afterAll(() => h.close());
-
-const REPO = 'https://github.com/psf/requests';
 
 async function start(overrides: Parameters<typeof recordingSteps>[0] = {}, concurrency = 2) {
   const rec = recordingSteps(overrides);
-  worker = await startWorker(h.deps, rec.steps, {
-    concurrency,
-    heartbeatMs: 200,
-    staleMs: 2_000,
-    maintenanceMs: 60_000,
-  });
+  await workers.start(rec.steps, { concurrency });
   return rec;
-}
-
-async function create(auth: Record<string, string>, body: Record<string, unknown> = {}) {
-  const res = await h.app.inject({
-    method: 'POST',
-    url: '/v1/tasks',
-    headers: auth,
-    payload: { prompt: 'fix the bug', repo_url: REPO, ...body },
-  });
-  expect(res.statusCode, res.body).toBe(201);
-  return res.json().id as string;
 }
 
 async function credits(accountId: string) {
@@ -55,7 +42,7 @@ describe('a full run', () => {
   it('runs the six steps in order on a pr-mode task, records totals and captures the credit', async () => {
     const { steps, calls } = await start();
     const { auth, account } = await newAccount(h, { plan: 'pro', credits: 3 });
-    const id = await create(auth);
+    const id = await createTask(h, auth);
     const done = await waitForStatus(h, id, 'done');
     expect(calls.map((c) => c.step)).toEqual(['planner', 'locator', 'inspector', 'fixer', 'validator', 'pr']);
     expect(await logsOf(h, id)).toEqual([
@@ -100,13 +87,13 @@ describe('a full run', () => {
   it('skips pr in preview mode, and stops after the inspector for demo tokens', async () => {
     await start();
     const free = await newAccount(h, { plan: 'free' });
-    const previewId = await create(free.auth);
+    const previewId = await createTask(h, free.auth);
     await waitForStatus(h, previewId, 'done');
     expect((await logsOf(h, previewId)).slice(-1)).toEqual(['pr:skipped']);
     const demo = (
       await h.app.inject({ method: 'POST', url: '/v1/demo/token', payload: { email: 'demo@example.com' } })
     ).json().token;
-    const demoId = await create({ authorization: `Bearer ${demo}` });
+    const demoId = await createTask(h, { authorization: `Bearer ${demo}` });
     await waitForStatus(h, demoId, 'done');
     expect((await logsOf(h, demoId)).slice(-3)).toEqual(['fixer:skipped', 'validator:skipped', 'pr:skipped']);
     const view = (
@@ -129,7 +116,7 @@ describe('a full run', () => {
       },
     });
     const { auth, account } = await newAccount(h, { plan: 'pro', credits: 1 });
-    const id = await create(auth);
+    const id = await createTask(h, auth);
     const done = await waitForStatus(h, id, 'done');
     // pro allows 2 retries: fixer runs 3 times, validator 3 times, then the pr step (a draft, in the pr issue)
     expect(calls.map((c) => c.step)).toEqual([
@@ -155,7 +142,7 @@ describe('a full run', () => {
   it('fails the task with the step’s message and releases the credit when a step throws', async () => {
     await start({ locator: async () => Promise.reject(new Error('index build ran out of memory')) });
     const { auth, account } = await newAccount(h, { plan: 'pro', credits: 1 });
-    const id = await create(auth);
+    const id = await createTask(h, auth);
     const failed = await waitForStatus(h, id, 'failed');
     expect(failed.error).toBe('locator failed: index build ran out of memory');
     expect(await logsOf(h, id)).toEqual(['planner:running', 'planner:done', 'locator:running', 'locator:failed']);
@@ -167,7 +154,7 @@ describe('a full run', () => {
     await start();
     const { auth } = await newAccount(h, { plan: 'pro' });
     await h.app.inject({ method: 'POST', url: '/v1/me/byok', headers: auth, payload: { enabled: true } });
-    const id = await create(auth);
+    const id = await createTask(h, auth);
     const done = await waitForStatus(h, id, 'done');
     expect(done.tokensTotal).toBe(500);
     expect(Number(done.costUsd)).toBe(0);
@@ -178,11 +165,11 @@ describe('approval gates', () => {
   it('waits after the planner and after the fixer without holding a worker; approve resumes, with an edited plan', async () => {
     const { calls } = await start({}, 1);
     const { auth } = await newAccount(h, { plan: 'pro', credits: 5 });
-    const id = await create(auth, { approval_mode: 'manual' });
+    const id = await createTask(h, auth, { approval_mode: 'manual' });
     await waitForStatus(h, id, 'awaiting_plan');
     expect(calls.map((c) => c.step)).toEqual(['planner']);
     // the single consumer is free: another task runs to the end meanwhile
-    const other = await create(auth);
+    const other = await createTask(h, auth);
     await waitForStatus(h, other, 'done');
 
     const wrongStage = await h.app.inject({
@@ -275,11 +262,11 @@ describe('approval gates', () => {
   it('cancels a gate left unapproved for 5 minutes and releases the credit (injected clock)', async () => {
     await start();
     const { auth, account } = await newAccount(h, { plan: 'pro', credits: 1 });
-    const id = await create(auth, { approval_mode: 'manual' });
+    const id = await createTask(h, auth, { approval_mode: 'manual' });
     await waitForStatus(h, id, 'awaiting_plan');
     expect(await credits(account.id)).toBe(0);
     h.clock.advance(4 * 60_000 + 59_000);
-    await worker!.maintain();
+    await workers.current!.maintain();
     expect((await taskRow(h, id)).status).toBe('awaiting_plan');
     const cancelledCount = async () =>
       (await h.deps.metrics.tasksFinished.get()).values.find((v) => v.labels.status === 'cancelled')?.value ?? 0;
@@ -287,7 +274,7 @@ describe('approval gates', () => {
     const notified: string[] = [];
     const unsubscribe = h.deps.events.subscribe(CHANNELS.taskEvents, (taskId) => notified.push(taskId));
     h.clock.advance(2_000);
-    await worker!.maintain();
+    await workers.current!.maintain();
     const cancelled = await taskRow(h, id);
     expect(cancelled.status).toBe('cancelled');
     expect(cancelled.error).toContain('5 minutes');
@@ -298,7 +285,7 @@ describe('approval gates', () => {
     expect(await cancelledCount()).toBe(before + 1);
     await waitFor('the notify of the cancel', async () => notified.includes(id));
     unsubscribe();
-    await worker!.maintain();
+    await workers.current!.maintain();
     expect(await cancelledCount()).toBe(before + 1);
     expect(await credits(account.id)).toBe(1);
   });
@@ -321,7 +308,7 @@ describe('kill', () => {
     };
     const { calls } = await start({ inspector });
     const { auth, account } = await newAccount(h, { plan: 'pro', credits: 1 });
-    const id = await create(auth);
+    const id = await createTask(h, auth);
     const pids = await spawned.promise;
     expect(pids.every(isRunning)).toBe(true);
     const res = await h.app.inject({ method: 'POST', url: `/v1/tasks/${id}/kill`, headers: auth });
@@ -341,11 +328,11 @@ describe('kill', () => {
 
   it('kills pending and waiting tasks, and 404s another account’s task', async () => {
     const { auth } = await newAccount(h, { plan: 'pro', credits: 3 });
-    const pending = await create(auth); // no worker yet: stays pending
+    const pending = await createTask(h, auth); // no worker yet: stays pending
     const killed = await h.app.inject({ method: 'POST', url: `/v1/tasks/${pending}/kill`, headers: auth });
     expect(killed.json().task.status).toBe('cancelled');
     await start();
-    const waiting = await create(auth, { approval_mode: 'manual' });
+    const waiting = await createTask(h, auth, { approval_mode: 'manual' });
     await waitForStatus(h, waiting, 'awaiting_plan');
     const other = await newAccount(h, { plan: 'pro' });
     expect(
@@ -361,7 +348,7 @@ describe('continue', () => {
   it('promotes a done preview to a pr-mode child that reuses the plan and diff, holding one credit', async () => {
     const { calls } = await start();
     const { auth, account } = await newAccount(h, { plan: 'free', credits: 1 });
-    const parent = await create(auth);
+    const parent = await createTask(h, auth);
     await waitForStatus(h, parent, 'done');
     const res = await h.app.inject({ method: 'POST', url: `/v1/tasks/${parent}/continue`, headers: auth });
     expect(res.statusCode).toBe(201);
@@ -396,7 +383,7 @@ describe('continue', () => {
 
   it('answers 409 for a preview not done, and 402 DEMO_LIMIT_REACHED to demo tokens', async () => {
     const { auth } = await newAccount(h, { plan: 'free', credits: 5 });
-    const pending = await create(auth);
+    const pending = await createTask(h, auth);
     expect(
       (await h.app.inject({ method: 'POST', url: `/v1/tasks/${pending}/continue`, headers: auth })).statusCode,
     ).toBe(409);
@@ -404,7 +391,7 @@ describe('continue', () => {
       await h.app.inject({ method: 'POST', url: '/v1/demo/token', payload: { email: 'c@example.com' } })
     ).json().token;
     const demoAuth = { authorization: `Bearer ${demo}` };
-    const demoTask = await create(demoAuth);
+    const demoTask = await createTask(h, demoAuth);
     const res = await h.app.inject({ method: 'POST', url: `/v1/tasks/${demoTask}/continue`, headers: demoAuth });
     expect(res.statusCode).toBe(402);
     expect(res.json().error).toBe('DEMO_LIMIT_REACHED');

@@ -1,41 +1,20 @@
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { type Worker, startWorker } from '../../src/engine/worker.js';
-import { logsOf, recordingSteps, waitForStatus } from '../support/engine.js';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createTask, logsOf, recordingSteps, waitForStatus, workerPerTest } from '../support/engine.js';
 import { type Harness, newAccount, startHarness } from '../support/harness.js';
 import { fixerOutput, prOutput } from '../support/step-outputs.js';
 
 let h: Harness;
-let worker: Worker | undefined;
+const workers = workerPerTest(() => h);
 beforeAll(async () => {
   h = await startHarness();
   h.github.createRepo('psf', 'requests');
-});
-afterEach(async () => {
-  await worker?.stop();
-  worker = undefined;
 });
 afterAll(() => h.close());
 
 async function start(overrides: Parameters<typeof recordingSteps>[0]) {
   const rec = recordingSteps(overrides);
-  worker = await startWorker(h.deps, rec.steps, {
-    concurrency: 1,
-    heartbeatMs: 200,
-    staleMs: 2_000,
-    maintenanceMs: 60_000,
-  });
+  await workers.start(rec.steps, { concurrency: 1 });
   return rec;
-}
-
-async function create(auth: Record<string, string>) {
-  const res = await h.app.inject({
-    method: 'POST',
-    url: '/v1/tasks',
-    headers: auth,
-    payload: { prompt: 'fix the bug', repo_url: 'https://github.com/psf/requests' },
-  });
-  expect(res.statusCode, res.body).toBe(201);
-  return res.json().id as string;
 }
 
 describe('the runner and the step contract', () => {
@@ -52,7 +31,7 @@ describe('the runner and the step contract', () => {
       pr: async () => ({ output: prOutput('https://github.com/psf/requests/pull/7') }),
     });
     const { auth } = await newAccount(h, { plan: 'pro', credits: 1 });
-    const id = await create(auth);
+    const id = await createTask(h, auth);
     const done = await waitForStatus(h, id, 'done');
     expect(done.prUrl).toBe(url);
     expect(done.diffSummary).toBe('the locator’s summary');
@@ -65,7 +44,7 @@ describe('the runner and the step contract', () => {
       planner: async () => ({ output: { summary: 'only a summary' } }),
     });
     const { auth } = await newAccount(h, { plan: 'pro', credits: 1 });
-    const id = await create(auth);
+    const id = await createTask(h, auth);
     await waitForStatus(h, id, 'done');
     const locator = calls.find((c) => c.step === 'locator')!;
     expect(locator.outputs).not.toHaveProperty('planner.summary');

@@ -4,7 +4,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { RegistryStep } from '../../src/steps/step.js';
 import { workspaceDiff } from '../../src/workspace/diff.js';
 import { type Worker, startWorker } from '../../src/engine/worker.js';
-import { recordingSteps, waitForStatus } from '../support/engine.js';
+import { TEST_WORKER_TIMINGS, createTask, recordingSteps, waitForStatus } from '../support/engine.js';
 import { type Harness, newAccount, startHarness } from '../support/harness.js';
 import { fixerOutput, validatorOutput } from '../support/step-outputs.js';
 
@@ -58,21 +58,13 @@ describe('a run’s workspace', () => {
         return { output: validatorOutput(), patch: { passed: true } };
       };
       const { steps } = recordingSteps({ inspector, fixer, validator });
-      worker = await startWorker(h.deps, steps, {
-        concurrency: 1,
-        heartbeatMs: 200,
-        staleMs: 2000,
-        maintenanceMs: 60_000,
-      });
+      worker = await startWorker(h.deps, steps, { concurrency: 1, ...TEST_WORKER_TIMINGS });
       const { auth } = await newAccount(h, { plan: 'pro', credits: 1 });
-      const res = await h.app.inject({
-        method: 'POST',
-        url: '/v1/tasks',
-        headers: auth,
-        payload: { prompt: 'make x two', repo_url: `${h.github.webUrl}/acme/app`, approval_mode: 'manual' },
+      const id = await createTask(h, auth, {
+        prompt: 'make x two',
+        repo_url: `${h.github.webUrl}/acme/app`,
+        approval_mode: 'manual',
       });
-      expect(res.statusCode, res.body).toBe(201);
-      const id = res.json().id as string;
       await waitForStatus(h, id, 'awaiting_plan');
       await h.app.inject({ method: 'POST', url: `/v1/tasks/${id}/approve`, headers: auth, payload: { stage: 'plan' } });
       const waiting = await waitForStatus(h, id, 'awaiting_diff');
@@ -98,24 +90,13 @@ describe('a run’s workspace', () => {
 
   it('a worker starting up removes checkouts of tasks that no longer run', async () => {
     const { auth } = await newAccount(h, { plan: 'pro', credits: 1 });
-    const res = await h.app.inject({
-      method: 'POST',
-      url: '/v1/tasks',
-      headers: auth,
-      payload: { prompt: 'left behind', repo_url: `${h.github.webUrl}/acme/app` },
-    });
-    const id = res.json().id as string;
+    const id = await createTask(h, auth, { prompt: 'left behind', repo_url: `${h.github.webUrl}/acme/app` });
     await waitForStatus(h, id, 'done');
     const orphan = join(h.deps.config.dataDir, 'work', id, 'tree');
     mkdirSync(orphan, { recursive: true });
     writeFileSync(join(orphan, 'left.txt'), 'from a worker that died\n');
     await worker.stop();
-    worker = await startWorker(h.deps, recordingSteps().steps, {
-      concurrency: 1,
-      heartbeatMs: 200,
-      staleMs: 2000,
-      maintenanceMs: 60_000,
-    });
+    worker = await startWorker(h.deps, recordingSteps().steps, { concurrency: 1, ...TEST_WORKER_TIMINGS });
     expect(existsSync(join(h.deps.config.dataDir, 'work', id))).toBe(false);
   });
 });

@@ -1,6 +1,8 @@
 import { readFileSync } from 'node:fs';
 import { eq } from 'drizzle-orm';
+import { afterEach, expect } from 'vitest';
 import { taskLogs, tasks } from '../../src/db/schema.js';
+import { type Worker, type WorkerOptions, startWorker } from '../../src/engine/worker.js';
 import type { StepName } from '../../src/step-contract/index.js';
 import type { RegistryStep, StepRegistry } from '../../src/steps/step.js';
 import type { Task } from '../../src/tasks/service.js';
@@ -56,6 +58,57 @@ export function recordingSteps(overrides: Partial<Record<StepName, RegistryStep>
     pr: make('pr'),
   };
   return { steps, calls };
+}
+
+/**
+ * The worker timings of engine tests: a heartbeat quick enough that a test sees it, a stale limit a
+ * test can outwait, and no maintenance round of its own during a test.
+ */
+export const TEST_WORKER_TIMINGS = { heartbeatMs: 200, staleMs: 2_000, maintenanceMs: 60_000 } as const;
+
+/**
+ * A worker per test, for a file whose tests each start their own: start() runs it on the
+ * harness (the test timings unless `options` says otherwise), and it is stopped after the test,
+ * passed or failed, so no worker takes up the next test's tasks.
+ */
+export function workerPerTest(harness: () => Harness) {
+  let worker: Worker | undefined;
+  afterEach(async () => {
+    await worker?.stop();
+    worker = undefined;
+  });
+  return {
+    async start(steps: StepRegistry, options: Partial<WorkerOptions> = {}): Promise<Worker> {
+      worker = await startWorker(harness().deps, steps, { ...TEST_WORKER_TIMINGS, ...options });
+      return worker;
+    },
+    /** The worker this test started, if it started one. */
+    get current(): Worker | undefined {
+      return worker;
+    },
+  };
+}
+
+/** The repository tasks are created on unless a test names another: the harness's code host must have it. */
+export const REQUESTS_REPO = 'https://github.com/psf/requests';
+
+/**
+ * Creates a task through the API as `auth` and answers its id (201 asserted, the body in the
+ * message otherwise): 'fix the bug' on REQUESTS_REPO, with `body` over those.
+ */
+export async function createTask(
+  h: Harness,
+  auth: Record<string, string>,
+  body: Record<string, unknown> = {},
+): Promise<string> {
+  const res = await h.app.inject({
+    method: 'POST',
+    url: '/v1/tasks',
+    headers: auth,
+    payload: { prompt: 'fix the bug', repo_url: REQUESTS_REPO, ...body },
+  });
+  expect(res.statusCode, res.body).toBe(201);
+  return res.json().id as string;
 }
 
 export async function taskRow(h: Harness, id: string): Promise<Task> {

@@ -4,7 +4,7 @@ import { ledgerBalance } from '../../src/accounts/credits.js';
 import { accounts, creditLedger, tasks } from '../../src/db/schema.js';
 import { CHANNELS } from '../../src/events/bus.js';
 import { endTask } from '../../src/tasks/lifecycle/end.js';
-import { taskRow, waitFor } from '../support/engine.js';
+import { createTask, taskRow, waitFor } from '../support/engine.js';
 import { type Harness, forceStatus, newAccount, startHarness } from '../support/harness.js';
 
 let h: Harness;
@@ -16,14 +16,7 @@ afterAll(() => h.close());
 
 async function runningTask() {
   const { auth, account } = await newAccount(h, { plan: 'pro', credits: 1 });
-  const res = await h.app.inject({
-    method: 'POST',
-    url: '/v1/tasks',
-    headers: auth,
-    payload: { prompt: 'fix the bug', repo_url: 'https://github.com/psf/requests' },
-  });
-  expect(res.statusCode, res.body).toBe(201);
-  const id = res.json().id as string;
+  const id = await createTask(h, auth);
   await forceStatus(h, eq(tasks.id, id), 'running');
   return { id, account };
 }

@@ -1,23 +1,18 @@
 import { eq } from 'drizzle-orm';
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ledgerBalance } from '../../src/accounts/credits.js';
 import { tasks } from '../../src/db/schema.js';
-import { type Worker, startWorker } from '../../src/engine/worker.js';
 import { newId } from '../../src/ids.js';
 import { requeueLost, requeueOrphans } from '../../src/tasks/lifecycle/requeue.js';
-import { recordingSteps, taskRow, waitForStatus } from '../support/engine.js';
+import { createTask, recordingSteps, taskRow, waitForStatus, workerPerTest } from '../support/engine.js';
 import { type Harness, forceStatus, newAccount, startHarness } from '../support/harness.js';
 
 // The maintenance operations the worker schedules, run directly. A task row written here has
 // no job in the queue: exactly a job that was lost.
 let h: Harness;
-let worker: Worker | undefined;
+const workers = workerPerTest(() => h);
 beforeAll(async () => {
   h = await startHarness();
-});
-afterEach(async () => {
-  await worker?.stop();
-  worker = undefined;
 });
 afterAll(() => h.close());
 
@@ -44,12 +39,7 @@ async function jobless(accountId: string, ageMs: number) {
 async function startTestWorker() {
   const rec = recordingSteps();
   // No maintenance of its own during the test: the operations under test are called directly.
-  worker = await startWorker(h.deps, rec.steps, {
-    concurrency: 2,
-    heartbeatMs: 200,
-    staleMs: STALE_MS,
-    maintenanceMs: 600_000,
-  });
+  await workers.start(rec.steps, { concurrency: 2, staleMs: STALE_MS, maintenanceMs: 600_000 });
   return rec;
 }
 
@@ -78,14 +68,7 @@ describe('requeueOrphans', () => {
   it('queues a task whose worker stopped beating; fails one whose workers died twice, credit released', async () => {
     const { auth, account } = await newAccount(h, { plan: 'pro', credits: 1 });
     h.github.createRepo('psf', 'requests');
-    const res = await h.app.inject({
-      method: 'POST',
-      url: '/v1/tasks',
-      headers: auth,
-      payload: { prompt: 'fix the bug', repo_url: 'https://github.com/psf/requests' },
-    });
-    expect(res.statusCode, res.body).toBe(201);
-    const twice = res.json().id as string;
+    const twice = await createTask(h, auth);
     const once = await jobless(account.id, 5 * 60_000); // no job: only the requeue can run it
     await forceStatus(h, eq(tasks.id, once), 'running');
     await forceStatus(h, eq(tasks.id, twice), 'running');
