@@ -10,7 +10,7 @@ import type { Sandbox } from '../sandbox/types.js';
 import { DatasetError, type Instance, readDataset } from '../eval/dataset.js';
 import { resultLine, summaryMarkdown } from '../eval/report.js';
 import { type EvalMode, type InstanceResult, type RepoSetup, type RunOptions, runInstance } from '../eval/run.js';
-import { localSandbox, localToolchainCache } from './local-sandbox.js';
+import { localEnvironmentCache, localSandbox, localToolchainCache } from './local-sandbox.js';
 import { ValidationAborted } from '../validator/run.js';
 import { abortOnSignals } from './interrupt.js';
 
@@ -183,6 +183,7 @@ export async function evalCommand(args: string[], env: NodeJS.ProcessEnv): Promi
   const { file, earlier, todo } = prepared;
 
   const interrupt = abortOnSignals();
+  const environmentCache = localEnvironmentCache(config);
   try {
     const options: RunOptions = {
       sandbox,
@@ -195,6 +196,7 @@ export async function evalCommand(args: string[], env: NodeJS.ProcessEnv): Promi
       signal: interrupt.signal,
       // The environments as the validator builds them: toolchains fetched under the setup policy.
       toolchainCache: localToolchainCache(config),
+      ...(environmentCache ? { environmentCache } : {}),
       ...(model ? { pipeline: model.pipeline } : {}),
     };
     const results = [...earlier, ...(await runAll(todo, a, options, file))];

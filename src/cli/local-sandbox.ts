@@ -3,6 +3,7 @@ import type { Config } from '../config/config.js';
 import { setupFetch } from '../sandbox/egress-fetch.js';
 import { createSandbox } from '../sandbox/sandbox.js';
 import type { Sandbox } from '../sandbox/types.js';
+import { EnvironmentCache } from '../validator/env-cache.js';
 import { ToolchainCache } from '../validator/toolchain-cache.js';
 
 /**
@@ -25,4 +26,10 @@ export function localToolchainCache(config: Config): ToolchainCache {
     dir: join(config.dataDir, 'toolchains'),
     fetch: setupFetch(config.sandbox.setupAllow),
   });
+}
+
+/** The data dir's environment cache, as tasks use it, or undefined where EMEND_ENV_CACHE_MB turns it off. */
+export function localEnvironmentCache(config: Config): EnvironmentCache | undefined {
+  if (config.validator.envCacheBytes <= 0) return undefined;
+  return new EnvironmentCache({ dir: join(config.dataDir, 'environments'), maxBytes: config.validator.envCacheBytes });
 }

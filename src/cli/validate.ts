@@ -1,8 +1,7 @@
-import { join, resolve } from 'node:path';
+import { resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import { loadConfig } from '../config/config.js';
-import { localSandbox, localToolchainCache } from './local-sandbox.js';
-import { EnvironmentCache } from '../validator/env-cache.js';
+import { localEnvironmentCache, localSandbox, localToolchainCache } from './local-sandbox.js';
 import { NotACheckoutError } from '../validator/copies.js';
 import { ValidationAborted } from '../validator/run.js';
 import { type ValidatorOutput, validate } from '../validator/validate.js';
@@ -103,17 +102,8 @@ export async function validateCommand(args: string[], env: NodeJS.ProcessEnv): P
   const base = values.base ?? 'HEAD';
   const toolchainCache = localToolchainCache(config);
   // The data dir's environment cache, as tasks use it; the checkout's path stands for the repository.
-  const environments =
-    config.validator.envCacheBytes > 0
-      ? {
-          cache: new EnvironmentCache({
-            dir: join(config.dataDir, 'environments'),
-            maxBytes: config.validator.envCacheBytes,
-          }),
-          account: 'local',
-          repository: resolve(values.repo),
-        }
-      : undefined;
+  const cache = localEnvironmentCache(config);
+  const environments = cache ? { cache, account: 'local', repository: resolve(values.repo) } : undefined;
   try {
     const out = await validate(
       sandbox,

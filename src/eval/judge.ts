@@ -2,7 +2,9 @@ import { cp, mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Sandbox } from '../sandbox/types.js';
-import { type RunTree, commitDate } from '../validator/copies.js';
+import { type Repo, type RunTree, commitDate, prepareCopies } from '../validator/copies.js';
+import { type EnvironmentScope, setupTrees } from '../validator/env-setup.js';
+import { isManifest } from '../validator/env-key.js';
 import { prepareEnvironment } from '../validator/environment.js';
 import { type TestPlan, commandWithTimeouts, detectTestPlan } from '../validator/detect.js';
 import { namesProgressPlugin, withoutProgressPlugin } from '../validator/pytest-progress.js';
@@ -25,6 +27,8 @@ export interface JudgeSetup {
   ok: boolean;
   /** The operator's setup command, when there was one. */
   command?: string;
+  /** The environment came from the cache (`hit`) or was built into it now (`built`), as a task's does. */
+  environment?: 'hit' | 'built';
   /** Why the tests did not run: the stage that failed and the reason. */
   /** `pipeline`: the model mode's fix pipeline failed (a model error, a step that threw), so nothing was judged. */
   failure?: { stage: 'checkout' | 'pipeline' | 'test_patch' | 'setup' | 'runner'; reason: string };
@@ -56,6 +60,13 @@ export interface JudgeOptions {
   tmpRoot?: string;
   /** Fetches the node, pnpm or yarn a repository asks for, as the validator does (docs/environments.md). */
   toolchainCache?: ToolchainCache;
+  /**
+   * The environment cache, as a task's validation uses it (src/validator/env-setup.ts): built
+   * from the base commit's tracked files only, never from the change or the test patch, and
+   * laid into the judged tree. `git` is the checkout's repository (its git directory may live
+   * outside the files, as the model mode's does), `commit` the base commit.
+   */
+  environments?: { scope: EnvironmentScope; git: Repo; commit: string };
 }
 
 const quote = (s: string) => `'${s.replaceAll("'", `'\\''`)}'`;
@@ -104,7 +115,11 @@ export async function judge(checkout: string, instance: JudgedInstance, options:
     wall_ms: Math.round(performance.now() - started),
   });
   try {
-    const tree = await copyTree(checkout, root);
+    // A test patch that changes what setup reads gets its own setup, as a change that does would.
+    const envs = patchedFiles(instance.test_patch).some(isManifest) ? undefined : options.environments;
+    // With the cache, the base commit's files in a tree of their own build its entry.
+    const copies = envs ? await prepareCopies({ ...envs.git, dir: checkout }, envs.commit, root) : undefined;
+    const tree = copies?.change ?? (await copyTree(checkout, root));
     const patchError = await applyTestPatch(instance.test_patch, tree, root);
     const base = options.setupCommand !== undefined ? { command: options.setupCommand } : {};
     if (patchError) return notRun({ ok: false, ...base, failure: { stage: 'test_patch', reason: patchError } });
@@ -119,21 +134,33 @@ export async function judge(checkout: string, instance: JudgedInstance, options:
     // egress proxy); the operator's setup file, where it names a command, replaces the install.
     const environment = await prepareEnvironment(options.sandbox, selected, {
       ...(options.toolchainCache ? { toolchainCache: options.toolchainCache } : {}),
-      baseDate: await commitDate({ dir: checkout }, 'HEAD'),
+      baseDate: await commitDate(envs ? { ...envs.git, dir: checkout } : { dir: checkout }, 'HEAD'),
       ...(options.signal ? { signal: options.signal } : {}),
     });
     if (environment.missing)
       return notRun({ ok: false, ...base, failure: { stage: 'setup', reason: describeMissing(environment.missing) } });
     ctx.toolchains = environment.env;
     const plan = environment.plan;
-    const setup = await runSetup(
-      ctx,
-      tree,
-      options.setupCommand
-        ? { ...plan, setup: { command: options.setupCommand, offlineCommand: options.setupCommand } }
-        : plan,
-    );
-    const used = setup ? { command: setup.command } : base;
+    const planned = options.setupCommand
+      ? { ...plan, setup: { command: options.setupCommand, offlineCommand: options.setupCommand } }
+      : plan;
+    const setup =
+      envs && copies
+        ? (
+            await setupTrees(ctx, {
+              copies,
+              plan: planned,
+              checkout: { ...envs.git, dir: checkout, commit: envs.commit },
+              commit: envs.commit,
+              environment,
+              scope: envs.scope,
+              log: () => {},
+            })
+          ).change
+        : await runSetup(ctx, tree, planned);
+    const used = setup
+      ? { command: setup.command, ...(setup.environment ? { environment: setup.environment.cache } : {}) }
+      : base;
     if (setup && (setup.exit_code !== 0 || setup.skipped !== undefined)) {
       const why = setup.skipped ?? (setup.timed_out ? 'timed out' : `exited with code ${setup.exit_code}`);
       const reason = `${why}${setup.log_tail ? `: ${setup.log_tail.trim().split('\n').slice(-3).join(' | ')}` : ''}`;
@@ -201,6 +228,9 @@ function count(instance: JudgedInstance, passed: (id: string) => boolean) {
     not_passed: [...instance.FAIL_TO_PASS, ...instance.PASS_TO_PASS].filter((id) => !passed(id)),
   };
 }
+
+/** The paths a unified diff writes (`+++ b/path`). */
+const patchedFiles = (patch: string) => [...patch.matchAll(/^\+\+\+ b\/(.+?)\s*$/gm)].map((m) => m[1]!);
 
 /** The checkout's files, without .git, in a run tree of its own (the sandbox writes there). */
 async function copyTree(checkout: string, root: string): Promise<RunTree> {

@@ -10,6 +10,7 @@ import { type JudgeSetup, type Verdict, judge } from './judge.js';
 import { type EditOutcome, applyGoldPatch } from './oracle.js';
 import { type PipelineContext, type PipelineOutcome, goldFiles, runPipeline } from './pipeline.js';
 import type { ToolchainCache } from '../validator/toolchain-cache.js';
+import type { EnvironmentCache } from '../validator/env-cache.js';
 
 /**
  * What makes the change: `model` the fix pipeline with the configured model (src/eval/pipeline.ts),
@@ -57,6 +58,12 @@ export interface RunOptions {
   pipeline?: Omit<PipelineContext, 'signal'>;
   /** Fetches the node, pnpm or yarn an instance's repository asks for, as the validator does. */
   toolchainCache?: ToolchainCache;
+  /**
+   * The environment cache, as tasks use it: an instance's environment is built once per base
+   * commit and manifests (so the baseline and the oracle of one instance share it, and instances
+   * with the same lockfile share one). Entries are keyed by the repository under the account `eval`.
+   */
+  environmentCache?: EnvironmentCache;
 }
 
 type Head = Pick<InstanceResult, 'instance_id' | 'repo' | 'mode'>;
@@ -116,7 +123,7 @@ export async function runInstance(instance: Instance, mode: EvalMode, options: R
         return { ...result, edits, pipeline: measured(instance, pipeline, undefined) };
       }
     }
-    const verdict = await judgeChange(dir, instance, options);
+    const verdict = await judgeChange(dir, instance, options, { gitDir, commit });
     return {
       ...head,
       ...verdict,
@@ -150,8 +157,14 @@ async function runModel(
   return outcome;
 }
 
-function judgeChange(dir: string, instance: Instance, options: RunOptions): Promise<Verdict> {
+function judgeChange(
+  dir: string,
+  instance: Instance,
+  options: RunOptions,
+  at: { gitDir: string; commit: string },
+): Promise<Verdict> {
   const setup = options.setup[instance.repo] ?? {};
+  const cache = options.environmentCache;
   return judge(dir, instance, {
     sandbox: options.sandbox,
     ...(setup.command !== undefined ? { setupCommand: setup.command } : {}),
@@ -160,6 +173,15 @@ function judgeChange(dir: string, instance: Instance, options: RunOptions): Prom
     ...(options.signal ? { signal: options.signal } : {}),
     ...(options.tmpRoot ? { tmpRoot: options.tmpRoot } : {}),
     ...(options.toolchainCache ? { toolchainCache: options.toolchainCache } : {}),
+    ...(cache
+      ? {
+          environments: {
+            scope: { cache, account: 'eval', repository: instance.repo },
+            git: { dir, gitDir: at.gitDir },
+            commit: at.commit,
+          },
+        }
+      : {}),
   });
 }
 

@@ -17,6 +17,18 @@ import {
   removeEvalRepos,
 } from '../support/eval-instances.js';
 import { fixtureSandbox, removeFixtureRepos } from '../support/fixture-repos.js';
+import { EnvironmentCache } from '../../src/validator/env-cache.js';
+
+/** A test patch line that changes `.emend/setup` (a comment added at its end). */
+const manifestPatch = [
+  'diff --git a/.emend/setup b/.emend/setup',
+  '--- a/.emend/setup',
+  '+++ b/.emend/setup',
+  '@@ -1 +1,2 @@',
+  ' mkdir -p node_modules/dep && echo "exports.two = 2;" > node_modules/dep/index.js',
+  '+# changed by the test patch',
+  '',
+].join('\n');
 
 // The judge on checkouts of instances built here, in the real bubblewrap sandbox.
 describe('judge', { timeout: 90_000 }, () => {
@@ -74,6 +86,56 @@ describe('judge', { timeout: 90_000 }, () => {
     expect(verdict.command).toMatch(/^python3 -m pytest 'tests\/test_calc\.py' -v -rA /);
     expect(readFileSync(join(dir, 'tests/test_calc.py'), 'utf8')).toBe(before);
     expect(execFileSync('git', ['-C', dir, 'status', '--porcelain'], { encoding: 'utf8' })).toBe(' M calc.py\n');
+  });
+
+  it('builds the environment into the cache from the base commit once and lays it for the next judge of that commit', async () => {
+    // The setup writes a module the tests need: the tests pass only where the environment was laid.
+    const setup = 'mkdir -p node_modules/dep && echo "exports.two = 2;" > node_modules/dep/index.js\n';
+    const needsDep = buildInstance(join(root, 'mirrors'), 'acme__depcalc-1', {
+      ...jsSpec,
+      repo: 'acme/depcalc',
+      base: { ...jsSpec.base, '.emend/setup': setup },
+      tests: {
+        'test/add.test.js': jsSpec.tests['test/add.test.js']!.replace(
+          'lib.add(2, 3)',
+          "lib.add(require('dep').two, 3)",
+        ),
+      },
+    });
+    const cache = new EnvironmentCache({ dir: join(root, 'env-cache'), maxBytes: 64 * 1024 * 1024 });
+    const judged = async (gold: boolean) => {
+      const dir = await checkout(needsDep);
+      if (gold) await applyGoldPatch(dir, needsDep.patch);
+      const environments = {
+        scope: { cache, account: 'eval', repository: needsDep.repo },
+        git: { dir },
+        commit: needsDep.base_commit,
+      };
+      return judge(dir, needsDep, { sandbox, environments });
+    };
+    const oracle = await judged(true);
+    expect(oracle, oracle.log_tail).toMatchObject({ resolved: true, setup: { ok: true, environment: 'built' } });
+    const baseline = await judged(false);
+    expect(baseline, baseline.log_tail).toMatchObject({
+      resolved: false,
+      f2p: { passed: 0, total: 1 },
+      p2p: { passed: 1, total: 1 },
+      setup: { ok: true, environment: 'hit' },
+    });
+    expect((await cache.list()).map((e) => e.repository)).toEqual(['acme/depcalc']);
+    // A test patch that changes what setup reads runs its own setup, outside the cache.
+    const ownSetup = { ...needsDep, test_patch: `${needsDep.test_patch}${manifestPatch}` };
+    const dir = await checkout(needsDep);
+    const own = await judge(dir, ownSetup, {
+      sandbox,
+      environments: {
+        scope: { cache, account: 'eval', repository: needsDep.repo },
+        git: { dir },
+        commit: needsDep.base_commit,
+      },
+    });
+    expect(own.setup.ok).toBe(true);
+    expect(own.setup.environment).toBeUndefined();
   });
 
   it("reports the oracle's edit failures: a patch that does not fit the files, and no patch at all", async () => {
