@@ -1,36 +1,21 @@
-import type { Browser } from 'playwright-core';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type Harness, newAccount, startHarness } from '../support/harness.js';
-import { haveChromium, launch, newPage, screenshot, signInWithKeyboard } from './browser.js';
-import { ensurePanelBuilt } from './build-panel.js';
+import { describe, expect, it } from 'vitest';
+import { newAccount, startHarness } from '../support/harness.js';
+import { haveChromium, screenshot, signInWithKeyboard } from './browser.js';
+import { servePanel } from './served-panel.js';
 
 /**
  * The control panel in real headless Chromium against the service on a real port: signing in
  * (by keyboard), the cookie and where the token is not, tokens shown once, CSRF, signing out.
  */
-let h: Harness;
-let browser: Browser;
-let baseUrl: string;
-
-beforeAll(async () => {
-  if (!haveChromium) return;
-  await ensurePanelBuilt();
-  h = await startHarness();
-  baseUrl = await h.app.listen({ host: '127.0.0.1', port: 0 });
-  browser = await launch();
-}, 120_000);
-afterAll(async () => {
-  await browser?.close();
-  await h?.close();
-});
+const panel = servePanel(() => startHarness());
 
 describe.skipIf(!haveChromium)('the control panel: signing in and the account', { timeout: 60_000 }, () => {
   it(
     'signs in with a token by keyboard alone; the cookie is HttpOnly and the token is nowhere in the page or its ' +
       'storage',
     async () => {
-      const { token, account } = await newAccount(h, { plan: 'pro', credits: 7, scm: false });
-      const { context, page, pageErrors } = await newPage(browser, baseUrl);
+      const { token, account } = await newAccount(panel.h, { plan: 'pro', credits: 7, scm: false });
+      const { context, page, pageErrors } = await panel.newPage();
       await page.goto('/app/');
       await page.getByRole('heading', { name: 'Sign in to emend' }).waitFor();
       await screenshot(page, 'sign-in');
@@ -56,7 +41,7 @@ describe.skipIf(!haveChromium)('the control panel: signing in and the account', 
   );
 
   it('shows an API error in words, with the server’s message', async () => {
-    const { context, page } = await newPage(browser, baseUrl);
+    const { context, page } = await panel.newPage();
     await page.goto('/app/');
     await page.getByLabel('Personal access token').fill(`tk_${'Q'.repeat(40)}`);
     await page.getByRole('button', { name: 'Sign in', exact: true }).click();
@@ -70,8 +55,8 @@ describe.skipIf(!haveChromium)('the control panel: signing in and the account', 
   });
 
   it('creates a personal access token and shows its secret exactly once; lists and revokes it', async () => {
-    const { token } = await newAccount(h, { plan: 'pro', credits: 3, scm: false });
-    const { context, page, pageErrors } = await newPage(browser, baseUrl);
+    const { token } = await newAccount(panel.h, { plan: 'pro', credits: 3, scm: false });
+    const { context, page, pageErrors } = await panel.newPage();
     await signInWithKeyboard(page, token);
     await page.getByRole('link', { name: 'Account' }).click();
     await page.getByRole('heading', { name: 'Account' }).waitFor();
@@ -84,7 +69,7 @@ describe.skipIf(!haveChromium)('the control panel: signing in and the account', 
     const secret = await shown.inputValue();
     expect(secret).toMatch(/^tk_[A-Za-z0-9_-]{40}$/);
     // the secret works as a Bearer token
-    const me = await fetch(`${baseUrl}/v1/me`, { headers: { authorization: `Bearer ${secret}` } });
+    const me = await fetch(`${panel.baseUrl}/v1/me`, { headers: { authorization: `Bearer ${secret}` } });
     expect(me.status).toBe(200);
     const row = page.locator('table.tokens tr', { hasText: 'ci robot' });
     await row.waitFor();
@@ -101,14 +86,16 @@ describe.skipIf(!haveChromium)('the control panel: signing in and the account', 
     page.once('dialog', (d) => void d.accept());
     await page.getByRole('button', { name: 'Revoke the token ci robot' }).click();
     await page.locator('table.tokens tr', { hasText: 'ci robot' }).getByText('revoked').waitFor();
-    expect((await fetch(`${baseUrl}/v1/me`, { headers: { authorization: `Bearer ${secret}` } })).status).toBe(401);
+    expect((await fetch(`${panel.baseUrl}/v1/me`, { headers: { authorization: `Bearer ${secret}` } })).status).toBe(
+      401,
+    );
     expect(pageErrors).toEqual([]);
     await context.close();
   });
 
   it('saves a provider key with its context window, and lists the window', async () => {
-    const { token } = await newAccount(h, { plan: 'pro', scm: false });
-    const { context, page, pageErrors } = await newPage(browser, baseUrl);
+    const { token } = await newAccount(panel.h, { plan: 'pro', scm: false });
+    const { context, page, pageErrors } = await panel.newPage();
     await signInWithKeyboard(page, token);
     await page.getByRole('link', { name: 'Account' }).click();
     await page.getByRole('heading', { name: 'Account' }).waitFor();
@@ -119,24 +106,24 @@ describe.skipIf(!haveChromium)('the control panel: signing in and the account', 
     const row = page.locator('ul.keys li', { hasText: 'openai key ending in' });
     await row.waitFor();
     expect(await row.textContent()).toContain('context window 32,768 tokens');
-    const keys = await fetch(`${baseUrl}/v1/me/keys`, { headers: { authorization: `Bearer ${token}` } });
+    const keys = await fetch(`${panel.baseUrl}/v1/me/keys`, { headers: { authorization: `Bearer ${token}` } });
     expect(await keys.json()).toEqual([expect.objectContaining({ provider: 'openai', context_window: 32_768 })]);
     expect(pageErrors).toEqual([]);
     await context.close();
   });
 
   it('refuses a cookie-authenticated POST whose Origin is not the panel’s (403), and takes the panel’s own', async () => {
-    const { token } = await newAccount(h, { plan: 'pro', scm: false });
-    const { context, page } = await newPage(browser, baseUrl);
+    const { token } = await newAccount(panel.h, { plan: 'pro', scm: false });
+    const { context, page } = await panel.newPage();
     await signInWithKeyboard(page, token);
     // the browser context's own cookie jar, sent by a request that a page on another site could forge
     for (const headers of [{ origin: 'https://evil.example' }, {}] as Record<string, string>[]) {
-      const res = await context.request.post(`${baseUrl}/v1/me/tokens`, { headers, data: { name: 'csrf' } });
+      const res = await context.request.post(`${panel.baseUrl}/v1/me/tokens`, { headers, data: { name: 'csrf' } });
       expect(res.status(), JSON.stringify(headers)).toBe(403);
       expect((await res.json()).error).toBe('forbidden');
     }
-    const ok = await context.request.post(`${baseUrl}/v1/me/tokens`, {
-      headers: { origin: baseUrl },
+    const ok = await context.request.post(`${panel.baseUrl}/v1/me/tokens`, {
+      headers: { origin: panel.baseUrl },
       data: { name: 'same origin' },
     });
     expect(ok.status()).toBe(201);
@@ -156,20 +143,20 @@ describe.skipIf(!haveChromium)('the control panel: signing in and the account', 
   });
 
   it('signs out: back to the sign-in page, the cookie is gone and the API answers 401', async () => {
-    const { token } = await newAccount(h, { plan: 'pro', scm: false });
-    const { context, page } = await newPage(browser, baseUrl);
+    const { token } = await newAccount(panel.h, { plan: 'pro', scm: false });
+    const { context, page } = await panel.newPage();
     await signInWithKeyboard(page, token);
     await page.getByRole('button', { name: 'Sign out' }).click();
     await page.getByRole('heading', { name: 'Sign in to emend' }).waitFor();
     expect((await context.cookies()).find((c) => c.name === 'emend_session')).toBeUndefined();
-    expect((await context.request.get(`${baseUrl}/v1/me`)).status()).toBe(401);
+    expect((await context.request.get(`${panel.baseUrl}/v1/me`)).status()).toBe(401);
     await page.reload();
     await page.getByRole('heading', { name: 'Sign in to emend' }).waitFor();
     await context.close();
   });
 
   it('signs in with a demo token for an email', async () => {
-    const { context, page } = await newPage(browser, baseUrl);
+    const { context, page } = await panel.newPage();
     await page.goto('/app/');
     await page.getByLabel('Email').fill('someone@example.com');
     await page.getByRole('button', { name: 'Get a demo token and sign in' }).click();

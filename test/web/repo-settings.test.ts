@@ -1,33 +1,18 @@
-import type { Browser } from 'playwright-core';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { repoSettingsFor } from '../../src/repos/repo-settings.js';
-import { type Harness, newAccount, startHarness } from '../support/harness.js';
-import { haveChromium, launch, newPage, signInWithKeyboard } from './browser.js';
-import { ensurePanelBuilt } from './build-panel.js';
+import { newAccount, startHarness } from '../support/harness.js';
+import { haveChromium, signInWithKeyboard } from './browser.js';
+import { servePanel } from './served-panel.js';
 
 /** The account page's repository settings section in headless Chromium, against the service. */
-let h: Harness;
-let browser: Browser;
-let baseUrl: string;
+const panel = servePanel(() => startHarness());
 const REPO = 'https://github.com/acme/widgets';
 const SECRET = 'npm_PANELSECRET_5a6b7c8d9e0f';
 
-beforeAll(async () => {
-  if (!haveChromium) return;
-  await ensurePanelBuilt();
-  h = await startHarness();
-  baseUrl = await h.app.listen({ host: '127.0.0.1', port: 0 });
-  browser = await launch();
-}, 120_000);
-afterAll(async () => {
-  await browser?.close();
-  await h?.close();
-});
-
 describe.skipIf(!haveChromium)('the panel manages repository settings', { timeout: 60_000 }, () => {
   it('loads a repository, saves commands and variables, saves a secret shown by name only, refuses PATH', async () => {
-    const { token, account } = await newAccount(h, { plan: 'pro', scm: false });
-    const { page, pageErrors } = await newPage(browser, baseUrl);
+    const { token, account } = await newAccount(panel.h, { plan: 'pro', scm: false });
+    const { page, pageErrors } = await panel.newPage();
     await page.goto('/app/');
     await signInWithKeyboard(page, token);
     await page.getByRole('link', { name: 'Account' }).click();
@@ -48,7 +33,7 @@ describe.skipIf(!haveChromium)('the panel manages repository settings', { timeou
     expect(await page.locator('ul.secrets').textContent()).toContain('NPM_TOKEN');
     expect(await page.getByLabel('Secret value').inputValue()).toBe('');
     expect(await page.content()).not.toContain(SECRET);
-    expect(await repoSettingsFor(h.deps, account.id, REPO)).toEqual({
+    expect(await repoSettingsFor(panel.h.deps, account.id, REPO)).toEqual({
       setupCommand: 'make deps',
       testCommand: 'make test',
       env: { FOO: 'a=b', NODE_ENV: 'test' },
@@ -64,11 +49,11 @@ describe.skipIf(!haveChromium)('the panel manages repository settings', { timeou
     await page.getByLabel('Variables').fill('NODE_ENV=test');
     await page.getByRole('button', { name: 'Save settings' }).click();
     await expect.poll(() => page.getByRole('status').textContent()).toContain('Settings saved.');
-    expect((await repoSettingsFor(h.deps, account.id, REPO)).env).toEqual({ NODE_ENV: 'test' });
+    expect((await repoSettingsFor(panel.h.deps, account.id, REPO)).env).toEqual({ NODE_ENV: 'test' });
 
     await page.getByRole('button', { name: 'Delete the secret NPM_TOKEN' }).click();
     await expect.poll(() => page.locator('.card', { hasText: 'Setup secrets' }).textContent()).toContain('No secrets.');
-    expect((await repoSettingsFor(h.deps, account.id, REPO)).setupSecrets).toEqual({});
+    expect((await repoSettingsFor(panel.h.deps, account.id, REPO)).setupSecrets).toEqual({});
     // the one 400 is the refusal of PATH above
     expect(pageErrors).toEqual(['Failed to load resource: the server responded with a status of 400 (Bad Request)']);
   });

@@ -1,33 +1,21 @@
-import type { Browser } from 'playwright-core';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { taskLogs } from '../../src/db/schema.js';
-import { type Harness, newAccount, startHarness } from '../support/harness.js';
+import { newAccount, startHarness } from '../support/harness.js';
 import { fixerOutput } from '../support/step-outputs.js';
-import { haveChromium, launch, newPage, signInWithKeyboard } from './browser.js';
-import { ensurePanelBuilt } from './build-panel.js';
+import { haveChromium, signInWithKeyboard } from './browser.js';
+import { servePanel } from './served-panel.js';
 
 /** The panel's step views in Chromium: a step it has no view of its own for gets a generic one. */
-let h: Harness;
-let browser: Browser;
-let baseUrl: string;
-
-beforeAll(async () => {
-  if (!haveChromium) return;
-  await ensurePanelBuilt();
-  h = await startHarness();
+const panel = servePanel(async () => {
+  const h = await startHarness();
   h.github.createRepo('psf', 'requests');
-  baseUrl = await h.app.listen({ host: '127.0.0.1', port: 0 });
-  browser = await launch();
-}, 120_000);
-afterAll(async () => {
-  await browser?.close();
-  await h?.close();
+  return h;
 });
 
 describe.skipIf(!haveChromium)('the control panel: step views', { timeout: 120_000 }, () => {
   it('shows a step it has no view for, in the log’s order, with the fields of its output', async () => {
-    const owner = await newAccount(h, { plan: 'pro', credits: 3 });
-    const created = await h.app.inject({
+    const owner = await newAccount(panel.h, { plan: 'pro', credits: 3 });
+    const created = await panel.h.app.inject({
       method: 'POST',
       url: '/v1/tasks',
       headers: owner.auth,
@@ -42,16 +30,16 @@ describe.skipIf(!haveChromium)('the control panel: step views', { timeout: 120_0
       step,
       status: 'done',
       output,
-      createdAt: h.clock.now(),
+      createdAt: panel.h.clock.now(),
     });
-    await h.deps.db
+    await panel.h.deps.db
       .insert(taskLogs)
       .values([
         log('fixer', fixerOutput(diff)),
         log('checker', { checked_files: 1, verdict: true, notes: 'first line\nsecond line', found: ['a.py', 'b.py'] }),
       ]);
 
-    const { page, pageErrors } = await newPage(browser, baseUrl);
+    const { page, pageErrors } = await panel.newPage();
     await signInWithKeyboard(page, owner.token);
     await page.goto(`/app/tasks/${id}`);
     const checker = page.locator('.steps li[data-step="checker"]');

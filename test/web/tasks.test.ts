@@ -1,30 +1,19 @@
-import type { Browser, Page } from 'playwright-core';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { Page } from 'playwright-core';
+import { describe, expect, it } from 'vitest';
 import { CALC_REPO, scriptCalcRun } from '../support/fix-script.js';
 import { newAccount } from '../support/harness.js';
-import { type ModelService, startModelService } from '../support/model-service.js';
-import { haveChromium, launch, newPage, screenshot, signInWithKeyboard, tabTo } from './browser.js';
-import { ensurePanelBuilt } from './build-panel.js';
+import { startModelService } from '../support/model-service.js';
+import { haveChromium, screenshot, signInWithKeyboard, tabTo } from './browser.js';
+import { servePanel } from './served-panel.js';
 
 /**
  * Tasks in the control panel, in real headless Chromium: the service on a real port with the
  * production steps, the scripted model and the fake GitHub (test/support/model-service.ts).
  */
-let svc: ModelService;
-let browser: Browser;
-let baseUrl: string;
-
-beforeAll(async () => {
-  if (!haveChromium) return;
-  await ensurePanelBuilt();
-  svc = await startModelService();
-  baseUrl = await svc.h.app.listen({ host: '127.0.0.1', port: 0 });
-  browser = await launch();
-}, 120_000);
-afterAll(async () => {
-  await browser?.close();
-  await svc?.close();
-});
+const panel = servePanel(
+  () => startModelService(),
+  (svc) => svc.h,
+);
 
 const statusOf = (page: Page) => page.locator('.facts .badge').first().getAttribute('data-status');
 
@@ -37,11 +26,11 @@ describe.skipIf(!haveChromium)('the control panel: tasks', { timeout: 150_000 },
     'starts a fix task from the keyboard, approves its plan and diff gates, follows the log stream to done, ' +
       'takes feedback',
     async () => {
-      const { h, model } = svc;
+      const { h, model } = panel.service;
       scriptCalcRun(model);
       const owner = await newAccount(h, { plan: 'pro', credits: 5 });
       h.github.createRepo('acme', 'calc', { files: CALC_REPO, collaborators: [owner.scm!.login] });
-      const { page, pageErrors } = await newPage(browser, baseUrl);
+      const { page, pageErrors } = await panel.newPage();
       // Every read of the whole task: the stream's `state` events must keep the page current without them.
       const taskReads: string[] = [];
       page.on('request', (r) => {
@@ -99,8 +88,8 @@ describe.skipIf(!haveChromium)('the control panel: tasks', { timeout: 150_000 },
       const prLink = page.locator('.facts a', { hasText: '/acme/calc/pull/1' });
       await prLink.waitFor();
       // Status, pull request, cost and tokens came from `state` events: the task was read once, on load.
-      expect(taskReads).toEqual([`${baseUrl}/v1/tasks/${id}`]);
-      const { task } = await (await fetch(`${baseUrl}/v1/tasks/${id}`, { headers: owner.auth })).json();
+      expect(taskReads).toEqual([`${panel.baseUrl}/v1/tasks/${id}`]);
+      const { task } = await (await fetch(`${panel.baseUrl}/v1/tasks/${id}`, { headers: owner.auth })).json();
       expect(task.tokens_total).toBeGreaterThan(0);
       await page.locator('.facts dd', { hasText: `${task.tokens_total} tokens` }).waitFor();
       await screenshot(page, 'task-done');
@@ -113,7 +102,7 @@ describe.skipIf(!haveChromium)('the control panel: tasks', { timeout: 150_000 },
       await form.getByLabel('Note').fill('Exactly right.');
       await form.getByRole('button', { name: 'Send feedback' }).click();
       await form.getByText('feedback saved (4 of 5)').waitFor();
-      const stored = await (await fetch(`${baseUrl}/v1/tasks/${id}/feedback`, { headers: owner.auth })).json();
+      const stored = await (await fetch(`${panel.baseUrl}/v1/tasks/${id}/feedback`, { headers: owner.auth })).json();
       expect(stored).toMatchObject({ rating: 4, correct: 'yes', reuse: 'yes', note: 'Exactly right.' });
 
       // the list: newest first, status, cost, PR link
@@ -130,11 +119,11 @@ describe.skipIf(!haveChromium)('the control panel: tasks', { timeout: 150_000 },
   );
 
   it('kills a task', async () => {
-    const { h, model } = svc;
+    const { h, model } = panel.service;
     scriptCalcRun(model);
     const owner = await newAccount(h, { plan: 'pro', credits: 5 });
     h.github.createRepo('acme', 'calc-kill', { files: CALC_REPO, collaborators: [owner.scm!.login] });
-    const { page } = await newPage(browser, baseUrl);
+    const { page } = await panel.newPage();
     await signInWithKeyboard(page, owner.token);
     await page.getByRole('link', { name: 'New task' }).first().click();
     await page.getByLabel('Repository URL').fill(`${h.github.webUrl}/acme/calc-kill`);
@@ -148,7 +137,7 @@ describe.skipIf(!haveChromium)('the control panel: tasks', { timeout: 150_000 },
     await waitForStatus(page, 'cancelled', 30_000);
     await page.locator('[data-stream="ended"]').waitFor({ timeout: 30_000 });
     expect(await page.getByRole('button', { name: 'Stop the task' }).count()).toBe(0);
-    const me = await (await fetch(`${baseUrl}/v1/me`, { headers: owner.auth })).json();
+    const me = await (await fetch(`${panel.baseUrl}/v1/me`, { headers: owner.auth })).json();
     expect(me.credits).toBe(5); // a killed task uses no credit
     await page.context().close();
   });

@@ -1,34 +1,25 @@
-import type { Browser } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type Harness, newAccount, startHarness } from '../support/harness.js';
+import { newAccount, startHarness } from '../support/harness.js';
 import { type WebhookReceiver, startWebhookReceiver } from '../support/webhook-receiver.js';
-import { haveChromium, launch, newPage, screenshot, signInWithKeyboard } from './browser.js';
-import { ensurePanelBuilt } from './build-panel.js';
+import { haveChromium, screenshot, signInWithKeyboard } from './browser.js';
+import { servePanel } from './served-panel.js';
 
 /** The account page's webhooks section in headless Chromium, against the service and a real receiver. */
-let h: Harness;
-let browser: Browser;
-let baseUrl: string;
+const panel = servePanel(() => startHarness({ EMEND_OUTBOUND_ALLOW: '127.0.0.1', EMEND_WEBHOOK_ALLOW_HTTP: 'on' }));
 let rx: WebhookReceiver;
 
 beforeAll(async () => {
   if (!haveChromium) return;
-  await ensurePanelBuilt();
-  h = await startHarness({ EMEND_OUTBOUND_ALLOW: '127.0.0.1', EMEND_WEBHOOK_ALLOW_HTTP: 'on' });
-  baseUrl = await h.app.listen({ host: '127.0.0.1', port: 0 });
   rx = await startWebhookReceiver();
-  browser = await launch();
-}, 120_000);
+});
 afterAll(async () => {
-  await browser?.close();
   await rx?.close();
-  await h?.close();
 });
 
 describe.skipIf(!haveChromium)('the panel manages webhooks', { timeout: 60_000 }, () => {
   it('adds an endpoint (secret shown once), sends a test the receiver verifies, lists deliveries, pauses it', async () => {
-    const { token } = await newAccount(h, { plan: 'pro', scm: false });
-    const { page, pageErrors } = await newPage(browser, baseUrl);
+    const { token } = await newAccount(panel.h, { plan: 'pro', scm: false });
+    const { page, pageErrors } = await panel.newPage();
     await page.goto('/app/');
     await signInWithKeyboard(page, token);
     await page.getByRole('link', { name: 'Account' }).click();
