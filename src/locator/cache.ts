@@ -6,7 +6,8 @@ import type { LocatorIndex } from './rank.js';
 /** Bumped when the index format or what goes into it changes: old cache files are then ignored. */
 // 3: files read only inside the checkout (indexes built before could hold files reached through links out)
 // 4: the repository's own Python imports per file (`imports`)
-export const INDEX_VERSION = 4;
+// 5: JavaScript/TypeScript imports too
+export const INDEX_VERSION = 5;
 
 /**
  * The cache key of a checkout: its HEAD commit, when the working tree is clean (no changes,

@@ -2,6 +2,7 @@ import { buildBm25 } from './bm25.js';
 import { INDEX_VERSION, cacheKey, loadCachedIndex, saveCachedIndex } from './cache.js';
 import { MAX_FILE_BYTES, listCandidateFiles, repoFiles } from './files.js';
 import { ModuleResolver, pythonImports } from './imports.js';
+import { JsResolver, isJsFile, jsImports } from './js-imports.js';
 import { type FileDefinition, type LocatorIndex, type RankedFile, rank } from './rank.js';
 import { definitionsOf } from './symbols.js';
 import { createDefinitionParser } from './treesitter.js';
@@ -47,6 +48,7 @@ export async function buildIndex(repoDir: string): Promise<LocatorIndex> {
   const defs: Record<string, FileDefinition[]> = Object.create(null);
   const imports: Record<string, string[]> = Object.create(null);
   const modules = new ModuleResolver(paths);
+  const jsModules = new JsResolver(paths, (path) => repo.readText(path, { maxBytes: MAX_FILE_BYTES }));
   const parser = await createDefinitionParser(paths);
   try {
     for (const path of paths) {
@@ -60,7 +62,11 @@ export async function buildIndex(repoDir: string): Promise<LocatorIndex> {
         symbols[name].push(path);
       }
       if (found.length) defs[path] = found.map((d) => [d.name, d.kind, d.startLine, d.endLine, d.container ?? null]);
-      const imported = path.endsWith('.py') ? pythonImports(path, content, modules) : [];
+      const imported = path.endsWith('.py')
+        ? pythonImports(path, content, modules)
+        : isJsFile(path)
+          ? jsImports(path, content, jsModules)
+          : [];
       if (imported.length) imports[path] = imported;
     }
   } finally {

@@ -9,7 +9,7 @@ export interface LocatorIndex {
   symbols: Record<string, string[]>;
   /** path → its definitions */
   defs: Record<string, FileDefinition[]>;
-  /** path → the repository files it imports (Python) */
+  /** path → the repository files it imports (Python, JavaScript/TypeScript) */
   imports: Record<string, string[]>;
 }
 
