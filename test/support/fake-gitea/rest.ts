@@ -274,7 +274,7 @@ export function giteaRest(urls: Urls, flavour: Flavour = 'gitea'): RestHost {
     repoRoute('POST', '/pulls', createPull),
     // `state`: open (default), closed or all; newest first, as Gitea sorts by default.
     repoRoute('GET', '/pulls', (ctx, repo) => {
-      const pulls = pullsIn(ctx, repo, ctx.query.get('state') ?? 'open').reverse();
+      const pulls = pullsIn(repo, ctx.query.get('state') ?? 'open').reverse();
       return page(
         ctx,
         pulls.map((p) => pullView(ctx, repo, p)),

@@ -1,212 +1,267 @@
 import { randomUUID } from 'node:crypto';
-import { headLabel, openPull, pullsIn, readable, syncBranch } from '../fake-host/ops.js';
+import type { CommitInfo } from '../fake-host/bare.js';
+import { openPull, pullsIn, syncBranch } from '../fake-host/ops.js';
 import {
   type Ctx,
   type Reply,
   type RestHost,
   type Route,
   credentials,
-  isReply,
   ok,
+  pick,
   reasonPhrases,
+  repoRoutes,
   text,
 } from '../fake-host/rest.js';
-import { type RepoState, fullName } from '../fake-host/state.js';
-import { commitView, pullView, repoView, simpleUser } from './views.js';
+import { type Pull, type RepoState, type UserState, fullName } from '../fake-host/state.js';
 
-/** GitHub's REST subset under /api/v3: its routes, its error bodies (each naming its documentation page) and headers. */
+/**
+ * GitHub's REST subset under /api/v3: its routes, its JSON shapes (trimmed to the fields clients
+ * read), its error bodies (each naming the route's documentation page) and headers.
+ */
 
 const DOCS = 'https://docs.github.com/rest';
 
 /** `{"message", "documentation_url", "status"}` as GitHub answers errors (status as a string, as GitHub does). */
-const ghError = (status: number, message: string, doc = ''): Reply => ({
-  status,
-  body: { message, documentation_url: doc ? `${DOCS}/${doc}` : DOCS, status: String(status) },
-});
-
+const ghError = (status: number, message: string, doc = '', more: object = {}): Reply => {
+  const documentation = doc ? `${DOCS}/${doc}` : DOCS;
+  return { status, body: { message, ...more, documentation_url: documentation, status: String(status) } };
+};
 type Field = { resource: string; code: string; field?: string; message?: string };
 /** 422 `Validation Failed` with its `errors`. */
-const invalid = (doc: string, ...errors: Field[]): Reply => {
-  const failed = ghError(422, 'Validation Failed', doc);
-  return { ...failed, body: { ...(failed.body as object), errors } };
-};
-
-/** A route with its documentation page, handed to the handler for its error bodies. */
-type Handler = (ctx: Ctx, doc: string, ...groups: string[]) => Reply;
-const on = (method: string, pattern: RegExp, doc: string, handler: Handler): Route => [
-  method,
-  pattern,
-  (ctx, ...groups) => handler(ctx, doc, ...groups),
-];
-
-const REPO = '/repos/([^/]+)/([^/]+)';
-const path = (tail: string) => new RegExp(`^${REPO}${tail}$`);
-
-/** The repository if the caller may read it, else GitHub's 404. */
-const visible = (ctx: Ctx, doc: string, owner: string, name: string): RepoState | Reply =>
-  readable(ctx, owner, name) ?? ghError(404, 'Not Found', doc);
+const invalid = (doc: string, ...errors: Field[]): Reply => ghError(422, 'Validation Failed', doc, { errors });
+const notFound = (doc = '') => ghError(404, 'Not Found', doc);
 
 /** A write needs a caller (401) whose token may write (403). */
-function writer(ctx: Ctx, doc: string): Reply | undefined {
-  if (!ctx.caller) return ghError(401, 'Requires authentication', doc);
-  if (ctx.caller.token.readOnly) return ghError(403, 'Resource not accessible by personal access token', doc);
-  return undefined;
+const writer =
+  (doc: string) =>
+  (ctx: Ctx): Reply | undefined =>
+    !ctx.caller
+      ? ghError(401, 'Requires authentication', doc)
+      : ctx.caller.token.readOnly
+        ? ghError(403, 'Resource not accessible by personal access token', doc)
+        : undefined;
+
+// ---- views ------------------------------------------------------------------------------------
+
+const userView = ({ urls }: Ctx, u: UserState) => ({
+  ...pick(u, 'login', 'id'),
+  url: `${urls.apiUrl}/users/${u.login}`,
+  html_url: `${urls.webUrl}/${u.login}`,
+  type: 'User',
+});
+
+function repoView(ctx: Ctx, repo: RepoState, withParent = true): Record<string, unknown> {
+  const { state, urls } = ctx;
+  const full = fullName(repo);
+  const parent = withParent && repo.parent ? state.repoByFullName(repo.parent) : undefined;
+  return {
+    ...pick(repo, 'id', 'name', 'description', 'fork', 'visibility'),
+    full_name: full,
+    private: repo.visibility !== 'public',
+    owner: userView(ctx, state.ensureUser(repo.owner)),
+    html_url: `${urls.webUrl}/${full}`,
+    url: `${urls.apiUrl}/repos/${full}`,
+    clone_url: `${urls.webUrl}/${full}.git`,
+    forks: state.forksOf(repo).length,
+    default_branch: repo.defaultBranch,
+    permissions: state.permissions(repo, ctx.login),
+    ...(parent ? { parent: repoView(ctx, parent, false), source: repoView(ctx, state.networkRoot(repo), false) } : {}),
+  };
 }
 
-const ROUTES: Route[] = [
-  on('GET', /^\/user$/, 'users/users#get-the-authenticated-user', (ctx, doc) =>
-    ctx.caller
-      ? ok({ ...simpleUser(ctx, ctx.caller.user), name: ctx.caller.user.name, email: ctx.caller.user.email })
-      : ghError(401, 'Requires authentication', doc),
-  ),
-  on('POST', /^\/user\/repos$/, 'repos/repos#create-a-repository-for-the-authenticated-user', (ctx, doc) => {
-    const refused = writer(ctx, doc);
-    if (refused) return refused;
-    const name = text(ctx.body.name);
-    const description = typeof ctx.body.description === 'string' ? ctx.body.description : null;
-    if (!name) return invalid(doc, { resource: 'Repository', code: 'missing_field', field: 'name' });
-    const owner = ctx.login!;
-    if (ctx.state.repo(owner, name)) {
-      const message = 'name already exists on this account';
-      return invalid(doc, { resource: 'Repository', code: 'custom', field: 'name', message });
-    }
-    const isPrivate = ctx.body.private === true || ctx.body.visibility === 'private';
-    const repo = ctx.state.addRepo(owner, name, { visibility: isPrivate ? 'private' : 'public', description });
-    if (ctx.body.auto_init === true) {
-      const readme = `# ${name}\n${description ? `\n${description}\n` : ''}`;
-      const author = ctx.state.identity(owner);
-      ctx.state.commit(repo, {
-        branch: repo.defaultBranch,
-        files: { 'README.md': readme },
-        message: 'Initial commit',
-        author,
-      });
-    }
-    return ok(repoView(ctx, repo), 201);
-  }),
-  on('GET', path(''), 'repos/repos#get-a-repository', (ctx, doc, o, r) => {
-    const repo = visible(ctx, doc, o!, r!);
-    return isReply(repo) ? repo : ok(repoView(ctx, repo));
-  }),
-  // The caller's fork (an existing one is returned again; a taken name gets -1, -2, … like GitHub).
-  on('POST', path('/forks'), 'repos/forks#create-a-fork', (ctx, doc, o, r) => {
-    const repo = writer(ctx, doc) ?? visible(ctx, doc, o!, r!);
-    if (isReply(repo)) return repo;
-    if (ctx.body.organization !== undefined)
-      return invalid(doc, { resource: 'Fork', code: 'invalid', field: 'organization' });
-    const me = ctx.login!;
-    let fork = ctx.state.forkOf(repo, me);
-    if (!fork) {
-      const base = text(ctx.body.name) ?? repo.name;
-      let name = base;
-      for (let i = 1; ctx.state.repo(me, name); i++) name = `${base}-${i}`;
-      fork = ctx.state.addRepo(me, name, { fork: repo });
-    }
-    return ok(repoView(ctx, fork), 202);
-  }),
-  on(
-    'POST',
-    path('/merge-upstream'),
-    'branches/branches#sync-a-fork-branch-with-the-upstream-repository',
-    (ctx, doc, o, r) => {
-      const repo = writer(ctx, doc) ?? visible(ctx, doc, o!, r!);
-      if (isReply(repo)) return repo;
-      if (!ctx.state.permissions(repo, ctx.login).push) return ghError(403, 'Must have push access to repository', doc);
-      const branch = text(ctx.body.branch);
-      if (!branch) return invalid(doc, { resource: 'Repository', code: 'missing_field', field: 'branch' });
-      const upstream = `${repo.parent?.split('/')[0]}:${branch}`;
-      const synced = syncBranch(ctx, repo, branch);
-      const merged = (message: string) => ok({ message, merge_type: synced, base_branch: upstream });
-      return {
-        notFork: () => ghError(422, 'This repository is not a fork.', doc),
-        noBranch: () => ghError(404, 'Branch not found', doc),
-        noUpstream: () => ghError(422, `Upstream branch ${upstream} not found.`, doc),
-        diverged: () =>
-          ghError(409, `This branch has diverged from the upstream ${upstream} and cannot be fast-forwarded.`, doc),
-        none: () => merged(`This branch is not behind the upstream ${upstream}.`),
-        'fast-forward': () => merged(`Successfully fetched and fast-forwarded from upstream ${upstream}.`),
-      }[synced]();
-    },
-  ),
-  on('GET', path('/branches/(.+)'), 'branches/branches#get-a-branch', (ctx, doc, o, r, branch) => {
-    const repo = visible(ctx, doc, o!, r!);
-    if (isReply(repo)) return repo;
-    const sha = ctx.state.git.branchHead(repo.dir, branch!);
-    if (!sha) return ghError(404, 'Branch not found', doc);
-    const info = ctx.state.git.commitInfo(repo.dir, sha);
-    const commit = info ? commitView(ctx, repo, info) : { sha };
-    return ok({ name: branch, commit, protected: repo.protectedBranches.has(branch!) });
-  }),
-  on('POST', path('/pulls'), 'pulls/pulls#create-a-pull-request', createPull),
-  /** `state` (open, closed, all; default open) and `head` (owner:branch) filters. */
-  on('GET', path('/pulls'), 'pulls/pulls#get-a-pull-request', (ctx, doc, o, r) => {
-    const repo = visible(ctx, doc, o!, r!);
-    if (isReply(repo)) return repo;
-    const head = ctx.query.get('head')?.toLowerCase();
-    const pulls = pullsIn(ctx, repo, ctx.query.get('state') ?? 'open');
-    return ok(pulls.filter((p) => !head || headLabel(p).toLowerCase() === head).map((p) => pullView(ctx, repo, p)));
-  }),
-  on('GET', path('/pulls/(\\d+)'), 'pulls/pulls#get-a-pull-request', (ctx, doc, o, r, n) => {
-    const repo = visible(ctx, doc, o!, r!);
-    const pull = isReply(repo) ? undefined : ctx.state.pull(repo, Number(n));
-    return isReply(repo) ? repo : pull ? ok(pullView(ctx, repo, pull)) : ghError(404, 'Not Found', doc);
-  }),
-  on('GET', path('/pulls/(\\d+)/commits'), 'pulls/pulls#list-commits-on-a-pull-request', (ctx, doc, o, r, n) => {
-    const repo = visible(ctx, doc, o!, r!);
-    const pull = isReply(repo) ? undefined : ctx.state.pull(repo, Number(n));
-    if (isReply(repo) || !pull) return isReply(repo) ? repo : ghError(404, 'Not Found', doc);
-    return ok(ctx.state.pullCommits(repo, pull).map((c) => commitView(ctx, repo, c)));
-  }),
-];
+function commitView(ctx: Ctx, repo: RepoState, c: CommitInfo) {
+  const [api, web] = [`${ctx.urls.apiUrl}/repos/${fullName(repo)}`, `${ctx.urls.webUrl}/${fullName(repo)}`];
+  const user = (email: string) => {
+    const u = ctx.state.userByEmail(email);
+    return u ? userView(ctx, u) : null;
+  };
+  return {
+    ...pick(c, 'sha'),
+    url: `${api}/commits/${c.sha}`,
+    html_url: `${web}/commit/${c.sha}`,
+    commit: { url: `${api}/git/commits/${c.sha}`, ...pick(c, 'author', 'committer', 'message') },
+    author: user(c.author.email),
+    committer: user(c.committer.email),
+  };
+}
 
-function createPull(ctx: Ctx, doc: string, o?: string, r?: string): Reply {
-  if (!ctx.caller) return ghError(401, 'Requires authentication', doc);
-  const repo = visible(ctx, doc, o!, r!);
-  const refused = isReply(repo) ? repo : writer(ctx, doc);
-  if (refused || isReply(repo)) return refused ?? ghError(404, 'Not Found', doc);
+/** `head.sha` is the pull's head now (as of the merge once merged); `commits` those it brings. */
+function pullView(ctx: Ctx, repo: RepoState, pull: Pull) {
+  const { state, urls } = ctx;
+  const side = (owner: string, ref: string, sha: string | null, on: RepoState | undefined) => ({
+    label: `${state.ensureUser(owner).login}:${ref}`,
+    ref,
+    sha,
+    user: userView(ctx, state.ensureUser(owner)),
+    repo: on ? repoView(ctx, on, false) : null,
+  });
+  const baseSha = pull.merged_base_sha ?? state.git.branchHead(repo.dir, pull.base) ?? null;
+  return {
+    ...pick(pull, 'id', 'number', 'state', 'title', 'body', 'merged_at', 'merge_commit_sha', 'draft', 'merged'),
+    ...pick(pull, 'maintainer_can_modify'),
+    url: `${urls.apiUrl}/repos/${fullName(repo)}/pulls/${pull.number}`,
+    html_url: `${urls.webUrl}/${fullName(repo)}/pull/${pull.number}`,
+    user: userView(ctx, state.ensureUser(pull.user)),
+    head: side(pull.head.owner, pull.head.ref, state.syncHead(repo, pull) ?? null, state.headRepo(pull)),
+    base: side(repo.owner, pull.base, baseSha, repo),
+    commits: state.pullCommits(repo, pull).length,
+  };
+}
+
+// ---- routes -----------------------------------------------------------------------------------
+
+const { onRepo, onPull } = repoRoutes(
+  '/repos/([^/]+)/([^/]+)',
+  (ctx, o, r) => ctx.state.repo(o!, r!),
+  (_, doc) => notFound(doc),
+);
+
+const DOC = {
+  user: 'users/users#get-the-authenticated-user',
+  createRepo: 'repos/repos#create-a-repository-for-the-authenticated-user',
+  repo: 'repos/repos#get-a-repository',
+  fork: 'repos/forks#create-a-fork',
+  sync: 'branches/branches#sync-a-fork-branch-with-the-upstream-repository',
+  branch: 'branches/branches#get-a-branch',
+  createPull: 'pulls/pulls#create-a-pull-request',
+  pull: 'pulls/pulls#get-a-pull-request',
+  commits: 'pulls/pulls#list-commits-on-a-pull-request',
+};
+
+function createRepo(ctx: Ctx): Reply {
+  const refused = writer(DOC.createRepo)(ctx);
+  const name = text(ctx.body.name);
+  if (refused || !name)
+    return refused ?? invalid(DOC.createRepo, { resource: 'Repository', code: 'missing_field', field: 'name' });
+  const owner = ctx.login!;
+  const message = 'name already exists on this account';
+  if (ctx.state.repo(owner, name))
+    return invalid(DOC.createRepo, { resource: 'Repository', code: 'custom', field: 'name', message });
+  const description = typeof ctx.body.description === 'string' ? ctx.body.description : null;
+  const visibility = ctx.body.private === true || ctx.body.visibility === 'private' ? 'private' : 'public';
+  const repo = ctx.state.addRepo(owner, name, { visibility, description });
+  if (ctx.body.auto_init === true) {
+    const files = { 'README.md': `# ${name}\n${description ? `\n${description}\n` : ''}` };
+    ctx.state.commit(repo, {
+      branch: repo.defaultBranch,
+      files,
+      message: 'Initial commit',
+      author: ctx.state.identity(owner),
+    });
+  }
+  return ok(repoView(ctx, repo), 201);
+}
+
+/** The caller's fork (an existing one is returned again; a taken name gets -1, -2, … like GitHub). */
+function createFork(ctx: Ctx, repo: RepoState): Reply {
+  if (ctx.body.organization !== undefined)
+    return invalid(DOC.fork, { resource: 'Fork', code: 'invalid', field: 'organization' });
+  const me = ctx.login!;
+  const base = text(ctx.body.name) ?? repo.name;
+  let name = base;
+  for (let i = 1; ctx.state.repo(me, name); i++) name = `${base}-${i}`;
+  return ok(repoView(ctx, ctx.state.forkOf(repo, me) ?? ctx.state.addRepo(me, name, { fork: repo })), 202);
+}
+
+function mergeUpstream(ctx: Ctx, repo: RepoState): Reply {
+  const doc = DOC.sync;
+  if (!ctx.state.permissions(repo, ctx.login).push) return ghError(403, 'Must have push access to repository', doc);
+  const branch = text(ctx.body.branch);
+  if (!branch) return invalid(doc, { resource: 'Repository', code: 'missing_field', field: 'branch' });
+  const upstream = `${repo.parent?.split('/')[0]}:${branch}`;
+  const synced = syncBranch(ctx, repo, branch);
+  const merged = (message: string) => ok({ message, merge_type: synced, base_branch: upstream });
+  return {
+    notFork: () => ghError(422, 'This repository is not a fork.', doc),
+    noBranch: () => ghError(404, 'Branch not found', doc),
+    noUpstream: () => ghError(422, `Upstream branch ${upstream} not found.`, doc),
+    diverged: () =>
+      ghError(409, `This branch has diverged from the upstream ${upstream} and cannot be fast-forwarded.`, doc),
+    none: () => merged(`This branch is not behind the upstream ${upstream}.`),
+    'fast-forward': () => merged(`Successfully fetched and fast-forwarded from upstream ${upstream}.`),
+  }[synced]();
+}
+
+function createPull(ctx: Ctx, repo: RepoState): Reply {
+  const doc = DOC.createPull;
+  const refused = writer(doc)(ctx);
   const missing = (['title', 'head', 'base'] as const).filter((f) => !text(ctx.body[f]));
-  if (missing.length > 0)
-    return invalid(doc, ...missing.map((field) => ({ resource: 'PullRequest', code: 'missing_field', field })));
-  const [title, headSpec, base] = [String(ctx.body.title), String(ctx.body.head), String(ctx.body.base)];
-  const colon = headSpec.indexOf(':');
-  const headRef = colon >= 0 ? headSpec.slice(colon + 1) : headSpec;
-  const head = ctx.state.inNetwork(repo, colon >= 0 ? headSpec.slice(0, colon) : repo.owner);
+  if (refused || missing.length > 0)
+    return (
+      refused ?? invalid(doc, ...missing.map((field) => ({ resource: 'PullRequest', code: 'missing_field', field })))
+    );
+  const [title, spec, base] = [String(ctx.body.title), String(ctx.body.head), String(ctx.body.base)];
+  const colon = spec.indexOf(':');
+  const [owner, ref] = colon >= 0 ? [spec.slice(0, colon), spec.slice(colon + 1)] : [repo.owner, spec];
+  const head = ctx.state.inNetwork(repo, owner);
   const field = (name: string) => invalid(doc, { resource: 'PullRequest', code: 'invalid', field: name });
   const custom = (message: string) => invalid(doc, { resource: 'PullRequest', code: 'custom', message });
   if (!head || !ctx.state.canSee(head, ctx.login)) return field('head');
   const draft = ctx.body.draft === true;
-  if (
-    draft &&
-    !repo.allowDrafts &&
-    ctx.state.git.branchHead(head.dir, headRef) &&
-    ctx.state.git.branchHead(repo.dir, base)
-  )
+  const git = ctx.state.git;
+  if (draft && !repo.allowDrafts && git.branchHead(head.dir, ref) && git.branchHead(repo.dir, base))
     return custom('Draft pull requests are not supported in this repository.');
   const body = typeof ctx.body.body === 'string' ? ctx.body.body : null;
-  const canModify = head === repo ? false : ctx.body.maintainer_can_modify !== false;
+  const canModify = head !== repo && ctx.body.maintainer_can_modify !== false;
   const fields = { title, body, base, draft, maintainer_can_modify: canModify };
-  const pull = openPull(ctx, repo, head, headRef, fields, { sameBase: true, needCommits: true });
+  const pull = openPull(ctx, repo, head, ref, fields, { sameBase: true, needCommits: true });
+  if ('exists' in pull) return custom(`A pull request already exists for ${head.owner}:${ref}.`);
   if ('refused' in pull)
-    return {
-      noHead: () => field('head'),
-      noBase: () => field('base'),
-      noCommits: () => custom(`No commits between ${base} and ${headSpec}`),
-    }[pull.refused]();
-  if ('exists' in pull) return custom(`A pull request already exists for ${head.owner}:${headRef}.`);
+    return pull.refused === 'noCommits'
+      ? custom(`No commits between ${base} and ${spec}`)
+      : field(pull.refused === 'noHead' ? 'head' : 'base');
   const location = `${ctx.urls.apiUrl}/repos/${fullName(repo)}/pulls/${pull.number}`;
   return ok(pullView(ctx, repo, pull), 201, { location });
 }
+
+const needsCaller = (doc: string) => (ctx: Ctx) =>
+  ctx.caller ? undefined : ghError(401, 'Requires authentication', doc);
+
+const ROUTES: Route[] = [
+  [
+    'GET',
+    /^\/user$/,
+    (ctx) =>
+      needsCaller(DOC.user)(ctx) ??
+      ok({ ...userView(ctx, ctx.caller!.user), ...pick(ctx.caller!.user, 'name', 'email') }),
+  ],
+  ['POST', /^\/user\/repos$/, createRepo],
+  onRepo('GET', '', { doc: DOC.repo }, (ctx, repo) => ok(repoView(ctx, repo))),
+  onRepo('POST', '/forks', { doc: DOC.fork, first: writer(DOC.fork) }, createFork),
+  onRepo('POST', '/merge-upstream', { doc: DOC.sync, first: writer(DOC.sync) }, mergeUpstream),
+  // `branch` may hold slashes, encoded or not.
+  onRepo('GET', '/branches/(.+)', { doc: DOC.branch }, (ctx, repo, branch = '') => {
+    const sha = ctx.state.git.branchHead(repo.dir, branch);
+    const [info] = sha ? ctx.state.git.log(repo.dir, undefined, sha, true) : [];
+    const commit = info ? commitView(ctx, repo, info) : { sha };
+    return sha
+      ? ok({ name: branch, commit, protected: repo.protectedBranches.has(branch) })
+      : ghError(404, 'Branch not found', DOC.branch);
+  }),
+  onRepo('POST', '/pulls', { doc: DOC.createPull, first: needsCaller(DOC.createPull) }, createPull),
+  // `state` (open, closed, all; default open) and `head` (owner:branch) filters.
+  onRepo('GET', '/pulls', { doc: DOC.pull }, (ctx, repo) => {
+    const head = ctx.query.get('head')?.toLowerCase();
+    const pulls = pullsIn(repo, ctx.query.get('state') ?? 'open');
+    const shown = pulls.filter((p) => !head || `${p.head.owner}:${p.head.ref}`.toLowerCase() === head);
+    return ok(shown.map((p) => pullView(ctx, repo, p)));
+  }),
+  onPull('/pulls/(\\d+)', { doc: DOC.pull }, (ctx, repo, pull) => ok(pullView(ctx, repo, pull))),
+  onPull('/pulls/(\\d+)/commits', { doc: DOC.commits }, (ctx, repo, pull) =>
+    ok(ctx.state.pullCommits(repo, pull).map((c) => commitView(ctx, repo, c))),
+  ),
+];
 
 const RATE_LIMIT = { token: 5000, anonymous: 60 };
 
 /** The REST host, with GitHub's rate-limit headers counted per token (or address): nothing is refused past the limit. */
 export function githubRest(): RestHost {
   const buckets = new Map<object | string, { limit: number; used: number; reset: number }>();
-  const reason = reasonPhrases({ 401: 'Bad credentials', 422: 'Validation Failed' });
   return {
     routes: ROUTES,
     error: (status, message) => ghError(status, message),
-    reason,
+    reason: reasonPhrases({ 401: 'Bad credentials', 422: 'Validation Failed' }),
     credentials: (req) => credentials(req.headers.authorization),
     badCredentials: () => ghError(401, 'Bad credentials'),
     badJson: () => ghError(400, 'Problems parsing JSON'),
@@ -218,7 +273,7 @@ export function githubRest(): RestHost {
         bucket = { limit: caller ? RATE_LIMIT.token : RATE_LIMIT.anonymous, used: 0, reset: nowSec + 3600 };
         buckets.set(bucketKey, bucket);
       }
-      if (bucket.used < bucket.limit) bucket.used++;
+      bucket.used = Math.min(bucket.limit, bucket.used + 1);
       return {
         'content-type': 'application/json; charset=utf-8',
         'x-github-media-type': 'github.v3; format=json',

@@ -6,9 +6,10 @@ import {
   type Reply,
   type RestHost,
   type Route,
-  isReply,
   ok,
+  pick,
   reasonPhrases,
+  repoRoutes,
   text,
 } from '../fake-host/rest.js';
 import { ACCESS, type Pull, type RepoState, type UserState, type Visibility, fullName } from '../fake-host/state.js';
@@ -34,13 +35,8 @@ const taken = (status: number): Reply => ({
 const DRAFT_TITLE = /^\s*(\[draft\]|\(draft\)|draft:)\s*/i;
 
 const userView = ({ urls }: Ctx, u: UserState) => ({
-  id: u.id,
-  username: u.login,
-  name: u.name,
-  state: 'active',
-  locked: false,
-  web_url: `${urls.webUrl}/${u.login}`,
-  email: u.email,
+  ...pick(u, 'id', 'name', 'email'),
+  ...{ username: u.login, state: 'active', locked: false, web_url: `${urls.webUrl}/${u.login}` },
 });
 
 /** A project as the caller sees it: `permissions` only for a signed-in caller, as GitLab does. */
@@ -53,14 +49,12 @@ function projectView(ctx: Ctx, repo: RepoState) {
   const access = (n: number) => (n ? { access_level: n, notification_level: 3 } : null);
   const nsPath = repo.owner.split('/').pop();
   const path = fullName(repo);
+  const links = (full: string) => ({ path_with_namespace: full, web_url: `${urls.webUrl}/${full}` });
   return {
-    id: repo.id,
-    description: repo.description,
-    name: repo.name,
+    ...pick(repo, 'id', 'description', 'name', 'visibility'),
     path: repo.name,
     path_with_namespace: path,
     default_branch: repo.defaultBranch,
-    visibility: repo.visibility,
     web_url: `${urls.webUrl}/${path}`,
     http_url_to_repo: `${urls.webUrl}/${path}.git`,
     namespace: {
@@ -71,15 +65,12 @@ function projectView(ctx: Ctx, repo: RepoState) {
       full_path: repo.owner,
       web_url: `${urls.webUrl}/${group ? 'groups/' : ''}${repo.owner}`,
     },
-    ...(parent && {
-      forked_from_project: {
-        id: parent.id,
-        path: parent.name,
-        path_with_namespace: fullName(parent),
-        web_url: `${urls.webUrl}/${fullName(parent)}`,
-      },
-    }),
-    ...(login && { permissions: { project_access: access(projectLevel), group_access: access(group ? level : 0) } }),
+    ...(parent
+      ? { forked_from_project: { ...pick(parent, 'id'), path: parent.name, ...links(fullName(parent)) } }
+      : {}),
+    ...(login
+      ? { permissions: { project_access: access(projectLevel), group_access: access(group ? level : 0) } }
+      : {}),
   };
 }
 
@@ -89,16 +80,13 @@ const mrState = (p: Pull) => (p.merged ? 'merged' : p.state === 'open' ? 'opened
 function mergeRequestView(ctx: Ctx, repo: RepoState, pull: Pull) {
   const author = ctx.state.user(pull.user);
   return {
-    id: pull.id,
+    ...pick(pull, 'id', 'title', 'merged_at', 'draft'),
     iid: pull.number,
-    title: pull.title,
     description: pull.body,
     state: mrState(pull),
-    merged_at: pull.merged_at,
     source_project_id: ctx.state.headRepo(pull)?.id,
     target_project_id: repo.id,
     author: author ? userView(ctx, author) : null,
-    draft: pull.draft,
     work_in_progress: pull.draft,
     sha: ctx.state.syncHead(repo, pull) ?? null,
     web_url: `${ctx.urls.webUrl}/${fullName(repo)}/-/merge_requests/${pull.number}`,
@@ -106,55 +94,66 @@ function mergeRequestView(ctx: Ctx, repo: RepoState, pull: Pull) {
 }
 
 const commitView = (ctx: Ctx, repo: RepoState, c: CommitInfo) => ({
-  id: c.sha,
-  title: c.message.split('\n')[0] ?? '',
-  message: c.message,
-  author_email: c.author.email,
-  committer_email: c.committer.email,
+  ...{ id: c.sha, title: c.message.split('\n')[0] ?? '', message: c.message },
+  ...{ author_email: c.author.email, committer_email: c.committer.email },
   web_url: `${ctx.urls.webUrl}/${fullName(repo)}/-/commit/${c.sha}`,
 });
 
-/** The project the caller may read (by numeric id or path), or the 404 GitLab answers for a missing or hidden one. */
-function readable(ctx: Ctx, id: string): RepoState | Reply {
-  const repo = /^\d+$/.test(id) ? ctx.state.repoById(Number(id)) : ctx.state.repoByFullName(id);
-  return repo && ctx.state.canSee(repo, ctx.login) ? repo : glError(404, 'Project Not Found');
+/** `:id` is the numeric id or the (encoded) path_with_namespace; a missing or hidden project is 404 `Project Not Found`. */
+const { onRepo: project, onPull: mergeRequest } = repoRoutes(
+  '/projects/([^/]+)',
+  (ctx, id) => (/^\d+$/.test(id!) ? ctx.state.repoById(Number(id)) : ctx.state.repoByFullName(id!)),
+  (what) => glError(404, what === 'repo' ? 'Project Not Found' : 'Not found'),
+);
+/** Writes are 401 for an anonymous caller, before the project is looked up. */
+const signedIn = (ctx: Ctx) => (ctx.login ? undefined : glError(401));
+
+/** In the caller's namespace, empty (no README). */
+function createProject(ctx: Ctx): Reply {
+  const [name, login] = [text(ctx.body.name), ctx.login];
+  const path = text(ctx.body.path) ?? name;
+  if (!login) return glError(401);
+  if (!name || !path) return { status: 400, body: { error: 'name is missing, path is missing' } };
+  if (ctx.state.repo(login, path)) return taken(400);
+  const visibility: Visibility =
+    ctx.body.visibility === 'public' || ctx.body.visibility === 'internal' ? ctx.body.visibility : 'private';
+  return ok(
+    projectView(ctx, ctx.state.addRepo(login, path, { visibility, description: text(ctx.body.description) ?? null })),
+    201,
+  );
 }
 
-/** A route on a readable project. */
-const project = (method: string, tail: string, handler: (ctx: Ctx, repo: RepoState, n: number) => Reply): Route => [
-  method,
-  new RegExp(`^/projects/([^/]+)${tail}$`),
-  (ctx, id, n) => {
-    const repo = readable(ctx, id!);
-    return isReply(repo) ? repo : handler(ctx, repo, Number(n));
-  },
-];
-
-/** A merge request's route: 404 when the project has no such iid. */
-const mergeRequest = (tail: string, handler: (ctx: Ctx, repo: RepoState, pull: Pull) => Reply): Route =>
-  project('GET', `/merge_requests/(\\d+)${tail}`, (ctx, repo, iid) => {
-    const pull = ctx.state.pull(repo, iid);
-    return pull ? handler(ctx, repo, pull) : glError(404, 'Not found');
-  });
+/** On the source project; `target_project_id` names the target (a fork's parent). Developer on the source needed. */
+function createMergeRequest(ctx: Ctx, source: RepoState): Reply {
+  if (!ctx.state.permissions(source, ctx.login).push) return glError(403);
+  const { source_branch: branch, target_branch: base, title, target_project_id: targetId } = ctx.body;
+  if (typeof branch !== 'string' || typeof base !== 'string' || typeof title !== 'string')
+    return { status: 400, body: { error: 'source_branch is missing, target_branch is missing, title is missing' } };
+  const target = targetId === undefined ? source : ctx.state.repoById(Number(targetId));
+  if (!target || !ctx.state.canSee(target, ctx.login)) return glError(404, 'Project Not Found');
+  if (ctx.state.networkRoot(source) !== ctx.state.networkRoot(target))
+    return messages(400, 'Source project is not a fork of the target project');
+  const fields = {
+    title,
+    body: text(ctx.body.description) ?? null,
+    base,
+    draft: DRAFT_TITLE.test(title),
+    maintainer_can_modify: true,
+  };
+  const pull = openPull(ctx, target, source, branch, fields, { sameBase: false, needCommits: false });
+  if ('exists' in pull)
+    return messages(409, `Another open merge request already exists for this source branch: !${pull.exists.number}`);
+  if ('refused' in pull)
+    return messages(
+      422,
+      `${pull.refused === 'noHead' ? `Source branch "${branch}"` : `Target branch "${base}"`} does not exist`,
+    );
+  return ok(mergeRequestView(ctx, target, pull), 201);
+}
 
 const ROUTES: Route[] = [
   ['GET', /^\/user$/, (ctx) => (ctx.caller ? ok(userView(ctx, ctx.caller.user)) : glError(401))],
-  // In the caller's namespace, empty (no README).
-  [
-    'POST',
-    /^\/projects$/,
-    (ctx) => {
-      if (!ctx.login) return glError(401);
-      const name = text(ctx.body.name);
-      const path = text(ctx.body.path) ?? name;
-      if (!name || !path) return { status: 400, body: { error: 'name is missing, path is missing' } };
-      if (ctx.state.repo(ctx.login, path)) return taken(400);
-      const visibility: Visibility =
-        (['public', 'internal'] as const).find((v) => v === ctx.body.visibility) ?? 'private';
-      const description = text(ctx.body.description) ?? null;
-      return ok(projectView(ctx, ctx.state.addRepo(ctx.login, path, { visibility, description })), 201);
-    },
-  ],
+  ['POST', /^\/projects$/, createProject],
   project('GET', '', (ctx, repo) => ok(projectView(ctx, repo))),
   project('GET', '/forks', (ctx, repo) => {
     const mine = ctx.query.get('owned') === 'true';
@@ -162,55 +161,25 @@ const ROUTES: Route[] = [
     return ok(forks.map((r) => projectView(ctx, r)));
   }),
   // Made at once (GitLab imports in the background); already forked or the name taken: 409.
-  project('POST', '/fork', (ctx, repo) => {
-    const me = ctx.login;
-    if (!me) return glError(401);
+  project('POST', '/fork', { first: signedIn }, (ctx, repo) => {
+    const me = ctx.login!;
     if (repo.visibility !== 'public' && ctx.state.accessLevel(repo, me) < ACCESS.reporter) return glError(403);
     if (ctx.state.forkOf(repo, me) || ctx.state.repo(me, repo.name)) return taken(409);
     return ok(projectView(ctx, ctx.state.addRepo(me, repo.name, { fork: repo })), 201);
   }),
-  // On the source project; `target_project_id` names the target (a fork's parent). Developer on the source needed.
-  project('POST', '/merge_requests', (ctx, source) => {
-    if (!ctx.login) return glError(401);
-    if (!ctx.state.permissions(source, ctx.login).push) return glError(403);
-    const { source_branch: branch, target_branch: base, title, target_project_id: targetId } = ctx.body;
-    if (typeof branch !== 'string' || typeof base !== 'string' || typeof title !== 'string')
-      return { status: 400, body: { error: 'source_branch is missing, target_branch is missing, title is missing' } };
-    const target = targetId === undefined ? source : ctx.state.repoById(Number(targetId));
-    if (!target || !ctx.state.canSee(target, ctx.login)) return glError(404, 'Project Not Found');
-    if (ctx.state.networkRoot(source) !== ctx.state.networkRoot(target))
-      return messages(400, 'Source project is not a fork of the target project');
-    const body = text(ctx.body.description) ?? null;
-    const fields = { title, body, base, draft: DRAFT_TITLE.test(title), maintainer_can_modify: true };
-    const pull = openPull(ctx, target, source, branch, fields, { sameBase: false, needCommits: false });
-    if ('exists' in pull)
-      return messages(409, `Another open merge request already exists for this source branch: !${pull.exists.number}`);
-    if ('refused' in pull)
-      return messages(
-        422,
-        pull.refused === 'noHead'
-          ? `Source branch "${branch}" does not exist`
-          : `Target branch "${base}" does not exist`,
-      );
-    return ok(mergeRequestView(ctx, target, pull), 201);
-  }),
+  project('POST', '/merge_requests', { first: signedIn }, createMergeRequest),
   // Newest first.
   project('GET', '/merge_requests', (ctx, repo) => {
     const branch = ctx.query.get('source_branch');
-    const found = pullsIn(ctx, repo, ctx.query.get('state') ?? 'all', mrState).filter(
+    const found = pullsIn(repo, ctx.query.get('state') ?? 'all', mrState).filter(
       (p) => branch === null || p.head.ref === branch,
     );
     return ok(found.reverse().map((p) => mergeRequestView(ctx, repo, p)));
   }),
-  mergeRequest('', (ctx, repo, pull) => ok(mergeRequestView(ctx, repo, pull))),
+  mergeRequest('/merge_requests/(\\d+)', {}, (ctx, repo, pull) => ok(mergeRequestView(ctx, repo, pull))),
   // Newest first, as GitLab lists them.
-  mergeRequest('/commits', (ctx, repo, pull) =>
-    ok(
-      ctx.state
-        .pullCommits(repo, pull)
-        .reverse()
-        .map((c) => commitView(ctx, repo, c)),
-    ),
+  mergeRequest('/merge_requests/(\\d+)/commits', {}, (ctx, repo, pull) =>
+    ok([...ctx.state.pullCommits(repo, pull)].reverse().map((c) => commitView(ctx, repo, c))),
   ),
 ];
 

@@ -23,18 +23,24 @@ export interface CommitInfo {
 }
 
 /** The file in each bare repository listing its protected refs, one `refs/heads/X` a line. */
-export const PROTECTED_FILE = 'fake-github-protected';
+const PROTECTED_FILE = 'fake-host-protected';
 
-/**
- * What the pre-receive hook prints when it refuses an update of a protected branch: shell lines
- * writing to stderr (git prefixes them with "remote: "), with `$ref` (refs/heads/X) and `$branch`
- * (X) set. GitHub's wording by default; another host's double passes its own.
- */
-export const GITHUB_PROTECTED_REFUSAL = `    echo "error: GH006: Protected branch update failed for $ref." >&2
-    echo "error: Changes must be made through a pull request." >&2`;
+/** `2024-01-02T03:04:05Z`, as the hosts write times. */
+export const isoSeconds = (date: string | Date): string => new Date(date).toISOString().replace(/\.\d{3}Z$/, 'Z');
 
-function preReceiveHook(refusal: string): string {
-  return `#!/bin/sh
+export class Bare {
+  readonly env: NodeJS.ProcessEnv;
+  private readonly hook: string;
+
+  /**
+   * `refusal`: shell lines the pre-receive hook runs for an update of a protected branch, writing
+   * the host's words to stderr (git prefixes them with "remote: "), with `$ref` and `$branch` set.
+   */
+  constructor(
+    readonly scratch: string,
+    refusal: string,
+  ) {
+    this.hook = `#!/bin/sh
 status=0
 while read old new ref; do
   branch="\${ref#refs/heads/}"
@@ -45,35 +51,20 @@ ${refusal}
 done
 exit $status
 `;
-}
-
-export class Bare {
-  readonly env: NodeJS.ProcessEnv;
-
-  private readonly preReceive: string;
-
-  constructor(
-    readonly scratch: string,
-    protectedRefusal: string = GITHUB_PROTECTED_REFUSAL,
-  ) {
-    this.preReceive = preReceiveHook(protectedRefusal);
-    this.env = {
-      PATH: process.env.PATH ?? '/usr/bin:/bin',
-      HOME: scratch,
-      GIT_CONFIG_NOSYSTEM: '1',
-      GIT_CONFIG_GLOBAL: '/dev/null',
-      GIT_TERMINAL_PROMPT: '0',
-      LANG: 'C',
-    };
+    const isolated = { GIT_CONFIG_NOSYSTEM: '1', GIT_CONFIG_GLOBAL: '/dev/null', GIT_TERMINAL_PROMPT: '0' };
+    this.env = { PATH: process.env.PATH ?? '/usr/bin:/bin', HOME: scratch, ...isolated, LANG: 'C' };
   }
 
   run(dir: string, args: string[], opts: { input?: string | Buffer; env?: NodeJS.ProcessEnv } = {}): string {
+    const env = { ...this.env, ...opts.env };
+    const stdio: ['pipe', 'pipe', 'pipe'] = ['pipe', 'pipe', 'pipe'];
+    const maxBuffer = 256 * 1024 * 1024;
     return execFileSync('git', ['--git-dir', dir, ...args], {
-      env: { ...this.env, ...opts.env },
+      env,
       input: opts.input,
       encoding: 'utf8',
-      maxBuffer: 256 * 1024 * 1024,
-      stdio: ['pipe', 'pipe', 'pipe'],
+      maxBuffer,
+      stdio,
     });
   }
 
@@ -86,48 +77,36 @@ export class Bare {
     }
   }
 
-  init(dir: string, branch: string): void {
+  /** A new bare repository, or (`from`) a copy of every branch and tag of one (a fork); with the hook. */
+  init(dir: string, branch: string, from?: string): void {
     mkdirSync(dir, { recursive: true });
-    execFileSync('git', ['init', '--quiet', '--bare', `--initial-branch=${branch}`, dir], {
-      env: this.env,
-      stdio: 'ignore',
-    });
-    this.installHooks(dir);
-  }
-
-  /** A copy of every branch and tag of `from` (a fork). */
-  copy(from: string, to: string): void {
-    execFileSync('git', ['clone', '--quiet', '--bare', '--no-local', from, to], { env: this.env, stdio: 'ignore' });
-    this.run(to, ['remote', 'remove', 'origin']);
-    this.installHooks(to);
-  }
-
-  installHooks(dir: string): void {
+    const args = from
+      ? ['clone', '--quiet', '--bare', '--no-local', from, dir]
+      : ['init', '--quiet', '--bare', `--initial-branch=${branch}`, dir];
+    execFileSync('git', args, { env: this.env, stdio: 'ignore' });
+    if (from) this.run(dir, ['remote', 'remove', 'origin']);
     mkdirSync(join(dir, 'hooks'), { recursive: true });
-    const hook = join(dir, 'hooks', 'pre-receive');
-    writeFileSync(hook, this.preReceive);
-    chmodSync(hook, 0o755);
+    writeFileSync(join(dir, 'hooks', 'pre-receive'), this.hook);
+    chmodSync(join(dir, 'hooks', 'pre-receive'), 0o755);
+    this.run(dir, ['symbolic-ref', 'HEAD', `refs/heads/${branch}`]);
+    this.setProtected(dir, []);
   }
 
   setProtected(dir: string, branches: Iterable<string>): void {
     writeFileSync(join(dir, PROTECTED_FILE), [...branches].map((b) => `refs/heads/${b}\n`).join(''));
   }
 
-  setHead(dir: string, branch: string): void {
-    this.run(dir, ['symbolic-ref', 'HEAD', `refs/heads/${branch}`]);
-  }
-
   /** The commit a branch name, ref or sha names, or undefined. */
   resolve(dir: string, rev: string): string | undefined {
-    for (const candidate of [`refs/heads/${rev}`, rev]) {
-      const sha = this.tryRun(dir, ['rev-parse', '--verify', '--quiet', `${candidate}^{commit}`])?.trim();
-      if (sha) return sha;
-    }
-    return undefined;
+    return this.branchHead(dir, rev) ?? this.commitOf(dir, rev);
   }
 
   branchHead(dir: string, branch: string): string | undefined {
-    return this.tryRun(dir, ['rev-parse', '--verify', '--quiet', `refs/heads/${branch}^{commit}`])?.trim() || undefined;
+    return this.commitOf(dir, `refs/heads/${branch}`);
+  }
+
+  private commitOf(dir: string, rev: string): string | undefined {
+    return this.tryRun(dir, ['rev-parse', '--verify', '--quiet', `${rev}^{commit}`])?.trim() || undefined;
   }
 
   branches(dir: string): string[] {
@@ -135,10 +114,10 @@ export class Bare {
   }
 
   /**
-   * One commit of `files` (null deletes) on top of `parent` (none: a root commit), written with
-   * plumbing and a scratch index; the ref is not moved.
+   * One commit of `files` (null deletes) and `links` (symlinks, path → target: mode 120000, as git
+   * stores them) on top of `parent` (none: a root commit), written with plumbing and a scratch
+   * index; the ref is not moved.
    */
-  /** `links`: symlinks to commit, path → target (mode 120000, as git stores a symlink). */
   commitFiles(
     dir: string,
     parent: string | undefined,
@@ -149,21 +128,17 @@ export class Bare {
   ): string {
     const tmp = mkdtempSync(join(this.scratch, 'index-'));
     const env = { GIT_INDEX_FILE: join(tmp, 'index') };
+    const add = (mode: string, path: string, content: string) => {
+      const blob = this.run(dir, ['hash-object', '-w', '--stdin'], { input: content }).trim();
+      this.run(dir, ['update-index', '--add', '--cacheinfo', `${mode},${blob},${path}`], { env });
+    };
     try {
-      if (parent) this.run(dir, ['read-tree', parent], { env });
-      else this.run(dir, ['read-tree', '--empty'], { env });
+      this.run(dir, ['read-tree', parent ?? '--empty'], { env });
       for (const [path, content] of Object.entries(files)) {
-        if (content === null) {
-          this.run(dir, ['update-index', '--force-remove', '--', path], { env });
-        } else {
-          const blob = this.run(dir, ['hash-object', '-w', '--stdin'], { input: content }).trim();
-          this.run(dir, ['update-index', '--add', '--cacheinfo', `100644,${blob},${path}`], { env });
-        }
+        if (content === null) this.run(dir, ['update-index', '--force-remove', '--', path], { env });
+        else add('100644', path, content);
       }
-      for (const [path, target] of Object.entries(links)) {
-        const blob = this.run(dir, ['hash-object', '-w', '--stdin'], { input: target }).trim();
-        this.run(dir, ['update-index', '--add', '--cacheinfo', `120000,${blob},${path}`], { env });
-      }
+      for (const [path, target] of Object.entries(links)) add('120000', path, target);
       const tree = this.run(dir, ['write-tree'], { env }).trim();
       return this.commitTree(dir, tree, parent ? [parent] : [], message, who);
     } finally {
@@ -172,11 +147,12 @@ export class Bare {
   }
 
   commitTree(dir: string, tree: string, parents: string[], message: string, who: Identity): string {
+    const [name, email] = [who.name, who.email];
     const env = {
-      GIT_AUTHOR_NAME: who.name,
-      GIT_AUTHOR_EMAIL: who.email,
-      GIT_COMMITTER_NAME: who.name,
-      GIT_COMMITTER_EMAIL: who.email,
+      GIT_AUTHOR_NAME: name,
+      GIT_AUTHOR_EMAIL: email,
+      GIT_COMMITTER_NAME: name,
+      GIT_COMMITTER_EMAIL: email,
     };
     return this.run(dir, ['commit-tree', tree, ...parents.flatMap((p) => ['-p', p])], { input: message, env }).trim();
   }
@@ -207,28 +183,14 @@ export class Bare {
 
   /** The merged tree of two commits, or undefined on conflicts (git merge-tree --write-tree). */
   mergeTree(dir: string, ours: string, theirs: string): string | undefined {
-    const out = this.tryRun(dir, ['merge-tree', '--write-tree', ours, theirs]);
-    return out?.split('\n')[0]?.trim() || undefined;
+    return this.tryRun(dir, ['merge-tree', '--write-tree', ours, theirs])?.split('\n')[0]?.trim() || undefined;
   }
 
-  /** Commits reachable from `head` and not from `base`, oldest first. */
-  log(dir: string, base: string | undefined, head: string): CommitInfo[] {
-    return this.logArgs(dir, ['--reverse', head, ...(base ? [`^${base}`] : [])]);
-  }
-
-  commitInfo(dir: string, sha: string): CommitInfo | undefined {
-    const commit = this.resolve(dir, sha);
-    return commit ? this.logArgs(dir, ['-1', commit])[0] : undefined;
-  }
-
-  private logArgs(dir: string, args: string[]): CommitInfo[] {
-    const out = this.run(dir, [
-      'log',
-      '-z',
-      '--format=%H%x1f%T%x1f%P%x1f%an%x1f%ae%x1f%aI%x1f%cn%x1f%ce%x1f%cI%x1f%B',
-      ...args,
-      '--',
-    ]);
+  /** Commits reachable from `head` and not from `base`, oldest first; or (`one`) the commit `head` alone. */
+  log(dir: string, base: string | undefined, head: string, one = false): CommitInfo[] {
+    const format = '--format=%H%x1f%T%x1f%P%x1f%an%x1f%ae%x1f%aI%x1f%cn%x1f%ce%x1f%cI%x1f%B';
+    const range = one ? ['-1', head] : ['--reverse', head, ...(base ? [`^${base}`] : [])];
+    const out = this.run(dir, ['log', '-z', format, ...range, '--']);
     return out
       .split('\0')
       .filter((entry) => entry.trim() !== '')
@@ -247,18 +209,11 @@ export class Bare {
 
   /** Every file at rev, as text. */
   files(dir: string, rev: string): Record<string, string> {
-    const out: Record<string, string> = {};
     const paths = this.run(dir, ['ls-tree', '-r', '-z', '--name-only', rev]).split('\0').filter(Boolean);
-    for (const path of paths) out[path] = this.run(dir, ['cat-file', 'blob', `${rev}:${path}`]);
-    return out;
+    return Object.fromEntries(paths.map((path) => [path, this.run(dir, ['cat-file', 'blob', `${rev}:${path}`])]));
   }
 
   diff(dir: string, base: string, head: string): string {
     return this.run(dir, ['diff', base, head, '--']);
   }
-}
-
-/** `2024-01-02T03:04:05Z`, as GitHub writes times. */
-export function isoSeconds(date: string | Date): string {
-  return new Date(date).toISOString().replace(/\.\d{3}Z$/, 'Z');
 }

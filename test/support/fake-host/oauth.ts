@@ -18,62 +18,70 @@ export type AuthorizeRefusal = 'badRedirect' | 'unknownClient' | 'badResponseTyp
 /** Why a token request is refused. */
 export type TokenRefusal = 'grantType' | 'unknownClient' | 'badSecret' | 'badRefresh' | 'badCode' | 'badRedirect';
 
+/**
+ * A host's OAuth settings. `authorizeByPost`: GitHub's consent form posts back to /authorize;
+ * `needsResponseType`: Gitea asks for `response_type=code`; `queryParams`: token parameters may
+ * come in the query too; `redirectCheck`: whether the token request's redirect_uri must match
+ * the authorization's (always, when given, never); `scope`: the granted scope as the host writes
+ * it back; `redirectPage`: the page sent with the 302 back; `issue`: a new grant's tokens and the
+ * rest of the token response; `notFound`: status, type and body for any other path.
+ */
 export interface OAuthHost {
   authorizePath: string;
   tokenPath: string;
-  /** GitHub's consent form posts back to /authorize. */
   authorizeByPost?: boolean;
-  /** Gitea asks for `response_type=code`. */
   needsResponseType?: boolean;
-  /** Token parameters may come in the query too (GitHub, GitLab). */
   queryParams: boolean;
-  /** Whether the token request's redirect_uri must match the authorization's: always, when given, or never. */
   redirectCheck: 'always' | 'ifGiven' | 'never';
   codeBytes: number;
-  /** The granted scope as the host writes it back. */
   scope(asked: string | null): string;
   refuseAuthorize: Record<AuthorizeRefusal, { page: string } | { redirect: Record<string, string> }>;
-  refuseToken: (why: TokenRefusal) => [number, Record<string, string>];
-  /** The page sent with the 302 back (none: an empty body). */
+  refuseToken(why: TokenRefusal): [number, Record<string, string>];
   redirectPage?(location: string): string;
-  /** A new grant's tokens and the rest of the token response. */
   issue(scope: string): { access: string; refresh?: string; scopes: string[]; readOnly?: boolean; body: object };
-  /** The answer to any other path under the OAuth root. */
   notFound: [number, string, string];
 }
 
-interface Grant {
-  clientId: string;
-  login: string;
-  redirectUri: string;
-  scope: string;
-}
+type Grant = { clientId: string; login: string; redirectUri: string; scope: string };
 
 const html = (text: string) =>
   `<html><body><p>${text.replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`)}</p></body></html>`;
+
+function send(res: ServerResponse, status: number, type: string, body: string, more: Record<string, string> = {}) {
+  res.writeHead(status, { 'content-type': type, ...more });
+  res.end(body);
+  return status;
+}
+const json = (res: ServerResponse, status: number, body: object) =>
+  send(res, status, 'application/json; charset=utf-8', JSON.stringify(body), { 'cache-control': 'no-store' });
+
+/** A token request's parameters: the query's (when the host reads it), then the body's (JSON or form). */
+async function tokenParams(req: IncomingMessage, url: URL, query: boolean): Promise<Record<string, string>> {
+  const raw = (await readBody(req)).toString('utf8');
+  const out: Record<string, string> = query ? Object.fromEntries(url.searchParams) : {};
+  if (!/json/i.test(req.headers['content-type'] ?? ''))
+    return Object.assign(out, Object.fromEntries(new URLSearchParams(raw)));
+  try {
+    for (const [k, v] of Object.entries(JSON.parse(raw) ?? {})) if (typeof v === 'string') out[k] = v;
+  } catch {}
+  return out;
+}
 
 export function oauthProvider(host: OAuthHost, state: State) {
   const apps = new Map<string, string>();
   const codes = new Map<string, Grant & { expires: number }>();
   const refreshTokens = new Map<string, Grant & { access: string }>();
+  /** access token → login, for `expire`. */
   const issued = new Map<string, string>();
   let approver: string | undefined;
 
-  const send = (res: ServerResponse, status: number, type: string, body: string, more: Record<string, string> = {}) => {
-    res.writeHead(status, { 'content-type': type, ...more });
-    res.end(body);
-    return status;
-  };
-  const json = (res: ServerResponse, status: number, body: object) =>
-    send(res, status, 'application/json; charset=utf-8', JSON.stringify(body), { 'cache-control': 'no-store' });
-
   function authorize(res: ServerResponse, q: URLSearchParams): number {
-    let target: URL | undefined;
+    let to: URL | undefined;
     try {
-      target = new URL(q.get('redirect_uri') ?? '');
+      to = new URL(q.get('redirect_uri') ?? '');
     } catch {}
     const clientId = q.get('client_id') ?? '';
-    const why: AuthorizeRefusal | undefined = !target
+    const why: AuthorizeRefusal | undefined = !to
       ? 'badRedirect'
       : !apps.has(clientId)
         ? 'unknownClient'
@@ -83,9 +91,10 @@ export function oauthProvider(host: OAuthHost, state: State) {
             ? 'denied'
             : undefined;
     const refusal = why && host.refuseAuthorize[why];
-    if (refusal && 'page' in refusal) return send(res, 400, 'text/html; charset=utf-8', html(refusal.page));
-    const to = target!;
-    if (refusal) for (const [k, v] of Object.entries(refusal.redirect)) to.searchParams.set(k, v);
+    const page = refusal && 'page' in refusal ? refusal.page : undefined;
+    if (!to || page !== undefined) return send(res, 400, 'text/html; charset=utf-8', html(page ?? ''));
+    if (refusal && 'redirect' in refusal)
+      for (const [k, v] of Object.entries(refusal.redirect)) to.searchParams.set(k, v);
     else {
       const code = randomBytes(host.codeBytes).toString('hex');
       const grant = {
@@ -97,34 +106,20 @@ export function oauthProvider(host: OAuthHost, state: State) {
       codes.set(code, { ...grant, expires: Date.now() + CODE_TTL_MS });
       to.searchParams.set('code', code);
     }
-    const stateParam = q.get('state');
-    if (stateParam !== null) to.searchParams.set('state', stateParam);
+    if (q.get('state') !== null) to.searchParams.set('state', q.get('state')!);
     const location = to.toString();
-    const page = host.redirectPage?.(location);
-    return send(res, 302, 'text/html; charset=utf-8', page ?? '', { location });
-  }
-
-  /** A token request's parameters: the query's (when the host reads it), then the body's (JSON or form). */
-  async function params(req: IncomingMessage, url: URL): Promise<Record<string, string>> {
-    const raw = (await readBody(req)).toString('utf8');
-    const out: Record<string, string> = host.queryParams ? Object.fromEntries(url.searchParams) : {};
-    if (!/json/i.test(req.headers['content-type'] ?? ''))
-      return Object.assign(out, Object.fromEntries(new URLSearchParams(raw)));
-    try {
-      for (const [k, v] of Object.entries(JSON.parse(raw) ?? {})) if (typeof v === 'string') out[k] = v;
-    } catch {}
-    return out;
+    return send(res, 302, 'text/html; charset=utf-8', host.redirectPage?.(location) ?? '', { location });
   }
 
   async function token(req: IncomingMessage, res: ServerResponse, url: URL): Promise<number> {
-    const p = await params(req, url);
+    const p = await tokenParams(req, url, host.queryParams);
     const refuse = (why: TokenRefusal) => json(res, ...host.refuseToken(why));
     const type = p.grant_type ?? 'authorization_code';
     if (type !== 'authorization_code' && type !== 'refresh_token') return refuse('grantType');
     const secret = apps.get(p.client_id ?? '');
     if (secret === undefined) return refuse('unknownClient');
     if (secret !== p.client_secret) return refuse('badSecret');
-    let grant: Grant | undefined;
+    let grant: Grant;
     if (type === 'refresh_token') {
       const held = refreshTokens.get(p.refresh_token ?? '');
       if (!held || held.clientId !== p.client_id) return refuse('badRefresh');
@@ -135,20 +130,16 @@ export function oauthProvider(host: OAuthHost, state: State) {
       const held = codes.get(p.code ?? '');
       codes.delete(p.code ?? '');
       if (!held || held.clientId !== p.client_id || held.expires < Date.now()) return refuse('badCode');
-      const given = p.redirect_uri;
-      const check = host.redirectCheck === 'always' || (host.redirectCheck === 'ifGiven' && given !== undefined);
-      if (check && given !== held.redirectUri) return refuse('badRedirect');
+      const check =
+        host.redirectCheck === 'always' || (host.redirectCheck === 'ifGiven' && p.redirect_uri !== undefined);
+      if (check && p.redirect_uri !== held.redirectUri) return refuse('badRedirect');
       grant = held;
     }
-    const made = host.issue(grant.scope);
-    state.addToken(grant.login, made.access, { scopes: made.scopes, readOnly: made.readOnly });
-    issued.set(made.access, grant.login);
-    if (made.refresh) refreshTokens.set(made.refresh, { ...grant, access: made.access });
-    return json(res, 200, {
-      access_token: made.access,
-      ...(made.refresh ? { refresh_token: made.refresh } : {}),
-      ...made.body,
-    });
+    const { access, refresh, scopes, readOnly, body } = host.issue(grant.scope);
+    state.addToken(grant.login, access, { scopes, readOnly });
+    issued.set(access, grant.login);
+    if (refresh) refreshTokens.set(refresh, { ...grant, access });
+    return json(res, 200, { access_token: access, ...(refresh ? { refresh_token: refresh } : {}), ...body });
   }
 
   return {
@@ -164,9 +155,9 @@ export function oauthProvider(host: OAuthHost, state: State) {
       }
     },
     handle(req: IncomingMessage, res: ServerResponse, url: URL): Promise<number> {
-      const get = req.method === 'GET' || (host.authorizeByPost === true && req.method === 'POST');
       if (url.pathname === host.tokenPath && req.method === 'POST') return token(req, res, url);
       req.resume();
+      const get = req.method === 'GET' || (host.authorizeByPost === true && req.method === 'POST');
       if (url.pathname === host.authorizePath && get) return Promise.resolve(authorize(res, url.searchParams));
       return Promise.resolve(send(res, ...host.notFound));
     },

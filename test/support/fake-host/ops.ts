@@ -1,5 +1,5 @@
 import type { Ctx } from './rest.js';
-import { type Pull, type RepoState, fullName } from './state.js';
+import type { Pull, RepoState } from './state.js';
 
 /**
  * The operations the hosts' routes share, on the State: what each decides (who may, what
@@ -12,12 +12,20 @@ export function readable(ctx: Ctx, owner: string, name: string): RepoState | und
   return repo && ctx.state.canSee(repo, ctx.login) ? repo : undefined;
 }
 
+/** The repositories forked from `repo` that the caller may read. */
+export const visibleForks = (ctx: Ctx, repo: RepoState): RepoState[] =>
+  ctx.state.forksOf(repo).filter((r) => ctx.state.canSee(r, ctx.login));
+
+/** Pulls in `state` ('all': every one) as the host words a pull's state. */
+export const pullsIn = (repo: RepoState, state: string, word = (p: Pull): string => p.state): Pull[] =>
+  repo.pulls.filter((p) => state === 'all' || word(p) === state);
+
 export type PullRefusal = { refused: 'noHead' | 'noBase' | 'noCommits' } | { exists: Pull };
 
 /**
- * Opens a pull request on `target` from `head`'s branch `ref`. Refused when either branch is
- * missing, when an open one from the same head (`sameBase`: and to the same base) exists, and,
- * with `needCommits`, when the head brings nothing the base lacks.
+ * Opens the caller's pull request on `target` from `head`'s branch `ref`. Refused when either
+ * branch is missing, when an open one from the same head (`sameBase`: and to the same base)
+ * exists, and, with `needCommits`, when the head brings nothing the base lacks.
  */
 export function openPull(
   ctx: Ctx,
@@ -31,15 +39,8 @@ export function openPull(
   if (!git.branchHead(head.dir, ref)) return { refused: 'noHead' };
   const baseSha = git.branchHead(target.dir, fields.base);
   if (!baseSha) return { refused: 'noBase' };
-  const exists = ctx.state
-    .pulls(target)
-    .find(
-      (p) =>
-        p.state === 'open' &&
-        p.head.ref === ref &&
-        ctx.state.headRepo(p) === head &&
-        (!opts.sameBase || p.base === fields.base),
-    );
+  const same = (p: Pull) => p.head.ref === ref && ctx.state.headRepo(p) === head;
+  const exists = target.pulls.find((p) => p.state === 'open' && same(p) && (!opts.sameBase || p.base === fields.base));
   if (exists) return { exists };
   if (opts.needCommits) {
     const headSha = git.fetchRef(target.dir, head.dir, `refs/heads/${ref}`, 'refs/fake-host/compare');
@@ -56,32 +57,14 @@ export type Synced = 'none' | 'fast-forward' | 'notFork' | 'noBranch' | 'noUpstr
 /** Fast-forwards the fork's `branch` to its parent's (a diverged branch is refused: no test needs a merge). */
 export function syncBranch(ctx: Ctx, repo: RepoState, branch: string): Synced {
   const parent = repo.parent ? ctx.state.repoByFullName(repo.parent) : undefined;
-  if (!parent) return 'notFork';
   const git = ctx.state.git;
-  const mine = git.branchHead(repo.dir, branch);
-  if (!mine) return 'noBranch';
+  const mine = parent && git.branchHead(repo.dir, branch);
+  if (!parent || !mine) return parent ? 'noBranch' : 'notFork';
   const upstream = git.fetchRef(repo.dir, parent.dir, `refs/heads/${branch}`, 'refs/fake-host/upstream');
-  try {
-    if (!upstream) return 'noUpstream';
-    if (upstream === mine || git.isAncestor(repo.dir, upstream, mine)) return 'none';
-    if (!git.isAncestor(repo.dir, mine, upstream)) return 'diverged';
-    git.setRef(repo.dir, branch, upstream);
-    return 'fast-forward';
-  } finally {
-    git.deleteRef(repo.dir, 'refs/fake-host/upstream');
-  }
+  git.deleteRef(repo.dir, 'refs/fake-host/upstream');
+  if (!upstream) return 'noUpstream';
+  if (upstream === mine || git.isAncestor(repo.dir, upstream, mine)) return 'none';
+  if (!git.isAncestor(repo.dir, mine, upstream)) return 'diverged';
+  git.setRef(repo.dir, branch, upstream);
+  return 'fast-forward';
 }
-
-/** `owner:branch` of a pull's head, as GitHub labels it and filters by it. */
-export const headLabel = (p: Pull): string => `${p.head.owner}:${p.head.ref}`;
-
-/** Pulls in `state` ('all': every one) as the host words a pull's state. */
-export function pullsIn(ctx: Ctx, repo: RepoState, state: string, word = (p: Pull): string => p.state): Pull[] {
-  return ctx.state.pulls(repo).filter((p) => state === 'all' || word(p) === state);
-}
-
-/** The repositories forked from `repo` that the caller may read. */
-export const visibleForks = (ctx: Ctx, repo: RepoState): RepoState[] =>
-  ctx.state.forksOf(repo).filter((r) => ctx.state.canSee(r, ctx.login));
-
-export { fullName };

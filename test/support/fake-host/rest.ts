@@ -1,6 +1,6 @@
-import type { IncomingMessage, ServerResponse } from 'node:http';
+import { type IncomingMessage, STATUS_CODES, type ServerResponse } from 'node:http';
 import type { Urls } from './server.js';
-import type { State, TokenState, UserState } from './state.js';
+import type { Pull, RepoState, State, TokenState, UserState } from './state.js';
 
 /**
  * The one REST layer of the fake hosts: a host is a table of routes (method, path pattern,
@@ -9,53 +9,85 @@ import type { State, TokenState, UserState } from './state.js';
  */
 
 /** One REST answer before it is written: status, body (a string is sent as it is, anything else as JSON), headers. */
-export interface Reply {
-  status: number;
-  body?: unknown;
-  headers?: Record<string, string>;
-}
+export type Reply = { status: number; body?: unknown; headers?: Record<string, string> };
 
 /** The user and token a REST request authenticated as. */
-export interface Caller {
-  user: UserState;
-  token: TokenState;
-}
+export type Caller = { user: UserState; token: TokenState };
 
-/** What a route's handler is given. */
-export interface Ctx {
+/** What a route's handler is given: `login` the caller's, `body` the JSON or form body. */
+export type Ctx = {
   state: State;
   urls: Urls;
   caller: Caller | undefined;
   login: string | undefined;
   body: Record<string, unknown>;
   query: URLSearchParams;
-}
+};
 
 /** `[method, pattern over the path under the API root, handler]`: the pattern's groups arrive decoded. */
 export type Route = [string, RegExp, (ctx: Ctx, ...groups: string[]) => Reply];
 
-/** A host's REST words and routes. */
+/**
+ * A host's REST words and routes: its error body for a status and message; the words of a status
+ * in the default body of an injected failure (`reason`); the token a request carries (`present`:
+ * it carries credentials at all); the answers to an unknown token, to an expired OAuth token (when
+ * the host words it apart) and to a body that is not JSON; the headers of every answer.
+ */
 export interface RestHost {
   routes: Route[];
-  /** The host's error body for a status and message. */
   error(status: number, message: string): Reply;
-  /** The words of a status in the default body of an injected failure. */
   reason(status: number): string;
-  /** The token a request carries (`present`: it carries credentials at all). */
   credentials(req: IncomingMessage): { present: boolean; token: string | undefined };
-  /** An unknown token's answer; an expired OAuth token's, when the host words it apart. */
   badCredentials(): Reply;
   expired?(): Reply;
-  /** A body that is not JSON. */
   badJson(): Reply;
-  /** The headers of every answer (content type, request id, rate limit, pagination…). */
   headers(reply: Reply, caller: Caller | undefined, req: IncomingMessage): Record<string, string>;
 }
 
-export const isReply = (x: unknown): x is Reply =>
-  typeof x === 'object' && x !== null && typeof (x as Reply).status === 'number' && !('dir' in x) && !('user' in x);
 export const ok = (body: unknown, status = 200, headers?: Record<string, string>): Reply => ({ status, body, headers });
 export const text = (v: unknown): string | undefined => (typeof v === 'string' && v !== '' ? v : undefined);
+
+/** The fields of `from` named, as they are: the part of a view that copies the record. */
+export const pick = <T, K extends keyof T>(from: T, ...keys: K[]): Pick<T, K> =>
+  Object.fromEntries(keys.map((k) => [k, from[k]])) as Pick<T, K>;
+
+/** `doc`: the route's documentation page, for its errors (GitHub's); `first`: a check made before the repository is looked up. */
+type RouteOptions = { doc?: string; first?: (ctx: Ctx) => Reply | undefined };
+type OnRepo = (ctx: Ctx, repo: RepoState, ...params: string[]) => Reply;
+
+/**
+ * Route builders for a host's repositories: `repo` is the pattern of one in a path (its groups go
+ * to `find`), `missing` the answer when it (or the pull asked for) is missing or hidden from the
+ * caller (`what`: which), given the route's `doc`. A pull route's tail has the pull's number as
+ * its first group.
+ */
+export function repoRoutes(
+  repo: string,
+  find: (ctx: Ctx, ...ids: string[]) => RepoState | undefined,
+  missing: (what: 'repo' | 'pull', doc: string) => Reply,
+) {
+  const ids = new RegExp(`${repo}|`).exec('')!.length - 1;
+  const onRepo = (method: string, tail: string, ...args: [OnRepo] | [RouteOptions, OnRepo]): Route => {
+    const [{ doc = '', first }, handler] = args.length === 2 ? args : [{}, args[0]];
+    return [
+      method,
+      new RegExp(`^${repo}${tail}$`),
+      (ctx, ...groups) => {
+        const found = first?.(ctx) ?? find(ctx, ...groups.slice(0, ids));
+        if (found && 'status' in found) return found;
+        return found && ctx.state.canSee(found, ctx.login)
+          ? handler(ctx, found, ...groups.slice(ids))
+          : missing('repo', doc);
+      },
+    ];
+  };
+  const onPull = (tail: string, opts: RouteOptions, handler: (ctx: Ctx, repo: RepoState, pull: Pull) => Reply) =>
+    onRepo('GET', tail, opts, (ctx, r, n) => {
+      const pull = ctx.state.pull(r, Number(n));
+      return pull ? handler(ctx, r, pull) : missing('pull', opts.doc ?? '');
+    });
+  return { onRepo, onPull };
+}
 
 export function readBody(req: IncomingMessage): Promise<Buffer> {
   return new Promise((resolve, reject) => {
@@ -75,17 +107,11 @@ function parseBody(raw: Buffer, contentType: string | undefined): Record<string,
   return parsed !== null && typeof parsed === 'object' && !Array.isArray(parsed) ? { ...parsed } : {};
 }
 
-const REASONS: Record<number, string> = {
-  ...{ 400: 'Bad Request', 401: 'Unauthorized', 403: 'Forbidden', 404: 'Not Found', 409: 'Conflict' },
-  ...{ 422: 'Unprocessable Entity', 429: 'Too Many Requests', 500: 'Internal Server Error', 502: 'Bad Gateway' },
-  503: 'Service Unavailable',
-};
-
 /** HTTP's reason phrases with the host's own words first. */
 export const reasonPhrases =
   (own: Record<number, string>, unknown: (status: number) => string = (s) => `HTTP ${s}`) =>
   (status: number): string =>
-    own[status] ?? REASONS[status] ?? unknown(status);
+    own[status] ?? STATUS_CODES[status] ?? unknown(status);
 
 /**
  * The token an Authorization header carries: `token T` or `Bearer T`, or HTTP Basic with the
@@ -95,15 +121,13 @@ export const reasonPhrases =
 export function credentials(authorization: string | undefined, usernameIfNoPassword = false) {
   if (!authorization) return { present: false, token: undefined };
   const bearer = /^(?:token|bearer)\s+(\S+)\s*$/i.exec(authorization);
-  if (bearer) return { present: true, token: bearer[1] };
   const basic = /^basic\s+(\S+)\s*$/i.exec(authorization);
-  if (!basic) return { present: true, token: undefined };
+  if (bearer || !basic) return { present: true, token: bearer?.[1] };
   const decoded = Buffer.from(basic[1]!, 'base64').toString('utf8');
   const colon = decoded.indexOf(':');
-  if (colon < 0) return { present: true, token: decoded };
   const password = decoded.slice(colon + 1);
-  const useName = usernameIfNoPassword && (password === '' || password === 'x-oauth-basic');
-  return { present: true, token: useName ? decoded.slice(0, colon) : password };
+  const useName = colon < 0 || (usernameIfNoPassword && (password === '' || password === 'x-oauth-basic'));
+  return { present: true, token: useName ? decoded.slice(0, colon < 0 ? undefined : colon) : password };
 }
 
 /** A host's REST API under `apiPath`, with failures a test injects (each answered once, to the first request it matches). */
@@ -118,7 +142,7 @@ export function restApi(host: RestHost, state: State, urls: Urls, apiPath: strin
       try {
         groups = match.slice(1).map((g) => decodeURIComponent(g ?? ''));
       } catch {
-        break;
+        break; // a path that does not decode: the host's 404
       }
       return handler(ctx, ...groups);
     }
@@ -129,10 +153,9 @@ export function restApi(host: RestHost, state: State, urls: Urls, apiPath: strin
     const method = (req.method ?? 'GET').toUpperCase();
     const path = url.pathname.slice(apiPath.length) || '/';
     const i = failures.findIndex((f) => f.method === method && (f.pattern.test(path) || f.pattern.test(url.pathname)));
-    if (i >= 0) {
-      const { reply } = failures.splice(i, 1)[0]!;
-      return { ...reply, body: reply.body ?? host.error(reply.status, host.reason(reply.status)).body };
-    }
+    const injected = i >= 0 ? failures.splice(i, 1)[0]!.reply : undefined;
+    if (injected)
+      return { ...injected, body: injected.body ?? host.error(injected.status, host.reason(injected.status)).body };
     const { present, token } = host.credentials(req);
     if (token !== undefined && host.expired && state.tokens.get(token)?.expired) return host.expired();
     if (present && !caller) return host.badCredentials();
@@ -156,8 +179,7 @@ export function restApi(host: RestHost, state: State, urls: Urls, apiPath: strin
     async handle(req: IncomingMessage, res: ServerResponse, url: URL): Promise<number> {
       const raw = await readBody(req);
       const { token } = host.credentials(req);
-      const found = token !== undefined ? state.byToken(token) : undefined;
-      const caller = found && { user: found.user, token: found.token };
+      const caller = token !== undefined ? state.byToken(token) : undefined;
       const reply = answer(req, raw, url, caller);
       const headers = host.headers(reply, caller, req);
       for (const [name, value] of Object.entries(reply.headers ?? {})) headers[name.toLowerCase()] = value;

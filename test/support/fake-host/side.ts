@@ -10,40 +10,38 @@ import { ACCESS, type Pull, type RepoState, State, type Visibility } from './sta
  * settings, its git words), and the test-side API every host has, so tests share assertions.
  */
 
+/**
+ * `protectedRefusal`: the pre-receive hook's shell lines refusing a push to a protected branch
+ * (see Bare). `newToken` makes a personal token, `scopes` says its scopes (undefined: the
+ * State's default). `ownersAreGroups` (GitLab): an owner no user was added for is a group.
+ */
 export interface HostSpec {
   layout: HostLayout;
-  /** The pre-receive hook's shell lines refusing a push to a protected branch (see Bare). */
   protectedRefusal: string;
   rest(urls: Urls): RestHost;
   oauth: OAuthHost;
   git: GitHost;
-  /** A new personal token, and the scopes of a personal token (undefined: the State's default). */
   newToken(): string;
   scopes?(readOnly: boolean): string[];
-  /** GitLab: an owner no user was added for is a group. */
   ownersAreGroups?: boolean;
 }
 
 /** What a test reads of a repository on any fake host. */
-export interface FakeRepoInfo {
-  private: boolean;
-  defaultBranch: string;
-  fork: boolean;
-  parent?: string;
-}
+export type FakeRepoInfo = { private: boolean; defaultBranch: string; fork: boolean; parent?: string };
 
-/** createRepo's options: `visibility` wins over `internal` and `private`. */
+/**
+ * createRepo's options. `visibility` wins over `internal` and `private`; `collaborators` may push
+ * (Developer on GitLab), `readers` (GitLab's `reporters`) may only read; `links`: symlinks, path →
+ * target. Without `files`, a README.
+ */
 export interface RepoOptions {
   files?: Record<string, string>;
-  /** symlinks, path → target */
   links?: Record<string, string>;
   branch?: string;
   private?: boolean;
   visibility?: Visibility;
   internal?: boolean;
-  /** Logins with write access (Developer on GitLab). */
   collaborators?: string[];
-  /** Logins with read access only (GitLab calls them reporters). */
   readers?: string[];
   reporters?: string[];
   protectedBranches?: string[];
@@ -51,40 +49,43 @@ export interface RepoOptions {
   allowDrafts?: boolean;
 }
 
-/** The test-side API every fake code host (GitHub, GitLab, Gitea) has. */
+type CommitOptions = {
+  branch: string;
+  files: Record<string, string | null>;
+  message?: string;
+  author?: Identity;
+  from?: string;
+};
+
+/**
+ * The test-side API every fake code host (GitHub, GitLab, Gitea) has. `webUrl`
+ * (http://127.0.0.1:PORT[/prefix]) serves git smart HTTP and OAuth, `apiUrl` the REST API.
+ * `addUser` makes a user and a token for it (default: one shaped like the host's); again for a
+ * known login it adds the given token (or returns the first one); `readOnly`: a token that can
+ * read but not write. `commit` writes a commit on a branch (a new one starts at `from`) without
+ * hooks; `pulls` lists the pull requests (merge requests: number = iid) targeting a repository;
+ * `protectBranches` adds protected branches (pushes refused in the host's words); `failNext`
+ * answers the next matching REST request with `reply` (default body: the host's error body).
+ */
 export interface FakeHost<Info extends FakeRepoInfo = FakeRepoInfo> {
-  /** http://127.0.0.1:PORT[/prefix]: git smart HTTP and OAuth (EMEND_SCM_WEB_URL). */
   webUrl: string;
-  /** webUrl + the REST path (EMEND_SCM_API_URL). */
   apiUrl: string;
   requests: HostRequest[];
-  /**
-   * A user and a token for it (default: one shaped like the host's). Calling it again for a known
-   * login adds the given token (or returns the first one). `readOnly`: a token that can read but
-   * not write (REST writes 403 in the host's words, pushes 403).
-   */
   addUser(
     login: string,
     opts?: { token?: string; name?: string; email?: string; readOnly?: boolean },
   ): { login: string; token: string };
   createRepo(owner: string, name: string, opts?: RepoOptions): { commit: string };
-  commit(
-    owner: string,
-    name: string,
-    opts: { branch: string; files: Record<string, string | null>; message?: string; author?: Identity; from?: string },
-  ): string;
+  commit(owner: string, name: string, opts: CommitOptions): string;
   branchHead(owner: string, name: string, branch: string): string | undefined;
   files(owner: string, name: string, ref: string): Record<string, string>;
   diff(owner: string, name: string, base: string, head: string): string;
-  /** Pull requests (merge requests: number = iid) targeting the repository. */
   pulls(owner: string, name: string): Pull[];
   mergePull(owner: string, name: string, number: number): string;
   repo(owner: string, name: string): Info | undefined;
-  /** Adds branches to the repository's protected ones (pushes to them are refused in the host's words). */
   protectBranches(owner: string, name: string, branches: string[]): void;
   oauthAs(login: string): void;
   addOAuthApp(clientId: string, clientSecret: string): void;
-  /** The next matching REST request gets this reply (default body: the host's error body). */
   failNext(method: string, pathPattern: RegExp, reply: Reply): void;
   close(): Promise<void>;
 }
@@ -95,25 +96,21 @@ export async function startFake<Info extends FakeRepoInfo>(
   info: (r: RepoState, shared: FakeRepoInfo) => Info,
 ) {
   let made!: { state: State; oauth: ReturnType<typeof oauthProvider>; rest: ReturnType<typeof restApi> };
-  const server = await startHost(spec.layout, ({ root, scratch, urls }) => {
+  const server = await startHost(spec.layout, (root, scratch, urls) => {
     const state = new State(root, scratch, spec.protectedRefusal);
-    made = {
-      state,
-      oauth: oauthProvider(spec.oauth, state),
-      rest: restApi(spec.rest(urls), state, urls, spec.layout.apiPath),
-    };
-    return { rest: made.rest.handle, oauth: made.oauth.handle, git: gitRoute(state, spec.git) };
+    const rest = restApi(spec.rest(urls), state, urls, spec.layout.apiPath);
+    made = { state, oauth: oauthProvider(spec.oauth, state), rest };
+    return { rest: rest.handle, oauth: made.oauth.handle, git: gitRoute(state, spec.git) };
   });
   const { state, oauth, rest } = made;
-  const name = spec.layout.name;
-  const need = (owner: string, repoName: string): RepoState => {
-    const repo = state.repo(owner, repoName);
-    if (!repo) throw new Error(`${name}: no repository ${owner}/${repoName}`);
+  const need = (owner: string, name: string): RepoState => {
+    const repo = state.repo(owner, name);
+    if (!repo) throw new Error(`${spec.layout.name}: no repository ${owner}/${name}`);
     return repo;
   };
   const rev = (repo: RepoState, ref: string): string => {
     const sha = state.git.resolve(repo.dir, ref);
-    if (!sha) throw new Error(`${name}: ${repo.owner}/${repo.name} has no ${ref}`);
+    if (!sha) throw new Error(`${spec.layout.name}: ${repo.owner}/${repo.name} has no ${ref}`);
     return sha;
   };
   const fake: FakeHost<Info> = {
@@ -123,59 +120,47 @@ export async function startFake<Info extends FakeRepoInfo>(
     addUser(login, opts = {}) {
       const known = state.user(login);
       const user = state.ensureUser(login);
-      if (opts.name !== undefined) user.name = opts.name;
-      if (opts.email !== undefined) user.email = opts.email;
-      if (known && opts.token === undefined && opts.readOnly === undefined) {
-        const first = [...state.tokens.entries()].find(([, t]) => t.login === user.login);
-        if (first) return { login: user.login, token: first[0] };
-      }
+      user.name = opts.name ?? user.name;
+      user.email = opts.email ?? user.email;
+      const first = [...state.tokens.entries()].find(([, t]) => t.login === user.login);
+      if (known && first && opts.token === undefined && opts.readOnly === undefined)
+        return { login: user.login, token: first[0] };
       const token = opts.token ?? spec.newToken();
       const readOnly = opts.readOnly ?? false;
       state.addToken(user.login, token, { readOnly, scopes: spec.scopes?.(readOnly) });
       return { login: user.login, token };
     },
-    createRepo(owner, repoName, opts = {}) {
+    createRepo(owner, name, opts = {}) {
       if (spec.ownersAreGroups && (state.isGroup(owner) || !state.user(owner))) state.ensureGroup(owner);
       const visibility = opts.visibility ?? (opts.internal ? 'internal' : opts.private ? 'private' : 'public');
       const branch = opts.branch ?? 'main';
-      const repo = state.addRepo(owner, repoName, {
-        ...opts,
-        visibility,
-        branch,
-        description: opts.description ?? null,
-      });
+      const repo = state.addRepo(owner, name, { ...opts, visibility, branch, description: opts.description ?? null });
       for (const c of opts.collaborators ?? []) repo.members.set(c.toLowerCase(), ACCESS.developer);
       for (const r of [...(opts.readers ?? []), ...(opts.reporters ?? [])])
         repo.members.set(r.toLowerCase(), ACCESS.reporter);
-      const files = opts.files ?? { 'README.md': `# ${repoName}\n` };
+      const files = opts.files ?? { 'README.md': `# ${name}\n` };
       const commit = state.commit(repo, { branch, files, links: opts.links, message: 'Initial commit' });
       state.setProtected(repo, opts.protectedBranches ?? []);
       return { commit };
     },
-    commit: (owner, repoName, opts) => state.commit(need(owner, repoName), opts),
-    protectBranches(owner, repoName, branches) {
-      const repo = need(owner, repoName);
+    commit: (owner, name, opts) => state.commit(need(owner, name), opts),
+    protectBranches(owner, name, branches) {
+      const repo = need(owner, name);
       state.setProtected(repo, [...repo.protectedBranches, ...branches]);
     },
-    branchHead(owner, repoName, branch) {
-      const repo = state.repo(owner, repoName);
-      return repo ? state.git.branchHead(repo.dir, branch) : undefined;
+    branchHead(owner, name, branch) {
+      const repo = state.repo(owner, name);
+      return repo && state.git.branchHead(repo.dir, branch);
     },
-    files(owner, repoName, ref) {
-      const repo = need(owner, repoName);
-      return state.git.files(repo.dir, rev(repo, ref));
-    },
-    diff(owner, repoName, base, head) {
-      const repo = need(owner, repoName);
-      return state.git.diff(repo.dir, rev(repo, base), rev(repo, head));
-    },
-    pulls: (owner, repoName) => state.pulls(need(owner, repoName)).map((p) => ({ ...p, head: { ...p.head } })),
-    mergePull: (owner, repoName, number) => state.mergePull(need(owner, repoName), number),
-    repo(owner, repoName) {
-      const r = state.repo(owner, repoName);
-      if (!r) return undefined;
-      const shared = { private: r.visibility !== 'public', defaultBranch: r.defaultBranch, fork: r.fork };
-      return info(r, { ...shared, ...(r.parent ? { parent: r.parent } : {}) });
+    files: (owner, name, ref) => state.git.files(need(owner, name).dir, rev(need(owner, name), ref)),
+    diff: (owner, name, base, head) =>
+      state.git.diff(need(owner, name).dir, rev(need(owner, name), base), rev(need(owner, name), head)),
+    pulls: (owner, name) => need(owner, name).pulls.map((p) => ({ ...p, head: { ...p.head } })),
+    mergePull: (owner, name, number) => state.mergePull(need(owner, name), number),
+    repo(owner, name) {
+      const r = state.repo(owner, name);
+      const shared = r && { private: r.visibility !== 'public', defaultBranch: r.defaultBranch, fork: r.fork };
+      return r && shared && info(r, { ...shared, ...(r.parent ? { parent: r.parent } : {}) });
     },
     oauthAs: (login) => oauth.approveAs(login),
     addOAuthApp: (clientId, clientSecret) => oauth.addApp(clientId, clientSecret),

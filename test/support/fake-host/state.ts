@@ -13,29 +13,13 @@ import { Bare, type CommitInfo, type Identity, isoSeconds } from './bare.js';
 export const ACCESS = { guest: 10, reporter: 20, developer: 30, maintainer: 40, owner: 50 } as const;
 export type Visibility = 'public' | 'internal' | 'private';
 
-export interface UserState {
-  login: string;
-  id: number;
-  name: string;
-  email: string;
-  createdAt: string;
-}
+export type UserState = { login: string; id: number; name: string; email: string; createdAt: string };
 
-export interface TokenState {
-  login: string;
-  /** Can read, not write: REST writes and pushes are refused. */
-  readOnly: boolean;
-  scopes: string[];
-  /** An OAuth token the provider expired: no longer a credential (GitLab words the refusal). */
-  expired?: boolean;
-}
+/** `readOnly`: REST writes and pushes are refused; `expired`: an OAuth token the provider ended (no longer a credential). */
+export type TokenState = { login: string; readOnly: boolean; scopes: string[]; expired?: boolean };
 
-export interface GroupState {
-  id: number;
-  fullPath: string;
-  /** Lower-cased login → access level, inherited by subgroups and their repositories. */
-  members: Map<string, number>;
-}
+/** `members`: lower-cased login → access level, inherited by subgroups and their repositories. */
+export type GroupState = { id: number; fullPath: string; members: Map<string, number> };
 
 export interface RepoState {
   id: number;
@@ -51,29 +35,24 @@ export interface RepoState {
   members: Map<string, number>;
   protectedBranches: Set<string>;
   description: string | null;
-  createdAt: string;
-  updatedAt: string;
   dir: string;
+  /** The pull requests targeting it, numbered from 1. */
+  pulls: Pull[];
 }
 
-/** A pull request as the fake stores it (what `pulls()` returns). */
+/** A pull request as the fake stores it (what `pulls()` returns): `user` its author, `base` the base branch. */
 export interface Pull {
   number: number;
   id: number;
   title: string;
   body: string | null;
-  /** Author login. */
   user: string;
   head: { owner: string; repo: string; ref: string };
-  /** The base branch name. */
   base: string;
   draft: boolean;
   state: 'open' | 'closed';
   merged: boolean;
   merged_at: string | null;
-  closed_at: string | null;
-  created_at: string;
-  updated_at: string;
   maintainer_can_modify: boolean;
   merge_commit_sha: string | null;
   /** Set when merged: the head commit that was merged and the base commit before the merge. */
@@ -81,24 +60,13 @@ export interface Pull {
   merged_base_sha?: string;
 }
 
-export interface Permissions {
-  admin: boolean;
-  maintain: boolean;
-  push: boolean;
-  triage: boolean;
-  pull: boolean;
-}
-
 export const key = (owner: string, name: string): string => `${owner}/${name}`.toLowerCase();
-export const now = (): string => isoSeconds(new Date());
 export const fullName = (r: RepoState): string => `${r.owner}/${r.name}`;
 const TOKEN_CHARS = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789';
 
 /** `prefix` + `length` random letters and digits, like a personal access token. */
 export function newToken(prefix: string, length = 36): string {
-  let out = prefix;
-  for (const b of randomBytes(length)) out += TOKEN_CHARS[b % TOKEN_CHARS.length];
-  return out;
+  return prefix + [...randomBytes(length)].map((b) => TOKEN_CHARS[b % TOKEN_CHARS.length]).join('');
 }
 
 export class State {
@@ -106,12 +74,8 @@ export class State {
   readonly tokens = new Map<string, TokenState>();
   readonly groups = new Map<string, GroupState>();
   readonly repos = new Map<string, RepoState>();
-  readonly pullsByRepo = new Map<string, Pull[]>();
   readonly git: Bare;
-  private nextUserId = 1001;
-  private nextGroupId = 501;
-  private nextRepoId = 200001;
-  private nextPullId = 3000001;
+  private readonly ids = { user: 1001, group: 501, repo: 200001, pull: 3000001 };
 
   /** `protectedRefusal`: the hook's words for a refused push to a protected branch (see Bare). */
   constructor(
@@ -129,10 +93,14 @@ export class State {
   }
 
   ensureUser(login: string): UserState {
-    const found = this.user(login);
-    if (found) return found;
     const email = `${login.toLowerCase()}@users.example.com`;
-    const user = { login, id: this.nextUserId++, name: login, email, createdAt: now() };
+    const user = this.user(login) ?? {
+      login,
+      id: this.ids.user++,
+      name: login,
+      email,
+      createdAt: isoSeconds(new Date()),
+    };
     this.users.set(login.toLowerCase(), user);
     return user;
   }
@@ -151,22 +119,19 @@ export class State {
 
   /** The user whose commit email this is, for commit author/committer logins. */
   userByEmail(email: string): UserState | undefined {
-    for (const u of this.users.values()) if (u.email.toLowerCase() === email.toLowerCase()) return u;
-    return undefined;
+    return [...this.users.values()].find((u) => u.email.toLowerCase() === email.toLowerCase());
   }
 
   identity(login: string): Identity {
-    const u = this.ensureUser(login);
-    return { name: u.name, email: u.email };
+    const { name, email } = this.ensureUser(login);
+    return { name, email };
   }
 
   /** The group at `path` and its parents, made if missing. */
   ensureGroup(path: string): GroupState {
     const parts = path.split('/');
     for (let i = 1; i < parts.length; i++) this.ensureGroup(parts.slice(0, i).join('/'));
-    const found = this.groups.get(path.toLowerCase());
-    if (found) return found;
-    const group = { id: this.nextGroupId++, fullPath: path, members: new Map<string, number>() };
+    const group = this.groups.get(path.toLowerCase()) ?? { id: this.ids.group++, fullPath: path, members: new Map() };
     this.groups.set(path.toLowerCase(), group);
     return group;
   }
@@ -182,35 +147,38 @@ export class State {
     return this.repos.get(key(owner, name));
   }
 
+  /** By `owner/name`, split at the last slash: a GitLab namespace may itself hold slashes. */
   repoByFullName(full: string): RepoState | undefined {
-    // The last slash: a GitLab namespace may itself hold slashes.
     const slash = full.lastIndexOf('/');
     return slash > 0 ? this.repo(full.slice(0, slash), full.slice(slash + 1)) : undefined;
   }
 
   repoById(id: number): RepoState | undefined {
-    for (const r of this.repos.values()) if (r.id === id) return r;
-    return undefined;
+    return [...this.repos.values()].find((r) => r.id === id);
   }
 
   /** The owner of a user namespace is Owner (50); else the highest membership of the repository or a group above it. */
   accessLevel(repo: RepoState, login: string | undefined): number {
-    if (!login) return 0;
-    const l = login.toLowerCase();
+    const l = login?.toLowerCase();
+    if (!l) return 0;
     if (!this.isGroup(repo.owner) && repo.owner.toLowerCase() === l) return ACCESS.owner;
-    let level = repo.members.get(l) ?? 0;
     const parts = repo.owner.split('/');
-    for (let i = 1; i <= parts.length; i++)
-      level = Math.max(level, this.groups.get(parts.slice(0, i).join('/').toLowerCase())?.members.get(l) ?? 0);
-    return level;
+    const groups = parts.map((_, i) =>
+      this.groups.get(
+        parts
+          .slice(0, i + 1)
+          .join('/')
+          .toLowerCase(),
+      ),
+    );
+    return Math.max(repo.members.get(l) ?? 0, ...groups.map((g) => g?.members.get(l) ?? 0));
   }
 
   /** Public: anyone reads; internal: any signed-in user; private: Reporter and up. Developer pushes. */
-  permissions(repo: RepoState, login: string | undefined): Permissions {
+  permissions(repo: RepoState, login: string | undefined) {
     const level = this.accessLevel(repo, login);
     const visible = repo.visibility === 'public' || (repo.visibility === 'internal' && login !== undefined);
-    const admin = level >= ACCESS.owner;
-    const push = level >= ACCESS.developer;
+    const [admin, push] = [level >= ACCESS.owner, level >= ACCESS.developer];
     return { admin, maintain: admin, push, triage: push, pull: visible || level >= ACCESS.reporter };
   }
 
@@ -218,7 +186,7 @@ export class State {
     return this.permissions(repo, login).pull;
   }
 
-  /** A new repository record and its bare directory (empty: no commits); a fork copies `fork`. */
+  /** A new repository and its bare directory (empty: no commits); a fork copies `fork`'s branches and settings. */
   addRepo(
     owner: string,
     name: string,
@@ -228,17 +196,14 @@ export class State {
       allowDrafts?: boolean;
       description?: string | null;
       fork?: RepoState;
-    } = {},
+    },
   ): RepoState {
     if (this.repo(owner, name)) throw new Error(`repository ${owner}/${name} already exists`);
-    const ownerName = this.isGroup(owner) ? this.ensureGroup(owner).fullPath : this.ensureUser(owner).login;
-    const dir = join(this.root, ownerName, `${name}.git`);
     const parent = opts.fork;
-    if (parent) this.git.copy(parent.dir, dir);
-    else this.git.init(dir, opts.branch ?? 'main');
+    const ns = this.isGroup(owner) ? this.ensureGroup(owner).fullPath : this.ensureUser(owner).login;
     const repo: RepoState = {
-      id: this.nextRepoId++,
-      owner: ownerName,
+      id: this.ids.repo++,
+      owner: ns,
       name,
       visibility: opts.visibility ?? parent?.visibility ?? 'public',
       defaultBranch: parent?.defaultBranch ?? opts.branch ?? 'main',
@@ -248,14 +213,11 @@ export class State {
       members: new Map(),
       protectedBranches: new Set(),
       description: opts.description ?? parent?.description ?? null,
-      createdAt: now(),
-      updatedAt: now(),
-      dir,
+      dir: join(this.root, ns, `${name}.git`),
+      pulls: [],
     };
-    this.git.setHead(dir, repo.defaultBranch);
-    this.git.setProtected(dir, []);
+    this.git.init(repo.dir, repo.defaultBranch, parent?.dir);
     this.repos.set(key(owner, name), repo);
-    this.pullsByRepo.set(key(owner, name), []);
     return repo;
   }
 
@@ -284,12 +246,12 @@ export class State {
   inNetwork(repo: RepoState, owner: string): RepoState | undefined {
     if (repo.owner.toLowerCase() === owner.toLowerCase()) return repo;
     const root = this.networkRoot(repo);
-    for (const r of this.repos.values())
-      if (r.owner.toLowerCase() === owner.toLowerCase() && this.networkRoot(r) === root) return r;
-    return undefined;
+    return [...this.repos.values()].find(
+      (r) => r.owner.toLowerCase() === owner.toLowerCase() && this.networkRoot(r) === root,
+    );
   }
 
-  /** A push by a person, written straight into the repository (hooks do not run). */
+  /** A push by a person, written straight into the repository (hooks do not run); a new branch starts at `from`. */
   commit(
     repo: RepoState,
     opts: {
@@ -301,26 +263,19 @@ export class State {
       from?: string;
     },
   ): string {
-    let parent = this.git.branchHead(repo.dir, opts.branch);
-    if (parent === undefined) {
-      parent = this.git.resolve(repo.dir, opts.from ?? repo.defaultBranch);
-      if (parent === undefined && opts.from !== undefined) throw new Error(`${fullName(repo)} has no ${opts.from}`);
-    }
+    const parent =
+      this.git.branchHead(repo.dir, opts.branch) ?? this.git.resolve(repo.dir, opts.from ?? repo.defaultBranch);
+    if (!parent && opts.from !== undefined) throw new Error(`${fullName(repo)} has no ${opts.from}`);
     const who = opts.author ?? this.identity(repo.owner);
     const sha = this.git.commitFiles(repo.dir, parent, opts.files, opts.message ?? 'change', who, opts.links);
     this.git.setRef(repo.dir, opts.branch, sha);
-    repo.updatedAt = now();
     return sha;
   }
 
   // ---- pull requests ------------------------------------------------------------------------
 
-  pulls(repo: RepoState): Pull[] {
-    return this.pullsByRepo.get(key(repo.owner, repo.name)) ?? [];
-  }
-
   pull(repo: RepoState, number: number): Pull | undefined {
-    return this.pulls(repo).find((p) => p.number === number);
+    return repo.pulls.find((p) => p.number === number);
   }
 
   /** The pull request's commits: on its head and not on its base (as of the merge once merged), oldest first. */
@@ -347,40 +302,26 @@ export class State {
     repo: RepoState,
     fields: Pick<Pull, 'title' | 'body' | 'user' | 'head' | 'base' | 'draft' | 'maintainer_can_modify'>,
   ): Pull {
-    const list = this.pulls(repo);
-    const pull: Pull = {
-      ...fields,
-      number: list.length + 1,
-      id: this.nextPullId++,
-      state: 'open',
-      merged: false,
-      merged_at: null,
-      closed_at: null,
-      created_at: now(),
-      updated_at: now(),
-      merge_commit_sha: null,
-    };
-    list.push(pull);
+    const none = { state: 'open', merged: false, merged_at: null, merge_commit_sha: null } as const;
+    const pull: Pull = { ...fields, number: repo.pulls.length + 1, id: this.ids.pull++, ...none };
+    repo.pulls.push(pull);
     this.syncHead(repo, pull);
     return pull;
   }
 
   /** Merges an open pull with a merge commit on its base branch; returns the merge commit. */
-  mergePull(repo: RepoState, number: number, by?: string): string {
+  mergePull(repo: RepoState, number: number): string {
     const pull = this.pull(repo, number);
-    if (!pull) throw new Error(`${fullName(repo)} has no pull #${number}`);
-    if (pull.state !== 'open') throw new Error(`pull #${number} is ${pull.merged ? 'already merged' : 'closed'}`);
+    if (pull?.state !== 'open') throw new Error(`${fullName(repo)} has no open pull #${number}`);
     const headSha = this.syncHead(repo, pull);
     const baseSha = this.git.branchHead(repo.dir, pull.base);
-    if (!headSha || !baseSha) throw new Error(`pull #${number} has no head or base commit`);
-    const tree = this.git.mergeTree(repo.dir, baseSha, headSha);
-    if (!tree) throw new Error(`pull #${number} has merge conflicts`);
+    const tree = headSha && baseSha ? this.git.mergeTree(repo.dir, baseSha, headSha) : undefined;
+    if (!tree) throw new Error(`pull #${number} has no head, no base or merge conflicts`);
     const message = `Merge pull request #${number} from ${pull.head.owner}/${pull.head.ref}\n\n${pull.title}\n`;
-    const sha = this.git.commitTree(repo.dir, tree, [baseSha, headSha], message, this.identity(by ?? repo.owner));
+    const sha = this.git.commitTree(repo.dir, tree, [baseSha!, headSha!], message, this.identity(repo.owner));
     this.git.setRef(repo.dir, pull.base, sha);
-    const at = now();
-    Object.assign(pull, { state: 'closed', merged: true, merged_at: at, closed_at: at, updated_at: at });
-    Object.assign(pull, { merge_commit_sha: sha, merged_head_sha: headSha, merged_base_sha: baseSha });
+    const merged = { state: 'closed', merged: true, merged_at: isoSeconds(new Date()), merge_commit_sha: sha } as const;
+    Object.assign(pull, { ...merged, merged_head_sha: headSha, merged_base_sha: baseSha });
     return sha;
   }
 }
