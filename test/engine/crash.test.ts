@@ -1,6 +1,6 @@
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { ledgerBalance } from '../../src/accounts/credits.js';
-import { isRunning, logsOf, taskRow, waitFor, waitForStatus } from '../support/engine.js';
+import { createTask, isRunning, logsOf, taskRow, waitFor, waitForStatus } from '../support/engine.js';
 import { type Harness, newAccount, startHarness } from '../support/harness.js';
 import { workerProcesses } from '../support/worker-processes.js';
 
@@ -16,16 +16,8 @@ afterEach(async () => {
 });
 afterAll(() => h.close());
 
-async function create(auth: Record<string, string>, n = 0) {
-  const res = await h.app.inject({
-    method: 'POST',
-    url: '/v1/tasks',
-    headers: auth,
-    payload: { prompt: `task ${n}`, repo_url: 'https://github.com/a/b' },
-  });
-  expect(res.statusCode, res.body).toBe(201);
-  return res.json().id as string;
-}
+const create = (auth: Record<string, string>, n = 0) =>
+  createTask(h, auth, { prompt: `task ${n}`, repo_url: 'https://github.com/a/b' });
 
 describe('worker processes', { timeout: 120_000 }, () => {
   it('a worker killed with SIGKILL mid-step leaves no task stuck: another resumes from the last finished step', async () => {

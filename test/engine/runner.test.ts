@@ -5,6 +5,7 @@ import { accounts } from '../../src/db/schema.js';
 import { CHANNELS } from '../../src/events/bus.js';
 import type { RegistryStep } from '../../src/steps/step.js';
 import {
+  approveGate,
   createTask,
   deferred,
   isRunning,
@@ -172,28 +173,16 @@ describe('approval gates', () => {
     const other = await createTask(h, auth);
     await waitForStatus(h, other, 'done');
 
-    const wrongStage = await h.app.inject({
-      method: 'POST',
-      url: `/v1/tasks/${id}/approve`,
-      headers: auth,
-      payload: { stage: 'diff' },
-    });
+    const wrongStage = await approveGate(h, auth, id, { stage: 'diff' });
     expect(wrongStage.statusCode).toBe(409);
     expect(wrongStage.json().error).toBe('conflict');
-    const badStage = await h.app.inject({
-      method: 'POST',
-      url: `/v1/tasks/${id}/approve`,
-      headers: auth,
-      payload: { stage: 'code' },
-    });
+    const badStage = await approveGate(h, auth, id, { stage: 'code' });
     expect(badStage.statusCode).toBe(400);
     expect(badStage.json().message).toContain('stage');
 
-    const approved = await h.app.inject({
-      method: 'POST',
-      url: `/v1/tasks/${id}/approve`,
-      headers: auth,
-      payload: { stage: 'plan', plan: { summary: 'reviewer: change two lines', likely_files: ['b.py'] } },
+    const approved = await approveGate(h, auth, id, {
+      stage: 'plan',
+      plan: { summary: 'reviewer: change two lines', likely_files: ['b.py'] },
     });
     expect(approved.statusCode).toBe(200);
     expect(approved.json()).toMatchObject({ ok: true, task: { id, status: 'running' } });
@@ -212,26 +201,8 @@ describe('approval gates', () => {
       'fixer',
     ]);
 
-    expect(
-      (
-        await h.app.inject({
-          method: 'POST',
-          url: `/v1/tasks/${id}/approve`,
-          headers: auth,
-          payload: { stage: 'plan' },
-        })
-      ).statusCode,
-    ).toBe(409);
-    expect(
-      (
-        await h.app.inject({
-          method: 'POST',
-          url: `/v1/tasks/${id}/approve`,
-          headers: auth,
-          payload: { stage: 'diff' },
-        })
-      ).statusCode,
-    ).toBe(200);
+    expect((await approveGate(h, auth, id, { stage: 'plan' })).statusCode).toBe(409);
+    expect((await approveGate(h, auth, id, { stage: 'diff' })).statusCode).toBe(200);
     await waitForStatus(h, id, 'done');
     expect(calls.filter((c) => c.taskId === id).map((c) => c.step)).toEqual([
       'planner',
@@ -247,16 +218,7 @@ describe('approval gates', () => {
     expect(metrics).toMatch(/^emend_step_duration_seconds_count\{step="validator"\} [1-9]/m);
     expect(metrics).toMatch(/^emend_tasks_finished_total\{status="done",task_type="fix",mode="pr"\} [1-9]/m);
     const other404 = await newAccount(h, { plan: 'pro' });
-    expect(
-      (
-        await h.app.inject({
-          method: 'POST',
-          url: `/v1/tasks/${id}/approve`,
-          headers: other404.auth,
-          payload: { stage: 'plan' },
-        })
-      ).statusCode,
-    ).toBe(404);
+    expect((await approveGate(h, other404.auth, id, { stage: 'plan' })).statusCode).toBe(404);
   });
 
   it('cancels a gate left unapproved for 5 minutes and releases the credit (injected clock)', async () => {

@@ -4,7 +4,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { RegistryStep } from '../../src/steps/step.js';
 import { workspaceDiff } from '../../src/workspace/diff.js';
 import { type Worker, startWorker } from '../../src/engine/worker.js';
-import { TEST_WORKER_TIMINGS, createTask, recordingSteps, waitForStatus } from '../support/engine.js';
+import { TEST_WORKER_TIMINGS, approveGate, createTask, recordingSteps, waitForStatus } from '../support/engine.js';
 import { type Harness, newAccount, startHarness } from '../support/harness.js';
 import { fixerOutput, validatorOutput } from '../support/step-outputs.js';
 
@@ -66,7 +66,7 @@ describe('a run’s workspace', () => {
         approval_mode: 'manual',
       });
       await waitForStatus(h, id, 'awaiting_plan');
-      await h.app.inject({ method: 'POST', url: `/v1/tasks/${id}/approve`, headers: auth, payload: { stage: 'plan' } });
+      await approveGate(h, auth, id, { stage: 'plan' });
       const waiting = await waitForStatus(h, id, 'awaiting_diff');
       expect(waiting.diffSummary).toContain('+x = 2');
       const workDir = join(h.deps.config.dataDir, 'work', id);
@@ -74,7 +74,7 @@ describe('a run’s workspace', () => {
       expect(existsSync(workDir)).toBe(false);
       // meanwhile the base branch moves on
       h.github.commit('acme', 'app', { branch: 'main', files: { 'README.md': '# app, changed upstream\n' } });
-      await h.app.inject({ method: 'POST', url: `/v1/tasks/${id}/approve`, headers: auth, payload: { stage: 'diff' } });
+      await approveGate(h, auth, id, { stage: 'diff' });
       await waitForStatus(h, id, 'done');
       expect(seen[0]).toMatchObject({ step: 'inspector', baseCommit: base, app: 'x = 1\n' });
       expect(seen[1]).toMatchObject({

@@ -13,6 +13,7 @@ import { installValidators } from '../../src/http/validation.js';
 import { newId } from '../../src/ids.js';
 import { STEP_NAMES as PIPELINE, type StepName } from '../../src/step-contract/index.js';
 import type { RegistryStep, StepRegistry, StepResult } from '../../src/steps/step.js';
+import { insertJoblessTask } from '../support/engine.js';
 import { prOutput, validatorOutput } from '../support/step-outputs.js';
 import { appendLog, notifyTask } from '../../src/tasks/task-logs.js';
 import { startWorker } from '../../src/engine/worker.js';
@@ -59,19 +60,7 @@ afterAll(() => h.close());
 type Status = 'pending' | 'running' | 'done' | 'failed' | 'cancelled' | 'awaiting_plan';
 
 /** A task row written directly: no queue job, so no worker ever runs it. */
-async function insertTask(accountId: string): Promise<string> {
-  const id = newId();
-  await h.deps.db.insert(tasks).values({
-    id,
-    accountId,
-    taskType: 'fix',
-    mode: 'preview',
-    status: 'pending',
-    prompt: 'stream me',
-    createdAt: h.clock.now(),
-  });
-  return id;
-}
+const insertTask = (accountId: string) => insertJoblessTask(h, accountId, { prompt: 'stream me' });
 
 /** A `state` event's data for a task no step has changed yet. */
 const NOTHING_YET = { pr_url: null, cost_usd: 0, tokens_total: 0, deployed_url: null, error: null };

@@ -3,6 +3,7 @@ import { eq } from 'drizzle-orm';
 import { afterEach, expect } from 'vitest';
 import { taskLogs, tasks } from '../../src/db/schema.js';
 import { type Worker, type WorkerOptions, startWorker } from '../../src/engine/worker.js';
+import { newId } from '../../src/ids.js';
 import type { StepName } from '../../src/step-contract/index.js';
 import type { RegistryStep, StepRegistry } from '../../src/steps/step.js';
 import type { Task } from '../../src/tasks/service.js';
@@ -109,6 +110,40 @@ export async function createTask(
   });
   expect(res.statusCode, res.body).toBe(201);
   return res.json().id as string;
+}
+
+/** POST /v1/tasks/:id/approve as `auth` with `body` (the stage, and a plan to run instead); answers the response. */
+export function approveGate(
+  h: Harness,
+  auth: Record<string, string>,
+  id: string,
+  body: { stage: string; plan?: Record<string, unknown> },
+) {
+  return h.app.inject({ method: 'POST', url: `/v1/tasks/${id}/approve`, headers: auth, payload: body });
+}
+
+/**
+ * A task row written directly, with no job in the queue: a task whose job was lost, which no
+ * worker runs unless something queues it again. A pending preview fix, 'fix the bug', created
+ * now, with `fields` over those.
+ */
+export async function insertJoblessTask(
+  h: Harness,
+  accountId: string,
+  fields: Partial<typeof tasks.$inferInsert> = {},
+): Promise<string> {
+  const id = newId();
+  await h.deps.db.insert(tasks).values({
+    id,
+    accountId,
+    taskType: 'fix',
+    mode: 'preview',
+    status: 'pending',
+    prompt: 'fix the bug',
+    createdAt: h.clock.now(),
+    ...fields,
+  });
+  return id;
 }
 
 export async function taskRow(h: Harness, id: string): Promise<Task> {

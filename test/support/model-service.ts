@@ -2,7 +2,7 @@ import type { LookupFunction } from 'node:net';
 import { expect } from 'vitest';
 import { productionSteps } from '../../src/runtime/step-registry.js';
 import { type Worker, startWorker } from '../../src/engine/worker.js';
-import { waitForStatus } from './engine.js';
+import { createTask, waitForStatus } from './engine.js';
 import { CALC_PROMPT } from './fix-script.js';
 import { type ExtraHost, type Harness, startHarness } from './harness.js';
 import { type ScriptedModel, startScriptedModel } from './scripted-model/server.js';
@@ -72,14 +72,7 @@ export async function postFixTask(
   repoUrl: string,
   body: Record<string, unknown> = {},
 ): Promise<string> {
-  const res = await h.app.inject({
-    method: 'POST',
-    url: '/v1/tasks',
-    headers: auth,
-    payload: { prompt: CALC_PROMPT, repo_url: repoUrl, ...body },
-  });
-  expect(res.statusCode, res.body).toBe(201);
-  return res.json().id as string;
+  return createTask(h, auth, { prompt: CALC_PROMPT, repo_url: repoUrl, ...body });
 }
 
 /**

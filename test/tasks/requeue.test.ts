@@ -2,9 +2,16 @@ import { eq } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ledgerBalance } from '../../src/accounts/credits.js';
 import { tasks } from '../../src/db/schema.js';
-import { newId } from '../../src/ids.js';
 import { requeueLost, requeueOrphans } from '../../src/tasks/lifecycle/requeue.js';
-import { createTask, recordingSteps, taskRow, waitForStatus, workerPerTest } from '../support/engine.js';
+import {
+  REQUESTS_REPO,
+  createTask,
+  insertJoblessTask,
+  recordingSteps,
+  taskRow,
+  waitForStatus,
+  workerPerTest,
+} from '../support/engine.js';
 import { type Harness, forceStatus, newAccount, startHarness } from '../support/harness.js';
 
 // The maintenance operations the worker schedules, run directly. A task row written here has
@@ -18,23 +25,14 @@ afterAll(() => h.close());
 
 const STALE_MS = 30_000;
 
-async function jobless(accountId: string, ageMs: number) {
-  const id = newId();
-  await h.deps.db.insert(tasks).values({
-    id,
-    accountId,
-    taskType: 'fix',
-    mode: 'preview',
-    status: 'pending',
-    prompt: 'fix the bug',
-    repoUrl: 'https://github.com/psf/requests',
+const jobless = (accountId: string, ageMs: number) =>
+  insertJoblessTask(h, accountId, {
+    repoUrl: REQUESTS_REPO,
     repoOwner: 'psf',
     repoName: 'requests',
     baseBranch: 'main',
     createdAt: new Date(h.clock.now().getTime() - ageMs),
   });
-  return id;
-}
 
 async function startTestWorker() {
   const rec = recordingSteps();

@@ -3,9 +3,9 @@ import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { branchName } from '../../../src/steps/fix/pr-body.js';
 import { checkOpenPulls } from '../../../src/tasks/merge-tracking.js';
-import { waitForStatus } from '../../support/engine.js';
+import { approveGate, waitForStatus } from '../../support/engine.js';
 import { CALC_PLAN, CALC_REPO, GOOD_FIX, editBlock, scriptCalcRun } from '../../support/fix-script.js';
-import { newAccount } from '../../support/harness.js';
+import { type Harness, newAccount } from '../../support/harness.js';
 import {
   MANAGED_KEY,
   type ModelService,
@@ -40,6 +40,19 @@ async function setUp(
     allowDrafts: repoOpts.allowDrafts,
   });
   return { h, model, owner, repoUrl: `${h.github.webUrl}/acme/calc` };
+}
+
+/**
+ * A manual task with its plan approved (200 asserted), waiting at the diff gate: its branch name is
+ * known and nothing is pushed yet, so a test can set the host up before the pr step runs.
+ */
+async function atDiffGate(h: Harness, auth: Record<string, string>, repoUrl: string) {
+  const id = await postFixTask(h, auth, repoUrl, { approval_mode: 'manual' });
+  await waitForStatus(h, id, 'awaiting_plan', 60_000);
+  expect((await approveGate(h, auth, id, { stage: 'plan' })).statusCode).toBe(200);
+  await waitForStatus(h, id, 'awaiting_diff', 60_000);
+  const row = (await h.app.inject({ method: 'GET', url: `/v1/tasks/${id}`, headers: auth })).json().task;
+  return { id, branch: branchName({ id, prompt: row.prompt }) };
 }
 
 const changedLines = (diff: string) => diff.split('\n').filter((l) => /^[-+](?![-+]{2})/.test(l));
@@ -166,21 +179,7 @@ describe('the pr step against the fake GitHub', { timeout: 150_000 }, () => {
       // Found by the soak: the dead run had pushed its commit; the resumed run's commit (same change,
       // another commit) was refused as non-fast-forward and the task failed.
       const { h, owner, repoUrl } = await setUp();
-      const id = await postFixTask(h, owner.auth, repoUrl, { approval_mode: 'manual' });
-      await waitForStatus(h, id, 'awaiting_plan', 60_000);
-      expect(
-        (
-          await h.app.inject({
-            method: 'POST',
-            url: `/v1/tasks/${id}/approve`,
-            headers: owner.auth,
-            payload: { stage: 'plan' },
-          })
-        ).statusCode,
-      ).toBe(200);
-      await waitForStatus(h, id, 'awaiting_diff', 60_000);
-      const row = (await h.app.inject({ method: 'GET', url: `/v1/tasks/${id}`, headers: owner.auth })).json().task;
-      const branch = branchName({ id, prompt: row.prompt });
+      const { id, branch } = await atDiffGate(h, owner.auth, repoUrl);
       h.github.commit('acme', 'calc', {
         branch,
         from: 'main',
@@ -194,16 +193,7 @@ describe('the pr step against the fake GitHub', { timeout: 150_000 }, () => {
         body: JSON.stringify({ head: branch, base: 'main', title: 'opened by the dead run' }),
       });
       expect(opened.status).toBe(201);
-      expect(
-        (
-          await h.app.inject({
-            method: 'POST',
-            url: `/v1/tasks/${id}/approve`,
-            headers: owner.auth,
-            payload: { stage: 'diff' },
-          })
-        ).statusCode,
-      ).toBe(200);
+      expect((await approveGate(h, owner.auth, id, { stage: 'diff' })).statusCode).toBe(200);
       const ended = await waitForStatus(h, id, ['done', 'failed'], 100_000);
       expect(ended.error).toBeNull();
       expect(ended.status).toBe('done');
@@ -217,31 +207,9 @@ describe('the pr step against the fake GitHub', { timeout: 150_000 }, () => {
   it('fails the task with the host’s words for a protected branch, a refused push and a 422', async () => {
     // protected: the branch name is known once the task exists; the diff gate holds the run until then
     const { h, owner, repoUrl } = await setUp();
-    const id = await postFixTask(h, owner.auth, repoUrl, { approval_mode: 'manual' });
-    await waitForStatus(h, id, 'awaiting_plan', 60_000);
-    expect(
-      (
-        await h.app.inject({
-          method: 'POST',
-          url: `/v1/tasks/${id}/approve`,
-          headers: owner.auth,
-          payload: { stage: 'plan' },
-        })
-      ).statusCode,
-    ).toBe(200);
-    await waitForStatus(h, id, 'awaiting_diff', 60_000);
-    const row = (await h.app.inject({ method: 'GET', url: `/v1/tasks/${id}`, headers: owner.auth })).json().task;
-    h.github.protectBranches('acme', 'calc', [branchName({ id, prompt: row.prompt })]);
-    expect(
-      (
-        await h.app.inject({
-          method: 'POST',
-          url: `/v1/tasks/${id}/approve`,
-          headers: owner.auth,
-          payload: { stage: 'diff' },
-        })
-      ).statusCode,
-    ).toBe(200);
+    const { id, branch } = await atDiffGate(h, owner.auth, repoUrl);
+    h.github.protectBranches('acme', 'calc', [branch]);
+    expect((await approveGate(h, owner.auth, id, { stage: 'diff' })).statusCode).toBe(200);
     const protectedRun = await waitForStatus(h, id, ['done', 'failed'], 100_000);
     expect(protectedRun.status).toBe('failed');
     expect(protectedRun.error).toMatch(

@@ -5,7 +5,7 @@ import { productionSteps } from '../../../src/runtime/step-registry.js';
 import type { RegistryStep } from '../../../src/steps/step.js';
 import { workspaceDiff } from '../../../src/workspace/diff.js';
 import { type Worker, startWorker } from '../../../src/engine/worker.js';
-import { recordingSteps, waitForStatus } from '../../support/engine.js';
+import { createTask, recordingSteps, waitForStatus } from '../../support/engine.js';
 import { type Harness, newAccount, startHarness } from '../../support/harness.js';
 import { fixerOutput } from '../../support/step-outputs.js';
 
@@ -55,14 +55,7 @@ describe('the production validator in a run', { timeout: 120_000 }, () => {
         maintenanceMs: 60_000,
       });
       const { auth } = await newAccount(h, { plan: 'pro', credits: 1 });
-      const res = await h.app.inject({
-        method: 'POST',
-        url: '/v1/tasks',
-        headers: auth,
-        payload: { prompt: 'add mul', repo_url: `${h.github.webUrl}/acme/calc` },
-      });
-      expect(res.statusCode, res.body).toBe(201);
-      const id = res.json().id as string;
+      const id = await createTask(h, auth, { prompt: 'add mul', repo_url: `${h.github.webUrl}/acme/calc` });
       const done = await waitForStatus(h, id, 'done', 100_000);
       expect(done.retryCount).toBe(1);
       expect(calls.map((c) => c.step)).toEqual([
