@@ -2,7 +2,7 @@ import { cp, mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Sandbox } from '../sandbox/types.js';
-import { type Repo, type RunTree, commitDate, prepareCopies } from '../validator/copies.js';
+import { type Repo, type RunTree, commitDate, linkOnTheWay, prepareCopies } from '../validator/copies.js';
 import { type EnvironmentScope, setupTrees } from '../validator/env-setup.js';
 import { isManifest } from '../validator/env-key.js';
 import { prepareEnvironment } from '../validator/environment.js';
@@ -61,12 +61,19 @@ export interface JudgeOptions {
   /** Fetches the node, pnpm or yarn a repository asks for, as the validator does (docs/environments.md). */
   toolchainCache?: ToolchainCache;
   /**
+   * The checkout's repository (its git directory may live outside the files, as the model
+   * mode's does) and the base commit. With it, the test patch's files are first put back as the
+   * base commit has them, as the SWE-bench harness does (a change that wrote the same tests, as
+   * the fixer is asked to, does not stop the patch from applying), and the environment cache
+   * can be used.
+   */
+  base?: { git: Repo; commit: string };
+  /**
    * The environment cache, as a task's validation uses it (src/validator/env-setup.ts): built
    * from the base commit's tracked files only, never from the change or the test patch, and
-   * laid into the judged tree. `git` is the checkout's repository (its git directory may live
-   * outside the files, as the model mode's does), `commit` the base commit.
+   * laid into the judged tree. Needs `base`.
    */
-  environments?: { scope: EnvironmentScope; git: Repo; commit: string };
+  environments?: EnvironmentScope;
 }
 
 const quote = (s: string) => `'${s.replaceAll("'", `'\\''`)}'`;
@@ -116,10 +123,12 @@ export async function judge(checkout: string, instance: JudgedInstance, options:
   });
   try {
     // A test patch that changes what setup reads gets its own setup, as a change that does would.
-    const envs = patchedFiles(instance.test_patch).some(isManifest) ? undefined : options.environments;
+    const at = options.base ? { ...options.base.git, dir: checkout, commit: options.base.commit } : undefined;
+    const scope = patchedFiles(instance.test_patch).some(isManifest) ? undefined : options.environments;
     // With the cache, the base commit's files in a tree of their own build its entry.
-    const copies = envs ? await prepareCopies({ ...envs.git, dir: checkout }, envs.commit, root) : undefined;
+    const copies = scope && at ? await prepareCopies(at, at.commit, root) : undefined;
     const tree = copies?.change ?? (await copyTree(checkout, root));
+    if (at) await restoreTestFiles(instance.test_patch, tree, at, root);
     const patchError = await applyTestPatch(instance.test_patch, tree, root);
     const base = options.setupCommand !== undefined ? { command: options.setupCommand } : {};
     if (patchError) return notRun({ ok: false, ...base, failure: { stage: 'test_patch', reason: patchError } });
@@ -134,7 +143,7 @@ export async function judge(checkout: string, instance: JudgedInstance, options:
     // egress proxy); the operator's setup file, where it names a command, replaces the install.
     const environment = await prepareEnvironment(options.sandbox, selected, {
       ...(options.toolchainCache ? { toolchainCache: options.toolchainCache } : {}),
-      baseDate: await commitDate(envs ? { ...envs.git, dir: checkout } : { dir: checkout }, 'HEAD'),
+      baseDate: await commitDate(at ?? { dir: checkout }, 'HEAD'),
       ...(options.signal ? { signal: options.signal } : {}),
     });
     if (environment.missing)
@@ -145,15 +154,15 @@ export async function judge(checkout: string, instance: JudgedInstance, options:
       ? { ...plan, setup: { command: options.setupCommand, offlineCommand: options.setupCommand } }
       : plan;
     const setup =
-      envs && copies
+      scope && copies && at
         ? (
             await setupTrees(ctx, {
               copies,
               plan: planned,
-              checkout: { ...envs.git, dir: checkout, commit: envs.commit },
-              commit: envs.commit,
+              checkout: at,
+              commit: at.commit,
               environment,
-              scope: envs.scope,
+              scope,
               log: () => {},
             })
           ).change
@@ -231,6 +240,36 @@ function count(instance: JudgedInstance, passed: (id: string) => boolean) {
 
 /** The paths a unified diff writes (`+++ b/path`). */
 const patchedFiles = (patch: string) => [...patch.matchAll(/^\+\+\+ b\/(.+?)\s*$/gm)].map((m) => m[1]!);
+
+/** The paths a unified diff reads or writes (`--- a/path`, `+++ b/path`). */
+const touchedFiles = (patch: string) => [
+  ...new Set([...patch.matchAll(/^(?:---|\+\+\+) [ab]\/(.+?)\s*$/gm)].map((m) => m[1]!)),
+];
+
+/**
+ * The test patch's files as the base commit has them, in the run tree: those the commit has
+ * are checked out from it (through a throwaway index, so the checkout's own is untouched; git
+ * writes nothing through a link on the way), those it lacks are removed. As the SWE-bench
+ * harness does before applying the patch, so a change that wrote the same tests does not stop it.
+ */
+async function restoreTestFiles(patch: string, tree: RunTree, at: Repo & { commit: string }, root: string) {
+  const paths = touchedFiles(patch);
+  if (paths.length === 0) return;
+  const gitDir = at.gitDir ?? join(at.dir, '.git');
+  const env = { GIT_LITERAL_PATHSPECS: '1', GIT_INDEX_FILE: join(root, 'restore-index') };
+  const home = { home: join(root, 'git-home') };
+  const listed = await runGit(home, { args: ['ls-tree', '-z', '--name-only', at.commit, '--', ...paths], gitDir, env });
+  const inBase = new Set(listed.stdout.split('\0').filter(Boolean));
+  for (const path of paths.filter((p) => !inBase.has(p)))
+    if (!(await linkOnTheWay(tree.repo, path))) await rm(join(tree.repo, path), { force: true });
+  if (inBase.size > 0)
+    await runGit(home, {
+      args: ['checkout', at.commit, '--', ...inBase],
+      gitDir,
+      workTree: tree.repo,
+      env: { ...env, GIT_CEILING_DIRECTORIES: tree.workdir },
+    });
+}
 
 /** The checkout's files, without .git, in a run tree of its own (the sandbox writes there). */
 async function copyTree(checkout: string, root: string): Promise<RunTree> {

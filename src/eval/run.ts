@@ -173,15 +173,8 @@ function judgeChange(
     ...(options.signal ? { signal: options.signal } : {}),
     ...(options.tmpRoot ? { tmpRoot: options.tmpRoot } : {}),
     ...(options.toolchainCache ? { toolchainCache: options.toolchainCache } : {}),
-    ...(cache
-      ? {
-          environments: {
-            scope: { cache, account: 'eval', repository: instance.repo },
-            git: { dir, gitDir: at.gitDir },
-            commit: at.commit,
-          },
-        }
-      : {}),
+    base: { git: { dir, gitDir: at.gitDir }, commit: at.commit },
+    ...(cache ? { environments: { cache, account: 'eval', repository: instance.repo } } : {}),
   });
 }
 

@@ -214,24 +214,41 @@ export async function runSetup(ctx: RunContext, tree: RunTree, plan: TestPlan): 
   }
   // The repository's `.emend/setup` and the account's setup setting follow the install, in one
   // command: a failure anywhere is the setup's failure, reported with its output.
-  const command = [install, ...extra].filter((c): c is string => c !== undefined && c !== null).join(' && ');
+  const commandOf = (first: string | null | undefined) =>
+    [first, ...extra].filter((c): c is string => c !== undefined && c !== null).join(' && ');
+  let command = commandOf(install);
   const output = ctx.setupOutput;
-  const result = await sandboxed(
-    ctx,
-    tree,
-    command,
-    ctx.limits.setupTimeoutMs,
-    network,
-    1024 * 1024,
-    ctx.setupEnv,
-    undefined,
-    output ? (chunk) => output.push(chunk) : undefined,
-  ).finally(() => output?.flush());
+  const run = (line: string) =>
+    sandboxed(
+      ctx,
+      tree,
+      line,
+      ctx.limits.setupTimeoutMs,
+      network,
+      1024 * 1024,
+      ctx.setupEnv,
+      undefined,
+      output ? (chunk) => output.push(chunk) : undefined,
+    ).finally(() => output?.flush());
+  let result = await run(command);
+  let durationMs = result.durationMs;
+  const latest = install && plan.setup?.resolveAsOf ? withoutBefore(install, result) : undefined;
+  if (latest !== undefined) {
+    // A registry whose publish dates are its own (a mirror's, later than the packages') has no
+    // version "before" an old commit's date: npm says ENOVERSIONS or ETARGET. The newest versions
+    // the manifest's ranges allow are then installed, as an install without --before would.
+    output?.push(
+      Buffer.from(`emend: no version published before the base commit's date; installing without --before\n`),
+    );
+    command = commandOf(latest);
+    result = await run(command);
+    durationMs += result.durationMs;
+  }
   const report: SetupReport = {
     command,
     network,
     exit_code: result.exitCode,
-    duration_ms: Math.round(result.durationMs),
+    duration_ms: Math.round(durationMs),
   };
   if (result.exitCode !== 0)
     report.log_tail = redact(
@@ -248,6 +265,13 @@ export async function runSetup(ctx: RunContext, tree: RunTree, plan: TestPlan): 
   if (result.timedOut) report.timed_out = true;
   if (result.egress) report.connections = result.egress;
   return report;
+}
+
+/** The install without its `--before`, when it failed for want of a version published before the date. */
+function withoutBefore(install: string, result: { exitCode: number | null; stdout: string; stderr: string }) {
+  if (result.exitCode === 0 || !/ --before=\S+$/.test(install)) return undefined;
+  if (!/\b(ENOVERSIONS|ETARGET)\b/.test(result.stdout + result.stderr)) return undefined;
+  return install.replace(/ --before=\S+$/, '');
 }
 
 export type SetupState = 'none' | 'ok' | 'skipped' | 'failed';

@@ -84,7 +84,8 @@ describe('emend eval', { timeout: 120_000 }, () => {
       expect(r, r.log_tail).toMatchObject({ mode: 'oracle', resolved: true, not_passed: [] });
       expect(r.edits).toEqual({ applied: 1, failures: [] });
     }
-    expect(byId.get('acme__srccalc-1')!.setup).toEqual({ ok: true, command: SRC_ON_PATH });
+    // the operator's setup built the instance's environment into the data dir's cache, as a task's would
+    expect(byId.get('acme__srccalc-1')!.setup).toEqual({ ok: true, command: SRC_ON_PATH, environment: 'built' });
     const summary = readFileSync(join(out, 'summary.md'), 'utf8');
     expect(summary).toContain('- resolved: 3 (100.0% of all, 100.0% of the 3 set up)');
     expect(summary).toMatch(/\| acme__jscalc-1 \| yes \| 1\/1 \| 1\/1 \| 1 applied, 0 failed \| none \|/);

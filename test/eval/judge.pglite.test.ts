@@ -106,12 +106,8 @@ describe('judge', { timeout: 90_000 }, () => {
     const judged = async (gold: boolean) => {
       const dir = await checkout(needsDep);
       if (gold) await applyGoldPatch(dir, needsDep.patch);
-      const environments = {
-        scope: { cache, account: 'eval', repository: needsDep.repo },
-        git: { dir },
-        commit: needsDep.base_commit,
-      };
-      return judge(dir, needsDep, { sandbox, environments });
+      const environments = { cache, account: 'eval', repository: needsDep.repo };
+      return judge(dir, needsDep, { sandbox, environments, base: { git: { dir }, commit: needsDep.base_commit } });
     };
     const oracle = await judged(true);
     expect(oracle, oracle.log_tail).toMatchObject({ resolved: true, setup: { ok: true, environment: 'built' } });
@@ -128,14 +124,28 @@ describe('judge', { timeout: 90_000 }, () => {
     const dir = await checkout(needsDep);
     const own = await judge(dir, ownSetup, {
       sandbox,
-      environments: {
-        scope: { cache, account: 'eval', repository: needsDep.repo },
-        git: { dir },
-        commit: needsDep.base_commit,
-      },
+      environments: { cache, account: 'eval', repository: needsDep.repo },
+      base: { git: { dir }, commit: needsDep.base_commit },
     });
     expect(own.setup.ok).toBe(true);
     expect(own.setup.environment).toBeUndefined();
+  });
+
+  it('puts the test patch’s files back as the base commit has them first: a change that wrote the same tests is judged', async () => {
+    const dir = await checkout(js);
+    await applyGoldPatch(dir, js.patch);
+    // The change holds the test patch's new test already (as the fixer is asked to write one),
+    // with other words, and edits a test file the base commit has.
+    writeFileSync(join(dir, 'test/add.test.js'), "require('node:test')('adds', () => { throw new Error('mine'); });\n");
+    writeFileSync(join(dir, 'test/mul.test.js'), "require('node:test')('multiplies', () => {});\n");
+    const withoutBase = await judge(dir, js, { sandbox });
+    expect(withoutBase.setup.failure?.stage).toBe('test_patch');
+    const verdict = await judge(dir, js, { sandbox, base: { git: { dir }, commit: js.base_commit } });
+    expect(verdict, verdict.log_tail).toMatchObject({ resolved: true, setup: { ok: true } });
+    // the checkout itself and its index are untouched
+    expect(execFileSync('git', ['-C', dir, 'status', '--porcelain'], { encoding: 'utf8' })).toBe(
+      ' M src/lib.js\n M test/mul.test.js\n?? test/add.test.js\n',
+    );
   });
 
   it("reports the oracle's edit failures: a patch that does not fit the files, and no patch at all", async () => {

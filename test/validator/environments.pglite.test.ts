@@ -133,37 +133,41 @@ describe('toolchains for a repository', { timeout: 120_000 }, () => {
     expect(out).toMatchObject({ passed: true, preexisting_failures: [], tests: { passed: 1, failed: 0 } });
   });
 
-  it('resolves an install without a lockfile as of the base commit’s date (npm --before)', async () => {
+  it('resolves an install without a lockfile as of the base commit’s date (npm --before), and without it where the registry has nothing that old', async () => {
     const registry = await serveNpmRegistry('emendfix-pick', [
       { version: '1.0.0', published: '2020-01-01T00:00:00.000Z', files: { 'index.js': 'module.exports = 1;\n' } },
       { version: '1.1.0', published: '2022-01-01T00:00:00.000Z', files: { 'index.js': 'module.exports = 2;\n' } },
     ]);
-    try {
+    // the local registry is reached through the egress proxy, named as an operator names one
+    const throughProxy = await setupNetworkSandbox([new URL(registry.url).host]);
+    const validateAsOf = (date: string, version: number) => {
       const repo = fixtureRepo({
         'package.json': JSON.stringify({
           name: 'x',
           scripts: { test: 'node --test' },
           dependencies: { 'emendfix-pick': '^1.0.0' },
         }),
-        'test/pick.test.js': js('gets the version of its time', "assert.equal(require('emendfix-pick'), 1);"),
+        'test/pick.test.js': js('gets the version it should', `assert.equal(require('emendfix-pick'), ${version});`),
       });
-      // the base commit as of 2021
       execFileSync('git', ['-C', repo.dir, 'commit', '-q', '--amend', '--no-edit'], {
-        env: { ...GIT_ENV, GIT_COMMITTER_DATE: '2021-06-01T12:00:00Z' },
+        env: { ...GIT_ENV, GIT_COMMITTER_DATE: date },
       });
       const base = execFileSync('git', ['-C', repo.dir, 'rev-parse', 'HEAD'], { encoding: 'utf8' }).trim();
-      // the local registry is reached through the egress proxy, named as an operator names one
-      const throughProxy = await setupNetworkSandbox([new URL(registry.url).host]);
-      const out = await validate(
-        throughProxy,
-        { dir: repo.dir, base },
-        { setupEnv: { npm_config_registry: registry.url } },
-      );
-      expect(out.setup).toMatchObject({
+      return validate(throughProxy, { dir: repo.dir, base }, { setupEnv: { npm_config_registry: registry.url } });
+    };
+    try {
+      // the base commit as of 2021: the version of its time
+      const asOf = await validateAsOf('2021-06-01T12:00:00Z', 1);
+      expect(asOf.setup).toMatchObject({
         command: 'npm install --no-audit --no-fund --before=2021-06-01T12:00:00.000Z',
         exit_code: 0,
       });
-      expect(out).toMatchObject({ passed: true, preexisting_failures: [], tests: { passed: 1, failed: 0 } });
+      expect(asOf).toMatchObject({ passed: true, preexisting_failures: [], tests: { passed: 1, failed: 0 } });
+      // as of 2019 the registry has no version (a mirror's publish dates are its own): npm says
+      // ENOVERSIONS, and the newest version the range allows is installed instead
+      const older = await validateAsOf('2019-06-01T12:00:00Z', 2);
+      expect(older.setup).toMatchObject({ command: 'npm install --no-audit --no-fund', exit_code: 0 });
+      expect(older).toMatchObject({ passed: true, preexisting_failures: [], tests: { passed: 1, failed: 0 } });
     } finally {
       await registry.close();
     }
