@@ -7,6 +7,7 @@ import { type CodeHost, ScmError } from '../../src/scm/code-host.js';
 import { gitLab, gitLabKind } from '../../src/scm/gitlab/gitlab.js';
 import { HOST_KINDS } from '../../src/scm/kinds.js';
 import { ACCESS, type FakeGitLab, startFakeGitLab } from '../support/fake-gitlab/server.js';
+import { isolatedGitEnv } from '../support/git-env.js';
 
 /** The GitLab adapter against the fake GitLab over real HTTP (gitbeaker through our fetch). */
 
@@ -24,12 +25,7 @@ describe('GitLab adapter against the fake GitLab', () => {
     const child = spawn('git', ['-c', `http.extraHeader=Authorization: Basic ${basic}`, ...args], {
       cwd,
       env: {
-        PATH: process.env.PATH ?? '/usr/bin:/bin',
-        HOME: home,
-        GIT_CONFIG_GLOBAL: '/dev/null',
-        GIT_CONFIG_NOSYSTEM: '1',
-        GIT_TERMINAL_PROMPT: '0',
-        LANG: 'C',
+        ...isolatedGitEnv(home),
         GIT_AUTHOR_NAME: 'Dev',
         GIT_AUTHOR_EMAIL: 'dev@users.example.com',
         GIT_COMMITTER_NAME: 'Dev',

@@ -7,6 +7,7 @@ import type { InjectOptions } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { tasks } from '../../src/db/schema.js';
 import { listSiteFiles, readSiteFile, saveSiteFiles } from '../../src/sites/store.js';
+import { isolatedGitEnv } from '../support/git-env.js';
 import { type Harness, forceStatus, newAccount, startHarness } from '../support/harness.js';
 
 let h: Harness;
@@ -75,15 +76,11 @@ function git(cwd: string, token: string | undefined, ...args: string[]) {
   const auth = token
     ? ['-c', `http.extraHeader=Authorization: Basic ${Buffer.from(`x-access-token:${token}`).toString('base64')}`]
     : [];
-  const env = {
-    PATH: process.env.PATH ?? '/usr/bin:/bin',
-    HOME: scratch,
-    GIT_CONFIG_GLOBAL: '/dev/null',
-    GIT_CONFIG_NOSYSTEM: '1',
-    GIT_TERMINAL_PROMPT: '0',
-    LANG: 'C',
-  };
-  const child = spawn('git', [...auth, ...args], { cwd, env, stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn('git', [...auth, ...args], {
+    cwd,
+    env: isolatedGitEnv(scratch),
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
   let stdout = '';
   let stderr = '';
   child.stdout.on('data', (d: Buffer) => (stdout += d.toString('utf8')));

@@ -2,6 +2,7 @@ import { spawn } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { isolatedGitEnv } from './git-env.js';
 
 export interface GitRun {
   status: number | null;
@@ -27,13 +28,8 @@ export interface GitClient {
 export function gitClient(webUrl: string, basicUser: string): GitClient {
   const home = mkdtempSync(join(tmpdir(), 'emend-git-client-'));
   const env = {
-    PATH: process.env.PATH ?? '/usr/bin:/bin',
-    HOME: home,
-    GIT_CONFIG_GLOBAL: '/dev/null',
-    GIT_CONFIG_NOSYSTEM: '1',
-    GIT_TERMINAL_PROMPT: '0',
+    ...isolatedGitEnv(home),
     GIT_ASKPASS: '',
-    LANG: 'C',
     GIT_AUTHOR_NAME: 'Alice',
     GIT_AUTHOR_EMAIL: 'alice@users.example.com',
     GIT_COMMITTER_NAME: 'Alice',
