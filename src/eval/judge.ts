@@ -172,7 +172,7 @@ export async function judge(checkout: string, instance: JudgedInstance, options:
       : base;
     if (setup && (setup.exit_code !== 0 || setup.skipped !== undefined)) {
       const why = setup.skipped ?? (setup.timed_out ? 'timed out' : `exited with code ${setup.exit_code}`);
-      const reason = `${why}${setup.log_tail ? `: ${setup.log_tail.trim().split('\n').slice(-3).join(' | ')}` : ''}`;
+      const reason = `${why}${setup.log_tail ? `: ${setup.log_tail.trim().split('\n').slice(-10).join(' | ')}` : ''}`;
       return notRun({ ok: false, ...used, failure: { stage: 'setup', reason } });
     }
     const { command, watchPytest } = await testCommand(ctx, tree, plan);
