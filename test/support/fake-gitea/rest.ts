@@ -1,15 +1,7 @@
 import type { CommitInfo } from '../fake-host/bare.js';
-import { openPull, pullsIn, readable, syncBranch, visibleForks } from '../fake-host/ops.js';
-import {
-  type Ctx,
-  type Reply,
-  type RestHost,
-  type Route,
-  credentials,
-  ok,
-  reasonPhrases,
-  text,
-} from '../fake-host/rest.js';
+import { openPull, pullsIn, syncBranch, visibleForks } from '../fake-host/ops.js';
+import { type Ctx, type Reply, type RestHost, type Route, credentials, ok, pick } from '../fake-host/rest.js';
+import { reasonPhrases, repoRoutes, text } from '../fake-host/rest.js';
 import type { Urls } from '../fake-host/server.js';
 import { type Pull, type RepoState, type UserState, fullName } from '../fake-host/state.js';
 
@@ -26,14 +18,8 @@ export type Flavour = 'gitea' | 'forgejo';
 const isWip = (title: string): boolean => /^\s*(?:WIP:|\[WIP\])/i.test(title);
 
 const userView = ({ urls }: Ctx, u: UserState) => ({
-  id: u.id,
-  login: u.login,
-  full_name: u.name === u.login ? '' : u.name,
-  email: u.email,
-  html_url: `${urls.webUrl}/${u.login}`,
-  description: '',
-  visibility: 'public',
-  username: u.login,
+  ...{ ...pick(u, 'id', 'login', 'email'), full_name: u.name === u.login ? '' : u.name },
+  ...{ html_url: `${urls.webUrl}/${u.login}`, description: '', visibility: 'public', username: u.login },
 });
 
 function repoView(ctx: Ctx, repo: RepoState, withParent = true, caller = ctx.login): Record<string, unknown> {
@@ -42,23 +28,19 @@ function repoView(ctx: Ctx, repo: RepoState, withParent = true, caller = ctx.log
   const { admin, push, pull } = state.permissions(repo, caller);
   const parent = withParent && repo.parent ? state.repoByFullName(repo.parent) : undefined;
   return {
-    id: repo.id,
+    ...{ ...pick(repo, 'id', 'name', 'fork'), full_name: full, description: repo.description ?? '', size: 0, link: '' },
     owner: userView(ctx, state.ensureUser(repo.owner)),
-    name: repo.name,
-    full_name: full,
-    description: repo.description ?? '',
     empty: state.git.branches(repo.dir).length === 0,
     private: repo.visibility === 'private',
-    fork: repo.fork,
+    internal: repo.visibility === 'internal',
     parent: parent ? repoView(ctx, parent, false) : null,
-    size: 0,
-    html_url: `${urls.webUrl}/${full}`,
-    url: `${urls.apiUrl}/repos/${full}`,
-    link: '',
-    clone_url: `${urls.webUrl}/${full}.git`,
+    ...{
+      html_url: `${urls.webUrl}/${full}`,
+      url: `${urls.apiUrl}/repos/${full}`,
+      clone_url: `${urls.webUrl}/${full}.git`,
+    },
     default_branch: repo.defaultBranch,
     permissions: { admin, push, pull },
-    internal: repo.visibility === 'internal',
   };
 }
 
@@ -66,23 +48,13 @@ function pullView(ctx: Ctx, repo: RepoState, pull: Pull) {
   const { state, urls } = ctx;
   const at = `${urls.webUrl}/${fullName(repo)}/pulls/${pull.number}`;
   const side = (on: RepoState | undefined, ref: string, sha: string | undefined) => ({
-    label: ref,
-    ref,
-    sha: sha ?? '',
+    ...{ label: ref, ref, sha: sha ?? '' },
     repo: on ? repoView(ctx, on, false, undefined) : null,
   });
   return {
-    id: pull.id,
-    url: at,
-    number: pull.number,
+    ...pick(pull, 'id', 'number', 'title', 'state', 'merged', 'merged_at'),
+    ...{ url: at, html_url: at, body: pull.body ?? '', draft: isWip(pull.title) },
     user: userView(ctx, state.ensureUser(pull.user)),
-    title: pull.title,
-    body: pull.body ?? '',
-    state: pull.state,
-    draft: isWip(pull.title),
-    html_url: at,
-    merged: pull.merged,
-    merged_at: pull.merged_at,
     base: side(repo, pull.base, pull.merged_base_sha ?? state.git.branchHead(repo.dir, pull.base)),
     head: side(state.headRepo(pull), pull.head.ref, state.syncHead(repo, pull)),
   };
@@ -95,21 +67,22 @@ function commitView(ctx: Ctx, repo: RepoState, c: CommitInfo) {
     const u = ctx.state.userByEmail(email);
     return u ? userView(ctx, u) : null;
   };
+  const tree = { url: `${api}/trees/${c.tree}`, sha: c.tree, created: c.committer.date };
   return {
-    url: `${api}/commits/${c.sha}`,
-    sha: c.sha,
-    html_url: `${webUrl}/${fullName(repo)}/commit/${c.sha}`,
-    commit: {
-      url: `${api}/commits/${c.sha}`,
-      author: c.author,
-      committer: c.committer,
-      message: `${c.message}\n`,
-      tree: { url: `${api}/trees/${c.tree}`, sha: c.tree, created: c.committer.date },
-    },
+    ...{ url: `${api}/commits/${c.sha}`, sha: c.sha, html_url: `${webUrl}/${fullName(repo)}/commit/${c.sha}` },
+    commit: { url: `${api}/commits/${c.sha}`, ...pick(c, 'author', 'committer'), message: `${c.message}\n`, tree },
     author: user(c.author.email),
     committer: user(c.committer.email),
   };
 }
+
+/** GET /user: the caller as Gitea's user settings show them. */
+const giteaMe = (u: UserState) => ({
+  ...pick(u, 'id', 'login', 'email'),
+  full_name: u.name,
+  username: u.login,
+  created: u.createdAt,
+});
 
 /** `page` and `limit` (at most 50, Gitea's default MAX_RESPONSE_ITEMS), with x-total-count. */
 function page(ctx: Ctx, items: unknown[]): Reply {
@@ -135,24 +108,8 @@ export function giteaRest(urls: Urls, flavour: Flavour = 'gitea'): RestHost {
         ? error(403, 'token does not have at least one of required scope(s): [write:repository]')
         : undefined;
 
-  /** A route on a repository the caller can see (404 for anything under one it cannot). */
-  const repoRoute = (
-    method: string,
-    tail: string,
-    handler: (ctx: Ctx, repo: RepoState, ...g: string[]) => Reply,
-  ): Route => [
-    method,
-    new RegExp(`^/repos/([^/]+)/([^/]+)${tail}$`),
-    (ctx, owner, name, ...groups) => {
-      const repo = readable(ctx, owner!, name!);
-      return repo ? handler(ctx, repo, ...groups) : notFound();
-    },
-  ];
-  const pullRoute = (tail: string, handler: (ctx: Ctx, repo: RepoState, pull: Pull) => Reply): Route =>
-    repoRoute('GET', `/pulls/(\\d+)${tail}`, (ctx, repo, n) => {
-      const pull = ctx.state.pull(repo, Number(n));
-      return pull ? handler(ctx, repo, pull) : notFound();
-    });
+  /** Anything under a repository the caller cannot see is 404. */
+  const { onRepo, onPull } = repoRoutes('/repos/([^/]+)/([^/]+)', (ctx, o, r) => ctx.state.repo(o!, r!), notFound);
 
   /** Brings the fork's branch up to its parent's: `answer` how it went, or the refusal. */
   const sync = (ctx: Ctx, repo: RepoState, branch: string, notFork: string, answer: (style: string) => Reply) => {
@@ -186,11 +143,8 @@ export function giteaRest(urls: Urls, flavour: Flavour = 'gitea'): RestHost {
     if (refused) return refused;
     const me = ctx.login!;
     const existing = ctx.state.forkOf(repo, me);
-    if (existing)
-      return error(
-        409,
-        `repository is already forked by user [uname: ${me}, repo path: ${fullName(repo)}, fork path: ${fullName(existing)}]`,
-      );
+    const paths = existing && `repo path: ${fullName(repo)}, fork path: ${fullName(existing)}`;
+    if (paths) return error(409, `repository is already forked by user [uname: ${me}, ${paths}]`);
     const name = text(ctx.body.name) ?? repo.name;
     if (ctx.state.repo(me, name)) return error(409, `repository already exists [uname: ${me}, name: ${name}]`);
     return ok(repoView(ctx, ctx.state.addRepo(me, name, { fork: repo })), 202);
@@ -206,24 +160,17 @@ export function giteaRest(urls: Urls, flavour: Flavour = 'gitea'): RestHost {
     if (head === base) return nothing;
     // head: `branch`, `owner:branch` or `owner/repo:branch` (parseCompareInfo)
     const colon = head.indexOf(':');
-    const spec = colon >= 0 ? head.slice(0, colon) : '';
-    const ref = colon >= 0 ? head.slice(colon + 1) : head;
+    const [spec, ref] = colon >= 0 ? [head.slice(0, colon), head.slice(colon + 1)] : ['', head];
     const [owner, name] = spec.includes('/') ? spec.split('/') : [spec || repo.owner, undefined];
     const from = name
       ? ctx.state.repo(owner!, name)
       : (ctx.state.inNetwork(repo, owner!) ?? ctx.state.forkOf(repo, owner!));
     if (!from || !ctx.state.canSee(from, ctx.login)) return notFound();
-    const fields = {
-      title,
-      body: typeof body === 'string' ? body : '',
-      base,
-      draft: isWip(title),
-      maintainer_can_modify: false,
-    };
+    const fields = { title, body: text(body) ?? '', base, draft: isWip(title), maintainer_can_modify: false };
     const pull = openPull(ctx, repo, from, ref, fields, { sameBase: true, needCommits: true });
     if ('exists' in pull) {
-      const p = pull.exists;
-      const targets = `id: ${p.id}, issue_id: ${p.number}, head_repo_id: ${from.id}, base_repo_id: ${repo.id}`;
+      const { id, number } = pull.exists;
+      const targets = `id: ${id}, issue_id: ${number}, head_repo_id: ${from.id}, base_repo_id: ${repo.id}`;
       return error(
         409,
         `pull request already exists for these targets [${targets}, head_branch: ${ref}, base_branch: ${base}]`,
@@ -237,56 +184,41 @@ export function giteaRest(urls: Urls, flavour: Flavour = 'gitea'): RestHost {
   };
 
   const routes: Route[] = [
-    [
-      'GET',
-      /^\/user$/,
-      (ctx) => {
-        const u = ctx.caller?.user;
-        if (!u) return error(401, 'token is required');
-        return ok({
-          id: u.id,
-          login: u.login,
-          full_name: u.name,
-          email: u.email,
-          username: u.login,
-          created: u.createdAt,
-        });
-      },
-    ],
+    ['GET', /^\/user$/, (ctx) => (ctx.caller ? ok(giteaMe(ctx.caller.user)) : error(401, 'token is required'))],
     ['POST', /^\/user\/repos$/, createRepo],
-    repoRoute('GET', '', (ctx, repo) => ok(repoView(ctx, repo))),
-    repoRoute('POST', '/forks', createFork),
-    repoRoute('GET', '/forks', (ctx, repo) =>
+    onRepo('GET', '', (ctx, repo) => ok(repoView(ctx, repo))),
+    onRepo('POST', '/forks', createFork),
+    onRepo('GET', '/forks', (ctx, repo) =>
       page(
         ctx,
         visibleForks(ctx, repo).map((r) => repoView(ctx, r)),
       ),
     ),
     flavour === 'gitea'
-      ? repoRoute('POST', '/merge-upstream', (ctx, repo) => {
+      ? onRepo('POST', '/merge-upstream', (ctx, repo) => {
           const branch = text(ctx.body.branch);
           if (!branch) return required('Branch');
           return sync(ctx, repo, branch, 'repo is not a fork', (style) => ok({ merge_style: style }));
         })
-      : repoRoute('POST', '/sync_fork(?:/([^/]+))?', (ctx, repo, branch) =>
+      : onRepo('POST', '/sync_fork(?:/([^/]+))?', (ctx, repo, branch) =>
           sync(ctx, repo, branch || repo.defaultBranch, 'The Repo must be a fork', () => ({ status: 204 })),
         ),
-    repoRoute('POST', '/pulls', createPull),
+    onRepo('POST', '/pulls', createPull),
     // `state`: open (default), closed or all; newest first, as Gitea sorts by default.
-    repoRoute('GET', '/pulls', (ctx, repo) => {
+    onRepo('GET', '/pulls', (ctx, repo) => {
       const pulls = pullsIn(repo, ctx.query.get('state') ?? 'open').reverse();
       return page(
         ctx,
         pulls.map((p) => pullView(ctx, repo, p)),
       );
     }),
-    pullRoute('', (ctx, repo, pull) => ok(pullView(ctx, repo, pull))),
-    pullRoute('/commits', (ctx, repo, pull) =>
-      page(
+    onPull('/pulls/(\\d+)', {}, (ctx, repo, pull) => ok(pullView(ctx, repo, pull))),
+    onPull('/pulls/(\\d+)/commits', {}, (ctx, repo, pull) => {
+      return page(
         ctx,
         ctx.state.pullCommits(repo, pull).map((c) => commitView(ctx, repo, c)),
-      ),
-    ),
+      );
+    }),
   ];
 
   return {

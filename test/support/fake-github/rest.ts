@@ -1,18 +1,8 @@
 import { randomUUID } from 'node:crypto';
 import type { CommitInfo } from '../fake-host/bare.js';
 import { openPull, pullsIn, syncBranch } from '../fake-host/ops.js';
-import {
-  type Ctx,
-  type Reply,
-  type RestHost,
-  type Route,
-  credentials,
-  ok,
-  pick,
-  reasonPhrases,
-  repoRoutes,
-  text,
-} from '../fake-host/rest.js';
+import { type Ctx, type Reply, type RestHost, type Route, credentials, ok, pick } from '../fake-host/rest.js';
+import { reasonPhrases, repoRoutes, text } from '../fake-host/rest.js';
 import { type Pull, type RepoState, type UserState, fullName } from '../fake-host/state.js';
 
 /**
@@ -33,21 +23,16 @@ const invalid = (doc: string, ...errors: Field[]): Reply => ghError(422, 'Valida
 const notFound = (doc = '') => ghError(404, 'Not Found', doc);
 
 /** A write needs a caller (401) whose token may write (403). */
-const writer =
-  (doc: string) =>
-  (ctx: Ctx): Reply | undefined =>
-    !ctx.caller
-      ? ghError(401, 'Requires authentication', doc)
-      : ctx.caller.token.readOnly
-        ? ghError(403, 'Resource not accessible by personal access token', doc)
-        : undefined;
+const writer = (doc: string) => (ctx: Ctx) =>
+  needsCaller(doc)(ctx) ??
+  (ctx.caller?.token.readOnly ? ghError(403, 'Resource not accessible by personal access token', doc) : undefined);
+const needsCaller = (doc: string) => (ctx: Ctx) =>
+  ctx.caller ? undefined : ghError(401, 'Requires authentication', doc);
 
 // ---- views ------------------------------------------------------------------------------------
 
 const userView = ({ urls }: Ctx, u: UserState) => ({
-  ...pick(u, 'login', 'id'),
-  url: `${urls.apiUrl}/users/${u.login}`,
-  html_url: `${urls.webUrl}/${u.login}`,
+  ...{ ...pick(u, 'login', 'id'), url: `${urls.apiUrl}/users/${u.login}`, html_url: `${urls.webUrl}/${u.login}` },
   type: 'User',
 });
 
@@ -56,14 +41,10 @@ function repoView(ctx: Ctx, repo: RepoState, withParent = true): Record<string, 
   const full = fullName(repo);
   const parent = withParent && repo.parent ? state.repoByFullName(repo.parent) : undefined;
   return {
-    ...pick(repo, 'id', 'name', 'description', 'fork', 'visibility'),
-    full_name: full,
-    private: repo.visibility !== 'public',
+    ...{ ...pick(repo, 'id', 'name', 'description', 'fork', 'visibility'), private: repo.visibility !== 'public' },
     owner: userView(ctx, state.ensureUser(repo.owner)),
-    html_url: `${urls.webUrl}/${full}`,
-    url: `${urls.apiUrl}/repos/${full}`,
-    clone_url: `${urls.webUrl}/${full}.git`,
-    forks: state.forksOf(repo).length,
+    ...{ full_name: full, html_url: `${urls.webUrl}/${full}`, url: `${urls.apiUrl}/repos/${full}` },
+    ...{ clone_url: `${urls.webUrl}/${full}.git`, forks: state.forksOf(repo).length },
     default_branch: repo.defaultBranch,
     permissions: state.permissions(repo, ctx.login),
     ...(parent ? { parent: repoView(ctx, parent, false), source: repoView(ctx, state.networkRoot(repo), false) } : {}),
@@ -77,9 +58,7 @@ function commitView(ctx: Ctx, repo: RepoState, c: CommitInfo) {
     return u ? userView(ctx, u) : null;
   };
   return {
-    ...pick(c, 'sha'),
-    url: `${api}/commits/${c.sha}`,
-    html_url: `${web}/commit/${c.sha}`,
+    ...{ ...pick(c, 'sha'), url: `${api}/commits/${c.sha}`, html_url: `${web}/commit/${c.sha}` },
     commit: { url: `${api}/git/commits/${c.sha}`, ...pick(c, 'author', 'committer', 'message') },
     author: user(c.author.email),
     committer: user(c.committer.email),
@@ -90,18 +69,15 @@ function commitView(ctx: Ctx, repo: RepoState, c: CommitInfo) {
 function pullView(ctx: Ctx, repo: RepoState, pull: Pull) {
   const { state, urls } = ctx;
   const side = (owner: string, ref: string, sha: string | null, on: RepoState | undefined) => ({
-    label: `${state.ensureUser(owner).login}:${ref}`,
-    ref,
-    sha,
-    user: userView(ctx, state.ensureUser(owner)),
+    ...{ label: `${state.ensureUser(owner).login}:${ref}`, ref, sha, user: userView(ctx, state.ensureUser(owner)) },
     repo: on ? repoView(ctx, on, false) : null,
   });
   const baseSha = pull.merged_base_sha ?? state.git.branchHead(repo.dir, pull.base) ?? null;
   return {
     ...pick(pull, 'id', 'number', 'state', 'title', 'body', 'merged_at', 'merge_commit_sha', 'draft', 'merged'),
-    ...pick(pull, 'maintainer_can_modify'),
-    url: `${urls.apiUrl}/repos/${fullName(repo)}/pulls/${pull.number}`,
-    html_url: `${urls.webUrl}/${fullName(repo)}/pull/${pull.number}`,
+    maintainer_can_modify: pull.maintainer_can_modify,
+    ...{ url: `${urls.apiUrl}/repos/${fullName(repo)}/pulls/${pull.number}` },
+    ...{ html_url: `${urls.webUrl}/${fullName(repo)}/pull/${pull.number}` },
     user: userView(ctx, state.ensureUser(pull.user)),
     head: side(pull.head.owner, pull.head.ref, state.syncHead(repo, pull) ?? null, state.headRepo(pull)),
     base: side(repo.owner, pull.base, baseSha, repo),
@@ -111,11 +87,8 @@ function pullView(ctx: Ctx, repo: RepoState, pull: Pull) {
 
 // ---- routes -----------------------------------------------------------------------------------
 
-const { onRepo, onPull } = repoRoutes(
-  '/repos/([^/]+)/([^/]+)',
-  (ctx, o, r) => ctx.state.repo(o!, r!),
-  (_, doc) => notFound(doc),
-);
+const find = (ctx: Ctx, owner = '', name = '') => ctx.state.repo(owner, name);
+const { onRepo, onPull } = repoRoutes('/repos/([^/]+)/([^/]+)', find, (_, doc) => notFound(doc));
 
 const DOC = {
   user: 'users/users#get-the-authenticated-user',
@@ -143,12 +116,8 @@ function createRepo(ctx: Ctx): Reply {
   const repo = ctx.state.addRepo(owner, name, { visibility, description });
   if (ctx.body.auto_init === true) {
     const files = { 'README.md': `# ${name}\n${description ? `\n${description}\n` : ''}` };
-    ctx.state.commit(repo, {
-      branch: repo.defaultBranch,
-      files,
-      message: 'Initial commit',
-      author: ctx.state.identity(owner),
-    });
+    const author = ctx.state.identity(owner);
+    ctx.state.commit(repo, { branch: repo.defaultBranch, files, message: 'Initial commit', author });
   }
   return ok(repoView(ctx, repo), 201);
 }
@@ -214,9 +183,6 @@ function createPull(ctx: Ctx, repo: RepoState): Reply {
   const location = `${ctx.urls.apiUrl}/repos/${fullName(repo)}/pulls/${pull.number}`;
   return ok(pullView(ctx, repo, pull), 201, { location });
 }
-
-const needsCaller = (doc: string) => (ctx: Ctx) =>
-  ctx.caller ? undefined : ghError(401, 'Requires authentication', doc);
 
 const ROUTES: Route[] = [
   [

@@ -1,9 +1,8 @@
-import type { Identity } from './bare.js';
 import { type GitHost, gitRoute } from './git.js';
 import { type OAuthHost, oauthProvider } from './oauth.js';
 import { type Reply, type RestHost, restApi } from './rest.js';
 import { type HostLayout, type HostRequest, type Urls, startHost } from './server.js';
-import { ACCESS, type Pull, type RepoState, State, type Visibility } from './state.js';
+import { ACCESS, type CommitOptions, type Pull, type RepoState, State, type Visibility } from './state.js';
 
 /**
  * A fake code host from its spec (where it serves what, its REST routes and words, its OAuth
@@ -48,14 +47,6 @@ export interface RepoOptions {
   description?: string;
   allowDrafts?: boolean;
 }
-
-type CommitOptions = {
-  branch: string;
-  files: Record<string, string | null>;
-  message?: string;
-  author?: Identity;
-  from?: string;
-};
 
 /**
  * The test-side API every fake code host (GitHub, GitLab, Gitea) has. `webUrl`

@@ -60,6 +60,15 @@ export interface Pull {
   merged_base_sha?: string;
 }
 
+/** A commit by a person: `files` (null deletes) on `branch`; a new branch starts at `from` (default: the default branch). */
+export type CommitOptions = {
+  branch: string;
+  files: Record<string, string | null>;
+  message?: string;
+  author?: Identity;
+  from?: string;
+};
+
 export const key = (owner: string, name: string): string => `${owner}/${name}`.toLowerCase();
 export const fullName = (r: RepoState): string => `${r.owner}/${r.name}`;
 const TOKEN_CHARS = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789';
@@ -86,21 +95,13 @@ export class State {
     this.git = new Bare(scratch, protectedRefusal);
   }
 
-  // ---- users, tokens, groups ----------------------------------------------------------------
-
   user(login: string): UserState | undefined {
     return this.users.get(login.toLowerCase());
   }
 
   ensureUser(login: string): UserState {
-    const email = `${login.toLowerCase()}@users.example.com`;
-    const user = this.user(login) ?? {
-      login,
-      id: this.ids.user++,
-      name: login,
-      email,
-      createdAt: isoSeconds(new Date()),
-    };
+    const [email, createdAt] = [`${login.toLowerCase()}@users.example.com`, isoSeconds(new Date())];
+    const user = this.user(login) ?? { login, id: this.ids.user++, name: login, email, createdAt };
     this.users.set(login.toLowerCase(), user);
     return user;
   }
@@ -141,8 +142,6 @@ export class State {
     return namespace.includes('/') || this.groups.has(namespace.toLowerCase());
   }
 
-  // ---- repositories and access --------------------------------------------------------------
-
   repo(owner: string, name: string): RepoState | undefined {
     return this.repos.get(key(owner, name));
   }
@@ -162,16 +161,12 @@ export class State {
     const l = login?.toLowerCase();
     if (!l) return 0;
     if (!this.isGroup(repo.owner) && repo.owner.toLowerCase() === l) return ACCESS.owner;
-    const parts = repo.owner.split('/');
-    const groups = parts.map((_, i) =>
-      this.groups.get(
-        parts
-          .slice(0, i + 1)
-          .join('/')
-          .toLowerCase(),
-      ),
-    );
-    return Math.max(repo.members.get(l) ?? 0, ...groups.map((g) => g?.members.get(l) ?? 0));
+    let [level, path] = [repo.members.get(l) ?? 0, ''];
+    for (const part of repo.owner.split('/')) {
+      path = path ? `${path}/${part}` : part;
+      level = Math.max(level, this.groups.get(path.toLowerCase())?.members.get(l) ?? 0);
+    }
+    return level;
   }
 
   /** Public: anyone reads; internal: any signed-in user; private: Reporter and up. Developer pushes. */
@@ -190,11 +185,8 @@ export class State {
   addRepo(
     owner: string,
     name: string,
-    opts: {
-      visibility?: Visibility;
+    opts: Partial<Pick<RepoState, 'visibility' | 'allowDrafts' | 'description'>> & {
       branch?: string;
-      allowDrafts?: boolean;
-      description?: string | null;
       fork?: RepoState;
     },
   ): RepoState {
@@ -251,18 +243,8 @@ export class State {
     );
   }
 
-  /** A push by a person, written straight into the repository (hooks do not run); a new branch starts at `from`. */
-  commit(
-    repo: RepoState,
-    opts: {
-      branch: string;
-      files: Record<string, string | null>;
-      links?: Record<string, string>;
-      message?: string;
-      author?: Identity;
-      from?: string;
-    },
-  ): string {
+  /** A push by a person, written straight into the repository (hooks do not run). */
+  commit(repo: RepoState, opts: CommitOptions & { links?: Record<string, string> }): string {
     const parent =
       this.git.branchHead(repo.dir, opts.branch) ?? this.git.resolve(repo.dir, opts.from ?? repo.defaultBranch);
     if (!parent && opts.from !== undefined) throw new Error(`${fullName(repo)} has no ${opts.from}`);
@@ -271,8 +253,6 @@ export class State {
     this.git.setRef(repo.dir, opts.branch, sha);
     return sha;
   }
-
-  // ---- pull requests ------------------------------------------------------------------------
 
   pull(repo: RepoState, number: number): Pull | undefined {
     return repo.pulls.find((p) => p.number === number);
