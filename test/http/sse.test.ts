@@ -118,6 +118,24 @@ async function streamApp(timings: Partial<StreamTimings>): Promise<{ app: Fastif
   return { app, origin: `http://127.0.0.1:${(app.server.address() as AddressInfo).port}` };
 }
 
+/**
+ * A stream app with these timings, a new account's task (no job: only the test moves it) and that
+ * account's stream of it, open; the app is closed after `body`, whatever it threw.
+ */
+async function onOwnStream(
+  timings: Partial<StreamTimings>,
+  body: (opened: { id: string; s: SseConnection }) => Promise<void>,
+): Promise<void> {
+  const { app, origin } = await streamApp(timings);
+  try {
+    const { account, auth } = await newAccount(h);
+    const id = await insertTask(account.id);
+    await body({ id, s: mustOpen(await openSse(streamUrl(id, origin), { headers: auth })) });
+  } finally {
+    await app.close();
+  }
+}
+
 async function waitUntil(what: string, probe: () => boolean, timeoutMs = 10_000) {
   const deadline = Date.now() + timeoutMs;
   while (!probe()) {
@@ -397,28 +415,18 @@ describe('GET /v1/tasks/{id}/logs/stream', () => {
   });
 
   it('sends a heartbeat comment on an idle stream', async () => {
-    const { app, origin } = await streamApp({ heartbeatMs: 40 });
-    try {
-      const { account, auth } = await newAccount(h);
-      const id = await insertTask(account.id);
-      const s = mustOpen(await openSse(streamUrl(id, origin), { headers: auth }));
+    await onOwnStream({ heartbeatMs: 40 }, async ({ s }) => {
       await s.waitFor((i) => i.kind === 'comment' && i.text === 'ping');
       const first = s.items.length;
       await s.waitFor((i) => i.kind === 'comment' && i.text === 'ping', 5_000, first);
       // Comments are not events: the client saw only connected and the state snapshot.
       expect(s.events().map((e) => e.event)).toEqual(['connected', 'state']);
       s.close();
-    } finally {
-      await app.close();
-    }
+    });
   });
 
   it('sends a state event for every change the panel shows: tokens, the live site, the error', async () => {
-    const { app, origin } = await streamApp({ pollMs: 50, heartbeatMs: 60_000 });
-    try {
-      const { account, auth } = await newAccount(h);
-      const id = await insertTask(account.id);
-      const s = mustOpen(await openSse(streamUrl(id, origin), { headers: auth }));
+    await onOwnStream({ pollMs: 50, heartbeatMs: 60_000 }, async ({ id, s }) => {
       await s.waitFor(isEvent('state'));
       await moveTo(id, 'running');
       await s.waitFor((i) => isEvent('state')(i) && dataOf(i).status === 'running');
@@ -452,17 +460,11 @@ describe('GET /v1/tasks/{id}/logs/stream', () => {
           error: 'the sandbox ran out of memory',
         },
       ]);
-    } finally {
-      await app.close();
-    }
+    });
   });
 
   it('finds new logs and state changes by polling when no NOTIFY arrives', async () => {
-    const { app, origin } = await streamApp({ pollMs: 50, heartbeatMs: 60_000 });
-    try {
-      const { account, auth } = await newAccount(h);
-      const id = await insertTask(account.id);
-      const s = mustOpen(await openSse(streamUrl(id, origin), { headers: auth }));
+    await onOwnStream({ pollMs: 50, heartbeatMs: 60_000 }, async ({ id, s }) => {
       await s.waitFor(isEvent('state'));
       const [logId] = await insertLogsQuietly(id, 1, 'planner');
       const log = (await s.waitFor(isEvent('log'))) as SseEvent;
@@ -490,17 +492,11 @@ describe('GET /v1/tasks/{id}/logs/stream', () => {
         { ...NOTHING_YET, status: 'running', pr_url: 'https://github.com/a/b/pull/1', cost_usd: 0.5 },
         { ...NOTHING_YET, status: 'done', pr_url: 'https://github.com/a/b/pull/1', cost_usd: 0.5 },
       ]);
-    } finally {
-      await app.close();
-    }
+    });
   });
 
   it('pushes events on NOTIFY without waiting for a poll', async () => {
-    const { app, origin } = await streamApp({ pollMs: 600_000, heartbeatMs: 600_000 });
-    try {
-      const { account, auth } = await newAccount(h);
-      const id = await insertTask(account.id);
-      const s = mustOpen(await openSse(streamUrl(id, origin), { headers: auth }));
+    await onOwnStream({ pollMs: 600_000, heartbeatMs: 600_000 }, async ({ id, s }) => {
       await s.waitFor(isEvent('state'));
       await moveTo(id, 'running');
       const logId = await appendLog(h.deps, id, { step: 'planner', status: 'running' });
@@ -511,9 +507,7 @@ describe('GET /v1/tasks/{id}/logs/stream', () => {
       await notifyTask(h.deps, id);
       await s.waitFor(isEvent('end'), 5_000);
       await s.closed;
-    } finally {
-      await app.close();
-    }
+    });
   });
 
   it('polls every 1.5 s by default in the app as built', async () => {
