@@ -124,6 +124,27 @@ export interface RepoPath {
   name: string;
 }
 
+/** A repository name as GitHub and Gitea take one: letters, digits, `-`, `_`, `.` (not . or ..). */
+const REPO_NAME = /^[A-Za-z0-9._-]{1,100}$/;
+
+/**
+ * HostKind.repoPath of a host whose repositories are OWNER/NAME (GitHub, Gitea): two segments, an
+ * owner the host's own rule accepts and a repository name.
+ */
+export function ownerNamePath(segments: string[], validOwner: (owner: string) => boolean): RepoPath | string {
+  if (segments.length !== 2) return 'the path must be OWNER/NAME';
+  const [owner, name] = segments as [string, string];
+  if (!validOwner(owner) || !REPO_NAME.test(name) || name === '.' || name === '..')
+    return 'the owner or repository name is not valid';
+  return { owner, name };
+}
+
+/** HostKind.pullOfPath of such a host: OWNER/NAME/`pulls`/N, `pulls` the word of its pull request pages. */
+export function ownerNamePull(path: string, pulls: string): (RepoPath & { number: number }) | undefined {
+  const m = new RegExp(`^([^/]+)/([^/]+)/${pulls}/(\\d+)$`).exec(path);
+  return m ? { owner: m[1]!, name: m[2]!, number: Number(m[3]) } : undefined;
+}
+
 /**
  * What differs between kinds of code host beyond the API client: how their web addresses of
  * repositories and pull requests read, how git authenticates, where their OAuth endpoints are.

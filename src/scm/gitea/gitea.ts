@@ -9,6 +9,8 @@ import {
   ScmError,
   type ScmPull,
   type ScmRepo,
+  ownerNamePath,
+  ownerNamePull,
 } from '../code-host.js';
 import {
   type Call,
@@ -180,10 +182,9 @@ export function gitea(options: CodeHostOptions): CodeHost {
   };
 }
 
-// Gitea's name rules: a user or organisation starts with a letter or digit, has no two of `-._` in
-// a row and does not end in one; a repository name is letters, digits, `-`, `_`, `.` (not . or ..).
+// Gitea's rule for a user or organisation: it starts with a letter or digit, has no two of `-._`
+// in a row and does not end in one.
 const OWNER = /^[A-Za-z0-9](?:[A-Za-z0-9._-]{0,38}[A-Za-z0-9])?$/;
-const NAME = /^[A-Za-z0-9._-]{1,100}$/;
 
 /** Gitea and Forgejo: OWNER/NAME repositories, /pulls/N, OAuth2 applications with Gitea ≥ 1.20 scopes. */
 export const giteaKind: HostKind = {
@@ -193,17 +194,8 @@ export const giteaKind: HostKind = {
   brand: 'gitea',
   pullNoun: 'pull request',
   client: gitea,
-  repoPath: (segments) => {
-    if (segments.length !== 2) return 'the path must be OWNER/NAME';
-    const [owner, name] = segments as [string, string];
-    if (!OWNER.test(owner) || /[-._]{2}/.test(owner) || !NAME.test(name) || name === '.' || name === '..')
-      return 'the owner or repository name is not valid';
-    return { owner, name };
-  },
-  pullOfPath: (path) => {
-    const m = /^([^/]+)\/([^/]+)\/pulls\/(\d+)$/.exec(path);
-    return m ? { owner: m[1]!, name: m[2]!, number: Number(m[3]) } : undefined;
-  },
+  repoPath: (segments) => ownerNamePath(segments, (owner) => OWNER.test(owner) && !/[-._]{2}/.test(owner)),
+  pullOfPath: (path) => ownerNamePull(path, 'pulls'),
   // Gitea takes the Basic password as the token whatever the user name (services/auth/basic.go).
   gitUser: 'x-access-token',
   oauth: {

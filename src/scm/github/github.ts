@@ -11,6 +11,8 @@ import {
   type ScmPull,
   type ScmRefusal,
   type ScmRepo,
+  ownerNamePath,
+  ownerNamePull,
 } from '../code-host.js';
 
 /**
@@ -193,7 +195,6 @@ export function gitHub(options: CodeHostOptions): CodeHost {
 }
 
 const OWNER = /^[A-Za-z0-9](?:[A-Za-z0-9-]{0,38})$/;
-const NAME = /^[A-Za-z0-9._-]{1,100}$/;
 
 /** GitHub and GitHub Enterprise Server: OWNER/NAME repositories, /pull/N, OAuth apps. */
 export const gitHubKind: HostKind = {
@@ -203,17 +204,8 @@ export const gitHubKind: HostKind = {
   brand: SCM_BRAND,
   pullNoun: 'pull request',
   client: gitHub,
-  repoPath: (segments) => {
-    if (segments.length !== 2) return 'the path must be OWNER/NAME';
-    const [owner, name] = segments as [string, string];
-    if (!OWNER.test(owner) || !NAME.test(name) || name === '.' || name === '..')
-      return 'the owner or repository name is not valid';
-    return { owner, name };
-  },
-  pullOfPath: (path) => {
-    const m = /^([^/]+)\/([^/]+)\/pull\/(\d+)$/.exec(path);
-    return m ? { owner: m[1]!, name: m[2]!, number: Number(m[3]) } : undefined;
-  },
+  repoPath: (segments) => ownerNamePath(segments, (owner) => OWNER.test(owner)),
+  pullOfPath: (path) => ownerNamePull(path, 'pull'),
   gitUser: 'x-access-token',
   oauth: {
     authorizePath: '/login/oauth/authorize',
