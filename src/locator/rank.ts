@@ -47,6 +47,12 @@ const TEST_DEMOTION = 0.3;
 const DOC_DEMOTION = 0.5;
 const AUX_DEMOTION = 0.6;
 /**
+ * TypeScript declaration files (`.d.ts`): types only, no code runs there. A package written in JavaScript with
+ * hand-written types has one per module, matching the same words as the module, and a behaviour is fixed in the
+ * module. Not demoted when the report is about the types themselves (isAboutTypes).
+ */
+const DECLARATION_DEMOTION = 0.6;
+/**
  * Query term weights by where the term appears: the title says what the report is about; code blocks and logs are long
  * and noisy.
  */
@@ -72,6 +78,13 @@ const isAuxPath = (path: string) =>
   ) ||
   /\.(json|ya?ml|toml|cfg|ini|xml|html|css|scss|sql|proto|graphql|gradle|cmake)$/i.test(path) ||
   /(^|\/)(Makefile|Dockerfile|CMakeLists\.txt|LICENSE|README|setup\.py|noxfile\.py|tox\.ini)$/.test(path);
+
+const isDeclarationPath = (path: string) => /\.d\.[cm]?ts$/.test(path);
+/** Whether the report is about type declarations: typings, type definitions, a `.d.ts` file. */
+export const promptAboutTypes = (prompt: string) =>
+  /\b(typings?|type (definitions?|declarations?)|declaration files?|types? (is|are) (wrong|missing|incorrect))\b|\.d\.ts\b/i.test(
+    prompt,
+  );
 
 /**
  * Whether the prompt is about the tests themselves (then test files are not demoted): it asks to
@@ -289,14 +302,17 @@ export function rank(index: LocatorIndex, report: string, top: number): RankedFi
     for (const part of d.path.split('/')) repoNames.add(part.replace(/\.[^.]*$/, '').toLowerCase());
   });
   const aboutTests = promptAboutTests(prompt);
+  const aboutTypes = promptAboutTypes(prompt);
   const demotion = (path: string): [number, string] | null =>
     !aboutTests && isTestPath(path)
       ? [TEST_DEMOTION, 'test file, demoted: the prompt is not about tests']
-      : isDocPath(path)
-        ? [DOC_DEMOTION, 'documentation, demoted']
-        : isAuxPath(path)
-          ? [AUX_DEMOTION, 'not library source (example, tooling, configuration or data), demoted']
-          : null;
+      : !aboutTypes && isDeclarationPath(path)
+        ? [DECLARATION_DEMOTION, 'type declarations, demoted: the prompt is not about types']
+        : isDocPath(path)
+          ? [DOC_DEMOTION, 'documentation, demoted']
+          : isAuxPath(path)
+            ? [AUX_DEMOTION, 'not library source (example, tooling, configuration or data), demoted']
+            : null;
 
   const base = Array.from(scores, (s) => (maxBm25 > 0 ? s / maxBm25 : 0));
   const title = titleMatch(index, prompt);
