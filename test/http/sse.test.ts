@@ -13,7 +13,7 @@ import { installValidators } from '../../src/http/validation.js';
 import { newId } from '../../src/ids.js';
 import { STEP_NAMES as PIPELINE, type StepName } from '../../src/step-contract/index.js';
 import type { RegistryStep, StepRegistry, StepResult } from '../../src/steps/step.js';
-import { insertJoblessTask } from '../support/engine.js';
+import { createTask, insertJoblessTask } from '../support/engine.js';
 import { prOutput, validatorOutput } from '../support/step-outputs.js';
 import { appendLog, notifyTask } from '../../src/tasks/task-logs.js';
 import { startWorker } from '../../src/engine/worker.js';
@@ -158,14 +158,7 @@ function deferred() {
 describe('GET /v1/tasks/{id}/logs/stream', () => {
   it('follows a live run: connected, a state snapshot, logs in order, state changes, end, then the stream closes', async () => {
     const { auth } = await newAccount(h, { plan: 'pro', credits: 5 });
-    const created = await h.app.inject({
-      method: 'POST',
-      url: '/v1/tasks',
-      headers: auth,
-      payload: { prompt: 'Fix the crash', repo_url: 'https://github.com/psf/requests' },
-    });
-    expect(created.statusCode).toBe(201);
-    const id: string = created.json().id;
+    const id = await createTask(h, auth, { prompt: 'Fix the crash' });
 
     // Each step waits until the test lets it go, so every event can be seen arriving live.
     const release = Object.fromEntries(PIPELINE.map((s) => [s, deferred()])) as Record<
