@@ -77,7 +77,11 @@ const isAuxPath = (path: string) =>
     path,
   ) ||
   /\.(json|ya?ml|toml|cfg|ini|xml|html|css|scss|sql|proto|graphql|gradle|cmake)$/i.test(path) ||
-  /(^|\/)(Makefile|Dockerfile|CMakeLists\.txt|LICENSE|README|setup\.py|noxfile\.py|tox\.ini)$/.test(path);
+  /(^|\/)(Makefile|Dockerfile|CMakeLists\.txt|LICENSE|README|setup\.py|noxfile\.py|tox\.ini)$/.test(path) ||
+  // Configuration written as code: `jest.config.js`, `karma.sauce.conf.js`, `.eslintrc.cjs`, `Gruntfile.js`.
+  /(^|\/)[^/]+\.(config|conf)\.[cm]?[jt]s$|(^|\/)\.\w+rc\.[cm]?[jt]s$|(^|\/)(Gruntfile|gulpfile)\.[cm]?[jt]s$/i.test(
+    path,
+  );
 
 const isDeclarationPath = (path: string) => /\.d\.[cm]?ts$/.test(path);
 /** Whether the report is about type declarations: typings, type definitions, a `.d.ts` file. */
@@ -309,7 +313,11 @@ export function rank(index: LocatorIndex, report: string, top: number): RankedFi
       : !aboutTypes && isDeclarationPath(path)
         ? [DECLARATION_DEMOTION, 'type declarations, demoted: the prompt is not about types']
         : isDocPath(path)
-          ? [DOC_DEMOTION, 'documentation, demoted']
+          ? isAuxPath(path)
+            ? // An issue template, an example's readme: both kinds at once. A report written from the template
+              // matches all of its boilerplate.
+              [DOC_DEMOTION * AUX_DEMOTION, 'documentation outside the library source (CI, examples, tooling), demoted']
+            : [DOC_DEMOTION, 'documentation, demoted']
           : isAuxPath(path)
             ? [AUX_DEMOTION, 'not library source (example, tooling, configuration or data), demoted']
             : null;
