@@ -14,7 +14,7 @@ const PACKAGE = {
     'export default (option, Clock) => {',
     '  Clock.prototype.toISOString = function () {',
     '    const seconds = this.$ms / MILLISECONDS_A_SECOND',
-    "    return `PT${seconds}S`",
+    "    return 'PT' + seconds + 'S'",
     '  }',
     '}',
     '',

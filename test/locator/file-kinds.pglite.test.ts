@@ -18,7 +18,7 @@ describe('the kinds of files a report is rarely fixed in', { timeout: 60_000 }, 
     const repo = fixtureRepo({
       '.github/ISSUE_TEMPLATE/bug.md': `${TEMPLATE}Screenshots: a clear description of the problem.\n`,
       'docs/reporting.md': TEMPLATE,
-      'src/card.js': 'export const render = (card) => `<svg>${card.title}</svg>`\n',
+      'src/card.js': "export const render = (card) => '<svg>' + card.title + '</svg>'\n",
     });
     const out = await locate(
       repo.dir,
