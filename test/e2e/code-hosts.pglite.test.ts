@@ -7,28 +7,36 @@ import { branchName } from '../../src/steps/fix/pr-body.js';
 import { checkOpenPulls } from '../../src/tasks/merge-tracking.js';
 import { hostEntry } from '../support/code-hosts.js';
 import { type FakeGitea, startFakeGitea } from '../support/fake-gitea/server.js';
+import { type FakeGitHub, startFakeGitHub } from '../support/fake-github/server.js';
 import type { FakeHost } from '../support/fake-host/side.js';
 import { type FakeGitLab, startFakeGitLab } from '../support/fake-gitlab/server.js';
 import { CALC_REPO, scriptCalcRun } from '../support/fix-script.js';
-import { type Harness, forceStatus, newAccount, startHarness } from '../support/harness.js';
+import { type ExtraHost, type Harness, forceStatus, newAccount, startHarness } from '../support/harness.js';
 import { type ModelService, runFixTask, startModelService } from '../support/model-service.js';
 
 /**
- * The service on each code host beside GitHub (the host's double as the deployment's second
- * host): connecting with a token, the whole fix pipeline (push path, fork path, draft, a token
- * that cannot push, merge tracking), the access matrix of task creation, failures of the host,
- * deploy-git, and an instance under a path of its own. One suite, run once per host; what differs
- * is in HOSTS.
+ * The service on each code host (GitLab's and Gitea's doubles as the deployment's second host
+ * beside GitHub; GitHub's double as the deployment's only host): connecting with a token, the
+ * whole fix pipeline (push path, fork path, draft, a token that cannot push, merge tracking), the
+ * access matrix of task creation, failures of the host, deploy-git, and an instance under a path
+ * of its own. One suite, run once per host; what differs is in HOSTS.
  */
 
-type Fake = FakeGitLab | FakeGitea;
+type Fake = FakeGitHub | FakeGitLab | FakeGitea;
 type Visibility = 'public' | 'internal' | 'private';
 type RepoOpts = { files?: Record<string, string>; visibility?: Visibility; protectedBranches?: string[] };
 
 interface HostCase {
-  kind: 'gitlab' | 'gitea';
+  kind: 'github' | 'gitlab' | 'gitea';
   /** `root`: the instance under a path of its own (GitLab's relative URL root, Gitea's sub-path). */
   start(root?: string): Promise<Fake>;
+  /**
+   * The deployment's only host (GitHub: its double replaces the harness's, as EMEND_SCM_HOSTS),
+   * not a second one beside the fake GitHub.
+   */
+  alone?: true;
+  /** Whether it can be installed under a path of its own (GitHub Enterprise Server cannot: it owns its host name). */
+  underPath: boolean;
   /** Where the team's repositories live: a nested group on GitLab, an organisation-like user on Gitea. */
   ns: string;
   /** A task's repo_owner for a repository there. */
@@ -38,7 +46,8 @@ interface HostCase {
   /** The createRepo option naming who may only read (GitLab: Reporters; everyone listed in `collaborators` may push). */
   readers: 'reporters' | 'readers';
   prUrl(webUrl: string, ns: string, name: string, n: number): string;
-  draftTitle: RegExp;
+  /** The title prefix that marks a draft (none: GitHub marks drafts with a flag and leaves the title alone). */
+  draftTitle?: RegExp;
   /** A token the host refuses, and the body it answers a revoked token with. */
   badToken: string;
   revokedBody(fake: Fake): unknown;
@@ -47,13 +56,38 @@ interface HostCase {
   repoPattern(ns: string, name: string): RegExp;
   /** How a fork is brought up to date before the push, as recorded (a host without such a call: none). */
   forkSync?(login: string, name: string): string;
-  /** The host's words when a read-only token pushes. */
-  pushRefused: string;
+  /** The host's words when a read-only token of `login` pushes to `ns`/calc. */
+  pushRefused(ns: string, login: string): string;
+  /** What fake.repo() tells of a repository's visibility (GitHub's double tells only whether it is private). */
+  shows(visibility: Visibility): object;
   /** Recorded request paths keep the instance's path (Gitea) or drop it (GitLab). */
   recordsRoot: boolean;
 }
 
 const HOSTS: HostCase[] = [
+  {
+    kind: 'github',
+    start: () => startFakeGitHub(),
+    alone: true,
+    underPath: false,
+    ns: 'acme',
+    repoOwner: 'acme',
+    apiPath: '/api/v3',
+    readers: 'readers',
+    prUrl: (webUrl, ns, name, n) => `${webUrl}/${ns}/${name}/pull/${n}`,
+    badToken: 'ghp_notatokennotatokennotatokennotatoken',
+    revokedBody: () => ({
+      message: 'Bad credentials',
+      documentation_url: 'https://docs.github.com/rest',
+      status: '401',
+    }),
+    repoRead: (ns, name) => `/api/v3/repos/${ns}/${name}`,
+    repoPattern: (ns, name) => new RegExp(`^/repos/${ns}/${name}$`),
+    forkSync: (login, name) => `/api/v3/repos/${login}/${name}/merge-upstream`,
+    pushRefused: (ns, login) => `Permission to ${ns}/calc.git denied to ${login}.`,
+    shows: (visibility) => ({ private: visibility === 'private' }),
+    recordsRoot: false,
+  },
   {
     kind: 'gitlab',
     start: (root) => startFakeGitLab({ relativeUrlRoot: root }),
@@ -67,8 +101,10 @@ const HOSTS: HostCase[] = [
     revokedBody: () => ({ message: '401 Unauthorized' }),
     repoRead: (ns, name) => `/api/v4/projects/${encodeURIComponent(`${ns}/${name}`)}`,
     repoPattern: (ns, name) => new RegExp(`^/projects/${encodeURIComponent(`${ns}/${name}`)}$`),
-    pushRefused: 'You are not allowed to push code to this project.',
+    pushRefused: () => 'You are not allowed to push code to this project.',
+    shows: (visibility) => ({ visibility }),
     recordsRoot: false,
+    underPath: true,
   },
   {
     kind: 'gitea',
@@ -84,10 +120,18 @@ const HOSTS: HostCase[] = [
     repoRead: (ns, name) => `/api/v1/repos/${ns}/${name}`,
     repoPattern: (ns, name) => new RegExp(`^/repos/${ns}/${name}$`),
     forkSync: (login, name) => `/api/v1/repos/${login}/${name}/merge-upstream`,
-    pushRefused: 'User permission denied',
+    pushRefused: () => 'User permission denied',
+    shows: (visibility) => ({ visibility }),
     recordsRoot: true,
+    underPath: true,
   },
 ];
+
+/** How the deployment lists the host: as its only host, or after the harness's fake GitHub. */
+function deployment(host: HostCase, fake: Fake): { env: Record<string, string>; hosts?: ExtraHost[] } {
+  if (host.alone) return { env: { EMEND_SCM_HOSTS: JSON.stringify([hostEntry(host.kind, fake)]) } };
+  return { env: {}, hosts: [hostEntry(host.kind, fake)] };
+}
 
 /** A repository on the host's fake that `writer` may push to and `reader` may only read. */
 function createRepo(
@@ -168,9 +212,8 @@ describe.each(HOSTS)('a fix task on $kind, end to end', { timeout: 150_000 }, (h
   async function setUp(files: Record<string, string>, role: 'writer' | 'reader', visibility: Visibility = 'public') {
     const f = await host.start();
     fake = f;
-    svc = await startModelService({ EMEND_COMMIT_EMAIL: 'bot@emend.example' }, 'openai', {
-      hosts: [hostEntry(host.kind, f)],
-    });
+    const { env, hosts } = deployment(host, f);
+    svc = await startModelService({ EMEND_COMMIT_EMAIL: 'bot@emend.example', ...env }, 'openai', { hosts });
     scriptCalcRun(svc.model);
     const tokens: string[] = [];
     const owner = await hostAccount(svc.h, host, f, 'pro', tokens);
@@ -188,7 +231,7 @@ describe.each(HOSTS)('a fix task on $kind, end to end', { timeout: 150_000 }, (h
     expect(pull.head).toEqual({ owner: ns, repo: 'calc', ref: branchName({ id: task.id, prompt: task.prompt }) });
     expect(task.pr_url).toBe(host.prUrl(fake.webUrl, ns, 'calc', pull.number));
     expect(pull.draft).toBe(false);
-    expect(pull.title).not.toMatch(host.draftTitle);
+    if (host.draftTitle) expect(pull.title).not.toMatch(host.draftTitle);
     expect(pull.body).toContain(task.id);
     expect(byStep('pr')[0]!.output).toMatchObject({
       fork: null,
@@ -252,7 +295,7 @@ describe.each(HOSTS)('a fix task on $kind, end to end', { timeout: 150_000 }, (h
     const { byStep } = await runFixTask(h, owner.auth, repoUrl, 'done');
     expect(byStep('validator')[0]!.output.passed).toBeNull();
     const [pull] = fake.pulls(ns, 'calc');
-    expect(pull!.title).toMatch(host.draftTitle);
+    if (host.draftTitle) expect(pull!.title).toMatch(host.draftTitle);
     expect(pull!.draft).toBe(true);
     expect(pull!.body).toMatch(/draft until a person has looked at it/);
     expect(byStep('pr')[0]!.output).toMatchObject({ draft: true, drafts_disallowed: false });
@@ -262,7 +305,8 @@ describe.each(HOSTS)('a fix task on $kind, end to end', { timeout: 150_000 }, (h
   it('fails the task in the host’s words when a read-only token cannot push', async () => {
     const f = await host.start();
     fake = f;
-    svc = await startModelService({}, 'openai', { hosts: [hostEntry(host.kind, f)] });
+    const { env, hosts } = deployment(host, f);
+    svc = await startModelService(env, 'openai', { hosts });
     const { h, model } = svc;
     scriptCalcRun(model);
     const tokens: string[] = [];
@@ -270,7 +314,9 @@ describe.each(HOSTS)('a fix task on $kind, end to end', { timeout: 150_000 }, (h
     createRepo(host, f, 'calc', { files: CALC_REPO, writer: reader.login });
     const { task, byStep } = await runFixTask(h, reader.auth, `${f.webUrl}/${ns}/calc`, 'failed');
     expect(byStep('pr').at(-1)!.status).toBe('failed');
-    expect(String(task.error)).toContain(`the code host refused the push to ${ns}/calc: ${host.pushRefused}`);
+    expect(String(task.error)).toContain(
+      `the code host refused the push to ${ns}/calc: ${host.pushRefused(ns, reader.login)}`,
+    );
     expect(JSON.stringify(task)).not.toContain(tokens[0]);
     expect(f.pulls(ns, 'calc')).toEqual([]);
   });
@@ -309,7 +355,8 @@ describe.each(HOSTS)('$kind as a host of the deployment: who may start a task, c
 
   beforeAll(async () => {
     fake = await host.start();
-    h = await startHarness({}, { scm: 'fake', hosts: [hostEntry(host.kind, fake)] });
+    const { env, hosts } = deployment(host, fake);
+    h = await startHarness(env, { scm: 'fake', hosts });
   });
   afterAll(async () => {
     await h?.close();
@@ -374,8 +421,9 @@ describe.each(HOSTS)('$kind as a host of the deployment: who may start a task, c
 
     const connected = await hostAccount(h, host, fake, 'pro', tokens);
     const me = (await h.app.inject({ method: 'GET', url: '/v1/me', headers: connected.auth })).json();
+    const harnessGitHub = { host: 'github', kind: 'github', web_url: h.github.webUrl, login: null, oauth: false };
     expect(me.scm_hosts).toEqual([
-      { host: 'github', kind: 'github', web_url: h.github.webUrl, login: null, oauth: false },
+      ...(host.alone ? [] : [harnessGitHub]),
       { host: host.kind, kind: host.kind, web_url: fake.webUrl, login: connected.login, oauth: false },
     ]);
   });
@@ -416,7 +464,7 @@ describe.each(HOSTS)('$kind as a host of the deployment: who may start a task, c
     expect(res.statusCode, res.body).toBe(201);
     const repoUrl = `${fake.webUrl}/${owner.login}/${repoName}`;
     expect(res.json()).toEqual({ ok: true, repo_url: repoUrl, clone_url: `${repoUrl}.git` });
-    expect(fake.repo(owner.login, repoName)).toMatchObject({ visibility, fork: false });
+    expect(fake.repo(owner.login, repoName)).toMatchObject({ ...host.shows(visibility), fork: false });
     expect(fake.files(owner.login, repoName, 'main')).toEqual(site);
     const got = (await h.app.inject({ method: 'GET', url: `/v1/tasks/${id}`, headers: owner.auth })).json();
     expect(got.task.deployed_repo).toBe(repoUrl);
@@ -425,62 +473,69 @@ describe.each(HOSTS)('$kind as a host of the deployment: who may start a task, c
   });
 });
 
-describe.each(HOSTS)('$kind under a path of its own (/$kind, behind a reverse proxy)', { timeout: 120_000 }, (host) => {
-  const { ns } = host;
-  const root = `/${host.kind}`;
-  let h: Harness;
-  let fake: Fake;
-  const tokens: string[] = [];
+const UNDER_PATH = HOSTS.filter((host) => host.underPath);
 
-  beforeAll(async () => {
-    fake = await host.start(root);
-    h = await startHarness({}, { scm: 'fake', hosts: [hostEntry(host.kind, fake)] });
-  });
-  afterAll(async () => {
-    await h?.close();
-    await fake?.close();
-  });
+describe.each(UNDER_PATH)(
+  '$kind under a path of its own (/$kind, behind a reverse proxy)',
+  { timeout: 120_000 },
+  (host) => {
+    const { ns } = host;
+    const root = `/${host.kind}`;
+    let h: Harness;
+    let fake: Fake;
+    const tokens: string[] = [];
 
-  it('takes repository URLs under the path, asks its API there, and pushes a deploy there (nothing answers outside it)', async () => {
-    expect(fake.apiUrl).toBe(`http://127.0.0.1:${new URL(fake.webUrl).port}${root}${host.apiPath}`);
-    const owner = await hostAccount(h, host, fake, 'pro', tokens);
-    createRepo(host, fake, 'calc', { files: CALC_REPO, visibility: 'private', writer: owner.login });
-    const created = await postTask(h, owner.auth, {
-      prompt: 'Fix the crash on empty input',
-      repo_url: `${fake.webUrl}/${ns}/calc`,
+    beforeAll(async () => {
+      fake = await host.start(root);
+      const { env, hosts } = deployment(host, fake);
+      h = await startHarness(env, { scm: 'fake', hosts });
     });
-    expect(created.statusCode, created.body).toBe(201);
-    expect(created.json()).toMatchObject({
-      repo_owner: host.repoOwner,
-      repo_name: 'calc',
-      repo_url: `${fake.webUrl}/${ns}/calc`,
+    afterAll(async () => {
+      await h?.close();
+      await fake?.close();
     });
-    // the host's root without the path is no repository of it
-    const outside = await postTask(h, owner.auth, {
-      prompt: 'Fix the crash on empty input',
-      repo_url: `${new URL(fake.webUrl).origin}/${ns}/calc`,
-    });
-    expect(outside.json().error).toBe('not_a_scm_url');
 
-    const id = await builtSite(h, owner.auth, { 'index.html': '<h1>Bakery</h1>\n' });
-    const res = await h.app.inject({
-      method: 'POST',
-      url: `/v1/tasks/${id}/deploy-git`,
-      headers: owner.auth,
-      payload: { repo_name: 'bakery', host: host.kind, private: true },
+    it('takes repository URLs under the path, asks its API there, and pushes a deploy there (nothing answers outside it)', async () => {
+      expect(fake.apiUrl).toBe(`http://127.0.0.1:${new URL(fake.webUrl).port}${root}${host.apiPath}`);
+      const owner = await hostAccount(h, host, fake, 'pro', tokens);
+      createRepo(host, fake, 'calc', { files: CALC_REPO, visibility: 'private', writer: owner.login });
+      const created = await postTask(h, owner.auth, {
+        prompt: 'Fix the crash on empty input',
+        repo_url: `${fake.webUrl}/${ns}/calc`,
+      });
+      expect(created.statusCode, created.body).toBe(201);
+      expect(created.json()).toMatchObject({
+        repo_owner: host.repoOwner,
+        repo_name: 'calc',
+        repo_url: `${fake.webUrl}/${ns}/calc`,
+      });
+      // the host's root without the path is no repository of it
+      const outside = await postTask(h, owner.auth, {
+        prompt: 'Fix the crash on empty input',
+        repo_url: `${new URL(fake.webUrl).origin}/${ns}/calc`,
+      });
+      expect(outside.json().error).toBe('not_a_scm_url');
+
+      const id = await builtSite(h, owner.auth, { 'index.html': '<h1>Bakery</h1>\n' });
+      const res = await h.app.inject({
+        method: 'POST',
+        url: `/v1/tasks/${id}/deploy-git`,
+        headers: owner.auth,
+        payload: { repo_name: 'bakery', host: host.kind, private: true },
+      });
+      expect(res.statusCode, res.body).toBe(201);
+      expect(res.json().repo_url).toBe(`${fake.webUrl}/${owner.login}/bakery`);
+      expect(fake.repo(owner.login, 'bakery')).toMatchObject(host.shows('private'));
+      expect(fake.files(owner.login, 'bakery', 'main')).toEqual({ 'index.html': '<h1>Bakery</h1>\n' });
+      const pushes = fake.requests.filter((r) => r.kind === 'git' && r.path.endsWith('/git-receive-pack'));
+      const recorded = `${host.recordsRoot ? root : ''}/${owner.login}/bakery.git/git-receive-pack`;
+      expect(pushes.map((r) => [r.path, r.status])).toEqual([[recorded, 200]]);
+      // Every call went under the path: a request outside it would be recorded as a 404.
+      expect(fake.requests.length).toBeGreaterThanOrEqual(5);
+      expect(fake.requests.filter((r) => r.status === 404)).toEqual([]);
+      const stray = await fetch(`${new URL(fake.webUrl).origin}${host.apiPath}/user`);
+      expect(stray.status).toBe(404);
+      expect(fake.requests.at(-1)).toMatchObject({ path: `${host.apiPath}/user`, status: 404 });
     });
-    expect(res.statusCode, res.body).toBe(201);
-    expect(res.json().repo_url).toBe(`${fake.webUrl}/${owner.login}/bakery`);
-    expect(fake.repo(owner.login, 'bakery')).toMatchObject({ visibility: 'private' });
-    expect(fake.files(owner.login, 'bakery', 'main')).toEqual({ 'index.html': '<h1>Bakery</h1>\n' });
-    const pushes = fake.requests.filter((r) => r.kind === 'git' && r.path.endsWith('/git-receive-pack'));
-    const recorded = `${host.recordsRoot ? root : ''}/${owner.login}/bakery.git/git-receive-pack`;
-    expect(pushes.map((r) => [r.path, r.status])).toEqual([[recorded, 200]]);
-    // Every call went under the path: a request outside it would be recorded as a 404.
-    expect(fake.requests.length).toBeGreaterThanOrEqual(5);
-    expect(fake.requests.filter((r) => r.status === 404)).toEqual([]);
-    const stray = await fetch(`${new URL(fake.webUrl).origin}${host.apiPath}/user`);
-    expect(stray.status).toBe(404);
-    expect(fake.requests.at(-1)).toMatchObject({ path: `${host.apiPath}/user`, status: 404 });
-  });
-});
+  },
+);
