@@ -7,15 +7,12 @@ import type { LookupFunction } from 'node:net';
 export function fakeDns(names: Record<string, string[]>): LookupFunction & { asked: string[] } {
   const asked: string[] = [];
   const turn = new Map<string, number>();
-  const fn = ((
-    hostname: string,
-    options: { all?: boolean },
-    callback: (
-      err: NodeJS.ErrnoException | null,
-      address: string | { address: string; family: number }[],
-      family?: number,
-    ) => void,
-  ) => {
+  type Answer = (
+    err: NodeJS.ErrnoException | null,
+    address: string | { address: string; family: number }[],
+    family?: number,
+  ) => void;
+  const lookup = (hostname: string, options: { all?: boolean }, callback: Answer) => {
     asked.push(hostname);
     const list = names[hostname];
     if (!list)
@@ -26,7 +23,6 @@ export function fakeDns(names: Record<string, string[]>): LookupFunction & { ask
     const family = address.includes(':') ? 6 : 4;
     if (options.all) callback(null, [{ address, family }]);
     else callback(null, address, family);
-  }) as LookupFunction & { asked: string[] };
-  fn.asked = asked;
-  return fn;
+  };
+  return Object.assign(lookup as LookupFunction, { asked });
 }

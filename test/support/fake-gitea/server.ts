@@ -1,13 +1,11 @@
 import { randomBytes } from 'node:crypto';
 import { type FakeHost, type FakeRepoInfo, type HostSpec, startFake } from '../fake-host/side.js';
-import type { Visibility } from '../fake-host/state.js';
+import type { RepoState, Visibility } from '../fake-host/state.js';
 import { type Flavour, giteaRest } from './rest.js';
 
 export type { Pull, Visibility } from '../fake-host/state.js';
 
-export interface FakeGiteaRepoInfo extends FakeRepoInfo {
-  visibility: Visibility;
-}
+export type FakeGiteaRepoInfo = FakeRepoInfo & { visibility: Visibility };
 
 /**
  * The shared test-side API (../fake-host/side.ts); tokens are 40 hex characters like a Gitea
@@ -33,8 +31,7 @@ const spec = (subPath: string | undefined, flavour: Flavour | undefined): HostSp
   rest: (urls) => giteaRest(urls, flavour),
   // routers/web/auth/oauth2_provider.go: tokens last an hour (here: until expireOAuthTokens); errors are 400 JSON bodies.
   oauth: {
-    authorizePath: '/login/oauth/authorize',
-    tokenPath: '/login/oauth/access_token',
+    tokenPath: 'access_token',
     needsResponseType: true,
     queryParams: false,
     redirectCheck: 'ifGiven',
@@ -89,9 +86,7 @@ const spec = (subPath: string | undefined, flavour: Flavour | undefined): HostSp
  * Gitea's …/merge-upstream is an unknown route (404).
  */
 export async function startFakeGitea(opts: { subPath?: string; flavour?: Flavour } = {}): Promise<FakeGitea> {
-  const { fake, oauth } = await startFake<FakeGiteaRepoInfo>(spec(opts.subPath, opts.flavour), (r, shared) => ({
-    ...shared,
-    visibility: r.visibility,
-  }));
+  const info = (r: RepoState, shared: FakeRepoInfo) => ({ ...shared, visibility: r.visibility });
+  const { fake, oauth } = await startFake<FakeGiteaRepoInfo>(spec(opts.subPath, opts.flavour), info);
   return { ...fake, expireOAuthTokens: () => oauth.expire() };
 }

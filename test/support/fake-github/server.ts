@@ -1,12 +1,11 @@
 import { type FakeHost, type FakeRepoInfo, type HostSpec, startFake } from '../fake-host/side.js';
-import { newToken } from '../fake-host/state.js';
+import { type RepoState, newToken } from '../fake-host/state.js';
+import { words } from '../fake-host/oauth.js';
 import { githubRest } from './rest.js';
 
 export type { Pull } from '../fake-host/state.js';
 
-export interface FakeGitHubRepoInfo extends FakeRepoInfo {
-  allowDrafts: boolean;
-}
+export type FakeGitHubRepoInfo = FakeRepoInfo & { allowDrafts: boolean };
 
 /** The shared test-side API (../fake-host/side.ts); tokens are 'ghp_' + 36 characters, read-only ones fine-grained. */
 export type FakeGitHub = FakeHost<FakeGitHubRepoInfo>;
@@ -26,17 +25,12 @@ const GITHUB: HostSpec = {
   rest: githubRest,
   // The web flow: errors of the token request are 200 bodies with `error`, as GitHub answers them.
   oauth: {
-    authorizePath: '/login/oauth/authorize',
-    tokenPath: '/login/oauth/access_token',
+    tokenPath: 'access_token',
     authorizeByPost: true,
     queryParams: true,
     redirectCheck: 'never',
     codeBytes: 10,
-    scope: (asked) =>
-      (asked ?? '')
-        .split(/[\s,]+/)
-        .filter(Boolean)
-        .join(','),
+    scope: (asked) => words(asked ?? '').join(','),
     refuseAuthorize: {
       badRedirect: { page: 'The redirect_uri is missing (the fake has no registered callback URL).' },
       unknownClient: { page: 'The client_id is not valid: no OAuth application is registered with it.' },
@@ -48,11 +42,7 @@ const GITHUB: HostSpec = {
         ? [200, tokenError('incorrect_client_credentials', 'The client_id and/or client_secret passed are incorrect.')]
         : [200, tokenError('bad_verification_code', 'The code passed is incorrect or expired.')],
     redirectPage: (location) => `<html><body>You are being <a href="${location}">redirected</a>.</body></html>`,
-    issue: (scope) => ({
-      access: newToken('gho_'),
-      scopes: scope ? scope.split(',') : [],
-      body: { token_type: 'bearer', scope },
-    }),
+    issue: (scope) => ({ access: newToken('gho_'), scopes: words(scope), body: { token_type: 'bearer', scope } }),
     notFound: [404, 'text/html; charset=utf-8', '<html><body><h1>404</h1><p>Not Found</p></body></html>'],
   },
   // HTTP Basic, any user name, the token as password; `token T`/`Bearer T` too.
@@ -69,9 +59,6 @@ const GITHUB: HostSpec = {
 
 /** A GitHub double on 127.0.0.1: REST under /api/v3, git smart HTTP and OAuth at the web root. */
 export async function startFakeGitHub(): Promise<FakeGitHub> {
-  const { fake } = await startFake<FakeGitHubRepoInfo>(GITHUB, (r, shared) => ({
-    ...shared,
-    allowDrafts: r.allowDrafts,
-  }));
-  return fake;
+  const info = (r: RepoState, shared: FakeRepoInfo) => ({ ...shared, allowDrafts: r.allowDrafts });
+  return (await startFake<FakeGitHubRepoInfo>(GITHUB, info)).fake;
 }

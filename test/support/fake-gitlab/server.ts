@@ -1,15 +1,14 @@
 import { randomBytes } from 'node:crypto';
+import { words } from '../fake-host/oauth.js';
+import { pick } from '../fake-host/rest.js';
 import { type FakeHost, type FakeRepoInfo, type HostSpec, startFake } from '../fake-host/side.js';
-import { type Visibility, newToken } from '../fake-host/state.js';
+import { type RepoState, newToken } from '../fake-host/state.js';
 import { gitlabRest } from './rest.js';
 
 export type { Pull } from '../fake-host/state.js';
 export { ACCESS } from '../fake-host/state.js';
 
-export interface FakeGitLabRepoInfo extends FakeRepoInfo {
-  visibility: Visibility;
-  allowDrafts: boolean;
-}
+export type FakeGitLabRepoInfo = FakeRepoInfo & Pick<RepoState, 'visibility' | 'allowDrafts'>;
 
 /**
  * The shared test-side API (../fake-host/side.ts), plus GitLab's groups; tokens 'glpat-' + 20
@@ -35,6 +34,9 @@ const INVALID_CLIENT =
   'Client authentication failed due to unknown client, no client authentication included, or unsupported ' +
   'authentication method.';
 
+const CLIENT_FAILED = { page: 'Client authentication failed.' };
+const DENIED = 'The resource owner or authorization server denied the request.';
+
 const spec = (relativeUrlRoot?: string): HostSpec => ({
   layout: {
     name: 'fake-gitlab',
@@ -48,26 +50,14 @@ const spec = (relativeUrlRoot?: string): HostSpec => ({
   rest: gitlabRest,
   // Doorkeeper: tokens expire (expires_in 7200) and come with a refresh token; errors are 400/401 JSON bodies.
   oauth: {
-    authorizePath: '/oauth/authorize',
-    tokenPath: '/oauth/token',
+    tokenPath: 'token',
     queryParams: true,
     redirectCheck: 'always',
     codeBytes: 32,
-    scope: (asked) =>
-      (asked ?? 'api')
-        .split(/[\s+]+/)
-        .filter(Boolean)
-        .join(' '),
+    scope: (asked) => words(asked ?? 'api').join(' '),
     refuseAuthorize: {
-      badRedirect: { page: 'Client authentication failed.' },
-      unknownClient: { page: 'Client authentication failed.' },
-      badResponseType: { page: 'Client authentication failed.' },
-      denied: {
-        redirect: {
-          error: 'access_denied',
-          error_description: 'The resource owner or authorization server denied the request.',
-        },
-      },
+      ...{ badRedirect: CLIENT_FAILED, unknownClient: CLIENT_FAILED, badResponseType: CLIENT_FAILED },
+      denied: { redirect: { error: 'access_denied', error_description: DENIED } },
     },
     refuseToken: (why) =>
       why === 'unknownClient' || why === 'badSecret'
@@ -75,15 +65,9 @@ const spec = (relativeUrlRoot?: string): HostSpec => ({
         : [400, { error: 'invalid_grant', error_description: INVALID_GRANT }],
     redirectPage: () => '<html><body>You are being redirected.</body></html>',
     issue: (scope) => {
-      const scopes = scope.split(' ').filter(Boolean);
+      const [scopes, access, refresh] = [words(scope), randomBytes(32).toString('hex'), newToken('')];
       const body = { token_type: 'Bearer', expires_in: 7200, scope, created_at: Math.floor(Date.now() / 1000) };
-      return {
-        access: randomBytes(32).toString('hex'),
-        refresh: newToken(''),
-        scopes,
-        readOnly: !scopes.includes('api'),
-        body,
-      };
+      return { access, refresh, scopes, readOnly: !scopes.includes('api'), body };
     },
     notFound: [404, 'application/json; charset=utf-8', '{"error":"not_found"}'],
   },
@@ -107,11 +91,8 @@ const spec = (relativeUrlRoot?: string): HostSpec => ({
  * everything is served under it and webUrl/apiUrl include it (request paths are recorded without it).
  */
 export async function startFakeGitLab(opts: { relativeUrlRoot?: string } = {}): Promise<FakeGitLab> {
-  const { fake, state, oauth } = await startFake<FakeGitLabRepoInfo>(spec(opts.relativeUrlRoot), (r, shared) => ({
-    ...shared,
-    visibility: r.visibility,
-    allowDrafts: r.allowDrafts,
-  }));
+  const info = (r: RepoState, shared: FakeRepoInfo) => ({ ...shared, ...pick(r, 'visibility', 'allowDrafts') });
+  const { fake, state, oauth } = await startFake<FakeGitLabRepoInfo>(spec(opts.relativeUrlRoot), info);
   return {
     ...fake,
     addGroupMember: (group, login, level) => void state.ensureGroup(group).members.set(login.toLowerCase(), level),

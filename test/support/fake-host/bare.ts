@@ -31,7 +31,6 @@ export const isoSeconds = (date: string | Date): string => new Date(date).toISOS
 export class Bare {
   readonly env: NodeJS.ProcessEnv;
   private readonly hook: string;
-
   /**
    * `refusal`: shell lines the pre-receive hook runs for an update of a protected branch, writing
    * the host's words to stderr (git prefixes them with "remote: "), with `$ref` and `$branch` set.
@@ -54,20 +53,10 @@ exit $status
     const isolated = { GIT_CONFIG_NOSYSTEM: '1', GIT_CONFIG_GLOBAL: '/dev/null', GIT_TERMINAL_PROMPT: '0' };
     this.env = { PATH: process.env.PATH ?? '/usr/bin:/bin', HOME: scratch, ...isolated, LANG: 'C' };
   }
-
   run(dir: string, args: string[], opts: { input?: string | Buffer; env?: NodeJS.ProcessEnv } = {}): string {
-    const env = { ...this.env, ...opts.env };
-    const stdio: ['pipe', 'pipe', 'pipe'] = ['pipe', 'pipe', 'pipe'];
-    const maxBuffer = 256 * 1024 * 1024;
-    return execFileSync('git', ['--git-dir', dir, ...args], {
-      env,
-      input: opts.input,
-      encoding: 'utf8',
-      maxBuffer,
-      stdio,
-    });
+    const how = { input: opts.input, encoding: 'utf8', maxBuffer: 256 * 1024 * 1024, stdio: 'pipe' } as const;
+    return execFileSync('git', ['--git-dir', dir, ...args], { env: { ...this.env, ...opts.env }, ...how });
   }
-
   /** Like run, but undefined instead of throwing when git exits non-zero. */
   tryRun(dir: string, args: string[]): string | undefined {
     try {
@@ -76,7 +65,6 @@ exit $status
       return undefined;
     }
   }
-
   /** A new bare repository, or (`from`) a copy of every branch and tag of one (a fork); with the hook. */
   init(dir: string, branch: string, from?: string): void {
     mkdirSync(dir, { recursive: true });
@@ -91,28 +79,22 @@ exit $status
     this.run(dir, ['symbolic-ref', 'HEAD', `refs/heads/${branch}`]);
     this.setProtected(dir, []);
   }
-
   setProtected(dir: string, branches: Iterable<string>): void {
     writeFileSync(join(dir, PROTECTED_FILE), [...branches].map((b) => `refs/heads/${b}\n`).join(''));
   }
-
   /** The commit a branch name, ref or sha names, or undefined. */
   resolve(dir: string, rev: string): string | undefined {
     return this.branchHead(dir, rev) ?? this.commitOf(dir, rev);
   }
-
   branchHead(dir: string, branch: string): string | undefined {
     return this.commitOf(dir, `refs/heads/${branch}`);
   }
-
   private commitOf(dir: string, rev: string): string | undefined {
     return this.tryRun(dir, ['rev-parse', '--verify', '--quiet', `${rev}^{commit}`])?.trim() || undefined;
   }
-
   branches(dir: string): string[] {
     return this.run(dir, ['for-each-ref', '--format=%(refname:lstrip=2)', 'refs/heads/']).split('\n').filter(Boolean);
   }
-
   /**
    * One commit of `files` (null deletes) and `links` (symlinks, path → target: mode 120000, as git
    * stores them) on top of `parent` (none: a root commit), written with plumbing and a scratch
@@ -145,7 +127,6 @@ exit $status
       rmSync(tmp, { recursive: true, force: true });
     }
   }
-
   commitTree(dir: string, tree: string, parents: string[], message: string, who: Identity): string {
     const [name, email] = [who.name, who.email];
     const env = {
@@ -156,36 +137,25 @@ exit $status
     };
     return this.run(dir, ['commit-tree', tree, ...parents.flatMap((p) => ['-p', p])], { input: message, env }).trim();
   }
-
   /** Moves refs/heads/branch (or any full ref) to sha. */
   setRef(dir: string, ref: string, sha: string): void {
     this.run(dir, ['update-ref', ref.startsWith('refs/') ? ref : `refs/heads/${ref}`, sha]);
   }
-
   deleteRef(dir: string, ref: string): void {
     this.tryRun(dir, ['update-ref', '-d', ref]);
   }
-
   /** Brings `ref` of the repository at `from` into `to` as `target` (objects and the ref). */
   fetchRef(to: string, from: string, ref: string, target: string): string | undefined {
-    if (to === from) {
-      const sha = this.resolve(from, ref);
-      if (sha) this.setRef(to, target, sha);
-      return sha;
-    }
     if (this.tryRun(to, ['fetch', '--quiet', '--no-tags', from, `+${ref}:${target}`]) === undefined) return undefined;
     return this.resolve(to, target);
   }
-
   isAncestor(dir: string, ancestor: string, descendant: string): boolean {
     return this.tryRun(dir, ['merge-base', '--is-ancestor', ancestor, descendant]) !== undefined;
   }
-
   /** The merged tree of two commits, or undefined on conflicts (git merge-tree --write-tree). */
   mergeTree(dir: string, ours: string, theirs: string): string | undefined {
     return this.tryRun(dir, ['merge-tree', '--write-tree', ours, theirs])?.split('\n')[0]?.trim() || undefined;
   }
-
   /** Commits reachable from `head` and not from `base`, oldest first; or (`one`) the commit `head` alone. */
   log(dir: string, base: string | undefined, head: string, one = false): CommitInfo[] {
     const format = '--format=%H%x1f%T%x1f%P%x1f%an%x1f%ae%x1f%aI%x1f%cn%x1f%ce%x1f%cI%x1f%B';
@@ -206,13 +176,11 @@ exit $status
         };
       });
   }
-
   /** Every file at rev, as text. */
   files(dir: string, rev: string): Record<string, string> {
     const paths = this.run(dir, ['ls-tree', '-r', '-z', '--name-only', rev]).split('\0').filter(Boolean);
     return Object.fromEntries(paths.map((path) => [path, this.run(dir, ['cat-file', 'blob', `${rev}:${path}`])]));
   }
-
   diff(dir: string, base: string, head: string): string {
     return this.run(dir, ['diff', base, head, '--']);
   }

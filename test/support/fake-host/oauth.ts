@@ -27,7 +27,7 @@ export type TokenRefusal = 'grantType' | 'unknownClient' | 'badSecret' | 'badRef
  * rest of the token response; `notFound`: status, type and body for any other path.
  */
 export interface OAuthHost {
-  authorizePath: string;
+  /** Under the host's OAuth root, beside `authorize`. */
   tokenPath: string;
   authorizeByPost?: boolean;
   needsResponseType?: boolean;
@@ -41,6 +41,9 @@ export interface OAuthHost {
   issue(scope: string): { access: string; refresh?: string; scopes: string[]; readOnly?: boolean; body: object };
   notFound: [number, string, string];
 }
+
+/** A scope parameter's words (GitHub separates them with commas, GitLab with `+` or spaces). */
+export const words = (scope: string): string[] => scope.split(/[\s,+]+/).filter(Boolean);
 
 type Grant = { clientId: string; login: string; redirectUri: string; scope: string };
 
@@ -67,7 +70,7 @@ async function tokenParams(req: IncomingMessage, url: URL, query: boolean): Prom
   return out;
 }
 
-export function oauthProvider(host: OAuthHost, state: State) {
+export function oauthProvider(host: OAuthHost, state: State, root: string) {
   const apps = new Map<string, string>();
   const codes = new Map<string, Grant & { expires: number }>();
   const refreshTokens = new Map<string, Grant & { access: string }>();
@@ -155,10 +158,10 @@ export function oauthProvider(host: OAuthHost, state: State) {
       }
     },
     handle(req: IncomingMessage, res: ServerResponse, url: URL): Promise<number> {
-      if (url.pathname === host.tokenPath && req.method === 'POST') return token(req, res, url);
+      if (url.pathname === `${root}${host.tokenPath}` && req.method === 'POST') return token(req, res, url);
       req.resume();
       const get = req.method === 'GET' || (host.authorizeByPost === true && req.method === 'POST');
-      if (url.pathname === host.authorizePath && get) return Promise.resolve(authorize(res, url.searchParams));
+      if (url.pathname === `${root}authorize` && get) return Promise.resolve(authorize(res, url.searchParams));
       return Promise.resolve(send(res, ...host.notFound));
     },
   };

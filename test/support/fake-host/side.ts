@@ -90,7 +90,7 @@ export async function startFake<Info extends FakeRepoInfo>(
   const server = await startHost(spec.layout, (root, scratch, urls) => {
     const state = new State(root, scratch, spec.protectedRefusal);
     const rest = restApi(spec.rest(urls), state, urls, spec.layout.apiPath);
-    made = { state, oauth: oauthProvider(spec.oauth, state), rest };
+    made = { state, oauth: oauthProvider(spec.oauth, state, spec.layout.oauthPath), rest };
     return { rest: rest.handle, oauth: made.oauth.handle, git: gitRoute(state, spec.git) };
   });
   const { state, oauth, rest } = made;

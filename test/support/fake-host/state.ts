@@ -85,7 +85,6 @@ export class State {
   readonly repos = new Map<string, RepoState>();
   readonly git: Bare;
   private readonly ids = { user: 1001, group: 501, repo: 200001, pull: 3000001 };
-
   /** `protectedRefusal`: the hook's words for a refused push to a protected branch (see Bare). */
   constructor(
     readonly root: string,
@@ -94,40 +93,33 @@ export class State {
   ) {
     this.git = new Bare(scratch, protectedRefusal);
   }
-
   user(login: string): UserState | undefined {
     return this.users.get(login.toLowerCase());
   }
-
   ensureUser(login: string): UserState {
     const [email, createdAt] = [`${login.toLowerCase()}@users.example.com`, isoSeconds(new Date())];
     const user = this.user(login) ?? { login, id: this.ids.user++, name: login, email, createdAt };
     this.users.set(login.toLowerCase(), user);
     return user;
   }
-
   addToken(login: string, token: string, opts: { readOnly?: boolean; scopes?: string[] } = {}): void {
     const scopes = opts.scopes ?? ['repo', 'workflow'];
     this.tokens.set(token, { login: this.ensureUser(login).login, readOnly: opts.readOnly ?? false, scopes });
   }
-
   /** The user a live token belongs to (undefined: unknown or expired). */
   byToken(token: string): { user: UserState; token: TokenState } | undefined {
     const t = this.tokens.get(token);
     const user = t && !t.expired ? this.user(t.login) : undefined;
     return t && user ? { user, token: t } : undefined;
   }
-
   /** The user whose commit email this is, for commit author/committer logins. */
   userByEmail(email: string): UserState | undefined {
     return [...this.users.values()].find((u) => u.email.toLowerCase() === email.toLowerCase());
   }
-
   identity(login: string): Identity {
     const { name, email } = this.ensureUser(login);
     return { name, email };
   }
-
   /** The group at `path` and its parents, made if missing. */
   ensureGroup(path: string): GroupState {
     const parts = path.split('/');
@@ -136,26 +128,21 @@ export class State {
     this.groups.set(path.toLowerCase(), group);
     return group;
   }
-
   /** A namespace is a group when it was made as one or holds a slash; otherwise it is a user's. */
   isGroup(namespace: string): boolean {
     return namespace.includes('/') || this.groups.has(namespace.toLowerCase());
   }
-
   repo(owner: string, name: string): RepoState | undefined {
     return this.repos.get(key(owner, name));
   }
-
   /** By `owner/name`, split at the last slash: a GitLab namespace may itself hold slashes. */
   repoByFullName(full: string): RepoState | undefined {
     const slash = full.lastIndexOf('/');
     return slash > 0 ? this.repo(full.slice(0, slash), full.slice(slash + 1)) : undefined;
   }
-
   repoById(id: number): RepoState | undefined {
     return [...this.repos.values()].find((r) => r.id === id);
   }
-
   /** The owner of a user namespace is Owner (50); else the highest membership of the repository or a group above it. */
   accessLevel(repo: RepoState, login: string | undefined): number {
     const l = login?.toLowerCase();
@@ -168,7 +155,6 @@ export class State {
     }
     return level;
   }
-
   /** Public: anyone reads; internal: any signed-in user; private: Reporter and up. Developer pushes. */
   permissions(repo: RepoState, login: string | undefined) {
     const level = this.accessLevel(repo, login);
@@ -176,11 +162,9 @@ export class State {
     const [admin, push] = [level >= ACCESS.owner, level >= ACCESS.developer];
     return { admin, maintain: admin, push, triage: push, pull: visible || level >= ACCESS.reporter };
   }
-
   canSee(repo: RepoState, login: string | undefined): boolean {
     return this.permissions(repo, login).pull;
   }
-
   /** A new repository and its bare directory (empty: no commits); a fork copies `fork`'s branches and settings. */
   addRepo(
     owner: string,
@@ -212,28 +196,23 @@ export class State {
     this.repos.set(key(owner, name), repo);
     return repo;
   }
-
   setProtected(repo: RepoState, branches: Iterable<string>): void {
     repo.protectedBranches = new Set(branches);
     this.git.setProtected(repo.dir, repo.protectedBranches);
   }
-
   /** The root of a fork network (follows parents). */
   networkRoot(repo: RepoState): RepoState {
     let r = repo;
     for (let i = 0; i < 100 && r.parent; i++) r = this.repoByFullName(r.parent) ?? r;
     return r;
   }
-
   forksOf(repo: RepoState): RepoState[] {
     return [...this.repos.values()].filter((r) => r.parent?.toLowerCase() === key(repo.owner, repo.name));
   }
-
   /** The caller's existing fork of `repo`, if any. */
   forkOf(repo: RepoState, login: string): RepoState | undefined {
     return this.forksOf(repo).find((r) => r.owner.toLowerCase() === login.toLowerCase());
   }
-
   /** A repository of `owner` in the same fork network as `repo` (the repo itself when owner owns it). */
   inNetwork(repo: RepoState, owner: string): RepoState | undefined {
     if (repo.owner.toLowerCase() === owner.toLowerCase()) return repo;
@@ -242,7 +221,6 @@ export class State {
       (r) => r.owner.toLowerCase() === owner.toLowerCase() && this.networkRoot(r) === root,
     );
   }
-
   /** A push by a person, written straight into the repository (hooks do not run). */
   commit(repo: RepoState, opts: CommitOptions & { links?: Record<string, string> }): string {
     const parent =
@@ -253,22 +231,18 @@ export class State {
     this.git.setRef(repo.dir, opts.branch, sha);
     return sha;
   }
-
   pull(repo: RepoState, number: number): Pull | undefined {
     return repo.pulls.find((p) => p.number === number);
   }
-
   /** The pull request's commits: on its head and not on its base (as of the merge once merged), oldest first. */
   pullCommits(repo: RepoState, pull: Pull): CommitInfo[] {
     const head = this.syncHead(repo, pull);
     const base = pull.merged_base_sha ?? this.git.branchHead(repo.dir, pull.base);
     return head ? this.git.log(repo.dir, base, head) : [];
   }
-
   headRepo(pull: Pull): RepoState | undefined {
     return this.repo(pull.head.owner, pull.head.repo);
   }
-
   /** The pull's head commit, kept in the base repository as refs/pull/N/head (as GitHub does); merged: the head merged. */
   syncHead(repo: RepoState, pull: Pull): string | undefined {
     if (pull.merged_head_sha) return pull.merged_head_sha;
@@ -277,7 +251,6 @@ export class State {
     const sha = head ? this.git.fetchRef(repo.dir, head.dir, `refs/heads/${pull.head.ref}`, ref) : undefined;
     return sha ?? this.git.resolve(repo.dir, ref);
   }
-
   addPull(
     repo: RepoState,
     fields: Pick<Pull, 'title' | 'body' | 'user' | 'head' | 'base' | 'draft' | 'maintainer_can_modify'>,
@@ -288,7 +261,6 @@ export class State {
     this.syncHead(repo, pull);
     return pull;
   }
-
   /** Merges an open pull with a merge commit on its base branch; returns the merge commit. */
   mergePull(repo: RepoState, number: number): string {
     const pull = this.pull(repo, number);
