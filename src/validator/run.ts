@@ -232,17 +232,15 @@ export async function runSetup(ctx: RunContext, tree: RunTree, plan: TestPlan): 
     ).finally(() => output?.flush());
   let result = await run(command);
   let durationMs = result.durationMs;
-  const latest = install && plan.setup?.resolveAsOf ? withoutBefore(install, result) : undefined;
-  if (latest !== undefined) {
-    // A registry whose publish dates are its own (a mirror's, later than the packages') has no
-    // version "before" an old commit's date: npm says ENOVERSIONS or ETARGET. The newest versions
-    // the manifest's ranges allow are then installed, as an install without --before would.
-    output?.push(
-      Buffer.from(`emend: no version published before the base commit's date; installing without --before\n`),
-    );
-    command = commandOf(latest);
+  // npm without a lockfile: a failure the install's own words explain is retried as they say,
+  // at most once per cause (docs/environments.md).
+  let next = install && plan.setup?.resolveAsOf ? retriedInstall(install, result) : undefined;
+  while (next) {
+    output?.push(Buffer.from(`emend: ${next.why}; installing again with: ${next.install}\n`));
+    command = commandOf(next.install);
     result = await run(command);
     durationMs += result.durationMs;
+    next = retriedInstall(next.install, result);
   }
   const report: SetupReport = {
     command,
@@ -267,11 +265,28 @@ export async function runSetup(ctx: RunContext, tree: RunTree, plan: TestPlan): 
   return report;
 }
 
-/** The install without its `--before`, when it failed for want of a version published before the date. */
-function withoutBefore(install: string, result: { exitCode: number | null; stdout: string; stderr: string }) {
-  if (result.exitCode === 0 || !/ --before=\S+$/.test(install)) return undefined;
-  if (!/\b(ENOVERSIONS|ETARGET)\b/.test(result.stdout + result.stderr)) return undefined;
-  return install.replace(/ --before=\S+$/, '');
+/**
+ * The npm install to try after a failed one, when npm's own words say what to change:
+ * - ENOVERSIONS or ETARGET under `--before`: no version published before the base commit's date
+ *   (a registry mirror whose publish dates are its own has nothing older than its first copy),
+ *   so without `--before`: the newest versions the manifest's ranges allow;
+ * - ERESOLVE: a peer dependency conflict npm 7+ refuses and npm 6, which an old repository was
+ *   written against, allowed: with `--legacy-peer-deps`, npm 6's resolution.
+ */
+function retriedInstall(
+  install: string,
+  result: { exitCode: number | null; stdout: string; stderr: string },
+): { install: string; why: string } | undefined {
+  if (result.exitCode === 0) return undefined;
+  const said = result.stdout + result.stderr;
+  if (/ --before=\S+/.test(install) && /\b(ENOVERSIONS|ETARGET)\b/.test(said))
+    return {
+      install: install.replace(/ --before=\S+/, ''),
+      why: "no version published before the base commit's date",
+    };
+  if (!install.includes('--legacy-peer-deps') && /\bERESOLVE\b/.test(said))
+    return { install: `${install} --legacy-peer-deps`, why: 'npm refused a peer dependency conflict (ERESOLVE)' };
+  return undefined;
 }
 
 export type SetupState = 'none' | 'ok' | 'skipped' | 'failed';

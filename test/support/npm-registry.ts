@@ -11,6 +11,8 @@ export interface FixtureVersion {
   version: string;
   published: string;
   files: Record<string, string>;
+  /** Written into its package.json and its registry document. */
+  peerDependencies?: Record<string, string>;
 }
 
 export interface NpmRegistry {
@@ -20,26 +22,30 @@ export interface NpmRegistry {
 }
 
 /**
- * An npm registry on loopback serving one package's versions with their publish times, so
- * that what `npm install --before=<date>` picks can be told apart from the newest.
+ * An npm registry on loopback serving packages' versions with their publish times, so that
+ * what `npm install --before=<date>` picks can be told apart from the newest.
  */
-export async function serveNpmRegistry(name: string, versions: FixtureVersion[]): Promise<NpmRegistry> {
+export async function serveNpmRegistry(packages: Record<string, FixtureVersion[]>): Promise<NpmRegistry> {
   const tarballs = new Map<string, Buffer>();
   const work = mkdtempSync(join(tmpdir(), 'emend-npm-registry-'));
-  for (const v of versions) {
-    const dir = join(work, v.version);
-    mkdirSync(join(dir, 'package'), { recursive: true });
-    writeFileSync(join(dir, 'package', 'package.json'), JSON.stringify({ name, version: v.version, main: 'index.js' }));
-    for (const [path, content] of Object.entries(v.files)) writeFileSync(join(dir, 'package', path), content);
-    const file = join(dir, 'package.tgz');
-    await createTar({ gzip: true, cwd: dir, file, portable: true }, ['package']);
-    tarballs.set(`${name}-${v.version}.tgz`, readFileSync(file));
-  }
+  for (const [name, versions] of Object.entries(packages))
+    for (const v of versions) {
+      const dir = join(work, name, v.version);
+      mkdirSync(join(dir, 'package'), { recursive: true });
+      const manifest = { name, version: v.version, main: 'index.js', peerDependencies: v.peerDependencies };
+      writeFileSync(join(dir, 'package', 'package.json'), JSON.stringify(manifest));
+      for (const [path, content] of Object.entries(v.files)) writeFileSync(join(dir, 'package', path), content);
+      const file = join(dir, 'package.tgz');
+      await createTar({ gzip: true, cwd: dir, file, portable: true }, ['package']);
+      tarballs.set(`${name}-${v.version}.tgz`, readFileSync(file));
+    }
   rmSync(work, { recursive: true, force: true });
   let base = '';
   const server: Server = createServer((req, res) => {
     const path = decodeURIComponent((req.url ?? '/').split('?')[0]!);
-    if (path === `/${name}`) {
+    const name = path.slice(1);
+    const versions = packages[name];
+    if (versions) {
       const doc = {
         name,
         'dist-tags': { latest: versions[versions.length - 1]!.version },
@@ -51,6 +57,7 @@ export async function serveNpmRegistry(name: string, versions: FixtureVersion[])
               {
                 name,
                 version: v.version,
+                ...(v.peerDependencies ? { peerDependencies: v.peerDependencies } : {}),
                 dist: {
                   tarball: `${base}/${name}/-/${name}-${v.version}.tgz`,
                   integrity: `sha512-${createHash('sha512').update(tgz).digest('base64')}`,

@@ -133,19 +133,30 @@ describe('toolchains for a repository', { timeout: 120_000 }, () => {
     expect(out).toMatchObject({ passed: true, preexisting_failures: [], tests: { passed: 1, failed: 0 } });
   });
 
-  it('resolves an install without a lockfile as of the base commit’s date (npm --before), and without it where the registry has nothing that old', async () => {
-    const registry = await serveNpmRegistry('emendfix-pick', [
-      { version: '1.0.0', published: '2020-01-01T00:00:00.000Z', files: { 'index.js': 'module.exports = 1;\n' } },
-      { version: '1.1.0', published: '2022-01-01T00:00:00.000Z', files: { 'index.js': 'module.exports = 2;\n' } },
-    ]);
+  it('resolves an install without a lockfile as of the base commit’s date (npm --before), without it where the registry has nothing that old, and with npm 6’s peer resolution where npm refuses a conflict', async () => {
+    const registry = await serveNpmRegistry({
+      'emendfix-pick': [
+        { version: '1.0.0', published: '2020-01-01T00:00:00.000Z', files: { 'index.js': 'module.exports = 1;\n' } },
+        { version: '1.1.0', published: '2022-01-01T00:00:00.000Z', files: { 'index.js': 'module.exports = 2;\n' } },
+      ],
+      // wants emendfix-pick 2, which nobody has: npm 7+ refuses it (ERESOLVE), npm 6 installed it
+      'emendfix-plugin': [
+        {
+          version: '1.0.0',
+          published: '2020-01-01T00:00:00.000Z',
+          files: { 'index.js': 'module.exports = "plugin";\n' },
+          peerDependencies: { 'emendfix-pick': '^2.0.0' },
+        },
+      ],
+    });
     // the local registry is reached through the egress proxy, named as an operator names one
     const throughProxy = await setupNetworkSandbox([new URL(registry.url).host]);
-    const validateAsOf = (date: string, version: number) => {
+    const validateAsOf = (date: string, version: number, more: Record<string, string> = {}) => {
       const repo = fixtureRepo({
         'package.json': JSON.stringify({
           name: 'x',
           scripts: { test: 'node --test' },
-          dependencies: { 'emendfix-pick': '^1.0.0' },
+          dependencies: { 'emendfix-pick': '^1.0.0', ...more },
         }),
         'test/pick.test.js': js('gets the version it should', `assert.equal(require('emendfix-pick'), ${version});`),
       });
@@ -168,6 +179,13 @@ describe('toolchains for a repository', { timeout: 120_000 }, () => {
       const older = await validateAsOf('2019-06-01T12:00:00Z', 2);
       expect(older.setup).toMatchObject({ command: 'npm install --no-audit --no-fund', exit_code: 0 });
       expect(older).toMatchObject({ passed: true, preexisting_failures: [], tests: { passed: 1, failed: 0 } });
+      // a peer dependency conflict npm 6 let through: installed with --legacy-peer-deps
+      const peers = await validateAsOf('2021-06-01T12:00:00Z', 1, { 'emendfix-plugin': '^1.0.0' });
+      expect(peers.setup).toMatchObject({
+        command: 'npm install --no-audit --no-fund --before=2021-06-01T12:00:00.000Z --legacy-peer-deps',
+        exit_code: 0,
+      });
+      expect(peers).toMatchObject({ passed: true, tests: { passed: 1, failed: 0 } });
     } finally {
       await registry.close();
     }
