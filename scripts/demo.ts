@@ -7,12 +7,20 @@
  * `npm run demo -- --eval`: `emend eval` in model mode on two SWE-bench-style instances built
  * here (a Python/pytest and a JS/node:test repository, as local mirrors), the scripted model
  * answering every step; prints the run's progress and its summary.md.
+ *
+ * `npm run demo -- --eval --dataset F --ids ID[,ID] --mirrors DIR`: the same on real instances
+ * of a data set (their repositories' mirrors in DIR, environments built as tasks build them),
+ * the scripted model replaying each one's accepted fix with its test patch as the fixer's answer
+ * (test/support/eval-replay.ts), e.g. a dayjs instance of ../shared/bench/js-swe-dev.jsonl.
  */
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { parseArgs } from 'node:util';
 import { createAccount } from '../src/accounts/accounts.js';
 import { evalCommand } from '../src/cli/eval.js';
+import { type Instance, readDataset } from '../src/eval/dataset.js';
+import { answerer } from '../test/support/eval-replay.js';
 import { startLocalService } from './local-service.js';
 import { buildInstance, jsSpec, pythonSpec, removeEvalRepos, writeDataset } from '../test/support/eval-instances.js';
 import { scriptEvalRun } from '../test/support/eval-script.js';
@@ -107,18 +115,43 @@ function summarise(step: string, o: StepOutput): string {
   return '';
 }
 
-/** `emend eval` (model mode) on the built-in instances against the scripted model; exits with its code. */
+/** The real instances `--dataset F --ids A,B --mirrors DIR` name, or undefined without --dataset. */
+async function realInstances(): Promise<{ instances: Instance[]; mirrors: string } | undefined> {
+  const { values } = parseArgs({
+    options: {
+      eval: { type: 'boolean' },
+      dataset: { type: 'string' },
+      ids: { type: 'string' },
+      mirrors: { type: 'string' },
+    },
+  });
+  if (!values.dataset) return undefined;
+  const ids = values.ids?.split(',').map((id) => id.trim());
+  const all = await readDataset(values.dataset);
+  const instances = ids ? all.filter((i) => ids.includes(i.instance_id)) : all.slice(0, 1);
+  if (instances.length === 0) throw new Error(`no instance of ${values.dataset} is named by --ids ${values.ids}`);
+  return { instances, mirrors: values.mirrors ?? '/work/.mirror' };
+}
+
+/** `emend eval` (model mode) against the scripted model, on the built-in instances or real ones; exits with its code. */
 async function evalDemo() {
   const root = mkdtempSync(join(tmpdir(), 'emend-demo-eval-'));
   const model = await startScriptedModel({ validKeys: [KEY] });
-  scriptEvalRun(model);
   try {
-    const mirrors = join(root, 'mirrors');
+    const real = await realInstances();
     const dataset = join(root, 'instances.jsonl');
-    writeDataset(dataset, [
-      buildInstance(mirrors, 'acme__pycalc-1', pythonSpec),
-      buildInstance(mirrors, 'acme__jscalc-1', jsSpec),
-    ]);
+    let mirrors = join(root, 'mirrors');
+    if (real) {
+      mirrors = real.mirrors;
+      model.respond(answerer(mirrors, real.instances, 'gold'));
+      writeDataset(dataset, real.instances);
+    } else {
+      scriptEvalRun(model);
+      writeDataset(dataset, [
+        buildInstance(mirrors, 'acme__pycalc-1', pythonSpec),
+        buildInstance(mirrors, 'acme__jscalc-1', jsSpec),
+      ]);
+    }
     const out = join(root, 'out');
     console.log(`emend demo --eval: emend eval --dataset ${dataset} --mirrors ${mirrors} --out ${out}\n`);
     const code = await evalCommand(['--dataset', dataset, '--mirrors', mirrors, '--out', out], {
