@@ -232,9 +232,9 @@ export async function runSetup(ctx: RunContext, tree: RunTree, plan: TestPlan): 
     ).finally(() => output?.flush());
   let result = await run(command);
   let durationMs = result.durationMs;
-  // npm without a lockfile: a failure the install's own words explain is retried as they say,
-  // at most once per cause (docs/environments.md).
-  let next = install && plan.setup?.resolveAsOf ? retriedInstall(install, result) : undefined;
+  // npm: a failure the install's own words explain is retried as they say, at most once per
+  // cause (docs/environments.md).
+  let next = install?.startsWith('npm ') ? retriedInstall(install, result) : undefined;
   while (next) {
     output?.push(Buffer.from(`emend: ${next.why}; installing again with: ${next.install}\n`));
     command = commandOf(next.install);
@@ -271,7 +271,9 @@ export async function runSetup(ctx: RunContext, tree: RunTree, plan: TestPlan): 
  *   (a registry mirror whose publish dates are its own has nothing older than its first copy),
  *   so without `--before`: the newest versions the manifest's ranges allow;
  * - ERESOLVE: a peer dependency conflict npm 7+ refuses and npm 6, which an old repository was
- *   written against, allowed: with `--legacy-peer-deps`, npm 6's resolution.
+ *   written against, allowed: with `--legacy-peer-deps`, npm 6's resolution;
+ * - `npm ci` refusing a lockfile out of step with package.json (a change that edited one and not
+ *   the other): `npm install`, which brings the lockfile up to date, as npm itself advises.
  */
 function retriedInstall(
   install: string,
@@ -284,7 +286,12 @@ function retriedInstall(
       install: install.replace(/ --before=\S+/, ''),
       why: "no version published before the base commit's date",
     };
-  if (!install.includes('--legacy-peer-deps') && /\bERESOLVE\b/.test(said))
+  if (install.startsWith('npm ci ') && /`npm ci` can only install packages when your package\.json and/.test(said))
+    return {
+      install: install.replace(/^npm ci /, 'npm install '),
+      why: 'npm ci refused a lockfile out of step with package.json',
+    };
+  if (install.startsWith('npm install ') && !install.includes('--legacy-peer-deps') && /\bERESOLVE\b/.test(said))
     return { install: `${install} --legacy-peer-deps`, why: 'npm refused a peer dependency conflict (ERESOLVE)' };
   return undefined;
 }

@@ -133,7 +133,7 @@ describe('toolchains for a repository', { timeout: 120_000 }, () => {
     expect(out).toMatchObject({ passed: true, preexisting_failures: [], tests: { passed: 1, failed: 0 } });
   });
 
-  it('resolves an install without a lockfile as of the base commit’s date (npm --before), without it where the registry has nothing that old, and with npm 6’s peer resolution where npm refuses a conflict', async () => {
+  it('resolves an install without a lockfile as of the base commit’s date (npm --before), without it where the registry has nothing that old, with npm 6’s peer resolution where npm refuses a conflict, and with npm install where the lockfile is out of step', async () => {
     const registry = await serveNpmRegistry({
       'emendfix-pick': [
         { version: '1.0.0', published: '2020-01-01T00:00:00.000Z', files: { 'index.js': 'module.exports = 1;\n' } },
@@ -151,13 +151,14 @@ describe('toolchains for a repository', { timeout: 120_000 }, () => {
     });
     // the local registry is reached through the egress proxy, named as an operator names one
     const throughProxy = await setupNetworkSandbox([new URL(registry.url).host]);
-    const validateAsOf = (date: string, version: number, more: Record<string, string> = {}) => {
+    const validateAsOf = (date: string, version: number, more: Record<string, string> = {}, lockfile?: string) => {
       const repo = fixtureRepo({
         'package.json': JSON.stringify({
           name: 'x',
           scripts: { test: 'node --test' },
           dependencies: { 'emendfix-pick': '^1.0.0', ...more },
         }),
+        ...(lockfile ? { 'package-lock.json': lockfile } : {}),
         'test/pick.test.js': js('gets the version it should', `assert.equal(require('emendfix-pick'), ${version});`),
       });
       execFileSync('git', ['-C', repo.dir, 'commit', '-q', '--amend', '--no-edit'], {
@@ -186,6 +187,11 @@ describe('toolchains for a repository', { timeout: 120_000 }, () => {
         exit_code: 0,
       });
       expect(peers).toMatchObject({ passed: true, tests: { passed: 1, failed: 0 } });
+      // a lockfile out of step with package.json: npm ci refuses it, npm install brings it up to date
+      const stale = JSON.stringify({ name: 'x', lockfileVersion: 3, requires: true, packages: { '': { name: 'x' } } });
+      const outOfStep = await validateAsOf('2021-06-01T12:00:00Z', 2, {}, stale);
+      expect(outOfStep.setup).toMatchObject({ command: 'npm install --no-audit --no-fund', exit_code: 0 });
+      expect(outOfStep).toMatchObject({ passed: true, tests: { passed: 1, failed: 0 } });
     } finally {
       await registry.close();
     }
