@@ -76,7 +76,6 @@ function commitView(ctx: Ctx, repo: RepoState, c: CommitInfo) {
   };
 }
 
-/** GET /user: the caller as Gitea's user settings show them. */
 const giteaMe = (u: UserState) => ({
   ...pick(u, 'id', 'login', 'email'),
   full_name: u.name,
@@ -108,7 +107,6 @@ export function giteaRest(urls: Urls, flavour: Flavour = 'gitea'): RestHost {
         ? error(403, 'token does not have at least one of required scope(s): [write:repository]')
         : undefined;
 
-  /** Anything under a repository the caller cannot see is 404. */
   const { onRepo, onPull } = repoRoutes('/repos/([^/]+)/([^/]+)', (ctx, o, r) => ctx.state.repo(o!, r!), notFound);
 
   /** Brings the fork's branch up to its parent's: `answer` how it went, or the refusal. */

@@ -82,7 +82,6 @@ exit $status
   setProtected(dir: string, branches: Iterable<string>): void {
     writeFileSync(join(dir, PROTECTED_FILE), [...branches].map((b) => `refs/heads/${b}\n`).join(''));
   }
-  /** The commit a branch name, ref or sha names, or undefined. */
   resolve(dir: string, rev: string): string | undefined {
     return this.branchHead(dir, rev) ?? this.commitOf(dir, rev);
   }
@@ -137,7 +136,6 @@ exit $status
     };
     return this.run(dir, ['commit-tree', tree, ...parents.flatMap((p) => ['-p', p])], { input: message, env }).trim();
   }
-  /** Moves refs/heads/branch (or any full ref) to sha. */
   setRef(dir: string, ref: string, sha: string): void {
     this.run(dir, ['update-ref', ref.startsWith('refs/') ? ref : `refs/heads/${ref}`, sha]);
   }
@@ -176,7 +174,6 @@ exit $status
         };
       });
   }
-  /** Every file at rev, as text. */
   files(dir: string, rev: string): Record<string, string> {
     const paths = this.run(dir, ['ls-tree', '-r', '-z', '--name-only', rev]).split('\0').filter(Boolean);
     return Object.fromEntries(paths.map((path) => [path, this.run(dir, ['cat-file', 'blob', `${rev}:${path}`])]));

@@ -15,7 +15,6 @@ const CODE_TTL_MS = 10 * 60 * 1000;
 
 /** Why an authorization is refused: answered with a 400 page (`page`) or on the redirect (`redirect` params). */
 export type AuthorizeRefusal = 'badRedirect' | 'unknownClient' | 'badResponseType' | 'denied';
-/** Why a token request is refused. */
 export type TokenRefusal = 'grantType' | 'unknownClient' | 'badSecret' | 'badRefresh' | 'badCode' | 'badRedirect';
 
 /**
@@ -74,25 +73,19 @@ export function oauthProvider(host: OAuthHost, state: State, root: string) {
   const apps = new Map<string, string>();
   const codes = new Map<string, Grant & { expires: number }>();
   const refreshTokens = new Map<string, Grant & { access: string }>();
-  /** access token → login, for `expire`. */
   const issued = new Map<string, string>();
   let approver: string | undefined;
 
   function authorize(res: ServerResponse, q: URLSearchParams): number {
-    let to: URL | undefined;
-    try {
-      to = new URL(q.get('redirect_uri') ?? '');
-    } catch {}
-    const clientId = q.get('client_id') ?? '';
-    const why: AuthorizeRefusal | undefined = !to
-      ? 'badRedirect'
-      : !apps.has(clientId)
-        ? 'unknownClient'
-        : host.needsResponseType && q.get('response_type') !== 'code'
-          ? 'badResponseType'
-          : approver === undefined
-            ? 'denied'
-            : undefined;
+    const to = URL.canParse(q.get('redirect_uri') ?? '') ? new URL(q.get('redirect_uri')!) : undefined;
+    const [clientId, redirectUri] = [q.get('client_id') ?? '', q.get('redirect_uri') ?? ''];
+    const badType = host.needsResponseType && q.get('response_type') !== 'code';
+    const checks: [AuthorizeRefusal, boolean][] = [
+      ['badRedirect', !to],
+      ['unknownClient', !apps.has(clientId)],
+    ];
+    checks.push(['badResponseType', badType === true], ['denied', approver === undefined]);
+    const why = checks.find(([, failed]) => failed)?.[0];
     const refusal = why && host.refuseAuthorize[why];
     const page = refusal && 'page' in refusal ? refusal.page : undefined;
     if (!to || page !== undefined) return send(res, 400, 'text/html; charset=utf-8', html(page ?? ''));
@@ -100,13 +93,8 @@ export function oauthProvider(host: OAuthHost, state: State, root: string) {
       for (const [k, v] of Object.entries(refusal.redirect)) to.searchParams.set(k, v);
     else {
       const code = randomBytes(host.codeBytes).toString('hex');
-      const grant = {
-        clientId,
-        login: approver!,
-        redirectUri: q.get('redirect_uri')!,
-        scope: host.scope(q.get('scope')),
-      };
-      codes.set(code, { ...grant, expires: Date.now() + CODE_TTL_MS });
+      const expires = Date.now() + CODE_TTL_MS;
+      codes.set(code, { clientId, login: approver!, redirectUri, scope: host.scope(q.get('scope')), expires });
       to.searchParams.set('code', code);
     }
     if (q.get('state') !== null) to.searchParams.set('state', q.get('state')!);

@@ -6,13 +6,11 @@ import type { Pull, RepoState } from './state.js';
  * changes) is the same on every host; a refusal comes back as a kind the host words itself.
  */
 
-/** The repository if the caller may read it. */
 export function readable(ctx: Ctx, owner: string, name: string): RepoState | undefined {
   const repo = ctx.state.repo(owner, name);
   return repo && ctx.state.canSee(repo, ctx.login) ? repo : undefined;
 }
 
-/** The repositories forked from `repo` that the caller may read. */
 export const visibleForks = (ctx: Ctx, repo: RepoState): RepoState[] =>
   ctx.state.forksOf(repo).filter((r) => ctx.state.canSee(r, ctx.login));
 
@@ -51,7 +49,6 @@ export function openPull(
   return ctx.state.addPull(target, { ...fields, user, head: { owner: head.owner, repo: head.name, ref } });
 }
 
-/** How a fork's branch was brought up to its parent's, or why not. */
 export type Synced = 'none' | 'fast-forward' | 'notFork' | 'noBranch' | 'noUpstream' | 'diverged';
 
 /** Fast-forwards the fork's `branch` to its parent's (a diverged branch is refused: no test needs a merge). */

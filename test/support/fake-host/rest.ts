@@ -11,7 +11,6 @@ import type { Pull, RepoState, State, TokenState, UserState } from './state.js';
 /** One REST answer before it is written: status, body (a string is sent as it is, anything else as JSON), headers. */
 export type Reply = { status: number; body?: unknown; headers?: Record<string, string> };
 
-/** The user and token a REST request authenticated as. */
 export type Caller = { user: UserState; token: TokenState };
 
 /** What a route's handler is given: `login` the caller's, `body` the JSON or form body. */
@@ -89,14 +88,7 @@ export function repoRoutes(
   return { onRepo, onPull };
 }
 
-export function readBody(req: IncomingMessage): Promise<Buffer> {
-  return new Promise((resolve, reject) => {
-    const chunks: Buffer[] = [];
-    req.on('data', (c: Buffer) => chunks.push(c));
-    req.on('end', () => resolve(Buffer.concat(chunks)));
-    req.on('error', reject);
-  });
-}
+export const readBody = async (req: IncomingMessage): Promise<Buffer> => Buffer.concat(await req.toArray());
 
 /** A form or JSON request body as an object ({} when empty or not an object); throws when it is not JSON. */
 function parseBody(raw: Buffer, contentType: string | undefined): Record<string, unknown> {
@@ -107,7 +99,6 @@ function parseBody(raw: Buffer, contentType: string | undefined): Record<string,
   return parsed !== null && typeof parsed === 'object' && !Array.isArray(parsed) ? { ...parsed } : {};
 }
 
-/** HTTP's reason phrases with the host's own words first. */
 export const reasonPhrases =
   (own: Record<number, string>, unknown: (status: number) => string = (s) => `HTTP ${s}`) =>
   (status: number): string =>

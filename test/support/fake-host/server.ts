@@ -8,7 +8,6 @@ import { join } from 'node:path';
 export type HostRequest = { method: string; path: string; status: number; authenticated: boolean; kind: HostPart };
 type HostPart = 'rest' | 'git' | 'oauth';
 
-/** Answers one request and resolves with the status it wrote. */
 export type Handler = (req: IncomingMessage, res: ServerResponse, url: URL) => Promise<number>;
 
 /** `webUrl`: http://127.0.0.1:PORT[/prefix], git smart HTTP and OAuth; `apiUrl`: webUrl + the host's REST path. */

@@ -25,7 +25,6 @@ export interface HostSpec {
   ownersAreGroups?: boolean;
 }
 
-/** What a test reads of a repository on any fake host. */
 export type FakeRepoInfo = { private: boolean; defaultBranch: string; fork: boolean; parent?: string };
 
 /**
@@ -94,19 +93,17 @@ export async function startFake<Info extends FakeRepoInfo>(
     return { rest: rest.handle, oauth: made.oauth.handle, git: gitRoute(state, spec.git) };
   });
   const { state, oauth, rest } = made;
-  const need = (owner: string, name: string): RepoState => {
-    const repo = state.repo(owner, name);
-    if (!repo) throw new Error(`${spec.layout.name}: no repository ${owner}/${name}`);
-    return repo;
+  const fail = (why: string): never => {
+    throw new Error(`${spec.layout.name}: ${why}`);
   };
-  const rev = (repo: RepoState, ref: string): string => {
-    const sha = state.git.resolve(repo.dir, ref);
-    if (!sha) throw new Error(`${spec.layout.name}: ${repo.owner}/${repo.name} has no ${ref}`);
-    return sha;
+  const need = (owner: string, name: string) => state.repo(owner, name) ?? fail(`no repository ${owner}/${name}`);
+  /** The repository's directory and the commit `ref` names. */
+  const rev = (owner: string, name: string, ref: string): [string, string] => {
+    const { dir } = need(owner, name);
+    return [dir, state.git.resolve(dir, ref) ?? fail(`${owner}/${name} has no ${ref}`)];
   };
   const fake: FakeHost<Info> = {
-    webUrl: server.urls.webUrl,
-    apiUrl: server.urls.apiUrl,
+    ...server.urls,
     requests: server.requests,
     addUser(login, opts = {}) {
       const known = state.user(login);
@@ -143,9 +140,8 @@ export async function startFake<Info extends FakeRepoInfo>(
       const repo = state.repo(owner, name);
       return repo && state.git.branchHead(repo.dir, branch);
     },
-    files: (owner, name, ref) => state.git.files(need(owner, name).dir, rev(need(owner, name), ref)),
-    diff: (owner, name, base, head) =>
-      state.git.diff(need(owner, name).dir, rev(need(owner, name), base), rev(need(owner, name), head)),
+    files: (owner, name, ref) => state.git.files(...rev(owner, name, ref)),
+    diff: (owner, name, base, head) => state.git.diff(...rev(owner, name, base), rev(owner, name, head)[1]),
     pulls: (owner, name) => need(owner, name).pulls.map((p) => ({ ...p, head: { ...p.head } })),
     mergePull: (owner, name, number) => state.mergePull(need(owner, name), number),
     repo(owner, name) {

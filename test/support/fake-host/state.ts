@@ -36,7 +36,6 @@ export interface RepoState {
   protectedBranches: Set<string>;
   description: string | null;
   dir: string;
-  /** The pull requests targeting it, numbered from 1. */
   pulls: Pull[];
 }
 
@@ -73,7 +72,6 @@ export const key = (owner: string, name: string): string => `${owner}/${name}`.t
 export const fullName = (r: RepoState): string => `${r.owner}/${r.name}`;
 const TOKEN_CHARS = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789';
 
-/** `prefix` + `length` random letters and digits, like a personal access token. */
 export function newToken(prefix: string, length = 36): string {
   return prefix + [...randomBytes(length)].map((b) => TOKEN_CHARS[b % TOKEN_CHARS.length]).join('');
 }
@@ -120,7 +118,6 @@ export class State {
     const { name, email } = this.ensureUser(login);
     return { name, email };
   }
-  /** The group at `path` and its parents, made if missing. */
   ensureGroup(path: string): GroupState {
     const parts = path.split('/');
     for (let i = 1; i < parts.length; i++) this.ensureGroup(parts.slice(0, i).join('/'));
@@ -200,7 +197,6 @@ export class State {
     repo.protectedBranches = new Set(branches);
     this.git.setProtected(repo.dir, repo.protectedBranches);
   }
-  /** The root of a fork network (follows parents). */
   networkRoot(repo: RepoState): RepoState {
     let r = repo;
     for (let i = 0; i < 100 && r.parent; i++) r = this.repoByFullName(r.parent) ?? r;
@@ -209,7 +205,6 @@ export class State {
   forksOf(repo: RepoState): RepoState[] {
     return [...this.repos.values()].filter((r) => r.parent?.toLowerCase() === key(repo.owner, repo.name));
   }
-  /** The caller's existing fork of `repo`, if any. */
   forkOf(repo: RepoState, login: string): RepoState | undefined {
     return this.forksOf(repo).find((r) => r.owner.toLowerCase() === login.toLowerCase());
   }
@@ -261,7 +256,6 @@ export class State {
     this.syncHead(repo, pull);
     return pull;
   }
-  /** Merges an open pull with a merge commit on its base branch; returns the merge commit. */
   mergePull(repo: RepoState, number: number): string {
     const pull = this.pull(repo, number);
     if (pull?.state !== 'open') throw new Error(`${fullName(repo)} has no open pull #${number}`);
