@@ -51,8 +51,11 @@ export interface Verdict {
 
 export interface JudgeOptions {
   sandbox: Sandbox;
-  /** The operator's setup command for this repository (run in the sandbox before the tests). */
-  setupCommand?: string;
+  /**
+   * The operator's setup command for this repository (run in the sandbox before the tests),
+   * replacing the detected install; `null`: the operator's entry names no command, so no install.
+   */
+  setupCommand?: string | null;
   /** Variables for the test command (not the setup's), e.g. PYTHONPATH=/workspace/repo/src. */
   env?: Record<string, string>;
   limits?: Partial<RunLimits>;
@@ -101,7 +104,12 @@ export function selectTests(detected: TestPlan | undefined, ids: string[]): Test
   if (ids.length === 0 || !ids.every((id) => PYTEST_ID.test(id))) return detected;
   if (detected && detected.source !== 'detected') return detected;
   const files = [...new Set(ids.map((id) => id.split('::')[0]!))];
-  return { ...PYTEST_PLAN, command: `${PYTEST_PLAN.command} ${files.map(quote).join(' ')}` };
+  // The environment stays the detected one: its install (and `.emend/setup`) runs as a task's
+  // would, so the tests import the checkout's package, not a copy the system happens to have.
+  const environment = detected
+    ? { setup: detected.setup, ...(detected.extraSetup ? { extraSetup: detected.extraSetup } : {}) }
+    : {};
+  return { ...PYTEST_PLAN, ...environment, command: `${PYTEST_PLAN.command} ${files.map(quote).join(' ')}` };
 }
 
 /**
@@ -130,7 +138,7 @@ export async function judge(checkout: string, instance: JudgedInstance, options:
     const tree = copies?.change ?? (await copyTree(checkout, root));
     if (at) await restoreTestFiles(instance.test_patch, tree, at, root);
     const patchError = await applyTestPatch(instance.test_patch, tree, root);
-    const base = options.setupCommand !== undefined ? { command: options.setupCommand } : {};
+    const base = typeof options.setupCommand === 'string' ? { command: options.setupCommand } : {};
     if (patchError) return notRun({ ok: false, ...base, failure: { stage: 'test_patch', reason: patchError } });
     const ctx: RunContext = {
       sandbox: options.sandbox,
@@ -150,9 +158,12 @@ export async function judge(checkout: string, instance: JudgedInstance, options:
       return notRun({ ok: false, ...base, failure: { stage: 'setup', reason: describeMissing(environment.missing) } });
     ctx.toolchains = environment.env;
     const plan = environment.plan;
-    const planned = options.setupCommand
-      ? { ...plan, setup: { command: options.setupCommand, offlineCommand: options.setupCommand } }
-      : plan;
+    // An operator's entry replaces the detected install: with its command, or with none.
+    const operator = options.setupCommand;
+    const planned =
+      operator === undefined
+        ? plan
+        : { ...plan, setup: operator === null ? null : { command: operator, offlineCommand: operator } };
     const setup =
       scope && copies && at
         ? (

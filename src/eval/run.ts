@@ -167,7 +167,8 @@ function judgeChange(
   const cache = options.environmentCache;
   return judge(dir, instance, {
     sandbox: options.sandbox,
-    ...(setup.command !== undefined ? { setupCommand: setup.command } : {}),
+    // A repository the operator's file names gets its command instead of the detected install (none: no install).
+    ...(options.setup[instance.repo] ? { setupCommand: setup.command ?? null } : {}),
     ...(setup.env !== undefined ? { env: setup.env } : {}),
     ...(options.limits ? { limits: options.limits } : {}),
     ...(options.signal ? { signal: options.signal } : {}),

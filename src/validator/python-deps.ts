@@ -135,14 +135,21 @@ export function iniOf(text: string): Map<string, Map<string, string>> {
 
 const keysOf = (section: Map<string, string> | undefined) => [...(section?.keys() ?? [])];
 
-/** tox's `[testenv] deps`, one requirement a line; substitutions (`{…}`) are left out. */
+/**
+ * A tox dependency line for some environments only (`numpy: numpy`, `!py37,py38-click7: click<8`):
+ * the base test environment has no factors, so it is not its dependency, and pip would refuse the
+ * whole install for it ("Invalid requirement").
+ */
+const FACTOR_CONDITIONAL = /^!?[\w.-]+(?:[,-]!?[\w.-]+)*:\s/;
+
+/** tox's `[testenv] deps`, one requirement a line; substitutions (`{…}`) and factor-conditional lines are left out. */
 function toxDeps(text: string | undefined): string[] {
   if (text === undefined) return [];
   const deps = iniOf(text).get('testenv')?.get('deps') ?? '';
   return deps
     .split('\n')
     .map((l) => l.replace(/\s+#.*$/, '').trim())
-    .filter((l) => l !== '' && !l.includes('{'));
+    .filter((l) => l !== '' && !l.includes('{') && !FACTOR_CONDITIONAL.test(l));
 }
 
 /**

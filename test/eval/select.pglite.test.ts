@@ -22,6 +22,22 @@ describe('selectTests', () => {
     expect(selectTests(undefined, ids)?.command).toBe("python3 -m pytest 'test_requests.py' 'tests/b.py'");
   });
 
+  it('keeps the detected environment: its install and the repository’s .emend/setup run before pytest', () => {
+    const install = { command: 'python3 -m venv "$HOME/.venv" && "$HOME/.venv/bin/python" -m pip install -e .' };
+    const detected = plan({
+      runner: 'pytest',
+      command: 'python3 -m pytest',
+      setup: install,
+      extraSetup: ['sh .emend/setup'],
+    });
+    expect(selectTests(detected, ['tests/a.py::test_a'])).toMatchObject({
+      command: "python3 -m pytest 'tests/a.py'",
+      setup: install,
+      extraSetup: ['sh .emend/setup'],
+    });
+    expect(selectTests(undefined, ['tests/a.py::test_a'])?.setup).toBeNull();
+  });
+
   it("keeps the repository's own command (.emend/test) and runners without per-id selection", () => {
     const own = plan({ source: 'repo-file', command: 'make check' });
     expect(selectTests(own, ['a.py::test_a'])).toBe(own);

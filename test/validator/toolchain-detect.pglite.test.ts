@@ -45,7 +45,9 @@ describe('a Python repository’s declared test dependencies', () => {
       ].join('\n'),
       'setup.cfg': '[options.extras_require]\ntesting =\n    mock\nall = foo\n',
       'tox.ini':
-        '[testenv]\ndeps =\n    pytest-xdist  # parallel\n    -rrequirements-ci.txt\n    {[base]deps}\n    --index-url=http://x\n',
+        '[testenv]\ndeps =\n    pytest-xdist  # parallel\n    -rrequirements-ci.txt\n    {[base]deps}\n    --index-url=http://x\n' +
+        // for some environments only: not the base test environment's, and pip refuses the syntax
+        '    numpy: numpy\n    !py37,py38-click7: click<8\n    pexpect: pexpect\n',
       'requirements-dev.txt': 'flake8\n',
     });
     expect(d).toEqual({
