@@ -130,9 +130,9 @@ export async function judge(checkout: string, instance: JudgedInstance, options:
     wall_ms: Math.round(performance.now() - started),
   });
   try {
-    // A test patch that changes what setup reads gets its own setup, as a change that does would.
     const at = options.base ? { ...options.base.git, dir: checkout, commit: options.base.commit } : undefined;
-    const scope = patchedFiles(instance.test_patch).some(isManifest) ? undefined : options.environments;
+    // A test patch that changes what setup reads gets its own setup, as a change that does would.
+    const scope = touchedFiles(instance.test_patch).some(isManifest) ? undefined : options.environments;
     // With the cache, the base commit's files in a tree of their own build its entry.
     const copies = scope && at ? await prepareCopies(at, at.commit, root) : undefined;
     const tree = copies?.change ?? (await copyTree(checkout, root));
@@ -248,9 +248,6 @@ function count(instance: JudgedInstance, passed: (id: string) => boolean) {
     not_passed: [...instance.FAIL_TO_PASS, ...instance.PASS_TO_PASS].filter((id) => !passed(id)),
   };
 }
-
-/** The paths a unified diff writes (`+++ b/path`). */
-const patchedFiles = (patch: string) => [...patch.matchAll(/^\+\+\+ b\/(.+?)\s*$/gm)].map((m) => m[1]!);
 
 /** The paths a unified diff reads or writes (`--- a/path`, `+++ b/path`). */
 const touchedFiles = (patch: string) => [
