@@ -20,13 +20,19 @@
  * as the locator benchmark's gold files are; an instance without any (its fix only creates files)
  * is left out of the figures and counted apart.
  *
- * `--rerank SPECS` (comma-separated) also measures a scripted model re-rank: `first:K` keeps the
- * deterministic ranking's first K files, `last:K` its last K (a re-rank that names the wrong file,
- * as one naming README.md does). The kept files go through the locator step's own applyRanking and
- * fixerFiles (src/steps/fix/locator.ts) with `--files` as the plan's files; the scripted inspector
- * sees the selected files only, as the inspector step does. Each spec is measured twice: `kept`,
- * the fixer shown the selected files alone (the fixer before the fill), and `fill`, the files the
- * re-rank left out filling what the budget leaves, in the deterministic order (the fixer now).
+ * `--files N` is the plan's `maxFiles`, and the files go from `locate()` to the fixer as the locator
+ * step hands them on (src/steps/fix/locator.ts, its own functions): the ranking's first
+ * `locatedCount(N)` files, the re-rank's shortlist of 15 among them, `handOff` then `fixerFiles`. So
+ * without a re-rank the fixer is shown the shortlist as selected and, when N is larger, the files
+ * ranked after it as its fill. The scripted inspector sees the selected files only, as the inspector
+ * step does. A gold file counts as located when it is among the ranking's first N.
+ *
+ * `--rerank SPECS` (comma-separated) also measures a scripted model re-rank over the shortlist:
+ * `first:K` keeps its first K files, `last:K` its last K (a re-rank that names the wrong file, as
+ * one naming README.md does), put through the step's applyRanking. Each spec is measured twice:
+ * `kept`, the fixer shown the selected files alone (the fixer before the fill), and `fill`, the files
+ * the re-rank left out, then those beyond the shortlist, filling what the budget leaves, in the
+ * deterministic order (the fixer now).
  *
  *   --before   --files N (default 15: the locator's shortlist)   --budget CHARS (default 120000)
  *   --rerank first:3,last:1   --only SUBSTRING
@@ -43,7 +49,7 @@ import { matchingDefinitions } from '../src/locator/match.js';
 import type { Insight } from '../src/step-contract/index.js';
 import { assembleFixerFiles } from '../src/steps/fix/fixer-context.js';
 import { readForPrompt } from '../src/steps/fix/file-views.js';
-import { applyRanking, fixerFiles } from '../src/steps/fix/locator.js';
+import { applyRanking, fixerFiles, handOff, locatedCount, shortlistOf } from '../src/steps/fix/locator.js';
 import { fenced } from '../src/steps/prompt-parts.js';
 import { clip } from '../src/text/clip.js';
 import { loadAverage, log, pressure } from './stats.js';
@@ -182,8 +188,11 @@ interface Measured {
   goldSelected: boolean;
 }
 
-/** Measures one file section (the sections of `shown`) against the gold hunks; `shortlist` is what the locator found. */
-function measure(sections: string[], hunks: Hunk[], shown: string[], shortlist: string[]): Measured {
+/**
+ * Measures one file section (the sections of `shown`) against the gold hunks; `located` is the
+ * ranking's first files, as many as the plan's.
+ */
+function measure(sections: string[], hunks: Hunk[], shown: string[], located: string[]): Measured {
   const byFile = new Map<string, string[]>();
   for (const s of sections) {
     const path = shown.find((p) => s.startsWith(`## ${p}\n`) || s.startsWith(`## ${p} `));
@@ -193,7 +202,7 @@ function measure(sections: string[], hunks: Hunk[], shown: string[], shortlist: 
   m.chars = sections.reduce((n, s) => n + s.length + 2, 0);
   for (const h of hunks) {
     const lines = byFile.get(h.file) ?? [];
-    if (!shortlist.includes(h.file)) m.goldSelected = false;
+    if (!located.includes(h.file)) m.goldSelected = false;
     const set = new Set(lines);
     for (const l of h.pre.filter((x) => x.trim())) {
       m.lines++;
@@ -233,9 +242,13 @@ async function runOne(
   const out = new Map<string, Measured>();
   try {
     const dir = checkout(inst, work);
-    const located = await locate(dir, inst.problem_statement, { top: Math.max(15, o.files) });
-    const shortlist = located.files.slice(0, o.files);
-    const paths = shortlist.map((f) => f.path);
+    const located = await locate(dir, inst.problem_statement, { top: locatedCount(o.files) });
+    const shortlist = shortlistOf(located.files);
+    // The plan's first files of the ranking: a gold file among them counts as located.
+    const paths = located.files.slice(0, o.files).map((f) => f.path);
+    // What the fixer is handed, given the model's order over the shortlist (none without a re-rank).
+    const handed = (reranked?: Parameters<typeof handOff>[1]) =>
+      fixerFiles(handOff(located.files, reranked, o.files), o.files);
     const hunks = sourceHunks(inst.patch, language);
     const assemble = (ranked: string[], fill: string[]) =>
       assembleFixerFiles({
@@ -247,21 +260,21 @@ async function runOne(
         budget: o.budget,
         request: inst.problem_statement,
       });
-    const insights = scriptedInsights(paths, located.definitions, inst.problem_statement);
-    const plain = o.before ? oldAssembly(dir, paths, insights, o.budget) : assemble(paths, []);
-    out.set('none', measure(plain, hunks, paths, paths));
+    if (o.before) {
+      const insights = scriptedInsights(paths, located.definitions, inst.problem_statement);
+      out.set('none', measure(oldAssembly(dir, paths, insights, o.budget), hunks, paths, paths));
+    } else {
+      const plain = handed(undefined);
+      const shown = [...plain.selected, ...plain.fill];
+      out.set('none', measure(assemble(plain.selected, plain.fill), hunks, shown, paths));
+    }
     for (const r of o.reranks) {
-      const ranking = r.keep(paths).map((path) => ({ path, reason: 'scripted' }));
+      const ranking = r.keep(shortlist.map((f) => f.path)).map((path) => ({ path, reason: 'scripted' }));
       const applied = applyRanking(shortlist, ranking);
       if (!applied) continue;
-      const output = {
-        files: applied.files.map((f) => ({ path: f.path, score: f.score, reasons: f.reasons })),
-        selected: applied.files.slice(0, Math.min(applied.kept, o.files)).map((f) => f.path),
-      };
-      const handed = fixerFiles(output, o.files);
-      out.set(`${r.name} kept`, measure(assemble(handed.selected, []), hunks, handed.selected, paths));
-      const shown = [...handed.selected, ...handed.fill];
-      out.set(`${r.name} fill`, measure(assemble(handed.selected, handed.fill), hunks, shown, paths));
+      const { selected, fill } = handed(applied);
+      out.set(`${r.name} kept`, measure(assemble(selected, []), hunks, selected, paths));
+      out.set(`${r.name} fill`, measure(assemble(selected, fill), hunks, [...selected, ...fill], paths));
     }
     return out;
   } finally {

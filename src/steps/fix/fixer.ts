@@ -71,14 +71,10 @@ export function failureSection(failure: ValidatorOutput | undefined, previousDif
 export function fixerStep(): FixStep<'fixer'> {
   return async ({ task, outputs, failure }, helpers) => {
     const ws = await helpers.workspace();
-    const located = fixerFiles(outputs.locator, helpers.limits.maxFiles);
-    // On a retry, the failing tests' files and the files they failed in join the view.
-    const selected = [...new Set([...located.selected, ...failureFiles(ws.dir, failure)])];
-    // The files a re-rank left out fill what the selected ones leave of the budget, in the
-    // deterministic order, up to the plan's number of files.
-    const fill = located.fill
-      .filter((p) => !selected.includes(p))
-      .slice(0, Math.max(0, helpers.limits.maxFiles - selected.length));
+    // On a retry, the failing tests' files and the files they failed in join the view. The located
+    // files after the selection (left out by a re-rank, or beyond its shortlist) fill what the
+    // selected ones leave of the budget, in the deterministic order, up to the plan's number of files.
+    const { selected, fill } = fixerFiles(outputs.locator, helpers.limits.maxFiles, failureFiles(ws.dir, failure));
     const insights = outputs.inspector?.insights ?? [];
     const memory = await recall(helpers.deps, {
       accountId: task.accountId,

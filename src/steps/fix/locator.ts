@@ -8,9 +8,13 @@ import type { LocatorOutput } from '../../step-contract/index.js';
 import type { FixStep, StepHelpers } from '../step.js';
 import { fenced } from '../prompt-parts.js';
 
+/** The files the model re-ranks: its prompt holds each one's outline, so their number stays fixed. */
 const SHORTLIST = 15;
 const OUTLINE_LINES = 14;
 const LEFT_OUT = 'left out by the model';
+const BEYOND =
+  `ranked beyond the shortlist of ${SHORTLIST}: not re-ranked or selected, ` +
+  "only shown with what the fixer's budget leaves";
 
 const RerankSchema = z.object({
   ranking: z
@@ -82,29 +86,65 @@ export function applyRanking(
   return { files: [...ordered, ...left], kept: ordered.length };
 }
 
+/**
+ * How many files of the deterministic ranking the locator hands on: the shortlist, or the plan's
+ * `maxFiles` when that is more, so the fixer's fill can reach every file the plan lets it show.
+ */
+export const locatedCount = (maxFiles: number) => Math.max(SHORTLIST, maxFiles);
+
+/** The files the model re-ranks: the deterministic ranking's first SHORTLIST. */
+export const shortlistOf = (ranked: RankedFile[]) => ranked.slice(0, SHORTLIST);
+
+/**
+ * The locator step's `files` and `selected` from the deterministic ranking (`ranked`, up to
+ * locatedCount files) and the model's order over its shortlist (applyRanking; undefined without a
+ * re-rank). `files`: the shortlist in the model's order, the files it left out after them, then the
+ * files beyond the shortlist in the deterministic order, marked so. `selected`: the kept files (the
+ * whole shortlist without a re-rank), at most `maxFiles`; a file beyond the shortlist is never
+ * selected, as no model looked at it.
+ */
+export function handOff(
+  ranked: RankedFile[],
+  reranked: { files: RankedFile[]; kept: number } | undefined,
+  maxFiles: number,
+): { files: RankedFile[]; selected: string[] } {
+  const shortlist = reranked?.files ?? shortlistOf(ranked);
+  const kept = reranked?.kept ?? shortlist.length;
+  const beyond = ranked.slice(SHORTLIST).map((f) => ({ ...f, reasons: [...f.reasons, BEYOND] }));
+  return {
+    files: [...shortlist, ...beyond],
+    selected: shortlist.slice(0, Math.min(kept, maxFiles)).map((f) => f.path),
+  };
+}
+
 /** The locator's files as the fixer takes them (fixerFiles). */
 export interface FixerFiles {
-  /** The files the next steps read: the re-rank's kept files, else the ranking's first, at most `maxFiles`. */
+  /**
+   * The files the fixer lays out first: the locator's selection, at most `maxFiles`, then `also`
+   * (a retry's failing-test files).
+   */
   selected: string[];
   /**
-   * The shortlisted files `selected` leaves out, in the deterministic ranking's order, as many as
+   * The located files `selected` leaves out, in the deterministic ranking's order, as many as
    * `maxFiles` still allows: the fixer shows them with what its budget leaves once `selected` is laid out.
    */
   fill: string[];
 }
 
 /**
- * The hand-off from the locator to the fixer. The output's `files` are the model's kept files in
- * its order, then the files it left out in the deterministic order (applyRanking), or, without a
- * re-rank, the deterministic order alone; `selected` is their first ones. So the files after
- * `selected` are in the deterministic order whenever there is room for any: a re-rank keeping
- * more than `maxFiles` fills the selection itself.
+ * The hand-off from the locator to the fixer, and the one place the fill is capped. The output's
+ * `files` are the model's kept files in its order, then the files it left out, then those beyond
+ * the shortlist, both in the deterministic order (handOff), or, without a re-rank, the
+ * deterministic order alone; `selected` is their first ones. So the files after `selected` are in
+ * the deterministic order whenever there is room for any: a re-rank keeping more than `maxFiles`
+ * fills the selection itself. `also` joins the selection and counts against `maxFiles` like it.
  */
 export function fixerFiles(
   locator: Pick<LocatorOutput, 'files' | 'selected'> | undefined,
   maxFiles: number,
+  also: readonly string[] = [],
 ): FixerFiles {
-  const selected = (locator?.selected ?? []).slice(0, maxFiles);
+  const selected = [...new Set([...(locator?.selected ?? []).slice(0, maxFiles), ...also])];
   const chosen = new Set(selected);
   const fill = (locator?.files ?? [])
     .map((f) => f.path)
@@ -147,8 +187,9 @@ async function rerank(
 
 /**
  * The locator: deterministic retrieval over the checkout (cached per commit), hinted by the
- * plan's likely files, then optionally re-ranked by the model. The fixer gets the first
- * `maxFiles` of the plan's limits.
+ * plan's likely files, then optionally re-ranked by the model over its shortlist. The next steps
+ * get the first `maxFiles` of the plan's limits; the fixer's fill may reach the files after them,
+ * beyond the shortlist too, up to `maxFiles` in all (handOff, fixerFiles).
  */
 export function locatorStep(): FixStep<'locator'> {
   return async ({ task, outputs }, helpers) => {
@@ -158,34 +199,29 @@ export function locatorStep(): FixStep<'locator'> {
       ? `\n\nFiles the plan expects to change: ${plan.likely_files.join(', ')}`
       : '';
     const request = `${task.prompt}${hints}`;
+    const { maxFiles } = helpers.limits;
     const located = await locate(ws.dir, request, {
-      top: SHORTLIST,
+      top: locatedCount(maxFiles),
       cacheDir: join(helpers.deps.config.dataDir, 'locator-cache'),
     });
-    let files = located.files;
-    let kept = files.length;
-    let reranked = false;
-    if (helpers.deps.config.llm.rerank && files.length > 1) {
-      const better = await rerank(
+    const shortlist = shortlistOf(located.files);
+    let better: { files: RankedFile[]; kept: number } | undefined;
+    if (helpers.deps.config.llm.rerank && shortlist.length > 1)
+      better = await rerank(
         helpers,
         `${task.prompt}${plan?.summary ? `\n\nPlan: ${plan.summary}` : ''}`,
-        files,
+        shortlist,
         located.definitions,
       );
-      if (better) {
-        ({ files, kept } = better);
-        reranked = true;
-      }
-    }
-    // Files the model left out stay in `files`, marked and in the deterministic order, but are not
-    // selected: the fixer shows them with what its budget leaves (fixerFiles).
-    const selected = files.slice(0, Math.min(kept, helpers.limits.maxFiles)).map((f) => f.path);
+    // Files the model left out, and those beyond the shortlist, stay in `files`, marked and in the
+    // deterministic order, but are not selected: the fixer shows them with what its budget leaves (fixerFiles).
+    const { files, selected } = handOff(located.files, better, maxFiles);
     helpers.log('files located', { candidates: files.length, selected: selected.length, cache: located.timings.cache });
     return {
       output: {
         files: files.map((f) => ({ path: f.path, score: Math.round(f.score * 1000) / 1000, reasons: f.reasons })),
         selected,
-        reranked,
+        reranked: better !== undefined,
         index: { cache: located.timings.cache, files: located.timings.files, ms: located.timings.total_ms },
       },
     };

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { MAX_FILES_CHARS } from '../../../src/steps/fix/fixer-context.js';
-import { CALC_REPO, GOOD_FIX, scriptCalcRun } from '../../support/fix-script.js';
+import { CALC_REPO, GOOD_FIX, scriptCalcRun, stepOf } from '../../support/fix-script.js';
 import { newAccount } from '../../support/harness.js';
 import { type ModelService, runFixTask, startModelService } from '../../support/model-service.js';
 
@@ -42,12 +42,24 @@ const headings = (text: string) =>
 /** The fixer's file section: from the start of its user message to the planner's advice. */
 const fileSection = (text: string) => text.slice(0, text.indexOf('Advice from the planner'));
 
+/** More files than the re-rank's shortlist of 15: the calc files and 24 small modules about adding. */
+const MANY_FILES: Record<string, string> = {
+  ...FOUR_FILES,
+  ...Object.fromEntries(
+    Array.from({ length: 24 }, (_, i) => [
+      `calc/adding_${i}.py`,
+      `def add_${i}(a, b):\n    """Adding with an offset of ${i}."""\n    return a + b + ${i}\n`,
+    ]),
+  ),
+};
+
 type Ranked = { path: string; score: number; reasons: string[] };
 
 beforeAll(async () => {
   svc = await startModelService();
   svc.h.github.createRepo('acme', 'four', { files: FOUR_FILES });
   svc.h.github.createRepo('acme', 'big', { files: BIG_FILES });
+  svc.h.github.createRepo('acme', 'many', { files: MANY_FILES });
 });
 afterAll(async () => {
   await svc?.close();
@@ -102,5 +114,45 @@ describe('the fixer is never shown less than its budget allows', { timeout: 180_
     expect(at.every((i) => i >= 0)).toBe(true);
     expect(at).toEqual([...at].sort((a, b) => a - b));
     expect(section.split('\n').filter((l) => /^```+\w*$/.test(l)).length % 2).toBe(0);
+  });
+});
+
+describe("the fill reaches past the re-rank's shortlist, up to the plan's files", { timeout: 180_000 }, () => {
+  const BEYOND = /^ranked beyond the shortlist of 15/;
+
+  /** A fix run on MANY_FILES whose re-rank names calc/ops.py alone: the locator's output, the re-rank's and the fixer's prompts. */
+  async function run(plan: 'free' | 'pro') {
+    const { h, model } = svc;
+    const { fixerCalls } = scriptCalcRun(model, [GOOD_FIX], [{ path: 'calc/ops.py', reason: 'defines add()' }]);
+    const { auth } = await newAccount(h, { plan, credits: 5 });
+    const { byStep } = await runFixTask(h, auth, `${h.github.webUrl}/acme/many`, 'done');
+    const locator = byStep('locator')[0]!.output as { files: Ranked[]; selected: string[] };
+    const rerank = model.calls.filter((c) => stepOf(c) === 'locator').at(-1)!.messages[0]!.text;
+    return { locator, rerank, fixer: fixerCalls().at(-1)!.messages[0]!.text };
+  }
+
+  it('pro (20 files): the files ranked 16th to 20th follow the shortlist and reach the fixer', async () => {
+    const { locator, rerank, fixer } = await run('pro');
+    expect(locator.selected).toEqual(['calc/ops.py']);
+    expect(locator.files).toHaveLength(20);
+    const beyond = locator.files.slice(15);
+    for (const f of beyond) expect(f.reasons.at(-1)).toMatch(BEYOND);
+    // In the deterministic order (its scores, best first), none above a shortlisted file.
+    const scores = beyond.map((f) => f.score);
+    expect(scores).toEqual([...scores].sort((a, b) => b - a));
+    expect(Math.min(...locator.files.slice(0, 15).map((f) => f.score))).toBeGreaterThanOrEqual(scores[0]!);
+    // The model re-ranked the shortlist only: its prompt is as large as before.
+    expect(rerank.split('\n').filter((l) => l.startsWith('## '))).toHaveLength(15);
+    for (const f of beyond) expect(rerank).not.toContain(`## ${f.path}\n`);
+    // The fixer is shown the selected file, then the 19 after it, those beyond the shortlist too, whole.
+    expect(headings(fixer)).toEqual(locator.files.map((f) => f.path));
+    for (const f of beyond) expect(fixer).toContain(`## ${f.path}\n\`\`\`\n${MANY_FILES[f.path]}`);
+  });
+
+  it('free (5 files): nothing beyond the shortlist is located, and the fixer is shown 5 files', async () => {
+    const { locator, fixer } = await run('free');
+    expect(locator.files).toHaveLength(15);
+    expect(locator.files.some((f) => f.reasons.some((r) => BEYOND.test(r)))).toBe(false);
+    expect(headings(fixer)).toEqual(locator.files.slice(0, 5).map((f) => f.path));
   });
 });

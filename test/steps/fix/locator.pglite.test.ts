@@ -3,7 +3,14 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { type RankedFile, definitionsOfFiles } from '../../../src/locator/index.js';
-import { applyRanking, fixerFiles, shortlistText } from '../../../src/steps/fix/locator.js';
+import {
+  applyRanking,
+  fixerFiles,
+  handOff,
+  locatedCount,
+  shortlistOf,
+  shortlistText,
+} from '../../../src/steps/fix/locator.js';
 
 const ranked = (path: string): RankedFile => ({ path, score: 1, reasons: ['bm25'] });
 
@@ -55,5 +62,67 @@ describe('the locator re-rank', () => {
     const plain = { files: files.map((f) => ({ ...f })), selected: ['a.py', 'b.py', 'c.py'] };
     expect(fixerFiles(plain, 3)).toEqual({ selected: ['a.py', 'b.py', 'c.py'], fill: [] });
     expect(fixerFiles(undefined, 5)).toEqual({ selected: [], fill: [] });
+  });
+
+  it("counts a retry's failing-test files against the plan's files, once, and never fills with them", () => {
+    const files = ['a.py', 'b.py', 'c.py', 'd.py', 'e.py'].map(ranked);
+    const { files: order, kept } = applyRanking(files, [{ path: 'd.py', reason: 'holds the bug' }])!;
+    const output = { files: order, selected: order.slice(0, kept).map((f) => f.path) };
+    expect(fixerFiles(output, 3, ['tests/test_d.py'])).toEqual({
+      selected: ['d.py', 'tests/test_d.py'],
+      fill: ['a.py'],
+    });
+    // A failing test's file that the locator also ranked is selected, not filled again.
+    expect(fixerFiles(output, 3, ['a.py'])).toEqual({ selected: ['d.py', 'a.py'], fill: ['b.py'] });
+    // The selection may pass the limit with them; the fill then takes nothing.
+    expect(fixerFiles(output, 2, ['x.py', 'y.py'])).toEqual({ selected: ['d.py', 'x.py', 'y.py'], fill: [] });
+  });
+});
+
+describe("the locator's files beyond the re-rank's shortlist", () => {
+  const ranking = Array.from({ length: 60 }, (_, i) => ranked(`f${String(i + 1).padStart(2, '0')}.py`));
+  const paths = (files: RankedFile[]) => files.map((f) => f.path);
+
+  it("hands on the plan's files when they are more than the shortlist, after the re-ranked ones, never selected", () => {
+    expect([5, 15, 20, 50].map(locatedCount)).toEqual([15, 15, 20, 50]);
+    const located = ranking.slice(0, locatedCount(20));
+    const shortlist = shortlistOf(located);
+    expect(paths(shortlist)).toEqual(paths(ranking.slice(0, 15)));
+    const reranked = applyRanking(shortlist, [{ path: 'f07.py', reason: 'holds the bug' }])!;
+    const out = handOff(located, reranked, 20);
+    expect(out.selected).toEqual(['f07.py']);
+    expect(paths(out.files)).toEqual([
+      'f07.py',
+      ...paths(shortlist).filter((p) => p !== 'f07.py'),
+      ...paths(ranking.slice(15, 20)),
+    ]);
+    // The files beyond the shortlist say why they are there and were not selected.
+    for (const f of out.files.slice(15))
+      expect(f.reasons.at(-1)).toMatch(/^ranked beyond the shortlist of 15: not re-ranked or selected/);
+    for (const f of out.files.slice(0, 15)) expect(f.reasons.join(' ')).not.toContain('beyond the shortlist');
+    // The fixer's fill reaches them, up to the plan's files in all.
+    const handed = fixerFiles(out, 20);
+    expect(handed.fill).toHaveLength(19);
+    expect(handed.fill.slice(-5)).toEqual(paths(ranking.slice(15, 20)));
+  });
+
+  it('without a re-rank, selects the shortlist as before and fills from beyond it', () => {
+    const out = handOff(ranking.slice(0, locatedCount(50)), undefined, 50);
+    expect(out.selected).toEqual(paths(ranking.slice(0, 15)));
+    expect(paths(out.files)).toEqual(paths(ranking.slice(0, 50)));
+    expect(fixerFiles(out, 50).fill).toEqual(paths(ranking.slice(15, 50)));
+  });
+
+  it('with a plan of 5 files, nothing beyond the shortlist is located and nothing beyond 5 is handed on', () => {
+    const out = handOff(ranking.slice(0, locatedCount(5)), undefined, 5);
+    expect(out.files).toHaveLength(15);
+    expect(out.selected).toEqual(paths(ranking.slice(0, 5)));
+    expect(fixerFiles(out, 5)).toEqual({ selected: paths(ranking.slice(0, 5)), fill: [] });
+    const reranked = handOff(
+      ranking.slice(0, 15),
+      applyRanking(ranking.slice(0, 15), [{ path: 'f09.py', reason: '' }]),
+      5,
+    );
+    expect(fixerFiles(reranked, 5)).toEqual({ selected: ['f09.py'], fill: ['f01.py', 'f02.py', 'f03.py', 'f04.py'] });
   });
 });
