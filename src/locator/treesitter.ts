@@ -447,3 +447,75 @@ export async function syntaxErrors(path: string, source: string, max = 3): Promi
     parser.delete();
   }
 }
+
+/** A call whose first argument is a literal string: `it('title', …)`, `describe.only("title", …)`. */
+export interface TitledCall {
+  /** The callee's first name: `it` of `it.only(…)`. */
+  callee: string;
+  /** The literal's text, escapes undone; a template with substitutions is no title. */
+  title: string;
+  /** 1-based, inclusive: the whole call. */
+  startLine: number;
+  endLine: number;
+}
+
+const JS_GRAMMARS = new Set<GrammarId>(['javascript', 'typescript', 'tsx']);
+
+/**
+ * The titled calls of a JavaScript or TypeScript file, outermost first (the validator finds a
+ * test's lines by them); null when the file is no such file, too big, or does not parse in time.
+ */
+export async function titledCalls(path: string, source: string): Promise<TitledCall[] | null> {
+  const id = grammarOf(path);
+  if (!id || !JS_GRAMMARS.has(id) || tooBigToParse(source)) return null;
+  const rt = await loadRuntime();
+  const grammar = await loadGrammar(rt, id);
+  if (!grammar) return null;
+  const parser = new rt.Parser();
+  try {
+    parser.setLanguage(grammar.language);
+    const deadline = performance.now() + PARSE_BUDGET_MS;
+    const tree = parser.parse(source, null, { progressCallback: () => performance.now() > deadline });
+    if (!tree) return null;
+    try {
+      const calls: TitledCall[] = [];
+      // An explicit stack: a deeply nested file must not exhaust the call stack.
+      const stack: Node[] = [tree.rootNode];
+      while (stack.length) {
+        const node = stack.pop()!;
+        if (node.type === 'call_expression') {
+          const call = titledCall(node);
+          if (call) calls.push(call);
+        }
+        for (let i = node.namedChildCount - 1; i >= 0; i--) {
+          const child = node.namedChild(i);
+          if (child) stack.push(child);
+        }
+      }
+      return calls;
+    } finally {
+      tree.delete();
+    }
+  } catch {
+    return null;
+  } finally {
+    parser.delete();
+  }
+}
+
+function titledCall(node: Node): TitledCall | null {
+  let callee = node.childForFieldName('function');
+  while (callee?.type === 'member_expression') callee = callee.childForFieldName('object');
+  const arg = node.childForFieldName('arguments')?.namedChild(0);
+  if (callee?.type !== 'identifier' || !arg) return null;
+  const literal =
+    arg.type === 'string' ||
+    (arg.type === 'template_string' && !arg.namedChildren.some((c) => c?.type === 'template_substitution'));
+  if (!literal) return null;
+  return {
+    callee: callee.text,
+    title: arg.text.slice(1, -1).replace(/\\(.)/g, '$1'),
+    startLine: node.startPosition.row + 1,
+    endLine: node.endPosition.row + 1,
+  };
+}

@@ -164,6 +164,11 @@ export const Reproduction = z.object({
   now_passing: z.array(z.string()),
   /** Their tests that fail with the change (they are among new_failures). */
   still_failing: z.array(z.string()),
+  /**
+   * Their tests that failed on the base commit and fail with the change in lines the change did
+   * not touch: pre-existing failures (among preexisting_failures), not counted as still failing.
+   */
+  untouched_failing: z.array(z.string()).optional(),
   /** The verdict in words. */
   note: z.string(),
 });

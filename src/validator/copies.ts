@@ -159,6 +159,45 @@ export async function changedFiles(repo: Repo, commit: string): Promise<string[]
   return [...new Set([...diff.split('\0'), ...untracked.split('\0')].filter(Boolean))].sort();
 }
 
+/** Lines of a file's new side that a change touched, 1-based and inclusive. */
+export interface LineSpan {
+  start: number;
+  end: number;
+  /** A hunk that only removes lines: start and end are the lines on either side of the gap. */
+  gap?: true;
+}
+
+/**
+ * The lines of `path` the change touched against `commit`: each hunk's new-side lines (a hunk
+ * that only removes lines touches the lines on either side of the gap); 'new' when `commit`
+ * does not have the file.
+ */
+export async function touchedLines(repo: Repo, commit: string, path: string): Promise<LineSpan[] | 'new'> {
+  const known = await git(repo, ['cat-file', '-e', `${commit}:${path}`]).then(
+    () => true,
+    () => false,
+  );
+  if (!known) return 'new';
+  const diff = await git(repo, [
+    'diff',
+    '-U0',
+    '--no-color',
+    '--no-ext-diff',
+    '--no-textconv',
+    '--no-renames',
+    commit,
+    '--',
+    path,
+  ]);
+  const spans: LineSpan[] = [];
+  for (const m of diff.matchAll(/^@@ -\d+(?:,\d+)? \+(\d+)(?:,(\d+))? @@/gm)) {
+    const start = Number(m[1]);
+    const count = m[2] === undefined ? 1 : Number(m[2]);
+    spans.push(count === 0 ? { start, end: start + 1, gap: true } : { start, end: start + count - 1 });
+  }
+  return spans;
+}
+
 /** Whether a directory of `path` below `root` exists as a link (or as anything but a directory). */
 export async function linkOnTheWay(root: string, path: string): Promise<boolean> {
   let at = root;

@@ -20,6 +20,11 @@ export interface Reproduction {
   now_passing: string[];
   /** Their tests that fail with the change. */
   still_failing: string[];
+  /**
+   * Their tests that failed on the base commit and fail with the change in lines the change did
+   * not touch (untouchedFailures): pre-existing failures, not counted in `still_failing`.
+   */
+  untouched_failing?: string[];
   /** The verdict in words, as logged. */
   note: string;
 }
@@ -87,7 +92,12 @@ export function failuresIn(testFiles: string[], failures: string[], details: Map
  * change, and none of them fails with it. A test id that is a file (a module that did not
  * import on the base) counts as passing when the change's run passes tests of that file.
  */
-export function judgeReproduction(testFiles: string[], failedOnBase: string[], change: RunOutcome): Reproduction {
+export function judgeReproduction(
+  testFiles: string[],
+  failedOnBase: string[],
+  change: RunOutcome,
+  untouched: readonly string[] = [],
+): Reproduction {
   if (testFiles.length === 0)
     return {
       rule: 'no-new-failures',
@@ -97,7 +107,11 @@ export function judgeReproduction(testFiles: string[], failedOnBase: string[], c
       still_failing: [],
       note: NO_TEST_FILE,
     };
-  const stillFailing = failuresIn(testFiles, change.failures, change.details);
+  // A test failing before and after in lines the change left alone is only the file's old failure.
+  const leftAlone = failuresIn(testFiles, change.failures, change.details).filter(
+    (id) => untouched.includes(id) && failedOnBase.includes(id),
+  );
+  const stillFailing = failuresIn(testFiles, change.failures, change.details).filter((id) => !leftAlone.includes(id));
   const passesFile = (file: string) =>
     [...change.tests].some(([id, s]) => s === 'passed' && testFileOf(id, [file]) === file) &&
     !stillFailing.some((id) => testFileOf(id, [file], change.details.get(id)) === file);
@@ -112,7 +126,8 @@ export function judgeReproduction(testFiles: string[], failedOnBase: string[], c
     failed_on_base: failedOnBase,
     now_passing: nowPassing,
     still_failing: stillFailing,
-    note: reproductionNote(testFiles, failedOnBase, nowPassing, stillFailing),
+    ...(leftAlone.length > 0 ? { untouched_failing: leftAlone } : {}),
+    note: reproductionNote(testFiles, failedOnBase, nowPassing, stillFailing, leftAlone),
   };
 }
 
@@ -120,10 +135,19 @@ export const reproduced = (r: Reproduction): boolean => r.now_passing.length > 0
 
 const listed = (ids: string[]) => `${ids.slice(0, 5).join(', ')}${ids.length > 5 ? ` and ${ids.length - 5} more` : ''}`;
 
-function reproductionNote(files: string[], failedOnBase: string[], nowPassing: string[], still: string[]): string {
+function reproductionNote(
+  files: string[],
+  failedOnBase: string[],
+  nowPassing: string[],
+  still: string[],
+  leftAlone: string[],
+): string {
   if (still.length > 0) return `the change's own tests still fail with the change: ${listed(still)}`;
+  const alone = leftAlone.length
+    ? ` (${listed(leftAlone)} failed before and after, in lines the change did not touch: pre-existing)`
+    : '';
   if (nowPassing.length > 0)
-    return `reproduced: ${listed(nowPassing)} failed on the base commit and pass with the change`;
+    return `reproduced: ${listed(nowPassing)} failed on the base commit and pass with the change${alone}`;
   if (failedOnBase.length === 0)
     return `the change's tests (${listed(files)}) pass on the base commit too: they do not reproduce the request`;
   return `the change's tests that failed on the base commit (${listed(failedOnBase)}) are not reported passing with the change`;

@@ -21,6 +21,7 @@ import {
 import { type PlanSource, type RunnerKind, type TestPlan, commandWithTimeouts, detectTestPlan } from './detect.js';
 import type { ToolchainCache } from './toolchain-cache.js';
 import { describeMissing } from './toolchains.js';
+import { untouchedFailures } from './untouched-failures.js';
 import type { RunOutcome } from './compare.js';
 import {
   type HungTest,
@@ -230,7 +231,15 @@ export async function validate(
       tests: change.outcome.tests.size,
       ms: change.durationMs,
     });
-    const reproduction = judgeReproduction(tests.tests, baseline.test_file_failures ?? [], change.outcome);
+    const failedOnBase = baseline.test_file_failures ?? [];
+    const untouched = await untouchedFailures(
+      checkout,
+      commit,
+      tests,
+      failedOnBase.filter((id) => change.outcome.failures.includes(id)),
+      change.outcome.details,
+    );
+    const reproduction = judgeReproduction(tests.tests, failedOnBase, change.outcome, untouched);
     log(reproduction.note, { rule: reproduction.rule, test_files: reproduction.test_files });
     const compared = compareRuns(baseline.failures, change.outcome);
     const unreached = new Set(unreachedOnBaseline(compared.new_failures, seen));

@@ -160,6 +160,58 @@ describe('the validator asks for a reproduction test', { timeout: 60_000 }, () =
     expect(wrong.out.reproduction).toMatchObject({ still_failing: ['halves'] });
   });
 
+  // A test file the change extends can hold a test failing before the change for its own reasons
+  // (a date in a snapshot, the network): failing before and after in lines the change did not
+  // touch, it is the file's pre-existing failure, not the change's test still failing.
+  const STALE = "test('stamps the year', () => {\n  assert.strictEqual(new Date(0).getUTCFullYear(), 1971);\n});\n";
+  const STALE_BASE: Files = { ...JS_BASE, 'test/avg.test.js': `${JS_TESTS}${STALE}` };
+  const HALVES = "test('halves', () => assert.strictEqual(avg([1, 2]), 1.5));\n";
+
+  it('node --test: an old failure in lines the change did not touch is pre-existing, the fix passes', async () => {
+    const { out, logs } = await run(STALE_BASE, { 'test/avg.test.js': `${JS_TESTS}${STALE}${HALVES}`, ...JS_FIX });
+    expect(out).toMatchObject({ passed: true, new_failures: [], preexisting_failures: ['stamps the year'] });
+    expect(out.reproduction).toMatchObject({
+      failed_on_base: ['halves', 'stamps the year'],
+      now_passing: ['halves'],
+      still_failing: [],
+      untouched_failing: ['stamps the year'],
+    });
+    expect(
+      logs.some((l) => l.includes('stamps the year failed before and after, in lines the change did not touch')),
+    ).toBe(true);
+    // the test alone still fails the change: its own test is touched by it
+    const empty = await run(STALE_BASE, { 'test/avg.test.js': `${JS_TESTS}${STALE}${HALVES}` });
+    expect(empty.out).toMatchObject({ passed: false, new_failures: ['halves'] });
+    expect(empty.out.reproduction).toMatchObject({ still_failing: ['halves'], untouched_failing: ['stamps the year'] });
+  });
+
+  it('node --test: an old failure the change touched, or a touched line outside every test, still counts', async () => {
+    const edited = STALE.replace('{\n', '{\n  // the year the snapshot was taken\n');
+    const inTest = await run(STALE_BASE, { 'test/avg.test.js': `${JS_TESTS}${edited}${HALVES}`, ...JS_FIX });
+    expect(inTest.out).toMatchObject({ passed: false, new_failures: ['stamps the year'] });
+    expect(inTest.out.reproduction).toMatchObject({ now_passing: ['halves'], still_failing: ['stamps the year'] });
+    expect(inTest.out.reproduction?.untouched_failing).toBeUndefined();
+
+    // a line between the tests (a shared constant) may be why any test of the file fails
+    const shared = `${JS_TESTS}const YEAR = 1971;\n${STALE}${HALVES}`;
+    const outside = await run(STALE_BASE, { 'test/avg.test.js': shared, ...JS_FIX });
+    expect(outside.out).toMatchObject({ passed: false, new_failures: ['stamps the year'] });
+    expect(outside.out.reproduction?.untouched_failing).toBeUndefined();
+  });
+
+  it('pytest: an old failure in a test function the change did not touch is pre-existing', async () => {
+    const old = '\n\ndef test_old_failure():\n    assert mean([1]) == 2\n';
+    const base = { ...PY_BASE, 'tests/test_stats.py': `${PY_BASE['tests/test_stats.py']}${old}` };
+    const halves = '\n\ndef test_mean_halves():\n    assert mean([1, 2]) == 1.5\n';
+    const { out } = await run(base, { 'tests/test_stats.py': `${base['tests/test_stats.py']}${halves}`, ...PY_FIX });
+    expect(out).toMatchObject({ passed: true, preexisting_failures: ['tests/test_stats.py::test_old_failure'] });
+    expect(out.reproduction).toMatchObject({
+      now_passing: ['tests/test_stats.py::test_mean_halves'],
+      still_failing: [],
+      untouched_failing: ['tests/test_stats.py::test_old_failure'],
+    });
+  });
+
   it('never copies a test file through a directory that is a link in the base commit', async () => {
     const outside = mkdtempSync(join(tmpdir(), 'emend-outside-'));
     const repo = fixtureRepo({ 'pytest.ini': '[pytest]\n', 'stats.py': PY_BASE['stats.py']! });

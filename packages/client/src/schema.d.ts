@@ -953,6 +953,7 @@ export interface components {
                 failed_on_base: string[];
                 now_passing: string[];
                 still_failing: string[];
+                untouched_failing?: string[];
                 note: string;
             };
         };
