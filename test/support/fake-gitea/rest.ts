@@ -76,18 +76,14 @@ function commitView(ctx: Ctx, repo: RepoState, c: CommitInfo) {
   };
 }
 
-const giteaMe = (u: UserState) => ({
-  ...pick(u, 'id', 'login', 'email'),
-  full_name: u.name,
-  username: u.login,
-  created: u.createdAt,
-});
+/** The caller's own user: its full name as it is, and when it was made. */
+const me = (ctx: Ctx, u: UserState) => ({ ...userView(ctx, u), full_name: u.name, created: u.createdAt });
 
-/** `page` and `limit` (at most 50, Gitea's default MAX_RESPONSE_ITEMS), with x-total-count. */
-function page(ctx: Ctx, items: unknown[]): Reply {
+/** `page` and `limit` (at most 50: Gitea's MAX_RESPONSE_ITEMS) of `items`, as `view` shows them; x-total-count. */
+function page<T>(ctx: Ctx, items: T[], view: (item: T) => unknown): Reply {
   const limit = Math.min(50, Math.max(1, Number(ctx.query.get('limit')) || 30));
   const from = (Math.max(1, Number(ctx.query.get('page')) || 1) - 1) * limit;
-  return ok(items.slice(from, from + limit), 200, { 'x-total-count': String(items.length) });
+  return ok(items.slice(from, from + limit).map(view), 200, { 'x-total-count': String(items.length) });
 }
 
 /** Gitea's REST host; `urls` for the swagger link of its error bodies. */
@@ -123,8 +119,6 @@ export function giteaRest(urls: Urls, flavour: Flavour = 'gitea'): RestHost {
   };
 
   const createRepo = (ctx: Ctx): Reply => {
-    const refused = writer(ctx);
-    if (refused) return refused;
     const name = ctx.body.name;
     if (typeof name !== 'string' || name === '') return required('Name');
     if (!/^[A-Za-z0-9._-]+$/.test(name) || name === '.' || name === '..')
@@ -137,8 +131,6 @@ export function giteaRest(urls: Urls, flavour: Flavour = 'gitea'): RestHost {
 
   /** 202 with the new fork; 409 when the caller has a fork of it already or a repository of that name. */
   const createFork = (ctx: Ctx, repo: RepoState): Reply => {
-    const refused = writer(ctx);
-    if (refused) return refused;
     const me = ctx.login!;
     const existing = ctx.state.forkOf(repo, me);
     const paths = existing && `repo path: ${fullName(repo)}, fork path: ${fullName(existing)}`;
@@ -149,8 +141,6 @@ export function giteaRest(urls: Urls, flavour: Flavour = 'gitea'): RestHost {
   };
 
   const createPull = (ctx: Ctx, repo: RepoState): Reply => {
-    const refused = writer(ctx);
-    if (refused) return refused;
     const { title, head, base, body } = ctx.body;
     if (typeof title !== 'string' || title === '') return required('Title');
     if (typeof head !== 'string' || typeof base !== 'string' || head === '' || base === '') return required('Head');
@@ -160,12 +150,10 @@ export function giteaRest(urls: Urls, flavour: Flavour = 'gitea'): RestHost {
     const colon = head.indexOf(':');
     const [spec, ref] = colon >= 0 ? [head.slice(0, colon), head.slice(colon + 1)] : ['', head];
     const [owner, name] = spec.includes('/') ? spec.split('/') : [spec || repo.owner, undefined];
-    const from = name
-      ? ctx.state.repo(owner!, name)
-      : (ctx.state.inNetwork(repo, owner!) ?? ctx.state.forkOf(repo, owner!));
+    const from = name ? ctx.state.repo(owner!, name) : ctx.state.inNetwork(repo, owner!);
     if (!from || !ctx.state.canSee(from, ctx.login)) return notFound();
     const fields = { title, body: text(body) ?? '', base, draft: isWip(title), maintainer_can_modify: false };
-    const pull = openPull(ctx, repo, from, ref, fields, { sameBase: true, needCommits: true });
+    const pull = openPull(ctx, repo, { ...fields, from, ref });
     if ('exists' in pull) {
       const { id, number } = pull.exists;
       const targets = `id: ${id}, issue_id: ${number}, head_repo_id: ${from.id}, base_repo_id: ${repo.id}`;
@@ -182,16 +170,11 @@ export function giteaRest(urls: Urls, flavour: Flavour = 'gitea'): RestHost {
   };
 
   const routes: Route[] = [
-    ['GET', /^\/user$/, (ctx) => (ctx.caller ? ok(giteaMe(ctx.caller.user)) : error(401, 'token is required'))],
-    ['POST', /^\/user\/repos$/, createRepo],
+    ['GET', /^\/user$/, (ctx) => (ctx.caller ? ok(me(ctx, ctx.caller.user)) : error(401, 'token is required'))],
+    ['POST', /^\/user\/repos$/, (ctx) => writer(ctx) ?? createRepo(ctx)],
     onRepo('GET', '', (ctx, repo) => ok(repoView(ctx, repo))),
-    onRepo('POST', '/forks', createFork),
-    onRepo('GET', '/forks', (ctx, repo) =>
-      page(
-        ctx,
-        visibleForks(ctx, repo).map((r) => repoView(ctx, r)),
-      ),
-    ),
+    onRepo('POST', '/forks', { after: writer }, createFork),
+    onRepo('GET', '/forks', (ctx, repo) => page(ctx, visibleForks(ctx, repo), (r) => repoView(ctx, r))),
     flavour === 'gitea'
       ? onRepo('POST', '/merge-upstream', (ctx, repo) => {
           const branch = text(ctx.body.branch);
@@ -201,22 +184,15 @@ export function giteaRest(urls: Urls, flavour: Flavour = 'gitea'): RestHost {
       : onRepo('POST', '/sync_fork(?:/([^/]+))?', (ctx, repo, branch) =>
           sync(ctx, repo, branch || repo.defaultBranch, 'The Repo must be a fork', () => ({ status: 204 })),
         ),
-    onRepo('POST', '/pulls', createPull),
+    onRepo('POST', '/pulls', { after: writer }, createPull),
     // `state`: open (default), closed or all; newest first, as Gitea sorts by default.
-    onRepo('GET', '/pulls', (ctx, repo) => {
-      const pulls = pullsIn(repo, ctx.query.get('state') ?? 'open').reverse();
-      return page(
-        ctx,
-        pulls.map((p) => pullView(ctx, repo, p)),
-      );
-    }),
+    onRepo('GET', '/pulls', (ctx, repo) =>
+      page(ctx, pullsIn(repo, ctx.query.get('state') ?? 'open').reverse(), (p) => pullView(ctx, repo, p)),
+    ),
     onPull('/pulls/(\\d+)', {}, (ctx, repo, pull) => ok(pullView(ctx, repo, pull))),
-    onPull('/pulls/(\\d+)/commits', {}, (ctx, repo, pull) => {
-      return page(
-        ctx,
-        ctx.state.pullCommits(repo, pull).map((c) => commitView(ctx, repo, c)),
-      );
-    }),
+    onPull('/pulls/(\\d+)/commits', {}, (ctx, repo, pull) =>
+      page(ctx, ctx.state.pullCommits(repo, pull), (c) => commitView(ctx, repo, c)),
+    ),
   ];
 
   return {

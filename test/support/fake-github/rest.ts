@@ -22,11 +22,10 @@ const invalid = (doc: string, ...errors: Field[]): Reply => ghError(422, 'Valida
 const notFound = (doc = '') => ghError(404, 'Not Found', doc);
 
 /** A write needs a caller (401) whose token may write (403). */
-const writer = (doc: string) => (ctx: Ctx) =>
-  needsCaller(doc)(ctx) ??
+const needsCaller = (ctx: Ctx, doc: string) => (ctx.caller ? undefined : ghError(401, 'Requires authentication', doc));
+const writer = (ctx: Ctx, doc: string) =>
+  needsCaller(ctx, doc) ??
   (ctx.caller?.token.readOnly ? ghError(403, 'Resource not accessible by personal access token', doc) : undefined);
-const needsCaller = (doc: string) => (ctx: Ctx) =>
-  ctx.caller ? undefined : ghError(401, 'Requires authentication', doc);
 
 // ---- views ------------------------------------------------------------------------------------
 
@@ -34,6 +33,9 @@ const userView = ({ urls }: Ctx, u: UserState) => ({
   ...{ ...pick(u, 'login', 'id'), url: `${urls.apiUrl}/users/${u.login}`, html_url: `${urls.webUrl}/${u.login}` },
   type: 'User',
 });
+
+/** The caller's own user, with its name and email. */
+const me = (ctx: Ctx, u: UserState) => ({ ...userView(ctx, u), ...pick(u, 'name', 'email') });
 
 function repoView(ctx: Ctx, repo: RepoState, withParent = true): Record<string, unknown> {
   const { state, urls } = ctx;
@@ -102,10 +104,8 @@ const DOC = {
 };
 
 function createRepo(ctx: Ctx): Reply {
-  const refused = writer(DOC.createRepo)(ctx);
   const name = text(ctx.body.name);
-  if (refused || !name)
-    return refused ?? invalid(DOC.createRepo, { resource: 'Repository', code: 'missing_field', field: 'name' });
+  if (!name) return invalid(DOC.createRepo, { resource: 'Repository', code: 'missing_field', field: 'name' });
   const owner = ctx.login!;
   const message = 'name already exists on this account';
   if (ctx.state.repo(owner, name))
@@ -153,12 +153,9 @@ function mergeUpstream(ctx: Ctx, repo: RepoState): Reply {
 
 function createPull(ctx: Ctx, repo: RepoState): Reply {
   const doc = DOC.createPull;
-  const refused = writer(doc)(ctx);
   const missing = (['title', 'head', 'base'] as const).filter((f) => !text(ctx.body[f]));
-  if (refused || missing.length > 0)
-    return (
-      refused ?? invalid(doc, ...missing.map((field) => ({ resource: 'PullRequest', code: 'missing_field', field })))
-    );
+  if (missing.length > 0)
+    return invalid(doc, ...missing.map((field) => ({ resource: 'PullRequest', code: 'missing_field', field })));
   const [title, spec, base] = [String(ctx.body.title), String(ctx.body.head), String(ctx.body.base)];
   const colon = spec.indexOf(':');
   const [owner, ref] = colon >= 0 ? [spec.slice(0, colon), spec.slice(colon + 1)] : [repo.owner, spec];
@@ -172,8 +169,7 @@ function createPull(ctx: Ctx, repo: RepoState): Reply {
     return custom('Draft pull requests are not supported in this repository.');
   const body = typeof ctx.body.body === 'string' ? ctx.body.body : null;
   const canModify = head !== repo && ctx.body.maintainer_can_modify !== false;
-  const fields = { title, body, base, draft, maintainer_can_modify: canModify };
-  const pull = openPull(ctx, repo, head, ref, fields, { sameBase: true, needCommits: true });
+  const pull = openPull(ctx, repo, { title, body, base, draft, maintainer_can_modify: canModify, from: head, ref });
   if ('exists' in pull) return custom(`A pull request already exists for ${head.owner}:${ref}.`);
   if ('refused' in pull)
     return pull.refused === 'noCommits'
@@ -184,17 +180,11 @@ function createPull(ctx: Ctx, repo: RepoState): Reply {
 }
 
 const ROUTES: Route[] = [
-  [
-    'GET',
-    /^\/user$/,
-    (ctx) =>
-      needsCaller(DOC.user)(ctx) ??
-      ok({ ...userView(ctx, ctx.caller!.user), ...pick(ctx.caller!.user, 'name', 'email') }),
-  ],
-  ['POST', /^\/user\/repos$/, createRepo],
+  ['GET', /^\/user$/, (ctx) => needsCaller(ctx, DOC.user) ?? ok(me(ctx, ctx.caller!.user))],
+  ['POST', /^\/user\/repos$/, (ctx) => writer(ctx, DOC.createRepo) ?? createRepo(ctx)],
   onRepo('GET', '', { doc: DOC.repo }, (ctx, repo) => ok(repoView(ctx, repo))),
-  onRepo('POST', '/forks', { doc: DOC.fork, first: writer(DOC.fork) }, createFork),
-  onRepo('POST', '/merge-upstream', { doc: DOC.sync, first: writer(DOC.sync) }, mergeUpstream),
+  onRepo('POST', '/forks', { doc: DOC.fork, first: writer }, createFork),
+  onRepo('POST', '/merge-upstream', { doc: DOC.sync, first: writer }, mergeUpstream),
   // `branch` may hold slashes, encoded or not.
   onRepo('GET', '/branches/(.+)', { doc: DOC.branch }, (ctx, repo, branch = '') => {
     const sha = ctx.state.git.branchHead(repo.dir, branch);
@@ -204,7 +194,7 @@ const ROUTES: Route[] = [
       ? ok({ name: branch, commit, protected: repo.protectedBranches.has(branch) })
       : ghError(404, 'Branch not found', DOC.branch);
   }),
-  onRepo('POST', '/pulls', { doc: DOC.createPull, first: needsCaller(DOC.createPull) }, createPull),
+  onRepo('POST', '/pulls', { doc: DOC.createPull, first: needsCaller, after: writer }, createPull),
   // `state` (open, closed, all; default open) and `head` (owner:branch) filters.
   onRepo('GET', '/pulls', { doc: DOC.pull }, (ctx, repo) => {
     const head = ctx.query.get('head')?.toLowerCase();

@@ -117,10 +117,8 @@ function createProject(ctx: Ctx): Reply {
   if (ctx.state.repo(login, path)) return taken(400);
   const visibility: Visibility =
     ctx.body.visibility === 'public' || ctx.body.visibility === 'internal' ? ctx.body.visibility : 'private';
-  return ok(
-    projectView(ctx, ctx.state.addRepo(login, path, { visibility, description: text(ctx.body.description) ?? null })),
-    201,
-  );
+  const description = text(ctx.body.description) ?? null;
+  return ok(projectView(ctx, ctx.state.addRepo(login, path, { visibility, description })), 201);
 }
 
 /** On the source project; `target_project_id` names the target (a fork's parent). Developer on the source needed. */
@@ -133,21 +131,13 @@ function createMergeRequest(ctx: Ctx, source: RepoState): Reply {
   if (!target || !ctx.state.canSee(target, ctx.login)) return glError(404, 'Project Not Found');
   if (ctx.state.networkRoot(source) !== ctx.state.networkRoot(target))
     return messages(400, 'Source project is not a fork of the target project');
-  const fields = {
-    title,
-    body: text(ctx.body.description) ?? null,
-    base,
-    draft: DRAFT_TITLE.test(title),
-    maintainer_can_modify: true,
-  };
-  const pull = openPull(ctx, target, source, branch, fields, { sameBase: false, needCommits: false });
+  const [body, draft] = [text(ctx.body.description) ?? null, DRAFT_TITLE.test(title)];
+  const ask = { title, body, base, draft, maintainer_can_modify: true, from: source, ref: branch };
+  const pull = openPull(ctx, target, { ...ask, sameBase: false, needCommits: false });
   if ('exists' in pull)
     return messages(409, `Another open merge request already exists for this source branch: !${pull.exists.number}`);
-  if ('refused' in pull)
-    return messages(
-      422,
-      `${pull.refused === 'noHead' ? `Source branch "${branch}"` : `Target branch "${base}"`} does not exist`,
-    );
+  const missing = (why: string) => (why === 'noHead' ? `Source branch "${branch}"` : `Target branch "${base}"`);
+  if ('refused' in pull) return messages(422, `${missing(pull.refused)} does not exist`);
   return ok(mergeRequestView(ctx, target, pull), 201);
 }
 

@@ -1,6 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { readBody } from './rest.js';
+import { parseBody, readBody } from './rest.js';
+import { send } from './server.js';
 import type { State } from './state.js';
 
 /**
@@ -49,24 +50,14 @@ type Grant = { clientId: string; login: string; redirectUri: string; scope: stri
 const html = (text: string) =>
   `<html><body><p>${text.replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`)}</p></body></html>`;
 
-function send(res: ServerResponse, status: number, type: string, body: string, more: Record<string, string> = {}) {
-  res.writeHead(status, { 'content-type': type, ...more });
-  res.end(body);
-  return status;
-}
 const json = (res: ServerResponse, status: number, body: object) =>
   send(res, status, 'application/json; charset=utf-8', JSON.stringify(body), { 'cache-control': 'no-store' });
 
-/** A token request's parameters: the query's (when the host reads it), then the body's (JSON or form). */
+/** A token request's parameters: the query's (when the host reads it), then the body's strings (JSON or form). */
 async function tokenParams(req: IncomingMessage, url: URL, query: boolean): Promise<Record<string, string>> {
-  const raw = (await readBody(req)).toString('utf8');
-  const out: Record<string, string> = query ? Object.fromEntries(url.searchParams) : {};
-  if (!/json/i.test(req.headers['content-type'] ?? ''))
-    return Object.assign(out, Object.fromEntries(new URLSearchParams(raw)));
-  try {
-    for (const [k, v] of Object.entries(JSON.parse(raw) ?? {})) if (typeof v === 'string') out[k] = v;
-  } catch {}
-  return out;
+  const body = parseBody(await readBody(req), req.headers['content-type'], true) ?? {};
+  const strings = Object.entries(body).filter((e): e is [string, string] => typeof e[1] === 'string');
+  return { ...(query ? Object.fromEntries(url.searchParams) : {}), ...Object.fromEntries(strings) };
 }
 
 export function oauthProvider(host: OAuthHost, state: State, root: string) {

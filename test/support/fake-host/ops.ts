@@ -1,15 +1,10 @@
 import type { Ctx } from './rest.js';
-import type { Pull, RepoState } from './state.js';
+import type { Pull, PullFields, RepoState } from './state.js';
 
 /**
  * The operations the hosts' routes share, on the State: what each decides (who may, what
  * changes) is the same on every host; a refusal comes back as a kind the host words itself.
  */
-
-export function readable(ctx: Ctx, owner: string, name: string): RepoState | undefined {
-  const repo = ctx.state.repo(owner, name);
-  return repo && ctx.state.canSee(repo, ctx.login) ? repo : undefined;
-}
 
 export const visibleForks = (ctx: Ctx, repo: RepoState): RepoState[] =>
   ctx.state.forksOf(repo).filter((r) => ctx.state.canSee(r, ctx.login));
@@ -20,27 +15,24 @@ export const pullsIn = (repo: RepoState, state: string, word = (p: Pull): string
 
 export type PullRefusal = { refused: 'noHead' | 'noBase' | 'noCommits' } | { exists: Pull };
 
+/** A new pull: its fields, its head (`from`'s branch `ref`), the refusals that apply (see openPull). */
+export type PullAsk = PullFields & { from: RepoState; ref: string; sameBase?: boolean; needCommits?: boolean };
+
 /**
- * Opens the caller's pull request on `target` from `head`'s branch `ref`. Refused when either
+ * Opens the caller's pull request on `target` from `from`'s branch `ref`. Refused when either
  * branch is missing, when an open one from the same head (`sameBase`: and to the same base)
- * exists, and, with `needCommits`, when the head brings nothing the base lacks.
+ * exists, and (`needCommits`) when the head brings nothing the base lacks; both default true.
  */
-export function openPull(
-  ctx: Ctx,
-  target: RepoState,
-  head: RepoState,
-  ref: string,
-  fields: Pick<Pull, 'title' | 'body' | 'base' | 'draft' | 'maintainer_can_modify'>,
-  opts: { sameBase: boolean; needCommits: boolean },
-): Pull | PullRefusal {
+export function openPull(ctx: Ctx, target: RepoState, ask: PullAsk): Pull | PullRefusal {
+  const { from: head, ref, sameBase = true, needCommits = true, ...fields } = ask;
   const git = ctx.state.git;
   if (!git.branchHead(head.dir, ref)) return { refused: 'noHead' };
   const baseSha = git.branchHead(target.dir, fields.base);
   if (!baseSha) return { refused: 'noBase' };
   const same = (p: Pull) => p.head.ref === ref && ctx.state.headRepo(p) === head;
-  const exists = target.pulls.find((p) => p.state === 'open' && same(p) && (!opts.sameBase || p.base === fields.base));
+  const exists = target.pulls.find((p) => p.state === 'open' && same(p) && (!sameBase || p.base === fields.base));
   if (exists) return { exists };
-  if (opts.needCommits) {
+  if (needCommits) {
     const headSha = git.fetchRef(target.dir, head.dir, `refs/heads/${ref}`, 'refs/fake-host/compare');
     git.deleteRef(target.dir, 'refs/fake-host/compare');
     if (!headSha || git.isAncestor(target.dir, headSha, baseSha)) return { refused: 'noCommits' };

@@ -50,8 +50,10 @@ export const text = (v: unknown): string | undefined => (typeof v === 'string' &
 export const pick = <T, K extends keyof T>(from: T, ...keys: K[]): Pick<T, K> =>
   Object.fromEntries(keys.map((k) => [k, from[k]])) as Pick<T, K>;
 
-/** `doc`: the route's documentation page, for its errors (GitHub's); `first`: a check made before the repository is looked up. */
-type RouteOptions = { doc?: string; first?: (ctx: Ctx) => Reply | undefined };
+/** A check a route makes before its handler (given the route's `doc`): a refusal, or undefined to go on. */
+type Check = (ctx: Ctx, doc: string) => Reply | undefined;
+/** `doc`: the route's documentation page (GitHub's errors name it); `first` checks before the lookup, `after` after it. */
+type RouteOptions = { doc?: string; first?: Check; after?: Check };
 type OnRepo = (ctx: Ctx, repo: RepoState, ...params: string[]) => Reply;
 
 /**
@@ -67,16 +69,15 @@ export function repoRoutes(
 ) {
   const ids = new RegExp(`${repo}|`).exec('')!.length - 1;
   const onRepo = (method: string, tail: string, ...args: [OnRepo] | [RouteOptions, OnRepo]): Route => {
-    const [{ doc = '', first }, handler] = args.length === 2 ? args : [{}, args[0]];
+    const [{ doc = '', first, after }, handler] = args.length === 2 ? args : [{}, args[0]];
     return [
       method,
       new RegExp(`^${repo}${tail}$`),
       (ctx, ...groups) => {
-        const found = first?.(ctx) ?? find(ctx, ...groups.slice(0, ids));
+        const found = first?.(ctx, doc) ?? find(ctx, ...groups.slice(0, ids));
         if (found && 'status' in found) return found;
-        return found && ctx.state.canSee(found, ctx.login)
-          ? handler(ctx, found, ...groups.slice(ids))
-          : missing('repo', doc);
+        if (!found || !ctx.state.canSee(found, ctx.login)) return missing('repo', doc);
+        return after?.(ctx, doc) ?? handler(ctx, found, ...groups.slice(ids));
       },
     ];
   };
@@ -90,13 +91,21 @@ export function repoRoutes(
 
 export const readBody = async (req: IncomingMessage): Promise<Buffer> => Buffer.concat(await req.toArray());
 
-/** A form or JSON request body as an object ({} when empty or not an object); throws when it is not JSON. */
-function parseBody(raw: Buffer, contentType: string | undefined): Record<string, unknown> {
+/**
+ * A form or JSON request body as an object ({} when empty or not an object; undefined when it is
+ * not JSON). A REST body is a form when its type says so; `formUnlessJson` (an OAuth token
+ * request): whenever its type does not say JSON.
+ */
+export function parseBody(raw: Buffer, type = '', formUnlessJson = false): Record<string, unknown> | undefined {
   if (raw.length === 0) return {};
-  if ((contentType ?? '').includes('application/x-www-form-urlencoded'))
+  if (formUnlessJson ? !/json/i.test(type) : type.includes('application/x-www-form-urlencoded'))
     return Object.fromEntries(new URLSearchParams(raw.toString('utf8')));
-  const parsed: unknown = JSON.parse(raw.toString('utf8'));
-  return parsed !== null && typeof parsed === 'object' && !Array.isArray(parsed) ? { ...parsed } : {};
+  try {
+    const parsed: unknown = JSON.parse(raw.toString('utf8'));
+    return parsed !== null && typeof parsed === 'object' && !Array.isArray(parsed) ? { ...parsed } : {};
+  } catch {
+    return undefined;
+  }
 }
 
 export const reasonPhrases =
@@ -150,12 +159,8 @@ export function restApi(host: RestHost, state: State, urls: Urls, apiPath: strin
     const { present, token } = host.credentials(req);
     if (token !== undefined && host.expired && state.tokens.get(token)?.expired) return host.expired();
     if (present && !caller) return host.badCredentials();
-    let body: Record<string, unknown>;
-    try {
-      body = parseBody(raw, req.headers['content-type']);
-    } catch {
-      return host.badJson();
-    }
+    const body = parseBody(raw, req.headers['content-type']);
+    if (!body) return host.badJson();
     try {
       return route(method, path, { state, urls, caller, login: caller?.user.login, body, query: url.searchParams });
     } catch (err) {

@@ -103,10 +103,15 @@ export async function startHost(layout: HostLayout, routes: (root: string, scrat
   };
 }
 
+/** One answer of `type`; its status back, for the request log. */
+export function send(res: ServerResponse, status: number, type: string, body: string, headers = {}): number {
+  res.writeHead(status, { 'content-type': type, ...headers });
+  res.end(body);
+  return status;
+}
+
 /** A text/plain answer, the request body left unread. */
 export function plain(req: IncomingMessage, res: ServerResponse, status: number, text: string, headers = {}) {
   req.resume();
-  res.writeHead(status, { 'content-type': 'text/plain; charset=utf-8', ...headers });
-  res.end(text);
-  return Promise.resolve(status);
+  return Promise.resolve(send(res, status, 'text/plain; charset=utf-8', text, headers));
 }

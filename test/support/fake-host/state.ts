@@ -59,6 +59,15 @@ export interface Pull {
   merged_base_sha?: string;
 }
 
+/** What the one who opens a pull request says of it. */
+export type PullFields = Pick<Pull, 'title' | 'body' | 'base' | 'draft' | 'maintainer_can_modify'>;
+
+/** A new repository: a fork copies `fork`'s branches and settings. */
+export type NewRepo = Partial<Pick<RepoState, 'visibility' | 'allowDrafts' | 'description'>> & {
+  branch?: string;
+  fork?: RepoState;
+};
+
 /** A commit by a person: `files` (null deletes) on `branch`; a new branch starts at `from` (default: the default branch). */
 export type CommitOptions = {
   branch: string;
@@ -162,15 +171,8 @@ export class State {
   canSee(repo: RepoState, login: string | undefined): boolean {
     return this.permissions(repo, login).pull;
   }
-  /** A new repository and its bare directory (empty: no commits); a fork copies `fork`'s branches and settings. */
-  addRepo(
-    owner: string,
-    name: string,
-    opts: Partial<Pick<RepoState, 'visibility' | 'allowDrafts' | 'description'>> & {
-      branch?: string;
-      fork?: RepoState;
-    },
-  ): RepoState {
+  /** A new repository and its bare directory (empty: no commits). */
+  addRepo(owner: string, name: string, opts: NewRepo): RepoState {
     if (this.repo(owner, name)) throw new Error(`repository ${owner}/${name} already exists`);
     const parent = opts.fork;
     const ns = this.isGroup(owner) ? this.ensureGroup(owner).fullPath : this.ensureUser(owner).login;
@@ -246,10 +248,7 @@ export class State {
     const sha = head ? this.git.fetchRef(repo.dir, head.dir, `refs/heads/${pull.head.ref}`, ref) : undefined;
     return sha ?? this.git.resolve(repo.dir, ref);
   }
-  addPull(
-    repo: RepoState,
-    fields: Pick<Pull, 'title' | 'body' | 'user' | 'head' | 'base' | 'draft' | 'maintainer_can_modify'>,
-  ): Pull {
+  addPull(repo: RepoState, fields: PullFields & Pick<Pull, 'user' | 'head'>): Pull {
     const none = { state: 'open', merged: false, merged_at: null, merge_commit_sha: null } as const;
     const pull: Pull = { ...fields, number: repo.pulls.length + 1, id: this.ids.pull++, ...none };
     repo.pulls.push(pull);
