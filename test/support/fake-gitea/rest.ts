@@ -1,7 +1,7 @@
 import type { CommitInfo } from '../fake-host/bare.js';
 import { openPull, pullsIn, syncBranch, visibleForks } from '../fake-host/ops.js';
 import { type Ctx, type Reply, type RestHost, type Route, credentials, ok, pick } from '../fake-host/rest.js';
-import { reasonPhrases, repoRoutes, text } from '../fake-host/rest.js';
+import { reasonPhrases, repoRoutes, repoUrls, sharedCommit, sharedRepo, text } from '../fake-host/rest.js';
 import type { Urls } from '../fake-host/server.js';
 import { type Pull, type RepoState, type UserState, fullName } from '../fake-host/state.js';
 
@@ -23,30 +23,19 @@ const userView = ({ urls }: Ctx, u: UserState) => ({
 });
 
 function repoView(ctx: Ctx, repo: RepoState, withParent = true, caller = ctx.login): Record<string, unknown> {
-  const { state, urls } = ctx;
-  const full = fullName(repo);
+  const { state } = ctx;
   const { admin, push, pull } = state.permissions(repo, caller);
   const parent = withParent && repo.parent ? state.repoByFullName(repo.parent) : undefined;
-  return {
-    ...{ ...pick(repo, 'id', 'name', 'fork'), full_name: full, description: repo.description ?? '', size: 0, link: '' },
-    owner: userView(ctx, state.ensureUser(repo.owner)),
-    empty: state.git.branches(repo.dir).length === 0,
-    private: repo.visibility === 'private',
-    internal: repo.visibility === 'internal',
-    parent: parent ? repoView(ctx, parent, false) : null,
-    ...{
-      html_url: `${urls.webUrl}/${full}`,
-      url: `${urls.apiUrl}/repos/${full}`,
-      clone_url: `${urls.webUrl}/${full}.git`,
-    },
-    default_branch: repo.defaultBranch,
-    permissions: { admin, push, pull },
-  };
+  return sharedRepo(ctx, repo, userView, {
+    ...{ description: repo.description ?? '', size: 0, link: '', empty: state.git.branches(repo.dir).length === 0 },
+    ...{ private: repo.visibility === 'private', internal: repo.visibility === 'internal' },
+    ...{ parent: parent ? repoView(ctx, parent, false) : null, permissions: { admin, push, pull } },
+  });
 }
 
 function pullView(ctx: Ctx, repo: RepoState, pull: Pull) {
-  const { state, urls } = ctx;
-  const at = `${urls.webUrl}/${fullName(repo)}/pulls/${pull.number}`;
+  const { state } = ctx;
+  const at = `${repoUrls(ctx, repo).web}/pulls/${pull.number}`;
   const side = (on: RepoState | undefined, ref: string, sha: string | undefined) => ({
     ...{ label: ref, ref, sha: sha ?? '' },
     repo: on ? repoView(ctx, on, false, undefined) : null,
@@ -60,24 +49,15 @@ function pullView(ctx: Ctx, repo: RepoState, pull: Pull) {
   };
 }
 
+/** GitHub's commit with Gitea's own: its url is the git commit's, its message ends in a newline, and its tree. */
 function commitView(ctx: Ctx, repo: RepoState, c: CommitInfo) {
-  const { apiUrl, webUrl } = ctx.urls;
-  const api = `${apiUrl}/repos/${fullName(repo)}/git`;
-  const user = (email: string) => {
-    const u = ctx.state.userByEmail(email);
-    return u ? userView(ctx, u) : null;
-  };
-  const tree = { url: `${api}/trees/${c.tree}`, sha: c.tree, created: c.committer.date };
-  return {
-    ...{ url: `${api}/commits/${c.sha}`, sha: c.sha, html_url: `${webUrl}/${fullName(repo)}/commit/${c.sha}` },
-    commit: { url: `${api}/commits/${c.sha}`, ...pick(c, 'author', 'committer'), message: `${c.message}\n`, tree },
-    author: user(c.author.email),
-    committer: user(c.committer.email),
-  };
+  const view = sharedCommit(ctx, repo, c, userView);
+  const tree = { url: `${repoUrls(ctx, repo).api}/git/trees/${c.tree}`, sha: c.tree, created: c.committer.date };
+  return { ...view, url: view.commit.url, commit: { ...view.commit, message: `${c.message}\n`, tree } };
 }
 
 /** The caller's own user: its full name as it is, and when it was made. */
-const me = (ctx: Ctx, u: UserState) => ({ ...userView(ctx, u), full_name: u.name, created: u.createdAt });
+const selfView = (ctx: Ctx, u: UserState) => ({ ...userView(ctx, u), full_name: u.name, created: u.createdAt });
 
 /** `page` and `limit` (at most 50: Gitea's MAX_RESPONSE_ITEMS) of `items`, as `view` shows them; x-total-count. */
 function page<T>(ctx: Ctx, items: T[], view: (item: T) => unknown): Reply {
@@ -170,7 +150,7 @@ export function giteaRest(urls: Urls, flavour: Flavour = 'gitea'): RestHost {
   };
 
   const routes: Route[] = [
-    ['GET', /^\/user$/, (ctx) => (ctx.caller ? ok(me(ctx, ctx.caller.user)) : error(401, 'token is required'))],
+    ['GET', /^\/user$/, (ctx) => (ctx.caller ? ok(selfView(ctx, ctx.caller.user)) : error(401, 'token is required'))],
     ['POST', /^\/user\/repos$/, (ctx) => writer(ctx) ?? createRepo(ctx)],
     onRepo('GET', '', (ctx, repo) => ok(repoView(ctx, repo))),
     onRepo('POST', '/forks', { after: writer }, createFork),

@@ -1,18 +1,16 @@
 import { randomBytes } from 'node:crypto';
-import { type FakeHost, type FakeRepoInfo, type HostSpec, startFake } from '../fake-host/side.js';
-import type { RepoState, Visibility } from '../fake-host/state.js';
+import { type FakeHost, type HostSpec, startFake } from '../fake-host/side.js';
 import { type Flavour, giteaRest } from './rest.js';
 
 export type { Pull, Visibility } from '../fake-host/state.js';
 
-export type FakeGiteaRepoInfo = FakeRepoInfo & { visibility: Visibility };
-
 /**
- * The shared test-side API (../fake-host/side.ts); tokens are 40 hex characters like a Gitea
- * access token, read-only ones scoped read:repository (REST writes 403 naming the scope it lacks).
- * createRepo's `readers` may only read; internal repositories are readable by every signed-in user.
+ * The shared test-side API (../fake-host/side.ts), repo() with the visibility; tokens are 40 hex
+ * characters like a Gitea access token, read-only ones scoped read:repository (REST writes 403
+ * naming the scope it lacks). createRepo's `readers` may only read; internal repositories are
+ * readable by every signed-in user.
  */
-export interface FakeGitea extends FakeHost<FakeGiteaRepoInfo> {
+export interface FakeGitea extends FakeHost<'visibility'> {
   /** Every OAuth access token issued so far stops working (REST and git answer 401). */
   expireOAuthTokens(): void;
 }
@@ -86,7 +84,6 @@ const spec = (subPath: string | undefined, flavour: Flavour | undefined): HostSp
  * Gitea's …/merge-upstream is an unknown route (404).
  */
 export async function startFakeGitea(opts: { subPath?: string; flavour?: Flavour } = {}): Promise<FakeGitea> {
-  const info = (r: RepoState, shared: FakeRepoInfo) => ({ ...shared, visibility: r.visibility });
-  const { fake, oauth } = await startFake<FakeGiteaRepoInfo>(spec(opts.subPath, opts.flavour), info);
+  const { fake, oauth } = await startFake(spec(opts.subPath, opts.flavour), ['visibility']);
   return { ...fake, expireOAuthTokens: () => oauth.expire() };
 }

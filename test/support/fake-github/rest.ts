@@ -1,9 +1,8 @@
 import { randomUUID } from 'node:crypto';
-import type { CommitInfo } from '../fake-host/bare.js';
 import { openPull, pullsIn, syncBranch } from '../fake-host/ops.js';
 import { type Ctx, type Reply, type RestHost, type Route, credentials, ok, pick } from '../fake-host/rest.js';
-import { reasonPhrases, repoRoutes, text } from '../fake-host/rest.js';
-import { type Pull, type RepoState, type UserState, fullName } from '../fake-host/state.js';
+import { reasonPhrases, repoRoutes, repoUrls, sharedCommit, sharedRepo, text } from '../fake-host/rest.js';
+import type { Pull, RepoState, UserState } from '../fake-host/state.js';
 
 /**
  * GitHub's REST subset under /api/v3: its routes, its JSON shapes (trimmed to the fields clients
@@ -35,40 +34,22 @@ const userView = ({ urls }: Ctx, u: UserState) => ({
 });
 
 /** The caller's own user, with its name and email. */
-const me = (ctx: Ctx, u: UserState) => ({ ...userView(ctx, u), ...pick(u, 'name', 'email') });
+const selfView = (ctx: Ctx, u: UserState) => ({ ...userView(ctx, u), ...pick(u, 'name', 'email') });
 
 function repoView(ctx: Ctx, repo: RepoState, withParent = true): Record<string, unknown> {
-  const { state, urls } = ctx;
-  const full = fullName(repo);
+  const { state } = ctx;
   const parent = withParent && repo.parent ? state.repoByFullName(repo.parent) : undefined;
-  return {
-    ...{ ...pick(repo, 'id', 'name', 'description', 'fork', 'visibility'), private: repo.visibility !== 'public' },
-    owner: userView(ctx, state.ensureUser(repo.owner)),
-    ...{ full_name: full, html_url: `${urls.webUrl}/${full}`, url: `${urls.apiUrl}/repos/${full}` },
-    ...{ clone_url: `${urls.webUrl}/${full}.git`, forks: state.forksOf(repo).length },
-    default_branch: repo.defaultBranch,
-    permissions: state.permissions(repo, ctx.login),
+  return sharedRepo(ctx, repo, userView, {
+    ...{ ...pick(repo, 'description', 'visibility'), private: repo.visibility !== 'public' },
+    ...{ forks: state.forksOf(repo).length, permissions: state.permissions(repo, ctx.login) },
     ...(parent ? { parent: repoView(ctx, parent, false), source: repoView(ctx, state.networkRoot(repo), false) } : {}),
-  };
-}
-
-function commitView(ctx: Ctx, repo: RepoState, c: CommitInfo) {
-  const [api, web] = [`${ctx.urls.apiUrl}/repos/${fullName(repo)}`, `${ctx.urls.webUrl}/${fullName(repo)}`];
-  const user = (email: string) => {
-    const u = ctx.state.userByEmail(email);
-    return u ? userView(ctx, u) : null;
-  };
-  return {
-    ...{ ...pick(c, 'sha'), url: `${api}/commits/${c.sha}`, html_url: `${web}/commit/${c.sha}` },
-    commit: { url: `${api}/git/commits/${c.sha}`, ...pick(c, 'author', 'committer', 'message') },
-    author: user(c.author.email),
-    committer: user(c.committer.email),
-  };
+  });
 }
 
 /** `head.sha` is the pull's head now (as of the merge once merged); `commits` those it brings. */
 function pullView(ctx: Ctx, repo: RepoState, pull: Pull) {
-  const { state, urls } = ctx;
+  const { state } = ctx;
+  const { api, web } = repoUrls(ctx, repo);
   const side = (owner: string, ref: string, sha: string | null, on: RepoState | undefined) => ({
     ...{ label: `${state.ensureUser(owner).login}:${ref}`, ref, sha, user: userView(ctx, state.ensureUser(owner)) },
     repo: on ? repoView(ctx, on, false) : null,
@@ -77,8 +58,7 @@ function pullView(ctx: Ctx, repo: RepoState, pull: Pull) {
   return {
     ...pick(pull, 'id', 'number', 'state', 'title', 'body', 'merged_at', 'merge_commit_sha', 'draft', 'merged'),
     maintainer_can_modify: pull.maintainer_can_modify,
-    ...{ url: `${urls.apiUrl}/repos/${fullName(repo)}/pulls/${pull.number}` },
-    ...{ html_url: `${urls.webUrl}/${fullName(repo)}/pull/${pull.number}` },
+    ...{ url: `${api}/pulls/${pull.number}`, html_url: `${web}/pull/${pull.number}` },
     user: userView(ctx, state.ensureUser(pull.user)),
     head: side(pull.head.owner, pull.head.ref, state.syncHead(repo, pull) ?? null, state.headRepo(pull)),
     base: side(repo.owner, pull.base, baseSha, repo),
@@ -115,8 +95,7 @@ function createRepo(ctx: Ctx): Reply {
   const repo = ctx.state.addRepo(owner, name, { visibility, description });
   if (ctx.body.auto_init === true) {
     const files = { 'README.md': `# ${name}\n${description ? `\n${description}\n` : ''}` };
-    const author = ctx.state.identity(owner);
-    ctx.state.commit(repo, { branch: repo.defaultBranch, files, message: 'Initial commit', author });
+    ctx.state.commit(repo, { branch: repo.defaultBranch, files, message: 'Initial commit' });
   }
   return ok(repoView(ctx, repo), 201);
 }
@@ -175,12 +154,11 @@ function createPull(ctx: Ctx, repo: RepoState): Reply {
     return pull.refused === 'noCommits'
       ? custom(`No commits between ${base} and ${spec}`)
       : field(pull.refused === 'noHead' ? 'head' : 'base');
-  const location = `${ctx.urls.apiUrl}/repos/${fullName(repo)}/pulls/${pull.number}`;
-  return ok(pullView(ctx, repo, pull), 201, { location });
+  return ok(pullView(ctx, repo, pull), 201, { location: `${repoUrls(ctx, repo).api}/pulls/${pull.number}` });
 }
 
 const ROUTES: Route[] = [
-  ['GET', /^\/user$/, (ctx) => needsCaller(ctx, DOC.user) ?? ok(me(ctx, ctx.caller!.user))],
+  ['GET', /^\/user$/, (ctx) => needsCaller(ctx, DOC.user) ?? ok(selfView(ctx, ctx.caller!.user))],
   ['POST', /^\/user\/repos$/, (ctx) => writer(ctx, DOC.createRepo) ?? createRepo(ctx)],
   onRepo('GET', '', { doc: DOC.repo }, (ctx, repo) => ok(repoView(ctx, repo))),
   onRepo('POST', '/forks', { doc: DOC.fork, first: writer }, createFork),
@@ -188,11 +166,9 @@ const ROUTES: Route[] = [
   // `branch` may hold slashes, encoded or not.
   onRepo('GET', '/branches/(.+)', { doc: DOC.branch }, (ctx, repo, branch = '') => {
     const sha = ctx.state.git.branchHead(repo.dir, branch);
-    const [info] = sha ? ctx.state.git.log(repo.dir, undefined, sha, true) : [];
-    const commit = info ? commitView(ctx, repo, info) : { sha };
-    return sha
-      ? ok({ name: branch, commit, protected: repo.protectedBranches.has(branch) })
-      : ghError(404, 'Branch not found', DOC.branch);
+    if (!sha) return ghError(404, 'Branch not found', DOC.branch);
+    const commit = sharedCommit(ctx, repo, ctx.state.git.log(repo.dir, undefined, sha, true)[0]!, userView);
+    return ok({ name: branch, commit, protected: repo.protectedBranches.has(branch) });
   }),
   onRepo('POST', '/pulls', { doc: DOC.createPull, first: needsCaller, after: writer }, createPull),
   // `state` (open, closed, all; default open) and `head` (owner:branch) filters.
@@ -204,7 +180,7 @@ const ROUTES: Route[] = [
   }),
   onPull('/pulls/(\\d+)', { doc: DOC.pull }, (ctx, repo, pull) => ok(pullView(ctx, repo, pull))),
   onPull('/pulls/(\\d+)/commits', { doc: DOC.commits }, (ctx, repo, pull) =>
-    ok(ctx.state.pullCommits(repo, pull).map((c) => commitView(ctx, repo, c))),
+    ok(ctx.state.pullCommits(repo, pull).map((c) => sharedCommit(ctx, repo, c, userView))),
   ),
 ];
 

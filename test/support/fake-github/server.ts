@@ -1,14 +1,12 @@
-import { type FakeHost, type FakeRepoInfo, type HostSpec, startFake } from '../fake-host/side.js';
-import { type RepoState, newToken } from '../fake-host/state.js';
+import { type FakeHost, type HostSpec, startFake } from '../fake-host/side.js';
+import { newToken } from '../fake-host/state.js';
 import { words } from '../fake-host/oauth.js';
 import { githubRest } from './rest.js';
 
 export type { Pull } from '../fake-host/state.js';
 
-export type FakeGitHubRepoInfo = FakeRepoInfo & { allowDrafts: boolean };
-
-/** The shared test-side API (../fake-host/side.ts); tokens are 'ghp_' + 36 characters, read-only ones fine-grained. */
-export type FakeGitHub = FakeHost<FakeGitHubRepoInfo>;
+/** The shared test-side API (../fake-host/side.ts), repo() with allowDrafts; tokens 'ghp_' + 36 characters. */
+export type FakeGitHub = FakeHost<'allowDrafts'>;
 
 const TROUBLESHOOTING =
   'https://docs.github.com/apps/managing-oauth-apps/troubleshooting-oauth-app-access-token-request-errors';
@@ -59,6 +57,5 @@ const GITHUB: HostSpec = {
 
 /** A GitHub double on 127.0.0.1: REST under /api/v3, git smart HTTP and OAuth at the web root. */
 export async function startFakeGitHub(): Promise<FakeGitHub> {
-  const info = (r: RepoState, shared: FakeRepoInfo) => ({ ...shared, allowDrafts: r.allowDrafts });
-  return (await startFake<FakeGitHubRepoInfo>(GITHUB, info)).fake;
+  return (await startFake(GITHUB, ['allowDrafts'])).fake;
 }

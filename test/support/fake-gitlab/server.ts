@@ -1,22 +1,19 @@
 import { randomBytes } from 'node:crypto';
 import { words } from '../fake-host/oauth.js';
-import { pick } from '../fake-host/rest.js';
-import { type FakeHost, type FakeRepoInfo, type HostSpec, startFake } from '../fake-host/side.js';
-import { type RepoState, newToken } from '../fake-host/state.js';
+import { type FakeHost, type HostSpec, startFake } from '../fake-host/side.js';
+import { newToken } from '../fake-host/state.js';
 import { gitlabRest } from './rest.js';
 
 export type { Pull } from '../fake-host/state.js';
 export { ACCESS } from '../fake-host/state.js';
 
-export type FakeGitLabRepoInfo = FakeRepoInfo & Pick<RepoState, 'visibility' | 'allowDrafts'>;
-
 /**
- * The shared test-side API (../fake-host/side.ts), plus GitLab's groups; tokens 'glpat-' + 20
- * characters. createRepo's owner is a user (one added with addUser) or a group path (`acme/tools`,
- * made with its parents); `collaborators` get Developer (30), `reporters` Reporter (20), the
- * namespace's user Owner (50).
+ * The shared test-side API (../fake-host/side.ts), repo() with the visibility and allowDrafts,
+ * plus GitLab's groups; tokens 'glpat-' + 20 characters. createRepo's owner is a user (one added
+ * with addUser) or a group path (`acme/tools`, made with its parents); `collaborators` get
+ * Developer (30), `reporters` Reporter (20), the namespace's user Owner (50).
  */
-export interface FakeGitLab extends FakeHost<FakeGitLabRepoInfo> {
+export interface FakeGitLab extends FakeHost<'visibility' | 'allowDrafts'> {
   /** A member of a group (and so of its subgroups and projects) at an access level (ACCESS). */
   addGroupMember(group: string, login: string, level: number): void;
   /** Every OAuth access token of the user expires (REST 401 invalid_token); refresh tokens keep working. */
@@ -91,8 +88,7 @@ const spec = (relativeUrlRoot?: string): HostSpec => ({
  * everything is served under it and webUrl/apiUrl include it (request paths are recorded without it).
  */
 export async function startFakeGitLab(opts: { relativeUrlRoot?: string } = {}): Promise<FakeGitLab> {
-  const info = (r: RepoState, shared: FakeRepoInfo) => ({ ...shared, ...pick(r, 'visibility', 'allowDrafts') });
-  const { fake, state, oauth } = await startFake<FakeGitLabRepoInfo>(spec(opts.relativeUrlRoot), info);
+  const { fake, state, oauth } = await startFake(spec(opts.relativeUrlRoot), ['visibility', 'allowDrafts']);
   return {
     ...fake,
     addGroupMember: (group, login, level) => void state.ensureGroup(group).members.set(login.toLowerCase(), level),

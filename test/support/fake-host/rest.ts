@@ -1,6 +1,7 @@
 import { type IncomingMessage, STATUS_CODES, type ServerResponse } from 'node:http';
+import type { CommitInfo } from './bare.js';
 import type { Urls } from './server.js';
-import type { Pull, RepoState, State, TokenState, UserState } from './state.js';
+import { type Pull, type RepoState, type State, type TokenState, type UserState, fullName } from './state.js';
 
 /**
  * The one REST layer of the fake hosts: a host is a table of routes (method, path pattern,
@@ -49,6 +50,42 @@ export const text = (v: unknown): string | undefined => (typeof v === 'string' &
 /** The fields of `from` named, as they are: the part of a view that copies the record. */
 export const pick = <T, K extends keyof T>(from: T, ...keys: K[]): Pick<T, K> =>
   Object.fromEntries(keys.map((k) => [k, from[k]])) as Pick<T, K>;
+
+/** A repository's REST and web addresses. */
+export const repoUrls = ({ urls }: Ctx, repo: RepoState) => ({
+  api: `${urls.apiUrl}/repos/${fullName(repo)}`,
+  web: `${urls.webUrl}/${fullName(repo)}`,
+});
+
+type UserView = (ctx: Ctx, u: UserState) => object;
+
+/**
+ * A repository as GitHub and Gitea show it (Gitea's API copies GitHub's shapes), its owner as
+ * `user` shows one; `own`, the host's privacy, permission and parent fields, over these.
+ */
+export function sharedRepo(ctx: Ctx, repo: RepoState, user: UserView, own: object): Record<string, unknown> {
+  const { api, web } = repoUrls(ctx, repo);
+  return {
+    ...{ ...pick(repo, 'id', 'name', 'fork'), full_name: fullName(repo), default_branch: repo.defaultBranch },
+    ...{ html_url: web, url: api, clone_url: `${web}.git`, owner: user(ctx, ctx.state.ensureUser(repo.owner)) },
+    ...own,
+  };
+}
+
+/** A commit as GitHub shows it (and Gitea, with more): `author` and `committer`, the users with those emails (or null). */
+export function sharedCommit(ctx: Ctx, repo: RepoState, c: CommitInfo, user: UserView) {
+  const { api, web } = repoUrls(ctx, repo);
+  const by = (email: string) => {
+    const u = ctx.state.userByEmail(email);
+    return u ? user(ctx, u) : null;
+  };
+  return {
+    ...{ ...pick(c, 'sha'), url: `${api}/commits/${c.sha}`, html_url: `${web}/commit/${c.sha}` },
+    commit: { url: `${api}/git/commits/${c.sha}`, ...pick(c, 'author', 'committer', 'message') },
+    author: by(c.author.email),
+    committer: by(c.committer.email),
+  };
+}
 
 /** A check a route makes before its handler (given the route's `doc`): a refusal, or undefined to go on. */
 type Check = (ctx: Ctx, doc: string) => Reply | undefined;

@@ -1,8 +1,8 @@
 import { type GitHost, gitRoute } from './git.js';
 import { type OAuthHost, oauthProvider } from './oauth.js';
-import { type Reply, type RestHost, restApi } from './rest.js';
-import { type HostLayout, type HostRequest, type Urls, startHost } from './server.js';
-import { ACCESS, type CommitOptions, type Pull, type RepoState, State, type Visibility } from './state.js';
+import { type Reply, type RestHost, pick, restApi } from './rest.js';
+import { type HostLayout, type Urls, startHost } from './server.js';
+import { ACCESS, type CommitOptions, type RepoState, State, type Visibility } from './state.js';
 
 /**
  * A fake code host from its spec (where it serves what, its REST routes and words, its OAuth
@@ -48,43 +48,20 @@ export interface RepoOptions {
 }
 
 /**
- * The test-side API every fake code host (GitHub, GitLab, Gitea) has. `webUrl`
+ * The test-side API every fake code host (GitHub, GitLab, Gitea) has, as startFake makes it. `webUrl`
  * (http://127.0.0.1:PORT[/prefix]) serves git smart HTTP and OAuth, `apiUrl` the REST API.
  * `addUser` makes a user and a token for it (default: one shaped like the host's); again for a
  * known login it adds the given token (or returns the first one); `readOnly`: a token that can
  * read but not write. `commit` writes a commit on a branch (a new one starts at `from`) without
  * hooks; `pulls` lists the pull requests (merge requests: number = iid) targeting a repository;
- * `protectBranches` adds protected branches (pushes refused in the host's words); `failNext`
- * answers the next matching REST request with `reply` (default body: the host's error body).
+ * `repo` tells FakeRepoInfo and the host's `Extra` fields; `protectBranches` adds protected
+ * branches (pushes refused in the host's words); `failNext` answers the next matching REST
+ * request with `reply` (default body: the host's error body).
  */
-export interface FakeHost<Info extends FakeRepoInfo = FakeRepoInfo> {
-  webUrl: string;
-  apiUrl: string;
-  requests: HostRequest[];
-  addUser(
-    login: string,
-    opts?: { token?: string; name?: string; email?: string; readOnly?: boolean },
-  ): { login: string; token: string };
-  createRepo(owner: string, name: string, opts?: RepoOptions): { commit: string };
-  commit(owner: string, name: string, opts: CommitOptions): string;
-  branchHead(owner: string, name: string, branch: string): string | undefined;
-  files(owner: string, name: string, ref: string): Record<string, string>;
-  diff(owner: string, name: string, base: string, head: string): string;
-  pulls(owner: string, name: string): Pull[];
-  mergePull(owner: string, name: string, number: number): string;
-  repo(owner: string, name: string): Info | undefined;
-  protectBranches(owner: string, name: string, branches: string[]): void;
-  oauthAs(login: string): void;
-  addOAuthApp(clientId: string, clientSecret: string): void;
-  failNext(method: string, pathPattern: RegExp, reply: Reply): void;
-  close(): Promise<void>;
-}
+export type FakeHost<Extra extends keyof RepoState = never> = Awaited<ReturnType<typeof startFake<Extra>>>['fake'];
 
-/** Starts the host of `spec`: its test-side API (repo() as `info` tells) and its State and OAuth for the host's extras. */
-export async function startFake<Info extends FakeRepoInfo>(
-  spec: HostSpec,
-  info: (r: RepoState, shared: FakeRepoInfo) => Info,
-) {
+/** Starts the host of `spec`: its test-side API (repo() adds the `extra` fields) and its State and OAuth for the host's extras. */
+export async function startFake<Extra extends keyof RepoState = never>(spec: HostSpec, extra: Extra[] = []) {
   let made!: { state: State; oauth: ReturnType<typeof oauthProvider>; rest: ReturnType<typeof restApi> };
   const server = await startHost(spec.layout, (root, scratch, urls) => {
     const state = new State(root, scratch, spec.protectedRefusal);
@@ -102,23 +79,23 @@ export async function startFake<Info extends FakeRepoInfo>(
     const { dir } = need(owner, name);
     return [dir, state.git.resolve(dir, ref) ?? fail(`${owner}/${name} has no ${ref}`)];
   };
-  const fake: FakeHost<Info> = {
+  const fake = {
     ...server.urls,
     requests: server.requests,
-    addUser(login, opts = {}) {
-      const known = state.user(login);
+    addUser(login: string, opts: { token?: string; name?: string; email?: string; readOnly?: boolean } = {}) {
       const user = state.ensureUser(login);
       user.name = opts.name ?? user.name;
       user.email = opts.email ?? user.email;
+      // A token's user exists, so a login just made has none.
       const first = [...state.tokens.entries()].find(([, t]) => t.login === user.login);
-      if (known && first && opts.token === undefined && opts.readOnly === undefined)
+      if (first && opts.token === undefined && opts.readOnly === undefined)
         return { login: user.login, token: first[0] };
       const token = opts.token ?? spec.newToken();
       const readOnly = opts.readOnly ?? false;
       state.addToken(user.login, token, { readOnly, scopes: spec.scopes?.(readOnly) });
       return { login: user.login, token };
     },
-    createRepo(owner, name, opts = {}) {
+    createRepo(owner: string, name: string, opts: RepoOptions = {}) {
       if (spec.ownersAreGroups && (state.isGroup(owner) || !state.user(owner))) state.ensureGroup(owner);
       const visibility = opts.visibility ?? (opts.internal ? 'internal' : opts.private ? 'private' : 'public');
       const branch = opts.branch ?? 'main';
@@ -131,27 +108,28 @@ export async function startFake<Info extends FakeRepoInfo>(
       state.setProtected(repo, opts.protectedBranches ?? []);
       return { commit };
     },
-    commit: (owner, name, opts) => state.commit(need(owner, name), opts),
-    protectBranches(owner, name, branches) {
+    commit: (owner: string, name: string, opts: CommitOptions) => state.commit(need(owner, name), opts),
+    protectBranches(owner: string, name: string, branches: string[]) {
       const repo = need(owner, name);
       state.setProtected(repo, [...repo.protectedBranches, ...branches]);
     },
-    branchHead(owner, name, branch) {
+    branchHead(owner: string, name: string, branch: string) {
       const repo = state.repo(owner, name);
       return repo && state.git.branchHead(repo.dir, branch);
     },
-    files: (owner, name, ref) => state.git.files(...rev(owner, name, ref)),
-    diff: (owner, name, base, head) => state.git.diff(...rev(owner, name, base), rev(owner, name, head)[1]),
-    pulls: (owner, name) => need(owner, name).pulls.map((p) => ({ ...p, head: { ...p.head } })),
-    mergePull: (owner, name, number) => state.mergePull(need(owner, name), number),
-    repo(owner, name) {
+    files: (owner: string, name: string, ref: string) => state.git.files(...rev(owner, name, ref)),
+    diff: (owner: string, name: string, base: string, head: string) =>
+      state.git.diff(...rev(owner, name, base), rev(owner, name, head)[1]),
+    pulls: (owner: string, name: string) => need(owner, name).pulls.map((p) => ({ ...p, head: { ...p.head } })),
+    mergePull: (owner: string, name: string, number: number) => state.mergePull(need(owner, name), number),
+    repo(owner: string, name: string): (FakeRepoInfo & Pick<RepoState, Extra>) | undefined {
       const r = state.repo(owner, name);
       const shared = r && { private: r.visibility !== 'public', defaultBranch: r.defaultBranch, fork: r.fork };
-      return r && shared && info(r, { ...shared, ...(r.parent ? { parent: r.parent } : {}) });
+      return r && { ...shared!, ...(r.parent ? { parent: r.parent } : {}), ...pick(r, ...extra) };
     },
-    oauthAs: (login) => oauth.approveAs(login),
-    addOAuthApp: (clientId, clientSecret) => oauth.addApp(clientId, clientSecret),
-    failNext: (method, pathPattern, reply) => rest.failNext(method, pathPattern, reply),
+    oauthAs: (login: string) => oauth.approveAs(login),
+    addOAuthApp: (clientId: string, clientSecret: string) => oauth.addApp(clientId, clientSecret),
+    failNext: (method: string, pathPattern: RegExp, reply: Reply) => rest.failNext(method, pathPattern, reply),
     close: () => server.close(),
   };
   return { fake, state, oauth };
