@@ -31,8 +31,8 @@
  * `first:K` keeps its first K files, `last:K` its last K (a re-rank that names the wrong file, as
  * one naming README.md does), put through the step's applyRanking. Each spec is measured twice:
  * `kept`, the fixer shown the selected files alone (the fixer before the fill), and `fill`, the files
- * the re-rank left out, then those beyond the shortlist, filling what the budget leaves, in the
- * deterministic order (the fixer now).
+ * the re-rank left out filling what the budget leaves, then those beyond the shortlist what they
+ * leave, in the deterministic order (the fixer now).
  *
  *   --before   --files N (default 15: the locator's shortlist)   --budget CHARS (default 120000)
  *   --rerank first:3,last:1   --only SUBSTRING
@@ -250,11 +250,12 @@ async function runOne(
     const handed = (reranked?: Parameters<typeof handOff>[1]) =>
       fixerFiles(handOff(located.files, reranked, o.files), o.files);
     const hunks = sourceHunks(inst.patch, language);
-    const assemble = (ranked: string[], fill: string[]) =>
+    const assemble = (ranked: string[], fill: string[], beyond: string[]) =>
       assembleFixerFiles({
         dir,
         paths: ranked,
         fill,
+        beyond,
         insights: scriptedInsights(ranked, located.definitions, inst.problem_statement),
         definitions: located.definitions,
         budget: o.budget,
@@ -265,16 +266,17 @@ async function runOne(
       out.set('none', measure(oldAssembly(dir, paths, insights, o.budget), hunks, paths, paths));
     } else {
       const plain = handed(undefined);
-      const shown = [...plain.selected, ...plain.fill];
-      out.set('none', measure(assemble(plain.selected, plain.fill), hunks, shown, paths));
+      const shown = [...plain.selected, ...plain.fill, ...plain.beyond];
+      out.set('none', measure(assemble(plain.selected, plain.fill, plain.beyond), hunks, shown, paths));
     }
     for (const r of o.reranks) {
       const ranking = r.keep(shortlist.map((f) => f.path)).map((path) => ({ path, reason: 'scripted' }));
       const applied = applyRanking(shortlist, ranking);
       if (!applied) continue;
-      const { selected, fill } = handed(applied);
-      out.set(`${r.name} kept`, measure(assemble(selected, []), hunks, selected, paths));
-      out.set(`${r.name} fill`, measure(assemble(selected, fill), hunks, [...selected, ...fill], paths));
+      const { selected, fill, beyond } = handed(applied);
+      out.set(`${r.name} kept`, measure(assemble(selected, [], []), hunks, selected, paths));
+      const shown = [...selected, ...fill, ...beyond];
+      out.set(`${r.name} fill`, measure(assemble(selected, fill, beyond), hunks, shown, paths));
     }
     return out;
   } finally {

@@ -62,6 +62,12 @@ export interface FixerContextInput {
    * them a top file, so each gets its outline and then, by order, whole or its matching definitions.
    */
   fill?: readonly string[];
+  /**
+   * Files shown after `fill` with only what `fill` leaves, laid out as it is (the located files
+   * ranked beyond the re-rank's shortlist): however many they are, their outlines' room is never
+   * taken from a file of `fill`.
+   */
+  beyond?: readonly string[];
 }
 
 type NamedLines = { name: string; start_line: number; end_line: number };
@@ -226,20 +232,28 @@ export function topFiles(paths: readonly string[], insights: readonly Insight[])
  * full bodies. Budget goes by rank: each file may take what is left once the later files' focus
  * spans and outline floors are kept back (at most half of what is left). Cuts fall on line
  * boundaries and every fence is closed. What `paths` leave unspent is laid out the same way over
- * `fill` (its files after them, in its order), so the section is never smaller than the budget
- * allows while files are left to show.
+ * `fill` (its files after them, in its order), and what `fill` leaves over `beyond`, so the section
+ * is never smaller than the budget allows while files are left to show.
  */
 export function assembleFixerFiles(input: FixerContextInput): string[] {
   const top = topFiles(input.paths, input.insights);
   const files = input.paths.map((p) => prepare(input, p, top.has(p))).filter((f): f is Prepared => !!f);
   const ranked = layout(files, input.budget, input.budget);
+  const out = [...ranked.out];
+  let left = ranked.left;
   const named = new Set(input.paths);
-  const fill = [...new Set(input.fill ?? [])]
-    .filter((p) => !named.has(p))
-    .map((p) => prepare(input, p, false))
-    .filter((f): f is Prepared => !!f);
-  const rest = fill.length ? layout(fill, ranked.left, input.budget) : { out: [], left: ranked.left };
-  return [...ranked.out, ...rest.out].filter(Boolean);
+  // Each group spends only what the groups before it leave: the outline floors a long tail keeps
+  // back (layout) never shrink a better-ranked file.
+  for (const group of [input.fill ?? [], input.beyond ?? []]) {
+    const later = [...new Set(group)].filter((p) => !named.has(p));
+    for (const p of later) named.add(p);
+    const prepared = later.map((p) => prepare(input, p, false)).filter((f): f is Prepared => !!f);
+    if (prepared.length === 0) continue;
+    const laid = layout(prepared, left, input.budget);
+    out.push(...laid.out);
+    left = laid.left;
+  }
+  return out.filter(Boolean);
 }
 
 /**

@@ -72,9 +72,13 @@ export function fixerStep(): FixStep<'fixer'> {
   return async ({ task, outputs, failure }, helpers) => {
     const ws = await helpers.workspace();
     // On a retry, the failing tests' files and the files they failed in join the view. The located
-    // files after the selection (left out by a re-rank, or beyond its shortlist) fill what the
+    // files after the selection (left out by a re-rank, then beyond its shortlist) fill what the
     // selected ones leave of the budget, in the deterministic order, up to the plan's number of files.
-    const { selected, fill } = fixerFiles(outputs.locator, helpers.limits.maxFiles, failureFiles(ws.dir, failure));
+    const { selected, fill, beyond } = fixerFiles(
+      outputs.locator,
+      helpers.limits.maxFiles,
+      failureFiles(ws.dir, failure),
+    );
     const insights = outputs.inspector?.insights ?? [];
     const memory = await recall(helpers.deps, {
       accountId: task.accountId,
@@ -111,9 +115,10 @@ export function fixerStep(): FixStep<'fixer'> {
       dir: ws.dir,
       paths: selected,
       fill,
+      beyond,
       // A retry also shows where each failing test stopped and the test itself, whole.
       insights: [...insights, ...failureInsights(failure)],
-      definitions: await definitionsOfFiles(ws.dir, [...selected, ...fill]),
+      definitions: await definitionsOfFiles(ws.dir, [...selected, ...fill, ...beyond]),
       request: task.prompt,
       budget: budget(rest),
     });

@@ -125,10 +125,15 @@ export interface FixerFiles {
    */
   selected: string[];
   /**
-   * The located files `selected` leaves out, in the deterministic ranking's order, as many as
+   * The shortlisted files `selected` leaves out, in the deterministic ranking's order, as many as
    * `maxFiles` still allows: the fixer shows them with what its budget leaves once `selected` is laid out.
    */
   fill: string[];
+  /**
+   * Then the files ranked beyond the shortlist, in that order, as many as `maxFiles` still allows:
+   * shown with what `fill` leaves, so a plan of more files never shows less of the shortlist.
+   */
+  beyond: string[];
 }
 
 /**
@@ -146,11 +151,12 @@ export function fixerFiles(
 ): FixerFiles {
   const selected = [...new Set([...(locator?.selected ?? []).slice(0, maxFiles), ...also])];
   const chosen = new Set(selected);
-  const fill = (locator?.files ?? [])
-    .map((f) => f.path)
-    .filter((p) => !chosen.has(p))
-    .slice(0, Math.max(0, maxFiles - selected.length));
-  return { selected, fill };
+  const after = (files: { path: string }[]) => files.map((f) => f.path).filter((p) => !chosen.has(p));
+  const room = Math.max(0, maxFiles - selected.length);
+  // handOff puts the shortlist first: the files from SHORTLIST on are those beyond it.
+  const fill = after(locator?.files.slice(0, SHORTLIST) ?? []).slice(0, room);
+  const beyond = after(locator?.files.slice(SHORTLIST) ?? []).slice(0, room - fill.length);
+  return { selected, fill, beyond };
 }
 
 /** The model's order over the shortlist (applyRanking), or undefined when the re-rank failed. */

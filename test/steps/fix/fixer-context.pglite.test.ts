@@ -211,4 +211,26 @@ describe("the fixer's file section", () => {
     expect(filled.join('\n\n').length).toBeLessThanOrEqual(40_000);
     for (const section of filled) expect(fencesClosed(section)).toBe(true);
   });
+
+  it('gives the files beyond the shortlist only what the fill leaves: however many, the fill is laid out as without them', async () => {
+    writeFileSync(join(dir, 'a.py'), longModule(100, 'a'));
+    const fill = ['g1.py', 'g2.py'];
+    for (const p of fill) writeFileSync(join(dir, p), longModule(700, p.slice(0, 2)));
+    const beyond = Array.from({ length: 40 }, (_, i) => `h${i}.py`);
+    for (const p of beyond) writeFileSync(join(dir, p), longModule(150, p.replace('.py', '')));
+    const definitions = await definitionsOfFiles(dir, ['a.py', ...fill, ...beyond]);
+    const base = { dir, paths: ['a.py'], insights: [insight('a.py', 'high')], definitions, budget: 60_000, fill };
+    const without = assembleFixerFiles(base);
+    const withBeyond = assembleFixerFiles({ ...base, beyond });
+    // The fill's files as they were: the forty files after them do not keep back room for their outlines.
+    expect(withBeyond.slice(0, without.length)).toEqual(without);
+    // Laid out as one list, they would: the fill's first file would get less.
+    const asOne = assembleFixerFiles({ ...base, fill: [...fill, ...beyond] });
+    expect(asOne[1]!.length).toBeLessThan(without[1]!.length);
+    // What the fill leaves goes to them, in their order, within the budget.
+    const after = withBeyond.slice(without.length).map((s) => beyond.findIndex((p) => s.startsWith(`## ${p}`)));
+    expect(after.length).toBeGreaterThan(0);
+    expect(after).toEqual([...after].sort((x, y) => x - y));
+    expect(withBeyond.join('\n\n').length).toBeLessThanOrEqual(60_000);
+  });
 });

@@ -56,12 +56,12 @@ describe('the locator re-rank', () => {
       files: order.map((f) => ({ path: f.path, score: f.score, reasons: f.reasons })),
       selected: order.slice(0, kept).map((f) => f.path),
     };
-    expect(fixerFiles(output, 20)).toEqual({ selected: ['d.py'], fill: ['a.py', 'b.py', 'c.py', 'e.py'] });
-    expect(fixerFiles(output, 3)).toEqual({ selected: ['d.py'], fill: ['a.py', 'b.py'] });
+    expect(fixerFiles(output, 20)).toEqual({ selected: ['d.py'], fill: ['a.py', 'b.py', 'c.py', 'e.py'], beyond: [] });
+    expect(fixerFiles(output, 3)).toEqual({ selected: ['d.py'], fill: ['a.py', 'b.py'], beyond: [] });
     // Without a re-rank the selection is the ranking's first files: nothing to fill under the limit.
     const plain = { files: files.map((f) => ({ ...f })), selected: ['a.py', 'b.py', 'c.py'] };
-    expect(fixerFiles(plain, 3)).toEqual({ selected: ['a.py', 'b.py', 'c.py'], fill: [] });
-    expect(fixerFiles(undefined, 5)).toEqual({ selected: [], fill: [] });
+    expect(fixerFiles(plain, 3)).toEqual({ selected: ['a.py', 'b.py', 'c.py'], fill: [], beyond: [] });
+    expect(fixerFiles(undefined, 5)).toEqual({ selected: [], fill: [], beyond: [] });
   });
 
   it("counts a retry's failing-test files against the plan's files, once, and never fills with them", () => {
@@ -71,11 +71,16 @@ describe('the locator re-rank', () => {
     expect(fixerFiles(output, 3, ['tests/test_d.py'])).toEqual({
       selected: ['d.py', 'tests/test_d.py'],
       fill: ['a.py'],
+      beyond: [],
     });
     // A failing test's file that the locator also ranked is selected, not filled again.
-    expect(fixerFiles(output, 3, ['a.py'])).toEqual({ selected: ['d.py', 'a.py'], fill: ['b.py'] });
+    expect(fixerFiles(output, 3, ['a.py'])).toEqual({ selected: ['d.py', 'a.py'], fill: ['b.py'], beyond: [] });
     // The selection may pass the limit with them; the fill then takes nothing.
-    expect(fixerFiles(output, 2, ['x.py', 'y.py'])).toEqual({ selected: ['d.py', 'x.py', 'y.py'], fill: [] });
+    expect(fixerFiles(output, 2, ['x.py', 'y.py'])).toEqual({
+      selected: ['d.py', 'x.py', 'y.py'],
+      fill: [],
+      beyond: [],
+    });
   });
 });
 
@@ -100,29 +105,35 @@ describe("the locator's files beyond the re-rank's shortlist", () => {
     for (const f of out.files.slice(15))
       expect(f.reasons.at(-1)).toMatch(/^ranked beyond the shortlist of 15: not re-ranked or selected/);
     for (const f of out.files.slice(0, 15)) expect(f.reasons.join(' ')).not.toContain('beyond the shortlist');
-    // The fixer's fill reaches them, up to the plan's files in all.
+    // The fixer's fill reaches them after the shortlist's left-out files, up to the plan's files in all.
     const handed = fixerFiles(out, 20);
-    expect(handed.fill).toHaveLength(19);
-    expect(handed.fill.slice(-5)).toEqual(paths(ranking.slice(15, 20)));
+    expect(handed.fill).toEqual(paths(shortlist).filter((p) => p !== 'f07.py'));
+    expect(handed.beyond).toEqual(paths(ranking.slice(15, 20)));
+    // A retry's failing-test files count against the plan's files: the last ones beyond are dropped first.
+    expect(fixerFiles(out, 20, ['tests/test_a.py', 'tests/test_b.py']).beyond).toEqual(paths(ranking.slice(15, 18)));
   });
 
   it('without a re-rank, selects the shortlist as before and fills from beyond it', () => {
     const out = handOff(ranking.slice(0, locatedCount(50)), undefined, 50);
     expect(out.selected).toEqual(paths(ranking.slice(0, 15)));
     expect(paths(out.files)).toEqual(paths(ranking.slice(0, 50)));
-    expect(fixerFiles(out, 50).fill).toEqual(paths(ranking.slice(15, 50)));
+    expect(fixerFiles(out, 50)).toEqual({ selected: out.selected, fill: [], beyond: paths(ranking.slice(15, 50)) });
   });
 
   it('with a plan of 5 files, nothing beyond the shortlist is located and nothing beyond 5 is handed on', () => {
     const out = handOff(ranking.slice(0, locatedCount(5)), undefined, 5);
     expect(out.files).toHaveLength(15);
     expect(out.selected).toEqual(paths(ranking.slice(0, 5)));
-    expect(fixerFiles(out, 5)).toEqual({ selected: paths(ranking.slice(0, 5)), fill: [] });
+    expect(fixerFiles(out, 5)).toEqual({ selected: paths(ranking.slice(0, 5)), fill: [], beyond: [] });
     const reranked = handOff(
       ranking.slice(0, 15),
       applyRanking(ranking.slice(0, 15), [{ path: 'f09.py', reason: '' }]),
       5,
     );
-    expect(fixerFiles(reranked, 5)).toEqual({ selected: ['f09.py'], fill: ['f01.py', 'f02.py', 'f03.py', 'f04.py'] });
+    expect(fixerFiles(reranked, 5)).toEqual({
+      selected: ['f09.py'],
+      fill: ['f01.py', 'f02.py', 'f03.py', 'f04.py'],
+      beyond: [],
+    });
   });
 });
