@@ -136,11 +136,9 @@ export function giteaRest(urls: Urls, flavour: Flavour = 'gitea'): RestHost {
     const pull = openPull(ctx, repo, { ...fields, from, ref });
     if ('exists' in pull) {
       const { id, number } = pull.exists;
-      const targets = `id: ${id}, issue_id: ${number}, head_repo_id: ${from.id}, base_repo_id: ${repo.id}`;
-      return error(
-        409,
-        `pull request already exists for these targets [${targets}, head_branch: ${ref}, base_branch: ${base}]`,
-      );
+      const ids = `id: ${id}, issue_id: ${number}, head_repo_id: ${from.id}, base_repo_id: ${repo.id}`;
+      const targets = `${ids}, head_branch: ${ref}, base_branch: ${base}`;
+      return error(409, `pull request already exists for these targets [${targets}]`);
     }
     if ('refused' in pull)
       return pull.refused === 'noCommits'

@@ -31,7 +31,7 @@ const spec = (subPath: string | undefined, flavour: Flavour | undefined): HostSp
   oauth: {
     tokenPath: 'access_token',
     needsResponseType: true,
-    queryParams: false,
+    bodyOnly: true,
     redirectCheck: 'ifGiven',
     codeBytes: 16,
     scope: () => '',
@@ -66,7 +66,6 @@ const spec = (subPath: string | undefined, flavour: Flavour | undefined): HostSp
   git: {
     realm: 'Gitea',
     badCredentials: 'Unauthorized\n',
-    signIn: 'Unauthorized\n',
     notFound: 'Repository not found\n',
     anonymousMissing: 404,
     denied: () => 'User permission denied\n',

@@ -26,8 +26,6 @@ const writer = (ctx: Ctx, doc: string) =>
   needsCaller(ctx, doc) ??
   (ctx.caller?.token.readOnly ? ghError(403, 'Resource not accessible by personal access token', doc) : undefined);
 
-// ---- views ------------------------------------------------------------------------------------
-
 const userView = ({ urls }: Ctx, u: UserState) => ({
   ...{ ...pick(u, 'login', 'id'), url: `${urls.apiUrl}/users/${u.login}`, html_url: `${urls.webUrl}/${u.login}` },
   type: 'User',
@@ -65,8 +63,6 @@ function pullView(ctx: Ctx, repo: RepoState, pull: Pull) {
     commits: state.pullCommits(repo, pull).length,
   };
 }
-
-// ---- routes -----------------------------------------------------------------------------------
 
 const find = (ctx: Ctx, owner = '', name = '') => ctx.state.repo(owner, name);
 const { onRepo, onPull } = repoRoutes('/repos/([^/]+)/([^/]+)', find, (_, doc) => notFound(doc));

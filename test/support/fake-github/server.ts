@@ -25,7 +25,6 @@ const GITHUB: HostSpec = {
   oauth: {
     tokenPath: 'access_token',
     authorizeByPost: true,
-    queryParams: true,
     redirectCheck: 'never',
     codeBytes: 10,
     scope: (asked) => words(asked ?? '').join(','),

@@ -1,17 +1,8 @@
 import { randomUUID } from 'node:crypto';
 import type { CommitInfo } from '../fake-host/bare.js';
 import { openPull, pullsIn, visibleForks } from '../fake-host/ops.js';
-import {
-  type Ctx,
-  type Reply,
-  type RestHost,
-  type Route,
-  ok,
-  pick,
-  reasonPhrases,
-  repoRoutes,
-  text,
-} from '../fake-host/rest.js';
+import { type Ctx, type Reply, type RestHost, type Route, ok, pick } from '../fake-host/rest.js';
+import { reasonPhrases, repoRoutes, text } from '../fake-host/rest.js';
 import { ACCESS, type Pull, type RepoState, type UserState, type Visibility, fullName } from '../fake-host/state.js';
 
 /**
@@ -26,10 +17,9 @@ const glError = (status: number, words = reason(status)): Reply => ({
   body: { message: `${status} ${words}` },
 });
 const messages = (status: number, ...message: string[]): Reply => ({ status, body: { message } });
-const taken = (status: number): Reply => ({
-  status,
-  body: { message: { name: ['has already been taken'], path: ['has already been taken'] } },
-});
+const TAKEN = ['has already been taken'];
+const taken = (status: number): Reply => ({ status, body: { message: { name: TAKEN, path: TAKEN } } });
+const EXPIRED = 'Token is expired. You can either do re-authorization or token refresh.';
 
 /** `Draft:`, `[Draft]` or `(Draft)` at the start of a title marks a draft merge request. */
 const DRAFT_TITLE = /^\s*(\[draft\]|\(draft\)|draft:)\s*/i;
@@ -48,15 +38,15 @@ function projectView(ctx: Ctx, repo: RepoState) {
   const projectLevel = repo.members.get(login?.toLowerCase() ?? '') ?? (group ? 0 : level);
   const access = (n: number) => (n ? { access_level: n, notification_level: 3 } : null);
   const nsPath = repo.owner.split('/').pop();
-  const path = fullName(repo);
   const links = (full: string) => ({ path_with_namespace: full, web_url: `${urls.webUrl}/${full}` });
+  const forked = parent && { ...pick(parent, 'id'), path: parent.name, ...links(fullName(parent)) };
+  const permissions = login && { project_access: access(projectLevel), group_access: access(group ? level : 0) };
   return {
     ...pick(repo, 'id', 'description', 'name', 'visibility'),
     path: repo.name,
-    path_with_namespace: path,
+    ...links(fullName(repo)),
     default_branch: repo.defaultBranch,
-    web_url: `${urls.webUrl}/${path}`,
-    http_url_to_repo: `${urls.webUrl}/${path}.git`,
+    http_url_to_repo: `${urls.webUrl}/${fullName(repo)}.git`,
     namespace: {
       id: group?.id ?? state.user(repo.owner)?.id ?? 0,
       name: nsPath,
@@ -65,12 +55,8 @@ function projectView(ctx: Ctx, repo: RepoState) {
       full_path: repo.owner,
       web_url: `${urls.webUrl}/${group ? 'groups/' : ''}${repo.owner}`,
     },
-    ...(parent
-      ? { forked_from_project: { ...pick(parent, 'id'), path: parent.name, ...links(fullName(parent)) } }
-      : {}),
-    ...(login
-      ? { permissions: { project_access: access(projectLevel), group_access: access(group ? level : 0) } }
-      : {}),
+    ...(forked ? { forked_from_project: forked } : {}),
+    ...(permissions ? { permissions } : {}),
   };
 }
 
@@ -185,13 +171,7 @@ export const gitlabRest = (): RestHost => ({
     return { present: auth !== undefined, token: auth && /^bearer\s+(\S+)\s*$/i.exec(auth)?.[1] };
   },
   badCredentials: () => glError(401),
-  expired: () => ({
-    status: 401,
-    body: {
-      error: 'invalid_token',
-      error_description: 'Token is expired. You can either do re-authorization or token refresh.',
-    },
-  }),
+  expired: { status: 401, body: { error: 'invalid_token', error_description: EXPIRED } },
   badJson: () => glError(400, 'Bad request'),
   headers: (reply) => ({
     'content-type': 'application/json',

@@ -48,7 +48,6 @@ const spec = (relativeUrlRoot?: string): HostSpec => ({
   // Doorkeeper: tokens expire (expires_in 7200) and come with a refresh token; errors are 400/401 JSON bodies.
   oauth: {
     tokenPath: 'token',
-    queryParams: true,
     redirectCheck: 'always',
     codeBytes: 32,
     scope: (asked) => words(asked ?? 'api').join(' '),
@@ -72,7 +71,6 @@ const spec = (relativeUrlRoot?: string): HostSpec => ({
   git: {
     realm: 'GitLab',
     badCredentials: ACCESS_DENIED,
-    signIn: ACCESS_DENIED,
     notFound: "The project you were looking for could not be found or you don't have permission to view it.\n",
     anonymousMissing: 401,
     denied: () => 'You are not allowed to push code to this project.\n',

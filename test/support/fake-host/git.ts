@@ -9,7 +9,7 @@ const GIT_PATH = /^\/((?:[^/]+\/)+?)([^/]+?)(?:\.git)?\/(info\/refs|git-upload-p
 
 /**
  * A host's words over git smart HTTP: its Basic realm, the 401 bodies for credentials it does
- * not know and for a request that must sign in, the 404 body for a repository the caller may
+ * not know and (`signIn`, default the same) for a request that must sign in, the 404 body for a repository the caller may
  * not see, the 403 body for a push the caller may not make. `anonymousMissing`: a missing
  * repository asked anonymously gets a challenge (GitHub, GitLab: they do not tell) or 404 (Gitea).
  * `usernameAsToken` (Gitea): an empty password (or `x-oauth-basic`) makes the user name the token.
@@ -17,7 +17,7 @@ const GIT_PATH = /^\/((?:[^/]+\/)+?)([^/]+?)(?:\.git)?\/(info\/refs|git-upload-p
 export interface GitHost {
   realm: string;
   badCredentials: string;
-  signIn: string;
+  signIn?: string;
   notFound: string;
   anonymousMissing: 401 | 404;
   denied(repo: RepoState, login: string | undefined): string;
@@ -35,6 +35,7 @@ export function gitRoute(state: State, host: GitHost): HostRoutes['git'] {
       const [, owner = '', name = '', endpoint] = GIT_PATH.exec(url.pathname) ?? [];
       const writing = endpoint === 'git-receive-pack' || url.searchParams.get('service') === 'git-receive-pack';
       const challenge = { 'www-authenticate': `Basic realm="${host.realm}"` };
+      const signIn = host.signIn ?? host.badCredentials;
       const refuse = (status: number, text: string) => plain(req, res, status, text, status === 401 ? challenge : {});
       const { present, token } = credentials(req.headers.authorization, host.usernameAsToken);
       const found = token !== undefined ? state.byToken(token) : undefined;
@@ -42,8 +43,8 @@ export function gitRoute(state: State, host: GitHost): HostRoutes['git'] {
       const login = found?.user.login;
       const repo = state.repo(decodeURIComponent(owner.replace(/\/$/, '')), decodeURIComponent(name));
       if (!repo && !login && host.anonymousMissing === 404) return refuse(404, host.notFound);
-      if (!repo || !state.canSee(repo, login)) return login ? refuse(404, host.notFound) : refuse(401, host.signIn);
-      if (writing && !login) return refuse(401, host.signIn);
+      if (!repo || !state.canSee(repo, login)) return login ? refuse(404, host.notFound) : refuse(401, signIn);
+      if (writing && !login) return refuse(401, signIn);
       if (writing && (found?.token.readOnly || !state.permissions(repo, login).push))
         return refuse(403, host.denied(repo, login));
       const pathInfo = `/${repo.owner}/${repo.name}.git/${endpoint}`;

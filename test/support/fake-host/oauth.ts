@@ -20,8 +20,8 @@ export type TokenRefusal = 'grantType' | 'unknownClient' | 'badSecret' | 'badRef
 
 /**
  * A host's OAuth settings. `authorizeByPost`: GitHub's consent form posts back to /authorize;
- * `needsResponseType`: Gitea asks for `response_type=code`; `queryParams`: token parameters may
- * come in the query too; `redirectCheck`: whether the token request's redirect_uri must match
+ * `needsResponseType`: Gitea asks for `response_type=code`; `bodyOnly` (Gitea): token parameters
+ * come in the body only, not in the query too; `redirectCheck`: whether the token request's redirect_uri must match
  * the authorization's (always, when given, never); `scope`: the granted scope as the host writes
  * it back; `redirectPage`: the page sent with the 302 back; `issue`: a new grant's tokens and the
  * rest of the token response; `notFound`: status, type and body for any other path.
@@ -31,7 +31,7 @@ export interface OAuthHost {
   tokenPath: string;
   authorizeByPost?: boolean;
   needsResponseType?: boolean;
-  queryParams: boolean;
+  bodyOnly?: boolean;
   redirectCheck: 'always' | 'ifGiven' | 'never';
   codeBytes: number;
   scope(asked: string | null): string;
@@ -64,7 +64,6 @@ export function oauthProvider(host: OAuthHost, state: State, root: string) {
   const apps = new Map<string, string>();
   const codes = new Map<string, Grant & { expires: number }>();
   const refreshTokens = new Map<string, Grant & { access: string }>();
-  const issued = new Map<string, string>();
   let approver: string | undefined;
 
   function authorize(res: ServerResponse, q: URLSearchParams): number {
@@ -94,7 +93,7 @@ export function oauthProvider(host: OAuthHost, state: State, root: string) {
   }
 
   async function token(req: IncomingMessage, res: ServerResponse, url: URL): Promise<number> {
-    const p = await tokenParams(req, url, host.queryParams);
+    const p = await tokenParams(req, url, !host.bodyOnly);
     const refuse = (why: TokenRefusal) => json(res, ...host.refuseToken(why));
     const type = p.grant_type ?? 'authorization_code';
     if (type !== 'authorization_code' && type !== 'refresh_token') return refuse('grantType');
@@ -118,8 +117,7 @@ export function oauthProvider(host: OAuthHost, state: State, root: string) {
       grant = held;
     }
     const { access, refresh, scopes, readOnly, body } = host.issue(grant.scope);
-    state.addToken(grant.login, access, { scopes, readOnly });
-    issued.set(access, grant.login);
+    state.addToken(grant.login, access, { scopes, readOnly, oauth: true });
     if (refresh) refreshTokens.set(refresh, { ...grant, access });
     return json(res, 200, { access_token: access, ...(refresh ? { refresh_token: refresh } : {}), ...body });
   }
@@ -131,10 +129,8 @@ export function oauthProvider(host: OAuthHost, state: State, root: string) {
     },
     /** The access tokens issued so far (to `login` only, when given) stop working; refresh tokens still get new ones. */
     expire(login?: string): void {
-      for (const [t, owner] of issued) {
-        const held = state.tokens.get(t);
-        if (held && (login === undefined || owner.toLowerCase() === login.toLowerCase())) held.expired = true;
-      }
+      for (const t of state.tokens.values())
+        if (t.oauth && (login === undefined || t.login.toLowerCase() === login.toLowerCase())) t.expired = true;
     },
     handle(req: IncomingMessage, res: ServerResponse, url: URL): Promise<number> {
       if (url.pathname === `${root}${host.tokenPath}` && req.method === 'POST') return token(req, res, url);

@@ -39,7 +39,7 @@ export interface RestHost {
   reason(status: number): string;
   credentials(req: IncomingMessage): { present: boolean; token: string | undefined };
   badCredentials(): Reply;
-  expired?(): Reply;
+  expired?: Reply;
   badJson(): Reply;
   headers(reply: Reply, caller: Caller | undefined, req: IncomingMessage): Record<string, string>;
 }
@@ -194,7 +194,7 @@ export function restApi(host: RestHost, state: State, urls: Urls, apiPath: strin
     if (injected)
       return { ...injected, body: injected.body ?? host.error(injected.status, host.reason(injected.status)).body };
     const { present, token } = host.credentials(req);
-    if (token !== undefined && host.expired && state.tokens.get(token)?.expired) return host.expired();
+    if (token !== undefined && host.expired && state.tokens.get(token)?.expired) return host.expired;
     if (present && !caller) return host.badCredentials();
     const body = parseBody(raw, req.headers['content-type']);
     if (!body) return host.badJson();

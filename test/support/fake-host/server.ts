@@ -58,7 +58,7 @@ export async function startHost(layout: HostLayout, routes: (root: string, scrat
   const requests: HostRequest[] = [];
   const credentialHeaders = layout.credentialHeaders ?? ['authorization'];
 
-  const server = createServer((req: IncomingMessage, res: ServerResponse) => {
+  const server = createServer(async (req: IncomingMessage, res: ServerResponse) => {
     const full = new URL(req.url ?? '/', 'http://127.0.0.1');
     const inside = prefix === '' || full.pathname.startsWith(`${prefix}/`);
     // The handlers see the path under the prefix, as the host does behind its proxy.
@@ -73,16 +73,13 @@ export async function startHost(layout: HostLayout, routes: (root: string, scrat
     const record: HostRequest = { method: req.method ?? 'GET', path, status: 0, authenticated, kind };
     requests.push(record);
     const handler = kind === 'git' && !git.matches(url.pathname) ? undefined : { rest, oauth, git: git.handle }[kind];
-    (handler ? handler(req, res, url) : plain(req, res, 404, layout.notFound)).then(
-      (status) => {
-        record.status = status;
-      },
-      (err: unknown) => {
-        record.status = 500;
-        if (!res.headersSent) res.writeHead(500, { 'content-type': 'text/plain' });
-        res.end(`${layout.name}: ${(err as Error).message}\n`);
-      },
-    );
+    try {
+      record.status = await (handler ? handler(req, res, url) : plain(req, res, 404, layout.notFound));
+    } catch (err) {
+      record.status = 500;
+      if (!res.headersSent) res.writeHead(500, { 'content-type': 'text/plain' });
+      res.end(`${layout.name}: ${(err as Error).message}\n`);
+    }
   });
   // No idle timeout: a test's synchronous set-up (commits by git plumbing) can block the event loop
   // past Node's 5 s, and the server then closed a kept-alive socket just as the client reused it.

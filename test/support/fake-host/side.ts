@@ -1,6 +1,6 @@
 import { type GitHost, gitRoute } from './git.js';
 import { type OAuthHost, oauthProvider } from './oauth.js';
-import { type Reply, type RestHost, pick, restApi } from './rest.js';
+import { type RestHost, pick, restApi } from './rest.js';
 import { type HostLayout, type Urls, startHost } from './server.js';
 import { ACCESS, type CommitOptions, type RepoState, State, type Visibility } from './state.js';
 
@@ -86,7 +86,6 @@ export async function startFake<Extra extends keyof RepoState = never>(spec: Hos
       const user = state.ensureUser(login);
       user.name = opts.name ?? user.name;
       user.email = opts.email ?? user.email;
-      // A token's user exists, so a login just made has none.
       const first = [...state.tokens.entries()].find(([, t]) => t.login === user.login);
       if (first && opts.token === undefined && opts.readOnly === undefined)
         return { login: user.login, token: first[0] };
@@ -127,10 +126,10 @@ export async function startFake<Extra extends keyof RepoState = never>(spec: Hos
       const shared = r && { private: r.visibility !== 'public', defaultBranch: r.defaultBranch, fork: r.fork };
       return r && { ...shared!, ...(r.parent ? { parent: r.parent } : {}), ...pick(r, ...extra) };
     },
-    oauthAs: (login: string) => oauth.approveAs(login),
-    addOAuthApp: (clientId: string, clientSecret: string) => oauth.addApp(clientId, clientSecret),
-    failNext: (method: string, pathPattern: RegExp, reply: Reply) => rest.failNext(method, pathPattern, reply),
-    close: () => server.close(),
+    oauthAs: oauth.approveAs,
+    addOAuthApp: oauth.addApp,
+    failNext: rest.failNext,
+    close: server.close,
   };
   return { fake, state, oauth };
 }

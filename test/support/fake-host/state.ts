@@ -15,8 +15,8 @@ export type Visibility = 'public' | 'internal' | 'private';
 
 export type UserState = { login: string; id: number; name: string; email: string; createdAt: string };
 
-/** `readOnly`: REST writes and pushes are refused; `expired`: an OAuth token the provider ended (no longer a credential). */
-export type TokenState = { login: string; readOnly: boolean; scopes: string[]; expired?: boolean };
+/** `readOnly`: REST writes and pushes are refused; `oauth`: the OAuth provider's, `expired` once it ends it. */
+export type TokenState = { login: string; readOnly: boolean; scopes: string[]; oauth?: boolean; expired?: boolean };
 
 /** `members`: lower-cased login → access level, inherited by subgroups and their repositories. */
 export type GroupState = { id: number; fullPath: string; members: Map<string, number> };
@@ -109,9 +109,9 @@ export class State {
     this.users.set(login.toLowerCase(), user);
     return user;
   }
-  addToken(login: string, token: string, opts: { readOnly?: boolean; scopes?: string[] } = {}): void {
+  addToken(login: string, token: string, opts: Partial<Omit<TokenState, 'login'>> = {}): void {
     const scopes = opts.scopes ?? ['repo', 'workflow'];
-    this.tokens.set(token, { login: this.ensureUser(login).login, readOnly: opts.readOnly ?? false, scopes });
+    this.tokens.set(token, { ...opts, login: this.ensureUser(login).login, readOnly: opts.readOnly ?? false, scopes });
   }
   /** The user a live token belongs to (undefined: unknown or expired). */
   byToken(token: string): { user: UserState; token: TokenState } | undefined {
