@@ -18,7 +18,6 @@ const ghError = (status: number, message: string, doc = '', more: object = {}): 
 };
 type Field = { resource: string; code: string; field?: string; message?: string };
 const invalid = (doc: string, ...errors: Field[]): Reply => ghError(422, 'Validation Failed', doc, { errors });
-const notFound = (doc = '') => ghError(404, 'Not Found', doc);
 
 /** A write needs a caller (401) whose token may write (403). */
 const needsCaller = (ctx: Ctx, doc: string) => (ctx.caller ? undefined : ghError(401, 'Requires authentication', doc));
@@ -65,7 +64,7 @@ function pullView(ctx: Ctx, repo: RepoState, pull: Pull) {
 }
 
 const find = (ctx: Ctx, owner = '', name = '') => ctx.state.repo(owner, name);
-const { onRepo, onPull } = repoRoutes('/repos/([^/]+)/([^/]+)', find, (_, doc) => notFound(doc));
+const { onRepo, onPull } = repoRoutes('/repos/([^/]+)/([^/]+)', find, (_, doc) => ghError(404, 'Not Found', doc));
 
 const DOC = {
   user: 'users/users#get-the-authenticated-user',
@@ -180,8 +179,6 @@ const ROUTES: Route[] = [
   ),
 ];
 
-const RATE_LIMIT = { token: 5000, anonymous: 60 };
-
 /** The REST host, with GitHub's rate-limit headers counted per token (or address): nothing is refused past the limit. */
 export function githubRest(): RestHost {
   const buckets = new Map<object | string, { limit: number; used: number }>();
@@ -196,7 +193,7 @@ export function githubRest(): RestHost {
     headers(_reply, caller, req) {
       // The window never resets: no test runs for an hour.
       const key = caller?.token ?? `ip:${req.socket.remoteAddress}`;
-      const bucket = buckets.get(key) ?? { limit: caller ? RATE_LIMIT.token : RATE_LIMIT.anonymous, used: 0 };
+      const bucket = buckets.get(key) ?? { limit: caller ? 5000 : 60, used: 0 };
       buckets.set(key, { ...bucket, used: Math.min(bucket.limit, bucket.used + 1) });
       const { limit, used } = buckets.get(key)!;
       return {

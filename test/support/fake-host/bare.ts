@@ -1,5 +1,5 @@
 import { execFileSync } from 'node:child_process';
-import { chmodSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 
 /**
@@ -21,6 +21,14 @@ export interface CommitInfo {
   author: Identity & { date: string };
   committer: Identity & { date: string };
 }
+
+/** A commit's content: `files` (null deletes), `links` (symlinks, path → target), its message and author. */
+export type CommitContent = {
+  files: Record<string, string | null>;
+  links?: Record<string, string>;
+  message?: string;
+  author?: Identity;
+};
 
 /** The file in each bare repository listing its protected refs, one `refs/heads/X` a line. */
 const PROTECTED_FILE = 'fake-host-protected';
@@ -74,8 +82,7 @@ exit $status
     execFileSync('git', args, { env: this.env, stdio: 'ignore' });
     if (from) this.run(dir, ['remote', 'remove', 'origin']);
     mkdirSync(join(dir, 'hooks'), { recursive: true });
-    writeFileSync(join(dir, 'hooks', 'pre-receive'), this.hook);
-    chmodSync(join(dir, 'hooks', 'pre-receive'), 0o755);
+    writeFileSync(join(dir, 'hooks', 'pre-receive'), this.hook, { mode: 0o755 });
     this.run(dir, ['symbolic-ref', 'HEAD', `refs/heads/${branch}`]);
     this.setProtected(dir, []);
   }
@@ -95,18 +102,10 @@ exit $status
     return this.run(dir, ['for-each-ref', '--format=%(refname:lstrip=2)', 'refs/heads/']).split('\n').filter(Boolean);
   }
   /**
-   * One commit of `files` (null deletes) and `links` (symlinks, path → target: mode 120000, as git
-   * stores them) on top of `parent` (none: a root commit), written with plumbing and a scratch
-   * index; the ref is not moved.
+   * One commit of `files` and `links` (mode 120000, as git stores symlinks) on top of `parent`
+   * (none: a root commit), written with plumbing and a scratch index; the ref is not moved.
    */
-  commitFiles(
-    dir: string,
-    parent: string | undefined,
-    files: Record<string, string | null>,
-    message: string,
-    who: Identity,
-    links: Record<string, string> = {},
-  ): string {
+  commitFiles(dir: string, parent: string | undefined, c: CommitContent & { author: Identity }): string {
     const tmp = mkdtempSync(join(this.scratch, 'index-'));
     const env = { GIT_INDEX_FILE: join(tmp, 'index') };
     const add = (mode: string, path: string, content: string) => {
@@ -115,13 +114,13 @@ exit $status
     };
     try {
       this.run(dir, ['read-tree', parent ?? '--empty'], { env });
-      for (const [path, content] of Object.entries(files)) {
+      for (const [path, content] of Object.entries(c.files)) {
         if (content === null) this.run(dir, ['update-index', '--force-remove', '--', path], { env });
         else add('100644', path, content);
       }
-      for (const [path, target] of Object.entries(links)) add('120000', path, target);
+      for (const [path, target] of Object.entries(c.links ?? {})) add('120000', path, target);
       const tree = this.run(dir, ['write-tree'], { env }).trim();
-      return this.commitTree(dir, tree, parent ? [parent] : [], message, who);
+      return this.commitTree(dir, tree, parent ? [parent] : [], c.message ?? 'change', c.author);
     } finally {
       rmSync(tmp, { recursive: true, force: true });
     }

@@ -2,7 +2,8 @@ import { type GitHost, gitRoute } from './git.js';
 import { type OAuthHost, oauthProvider } from './oauth.js';
 import { type RestHost, pick, restApi } from './rest.js';
 import { type HostLayout, type Urls, startHost } from './server.js';
-import { ACCESS, type CommitOptions, type RepoState, State, type Visibility } from './state.js';
+import type { CommitContent } from './bare.js';
+import { ACCESS, type CommitOptions, type NewRepo, type RepoState, State } from './state.js';
 
 /**
  * A fake code host from its spec (where it serves what, its REST routes and words, its OAuth
@@ -28,23 +29,19 @@ export interface HostSpec {
 export type FakeRepoInfo = { private: boolean; defaultBranch: string; fork: boolean; parent?: string };
 
 /**
- * createRepo's options. `visibility` wins over `internal` and `private`; `collaborators` may push
- * (Developer on GitLab), `readers` (GitLab's `reporters`) may only read; `links`: symlinks, path →
- * target. Without `files`, a README.
+ * createRepo's options: a new repository's (visibility, allowDrafts, description, branch) and its
+ * first commit's `files` (default: a README) and `links`. `visibility` wins over `internal` and
+ * `private`; `collaborators` may push (Developer on GitLab), `readers` (GitLab's `reporters`) may
+ * only read.
  */
-export interface RepoOptions {
+export interface RepoOptions extends Omit<NewRepo, 'fork'>, Pick<CommitContent, 'links'> {
   files?: Record<string, string>;
-  links?: Record<string, string>;
-  branch?: string;
   private?: boolean;
-  visibility?: Visibility;
   internal?: boolean;
   collaborators?: string[];
   readers?: string[];
   reporters?: string[];
   protectedBranches?: string[];
-  description?: string;
-  allowDrafts?: boolean;
 }
 
 /**
@@ -98,7 +95,7 @@ export async function startFake<Extra extends keyof RepoState = never>(spec: Hos
       if (spec.ownersAreGroups && (state.isGroup(owner) || !state.user(owner))) state.ensureGroup(owner);
       const visibility = opts.visibility ?? (opts.internal ? 'internal' : opts.private ? 'private' : 'public');
       const branch = opts.branch ?? 'main';
-      const repo = state.addRepo(owner, name, { ...opts, visibility, branch, description: opts.description ?? null });
+      const repo = state.addRepo(owner, name, { ...opts, visibility, branch });
       for (const c of opts.collaborators ?? []) repo.members.set(c.toLowerCase(), ACCESS.developer);
       for (const r of [...(opts.readers ?? []), ...(opts.reporters ?? [])])
         repo.members.set(r.toLowerCase(), ACCESS.reporter);

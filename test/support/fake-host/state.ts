@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { join } from 'node:path';
-import { Bare, type CommitInfo, type Identity, isoSeconds } from './bare.js';
+import { Bare, type CommitContent, type CommitInfo, type Identity, isoSeconds } from './bare.js';
 
 /**
  * The one model behind the three fake hosts: users and their tokens, groups (GitLab's nested
@@ -69,13 +69,7 @@ export type NewRepo = Partial<Pick<RepoState, 'visibility' | 'allowDrafts' | 'de
 };
 
 /** A commit by a person: `files` (null deletes) on `branch`; a new branch starts at `from` (default: the default branch). */
-export type CommitOptions = {
-  branch: string;
-  files: Record<string, string | null>;
-  message?: string;
-  author?: Identity;
-  from?: string;
-};
+export type CommitOptions = CommitContent & { branch: string; from?: string };
 
 export const key = (owner: string, name: string): string => `${owner}/${name}`.toLowerCase();
 export const fullName = (r: RepoState): string => `${r.owner}/${r.name}`;
@@ -219,12 +213,11 @@ export class State {
     );
   }
   /** A push by a person, written straight into the repository (hooks do not run). */
-  commit(repo: RepoState, opts: CommitOptions & { links?: Record<string, string> }): string {
+  commit(repo: RepoState, opts: CommitOptions): string {
     const parent =
       this.git.branchHead(repo.dir, opts.branch) ?? this.git.resolve(repo.dir, opts.from ?? repo.defaultBranch);
     if (!parent && opts.from !== undefined) throw new Error(`${fullName(repo)} has no ${opts.from}`);
-    const who = opts.author ?? this.identity(repo.owner);
-    const sha = this.git.commitFiles(repo.dir, parent, opts.files, opts.message ?? 'change', who, opts.links);
+    const sha = this.git.commitFiles(repo.dir, parent, { ...opts, author: opts.author ?? this.identity(repo.owner) });
     this.git.setRef(repo.dir, opts.branch, sha);
     return sha;
   }
