@@ -138,13 +138,13 @@ exit $status
   setRef(dir: string, ref: string, sha: string): void {
     this.run(dir, ['update-ref', ref.startsWith('refs/') ? ref : `refs/heads/${ref}`, sha]);
   }
-  deleteRef(dir: string, ref: string): void {
-    this.tryRun(dir, ['update-ref', '-d', ref]);
-  }
-  /** Brings `ref` of the repository at `from` into `to` as `target` (objects and the ref). */
-  fetchRef(to: string, from: string, ref: string, target: string): string | undefined {
-    if (this.tryRun(to, ['fetch', '--quiet', '--no-tags', from, `+${ref}:${target}`]) === undefined) return undefined;
-    return this.resolve(to, target);
+  /** The commit `ref` of the repository at `from` names, its objects brought into `to` (and the ref, as `target`). */
+  fetchRef(to: string, from: string, ref: string, target?: string): string | undefined {
+    const into = target ?? 'refs/fake-host/fetched';
+    if (this.tryRun(to, ['fetch', '--quiet', '--no-tags', from, `+${ref}:${into}`]) === undefined) return undefined;
+    const sha = this.resolve(to, into);
+    if (!target) this.tryRun(to, ['update-ref', '-d', into]);
+    return sha;
   }
   isAncestor(dir: string, ancestor: string, descendant: string): boolean {
     return this.tryRun(dir, ['merge-base', '--is-ancestor', ancestor, descendant]) !== undefined;
@@ -158,20 +158,18 @@ exit $status
     const format = '--format=%H%x1f%T%x1f%P%x1f%an%x1f%ae%x1f%aI%x1f%cn%x1f%ce%x1f%cI%x1f%B';
     const range = one ? ['-1', head] : ['--reverse', head, ...(base ? [`^${base}`] : [])];
     const out = this.run(dir, ['log', '-z', format, ...range, '--']);
-    return out
-      .split('\0')
-      .filter((entry) => entry.trim() !== '')
-      .map((entry) => {
-        const [sha, tree, parents, an, ae, ad, cn, ce, cd, ...rest] = entry.split('\x1f');
-        return {
-          sha: sha!,
-          tree: tree!,
-          parents: parents ? parents.split(' ').filter(Boolean) : [],
-          message: rest.join('\x1f').replace(/\n+$/, ''),
-          author: { name: an!, email: ae!, date: isoSeconds(ad!) },
-          committer: { name: cn!, email: ce!, date: isoSeconds(cd!) },
-        };
-      });
+    const entries = out.split('\0').filter((entry) => entry.trim() !== '');
+    return entries.map((entry) => {
+      const [sha, tree, parents, an, ae, ad, cn, ce, cd, ...rest] = entry.split('\x1f');
+      return {
+        sha: sha!,
+        tree: tree!,
+        parents: parents ? parents.split(' ').filter(Boolean) : [],
+        message: rest.join('\x1f').replace(/\n+$/, ''),
+        author: { name: an!, email: ae!, date: isoSeconds(ad!) },
+        committer: { name: cn!, email: ce!, date: isoSeconds(cd!) },
+      };
+    });
   }
   files(dir: string, rev: string): Record<string, string> {
     const paths = this.run(dir, ['ls-tree', '-r', '-z', '--name-only', rev]).split('\0').filter(Boolean);

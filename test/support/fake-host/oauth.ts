@@ -67,8 +67,8 @@ export function oauthProvider(host: OAuthHost, state: State, root: string) {
   let approver: string | undefined;
 
   function authorize(res: ServerResponse, q: URLSearchParams): number {
-    const to = URL.canParse(q.get('redirect_uri') ?? '') ? new URL(q.get('redirect_uri')!) : undefined;
     const [clientId, redirectUri] = [q.get('client_id') ?? '', q.get('redirect_uri') ?? ''];
+    const to = URL.canParse(redirectUri) ? new URL(redirectUri) : undefined;
     const badType = host.needsResponseType && q.get('response_type') !== 'code';
     const checks: [AuthorizeRefusal, boolean][] = [
       ['badRedirect', !to],

@@ -33,8 +33,7 @@ export function openPull(ctx: Ctx, target: RepoState, ask: PullAsk): Pull | Pull
   const exists = target.pulls.find((p) => p.state === 'open' && same(p) && (!sameBase || p.base === fields.base));
   if (exists) return { exists };
   if (needCommits) {
-    const headSha = git.fetchRef(target.dir, head.dir, `refs/heads/${ref}`, 'refs/fake-host/compare');
-    git.deleteRef(target.dir, 'refs/fake-host/compare');
+    const headSha = git.fetchRef(target.dir, head.dir, `refs/heads/${ref}`);
     if (!headSha || git.isAncestor(target.dir, headSha, baseSha)) return { refused: 'noCommits' };
   }
   const user = ctx.login ?? target.owner;
@@ -49,8 +48,7 @@ export function syncBranch(ctx: Ctx, repo: RepoState, branch: string): Synced {
   const git = ctx.state.git;
   const mine = parent && git.branchHead(repo.dir, branch);
   if (!parent || !mine) return parent ? 'noBranch' : 'notFork';
-  const upstream = git.fetchRef(repo.dir, parent.dir, `refs/heads/${branch}`, 'refs/fake-host/upstream');
-  git.deleteRef(repo.dir, 'refs/fake-host/upstream');
+  const upstream = git.fetchRef(repo.dir, parent.dir, `refs/heads/${branch}`);
   if (!upstream) return 'noUpstream';
   if (upstream === mine || git.isAncestor(repo.dir, upstream, mine)) return 'none';
   if (!git.isAncestor(repo.dir, mine, upstream)) return 'diverged';

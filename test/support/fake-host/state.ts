@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { join } from 'node:path';
-import { Bare, type CommitContent, type CommitInfo, type Identity, isoSeconds } from './bare.js';
+import { Bare, type CommitContent, type CommitInfo, isoSeconds } from './bare.js';
 
 /**
  * The one model behind the three fake hosts: users and their tokens, groups (GitLab's nested
@@ -117,10 +117,6 @@ export class State {
   userByEmail(email: string): UserState | undefined {
     return [...this.users.values()].find((u) => u.email.toLowerCase() === email.toLowerCase());
   }
-  identity(login: string): Identity {
-    const { name, email } = this.ensureUser(login);
-    return { name, email };
-  }
   ensureGroup(path: string): GroupState {
     const parts = path.split('/');
     for (let i = 1; i < parts.length; i++) this.ensureGroup(parts.slice(0, i).join('/'));
@@ -217,7 +213,7 @@ export class State {
     const parent =
       this.git.branchHead(repo.dir, opts.branch) ?? this.git.resolve(repo.dir, opts.from ?? repo.defaultBranch);
     if (!parent && opts.from !== undefined) throw new Error(`${fullName(repo)} has no ${opts.from}`);
-    const sha = this.git.commitFiles(repo.dir, parent, { ...opts, author: opts.author ?? this.identity(repo.owner) });
+    const sha = this.git.commitFiles(repo.dir, parent, { ...opts, author: opts.author ?? this.ensureUser(repo.owner) });
     this.git.setRef(repo.dir, opts.branch, sha);
     return sha;
   }
@@ -256,7 +252,7 @@ export class State {
     const tree = headSha && baseSha ? this.git.mergeTree(repo.dir, baseSha, headSha) : undefined;
     if (!tree) throw new Error(`pull #${number} has no head, no base or merge conflicts`);
     const message = `Merge pull request #${number} from ${pull.head.owner}/${pull.head.ref}\n\n${pull.title}\n`;
-    const sha = this.git.commitTree(repo.dir, tree, [baseSha!, headSha!], message, this.identity(repo.owner));
+    const sha = this.git.commitTree(repo.dir, tree, [baseSha!, headSha!], message, this.ensureUser(repo.owner));
     this.git.setRef(repo.dir, pull.base, sha);
     const merged = { state: 'closed', merged: true, merged_at: isoSeconds(new Date()), merge_commit_sha: sha } as const;
     Object.assign(pull, { ...merged, merged_head_sha: headSha, merged_base_sha: baseSha });
