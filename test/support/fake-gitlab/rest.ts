@@ -147,9 +147,8 @@ const ROUTES: Route[] = [
   // Newest first.
   project('GET', '/merge_requests', (ctx, repo) => {
     const branch = ctx.query.get('source_branch');
-    const found = pullsIn(repo, ctx.query.get('state') ?? 'all', mrState).filter(
-      (p) => branch === null || p.head.ref === branch,
-    );
+    const fromBranch = (p: Pull) => branch === null || p.head.ref === branch;
+    const found = pullsIn(repo, ctx.query.get('state') ?? 'all', mrState).filter(fromBranch);
     return ok(found.reverse().map((p) => mergeRequestView(ctx, repo, p)));
   }),
   mergeRequest('/merge_requests/(\\d+)', {}, (ctx, repo, pull) => ok(mergeRequestView(ctx, repo, pull))),
