@@ -91,7 +91,12 @@ describe('Gitea adapter', () => {
     expect(await host(reader.token).repo('acme', 'vault')).toMatchObject({ visibility: 'private', canPush: false });
     expect(await host(stranger.token).repo('acme', 'vault')).toBeNull();
     expect(await host().repo('acme', 'vault')).toBeNull();
-    // internal: every signed-in user reads it, anonymous callers do not see it
+    // internal: every signed-in user reads it, anonymous callers do not see it. Gitea tells it only
+    // by the owner's visibility (a limited organisation): the repository says private and internal false.
+    const raw = await fetch(`${fake.apiUrl}/repos/acme/handbook`, {
+      headers: { authorization: `token ${stranger.token}` },
+    });
+    expect(await raw.json()).toMatchObject({ private: false, internal: false, owner: { visibility: 'limited' } });
     expect(await host(stranger.token).repo('acme', 'handbook')).toMatchObject({
       private: true,
       visibility: 'internal',

@@ -11,6 +11,8 @@ export const PAGE_SIZE = 50;
 
 export interface GiteaUser {
   login: string;
+  /** An owner's: `limited` (every signed-in user sees its repositories), `private` (its members). */
+  visibility?: 'public' | 'limited' | 'private';
 }
 
 export interface GiteaRepo {
@@ -18,7 +20,7 @@ export interface GiteaRepo {
   full_name: string;
   owner: GiteaUser;
   private: boolean;
-  /** Visible to every signed-in user of the instance (the owner's visibility is limited). */
+  /** Gitea sets it only for a non-private repository of a private owner; a limited owner's says false. */
   internal?: boolean;
   fork: boolean;
   parent?: GiteaRepo | null;

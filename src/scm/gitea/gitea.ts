@@ -33,8 +33,15 @@ const DRAFT_PREFIX = 'WIP: ';
 const same = (a: string | undefined, b: string | undefined): boolean =>
   a !== undefined && b !== undefined && a.toLowerCase() === b.toLowerCase();
 
+/**
+ * A repository that is not private is still not public when its owner is not: Gitea answers
+ * `private: false, internal: false` for a `limited` organisation's repository (every signed-in
+ * user reads it) and tells it only by `owner.visibility`.
+ */
+const hiddenOwner = (r: GiteaRepo) => r.owner.visibility === 'limited' || r.owner.visibility === 'private';
+
 const repoOf = (r: GiteaRepo): ScmRepo => {
-  const visibility = r.private ? 'private' : r.internal ? 'internal' : 'public';
+  const visibility = r.private ? 'private' : r.internal || hiddenOwner(r) ? 'internal' : 'public';
   return {
     owner: r.owner.login,
     name: r.name,

@@ -28,7 +28,12 @@ function repoView(ctx: Ctx, repo: RepoState, withParent = true, caller = ctx.log
   const parent = withParent && repo.parent ? state.repoByFullName(repo.parent) : undefined;
   return sharedRepo(ctx, repo, userView, {
     ...{ description: repo.description ?? '', size: 0, link: '', empty: state.git.branches(repo.dir).length === 0 },
-    ...{ private: repo.visibility === 'private', internal: repo.visibility === 'internal' },
+    // Gitea has no internal repository: one every signed-in user reads is a `limited` owner's, told
+    // only by `owner.visibility` (`internal` marks a private owner's, which the fake has none of).
+    ...{ private: repo.visibility === 'private', internal: false },
+    ...(repo.visibility === 'internal'
+      ? { owner: { ...userView(ctx, state.ensureUser(repo.owner)), visibility: 'limited' } }
+      : {}),
     ...{ parent: parent ? repoView(ctx, parent, false) : null, permissions: { admin, push, pull } },
   });
 }
