@@ -413,6 +413,31 @@ export interface ParseProblem {
  * when its language has no grammar here or it is too big to parse.
  */
 export async function syntaxErrors(path: string, source: string, max = 3): Promise<ParseProblem[] | null> {
+  return withTree(path, source, (root) => {
+    const found: ParseProblem[] = [];
+    // The innermost ERROR: an outer one often spans from the file's start to past the slip.
+    const walk = (node: Node): void => {
+      if (found.length >= max || (!node.hasError && !node.isMissing)) return;
+      const inner = node.children.filter((c): c is Node => c !== null && (c.hasError || c.isMissing));
+      if ((node.isError && inner.length === 0) || node.isMissing) {
+        const what = node.isMissing ? `missing ${node.type}` : 'unexpected text';
+        found.push({ line: node.startPosition.row + 1, endLine: node.endPosition.row + 1, what });
+        return;
+      }
+      for (const child of inner) walk(child);
+      if (node.isError && found.length === 0)
+        found.push({ line: node.startPosition.row + 1, endLine: node.endPosition.row + 1, what: 'unexpected text' });
+    };
+    walk(root);
+    return found;
+  });
+}
+
+/**
+ * Parses one file with its language's grammar and hands the tree's root to `use`; null when the
+ * language has no grammar here or the file is too big (or, given `budgetMs`, the parse took longer).
+ */
+async function withTree<T>(path: string, source: string, use: (root: Node) => T, budgetMs?: number): Promise<T | null> {
   const id = grammarOf(path);
   if (!id || tooBigToParse(source)) return null;
   const rt = await loadRuntime();
@@ -421,25 +446,12 @@ export async function syntaxErrors(path: string, source: string, max = 3): Promi
   const parser = new rt.Parser();
   try {
     parser.setLanguage(grammar.language);
-    const tree = parser.parse(source);
+    const deadline = performance.now() + (budgetMs ?? 0);
+    const options = budgetMs === undefined ? undefined : { progressCallback: () => performance.now() > deadline };
+    const tree = parser.parse(source, null, options);
     if (!tree) return null;
     try {
-      const found: ParseProblem[] = [];
-      // The innermost ERROR: an outer one often spans from the file's start to past the slip.
-      const walk = (node: Node): void => {
-        if (found.length >= max || (!node.hasError && !node.isMissing)) return;
-        const inner = node.children.filter((c): c is Node => c !== null && (c.hasError || c.isMissing));
-        if ((node.isError && inner.length === 0) || node.isMissing) {
-          const what = node.isMissing ? `missing ${node.type}` : 'unexpected text';
-          found.push({ line: node.startPosition.row + 1, endLine: node.endPosition.row + 1, what });
-          return;
-        }
-        for (const child of inner) walk(child);
-        if (node.isError && found.length === 0)
-          found.push({ line: node.startPosition.row + 1, endLine: node.endPosition.row + 1, what: 'unexpected text' });
-      };
-      walk(tree.rootNode);
-      return found;
+      return use(tree.rootNode);
     } finally {
       tree.delete();
     }
@@ -467,40 +479,24 @@ const JS_GRAMMARS = new Set<GrammarId>(['javascript', 'typescript', 'tsx']);
  */
 export async function titledCalls(path: string, source: string): Promise<TitledCall[] | null> {
   const id = grammarOf(path);
-  if (!id || !JS_GRAMMARS.has(id) || tooBigToParse(source)) return null;
-  const rt = await loadRuntime();
-  const grammar = await loadGrammar(rt, id);
-  if (!grammar) return null;
-  const parser = new rt.Parser();
-  try {
-    parser.setLanguage(grammar.language);
-    const deadline = performance.now() + PARSE_BUDGET_MS;
-    const tree = parser.parse(source, null, { progressCallback: () => performance.now() > deadline });
-    if (!tree) return null;
-    try {
-      const calls: TitledCall[] = [];
-      // An explicit stack: a deeply nested file must not exhaust the call stack.
-      const stack: Node[] = [tree.rootNode];
-      while (stack.length) {
-        const node = stack.pop()!;
-        if (node.type === 'call_expression') {
-          const call = titledCall(node);
-          if (call) calls.push(call);
-        }
-        for (let i = node.namedChildCount - 1; i >= 0; i--) {
-          const child = node.namedChild(i);
-          if (child) stack.push(child);
-        }
+  if (!id || !JS_GRAMMARS.has(id)) return null;
+  const collect = (root: Node): TitledCall[] => {
+    const calls: TitledCall[] = [];
+    // An explicit stack: a deeply nested file must not exhaust the call stack.
+    const stack: Node[] = [root];
+    while (stack.length) {
+      const node = stack.pop()!;
+      const call = node.type === 'call_expression' ? titledCall(node) : null;
+      if (call) calls.push(call);
+      for (let i = node.namedChildCount - 1; i >= 0; i--) {
+        const child = node.namedChild(i);
+        if (child) stack.push(child);
       }
-      return calls;
-    } finally {
-      tree.delete();
     }
-  } catch {
-    return null;
-  } finally {
-    parser.delete();
-  }
+    return calls;
+  };
+  // A parse the deadline cuts short is no answer, not an error.
+  return withTree(path, source, collect, PARSE_BUDGET_MS).catch(() => null);
 }
 
 function titledCall(node: Node): TitledCall | null {
