@@ -235,6 +235,13 @@ describe('approval gates', () => {
     const before = await cancelledCount();
     const notified: string[] = [];
     const unsubscribe = h.deps.events.subscribe(CHANNELS.taskEvents, (taskId) => notified.push(taskId));
+    // On PostgreSQL the LISTEN behind a channel's first subscription is still under way when
+    // subscribe returns, and a notify sent before it takes effect is lost (streams poll besides):
+    // a probe heard back shows it is in effect before the cancel's notify can go out.
+    await waitFor('the subscription to listen', async () => {
+      await h.deps.events.publish(CHANNELS.taskEvents, 'probe');
+      return notified.includes('probe');
+    });
     h.clock.advance(2_000);
     await workers.current!.maintain();
     const cancelled = await taskRow(h, id);
