@@ -1,4 +1,5 @@
 import type { ScmKindName } from '../config/scm-hosts.js';
+import type { DeliveryHeaders } from './deliveries.js';
 
 /**
  * What the service needs of a code host (GitHub, GitLab, Gitea/Forgejo):
@@ -86,6 +87,19 @@ export interface NewPull {
   draft: boolean;
 }
 
+/**
+ * The code-host events emend asks a repository's webhook for, in emend's words (GitHub's names);
+ * each adapter asks its host for its own events that carry them.
+ */
+export type HookEvent = 'issue_comment' | 'issues' | 'pull_request_review' | 'pull_request_review_comment';
+
+/** A webhook to register: where the host delivers, the secret it signs (or sends) with, what for. */
+export interface NewHook {
+  url: string;
+  secret: string;
+  events: HookEvent[];
+}
+
 export interface CodeHost {
   /** The token's user (its login). */
   user(): Promise<string>;
@@ -103,6 +117,10 @@ export interface CodeHost {
   openPullFrom(owner: string, name: string, branch: string, from?: PullSource): Promise<OpenedPull | undefined>;
   pull(owner: string, name: string, number: number): Promise<ScmPull>;
   pullCommits(owner: string, name: string, number: number): Promise<ScmCommit[]>;
+  /** Registers a webhook on owner/name (the caller must be allowed to manage its hooks); the host's id for it. */
+  createHook(owner: string, name: string, hook: NewHook): Promise<{ id: string }>;
+  /** Removes a webhook; one the host no longer has (404) counts as removed. */
+  deleteHook(owner: string, name: string, id: string): Promise<void>;
 }
 
 /** What every adapter is made from: the host's API address, the fetch to use, the caller's token. */
@@ -168,6 +186,16 @@ export interface HostKind {
   repoPath(segments: string[]): RepoPath | string;
   /** The path a pull request's web URL has after the web URL, read back, or undefined. */
   pullOfPath(path: string): (RepoPath & { number: number }) | undefined;
+  /**
+   * Whether a webhook delivery is the host's, made with `secret`: its signature of the raw `body`
+   * (GitHub, Gitea) or the token it sends (GitLab), compared in constant time. A missing or
+   * malformed header is false, never an exception. Header names in any case.
+   */
+  verifyDelivery(headers: DeliveryHeaders, body: Buffer, secret: string): boolean;
+  /** The delivery's id, the same on a redelivery (what makes one recognisable). */
+  deliveryId(headers: DeliveryHeaders): string | undefined;
+  /** The event, in the host's words (GitHub `issue_comment`, GitLab `Note Hook`, Gitea `issue_comment`). */
+  deliveryEvent(headers: DeliveryHeaders): string | undefined;
   /** The HTTP Basic user name git sends with the token as password. */
   gitUser: string;
   oauth: {

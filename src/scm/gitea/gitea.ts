@@ -1,7 +1,9 @@
 import {
   type CodeHost,
   type CodeHostOptions,
+  type HookEvent,
   type HostKind,
+  type NewHook,
   type NewPull,
   type OpenedPull,
   type PullSource,
@@ -22,6 +24,7 @@ import {
   giteaCall,
   repoPathOf,
 } from './api.js';
+import { type DeliveryHeaders, firstHeader, signedWith } from '../deliveries.js';
 
 /**
  * Gitea's work-in-progress title prefixes (its WORK_IN_PROGRESS_PREFIXES default): Gitea has no
@@ -139,6 +142,31 @@ async function readPullCommits(call: Call, owner: string, name: string, number: 
 }
 
 /**
+ * Gitea's hook events for each of emend's: a comment on a pull request is its own event beside an
+ * issue's; `issues` takes every issue event (labels included); `pull_request_review` takes the
+ * reviews (approved, changes requested, commented), whose line comments come with them.
+ */
+const HOOK_EVENTS: Record<HookEvent, string[]> = {
+  issue_comment: ['issue_comment', 'pull_request_comment'],
+  issues: ['issues'],
+  pull_request_review: ['pull_request_review'],
+  pull_request_review_comment: ['pull_request_review'],
+};
+
+/** A `gitea` hook (Gitea's own payloads and signature), JSON bodies, the secret in its config. */
+async function createHook(call: Call, owner: string, name: string, hook: NewHook): Promise<{ id: string }> {
+  const body = {
+    type: 'gitea',
+    config: { url: hook.url, content_type: 'json', secret: hook.secret },
+    events: [...new Set(hook.events.flatMap((e) => HOOK_EVENTS[e]))],
+    active: true,
+  };
+  const what = `adding a webhook to ${owner}/${name}`;
+  const { data } = await call<{ id: number }>(what, 'POST', `${repoPathOf(owner, name)}/hooks`, { body });
+  return { id: String(data.id) };
+}
+
+/**
  * The Gitea and Forgejo adapter (one REST API under /api/v1) on typed fetch calls. Every
  * failure is an ScmError with the host's status and words.
  */
@@ -186,8 +214,20 @@ export function gitea(options: CodeHostOptions): CodeHost {
     pull: (owner, name, number) => readPull(call, owner, name, number),
 
     pullCommits: (owner, name, number) => readPullCommits(call, owner, name, number),
+
+    createHook: (owner, name, hook) => createHook(call, owner, name, hook),
+
+    // 404: gone already (removed on Gitea, or the repository with it), what deleting wanted.
+    deleteHook: async (owner, name, id) => {
+      const path = `${repoPathOf(owner, name)}/hooks/${encodeURIComponent(id)}`;
+      await call(`removing a webhook from ${owner}/${name}`, 'DELETE', path, { accept: [404] });
+    },
   };
 }
+
+/** The hex HMAC-SHA256 of the raw body; Forgejo sends it as X-Forgejo-Signature too. */
+const verifyDelivery = (headers: DeliveryHeaders, body: Buffer, secret: string): boolean =>
+  signedWith(firstHeader(headers, 'x-gitea-signature', 'x-forgejo-signature'), body, secret);
 
 // Gitea's rule for a user or organisation: it starts with a letter or digit, has no two of `-._`
 // in a row and does not end in one.
@@ -203,6 +243,9 @@ export const giteaKind: HostKind = {
   client: gitea,
   repoPath: (segments) => ownerNamePath(segments, (owner) => OWNER.test(owner) && !/[-._]{2}/.test(owner)),
   pullOfPath: (path) => ownerNamePull(path, 'pulls'),
+  verifyDelivery,
+  deliveryId: (headers) => firstHeader(headers, 'x-gitea-delivery', 'x-forgejo-delivery'),
+  deliveryEvent: (headers) => firstHeader(headers, 'x-gitea-event', 'x-forgejo-event'),
   // Gitea takes the Basic password as the token whatever the user name (services/auth/basic.go).
   gitUser: 'x-access-token',
   oauth: {

@@ -3,6 +3,7 @@ import {
   type CodeHost,
   type CodeHostOptions,
   type HostKind,
+  type NewHook,
   type NewPull,
   type PullSource,
   type ScmCommit,
@@ -14,6 +15,7 @@ import {
   ownerNamePath,
   ownerNamePull,
 } from '../code-host.js';
+import { type DeliveryHeaders, header, signedWith } from '../deliveries.js';
 
 /**
  * The brand of the code host this adapter speaks to (github.com or a GitHub Enterprise server,
@@ -191,7 +193,37 @@ export function gitHub(options: CodeHostOptions): CodeHost {
           message: c.commit.message,
         }));
       }),
+
+    /** emend's event names are GitHub's own; JSON bodies, signed with the secret, TLS verified. */
+    createHook: (owner: string, name: string, hook: NewHook) =>
+      call(`adding a webhook to ${owner}/${name}`, async () => {
+        const { data } = await octokit.rest.repos.createWebhook({
+          owner,
+          repo: name,
+          name: 'web',
+          config: { url: hook.url, content_type: 'json', secret: hook.secret, insecure_ssl: '0' },
+          events: [...new Set(hook.events)],
+          active: true,
+        });
+        return { id: String(data.id) };
+      }),
+
+    deleteHook: (owner: string, name: string, id: string) =>
+      call(`removing a webhook from ${owner}/${name}`, async () => {
+        try {
+          await octokit.rest.repos.deleteWebhook({ owner, repo: name, hook_id: Number(id) });
+        } catch (err) {
+          // Gone already (removed on GitHub, or the repository with it): what deleting wanted.
+          if ((err as { status?: number }).status !== 404) throw err;
+        }
+      }),
   };
+}
+
+/** `sha256=` and the hex HMAC-SHA256 of the raw body under the hook's secret. */
+function verifyDelivery(headers: DeliveryHeaders, body: Buffer, secret: string): boolean {
+  const signature = header(headers, 'x-hub-signature-256');
+  return !!signature?.startsWith('sha256=') && signedWith(signature.slice('sha256='.length), body, secret);
 }
 
 const OWNER = /^[A-Za-z0-9](?:[A-Za-z0-9-]{0,38})$/;
@@ -206,6 +238,9 @@ export const gitHubKind: HostKind = {
   client: gitHub,
   repoPath: (segments) => ownerNamePath(segments, (owner) => OWNER.test(owner)),
   pullOfPath: (path) => ownerNamePull(path, 'pull'),
+  verifyDelivery,
+  deliveryId: (headers) => header(headers, 'x-github-delivery'),
+  deliveryEvent: (headers) => header(headers, 'x-github-event'),
   gitUser: 'x-access-token',
   oauth: {
     authorizePath: '/login/oauth/authorize',

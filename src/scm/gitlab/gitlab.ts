@@ -2,7 +2,9 @@ import { Gitlab } from '@gitbeaker/rest';
 import {
   type CodeHost,
   type CodeHostOptions,
+  type HookEvent,
   type HostKind,
+  type NewHook,
   type NewPull,
   type OpenedPull,
   type PullSource,
@@ -11,6 +13,7 @@ import {
   type ScmPull,
   type ScmRepo,
 } from '../code-host.js';
+import { type DeliveryHeaders, firstHeader, header, sameSecret } from '../deliveries.js';
 import { GitLabHttpError, describe, requesterOver } from './requester.js';
 
 /**
@@ -54,6 +57,31 @@ interface MergeRequestView {
 }
 
 const projectId = (owner: string, name: string): string => `${owner}/${name}`;
+
+/**
+ * The project hook's switch for each of emend's events: GitLab's notes are the comments on issues
+ * and merge requests, lines of a diff included; a review's approval or request for changes is a
+ * merge request event, its comments notes.
+ */
+const HOOK_SWITCHES: Record<HookEvent, ('noteEvents' | 'issuesEvents' | 'mergeRequestsEvents')[]> = {
+  issue_comment: ['noteEvents'],
+  issues: ['issuesEvents'],
+  pull_request_review: ['mergeRequestsEvents', 'noteEvents'],
+  pull_request_review_comment: ['noteEvents'],
+};
+
+/** The hook's options: every switch off but those the events need (GitLab turns push events on unless told). */
+function hookOptions(hook: NewHook) {
+  const on = new Set(hook.events.flatMap((e) => HOOK_SWITCHES[e]));
+  return {
+    token: hook.secret,
+    pushEvents: false,
+    issuesEvents: on.has('issuesEvents'),
+    noteEvents: on.has('noteEvents'),
+    mergeRequestsEvents: on.has('mergeRequestsEvents'),
+    enableSslVerification: true,
+  };
+}
 
 function repoOf(p: ProjectView): ScmRepo {
   const visibility = p.visibility === 'public' || p.visibility === 'internal' ? p.visibility : 'private';
@@ -194,6 +222,24 @@ export function gitLab(options: CodeHostOptions): CodeHost {
           }))
           .reverse();
       }),
+
+    createHook: (owner: string, name: string, hook: NewHook) =>
+      call(`adding a webhook to ${owner}/${name}`, async () => {
+        const made = (await api.ProjectHooks.add(projectId(owner, name), hook.url, hookOptions(hook))) as {
+          id: number;
+        };
+        return { id: String(made.id) };
+      }),
+
+    deleteHook: (owner: string, name: string, id: string) =>
+      call(`removing a webhook from ${owner}/${name}`, async () => {
+        try {
+          await api.ProjectHooks.remove(projectId(owner, name), Number(id));
+        } catch (err) {
+          // Gone already (removed on GitLab, or the project with it): what deleting wanted.
+          if (!(err instanceof GitLabHttpError && err.status === 404)) throw err;
+        }
+      }),
   };
 }
 
@@ -213,6 +259,10 @@ async function openMergeRequest(api: InstanceType<typeof Gitlab>, p: NewPull): P
   })) as unknown as MergeRequestView;
   return openedOf(mr);
 }
+
+/** GitLab signs nothing: it sends the hook's secret token back as X-Gitlab-Token, which must equal the secret. */
+const verifyDelivery = (headers: DeliveryHeaders, _body: Buffer, secret: string): boolean =>
+  sameSecret(header(headers, 'x-gitlab-token'), secret);
 
 /** A GitLab path segment: letters, digits, `_`, `.`, `-`; not starting with `-`, not ending `.git`/`.atom`. */
 const SEGMENT = /^[A-Za-z0-9_.][A-Za-z0-9_.-]{0,254}$/;
@@ -237,6 +287,10 @@ export const gitLabKind: HostKind = {
     const m = /^(.+)\/([^/]+)\/-\/merge_requests\/(\d+)$/.exec(path);
     return m ? { owner: m[1]!, name: m[2]!, number: Number(m[3]) } : undefined;
   },
+  verifyDelivery,
+  // Idempotency-Key (GitLab ≥ 17.4) is the one kept on a retry; older servers have only the event's UUID.
+  deliveryId: (headers) => firstHeader(headers, 'idempotency-key', 'x-gitlab-event-uuid'),
+  deliveryEvent: (headers) => header(headers, 'x-gitlab-event'),
   gitUser: 'oauth2',
   oauth: {
     authorizePath: '/oauth/authorize',

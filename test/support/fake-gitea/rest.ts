@@ -1,9 +1,9 @@
 import type { CommitInfo } from '../fake-host/bare.js';
-import { openPull, pullsIn, syncBranch, visibleForks } from '../fake-host/ops.js';
+import { hookRoutes, openPull, pullsIn, syncBranch, visibleForks } from '../fake-host/ops.js';
 import { type Ctx, type Reply, type RestHost, type Route, credentials, ok, pick } from '../fake-host/rest.js';
 import { reasonPhrases, repoRoutes, repoUrls, sharedCommit, sharedRepo, text } from '../fake-host/rest.js';
 import type { Urls } from '../fake-host/server.js';
-import { type Pull, type RepoState, type UserState, fullName } from '../fake-host/state.js';
+import { type Hook, type Pull, type RepoState, type UserState, fullName } from '../fake-host/state.js';
 
 /**
  * Gitea's REST subset under /api/v1 (modules/structs shapes, most of their fields). Errors are
@@ -71,6 +71,15 @@ function page<T>(ctx: Ctx, items: T[], view: (item: T) => unknown): Reply {
   return ok(items.slice(from, from + limit).map(view), 200, { 'x-total-count': String(items.length) });
 }
 
+/** The hook types Gitea's API takes (webhook_service.IsValidHookTaskType). */
+const HOOK_TYPES = ['gitea', 'gogs', 'slack', 'discord', 'dingtalk', 'telegram', 'msteams', 'feishu', 'matrix'];
+
+/** `type` is kept in the stored config; the secret never shown. */
+const hookView = (_: Ctx, __: RepoState, { config: { type, ...config }, ...h }: Hook) => ({
+  ...{ id: h.id, type, config: { url: h.url, ...config }, ...pick(h, 'events', 'active') },
+  authorization_header: '',
+});
+
 /** Gitea's REST host; `urls` for the swagger link of its error bodies. */
 export function giteaRest(urls: Urls, flavour: Flavour = 'gitea'): RestHost {
   const error = (status: number, message: string, errors?: string[]): Reply => ({
@@ -101,6 +110,23 @@ export function giteaRest(urls: Urls, flavour: Flavour = 'gitea'): RestHost {
     // Gitea merges a diverged branch; no test needs that, so the fake refuses it as a conflict.
     if (synced === 'diverged') return error(409, 'merge upstream failed: there are conflicts');
     return error(404, `branch does not exist [name: ${branch}]`);
+  };
+
+  /** As its API checks it: a known type, a config with `url` and `content_type` (json or form); inactive unless asked. */
+  const createHook = (ctx: Ctx, repo: RepoState): Reply => {
+    const [type, config] = [String(ctx.body.type), (ctx.body.config ?? {}) as Record<string, unknown>];
+    if (!HOOK_TYPES.includes(type)) return error(422, `Invalid hook type: ${type}`);
+    const missing = ['url', 'content_type'].find((k) => typeof config[k] !== 'string');
+    if (missing) return error(422, `Missing config option: ${missing}`);
+    if (config.content_type !== 'json' && config.content_type !== 'form') return error(422, 'Invalid content type');
+    const events = Array.isArray(ctx.body.events) && ctx.body.events.length ? ctx.body.events.map(String) : ['push'];
+    const [url, secret, own] = [
+      String(config.url),
+      text(config.secret) ?? '',
+      { type, content_type: config.content_type },
+    ];
+    const hook = ctx.state.addHook(repo, { url, secret, events, active: ctx.body.active === true, config: own });
+    return ok(hookView(ctx, repo, hook), 201);
   };
 
   const createRepo = (ctx: Ctx): Reply => {
@@ -172,6 +198,14 @@ export function giteaRest(urls: Urls, flavour: Flavour = 'gitea'): RestHost {
     onRepo('GET', '/pulls', (ctx, repo) =>
       page(ctx, pullsIn(repo, ctx.query.get('state') ?? 'open').reverse(), (p) => pullView(ctx, repo, p)),
     ),
+    // A repository's hooks are its admins' (reqAdmin): anyone else who sees it is refused, 403.
+    ...hookRoutes(onRepo, {
+      writes: { after: writer },
+      refused: () => error(403, 'user should be an owner or a collaborator with admin write of a repository'),
+      gone: notFound,
+      create: createHook,
+      view: hookView,
+    }),
     onPull('/pulls/(\\d+)', {}, (ctx, repo, pull) => ok(pullView(ctx, repo, pull))),
     onPull('/pulls/(\\d+)/commits', {}, (ctx, repo, pull) =>
       page(ctx, ctx.state.pullCommits(repo, pull), (c) => commitView(ctx, repo, c)),

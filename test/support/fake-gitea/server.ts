@@ -73,6 +73,22 @@ const spec = (subPath: string | undefined, flavour: Flavour | undefined): HostSp
   },
   newToken: () => randomBytes(20).toString('hex'),
   scopes: (readOnly) => (readOnly ? ['read:repository', 'read:user'] : ['write:repository', 'read:user']),
+  // A pull request's comment is delivered as an issue comment; a review as approved, rejected or
+  // commented (the fake sends "rejected"), its line comments as a pull request comment.
+  // Forgejo sends its own headers beside Gitea's.
+  hooks: {
+    events: {
+      issue_comment: ['issue_comment', 'issue_comment'],
+      issues: ['issues', 'issues'],
+      pull_request_review: ['pull_request_review', 'pull_request_rejected'],
+      pull_request_review_comment: ['pull_request_review', 'pull_request_comment'],
+    },
+    headers: ({ event, id, hmac }) => {
+      const own = { event, delivery: id, signature: hmac };
+      const named = (brand: string) => Object.entries(own).map(([k, v]) => [`x-${brand}-${k}`, v]);
+      return Object.fromEntries([...named('gitea'), ...(flavour === 'forgejo' ? named('forgejo') : [])]);
+    },
+  },
 });
 
 /**

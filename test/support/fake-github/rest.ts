@@ -1,8 +1,8 @@
 import { randomUUID } from 'node:crypto';
-import { openPull, pullsIn, syncBranch } from '../fake-host/ops.js';
+import { hookRoutes, openPull, pullsIn, syncBranch } from '../fake-host/ops.js';
 import { type Ctx, type Reply, type RestHost, type Route, credentials, ok, pick } from '../fake-host/rest.js';
 import { reasonPhrases, repoRoutes, repoUrls, sharedCommit, sharedRepo, text } from '../fake-host/rest.js';
-import type { Pull, RepoState, UserState } from '../fake-host/state.js';
+import type { Hook, Pull, RepoState, UserState } from '../fake-host/state.js';
 
 /**
  * GitHub's REST subset under /api/v3: its routes, its JSON shapes (trimmed to the fields clients
@@ -76,7 +76,25 @@ const DOC = {
   createPull: 'pulls/pulls#create-a-pull-request',
   pull: 'pulls/pulls#get-a-pull-request',
   commits: 'pulls/pulls#list-commits-on-a-pull-request',
+  hooks: 'repos/webhooks',
 };
+
+/** `config` without the secret, as this fake never shows it (GitHub masks it). */
+const hookView = (ctx: Ctx, repo: RepoState, h: Hook) => ({
+  ...{ type: 'Repository', id: h.id, name: 'web', ...pick(h, 'active', 'events') },
+  ...{ config: { url: h.url, ...h.config }, url: `${repoUrls(ctx, repo).api}/hooks/${h.id}` },
+});
+
+function createHook(ctx: Ctx, repo: RepoState): Reply {
+  const config = (ctx.body.config ?? {}) as Record<string, unknown>;
+  const url = text(config.url);
+  if (!url)
+    return invalid(DOC.hooks, { resource: 'Hook', code: 'custom', message: 'Config must contain URL for webhooks' });
+  const events = Array.isArray(ctx.body.events) ? ctx.body.events.map(String) : ['push'];
+  const own = { content_type: text(config.content_type) ?? 'form', insecure_ssl: String(config.insecure_ssl ?? '0') };
+  const hook = { url, secret: text(config.secret) ?? '', events, active: ctx.body.active !== false, config: own };
+  return ok(hookView(ctx, repo, ctx.state.addHook(repo, hook)), 201);
+}
 
 function createRepo(ctx: Ctx): Reply {
   const name = text(ctx.body.name);
@@ -172,6 +190,13 @@ const ROUTES: Route[] = [
     const pulls = pullsIn(repo, ctx.query.get('state') ?? 'open');
     const shown = pulls.filter((p) => !head || `${p.head.owner}:${p.head.ref}`.toLowerCase() === head);
     return ok(shown.map((p) => pullView(ctx, repo, p)));
+  }),
+  // A repository's hooks are its admins': anyone else is told there is nothing there, as GitHub does.
+  ...hookRoutes(onRepo, {
+    writes: { doc: DOC.hooks, first: writer },
+    refused: () => ghError(404, 'Not Found', DOC.hooks),
+    create: createHook,
+    view: hookView,
   }),
   onPull('/pulls/(\\d+)', { doc: DOC.pull }, (ctx, repo, pull) => ok(pullView(ctx, repo, pull))),
   onPull('/pulls/(\\d+)/commits', { doc: DOC.commits }, (ctx, repo, pull) =>

@@ -52,6 +52,21 @@ const GITHUB: HostSpec = {
     denied: (repo, login) => `Permission to ${repo.owner}/${repo.name}.git denied to ${login}.\n`,
   },
   newToken: () => newToken('ghp_'),
+  // emend's event names are GitHub's.
+  hooks: {
+    events: {
+      issue_comment: ['issue_comment', 'issue_comment'],
+      issues: ['issues', 'issues'],
+      pull_request_review: ['pull_request_review', 'pull_request_review'],
+      pull_request_review_comment: ['pull_request_review_comment', 'pull_request_review_comment'],
+    },
+    headers: ({ event, id, hmac }) => ({
+      'user-agent': 'GitHub-Hookshot/fake',
+      'x-github-event': event,
+      'x-github-delivery': id,
+      'x-hub-signature-256': `sha256=${hmac}`,
+    }),
+  },
 };
 
 /** A GitHub double on 127.0.0.1: REST under /api/v3, git smart HTTP and OAuth at the web root. */

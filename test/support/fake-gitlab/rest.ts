@@ -1,9 +1,10 @@
 import { randomUUID } from 'node:crypto';
 import type { CommitInfo } from '../fake-host/bare.js';
-import { openPull, pullsIn, visibleForks } from '../fake-host/ops.js';
+import { hookRoutes, openPull, pullsIn, visibleForks } from '../fake-host/ops.js';
 import { type Ctx, type Reply, type RestHost, type Route, ok, pick } from '../fake-host/rest.js';
 import { reasonPhrases, repoRoutes, text } from '../fake-host/rest.js';
-import { ACCESS, type Pull, type RepoState, type UserState, type Visibility, fullName } from '../fake-host/state.js';
+import { ACCESS, type Hook, type Pull, type RepoState, type UserState, type Visibility } from '../fake-host/state.js';
+import { fullName } from '../fake-host/state.js';
 
 /**
  * GitLab's REST v4 subset under /api/v4: `:id` is the URL-encoded path_with_namespace or the
@@ -127,6 +128,25 @@ function createMergeRequest(ctx: Ctx, source: RepoState): Reply {
   return ok(mergeRequestView(ctx, target, pull), 201);
 }
 
+/** The switches of a project hook the fake knows; the hook's `events` are those on. */
+const SWITCHES = ['push_events', 'issues_events', 'note_events', 'merge_requests_events'];
+
+/** Every switch on or off, and never the token. */
+const hookView = (_: Ctx, repo: RepoState, h: Hook) => ({
+  ...{ id: h.id, url: h.url, project_id: repo.id, ...h.config },
+  ...Object.fromEntries(SWITCHES.map((s) => [s, h.events.includes(s)])),
+});
+
+/** Push events are on unless turned off, every other switch off unless turned on, as GitLab has them. */
+function createHook(ctx: Ctx, repo: RepoState): Reply {
+  const url = text(ctx.body.url);
+  if (!url) return { status: 400, body: { error: 'url is missing' } };
+  const events = SWITCHES.filter((s) => (ctx.body[s] ?? s === 'push_events') === true);
+  const config = { enable_ssl_verification: ctx.body.enable_ssl_verification !== false };
+  const hook = ctx.state.addHook(repo, { url, secret: text(ctx.body.token) ?? '', events, active: true, config });
+  return ok(hookView(ctx, repo, hook), 201);
+}
+
 const ROUTES: Route[] = [
   ['GET', /^\/user$/, (ctx) => (ctx.caller ? ok(userView(ctx, ctx.caller.user)) : glError(401))],
   ['POST', /^\/projects$/, createProject],
@@ -150,6 +170,14 @@ const ROUTES: Route[] = [
     const fromBranch = (p: Pull) => branch === null || p.head.ref === branch;
     const found = pullsIn(repo, ctx.query.get('state') ?? 'all', mrState).filter(fromBranch);
     return ok(found.reverse().map((p) => mergeRequestView(ctx, repo, p)));
+  }),
+  // A project's hooks are its Maintainers' (and Owners'): anyone else who sees it is refused, 403.
+  ...hookRoutes(project, {
+    writes: { first: signedIn },
+    refused: () => glError(403),
+    gone: () => glError(404, 'Not found'),
+    create: createHook,
+    view: hookView,
   }),
   mergeRequest('/merge_requests/(\\d+)', {}, (ctx, repo, pull) => ok(mergeRequestView(ctx, repo, pull))),
   // Newest first, as GitLab lists them.

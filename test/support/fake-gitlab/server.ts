@@ -78,6 +78,23 @@ const spec = (relativeUrlRoot?: string): HostSpec => ({
   newToken: () => newToken('glpat-', 20),
   scopes: (readOnly) => (readOnly ? ['read_api'] : ['api']),
   ownersAreGroups: true,
+  // Notes are the comments on issues and merge requests (diff lines included); an approval or a
+  // request for changes is a merge request event. The token is sent back as it was given.
+  hooks: {
+    events: {
+      issue_comment: ['note_events', 'Note Hook'],
+      issues: ['issues_events', 'Issue Hook'],
+      pull_request_review: ['merge_requests_events', 'Merge Request Hook'],
+      pull_request_review_comment: ['note_events', 'Note Hook'],
+    },
+    headers: ({ event, id, secret }) => ({
+      'user-agent': 'GitLab/fake',
+      'x-gitlab-event': event,
+      'x-gitlab-event-uuid': id,
+      'idempotency-key': id,
+      'x-gitlab-token': secret,
+    }),
+  },
 });
 
 /**

@@ -1,5 +1,5 @@
-import type { Ctx } from './rest.js';
-import type { Pull, PullFields, RepoState } from './state.js';
+import { type Ctx, type Reply, type Route, type RouteOptions, ok, type repoRoutes } from './rest.js';
+import { ACCESS, type Hook, type Pull, type PullFields, type RepoState } from './state.js';
 
 /**
  * The operations the hosts' routes share, on the State: what each decides (who may, what
@@ -54,4 +54,37 @@ export function syncBranch(ctx: Ctx, repo: RepoState, branch: string): Synced {
   if (!git.isAncestor(repo.dir, mine, upstream)) return 'diverged';
   git.setRef(repo.dir, branch, upstream);
   return 'fast-forward';
+}
+
+/** A host's hook routes: its write checks, its refusal, its missing hook (default: the refusal), creating and showing one. */
+export type HookRoutes = {
+  writes: RouteOptions;
+  refused(): Reply;
+  gone?(): Reply;
+  create(ctx: Ctx, repo: RepoState): Reply;
+  view(ctx: Ctx, repo: RepoState, hook: Hook): object;
+};
+
+/**
+ * POST, GET and DELETE …/hooks[/ID] of a repository (`onRepo`, the host's): only a caller at
+ * Maintainer or above (GitLab's Maintainers, GitHub's and Gitea's admins) manages them, anyone
+ * else who sees the repository gets the host's refusal; a deleted hook is 204.
+ */
+export function hookRoutes(onRepo: ReturnType<typeof repoRoutes>['onRepo'], host: HookRoutes): Route[] {
+  const gated =
+    (handler: (ctx: Ctx, repo: RepoState, id: string) => Reply) =>
+    (ctx: Ctx, repo: RepoState, id = '') =>
+      ctx.state.accessLevel(repo, ctx.login) >= ACCESS.maintainer ? handler(ctx, repo, id) : host.refused();
+  const list = gated((ctx, repo) => ok(repo.hooks.map((h) => host.view(ctx, repo, h))));
+  const remove = gated((_, repo, id) => {
+    const at = repo.hooks.findIndex((h) => String(h.id) === id);
+    if (at < 0) return (host.gone ?? host.refused)();
+    repo.hooks.splice(at, 1);
+    return { status: 204 };
+  });
+  const { writes } = host;
+  return [
+    ...[onRepo('POST', '/hooks', writes, gated(host.create)), onRepo('GET', '/hooks', { doc: writes.doc }, list)],
+    onRepo('DELETE', '/hooks/(\\d+)', writes, remove),
+  ];
 }

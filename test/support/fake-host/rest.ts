@@ -90,7 +90,7 @@ export function sharedCommit(ctx: Ctx, repo: RepoState, c: CommitInfo, user: Use
 /** A check a route makes before its handler (given the route's `doc`): a refusal, or undefined to go on. */
 type Check = (ctx: Ctx, doc: string) => Reply | undefined;
 /** `doc`: the route's documentation page (GitHub's errors name it); `first` checks before the lookup, `after` after it. */
-type RouteOptions = { doc?: string; first?: Check; after?: Check };
+export type RouteOptions = { doc?: string; first?: Check; after?: Check };
 type OnRepo = (ctx: Ctx, repo: RepoState, ...params: string[]) => Reply;
 
 /**

@@ -1,3 +1,5 @@
+import { createHmac, randomUUID } from 'node:crypto';
+import type { HookEvent } from '../../../src/scm/code-host.js';
 import { type GitHost, gitRoute } from './git.js';
 import { type OAuthHost, oauthProvider } from './oauth.js';
 import { type RestHost, pick, restApi } from './rest.js';
@@ -24,6 +26,17 @@ export interface HostSpec {
   newToken(): string;
   scopes?(readOnly: boolean): string[];
   ownersAreGroups?: boolean;
+  hooks: HookWords;
+}
+
+/**
+ * A host's webhook words: for each of emend's events, the hook event (GitLab: the switch) it is
+ * delivered under and the event header's value; and a delivery's headers from its event word,
+ * its id, the hex HMAC-SHA256 of its body under the hook's secret and the secret itself.
+ */
+export interface HookWords {
+  events: Record<HookEvent, [subscribed: string, event: string]>;
+  headers(d: { event: string; id: string; hmac: string; secret: string }): Record<string, string>;
 }
 
 export type FakeRepoInfo = { private: boolean; defaultBranch: string; fork: boolean; parent?: string };
@@ -118,6 +131,29 @@ export async function startFake<Extra extends keyof RepoState = never>(spec: Hos
       state.git.diff(...rev(owner, name, base), rev(owner, name, head)[1]),
     pulls: (owner: string, name: string) => need(owner, name).pulls.map((p) => ({ ...p, head: { ...p.head } })),
     mergePull: (owner: string, name: string, number: number) => state.mergePull(need(owner, name), number),
+    /** The repository's hooks as stored, secrets included (test side only). */
+    hooks: (owner: string, name: string) => need(owner, name).hooks.map((h) => ({ ...h, events: [...h.events] })),
+    /**
+     * POSTs `payload` to every active hook of the repository registered for `event`, as the host
+     * delivers (its event word, a fresh delivery id, signed or with the token from the hook's
+     * secret); each hook's answer.
+     */
+    async deliver(owner: string, name: string, event: HookEvent, payload: object) {
+      const [subscribed, word] = spec.hooks.events[event];
+      const body = JSON.stringify(payload);
+      const hooks = need(owner, name).hooks.filter((h) => h.active && h.events.includes(subscribed));
+      return Promise.all(
+        hooks.map(async ({ url, secret }) => {
+          const hmac = createHmac('sha256', secret).update(body).digest('hex');
+          const headers = {
+            'content-type': 'application/json',
+            ...spec.hooks.headers({ event: word, id: randomUUID(), hmac, secret }),
+          };
+          const res = await fetch(url, { method: 'POST', headers, body });
+          return { status: res.status, body: await res.text() };
+        }),
+      );
+    },
     repo(owner: string, name: string): (FakeRepoInfo & Pick<RepoState, Extra>) | undefined {
       const r = state.repo(owner, name);
       const shared = r && { private: r.visibility !== 'public', defaultBranch: r.defaultBranch, fork: r.fork };

@@ -37,7 +37,21 @@ export interface RepoState {
   description: string | null;
   dir: string;
   pulls: Pull[];
+  hooks: Hook[];
 }
+
+/**
+ * A webhook as the fake stores it (what `hooks()` returns): `events` in the host's words (GitLab:
+ * the switches on), `config` the host's other settings as it shows them (never the secret).
+ */
+export type Hook = {
+  id: number;
+  url: string;
+  secret: string;
+  events: string[];
+  active: boolean;
+  config: Record<string, unknown>;
+};
 
 /** A pull request as the fake stores it (what `pulls()` returns): `user` its author, `base` the base branch. */
 export interface Pull {
@@ -85,7 +99,7 @@ export class State {
   readonly groups = new Map<string, GroupState>();
   readonly repos = new Map<string, RepoState>();
   readonly git: Bare;
-  private readonly ids = { user: 1001, group: 501, repo: 200001, pull: 3000001 };
+  private readonly ids = { user: 1001, group: 501, repo: 200001, pull: 3000001, hook: 401 };
   /** `protectedRefusal`: the hook's words for a refused push to a protected branch (see Bare). */
   constructor(
     readonly root: string,
@@ -180,6 +194,7 @@ export class State {
       description: opts.description ?? parent?.description ?? null,
       dir: join(this.root, ns, `${name}.git`),
       pulls: [],
+      hooks: [],
     };
     this.git.init(repo.dir, repo.defaultBranch, parent?.dir);
     this.repos.set(key(owner, name), repo);
@@ -216,6 +231,11 @@ export class State {
     const sha = this.git.commitFiles(repo.dir, parent, { ...opts, author: opts.author ?? this.ensureUser(repo.owner) });
     this.git.setRef(repo.dir, opts.branch, sha);
     return sha;
+  }
+  addHook(repo: RepoState, fields: Omit<Hook, 'id'>): Hook {
+    const hook = { id: this.ids.hook++, ...fields };
+    repo.hooks.push(hook);
+    return hook;
   }
   pull(repo: RepoState, number: number): Pull | undefined {
     return repo.pulls.find((p) => p.number === number);
