@@ -49,7 +49,7 @@ import { matchingDefinitions } from '../src/locator/match.js';
 import type { Insight } from '../src/step-contract/index.js';
 import { assembleFixerFiles } from '../src/steps/fix/fixer-context.js';
 import { readForPrompt } from '../src/steps/fix/file-views.js';
-import { applyRanking, fixerFiles, handOff, locatedCount, shortlistOf } from '../src/steps/fix/locator.js';
+import { applyRanking, fixerFiles, handOff, locateOptions, shortlistOf } from '../src/steps/fix/locator.js';
 import { fenced } from '../src/steps/prompt-parts.js';
 import { clip } from '../src/text/clip.js';
 import { loadAverage, log, pressure } from './stats.js';
@@ -242,7 +242,7 @@ async function runOne(
   const out = new Map<string, Measured>();
   try {
     const dir = checkout(inst, work);
-    const located = await locate(dir, inst.problem_statement, { top: locatedCount(o.files) });
+    const located = await locate(dir, inst.problem_statement, locateOptions(o.files));
     const shortlist = shortlistOf(located.files);
     // The plan's first files of the ranking: a gold file among them counts as located.
     const paths = located.files.slice(0, o.files).map((f) => f.path);

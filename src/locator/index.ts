@@ -14,6 +14,8 @@ export interface LocateOptions {
   top?: number;
   /** Where indexes are cached per commit; without one, the index is built every call. */
   cacheDir?: string;
+  /** The files after the first N start with the modules the best-ranked files import (rank). */
+  importsAfter?: number;
 }
 
 export interface LocateTimings {
@@ -95,7 +97,7 @@ export async function locate(repoDir: string, prompt: string, options: LocateOpt
     }
   }
   const indexed = performance.now();
-  const files = rank(index, prompt, options.top ?? 10);
+  const files = rank(index, prompt, options.top ?? 10, options.importsAfter);
   const end = performance.now();
   const ms = (x: number) => Math.round(x * 10) / 10;
   const definitions = Object.fromEntries(files.map((f) => [f.path, index.defs[f.path] ?? []]));

@@ -291,7 +291,13 @@ function titleMatch(index: LocatorIndex, prompt: string): { scores: Float64Array
 }
 
 /** Ranks the indexed files for the prompt: BM25, then boosts for what the prompt names, then the test-file demotion. */
-export function rank(index: LocatorIndex, report: string, top: number): RankedFile[] {
+/**
+ * The files best matching a report, at most `top`. With `importsAfter` (N), the files after the
+ * first N start with the modules the best-ranked files import (importedByTopFiles' leaders), then
+ * the rest of the ranking: what the code a report points to calls is where its bug is often fixed,
+ * even when the report's words do not match it (a module of constants, a utility file).
+ */
+export function rank(index: LocatorIndex, report: string, top: number, importsAfter?: number): RankedFile[] {
   const prompt = withoutDependencyListings(report);
   const docs = index.bm25.docs;
   const { scores, terms } = scoreBm25(index.bm25, queryTerms(prompt));
@@ -446,12 +452,33 @@ export function rank(index: LocatorIndex, report: string, top: number): RankedFi
     }
     return soft + hard;
   });
-  importedByTopFiles(index, byPath, total, base, factor, reasons);
-  return docs
-    .map((d, i) => ({ path: d.path, score: Math.round(total[i]! * 1000) / 1000, reasons: reasons[i]! }))
+  const imported = importedByTopFiles(index, byPath, total, base, factor, reasons);
+  const file = (i: number) => ({
+    path: docs[i]!.path,
+    score: Math.round(total[i]! * 1000) / 1000,
+    reasons: reasons[i]!,
+  });
+  const ranked = docs
+    .map((_, i) => file(i))
     .filter((r) => r.score > 0)
-    .sort((a, b) => b.score - a.score || a.path.localeCompare(b.path))
-    .slice(0, top);
+    .sort((a, b) => b.score - a.score || a.path.localeCompare(b.path));
+  if (importsAfter === undefined) return ranked.slice(0, top);
+  const head = ranked.slice(0, importsAfter);
+  const inHead = new Set(head.map((f) => f.path));
+  const next = [...imported.entries()]
+    .filter(([j]) => !inHead.has(docs[j]!.path))
+    .map(([j, by]) => {
+      const why = `imported by ${by}, a top-ranked file`;
+      return { ...file(j), reasons: reasons[j]!.includes(why) ? reasons[j]! : [...reasons[j]!, why] };
+    });
+  const nextPaths = new Set(next.map((f) => f.path));
+  const rest = ranked.slice(importsAfter).filter((f) => !nextPaths.has(f.path));
+  // They take turns with the rest of the ranking, an import first: when the plan leaves few places
+  // beyond the first N, neither the imports nor the next-ranked files take them all.
+  const turns: RankedFile[] = [];
+  for (let k = 0; k < Math.max(next.length, rest.length); k++)
+    turns.push(...[next[k], rest[k]].filter((f) => f !== undefined));
+  return [...head, ...turns].slice(0, top);
 }
 
 /**
@@ -459,7 +486,8 @@ export function rank(index: LocatorIndex, report: string, top: number): RankedFi
  * files a report points to call into them, and a bug seen in one is often fixed in what it
  * calls (the statement ranges of a traceback's formatter, the file list of a linter's runner).
  * The boost is a share of the module's own BM25, so a module that does not match the report
- * gains nothing. Only files without a demotion lead, so a test's imports are not lifted.
+ * gains nothing. Only files without a demotion lead, so a test's imports are not lifted. Returns
+ * every module the leaders import (index → the leader importing it), boosted or not.
  */
 function importedByTopFiles(
   index: LocatorIndex,
@@ -468,17 +496,19 @@ function importedByTopFiles(
   base: number[],
   factor: number[],
   reasons: string[][],
-): void {
+): Map<number, string> {
   const leaders = total
     .map((score, i) => ({ score, i }))
     .filter((x) => x.score > 0 && factor[x.i] === 1)
     .sort((a, b) => b.score - a.score)
     .slice(0, IMPORT_LEADERS);
   const boost = new Map<number, { by: string; value: number }>();
+  const imported = new Map<number, string>();
   for (const { i } of leaders) {
     const from = index.bm25.docs[i]!.path;
     for (const p of own(index.imports, from) ?? []) {
       const j = byPath.get(p);
+      if (j !== undefined && !imported.has(j)) imported.set(j, from);
       if (j === undefined || base[j]! <= 0) continue;
       const value = IMPORTED_BY_TOP * base[j]! * factor[j]!;
       if (value > (boost.get(j)?.value ?? 0)) boost.set(j, { by: from, value });
@@ -488,4 +518,6 @@ function importedByTopFiles(
     total[j]! += value;
     reasons[j]!.push(`imported by ${by}, a top-ranked file`);
   }
+  // Every module the leaders import, in their order, boosted or not: rank's `importsAfter` reads them.
+  return imported;
 }

@@ -95,4 +95,30 @@ describe('the repository imports the locator follows', { timeout: 60_000 }, () =
       'imported by fmt/failure.py',
     );
   });
+
+  it('with importsAfter, the modules the best-ranked files import lead the files after the first N, matching or not', async () => {
+    // dates.js imports constants.js, whose words the report does not share; six other modules do share them.
+    const other = (n: number) => [
+      `src/parse${n}.js`,
+      `export const parse${n} = (text) => text.split('-'); // date text\n`,
+    ];
+    const files: Files = {
+      'src/dates.js':
+        "import { FORMAT } from './constants.js';\nexport function convertTimezone(date, zone) {\n" +
+        '  // convert the date to another timezone\n  return new Date(date).toLocaleString(FORMAT, { timeZone: zone });\n}\n',
+      'src/constants.js': "export const FORMAT = 'en-US';\nexport const PATTERN = /^(\\d{4})/;\n",
+      ...Object.fromEntries([1, 2, 3, 4, 5, 6].map(other)),
+    };
+    const repo = fixtureRepo(files);
+    const report = 'Converting a date to another timezone returns the wrong date text';
+    const plain = (await locate(repo.dir, report, { top: 8 })).files.map((f) => f.path);
+    expect(plain[0]).toBe('src/dates.js');
+    expect(plain).not.toContain('src/constants.js');
+    const led = await locate(repo.dir, report, { top: 4, importsAfter: 2 });
+    // the first two as ranked, then what the best-ranked file imports, then the ranking goes on
+    expect(led.files.slice(0, 2).map((f) => f.path)).toEqual(plain.slice(0, 2));
+    expect(led.files[2]).toMatchObject({ path: 'src/constants.js' });
+    expect(led.files[2]!.reasons).toContain('imported by src/dates.js, a top-ranked file');
+    expect(led.files[3]!.path).toBe(plain[2]);
+  });
 });

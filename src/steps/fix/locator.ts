@@ -92,6 +92,12 @@ export function applyRanking(
  */
 export const locatedCount = (maxFiles: number) => Math.max(SHORTLIST, maxFiles);
 
+/**
+ * How the locator step asks `locate()`: locatedCount files, those beyond the shortlist led by the
+ * modules the best-ranked files import (the fixer's fill shows them before the rest of the ranking).
+ */
+export const locateOptions = (maxFiles: number) => ({ top: locatedCount(maxFiles), importsAfter: SHORTLIST });
+
 /** The files the model re-ranks: the deterministic ranking's first SHORTLIST. */
 export const shortlistOf = (ranked: RankedFile[]) => ranked.slice(0, SHORTLIST);
 
@@ -207,7 +213,7 @@ export function locatorStep(): FixStep<'locator'> {
     const request = `${task.prompt}${hints}`;
     const { maxFiles } = helpers.limits;
     const located = await locate(ws.dir, request, {
-      top: locatedCount(maxFiles),
+      ...locateOptions(maxFiles),
       cacheDir: join(helpers.deps.config.dataDir, 'locator-cache'),
     });
     const shortlist = shortlistOf(located.files);
