@@ -290,12 +290,12 @@ function titleMatch(index: LocatorIndex, prompt: string): { scores: Float64Array
   return { scores, terms: [...terms] };
 }
 
-/** Ranks the indexed files for the prompt: BM25, then boosts for what the prompt names, then the test-file demotion. */
 /**
- * The files best matching a report, at most `top`. With `importsAfter` (N), the files after the
- * first N start with the modules the best-ranked files import (importedByTopFiles' leaders), then
- * the rest of the ranking: what the code a report points to calls is where its bug is often fixed,
- * even when the report's words do not match it (a module of constants, a utility file).
+ * Ranks the indexed files for the prompt, at most `top`: BM25, then boosts for what the prompt
+ * names, then the demotions. With `importsAfter` (N), the files after the first N are the modules
+ * the best-ranked files import (importedByTopFiles' leaders) taking turns with the rest of the
+ * ranking: what the code a report points to calls is where its bug is often fixed, even when the
+ * report's words do not match it (a module of constants, a utility file).
  */
 export function rank(index: LocatorIndex, report: string, top: number, importsAfter?: number): RankedFile[] {
   const prompt = withoutDependencyListings(report);
