@@ -51,6 +51,8 @@ export interface PipelineOutcome {
     message?: string;
     tests?: { passed: number; failed: number; skipped: number };
     new_failures: string[];
+    /** The reproduction verdict in words (what the change's own tests did), when there was one. */
+    reproduction?: string;
   };
   /** The step that threw, and why: the service would fail the task, and deliver no change. */
   failure?: { step: StepName; reason: string };
@@ -204,6 +206,7 @@ function record(outcome: PipelineOutcome, step: string, progress: Progress, resu
         ...(v.message !== undefined ? { message: v.message } : {}),
         ...(v.tests ? { tests: v.tests } : {}),
         new_failures: v.new_failures.slice(0, 10),
+        ...(v.reproduction ? { reproduction: v.reproduction.note } : {}),
       };
   }
 }

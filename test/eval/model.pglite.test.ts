@@ -4,6 +4,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { evalCommand } from '../../src/cli/eval.js';
 import type { InstanceResult } from '../../src/eval/run.js';
+import { NO_TEST_FILE } from '../../src/validator/reproduction.js';
 import {
   type EvalInstance,
   SRC_ON_PATH,
@@ -118,6 +119,7 @@ describe('emend eval, model mode', { timeout: 240_000 }, () => {
       command: expect.stringContaining('pytest'),
       tests: { passed: 1, failed: 0, skipped: 0 },
       new_failures: [],
+      reproduction: NO_TEST_FILE,
     });
     expect(summary).toMatch(/\| fixer \| 2 \| 0 \| \d+ \| \d+ \| \$0\.\d{4} \|/);
   });
