@@ -14,7 +14,7 @@ export interface LocateOptions {
   top?: number;
   /** Where indexes are cached per commit; without one, the index is built every call. */
   cacheDir?: string;
-  /** The files after the first N start with the modules the best-ranked files import (rank). */
+  /** After the first N files, the modules the best-ranked files import take turns with the rest (rank). */
   importsAfter?: number;
 }
 

@@ -460,9 +460,9 @@ async function withTree<T>(path: string, source: string, use: (root: Node) => T,
   }
 }
 
-/** A call whose first argument is a literal string: `it('title', …)`, `describe.only("title", …)`. */
+/** A call whose first argument is a literal string: `it('title', …)`, `describe.skip("title", …)`. */
 export interface TitledCall {
-  /** The callee's first name: `it` of `it.only(…)`. */
+  /** The callee's first name: `it` of `it.skip(…)`. */
   callee: string;
   /** The literal's text, escapes undone; a template with substitutions is no title. */
   title: string;

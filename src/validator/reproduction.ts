@@ -108,10 +108,9 @@ export function judgeReproduction(
       note: NO_TEST_FILE,
     };
   // A test failing before and after in lines the change left alone is only the file's old failure.
-  const leftAlone = failuresIn(testFiles, change.failures, change.details).filter(
-    (id) => untouched.includes(id) && failedOnBase.includes(id),
-  );
-  const stillFailing = failuresIn(testFiles, change.failures, change.details).filter((id) => !leftAlone.includes(id));
+  const own = failuresIn(testFiles, change.failures, change.details);
+  const leftAlone = own.filter((id) => untouched.includes(id) && failedOnBase.includes(id));
+  const stillFailing = own.filter((id) => !leftAlone.includes(id));
   const passesFile = (file: string) =>
     [...change.tests].some(([id, s]) => s === 'passed' && testFileOf(id, [file]) === file) &&
     !stillFailing.some((id) => testFileOf(id, [file], change.details.get(id)) === file);

@@ -50,9 +50,11 @@ export async function untouchedFailures(
     const touched = await touchedLines(checkout, commit, file);
     if (touched === 'new') continue;
     const source = await readTestFile(checkout.dir, file);
-    const places = source === undefined ? undefined : await testPlaces(file, source);
-    if (!places || source === undefined) continue;
-    const spans = touched.flatMap((span) => withoutBlankLines(span, source));
+    if (source === undefined) continue;
+    const places = await testPlaces(file, source);
+    if (!places) continue;
+    const lines = source.split('\n');
+    const spans = touched.flatMap((span) => withoutBlankLines(span, lines));
     if (!spans.every((span) => places.some((p) => within(span, p)))) continue;
     for (const id of fileIds) {
       const path = namePath(id, file);
@@ -87,9 +89,8 @@ export function namePath(id: string, file: string): { name: string; groups: stri
  * The added lines of a span that hold something: blank lines added between tests touch none.
  * A gap (lines only removed) is kept whole: what was removed may have been anything.
  */
-function withoutBlankLines(span: LineSpan, source: string): LineSpan[] {
+function withoutBlankLines(span: LineSpan, lines: readonly string[]): LineSpan[] {
   if (span.gap) return [span];
-  const lines = source.split('\n');
   const out: LineSpan[] = [];
   for (let line = span.start; line <= span.end; line++) {
     if ((lines[line - 1] ?? '').trim() === '') continue;

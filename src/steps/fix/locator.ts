@@ -93,8 +93,8 @@ export function applyRanking(
 export const locatedCount = (maxFiles: number) => Math.max(SHORTLIST, maxFiles);
 
 /**
- * How the locator step asks `locate()`: locatedCount files, those beyond the shortlist led by the
- * modules the best-ranked files import (the fixer's fill shows them before the rest of the ranking).
+ * How the locator step asks `locate()`: locatedCount files, those beyond the shortlist the modules
+ * the best-ranked files import taking turns with the rest of the ranking (rank's `importsAfter`).
  */
 export const locateOptions = (maxFiles: number) => ({ top: locatedCount(maxFiles), importsAfter: SHORTLIST });
 
