@@ -460,9 +460,9 @@ async function withTree<T>(path: string, source: string, use: (root: Node) => T,
   }
 }
 
-/** A call whose first argument is a literal string: `it('title', …)`, `describe.skip("title", …)`. */
+/** A call whose first argument is a literal string: `it('title', …)`, `test.concurrent("title", …)`. */
 export interface TitledCall {
-  /** The callee's first name: `it` of `it.skip(…)`. */
+  /** The callee's first name: `it` of `it.concurrent(…)`. */
   callee: string;
   /** The literal's text, escapes undone; a template with substitutions is no title. */
   title: string;

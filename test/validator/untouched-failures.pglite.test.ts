@@ -81,7 +81,7 @@ describe('untouchedFailures', () => {
 
   it('titled calls: string and plain template titles, a template with substitutions is none', async () => {
     const substitution = ['$', '{y}'].join('');
-    const source = `describe(\`plain\`, () => {\n  it.skip('a \\'quoted\\' one', () => {});\n  test(\`x ${substitution}\`, () => {});\n});\n`;
+    const source = `describe(\`plain\`, () => {\n  it.concurrent('a \\'quoted\\' one', () => {});\n  test(\`x ${substitution}\`, () => {});\n});\n`;
     expect(await titledCalls('a.test.js', source)).toEqual([
       { callee: 'describe', title: 'plain', startLine: 1, endLine: 4 },
       { callee: 'it', title: "a 'quoted' one", startLine: 2, endLine: 2 },
