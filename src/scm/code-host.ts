@@ -1,5 +1,6 @@
 import type { ScmKindName } from '../config/scm-hosts.js';
 import type { DeliveryHeaders } from './deliveries.js';
+import type { ReadEvent } from './host-events.js';
 
 /**
  * What the service needs of a code host (GitHub, GitLab, Gitea/Forgejo):
@@ -100,6 +101,49 @@ export interface NewHook {
   events: HookEvent[];
 }
 
+/** What a person may do on a repository, in emend's words: write or more (GitHub write/maintain/admin, GitLab Developer and up, Gitea write/admin/owner), read only, or nothing. */
+export type RepoPermission = 'write' | 'read' | 'none';
+
+/** A person on the host: the login, and the numeric id where the host's API needs it (GitLab). */
+export interface ScmUser {
+  login: string;
+  id?: number;
+}
+
+/** An issue or a pull request (merge request): comments on the two go to different places on GitLab. */
+export interface ThreadRef {
+  kind: 'issue' | 'pull';
+  number: number;
+}
+
+/** A comment as emend reads or writes it; `id` in the host's words (a number as text). */
+export interface ScmComment {
+  id: string;
+  author: string;
+  body: string;
+  url: string;
+  createdAt: Date;
+}
+
+/** A comment on a line of a pull request's change (a review comment, a GitLab diff note). */
+export interface ScmLineComment extends ScmComment {
+  path: string;
+  /** The line in the new version of the file; null when the comment is on a removed line or the file. */
+  line: number | null;
+}
+
+/**
+ * What a comment, an issue or a pull request gets as a reaction. `eyes` when emend takes a request up,
+ * `+1` when it answers; each host names them its way (GitLab `eyes` / `thumbsup`).
+ */
+export type Reaction = 'eyes' | '+1' | 'confused';
+
+/** Where a reaction goes: the thread itself (a label), or one of its comments. */
+export type ReactionTarget =
+  | { on: 'thread'; thread: ThreadRef }
+  | { on: 'comment'; thread: ThreadRef; commentId: string }
+  | { on: 'line_comment'; thread: ThreadRef; commentId: string };
+
 export interface CodeHost {
   /** The token's user (its login). */
   user(): Promise<string>;
@@ -121,6 +165,18 @@ export interface CodeHost {
   createHook(owner: string, name: string, hook: NewHook): Promise<{ id: string }>;
   /** Removes a webhook; one the host no longer has (404) counts as removed. */
   deleteHook(owner: string, name: string, id: string): Promise<void>;
+  /** What `user` may do on owner/name (asked by the repository's enabling account, which can see its members). */
+  permission(owner: string, name: string, user: ScmUser): Promise<RepoPermission>;
+  /** The thread's comments, oldest first, at most `limit` of the newest (not the issue's own text). */
+  comments(owner: string, name: string, thread: ThreadRef, limit: number): Promise<ScmComment[]>;
+  /** The line comments of a pull request's review (`reviewId`), or all of the pull request's when none is given. */
+  lineComments(owner: string, name: string, pull: number, reviewId?: string): Promise<ScmLineComment[]>;
+  /** Posts a comment on the thread. */
+  comment(owner: string, name: string, thread: ThreadRef, body: string): Promise<ScmComment>;
+  /** Replaces the text of a comment the caller wrote. */
+  editComment(owner: string, name: string, thread: ThreadRef, commentId: string, body: string): Promise<void>;
+  /** Adds a reaction as the caller; one it has already added is no error. */
+  react(owner: string, name: string, target: ReactionTarget, reaction: Reaction): Promise<void>;
 }
 
 /** What every adapter is made from: the host's API address, the fetch to use, the caller's token. */
@@ -196,6 +252,11 @@ export interface HostKind {
   deliveryId(headers: DeliveryHeaders): string | undefined;
   /** The event, in the host's words (GitHub `issue_comment`, GitLab `Note Hook`, Gitea `issue_comment`). */
   deliveryEvent(headers: DeliveryHeaders): string | undefined;
+  /**
+   * The delivery's payload (JSON, parsed) under its event word (`deliveryEvent`) in emend's words,
+   * or why it is none emend reads. Never throws: a payload missing a field is `ignored` naming it.
+   */
+  readEvent(event: string, payload: unknown): ReadEvent;
   /** The HTTP Basic user name git sends with the token as password. */
   gitUser: string;
   oauth: {
