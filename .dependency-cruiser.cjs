@@ -7,7 +7,8 @@
 //   http     src/app.ts, src/http/**
 //   engine   src/engine/**, src/eval/** (the harness: the model mode will drive the pipeline)
 //   steps    src/steps/**
-//   domain   src/tasks, src/accounts, src/feedback, src/memory, src/repos, src/sites, src/webhooks
+//   domain   src/tasks, src/accounts, src/feedback, src/memory, src/repos, src/sites, src/webhooks,
+//            src/triggers
 //   adapters src/llm, src/scm, src/workspace, src/sandbox, src/validator, src/locator, src/edits,
 //            src/outbound, src/queue, src/events, src/processes
 //   base     src/db, src/config, src/secrets, src/errors.ts, src/clock.ts, src/ids.ts, src/logger.ts,
@@ -20,7 +21,7 @@ const layer = {
   http: '^src/(app\\.ts$|http/)',
   engine: '^src/(engine|eval)/',
   steps: '^src/steps/',
-  domain: '^src/(tasks|accounts|feedback|memory|repos|sites|webhooks)/',
+  domain: '^src/(tasks|accounts|feedback|memory|repos|sites|webhooks|triggers)/',
   adapters: '^src/(llm|scm|workspace|sandbox|validator|locator|edits|outbound|queue|events|processes)/',
   base: '^src/(db/|metrics/|step-contract/|text/|config/|secrets/|(errors|clock|ids|logger)\\.ts$)',
 };

@@ -13,6 +13,7 @@ import { feedbackRoutes } from './http/routes/feedback.js';
 import { healthRoutes, registerTaskGauges } from './http/routes/health.js';
 import { keyRoutes } from './http/routes/keys.js';
 import { repoSettingsRoutes } from './http/routes/repo-settings.js';
+import { triggerRoutes } from './http/routes/triggers.js';
 import { meRoutes } from './http/routes/me.js';
 import { panelRoutes } from './http/routes/panel.js';
 import { taskActionRoutes } from './http/routes/task-actions.js';
@@ -39,6 +40,7 @@ const resources = [
   meRoutes,
   keyRoutes,
   repoSettingsRoutes,
+  triggerRoutes,
   scmRoutes,
   tokenRoutes,
   webhookRoutes,

@@ -136,6 +136,8 @@ export const tasks = pgTable(
     attempts: integer('attempts').notNull().default(0),
     /** When the task started waiting at an approval gate. */
     gateSince: ts('gate_since'),
+    /** Where the task was asked for on the code host (src/triggers): null for a task made through the API. */
+    trigger: jsonb('trigger').$type<TaskTrigger>(),
     createdAt: ts('created_at').notNull(),
     startedAt: ts('started_at'),
     finishedAt: ts('finished_at'),
@@ -514,3 +516,84 @@ export const schema = {
   webhookEndpoints,
   webhookDeliveries,
 };
+
+/**
+ * A task's origin on the code host: the public part (host, kind, thread, comment, who asked) and
+ * what the answers need (the enabling trigger, emend's answer comment once posted).
+ */
+export interface TaskTrigger {
+  host: string;
+  /** What asked: a mention in a comment, the label, a line comment or a review on emend's pull request. */
+  kind: 'comment' | 'label' | 'line_comment' | 'review';
+  thread: 'issue' | 'pull';
+  number: number;
+  /** The comment (or review) that asked; the thread's page for a label. */
+  commentUrl: string;
+  /** The person on the host who asked. */
+  actor: string;
+  /** repo_triggers.id */
+  triggerId: string;
+  /** emend's comment in the thread, edited in place as the task goes. */
+  answerId?: string;
+  /** The status the answer comment last said. */
+  answered?: string;
+}
+
+/**
+ * A repository an account turned triggers on for (issue 31): the webhook emend registered on it,
+ * its secret (encrypted, context `trigger-secret:<id>`), and what starts a task. One per
+ * repository on this server: two accounts answering the same mention would both run and both pay.
+ */
+export const repoTriggers = pgTable(
+  'repo_triggers',
+  {
+    id: uuid('id').primaryKey(),
+    accountId: uuid('account_id')
+      .notNull()
+      .references(() => accounts.id, { onDelete: 'cascade' }),
+    host: text('host').notNull(),
+    /** The settings' key of the repository (repoKey of its URL). */
+    repo: text('repo').notNull(),
+    repoOwner: text('repo_owner').notNull(),
+    repoName: text('repo_name').notNull(),
+    hookId: text('hook_id').notNull(),
+    secretEnc: text('secret_enc').notNull(),
+    mention: text('mention').notNull(),
+    label: text('label').notNull(),
+    /** emend's trigger events: comments, labels, reviews. */
+    events: jsonb('events').$type<string[]>().notNull(),
+    createdAt: ts('created_at').notNull(),
+    updatedAt: ts('updated_at').notNull(),
+  },
+  (t) => [uniqueIndex('repo_triggers_repo_idx').on(t.repo), index('repo_triggers_account_idx').on(t.accountId)],
+);
+
+/**
+ * A delivery a trigger received: recorded before it is answered, acted on by a job. The delivery
+ * id makes a redelivery recognisable; `event_key` (the comment and action, the label, the review)
+ * catches a host that redelivers under a new id (Gitea).
+ */
+export const triggerDeliveries = pgTable(
+  'trigger_deliveries',
+  {
+    id: uuid('id').primaryKey(),
+    triggerId: uuid('trigger_id')
+      .notNull()
+      .references(() => repoTriggers.id, { onDelete: 'cascade' }),
+    deliveryId: text('delivery_id').notNull(),
+    event: text('event').notNull(),
+    eventKey: text('event_key'),
+    /** received, ignored, started, answered (a reply instead of a task), failed */
+    status: text('status').notNull(),
+    reason: text('reason'),
+    taskId: uuid('task_id'),
+    /** The payload until it is acted on; cleared after. */
+    payload: jsonb('payload'),
+    receivedAt: ts('received_at').notNull(),
+    doneAt: ts('done_at'),
+  },
+  (t) => [
+    uniqueIndex('trigger_deliveries_delivery_idx').on(t.triggerId, t.deliveryId),
+    uniqueIndex('trigger_deliveries_event_idx').on(t.triggerId, t.eventKey),
+  ],
+);

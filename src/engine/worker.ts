@@ -16,6 +16,9 @@ import { workRootOf } from '../workspace/layout.js';
 import { dropOldPayloads } from '../webhooks/deliveries.js';
 import { requeueDueDeliveries, runDeliveryJob } from '../webhooks/attempt.js';
 import { claimPeriodic } from './periodic.js';
+import { actOnDelivery } from '../triggers/act.js';
+import { refreshAnswer } from '../triggers/answer.js';
+import { requeueTriggerJobs } from '../triggers/sweep.js';
 
 /** How often one worker deletes Idempotency-Keys whose 24 h are over (lookups ignore them anyway). */
 export const IDEMPOTENCY_SWEEP_MS = 3600_000;
@@ -87,6 +90,10 @@ export async function startWorker(
   const stopDeliveries = await deps.queue.workDeliveries(opts.webhookConcurrency, (deliveryId) =>
     runDeliveryJob(deps, deliveryId),
   );
+  // Code-host triggers: act on a delivery, or bring a triggered task's answer up to date.
+  const stopTriggers = await deps.queue.workTriggers(opts.webhookConcurrency, (job) =>
+    'delivery' in job ? actOnDelivery(deps, job.delivery) : refreshAnswer(deps, job.answer),
+  );
   const unsubscribe = [
     deps.events.subscribe(CHANNELS.taskQueued, () => deps.queue.wake()),
     deps.events.subscribe(CHANNELS.taskKill, (taskId) => void deps.runs.abort(taskId, 'killed')),
@@ -117,6 +124,7 @@ export async function startWorker(
       for (const t of timers) clearInterval(t);
       await stopConsuming();
       await stopDeliveries();
+      await stopTriggers();
       for (const u of unsubscribe) u();
       // Runs in progress are aborted and handed back: another worker (or this one, restarted)
       // carries on from the last finished step, and a clean shutdown does not count as an attempt.
@@ -143,6 +151,7 @@ async function maintenance(deps: Deps, workerId: string, staleMs: number) {
   await requeueOrphans(deps, staleMs);
   await requeueLost(deps, staleMs);
   await requeueDueDeliveries(deps, staleMs);
+  await requeueTriggerJobs(deps, staleMs);
   await periodicJobs(deps, workerId);
 }
 

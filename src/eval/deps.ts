@@ -20,6 +20,8 @@ const noQueue: TaskQueue = {
   wake: () => {},
   enqueueDelivery: () => Promise.reject(new Error('emend eval sends no webhooks')),
   workDeliveries: () => Promise.reject(new Error('emend eval sends no webhooks')),
+  enqueueTrigger: () => Promise.reject(new Error('emend eval answers no code-host triggers')),
+  workTriggers: () => Promise.reject(new Error('emend eval answers no code-host triggers')),
   depth: () => Promise.resolve(0),
   stop: () => Promise.resolve(),
 };

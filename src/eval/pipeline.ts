@@ -104,6 +104,7 @@ function evalTask(instance: Instance, baseCommit: string, deps: Deps): Task {
     heartbeatAt: null,
     attempts: 1,
     gateSince: null,
+    trigger: null,
     createdAt: now,
     startedAt: now,
     finishedAt: null,

@@ -15,6 +15,8 @@ export type AccessLevel = 'public' | 'any' | 'full' | 'admin';
 declare module 'fastify' {
   interface FastifyContextConfig {
     access?: AccessLevel;
+    /** The route reads its body as bytes (a code host's signed delivery): no JSON parsing, no refusal of a body. */
+    rawBody?: boolean;
   }
   interface FastifyRequest {
     auth: AuthContext | null;

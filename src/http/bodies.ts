@@ -38,6 +38,7 @@ export function installBodyParsing(app: FastifyInstance) {
   app.addHook('onRoute', (route) => {
     const methods = Array.isArray(route.method) ? route.method : [route.method];
     if (route.schema?.body !== undefined || !methods.some((m) => BODY_METHODS.has(m))) return;
+    if (route.config?.rawBody) return;
     const refuseBody: preValidationAsyncHookHandler = async (request) => {
       const body = request.body;
       if (body === undefined || body === null || isEmptyObject(body)) return;

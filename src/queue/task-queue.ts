@@ -4,6 +4,11 @@ import { type Database, withSchemaLock } from '../db/client.js';
 export const TASK_QUEUE = 'emend-tasks';
 /** Webhook delivery attempts: one job per attempt, started no earlier than the attempt is due. */
 export const WEBHOOK_QUEUE = 'emend-webhooks';
+/** Code-host triggers: act on a delivery received, or bring a triggered task's answer comment up to date. */
+export const TRIGGER_QUEUE = 'emend-triggers';
+
+/** A trigger job: a recorded delivery (trigger_deliveries.id) to act on, or a task whose answer to refresh. */
+export type TriggerJob = { delivery: string } | { answer: string };
 
 /** The durable queue of "run this task" jobs: pg-boss on the service's own database. */
 export interface TaskQueue {
@@ -19,6 +24,10 @@ export interface TaskQueue {
   enqueueDelivery(deliveryId: string, at?: Date): Promise<void>;
   /** Starts consumers of delivery attempts; resolves to a function that stops them. */
   workDeliveries(concurrency: number, handler: (deliveryId: string) => Promise<void>): Promise<() => Promise<void>>;
+  /** Queues a trigger job. */
+  enqueueTrigger(job: TriggerJob): Promise<void>;
+  /** Starts consumers of trigger jobs; resolves to a function that stops them. */
+  workTriggers(concurrency: number, handler: (job: TriggerJob) => Promise<void>): Promise<() => Promise<void>>;
   depth(): Promise<number>;
   stop(): Promise<void>;
 }
@@ -66,12 +75,20 @@ export async function createTaskQueue(database: Database, options: QueueOptions 
       .catch(async (err) => {
         if (!(await boss.getQueue(WEBHOOK_QUEUE))) throw err;
       });
+    // A trigger job's state is its row (the delivery's status, the task's answered status), so a
+    // failed job is retried by the sweep, not by pg-boss.
+    await boss
+      .createQueue(TRIGGER_QUEUE, { name: TRIGGER_QUEUE, retryLimit: 0, expireInSeconds: 300 } as PgBoss.Queue)
+      .catch(async (err) => {
+        if (!(await boss.getQueue(TRIGGER_QUEUE))) throw err;
+      });
   };
   // Processes starting together on a fresh database would race to install pg-boss's schema.
   if (database.pool) await withSchemaLock(database, install);
   else await install();
   const workerIds: string[] = [];
   const deliveryWorkerIds: string[] = [];
+  const triggerWorkerIds: string[] = [];
   const pollingIntervalSeconds = options.pollingIntervalSeconds ?? 0.5;
   /** The stop function of a work() call: its workers leave pg-boss and the list a wake-up notifies. */
   const stopWorkers = (mine: string[], notified: string[]) => async () => {
@@ -129,6 +146,25 @@ export async function createTaskQueue(database: Database, options: QueueOptions 
         deliveryWorkerIds.push(id);
       }
       return stopWorkers(mine, deliveryWorkerIds);
+    },
+    async enqueueTrigger(job) {
+      await boss.send(TRIGGER_QUEUE, job);
+      for (const id of triggerWorkerIds) boss.notifyWorker(id);
+    },
+    async workTriggers(concurrency, handler) {
+      const mine: string[] = [];
+      for (let i = 0; i < concurrency; i++) {
+        const id = await boss.work<TriggerJob>(
+          TRIGGER_QUEUE,
+          { pollingIntervalSeconds, batchSize: 1 },
+          async ([job]) => {
+            if (job) await handler(job.data);
+          },
+        );
+        mine.push(id);
+        triggerWorkerIds.push(id);
+      }
+      return stopWorkers(mine, triggerWorkerIds);
     },
     async depth() {
       return boss.getQueueSize(TASK_QUEUE);

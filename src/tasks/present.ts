@@ -38,10 +38,17 @@ export function taskJson(t: Task) {
     human_edit_after: t.humanEditAfter,
     byok: t.byok,
     error,
+    trigger: triggerJson(t.trigger),
     created_at: t.createdAt.toISOString(),
     started_at: iso(t.startedAt),
     finished_at: iso(t.finishedAt),
   };
+}
+
+/** Where a task was asked for on the code host (its public part; the answer's bookkeeping stays inside). */
+function triggerJson(t: Task['trigger']) {
+  if (!t) return null;
+  return { host: t.host, kind: t.kind, thread: t.thread, number: t.number, comment_url: t.commentUrl, actor: t.actor };
 }
 
 /** A task in GET /v1/tasks (TaskSummary): the task object cut to the list's fields. */

@@ -1,7 +1,7 @@
 import { and, count, eq, gte } from 'drizzle-orm';
 import type { AuthContext } from '../accounts/authenticate.js';
 import { billingPlan } from '../accounts/billing-plan.js';
-import { taskLogs, tasks } from '../db/schema.js';
+import { type TaskTrigger, taskLogs, tasks } from '../db/schema.js';
 import type { Tx } from '../db/client.js';
 import type { Deps } from '../deps.js';
 import { AppError } from '../errors.js';
@@ -24,7 +24,14 @@ export interface CreateTaskInput {
 /** Work the caller adds to the transaction that creates a task (storing an idempotent answer). */
 export interface CreateOptions {
   within?: (tx: Tx, task: Task) => Promise<void>;
+  /** A task a code-host trigger starts: where it was asked (src/triggers). */
+  trigger?: TaskTrigger;
+  /** A follow-up on emend's pull request: the task that opened it (admitted as `follow_up`, pr mode). */
+  followUpOf?: string;
 }
+
+/** Who creates a task: a token's caller, or (tokenId null) the account that enabled a code-host trigger. */
+export type Creator = Pick<AuthContext, 'account' | 'tokenKind'> & { tokenId: string | null };
 
 // biome-ignore lint/suspicious/noControlCharactersInRegex: git refuses control characters in branch names
 const BRANCH = /^(?!\/|.*(?:\/\.|\/\/|\.\.|@\{|\\))[^\x00-\x20~^:?*[\x7f]{1,200}(?<![/.])$/;
@@ -68,7 +75,7 @@ function checkInput(deps: Pick<Deps, 'config'>, input: CreateTaskInput) {
  */
 export async function createTask(
   deps: Pick<Deps, 'db' | 'clock' | 'config' | 'fetch' | 'secretKey'>,
-  auth: AuthContext,
+  auth: Creator,
   input: CreateTaskInput,
   options: CreateOptions = {},
 ): Promise<Task> {
@@ -79,14 +86,14 @@ export async function createTask(
     await checkRepoAccess(deps, {
       account: auth.account,
       isDemo,
-      mode: billingPlan(isDemo ? 'demo' : auth.account.plan).mode,
+      mode: options.followUpOf ? 'pr' : billingPlan(isDemo ? 'demo' : auth.account.plan).mode,
       repo,
     });
   }
   const now = deps.clock.now();
   return deps.db.transaction(async (tx) => {
     const who = { accountId: auth.account.id, tokenId: auth.tokenId, isDemo: auth.tokenKind === 'demo' };
-    const admission = await admitTask(tx, who, 'new', now);
+    const admission = await admitTask(tx, who, options.followUpOf ? 'follow_up' : 'new', now);
     const task = await insertAdmitted(
       tx,
       who,
@@ -99,6 +106,8 @@ export async function createTask(
         repoOwner: repo?.owner ?? null,
         repoName: repo?.name ?? null,
         baseBranch,
+        parentId: options.followUpOf ?? null,
+        trigger: options.trigger ?? null,
       },
       now,
     );

@@ -1,5 +1,5 @@
 import { createHmac, timingSafeEqual } from 'node:crypto';
-import { type SQL, and, desc, eq, gte, lt, sql } from 'drizzle-orm';
+import { type SQL, and, desc, eq, gte, isNotNull, isNull, lt, sql } from 'drizzle-orm';
 import { tasks } from '../db/schema.js';
 import { inTimeRange, timeParameter } from '../db/time-range.js';
 import type { Deps } from '../deps.js';
@@ -18,6 +18,8 @@ export interface TaskListQuery {
   task_type?: 'fix' | 'scaffold';
   repo_url?: string;
   parent_id?: string;
+  /** api: made through the API; code_host: started by a trigger. */
+  origin?: 'api' | 'code_host';
   created_after?: string;
   created_before?: string;
 }
@@ -85,6 +87,7 @@ function conditions(deps: Pick<Deps, 'config' | 'secretKey'>, accountId: string,
   if (q.status) where.push(eq(tasks.status, q.status));
   if (q.task_type) where.push(eq(tasks.taskType, q.task_type));
   if (q.parent_id) where.push(eq(tasks.parentId, q.parent_id));
+  if (q.origin) where.push(q.origin === 'api' ? isNull(tasks.trigger) : isNotNull(tasks.trigger));
   if (q.repo_url !== undefined) {
     // The same repository however it is written (.git, a trailing slash, letter case: code hosts ignore it).
     const repo = parseRepoUrl(q.repo_url, deps.config);

@@ -3,7 +3,7 @@ import { eq } from 'drizzle-orm';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { tasks } from '../../src/db/schema.js';
 import { saveSiteFiles } from '../../src/sites/store.js';
-import { branchName } from '../../src/steps/fix/pr-body.js';
+import { branchName } from '../../src/tasks/branch-name.js';
 import { checkOpenPulls } from '../../src/tasks/merge-tracking.js';
 import { hostEntry } from '../support/code-hosts.js';
 import { type FakeGitea, startFakeGitea } from '../support/fake-gitea/server.js';

@@ -46,6 +46,7 @@ const finished: TaskRow = {
   heartbeatAt: null,
   attempts: 1,
   gateSince: null,
+  trigger: null,
   createdAt: at,
   startedAt: at,
   finishedAt: at,

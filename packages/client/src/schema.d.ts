@@ -388,6 +388,45 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/me/repos/triggers": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** A repository's triggers: what starts a task from the code host, and the latest deliveries */
+        get: operations["getRepoTriggers"];
+        /** Turn triggers on for a repository (a webhook is registered on it with your code-host connection), or change them */
+        put: operations["enableRepoTriggers"];
+        post?: never;
+        /** Turn a repository's triggers off: its webhook is removed from the code host */
+        delete: operations["disableRepoTriggers"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/hooks/{host}/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Where a code host delivers a repository's events (GitHub, GitLab, Gitea/Forgejo webhooks), verified the host's way
+         * @description Public: the host signs each delivery (X-Hub-Signature-256, X-Gitea-Signature) or sends the secret (X-Gitlab-Token). The body is the host’s JSON payload, read as sent. Answers before any call to the host.
+         */
+        post: operations["receiveHostEvent"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/me/scm": {
         parameters: {
             query?: never;
@@ -1098,6 +1137,26 @@ export interface components {
             human_edit_after: boolean;
             byok: boolean;
             error: string | null;
+            trigger: {
+                /** @description the code host (its id on this server) */
+                host: string;
+                /**
+                 * @description what asked: a comment mentioning emend, the label, a line comment or a review on its pull request
+                 * @enum {string}
+                 */
+                kind: "comment" | "label" | "line_comment" | "review";
+                /** @enum {string} */
+                thread: "issue" | "pull";
+                /** @description the issue or pull request (merge request) number */
+                number: number;
+                /**
+                 * Format: uri
+                 * @description the comment or review that asked; the issue for a label
+                 */
+                comment_url: string;
+                /** @description who asked, by their login on the host */
+                actor: string;
+            } | null;
             /** Format: date-time */
             created_at: string;
             started_at: string | null;
@@ -1416,6 +1475,8 @@ export interface operations {
                 repo_url?: string;
                 /** @description tasks continued from this one */
                 parent_id?: string;
+                /** @description tasks made through the API, or started on the code host (a mention, the label, a review) */
+                origin?: "api" | "code_host";
                 /** @description created at or after */
                 created_after?: string;
                 /** @description created before */
@@ -3062,6 +3123,428 @@ export interface operations {
             /** @description no such resource of yours (another account’s looks the same as a missing one) (`not_found`) */
             404: {
                 headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    getRepoTriggers: {
+        parameters: {
+            query: {
+                /**
+                 * @description the repository URL, as in POST /v1/tasks (.git and case ignored)
+                 * @example https://github.com/acme/widgets
+                 */
+                repo: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description the triggers */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description the repository, normalised */
+                        repo: string;
+                        /** @description the code host (its id on this server) */
+                        host: string;
+                        /**
+                         * Format: uri
+                         * @description where the host delivers events: the host must be able to reach it
+                         */
+                        hook_url: string;
+                        /** @description a comment mentioning this starts a task */
+                        mention: string;
+                        /** @description this label, added to an issue, starts a task */
+                        label: string;
+                        /** @description comments: mentions in comments on issues and on emend’s pull requests; labels: the label on an issue; reviews: line comments and reviews requesting changes, mentioning emend, on its pull requests */
+                        events: ("comments" | "labels" | "reviews")[];
+                        /** @description the last 20, newest first */
+                        recent_deliveries: {
+                            /** @description the host's delivery id */
+                            delivery_id: string;
+                            /** @description the host's event name */
+                            event: string;
+                            /** @enum {string} */
+                            status: "received" | "acting" | "ignored" | "started" | "answered" | "failed";
+                            /** @description why it was ignored, answered or failed */
+                            reason: string | null;
+                            /** @description the task it started */
+                            task_id: string | null;
+                            /** Format: date-time */
+                            received_at: string;
+                        }[];
+                        /** Format: date-time */
+                        created_at: string;
+                        /** Format: date-time */
+                        updated_at: string;
+                    };
+                };
+            };
+            /** @description the request is malformed; the message names the field (`bad_request`, `not_a_scm_url`) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description no valid token: missing, malformed, unknown, revoked or expired (`unauthorized`, `invalid_token`) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description this token may not do this (a demo token, or an admin-only route) (`forbidden`) */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description no such resource of yours (another account’s looks the same as a missing one) (`not_found`) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    enableRepoTriggers: {
+        parameters: {
+            query: {
+                /**
+                 * @description the repository URL, as in POST /v1/tasks (.git and case ignored)
+                 * @example https://github.com/acme/widgets
+                 */
+                repo: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** @description fields left out keep their value (or take the default) */
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @description default "@emend" */
+                    mention?: string;
+                    /** @description default "emend" */
+                    label?: string;
+                    /** @description default: all three */
+                    events?: ("comments" | "labels" | "reviews")[];
+                };
+            };
+        };
+        responses: {
+            /** @description changed */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description the repository, normalised */
+                        repo: string;
+                        /** @description the code host (its id on this server) */
+                        host: string;
+                        /**
+                         * Format: uri
+                         * @description where the host delivers events: the host must be able to reach it
+                         */
+                        hook_url: string;
+                        /** @description a comment mentioning this starts a task */
+                        mention: string;
+                        /** @description this label, added to an issue, starts a task */
+                        label: string;
+                        /** @description comments: mentions in comments on issues and on emend’s pull requests; labels: the label on an issue; reviews: line comments and reviews requesting changes, mentioning emend, on its pull requests */
+                        events: ("comments" | "labels" | "reviews")[];
+                        /** @description the last 20, newest first */
+                        recent_deliveries: {
+                            /** @description the host's delivery id */
+                            delivery_id: string;
+                            /** @description the host's event name */
+                            event: string;
+                            /** @enum {string} */
+                            status: "received" | "acting" | "ignored" | "started" | "answered" | "failed";
+                            /** @description why it was ignored, answered or failed */
+                            reason: string | null;
+                            /** @description the task it started */
+                            task_id: string | null;
+                            /** Format: date-time */
+                            received_at: string;
+                        }[];
+                        /** Format: date-time */
+                        created_at: string;
+                        /** Format: date-time */
+                        updated_at: string;
+                    };
+                };
+            };
+            /** @description turned on: the webhook is registered */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description the repository, normalised */
+                        repo: string;
+                        /** @description the code host (its id on this server) */
+                        host: string;
+                        /**
+                         * Format: uri
+                         * @description where the host delivers events: the host must be able to reach it
+                         */
+                        hook_url: string;
+                        /** @description a comment mentioning this starts a task */
+                        mention: string;
+                        /** @description this label, added to an issue, starts a task */
+                        label: string;
+                        /** @description comments: mentions in comments on issues and on emend’s pull requests; labels: the label on an issue; reviews: line comments and reviews requesting changes, mentioning emend, on its pull requests */
+                        events: ("comments" | "labels" | "reviews")[];
+                        /** @description the last 20, newest first */
+                        recent_deliveries: {
+                            /** @description the host's delivery id */
+                            delivery_id: string;
+                            /** @description the host's event name */
+                            event: string;
+                            /** @enum {string} */
+                            status: "received" | "acting" | "ignored" | "started" | "answered" | "failed";
+                            /** @description why it was ignored, answered or failed */
+                            reason: string | null;
+                            /** @description the task it started */
+                            task_id: string | null;
+                            /** Format: date-time */
+                            received_at: string;
+                        }[];
+                        /** Format: date-time */
+                        created_at: string;
+                        /** Format: date-time */
+                        updated_at: string;
+                    };
+                };
+            };
+            /** @description the request is malformed; the message names the field (`bad_request`, `not_a_scm_url`) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description no valid token: missing, malformed, unknown, revoked or expired (`unauthorized`, `invalid_token`) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description this token may not do this (a demo token, or an admin-only route) (`forbidden`) */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description the resource is not in a state that allows this (`conflict`) */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description connect your code-host account first (POST /v1/me/scm) (`scm_not_connected`) */
+            412: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description the code host could not be reached or refused (`scm_unavailable`) */
+            502: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    disableRepoTriggers: {
+        parameters: {
+            query: {
+                /**
+                 * @description the repository URL, as in POST /v1/tasks (.git and case ignored)
+                 * @example https://github.com/acme/widgets
+                 */
+                repo: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description turned off */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        deleted: boolean;
+                    };
+                };
+            };
+            /** @description the request is malformed; the message names the field (`bad_request`, `not_a_scm_url`) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description no valid token: missing, malformed, unknown, revoked or expired (`unauthorized`, `invalid_token`) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description this token may not do this (a demo token, or an admin-only route) (`forbidden`) */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description no such resource of yours (another account’s looks the same as a missing one) (`not_found`) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    receiveHostEvent: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description the code host’s id on this server */
+                host: string;
+                /** @description the trigger (from hook_url) */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description a redelivery (nothing new) or an event that starts nothing (the reason says why) */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {string} */
+                        outcome: "duplicate" | "ignored";
+                        delivery: string;
+                        reason?: string;
+                    };
+                };
+            };
+            /** @description recorded and queued */
+            202: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {string} */
+                        outcome: "accepted";
+                        delivery: string;
+                    };
+                };
+            };
+            /** @description the request is malformed; the message names the field (`bad_request`, `not_a_scm_url`) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description no valid token: missing, malformed, unknown, revoked or expired (`unauthorized`, `invalid_token`) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description no such resource of yours (another account’s looks the same as a missing one) (`not_found`) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description the request body is larger than this server accepts (`payload_too_large`) */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description too many requests or running tasks; retry after the Retry-After header’s seconds (`rate_limited`, `CONCURRENT_LIMIT`) */
+            429: {
+                headers: {
+                    /** @description seconds to wait before retrying */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {

@@ -8,6 +8,7 @@ import { AppError } from '../../errors.js';
 import { type ConnectState, completeLogin, loginAuthorizeUrl, readState } from '../../accounts/scm-oauth.js';
 import { browserHolds, confirmConnect, finishConnect, startConnect } from '../../accounts/scm-oauth-connect.js';
 import { hostLabel } from '../../scm/hosts.js';
+import { dropTriggersOf } from '../../triggers/repo-triggers.js';
 import { caller } from '../auth.js';
 import { STATUS_OF } from '../errors.js';
 import { errorResponses } from '../errors.js';
@@ -134,7 +135,10 @@ export const scmRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = async (app, 
     },
     async (request) => {
       const host = chosenHost(deps, request.query.host);
-      return { scm: null, host: host.id, disconnected: await disconnectScm(deps, caller(request).account.id, host) };
+      const accountId = caller(request).account.id;
+      // While the token still works: the repositories' webhooks go with the connection that made them.
+      await dropTriggersOf(deps, accountId, host.id);
+      return { scm: null, host: host.id, disconnected: await disconnectScm(deps, accountId, host) };
     },
   );
 

@@ -25,6 +25,20 @@ const TaskMode = StringEnum(['preview', 'pr'] as const);
 const TaskType = StringEnum(['fix', 'scaffold'] as const);
 export const ApprovalMode = StringEnum(['auto', 'manual'] as const);
 
+const TaskTrigger = Type.Object(
+  {
+    host: Type.String({ description: 'the code host (its id on this server)' }),
+    kind: StringEnum(['comment', 'label', 'line_comment', 'review'] as const, {
+      description: 'what asked: a comment mentioning emend, the label, a line comment or a review on its pull request',
+    }),
+    thread: StringEnum(['issue', 'pull'] as const),
+    number: Type.Integer({ minimum: 1, description: 'the issue or pull request (merge request) number' }),
+    comment_url: Url({ description: 'the comment or review that asked; the issue for a label' }),
+    actor: Type.String({ description: 'who asked, by their login on the host' }),
+  },
+  { description: 'a task started on the code host (docs/triggers.md); null when it was made through the API' },
+);
+
 export const Task = Type.Object(
   {
     id: Uuid(),
@@ -51,6 +65,7 @@ export const Task = Type.Object(
     human_edit_after: Type.Boolean(),
     byok: Type.Boolean(),
     error: Nullable(Type.String()),
+    trigger: Nullable(TaskTrigger),
     created_at: Timestamp,
     started_at: Nullable(Timestamp),
     finished_at: Nullable(Timestamp),
@@ -150,6 +165,11 @@ const ListQuery = Type.Object({
   task_type: Type.Optional(TaskType),
   repo_url: Type.Optional(Url({ maxLength: 500, description: 'tasks on this repository (.git and case ignored)' })),
   parent_id: Type.Optional(Uuid({ description: 'tasks continued from this one' })),
+  origin: Type.Optional(
+    StringEnum(['api', 'code_host'] as const, {
+      description: 'tasks made through the API, or started on the code host (a mention, the label, a review)',
+    }),
+  ),
   created_after: Type.Optional(Type.String({ format: 'date-time', description: 'created at or after' })),
   created_before: Type.Optional(Type.String({ format: 'date-time', description: 'created before' })),
 });

@@ -2,22 +2,6 @@ import type { FixOutputs } from '../../step-contract/index.js';
 import type { Task } from '../../tasks/service.js';
 import { reproductionLine } from './reproduction.js';
 
-/** emend/<8 random hex of the id>-<words of the prompt>: unique per task, readable in a branch list. */
-export function branchName(task: Pick<Task, 'id' | 'prompt'>): string {
-  const short = task.id.replace(/-/g, '').slice(-8);
-  const slug = task.prompt
-    .toLowerCase()
-    .replace(/[^a-z0-9]+/g, ' ')
-    .trim()
-    .split(' ')
-    .filter(Boolean)
-    .slice(0, 6)
-    .join('-')
-    .slice(0, 40)
-    .replace(/-+$/, '');
-  return `emend/${short}${slug ? `-${slug}` : ''}`;
-}
-
 /** The PR title: the plan's summary (first sentence), or the prompt, at most 72 characters. */
 export function pullTitle(task: Pick<Task, 'prompt'>, plan: { summary?: string } | undefined): string {
   const source = (plan?.summary?.trim() || task.prompt.trim()).split('\n')[0]!;
@@ -49,10 +33,13 @@ function validationLine(v: FixOutputs['validator'] | undefined): string {
 
 /** The PR description: summary, files changed, the validator's result, the task id. */
 export function pullBody(
-  task: Pick<Task, 'id' | 'prompt'>,
+  task: Pick<Task, 'id' | 'prompt'> & Partial<Pick<Task, 'trigger'>>,
   outputs: Pick<Partial<FixOutputs>, 'planner' | 'fixer' | 'validator'>,
   note?: string,
 ): string {
+  // GitHub, GitLab and Gitea/Forgejo all close an issue of the same repository named so in the
+  // description of the pull (merge) request that gets merged.
+  const closes = task.trigger?.thread === 'issue' ? `Closes #${task.trigger.number}.` : '';
   const plan = outputs.planner;
   const files = outputs.fixer?.files_changed ?? [];
   return [
@@ -74,6 +61,8 @@ export function pullBody(
     validationLine(outputs.validator),
     '',
     reproductionLine(outputs.validator),
+    '',
+    closes,
     '',
     `---\nOpened by emend for task \`${task.id}\`.`,
   ]

@@ -6,7 +6,8 @@ import { parseRepoUrl } from '../../scm/urls.js';
 import { gitEnvOf } from '../../workspace/layout.js';
 import { GitError, identityEnv, runGit } from '../../workspace/git.js';
 import type { FixStep, StepHelpers } from '../step.js';
-import { branchName, pullBody, pullTitle } from './pr-body.js';
+import { branchName } from '../../tasks/branch-name.js';
+import { pullBody, pullTitle } from './pr-body.js';
 
 const FORK_READY_TRIES = 5;
 
@@ -35,7 +36,7 @@ interface PushTarget {
   user: string;
 }
 
-async function push(deps: Deps, helpers: StepHelpers, remote: PushTarget, branch: string): Promise<void> {
+async function push(deps: Deps, helpers: StepHelpers, remote: PushTarget, branch: string, force = true): Promise<void> {
   const ws = await helpers.workspace();
   const git = gitEnvOf({ dataDir: deps.config.dataDir, log: deps.log, spawn: helpers.spawn });
   await runGit(git, {
@@ -46,7 +47,16 @@ async function push(deps: Deps, helpers: StepHelpers, remote: PushTarget, branch
     remote,
     // The branch is this task's own (emend/<id>-…): a run resumed after its worker died pushes
     // a new commit of the same change over the one the dead run left there (found by the soak).
-    args: ['push', '--quiet', '--no-verify', '--force', '--', remote.url, `HEAD:refs/heads/${branch}`],
+    // A follow-up pushes onto its pull request's branch without force: never over a person's commits.
+    args: [
+      'push',
+      '--quiet',
+      '--no-verify',
+      ...(force ? ['--force'] : []),
+      '--',
+      remote.url,
+      `HEAD:refs/heads/${branch}`,
+    ],
   });
 }
 
@@ -110,6 +120,41 @@ export function prStep(): FixStep<'pr'> {
     const gh = hostFor(deps, host, token);
     const repo = await gh.repo(owner, name);
     if (!repo) throw new Error(`${owner}/${name} is no longer visible to the connected account`);
+
+    if (task.trigger?.thread === 'pull' && task.parentId) {
+      // A follow-up on emend's pull request: its checkout is that pull request's branch (the task's
+      // base), and the change goes onto it as a new commit; the pull request is the same one.
+      const branch = task.baseBranch;
+      const commit = await commitChange(deps, helpers, branch, pullTitle(task, outputs.planner));
+      try {
+        await push(deps, helpers, { url: gitUrlOf(host, owner, name), token, user: host.kind.gitUser }, branch, false);
+      } catch (err) {
+        if (err instanceof GitError && /non-fast-forward|fetch first|rejected/.test(err.stderr))
+          throw new Error(
+            `the branch ${branch} moved while emend worked (someone pushed to it); emend did not push over those ` +
+              'commits: ask again to build on them',
+          );
+        throw pushFailure(err, `${owner}/${name}`);
+      }
+      const pull = await gh.openPullFrom(owner, name, branch);
+      if (!pull) throw new Error(`pushed to ${branch}, but its ${host.kind.pullNoun} is no longer open`);
+      helpers.log('follow-up pushed onto the pull request', { number: pull.number, commit });
+      return {
+        output: {
+          pr_url: pull.url,
+          number: pull.number,
+          branch,
+          head: branch,
+          base: task.baseBranch,
+          commit,
+          draft: pull.draft,
+          drafts_disallowed: false,
+          fork: null,
+          reused: true,
+        },
+        patch: { prUrl: pull.url },
+      };
+    }
 
     const branch = branchName(task);
     const title = pullTitle(task, outputs.planner);

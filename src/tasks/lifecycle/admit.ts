@@ -11,14 +11,17 @@ import { ACTIVE_STATUSES } from '../states.js';
 
 /**
  * What a task is admitted as: `new` (POST /v1/tasks: the plan's mode, the monthly quota
- * applies) or `continue` (a done preview promoted to a pull-request run: pr mode, no quota,
- * the preview was counted already; demo tokens are refused before this).
+ * applies), `continue` (a done preview promoted to a pull-request run: pr mode, no quota,
+ * the preview was counted already; demo tokens are refused before this) or `follow_up` (a
+ * review of emend's pull request asked on the code host: pr mode, since it pushes onto that pull
+ * request's branch, and counted as a new task).
  */
-export type AdmissionKind = 'new' | 'continue';
+export type AdmissionKind = 'new' | 'continue' | 'follow_up';
 
 export interface Admitter {
   accountId: string;
-  tokenId: string;
+  /** The token that asked; null for a task a code-host trigger started. */
+  tokenId: string | null;
   isDemo: boolean;
 }
 
@@ -34,6 +37,7 @@ export interface Admission {
 const NO_CREDITS: Record<AdmissionKind, string> = {
   new: 'no credits left for a pull-request run; add credits or enable BYOK',
   continue: 'continuing a preview costs one credit; add credits or enable BYOK',
+  follow_up: 'a follow-up on a pull request costs one credit; add credits or enable BYOK',
 };
 
 export function monthStart(now: Date): Date {
@@ -50,8 +54,8 @@ export async function admitTask(tx: Tx, who: Admitter, kind: AdmissionKind, now:
   if (!account) throw new AppError('invalid_token', 'the account behind this token no longer exists');
   const limits = billingPlan(who.isDemo ? 'demo' : account.plan);
   const byok = !who.isDemo && account.useByok;
-  if (kind === 'new') await checkMonthlyQuota(tx, who, account, limits, now);
-  const mode = kind === 'continue' ? 'pr' : limits.mode;
+  if (kind !== 'continue') await checkMonthlyQuota(tx, who, account, limits, now);
+  const mode = kind === 'new' ? limits.mode : 'pr';
   const holdsCredit = mode === 'pr' && !byok;
   if (holdsCredit && account.credits < 1) throw new AppError('NO_CREDITS', NO_CREDITS[kind]);
   const [active] = await tx
@@ -71,7 +75,7 @@ export async function admitTask(tx: Tx, who: Admitter, kind: AdmissionKind, now:
 /** Demo tokens count their tasks for life; other accounts count this month's, unless under BYOK. */
 async function checkMonthlyQuota(tx: Tx, who: Admitter, account: Account, limits: BillingPlan, now: Date) {
   if (who.isDemo) {
-    const [used] = await tx.select({ n: count() }).from(tasks).where(eq(tasks.tokenId, who.tokenId));
+    const [used] = await tx.select({ n: count() }).from(tasks).where(eq(tasks.tokenId, who.tokenId!));
     if (used!.n >= limits.monthly) {
       throw new AppError(
         'DEMO_LIMIT_REACHED',

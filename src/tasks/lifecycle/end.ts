@@ -56,6 +56,11 @@ export async function endTask(
   if (!result) return undefined;
   const { row: ended, deliveries } = result;
   await announceDeliveries(deps, deliveries);
+  // A task asked for on the code host says how it ended there too (src/triggers/answer.ts).
+  if (ended.trigger)
+    await deps.queue
+      .enqueueTrigger({ answer: taskId })
+      .catch((err) => deps.log.warn({ err, task: taskId }, 'answer on the code host not queued'));
   deps.metrics.tasksFinished.inc({ status: end.status, task_type: ended.taskType, mode: ended.mode });
   await notifyTask(deps, taskId);
   return ended;

@@ -1,7 +1,7 @@
 import { readFileSync, readdirSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { branchName } from '../../../src/steps/fix/pr-body.js';
+import { branchName } from '../../../src/tasks/branch-name.js';
 import { checkOpenPulls } from '../../../src/tasks/merge-tracking.js';
 import { approveGate, waitForStatus } from '../../support/engine.js';
 import { CALC_PLAN, CALC_REPO, GOOD_FIX, editBlock, scriptCalcRun } from '../../support/fix-script.js';

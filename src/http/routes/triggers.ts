@@ -1,0 +1,233 @@
+import { type FastifyPluginAsyncTypebox, Type, type TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
+import { and, desc, eq } from 'drizzle-orm';
+import { triggerDeliveries } from '../../db/schema.js';
+import type { Deps } from '../../deps.js';
+import { AppError } from '../../errors.js';
+import { parseRepoUrl } from '../../scm/urls.js';
+import { DELIVERY_MAX_BYTES, receiveDelivery } from '../../triggers/receive.js';
+import {
+  type RepoTrigger,
+  TRIGGER_DEFAULTS,
+  TRIGGER_EVENTS,
+  disableTrigger,
+  enableTrigger,
+  getTrigger,
+  hookUrl,
+} from '../../triggers/repo-triggers.js';
+import { caller } from '../auth.js';
+import { errorResponses } from '../errors.js';
+import { StringEnum, Url, described } from '../schema-parts.js';
+
+const Timestamp = Type.String({ format: 'date-time' });
+const RECENT_DELIVERIES = 20;
+
+const RepoQuery = Type.Object(
+  {
+    repo: Url({
+      maxLength: 500,
+      description: 'the repository URL, as in POST /v1/tasks (.git and case ignored)',
+      examples: ['https://github.com/acme/widgets'],
+    }),
+  },
+  { additionalProperties: false },
+);
+
+const TriggerEvent = StringEnum(TRIGGER_EVENTS);
+
+const Trigger = Type.Object({
+  repo: Type.String({ description: 'the repository, normalised' }),
+  host: Type.String({ description: 'the code host (its id on this server)' }),
+  hook_url: Url({ description: 'where the host delivers events: the host must be able to reach it' }),
+  mention: Type.String({ description: 'a comment mentioning this starts a task' }),
+  label: Type.String({ description: 'this label, added to an issue, starts a task' }),
+  events: Type.Array(TriggerEvent, {
+    description:
+      'comments: mentions in comments on issues and on emend’s pull requests; labels: the label on an issue; ' +
+      'reviews: line comments and reviews requesting changes, mentioning emend, on its pull requests',
+  }),
+  recent_deliveries: Type.Array(
+    Type.Object({
+      delivery_id: Type.String({ description: "the host's delivery id" }),
+      event: Type.String({ description: "the host's event name" }),
+      status: StringEnum(['received', 'acting', 'ignored', 'started', 'answered', 'failed'] as const),
+      reason: Type.Union([Type.String(), Type.Null()], { description: 'why it was ignored, answered or failed' }),
+      task_id: Type.Union([Type.String(), Type.Null()], { description: 'the task it started' }),
+      received_at: Timestamp,
+    }),
+    { description: `the last ${RECENT_DELIVERIES}, newest first` },
+  ),
+  created_at: Timestamp,
+  updated_at: Timestamp,
+});
+
+/** Per-repository triggers (docs/triggers.md) and the public route the code hosts deliver to. */
+export const triggerRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = async (app, { deps }) => {
+  const repoOf = (raw: string) => {
+    try {
+      return parseRepoUrl(raw, deps.config);
+    } catch (err) {
+      if (err instanceof AppError && err.message.startsWith('repo_url:'))
+        throw new AppError(err.code, `repo:${err.message.slice('repo_url:'.length)}`);
+      throw err;
+    }
+  };
+
+  const triggerJson = async (t: RepoTrigger) => {
+    const recent = await deps.db
+      .select()
+      .from(triggerDeliveries)
+      .where(and(eq(triggerDeliveries.triggerId, t.id)))
+      .orderBy(desc(triggerDeliveries.receivedAt), desc(triggerDeliveries.id))
+      .limit(RECENT_DELIVERIES);
+    return {
+      repo: t.repo,
+      host: t.host,
+      hook_url: hookUrl(deps.config, t.host, t.id),
+      mention: t.mention,
+      label: t.label,
+      events: t.events as (typeof TRIGGER_EVENTS)[number][],
+      recent_deliveries: recent.map((d) => ({
+        delivery_id: d.deliveryId,
+        event: d.event,
+        status: d.status as 'received',
+        reason: d.reason,
+        task_id: d.taskId,
+        received_at: d.receivedAt.toISOString(),
+      })),
+      created_at: t.createdAt.toISOString(),
+      updated_at: t.updatedAt.toISOString(),
+    };
+  };
+
+  app.get(
+    '/me/repos/triggers',
+    {
+      config: { access: 'full' },
+      schema: {
+        tags: ['account'],
+        operationId: 'getRepoTriggers',
+        summary: "A repository's triggers: what starts a task from the code host, and the latest deliveries",
+        querystring: RepoQuery,
+        response: { 200: described('the triggers', Trigger), ...errorResponses(400, 401, 403, 404) },
+      },
+    },
+    async (request) => triggerJson(await getTrigger(deps, caller(request).account.id, repoOf(request.query.repo))),
+  );
+
+  app.put(
+    '/me/repos/triggers',
+    {
+      config: { access: 'full' },
+      schema: {
+        tags: ['account'],
+        operationId: 'enableRepoTriggers',
+        summary:
+          'Turn triggers on for a repository (a webhook is registered on it with your code-host connection), or change them',
+        querystring: RepoQuery,
+        body: Type.Object(
+          {
+            mention: Type.Optional(
+              Type.String({ minLength: 2, maxLength: 40, description: `default "${TRIGGER_DEFAULTS.mention}"` }),
+            ),
+            label: Type.Optional(
+              Type.String({ minLength: 1, maxLength: 50, description: `default "${TRIGGER_DEFAULTS.label}"` }),
+            ),
+            events: Type.Optional(
+              Type.Array(TriggerEvent, { minItems: 1, maxItems: 3, description: 'default: all three' }),
+            ),
+          },
+          { additionalProperties: false, description: 'fields left out keep their value (or take the default)' },
+        ),
+        response: {
+          200: described('changed', Trigger),
+          201: described('turned on: the webhook is registered', Trigger),
+          ...errorResponses(400, 401, 403, 409, 412, 502),
+        },
+      },
+    },
+    async (request, reply) => {
+      const { trigger, created } = await enableTrigger(
+        deps,
+        caller(request).account.id,
+        repoOf(request.query.repo),
+        request.body ?? {},
+      );
+      return reply.status(created ? 201 : 200).send(await triggerJson(trigger));
+    },
+  );
+
+  app.delete(
+    '/me/repos/triggers',
+    {
+      config: { access: 'full' },
+      schema: {
+        tags: ['account'],
+        operationId: 'disableRepoTriggers',
+        summary: "Turn a repository's triggers off: its webhook is removed from the code host",
+        querystring: RepoQuery,
+        response: {
+          200: described('turned off', Type.Object({ deleted: Type.Boolean() })),
+          ...errorResponses(400, 401, 403, 404),
+        },
+      },
+    },
+    async (request) => {
+      await disableTrigger(deps, caller(request).account.id, repoOf(request.query.repo));
+      return { deleted: true };
+    },
+  );
+
+  // The receiving route reads its body as bytes: the signature is over the bytes as sent.
+  await app.register(async (scope) => {
+    const hooks = scope.withTypeProvider<TypeBoxTypeProvider>();
+    hooks.removeAllContentTypeParsers();
+    hooks.addContentTypeParser('*', { parseAs: 'buffer', bodyLimit: DELIVERY_MAX_BYTES }, (_req, body, done) =>
+      done(null, body),
+    );
+    hooks.post(
+      '/hooks/:host/:id',
+      {
+        config: { access: 'public', rawBody: true },
+        bodyLimit: DELIVERY_MAX_BYTES,
+        schema: {
+          tags: ['triggers'],
+          operationId: 'receiveHostEvent',
+          summary:
+            "Where a code host delivers a repository's events (GitHub, GitLab, Gitea/Forgejo webhooks), verified the host's way",
+          description:
+            'Public: the host signs each delivery (X-Hub-Signature-256, X-Gitea-Signature) or sends the secret ' +
+            '(X-Gitlab-Token). The body is the host’s JSON payload, read as sent. Answers before any call to the host.',
+          params: Type.Object({
+            host: Type.String({ maxLength: 100, description: 'the code host’s id on this server' }),
+            id: Type.String({ maxLength: 100, description: 'the trigger (from hook_url)' }),
+          }),
+          response: {
+            200: described(
+              'a redelivery (nothing new) or an event that starts nothing (the reason says why)',
+              Type.Object({
+                outcome: StringEnum(['duplicate', 'ignored'] as const),
+                delivery: Type.String(),
+                reason: Type.Optional(Type.String()),
+              }),
+            ),
+            202: described(
+              'recorded and queued',
+              Type.Object({ outcome: StringEnum(['accepted'] as const), delivery: Type.String() }),
+            ),
+            ...errorResponses(400, 401, 404, 413, 429),
+          },
+        },
+      },
+      async (request, reply) => {
+        const body = Buffer.isBuffer(request.body) ? request.body : Buffer.alloc(0);
+        const received = await receiveDelivery(deps, {
+          host: request.params.host,
+          triggerId: request.params.id,
+          headers: request.headers,
+          body,
+        });
+        return reply.status(received.outcome === 'accepted' ? 202 : 200).send(received);
+      },
+    );
+  });
+};

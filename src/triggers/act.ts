@@ -1,0 +1,270 @@
+import { and, eq, inArray, isNotNull, sql } from 'drizzle-orm';
+import { hostFor, scmTokenOn } from '../accounts/scm-connection.js';
+import { type TaskTrigger, accounts, repoTriggers, tasks, triggerDeliveries } from '../db/schema.js';
+import type { Deps } from '../deps.js';
+import { AppError } from '../errors.js';
+import type { CodeHost, ReactionTarget, ScmLineComment, ThreadRef } from '../scm/code-host.js';
+import type { HostEvent } from '../scm/host-events.js';
+import { type ScmHost, hostById } from '../scm/hosts.js';
+import { pullOfUrl } from '../tasks/merge-tracking.js';
+import { countTaskPost } from '../tasks/rate-limit.js';
+import { createTask } from '../tasks/service.js';
+import { ACTIVE_STATUSES } from '../tasks/states.js';
+import type { Task } from '../tasks/task.js';
+import { branchName } from '../tasks/branch-name.js';
+import { type Decision, decide } from './decide.js';
+import { followUpPrompt, issuePrompt } from './prompt.js';
+import type { RepoTrigger } from './repo-triggers.js';
+import { answerBody, postAnswer, taskLink } from './answer.js';
+
+/**
+ * The trigger job (queue `emend-triggers`): acts on one recorded delivery. The person's write
+ * permission is asked of the host before anything is charged; the task is created as an API
+ * task is (rate limit, quota, credit, concurrency), owned by the account that enabled the
+ * repository; every refusal becomes a reply in the thread, in plain words.
+ */
+
+type ActDeps = Pick<Deps, 'db' | 'config' | 'fetch' | 'secretKey' | 'clock' | 'log' | 'queue' | 'metrics'>;
+
+/** How many of the thread's earlier comments the prompt may quote. */
+const CONTEXT_COMMENTS = 10;
+
+/** The delivery's outcome, recorded on its row. */
+type Outcome = { status: 'ignored' | 'answered' | 'failed'; reason: string } | { status: 'started'; task: Task };
+
+export async function actOnDelivery(deps: ActDeps, deliveryRowId: string): Promise<void> {
+  // Claimed by one job: a second job for the same row (a sweep racing the queue) finds it taken.
+  const [row] = await deps.db
+    .update(triggerDeliveries)
+    .set({ status: 'acting' })
+    .where(and(eq(triggerDeliveries.id, deliveryRowId), eq(triggerDeliveries.status, 'received')))
+    .returning();
+  if (!row) return;
+  let outcome: Outcome;
+  try {
+    outcome = await act(deps, row);
+  } catch (err) {
+    deps.log.warn({ err, delivery: row.deliveryId }, 'trigger delivery failed');
+    outcome = { status: 'failed', reason: err instanceof Error ? err.message : String(err) };
+  }
+  await deps.db
+    .update(triggerDeliveries)
+    .set({
+      status: outcome.status,
+      reason: 'reason' in outcome ? outcome.reason.slice(0, 500) : null,
+      taskId: 'task' in outcome ? outcome.task.id : null,
+      payload: null,
+      doneAt: deps.clock.now(),
+    })
+    .where(eq(triggerDeliveries.id, row.id));
+}
+
+interface Context {
+  deps: ActDeps;
+  trigger: RepoTrigger;
+  host: ScmHost;
+  client: CodeHost;
+  event: HostEvent;
+  thread: ThreadRef;
+}
+
+async function act(deps: ActDeps, row: typeof triggerDeliveries.$inferSelect): Promise<Outcome> {
+  const [trigger] = await deps.db.select().from(repoTriggers).where(eq(repoTriggers.id, row.triggerId));
+  if (!trigger) return { status: 'ignored', reason: 'triggers were turned off for the repository' };
+  const host = hostById(deps.config, trigger.host);
+  if (!host) return { status: 'ignored', reason: `the host ${trigger.host} is no longer configured` };
+  const read = host.kind.readEvent(row.event, row.payload);
+  if ('ignored' in read) return { status: 'ignored', reason: read.ignored };
+  const decision = decide(trigger, read);
+  if ('ignored' in decision) return { status: 'ignored', reason: decision.ignored };
+  const token = await scmTokenOn(deps, trigger.accountId, host);
+  if (!token) return { status: 'failed', reason: 'the enabling account is no longer connected to the host' };
+  const client = hostFor(deps, host, token);
+  const c: Context = { deps, trigger, host, client, event: read, thread: read.thread };
+
+  const permission = await client.permission(trigger.repoOwner, trigger.repoName, read.actor);
+  if (permission !== 'write') {
+    await reply(
+      c,
+      `@${read.actor.login} emend takes requests from people who can write to this repository; ask one of them to mention ${trigger.mention}.`,
+    );
+    return { status: 'answered', reason: `${read.actor.login} may not write to the repository` };
+  }
+  return decision.act === 'issue_task' ? issueTask(c, decision) : followUp(c, decision);
+}
+
+/** A comment in the thread, marked as emend's so that its delivery is ignored. */
+async function reply(c: Context, text: string) {
+  await c.client.comment(c.trigger.repoOwner, c.trigger.repoName, c.thread, answerBody(text));
+}
+
+/** What the person did, as a reaction target: their comment, or the thread for a label or a review. */
+function reactionTarget(c: Context): ReactionTarget {
+  const e = c.event;
+  if (e.kind === 'comment') return { on: 'comment', thread: c.thread, commentId: e.comment.id };
+  if (e.kind === 'line_comment') return { on: 'line_comment', thread: c.thread, commentId: e.comment.id };
+  return { on: 'thread', thread: c.thread };
+}
+
+/** The running task already answering this thread, if any. */
+async function runningOn(c: Context, number: number, thread: 'issue' | 'pull'): Promise<Task | undefined> {
+  const [running] = await c.deps.db
+    .select()
+    .from(tasks)
+    .where(
+      and(
+        eq(tasks.accountId, c.trigger.accountId),
+        inArray(tasks.status, [...ACTIVE_STATUSES]),
+        sql`${tasks.trigger}->>'triggerId' = ${c.trigger.id}`,
+        sql`${tasks.trigger}->>'thread' = ${thread}`,
+        sql`(${tasks.trigger}->>'number')::int = ${number}`,
+      ),
+    )
+    .limit(1);
+  return running;
+}
+
+const PLAIN: Partial<Record<AppError['code'], string>> = {
+  NO_CREDITS: 'the account that enabled emend here has no credits left',
+  FREE_LIMIT_REACHED: "this month's tasks on its plan are used up",
+  CONCURRENT_LIMIT: 'it already runs as many tasks at once as its plan allows; ask again when one has finished',
+  PRIVATE_REPO_REQUIRES_UPGRADE: 'its plan works on public repositories only',
+  scm_not_connected: 'its connection to the code host no longer works',
+};
+
+/** A refusal of task creation, said in the thread in plain words. */
+function refusalText(err: AppError): string {
+  if (err.code === 'rate_limited')
+    return `too many tasks were asked for in the last minute; ask again in ${err.retryAfterSeconds ?? 60} s`;
+  return PLAIN[err.code] ?? err.message;
+}
+
+function triggerOf(c: Context, thread: 'issue' | 'pull'): TaskTrigger {
+  const e = c.event;
+  const kind: TaskTrigger['kind'] = e.kind === 'labeled' ? 'label' : e.kind;
+  const commentUrl =
+    e.kind === 'comment' || e.kind === 'line_comment'
+      ? e.comment.url
+      : e.kind === 'review'
+        ? e.review.url
+        : e.thread.url;
+  return {
+    host: c.host.id,
+    kind,
+    thread,
+    number: e.thread.number,
+    commentUrl,
+    actor: e.actor.login,
+    triggerId: c.trigger.id,
+  };
+}
+
+/** Creates the task as the enabling account, or says in the thread why not. */
+async function start(
+  c: Context,
+  input: { prompt: string; baseBranch: string; followUpOf?: string; thread: 'issue' | 'pull' },
+): Promise<Outcome> {
+  const [account] = await c.deps.db.select().from(accounts).where(eq(accounts.id, c.trigger.accountId));
+  if (!account) return { status: 'ignored', reason: 'the enabling account is gone' };
+  let task: Task;
+  try {
+    await countTaskPost(c.deps, account.id);
+    task = await createTask(
+      c.deps,
+      { account, tokenId: null, tokenKind: 'full' },
+      {
+        prompt: input.prompt,
+        repo_url: `${c.host.webUrl.replace(/\/+$/, '')}/${c.trigger.repoOwner}/${c.trigger.repoName}`,
+        base_branch: input.baseBranch,
+      },
+      { trigger: triggerOf(c, input.thread), ...(input.followUpOf ? { followUpOf: input.followUpOf } : {}) },
+    );
+  } catch (err) {
+    if (!(err instanceof AppError)) throw err;
+    await reply(c, `@${c.event.actor.login} emend cannot start on this: ${refusalText(err)}.`);
+    return { status: 'answered', reason: `${err.code}: ${err.message}` };
+  }
+  c.deps.metrics.tasksCreated.inc({ task_type: task.taskType, mode: task.mode });
+  await c.deps.queue.enqueue(task.id);
+  // Answers are courtesy: the task runs whether or not the host takes them.
+  await c.client.react(c.trigger.repoOwner, c.trigger.repoName, reactionTarget(c), 'eyes').catch((err) => {
+    c.deps.log.warn({ err, task: task.id }, 'reaction not added');
+  });
+  await postAnswer(c.deps, c.client, c.trigger, task).catch((err) => {
+    c.deps.log.warn({ err, task: task.id }, 'answer comment not posted');
+  });
+  return { status: 'started', task };
+}
+
+async function issueTask(c: Context, d: Extract<Decision, { act: 'issue_task' }>): Promise<Outcome> {
+  const running = await runningOn(c, c.thread.number, 'issue');
+  if (running) {
+    await reply(
+      c,
+      `@${c.event.actor.login} emend is already working on this issue: ${taskLink(c.deps.config, running.id)}`,
+    );
+    return { status: 'answered', reason: `task ${running.id} is already running on the issue` };
+  }
+  const repo = await c.client.repo(c.trigger.repoOwner, c.trigger.repoName);
+  if (!repo) return { status: 'failed', reason: 'the repository is no longer visible to the enabling account' };
+  const earlier = (
+    await c.client.comments(c.trigger.repoOwner, c.trigger.repoName, c.thread, CONTEXT_COMMENTS + 1)
+  ).filter((x) => c.event.kind !== 'comment' || x.id !== c.event.comment.id);
+  const prompt = issuePrompt(c.event.thread, d.request, earlier.slice(-CONTEXT_COMMENTS));
+  return start(c, { prompt, baseBranch: repo.defaultBranch, thread: 'issue' });
+}
+
+/** The task that opened this pull request, when emend opened it for the enabling account. */
+async function openedBy(c: Context): Promise<Task | undefined> {
+  const candidates = await c.deps.db
+    .select()
+    .from(tasks)
+    .where(
+      and(
+        eq(tasks.accountId, c.trigger.accountId),
+        isNotNull(tasks.prUrl),
+        sql`lower(${tasks.repoOwner}) = ${c.trigger.repoOwner.toLowerCase()}`,
+        sql`lower(${tasks.repoName}) = ${c.trigger.repoName.toLowerCase()}`,
+      ),
+    );
+  // A follow-up carries its pull request's URL too: the first task (no follow-up parent) is the opener.
+  const opened = candidates.filter((t) => {
+    const pull = pullOfUrl(c.deps.config, t.prUrl!);
+    return pull?.number === c.thread.number && pull.host.id === c.host.id;
+  });
+  return opened.find((t) => t.trigger?.thread !== 'pull') ?? opened[0];
+}
+
+async function followUp(c: Context, d: Extract<Decision, { act: 'follow_up' }>): Promise<Outcome> {
+  const opener = await openedBy(c);
+  if (!opener) return { status: 'ignored', reason: 'not a pull request emend opened' };
+  const running = await runningOn(c, c.thread.number, 'pull');
+  if (running) {
+    await reply(
+      c,
+      `@${c.event.actor.login} emend is already working on this pull request: ${taskLink(c.deps.config, running.id)}`,
+    );
+    return { status: 'answered', reason: `task ${running.id} is already running on the pull request` };
+  }
+  const head = c.event.thread.headRepo;
+  if (
+    head &&
+    (head.owner.toLowerCase() !== c.trigger.repoOwner.toLowerCase() ||
+      head.name.toLowerCase() !== c.trigger.repoName.toLowerCase())
+  ) {
+    await reply(
+      c,
+      `@${c.event.actor.login} this pull request's branch is in a fork; emend follows up only on branches of this repository.`,
+    );
+    return { status: 'answered', reason: 'the pull request comes from a fork' };
+  }
+  const branch = c.event.thread.headBranch ?? branchName(opener);
+  const e = c.event;
+  let lines: Pick<ScmLineComment, 'path' | 'line' | 'body' | 'author'>[] = [];
+  if (e.kind === 'line_comment')
+    lines = [{ path: e.comment.path ?? '', line: e.comment.line ?? null, body: d.request, author: e.actor.login }];
+  else if (e.kind === 'review')
+    lines = await c.client.lineComments(c.trigger.repoOwner, c.trigger.repoName, c.thread.number, e.review.id);
+  const prompt = followUpPrompt(e.thread, d.request, lines);
+  return start(c, { prompt, baseBranch: branch, followUpOf: opener.id, thread: 'pull' });
+}

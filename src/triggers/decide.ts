@@ -1,0 +1,89 @@
+import type { HostEvent } from '../scm/host-events.js';
+import type { TriggerEvent } from './repo-triggers.js';
+
+/**
+ * What a verified delivery asks of emend, decided from the payload and the trigger's options
+ * alone (no code-host call: the receiving route answers before any). Whether a pull request is
+ * one emend opened, and whether the person may ask, are the job's to find out.
+ */
+
+/** The hidden marker every comment emend writes carries: a delivery of one is emend hearing itself. */
+export const MARKER = '<!-- emend -->';
+
+export interface TriggerOptionsView {
+  mention: string;
+  label: string;
+  events: string[];
+  repoOwner: string;
+  repoName: string;
+}
+
+export type Decision =
+  /** A fix task from an issue: a mention in a comment, or the label added. `request`: the words after the mention. */
+  | { act: 'issue_task'; request: string }
+  /** A follow-up on a pull request: a mention in its conversation, on a line, or in a review requesting changes. */
+  | { act: 'follow_up'; request: string }
+  | { ignored: string };
+
+/** Whether `text` mentions `mention` as a whole name (`@emend`, not `@emender` or an e-mail address). */
+export function mentions(text: string, mention: string): boolean {
+  return mentionAt(text, mention) >= 0;
+}
+
+function mentionAt(text: string, mention: string): number {
+  const escaped = mention.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+  const m = new RegExp(`(^|[^\\w.@-])${escaped}(?![\\w-])`, 'i').exec(text);
+  return m ? m.index + m[1]!.length : -1;
+}
+
+/** The words after the first mention (the request), or the whole text when the mention ends it. */
+export function requestAfterMention(text: string, mention: string): string {
+  const at = mentionAt(text, mention);
+  const after = at < 0 ? text : text.slice(at + mention.length);
+  return after.trim() || text.replace(new RegExp(mention.replace(/[.*+?^${}()|[\]\\]/g, '\\$&'), 'ig'), '').trim();
+}
+
+const wants = (t: TriggerOptionsView, e: TriggerEvent) => t.events.includes(e);
+
+/**
+ * The key that makes a second delivery of the same thing recognisable when the host gives it a new
+ * id (Gitea's redelivery): the comment or the review. Labels have none (see docs/triggers.md).
+ */
+export function eventKey(e: HostEvent): string | null {
+  if (e.kind === 'comment' || e.kind === 'line_comment') return `${e.kind}:${e.comment.id}:${e.action}`;
+  if (e.kind === 'review') return `review:${e.review.id}`;
+  return null;
+}
+
+export function decide(t: TriggerOptionsView, e: HostEvent): Decision {
+  const same = (a: string, b: string) => a.toLowerCase() === b.toLowerCase();
+  if (!same(e.repo.owner, t.repoOwner) || !same(e.repo.name, t.repoName))
+    return { ignored: `the delivery is about ${e.repo.owner}/${e.repo.name}, not ${t.repoOwner}/${t.repoName}` };
+  switch (e.kind) {
+    case 'comment':
+    case 'line_comment': {
+      if (e.action !== 'created') return { ignored: `a comment ${e.action} starts nothing` };
+      if (e.comment.body.includes(MARKER)) return { ignored: "emend's own comment" };
+      const needs: TriggerEvent = e.kind === 'comment' ? 'comments' : 'reviews';
+      if (!wants(t, needs)) return { ignored: `${needs} are not among the trigger’s events` };
+      if (!mentions(e.comment.body, t.mention)) return { ignored: `the comment does not mention ${t.mention}` };
+      const request = requestAfterMention(e.comment.body, t.mention);
+      return e.thread.kind === 'issue' ? { act: 'issue_task', request } : { act: 'follow_up', request };
+    }
+    case 'labeled': {
+      if (!wants(t, 'labels')) return { ignored: 'labels are not among the trigger’s events' };
+      if (!same(e.label, t.label) && !(e.labels ?? []).some((l) => same(l, t.label)))
+        return { ignored: `the label added is not ${t.label}` };
+      if (e.thread.kind !== 'issue') return { ignored: 'the label starts tasks on issues, not on pull requests' };
+      return { act: 'issue_task', request: '' };
+    }
+    case 'review': {
+      if (!wants(t, 'reviews')) return { ignored: 'reviews are not among the trigger’s events' };
+      if (e.review.state !== 'changes_requested')
+        return { ignored: `a review that is ${e.review.state} starts nothing` };
+      if (e.review.body.includes(MARKER)) return { ignored: "emend's own review" };
+      if (!mentions(e.review.body, t.mention)) return { ignored: `the review does not mention ${t.mention}` };
+      return { act: 'follow_up', request: requestAfterMention(e.review.body, t.mention) };
+    }
+  }
+}

@@ -1,0 +1,215 @@
+import { randomBytes } from 'node:crypto';
+import { and, asc, eq } from 'drizzle-orm';
+import { chosenHost, hostFor, scmTokenOn, scmUnavailable } from '../accounts/scm-connection.js';
+import { repoTriggers } from '../db/schema.js';
+import type { Deps } from '../deps.js';
+import { AppError } from '../errors.js';
+import { newId } from '../ids.js';
+import { repoKey } from '../memory/repo-memory.js';
+import { type HookEvent, ScmError } from '../scm/code-host.js';
+import type { ScmHost } from '../scm/hosts.js';
+import type { RepoRef } from '../scm/urls.js';
+import { decryptSecret, encryptSecret } from '../secrets/box.js';
+
+/**
+ * Triggers on a repository (docs/triggers.md): the account that turns them on registers a webhook
+ * on the repository with its own connection, owns and pays for every task the repository's events
+ * start. One account per repository on this server, so one mention never starts two tasks.
+ */
+
+export type RepoTrigger = typeof repoTriggers.$inferSelect;
+
+/** What may start a task: a comment mentioning emend, the label, a review of emend's pull request. */
+export const TRIGGER_EVENTS = ['comments', 'labels', 'reviews'] as const;
+export type TriggerEvent = (typeof TRIGGER_EVENTS)[number];
+
+export const TRIGGER_DEFAULTS = { mention: '@emend', label: 'emend', events: [...TRIGGER_EVENTS] as TriggerEvent[] };
+
+/** The hook asks for every event triggers can act on; which ones start tasks is the row's `events`, so changing them needs no host call. */
+const HOOK_EVENTS: HookEvent[] = ['issue_comment', 'issues', 'pull_request_review', 'pull_request_review_comment'];
+
+export interface TriggerOptions {
+  mention?: string;
+  label?: string;
+  events?: TriggerEvent[];
+}
+
+type TriggerDeps = Pick<Deps, 'db' | 'config' | 'fetch' | 'secretKey' | 'clock' | 'log'>;
+
+/** The AEAD context of a trigger's secret: it opens for this trigger only. */
+const secretContext = (id: string) => `trigger-secret:${id}`;
+
+/** Where the host delivers a trigger's events: the public receiving route, under the service's base URL. */
+export const hookUrl = (config: Pick<Deps['config'], 'baseUrl'>, host: string, id: string) =>
+  `${config.baseUrl.replace(/\/+$/, '')}/v1/hooks/${encodeURIComponent(host)}/${id}`;
+
+/** The trigger's secret, for verifying a delivery (never shown, logged or stored in the clear). */
+export const triggerSecret = (deps: Pick<Deps, 'secretKey'>, t: RepoTrigger) =>
+  decryptSecret(deps.secretKey, t.secretEnc, secretContext(t.id));
+
+const byRepo = (repo: RepoRef) => eq(repoTriggers.repo, repoKey(repo.url));
+const noTriggers = (repo: RepoRef) => new AppError('not_found', `triggers are not on for ${repo.url}`);
+
+/** The caller's trigger on the repository, or not_found (another account's counts as none). */
+export async function getTrigger(deps: Pick<Deps, 'db'>, accountId: string, repo: RepoRef): Promise<RepoTrigger> {
+  const [row] = await deps.db
+    .select()
+    .from(repoTriggers)
+    .where(and(byRepo(repo), eq(repoTriggers.accountId, accountId)));
+  if (!row) throw noTriggers(repo);
+  return row;
+}
+
+export async function listTriggers(deps: Pick<Deps, 'db'>, accountId: string): Promise<RepoTrigger[]> {
+  return deps.db
+    .select()
+    .from(repoTriggers)
+    .where(eq(repoTriggers.accountId, accountId))
+    .orderBy(asc(repoTriggers.repo));
+}
+
+/** The account's client on the trigger's host, with its connection; scm_not_connected without one. */
+async function connectedHost(deps: TriggerDeps, accountId: string, host: ScmHost) {
+  const token = await scmTokenOn(deps, accountId, host);
+  if (!token)
+    throw new AppError(
+      'scm_not_connected',
+      `triggers act as your ${host.id} account: connect it first (POST /v1/me/scm${host.id === deps.config.scmHosts[0]!.id ? '' : ` with "host": "${host.id}"`})`,
+    );
+  return hostFor(deps, host, token);
+}
+
+function checkOptions(o: TriggerOptions) {
+  if (o.mention !== undefined && !/^@[A-Za-z0-9][A-Za-z0-9._-]{0,38}$/.test(o.mention))
+    throw new AppError('bad_request', 'mention: an @ and a user name (letters, digits, ".", "_", "-"), e.g. "@emend"');
+  if (o.label !== undefined && (o.label.trim() === '' || o.label.length > 50 || o.label !== o.label.trim()))
+    throw new AppError('bad_request', 'label: 1 to 50 characters, no leading or trailing space');
+  if (o.events !== undefined && o.events.length === 0)
+    throw new AppError('bad_request', `events: at least one of ${TRIGGER_EVENTS.join(', ')}`);
+}
+
+/**
+ * Turns triggers on (registering the webhook with a fresh secret) or, when they are on already for
+ * the caller, changes their options. Another account's triggers on the repository are a conflict.
+ */
+export async function enableTrigger(
+  deps: TriggerDeps,
+  accountId: string,
+  repo: RepoRef,
+  options: TriggerOptions,
+): Promise<{ trigger: RepoTrigger; created: boolean }> {
+  checkOptions(options);
+  const now = deps.clock.now();
+  const [existing] = await deps.db.select().from(repoTriggers).where(byRepo(repo));
+  if (existing && existing.accountId === accountId) {
+    const set = {
+      ...(options.mention !== undefined ? { mention: options.mention } : {}),
+      ...(options.label !== undefined ? { label: options.label } : {}),
+      ...(options.events !== undefined ? { events: [...new Set(options.events)] } : {}),
+      updatedAt: now,
+    };
+    const [row] = await deps.db.update(repoTriggers).set(set).where(eq(repoTriggers.id, existing.id)).returning();
+    return { trigger: row!, created: false };
+  }
+  const host = chosenHost(deps, repo.host);
+  const client = await connectedHost(deps, accountId, host);
+  if (existing) {
+    // Said only to someone who may push there: others learn nothing about who uses this server.
+    const seen = await client.repo(repo.owner, repo.name).catch((err) => {
+      throw scmUnavailable(err);
+    });
+    if (!seen?.canPush) throw hookRefused(host, repo);
+    throw takenBySomeoneElse(repo);
+  }
+  const id = newId();
+  const secret = randomBytes(32).toString('hex');
+  let hookId: string;
+  try {
+    ({ id: hookId } = await client.createHook(repo.owner, repo.name, {
+      url: hookUrl(deps.config, host.id, id),
+      secret,
+      events: HOOK_EVENTS,
+    }));
+  } catch (err) {
+    if (err instanceof ScmError && (err.status === 403 || err.status === 404)) throw hookRefused(host, repo);
+    throw scmUnavailable(err);
+  }
+  const row = {
+    id,
+    accountId,
+    host: host.id,
+    repo: repoKey(repo.url),
+    repoOwner: repo.owner,
+    repoName: repo.name,
+    hookId,
+    secretEnc: encryptSecret(deps.secretKey, secret, secretContext(id)),
+    mention: options.mention ?? TRIGGER_DEFAULTS.mention,
+    label: options.label ?? TRIGGER_DEFAULTS.label,
+    events: [...new Set(options.events ?? TRIGGER_DEFAULTS.events)],
+    createdAt: now,
+    updatedAt: now,
+  };
+  const [inserted] = await deps.db.insert(repoTriggers).values(row).onConflictDoNothing().returning();
+  if (!inserted) {
+    // Another request turned them on between the look and the insert: its hook stays, ours goes.
+    await removeHook(deps, client, { ...row, hookId });
+    throw takenBySomeoneElse(repo);
+  }
+  return { trigger: inserted, created: true };
+}
+
+const hookRefused = (host: ScmHost, repo: RepoRef) =>
+  new AppError(
+    'forbidden',
+    `${host.id} refused to add a webhook to ${repo.owner}/${repo.name} for your account: turning triggers on needs ` +
+      `a connection that may manage the repository's webhooks (${host.kind.kind === 'gitlab' ? 'Maintainer' : 'admin'})`,
+  );
+
+const takenBySomeoneElse = (repo: RepoRef) =>
+  new AppError(
+    'conflict',
+    `triggers for ${repo.url} are on under another account of this server; they must be turned off there first`,
+  );
+
+async function removeHook(
+  deps: Pick<Deps, 'log'>,
+  client: { deleteHook(owner: string, name: string, id: string): Promise<void> },
+  t: Pick<RepoTrigger, 'repoOwner' | 'repoName' | 'hookId' | 'id'>,
+): Promise<boolean> {
+  try {
+    await client.deleteHook(t.repoOwner, t.repoName, t.hookId);
+    return true;
+  } catch (err) {
+    // The row goes anyway: deliveries to a trigger that is no longer here are refused (404).
+    deps.log.warn({ err, trigger: t.id }, 'the webhook could not be removed from the code host');
+    return false;
+  }
+}
+
+/**
+ * Removes the trigger's webhook from the host (as the account, when it is still connected) and the
+ * trigger. A hook the host will not remove is logged: its deliveries are refused from now on.
+ */
+async function dropTrigger(deps: TriggerDeps, t: RepoTrigger): Promise<void> {
+  const host = chosenHost(deps, t.host);
+  const token = await scmTokenOn(deps, t.accountId, host).catch(() => undefined);
+  if (token) await removeHook(deps, hostFor(deps, host, token), t);
+  else
+    deps.log.warn({ trigger: t.id }, 'no connection left to remove the webhook with; its deliveries will be refused');
+  await deps.db.delete(repoTriggers).where(eq(repoTriggers.id, t.id));
+}
+
+/** Turns the caller's triggers on the repository off; not_found when they were not on. */
+export async function disableTrigger(deps: TriggerDeps, accountId: string, repo: RepoRef): Promise<void> {
+  await dropTrigger(deps, await getTrigger(deps, accountId, repo));
+}
+
+/**
+ * Every trigger of the account (on one host, or all): before its connection is revoked or the
+ * account deleted, while the token still works.
+ */
+export async function dropTriggersOf(deps: TriggerDeps, accountId: string, hostId?: string): Promise<number> {
+  const rows = (await listTriggers(deps, accountId)).filter((t) => hostId === undefined || t.host === hostId);
+  for (const t of rows) await dropTrigger(deps, t);
+  return rows.length;
+}
