@@ -16,6 +16,7 @@ import {
   ownerNamePull,
 } from '../code-host.js';
 import { type DeliveryHeaders, header, signedWith } from '../deliveries.js';
+import { readGitHubEvent } from './events.js';
 
 /**
  * The brand of the code host this adapter speaks to (github.com or a GitHub Enterprise server,
@@ -241,6 +242,7 @@ export const gitHubKind: HostKind = {
   verifyDelivery,
   deliveryId: (headers) => header(headers, 'x-github-delivery'),
   deliveryEvent: (headers) => header(headers, 'x-github-event'),
+  readEvent: readGitHubEvent,
   gitUser: 'x-access-token',
   oauth: {
     authorizePath: '/login/oauth/authorize',
