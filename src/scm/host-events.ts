@@ -44,7 +44,7 @@ export type HostEvent =
   /** A comment on a line of a pull request's change (GitHub review comment, GitLab diff note, Gitea review comment). */
   | (EventBase & { kind: 'line_comment'; action: 'created' | 'edited' | 'deleted'; comment: EventComment })
   /** A label added to an issue or pull request (`label`: its name). */
-  | (EventBase & { kind: 'labeled'; label: string })
+  | (EventBase & { kind: 'labeled'; label: string; labels?: string[] })
   /** A review submitted on a pull request: its state and its text. */
   | (EventBase & {
       kind: 'review';

@@ -14,6 +14,7 @@ import {
   type ScmRepo,
 } from '../code-host.js';
 import { type DeliveryHeaders, firstHeader, header, sameSecret } from '../deliveries.js';
+import { readGitLabEvent } from './events.js';
 import { GitLabHttpError, describe, requesterOver } from './requester.js';
 
 /**
@@ -291,6 +292,7 @@ export const gitLabKind: HostKind = {
   // Idempotency-Key (GitLab ≥ 17.4) is the one kept on a retry; older servers have only the event's UUID.
   deliveryId: (headers) => firstHeader(headers, 'idempotency-key', 'x-gitlab-event-uuid'),
   deliveryEvent: (headers) => header(headers, 'x-gitlab-event'),
+  readEvent: readGitLabEvent,
   gitUser: 'oauth2',
   oauth: {
     authorizePath: '/oauth/authorize',
