@@ -25,6 +25,7 @@ import {
   repoPathOf,
 } from './api.js';
 import { type DeliveryHeaders, firstHeader, signedWith } from '../deliveries.js';
+import { readGiteaEvent } from './events.js';
 
 /**
  * Gitea's work-in-progress title prefixes (its WORK_IN_PROGRESS_PREFIXES default): Gitea has no
@@ -246,6 +247,7 @@ export const giteaKind: HostKind = {
   verifyDelivery,
   deliveryId: (headers) => firstHeader(headers, 'x-gitea-delivery', 'x-forgejo-delivery'),
   deliveryEvent: (headers) => firstHeader(headers, 'x-gitea-event', 'x-forgejo-event'),
+  readEvent: readGiteaEvent,
   // Gitea takes the Basic password as the token whatever the user name (services/auth/basic.go).
   gitUser: 'x-access-token',
   oauth: {
