@@ -6,7 +6,12 @@ import {
   type NewHook,
   type NewPull,
   type PullSource,
+  type Reaction,
+  type ReactionTarget,
+  type RepoPermission,
+  type ScmComment,
   type ScmCommit,
+  type ScmLineComment,
   SCM_REQUEST_TIMEOUT_MS,
   ScmError,
   type ScmPull,
@@ -73,6 +78,37 @@ const repoOf = (r: {
   cloneUrl: r.clone_url ?? `${r.html_url}.git`,
   fork: r.fork,
   canPush: !!(r.permissions?.push || r.permissions?.admin),
+});
+
+/** GitHub's roles (role_name, or the older `permission`) in emend's words: maintain and admin write, triage reads. */
+const PERMISSIONS: Record<string, RepoPermission> = {
+  admin: 'write',
+  maintain: 'write',
+  write: 'write',
+  triage: 'read',
+  read: 'read',
+};
+
+type CommentView = {
+  id: number;
+  body?: string;
+  user?: { login: string } | null;
+  html_url: string;
+  created_at: string;
+};
+
+const commentOf = (c: CommentView): ScmComment => ({
+  id: String(c.id),
+  author: c.user?.login ?? '',
+  body: c.body ?? '',
+  url: c.html_url,
+  createdAt: new Date(c.created_at),
+});
+
+const lineCommentOf = (c: CommentView & { path: string; line?: number | null }): ScmLineComment => ({
+  ...commentOf(c),
+  path: c.path,
+  line: c.line ?? null,
 });
 
 /**
@@ -217,6 +253,74 @@ export function gitHub(options: CodeHostOptions): CodeHost {
           // Gone already (removed on GitHub, or the repository with it): what deleting wanted.
           if ((err as { status?: number }).status !== 404) throw err;
         }
+      }),
+
+    /** A user GitHub does not know (404) may do nothing. */
+    permission: (owner, name, user) =>
+      call(`reading ${user.login}'s permission on ${owner}/${name}`, async () => {
+        try {
+          const { data } = await octokit.rest.repos.getCollaboratorPermissionLevel({
+            owner,
+            repo: name,
+            username: user.login,
+          });
+          return PERMISSIONS[data.role_name] ?? PERMISSIONS[data.permission] ?? 'none';
+        } catch (err) {
+          if ((err as { status?: number }).status === 404) return 'none';
+          throw err;
+        }
+      }),
+
+    /** A pull request's conversation is its issue's on GitHub; listed oldest first, so every page is read. */
+    comments: (owner, name, thread, limit) =>
+      call(`reading the comments of ${owner}/${name}#${thread.number}`, async () => {
+        const all = await octokit.paginate(octokit.rest.issues.listComments, {
+          owner,
+          repo: name,
+          issue_number: thread.number,
+          per_page: 100,
+        });
+        return limit > 0 ? all.slice(-limit).map(commentOf) : [];
+      }),
+
+    lineComments: (owner, name, pull, reviewId) =>
+      call(`reading the line comments of ${owner}/${name}#${pull}`, async () => {
+        const at = { owner, repo: name, pull_number: pull, per_page: 100 };
+        const found = reviewId
+          ? await octokit.paginate(octokit.rest.pulls.listCommentsForReview, { ...at, review_id: Number(reviewId) })
+          : await octokit.paginate(octokit.rest.pulls.listReviewComments, at);
+        return found.map(lineCommentOf);
+      }),
+
+    comment: (owner, name, thread, body) =>
+      call(`commenting on ${owner}/${name}#${thread.number}`, async () => {
+        const { data } = await octokit.rest.issues.createComment({
+          owner,
+          repo: name,
+          issue_number: thread.number,
+          body,
+        });
+        return commentOf(data);
+      }),
+
+    editComment: (owner, name, _thread, commentId, body) =>
+      call(`editing comment ${commentId} on ${owner}/${name}`, async () => {
+        await octokit.rest.issues.updateComment({ owner, repo: name, comment_id: Number(commentId), body });
+      }),
+
+    /** GitHub answers 200 for a reaction the caller had already: nothing to tell apart. */
+    react: (owner, name, target: ReactionTarget, reaction: Reaction) =>
+      call(`reacting on ${owner}/${name}#${target.thread.number}`, async () => {
+        const at = { owner, repo: name, content: reaction };
+        if (target.on === 'thread')
+          await octokit.rest.reactions.createForIssue({ ...at, issue_number: target.thread.number });
+        else if (target.on === 'comment')
+          await octokit.rest.reactions.createForIssueComment({ ...at, comment_id: Number(target.commentId) });
+        else
+          await octokit.rest.reactions.createForPullRequestReviewComment({
+            ...at,
+            comment_id: Number(target.commentId),
+          });
       }),
   };
 }

@@ -8,8 +8,13 @@ import {
   type NewPull,
   type OpenedPull,
   type PullSource,
+  type Reaction,
+  type RepoPermission,
   SCM_REQUEST_TIMEOUT_MS,
+  type ScmComment,
   type ScmCommit,
+  type ScmLineComment,
+  type ThreadRef,
   type ScmPull,
   type ScmRepo,
 } from '../code-host.js';
@@ -26,6 +31,8 @@ import { GitLabHttpError, describe, requesterOver } from './requester.js';
 
 /** Developer: may push branches and open merge requests (Reporter, 20, reads only). */
 const DEVELOPER = 30;
+/** Guest: the lowest membership, which may read (and comment on) the project's issues. */
+const GUEST = 10;
 const DRAFT = /^\s*(\[draft\]|\(draft\)|draft:)\s*/i;
 
 interface ProjectView {
@@ -58,6 +65,35 @@ interface MergeRequestView {
 }
 
 const projectId = (owner: string, name: string): string => `${owner}/${name}`;
+
+interface NoteView {
+  id: number;
+  type?: string | null;
+  body: string;
+  author?: { username: string } | null;
+  created_at: string;
+  system?: boolean;
+  position?: { new_path?: string | null; old_path?: string | null; new_line?: number | null } | null;
+}
+
+/** GitLab's award emoji names for emend's reactions. */
+const EMOJI: Record<Reaction, string> = { eyes: 'eyes', '+1': 'thumbsup', confused: 'confused' };
+
+/** The notes API answers a second award of the same emoji by the same user "already been taken" (a 404, some versions 400). */
+const alreadyAwarded = (err: unknown): boolean =>
+  err instanceof GitLabHttpError && (err.status === 404 || err.status === 400) && /already been taken/i.test(err.words);
+
+/** Notes keep no web address: it is the issue's or merge request's page with the note's anchor. */
+const noteUrl = (web: string, thread: ThreadRef, id: number): string =>
+  `${web}/-/${thread.kind === 'pull' ? 'merge_requests' : 'issues'}/${thread.number}#note_${id}`;
+
+const commentOf = (web: string, thread: ThreadRef, n: NoteView): ScmComment => ({
+  id: String(n.id),
+  author: n.author?.username ?? '',
+  body: n.body,
+  url: noteUrl(web, thread, n.id),
+  createdAt: new Date(n.created_at),
+});
 
 /**
  * The project hook's switch for each of emend's events: GitLab's notes are the comments on issues
@@ -241,8 +277,107 @@ export function gitLab(options: CodeHostOptions): CodeHost {
           if (!(err instanceof GitLabHttpError && err.status === 404)) throw err;
         }
       }),
+
+    /** The membership, inherited from groups too (members/all); no member (404) may do nothing here. */
+    permission: (owner, name, user) =>
+      call(`reading ${user.login}'s permission on ${owner}/${name}`, async (): Promise<RepoPermission> => {
+        const id = user.id ?? (await userId(user.login));
+        if (id === undefined) return 'none';
+        try {
+          const member = (await api.ProjectMembers.show(projectId(owner, name), id, {
+            includeInherited: true,
+          })) as unknown as { access_level: number };
+          return member.access_level >= DEVELOPER ? 'write' : member.access_level >= GUEST ? 'read' : 'none';
+        } catch (err) {
+          if (err instanceof GitLabHttpError && err.status === 404) return 'none';
+          throw err;
+        }
+      }),
+
+    /** Oldest first; GitLab's own notes (system: "changed the title", …) are not comments. */
+    comments: (owner, name, thread, limit) =>
+      call(`reading the comments of ${owner}/${name}${mark(thread)}`, async () => {
+        const [notes, web] = await Promise.all([allNotes(owner, name, thread), webUrl(owner, name)]);
+        const said = notes.filter((n) => !n.system && n.type !== 'DiffNote');
+        return limit > 0 ? said.slice(-limit).map((n) => commentOf(web, thread, n)) : [];
+      }),
+
+    /**
+     * A merge request's diff notes. GitLab gives a review no id its notes keep, so `reviewId` picks
+     * nothing out: every line comment of the merge request is returned.
+     */
+    lineComments: (owner, name, pull) =>
+      call(`reading the line comments of ${owner}/${name}!${pull}`, async () => {
+        const thread: ThreadRef = { kind: 'pull', number: pull };
+        const [notes, web] = await Promise.all([allNotes(owner, name, thread), webUrl(owner, name)]);
+        return notes
+          .filter((n) => n.type === 'DiffNote' && n.position)
+          .map(
+            (n): ScmLineComment => ({
+              ...commentOf(web, thread, n),
+              path: n.position?.new_path ?? n.position?.old_path ?? '',
+              line: n.position?.new_line ?? null,
+            }),
+          );
+      }),
+
+    comment: (owner, name, thread, body) =>
+      call(`commenting on ${owner}/${name}${mark(thread)}`, async () => {
+        const id = projectId(owner, name);
+        const [note, web] = await Promise.all([
+          (thread.kind === 'pull' ? api.MergeRequestNotes : api.IssueNotes).create(id, thread.number, body),
+          webUrl(owner, name),
+        ]);
+        return commentOf(web, thread, note as unknown as NoteView);
+      }),
+
+    editComment: (owner, name, thread, commentId, body) =>
+      call(`editing comment ${commentId} on ${owner}/${name}${mark(thread)}`, async () => {
+        const notes = thread.kind === 'pull' ? api.MergeRequestNotes : api.IssueNotes;
+        await notes.edit(projectId(owner, name), thread.number, Number(commentId), { body });
+      }),
+
+    /** An award emoji; a line comment is a note like any other. */
+    react: (owner, name, target, reaction) =>
+      call(`reacting on ${owner}/${name}${mark(target.thread)}`, async () => {
+        const [id, iid, emoji] = [projectId(owner, name), target.thread.number, EMOJI[reaction]];
+        const pull = target.thread.kind === 'pull';
+        try {
+          if (target.on === 'thread')
+            await (pull ? api.MergeRequestAwardEmojis : api.IssueAwardEmojis).award(id, iid, emoji);
+          else
+            await (pull ? api.MergeRequestNoteAwardEmojis : api.IssueNoteAwardEmojis).award(
+              id,
+              iid,
+              Number(target.commentId),
+              emoji,
+            );
+        } catch (err) {
+          if (!alreadyAwarded(err)) throw err;
+        }
+      }),
   };
+
+  /** A user's numeric id by username (the members API takes ids only), undefined when GitLab has none. */
+  async function userId(login: string): Promise<number | undefined> {
+    const found = (await api.Users.all({ username: login })) as unknown as { id: number; username: string }[];
+    return found.find((u) => u.username.toLowerCase() === login.toLowerCase())?.id;
+  }
+
+  async function webUrl(owner: string, name: string): Promise<string> {
+    return (await project(owner, name)).web_url;
+  }
+
+  /** Every note of the thread, oldest first (up to 20 pages of 100). */
+  async function allNotes(owner: string, name: string, thread: ThreadRef): Promise<NoteView[]> {
+    const notes = thread.kind === 'pull' ? api.MergeRequestNotes : api.IssueNotes;
+    const options = { sort: 'asc' as const, orderBy: 'created_at' as const, perPage: 100, maxPages: 20 };
+    return (await notes.all(projectId(owner, name), thread.number, options)) as unknown as NoteView[];
+  }
 }
+
+/** How GitLab writes a reference to an issue (#N) or a merge request (!N). */
+const mark = (thread: ThreadRef): string => `${thread.kind === 'pull' ? '!' : '#'}${thread.number}`;
 
 /**
  * A merge request, draft by GitLab's `Draft: ` title prefix. From a fork it is created on the

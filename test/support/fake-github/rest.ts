@@ -1,8 +1,17 @@
 import { randomUUID } from 'node:crypto';
-import { hookRoutes, openPull, pullsIn, syncBranch } from '../fake-host/ops.js';
+import {
+  editOwnComment,
+  hookRoutes,
+  lineCommentsOf,
+  openPull,
+  pullsIn,
+  reactOn,
+  syncBranch,
+} from '../fake-host/ops.js';
 import { type Ctx, type Reply, type RestHost, type Route, credentials, ok, pick } from '../fake-host/rest.js';
 import { reasonPhrases, repoRoutes, repoUrls, sharedCommit, sharedRepo, text } from '../fake-host/rest.js';
-import type { Hook, Pull, RepoState, UserState } from '../fake-host/state.js';
+import { ACCESS, type Comment, type Hook, type Pull, type ReactionState, type RepoState } from '../fake-host/state.js';
+import { type Review, type Thread, type UserState, fullName } from '../fake-host/state.js';
 
 /**
  * GitHub's REST subset under /api/v3: its routes, its JSON shapes (trimmed to the fields clients
@@ -25,7 +34,7 @@ const writer = (ctx: Ctx, doc: string) =>
   needsCaller(ctx, doc) ??
   (ctx.caller?.token.readOnly ? ghError(403, 'Resource not accessible by personal access token', doc) : undefined);
 
-const userView = ({ urls }: Ctx, u: UserState) => ({
+export const userView = ({ urls }: Ctx, u: UserState) => ({
   ...{ ...pick(u, 'login', 'id'), url: `${urls.apiUrl}/users/${u.login}`, html_url: `${urls.webUrl}/${u.login}` },
   type: 'User',
 });
@@ -33,7 +42,7 @@ const userView = ({ urls }: Ctx, u: UserState) => ({
 /** The caller's own user, with its name and email. */
 const selfView = (ctx: Ctx, u: UserState) => ({ ...userView(ctx, u), ...pick(u, 'name', 'email') });
 
-function repoView(ctx: Ctx, repo: RepoState, withParent = true): Record<string, unknown> {
+export function repoView(ctx: Ctx, repo: RepoState, withParent = true): Record<string, unknown> {
   const { state } = ctx;
   const parent = withParent && repo.parent ? state.repoByFullName(repo.parent) : undefined;
   return sharedRepo(ctx, repo, userView, {
@@ -44,7 +53,7 @@ function repoView(ctx: Ctx, repo: RepoState, withParent = true): Record<string, 
 }
 
 /** `head.sha` is the pull's head now (as of the merge once merged); `commits` those it brings. */
-function pullView(ctx: Ctx, repo: RepoState, pull: Pull) {
+export function pullView(ctx: Ctx, repo: RepoState, pull: Pull) {
   const { state } = ctx;
   const { api, web } = repoUrls(ctx, repo);
   const side = (owner: string, ref: string, sha: string | null, on: RepoState | undefined) => ({
@@ -77,7 +86,113 @@ const DOC = {
   pull: 'pulls/pulls#get-a-pull-request',
   commits: 'pulls/pulls#list-commits-on-a-pull-request',
   hooks: 'repos/webhooks',
+  permission: 'collaborators/collaborators#get-repository-permissions-for-a-user',
+  comments: 'issues/comments',
+  reviewComments: 'pulls/comments',
+  reviews: 'pulls/reviews',
+  reactions: 'reactions/reactions',
 };
+
+const by = (ctx: Ctx, login: string) => userView(ctx, ctx.state.ensureUser(login));
+const pageOf = (t: Thread) => (t.kind === 'pull' ? 'pull' : 'issues');
+
+/** An issue, or a pull request as the issues API shows one (with `pull_request`): numbers are shared. */
+export function issueView(ctx: Ctx, repo: RepoState, t: Thread) {
+  const { api, web } = repoUrls(ctx, repo);
+  const issue = ctx.state.issue(repo, t.number);
+  const pull = ctx.state.pull(repo, t.number);
+  const it = issue ?? { ...pull!, body: pull!.body ?? '', labels: [] as string[] };
+  const html = `${web}/${pageOf(t)}/${t.number}`;
+  const links = {
+    url: `${api}/pulls/${t.number}`,
+    html_url: html,
+    diff_url: `${html}.diff`,
+    patch_url: `${html}.patch`,
+  };
+  return {
+    ...{ ...pick(it, 'id', 'number', 'title', 'body', 'state'), user: by(ctx, it.user) },
+    ...{ labels: it.labels.map((name) => ({ name })), url: `${api}/issues/${t.number}`, html_url: html },
+    comments: ctx.state.threadComments(repo, t).length,
+    ...(t.kind === 'pull' ? { pull_request: links } : {}),
+  };
+}
+
+/** A conversation comment (an issue comment, a pull request's too). */
+export function commentView(ctx: Ctx, repo: RepoState, c: Comment) {
+  const { api, web } = repoUrls(ctx, repo);
+  return {
+    ...{ id: c.id, url: `${api}/issues/comments/${c.id}`, body: c.body, user: by(ctx, c.user) },
+    html_url: `${web}/${pageOf(c.thread)}/${c.thread.number}#issuecomment-${c.id}`,
+    ...{ issue_url: `${api}/issues/${c.thread.number}`, created_at: c.createdAt, updated_at: c.updatedAt },
+    author_association: associationOf(ctx, repo, c.user),
+  };
+}
+
+/** A comment on a line of a pull's change: `line` on the new side (RIGHT). */
+export function reviewCommentView(ctx: Ctx, repo: RepoState, c: Comment) {
+  const { api, web } = repoUrls(ctx, repo);
+  const { path, line, review } = c.line!;
+  return {
+    ...{ id: c.id, pull_request_review_id: review ?? null, path, line, original_line: line, side: 'RIGHT' },
+    ...{ body: c.body, user: by(ctx, c.user), url: `${api}/pulls/comments/${c.id}` },
+    ...{
+      html_url: `${web}/pull/${c.thread.number}#discussion_r${c.id}`,
+      pull_request_url: `${api}/pulls/${c.thread.number}`,
+    },
+    ...{ created_at: c.createdAt, updated_at: c.updatedAt, author_association: associationOf(ctx, repo, c.user) },
+  };
+}
+
+/** A review; `state` in REST's upper case, or the webhook's lower case (`hook`). */
+export function reviewView(ctx: Ctx, repo: RepoState, r: Review, hook = false) {
+  const { api, web } = repoUrls(ctx, repo);
+  return {
+    ...{ id: r.id, user: by(ctx, r.user), body: r.body, state: hook ? r.state : r.state.toUpperCase() },
+    ...{ html_url: `${web}/pull/${r.pull}#pullrequestreview-${r.id}`, pull_request_url: `${api}/pulls/${r.pull}` },
+    submitted_at: r.submittedAt,
+    author_association: associationOf(ctx, repo, r.user),
+  };
+}
+
+const associationOf = (ctx: Ctx, repo: RepoState, login: string) => {
+  const level = ctx.state.accessLevel(repo, login);
+  return level >= ACCESS.owner ? 'OWNER' : level >= ACCESS.reporter ? 'COLLABORATOR' : 'NONE';
+};
+
+/** admin (Owner, Maintainer), write (Developer), read (a reader, or anyone on a public repository), none. */
+function permissionOf(ctx: Ctx, repo: RepoState, login: string) {
+  const level = ctx.state.accessLevel(repo, login);
+  if (level >= ACCESS.maintainer) return 'admin';
+  if (level >= ACCESS.developer) return 'write';
+  return level >= ACCESS.reporter || repo.visibility === 'public' ? 'read' : 'none';
+}
+
+/** `page` and `per_page` (default 30, at most 100) of `items`, with GitHub's Link header to the next and last pages. */
+function ghPage<T>(ctx: Ctx, path: string, items: T[], view: (item: T) => unknown): Reply {
+  const per = Math.min(100, Math.max(1, Number(ctx.query.get('per_page')) || 30));
+  const page = Math.max(1, Number(ctx.query.get('page')) || 1);
+  const last = Math.max(1, Math.ceil(items.length / per));
+  const at = (n: number) => `<${ctx.urls.apiUrl}${path}?per_page=${per}&page=${n}>`;
+  const link = page < last ? { link: `${at(page + 1)}; rel="next", ${at(last)}; rel="last"` } : undefined;
+  return ok(items.slice((page - 1) * per, page * per).map(view), 200, link);
+}
+
+/** The reactions GitHub takes. */
+const CONTENTS = ['+1', '-1', 'laugh', 'confused', 'heart', 'hooray', 'rocket', 'eyes'];
+
+/** POST …/reactions on a thread or a comment (`on`, undefined when it does not exist): 201 new, 200 the caller's own again. */
+function react(ctx: Ctx, repo: RepoState, on: ReactionState['on'] | undefined): Reply {
+  const content = String(ctx.body.content ?? '');
+  if (!CONTENTS.includes(content))
+    return invalid(DOC.reactions, { resource: 'Reaction', code: 'invalid', field: 'content' });
+  const done = on && reactOn(ctx, repo, on, content);
+  if (!done) return ghError(404, 'Not Found', DOC.reactions);
+  const { reaction: r, created } = done;
+  return ok({ id: r.id, user: by(ctx, r.user), content: r.content, created_at: r.createdAt }, created ? 201 : 200);
+}
+
+const conversationOf = (ctx: Ctx, repo: RepoState, n: string) => ctx.state.threadOf(repo, Number(n));
+const isLine = (c: Comment) => !!c.line;
 
 /** `config` without the secret, as this fake never shows it (GitHub masks it). */
 const hookView = (ctx: Ctx, repo: RepoState, h: Hook) => ({
@@ -199,6 +314,64 @@ const ROUTES: Route[] = [
     view: hookView,
   }),
   onPull('/pulls/(\\d+)', { doc: DOC.pull }, (ctx, repo, pull) => ok(pullView(ctx, repo, pull))),
+  // GitHub answers only a caller with push access (403 otherwise), about a user it knows (404 otherwise).
+  onRepo('GET', '/collaborators/([^/]+)/permission', { doc: DOC.permission }, (ctx, repo, login = '') => {
+    if (!ctx.state.permissions(repo, ctx.login).push)
+      return ghError(403, 'Must have push access to view repository collaborators.', DOC.permission);
+    const user = ctx.state.user(login);
+    if (!user) return ghError(404, 'Not Found', DOC.permission);
+    const permission = permissionOf(ctx, repo, user.login);
+    return ok({ permission, role_name: permission, user: userView(ctx, user) });
+  }),
+  // A pull request's conversation is its issue's: one number, oldest first.
+  onRepo('GET', '/issues/(\\d+)/comments', { doc: DOC.comments }, (ctx, repo, n = '') => {
+    const t = conversationOf(ctx, repo, n);
+    if (!t) return ghError(404, 'Not Found', DOC.comments);
+    const path = `/repos/${fullName(repo)}/issues/${n}/comments`;
+    return ghPage(ctx, path, ctx.state.threadComments(repo, t), (c) => commentView(ctx, repo, c));
+  }),
+  onRepo('POST', '/issues/(\\d+)/comments', { doc: DOC.comments, first: writer }, (ctx, repo, n = '') => {
+    const t = conversationOf(ctx, repo, n);
+    if (!t) return ghError(404, 'Not Found', DOC.comments);
+    const body = text(ctx.body.body);
+    if (!body) return invalid(DOC.comments, { resource: 'IssueComment', code: 'missing_field', field: 'body' });
+    const c = ctx.state.addComment(repo, { thread: t, user: ctx.login!, body });
+    return ok(commentView(ctx, repo, c), 201, { location: `${repoUrls(ctx, repo).api}/issues/comments/${c.id}` });
+  }),
+  onRepo('PATCH', '/issues/comments/(\\d+)', { doc: DOC.comments, first: writer }, (ctx, repo, id = '') => {
+    if (!text(ctx.body.body))
+      return invalid(DOC.comments, { resource: 'IssueComment', code: 'missing_field', field: 'body' });
+    const c = editOwnComment(ctx, repo, id, (x) => !isLine(x));
+    if (c === 'missing') return ghError(404, 'Not Found', DOC.comments);
+    if (c === 'notAuthor') return ghError(403, 'You must be the author of this comment to edit it.', DOC.comments);
+    return ok(commentView(ctx, repo, c));
+  }),
+  onPull('/pulls/(\\d+)/comments', { doc: DOC.reviewComments }, (ctx, repo, pull) => {
+    const path = `/repos/${fullName(repo)}/pulls/${pull.number}/comments`;
+    return ghPage(ctx, path, lineCommentsOf(repo, pull.number), (c) => reviewCommentView(ctx, repo, c));
+  }),
+  onPull('/pulls/(\\d+)/reviews', { doc: DOC.reviews }, (ctx, repo, pull) => {
+    const path = `/repos/${fullName(repo)}/pulls/${pull.number}/reviews`;
+    const reviews = repo.reviews.filter((r) => r.pull === pull.number);
+    return ghPage(ctx, path, reviews, (r) => reviewView(ctx, repo, r));
+  }),
+  onRepo('GET', '/pulls/(\\d+)/reviews/(\\d+)/comments', { doc: DOC.reviews }, (ctx, repo, n = '', id = '') => {
+    const review = repo.reviews.find((r) => r.id === Number(id) && r.pull === Number(n));
+    if (!review) return ghError(404, 'Not Found', DOC.reviews);
+    const path = `/repos/${fullName(repo)}/pulls/${n}/reviews/${id}/comments`;
+    return ghPage(ctx, path, lineCommentsOf(repo, review.pull, review.id), (c) => reviewCommentView(ctx, repo, c));
+  }),
+  onRepo('POST', '/issues/(\\d+)/reactions', { doc: DOC.reactions, first: writer }, (ctx, repo, n = '') =>
+    react(ctx, repo, conversationOf(ctx, repo, n)),
+  ),
+  onRepo('POST', '/issues/comments/(\\d+)/reactions', { doc: DOC.reactions, first: writer }, (ctx, repo, id = '') => {
+    const c = ctx.state.comment(repo, Number(id));
+    return react(ctx, repo, c && !isLine(c) ? { comment: c.id } : undefined);
+  }),
+  onRepo('POST', '/pulls/comments/(\\d+)/reactions', { doc: DOC.reactions, first: writer }, (ctx, repo, id = '') => {
+    const c = ctx.state.comment(repo, Number(id));
+    return react(ctx, repo, c && isLine(c) ? { comment: c.id } : undefined);
+  }),
   onPull('/pulls/(\\d+)/commits', { doc: DOC.commits }, (ctx, repo, pull) =>
     ok(ctx.state.pullCommits(repo, pull).map((c) => sharedCommit(ctx, repo, c, userView))),
   ),

@@ -1,6 +1,7 @@
 import { type FakeHost, type HostSpec, startFake } from '../fake-host/side.js';
 import { newToken } from '../fake-host/state.js';
 import { words } from '../fake-host/oauth.js';
+import { githubActions } from './events.js';
 import { githubRest } from './rest.js';
 
 export type { Pull } from '../fake-host/state.js';
@@ -67,6 +68,7 @@ const GITHUB: HostSpec = {
       'x-hub-signature-256': `sha256=${hmac}`,
     }),
   },
+  actions: githubActions,
 };
 
 /** A GitHub double on 127.0.0.1: REST under /api/v3, git smart HTTP and OAuth at the web root. */

@@ -1,10 +1,10 @@
 import { randomUUID } from 'node:crypto';
 import type { CommitInfo } from '../fake-host/bare.js';
-import { hookRoutes, openPull, pullsIn, visibleForks } from '../fake-host/ops.js';
+import { editOwnComment, hookRoutes, openPull, pullsIn, reactOn, visibleForks } from '../fake-host/ops.js';
 import { type Ctx, type Reply, type RestHost, type Route, ok, pick } from '../fake-host/rest.js';
 import { reasonPhrases, repoRoutes, text } from '../fake-host/rest.js';
 import { ACCESS, type Hook, type Pull, type RepoState, type UserState, type Visibility } from '../fake-host/state.js';
-import { fullName } from '../fake-host/state.js';
+import { type Comment, type Thread, fullName, sameThread } from '../fake-host/state.js';
 
 /**
  * GitLab's REST v4 subset under /api/v4: `:id` is the URL-encoded path_with_namespace or the
@@ -25,7 +25,7 @@ const EXPIRED = 'Token is expired. You can either do re-authorization or token r
 /** `Draft:`, `[Draft]` or `(Draft)` at the start of a title marks a draft merge request. */
 const DRAFT_TITLE = /^\s*(\[draft\]|\(draft\)|draft:)\s*/i;
 
-const userView = ({ urls }: Ctx, u: UserState) => ({
+export const userView = ({ urls }: Ctx, u: UserState) => ({
   ...pick(u, 'id', 'name', 'email'),
   ...{ username: u.login, state: 'active', locked: false, web_url: `${urls.webUrl}/${u.login}` },
 });
@@ -64,7 +64,7 @@ function projectView(ctx: Ctx, repo: RepoState) {
 const mrState = (p: Pull) => (p.merged ? 'merged' : p.state === 'open' ? 'opened' : 'closed');
 
 /** A merge request: state opened/closed/merged, `sha` its head, `draft` from the title. */
-function mergeRequestView(ctx: Ctx, repo: RepoState, pull: Pull) {
+export function mergeRequestView(ctx: Ctx, repo: RepoState, pull: Pull) {
   const author = ctx.state.user(pull.user);
   return {
     ...pick(pull, 'id', 'title', 'merged_at', 'draft'),
@@ -147,7 +147,110 @@ function createHook(ctx: Ctx, repo: RepoState): Reply {
   return ok(hookView(ctx, repo, hook), 201);
 }
 
+/** An issue's or a merge request's web page: GitLab numbers each apart (iid), under /-/issues and /-/merge_requests. */
+export const threadUrl = (ctx: Ctx, repo: RepoState, t: Thread) =>
+  `${ctx.urls.webUrl}/${fullName(repo)}/-/${t.kind === 'pull' ? 'merge_requests' : 'issues'}/${t.number}`;
+
+/** A note: a comment on an issue or a merge request, a `DiffNote` on a line of its change (position on the new side). */
+export function noteView(ctx: Ctx, repo: RepoState, c: Comment) {
+  const author = ctx.state.ensureUser(c.user);
+  const at = c.thread.kind === 'pull' ? ctx.state.pull(repo, c.thread.number) : ctx.state.issue(repo, c.thread.number);
+  const head =
+    c.line && c.thread.kind === 'pull' ? ctx.state.syncHead(repo, ctx.state.pull(repo, c.thread.number)!) : null;
+  const position = c.line && {
+    ...{ base_sha: null, start_sha: null, head_sha: head ?? null, position_type: 'text' },
+    ...{ old_path: c.line.path, new_path: c.line.path, old_line: null, new_line: c.line.line },
+  };
+  return {
+    ...{ id: c.id, type: c.line ? 'DiffNote' : null, body: c.body, attachment: null, author: userView(ctx, author) },
+    ...{ created_at: c.createdAt, updated_at: c.updatedAt, system: false, noteable_id: at?.id ?? null },
+    ...{ noteable_type: c.thread.kind === 'pull' ? 'MergeRequest' : 'Issue', noteable_iid: c.thread.number },
+    ...{ project_id: repo.id, resolvable: !!c.line, confidential: false, internal: false },
+    ...(position ? { position } : {}),
+  };
+}
+
+/** `sort` asc or desc (GitLab's default), by creation. */
+function notesOf(ctx: Ctx, repo: RepoState, t: Thread): Reply {
+  if (!ctx.state.hasThread(repo, t)) return glError(404, 'Not found');
+  const notes = repo.comments.filter((c) => sameThread(c.thread, t)).map((c) => noteView(ctx, repo, c));
+  return ok(ctx.query.get('sort') === 'asc' ? notes : notes.reverse());
+}
+
+function addNote(ctx: Ctx, repo: RepoState, t: Thread): Reply {
+  if (!ctx.state.hasThread(repo, t)) return glError(404, 'Not found');
+  const body = text(ctx.body.body);
+  if (!body) return { status: 400, body: { error: 'body is missing' } };
+  return ok(noteView(ctx, repo, ctx.state.addComment(repo, { thread: t, user: ctx.login!, body })), 201);
+}
+
+/** Only its author edits a note here (GitLab lets a project's Maintainers too). */
+function editNote(ctx: Ctx, repo: RepoState, t: Thread, id: string): Reply {
+  if (!text(ctx.body.body)) return { status: 400, body: { error: 'body is missing' } };
+  const note = editOwnComment(ctx, repo, id, (c) => sameThread(c.thread, t));
+  if (note === 'missing') return glError(404, 'Note Not Found');
+  return note === 'notAuthor' ? glError(403) : ok(noteView(ctx, repo, note));
+}
+
+/** An award emoji (a reaction) on a thread or one of its notes; the caller's own again is GitLab's 404 "already been taken". */
+function award(ctx: Ctx, repo: RepoState, t: Thread, noteId?: string): Reply {
+  const name = text(ctx.body.name);
+  if (!name) return { status: 400, body: { error: 'name is missing' } };
+  const note = noteId === undefined ? undefined : ctx.state.comment(repo, Number(noteId));
+  if (noteId !== undefined && !(note && sameThread(note.thread, t))) return glError(404, 'Note Not Found');
+  const done = reactOn(ctx, repo, note ? { comment: note.id } : t, name);
+  if (!done) return glError(404, 'Not found');
+  if (!done.created) return glError(404, 'Award Emoji Name has already been taken Not Found');
+  const { reaction: r } = done;
+  const awardable = note
+    ? { awardable_id: note.id, awardable_type: 'Note' }
+    : { awardable_type: t.kind === 'pull' ? 'MergeRequest' : 'Issue' };
+  return ok(
+    {
+      id: r.id,
+      name: r.content,
+      user: userView(ctx, ctx.state.ensureUser(r.user)),
+      created_at: r.createdAt,
+      ...awardable,
+    },
+    201,
+  );
+}
+
+/** The notes and award emoji routes of issues (`issues`) or merge requests (`merge_requests`). */
+const threadRoutes = (kind: Thread['kind'], path: string): Route[] => {
+  const at = (n: string): Thread => ({ kind, number: Number(n) });
+  return [
+    project('GET', `/${path}/(\\d+)/notes`, (ctx, repo, n = '') => notesOf(ctx, repo, at(n))),
+    project('POST', `/${path}/(\\d+)/notes`, { first: signedIn }, (ctx, repo, n = '') => addNote(ctx, repo, at(n))),
+    project('PUT', `/${path}/(\\d+)/notes/(\\d+)`, { first: signedIn }, (ctx, repo, n = '', id = '') =>
+      editNote(ctx, repo, at(n), id),
+    ),
+    project('POST', `/${path}/(\\d+)/award_emoji`, { first: signedIn }, (ctx, repo, n = '') => award(ctx, repo, at(n))),
+    project('POST', `/${path}/(\\d+)/notes/(\\d+)/award_emoji`, { first: signedIn }, (ctx, repo, n = '', id = '') =>
+      award(ctx, repo, at(n), id),
+    ),
+  ];
+};
+
 const ROUTES: Route[] = [
+  // Users by exact username (what a client looks one up with): an empty list when there is none.
+  [
+    'GET',
+    /^\/users$/,
+    (ctx) => {
+      const u = ctx.state.user(ctx.query.get('username') ?? '');
+      return ok(u ? [userView(ctx, u)] : []);
+    },
+  ],
+  // A member, directly or through a group above the project (the namespace's user is its Owner); else 404.
+  project('GET', '/members/all/(\\d+)', (ctx, repo, id = '') => {
+    const user = [...ctx.state.users.values()].find((u) => u.id === Number(id));
+    const level = user ? ctx.state.accessLevel(repo, user.login) : 0;
+    return user && level ? ok({ ...userView(ctx, user), access_level: level }) : glError(404, 'Not found');
+  }),
+  ...threadRoutes('issue', 'issues'),
+  ...threadRoutes('pull', 'merge_requests'),
   ['GET', /^\/user$/, (ctx) => (ctx.caller ? ok(userView(ctx, ctx.caller.user)) : glError(401))],
   ['POST', /^\/projects$/, createProject],
   project('GET', '', (ctx, repo) => ok(projectView(ctx, repo))),

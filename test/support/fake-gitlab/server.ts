@@ -2,6 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { words } from '../fake-host/oauth.js';
 import { type FakeHost, type HostSpec, startFake } from '../fake-host/side.js';
 import { newToken } from '../fake-host/state.js';
+import { gitlabActions } from './events.js';
 import { gitlabRest } from './rest.js';
 
 export type { Pull } from '../fake-host/state.js';
@@ -95,6 +96,9 @@ const spec = (relativeUrlRoot?: string): HostSpec => ({
       'x-gitlab-token': secret,
     }),
   },
+  // Issue iids and merge request iids are two sequences.
+  sharedNumbers: false,
+  actions: gitlabActions,
 });
 
 /**

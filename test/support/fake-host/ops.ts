@@ -1,5 +1,6 @@
 import { type Ctx, type Reply, type Route, type RouteOptions, ok, type repoRoutes } from './rest.js';
-import { ACCESS, type Hook, type Pull, type PullFields, type RepoState } from './state.js';
+import { ACCESS, type Comment, type Hook, type Pull, type PullFields, type ReactionState } from './state.js';
+import type { RepoState, Thread } from './state.js';
 
 /**
  * The operations the hosts' routes share, on the State: what each decides (who may, what
@@ -88,3 +89,37 @@ export function hookRoutes(onRepo: ReturnType<typeof repoRoutes>['onRepo'], host
     onRepo('DELETE', '/hooks/(\\d+)', writes, remove),
   ];
 }
+
+/** A comment the caller edits: none of that id (or not where `fits` looks), or not theirs; else it, changed. */
+export function editOwnComment(ctx: Ctx, repo: RepoState, id: string, fits: (c: Comment) => boolean) {
+  const comment = /^\d+$/.test(id) ? ctx.state.comment(repo, Number(id)) : undefined;
+  if (!comment || !fits(comment)) return 'missing';
+  // The hosts let a repository's writers edit anyone's comment; the fake keeps to the author, what emend needs.
+  if (comment.user.toLowerCase() !== ctx.login?.toLowerCase()) return 'notAuthor';
+  comment.body = typeof ctx.body.body === 'string' ? ctx.body.body : comment.body;
+  comment.updatedAt = new Date().toISOString().replace(/\.\d{3}Z$/, 'Z');
+  return comment;
+}
+
+/** The caller's reaction `content` on a thread or a comment that must exist; `created` false for one it had. */
+export function reactOn(ctx: Ctx, repo: RepoState, on: Thread | { comment: number }, content: string) {
+  const there = 'comment' in on ? !!ctx.state.comment(repo, on.comment) : ctx.state.hasThread(repo, on);
+  return there ? ctx.state.react(repo, on, ctx.login!, content) : undefined;
+}
+
+export const reactionsOn = (repo: RepoState, on: ReactionState['on']): ReactionState[] =>
+  repo.reactions.filter((r) =>
+    'comment' in on
+      ? 'comment' in r.on && r.on.comment === on.comment
+      : !('comment' in r.on) && r.on.kind === on.kind && r.on.number === on.number,
+  );
+
+/** The line comments of a pull (of one review when `review` is given), oldest first. */
+export const lineCommentsOf = (repo: RepoState, pull: number, review?: number): Comment[] =>
+  repo.comments.filter(
+    (c) =>
+      c.line &&
+      c.thread.kind === 'pull' &&
+      c.thread.number === pull &&
+      (review === undefined || c.line.review === review),
+  );

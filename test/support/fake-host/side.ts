@@ -1,11 +1,21 @@
 import { createHmac, randomUUID } from 'node:crypto';
-import type { HookEvent } from '../../../src/scm/code-host.js';
+import type { HookEvent, ReactionTarget, ThreadRef } from '../../../src/scm/code-host.js';
 import { type GitHost, gitRoute } from './git.js';
 import { type OAuthHost, oauthProvider } from './oauth.js';
-import { type RestHost, pick, restApi } from './rest.js';
+import { lineCommentsOf, reactionsOn } from './ops.js';
+import { type Ctx, type RestHost, pick, restApi } from './rest.js';
 import { type HostLayout, type Urls, startHost } from './server.js';
 import type { CommitContent } from './bare.js';
-import { ACCESS, type CommitOptions, type NewRepo, type RepoState, State } from './state.js';
+import {
+  ACCESS,
+  type Comment,
+  type CommitOptions,
+  type Issue,
+  type NewRepo,
+  type Pull,
+  type RepoState,
+} from './state.js';
+import { type Review, type ReviewState, State, type UserState, fullName } from './state.js';
 
 /**
  * A fake code host from its spec (where it serves what, its REST routes and words, its OAuth
@@ -27,7 +37,37 @@ export interface HostSpec {
   scopes?(readOnly: boolean): string[];
   ownersAreGroups?: boolean;
   hooks: HookWords;
+  /** Whether issues and pulls share one number sequence (GitHub, Gitea; default) or have one each (GitLab). */
+  sharedNumbers?: boolean;
+  actions: HostActions;
 }
+
+/** One delivery: to the hooks subscribed to any of `to`, under the event word `event` (Gitea: and its `type`). */
+export type Delivery = { to: string[]; event: string; type?: string; payload: object };
+
+/**
+ * What the host's webhooks send when a person acts on it, in its own words and payloads; `v`
+ * shows the records (as nobody in particular), `by` is the person (the payloads' sender).
+ */
+export interface HostActions {
+  issueOpened(v: Ctx, repo: RepoState, issue: Issue, by: UserState): Delivery[];
+  /** `before`: the body an edit replaced. */
+  commented(v: Ctx, repo: RepoState, c: Comment, action: CommentAction, by: UserState, before?: string): Delivery[];
+  labeled(v: Ctx, repo: RepoState, issue: Issue, label: string, previous: string[], by: UserState): Delivery[];
+  lineCommented(v: Ctx, repo: RepoState, pull: Pull, c: Comment, review: Review, by: UserState): Delivery[];
+  /** `summary`: the review's text as a comment of the conversation, where the host keeps it as one (GitLab). */
+  reviewed(
+    v: Ctx,
+    ...[repo, pull, review, comments, by, summary]: [RepoState, Pull, Review, Comment[], UserState, Comment?]
+  ): Delivery[];
+  /** A review's text is a comment of the pull's conversation (GitLab: a note), not a field of the review. */
+  summaryIsComment?: boolean;
+}
+
+export type CommentAction = 'created' | 'edited' | 'deleted';
+
+/** A hook's answer to one delivery, and the event word it was sent under. */
+export type HookAnswer = { event: string; status: number; body: string };
 
 /**
  * A host's webhook words: for each of emend's events, the hook event (GitLab: the switch) it is
@@ -36,7 +76,7 @@ export interface HostSpec {
  */
 export interface HookWords {
   events: Record<HookEvent, [subscribed: string, event: string]>;
-  headers(d: { event: string; id: string; hmac: string; secret: string }): Record<string, string>;
+  headers(d: { event: string; type?: string; id: string; hmac: string; secret: string }): Record<string, string>;
 }
 
 export type FakeRepoInfo = { private: boolean; defaultBranch: string; fork: boolean; parent?: string };
@@ -74,7 +114,7 @@ export type FakeHost<Extra extends keyof RepoState = never> = Awaited<ReturnType
 export async function startFake<Extra extends keyof RepoState = never>(spec: HostSpec, extra: Extra[] = []) {
   let made!: { state: State; oauth: ReturnType<typeof oauthProvider>; rest: ReturnType<typeof restApi> };
   const server = await startHost(spec.layout, (root, scratch, urls) => {
-    const state = new State(root, scratch, spec.protectedRefusal);
+    const state = new State(root, scratch, spec.protectedRefusal, spec.sharedNumbers ?? true);
     const rest = restApi(spec.rest(urls), state, urls, spec.layout.apiPath);
     made = { state, oauth: oauthProvider(spec.oauth, state, spec.layout.oauthPath), rest };
     return { rest: rest.handle, oauth: made.oauth.handle, git: gitRoute(state, spec.git) };
@@ -89,6 +129,28 @@ export async function startFake<Extra extends keyof RepoState = never>(spec: Hos
     const { dir } = need(owner, name);
     return [dir, state.git.resolve(dir, ref) ?? fail(`${owner}/${name} has no ${ref}`)];
   };
+  /**
+   * POSTs each delivery to every active hook of the repository subscribed to it, as the host
+   * delivers (its event word, a fresh delivery id, signed or with the token from the hook's
+   * secret), one after the other; every hook's answer.
+   */
+  const send = async (repo: RepoState, deliveries: Delivery[]): Promise<HookAnswer[]> => {
+    const answers: HookAnswer[] = [];
+    for (const { to, event, type, payload } of deliveries) {
+      const body = JSON.stringify(payload);
+      for (const { url, secret } of repo.hooks.filter((h) => h.active && h.events.some((e) => to.includes(e)))) {
+        const hmac = createHmac('sha256', secret).update(body).digest('hex');
+        const headers = {
+          'content-type': 'application/json',
+          ...spec.hooks.headers({ event, ...(type ? { type } : {}), id: randomUUID(), hmac, secret }),
+        };
+        const res = await fetch(url, { method: 'POST', headers, body });
+        answers.push({ event, status: res.status, body: await res.text() });
+      }
+    }
+    return answers;
+  };
+  const actions = personActions(state, server.urls, spec.actions, need, send);
   const fake = {
     ...server.urls,
     requests: server.requests,
@@ -140,20 +202,10 @@ export async function startFake<Extra extends keyof RepoState = never>(spec: Hos
      */
     async deliver(owner: string, name: string, event: HookEvent, payload: object) {
       const [subscribed, word] = spec.hooks.events[event];
-      const body = JSON.stringify(payload);
-      const hooks = need(owner, name).hooks.filter((h) => h.active && h.events.includes(subscribed));
-      return Promise.all(
-        hooks.map(async ({ url, secret }) => {
-          const hmac = createHmac('sha256', secret).update(body).digest('hex');
-          const headers = {
-            'content-type': 'application/json',
-            ...spec.hooks.headers({ event: word, id: randomUUID(), hmac, secret }),
-          };
-          const res = await fetch(url, { method: 'POST', headers, body });
-          return { status: res.status, body: await res.text() };
-        }),
-      );
+      const answers = await send(need(owner, name), [{ to: [subscribed], event: word, payload }]);
+      return answers.map(({ status, body }) => ({ status, body }));
     },
+    ...actions,
     repo(owner: string, name: string): (FakeRepoInfo & Pick<RepoState, Extra>) | undefined {
       const r = state.repo(owner, name);
       const shared = r && { private: r.visibility !== 'public', defaultBranch: r.defaultBranch, fork: r.fork };
@@ -166,3 +218,145 @@ export async function startFake<Extra extends keyof RepoState = never>(spec: Hos
   };
   return { fake, state, oauth };
 }
+
+/** A comment as a test reads it back. */
+export type FakeComment = { id: string; author: string; body: string; createdAt: string };
+export type FakeLineComment = FakeComment & { path: string; line: number; reviewId: string | null };
+/** A line comment of a review: where, and what it says. */
+export type ReviewLine = { path: string; line: number; body: string };
+
+/**
+ * What a person does on the host (test side): each action is stored in the State, as the host's
+ * REST API then shows it, and delivered to the repository's hooks that asked for its event, in
+ * the host's words and payloads (spec.actions); `answers` are the hooks' replies. Authors are
+ * users the host knows (made when missing). Ids are the host's, as text.
+ */
+function personActions(
+  state: State,
+  urls: { webUrl: string; apiUrl: string },
+  host: HostActions,
+  need: (owner: string, name: string) => RepoState,
+  send: (repo: RepoState, deliveries: Delivery[]) => Promise<HookAnswer[]>,
+) {
+  const v: Ctx = { state, urls, caller: undefined, login: undefined, body: {}, query: new URLSearchParams() };
+  const fail = (why: string): never => {
+    throw new Error(`fake host: ${why}`);
+  };
+  const pullOf = (repo: RepoState, n: number) => state.pull(repo, n) ?? fail(`${fullName(repo)} has no pull #${n}`);
+  const commentOf = (repo: RepoState, id: string) =>
+    state.comment(repo, Number(id)) ?? fail(`${fullName(repo)} has no comment ${id}`);
+  const reviewOf = (repo: RepoState, pull: number, id: string | undefined, by: string) =>
+    id === undefined
+      ? // A line comment outside a review is a review of its own on GitHub and Gitea: it gets one here too.
+        state.addReview(repo, { pull, user: by, state: 'commented', body: '' })
+      : (repo.reviews.find((r) => String(r.id) === id && r.pull === pull) ?? fail(`no review ${id} on #${pull}`));
+  const view = (c: Comment): FakeComment => ({
+    id: String(c.id),
+    author: c.user,
+    body: c.body,
+    createdAt: c.createdAt,
+  });
+  return {
+    /** A new issue (`issues` opened, GitLab `Issue Hook` open); its number and web page. */
+    async openIssue(owner: string, name: string, o: { author: string; title: string; body?: string }) {
+      const repo = need(owner, name);
+      const by = state.ensureUser(o.author);
+      const issue = state.addIssue(repo, { title: o.title, body: o.body ?? '', user: by.login });
+      const answers = await send(repo, host.issueOpened(v, repo, issue, by));
+      return { number: issue.number, url: issueUrl(urls.webUrl, repo, issue.number, state.sharedNumbers), answers };
+    },
+    /** A comment on an issue's or a pull's conversation. */
+    async commentOn(owner: string, name: string, thread: ThreadRef, o: { author: string; body: string }) {
+      const repo = need(owner, name);
+      if (!state.hasThread(repo, thread)) fail(`${owner}/${name} has no ${thread.kind} #${thread.number}`);
+      const by = state.ensureUser(o.author);
+      const c = state.addComment(repo, { thread: { ...thread }, user: by.login, body: o.body });
+      return { comment: view(c), answers: await send(repo, host.commented(v, repo, c, 'created', by)) };
+    },
+    /** A new text for a comment, by its author unless `author` says who edits it. */
+    async editComment(owner: string, name: string, commentId: string, o: { body: string; author?: string }) {
+      const repo = need(owner, name);
+      const c = commentOf(repo, commentId);
+      const before = c.body;
+      Object.assign(c, { body: o.body, updatedAt: new Date().toISOString().replace(/\.\d{3}Z$/, 'Z') });
+      const by = state.ensureUser(o.author ?? c.user);
+      return { answers: await send(repo, host.commented(v, repo, c, 'edited', by, before)) };
+    },
+    /** Removes a comment (GitLab sends nothing for it). */
+    async deleteComment(owner: string, name: string, commentId: string, o: { author?: string } = {}) {
+      const repo = need(owner, name);
+      const c = commentOf(repo, commentId);
+      repo.comments.splice(repo.comments.indexOf(c), 1);
+      const by = state.ensureUser(o.author ?? c.user);
+      return { answers: await send(repo, host.commented(v, repo, c, 'deleted', by)) };
+    },
+    /** A label added to an issue. */
+    async addLabel(owner: string, name: string, number: number, o: { author: string; label: string }) {
+      const repo = need(owner, name);
+      const issue = state.issue(repo, number) ?? fail(`${owner}/${name} has no issue #${number}`);
+      const previous = [...issue.labels];
+      if (!issue.labels.includes(o.label)) issue.labels.push(o.label);
+      const by = state.ensureUser(o.author);
+      return { answers: await send(repo, host.labeled(v, repo, issue, o.label, previous, by)) };
+    },
+    /** A comment on a line of a pull's change: in review `reviewId`, else in a review of its own. */
+    async lineComment(
+      owner: string,
+      name: string,
+      pull: number,
+      o: { author: string; path: string; line: number; body: string; reviewId?: string },
+    ) {
+      const repo = need(owner, name);
+      const p = pullOf(repo, pull);
+      const by = state.ensureUser(o.author);
+      const review = reviewOf(repo, pull, o.reviewId, by.login);
+      const line = { path: o.path, line: o.line, review: review.id };
+      const c = state.addComment(repo, { thread: { kind: 'pull', number: pull }, user: by.login, body: o.body, line });
+      const answers = await send(repo, host.lineCommented(v, repo, p, c, review, by));
+      return { comment: view(c), reviewId: String(review.id), answers };
+    },
+    /** A submitted review, its line comments with it. */
+    async review(
+      owner: string,
+      name: string,
+      pull: number,
+      o: { author: string; state: ReviewState; body?: string; comments?: ReviewLine[] },
+    ) {
+      const repo = need(owner, name);
+      const p = pullOf(repo, pull);
+      const by = state.ensureUser(o.author);
+      const review = state.addReview(repo, { pull, user: by.login, state: o.state, body: o.body ?? '' });
+      const comments = (o.comments ?? []).map((l) =>
+        state.addComment(repo, {
+          ...{ thread: { kind: 'pull', number: pull }, user: by.login, body: l.body },
+          line: { path: l.path, line: l.line, review: review.id },
+        }),
+      );
+      // Made after the line comments: GitLab publishes a review's diff notes, then its text.
+      const summary =
+        host.summaryIsComment && review.body
+          ? state.addComment(repo, { thread: { kind: 'pull', number: pull }, user: by.login, body: review.body })
+          : undefined;
+      const answers = await send(repo, host.reviewed(v, repo, p, review, comments, by, summary));
+      return { reviewId: String(review.id), comments: comments.map(view), answers };
+    },
+    /** The conversation of an issue or a pull, oldest first (not its line comments). */
+    threadComments: (owner: string, name: string, thread: ThreadRef): FakeComment[] =>
+      state.threadComments(need(owner, name), thread).map(view),
+    /** A pull's line comments, oldest first; of one review when `reviewId` is given. */
+    lineComments: (owner: string, name: string, pull: number, reviewId?: string): FakeLineComment[] =>
+      lineCommentsOf(need(owner, name), pull, reviewId === undefined ? undefined : Number(reviewId)).map((c) => ({
+        ...view(c),
+        ...{ path: c.line!.path, line: c.line!.line, reviewId: c.line!.review ? String(c.line!.review) : null },
+      })),
+    /** The reactions on a thread or a comment, in the host's words (GitLab: award emoji names). */
+    reactions(owner: string, name: string, target: ReactionTarget) {
+      const on = target.on === 'thread' ? { ...target.thread } : { comment: Number(target.commentId) };
+      return reactionsOn(need(owner, name), on).map((r) => ({ user: r.user, content: r.content }));
+    },
+  };
+}
+
+/** An issue's web page: GitHub's and Gitea's /issues/N, GitLab's /-/issues/N (the hosts that number apart). */
+const issueUrl = (webUrl: string, repo: RepoState, n: number, shared: boolean) =>
+  `${webUrl}/${fullName(repo)}/${shared ? '' : '-/'}issues/${n}`;

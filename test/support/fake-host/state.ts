@@ -38,7 +38,57 @@ export interface RepoState {
   dir: string;
   pulls: Pull[];
   hooks: Hook[];
+  issues: Issue[];
+  /** Every comment of the repository: on an issue's or a pull's conversation, or on a line of a pull (`line`). */
+  comments: Comment[];
+  reviews: Review[];
+  reactions: ReactionState[];
 }
+
+/** An issue or a pull request (GitLab's merge request), as comments and reactions name it. */
+export type Thread = { kind: 'issue' | 'pull'; number: number };
+
+export interface Issue {
+  number: number;
+  id: number;
+  title: string;
+  body: string;
+  user: string;
+  labels: string[];
+  state: 'open' | 'closed';
+  createdAt: string;
+}
+
+/** A comment: `line` when it is on a line of a pull's change (`review`: the review it belongs to, if any). */
+export interface Comment {
+  id: number;
+  thread: Thread;
+  user: string;
+  body: string;
+  createdAt: string;
+  updatedAt: string;
+  line?: { path: string; line: number; review?: number };
+}
+
+export type ReviewState = 'changes_requested' | 'commented' | 'approved';
+
+export interface Review {
+  id: number;
+  pull: number;
+  user: string;
+  state: ReviewState;
+  body: string;
+  submittedAt: string;
+}
+
+/** A reaction (GitLab: an award emoji) in the host's word, on a thread or on a comment (by id). */
+export type ReactionState = {
+  id: number;
+  on: Thread | { comment: number };
+  user: string;
+  content: string;
+  createdAt: string;
+};
 
 /**
  * A webhook as the fake stores it (what `hooks()` returns): `events` in the host's words (GitLab:
@@ -85,6 +135,10 @@ export type NewRepo = Partial<Pick<RepoState, 'visibility' | 'allowDrafts' | 'de
 /** A commit by a person: `files` (null deletes) on `branch`; a new branch starts at `from` (default: the default branch). */
 export type CommitOptions = CommitContent & { branch: string; from?: string };
 
+export const sameThread = (a: Thread, b: Thread): boolean => a.kind === b.kind && a.number === b.number;
+const sameTarget = (a: ReactionState['on'], b: ReactionState['on']): boolean =>
+  'comment' in a || 'comment' in b ? 'comment' in a && 'comment' in b && a.comment === b.comment : sameThread(a, b);
+
 export const key = (owner: string, name: string): string => `${owner}/${name}`.toLowerCase();
 export const fullName = (r: RepoState): string => `${r.owner}/${r.name}`;
 const TOKEN_CHARS = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789';
@@ -99,12 +153,17 @@ export class State {
   readonly groups = new Map<string, GroupState>();
   readonly repos = new Map<string, RepoState>();
   readonly git: Bare;
-  private readonly ids = { user: 1001, group: 501, repo: 200001, pull: 3000001, hook: 401 };
-  /** `protectedRefusal`: the hook's words for a refused push to a protected branch (see Bare). */
+  private readonly ids = { user: 1001, group: 501, repo: 200001, pull: 3000001, hook: 401, talk: 7001 };
+  /**
+   * `protectedRefusal`: the hook's words for a refused push to a protected branch (see Bare);
+   * `sharedNumbers`: issues and pulls take their numbers from one sequence (GitHub, Gitea), not
+   * one each (GitLab's issue and merge request iids).
+   */
   constructor(
     readonly root: string,
     scratch: string,
     protectedRefusal: string,
+    readonly sharedNumbers = true,
   ) {
     this.git = new Bare(scratch, protectedRefusal);
   }
@@ -195,6 +254,7 @@ export class State {
       dir: join(this.root, ns, `${name}.git`),
       pulls: [],
       hooks: [],
+      ...{ issues: [], comments: [], reviews: [], reactions: [] },
     };
     this.git.init(repo.dir, repo.defaultBranch, parent?.dir);
     this.repos.set(key(owner, name), repo);
@@ -259,10 +319,58 @@ export class State {
   }
   addPull(repo: RepoState, fields: PullFields & Pick<Pull, 'user' | 'head'>): Pull {
     const none = { state: 'open', merged: false, merged_at: null, merge_commit_sha: null } as const;
-    const pull: Pull = { ...fields, number: repo.pulls.length + 1, id: this.ids.pull++, ...none };
+    const pull: Pull = { ...fields, number: this.nextNumber(repo, repo.pulls), id: this.ids.pull++, ...none };
     repo.pulls.push(pull);
     this.syncHead(repo, pull);
     return pull;
+  }
+  private nextNumber(repo: RepoState, own: unknown[]): number {
+    return (this.sharedNumbers ? repo.pulls.length + repo.issues.length : own.length) + 1;
+  }
+  addIssue(repo: RepoState, fields: Pick<Issue, 'title' | 'body' | 'user'>): Issue {
+    const [number, createdAt] = [this.nextNumber(repo, repo.issues), isoSeconds(new Date())];
+    const issue: Issue = { ...fields, number, id: this.ids.talk++, labels: [], state: 'open', createdAt };
+    repo.issues.push(issue);
+    return issue;
+  }
+  issue(repo: RepoState, number: number): Issue | undefined {
+    return repo.issues.find((i) => i.number === number);
+  }
+  /** Where number `n` is on a host that numbers issues and pulls as one (GitHub's and Gitea's /issues/N). */
+  threadOf(repo: RepoState, n: number): Thread | undefined {
+    if (this.issue(repo, n)) return { kind: 'issue', number: n };
+    return this.pull(repo, n) ? { kind: 'pull', number: n } : undefined;
+  }
+  hasThread(repo: RepoState, t: Thread): boolean {
+    return t.kind === 'issue' ? !!this.issue(repo, t.number) : !!this.pull(repo, t.number);
+  }
+  addComment(repo: RepoState, fields: Pick<Comment, 'thread' | 'user' | 'body' | 'line'>): Comment {
+    const at = isoSeconds(new Date());
+    const comment: Comment = { ...fields, id: this.ids.talk++, createdAt: at, updatedAt: at };
+    repo.comments.push(comment);
+    return comment;
+  }
+  comment(repo: RepoState, id: number): Comment | undefined {
+    return repo.comments.find((c) => c.id === id);
+  }
+  /** The conversation's comments of a thread (not its line comments), oldest first. */
+  threadComments(repo: RepoState, t: Thread): Comment[] {
+    return repo.comments.filter((c) => !c.line && sameThread(c.thread, t));
+  }
+  addReview(repo: RepoState, fields: Omit<Review, 'id' | 'submittedAt'>): Review {
+    const review: Review = { ...fields, id: this.ids.talk++, submittedAt: isoSeconds(new Date()) };
+    repo.reviews.push(review);
+    return review;
+  }
+  /** The caller's reaction `content` on `on`: the one it had, or a new one (`created`). */
+  react(repo: RepoState, on: ReactionState['on'], user: string, content: string) {
+    const same = (r: ReactionState) =>
+      r.user.toLowerCase() === user.toLowerCase() && r.content === content && sameTarget(r.on, on);
+    const had = repo.reactions.find(same);
+    if (had) return { reaction: had, created: false };
+    const reaction = { id: this.ids.talk++, on, user, content, createdAt: isoSeconds(new Date()) };
+    repo.reactions.push(reaction);
+    return { reaction, created: true };
   }
   mergePull(repo: RepoState, number: number): string {
     const pull = this.pull(repo, number);
