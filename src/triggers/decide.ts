@@ -39,7 +39,8 @@ function mentionAt(text: string, mention: string): number {
 /** The words after the first mention (the request), or the whole text when the mention ends it. */
 export function requestAfterMention(text: string, mention: string): string {
   const at = mentionAt(text, mention);
-  const after = at < 0 ? text : text.slice(at + mention.length);
+  // "@emend, please…" and "@emend: please…": the request starts after the punctuation.
+  const after = at < 0 ? text : text.slice(at + mention.length).replace(/^[\s,:;.!?-]+/, '');
   return after.trim() || text.replace(new RegExp(mention.replace(/[.*+?^${}()|[\]\\]/g, '\\$&'), 'ig'), '').trim();
 }
 
@@ -51,7 +52,8 @@ const wants = (t: TriggerOptionsView, e: TriggerEvent) => t.events.includes(e);
  */
 export function eventKey(e: HostEvent): string | null {
   if (e.kind === 'comment' || e.kind === 'line_comment') return `${e.kind}:${e.comment.id}:${e.action}`;
-  if (e.kind === 'review') return `review:${e.review.id}`;
+  // GitLab and Gitea give a review no id (''): such reviews have no key, only their delivery id.
+  if (e.kind === 'review') return e.review.id ? `review:${e.review.id}` : null;
   return null;
 }
 

@@ -138,6 +138,15 @@ describe('what a delivery asks of emend, from the payload alone', () => {
   it('event keys name the comment and its action, or the review; labels have none', () => {
     expect(eventKey(comment('x'))).toBe('comment:99:created');
     expect(eventKey({ ...base, kind: 'labeled', thread: issue, label: 'emend' })).toBeNull();
+    const review = (id: string): HostEvent => ({
+      ...base,
+      kind: 'review',
+      thread: pull,
+      review: { id, state: 'changes_requested', body: '', url: 'u' },
+    });
+    expect(eventKey(review('5'))).toBe('review:5');
+    // GitLab and Gitea send no review id: no key, or every later review would count as a redelivery.
+    expect(eventKey(review(''))).toBeNull();
   });
 
   it('mentions and requests', () => {
