@@ -37,6 +37,8 @@ interface HostCase {
   reactions: Record<Reaction, string>;
   /** Whether line comments are told apart by review (GitLab's diff notes have no review). */
   reviews: boolean;
+  /** Forgejo: its own X-Forgejo-Event(-Type) headers beside Gitea's. */
+  forgejo?: boolean;
   /** What a comment's delivery (created, edited, deleted) should be; null: the host sends none. */
   comment(action: 'created' | 'edited' | 'deleted', a: About): Expected | null;
   label(a: Omit<About, 'commentId' | 'body'>, label: string): Expected;
@@ -181,7 +183,85 @@ const GITLAB: HostCase = {
   ],
 };
 
-const HOSTS: HostCase[] = [GITHUB, GITLAB];
+const giteaAbout = (a: Omit<About, 'commentId' | 'body'>) => ({
+  repository: { name: 'widget', full_name: 'olga/widget', owner: { login: 'olga' } },
+  sender: { login: a.author, id: expect.any(Number) },
+});
+
+const giteaReview = (a: Omit<About, 'commentId' | 'body'>, type: string, content: string) => ({
+  action: 'reviewed',
+  number: a.thread.number,
+  pull_request: {
+    number: a.thread.number,
+    title: a.title,
+    html_url: expect.stringContaining('/pulls/'),
+    head: { ref: 'fix' },
+  },
+  review: { type, content },
+  ...giteaAbout(a),
+});
+
+const giteaCase = (name: string, start: () => Promise<Fake>, forgejo = false): HostCase => ({
+  name,
+  start,
+  kind: giteaKind,
+  readers: 'readers',
+  pullNumber: 2,
+  reactions: SAME,
+  reviews: true,
+  forgejo,
+  comment: (action, a) => ({
+    event: 'issue_comment',
+    type: a.thread.kind === 'pull' ? 'pull_request_comment' : 'issue_comment',
+    fields: {
+      action,
+      issue: {
+        number: a.thread.number,
+        title: a.title,
+        body: expect.any(String),
+        html_url: expect.stringMatching(a.thread.kind === 'pull' ? /\/pulls\/\d+$/ : /\/issues\/\d+$/),
+        pull_request: a.thread.kind === 'pull' ? { html_url: expect.any(String) } : null,
+      },
+      comment: {
+        id: Number(a.commentId),
+        body: a.body,
+        html_url: expect.stringContaining(`#issuecomment-${a.commentId}`),
+        user: { login: a.author, id: expect.any(Number) },
+      },
+      is_pull: a.thread.kind === 'pull',
+      ...giteaAbout(a),
+    },
+  }),
+  label: (a, label) => ({
+    event: 'issues',
+    type: 'issue_label',
+    fields: {
+      ...{ action: 'label_updated', number: a.thread.number },
+      issue: { number: a.thread.number, title: a.title, labels: [{ name: label }] },
+      ...giteaAbout(a),
+    },
+  }),
+  // Gitea submits a line comment as a review of type comment; its payload names neither path nor line.
+  lineComment: (a) => ({
+    event: 'pull_request_comment',
+    type: 'pull_request_review_comment',
+    fields: giteaReview(a, 'pull_request_review_comment', ''),
+  }),
+  review: (a) => [
+    {
+      event: 'pull_request_rejected',
+      type: 'pull_request_review_rejected',
+      fields: giteaReview(a, 'pull_request_review_rejected', a.reviewBody),
+    },
+  ],
+});
+
+const HOSTS: HostCase[] = [
+  GITHUB,
+  GITLAB,
+  giteaCase('Gitea', () => startFakeGitea()),
+  giteaCase('Forgejo', () => startFakeGitea({ flavour: 'forgejo' }), true),
+];
 
 type Received = { headers: IncomingHttpHeaders; body: Payload };
 
@@ -348,6 +428,11 @@ describe.each(HOSTS)('conversations on $name', (c) => {
       got.forEach((r, i) => {
         expect(r.body).toMatchObject(want[i]!.fields);
         if (want[i]!.type) expect(r.headers['x-gitea-event-type']).toBe(want[i]!.type);
+        if (c.forgejo)
+          expect([r.headers['x-forgejo-event'], r.headers['x-forgejo-event-type']]).toEqual([
+            want[i]!.event,
+            want[i]!.type,
+          ]);
       });
     };
 

@@ -81,7 +81,7 @@ export interface Answer<T> {
 
 export type Call = <T>(
   what: string,
-  method: 'GET' | 'POST' | 'DELETE',
+  method: 'GET' | 'POST' | 'PATCH' | 'DELETE',
   path: string,
   opts?: { body?: unknown; query?: Record<string, string | number>; accept?: number[] },
 ) => Promise<Answer<T>>;

@@ -7,8 +7,12 @@ import {
   type NewPull,
   type OpenedPull,
   type PullSource,
+  type ReactionTarget,
+  type RepoPermission,
+  type ScmComment,
   type ScmCommit,
   ScmError,
+  type ScmLineComment,
   type ScmPull,
   type ScmRepo,
   ownerNamePath,
@@ -167,6 +171,66 @@ async function createHook(call: Call, owner: string, name: string, hook: NewHook
   return { id: String(data.id) };
 }
 
+/** A comment as Gitea's API shows one (issue and review comments alike). */
+interface GiteaComment {
+  id: number;
+  body: string;
+  user?: GiteaUser | null;
+  html_url: string;
+  created_at: string;
+}
+
+/** Gitea's access modes in emend's words (owner and admin write). */
+const PERMISSIONS: Record<string, RepoPermission> = { owner: 'write', admin: 'write', write: 'write', read: 'read' };
+
+const commentOf = (c: GiteaComment): ScmComment => ({
+  id: String(c.id),
+  author: c.user?.login ?? '',
+  body: c.body,
+  url: c.html_url,
+  createdAt: new Date(c.created_at),
+});
+
+/** A user's permission; one Gitea does not know (404) may do nothing. */
+async function permission(call: Call, owner: string, name: string, login: string): Promise<RepoPermission> {
+  const path = `${repoPathOf(owner, name)}/collaborators/${encodeURIComponent(login)}/permission`;
+  const what = `reading ${login}'s permission on ${owner}/${name}`;
+  const { status, data } = await call<{ permission?: string }>(what, 'GET', path, { accept: [404] });
+  return status === 404 ? 'none' : (PERMISSIONS[data.permission ?? ''] ?? 'none');
+}
+
+/** Gitea answers the whole list at once, oldest first (no pages). */
+async function comments(call: Call, owner: string, name: string, n: number, limit: number): Promise<ScmComment[]> {
+  const path = `${repoPathOf(owner, name)}/issues/${n}/comments`;
+  const { data } = await call<GiteaComment[]>(`reading the comments of ${owner}/${name}#${n}`, 'GET', path);
+  return limit > 0 ? (Array.isArray(data) ? data : []).slice(-limit).map(commentOf) : [];
+}
+
+/** One review's line comments, or every review's in turn; `position` is the line on the new side (0: none). */
+async function lineComments(call: Call, owner: string, name: string, n: number, reviewId?: string) {
+  const what = `reading the line comments of ${owner}/${name}#${n}`;
+  const reviews = `${repoPathOf(owner, name)}/pulls/${n}/reviews`;
+  const ids = reviewId ? [reviewId] : (await allPages<{ id: number }>(call, what, reviews)).map((r) => String(r.id));
+  const out: ScmLineComment[] = [];
+  for (const id of ids) {
+    const path = `${reviews}/${encodeURIComponent(id)}/comments`;
+    const { data } = await call<(GiteaComment & { path: string; position?: number })[]>(what, 'GET', path);
+    for (const c of Array.isArray(data) ? data : [])
+      out.push({ ...commentOf(c), path: c.path, line: c.position || null });
+  }
+  return out;
+}
+
+/** A line comment is an issue comment to Gitea: its reactions take the issue comment route. An existing one is 200. */
+async function react(call: Call, owner: string, name: string, target: ReactionTarget, content: string) {
+  const base = repoPathOf(owner, name);
+  const path =
+    target.on === 'thread'
+      ? `${base}/issues/${target.thread.number}/reactions`
+      : `${base}/issues/comments/${encodeURIComponent(target.commentId)}/reactions`;
+  await call(`reacting on ${owner}/${name}#${target.thread.number}`, 'POST', path, { body: { content } });
+}
+
 /**
  * The Gitea and Forgejo adapter (one REST API under /api/v1) on typed fetch calls. Every
  * failure is an ScmError with the host's status and words.
@@ -223,6 +287,25 @@ export function gitea(options: CodeHostOptions): CodeHost {
       const path = `${repoPathOf(owner, name)}/hooks/${encodeURIComponent(id)}`;
       await call(`removing a webhook from ${owner}/${name}`, 'DELETE', path, { accept: [404] });
     },
+
+    permission: (owner, name, user) => permission(call, owner, name, user.login),
+
+    comments: (owner, name, thread, limit) => comments(call, owner, name, thread.number, limit),
+
+    lineComments: (owner, name, pull, reviewId) => lineComments(call, owner, name, pull, reviewId),
+
+    comment: async (owner, name, thread, body) => {
+      const path = `${repoPathOf(owner, name)}/issues/${thread.number}/comments`;
+      const what = `commenting on ${owner}/${name}#${thread.number}`;
+      return commentOf((await call<GiteaComment>(what, 'POST', path, { body: { body } })).data);
+    },
+
+    editComment: async (owner, name, _thread, commentId, body) => {
+      const path = `${repoPathOf(owner, name)}/issues/comments/${encodeURIComponent(commentId)}`;
+      await call(`editing comment ${commentId} on ${owner}/${name}`, 'PATCH', path, { body: { body } });
+    },
+
+    react: (owner, name, target, reaction) => react(call, owner, name, target, reaction),
   };
 }
 

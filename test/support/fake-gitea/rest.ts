@@ -1,9 +1,11 @@
 import type { CommitInfo } from '../fake-host/bare.js';
-import { hookRoutes, openPull, pullsIn, syncBranch, visibleForks } from '../fake-host/ops.js';
+import { editOwnComment, hookRoutes, lineCommentsOf, openPull, pullsIn, reactOn } from '../fake-host/ops.js';
+import { syncBranch, visibleForks } from '../fake-host/ops.js';
 import { type Ctx, type Reply, type RestHost, type Route, credentials, ok, pick } from '../fake-host/rest.js';
 import { reasonPhrases, repoRoutes, repoUrls, sharedCommit, sharedRepo, text } from '../fake-host/rest.js';
 import type { Urls } from '../fake-host/server.js';
-import { type Hook, type Pull, type RepoState, type UserState, fullName } from '../fake-host/state.js';
+import { ACCESS, type Comment, type Hook, type Pull, type ReactionState, type RepoState } from '../fake-host/state.js';
+import { type Review, type Thread, type UserState, fullName } from '../fake-host/state.js';
 
 /**
  * Gitea's REST subset under /api/v1 (modules/structs shapes, most of their fields). Errors are
@@ -17,12 +19,12 @@ export type Flavour = 'gitea' | 'forgejo';
 /** Gitea's work-in-progress prefixes (WORK_IN_PROGRESS_PREFIXES default): such a pull is a draft. */
 const isWip = (title: string): boolean => /^\s*(?:WIP:|\[WIP\])/i.test(title);
 
-const userView = ({ urls }: Ctx, u: UserState) => ({
+export const userView = ({ urls }: Ctx, u: UserState) => ({
   ...{ ...pick(u, 'id', 'login', 'email'), full_name: u.name === u.login ? '' : u.name },
   ...{ html_url: `${urls.webUrl}/${u.login}`, description: '', visibility: 'public', username: u.login },
 });
 
-function repoView(ctx: Ctx, repo: RepoState, withParent = true, caller = ctx.login): Record<string, unknown> {
+export function repoView(ctx: Ctx, repo: RepoState, withParent = true, caller = ctx.login): Record<string, unknown> {
   const { state } = ctx;
   const { admin, push, pull } = state.permissions(repo, caller);
   const parent = withParent && repo.parent ? state.repoByFullName(repo.parent) : undefined;
@@ -38,7 +40,7 @@ function repoView(ctx: Ctx, repo: RepoState, withParent = true, caller = ctx.log
   });
 }
 
-function pullView(ctx: Ctx, repo: RepoState, pull: Pull) {
+export function pullView(ctx: Ctx, repo: RepoState, pull: Pull) {
   const { state } = ctx;
   const at = `${repoUrls(ctx, repo).web}/pulls/${pull.number}`;
   const side = (on: RepoState | undefined, ref: string, sha: string | undefined) => ({
@@ -53,6 +55,67 @@ function pullView(ctx: Ctx, repo: RepoState, pull: Pull) {
     head: side(state.headRepo(pull), pull.head.ref, state.syncHead(repo, pull)),
   };
 }
+
+const by = (ctx: Ctx, login: string) => userView(ctx, ctx.state.ensureUser(login));
+const pageOf = (t: Thread) => (t.kind === 'pull' ? 'pulls' : 'issues');
+
+/** An issue, or a pull request as the issues API shows one (`pull_request` set): Gitea numbers them as one. */
+export function issueView(ctx: Ctx, repo: RepoState, t: Thread) {
+  const { api, web } = repoUrls(ctx, repo);
+  const issue = ctx.state.issue(repo, t.number);
+  const pull = ctx.state.pull(repo, t.number);
+  const it = issue ?? { ...pull!, body: pull!.body ?? '', labels: [] as string[] };
+  const html = `${web}/${pageOf(t)}/${t.number}`;
+  const meta = pull && { merged: pull.merged, merged_at: pull.merged_at, draft: isWip(pull.title), html_url: html };
+  return {
+    ...{ ...pick(it, 'id', 'number', 'title', 'body', 'state'), user: by(ctx, it.user) },
+    ...{ url: `${api}/issues/${t.number}`, html_url: html, comments: ctx.state.threadComments(repo, t).length },
+    labels: it.labels.map((name, i) => ({ id: i + 1, name, color: 'e11d21', description: '', url: '' })),
+    pull_request: meta ?? null,
+    repository: { id: repo.id, name: repo.name, owner: repo.owner, full_name: fullName(repo) },
+  };
+}
+
+/** A comment (of the conversation, or on a line: Gitea keeps both as issue comments, one id space). */
+export function commentView(ctx: Ctx, repo: RepoState, c: Comment) {
+  const { api, web } = repoUrls(ctx, repo);
+  const page = `${web}/${pageOf(c.thread)}/${c.thread.number}`;
+  return {
+    ...{ id: c.id, html_url: `${page}#issuecomment-${c.id}`, issue_url: `${web}/issues/${c.thread.number}` },
+    ...{ pull_request_url: c.thread.kind === 'pull' ? page : '', user: by(ctx, c.user), original_author: '' },
+    ...{ body: c.body, created_at: c.createdAt, updated_at: c.updatedAt, api_url: `${api}/issues/comments/${c.id}` },
+  };
+}
+
+/** A review comment as Gitea's PullReviewComment: `position` the line on the new side. */
+const reviewCommentView = (ctx: Ctx, repo: RepoState, c: Comment) => ({
+  ...{ id: c.id, body: c.body, user: by(ctx, c.user), resolver: null, pull_request_review_id: c.line!.review ?? 0 },
+  ...{ path: c.line!.path, position: c.line!.line, original_position: 0, diff_hunk: '', commit_id: '' },
+  ...{ created_at: c.createdAt, updated_at: c.updatedAt },
+  html_url: `${repoUrls(ctx, repo).web}/pulls/${c.thread.number}#issuecomment-${c.id}`,
+  pull_request_url: `${repoUrls(ctx, repo).web}/pulls/${c.thread.number}`,
+});
+
+const REVIEW_STATES = { approved: 'APPROVED', changes_requested: 'REQUEST_CHANGES', commented: 'COMMENT' } as const;
+
+const reviewView = (ctx: Ctx, repo: RepoState, r: Review) => ({
+  ...{ id: r.id, user: by(ctx, r.user), body: r.body, state: REVIEW_STATES[r.state], official: false },
+  comments_count: lineCommentsOf(repo, r.pull, r.id).length,
+  ...{ html_url: `${repoUrls(ctx, repo).web}/pulls/${r.pull}#issuecomment-${r.id}`, submitted_at: r.submittedAt },
+  pull_request_url: `${repoUrls(ctx, repo).web}/pulls/${r.pull}`,
+});
+
+/** Gitea's access modes as its permission API words them: owner, admin, write, read (anyone on a public repository), none. */
+function permissionOf(ctx: Ctx, repo: RepoState, login: string) {
+  const level = ctx.state.accessLevel(repo, login);
+  if (level >= ACCESS.owner) return 'owner';
+  if (level >= ACCESS.maintainer) return 'admin';
+  if (level >= ACCESS.developer) return 'write';
+  return level >= ACCESS.reporter || repo.visibility !== 'private' ? 'read' : 'none';
+}
+
+/** The reactions a default Gitea allows (setting.UI.Reactions). */
+const CONTENTS = ['+1', '-1', 'laugh', 'hooray', 'confused', 'heart', 'rocket', 'eyes'];
 
 /** GitHub's commit with Gitea's own: its url is the git commit's, its message ends in a newline, and its tree. */
 function commitView(ctx: Ctx, repo: RepoState, c: CommitInfo) {
@@ -178,7 +241,73 @@ export function giteaRest(urls: Urls, flavour: Flavour = 'gitea'): RestHost {
     return ok(pullView(ctx, repo, pull), 201);
   };
 
+  /** 201 a new reaction, 200 the caller's own again; `on` undefined: nothing there (404). */
+  const react = (ctx: Ctx, repo: RepoState, on: ReactionState['on'] | undefined): Reply => {
+    const content = String(ctx.body.content ?? '');
+    if (!CONTENTS.includes(content)) return error(403, `'${content}' is not an allowed reaction`);
+    const done = on && reactOn(ctx, repo, on, content);
+    if (!done) return notFound();
+    const { reaction: r, created } = done;
+    return ok({ user: by(ctx, r.user), content: r.content, created_at: r.createdAt }, created ? 201 : 200);
+  };
+  const threadOf = (ctx: Ctx, repo: RepoState, n: string) => ctx.state.threadOf(repo, Number(n));
+
+  const conversation: Route[] = [
+    // Asked by the repository's admins about anyone, by anyone else about themselves only.
+    onRepo('GET', '/collaborators/([^/]+)/permission', (ctx, repo, login = '') => {
+      const self = ctx.login?.toLowerCase() === login.toLowerCase();
+      if (!self && ctx.state.accessLevel(repo, ctx.login) < ACCESS.maintainer)
+        return error(
+          403,
+          'Only admins can query all permissions, repo admins can query all repo permissions, collaborators can query only their own',
+        );
+      const user = ctx.state.user(login);
+      if (!user) return error(404, `user does not exist [uid: 0, name: ${login}]`);
+      const permission = permissionOf(ctx, repo, user.login);
+      return ok({ permission, role_name: permission, user: userView(ctx, user) });
+    }),
+    // Every comment at once, oldest first (Gitea does not page this list).
+    onRepo('GET', '/issues/(\\d+)/comments', (ctx, repo, n = '') => {
+      const t = threadOf(ctx, repo, n);
+      return t ? ok(ctx.state.threadComments(repo, t).map((c) => commentView(ctx, repo, c))) : notFound();
+    }),
+    onRepo('POST', '/issues/(\\d+)/comments', { after: writer }, (ctx, repo, n = '') => {
+      const t = threadOf(ctx, repo, n);
+      if (!t) return notFound();
+      const body = text(ctx.body.body);
+      if (!body) return required('Body');
+      return ok(commentView(ctx, repo, ctx.state.addComment(repo, { thread: t, user: ctx.login!, body })), 201);
+    }),
+    onRepo('PATCH', '/issues/comments/(\\d+)', { after: writer }, (ctx, repo, id = '') => {
+      if (!text(ctx.body.body)) return required('Body');
+      const c = editOwnComment(ctx, repo, id, () => true);
+      if (c === 'missing') return notFound();
+      return c === 'notAuthor' ? error(403, 'user should be the poster of the comment') : ok(commentView(ctx, repo, c));
+    }),
+    onPull('/pulls/(\\d+)/reviews', {}, (ctx, repo, pull) =>
+      page(
+        ctx,
+        repo.reviews.filter((r) => r.pull === pull.number),
+        (r) => reviewView(ctx, repo, r),
+      ),
+    ),
+    onRepo('GET', '/pulls/(\\d+)/reviews/(\\d+)/comments', (ctx, repo, n = '', id = '') => {
+      const review = repo.reviews.find((r) => r.id === Number(id) && r.pull === Number(n));
+      if (!review) return notFound();
+      return ok(lineCommentsOf(repo, review.pull, review.id).map((c) => reviewCommentView(ctx, repo, c)));
+    }),
+    onRepo('POST', '/issues/(\\d+)/reactions', { after: writer }, (ctx, repo, n = '') =>
+      react(ctx, repo, threadOf(ctx, repo, n)),
+    ),
+    // A review comment is an issue comment to Gitea: its reactions go here too.
+    onRepo('POST', '/issues/comments/(\\d+)/reactions', { after: writer }, (ctx, repo, id = '') => {
+      const c = ctx.state.comment(repo, Number(id));
+      return react(ctx, repo, c ? { comment: c.id } : undefined);
+    }),
+  ];
+
   const routes: Route[] = [
+    ...conversation,
     ['GET', /^\/user$/, (ctx) => (ctx.caller ? ok(selfView(ctx, ctx.caller.user)) : error(401, 'token is required'))],
     ['POST', /^\/user\/repos$/, (ctx) => writer(ctx) ?? createRepo(ctx)],
     onRepo('GET', '', (ctx, repo) => ok(repoView(ctx, repo))),

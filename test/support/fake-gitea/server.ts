@@ -1,5 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { type FakeHost, type HostSpec, startFake } from '../fake-host/side.js';
+import { giteaActions } from './events.js';
 import { type Flavour, giteaRest } from './rest.js';
 
 export type { Pull, Visibility } from '../fake-host/state.js';
@@ -83,12 +84,13 @@ const spec = (subPath: string | undefined, flavour: Flavour | undefined): HostSp
       pull_request_review: ['pull_request_review', 'pull_request_rejected'],
       pull_request_review_comment: ['pull_request_review', 'pull_request_comment'],
     },
-    headers: ({ event, id, hmac }) => {
-      const own = { event, delivery: id, signature: hmac };
+    headers: ({ event, type, id, hmac }) => {
+      const own = { event, ...(type ? { 'event-type': type } : {}), delivery: id, signature: hmac };
       const named = (brand: string) => Object.entries(own).map(([k, v]) => [`x-${brand}-${k}`, v]);
       return Object.fromEntries([...named('gitea'), ...(flavour === 'forgejo' ? named('forgejo') : [])]);
     },
   },
+  actions: giteaActions,
 });
 
 /**
