@@ -1,0 +1,263 @@
+import { randomBytes } from 'node:crypto';
+import { and, eq, isNotNull } from 'drizzle-orm';
+import { afterEach, describe, expect, it } from 'vitest';
+import { creditLedger, tasks } from '../../src/db/schema.js';
+import { MARKER } from '../../src/triggers/decide.js';
+import { hostEntry } from '../support/code-hosts.js';
+import { waitForStatus } from '../support/engine.js';
+import { type FakeGitea, startFakeGitea } from '../support/fake-gitea/server.js';
+import { type FakeGitHub, startFakeGitHub } from '../support/fake-github/server.js';
+import { type FakeGitLab, startFakeGitLab } from '../support/fake-gitlab/server.js';
+import { CALC_REPO, GOOD_FIX, editBlock, scriptCalcRun } from '../support/fix-script.js';
+import { type Harness, newAccount } from '../support/harness.js';
+import { type ModelService, startModelService } from '../support/model-service.js';
+import { freePort } from '../support/ports.js';
+
+/**
+ * Tasks started on the code host, per host, over real HTTP: the service listens on a loopback
+ * port, the fake host delivers its events there in its own format and signature, and emend
+ * answers through the host's API as the enabling account. Comment -> task -> pull request ->
+ * answer; label -> task, killed -> "stopped"; a review comment -> a follow-up commit on the same
+ * branch -> answer; a stranger; credits exhausted; emend's own comment.
+ */
+
+type Fake = FakeGitHub | FakeGitLab | FakeGitea;
+
+interface HostCase {
+  kind: 'github' | 'gitlab' | 'gitea';
+  start(): Promise<Fake>;
+  /** The deployment's only host (GitHub) or a second one beside the harness's fake GitHub. */
+  alone?: true;
+}
+
+const HOSTS: HostCase[] = [
+  { kind: 'github', start: () => startFakeGitHub(), alone: true },
+  { kind: 'gitlab', start: () => startFakeGitLab() },
+  { kind: 'gitea', start: () => startFakeGitea() },
+];
+
+/** The follow-up's change: a docstring on mul(), on top of the first fix. */
+const FOLLOW_FIX = `A docstring, as the review asks.\n\n${editBlock(
+  'def mul(a, b):\n    return a * b',
+  'def mul(a, b):\n    """Return the product of a and b."""\n    return a * b',
+)}`;
+
+describe.each(HOSTS)('tasks started on $kind', { timeout: 180_000 }, (host) => {
+  /** The repository's owner: the connected user, so that it may add hooks (the hosts' admins only). */
+  let ns = '';
+  let svc: ModelService | undefined;
+  let fake: Fake | undefined;
+  afterEach(async () => {
+    await svc?.close();
+    await fake?.close();
+    svc = fake = undefined;
+  });
+
+  /**
+   * The service listening on a loopback port (its base URL, so the hook points there), an account
+   * connected to the host as a user who owns the repository `calc` (an admin: may add hooks);
+   * `rita` may push there, `sam` may only read.
+   */
+  async function setUp(opts: { credits?: number } = {}) {
+    const f = await host.start();
+    fake = f;
+    const port = await freePort();
+    const entry = hostEntry(host.kind, f);
+    const env = {
+      EMEND_BASE_URL: `http://127.0.0.1:${port}`,
+      EMEND_COMMIT_EMAIL: 'bot@emend.example',
+      ...(host.alone ? { EMEND_SCM_HOSTS: JSON.stringify([entry]) } : {}),
+    };
+    svc = await startModelService(env, 'openai', host.alone ? {} : { hosts: [entry] });
+    const h = svc.h;
+    await h.app.listen({ port, host: '127.0.0.1' });
+    scriptCalcRun(svc.model, (req) => ({
+      text: req.text.includes('Follow-up on pull request') ? FOLLOW_FIX : GOOD_FIX,
+    }));
+    const account = await newAccount(h, { plan: 'pro', credits: opts.credits ?? 5, scm: false });
+    const user = f.addUser(`o${randomBytes(4).toString('hex')}`);
+    const connected = await h.app.inject({
+      method: 'POST',
+      url: '/v1/me/scm',
+      headers: account.auth,
+      payload: { token: user.token, host: host.kind },
+    });
+    expect(connected.statusCode, connected.body).toBe(200);
+    f.addUser('rita');
+    f.addUser('sam');
+    ns = user.login;
+    f.createRepo(ns, 'calc', { files: CALC_REPO, collaborators: ['rita'], readers: ['sam'] });
+    const repoUrl = `${f.webUrl}/${ns}/calc`;
+    const on = await h.app.inject({
+      method: 'PUT',
+      url: `/v1/me/repos/triggers?repo=${encodeURIComponent(repoUrl)}`,
+      headers: account.auth,
+      payload: {},
+    });
+    expect(on.statusCode, on.body).toBe(201);
+    expect(f.hooks(ns, 'calc')).toHaveLength(1);
+    return { h, f, account, login: user.login, repoUrl, tokens: [user.token] };
+  }
+
+  const triggered = (h: Harness, accountId: string) =>
+    h.deps.db
+      .select()
+      .from(tasks)
+      .where(and(eq(tasks.accountId, accountId), isNotNull(tasks.trigger)))
+      .orderBy(tasks.createdAt);
+
+  async function waitFor<T>(what: string, probe: () => Promise<T | undefined>, ms = 30_000): Promise<T> {
+    const deadline = Date.now() + ms;
+    for (;;) {
+      const got = await probe();
+      if (got !== undefined) return got;
+      if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+      await new Promise((r) => setTimeout(r, 50));
+    }
+  }
+
+  /** emend's comments in a thread: those carrying its marker. */
+  const answers = (f: Fake, thread: { kind: 'issue' | 'pull'; number: number }) =>
+    f.threadComments(ns, 'calc', thread).filter((c) => c.body.includes(MARKER));
+
+  it('a mention on an issue -> a task -> a pull request that closes it -> one answer, edited; then a review comment -> a follow-up commit on the same branch', async () => {
+    const { h, f, account, login } = await setUp();
+    const issue = await f.openIssue(ns, 'calc', {
+      author: 'rita',
+      title: 'add() subtracts',
+      body: 'add(2, 3) gives -1',
+    });
+    await f.commentOn(
+      ns,
+      'calc',
+      { kind: 'issue', number: issue.number },
+      { author: 'sam', body: 'Seen it too, since 2.0' },
+    );
+    const asked = await f.commentOn(
+      ns,
+      'calc',
+      { kind: 'issue', number: issue.number },
+      { author: 'rita', body: '@emend please make add(2, 3) return 5' },
+    );
+    expect(asked.answers.map((a) => a.status)).toEqual([202]);
+
+    const [row] = await waitFor('the task', async () => {
+      const rows = await triggered(h, account.account.id);
+      return rows.length ? rows : undefined;
+    });
+    const done = await waitForStatus(h, row!.id, ['done', 'failed', 'cancelled'], 100_000);
+    expect(done.status, done.error ?? '').toBe('done');
+    expect(done.prompt).toContain('Request: please make add(2, 3) return 5');
+    expect(done.prompt).toContain('add(2, 3) gives -1');
+    expect(done.prompt).toContain('@sam: Seen it too');
+    const api = (await h.app.inject({ method: 'GET', url: `/v1/tasks/${row!.id}`, headers: account.auth })).json().task;
+    expect(api.trigger).toEqual({
+      host: host.kind,
+      kind: 'comment',
+      thread: 'issue',
+      number: issue.number,
+      comment_url: expect.any(String),
+      actor: 'rita',
+    });
+    const listed = await h.app.inject({ method: 'GET', url: '/v1/tasks?origin=code_host', headers: account.auth });
+    expect(listed.json().map((t: { id: string }) => t.id)).toEqual([row!.id]);
+    const viaApi = await h.app.inject({ method: 'GET', url: '/v1/tasks?origin=api', headers: account.auth });
+    expect(viaApi.json()).toEqual([]);
+
+    const [pull] = f.pulls(ns, 'calc');
+    expect(pull).toBeDefined();
+    expect(pull!.user).toBe(login);
+    expect(pull!.body).toContain(`Closes #${issue.number}.`);
+    expect(done.prUrl).toContain(String(pull!.number));
+    expect(
+      f.reactions(ns, 'calc', {
+        on: 'comment',
+        thread: { kind: 'issue', number: issue.number },
+        commentId: asked.comment.id,
+      }).length,
+    ).toBe(1);
+    // One answer, edited in place to the pull request once the task ended.
+    const answered = await waitFor('the answer edited', async () => {
+      const mine = answers(f, { kind: 'issue', number: issue.number });
+      return mine.length === 1 && mine[0]!.body.includes(done.prUrl!) ? mine : undefined;
+    });
+    expect(answered[0]!.author).toBe(login);
+    expect(answered[0]!.body).toContain('merging it closes this issue');
+
+    // A review comment on a line of emend's pull request, mentioning it: a follow-up on the same branch.
+    const headBefore = f.branchHead(ns, 'calc', pull!.head.ref);
+    const review = await f.lineComment(ns, 'calc', pull!.number, {
+      author: 'rita',
+      path: 'calc/ops.py',
+      line: 6,
+      body: '@emend give mul a docstring too',
+    });
+    expect(review.answers.map((a) => a.status)).toEqual([202]);
+    const follow = await waitFor('the follow-up', async () => {
+      const rows = await triggered(h, account.account.id);
+      return rows.length === 2 ? rows[1] : undefined;
+    });
+    expect(follow.parentId).toBe(row!.id);
+    expect(follow.baseBranch).toBe(pull!.head.ref);
+    expect(follow.prompt).toContain('calc/ops.py:6 (@rita): give mul a docstring too');
+    const followed = await waitForStatus(h, follow.id, ['done', 'failed', 'cancelled'], 100_000);
+    expect(followed.status, followed.error ?? '').toBe('done');
+    expect(f.pulls(ns, 'calc')).toHaveLength(1);
+    const headAfter = f.branchHead(ns, 'calc', pull!.head.ref);
+    expect(headAfter).not.toBe(headBefore);
+    const files = f.files(ns, 'calc', pull!.head.ref);
+    expect(files['calc/ops.py']).toContain('return a + b');
+    expect(files['calc/ops.py']).toContain('Return the product of a and b.');
+    await waitFor('the follow-up answered', async () => {
+      const mine = answers(f, { kind: 'pull', number: pull!.number });
+      return mine.some((c) => c.body.includes('pushed its follow-up')) ? true : undefined;
+    });
+    // emend never answered itself: one answer in the issue, one in the pull request.
+    expect(answers(f, { kind: 'issue', number: issue.number })).toHaveLength(1);
+    expect(answers(f, { kind: 'pull', number: pull!.number })).toHaveLength(1);
+  });
+
+  it('the label starts a task; a kill stops it, the answer says so, and no credit is taken', async () => {
+    const { h, f, account } = await setUp();
+    svc!.model.respond(() => new Promise(() => {}));
+    const issue = await f.openIssue(ns, 'calc', {
+      author: 'rita',
+      title: 'add() subtracts',
+      body: 'add(2, 3) gives -1',
+    });
+    const labeled = await f.addLabel(ns, 'calc', issue.number, { author: 'rita', label: 'emend' });
+    expect(labeled.answers.map((a) => a.status)).toContain(202);
+    const row = await waitFor('the task', async () => (await triggered(h, account.account.id))[0]);
+    expect(row.trigger).toMatchObject({ kind: 'label', thread: 'issue', number: issue.number, actor: 'rita' });
+    await waitForStatus(h, row.id, ['running']);
+    const kill = await h.app.inject({ method: 'POST', url: `/v1/tasks/${row.id}/kill`, headers: account.auth });
+    expect(kill.statusCode, kill.body).toBe(200);
+    await waitFor('the answer "stopped"', async () =>
+      answers(f, { kind: 'issue', number: issue.number }).some((c) => c.body.includes('emend stopped'))
+        ? true
+        : undefined,
+    );
+    const ledger = await h.deps.db.select().from(creditLedger).where(eq(creditLedger.taskId, row.id));
+    expect(ledger.map((l) => l.kind).sort()).toEqual(['hold', 'release']);
+  });
+
+  it('a stranger is told who may ask; no credits is said in plain words; nothing is charged', async () => {
+    const { h, f, account } = await setUp({ credits: 0 });
+    const issue = await f.openIssue(ns, 'calc', { author: 'rita', title: 'add() subtracts', body: '' });
+    const thread = { kind: 'issue' as const, number: issue.number };
+    await f.commentOn(ns, 'calc', thread, { author: 'sam', body: '@emend fix this please' });
+    await waitFor('the reply to sam', async () =>
+      answers(f, thread).some((c) => c.body.includes('@sam') && c.body.includes('can write to this repository'))
+        ? true
+        : undefined,
+    );
+    await f.commentOn(ns, 'calc', thread, { author: 'rita', body: '@emend fix this please' });
+    await waitFor('the reply to rita', async () =>
+      answers(f, thread).some((c) => c.body.includes('@rita') && c.body.includes('no credits left')) ? true : undefined,
+    );
+    expect(await triggered(h, account.account.id)).toEqual([]);
+    expect(await h.deps.db.select().from(creditLedger).where(eq(creditLedger.accountId, account.account.id))).toEqual([]);
+    // emend's replies were delivered back to it and ignored: still exactly two.
+    expect(answers(f, thread)).toHaveLength(2);
+  });
+});
