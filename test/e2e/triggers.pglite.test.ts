@@ -217,7 +217,7 @@ describe.each(HOSTS)('tasks started on $kind', { timeout: 180_000 }, (host) => {
     expect(answers(f, { kind: 'pull', number: pull!.number })).toHaveLength(1);
   });
 
-  it('the label starts a task; a kill stops it, the answer says so, and no credit is taken', async () => {
+  it('the label starts a task; a second mention answers with its link; edits and deletions start nothing; a kill stops it, the answer says so, and no credit is taken', async () => {
     const { h, f, account } = await setUp();
     svc!.model.respond(() => new Promise(() => {}));
     const issue = await f.openIssue(ns, 'calc', {
@@ -230,6 +230,21 @@ describe.each(HOSTS)('tasks started on $kind', { timeout: 180_000 }, (host) => {
     const row = await waitFor('the task', async () => (await triggered(h, account.account.id))[0]);
     expect(row.trigger).toMatchObject({ kind: 'label', thread: 'issue', number: issue.number, actor: 'rita' });
     await waitForStatus(h, row.id, ['running']);
+    // Asked again while it runs: the answer is the running task's link, not a second task.
+    const thread = { kind: 'issue' as const, number: issue.number };
+    const again = await f.commentOn(ns, 'calc', thread, { author: 'rita', body: '@emend are you on it?' });
+    expect(again.answers.map((a) => a.status)).toEqual([202]);
+    await waitFor('the link to the running task', async () =>
+      answers(f, thread).some((c) => c.body.includes('already working on this issue') && c.body.includes(row.id))
+        ? true
+        : undefined,
+    );
+    expect(await triggered(h, account.account.id)).toHaveLength(1);
+    // Editing the comment starts nothing (GitLab sends no event for a deletion; the others say 'deleted').
+    const edited = await f.editComment(ns, 'calc', again.comment.id, { body: '@emend fix it again' });
+    for (const a of edited.answers) expect(JSON.parse(a.body)).toMatchObject({ outcome: 'ignored' });
+    const deleted = await f.deleteComment(ns, 'calc', again.comment.id);
+    for (const a of deleted.answers) expect(JSON.parse(a.body)).toMatchObject({ outcome: 'ignored' });
     const kill = await h.app.inject({ method: 'POST', url: `/v1/tasks/${row.id}/kill`, headers: account.auth });
     expect(kill.statusCode, kill.body).toBe(200);
     await waitFor('the answer "stopped"', async () =>
@@ -256,7 +271,9 @@ describe.each(HOSTS)('tasks started on $kind', { timeout: 180_000 }, (host) => {
       answers(f, thread).some((c) => c.body.includes('@rita') && c.body.includes('no credits left')) ? true : undefined,
     );
     expect(await triggered(h, account.account.id)).toEqual([]);
-    expect(await h.deps.db.select().from(creditLedger).where(eq(creditLedger.accountId, account.account.id))).toEqual([]);
+    expect(await h.deps.db.select().from(creditLedger).where(eq(creditLedger.accountId, account.account.id))).toEqual(
+      [],
+    );
     // emend's replies were delivered back to it and ignored: still exactly two.
     expect(answers(f, thread)).toHaveLength(2);
   });
