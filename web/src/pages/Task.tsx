@@ -1,5 +1,6 @@
 import { useEffect, useRef, useState } from 'preact/hooks';
 import { call, client } from '../api/client';
+import { HOST_KINDS } from '../api/host-kinds';
 import {
   type LogRecord,
   type StepName,
@@ -43,6 +44,37 @@ function stepsShown(logs: readonly LogRecord[]): string[] {
   }
   return shown;
 }
+
+/** Where a task started on a code host came from, in words: "Asked on GitHub by @rita in a comment on issue #12". */
+function Origin({ trigger }: { trigger: NonNullable<Task['trigger']> }) {
+  // The host's product name when its id is one (the default hosts); otherwise the operator's id for it.
+  const host = Object.hasOwn(HOST_KINDS, trigger.host)
+    ? HOST_KINDS[trigger.host as keyof typeof HOST_KINDS].productName
+    : trigger.host;
+  const gitlab = trigger.host === 'gitlab';
+  const thread =
+    trigger.thread === 'issue'
+      ? `issue #${trigger.number}`
+      : gitlab
+        ? `merge request !${trigger.number}`
+        : `pull request #${trigger.number}`;
+  const how = {
+    comment: `in a comment on ${thread}`,
+    label: `with the label on ${thread}`,
+    line_comment: `in a line comment on ${thread}`,
+    review: `in a review of ${thread}`,
+  }[trigger.kind];
+  return (
+    <p class="origin" data-testid="task-origin">
+      Asked on {host} by @{trigger.actor}{' '}
+      <a href={trigger.comment_url} target="_blank" rel="noopener noreferrer">
+        {how}
+      </a>
+      .
+    </p>
+  );
+}
+
 const ACTIVE: readonly TaskStatus[] = ['pending', 'running', 'awaiting_plan', 'awaiting_diff'];
 const path = (id: string) => ({ params: { path: { id } } });
 
@@ -136,6 +168,7 @@ export function TaskPage({ id }: { id: string }) {
     <section class="task">
       <h1 tabIndex={-1}>{task.task_type === 'scaffold' ? 'Site task' : 'Fix task'}</h1>
       <p class="prompt">{task.prompt}</p>
+      {task.trigger && <Origin trigger={task.trigger} />}
       <dl class="facts">
         <dt>Status</dt>
         <dd>

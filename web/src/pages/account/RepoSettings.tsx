@@ -3,6 +3,7 @@ import { ApiError, call, client } from '../../api/client';
 import type { paths } from '../../api/schema';
 import { ErrorNote } from '../../components/ErrorNote';
 import { when } from '../../components/Status';
+import { RepoTriggers, type Triggers } from './RepoTriggers';
 
 const NONE = 'No settings for this repository yet.';
 
@@ -20,9 +21,19 @@ function parseEnv(text: string): Record<string, string> {
   return env;
 }
 
+/** The answer, or null when the API says there is none (404). */
+async function orNone<T>(request: Promise<T>): Promise<T | null> {
+  try {
+    return await request;
+  } catch (err) {
+    if (err instanceof ApiError && err.status === 404) return null;
+    throw err;
+  }
+}
+
 /**
- * Per-repository settings: the setup and test commands, variables, and setup-only secrets (by name;
- * a value is sent once and never shown again).
+ * Per-repository settings: the setup and test commands, variables, setup-only secrets (by name;
+ * a value is sent once and never shown again), and the code-host triggers.
  */
 export function RepoSettings() {
   const [repo, setRepo] = useState('');
@@ -34,6 +45,8 @@ export function RepoSettings() {
   const [secretValue, setSecretValue] = useState('');
   const [note, setNote] = useState('');
   const [error, setError] = useState<unknown>(null);
+  // The repository the triggers part was loaded for; `key` starts it afresh on each Load.
+  const [triggers, setTriggers] = useState<{ repo: string; value: Triggers | null; key: number } | null>(null);
   const query = () => ({ params: { query: { repo: repo.trim() } } });
 
   const show = (s: Settings | null) => {
@@ -58,13 +71,13 @@ export function RepoSettings() {
   const load = (e?: Event) => {
     e?.preventDefault();
     return run(async () => {
-      try {
-        show(await call(client.GET('/v1/me/repos/settings', query())));
-      } catch (err) {
-        if (!(err instanceof ApiError && err.status === 404)) throw err;
-        show(null);
-        setNote(NONE);
-      }
+      const [settings, trig] = await Promise.all([
+        orNone(call(client.GET('/v1/me/repos/settings', query()))),
+        orNone(call(client.GET('/v1/me/repos/triggers', query()))),
+      ]);
+      show(settings);
+      if (!settings) setNote(NONE);
+      setTriggers((t) => ({ repo: repo.trim(), value: trig, key: (t?.key ?? 0) + 1 }));
     });
   };
   const save = (e: Event) => {
@@ -114,7 +127,7 @@ export function RepoSettings() {
       </form>
       <ErrorNote error={error} />
       {note && <p role="status">{note}</p>}
-      {(loaded || note === NONE) && (
+      {(loaded || triggers) && (
         <>
           <form class="form" onSubmit={save} aria-label="Repository settings">
             <label for="repo-setup">Setup command (after the detected install)</label>
@@ -163,6 +176,7 @@ export function RepoSettings() {
               <button type="submit">Save secret</button>
             </div>
           </form>
+          {triggers && <RepoTriggers key={triggers.key} repo={triggers.repo} initial={triggers.value} say={setNote} />}
         </>
       )}
     </div>
