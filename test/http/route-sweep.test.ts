@@ -48,6 +48,7 @@ const owned = {
   otherAccountId: '',
   webhookId: '',
   deliveryId: '',
+  triggerId: '',
 };
 
 beforeAll(async () => {
@@ -124,6 +125,15 @@ beforeAll(async () => {
   owned.webhookId = JSON.parse(hook.body).id;
   const ping = await ok({ method: 'POST', path: `/v1/me/webhooks/${owned.webhookId}/test`, headers: A.auth });
   owned.deliveryId = JSON.parse(ping.body).id;
+  // Triggers on a repository A owns on the fake GitHub: the receiving route's target.
+  h.github.createRepo(A.scm!.login, 'triggered');
+  const triggers = await ok({
+    method: 'PUT',
+    path: `/v1/me/repos/triggers?repo=${encodeURIComponent(`https://github.com/${A.scm!.login}/triggered`)}`,
+    headers: as(A),
+    body: '{}',
+  });
+  owned.triggerId = JSON.parse(triggers.body).hook_url.split('/').pop();
 }, 180_000);
 
 afterAll(async () => {
@@ -155,6 +165,8 @@ function ownerPath(route: RouteEntry): string {
         'secrets:name': 'NPM_TOKEN',
         's:slug': SLUG,
         'screenshots:name': 'desktop.png',
+        'hooks:host': 'github',
+        ':host:id': owned.triggerId,
       };
       const v = value[`${before}:${name}`];
       if (v === undefined)

@@ -3244,6 +3244,17 @@ export interface operations {
         /** @description fields left out keep their value (or take the default) */
         requestBody: {
             content: {
+                /**
+                 * @example {
+                 *       "mention": "@emend",
+                 *       "label": "emend",
+                 *       "events": [
+                 *         "comments",
+                 *         "labels",
+                 *         "reviews"
+                 *       ]
+                 *     }
+                 */
                 "application/json": {
                     /** @description default "@emend" */
                     mention?: string;

@@ -136,7 +136,11 @@ export const triggerRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = async (a
               Type.Array(TriggerEvent, { minItems: 1, maxItems: 3, description: 'default: all three' }),
             ),
           },
-          { additionalProperties: false, description: 'fields left out keep their value (or take the default)' },
+          {
+            additionalProperties: false,
+            description: 'fields left out keep their value (or take the default)',
+            examples: [{ mention: '@emend', label: 'emend', events: ['comments', 'labels', 'reviews'] }],
+          },
         ),
         response: {
           200: described('changed', Trigger),
@@ -180,9 +184,16 @@ export const triggerRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = async (a
   // The receiving route reads its body as bytes: the signature is over the bytes as sent.
   await app.register(async (scope) => {
     const hooks = scope.withTypeProvider<TypeBoxTypeProvider>();
+    // JSON only, as emend registers its hooks (GitHub could be set to send forms): anything else is
+    // 415 before the signature is even looked at.
     hooks.removeAllContentTypeParsers();
-    hooks.addContentTypeParser('*', { parseAs: 'buffer', bodyLimit: DELIVERY_MAX_BYTES }, (_req, body, done) =>
-      done(null, body),
+    hooks.addContentTypeParser(
+      'application/json',
+      { parseAs: 'buffer', bodyLimit: DELIVERY_MAX_BYTES },
+      (_req, body, done) => done(null, body),
+    );
+    hooks.addContentTypeParser('*', { parseAs: 'buffer' }, (_req, _body, done) =>
+      done(new AppError('unsupported_media_type', 'a delivery must be sent as application/json'), undefined),
     );
     hooks.post(
       '/hooks/:host/:id',
