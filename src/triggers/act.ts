@@ -1,4 +1,4 @@
-import { and, eq, inArray, isNotNull, sql } from 'drizzle-orm';
+import { and, eq, inArray, isNotNull, or, sql } from 'drizzle-orm';
 import { hostFor, scmTokenOn } from '../accounts/scm-connection.js';
 import { type TaskTrigger, accounts, repoTriggers, tasks, triggerDeliveries } from '../db/schema.js';
 import type { Deps } from '../deps.js';
@@ -28,6 +28,8 @@ type ActDeps = Pick<Deps, 'db' | 'config' | 'fetch' | 'secretKey' | 'clock' | 'l
 
 /** How many of the thread's earlier comments the prompt may quote. */
 const CONTEXT_COMMENTS = 10;
+/** How many line comments a follow-up quotes at most when no review names them. */
+const REVIEW_LINES = 10;
 
 /** The delivery's outcome, recorded on its row. */
 type Outcome = { status: 'ignored' | 'answered' | 'failed'; reason: string } | { status: 'started'; task: Task };
@@ -235,6 +237,23 @@ async function openedBy(c: Context): Promise<Task | undefined> {
   return opened.find((t) => t.trigger?.thread !== 'pull') ?? opened[0];
 }
 
+/**
+ * The asker's line comments on the pull request since emend last finished work on it: what a
+ * mention in the conversation (GitLab publishes a review's text as a note) or a review without an
+ * id (GitLab, Gitea) refers to.
+ */
+async function linesSinceLastPush(c: Context, opener: Task): Promise<ScmLineComment[]> {
+  const runs = await c.deps.db
+    .select({ finishedAt: tasks.finishedAt })
+    .from(tasks)
+    .where(or(eq(tasks.id, opener.id), eq(tasks.parentId, opener.id)));
+  const since = Math.max(0, ...runs.map((r) => r.finishedAt?.getTime() ?? 0));
+  const asker = c.event.actor.login.toLowerCase();
+  return (await c.client.lineComments(c.trigger.repoOwner, c.trigger.repoName, c.thread.number))
+    .filter((l) => l.author.toLowerCase() === asker && l.createdAt.getTime() >= since)
+    .slice(-REVIEW_LINES);
+}
+
 async function followUp(c: Context, d: Extract<Decision, { act: 'follow_up' }>): Promise<Outcome> {
   const opener = await openedBy(c);
   if (!opener) return { status: 'ignored', reason: 'not a pull request emend opened' };
@@ -263,8 +282,9 @@ async function followUp(c: Context, d: Extract<Decision, { act: 'follow_up' }>):
   let lines: Pick<ScmLineComment, 'path' | 'line' | 'body' | 'author'>[] = [];
   if (e.kind === 'line_comment')
     lines = [{ path: e.comment.path ?? '', line: e.comment.line ?? null, body: d.request, author: e.actor.login }];
-  else if (e.kind === 'review')
+  else if (e.kind === 'review' && e.review.id)
     lines = await c.client.lineComments(c.trigger.repoOwner, c.trigger.repoName, c.thread.number, e.review.id);
+  else lines = await linesSinceLastPush(c, opener);
   const prompt = followUpPrompt(e.thread, d.request, lines);
   return start(c, { prompt, baseBranch: branch, followUpOf: opener.id, thread: 'pull' });
 }

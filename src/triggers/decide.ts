@@ -81,8 +81,9 @@ export function decide(t: TriggerOptionsView, e: HostEvent): Decision {
     }
     case 'review': {
       if (!wants(t, 'reviews')) return { ignored: 'reviews are not among the trigger’s events' };
-      if (e.review.state !== 'changes_requested')
-        return { ignored: `a review that is ${e.review.state} starts nothing` };
+      // An approval asks for nothing; a review requesting changes or commenting does, when it mentions emend
+      // (Gitea delivers a line comment as a commenting review, with the comment's text as its body).
+      if (e.review.state === 'approved') return { ignored: 'an approving review starts nothing' };
       if (e.review.body.includes(MARKER)) return { ignored: "emend's own review" };
       if (!mentions(e.review.body, t.mention)) return { ignored: `the review does not mention ${t.mention}` };
       return { act: 'follow_up', request: requestAfterMention(e.review.body, t.mention) };

@@ -120,7 +120,7 @@ describe.each(HOSTS)('tasks started on $kind', { timeout: 180_000 }, (host) => {
   const answers = (f: Fake, thread: { kind: 'issue' | 'pull'; number: number }) =>
     f.threadComments(ns, 'calc', thread).filter((c) => c.body.includes(MARKER));
 
-  it('a mention on an issue -> a task -> a pull request that closes it -> one answer, edited; then a review comment -> a follow-up commit on the same branch', async () => {
+  it('a mention on an issue -> a task -> a pull request that closes it -> one answer, edited; then a review requesting changes -> a follow-up commit on the same branch', async () => {
     const { h, f, account, login } = await setUp();
     const issue = await f.openIssue(ns, 'calc', {
       author: 'rita',
@@ -139,7 +139,10 @@ describe.each(HOSTS)('tasks started on $kind', { timeout: 180_000 }, (host) => {
       { kind: 'issue', number: issue.number },
       { author: 'rita', body: '@emend please make add(2, 3) return 5' },
     );
-    expect(asked.answers.map((a) => a.status)).toEqual([202]);
+    expect(
+      asked.answers.map((a) => a.status),
+      JSON.stringify(asked.answers),
+    ).toEqual([202]);
 
     const [row] = await waitFor('the task', async () => {
       const rows = await triggered(h, account.account.id);
@@ -184,22 +187,29 @@ describe.each(HOSTS)('tasks started on $kind', { timeout: 180_000 }, (host) => {
     expect(answered[0]!.author).toBe(login);
     expect(answered[0]!.body).toContain('merging it closes this issue');
 
-    // A review comment on a line of emend's pull request, mentioning it: a follow-up on the same branch.
+    // A review of emend's pull request requesting changes, mentioning it, with a comment on a line:
+    // a follow-up on the same branch (each host delivers it its own way: GitHub the line comment
+    // and the review, GitLab the diff note and the review's text as a note, Gitea the review).
     const headBefore = f.branchHead(ns, 'calc', pull!.head.ref);
-    const review = await f.lineComment(ns, 'calc', pull!.number, {
+    const review = await f.review(ns, 'calc', pull!.number, {
       author: 'rita',
-      path: 'calc/ops.py',
-      line: 6,
+      state: 'changes_requested',
       body: '@emend give mul a docstring too',
+      comments: [{ path: 'calc/ops.py', line: 6, body: 'mul needs a docstring' }],
     });
-    expect(review.answers.map((a) => a.status)).toEqual([202]);
+    expect(
+      review.answers.filter((a) => a.status === 202),
+      JSON.stringify(review.answers),
+    ).toHaveLength(1);
+    expect(review.answers.every((a) => a.status === 200 || a.status === 202)).toBe(true);
     const follow = await waitFor('the follow-up', async () => {
       const rows = await triggered(h, account.account.id);
       return rows.length === 2 ? rows[1] : undefined;
     });
     expect(follow.parentId).toBe(row!.id);
     expect(follow.baseBranch).toBe(pull!.head.ref);
-    expect(follow.prompt).toContain('calc/ops.py:6 (@rita): give mul a docstring too');
+    expect(follow.prompt).toContain('Request: give mul a docstring too');
+    expect(follow.prompt).toContain('calc/ops.py:6 (@rita): mul needs a docstring');
     const followed = await waitForStatus(h, follow.id, ['done', 'failed', 'cancelled'], 100_000);
     expect(followed.status, followed.error ?? '').toBe('done');
     expect(f.pulls(ns, 'calc')).toHaveLength(1);

@@ -94,7 +94,7 @@ describe('what a delivery asks of emend, from the payload alone', () => {
     });
   });
 
-  it('a review requesting changes that mentions emend asks for a follow-up; approvals and plain reviews do not', () => {
+  it('a review requesting changes or commenting that mentions emend asks for a follow-up; approvals and reviews without the mention do not', () => {
     const review = (state: 'changes_requested' | 'approved' | 'commented', body: string): HostEvent => ({
       ...base,
       kind: 'review',
@@ -106,7 +106,11 @@ describe('what a delivery asks of emend, from the payload alone', () => {
       request: 'see the comments',
     });
     expect(decide(trigger, review('approved', '@emend great'))).toEqual({
-      ignored: 'a review that is approved starts nothing',
+      ignored: 'an approving review starts nothing',
+    });
+    expect(decide(trigger, review('commented', '@emend one more thing'))).toEqual({
+      act: 'follow_up',
+      request: 'one more thing',
     });
     expect(decide(trigger, review('changes_requested', 'please change'))).toEqual({
       ignored: 'the review does not mention @emend',
