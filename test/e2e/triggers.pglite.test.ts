@@ -266,7 +266,7 @@ describe.each(HOSTS)('tasks started on $kind', { timeout: 180_000 }, (host) => {
     expect(ledger.map((l) => l.kind).sort()).toEqual(['hold', 'release']);
   });
 
-  it('a stranger is told who may ask; no credits is said in plain words; nothing is charged', async () => {
+  it('a stranger is told who may ask; no credits is said in plain words; nothing is charged; a redelivery creates nothing, a forged one is 401', async () => {
     const { h, f, account } = await setUp({ credits: 0 });
     const issue = await f.openIssue(ns, 'calc', { author: 'rita', title: 'add() subtracts', body: '' });
     const thread = { kind: 'issue' as const, number: issue.number };
@@ -276,10 +276,31 @@ describe.each(HOSTS)('tasks started on $kind', { timeout: 180_000 }, (host) => {
         ? true
         : undefined,
     );
+    const ritas = f.sent().length;
     await f.commentOn(ns, 'calc', thread, { author: 'rita', body: '@emend fix this please' });
     await waitFor('the reply to rita', async () =>
       answers(f, thread).some((c) => c.body.includes('@rita') && c.body.includes('no credits left')) ? true : undefined,
     );
+    // The same delivery again (the host's Redeliver) creates nothing new; one whose signature or
+    // token is wrong is refused before anything is read.
+    const again = await f.resend(ritas);
+    expect(again.status).toBe(200);
+    expect(JSON.parse(again.body)).toMatchObject({ outcome: 'duplicate' });
+    const forged = Object.fromEntries(
+      Object.entries(f.sent()[ritas]!.headers)
+        .filter(([k]) => /signature|token/i.test(k))
+        .map(([k, v]) => [
+          k,
+          v.startsWith('sha256=')
+            ? `sha256=${'0'.repeat(64)}`
+            : /^[0-9a-f]{64}$/.test(v)
+              ? '0'.repeat(64)
+              : 'not-the-secret',
+        ]),
+    );
+    expect(Object.keys(forged).length).toBeGreaterThan(0);
+    const refused = await f.resend(ritas, forged);
+    expect(refused.status).toBe(401);
     expect(await triggered(h, account.account.id)).toEqual([]);
     expect(await h.deps.db.select().from(creditLedger).where(eq(creditLedger.accountId, account.account.id))).toEqual(
       [],

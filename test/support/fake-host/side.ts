@@ -134,6 +134,12 @@ export async function startFake<Extra extends keyof RepoState = never>(spec: Hos
    * delivers (its event word, a fresh delivery id, signed or with the token from the hook's
    * secret), one after the other; every hook's answer.
    */
+  /** Every delivery sent, as sent (test side: redeliver one, or one with its proof changed). */
+  const sent: SentDelivery[] = [];
+  const post = async (d: SentDelivery): Promise<HookAnswer> => {
+    const res = await fetch(d.url, { method: 'POST', headers: d.headers, body: d.body });
+    return { event: d.event, status: res.status, body: await res.text() };
+  };
   const send = async (repo: RepoState, deliveries: Delivery[]): Promise<HookAnswer[]> => {
     const answers: HookAnswer[] = [];
     for (const { to, event, type, payload } of deliveries) {
@@ -144,8 +150,9 @@ export async function startFake<Extra extends keyof RepoState = never>(spec: Hos
           'content-type': 'application/json',
           ...spec.hooks.headers({ event, ...(type ? { type } : {}), id: randomUUID(), hmac, secret }),
         };
-        const res = await fetch(url, { method: 'POST', headers, body });
-        answers.push({ event, status: res.status, body: await res.text() });
+        const d = { url, event, headers, body };
+        sent.push(d);
+        answers.push(await post(d));
       }
     }
     return answers;
@@ -206,6 +213,16 @@ export async function startFake<Extra extends keyof RepoState = never>(spec: Hos
       return answers.map(({ status, body }) => ({ status, body }));
     },
     ...actions,
+    /** The deliveries sent so far, oldest first (secrets and signatures included: test side only). */
+    sent: () => sent.map((d) => ({ ...d, headers: { ...d.headers } })),
+    /**
+     * Sends delivery `index` again as it was (a host's "Redeliver" on GitHub and GitLab keeps the
+     * delivery id), or with `headers` changed (a forged or wrongly signed one); the hook's answer.
+     */
+    resend: (index: number, headers: Record<string, string> = {}) => {
+      const d = sent.at(index) ?? fail(`no delivery ${index}`);
+      return post({ ...d, headers: { ...d.headers, ...headers } });
+    },
     repo(owner: string, name: string): (FakeRepoInfo & Pick<RepoState, Extra>) | undefined {
       const r = state.repo(owner, name);
       const shared = r && { private: r.visibility !== 'public', defaultBranch: r.defaultBranch, fork: r.fork };
@@ -222,6 +239,9 @@ export async function startFake<Extra extends keyof RepoState = never>(spec: Hos
 /** A comment as a test reads it back. */
 export type FakeComment = { id: string; author: string; body: string; createdAt: string };
 export type FakeLineComment = FakeComment & { path: string; line: number; reviewId: string | null };
+/** A delivery as the fake sent it. */
+type SentDelivery = { url: string; event: string; headers: Record<string, string>; body: string };
+
 /** A line comment of a review: where, and what it says. */
 export type ReviewLine = { path: string; line: number; body: string };
 
