@@ -58,7 +58,7 @@ describe.each(HOSTS)('tasks started on $kind', { timeout: 180_000 }, (host) => {
    * connected to the host as a user who owns the repository `calc` (an admin: may add hooks);
    * `rita` may push there, `sam` may only read.
    */
-  async function setUp(opts: { credits?: number } = {}) {
+  async function setUp(opts: { credits?: number; plan?: 'free' | 'pro' } = {}) {
     const f = await host.start();
     fake = f;
     const port = await freePort();
@@ -74,7 +74,7 @@ describe.each(HOSTS)('tasks started on $kind', { timeout: 180_000 }, (host) => {
     scriptCalcRun(svc.model, (req) => ({
       text: req.text.includes('Follow-up on pull request') ? FOLLOW_FIX : GOOD_FIX,
     }));
-    const account = await newAccount(h, { plan: 'pro', credits: opts.credits ?? 5, scm: false });
+    const account = await newAccount(h, { plan: opts.plan ?? 'pro', credits: opts.credits ?? 5, scm: false });
     const user = f.addUser(`o${randomBytes(4).toString('hex')}`);
     const connected = await h.app.inject({
       method: 'POST',
@@ -225,6 +225,26 @@ describe.each(HOSTS)('tasks started on $kind', { timeout: 180_000 }, (host) => {
     // emend never answered itself: one answer in the issue, one in the pull request.
     expect(answers(f, { kind: 'issue', number: issue.number })).toHaveLength(1);
     expect(answers(f, { kind: 'pull', number: pull!.number })).toHaveLength(1);
+  });
+
+  it('on a plan that runs previews, the task is a preview and the answer links it; no pull request, no credit', async () => {
+    const { h, f, account } = await setUp({ plan: 'free' });
+    const issue = await f.openIssue(ns, 'calc', {
+      author: 'rita',
+      title: 'add() subtracts',
+      body: 'add(2, 3) gives -1',
+    });
+    const thread = { kind: 'issue' as const, number: issue.number };
+    await f.commentOn(ns, 'calc', thread, { author: 'rita', body: '@emend fix add' });
+    const row = await waitFor('the task', async () => (await triggered(h, account.account.id))[0]);
+    expect(row.mode).toBe('preview');
+    const done = await waitForStatus(h, row.id, ['done', 'failed', 'cancelled'], 100_000);
+    expect(done.status, done.error ?? '').toBe('done');
+    await waitFor('the preview answer', async () =>
+      answers(f, thread).some((c) => c.body.includes('as a preview') && c.body.includes(row.id)) ? true : undefined,
+    );
+    expect(f.pulls(ns, 'calc')).toEqual([]);
+    expect(await h.deps.db.select().from(creditLedger).where(eq(creditLedger.taskId, row.id))).toEqual([]);
   });
 
   it('the label starts a task; a second mention answers with its link; edits and deletions start nothing; a kill stops it, the answer says so, and no credit is taken', async () => {
