@@ -8,7 +8,16 @@ import { waitForStatus } from '../support/engine.js';
 import { type FakeGitea, startFakeGitea } from '../support/fake-gitea/server.js';
 import { type FakeGitHub, startFakeGitHub } from '../support/fake-github/server.js';
 import { type FakeGitLab, startFakeGitLab } from '../support/fake-gitlab/server.js';
-import { CALC_REPO, GOOD_FIX, editBlock, scriptCalcRun } from '../support/fix-script.js';
+import {
+  CALC_INSIGHTS,
+  CALC_PLAN,
+  CALC_RANKING,
+  CALC_REPO,
+  GOOD_FIX,
+  editBlock,
+  scriptCalcRun,
+  stepOf,
+} from '../support/fix-script.js';
 import { type Harness, newAccount } from '../support/harness.js';
 import { type ModelService, startModelService } from '../support/model-service.js';
 import { freePort } from '../support/ports.js';
@@ -225,6 +234,67 @@ describe.each(HOSTS)('tasks started on $kind', { timeout: 180_000 }, (host) => {
     // emend never answered itself: one answer in the issue, one in the pull request.
     expect(answers(f, { kind: 'issue', number: issue.number })).toHaveLength(1);
     expect(answers(f, { kind: 'pull', number: pull!.number })).toHaveLength(1);
+  });
+
+  it('a follow-up never pushes over a person: the branch moved while it worked, nothing is pushed, the answer says why', async () => {
+    const { h, f, account } = await setUp();
+    let release!: () => void;
+    const gate = new Promise<void>((r) => {
+      release = r;
+    });
+    let reached!: () => void;
+    const atFixer = new Promise<void>((r) => {
+      reached = r;
+    });
+    // The script of setUp, but the follow-up's fixer answers only once Rita has pushed.
+    svc!.model.respond(async (req) => {
+      switch (stepOf(req)) {
+        case 'planner':
+          return { json: CALC_PLAN };
+        case 'locator':
+          return { json: { ranking: CALC_RANKING } };
+        case 'inspector':
+          return { json: CALC_INSIGHTS };
+        case 'fixer':
+          if (!req.text.includes('Follow-up on pull request')) return { text: GOOD_FIX };
+          reached();
+          await gate;
+          return { text: FOLLOW_FIX };
+        default:
+          return undefined;
+      }
+    });
+    const issue = await f.openIssue(ns, 'calc', { author: 'rita', title: 'add() subtracts', body: '' });
+    await f.commentOn(ns, 'calc', { kind: 'issue', number: issue.number }, { author: 'rita', body: '@emend fix add' });
+    const first = await waitFor('the task', async () => (await triggered(h, account.account.id))[0]);
+    expect((await waitForStatus(h, first.id, ['done', 'failed', 'cancelled'], 100_000)).status).toBe('done');
+    const [pull] = f.pulls(ns, 'calc');
+    const thread = { kind: 'pull' as const, number: pull!.number };
+    await f.commentOn(ns, 'calc', thread, { author: 'rita', body: '@emend give mul a docstring' });
+    await atFixer;
+    // Rita pushes to the branch while emend's follow-up is working.
+    f.commit(ns, 'calc', {
+      branch: pull!.head.ref,
+      files: { 'NOTES.md': 'reviewed\n' },
+      message: 'reviewer note',
+      author: { name: 'Rita', email: 'rita@example.com' },
+    });
+    const hers = f.branchHead(ns, 'calc', pull!.head.ref);
+    release();
+    const follow = (await triggered(h, account.account.id))[1]!;
+    const ended = await waitForStatus(h, follow.id, ['done', 'failed', 'cancelled'], 100_000);
+    expect(ended.status).toBe('failed');
+    expect(ended.error).toContain('moved while emend worked');
+    expect(f.branchHead(ns, 'calc', pull!.head.ref)).toBe(hers);
+    expect(f.files(ns, 'calc', pull!.head.ref)['calc/ops.py']).not.toContain('Return the product');
+    await waitFor('the failure in the thread', async () =>
+      answers(f, thread).some(
+        (c) => c.body.includes('emend could not finish') && c.body.includes('moved while emend worked'),
+      )
+        ? true
+        : undefined,
+    );
+    expect(f.pulls(ns, 'calc')).toHaveLength(1);
   });
 
   it('on a plan that runs previews, the task is a preview and the answer links it; no pull request, no credit', async () => {
