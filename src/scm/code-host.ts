@@ -1,6 +1,9 @@
 import type { ScmKindName } from '../config/scm-hosts.js';
 import type { DeliveryHeaders } from './deliveries.js';
 import type { ReadEvent } from './host-events.js';
+import type { RepoPath, ScmUser, ThreadRef } from './refs.js';
+
+export type { RepoPath, ScmUser, ThreadRef } from './refs.js';
 
 /**
  * What the service needs of a code host (GitHub, GitLab, Gitea/Forgejo):
@@ -104,18 +107,6 @@ export interface NewHook {
 /** What a person may do on a repository, in emend's words: write or more (GitHub write/maintain/admin, GitLab Developer and up, Gitea write/admin/owner), read only, or nothing. */
 export type RepoPermission = 'write' | 'read' | 'none';
 
-/** A person on the host: the login, and the numeric id where the host's API needs it (GitLab). */
-export interface ScmUser {
-  login: string;
-  id?: number;
-}
-
-/** An issue or a pull request (merge request): comments on the two go to different places on GitLab. */
-export interface ThreadRef {
-  kind: 'issue' | 'pull';
-  number: number;
-}
-
 /** A comment as emend reads or writes it; `id` in the host's words (a number as text). */
 export interface ScmComment {
   id: string;
@@ -191,12 +182,6 @@ export interface CodeHostOptions {
 
 /** A code host that does not answer must not hold a task, a request or a worker: 20 s per request. */
 export const SCM_REQUEST_TIMEOUT_MS = 20_000;
-
-/** A repository's place on a host: owner (a namespace path on GitLab) and name. */
-export interface RepoPath {
-  owner: string;
-  name: string;
-}
 
 /** A repository name as GitHub and Gitea take one: letters, digits, `-`, `_`, `.` (not . or ..). */
 const REPO_NAME = /^[A-Za-z0-9._-]{1,100}$/;

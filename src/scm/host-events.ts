@@ -1,4 +1,4 @@
-import type { RepoPath, ScmUser, ThreadRef } from './code-host.js';
+import type { RepoPath, ScmUser, ThreadRef } from './refs.js';
 
 /**
  * A webhook delivery's payload in emend's words, whatever host sent it (each adapter's
