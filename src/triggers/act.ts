@@ -187,14 +187,16 @@ async function start(
     return { status: 'answered', reason: `${err.code}: ${err.message}` };
   }
   c.deps.metrics.tasksCreated.inc({ task_type: task.taskType, mode: task.mode });
-  await c.deps.queue.enqueue(task.id);
-  // Answers are courtesy: the task runs whether or not the host takes them.
+  // Answers are courtesy: the task runs whether or not the host takes them. The first answer is
+  // posted before the task is queued, so a task that ends at once edits it rather than posting a
+  // second one (a pending task never queued is queued again by the workers' maintenance).
   await c.client.react(c.trigger.repoOwner, c.trigger.repoName, reactionTarget(c), 'eyes').catch((err) => {
     c.deps.log.warn({ err, task: task.id }, 'reaction not added');
   });
   await postAnswer(c.deps, c.client, c.trigger, task).catch((err) => {
     c.deps.log.warn({ err, task: task.id }, 'answer comment not posted');
   });
+  await c.deps.queue.enqueue(task.id);
   return { status: 'started', task };
 }
 
