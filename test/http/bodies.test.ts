@@ -1,6 +1,7 @@
 import { eq } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { apiTokens, tasks } from '../../src/db/schema.js';
+import { connectScm } from '../../src/accounts/scm-connection.js';
 import { insertTasks, taskRow } from '../feedback/seed.js';
 import { type Harness, newAccount, startHarness } from '../support/harness.js';
 import { rawClient } from '../support/raw-http.js';
@@ -185,6 +186,11 @@ describe('a body whose fields are all optional', () => {
       expect.arrayContaining(['POST /v1/me/tokens', 'POST /v1/tasks/:id/feedback', 'PATCH /v1/admin/accounts/:id']),
     );
     const admin = await newAccount(h, { admin: true, scm: false });
+    // PUT /v1/me/repos/triggers registers a hook on the sample repository (acme/widgets): the admin
+    // account is connected to the fake GitHub as its owner, who may.
+    const acme = h.github.addUser('acme');
+    if (!h.github.repo('acme', 'widgets')) h.github.createRepo('acme', 'widgets');
+    await connectScm(h.deps, admin.account.id, acme.token);
     const id = await donePreview(admin.account.id);
     // A name that does not resolve passes the save-time address check.
     const hook = await call('POST', '/v1/me/webhooks', admin.auth, {

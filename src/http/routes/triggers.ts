@@ -192,9 +192,11 @@ export const triggerRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = async (a
       { parseAs: 'buffer', bodyLimit: DELIVERY_MAX_BYTES },
       (_req, body, done) => done(null, body),
     );
-    hooks.addContentTypeParser('*', { parseAs: 'buffer' }, (_req, _body, done) =>
-      done(new AppError('unsupported_media_type', 'a delivery must be sent as application/json'), undefined),
-    );
+    hooks.addContentTypeParser('*', { parseAs: 'buffer' }, (_req, body, done) => {
+      // No body at all is no delivery, whatever the content type says: the signature check answers it.
+      if (body.length === 0) return done(null, undefined);
+      done(new AppError('unsupported_media_type', 'a delivery must be sent as application/json'), undefined);
+    });
     hooks.post(
       '/hooks/:host/:id',
       {
@@ -203,6 +205,8 @@ export const triggerRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = async (a
         schema: {
           tags: ['triggers'],
           operationId: 'receiveHostEvent',
+          // Public: the code host proves itself with the trigger's secret, not a token.
+          security: [],
           summary:
             "Where a code host delivers a repository's events (GitHub, GitLab, Gitea/Forgejo webhooks), verified the host's way",
           description:
