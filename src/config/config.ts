@@ -9,6 +9,10 @@ import { secretKey } from './secret-key.js';
 import { type WebhookConfig, webhookConfig } from './webhooks.js';
 
 /** Everything the service reads from its environment, parsed once at start-up. */
+/** The fixers there are: the pipeline's one-shot fixer with rework, and the tool-using agent. */
+export const FIXER_KINDS = ['pipeline', 'agent'] as const;
+export type FixerKind = (typeof FIXER_KINDS)[number];
+
 export interface Config {
   port: number;
   host: string;
@@ -50,6 +54,12 @@ export interface Config {
    * (EMEND_ENV_CACHE_MB in bytes, 0 = no cache; docs/environments.md, "Cached environments").
    */
   validator: { testTimeoutMs: number; envCacheBytes: number };
+  /**
+   * Which fixer runs (EMEND_FIXER): the one-shot pipeline fixer, or the agent that runs commands
+   * in the sandbox (docs/agent.md); and the agent's limits: model turns, the loop's wall time,
+   * one command's time.
+   */
+  fixer: { kind: FixerKind; agentTurns: number; agentWallMs: number; agentCommandMs: number };
   /** Scaffolded sites: size limits and the browser that checks them. */
   site: { maxBytes: number; maxFiles: number; chromiumPath: string };
   /** Internal addresses the operator lets user-given URLs reach (EMEND_OUTBOUND_ALLOW; docs/security.md). */
@@ -124,6 +134,12 @@ export function loadConfig(env: Env = process.env): Config {
     validator: {
       testTimeoutMs: read(env, 'EMEND_VALIDATOR_TEST_TIMEOUT_S', integer(1, 86_400), 60) * 1000,
       envCacheBytes: read(env, 'EMEND_ENV_CACHE_MB', integer(0, 16_777_216), 4096) * 1024 * 1024,
+    },
+    fixer: {
+      kind: read(env, 'EMEND_FIXER', oneOf(FIXER_KINDS, () => `expected one of ${FIXER_KINDS.join(', ')}`), 'pipeline'),
+      agentTurns: read(env, 'EMEND_AGENT_TURNS', integer(1, 500), 40),
+      agentWallMs: read(env, 'EMEND_AGENT_WALL_S', integer(10, 86_400), 1_200) * 1000,
+      agentCommandMs: read(env, 'EMEND_AGENT_COMMAND_S', integer(1, 3_600), 120) * 1000,
     },
     site: {
       maxBytes: read(env, 'EMEND_SITE_MAX_KB', integer(16, 1_048_576), 2_048) * 1024,

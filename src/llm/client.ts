@@ -4,6 +4,7 @@ import {
   type ModelMessage,
   NoObjectGeneratedError,
   Output,
+  type ToolSet,
   generateText,
   streamText,
 } from 'ai';
@@ -53,6 +54,24 @@ export interface TextAnswer {
   finishReason: string;
   /** The output limit the call had: the one asked for, or less when the budget lowered it. */
   maxOutputTokens: number;
+}
+
+/** A tool call the model made: its id (answered by a tool result of the same id), the tool, its arguments. */
+export interface ToolCallMade {
+  id: string;
+  name: string;
+  input: unknown;
+  /** The arguments did not match the tool's schema (or the tool is unknown): why, for the model. */
+  invalid?: string;
+}
+
+/** One turn of a tool-using conversation: what the model said, the tools it called, the messages to keep. */
+export interface ToolTurn {
+  text: string;
+  toolCalls: ToolCallMade[];
+  finishReason: string;
+  /** The assistant's messages as the SDK records them, to append to the conversation. */
+  messages: ModelMessage[];
 }
 
 /** A model call failed for good (after retries): the step fails with this message. */
@@ -125,6 +144,11 @@ export class ModelClient {
     }
   }
 
+  /** What this step's calls have cost so far (its meter). */
+  spent(): { tokens: number; costUsd: number } {
+    return { tokens: this.o.meter.tokens, costUsd: this.o.meter.costUsd };
+  }
+
   /** Counts an answer that was billed but could not be used (the caller's own check failed). */
   noteMalformed(): void {
     this.o.meter.malformed += 1;
@@ -154,6 +178,24 @@ export class ModelClient {
       }
       const value = { text, finishReason, maxOutputTokens: settings.maxOutputTokens };
       return { value, usage, outputChars: text.length };
+    });
+  }
+
+  /**
+   * One turn with tools offered and none executed here: the caller runs the calls and sends their
+   * results back as tool messages. Budget, billing, retries and the kill as for every call.
+   */
+  async turn(ask: Ask & { tools: ToolSet }): Promise<ToolTurn> {
+    return this.call(ask, async (settings) => {
+      const r = await generateText({ ...settings, tools: ask.tools, toolChoice: 'auto' });
+      const toolCalls = r.toolCalls.map((c) => ({
+        id: c.toolCallId,
+        name: c.toolName,
+        input: c.input,
+        ...(c.invalid ? { invalid: 'error' in c ? String(c.error) : 'the arguments did not match the tool' } : {}),
+      }));
+      const value = { text: r.text, toolCalls, finishReason: r.finishReason, messages: r.response.messages };
+      return { value, usage: r.usage, outputChars: r.text.length + JSON.stringify(toolCalls).length };
     });
   }
 

@@ -1,5 +1,5 @@
 import { type Pipeline, STEPS, type StepName, type StepOf, type TaskKind } from '../step-contract/index.js';
-import { fixerStep } from './fix/fixer.js';
+import { chosenFixerStep } from './fix/choose-fixer.js';
 import { inspectorStep } from './fix/inspector.js';
 import { locatorStep } from './fix/locator.js';
 import { plannerStep } from './fix/planner.js';
@@ -26,7 +26,7 @@ export const stepFunctions = (validatorContext?: ValidatorContextOf): StepFuncti
     planner: plannerStep(),
     locator: locatorStep(),
     inspector: inspectorStep(),
-    fixer: fixerStep(),
+    fixer: chosenFixerStep(),
     validator: validatorStep(validatorContext),
     pr: prStep(),
   },

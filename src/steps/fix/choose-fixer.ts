@@ -1,0 +1,15 @@
+import type { FixStep } from '../step.js';
+import { agentFixerStep } from './agent/agent-fixer.js';
+import { fixerStep } from './fixer.js';
+
+/**
+ * The fixer step: the pipeline's one-shot fixer, or the agent (docs/agent.md), as the operator
+ * chose (EMEND_FIXER). Both take the same inputs and give the same output, so the validator, the
+ * gates and the pr step do not know which ran.
+ */
+export function chosenFixerStep(): FixStep<'fixer'> {
+  const pipeline = fixerStep();
+  const agent = agentFixerStep();
+  return (payload, helpers) =>
+    helpers.deps.config.fixer.kind === 'agent' ? agent(payload, helpers) : pipeline(payload, helpers);
+}
