@@ -136,7 +136,12 @@ export function loadConfig(env: Env = process.env): Config {
       envCacheBytes: read(env, 'EMEND_ENV_CACHE_MB', integer(0, 16_777_216), 4096) * 1024 * 1024,
     },
     fixer: {
-      kind: read(env, 'EMEND_FIXER', oneOf(FIXER_KINDS, () => `expected one of ${FIXER_KINDS.join(', ')}`), 'pipeline'),
+      kind: read(
+        env,
+        'EMEND_FIXER',
+        oneOf(FIXER_KINDS, () => `expected one of ${FIXER_KINDS.join(', ')}`),
+        'pipeline',
+      ),
       agentTurns: read(env, 'EMEND_AGENT_TURNS', integer(1, 500), 40),
       agentWallMs: read(env, 'EMEND_AGENT_WALL_S', integer(10, 86_400), 1_200) * 1000,
       agentCommandMs: read(env, 'EMEND_AGENT_COMMAND_S', integer(1, 3_600), 120) * 1000,
