@@ -16,6 +16,9 @@ type Env = Record<string, string>;
 const INTEGERS: Record<string, [number, number]> = {
   PORT: [0, 65535],
   EMEND_MERGE_CHECK_S: [10, 86_400],
+  EMEND_AGENT_TURNS: [1, 500],
+  EMEND_AGENT_WALL_S: [10, 86_400],
+  EMEND_AGENT_COMMAND_S: [1, 3_600],
   EMEND_BODY_LIMIT_BYTES: [1024, 64 * 1024 * 1024],
   EMEND_IDEMPOTENCY_WAIT_MS: [0, 60_000],
   EMEND_WORKER_CONCURRENCY: [1, 64],
@@ -78,6 +81,7 @@ const URL_VALUES = [
 
 const CHOICES: Record<string, string[]> = {
   EMEND_SANDBOX: ['docker', 'Bubblewrap', 'unsafe-host'],
+  EMEND_FIXER: ['agents', 'agent'],
   EMEND_SANDBOX_SETUP_NETWORK: ['yes', 'on', 'host', 'off'],
   EMEND_LOCATOR_RERANK: ['true', 'off'],
   EMEND_WEBHOOK_ALLOW_HTTP: ['yes', 'on'],
