@@ -90,10 +90,23 @@ export async function startWorker(
   const stopDeliveries = await deps.queue.workDeliveries(opts.webhookConcurrency, (deliveryId) =>
     runDeliveryJob(deps, deliveryId),
   );
-  // Code-host triggers: act on a delivery, or bring a triggered task's answer up to date.
-  const stopTriggers = await deps.queue.workTriggers(opts.webhookConcurrency, (job) =>
-    'delivery' in job ? actOnDelivery(deps, job.delivery) : refreshAnswer(deps, job.answer),
-  );
+  // Code-host triggers: act on a delivery, or bring a triggered task's answer up to date. A job
+  // never rejects (its state is its row; the maintenance sweep tries again), and stop() waits for
+  // the ones running, so none is left touching the database after the worker has stopped.
+  const triggerJobs = new Set<Promise<void>>();
+  const stopTriggers = await deps.queue.workTriggers(opts.webhookConcurrency, async (job) => {
+    const run = ('delivery' in job ? actOnDelivery(deps, job.delivery) : refreshAnswer(deps, job.answer)).catch(
+      (err) => {
+        if (!stopping) deps.log.warn({ err, job }, 'trigger job failed; the sweep will try again');
+      },
+    );
+    triggerJobs.add(run);
+    try {
+      await run;
+    } finally {
+      triggerJobs.delete(run);
+    }
+  });
   const unsubscribe = [
     deps.events.subscribe(CHANNELS.taskQueued, () => deps.queue.wake()),
     deps.events.subscribe(CHANNELS.taskKill, (taskId) => void deps.runs.abort(taskId, 'killed')),
@@ -125,6 +138,10 @@ export async function startWorker(
       await stopConsuming();
       await stopDeliveries();
       await stopTriggers();
+      await Promise.allSettled([...triggerJobs]);
+      // pg-boss marks a finished job complete without awaiting it: let that query start before the
+      // caller may close the database.
+      await new Promise((resolve) => setImmediate(resolve));
       for (const u of unsubscribe) u();
       // Runs in progress are aborted and handed back: another worker (or this one, restarted)
       // carries on from the last finished step, and a clean shutdown does not count as an attempt.
