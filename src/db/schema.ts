@@ -569,6 +569,13 @@ export const repoTriggers = pgTable(
 );
 
 /**
+ * Where a delivery is: received (queued), acting (a job took it), ignored, started (a task),
+ * answered (a reply instead of a task), failed.
+ */
+export const TRIGGER_DELIVERY_STATUSES = ['received', 'acting', 'ignored', 'started', 'answered', 'failed'] as const;
+export type TriggerDeliveryStatus = (typeof TRIGGER_DELIVERY_STATUSES)[number];
+
+/**
  * A delivery a trigger received: recorded before it is answered, acted on by a job. The delivery
  * id makes a redelivery recognisable; `event_key` (the comment and action, the label, the review)
  * catches a host that redelivers under a new id (Gitea).
@@ -583,8 +590,7 @@ export const triggerDeliveries = pgTable(
     deliveryId: text('delivery_id').notNull(),
     event: text('event').notNull(),
     eventKey: text('event_key'),
-    /** received, ignored, started, answered (a reply instead of a task), failed */
-    status: text('status').notNull(),
+    status: text('status').$type<TriggerDeliveryStatus>().notNull(),
     reason: text('reason'),
     taskId: uuid('task_id'),
     /** The payload until it is acted on; cleared after. */

@@ -30,9 +30,11 @@ export function mentions(text: string, mention: string): boolean {
   return mentionAt(text, mention) >= 0;
 }
 
+/** `text` as a regular expression matching it literally. */
+const literal = (text: string) => text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+
 function mentionAt(text: string, mention: string): number {
-  const escaped = mention.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
-  const m = new RegExp(`(^|[^\\w.@-])${escaped}(?![\\w-])`, 'i').exec(text);
+  const m = new RegExp(`(^|[^\\w.@-])${literal(mention)}(?![\\w-])`, 'i').exec(text);
   return m ? m.index + m[1]!.length : -1;
 }
 
@@ -41,7 +43,7 @@ export function requestAfterMention(text: string, mention: string): string {
   const at = mentionAt(text, mention);
   // "@emend, please…" and "@emend: please…": the request starts after the punctuation.
   const after = at < 0 ? text : text.slice(at + mention.length).replace(/^[\s,:;.!?-]+/, '');
-  return after.trim() || text.replace(new RegExp(mention.replace(/[.*+?^${}()|[\]\\]/g, '\\$&'), 'ig'), '').trim();
+  return after.trim() || text.replace(new RegExp(literal(mention), 'ig'), '').trim();
 }
 
 const wants = (t: TriggerOptionsView, e: TriggerEvent) => t.events.includes(e);

@@ -8,16 +8,7 @@ import { waitForStatus } from '../support/engine.js';
 import { type FakeGitea, startFakeGitea } from '../support/fake-gitea/server.js';
 import { type FakeGitHub, startFakeGitHub } from '../support/fake-github/server.js';
 import { type FakeGitLab, startFakeGitLab } from '../support/fake-gitlab/server.js';
-import {
-  CALC_INSIGHTS,
-  CALC_PLAN,
-  CALC_RANKING,
-  CALC_REPO,
-  GOOD_FIX,
-  editBlock,
-  scriptCalcRun,
-  stepOf,
-} from '../support/fix-script.js';
+import { CALC_REPO, GOOD_FIX, calcStepReply, editBlock, scriptCalcRun, stepOf } from '../support/fix-script.js';
 import { type Harness, newAccount } from '../support/harness.js';
 import { type ModelService, startModelService } from '../support/model-service.js';
 import { freePort } from '../support/ports.js';
@@ -248,21 +239,11 @@ describe.each(HOSTS)('tasks started on $kind', { timeout: 180_000 }, (host) => {
     });
     // The script of setUp, but the follow-up's fixer answers only once Rita has pushed.
     svc!.model.respond(async (req) => {
-      switch (stepOf(req)) {
-        case 'planner':
-          return { json: CALC_PLAN };
-        case 'locator':
-          return { json: { ranking: CALC_RANKING } };
-        case 'inspector':
-          return { json: CALC_INSIGHTS };
-        case 'fixer':
-          if (!req.text.includes('Follow-up on pull request')) return { text: GOOD_FIX };
-          reached();
-          await gate;
-          return { text: FOLLOW_FIX };
-        default:
-          return undefined;
-      }
+      if (stepOf(req) !== 'fixer') return calcStepReply(req);
+      if (!req.text.includes('Follow-up on pull request')) return { text: GOOD_FIX };
+      reached();
+      await gate;
+      return { text: FOLLOW_FIX };
     });
     const issue = await f.openIssue(ns, 'calc', { author: 'rita', title: 'add() subtracts', body: '' });
     await f.commentOn(ns, 'calc', { kind: 'issue', number: issue.number }, { author: 'rita', body: '@emend fix add' });

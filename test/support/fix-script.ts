@@ -56,6 +56,20 @@ export const GOOD_FIX = `The subtraction should be an addition.\n\n${ADDITION}`;
 /** The locator's ranking in a scripted fix run on CALC_REPO. */
 export const CALC_RANKING = [{ path: 'calc/ops.py', reason: 'defines add()' }];
 
+/** The planner's, the locator's and the inspector's answers in a fix run on CALC_REPO; undefined for any other request. */
+export function calcStepReply(req: ModelRequest, ranking = CALC_RANKING): Reply | undefined {
+  switch (stepOf(req)) {
+    case 'planner':
+      return { json: CALC_PLAN };
+    case 'locator':
+      return { json: { ranking } };
+    case 'inspector':
+      return { json: CALC_INSIGHTS };
+    default:
+      return undefined;
+  }
+}
+
 /**
  * Answers every thinking step of a fix run on CALC_REPO from a fixed script: the planner's
  * plan, the locator's ranking, the inspector's insights, then the fixer's answers: in order
@@ -70,19 +84,6 @@ export function scriptCalcRun(
   let fixer = 0;
   const fixerReply = (req: ModelRequest): Reply =>
     typeof fixes === 'function' ? fixes(req) : { text: fixes[Math.min(fixer++, fixes.length - 1)]! };
-  model.respond((req): Reply | undefined => {
-    switch (stepOf(req)) {
-      case 'planner':
-        return { json: CALC_PLAN };
-      case 'locator':
-        return { json: { ranking } };
-      case 'inspector':
-        return { json: CALC_INSIGHTS };
-      case 'fixer':
-        return fixerReply(req);
-      default:
-        return undefined;
-    }
-  });
+  model.respond((req): Reply | undefined => (stepOf(req) === 'fixer' ? fixerReply(req) : calcStepReply(req, ranking)));
   return { fixerCalls: () => model.calls.filter((c) => stepOf(c) === 'fixer') };
 }

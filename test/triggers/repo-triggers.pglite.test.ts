@@ -271,7 +271,7 @@ describe('the receiving route', () => {
         triggerId: id,
         deliveryId: `old-${i}`,
         event: 'ping',
-        status: 'ignored',
+        status: 'ignored' as const,
         receivedAt: now,
       })),
     );

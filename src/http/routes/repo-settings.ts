@@ -1,7 +1,6 @@
 import { type FastifyPluginAsyncTypebox, Type } from '@fastify/type-provider-typebox';
 import type { TSchema } from '@sinclair/typebox';
 import type { Deps } from '../../deps.js';
-import { AppError } from '../../errors.js';
 import {
   type RepoSettingsView,
   type SecretMeta,
@@ -14,24 +13,13 @@ import {
   updateRepoSettings,
 } from '../../repos/repo-settings.js';
 import { ENV_NAME, SETTINGS_LIMITS } from '../../repos/settings-rules.js';
-import { parseRepoUrl } from '../../scm/urls.js';
 import { caller } from '../auth.js';
+import { RepoQuery, repoOfQuery } from '../repo-query.js';
 import { errorResponses } from '../errors.js';
-import { Url, described } from '../schema-parts.js';
+import { described } from '../schema-parts.js';
 
 const Nullable = <T extends TSchema>(t: T) => Type.Union([t, Type.Null()]);
 const Timestamp = Type.String({ format: 'date-time' });
-
-const RepoQuery = Type.Object(
-  {
-    repo: Url({
-      maxLength: 500,
-      description: 'the repository URL, as in POST /v1/tasks (.git and case ignored)',
-      examples: ['https://github.com/acme/widgets'],
-    }),
-  },
-  { additionalProperties: false },
-);
 
 const Command = (what: string) =>
   Type.String({
@@ -80,16 +68,7 @@ const secretJson = (s: SecretMeta) => ({
 
 /** Per-repository settings and setup-only secrets (docs/environments.md). */
 export const repoSettingsRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = async (app, { deps }) => {
-  // The repository as the task routes read it; the query's field is `repo`, so errors name it.
-  const repoOf = (raw: string) => {
-    try {
-      return parseRepoUrl(raw, deps.config).url;
-    } catch (err) {
-      if (err instanceof AppError && err.message.startsWith('repo_url:'))
-        throw new AppError(err.code, `repo:${err.message.slice('repo_url:'.length)}`);
-      throw err;
-    }
-  };
+  const repoOf = (raw: string) => repoOfQuery(deps.config, raw).url;
 
   app.get(
     '/me/repos',

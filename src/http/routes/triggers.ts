@@ -1,9 +1,8 @@
 import { type FastifyPluginAsyncTypebox, Type, type TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
-import { and, desc, eq } from 'drizzle-orm';
-import { triggerDeliveries } from '../../db/schema.js';
+import { desc, eq } from 'drizzle-orm';
+import { TRIGGER_DELIVERY_STATUSES, triggerDeliveries } from '../../db/schema.js';
 import type { Deps } from '../../deps.js';
 import { AppError } from '../../errors.js';
-import { parseRepoUrl } from '../../scm/urls.js';
 import { DELIVERY_MAX_BYTES, receiveDelivery } from '../../triggers/receive.js';
 import {
   type RepoTrigger,
@@ -15,22 +14,12 @@ import {
   hookUrl,
 } from '../../triggers/repo-triggers.js';
 import { caller } from '../auth.js';
+import { RepoQuery, repoOfQuery } from '../repo-query.js';
 import { errorResponses } from '../errors.js';
 import { StringEnum, Url, described } from '../schema-parts.js';
 
 const Timestamp = Type.String({ format: 'date-time' });
 const RECENT_DELIVERIES = 20;
-
-const RepoQuery = Type.Object(
-  {
-    repo: Url({
-      maxLength: 500,
-      description: 'the repository URL, as in POST /v1/tasks (.git and case ignored)',
-      examples: ['https://github.com/acme/widgets'],
-    }),
-  },
-  { additionalProperties: false },
-);
 
 const TriggerEvent = StringEnum(TRIGGER_EVENTS);
 
@@ -49,7 +38,7 @@ const Trigger = Type.Object({
     Type.Object({
       delivery_id: Type.String({ description: "the host's delivery id" }),
       event: Type.String({ description: "the host's event name" }),
-      status: StringEnum(['received', 'acting', 'ignored', 'started', 'answered', 'failed'] as const),
+      status: StringEnum(TRIGGER_DELIVERY_STATUSES),
       reason: Type.Union([Type.String(), Type.Null()], { description: 'why it was ignored, answered or failed' }),
       task_id: Type.Union([Type.String(), Type.Null()], { description: 'the task it started' }),
       received_at: Timestamp,
@@ -62,21 +51,13 @@ const Trigger = Type.Object({
 
 /** Per-repository triggers (docs/triggers.md) and the public route the code hosts deliver to. */
 export const triggerRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = async (app, { deps }) => {
-  const repoOf = (raw: string) => {
-    try {
-      return parseRepoUrl(raw, deps.config);
-    } catch (err) {
-      if (err instanceof AppError && err.message.startsWith('repo_url:'))
-        throw new AppError(err.code, `repo:${err.message.slice('repo_url:'.length)}`);
-      throw err;
-    }
-  };
+  const repoOf = (raw: string) => repoOfQuery(deps.config, raw);
 
   const triggerJson = async (t: RepoTrigger) => {
     const recent = await deps.db
       .select()
       .from(triggerDeliveries)
-      .where(and(eq(triggerDeliveries.triggerId, t.id)))
+      .where(eq(triggerDeliveries.triggerId, t.id))
       .orderBy(desc(triggerDeliveries.receivedAt), desc(triggerDeliveries.id))
       .limit(RECENT_DELIVERIES);
     return {
@@ -89,7 +70,7 @@ export const triggerRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = async (a
       recent_deliveries: recent.map((d) => ({
         delivery_id: d.deliveryId,
         event: d.event,
-        status: d.status as 'received',
+        status: d.status,
         reason: d.reason,
         task_id: d.taskId,
         received_at: d.receivedAt.toISOString(),

@@ -121,37 +121,34 @@ function issueComment(payload: unknown): ReadEvent {
   };
 }
 
-function issueLabeled(payload: unknown): ReadEvent {
-  const a = actionOf(payload);
-  if ('ignored' in a) return a;
-  if (a.action !== 'labeled') return { ignored: `issues ${quoted(a.action)}: only a label added is read` };
-  const read = readFields(IssueLabeled, payload);
-  if ('ignored' in read) return read;
-  const p = read.fields;
-  return {
-    kind: 'labeled',
-    label: p.label.name,
-    repo: repoOf(p.repository),
-    thread: issueThread(p.issue),
-    actor: actorOf(p.sender),
+/**
+ * A label added, on an issue (`issues`) or a pull request (`pull_request`): the two payloads
+ * differ only in where the thread is.
+ */
+function labeled<T extends z.infer<typeof Envelope> & { label: { name: string } }>(
+  word: string,
+  schema: z.ZodType<T>,
+  threadOf: (p: T) => EventThread,
+): (payload: unknown) => ReadEvent {
+  return (payload) => {
+    const a = actionOf(payload);
+    if ('ignored' in a) return a;
+    if (a.action !== 'labeled') return { ignored: `${word} ${quoted(a.action)}: only a label added is read` };
+    const read = readFields(schema, payload);
+    if ('ignored' in read) return read;
+    const p = read.fields;
+    return {
+      kind: 'labeled',
+      label: p.label.name,
+      repo: repoOf(p.repository),
+      thread: threadOf(p),
+      actor: actorOf(p.sender),
+    };
   };
 }
 
-function pullLabeled(payload: unknown): ReadEvent {
-  const a = actionOf(payload);
-  if ('ignored' in a) return a;
-  if (a.action !== 'labeled') return { ignored: `pull_request ${quoted(a.action)}: only a label added is read` };
-  const read = readFields(PullLabeled, payload);
-  if ('ignored' in read) return read;
-  const p = read.fields;
-  return {
-    kind: 'labeled',
-    label: p.label.name,
-    repo: repoOf(p.repository),
-    thread: pullThread(p.pull_request),
-    actor: actorOf(p.sender),
-  };
-}
+const issueLabeled = labeled('issues', IssueLabeled, (p) => issueThread(p.issue));
+const pullLabeled = labeled('pull_request', PullLabeled, (p) => pullThread(p.pull_request));
 
 function reviewComment(payload: unknown): ReadEvent {
   const a = actionOf(payload);

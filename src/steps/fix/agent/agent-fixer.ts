@@ -65,7 +65,7 @@ export function agentFixerStep(): FixStep<'fixer'> {
     });
     const redact = redactWith(await knownSecrets(deps, task));
     const editor = new Editor(ws.dir, helpers.limits.maxFiles);
-    const started = Date.now();
+    const started = deps.clock.now().getTime();
     let logged: Promise<unknown> = Promise.resolve();
     const run = await agentLoop({
       model,
@@ -89,10 +89,14 @@ export function agentFixerStep(): FixStep<'fixer'> {
         return logged.then(() => {});
       },
       spent: () => model.spent(),
-      now: () => Date.now(),
+      now: () => deps.clock.now().getTime(),
     });
     await logged;
-    helpers.log('agent loop ended', { turns: run.turns, submitted: run.submitted, ms: Date.now() - started });
+    helpers.log('agent loop ended', {
+      turns: run.turns,
+      submitted: run.submitted,
+      ms: deps.clock.now().getTime() - started,
+    });
     const wsDeps = { dataDir: deps.config.dataDir, log: deps.log };
     const dropped = await dropArtifacts(wsDeps, ws, editor.created, helpers.signal);
     if (dropped.length) helpers.log("the commands' artifacts left out of the change", { files: dropped.slice(0, 20) });
