@@ -1,19 +1,24 @@
 import { rememberTestCommand } from '../feedback/memory-from-feedback.js';
 import { rememberedTestCommand } from '../memory/repo-memory.js';
 import { repoSettingsFor } from '../repos/repo-settings.js';
-import type { ValidatorContextOf } from '../steps/fix/validator.js';
+import { type ValidatorContextOf, validatorContextFromHelpers } from '../steps/fix/validator.js';
 import { contractRegistry, stepFunctions } from '../steps/registry.js';
 import type { StepName } from '../step-contract/index.js';
 import type { FixStep, StepRegistry } from '../steps/step.js';
 
-/** The validator with the account's remembered test command and its settings for the repository, if any. */
-const validatorContext: ValidatorContextOf = async ({ task }, helpers) => ({
-  sandbox: helpers.deps.sandbox,
-  workspace: await helpers.workspace(),
-  testCommand: task.repoUrl ? await rememberedTestCommand(helpers.deps, task.accountId, task.repoUrl) : undefined,
-  repoSettings: task.repoUrl ? await repoSettingsFor(helpers.deps, task.accountId, task.repoUrl) : undefined,
-  testTimeoutMs: helpers.deps.config.validator.testTimeoutMs,
-});
+/**
+ * The validator's (and the agent fixer's) context: the steps' own (the sandbox, the workspace,
+ * the toolchain cache) with the account's remembered test command and its settings for the
+ * repository, if any.
+ */
+const validatorContext: ValidatorContextOf = async (payload, helpers) => {
+  const { task } = payload;
+  return {
+    ...(await validatorContextFromHelpers(payload, helpers)),
+    testCommand: task.repoUrl ? await rememberedTestCommand(helpers.deps, task.accountId, task.repoUrl) : undefined,
+    repoSettings: task.repoUrl ? await repoSettingsFor(helpers.deps, task.accountId, task.repoUrl) : undefined,
+  };
+};
 
 /**
  * The steps `emend serve` and `emend worker` run (src/steps/registry.ts): the thinking steps on

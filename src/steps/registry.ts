@@ -26,7 +26,7 @@ export const stepFunctions = (validatorContext?: ValidatorContextOf): StepFuncti
     planner: plannerStep(),
     locator: locatorStep(),
     inspector: inspectorStep(),
-    fixer: chosenFixerStep(),
+    fixer: chosenFixerStep(validatorContext),
     validator: validatorStep(validatorContext),
     pr: prStep(),
   },

@@ -82,9 +82,31 @@ const ENV: Record<string, string> = {
 const shell = (command: string, progress = false, toolchains: string[] = []) => [
   'sh',
   '-c',
-  `${progress ? `exec ${PROGRESS_FD}>&2; ` : ''}exec 2>&1; ` +
-    `PATH=${toolchains.map((dir) => `${shellQuote(dir)}:`).join('')}"${VENV}/bin:$HOME/.local/bin:$PATH"; ${command}`,
+  `${progress ? `exec ${PROGRESS_FD}>&2; ` : ''}exec 2>&1; ${pathAssignment(toolchains)}; ${command}`,
 ];
+
+/** The shell assignment putting the toolchains, the virtualenv and the user site's scripts first on PATH. */
+const pathAssignment = (toolchains: string[]) =>
+  `PATH=${toolchains.map((dir) => `${shellQuote(dir)}:`).join('')}"${VENV}/bin:$HOME/.local/bin:$PATH"`;
+
+/**
+ * Where a command of the test phase runs, for a caller that builds its own script (the agent
+ * fixer's bash, src/validator/work-tree.ts): the environment, the PATH assignment to run first,
+ * the toolchains to bind and the checkout's path inside the sandbox.
+ */
+export function testPhase(ctx: RunContext): {
+  env: Record<string, string>;
+  pathAssignment: string;
+  toolRoots: string[];
+  repo: string;
+} {
+  return {
+    env: { ...ENV, HOME: SANDBOX_HOME, GOPROXY: 'off', ...ctx.testEnv },
+    pathAssignment: pathAssignment(ctx.toolchains?.path ?? []),
+    toolRoots: ctx.toolchains?.roots ?? [],
+    repo: SANDBOX_REPO,
+  };
+}
 
 export interface RunContext {
   sandbox: Sandbox;

@@ -1,11 +1,17 @@
-import { recall } from '../../../memory/repo-memory.js';
+import { readFile, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import type { ModelMessage } from 'ai';
+import { type Recalled, recall } from '../../../memory/repo-memory.js';
 import { clip } from '../../../text/clip.js';
 import { appendLog } from '../../../tasks/task-logs.js';
+import { type WorkTree, prepareWorkTree } from '../../../validator/work-tree.js';
 import { workspaceDiff } from '../../../workspace/diff.js';
-import type { FixStep } from '../../step.js';
+import type { FixPayload, FixStep } from '../../step.js';
 import { truncateDiff } from '../diff-summary.js';
 import { failureSection } from '../fixer.js';
 import { repoInstructions } from '../repo-instructions.js';
+import { environmentScopeFor } from '../env-scope.js';
+import { type ValidatorContextOf, validatorContextFromHelpers } from '../validator.js';
 import { dropArtifacts } from './artifacts.js';
 import { Editor } from './editor.js';
 import { knownSecrets, redactWith } from './known-secrets.js';
@@ -34,92 +40,186 @@ export function filesOfDiff(diff: string): FileChange[] {
   return files;
 }
 
+/** What the opening says of the environment the commands run in. */
+function environmentNote(work: WorkTree): string {
+  const setup =
+    work.setup === 'failed'
+      ? `Setting up the repository's dependencies failed (${work.setupProblem ?? 'see the log'}): some commands may not find them.`
+      : work.setup === 'skipped'
+        ? "The repository's dependencies could not be installed here: some commands may not find them."
+        : '';
+  const tests = work.testCommand
+    ? `The repository's tests run with: \`${work.testCommand}\` (the validator runs the same command). Run the tests that matter to your change, not necessarily all of them.`
+    : 'No test command was found for this repository.';
+  return [tests, setup].filter(Boolean).join('\n');
+}
+
+/** The first round's opening: the request, what the steps before found, the repository's instructions, the environment. */
+function firstOpening(payload: FixPayload, dir: string, work: WorkTree, memory: Recalled[]): string {
+  const { task, outputs, failure } = payload;
+  const located = (outputs.locator?.files ?? []).map((f) => f.path);
+  const instructions = repoInstructions(dir, located.slice(0, 15), INSTRUCTIONS_CHARS);
+  return agentOpening({
+    request: task.prompt,
+    plan: outputs.planner,
+    locator: outputs.locator,
+    insights: outputs.inspector?.insights ?? [],
+    memory,
+    instructions: instructions.text,
+    environment: environmentNote(work),
+    // A retry without the round before's conversation (a worker lost it): told the failure and the change so far.
+    failure: failureSection(failure, outputs.fixer?.diff),
+  });
+}
+
+/** Where a round's conversation is kept for the next round: the task's own directory, outside the checkout. */
+const conversationFile = (root: string) => join(root, 'agent-conversation.json');
+
+/** The conversation of the round before, when there is one to go on from. */
+async function savedConversation(root: string): Promise<ModelMessage[] | undefined> {
+  const text = await readFile(conversationFile(root), 'utf8').catch(() => undefined);
+  if (text === undefined) return undefined;
+  try {
+    const parsed: unknown = JSON.parse(text);
+    return Array.isArray(parsed) ? (parsed as ModelMessage[]) : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
 /**
  * The agent fixer (docs/agent.md): the same inputs and the same output as the pipeline fixer,
- * reached by a tool-using loop in the checkout instead of one answer. Each turn is a `running`
- * record of the fixer step in the task's log (so its SSE stream shows the trajectory). A retry
- * after a failed verdict starts a new conversation that opens with the validator's failure and the
- * change so far, already in the checkout.
+ * reached by a tool-using loop instead of one answer. The commands run in a work tree set up as
+ * the validator sets up its own (src/validator/work-tree.ts), so the tests can run; what they and
+ * the editor change is carried back to the checkout. Each turn is a `running` record of the fixer
+ * step in the task's log (so its SSE stream shows the trajectory). A retry after a failed verdict
+ * goes on with the same conversation, told the validator's failure; a worker lost mid-round
+ * starts the round again from the last round's conversation (or afresh).
  */
-export function agentFixerStep(): FixStep<'fixer'> {
-  return async ({ task, outputs, failure }, helpers) => {
+export function agentFixerStep(contextOf: ValidatorContextOf = validatorContextFromHelpers): FixStep<'fixer'> {
+  return async (payload, helpers) => {
+    const { task, outputs, failure } = payload;
     const { deps } = helpers;
     const ws = await helpers.workspace();
+    const context = await contextOf(payload, helpers);
     const model = await helpers.model();
-    const memory = await recall(deps, {
-      accountId: task.accountId,
-      repo: task.repoUrl,
-      prompt: task.prompt,
-      tokenBudget: MEMORY_TOKENS,
-    });
-    const located = (outputs.locator?.files ?? []).map((f) => f.path);
-    const instructions = repoInstructions(ws.dir, located.slice(0, 15), INSTRUCTIONS_CHARS);
-    const opening = agentOpening({
-      request: task.prompt,
-      plan: outputs.planner,
-      locator: outputs.locator,
-      insights: outputs.inspector?.insights ?? [],
-      memory,
-      instructions: instructions.text,
-      failure: failureSection(failure, outputs.fixer?.diff),
-    });
-    const redact = redactWith(await knownSecrets(deps, task));
-    const editor = new Editor(ws.dir, helpers.limits.maxFiles);
-    const started = deps.clock.now().getTime();
-    let logged: Promise<unknown> = Promise.resolve();
-    const run = await agentLoop({
-      model,
-      system: AGENT_SYSTEM,
-      opening,
-      sandbox: deps.sandbox,
-      dir: ws.dir,
-      editor,
-      limits: {
-        turns: deps.config.fixer.agentTurns,
-        wallMs: deps.config.fixer.agentWallMs,
-        commandMs: deps.config.fixer.agentCommandMs,
-      },
-      signal: helpers.signal,
-      redact,
-      // In order, one after the other, and all written before the step's own end record.
-      onTurn: (record) => {
-        logged = logged.then(() =>
-          appendLog(deps, task.id, { step: 'fixer', status: 'running', output: { agent_turn: record } }),
-        );
-        return logged.then(() => {});
-      },
-      spent: () => model.spent(),
-      now: () => deps.clock.now().getTime(),
-    });
-    await logged;
-    helpers.log('agent loop ended', {
-      turns: run.turns,
-      submitted: run.submitted,
-      ms: deps.clock.now().getTime() - started,
-    });
     const wsDeps = { dataDir: deps.config.dataDir, log: deps.log };
-    const dropped = await dropArtifacts(wsDeps, ws, editor.created, helpers.signal);
-    if (dropped.length) helpers.log("the commands' artifacts left out of the change", { files: dropped.slice(0, 20) });
-    const diff = await workspaceDiff(wsDeps, ws, { signal: helpers.signal });
-    if (!diff.trim())
-      throw new Error(
-        run.submitted
-          ? `the agent submitted after ${run.turns} turns without changing any file`
-          : `the agent changed no file: ${run.stopped}`,
-      );
-    const changed = filesOfDiff(diff);
-    return {
-      output: {
-        diff,
-        files_changed: changed,
-        edits_applied: editor.edits,
-        edits_failed: [],
-        rounds: run.turns,
-        notes: clip(redact(run.submitted ? run.summary : `stopped: ${run.stopped}`), 2_000),
-        memory_used: memory.map((m) => m.id),
-        model: `${model.provider}/${model.modelId}`,
+    const settings = context.repoSettings;
+    const work = await prepareWorkTree(
+      deps.sandbox,
+      wsDeps,
+      {
+        dir: ws.dir,
+        gitDir: ws.gitDir,
+        base: ws.baseCommit,
+        testCommand: context.testCommand,
+        ...(settings?.testCommand || settings?.setupCommand
+          ? { settings: { testCommand: settings.testCommand, setupCommand: settings.setupCommand } }
+          : {}),
       },
-      patch: { changed: true, diffSummary: truncateDiff(diff) },
-    };
+      {
+        root: ws.root,
+        ...(context.toolchainCache ? { toolchainCache: context.toolchainCache } : {}),
+        ...(context.environments !== null
+          ? { environments: context.environments ?? environmentScopeFor(payload, helpers) }
+          : {}),
+        ...(settings ? { env: settings.env, setupSecrets: settings.setupSecrets } : {}),
+        signal: helpers.signal,
+        log: (message, data) => helpers.log(`environment: ${message}`, data),
+      },
+    );
+    try {
+      helpers.log('the agent’s environment', {
+        test_command: work.testCommand ?? null,
+        setup: work.setup,
+        ...(work.setupProblem ? { problem: work.setupProblem } : {}),
+      });
+      const redact = redactWith(await knownSecrets(deps, task));
+      const memory = await recall(deps, {
+        accountId: task.accountId,
+        repo: task.repoUrl,
+        prompt: task.prompt,
+        tokenBudget: MEMORY_TOKENS,
+      });
+      const history = failure ? await savedConversation(ws.root) : undefined;
+      const opening = history
+        ? `${failureSection(failure, undefined).trim()}\n\nThe files are as your change left them. Fix what failed, run the tests, and submit again.`
+        : firstOpening(payload, ws.dir, work, memory);
+      const editor = new Editor(work.tree.repo, helpers.limits.maxFiles);
+      // A retry's change so far counts against the plan's number of files.
+      for (const f of filesOfDiff(outputs.fixer?.diff ?? '')) editor.touched.add(f.path);
+      const started = deps.clock.now().getTime();
+      let logged: Promise<unknown> = Promise.resolve();
+      const run = await agentLoop({
+        model,
+        system: AGENT_SYSTEM,
+        history,
+        opening,
+        sandbox: deps.sandbox,
+        place: {
+          workdir: work.tree.workdir,
+          root: work.sandboxRepo,
+          env: work.env,
+          pathAssignment: work.pathAssignment,
+          toolRoots: work.toolRoots,
+        },
+        editor,
+        limits: {
+          turns: deps.config.fixer.agentTurns,
+          wallMs: deps.config.fixer.agentWallMs,
+          commandMs: deps.config.fixer.agentCommandMs,
+        },
+        signal: helpers.signal,
+        redact,
+        // In order, one after the other, and all written before the step's own end record.
+        onTurn: (record) => {
+          logged = logged.then(() =>
+            appendLog(deps, task.id, { step: 'fixer', status: 'running', output: { agent_turn: record } }),
+          );
+          return logged.then(() => {});
+        },
+        spent: () => model.spent(),
+        now: () => deps.clock.now().getTime(),
+      });
+      await logged;
+      helpers.log('agent loop ended', {
+        turns: run.turns,
+        submitted: run.submitted,
+        ms: deps.clock.now().getTime() - started,
+      });
+      // Kept for a retry after a failed verdict: every observation in it is already redacted.
+      await writeFile(conversationFile(ws.root), JSON.stringify(run.messages), { mode: 0o600 });
+      const back = await work.carryBack(helpers.signal);
+      if (back.refused.length)
+        helpers.log('files the commands left that are not carried into the change (links, special files)', {
+          files: back.refused.slice(0, 20),
+        });
+      const dropped = await dropArtifacts(wsDeps, ws, editor.created, helpers.signal);
+      if (dropped.length)
+        helpers.log("the commands' artifacts left out of the change", { files: dropped.slice(0, 20) });
+      const diff = await workspaceDiff(wsDeps, ws, { signal: helpers.signal });
+      if (!diff.trim())
+        throw new Error(
+          run.submitted
+            ? `the agent submitted after ${run.turns} turns without changing any file`
+            : `the agent changed no file: ${run.stopped}`,
+        );
+      const changed = filesOfDiff(diff);
+      return {
+        output: {
+          diff,
+          files_changed: changed,
+          edits_applied: editor.edits,
+          edits_failed: [],
+          rounds: run.turns,
+          notes: clip(redact(run.submitted ? run.summary : `stopped: ${run.stopped}`), 2_000),
+          memory_used: memory.map((m) => m.id),
+          model: `${model.provider}/${model.modelId}`,
+        },
+        patch: { changed: true, diffSummary: truncateDiff(diff) },
+      };
+    } finally {
+      await work.dispose();
+    }
   };
 }

@@ -3,7 +3,7 @@ import type { ModelClient, ToolCallMade } from '../../../llm/client.js';
 import type { Sandbox } from '../../../sandbox/types.js';
 import { clip } from '../../../text/clip.js';
 import type { Editor } from './editor.js';
-import { type ShellState, headAndTail, runCommand } from './shell.js';
+import { type CommandPlace, type ShellState, headAndTail, runCommand } from './shell.js';
 import { AGENT_TOOLS, EDITOR_INPUT } from './tools.js';
 
 /**
@@ -43,14 +43,18 @@ export interface AgentRun {
   turns: number;
   /** Why the loop ended without a submit (the turn limit, the wall time). */
   stopped?: string;
+  /** The conversation as it ended: a retry after a failed verdict goes on from it. */
+  messages: ModelMessage[];
 }
 
 interface LoopOptions {
   model: ModelClient;
   system: string;
+  /** The conversation so far (a retry's), or none; `opening` is the next user message either way. */
+  history?: ModelMessage[];
   opening: string;
   sandbox: Sandbox;
-  dir: string;
+  place: CommandPlace;
   editor: Editor;
   limits: AgentLimits;
   signal: AbortSignal;
@@ -94,8 +98,18 @@ function trim(messages: ModelMessage[], maxChars: number) {
 const editorAction = (input: Record<string, unknown>) => `${String(input.command)} ${String(input.path)}`;
 
 export async function agentLoop(o: LoopOptions): Promise<AgentRun> {
-  const messages: ModelMessage[] = [{ role: 'user', content: o.opening }];
+  const messages: ModelMessage[] = [...(o.history ?? []), { role: 'user', content: o.opening }];
   const shell: ShellState = { cwd: '' };
+  const bash = async (command: string) => {
+    const ran = await runCommand(o.sandbox, {
+      place: o.place,
+      state: shell,
+      command,
+      timeoutMs: o.limits.commandMs,
+      signal: o.signal,
+    });
+    return { exitCode: ran.exitCode, observation: o.redact(ran.observation) };
+  };
   const started = o.now();
   const maxChars = Math.floor(o.model.contextWindow * 4 * HISTORY_SHARE);
   for (let turn = 1; turn <= o.limits.turns; turn++) {
@@ -105,6 +119,7 @@ export async function agentLoop(o: LoopOptions): Promise<AgentRun> {
         turns: turn - 1,
         summary: '',
         stopped: `the wall time of ${Math.round(o.limits.wallMs / 1000)} s ran out`,
+        messages,
       };
     trim(messages, maxChars);
     const answer = await o.model.turn({ system: o.system, messages, tools: AGENT_TOOLS, maxOutputTokens: 4_000 });
@@ -131,20 +146,19 @@ export async function agentLoop(o: LoopOptions): Promise<AgentRun> {
         });
         continue;
       }
-      const ran = await runCommand(o.sandbox, {
-        dir: o.dir,
-        state: shell,
-        command: fenced,
-        timeoutMs: o.limits.commandMs,
-        signal: o.signal,
-      });
-      const observation = o.redact(ran.observation);
-      await record({ tool: 'bash', action: fenced, exit_code: ran.exitCode, observation });
+      const { exitCode, observation } = await bash(fenced);
+      await record({ tool: 'bash', action: o.redact(fenced), exit_code: exitCode, observation });
       messages.push({ role: 'user', content: `Output:\n${observation}` });
       continue;
     }
+    let submitted: string | undefined;
     for (const call of answer.toolCalls) {
       const input = (call.input ?? {}) as Record<string, unknown>;
+      // Every call gets its result, so the conversation stays one a provider accepts when a retry resumes it.
+      if (submitted !== undefined) {
+        messages.push(toolResult(call, 'Not run: the change was submitted.'));
+        continue;
+      }
       if (call.invalid) {
         const observation = `The call could not be run: ${call.invalid}`;
         await record({ tool: call.name, action: '', ok: false, observation });
@@ -154,19 +168,14 @@ export async function agentLoop(o: LoopOptions): Promise<AgentRun> {
       if (call.name === 'submit') {
         const summary = String(input.summary ?? '');
         await record({ tool: 'submit', action: '', ok: true, observation: clip(summary, 500) });
-        return { submitted: true, summary, turns: turn };
+        messages.push(toolResult(call, 'Submitted.'));
+        submitted = summary;
+        continue;
       }
       if (call.name === 'bash') {
         const command = String(input.command);
-        const ran = await runCommand(o.sandbox, {
-          dir: o.dir,
-          state: shell,
-          command,
-          timeoutMs: o.limits.commandMs,
-          signal: o.signal,
-        });
-        const observation = o.redact(ran.observation);
-        await record({ tool: 'bash', action: o.redact(command), exit_code: ran.exitCode, observation });
+        const { exitCode, observation } = await bash(command);
+        await record({ tool: 'bash', action: o.redact(command), exit_code: exitCode, observation });
         messages.push(toolResult(call, observation));
         continue;
       }
@@ -175,11 +184,13 @@ export async function agentLoop(o: LoopOptions): Promise<AgentRun> {
       await record({ tool: 'editor', action: editorAction(input), ok: done.ok, observation });
       messages.push(toolResult(call, observation));
     }
+    if (submitted !== undefined) return { submitted: true, summary: submitted, turns: turn, messages };
   }
   return {
     submitted: false,
     turns: o.limits.turns,
     summary: '',
     stopped: `the model did not submit within ${o.limits.turns} turns`,
+    messages,
   };
 }

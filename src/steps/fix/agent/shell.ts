@@ -17,6 +17,20 @@ export interface ShellState {
   cwd: string;
 }
 
+/**
+ * Where the commands run: the host directory bound at /workspace, the checkout's path inside the
+ * sandbox, and the repository's environment (src/validator/work-tree.ts): its variables, the PATH
+ * assignment that puts its toolchains and virtualenv first, the toolchains to bind.
+ */
+export interface CommandPlace {
+  workdir: string;
+  /** The checkout inside the sandbox: `/workspace`, or `/workspace/repo` in a work tree. */
+  root: string;
+  env: Record<string, string>;
+  pathAssignment?: string;
+  toolRoots?: string[];
+}
+
 export interface CommandResult {
   exitCode: number | null;
   timedOut: boolean;
@@ -31,30 +45,33 @@ export function headAndTail(text: string, head = OBSERVATION_CHARS.head, tail = 
   return `${text.slice(0, head)}\n… [${cut} characters of output left out] …\n${text.slice(-tail)}`;
 }
 
-/** A path inside /workspace as the sandbox reports it, relative to the checkout; undefined when outside. */
-function relativeCwd(reported: string): string | undefined {
+/** A path inside the sandbox as it reports it, relative to the checkout at `root`; undefined when outside. */
+function relativeCwd(reported: string, root: string): string | undefined {
   const p = reported.trim();
-  if (p === '/workspace') return '';
-  return p.startsWith('/workspace/') ? p.slice('/workspace/'.length) : undefined;
+  if (p === root) return '';
+  return p.startsWith(`${root}/`) ? p.slice(root.length + 1) : undefined;
 }
 
 export async function runCommand(
   sandbox: Sandbox,
-  o: { dir: string; state: ShellState; command: string; timeoutMs: number; signal: AbortSignal },
+  o: { place: CommandPlace; state: ShellState; command: string; timeoutMs: number; signal: AbortSignal },
 ): Promise<CommandResult> {
-  const start = `/workspace${o.state.cwd ? `/${o.state.cwd}` : ''}`;
+  const { place } = o;
+  const start = `${place.root}${o.state.cwd ? `/${o.state.cwd}` : ''}`;
   // The command runs in this shell (so a `cd` in it carries over); the EXIT trap reports where
   // it ended even when it calls `exit`.
   const script = [
-    `cd ${JSON.stringify(start)} 2>/dev/null || cd /workspace`,
+    ...(place.pathAssignment ? [`export ${place.pathAssignment}`] : []),
+    `cd ${JSON.stringify(start)} 2>/dev/null || cd ${JSON.stringify(place.root)}`,
     `trap 'printf "\\n${MARKER}%s\\n" "$PWD"' EXIT`,
     'eval "$EMEND_COMMAND"',
   ].join('\n');
   const result = await sandbox.run({
     command: ['bash', '-c', script],
-    workdir: o.dir,
+    workdir: place.workdir,
     // Python writes no bytecode caches into the checkout (they would look like new files).
-    env: { EMEND_COMMAND: o.command, PYTHONDONTWRITEBYTECODE: '1' },
+    env: { ...place.env, EMEND_COMMAND: o.command, PYTHONDONTWRITEBYTECODE: '1' },
+    ...(place.toolRoots?.length ? { toolRoots: place.toolRoots } : {}),
     network: false,
     limits: { timeoutMs: o.timeoutMs },
     signal: o.signal,
@@ -62,7 +79,7 @@ export async function runCommand(
   let stdout = result.stdout;
   const at = stdout.lastIndexOf(`\n${MARKER}`);
   if (at >= 0) {
-    const where = relativeCwd(stdout.slice(at + MARKER.length + 1).split('\n')[0] ?? '');
+    const where = relativeCwd(stdout.slice(at + MARKER.length + 1).split('\n')[0] ?? '', place.root);
     if (where !== undefined) o.state.cwd = where;
     stdout = stdout.slice(0, at);
   }

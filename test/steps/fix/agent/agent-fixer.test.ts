@@ -89,7 +89,7 @@ describe('the agent fixer', { timeout: 120_000 }, () => {
     expect(turns[2]).toMatchObject({ ok: true, action: 'replace calc/ops.py' });
     expect(turns[3]!.observation).toMatch(/passed/);
     // The working directory persists between commands.
-    expect(turns[4]!.observation).toContain('/workspace/tests');
+    expect(turns[4]!.observation).toContain('/workspace/repo/tests');
     const fixer = byStep('fixer').at(-1)!.output;
     expect(fixer).toMatchObject({
       files_changed: [{ path: 'calc/ops.py', kind: 'modified' }],
