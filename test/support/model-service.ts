@@ -52,16 +52,18 @@ export async function startModelService(
     staleMs: 30_000,
     maintenanceMs: 60_000,
   });
-  return {
+  const svc: ModelService = {
     h,
     model,
     worker,
+    // The worker running then: a test may have stopped the first and started another.
     close: async () => {
-      await worker.stop();
+      await svc.worker.stop();
       await h.close();
       await model.close();
     },
   };
+  return svc;
 }
 
 export type Log = { step: string; status: string; output: Record<string, unknown>; tokens: number; cost_usd: number };
