@@ -85,6 +85,8 @@ describe.skipIf(!haveChromium)('the control panel: tasks', { timeout: 150_000 },
         await page.locator(`.log li[data-step="${step}"][data-status="done"]`).waitFor();
       }
       await page.locator('[data-step="validator"] .verdict-true').waitFor();
+      // The pipeline fixer takes no turns: no trajectory.
+      expect(await page.locator('.trajectory').count()).toBe(0);
       const prLink = page.locator('.facts a', { hasText: '/acme/calc/pull/1' });
       await prLink.waitFor();
       // Status, pull request, cost and tokens came from `state` events: the task was read once, on load.

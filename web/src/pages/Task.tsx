@@ -15,6 +15,7 @@ import { ErrorNote } from '../components/ErrorNote';
 import { FeedbackForm } from '../components/Feedback';
 import { StatusBadge, money, when } from '../components/Status';
 import { StepOutput } from '../components/StepOutput';
+import { Trajectory, turnOf } from '../components/Trajectory';
 import { navigate } from '../router';
 
 /** The contract's steps in run order, each with its heading (every step name of the document has one). */
@@ -101,10 +102,23 @@ export function TaskPage({ id }: { id: string }) {
     seen.current = new Set();
     setLogs([]);
     setLive('connecting');
-    // The stream replays every log of the task, then follows it (the session cookie goes with it).
+    // The task's read brings its logs so far, shown at once (a finished task's whole trajectory
+    // among them, even if the stream fails); the stream replays every log of the task, the ones
+    // already shown skipped by their id, then follows it (the session cookie goes with it).
     refresh()
-      .then(() => {
+      .then((got) => {
         if (stopped) return;
+        const known = got.logs.filter((l) => !seen.current.has(l.id));
+        for (const l of known) seen.current.add(l.id);
+        setLogs(
+          known.map(({ id: logId, step, status, output, created_at }) => ({
+            id: logId,
+            step,
+            status,
+            output,
+            created_at,
+          })),
+        );
         source = new EventSource(`/v1/tasks/${id}/logs/stream`);
         source.addEventListener('connected', () => setLive('live'));
         source.addEventListener('log', (e) => {
@@ -295,12 +309,16 @@ export function TaskPage({ id }: { id: string }) {
               : 'The log stream was lost; reload the page to follow the task again.'}
       </p>
       <ol class="log" aria-live="polite" aria-label="Log records">
-        {logs.map((l) => (
-          <li key={l.id} data-step={l.step} data-status={l.status}>
-            <time dateTime={l.created_at}>{new Date(l.created_at).toLocaleTimeString()}</time> <strong>{l.step}</strong>{' '}
-            <StatusBadge status={l.status} />
-          </li>
-        ))}
+        {logs.map((l) => {
+          const turn = turnOf(l);
+          return (
+            <li key={l.id} data-step={l.step} data-status={l.status}>
+              <time dateTime={l.created_at}>{new Date(l.created_at).toLocaleTimeString()}</time>{' '}
+              <strong>{l.step}</strong> <StatusBadge status={l.status} />
+              {turn && ` turn ${turn.turn}: ${turn.tool}`}
+            </li>
+          );
+        })}
       </ol>
 
       <h2>Steps</h2>
@@ -314,6 +332,7 @@ export function TaskPage({ id }: { id: string }) {
                 {headingOf(step)}{' '}
                 {state ? <StatusBadge status={state.status} /> : <span class="badge">not started</span>}
               </h3>
+              {step === 'fixer' && <Trajectory logs={logs} />}
               {done && <StepOutput step={step} log={done} taskType={task.task_type} />}
             </li>
           );
