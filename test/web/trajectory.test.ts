@@ -131,6 +131,41 @@ describe.skipIf(!haveChromium)('the control panel: the agent’s trajectory', { 
     await bare.page.context().close();
   });
 
+  it('shows each run of the fixer on its own: a retry after a failed verdict numbers its turns from 1', async () => {
+    const { owner, repoUrl } = await calcRepo('calc-trajectory-retry');
+    const swap = (from: string, to: string): ToolCallReply => ({
+      name: 'editor',
+      args: { command: 'replace', path: 'calc/ops.py', old_text: from, new_text: to },
+    });
+    // The first run fixes add() and breaks mul(): the validator fails it, and the second run repairs mul().
+    const turns: ToolCallReply[] = [
+      FIX,
+      swap('    return a * b', '    return a + b'),
+      SUBMIT,
+      swap('def mul(a, b):\n    return a + b', 'def mul(a, b):\n    return a * b'),
+      SUBMIT,
+    ];
+    scriptAgent((n) => ({ toolCalls: [turns[Math.min(n, turns.length - 1)]!] }));
+    const id = await postFixTask(panel.h, owner.auth, repoUrl);
+    const ended = await waitForStatus(panel.h, id, ['done', 'failed', 'cancelled'], 150_000);
+    expect(ended.status, ended.error ?? '').toBe('done');
+
+    const { page, pageErrors } = await panel.newPage();
+    await signInWithKeyboard(page, owner.token);
+    await page.goto(`/app/tasks/${id}`);
+    const fixer = page.locator('.steps li[data-step="fixer"]');
+    await fixer.getByRole('table', { name: 'Run 2 of the fixer: 2 turns' }).waitFor();
+    const run = (n: number) =>
+      fixer
+        .locator(`table[data-run="${n}"] tbody tr`)
+        .evaluateAll((rows) => rows.map((r) => `${r.getAttribute('data-turn')} ${r.getAttribute('data-tool')}`));
+    expect(await fixer.getByRole('table', { name: 'Run 1 of the fixer: 3 turns' }).count()).toBe(1);
+    expect(await run(1)).toEqual(['1 editor', '2 editor', '3 submit']);
+    expect(await run(2)).toEqual(['1 editor', '2 submit']);
+    expect(pageErrors).toEqual([]);
+    await page.context().close();
+  });
+
   it('adds each turn live while the task runs', async () => {
     const { owner, repoUrl } = await calcRepo('calc-trajectory-live');
     // The second turn waits for the test: the first is on the page while the task is still running.
