@@ -5,7 +5,7 @@ import { type RunTree, TREE_HOME, TREE_REPO } from './copies.js';
 import { type Probe, type TestPlan, probeCommand, readProbe } from './detect.js';
 import type { ToolchainEnv } from './environment.js';
 import { removeFilesHoldingSecrets } from './secret-scrub.js';
-import { redact } from './setup-output.js';
+import { redact, setupOutputLog } from './setup-output.js';
 import { normalizeOutput, parseOutput } from './parse.js';
 import { ProgressWatch, withoutProgress } from './progress-watch.js';
 import { PROGRESS_ENV, PROGRESS_FD, TREE_TOOLS, installProgressPlugin } from './pytest-progress.js';
@@ -125,6 +125,35 @@ export interface RunContext {
   setupSecrets?: string[];
   /** Receives the setup's output as it comes (src/validator/setup-output.ts: redacted, throttled log records). */
   setupOutput?: { push(chunk: Buffer): void; flush(): void };
+}
+
+/** What a run context is made from: the caller's abort, the account's and the operator's variables, the log. */
+export interface RunContextOptions {
+  signal?: AbortSignal;
+  /** The account's variables for the repository: both phases. */
+  env?: Record<string, string>;
+  /** The operator's setup variables: the setup phase only. */
+  setupEnv?: Record<string, string>;
+  /** The account's setup-only secrets: the setup phase only, redacted from its output. */
+  setupSecrets?: Record<string, string>;
+  /** Receives the setup's output as it runs (`setup output` records), without the setup-only values. */
+  log?: (message: string, data?: Record<string, unknown>) => void;
+}
+
+/** The context of a validation's runs, or of a work tree's (src/validator/work-tree.ts). */
+export function runContextOf(sandbox: Sandbox, limits: RunLimits, options: RunContextOptions): RunContext {
+  const ctx: RunContext = { sandbox, limits, signal: options.signal };
+  // The account's variables in both phases; the operator's setup variables and the account's
+  // secrets in the setup phase only (the secrets last: a name set twice is the secret).
+  const setupEnv = { ...options.env, ...options.setupEnv, ...options.setupSecrets };
+  if (Object.keys(setupEnv).length > 0) ctx.setupEnv = setupEnv;
+  if (options.env && Object.keys(options.env).length > 0) ctx.testEnv = options.env;
+  const secrets = [...Object.values(options.setupEnv ?? {}), ...Object.values(options.setupSecrets ?? {})];
+  if (options.setupSecrets && Object.keys(options.setupSecrets).length > 0)
+    ctx.setupSecrets = Object.values(options.setupSecrets);
+  // The setup's output, as it runs, in the log (a task's SSE stream), without the setup-only values.
+  if (options.log) ctx.setupOutput = setupOutputLog(options.log, { secrets });
+  return ctx;
 }
 
 export class ValidationAborted extends Error {

@@ -6,7 +6,6 @@ import { type BaselineSeen, type Comparison, compareRuns, unreachedOnBaseline } 
 import { type RunTree, commitDate, openCheckout, prepareCopies } from './copies.js';
 import { prepareEnvironment } from './environment.js';
 import { type EnvironmentScope, setupTrees } from './env-setup.js';
-import { setupOutputLog } from './setup-output.js';
 import { type NewFailureDetail, newFailureDetails } from './failure-detail.js';
 import { namesProgressPlugin, withoutProgressPlugin } from './pytest-progress.js';
 import {
@@ -33,6 +32,7 @@ import {
   defaultLimits,
   describeHung,
   probe,
+  runContextOf,
   runSetup,
   runTests,
   setupState,
@@ -142,22 +142,8 @@ export async function validate(
 ): Promise<ValidatorOutput> {
   const started = performance.now();
   const limits = defaultLimits(sandbox, options.limits);
-  const ctx: RunContext = {
-    sandbox,
-    limits,
-    signal: options.signal,
-  };
-  // The account's variables in both phases; the operator's setup variables and the account's
-  // secrets in the setup phase only (the secrets last: a name set twice is the secret).
-  const setupEnv = { ...options.env, ...options.setupEnv, ...options.setupSecrets };
-  if (Object.keys(setupEnv).length > 0) ctx.setupEnv = setupEnv;
-  if (options.env && Object.keys(options.env).length > 0) ctx.testEnv = options.env;
-  const secrets = [...Object.values(options.setupEnv ?? {}), ...Object.values(options.setupSecrets ?? {})];
-  if (options.setupSecrets && Object.keys(options.setupSecrets).length > 0)
-    ctx.setupSecrets = Object.values(options.setupSecrets);
+  const ctx = runContextOf(sandbox, limits, options);
   const log = options.log ?? (() => {});
-  // The setup's output, as it runs, in the log (a task's SSE stream), without the setup-only values.
-  if (options.log) ctx.setupOutput = setupOutputLog(log, { secrets });
   const checkout = await openCheckout({ dir: input.dir, gitDir: input.gitDir }, input.base);
   const { commit } = checkout;
   const root = await mkdtemp(join(options.tmpRoot ?? tmpdir(), 'emend-validate-'));

@@ -10,7 +10,7 @@ import { type RunTree, commitDate, openCheckout, prepareCopies } from './copies.
 import { detectTestPlan } from './detect.js';
 import { setupTrees } from './env-setup.js';
 import { prepareEnvironment } from './environment.js';
-import { type RunContext, type SetupState, defaultLimits, setupFailure, setupState, testPhase } from './run.js';
+import { type SetupState, defaultLimits, runContextOf, setupFailure, setupState, testPhase } from './run.js';
 import { describeMissing } from './toolchains.js';
 import type { ValidateInput, ValidateOptions } from './validate.js';
 
@@ -78,17 +78,11 @@ export async function prepareWorkTree(
   },
 ): Promise<WorkTree> {
   const log = options.log ?? (() => {});
-  const ctx: RunContext = {
+  const ctx = runContextOf(
     sandbox,
-    limits: defaultLimits(sandbox, options.setupTimeoutMs ? { setupTimeoutMs: options.setupTimeoutMs } : {}),
-    signal: options.signal,
-  };
-  const setupEnv = { ...options.env, ...options.setupEnv, ...options.setupSecrets };
-  if (Object.keys(setupEnv).length > 0) ctx.setupEnv = setupEnv;
-  if (options.env && Object.keys(options.env).length > 0) ctx.testEnv = options.env;
-  if (options.setupSecrets && Object.keys(options.setupSecrets).length > 0)
-    ctx.setupSecrets = Object.values(options.setupSecrets);
-
+    defaultLimits(sandbox, options.setupTimeoutMs ? { setupTimeoutMs: options.setupTimeoutMs } : {}),
+    options,
+  );
   const checkout = await openCheckout({ dir: input.dir, gitDir: input.gitDir }, input.base);
   const root = await mkdtemp(join(options.root, 'work-tree-'));
   const dispose = () => rm(root, { recursive: true, force: true });

@@ -10,6 +10,7 @@ import type { FixPayload, FixStep } from '../../step.js';
 import { truncateDiff } from '../diff-summary.js';
 import { failureSection } from '../fixer.js';
 import { repoInstructions } from '../repo-instructions.js';
+import { setupOutputToTaskLog } from '../setup-stream.js';
 import { environmentScopeFor } from '../env-scope.js';
 import { type ValidatorContextOf, validatorContextFromHelpers } from '../validator.js';
 import { dropArtifacts } from './artifacts.js';
@@ -105,6 +106,8 @@ export function agentFixerStep(contextOf: ValidatorContextOf = validatorContextF
     const model = await helpers.model();
     const wsDeps = { dataDir: deps.config.dataDir, log: deps.log };
     const settings = context.repoSettings;
+    // The setup's output reaches the task's log (and SSE) as it runs, as the validator's does.
+    const stream = setupOutputToTaskLog(payload, helpers, 'fixer');
     const work = await prepareWorkTree(
       deps.sandbox,
       wsDeps,
@@ -125,9 +128,9 @@ export function agentFixerStep(contextOf: ValidatorContextOf = validatorContextF
           : {}),
         ...(settings ? { env: settings.env, setupSecrets: settings.setupSecrets } : {}),
         signal: helpers.signal,
-        log: (message, data) => helpers.log(`environment: ${message}`, data),
+        log: stream.log,
       },
-    );
+    ).finally(() => stream.drain());
     try {
       helpers.log('the agent’s environment', {
         test_command: work.testCommand ?? null,

@@ -46,7 +46,7 @@ async function repoWithSetup(name: string) {
     method: 'PATCH',
     url: `/v1/me/repos/settings?repo=${encodeURIComponent(repoUrl)}`,
     headers: owner.auth,
-    payload: { setup_command: 'mkdir -p build && echo made-by-setup > build/stamp' },
+    payload: { setup_command: 'mkdir -p build && echo made-by-setup > build/stamp && echo SETUP-RAN' },
   });
   expect(patch.statusCode, patch.body).toBe(200);
   return { owner, repoUrl };
@@ -70,7 +70,13 @@ describe('the agent fixer in the repository’s environment', { timeout: 180_000
       req.tools.includes('bash') ? { toolCalls: turns[fixerCalls().length - before - 1]! } : calcStepReply(req),
     );
     const run = await runFixTask(svc.h, owner.auth, repoUrl, 'done');
-    const { turns: done } = await getTask(run.task.id, owner.auth);
+    const { turns: done, logs } = await getTask(run.task.id, owner.auth);
+    // The first task on the repository set the environment up in the fixer's step, its output in the log as it ran.
+    const setupRows = logs.filter((l) => String(l.output.setup_output ?? '').includes('SETUP-RAN'));
+    expect(setupRows.map((l) => [l.step, l.status])).toEqual([['fixer', 'running']]);
+    expect(
+      (run.byStep('validator').at(-1)!.output as { setup: { environment: { cache: string } } }).setup.environment.cache,
+    ).toBe('hit');
     expect(done[0]!.observation).toContain('made-by-setup');
     expect(done[0]!.observation).toContain('home=/workspace/home');
     expect(done[3]!.observation).toMatch(/2 passed/);
