@@ -12,10 +12,17 @@
  *   (output tokens here are the scripted answers', not a model's);
  * - wall time per step, the validator's test runs included.
  *
+ * With `--fixer agent` the fixer is the tool-using agent (docs/agent.md), answered by a scripted
+ * agent (test/support/eval-agent-replay.ts) that explores, applies the gold patch and the test
+ * patch with the editor, runs the changed tests and submits (`--answers gold` only); the results
+ * add its turns and tool calls per instance.
+ *
  *   npm run bench:eval-pipeline -- [--dataset F] [--ids id,id] [--limit N] [--mirrors DIR] [--setup F]
- *                                  [--answers gold,tests,wrong] [--concurrency K] [--out DIR]
+ *                                  [--answers gold,tests,wrong] [--fixer pipeline|agent] [--plan free|pro|scale]
+ *                                  [--concurrency K] [--out DIR] [--resume]
  *
  * Without --setup, environments are built as tasks build them (detected install, cache).
+ * --resume continues the runs in --out (each answer kind's results.jsonl), as `emend eval --resume`.
  */
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -23,6 +30,7 @@ import { join, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import { evalCommand } from '../src/cli/eval.js';
 import { readDataset } from '../src/eval/dataset.js';
+import { agentAnswerer } from '../test/support/eval-agent-replay.js';
 import { type AnswerKind, KINDS, answerer } from '../test/support/eval-replay.js';
 import { startScriptedModel } from '../test/support/scripted-model/server.js';
 
@@ -38,6 +46,9 @@ const { values: v } = parseArgs({
     answers: { type: 'string', default: 'gold,tests,wrong' },
     concurrency: { type: 'string', default: '2' },
     out: { type: 'string', default: resolve('emend-eval-pipeline') },
+    fixer: { type: 'string', default: 'pipeline' },
+    resume: { type: 'boolean', default: false },
+    plan: { type: 'string' },
   },
 });
 
@@ -49,6 +60,10 @@ async function main() {
   const kinds = v.answers!.split(',').map((k) => k.trim()) as AnswerKind[];
   const unknown = kinds.filter((k) => !KINDS.includes(k));
   if (unknown.length) throw new Error(`--answers: unknown ${unknown.join(', ')} (gold, tests, wrong)`);
+  if (v.fixer !== 'pipeline' && v.fixer !== 'agent') throw new Error('--fixer: pipeline or agent');
+  const agent = v.fixer === 'agent';
+  if (agent && kinds.some((k) => k !== 'gold'))
+    throw new Error('--fixer agent replays the gold answer only (--answers gold)');
   const work = mkdtempSync(join(tmpdir(), 'emend-bench-eval-'));
   const model = await startScriptedModel({ validKeys: [KEY] });
   try {
@@ -56,9 +71,12 @@ async function main() {
     writeFileSync(dataset, `${instances.map((i) => JSON.stringify(i)).join('\n')}\n`);
     const setup = v.setup ? ['--setup', v.setup] : [];
     for (const kind of kinds) {
-      model.respond(answerer(v.mirrors!, instances, kind));
+      model.respond(agent ? agentAnswerer(v.mirrors!, instances) : answerer(v.mirrors!, instances, kind));
       const out = join(v.out!, kind);
-      const args = ['--dataset', dataset, '--mirrors', v.mirrors!, ...setup, '--concurrency', v.concurrency!];
+      const args = [
+        ...['--dataset', dataset, '--mirrors', v.mirrors!, ...setup, '--concurrency', v.concurrency!],
+        ...['--fixer', v.fixer!, ...(v.resume ? ['--resume'] : []), ...(v.plan ? ['--plan', v.plan] : [])],
+      ];
       const code = await evalCommand([...args, '--out', out], {
         ...process.env,
         LOG_LEVEL: process.env.LOG_LEVEL ?? 'warn',

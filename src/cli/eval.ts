@@ -3,7 +3,7 @@ import { join, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import { z } from 'zod';
 import { chooseModel } from '../accounts/model-credentials.js';
-import { type Config, loadConfig } from '../config/config.js';
+import { type Config, FIXER_KINDS, type FixerKind, loadConfig } from '../config/config.js';
 import { evalDeps } from '../eval/deps.js';
 import { NoModelKey } from '../llm/model-choice.js';
 import type { Sandbox } from '../sandbox/types.js';
@@ -17,7 +17,9 @@ import { abortOnSignals } from './interrupt.js';
 const USAGE =
   'usage: emend eval --dataset F [--oracle | --baseline] [--limit N] [--concurrency K] [--out DIR] [--resume]\n' +
   '                  [--mirrors DIR] [--clone-url URL] [--setup FILE.json] [--plan free|pro|scale]\n' +
-  'Without --oracle or --baseline, the configured model runs the fix pipeline on each instance.';
+  '                  [--fixer pipeline|agent]\n' +
+  'Without --oracle or --baseline, the configured model runs the fix pipeline on each instance,\n' +
+  'its fixer the one-shot pipeline fixer (the default) or the tool-using agent (--fixer agent).';
 
 /** The plans an eval may run as (their file and retry limits, and their per-task budget). */
 const EVAL_BILLING_PLANS = ['free', 'pro', 'scale'] as const;
@@ -39,6 +41,7 @@ interface EvalArgs {
   cloneUrl?: string;
   setup?: string;
   plan: EvalBillingPlan;
+  fixer: FixerKind;
 }
 
 function count(flag: string, value: string | undefined, min: number): number | undefined {
@@ -62,6 +65,7 @@ function readArgs(args: string[]): EvalArgs {
       oracle: { type: 'boolean' },
       baseline: { type: 'boolean' },
       plan: { type: 'string' },
+      fixer: { type: 'string' },
     },
   });
   if (!v.dataset) throw new UsageError('eval needs --dataset');
@@ -70,11 +74,15 @@ function readArgs(args: string[]): EvalArgs {
   if (!EVAL_BILLING_PLANS.some((p) => p === plan))
     throw new UsageError(`--plan expects one of ${EVAL_BILLING_PLANS.join(', ')}`);
   if (v.plan && (v.oracle || v.baseline)) throw new UsageError('--plan is for the model mode');
+  if (v.fixer !== undefined && !FIXER_KINDS.some((k) => k === v.fixer))
+    throw new UsageError(`--fixer expects one of ${FIXER_KINDS.join(', ')}`);
+  if (v.fixer && (v.oracle || v.baseline)) throw new UsageError('--fixer is for the model mode');
   const limit = count('--limit', v.limit, 1);
   return {
     dataset: resolve(v.dataset),
     mode: v.oracle ? 'oracle' : v.baseline ? 'baseline' : 'model',
     plan: EVAL_BILLING_PLANS.find((p) => p === plan) ?? 'pro',
+    fixer: FIXER_KINDS.find((k) => k === v.fixer) ?? 'pipeline',
     ...(limit !== undefined ? { limit } : {}),
     concurrency: count('--concurrency', v.concurrency, 1) ?? 1,
     out: resolve(v.out ?? 'emend-eval'),
@@ -170,7 +178,7 @@ export async function evalCommand(args: string[], env: NodeJS.ProcessEnv): Promi
   const sandbox = await localSandbox(config);
   if (!sandbox) return 1;
   // The model first: without a key nothing is written, not even an emptied results.jsonl.
-  const model = a.mode === 'model' ? await modelContext(config, sandbox, a.plan) : undefined;
+  const model = a.mode === 'model' ? await modelContext(config, sandbox, a.plan, a.fixer) : undefined;
   if (typeof model === 'string') {
     console.error(`emend: ${model}`);
     return EXIT_USAGE;
@@ -200,7 +208,8 @@ export async function evalCommand(args: string[], env: NodeJS.ProcessEnv): Promi
       ...(model ? { pipeline: model.pipeline } : {}),
     };
     const results = [...earlier, ...(await runAll(todo, a, options, file))];
-    const title = a.mode === 'model' ? `emend eval (model, plan ${a.plan})` : `emend eval --${a.mode}`;
+    const fixer = a.fixer === 'agent' ? ', agent fixer' : '';
+    const title = a.mode === 'model' ? `emend eval (model, plan ${a.plan}${fixer})` : `emend eval --${a.mode}`;
     await writeFile(join(a.out, 'summary.md'), summaryMarkdown(results, `${title}: ${a.dataset}`));
     const resolved = results.filter((r) => r.resolved).length;
     console.log(`${resolved} of ${results.length} resolved; ${join(a.out, 'summary.md')}`);
@@ -248,17 +257,18 @@ async function prepareOut(a: EvalArgs, instances: Instance[]) {
  * The model mode's steps context: the deps the fix steps get (src/eval/deps.ts) and the plan.
  * The model is chosen as the service chooses it for a managed task (the operator's key from the
  * environment, EMEND_LLM_PROVIDER, EMEND_MODEL_<STEP>, <PROVIDER>_BASE_URL for an OpenAI-compatible
- * server); no key is a usage error before anything runs.
+ * server); no key is a usage error before anything runs. The fixer is `--fixer`'s, whatever
+ * EMEND_FIXER says (pipeline by default).
  */
-async function modelContext(config: Config, sandbox: Sandbox, plan: EvalBillingPlan) {
+async function modelContext(config: Config, sandbox: Sandbox, plan: EvalBillingPlan, fixer: FixerKind) {
   const made = await evalDeps(config, sandbox);
   try {
-    const fixer = await chooseModel(made.deps, { accountId: '', byok: false }, 'fixer');
-    console.log(`model: ${fixer.provider}/${fixer.model} at ${fixer.baseUrl} (plan ${plan})`);
+    const chosen = await chooseModel(made.deps, { accountId: '', byok: false }, 'fixer');
+    console.log(`model: ${chosen.provider}/${chosen.model} at ${chosen.baseUrl} (plan ${plan}, ${fixer} fixer)`);
   } catch (err) {
     await made.close();
     if (err instanceof NoModelKey) return err.message;
     throw err;
   }
-  return { pipeline: { deps: made.deps, plan }, close: made.close };
+  return { pipeline: { deps: made.deps, plan, fixer }, close: made.close };
 }

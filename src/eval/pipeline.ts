@@ -1,6 +1,9 @@
 import { randomUUID } from 'node:crypto';
+import { and, eq } from 'drizzle-orm';
 import { BILLING_PLANS } from '../accounts/billing-plan.js';
 import type { BillingPlanName } from '../config/billing-plans.js';
+import type { FixerKind } from '../config/config.js';
+import { taskLogs, tasks } from '../db/schema.js';
 import type { Deps } from '../deps.js';
 import { type StepLoop, type StepRan, runLoop } from '../engine/step-loop.js';
 import { ProcessSet } from '../processes/process-set.js';
@@ -10,6 +13,7 @@ import type { StepResult } from '../steps/step.js';
 import type { Task } from '../tasks/service.js';
 import type { Workspace } from '../workspace/checkout.js';
 import type { Instance } from './dataset.js';
+import { EVAL_ACCOUNT_ID } from './deps.js';
 import type { EditOutcome } from './oracle.js';
 
 /** One run of one step: its wall time and what its model calls used. */
@@ -34,10 +38,27 @@ export interface StepRun {
   error?: string;
 }
 
+/** The agent fixer's conversations on one instance, from its turn records (docs/agent.md). */
+export interface AgentTurns {
+  /** Model turns over all its runs (a retry after a failed verdict is a new conversation). */
+  turns: number;
+  /** Tool calls by tool (`bash`, `editor`, `submit`; `none` for a reply that called nothing). */
+  tools: Record<string, number>;
+  /** Runs that ended with a submit, of the fixer's runs. */
+  submitted: number;
+  runs: number;
+  /** The commands it ran (their first 200 characters) and how each ended: an exit code, null for a timeout or a limit. */
+  commands: { command: string; exit_code: number | null }[];
+}
+
 /** What the fix pipeline did to one instance's checkout. */
 export interface PipelineOutcome {
+  /** Which fixer ran. */
+  fixer: FixerKind;
   /** The fixer's provider/model (else the first step's that called one). */
   model?: string;
+  /** The agent fixer's turns and tool calls (`--fixer agent`). */
+  agent?: AgentTurns;
   steps: StepRun[];
   /** The files the locator passed on (its `selected`), in rank order. */
   located: string[];
@@ -62,16 +83,24 @@ export interface PipelineContext {
   deps: Deps;
   /** The plan whose limits (files, retries) and per-task budget the run has. */
   plan: Exclude<BillingPlanName, 'demo'>;
+  /** Which fixer the tasks run (`emend eval --fixer`). */
+  fixer: FixerKind;
   signal: AbortSignal;
 }
 
-/** The task the steps see: a managed preview task on the instance's repository, prompted by its problem statement. */
-function evalTask(instance: Instance, baseCommit: string, deps: Deps): Task {
+/**
+ * The task the steps see: a managed preview task on the instance's repository, prompted by its
+ * problem statement, running the eval's fixer.
+ */
+function evalTask(instance: Instance, baseCommit: string, deps: Deps, fixer: FixerKind): Task {
   const [owner, name] = instance.repo.split('/');
   const now = deps.clock.now();
+  // The task's own choice of fixer (the fixer step reads it), spread in while the column is new.
+  const choice: { fixer: FixerKind } = { fixer };
   return {
+    ...choice,
     id: randomUUID(),
-    accountId: '00000000-0000-4000-8000-000000000000',
+    accountId: EVAL_ACCOUNT_ID,
     tokenId: null,
     parentId: null,
     taskType: 'fix',
@@ -117,14 +146,26 @@ function evalTask(instance: Instance, baseCommit: string, deps: Deps): Task {
  * account's memory) and step models, the same skips (preview mode: no pull request), a failed
  * validation sending the fixer back with the failure while the plan's retries last, each step's
  * output stored as the runner stores it and read back through the step contract. A step that
- * throws ends the run.
+ * throws ends the run. The task is a row of the eval's in-memory database while it runs, so a
+ * step's log records (the agent's turns) are kept and read back; it is deleted after.
  */
 export async function runPipeline(ws: Workspace, instance: Instance, ctx: PipelineContext): Promise<PipelineOutcome> {
-  const { deps, signal } = ctx;
-  const task = evalTask(instance, ws.baseCommit, deps);
+  const { signal } = ctx;
+  // The fixer the task runs, also as the operator's setting (what the fixer step read before tasks had their own).
+  const deps: Deps = {
+    ...ctx.deps,
+    config: { ...ctx.deps.config, fixer: { ...ctx.deps.config.fixer, kind: ctx.fixer } },
+  };
+  const task = evalTask(instance, ws.baseCommit, deps, ctx.fixer);
+  await deps.db.insert(tasks).values(task);
   const progress: Progress = { outputs: {}, next: 'planner', approved: {}, baseCommit: ws.baseCommit };
   const processes = new ProcessSet();
-  const outcome: PipelineOutcome = { steps: [], located: [], edits: { applied: 0, failures: [] } };
+  const outcome: PipelineOutcome = {
+    fixer: ctx.fixer,
+    steps: [],
+    located: [],
+    edits: { applied: 0, failures: [] },
+  };
   const loop: StepLoop = {
     deps,
     pipeline: STEPS,
@@ -161,10 +202,43 @@ export async function runPipeline(ws: Workspace, instance: Instance, ctx: Pipeli
   };
   try {
     await runLoop(loop);
+    if (ctx.fixer === 'agent') outcome.agent = await agentTurns(deps, task.id, outcome.steps);
     return outcome;
   } finally {
     await processes.killAll();
+    await deps.db.delete(tasks).where(eq(tasks.id, task.id));
   }
+}
+
+/** The agent fixer's turns (its model calls) and its tool calls (its turn records, `running` records of step `fixer`). */
+async function agentTurns(deps: Deps, taskId: string, steps: StepRun[]): Promise<AgentTurns> {
+  const rows = await deps.db
+    .select({ output: taskLogs.output })
+    .from(taskLogs)
+    .where(and(eq(taskLogs.taskId, taskId), eq(taskLogs.step, 'fixer'), eq(taskLogs.status, 'running')))
+    .orderBy(taskLogs.id);
+  const tools: Record<string, number> = {};
+  const commands: AgentTurns['commands'] = [];
+  for (const { output } of rows) {
+    const record = output.agent_turn as { tool?: unknown; action?: unknown; exit_code?: unknown } | undefined;
+    if (!record) continue;
+    const tool = String(record.tool);
+    tools[tool] = (tools[tool] ?? 0) + 1;
+    if (tool === 'bash')
+      commands.push({
+        command: String(record.action).slice(0, 200),
+        exit_code: typeof record.exit_code === 'number' ? record.exit_code : null,
+      });
+  }
+  // One model call per turn; a turn may call several tools.
+  const fixer = steps.filter((s) => s.step === 'fixer');
+  return {
+    turns: fixer.reduce((n, s) => n + s.calls, 0),
+    tools,
+    submitted: tools.submit ?? 0,
+    runs: fixer.length,
+    commands,
+  };
 }
 
 /** One step's run as the eval reports it: its time, its model and what its calls used. */

@@ -24,6 +24,7 @@ export function resultLine(r: InstanceResult): string {
   const p = r.pipeline;
   const model = p
     ? `, gold file ${p.gold_located ? '' : 'not '}located, validator ${verdictWord(p.validator)}, ` +
+      `${p.agent ? `${p.agent.turns} agent turns, ` : ''}` +
       `${sum(p.steps, (s) => s.input_tokens)}+${sum(p.steps, (s) => s.output_tokens)} tokens`
     : '';
   return (
@@ -91,6 +92,14 @@ export function summaryMarkdown(results: InstanceResult[], title: string): strin
 
 const usd = (n: number) => `$${n.toFixed(4)}`;
 
+/** The middle value (the mean of the two middle ones for an even count); 0 for none. */
+export function median(values: number[]): number {
+  if (values.length === 0) return 0;
+  const sorted = [...values].sort((a, b) => a - b);
+  const mid = Math.floor(sorted.length / 2);
+  return sorted.length % 2 ? sorted[mid]! : (sorted[mid - 1]! + sorted[mid]!) / 2;
+}
+
 /** The model mode's totals: gold file located, edit failures, validator against judge, tokens, cost. */
 function modelFigures(results: InstanceResult[]): string[] {
   const runs = results.filter((r) => r.pipeline);
@@ -110,8 +119,16 @@ function modelFigures(results: InstanceResult[]): string[] {
   const cost = unpriced
     ? 'unknown (the price table does not know the model; EMEND_MODEL_PRICES)'
     : usd(sum(steps, (s) => s.cost_usd ?? 0));
+  const agent = runs.filter((r) => r.pipeline!.agent);
+  const turns = agent.map((r) => r.pipeline!.agent!.turns);
   return [
     `- model: ${models}`,
+    ...(agent.length
+      ? [
+          `- fixer: agent; turns ${turns.reduce((n, t) => n + t, 0)} in all, median ${median(turns)} per instance; ` +
+            `submitted in ${agent.filter((r) => r.pipeline!.agent!.submitted > 0).length} of ${agent.length}`,
+        ]
+      : []),
     `- gold file located: ${located} (${pct(located, runs.length)})`,
     `- edit-application failures: ${failedEdits} in ${runs.filter((r) => r.edits?.failures.length).length} ` +
       'instance(s) (blocks still refused when the fixer stopped)',
@@ -161,11 +178,49 @@ function modelSections(results: InstanceResult[]): string[] {
         `${sum(p.steps, (s) => s.output_tokens)} | ${cost} |`,
     );
   }
+  lines.push(...agentSection(runs));
   const failures = runs.filter((r) => r.pipeline!.failure);
   if (failures.length > 0) {
     lines.push('', '## Pipeline failures', '');
     for (const r of failures)
       lines.push(`- ${r.instance_id} (${r.pipeline!.failure!.step}): ${cell(r.pipeline!.failure!.reason)}`);
   }
+  return lines;
+}
+
+/** The agent fixer per instance: turns, tool calls, tokens and cost of the whole run, its wall time; medians last. */
+function agentSection(runs: InstanceResult[]): string[] {
+  const agent = runs.filter((r) => r.pipeline!.agent);
+  if (agent.length === 0) return [];
+  const lines = [
+    '',
+    '## Agent fixer per instance',
+    '',
+    "Turns are the fixer's model calls over its runs; tool calls by tool; tokens and cost are the whole " +
+      "pipeline's (every step); time is the instance's wall time (checkout, pipeline, judge).",
+    '',
+    '| instance | resolved | turns | bash | editor | submit | fixer runs | tokens in/out | cost | time |',
+    '|---|---|---|---|---|---|---|---|---|---|',
+  ];
+  const costOf = (r: InstanceResult) =>
+    r.pipeline!.steps.some((s) => s.cost_usd === null) ? null : sum(r.pipeline!.steps, (s) => s.cost_usd ?? 0);
+  for (const r of agent) {
+    const p = r.pipeline!;
+    const a = p.agent!;
+    const cost = costOf(r);
+    lines.push(
+      `| ${r.instance_id} | ${r.resolved ? 'yes' : 'no'} | ${a.turns} | ${a.tools.bash ?? 0} | ${a.tools.editor ?? 0} | ` +
+        `${a.submitted} | ${a.runs} | ${sum(p.steps, (s) => s.input_tokens)}/${sum(p.steps, (s) => s.output_tokens)} | ` +
+        `${cost === null ? '?' : usd(cost)} | ${secs(r.wall_ms)} |`,
+    );
+  }
+  const costs = agent.map(costOf);
+  const med = (pick: (r: InstanceResult) => number) => median(agent.map(pick));
+  lines.push(
+    `| **median** | | ${med((r) => r.pipeline!.agent!.turns)} | ${med((r) => r.pipeline!.agent!.tools.bash ?? 0)} | ` +
+      `${med((r) => r.pipeline!.agent!.tools.editor ?? 0)} | | | ${med((r) => sum(r.pipeline!.steps, (s) => s.input_tokens))}/` +
+      `${med((r) => sum(r.pipeline!.steps, (s) => s.output_tokens))} | ` +
+      `${costs.some((c) => c === null) ? '?' : usd(median(costs as number[]))} | ${secs(med((r) => r.wall_ms))} |`,
+  );
   return lines;
 }

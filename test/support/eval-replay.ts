@@ -3,7 +3,7 @@ import { editsFromUnifiedDiff, formatEdits } from '../../src/edits/from-diff.js'
 import type { Edit } from '../../src/edits/types.js';
 import { mirrorGitDir } from '../../src/eval/checkout.js';
 import type { Instance } from '../../src/eval/dataset.js';
-import { stepOf } from './fix-script.js';
+import { type ThinkingStep, stepOf } from './fix-script.js';
 import type { ModelRequest, Reply } from './scripted-model/server.js';
 
 /**
@@ -25,8 +25,11 @@ import type { ModelRequest, Reply } from './scripted-model/server.js';
 export type AnswerKind = 'gold' | 'tests' | 'wrong';
 export const KINDS: readonly AnswerKind[] = ['gold', 'tests', 'wrong'];
 
+/** A repository file's text at the base commit, or undefined when there is none. */
+export type ReadBase = (path: string) => string | undefined;
+
 /** A file at the instance's base commit, read from the mirror. */
-function reader(mirrors: string, instance: Instance): (path: string) => string | undefined {
+export function readerAtBase(mirrors: string, instance: Instance): ReadBase {
   const gitDir = mirrorGitDir(mirrors, instance.repo);
   return (path) => {
     if (!gitDir) return undefined;
@@ -34,6 +37,8 @@ function reader(mirrors: string, instance: Instance): (path: string) => string |
       return execFileSync('git', ['--git-dir', gitDir, 'show', `${instance.base_commit}:${path}`], {
         encoding: 'utf8',
         maxBuffer: 256 * 1024 * 1024,
+        // A file the commit does not have is an answer (undefined), not an error to print.
+        stdio: ['ignore', 'pipe', 'ignore'],
       });
     } catch {
       return undefined;
@@ -47,7 +52,7 @@ const comment = (path: string) =>
 
 /** The kind's answer: edit blocks against the files at the base commit. */
 function kindAnswer(mirrors: string, instance: Instance, kind: AnswerKind): string {
-  const read = reader(mirrors, instance);
+  const read = readerAtBase(mirrors, instance);
   const tests = editsFromUnifiedDiff(instance.test_patch, read).edits;
   if (kind === 'tests') return `A reproduction test only.\n\n${formatEdits(tests)}`;
   const gold = editsFromUnifiedDiff(instance.patch, read).edits;
@@ -63,8 +68,30 @@ const roundAnswer = (round: number) =>
   `No further change to the code.\n\n${formatEdits([{ kind: 'create', path: `emend-bench-round-${round}.txt`, content: 'round\n' }])}`;
 
 /** Which instance a request is about: the one whose problem statement's start the prompt quotes. */
-const instanceOf = (instances: Instance[], req: ModelRequest) =>
+export const instanceOf = (instances: Instance[], req: ModelRequest) =>
   instances.find((i) => req.text.includes(i.problem_statement.trim().slice(0, 160)));
+
+/** The planner's, re-rank's and inspector's answers: they add nothing (no likely files, the deterministic order kept, no insights). */
+export function structuredAnswer(step: Exclude<ThinkingStep, 'fixer'>): Reply {
+  switch (step) {
+    case 'planner':
+      return {
+        json: {
+          summary: 'Fix the issue.',
+          steps: ['Fix the issue.'],
+          likely_files: [],
+          new_files: [],
+          test_strategy: '',
+          risks: [],
+        },
+      };
+    case 'locator':
+      // Naming no file keeps the deterministic order.
+      return { json: { ranking: [] } };
+    case 'inspector':
+      return { json: { summary: 'No notes.', insights: [] } };
+  }
+}
 
 export function answerer(
   mirrors: string,
@@ -74,23 +101,12 @@ export function answerer(
   const fixerCalls = new Map<string, number>();
   return (req) => {
     const instance = instanceOf(instances, req);
-    switch (stepOf(req)) {
+    const step = stepOf(req);
+    switch (step) {
       case 'planner':
-        return {
-          json: {
-            summary: 'Fix the issue.',
-            steps: ['Fix the issue.'],
-            likely_files: [],
-            new_files: [],
-            test_strategy: '',
-            risks: [],
-          },
-        };
       case 'locator':
-        // Naming no file keeps the deterministic order.
-        return { json: { ranking: [] } };
       case 'inspector':
-        return { json: { summary: 'No notes.', insights: [] } };
+        return structuredAnswer(step);
       case 'fixer': {
         if (!instance) return { status: 400, body: 'bench: no instance for this prompt' };
         const n = fixerCalls.get(instance.instance_id) ?? 0;
