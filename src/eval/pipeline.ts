@@ -49,6 +49,9 @@ export interface AgentTurns {
   runs: number;
   /** The commands it ran (their first 200 characters) and how each ended: an exit code, null for a timeout or a limit. */
   commands: { command: string; exit_code: number | null }[];
+  /** Editor calls refused (a passage not found, the plan's file bound): how many, and the first five with why. */
+  editor_refused: number;
+  refusals: { action: string; reason: string }[];
 }
 
 /** What the fix pipeline did to one instance's checkout. */
@@ -219,11 +222,20 @@ async function agentTurns(deps: Deps, taskId: string, steps: StepRun[]): Promise
     .orderBy(taskLogs.id);
   const tools: Record<string, number> = {};
   const commands: AgentTurns['commands'] = [];
+  const refusals: AgentTurns['refusals'] = [];
+  let refused = 0;
   for (const { output } of rows) {
-    const record = output.agent_turn as { tool?: unknown; action?: unknown; exit_code?: unknown } | undefined;
+    const record = output.agent_turn as
+      | { tool?: unknown; action?: unknown; exit_code?: unknown; ok?: unknown; observation?: unknown }
+      | undefined;
     if (!record) continue;
     const tool = String(record.tool);
     tools[tool] = (tools[tool] ?? 0) + 1;
+    if (tool === 'editor' && record.ok === false) {
+      refused++;
+      if (refusals.length < 5)
+        refusals.push({ action: String(record.action), reason: String(record.observation).slice(0, 300) });
+    }
     if (tool === 'bash')
       commands.push({
         command: String(record.action).slice(0, 200),
@@ -238,6 +250,8 @@ async function agentTurns(deps: Deps, taskId: string, steps: StepRun[]): Promise
     submitted: tools.submit ?? 0,
     runs: fixer.length,
     commands,
+    editor_refused: refused,
+    refusals,
   };
 }
 

@@ -196,7 +196,14 @@ describe('emend eval --fixer agent', { timeout: 240_000 }, () => {
       expect(p.steps.map((s) => s.step)).toEqual(['planner', 'locator', 'inspector', 'fixer', 'validator']);
       expect(p.validator).toBe(true);
       // ls, grep, view, the fix, the test, the tests run, submit.
-      expect(p.agent).toMatchObject({ turns: 7, tools: { bash: 3, editor: 3, submit: 1 }, submitted: 1, runs: 1 });
+      expect(p.agent).toMatchObject({
+        turns: 7,
+        tools: { bash: 3, editor: 3, submit: 1 },
+        submitted: 1,
+        runs: 1,
+        editor_refused: 0,
+        refusals: [],
+      });
       // The tests run as the opening shows them (the validator's command), with the changed test file.
       const opening = model.calls.find(
         (c) => c.tools.includes('bash') && c.text.includes(r.instance_id.includes('py') ? 'calc.py' : 'lib.js'),
