@@ -1,7 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { CALC_REPO, calcStepReply } from '../../../support/fix-script.js';
+import { approveGate, waitForStatus } from '../../../support/engine.js';
 import { newAccount } from '../../../support/harness.js';
-import { type ModelService, runFixTask, startModelService } from '../../../support/model-service.js';
+import { type ModelService, postFixTask, runFixTask, startModelService } from '../../../support/model-service.js';
 import type { ModelRequest, Reply, ToolCallReply } from '../../../support/scripted-model/types.js';
 
 /**
@@ -124,5 +125,29 @@ describe('the agent fixer in the repository’s environment', { timeout: 180_000
     const diff = String(run.byStep('fixer').at(-1)!.output.diff);
     expect(diff).toContain('+    return a + b');
     expect(diff).not.toContain('a ** b');
+  });
+
+  it('the diff gate holds the agent’s change for approval, as it holds the pipeline fixer’s', async () => {
+    const { owner, repoUrl } = await repoWithSetup('calc-gate');
+    const script: ToolCallReply[][] = [
+      [replace('calc/ops.py', '    return a - b', '    return a + b')],
+      [submit('adds')],
+    ];
+    const before = fixerCalls().length;
+    svc.model.respond((req: ModelRequest): Reply | undefined =>
+      req.tools.includes('bash') ? { toolCalls: script[fixerCalls().length - before - 1]! } : calcStepReply(req),
+    );
+    const id = await postFixTask(svc.h, owner.auth, repoUrl, { approval_mode: 'manual' });
+    await waitForStatus(svc.h, id, 'awaiting_plan', 60_000);
+    expect((await approveGate(svc.h, owner.auth, id, { stage: 'plan' })).statusCode).toBe(200);
+    const waiting = await waitForStatus(svc.h, id, 'awaiting_diff', 60_000);
+    expect(waiting.diffSummary).toContain('+    return a + b');
+    // Nothing of the validator ran before the approval.
+    expect((await getTask(id, owner.auth)).logs.some((l) => l.step === 'validator')).toBe(false);
+    expect((await approveGate(svc.h, owner.auth, id, { stage: 'diff' })).statusCode).toBe(200);
+    const done = await waitForStatus(svc.h, id, ['done', 'failed'], 100_000);
+    expect(done.status).toBe('done');
+    const task = (await svc.h.app.inject({ method: 'GET', url: `/v1/tasks/${id}`, headers: owner.auth })).json().task;
+    expect(task.pr_url).toBeTruthy();
   });
 });
