@@ -55,9 +55,10 @@ export interface Config {
    */
   validator: { testTimeoutMs: number; envCacheBytes: number };
   /**
-   * Which fixer runs (EMEND_FIXER): the one-shot pipeline fixer, or the agent that runs commands
-   * in the sandbox (docs/agent.md); and the agent's limits: model turns, the loop's wall time,
-   * one command's time.
+   * The default fixer (EMEND_FIXER) of tasks that name none and whose account has no default: the
+   * one-shot pipeline fixer, or the agent that runs commands in the sandbox (docs/agent.md), if the
+   * task's plan offers it; and the agent's ceilings over every plan's limits (model turns, the
+   * loop's wall time) and one command's time.
    */
   fixer: { kind: FixerKind; agentTurns: number; agentWallMs: number; agentCommandMs: number };
   /** Scaffolded sites: size limits and the browser that checks them. */
@@ -142,8 +143,9 @@ export function loadConfig(env: Env = process.env): Config {
         oneOf(FIXER_KINDS, () => `expected one of ${FIXER_KINDS.join(', ')}`),
         'pipeline',
       ),
-      agentTurns: read(env, 'EMEND_AGENT_TURNS', integer(1, 500), 40),
-      agentWallMs: read(env, 'EMEND_AGENT_WALL_S', integer(10, 86_400), 1_200) * 1000,
+      // Ceilings over every plan's own agent limits (src/accounts/billing-plan.ts): above the largest by default.
+      agentTurns: read(env, 'EMEND_AGENT_TURNS', integer(1, 500), 100),
+      agentWallMs: read(env, 'EMEND_AGENT_WALL_S', integer(10, 86_400), 3_600) * 1000,
       agentCommandMs: read(env, 'EMEND_AGENT_COMMAND_S', integer(1, 3_600), 120) * 1000,
     },
     site: {

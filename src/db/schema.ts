@@ -1,4 +1,5 @@
 import { sql } from 'drizzle-orm';
+import type { FixerKind } from '../config/config.js';
 import {
   bigserial,
   boolean,
@@ -28,6 +29,8 @@ export const accounts = pgTable(
     useByok: boolean('use_byok').notNull().default(false),
     isAdmin: boolean('is_admin').notNull().default(false),
     approvalMode: text('approval_mode').notNull().default('auto'),
+    /** The fixer of the account's tasks that name none (POST /v1/me/settings); null: the operator's default. */
+    fixer: text('fixer').$type<FixerKind>(),
     createdAt: ts('created_at').notNull(),
   },
   (t) => [index('accounts_email_idx').on(t.email)],
@@ -106,6 +109,8 @@ export const tasks = pgTable(
     mode: text('mode').notNull(),
     status: text('status').notNull(),
     approvalMode: text('approval_mode').notNull().default('auto'),
+    /** The fixer the task runs, decided when it was created (src/accounts/fixer-choice.ts); scaffold tasks: pipeline. */
+    fixer: text('fixer').$type<FixerKind>().notNull().default('pipeline'),
     prompt: text('prompt').notNull(),
     repoUrl: text('repo_url'),
     repoOwner: text('repo_owner'),

@@ -143,7 +143,9 @@ export async function continueTask(
     const who = { accountId: auth.account.id, tokenId: auth.tokenId, isDemo: false };
     const admission = await admitTask(tx, who, 'continue', now);
     const progress: Progress = { outputs, next, approved: { plan: true } };
-    const row = await insertAdmitted(tx, who, admission, { ...inherited(parent), progress }, now);
+    // The parent's fixer, unless the plan no longer offers it (the default every plan has, then).
+    const fixer = admission.limits.fixers.includes(parent.fixer) ? parent.fixer : 'pipeline';
+    const row = await insertAdmitted(tx, who, admission, { ...inherited(parent), fixer, progress }, now);
     // The reused steps show in the child's log, with the parent's outputs.
     for (const { step, output } of reused) {
       await tx.insert(taskLogs).values({

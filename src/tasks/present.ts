@@ -24,6 +24,7 @@ export function taskJson(t: Task) {
     repo_name: t.repoName,
     base_branch: t.baseBranch,
     approval_mode: t.approvalMode,
+    fixer: t.fixer,
     parent_id: t.parentId,
     pr_url,
     deployed_url,

@@ -1,6 +1,8 @@
 import { and, count, eq, gte } from 'drizzle-orm';
 import type { AuthContext } from '../accounts/authenticate.js';
-import { billingPlan } from '../accounts/billing-plan.js';
+import { billingPlan, billingPlanNameOf } from '../accounts/billing-plan.js';
+import { checkFixerAllowed, chooseFixer } from '../accounts/fixer-choice.js';
+import type { FixerKind } from '../config/config.js';
 import { type TaskTrigger, taskLogs, tasks } from '../db/schema.js';
 import type { Tx } from '../db/client.js';
 import type { Deps } from '../deps.js';
@@ -19,6 +21,8 @@ export interface CreateTaskInput {
   repo_url?: string;
   base_branch?: string;
   approval_mode?: 'auto' | 'manual';
+  /** Fix tasks: the fixer to run; default: the account's setting, else the operator's (docs/agent.md). */
+  fixer?: FixerKind;
 }
 
 /** Work the caller adds to the transaction that creates a task (storing an idempotent answer). */
@@ -61,6 +65,8 @@ function checkInput(deps: Pick<Deps, 'config'>, input: CreateTaskInput) {
     throw new AppError('bad_request', `base_branch: "${baseBranch}" is not a valid branch name`);
   if (taskType === 'scaffold') {
     if (input.repo_url !== undefined) throw new AppError('bad_request', 'repo_url: scaffold tasks take no repository');
+    if (input.fixer !== undefined)
+      throw new AppError('bad_request', "fixer: scaffold tasks take no fixer (the site's own steps build them)");
     const refusal = refusalFor(prompt);
     if (refusal) throw new AppError('bad_request', `prompt: emend does not build sites for ${refusal}`);
     return { taskType, prompt, baseBranch, repo: null };
@@ -80,9 +86,14 @@ export async function createTask(
   options: CreateOptions = {},
 ): Promise<Task> {
   const { taskType, prompt, baseBranch, repo } = checkInput(deps, input);
+  const isDemo = auth.tokenKind === 'demo';
+  // A fixer the plan refuses is the request's fault: said before the code host is asked or anything is counted.
+  if (input.fixer !== undefined) {
+    const planName = billingPlanNameOf(isDemo ? 'demo' : auth.account.plan);
+    checkFixerAllowed('fixer', input.fixer, billingPlan(planName), planName);
+  }
   if (repo) {
     // Asked of the code host before the account row is locked: a slow host must not hold the lock.
-    const isDemo = auth.tokenKind === 'demo';
     await checkRepoAccess(deps, {
       account: auth.account,
       isDemo,
@@ -94,12 +105,24 @@ export async function createTask(
   return deps.db.transaction(async (tx) => {
     const who = { accountId: auth.account.id, tokenId: auth.tokenId, isDemo: auth.tokenKind === 'demo' };
     const admission = await admitTask(tx, who, options.followUpOf ? 'follow_up' : 'new', now);
+    // Decided on the locked row, once: the task keeps it whatever the account's setting becomes.
+    const fixer =
+      taskType === 'scaffold'
+        ? 'pipeline'
+        : chooseFixer({
+            requested: input.fixer,
+            accountDefault: admission.account.fixer,
+            operatorDefault: deps.config.fixer.kind,
+            plan: admission.limits,
+            planName: admission.planName,
+          });
     const task = await insertAdmitted(
       tx,
       who,
       admission,
       {
         taskType,
+        fixer,
         approvalMode: input.approval_mode ?? admission.account.approvalMode,
         prompt,
         repoUrl: repo?.url ?? null,

@@ -82,7 +82,7 @@ describe('GET /v1/me and POST /v1/me/byok', () => {
           payload: { approval_mode: 'manual' },
         })
       ).json(),
-    ).toEqual({ approval_mode: 'manual' });
+    ).toEqual({ approval_mode: 'manual', fixer: null });
     const task = await h.app.inject({
       method: 'POST',
       url: '/v1/tasks',

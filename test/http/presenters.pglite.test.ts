@@ -20,6 +20,7 @@ const finished: TaskRow = {
   mode: 'pr',
   status: 'done',
   approvalMode: 'auto',
+  fixer: 'agent',
   prompt: 'Fix the crash in Session.send when the proxy URL has no scheme',
   repoUrl: 'https://github.com/psf/requests',
   repoOwner: 'psf',

@@ -179,10 +179,20 @@ describe('POST /v1/tasks', () => {
     expect(over.json().error).toBe('FREE_LIMIT_REACHED');
     const limits = await h.app.inject({ method: 'GET', url: '/v1/tasks/limits', headers: auth });
     expect(limits.json()).toEqual({
-      limits: { monthly: 10, concurrent: 1, maxFiles: 5, maxRetries: 1, mode: 'preview' },
+      limits: {
+        monthly: 10,
+        concurrent: 1,
+        maxFiles: 5,
+        maxRetries: 1,
+        mode: 'preview',
+        fixers: ['pipeline'],
+        agentTurns: 20,
+        agentWallMs: 600_000,
+      },
       used_this_month: 10,
       plan: 'free',
       use_byok: false,
+      fixer: 'pipeline',
     });
     await h.app.inject({ method: 'POST', url: '/v1/me/byok', headers: auth, payload: { enabled: true } });
     expect((await post(auth, { prompt: 'with my key', repo_url: REPO })).statusCode).toBe(201);

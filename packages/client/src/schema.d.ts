@@ -257,7 +257,10 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** Account settings: the default approval mode of new tasks */
+        /**
+         * Account settings: the default approval mode and fixer of new tasks
+         * @description Fields left out stay as they are (an empty body answers the settings). `fixer` null clears it (the server’s default then applies); a fixer your plan does not offer is a 400. A saved fixer your plan stops offering (a downgrade) reads as pipeline.
+         */
         post: operations["updateSettings"];
         delete?: never;
         options?: never;
@@ -1121,6 +1124,11 @@ export interface components {
             base_branch: string;
             /** @enum {string} */
             approval_mode: "auto" | "manual";
+            /**
+             * @description the fixer the task runs, decided when it was created: its own choice, else the account’s default, else the server’s (docs/agent.md); scaffold tasks: pipeline
+             * @enum {string}
+             */
+            fixer: "pipeline" | "agent";
             parent_id: string | null;
             pr_url: string | null;
             deployed_url: string | null;
@@ -1246,6 +1254,7 @@ export interface components {
             use_byok: boolean;
             /** @enum {string} */
             approval_mode: "auto" | "manual";
+            fixer: ("pipeline" | "agent") | null;
             scm: string | null;
             github?: string | null;
             gitlab?: string | null;
@@ -1549,6 +1558,11 @@ export interface operations {
                      * @enum {string}
                      */
                     approval_mode?: "auto" | "manual";
+                    /**
+                     * @description fix tasks: pipeline (one answer per round) or agent (a tool-using loop in the sandbox); default: the account’s setting, else the server’s. One the plan does not offer is a 400; scaffold tasks take none
+                     * @enum {string}
+                     */
+                    fixer?: "pipeline" | "agent";
                 };
             };
         };
@@ -1652,11 +1666,22 @@ export interface operations {
                             maxRetries: number;
                             /** @enum {string} */
                             mode: "preview" | "pr";
+                            /** @description the fixers this plan offers */
+                            fixers: ("pipeline" | "agent")[];
+                            /** @description the agent fixer’s model turns at most (the plan’s, capped by the server’s) */
+                            agentTurns: number;
+                            /** @description the agent fixer’s wall time at most, in ms (the plan’s, capped by the server’s) */
+                            agentWallMs: number;
                         };
                         used_this_month: number;
                         /** @enum {string} */
                         plan: "free" | "pro" | "scale" | "demo";
                         use_byok: boolean;
+                        /**
+                         * @description the fixer a new fix task that names none runs: your default, else the server’s, if the plan offers it
+                         * @enum {string}
+                         */
+                        fixer: "pipeline" | "agent";
                     };
                 };
             };
@@ -2344,14 +2369,10 @@ export interface operations {
         };
         requestBody: {
             content: {
-                /**
-                 * @example {
-                 *       "approval_mode": "manual"
-                 *     }
-                 */
                 "application/json": {
                     /** @enum {string} */
-                    approval_mode: "auto" | "manual";
+                    approval_mode?: "auto" | "manual";
+                    fixer?: ("pipeline" | "agent") | null;
                 };
             };
         };
@@ -2364,6 +2385,7 @@ export interface operations {
                 content: {
                     "application/json": {
                         approval_mode: string;
+                        fixer: ("pipeline" | "agent") | null;
                     };
                 };
             };

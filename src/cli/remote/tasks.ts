@@ -6,6 +6,7 @@ import { followTask } from './follow.js';
 import { EXIT, type Output, coloredDiff, elapsed, oneLine, paintStatus, printJson, table } from './output.js';
 import { type Act, type RemoteContext, leaf } from './context.js';
 import { TASK_STATUSES } from '../../tasks/states.js';
+import { FIXER_KINDS, type FixerKind } from '../../config/config.js';
 import type { Log, Task, TaskStatus } from '@emend/client';
 
 interface CreateFlags {
@@ -15,6 +16,7 @@ interface CreateFlags {
   base?: string;
   scaffold?: boolean;
   manual?: boolean;
+  fixer?: FixerKind;
   follow?: boolean;
   json?: boolean;
 }
@@ -25,6 +27,7 @@ function createBody(flags: CreateFlags, cmd: Command): CreateTaskBody {
     cmd.error('task create needs one of --prompt and --prompt-file', { exitCode: EXIT.usage });
   if (flags.scaffold && flags.repo) cmd.error('a --scaffold task takes no --repo', { exitCode: EXIT.usage });
   if (!flags.scaffold && !flags.repo) cmd.error('task create needs --repo (or --scaffold)', { exitCode: EXIT.usage });
+  if (flags.scaffold && flags.fixer) cmd.error('a --scaffold task takes no --fixer', { exitCode: EXIT.usage });
   let prompt = flags.prompt;
   if (flags.promptFile !== undefined) {
     try {
@@ -39,6 +42,7 @@ function createBody(flags: CreateFlags, cmd: Command): CreateTaskBody {
     ...(flags.base ? { base_branch: flags.base } : {}),
     ...(flags.scaffold ? { task_type: 'scaffold' as const } : {}),
     ...(flags.manual ? { approval_mode: 'manual' as const } : {}),
+    ...(flags.fixer ? { fixer: flags.fixer } : {}),
   };
 }
 
@@ -98,7 +102,7 @@ function taskFields(task: Task, o: Output): string[] {
   const fields: [string, string | null][] = [
     ['id', task.id],
     ['status', paintStatus(task.status, o.color)],
-    ['type', `${task.task_type} (${task.mode}, approval ${task.approval_mode})`],
+    ['type', `${task.task_type} (${task.mode}, approval ${task.approval_mode}, ${task.fixer} fixer)`],
     ['repo', task.repo_url && `${task.repo_url} @ ${task.base_branch}`],
     ['prompt', oneLine(task.prompt, 200)],
     ['pr', task.pr_url],
@@ -190,6 +194,11 @@ export function taskCommands(program: Command, act: Act): void {
     .option('--base <branch>', 'the branch to start from (default main)')
     .option('--scaffold', 'scaffold a site instead of fixing a repository')
     .option('--manual', 'stop at the plan and diff gates for approval')
+    .addOption(
+      new Option('--fixer <fixer>', "fix tasks: the fixer to run (default: your account's, else the server's)").choices(
+        FIXER_KINDS,
+      ),
+    )
     .option('--follow', 'show progress until the task ends; the exit code says how it ended')
     .action(act(create));
   leaf(task, 'list', 'your tasks, newest first (the last 100 unless --limit)')

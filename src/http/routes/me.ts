@@ -7,7 +7,9 @@ import type { AuthContext } from '../../accounts/authenticate.js';
 import type { Deps } from '../../deps.js';
 import { caller } from '../auth.js';
 import { providerKeyJson } from './keys.js';
-import { ApprovalMode } from './tasks.js';
+import { ApprovalMode, Fixer } from './tasks.js';
+import { billingPlan, billingPlanNameOf } from '../../accounts/billing-plan.js';
+import { checkFixerAllowed } from '../../accounts/fixer-choice.js';
 import { errorResponses } from '../errors.js';
 import { Nullable, StringEnum, Timestamp, Uuid, described } from '../schema-parts.js';
 import { BILLING_PLAN_NAMES } from '../../config/billing-plans.js';
@@ -24,6 +26,9 @@ export const Profile = Type.Object(
     credits: Type.Integer(),
     use_byok: Type.Boolean(),
     approval_mode: ApprovalMode,
+    fixer: Nullable(
+      Fixer('the fixer of your fix tasks that name none (POST /v1/me/settings); null: the server’s default'),
+    ),
     scm: Nullable(Type.String({ description: 'login on the default (first) code host; null when not connected' })),
     ...Object.fromEntries(
       SCM_KINDS.map((brand) => [
@@ -72,6 +77,7 @@ export function profileJson(
     credits: account.credits,
     use_byok: account.useByok,
     approval_mode: account.approvalMode,
+    fixer: account.fixer,
     scm: first.login,
     [first.host.kind.brand]: first.login,
     scm_hosts: hosts.map(({ host, login }) => ({
@@ -143,24 +149,46 @@ export const meRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = async (app, {
       schema: {
         tags: ['account'],
         operationId: 'updateSettings',
-        summary: 'Account settings: the default approval mode of new tasks',
+        summary: 'Account settings: the default approval mode and fixer of new tasks',
+        description:
+          'Fields left out stay as they are (an empty body answers the settings). `fixer` null clears it (the server’s default then applies); a fixer ' +
+          'your plan does not offer is a 400. A saved fixer your plan stops offering (a downgrade) reads as pipeline.',
         body: Type.Object(
-          { approval_mode: StringEnum(['auto', 'manual'] as const) },
-          { additionalProperties: false, examples: [{ approval_mode: 'manual' }] },
+          {
+            approval_mode: Type.Optional(StringEnum(['auto', 'manual'] as const)),
+            fixer: Type.Optional(
+              Nullable(Fixer('the fixer of your fix tasks that name none (docs/agent.md); null: the server’s default')),
+            ),
+          },
+          {
+            additionalProperties: false,
+            examples: [{ approval_mode: 'manual' }, { fixer: 'agent' }, { fixer: null }],
+          },
         ),
         response: {
-          200: described('the settings as stored', Type.Object({ approval_mode: Type.String() })),
+          200: described(
+            'the settings as stored',
+            Type.Object({ approval_mode: Type.String(), fixer: Nullable(Fixer('your default fixer')) }),
+          ),
           ...errorResponses(400, 401, 403),
         },
       },
     },
     async (request) => {
-      const [row] = await deps.db
-        .update(accounts)
-        .set({ approvalMode: request.body.approval_mode })
-        .where(eq(accounts.id, caller(request).account.id))
-        .returning({ approvalMode: accounts.approvalMode });
-      return { approval_mode: row!.approvalMode };
+      const { account } = caller(request);
+      const { approval_mode, fixer } = request.body;
+      const planName = billingPlanNameOf(account.plan);
+      if (fixer) checkFixerAllowed('fixer', fixer, billingPlan(planName), planName);
+      const change = {
+        ...(approval_mode !== undefined ? { approvalMode: approval_mode } : {}),
+        ...(fixer !== undefined ? { fixer } : {}),
+      };
+      const columns = { approvalMode: accounts.approvalMode, fixer: accounts.fixer };
+      const [row] =
+        Object.keys(change).length === 0
+          ? await deps.db.select(columns).from(accounts).where(eq(accounts.id, account.id))
+          : await deps.db.update(accounts).set(change).where(eq(accounts.id, account.id)).returning(columns);
+      return { approval_mode: row!.approvalMode, fixer: row!.fixer };
     },
   );
 };

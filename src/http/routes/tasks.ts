@@ -1,6 +1,8 @@
 import { type FastifyPluginAsyncTypebox, Type } from '@fastify/type-provider-typebox';
-import { isBillingPlanName, billingPlan } from '../../accounts/billing-plan.js';
+import { agentLimits, billingPlan, billingPlanNameOf } from '../../accounts/billing-plan.js';
+import { chooseFixer } from '../../accounts/fixer-choice.js';
 import { BILLING_PLAN_NAMES } from '../../config/billing-plans.js';
+import { FIXER_KINDS } from '../../config/config.js';
 import type { Deps } from '../../deps.js';
 import { countTaskPost } from '../../tasks/rate-limit.js';
 import { deleteTask } from '../../tasks/delete.js';
@@ -24,6 +26,7 @@ export const TaskStatus = StringEnum(TASK_STATUSES);
 const TaskMode = StringEnum(['preview', 'pr'] as const);
 const TaskType = StringEnum(['fix', 'scaffold'] as const);
 export const ApprovalMode = StringEnum(['auto', 'manual'] as const);
+export const Fixer = (description: string) => StringEnum(FIXER_KINDS, { description });
 
 const TaskTrigger = Type.Object(
   {
@@ -51,6 +54,10 @@ export const Task = Type.Object(
     repo_name: Nullable(Type.String()),
     base_branch: Type.String(),
     approval_mode: ApprovalMode,
+    fixer: Fixer(
+      'the fixer the task runs, decided when it was created: its own choice, else the account’s default, else the ' +
+        'server’s (docs/agent.md); scaffold tasks: pipeline',
+    ),
     parent_id: Nullable(Uuid({ description: 'the preview this task continues' })),
     pr_url: Nullable(Url()),
     deployed_url: Nullable(Url({ description: 'scaffold tasks: the live site' })),
@@ -141,6 +148,12 @@ const CreateTaskBody = Type.Object(
         description: 'manual enables the plan and diff gates; default: the account setting',
       }),
     ),
+    fixer: Type.Optional(
+      Fixer(
+        'fix tasks: pipeline (one answer per round) or agent (a tool-using loop in the sandbox); default: the ' +
+          'account’s setting, else the server’s. One the plan does not offer is a 400; scaffold tasks take none',
+      ),
+    ),
   },
   {
     additionalProperties: false,
@@ -148,6 +161,11 @@ const CreateTaskBody = Type.Object(
       {
         prompt: 'Fix the crash in Session.send when the proxy URL has no scheme',
         repo_url: 'https://github.com/psf/requests',
+      },
+      {
+        prompt: 'Session.send ignores a timeout given as a tuple; find out why and fix it',
+        repo_url: 'https://github.com/psf/requests',
+        fixer: 'agent',
       },
       { prompt: 'A landing page for a bakery in Lyon, with opening hours and a map', task_type: 'scaffold' },
     ],
@@ -190,10 +208,16 @@ const Limits = Type.Object({
     maxFiles: Count(),
     maxRetries: Count(),
     mode: TaskMode,
+    fixers: Type.Array(Fixer('a fixer a task may choose'), { description: 'the fixers this plan offers' }),
+    agentTurns: Count({ description: 'the agent fixer’s model turns at most (the plan’s, capped by the server’s)' }),
+    agentWallMs: Count({
+      description: 'the agent fixer’s wall time at most, in ms (the plan’s, capped by the server’s)',
+    }),
   }),
   used_this_month: Count(),
   plan: StringEnum(BILLING_PLAN_NAMES),
   use_byok: Type.Boolean(),
+  fixer: Fixer('the fixer a new fix task that names none runs: your default, else the server’s, if the plan offers it'),
 });
 
 export const taskRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = async (app, { deps }) => {
@@ -268,14 +292,30 @@ export const taskRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = async (app,
     async (request) => {
       const auth = caller(request);
       // A stored plan is always a plan name (accounts.ts checks it); an unknown one reads as free, as billingPlan does.
-      const stored = auth.account.plan;
-      const plan = auth.tokenKind === 'demo' ? 'demo' : isBillingPlanName(stored) ? stored : 'free';
-      const { monthly, concurrent, maxFiles, maxRetries, mode } = billingPlan(plan);
+      const plan = billingPlanNameOf(auth.tokenKind === 'demo' ? 'demo' : auth.account.plan);
+      const limits = billingPlan(plan);
+      const { monthly, concurrent, maxFiles, maxRetries, mode, fixers } = limits;
+      const agent = agentLimits(limits, deps.config.fixer);
       return {
-        limits: { monthly, concurrent, maxFiles, maxRetries, mode },
+        limits: {
+          monthly,
+          concurrent,
+          maxFiles,
+          maxRetries,
+          mode,
+          fixers: [...fixers],
+          agentTurns: agent.turns,
+          agentWallMs: agent.wallMs,
+        },
         used_this_month: await usedThisMonth(deps, auth),
         plan,
         use_byok: auth.account.useByok,
+        fixer: chooseFixer({
+          accountDefault: auth.account.fixer,
+          operatorDefault: deps.config.fixer.kind,
+          plan: limits,
+          planName: plan,
+        }),
       };
     },
   );

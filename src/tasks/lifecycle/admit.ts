@@ -1,7 +1,8 @@
 import { and, count, eq, gte, inArray } from 'drizzle-orm';
 import type { Account } from '../../accounts/accounts.js';
 import { holdCredit } from '../../accounts/credits.js';
-import { type BillingPlan, type TaskMode, billingPlan } from '../../accounts/billing-plan.js';
+import { type BillingPlan, type TaskMode, billingPlan, billingPlanNameOf } from '../../accounts/billing-plan.js';
+import type { BillingPlanName } from '../../config/billing-plans.js';
 import type { Tx } from '../../db/client.js';
 import { accounts, tasks } from '../../db/schema.js';
 import { AppError } from '../../errors.js';
@@ -27,6 +28,8 @@ export interface Admitter {
 
 export interface Admission {
   account: Account;
+  /** The plan the task is admitted on: a demo token's own, else the account's. */
+  planName: BillingPlanName;
   limits: BillingPlan;
   mode: TaskMode;
   byok: boolean;
@@ -52,7 +55,8 @@ export function monthStart(now: Date): Date {
 export async function admitTask(tx: Tx, who: Admitter, kind: AdmissionKind, now: Date): Promise<Admission> {
   const [account] = await tx.select().from(accounts).where(eq(accounts.id, who.accountId)).for('update');
   if (!account) throw new AppError('invalid_token', 'the account behind this token no longer exists');
-  const limits = billingPlan(who.isDemo ? 'demo' : account.plan);
+  const planName = billingPlanNameOf(who.isDemo ? 'demo' : account.plan);
+  const limits = billingPlan(planName);
   const byok = !who.isDemo && account.useByok;
   if (kind !== 'continue') await checkMonthlyQuota(tx, who, account, limits, now);
   const mode = kind === 'new' ? limits.mode : 'pr';
@@ -69,7 +73,7 @@ export async function admitTask(tx: Tx, who: Admitter, kind: AdmissionKind, now:
       5,
     );
   }
-  return { account, limits, mode, byok, holdsCredit };
+  return { account, planName, limits, mode, byok, holdsCredit };
 }
 
 /** Demo tokens count their tasks for life; other accounts count this month's, unless under BYOK. */
