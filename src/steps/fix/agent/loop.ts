@@ -1,5 +1,6 @@
 import type { ModelMessage } from 'ai';
 import type { ModelClient, ToolCallMade } from '../../../llm/client.js';
+import { charsForTokens } from '../../../llm/usage.js';
 import type { Sandbox } from '../../../sandbox/types.js';
 import { clip } from '../../../text/clip.js';
 import type { Editor } from './editor.js';
@@ -66,8 +67,12 @@ interface LoopOptions {
   now(): number;
 }
 
-/** How much of the window the conversation may take before old observations are elided. */
+/** How much of a large window the conversation may take before old observations are elided. */
 const HISTORY_SHARE = 0.6;
+/** The longest answer a turn asks for (less on a small window). */
+const OUTPUT_TOKENS = 4_000;
+/** Room kept for what the estimate of a prompt does not see (the tools' definitions). */
+const FIT_MARGIN_CHARS = 2_000;
 /** An observation kept in the log record, at most: its head and its tail, as the model sees it. */
 const RECORD_CHARS = { head: 800, tail: 1_200 };
 const ELIDED = '[observation elided to keep the conversation within the model’s window]';
@@ -111,7 +116,14 @@ export async function agentLoop(o: LoopOptions): Promise<AgentRun> {
     return { exitCode: ran.exitCode, observation: o.redact(ran.observation) };
   };
   const started = o.now();
-  const maxChars = Math.floor(o.model.contextWindow * 4 * HISTORY_SHARE);
+  const window = o.model.contextWindow;
+  // An answer's room, and what the conversation may take: the window less that room and the
+  // system prompt (as the client counts a prompt), and at most HISTORY_SHARE of a large window.
+  const outputTokens = Math.min(OUTPUT_TOKENS, Math.floor(window / 4));
+  const maxChars = Math.min(
+    Math.floor(window * 4 * HISTORY_SHARE),
+    charsForTokens(window - outputTokens) - o.system.length - FIT_MARGIN_CHARS,
+  );
   for (let turn = 1; turn <= o.limits.turns; turn++) {
     if (o.now() - started > o.limits.wallMs)
       return {
@@ -122,7 +134,12 @@ export async function agentLoop(o: LoopOptions): Promise<AgentRun> {
         messages,
       };
     trim(messages, maxChars);
-    const answer = await o.model.turn({ system: o.system, messages, tools: AGENT_TOOLS, maxOutputTokens: 4_000 });
+    const answer = await o.model.turn({
+      system: o.system,
+      messages,
+      tools: AGENT_TOOLS,
+      maxOutputTokens: outputTokens,
+    });
     messages.push(...answer.messages);
     const record = async (r: Omit<TurnRecord, 'turn' | 'tokens' | 'cost_usd'>) => {
       const spent = o.spent();

@@ -108,4 +108,51 @@ describe('the agent fixer with the models people bring', { timeout: 120_000 }, (
     expect(third.text).toContain('Call a tool');
     expect(String(byStep('fixer').at(-1)!.output.diff)).toContain('+    return a + b');
   });
+
+  it('a conversation outgrowing the model’s window loses its oldest observations, never the request', async () => {
+    const { owner, repoUrl } = await calcRepo('calc-window');
+    const key = 'sk-own-small-window';
+    svc.model.validKeys.add(key);
+    // 8,192 tokens: the conversation may take 60 % of about 32K characters.
+    const saved = await svc.h.app.inject({
+      method: 'POST',
+      url: '/v1/me/keys',
+      headers: owner.auth,
+      payload: {
+        provider: 'openai',
+        api_key: key,
+        base_url: svc.model.urls.openai,
+        default_model: 'small-window',
+        context_window: 8_192,
+      },
+    });
+    expect(saved.statusCode, saved.body).toBe(201);
+    const byok = await svc.h.app.inject({
+      method: 'POST',
+      url: '/v1/me/byok',
+      headers: owner.auth,
+      payload: { enabled: true },
+    });
+    expect(byok.statusCode, byok.body).toBe(200);
+    const print = (letter: string) => ({ name: 'bash', args: { command: `python3 -c "print('${letter}' * 7000)"` } });
+    const turns: ToolCallReply[][] = [
+      [print('Q')],
+      [print('R')],
+      [print('S')],
+      [fix],
+      [{ name: 'submit', args: { summary: 'done' } }],
+    ];
+    let turn = 0;
+    const before = svc.model.calls.filter((c) => c.tools.includes('bash')).length;
+    svc.model.respond((req): Reply | undefined =>
+      req.tools.includes('bash') ? { toolCalls: turns[turn++]! } : calcStepReply(req),
+    );
+    await runFixTask(svc.h, owner.auth, repoUrl, 'done');
+    const fourth = svc.model.calls.filter((c) => c.tools.includes('bash'))[before + 3]!;
+    expect(fourth.text).toContain('[observation elided');
+    // The oldest output went first; the newest is whole; the request is still there.
+    expect(fourth.text).not.toContain('Q'.repeat(7000));
+    expect(fourth.text).toContain('S'.repeat(7000));
+    expect(fourth.text).toContain('add() in calc/ops.py subtracts instead of adding');
+  });
 });
