@@ -38,6 +38,9 @@ interface EventBase {
   actor: ScmUser;
 }
 
+/** A review's verdict in emend's words. */
+export type ReviewState = 'changes_requested' | 'commented' | 'approved';
+
 export type HostEvent =
   /** A comment on an issue or a pull request's conversation (GitLab: a note that is not on a line). */
   | (EventBase & { kind: 'comment'; action: 'created' | 'edited' | 'deleted'; comment: EventComment })
@@ -48,7 +51,7 @@ export type HostEvent =
   /** A review submitted on a pull request: its state and its text. */
   | (EventBase & {
       kind: 'review';
-      review: { id: string; state: 'changes_requested' | 'commented' | 'approved'; body: string; url: string };
+      review: { id: string; state: ReviewState; body: string; url: string };
     });
 
 /** What an adapter reads from a delivery: an event, or why the payload is none emend reads (a sentence). */

@@ -1,5 +1,6 @@
 import type { z } from 'zod';
 import type { RepoPath } from './code-host.js';
+import type { ReadEvent } from './host-events.js';
 
 /**
  * What the hosts' webhook readers (`readEvent`, src/scm/<host>/events.ts) share: checking a
@@ -63,6 +64,21 @@ export function readFields<T>(schema: z.ZodType<T>, payload: unknown): Fields<T>
 /** An event word in a sentence, quoted and cut short (it comes from a request header). */
 export function quoted(word: string): string {
   return JSON.stringify(word.length > 60 ? `${word.slice(0, 60)}…` : word);
+}
+
+/** Reads one kind of delivery; `word` is the event word it came under. */
+export type EventReader = (payload: unknown, word: string) => ReadEvent;
+
+/**
+ * A host's `readEvent`: the reader its table has for the delivery's event word, or a sentence
+ * saying the host's word is not one emend reads. Only the table's own words count (never one
+ * inherited from Object.prototype: the word comes from a request header).
+ */
+export function eventReader(host: string, readers: Readonly<Record<string, EventReader>>) {
+  return (event: string, payload: unknown): ReadEvent => {
+    const read = Object.hasOwn(readers, event) ? readers[event] : undefined;
+    return read ? read(payload, event) : { ignored: `${host}'s ${quoted(event)} event is not one emend reads` };
+  };
 }
 
 /** Two repositories are one: hosts compare owner and name without regard to case. */

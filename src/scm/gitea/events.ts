@@ -1,7 +1,18 @@
 import { z } from 'zod';
-import type { RepoPath, ScmUser } from '../code-host.js';
-import type { EventThread, HostEvent, ReadEvent } from '../host-events.js';
-import { quoted, readFields, sameRepo } from '../payload-fields.js';
+import type { RepoPath } from '../code-host.js';
+import {
+  Comment,
+  Envelope,
+  RepoRef,
+  ThreadFields,
+  baseOf,
+  commentOf,
+  isCommentAction,
+  pullThread,
+  threadOf,
+} from '../github-style-payloads.js';
+import type { EventThread, HostEvent, ReadEvent, ReviewState } from '../host-events.js';
+import { type EventReader, eventReader, quoted, readFields } from '../payload-fields.js';
 
 /**
  * Gitea's and Forgejo's webhook deliveries in emend's words (`giteaKind.readEvent`), read from the
@@ -14,32 +25,19 @@ import { quoted, readFields, sameRepo } from '../payload-fields.js';
  * either header can feed this.
  */
 
-const RepoRef = z.object({ name: z.string(), owner: z.object({ login: z.string() }) });
-const Sender = z.object({ login: z.string(), id: z.number().int() });
-const Envelope = z.object({ repository: RepoRef, sender: Sender });
 const Label = z.object({ name: z.string() });
 
-const Issue = z.object({
-  number: z.number().int(),
-  title: z.string(),
-  body: z.string().nullish(),
-  html_url: z.string(),
+const Issue = ThreadFields.extend({
   labels: z.array(Label).nullish(),
   // Present when the issue is a pull request (its merge state and page).
   pull_request: z.object({}).nullish(),
 });
 
-const Pull = z.object({
-  number: z.number().int(),
-  title: z.string(),
-  body: z.string().nullish(),
-  html_url: z.string(),
+const Pull = ThreadFields.extend({
   labels: z.array(Label).nullish(),
   // head.repo is null when the fork the pull request came from was deleted.
   head: z.object({ ref: z.string(), repo: RepoRef.nullish() }),
 });
-
-const Comment = z.object({ id: z.number().int(), body: z.string(), html_url: z.string() });
 
 const IssueComment = Envelope.extend({
   action: z.string(),
@@ -58,39 +56,7 @@ const Action = z.object({ action: z.string() });
 /** Whether a payload under an ambiguous word is a comment (IssueCommentPayload) or a review (PullRequestPayload). */
 const Shape = z.object({ comment: z.object({}).nullish(), review: z.object({}).nullish() });
 
-const COMMENT_ACTIONS = ['created', 'edited', 'deleted'] as const;
-type CommentAction = (typeof COMMENT_ACTIONS)[number];
-const isCommentAction = (a: string): a is CommentAction => (COMMENT_ACTIONS as readonly string[]).includes(a);
-
-type ReviewState = 'approved' | 'changes_requested' | 'commented';
 type Base = Pick<HostEvent, 'repo' | 'thread' | 'actor'>;
-
-function repoOf(r: z.infer<typeof RepoRef>): RepoPath {
-  return { owner: r.owner.login, name: r.name };
-}
-
-function actorOf(s: z.infer<typeof Sender>): ScmUser {
-  return { login: s.login, id: s.id };
-}
-
-/** The issue as the payload has it (a pull request seen as an issue has no branch here). */
-function issueThread(i: z.infer<typeof Issue>, kind: 'issue' | 'pull'): EventThread {
-  return { kind, number: i.number, title: i.title, body: i.body ?? '', url: i.html_url };
-}
-
-/** A pull request with its source branch, and the fork it lives in when not the hook's repository. */
-function pullThread(p: z.infer<typeof Pull>, repo: RepoPath): EventThread {
-  const thread: EventThread = { kind: 'pull', number: p.number, title: p.title, body: p.body ?? '', url: p.html_url };
-  // A deleted fork leaves no branch to push to: no headBranch rather than one that looks like the base's.
-  if (!p.head.repo) return thread;
-  const head = repoOf(p.head.repo);
-  return { ...thread, headBranch: p.head.ref, ...(sameRepo(head, repo) ? {} : { headRepo: head }) };
-}
-
-function baseOf(p: z.infer<typeof Envelope>, thread: (repo: RepoPath) => EventThread): Base {
-  const repo = repoOf(p.repository);
-  return { repo, thread: thread(repo), actor: actorOf(p.sender) };
-}
 
 /**
  * Gitea's label event says labels changed (action label_updated, on an addition and on a removal
@@ -112,30 +78,39 @@ function labelAction(payload: unknown, word: string): { ignored: string } | unde
   return { ignored: `${word} ${quoted(a.fields.action)}: only a change of labels is read` };
 }
 
-function issueLabeled(payload: unknown, word: string): ReadEvent {
-  const not = labelAction(payload, word);
-  if (not) return not;
-  const read = readFields(IssueLabels, payload);
-  if ('ignored' in read) return read;
-  const p = read.fields;
-  // Gitea sends a pull request's label changes under their own word; an issue that is one is still read as a pull.
-  return labeled(
-    baseOf(p, () => issueThread(p.issue, p.issue.pull_request ? 'pull' : 'issue')),
-    p.issue.labels,
-  );
+/**
+ * A change of labels on an issue (`issues`, `issue_label`) or a pull request (`pull_request`,
+ * `pull_request_label`): the payloads differ only in where the thread and its labels are.
+ */
+function labelsChanged<T extends z.infer<typeof Envelope>, Thread extends { labels?: z.infer<typeof Label>[] | null }>(
+  schema: z.ZodType<T>,
+  threadIn: (p: T) => Thread,
+  toThread: (t: Thread, repo: RepoPath) => EventThread,
+): EventReader {
+  return (payload, word) => {
+    const not = labelAction(payload, word);
+    if (not) return not;
+    const read = readFields(schema, payload);
+    if ('ignored' in read) return read;
+    const thread = threadIn(read.fields);
+    return labeled(
+      baseOf(read.fields, (repo) => toThread(thread, repo)),
+      thread.labels,
+    );
+  };
 }
 
-function pullLabeled(payload: unknown, word: string): ReadEvent {
-  const not = labelAction(payload, word);
-  if (not) return not;
-  const read = readFields(PullLabels, payload);
-  if ('ignored' in read) return read;
-  const p = read.fields;
-  return labeled(
-    baseOf(p, (repo) => pullThread(p.pull_request, repo)),
-    p.pull_request.labels,
-  );
-}
+const issueLabeled = labelsChanged(
+  IssueLabels,
+  (p) => p.issue,
+  // Gitea sends a pull request's label changes under their own word; an issue that is one is still read as a pull.
+  (issue) => threadOf(issue, issue.pull_request ? 'pull' : 'issue'),
+);
+const pullLabeled = labelsChanged(
+  PullLabels,
+  (p) => p.pull_request,
+  (pull, repo) => pullThread(pull, repo),
+);
 
 function issueComment(payload: unknown): ReadEvent {
   const read = readFields(IssueComment, payload);
@@ -145,14 +120,9 @@ function issueComment(payload: unknown): ReadEvent {
   const isPull = p.is_pull === true || !!p.issue.pull_request;
   const pull = p.pull_request;
   const base = baseOf(p, (repo) =>
-    isPull && pull ? pullThread(pull, repo) : issueThread(p.issue, isPull ? 'pull' : 'issue'),
+    isPull && pull ? pullThread(pull, repo) : threadOf(p.issue, isPull ? 'pull' : 'issue'),
   );
-  return {
-    kind: 'comment',
-    action: p.action,
-    ...base,
-    comment: { id: String(p.comment.id), body: p.comment.body, url: p.comment.html_url },
-  };
+  return { kind: 'comment', action: p.action, ...base, comment: commentOf(p.comment) };
 }
 
 /**
@@ -179,27 +149,17 @@ function commentOrReview(payload: unknown): ReadEvent {
 }
 
 /** `giteaKind.readEvent`: a delivery under its X-Gitea-Event (X-Forgejo-Event) word, or the fine X-…-Event-Type. */
-export function readGiteaEvent(event: string, payload: unknown): ReadEvent {
-  switch (event) {
-    // issue_comment is also the word older Gitea sent a review of comments under (as a PullRequestPayload).
-    case 'issue_comment':
-    case 'pull_request_comment':
-      return commentOrReview(payload);
-    case 'issues':
-    case 'issue_label':
-      return issueLabeled(payload, event);
-    case 'pull_request':
-    case 'pull_request_label':
-      return pullLabeled(payload, event);
-    case 'pull_request_approved':
-    case 'pull_request_review_approved':
-      return review(payload, 'approved');
-    case 'pull_request_rejected':
-    case 'pull_request_review_rejected':
-      return review(payload, 'changes_requested');
-    case 'pull_request_review_comment':
-      return review(payload, 'commented');
-    default:
-      return { ignored: `Gitea's ${quoted(event)} event is not one emend reads` };
-  }
-}
+export const readGiteaEvent = eventReader('Gitea', {
+  // issue_comment is also the word older Gitea sent a review of comments under (as a PullRequestPayload).
+  issue_comment: commentOrReview,
+  pull_request_comment: commentOrReview,
+  issues: issueLabeled,
+  issue_label: issueLabeled,
+  pull_request: pullLabeled,
+  pull_request_label: pullLabeled,
+  pull_request_approved: (payload) => review(payload, 'approved'),
+  pull_request_review_approved: (payload) => review(payload, 'approved'),
+  pull_request_rejected: (payload) => review(payload, 'changes_requested'),
+  pull_request_review_rejected: (payload) => review(payload, 'changes_requested'),
+  pull_request_review_comment: (payload) => review(payload, 'commented'),
+});

@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import type { RepoPath, ScmUser } from '../code-host.js';
-import type { EventThread, HostEvent, ReadEvent } from '../host-events.js';
-import { quoted, readFields } from '../payload-fields.js';
+import type { EventThread, HostEvent, ReadEvent, ReviewState } from '../host-events.js';
+import { eventReader, quoted, readFields } from '../payload-fields.js';
 
 /**
  * GitLab's webhook deliveries in emend's words (`gitLabKind.readEvent`), read from the payloads
@@ -182,7 +182,7 @@ function issueHook(payload: unknown): ReadEvent {
  */
 function mergeRequestReview(p: z.infer<typeof MergeRequestEvent>, base: Base): ReadEvent {
   const action = p.object_attributes.action ?? '';
-  const review = (state: 'approved' | 'changes_requested' | 'commented'): ReadEvent => ({
+  const review = (state: ReviewState): ReadEvent => ({
     kind: 'review',
     ...base,
     review: { id: '', state, body: '', url: p.object_attributes.url },
@@ -218,15 +218,8 @@ function mergeRequestHook(payload: unknown): ReadEvent {
 }
 
 /** `gitLabKind.readEvent`: a delivery under its X-Gitlab-Event word. */
-export function readGitLabEvent(event: string, payload: unknown): ReadEvent {
-  switch (event) {
-    case 'Note Hook':
-      return noteHook(payload);
-    case 'Issue Hook':
-      return issueHook(payload);
-    case 'Merge Request Hook':
-      return mergeRequestHook(payload);
-    default:
-      return { ignored: `GitLab's ${quoted(event)} event is not one emend reads` };
-  }
-}
+export const readGitLabEvent = eventReader('GitLab', {
+  'Note Hook': noteHook,
+  'Issue Hook': issueHook,
+  'Merge Request Hook': mergeRequestHook,
+});
