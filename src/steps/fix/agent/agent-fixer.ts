@@ -1,6 +1,7 @@
 import { readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { ModelMessage } from 'ai';
+import { agentLimits } from '../../../accounts/billing-plan.js';
 import { type Recalled, recall } from '../../../memory/repo-memory.js';
 import { clip } from '../../../text/clip.js';
 import { appendLog } from '../../../tasks/task-logs.js';
@@ -167,11 +168,8 @@ export function agentFixerStep(contextOf: ValidatorContextOf = validatorContextF
           toolRoots: work.toolRoots,
         },
         editor,
-        limits: {
-          turns: deps.config.fixer.agentTurns,
-          wallMs: deps.config.fixer.agentWallMs,
-          commandMs: deps.config.fixer.agentCommandMs,
-        },
+        // The plan's turns and wall time, capped by the operator's (EMEND_AGENT_TURNS, EMEND_AGENT_WALL_S).
+        limits: { ...agentLimits(helpers.limits, deps.config.fixer), commandMs: deps.config.fixer.agentCommandMs },
         signal: helpers.signal,
         redact,
         // In order, one after the other, and all written before the step's own end record.

@@ -155,4 +155,14 @@ describe('the agent fixer with the models people bring', { timeout: 120_000 }, (
     expect(fourth.text).toContain('S'.repeat(7000));
     expect(fourth.text).toContain('add() in calc/ops.py subtracts instead of adding');
   });
+
+  it('the plan’s turns bound the loop under the operator’s ceiling (pro: 40 of EMEND_AGENT_TURNS’s 100)', async () => {
+    const { owner, repoUrl } = await calcRepo('calc-plan-turns');
+    svc.model.respond((req): Reply | undefined =>
+      req.tools.includes('bash') ? { text: 'Still thinking.' } : calcStepReply(req),
+    );
+    const { task } = await runFixTask(svc.h, owner.auth, repoUrl, 'failed');
+    expect(task.error).toContain('the model did not submit within 40 turns');
+    expect(await turnsOf(task.id, owner.auth)).toHaveLength(40);
+  });
 });
