@@ -43,7 +43,8 @@ function processIdentity(pid: number): string | undefined {
   }
 }
 
-function isAlive(pid: number): boolean {
+/** Whether `pid` is a live process (a data dir's lock holder, a cached environment's builder). */
+export function processAlive(pid: number): boolean {
   try {
     process.kill(pid, 0);
     return true;
@@ -72,7 +73,7 @@ function readLock(dataDir: string): LockContent | undefined {
 }
 
 function holderOf(content: LockContent | undefined): LockHolder | undefined {
-  if (!content || !Number.isInteger(content.pid) || content.pid <= 0 || !isAlive(content.pid)) return undefined;
+  if (!content || !Number.isInteger(content.pid) || content.pid <= 0 || !processAlive(content.pid)) return undefined;
   if (content.identity !== undefined) {
     const now = processIdentity(content.pid);
     if (now !== undefined && now !== content.identity) return undefined;

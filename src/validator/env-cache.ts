@@ -3,6 +3,7 @@ import { randomBytes, randomUUID } from 'node:crypto';
 import { link, lstat, mkdir, readFile, readdir, rename, rm, stat, utimes, writeFile } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import { promisify } from 'node:util';
+import { processAlive } from '../db/data-dir-lock.js';
 import { linkOnTheWay } from './copies.js';
 
 const run = promisify(execFile);
@@ -156,15 +157,6 @@ async function makeReadOnly(dir: string): Promise<boolean> {
 async function sizeOf(dir: string): Promise<number> {
   const { stdout } = await run('du', ['-s', '-b', '--', dir]);
   return Number(stdout.split('\t')[0]) || 0;
-}
-
-function processAlive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (err) {
-    return (err as NodeJS.ErrnoException).code === 'EPERM';
-  }
 }
 
 export class EnvironmentCache {
