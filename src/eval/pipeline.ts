@@ -98,15 +98,14 @@ export interface PipelineContext {
 function evalTask(instance: Instance, baseCommit: string, deps: Deps, fixer: FixerKind): Task {
   const [owner, name] = instance.repo.split('/');
   const now = deps.clock.now();
-  // The task's own choice of fixer (the fixer step reads it), spread in while the column is new.
-  const choice: { fixer: FixerKind } = { fixer };
   return {
-    ...choice,
     id: randomUUID(),
     accountId: EVAL_ACCOUNT_ID,
     tokenId: null,
     parentId: null,
     taskType: 'fix',
+    // The task's own choice, which the fixer step reads.
+    fixer,
     mode: 'preview',
     status: 'running',
     approvalMode: 'auto',
@@ -153,12 +152,7 @@ function evalTask(instance: Instance, baseCommit: string, deps: Deps, fixer: Fix
  * step's log records (the agent's turns) are kept and read back; it is deleted after.
  */
 export async function runPipeline(ws: Workspace, instance: Instance, ctx: PipelineContext): Promise<PipelineOutcome> {
-  const { signal } = ctx;
-  // The fixer the task runs, also as the operator's setting (what the fixer step read before tasks had their own).
-  const deps: Deps = {
-    ...ctx.deps,
-    config: { ...ctx.deps.config, fixer: { ...ctx.deps.config.fixer, kind: ctx.fixer } },
-  };
+  const { deps, signal } = ctx;
   const task = evalTask(instance, ws.baseCommit, deps, ctx.fixer);
   await deps.db.insert(tasks).values(task);
   const progress: Progress = { outputs: {}, next: 'planner', approved: {}, baseCommit: ws.baseCommit };
