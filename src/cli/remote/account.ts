@@ -2,7 +2,7 @@ import { Argument, type Command, InvalidArgumentError, Option } from 'commander'
 import { PROVIDERS, type Provider } from './api.js';
 import { type Act, type RemoteContext, leaf } from './context.js';
 import { readSecret } from './login.js';
-import { EXIT, show, table } from './output.js';
+import { EXIT, show, showList, table } from './output.js';
 
 async function me(ctx: RemoteContext): Promise<number> {
   const profile = await ctx.api().me();
@@ -20,14 +20,11 @@ async function me(ctx: RemoteContext): Promise<number> {
 
 async function keysList(ctx: RemoteContext): Promise<number> {
   const keys = await ctx.api().listKeys();
-  return show(ctx, keys, (ks) =>
-    ks.length === 0
-      ? ['no provider keys saved']
-      : table([
-          ['PROVIDER', 'KEY', 'MODEL', 'BASE URL'],
-          ...ks.map((k) => [k.provider, `…${k.last4}`, k.default_model ?? '', k.base_url ?? '']),
-        ]),
-  );
+  return showList(ctx, keys, {
+    header: ['PROVIDER', 'KEY', 'MODEL', 'BASE URL'],
+    row: (k) => [k.provider, `…${k.last4}`, k.default_model ?? '', k.base_url ?? ''],
+    empty: 'no provider keys saved',
+  });
 }
 
 async function keysAdd(ctx: RemoteContext, cmd: Command): Promise<number> {
@@ -58,12 +55,10 @@ async function keysDelete(ctx: RemoteContext, cmd: Command): Promise<number> {
 
 async function tokensList(ctx: RemoteContext): Promise<number> {
   const tokens = await ctx.api().listTokens();
-  return show(ctx, tokens, (ts) =>
-    table([
-      ['ID', 'NAME', 'KEY', 'LAST USED', 'EXPIRES', 'REVOKED'],
-      ...ts.map((t) => [t.id, t.name, `…${t.last4}`, t.last_used_at ?? '', t.expires_at ?? '', t.revoked_at ?? '']),
-    ]),
-  );
+  return showList(ctx, tokens, {
+    header: ['ID', 'NAME', 'KEY', 'LAST USED', 'EXPIRES', 'REVOKED'],
+    row: (t) => [t.id, t.name, `…${t.last4}`, t.last_used_at ?? '', t.expires_at ?? '', t.revoked_at ?? ''],
+  });
 }
 
 async function tokensCreate(ctx: RemoteContext, cmd: Command): Promise<number> {

@@ -90,6 +90,21 @@ export function table(rows: string[][]): string[] {
   );
 }
 
+/** A list a command prints: its header, a row per item, and the line saying there are none. */
+export interface ListTable<T> {
+  header: string[];
+  row: (item: T) => string[];
+  /** Printed instead of the table when the list is empty; without it, the header alone. */
+  empty?: string;
+}
+
+/** `items` as JSON with --json, else as a table under its header (or the `empty` line); the exit code for success. */
+export function showList<T>(ctx: { o: Output }, items: T[], list: ListTable<T>): number {
+  return show(ctx, items, (xs) =>
+    xs.length === 0 && list.empty !== undefined ? [list.empty] : table([list.header, ...xs.map(list.row)]),
+  );
+}
+
 /** One line of text, cut to `max` characters with an ellipsis. */
 export function oneLine(text: string, max: number): string {
   const flat = text.replace(/\s+/g, ' ').trim();

@@ -2,7 +2,7 @@ import { type Command, InvalidArgumentError, Option } from 'commander';
 import type { RepoSettingsPatch } from './api.js';
 import { type Act, type RemoteContext, leaf } from './context.js';
 import { readSecret } from './login.js';
-import { EXIT, show, table } from './output.js';
+import { EXIT, show, showList, table } from './output.js';
 
 interface RepoSettingsJson {
   repo: string;
@@ -36,11 +36,11 @@ function settingsLines(s: RepoSettingsJson): string[] {
 
 async function list(ctx: RemoteContext): Promise<number> {
   const repos = await ctx.api().listRepoSettings();
-  return show(ctx, repos, (rs) =>
-    rs.length === 0
-      ? ['no repository settings']
-      : table([['REPOSITORY', 'SECRETS', 'UPDATED'], ...rs.map((r) => [r.repo, String(r.secret_count), r.updated_at])]),
-  );
+  return showList(ctx, repos, {
+    header: ['REPOSITORY', 'SECRETS', 'UPDATED'],
+    row: (r) => [r.repo, String(r.secret_count), r.updated_at],
+    empty: 'no repository settings',
+  });
 }
 
 async function settingsShow(ctx: RemoteContext, cmd: Command): Promise<number> {
@@ -83,11 +83,11 @@ async function settingsUnset(ctx: RemoteContext, cmd: Command): Promise<number> 
 async function secretsList(ctx: RemoteContext, cmd: Command): Promise<number> {
   const { repo } = cmd.opts<{ repo: string }>();
   const secrets = await ctx.api().listRepoSecrets(repo);
-  return show(ctx, secrets, (ss) =>
-    ss.length === 0
-      ? ['no secrets for this repository']
-      : table([['NAME', 'CREATED', 'UPDATED'], ...ss.map((s) => [s.name, s.created_at, s.updated_at])]),
-  );
+  return showList(ctx, secrets, {
+    header: ['NAME', 'CREATED', 'UPDATED'],
+    row: (s) => [s.name, s.created_at, s.updated_at],
+    empty: 'no secrets for this repository',
+  });
 }
 
 async function secretsSet(ctx: RemoteContext, cmd: Command): Promise<number> {

@@ -1,7 +1,7 @@
 import { type Command, InvalidArgumentError } from 'commander';
 import { WEBHOOK_EVENTS, type WebhookEvent } from '../../webhooks/events.js';
 import { type Act, type RemoteContext, leaf } from './context.js';
-import { EXIT, show, table } from './output.js';
+import { EXIT, show, showList } from './output.js';
 
 /** `--events task.done,task.failed`: each a known event. */
 function events(value: string): WebhookEvent[] {
@@ -14,19 +14,16 @@ function events(value: string): WebhookEvent[] {
 
 async function list(ctx: RemoteContext): Promise<number> {
   const hooks = await ctx.api().listWebhooks();
-  return show(ctx, hooks, (hs) =>
-    hs.length === 0
-      ? ['no webhook endpoints']
-      : table([
-          ['ID', 'URL', 'EVENTS', 'STATE'],
-          ...hs.map((h) => [
-            h.id,
-            h.url,
-            h.events.join(','),
-            h.enabled ? 'on' : `off${h.disabled_reason ? `: ${h.disabled_reason}` : ''}`,
-          ]),
-        ]),
-  );
+  return showList(ctx, hooks, {
+    header: ['ID', 'URL', 'EVENTS', 'STATE'],
+    row: (h) => [
+      h.id,
+      h.url,
+      h.events.join(','),
+      h.enabled ? 'on' : `off${h.disabled_reason ? `: ${h.disabled_reason}` : ''}`,
+    ],
+    empty: 'no webhook endpoints',
+  });
 }
 
 async function add(ctx: RemoteContext, cmd: Command): Promise<number> {
@@ -65,21 +62,18 @@ async function test(ctx: RemoteContext, cmd: Command): Promise<number> {
 
 async function deliveries(ctx: RemoteContext, cmd: Command): Promise<number> {
   const ds = await ctx.api().webhookDeliveries(cmd.args[0]!);
-  return show(ctx, ds, (rows) =>
-    rows.length === 0
-      ? ['no deliveries yet']
-      : table([
-          ['ID', 'EVENT', 'STATUS', 'ATTEMPTS', 'LAST ANSWER', 'CREATED'],
-          ...rows.map((d) => [
-            d.id,
-            d.event,
-            d.status,
-            String(d.attempts),
-            String(d.last_response_code ?? d.last_error ?? ''),
-            d.created_at,
-          ]),
-        ]),
-  );
+  return showList(ctx, ds, {
+    header: ['ID', 'EVENT', 'STATUS', 'ATTEMPTS', 'LAST ANSWER', 'CREATED'],
+    row: (d) => [
+      d.id,
+      d.event,
+      d.status,
+      String(d.attempts),
+      String(d.last_response_code ?? d.last_error ?? ''),
+      d.created_at,
+    ],
+    empty: 'no deliveries yet',
+  });
 }
 
 async function redeliver(ctx: RemoteContext, cmd: Command): Promise<number> {
