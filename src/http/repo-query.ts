@@ -1,8 +1,12 @@
-import { Type } from '@fastify/type-provider-typebox';
+import { Type, type TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
+import type { FastifyInstance } from 'fastify';
 import type { Config } from '../config/config.js';
+import type { Deps } from '../deps.js';
 import { AppError } from '../errors.js';
 import { type RepoRef, parseRepoUrl } from '../scm/urls.js';
-import { Url } from './schema-parts.js';
+import { caller } from './auth.js';
+import { errorResponses } from './errors.js';
+import { Url, described } from './schema-parts.js';
 
 /** The `?repo=` query of the per-repository routes (settings, secrets, triggers). */
 export const RepoQuery = Type.Object(
@@ -25,4 +29,38 @@ export function repoOfQuery(config: Pick<Config, 'scmHosts'>, raw: string): Repo
       throw new AppError(err.code, `repo:${err.message.slice('repo_url:'.length)}`);
     throw err;
   }
+}
+
+/** A DELETE of one of the caller's per-repository records, named by `?repo=`: its settings, its triggers. */
+export interface RepoDelete {
+  url: string;
+  operationId: string;
+  summary: string;
+  /** What the 200 answer (`{deleted: true}`) is, in the document's words. */
+  answer: string;
+  remove: (deps: Deps, accountId: string, repo: RepoRef) => Promise<void>;
+}
+
+/** Registers the route. Full access: a demo token may not change what only a signed-up account keeps. */
+export function deleteForRepo(app: FastifyInstance, deps: Deps, route: RepoDelete): void {
+  app.withTypeProvider<TypeBoxTypeProvider>().delete(
+    route.url,
+    {
+      config: { access: 'full' },
+      schema: {
+        tags: ['account'],
+        operationId: route.operationId,
+        summary: route.summary,
+        querystring: RepoQuery,
+        response: {
+          200: described(route.answer, Type.Object({ deleted: Type.Boolean() })),
+          ...errorResponses(400, 401, 403, 404),
+        },
+      },
+    },
+    async (request) => {
+      await route.remove(deps, caller(request).account.id, repoOfQuery(deps.config, request.query.repo));
+      return { deleted: true };
+    },
+  );
 }

@@ -14,7 +14,7 @@ import {
 } from '../../repos/repo-settings.js';
 import { ENV_NAME, SETTINGS_LIMITS } from '../../repos/settings-rules.js';
 import { caller } from '../auth.js';
-import { RepoQuery, repoOfQuery } from '../repo-query.js';
+import { RepoQuery, deleteForRepo, repoOfQuery } from '../repo-query.js';
 import { errorResponses } from '../errors.js';
 import { described } from '../schema-parts.js';
 
@@ -156,26 +156,13 @@ export const repoSettingsRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = asy
     },
   );
 
-  app.delete(
-    '/me/repos/settings',
-    {
-      config: { access: 'full' },
-      schema: {
-        tags: ['account'],
-        operationId: 'deleteRepoSettings',
-        summary: "Delete a repository's settings and secrets",
-        querystring: RepoQuery,
-        response: {
-          200: described('deleted', Type.Object({ deleted: Type.Boolean() })),
-          ...errorResponses(400, 401, 403, 404),
-        },
-      },
-    },
-    async (request) => {
-      await deleteRepoSettings(deps, caller(request).account.id, repoOf(request.query.repo));
-      return { deleted: true };
-    },
-  );
+  deleteForRepo(app, deps, {
+    url: '/me/repos/settings',
+    operationId: 'deleteRepoSettings',
+    summary: "Delete a repository's settings and secrets",
+    answer: 'deleted',
+    remove: (deps, accountId, repo) => deleteRepoSettings(deps, accountId, repo.url),
+  });
 
   app.get(
     '/me/repos/secrets',

@@ -14,7 +14,7 @@ import {
   hookUrl,
 } from '../../triggers/repo-triggers.js';
 import { caller } from '../auth.js';
-import { RepoQuery, repoOfQuery } from '../repo-query.js';
+import { RepoQuery, deleteForRepo, repoOfQuery } from '../repo-query.js';
 import { errorResponses } from '../errors.js';
 import { StringEnum, Url, described } from '../schema-parts.js';
 
@@ -141,26 +141,13 @@ export const triggerRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = async (a
     },
   );
 
-  app.delete(
-    '/me/repos/triggers',
-    {
-      config: { access: 'full' },
-      schema: {
-        tags: ['account'],
-        operationId: 'disableRepoTriggers',
-        summary: "Turn a repository's triggers off: its webhook is removed from the code host",
-        querystring: RepoQuery,
-        response: {
-          200: described('turned off', Type.Object({ deleted: Type.Boolean() })),
-          ...errorResponses(400, 401, 403, 404),
-        },
-      },
-    },
-    async (request) => {
-      await disableTrigger(deps, caller(request).account.id, repoOf(request.query.repo));
-      return { deleted: true };
-    },
-  );
+  deleteForRepo(app, deps, {
+    url: '/me/repos/triggers',
+    operationId: 'disableRepoTriggers',
+    summary: "Turn a repository's triggers off: its webhook is removed from the code host",
+    answer: 'turned off',
+    remove: disableTrigger,
+  });
 
   // The receiving route reads its body as bytes: the signature is over the bytes as sent.
   await app.register(async (scope) => {
