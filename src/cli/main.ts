@@ -24,7 +24,8 @@ const USAGE = `usage:
 
 A server, from anywhere (docs/client.md; \`emend task --help\` and the like for every flag):
   emend login --server URL   (the token on stdin, or typed at a hidden prompt)   emend logout
-  emend task create --repo URL (--prompt TEXT | --prompt-file F) [--base B] [--scaffold] [--manual] [--follow]
+  emend task create --repo URL (--prompt TEXT | --prompt-file F) [--base B] [--scaffold] [--manual]
+                    [--fixer pipeline|agent] [--follow]
   emend task list | show ID | logs ID [--follow] | diff ID | approve ID plan|diff | kill ID
   emend task continue ID [--follow] | feedback ID [--rating N] [--correct C] [--note T] | delete ID
   emend me | keys list|add|test|delete | tokens list|create|revoke      (each takes --json)

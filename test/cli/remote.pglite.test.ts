@@ -3,7 +3,7 @@ import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { CALC_PROMPT, CALC_REPO, scriptCalcRun, stepOf } from '../support/fix-script.js';
+import { CALC_PROMPT, CALC_REPO, calcStepReply, scriptCalcRun, stepOf } from '../support/fix-script.js';
 import { newAccount } from '../support/harness.js';
 import type { ModelService } from '../support/model-service.js';
 import { freePort } from '../support/ports.js';
@@ -200,6 +200,57 @@ describe('emend task, piped', { timeout: 150_000 }, () => {
     }
     expect(run.stdout).toContain('+    return a + b');
     expect(lines.filter(Boolean).at(-1)).toMatch(new RegExp(`^done · PR ${owner.repo}/pull/1 · \\$\\d`));
+  });
+
+  it('create --fixer agent runs the agent and show names it; a fixer the plan refuses, a wrong one, and one on a scaffold are refused', async () => {
+    svc.model.respond((req) => {
+      if (!req.tools.includes('bash')) return calcStepReply(req);
+      // The agent (the only caller with tools): one replace with the editor, then, told how it went, submit.
+      if (req.messages.some((m) => m.role === 'tool'))
+        return { toolCalls: [{ name: 'submit', args: { summary: 'add() adds now.' } }] };
+      const replace = {
+        command: 'replace',
+        path: 'calc/ops.py',
+        old_text: '    return a - b',
+        new_text: '    return a + b',
+      };
+      return { toolCalls: [{ name: 'editor', args: replace }] };
+    });
+    const owner = await calcOwner('fixer');
+    const env = remoteEnv({ server: svc.url, token: owner.token });
+    const run = await runRemote(
+      ['task', 'create', '--repo', owner.repo, '--prompt', CALC_PROMPT, '--fixer', 'agent', '--follow'],
+      env,
+    );
+    expect(run.code, run.stderr + run.stdout).toBe(0);
+    const id = /^created task ([0-9a-f-]{36})/.exec(run.stdout)![1]!;
+    const show = await runRemote(['task', 'show', id], env);
+    expect(show.stdout).toMatch(/^type:\s+fix \(pr, approval auto, agent fixer\)$/m);
+    const json = JSON.parse((await runRemote(['task', 'show', id, '--json'], env)).stdout);
+    expect(json.task.fixer).toBe('agent');
+    expect(json.logs.some((l: { output: { agent_turn?: unknown } }) => l.output.agent_turn)).toBe(true);
+
+    const free = await newAccount(svc.h, { plan: 'free' });
+    const freeEnv = remoteEnv({ server: svc.url, token: free.token });
+    const refused = await runRemote(
+      ['task', 'create', '--repo', owner.repo, '--prompt', CALC_PROMPT, '--fixer', 'agent'],
+      freeEnv,
+    );
+    expect(refused.code).toBe(3);
+    expect(refused.stderr).toContain('fixer: the free plan does not offer the agent fixer (it offers: pipeline)');
+    expect(JSON.parse((await runRemote(['task', 'list', '--json'], freeEnv)).stdout)).toEqual([]);
+    const wrong = await runRemote(
+      ['task', 'create', '--repo', owner.repo, '--prompt', CALC_PROMPT, '--fixer', 'robot'],
+      env,
+    );
+    expect(wrong.code).toBe(64);
+    expect(wrong.stderr).toMatch(/--fixer.*robot.*pipeline, agent/s);
+    const scaffold = await runRemote(
+      ['task', 'create', '--scaffold', '--prompt', 'A bakery site', '--fixer', 'agent'],
+      env,
+    );
+    expect(scaffold.code).toBe(64);
+    expect(scaffold.stderr).toContain('a --scaffold task takes no --fixer');
   });
 
   it('piped, a gate is a line saying how to approve; approve and kill from another command; exit 2', async () => {
