@@ -229,6 +229,42 @@ describe('emend eval --fixer agent', { timeout: 240_000 }, () => {
     expect(summary).toMatch(/\| \*\*median\*\* \| \| 7 \| 3 \| 3 \|/);
   });
 
+  it('tells apart two instances with one problem statement by the files at their commits', async () => {
+    // One issue fixed at two commits: the same prompt; at the twin's commit add() lives in a file of its own.
+    const twin: InstanceSpec = {
+      ...jsSpec,
+      repo: 'acme/jscalc-twin',
+      base: {
+        ...jsSpec.base,
+        'src/lib.js': "exports.add = require('./add.js');\nexports.mul = (a, b) => a * b;\n",
+        'src/add.js': 'module.exports = (a, b) => a - b;\n',
+      },
+      fix: { 'src/add.js': 'module.exports = (a, b) => a + b;\n' },
+    };
+    const statement = 'lib.add() does not add, again';
+    const twins = [
+      { ...buildInstance(mirrors, 'acme__jscalc-twin-1', twin), problem_statement: statement },
+      {
+        ...buildInstance(mirrors, 'acme__jscalc-2', { ...jsSpec, repo: 'acme/jscalc-two' }),
+        problem_statement: statement,
+      },
+    ];
+    writeDataset(dataset, twins);
+    // Listed to the agent in the other order: without the files' hashes the first instance to run would get the other's script.
+    model.respond(agentAnswerer(mirrors, [...twins].reverse()));
+    const { code, printed, results } = await run(['--fixer', 'agent']);
+    expect(code, printed).toBe(0);
+    for (const r of results) {
+      expect(r.resolved, JSON.stringify(r)).toBe(true);
+      // The probe turn first, then the script of the instance its files name.
+      expect(r.pipeline!.agent).toMatchObject({ turns: 8, editor_refused: 0 });
+      expect(r.pipeline!.agent!.commands[0]!.command).toMatch(
+        /^sha1sum -- 'src\/add\.js' 'src\/lib\.js' 'test\/add\.test\.js'/,
+      );
+    }
+    writeDataset(dataset, instances);
+  });
+
   it('--fixer is for the model mode and names a fixer there is', async () => {
     const printed: string[] = [];
     vi.spyOn(console, 'error').mockImplementation((line: string) => printed.push(line));

@@ -1,8 +1,9 @@
+import { createHash } from 'node:crypto';
 import { editsFromUnifiedDiff } from '../../src/edits/from-diff.js';
 import type { Edit } from '../../src/edits/types.js';
 import type { Instance } from '../../src/eval/dataset.js';
 import { isTestFile } from '../../src/validator/test-files.js';
-import { type ReadBase, instanceOf, readerAtBase, structuredAnswer } from './eval-replay.js';
+import { type ReadBase, readerAtBase, structuredAnswer } from './eval-replay.js';
 import { stepOf } from './fix-script.js';
 import type { ModelRequest, Reply, ToolCallReply } from './scripted-model/types.js';
 
@@ -148,10 +149,62 @@ const SUBMIT_AGAIN: ToolCallReply = {
   args: { summary: 'No further change: the change in the checkout stands.' },
 };
 
+/** The agent says which instance it works on in its first scripted turn, so a shared prompt's later turns know. */
+const MARKER = /Working on (\S+)\./;
+
+/** The files either patch of an instance touches, for telling apart instances that share a problem statement. */
+const touched = (i: Instance) => [...new Set([...diffFiles(i.patch), ...diffFiles(i.test_patch)].map((f) => f.path))];
+
+/** What `sha1sum -- FILES` prints for the instance's base commit: a hash per file there, nothing for one missing. */
+function expectedSums(read: ReadBase, files: string[]): Map<string, string | undefined> {
+  return new Map(
+    files.map((f) => {
+      const text = read(f);
+      return [f, text === undefined ? undefined : createHash('sha1').update(text).digest('hex')];
+    }),
+  );
+}
+
+/**
+ * The instance a conversation is about. Data sets hold instances with the same problem statement
+ * (one issue, two accepted fixes at two commits): the prompt alone cannot tell them apart, so the
+ * agent's first turn on such a prompt hashes the files the candidates' patches touch, and the
+ * candidate whose base commit holds exactly those files is the one (`probe` is that turn's call).
+ */
+function whichInstance(
+  candidates: Instance[],
+  req: ModelRequest,
+  mirrors: string,
+  started: ReadonlyMap<string, number>,
+): { instance?: Instance; probe?: ToolCallReply; offset: number } {
+  if (candidates.length === 1) return { instance: candidates[0], offset: 0 };
+  // Named by the agent's own words once it knew (the first scripted turn's text).
+  const named = req.messages
+    .filter((m) => m.role === 'assistant')
+    .map((m) => MARKER.exec(m.text)?.[1])
+    .find(Boolean);
+  const known = candidates.find((c) => c.instance_id === named);
+  if (known) return { instance: known, offset: 1 };
+  const files = [...new Set(candidates.flatMap(touched))].sort();
+  const observation = req.messages.find((m) => m.role === 'tool')?.text;
+  if (observation === undefined)
+    return { probe: bash(`sha1sum -- ${files.map(quote).join(' ')} 2>/dev/null`), offset: 1 };
+  const seen = new Map<string, string>();
+  for (const m of observation.matchAll(/^([0-9a-f]{40}) {2}(\S+)$/gm)) seen.set(m[2]!, m[1]!);
+  const matching = candidates.filter((c) =>
+    [...expectedSums(readerAtBase(mirrors, c), files)].every(([f, sum]) => seen.get(f) === sum),
+  );
+  // Twins whose files are the same at both commits: the one not started yet.
+  const instance = matching.find((c) => !started.has(c.instance_id)) ?? matching[0];
+  return { ...(instance ? { instance } : {}), offset: 1 };
+}
+
 /**
  * The responder: the planner, locator and inspector as eval-replay's, the agent fixer's turns from
- * agentScript (the turn is the number of assistant messages the request already holds; a request
- * with none opens a conversation), a later conversation's first turn a submit.
+ * agentScript (the turn is the number of assistant messages the request already holds, less the
+ * probe turn of a shared problem statement; a request with none opens a conversation), a later
+ * conversation's first turn a submit, as is any turn past the script's end (the conversation
+ * resumed after a failed verdict).
  */
 export function agentAnswerer(mirrors: string, instances: Instance[]): (req: ModelRequest) => Reply | undefined {
   const conversations = new Map<string, number>();
@@ -159,11 +212,14 @@ export function agentAnswerer(mirrors: string, instances: Instance[]): (req: Mod
   return (req) => {
     const step = stepOf(req);
     if (step !== 'fixer') return step ? structuredAnswer(step) : undefined;
-    const instance = instanceOf(instances, req);
-    if (!instance) return { status: 400, body: 'bench: no instance for this prompt' };
+    const candidates = instances.filter((i) => req.text.includes(i.problem_statement.trim().slice(0, 160)));
+    if (candidates.length === 0) return { status: 400, body: 'bench: no instance for this prompt' };
     if (!req.tools.includes('bash')) return { status: 400, body: 'bench: the scripted agent answers the agent fixer' };
+    const { instance, probe, offset } = whichInstance(candidates, req, mirrors, conversations);
+    if (probe) return { toolCalls: [probe] };
+    if (!instance) return { status: 400, body: 'bench: the files match none of the instances of this prompt' };
     const id = instance.instance_id;
-    const turn = req.messages.filter((m) => m.role === 'assistant').length;
+    const turn = req.messages.filter((m) => m.role === 'assistant').length - offset;
     if (turn === 0) conversations.set(id, (conversations.get(id) ?? 0) + 1);
     if ((conversations.get(id) ?? 1) > 1) return { toolCalls: [SUBMIT_AGAIN] };
     let script = scripts.get(id);
@@ -172,6 +228,7 @@ export function agentAnswerer(mirrors: string, instances: Instance[]): (req: Mod
       script = agentScript(instance, readerAtBase(mirrors, instance), opening);
       scripts.set(id, script);
     }
-    return { toolCalls: script.turns[Math.min(turn, script.turns.length - 1)]! };
+    const calls = script.turns[Math.min(turn, script.turns.length - 1)]!;
+    return turn === 0 ? { toolCalls: calls, text: `Working on ${id}.` } : { toolCalls: calls };
   };
 }
