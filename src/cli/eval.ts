@@ -2,6 +2,7 @@ import { appendFile, mkdir, readFile, writeFile } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import { z } from 'zod';
+import { BILLING_PLANS } from '../accounts/billing-plan.js';
 import { chooseModel } from '../accounts/model-credentials.js';
 import { type Config, FIXER_KINDS, type FixerKind, loadConfig } from '../config/config.js';
 import { evalDeps } from '../eval/deps.js';
@@ -77,6 +78,10 @@ function readArgs(args: string[]): EvalArgs {
   if (v.fixer !== undefined && !FIXER_KINDS.some((k) => k === v.fixer))
     throw new UsageError(`--fixer expects one of ${FIXER_KINDS.join(', ')}`);
   if (v.fixer && (v.oracle || v.baseline)) throw new UsageError('--fixer is for the model mode');
+  // As the service refuses a task's fixer its plan does not offer.
+  const offered = BILLING_PLANS[plan as EvalBillingPlan].fixers;
+  if (v.fixer && !offered.some((k) => k === v.fixer))
+    throw new UsageError(`the ${plan} plan offers the ${offered.join(', ')} fixer, not ${v.fixer}`);
   const limit = count('--limit', v.limit, 1);
   return {
     dataset: resolve(v.dataset),

@@ -270,9 +270,11 @@ describe('emend eval --fixer agent', { timeout: 240_000 }, () => {
     vi.spyOn(console, 'error').mockImplementation((line: string) => printed.push(line));
     expect(await evalCommand(['--dataset', dataset, '--oracle', '--fixer', 'agent'], {})).toBe(2);
     expect(await evalCommand(['--dataset', dataset, '--fixer', 'robot'], {})).toBe(2);
+    expect(await evalCommand(['--dataset', dataset, '--fixer', 'agent', '--plan', 'free'], {})).toBe(2);
     vi.restoreAllMocks();
     expect(printed.join('\n')).toContain('--fixer is for the model mode');
     expect(printed.join('\n')).toContain('--fixer expects one of pipeline, agent');
     expect(printed.join('\n')).toContain('[--fixer pipeline|agent]');
+    expect(printed.join('\n')).toContain('the free plan offers the pipeline fixer, not agent');
   });
 });
