@@ -25,6 +25,8 @@ const HARMLESS = new Set(['mkdir', 'mkdtemp', 'rm']);
 const ALLOWED: Record<string, string[]> = {
   // the locator's index cache lives under the data dir, not in a checkout
   'src/locator/cache.ts': ['mkdirSync', 'readFileSync', 'renameSync', 'writeFileSync'],
+  // the agent's saved conversation lives in the task's own directory, outside the checkout
+  'src/steps/fix/agent/agent-fixer.ts': ['readFile', 'writeFile'],
   // the operator's own prompt file and --repo argument of `emend locate`
   'src/cli/locate.ts': ['readFileSync', 'statSync'],
 };
