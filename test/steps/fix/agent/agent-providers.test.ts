@@ -37,31 +37,36 @@ async function turnsOf(id: string, auth: Record<string, string>): Promise<Turn[]
     .map((l) => l.output.agent_turn as Turn);
 }
 
+/** The account's own OpenAI-compatible server (the scripted one, at its base_url) as its BYOK key. */
+async function ownServer(auth: Record<string, string>, key: string, model: string, contextWindow: number) {
+  svc.model.validKeys.add(key);
+  const saved = await svc.h.app.inject({
+    method: 'POST',
+    url: '/v1/me/keys',
+    headers: auth,
+    payload: {
+      provider: 'openai',
+      api_key: key,
+      base_url: svc.model.urls.openai,
+      default_model: model,
+      context_window: contextWindow,
+    },
+  });
+  expect(saved.statusCode, saved.body).toBe(201);
+  const byok = await svc.h.app.inject({
+    method: 'POST',
+    url: '/v1/me/byok',
+    headers: auth,
+    payload: { enabled: true },
+  });
+  expect(byok.statusCode, byok.body).toBe(200);
+}
+
 describe('the agent fixer with the models people bring', { timeout: 120_000 }, () => {
   it('an OpenAI-compatible server at the account’s base_url: tool calls over chat completions', async () => {
     const { owner, repoUrl } = await calcRepo('calc-compatible');
     const key = 'sk-own-compatible-server';
-    svc.model.validKeys.add(key);
-    const saved = await svc.h.app.inject({
-      method: 'POST',
-      url: '/v1/me/keys',
-      headers: owner.auth,
-      payload: {
-        provider: 'openai',
-        api_key: key,
-        base_url: svc.model.urls.openai,
-        default_model: 'own-coder',
-        context_window: 65_536,
-      },
-    });
-    expect(saved.statusCode, saved.body).toBe(201);
-    const byok = await svc.h.app.inject({
-      method: 'POST',
-      url: '/v1/me/byok',
-      headers: owner.auth,
-      payload: { enabled: true },
-    });
-    expect(byok.statusCode, byok.body).toBe(200);
+    await ownServer(owner.auth, key, 'own-coder', 65_536);
     let turn = 0;
     const turns: ToolCallReply[][] = [
       [{ name: 'bash', args: { command: 'ls calc' } }],
@@ -112,28 +117,7 @@ describe('the agent fixer with the models people bring', { timeout: 120_000 }, (
   it('a conversation outgrowing the model’s window loses its oldest observations, never the request', async () => {
     const { owner, repoUrl } = await calcRepo('calc-window');
     const key = 'sk-own-small-window';
-    svc.model.validKeys.add(key);
-    // 8,192 tokens: the conversation may take 60 % of about 32K characters.
-    const saved = await svc.h.app.inject({
-      method: 'POST',
-      url: '/v1/me/keys',
-      headers: owner.auth,
-      payload: {
-        provider: 'openai',
-        api_key: key,
-        base_url: svc.model.urls.openai,
-        default_model: 'small-window',
-        context_window: 8_192,
-      },
-    });
-    expect(saved.statusCode, saved.body).toBe(201);
-    const byok = await svc.h.app.inject({
-      method: 'POST',
-      url: '/v1/me/byok',
-      headers: owner.auth,
-      payload: { enabled: true },
-    });
-    expect(byok.statusCode, byok.body).toBe(200);
+    await ownServer(owner.auth, key, 'small-window', 8_192);
     const print = (letter: string) => ({ name: 'bash', args: { command: `python3 -c "print('${letter}' * 7000)"` } });
     const turns: ToolCallReply[][] = [
       [print('Q')],
