@@ -13,7 +13,9 @@ import type { Reply, ToolCallReply } from '../../../support/scripted-model/types
 let svc: ModelService;
 beforeAll(async () => {
   // The account's base_url is a user-given URL: loopback is allowed for the scripted server only.
-  svc = await startModelService({ EMEND_FIXER: 'agent', EMEND_OUTBOUND_ALLOW: '127.0.0.1' });
+  // The wall-time ceiling is the lowest the operator may set, so that a test moves the clock past it
+  // by less than the worker's stale time (30 s): the heartbeats stay fresh.
+  svc = await startModelService({ EMEND_FIXER: 'agent', EMEND_OUTBOUND_ALLOW: '127.0.0.1', EMEND_AGENT_WALL_S: '10' });
 });
 afterAll(() => svc.close());
 
@@ -148,5 +150,25 @@ describe('the agent fixer with the models people bring', { timeout: 120_000 }, (
     const { task } = await runFixTask(svc.h, owner.auth, repoUrl, 'failed');
     expect(task.error).toContain('the model did not submit within 40 turns');
     expect(await turnsOf(task.id, owner.auth)).toHaveLength(40);
+  });
+
+  it('the wall time ends the loop between turns (the lower of the plan’s and EMEND_AGENT_WALL_S’s 10 s)', async () => {
+    const { owner, repoUrl } = await calcRepo('calc-wall-time');
+    let asked = 0;
+    svc.model.respond((req): Reply | undefined => {
+      if (!req.tools.includes('bash')) return calcStepReply(req);
+      asked++;
+      // The second turn's command takes (by the service's clock) longer than the loop may last.
+      if (asked === 2) svc.h.clock.advance(11_000);
+      return { toolCalls: [{ name: 'bash', args: { command: `echo turn ${asked}` } }] };
+    });
+    const { task } = await runFixTask(svc.h, owner.auth, repoUrl, 'failed');
+    expect(task.error).toContain('the agent changed no file: the wall time of 10 s ran out');
+    const turns = await turnsOf(task.id, owner.auth);
+    expect(turns.map((t) => [t.tool, t.action])).toEqual([
+      ['bash', 'echo turn 1'],
+      ['bash', 'echo turn 2'],
+    ]);
+    expect(asked).toBe(2);
   });
 });
