@@ -9,7 +9,7 @@
 //   steps    src/steps/**
 //   domain   src/tasks, src/accounts, src/feedback, src/memory, src/repos, src/sites, src/webhooks,
 //            src/triggers
-//   adapters src/llm, src/scm, src/workspace, src/sandbox, src/validator, src/locator, src/edits,
+//   adapters src/llm, src/scm, src/checkout, src/sandbox, src/validator, src/locator, src/edits,
 //            src/outbound, src/queue, src/events, src/processes
 //   base     src/db, src/config, src/secrets, src/errors.ts, src/clock.ts, src/ids.ts, src/logger.ts,
 //            src/metrics, src/step-contract, src/text
@@ -22,7 +22,7 @@ const layer = {
   engine: '^src/(engine|eval)/',
   steps: '^src/steps/',
   domain: '^src/(tasks|accounts|feedback|memory|repos|sites|webhooks|triggers)/',
-  adapters: '^src/(llm|scm|workspace|sandbox|validator|locator|edits|outbound|queue|events|processes)/',
+  adapters: '^src/(llm|scm|checkout|sandbox|validator|locator|edits|outbound|queue|events|processes)/',
   base: '^src/(db/|metrics/|step-contract/|text/|config/|secrets/|(errors|clock|ids|logger)\\.ts$)',
 };
 const order = ['entry', 'http', 'engine', 'steps', 'domain', 'adapters', 'base'];

@@ -1,7 +1,7 @@
 /**
  * Checkout from a warm mirror (npm run bench:checkout): a repository of 10,000 files served over
- * git smart HTTP (test/support/git-http.ts), one cold prepareWorkspace that makes the mirror,
- * then warm prepareWorkspace calls for new task ids (mirror fetch + local clone + checkout),
+ * git smart HTTP (test/support/git-http.ts), one cold prepareCheckout that makes the mirror,
+ * then warm prepareCheckout calls for new task ids (mirror fetch + local clone + checkout),
  * each followed by dispose; the fetch part alone; disk usage of a checkout. Prints figures;
  * asserts nothing about time.
  *
@@ -17,9 +17,9 @@ import { existsSync, lstatSync, mkdtempSync, readFileSync, readdirSync, rmSync, 
 import os from 'node:os';
 import { join } from 'node:path';
 import { createLogger } from '../src/logger.js';
-import { prepareWorkspace } from '../src/workspace/checkout.js';
-import type { WorkspaceDeps } from '../src/workspace/workspace-deps.js';
-import { mirrorPath, withMirror } from '../src/workspace/mirrors.js';
+import { prepareCheckout } from '../src/checkout/checkout.js';
+import type { CheckoutDeps } from '../src/checkout/checkout-deps.js';
+import { mirrorPath, withMirror } from '../src/checkout/mirrors.js';
 import { type GitHttpServer, startGitHttp } from '../test/support/git-http.js';
 import { envInt, loadAverage, log, median, percentile, pressure } from './stats.js';
 
@@ -134,7 +134,7 @@ function capturingLogger() {
     write(line: string) {
       const entry = JSON.parse(line) as { msg?: string; ms?: number };
       if (entry.msg === 'mirror created' || entry.msg === 'mirror fetched') fetches.push(entry.ms ?? NaN);
-      if (entry.msg === 'workspace ready') ready.push(entry.ms ?? NaN);
+      if (entry.msg === 'checkout ready') ready.push(entry.ms ?? NaN);
       return true;
     },
   };
@@ -185,7 +185,7 @@ interface Pass {
   fetches: number[];
 }
 
-/** One data dir: cold prepareWorkspace, warm ones (within the time budget), withMirror alone, disk usage. */
+/** One data dir: cold prepareCheckout, warm ones (within the time budget), withMirror alone, disk usage. */
 async function measureOn(
   label: string,
   parent: string,
@@ -205,15 +205,15 @@ async function measureOn(
     );
 
     const capture = capturingLogger();
-    const deps: WorkspaceDeps = { dataDir, log: capture.log };
+    const deps: CheckoutDeps = { dataDir, log: capture.log };
     const request = (taskId: string) => ({ taskId, repoUrl, baseBranch: 'main' });
 
     // Cold: the mirror is made (a full fetch over HTTP), then the checkout.
-    const cold = await timed(() => prepareWorkspace(deps, request('cold')));
+    const cold = await timed(() => prepareCheckout(deps, request('cold')));
     const coldFetch = capture.fetches.at(-1)!;
     const coldDispose = await timed(() => cold.value.dispose());
     log(
-      `cold prepareWorkspace (makes the mirror): ${ms(cold.ms)}, of which the mirror's first ` +
+      `cold prepareCheckout (makes the mirror): ${ms(cold.ms)}, of which the mirror's first ` +
         `fetch ${ms(coldFetch)} (git init --bare, fetch of everything, rename); dispose ${ms(coldDispose.ms)}`,
     );
 
@@ -233,11 +233,11 @@ async function measureOn(
       }
       const before = capture.fetches.length;
       const cpuBefore = childrenCpu();
-      const { value: ws, ms: total } = await timed(() => prepareWorkspace(deps, request(`warm-${i}`)));
+      const { value: ws, ms: total } = await timed(() => prepareCheckout(deps, request(`warm-${i}`)));
       const cpuAfter = childrenCpu();
       gitUser.push(cpuAfter.user - cpuBefore.user);
       gitSystem.push(cpuAfter.system - cpuBefore.system);
-      if (capture.fetches.length !== before + 1) throw new Error('expected one mirror fetch per prepareWorkspace');
+      if (capture.fetches.length !== before + 1) throw new Error('expected one mirror fetch per prepareCheckout');
       totals.push(total);
       fetches.push(capture.fetches.at(-1)!);
       if (!disk) {
@@ -257,7 +257,7 @@ async function measureOn(
     const note = stopped
       ? ` (stopped after ${totals.length} of ${RUNS}: the ${budgetMs / 1000} s budget of this pass was spent)`
       : '';
-    log(`warm prepareWorkspace, ${totals.length} calls${note}, ${count} files checked out each time:`);
+    log(`warm prepareCheckout, ${totals.length} calls${note}, ${count} files checked out each time:`);
     log(`  total:                                             ${stats(totals)}`);
     log(`  mirror fetch inside it (its log line; in the lock): ${stats(fetches)}`);
     log(`  the rest (lock, local clone, checkout, checks):    ${stats(rest)}`);
@@ -342,7 +342,7 @@ async function main() {
         `over HTTP, smart protocol`,
     );
     log(
-      `method: per data dir, 1 cold prepareWorkspace (no mirror yet), then up to ${RUNS} warm ones for new ` +
+      `method: per data dir, 1 cold prepareCheckout (no mirror yet), then up to ${RUNS} warm ones for new ` +
         `task ids (at least ${MIN_RUNS}, ` +
         (`fewer if the pass's time budget runs out), one at a time, each disposed before the next; then ${RUNS} ` +
           `withMirror calls `) +

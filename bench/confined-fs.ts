@@ -1,5 +1,5 @@
 /**
- * What reading a checkout through src/workspace/confined-fs.ts costs (npm run bench:confined):
+ * What reading a checkout through src/checkout/confined-fs.ts costs (npm run bench:confined):
  * a generated tree of BENCH_FILES files (default 3,000, ~2 KB of Python each, 3 levels of
  * directories, some symlinks inside and out), read whole with a plain readFileSync and with
  * ConfinedDir.read (O_PATH open, /proc/self/fd check, reopen, read), then listed and indexed
@@ -11,7 +11,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { listCandidateFiles } from '../src/locator/files.js';
 import { buildIndex } from '../src/locator/index.js';
-import { ConfinedDir } from '../src/workspace/confined-fs.js';
+import { ConfinedDir } from '../src/checkout/confined-fs.js';
 import { envInt, loadAverage, log, median, pressure } from './stats.js';
 
 const FILES = envInt('BENCH_FILES', 3_000);

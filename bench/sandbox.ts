@@ -213,7 +213,7 @@ async function main() {
     const variants: Variant[] = [
       {
         name: 'host',
-        what: 'child_process.spawn of the command itself, unsandboxed (cwd the workspace, env PATH HOME LANG)',
+        what: 'child_process.spawn of the command itself, unsandboxed (cwd the checkout, env PATH HOME LANG)',
         run: (argv) =>
           collect(
             spawn(argv[0]!, argv.slice(1), {

@@ -1,4 +1,4 @@
-import { ConfinedDir } from '../workspace/confined-fs.js';
+import { ConfinedDir } from '../checkout/confined-fs.js';
 import { place } from './match.js';
 import { checkEditPath, editRefusal } from './paths.js';
 import { joinText, spliceLines, splitText, toLines } from './text.js';

@@ -1,10 +1,10 @@
-import { type PathInfo, describePath } from '../workspace/confined-fs.js';
+import { type PathInfo, describePath } from '../checkout/confined-fs.js';
 
 /**
  * Turns a path from the model's answer into one relative to the checkout, or a reason it is
  * refused. The answer is untrusted text: a path may try to leave the repository lexically
  * (`..`, absolute) or reach into `.git` (hooks would run code later). Symlinks are the
- * confined file module's business (src/workspace/confined-fs.ts): whatever the path names is
+ * confined file module's business (src/checkout/confined-fs.ts): whatever the path names is
  * read and written only if it resolves inside the checkout.
  */
 export type Resolved = { ok: true; rel: string } | { ok: false; reason: string };

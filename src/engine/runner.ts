@@ -12,7 +12,7 @@ import { heldBy, saveRun } from '../tasks/lifecycle/save.js';
 import type { Task } from '../tasks/service.js';
 import { appendLog, notifyTask } from '../tasks/task-logs.js';
 import { type StepLoop, runLoop } from './step-loop.js';
-import { WorkspaceLease } from './workspace-lease.js';
+import { CheckoutLease } from './checkout-lease.js';
 
 export interface RunOptions {
   workerId: string;
@@ -42,7 +42,7 @@ export async function runTask(deps: Deps, steps: StepRegistry, taskId: string, o
     pipeline.map((s) => s.name),
   );
   // A resumed run checks out the same commit and carries the fixer's diff again.
-  const lease = new WorkspaceLease(
+  const lease = new CheckoutLease(
     deps,
     claimed,
     () => ({ baseCommit: progress.baseCommit, diff: parseFixOutputs(progress.outputs).fixer?.diff }),
@@ -55,7 +55,7 @@ export async function runTask(deps: Deps, steps: StepRegistry, taskId: string, o
   } catch (err) {
     await runFailed(deps, taskId, handle.controller.signal, err, opts);
   } finally {
-    await lease.dispose().catch((err) => deps.log.warn({ err, task: taskId }, 'could not remove the workspace'));
+    await lease.dispose().catch((err) => deps.log.warn({ err, task: taskId }, 'could not remove the checkout'));
     deps.runs.finish(taskId, handle);
   }
 }
@@ -69,7 +69,7 @@ function databaseLoop(
   claimed: Task,
   progress: StepLoop['progress'],
   opts: RunOptions,
-  run: { lease: WorkspaceLease; handle: RunHandle; limits: Awaited<ReturnType<typeof runLimits>> },
+  run: { lease: CheckoutLease; handle: RunHandle; limits: Awaited<ReturnType<typeof runLimits>> },
 ): StepLoop {
   const taskId = claimed.id;
   const mine = heldBy(opts.workerId);
@@ -85,7 +85,7 @@ function databaseLoop(
     progress,
     signal: run.handle.controller.signal,
     spawn: run.handle.processes.spawn,
-    workspace: () => run.lease.get(),
+    checkout: () => run.lease.get(),
     ...run.limits,
     store: {
       save: async ({ progress: withProgress, ...write }) => {

@@ -14,7 +14,7 @@ import { type StepHelpers, type StepRegistry, type StepResult, payloadFor } from
 import type { Gate } from '../tasks/lifecycle/park.js';
 import type { RunWrite } from '../tasks/lifecycle/save.js';
 import type { Task } from '../tasks/service.js';
-import type { Workspace } from '../workspace/checkout.js';
+import type { TaskCheckout } from '../checkout/checkout.js';
 import { stepModel } from './step-model.js';
 import { gateBefore, kindOf, mayRetry, nextOf, reworkStep, skipReason } from './step-policy.js';
 
@@ -74,7 +74,7 @@ export interface StepLoop {
   signal: AbortSignal;
   spawn: TrackedSpawn;
   /** The task's checkout, made on first use. */
-  workspace(): Promise<Workspace>;
+  checkout(): Promise<TaskCheckout>;
   /** The task came with a demo token: the steps after its kind's demo steps are skipped. */
   demo: boolean;
   limits: BillingPlan;
@@ -161,8 +161,8 @@ function helpersFor(loop: StepLoop, step: string, model: StepModel): StepHelpers
     log: (message, data) => deps.log.debug({ task: loop.task.id, step, ...data }, message),
     model: model.client,
     limits: loop.limits,
-    workspace: async () => {
-      const ws = await loop.workspace();
+    checkout: async () => {
+      const ws = await loop.checkout();
       loop.progress.baseCommit ??= ws.baseCommit;
       return ws;
     },

@@ -11,8 +11,8 @@ import { sweepExpiredKeys } from '../tasks/idempotency-keys.js';
 import { expireGates } from '../tasks/lifecycle/expire-gates.js';
 import { beat, runningAmong } from '../tasks/lifecycle/heartbeat.js';
 import { handBack, requeueLost, requeueOrphans } from '../tasks/lifecycle/requeue.js';
-import { removeWorkspace } from '../workspace/checkout.js';
-import { workRootOf } from '../workspace/layout.js';
+import { removeCheckout } from '../checkout/checkout.js';
+import { workRootOf } from '../checkout/layout.js';
 import { dropOldPayloads } from '../webhooks/deliveries.js';
 import { requeueDueDeliveries, runDeliveryJob } from '../webhooks/attempt.js';
 import { claimPeriodic } from './periodic.js';
@@ -113,7 +113,7 @@ export async function startWorker(
   ];
   const maintain = () => maintenance(deps, id, opts.staleMs);
 
-  await removeStaleWorkspaces(deps).catch((err) => deps.log.warn({ err }, 'could not clean up old workspaces'));
+  await removeStaleCheckouts(deps).catch((err) => deps.log.warn({ err }, 'could not clean up old checkouts'));
 
   const guard = (fn: () => Promise<void>, what: string) => () =>
     void fn().catch((err) => {
@@ -188,10 +188,10 @@ async function periodicJobs(deps: Deps, workerId: string) {
  * running anywhere now has no use for one (a resumed run makes its own). Checkouts of
  * running tasks stay: another worker on this machine may be using them.
  */
-async function removeStaleWorkspaces(deps: Deps) {
+async function removeStaleCheckouts(deps: Deps) {
   const root = workRootOf(deps.config.dataDir);
   const ids = (await readdir(root).catch(() => [] as string[])).filter((name) => /^[0-9a-f-]{36}$/.test(name));
   if (ids.length === 0) return;
   const keep = await runningAmong(deps, ids);
-  for (const id of ids.filter((i) => !keep.has(i))) await removeWorkspace(deps.config.dataDir, id);
+  for (const id of ids.filter((i) => !keep.has(i))) await removeCheckout(deps.config.dataDir, id);
 }

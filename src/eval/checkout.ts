@@ -1,7 +1,7 @@
 import { existsSync } from 'node:fs';
 import { mkdir } from 'node:fs/promises';
 import { join } from 'node:path';
-import { type GitEnv, runGit } from '../workspace/git.js';
+import { type GitEnv, runGit } from '../checkout/git.js';
 
 /** Where an instance's repository comes from: a directory of local mirrors, else a clone URL. */
 export interface RepoSource {
@@ -35,7 +35,7 @@ export class CheckoutError extends Error {
  * removes). From a mirror, a shared clone: the mirror's objects are read, never written. Every
  * git call goes through runGit (hooks and fsmonitor off, no user or system config), since the
  * repository is someone else's. With `gitDir`, the git directory is made there, outside the
- * files, as a task's workspace keeps it (the fix pipeline runs repository code on the files).
+ * files, as a task's checkout keeps it (the fix pipeline runs repository code on the files).
  * Returns the full hash of the commit checked out.
  */
 export async function checkoutAt(

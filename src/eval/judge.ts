@@ -11,7 +11,7 @@ import { namesProgressPlugin, withoutProgressPlugin } from '../validator/pytest-
 import { type RunContext, type RunLimits, defaultLimits, probe, runSetup, runTests } from '../validator/run.js';
 import type { ToolchainCache } from '../validator/toolchain-cache.js';
 import { describeMissing } from '../validator/toolchains.js';
-import { runGit } from '../workspace/git.js';
+import { runGit } from '../checkout/git.js';
 import { type ReportedRun, jsIdPassed, reportedTests } from './test-ids.js';
 
 /** What the judge needs of an instance. */

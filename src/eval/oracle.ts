@@ -1,6 +1,6 @@
 import { applyEdits, parseEdits } from '../edits/index.js';
 import { editsFromUnifiedDiff, formatEdits } from '../edits/from-diff.js';
-import { ConfinedDir } from '../workspace/confined-fs.js';
+import { ConfinedDir } from '../checkout/confined-fs.js';
 
 /** How the gold patch went through the fixer's edit path. */
 export interface EditOutcome {

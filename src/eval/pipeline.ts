@@ -11,7 +11,7 @@ import { type Progress, STEPS, type StepName, parseFixOutputs } from '../step-co
 import { registryOf, stepFunctions } from '../steps/registry.js';
 import type { StepResult } from '../steps/step.js';
 import type { Task } from '../tasks/service.js';
-import type { Workspace } from '../workspace/checkout.js';
+import type { TaskCheckout } from '../checkout/checkout.js';
 import type { Instance } from './dataset.js';
 import { EVAL_ACCOUNT_ID } from './deps.js';
 import type { EditOutcome } from './oracle.js';
@@ -151,7 +151,11 @@ function evalTask(instance: Instance, baseCommit: string, deps: Deps, fixer: Fix
  * throws ends the run. The task is a row of the eval's in-memory database while it runs, so a
  * step's log records (the agent's turns) are kept and read back; it is deleted after.
  */
-export async function runPipeline(ws: Workspace, instance: Instance, ctx: PipelineContext): Promise<PipelineOutcome> {
+export async function runPipeline(
+  ws: TaskCheckout,
+  instance: Instance,
+  ctx: PipelineContext,
+): Promise<PipelineOutcome> {
   const { deps, signal } = ctx;
   const task = evalTask(instance, ws.baseCommit, deps, ctx.fixer);
   await deps.db.insert(tasks).values(task);
@@ -171,7 +175,7 @@ export async function runPipeline(ws: Workspace, instance: Instance, ctx: Pipeli
     progress,
     signal,
     spawn: processes.spawn,
-    workspace: async () => ws,
+    checkout: async () => ws,
     demo: false,
     limits: BILLING_PLANS[ctx.plan],
     budget: ctx.plan,

@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Sandbox } from '../sandbox/types.js';
 import { type RunLimits, ValidationAborted } from '../validator/run.js';
-import type { Workspace } from '../workspace/checkout.js';
+import type { TaskCheckout } from '../checkout/checkout.js';
 import { type RepoSource, checkoutAt } from './checkout.js';
 import type { Instance } from './dataset.js';
 import { type JudgeSetup, type Verdict, judge } from './judge.js';
@@ -144,7 +144,7 @@ async function runModel(
 ): Promise<PipelineOutcome> {
   if (!options.pipeline) throw new Error('model mode needs the pipeline context');
   const signal = options.signal ?? new AbortController().signal;
-  const ws: Workspace = {
+  const ws: TaskCheckout = {
     root: at.root,
     dir: at.dir,
     gitDir: at.gitDir,

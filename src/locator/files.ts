@@ -1,6 +1,6 @@
 import { execFileSync } from 'node:child_process';
 import { extname } from 'node:path';
-import { ConfinedDir } from '../workspace/confined-fs.js';
+import { ConfinedDir } from '../checkout/confined-fs.js';
 
 export const MAX_FILE_BYTES = 1_000_000;
 
@@ -83,7 +83,7 @@ export function listCandidateFiles(repoDir: string): string[] {
 
 /**
  * A checkout's files as the locator reads them: through the confined file module, so no
- * symlink leads a read out of the checkout (src/workspace/confined-fs.ts).
+ * symlink leads a read out of the checkout (src/checkout/confined-fs.ts).
  */
 export function repoFiles(repoDir: string): ConfinedDir {
   return new ConfinedDir(repoDir, { exclude: ['.git'] });

@@ -7,7 +7,7 @@ import type { StepName } from '../step-contract/index.js';
 import type { FixStep, StepRegistry } from '../steps/step.js';
 
 /**
- * The validator's (and the agent fixer's) context: the steps' own (the sandbox, the workspace,
+ * The validator's (and the agent fixer's) context: the steps' own (the sandbox, the checkout,
  * the toolchain cache) with the account's remembered test command and its settings for the
  * repository, if any.
  */

@@ -1,6 +1,6 @@
 import { posix } from 'node:path';
 
-/** Where the task's workspace appears inside the sandbox. */
+/** Where the task's work directory appears inside the sandbox. */
 export const WORKSPACE = '/workspace';
 /** The one user inside the sandbox. */
 export const SANDBOX_UID = 1000;
@@ -8,7 +8,7 @@ export const SANDBOX_UID = 1000;
 /** The environment every command starts from; nothing of the service's own reaches it. */
 export const BASE_ENV: Readonly<Record<string, string>> = {
   PATH: '/usr/local/bin:/usr/bin:/bin',
-  // The workspace, which lasts from command to command (/tmp does not): what the install
+  // The work directory, which lasts from command to command (/tmp does not): what the install
   // phase puts in the user site (pip --user, caches) is there for the test phase.
   HOME: '/workspace',
   LANG: 'C.UTF-8',
@@ -72,7 +72,7 @@ export interface BwrapPlan {
   env?: Record<string, string>;
   network: boolean;
   toolRoots: string[];
-  /** Workspace directories (relative paths) bound read-only over the workspace. */
+  /** Directories of the work directory (relative paths) bound read-only over it. */
   readOnly?: string[];
   /** Host paths the service placed for the command (the egress relay and its socket), bound read-only at `dest`. */
   binds?: Array<{ source: string; dest: string }>;
@@ -90,15 +90,15 @@ const ENV_NAME = /^[A-Za-z_][A-Za-z0-9_]*$/;
 export function sandboxCwd(cwd: string | undefined): string {
   const inside = posix.resolve(WORKSPACE, cwd ?? '.');
   if (inside !== WORKSPACE && !inside.startsWith(`${WORKSPACE}/`))
-    throw new RangeError(`cwd must stay inside the workspace, got "${cwd}"`);
+    throw new RangeError(`cwd must stay inside the work directory, got "${cwd}"`);
   return inside;
 }
 
-/** A workspace directory bound read-only: a relative path strictly inside /workspace. */
+/** A directory of the work directory bound read-only: a relative path strictly inside /workspace. */
 export function readOnlyPath(path: string): string {
   const inside = posix.resolve(WORKSPACE, path);
   if (posix.isAbsolute(path) || !inside.startsWith(`${WORKSPACE}/`))
-    throw new RangeError(`a read-only path must be a directory inside the workspace, got "${path}"`);
+    throw new RangeError(`a read-only path must be a directory inside the work directory, got "${path}"`);
   return inside;
 }
 
@@ -127,7 +127,7 @@ export function sandboxEnv(extra: Record<string, string> = {}): Record<string, s
  * visible and writable: /usr, a few files of /etc and the tool roots read-only, /proc of the
  * sandbox's own pid namespace with /proc/sys read-only (its files check the owner's uid and
  * nothing else, and bwrap leaves them writable in this setup: a command could otherwise set
- * the host's sysctls), a private /dev and /tmp, and the workspace; the root itself is
+ * the host's sysctls), a private /dev and /tmp, and the work directory; the root itself is
  * read-only. --disable-userns keeps a command from making a user namespace of its own,
  * where it would have every capability again.
  */
@@ -170,7 +170,7 @@ export function bwrapArgs(plan: BwrapPlan, host: HostLayout): string[] {
   for (const root of plan.toolRoots.map(toolRoot)) args.push('--ro-bind', root, root);
   for (const bind of plan.binds ?? []) args.push('--ro-bind', bind.source, bind.dest);
   args.push('--bind', plan.workdir, WORKSPACE);
-  // Over the workspace's bind, so the command cannot write them (nor unmount them: no capabilities).
+  // Over the work directory's bind, so the command cannot write them (nor unmount them: no capabilities).
   for (const path of plan.readOnly ?? []) {
     const inside = readOnlyPath(path);
     args.push('--ro-bind', posix.join(plan.workdir, posix.relative(WORKSPACE, inside)), inside);

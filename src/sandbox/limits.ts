@@ -27,7 +27,7 @@ export function resolveLimits(defaults: SandboxLimits, asked: Partial<SandboxLim
  * prlimit(1) arguments that set the per-process limits for the command and everything it
  * starts (limits are inherited across fork and exec). The hard CPU limit sits one second
  * above the soft one: SIGXCPU first, SIGKILL for a process that catches it. Core dumps are
- * off, or a process killed by SIGXCPU or SIGXFSZ would leave a core file in the workspace.
+ * off, or a process killed by SIGXCPU or SIGXFSZ would leave a core file in the work directory.
  * Not RLIMIT_AS: V8 reserves address space and Node dies under a low one; memory is the
  * memory cgroup's job. Not RLIMIT_NPROC: it counts per user on the host; the pids cgroup does it.
  */

@@ -37,7 +37,7 @@ export interface SandboxOptions {
   prlimitPath?: string;
   /** false: leave cgroups alone even where the host offers them. */
   cgroups?: boolean;
-  /** Host paths a workspace must not be, nor contain (the data dir). */
+  /** Host paths a work directory must not be, nor contain (the data dir). */
   protectedPaths?: string[];
   /** The resolver behind the setup proxy's policy (tests show a name that resolves to loopback). */
   lookup?: LookupFunction;
@@ -84,17 +84,17 @@ function checkWorkdir(workdir: string, protectedPaths: string[]): string {
   } catch {
     // reported below
   }
-  if (!isDir) throw new RangeError(`the workspace ${dir} is not a directory`);
+  if (!isDir) throw new RangeError(`the work directory ${dir} is not a directory`);
   for (const path of ['/', ...protectedPaths.map((p) => resolve(p))]) {
     const from = relative(dir, path);
     if (path === '/' ? dir === '/' : from === '' || !from.startsWith('..'))
-      throw new RangeError(`the workspace ${dir} would expose ${path}`);
+      throw new RangeError(`the work directory ${dir} would expose ${path}`);
   }
   return dir;
 }
 
 /**
- * Each read-only path must be a real directory of the workspace, reached through no symlink:
+ * Each read-only path must be a real directory of the work directory, reached through no symlink:
  * bwrap resolves a bind's source on the host, so a link put there by an earlier command
  * would bind whatever it points at.
  */
@@ -104,7 +104,7 @@ function checkReadOnly(workdir: string, paths: string[]): string[] {
     for (const part of posix.relative(WORKSPACE, readOnlyPath(path)).split('/')) {
       at = join(at, part);
       if (!lstatSync(at, { throwIfNoEntry: false })?.isDirectory())
-        throw new RangeError(`the read-only path ${path} is not a directory of the workspace`);
+        throw new RangeError(`the read-only path ${path} is not a directory of the work directory`);
     }
   }
   return paths;

@@ -25,7 +25,7 @@ export interface SandboxRequest {
   signal?: AbortSignal;
   stdin?: string;
   /**
-   * Directories of the workspace (relative paths) that the command sees read-only: what
+   * Directories of the work directory (relative paths) that the command sees read-only: what
    * the caller placed there for the command (the validator's pytest plugin) cannot be
    * changed by it. Each must be a real directory, not a symlink. bubblewrap only: the
    * unsafe-host mode protects nothing.

@@ -1,5 +1,5 @@
 import { mkdir, rm } from 'node:fs/promises';
-import { ConfinedDir } from '../workspace/confined-fs.js';
+import { ConfinedDir } from '../checkout/confined-fs.js';
 import { checkSitePath } from './store.js';
 
 /**

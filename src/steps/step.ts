@@ -2,7 +2,7 @@ import type { Deps } from '../deps.js';
 import type { ModelClient } from '../llm/client.js';
 import type { BillingPlan } from '../accounts/billing-plan.js';
 import type { Task } from '../tasks/service.js';
-import type { Workspace } from '../workspace/checkout.js';
+import type { TaskCheckout } from '../checkout/checkout.js';
 import type { TrackedSpawn } from '../processes/process-set.js';
 import {
   type FixOutputs,
@@ -61,7 +61,7 @@ export interface StepHelpers {
    * The task's checkout of its base branch (fix tasks), made on first use and removed when
    * the run ends; on a resumed run it carries the fixer's diff again.
    */
-  workspace(): Promise<Workspace>;
+  checkout(): Promise<TaskCheckout>;
   /**
    * The model this step calls, chosen for the task (its BYOK key or the operator's), with
    * the task's budget and the step's meter: whatever it spends is added to the task even

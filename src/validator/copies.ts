@@ -6,7 +6,7 @@ import { promisify } from 'node:util';
 const run = promisify(execFile);
 
 /**
- * A checkout on the host. With `gitDir` (a task's workspace keeps its git directory outside
+ * A checkout on the host. With `gitDir` (a task's checkout keeps its git directory outside
  * the files) git is pointed at it explicitly and never reads whatever `.git` the files hold:
  * code that ran on the files could have put a config with an fsmonitor or filter command there.
  */

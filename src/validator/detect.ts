@@ -1,4 +1,4 @@
-import { ConfinedDir } from '../workspace/confined-fs.js';
+import { ConfinedDir } from '../checkout/confined-fs.js';
 import { type NodeWants, nodeWants } from './node-wants.js';
 import { pythonDeclared } from './python-deps.js';
 import { pythonSetup } from './python-setup.js';
@@ -75,7 +75,7 @@ const NPM_PLACEHOLDER = /no test specified/;
 const MAX_READ_BYTES = 1024 * 1024;
 
 /**
- * The checkout's files through the confined file module (src/workspace/confined-fs.ts): a
+ * The checkout's files through the confined file module (src/checkout/confined-fs.ts): a
  * package.json or .emend/test that is a symlink out of the checkout, or a FIFO, reads as absent.
  */
 const confined = (dir: string): ConfinedDir | undefined => {

@@ -1,6 +1,6 @@
 import { createHash, createHmac } from 'node:crypto';
 import { basename } from 'node:path';
-import { ConfinedDir } from '../workspace/confined-fs.js';
+import { ConfinedDir } from '../checkout/confined-fs.js';
 
 /**
  * What decides an environment (docs/environments.md, "Cached environments"): the files that say

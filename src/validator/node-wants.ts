@@ -1,5 +1,5 @@
 import semver from 'semver';
-import type { ConfinedDir } from '../workspace/confined-fs.js';
+import type { ConfinedDir } from '../checkout/confined-fs.js';
 
 /** What a Node repository asks of its toolchain, read from its files (never run). */
 export interface NodeWants {

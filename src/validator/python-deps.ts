@@ -1,5 +1,5 @@
 import { parse as parseToml } from 'smol-toml';
-import type { ConfinedDir } from '../workspace/confined-fs.js';
+import type { ConfinedDir } from '../checkout/confined-fs.js';
 
 /**
  * What a Python repository declares its tests need, read from its files on the host through

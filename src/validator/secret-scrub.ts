@@ -9,7 +9,7 @@ const MIN_SECRET_CHARS = 4;
 /**
  * Removes every regular file under `dir` that holds one of the setup-only secrets (an .npmrc
  * the setup wrote with a token expanded, a credentials file): what the setup leaves for the test
- * phase, the cached environment and the workspace must not carry them. Symbolic links are not
+ * phase, the cached environment and the checkout must not carry them. Symbolic links are not
  * followed. Returns the removed files, relative to `dir`.
  */
 export async function removeFilesHoldingSecrets(dir: string, secrets: string[]): Promise<string[]> {

@@ -91,7 +91,7 @@ export interface ValidatorOutput {
 export interface ValidateInput {
   /** The checkout to validate, as it stands (working-tree changes are the change). */
   dir: string;
-  /** Its git directory, when it lives outside the files (a task's workspace). */
+  /** Its git directory, when it lives outside the files (a task's checkout). */
   gitDir?: string;
   /** The baseline: a revision of that checkout. */
   base: string;

@@ -2,10 +2,10 @@ import { lstatSync } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { Sandbox } from '../sandbox/types.js';
-import { ConfinedDir } from '../workspace/confined-fs.js';
-import { runGit } from '../workspace/git.js';
-import { gitEnvOf } from '../workspace/layout.js';
-import type { WorkspaceDeps } from '../workspace/workspace-deps.js';
+import { ConfinedDir } from '../checkout/confined-fs.js';
+import { runGit } from '../checkout/git.js';
+import { gitEnvOf } from '../checkout/layout.js';
+import type { CheckoutDeps } from '../checkout/checkout-deps.js';
 import { type RunTree, commitDate, openCheckout, prepareCopies } from './copies.js';
 import { detectTestPlan } from './detect.js';
 import { setupTrees } from './env-setup.js';
@@ -49,7 +49,7 @@ export interface WorkTreeInput extends Pick<ValidateInput, 'dir' | 'base' | 'tes
 
 /** Paths that differ between `workTree` and `base`: modified or deleted tracked files, and new files no .gitignore excludes. */
 async function changedPaths(
-  deps: WorkspaceDeps,
+  deps: CheckoutDeps,
   gitDir: string,
   workTree: string,
   base: string,
@@ -68,11 +68,11 @@ async function changedPaths(
 
 export async function prepareWorkTree(
   sandbox: Sandbox,
-  deps: WorkspaceDeps,
+  deps: CheckoutDeps,
   input: WorkTreeInput,
   options: Pick<ValidateOptions, 'toolchainCache' | 'setupEnv' | 'env' | 'setupSecrets' | 'environments' | 'log'> & {
     signal?: AbortSignal;
-    /** Where the tree goes (the task's own directory, so it is removed with the task's workspace). */
+    /** Where the tree goes (the task's own directory, so it is removed with the task's checkout). */
     root: string;
     setupTimeoutMs?: number;
   },

@@ -126,7 +126,7 @@ describe('setup-only secrets in a fix task', { timeout: 180_000 }, () => {
       expect(text.length, where).toBeGreaterThan(0);
       expect(text.includes(SECRET), `the secret in the ${where}`).toBe(false);
     }
-    // no file left by the run (the data directory: workspaces, mirrors, caches; the validator's temporary copies)
+    // no file left by the run (the data directory: checkouts, mirrors, caches; the validator's temporary copies)
     const left = [
       ...filesUnder(h.deps.config.dataDir),
       ...readdirSync(tmpdir())

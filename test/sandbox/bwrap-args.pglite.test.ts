@@ -110,7 +110,7 @@ describe('the bwrap command line', () => {
     expect(ops(bwrapArgs(PLAN, { ...HOST, sysrqTrigger: false })).join('\n')).not.toContain('sysrq');
   });
 
-  it('binds the workspace read-write as the one host path, tool roots read-only, and then makes the root read-only', () => {
+  it('binds the work directory read-write as the one host path, tool roots read-only, and then makes the root read-only', () => {
     const args = ops(bwrapArgs({ ...PLAN, toolRoots: ['/opt/pyenv'], cwd: 'pkg/a' }, HOST));
     expect(args.filter((a) => a.startsWith('--bind '))).toEqual(['--bind /srv/ws/task-1 /workspace']);
     expect(args).toContain('--ro-bind /opt/pyenv /opt/pyenv');
@@ -120,7 +120,7 @@ describe('the bwrap command line', () => {
     expect(args.slice(remount + 1).some((a) => /^--(ro-)?bind|^--tmpfs|^--symlink/.test(a))).toBe(false);
   });
 
-  it('binds the directories asked for read-only over the workspace, and refuses one outside it', () => {
+  it('binds the directories asked for read-only over the work directory, and refuses one outside it', () => {
     const args = ops(bwrapArgs({ ...PLAN, readOnly: ['emend', 'a/b'] }, HOST));
     const workspace = args.indexOf('--bind /srv/ws/task-1 /workspace');
     expect(args.slice(workspace + 1, workspace + 3)).toEqual([
@@ -153,9 +153,9 @@ describe('the bwrap command line', () => {
     );
   });
 
-  it('refuses a cwd outside the workspace, bad variable names and an empty command', () => {
-    expect(() => bwrapArgs({ ...PLAN, cwd: '../etc' }, HOST)).toThrow(/inside the workspace/);
-    expect(() => bwrapArgs({ ...PLAN, cwd: '/etc' }, HOST)).toThrow(/inside the workspace/);
+  it('refuses a cwd outside the work directory, bad variable names and an empty command', () => {
+    expect(() => bwrapArgs({ ...PLAN, cwd: '../etc' }, HOST)).toThrow(/inside the work directory/);
+    expect(() => bwrapArgs({ ...PLAN, cwd: '/etc' }, HOST)).toThrow(/inside the work directory/);
     expect(() => bwrapArgs({ ...PLAN, env: { 'A=B': 'x' } }, HOST)).toThrow(/bad environment variable name/);
     expect(() => bwrapArgs({ ...PLAN, command: [] }, HOST)).toThrow(/empty command/);
   });

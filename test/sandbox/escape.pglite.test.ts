@@ -156,7 +156,7 @@ describe('the sandbox holds', () => {
     });
   });
 
-  it('writes nowhere but the workspace (and its private /tmp); files it makes are its own', async () => {
+  it('writes nowhere but the work directory (and its private /tmp); files it makes are its own', async () => {
     const targets = ['/usr/evil', '/etc/evil', '/evil', `${dataDir}/evil`, '/proc/evil', '/workspace/../evil'];
     const script = [
       ...targets.map((p) => `touch ${p} 2>/dev/null && echo "wrote ${p}" || echo "refused ${p}"`),
@@ -194,7 +194,7 @@ describe('the sandbox holds', () => {
     expect(statSync(tools).isDirectory()).toBe(true);
   });
 
-  it('sees the workspace directories it is given read-only as such, and none reached through a symlink', async () => {
+  it('sees the directories of the work directory it is given read-only as such, and none reached through a symlink', async () => {
     const own = newDir();
     mkdirSync(join(own, 'tools'));
     writeFileSync(join(own, 'tools', 'plugin.py'), 'placed\n', { mode: 0o644 });
@@ -205,7 +205,7 @@ describe('the sandbox holds', () => {
       'touch /workspace/tools/new 2>/dev/null && echo "wrote new" || echo "refused new"',
       'mv /workspace/tools /workspace/moved 2>/dev/null && echo "moved" || echo "refused move"',
       'umount /workspace/tools 2>/dev/null && echo "unmounted" || echo "refused umount"',
-      'echo elsewhere > /workspace/other && echo "wrote workspace"',
+      'echo elsewhere > /workspace/other && echo "wrote work directory"',
     ].join('; ');
     const r = await sandbox.run({ command: ['sh', '-c', script], workdir: own, readOnlyPaths: ['tools'] });
     expect(r.stdout.trim().split('\n')).toEqual([
@@ -215,16 +215,16 @@ describe('the sandbox holds', () => {
       'refused new',
       'refused move',
       'refused umount',
-      'wrote workspace',
+      'wrote work directory',
     ]);
     expect(readFileSync(join(own, 'tools', 'plugin.py'), 'utf8')).toBe('placed\n');
     // bwrap would follow a link at the bind's source: one there (as a command could leave) is refused before the run
     symlinkSync(dataDir, join(own, 'link'));
     await expect(sandbox.run({ command: ['true'], workdir: own, readOnlyPaths: ['link'] })).rejects.toThrow(
-      /not a directory of the workspace/,
+      /not a directory of the work directory/,
     );
     await expect(sandbox.run({ command: ['true'], workdir: own, readOnlyPaths: ['link/pgdata'] })).rejects.toThrow(
-      /not a directory of the workspace/,
+      /not a directory of the work directory/,
     );
     await expect(sandbox.run({ command: ['true'], workdir: own, readOnlyPaths: ['..'] })).rejects.toThrow(RangeError);
   });

@@ -215,7 +215,7 @@ describe('limits of one command', () => {
     expect(short).toMatchObject({ stdout: 'short\n', truncated: false });
   });
 
-  it('passes stdin, runs in a subdirectory, and refuses a cwd outside the workspace', async () => {
+  it('passes stdin, runs in a subdirectory, and refuses a cwd outside the work directory', async () => {
     const sub = newDir();
     spawnSync('mkdir', ['-p', join(sub, 'pkg')]);
     const result = await sandbox.run({

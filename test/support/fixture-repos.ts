@@ -63,8 +63,8 @@ export function commitAll(dir: string, message = 'change'): string {
 }
 
 /**
- * Moves the repository's git directory out of its files, as a task's workspace has it
- * (src/workspace/checkout.ts), leaving a `.git` pointer file; returns the git directory.
+ * Moves the repository's git directory out of its files, as a task's checkout has it
+ * (src/checkout/checkout.ts), leaving a `.git` pointer file; returns the git directory.
  */
 export function separateGitDir(repo: FixtureRepo): string {
   const gitDir = mkdtempSync(join(tmpdir(), 'emend-fixture-git-'));
@@ -330,7 +330,7 @@ export const noTests = () =>
 
 /**
  * The real bubblewrap sandbox as the service builds it from its configuration, over a
- * data dir of its own (the sandbox refuses workspaces inside the data dir).
+ * data dir of its own (the sandbox refuses checkouts inside the data dir).
  */
 export async function fixtureSandbox(env: Record<string, string> = {}): Promise<Sandbox> {
   const dataDir = mkdtempSync(join(tmpdir(), 'emend-fixture-data-'));

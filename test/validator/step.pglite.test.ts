@@ -7,7 +7,7 @@ import { createOutbound } from '../../src/outbound/outbound.js';
 import type { FixPayload, StepHelpers } from '../../src/steps/step.js';
 import type { Sandbox } from '../../src/sandbox/types.js';
 import type { Task } from '../../src/tasks/service.js';
-import { type ValidatorWorkspace, validatorStep } from '../../src/steps/fix/validator.js';
+import { type ValidatorCheckout, validatorStep } from '../../src/steps/fix/validator.js';
 import {
   fixtureSandbox,
   jsFailingTest,
@@ -21,10 +21,10 @@ function payload(outputs: FixPayload['outputs'] = {}): FixPayload {
   return { kind: 'fix', task: { id: 'task-1' } as Task, outputs, retry: 0 };
 }
 
-/** The helpers a step gets from the runner, with the sandbox and the configuration in deps and the run's workspace. */
+/** The helpers a step gets from the runner, with the sandbox and the configuration in deps and the run's checkout. */
 function helpers(
   sandbox: Sandbox,
-  workspace: ValidatorWorkspace,
+  checkout: ValidatorCheckout,
   signal = new AbortController().signal,
   env: Record<string, string> = {},
 ) {
@@ -37,7 +37,7 @@ function helpers(
     spawn: () => {
       throw new Error('the validator starts nothing outside the sandbox');
     },
-    workspace: async () => workspace,
+    checkout: async () => checkout,
   } as unknown as StepHelpers;
   return { h, logged };
 }
@@ -50,14 +50,14 @@ describe('the validator step', { timeout: 60_000 }, () => {
   afterAll(() => removeFixtureRepos());
 
   it(
-    'fails the step on a regression in a task workspace (git dir outside the files), and reuses the baseline on ' +
+    'fails the step on a regression in a task checkout (git dir outside the files), and reuses the baseline on ' +
       'a retry',
     async () => {
       const repo = jsFailingTest();
       const gitDir = separateGitDir(repo);
-      const workspace = { dir: repo.dir, gitDir, baseCommit: repo.base };
+      const checkout = { dir: repo.dir, gitDir, baseCommit: repo.base };
       const step = validatorStep();
-      const first = helpers(sandbox, workspace);
+      const first = helpers(sandbox, checkout);
       const result = await step(payload(), first.h);
       expect(result.patch).toEqual({ passed: false });
       expect(result.output).toMatchObject({
@@ -70,7 +70,7 @@ describe('the validator step', { timeout: 60_000 }, () => {
       expect(first.logged).toContain('baseline run');
 
       // The fixer's retry: the runner hands the previous validator output back in outputs.
-      const retry = helpers(sandbox, workspace);
+      const retry = helpers(sandbox, checkout);
       const again = await step(payload({ validator: result.output }), retry.h);
       expect(again.output).toMatchObject({ passed: false, new_failures: ['multiplies'] });
       expect(retry.logged).toContain('baseline reused');
@@ -102,7 +102,7 @@ describe('the validator step', { timeout: 60_000 }, () => {
     const repo = noTests();
     const contextOf = () => ({
       sandbox,
-      workspace: { dir: repo.dir, baseCommit: repo.base },
+      checkout: { dir: repo.dir, baseCommit: repo.base },
       testCommand: 'cat notes.txt',
     });
     const result = await validatorStep(contextOf)(
@@ -135,6 +135,6 @@ describe('the validator step', { timeout: 60_000 }, () => {
   });
 });
 
-function step(fn: ReturnType<typeof validatorStep>, sandbox: Sandbox, workspace: ValidatorWorkspace) {
-  return fn(payload(), helpers(sandbox, workspace).h);
+function step(fn: ReturnType<typeof validatorStep>, sandbox: Sandbox, checkout: ValidatorCheckout) {
+  return fn(payload(), helpers(sandbox, checkout).h);
 }

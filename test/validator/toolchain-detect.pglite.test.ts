@@ -2,7 +2,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { ConfinedDir } from '../../src/workspace/confined-fs.js';
+import { ConfinedDir } from '../../src/checkout/confined-fs.js';
 import { type TestPlan, detectTestPlan } from '../../src/validator/detect.js';
 import { nodeWants } from '../../src/validator/node-wants.js';
 import { pythonDeclared } from '../../src/validator/python-deps.js';

@@ -3,7 +3,7 @@ import { type ApplyReport, type ParseResult, applyEdits, parseEdits } from '../.
 import { checkEditPath } from '../../edits/paths.js';
 import type { ModelClient } from '../../llm/client.js';
 import { MAX_PARSE_BYTES, syntaxErrors } from '../../locator/treesitter.js';
-import { ConfinedDir } from '../../workspace/confined-fs.js';
+import { ConfinedDir } from '../../checkout/confined-fs.js';
 import { LOW_OUTPUT_TOKENS } from '../../llm/usage.js';
 import { clip } from '../../text/clip.js';
 

@@ -2,7 +2,7 @@ import { MAX_FILE_BYTES, repoFiles } from '../../locator/files.js';
 import { type SkeletonSymbol, fileSkeleton, sliceLines } from '../../locator/skeleton.js';
 import { type LineSpan, headLines, mergeSpans } from '../../text/lines.js';
 import { tokenize } from '../../locator/tokenize.js';
-import { shownAsLink } from '../../workspace/confined-fs.js';
+import { shownAsLink } from '../../checkout/confined-fs.js';
 import type { Insight, ValidatorOutput } from '../../step-contract/index.js';
 import { numbered } from '../prompt-parts.js';
 

@@ -1,5 +1,5 @@
 import { recall } from '../../memory/repo-memory.js';
-import { workspaceDiff } from '../../workspace/diff.js';
+import { checkoutDiff } from '../../checkout/diff.js';
 import type { ValidatorOutput } from '../../step-contract/index.js';
 import type { FixStep } from '../step.js';
 import { truncateDiff } from './diff-summary.js';
@@ -70,7 +70,7 @@ export function failureSection(failure: ValidatorOutput | undefined, previousDif
  */
 export function fixerStep(): FixStep<'fixer'> {
   return async ({ task, outputs, failure }, helpers) => {
-    const ws = await helpers.workspace();
+    const ws = await helpers.checkout();
     // On a retry, the failing tests' files and the files they failed in join the view. The located
     // files after the selection (left out by a re-rank, then beyond its shortlist) fill what the
     // selected ones leave of the budget, in the deterministic order, up to the plan's number of files.
@@ -137,7 +137,7 @@ export function fixerStep(): FixStep<'fixer'> {
       syntaxCheck: true,
       log: helpers.log,
     });
-    const diff = await workspaceDiff({ dataDir: helpers.deps.config.dataDir, log: helpers.deps.log }, ws, {
+    const diff = await checkoutDiff({ dataDir: helpers.deps.config.dataDir, log: helpers.deps.log }, ws, {
       signal: helpers.signal,
     });
     if (!diff.trim()) {

@@ -1,7 +1,7 @@
 import { join } from 'node:path';
 import { repoFiles } from '../../locator/files.js';
 import { locate } from '../../locator/index.js';
-import { type ConfinedDir, shownAsLink } from '../../workspace/confined-fs.js';
+import { type ConfinedDir, shownAsLink } from '../../checkout/confined-fs.js';
 import { fenced } from '../prompt-parts.js';
 
 /** How many ranked paths the planner is shown: enough to name the files, short beside the tree. */

@@ -15,7 +15,7 @@ const ATTEMPTS = 3;
 /** The inspector: for each located file, insights {file, relevance, symbols and line ranges, notes} and a summary. */
 export function inspectorStep(): FixStep<'inspector'> {
   return async ({ task, outputs }, helpers) => {
-    const ws = await helpers.workspace();
+    const ws = await helpers.checkout();
     const selected = (outputs.locator?.selected ?? []).slice(0, helpers.limits.maxFiles);
     if (selected.length === 0) throw new Error('the locator found no files to inspect');
     const plan = outputs.planner;

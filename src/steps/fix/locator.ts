@@ -205,7 +205,7 @@ async function rerank(
  */
 export function locatorStep(): FixStep<'locator'> {
   return async ({ task, outputs }, helpers) => {
-    const ws = await helpers.workspace();
+    const ws = await helpers.checkout();
     const plan = outputs.planner;
     const hints = plan?.likely_files?.length
       ? `\n\nFiles the plan expects to change: ${plan.likely_files.join(', ')}`

@@ -1,7 +1,7 @@
 import { extname } from 'node:path';
 import { listCandidateFiles, repoFiles } from '../../locator/files.js';
 import { detectTestPlan } from '../../validator/detect.js';
-import { type ConfinedDir, shownAsLink } from '../../workspace/confined-fs.js';
+import { type ConfinedDir, shownAsLink } from '../../checkout/confined-fs.js';
 
 export interface RepoOverview {
   /** The first lines of the README, if there is one. */

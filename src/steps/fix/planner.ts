@@ -36,7 +36,7 @@ export function plannerStep(): FixStep<'planner'> {
     if (task.taskType !== 'fix')
       throw new Error(`the planner for ${task.taskType} tasks is not part of this build yet`);
     const model = await helpers.model();
-    const ws = await helpers.workspace();
+    const ws = await helpers.checkout();
     const overview = repoOverview(ws.dir);
     const ranked = await rankedPaths(ws.dir, task.prompt, helpers.deps.config.dataDir);
     const memory = await recall(helpers.deps, {

@@ -3,8 +3,8 @@ import { chosenHost, hostFor, scmTokenOn } from '../../accounts/scm-connection.j
 import { type CodeHost, type PullSource, ScmError } from '../../scm/code-host.js';
 import { type ScmHost, gitUrlOf } from '../../scm/hosts.js';
 import { parseRepoUrl } from '../../scm/urls.js';
-import { gitEnvOf } from '../../workspace/layout.js';
-import { GitError, identityEnv, runGit } from '../../workspace/git.js';
+import { gitEnvOf } from '../../checkout/layout.js';
+import { GitError, identityEnv, runGit } from '../../checkout/git.js';
 import type { FixStep, StepHelpers } from '../step.js';
 import { branchName } from '../../tasks/branch-name.js';
 import { pullBody, pullTitle } from './pr-body.js';
@@ -13,7 +13,7 @@ const FORK_READY_TRIES = 5;
 
 /** Commits the checkout's change on a new branch with the service's identity; returns the commit. */
 async function commitChange(deps: Deps, helpers: StepHelpers, branch: string, title: string): Promise<string> {
-  const ws = await helpers.workspace();
+  const ws = await helpers.checkout();
   const wsDeps = { dataDir: deps.config.dataDir, log: deps.log, spawn: helpers.spawn };
   const git = gitEnvOf(wsDeps);
   const call = {
@@ -37,7 +37,7 @@ interface PushTarget {
 }
 
 async function push(deps: Deps, helpers: StepHelpers, remote: PushTarget, branch: string, force = true): Promise<void> {
-  const ws = await helpers.workspace();
+  const ws = await helpers.checkout();
   const git = gitEnvOf({ dataDir: deps.config.dataDir, log: deps.log, spawn: helpers.spawn });
   await runGit(git, {
     gitDir: ws.gitDir,

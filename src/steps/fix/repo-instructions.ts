@@ -3,7 +3,7 @@
 // each file shown, in one delimited section that says they cannot override the service's rules.
 import { posix } from 'node:path';
 import { repoFiles } from '../../locator/files.js';
-import type { ConfinedDir } from '../../workspace/confined-fs.js';
+import type { ConfinedDir } from '../../checkout/confined-fs.js';
 import { conventions, readConvention } from './grounding.js';
 
 /** The most characters the whole section may take, however large the window (9,000 of conventions, the rest nested). */

@@ -10,8 +10,8 @@ import type { EnvironmentScope } from '../../validator/env-setup.js';
 import { environmentScopeFor } from './env-scope.js';
 import { setupOutputToTaskLog } from './setup-stream.js';
 
-/** The part of a task's workspace (src/workspace/checkout.ts) the validator reads. */
-export interface ValidatorWorkspace {
+/** The part of a task's checkout (src/checkout/checkout.ts) the validator reads. */
+export interface ValidatorCheckout {
   /** The checked-out files, with the fixer's change in the working tree. */
   dir: string;
   /** The commit the task started from: the baseline. */
@@ -28,7 +28,7 @@ export interface ValidatorContext {
   /** The sandbox every repository command runs in (deps.sandbox). */
   sandbox: Sandbox;
   /** The task's checkout with the fixer's change in it, and the commit the task started from. */
-  workspace: ValidatorWorkspace;
+  checkout: ValidatorCheckout;
   /** The test command remembered for this account and repository (repo_memory.test_command). */
   testCommand?: string;
   /** The account's settings for the repository (src/repos/repo-settings.ts), secrets decrypted for this run. */
@@ -47,13 +47,13 @@ export type ValidatorContextOf = (
 ) => ValidatorContext | Promise<ValidatorContext>;
 
 /**
- * The context from the step's helpers: the sandbox of deps and the run's workspace (the
- * engine's workspace lease, whose Workspace has dir, gitDir and baseCommit). No remembered
+ * The context from the step's helpers: the sandbox of deps and the run's checkout (the
+ * engine's checkout lease, whose TaskCheckout has dir, gitDir and baseCommit). No remembered
  * test command: an engine that has one passes its own ValidatorContextOf.
  */
 export const validatorContextFromHelpers: ValidatorContextOf = async (_payload, helpers) => ({
   sandbox: helpers.deps.sandbox,
-  workspace: await helpers.workspace(),
+  checkout: await helpers.checkout(),
   testTimeoutMs: helpers.deps.config.validator.testTimeoutMs,
   // Kept in the data dir, fetched under the setup phase's policy: what a setup may reach, the
   // service may fetch for it (src/sandbox/egress-fetch.ts).
@@ -81,9 +81,9 @@ export function validatorStep(
       const output = await validate(
         context.sandbox,
         {
-          dir: context.workspace.dir,
-          gitDir: context.workspace.gitDir,
-          base: context.workspace.baseCommit,
+          dir: context.checkout.dir,
+          gitDir: context.checkout.gitDir,
+          base: context.checkout.baseCommit,
           testCommand: context.testCommand,
           ...(settings?.testCommand || settings?.setupCommand
             ? { settings: { testCommand: settings.testCommand, setupCommand: settings.setupCommand } }

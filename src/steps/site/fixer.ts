@@ -7,7 +7,7 @@ import { fenced } from '../prompt-parts.js';
 import { clip } from '../../text/clip.js';
 import { readSiteDir, writeSiteDir } from '../../sites/site-dir.js';
 import { readSiteFiles, saveSiteFiles } from '../../sites/store.js';
-import { taskWorkDirOf } from '../../workspace/layout.js';
+import { taskWorkDirOf } from '../../checkout/layout.js';
 
 const MAX_ROUNDS = 3;
 

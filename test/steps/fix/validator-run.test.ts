@@ -3,7 +3,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { productionSteps } from '../../../src/runtime/step-registry.js';
 import type { RegistryStep } from '../../../src/steps/step.js';
-import { workspaceDiff } from '../../../src/workspace/diff.js';
+import { checkoutDiff } from '../../../src/checkout/diff.js';
 import { type Worker, startWorker } from '../../../src/engine/worker.js';
 import { createTask, recordingSteps, waitForStatus } from '../../support/engine.js';
 import { type Harness, newAccount, startHarness } from '../../support/harness.js';
@@ -30,21 +30,21 @@ const FILES = {
 
 describe('the production validator in a run', { timeout: 120_000 }, () => {
   it(
-    'runs the repository’s tests in the sandbox on the run’s workspace; a regression sends the fixer back, a ' +
+    'runs the repository’s tests in the sandbox on the run’s checkout; a regression sends the fixer back, a ' +
       'good fix passes',
     async () => {
       h.github.createRepo('acme', 'calc', { files: FILES });
       let attempt = 0;
       const fixer: RegistryStep = async (_p, helpers) => {
         attempt++;
-        const ws = await helpers.workspace();
+        const ws = await helpers.checkout();
         // first attempt breaks add(); the retry repairs it and adds a feature
         const body =
           attempt === 1
             ? 'exports.add = (a, b) => a - b;\n'
             : 'exports.add = (a, b) => a + b;\nexports.mul = (a, b) => a * b;\n';
         writeFileSync(join(ws.dir, 'calc.js'), body);
-        const diff = await workspaceDiff({ dataDir: h.deps.config.dataDir, log: h.deps.log }, ws);
+        const diff = await checkoutDiff({ dataDir: h.deps.config.dataDir, log: h.deps.log }, ws);
         return { output: fixerOutput(diff), patch: { changed: true, diffSummary: diff } };
       };
       const { steps, calls } = recordingSteps({ fixer, validator: productionSteps().validator });

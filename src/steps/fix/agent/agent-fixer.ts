@@ -6,7 +6,7 @@ import { type Recalled, recall } from '../../../memory/repo-memory.js';
 import { clip } from '../../../text/clip.js';
 import { appendLog } from '../../../tasks/task-logs.js';
 import { type WorkTree, prepareWorkTree } from '../../../validator/work-tree.js';
-import { workspaceDiff } from '../../../workspace/diff.js';
+import { checkoutDiff } from '../../../checkout/diff.js';
 import type { FixPayload, FixStep } from '../../step.js';
 import { truncateDiff } from '../diff-summary.js';
 import { failureSection } from '../fixer.js';
@@ -102,7 +102,7 @@ export function agentFixerStep(contextOf: ValidatorContextOf = validatorContextF
   return async (payload, helpers) => {
     const { task, outputs, failure } = payload;
     const { deps } = helpers;
-    const ws = await helpers.workspace();
+    const ws = await helpers.checkout();
     const context = await contextOf(payload, helpers);
     const model = await helpers.model();
     const wsDeps = { dataDir: deps.config.dataDir, log: deps.log };
@@ -198,7 +198,7 @@ export function agentFixerStep(contextOf: ValidatorContextOf = validatorContextF
       const dropped = await dropArtifacts(wsDeps, ws, editor.created, helpers.signal);
       if (dropped.length)
         helpers.log("the commands' artifacts left out of the change", { files: dropped.slice(0, 20) });
-      const diff = await workspaceDiff(wsDeps, ws, { signal: helpers.signal });
+      const diff = await checkoutDiff(wsDeps, ws, { signal: helpers.signal });
       if (!diff.trim())
         throw new Error(
           run.submitted

@@ -1,8 +1,8 @@
-import type { Workspace } from '../../../workspace/checkout.js';
-import { ConfinedDir } from '../../../workspace/confined-fs.js';
-import { runGit } from '../../../workspace/git.js';
-import { gitEnvOf } from '../../../workspace/layout.js';
-import type { WorkspaceDeps } from '../../../workspace/workspace-deps.js';
+import type { TaskCheckout } from '../../../checkout/checkout.js';
+import { ConfinedDir } from '../../../checkout/confined-fs.js';
+import { runGit } from '../../../checkout/git.js';
+import { gitEnvOf } from '../../../checkout/layout.js';
+import type { CheckoutDeps } from '../../../checkout/checkout-deps.js';
 
 /**
  * What the agent's commands leave behind that is not part of the change: new files no .gitignore
@@ -31,8 +31,8 @@ const isBinary = (data: Buffer) => data.subarray(0, 8_000).includes(0);
 
 /** Removes the artifacts among the checkout's untracked files; the paths removed. */
 export async function dropArtifacts(
-  deps: WorkspaceDeps,
-  ws: Pick<Workspace, 'dir' | 'gitDir'>,
+  deps: CheckoutDeps,
+  ws: Pick<TaskCheckout, 'dir' | 'gitDir'>,
   keep: ReadonlySet<string>,
   signal: AbortSignal,
 ): Promise<string[]> {

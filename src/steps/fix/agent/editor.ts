@@ -1,6 +1,6 @@
 import { applyEdits } from '../../../edits/index.js';
 import { checkEditPath } from '../../../edits/paths.js';
-import { ConfinedDir, describePath } from '../../../workspace/confined-fs.js';
+import { ConfinedDir, describePath } from '../../../checkout/confined-fs.js';
 
 /**
  * The agent's file editor, on emend's edit engine and the confined reader: view with line

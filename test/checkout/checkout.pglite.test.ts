@@ -12,17 +12,17 @@ import {
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { prepareWorkspace, removeWorkspace, workspacePaths } from '../../src/workspace/checkout.js';
-import { WorkspaceError } from '../../src/workspace/errors.js';
-import { mirrorPath } from '../../src/workspace/mirrors.js';
-import { useWorkspaceTestbed } from './fixture.js';
+import { prepareCheckout, removeCheckout, checkoutPaths } from '../../src/checkout/checkout.js';
+import { TaskCheckoutError } from '../../src/checkout/errors.js';
+import { mirrorPath } from '../../src/checkout/mirrors.js';
+import { useCheckoutTestbed } from './fixture.js';
 
 const git = (gitDir: string, ...args: string[]) =>
   execFileSync('git', [`--git-dir=${gitDir}`, ...args], { encoding: 'utf8' }).trim();
 
 // No database here: one project runs these.
-describe('workspaces: mirrors and checkouts', () => {
-  const bed = useWorkspaceTestbed();
+describe('checkouts: mirrors and checkouts', () => {
+  const bed = useCheckoutTestbed();
   let seq = 0;
   const taskId = () => `task-${++seq}`;
 
@@ -30,7 +30,7 @@ describe('workspaces: mirrors and checkouts', () => {
     const first = bed.server.createRepo('acme', 'app', { files: { 'a.txt': 'one\n', 'src/x.py': 'x = 1\n' } });
     bed.server.commit('acme', 'app', { branch: 'gone-soon', files: { 'tmp.txt': 'tmp\n' } });
     const url = bed.server.repoUrl('acme', 'app');
-    const ws1 = await prepareWorkspace(bed.fx.deps, { taskId: taskId(), repoUrl: url, baseBranch: 'main' });
+    const ws1 = await prepareCheckout(bed.fx.deps, { taskId: taskId(), repoUrl: url, baseBranch: 'main' });
     const mirror = mirrorPath(bed.fx.dataDir, url);
     expect(mirror).toBe(
       join(bed.fx.dataDir, 'mirrors', `127.0.0.1_${new URL(bed.server.baseUrl).port}`, 'acme', 'app.git'),
@@ -48,7 +48,7 @@ describe('workspaces: mirrors and checkouts', () => {
     bed.server.commit('acme', 'app', { branch: 'feature', files: { 'f.txt': 'f\n' } });
     execFileSync('git', ['--git-dir', bed.server.bareDir('acme', 'app'), 'branch', '-D', 'gone-soon']);
 
-    const ws2 = await prepareWorkspace(bed.fx.deps, { taskId: taskId(), repoUrl: url, baseBranch: 'main' });
+    const ws2 = await prepareCheckout(bed.fx.deps, { taskId: taskId(), repoUrl: url, baseBranch: 'main' });
     expect(statSync(mirror).ino).toBe(inode);
     expect(readFileSync(marker, 'utf8')).toBe('still here');
     expect(ws2.baseCommit).toBe(second);
@@ -76,12 +76,12 @@ describe('workspaces: mirrors and checkouts', () => {
       files: { 'a.txt': 'develop\n', 'dir/new.txt': 'n\n' },
     });
     const id = taskId();
-    const ws = await prepareWorkspace(bed.fx.deps, {
+    const ws = await prepareCheckout(bed.fx.deps, {
       taskId: id,
       repoUrl: bed.server.repoUrl('acme', 'branches'),
       baseBranch: 'develop',
     });
-    expect(ws).toMatchObject({ ...workspacePaths(bed.fx.dataDir, id), baseBranch: 'develop', baseCommit: dev });
+    expect(ws).toMatchObject({ ...checkoutPaths(bed.fx.dataDir, id), baseBranch: 'develop', baseCommit: dev });
     expect(ws.dir).toBe(join(bed.fx.dataDir, 'work', id, 'tree'));
     expect(readFileSync(join(ws.dir, 'a.txt'), 'utf8')).toBe('develop\n');
     expect(readFileSync(join(ws.dir, 'dir/new.txt'), 'utf8')).toBe('n\n');
@@ -103,9 +103,9 @@ describe('workspaces: mirrors and checkouts', () => {
     const url = bed.server.repoUrl('acme', 'busy');
     const other = bed.server.createRepo('acme', 'other');
     const [a, b, o] = await Promise.all([
-      prepareWorkspace(bed.fx.deps, { taskId: taskId(), repoUrl: url, baseBranch: 'main' }),
-      prepareWorkspace(bed.fx.deps, { taskId: taskId(), repoUrl: url, baseBranch: 'main' }),
-      prepareWorkspace(bed.fx.deps, {
+      prepareCheckout(bed.fx.deps, { taskId: taskId(), repoUrl: url, baseBranch: 'main' }),
+      prepareCheckout(bed.fx.deps, { taskId: taskId(), repoUrl: url, baseBranch: 'main' }),
+      prepareCheckout(bed.fx.deps, {
         taskId: taskId(),
         repoUrl: bed.server.repoUrl('acme', 'other'),
         baseBranch: 'main',
@@ -117,8 +117,8 @@ describe('workspaces: mirrors and checkouts', () => {
 
     const c2 = bed.server.commit('acme', 'busy', { branch: 'main', files: { 'a.txt': '2\n' } });
     const [c, d] = await Promise.all([
-      prepareWorkspace(bed.fx.deps, { taskId: taskId(), repoUrl: url, baseBranch: 'main' }),
-      prepareWorkspace(bed.fx.deps, { taskId: taskId(), repoUrl: url, baseBranch: 'main' }),
+      prepareCheckout(bed.fx.deps, { taskId: taskId(), repoUrl: url, baseBranch: 'main' }),
+      prepareCheckout(bed.fx.deps, { taskId: taskId(), repoUrl: url, baseBranch: 'main' }),
     ]);
     expect([c.baseCommit, d.baseCommit]).toEqual([c2, c2]);
     for (const ws of [c, d]) expect(readFileSync(join(ws.dir, 'a.txt'), 'utf8')).toBe('2\n');
@@ -139,20 +139,20 @@ describe('workspaces: mirrors and checkouts', () => {
   it('names a missing base branch, and leaves no work dir behind', async () => {
     bed.server.createRepo('acme', 'nobranch');
     const id = taskId();
-    const err = await prepareWorkspace(bed.fx.deps, {
+    const err = await prepareCheckout(bed.fx.deps, {
       taskId: id,
       repoUrl: bed.server.repoUrl('acme', 'nobranch'),
       baseBranch: 'release/9',
     }).catch((e) => e);
-    expect(err).toBeInstanceOf(WorkspaceError);
+    expect(err).toBeInstanceOf(TaskCheckoutError);
     expect(err).toMatchObject({
       reason: 'missing_branch',
       message: `base branch "release/9" does not exist in ${bed.server.repoUrl('acme', 'nobranch')}`,
     });
-    expect(existsSync(workspacePaths(bed.fx.dataDir, id).root)).toBe(false);
+    expect(existsSync(checkoutPaths(bed.fx.dataDir, id).root)).toBe(false);
     for (const bad of ['-x', 'a..b', 'has space', '']) {
       await expect(
-        prepareWorkspace(bed.fx.deps, {
+        prepareCheckout(bed.fx.deps, {
           taskId: taskId(),
           repoUrl: bed.server.repoUrl('acme', 'nobranch'),
           baseBranch: bad,
@@ -170,7 +170,7 @@ describe('workspaces: mirrors and checkouts', () => {
     abort.abort();
     const id = taskId();
     await expect(
-      prepareWorkspace(bed.fx.deps, {
+      prepareCheckout(bed.fx.deps, {
         taskId: id,
         repoUrl: bed.server.repoUrl('acme', 'cancel'),
         baseBranch: 'main',
@@ -179,13 +179,13 @@ describe('workspaces: mirrors and checkouts', () => {
     ).rejects.toMatchObject({
       reason: 'aborted',
     });
-    expect(existsSync(workspacePaths(bed.fx.dataDir, id).root)).toBe(false);
+    expect(existsSync(checkoutPaths(bed.fx.dataDir, id).root)).toBe(false);
   });
 
   it('says so when the repository does not exist', async () => {
     const url = bed.server.repoUrl('acme', 'nothing-here');
     await expect(
-      prepareWorkspace(bed.fx.deps, { taskId: taskId(), repoUrl: url, baseBranch: 'main' }),
+      prepareCheckout(bed.fx.deps, { taskId: taskId(), repoUrl: url, baseBranch: 'main' }),
     ).rejects.toMatchObject({
       reason: 'repo_not_found',
       message: expect.stringContaining(`cannot fetch ${url}`),
@@ -195,7 +195,7 @@ describe('workspaces: mirrors and checkouts', () => {
 
   it('dispose removes the work dir without following symlinks out of it', async () => {
     bed.server.createRepo('acme', 'links');
-    const ws = await prepareWorkspace(bed.fx.deps, {
+    const ws = await prepareCheckout(bed.fx.deps, {
       taskId: taskId(),
       repoUrl: bed.server.repoUrl('acme', 'links'),
       baseBranch: 'main',
@@ -217,17 +217,17 @@ describe('workspaces: mirrors and checkouts', () => {
     await ws.dispose();
   });
 
-  it('replaces a directory left by an earlier run of the same task; removeWorkspace clears one', async () => {
+  it('replaces a directory left by an earlier run of the same task; removeCheckout clears one', async () => {
     bed.server.createRepo('acme', 'again', { files: { 'a.txt': 'a\n' } });
     const id = taskId();
     const url = bed.server.repoUrl('acme', 'again');
-    const first = await prepareWorkspace(bed.fx.deps, { taskId: id, repoUrl: url, baseBranch: 'main' });
+    const first = await prepareCheckout(bed.fx.deps, { taskId: id, repoUrl: url, baseBranch: 'main' });
     writeFileSync(join(first.dir, 'leftover.txt'), 'from a dead worker');
-    const second = await prepareWorkspace(bed.fx.deps, { taskId: id, repoUrl: url, baseBranch: 'main' });
+    const second = await prepareCheckout(bed.fx.deps, { taskId: id, repoUrl: url, baseBranch: 'main' });
     expect(existsSync(join(second.dir, 'leftover.txt'))).toBe(false);
-    await removeWorkspace(bed.fx.dataDir, id);
+    await removeCheckout(bed.fx.dataDir, id);
     expect(existsSync(second.root)).toBe(false);
-    expect(() => workspacePaths(bed.fx.dataDir, '../escape')).toThrow(WorkspaceError);
+    expect(() => checkoutPaths(bed.fx.dataDir, '../escape')).toThrow(TaskCheckoutError);
   });
 
   it('rejects URLs that are not repositories it may fetch, without echoing credentials', () => {
@@ -242,7 +242,7 @@ describe('workspaces: mirrors and checkouts', () => {
       expect((err as Error).message).not.toContain('s3cret');
     }
     expect(() => mirrorPath('/d', 'ssh://github.com/o/n')).toThrow(/only http and https/);
-    expect(() => mirrorPath('/d', 'https://github.com/o/..')).toThrow(WorkspaceError);
+    expect(() => mirrorPath('/d', 'https://github.com/o/..')).toThrow(TaskCheckoutError);
     expect(() => mirrorPath('/d', 'https://github.com/o')).toThrow(/OWNER\/NAME/);
     expect(mirrorPath('/d', join(tmpdir(), 'some/repo.git'))).toMatch(/^\/d\/mirrors\/local\/[0-9a-f]{16}\/repo\.git$/);
   });

@@ -4,12 +4,12 @@ import type { Deps } from '../deps.js';
 import { scmTokenOn } from '../accounts/scm-connection.js';
 import { hostOfUrl } from '../scm/hosts.js';
 import type { Task } from '../tasks/service.js';
-import { type Workspace, prepareWorkspace } from '../workspace/checkout.js';
-import { gitEnvOf } from '../workspace/layout.js';
-import { type Spawn, runGit } from '../workspace/git.js';
+import { type TaskCheckout, prepareCheckout } from '../checkout/checkout.js';
+import { gitEnvOf } from '../checkout/layout.js';
+import { type Spawn, runGit } from '../checkout/git.js';
 
 /** What a run knows about its checkout that another worker must reproduce. */
-export interface WorkspaceState {
+export interface CheckoutState {
   baseCommit?: string;
   /** The fixer's latest diff, re-applied when a later run re-creates the checkout. */
   diff?: string;
@@ -24,29 +24,29 @@ export const cloneUrlOf = (task: Pick<Task, 'repoUrl'>) => `${task.repoUrl}.git`
  * (or after a gate) checks out the same base commit and re-applies the fixer's diff, so
  * the validator and the pr step see the change whichever machine they run on.
  */
-export class WorkspaceLease {
-  private workspace: Promise<Workspace> | undefined;
+export class CheckoutLease {
+  private checkout: Promise<TaskCheckout> | undefined;
 
   constructor(
     private readonly deps: Deps,
     private readonly task: Task,
-    private readonly state: () => WorkspaceState,
+    private readonly state: () => CheckoutState,
     private readonly spawn: Spawn,
     private readonly signal: AbortSignal,
   ) {}
 
-  get(): Promise<Workspace> {
-    this.workspace ??= this.open();
-    return this.workspace;
+  get(): Promise<TaskCheckout> {
+    this.checkout ??= this.open();
+    return this.checkout;
   }
 
-  private async open(): Promise<Workspace> {
+  private async open(): Promise<TaskCheckout> {
     if (!this.task.repoUrl) throw new Error('this task has no repository to check out');
     const wsDeps = { dataDir: this.deps.config.dataDir, log: this.deps.log, spawn: this.spawn };
     // A connected account's token reads its private repositories; public ones need none.
     // (A repository on no configured host is a local one of development and tests: no token.)
     const host = hostOfUrl(this.deps.config, this.task.repoUrl)?.host;
-    const ws = await prepareWorkspace(wsDeps, {
+    const ws = await prepareCheckout(wsDeps, {
       taskId: this.task.id,
       repoUrl: cloneUrlOf(this.task),
       baseBranch: this.task.baseBranch,
@@ -73,8 +73,8 @@ export class WorkspaceLease {
   }
 
   async dispose(): Promise<void> {
-    const pending = this.workspace;
-    this.workspace = undefined;
+    const pending = this.checkout;
+    this.checkout = undefined;
     if (pending) await (await pending.catch(() => undefined))?.dispose();
   }
 }

@@ -1,7 +1,7 @@
 import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import type { GitEnv } from './git.js';
-import type { WorkspaceDeps } from './workspace-deps.js';
+import type { CheckoutDeps } from './checkout-deps.js';
 
 /*
  * Where things live under the data directory (config.dataDir), known here only:
@@ -25,7 +25,7 @@ const gitHomeOf = (dataDir: string) => join(dataDir, 'git-home');
  * git's HOME: an empty directory of ours, so nothing from a user's ~/.gitconfig, ~/.netrc or
  * credential helper takes part (GIT_CONFIG_GLOBAL=/dev/null covers the config files too).
  */
-export function gitEnvOf(deps: WorkspaceDeps): GitEnv {
+export function gitEnvOf(deps: CheckoutDeps): GitEnv {
   const home = gitHomeOf(deps.dataDir);
   mkdirSync(home, { recursive: true, mode: 0o700 });
   return { home, git: deps.git, spawn: deps.spawn };

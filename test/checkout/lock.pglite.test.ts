@@ -2,13 +2,13 @@ import { spawn, spawnSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { prepareWorkspace } from '../../src/workspace/checkout.js';
-import { LockAbortedError, LockTimeoutError, withFileLock } from '../../src/workspace/lock.js';
-import { useWorkspaceTestbed } from './fixture.js';
+import { prepareCheckout } from '../../src/checkout/checkout.js';
+import { LockAbortedError, LockTimeoutError, withFileLock } from '../../src/checkout/lock.js';
+import { useCheckoutTestbed } from './fixture.js';
 
-/** Another process of ours on this machine (see workspace-process.ts); `lines` yields what it prints. */
+/** Another process of ours on this machine (see checkout-process.ts); `lines` yields what it prints. */
 function otherProcess(env: Record<string, string>) {
-  const child = spawn(process.execPath, ['--import', 'tsx', 'test/workspace/workspace-process.ts'], {
+  const child = spawn(process.execPath, ['--import', 'tsx', 'test/checkout/checkout-process.ts'], {
     env: { ...process.env, ...env },
     stdio: ['pipe', 'pipe', 'pipe'],
   });
@@ -41,8 +41,8 @@ function otherProcess(env: Record<string, string>) {
 /** Whether a process other than ours could take the lock now. */
 const freeForOthers = (path: string) => spawnSync('flock', ['--exclusive', '--nonblock', path, 'true']).status === 0;
 
-describe('workspaces: the per-repository lock', () => {
-  const bed = useWorkspaceTestbed();
+describe('checkouts: the per-repository lock', () => {
+  const bed = useCheckoutTestbed();
 
   it('is held against other processes while the function runs, and only then', async () => {
     const path = join(bed.fx.dataDir, 'a.lock');
@@ -95,7 +95,7 @@ describe('workspaces: the per-repository lock', () => {
     );
     for (const o of others) expect(await o.line(1)).toBe('ready');
     for (const o of others) o.child.stdin!.write('go\n');
-    const mine = await prepareWorkspace(bed.fx.deps, { taskId: 'here', repoUrl: url, baseBranch: 'main' });
+    const mine = await prepareCheckout(bed.fx.deps, { taskId: 'here', repoUrl: url, baseBranch: 'main' });
     const results: Array<{ dir: string; baseCommit: string }> = [mine];
     for (const o of others) {
       const printed = await o.line(2);

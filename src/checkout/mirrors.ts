@@ -2,9 +2,9 @@ import { createHash, randomBytes } from 'node:crypto';
 import { existsSync } from 'node:fs';
 import { mkdir, readdir, rename, rm } from 'node:fs/promises';
 import { basename, dirname, join } from 'node:path';
-import { WorkspaceError } from './errors.js';
+import { TaskCheckoutError } from './errors.js';
 import { gitEnvOf, mirrorsRootOf } from './layout.js';
-import type { WorkspaceDeps } from './workspace-deps.js';
+import type { CheckoutDeps } from './checkout-deps.js';
 import { GitError, isLocalUrl, runGit } from './git.js';
 import { LockAbortedError, LockTimeoutError, withFileLock } from './lock.js';
 
@@ -63,7 +63,7 @@ export function mirrorPath(dataDir: string, repoUrl: string): string {
 }
 
 function badUrl(repoUrl: string, why: string) {
-  return new WorkspaceError('bad_request', `repository URL ${repoUrl}: ${why}`);
+  return new TaskCheckoutError('bad_request', `repository URL ${repoUrl}: ${why}`);
 }
 
 /**
@@ -72,7 +72,7 @@ function badUrl(repoUrl: string, why: string) {
  * per repository: tasks on other repositories do not wait.
  */
 export async function withMirror<T>(
-  deps: WorkspaceDeps,
+  deps: CheckoutDeps,
   req: MirrorRequest,
   fn: (mirror: Mirror) => Promise<T>,
 ): Promise<T> {
@@ -96,8 +96,8 @@ export async function withMirror<T>(
     );
   } catch (err) {
     if (err instanceof LockTimeoutError)
-      throw new WorkspaceError('timeout', `waited too long for another task fetching ${req.repoUrl}`);
-    if (err instanceof LockAbortedError) throw new WorkspaceError('aborted', 'stopped: the task was cancelled');
+      throw new TaskCheckoutError('timeout', `waited too long for another task fetching ${req.repoUrl}`);
+    if (err instanceof LockAbortedError) throw new TaskCheckoutError('aborted', 'stopped: the task was cancelled');
     throw err;
   }
 }
@@ -106,7 +106,7 @@ export async function withMirror<T>(
  * Made beside its final place and renamed into it once the first fetch succeeded, so a mirror
  * on disk is always a complete one: a crash or a refused token leaves nothing half-made.
  */
-async function createMirror(deps: WorkspaceDeps, path: string, req: MirrorRequest): Promise<void> {
+async function createMirror(deps: CheckoutDeps, path: string, req: MirrorRequest): Promise<void> {
   // Leftovers of a process that died while making this mirror (we hold the lock, so none is live).
   const prefix = `${basename(path)}.new-`;
   for (const entry of await readdir(dirname(path))) {
@@ -132,7 +132,7 @@ async function createMirror(deps: WorkspaceDeps, path: string, req: MirrorReques
  * Heads only, pruned, into refs/heads: the mirror is a copy of the remote's branches. The URL
  * is given on each fetch rather than stored as a remote, so the mirror's config names nothing.
  */
-async function fetchInto(deps: WorkspaceDeps, gitDir: string, req: MirrorRequest): Promise<void> {
+async function fetchInto(deps: CheckoutDeps, gitDir: string, req: MirrorRequest): Promise<void> {
   try {
     await runGit(gitEnvOf(deps), {
       args: [
@@ -159,8 +159,8 @@ async function fetchInto(deps: WorkspaceDeps, gitDir: string, req: MirrorRequest
 /** git's failure as a sentence a task log can show; git's own words (scrubbed) follow for the rest. */
 export function fetchError(err: unknown, req: { repoUrl: string; token?: string }): Error {
   if (!(err instanceof GitError)) return err as Error;
-  if (err.aborted) return new WorkspaceError('aborted', 'stopped: the task was cancelled');
-  if (err.timedOut) return new WorkspaceError('timeout', `fetching ${req.repoUrl} took too long; ${err.message}`);
+  if (err.aborted) return new TaskCheckoutError('aborted', 'stopped: the task was cancelled');
+  if (err.timedOut) return new TaskCheckoutError('timeout', `fetching ${req.repoUrl} took too long; ${err.message}`);
   const text = err.stderr;
   if (
     /could not read (Username|Password)|Authentication failed|terminal prompts disabled|error: 40[13]\b/i.test(text)
@@ -168,13 +168,13 @@ export function fetchError(err: unknown, req: { repoUrl: string; token?: string 
     const hint = req.token
       ? 'the code host refused the token (it may have expired or lack read access to this repository)'
       : 'the repository is private or needs credentials, and no token was given';
-    return new WorkspaceError('auth', `cannot fetch ${req.repoUrl}: ${hint}`);
+    return new TaskCheckoutError('auth', `cannot fetch ${req.repoUrl}: ${hint}`);
   }
   if (/error: 404\b|repository .* not found|does not appear to be a git repository|not found/i.test(text)) {
-    return new WorkspaceError(
+    return new TaskCheckoutError(
       'repo_not_found',
       `cannot fetch ${req.repoUrl}: the repository does not exist or is not visible with these credentials`,
     );
   }
-  return new WorkspaceError('git', `cannot fetch ${req.repoUrl}: ${err.message}`);
+  return new TaskCheckoutError('git', `cannot fetch ${req.repoUrl}: ${err.message}`);
 }

@@ -1,17 +1,17 @@
 import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import type { WorkspaceDeps } from '../../src/workspace/workspace-deps.js';
+import type { CheckoutDeps } from '../../src/checkout/checkout-deps.js';
 import { createLogger } from '../../src/logger.js';
 import { afterAll, afterEach, beforeAll, beforeEach } from 'vitest';
 import { type GitHttpServer, startGitHttp } from '../support/git-http.js';
 import { logSink } from '../support/log-sink.js';
 
 /** A data dir and a logger whose lines the test can read (debug level, so nothing is hidden). */
-export function workspaceFixture() {
+export function checkoutFixture() {
   const dataDir = mkdtempSync(join(tmpdir(), 'emend-ws-'));
   const { lines: logLines, stream: sink } = logSink();
-  const deps: WorkspaceDeps = { dataDir, log: createLogger('debug', sink) };
+  const deps: CheckoutDeps = { dataDir, log: createLogger('debug', sink) };
   return { dataDir, deps, logLines, cleanup: () => rmSync(dataDir, { recursive: true, force: true }) };
 }
 
@@ -35,17 +35,17 @@ export function filesContaining(dir: string, needles: string[]): string[] {
 }
 
 /**
- * The common set-up of the workspace tests: one git HTTP server for the file, a fresh data
+ * The common set-up of the checkout tests: one git HTTP server for the file, a fresh data
  * dir and logger for each test. Read `server` and `fx` inside tests (they change per test).
  */
-export function useWorkspaceTestbed() {
-  const bed = {} as { server: GitHttpServer; fx: ReturnType<typeof workspaceFixture> };
+export function useCheckoutTestbed() {
+  const bed = {} as { server: GitHttpServer; fx: ReturnType<typeof checkoutFixture> };
   beforeAll(async () => {
     bed.server = await startGitHttp();
   });
   afterAll(() => bed.server.close());
   beforeEach(() => {
-    bed.fx = workspaceFixture();
+    bed.fx = checkoutFixture();
   });
   afterEach(() => bed.fx.cleanup());
   return bed;

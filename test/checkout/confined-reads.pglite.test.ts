@@ -4,7 +4,7 @@ import { describe, expect, it } from 'vitest';
 
 /**
  * Modules that read or write a checkout's (or a site directory's) files must do it through
- * src/workspace/confined-fs.ts, which never follows a symlink out of the tree. This fails when
+ * src/checkout/confined-fs.ts, which never follows a symlink out of the tree. This fails when
  * one of them takes a reading or writing function from node:fs directly.
  */
 const ROOT = join(import.meta.dirname, '..', '..');

@@ -2,14 +2,14 @@ import { execFileSync } from 'node:child_process';
 import { existsSync, mkdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { prepareWorkspace } from '../../src/workspace/checkout.js';
-import { workspaceDiff } from '../../src/workspace/diff.js';
+import { prepareCheckout } from '../../src/checkout/checkout.js';
+import { checkoutDiff } from '../../src/checkout/diff.js';
 import { type GitHttpServer, startGitHttp } from '../support/git-http.js';
-import { workspaceFixture } from './fixture.js';
+import { checkoutFixture } from './fixture.js';
 
-describe('workspaces: the diff of a task', () => {
+describe('checkouts: the diff of a task', () => {
   let server: GitHttpServer;
-  let fx: ReturnType<typeof workspaceFixture>;
+  let fx: ReturnType<typeof checkoutFixture>;
   let seq = 0;
   beforeAll(async () => {
     server = await startGitHttp();
@@ -24,11 +24,11 @@ describe('workspaces: the diff of a task', () => {
   });
   afterAll(() => server.close());
   beforeEach(() => {
-    fx = workspaceFixture();
+    fx = checkoutFixture();
   });
   afterEach(() => fx.cleanup());
   const prepare = () =>
-    prepareWorkspace(fx.deps, { taskId: `diff-${++seq}`, repoUrl: server.repoUrl('acme', 'lib'), baseBranch: 'main' });
+    prepareCheckout(fx.deps, { taskId: `diff-${++seq}`, repoUrl: server.repoUrl('acme', 'lib'), baseBranch: 'main' });
 
   it(
     'sees a same-size edit made in place within the ' + "checkout's second, when the diff runs in a later second",
@@ -48,13 +48,13 @@ describe('workspaces: the diff of a task', () => {
       }
       expect(sameSecond(join(ws.dir, 'src/calc.py'), join(ws.gitDir, 'index'))).toBe(true);
       await nextSecond();
-      expect(await workspaceDiff(fx.deps, ws)).toContain('-    return a - b\n+    return a + b\n');
+      expect(await checkoutDiff(fx.deps, ws)).toContain('-    return a - b\n+    return a + b\n');
     },
   );
 
   it('is empty for an untouched checkout', async () => {
     const ws = await prepare();
-    expect(await workspaceDiff(fx.deps, ws)).toBe('');
+    expect(await checkoutDiff(fx.deps, ws)).toBe('');
   });
 
   it('shows modified, new (also in new directories) and deleted files, not ignored ones', async () => {
@@ -69,7 +69,7 @@ describe('workspaces: the diff of a task', () => {
     writeFileSync(join(ws.dir, 'debug.log'), 'noise\n');
     const indexBefore = readFileSync(join(ws.gitDir, 'index'));
 
-    const diff = await workspaceDiff(fx.deps, ws);
+    const diff = await checkoutDiff(fx.deps, ws);
     expect(diff).toMatch(
       /diff --git a\/src\/calc\.py b\/src\/calc\.py\nindex [0-9a-f]+\.\.[0-9a-f]+ 100644\n--- a\/src\/calc\.py\n\+\+\+ b\/src\/calc\.py\n@@ -1,2 \+1,2 @@\n def add\(a, b\):\n- {4}return a - b\n\+ {4}return a \+ b\n/,
     );
@@ -106,7 +106,7 @@ describe('workspaces: the diff of a task', () => {
     // A filter driver named in .gitattributes would run a command from config when staging.
     writeFileSync(join(ws.dir, '.gitattributes'), '*.py filter=evil diff=evil\n');
     writeFileSync(join(ws.dir, 'src/calc.py'), 'changed = True\n');
-    const diff = await workspaceDiff(fx.deps, ws);
+    const diff = await checkoutDiff(fx.deps, ws);
     expect(diff).toContain('+changed = True');
     expect(diff).toContain('b/.gitattributes');
     expect(diff).not.toContain('.git/config');
@@ -116,7 +116,7 @@ describe('workspaces: the diff of a task', () => {
   it('gives binary patches when asked', async () => {
     const ws = await prepare();
     writeFileSync(join(ws.dir, 'logo.bin'), Buffer.from([0, 1, 2, 3, 255, 0, 7]));
-    expect(await workspaceDiff(fx.deps, ws)).toContain('Binary files /dev/null and b/logo.bin differ');
-    expect(await workspaceDiff(fx.deps, ws, { binary: true })).toContain('GIT binary patch');
+    expect(await checkoutDiff(fx.deps, ws)).toContain('Binary files /dev/null and b/logo.bin differ');
+    expect(await checkoutDiff(fx.deps, ws, { binary: true })).toContain('GIT binary patch');
   });
 });

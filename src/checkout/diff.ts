@@ -1,9 +1,9 @@
 import { randomBytes } from 'node:crypto';
 import { copyFile, rm, stat, utimes } from 'node:fs/promises';
 import { join } from 'node:path';
-import type { Workspace } from './checkout.js';
+import type { TaskCheckout } from './checkout.js';
 import { gitEnvOf } from './layout.js';
-import type { WorkspaceDeps } from './workspace-deps.js';
+import type { CheckoutDeps } from './checkout-deps.js';
 import { runGit } from './git.js';
 
 export interface DiffOptions {
@@ -20,22 +20,22 @@ export interface DiffOptions {
  * are not read again); the task's index and refs are left as they were. git runs with the
  * task's git directory, never a .git that code run on the files could have written.
  */
-export async function workspaceDiff(
-  deps: WorkspaceDeps,
-  workspace: Pick<Workspace, 'dir' | 'gitDir' | 'baseCommit'>,
+export async function checkoutDiff(
+  deps: CheckoutDeps,
+  checkout: Pick<TaskCheckout, 'dir' | 'gitDir' | 'baseCommit'>,
   options: DiffOptions = {},
 ): Promise<string> {
   const git = gitEnvOf(deps);
-  const index = join(workspace.gitDir, `diff-index-${randomBytes(4).toString('hex')}`);
+  const index = join(checkout.gitDir, `diff-index-${randomBytes(4).toString('hex')}`);
   const call = {
-    gitDir: workspace.gitDir,
-    workTree: workspace.dir,
-    cwd: workspace.dir,
+    gitDir: checkout.gitDir,
+    workTree: checkout.dir,
+    cwd: checkout.dir,
     env: { GIT_INDEX_FILE: index },
     signal: options.signal,
   };
   try {
-    const original = join(workspace.gitDir, 'index');
+    const original = join(checkout.gitDir, 'index');
     await copyFile(original, index);
     // The copy keeps the index's own mtime: git trusts an entry whose file stat matches unless
     // the entry is as new as the index file ("racy git"). A copy stamped later would make a
@@ -53,7 +53,7 @@ export async function workspaceDiff(
       '--dst-prefix=b/',
     ];
     if (options.binary) args.push('--binary');
-    args.push('--end-of-options', workspace.baseCommit, '--');
+    args.push('--end-of-options', checkout.baseCommit, '--');
     return (await runGit(git, { ...call, args })).stdout;
   } finally {
     await rm(index, { force: true });

@@ -106,7 +106,7 @@ async function flock(path: string, timeoutMs: number, signal?: AbortSignal): Pro
         const missing = (err as NodeJS.ErrnoException).code === 'ENOENT';
         reject(
           new Error(
-            missing ? 'flock(1) is not installed (util-linux); the workspace lock needs it' : `flock: ${err.message}`,
+            missing ? 'flock(1) is not installed (util-linux); the checkout lock needs it' : `flock: ${err.message}`,
           ),
         );
       });

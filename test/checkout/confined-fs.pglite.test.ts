@@ -13,7 +13,7 @@ import {
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { ConfinedDir, ConfinedPathError, describePath } from '../../src/workspace/confined-fs.js';
+import { ConfinedDir, ConfinedPathError, describePath } from '../../src/checkout/confined-fs.js';
 
 const SECRET = 'confined-fs-secret-4f1d9c';
 const OUTSIDE_MARKER = 'outside-dir-marker-77ab';

@@ -1,19 +1,19 @@
 import { chmodSync, existsSync, readFileSync, readdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { prepareWorkspace } from '../../src/workspace/checkout.js';
-import { WorkspaceError } from '../../src/workspace/errors.js';
-import { gitEnvOf } from '../../src/workspace/layout.js';
-import { authHeaderValue, gitInvocation, scrub } from '../../src/workspace/git.js';
-import { mirrorPath } from '../../src/workspace/mirrors.js';
-import { filesContaining, useWorkspaceTestbed } from './fixture.js';
+import { prepareCheckout } from '../../src/checkout/checkout.js';
+import { TaskCheckoutError } from '../../src/checkout/errors.js';
+import { gitEnvOf } from '../../src/checkout/layout.js';
+import { authHeaderValue, gitInvocation, scrub } from '../../src/checkout/git.js';
+import { mirrorPath } from '../../src/checkout/mirrors.js';
+import { filesContaining, useCheckoutTestbed } from './fixture.js';
 
 const TOKEN = 'ghs_T0kenForTheTestsOnly1234567890abcd';
 const BASIC = Buffer.from(`x-access-token:${TOKEN}`).toString('base64');
 const FORMS = [TOKEN, BASIC];
 
-describe('workspaces: credentials for private repositories', () => {
-  const bed = useWorkspaceTestbed();
+describe('checkouts: credentials for private repositories', () => {
+  const bed = useCheckoutTestbed();
   let seq = 0;
   const taskId = () => `cred-${++seq}`;
 
@@ -24,10 +24,10 @@ describe('workspaces: credentials for private repositories', () => {
     });
     const url = bed.server.repoUrl('acme', 'private');
 
-    const without = await prepareWorkspace(bed.fx.deps, { taskId: taskId(), repoUrl: url, baseBranch: 'main' }).catch(
+    const without = await prepareCheckout(bed.fx.deps, { taskId: taskId(), repoUrl: url, baseBranch: 'main' }).catch(
       (e) => e,
     );
-    expect(without).toBeInstanceOf(WorkspaceError);
+    expect(without).toBeInstanceOf(TaskCheckoutError);
     expect(without).toMatchObject({
       reason: 'auth',
       message: `cannot fetch ${url}: the repository is private or needs credentials, and no token was given`,
@@ -39,7 +39,7 @@ describe('workspaces: credentials for private repositories', () => {
     ).toEqual(['private.git.lock']);
 
     const wrongToken = 'ghs_wrongwrongwrong';
-    const wrong = await prepareWorkspace(bed.fx.deps, {
+    const wrong = await prepareCheckout(bed.fx.deps, {
       taskId: taskId(),
       repoUrl: url,
       baseBranch: 'main',
@@ -53,7 +53,7 @@ describe('workspaces: credentials for private repositories', () => {
     expect(wrong.message).not.toContain(Buffer.from(`x-access-token:${wrongToken}`).toString('base64'));
 
     bed.server.requests.length = 0;
-    const ws = await prepareWorkspace(bed.fx.deps, {
+    const ws = await prepareCheckout(bed.fx.deps, {
       taskId: taskId(),
       repoUrl: url,
       baseBranch: 'main',
@@ -72,9 +72,9 @@ describe('workspaces: credentials for private repositories', () => {
     // Later tasks fetch the mirror with the token again; without it they are refused.
     bed.server.commit('acme', 'private', { branch: 'main', files: { 'more.txt': 'more\n' } });
     await expect(
-      prepareWorkspace(bed.fx.deps, { taskId: taskId(), repoUrl: url, baseBranch: 'main' }),
+      prepareCheckout(bed.fx.deps, { taskId: taskId(), repoUrl: url, baseBranch: 'main' }),
     ).rejects.toMatchObject({ reason: 'auth' });
-    const again = await prepareWorkspace(bed.fx.deps, {
+    const again = await prepareCheckout(bed.fx.deps, {
       taskId: taskId(),
       repoUrl: url,
       baseBranch: 'main',
@@ -95,8 +95,8 @@ describe('workspaces: credentials for private repositories', () => {
     chmodSync(wrapper, 0o755);
     const deps = { ...bed.fx.deps, git: wrapper };
 
-    const ws = await prepareWorkspace(deps, { taskId: taskId(), repoUrl: url, baseBranch: 'main', token: TOKEN });
-    const failed = await prepareWorkspace(deps, {
+    const ws = await prepareCheckout(deps, { taskId: taskId(), repoUrl: url, baseBranch: 'main', token: TOKEN });
+    const failed = await prepareCheckout(deps, {
       taskId: taskId(),
       repoUrl: url,
       baseBranch: 'no-such-branch',

@@ -1,10 +1,10 @@
 // Another worker process on the same machine, for the cross-process lock tests.
-// MODE=prepare: prints "ready", waits for a line on stdin, prepares a workspace and prints it as JSON.
+// MODE=prepare: prints "ready", waits for a line on stdin, prepares a checkout and prints it as JSON.
 // MODE=hold: takes the lock at LOCK_PATH, prints "held", and waits to be killed.
 import { once } from 'node:events';
 import { createLogger } from '../../src/logger.js';
-import { prepareWorkspace } from '../../src/workspace/checkout.js';
-import { withFileLock } from '../../src/workspace/lock.js';
+import { prepareCheckout } from '../../src/checkout/checkout.js';
+import { withFileLock } from '../../src/checkout/lock.js';
 
 const env = process.env;
 if (env.MODE === 'hold') {
@@ -17,7 +17,7 @@ if (env.MODE === 'hold') {
   // Started together, so the processes really do race for the mirror.
   process.stdout.write('ready\n');
   await once(process.stdin, 'data');
-  const ws = await prepareWorkspace(
+  const ws = await prepareCheckout(
     { dataDir: env.DATA_DIR!, log: createLogger('info', process.stderr) },
     { taskId: env.TASK_ID!, repoUrl: env.REPO_URL!, baseBranch: 'main' },
   );

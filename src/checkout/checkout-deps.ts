@@ -1,8 +1,8 @@
 import type { Logger } from 'pino';
 import type { Spawn } from './git.js';
 
-/** What the workspace code needs; the engine builds it from Deps and the step's helpers. */
-export interface WorkspaceDeps {
+/** What the checkout code needs; the engine builds it from Deps and the step's helpers. */
+export interface CheckoutDeps {
   /** config.dataDir: mirrors/, work/ and git-home/ live under it. */
   dataDir: string;
   log: Logger;

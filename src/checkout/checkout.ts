@@ -1,12 +1,12 @@
 import { chmod, lstat, mkdir, readdir, rm } from 'node:fs/promises';
 import { join } from 'node:path';
-import { WorkspaceError } from './errors.js';
+import { TaskCheckoutError } from './errors.js';
 import { gitEnvOf, taskWorkDirOf } from './layout.js';
-import type { WorkspaceDeps } from './workspace-deps.js';
+import type { CheckoutDeps } from './checkout-deps.js';
 import { GitError, runGit } from './git.js';
 import { withMirror } from './mirrors.js';
 
-export interface WorkspaceRequest {
+export interface CheckoutRequest {
   taskId: string;
   repoUrl: string;
   baseBranch: string;
@@ -17,7 +17,7 @@ export interface WorkspaceRequest {
   signal?: AbortSignal;
 }
 
-export interface Workspace {
+export interface TaskCheckout {
   /** <dataDir>/work/<taskId>: everything of this task's, removed by dispose. */
   root: string;
   /**
@@ -35,8 +35,8 @@ export interface Workspace {
 
 const TASK_ID = /^[A-Za-z0-9_-]{1,100}$/;
 
-export function workspacePaths(dataDir: string, taskId: string): { root: string; dir: string; gitDir: string } {
-  if (!TASK_ID.test(taskId)) throw new WorkspaceError('bad_request', `task id "${taskId}" cannot name a directory`);
+export function checkoutPaths(dataDir: string, taskId: string): { root: string; dir: string; gitDir: string } {
+  if (!TASK_ID.test(taskId)) throw new TaskCheckoutError('bad_request', `task id "${taskId}" cannot name a directory`);
   const root = taskWorkDirOf(dataDir, taskId);
   return { root, dir: join(root, 'tree'), gitDir: join(root, 'git') };
 }
@@ -51,12 +51,12 @@ export function workspacePaths(dataDir: string, taskId: string): { root: string;
  *   repack of the mirror cannot pull objects from under a running task;
  * - hard links are safe as long as nothing sandboxed can reach the git directory to rewrite an
  *   object file in place (git itself never does): bind `dir`, never `root` or `gitDir`;
- * - host-side git given gitDir explicitly (as workspaceDiff does) reads a config and hooks that
+ * - host-side git given gitDir explicitly (as checkoutDiff does) reads a config and hooks that
  *   only we wrote, even if whatever edited the files replaced the `.git` pointer with a
  *   directory of its own (core.fsmonitor, filter drivers and hooks there would run commands).
  */
-export async function prepareWorkspace(deps: WorkspaceDeps, req: WorkspaceRequest): Promise<Workspace> {
-  const { root, dir, gitDir } = workspacePaths(deps.dataDir, req.taskId);
+export async function prepareCheckout(deps: CheckoutDeps, req: CheckoutRequest): Promise<TaskCheckout> {
+  const { root, dir, gitDir } = checkoutPaths(deps.dataDir, req.taskId);
   const branch = await checkBranchName(deps, req.baseBranch);
   await removeDir(root);
   const git = gitEnvOf(deps);
@@ -93,29 +93,29 @@ export async function prepareWorkspace(deps: WorkspaceDeps, req: WorkspaceReques
     await runGit(git, { ...call, workTree: dir, cwd: dir, args: ['checkout', '--quiet', '--force', branch, '--'] });
     const head = (await runGit(git, { ...call, args: ['rev-parse', 'HEAD'] })).stdout.trim();
     if (head !== baseCommit)
-      throw new WorkspaceError('git', `checked out ${head} but the mirror had ${branch} at ${baseCommit}`);
+      throw new TaskCheckoutError('git', `checked out ${head} but the mirror had ${branch} at ${baseCommit}`);
     deps.log.info(
       { task: req.taskId, repo: req.repoUrl, branch, commit: baseCommit, ms: Math.round(performance.now() - started) },
-      'workspace ready',
+      'checkout ready',
     );
     return { root, dir, gitDir, baseBranch: branch, baseCommit, dispose: () => removeDir(root) };
   } catch (err) {
     await removeDir(root);
-    if (err instanceof WorkspaceError) throw err;
+    if (err instanceof TaskCheckoutError) throw err;
     if (err instanceof GitError) {
-      if (err.aborted) throw new WorkspaceError('aborted', 'stopped: the task was cancelled');
-      throw new WorkspaceError('git', `checking out ${branch} of ${req.repoUrl} failed: ${err.message}`);
+      if (err.aborted) throw new TaskCheckoutError('aborted', 'stopped: the task was cancelled');
+      throw new TaskCheckoutError('git', `checking out ${branch} of ${req.repoUrl} failed: ${err.message}`);
     }
     throw err;
   }
 }
 
-/** Removes a task's directory, e.g. one left by a worker that died; the same as Workspace.dispose. */
-export function removeWorkspace(dataDir: string, taskId: string): Promise<void> {
-  return removeDir(workspacePaths(dataDir, taskId).root);
+/** Removes a task's directory, e.g. one left by a worker that died; the same as TaskCheckout.dispose. */
+export function removeCheckout(dataDir: string, taskId: string): Promise<void> {
+  return removeDir(checkoutPaths(dataDir, taskId).root);
 }
 
-async function checkBranchName(deps: WorkspaceDeps, name: string): Promise<string> {
+async function checkBranchName(deps: CheckoutDeps, name: string): Promise<string> {
   // refs/heads/<name> as a whole is checked, so a name like "-x" or "@{-1}" cannot act as an option or a shorthand.
   const ok =
     name.length > 0 &&
@@ -124,11 +124,11 @@ async function checkBranchName(deps: WorkspaceDeps, name: string): Promise<strin
       () => true,
       () => false,
     ));
-  if (!ok) throw new WorkspaceError('bad_request', `base branch "${name}" is not a valid branch name`);
+  if (!ok) throw new TaskCheckoutError('bad_request', `base branch "${name}" is not a valid branch name`);
   return name;
 }
 
-async function resolveBranch(deps: WorkspaceDeps, mirror: string, branch: string, repoUrl: string): Promise<string> {
+async function resolveBranch(deps: CheckoutDeps, mirror: string, branch: string, repoUrl: string): Promise<string> {
   try {
     const { stdout } = await runGit(gitEnvOf(deps), {
       args: ['rev-parse', '--verify', '--quiet', '--end-of-options', `refs/heads/${branch}^{commit}`],
@@ -137,7 +137,7 @@ async function resolveBranch(deps: WorkspaceDeps, mirror: string, branch: string
     return stdout.trim();
   } catch (err) {
     if (err instanceof GitError && err.exitCode === 1) {
-      throw new WorkspaceError('missing_branch', `base branch "${branch}" does not exist in ${repoUrl}`);
+      throw new TaskCheckoutError('missing_branch', `base branch "${branch}" does not exist in ${repoUrl}`);
     }
     throw err;
   }

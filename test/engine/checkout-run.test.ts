@@ -2,7 +2,7 @@ import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { RegistryStep } from '../../src/steps/step.js';
-import { workspaceDiff } from '../../src/workspace/diff.js';
+import { checkoutDiff } from '../../src/checkout/diff.js';
 import { type Worker, startWorker } from '../../src/engine/worker.js';
 import { TEST_WORKER_TIMINGS, approveGate, createTask, recordingSteps, waitForStatus } from '../support/engine.js';
 import { type Harness, newAccount, startHarness } from '../support/harness.js';
@@ -20,7 +20,7 @@ afterAll(async () => {
   await h.close();
 });
 
-describe('a run’s workspace', () => {
+describe('a run’s checkout', () => {
   it(
     'is checked out for the steps, carries the fixer’s diff across a gate to a new run on the same base commit, ' +
       'and is removed at the end',
@@ -29,7 +29,7 @@ describe('a run’s workspace', () => {
         files: { 'app.py': 'x = 1\n', 'README.md': '# app\n' },
       });
       const inspector: RegistryStep = async (_p, helpers) => {
-        const ws = await helpers.workspace();
+        const ws = await helpers.checkout();
         seen.push({
           step: 'inspector',
           dir: ws.dir,
@@ -39,14 +39,14 @@ describe('a run’s workspace', () => {
         return { output: {} };
       };
       const fixer: RegistryStep = async (_p, helpers) => {
-        const ws = await helpers.workspace();
+        const ws = await helpers.checkout();
         writeFileSync(join(ws.dir, 'app.py'), 'x = 2\n');
         writeFileSync(join(ws.dir, 'new_test.py'), 'def test_x(): pass\n');
-        const diff = await workspaceDiff({ dataDir: h.deps.config.dataDir, log: h.deps.log }, ws);
+        const diff = await checkoutDiff({ dataDir: h.deps.config.dataDir, log: h.deps.log }, ws);
         return { output: fixerOutput(diff), patch: { changed: true, diffSummary: diff } };
       };
       const validator: RegistryStep = async (_p, helpers) => {
-        const ws = await helpers.workspace();
+        const ws = await helpers.checkout();
         seen.push({
           step: 'validator',
           dir: ws.dir,
