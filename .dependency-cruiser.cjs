@@ -7,7 +7,7 @@
 //   http     src/app.ts, src/http/**
 //   engine   src/engine/**, src/eval/** (the harness: the model mode will drive the pipeline)
 //   steps    src/steps/**
-//   domain   src/tasks, src/accounts, src/feedback, src/memory, src/repos, src/sites, src/webhooks,
+//   domain   src/tasks, src/accounts, src/workspaces, src/feedback, src/memory, src/repos, src/sites, src/webhooks,
 //            src/triggers
 //   adapters src/llm, src/scm, src/checkout, src/sandbox, src/validator, src/locator, src/edits,
 //            src/outbound, src/queue, src/events, src/processes
@@ -21,7 +21,7 @@ const layer = {
   http: '^src/(app\\.ts$|http/)',
   engine: '^src/(engine|eval)/',
   steps: '^src/steps/',
-  domain: '^src/(tasks|accounts|feedback|memory|repos|sites|webhooks|triggers)/',
+  domain: '^src/(tasks|accounts|workspaces|feedback|memory|repos|sites|webhooks|triggers)/',
   adapters: '^src/(llm|scm|checkout|sandbox|validator|locator|edits|outbound|queue|events|processes)/',
   base: '^src/(db/|metrics/|step-contract/|text/|config/|secrets/|(errors|clock|ids|logger)\\.ts$)',
 };

@@ -1,3 +1,4 @@
+import { membershipOf } from '../src/workspaces/workspaces.js';
 import { and, eq, isNull, lt, or } from 'drizzle-orm';
 import Fastify, { type FastifyInstance } from 'fastify';
 import { hashToken, type TokenKind } from '../src/accounts/token-secrets.js';
@@ -37,7 +38,16 @@ async function tokenOwner(deps: BareDeps, header: string | undefined): Promise<A
       .set({ lastUsedAt: now })
       .where(and(eq(apiTokens.id, row.token.id), or(isNull(apiTokens.lastUsedAt), lt(apiTokens.lastUsedAt, stale))));
   }
-  return { account: row.account, tokenId: row.token.id, tokenKind: row.token.kind as TokenKind };
+  const member = await membershipOf(deps.db, row.account.id, row.token.workspaceId);
+  if (!member) return undefined;
+  return {
+    account: row.account,
+    workspace: member.workspace,
+    role: member.role,
+    scopes: row.token.scopes,
+    tokenId: row.token.id,
+    tokenKind: row.token.kind as TokenKind,
+  };
 }
 
 /**

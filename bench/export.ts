@@ -89,7 +89,7 @@ async function bench(label: string, database: Database) {
         .map((r, n) => ({
           id: newId(),
           taskId: r.id!,
-          accountId: account.id,
+          workspaceId: account.id,
           rating: n % 6,
           correct: n % 3 === 0 ? 'partial' : 'yes',
           note: n % 2 ? 'Reviewed; fine.' : null,

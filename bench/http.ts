@@ -107,9 +107,16 @@ async function newAccounts(deps: Deps, host: BenchCodeHost, n: number, parallel 
           made.map(({ account }) => account.id),
         ),
       );
-    for (const { account, token } of made) {
+    for (const { account, workspace, token } of made) {
       out.push({
-        auth: { account: rows.find((r) => r.id === account.id)!, tokenId: token.record.id, tokenKind: 'full' },
+        auth: {
+          account: rows.find((r) => r.id === account.id)!,
+          workspace,
+          role: 'owner',
+          scopes: null,
+          tokenId: token.record.id,
+          tokenKind: 'full',
+        },
         header: `Bearer ${token.secret}`,
       });
     }

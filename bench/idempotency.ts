@@ -72,11 +72,11 @@ async function benchDatabase(label: string, database: Database) {
     await db
       .update(tasks)
       .set({ status: 'running' })
-      .where(sql`${tasks.accountId} = ${accountId} and ${tasks.status} = 'pending'`);
+      .where(sql`${tasks.workspaceId} = ${accountId} and ${tasks.status} = 'pending'`);
     await db
       .update(tasks)
       .set({ status: 'done' })
-      .where(sql`${tasks.accountId} = ${accountId} and ${tasks.status} = 'running'`);
+      .where(sql`${tasks.workspaceId} = ${accountId} and ${tasks.status} = 'running'`);
   };
   const send = (header: string, key?: string) =>
     fetch(url, {
@@ -159,7 +159,7 @@ async function benchDatabase(label: string, database: Database) {
       if (answers.some((r) => r.status !== 201) || new Set(answers.map((r) => r.id)).size !== 1) {
         throw new Error(`burst ${b}: ${JSON.stringify(answers.map((r) => r.status))}`);
       }
-      const [made] = await db.select({ n: sql<number>`count(*)::int` }).from(tasks).where(eq(tasks.accountId, a.id));
+      const [made] = await db.select({ n: sql<number>`count(*)::int` }).from(tasks).where(eq(tasks.workspaceId, a.id));
       if (made!.n !== 1) throw new Error(`burst ${b}: ${made!.n} tasks`);
     }
 

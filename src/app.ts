@@ -24,6 +24,7 @@ import { sessionRoutes } from './http/routes/session.js';
 import { screenshotRoutes, siteRoutes } from './http/routes/sites.js';
 import { tokenRoutes } from './http/routes/tokens.js';
 import { webhookRoutes } from './http/routes/webhooks.js';
+import { workspaceRoutes } from './http/routes/workspaces.js';
 import { trainingRoutes } from './http/routes/training.js';
 import { namedSchemas } from './http/components.js';
 import { installValidators } from './http/validation.js';
@@ -49,6 +50,7 @@ const resources = [
   sessionRoutes,
   feedbackRoutes,
   trainingRoutes,
+  workspaceRoutes,
 ];
 
 /** Builds the HTTP application; it does not listen (tests use app.inject, cli.ts listens). */

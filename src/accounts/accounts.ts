@@ -2,7 +2,9 @@ import { eq } from 'drizzle-orm';
 import type { Tx } from '../db/client.js';
 import type { Deps } from '../deps.js';
 import { AppError } from '../errors.js';
-import { accounts, apiTokens } from '../db/schema.js';
+import type { TokenScope } from '../db/access-vocabulary.js';
+import { accounts, apiTokens, workspaces } from '../db/schema.js';
+import { type Workspace, createPersonalWorkspace } from '../workspaces/workspaces.js';
 import { newId } from '../ids.js';
 import { grantCredits } from './credits.js';
 import type { BillingPlanName } from '../config/billing-plans.js';
@@ -27,7 +29,10 @@ export function checkEmail(email: string): string {
   return e;
 }
 
-/** Creates an account with a fresh full token; the secret is returned once and never stored. */
+/**
+ * Creates an account, its personal workspace (the plan and credits go there) and a fresh full
+ * token in it; the secret is returned once and never stored.
+ */
 export async function createAccount(deps: Pick<Deps, 'db' | 'clock'>, input: NewAccount) {
   const email = checkEmail(input.email);
   const plan = input.plan ?? 'free';
@@ -36,24 +41,33 @@ export async function createAccount(deps: Pick<Deps, 'db' | 'clock'>, input: New
   if (!Number.isInteger(credits) || credits < 0)
     throw new AppError('bad_request', 'credits: must be a non-negative integer');
   const now = deps.clock.now();
-  if (await findAccountByEmail(deps, email).then((a) => a && a.plan !== 'demo')) {
+  if (await findAccountByEmail(deps, email).then((a) => a && a.workspace.plan !== 'demo')) {
     throw new AppError('conflict', `an account with email ${email} already exists`);
   }
   return deps.db.transaction(async (tx) => {
     const [account] = await tx
       .insert(accounts)
-      .values({ id: newId(), email, name: input.name ?? '', plan, isAdmin: input.isAdmin ?? false, createdAt: now })
+      .values({ id: newId(), email, name: input.name ?? '', isAdmin: input.isAdmin ?? false, createdAt: now })
       .returning();
-    await grantCredits(tx, account!.id, credits, now, 'initial credits');
-    const token = await insertToken(tx, account!.id, 'full', 'initial', now, null);
-    const [fresh] = await tx.select().from(accounts).where(eq(accounts.id, account!.id));
-    return { account: fresh!, token };
+    const personal = await createPersonalWorkspace(tx, account!, { plan, now });
+    await grantCredits(tx, personal.id, credits, now, 'initial credits');
+    const token = await insertToken(
+      tx,
+      { accountId: account!.id, workspaceId: personal.id },
+      'full',
+      'initial',
+      now,
+      null,
+    );
+    const [workspace] = await tx.select().from(workspaces).where(eq(workspaces.id, personal.id));
+    return { account: account!, workspace: workspace!, token };
   });
 }
 
+/** A token of `accountId`'s acting in `workspaceId` (with `scopes`, or all its role allows). */
 export async function insertToken(
   tx: Tx | Deps['db'],
-  accountId: string,
+  owner: { accountId: string; workspaceId: string; scopes?: TokenScope[] | null },
   kind: TokenKind,
   name: string,
   now: Date,
@@ -64,7 +78,9 @@ export async function insertToken(
     .insert(apiTokens)
     .values({
       id: newId(),
-      accountId,
+      accountId: owner.accountId,
+      workspaceId: owner.workspaceId,
+      scopes: owner.scopes ?? null,
       kind,
       name,
       tokenHash: issued.hash,
@@ -76,12 +92,21 @@ export async function insertToken(
   return { record: row!, secret: issued.secret };
 }
 
-/** Changes an account's plan and/or sets its credit balance (the difference is a ledger grant). */
+/** An account with its personal workspace (whose plan and credits the operator's views show as the account's). */
+export interface AccountView {
+  account: Account;
+  workspace: Workspace;
+}
+
+/**
+ * Changes an account's personal workspace's plan and/or sets its credit balance (the difference is
+ * a ledger grant), and the account's admin flag.
+ */
 export async function updateAccount(
   deps: Pick<Deps, 'db' | 'clock'>,
   accountId: string,
   change: { plan?: string; credits?: number; isAdmin?: boolean },
-): Promise<Account> {
+): Promise<AccountView> {
   if (change.plan !== undefined && !isBillingPlanName(change.plan))
     throw new AppError('bad_request', `plan: unknown plan "${change.plan}"`);
   if (change.credits !== undefined && (!Number.isInteger(change.credits) || change.credits < 0)) {
@@ -89,24 +114,36 @@ export async function updateAccount(
   }
   const now = deps.clock.now();
   return deps.db.transaction(async (tx) => {
-    const [current] = await tx.select().from(accounts).where(eq(accounts.id, accountId)).for('update');
+    const [current] = await tx
+      .select({ account: accounts, workspace: workspaces })
+      .from(accounts)
+      .innerJoin(workspaces, eq(workspaces.personalOf, accounts.id))
+      .where(eq(accounts.id, accountId))
+      .for('update');
     if (!current) throw new AppError('not_found', `no account ${accountId}`);
-    const set: Partial<typeof accounts.$inferInsert> = {};
-    if (change.plan !== undefined) set.plan = change.plan;
-    if (change.isAdmin !== undefined) set.isAdmin = change.isAdmin;
-    if (Object.keys(set).length > 0) await tx.update(accounts).set(set).where(eq(accounts.id, accountId));
+    const wsId = current.workspace.id;
+    if (change.plan !== undefined)
+      await tx.update(workspaces).set({ plan: change.plan }).where(eq(workspaces.id, wsId));
+    if (change.isAdmin !== undefined)
+      await tx.update(accounts).set({ isAdmin: change.isAdmin }).where(eq(accounts.id, accountId));
     if (change.credits !== undefined)
-      await grantCredits(tx, accountId, change.credits - current.credits, now, 'set by admin');
-    const [fresh] = await tx.select().from(accounts).where(eq(accounts.id, accountId));
+      await grantCredits(tx, wsId, change.credits - current.workspace.credits, now, 'set by admin');
+    const [fresh] = await tx
+      .select({ account: accounts, workspace: workspaces })
+      .from(accounts)
+      .innerJoin(workspaces, eq(workspaces.id, wsId))
+      .where(eq(accounts.id, accountId));
     return fresh!;
   });
 }
 
-export async function findAccountByEmail(deps: Pick<Deps, 'db'>, email: string): Promise<Account | undefined> {
+/** The account with that email (the real one when a demo account shares it), with its personal workspace. */
+export async function findAccountByEmail(deps: Pick<Deps, 'db'>, email: string): Promise<AccountView | undefined> {
   // Demo accounts share emails with real ones; the CLI means the real one.
   const rows = await deps.db
-    .select()
+    .select({ account: accounts, workspace: workspaces })
     .from(accounts)
+    .innerJoin(workspaces, eq(workspaces.personalOf, accounts.id))
     .where(eq(accounts.email, checkEmail(email)));
-  return rows.find((a) => a.plan !== 'demo') ?? rows[0];
+  return rows.find((a) => a.workspace.plan !== 'demo') ?? rows[0];
 }

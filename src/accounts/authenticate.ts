@@ -2,12 +2,21 @@ import { and, eq, isNull, lt, or } from 'drizzle-orm';
 import { accounts, apiTokens } from '../db/schema.js';
 import type { Deps } from '../deps.js';
 import { AppError } from '../errors.js';
+import type { TokenScope, WorkspaceRole } from '../db/access-vocabulary.js';
+import { type Workspace, membershipOf } from '../workspaces/workspaces.js';
 import type { Account } from './accounts.js';
 import { hashToken, looksLikeToken, type TokenKind } from './token-secrets.js';
 
-/** Who is calling: the account, and the token it acts through (a Bearer token or a session's token). */
+/**
+ * Who is calling: the account (the person), the workspace the request acts in (the token's, or
+ * the one a panel session switched to) with the account's role there, and the token it acts
+ * through (a Bearer token or a session's token) with its scopes (null: all the role allows).
+ */
 export interface AuthContext {
   account: Account;
+  workspace: Workspace;
+  role: WorkspaceRole;
+  scopes: TokenScope[] | null;
   tokenId: string;
   tokenKind: TokenKind;
 }
@@ -30,18 +39,29 @@ export async function touchToken(deps: Pick<Deps, 'db'>, token: { id: string; la
 type TokenRow = typeof apiTokens.$inferSelect;
 
 /**
- * The caller a token row stands for, when the token is live (not revoked, not expired); its use is
- * noted. Bearer tokens and panel sessions both come through here.
+ * The caller a token row stands for, when the token is live (not revoked, not expired) and its
+ * account still a member of the workspace it acts in (the token's, or `workspaceId`: a panel
+ * session's choice); its use is noted. Bearer tokens and panel sessions both come through here.
  */
 export async function liveCaller(
   deps: Pick<Deps, 'db'>,
   row: { token: TokenRow; account: Account },
   now: Date,
+  workspaceId?: string | null,
 ): Promise<AuthContext | undefined> {
   const { token, account } = row;
   if (token.revokedAt || (token.expiresAt && token.expiresAt <= now)) return undefined;
+  const member = await membershipOf(deps.db, account.id, workspaceId ?? token.workspaceId);
+  if (!member) return undefined;
   await touchToken(deps, token, now);
-  return { account, tokenId: token.id, tokenKind: token.kind as TokenKind };
+  return {
+    account,
+    workspace: member.workspace,
+    role: member.role,
+    scopes: token.scopes,
+    tokenId: token.id,
+    tokenKind: token.kind as TokenKind,
+  };
 }
 
 /**

@@ -1,27 +1,27 @@
 import { and, eq, sql } from 'drizzle-orm';
 import type { Db } from '../db/client.js';
-import { accounts, creditLedger, tasks } from '../db/schema.js';
+import { creditLedger, tasks, workspaces } from '../db/schema.js';
 import { newId } from '../ids.js';
 
 /**
- * Credits never vanish: every movement is a ledger row, and an account's balance always
+ * Credits never vanish: every movement is a ledger row, and a workspace's balance always
  * equals grants - captures - open holds (a hold is open until captured or released).
  */
-export async function grantCredits(tx: Db, accountId: string, amount: number, now: Date, note?: string) {
+export async function grantCredits(tx: Db, workspaceId: string, amount: number, now: Date, note?: string) {
   if (amount === 0) return;
   await tx
-    .update(accounts)
-    .set({ credits: sql`${accounts.credits} + ${amount}` })
-    .where(eq(accounts.id, accountId));
-  await tx.insert(creditLedger).values({ id: newId(), accountId, kind: 'grant', amount, note, createdAt: now });
+    .update(workspaces)
+    .set({ credits: sql`${workspaces.credits} + ${amount}` })
+    .where(eq(workspaces.id, workspaceId));
+  await tx.insert(creditLedger).values({ id: newId(), workspaceId, kind: 'grant', amount, note, createdAt: now });
 }
 
-export async function holdCredit(tx: Db, accountId: string, taskId: string, now: Date) {
+export async function holdCredit(tx: Db, workspaceId: string, taskId: string, now: Date) {
   await tx
-    .update(accounts)
-    .set({ credits: sql`${accounts.credits} - 1` })
-    .where(eq(accounts.id, accountId));
-  await tx.insert(creditLedger).values({ id: newId(), accountId, taskId, kind: 'hold', amount: 1, createdAt: now });
+    .update(workspaces)
+    .set({ credits: sql`${workspaces.credits} - 1` })
+    .where(eq(workspaces.id, workspaceId));
+  await tx.insert(creditLedger).values({ id: newId(), workspaceId, taskId, kind: 'hold', amount: 1, createdAt: now });
 }
 
 /**
@@ -33,23 +33,23 @@ export async function settleCredit(tx: Db, taskId: string, outcome: 'capture' | 
     .update(tasks)
     .set({ creditHeld: false })
     .where(and(eq(tasks.id, taskId), eq(tasks.creditHeld, true)))
-    .returning({ accountId: tasks.accountId });
+    .returning({ workspaceId: tasks.workspaceId });
   const row = settled[0];
   if (!row) return false;
   if (outcome === 'release') {
     await tx
-      .update(accounts)
-      .set({ credits: sql`${accounts.credits} + 1` })
-      .where(eq(accounts.id, row.accountId));
+      .update(workspaces)
+      .set({ credits: sql`${workspaces.credits} + 1` })
+      .where(eq(workspaces.id, row.workspaceId));
   }
   await tx
     .insert(creditLedger)
-    .values({ id: newId(), accountId: row.accountId, taskId, kind: outcome, amount: 1, createdAt: now });
+    .values({ id: newId(), workspaceId: row.workspaceId, taskId, kind: outcome, amount: 1, createdAt: now });
   return true;
 }
 
 /** grants - captures - open holds, computed from the ledger alone. */
-export async function ledgerBalance(db: Db, accountId: string): Promise<number> {
+export async function ledgerBalance(db: Db, workspaceId: string): Promise<number> {
   const rows = await db
     .select({
       grants: sql<string>`coalesce(sum(${creditLedger.amount}) filter (where ${creditLedger.kind} = 'grant'), 0)`,
@@ -58,7 +58,7 @@ export async function ledgerBalance(db: Db, accountId: string): Promise<number> 
       releases: sql<string>`coalesce(sum(${creditLedger.amount}) filter (where ${creditLedger.kind} = 'release'), 0)`,
     })
     .from(creditLedger)
-    .where(eq(creditLedger.accountId, accountId));
+    .where(eq(creditLedger.workspaceId, workspaceId));
   const r = rows[0]!;
   const openHolds = Number(r.holds) - Number(r.captures) - Number(r.releases);
   return Number(r.grants) - Number(r.captures) - openHolds;

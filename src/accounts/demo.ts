@@ -3,6 +3,7 @@ import { accounts, demoIssuance } from '../db/schema.js';
 import type { Deps } from '../deps.js';
 import { AppError } from '../errors.js';
 import { newId } from '../ids.js';
+import { createPersonalWorkspace } from '../workspaces/workspaces.js';
 import { checkEmail, insertToken } from './accounts.js';
 import { DEMO_TOKEN_DAYS } from './billing-plan.js';
 
@@ -39,9 +40,10 @@ export async function issueDemoToken(deps: Pick<Deps, 'db' | 'clock'>, rawEmail:
       );
     }
     const accountId = newId();
-    await tx.insert(accounts).values({ id: accountId, email, plan: 'demo', createdAt: now });
+    const [account] = await tx.insert(accounts).values({ id: accountId, email, createdAt: now }).returning();
+    const workspace = await createPersonalWorkspace(tx, account!, { plan: 'demo', now });
     const expiresAt = new Date(now.getTime() + DEMO_TOKEN_DAYS * 86_400_000);
-    const { secret } = await insertToken(tx, accountId, 'demo', 'demo', now, expiresAt);
+    const { secret } = await insertToken(tx, { accountId, workspaceId: workspace.id }, 'demo', 'demo', now, expiresAt);
     await tx.insert(demoIssuance).values({ ip, email, accountId, createdAt: now });
     return secret;
   });

@@ -26,7 +26,7 @@ const defaultModel = (provider: LlmProvider, step: ModelStep) =>
  */
 export async function chooseModel(
   deps: Pick<Deps, 'db' | 'config' | 'secretKey'>,
-  task: { accountId: string; byok: boolean },
+  task: { workspaceId: string; byok: boolean },
   step: ModelStep,
 ): Promise<ModelChoice> {
   const { llm, providerKeys: managed, providerBaseUrls } = deps.config;
@@ -35,7 +35,7 @@ export async function chooseModel(
   const stated = (tokens: number | null | undefined, source: 'configuration' | 'key') =>
     tokens ? { contextWindow: { tokens, source } } : {};
   if (task.byok) {
-    const saved = await deps.db.select().from(providerKeys).where(eq(providerKeys.accountId, task.accountId));
+    const saved = await deps.db.select().from(providerKeys).where(eq(providerKeys.workspaceId, task.workspaceId));
     const byProvider = new Map(saved.map((k) => [k.provider as LlmProvider, k]));
     const provider = [wanted?.provider, llm.provider, ...LLM_PROVIDERS].find(
       (p): p is LlmProvider => !!p && byProvider.has(p),
@@ -54,7 +54,7 @@ export async function chooseModel(
     return {
       provider,
       model,
-      apiKey: decryptSecret(deps.secretKey, key.keyEnc, keyContext(task.accountId, provider)),
+      apiKey: decryptSecret(deps.secretKey, key.keyEnc, keyContext(task.workspaceId, provider)),
       baseUrl: key.baseUrl ?? providerBaseUrls[provider],
       source: 'byok',
       endpoint: key.baseUrl ? 'account' : 'operator',

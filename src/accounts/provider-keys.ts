@@ -6,7 +6,7 @@ import { AppError } from '../errors.js';
 import { newId } from '../ids.js';
 import { encryptSecret } from '../secrets/box.js';
 
-export const keyContext = (accountId: string, provider: string) => `provider-key:${accountId}:${provider}`;
+export const keyContext = (workspaceId: string, provider: string) => `provider-key:${workspaceId}:${provider}`;
 
 export interface SaveKeyInput {
   provider: LlmProvider;
@@ -38,7 +38,7 @@ export function checkBaseUrl(raw: string | undefined): string | null {
  */
 export async function saveProviderKey(
   deps: Pick<Deps, 'db' | 'clock' | 'secretKey' | 'outbound'>,
-  accountId: string,
+  workspaceId: string,
   input: SaveKeyInput,
 ) {
   const key = input.api_key.trim();
@@ -46,7 +46,7 @@ export async function saveProviderKey(
   const baseUrl = checkBaseUrl(input.base_url);
   if (baseUrl) await deps.outbound.check('base_url', baseUrl);
   const values = {
-    keyEnc: encryptSecret(deps.secretKey, key, keyContext(accountId, input.provider)),
+    keyEnc: encryptSecret(deps.secretKey, key, keyContext(workspaceId, input.provider)),
     last4: key.slice(-4),
     baseUrl,
     defaultModel: input.default_model ?? null,
@@ -55,24 +55,24 @@ export async function saveProviderKey(
   };
   const [row] = await deps.db
     .insert(providerKeys)
-    .values({ id: newId(), accountId, provider: input.provider, ...values })
-    .onConflictDoUpdate({ target: [providerKeys.accountId, providerKeys.provider], set: values })
+    .values({ id: newId(), workspaceId, provider: input.provider, ...values })
+    .onConflictDoUpdate({ target: [providerKeys.workspaceId, providerKeys.provider], set: values })
     .returning();
   return row!;
 }
 
-export async function listProviderKeys(deps: Pick<Deps, 'db'>, accountId: string) {
+export async function listProviderKeys(deps: Pick<Deps, 'db'>, workspaceId: string) {
   return deps.db
     .select()
     .from(providerKeys)
-    .where(eq(providerKeys.accountId, accountId))
+    .where(eq(providerKeys.workspaceId, workspaceId))
     .orderBy(providerKeys.provider);
 }
 
-export async function deleteProviderKey(deps: Pick<Deps, 'db'>, accountId: string, provider: string) {
+export async function deleteProviderKey(deps: Pick<Deps, 'db'>, workspaceId: string, provider: string) {
   const gone = await deps.db
     .delete(providerKeys)
-    .where(and(eq(providerKeys.accountId, accountId), eq(providerKeys.provider, provider)))
+    .where(and(eq(providerKeys.workspaceId, workspaceId), eq(providerKeys.provider, provider)))
     .returning({ id: providerKeys.id });
   if (gone.length === 0) throw new AppError('not_found', `no saved key for ${provider}`);
 }

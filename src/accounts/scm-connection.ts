@@ -9,8 +9,8 @@ import { type OAuthToken, requestToken } from '../scm/oauth-token.js';
 
 // The token is bound to its account (AES-GCM associated data); connections made when there was one
 // host carry this same context, so they decrypt unchanged after the move to scm_connections.
-const context = (accountId: string) => `scm-token:${accountId}`;
-const refreshContext = (accountId: string, host: string) => `scm-refresh:${accountId}:${host}`;
+const context = (workspaceId: string) => `scm-token:${workspaceId}`;
+const refreshContext = (workspaceId: string, host: string) => `scm-refresh:${workspaceId}:${host}`;
 /** An OAuth token this close to expiring is refreshed before use. */
 const REFRESH_MARGIN_MS = 60_000;
 
@@ -44,7 +44,7 @@ export function scmUnavailable(err: unknown): AppError {
  */
 export async function connectScm(
   deps: ScmDeps,
-  accountId: string,
+  workspaceId: string,
   token: string | OAuthToken,
   host: ScmHost = defaultHost(deps.config),
 ): Promise<string> {
@@ -61,28 +61,28 @@ export async function connectScm(
   }
   const row = {
     login,
-    tokenEnc: encryptSecret(deps.secretKey, t.accessToken, context(accountId)),
+    tokenEnc: encryptSecret(deps.secretKey, t.accessToken, context(workspaceId)),
     refreshEnc: t.refreshToken
-      ? encryptSecret(deps.secretKey, t.refreshToken, refreshContext(accountId, host.id))
+      ? encryptSecret(deps.secretKey, t.refreshToken, refreshContext(workspaceId, host.id))
       : null,
     expiresAt: t.expiresAt ?? null,
   };
   await deps.db
     .insert(scmConnections)
-    .values({ accountId, host: host.id, createdAt: deps.clock.now(), ...row })
-    .onConflictDoUpdate({ target: [scmConnections.accountId, scmConnections.host], set: row });
+    .values({ workspaceId, host: host.id, createdAt: deps.clock.now(), ...row })
+    .onConflictDoUpdate({ target: [scmConnections.workspaceId, scmConnections.host], set: row });
   return login;
 }
 
 /** Deletes the account's connection to the host; false when there was none. */
 export async function disconnectScm(
   deps: Pick<Deps, 'db' | 'config'>,
-  accountId: string,
+  workspaceId: string,
   host: ScmHost = defaultHost(deps.config),
 ): Promise<boolean> {
   const gone = await deps.db
     .delete(scmConnections)
-    .where(and(eq(scmConnections.accountId, accountId), eq(scmConnections.host, host.id)))
+    .where(and(eq(scmConnections.workspaceId, workspaceId), eq(scmConnections.host, host.id)))
     .returning({ login: scmConnections.login });
   return gone.length > 0;
 }
@@ -90,22 +90,22 @@ export async function disconnectScm(
 /** Each configured host with the account's login there (null when not connected), the default first. */
 export async function connectionsOf(
   deps: Pick<Deps, 'db' | 'config'>,
-  accountId: string,
+  workspaceId: string,
 ): Promise<{ host: ScmHost; login: string | null }[]> {
   const rows = await deps.db
     .select({ host: scmConnections.host, login: scmConnections.login })
     .from(scmConnections)
-    .where(eq(scmConnections.accountId, accountId))
+    .where(eq(scmConnections.workspaceId, workspaceId))
     .orderBy(asc(scmConnections.host));
   return scmHosts(deps.config).map((host) => ({ host, login: rows.find((r) => r.host === host.id)?.login ?? null }));
 }
 
 /** The account's login on the host, or null. */
-export async function loginOn(deps: Pick<Deps, 'db'>, accountId: string, host: ScmHost): Promise<string | null> {
+export async function loginOn(deps: Pick<Deps, 'db'>, workspaceId: string, host: ScmHost): Promise<string | null> {
   const [row] = await deps.db
     .select({ login: scmConnections.login })
     .from(scmConnections)
-    .where(and(eq(scmConnections.accountId, accountId), eq(scmConnections.host, host.id)));
+    .where(and(eq(scmConnections.workspaceId, workspaceId), eq(scmConnections.host, host.id)));
   return row?.login ?? null;
 }
 
@@ -114,14 +114,14 @@ export async function loginOn(deps: Pick<Deps, 'db'>, accountId: string, host: S
  * connected. An OAuth token about to expire is refreshed first (and the new pair stored); one
  * the host will not refresh is returned as it is, so the caller meets the host's 401.
  */
-export async function scmTokenOn(deps: ScmDeps, accountId: string, host: ScmHost): Promise<string | undefined> {
+export async function scmTokenOn(deps: ScmDeps, workspaceId: string, host: ScmHost): Promise<string | undefined> {
   const [row] = await deps.db
     .select()
     .from(scmConnections)
-    .where(and(eq(scmConnections.accountId, accountId), eq(scmConnections.host, host.id)));
+    .where(and(eq(scmConnections.workspaceId, workspaceId), eq(scmConnections.host, host.id)));
   if (!row) return undefined;
-  if (!expiring(deps, row)) return decryptSecret(deps.secretKey, row.tokenEnc, context(accountId));
-  return refreshed(deps, accountId, host);
+  if (!expiring(deps, row)) return decryptSecret(deps.secretKey, row.tokenEnc, context(workspaceId));
+  return refreshed(deps, workspaceId, host);
 }
 
 const expiring = (deps: Pick<Deps, 'clock'>, row: { refreshEnc: string | null; expiresAt: Date | null }) =>
@@ -133,14 +133,14 @@ const expiring = (deps: Pick<Deps, 'clock'>, row: { refreshEnc: string | null; e
  * with a dead refresh token and a dead access token. The second waits, finds the row fresh, and
  * uses what the first stored.
  */
-async function refreshed(deps: ScmDeps, accountId: string, host: ScmHost): Promise<string | undefined> {
+async function refreshed(deps: ScmDeps, workspaceId: string, host: ScmHost): Promise<string | undefined> {
   return deps.db.transaction(async (tx) => {
-    const where = and(eq(scmConnections.accountId, accountId), eq(scmConnections.host, host.id));
+    const where = and(eq(scmConnections.workspaceId, workspaceId), eq(scmConnections.host, host.id));
     const [row] = await tx.select().from(scmConnections).where(where).for('update');
     if (!row) return undefined;
-    const token = decryptSecret(deps.secretKey, row.tokenEnc, context(accountId));
+    const token = decryptSecret(deps.secretKey, row.tokenEnc, context(workspaceId));
     if (!expiring(deps, row)) return token;
-    const refreshToken = decryptSecret(deps.secretKey, row.refreshEnc!, refreshContext(accountId, host.id));
+    const refreshToken = decryptSecret(deps.secretKey, row.refreshEnc!, refreshContext(workspaceId, host.id));
     let fresh: OAuthToken;
     try {
       fresh = await requestToken(deps.fetch, host, { refreshToken }, deps.clock.now());
@@ -150,11 +150,11 @@ async function refreshed(deps: ScmDeps, accountId: string, host: ScmHost): Promi
     await tx
       .update(scmConnections)
       .set({
-        tokenEnc: encryptSecret(deps.secretKey, fresh.accessToken, context(accountId)),
+        tokenEnc: encryptSecret(deps.secretKey, fresh.accessToken, context(workspaceId)),
         refreshEnc: encryptSecret(
           deps.secretKey,
           fresh.refreshToken ?? refreshToken,
-          refreshContext(accountId, host.id),
+          refreshContext(workspaceId, host.id),
         ),
         expiresAt: fresh.expiresAt ?? null,
       })

@@ -45,7 +45,7 @@ const codeContext = (flowId: string) => `scm-oauth-code:${flowId}`;
  */
 export async function startConnect(
   deps: Pick<Deps, 'db' | 'config' | 'secretKey' | 'clock'>,
-  accountId: string,
+  workspaceId: string,
   hostId?: string,
 ): Promise<{ url: string; browserNonce: string }> {
   const host = oauthHost(deps, hostId);
@@ -57,18 +57,23 @@ export async function startConnect(
     .delete(scmOauthFlows)
     .where(
       and(
-        eq(scmOauthFlows.accountId, accountId),
+        eq(scmOauthFlows.workspaceId, workspaceId),
         or(lte(scmOauthFlows.expiresAt, now), and(isNotNull(scmOauthFlows.usedAt), isNull(scmOauthFlows.codeEnc))),
       ),
     );
   await deps.db.insert(scmOauthFlows).values({
     id: flowId,
-    accountId,
+    workspaceId,
     host: host.id,
     createdAt: now,
     expiresAt: new Date(now.getTime() + STATE_TTL_MS),
   });
-  const url = authorize(deps, host, { a: accountId, f: flowId, b: sha256(browserNonce) }, host.kind.oauth.connectScope);
+  const url = authorize(
+    deps,
+    host,
+    { a: workspaceId, f: flowId, b: sha256(browserNonce) },
+    host.kind.oauth.connectScope,
+  );
   return { url, browserNonce };
 }
 
@@ -102,7 +107,7 @@ export async function finishConnect(
     .where(
       and(
         eq(scmOauthFlows.id, state.flowId),
-        eq(scmOauthFlows.accountId, state.accountId),
+        eq(scmOauthFlows.workspaceId, state.workspaceId),
         isNull(scmOauthFlows.usedAt),
         gt(scmOauthFlows.expiresAt, now),
       ),
@@ -111,7 +116,7 @@ export async function finishConnect(
   if (!flow) throw new AppError('bad_request', 'state: already used, or unknown; start the connection again');
   if (inStartingBrowser) {
     const token = await exchangeCode(deps, state.host, code);
-    return { kind: 'connected', login: await connectScm(deps, state.accountId, token, state.host) };
+    return { kind: 'connected', login: await connectScm(deps, state.workspaceId, token, state.host) };
   }
   const confirmation = newConfirmation();
   const expiresAt = new Date(now.getTime() + CONFIRM_TTL_MS);
@@ -133,12 +138,12 @@ export async function finishConnect(
  */
 export async function confirmConnect(
   deps: OAuthDeps,
-  accountId: string,
+  workspaceId: string,
   confirmation: string,
 ): Promise<{ login: string; hostId: string }> {
   const now = deps.clock.now();
   const waiting = and(
-    eq(scmOauthFlows.accountId, accountId),
+    eq(scmOauthFlows.workspaceId, workspaceId),
     isNotNull(scmOauthFlows.codeEnc),
     gt(scmOauthFlows.expiresAt, now),
     lt(scmOauthFlows.attempts, CONFIRM_ATTEMPTS),
@@ -163,5 +168,5 @@ export async function confirmConnect(
   if (!host?.oauth)
     throw new AppError('bad_request', 'confirmation: for a code host this server no longer connects through OAuth');
   const token = await exchangeCode(deps, host, decryptSecret(deps.secretKey, flow.codeEnc, codeContext(flow.id)));
-  return { login: await connectScm(deps, accountId, token, host), hostId: host.id };
+  return { login: await connectScm(deps, workspaceId, token, host), hostId: host.id };
 }

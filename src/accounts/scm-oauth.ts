@@ -1,7 +1,7 @@
 import { createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
 import { and, asc, eq, ne, sql } from 'drizzle-orm';
 import type { Account } from './accounts.js';
-import { accounts, scmConnections } from '../db/schema.js';
+import { accounts, scmConnections, workspaces } from '../db/schema.js';
 import type { Deps } from '../deps.js';
 import { AppError } from '../errors.js';
 import { ScmError } from '../scm/code-host.js';
@@ -38,12 +38,12 @@ const sign = (key: Buffer, payload: string) =>
 /** The callback address registered with the OAuth app. */
 export const callbackUrl = (deps: Pick<Deps, 'config'>) => `${deps.config.baseUrl}/v1/auth/scm/callback`;
 
-/** A connection's state: the account that started it, its flow row and the browser it is bound to. */
+/** A connection's state: the workspace it connects, its flow row and the browser it is bound to. */
 export interface ConnectState {
   kind: 'connect';
   /** The code host it went to. */
   host: ScmHost;
-  accountId: string;
+  workspaceId: string;
   /** The flow's row (src/accounts/scm-oauth-connect.ts): a state is taken once. */
   flowId: string;
   /** SHA-256 of the cookie the starting browser was given. */
@@ -126,7 +126,7 @@ export function readState(deps: Pick<Deps, 'config' | 'secretKey' | 'clock'>, st
   // A connection state from before connections were bound to a browser (no flow) is not honoured.
   if (typeof a !== 'string' || typeof f !== 'string' || typeof b !== 'string')
     throw new AppError('bad_request', 'state: issued by an older version of this server; start the connection again');
-  return { kind: 'connect', host, accountId: a, flowId: f, browserHash: b };
+  return { kind: 'connect', host, workspaceId: a, flowId: f, browserHash: b };
 }
 
 /** Trades the callback's code for the user's token at the code host. */
@@ -149,7 +149,7 @@ export async function completeLogin(
   deps: OAuthDeps,
   host: ScmHost,
   code: string,
-): Promise<{ account: Account; login: string }> {
+): Promise<{ account: Account; personalWorkspaceId: string; login: string }> {
   const token = await exchangeCode(deps, host, code);
   let login: string;
   try {
@@ -158,19 +158,23 @@ export async function completeLogin(
     throw scmUnavailable(err);
   }
   const rows = await deps.db
-    .select({ account: accounts })
+    .select({ account: accounts, workspaceId: workspaces.id })
     .from(scmConnections)
-    .innerJoin(accounts, eq(accounts.id, scmConnections.accountId))
+    // Signing in finds a person: through the connection of their personal workspace (a team's
+    // connection is the team's identity on the host, not a member's).
+    .innerJoin(workspaces, eq(workspaces.id, scmConnections.workspaceId))
+    .innerJoin(accounts, eq(accounts.id, workspaces.personalOf))
     .where(
       and(
         eq(scmConnections.host, host.id),
         sql`lower(${scmConnections.login}) = ${login.toLowerCase()}`,
-        ne(accounts.plan, 'demo'),
+        ne(workspaces.plan, 'demo'),
       ),
     )
     .orderBy(asc(accounts.createdAt))
     .limit(2);
-  const [account, another] = rows.map((r) => r.account);
+  const [first, another] = rows;
+  const account = first?.account;
   if (!account) throw new AppError('not_found', `no emend account is connected to ${hostLabel(host)} user ${login}`);
   if (another)
     throw new AppError(
@@ -178,5 +182,5 @@ export async function completeLogin(
       `several emend accounts are connected to ${hostLabel(host)} user ${login}, so signing in with ${hostLabel(host)} ` +
         'cannot tell which one you mean: sign in with a token, and disconnect the code host from the accounts you do not sign in to',
     );
-  return { account, login };
+  return { account, personalWorkspaceId: first!.workspaceId, login };
 }

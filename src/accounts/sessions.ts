@@ -55,9 +55,17 @@ export async function authenticateSession(deps: Pick<Deps, 'db' | 'clock'>, secr
     .innerJoin(accounts, eq(accounts.id, webSessions.accountId))
     .where(and(eq(webSessions.idHash, hashSecret(secret)), gt(webSessions.expiresAt, now)))
     .limit(1);
-  const auth = row && (await liveCaller(deps, row, now));
+  const auth = row && (await liveCaller(deps, row, now, row.session.workspaceId));
   if (!auth) throw dead();
   return auth;
+}
+
+/** Points a session at another workspace of its account's (the panel's switcher); the caller checks membership. */
+export async function switchSessionWorkspace(deps: Pick<Deps, 'db'>, secret: string, workspaceId: string) {
+  await deps.db
+    .update(webSessions)
+    .set({ workspaceId })
+    .where(eq(webSessions.idHash, hashSecret(secret)));
 }
 
 /** Ends a session; returns its token's id (a token issued for the session is revoked with it by the caller). */

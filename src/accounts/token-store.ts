@@ -1,18 +1,20 @@
 import { and, desc, eq, isNull } from 'drizzle-orm';
+import type { TokenScope } from '../db/access-vocabulary.js';
 import { apiTokens } from '../db/schema.js';
 import type { Deps } from '../deps.js';
 import { AppError } from '../errors.js';
 import { insertToken } from './accounts.js';
 
+/** A full token of the account's, acting in `workspaceId` (with `scopes`, or all the account's role there allows). */
 export async function createPersonalToken(
   deps: Pick<Deps, 'db' | 'clock'>,
-  accountId: string,
+  owner: { accountId: string; workspaceId: string; scopes?: TokenScope[] | null },
   name: string,
   expiresInDays?: number,
 ) {
   const now = deps.clock.now();
   const expiresAt = expiresInDays ? new Date(now.getTime() + expiresInDays * 86_400_000) : null;
-  return insertToken(deps.db, accountId, 'full', name, now, expiresAt);
+  return insertToken(deps.db, owner, 'full', name, now, expiresAt);
 }
 
 export async function listTokens(deps: Pick<Deps, 'db'>, accountId: string) {

@@ -268,7 +268,7 @@ async function prepareOut(a: EvalArgs, instances: Instance[]) {
 async function modelContext(config: Config, sandbox: Sandbox, plan: EvalBillingPlan, fixer: FixerKind) {
   const made = await evalDeps(config, sandbox);
   try {
-    const chosen = await chooseModel(made.deps, { accountId: '', byok: false }, 'fixer');
+    const chosen = await chooseModel(made.deps, { workspaceId: '', byok: false }, 'fixer');
     console.log(`model: ${chosen.provider}/${chosen.model} at ${chosen.baseUrl} (plan ${plan}, ${fixer} fixer)`);
   } catch (err) {
     await made.close();

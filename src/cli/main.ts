@@ -155,14 +155,14 @@ async function accounts(args: string[], config: Config) {
       isAdmin: values.admin,
     };
     const { createAccount } = await import('../accounts/accounts.js');
-    const { account, token } = await withDatabase(config, (deps) => createAccount(deps, input));
+    const { account, workspace, token } = await withDatabase(config, (deps) => createAccount(deps, input));
     // One JSON line on stdout, so scripts can read the token; the token is shown only here.
     console.log(
       JSON.stringify({
         id: account.id,
         email: account.email,
-        plan: account.plan,
-        credits: account.credits,
+        plan: workspace.plan,
+        credits: workspace.credits,
         token: token.secret,
       }),
     );
@@ -174,12 +174,14 @@ async function accounts(args: string[], config: Config) {
   if (change.plan === undefined && change.credits === undefined)
     throw new UsageError('accounts set needs --plan or --credits');
   const { findAccountByEmail, updateAccount } = await import('../accounts/accounts.js');
-  const account = await withDatabase(config, async (deps) => {
+  const { account, workspace } = await withDatabase(config, async (deps) => {
     const found = await findAccountByEmail(deps, email);
     if (!found) throw new AppError('not_found', `no account with email ${email}`);
-    return updateAccount(deps, found.id, change);
+    return updateAccount(deps, found.account.id, change);
   });
-  console.log(JSON.stringify({ id: account.id, email: account.email, plan: account.plan, credits: account.credits }));
+  console.log(
+    JSON.stringify({ id: account.id, email: account.email, plan: workspace.plan, credits: workspace.credits }),
+  );
   return 0;
 }
 

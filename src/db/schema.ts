@@ -1,5 +1,6 @@
 import { sql } from 'drizzle-orm';
 import type { FixerKind } from '../config/config.js';
+import type { TokenScope, WorkspaceRole } from './access-vocabulary.js';
 import {
   bigserial,
   boolean,
@@ -18,22 +19,85 @@ import {
 
 const ts = (name: string) => timestamp(name, { withTimezone: true, mode: 'date' });
 
+/** A person: who signs in and holds tokens. What they work on belongs to workspaces (below). */
 export const accounts = pgTable(
   'accounts',
   {
     id: uuid('id').primaryKey(),
     email: text('email').notNull(),
     name: text('name').notNull().default(''),
-    plan: text('plan').notNull().default('free'),
-    credits: integer('credits').notNull().default(0),
-    useByok: boolean('use_byok').notNull().default(false),
     isAdmin: boolean('is_admin').notNull().default(false),
-    approvalMode: text('approval_mode').notNull().default('auto'),
-    /** The fixer of the account's tasks that name none (POST /v1/me/settings); null: the operator's default. */
-    fixer: text('fixer').$type<FixerKind>(),
     createdAt: ts('created_at').notNull(),
   },
   (t) => [index('accounts_email_idx').on(t.email)],
+);
+
+/**
+ * What tasks, settings, keys, connections, memory, webhooks and credits belong to. Every account
+ * has a personal one, made with it and with its id (`personal_of`); teams make more.
+ */
+export const workspaces = pgTable(
+  'workspaces',
+  {
+    id: uuid('id').primaryKey(),
+    name: text('name').notNull(),
+    /** The account whose personal workspace this is; null for a team's. */
+    personalOf: uuid('personal_of').references(() => accounts.id, { onDelete: 'cascade' }),
+    plan: text('plan').notNull().default('free'),
+    credits: integer('credits').notNull().default(0),
+    useByok: boolean('use_byok').notNull().default(false),
+    approvalMode: text('approval_mode').notNull().default('auto'),
+    /** The fixer of the workspace's tasks that name none (POST /v1/me/settings); null: the operator's default. */
+    fixer: text('fixer').$type<FixerKind>(),
+    createdAt: ts('created_at').notNull(),
+    /** Deleted by its owner: its tasks, members, keys and settings are gone; the row and its credit ledger stay. */
+    deletedAt: ts('deleted_at'),
+  },
+  (t) => [uniqueIndex('workspaces_personal_of_idx').on(t.personalOf)],
+);
+
+/** Who belongs to a workspace, and as what (src/workspaces/access.ts). A workspace always has an owner. */
+export const workspaceMembers = pgTable(
+  'workspace_members',
+  {
+    workspaceId: uuid('workspace_id')
+      .notNull()
+      .references(() => workspaces.id, { onDelete: 'cascade' }),
+    accountId: uuid('account_id')
+      .notNull()
+      .references(() => accounts.id, { onDelete: 'cascade' }),
+    role: text('role').$type<WorkspaceRole>().notNull(),
+    createdAt: ts('created_at').notNull(),
+  },
+  (t) => [
+    primaryKey({ columns: [t.workspaceId, t.accountId] }),
+    index('workspace_members_account_idx').on(t.accountId),
+  ],
+);
+
+/** One-time invitations to a workspace: the secret's hash only; accepting needs an account. */
+export const workspaceInvitations = pgTable(
+  'workspace_invitations',
+  {
+    id: uuid('id').primaryKey(),
+    workspaceId: uuid('workspace_id')
+      .notNull()
+      .references(() => workspaces.id, { onDelete: 'cascade' }),
+    role: text('role').$type<WorkspaceRole>().notNull(),
+    /** Whom it is meant for (shown to the inviter); anyone holding the link may accept. */
+    email: text('email'),
+    tokenHash: text('token_hash').notNull(),
+    invitedBy: uuid('invited_by').references(() => accounts.id, { onDelete: 'set null' }),
+    expiresAt: ts('expires_at').notNull(),
+    acceptedAt: ts('accepted_at'),
+    acceptedBy: uuid('accepted_by').references(() => accounts.id, { onDelete: 'set null' }),
+    revokedAt: ts('revoked_at'),
+    createdAt: ts('created_at').notNull(),
+  },
+  (t) => [
+    uniqueIndex('workspace_invitations_hash_idx').on(t.tokenHash),
+    index('workspace_invitations_workspace_idx').on(t.workspaceId),
+  ],
 );
 
 /**
@@ -43,9 +107,9 @@ export const accounts = pgTable(
 export const scmConnections = pgTable(
   'scm_connections',
   {
-    accountId: uuid('account_id')
+    workspaceId: uuid('workspace_id')
       .notNull()
-      .references(() => accounts.id, { onDelete: 'cascade' }),
+      .references(() => workspaces.id, { onDelete: 'cascade' }),
     host: text('host').notNull(),
     login: text('login').notNull(),
     tokenEnc: text('token_enc').notNull(),
@@ -54,7 +118,7 @@ export const scmConnections = pgTable(
     createdAt: ts('created_at').notNull(),
   },
   (t) => [
-    primaryKey({ columns: [t.accountId, t.host] }),
+    primaryKey({ columns: [t.workspaceId, t.host] }),
     index('scm_connections_login_idx').on(t.host, sql`lower(${t.login})`),
   ],
 );
@@ -66,7 +130,13 @@ export const apiTokens = pgTable(
     accountId: uuid('account_id')
       .notNull()
       .references(() => accounts.id, { onDelete: 'cascade' }),
+    /** The one workspace the token acts in (chosen when it is made). */
+    workspaceId: uuid('workspace_id')
+      .notNull()
+      .references(() => workspaces.id, { onDelete: 'cascade' }),
     kind: text('kind').notNull(), // full | demo
+    /** What the token may do (src/db/access-vocabulary.ts); null: all its owner's role allows. */
+    scopes: text('scopes').array().$type<TokenScope[]>(),
     name: text('name').notNull().default(''),
     tokenHash: text('token_hash').notNull(),
     last4: text('last4').notNull(),
@@ -82,9 +152,9 @@ export const providerKeys = pgTable(
   'provider_keys',
   {
     id: uuid('id').primaryKey(),
-    accountId: uuid('account_id')
+    workspaceId: uuid('workspace_id')
       .notNull()
-      .references(() => accounts.id, { onDelete: 'cascade' }),
+      .references(() => workspaces.id, { onDelete: 'cascade' }),
     provider: text('provider').notNull(),
     keyEnc: text('key_enc').notNull(),
     last4: text('last4').notNull(),
@@ -93,16 +163,18 @@ export const providerKeys = pgTable(
     defaultModel: text('default_model'),
     createdAt: ts('created_at').notNull(),
   },
-  (t) => [uniqueIndex('provider_keys_account_provider_idx').on(t.accountId, t.provider)],
+  (t) => [uniqueIndex('provider_keys_workspace_provider_idx').on(t.workspaceId, t.provider)],
 );
 
 export const tasks = pgTable(
   'tasks',
   {
     id: uuid('id').primaryKey(),
-    accountId: uuid('account_id')
+    workspaceId: uuid('workspace_id')
       .notNull()
-      .references(() => accounts.id, { onDelete: 'cascade' }),
+      .references(() => workspaces.id, { onDelete: 'cascade' }),
+    /** The account that asked for it (GET /v1/tasks?mine=true); null once that account is deleted. */
+    createdBy: uuid('created_by').references(() => accounts.id, { onDelete: 'set null' }),
     tokenId: uuid('token_id'),
     parentId: uuid('parent_id'),
     taskType: text('task_type').notNull(),
@@ -149,17 +221,17 @@ export const tasks = pgTable(
   },
   (t) => [
     // Keyset pages of GET /v1/tasks: newest first by (created_at, id) within an account.
-    index('tasks_account_created_idx').on(t.accountId, t.createdAt, t.id),
-    index('tasks_account_parent_idx').on(t.accountId, t.parentId),
+    index('tasks_workspace_created_idx').on(t.workspaceId, t.createdAt, t.id),
+    index('tasks_workspace_parent_idx').on(t.workspaceId, t.parentId),
     // GET /v1/tasks?repo_url=: the repository compared case-insensitively, pages newest first.
-    index('tasks_account_repo_idx').on(
-      t.accountId,
+    index('tasks_workspace_repo_idx').on(
+      t.workspaceId,
       sql`lower(${t.repoOwner})`,
       sql`lower(${t.repoName})`,
       t.createdAt,
       t.id,
     ),
-    index('tasks_account_status_idx').on(t.accountId, t.status),
+    index('tasks_workspace_status_idx').on(t.workspaceId, t.status),
     index('tasks_token_idx').on(t.tokenId),
     uniqueIndex('tasks_site_slug_idx').on(t.siteSlug),
   ],
@@ -190,16 +262,16 @@ export const creditLedger = pgTable(
   'credit_ledger',
   {
     id: uuid('id').primaryKey(),
-    accountId: uuid('account_id')
+    workspaceId: uuid('workspace_id')
       .notNull()
-      .references(() => accounts.id, { onDelete: 'cascade' }),
+      .references(() => workspaces.id, { onDelete: 'cascade' }),
     taskId: uuid('task_id'),
     kind: text('kind').notNull(), // hold | capture | release | grant
     amount: integer('amount').notNull(),
     note: text('note'),
     createdAt: ts('created_at').notNull(),
   },
-  (t) => [index('credit_ledger_account_idx').on(t.accountId), index('credit_ledger_task_idx').on(t.taskId)],
+  (t) => [index('credit_ledger_workspace_idx').on(t.workspaceId), index('credit_ledger_task_idx').on(t.taskId)],
 );
 
 /** Task-creation attempts, for the per-account sliding-window rate limit. */
@@ -207,12 +279,12 @@ export const taskPostAttempts = pgTable(
   'task_post_attempts',
   {
     id: bigserial('id', { mode: 'number' }).primaryKey(),
-    accountId: uuid('account_id')
+    workspaceId: uuid('workspace_id')
       .notNull()
-      .references(() => accounts.id, { onDelete: 'cascade' }),
+      .references(() => workspaces.id, { onDelete: 'cascade' }),
     at: ts('at').notNull(),
   },
-  (t) => [index('task_post_attempts_account_at_idx').on(t.accountId, t.at)],
+  (t) => [index('task_post_attempts_workspace_at_idx').on(t.workspaceId, t.at)],
 );
 
 /** Demo tokens handed out, for the per-IP issuance limit. */
@@ -237,9 +309,9 @@ export const repoMemory = pgTable(
   'repo_memory',
   {
     id: uuid('id').primaryKey(),
-    accountId: uuid('account_id')
+    workspaceId: uuid('workspace_id')
       .notNull()
-      .references(() => accounts.id, { onDelete: 'cascade' }),
+      .references(() => workspaces.id, { onDelete: 'cascade' }),
     repo: text('repo').notNull(),
     kind: text('kind').notNull(), // lesson | example | test_command
     /** The item as the planner and fixer are shown it. */
@@ -247,7 +319,7 @@ export const repoMemory = pgTable(
     taskId: uuid('task_id'),
     createdAt: ts('created_at').notNull(),
   },
-  (t) => [index('repo_memory_account_repo_idx').on(t.accountId, t.repo, t.createdAt)],
+  (t) => [index('repo_memory_workspace_repo_idx').on(t.workspaceId, t.repo, t.createdAt)],
 );
 
 /**
@@ -257,9 +329,9 @@ export const repoMemory = pgTable(
 export const repoSettings = pgTable(
   'repo_settings',
   {
-    accountId: uuid('account_id')
+    workspaceId: uuid('workspace_id')
       .notNull()
-      .references(() => accounts.id, { onDelete: 'cascade' }),
+      .references(() => workspaces.id, { onDelete: 'cascade' }),
     repo: text('repo').notNull(),
     setupCommand: text('setup_command'),
     testCommand: text('test_command'),
@@ -268,23 +340,23 @@ export const repoSettings = pgTable(
     createdAt: ts('created_at').notNull(),
     updatedAt: ts('updated_at').notNull(),
   },
-  (t) => [primaryKey({ columns: [t.accountId, t.repo] })],
+  (t) => [primaryKey({ columns: [t.workspaceId, t.repo] })],
 );
 
 /** Setup-only secrets per account and repository, encrypted (secret-box; the context binds all three keys). */
 export const repoSecrets = pgTable(
   'repo_secrets',
   {
-    accountId: uuid('account_id')
+    workspaceId: uuid('workspace_id')
       .notNull()
-      .references(() => accounts.id, { onDelete: 'cascade' }),
+      .references(() => workspaces.id, { onDelete: 'cascade' }),
     repo: text('repo').notNull(),
     name: text('name').notNull(),
     valueEnc: text('value_enc').notNull(),
     createdAt: ts('created_at').notNull(),
     updatedAt: ts('updated_at').notNull(),
   },
-  (t) => [primaryKey({ columns: [t.accountId, t.repo, t.name] })],
+  (t) => [primaryKey({ columns: [t.workspaceId, t.repo, t.name] })],
 );
 
 /** When a periodic job (merge tracking) last ran, so one worker of many runs it each period. */
@@ -349,9 +421,9 @@ export const taskFeedback = pgTable(
     taskId: uuid('task_id')
       .notNull()
       .references(() => tasks.id, { onDelete: 'cascade' }),
-    accountId: uuid('account_id')
+    workspaceId: uuid('workspace_id')
       .notNull()
-      .references(() => accounts.id, { onDelete: 'cascade' }),
+      .references(() => workspaces.id, { onDelete: 'cascade' }),
     rating: integer('rating'),
     correct: text('correct'), // yes | partial | no
     reuse: text('reuse'), // yes | no
@@ -360,7 +432,7 @@ export const taskFeedback = pgTable(
   },
   (t) => [
     index('task_feedback_task_idx').on(t.taskId, t.createdAt),
-    index('task_feedback_account_idx').on(t.accountId),
+    index('task_feedback_workspace_idx').on(t.workspaceId),
   ],
 );
 
@@ -378,9 +450,9 @@ export const scmOauthFlows = pgTable(
   'scm_oauth_flows',
   {
     id: text('id').primaryKey(),
-    accountId: uuid('account_id')
+    workspaceId: uuid('workspace_id')
       .notNull()
-      .references(() => accounts.id, { onDelete: 'cascade' }),
+      .references(() => workspaces.id, { onDelete: 'cascade' }),
     host: text('host').notNull(),
     createdAt: ts('created_at').notNull(),
     expiresAt: ts('expires_at').notNull(),
@@ -393,7 +465,7 @@ export const scmOauthFlows = pgTable(
     /** Wrong confirmation codes tried by the account while this flow waited. */
     attempts: integer('attempts').notNull().default(0),
   },
-  (t) => [index('scm_oauth_flows_account_idx').on(t.accountId)],
+  (t) => [index('scm_oauth_flows_workspace_idx').on(t.workspaceId)],
 );
 
 export const webSessions = pgTable(
@@ -406,6 +478,8 @@ export const webSessions = pgTable(
     tokenId: uuid('token_id')
       .notNull()
       .references(() => apiTokens.id, { onDelete: 'cascade' }),
+    /** The workspace the panel switched to (a workspace the account belongs to); null: the token's. */
+    workspaceId: uuid('workspace_id').references(() => workspaces.id, { onDelete: 'set null' }),
     createdAt: ts('created_at').notNull(),
     expiresAt: ts('expires_at').notNull(),
   },
@@ -449,9 +523,9 @@ export const webhookEndpoints = pgTable(
   'webhook_endpoints',
   {
     id: uuid('id').primaryKey(),
-    accountId: uuid('account_id')
+    workspaceId: uuid('workspace_id')
       .notNull()
-      .references(() => accounts.id, { onDelete: 'cascade' }),
+      .references(() => workspaces.id, { onDelete: 'cascade' }),
     url: text('url').notNull(),
     events: jsonb('events').$type<string[]>().notNull(),
     description: text('description').notNull().default(''),
@@ -464,7 +538,7 @@ export const webhookEndpoints = pgTable(
     failingSince: ts('failing_since'),
     createdAt: ts('created_at').notNull(),
   },
-  (t) => [index('webhook_endpoints_account_idx').on(t.accountId)],
+  (t) => [index('webhook_endpoints_workspace_idx').on(t.workspaceId)],
 );
 
 /** One event for one endpoint: at least once, retried with back-off, its attempts recorded. */
@@ -476,9 +550,9 @@ export const webhookDeliveries = pgTable(
     endpointId: uuid('endpoint_id')
       .notNull()
       .references(() => webhookEndpoints.id, { onDelete: 'cascade' }),
-    accountId: uuid('account_id')
+    workspaceId: uuid('workspace_id')
       .notNull()
-      .references(() => accounts.id, { onDelete: 'cascade' }),
+      .references(() => workspaces.id, { onDelete: 'cascade' }),
     eventId: uuid('event_id').notNull(),
     eventType: text('event_type').notNull(),
     /** The exact body sent (kept 7 days, then null: the row stays for the history). */
@@ -502,6 +576,9 @@ export const webhookDeliveries = pgTable(
 
 export const schema = {
   accounts,
+  workspaces,
+  workspaceMembers,
+  workspaceInvitations,
   apiTokens,
   providerKeys,
   tasks,
@@ -553,9 +630,9 @@ export const repoTriggers = pgTable(
   'repo_triggers',
   {
     id: uuid('id').primaryKey(),
-    accountId: uuid('account_id')
+    workspaceId: uuid('workspace_id')
       .notNull()
-      .references(() => accounts.id, { onDelete: 'cascade' }),
+      .references(() => workspaces.id, { onDelete: 'cascade' }),
     host: text('host').notNull(),
     /** The settings' key of the repository (repoKey of its URL). */
     repo: text('repo').notNull(),
@@ -570,7 +647,7 @@ export const repoTriggers = pgTable(
     createdAt: ts('created_at').notNull(),
     updatedAt: ts('updated_at').notNull(),
   },
-  (t) => [uniqueIndex('repo_triggers_repo_idx').on(t.repo), index('repo_triggers_account_idx').on(t.accountId)],
+  (t) => [uniqueIndex('repo_triggers_repo_idx').on(t.repo), index('repo_triggers_workspace_idx').on(t.workspaceId)],
 );
 
 /**

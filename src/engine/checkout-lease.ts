@@ -50,7 +50,7 @@ export class CheckoutLease {
       taskId: this.task.id,
       repoUrl: cloneUrlOf(this.task),
       baseBranch: this.task.baseBranch,
-      token: host ? await scmTokenOn(this.deps, this.task.accountId, host) : undefined,
+      token: host ? await scmTokenOn(this.deps, this.task.workspaceId, host) : undefined,
       tokenUser: host?.kind.gitUser,
       signal: this.signal,
     });

@@ -3,6 +3,7 @@ import { systemClock } from '../clock.js';
 import type { Config } from '../config/config.js';
 import { openPglite, runMigrations } from '../db/client.js';
 import { accounts } from '../db/schema.js';
+import { createPersonalWorkspace } from '../workspaces/workspaces.js';
 import type { Deps } from '../deps.js';
 import { createEventBus } from '../events/bus.js';
 import { cachedOllamaContext } from '../llm/ollama.js';
@@ -41,9 +42,11 @@ export const EVAL_ACCOUNT_ID = '00000000-0000-4000-8000-000000000000';
 export async function evalDeps(config: Config, sandbox: Sandbox): Promise<{ deps: Deps; close(): Promise<void> }> {
   const database = await openPglite(undefined);
   await runMigrations(database);
-  await database.db
+  const [account] = await database.db
     .insert(accounts)
-    .values({ id: EVAL_ACCOUNT_ID, email: 'eval@emend.invalid', plan: 'pro', createdAt: systemClock.now() });
+    .values({ id: EVAL_ACCOUNT_ID, email: 'eval@emend.invalid', createdAt: systemClock.now() })
+    .returning();
+  await createPersonalWorkspace(database.db, account!, { plan: 'pro', now: systemClock.now() });
   const events = createEventBus(database);
   const deps: Deps = {
     config,

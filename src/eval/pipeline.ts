@@ -100,7 +100,8 @@ function evalTask(instance: Instance, baseCommit: string, deps: Deps, fixer: Fix
   const now = deps.clock.now();
   return {
     id: randomUUID(),
-    accountId: EVAL_ACCOUNT_ID,
+    workspaceId: EVAL_ACCOUNT_ID,
+    createdBy: null,
     tokenId: null,
     parentId: null,
     taskType: 'fix',

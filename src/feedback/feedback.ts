@@ -44,18 +44,18 @@ function checkInput(input: FeedbackInput) {
     throw new AppError('bad_request', `note: must be at most ${NOTE_MAX} characters`);
 }
 
-async function latest(db: Deps['db'] | Tx, accountId: string, taskId: string): Promise<CurrentFeedback | undefined> {
+async function latest(db: Deps['db'] | Tx, workspaceId: string, taskId: string): Promise<CurrentFeedback | undefined> {
   const [row] = await db
     .select()
     .from(taskFeedback)
-    .where(and(eq(taskFeedback.taskId, taskId), eq(taskFeedback.accountId, accountId)))
+    .where(and(eq(taskFeedback.taskId, taskId), eq(taskFeedback.workspaceId, workspaceId)))
     .orderBy(desc(taskFeedback.createdAt), desc(taskFeedback.id))
     .limit(1);
   if (!row) return undefined;
   const [n] = await db
     .select({ n: count() })
     .from(taskFeedback)
-    .where(and(eq(taskFeedback.taskId, taskId), eq(taskFeedback.accountId, accountId)));
+    .where(and(eq(taskFeedback.taskId, taskId), eq(taskFeedback.workspaceId, workspaceId)));
   return current(row, n!.n);
 }
 
@@ -69,7 +69,7 @@ async function latest(db: Deps['db'] | Tx, accountId: string, taskId: string): P
  */
 export async function postFeedback(
   deps: Pick<Deps, 'db' | 'clock'>,
-  accountId: string,
+  workspaceId: string,
   taskId: string,
   input: FeedbackInput,
 ): Promise<CurrentFeedback> {
@@ -78,7 +78,7 @@ export async function postFeedback(
     const [task] = await tx
       .select()
       .from(tasks)
-      .where(and(eq(tasks.id, taskId), eq(tasks.accountId, accountId)))
+      .where(and(eq(tasks.id, taskId), eq(tasks.workspaceId, workspaceId)))
       .for('update');
     if (!task) throw new AppError('not_found', `no task ${taskId}`);
     if (!(TERMINAL_STATUSES as readonly string[]).includes(task.status)) {
@@ -87,14 +87,14 @@ export async function postFeedback(
         `the task is ${task.status}; feedback is taken once it has finished (done, failed or cancelled)`,
       );
     }
-    const before = await latest(tx, accountId, taskId);
+    const before = await latest(tx, workspaceId, taskId);
     // Nothing to change: the feedback as it stands (empty when none was given), no history row.
     if (!FIELDS.some((f) => input[f] !== undefined)) return before ?? empty(taskId, task.finishedAt ?? task.createdAt);
     const note = input.note === undefined ? (before?.note ?? null) : input.note.trim() ? input.note : null;
     const row: Row = {
       id: newId(),
       taskId,
-      accountId,
+      workspaceId,
       rating: input.rating ?? before?.rating ?? null,
       correct: input.correct ?? before?.correct ?? null,
       reuse: input.reuse ?? before?.reuse ?? null,
@@ -109,8 +109,12 @@ export async function postFeedback(
 }
 
 /** The current feedback on one of the account's tasks; 404 when the task is not theirs or has none. */
-export async function getFeedback(deps: Pick<Deps, 'db'>, accountId: string, taskId: string): Promise<CurrentFeedback> {
-  const found = await latest(deps.db, accountId, taskId);
+export async function getFeedback(
+  deps: Pick<Deps, 'db'>,
+  workspaceId: string,
+  taskId: string,
+): Promise<CurrentFeedback> {
+  const found = await latest(deps.db, workspaceId, taskId);
   if (!found) throw new AppError('not_found', `task ${taskId} has no feedback (or is not yours)`);
   return found;
 }

@@ -42,9 +42,9 @@ export function diffOf(outputs: Outputs): string | null {
  */
 export async function memoryFromFeedback(tx: Tx, now: Date, task: Task, feedback: CurrentFeedback): Promise<void> {
   if (task.taskType !== 'fix' || !task.repoUrl) return;
-  await forgetTaskItems(tx, task.accountId, task.id, ['lesson', 'example']);
+  await forgetTaskItems(tx, task.workspaceId, task.id, ['lesson', 'example']);
   const outputs = outputsOf(task);
-  const base = { accountId: task.accountId, repo: task.repoUrl, taskId: task.id };
+  const base = { workspaceId: task.workspaceId, repo: task.repoUrl, taskId: task.id };
   if ((feedback.correct === 'no' || feedback.correct === 'partial') && feedback.note) {
     const lesson: LessonContent = {
       note: feedback.note,
@@ -74,13 +74,13 @@ export async function memoryFromFeedback(tx: Tx, now: Date, task: Task, feedback
  */
 export async function rememberTestCommand(
   deps: Pick<Deps, 'db' | 'clock'>,
-  task: Pick<Task, 'id' | 'accountId' | 'repoUrl' | 'taskType'>,
+  task: Pick<Task, 'id' | 'workspaceId' | 'repoUrl' | 'taskType'>,
   output: ValidatorOutput,
 ): Promise<string | undefined> {
   if (task.taskType !== 'fix' || !task.repoUrl) return undefined;
   if (output.passed !== true || output.source !== 'detected' || !output.command?.trim()) return undefined;
   return replaceTestCommand(deps, {
-    accountId: task.accountId,
+    workspaceId: task.workspaceId,
     repo: task.repoUrl,
     command: output.command,
     taskId: task.id,

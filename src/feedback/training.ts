@@ -15,10 +15,10 @@ export interface TrainingSummary {
 
 /** The newest feedback row of a task holds its merged (current) feedback. */
 const latestFeedback = sql`(select f.rating, f.correct, f.reuse, f.note, f.created_at from ${taskFeedback} f
-  where f.task_id = ${tasks.id} and f.account_id = ${tasks.accountId} order by f.created_at desc, f.id desc limit 1)`;
+  where f.task_id = ${tasks.id} and f.account_id = ${tasks.workspaceId} order by f.created_at desc, f.id desc limit 1)`;
 
 /** Counts of what the export would hold: the account's done tasks only. */
-export async function trainingSummary(deps: Pick<Deps, 'db'>, accountId: string): Promise<TrainingSummary> {
+export async function trainingSummary(deps: Pick<Deps, 'db'>, workspaceId: string): Promise<TrainingSummary> {
   const rows = await deps.db
     .select({
       rating: sql<number | null>`fb.rating`,
@@ -28,7 +28,7 @@ export async function trainingSummary(deps: Pick<Deps, 'db'>, accountId: string)
     })
     .from(tasks)
     .leftJoin(sql`lateral ${latestFeedback} fb`, sql`true`)
-    .where(and(eq(tasks.accountId, accountId), eq(tasks.status, 'done')))
+    .where(and(eq(tasks.workspaceId, workspaceId), eq(tasks.status, 'done')))
     .groupBy(sql`fb.rating`);
   const out: TrainingSummary = {
     done_tasks: 0,
@@ -104,7 +104,7 @@ const iso = (d: Date | string | null) => (d === null ? null : new Date(d).toISOS
  */
 export async function* trainingLines(
   deps: Pick<Deps, 'db'>,
-  accountId: string,
+  workspaceId: string,
   pageSize = EXPORT_PAGE,
 ): AsyncGenerator<string> {
   let cursor: { at: string; id: string } | undefined;
@@ -126,7 +126,7 @@ export async function* trainingLines(
       .from(tasks)
       .where(
         and(
-          eq(tasks.accountId, accountId),
+          eq(tasks.workspaceId, workspaceId),
           eq(tasks.status, 'done'),
           cursor ? sql`(${tasks.createdAt}, ${tasks.id}) > (${cursor.at}::timestamptz, ${cursor.id}::uuid)` : undefined,
         ),
@@ -147,7 +147,7 @@ export async function* trainingLines(
       .from(taskFeedback)
       .where(
         and(
-          eq(taskFeedback.accountId, accountId),
+          eq(taskFeedback.workspaceId, workspaceId),
           inArray(
             taskFeedback.taskId,
             page.map((t) => t.id),

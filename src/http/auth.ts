@@ -4,6 +4,8 @@ import { type AuthContext, authenticateToken } from '../accounts/authenticate.js
 import { authenticateSession } from '../accounts/sessions.js';
 import type { Deps } from '../deps.js';
 import { AppError } from '../errors.js';
+import { authorize } from '../workspaces/access.js';
+import { actOf } from './route-acts.js';
 import { checkSameOrigin, clearSessionCookie, sessionSecretOf } from './session-cookie.js';
 
 /**
@@ -70,6 +72,10 @@ export const authPlugin = fp(async (app: FastifyInstance, { deps }: { deps: Deps
     if (access === 'admin' && (!auth.account.isAdmin || auth.tokenKind === 'demo')) {
       throw new AppError('forbidden', 'this endpoint needs an admin account');
     }
+    // The caller's role in the workspace and the token's scopes: one gate for every route.
+    const act = actOf(request.method, request.routeOptions.url ?? '');
+    if (!act) throw new AppError('forbidden', 'this endpoint is not open to workspace members');
+    authorize(auth, act);
     request.auth = auth;
   });
 });

@@ -6,6 +6,7 @@ import { taskStreamSchemas } from './routes/task-stream.js';
 import { taskSchemas } from './routes/tasks.js';
 import { tokenSchemas } from './routes/tokens.js';
 import { webhookSchemas } from './routes/webhooks.js';
+import { workspaceSchemas } from './routes/workspaces.js';
 
 /**
  * The named schemas of the OpenAPI document, each declared in its resource's route file beside
@@ -22,4 +23,5 @@ export const namedSchemas = [
   ...profileSchemas,
   ...adminSchemas,
   ...webhookSchemas,
+  ...workspaceSchemas,
 ];

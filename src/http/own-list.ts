@@ -1,5 +1,6 @@
 import { Type } from '@fastify/type-provider-typebox';
 import type { FastifyInstance } from 'fastify';
+import type { AuthContext } from '../accounts/authenticate.js';
 import type { Deps } from '../deps.js';
 import { caller } from './auth.js';
 import { errorResponses } from './errors.js';
@@ -15,7 +16,8 @@ export interface OwnList<Row> {
   answer: string;
   /** The named schema of one record, as src/http/components.ts registers it. */
   item: string;
-  list: (deps: Deps, accountId: string) => Promise<Row[]>;
+  /** The records: the workspace's (keys, endpoints) or the account's own (tokens). */
+  list: (deps: Deps, auth: AuthContext) => Promise<Row[]>;
   /** One record's wire shape (its presenter, beside its schema in the resource's route file). */
   present: (row: Row) => unknown;
 }
@@ -36,6 +38,6 @@ export function getOwnList<Row>(app: FastifyInstance, deps: Deps, route: OwnList
         },
       },
     },
-    async (request) => (await route.list(deps, caller(request).account.id)).map(route.present),
+    async (request) => (await route.list(deps, caller(request))).map(route.present),
   );
 }

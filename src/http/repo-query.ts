@@ -38,7 +38,7 @@ export interface RepoDelete {
   summary: string;
   /** What the 200 answer (`{deleted: true}`) is, in the document's words. */
   answer: string;
-  remove: (deps: Deps, accountId: string, repo: RepoRef) => Promise<void>;
+  remove: (deps: Deps, workspaceId: string, repo: RepoRef) => Promise<void>;
 }
 
 /** Registers the route. Full access: a demo token may not change what only a signed-up account keeps. */
@@ -59,7 +59,7 @@ export function deleteForRepo(app: FastifyInstance, deps: Deps, route: RepoDelet
       },
     },
     async (request) => {
-      await route.remove(deps, caller(request).account.id, repoOfQuery(deps.config, request.query.repo));
+      await route.remove(deps, caller(request).workspace.id, repoOfQuery(deps.config, request.query.repo));
       return { deleted: true };
     },
   );

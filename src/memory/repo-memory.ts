@@ -37,11 +37,11 @@ export interface MemoryItem {
 /** One key per repository whatever the caller's spelling: code hosts ignore case. */
 export const repoKey = (repoUrl: string) => repoUrl.toLowerCase();
 
-export async function listMemory(deps: Pick<Deps, 'db'>, accountId: string, repo: string): Promise<MemoryItem[]> {
+export async function listMemory(deps: Pick<Deps, 'db'>, workspaceId: string, repo: string): Promise<MemoryItem[]> {
   const rows = await deps.db
     .select()
     .from(repoMemory)
-    .where(and(eq(repoMemory.accountId, accountId), eq(repoMemory.repo, repoKey(repo))))
+    .where(and(eq(repoMemory.workspaceId, workspaceId), eq(repoMemory.repo, repoKey(repo))))
     .orderBy(desc(repoMemory.createdAt), desc(repoMemory.id));
   return rows.map((r) => ({
     id: r.id,
@@ -55,10 +55,10 @@ export async function listMemory(deps: Pick<Deps, 'db'>, accountId: string, repo
 /** The newest test command that worked for this account and repository. */
 export async function rememberedTestCommand(
   deps: Pick<Deps, 'db'>,
-  accountId: string,
+  workspaceId: string,
   repo: string,
 ): Promise<string | undefined> {
-  const item = (await listMemory(deps, accountId, repo)).find((m) => m.kind === 'test_command');
+  const item = (await listMemory(deps, workspaceId, repo)).find((m) => m.kind === 'test_command');
   return (item?.content as TestCommandContent | undefined)?.command;
 }
 
@@ -93,11 +93,11 @@ export interface Recalled {
  */
 export async function recall(
   deps: Pick<Deps, 'db'>,
-  q: { accountId: string; repo: string | null; prompt: string; tokenBudget: number; kinds?: MemoryKind[] },
+  q: { workspaceId: string; repo: string | null; prompt: string; tokenBudget: number; kinds?: MemoryKind[] },
 ): Promise<Recalled[]> {
   if (!q.repo) return [];
   const kinds = q.kinds ?? ['lesson', 'example'];
-  const items = (await listMemory(deps, q.accountId, q.repo)).filter((m) => kinds.includes(m.kind));
+  const items = (await listMemory(deps, q.workspaceId, q.repo)).filter((m) => kinds.includes(m.kind));
   const want = new Set(tokenize(q.prompt));
   const scored = items.map((item, order) => {
     const text = memoryText(item);
@@ -122,22 +122,24 @@ export async function recall(
 /** The database or a transaction on it: the feedback module writes memory inside its own transaction. */
 
 /** Removes the items of these kinds that a task produced (a later feedback post replaces them). */
-export async function forgetTaskItems(db: Db, accountId: string, taskId: string, kinds: MemoryKind[]): Promise<void> {
+export async function forgetTaskItems(db: Db, workspaceId: string, taskId: string, kinds: MemoryKind[]): Promise<void> {
   await db
     .delete(repoMemory)
-    .where(and(eq(repoMemory.accountId, accountId), eq(repoMemory.taskId, taskId), inArray(repoMemory.kind, kinds)));
+    .where(
+      and(eq(repoMemory.workspaceId, workspaceId), eq(repoMemory.taskId, taskId), inArray(repoMemory.kind, kinds)),
+    );
 }
 
 /** Inserts an item through `db` (which may be a transaction); the repository is keyed by repoKey. */
 export async function insertMemoryItem(
   db: Db,
   now: Date,
-  item: { accountId: string; repo: string; kind: MemoryKind; content: MemoryItem['content']; taskId?: string | null },
+  item: { workspaceId: string; repo: string; kind: MemoryKind; content: MemoryItem['content']; taskId?: string | null },
 ): Promise<string> {
   const id = newId();
   await db.insert(repoMemory).values({
     id,
-    accountId: item.accountId,
+    workspaceId: item.workspaceId,
     repo: repoKey(item.repo),
     kind: item.kind,
     content: item.content,
@@ -150,20 +152,20 @@ export async function insertMemoryItem(
 /** The test command that worked, replacing any older one for the account and repository. */
 export async function replaceTestCommand(
   deps: Pick<Deps, 'db' | 'clock'>,
-  q: { accountId: string; repo: string; command: string; taskId?: string | null },
+  q: { workspaceId: string; repo: string; command: string; taskId?: string | null },
 ): Promise<string> {
   return deps.db.transaction(async (tx) => {
     await tx
       .delete(repoMemory)
       .where(
         and(
-          eq(repoMemory.accountId, q.accountId),
+          eq(repoMemory.workspaceId, q.workspaceId),
           eq(repoMemory.repo, repoKey(q.repo)),
           eq(repoMemory.kind, 'test_command'),
         ),
       );
     return insertMemoryItem(tx, deps.clock.now(), {
-      accountId: q.accountId,
+      workspaceId: q.workspaceId,
       repo: q.repo,
       kind: 'test_command',
       content: { command: q.command },
@@ -173,10 +175,10 @@ export async function replaceTestCommand(
 }
 
 /** Deletes one of the account's items; false when the account has no item with that id. */
-export async function deleteMemoryItem(deps: Pick<Deps, 'db'>, accountId: string, id: string): Promise<boolean> {
+export async function deleteMemoryItem(deps: Pick<Deps, 'db'>, workspaceId: string, id: string): Promise<boolean> {
   const rows = await deps.db
     .delete(repoMemory)
-    .where(and(eq(repoMemory.id, id), eq(repoMemory.accountId, accountId)))
+    .where(and(eq(repoMemory.id, id), eq(repoMemory.workspaceId, workspaceId)))
     .returning({ id: repoMemory.id });
   return rows.length > 0;
 }

@@ -21,8 +21,8 @@ import {
  */
 
 /** The AEAD context of a secret: the ciphertext only opens for this account, repository and name. */
-export const secretContext = (accountId: string, repo: string, name: string) =>
-  `repo-secret:${accountId}:${repoKey(repo)}:${name}`;
+export const secretContext = (workspaceId: string, repo: string, name: string) =>
+  `repo-secret:${workspaceId}:${repoKey(repo)}:${name}`;
 
 export interface SecretMeta {
   name: string;
@@ -47,28 +47,28 @@ export interface SettingsPatch {
 
 type Reader = Pick<Deps, 'db'>;
 
-const settingsOf = (accountId: string, repo: string) =>
-  and(eq(repoSettings.accountId, accountId), eq(repoSettings.repo, repoKey(repo)));
-const secretsOf = (accountId: string, repo: string) =>
-  and(eq(repoSecrets.accountId, accountId), eq(repoSecrets.repo, repoKey(repo)));
+const settingsOf = (workspaceId: string, repo: string) =>
+  and(eq(repoSettings.workspaceId, workspaceId), eq(repoSettings.repo, repoKey(repo)));
+const secretsOf = (workspaceId: string, repo: string) =>
+  and(eq(repoSecrets.workspaceId, workspaceId), eq(repoSecrets.repo, repoKey(repo)));
 
 // Writes for one account take turns on its row: an env merge or the secret count is read and
 // written without another write in between.
-async function lockAccount(tx: Tx, accountId: string) {
-  await tx.select({ id: accounts.id }).from(accounts).where(eq(accounts.id, accountId)).for('update');
+async function lockAccount(tx: Tx, workspaceId: string) {
+  await tx.select({ id: accounts.id }).from(accounts).where(eq(accounts.id, workspaceId)).for('update');
 }
 
-async function listSecretMeta(db: Deps['db'], accountId: string, repo: string): Promise<SecretMeta[]> {
+async function listSecretMeta(db: Deps['db'], workspaceId: string, repo: string): Promise<SecretMeta[]> {
   return db
     .select({ name: repoSecrets.name, createdAt: repoSecrets.createdAt, updatedAt: repoSecrets.updatedAt })
     .from(repoSecrets)
-    .where(secretsOf(accountId, repo))
+    .where(secretsOf(workspaceId, repo))
     .orderBy(asc(repoSecrets.name));
 }
 
-async function view(db: Deps['db'], accountId: string, repo: string): Promise<RepoSettingsView | null> {
-  const [row] = await db.select().from(repoSettings).where(settingsOf(accountId, repo));
-  const secrets = await listSecretMeta(db, accountId, repo);
+async function view(db: Deps['db'], workspaceId: string, repo: string): Promise<RepoSettingsView | null> {
+  const [row] = await db.select().from(repoSettings).where(settingsOf(workspaceId, repo));
+  const secrets = await listSecretMeta(db, workspaceId, repo);
   if (!row && secrets.length === 0) return null;
   const times = [row?.updatedAt, ...secrets.map((s) => s.updatedAt)].filter((d): d is Date => d !== undefined);
   return {
@@ -84,8 +84,8 @@ async function view(db: Deps['db'], accountId: string, repo: string): Promise<Re
 const noSettings = (repo: string) => new AppError('not_found', `no settings or secrets for ${repo}`);
 
 /** The caller's settings for a repository (secrets as metadata only); not_found when there are none. */
-export async function getRepoSettings(deps: Reader, accountId: string, repo: string): Promise<RepoSettingsView> {
-  const found = await view(deps.db, accountId, repo);
+export async function getRepoSettings(deps: Reader, workspaceId: string, repo: string): Promise<RepoSettingsView> {
+  const found = await view(deps.db, workspaceId, repo);
   if (!found) throw noSettings(repo);
   return found;
 }
@@ -93,16 +93,16 @@ export async function getRepoSettings(deps: Reader, accountId: string, repo: str
 /** The repositories the caller has settings or secrets for, by key. */
 export async function listSettingsRepos(
   deps: Reader,
-  accountId: string,
+  workspaceId: string,
 ): Promise<Array<{ repo: string; updatedAt: Date; secretCount: number }>> {
   const settings = await deps.db
     .select({ repo: repoSettings.repo, updatedAt: repoSettings.updatedAt })
     .from(repoSettings)
-    .where(eq(repoSettings.accountId, accountId));
+    .where(eq(repoSettings.workspaceId, workspaceId));
   const secrets = await deps.db
     .select({ repo: repoSecrets.repo, updatedAt: repoSecrets.updatedAt })
     .from(repoSecrets)
-    .where(eq(repoSecrets.accountId, accountId));
+    .where(eq(repoSecrets.workspaceId, workspaceId));
   const byRepo = new Map<string, { repo: string; updatedAt: Date; secretCount: number }>();
   const entry = (repo: string) => {
     const e = byRepo.get(repo) ?? { repo, updatedAt: new Date(0), secretCount: 0 };
@@ -127,7 +127,7 @@ export async function listSettingsRepos(
  */
 export async function updateRepoSettings(
   deps: Pick<Deps, 'db' | 'clock'>,
-  accountId: string,
+  workspaceId: string,
   repo: string,
   patch: SettingsPatch,
 ): Promise<RepoSettingsView> {
@@ -143,8 +143,8 @@ export async function updateRepoSettings(
   const key = repoKey(repo);
   const now = deps.clock.now();
   await deps.db.transaction(async (tx) => {
-    await lockAccount(tx, accountId);
-    const [row] = await tx.select().from(repoSettings).where(settingsOf(accountId, repo));
+    await lockAccount(tx, workspaceId);
+    const [row] = await tx.select().from(repoSettings).where(settingsOf(workspaceId, repo));
     const env: Record<string, string> = { ...((row?.env as Record<string, string> | undefined) ?? {}) };
     for (const [name, value] of Object.entries(patch.env ?? {})) {
       if (value === null) delete env[name];
@@ -157,38 +157,38 @@ export async function updateRepoSettings(
       env,
     };
     if (next.setupCommand === null && next.testCommand === null && Object.keys(env).length === 0) {
-      await tx.delete(repoSettings).where(settingsOf(accountId, repo));
+      await tx.delete(repoSettings).where(settingsOf(workspaceId, repo));
       return;
     }
     await tx
       .insert(repoSettings)
-      .values({ accountId, repo: key, ...next, createdAt: now, updatedAt: now })
-      .onConflictDoUpdate({ target: [repoSettings.accountId, repoSettings.repo], set: { ...next, updatedAt: now } });
+      .values({ workspaceId, repo: key, ...next, createdAt: now, updatedAt: now })
+      .onConflictDoUpdate({ target: [repoSettings.workspaceId, repoSettings.repo], set: { ...next, updatedAt: now } });
   });
-  return (await view(deps.db, accountId, repo)) ?? { ...EMPTY, updatedAt: now };
+  return (await view(deps.db, workspaceId, repo)) ?? { ...EMPTY, updatedAt: now };
 }
 
 const EMPTY = { setupCommand: null, testCommand: null, env: {}, secrets: [] };
 
 /** Deletes the repository's settings and secrets; not_found when there were none. */
-export async function deleteRepoSettings(deps: Reader, accountId: string, repo: string): Promise<void> {
+export async function deleteRepoSettings(deps: Reader, workspaceId: string, repo: string): Promise<void> {
   const gone = await deps.db.transaction(async (tx) => {
-    const a = await tx.delete(repoSettings).where(settingsOf(accountId, repo)).returning({ r: repoSettings.repo });
-    const b = await tx.delete(repoSecrets).where(secretsOf(accountId, repo)).returning({ n: repoSecrets.name });
+    const a = await tx.delete(repoSettings).where(settingsOf(workspaceId, repo)).returning({ r: repoSettings.repo });
+    const b = await tx.delete(repoSecrets).where(secretsOf(workspaceId, repo)).returning({ n: repoSecrets.name });
     return a.length + b.length;
   });
   if (gone === 0) throw noSettings(repo);
 }
 
 /** The repository's secrets: names and times, never a value. */
-export async function listRepoSecrets(deps: Reader, accountId: string, repo: string): Promise<SecretMeta[]> {
-  return listSecretMeta(deps.db, accountId, repo);
+export async function listRepoSecrets(deps: Reader, workspaceId: string, repo: string): Promise<SecretMeta[]> {
+  return listSecretMeta(deps.db, workspaceId, repo);
 }
 
 /** Stores (or replaces) a setup-only secret, encrypted with a fresh nonce under its own context. */
 export async function saveRepoSecret(
   deps: Pick<Deps, 'db' | 'clock' | 'secretKey'>,
-  accountId: string,
+  workspaceId: string,
   repo: string,
   name: string,
   value: string,
@@ -197,18 +197,18 @@ export async function saveRepoSecret(
   checkSecretValue(value);
   const key = repoKey(repo);
   const now = deps.clock.now();
-  const valueEnc = encryptSecret(deps.secretKey, value, secretContext(accountId, repo, name));
+  const valueEnc = encryptSecret(deps.secretKey, value, secretContext(workspaceId, repo, name));
   return deps.db.transaction(async (tx) => {
-    await lockAccount(tx, accountId);
-    const existing = await tx.select({ name: repoSecrets.name }).from(repoSecrets).where(secretsOf(accountId, repo));
+    await lockAccount(tx, workspaceId);
+    const existing = await tx.select({ name: repoSecrets.name }).from(repoSecrets).where(secretsOf(workspaceId, repo));
     const replacing = existing.some((s) => s.name === name);
     if (!replacing && existing.length >= SETTINGS_LIMITS.secretCount)
       throw new AppError('bad_request', `name: at most ${SETTINGS_LIMITS.secretCount} secrets per repository`);
     const [row] = await tx
       .insert(repoSecrets)
-      .values({ accountId, repo: key, name, valueEnc, createdAt: now, updatedAt: now })
+      .values({ workspaceId, repo: key, name, valueEnc, createdAt: now, updatedAt: now })
       .onConflictDoUpdate({
-        target: [repoSecrets.accountId, repoSecrets.repo, repoSecrets.name],
+        target: [repoSecrets.workspaceId, repoSecrets.repo, repoSecrets.name],
         set: { valueEnc, updatedAt: now },
       })
       .returning({ name: repoSecrets.name, createdAt: repoSecrets.createdAt, updatedAt: repoSecrets.updatedAt });
@@ -217,10 +217,10 @@ export async function saveRepoSecret(
 }
 
 /** Deletes one secret; not_found when the caller has none of that name for the repository. */
-export async function deleteRepoSecret(deps: Reader, accountId: string, repo: string, name: string): Promise<void> {
+export async function deleteRepoSecret(deps: Reader, workspaceId: string, repo: string, name: string): Promise<void> {
   const gone = await deps.db
     .delete(repoSecrets)
-    .where(and(secretsOf(accountId, repo), eq(repoSecrets.name, name)))
+    .where(and(secretsOf(workspaceId, repo), eq(repoSecrets.name, name)))
     .returning({ name: repoSecrets.name });
   if (gone.length === 0) throw new AppError('not_found', `no secret ${name} for ${repo}`);
 }
@@ -241,17 +241,17 @@ export interface RepoRunSettings {
  */
 export async function repoSettingsFor(
   deps: Pick<Deps, 'db' | 'secretKey'>,
-  accountId: string,
+  workspaceId: string,
   repoUrl: string,
 ): Promise<RepoRunSettings> {
-  const [row] = await deps.db.select().from(repoSettings).where(settingsOf(accountId, repoUrl));
+  const [row] = await deps.db.select().from(repoSettings).where(settingsOf(workspaceId, repoUrl));
   const secrets = await deps.db
     .select({ name: repoSecrets.name, valueEnc: repoSecrets.valueEnc })
     .from(repoSecrets)
-    .where(secretsOf(accountId, repoUrl));
+    .where(secretsOf(workspaceId, repoUrl));
   const setupSecrets: Record<string, string> = {};
   for (const s of secrets)
-    setupSecrets[s.name] = decryptSecret(deps.secretKey, s.valueEnc, secretContext(accountId, repoUrl, s.name));
+    setupSecrets[s.name] = decryptSecret(deps.secretKey, s.valueEnc, secretContext(workspaceId, repoUrl, s.name));
   return {
     ...(row?.setupCommand ? { setupCommand: row.setupCommand } : {}),
     ...(row?.testCommand ? { testCommand: row.testCommand } : {}),

@@ -15,8 +15,8 @@ const validatorContext: ValidatorContextOf = async (payload, helpers) => {
   const { task } = payload;
   return {
     ...(await validatorContextFromHelpers(payload, helpers)),
-    testCommand: task.repoUrl ? await rememberedTestCommand(helpers.deps, task.accountId, task.repoUrl) : undefined,
-    repoSettings: task.repoUrl ? await repoSettingsFor(helpers.deps, task.accountId, task.repoUrl) : undefined,
+    testCommand: task.repoUrl ? await rememberedTestCommand(helpers.deps, task.workspaceId, task.repoUrl) : undefined,
+    repoSettings: task.repoUrl ? await repoSettingsFor(helpers.deps, task.workspaceId, task.repoUrl) : undefined,
   };
 };
 

@@ -1,7 +1,7 @@
 import { mkdir, mkdtemp, rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import { eq } from 'drizzle-orm';
-import type { Account } from '../accounts/accounts.js';
+import type { Workspace } from '../workspaces/workspaces.js';
 import { tasks } from '../db/schema.js';
 import type { Deps } from '../deps.js';
 import { AppError } from '../errors.js';
@@ -75,12 +75,17 @@ async function commitAndPush(
 }
 
 /**
- * deploy-git: creates a repository under the account's code-host login and pushes the
+ * deploy-git: creates a repository under the workspace's code-host login and pushes the
  * scaffold task's site files as its initial commit on main, then records the repository on
  * the task. A task may be deployed again under another name; deployed_repo names the latest.
  */
-export async function deployToGit(deps: Deps, account: Account, taskId: string, input: DeployInput): Promise<Deployed> {
-  const task = await getOwnTask(deps, account.id, taskId);
+export async function deployToGit(
+  deps: Deps,
+  workspace: Workspace,
+  taskId: string,
+  input: DeployInput,
+): Promise<Deployed> {
+  const task = await getOwnTask(deps, workspace.id, taskId);
   if (task.taskType !== 'scaffold')
     throw new AppError('bad_request', 'deploy-git is for scaffold tasks; fix tasks open a pull request');
   checkRepoName(input.repoName);
@@ -92,7 +97,7 @@ export async function deployToGit(deps: Deps, account: Account, taskId: string, 
   const files = await readSiteFiles(deps, taskId);
   if (files.length === 0) throw new AppError('conflict', `task ${taskId} has no site files to deploy`);
   const host = chosenHost(deps, input.host);
-  const token = await scmTokenOn(deps, account.id, host);
+  const token = await scmTokenOn(deps, workspace.id, host);
   if (!token) throw new AppError('scm_not_connected', `connect your account on ${host.id} first (POST /v1/me/scm)`);
 
   let repo: ScmRepo;

@@ -16,8 +16,8 @@ import { type CreateOptions, type Task, getOwnTask } from './service.js';
  * transaction; then the run is aborted and its processes killed before this returns when
  * it runs in this process, and told by NOTIFY when it runs elsewhere.
  */
-export async function killTask(deps: Deps, accountId: string, taskId: string): Promise<Task> {
-  const existing = await getOwnTask(deps, accountId, taskId);
+export async function killTask(deps: Deps, workspaceId: string, taskId: string): Promise<Task> {
+  const existing = await getOwnTask(deps, workspaceId, taskId);
   const killed = await endTask(deps, taskId, { status: 'cancelled', error: 'killed by the caller' });
   if (!killed)
     throw new AppError(
@@ -34,12 +34,12 @@ export type Stage = 'plan' | 'diff';
 /** Resumes a task waiting at a gate; an edited plan replaces the planner's output. */
 export async function approveTask(
   deps: Deps,
-  accountId: string,
+  workspaceId: string,
   taskId: string,
   stage: Stage,
   plan?: Record<string, unknown>,
 ): Promise<Task> {
-  const task = await getOwnTask(deps, accountId, taskId);
+  const task = await getOwnTask(deps, workspaceId, taskId);
   const waiting = stage === 'plan' ? 'awaiting_plan' : 'awaiting_diff';
   if (task.status !== waiting) {
     throw new AppError('conflict', `task ${taskId} is ${task.status}, not waiting for ${stage} approval`);
@@ -81,7 +81,7 @@ async function continuablePreview(deps: Deps, auth: AuthContext, taskId: string)
       'demo tokens cannot promote a preview to a pull request; sign up for a full account',
     );
   }
-  const parent = await getOwnTask(deps, auth.account.id, taskId);
+  const parent = await getOwnTask(deps, auth.workspace.id, taskId);
   if (parent.taskType !== 'fix') {
     throw new AppError(
       'conflict',
@@ -96,7 +96,7 @@ async function continuablePreview(deps: Deps, auth: AuthContext, taskId: string)
     );
   }
   const host = parent.repoUrl ? hostOfUrl(deps.config, parent.repoUrl)?.host : undefined;
-  if (!host || !(await loginOn(deps, auth.account.id, host))) {
+  if (!host || !(await loginOn(deps, auth.workspace.id, host))) {
     throw new AppError(
       'scm_not_connected',
       `the continued run pushes a branch and opens a ${host?.kind.pullNoun ?? 'pull request'} as you: connect ` +
@@ -140,7 +140,7 @@ export async function continueTask(
   const next = REUSED_STEPS.find((s) => !outputs[s]) ?? DIFF_GATED_STEP;
   const now = deps.clock.now();
   const child = await deps.db.transaction(async (tx) => {
-    const who = { accountId: auth.account.id, tokenId: auth.tokenId, isDemo: false };
+    const who = { workspaceId: auth.workspace.id, accountId: auth.account.id, tokenId: auth.tokenId, isDemo: false };
     const admission = await admitTask(tx, who, 'continue', now);
     const progress: Progress = { outputs, next, approved: { plan: true } };
     // The parent's fixer, unless the plan no longer offers it (the default every plan has, then).

@@ -13,8 +13,8 @@ import { TERMINAL_STATUSES } from './states.js';
  * task still queued, running or waiting at a gate is a conflict: kill it first. Children made by
  * continue keep their parent_id, which then answers 404 like any deleted task.
  */
-export async function deleteTask(deps: Pick<Deps, 'db'>, accountId: string, taskId: string): Promise<void> {
-  const task = await getOwnTask(deps, accountId, taskId);
+export async function deleteTask(deps: Pick<Deps, 'db'>, workspaceId: string, taskId: string): Promise<void> {
+  const task = await getOwnTask(deps, workspaceId, taskId);
   if (!TERMINAL_STATUSES.some((s) => s === task.status)) {
     throw new AppError(
       'conflict',
@@ -22,11 +22,13 @@ export async function deleteTask(deps: Pick<Deps, 'db'>, accountId: string, task
     );
   }
   const deleted = await deps.db.transaction(async (tx) => {
-    await tx.delete(repoMemory).where(and(eq(repoMemory.accountId, accountId), eq(repoMemory.taskId, taskId)));
+    await tx.delete(repoMemory).where(and(eq(repoMemory.workspaceId, workspaceId), eq(repoMemory.taskId, taskId)));
     // The status is named again: a task cannot leave a terminal state, but the row may already be gone.
     return tx
       .delete(tasks)
-      .where(and(eq(tasks.id, taskId), eq(tasks.accountId, accountId), inArray(tasks.status, [...TERMINAL_STATUSES])))
+      .where(
+        and(eq(tasks.id, taskId), eq(tasks.workspaceId, workspaceId), inArray(tasks.status, [...TERMINAL_STATUSES])),
+      )
       .returning({ id: tasks.id });
   });
   if (deleted.length === 0) throw new AppError('not_found', `no task ${taskId}`);

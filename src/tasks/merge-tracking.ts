@@ -45,7 +45,7 @@ export async function checkOpenPulls(deps: CheckDeps): Promise<MergeCheckReport>
       prUrl: tasks.prUrl,
       progress: tasks.progress,
       humanEdit: tasks.humanEditAfter,
-      accountId: tasks.accountId,
+      workspaceId: tasks.workspaceId,
     })
     .from(tasks)
     .where(and(isNotNull(tasks.prUrl), eq(tasks.prMerged, false), gte(tasks.createdAt, since)));
@@ -56,7 +56,7 @@ export async function checkOpenPulls(deps: CheckDeps): Promise<MergeCheckReport>
     if (!pull) continue;
     report.checked++;
     try {
-      const gh = hostFor(deps, pull.host, await scmTokenOn(deps, row.accountId, pull.host));
+      const gh = hostFor(deps, pull.host, await scmTokenOn(deps, row.workspaceId, pull.host));
       const state = await gh.pull(pull.owner, pull.name, pull.number);
       // The commit the pr step pushed; a pr output that does not parse counts as none.
       const pr = parseFixOutputs(readProgress(row.progress).outputs).pr;
@@ -94,7 +94,7 @@ async function saveCheck(deps: CheckDeps, taskId: string, set: Partial<typeof ta
     // prMerged only ever goes false → true: the guard makes the event fire once however many checks race.
     const where = set.prMerged ? and(eq(tasks.id, taskId), eq(tasks.prMerged, false)) : eq(tasks.id, taskId);
     const [row] = await tx.update(tasks).set(set).where(where).returning();
-    return row && set.prMerged ? recordEvent(tx, now, row.accountId, 'pr.merged', { task: taskJson(row) }) : [];
+    return row && set.prMerged ? recordEvent(tx, now, row.workspaceId, 'pr.merged', { task: taskJson(row) }) : [];
   });
   await announceDeliveries(deps, deliveries);
 }

@@ -11,15 +11,15 @@ export const TASK_POST_WINDOW_MS = 60_000;
  * parallel requests and shared by every API node: the account row is locked for the count
  * and the insert. Every POST counts except the ones this answers with rate_limited.
  */
-export async function countTaskPost(deps: Pick<Deps, 'db' | 'clock'>, accountId: string): Promise<void> {
+export async function countTaskPost(deps: Pick<Deps, 'db' | 'clock'>, workspaceId: string): Promise<void> {
   const now = deps.clock.now();
   const windowStart = new Date(now.getTime() - TASK_POST_WINDOW_MS);
   await deps.db.transaction(async (tx) => {
-    await tx.select({ id: accounts.id }).from(accounts).where(eq(accounts.id, accountId)).for('update');
+    await tx.select({ id: accounts.id }).from(accounts).where(eq(accounts.id, workspaceId)).for('update');
     const inWindow = await tx
       .select({ at: taskPostAttempts.at })
       .from(taskPostAttempts)
-      .where(and(eq(taskPostAttempts.accountId, accountId), gt(taskPostAttempts.at, windowStart)))
+      .where(and(eq(taskPostAttempts.workspaceId, workspaceId), gt(taskPostAttempts.at, windowStart)))
       .orderBy(asc(taskPostAttempts.at))
       .limit(TASK_POSTS_PER_WINDOW);
     if (inWindow.length >= TASK_POSTS_PER_WINDOW) {
@@ -32,10 +32,10 @@ export async function countTaskPost(deps: Pick<Deps, 'db' | 'clock'>, accountId:
         retryAfter,
       );
     }
-    await tx.insert(taskPostAttempts).values({ accountId, at: now });
+    await tx.insert(taskPostAttempts).values({ workspaceId, at: now });
     // Keep the table small: attempts older than the window no longer matter.
     await tx
       .delete(taskPostAttempts)
-      .where(and(eq(taskPostAttempts.accountId, accountId), lt(taskPostAttempts.at, windowStart)));
+      .where(and(eq(taskPostAttempts.workspaceId, workspaceId), lt(taskPostAttempts.at, windowStart)));
   });
 }

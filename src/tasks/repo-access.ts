@@ -5,7 +5,7 @@ import { ScmError, type ScmRepo } from '../scm/code-host.js';
 import type { RepoRef } from '../scm/urls.js';
 
 export interface AccessQuery {
-  account: { id: string; plan: string };
+  workspace: { id: string; plan: string };
   isDemo: boolean;
   /** The mode the task would run in: a pr run needs a connected account to push and open the PR. */
   mode: 'preview' | 'pr';
@@ -23,7 +23,7 @@ export async function checkRepoAccess(
   q: AccessQuery,
 ): Promise<{ private: boolean }> {
   const host = chosenHost(deps, q.repo.host);
-  const token = q.isDemo ? undefined : await scmTokenOn(deps, q.account.id, host);
+  const token = q.isDemo ? undefined : await scmTokenOn(deps, q.workspace.id, host);
   if (q.mode === 'pr' && !token) {
     const isDefault = host.id === deps.config.scmHosts[0]!.id;
     throw new AppError(
@@ -66,7 +66,7 @@ export async function checkRepoAccess(
       'DEMO_PUBLIC_REPOS_ONLY',
       `demo tokens work on public repositories only${what ? `; ${what}, which counts as private` : ''}`,
     );
-  if (repo.private && q.account.plan === 'free') {
+  if (repo.private && q.workspace.plan === 'free') {
     throw new AppError(
       'PRIVATE_REPO_REQUIRES_UPGRADE',
       `the free plan works on public repositories only${what ? ` (${what}, which counts as private)` : ''}; ` +

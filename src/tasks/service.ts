@@ -34,8 +34,14 @@ export interface CreateOptions {
   followUpOf?: string;
 }
 
-/** Who creates a task: a token's caller, or (tokenId null) the account that enabled a code-host trigger. */
-export type Creator = Pick<AuthContext, 'account' | 'tokenKind'> & { tokenId: string | null };
+/**
+ * Who creates a task: a token's caller in its workspace, or (tokenId null, account null) a
+ * code-host trigger of the workspace that enabled it.
+ */
+export type Creator = Pick<AuthContext, 'workspace' | 'tokenKind'> & {
+  account: { id: string } | null;
+  tokenId: string | null;
+};
 
 // biome-ignore lint/suspicious/noControlCharactersInRegex: git refuses control characters in branch names
 const BRANCH = /^(?!\/|.*(?:\/\.|\/\/|\.\.|@\{|\\))[^\x00-\x20~^:?*[\x7f]{1,200}(?<![/.])$/;
@@ -89,21 +95,26 @@ export async function createTask(
   const isDemo = auth.tokenKind === 'demo';
   // A fixer the plan refuses is the request's fault: said before the code host is asked or anything is counted.
   if (input.fixer !== undefined) {
-    const planName = billingPlanNameOf(isDemo ? 'demo' : auth.account.plan);
+    const planName = billingPlanNameOf(isDemo ? 'demo' : auth.workspace.plan);
     checkFixerAllowed('fixer', input.fixer, billingPlan(planName), planName);
   }
   if (repo) {
     // Asked of the code host before the account row is locked: a slow host must not hold the lock.
     await checkRepoAccess(deps, {
-      account: auth.account,
+      workspace: auth.workspace,
       isDemo,
-      mode: options.followUpOf ? 'pr' : billingPlan(isDemo ? 'demo' : auth.account.plan).mode,
+      mode: options.followUpOf ? 'pr' : billingPlan(isDemo ? 'demo' : auth.workspace.plan).mode,
       repo,
     });
   }
   const now = deps.clock.now();
   return deps.db.transaction(async (tx) => {
-    const who = { accountId: auth.account.id, tokenId: auth.tokenId, isDemo: auth.tokenKind === 'demo' };
+    const who = {
+      workspaceId: auth.workspace.id,
+      accountId: auth.account?.id ?? null,
+      tokenId: auth.tokenId,
+      isDemo: auth.tokenKind === 'demo',
+    };
     const admission = await admitTask(tx, who, options.followUpOf ? 'follow_up' : 'new', now);
     // Decided on the locked row, once: the task keeps it whatever the account's setting becomes.
     const fixer =
@@ -111,7 +122,7 @@ export async function createTask(
         ? 'pipeline'
         : chooseFixer({
             requested: input.fixer,
-            accountDefault: admission.account.fixer,
+            accountDefault: admission.workspace.fixer,
             operatorDefault: deps.config.fixer.kind,
             plan: admission.limits,
             planName: admission.planName,
@@ -123,7 +134,7 @@ export async function createTask(
       {
         taskType,
         fixer,
-        approvalMode: input.approval_mode ?? admission.account.approvalMode,
+        approvalMode: input.approval_mode ?? admission.workspace.approvalMode,
         prompt,
         repoUrl: repo?.url ?? null,
         repoOwner: repo?.owner ?? null,
@@ -139,12 +150,12 @@ export async function createTask(
   });
 }
 
-/** The caller's task, or not_found: another account's task is indistinguishable from a missing one. */
-export async function getOwnTask(deps: Pick<Deps, 'db'>, accountId: string, taskId: string): Promise<Task> {
+/** The workspace's task, or not_found: another workspace's task is indistinguishable from a missing one. */
+export async function getOwnTask(deps: Pick<Deps, 'db'>, workspaceId: string, taskId: string): Promise<Task> {
   const rows = await deps.db
     .select()
     .from(tasks)
-    .where(and(eq(tasks.id, taskId), eq(tasks.accountId, accountId)))
+    .where(and(eq(tasks.id, taskId), eq(tasks.workspaceId, workspaceId)))
     .limit(1);
   if (!rows[0]) throw new AppError('not_found', `no task ${taskId}`);
   return rows[0];
@@ -158,7 +169,7 @@ export async function usedThisMonth(deps: Pick<Deps, 'db' | 'clock'>, auth: Auth
   const where =
     auth.tokenKind === 'demo'
       ? eq(tasks.tokenId, auth.tokenId)
-      : and(eq(tasks.accountId, auth.account.id), gte(tasks.createdAt, monthStart(deps.clock.now())));
+      : and(eq(tasks.workspaceId, auth.workspace.id), gte(tasks.createdAt, monthStart(deps.clock.now())));
   const [row] = await deps.db.select({ n: count() }).from(tasks).where(where);
   return row!.n;
 }

@@ -18,6 +18,8 @@ export interface TaskListQuery {
   task_type?: 'fix' | 'scaffold';
   repo_url?: string;
   parent_id?: string;
+  /** The account that asked for them (one's own: one's id from GET /v1/me). */
+  created_by?: string;
   /** api: made through the API; code_host: started by a trigger. */
   origin?: 'api' | 'code_host';
   created_after?: string;
@@ -82,11 +84,12 @@ function decodeCursor(deps: CursorDeps, cursor: string): Position {
 }
 
 /** The WHERE of a page: the account, the filters, and the keyset position after the cursor. */
-function conditions(deps: Pick<Deps, 'config' | 'secretKey'>, accountId: string, q: TaskListQuery): SQL[] {
-  const where: SQL[] = [eq(tasks.accountId, accountId)];
+function conditions(deps: Pick<Deps, 'config' | 'secretKey'>, workspaceId: string, q: TaskListQuery): SQL[] {
+  const where: SQL[] = [eq(tasks.workspaceId, workspaceId)];
   if (q.status) where.push(eq(tasks.status, q.status));
   if (q.task_type) where.push(eq(tasks.taskType, q.task_type));
   if (q.parent_id) where.push(eq(tasks.parentId, q.parent_id));
+  if (q.created_by) where.push(eq(tasks.createdBy, q.created_by));
   if (q.origin) where.push(q.origin === 'api' ? isNull(tasks.trigger) : isNotNull(tasks.trigger));
   if (q.repo_url !== undefined) {
     // The same repository however it is written (.git, a trailing slash, letter case: code hosts ignore it).
@@ -113,11 +116,11 @@ function conditions(deps: Pick<Deps, 'config' | 'secretKey'>, accountId: string,
 }
 
 /** The query of a page (one row more than the page, to know whether another follows); bench/ explains it. */
-export function taskPageQuery(deps: Pick<Deps, 'db' | 'config' | 'secretKey'>, accountId: string, q: TaskListQuery) {
+export function taskPageQuery(deps: Pick<Deps, 'db' | 'config' | 'secretKey'>, workspaceId: string, q: TaskListQuery) {
   return deps.db
     .select()
     .from(tasks)
-    .where(and(...conditions(deps, accountId, q)))
+    .where(and(...conditions(deps, workspaceId, q)))
     .orderBy(desc(tasks.createdAt), desc(tasks.id))
     .limit((q.limit ?? TASK_PAGE_MAX) + 1);
 }
@@ -129,11 +132,11 @@ export function taskPageQuery(deps: Pick<Deps, 'db' | 'config' | 'secretKey'>, a
  */
 export async function listTaskPage(
   deps: Pick<Deps, 'db' | 'config' | 'secretKey'>,
-  accountId: string,
+  workspaceId: string,
   q: TaskListQuery,
 ): Promise<TaskPage> {
   const limit = q.limit ?? TASK_PAGE_MAX;
-  const rows = await taskPageQuery(deps, accountId, q);
+  const rows = await taskPageQuery(deps, workspaceId, q);
   const page = rows.slice(0, limit);
   const last = page[page.length - 1];
   return rows.length > limit && last ? { tasks: page, next: encodeCursor(deps, last) } : { tasks: page };

@@ -1,6 +1,6 @@
 import { and, eq, inArray, isNotNull, or, sql } from 'drizzle-orm';
 import { hostFor, scmTokenOn } from '../accounts/scm-connection.js';
-import { type TaskTrigger, accounts, repoTriggers, tasks, triggerDeliveries } from '../db/schema.js';
+import { type TaskTrigger, repoTriggers, tasks, triggerDeliveries, workspaces } from '../db/schema.js';
 import type { Deps } from '../deps.js';
 import { AppError } from '../errors.js';
 import type { CodeHost, ReactionTarget, ScmLineComment, ThreadRef } from '../scm/code-host.js';
@@ -79,7 +79,7 @@ async function act(deps: ActDeps, row: typeof triggerDeliveries.$inferSelect): P
   if ('ignored' in read) return { status: 'ignored', reason: read.ignored };
   const decision = decide(trigger, read);
   if ('ignored' in decision) return { status: 'ignored', reason: decision.ignored };
-  const token = await scmTokenOn(deps, trigger.accountId, host);
+  const token = await scmTokenOn(deps, trigger.workspaceId, host);
   if (!token) return { status: 'failed', reason: 'the enabling account is no longer connected to the host' };
   const client = hostFor(deps, host, token);
   const c: Context = { deps, trigger, host, client, event: read, thread: read.thread };
@@ -115,7 +115,7 @@ async function runningOn(c: Context, number: number, thread: 'issue' | 'pull'): 
     .from(tasks)
     .where(
       and(
-        eq(tasks.accountId, c.trigger.accountId),
+        eq(tasks.workspaceId, c.trigger.workspaceId),
         inArray(tasks.status, [...ACTIVE_STATUSES]),
         sql`${tasks.trigger}->>'triggerId' = ${c.trigger.id}`,
         sql`${tasks.trigger}->>'thread' = ${thread}`,
@@ -161,19 +161,19 @@ function triggerOf(c: Context, thread: 'issue' | 'pull'): TaskTrigger {
   };
 }
 
-/** Creates the task as the enabling account, or says in the thread why not. */
+/** Creates the task in the enabling workspace, or says in the thread why not. */
 async function start(
   c: Context,
   input: { prompt: string; baseBranch: string; followUpOf?: string; thread: 'issue' | 'pull' },
 ): Promise<Outcome> {
-  const [account] = await c.deps.db.select().from(accounts).where(eq(accounts.id, c.trigger.accountId));
-  if (!account) return { status: 'ignored', reason: 'the enabling account is gone' };
+  const [workspace] = await c.deps.db.select().from(workspaces).where(eq(workspaces.id, c.trigger.workspaceId));
+  if (!workspace || workspace.deletedAt) return { status: 'ignored', reason: 'the enabling workspace is gone' };
   let task: Task;
   try {
-    await countTaskPost(c.deps, account.id);
+    await countTaskPost(c.deps, workspace.id);
     task = await createTask(
       c.deps,
-      { account, tokenId: null, tokenKind: 'full' },
+      { workspace, account: null, tokenId: null, tokenKind: 'full' },
       {
         prompt: input.prompt,
         repo_url: `${c.host.webUrl.replace(/\/+$/, '')}/${c.trigger.repoOwner}/${c.trigger.repoName}`,
@@ -225,7 +225,7 @@ async function openedBy(c: Context): Promise<Task | undefined> {
     .from(tasks)
     .where(
       and(
-        eq(tasks.accountId, c.trigger.accountId),
+        eq(tasks.workspaceId, c.trigger.workspaceId),
         isNotNull(tasks.prUrl),
         sql`lower(${tasks.repoOwner}) = ${c.trigger.repoOwner.toLowerCase()}`,
         sql`lower(${tasks.repoName}) = ${c.trigger.repoName.toLowerCase()}`,

@@ -80,7 +80,7 @@ export async function refreshAnswer(deps: AnswerDeps, taskId: string): Promise<v
   const [trigger] = await deps.db.select().from(repoTriggers).where(eq(repoTriggers.id, t.triggerId));
   const host = hostById(deps.config, t.host);
   if (!trigger || !host) return;
-  const token = await scmTokenOn(deps, trigger.accountId, host);
+  const token = await scmTokenOn(deps, trigger.workspaceId, host);
   if (!token) return;
   const client = hostFor(deps, host, token);
   const thread = { kind: t.thread, number: t.number };

@@ -51,26 +51,26 @@ const byRepo = (repo: RepoRef) => eq(repoTriggers.repo, repoKey(repo.url));
 const noTriggers = (repo: RepoRef) => new AppError('not_found', `triggers are not on for ${repo.url}`);
 
 /** The caller's trigger on the repository, or not_found (another account's counts as none). */
-export async function getTrigger(deps: Pick<Deps, 'db'>, accountId: string, repo: RepoRef): Promise<RepoTrigger> {
+export async function getTrigger(deps: Pick<Deps, 'db'>, workspaceId: string, repo: RepoRef): Promise<RepoTrigger> {
   const [row] = await deps.db
     .select()
     .from(repoTriggers)
-    .where(and(byRepo(repo), eq(repoTriggers.accountId, accountId)));
+    .where(and(byRepo(repo), eq(repoTriggers.workspaceId, workspaceId)));
   if (!row) throw noTriggers(repo);
   return row;
 }
 
-export async function listTriggers(deps: Pick<Deps, 'db'>, accountId: string): Promise<RepoTrigger[]> {
+export async function listTriggers(deps: Pick<Deps, 'db'>, workspaceId: string): Promise<RepoTrigger[]> {
   return deps.db
     .select()
     .from(repoTriggers)
-    .where(eq(repoTriggers.accountId, accountId))
+    .where(eq(repoTriggers.workspaceId, workspaceId))
     .orderBy(asc(repoTriggers.repo));
 }
 
 /** The account's client on the trigger's host, with its connection; scm_not_connected without one. */
-async function connectedHost(deps: TriggerDeps, accountId: string, host: ScmHost) {
-  const token = await scmTokenOn(deps, accountId, host);
+async function connectedHost(deps: TriggerDeps, workspaceId: string, host: ScmHost) {
+  const token = await scmTokenOn(deps, workspaceId, host);
   if (!token)
     throw new AppError(
       'scm_not_connected',
@@ -94,14 +94,14 @@ function checkOptions(o: TriggerOptions) {
  */
 export async function enableTrigger(
   deps: TriggerDeps,
-  accountId: string,
+  workspaceId: string,
   repo: RepoRef,
   options: TriggerOptions,
 ): Promise<{ trigger: RepoTrigger; created: boolean }> {
   checkOptions(options);
   const now = deps.clock.now();
   const [existing] = await deps.db.select().from(repoTriggers).where(byRepo(repo));
-  if (existing && existing.accountId === accountId) {
+  if (existing && existing.workspaceId === workspaceId) {
     const set = {
       ...(options.mention !== undefined ? { mention: options.mention } : {}),
       ...(options.label !== undefined ? { label: options.label } : {}),
@@ -112,7 +112,7 @@ export async function enableTrigger(
     return { trigger: row!, created: false };
   }
   const host = chosenHost(deps, repo.host);
-  const client = await connectedHost(deps, accountId, host);
+  const client = await connectedHost(deps, workspaceId, host);
   if (existing) {
     // Said only to someone who may push there: others learn nothing about who uses this server.
     const seen = await client.repo(repo.owner, repo.name).catch((err) => {
@@ -136,7 +136,7 @@ export async function enableTrigger(
   }
   const row = {
     id,
-    accountId,
+    workspaceId,
     host: host.id,
     repo: repoKey(repo.url),
     repoOwner: repo.owner,
@@ -192,7 +192,7 @@ async function removeHook(
  */
 async function dropTrigger(deps: TriggerDeps, t: RepoTrigger): Promise<void> {
   const host = chosenHost(deps, t.host);
-  const token = await scmTokenOn(deps, t.accountId, host).catch(() => undefined);
+  const token = await scmTokenOn(deps, t.workspaceId, host).catch(() => undefined);
   if (token) await removeHook(deps, hostFor(deps, host, token), t);
   else
     deps.log.warn({ trigger: t.id }, 'no connection left to remove the webhook with; its deliveries will be refused');
@@ -200,16 +200,16 @@ async function dropTrigger(deps: TriggerDeps, t: RepoTrigger): Promise<void> {
 }
 
 /** Turns the caller's triggers on the repository off; not_found when they were not on. */
-export async function disableTrigger(deps: TriggerDeps, accountId: string, repo: RepoRef): Promise<void> {
-  await dropTrigger(deps, await getTrigger(deps, accountId, repo));
+export async function disableTrigger(deps: TriggerDeps, workspaceId: string, repo: RepoRef): Promise<void> {
+  await dropTrigger(deps, await getTrigger(deps, workspaceId, repo));
 }
 
 /**
  * Every trigger of the account (on one host, or all): before its connection is revoked or the
  * account deleted, while the token still works.
  */
-export async function dropTriggersOf(deps: TriggerDeps, accountId: string, hostId?: string): Promise<number> {
-  const rows = (await listTriggers(deps, accountId)).filter((t) => hostId === undefined || t.host === hostId);
+export async function dropTriggersOf(deps: TriggerDeps, workspaceId: string, hostId?: string): Promise<number> {
+  const rows = (await listTriggers(deps, workspaceId)).filter((t) => hostId === undefined || t.host === hostId);
   for (const t of rows) await dropTrigger(deps, t);
   return rows.length;
 }

@@ -26,7 +26,7 @@ export function eventBody(id: string, type: string, at: Date, data: Record<strin
 export async function recordEvent(
   tx: Tx | Db,
   now: Date,
-  accountId: string,
+  workspaceId: string,
   type: WebhookEvent,
   data: Record<string, unknown>,
 ): Promise<string[]> {
@@ -35,7 +35,7 @@ export async function recordEvent(
     .from(webhookEndpoints)
     .where(
       and(
-        eq(webhookEndpoints.accountId, accountId),
+        eq(webhookEndpoints.workspaceId, workspaceId),
         eq(webhookEndpoints.enabled, true),
         sql`${webhookEndpoints.events} @> ${JSON.stringify([type])}::jsonb`,
       ),
@@ -46,7 +46,7 @@ export async function recordEvent(
   const rows = endpoints.map((e) => ({
     id: newId(),
     endpointId: e.id,
-    accountId,
+    workspaceId,
     eventId,
     eventType: type,
     payload,
@@ -65,8 +65,8 @@ export async function announceDeliveries(deps: Pick<Deps, 'queue' | 'log'>, ids:
 }
 
 /** A ping for one endpoint (POST …/test): one attempt, not retried. */
-export async function recordPing(deps: Pick<Deps, 'db' | 'clock'>, accountId: string, endpointId: string) {
-  const endpoint = await getEndpoint(deps, accountId, endpointId);
+export async function recordPing(deps: Pick<Deps, 'db' | 'clock'>, workspaceId: string, endpointId: string) {
+  const endpoint = await getEndpoint(deps, workspaceId, endpointId);
   const now = deps.clock.now();
   const id = newId();
   const eventId = newId();
@@ -74,7 +74,7 @@ export async function recordPing(deps: Pick<Deps, 'db' | 'clock'>, accountId: st
   await deps.db.insert(webhookDeliveries).values({
     id,
     endpointId: endpoint.id,
-    accountId,
+    workspaceId,
     eventId,
     eventType: PING_EVENT,
     payload,
@@ -88,11 +88,11 @@ export async function recordPing(deps: Pick<Deps, 'db' | 'clock'>, accountId: st
 /** A new delivery of an old one's payload (a new webhook-id: the receiver is asked to take it again). */
 export async function redeliver(
   deps: Pick<Deps, 'db' | 'clock'>,
-  accountId: string,
+  workspaceId: string,
   endpointId: string,
   deliveryId: string,
 ): Promise<WebhookDelivery> {
-  await getEndpoint(deps, accountId, endpointId);
+  await getEndpoint(deps, workspaceId, endpointId);
   const [old] = await deps.db
     .select()
     .from(webhookDeliveries)
@@ -109,7 +109,7 @@ export async function redeliver(
     .values({
       id: newId(),
       endpointId,
-      accountId,
+      workspaceId,
       eventId: old.eventId,
       eventType: old.eventType,
       payload: old.payload,
@@ -123,10 +123,10 @@ export async function redeliver(
 
 export async function listDeliveries(
   deps: Pick<Deps, 'db'>,
-  accountId: string,
+  workspaceId: string,
   endpointId: string,
 ): Promise<WebhookDelivery[]> {
-  await getEndpoint(deps, accountId, endpointId);
+  await getEndpoint(deps, workspaceId, endpointId);
   return deps.db
     .select()
     .from(webhookDeliveries)

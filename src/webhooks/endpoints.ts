@@ -14,11 +14,11 @@ export type WebhookEndpoint = typeof webhookEndpoints.$inferSelect;
 
 type EndpointDeps = Pick<Deps, 'db' | 'clock' | 'secretKey' | 'outbound' | 'config'>;
 
-const secretContext = (accountId: string, endpointId: string) => `webhook:${accountId}:${endpointId}`;
+const secretContext = (workspaceId: string, endpointId: string) => `webhook:${workspaceId}:${endpointId}`;
 
 /** The endpoint's signing secret, decrypted for signing a delivery. */
 export const signingSecretOf = (deps: Pick<Deps, 'secretKey'>, e: WebhookEndpoint) =>
-  decryptSecret(deps.secretKey, e.secretEnc, secretContext(e.accountId, e.id));
+  decryptSecret(deps.secretKey, e.secretEnc, secretContext(e.workspaceId, e.id));
 
 /**
  * An endpoint URL as it is stored: https (http only when the operator allows it), no
@@ -59,7 +59,7 @@ export interface CreateEndpointInput {
 /** Creates an endpoint; the secret is returned here and never again. */
 export async function createEndpoint(
   deps: EndpointDeps,
-  accountId: string,
+  workspaceId: string,
   input: CreateEndpointInput,
 ): Promise<{ endpoint: WebhookEndpoint; secret: string }> {
   const url = await checkUrl(deps, input.url);
@@ -67,18 +67,21 @@ export async function createEndpoint(
   const id = newId();
   const secret = newSigningSecret();
   const endpoint = await deps.db.transaction(async (tx) => {
-    const [n] = await tx.select({ n: count() }).from(webhookEndpoints).where(eq(webhookEndpoints.accountId, accountId));
+    const [n] = await tx
+      .select({ n: count() })
+      .from(webhookEndpoints)
+      .where(eq(webhookEndpoints.workspaceId, workspaceId));
     if ((n?.n ?? 0) >= MAX_ENDPOINTS)
       throw new AppError('conflict', `an account has at most ${MAX_ENDPOINTS} webhook endpoints; delete one first`);
     const [row] = await tx
       .insert(webhookEndpoints)
       .values({
         id,
-        accountId,
+        workspaceId,
         url,
         events,
         description: input.description ?? '',
-        secretEnc: encryptSecret(deps.secretKey, secret, secretContext(accountId, id)),
+        secretEnc: encryptSecret(deps.secretKey, secret, secretContext(workspaceId, id)),
         createdAt: deps.clock.now(),
       })
       .returning();
@@ -87,19 +90,19 @@ export async function createEndpoint(
   return { endpoint, secret };
 }
 
-export async function listEndpoints(deps: Pick<Deps, 'db'>, accountId: string): Promise<WebhookEndpoint[]> {
+export async function listEndpoints(deps: Pick<Deps, 'db'>, workspaceId: string): Promise<WebhookEndpoint[]> {
   return deps.db
     .select()
     .from(webhookEndpoints)
-    .where(eq(webhookEndpoints.accountId, accountId))
+    .where(eq(webhookEndpoints.workspaceId, workspaceId))
     .orderBy(desc(webhookEndpoints.createdAt), desc(webhookEndpoints.id));
 }
 
-export async function getEndpoint(deps: Pick<Deps, 'db'>, accountId: string, id: string): Promise<WebhookEndpoint> {
+export async function getEndpoint(deps: Pick<Deps, 'db'>, workspaceId: string, id: string): Promise<WebhookEndpoint> {
   const [row] = await deps.db
     .select()
     .from(webhookEndpoints)
-    .where(and(eq(webhookEndpoints.id, id), eq(webhookEndpoints.accountId, accountId)));
+    .where(and(eq(webhookEndpoints.id, id), eq(webhookEndpoints.workspaceId, workspaceId)));
   if (!row) throw new AppError('not_found', `no webhook endpoint ${id}`);
   return row;
 }
@@ -114,11 +117,11 @@ export interface UpdateEndpointInput {
 /** Changes an endpoint; enabling it again clears the reason the service disabled it and its failing streak. */
 export async function updateEndpoint(
   deps: EndpointDeps,
-  accountId: string,
+  workspaceId: string,
   id: string,
   input: UpdateEndpointInput,
 ): Promise<WebhookEndpoint> {
-  await getEndpoint(deps, accountId, id);
+  await getEndpoint(deps, workspaceId, id);
   const set: Partial<typeof webhookEndpoints.$inferInsert> = {};
   if (input.url !== undefined) set.url = await checkUrl(deps, input.url);
   if (input.events !== undefined) set.events = checkEvents(input.events);
@@ -127,21 +130,21 @@ export async function updateEndpoint(
     set.enabled = input.enabled;
     if (input.enabled) Object.assign(set, { disabledReason: null, failingSince: null });
   }
-  if (Object.keys(set).length === 0) return getEndpoint(deps, accountId, id);
+  if (Object.keys(set).length === 0) return getEndpoint(deps, workspaceId, id);
   const [row] = await deps.db
     .update(webhookEndpoints)
     .set(set)
-    .where(and(eq(webhookEndpoints.id, id), eq(webhookEndpoints.accountId, accountId)))
+    .where(and(eq(webhookEndpoints.id, id), eq(webhookEndpoints.workspaceId, workspaceId)))
     .returning();
   if (!row) throw new AppError('not_found', `no webhook endpoint ${id}`);
   return row;
 }
 
 /** Deletes an endpoint and, by the schema's cascade, its deliveries (pending ones are never sent). */
-export async function deleteEndpoint(deps: Pick<Deps, 'db'>, accountId: string, id: string): Promise<void> {
+export async function deleteEndpoint(deps: Pick<Deps, 'db'>, workspaceId: string, id: string): Promise<void> {
   const gone = await deps.db
     .delete(webhookEndpoints)
-    .where(and(eq(webhookEndpoints.id, id), eq(webhookEndpoints.accountId, accountId)))
+    .where(and(eq(webhookEndpoints.id, id), eq(webhookEndpoints.workspaceId, workspaceId)))
     .returning({ id: webhookEndpoints.id });
   if (gone.length === 0) throw new AppError('not_found', `no webhook endpoint ${id}`);
 }

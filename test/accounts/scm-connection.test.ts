@@ -57,7 +57,7 @@ const storedScmOf = async (harness: Harness, accountId: string) => {
   const [row] = await harness.deps.db
     .select()
     .from(scmConnections)
-    .where(and(eq(scmConnections.accountId, accountId), eq(scmConnections.host, 'github')));
+    .where(and(eq(scmConnections.workspaceId, accountId), eq(scmConnections.host, 'github')));
   return { scmLogin: row?.login ?? null, scmTokenEnc: row?.tokenEnc ?? null };
 };
 const storedScm = (accountId: string) => storedScmOf(h, accountId);
@@ -85,14 +85,14 @@ describe('POST /v1/me/scm and DELETE /v1/me/scm', () => {
     expect(await storedToken(account.id)).toBe(user.token);
     const other = await newAccount(h, { plan: 'pro', scm: false });
     await h.deps.db.insert(scmConnections).values({
-      accountId: other.account.id,
+      workspaceId: other.account.id,
       host: 'github',
       login: user.login,
       tokenEnc: row.scmTokenEnc!,
       createdAt: new Date(),
     });
     await expect(storedToken(other.account.id)).rejects.toThrow();
-    await h.deps.db.delete(scmConnections).where(eq(scmConnections.accountId, other.account.id));
+    await h.deps.db.delete(scmConnections).where(eq(scmConnections.workspaceId, other.account.id));
 
     // surrounding whitespace is not part of the token
     const again = await call('POST', '/v1/me/scm', auth, { token: `  ${user.token}\n` });

@@ -55,7 +55,7 @@ async function failure(call: Promise<unknown>): Promise<EmendError> {
   return err as EmendError;
 }
 
-const tasksOf = async (accountId: string) => h.deps.db.select().from(tasks).where(eq(tasks.accountId, accountId));
+const tasksOf = async (accountId: string) => h.deps.db.select().from(tasks).where(eq(tasks.workspaceId, accountId));
 
 describe('@emend/client: typed errors', () => {
   it('400: a body the schema refuses is a BadRequestError with the code, message and request id', async () => {

@@ -46,7 +46,7 @@ it('migration 0017 reads the tasks made before it as pipeline tasks and gives ac
 
     await migrate(drizzle(client), { migrationsFolder });
     const db = drizzle(client, { schema }) as unknown as Db;
-    const rows = await db.select().from(schema.tasks).where(eq(schema.tasks.accountId, account));
+    const rows = await db.select().from(schema.tasks).where(eq(schema.tasks.workspaceId, account));
     // Both orders of the two random ids sorted alike.
     expect(rows.map((t) => [t.id, t.fixer]).sort()).toEqual(
       [
@@ -55,7 +55,8 @@ it('migration 0017 reads the tasks made before it as pipeline tasks and gives ac
       ].sort(),
     );
     expect(taskJson(rows.find((t) => t.id === fix)!).fixer).toBe('pipeline');
-    const [saved] = await db.select().from(schema.accounts).where(eq(schema.accounts.id, account));
+    // Since 0018 the default fixer is the (personal) workspace's, carried over from the account.
+    const [saved] = await db.select().from(schema.workspaces).where(eq(schema.workspaces.id, account));
     expect(saved!.fixer).toBeNull();
   } finally {
     await client.close();

@@ -103,7 +103,7 @@ describe.each(HOSTS)('tasks started on $kind', { timeout: 180_000 }, (host) => {
     h.deps.db
       .select()
       .from(tasks)
-      .where(and(eq(tasks.accountId, accountId), isNotNull(tasks.trigger)))
+      .where(and(eq(tasks.workspaceId, accountId), isNotNull(tasks.trigger)))
       .orderBy(tasks.createdAt);
 
   async function waitFor<T>(what: string, probe: () => Promise<T | undefined>, ms = 30_000): Promise<T> {
@@ -373,7 +373,7 @@ describe.each(HOSTS)('tasks started on $kind', { timeout: 180_000 }, (host) => {
     const refused = await f.resend(ritas, forged);
     expect(refused.status).toBe(401);
     expect(await triggered(h, account.account.id)).toEqual([]);
-    expect(await h.deps.db.select().from(creditLedger).where(eq(creditLedger.accountId, account.account.id))).toEqual(
+    expect(await h.deps.db.select().from(creditLedger).where(eq(creditLedger.workspaceId, account.account.id))).toEqual(
       [],
     );
     // emend's replies were delivered back to it and ignored: still exactly two.

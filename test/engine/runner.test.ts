@@ -1,7 +1,7 @@
 import { eq } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ledgerBalance } from '../../src/accounts/credits.js';
-import { accounts } from '../../src/db/schema.js';
+import { workspaces } from '../../src/db/schema.js';
 import { CHANNELS } from '../../src/events/bus.js';
 import type { RegistryStep } from '../../src/steps/step.js';
 import {
@@ -35,7 +35,10 @@ async function start(overrides: Parameters<typeof recordingSteps>[0] = {}, concu
 }
 
 async function credits(accountId: string) {
-  const [row] = await h.deps.db.select({ credits: accounts.credits }).from(accounts).where(eq(accounts.id, accountId));
+  const [row] = await h.deps.db
+    .select({ credits: workspaces.credits })
+    .from(workspaces)
+    .where(eq(workspaces.id, accountId));
   return row!.credits;
 }
 

@@ -215,7 +215,7 @@ describe('training summary and export', { timeout: 120_000 }, () => {
     await h.deps.db.insert(taskFeedback).values({
       id: newId(),
       taskId: row.id!,
-      accountId: intruder.account.id,
+      workspaceId: intruder.account.id,
       rating: 0,
       note: 'INTRUDER',
       createdAt: h.clock.now(),

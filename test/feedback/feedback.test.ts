@@ -164,7 +164,7 @@ describe('feedback updates', () => {
       expect(got.json()).toEqual(cleared.json());
       const rows = await h.deps.db.select().from(taskFeedback).where(eq(taskFeedback.taskId, id));
       expect(rows.map((r) => r.rating).sort()).toEqual([0, 4, 4, 4]);
-      expect(rows.every((r) => r.accountId === account.id)).toBe(true);
+      expect(rows.every((r) => r.workspaceId === account.id)).toBe(true);
     },
   );
 

@@ -167,7 +167,7 @@ describe('memory rules and /v1/me/memory', () => {
       await feedback(auth, rows[2]!.id!, { reuse: 'yes' });
       await feedback(auth, rows[3]!.id!, { reuse: 'yes' });
       await feedback(auth, rows[4]!.id!, { reuse: 'yes', correct: 'no', note: 'Wrong colours.' });
-      const all = await h.deps.db.select().from(repoMemory).where(eq(repoMemory.accountId, account.id));
+      const all = await h.deps.db.select().from(repoMemory).where(eq(repoMemory.workspaceId, account.id));
       expect(all).toEqual([]);
       // a failed task's note still teaches: it is a lesson
       await feedback(auth, rows[3]!.id!, { correct: 'no', note: 'It failed because the fixture was stale.' });
@@ -227,7 +227,7 @@ describe('memory rules and /v1/me/memory', () => {
     const left = await h.deps.db
       .select()
       .from(repoMemory)
-      .where(and(eq(repoMemory.accountId, owner.account.id)));
+      .where(and(eq(repoMemory.workspaceId, owner.account.id)));
     expect(left).toEqual([]);
   });
 });

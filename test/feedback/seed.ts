@@ -85,7 +85,7 @@ export function sampleProgress(i: number, opts: { diffLines?: number } = {}) {
 export function taskRow(accountId: string, i: number, over: Partial<TaskRow> = {}): TaskRow {
   return {
     id: newId(),
-    accountId,
+    workspaceId: accountId,
     taskType: 'fix',
     mode: 'pr',
     status: 'done',

@@ -132,7 +132,7 @@ describe('provider keys', () => {
     expect(me.json().api_keys).toHaveLength(2);
     expect(me.body).not.toContain(OPENAI_KEY);
 
-    const rows = await h.deps.db.select().from(providerKeys).where(eq(providerKeys.accountId, account.id));
+    const rows = await h.deps.db.select().from(providerKeys).where(eq(providerKeys.workspaceId, account.id));
     const openai = rows.find((r) => r.provider === 'openai')!;
     expect(openai.keyEnc).not.toContain(OPENAI_KEY);
     expect(decryptSecret(h.deps.secretKey, openai.keyEnc, keyContext(account.id, 'openai'))).toBe(OPENAI_KEY);
@@ -186,7 +186,7 @@ describe('provider keys', () => {
     const list = await h.app.inject({ method: 'GET', url: '/v1/me/keys', headers: auth });
     expect(list.json()).toEqual([expect.objectContaining({ context_window: 32_768 })]);
 
-    const task = { accountId: account.id, byok: true };
+    const task = { workspaceId: account.id, byok: true };
     expect((await chooseModel(h.deps, task, 'fixer')).contextWindow).toEqual({ tokens: 32_768, source: 'key' });
     const llm = { ...h.deps.config.llm, contextWindows: { fixer: 65_536 } };
     const configured = { ...h.deps, config: { ...h.deps.config, llm } };

@@ -1,7 +1,7 @@
 import { eq } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { connectScm } from '../../src/accounts/scm-connection.js';
-import { accounts, creditLedger, tasks } from '../../src/db/schema.js';
+import { workspaces, accounts, creditLedger, tasks } from '../../src/db/schema.js';
 import { type Harness, forceStatus, newAccount, startHarness } from '../support/harness.js';
 
 // POST /v1/tasks/{id}/continue refuses up front what its child could never finish: no code-host
@@ -30,10 +30,10 @@ const continueTask = (auth: Record<string, string>, id: string) =>
 
 /** What a refusal must leave as it was: the balance, every ledger row, and the task's children. */
 async function books(accountId: string, parentId: string) {
-  const [account] = await h.deps.db.select().from(accounts).where(eq(accounts.id, accountId));
-  const ledger = await h.deps.db.select().from(creditLedger).where(eq(creditLedger.accountId, accountId));
+  const [workspace] = await h.deps.db.select().from(workspaces).where(eq(workspaces.id, accountId));
+  const ledger = await h.deps.db.select().from(creditLedger).where(eq(creditLedger.workspaceId, accountId));
   const children = await h.deps.db.select().from(tasks).where(eq(tasks.parentId, parentId));
-  return { credits: account!.credits, ledger: ledger.map((r) => r.id).sort(), children: children.length };
+  return { credits: workspace!.credits, ledger: ledger.map((r) => r.id).sort(), children: children.length };
 }
 
 describe('POST /v1/tasks/{id}/continue refusals', () => {
@@ -56,7 +56,7 @@ describe('POST /v1/tasks/{id}/continue refusals', () => {
     const admitted = await continueTask(auth, parent);
     expect(admitted.statusCode, admitted.body).toBe(201);
     expect(await books(account.id, parent)).toMatchObject({ credits: 0, children: 1 });
-    const kinds = await h.deps.db.select().from(creditLedger).where(eq(creditLedger.accountId, account.id));
+    const kinds = await h.deps.db.select().from(creditLedger).where(eq(creditLedger.workspaceId, account.id));
     expect(kinds.map((r) => r.kind).sort()).toEqual(['grant', 'hold']);
   });
 

@@ -2,7 +2,7 @@ import { eq } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ledgerBalance } from '../../src/accounts/credits.js';
 import { updateAccount } from '../../src/accounts/accounts.js';
-import { accounts, tasks } from '../../src/db/schema.js';
+import { workspaces, accounts, tasks } from '../../src/db/schema.js';
 import { createTask } from '../../src/tasks/service.js';
 import { type Harness, forceStatus, newAccount, startHarness } from '../support/harness.js';
 
@@ -48,7 +48,7 @@ const get = async (s: Harness, auth: Record<string, string>, url: string) =>
 async function fixerOf(s: Harness, auth: Record<string, string>, accountId: string, body = {}) {
   const res = await post(s, auth, body);
   expect(res.statusCode, res.body).toBe(201);
-  await forceStatus(s, eq(tasks.accountId, accountId), 'done');
+  await forceStatus(s, eq(tasks.workspaceId, accountId), 'done');
   return res.json().fixer as string;
 }
 
@@ -65,7 +65,7 @@ describe('the task’s fixer', () => {
     const [row] = await h.deps.db.select().from(tasks).where(eq(tasks.id, res.json().id));
     expect(row!.fixer).toBe('agent');
     expect((await get(h, auth, `/v1/tasks/${row!.id}`)).task.fixer).toBe('agent');
-    await forceStatus(h, eq(tasks.accountId, account.id), 'done');
+    await forceStatus(h, eq(tasks.workspaceId, account.id), 'done');
     // the server's default, with nothing chosen
     expect(await fixerOf(h, auth, account.id)).toBe('pipeline');
     expect(await fixerOf(h, auth, account.id, { fixer: 'pipeline' })).toBe('pipeline');
@@ -77,7 +77,7 @@ describe('the task’s fixer', () => {
     expect(res.statusCode).toBe(400);
     expect(res.json()).toMatchObject({ error: 'bad_request' });
     expect(res.json().message).toBe('fixer: the free plan does not offer the agent fixer (it offers: pipeline)');
-    expect(await h.deps.db.select().from(tasks).where(eq(tasks.accountId, account.id))).toEqual([]);
+    expect(await h.deps.db.select().from(tasks).where(eq(tasks.workspaceId, account.id))).toEqual([]);
     expect(await ledgerBalance(h.deps.db, account.id)).toBe(2);
     expect((await get(h, auth, '/v1/tasks/limits')).used_this_month).toBe(0);
 
@@ -166,10 +166,10 @@ describe('the account’s default fixer', () => {
   it('applies to tasks a code-host trigger starts (no token, no choice in the request)', async () => {
     const { account, auth } = await newAccount(h, { plan: 'pro', credits: 2 });
     expect((await settings(h, auth, { fixer: 'agent' })).statusCode).toBe(200);
-    const [fresh] = await h.deps.db.select().from(accounts).where(eq(accounts.id, account.id));
+    const [fresh] = await h.deps.db.select().from(workspaces).where(eq(workspaces.id, account.id));
     const task = await createTask(
       h.deps,
-      { account: fresh!, tokenId: null, tokenKind: 'full' },
+      { workspace: fresh!, account: null, tokenId: null, tokenKind: 'full' },
       { prompt: 'Fix the crash in Session.send', repo_url: REPO },
     );
     expect(task.fixer).toBe('agent');

@@ -54,15 +54,15 @@ async function post(auth: Record<string, string>, payload: unknown, key?: string
 }
 
 async function counts(accountId: string) {
-  const [taskRows] = await h.deps.db.select({ n: count() }).from(tasks).where(eq(tasks.accountId, accountId));
+  const [taskRows] = await h.deps.db.select({ n: count() }).from(tasks).where(eq(tasks.workspaceId, accountId));
   const [holds] = await h.deps.db
     .select({ n: count() })
     .from(creditLedger)
-    .where(and(eq(creditLedger.accountId, accountId), eq(creditLedger.kind, 'hold')));
+    .where(and(eq(creditLedger.workspaceId, accountId), eq(creditLedger.kind, 'hold')));
   const [posts] = await h.deps.db
     .select({ n: count() })
     .from(taskPostAttempts)
-    .where(eq(taskPostAttempts.accountId, accountId));
+    .where(eq(taskPostAttempts.workspaceId, accountId));
   const [jobs] = await queryRows<{ n: number }>(
     h.deps.db,
     sql`select count(*)::int as n from pgboss.job j join tasks t on t.id::text = j.data->>'taskId' where j.name = ${TASK_QUEUE} and t.account_id = ${accountId}`,
@@ -143,7 +143,7 @@ describe('Idempotency-Key on POST /v1/tasks', () => {
     expect(await counts(account.id)).toMatchObject({ tasks: 2, holds: 2, jobs: 2 });
     // after expiry a new body is no conflict either: the old answer is gone
     h.clock.advance(IDEMPOTENCY_TTL_MS);
-    await forceStatus(h, eq(tasks.accountId, account.id), 'done');
+    await forceStatus(h, eq(tasks.workspaceId, account.id), 'done');
     expect((await post(auth, body('expiry, new body'), 'day-key')).statusCode).toBe(201);
     // the sweep deletes what has expired and keeps what has not
     h.clock.advance(IDEMPOTENCY_TTL_MS - 1000);

@@ -13,7 +13,8 @@ import type { Task as TaskRow } from '../../src/tasks/task.js';
 const at = new Date('2026-01-05T10:00:00.000Z');
 const finished: TaskRow = {
   id: '0193a7c2-5b1e-7f3a-9c1d-2e4f6a8b0c1d',
-  accountId: '0193a7c2-5b1e-7f3a-9c1d-2e4f6a8b0c1e',
+  workspaceId: '0193a7c2-5b1e-7f3a-9c1d-2e4f6a8b0c1e',
+  createdBy: null,
   tokenId: null,
   parentId: '0193a7c2-5b1e-7f3a-9c1d-2e4f6a8b0c1f',
   taskType: 'fix',

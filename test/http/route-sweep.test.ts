@@ -85,7 +85,7 @@ beforeAll(async () => {
     { path: 'index.html', content: '<!doctype html><title>sweep</title><p>home</p>' },
     { path: 'about/index.html', content: '<!doctype html><title>about</title>' },
   ]);
-  const spare = await createPersonalToken(h.deps, A.account.id, 'spare');
+  const spare = await createPersonalToken(h.deps, { accountId: A.account.id, workspaceId: A.workspace.id }, 'spare');
   owned.tokenId = spare.record.id;
   owned.tokenSecret = spare.secret;
   const as = (who: typeof A) => ({ ...who.auth, 'content-type': 'application/json' });
@@ -426,7 +426,9 @@ describe('every route, generated from the route table', () => {
     const [spare] = await h.deps.db.select().from(apiTokens).where(eq(apiTokens.id, owned.tokenId));
     expect(spare!.revokedAt).toBeNull();
     expect(await h.deps.db.select().from(repoMemory).where(eq(repoMemory.id, owned.memoryId))).toHaveLength(1);
-    expect(await h.deps.db.select().from(providerKeys).where(eq(providerKeys.accountId, A.account.id))).toHaveLength(1);
+    expect(await h.deps.db.select().from(providerKeys).where(eq(providerKeys.workspaceId, A.account.id))).toHaveLength(
+      1,
+    );
     // and the routes without a parameter show B nothing of A's
     const lists = h.app.routeTable.filter(
       (r) => r.method === 'GET' && !r.url.includes(':') && !r.url.includes('*') && r.access !== 'public',

@@ -235,10 +235,10 @@ describe('DELETE /v1/tasks/{id}', () => {
       .values({ taskId: id, name: 'desktop.png', png: Buffer.from('png'), createdAt: now });
     await h.deps.db
       .insert(taskFeedback)
-      .values({ id: newId(), taskId: id, accountId: account.id, rating: 5, createdAt: now });
+      .values({ id: newId(), taskId: id, workspaceId: account.id, rating: 5, createdAt: now });
     await h.deps.db.insert(repoMemory).values({
       id: newId(),
-      accountId: account.id,
+      workspaceId: account.id,
       repo: 'x',
       kind: 'example',
       content: {},
@@ -247,7 +247,7 @@ describe('DELETE /v1/tasks/{id}', () => {
     });
     await h.deps.db
       .insert(creditLedger)
-      .values({ id: newId(), accountId: account.id, taskId: id, kind: 'capture', amount: 1, createdAt: now });
+      .values({ id: newId(), workspaceId: account.id, taskId: id, kind: 'capture', amount: 1, createdAt: now });
 
     const del = await h.app.inject({ method: 'DELETE', url: `/v1/tasks/${id}`, headers: auth });
     expect(del.statusCode, del.body).toBe(204);
@@ -282,7 +282,7 @@ describe('DELETE /v1/tasks/{id}', () => {
     }
     const theirs = await h.app.inject({ method: 'DELETE', url: `/v1/tasks/${done.id}`, headers: stranger.auth });
     expect(theirs.statusCode).toBe(404);
-    const rows = await h.deps.db.select({ id: tasks.id }).from(tasks).where(eq(tasks.accountId, account.id));
+    const rows = await h.deps.db.select({ id: tasks.id }).from(tasks).where(eq(tasks.workspaceId, account.id));
     expect(rows).toHaveLength(5);
   });
 });

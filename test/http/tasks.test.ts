@@ -1,7 +1,7 @@
 import { eq } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ledgerBalance } from '../../src/accounts/credits.js';
-import { accounts, taskLogs, tasks } from '../../src/db/schema.js';
+import { workspaces, accounts, taskLogs, tasks } from '../../src/db/schema.js';
 import { type Harness, forceStatus, newAccount, startHarness } from '../support/harness.js';
 
 let h: Harness;
@@ -20,7 +20,7 @@ async function post(auth: Record<string, string>, body: unknown) {
 
 /** Ends every active task of an account, as the engine would, so the concurrency cap frees. */
 async function finishAll(accountId: string) {
-  await forceStatus(h, eq(tasks.accountId, accountId), 'done');
+  await forceStatus(h, eq(tasks.workspaceId, accountId), 'done');
 }
 
 describe('POST /v1/tasks', () => {
@@ -47,7 +47,7 @@ describe('POST /v1/tasks', () => {
     });
     expect(task.id).toMatch(/^[0-9a-f-]{36}$/);
     expect(new Date(task.created_at).toISOString()).toBe(task.created_at);
-    const [row] = await h.deps.db.select().from(accounts).where(eq(accounts.id, account.id));
+    const [row] = await h.deps.db.select().from(workspaces).where(eq(workspaces.id, account.id));
     expect(row!.credits).toBe(1);
     expect(await ledgerBalance(h.deps.db, account.id)).toBe(1);
   });
@@ -162,7 +162,7 @@ describe('POST /v1/tasks', () => {
     expect(fourth.statusCode).toBe(429);
     expect(fourth.json().error).toBe('CONCURRENT_LIMIT');
     // awaiting states count as active too
-    await forceStatus(h, eq(tasks.accountId, account.id), 'awaiting_plan');
+    await forceStatus(h, eq(tasks.workspaceId, account.id), 'awaiting_plan');
     expect((await post(auth, { prompt: 'task 4', repo_url: REPO })).statusCode).toBe(429);
     await finishAll(account.id);
     expect((await post(auth, { prompt: 'task 4', repo_url: REPO })).statusCode).toBe(201);

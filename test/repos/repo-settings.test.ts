@@ -144,7 +144,7 @@ describe('setup-only secrets', () => {
     const rows = await h.deps.db
       .select()
       .from(repoSecrets)
-      .where(and(eq(repoSecrets.accountId, account.id), eq(repoSecrets.name, 'NPM_TOKEN')));
+      .where(and(eq(repoSecrets.workspaceId, account.id), eq(repoSecrets.name, 'NPM_TOKEN')));
     expect(rows).toHaveLength(1);
     expect(rows[0]!.valueEnc).not.toContain(SECRET);
     expect(decryptSecret(h.deps.secretKey, rows[0]!.valueEnc, secretContext(account.id, REPO, 'NPM_TOKEN'))).toBe(
@@ -161,7 +161,7 @@ describe('setup-only secrets', () => {
     await h.deps.db
       .update(repoSecrets)
       .set({ valueEnc: rows[0]!.valueEnc })
-      .where(and(eq(repoSecrets.accountId, account.id), eq(repoSecrets.name, 'OTHER')));
+      .where(and(eq(repoSecrets.workspaceId, account.id), eq(repoSecrets.name, 'OTHER')));
     await expect(repoSettingsFor(h.deps, account.id, REPO)).rejects.toThrow();
     await h.app.inject({ method: 'DELETE', url: `/v1/me/repos/secrets/OTHER${q(REPO)}`, headers: auth });
 

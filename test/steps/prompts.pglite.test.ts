@@ -72,7 +72,7 @@ describe('golden prompts of every step', { timeout: 180_000 }, () => {
     const repoUrl = `${h.github.webUrl}/acme/calc`;
     // A reviewer's lesson on this repository, so that the memory sections show too.
     await insertMemoryItem(h.deps.db, new Date(), {
-      accountId: account.id,
+      workspaceId: account.id,
       repo: repoUrl,
       kind: 'lesson',
       content: { note: 'Keep the docstrings in calc/ops.py true to the code.', prompt: 'fix mul', files: [] },

@@ -135,7 +135,7 @@ export async function insertJoblessTask(
   const id = newId();
   await h.deps.db.insert(tasks).values({
     id,
-    accountId,
+    workspaceId: accountId,
     taskType: 'fix',
     mode: 'preview',
     status: 'pending',

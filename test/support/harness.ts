@@ -120,7 +120,7 @@ export async function newAccount(
   opts: { plan?: BillingPlanName; credits?: number; admin?: boolean; email?: string; scm?: boolean } = {},
 ) {
   const email = opts.email ?? `user${++seq}-${randomBytes(3).toString('hex')}@example.com`;
-  const { account, token } = await createAccount(h.deps, {
+  const { account, workspace, token } = await createAccount(h.deps, {
     email,
     plan: opts.plan,
     credits: opts.credits,
@@ -131,7 +131,7 @@ export async function newAccount(
     scm = h.github.addUser(`u${seq}-${randomBytes(3).toString('hex')}`);
     await connectScm(h.deps, account.id, scm.token);
   }
-  return { account, token: token.secret, auth: { authorization: `Bearer ${token.secret}` }, scm };
+  return { account, workspace, token: token.secret, auth: { authorization: `Bearer ${token.secret}` }, scm };
 }
 
 /**

@@ -1,6 +1,6 @@
 import { and, eq } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { accounts, tasks } from '../../src/db/schema.js';
+import { workspaces, tasks } from '../../src/db/schema.js';
 import { type Harness, forceStatus, newAccount, startHarness } from '../support/harness.js';
 
 // One admission check (src/tasks/lifecycle/admit.ts) for create and continue: these are the
@@ -34,7 +34,7 @@ const continueTask = (auth: Record<string, string>, id: string) =>
   h.app.inject({ method: 'POST', url: `/v1/tasks/${id}/continue`, headers: auth });
 
 const credits = async (accountId: string) =>
-  (await h.deps.db.select({ n: accounts.credits }).from(accounts).where(eq(accounts.id, accountId)))[0]!.n;
+  (await h.deps.db.select({ n: workspaces.credits }).from(workspaces).where(eq(workspaces.id, accountId)))[0]!.n;
 
 describe('the one admission check, on continue', () => {
   it('refuses a continue at the plan’s concurrency cap, holding no credit and creating no child', async () => {
@@ -69,7 +69,7 @@ describe('the one admission check, on continue', () => {
     const [child] = await h.deps.db
       .select()
       .from(tasks)
-      .where(and(eq(tasks.parentId, parent), eq(tasks.accountId, account.id)));
+      .where(and(eq(tasks.parentId, parent), eq(tasks.workspaceId, account.id)));
     expect(child).toMatchObject({ mode: 'pr', status: 'pending', creditHeld: true, byok: false });
   });
 });

@@ -1,7 +1,7 @@
 import { and, eq } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ledgerBalance } from '../../src/accounts/credits.js';
-import { accounts, creditLedger, tasks } from '../../src/db/schema.js';
+import { workspaces, accounts, creditLedger, tasks } from '../../src/db/schema.js';
 import { CHANNELS } from '../../src/events/bus.js';
 import { endTask } from '../../src/tasks/lifecycle/end.js';
 import { createTask, taskRow, waitFor } from '../support/engine.js';
@@ -59,7 +59,7 @@ describe('endTask, the one way a task ends', () => {
     const done = await endTask(h.deps, id, { status: 'done', where: eq(tasks.workerId, 'w1') });
     expect(done).toMatchObject({ status: 'done', error: null });
     expect(await settlements(id)).toEqual(['hold', 'capture']);
-    const [row] = await h.deps.db.select().from(accounts).where(eq(accounts.id, account.id));
+    const [row] = await h.deps.db.select().from(workspaces).where(eq(workspaces.id, account.id));
     expect(row!.credits).toBe(0);
     expect(await ledgerBalance(h.deps.db, account.id)).toBe(0);
   });

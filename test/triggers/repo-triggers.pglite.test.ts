@@ -258,7 +258,7 @@ describe('the receiving route', () => {
       'delivery-3',
     ]);
     // Nothing ran: no worker in this harness, so no task exists yet.
-    expect(await h.deps.db.select().from(tasks).where(eq(tasks.accountId, t.account.id))).toEqual([]);
+    expect(await h.deps.db.select().from(tasks).where(eq(tasks.workspaceId, t.account.id))).toEqual([]);
   });
 
   it(`takes at most ${DELIVERIES_PER_MINUTE} deliveries a minute per repository (429 with Retry-After)`, async () => {

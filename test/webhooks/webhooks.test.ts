@@ -131,7 +131,7 @@ describe('deliveries', () => {
       taskRow(account.id, 1, { status: 'running', finishedAt: null, createdAt: h.clock.now() }),
       taskRow(account.id, 2, { status: 'running', finishedAt: null, createdAt: h.clock.now() }),
     ]);
-    const [one, two] = await h.deps.db.select().from(tasks).where(eq(tasks.accountId, account.id));
+    const [one, two] = await h.deps.db.select().from(tasks).where(eq(tasks.workspaceId, account.id));
     rx.script({ status: 503 }, { status: 429, headers: { 'retry-after': '7' } }, { hang: true }, { status: 200 });
     await endTask(h.deps, one!.id, { status: 'failed', error: 'x' });
     const [d] = await deliveriesOf(made.id);

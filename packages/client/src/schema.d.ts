@@ -49,7 +49,7 @@ export interface paths {
             cookie?: never;
         };
         /**
-         * List your tasks, newest first: the last 100, or a page of them, filtered
+         * List the workspace’s tasks, newest first: the last 100, or a page of them, filtered
          * @description Without parameters: the last 100 tasks, newest first. `limit` sets the page size; when more tasks follow, the `Link` header carries the next page (`rel="next"`, the same filters and a `cursor`), so the body stays an array. Filters combine with AND.
          */
         get: operations["listTasks"];
@@ -258,7 +258,7 @@ export interface paths {
         get?: never;
         put?: never;
         /**
-         * Account settings: the default approval mode and fixer of new tasks
+         * Workspace settings: the default approval mode and fixer of new tasks
          * @description Fields left out stay as they are (an empty body answers the settings). `fixer` null clears it (the server’s default then applies); a fixer your plan does not offer is a 400. A saved fixer your plan stops offering (a downgrade) reads as pipeline.
          */
         post: operations["updateSettings"];
@@ -834,6 +834,198 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/workspaces": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** The workspaces you belong to, your personal one first */
+        get: operations["listWorkspaces"];
+        put?: never;
+        /** Create a team workspace; you are its owner */
+        post: operations["createWorkspace"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/workspaces/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** The workspace this token acts in */
+        get: operations["getWorkspace"];
+        put?: never;
+        post?: never;
+        /** Delete a team workspace (owner): its tasks, members, keys and settings go; its credit ledger stays */
+        delete: operations["deleteWorkspace"];
+        options?: never;
+        head?: never;
+        /** Rename the workspace (owner) */
+        patch: operations["renameWorkspace"];
+        trace?: never;
+    };
+    "/v1/workspaces/{id}/export": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Everything the workspace holds, without secrets (owner) */
+        get: operations["exportWorkspace"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/workspaces/{id}/members": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** The workspace’s members, owner first */
+        get: operations["listMembers"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/workspaces/{id}/members/{account_id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        /** Remove a member below the owner; their tokens for this workspace are revoked */
+        delete: operations["removeMember"];
+        options?: never;
+        head?: never;
+        /** Change a member’s role (maintainers: below owner; ownership moves by transfer) */
+        patch: operations["setMemberRole"];
+        trace?: never;
+    };
+    "/v1/workspaces/{id}/leave": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Leave the workspace (not its owner); your tokens for it are revoked, this one too */
+        post: operations["leaveWorkspace"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/workspaces/{id}/transfer": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Make another member the owner (owner); you stay, as a maintainer */
+        post: operations["transferWorkspace"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/workspaces/{id}/invitations": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** The workspace’s invitations, newest first (no secrets) */
+        get: operations["listInvitations"];
+        put?: never;
+        /** Invite someone: a one-time link that expires; accepting needs an account */
+        post: operations["createInvitation"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/workspaces/{id}/invitations/{invitation_id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        /** Revoke an invitation not yet accepted */
+        delete: operations["revokeInvitation"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/invitations/accept": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Join a workspace with an invitation’s secret (once, before it expires) */
+        post: operations["acceptInvitation"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/auth/session/workspace": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Point the control panel’s session at another of your workspaces */
+        post: operations["switchWorkspace"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
 }
 export type webhooks = Record<string, never>;
 export interface components {
@@ -1235,6 +1427,12 @@ export interface components {
             name: string;
             /** @enum {string} */
             kind: "full" | "demo";
+            /**
+             * Format: uuid
+             * @description the workspace the token acts in
+             */
+            workspace_id: string;
+            scopes: ("tasks:read" | "tasks:write" | "settings:read" | "settings:write" | "keys" | "members" | "workspace")[] | null;
             last4: string;
             /** Format: date-time */
             created_at: string;
@@ -1275,6 +1473,19 @@ export interface components {
             is_admin: boolean;
             /** Format: date-time */
             created_at: string;
+            /** @description the workspace this request acts in (the token’s, or the one the panel switched to): plan, credits, use_byok, approval_mode, fixer, scm and api_keys are its */
+            workspace: {
+                /** Format: uuid */
+                id: string;
+                name: string;
+                /** @description your personal workspace (made with your account) */
+                personal: boolean;
+            };
+            /**
+             * @description your role in that workspace (docs/teams.md)
+             * @enum {string}
+             */
+            role: "owner" | "maintainer" | "member" | "viewer";
         };
         AdminAccount: {
             /** Format: uuid */
@@ -1327,6 +1538,43 @@ export interface components {
             /** Format: date-time */
             created_at: string;
             finished_at: string | null;
+        };
+        Workspace: {
+            /** Format: uuid */
+            id: string;
+            name: string;
+            /** @description a personal workspace: made with its account, never shared */
+            personal: boolean;
+            /** @enum {string} */
+            role: "owner" | "maintainer" | "member" | "viewer";
+            plan: string;
+            credits: number;
+            /** Format: date-time */
+            created_at: string;
+        };
+        WorkspaceMember: {
+            /** Format: uuid */
+            account_id: string;
+            /** Format: email */
+            email: string;
+            name: string;
+            /** @enum {string} */
+            role: "owner" | "maintainer" | "member" | "viewer";
+            /** Format: date-time */
+            since: string;
+        };
+        WorkspaceInvitation: {
+            /** Format: uuid */
+            id: string;
+            /** @enum {string} */
+            role: "owner" | "maintainer" | "member" | "viewer";
+            email: string | null;
+            /** Format: date-time */
+            expires_at: string;
+            accepted_at: string | null;
+            revoked_at: string | null;
+            /** Format: date-time */
+            created_at: string;
         };
     };
     responses: never;
@@ -1484,6 +1732,8 @@ export interface operations {
                 repo_url?: string;
                 /** @description tasks continued from this one */
                 parent_id?: string;
+                /** @description tasks this account asked for (your own: your id from GET /v1/me); the workspace’s otherwise */
+                created_by?: string;
                 /** @description tasks made through the API, or started on the code host (a mention, the label, a review) */
                 origin?: "api" | "code_host";
                 /** @description created at or after */
@@ -4016,13 +4266,24 @@ export interface operations {
                 /**
                  * @example {
                  *       "name": "ci",
-                 *       "expires_in_days": 90
+                 *       "expires_in_days": 90,
+                 *       "scopes": [
+                 *         "tasks:read",
+                 *         "tasks:write"
+                 *       ]
                  *     }
                  */
                 "application/json": {
                     name?: string;
                     /** @description default: never expires */
                     expires_in_days?: number;
+                    /**
+                     * Format: uuid
+                     * @description the workspace it acts in (one of yours); default: the calling token’s
+                     */
+                    workspace_id?: string;
+                    /** @description narrower than your role (docs/teams.md); default: the calling token’s (all your role allows for an unscoped one) */
+                    scopes?: ("tasks:read" | "tasks:write" | "settings:read" | "settings:write" | "keys" | "members" | "workspace")[];
                 };
             };
         };
@@ -5236,6 +5497,968 @@ export interface operations {
             };
             /** @description this token may not do this (a demo token, or an admin-only route) (`forbidden`) */
             403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    listWorkspaces: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description your workspaces */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Workspace"][];
+                };
+            };
+            /** @description no valid token: missing, malformed, unknown, revoked or expired (`unauthorized`, `invalid_token`) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description this token may not do this (a demo token, or an admin-only route) (`forbidden`) */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    createWorkspace: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "name": "Platform team"
+                 *     }
+                 */
+                "application/json": {
+                    name: string;
+                };
+            };
+        };
+        responses: {
+            /** @description the workspace */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Workspace"];
+                };
+            };
+            /** @description the request is malformed; the message names the field (`bad_request`, `not_a_scm_url`) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description no valid token: missing, malformed, unknown, revoked or expired (`unauthorized`, `invalid_token`) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description this token may not do this (a demo token, or an admin-only route) (`forbidden`) */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    getWorkspace: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description the workspace */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Workspace"];
+                };
+            };
+            /** @description no valid token: missing, malformed, unknown, revoked or expired (`unauthorized`, `invalid_token`) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description this token may not do this (a demo token, or an admin-only route) (`forbidden`) */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description no such resource of yours (another account’s looks the same as a missing one) (`not_found`) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    deleteWorkspace: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description deleted */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description no valid token: missing, malformed, unknown, revoked or expired (`unauthorized`, `invalid_token`) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description this token may not do this (a demo token, or an admin-only route) (`forbidden`) */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description no such resource of yours (another account’s looks the same as a missing one) (`not_found`) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description the resource is not in a state that allows this (`conflict`) */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    renameWorkspace: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "name": "Platform"
+                 *     }
+                 */
+                "application/json": {
+                    name: string;
+                };
+            };
+        };
+        responses: {
+            /** @description the workspace */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Workspace"];
+                };
+            };
+            /** @description the request is malformed; the message names the field (`bad_request`, `not_a_scm_url`) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description no valid token: missing, malformed, unknown, revoked or expired (`unauthorized`, `invalid_token`) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description this token may not do this (a demo token, or an admin-only route) (`forbidden`) */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description no such resource of yours (another account’s looks the same as a missing one) (`not_found`) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    exportWorkspace: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description the workspace, members, invitations, tasks, repository settings (secret names only), memory, webhooks, triggers and credit ledger */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description no valid token: missing, malformed, unknown, revoked or expired (`unauthorized`, `invalid_token`) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description this token may not do this (a demo token, or an admin-only route) (`forbidden`) */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description no such resource of yours (another account’s looks the same as a missing one) (`not_found`) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    listMembers: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description the members */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["WorkspaceMember"][];
+                };
+            };
+            /** @description no valid token: missing, malformed, unknown, revoked or expired (`unauthorized`, `invalid_token`) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description this token may not do this (a demo token, or an admin-only route) (`forbidden`) */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description no such resource of yours (another account’s looks the same as a missing one) (`not_found`) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    removeMember: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+                account_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description removed */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description the request is malformed; the message names the field (`bad_request`, `not_a_scm_url`) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description no valid token: missing, malformed, unknown, revoked or expired (`unauthorized`, `invalid_token`) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description this token may not do this (a demo token, or an admin-only route) (`forbidden`) */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description no such resource of yours (another account’s looks the same as a missing one) (`not_found`) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    setMemberRole: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+                account_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "role": "viewer"
+                 *     }
+                 */
+                "application/json": {
+                    /** @enum {string} */
+                    role: "owner" | "maintainer" | "member" | "viewer";
+                };
+            };
+        };
+        responses: {
+            /** @description the member */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["WorkspaceMember"];
+                };
+            };
+            /** @description the request is malformed; the message names the field (`bad_request`, `not_a_scm_url`) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description no valid token: missing, malformed, unknown, revoked or expired (`unauthorized`, `invalid_token`) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description this token may not do this (a demo token, or an admin-only route) (`forbidden`) */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description no such resource of yours (another account’s looks the same as a missing one) (`not_found`) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    leaveWorkspace: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description left */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description no valid token: missing, malformed, unknown, revoked or expired (`unauthorized`, `invalid_token`) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description this token may not do this (a demo token, or an admin-only route) (`forbidden`) */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description no such resource of yours (another account’s looks the same as a missing one) (`not_found`) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description the resource is not in a state that allows this (`conflict`) */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    transferWorkspace: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "account_id": "0193a7c2-5b1e-7f3a-9c1d-2e4f6a8b0c1e"
+                 *     }
+                 */
+                "application/json": {
+                    /**
+                     * Format: uuid
+                     * @description the member who becomes the owner
+                     */
+                    account_id: string;
+                };
+            };
+        };
+        responses: {
+            /** @description the members after the transfer */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["WorkspaceMember"][];
+                };
+            };
+            /** @description the request is malformed; the message names the field (`bad_request`, `not_a_scm_url`) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description no valid token: missing, malformed, unknown, revoked or expired (`unauthorized`, `invalid_token`) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description this token may not do this (a demo token, or an admin-only route) (`forbidden`) */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description no such resource of yours (another account’s looks the same as a missing one) (`not_found`) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description the resource is not in a state that allows this (`conflict`) */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    listInvitations: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description the invitations */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["WorkspaceInvitation"][];
+                };
+            };
+            /** @description no valid token: missing, malformed, unknown, revoked or expired (`unauthorized`, `invalid_token`) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description this token may not do this (a demo token, or an admin-only route) (`forbidden`) */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description no such resource of yours (another account’s looks the same as a missing one) (`not_found`) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    createInvitation: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "role": "member",
+                 *       "email": "dev@example.com"
+                 *     }
+                 */
+                "application/json": {
+                    /** @enum {string} */
+                    role: "owner" | "maintainer" | "member" | "viewer";
+                    /**
+                     * Format: email
+                     * @description whom it is for (a note)
+                     */
+                    email?: string;
+                    /** @description default 7 */
+                    expires_in_days?: number;
+                };
+            };
+        };
+        responses: {
+            /** @description the invitation, with its secret and link shown this once */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["WorkspaceInvitation"] & {
+                        /** @description the one-time secret (POST /v1/invitations/accept) */
+                        token: string;
+                        /** @description the control panel’s page that accepts it */
+                        url: string;
+                    };
+                };
+            };
+            /** @description the request is malformed; the message names the field (`bad_request`, `not_a_scm_url`) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description no valid token: missing, malformed, unknown, revoked or expired (`unauthorized`, `invalid_token`) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description this token may not do this (a demo token, or an admin-only route) (`forbidden`) */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description no such resource of yours (another account’s looks the same as a missing one) (`not_found`) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description the resource is not in a state that allows this (`conflict`) */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    revokeInvitation: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+                invitation_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description the invitation, revoked */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["WorkspaceInvitation"];
+                };
+            };
+            /** @description no valid token: missing, malformed, unknown, revoked or expired (`unauthorized`, `invalid_token`) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description this token may not do this (a demo token, or an admin-only route) (`forbidden`) */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description no such resource of yours (another account’s looks the same as a missing one) (`not_found`) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    acceptInvitation: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "token": "inv_0123456789abcdefghijklmnopqrstuv"
+                 *     }
+                 */
+                "application/json": {
+                    token: string;
+                };
+            };
+        };
+        responses: {
+            /** @description the workspace you joined, with your role */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Workspace"];
+                };
+            };
+            /** @description the request is malformed; the message names the field (`bad_request`, `not_a_scm_url`) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description no valid token: missing, malformed, unknown, revoked or expired (`unauthorized`, `invalid_token`) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description this token may not do this (a demo token, or an admin-only route) (`forbidden`) */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description no such resource of yours (another account’s looks the same as a missing one) (`not_found`) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    switchWorkspace: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "workspace_id": "0193a7c2-5b1e-7f3a-9c1d-2e4f6a8b0c1e"
+                 *     }
+                 */
+                "application/json": {
+                    /** Format: uuid */
+                    workspace_id: string;
+                };
+            };
+        };
+        responses: {
+            /** @description the workspace now acted in */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Workspace"];
+                };
+            };
+            /** @description the request is malformed; the message names the field (`bad_request`, `not_a_scm_url`) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description no valid token: missing, malformed, unknown, revoked or expired (`unauthorized`, `invalid_token`) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description this token may not do this (a demo token, or an admin-only route) (`forbidden`) */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description no such resource of yours (another account’s looks the same as a missing one) (`not_found`) */
+            404: {
                 headers: {
                     [name: string]: unknown;
                 };

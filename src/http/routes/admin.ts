@@ -2,11 +2,11 @@ import { type FastifyPluginAsyncTypebox, Type } from '@fastify/type-provider-typ
 import { desc, eq } from 'drizzle-orm';
 import { updateAccount } from '../../accounts/accounts.js';
 import { ASSIGNABLE_BILLING_PLANS, BILLING_PLAN_NAMES } from '../../config/billing-plans.js';
-import { accounts } from '../../db/schema.js';
+import { accounts, workspaces } from '../../db/schema.js';
 import type { Deps } from '../../deps.js';
 import { errorResponses } from '../errors.js';
 import { IdParams, StringEnum, Timestamp, Uuid, described } from '../schema-parts.js';
-import type { Account } from '../../accounts/accounts.js';
+import type { AccountView } from '../../accounts/accounts.js';
 
 // The admin's account resource: its wire shape (AdminAccount) and its presenter.
 
@@ -24,15 +24,15 @@ export const AdminAccount = Type.Object(
   { $id: 'AdminAccount' },
 );
 
-/** An account as the operator sees it (AdminAccount). */
-export function adminAccountJson(a: Account) {
+/** An account as the operator sees it (AdminAccount): plan, credits and BYOK are its personal workspace's. */
+export function adminAccountJson({ account: a, workspace: w }: AccountView) {
   return {
     id: a.id,
     email: a.email,
     name: a.name,
-    plan: a.plan,
-    credits: a.credits,
-    use_byok: a.useByok,
+    plan: w.plan,
+    credits: w.credits,
+    use_byok: w.useByok,
     is_admin: a.isAdmin,
     created_at: a.createdAt.toISOString(),
   };
@@ -66,8 +66,9 @@ export const adminRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = async (app
     async (request) => {
       const { email, limit } = request.query;
       const rows = await deps.db
-        .select()
+        .select({ account: accounts, workspace: workspaces })
         .from(accounts)
+        .innerJoin(workspaces, eq(workspaces.personalOf, accounts.id))
         .where(email ? eq(accounts.email, email.trim().toLowerCase()) : undefined)
         .orderBy(desc(accounts.createdAt))
         .limit(limit ?? 100);

@@ -45,7 +45,7 @@ export const deployRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = async (ap
       },
     },
     async (request, reply) => {
-      const { repo } = await deployToGit(deps, caller(request).account, request.params.id, {
+      const { repo } = await deployToGit(deps, caller(request).workspace, request.params.id, {
         repoName: request.body.repo_name,
         private: request.body.private ?? false,
         host: request.body.host,

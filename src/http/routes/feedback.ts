@@ -84,7 +84,7 @@ export const feedbackRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = async (
       },
     },
     async (request) =>
-      feedbackJson(await postFeedback(deps, caller(request).account.id, request.params.id, request.body)),
+      feedbackJson(await postFeedback(deps, caller(request).workspace.id, request.params.id, request.body)),
   );
 
   app.get(
@@ -98,7 +98,7 @@ export const feedbackRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = async (
         response: { 200: described("the task's current feedback", Feedback), ...errorResponses(400, 401, 404) },
       },
     },
-    async (request) => feedbackJson(await getFeedback(deps, caller(request).account.id, request.params.id)),
+    async (request) => feedbackJson(await getFeedback(deps, caller(request).workspace.id, request.params.id)),
   );
 
   app.get(
@@ -133,7 +133,7 @@ export const feedbackRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = async (
     },
     async (request) => {
       const repo = parseRepoUrl(request.query.repo, deps.config).url;
-      const items = await listMemory(deps, caller(request).account.id, repo);
+      const items = await listMemory(deps, caller(request).workspace.id, repo);
       return {
         repo,
         items: items.map((m) => ({
@@ -164,7 +164,7 @@ export const feedbackRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = async (
       },
     },
     async (request) => {
-      if (!(await deleteMemoryItem(deps, caller(request).account.id, request.params.id)))
+      if (!(await deleteMemoryItem(deps, caller(request).workspace.id, request.params.id)))
         throw new AppError('not_found', `no memory item ${request.params.id}`);
       return { deleted: true };
     },

@@ -91,7 +91,7 @@ export const keyRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = async (app, 
       },
     },
     async (request, reply) => {
-      const row = await saveProviderKey(deps, caller(request).account.id, request.body);
+      const row = await saveProviderKey(deps, caller(request).workspace.id, request.body);
       return reply.status(201).send(providerKeyJson(row));
     },
   );
@@ -103,7 +103,7 @@ export const keyRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = async (app, 
     summary: 'Saved provider keys, metadata only',
     answer: 'the saved keys, metadata only',
     item: 'ProviderKey',
-    list: listProviderKeys,
+    list: (d, auth) => listProviderKeys(d, auth.workspace.id),
     present: providerKeyJson,
   });
 
@@ -123,7 +123,7 @@ export const keyRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = async (app, 
       },
     },
     async (request) => {
-      await deleteProviderKey(deps, caller(request).account.id, request.params.provider);
+      await deleteProviderKey(deps, caller(request).workspace.id, request.params.provider);
       return { deleted: true, provider: request.params.provider };
     },
   );

@@ -1,7 +1,8 @@
 import { type FastifyPluginAsyncTypebox, Type } from '@fastify/type-provider-typebox';
 import { eq } from 'drizzle-orm';
 import { listProviderKeys } from '../../accounts/provider-keys.js';
-import { accounts } from '../../db/schema.js';
+import { workspaces } from '../../db/schema.js';
+import { WORKSPACE_ROLES } from '../../db/access-vocabulary.js';
 import { connectionsOf } from '../../accounts/scm-connection.js';
 import type { AuthContext } from '../../accounts/authenticate.js';
 import type { Deps } from '../../deps.js';
@@ -55,16 +56,29 @@ export const Profile = Type.Object(
     api_keys: Type.Array(Type.Ref('ProviderKey')),
     is_admin: Type.Boolean(),
     created_at: Timestamp,
+    workspace: Type.Object(
+      {
+        id: Uuid(),
+        name: Type.String(),
+        personal: Type.Boolean({ description: 'your personal workspace (made with your account)' }),
+      },
+      {
+        description:
+          'the workspace this request acts in (the token’s, or the one the panel switched to): plan, credits, use_byok, approval_mode, fixer, scm and api_keys are its',
+      },
+    ),
+    role: StringEnum(WORKSPACE_ROLES, { description: 'your role in that workspace (docs/teams.md)' }),
   },
   { $id: 'Profile' },
 );
 
 /**
- * The caller's profile (Profile): the account as its token sees it (a demo token's plan reads
- * demo), its code hosts with its login on each, the default first, and its saved keys.
+ * The caller's profile (Profile): the account, and the workspace its token acts in as it sees it
+ * (a demo token's plan reads demo), that workspace's code hosts with its login on each, the
+ * default first, and its saved keys; the caller's role there.
  */
 export function profileJson(
-  { account, tokenKind }: Pick<AuthContext, 'account' | 'tokenKind'>,
+  { account, workspace, role, tokenKind }: Pick<AuthContext, 'account' | 'workspace' | 'role' | 'tokenKind'>,
   hosts: Awaited<ReturnType<typeof connectionsOf>>,
   keys: Awaited<ReturnType<typeof listProviderKeys>>,
 ) {
@@ -73,11 +87,11 @@ export function profileJson(
     id: account.id,
     email: account.email,
     name: account.name,
-    plan: tokenKind === 'demo' ? 'demo' : account.plan,
-    credits: account.credits,
-    use_byok: account.useByok,
-    approval_mode: account.approvalMode,
-    fixer: account.fixer,
+    plan: tokenKind === 'demo' ? 'demo' : workspace.plan,
+    credits: workspace.credits,
+    use_byok: workspace.useByok,
+    approval_mode: workspace.approvalMode,
+    fixer: workspace.fixer,
     scm: first.login,
     [first.host.kind.brand]: first.login,
     scm_hosts: hosts.map(({ host, login }) => ({
@@ -90,6 +104,8 @@ export function profileJson(
     api_keys: keys.map(providerKeyJson),
     is_admin: account.isAdmin,
     created_at: account.createdAt.toISOString(),
+    workspace: { id: workspace.id, name: workspace.name, personal: workspace.personalOf === account.id },
+    role,
   };
 }
 
@@ -108,11 +124,11 @@ export const meRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = async (app, {
       },
     },
     async (request) => {
-      const { account, tokenKind } = caller(request);
+      const auth = caller(request);
       return profileJson(
-        { account, tokenKind },
-        await connectionsOf(deps, account.id),
-        await listProviderKeys(deps, account.id),
+        auth,
+        await connectionsOf(deps, auth.workspace.id),
+        await listProviderKeys(deps, auth.workspace.id),
       );
     },
   );
@@ -134,10 +150,10 @@ export const meRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = async (app, {
     },
     async (request) => {
       const [row] = await deps.db
-        .update(accounts)
+        .update(workspaces)
         .set({ useByok: request.body.enabled })
-        .where(eq(accounts.id, caller(request).account.id))
-        .returning({ useByok: accounts.useByok });
+        .where(eq(workspaces.id, caller(request).workspace.id))
+        .returning({ useByok: workspaces.useByok });
       return { use_byok: row!.useByok };
     },
   );
@@ -149,7 +165,7 @@ export const meRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = async (app, {
       schema: {
         tags: ['account'],
         operationId: 'updateSettings',
-        summary: 'Account settings: the default approval mode and fixer of new tasks',
+        summary: 'Workspace settings: the default approval mode and fixer of new tasks',
         description:
           'Fields left out stay as they are (an empty body answers the settings). `fixer` null clears it (the server’s default then applies); a fixer ' +
           'your plan does not offer is a 400. A saved fixer your plan stops offering (a downgrade) reads as pipeline.',
@@ -175,19 +191,19 @@ export const meRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = async (app, {
       },
     },
     async (request) => {
-      const { account } = caller(request);
+      const { workspace } = caller(request);
       const { approval_mode, fixer } = request.body;
-      const planName = billingPlanNameOf(account.plan);
+      const planName = billingPlanNameOf(workspace.plan);
       if (fixer) checkFixerAllowed('fixer', fixer, billingPlan(planName), planName);
       const change = {
         ...(approval_mode !== undefined ? { approvalMode: approval_mode } : {}),
         ...(fixer !== undefined ? { fixer } : {}),
       };
-      const columns = { approvalMode: accounts.approvalMode, fixer: accounts.fixer };
+      const columns = { approvalMode: workspaces.approvalMode, fixer: workspaces.fixer };
       const [row] =
         Object.keys(change).length === 0
-          ? await deps.db.select(columns).from(accounts).where(eq(accounts.id, account.id))
-          : await deps.db.update(accounts).set(change).where(eq(accounts.id, account.id)).returning(columns);
+          ? await deps.db.select(columns).from(workspaces).where(eq(workspaces.id, workspace.id))
+          : await deps.db.update(workspaces).set(change).where(eq(workspaces.id, workspace.id)).returning(columns);
       return { approval_mode: row!.approvalMode, fixer: row!.fixer };
     },
   );

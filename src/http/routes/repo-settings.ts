@@ -88,7 +88,7 @@ export const repoSettingsRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = asy
       },
     },
     async (request) =>
-      (await listSettingsRepos(deps, caller(request).account.id)).map((r) => ({
+      (await listSettingsRepos(deps, caller(request).workspace.id)).map((r) => ({
         repo: r.repo,
         secret_count: r.secretCount,
         updated_at: r.updatedAt.toISOString(),
@@ -112,7 +112,7 @@ export const repoSettingsRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = asy
     },
     async (request) => {
       const repo = repoOf(request.query.repo);
-      return settingsJson(repo, await getRepoSettings(deps, caller(request).account.id, repo));
+      return settingsJson(repo, await getRepoSettings(deps, caller(request).workspace.id, repo));
     },
   );
 
@@ -152,7 +152,7 @@ export const repoSettingsRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = asy
     },
     async (request) => {
       const repo = repoOf(request.query.repo);
-      return settingsJson(repo, await updateRepoSettings(deps, caller(request).account.id, repo, request.body));
+      return settingsJson(repo, await updateRepoSettings(deps, caller(request).workspace.id, repo, request.body));
     },
   );
 
@@ -161,7 +161,7 @@ export const repoSettingsRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = asy
     operationId: 'deleteRepoSettings',
     summary: "Delete a repository's settings and secrets",
     answer: 'deleted',
-    remove: (deps, accountId, repo) => deleteRepoSettings(deps, accountId, repo.url),
+    remove: (deps, workspaceId, repo) => deleteRepoSettings(deps, workspaceId, repo.url),
   });
 
   app.get(
@@ -180,7 +180,7 @@ export const repoSettingsRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = asy
       },
     },
     async (request) =>
-      (await listRepoSecrets(deps, caller(request).account.id, repoOf(request.query.repo))).map(secretJson),
+      (await listRepoSecrets(deps, caller(request).workspace.id, repoOf(request.query.repo))).map(secretJson),
   );
 
   app.post(
@@ -213,7 +213,7 @@ export const repoSettingsRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = asy
     async (request, reply) => {
       const repo = repoOf(request.query.repo);
       const { name, value } = request.body;
-      const saved = await saveRepoSecret(deps, caller(request).account.id, repo, name, value);
+      const saved = await saveRepoSecret(deps, caller(request).workspace.id, repo, name, value);
       return reply.status(saved.created ? 201 : 200).send(secretJson(saved));
     },
   );
@@ -236,7 +236,7 @@ export const repoSettingsRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = asy
     },
     async (request) => {
       const { name } = request.params;
-      await deleteRepoSecret(deps, caller(request).account.id, repoOf(request.query.repo), name);
+      await deleteRepoSecret(deps, caller(request).workspace.id, repoOf(request.query.repo), name);
       return { deleted: true, name };
     },
   );

@@ -29,12 +29,12 @@ const oauthCookie = (deps: Deps) => ({
   secure: deps.config.baseUrl.startsWith('https:'),
 });
 
-/** The account whose control-panel session this browser holds, if it holds a live one. */
-async function sessionAccountOf(deps: Deps, request: FastifyRequest): Promise<string | undefined> {
+/** The workspace this browser's control-panel session acts in, if it holds a live one. */
+async function sessionWorkspaceOf(deps: Deps, request: FastifyRequest): Promise<string | undefined> {
   const secret = sessionSecretOf(request);
   if (!secret) return undefined;
   try {
-    return (await authenticateSession(deps, secret)).account.id;
+    return (await authenticateSession(deps, secret)).workspace.id;
   } catch {
     return undefined;
   }
@@ -54,12 +54,12 @@ async function connectCallback(
 ) {
   const held = request.cookies[CONNECT_COOKIE];
   if (held !== undefined) reply.clearCookie(CONNECT_COOKIE, oauthCookie(deps));
-  const signedInAs = await sessionAccountOf(deps, request);
-  if (signedInAs !== undefined && signedInAs !== state.accountId) {
+  const signedInAs = await sessionWorkspaceOf(deps, request);
+  if (signedInAs !== undefined && signedInAs !== state.workspaceId) {
     throw new AppError(
       'forbidden',
-      'this connection was started by another emend account than the one signed in to the control panel in this ' +
-        'browser; nothing was connected',
+      'this connection was started for another emend workspace than the one the control panel in this browser ' +
+        'is signed in to; nothing was connected',
     );
   }
   const outcome = await finishConnect(deps, state, code, browserHolds(state, held));
@@ -107,7 +107,7 @@ export const scmRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = async (app, 
     },
     async (request) => {
       const host = chosenHost(deps, request.body.host);
-      return { scm: await connectScm(deps, caller(request).account.id, request.body.token, host), host: host.id };
+      return { scm: await connectScm(deps, caller(request).workspace.id, request.body.token, host), host: host.id };
     },
   );
 
@@ -135,10 +135,10 @@ export const scmRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = async (app, 
     },
     async (request) => {
       const host = chosenHost(deps, request.query.host);
-      const accountId = caller(request).account.id;
+      const workspaceId = caller(request).workspace.id;
       // While the token still works: the repositories' webhooks go with the connection that made them.
-      await dropTriggersOf(deps, accountId, host.id);
-      return { scm: null, host: host.id, disconnected: await disconnectScm(deps, accountId, host) };
+      await dropTriggersOf(deps, workspaceId, host.id);
+      return { scm: null, host: host.id, disconnected: await disconnectScm(deps, workspaceId, host) };
     },
   );
 
@@ -158,7 +158,7 @@ export const scmRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = async (app, 
       },
     },
     async (request, reply) => {
-      const { url, browserNonce } = await startConnect(deps, caller(request).account.id, request.query.host);
+      const { url, browserNonce } = await startConnect(deps, caller(request).workspace.id, request.query.host);
       reply.setCookie(CONNECT_COOKIE, browserNonce, { ...oauthCookie(deps), maxAge: 600 });
       return { authorize_url: url };
     },
@@ -194,7 +194,7 @@ export const scmRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = async (app, 
       },
     },
     async (request) => {
-      const { login, hostId } = await confirmConnect(deps, caller(request).account.id, request.body.confirmation);
+      const { login, hostId } = await confirmConnect(deps, caller(request).workspace.id, request.body.confirmation);
       return { scm: login, host: hostId };
     },
   );
@@ -241,8 +241,12 @@ export const scmRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = async (app, 
             'this sign-in was started in another browser or has already been used; start it again from the control panel',
           );
         }
-        const { account } = await completeLogin(deps, claims.host, code);
-        const { record } = await createPersonalToken(deps, account.id, OAUTH_SESSION_TOKEN_NAME);
+        const { account, personalWorkspaceId } = await completeLogin(deps, claims.host, code);
+        const { record } = await createPersonalToken(
+          deps,
+          { accountId: account.id, workspaceId: personalWorkspaceId },
+          OAUTH_SESSION_TOKEN_NAME,
+        );
         const session = await createSession(deps, {
           accountId: account.id,
           tokenId: record.id,

@@ -75,7 +75,7 @@ export const sessionRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = async (a
         id: auth.account.id,
         email: auth.account.email,
         name: auth.account.name,
-        plan: auth.tokenKind === 'demo' ? 'demo' : auth.account.plan,
+        plan: auth.tokenKind === 'demo' ? 'demo' : auth.workspace.plan,
         token_kind: auth.tokenKind,
         expires_at: session.expiresAt.toISOString(),
       };

@@ -109,7 +109,7 @@ export const screenshotRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = async
       },
     },
     async (request, reply) => {
-      const task = await getOwnTask(deps, caller(request).account.id, request.params.id);
+      const task = await getOwnTask(deps, caller(request).workspace.id, request.params.id);
       const png = await readScreenshot(deps, task.id, request.params.name.replace(/\.png$/, ''));
       if (!png) throw new AppError('not_found', `no ${request.params.name} for task ${task.id} yet`);
       return reply.header('content-type', 'image/png').header('cache-control', 'private, no-cache').send(png);

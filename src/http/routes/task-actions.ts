@@ -27,7 +27,7 @@ export const taskActionRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = async
     },
     async (request) => ({
       ok: true,
-      task: taskJson(await killTask(deps, caller(request).account.id, request.params.id)),
+      task: taskJson(await killTask(deps, caller(request).workspace.id, request.params.id)),
     }),
   );
 
@@ -77,7 +77,7 @@ export const taskActionRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = async
       const { stage, plan } = request.body;
       return {
         ok: true,
-        task: taskJson(await approveTask(deps, caller(request).account.id, request.params.id, stage, plan)),
+        task: taskJson(await approveTask(deps, caller(request).workspace.id, request.params.id, stage, plan)),
       };
     },
   );

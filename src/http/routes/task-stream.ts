@@ -309,7 +309,7 @@ export const taskStreamRoutes: FastifyPluginAsyncTypebox<{ deps: Deps; timings?:
     },
     async (request, reply) => {
       // Ownership is checked before the stream starts, so a stranger's task is an ordinary JSON 404.
-      const task = await getOwnTask(deps, caller(request).account.id, request.params.id);
+      const task = await getOwnTask(deps, caller(request).workspace.id, request.params.id);
       const afterId = request.headers['last-event-id'] ?? request.query.last_event_id ?? 0;
       reply.hijack();
       startStream({ deps, log: request.log, res: reply.raw, task, afterId, timings: resolved, registry: open });

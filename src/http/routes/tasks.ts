@@ -183,6 +183,9 @@ const ListQuery = Type.Object({
   task_type: Type.Optional(TaskType),
   repo_url: Type.Optional(Url({ maxLength: 500, description: 'tasks on this repository (.git and case ignored)' })),
   parent_id: Type.Optional(Uuid({ description: 'tasks continued from this one' })),
+  created_by: Type.Optional(
+    Uuid({ description: 'tasks this account asked for (your own: your id from GET /v1/me); the workspace’s otherwise' }),
+  ),
   origin: Type.Optional(
     StringEnum(['api', 'code_host'] as const, {
       description: 'tasks made through the API, or started on the code host (a mention, the label, a review)',
@@ -239,7 +242,7 @@ export const taskRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = async (app,
         // A replay of an Idempotency-Key answers here: it counts nothing and creates nothing.
         idempotent(deps, 'tasks.create'),
         // Counted before validation: every POST counts against the window except those it refuses.
-        async (request) => countTaskPost(deps, caller(request).account.id),
+        async (request) => countTaskPost(deps, caller(request).workspace.id),
       ],
       onSend: releaseUnlessStored(deps),
     },
@@ -257,7 +260,7 @@ export const taskRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = async (app,
       schema: {
         tags: ['tasks'],
         operationId: 'listTasks',
-        summary: 'List your tasks, newest first: the last 100, or a page of them, filtered',
+        summary: 'List the workspace’s tasks, newest first: the last 100, or a page of them, filtered',
         description:
           'Without parameters: the last 100 tasks, newest first. `limit` sets the page size; when more tasks ' +
           'follow, the `Link` header carries the next page (`rel="next"`, the same filters and a `cursor`), so the ' +
@@ -273,7 +276,7 @@ export const taskRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = async (app,
       },
     },
     async (request, reply) => {
-      const page = await listTaskPage(deps, caller(request).account.id, request.query);
+      const page = await listTaskPage(deps, caller(request).workspace.id, request.query);
       if (page.next) reply.header('link', nextLink(request.url, request.query, page.next));
       return page.tasks.map(taskSummaryJson);
     },
@@ -292,7 +295,7 @@ export const taskRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = async (app,
     async (request) => {
       const auth = caller(request);
       // A stored plan is always a plan name (accounts.ts checks it); an unknown one reads as free, as billingPlan does.
-      const plan = billingPlanNameOf(auth.tokenKind === 'demo' ? 'demo' : auth.account.plan);
+      const plan = billingPlanNameOf(auth.tokenKind === 'demo' ? 'demo' : auth.workspace.plan);
       const limits = billingPlan(plan);
       const { monthly, concurrent, maxFiles, maxRetries, mode, fixers } = limits;
       const agent = agentLimits(limits, deps.config.fixer);
@@ -309,9 +312,9 @@ export const taskRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = async (app,
         },
         used_this_month: await usedThisMonth(deps, auth),
         plan,
-        use_byok: auth.account.useByok,
+        use_byok: auth.workspace.useByok,
         fixer: chooseFixer({
-          accountDefault: auth.account.fixer,
+          accountDefault: auth.workspace.fixer,
           operatorDefault: deps.config.fixer.kind,
           plan: limits,
           planName: plan,
@@ -338,7 +341,7 @@ export const taskRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = async (app,
       },
     },
     async (request) => {
-      const task = await getOwnTask(deps, caller(request).account.id, request.params.id);
+      const task = await getOwnTask(deps, caller(request).workspace.id, request.params.id);
       return { task: taskJson(task), logs: (await taskLogsOf(deps, task.id)).map(logJson) };
     },
   );
@@ -358,7 +361,7 @@ export const taskRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = async (app,
       },
     },
     async (request, reply) => {
-      await deleteTask(deps, caller(request).account.id, request.params.id);
+      await deleteTask(deps, caller(request).workspace.id, request.params.id);
       return reply.status(204).send(null);
     },
   );

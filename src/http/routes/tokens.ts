@@ -1,5 +1,9 @@
 import { type FastifyPluginAsyncTypebox, Type } from '@fastify/type-provider-typebox';
 import { createPersonalToken, listTokens, revokeToken } from '../../accounts/token-store.js';
+import { TOKEN_SCOPES } from '../../db/access-vocabulary.js';
+import { AppError } from '../../errors.js';
+import { scopesForNewToken } from '../../workspaces/access.js';
+import { membershipOf } from '../../workspaces/workspaces.js';
 import type { Deps } from '../../deps.js';
 import { caller } from '../auth.js';
 import { errorResponses } from '../errors.js';
@@ -14,6 +18,12 @@ export const TokenRecord = Type.Object(
     id: Uuid(),
     name: Type.String(),
     kind: StringEnum(['full', 'demo'] as const),
+    workspace_id: Uuid({ description: 'the workspace the token acts in' }),
+    scopes: Nullable(
+      Type.Array(StringEnum(TOKEN_SCOPES), {
+        description: 'what the token may do; null: all its owner’s role in the workspace allows',
+      }),
+    ),
     last4: Type.String(),
     created_at: Timestamp,
     last_used_at: Nullable(Timestamp),
@@ -29,6 +39,8 @@ export function tokenJson(t: typeof apiTokens.$inferSelect) {
     id: t.id,
     name: t.name,
     kind: t.kind,
+    workspace_id: t.workspaceId,
+    scopes: t.scopes,
     last4: t.last4,
     created_at: t.createdAt.toISOString(),
     last_used_at: isoOrNull(t.lastUsedAt),
@@ -55,10 +67,20 @@ export const tokenRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = async (app
             expires_in_days: Type.Optional(
               Type.Integer({ minimum: 1, maximum: 3650, description: 'default: never expires' }),
             ),
+            workspace_id: Type.Optional(
+              Uuid({ description: 'the workspace it acts in (one of yours); default: the calling token’s' }),
+            ),
+            scopes: Type.Optional(
+              Type.Array(StringEnum(TOKEN_SCOPES), {
+                maxItems: TOKEN_SCOPES.length,
+                description:
+                  'narrower than your role (docs/teams.md); default: the calling token’s (all your role allows for an unscoped one)',
+              }),
+            ),
           },
           {
             additionalProperties: false,
-            examples: [{ name: 'ci', expires_in_days: 90 }],
+            examples: [{ name: 'ci', expires_in_days: 90, scopes: ['tasks:read', 'tasks:write'] }],
             description: 'optional; an empty body makes an unnamed token that never expires',
           },
         ),
@@ -76,9 +98,15 @@ export const tokenRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = async (app
     },
     async (request, reply) => {
       const body = (request.body ?? {}) as typeof request.body;
+      const auth = caller(request);
+      const workspaceId = body.workspace_id ?? auth.workspace.id;
+      // Another workspace of the caller's: its role there bounds the token; the minting token's scopes bound it too.
+      if (workspaceId !== auth.workspace.id && !(await membershipOf(deps.db, auth.account.id, workspaceId)))
+        throw new AppError('not_found', `no workspace ${workspaceId}`);
+      const scopes = scopesForNewToken(auth.scopes, body.scopes);
       const { record, secret } = await createPersonalToken(
         deps,
-        caller(request).account.id,
+        { accountId: auth.account.id, workspaceId, scopes },
         body.name ?? '',
         body.expires_in_days,
       );
@@ -93,7 +121,7 @@ export const tokenRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = async (app
     summary: 'Your tokens, without secrets',
     answer: 'your tokens, without secrets',
     item: 'TokenRecord',
-    list: listTokens,
+    list: (d, auth) => listTokens(d, auth.account.id),
     present: tokenJson,
   });
 

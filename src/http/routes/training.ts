@@ -53,7 +53,7 @@ export const trainingRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = async (
         },
       },
     },
-    async (request) => trainingSummary(deps, caller(request).account.id),
+    async (request) => trainingSummary(deps, caller(request).workspace.id),
   );
 
   app.get(
@@ -75,11 +75,11 @@ export const trainingRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = async (
       },
     },
     async (request, reply) => {
-      const accountId = caller(request).account.id;
+      const workspaceId = caller(request).workspace.id;
       const date = deps.clock.now().toISOString().slice(0, 10);
       // Not object mode: a page's text is one chunk, and the next page is read only when the
       // socket has taken it (backpressure), so memory stays at about one page.
-      const body = Readable.from(trainingLines(deps, accountId), { objectMode: false, highWaterMark: 64 * 1024 });
+      const body = Readable.from(trainingLines(deps, workspaceId), { objectMode: false, highWaterMark: 64 * 1024 });
       body.on('error', (err) => request.log.warn({ err }, 'training export failed mid-stream'));
       return (
         reply

@@ -92,7 +92,7 @@ export const triggerRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = async (a
         response: { 200: described('the triggers', Trigger), ...errorResponses(400, 401, 403, 404) },
       },
     },
-    async (request) => triggerJson(await getTrigger(deps, caller(request).account.id, repoOf(request.query.repo))),
+    async (request) => triggerJson(await getTrigger(deps, caller(request).workspace.id, repoOf(request.query.repo))),
   );
 
   app.put(
@@ -133,7 +133,7 @@ export const triggerRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = async (a
     async (request, reply) => {
       const { trigger, created } = await enableTrigger(
         deps,
-        caller(request).account.id,
+        caller(request).workspace.id,
         repoOf(request.query.repo),
         request.body ?? {},
       );

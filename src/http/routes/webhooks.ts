@@ -131,7 +131,7 @@ export const webhookRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = async (a
       },
     },
     async (request, reply) => {
-      const { endpoint, secret } = await createEndpoint(deps, caller(request).account.id, request.body);
+      const { endpoint, secret } = await createEndpoint(deps, caller(request).workspace.id, request.body);
       return reply.status(201).send({ ...webhookEndpointJson(endpoint), secret });
     },
   );
@@ -143,7 +143,7 @@ export const webhookRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = async (a
     summary: 'Your webhook endpoints (never their secrets)',
     answer: 'your webhook endpoints',
     item: 'WebhookEndpoint',
-    list: listEndpoints,
+    list: (d, auth) => listEndpoints(d, auth.workspace.id),
     present: webhookEndpointJson,
   });
 
@@ -172,7 +172,7 @@ export const webhookRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = async (a
       },
     },
     async (request) =>
-      webhookEndpointJson(await updateEndpoint(deps, caller(request).account.id, request.params.id, request.body)),
+      webhookEndpointJson(await updateEndpoint(deps, caller(request).workspace.id, request.params.id, request.body)),
   );
 
   app.delete(
@@ -188,7 +188,7 @@ export const webhookRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = async (a
       },
     },
     async (request, reply) => {
-      await deleteEndpoint(deps, caller(request).account.id, request.params.id);
+      await deleteEndpoint(deps, caller(request).workspace.id, request.params.id);
       return reply.status(204).send(null);
     },
   );
@@ -209,7 +209,7 @@ export const webhookRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = async (a
       },
     },
     async (request) => {
-      const id = await recordPing(deps, caller(request).account.id, request.params.id);
+      const id = await recordPing(deps, caller(request).workspace.id, request.params.id);
       await runDeliveryJob(deps, id);
       return webhookDeliveryJson((await getDelivery(deps, id))!);
     },
@@ -231,7 +231,7 @@ export const webhookRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = async (a
       },
     },
     async (request) =>
-      (await listDeliveries(deps, caller(request).account.id, request.params.id)).map(webhookDeliveryJson),
+      (await listDeliveries(deps, caller(request).workspace.id, request.params.id)).map(webhookDeliveryJson),
   );
 
   app.post(
@@ -251,7 +251,7 @@ export const webhookRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = async (a
     },
     async (request, reply) => {
       const { id, delivery_id } = request.params;
-      const row = await redeliver(deps, caller(request).account.id, id, delivery_id);
+      const row = await redeliver(deps, caller(request).workspace.id, id, delivery_id);
       await announceDeliveries(deps, [row.id]);
       return reply.status(202).send(webhookDeliveryJson(row));
     },

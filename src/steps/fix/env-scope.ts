@@ -16,8 +16,8 @@ export function envCacheMetrics(metrics: Metrics) {
 
 /**
  * The environment cache a task's validation uses (docs/environments.md, "Cached environments"):
- * `<data dir>/environments`, EMEND_ENV_CACHE_MB, entries keyed by the task's account and its
- * repository's URL (among the rest), so no account is served what another's setup fetched.
+ * `<data dir>/environments`, EMEND_ENV_CACHE_MB, entries keyed by the task's workspace and its
+ * repository's URL (among the rest), so no workspace is served what another's setup fetched.
  * Undefined when the cache is off.
  */
 export function environmentScopeFor(payload: FixPayload, helpers: StepHelpers): EnvironmentScope | undefined {
@@ -30,7 +30,7 @@ export function environmentScopeFor(payload: FixPayload, helpers: StepHelpers): 
       // Test doubles of deps may have no metrics.
       ...(metrics ? { metrics: envCacheMetrics(metrics) } : {}),
     }),
-    account: payload.task.accountId,
+    account: payload.task.workspaceId,
     repository: payload.task.repoUrl,
   };
 }

@@ -81,7 +81,7 @@ export function fixerStep(): FixStep<'fixer'> {
     );
     const insights = outputs.inspector?.insights ?? [];
     const memory = await recall(helpers.deps, {
-      accountId: task.accountId,
+      workspaceId: task.workspaceId,
       repo: task.repoUrl,
       prompt: task.prompt,
       tokenBudget: MEMORY_TOKENS,

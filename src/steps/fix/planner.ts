@@ -40,7 +40,7 @@ export function plannerStep(): FixStep<'planner'> {
     const overview = repoOverview(ws.dir);
     const ranked = await rankedPaths(ws.dir, task.prompt, helpers.deps.config.dataDir);
     const memory = await recall(helpers.deps, {
-      accountId: task.accountId,
+      workspaceId: task.workspaceId,
       repo: task.repoUrl,
       prompt: task.prompt,
       tokenBudget: MEMORY_TOKENS,

@@ -111,7 +111,7 @@ export function prStep(): FixStep<'pr'> {
     const ref = parseRepoUrl(task.repoUrl, deps.config);
     const { owner, name } = ref;
     const host = chosenHost(deps, ref.host);
-    const token = await scmTokenOn(deps, task.accountId, host);
+    const token = await scmTokenOn(deps, task.workspaceId, host);
     if (!token)
       throw new Error(
         `no account on ${host.id} is connected to push and open the ${host.kind.pullNoun}; connect one ` +

@@ -1,10 +1,10 @@
 import { and, count, eq, gte, inArray } from 'drizzle-orm';
-import type { Account } from '../../accounts/accounts.js';
 import { holdCredit } from '../../accounts/credits.js';
 import { type BillingPlan, type TaskMode, billingPlan, billingPlanNameOf } from '../../accounts/billing-plan.js';
 import type { BillingPlanName } from '../../config/billing-plans.js';
 import type { Tx } from '../../db/client.js';
-import { accounts, tasks } from '../../db/schema.js';
+import { tasks, workspaces } from '../../db/schema.js';
+import type { Workspace } from '../../workspaces/workspaces.js';
 import { AppError } from '../../errors.js';
 import { newId } from '../../ids.js';
 import type { Task } from '../task.js';
@@ -20,15 +20,18 @@ import { ACTIVE_STATUSES } from '../states.js';
 export type AdmissionKind = 'new' | 'continue' | 'follow_up';
 
 export interface Admitter {
-  accountId: string;
+  /** The workspace the task belongs to (its plan, credits and limits). */
+  workspaceId: string;
+  /** The account that asked (the task's created_by); null when none did (a code-host trigger's). */
+  accountId: string | null;
   /** The token that asked; null for a task a code-host trigger started. */
   tokenId: string | null;
   isDemo: boolean;
 }
 
 export interface Admission {
-  account: Account;
-  /** The plan the task is admitted on: a demo token's own, else the account's. */
+  workspace: Workspace;
+  /** The plan the task is admitted on: a demo token's own, else the workspace's. */
   planName: BillingPlanName;
   limits: BillingPlan;
   mode: TaskMode;
@@ -49,23 +52,24 @@ export function monthStart(now: Date): Date {
 
 /**
  * The one check before a task is created, shared by create and continue: quota, credit,
- * concurrency. Runs in the creating transaction with the account row locked (FOR UPDATE), so
+ * concurrency. Runs in the creating transaction with the workspace row locked (FOR UPDATE), so
  * the counts are exact under parallel requests and the hold that follows cannot overdraw.
  */
 export async function admitTask(tx: Tx, who: Admitter, kind: AdmissionKind, now: Date): Promise<Admission> {
-  const [account] = await tx.select().from(accounts).where(eq(accounts.id, who.accountId)).for('update');
-  if (!account) throw new AppError('invalid_token', 'the account behind this token no longer exists');
-  const planName = billingPlanNameOf(who.isDemo ? 'demo' : account.plan);
+  const [workspace] = await tx.select().from(workspaces).where(eq(workspaces.id, who.workspaceId)).for('update');
+  if (!workspace || workspace.deletedAt)
+    throw new AppError('invalid_token', 'the workspace behind this token no longer exists');
+  const planName = billingPlanNameOf(who.isDemo ? 'demo' : workspace.plan);
   const limits = billingPlan(planName);
-  const byok = !who.isDemo && account.useByok;
-  if (kind !== 'continue') await checkMonthlyQuota(tx, who, account, limits, now);
+  const byok = !who.isDemo && workspace.useByok;
+  if (kind !== 'continue') await checkMonthlyQuota(tx, who, workspace, limits, now);
   const mode = kind === 'new' ? limits.mode : 'pr';
   const holdsCredit = mode === 'pr' && !byok;
-  if (holdsCredit && account.credits < 1) throw new AppError('NO_CREDITS', NO_CREDITS[kind]);
+  if (holdsCredit && workspace.credits < 1) throw new AppError('NO_CREDITS', NO_CREDITS[kind]);
   const [active] = await tx
     .select({ n: count() })
     .from(tasks)
-    .where(and(eq(tasks.accountId, account.id), inArray(tasks.status, [...ACTIVE_STATUSES])));
+    .where(and(eq(tasks.workspaceId, workspace.id), inArray(tasks.status, [...ACTIVE_STATUSES])));
   if (active!.n >= limits.concurrent) {
     throw new AppError(
       'CONCURRENT_LIMIT',
@@ -73,11 +77,11 @@ export async function admitTask(tx: Tx, who: Admitter, kind: AdmissionKind, now:
       5,
     );
   }
-  return { account, planName, limits, mode, byok, holdsCredit };
+  return { workspace, planName, limits, mode, byok, holdsCredit };
 }
 
-/** Demo tokens count their tasks for life; other accounts count this month's, unless under BYOK. */
-async function checkMonthlyQuota(tx: Tx, who: Admitter, account: Account, limits: BillingPlan, now: Date) {
+/** Demo tokens count their tasks for life; workspaces count this month's, unless under BYOK. */
+async function checkMonthlyQuota(tx: Tx, who: Admitter, workspace: Workspace, limits: BillingPlan, now: Date) {
   if (who.isDemo) {
     const [used] = await tx.select({ n: count() }).from(tasks).where(eq(tasks.tokenId, who.tokenId!));
     if (used!.n >= limits.monthly) {
@@ -88,15 +92,15 @@ async function checkMonthlyQuota(tx: Tx, who: Admitter, account: Account, limits
     }
     return;
   }
-  if (account.useByok) return;
+  if (workspace.useByok) return;
   const [used] = await tx
     .select({ n: count() })
     .from(tasks)
-    .where(and(eq(tasks.accountId, account.id), gte(tasks.createdAt, monthStart(now))));
+    .where(and(eq(tasks.workspaceId, workspace.id), gte(tasks.createdAt, monthStart(now))));
   if (used!.n >= limits.monthly) {
     throw new AppError(
       'FREE_LIMIT_REACHED',
-      `the ${account.plan} plan allows ${limits.monthly} tasks a month; upgrade or enable BYOK (POST /v1/me/byok)`,
+      `the ${workspace.plan} plan allows ${limits.monthly} tasks a month; upgrade or enable BYOK (POST /v1/me/byok)`,
     );
   }
 }
@@ -104,7 +108,7 @@ async function checkMonthlyQuota(tx: Tx, who: Admitter, account: Account, limits
 /** The columns of a new task that the admission does not decide. */
 export type NewTask = Omit<
   typeof tasks.$inferInsert,
-  'id' | 'accountId' | 'tokenId' | 'mode' | 'status' | 'byok' | 'creditHeld' | 'createdAt'
+  'id' | 'workspaceId' | 'createdBy' | 'tokenId' | 'mode' | 'status' | 'byok' | 'creditHeld' | 'createdAt'
 >;
 
 /** Inserts the admitted task as pending and holds its credit, in the admitting transaction. */
@@ -121,7 +125,8 @@ export async function insertAdmitted(
     .values({
       ...task,
       id,
-      accountId: admission.account.id,
+      workspaceId: admission.workspace.id,
+      createdBy: who.accountId,
       tokenId: who.tokenId,
       mode: admission.mode,
       status: 'pending',
@@ -130,6 +135,6 @@ export async function insertAdmitted(
       createdAt: now,
     })
     .returning();
-  if (admission.holdsCredit) await holdCredit(tx, admission.account.id, id, now);
+  if (admission.holdsCredit) await holdCredit(tx, admission.workspace.id, id, now);
   return row!;
 }

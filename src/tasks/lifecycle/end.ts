@@ -50,7 +50,7 @@ export async function endTask(
     );
     if (!row) return undefined;
     await settleCredit(tx, taskId, end.status === 'done' ? 'capture' : 'release', now);
-    const deliveries = await recordEvent(tx, now, row.accountId, `task.${end.status}`, { task: taskJson(row) });
+    const deliveries = await recordEvent(tx, now, row.workspaceId, `task.${end.status}`, { task: taskJson(row) });
     return { row, deliveries };
   });
   if (!result) return undefined;

@@ -31,7 +31,7 @@ export async function parkTask(
     );
     if (!row) return undefined;
     const stage = gate === 'awaiting_plan' ? 'plan' : 'diff';
-    return recordEvent(tx, now, row.accountId, 'task.awaiting_approval', { task: taskJson(row), stage });
+    return recordEvent(tx, now, row.workspaceId, 'task.awaiting_approval', { task: taskJson(row), stage });
   });
   if (!moved) return false;
   await announceDeliveries(deps, moved);

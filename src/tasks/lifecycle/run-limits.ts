@@ -1,7 +1,7 @@
 import { eq } from 'drizzle-orm';
 import { type BillingPlan, billingPlan, isBillingPlanName } from '../../accounts/billing-plan.js';
 import type { BillingPlanName } from '../../config/billing-plans.js';
-import { accounts, apiTokens } from '../../db/schema.js';
+import { apiTokens, workspaces } from '../../db/schema.js';
 import type { Deps } from '../../deps.js';
 import type { Task } from '../task.js';
 
@@ -15,16 +15,16 @@ export interface RunLimits {
 
 const budgetPlan = (plan: string | undefined) => (plan && isBillingPlanName(plan) ? plan : 'free');
 
-/** The limits of the task's plan, and its model budget: a demo token's own, else the account's plan. */
+/** The limits of the task's plan, and its model budget: a demo token's own, else the workspace's plan. */
 export async function runLimits(deps: Pick<Deps, 'db'>, task: Task): Promise<RunLimits> {
-  const [account] = await deps.db.select().from(accounts).where(eq(accounts.id, task.accountId));
+  const [workspace] = await deps.db.select().from(workspaces).where(eq(workspaces.id, task.workspaceId));
   const demo = task.tokenId
     ? (await deps.db.select({ kind: apiTokens.kind }).from(apiTokens).where(eq(apiTokens.id, task.tokenId)))[0]
         ?.kind === 'demo'
     : false;
   return {
     demo,
-    limits: billingPlan(demo ? 'demo' : (account?.plan ?? 'free')),
-    budget: demo ? 'demo' : budgetPlan(account?.plan),
+    limits: billingPlan(demo ? 'demo' : (workspace?.plan ?? 'free')),
+    budget: demo ? 'demo' : budgetPlan(workspace?.plan),
   };
 }

@@ -140,7 +140,7 @@ export function agentFixerStep(contextOf: ValidatorContextOf = validatorContextF
       });
       const redact = redactWith(await knownSecrets(deps, task));
       const memory = await recall(deps, {
-        accountId: task.accountId,
+        workspaceId: task.workspaceId,
         repo: task.repoUrl,
         prompt: task.prompt,
         tokenBudget: MEMORY_TOKENS,

@@ -17,16 +17,17 @@ import { redact } from '../../../validator/setup-output.js';
  */
 export async function knownSecrets(
   deps: Pick<Deps, 'db' | 'config' | 'fetch' | 'secretKey' | 'clock'>,
-  task: Pick<Task, 'accountId' | 'repoUrl'>,
+  task: Pick<Task, 'workspaceId' | 'repoUrl'>,
 ): Promise<string[]> {
   const secrets: string[] = Object.values(deps.config.providerKeys).filter((k): k is string => !!k);
-  const saved = await deps.db.select().from(providerKeys).where(eq(providerKeys.accountId, task.accountId));
-  for (const k of saved) secrets.push(decryptSecret(deps.secretKey, k.keyEnc, keyContext(task.accountId, k.provider)));
+  const saved = await deps.db.select().from(providerKeys).where(eq(providerKeys.workspaceId, task.workspaceId));
+  for (const k of saved)
+    secrets.push(decryptSecret(deps.secretKey, k.keyEnc, keyContext(task.workspaceId, k.provider)));
   if (task.repoUrl) {
     const repo = parseRepoUrl(task.repoUrl, deps.config);
-    const token = await scmTokenOn(deps, task.accountId, chosenHost(deps, repo.host)).catch(() => undefined);
+    const token = await scmTokenOn(deps, task.workspaceId, chosenHost(deps, repo.host)).catch(() => undefined);
     if (token) secrets.push(token);
-    const settings = await repoSettingsFor(deps, task.accountId, task.repoUrl);
+    const settings = await repoSettingsFor(deps, task.workspaceId, task.repoUrl);
     secrets.push(...Object.values(settings.setupSecrets));
   }
   // Longest first, so that a secret holding another is replaced whole.

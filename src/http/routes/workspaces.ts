@@ -1,0 +1,482 @@
+import { type FastifyPluginAsyncTypebox, Type } from '@fastify/type-provider-typebox';
+import type { AuthContext } from '../../accounts/authenticate.js';
+import { switchSessionWorkspace } from '../../accounts/sessions.js';
+import { WORKSPACE_ROLES } from '../../db/access-vocabulary.js';
+import type { Deps } from '../../deps.js';
+import { AppError } from '../../errors.js';
+import {
+  INVITATION_DAYS,
+  type Invitation,
+  acceptInvitation,
+  createInvitation,
+  listInvitations,
+  revokeInvitation,
+} from '../../workspaces/invitations.js';
+import { createWorkspace, deleteWorkspace, exportWorkspace, renameWorkspace } from '../../workspaces/lifecycle.js';
+import {
+  type MemberView,
+  leaveWorkspace,
+  listMembers,
+  removeOtherMember,
+  setMemberRole,
+  transferOwnership,
+} from '../../workspaces/members.js';
+import { type Workspace, membershipOf, membershipsOf } from '../../workspaces/workspaces.js';
+import { caller } from '../auth.js';
+import { errorResponses } from '../errors.js';
+import { IdParams, Nullable, StringEnum, Timestamp, Uuid, described, isoOrNull } from '../schema-parts.js';
+import { sessionSecretOf } from '../session-cookie.js';
+
+// Workspaces (docs/teams.md): their wire shapes, presenters and routes.
+
+const Role = StringEnum(WORKSPACE_ROLES);
+const Name = Type.String({ minLength: 1, maxLength: 100, pattern: '\\S' });
+
+export const WorkspaceRecord = Type.Object(
+  {
+    id: Uuid(),
+    name: Type.String(),
+    personal: Type.Boolean({ description: 'a personal workspace: made with its account, never shared' }),
+    role: Role,
+    plan: Type.String(),
+    credits: Type.Integer(),
+    created_at: Timestamp,
+  },
+  { $id: 'Workspace' },
+);
+
+export const MemberRecord = Type.Object(
+  {
+    account_id: Uuid(),
+    email: Type.String({ format: 'email' }),
+    name: Type.String(),
+    role: Role,
+    since: Timestamp,
+  },
+  { $id: 'WorkspaceMember' },
+);
+
+export const InvitationRecord = Type.Object(
+  {
+    id: Uuid(),
+    role: Role,
+    email: Nullable(Type.String({ description: 'whom it is meant for, as the inviter said' })),
+    expires_at: Timestamp,
+    accepted_at: Nullable(Timestamp),
+    revoked_at: Nullable(Timestamp),
+    created_at: Timestamp,
+  },
+  { $id: 'WorkspaceInvitation' },
+);
+
+export const workspaceSchemas = [WorkspaceRecord, MemberRecord, InvitationRecord];
+
+const workspaceJson = (w: Workspace, role: string) => ({
+  id: w.id,
+  name: w.name,
+  personal: w.personalOf !== null,
+  role,
+  plan: w.plan,
+  credits: w.credits,
+  created_at: w.createdAt.toISOString(),
+});
+
+const memberJson = (m: MemberView) => ({
+  account_id: m.accountId,
+  email: m.email,
+  name: m.name,
+  role: m.role,
+  since: m.since.toISOString(),
+});
+
+const invitationJson = (i: Invitation) => ({
+  id: i.id,
+  role: i.role,
+  email: i.email,
+  expires_at: i.expiresAt.toISOString(),
+  accepted_at: isoOrNull(i.acceptedAt),
+  revoked_at: isoOrNull(i.revokedAt),
+  created_at: i.createdAt.toISOString(),
+});
+
+/**
+ * The workspace a path names: the request's own (a token acts in its workspace only; mint a
+ * token for another with POST /v1/me/tokens `workspace_id`, or switch the panel's session).
+ * Any other is not found, as another account's task is.
+ */
+function inPath(auth: AuthContext, id: string): Workspace {
+  if (id !== auth.workspace.id)
+    throw new AppError('not_found', `no workspace ${id} for this token (it acts in ${auth.workspace.id})`);
+  return auth.workspace;
+}
+
+const actor = (auth: AuthContext) => ({ role: auth.role, scopes: auth.scopes, accountId: auth.account.id });
+
+const MemberParams = Type.Object({ id: Uuid(), account_id: Uuid() });
+const InvitationParams = Type.Object({ id: Uuid(), invitation_id: Uuid() });
+
+export const workspaceRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = async (app, { deps }) => {
+  const full = { access: 'full' as const };
+
+  app.get(
+    '/workspaces',
+    {
+      config: full,
+      schema: {
+        tags: ['workspaces'],
+        operationId: 'listWorkspaces',
+        summary: 'The workspaces you belong to, your personal one first',
+        response: { 200: described('your workspaces', Type.Array(Type.Ref('Workspace'))), ...errorResponses(401, 403) },
+      },
+    },
+    async (request) =>
+      (await membershipsOf(deps, caller(request).account.id)).map((m) => workspaceJson(m.workspace, m.role)),
+  );
+
+  app.post(
+    '/workspaces',
+    {
+      config: full,
+      schema: {
+        tags: ['workspaces'],
+        operationId: 'createWorkspace',
+        summary: 'Create a team workspace; you are its owner',
+        body: Type.Object({ name: Name }, { additionalProperties: false, examples: [{ name: 'Platform team' }] }),
+        response: { 201: described('the workspace', Type.Ref('Workspace')), ...errorResponses(400, 401, 403) },
+      },
+    },
+    async (request, reply) => {
+      const ws = await createWorkspace(deps, caller(request).account.id, request.body.name.trim());
+      return reply.status(201).send(workspaceJson(ws, 'owner'));
+    },
+  );
+
+  app.get(
+    '/workspaces/:id',
+    {
+      config: full,
+      schema: {
+        tags: ['workspaces'],
+        operationId: 'getWorkspace',
+        summary: 'The workspace this token acts in',
+        params: IdParams,
+        response: { 200: described('the workspace', Type.Ref('Workspace')), ...errorResponses(401, 403, 404) },
+      },
+    },
+    async (request) => {
+      const auth = caller(request);
+      return workspaceJson(inPath(auth, request.params.id), auth.role);
+    },
+  );
+
+  app.patch(
+    '/workspaces/:id',
+    {
+      config: full,
+      schema: {
+        tags: ['workspaces'],
+        operationId: 'renameWorkspace',
+        summary: 'Rename the workspace (owner)',
+        params: IdParams,
+        body: Type.Object({ name: Name }, { additionalProperties: false, examples: [{ name: 'Platform' }] }),
+        response: { 200: described('the workspace', Type.Ref('Workspace')), ...errorResponses(400, 401, 403, 404) },
+      },
+    },
+    async (request) => {
+      const auth = caller(request);
+      const ws = inPath(auth, request.params.id);
+      return workspaceJson(await renameWorkspace(deps, ws.id, request.body.name.trim()), auth.role);
+    },
+  );
+
+  app.delete(
+    '/workspaces/:id',
+    {
+      config: full,
+      schema: {
+        tags: ['workspaces'],
+        operationId: 'deleteWorkspace',
+        summary: 'Delete a team workspace (owner): its tasks, members, keys and settings go; its credit ledger stays',
+        params: IdParams,
+        response: { 204: Type.Null({ description: 'deleted' }), ...errorResponses(401, 403, 404, 409) },
+      },
+    },
+    async (request, reply) => {
+      await deleteWorkspace(deps, inPath(caller(request), request.params.id));
+      return reply.status(204).send(null);
+    },
+  );
+
+  app.get(
+    '/workspaces/:id/export',
+    {
+      config: full,
+      schema: {
+        tags: ['workspaces'],
+        operationId: 'exportWorkspace',
+        summary: 'Everything the workspace holds, without secrets (owner)',
+        params: IdParams,
+        response: {
+          200: described(
+            'the workspace, members, invitations, tasks, repository settings (secret names only), memory, webhooks, triggers and credit ledger',
+            Type.Object({}, { additionalProperties: true }),
+          ),
+          ...errorResponses(401, 403, 404),
+        },
+      },
+    },
+    async (request) => exportWorkspace(deps, inPath(caller(request), request.params.id)),
+  );
+
+  app.get(
+    '/workspaces/:id/members',
+    {
+      config: full,
+      schema: {
+        tags: ['workspaces'],
+        operationId: 'listMembers',
+        summary: 'The workspace’s members, owner first',
+        params: IdParams,
+        response: {
+          200: described('the members', Type.Array(Type.Ref('WorkspaceMember'))),
+          ...errorResponses(401, 403, 404),
+        },
+      },
+    },
+    async (request) => (await listMembers(deps, inPath(caller(request), request.params.id).id)).map(memberJson),
+  );
+
+  app.patch(
+    '/workspaces/:id/members/:account_id',
+    {
+      config: full,
+      schema: {
+        tags: ['workspaces'],
+        operationId: 'setMemberRole',
+        summary: 'Change a member’s role (maintainers: below owner; ownership moves by transfer)',
+        params: MemberParams,
+        body: Type.Object({ role: Role }, { additionalProperties: false, examples: [{ role: 'viewer' }] }),
+        response: {
+          200: described('the member', Type.Ref('WorkspaceMember')),
+          ...errorResponses(400, 401, 403, 404),
+        },
+      },
+    },
+    async (request) => {
+      const auth = caller(request);
+      const ws = inPath(auth, request.params.id);
+      return memberJson(await setMemberRole(deps, actor(auth), ws.id, request.params.account_id, request.body.role));
+    },
+  );
+
+  app.delete(
+    '/workspaces/:id/members/:account_id',
+    {
+      config: full,
+      schema: {
+        tags: ['workspaces'],
+        operationId: 'removeMember',
+        summary: 'Remove a member below the owner; their tokens for this workspace are revoked',
+        params: MemberParams,
+        response: { 204: Type.Null({ description: 'removed' }), ...errorResponses(400, 401, 403, 404) },
+      },
+    },
+    async (request, reply) => {
+      const auth = caller(request);
+      const ws = inPath(auth, request.params.id);
+      await removeOtherMember(deps, actor(auth), ws.id, request.params.account_id);
+      return reply.status(204).send(null);
+    },
+  );
+
+  app.post(
+    '/workspaces/:id/leave',
+    {
+      config: full,
+      schema: {
+        tags: ['workspaces'],
+        operationId: 'leaveWorkspace',
+        summary: 'Leave the workspace (not its owner); your tokens for it are revoked, this one too',
+        params: IdParams,
+        response: { 204: Type.Null({ description: 'left' }), ...errorResponses(401, 403, 404, 409) },
+      },
+    },
+    async (request, reply) => {
+      const auth = caller(request);
+      await leaveWorkspace(deps, inPath(auth, request.params.id).id, auth.account.id);
+      return reply.status(204).send(null);
+    },
+  );
+
+  app.post(
+    '/workspaces/:id/transfer',
+    {
+      config: full,
+      schema: {
+        tags: ['workspaces'],
+        operationId: 'transferWorkspace',
+        summary: 'Make another member the owner (owner); you stay, as a maintainer',
+        params: IdParams,
+        body: Type.Object(
+          { account_id: Uuid({ description: 'the member who becomes the owner' }) },
+          { additionalProperties: false, examples: [{ account_id: '0193a7c2-5b1e-7f3a-9c1d-2e4f6a8b0c1e' }] },
+        ),
+        response: {
+          200: described('the members after the transfer', Type.Array(Type.Ref('WorkspaceMember'))),
+          ...errorResponses(400, 401, 403, 404, 409),
+        },
+      },
+    },
+    async (request) => {
+      const auth = caller(request);
+      const ws = inPath(auth, request.params.id);
+      return (await transferOwnership(deps, ws.id, auth.account.id, request.body.account_id)).map(memberJson);
+    },
+  );
+
+  app.post(
+    '/workspaces/:id/invitations',
+    {
+      config: full,
+      schema: {
+        tags: ['workspaces'],
+        operationId: 'createInvitation',
+        summary: 'Invite someone: a one-time link that expires; accepting needs an account',
+        params: IdParams,
+        body: Type.Object(
+          {
+            role: Role,
+            email: Type.Optional(
+              Type.String({ format: 'email', maxLength: 254, description: 'whom it is for (a note)' }),
+            ),
+            expires_in_days: Type.Optional(
+              Type.Integer({
+                minimum: 1,
+                maximum: INVITATION_DAYS.max,
+                description: `default ${INVITATION_DAYS.default}`,
+              }),
+            ),
+          },
+          { additionalProperties: false, examples: [{ role: 'member', email: 'dev@example.com' }] },
+        ),
+        response: {
+          201: described(
+            'the invitation, with its secret and link shown this once',
+            Type.Intersect([
+              Type.Ref('WorkspaceInvitation'),
+              Type.Object({
+                token: Type.String({ description: 'the one-time secret (POST /v1/invitations/accept)' }),
+                url: Type.String({ description: 'the control panel’s page that accepts it' }),
+              }),
+            ]),
+          ),
+          ...errorResponses(400, 401, 403, 404, 409),
+        },
+      },
+    },
+    async (request, reply) => {
+      const auth = caller(request);
+      const ws = inPath(auth, request.params.id);
+      const { invitation, secret } = await createInvitation(deps, actor(auth), ws.id, {
+        role: request.body.role,
+        email: request.body.email,
+        expiresInDays: request.body.expires_in_days,
+      });
+      const url = `${deps.config.baseUrl.replace(/\/+$/, '')}/app/#/invitation/${secret}`;
+      return reply.status(201).send({ ...invitationJson(invitation), token: secret, url });
+    },
+  );
+
+  app.get(
+    '/workspaces/:id/invitations',
+    {
+      config: full,
+      schema: {
+        tags: ['workspaces'],
+        operationId: 'listInvitations',
+        summary: 'The workspace’s invitations, newest first (no secrets)',
+        params: IdParams,
+        response: {
+          200: described('the invitations', Type.Array(Type.Ref('WorkspaceInvitation'))),
+          ...errorResponses(401, 403, 404),
+        },
+      },
+    },
+    async (request) => (await listInvitations(deps, inPath(caller(request), request.params.id).id)).map(invitationJson),
+  );
+
+  app.delete(
+    '/workspaces/:id/invitations/:invitation_id',
+    {
+      config: full,
+      schema: {
+        tags: ['workspaces'],
+        operationId: 'revokeInvitation',
+        summary: 'Revoke an invitation not yet accepted',
+        params: InvitationParams,
+        response: {
+          200: described('the invitation, revoked', Type.Ref('WorkspaceInvitation')),
+          ...errorResponses(401, 403, 404),
+        },
+      },
+    },
+    async (request) => {
+      const ws = inPath(caller(request), request.params.id);
+      return invitationJson(await revokeInvitation(deps, ws.id, request.params.invitation_id));
+    },
+  );
+
+  app.post(
+    '/invitations/accept',
+    {
+      config: full,
+      schema: {
+        tags: ['workspaces'],
+        operationId: 'acceptInvitation',
+        summary: 'Join a workspace with an invitation’s secret (once, before it expires)',
+        body: Type.Object(
+          { token: Type.String({ maxLength: 100 }) },
+          { additionalProperties: false, examples: [{ token: 'inv_0123456789abcdefghijklmnopqrstuv' }] },
+        ),
+        response: {
+          200: described('the workspace you joined, with your role', Type.Ref('Workspace')),
+          ...errorResponses(400, 401, 403, 404),
+        },
+      },
+    },
+    async (request) => {
+      const joined = await acceptInvitation(deps, caller(request).account.id, request.body.token.trim());
+      return workspaceJson(joined.workspace, joined.role);
+    },
+  );
+
+  app.post(
+    '/auth/session/workspace',
+    {
+      config: full,
+      schema: {
+        tags: ['workspaces'],
+        operationId: 'switchWorkspace',
+        summary: 'Point the control panel’s session at another of your workspaces',
+        body: Type.Object(
+          { workspace_id: Uuid() },
+          { additionalProperties: false, examples: [{ workspace_id: '0193a7c2-5b1e-7f3a-9c1d-2e4f6a8b0c1e' }] },
+        ),
+        response: {
+          200: described('the workspace now acted in', Type.Ref('Workspace')),
+          ...errorResponses(400, 401, 403, 404),
+        },
+      },
+    },
+    async (request) => {
+      const auth = caller(request);
+      const secret = sessionSecretOf(request);
+      if (!secret || request.headers.authorization !== undefined)
+        throw new AppError('bad_request', 'only a control-panel session switches workspaces; a token acts in its own');
+      const member = await membershipOf(deps.db, auth.account.id, request.body.workspace_id);
+      if (!member) throw new AppError('not_found', `no workspace ${request.body.workspace_id}`);
+      await switchSessionWorkspace(deps, secret, member.workspace.id);
+      return workspaceJson(member.workspace, member.role);
+    },
+  );
+};

@@ -1,0 +1,92 @@
+import { TOKEN_SCOPES, type TokenScope, WORKSPACE_ROLES, type WorkspaceRole } from '../db/access-vocabulary.js';
+import { AppError } from '../errors.js';
+
+/**
+ * What a request does in its workspace, as each route declares it (`config.act`), and the lowest
+ * role and the token scope it needs. The one table of who may do what (docs/teams.md prints it).
+ */
+export const ACTS = {
+  /** Reading tasks, their logs and streams, the profile and the workspace itself. */
+  read: { role: 'viewer', scope: 'tasks:read', means: 'read tasks, logs, streams and the workspace' },
+  /** One's own things: one's tokens and sessions, leaving a workspace, accepting an invitation. */
+  self: { role: 'viewer', scope: null, means: 'manage one’s own tokens, sessions and memberships' },
+  tasks: {
+    role: 'member',
+    scope: 'tasks:write',
+    means: 'create, continue, approve, cancel and delete tasks; feedback',
+  },
+  'settings:read': {
+    role: 'member',
+    scope: 'settings:read',
+    means: 'read repository settings, webhooks, triggers, keys (metadata), connections',
+  },
+  settings: {
+    role: 'maintainer',
+    scope: 'settings:write',
+    means: 'change repository settings and secrets, webhooks, triggers, defaults, BYOK',
+  },
+  keys: { role: 'maintainer', scope: 'keys', means: 'save, test and remove provider keys' },
+  members: { role: 'maintainer', scope: 'members', means: 'invite, remove and change members below owner' },
+  owner: { role: 'owner', scope: 'workspace', means: 'plan, code-host connections, ownership, deletion and export' },
+} as const satisfies Record<string, { role: WorkspaceRole; scope: TokenScope | null; means: string }>;
+
+export type Act = keyof typeof ACTS;
+
+/** 0 for owner, up to 3 for viewer. */
+const rank = (role: WorkspaceRole) => WORKSPACE_ROLES.indexOf(role);
+
+/** Whether `role` is `atLeast` or above. */
+export function roleAtLeast(role: WorkspaceRole, atLeast: WorkspaceRole): boolean {
+  return rank(role) <= rank(atLeast);
+}
+
+export function isRole(value: unknown): value is WorkspaceRole {
+  return typeof value === 'string' && (WORKSPACE_ROLES as readonly string[]).includes(value);
+}
+
+export function isScope(value: unknown): value is TokenScope {
+  return typeof value === 'string' && (TOKEN_SCOPES as readonly string[]).includes(value);
+}
+
+/** Who acts: their role in the workspace and their token's scopes (null: all the role allows). */
+export interface Actor {
+  role: WorkspaceRole;
+  scopes: readonly TokenScope[] | null;
+}
+
+/** Whether the actor may do the act (the role, then the token's scopes). */
+export function may(actor: Actor, act: Act): boolean {
+  const need = ACTS[act];
+  if (!roleAtLeast(actor.role, need.role)) return false;
+  return need.scope === null || actor.scopes === null || actor.scopes.includes(need.scope);
+}
+
+/**
+ * The one gate of every act above reading one's own: a request whose role or token does not
+ * allow it is 403 `forbidden`, naming what is missing. (An audit record of acts hangs here.)
+ */
+export function authorize(actor: Actor, act: Act): void {
+  const need = ACTS[act];
+  if (!roleAtLeast(actor.role, need.role))
+    throw new AppError(
+      'forbidden',
+      `this needs the ${need.role} role in the workspace (yours: ${actor.role}) to ${need.means}`,
+    );
+  if (need.scope !== null && actor.scopes !== null && !actor.scopes.includes(need.scope))
+    throw new AppError(
+      'forbidden',
+      `this token lacks the ${need.scope} scope (it has: ${actor.scopes.join(', ') || 'none'})`,
+    );
+}
+
+/**
+ * The scopes a new token may carry: those asked (all when none are) and never beyond the token
+ * minting it. A token with scopes cannot mint one without.
+ */
+export function scopesForNewToken(minter: readonly TokenScope[] | null, asked: readonly TokenScope[] | undefined) {
+  if (minter === null) return asked && asked.length ? [...new Set(asked)] : null;
+  const wanted = asked && asked.length ? asked : minter;
+  const beyond = wanted.filter((s) => !minter.includes(s));
+  if (beyond.length) throw new AppError('forbidden', `a token cannot grant scopes it lacks: ${beyond.join(', ')}`);
+  return [...new Set(wanted)];
+}
