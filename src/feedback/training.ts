@@ -15,7 +15,7 @@ export interface TrainingSummary {
 
 /** The newest feedback row of a task holds its merged (current) feedback. */
 const latestFeedback = sql`(select f.rating, f.correct, f.reuse, f.note, f.created_at from ${taskFeedback} f
-  where f.task_id = ${tasks.id} and f.account_id = ${tasks.workspaceId} order by f.created_at desc, f.id desc limit 1)`;
+  where f.task_id = ${tasks.id} and f.workspace_id = ${tasks.workspaceId} order by f.created_at desc, f.id desc limit 1)`;
 
 /** Counts of what the export would hold: the account's done tasks only. */
 export async function trainingSummary(deps: Pick<Deps, 'db'>, workspaceId: string): Promise<TrainingSummary> {

@@ -109,7 +109,7 @@ function conditions(deps: Pick<Deps, 'config' | 'secretKey'>, workspaceId: strin
   }
   if (q.cursor !== undefined) {
     const at = decodeCursor(deps, q.cursor);
-    // A row comparison, not an OR of two: PostgreSQL walks the (account_id, created_at, id) index from it.
+    // A row comparison, not an OR of two: PostgreSQL walks the (workspace_id, created_at, id) index from it.
     where.push(sql`(${tasks.createdAt}, ${tasks.id}) < (${at.createdAt.toISOString()}::timestamptz, ${at.id}::uuid)`);
   }
   return where;

@@ -74,7 +74,7 @@ describe('training summary and export', { timeout: 120_000 }, () => {
       await insertTasks(h.deps.db, [...rows, ...notDone, scaffold, ...stranger]);
       // Microseconds a JavaScript Date cannot hold: a cursor that lost them would repeat rows at every page boundary.
       await h.deps.db.execute(
-        sql`update tasks set created_at = created_at + interval '123 microseconds' where account_id = ${mine.account.id}`,
+        sql`update tasks set created_at = created_at + interval '123 microseconds' where workspace_id = ${mine.account.id}`,
       );
 
       // feedback: ratings on some, a later post replacing an earlier one, and the stranger's feedback on their own

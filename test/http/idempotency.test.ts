@@ -65,7 +65,7 @@ async function counts(accountId: string) {
     .where(eq(taskPostAttempts.workspaceId, accountId));
   const [jobs] = await queryRows<{ n: number }>(
     h.deps.db,
-    sql`select count(*)::int as n from pgboss.job j join tasks t on t.id::text = j.data->>'taskId' where j.name = ${TASK_QUEUE} and t.account_id = ${accountId}`,
+    sql`select count(*)::int as n from pgboss.job j join tasks t on t.id::text = j.data->>'taskId' where j.name = ${TASK_QUEUE} and t.workspace_id = ${accountId}`,
   );
   return { tasks: taskRows!.n, holds: holds!.n, posts: posts!.n, jobs: jobs!.n };
 }

@@ -127,7 +127,7 @@ export async function checkInvariants(pool: pg.Pool): Promise<{
         coalesce(sum(l.amount) filter (where l.kind = 'hold'), 0)::int as holds,
         coalesce(sum(l.amount) filter (where l.kind = 'capture'), 0)::int as captures,
         coalesce(sum(l.amount) filter (where l.kind = 'release'), 0)::int as releases
-      from accounts a left join credit_ledger l on l.account_id = a.id group by a.id`)
+      from workspaces a left join credit_ledger l on l.workspace_id = a.id group by a.id`)
   ).rows;
   add(
     'holds ≠ captures + releases',
