@@ -4,6 +4,7 @@ import type { Deps } from '../deps.js';
 import { AppError } from '../errors.js';
 import type { TokenScope } from '../db/access-vocabulary.js';
 import { accounts, apiTokens, workspaces } from '../db/schema.js';
+import { applyPlanChange, checkPlanChange } from '../workspaces/plan.js';
 import { type Workspace, createPersonalWorkspace } from '../workspaces/workspaces.js';
 import { newId } from '../ids.js';
 import { grantCredits } from './credits.js';
@@ -107,11 +108,7 @@ export async function updateAccount(
   accountId: string,
   change: { plan?: string; credits?: number; isAdmin?: boolean },
 ): Promise<AccountView> {
-  if (change.plan !== undefined && !isBillingPlanName(change.plan))
-    throw new AppError('bad_request', `plan: unknown plan "${change.plan}"`);
-  if (change.credits !== undefined && (!Number.isInteger(change.credits) || change.credits < 0)) {
-    throw new AppError('bad_request', 'credits: must be a non-negative integer');
-  }
+  checkPlanChange(change);
   const now = deps.clock.now();
   return deps.db.transaction(async (tx) => {
     const [current] = await tx
@@ -121,19 +118,11 @@ export async function updateAccount(
       .where(eq(accounts.id, accountId))
       .for('update');
     if (!current) throw new AppError('not_found', `no account ${accountId}`);
-    const wsId = current.workspace.id;
-    if (change.plan !== undefined)
-      await tx.update(workspaces).set({ plan: change.plan }).where(eq(workspaces.id, wsId));
     if (change.isAdmin !== undefined)
       await tx.update(accounts).set({ isAdmin: change.isAdmin }).where(eq(accounts.id, accountId));
-    if (change.credits !== undefined)
-      await grantCredits(tx, wsId, change.credits - current.workspace.credits, now, 'set by admin');
-    const [fresh] = await tx
-      .select({ account: accounts, workspace: workspaces })
-      .from(accounts)
-      .innerJoin(workspaces, eq(workspaces.id, wsId))
-      .where(eq(accounts.id, accountId));
-    return fresh!;
+    const workspace = await applyPlanChange(tx, current.workspace, change, now);
+    const [account] = await tx.select().from(accounts).where(eq(accounts.id, accountId));
+    return { account: account!, workspace };
   });
 }
 

@@ -83,6 +83,8 @@ export const ROUTE_ACTS: Readonly<Record<string, Act>> = {
   // The operator's: access 'admin' decides; the workspace plays no part.
   'GET /admin/accounts': 'self',
   'PATCH /admin/accounts/:id': 'self',
+  'GET /admin/workspaces': 'self',
+  'PATCH /admin/workspaces/:id': 'self',
 };
 
 /** The act of a route as registered (`/v1/...` or its alias), or undefined when none is listed. */

@@ -84,8 +84,8 @@ export function authorize(actor: Actor, act: Act): void {
  * minting it. A token with scopes cannot mint one without.
  */
 export function scopesForNewToken(minter: readonly TokenScope[] | null, asked: readonly TokenScope[] | undefined) {
-  if (minter === null) return asked && asked.length ? [...new Set(asked)] : null;
-  const wanted = asked && asked.length ? asked : minter;
+  if (minter === null) return asked?.length ? [...new Set(asked)] : null;
+  const wanted = asked?.length ? asked : minter;
   const beyond = wanted.filter((s) => !minter.includes(s));
   if (beyond.length) throw new AppError('forbidden', `a token cannot grant scopes it lacks: ${beyond.join(', ')}`);
   return [...new Set(wanted)];

@@ -698,6 +698,40 @@ export interface paths {
         patch: operations["updateAccount"];
         trace?: never;
     };
+    "/v1/admin/workspaces": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Workspaces, newest first (admins only) */
+        get: operations["listAllWorkspaces"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/admin/workspaces/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        /** Change a workspace's plan or set its credits (admins only) */
+        patch: operations["updateWorkspacePlan"];
+        trace?: never;
+    };
     "/v1/auth/session": {
         parameters: {
             query?: never;
@@ -1500,6 +1534,19 @@ export interface components {
             is_admin: boolean;
             /** Format: date-time */
             created_at: string;
+        };
+        AdminWorkspace: {
+            /** Format: uuid */
+            id: string;
+            name: string;
+            personal_of: string | null;
+            /** @enum {string} */
+            plan: "free" | "pro" | "scale" | "demo";
+            credits: number;
+            use_byok: boolean;
+            /** Format: date-time */
+            created_at: string;
+            deleted_at: string | null;
         };
         WebhookEndpoint: {
             /** Format: uuid */
@@ -4963,6 +5010,130 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["AdminAccount"];
+                };
+            };
+            /** @description the request is malformed; the message names the field (`bad_request`, `not_a_scm_url`) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description no valid token: missing, malformed, unknown, revoked or expired (`unauthorized`, `invalid_token`) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description this token may not do this (a demo token, or an admin-only route) (`forbidden`) */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description no such resource of yours (another account’s looks the same as a missing one) (`not_found`) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    listAllWorkspaces: {
+        parameters: {
+            query?: {
+                /** @description true: team workspaces only */
+                team?: "true" | "false";
+                limit?: number;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description the workspaces, newest first */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AdminWorkspace"][];
+                };
+            };
+            /** @description the request is malformed; the message names the field (`bad_request`, `not_a_scm_url`) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description no valid token: missing, malformed, unknown, revoked or expired (`unauthorized`, `invalid_token`) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description this token may not do this (a demo token, or an admin-only route) (`forbidden`) */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    updateWorkspacePlan: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        /** @description every field optional; {} (or no body) changes nothing and answers the workspace */
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "plan": "scale",
+                 *       "credits": 500
+                 *     }
+                 */
+                "application/json": {
+                    /** @enum {string} */
+                    plan?: "free" | "pro" | "scale";
+                    credits?: number;
+                };
+            };
+        };
+        responses: {
+            /** @description the workspace as changed */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AdminWorkspace"];
                 };
             };
             /** @description the request is malformed; the message names the field (`bad_request`, `not_a_scm_url`) */

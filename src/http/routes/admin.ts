@@ -1,12 +1,15 @@
 import { type FastifyPluginAsyncTypebox, Type } from '@fastify/type-provider-typebox';
-import { desc, eq } from 'drizzle-orm';
+import { desc, eq, isNotNull, isNull } from 'drizzle-orm';
 import { updateAccount } from '../../accounts/accounts.js';
 import { ASSIGNABLE_BILLING_PLANS, BILLING_PLAN_NAMES } from '../../config/billing-plans.js';
 import { accounts, workspaces } from '../../db/schema.js';
 import type { Deps } from '../../deps.js';
 import { errorResponses } from '../errors.js';
-import { IdParams, StringEnum, Timestamp, Uuid, described } from '../schema-parts.js';
+import { IdParams, Nullable, StringEnum, Timestamp, Uuid, described, isoOrNull } from '../schema-parts.js';
 import type { AccountView } from '../../accounts/accounts.js';
+import { AppError } from '../../errors.js';
+import { applyPlanChange, checkPlanChange } from '../../workspaces/plan.js';
+import type { Workspace } from '../../workspaces/workspaces.js';
 
 // The admin's account resource: its wire shape (AdminAccount) and its presenter.
 
@@ -38,8 +41,36 @@ export function adminAccountJson({ account: a, workspace: w }: AccountView) {
   };
 }
 
+export const AdminWorkspace = Type.Object(
+  {
+    id: Uuid(),
+    name: Type.String(),
+    personal_of: Nullable(Uuid({ description: 'the account whose personal workspace it is; null for a team’s' })),
+    plan: StringEnum(BILLING_PLAN_NAMES),
+    credits: Type.Integer(),
+    use_byok: Type.Boolean(),
+    created_at: Timestamp,
+    deleted_at: Nullable(Timestamp),
+  },
+  { $id: 'AdminWorkspace' },
+);
+
+/** A workspace as the operator sees it (AdminWorkspace). */
+export function adminWorkspaceJson(w: Workspace) {
+  return {
+    id: w.id,
+    name: w.name,
+    personal_of: w.personalOf,
+    plan: w.plan,
+    credits: w.credits,
+    use_byok: w.useByok,
+    created_at: w.createdAt.toISOString(),
+    deleted_at: isoOrNull(w.deletedAt),
+  };
+}
+
 /** This resource's named schemas, for src/http/components.ts. */
-export const adminSchemas = [AdminAccount];
+export const adminSchemas = [AdminAccount, AdminWorkspace];
 
 export const adminRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = async (app, { deps }) => {
   app.get(
@@ -106,6 +137,84 @@ export const adminRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = async (app
     async (request) => {
       const { plan, credits, is_admin } = request.body;
       return adminAccountJson(await updateAccount(deps, request.params.id, { plan, credits, isAdmin: is_admin }));
+    },
+  );
+
+  app.get(
+    '/admin/workspaces',
+    {
+      config: { access: 'admin' },
+      schema: {
+        tags: ['admin'],
+        operationId: 'listAllWorkspaces',
+        summary: 'Workspaces, newest first (admins only)',
+        querystring: Type.Object(
+          {
+            team: Type.Optional(StringEnum(['true', 'false'] as const, { description: 'true: team workspaces only' })),
+            limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 500, default: 100 })),
+          },
+          { additionalProperties: false },
+        ),
+        response: {
+          200: described('the workspaces, newest first', Type.Array(Type.Ref('AdminWorkspace'))),
+          ...errorResponses(400, 401, 403),
+        },
+      },
+    },
+    async (request) => {
+      const { team, limit } = request.query;
+      const rows = await deps.db
+        .select()
+        .from(workspaces)
+        .where(
+          team === undefined
+            ? undefined
+            : team === 'true'
+              ? isNull(workspaces.personalOf)
+              : isNotNull(workspaces.personalOf),
+        )
+        .orderBy(desc(workspaces.createdAt), desc(workspaces.id))
+        .limit(limit ?? 100);
+      return rows.map(adminWorkspaceJson);
+    },
+  );
+
+  app.patch(
+    '/admin/workspaces/:id',
+    {
+      config: { access: 'admin' },
+      schema: {
+        tags: ['admin'],
+        operationId: 'updateWorkspacePlan',
+        summary: "Change a workspace's plan or set its credits (admins only)",
+        params: IdParams,
+        body: Type.Object(
+          {
+            plan: Type.Optional(StringEnum(ASSIGNABLE_BILLING_PLANS)),
+            credits: Type.Optional(Type.Integer({ minimum: 0, maximum: 1_000_000_000 })),
+          },
+          {
+            additionalProperties: false,
+            examples: [{ plan: 'scale', credits: 500 }],
+            description: 'every field optional; {} (or no body) changes nothing and answers the workspace',
+          },
+        ),
+        response: {
+          200: described('the workspace as changed', Type.Ref('AdminWorkspace')),
+          ...errorResponses(400, 401, 403, 404),
+        },
+      },
+    },
+    async (request) => {
+      const change = request.body ?? {};
+      checkPlanChange(change);
+      const now = deps.clock.now();
+      const updated = await deps.db.transaction(async (tx) => {
+        const [current] = await tx.select().from(workspaces).where(eq(workspaces.id, request.params.id)).for('update');
+        if (!current || current.deletedAt) throw new AppError('not_found', `no workspace ${request.params.id}`);
+        return applyPlanChange(tx, current, change, now);
+      });
+      return adminWorkspaceJson(updated);
     },
   );
 };
