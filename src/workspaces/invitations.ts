@@ -24,10 +24,11 @@ export async function createInvitation(
   workspaceId: string,
   input: { role: WorkspaceRole; email?: string; expiresInDays?: number },
 ): Promise<{ invitation: Invitation; secret: string }> {
-  if (input.role === 'owner')
-    throw new AppError('bad_request', 'role: nobody is invited as owner; ownership moves by transfer');
+  // Above one's own role is forbidden (a maintainer asking for an owner too); the owner is told how ownership moves.
   if (!roleAtLeast(actor.role, input.role))
     throw new AppError('forbidden', `a ${actor.role} cannot invite a ${input.role}`);
+  if (input.role === 'owner')
+    throw new AppError('bad_request', 'role: nobody is invited as owner; ownership moves by transfer');
   const [ws] = await deps.db.select().from(workspaces).where(eq(workspaces.id, workspaceId));
   if (ws?.personalOf)
     throw new AppError('conflict', 'a personal workspace has one member; create a workspace to share');

@@ -148,13 +148,17 @@ export async function exportWorkspace(deps: Pick<Deps, 'db'>, ws: Workspace) {
       revoked_at: iso(i.revokedAt),
     })),
     tasks: taskRows.map(taskJson),
-    repo_settings: settings.map((s) => ({
-      repo: s.repo,
-      setup_command: s.setupCommand,
-      test_command: s.testCommand,
-      env: s.env,
-      secrets: secrets.filter((x) => x.repo === s.repo).map((x) => x.name),
-    })),
+    // Every repository with settings or secrets (a secret needs no other setting), secrets by name only.
+    repo_settings: [...new Set([...settings.map((s) => s.repo), ...secrets.map((x) => x.repo)])].map((repo) => {
+      const s = settings.find((x) => x.repo === repo);
+      return {
+        repo,
+        setup_command: s?.setupCommand ?? null,
+        test_command: s?.testCommand ?? null,
+        env: s?.env ?? {},
+        secrets: secrets.filter((x) => x.repo === repo).map((x) => x.name),
+      };
+    }),
     memory: memory.map((m) => ({ id: m.id, repo: m.repo, kind: m.kind, content: m.content, task_id: m.taskId })),
     webhooks: endpoints.map((e) => ({ id: e.id, url: e.url, events: e.events, enabled: e.enabled })),
     triggers: triggers.map((t) => ({ repo: t.repo, host: t.host })),

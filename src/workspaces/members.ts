@@ -51,6 +51,8 @@ async function memberOrNotFound(deps: Pick<Deps, 'db'>, workspaceId: string, acc
 function checkManages(actor: Actor, target: WorkspaceRole, to?: WorkspaceRole) {
   if (target === 'owner')
     throw new AppError('forbidden', 'the owner cannot be changed or removed; the owner transfers ownership first');
+  if (to === 'owner' && actor.role !== 'owner')
+    throw new AppError('forbidden', `a ${actor.role} cannot make an owner; only the owner transfers ownership`);
   if (to === 'owner')
     throw new AppError(
       'bad_request',
