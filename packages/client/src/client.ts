@@ -12,7 +12,23 @@ import createFetchClient, {
 import { errorFromResponse, networkError } from './errors.js';
 import { type FollowOptions, type TaskEvent, followTask } from './follow.js';
 import { DEFAULT_RETRY, type Sleep, realSleep, retryingFetch } from './retry.js';
-import type { CreateTaskBody, Log, Task, paths } from './types.js';
+import type {
+  CreateInvitationBody,
+  CreateTaskBody,
+  CreateTokenBody,
+  CreatedInvitation,
+  CreatedToken,
+  ListTasksQuery,
+  Log,
+  Task,
+  TaskSummary,
+  Workspace,
+  WorkspaceExport,
+  WorkspaceInvitation,
+  WorkspaceMember,
+  WorkspaceRole,
+  paths,
+} from './types.js';
 
 export type FetchFn = (input: Request, init?: RequestInit) => Promise<Response>;
 
@@ -61,6 +77,47 @@ export interface EmendClient {
   getTask(id: string, options?: { signal?: AbortSignal }): Promise<{ task: Task; logs: Log[] }>;
   /** The task's events, live, to its `end` (see followTask in follow.ts). */
   followTask(id: string, options?: FollowOptions): AsyncGenerator<TaskEvent, void, undefined>;
+  /** One page of the workspace's tasks, newest first; `created_by` (an account id) for one person's. */
+  listTasks(query?: ListTasksQuery, options?: CallOptions): Promise<TaskSummary[]>;
+  /** A personal access token for one of your workspaces (`workspace_id`), with `scopes` narrower than your role. */
+  createToken(body?: CreateTokenBody, options?: CallOptions): Promise<CreatedToken>;
+
+  // Workspaces (docs/teams.md). A token acts in its own workspace: the calls that take a
+  // workspace id answer NotFoundError for any other (mint a token for it with createToken).
+
+  /** The workspaces you belong to, your personal one first, each with your role. */
+  listWorkspaces(options?: CallOptions): Promise<Workspace[]>;
+  /** A new team workspace; you are its owner. */
+  createWorkspace(name: string, options?: CallOptions): Promise<Workspace>;
+  getWorkspace(id: string, options?: CallOptions): Promise<Workspace>;
+  /** Owner only. */
+  renameWorkspace(id: string, name: string, options?: CallOptions): Promise<Workspace>;
+  /** Owner only, a team workspace whose tasks have all finished; the credit ledger is kept. */
+  deleteWorkspace(id: string, options?: CallOptions): Promise<void>;
+  /** Owner only: everything the workspace holds, without secrets. */
+  exportWorkspace(id: string, options?: CallOptions): Promise<WorkspaceExport>;
+  /** The members, owner first. */
+  listMembers(id: string, options?: CallOptions): Promise<WorkspaceMember[]>;
+  /** Maintainers change roles below owner; ownership moves with transferWorkspace. */
+  setMemberRole(id: string, accountId: string, role: WorkspaceRole, options?: CallOptions): Promise<WorkspaceMember>;
+  /** Removes a member below the owner and revokes their tokens for the workspace. */
+  removeMember(id: string, accountId: string, options?: CallOptions): Promise<void>;
+  /** Leave (not as its owner); your tokens for it are revoked, the calling one too. */
+  leaveWorkspace(id: string, options?: CallOptions): Promise<void>;
+  /** Owner only: makes another member the owner, you stay as a maintainer; the members after it. */
+  transferWorkspace(id: string, accountId: string, options?: CallOptions): Promise<WorkspaceMember[]>;
+  /** A one-time invitation that expires; its secret (`token`) and link (`url`) are shown this once. */
+  createInvitation(id: string, body: CreateInvitationBody, options?: CallOptions): Promise<CreatedInvitation>;
+  /** The workspace's invitations, newest first, without secrets. */
+  listInvitations(id: string, options?: CallOptions): Promise<WorkspaceInvitation[]>;
+  revokeInvitation(id: string, invitationId: string, options?: CallOptions): Promise<WorkspaceInvitation>;
+  /** Joins the workspace an invitation's secret (`inv_…`) is for; the workspace, with your role. */
+  acceptInvitation(token: string, options?: CallOptions): Promise<Workspace>;
+}
+
+/** What every named call takes besides its arguments. */
+export interface CallOptions {
+  signal?: AbortSignal;
 }
 
 /** The routes that take an Idempotency-Key: the client sends a fresh one when the caller gave none. */
@@ -74,7 +131,7 @@ async function settle<T>(call: Promise<{ data?: T; error?: unknown; response: Re
     throw networkError(err);
   }
   if (!result.response.ok) throw errorFromResponse(result.response, result.error);
-  // Every route of the API answers a success with a body (none answers 204).
+  // A 204 (a deletion, leaving a workspace) resolves to undefined.
   return result.data as T;
 }
 
@@ -86,6 +143,8 @@ function unwrapped<M extends HttpMethod>(method: RawClient[Uppercase<M>]): Call<
   const loose = method as unknown as LooseMethod;
   return ((url: string, init?: object) => settle(loose(url, init))) as Call<M>;
 }
+
+const inWorkspace = (id: string) => ({ params: { path: { id } } });
 
 export function createClient(options: ClientOptions): EmendClient {
   const baseUrl = options.baseUrl.replace(/\/+$/, '');
@@ -119,6 +178,42 @@ export function createClient(options: ClientOptions): EmendClient {
       client.POST('/v1/tasks', { body, params: { header: { 'idempotency-key': idempotencyKey } }, signal }),
     getTask: (id, { signal } = {}) => client.GET('/v1/tasks/{id}', { params: { path: { id } }, signal }),
     followTask: (id, follow = {}) => followTask({ baseUrl, fetch: baseFetch, headers: auth, sleep }, id, follow),
+    listTasks: (query = {}, { signal } = {}) => client.GET('/v1/tasks', { params: { query }, signal }),
+    createToken: (body = {}, { signal } = {}) => client.POST('/v1/me/tokens', { body, signal }),
+    listWorkspaces: ({ signal } = {}) => client.GET('/v1/workspaces', { signal }),
+    createWorkspace: (name, { signal } = {}) => client.POST('/v1/workspaces', { body: { name }, signal }),
+    getWorkspace: (id, { signal } = {}) => client.GET('/v1/workspaces/{id}', { ...inWorkspace(id), signal }),
+    renameWorkspace: (id, name, { signal } = {}) =>
+      client.PATCH('/v1/workspaces/{id}', { ...inWorkspace(id), body: { name }, signal }),
+    deleteWorkspace: async (id, { signal } = {}) => {
+      await client.DELETE('/v1/workspaces/{id}', { ...inWorkspace(id), signal });
+    },
+    exportWorkspace: (id, { signal } = {}) => client.GET('/v1/workspaces/{id}/export', { ...inWorkspace(id), signal }),
+    listMembers: (id, { signal } = {}) => client.GET('/v1/workspaces/{id}/members', { ...inWorkspace(id), signal }),
+    setMemberRole: (id, account_id, role, { signal } = {}) =>
+      client.PATCH('/v1/workspaces/{id}/members/{account_id}', {
+        params: { path: { id, account_id } },
+        body: { role },
+        signal,
+      }),
+    removeMember: async (id, account_id, { signal } = {}) => {
+      await client.DELETE('/v1/workspaces/{id}/members/{account_id}', { params: { path: { id, account_id } }, signal });
+    },
+    leaveWorkspace: async (id, { signal } = {}) => {
+      await client.POST('/v1/workspaces/{id}/leave', { ...inWorkspace(id), signal });
+    },
+    transferWorkspace: (id, account_id, { signal } = {}) =>
+      client.POST('/v1/workspaces/{id}/transfer', { ...inWorkspace(id), body: { account_id }, signal }),
+    createInvitation: (id, body, { signal } = {}) =>
+      client.POST('/v1/workspaces/{id}/invitations', { ...inWorkspace(id), body, signal }),
+    listInvitations: (id, { signal } = {}) =>
+      client.GET('/v1/workspaces/{id}/invitations', { ...inWorkspace(id), signal }),
+    revokeInvitation: (id, invitation_id, { signal } = {}) =>
+      client.DELETE('/v1/workspaces/{id}/invitations/{invitation_id}', {
+        params: { path: { id, invitation_id } },
+        signal,
+      }),
+    acceptInvitation: (token, { signal } = {}) => client.POST('/v1/invitations/accept', { body: { token }, signal }),
   };
   return client;
 }

@@ -1,4 +1,12 @@
-export { type Call, type ClientOptions, type EmendClient, type FetchFn, KEYED_ROUTES, createClient } from './client.js';
+export {
+  type Call,
+  type CallOptions,
+  type ClientOptions,
+  type EmendClient,
+  type FetchFn,
+  KEYED_ROUTES,
+  createClient,
+} from './client.js';
 export {
   AuthenticationError,
   BadRequestError,

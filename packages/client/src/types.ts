@@ -21,3 +21,26 @@ export type TaskStateEvent = Schemas['TaskStateEvent'];
 export type TaskLogEvent = Schemas['TaskLogEvent'];
 /** The statuses a task ends in; the stream's `end` event carries one. */
 export type TerminalStatus = Extract<TaskStatus, 'done' | 'failed' | 'cancelled'>;
+/** The query of GET /v1/tasks (filters, `limit`, `cursor`; `created_by` for one person's tasks). */
+export type ListTasksQuery = NonNullable<paths['/v1/tasks']['get']['parameters']['query']>;
+/** A workspace as its member sees it: with their role, plan and credits (docs/teams.md). */
+export type Workspace = Schemas['Workspace'];
+export type WorkspaceRole = Workspace['role'];
+export type WorkspaceMember = Schemas['WorkspaceMember'];
+export type WorkspaceInvitation = Schemas['WorkspaceInvitation'];
+/** The body of POST /v1/workspaces/{id}/invitations. */
+export type CreateInvitationBody = NonNullable<
+  paths['/v1/workspaces/{id}/invitations']['post']['requestBody']
+>['content']['application/json'];
+/** A new invitation, with its one-time secret (`token`) and the panel's link (`url`), shown once. */
+export type CreatedInvitation =
+  paths['/v1/workspaces/{id}/invitations']['post']['responses'][201]['content']['application/json'];
+/** What GET /v1/workspaces/{id}/export answers: the workspace and all it holds, without secrets. */
+export type WorkspaceExport =
+  paths['/v1/workspaces/{id}/export']['get']['responses'][200]['content']['application/json'];
+export type TokenRecord = Schemas['TokenRecord'];
+export type TokenScope = NonNullable<TokenRecord['scopes']>[number];
+/** The body of POST /v1/me/tokens: a name, an expiry, the workspace it acts in and its scopes. */
+export type CreateTokenBody = NonNullable<paths['/v1/me/tokens']['post']['requestBody']>['content']['application/json'];
+/** A new token, with its secret (`token`) shown once. */
+export type CreatedToken = paths['/v1/me/tokens']['post']['responses'][201]['content']['application/json'];
