@@ -1,17 +1,30 @@
 import { render } from 'preact';
 import { useEffect, useRef, useState } from 'preact/hooks';
 import { call, client, setSignedOutHandler } from './api/client';
-import type { Profile } from './api/types';
+import type { Profile, Workspace } from './api/types';
 import { ErrorNote } from './components/ErrorNote';
+import { WorkspaceSwitcher } from './components/WorkspaceSwitcher';
 import { AccountPage } from './pages/Account';
+import { InvitationPage } from './pages/Invitation';
 import { NewTaskPage } from './pages/NewTask';
 import { SignInPage } from './pages/SignIn';
 import { TaskPage } from './pages/Task';
 import { TasksPage } from './pages/Tasks';
+import { WorkspacePage } from './pages/Workspace';
 import { type Route, navigate, onLinkClick, useRoute } from './router';
 import './styles.css';
 
-function Page({ route, profile, reload }: { route: Route; profile: Profile; reload: () => void }) {
+function Page({
+  route,
+  profile,
+  workspaces,
+  reload,
+}: {
+  route: Route;
+  profile: Profile;
+  workspaces: Workspace[] | null;
+  reload: () => Promise<void>;
+}) {
   switch (route.page) {
     case 'new':
       return <NewTaskPage profile={profile} />;
@@ -19,6 +32,10 @@ function Page({ route, profile, reload }: { route: Route; profile: Profile; relo
       return <TaskPage id={route.id} />;
     case 'account':
       return <AccountPage profile={profile} reload={reload} />;
+    case 'workspace':
+      return <WorkspacePage profile={profile} workspaces={workspaces} reload={reload} />;
+    case 'invitation':
+      return <InvitationPage secret={route.secret} reload={reload} />;
     default:
       return <TasksPage />;
   }
@@ -27,19 +44,30 @@ function Page({ route, profile, reload }: { route: Route; profile: Profile; relo
 function App() {
   const route = useRoute();
   const [profile, setProfile] = useState<Profile | null | undefined>(undefined);
+  const [workspaces, setWorkspaces] = useState<Workspace[] | null>(null);
   const [error, setError] = useState<unknown>(null);
   const main = useRef<HTMLElement>(null);
 
+  /** The profile (the workspace the session acts in, one's role there) and the workspaces to switch among. */
   const load = () =>
     call(client.GET('/v1/me'))
-      .then((p) => {
+      .then(async (p) => {
+        // A demo token may not list workspaces (403): it has its one and no switcher.
+        const list = p.plan === 'demo' ? null : await call(client.GET('/v1/workspaces')).catch(() => null);
         setProfile(p);
+        setWorkspaces(list);
         setError(null);
       })
       .catch((err) => {
         setProfile(null);
         if (err?.status !== 401) setError(err);
       });
+
+  /** After a switch, a task of the workspace left is not found in the new one: back to the list. */
+  const switched = async () => {
+    if (route.page === 'task') navigate('/app/');
+    await load();
+  };
 
   useEffect(() => {
     setSignedOutHandler(() => setProfile(null));
@@ -85,9 +113,19 @@ function App() {
             <a href="/app/new" onClick={onLinkClick} aria-current={route.page === 'new' ? 'page' : undefined}>
               New task
             </a>
+            <a
+              href="/app/workspace"
+              onClick={onLinkClick}
+              aria-current={route.page === 'workspace' ? 'page' : undefined}
+            >
+              Workspace
+            </a>
             <a href="/app/account" onClick={onLinkClick} aria-current={route.page === 'account' ? 'page' : undefined}>
               Account
             </a>
+            {workspaces && (
+              <WorkspaceSwitcher profile={profile} workspaces={workspaces} switched={switched} failed={setError} />
+            )}
             <span class="who">{profile.email}</span>
             <button type="button" class="link" onClick={signOut}>
               Sign out
@@ -97,7 +135,12 @@ function App() {
       </header>
       <main id="main" ref={main}>
         <ErrorNote error={error} />
-        {profile ? <Page route={route} profile={profile} reload={load} /> : <SignInPage onSignedIn={load} />}
+        {profile ? (
+          // Keyed by the workspace: a switch mounts the page afresh, which reads the new workspace's data.
+          <Page key={profile.workspace.id} route={route} profile={profile} workspaces={workspaces} reload={load} />
+        ) : (
+          <SignInPage onSignedIn={load} invited={route.page === 'invitation'} />
+        )}
       </main>
     </>
   );

@@ -59,8 +59,8 @@ function errorOf(error: unknown, response: Response): ApiError {
   );
 }
 
-/** The body of a successful answer; an ApiError for an error answer or an unreachable server. */
-export async function call<R extends Result>(request: Promise<R>): Promise<NonNullable<R['data']>> {
+/** The answer, an ApiError for an error answer or an unreachable server. */
+async function answer<R extends Result>(request: Promise<R>): Promise<R> {
   let result: R;
   try {
     result = await request;
@@ -69,8 +69,18 @@ export async function call<R extends Result>(request: Promise<R>): Promise<NonNu
     if (err instanceof TypeError) throw new ApiError(0, 'network', 'the server could not be reached');
     throw err;
   }
-  const { data, error, response } = result;
-  if (!response.ok) throw errorOf(error, response);
+  if (!result.response.ok) throw errorOf(result.error, result.response);
+  return result;
+}
+
+/** A route answering 204 No Content (a removal, leaving): nothing on success; an ApiError as `call` throws. */
+export async function callNoContent(request: Promise<Result>): Promise<void> {
+  await answer(request);
+}
+
+/** The body of a successful answer; an ApiError for an error answer or an unreachable server. */
+export async function call<R extends Result>(request: Promise<R>): Promise<NonNullable<R['data']>> {
+  const { data, response } = await answer(request);
   // Every JSON route answers with a body; an empty one is the server's fault, not a value.
   if (data === undefined || data === null)
     throw new ApiError(response.status, `http_${response.status}`, 'the answer had no body');

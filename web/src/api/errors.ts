@@ -17,7 +17,8 @@ const SENTENCES: Record<ErrorCode | 'network', string> = {
     'You have no credits left for a pull-request run. Ask for more credits, or use your own provider keys (BYOK).',
   DEMO_LIMIT_REACHED: 'A demo token runs two tasks, and this one has used both.',
   DEMO_PUBLIC_REPOS_ONLY: 'Demo tokens work on public repositories only, and this one is private or does not exist.',
-  forbidden: 'You are not allowed to do that. (Demo tokens cannot manage the account; some pages need a full token.)',
+  forbidden:
+    'You are not allowed to do that: your role in this workspace or your token does not allow it. (Demo tokens cannot manage the account.)',
   not_found: 'That was not found: it does not exist, or it is not yours.',
   conflict: 'That cannot be done now, in the current state of the task.',
   scm_not_connected: 'Connect your GitHub account first (Account page, “Code host”).',

@@ -7,6 +7,10 @@ export type Task = Schemas['Task'];
 export type TaskSummary = Schemas['TaskSummary'];
 export type Profile = Schemas['Profile'];
 export type TokenRecord = Schemas['TokenRecord'];
+export type Workspace = Schemas['Workspace'];
+export type WorkspaceMember = Schemas['WorkspaceMember'];
+export type WorkspaceInvitation = Schemas['WorkspaceInvitation'];
+export type WorkspaceRole = Profile['role'];
 export type ProviderKey = Schemas['ProviderKey'];
 export type WebhookEndpoint = Schemas['WebhookEndpoint'];
 export type WebhookDelivery = Schemas['WebhookDelivery'];
@@ -37,6 +41,12 @@ export type TaskType = Task['task_type'];
 export type StepName = LogRecord['step'];
 export type LogStatus = LogRecord['status'];
 export type ErrorCode = Schemas['Error']['error'];
+
+/** The roles from the highest down (docs/teams.md): each may do what those below it may. */
+export const ROLES = ['owner', 'maintainer', 'member', 'viewer'] as const satisfies readonly WorkspaceRole[];
+/** Whether `role` is `atLeast` or above. */
+export const roleAtLeast = (role: WorkspaceRole, atLeast: WorkspaceRole) =>
+  ROLES.indexOf(role) <= ROLES.indexOf(atLeast);
 
 /** The statuses a task ends in (the stream closes there). */
 export const TERMINAL = ['done', 'failed', 'cancelled'] as const satisfies readonly TaskStatus[];

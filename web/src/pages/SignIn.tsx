@@ -6,7 +6,7 @@ import { ErrorNote } from '../components/ErrorNote';
  * Sign-in: a token pasted once (the server trades it for an HttpOnly cookie; the field is
  * cleared and the token kept nowhere), GitHub where configured, or a demo token for an email.
  */
-export function SignInPage({ onSignedIn }: { onSignedIn: () => void }) {
+export function SignInPage({ onSignedIn, invited = false }: { onSignedIn: () => void; invited?: boolean }) {
   const [token, setToken] = useState('');
   const [email, setEmail] = useState('');
   const [busy, setBusy] = useState(false);
@@ -56,6 +56,12 @@ export function SignInPage({ onSignedIn }: { onSignedIn: () => void }) {
   return (
     <section class="signin">
       <h1 tabIndex={-1}>Sign in to emend</h1>
+      {invited && (
+        <p class="card" data-testid="invited">
+          You were invited to a workspace. Sign in to the account that should join it; the invitation is shown next.
+          (After signing in with GitHub, open the invitation link again.)
+        </p>
+      )}
       <ErrorNote error={error} />
       <form onSubmit={submitToken} aria-labelledby="token-heading" class="card">
         <h2 id="token-heading">With a token</h2>

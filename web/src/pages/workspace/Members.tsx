@@ -1,0 +1,128 @@
+import { useEffect, useState } from 'preact/hooks';
+import { call, callNoContent, client } from '../../api/client';
+import { type Profile, ROLES, type WorkspaceMember, type WorkspaceRole, roleAtLeast } from '../../api/types';
+import { ErrorNote } from '../../components/ErrorNote';
+import { when } from '../../components/Status';
+
+/** The roles someone of `role` may give: below owner (ownership moves by transfer), and not above their own. */
+export const grantable = (role: WorkspaceRole) => ROLES.filter((r) => r !== 'owner' && roleAtLeast(role, r));
+
+/**
+ * The workspace's members, owner first. A maintainer or the owner (`manages`) gets a role choice
+ * and a removal for every member but the owner and themselves (they leave instead).
+ */
+export function Members({ profile, manages }: { profile: Profile; manages: boolean }) {
+  const id = profile.workspace.id;
+  const [members, setMembers] = useState<WorkspaceMember[] | null>(null);
+  const [said, setSaid] = useState('');
+  const [error, setError] = useState<unknown>(null);
+
+  const load = () =>
+    call(client.GET('/v1/workspaces/{id}/members', { params: { path: { id } } })).then(setMembers, setError);
+  useEffect(() => {
+    void load();
+  }, []);
+
+  const controls = (m: WorkspaceMember) => manages && m.role !== 'owner' && m.account_id !== profile.id;
+  const who = (m: WorkspaceMember) => m.name || m.email;
+
+  const setRole = async (m: WorkspaceMember, select: HTMLSelectElement) => {
+    const role = select.value as WorkspaceRole;
+    setError(null);
+    setSaid('');
+    try {
+      const changed = await call(
+        client.PATCH('/v1/workspaces/{id}/members/{account_id}', {
+          params: { path: { id, account_id: m.account_id } },
+          body: { role },
+        }),
+      );
+      setSaid(`${who(changed)} is now ${changed.role}.`);
+    } catch (err) {
+      select.value = m.role;
+      setError(err);
+    }
+    await load();
+  };
+  const remove = async (m: WorkspaceMember) => {
+    if (!confirm(`Remove ${who(m)} from the workspace? Their tokens for it are revoked.`)) return;
+    setError(null);
+    setSaid('');
+    try {
+      await callNoContent(
+        client.DELETE('/v1/workspaces/{id}/members/{account_id}', {
+          params: { path: { id, account_id: m.account_id } },
+        }),
+      );
+      setSaid(`${who(m)} was removed.`);
+    } catch (err) {
+      setError(err);
+    }
+    await load();
+  };
+
+  return (
+    <div class="card">
+      <h2>Members</h2>
+      {members && (
+        <table class="members">
+          <caption class="sr-only">The workspace’s members, owner first</caption>
+          <thead>
+            <tr>
+              <th scope="col">Name</th>
+              <th scope="col">Email</th>
+              <th scope="col">Role</th>
+              <th scope="col">Since</th>
+              {manages && <th scope="col">Actions</th>}
+            </tr>
+          </thead>
+          <tbody>
+            {members.map((m) => (
+              <tr key={m.account_id} data-member={m.account_id} data-role={m.role}>
+                <td>
+                  {m.name || '—'}
+                  {m.account_id === profile.id ? ' (you)' : ''}
+                </td>
+                <td>{m.email}</td>
+                <td>
+                  {controls(m) ? (
+                    <select
+                      aria-label={`Role of ${m.email}`}
+                      value={m.role}
+                      onChange={(e) => void setRole(m, e.currentTarget)}
+                    >
+                      {[...new Set([...grantable(profile.role), m.role])].map((r) => (
+                        <option key={r} value={r}>
+                          {r}
+                        </option>
+                      ))}
+                    </select>
+                  ) : (
+                    m.role
+                  )}
+                </td>
+                <td>{when(m.since)}</td>
+                {manages && (
+                  <td>
+                    {controls(m) && (
+                      <button
+                        type="button"
+                        class="link"
+                        onClick={() => void remove(m)}
+                        aria-label={`Remove ${m.email}`}
+                      >
+                        Remove
+                      </button>
+                    )}
+                  </td>
+                )}
+              </tr>
+            ))}
+          </tbody>
+        </table>
+      )}
+      {said && <p role="status">{said}</p>}
+      <ErrorNote error={error} />
+    </div>
+  );
+}
