@@ -1,19 +1,11 @@
 import { randomBytes, randomUUID } from 'node:crypto';
-import { cpSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { PGlite } from '@electric-sql/pglite';
-import { drizzle } from 'drizzle-orm/pglite';
-import { migrate } from 'drizzle-orm/pglite/migrator';
 import { expect, it } from 'vitest';
 import { connectionsOf, scmTokenOn } from '../../src/accounts/scm-connection.js';
 import { systemClock } from '../../src/clock.js';
 import { loadConfig } from '../../src/config/config.js';
-import type { Db } from '../../src/db/client.js';
-import { migrationsFolder } from '../../src/db/client.js';
-import * as schema from '../../src/db/schema.js';
 import { encryptSecret } from '../../src/secrets/box.js';
 import { defaultHost } from '../../src/scm/hosts.js';
+import { databaseBefore } from '../support/database-at.js';
 
 /**
  * A deployment upgraded from one GitHub host (accounts.scm_login / scm_token_enc) keeps its
@@ -21,18 +13,10 @@ import { defaultHost } from '../../src/scm/hosts.js';
  * the unchanged EMEND_SCM_* configuration names, and the stored token still decrypts.
  */
 it('migration 0013 keeps the connections made before several hosts, usable with the old configuration', async () => {
-  const before = mkdtempSync(join(tmpdir(), 'emend-migrations-'));
-  const client = await PGlite.create();
+  // the migrations up to 0012
+  const old = await databaseBefore('0013');
+  const { client } = old;
   try {
-    // the migrations up to 0012: the journal cut before 0013
-    cpSync(migrationsFolder, before, { recursive: true });
-    const journalPath = join(before, 'meta', '_journal.json');
-    const journal = JSON.parse(readFileSync(journalPath, 'utf8')) as { entries: { tag: string }[] };
-    const upTo = journal.entries.findIndex((e) => e.tag.startsWith('0013_'));
-    expect(upTo).toBeGreaterThan(0);
-    writeFileSync(journalPath, JSON.stringify({ ...journal, entries: journal.entries.slice(0, upTo) }));
-    await migrate(drizzle(client), { migrationsFolder: before });
-
     const key = randomBytes(32);
     const connected = randomUUID();
     const never = randomUUID();
@@ -43,8 +27,7 @@ it('migration 0013 keeps the connections made before several hosts, usable with 
       [connected, encryptSecret(key, token, `scm-token:${connected}`), never],
     );
 
-    await migrate(drizzle(client), { migrationsFolder });
-    const db = drizzle(client, { schema }) as unknown as Db;
+    const db = await old.migrateToLatest();
     const deps = {
       db,
       config: loadConfig({
@@ -65,7 +48,6 @@ it('migration 0013 keeps the connections made before several hosts, usable with 
     );
     expect(columns.rows.map((r) => r.column_name)).not.toContain('scm_token_enc');
   } finally {
-    await client.close();
-    rmSync(before, { recursive: true, force: true });
+    await old.close();
   }
 });

@@ -1,16 +1,9 @@
 import { randomUUID } from 'node:crypto';
-import { cpSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { PGlite } from '@electric-sql/pglite';
 import { eq } from 'drizzle-orm';
-import { drizzle } from 'drizzle-orm/pglite';
-import { migrate } from 'drizzle-orm/pglite/migrator';
 import { expect, it } from 'vitest';
-import type { Db } from '../../src/db/client.js';
-import { migrationsFolder } from '../../src/db/client.js';
 import * as schema from '../../src/db/schema.js';
 import { taskJson } from '../../src/tasks/present.js';
+import { databaseBefore } from '../support/database-at.js';
 
 /**
  * A database of the schema before tasks had a fixer (migrations up to 0016): after migration 0017
@@ -19,17 +12,9 @@ import { taskJson } from '../../src/tasks/present.js';
  * its accounts have no default fixer.
  */
 it('migration 0017 reads the tasks made before it as pipeline tasks and gives accounts no default', async () => {
-  const before = mkdtempSync(join(tmpdir(), 'emend-migrations-'));
-  const client = await PGlite.create();
+  const old = await databaseBefore('0017');
+  const { client } = old;
   try {
-    cpSync(migrationsFolder, before, { recursive: true });
-    const journalPath = join(before, 'meta', '_journal.json');
-    const journal = JSON.parse(readFileSync(journalPath, 'utf8')) as { entries: { tag: string }[] };
-    const upTo = journal.entries.findIndex((e) => e.tag.startsWith('0017_'));
-    expect(upTo).toBeGreaterThan(0);
-    writeFileSync(journalPath, JSON.stringify({ ...journal, entries: journal.entries.slice(0, upTo) }));
-    await migrate(drizzle(client), { migrationsFolder: before });
-
     const account = randomUUID();
     const fix = randomUUID();
     const scaffold = randomUUID();
@@ -44,8 +29,7 @@ it('migration 0017 reads the tasks made before it as pipeline tasks and gives ac
       [fix, scaffold, account],
     );
 
-    await migrate(drizzle(client), { migrationsFolder });
-    const db = drizzle(client, { schema }) as unknown as Db;
+    const db = await old.migrateToLatest();
     const rows = await db.select().from(schema.tasks).where(eq(schema.tasks.workspaceId, account));
     // Both orders of the two random ids sorted alike.
     expect(rows.map((t) => [t.id, t.fixer]).sort()).toEqual(
@@ -59,7 +43,6 @@ it('migration 0017 reads the tasks made before it as pipeline tasks and gives ac
     const [saved] = await db.select().from(schema.workspaces).where(eq(schema.workspaces.id, account));
     expect(saved!.fixer).toBeNull();
   } finally {
-    await client.close();
-    rmSync(before, { recursive: true, force: true });
+    await old.close();
   }
 });
