@@ -204,6 +204,29 @@ describe('invitations', () => {
   });
 });
 
+describe('invitations to a member', () => {
+  it('accepted by someone already a member: the invitation is spent and the role kept', async () => {
+    const team = await newTeam();
+    const member = await join(team, 'member');
+    const inv = (await invite(team.ownerAuth, team.ws.id, { role: 'viewer' })).json();
+    for (const who of [team.owner, member]) {
+      const again = (await invite(team.ownerAuth, team.ws.id, { role: 'maintainer' })).json();
+      const res = await call(who.auth, 'POST', '/v1/invitations/accept', { token: again.token });
+      expect(res.statusCode).toBe(200);
+      expect(res.json().role).toBe(who === member ? 'member' : 'owner');
+    }
+    expect((await call(member.auth, 'POST', '/v1/invitations/accept', { token: inv.token })).json().role).toBe(
+      'member',
+    );
+    expect(await rolesOf(team)).toEqual([
+      [team.owner.account.id, 'owner'],
+      [member.account.id, 'member'],
+    ]);
+    const spent = (await call(team.ownerAuth, 'GET', `/v1/workspaces/${team.ws.id}/invitations`)).json();
+    expect(spent.every((i: { accepted_at: string | null }) => i.accepted_at !== null)).toBe(true);
+  });
+});
+
 describe('roles and members', () => {
   it('a maintainer cannot invite or make an owner, nor change or remove the owner (403); a member cannot invite', async () => {
     const team = await newTeam();
@@ -274,8 +297,11 @@ describe('roles and members', () => {
 
   it('removing a member stops their tokens for the workspace (401) while their personal token works', async () => {
     const team = await newTeam();
+    await fund(team.ws.id, 1);
+    await connect(team);
     const member = await join(team, 'member');
     const spare = await tokenFor(member.auth, team.ws.id, { name: 'second' });
+    const theirTask = (await newTask(member.teamAuth)).json();
     expect((await call(member.teamAuth, 'GET', '/v1/me')).json().workspace.id).toBe(team.ws.id);
 
     const removed = await call(team.ownerAuth, 'DELETE', `/v1/workspaces/${team.ws.id}/members/${member.account.id}`);
@@ -292,6 +318,9 @@ describe('roles and members', () => {
       member.account.id,
     ]);
     expect(await rolesOf(team)).toEqual([[team.owner.account.id, 'owner']]);
+    // What they made stays the workspace's, still theirs by created_by.
+    const kept = await call(team.ownerAuth, 'GET', `/v1/tasks?created_by=${member.account.id}`);
+    expect(kept.json().map((t: { id: string }) => t.id)).toEqual([theirTask.id]);
     // Their tokens of the workspace read as revoked in their list; the personal one does not.
     const listed = (await call(member.auth, 'GET', '/v1/me/tokens')).json();
     for (const t of listed) expect(t.revoked_at === null, t.workspace_id).toBe(t.workspace_id === member.account.id);
@@ -353,6 +382,11 @@ describe('roles and members', () => {
     // And the old owner may now leave.
     expect((await call(team.ownerAuth, 'POST', `/v1/workspaces/${team.ws.id}/leave`)).statusCode).toBe(204);
     expect(await rolesOf(team, heir.teamAuth)).toEqual([[heir.account.id, 'owner']]);
+    // A personal workspace keeps its owner.
+    const personal = await call(heir.auth, 'POST', `/v1/workspaces/${heir.account.id}/transfer`, {
+      account_id: team.owner.account.id,
+    });
+    expect(personal.statusCode).toBe(409);
   });
 });
 
@@ -589,5 +623,22 @@ describe('tokens of workspaces', () => {
     expect(rows).toContainEqual(['', team.ws.id, null]);
     expect(rows).toHaveLength(4);
     expect(listed.body).not.toContain(made.json().token);
+  });
+
+  it('a scope never lifts the role: a viewer’s tasks:write token cannot create a task', async () => {
+    const team = await newTeam();
+    await fund(team.ws.id, 1);
+    await connect(team);
+    const viewer = await join(team, 'viewer');
+    const writer = await tokenFor(viewer.auth, team.ws.id, { scopes: ['tasks:read', 'tasks:write'] });
+    const res = await newTask(writer);
+    expect(res.statusCode).toBe(403);
+    expect(res.json().message).toContain('member role');
+    expect((await call(writer, 'GET', '/v1/tasks')).statusCode).toBe(200);
+    // Made a member, the same token may.
+    await call(team.ownerAuth, 'PATCH', `/v1/workspaces/${team.ws.id}/members/${viewer.account.id}`, {
+      role: 'member',
+    });
+    expect((await newTask(writer)).statusCode).toBe(201);
   });
 });
