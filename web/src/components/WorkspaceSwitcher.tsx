@@ -33,7 +33,7 @@ export function WorkspaceSwitcher({
   };
   const listed = workspaces.some((w) => w.id === profile.workspace.id);
   return (
-    <span class="switcher">
+    <span class="switcher" data-workspace={profile.workspace.id}>
       <label for="workspace-switch">Workspace</label>
       <select id="workspace-switch" value={profile.workspace.id} onChange={(e) => void choose(e.currentTarget)}>
         {!listed && (

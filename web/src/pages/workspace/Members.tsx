@@ -30,6 +30,7 @@ export function Members({ profile, manages }: { profile: Profile; manages: boole
     const role = select.value as WorkspaceRole;
     setError(null);
     setSaid('');
+    let note = '';
     try {
       const changed = await call(
         client.PATCH('/v1/workspaces/{id}/members/{account_id}', {
@@ -37,28 +38,32 @@ export function Members({ profile, manages }: { profile: Profile; manages: boole
           body: { role },
         }),
       );
-      setSaid(`${who(changed)} is now ${changed.role}.`);
+      note = `${who(changed)} is now ${changed.role}.`;
     } catch (err) {
       select.value = m.role;
       setError(err);
     }
+    // The list first, then the note: when the note shows, the list it speaks of is current.
     await load();
+    setSaid(note);
   };
   const remove = async (m: WorkspaceMember) => {
     if (!confirm(`Remove ${who(m)} from the workspace? Their tokens for it are revoked.`)) return;
     setError(null);
     setSaid('');
+    let note = '';
     try {
       await callNoContent(
         client.DELETE('/v1/workspaces/{id}/members/{account_id}', {
           params: { path: { id, account_id: m.account_id } },
         }),
       );
-      setSaid(`${who(m)} was removed.`);
+      note = `${who(m)} was removed.`;
     } catch (err) {
       setError(err);
     }
     await load();
+    setSaid(note);
   };
 
   return (
