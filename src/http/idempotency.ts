@@ -62,8 +62,9 @@ export function idempotent(
   return async function claimIdempotencyKey(request: FastifyRequest, reply: FastifyReply) {
     const key = keyOf(request);
     if (key === undefined) return;
-    const accountId = caller(request).account.id;
-    const fingerprint = requestFingerprint(request.params, request.body);
+    const auth = caller(request);
+    const accountId = auth.account.id;
+    const fingerprint = requestFingerprint(auth.workspace.id, request.params, request.body);
     const result = await claimOrWait(deps, { accountId, route, key, fingerprint }, deps.config.idempotencyWaitMs);
     switch (result.kind) {
       case 'claimed':

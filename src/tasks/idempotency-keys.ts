@@ -46,10 +46,14 @@ export type ClaimResult =
 // body deeper than 3, so such a request is refused by validation and its key never stored.
 const canonicalJson = configure({ deterministic: true, maximumDepth: 64, circularValue: null, bigint: false });
 
-/** sha256 of the canonical JSON of what the request asks: its path parameters and its body (none = {}). */
-export function requestFingerprint(params: unknown, body: unknown): string {
+/**
+ * sha256 of the canonical JSON of what the request asks: the workspace it acts in, its path
+ * parameters and its body (none = {}). Keys are the person's: the same key and body sent with a
+ * token of another workspace is a reuse (409), never a replay of the other workspace's answer.
+ */
+export function requestFingerprint(workspaceId: string, params: unknown, body: unknown): string {
   return createHash('sha256')
-    .update(canonicalJson({ params: params ?? {}, body: body ?? {} }) ?? '')
+    .update(canonicalJson({ workspace: workspaceId, params: params ?? {}, body: body ?? {} }) ?? '')
     .digest('hex');
 }
 

@@ -45,8 +45,9 @@ async function memberOrNotFound(deps: Pick<Deps, 'db'>, workspaceId: string, acc
 }
 
 /**
- * Who may change whom: only the owner touches a maintainer's peers at its own level or above;
- * a maintainer manages members below the owner; the owner role moves only by transfer.
+ * Who may change whom: a maintainer (and the owner) manages every member below the owner,
+ * maintainers included (the issue's "members below owner"); nobody changes or removes the owner,
+ * whose role moves only by transfer.
  */
 function checkManages(actor: Actor, target: WorkspaceRole, to?: WorkspaceRole) {
   if (target === 'owner')

@@ -88,7 +88,7 @@ describe('the attack: a link started by one account, approved in another personâ
     const before = trades();
     const res = await victimBrowser.fetch(await approve(link, login('victim')));
     expect(res.status, await res.clone().text()).toBe(403);
-    expect((await res.json()).message).toContain('another emend account');
+    expect((await res.json()).message).toContain('another emend workspace');
     expect(trades()).toBe(before);
     expect(await scmOf(attacker.auth)).toBeNull();
     expect(await scmOf(victim.auth)).toBeNull();

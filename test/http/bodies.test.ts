@@ -110,6 +110,8 @@ describe('a POST or DELETE that takes no body', () => {
           route.url
             .replace(/:id/, '01900000-0000-7000-8000-000000000000')
             .replace(/:delivery_id/, '01900000-0000-7000-8000-000000000001')
+            .replace(/:account_id/, '01900000-0000-7000-8000-000000000002')
+            .replace(/:invitation_id/, '01900000-0000-7000-8000-000000000003')
             .replace(/:provider/, 'openai')
             .replace(/:name/, 'SWEEP_NAME') + requiredQuery(route);
         const expected = (await call(route.method, path, auth, {})).status;

@@ -149,7 +149,7 @@ describe('the account’s default fixer', () => {
     const res = await settings(h, auth, { fixer: 'agent', approval_mode: 'manual' });
     expect(res.statusCode).toBe(400);
     expect(res.json().message).toBe('fixer: the free plan does not offer the agent fixer (it offers: pipeline)');
-    const [row] = await h.deps.db.select().from(accounts).where(eq(accounts.id, account.id));
+    const [row] = await h.deps.db.select().from(workspaces).where(eq(workspaces.id, account.id));
     expect(row).toMatchObject({ fixer: null, approvalMode: 'auto' });
     expect((await settings(h, auth, { fixer: 'pipeline' })).json().fixer).toBe('pipeline');
   });

@@ -130,6 +130,30 @@ describe('Idempotency-Key on POST /v1/tasks', () => {
     expect(await counts(b.account.id)).toEqual({ tasks: 1, holds: 1, posts: 1, jobs: 1 });
   });
 
+  it('a key sent again with a token of another of the person’s workspaces is a reuse (409), never a replay of the first workspace’s task', async () => {
+    const a = await newAccount(h, { plan: 'pro', credits: 5 });
+    const team = await h.app.inject({
+      method: 'POST',
+      url: '/v1/workspaces',
+      headers: a.auth,
+      payload: { name: 'Team' },
+    });
+    expect(team.statusCode, team.body).toBe(201);
+    const minted = await h.app.inject({
+      method: 'POST',
+      url: '/v1/me/tokens',
+      headers: a.auth,
+      payload: { workspace_id: team.json().id },
+    });
+    const teamAuth = { authorization: `Bearer ${minted.json().token}` };
+    const first = await post(a.auth, body('one key, two workspaces'), 'ws-key');
+    expect(first.statusCode).toBe(201);
+    const again = await post(teamAuth, body('one key, two workspaces'), 'ws-key');
+    expect(again.statusCode, again.body).toBe(409);
+    expect(again.headers['idempotent-replayed']).toBeUndefined();
+    expect(await counts(team.json().id)).toMatchObject({ tasks: 0 });
+  });
+
   it('forgets a key after 24 h (the injectable clock) and the sweep deletes it', async () => {
     const { account, auth } = await newAccount(h, { plan: 'scale', credits: 5 });
     const first = await post(auth, body('expiry'), 'day-key');
@@ -290,7 +314,7 @@ describe('a request in flight, and one that died', () => {
     });
     try {
       // A request that claimed the key and never answered (its process was killed).
-      const fingerprint = requestFingerprint({}, body('died'));
+      const fingerprint = requestFingerprint(account.id, {}, body('died'));
       expect(
         (await claimKey(h.deps, { accountId: account.id, route: 'tasks.create', key: 'orphan', fingerprint })).kind,
       ).toBe('claimed');
@@ -324,7 +348,7 @@ describe('a request in flight, and one that died', () => {
 
   it('makes a duplicate wait for the request in flight and answer with its answer', async () => {
     const { account, auth } = await newAccount(h, { plan: 'pro', credits: 5 });
-    const fingerprint = requestFingerprint({}, body('in flight'));
+    const fingerprint = requestFingerprint(account.id, {}, body('in flight'));
     const held = await claimKey(h.deps, { accountId: account.id, route: 'tasks.create', key: 'flight', fingerprint });
     if (held.kind !== 'claimed') throw new Error('the key should have been free');
     let answered = false;
@@ -349,7 +373,7 @@ describe('a claim taken over while its request was still running', () => {
       accountId: account.id,
       route: 'tasks.create' as const,
       key: 'slow',
-      fingerprint: requestFingerprint({}, body('slow')),
+      fingerprint: requestFingerprint(account.id, {}, body('slow')),
     };
     const slow = await claimKey(h.deps, req);
     h.clock.advance(CLAIM_LEASE_MS);

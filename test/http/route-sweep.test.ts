@@ -167,6 +167,10 @@ function ownerPath(route: RouteEntry): string {
         'screenshots:name': 'desktop.png',
         'hooks:host': 'github',
         ':host:id': owned.triggerId,
+        // A's personal workspace: the sweep's DELETE, leave and transfer of it are refused (409), never done.
+        'workspaces:id': route.url.includes('/admin/') ? owned.otherAccountId : A.workspace.id,
+        'members:account_id': owned.otherAccountId,
+        'invitations:invitation_id': owned.otherAccountId,
       };
       const v = value[`${before}:${name}`];
       if (v === undefined)
