@@ -212,8 +212,9 @@ describe.skipIf(!haveChromium)('the control panel: workspaces', { timeout: 90_00
   );
 
   it(
-    'a viewer sees the members without controls; a maintainer gets them for those below the owner, and a ' +
-      'control left on a page after a demotion gets the API’s 403, in its words',
+    'a viewer sees the members without controls and the Account page without the workspace’s settings; a ' +
+      'maintainer gets them for those below the owner, and a control left on a page after a demotion gets the ' +
+      'API’s 403, in its words',
     async () => {
       const owner = await newAccount(panel.h, { plan: 'pro', scm: false });
       const viewer = await newAccount(panel.h, { scm: false });
@@ -236,6 +237,22 @@ describe.skipIf(!haveChromium)('the control panel: workspaces', { timeout: 90_00
       expect(await v.page.getByRole('button', { name: 'Leave this workspace' }).count()).toBe(1);
       await screenshot(v.page, 'workspace-viewer');
 
+      // the Account page: one's tokens, and the workspace's settings neither shown nor asked for (no 403s)
+      const settingsReads: string[] = [];
+      v.page.on('request', (r) => {
+        if (/^\/v1\/me\/(keys|webhooks|repos)/.test(new URL(r.url()).pathname)) settingsReads.push(r.url());
+      });
+      await v.page.getByRole('link', { name: 'Account' }).click();
+      await v.page.getByRole('heading', { name: 'Personal access tokens' }).waitFor();
+      await v.page.getByTestId('settings-by-role').waitFor();
+      for (const heading of ['Model provider', 'Provider keys', 'Webhooks', 'Repository settings'])
+        expect(await v.page.getByRole('heading', { name: heading }).count(), heading).toBe(0);
+      expect(await v.page.getByRole('button', { name: /^Connect/ }).count()).toBe(0);
+      await v.page.getByText('Not connected. The workspace’s owner connects it.').waitFor();
+      expect(settingsReads).toEqual([]);
+      expect(await v.page.getByRole('alert').count()).toBe(0);
+      await openWorkspacePage(v.page);
+
       const m = await panel.newPage();
       await signInWithKeyboard(m.page, maintainer.token);
       await switchTo(m.page, team);
@@ -248,6 +265,13 @@ describe.skipIf(!haveChromium)('the control panel: workspaces', { timeout: 90_00
       const viewerRole = m.page.getByLabel(`Role of ${viewer.account.email}`);
       expect(await viewerRole.locator('option').allTextContents()).toEqual(['maintainer', 'member', 'viewer']);
       await m.page.getByRole('heading', { name: 'Invitations' }).waitFor();
+      // a maintainer's Account page has the workspace's settings, but the code host is the owner's to connect
+      await m.page.getByRole('link', { name: 'Account' }).click();
+      await m.page.getByRole('heading', { name: 'Provider keys' }).waitFor();
+      await m.page.getByRole('heading', { name: 'Webhooks' }).waitFor();
+      await m.page.getByText('Not connected. The workspace’s owner connects it.').waitFor();
+      expect(await m.page.getByRole('button', { name: /^Connect/ }).count()).toBe(0);
+      await openWorkspacePage(m.page);
 
       // the owner demotes the maintainer meanwhile; the page still shows the controls, the API refuses
       await api(ownerTeam, 'PATCH', `/v1/workspaces/${team}/members/${maintainer.account.id}`, { role: 'member' });

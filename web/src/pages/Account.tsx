@@ -1,7 +1,7 @@
 import { useEffect, useState } from 'preact/hooks';
 import { call, client } from '../api/client';
 import type { paths } from '../api/schema';
-import type { Profile } from '../api/types';
+import { type Profile, roleAtLeast } from '../api/types';
 import { ErrorNote } from '../components/ErrorNote';
 import { AccessTokens } from './account/AccessTokens';
 import { CodeHost } from './account/CodeHost';
@@ -12,9 +12,14 @@ import { Webhooks } from './account/Webhooks';
 
 type Limits = paths['/v1/tasks/limits']['get']['responses'][200]['content']['application/json'];
 
-/** The account: its profile and limits, then (full accounts only) its four settings sections and the export. */
+/**
+ * The account and the workspace the session acts in: the profile and limits, then (full accounts
+ * only) one's tokens, the workspace's settings sections for a maintainer or its owner (the code
+ * host's connection for its owner), and the export.
+ */
 export function AccountPage({ profile, reload }: { profile: Profile; reload: () => void }) {
   const demo = profile.plan === 'demo';
+  const maintains = roleAtLeast(profile.role, 'maintainer');
   const [limits, setLimits] = useState<Limits | null>(null);
   const [error, setError] = useState<unknown>(null);
 
@@ -37,6 +42,11 @@ export function AccountPage({ profile, reload }: { profile: Profile; reload: () 
               <dd>{profile.name}</dd>
             </>
           )}
+          <dt>Workspace</dt>
+          <dd>
+            {profile.workspace.name}
+            {profile.workspace.personal ? ' (personal)' : ''}, as {profile.role}
+          </dd>
           <dt>Plan</dt>
           <dd data-testid="plan">{profile.plan}</dd>
           <dt>Credits</dt>
@@ -70,12 +80,25 @@ export function AccountPage({ profile, reload }: { profile: Profile; reload: () 
         </p>
       ) : (
         <>
-          <ModelProvider profile={profile} reload={reload} />
-          <ProviderKeys />
+          {maintains ? (
+            <>
+              <ModelProvider profile={profile} reload={reload} />
+              <ProviderKeys />
+            </>
+          ) : (
+            <p class="card" data-testid="settings-by-role">
+              This workspace’s provider keys, webhooks and repository settings are managed by its maintainers and its
+              owner; your role here is {profile.role}.
+            </p>
+          )}
           <AccessTokens />
-          <Webhooks />
-          <RepoSettings />
-          <CodeHost profile={profile} reload={reload} />
+          {maintains && (
+            <>
+              <Webhooks />
+              <RepoSettings />
+            </>
+          )}
+          <CodeHost profile={profile} reload={reload} owner={profile.role === 'owner'} />
           <div class="card">
             <h2>Training data</h2>
             <p>Your finished tasks with their plans, diffs and feedback, one JSON object per line.</p>

@@ -12,8 +12,11 @@ const labelOf = (host: Host) => {
   return host.host === host.kind ? product : `${product} (${host.host})`;
 };
 
-/** One host's connection: through OAuth where its app is configured, or a pasted token; and disconnecting. */
-function HostConnection({ host, reload }: { host: Host; reload: () => void }) {
+/**
+ * One host's connection: through OAuth where its app is configured, or a pasted token; and
+ * disconnecting. Only the workspace's owner (`owner`) connects and disconnects; the others read it.
+ */
+function HostConnection({ host, reload, owner }: { host: Host; reload: () => void; owner: boolean }) {
   const [token, setToken] = useState('');
   const [error, setError] = useState<unknown>(null);
   const label = labelOf(host);
@@ -53,10 +56,14 @@ function HostConnection({ host, reload }: { host: Host; reload: () => void }) {
       {host.login ? (
         <p>
           Connected to {label} as <strong>{host.login}</strong>.{' '}
-          <button type="button" onClick={disconnect}>
-            Disconnect
-          </button>
+          {owner && (
+            <button type="button" onClick={disconnect}>
+              Disconnect
+            </button>
+          )}
         </p>
+      ) : !owner ? (
+        <p>Not connected. The workspace’s owner connects it.</p>
       ) : (
         <>
           <p>
@@ -88,13 +95,13 @@ function HostConnection({ host, reload }: { host: Host; reload: () => void }) {
   );
 }
 
-/** The code-host connections: one per host of this server, the default first. */
-export function CodeHost({ profile, reload }: { profile: Profile; reload: () => void }) {
+/** The workspace's code-host connections: one per host of this server, the default first. */
+export function CodeHost({ profile, reload, owner }: { profile: Profile; reload: () => void; owner: boolean }) {
   return (
     <div class="card">
       <h2>{profile.scm_hosts.length > 1 ? 'Code hosts' : 'Code host'}</h2>
       {profile.scm_hosts.map((host) => (
-        <HostConnection key={host.host} host={host} reload={reload} />
+        <HostConnection key={host.host} host={host} reload={reload} owner={owner} />
       ))}
     </div>
   );
