@@ -31,6 +31,8 @@ A server, from anywhere (docs/client.md; \`emend task --help\` and the like for 
   emend me | keys list|add|test|delete | tokens list|create|revoke      (each takes --json)
   emend repo list | settings show|set|unset --repo URL | secrets list|set|delete --repo URL [NAME]
   emend webhooks list|add|enable|disable|remove|test|deliveries|redeliver
+  emend workspaces list|create|show|rename|delete|export|members|role|remove|leave|transfer
+                   |invite|invitations|revoke-invitation|accept   (docs/teams.md)
   A followed task exits 0 done, 1 failed, 2 cancelled.
 
 Configuration comes from the environment; see docs/configuration.md.`;
@@ -221,6 +223,7 @@ export async function main(argv: string[], env: NodeJS.ProcessEnv = process.env)
       case 'tokens':
       case 'repo':
       case 'webhooks':
+      case 'workspaces':
         return await (await import('./remote/program.js')).remoteCommand(argv, env);
       case 'help':
       case '--help':

@@ -1,4 +1,5 @@
 import { Argument, type Command, InvalidArgumentError, Option } from 'commander';
+import { TOKEN_SCOPES, type TokenScope } from '../../db/access-vocabulary.js';
 import { PROVIDERS, type Provider } from './api.js';
 import { type Act, type RemoteContext, leaf } from './context.js';
 import { readSecret } from './login.js';
@@ -8,8 +9,11 @@ async function me(ctx: RemoteContext): Promise<number> {
   const profile = await ctx.api().me();
   return show(ctx, profile, (p) => {
     const keys = Array.isArray(p.api_keys) ? (p.api_keys as { provider: string }[]).map((k) => k.provider) : [];
+    // A server from before workspaces answers none.
+    const ws = p.workspace as typeof p.workspace | undefined;
     return table([
       ['email:', p.email],
+      ...(ws ? [['workspace:', `${ws.name} (${ws.personal ? 'personal' : 'team'}, ${p.role}) ${ws.id}`]] : []),
       ['plan:', `${p.plan}, ${p.credits} credits`],
       ['byok:', p.use_byok ? 'on' : 'off'],
       ['code host:', typeof p.scm === 'string' ? p.scm : 'not connected'],
@@ -56,22 +60,45 @@ async function keysDelete(ctx: RemoteContext, cmd: Command): Promise<number> {
 async function tokensList(ctx: RemoteContext): Promise<number> {
   const tokens = await ctx.api().listTokens();
   return showList(ctx, tokens, {
-    header: ['ID', 'NAME', 'KEY', 'LAST USED', 'EXPIRES', 'REVOKED'],
-    row: (t) => [t.id, t.name, `…${t.last4}`, t.last_used_at ?? '', t.expires_at ?? '', t.revoked_at ?? ''],
+    header: ['ID', 'NAME', 'KEY', 'WORKSPACE', 'SCOPES', 'LAST USED', 'EXPIRES', 'REVOKED'],
+    row: (t) => [
+      t.id,
+      t.name,
+      `…${t.last4}`,
+      t.workspace_id,
+      t.scopes === null ? 'all' : t.scopes.join(','),
+      t.last_used_at ?? '',
+      t.expires_at ?? '',
+      t.revoked_at ?? '',
+    ],
   });
 }
 
 async function tokensCreate(ctx: RemoteContext, cmd: Command): Promise<number> {
-  const flags = cmd.opts<{ name?: string; expiresInDays?: number }>();
+  const flags = cmd.opts<{ name?: string; expiresInDays?: number; workspace?: string; scopes?: TokenScope[] }>();
   const made = await ctx.api().createToken({
     ...(flags.name ? { name: flags.name } : {}),
     ...(flags.expiresInDays ? { expires_in_days: flags.expiresInDays } : {}),
+    ...(flags.workspace ? { workspace_id: flags.workspace } : {}),
+    ...(flags.scopes ? { scopes: flags.scopes } : {}),
   });
   // The secret goes to stdout alone, so `emend tokens create | ...` pipes just the token.
   return show(ctx, made, (t) => {
-    ctx.o.err(`token ${t.id} (${t.name}); the secret is shown this once:`);
+    const scopes = t.scopes === null ? 'all its role allows' : t.scopes.join(', ');
+    ctx.o.err(
+      `token ${t.id} (${t.name}) for workspace ${t.workspace_id}, scopes: ${scopes}; the secret is shown once:`,
+    );
     return [t.token];
   });
+}
+
+/** `--scopes tasks:read,tasks:write`: each a known scope. */
+function scopes(value: string): TokenScope[] {
+  const names = value.split(',').map((s) => s.trim());
+  const unknown = names.filter((n) => !(TOKEN_SCOPES as readonly string[]).includes(n));
+  if (unknown.length > 0 || names.length === 0)
+    throw new InvalidArgumentError(`unknown scope ${unknown.join(', ')}; scopes are ${TOKEN_SCOPES.join(', ')}`);
+  return names as TokenScope[];
 }
 
 async function tokensRevoke(ctx: RemoteContext, cmd: Command): Promise<number> {
@@ -89,7 +116,9 @@ const provider = () => new Argument('<provider>').choices(PROVIDERS);
 
 /** `emend me`, `emend keys ...`, `emend tokens ...`. */
 export function accountCommands(program: Command, act: Act): void {
-  leaf(program, 'me', 'your profile: plan, credits, code host, keys').action(act(me));
+  leaf(program, 'me', 'your profile and the workspace this token acts in: plan, credits, code host, keys').action(
+    act(me),
+  );
   const keys = program.command('keys').description("your model providers' keys (bring your own key)");
   leaf(keys, 'list', 'saved keys, metadata only').action(act(keysList));
   leaf(keys, 'add', 'save a key (read from stdin, or typed at a hidden prompt)')
@@ -106,6 +135,8 @@ export function accountCommands(program: Command, act: Act): void {
   leaf(tokens, 'create', 'issue a token; its secret is printed once')
     .option('--name <name>', 'a name to know it by')
     .option('--expires-in-days <days>', 'default: never expires', days)
+    .option('--workspace <id>', "the workspace it acts in (emend workspaces list); default: this token's")
+    .option('--scopes <names>', `comma-separated, narrower than your role: ${TOKEN_SCOPES.join(', ')}`, scopes)
     .action(act(tokensCreate));
   leaf(tokens, 'revoke', 'revoke a token').argument('<id>').action(act(tokensRevoke));
 }

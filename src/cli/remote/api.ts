@@ -1,5 +1,5 @@
 import { type EmendClient, createClient } from '@emend/client';
-import type { TaskStatus } from '@emend/client';
+import type { CreateInvitationBody, CreateTokenBody, TaskStatus, WorkspaceRole } from '@emend/client';
 import type { RemoteLogin } from './config.js';
 import type { WebhookEvent } from '../../webhooks/events.js';
 
@@ -16,7 +16,7 @@ export function connect(login: RemoteLogin) {
   return {
     me: () => client.GET('/v1/me'),
     createTask: client.createTask,
-    listTasks: (query: TaskFilter) => client.GET('/v1/tasks', { params: { query } }),
+    listTasks: (query: TaskFilter) => client.listTasks(query),
     getTask: (id: string) => client.getTask(id),
     /** The task as the approval left it. */
     approve: async (id: string, stage: 'plan' | 'diff') =>
@@ -32,7 +32,7 @@ export function connect(login: RemoteLogin) {
     testKey: (body: { provider: Provider; api_key: string }) => client.POST('/v1/me/keys/test', { body }),
     deleteKey: (provider: Provider) => client.DELETE('/v1/me/keys/{provider}', { params: { path: { provider } } }),
     listTokens: () => client.GET('/v1/me/tokens'),
-    createToken: (body: { name?: string; expires_in_days?: number }) => client.POST('/v1/me/tokens', { body }),
+    createToken: (body: CreateTokenBody) => client.createToken(body),
     revokeToken: (id: string) => client.DELETE('/v1/me/tokens/{id}', path(id)),
     listRepoSettings: () => client.GET('/v1/me/repos'),
     getRepoSettings: (repo: string) => client.GET('/v1/me/repos/settings', { params: { query: { repo } } }),
@@ -55,6 +55,21 @@ export function connect(login: RemoteLogin) {
       client.POST('/v1/me/webhooks/{id}/deliveries/{delivery_id}/redeliver', {
         params: { path: { id, delivery_id } },
       }),
+    listWorkspaces: () => client.listWorkspaces(),
+    createWorkspace: (name: string) => client.createWorkspace(name),
+    getWorkspace: (id: string) => client.getWorkspace(id),
+    renameWorkspace: (id: string, name: string) => client.renameWorkspace(id, name),
+    deleteWorkspace: (id: string) => client.deleteWorkspace(id),
+    exportWorkspace: (id: string) => client.exportWorkspace(id),
+    listMembers: (id: string) => client.listMembers(id),
+    setMemberRole: (id: string, accountId: string, role: WorkspaceRole) => client.setMemberRole(id, accountId, role),
+    removeMember: (id: string, accountId: string) => client.removeMember(id, accountId),
+    leaveWorkspace: (id: string) => client.leaveWorkspace(id),
+    transferWorkspace: (id: string, accountId: string) => client.transferWorkspace(id, accountId),
+    createInvitation: (id: string, body: CreateInvitationBody) => client.createInvitation(id, body),
+    listInvitations: (id: string) => client.listInvitations(id),
+    revokeInvitation: (id: string, invitationId: string) => client.revokeInvitation(id, invitationId),
+    acceptInvitation: (token: string) => client.acceptInvitation(token),
   };
 }
 
@@ -91,5 +106,7 @@ export interface SaveKey {
 export interface TaskFilter {
   status?: TaskStatus;
   repo_url?: string;
+  /** one person's tasks (an account id); the workspace's otherwise */
+  created_by?: string;
   limit?: number;
 }

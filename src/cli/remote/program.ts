@@ -9,6 +9,7 @@ import { EXIT, makeOutput } from './output.js';
 import { repoCommands } from './repos.js';
 import { taskCommands } from './tasks.js';
 import { webhookCommands } from './webhooks.js';
+import { workspaceCommands } from './workspaces.js';
 
 function buildProgram(env: NodeJS.ProcessEnv, setCode: (code: number) => void): Command {
   const program = new Command('emend')
@@ -30,10 +31,11 @@ function buildProgram(env: NodeJS.ProcessEnv, setCode: (code: number) => void): 
   accountCommands(program, act);
   repoCommands(program, act);
   webhookCommands(program, act);
+  workspaceCommands(program, act);
   return program;
 }
 
-/** `emend login|logout|task|me|keys|tokens|repo|webhooks ...`; returns the exit code (docs/client.md lists them). */
+/** `emend login|logout|task|me|keys|tokens|repo|webhooks|workspaces ...`; returns the exit code (docs/client.md lists them). */
 export async function remoteCommand(argv: string[], env: NodeJS.ProcessEnv): Promise<number> {
   let code: number = EXIT.ok;
   const program = buildProgram(env, (c) => {

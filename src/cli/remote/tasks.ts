@@ -72,11 +72,12 @@ async function afterStart(
 }
 
 async function list(ctx: RemoteContext, cmd: Command): Promise<number> {
-  const flags = cmd.opts<{ status?: TaskStatus; repo?: string; limit?: number }>();
+  const flags = cmd.opts<{ status?: TaskStatus; repo?: string; limit?: number; mine?: boolean }>();
   const tasks = await ctx.api().listTasks({
     ...(flags.status ? { status: flags.status } : {}),
     ...(flags.repo ? { repo_url: flags.repo } : {}),
     ...(flags.limit ? { limit: flags.limit } : {}),
+    ...(flags.mine ? { created_by: (await ctx.api().me()).id } : {}),
   });
   if (ctx.o.json) return printJson(ctx.o, tasks);
   if (tasks.length === 0) {
@@ -201,9 +202,10 @@ export function taskCommands(program: Command, act: Act): void {
     )
     .option('--follow', 'show progress until the task ends; the exit code says how it ended')
     .action(act(create));
-  leaf(task, 'list', 'your tasks, newest first (the last 100 unless --limit)')
+  leaf(task, 'list', "the workspace's tasks, newest first (the last 100 unless --limit)")
     .addOption(new Option('--status <status>', 'only tasks in this status').choices(TASK_STATUSES))
     .option('--repo <url>', 'only tasks on this repository')
+    .option('--mine', 'only the tasks you asked for')
     .option('--limit <n>', 'at most this many (1 to 100)', limit)
     .action(act(list));
   leaf(task, 'show', 'a task and its step logs').argument('<id>').action(act(show));
