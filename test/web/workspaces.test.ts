@@ -212,7 +212,8 @@ describe.skipIf(!haveChromium)('the control panel: workspaces', { timeout: 90_00
   );
 
   it(
-    'a viewer sees the members without controls and the Account page without the workspace’s settings; a ' +
+    'a viewer reads the tasks with nothing offered to do, sees the members without controls and the Account ' +
+      'page without the workspace’s settings; a ' +
       'maintainer gets them for those below the owner, and a control left on a page after a demotion gets the ' +
       'API’s 403, in its words',
     async () => {
@@ -225,9 +226,17 @@ describe.skipIf(!haveChromium)('the control panel: workspaces', { timeout: 90_00
         api(maintainer, 'POST', '/v1/invitations/accept', { token: (inv as { token: string }).token }),
       );
 
+      const teamTask = await insertJoblessTask(panel.h, team, { prompt: 'a task of the reviewers' });
+
       const v = await panel.newPage();
       await signInWithKeyboard(v.page, viewer.token);
       await switchTo(v.page, team);
+      // the viewer reads the team's tasks, and is offered nothing to do with them
+      await v.page.getByText('a task of the reviewers').waitFor();
+      expect(await v.page.getByRole('link', { name: 'New task' }).count()).toBe(0);
+      await v.page.goto(`/app/tasks/${teamTask}`);
+      await v.page.locator('.facts .badge').first().waitFor();
+      expect(await v.page.getByRole('button', { name: 'Stop the task' }).count()).toBe(0);
       await openWorkspacePage(v.page);
       expect(await v.page.getByTestId('role').textContent()).toBe('viewer');
       expect(await v.page.locator('table.members tbody tr').count()).toBe(3);
@@ -256,6 +265,8 @@ describe.skipIf(!haveChromium)('the control panel: workspaces', { timeout: 90_00
       const m = await panel.newPage();
       await signInWithKeyboard(m.page, maintainer.token);
       await switchTo(m.page, team);
+      await m.page.goto(`/app/tasks/${teamTask}`);
+      await m.page.getByRole('button', { name: 'Stop the task' }).waitFor();
       await openWorkspacePage(m.page);
       expect(await m.page.getByTestId('role').textContent()).toBe('maintainer');
       const ownerRow = m.page.locator(`table.members tr[data-member="${owner.account.id}"]`);

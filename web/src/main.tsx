@@ -1,7 +1,7 @@
 import { render } from 'preact';
 import { useEffect, useRef, useState } from 'preact/hooks';
 import { call, client, setSignedOutHandler } from './api/client';
-import type { Profile, Workspace } from './api/types';
+import { type Profile, type Workspace, roleAtLeast } from './api/types';
 import { ErrorNote } from './components/ErrorNote';
 import { WorkspaceSwitcher } from './components/WorkspaceSwitcher';
 import { AccountPage } from './pages/Account';
@@ -25,11 +25,22 @@ function Page({
   workspaces: Workspace[] | null;
   reload: () => Promise<void>;
 }) {
+  // A viewer reads the workspace's tasks; making and acting on them is a member's (the API says so too).
+  const acts = roleAtLeast(profile.role, 'member');
   switch (route.page) {
     case 'new':
-      return <NewTaskPage profile={profile} />;
+      return acts ? (
+        <NewTaskPage profile={profile} />
+      ) : (
+        <section>
+          <h1 tabIndex={-1}>New task</h1>
+          <p class="card" data-testid="viewer-note">
+            As a viewer of {profile.workspace.name} you read its tasks; a member starts them.
+          </p>
+        </section>
+      );
     case 'task':
-      return <TaskPage id={route.id} />;
+      return <TaskPage id={route.id} acts={acts} />;
     case 'account':
       return <AccountPage profile={profile} reload={reload} />;
     case 'workspace':
@@ -37,7 +48,7 @@ function Page({
     case 'invitation':
       return <InvitationPage secret={route.secret} reload={reload} />;
     default:
-      return <TasksPage />;
+      return <TasksPage acts={acts} />;
   }
 }
 
@@ -110,9 +121,11 @@ function App() {
             >
               Tasks
             </a>
-            <a href="/app/new" onClick={onLinkClick} aria-current={route.page === 'new' ? 'page' : undefined}>
-              New task
-            </a>
+            {roleAtLeast(profile.role, 'member') && (
+              <a href="/app/new" onClick={onLinkClick} aria-current={route.page === 'new' ? 'page' : undefined}>
+                New task
+              </a>
+            )}
             <a
               href="/app/workspace"
               onClick={onLinkClick}

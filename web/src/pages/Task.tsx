@@ -80,7 +80,8 @@ const ACTIVE: readonly TaskStatus[] = ['pending', 'running', 'awaiting_plan', 'a
 const path = (id: string) => ({ params: { path: { id } } });
 
 /** One task: its live log over Server-Sent Events, what each step produced, and what can be done with it. */
-export function TaskPage({ id }: { id: string }) {
+/** A task, followed live; `acts`: the role may approve, stop, continue it and give feedback (a viewer only reads). */
+export function TaskPage({ id, acts }: { id: string; acts: boolean }) {
   const [task, setTask] = useState<Task | null>(null);
   const [logs, setLogs] = useState<LogRecord[]>([]);
   const [live, setLive] = useState<'connecting' | 'live' | 'ended' | 'lost'>('connecting');
@@ -237,66 +238,68 @@ export function TaskPage({ id }: { id: string }) {
 
       <ErrorNote error={error} />
 
-      <div class="actions">
-        {task.status === 'awaiting_plan' && (
-          <button
-            type="button"
-            disabled={busy}
-            onClick={() =>
-              act('approve plan', () =>
-                call(client.POST('/v1/tasks/{id}/approve', { ...path(id), body: { stage: 'plan' } })),
-              )
-            }
-          >
-            Approve the plan
-          </button>
-        )}
-        {task.status === 'awaiting_diff' && (
-          <button
-            type="button"
-            disabled={busy}
-            onClick={() =>
-              act('approve diff', () =>
-                call(client.POST('/v1/tasks/{id}/approve', { ...path(id), body: { stage: 'diff' } })),
-              )
-            }
-          >
-            Approve the diff
-          </button>
-        )}
-        {ACTIVE.includes(task.status) && (
-          <button
-            type="button"
-            class="danger"
-            disabled={busy}
-            onClick={() => {
-              if (confirm('Stop this task now? Its sandbox is killed and no credit is used.'))
-                void act('kill', () => call(client.POST('/v1/tasks/{id}/kill', path(id))));
-            }}
-          >
-            Stop the task
-          </button>
-        )}
-        {task.mode === 'preview' && task.status === 'done' && (
-          <button
-            type="button"
-            disabled={busy}
-            onClick={async () => {
-              setBusy(true);
-              try {
-                const child = await call(client.POST('/v1/tasks/{id}/continue', path(id)));
-                navigate(`/app/tasks/${child.id}`);
-              } catch (err) {
-                setError(err);
-              } finally {
-                setBusy(false);
+      {acts && (
+        <div class="actions">
+          {task.status === 'awaiting_plan' && (
+            <button
+              type="button"
+              disabled={busy}
+              onClick={() =>
+                act('approve plan', () =>
+                  call(client.POST('/v1/tasks/{id}/approve', { ...path(id), body: { stage: 'plan' } })),
+                )
               }
-            }}
-          >
-            Continue to a pull request
-          </button>
-        )}
-      </div>
+            >
+              Approve the plan
+            </button>
+          )}
+          {task.status === 'awaiting_diff' && (
+            <button
+              type="button"
+              disabled={busy}
+              onClick={() =>
+                act('approve diff', () =>
+                  call(client.POST('/v1/tasks/{id}/approve', { ...path(id), body: { stage: 'diff' } })),
+                )
+              }
+            >
+              Approve the diff
+            </button>
+          )}
+          {ACTIVE.includes(task.status) && (
+            <button
+              type="button"
+              class="danger"
+              disabled={busy}
+              onClick={() => {
+                if (confirm('Stop this task now? Its sandbox is killed and no credit is used.'))
+                  void act('kill', () => call(client.POST('/v1/tasks/{id}/kill', path(id))));
+              }}
+            >
+              Stop the task
+            </button>
+          )}
+          {task.mode === 'preview' && task.status === 'done' && (
+            <button
+              type="button"
+              disabled={busy}
+              onClick={async () => {
+                setBusy(true);
+                try {
+                  const child = await call(client.POST('/v1/tasks/{id}/continue', path(id)));
+                  navigate(`/app/tasks/${child.id}`);
+                } catch (err) {
+                  setError(err);
+                } finally {
+                  setBusy(false);
+                }
+              }}
+            >
+              Continue to a pull request
+            </button>
+          )}
+        </div>
+      )}
 
       <h2>Live log</h2>
       <p class="hint" data-stream={live}>
@@ -362,7 +365,7 @@ export function TaskPage({ id }: { id: string }) {
         </>
       )}
 
-      {isTerminal(task.status) && <FeedbackForm taskId={id} />}
+      {acts && isTerminal(task.status) && <FeedbackForm taskId={id} />}
     </section>
   );
 }

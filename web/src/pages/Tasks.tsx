@@ -5,7 +5,8 @@ import { ErrorNote } from '../components/ErrorNote';
 import { StatusBadge, money, when } from '../components/Status';
 import { onLinkClick } from '../router';
 
-export function TasksPage() {
+/** The workspace's tasks; `acts`: the role may start one (a viewer only reads). */
+export function TasksPage({ acts }: { acts: boolean }) {
   const [tasks, setTasks] = useState<TaskSummary[] | null>(null);
   const [error, setError] = useState<unknown>(null);
 
@@ -17,9 +18,11 @@ export function TasksPage() {
     <section>
       <div class="title-row">
         <h1 tabIndex={-1}>Tasks</h1>
-        <a class="button" href="/app/new" onClick={onLinkClick}>
-          New task
-        </a>
+        {acts && (
+          <a class="button" href="/app/new" onClick={onLinkClick}>
+            New task
+          </a>
+        )}
       </div>
       <ErrorNote error={error} />
       {tasks && tasks.length === 0 && <p>No tasks yet.</p>}
