@@ -307,6 +307,53 @@ describe.skipIf(!haveChromium)('the control panel: workspaces', { timeout: 90_00
     },
   );
 
+  it(
+    'the owner exports the workspace, hands it to a member (staying as a maintainer, the owner’s controls gone), ' +
+      'and deletes a workspace of their own (back to the personal one)',
+    async () => {
+      const owner = await newAccount(panel.h, { plan: 'pro', scm: false });
+      const heir = await newAccount(panel.h, { scm: false });
+      const team = await teamOf(owner, 'Handover');
+      await join(owner, team, heir, 'member');
+
+      const { context, page, pageErrors } = await panel.newPage();
+      await signInWithKeyboard(page, owner.token);
+      await switchTo(page, team);
+      await openWorkspacePage(page);
+      const exportLink = page.getByRole('link', { name: 'Export the workspace (JSON)' });
+      const exported = await context.request.get(`${panel.baseUrl}${await exportLink.getAttribute('href')}`);
+      expect(exported.status()).toBe(200);
+      expect(await exported.text()).toContain(heir.account.email);
+
+      page.once('dialog', (d) => void d.accept());
+      await page.getByRole('button', { name: `Make ${heir.account.email} the owner` }).click();
+      await page.getByText(`${heir.account.email} is now the owner.`).waitFor();
+      await expect.poll(() => page.getByTestId('role').textContent()).toBe('maintainer');
+      const heirRow = page.locator(`table.members tr[data-member="${heir.account.id}"]`);
+      expect(await heirRow.getAttribute('data-role')).toBe('owner');
+      expect(await heirRow.locator('select, button').count()).toBe(0);
+      expect(await page.getByRole('button', { name: 'Delete this workspace' }).count()).toBe(0);
+      expect(await exportLink.count()).toBe(0);
+      await page.getByRole('button', { name: 'Leave this workspace' }).waitFor();
+
+      await page.getByLabel('Name of the new workspace').fill('Scratch');
+      await page.getByRole('button', { name: 'Create workspace' }).click();
+      await expect.poll(() => page.getByTestId('workspace-name').textContent()).toBe('Scratch');
+      const scratch = (await meOf(page)).workspace.id;
+      page.once('dialog', (d) => void d.accept());
+      await page.getByRole('button', { name: 'Delete this workspace' }).click();
+      await page.getByRole('heading', { name: 'Tasks' }).waitFor();
+      await expect.poll(() => page.locator('.switcher').getAttribute('data-workspace')).toBe(owner.workspace.id);
+      const left = await page.locator('#workspace-switch option').allTextContents();
+      expect(left).toHaveLength(2);
+      expect(left.join('\n')).not.toContain('Scratch');
+      const [gone] = await panel.h.deps.db.select().from(workspaces).where(eq(workspaces.id, scratch));
+      expect(gone?.deletedAt).toBeInstanceOf(Date);
+      expect(pageErrors).toEqual([]);
+      await context.close();
+    },
+  );
+
   it('renders hostile workspace and member names as text', async () => {
     const hostile = '<img src=x onerror="window.__pwned=1"><script>window.__pwned=2</script>';
     const owner = await newAccount(panel.h, { plan: 'pro', scm: false });

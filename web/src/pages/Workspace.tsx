@@ -24,6 +24,22 @@ export function WorkspacePage({
   const manages = roleAtLeast(role, 'maintainer');
   const [error, setError] = useState<unknown>(null);
 
+  const remove = async () => {
+    if (
+      !confirm(
+        `Delete the workspace “${workspace.name}”? Its tasks, members, keys, connections and settings go; its credit ledger stays. This cannot be undone.`,
+      )
+    )
+      return;
+    setError(null);
+    try {
+      await callNoContent(client.DELETE('/v1/workspaces/{id}', { params: { path: { id: workspace.id } } }));
+      navigate('/app/');
+      await reload();
+    } catch (err) {
+      setError(err);
+    }
+  };
   const leave = async () => {
     if (!confirm(`Leave the workspace “${workspace.name}”? Your tokens for it are revoked.`)) return;
     setError(null);
@@ -58,9 +74,23 @@ export function WorkspacePage({
             </button>
           </div>
         )}
+        {!workspace.personal && role === 'owner' && (
+          <div class="actions">
+            <a
+              class="button"
+              href={`/v1/workspaces/${workspace.id}/export`}
+              download={`emend-workspace-${workspace.id}.json`}
+            >
+              Export the workspace (JSON)
+            </a>
+            <button type="button" class="danger" onClick={remove}>
+              Delete this workspace
+            </button>
+          </div>
+        )}
         <ErrorNote error={error} />
       </div>
-      <Members profile={profile} manages={manages} />
+      <Members profile={profile} manages={manages} reload={reload} />
       {manages && !workspace.personal && <Invitations profile={profile} />}
       {workspaces && <NewWorkspace reload={reload} />}
     </section>

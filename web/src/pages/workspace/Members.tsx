@@ -9,9 +9,18 @@ export const grantable = (role: WorkspaceRole) => ROLES.filter((r) => r !== 'own
 
 /**
  * The workspace's members, owner first. A maintainer or the owner (`manages`) gets a role choice
- * and a removal for every member but the owner and themselves (they leave instead).
+ * and a removal for every member but the owner and themselves (they leave instead); the owner of a
+ * team workspace can make another member the owner (and stays, as a maintainer).
  */
-export function Members({ profile, manages }: { profile: Profile; manages: boolean }) {
+export function Members({
+  profile,
+  manages,
+  reload,
+}: {
+  profile: Profile;
+  manages: boolean;
+  reload: () => Promise<void>;
+}) {
   const id = profile.workspace.id;
   const [members, setMembers] = useState<WorkspaceMember[] | null>(null);
   const [said, setSaid] = useState('');
@@ -66,6 +75,25 @@ export function Members({ profile, manages }: { profile: Profile; manages: boole
     setSaid(note);
   };
 
+  const transfer = async (m: WorkspaceMember) => {
+    if (!confirm(`Make ${who(m)} the owner of the workspace? You stay, as a maintainer.`)) return;
+    setError(null);
+    setSaid('');
+    try {
+      setMembers(
+        await call(
+          client.POST('/v1/workspaces/{id}/transfer', { params: { path: { id } }, body: { account_id: m.account_id } }),
+        ),
+      );
+      setSaid(`${who(m)} is now the owner.`);
+      // one's own role changed: the profile, and with it the controls, follow
+      await reload();
+    } catch (err) {
+      setError(err);
+    }
+  };
+  const transfers = profile.role === 'owner' && !profile.workspace.personal;
+
   return (
     <div class="card">
       <h2>Members</h2>
@@ -117,6 +145,16 @@ export function Members({ profile, manages }: { profile: Profile; manages: boole
                         aria-label={`Remove ${m.email}`}
                       >
                         Remove
+                      </button>
+                    )}
+                    {controls(m) && transfers && (
+                      <button
+                        type="button"
+                        class="link"
+                        onClick={() => void transfer(m)}
+                        aria-label={`Make ${m.email} the owner`}
+                      >
+                        Make owner
                       </button>
                     )}
                   </td>
