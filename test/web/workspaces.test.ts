@@ -71,8 +71,8 @@ const meOf = async (page: Page) =>
 
 describe.skipIf(!haveChromium)('the control panel: workspaces', { timeout: 90_000 }, () => {
   it(
-    'the switcher moves the session to another workspace: the tasks, the plan, the credits and the role shown ' +
-      'are that workspace’s, and back',
+    'the switcher moves the session to another workspace: the tasks, the plan, the credits, the role and a new ' +
+      'token’s workspace are that workspace’s, and back',
     async () => {
       const me = await newAccount(panel.h, { plan: 'pro', credits: 7, scm: false });
       const boss = await newAccount(panel.h, { scm: false });
@@ -98,6 +98,20 @@ describe.skipIf(!haveChromium)('the control panel: workspaces', { timeout: 90_00
       await page.getByRole('heading', { name: 'Account' }).waitFor();
       expect(await page.getByTestId('credits').textContent()).toBe('42');
       expect(await page.getByTestId('plan').textContent()).toBe('scale');
+      // a token made here acts in this workspace, narrowed to the scopes chosen
+      await page.getByLabel('Name of the new token').fill('team reader');
+      await page.getByRole('checkbox', { name: 'tasks:read' }).check();
+      await page.getByRole('button', { name: 'Create token' }).click();
+      const secret = await page.getByTestId('new-token').inputValue();
+      const tokenRow = page.locator('table.tokens tr', { hasText: 'team reader' });
+      await tokenRow.waitFor();
+      expect(await tokenRow.textContent()).toContain('Platform team');
+      expect(await tokenRow.textContent()).toContain('tasks:read');
+      const bearer = { authorization: `Bearer ${secret}` };
+      const asToken = await panel.h.app.inject({ method: 'GET', url: '/v1/me', headers: bearer });
+      expect(asToken.json()).toMatchObject({ workspace: { id: team }, role: 'member' });
+      const refused = await panel.h.app.inject({ method: 'GET', url: '/v1/me/keys', headers: bearer });
+      expect(refused.statusCode).toBe(403);
       await openWorkspacePage(page);
       expect(await page.getByTestId('role').textContent()).toBe('member');
       expect(await page.getByTestId('workspace-name').textContent()).toBe('Platform team');

@@ -42,7 +42,7 @@ function Page({
     case 'task':
       return <TaskPage id={route.id} acts={acts} />;
     case 'account':
-      return <AccountPage profile={profile} reload={reload} />;
+      return <AccountPage profile={profile} workspaces={workspaces} reload={reload} />;
     case 'workspace':
       return <WorkspacePage profile={profile} workspaces={workspaces} reload={reload} />;
     case 'invitation':

@@ -11,6 +11,17 @@ export type Workspace = Schemas['Workspace'];
 export type WorkspaceMember = Schemas['WorkspaceMember'];
 export type WorkspaceInvitation = Schemas['WorkspaceInvitation'];
 export type WorkspaceRole = Profile['role'];
+export type TokenScope = NonNullable<TokenRecord['scopes']>[number];
+/** What a token may be narrowed to (none: all its owner's role allows), as the API names them. */
+export const TOKEN_SCOPES = [
+  'tasks:read',
+  'tasks:write',
+  'settings:read',
+  'settings:write',
+  'keys',
+  'members',
+  'workspace',
+] as const satisfies readonly TokenScope[];
 export type ProviderKey = Schemas['ProviderKey'];
 export type WebhookEndpoint = Schemas['WebhookEndpoint'];
 export type WebhookDelivery = Schemas['WebhookDelivery'];

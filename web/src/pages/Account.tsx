@@ -1,7 +1,7 @@
 import { useEffect, useState } from 'preact/hooks';
 import { call, client } from '../api/client';
 import type { paths } from '../api/schema';
-import { type Profile, roleAtLeast } from '../api/types';
+import { type Profile, type Workspace, roleAtLeast } from '../api/types';
 import { ErrorNote } from '../components/ErrorNote';
 import { AccessTokens } from './account/AccessTokens';
 import { CodeHost } from './account/CodeHost';
@@ -17,7 +17,15 @@ type Limits = paths['/v1/tasks/limits']['get']['responses'][200]['content']['app
  * only) one's tokens, the workspace's settings sections for a maintainer or its owner (the code
  * host's connection for its owner), and the export.
  */
-export function AccountPage({ profile, reload }: { profile: Profile; reload: () => void }) {
+export function AccountPage({
+  profile,
+  workspaces,
+  reload,
+}: {
+  profile: Profile;
+  workspaces: Workspace[] | null;
+  reload: () => void;
+}) {
   const demo = profile.plan === 'demo';
   const maintains = roleAtLeast(profile.role, 'maintainer');
   const [limits, setLimits] = useState<Limits | null>(null);
@@ -91,7 +99,7 @@ export function AccountPage({ profile, reload }: { profile: Profile; reload: () 
               owner; your role here is {profile.role}.
             </p>
           )}
-          <AccessTokens />
+          <AccessTokens profile={profile} workspaces={workspaces} />
           {maintains && (
             <>
               <Webhooks />

@@ -1,13 +1,18 @@
 import { useEffect, useState } from 'preact/hooks';
 import { call, client } from '../../api/client';
-import type { TokenRecord } from '../../api/types';
+import { type Profile, TOKEN_SCOPES, type TokenRecord, type TokenScope, type Workspace } from '../../api/types';
 import { ErrorNote } from '../../components/ErrorNote';
 import { when } from '../../components/Status';
 
-/** Personal access tokens: listed without secrets, created (the secret shown once), revoked. */
-export function AccessTokens() {
+/**
+ * Personal access tokens: listed without secrets (with the workspace each acts in and its scopes),
+ * created for the workspace the session acts in, narrowed to scopes if chosen (the secret shown
+ * once), revoked.
+ */
+export function AccessTokens({ profile, workspaces }: { profile: Profile; workspaces: Workspace[] | null }) {
   const [tokens, setTokens] = useState<TokenRecord[]>([]);
   const [name, setName] = useState('');
+  const [scopes, setScopes] = useState<TokenScope[]>([]);
   const [fresh, setFresh] = useState<{ name: string; secret: string } | null>(null);
   const [copied, setCopied] = useState('');
   const [error, setError] = useState<unknown>(null);
@@ -22,9 +27,14 @@ export function AccessTokens() {
     setError(null);
     setCopied('');
     try {
-      const made = await call(client.POST('/v1/me/tokens', { body: name.trim() ? { name: name.trim() } : {} }));
+      const body = {
+        ...(name.trim() ? { name: name.trim() } : {}),
+        ...(scopes.length ? { scopes: TOKEN_SCOPES.filter((s) => scopes.includes(s)) } : {}),
+      };
+      const made = await call(client.POST('/v1/me/tokens', { body }));
       setFresh({ name: made.name, secret: made.token });
       setName('');
+      setScopes([]);
       await load();
     } catch (err) {
       setError(err);
@@ -82,15 +92,45 @@ export function AccessTokens() {
           value={name}
           onInput={(e) => setName(e.currentTarget.value)}
         />
+        <fieldset>
+          <legend>Scopes (none chosen: all your role allows)</legend>
+          {TOKEN_SCOPES.map((s) => (
+            <label key={s} class="inline">
+              <input
+                type="checkbox"
+                name="token-scopes"
+                value={s}
+                checked={scopes.includes(s)}
+                onChange={() => setScopes((now) => (now.includes(s) ? now.filter((x) => x !== s) : [...now, s]))}
+              />{' '}
+              {s}
+            </label>
+          ))}
+        </fieldset>
+        <p class="hint">The token acts in the workspace “{profile.workspace.name}”, never above your role there.</p>
         <button type="submit">Create token</button>
       </form>
-      <TokenTable tokens={tokens} revoke={revoke} />
+      <TokenTable
+        tokens={tokens}
+        revoke={revoke}
+        workspaceName={(id) =>
+          workspaces?.find((w) => w.id === id)?.name ?? (id === profile.workspace.id ? profile.workspace.name : id)
+        }
+      />
       <ErrorNote error={error} />
     </div>
   );
 }
 
-function TokenTable({ tokens, revoke }: { tokens: TokenRecord[]; revoke: (t: TokenRecord) => void }) {
+function TokenTable({
+  tokens,
+  revoke,
+  workspaceName,
+}: {
+  tokens: TokenRecord[];
+  revoke: (t: TokenRecord) => void;
+  workspaceName: (id: string) => string;
+}) {
   return (
     <table class="tokens">
       <caption class="sr-only">Your tokens</caption>
@@ -98,6 +138,8 @@ function TokenTable({ tokens, revoke }: { tokens: TokenRecord[]; revoke: (t: Tok
         <tr>
           <th scope="col">Name</th>
           <th scope="col">Ends in</th>
+          <th scope="col">Workspace</th>
+          <th scope="col">Scopes</th>
           <th scope="col">Created</th>
           <th scope="col">Last used</th>
           <th scope="col">State</th>
@@ -110,6 +152,8 @@ function TokenTable({ tokens, revoke }: { tokens: TokenRecord[]; revoke: (t: Tok
             <td>
               <code>…{t.last4}</code>
             </td>
+            <td>{workspaceName(t.workspace_id)}</td>
+            <td>{t.scopes ? t.scopes.join(', ') : 'all the role allows'}</td>
             <td>{when(t.created_at)}</td>
             <td>{t.last_used_at ? when(t.last_used_at) : 'never'}</td>
             <td>
