@@ -9,9 +9,9 @@ import type { Act } from '../workspaces/access.js';
  */
 export const ROUTE_ACTS: Readonly<Record<string, Act>> = {
   'GET /me': 'self',
-  'POST /me/tokens': 'self',
+  'POST /me/tokens': 'account',
   'GET /me/tokens': 'self',
-  'DELETE /me/tokens/:id': 'self',
+  'DELETE /me/tokens/:id': 'account',
 
   'GET /tasks': 'read',
   'GET /tasks/limits': 'read',
@@ -65,11 +65,11 @@ export const ROUTE_ACTS: Readonly<Record<string, Act>> = {
 
   // One's own workspaces: listing them, making one, joining one, switching the panel to one.
   'GET /workspaces': 'self',
-  'POST /workspaces': 'self',
-  'POST /invitations/accept': 'self',
-  'POST /auth/session/workspace': 'self',
+  'POST /workspaces': 'account',
+  'POST /invitations/accept': 'account',
+  'POST /auth/session/workspace': 'account',
   'GET /workspaces/:id': 'read',
-  'POST /workspaces/:id/leave': 'self',
+  'POST /workspaces/:id/leave': 'account',
   'GET /workspaces/:id/members': 'read',
   'PATCH /workspaces/:id/members/:account_id': 'members',
   'DELETE /workspaces/:id/members/:account_id': 'members',

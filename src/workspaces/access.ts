@@ -1,6 +1,9 @@
 import { TOKEN_SCOPES, type TokenScope, WORKSPACE_ROLES, type WorkspaceRole } from '../db/access-vocabulary.js';
 import { AppError } from '../errors.js';
 
+/** The scope requirement no scoped token meets: the act is for unscoped (full) tokens only. */
+export const UNSCOPED = 'unscoped';
+
 /**
  * What a request does in its workspace, as each route declares it (`config.act`), and the lowest
  * role and the token scope it needs. The one table of who may do what (docs/teams.md prints it).
@@ -8,8 +11,17 @@ import { AppError } from '../errors.js';
 export const ACTS = {
   /** Reading tasks, their logs and streams, the profile and the workspace itself. */
   read: { role: 'viewer', scope: 'tasks:read', means: 'read tasks, logs, streams and the workspace' },
-  /** One's own things: one's tokens and sessions, leaving a workspace, accepting an invitation. */
-  self: { role: 'viewer', scope: null, means: 'manage one’s own tokens, sessions and memberships' },
+  /** Reading one's own: the profile, one's tokens (no secrets), one's workspaces. */
+  self: { role: 'viewer', scope: null, means: 'read one’s own profile, tokens and workspaces' },
+  /**
+   * Changing one's own: minting and revoking tokens, making a workspace, joining, leaving,
+   * switching the panel. Unscoped tokens only: a narrowed token must not mint a wider one.
+   */
+  account: {
+    role: 'viewer',
+    scope: UNSCOPED,
+    means: 'mint and revoke one’s tokens, make, join and leave workspaces',
+  },
   tasks: {
     role: 'member',
     scope: 'tasks:write',
@@ -28,7 +40,7 @@ export const ACTS = {
   keys: { role: 'maintainer', scope: 'keys', means: 'save, test and remove provider keys' },
   members: { role: 'maintainer', scope: 'members', means: 'invite, remove and change members below owner' },
   owner: { role: 'owner', scope: 'workspace', means: 'plan, code-host connections, ownership, deletion and export' },
-} as const satisfies Record<string, { role: WorkspaceRole; scope: TokenScope | null; means: string }>;
+} as const satisfies Record<string, { role: WorkspaceRole; scope: TokenScope | typeof UNSCOPED | null; means: string }>;
 
 export type Act = keyof typeof ACTS;
 
@@ -54,11 +66,16 @@ export interface Actor {
   scopes: readonly TokenScope[] | null;
 }
 
+/** Whether a token's scopes meet an act's need (a token without scopes meets every one). */
+function scopesMeet(scopes: readonly TokenScope[] | null, need: TokenScope | typeof UNSCOPED | null): boolean {
+  if (need === null || scopes === null) return true;
+  return need !== UNSCOPED && scopes.includes(need);
+}
+
 /** Whether the actor may do the act (the role, then the token's scopes). */
 export function may(actor: Actor, act: Act): boolean {
   const need = ACTS[act];
-  if (!roleAtLeast(actor.role, need.role)) return false;
-  return need.scope === null || actor.scopes === null || actor.scopes.includes(need.scope);
+  return roleAtLeast(actor.role, need.role) && scopesMeet(actor.scopes, need.scope);
 }
 
 /**
@@ -72,10 +89,12 @@ export function authorize(actor: Actor, act: Act): void {
       'forbidden',
       `this needs the ${need.role} role in the workspace (yours: ${actor.role}) to ${need.means}`,
     );
-  if (need.scope !== null && actor.scopes !== null && !actor.scopes.includes(need.scope))
+  if (!scopesMeet(actor.scopes, need.scope))
     throw new AppError(
       'forbidden',
-      `this token lacks the ${need.scope} scope (it has: ${actor.scopes.join(', ') || 'none'})`,
+      need.scope === UNSCOPED
+        ? `this needs a token without scopes, to ${need.means} (this one has: ${actor.scopes?.join(', ')})`
+        : `this token lacks the ${need.scope} scope (it has: ${actor.scopes?.join(', ') || 'none'})`,
     );
 }
 

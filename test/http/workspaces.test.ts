@@ -590,16 +590,21 @@ describe('tokens of workspaces', () => {
     expect(made.json()).toMatchObject({ name: 'reader', workspace_id: team.ws.id, scopes: ['tasks:read'] });
     const reader = { authorization: `Bearer ${made.json().token}` };
 
-    // Beyond its scopes: refused, and nothing made.
+    // A scoped token mints no token at all, beyond its scopes or within them (nor revokes one): nothing made.
     const countBefore = (await call(team.owner.auth, 'GET', '/v1/me/tokens')).json().length;
-    for (const body of [{ scopes: ['tasks:read', 'tasks:write'] }, { scopes: ['members'] }]) {
+    for (const body of [{ scopes: ['tasks:read', 'tasks:write'] }, { scopes: ['members'] }, { name: 'child' }]) {
       const res = await call(reader, 'POST', '/v1/me/tokens', body);
       expect(res.statusCode).toBe(403);
       expect(res.json().error).toBe('forbidden');
+      expect(res.json().message).toContain('a token without scopes');
     }
     expect((await call(team.owner.auth, 'GET', '/v1/me/tokens')).json()).toHaveLength(countBefore);
-    // Within them: made, with the same scopes when none are asked.
-    const child = await call(reader, 'POST', '/v1/me/tokens', { name: 'child' });
+    // An unscoped token mints a narrower one, never asking beyond the scopes that exist.
+    const child = await call(team.owner.auth, 'POST', '/v1/me/tokens', {
+      name: 'child',
+      workspace_id: team.ws.id,
+      scopes: ['tasks:read'],
+    });
     expect(child.statusCode).toBe(201);
     expect(child.json()).toMatchObject({ workspace_id: team.ws.id, scopes: ['tasks:read'] });
 

@@ -323,12 +323,12 @@ describe('roles and workspaces over every route of the route table', () => {
     const byViewer = writes.filter((r) => lowestRole(r) === 'viewer');
     expect(byViewer.map((r) => `${r.method} ${r.url} ${actOfRoute(r)}`).sort()).toEqual(
       [
-        'POST /v1/me/tokens self',
-        'DELETE /v1/me/tokens/:id self',
-        'POST /v1/workspaces self',
-        'POST /v1/invitations/accept self',
-        'POST /v1/auth/session/workspace self',
-        'POST /v1/workspaces/:id/leave self',
+        'POST /v1/me/tokens account',
+        'DELETE /v1/me/tokens/:id account',
+        'POST /v1/workspaces account',
+        'POST /v1/invitations/accept account',
+        'POST /v1/auth/session/workspace account',
+        'POST /v1/workspaces/:id/leave account',
       ].sort(),
     );
   });
@@ -470,23 +470,35 @@ describe('roles and workspaces over every route of the route table', () => {
         results.filter(({ c, res }) => c.route.method === 'DELETE' && c.route.url === url && res.status < 300),
         url,
       ).not.toHaveLength(0);
-    // The sweep saw a refusal of every act but one's own, and both kinds of refusal.
+    // The sweep saw a refusal of every act but reading one's own (changing one's own is refused to
+    // scoped tokens), and the three kinds of refusal.
     const refusedActs = new Set(results.filter(({ res }) => res.status === 403).map(({ c }) => actOfRoute(c.route)));
     expect([...refusedActs].sort()).toEqual(
-      ['keys', 'members', 'owner', 'read', 'settings', 'settings:read', 'tasks'].sort(),
+      ['account', 'keys', 'members', 'owner', 'read', 'settings', 'settings:read', 'tasks'].sort(),
     );
     const messages = results.map(({ res }) => errorOf(res).message ?? '');
     expect(messages.some((m) => m.startsWith('this needs the owner role'))).toBe(true);
     expect(messages.some((m) => m.startsWith('this token lacks the tasks:write scope'))).toBe(true);
+    expect(messages.some((m) => m.startsWith('this needs a token without scopes'))).toBe(true);
 
     // Everyone leaves: the owner cannot (409); each other person's first token leaves (204) and
     // takes the person's other tokens for T with it (401 after).
+    // A scoped token may not leave (403: changing one's own needs a token without scopes).
     const left = new Set<string>();
     for (const c of cases.filter(isLeave)) {
       const res = await send(c);
-      const expected = c.caller.actor.role === 'owner' ? 409 : left.has(c.caller.person) ? 401 : 204;
+      const expected =
+        c.caller.actor.role === 'owner'
+          ? allowed(c)
+            ? 409
+            : 403
+          : left.has(c.caller.person)
+            ? 401
+            : allowed(c)
+              ? 204
+              : 403;
       expect(res.status, describeCase(c, res)).toBe(expected);
-      left.add(c.caller.person);
+      if (res.status === 204) left.add(c.caller.person);
     }
     const members = await h.deps.db
       .select()

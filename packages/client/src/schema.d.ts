@@ -1503,6 +1503,7 @@ export interface components {
                 /** @description the host can be connected (and signed in with) through OAuth */
                 oauth: boolean;
             }[];
+            /** @description the workspace’s saved keys (metadata); empty for a viewer or a token without settings:read */
             api_keys: components["schemas"]["ProviderKey"][];
             is_admin: boolean;
             /** Format: date-time */

@@ -6,6 +6,7 @@ import { WORKSPACE_ROLES } from '../../db/access-vocabulary.js';
 import { connectionsOf } from '../../accounts/scm-connection.js';
 import type { AuthContext } from '../../accounts/authenticate.js';
 import type { Deps } from '../../deps.js';
+import { may } from '../../workspaces/access.js';
 import { caller } from '../auth.js';
 import { providerKeyJson } from './keys.js';
 import { ApprovalMode, Fixer } from './tasks.js';
@@ -53,7 +54,9 @@ export const Profile = Type.Object(
       }),
       { description: 'every code host of this server, the default first' },
     ),
-    api_keys: Type.Array(Type.Ref('ProviderKey')),
+    api_keys: Type.Array(Type.Ref('ProviderKey'), {
+      description: 'the workspace’s saved keys (metadata); empty for a viewer or a token without settings:read',
+    }),
     is_admin: Type.Boolean(),
     created_at: Timestamp,
     workspace: Type.Object(
@@ -128,7 +131,8 @@ export const meRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = async (app, {
       return profileJson(
         auth,
         await connectionsOf(deps, auth.workspace.id),
-        await listProviderKeys(deps, auth.workspace.id),
+        // The keys' metadata is the workspace's settings: shown to whom GET /v1/me/keys answers.
+        may(auth, 'settings:read') ? await listProviderKeys(deps, auth.workspace.id) : [],
       );
     },
   );
