@@ -56,7 +56,7 @@ export async function listInvitations(deps: Pick<Deps, 'db'>, workspaceId: strin
     .select()
     .from(workspaceInvitations)
     .where(eq(workspaceInvitations.workspaceId, workspaceId))
-    .orderBy(desc(workspaceInvitations.createdAt))
+    .orderBy(desc(workspaceInvitations.createdAt), desc(workspaceInvitations.id))
     .limit(500);
 }
 
