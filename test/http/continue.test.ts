@@ -1,7 +1,7 @@
 import { eq } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { connectScm } from '../../src/accounts/scm-connection.js';
-import { workspaces, accounts, creditLedger, tasks } from '../../src/db/schema.js';
+import { workspaces, creditLedger, tasks } from '../../src/db/schema.js';
 import { type Harness, forceStatus, newAccount, startHarness } from '../support/harness.js';
 
 // POST /v1/tasks/{id}/continue refuses up front what its child could never finish: no code-host

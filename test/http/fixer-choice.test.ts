@@ -2,7 +2,7 @@ import { eq } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ledgerBalance } from '../../src/accounts/credits.js';
 import { updateAccount } from '../../src/accounts/accounts.js';
-import { workspaces, accounts, tasks } from '../../src/db/schema.js';
+import { workspaces, tasks } from '../../src/db/schema.js';
 import { createTask } from '../../src/tasks/service.js';
 import { type Harness, forceStatus, newAccount, startHarness } from '../support/harness.js';
 

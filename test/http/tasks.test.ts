@@ -1,7 +1,7 @@
 import { eq } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ledgerBalance } from '../../src/accounts/credits.js';
-import { workspaces, accounts, taskLogs, tasks } from '../../src/db/schema.js';
+import { workspaces, taskLogs, tasks } from '../../src/db/schema.js';
 import { type Harness, forceStatus, newAccount, startHarness } from '../support/harness.js';
 
 let h: Harness;

@@ -1,7 +1,7 @@
 import { and, eq } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ledgerBalance } from '../../src/accounts/credits.js';
-import { workspaces, accounts, creditLedger, tasks } from '../../src/db/schema.js';
+import { workspaces, creditLedger, tasks } from '../../src/db/schema.js';
 import { CHANNELS } from '../../src/events/bus.js';
 import { endTask } from '../../src/tasks/lifecycle/end.js';
 import { createTask, taskRow, waitFor } from '../support/engine.js';

@@ -184,7 +184,9 @@ const ListQuery = Type.Object({
   repo_url: Type.Optional(Url({ maxLength: 500, description: 'tasks on this repository (.git and case ignored)' })),
   parent_id: Type.Optional(Uuid({ description: 'tasks continued from this one' })),
   created_by: Type.Optional(
-    Uuid({ description: 'tasks this account asked for (your own: your id from GET /v1/me); the workspace’s otherwise' }),
+    Uuid({
+      description: 'tasks this account asked for (your own: your id from GET /v1/me); the workspace’s otherwise',
+    }),
   ),
   origin: Type.Optional(
     StringEnum(['api', 'code_host'] as const, {
