@@ -1,6 +1,6 @@
 import { and, asc, eq } from 'drizzle-orm';
 import type { Tx } from '../db/client.js';
-import { accounts, repoSecrets, repoSettings } from '../db/schema.js';
+import { repoSecrets, repoSettings, workspaces } from '../db/schema.js';
 import type { Deps } from '../deps.js';
 import { AppError } from '../errors.js';
 import { repoKey } from '../memory/repo-memory.js';
@@ -52,10 +52,10 @@ const settingsOf = (workspaceId: string, repo: string) =>
 const secretsOf = (workspaceId: string, repo: string) =>
   and(eq(repoSecrets.workspaceId, workspaceId), eq(repoSecrets.repo, repoKey(repo)));
 
-// Writes for one account take turns on its row: an env merge or the secret count is read and
+// Writes for one workspace take turns on its row: an env merge or the secret count is read and
 // written without another write in between.
-async function lockAccount(tx: Tx, workspaceId: string) {
-  await tx.select({ id: accounts.id }).from(accounts).where(eq(accounts.id, workspaceId)).for('update');
+async function lockWorkspace(tx: Tx, workspaceId: string) {
+  await tx.select({ id: workspaces.id }).from(workspaces).where(eq(workspaces.id, workspaceId)).for('update');
 }
 
 async function listSecretMeta(db: Deps['db'], workspaceId: string, repo: string): Promise<SecretMeta[]> {
@@ -143,7 +143,7 @@ export async function updateRepoSettings(
   const key = repoKey(repo);
   const now = deps.clock.now();
   await deps.db.transaction(async (tx) => {
-    await lockAccount(tx, workspaceId);
+    await lockWorkspace(tx, workspaceId);
     const [row] = await tx.select().from(repoSettings).where(settingsOf(workspaceId, repo));
     const env: Record<string, string> = { ...((row?.env as Record<string, string> | undefined) ?? {}) };
     for (const [name, value] of Object.entries(patch.env ?? {})) {
@@ -199,7 +199,7 @@ export async function saveRepoSecret(
   const now = deps.clock.now();
   const valueEnc = encryptSecret(deps.secretKey, value, secretContext(workspaceId, repo, name));
   return deps.db.transaction(async (tx) => {
-    await lockAccount(tx, workspaceId);
+    await lockWorkspace(tx, workspaceId);
     const existing = await tx.select({ name: repoSecrets.name }).from(repoSecrets).where(secretsOf(workspaceId, repo));
     const replacing = existing.some((s) => s.name === name);
     if (!replacing && existing.length >= SETTINGS_LIMITS.secretCount)

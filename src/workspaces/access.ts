@@ -1,4 +1,4 @@
-import { TOKEN_SCOPES, type TokenScope, WORKSPACE_ROLES, type WorkspaceRole } from '../db/access-vocabulary.js';
+import { type TokenScope, WORKSPACE_ROLES, type WorkspaceRole } from '../db/access-vocabulary.js';
 import { AppError } from '../errors.js';
 
 /** The scope requirement no scoped token meets: the act is for unscoped (full) tokens only. */
@@ -50,14 +50,6 @@ const rank = (role: WorkspaceRole) => WORKSPACE_ROLES.indexOf(role);
 /** Whether `role` is `atLeast` or above. */
 export function roleAtLeast(role: WorkspaceRole, atLeast: WorkspaceRole): boolean {
   return rank(role) <= rank(atLeast);
-}
-
-export function isRole(value: unknown): value is WorkspaceRole {
-  return typeof value === 'string' && (WORKSPACE_ROLES as readonly string[]).includes(value);
-}
-
-export function isScope(value: unknown): value is TokenScope {
-  return typeof value === 'string' && (TOKEN_SCOPES as readonly string[]).includes(value);
 }
 
 /** Who acts: their role in the workspace and their token's scopes (null: all the role allows). */

@@ -1,7 +1,7 @@
 import { and, eq, isNull } from 'drizzle-orm';
 import type { Db, Tx } from '../db/client.js';
 import type { WorkspaceRole } from '../db/access-vocabulary.js';
-import { accounts, workspaceMembers, workspaces } from '../db/schema.js';
+import { workspaceMembers, workspaces } from '../db/schema.js';
 import type { Deps } from '../deps.js';
 
 export type Workspace = typeof workspaces.$inferSelect;
@@ -73,18 +73,3 @@ export async function membershipsOf(deps: Pick<Deps, 'db'>, accountId: string): 
       a.workspace.id.localeCompare(b.workspace.id),
   );
 }
-
-/** A workspace by id (deleted ones included: the ledger and admin views still name them). */
-export async function workspaceById(deps: Pick<Deps, 'db'>, id: string): Promise<Workspace | undefined> {
-  const [ws] = await deps.db.select().from(workspaces).where(eq(workspaces.id, id));
-  return ws;
-}
-
-/** The account's personal workspace. */
-export async function personalWorkspaceOf(db: Db | Tx, accountId: string): Promise<Workspace | undefined> {
-  const [ws] = await db.select().from(workspaces).where(eq(workspaces.personalOf, accountId));
-  return ws;
-}
-
-/** Accounts with their personal workspace's plan (a demo account's is `demo`). */
-export const accountWithPlan = { account: accounts, plan: workspaces.plan };

@@ -226,7 +226,7 @@ describe('limits of one command', () => {
     });
     expect(result.stdout).toBe('/workspace/pkg\nfrom stdin');
     await expect(sandbox.run({ command: ['true'], workdir: sub, cwd: '../..' })).rejects.toThrow(
-      /inside the workspace/,
+      /inside the work directory/,
     );
     await expect(sandbox.run({ command: ['true'], workdir: '/' })).rejects.toThrow(/would expose/);
   });
