@@ -1,11 +1,11 @@
-import { membershipOf } from '../src/workspaces/workspaces.js';
+import { liveWorkspaceJoin, memberJoin } from '../src/workspaces/workspaces.js';
 import { and, eq, isNull, lt, or } from 'drizzle-orm';
 import Fastify, { type FastifyInstance } from 'fastify';
 import { hashToken, type TokenKind } from '../src/accounts/token-secrets.js';
-import { accounts, apiTokens } from '../src/db/schema.js';
+import { accounts, apiTokens, workspaceMembers, workspaces } from '../src/db/schema.js';
 import type { Deps } from '../src/deps.js';
 import { AppError } from '../src/errors.js';
-import type { AuthContext } from '../src/accounts/authenticate.js';
+import { type AuthContext, callerColumns } from '../src/accounts/authenticate.js';
 import { STATUS_OF } from '../src/http/errors.js';
 import { logJson } from '../src/http/routes/tasks.js';
 import { taskJson } from '../src/tasks/present.js';
@@ -22,14 +22,17 @@ async function tokenOwner(deps: BareDeps, header: string | undefined): Promise<A
   const secret = /^Bearer +(\S+)\s*$/i.exec(header ?? '')?.[1];
   if (!secret) return undefined;
   const rows = await deps.db
-    .select({ token: apiTokens, account: accounts })
+    .select(callerColumns)
     .from(apiTokens)
     .innerJoin(accounts, eq(accounts.id, apiTokens.accountId))
+    .leftJoin(workspaceMembers, memberJoin(apiTokens.accountId, apiTokens.workspaceId))
+    .leftJoin(workspaces, liveWorkspaceJoin)
     .where(eq(apiTokens.tokenHash, hashToken(secret)))
     .limit(1);
   const row = rows[0];
   const now = deps.clock.now();
   if (!row || row.token.revokedAt || (row.token.expiresAt && row.token.expiresAt <= now)) return undefined;
+  if (!row.workspace || !row.role) return undefined;
   const last = row.token.lastUsedAt?.getTime() ?? 0;
   if (now.getTime() - last > 60_000) {
     const stale = new Date(now.getTime() - 60_000);
@@ -38,12 +41,10 @@ async function tokenOwner(deps: BareDeps, header: string | undefined): Promise<A
       .set({ lastUsedAt: now })
       .where(and(eq(apiTokens.id, row.token.id), or(isNull(apiTokens.lastUsedAt), lt(apiTokens.lastUsedAt, stale))));
   }
-  const member = await membershipOf(deps.db, row.account.id, row.token.workspaceId);
-  if (!member) return undefined;
   return {
     account: row.account,
-    workspace: member.workspace,
-    role: member.role,
+    workspace: row.workspace,
+    role: row.role,
     scopes: row.token.scopes,
     tokenId: row.token.id,
     tokenKind: row.token.kind as TokenKind,

@@ -1,9 +1,9 @@
 import { and, eq, isNull, lt, or } from 'drizzle-orm';
-import { accounts, apiTokens } from '../db/schema.js';
+import { accounts, apiTokens, workspaceMembers, workspaces } from '../db/schema.js';
 import type { Deps } from '../deps.js';
 import { AppError } from '../errors.js';
 import type { TokenScope, WorkspaceRole } from '../db/access-vocabulary.js';
-import { type Workspace, membershipOf } from '../workspaces/workspaces.js';
+import { type Workspace, liveWorkspaceJoin, memberJoin } from '../workspaces/workspaces.js';
 import type { Account } from './accounts.js';
 import { hashToken, looksLikeToken, type TokenKind } from './token-secrets.js';
 
@@ -38,26 +38,37 @@ export async function touchToken(deps: Pick<Deps, 'db'>, token: { id: string; la
 
 type TokenRow = typeof apiTokens.$inferSelect;
 
+/** A token row read with its account and the account's membership of the workspace it acts in. */
+export interface CallerRow {
+  token: TokenRow;
+  account: Account;
+  /** Null when the account is no longer a member, or the workspace is deleted. */
+  workspace: Workspace | null;
+  role: WorkspaceRole | null;
+}
+
+/** The columns of a CallerRow (joined with memberJoin and liveWorkspaceJoin). */
+export const callerColumns = {
+  token: apiTokens,
+  account: accounts,
+  workspace: workspaces,
+  role: workspaceMembers.role,
+};
+
 /**
  * The caller a token row stands for, when the token is live (not revoked, not expired) and its
- * account still a member of the workspace it acts in (the token's, or `workspaceId`: a panel
- * session's choice); its use is noted. Bearer tokens and panel sessions both come through here.
+ * account still a member of the workspace it acts in (the token's, or a panel session's choice);
+ * its use is noted. Bearer tokens and panel sessions both come through here.
  */
-export async function liveCaller(
-  deps: Pick<Deps, 'db'>,
-  row: { token: TokenRow; account: Account },
-  now: Date,
-  workspaceId?: string | null,
-): Promise<AuthContext | undefined> {
-  const { token, account } = row;
+export async function liveCaller(deps: Pick<Deps, 'db'>, row: CallerRow, now: Date): Promise<AuthContext | undefined> {
+  const { token, account, workspace, role } = row;
   if (token.revokedAt || (token.expiresAt && token.expiresAt <= now)) return undefined;
-  const member = await membershipOf(deps.db, account.id, workspaceId ?? token.workspaceId);
-  if (!member) return undefined;
+  if (!workspace || !role) return undefined;
   await touchToken(deps, token, now);
   return {
     account,
-    workspace: member.workspace,
-    role: member.role,
+    workspace,
+    role,
     scopes: token.scopes,
     tokenId: token.id,
     tokenKind: token.kind as TokenKind,
@@ -77,9 +88,11 @@ export async function authenticateToken(
   const invalid = () => new AppError('invalid_token', 'the token is unknown, revoked or expired');
   if (!looksLikeToken(secret)) throw invalid();
   const rows = await deps.db
-    .select({ token: apiTokens, account: accounts })
+    .select(callerColumns)
     .from(apiTokens)
     .innerJoin(accounts, eq(accounts.id, apiTokens.accountId))
+    .leftJoin(workspaceMembers, memberJoin(apiTokens.accountId, apiTokens.workspaceId))
+    .leftJoin(workspaces, liveWorkspaceJoin)
     .where(eq(apiTokens.tokenHash, hashToken(secret)))
     .limit(1);
   const row = rows[0];

@@ -1,9 +1,10 @@
 import { createHash, randomBytes } from 'node:crypto';
-import { and, eq, gt, lte } from 'drizzle-orm';
-import { accounts, apiTokens, webSessions } from '../db/schema.js';
+import { and, eq, gt, lte, sql } from 'drizzle-orm';
+import { accounts, apiTokens, webSessions, workspaceMembers, workspaces } from '../db/schema.js';
+import { liveWorkspaceJoin, memberJoin } from '../workspaces/workspaces.js';
 import type { Deps } from '../deps.js';
 import { AppError } from '../errors.js';
-import { type AuthContext, liveCaller } from './authenticate.js';
+import { type AuthContext, callerColumns, liveCaller } from './authenticate.js';
 
 /**
  * Control-panel sessions. The browser holds a random 256-bit secret (in a cookie, see
@@ -49,13 +50,19 @@ export async function authenticateSession(deps: Pick<Deps, 'db' | 'clock'>, secr
   if (!SECRET_SHAPE.test(secret)) throw dead();
   const now = deps.clock.now();
   const [row] = await deps.db
-    .select({ session: webSessions, token: apiTokens, account: accounts })
+    .select(callerColumns)
     .from(webSessions)
     .innerJoin(apiTokens, eq(apiTokens.id, webSessions.tokenId))
     .innerJoin(accounts, eq(accounts.id, webSessions.accountId))
+    // The workspace the panel switched to, else the token's.
+    .leftJoin(
+      workspaceMembers,
+      memberJoin(webSessions.accountId, sql`coalesce(${webSessions.workspaceId}, ${apiTokens.workspaceId})`),
+    )
+    .leftJoin(workspaces, liveWorkspaceJoin)
     .where(and(eq(webSessions.idHash, hashSecret(secret)), gt(webSessions.expiresAt, now)))
     .limit(1);
-  const auth = row && (await liveCaller(deps, row, now, row.session.workspaceId));
+  const auth = row && (await liveCaller(deps, row, now));
   if (!auth) throw dead();
   return auth;
 }

@@ -1,5 +1,5 @@
 import { and, eq } from 'drizzle-orm';
-import type { WorkspaceRole } from '../db/access-vocabulary.js';
+import { WORKSPACE_ROLES, type WorkspaceRole } from '../db/access-vocabulary.js';
 import { accounts, apiTokens, webSessions, workspaceMembers, workspaces } from '../db/schema.js';
 import type { Deps } from '../deps.js';
 import { AppError } from '../errors.js';
@@ -26,10 +26,9 @@ export async function listMembers(deps: Pick<Deps, 'db'>, workspaceId: string): 
     .from(workspaceMembers)
     .innerJoin(accounts, eq(accounts.id, workspaceMembers.accountId))
     .where(eq(workspaceMembers.workspaceId, workspaceId));
-  const rank = ['owner', 'maintainer', 'member', 'viewer'];
   return rows.sort(
     (a, b) =>
-      rank.indexOf(a.role) - rank.indexOf(b.role) ||
+      WORKSPACE_ROLES.indexOf(a.role) - WORKSPACE_ROLES.indexOf(b.role) ||
       a.email.localeCompare(b.email) ||
       a.accountId.localeCompare(b.accountId),
   );

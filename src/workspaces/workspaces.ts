@@ -1,4 +1,4 @@
-import { and, eq, isNull } from 'drizzle-orm';
+import { type AnyColumn, type SQL, and, eq, isNull } from 'drizzle-orm';
 import type { Db, Tx } from '../db/client.js';
 import type { WorkspaceRole } from '../db/access-vocabulary.js';
 import { workspaceMembers, workspaces } from '../db/schema.js';
@@ -38,35 +38,41 @@ export async function createPersonalWorkspace(
   return ws!;
 }
 
-/** The account's role in a live workspace, or undefined when it is not a member (or the workspace is deleted). */
-export async function membershipOf(
-  db: Pick<Deps, 'db'>['db'] | Tx,
-  accountId: string,
-  workspaceId: string,
-): Promise<Membership | undefined> {
-  const rows = await db
+/**
+ * The join conditions that read an account's membership of a workspace with the row that names
+ * them (a token, a panel session) in the same query: the member row, then its workspace if live.
+ * Authentication reads the caller this way, on every request, in one statement.
+ */
+export const memberJoin = (accountId: AnyColumn, workspaceId: AnyColumn | SQL) =>
+  and(eq(workspaceMembers.accountId, accountId), eq(workspaceMembers.workspaceId, workspaceId));
+export const liveWorkspaceJoin = and(eq(workspaces.id, workspaceMembers.workspaceId), isNull(workspaces.deletedAt));
+
+/** Live workspaces the account belongs to (one, when `workspaceId` is given). */
+function liveMemberships(db: Db | Tx, accountId: string, workspaceId?: string): Promise<Membership[]> {
+  return db
     .select({ workspace: workspaces, role: workspaceMembers.role })
     .from(workspaceMembers)
-    .innerJoin(workspaces, eq(workspaces.id, workspaceMembers.workspaceId))
+    .innerJoin(workspaces, liveWorkspaceJoin)
     .where(
       and(
         eq(workspaceMembers.accountId, accountId),
-        eq(workspaceMembers.workspaceId, workspaceId),
-        isNull(workspaces.deletedAt),
+        workspaceId === undefined ? undefined : eq(workspaceMembers.workspaceId, workspaceId),
       ),
-    )
-    .limit(1);
-  return rows[0];
+    );
+}
+
+/** The account's role in a live workspace, or undefined when it is not a member (or the workspace is deleted). */
+export async function membershipOf(
+  db: Db | Tx,
+  accountId: string,
+  workspaceId: string,
+): Promise<Membership | undefined> {
+  return (await liveMemberships(db, accountId, workspaceId))[0];
 }
 
 /** Every live workspace the account belongs to, its personal one first, then by name. */
 export async function membershipsOf(deps: Pick<Deps, 'db'>, accountId: string): Promise<Membership[]> {
-  const rows = await deps.db
-    .select({ workspace: workspaces, role: workspaceMembers.role })
-    .from(workspaceMembers)
-    .innerJoin(workspaces, eq(workspaces.id, workspaceMembers.workspaceId))
-    .where(and(eq(workspaceMembers.accountId, accountId), isNull(workspaces.deletedAt)));
-  return rows.sort(
+  return (await liveMemberships(deps.db, accountId)).sort(
     (a, b) =>
       Number(b.workspace.personalOf === accountId) - Number(a.workspace.personalOf === accountId) ||
       a.workspace.name.localeCompare(b.workspace.name) ||
