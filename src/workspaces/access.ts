@@ -5,7 +5,7 @@ import { AppError } from '../errors.js';
 export const UNSCOPED = 'unscoped';
 
 /**
- * What a request does in its workspace, as each route declares it (`config.act`), and the lowest
+ * What a request does in its workspace, as src/http/route-acts.ts names it for each route, and the lowest
  * role and the token scope it needs. The one table of who may do what (docs/teams.md prints it).
  */
 export const ACTS = {

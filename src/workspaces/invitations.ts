@@ -6,6 +6,7 @@ import type { Deps } from '../deps.js';
 import { AppError } from '../errors.js';
 import { newId } from '../ids.js';
 import { type Actor, roleAtLeast } from './access.js';
+import type { Workspace } from './workspaces.js';
 
 /**
  * Invitations: a one-time secret (`inv_…`, its SHA-256 stored) that whoever holds it may accept
@@ -21,7 +22,7 @@ const SHAPE = /^inv_[A-Za-z0-9_-]{32}$/;
 export async function createInvitation(
   deps: Pick<Deps, 'db' | 'clock'>,
   actor: Actor & { accountId: string },
-  workspaceId: string,
+  ws: Workspace,
   input: { role: WorkspaceRole; email?: string; expiresInDays?: number },
 ): Promise<{ invitation: Invitation; secret: string }> {
   // Above one's own role is forbidden (a maintainer asking for an owner too); the owner is told how ownership moves.
@@ -29,16 +30,14 @@ export async function createInvitation(
     throw new AppError('forbidden', `a ${actor.role} cannot invite a ${input.role}`);
   if (input.role === 'owner')
     throw new AppError('bad_request', 'role: nobody is invited as owner; ownership moves by transfer');
-  const [ws] = await deps.db.select().from(workspaces).where(eq(workspaces.id, workspaceId));
-  if (ws?.personalOf)
-    throw new AppError('conflict', 'a personal workspace has one member; create a workspace to share');
+  if (ws.personalOf) throw new AppError('conflict', 'a personal workspace has one member; create a workspace to share');
   const now = deps.clock.now();
   const secret = `inv_${randomBytes(24).toString('base64url')}`;
   const [invitation] = await deps.db
     .insert(workspaceInvitations)
     .values({
       id: newId(),
-      workspaceId,
+      workspaceId: ws.id,
       role: input.role,
       email: input.email?.trim().toLowerCase() ?? null,
       tokenHash: hash(secret),

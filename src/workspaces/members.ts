@@ -1,9 +1,10 @@
 import { and, eq } from 'drizzle-orm';
 import { WORKSPACE_ROLES, type WorkspaceRole } from '../db/access-vocabulary.js';
-import { accounts, apiTokens, webSessions, workspaceMembers, workspaces } from '../db/schema.js';
+import { accounts, apiTokens, webSessions, workspaceMembers } from '../db/schema.js';
 import type { Deps } from '../deps.js';
 import { AppError } from '../errors.js';
 import { type Actor, roleAtLeast } from './access.js';
+import type { Workspace } from './workspaces.js';
 
 /** A member as the workspace's members see them. */
 export interface MemberView {
@@ -127,12 +128,12 @@ export async function leaveWorkspace(deps: Pick<Deps, 'db' | 'clock'>, workspace
 /** Makes another member the owner; the old owner stays, as a maintainer. A personal workspace keeps its owner. */
 export async function transferOwnership(
   deps: Pick<Deps, 'db'>,
-  workspaceId: string,
+  ws: Workspace,
   fromAccountId: string,
   toAccountId: string,
 ) {
-  const [ws] = await deps.db.select().from(workspaces).where(eq(workspaces.id, workspaceId));
-  if (ws?.personalOf) throw new AppError('conflict', 'a personal workspace cannot change owner');
+  const workspaceId = ws.id;
+  if (ws.personalOf) throw new AppError('conflict', 'a personal workspace cannot change owner');
   if (toAccountId === fromAccountId) throw new AppError('bad_request', 'account_id: you already own this workspace');
   await memberOrNotFound(deps, workspaceId, toAccountId);
   await deps.db.transaction(async (tx) => {

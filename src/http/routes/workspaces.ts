@@ -330,7 +330,7 @@ export const workspaceRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = async 
     async (request) => {
       const auth = caller(request);
       const ws = inPath(auth, request.params.id);
-      return (await transferOwnership(deps, ws.id, auth.account.id, request.body.account_id)).map(memberJson);
+      return (await transferOwnership(deps, ws, auth.account.id, request.body.account_id)).map(memberJson);
     },
   );
 
@@ -377,7 +377,7 @@ export const workspaceRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = async 
     async (request, reply) => {
       const auth = caller(request);
       const ws = inPath(auth, request.params.id);
-      const { invitation, secret } = await createInvitation(deps, actor(auth), ws.id, {
+      const { invitation, secret } = await createInvitation(deps, actor(auth), ws, {
         role: request.body.role,
         email: request.body.email,
         expiresInDays: request.body.expires_in_days,
