@@ -17,6 +17,12 @@ const LOOSE_MARGIN = 20;
 const WHOLE_SHARE = 0.6;
 /** How many request-matching definitions a partly shown file may gain from budget left at the end. */
 const MORE_DEFINITIONS = 6;
+/**
+ * How much a file's rank weighs against what showing more of it costs, once the layout is done: an
+ * offer costs its characters × (rank + 1)^RANK_WEIGHT (spendByCost). Chosen on swe-lite-eval and
+ * js-swe-dev (bench/RESULTS.md); 0 would be cheapest-first, a large value the rank order alone.
+ */
+const RANK_WEIGHT = 1.5;
 /** Kept back for each later file's outline while an earlier file is laid out. */
 const OUTLINE_FLOOR = 1_200;
 /** The most of a partly shown file's share its outline may take: the definitions come first. */
@@ -231,28 +237,48 @@ export function topFiles(paths: readonly string[], insights: readonly Insight[])
  * others, and top files that do not fit, as their outline plus the inspector's definitions with
  * full bodies. Budget goes by rank: each file may take what is left once the later files' focus
  * spans and outline floors are kept back (at most half of what is left). Cuts fall on line
- * boundaries and every fence is closed. What `paths` leave unspent is laid out the same way over
- * `fill` (its files after them, in its order), and what `fill` leaves over `beyond`, so the section
- * is never smaller than the budget allows while files are left to show.
+ * boundaries and every fence is closed.
+ *
+ * In turn: `paths` are laid out, then `fill` over what they leave; what is still unspent goes to
+ * the cheapest offers by size and rank (spendByCost): a file shown whole, `beyond`'s among them, or
+ * a partly shown file of `paths` or `fill` gaining a definition that matches the request; the files
+ * of `beyond` not shown whole are laid out last, over what is left, and gain their matching
+ * definitions. So the section is never smaller than the budget allows while files are left to
+ * show, a large low-ranked file shown whole does not starve a small file ranked after it, and
+ * however many files `beyond` holds, their outlines never take room from a file before them.
  */
 export function assembleFixerFiles(input: FixerContextInput): string[] {
   const top = topFiles(input.paths, input.insights);
-  const files = input.paths.map((p) => prepare(input, p, top.has(p))).filter((f): f is Prepared => !!f);
-  const ranked = layout(files, input.budget, input.budget);
-  const out = [...ranked.out];
-  let left = ranked.left;
   const named = new Set(input.paths);
-  // Each group spends only what the groups before it leave: the outline floors a long tail keeps
-  // back (layout) never shrink a better-ranked file.
-  for (const group of [input.fill ?? [], input.beyond ?? []]) {
+  const ranked = input.paths.map((p) => prepare(input, p, top.has(p))).filter((f): f is Prepared => !!f);
+  // A file of a later group already named before it is shown once, where it was first named.
+  const after = (group: readonly string[] = []) => {
     const later = [...new Set(group)].filter((p) => !named.has(p));
     for (const p of later) named.add(p);
-    const prepared = later.map((p) => prepare(input, p, false)).filter((f): f is Prepared => !!f);
-    if (prepared.length === 0) continue;
-    const laid = layout(prepared, left, input.budget);
-    out.push(...laid.out);
+    return later.map((p) => prepare(input, p, false)).filter((f): f is Prepared => !!f);
+  };
+  const fill = after(input.fill);
+  const beyond = after(input.beyond);
+  const files = [...ranked, ...fill, ...beyond];
+  const shortlisted = ranked.length + fill.length;
+  const out = files.map(() => '');
+  let left = input.budget;
+  // Lays out the files at these places of `files` over what is left.
+  const lay = (at: number[]) => {
+    const laid = layout(
+      at.map((i) => files[i]!),
+      left,
+      input.budget,
+    );
+    for (const [k, i] of at.entries()) out[i] = laid.out[k]!;
     left = laid.left;
-  }
+  };
+  const range = (from: number, to: number) => Array.from({ length: to - from }, (_, k) => from + k);
+  lay(range(0, ranked.length));
+  lay(range(ranked.length, shortlisted));
+  left = spendByCost(files, out, left, shortlisted);
+  lay(range(shortlisted, files.length).filter((i) => !out[i]));
+  spendOnDefinitions(files, out, left, shortlisted, files.length);
   return out.filter(Boolean);
 }
 
@@ -275,25 +301,75 @@ function layout(files: Prepared[], budget: number, total: number): { out: string
     out.push(text);
     remaining -= text ? text.length + 2 : 0;
   }
-  return { out, left: spendLeftover(files, out, remaining) };
+  return { out, left: remaining };
 }
 
 /**
- * What the layout left unspent shows more, by rank: a partly shown file becomes whole when it fits,
- * else gains its definitions that match the request, while the leftover lasts. Returns what is still left.
+ * What the layout left unspent, spent on the cheapest offer first while one fits: for each file not
+ * yet whole, showing it whole, and for a partly shown file of the shortlist (`shortlisted` first
+ * files), its next definition that matches the request; an offer costs its characters ×
+ * (rank + 1)^RANK_WEIGHT. So rank leads, but one large file ranked fourth no longer takes what shows
+ * the next ten whole, nor a small file's room its better-ranked neighbour's matching definition.
+ * Returns what is still left.
  */
-function spendLeftover(files: Prepared[], out: string[], leftover: number): number {
+function spendByCost(files: Prepared[], out: string[], leftover: number, shortlisted: number): number {
   let left = leftover;
-  for (const [i, f] of files.entries()) {
-    if (f.link || out[i] === wholeView(f)) continue;
-    const whole = wholeView(f);
-    const extra = whole.length - out[i]!.length + (out[i] ? 0 : 2);
-    if (extra <= left) {
-      out[i] = whole;
-      left -= extra;
-      continue;
+  const wholes = files.map((f) => (f.link ? '' : wholeView(f)));
+  const spans = files.map((f) => f.spans);
+  const next = files.map(() => 0);
+  type Offer = { i: number; text: string; cost: number; more?: LineSpan[] };
+  const offerOf = (i: number): Offer | undefined => {
+    const f = files[i]!;
+    if (f.link || out[i] === wholes[i]) return undefined;
+    const whole = { i, text: wholes[i]!, cost: wholes[i]!.length - out[i]!.length + (out[i] ? 0 : 2) };
+    let best: Offer | undefined = whole.cost <= left ? whole : undefined;
+    if (i < shortlisted && out[i]) {
+      while (next[i]! < f.more.length) {
+        const wider = mergeSpans([...spans[i]!, f.more[next[i]!]!]);
+        const text = partialView({ ...f, spans: wider }, out[i]!.length + left);
+        const cost = text.length - out[i]!.length;
+        // Taken only when every excerpt is whole: a wider view must not cut what was shown.
+        if (cost <= 0 || cost > left || text.includes(CUT_NOTE)) {
+          next[i]!++;
+          continue;
+        }
+        if (!best || cost < best.cost) best = { i, text, cost, more: wider };
+        break;
+      }
     }
-    if (!out[i]) continue;
+    return best;
+  };
+  for (;;) {
+    let pick: Offer | undefined;
+    let pickWeight = Number.POSITIVE_INFINITY;
+    for (let i = 0; i < files.length; i++) {
+      const o = offerOf(i);
+      if (!o) continue;
+      const w = (i + 1) ** RANK_WEIGHT * o.cost;
+      if (w < pickWeight) {
+        pick = o;
+        pickWeight = w;
+      }
+    }
+    if (!pick) return left;
+    out[pick.i] = pick.text;
+    left -= pick.cost;
+    if (pick.more) {
+      spans[pick.i] = pick.more;
+      next[pick.i]!++;
+    }
+  }
+}
+
+/**
+ * What is left shows more of the partly shown files `from` to `to`, by rank: their definitions that
+ * match the request, while it lasts. Returns what is still left.
+ */
+function spendOnDefinitions(files: Prepared[], out: string[], leftover: number, from: number, to: number): number {
+  let left = leftover;
+  for (let i = from; i < to; i++) {
+    const f = files[i]!;
+    if (f.link || !out[i] || out[i] === wholeView(f)) continue;
     let spans = f.spans;
     for (const more of f.more) {
       const wider = mergeSpans([...spans, more]);

@@ -212,18 +212,20 @@ describe("the fixer's file section", () => {
     for (const section of filled) expect(fencesClosed(section)).toBe(true);
   });
 
-  it('gives the files beyond the shortlist only what the fill leaves: however many, the fill is laid out as without them', async () => {
+  it('lays the files beyond the shortlist out last: however many, their outlines take no room from the fill', async () => {
     writeFileSync(join(dir, 'a.py'), longModule(100, 'a'));
     const fill = ['g1.py', 'g2.py'];
     for (const p of fill) writeFileSync(join(dir, p), longModule(700, p.slice(0, 2)));
+    // As large as the fill's files and ranked after them: none is worth showing whole before them.
     const beyond = Array.from({ length: 40 }, (_, i) => `h${i}.py`);
-    for (const p of beyond) writeFileSync(join(dir, p), longModule(150, p.replace('.py', '')));
+    for (const p of beyond) writeFileSync(join(dir, p), longModule(700, p.replace('.py', '')));
     const definitions = await definitionsOfFiles(dir, ['a.py', ...fill, ...beyond]);
     const base = { dir, paths: ['a.py'], insights: [insight('a.py', 'high')], definitions, budget: 60_000, fill };
     const without = assembleFixerFiles(base);
     const withBeyond = assembleFixerFiles({ ...base, beyond });
     // The fill's files as they were: the forty files after them do not keep back room for their outlines.
     expect(withBeyond.slice(0, without.length)).toEqual(without);
+    expect(without[1]).toBe(`## g1.py\n${fenced(longModule(700, 'g1'))}`);
     // Laid out as one list, they would: the fill's first file would get less.
     const asOne = assembleFixerFiles({ ...base, fill: [...fill, ...beyond] });
     expect(asOne[1]!.length).toBeLessThan(without[1]!.length);
@@ -232,5 +234,38 @@ describe("the fixer's file section", () => {
     expect(after.length).toBeGreaterThan(0);
     expect(after).toEqual([...after].sort((x, y) => x - y));
     expect(withBeyond.join('\n\n').length).toBeLessThanOrEqual(60_000);
+  });
+
+  it('spends what the layout leaves on the cheapest by size and rank: a small file ranked after a large one is shown whole first', async () => {
+    writeFileSync(join(dir, 'top.py'), 'def main():\n    return 0\n');
+    const big = longModule(1_500, 'big'); // about 60K characters, ranked second
+    writeFileSync(join(dir, 'big.py'), big);
+    const small = longModule(40, 'small'); // about 3K characters, ranked third, beyond the shortlist
+    writeFileSync(join(dir, 'small.py'), small);
+    const definitions = await definitionsOfFiles(dir, ['top.py', 'big.py', 'small.py']);
+    const base = { dir, paths: ['top.py', 'big.py'], insights: [insight('top.py', 'high')], definitions };
+    // Room for big.py whole, not for both: big.py stays its outline, small.py is whole.
+    const budget = big.length + 1_000;
+    const [, bigShown, smallShown] = assembleFixerFiles({ ...base, beyond: ['small.py'], budget });
+    expect(bigShown).toMatch(/^## big\.py \(\d+ lines: outline and excerpts/);
+    expect(smallShown).toBe(`## small.py\n${fenced(small)}`);
+    // Without the small file, the room shows big.py whole: nothing cheaper wanted it.
+    const [, alone] = assembleFixerFiles({ ...base, budget });
+    expect(alone).toBe(`## big.py\n${fenced(big)}`);
+    // Rank still weighs: of two files of one size with room for one, the better-ranked is whole.
+    writeFileSync(join(dir, 'twin.py'), longModule(40, 'twin'));
+    const both = await definitionsOfFiles(dir, ['top.py', 'small.py', 'twin.py']);
+    const room = small.length + 2_000;
+    const twins = assembleFixerFiles({
+      dir,
+      paths: ['top.py'],
+      insights: [insight('top.py', 'high')],
+      definitions: both,
+      beyond: ['twin.py', 'small.py'],
+      budget: room,
+    });
+    expect(twins[1]).toBe(`## twin.py\n${fenced(longModule(40, 'twin'))}`);
+    expect(twins[2]).toMatch(/^## small\.py \(\d+ lines: outline/);
+    for (const section of [...twins, bigShown!, smallShown!]) expect(fencesClosed(section)).toBe(true);
   });
 });
