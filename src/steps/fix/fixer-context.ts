@@ -204,6 +204,9 @@ function prepare(input: FixerContextInput, path: string, top: boolean): Prepared
   return { path, top, lines, source: read.source, outline: outlineText(lines, defs), spans, more };
 }
 
+/** The length of a file's partial view with these spans and its whole outline. */
+const fullView = (f: Prepared, spans: LineSpan[]) => partialView({ ...f, spans }, Number.MAX_SAFE_INTEGER).length;
+
 const wholeView = (f: Prepared) => `## ${f.path}\n${fenced(f.source)}`;
 
 /** The outline and the focus spans of a file, within `max` characters: the spans first, the outline after. */
@@ -276,9 +279,12 @@ export function assembleFixerFiles(input: FixerContextInput): string[] {
   const range = (from: number, to: number) => Array.from({ length: to - from }, (_, k) => from + k);
   lay(range(0, ranked.length));
   lay(range(ranked.length, shortlisted));
-  left = spendByCost(files, out, left, shortlisted);
+  // The spans each partly shown file shows: the inspector's, then the matching definitions it gains.
+  const spans = files.map((f) => f.spans);
+  left = spendByCost(files, out, spans, left, shortlisted);
   lay(range(shortlisted, files.length).filter((i) => !out[i]));
-  spendOnDefinitions(files, out, left, shortlisted, files.length);
+  left = spendOnDefinitions(files, out, spans, left, shortlisted, files.length);
+  growOutlines(files, out, spans, left);
   return out.filter(Boolean);
 }
 
@@ -312,11 +318,16 @@ function layout(files: Prepared[], budget: number, total: number): { out: string
  * the next ten whole, nor a small file's room its better-ranked neighbour's matching definition.
  * Returns what is still left.
  */
-function spendByCost(files: Prepared[], out: string[], leftover: number, shortlisted: number): number {
+function spendByCost(
+  files: Prepared[],
+  out: string[],
+  spans: LineSpan[][],
+  leftover: number,
+  shortlisted: number,
+): number {
   let left = leftover;
   const wholes = files.map((f) => (f.link ? '' : wholeView(f)));
-  const spans = files.map((f) => f.spans);
-  const next = files.map(() => 0);
+  const next = files.map(() => ({ at: 0 }));
   type Offer = { i: number; text: string; cost: number; more?: LineSpan[] };
   const offerOf = (i: number): Offer | undefined => {
     const f = files[i]!;
@@ -324,18 +335,8 @@ function spendByCost(files: Prepared[], out: string[], leftover: number, shortli
     const whole = { i, text: wholes[i]!, cost: wholes[i]!.length - out[i]!.length + (out[i] ? 0 : 2) };
     let best: Offer | undefined = whole.cost <= left ? whole : undefined;
     if (i < shortlisted && out[i]) {
-      while (next[i]! < f.more.length) {
-        const wider = mergeSpans([...spans[i]!, f.more[next[i]!]!]);
-        const text = partialView({ ...f, spans: wider }, out[i]!.length + left);
-        const cost = text.length - out[i]!.length;
-        // Taken only when every excerpt is whole: a wider view must not cut what was shown.
-        if (cost <= 0 || cost > left || text.includes(CUT_NOTE)) {
-          next[i]!++;
-          continue;
-        }
-        if (!best || cost < best.cost) best = { i, text, cost, more: wider };
-        break;
-      }
+      const d = nextDefinition(f, out[i]!, spans[i]!, next[i]!, left);
+      if (d && (!best || d.cost < best.cost)) best = { i, text: d.text, cost: d.cost, more: d.spans };
     }
     return best;
   };
@@ -356,33 +357,78 @@ function spendByCost(files: Prepared[], out: string[], leftover: number, shortli
     left -= pick.cost;
     if (pick.more) {
       spans[pick.i] = pick.more;
-      next[pick.i]!++;
+      next[pick.i]!.at++;
     }
   }
+}
+
+/**
+ * The next definition matching the request that file `i` can gain within `left`, with what it costs;
+ * skipping those that do not fit (`next` moves past them). The view is laid out within what the
+ * definition's own lines add, so a long outline cannot grow into the rest of the budget on the back
+ * of one definition (growOutlines gives outlines what is left at the very end).
+ */
+function nextDefinition(
+  f: Prepared,
+  current: string,
+  spans: LineSpan[],
+  next: { at: number },
+  left: number,
+): { text: string; cost: number; spans: LineSpan[] } | undefined {
+  while (next.at < f.more.length) {
+    const wider = mergeSpans([...spans, f.more[next.at]!]);
+    const adds = fullView(f, wider) - fullView(f, spans);
+    const text = partialView({ ...f, spans: wider }, current.length + Math.min(left, adds));
+    const cost = text.length - current.length;
+    // Taken only when every excerpt is whole: a wider view must not cut what was shown.
+    if (cost > 0 && cost <= left && !text.includes(CUT_NOTE)) return { text, cost, spans: wider };
+    next.at++;
+  }
+  return undefined;
 }
 
 /**
  * What is left shows more of the partly shown files `from` to `to`, by rank: their definitions that
  * match the request, while it lasts. Returns what is still left.
  */
-function spendOnDefinitions(files: Prepared[], out: string[], leftover: number, from: number, to: number): number {
+function spendOnDefinitions(
+  files: Prepared[],
+  out: string[],
+  spans: LineSpan[][],
+  leftover: number,
+  from: number,
+  to: number,
+): number {
   let left = leftover;
   for (let i = from; i < to; i++) {
     const f = files[i]!;
     if (f.link || !out[i] || out[i] === wholeView(f)) continue;
-    let spans = f.spans;
-    for (const more of f.more) {
-      const wider = mergeSpans([...spans, more]);
-      const text = partialView({ ...f, spans: wider }, out[i]!.length + left);
-      const cost = text.length - out[i]!.length;
-      // Taken only when every excerpt is whole: a wider view must not cut what was shown.
-      if (cost <= 0 || cost > left || text.includes(CUT_NOTE)) continue;
-      out[i] = text;
-      spans = wider;
-      left -= cost;
+    const next = { at: 0 };
+    for (
+      let d = nextDefinition(f, out[i]!, spans[i]!, next, left);
+      d;
+      d = nextDefinition(f, out[i]!, spans[i]!, next, left)
+    ) {
+      out[i] = d.text;
+      spans[i] = d.spans;
+      left -= d.cost;
+      next.at++;
     }
   }
   return left;
+}
+
+/** What is left at the very end lets the partly shown files' outlines grow, by rank. */
+function growOutlines(files: Prepared[], out: string[], spans: LineSpan[][], leftover: number): void {
+  let left = leftover;
+  for (const [i, f] of files.entries()) {
+    if (left <= 0) return;
+    if (f.link || !out[i] || out[i] === wholeView(f)) continue;
+    const text = partialView({ ...f, spans: spans[i]! }, out[i]!.length + left);
+    if (text.length <= out[i]!.length || (text.includes(CUT_NOTE) && !out[i]!.includes(CUT_NOTE))) continue;
+    left -= text.length - out[i]!.length;
+    out[i] = text;
+  }
 }
 
 function render(f: Prepared, allot: number, budget: number): string {
