@@ -314,9 +314,9 @@ function layout(files: Prepared[], budget: number, total: number): { out: string
  * What the layout left unspent, spent on the cheapest offer first while one fits: for each file not
  * yet whole, showing it whole, and for a partly shown file of the shortlist (`shortlisted` first
  * files), its next definition that matches the request; an offer costs its characters ×
- * (rank + 1)^RANK_WEIGHT. So rank leads, but one large file ranked fourth no longer takes what shows
- * the next ten whole, nor a small file's room its better-ranked neighbour's matching definition.
- * Returns what is still left.
+ * (rank + 1)^RANK_WEIGHT. So rank leads, but one large file ranked fourth no longer takes what would
+ * show the next ten whole, and a top file's matching definition is not crowded out by the whole
+ * text of small files ranked far below it. Returns what is still left.
  */
 function spendByCost(
   files: Prepared[],
@@ -363,8 +363,9 @@ function spendByCost(
 }
 
 /**
- * The next definition matching the request that file `i` can gain within `left`, with what it costs;
- * skipping those that do not fit (`next` moves past them). The view is laid out within what the
+ * The next definition matching the request that `f`, shown as `current` with `spans`, can gain
+ * within `left`, with what it costs; those that do not fit are skipped for good (`next` moves past
+ * them: what is left only shrinks). The view is laid out within what the
  * definition's own lines add, so a long outline cannot grow into the rest of the budget on the back
  * of one definition (growOutlines gives outlines what is left at the very end).
  */
