@@ -42,6 +42,31 @@ async function withUndo<T>(
 }
 
 /**
+ * Keeps a process that runs a worker alive through a lost database connection that rejected a
+ * promise no one awaited: pg-boss 10 completes and fails a job without awaiting the query
+ * (manager.js `watch`), so a database that goes down at that moment would end the process
+ * (found by the soak). Such a job stays active until it expires, and the run's heartbeat and
+ * takeover deal with the task as with any lost worker. Any other unhandled rejection still ends
+ * the process, as Node would. Returns the undo.
+ */
+function surviveLostDatabase(log: Logger): () => Promise<void> {
+  const onRejection = (reason: unknown) => {
+    if (!isDatabaseUnavailable(reason)) {
+      // Node's own behaviour for an unhandled rejection: the process ends.
+      process.nextTick(() => {
+        throw reason;
+      });
+      return;
+    }
+    log.warn({ err: reason }, 'the database connection was lost under a query no one awaited; the worker goes on');
+  };
+  process.on('unhandledRejection', onRejection);
+  return async () => {
+    process.off('unhandledRejection', onRejection);
+  };
+}
+
+/**
  * Opens the database (migrating it, and with the embedded database locking the data dir and
  * sharing it on its socket), builds the app and listens; close() undoes it in reverse.
  */
@@ -55,6 +80,7 @@ export async function startServer(config: Config, options: { worker?: boolean } 
     const runtime = await createRuntime(config, database, { log });
     push(() => runtime.close());
     if (options.worker ?? true) {
+      push(surviveLostDatabase(log));
       const worker = await startWorker(runtime.deps, productionSteps(), workerOptions(config));
       push(() => worker.stop());
     }
@@ -96,6 +122,7 @@ export async function startWorkerProcess(config: Config): Promise<{ close(): Pro
 
 async function openWorkerProcess(config: Config, log: Logger): Promise<{ close(): Promise<void> }> {
   return withUndo(log, async (push) => {
+    push(surviveLostDatabase(log));
     const database = await openClientDatabase(config, { connections: config.worker.concurrency + 4 });
     push(() => database.close());
     const runtime = await createRuntime(config, database, { log });
