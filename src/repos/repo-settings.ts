@@ -1,6 +1,6 @@
 import { and, asc, eq } from 'drizzle-orm';
-import type { Tx } from '../db/client.js';
-import { repoSecrets, repoSettings, workspaces } from '../db/schema.js';
+import { repoSecrets, repoSettings } from '../db/schema.js';
+import { lockWorkspace } from '../workspaces/workspaces.js';
 import type { Deps } from '../deps.js';
 import { AppError } from '../errors.js';
 import { repoKey } from '../memory/repo-memory.js';
@@ -51,12 +51,6 @@ const settingsOf = (workspaceId: string, repo: string) =>
   and(eq(repoSettings.workspaceId, workspaceId), eq(repoSettings.repo, repoKey(repo)));
 const secretsOf = (workspaceId: string, repo: string) =>
   and(eq(repoSecrets.workspaceId, workspaceId), eq(repoSecrets.repo, repoKey(repo)));
-
-// Writes for one workspace take turns on its row: an env merge or the secret count is read and
-// written without another write in between.
-async function lockWorkspace(tx: Tx, workspaceId: string) {
-  await tx.select({ id: workspaces.id }).from(workspaces).where(eq(workspaces.id, workspaceId)).for('update');
-}
 
 async function listSecretMeta(db: Deps['db'], workspaceId: string, repo: string): Promise<SecretMeta[]> {
   return db
@@ -143,6 +137,7 @@ export async function updateRepoSettings(
   const key = repoKey(repo);
   const now = deps.clock.now();
   await deps.db.transaction(async (tx) => {
+    // Writes for one workspace take turns on its row: the env merge is read and written alone.
     await lockWorkspace(tx, workspaceId);
     const [row] = await tx.select().from(repoSettings).where(settingsOf(workspaceId, repo));
     const env: Record<string, string> = { ...((row?.env as Record<string, string> | undefined) ?? {}) };

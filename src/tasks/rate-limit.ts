@@ -1,5 +1,6 @@
 import { and, asc, eq, gt, lt } from 'drizzle-orm';
-import { taskPostAttempts, workspaces } from '../db/schema.js';
+import { taskPostAttempts } from '../db/schema.js';
+import { lockWorkspace } from '../workspaces/workspaces.js';
 import type { Deps } from '../deps.js';
 import { AppError } from '../errors.js';
 
@@ -8,15 +9,16 @@ export const TASK_POST_WINDOW_MS = 60_000;
 
 /**
  * Sliding-window limit on task creation, counted in the database so it is exact under
- * parallel requests and shared by every API node: the workspace row is locked for the count
- * and the insert (the row admission locks too, in the same order: a lock of the account row here
- * deadlocked with a task's insert, whose created_by holds a key-share lock on it). Every POST counts except the ones this answers with rate_limited.
+ * parallel requests and shared by every API node: the workspace row is locked for the count and
+ * the insert (lockWorkspace, as admission does: a lock of the account row here deadlocked with a
+ * task's insert, whose created_by holds a key-share lock on it). Every POST counts except the ones
+ * this answers with rate_limited.
  */
 export async function countTaskPost(deps: Pick<Deps, 'db' | 'clock'>, workspaceId: string): Promise<void> {
   const now = deps.clock.now();
   const windowStart = new Date(now.getTime() - TASK_POST_WINDOW_MS);
   await deps.db.transaction(async (tx) => {
-    await tx.select({ id: workspaces.id }).from(workspaces).where(eq(workspaces.id, workspaceId)).for('update');
+    await lockWorkspace(tx, workspaceId);
     const inWindow = await tx
       .select({ at: taskPostAttempts.at })
       .from(taskPostAttempts)

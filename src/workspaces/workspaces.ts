@@ -47,6 +47,16 @@ export const memberJoin = (accountId: AnyColumn, workspaceId: AnyColumn | SQL) =
   and(eq(workspaceMembers.accountId, accountId), eq(workspaceMembers.workspaceId, workspaceId));
 export const liveWorkspaceJoin = and(eq(workspaces.id, workspaceMembers.workspaceId), isNull(workspaces.deletedAt));
 
+/**
+ * The workspace's row, locked FOR UPDATE until the transaction ends: every write that counts or
+ * spends a workspace's holdings (admission, the task-post rate limit, repository settings and
+ * secrets, the operator's plan change) takes this one lock first, so they take turns and in one order.
+ */
+export async function lockWorkspace(tx: Tx, workspaceId: string): Promise<Workspace | undefined> {
+  const [row] = await tx.select().from(workspaces).where(eq(workspaces.id, workspaceId)).for('update');
+  return row;
+}
+
 /** Live workspaces the account belongs to (one, when `workspaceId` is given). */
 function liveMemberships(db: Db | Tx, accountId: string, workspaceId?: string): Promise<Membership[]> {
   return db

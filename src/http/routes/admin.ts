@@ -9,7 +9,7 @@ import { IdParams, Nullable, StringEnum, Timestamp, Uuid, described, isoOrNull }
 import type { AccountView } from '../../accounts/accounts.js';
 import { AppError } from '../../errors.js';
 import { applyPlanChange, checkPlanChange } from '../../workspaces/plan.js';
-import type { Workspace } from '../../workspaces/workspaces.js';
+import { type Workspace, lockWorkspace } from '../../workspaces/workspaces.js';
 
 // The admin's account resource: its wire shape (AdminAccount) and its presenter.
 
@@ -210,7 +210,7 @@ export const adminRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = async (app
       checkPlanChange(change);
       const now = deps.clock.now();
       const updated = await deps.db.transaction(async (tx) => {
-        const [current] = await tx.select().from(workspaces).where(eq(workspaces.id, request.params.id)).for('update');
+        const current = await lockWorkspace(tx, request.params.id);
         if (!current || current.deletedAt) throw new AppError('not_found', `no workspace ${request.params.id}`);
         return applyPlanChange(tx, current, change, now);
       });

@@ -3,8 +3,8 @@ import { holdCredit } from '../../accounts/credits.js';
 import { type BillingPlan, type TaskMode, billingPlan, billingPlanNameOf } from '../../accounts/billing-plan.js';
 import type { BillingPlanName } from '../../config/billing-plans.js';
 import type { Tx } from '../../db/client.js';
-import { tasks, workspaces } from '../../db/schema.js';
-import type { Workspace } from '../../workspaces/workspaces.js';
+import { tasks } from '../../db/schema.js';
+import { type Workspace, lockWorkspace } from '../../workspaces/workspaces.js';
 import { AppError } from '../../errors.js';
 import { newId } from '../../ids.js';
 import type { Task } from '../task.js';
@@ -56,7 +56,7 @@ export function monthStart(now: Date): Date {
  * the counts are exact under parallel requests and the hold that follows cannot overdraw.
  */
 export async function admitTask(tx: Tx, who: Admitter, kind: AdmissionKind, now: Date): Promise<Admission> {
-  const [workspace] = await tx.select().from(workspaces).where(eq(workspaces.id, who.workspaceId)).for('update');
+  const workspace = await lockWorkspace(tx, who.workspaceId);
   if (!workspace || workspace.deletedAt)
     throw new AppError('invalid_token', 'the workspace behind this token no longer exists');
   const planName = billingPlanNameOf(who.isDemo ? 'demo' : workspace.plan);
