@@ -177,7 +177,8 @@ interface Prepared {
   /** The rendered file when it is shown as a link or whole regardless of budget. */
   link?: string;
   lines: string[];
-  source: string;
+  /** The file shown whole (header and fenced text), rendered once; empty for a link. */
+  whole: string;
   outline: string;
   spans: LineSpan[];
   /** Definitions matching the request, best first: shown when budget is left at the end. */
@@ -189,7 +190,7 @@ function prepare(input: FixerContextInput, path: string, top: boolean): Prepared
   if (!read) return undefined;
   if ('link' in read) {
     const link = `## ${path}\n${read.link} (outside the repository: not shown, and edits to it are refused)`;
-    return { path, top, link, lines: [], source: '', outline: '', spans: [], more: [] };
+    return { path, top, link, lines: [], whole: '', outline: '', spans: [], more: [] };
   }
   const lines = read.source.split('\n');
   const defs = input.definitions[path] ?? [];
@@ -201,13 +202,12 @@ function prepare(input: FixerContextInput, path: string, top: boolean): Prepared
     start: Math.max(1, start - MARGIN),
     end: Math.min(lines.length, end + MARGIN),
   }));
-  return { path, top, lines, source: read.source, outline: outlineText(lines, defs), spans, more };
+  const whole = `## ${path}\n${fenced(read.source)}`;
+  return { path, top, lines, whole, outline: outlineText(lines, defs), spans, more };
 }
 
 /** The length of a file's partial view with these spans and its whole outline. */
 const fullView = (f: Prepared, spans: LineSpan[]) => partialView({ ...f, spans }, Number.MAX_SAFE_INTEGER).length;
-
-const wholeView = (f: Prepared) => `## ${f.path}\n${fenced(f.source)}`;
 
 /** The outline and the focus spans of a file, within `max` characters: the spans first, the outline after. */
 function partialView(f: Prepared, max: number): string {
@@ -296,7 +296,7 @@ function layout(files: Prepared[], budget: number, total: number): { out: string
   const reserveOf = (f: Prepared) =>
     f.link
       ? f.link.length
-      : Math.min(wholeView(f).length, partialView(f, Number.MAX_SAFE_INTEGER).length, OUTLINE_FLOOR * 4);
+      : Math.min(f.whole.length, partialView(f, Number.MAX_SAFE_INTEGER).length, OUTLINE_FLOOR * 4);
   const reserves = files.map(reserveOf);
   const out: string[] = [];
   let remaining = budget;
@@ -326,13 +326,12 @@ function spendByCost(
   shortlisted: number,
 ): number {
   let left = leftover;
-  const wholes = files.map((f) => (f.link ? '' : wholeView(f)));
   const next = files.map(() => ({ at: 0 }));
   type Offer = { i: number; text: string; cost: number; more?: LineSpan[] };
   const offerOf = (i: number): Offer | undefined => {
     const f = files[i]!;
-    if (f.link || out[i] === wholes[i]) return undefined;
-    const whole = { i, text: wholes[i]!, cost: wholes[i]!.length - out[i]!.length + (out[i] ? 0 : 2) };
+    if (f.link || out[i] === f.whole) return undefined;
+    const whole = { i, text: f.whole, cost: f.whole.length - out[i]!.length + (out[i] ? 0 : 2) };
     let best: Offer | undefined = whole.cost <= left ? whole : undefined;
     if (i < shortlisted && out[i]) {
       const d = nextDefinition(f, out[i]!, spans[i]!, next[i]!, left);
@@ -403,7 +402,7 @@ function spendOnDefinitions(
   let left = leftover;
   for (let i = from; i < to; i++) {
     const f = files[i]!;
-    if (f.link || !out[i] || out[i] === wholeView(f)) continue;
+    if (f.link || !out[i] || out[i] === f.whole) continue;
     const next = { at: 0 };
     for (
       let d = nextDefinition(f, out[i]!, spans[i]!, next, left);
@@ -424,7 +423,7 @@ function growOutlines(files: Prepared[], out: string[], spans: LineSpan[][], lef
   let left = leftover;
   for (const [i, f] of files.entries()) {
     if (left <= 0) return;
-    if (f.link || !out[i] || out[i] === wholeView(f)) continue;
+    if (f.link || !out[i] || out[i] === f.whole) continue;
     const text = partialView({ ...f, spans: spans[i]! }, out[i]!.length + left);
     if (text.length <= out[i]!.length || (text.includes(CUT_NOTE) && !out[i]!.includes(CUT_NOTE))) continue;
     left -= text.length - out[i]!.length;
@@ -434,7 +433,7 @@ function growOutlines(files: Prepared[], out: string[], spans: LineSpan[][], lef
 
 function render(f: Prepared, allot: number, budget: number): string {
   if (f.link) return f.link.length <= allot ? f.link : '';
-  const whole = wholeView(f);
+  const whole = f.whole;
   const partialCost = partialView(f, Number.MAX_SAFE_INTEGER).length;
   const wholeFits = f.top
     ? whole.length <= Math.min(allot, budget * WHOLE_SHARE)
