@@ -305,12 +305,19 @@ export async function runSetup(ctx: RunContext, tree: RunTree, plan: TestPlan): 
       ctx.setupSecrets ?? [],
     );
   const scrubbed = await removeFilesHoldingSecrets(tree.workdir, ctx.setupSecrets ?? []);
-  if (scrubbed.length > 0 && output) {
+  if (output && scrubbed.holding.length > 0)
     output.push(
-      Buffer.from(`emend: removed ${scrubbed.length} file(s) holding a setup secret: ${scrubbed.join(', ')}\n`),
+      Buffer.from(
+        `emend: removed ${scrubbed.holding.length} file(s) holding a setup secret: ${scrubbed.holding.join(', ')}\n`,
+      ),
     );
-    output.flush();
-  }
+  if (output && scrubbed.unreadable.length > 0)
+    output.push(
+      Buffer.from(
+        `emend: removed ${scrubbed.unreadable.length} file(s) or folder(s) the setup left unreadable, which could not be checked for a setup secret: ${scrubbed.unreadable.join(', ')}\n`,
+      ),
+    );
+  output?.flush();
   if (result.timedOut) report.timed_out = true;
   if (result.egress) report.connections = result.egress;
   return report;

@@ -64,12 +64,14 @@ describe('setup-only secrets in a fix task', { timeout: 180_000 }, () => {
         setup_command:
           'test -n "$NPM_TOKEN" && printf %s "$NPM_TOKEN" | sha256sum | cut -c1-64 > .setup-saw-token && ' +
           'printf "//registry/:_authToken=%s\\n" "$NPM_TOKEN" > "$HOME/.npmrc" && echo "token is $NPM_TOKEN" && ' +
+          // a file past any size a scrub might skip (65 MiB, sparse) with the token at its end
+          'truncate -s 65M "$HOME/bundle.tar" && printf %s "$NPM_TOKEN" >> "$HOME/bundle.tar" && ' +
           'test "$FROM_SETTINGS" = visible',
         // The tests run only if the setup got the secret, the test phase does not have it, the
         // file holding it is gone, and the account's variable is there.
         test_command:
           `test "$(cat .setup-saw-token)" = ${HASH} && test -z "\${NPM_TOKEN:-}" && ` +
-          'test ! -e "$HOME/.npmrc" && test "$FROM_SETTINGS" = visible && python3 -m pytest',
+          'test ! -e "$HOME/.npmrc" && test ! -e "$HOME/bundle.tar" && test "$FROM_SETTINGS" = visible && python3 -m pytest',
         env: { FROM_SETTINGS: 'visible' },
       },
     });
@@ -101,7 +103,9 @@ describe('setup-only secrets in a fix task', { timeout: 180_000 }, () => {
     };
     const everything = JSON.stringify(running);
     expect(h.logLines.join('\n') + everything).toContain('token is [redacted]');
-    expect(h.logLines.join('\n') + everything).toMatch(/removed 1 file\(s\) holding a setup secret: [^\s"]*\.npmrc/);
+    expect(h.logLines.join('\n') + everything).toMatch(
+      /removed 2 file\(s\) holding a setup secret: [^\s"]*\.npmrc, [^\s"]*bundle\.tar/,
+    );
 
     const stream = mustOpen(
       await openSse(`${baseUrl}/v1/tasks/${task.id}/logs/stream`, { headers: { ...headers, 'last-event-id': '0' } }),
