@@ -13,7 +13,8 @@
 import { execFileSync, spawnSync } from 'node:child_process';
 import os from 'node:os';
 import type { Sandbox } from '../src/sandbox/types.js';
-import { type ValidatorOutput, validate } from '../src/validator/validate.js';
+import type { ValidatorOutput } from '../src/step-contract/fix.js';
+import { validate } from '../src/validator/validate.js';
 import {
   type FixtureRepo,
   fixtureSandbox,

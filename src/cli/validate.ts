@@ -4,7 +4,8 @@ import { loadConfig } from '../config/config.js';
 import { localEnvironmentCache, localSandbox, localToolchainCache } from './local-sandbox.js';
 import { NotACheckoutError } from '../validator/copies.js';
 import { ValidationAborted } from '../validator/run.js';
-import { type ValidatorOutput, validate } from '../validator/validate.js';
+import type { ValidatorOutput } from '../step-contract/fix.js';
+import { validate } from '../validator/validate.js';
 import { abortOnSignals } from './interrupt.js';
 
 const USAGE = 'usage: emend validate --repo DIR [--base REV] [--json] [--setup-env NAME=VALUE]...';

@@ -85,25 +85,37 @@ export const FixerOutput = z.object({
 });
 export type FixerOutput = z.infer<typeof FixerOutput>;
 
-const SetupState = z.enum(['none', 'ok', 'skipped', 'failed']);
+// The validator's output: these schemas are its only declaration. src/validator/ produces values of
+// the inferred types, so a field added here reaches the validator's code, and one the validator
+// would add without a schema cannot compile, instead of being stored and then dropped by the parse
+// when the fixer's retry reads it back.
 
-const HungTest = z.object({
+/** How a run's dependency install went: none needed, done, skipped (said why), or failed. */
+export const SetupState = z.enum(['none', 'ok', 'skipped', 'failed']);
+export type SetupState = z.infer<typeof SetupState>;
+
+/** A test the validator stopped a run at, for running past the per-test timeout. */
+export const HungTest = z.object({
   /** The runner's id of the test: it is among the run's failures. */
   id: z.string(),
   reason: z.string(),
   /** Tests the run had collected and never reached, when the runner said how many it collected. */
   not_run: z.number().int().nullable(),
 });
+export type HungTest = z.infer<typeof HungTest>;
 
-const SetupReport = z.object({
+/** What the setup phase did, as the step output shows it. */
+export const SetupReport = z.object({
   command: z.string(),
   network: z.boolean(),
   exit_code: z.number().int().nullable(),
   duration_ms: z.number(),
+  /** Why it did not run, when it did not. */
   skipped: z.string().optional(),
   timed_out: z.boolean().optional(),
+  /** The end of its output when it failed. */
   log_tail: z.string().optional(),
-  /** Through the egress proxy: where setup went, or tried to (docs/environments.md). */
+  /** Through the egress proxy: each destination reached or refused (why), with the bytes each way (docs/environments.md). */
   connections: z
     .array(
       z.object({
@@ -117,9 +129,13 @@ const SetupReport = z.object({
       }),
     )
     .optional(),
-  /** The environment came from the cache: laid from an entry (hit) or from the one just built. */
+  /**
+   * The environment came from the cache (docs/environments.md, "Cached environments"): `hit`, laid
+   * from an entry; `built`, from the entry this validation's baseline setup just stored.
+   */
   environment: z.object({ key: z.string(), cache: z.enum(['hit', 'built']) }).optional(),
 });
+export type SetupReport = z.infer<typeof SetupReport>;
 
 /** The baseline's result, kept so a fixer retry on the same commit need not run it again. */
 export const BaselineSummary = z.object({
@@ -130,7 +146,9 @@ export const BaselineSummary = z.object({
   exit_code: z.number().int().nullable(),
   timed_out: z.boolean(),
   duration_ms: z.number(),
+  /** How its dependency install went. */
   setup: SetupState,
+  /** The test the run was stopped at for running past the per-test timeout; the tests after it did not run. */
   hung: HungTest.optional(),
   /** The change's test files ran on this baseline too: their paths and contents, hashed (the cache key). */
   test_files_digest: z.string().optional(),
@@ -174,12 +192,13 @@ export const Reproduction = z.object({
 });
 export type Reproduction = z.infer<typeof Reproduction>;
 
-/** The validator's result (src/validator/validate.ts produces it; `emend validate --json` prints it). */
+/** The validator's result: the step output (src/validator/validate.ts produces it) and what `emend validate --json` prints. */
 export const ValidatorOutput = z.object({
-  /** The test command as run, or null when none was found. */
+  /** The test command as run (with the timeout flags added), or null when none was found. */
   command: z.string().nullable(),
+  /** The dependency install of the change's run, or null when nothing needed installing. */
   setup: SetupReport.nullable(),
-  /** No new failures; null when nothing was validated. */
+  /** No new failures; null when nothing was validated (no tests, or tests that run on neither tree). */
   passed: z.boolean().nullable(),
   new_failures: z.array(z.string()),
   /** The new failures' messages and frames, at most 30, in new_failures' order. */
@@ -187,13 +206,18 @@ export const ValidatorOutput = z.object({
   fixed: z.array(z.string()),
   preexisting_failures: z.array(z.string()),
   duration_ms: z.number(),
+  /** The end of the change's test output. */
   log_tail: z.string(),
+  /** Why passed is null, or anything else a reader should know. */
   message: z.string().optional(),
   source: z.enum(['setting', 'repo-file', 'memory', 'detected']).optional(),
   runner: z.enum(['node', 'pytest', 'unittest', 'tox', 'go', 'cargo', 'maven', 'gradle', 'make']).optional(),
+  /** Test counts of the change's run. */
   tests: z.object({ passed: z.number().int(), failed: z.number().int(), skipped: z.number().int() }).optional(),
+  /** The test the change's run was stopped at for running past the per-test timeout (it is among the failures). */
   hung: HungTest.optional(),
   baseline: BaselineSummary.optional(),
+  /** The change's tests on the base commit and on the change, and which rule decided `passed`. */
   reproduction: Reproduction.optional(),
 });
 export type ValidatorOutput = z.infer<typeof ValidatorOutput>;

@@ -5,7 +5,8 @@ import { environmentKey, isManifest, manifestDigest } from './env-key.js';
 import { type Checkout, type RunTree, TREE_HOME, changedFiles, trackedPaths } from './copies.js';
 import type { TestPlan } from './detect.js';
 import type { Environment } from './environment.js';
-import { type RunContext, type SetupReport, runSetup, setupState } from './run.js';
+import type { SetupReport } from '../step-contract/fix.js';
+import { type RunContext, runSetup, setupState } from './run.js';
 
 /** Whose cache a validation uses: entries are keyed by account and repository among the rest. */
 export interface EnvironmentScope {

@@ -1,3 +1,4 @@
+import type { FailureDetail as NewFailureDetail } from '../step-contract/fix.js';
 import type { FailureDetail, Frame } from './parser-types.js';
 
 /** A failing test's message as the fixer is shown it: the runner's words, bounded. */
@@ -46,14 +47,6 @@ export function detail(
     ...(frame ? { frame } : {}),
     ...(file ? { file } : {}),
   };
-}
-
-/** One new failure as the validator reports it (the step contract's FailureDetail). */
-export interface NewFailureDetail {
-  test: string;
-  test_file?: string;
-  message?: string;
-  frame?: Frame;
 }
 
 /** How many failing tests are told in detail: the rest are named in new_failures only. */

@@ -1,33 +1,14 @@
 import { createHash } from 'node:crypto';
 import { cp, lstat, mkdir, readFile, readlink, rm } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
+import type { Reproduction } from '../step-contract/fix.js';
 import type { RunOutcome } from './compare.js';
 import { type Repo, changedFiles, linkOnTheWay } from './copies.js';
 import type { FailureDetail } from './parser-types.js';
 import { isTestFile, isTestPath, testFileOf } from './test-files.js';
 
 /** What decided `passed`: a reproduction test, or (the change has no test file) no new failures alone. */
-export type VerdictRule = 'reproduction' | 'no-new-failures';
-
-/** The reproduction part of the validator's output (docs/validator.md, "Reproduction test"). */
-export interface Reproduction {
-  rule: VerdictRule;
-  /** The test files the change adds or modifies: they ran on the base commit too. */
-  test_files: string[];
-  /** Their tests that failed (or errored) on the base commit with them. */
-  failed_on_base: string[];
-  /** Of those, the ones that pass with the change: the reproduction. */
-  now_passing: string[];
-  /** Their tests that fail with the change. */
-  still_failing: string[];
-  /**
-   * Their tests that failed on the base commit and fail with the change in lines the change did
-   * not touch (untouchedFailures): pre-existing failures, not counted in `still_failing`.
-   */
-  untouched_failing?: string[];
-  /** The verdict in words, as logged. */
-  note: string;
-}
+export type VerdictRule = Reproduction['rule'];
 
 /** The change's test files, and the files they need, that go into the baseline copy. */
 export interface ChangeTests {

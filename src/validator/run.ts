@@ -1,5 +1,5 @@
-import type { EgressRecord } from '../sandbox/egress-proxy.js';
 import type { Sandbox, SandboxResult } from '../sandbox/types.js';
+import type { HungTest, SetupReport, SetupState } from '../step-contract/fix.js';
 import { type RunOutcome, judgeRun } from './compare.js';
 import { type RunTree, TREE_HOME, TREE_REPO } from './copies.js';
 import { type Probe, type TestPlan, probeCommand, readProbe } from './detect.js';
@@ -225,26 +225,6 @@ const tail = (text: string, lines = 60, chars = 4000) => {
   return cut.length > chars ? cut.slice(-chars) : cut;
 };
 
-/** What the setup phase did, as the step output shows it. */
-export interface SetupReport {
-  command: string;
-  network: boolean;
-  exit_code: number | null;
-  duration_ms: number;
-  /** Why it did not run, when it did not. */
-  skipped?: string;
-  timed_out?: boolean;
-  /** The end of its output when it failed. */
-  log_tail?: string;
-  /** Through the egress proxy: each destination reached or refused (why), with the bytes each way. */
-  connections?: EgressRecord[];
-  /**
-   * The environment came from the cache (docs/environments.md, "Cached environments"): `hit`, laid
-   * from an entry; `built`, from the entry this validation's baseline setup just stored.
-   */
-  environment?: { key: string; cache: 'hit' | 'built' };
-}
-
 /**
  * Installs dependencies when the plan says so: with network when the sandbox allows it for
  * setup, else the offline form of the install if there is one, else nothing (and says why).
@@ -354,8 +334,6 @@ function retriedInstall(
   return undefined;
 }
 
-export type SetupState = 'none' | 'ok' | 'skipped' | 'failed';
-
 export function setupState(setup: SetupReport | null): SetupState {
   if (!setup) return 'none';
   if (setup.skipped !== undefined) return 'skipped';
@@ -375,16 +353,6 @@ export async function probe(ctx: RunContext, tree: RunTree, plan: TestPlan): Pro
   if (command === undefined) return {};
   const result = await sandboxed(ctx, tree, command, 30_000, false, 64 * 1024);
   return readProbe(result.stdout);
-}
-
-/** A test the validator stopped a run at, for running past the per-test timeout. */
-export interface HungTest {
-  /** The runner's id of the test: it is among the run's failures. */
-  id: string;
-  /** "timed out after 60 s (killed)". */
-  reason: string;
-  /** Tests the run had collected and never reached, when the runner said how many it collected. */
-  not_run: number | null;
 }
 
 export interface TestRun {

@@ -2,15 +2,15 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Sandbox } from '../sandbox/types.js';
+import type { BaselineSummary, HungTest, SetupReport, ValidatorOutput } from '../step-contract/fix.js';
 import { type BaselineSeen, type Comparison, compareRuns, unreachedOnBaseline } from './compare.js';
 import { type RunTree, commitDate, openCheckout, prepareCopies } from './copies.js';
 import { prepareEnvironment } from './environment.js';
 import { type EnvironmentScope, setupTrees } from './env-setup.js';
-import { type NewFailureDetail, newFailureDetails } from './failure-detail.js';
+import { newFailureDetails } from './failure-detail.js';
 import { namesProgressPlugin, withoutProgressPlugin } from './pytest-progress.js';
 import {
   type ChangeTests,
-  type Reproduction,
   addTestsToBaseline,
   changeTests,
   failuresIn,
@@ -23,11 +23,8 @@ import { describeMissing } from './toolchains.js';
 import { untouchedFailures } from './untouched-failures.js';
 import type { RunOutcome } from './compare.js';
 import {
-  type HungTest,
   type RunContext,
   type RunLimits,
-  type SetupReport,
-  type SetupState,
   ValidationAborted,
   defaultLimits,
   describeHung,
@@ -39,54 +36,6 @@ import {
 } from './run.js';
 
 export const NO_TEST_COMMAND = 'no test command found';
-
-/** The baseline's result, kept in the step output so a fixer retry on the same commit need not run it again. */
-export interface BaselineSummary {
-  commit: string;
-  command: string;
-  failures: string[];
-  tests: number;
-  exit_code: number | null;
-  timed_out: boolean;
-  duration_ms: number;
-  /** How its dependency install went. */
-  setup: SetupState;
-  /** The test the run was stopped at for running past the per-test timeout; the tests after it did not run. */
-  hung?: HungTest;
-  /** The change's test files ran on this baseline too: their paths and contents, hashed (the cache key). */
-  test_files_digest?: string;
-  /** The failures that belong to the change's test files: what a reproduction must turn into passes. */
-  test_file_failures?: string[];
-}
-
-/** The validator's result: the step output and what `emend validate --json` prints. */
-export interface ValidatorOutput {
-  /** The test command as run (with the timeout flags added), or null when none was found. */
-  command: string | null;
-  /** The dependency install of the change's run, or null when nothing needed installing. */
-  setup: SetupReport | null;
-  /** No new failures; null when nothing was validated (no tests, or tests that run on neither tree). */
-  passed: boolean | null;
-  new_failures: string[];
-  /** The new failures' messages and innermost frames in the checkout, as the runner printed them. */
-  failure_details?: NewFailureDetail[];
-  fixed: string[];
-  preexisting_failures: string[];
-  duration_ms: number;
-  /** The end of the change's test output. */
-  log_tail: string;
-  /** Why passed is null, or anything else a reader should know. */
-  message?: string;
-  source?: PlanSource;
-  runner?: RunnerKind;
-  /** Test counts of the change's run. */
-  tests?: { passed: number; failed: number; skipped: number };
-  /** The test the change's run was stopped at for running past the per-test timeout (it is among the failures). */
-  hung?: HungTest;
-  baseline?: BaselineSummary;
-  /** The change's tests on the base commit and on the change, and which rule decided `passed`. */
-  reproduction?: Reproduction;
-}
 
 export interface ValidateInput {
   /** The checkout to validate, as it stands (working-tree changes are the change). */

@@ -10,7 +10,8 @@ import { type RunTree, commitDate, openCheckout, prepareCopies } from './copies.
 import { detectTestPlan } from './detect.js';
 import { setupTrees } from './env-setup.js';
 import { prepareEnvironment } from './environment.js';
-import { type SetupState, defaultLimits, runContextOf, setupFailure, setupState, testPhase } from './run.js';
+import type { SetupState } from '../step-contract/fix.js';
+import { defaultLimits, runContextOf, setupFailure, setupState, testPhase } from './run.js';
 import { describeMissing } from './toolchains.js';
 import type { ValidateInput, ValidateOptions } from './validate.js';
 

@@ -6,7 +6,8 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Sandbox } from '../../src/sandbox/types.js';
 import { NotACheckoutError } from '../../src/validator/copies.js';
-import { validate } from '../../src/validator/validate.js';
+import { ValidatorOutput } from '../../src/step-contract/fix.js';
+import { validate as validateOnly } from '../../src/validator/validate.js';
 import {
   commitAll,
   fixtureRepo,
@@ -58,6 +59,17 @@ async function validateWatchingProcesses(marker: string, run: () => ReturnType<t
   } finally {
     clearInterval(look);
   }
+}
+
+/**
+ * Every validation here is also read back as the fixer's retry and the task's presenter read it
+ * (the step contract's parse): what the validator reports must come back whole, so a field it
+ * reports without the contract's schema (which the parse would drop) fails whichever test made it.
+ */
+async function validate(...args: Parameters<typeof validateOnly>) {
+  const out = await validateOnly(...args);
+  expect(ValidatorOutput.parse(JSON.parse(JSON.stringify(out)))).toEqual(out);
+  return out;
 }
 
 describe('the validator on fixture repositories', { timeout: 60_000 }, () => {
