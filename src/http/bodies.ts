@@ -1,7 +1,8 @@
 import type { FastifyInstance, FastifyRequest, preValidationAsyncHookHandler } from 'fastify';
 import { AppError } from '../errors.js';
 
-const BODY_METHODS = new Set(['POST', 'PUT', 'PATCH', 'DELETE']);
+/** The methods whose request body is read (Fastify reads none for GET and HEAD). */
+export const BODY_METHODS: ReadonlySet<string> = new Set(['POST', 'PUT', 'PATCH', 'DELETE']);
 
 /** An empty body, or one of only whitespace: what clients send when they mean "nothing". */
 const isBlank = (body: string | Buffer) =>

@@ -56,7 +56,9 @@ const ERROR_MEANING: Record<number, string> = {
   400: 'the request is malformed; the message names the field',
   401: 'no valid token: missing, malformed, unknown, revoked or expired',
   402: 'the plan, the credits or the demo token does not allow this',
-  403: 'this token may not do this (a demo token, or an admin-only route)',
+  403:
+    'this caller may not do this: a role in the workspace below the act, a token without the scope, a demo token, ' +
+    'an admin-only route, or a panel cookie sent from another site',
   404: 'no such resource of yours (another account’s looks the same as a missing one)',
   409: 'the resource is not in a state that allows this',
   412: 'connect your code-host account first (POST /v1/me/scm)',

@@ -32,7 +32,8 @@ export function clearSessionCookie(deps: Pick<Deps, 'config'>, reply: FastifyRep
   reply.clearCookie(SESSION_COOKIE, cookieOptions(deps));
 }
 
-const STATE_CHANGING = new Set(['POST', 'PUT', 'PATCH', 'DELETE']);
+/** The methods a cookie-authenticated request must send from the panel's own origin (checkSameOrigin). */
+export const STATE_CHANGING: ReadonlySet<string> = new Set(['POST', 'PUT', 'PATCH', 'DELETE']);
 
 const originOf = (value: string | undefined) => {
   if (!value) return undefined;

@@ -175,9 +175,12 @@ export async function deleteRepoSettings(deps: Reader, workspaceId: string, repo
   if (gone === 0) throw noSettings(repo);
 }
 
-/** The repository's secrets: names and times, never a value. */
+/**
+ * The repository's secrets: names and times, never a value. Like the settings, not_found when the
+ * caller has neither settings nor secrets for it; settings without secrets list none.
+ */
 export async function listRepoSecrets(deps: Reader, workspaceId: string, repo: string): Promise<SecretMeta[]> {
-  return listSecretMeta(deps.db, workspaceId, repo);
+  return (await getRepoSettings(deps, workspaceId, repo)).secrets;
 }
 
 /** Stores (or replaces) a setup-only secret, encrypted with a fresh nonce under its own context. */

@@ -28,6 +28,9 @@ describe('emend repo', () => {
     const none = await run(['repo', 'settings', 'show', '--repo', REPO]);
     expect(none.code).toBe(3);
     expect(none.stderr).toMatch(/no settings or secrets for .*\(not_found, HTTP 404, request /);
+    const noSecrets = await run(['repo', 'secrets', 'list', '--repo', REPO]);
+    expect(noSecrets.code).toBe(3);
+    expect(noSecrets.stderr).toMatch(/no settings or secrets for .*\(not_found, HTTP 404, request /);
 
     const set = await run([
       'repo',

@@ -184,6 +184,24 @@ describe('setup-only secrets', () => {
     expect(h.logLines.join('\n')).not.toContain(SECRET);
   });
 
+  it('a repository with nothing is 404 to the list of secrets as to the settings; settings alone list none', async () => {
+    const { auth } = await newAccount(h, { plan: 'pro' });
+    const secrets = () => h.app.inject({ method: 'GET', url: `/v1/me/repos/secrets${q(REPO)}`, headers: auth });
+    for (const res of [await secrets(), await settings(auth, 'GET', REPO)]) {
+      expect(res.statusCode, res.body).toBe(404);
+      expect(res.json()).toMatchObject({ error: 'not_found', message: `no settings or secrets for ${REPO}` });
+    }
+    await settings(auth, 'PATCH', REPO, { test_command: 'make test' });
+    const none = await secrets();
+    expect(none.statusCode, none.body).toBe(200);
+    expect(none.json()).toEqual([]);
+    await settings(auth, 'DELETE', REPO);
+    await saveSecret(auth, REPO, 'NPM_TOKEN', SECRET);
+    expect((await secrets()).json().map((s: { name: string }) => s.name)).toEqual(['NPM_TOKEN']);
+    await h.app.inject({ method: 'DELETE', url: `/v1/me/repos/secrets/NPM_TOKEN${q(REPO)}`, headers: auth });
+    expect((await secrets()).statusCode).toBe(404);
+  });
+
   it('at most 20 per repository', async () => {
     const { auth } = await newAccount(h, { plan: 'pro' });
     for (let i = 0; i < 20; i++) expect((await saveSecret(auth, REPO, `S${i}`, 'v')).statusCode).toBe(201);
@@ -208,7 +226,8 @@ describe('setup-only secrets', () => {
     expect(del.statusCode).toBe(404);
     expect(del.json().error).toBe('not_found');
     const bList = await h.app.inject({ method: 'GET', url: `/v1/me/repos/secrets${q(REPO)}`, headers: B.auth });
-    expect(bList.json()).toEqual([]);
+    expect(bList.statusCode).toBe(404);
+    expect(bList.json()).toMatchObject({ error: 'not_found', message: `no settings or secrets for ${REPO}` });
     expect((await h.app.inject({ method: 'GET', url: '/v1/me/repos', headers: B.auth })).json()).toEqual([]);
     expect(await repoSettingsFor(h.deps, B.account.id, REPO)).toEqual({ env: {}, setupSecrets: {} });
     // B's own settings on the same repository are its own

@@ -174,8 +174,8 @@ export const repoSettingsRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = asy
         summary: "A repository's setup-only secrets, by name (never their values)",
         querystring: RepoQuery,
         response: {
-          200: described('the secrets, by name', Type.Array(RepoSecret)),
-          ...errorResponses(400, 401, 403),
+          200: described('the secrets, by name; none while the repository has settings only', Type.Array(RepoSecret)),
+          ...errorResponses(400, 401, 403, 404),
         },
       },
     },

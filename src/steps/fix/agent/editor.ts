@@ -70,8 +70,14 @@ export class Editor {
       c.command === 'create'
         ? { kind: 'create' as const, path, content: c.text! }
         : { kind: 'replace' as const, path, search: c.old_text!, replace: c.new_text! };
-    if (c.command === 'create' && this.fs.info(path).kind !== 'missing')
-      return { ok: false, observation: `${path} exists already: view it and replace a passage instead` };
+    if (c.command === 'create') {
+      const info = this.fs.info(path);
+      if (info.kind === 'file')
+        return { ok: false, observation: `${path} exists already: view it and replace a passage instead` };
+      // Anything else that is not missing is refused for what it is (a link out names the link), not as existing.
+      if (info.kind === 'invalid') return { ok: false, observation: describePath(path, info) };
+      if (info.kind !== 'missing') return { ok: false, observation: `${path}: ${describePath(path, info)}` };
+    }
     const report = await applyEdits(this.root, [edit]);
     const failed = report.failed[0];
     if (failed) return { ok: false, observation: `${failed.path}: ${failed.reason}` };
