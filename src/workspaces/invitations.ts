@@ -1,30 +1,87 @@
 import { createHash, randomBytes } from 'node:crypto';
-import { and, desc, eq, gt, isNull } from 'drizzle-orm';
-import type { WorkspaceRole } from '../db/access-vocabulary.js';
+import { and, desc, eq, gt, isNull, notInArray } from 'drizzle-orm';
+import { WORKSPACE_ROLES, type WorkspaceRole } from '../db/access-vocabulary.js';
+import type { Tx } from '../db/client.js';
 import { workspaceInvitations, workspaceMembers, workspaces } from '../db/schema.js';
 import type { Deps } from '../deps.js';
 import { AppError } from '../errors.js';
 import { newId } from '../ids.js';
-import { type Actor, roleAtLeast } from './access.js';
+import { ACTS, type Actor, roleAtLeast } from './access.js';
 import type { Workspace } from './workspaces.js';
 
 /**
  * Invitations: a one-time secret (`inv_…`, its SHA-256 stored) that whoever holds it may accept
  * once, signed in to an account, before it expires. The inviter picks the role (below owner; a
- * maintainer at most its own level).
+ * maintainer at most its own level). An invitation lasts only while its inviter could still make
+ * it (docs/decisions.md, "Issue 42: an invitation does not outlive its inviter's power").
  */
 export type Invitation = typeof workspaceInvitations.$inferSelect;
+
+/** Where an invitation stands, as its list shows it. */
+export const INVITATION_STATUSES = ['pending', 'accepted', 'revoked', 'expired'] as const;
+export type InvitationStatus = (typeof INVITATION_STATUSES)[number];
+export type InvitationView = Invitation & { status: InvitationStatus };
 
 export const INVITATION_DAYS = { default: 7, max: 30 } as const;
 const hash = (secret: string) => createHash('sha256').update(secret).digest('hex');
 const SHAPE = /^inv_[A-Za-z0-9_-]{32}$/;
+
+/**
+ * Whether an inviter whose role in the workspace is now `inviterRole` could still make an
+ * invitation of `role`: the role that invites at all (ACTS.members) and at least the invitation's.
+ * null: no longer a member, or the account is gone (invited_by set null), and nobody vouches for it.
+ */
+export function inviterMayGrant(inviterRole: WorkspaceRole | null, role: WorkspaceRole): boolean {
+  return inviterRole !== null && roleAtLeast(inviterRole, ACTS.members.role) && roleAtLeast(inviterRole, role);
+}
+
+/**
+ * Where an invitation stands. A pending one whose inviter can no longer make it (`inviterRole` as
+ * inviterMayGrant reads it) is revoked even before its revoked_at is written: one made before the
+ * rule was enforced, or while its inviter was being removed, until someone tries it.
+ */
+export function invitationStatus(i: Invitation, inviterRole: WorkspaceRole | null, now: Date): InvitationStatus {
+  if (i.acceptedAt) return 'accepted';
+  if (i.revokedAt) return 'revoked';
+  if (i.expiresAt <= now) return 'expired';
+  return inviterMayGrant(inviterRole, i.role) ? 'pending' : 'revoked';
+}
+
+/**
+ * Revokes, in the caller's transaction, the pending invitations `accountId` made in the workspace
+ * that its role now (`role`; null: it left or was removed) no longer lets it make. Callers change
+ * the member row first, then call this: acceptance takes the same two locks in the same order.
+ */
+export async function revokeInvitationsBeyond(
+  tx: Tx,
+  workspaceId: string,
+  accountId: string,
+  role: WorkspaceRole | null,
+  now: Date,
+): Promise<void> {
+  const kept = WORKSPACE_ROLES.filter((r) => inviterMayGrant(role, r));
+  await tx
+    .update(workspaceInvitations)
+    .set({ revokedAt: now })
+    .where(
+      and(
+        eq(workspaceInvitations.workspaceId, workspaceId),
+        eq(workspaceInvitations.invitedBy, accountId),
+        isNull(workspaceInvitations.acceptedAt),
+        isNull(workspaceInvitations.revokedAt),
+        // An expired one stays expired: the record says what happened to it first.
+        gt(workspaceInvitations.expiresAt, now),
+        kept.length ? notInArray(workspaceInvitations.role, kept) : undefined,
+      ),
+    );
+}
 
 export async function createInvitation(
   deps: Pick<Deps, 'db' | 'clock'>,
   actor: Actor & { accountId: string },
   ws: Workspace,
   input: { role: WorkspaceRole; email?: string; expiresInDays?: number },
-): Promise<{ invitation: Invitation; secret: string }> {
+): Promise<{ invitation: InvitationView; secret: string }> {
   // Above one's own role is forbidden (a maintainer asking for an owner too); the owner is told how ownership moves.
   if (!roleAtLeast(actor.role, input.role))
     throw new AppError('forbidden', `a ${actor.role} cannot invite a ${input.role}`);
@@ -46,20 +103,39 @@ export async function createInvitation(
       createdAt: now,
     })
     .returning();
-  return { invitation: invitation!, secret };
+  return { invitation: { ...invitation!, status: 'pending' }, secret };
 }
 
-/** The workspace's invitations, newest first (accepted, revoked and expired ones included, for the record). */
-export async function listInvitations(deps: Pick<Deps, 'db'>, workspaceId: string): Promise<Invitation[]> {
-  return deps.db
-    .select()
+/**
+ * The workspace's invitations, newest first (accepted, revoked and expired ones included, for the
+ * record), each with its status, read beside its inviter's current role.
+ */
+export async function listInvitations(
+  deps: Pick<Deps, 'db' | 'clock'>,
+  workspaceId: string,
+): Promise<InvitationView[]> {
+  const now = deps.clock.now();
+  const rows = await deps.db
+    .select({ invitation: workspaceInvitations, inviterRole: workspaceMembers.role })
     .from(workspaceInvitations)
+    .leftJoin(
+      workspaceMembers,
+      and(
+        eq(workspaceMembers.workspaceId, workspaceInvitations.workspaceId),
+        eq(workspaceMembers.accountId, workspaceInvitations.invitedBy),
+      ),
+    )
     .where(eq(workspaceInvitations.workspaceId, workspaceId))
     .orderBy(desc(workspaceInvitations.createdAt), desc(workspaceInvitations.id))
     .limit(500);
+  return rows.map((r) => ({ ...r.invitation, status: invitationStatus(r.invitation, r.inviterRole, now) }));
 }
 
-export async function revokeInvitation(deps: Pick<Deps, 'db' | 'clock'>, workspaceId: string, id: string) {
+export async function revokeInvitation(
+  deps: Pick<Deps, 'db' | 'clock'>,
+  workspaceId: string,
+  id: string,
+): Promise<InvitationView> {
   const [row] = await deps.db
     .update(workspaceInvitations)
     .set({ revokedAt: deps.clock.now() })
@@ -72,40 +148,66 @@ export async function revokeInvitation(deps: Pick<Deps, 'db' | 'clock'>, workspa
       ),
     )
     .returning();
-  if (row) return row;
+  if (row) return { ...row, status: 'revoked' };
   const [existing] = await deps.db
     .select()
     .from(workspaceInvitations)
     .where(and(eq(workspaceInvitations.id, id), eq(workspaceInvitations.workspaceId, workspaceId)));
   if (!existing) throw new AppError('not_found', `no invitation ${id}`);
-  return existing;
+  // Not updated: accepted or revoked already, which is all its status reads.
+  return { ...existing, status: invitationStatus(existing, null, deps.clock.now()) };
 }
 
 /**
  * Accepts an invitation for `accountId`: taken once (a second acceptance, a revoked or expired
  * one is refused), the account joins with the invitation's role. Already a member: the
- * invitation is spent and the role kept.
+ * invitation is spent and the role kept. Its inviter must still be able to make it (a member
+ * with a role that invites, at least the invitation's), read under a lock: an invitation
+ * that fails this is revoked on the spot and refused like any revoked one. This re-check backs
+ * up the revocation that removal, leaving and demotion do (revokeInvitationsBeyond) for
+ * invitations made before that rule, or while their inviter was being removed.
  */
 export async function acceptInvitation(deps: Pick<Deps, 'db' | 'clock'>, accountId: string, secret: string) {
   const gone = () => new AppError('not_found', 'token: no such invitation, or it was used, revoked or has expired');
   if (!SHAPE.test(secret)) throw gone();
   const now = deps.clock.now();
-  return deps.db.transaction(async (tx) => {
+  const open = and(
+    eq(workspaceInvitations.tokenHash, hash(secret)),
+    isNull(workspaceInvitations.acceptedAt),
+    isNull(workspaceInvitations.revokedAt),
+    gt(workspaceInvitations.expiresAt, now),
+  );
+  const joined = await deps.db.transaction(async (tx) => {
+    const [seen] = await tx.select().from(workspaceInvitations).where(open);
+    if (!seen) return null;
+    // The inviter's member row first, then the invitation: the order in which removal, leaving,
+    // a role change and a workspace's deletion lock them, so none of them waits on this in a cycle.
+    // A removal or demotion under way finishes first, and what it left is what is read here.
+    const [inviter] = seen.invitedBy
+      ? await tx
+          .select({ role: workspaceMembers.role })
+          .from(workspaceMembers)
+          .where(
+            and(eq(workspaceMembers.workspaceId, seen.workspaceId), eq(workspaceMembers.accountId, seen.invitedBy)),
+          )
+          .for('share')
+      : [];
     const [inv] = await tx
+      .select()
+      .from(workspaceInvitations)
+      .where(and(eq(workspaceInvitations.id, seen.id), open))
+      .for('update');
+    if (!inv || inv.invitedBy !== seen.invitedBy) return null;
+    const [ws] = await tx.select().from(workspaces).where(eq(workspaces.id, inv.workspaceId));
+    if (!ws || ws.deletedAt) return null;
+    if (!inviterMayGrant(inviter?.role ?? null, inv.role)) {
+      await tx.update(workspaceInvitations).set({ revokedAt: now }).where(eq(workspaceInvitations.id, inv.id));
+      return null;
+    }
+    await tx
       .update(workspaceInvitations)
       .set({ acceptedAt: now, acceptedBy: accountId })
-      .where(
-        and(
-          eq(workspaceInvitations.tokenHash, hash(secret)),
-          isNull(workspaceInvitations.acceptedAt),
-          isNull(workspaceInvitations.revokedAt),
-          gt(workspaceInvitations.expiresAt, now),
-        ),
-      )
-      .returning();
-    if (!inv) throw gone();
-    const [ws] = await tx.select().from(workspaces).where(eq(workspaces.id, inv.workspaceId));
-    if (!ws || ws.deletedAt) throw gone();
+      .where(eq(workspaceInvitations.id, inv.id));
     await tx
       .insert(workspaceMembers)
       .values({ workspaceId: inv.workspaceId, accountId, role: inv.role, createdAt: now })
@@ -116,4 +218,6 @@ export async function acceptInvitation(deps: Pick<Deps, 'db' | 'clock'>, account
       .where(and(eq(workspaceMembers.workspaceId, inv.workspaceId), eq(workspaceMembers.accountId, accountId)));
     return { workspace: ws, role: member!.role };
   });
+  if (!joined) throw gone();
+  return joined;
 }

@@ -4,6 +4,7 @@ import { accounts, apiTokens, webSessions, workspaceMembers } from '../db/schema
 import type { Deps } from '../deps.js';
 import { AppError } from '../errors.js';
 import { type Actor, roleAtLeast } from './access.js';
+import { revokeInvitationsBeyond } from './invitations.js';
 import type { Workspace } from './workspaces.js';
 
 /** A member as the workspace's members see them. */
@@ -63,9 +64,12 @@ function checkManages(actor: Actor, target: WorkspaceRole, to?: WorkspaceRole) {
     throw new AppError('forbidden', `a ${actor.role} cannot manage members`);
 }
 
-/** Changes a member's role (not the owner's, not to owner). */
+/**
+ * Changes a member's role (not the owner's, not to owner). The invitations they made that the new
+ * role could not make are revoked with it (a maintainer made a member keeps none).
+ */
 export async function setMemberRole(
-  deps: Pick<Deps, 'db'>,
+  deps: Pick<Deps, 'db' | 'clock'>,
   actor: Actor,
   workspaceId: string,
   accountId: string,
@@ -73,25 +77,31 @@ export async function setMemberRole(
 ): Promise<MemberView> {
   const target = await memberOrNotFound(deps, workspaceId, accountId);
   checkManages(actor, target.role, role);
-  await deps.db
-    .update(workspaceMembers)
-    .set({ role })
-    .where(and(eq(workspaceMembers.workspaceId, workspaceId), eq(workspaceMembers.accountId, accountId)));
+  await deps.db.transaction(async (tx) => {
+    await tx
+      .update(workspaceMembers)
+      .set({ role })
+      .where(and(eq(workspaceMembers.workspaceId, workspaceId), eq(workspaceMembers.accountId, accountId)));
+    await revokeInvitationsBeyond(tx, workspaceId, accountId, role, deps.clock.now());
+  });
   return (await listMembers(deps, workspaceId)).find((m) => m.accountId === accountId)!;
 }
 
 /**
- * Takes a member out: their membership, their tokens of this workspace (revoked) and the panel
- * sessions switched to it. What they made (tasks, feedback) stays the workspace's.
+ * Takes a member out: their membership, their tokens of this workspace (revoked), the invitations
+ * they made and nobody accepted yet (revoked) and the panel sessions switched to it. What they made
+ * (tasks, feedback) stays the workspace's.
  */
 export async function removeMember(deps: Pick<Deps, 'db' | 'clock'>, workspaceId: string, accountId: string) {
+  const now = deps.clock.now();
   await deps.db.transaction(async (tx) => {
     await tx
       .delete(workspaceMembers)
       .where(and(eq(workspaceMembers.workspaceId, workspaceId), eq(workspaceMembers.accountId, accountId)));
+    await revokeInvitationsBeyond(tx, workspaceId, accountId, null, now);
     await tx
       .update(apiTokens)
-      .set({ revokedAt: deps.clock.now() })
+      .set({ revokedAt: now })
       .where(and(eq(apiTokens.workspaceId, workspaceId), eq(apiTokens.accountId, accountId)));
     await tx
       .update(webSessions)
@@ -125,9 +135,12 @@ export async function leaveWorkspace(deps: Pick<Deps, 'db' | 'clock'>, workspace
   await removeMember(deps, workspaceId, accountId);
 }
 
-/** Makes another member the owner; the old owner stays, as a maintainer. A personal workspace keeps its owner. */
+/**
+ * Makes another member the owner; the old owner stays, as a maintainer (whose invitations, all at
+ * most maintainer since nobody is invited as owner, stay good). A personal workspace keeps its owner.
+ */
 export async function transferOwnership(
-  deps: Pick<Deps, 'db'>,
+  deps: Pick<Deps, 'db' | 'clock'>,
   ws: Workspace,
   fromAccountId: string,
   toAccountId: string,
@@ -158,6 +171,8 @@ export async function transferOwnership(
       .where(and(eq(workspaceMembers.workspaceId, workspaceId), eq(workspaceMembers.role, 'owner')));
     if (owners.length !== 1 || owners[0]!.id !== toAccountId)
       throw new AppError('conflict', 'the ownership changed meanwhile; read the members and try again');
+    // The old owner is a maintainer now: the same rule as any demotion (today it revokes nothing).
+    await revokeInvitationsBeyond(tx, workspaceId, fromAccountId, 'maintainer', deps.clock.now());
   });
   return listMembers(deps, workspaceId);
 }

@@ -1617,6 +1617,12 @@ export interface components {
             /** @enum {string} */
             role: "owner" | "maintainer" | "member" | "viewer";
             email: string | null;
+            /**
+             * @description pending: it can still be accepted. revoked: by a maintainer or the owner, or because its inviter left, was removed or can no longer make it (an older invitation may show revoked with revoked_at null until it is next tried). accepted, expired: as their times say
+             * @enum {string}
+             */
+            status: "pending" | "accepted" | "revoked" | "expired";
+            invited_by: string | null;
             /** Format: date-time */
             expires_at: string;
             accepted_at: string | null;

@@ -151,8 +151,11 @@ async function invite(ctx: RemoteContext, cmd: Command): Promise<number> {
 }
 
 function invitationState(i: WorkspaceInvitation): string {
-  if (i.accepted_at) return `accepted ${i.accepted_at}`;
-  if (i.revoked_at) return `revoked ${i.revoked_at}`;
+  if (i.status === 'accepted') return `accepted ${i.accepted_at}`;
+  // Revoked with no time: its inviter can no longer make it, and nobody has tried it since (docs/teams.md).
+  if (i.status === 'revoked')
+    return i.revoked_at ? `revoked ${i.revoked_at}` : 'revoked (its inviter can no longer invite)';
+  if (i.status === 'expired') return `expired ${i.expires_at}`;
   return `open until ${i.expires_at}`;
 }
 

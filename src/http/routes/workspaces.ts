@@ -6,7 +6,8 @@ import type { Deps } from '../../deps.js';
 import { AppError } from '../../errors.js';
 import {
   INVITATION_DAYS,
-  type Invitation,
+  INVITATION_STATUSES,
+  type InvitationView,
   acceptInvitation,
   createInvitation,
   listInvitations,
@@ -61,6 +62,11 @@ export const InvitationRecord = Type.Object(
     id: Uuid(),
     role: Role,
     email: Nullable(Type.String({ description: 'whom it is meant for, as the inviter said' })),
+    status: StringEnum(INVITATION_STATUSES, {
+      description:
+        'pending: it can still be accepted. revoked: by a maintainer or the owner, or because its inviter left, was removed or can no longer make it (an older invitation may show revoked with revoked_at null until it is next tried). accepted, expired: as their times say',
+    }),
+    invited_by: Nullable(Uuid({ description: 'the account that made it (null: that account is gone)' })),
     expires_at: Timestamp,
     accepted_at: Nullable(Timestamp),
     revoked_at: Nullable(Timestamp),
@@ -89,10 +95,12 @@ const memberJson = (m: MemberView) => ({
   since: m.since.toISOString(),
 });
 
-const invitationJson = (i: Invitation) => ({
+const invitationJson = (i: InvitationView) => ({
   id: i.id,
   role: i.role,
   email: i.email,
+  status: i.status,
+  invited_by: i.invitedBy,
   expires_at: i.expiresAt.toISOString(),
   accepted_at: isoOrNull(i.acceptedAt),
   revoked_at: isoOrNull(i.revokedAt),

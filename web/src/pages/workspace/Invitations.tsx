@@ -5,12 +5,10 @@ import { ErrorNote } from '../../components/ErrorNote';
 import { when } from '../../components/Status';
 import { grantable } from './Members';
 
-const stateOf = (i: WorkspaceInvitation) =>
-  i.accepted_at ? 'accepted' : i.revoked_at ? 'revoked' : new Date(i.expires_at) <= new Date() ? 'expired' : 'pending';
-
 /**
  * Invitations (a maintainer or the owner of a team workspace): made with a role, their one-time
- * link shown once; listed without secrets; a pending one revoked.
+ * link shown once; listed without secrets, each with the status the server reads (an invitation
+ * whose inviter left, was removed or was demoted is revoked); a pending one revoked.
  */
 export function Invitations({ profile }: { profile: Profile }) {
   const id = profile.workspace.id;
@@ -115,14 +113,14 @@ export function Invitations({ profile }: { profile: Profile }) {
           </thead>
           <tbody>
             {invitations.map((i) => (
-              <tr key={i.id} data-invitation={i.id} data-state={stateOf(i)}>
+              <tr key={i.id} data-invitation={i.id} data-state={i.status}>
                 <td>{i.role}</td>
                 <td>{i.email ?? '—'}</td>
-                <td>{stateOf(i)}</td>
+                <td>{i.status}</td>
                 <td>{when(i.expires_at)}</td>
                 <td>{when(i.created_at)}</td>
                 <td>
-                  {stateOf(i) === 'pending' && (
+                  {i.status === 'pending' && (
                     <button
                       type="button"
                       class="link"
