@@ -6784,7 +6784,7 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description the workspace, members, invitations, tasks, repository settings (secret names only), memory, webhooks, triggers and credit ledger */
+            /** @description the workspace, then one section per kind of row it holds (docs/teams.md): members, invitations, tasks, task feedback, repository settings (secret names only), memory, provider keys and code-host connections (metadata), webhooks and their deliveries, triggers and the credit ledger */
             200: {
                 headers: {
                     [name: string]: unknown;

@@ -13,7 +13,8 @@ import {
   listInvitations,
   revokeInvitation,
 } from '../../workspaces/invitations.js';
-import { createWorkspace, deleteWorkspace, exportWorkspace, renameWorkspace } from '../../workspaces/lifecycle.js';
+import { exportWorkspace } from '../../workspaces/export.js';
+import { createWorkspace, deleteWorkspace, renameWorkspace } from '../../workspaces/lifecycle.js';
 import {
   type MemberView,
   leaveWorkspace,
@@ -226,7 +227,7 @@ export const workspaceRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = async 
         params: IdParams,
         response: {
           200: described(
-            'the workspace, members, invitations, tasks, repository settings (secret names only), memory, webhooks, triggers and credit ledger',
+            'the workspace, then one section per kind of row it holds (docs/teams.md): members, invitations, tasks, task feedback, repository settings (secret names only), memory, provider keys and code-host connections (metadata), webhooks and their deliveries, triggers and the credit ledger',
             Type.Object({}, { additionalProperties: true }),
           ),
           ...errorResponses(401, 403, 404),
