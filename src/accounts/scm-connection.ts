@@ -162,3 +162,16 @@ async function refreshed(deps: ScmDeps, workspaceId: string, host: ScmHost): Pro
     return fresh.accessToken;
   });
 }
+
+/**
+ * Every code-host token the workspace has stored, on every host: access and refresh tokens,
+ * decrypted as they are now (none is refreshed here). For redacting them wherever text leaves
+ * the service (src/engine/task-secrets.ts), never for calling a host.
+ */
+export async function storedScmTokens(deps: Pick<Deps, 'db' | 'secretKey'>, workspaceId: string): Promise<string[]> {
+  const rows = await deps.db.select().from(scmConnections).where(eq(scmConnections.workspaceId, workspaceId));
+  return rows.flatMap((row) => [
+    decryptSecret(deps.secretKey, row.tokenEnc, context(workspaceId)),
+    ...(row.refreshEnc ? [decryptSecret(deps.secretKey, row.refreshEnc, refreshContext(workspaceId, row.host))] : []),
+  ]);
+}

@@ -6,11 +6,13 @@ import { languageModel } from '../llm/providers.js';
 import { UsageMeter } from '../llm/usage.js';
 import type { Task } from '../tasks/service.js';
 import { isModelStep } from '../step-contract/names.js';
+import { taskSecrets } from './task-secrets.js';
 
 /**
  * One step's model, made on first use: the key is chosen (and a BYOK key decrypted) only
  * inside the worker and only when the step actually calls a model. `spent` reports what the
- * step's calls used, for the step's log record and the task's totals.
+ * step's calls used, for the step's log record and the task's totals. The client is given every
+ * secret the service knows for the task, read when it is made, and redacts them from each request.
  */
 export function stepModel(deps: Deps, task: Task, step: string, plan: BillingPlanName, signal: AbortSignal) {
   const meter = new UsageMeter();
@@ -23,6 +25,7 @@ export function stepModel(deps: Deps, task: Task, step: string, plan: BillingPla
         // An account's own base_url is a user-given URL: reached only through the address policy.
         const fetchImpl = chosen.endpoint === 'account' ? deps.outbound.fetchFor('base_url') : deps.fetch;
         const choice = await deps.ollamaContext(chosen, fetchImpl, signal);
+        const secrets = await taskSecrets(deps, task);
         return new ModelClient({
           choice,
           step,
@@ -38,6 +41,7 @@ export function stepModel(deps: Deps, task: Task, step: string, plan: BillingPla
             spentUsd: task.costUsd,
           },
           signal,
+          secrets,
           log: (message, data) => deps.log.info({ task: task.id, step, ...data }, message),
         });
       });

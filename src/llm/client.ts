@@ -10,10 +10,12 @@ import {
 } from 'ai';
 import type { z } from 'zod';
 import type { LlmConfig } from '../config/llm.js';
+import { redact, secretNeedles } from '../text/redact.js';
 import type { ModelChoice } from './model-choice.js';
 import { type Price, priceOf } from './pricing.js';
 import { callDeadline } from './deadline.js';
 import { type ContextWindow, checkFits, contextWindowOf } from './context-window.js';
+import { redactMessages } from './redact-messages.js';
 import { backoffMs, describeFailure, isTransient, sleep } from './retry.js';
 import {
   type Budget,
@@ -37,6 +39,12 @@ export interface ModelClientOptions {
   temperature: number;
   /** The task's kill switch. */
   signal: AbortSignal;
+  /**
+   * Every secret the service knows for the task (src/engine/task-secrets.ts): replaced by
+   * `[redacted]` in every request's system prompt and messages before it leaves, whatever step or
+   * provider, so repository text holding one (a committed key in AGENTS.md) never reaches a model.
+   */
+  secrets?: string[];
   log(message: string, data?: Record<string, unknown>): void;
 }
 
@@ -91,9 +99,22 @@ export class ModelClient {
   /** The model's window and where the number came from; every call's prompt + output must fit it. */
   readonly window: ContextWindow;
 
+  private readonly secrets: string[];
+
   constructor(private readonly o: ModelClientOptions) {
     this.price = priceOf(o.choice.model, o.config.prices);
     this.window = contextWindowOf(o.choice);
+    this.secrets = secretNeedles(o.secrets ?? []);
+  }
+
+  /** `text` with every secret of the task replaced by `[redacted]`: what a request would carry of it. */
+  redact(text: string): string {
+    return redact(text, this.secrets);
+  }
+
+  /** The messages as a request carries them (a copy, every secret of the task replaced). */
+  redactMessages(messages: ModelMessage[]): ModelMessage[] {
+    return this.secrets.length ? redactMessages(messages, (t) => this.redact(t)) : messages;
   }
 
   /** Tokens the model takes in and gives out in one call: prompt sizes are measured against it. */
@@ -212,7 +233,9 @@ export class ModelClient {
     }) => Promise<{ value: T; usage: LanguageModelUsage | undefined; outputChars: number }>,
   ): Promise<T> {
     const { choice, meter, budget, config, signal } = this.o;
-    const input = estimateTokens(chars(ask));
+    // The one place every request of every step passes: what leaves is the redacted copy.
+    const sent: Ask = { ...ask, system: this.redact(ask.system), messages: this.redactMessages(ask.messages) };
+    const input = estimateTokens(chars(sent));
     for (let retry = 0; ; retry++) {
       const wanted = ask.maxOutputTokens ?? 8_000;
       const maxOutputTokens = outputAllowance(budget, meter, this.price, input, wanted);
@@ -226,8 +249,8 @@ export class ModelClient {
       try {
         const r = await run({
           model: this.o.model,
-          system: ask.system,
-          messages: ask.messages,
+          system: sent.system,
+          messages: sent.messages,
           maxOutputTokens,
           temperature: this.o.temperature,
           maxRetries: 0,

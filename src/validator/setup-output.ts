@@ -1,3 +1,6 @@
+// One redaction for every text the service lets out; the model client uses the same.
+import { REDACTED, redact } from '../text/redact.js';
+
 /**
  * The setup's output as the validator's log records while it runs (a task's log, and so its SSE
  * stream): whole lines only, at most one record per interval, each clipped, and every value of
@@ -12,13 +15,7 @@ export interface SetupOutputOptions {
   maxChars?: number;
 }
 
-export const REDACTED = '[redacted]';
-
-export function redact(text: string, secrets: string[]): string {
-  let out = text;
-  for (const s of secrets) if (s.length >= 4) out = out.split(s).join(REDACTED);
-  return out;
-}
+export { REDACTED, redact };
 
 export function setupOutputLog(
   log: (message: string, data?: Record<string, unknown>) => void,

@@ -16,7 +16,6 @@ import { environmentScopeFor } from '../env-scope.js';
 import { type ValidatorContextOf, validatorContextFromHelpers } from '../validator.js';
 import { dropArtifacts } from './artifacts.js';
 import { Editor } from './editor.js';
-import { knownSecrets, redactWith } from './known-secrets.js';
 import { agentLoop } from './loop.js';
 import { AGENT_SYSTEM, agentOpening } from './prompt.js';
 
@@ -138,7 +137,9 @@ export function agentFixerStep(contextOf: ValidatorContextOf = validatorContextF
         setup: work.setup,
         ...(work.setupProblem ? { problem: work.setupProblem } : {}),
       });
-      const redact = redactWith(await knownSecrets(deps, task));
+      // The model client's redaction (every secret the service knows for the task): observations
+      // and notes are shown in the task's log too, where the client's own redaction does not reach.
+      const redact = (text: string) => model.redact(text);
       const memory = await recall(deps, {
         workspaceId: task.workspaceId,
         repo: task.repoUrl,
@@ -188,8 +189,9 @@ export function agentFixerStep(contextOf: ValidatorContextOf = validatorContextF
         submitted: run.submitted,
         ms: deps.clock.now().getTime() - started,
       });
-      // Kept for a retry after a failed verdict: every observation in it is already redacted.
-      await writeFile(conversationFile(ws.root), JSON.stringify(run.messages), { mode: 0o600 });
+      // Kept for a retry after a failed verdict, as the requests carried it: the opening (the
+      // repository's instructions) redacted as well as every observation.
+      await writeFile(conversationFile(ws.root), JSON.stringify(model.redactMessages(run.messages)), { mode: 0o600 });
       const back = await work.carryBack(helpers.signal);
       if (back.refused.length)
         helpers.log('files the commands left that are not carried into the change (links, special files)', {
