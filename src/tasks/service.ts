@@ -8,6 +8,7 @@ import type { Tx } from '../db/client.js';
 import type { Deps } from '../deps.js';
 import { AppError } from '../errors.js';
 import { admitTask, insertAdmitted, monthStart } from './lifecycle/admit.js';
+import { refuseSecondOnThread } from './lifecycle/one-per-thread.js';
 import { refusalFor } from './brief-policy.js';
 import { checkRepoAccess } from './repo-access.js';
 import { parseRepoUrl } from '../scm/urls.js';
@@ -28,7 +29,7 @@ export interface CreateTaskInput {
 /** Work the caller adds to the transaction that creates a task (storing an idempotent answer). */
 export interface CreateOptions {
   within?: (tx: Tx, task: Task) => Promise<void>;
-  /** A task a code-host trigger starts: where it was asked (src/triggers). */
+  /** A task a code-host trigger starts: where it was asked (src/triggers); at most one is active per thread. */
   trigger?: TaskTrigger;
   /** A follow-up on emend's pull request: the task that opened it (admitted as `follow_up`, pr mode). */
   followUpOf?: string;
@@ -115,6 +116,17 @@ export async function createTask(
       tokenId: auth.tokenId,
       isDemo: auth.tokenKind === 'demo',
     };
+    // Looked for before admission, so a second asker on the thread hears of the first task rather
+    // than of a limit that task fills (its credit, the plan's concurrency); ThreadTaskActive otherwise.
+    if (options.trigger && repo)
+      await refuseSecondOnThread(tx, {
+        workspaceId: auth.workspace.id,
+        host: options.trigger.host,
+        repoOwner: repo.owner,
+        repoName: repo.name,
+        thread: options.trigger.thread,
+        number: options.trigger.number,
+      });
     const admission = await admitTask(tx, who, options.followUpOf ? 'follow_up' : 'new', now);
     // Decided on the locked row, once: the task keeps it whatever the account's setting becomes.
     const fixer =

@@ -1,4 +1,4 @@
-import { and, eq, inArray, isNotNull, or, sql } from 'drizzle-orm';
+import { and, eq, isNotNull, or, sql } from 'drizzle-orm';
 import { hostFor, scmTokenOn } from '../accounts/scm-connection.js';
 import { type TaskTrigger, repoTriggers, tasks, triggerDeliveries, workspaces } from '../db/schema.js';
 import type { Deps } from '../deps.js';
@@ -9,7 +9,7 @@ import { type ScmHost, hostById } from '../scm/hosts.js';
 import { pullOfUrl } from '../tasks/merge-tracking.js';
 import { countTaskPost } from '../tasks/rate-limit.js';
 import { createTask } from '../tasks/service.js';
-import { ACTIVE_STATUSES } from '../tasks/states.js';
+import { ThreadTaskActive, activeOnThread } from '../tasks/lifecycle/one-per-thread.js';
 import type { Task } from '../tasks/task.js';
 import { branchName } from '../tasks/branch-name.js';
 import { type Decision, decide } from './decide.js';
@@ -108,22 +108,26 @@ function reactionTarget(c: Context): ReactionTarget {
   return { on: 'thread', thread: c.thread };
 }
 
-/** The running task already answering this thread, if any. */
-async function runningOn(c: Context, number: number, thread: 'issue' | 'pull'): Promise<Task | undefined> {
-  const [running] = await c.deps.db
-    .select()
-    .from(tasks)
-    .where(
-      and(
-        eq(tasks.workspaceId, c.trigger.workspaceId),
-        inArray(tasks.status, [...ACTIVE_STATUSES]),
-        sql`${tasks.trigger}->>'triggerId' = ${c.trigger.id}`,
-        sql`${tasks.trigger}->>'thread' = ${thread}`,
-        sql`(${tasks.trigger}->>'number')::int = ${number}`,
-      ),
-    )
-    .limit(1);
-  return running;
+/** The task already active on this thread, if any: a cheap early look that saves the host calls (start() looks again, atomically). */
+function runningOn(c: Context, thread: 'issue' | 'pull'): Promise<Task | undefined> {
+  return activeOnThread(c.deps.db, {
+    workspaceId: c.trigger.workspaceId,
+    host: c.host.id,
+    repoOwner: c.trigger.repoOwner,
+    repoName: c.trigger.repoName,
+    thread,
+    number: c.thread.number,
+  });
+}
+
+/** The answer to a second asker while a task is active on the thread: that task's link, and nothing started or charged. */
+async function alreadyWorking(c: Context, running: Task, thread: 'issue' | 'pull'): Promise<Outcome> {
+  const what = thread === 'issue' ? 'issue' : 'pull request';
+  await reply(
+    c,
+    `@${c.event.actor.login} emend is already working on this ${what}: ${taskLink(c.deps.config, running.id)}`,
+  );
+  return { status: 'answered', reason: `task ${running.id} is already running on the ${what}` };
 }
 
 const PLAIN: Partial<Record<AppError['code'], string>> = {
@@ -182,6 +186,8 @@ async function start(
       { trigger: triggerOf(c, input.thread), ...(input.followUpOf ? { followUpOf: input.followUpOf } : {}) },
     );
   } catch (err) {
+    // Another delivery on the thread started its task since the early look.
+    if (err instanceof ThreadTaskActive) return alreadyWorking(c, err.task, input.thread);
     if (!(err instanceof AppError)) throw err;
     await reply(c, `@${c.event.actor.login} emend cannot start on this: ${refusalText(err)}.`);
     return { status: 'answered', reason: `${err.code}: ${err.message}` };
@@ -201,14 +207,8 @@ async function start(
 }
 
 async function issueTask(c: Context, d: Extract<Decision, { act: 'issue_task' }>): Promise<Outcome> {
-  const running = await runningOn(c, c.thread.number, 'issue');
-  if (running) {
-    await reply(
-      c,
-      `@${c.event.actor.login} emend is already working on this issue: ${taskLink(c.deps.config, running.id)}`,
-    );
-    return { status: 'answered', reason: `task ${running.id} is already running on the issue` };
-  }
+  const running = await runningOn(c, 'issue');
+  if (running) return alreadyWorking(c, running, 'issue');
   const repo = await c.client.repo(c.trigger.repoOwner, c.trigger.repoName);
   if (!repo) return { status: 'failed', reason: 'the repository is no longer visible to the enabling account' };
   const earlier = (
@@ -259,14 +259,8 @@ async function linesSinceLastPush(c: Context, opener: Task): Promise<ScmLineComm
 async function followUp(c: Context, d: Extract<Decision, { act: 'follow_up' }>): Promise<Outcome> {
   const opener = await openedBy(c);
   if (!opener) return { status: 'ignored', reason: 'not a pull request emend opened' };
-  const running = await runningOn(c, c.thread.number, 'pull');
-  if (running) {
-    await reply(
-      c,
-      `@${c.event.actor.login} emend is already working on this pull request: ${taskLink(c.deps.config, running.id)}`,
-    );
-    return { status: 'answered', reason: `task ${running.id} is already running on the pull request` };
-  }
+  const running = await runningOn(c, 'pull');
+  if (running) return alreadyWorking(c, running, 'pull');
   const head = c.event.thread.headRepo;
   if (
     head &&

@@ -6,7 +6,7 @@ import { type Pull, type RepoState, type State, type TokenState, type UserState,
 /**
  * The one REST layer of the fake hosts: a host is a table of routes (method, path pattern,
  * handler over the shared State) plus its words (error body, reason phrases, headers, how a
- * token is carried). Reading the body, authentication, failNext and writing are done here once.
+ * token is carried). Reading the body, authentication, failNext, holdTogether and writing are done here once.
  */
 
 /** One REST answer before it is written: status, body (a string is sent as it is, anything else as JSON), headers. */
@@ -170,6 +170,21 @@ export function credentials(authorization: string | undefined, usernameIfNoPassw
 /** A host's REST API under `apiPath`, with failures a test injects (each answered once, to the first request it matches). */
 export function restApi(host: RestHost, state: State, urls: Urls, apiPath: string) {
   const failures: { method: string; pattern: RegExp; reply: Reply }[] = [];
+  const holds: { method: string; pattern: RegExp; count: number; waiting: (() => void)[] }[] = [];
+
+  /** Waits, when a hold takes this request, until the hold has all its requests; then they go on together. */
+  function heldBack(method: string, url: URL): Promise<void> {
+    const path = url.pathname.slice(apiPath.length) || '/';
+    const i = holds.findIndex((h) => h.method === method && (h.pattern.test(path) || h.pattern.test(url.pathname)));
+    if (i < 0) return Promise.resolve();
+    const hold = holds[i]!;
+    return new Promise((resolve) => {
+      hold.waiting.push(resolve);
+      if (hold.waiting.length < hold.count) return;
+      holds.splice(i, 1);
+      for (const go of hold.waiting) go();
+    });
+  }
 
   function route(method: string, path: string, ctx: Ctx): Reply {
     for (const [m, pattern, handler] of host.routes) {
@@ -209,8 +224,16 @@ export function restApi(host: RestHost, state: State, urls: Urls, apiPath: strin
     failNext(method: string, pattern: RegExp, reply: Reply): void {
       failures.push({ method: method.toUpperCase(), pattern, reply });
     },
+    /**
+     * Holds the next `count` matching requests until the last of them has arrived, then answers
+     * them all: callers racing through a stretch that includes this request are made to overlap.
+     */
+    holdTogether(method: string, pattern: RegExp, count: number): void {
+      holds.push({ method: method.toUpperCase(), pattern, count, waiting: [] });
+    },
     async handle(req: IncomingMessage, res: ServerResponse, url: URL): Promise<number> {
       const raw = await readBody(req);
+      await heldBack((req.method ?? 'GET').toUpperCase(), url);
       const { token } = host.credentials(req);
       const caller = token !== undefined ? state.byToken(token) : undefined;
       const reply = answer(req, raw, url, caller);

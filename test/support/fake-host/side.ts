@@ -106,7 +106,8 @@ export interface RepoOptions extends Omit<NewRepo, 'fork'>, Pick<CommitContent, 
  * hooks; `pulls` lists the pull requests (merge requests: number = iid) targeting a repository;
  * `repo` tells FakeRepoInfo and the host's `Extra` fields; `protectBranches` adds protected
  * branches (pushes refused in the host's words); `failNext` answers the next matching REST
- * request with `reply` (default body: the host's error body).
+ * request with `reply` (default body: the host's error body); `holdTogether` holds the next
+ * `count` matching REST requests until all of them have arrived (a lock-step for races).
  */
 export type FakeHost<Extra extends keyof RepoState = never> = Awaited<ReturnType<typeof startFake<Extra>>>['fake'];
 
@@ -231,6 +232,7 @@ export async function startFake<Extra extends keyof RepoState = never>(spec: Hos
     oauthAs: oauth.approveAs,
     addOAuthApp: oauth.addApp,
     failNext: rest.failNext,
+    holdTogether: rest.holdTogether,
     close: server.close,
   };
   return { fake, state, oauth };
