@@ -143,7 +143,8 @@ export async function exchangeCode(deps: OAuthDeps, host: ScmHost, code: string)
 /**
  * The callback of a sign-in: the code host says who the person is; the account connected to
  * that login is theirs. not_found when no account is connected to it; conflict when several
- * are, as nothing here says which one the person means (docs/decisions.md, OAuth).
+ * are, as nothing here says which one the person means (docs/decisions.md, "Signing in with the
+ * code host picks no account for the person").
  */
 export async function completeLogin(
   deps: OAuthDeps,

@@ -13,7 +13,7 @@ import type { Workspace } from './workspaces.js';
  * Invitations: a one-time secret (`inv_…`, its SHA-256 stored) that whoever holds it may accept
  * once, signed in to an account, before it expires. The inviter picks the role (below owner; a
  * maintainer at most its own level). An invitation lasts only while its inviter could still make
- * it (docs/decisions.md, "Issue 42: an invitation does not outlive its inviter's power").
+ * it (docs/decisions.md, "An invitation does not outlive its inviter's power").
  */
 export type Invitation = typeof workspaceInvitations.$inferSelect;
 

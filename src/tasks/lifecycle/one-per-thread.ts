@@ -12,7 +12,7 @@ import type { Task } from '../task.js';
  * task's link instead of starting another. The look and the insert are one step: createTask looks
  * in its own transaction under the workspace lock that admission takes (lockWorkspace), so two
  * deliveries arriving together take turns and the second finds the first's task, on PGlite and on
- * PostgreSQL alike (docs/decisions.md, "Issue 42: one task per thread").
+ * PostgreSQL alike (docs/decisions.md, "One task per thread under the workspace lock").
  */
 
 /** A thread of a repository on a code host, in a workspace: what at most one active task answers. */
