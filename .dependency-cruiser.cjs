@@ -9,8 +9,8 @@
 //   steps    src/steps/**
 //   domain   src/tasks, src/accounts, src/workspaces, src/feedback, src/memory, src/repos, src/sites, src/webhooks,
 //            src/triggers
-//   adapters src/llm, src/scm, src/checkout, src/sandbox, src/validator, src/locator, src/edits,
-//            src/outbound, src/queue, src/events, src/processes
+//   adapters src/llm, src/scm, src/checkout, src/sandbox, src/environments, src/test-runs, src/validator,
+//            src/locator, src/edits, src/outbound, src/queue, src/events, src/processes
 //   base     src/db, src/config, src/secrets, src/errors.ts, src/clock.ts, src/ids.ts, src/logger.ts,
 //            src/metrics, src/step-contract, src/text
 // src/deps.ts stands outside the table: it is the type-only aggregate every layer receives, so
@@ -22,7 +22,7 @@ const layer = {
   engine: '^src/(engine|eval)/',
   steps: '^src/steps/',
   domain: '^src/(tasks|accounts|workspaces|feedback|memory|repos|sites|webhooks|triggers)/',
-  adapters: '^src/(llm|scm|checkout|sandbox|validator|locator|edits|outbound|queue|events|processes)/',
+  adapters: '^src/(llm|scm|checkout|sandbox|environments|test-runs|validator|locator|edits|outbound|queue|events|processes)/',
   base: '^src/(db/|metrics/|step-contract/|text/|config/|secrets/|(errors|clock|ids|logger)\\.ts$)',
 };
 const order = ['entry', 'http', 'engine', 'steps', 'domain', 'adapters', 'base'];

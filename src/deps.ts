@@ -9,7 +9,7 @@ import type { Outbound } from './outbound/outbound.js';
 import type { LocalRuns } from './processes/local-runs.js';
 import type { TaskQueue } from './queue/task-queue.js';
 import type { Sandbox } from './sandbox/types.js';
-import type { ToolchainReport } from './validator/toolchain-report.js';
+import type { ToolchainReport } from './environments/toolchain-report.js';
 
 /** Everything the service's code needs from the outside, built in one place and passed in. */
 export interface Deps {

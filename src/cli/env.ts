@@ -1,7 +1,7 @@
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { loadConfig } from '../config/config.js';
-import { type EnvEntry, EnvironmentCache } from '../validator/env-cache.js';
+import { type EnvEntry, EnvironmentCache } from '../environments/env-cache.js';
 
 const USAGE = 'usage: emend env list [--json]\n       emend env purge (--all | KEY | --repo URL)';
 

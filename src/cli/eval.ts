@@ -12,7 +12,7 @@ import { DatasetError, type Instance, readDataset } from '../eval/dataset.js';
 import { resultLine, summaryMarkdown } from '../eval/report.js';
 import { type EvalMode, type InstanceResult, type RepoSetup, type RunOptions, runInstance } from '../eval/run.js';
 import { localEnvironmentCache, localSandbox, localToolchainCache } from './local-sandbox.js';
-import { ValidationAborted } from '../validator/run.js';
+import { ValidationAborted } from '../environments/sandboxed.js';
 import { abortOnSignals } from './interrupt.js';
 
 const USAGE =

@@ -3,8 +3,8 @@ import type { Config } from '../config/config.js';
 import { setupFetch } from '../sandbox/egress-fetch.js';
 import { createSandbox } from '../sandbox/sandbox.js';
 import type { Sandbox } from '../sandbox/types.js';
-import { EnvironmentCache } from '../validator/env-cache.js';
-import { ToolchainCache } from '../validator/toolchain-cache.js';
+import { EnvironmentCache } from '../environments/env-cache.js';
+import { ToolchainCache } from '../environments/toolchain-cache.js';
 
 /**
  * The configured sandbox for a command that runs tests on this machine (`emend validate`,

@@ -12,7 +12,7 @@ import { createMetrics } from '../metrics/registry.js';
 import { createOutbound } from '../outbound/outbound.js';
 import { LocalRuns } from '../processes/local-runs.js';
 import type { TaskQueue } from '../queue/task-queue.js';
-import { ToolchainReport } from '../validator/toolchain-report.js';
+import { ToolchainReport } from '../environments/toolchain-report.js';
 import type { Sandbox } from '../sandbox/types.js';
 
 /** The eval runs its steps in this process: nothing is queued, and a call to the queue is a bug. */

@@ -2,15 +2,16 @@ import { cp, mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Sandbox } from '../sandbox/types.js';
-import { type Repo, type RunTree, commitDate, linkOnTheWay, prepareCopies } from '../validator/copies.js';
-import { type EnvironmentScope, setupTrees } from '../validator/env-setup.js';
-import { isManifest } from '../validator/env-key.js';
-import { prepareEnvironment } from '../validator/environment.js';
-import { type TestPlan, commandWithTimeouts, detectTestPlan } from '../validator/detect.js';
-import { namesProgressPlugin, withoutProgressPlugin } from '../validator/pytest-progress.js';
-import { type RunContext, type RunLimits, defaultLimits, probe, runSetup, runTests } from '../validator/run.js';
-import type { ToolchainCache } from '../validator/toolchain-cache.js';
-import { describeMissing } from '../validator/toolchains.js';
+import { type Repo, type RunTree, linkOnTheWay, prepareCopies } from '../environments/copies.js';
+import { type TestPlan, commandWithTimeouts } from '../environments/detect.js';
+import type { EnvironmentScope } from '../environments/env-setup.js';
+import { isManifest } from '../environments/env-key.js';
+import { prepareTrees } from '../environments/prepare-trees.js';
+import { type RunContext, type RunLimits, defaultLimits } from '../environments/sandboxed.js';
+import type { ToolchainCache } from '../environments/toolchain-cache.js';
+import { describeMissing } from '../environments/toolchains.js';
+import { namesProgressPlugin, withoutProgressPlugin } from '../test-runs/pytest-progress.js';
+import { probe, runTests } from '../test-runs/run.js';
 import { runGit } from '../checkout/git.js';
 import { type ReportedRun, jsIdPassed, reportedTests } from './test-ids.js';
 
@@ -72,7 +73,7 @@ export interface JudgeOptions {
    */
   base?: { git: Repo; commit: string };
   /**
-   * The environment cache, as a task's validation uses it (src/validator/env-setup.ts): built
+   * The environment cache, as a task's validation uses it (src/environments/env-setup.ts): built
    * from the base commit's tracked files only, never from the change or the test patch, and
    * laid into the judged tree. Needs `base`.
    */
@@ -145,39 +146,24 @@ export async function judge(checkout: string, instance: JudgedInstance, options:
       limits: defaultLimits(options.sandbox, options.limits),
       signal: options.signal,
     };
-    const selected = selectTests(detectTestPlan(tree.repo), ids);
-    if (!selected) return notRun({ ok: false, ...base, failure: { stage: 'runner', reason: 'no test runner found' } });
     // The environment as the validator builds it (toolchains, the detected install through the
     // egress proxy); the operator's setup file, where it names a command, replaces the install.
-    const environment = await prepareEnvironment(options.sandbox, selected, {
-      ...(options.toolchainCache ? { toolchainCache: options.toolchainCache } : {}),
-      baseDate: await commitDate(at ?? { dir: checkout }, 'HEAD'),
-      ...(options.signal ? { signal: options.signal } : {}),
+    const prepared = await prepareTrees({
+      ctx,
+      tree,
+      detectIn: [tree.repo],
+      select: (detected) => selectTests(detected, ids),
+      dated: { repo: at ?? { dir: checkout }, commit: 'HEAD' },
+      toolchainCache: options.toolchainCache,
+      setupCommand: options.setupCommand,
+      cache: scope && copies && at ? { scope, baseline: copies.baseline, checkout: at, commit: at.commit } : undefined,
     });
-    if (environment.missing)
-      return notRun({ ok: false, ...base, failure: { stage: 'setup', reason: describeMissing(environment.missing) } });
-    ctx.toolchains = environment.env;
-    const plan = environment.plan;
-    // An operator's entry replaces the detected install: with its command, or with none.
-    const operator = options.setupCommand;
-    const planned =
-      operator === undefined
-        ? plan
-        : { ...plan, setup: operator === null ? null : { command: operator, offlineCommand: operator } };
-    const setup =
-      scope && copies && at
-        ? (
-            await setupTrees(ctx, {
-              copies,
-              plan: planned,
-              checkout: at,
-              commit: at.commit,
-              environment,
-              scope,
-              log: () => {},
-            })
-          ).change
-        : await runSetup(ctx, tree, planned);
+    if (prepared.kind === 'no-plan')
+      return notRun({ ok: false, ...base, failure: { stage: 'runner', reason: 'no test runner found' } });
+    if (prepared.kind === 'missing')
+      return notRun({ ok: false, ...base, failure: { stage: 'setup', reason: describeMissing(prepared.missing) } });
+    const { plan } = prepared.environment;
+    const setup = prepared.setups.change;
     const used = setup
       ? { command: setup.command, ...(setup.environment ? { environment: setup.environment.cache } : {}) }
       : base;

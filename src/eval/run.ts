@@ -2,15 +2,15 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Sandbox } from '../sandbox/types.js';
-import { type RunLimits, ValidationAborted } from '../validator/run.js';
+import { type RunLimits, ValidationAborted } from '../environments/sandboxed.js';
 import type { TaskCheckout } from '../checkout/checkout.js';
 import { type RepoSource, checkoutAt } from './checkout.js';
 import type { Instance } from './dataset.js';
 import { type JudgeSetup, type Verdict, judge } from './judge.js';
 import { type EditOutcome, applyGoldPatch } from './oracle.js';
 import { type PipelineContext, type PipelineOutcome, goldFiles, runPipeline } from './pipeline.js';
-import type { ToolchainCache } from '../validator/toolchain-cache.js';
-import type { EnvironmentCache } from '../validator/env-cache.js';
+import type { ToolchainCache } from '../environments/toolchain-cache.js';
+import type { EnvironmentCache } from '../environments/env-cache.js';
 
 /**
  * What makes the change: `model` the fix pipeline with the configured model (src/eval/pipeline.ts),

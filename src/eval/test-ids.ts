@@ -1,5 +1,5 @@
-import { parseOutput } from '../validator/parse.js';
-import type { TestStatus } from '../validator/parser-types.js';
+import { parseOutput } from '../test-runs/parse.js';
+import type { TestStatus } from '../test-runs/parser-types.js';
 
 /**
  * The judge's reading of a JavaScript run: which tests the runner reported, under which file,

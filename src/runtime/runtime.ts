@@ -15,7 +15,7 @@ import { logSandboxReport } from '../sandbox/report-log.js';
 import { createSandbox } from '../sandbox/sandbox.js';
 import type { Sandbox } from '../sandbox/types.js';
 import { resolveSecretKey } from '../secrets/key.js';
-import { ToolchainReport } from '../validator/toolchain-report.js';
+import { ToolchainReport } from '../environments/toolchain-report.js';
 
 export interface Runtime {
   deps: Deps;

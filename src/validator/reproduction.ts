@@ -2,9 +2,9 @@ import { createHash } from 'node:crypto';
 import { cp, lstat, mkdir, readFile, readlink, rm } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import type { Reproduction } from '../step-contract/fix.js';
-import type { RunOutcome } from './compare.js';
-import { type Repo, changedFiles, linkOnTheWay } from './copies.js';
-import type { FailureDetail } from './parser-types.js';
+import type { RunOutcome } from '../test-runs/outcome.js';
+import { type Repo, changedFiles, linkOnTheWay } from '../environments/copies.js';
+import type { FailureDetail } from '../test-runs/parser-types.js';
 import { isTestFile, isTestPath, testFileOf } from './test-files.js';
 
 /** What decided `passed`: a reproduction test, or (the change has no test file) no new failures alone. */

@@ -5,8 +5,8 @@
 import { lstat, readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { parseDefinitions, titledCalls } from '../locator/treesitter.js';
-import { type LineSpan, type Repo, linkOnTheWay, touchedLines } from './copies.js';
-import type { FailureDetail } from './parser-types.js';
+import { type LineSpan, type Repo, linkOnTheWay, touchedLines } from '../environments/copies.js';
+import type { FailureDetail } from '../test-runs/parser-types.js';
 import type { ChangeTests } from './reproduction.js';
 import { testFileOf } from './test-files.js';
 

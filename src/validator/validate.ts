@@ -4,11 +4,16 @@ import { join } from 'node:path';
 import type { Sandbox } from '../sandbox/types.js';
 import type { BaselineSummary, HungTest, SetupReport, ValidatorOutput } from '../step-contract/fix.js';
 import { type BaselineSeen, type Comparison, compareRuns, unreachedOnBaseline } from './compare.js';
-import { type RunTree, commitDate, openCheckout, prepareCopies } from './copies.js';
-import { prepareEnvironment } from './environment.js';
-import { type EnvironmentScope, setupTrees } from './env-setup.js';
-import { newFailureDetails } from './failure-detail.js';
-import { namesProgressPlugin, withoutProgressPlugin } from './pytest-progress.js';
+import { type RunTree, openCheckout, prepareCopies } from '../environments/copies.js';
+import { type TestPlan, commandWithTimeouts } from '../environments/detect.js';
+import { type PrepareOptions, type TreeSource, prepareTrees } from '../environments/prepare-trees.js';
+import { type RunContext, type RunLimits, defaultLimits, runContextOf } from '../environments/sandboxed.js';
+import { runSetup, setupState } from '../environments/setup-phase.js';
+import { describeMissing } from '../environments/toolchains.js';
+import { newFailureDetails } from '../test-runs/failure-detail.js';
+import type { RunOutcome } from '../test-runs/outcome.js';
+import { namesProgressPlugin, withoutProgressPlugin } from '../test-runs/pytest-progress.js';
+import { describeHung, probe, runTests } from '../test-runs/run.js';
 import {
   type ChangeTests,
   addTestsToBaseline,
@@ -17,66 +22,21 @@ import {
   judgeReproduction,
   reproduced,
 } from './reproduction.js';
-import { type PlanSource, type RunnerKind, type TestPlan, commandWithTimeouts, detectTestPlan } from './detect.js';
-import type { ToolchainCache } from './toolchain-cache.js';
-import { describeMissing } from './toolchains.js';
 import { untouchedFailures } from './untouched-failures.js';
-import type { RunOutcome } from './compare.js';
-import {
-  type RunContext,
-  type RunLimits,
-  ValidationAborted,
-  defaultLimits,
-  describeHung,
-  probe,
-  runContextOf,
-  runSetup,
-  runTests,
-  setupState,
-} from './run.js';
 
 export const NO_TEST_COMMAND = 'no test command found';
 
-export interface ValidateInput {
-  /** The checkout to validate, as it stands (working-tree changes are the change). */
-  dir: string;
+export interface ValidateInput extends TreeSource {
   /** Its git directory, when it lives outside the files (a task's checkout). */
   gitDir?: string;
-  /** The baseline: a revision of that checkout. */
-  base: string;
-  /** The repository's remembered test command (repo memory), if any. */
-  testCommand?: string;
-  /** The account's settings for the repository: its test command comes first, its setup command last. */
-  settings?: { testCommand?: string; setupCommand?: string };
   /** A baseline result from an earlier run; used when its commit and command match. */
   cachedBaseline?: BaselineSummary;
 }
 
-export interface ValidateOptions {
+export interface ValidateOptions extends PrepareOptions {
   limits?: Partial<RunLimits>;
-  signal?: AbortSignal;
   /** Where the temporary copies go (default: the OS temp dir). */
   tmpRoot?: string;
-  /**
-   * Fetches the node, pnpm or yarn version a repository asks for when the sandbox's does not
-   * fit (docs/environments.md, "Toolchains"); without it the sandbox's own are used.
-   */
-  toolchainCache?: ToolchainCache;
-  /** Variables for the setup phase only: an operator's package index (PIP_INDEX_URL, npm_config_registry). */
-  setupEnv?: Record<string, string>;
-  /** The account's variables for the repository (PATCH /v1/me/repos/settings): in the setup and the test phase. */
-  env?: Record<string, string>;
-  /**
-   * The account's setup-only secrets for the repository: in the setup phase's environment only,
-   * redacted from its output and report, and no file holding one is left after setup.
-   */
-  setupSecrets?: Record<string, string>;
-  /**
-   * The environment cache and whose entries to use (docs/environments.md, "Cached environments"):
-   * setup runs once per key, on the base commit, and its result is copied into both trees.
-   */
-  environments?: EnvironmentScope;
-  log?: (message: string, data?: Record<string, unknown>) => void;
 }
 
 /**
@@ -100,42 +60,36 @@ export async function validate(
     const copies = await prepareCopies(checkout, commit, root);
     // The command comes from the unmodified tree, so a change cannot pick its own judge;
     // only when the baseline has no tests at all does the change's tree decide.
-    const detected =
-      detectTestPlan(copies.baseline.repo, { testCommand: input.testCommand, settings: input.settings }) ??
-      detectTestPlan(copies.change.repo, { testCommand: input.testCommand, settings: input.settings });
-    if (!detected) return notValidated(started, NO_TEST_COMMAND);
-    // What the repository needs from the sandbox, asked before anything runs: a missing
-    // toolchain is named, not mistaken for failing tests.
-    const environment = await prepareEnvironment(sandbox, detected, {
+    // Setup on the change's copy first: the command it yields decides whether a cached baseline
+    // still applies, and then the baseline's setup need not run at all. With the environment
+    // cache, the baseline's setup runs first instead (only the base commit builds an entry), and
+    // both trees get its result (src/environments/env-setup.ts).
+    const prepared = await prepareTrees({
+      ctx,
+      tree: copies.change,
+      detectIn: [copies.baseline.repo, copies.change.repo],
+      detect: { testCommand: input.testCommand, settings: input.settings },
+      onPlan: (plan) =>
+        log('test plan', {
+          runner: plan.runner,
+          source: plan.source,
+          command: plan.command,
+          setup: plan.setup?.command,
+        }),
+      dated: { repo: checkout, commit },
       toolchainCache: options.toolchainCache,
-      baseDate: await commitDate(checkout, commit),
-      signal: options.signal,
+      cache: options.environments
+        ? { scope: options.environments, baseline: copies.baseline, checkout, commit, settings: input.settings }
+        : undefined,
       log,
-    }).catch((err: unknown) => {
-      // A probe the caller's abort cut short: a stop, not a failure of the sandbox.
-      throw options.signal?.aborted ? new ValidationAborted() : err;
     });
+    if (prepared.kind === 'no-plan') return notValidated(started, NO_TEST_COMMAND);
+    const { environment } = prepared;
     const { plan } = environment;
-    log('test plan', { runner: plan.runner, source: plan.source, command: plan.command, setup: plan.setup?.command });
     // What was tried on the way (a version that could not be fetched, and why) belongs with it.
-    if (environment.missing)
-      return notValidated(started, [describeMissing(environment.missing), ...environment.notes].join('; '), plan);
-    ctx.toolchains = environment.env;
-
-    // Setup and probe on the change's copy first: the command it yields decides whether a
-    // cached baseline still applies, and then the baseline's setup need not run at all. With the
-    // environment cache, the baseline's setup runs first instead (only the base commit builds an
-    // entry), and both trees get its result (src/validator/env-setup.ts).
-    const setups = await setupTrees(ctx, {
-      copies,
-      plan,
-      checkout,
-      commit,
-      environment,
-      scope: options.environments,
-      settings: input.settings,
-      log,
-    });
+    if (prepared.kind === 'missing')
+      return notValidated(started, [describeMissing(prepared.missing), ...environment.notes].join('; '), plan);
+    const { setups } = prepared;
     const setup = setups.change;
     const probed = await probe(ctx, copies.change, plan);
     // The progress plugin needs the read-only bind of its directory, which only bubblewrap gives.

@@ -13,7 +13,7 @@ const GUARDED = [
   'src/locator',
   'src/edits',
   'src/sites/publish.ts',
-  'src/validator/detect.ts',
+  'src/environments/detect.ts',
   'src/sites/site-dir.ts',
   'src/cli/locate.ts',
 ];
@@ -83,7 +83,7 @@ describe('host-side reads of repository files go through the confined file modul
         'src/steps/fix/overview.ts',
         'src/locator/files.ts',
         'src/edits/apply.ts',
-        'src/validator/detect.ts',
+        'src/environments/detect.ts',
         'src/sites/site-dir.ts',
       ]),
     );

@@ -17,7 +17,7 @@ import {
   removeEvalRepos,
 } from '../support/eval-instances.js';
 import { fixtureSandbox, removeFixtureRepos } from '../support/fixture-repos.js';
-import { EnvironmentCache } from '../../src/validator/env-cache.js';
+import { EnvironmentCache } from '../../src/environments/env-cache.js';
 
 /** A test patch line that changes `.emend/setup` (a comment added at its end). */
 const manifestPatch = [

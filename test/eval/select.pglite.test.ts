@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { selectTests, statusOf } from '../../src/eval/judge.js';
-import type { TestPlan } from '../../src/validator/detect.js';
+import type { TestPlan } from '../../src/environments/detect.js';
 
 const plan = (over: Partial<TestPlan>): TestPlan => ({
   runner: 'unittest',

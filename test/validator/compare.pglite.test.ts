@@ -1,7 +1,8 @@
 import { describe, expect, it } from 'vitest';
-import { compareRuns, judgeRun, unreachedOnBaseline } from '../../src/validator/compare.js';
-import type { ParsedRun } from '../../src/validator/parse.js';
-import type { TestStatus } from '../../src/validator/parser-types.js';
+import { judgeRun } from '../../src/test-runs/outcome.js';
+import { compareRuns, unreachedOnBaseline } from '../../src/validator/compare.js';
+import type { ParsedRun } from '../../src/test-runs/parse.js';
+import type { TestStatus } from '../../src/test-runs/parser-types.js';
 
 const parsed = (tests: Record<string, TestStatus>, markers: string[] = [], running?: string): ParsedRun => ({
   tests: new Map(Object.entries(tests)),

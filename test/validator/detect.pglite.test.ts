@@ -8,7 +8,7 @@ import {
   detectTestPlan,
   readProbe,
   scriptTimeoutStyle,
-} from '../../src/validator/detect.js';
+} from '../../src/environments/detect.js';
 import { type Files, writeFiles } from '../support/fixture-repos.js';
 
 const dirs: string[] = [];

@@ -14,7 +14,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createMetrics } from '../../src/metrics/registry.js';
 import type { Sandbox } from '../../src/sandbox/types.js';
 import { envCacheMetrics } from '../../src/steps/fix/env-scope.js';
-import { ENTRY_OWNER, EnvironmentCache } from '../../src/validator/env-cache.js';
+import { ENTRY_OWNER, EnvironmentCache } from '../../src/environments/env-cache.js';
 import { type ValidateOptions, validate } from '../../src/validator/validate.js';
 import { type Files, fixtureRepo, fixtureSandbox, removeFixtureRepos } from '../support/fixture-repos.js';
 

@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
-import { MESSAGE_CHARS, newFailureDetails, repoFrame } from '../../src/validator/failure-detail.js';
-import { normalizeOutput, parseOutput } from '../../src/validator/parse.js';
+import { MESSAGE_CHARS, newFailureDetails, repoFrame } from '../../src/test-runs/failure-detail.js';
+import { normalizeOutput } from '../../src/environments/sandboxed.js';
+import { parseOutput } from '../../src/test-runs/parse.js';
 
 // Real runners' output (pytest 9, unittest on Python 3.11, node --test's TAP, vitest 4 with its
 // colours stripped, jest and cargo as they print), captured in checkouts at /tmp/ff/…

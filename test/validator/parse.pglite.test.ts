@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { normalizeOutput, parseOutput } from '../../src/validator/parse.js';
+import { normalizeOutput } from '../../src/environments/sandboxed.js';
+import { parseOutput } from '../../src/test-runs/parse.js';
 
 // Runner outputs as the runners print them (trimmed to what matters). No database, no sandbox.
 const statuses = (output: string) => Object.fromEntries(parseOutput(output).tests);

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { PROGRESS_PREFIX, ProgressWatch, type Schedule, withoutProgress } from '../../src/validator/progress-watch.js';
-import { namesProgressPlugin, withoutProgressPlugin } from '../../src/validator/pytest-progress.js';
+import { PROGRESS_PREFIX, ProgressWatch, type Schedule, withoutProgress } from '../../src/test-runs/progress-watch.js';
+import { namesProgressPlugin, withoutProgressPlugin } from '../../src/test-runs/pytest-progress.js';
 
 /** Timers the test fires by hand: what is pending, and at which delay. */
 function manualSchedule() {

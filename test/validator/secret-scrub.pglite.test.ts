@@ -13,7 +13,7 @@ import {
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { removeFilesHoldingSecrets } from '../../src/validator/secret-scrub.js';
+import { removeFilesHoldingSecrets } from '../../src/environments/secret-scrub.js';
 
 // The scrub that runs after every setup with setup-only secrets (docs/environments.md): every
 // file holding a secret is gone before the tests run or the environment is cached, whatever its

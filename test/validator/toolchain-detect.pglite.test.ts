@@ -3,11 +3,11 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { ConfinedDir } from '../../src/checkout/confined-fs.js';
-import { type TestPlan, detectTestPlan } from '../../src/validator/detect.js';
-import { nodeWants } from '../../src/validator/node-wants.js';
-import { pythonDeclared } from '../../src/validator/python-deps.js';
-import { pythonSetup } from '../../src/validator/python-setup.js';
-import { describeMissing, missingToolchain, readFacts } from '../../src/validator/toolchains.js';
+import { type TestPlan, detectTestPlan } from '../../src/environments/detect.js';
+import { nodeWants } from '../../src/environments/node-wants.js';
+import { pythonDeclared } from '../../src/environments/python-deps.js';
+import { pythonSetup } from '../../src/environments/python-setup.js';
+import { describeMissing, missingToolchain, readFacts } from '../../src/environments/toolchains.js';
 import { type Files, writeFiles } from '../support/fixture-repos.js';
 
 // What a repository declares it needs, read from its files (no sandbox, nothing run), and

@@ -5,7 +5,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Sandbox } from '../../src/sandbox/types.js';
-import { NotACheckoutError } from '../../src/validator/copies.js';
+import { NotACheckoutError } from '../../src/environments/copies.js';
 import { ValidatorOutput } from '../../src/step-contract/fix.js';
 import { validate as validateOnly } from '../../src/validator/validate.js';
 import {

@@ -1,7 +1,7 @@
 import { join } from 'node:path';
 import type { Metrics } from '../../metrics/registry.js';
-import { EnvironmentCache } from '../../validator/env-cache.js';
-import type { EnvironmentScope } from '../../validator/env-setup.js';
+import { EnvironmentCache } from '../../environments/env-cache.js';
+import type { EnvironmentScope } from '../../environments/env-setup.js';
 import type { FixPayload, StepHelpers } from '../step.js';
 
 /** The cache's events as the service's metrics (emend_env_cache_*). */

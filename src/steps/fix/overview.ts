@@ -1,6 +1,6 @@
 import { extname } from 'node:path';
 import { listCandidateFiles, repoFiles } from '../../locator/files.js';
-import { detectTestPlan } from '../../validator/detect.js';
+import { detectTestPlan } from '../../environments/detect.js';
 import { type ConfinedDir, shownAsLink } from '../../checkout/confined-fs.js';
 
 export interface RepoOverview {

@@ -2,11 +2,11 @@ import type { FixPayload, FixStep, StepHelpers } from '../step.js';
 import type { RepoRunSettings } from '../../repos/repo-settings.js';
 import type { Sandbox } from '../../sandbox/types.js';
 import { join } from 'node:path';
-import { ValidationAborted } from '../../validator/run.js';
+import { ValidationAborted } from '../../environments/sandboxed.js';
 import { setupFetch } from '../../sandbox/egress-fetch.js';
-import { ToolchainCache } from '../../validator/toolchain-cache.js';
+import { ToolchainCache } from '../../environments/toolchain-cache.js';
 import { type ValidateOptions, validate } from '../../validator/validate.js';
-import type { EnvironmentScope } from '../../validator/env-setup.js';
+import type { EnvironmentScope } from '../../environments/env-setup.js';
 import { environmentScopeFor } from './env-scope.js';
 import { setupOutputToTaskLog } from './setup-stream.js';
 

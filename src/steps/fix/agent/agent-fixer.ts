@@ -5,7 +5,7 @@ import { agentLimits } from '../../../accounts/billing-plan.js';
 import { type Recalled, recall } from '../../../memory/repo-memory.js';
 import { clip } from '../../../text/clip.js';
 import { appendLog } from '../../../tasks/task-logs.js';
-import { type WorkTree, prepareWorkTree } from '../../../validator/work-tree.js';
+import { type WorkTree, prepareWorkTree } from '../../../environments/work-tree.js';
 import { checkoutDiff } from '../../../checkout/diff.js';
 import type { FixPayload, FixStep } from '../../step.js';
 import { truncateDiff } from '../diff-summary.js';

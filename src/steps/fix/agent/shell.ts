@@ -19,7 +19,7 @@ export interface ShellState {
 
 /**
  * Where the commands run: the host directory bound at /workspace, the checkout's path inside the
- * sandbox, and the repository's environment (src/validator/work-tree.ts): its variables, the PATH
+ * sandbox, and the repository's environment (src/environments/work-tree.ts): its variables, the PATH
  * assignment that puts its toolchains and virtualenv first, the toolchains to bind.
  */
 export interface CommandPlace {

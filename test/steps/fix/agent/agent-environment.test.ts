@@ -7,7 +7,7 @@ import type { ModelRequest, Reply, ToolCallReply } from '../../../support/script
 
 /**
  * The agent fixer's commands run in the repository's environment (a work tree set up as the
- * validator sets up its own: src/validator/work-tree.ts), and what they change comes back to
+ * validator sets up its own: src/environments/work-tree.ts), and what they change comes back to
  * the checkout without what the setup produced; a failed verdict resumes the same conversation.
  */
 

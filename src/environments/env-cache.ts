@@ -9,7 +9,7 @@ import { linkOnTheWay } from './copies.js';
 const run = promisify(execFile);
 
 /**
- * Environments that setup produced, kept on the host per key (src/validator/env-key.ts) under
+ * Environments that setup produced, kept on the host per key (src/environments/env-key.ts) under
  * `<data dir>/environments/<key>/`: `home/` (the run's HOME) and `repo/<path>` for each path of
  * the checkout the setup created (node_modules and the like), with `entry.json` and the marker
  * `complete`, written last. An entry is built in a `.tmp-<pid>-…` directory and renamed into

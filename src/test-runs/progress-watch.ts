@@ -1,6 +1,6 @@
 import { z } from 'zod';
 
-/** What starts every line of the progress plugin (src/validator/pytest-progress.ts). */
+/** What starts every line of the progress plugin (src/test-runs/pytest-progress.ts). */
 export const PROGRESS_PREFIX = 'emend-progress ';
 
 const Event = z.discriminatedUnion('event', [

@@ -1,6 +1,6 @@
 import { mkdir, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import type { RunTree } from './copies.js';
+import type { RunTree } from '../environments/copies.js';
 
 /**
  * The validator's pytest plugin: one line per event on the descriptor EMEND_PROGRESS_FD

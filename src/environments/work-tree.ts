@@ -6,14 +6,12 @@ import { ConfinedDir } from '../checkout/confined-fs.js';
 import { runGit } from '../checkout/git.js';
 import { gitEnvOf } from '../checkout/layout.js';
 import type { CheckoutDeps } from '../checkout/checkout-deps.js';
-import { type RunTree, commitDate, openCheckout, prepareCopies } from './copies.js';
-import { detectTestPlan } from './detect.js';
-import { setupTrees } from './env-setup.js';
-import { prepareEnvironment } from './environment.js';
+import { type RunTree, openCheckout, prepareCopies } from './copies.js';
+import { type PrepareOptions, type TreeSource, prepareTrees } from './prepare-trees.js';
+import { defaultLimits, runContextOf, testPhase } from './sandboxed.js';
+import { setupFailure, setupState } from './setup-phase.js';
 import type { SetupState } from '../step-contract/fix.js';
-import { defaultLimits, runContextOf, setupFailure, setupState, testPhase } from './run.js';
 import { describeMissing } from './toolchains.js';
-import type { ValidateInput, ValidateOptions } from './validate.js';
 
 /**
  * A tree to work in with the repository's environment: the agent fixer's commands run here
@@ -43,7 +41,7 @@ export interface WorkTree {
   dispose(): Promise<void>;
 }
 
-export interface WorkTreeInput extends Pick<ValidateInput, 'dir' | 'base' | 'testCommand' | 'settings'> {
+export interface WorkTreeInput extends TreeSource {
   /** The task's git directory (outside `dir`). */
   gitDir: string;
 }
@@ -71,8 +69,7 @@ export async function prepareWorkTree(
   sandbox: Sandbox,
   deps: CheckoutDeps,
   input: WorkTreeInput,
-  options: Pick<ValidateOptions, 'toolchainCache' | 'setupEnv' | 'env' | 'setupSecrets' | 'environments' | 'log'> & {
-    signal?: AbortSignal;
+  options: PrepareOptions & {
     /** Where the tree goes (the task's own directory, so it is removed with the task's checkout). */
     root: string;
     setupTimeoutMs?: number;
@@ -92,38 +89,35 @@ export async function prepareWorkTree(
     const tree = copies.change;
     // What the copy holds before any setup: the change so far (a retry's), which is the commands' to keep or undo.
     const before = await changedPaths(deps, input.gitDir, tree.repo, checkout.commit, options.signal);
-    const detected =
-      detectTestPlan(copies.baseline.repo, { testCommand: input.testCommand, settings: input.settings }) ??
-      detectTestPlan(tree.repo, { testCommand: input.testCommand, settings: input.settings });
     let setup: SetupState = 'none';
     let setupProblem: string | undefined;
     let testCommand: string | undefined;
-    if (detected) {
-      const environment = await prepareEnvironment(sandbox, detected, {
-        toolchainCache: options.toolchainCache,
-        baseDate: await commitDate(checkout, checkout.commit),
-        signal: options.signal,
-        log,
-      });
-      testCommand = environment.plan.command;
-      if (environment.missing) {
-        setup = 'failed';
-        setupProblem = [describeMissing(environment.missing), ...environment.notes].join('; ');
-      } else {
-        ctx.toolchains = environment.env;
-        const setups = await setupTrees(ctx, {
-          copies,
-          plan: environment.plan,
-          checkout,
-          commit: checkout.commit,
-          environment,
-          scope: options.environments,
-          settings: input.settings,
-          log,
-        });
-        setup = setupState(setups.change);
-        setupProblem = setupFailure(setups.change);
-      }
+    const prepared = await prepareTrees({
+      ctx,
+      tree,
+      detectIn: [copies.baseline.repo, tree.repo],
+      detect: { testCommand: input.testCommand, settings: input.settings },
+      dated: { repo: checkout, commit: checkout.commit },
+      toolchainCache: options.toolchainCache,
+      cache: options.environments
+        ? {
+            scope: options.environments,
+            baseline: copies.baseline,
+            checkout,
+            commit: checkout.commit,
+            settings: input.settings,
+          }
+        : undefined,
+      log,
+    });
+    if (prepared.kind === 'missing') {
+      testCommand = prepared.environment.plan.command;
+      setup = 'failed';
+      setupProblem = [describeMissing(prepared.missing), ...prepared.environment.notes].join('; ');
+    } else if (prepared.kind === 'ready') {
+      testCommand = prepared.environment.plan.command;
+      setup = setupState(prepared.setups.change);
+      setupProblem = setupFailure(prepared.setups.change);
     }
     // The baseline copy only served the cache; the commands work in the change's copy.
     await rm(copies.baseline.workdir, { recursive: true, force: true });

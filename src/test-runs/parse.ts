@@ -43,17 +43,6 @@ export interface ParsedRun {
   details: Map<string, FailureDetail>;
 }
 
-/**
- * Strips the places the checkout lived at (the sandbox's /workspace, the host's temporary
- * copy), so ids and markers from the baseline and the change compare equal.
- */
-export function normalizeOutput(output: string, roots: string[]): string {
-  // biome-ignore lint/suspicious/noControlCharactersInRegex: ESC starts the terminal colour codes removed here.
-  let text = output.replace(/\r\n?/g, '\n').replace(/\x1b\[[0-9;?]*[A-Za-z]/g, '');
-  for (const root of roots) text = text.split(`${root.replace(/\/+$/, '')}/`).join('');
-  return text;
-}
-
 export function parseOutput(output: string): ParsedRun {
   const lines = output.split('\n');
   const tests = new Map<string, TestStatus>();

@@ -6,7 +6,8 @@ import { type Checkout, type RunTree, TREE_HOME, changedFiles, trackedPaths } fr
 import type { TestPlan } from './detect.js';
 import type { Environment } from './environment.js';
 import type { SetupReport } from '../step-contract/fix.js';
-import { type RunContext, runSetup, setupState } from './run.js';
+import type { RunContext } from './sandboxed.js';
+import { runSetup, setupState } from './setup-phase.js';
 
 /** Whose cache a validation uses: entries are keyed by account and repository among the rest. */
 export interface EnvironmentScope {
@@ -24,14 +25,24 @@ export interface SetupResults {
   baseline?: SetupReport | null;
 }
 
-interface SetupArgs {
-  copies: { baseline: RunTree; change: RunTree };
-  plan: TestPlan;
+/**
+ * The environment cache as a preparation uses it: whose entries, the base commit's tree that
+ * builds one, the checkout and commit its key is read from, and the account's settings in the key.
+ */
+export interface CacheUse {
+  scope: EnvironmentScope;
+  baseline: RunTree;
   checkout: Checkout;
   commit: string;
-  environment: Environment;
-  scope?: EnvironmentScope;
   settings?: unknown;
+}
+
+interface SetupArgs {
+  /** The change's tree, whose setup is reported. */
+  change: RunTree;
+  plan: TestPlan;
+  environment: Environment;
+  cache?: CacheUse;
   log: (message: string, data?: Record<string, unknown>) => void;
 }
 
@@ -47,32 +58,35 @@ const parts = (tree: RunTree): TreeParts => ({ repo: tree.repo, home: join(tree.
  * the laid environment, as it would without the cache (never stored).
  */
 export async function setupTrees(ctx: RunContext, args: SetupArgs): Promise<SetupResults> {
-  const { copies, plan, scope, log } = args;
+  const { plan, log } = args;
+  const scope = args.cache?.scope;
   const cache = scope?.cache;
-  if (!scope || !cache?.enabled || (!plan.setup && (plan.extraSetup ?? []).length === 0))
-    return { change: await runSetup(ctx, copies.change, plan) };
+  if (!args.cache || !scope || !cache?.enabled || (!plan.setup && (plan.extraSetup ?? []).length === 0))
+    return { change: await runSetup(ctx, args.change, plan) };
+  const { checkout, commit, settings } = args.cache;
+  const copies = { baseline: args.cache.baseline, change: args.change };
 
-  const tracked = await trackedPaths(args.checkout, args.commit);
+  const tracked = await trackedPaths(checkout, commit);
   const network = ctx.sandbox.report();
   const key = environmentKey(await cache.secret(), {
     account: scope.account,
     repository: scope.repository,
     manifests: manifestDigest(copies.baseline.repo, tracked),
     setup: [plan.setup?.command ?? '', plan.setup?.offlineCommand ?? '', ...(plan.extraSetup ?? [])],
-    settings: args.settings,
+    settings,
     setupEnv: ctx.setupEnv,
     toolchains: { ...args.environment.facts },
     toolRoots: args.environment.env.roots,
     sandbox: `${network.kind} setup-network:${network.networkForSetup}`,
   });
-  const ownSetup = (await changedFiles(args.checkout, args.commit)).filter(isManifest);
+  const ownSetup = (await changedFiles(checkout, commit)).filter(isManifest);
   const changeSetup = async (laid: SetupReport): Promise<SetupReport | null> => {
     if (ownSetup.length === 0) return laid;
     log('the change modifies what setup reads: its own setup runs over the cached environment', { files: ownSetup });
     return runSetup(ctx, copies.change, plan);
   };
 
-  // Hard links only where a command cannot write through them (src/validator/env-cache.ts):
+  // Hard links only where a command cannot write through them (src/environments/env-cache.ts):
   // bubblewrap, started as root; and a change that runs its own setup over the environment
   // gets a copy, which its install may rewrite.
   const mode: LayMode = network.kind === 'bubblewrap' && process.getuid?.() === 0 ? 'link' : 'copy';

@@ -1,0 +1,121 @@
+import type { RunTree } from '../environments/copies.js';
+import { type Probe, type TestPlan, probeCommand, readProbe } from '../environments/detect.js';
+import {
+  type RunContext,
+  SANDBOX_REPO,
+  type Watched,
+  normalizeOutput,
+  sandboxed,
+  tail,
+} from '../environments/sandboxed.js';
+import { setupFailure } from '../environments/setup-phase.js';
+import type { HungTest, SetupReport } from '../step-contract/fix.js';
+import { type RunOutcome, judgeRun } from './outcome.js';
+import { parseOutput } from './parse.js';
+import { ProgressWatch, withoutProgress } from './progress-watch.js';
+import { PROGRESS_ENV, PROGRESS_FD, TREE_TOOLS, installProgressPlugin } from './pytest-progress.js';
+
+/**
+ * How long after its per-test timeout a watched pytest test is stopped: long enough for
+ * faulthandler's stack dump at the timeout (and pytest-timeout's own stop, where installed)
+ * to come out first, so the output shows where the test was stuck.
+ */
+export const HANG_GRACE_MS = 1_000;
+
+/** Kept per run for parsing: the whole report of a big suite, but not without end. */
+const TEST_OUTPUT_BYTES = 8 * 1024 * 1024;
+
+/** Asks the sandbox what the timeout flags depend on (node's version, the pytest-timeout plugin). */
+export async function probe(ctx: RunContext, tree: RunTree, plan: TestPlan): Promise<Probe> {
+  const command = probeCommand(plan);
+  if (command === undefined) return {};
+  const result = await sandboxed(ctx, tree, { command, timeoutMs: 30_000, network: false, outputBytes: 64 * 1024 });
+  return readProbe(result.stdout);
+}
+
+export interface TestRun {
+  outcome: RunOutcome;
+  exitCode: number | null;
+  timedOut: boolean;
+  durationMs: number;
+  /** The end of the output, paths made relative to the checkout. */
+  logTail: string;
+  /** The whole output (up to the validator's cap), paths made relative to the checkout: the eval's judge reads ids from it. */
+  output: string;
+  hung?: HungTest;
+}
+
+export interface TestOptions {
+  /**
+   * Watch the run's progress through the pytest plugin and stop it when one test runs past
+   * the per-test timeout (plus HANG_GRACE_MS); the command must load the plugin (-p).
+   */
+  watchPytest?: boolean;
+  /** Variables for the test command (the eval harness's per-repository environment, e.g. PYTHONPATH). */
+  env?: Record<string, string>;
+}
+
+/** Runs the test command once, offline, and judges it from its exit and its output. */
+export async function runTests(
+  ctx: RunContext,
+  tree: RunTree,
+  command: string,
+  setup: SetupReport | null,
+  options: TestOptions = {},
+): Promise<TestRun> {
+  let watched: Watched | undefined;
+  let watch: ProgressWatch | undefined;
+  if (options.watchPytest) {
+    await installProgressPlugin(tree);
+    const stop = new AbortController();
+    watch = new ProgressWatch({ limitMs: ctx.limits.testTimeoutMs + HANG_GRACE_MS, onHang: () => stop.abort() });
+    watched = { stop, watch, fd: PROGRESS_FD, env: PROGRESS_ENV, readOnlyPaths: [TREE_TOOLS] };
+  }
+  const result = await sandboxed(ctx, tree, {
+    command,
+    timeoutMs: ctx.limits.runTimeoutMs,
+    network: false,
+    outputBytes: TEST_OUTPUT_BYTES,
+    env: { GOPROXY: 'off', ...ctx.testEnv, ...options.env },
+    ...(watched ? { watched } : {}),
+  });
+  let output = normalizeOutput(result.stdout + withoutProgress(result.stderr), [SANDBOX_REPO, tree.repo]);
+  const hungId = watch?.hung;
+  const outcome = judgeRun(
+    parseOutput(output),
+    {
+      exitCode: result.exitCode,
+      signal: result.signal,
+      timedOut: result.timedOut,
+      timeoutMs: ctx.limits.runTimeoutMs,
+      ...(hungId !== undefined ? { hung: hungId } : {}),
+    },
+    setupFailure(setup),
+  );
+  let hung: HungTest | undefined;
+  if (hungId !== undefined) {
+    hung = {
+      id: hungId,
+      reason: `timed out after ${Math.round(ctx.limits.testTimeoutMs / 1000)} s (killed)`,
+      not_run: watch?.notRun ?? null,
+    };
+    // Said at the end of the output too, where the fixer reads the log.
+    output = `${output.replace(/\n*$/, '')}\nemend: ${describeHung(hung)}\n`;
+  }
+  return {
+    outcome,
+    exitCode: result.exitCode,
+    timedOut: result.timedOut,
+    durationMs: Math.round(result.durationMs),
+    logTail: tail(output),
+    output,
+    ...(hung ? { hung } : {}),
+  };
+}
+
+/** A stopped run in words: the test, why, and what it kept from running. */
+export function describeHung(hung: HungTest): string {
+  const after =
+    hung.not_run === null ? 'the tests after it did not run' : `${hung.not_run} test(s) after it did not run`;
+  return `${hung.id} ${hung.reason}; ${after}`;
+}
