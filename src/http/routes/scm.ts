@@ -1,12 +1,13 @@
 import { type FastifyPluginAsyncTypebox, Type } from '@fastify/type-provider-typebox';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { Deps } from '../../deps.js';
-import { chosenHost, connectScm, disconnectScm } from '../../accounts/scm-connection.js';
+import { chosenHost, connectScm, disconnectScm } from '../../workspaces/scm-connection.js';
 import { authenticateSession, createSession } from '../../accounts/sessions.js';
 import { createPersonalToken } from '../../accounts/token-store.js';
 import { AppError } from '../../errors.js';
-import { type ConnectState, completeLogin, loginAuthorizeUrl, readState } from '../../accounts/scm-oauth.js';
-import { browserHolds, confirmConnect, finishConnect, startConnect } from '../../accounts/scm-oauth-connect.js';
+import { completeLogin, loginAuthorizeUrl } from '../../accounts/scm-sign-in.js';
+import { type ConnectState, readState } from '../../workspaces/scm-oauth.js';
+import { browserHolds, confirmConnect, finishConnect, startConnect } from '../../workspaces/scm-oauth-connect.js';
 import { hostLabel } from '../../scm/hosts.js';
 import { dropTriggersOf } from '../../triggers/repo-triggers.js';
 import { caller } from '../auth.js';

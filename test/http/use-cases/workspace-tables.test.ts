@@ -2,16 +2,16 @@ import { createHash, randomBytes } from 'node:crypto';
 import { type SQL, eq, getTableColumns, is, sql } from 'drizzle-orm';
 import { type AnyPgColumn, PgTable, getTableConfig } from 'drizzle-orm/pg-core';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
-import { grantCredits } from '../../src/accounts/credits.js';
-import { queryRows } from '../../src/db/client.js';
-import * as schema from '../../src/db/schema.js';
-import { encryptSecret } from '../../src/secrets/box.js';
-import { triggerSecret } from '../../src/triggers/repo-triggers.js';
-import { exportedSections } from '../../src/workspaces/export.js';
-import { EXPORT_SECTIONS, WORKSPACE_TABLES } from '../../src/workspaces/workspace-tables.js';
-import { lockWorkspace } from '../../src/workspaces/workspaces.js';
-import { taskRow } from '../feedback/seed.js';
-import { type Harness, forceStatus, newAccount, startHarness } from '../support/harness.js';
+import { grantCredits } from '../../../src/billing/credits.js';
+import { queryRows } from '../../../src/db/client.js';
+import * as schema from '../../../src/db/schema.js';
+import { encryptSecret } from '../../../src/secrets/box.js';
+import { triggerSecret } from '../../../src/triggers/repo-triggers.js';
+import { exportedSections } from '../../../src/http/use-cases/workspace-export.js';
+import { EXPORT_SECTIONS, WORKSPACE_TABLES } from '../../../src/http/use-cases/workspace-tables.js';
+import { lockWorkspace } from '../../../src/workspaces/workspaces.js';
+import { taskRow } from '../../feedback/seed.js';
+import { type Harness, forceStatus, newAccount, startHarness } from '../../support/harness.js';
 
 /**
  * Deleting a workspace and exporting it (issue 42, point 6) read one record, WORKSPACE_TABLES.
