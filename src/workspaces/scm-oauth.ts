@@ -41,7 +41,7 @@ export interface ConnectState {
   /** The code host it went to. */
   host: ScmHost;
   workspaceId: string;
-  /** The flow's row (src/accounts/scm-oauth-connect.ts): a state is taken once. */
+  /** The flow's row (src/workspaces/scm-oauth-connect.ts): a state is taken once. */
   flowId: string;
   /** SHA-256 of the cookie the starting browser was given. */
   browserHash: string;

@@ -18,9 +18,9 @@ import { sessionSecretOf, setSessionCookie } from '../session-cookie.js';
 import { confirmPage, errorPage, sendPage } from './oauth-pages.js';
 import { OAUTH_SESSION_TOKEN_NAME } from './session.js';
 
-/** The browser's half of a sign-in state (src/accounts/scm-oauth.ts): Lax, as the host sends the browser back cross-site. */
+/** The browser's half of a sign-in state (src/accounts/scm-sign-in.ts): Lax, as the host sends the browser back cross-site. */
 const LOGIN_COOKIE = 'emend_oauth_login';
-/** The browser's half of a connection's state (src/accounts/scm-oauth-connect.ts); Lax for the same reason. */
+/** The browser's half of a connection's state (src/workspaces/scm-oauth-connect.ts); Lax for the same reason. */
 const CONNECT_COOKIE = 'emend_oauth_connect';
 
 const oauthCookie = (deps: Deps) => ({
