@@ -1,16 +1,16 @@
 // The layer table of docs/architecture.md, enforced: an import may only point down (or sideways,
-// within its own layer), never up, and nothing may form a cycle. `npm run layers` prints the
-// violations; test/repo/layers.pglite.test.ts fails on any.
+// within its own layer), never up, and nothing may form a cycle: not of files, not of folders.
+// `npm run layers` prints the violations; test/repo/layers.pglite.test.ts fails on any.
 //
 // Layers, top to bottom:
 //   entry    src/cli/**, src/bin.ts, src/server.ts, src/runtime/** (Deps, and the steps the service runs)
 //   http     src/app.ts, src/http/**
 //   engine   src/engine/**, src/eval/** (the harness: the model mode will drive the pipeline)
 //   steps    src/steps/**
-//   domain   src/tasks, src/accounts, src/workspaces, src/feedback, src/memory, src/repos, src/sites, src/webhooks,
-//            src/triggers
-//   adapters src/llm, src/scm, src/checkout, src/sandbox, src/environments, src/test-runs, src/validator,
-//            src/locator, src/edits, src/outbound, src/queue, src/events, src/processes
+//   domain   src/tasks, src/accounts, src/workspaces, src/billing, src/feedback, src/memory, src/repos, src/sites,
+//            src/webhooks, src/triggers (inside it, folders import one way: no-folder-cycle below)
+//   adapters src/llm, src/scm, src/checkout, src/sandbox, src/environments, src/test-runs,
+//            src/validator, src/locator, src/edits, src/outbound, src/queue, src/events, src/processes
 //   base     src/db, src/config, src/secrets, src/errors.ts, src/clock.ts, src/ids.ts, src/logger.ts,
 //            src/metrics, src/step-contract, src/text
 // src/deps.ts stands outside the table: it is the type-only aggregate every layer receives, so
@@ -21,7 +21,7 @@ const layer = {
   http: '^src/(app\\.ts$|http/)',
   engine: '^src/(engine|eval)/',
   steps: '^src/steps/',
-  domain: '^src/(tasks|accounts|workspaces|feedback|memory|repos|sites|webhooks|triggers)/',
+  domain: '^src/(tasks|accounts|workspaces|billing|feedback|memory|repos|sites|webhooks|triggers)/',
   adapters: '^src/(llm|scm|checkout|sandbox|environments|test-runs|validator|locator|edits|outbound|queue|events|processes)/',
   base: '^src/(db/|metrics/|step-contract/|text/|config/|secrets/|(errors|clock|ids|logger)\\.ts$)',
 };
@@ -72,6 +72,15 @@ module.exports = {
       comment: 'no import cycles (those through the type-only src/deps.ts carry no code, so they do not count)',
       from: { path: '^src/' },
       to: { circular: true, viaOnly: { pathNot: '^src/deps\\.ts$' } },
+    },
+    {
+      name: 'no-folder-cycle',
+      severity: 'error',
+      comment:
+        'no cycles between folders either: inside a layer, folders import one way (a folder counts with its subfolders)',
+      scope: 'folder',
+      from: { path: '^src/' },
+      to: { circular: true },
     },
     {
       name: 'web-imports-nothing-from-src',

@@ -1,5 +1,5 @@
 import type { Deps } from '../src/deps.js';
-import { connectScm } from '../src/accounts/scm-connection.js';
+import { connectScm } from '../src/workspaces/scm-connection.js';
 import { type FakeGitHub, startFakeGitHub } from '../test/support/fake-github/server.js';
 
 /**

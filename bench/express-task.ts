@@ -13,7 +13,7 @@
 import { execFileSync } from 'node:child_process';
 import { join } from 'node:path';
 import { createAccount } from '../src/accounts/accounts.js';
-import { connectScm } from '../src/accounts/scm-connection.js';
+import { connectScm } from '../src/workspaces/scm-connection.js';
 import { startLocalService } from '../scripts/local-service.js';
 import { startFakeGitHub } from '../test/support/fake-github/server.js';
 import { editBlock, stepOf } from '../test/support/fix-script.js';

@@ -4,12 +4,12 @@ import type { Deps } from '../deps.js';
 import { AppError } from '../errors.js';
 import type { TokenScope } from '../db/access-vocabulary.js';
 import { accounts, apiTokens, workspaces } from '../db/schema.js';
-import { applyPlanChange, checkPlanChange } from '../workspaces/plan.js';
+import { applyPlanChange, checkPlanChange } from '../billing/plan-change.js';
 import { type Workspace, createPersonalWorkspace } from '../workspaces/workspaces.js';
 import { newId } from '../ids.js';
-import { grantCredits } from './credits.js';
+import { grantCredits } from '../billing/credits.js';
 import type { BillingPlanName } from '../config/billing-plans.js';
-import { isBillingPlanName } from './billing-plan.js';
+import { isBillingPlanName } from '../billing/billing-plan.js';
 import { type TokenKind, issueToken } from './token-secrets.js';
 
 export type Account = typeof accounts.$inferSelect;

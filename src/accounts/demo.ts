@@ -5,7 +5,7 @@ import { AppError } from '../errors.js';
 import { newId } from '../ids.js';
 import { createPersonalWorkspace } from '../workspaces/workspaces.js';
 import { checkEmail, insertToken } from './accounts.js';
-import { DEMO_TOKEN_DAYS } from './billing-plan.js';
+import { DEMO_TOKEN_DAYS } from '../billing/billing-plan.js';
 
 export const DEMO_TOKENS_PER_IP = 3;
 export const DEMO_WINDOW_MS = 24 * 3600_000;

@@ -143,7 +143,7 @@ export function loadConfig(env: Env = process.env): Config {
         oneOf(FIXER_KINDS, () => `expected one of ${FIXER_KINDS.join(', ')}`),
         'pipeline',
       ),
-      // Ceilings over every plan's own agent limits (src/accounts/billing-plan.ts): above the largest by default.
+      // Ceilings over every plan's own agent limits (src/billing/billing-plan.ts): above the largest by default.
       agentTurns: read(env, 'EMEND_AGENT_TURNS', integer(1, 500), 100),
       agentWallMs: read(env, 'EMEND_AGENT_WALL_S', integer(10, 86_400), 3_600) * 1000,
       agentCommandMs: read(env, 'EMEND_AGENT_COMMAND_S', integer(1, 3_600), 120) * 1000,

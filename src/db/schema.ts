@@ -181,7 +181,7 @@ export const tasks = pgTable(
     mode: text('mode').notNull(),
     status: text('status').notNull(),
     approvalMode: text('approval_mode').notNull().default('auto'),
-    /** The fixer the task runs, decided when it was created (src/accounts/fixer-choice.ts); scaffold tasks: pipeline. */
+    /** The fixer the task runs, decided when it was created (src/workspaces/fixer-choice.ts); scaffold tasks: pipeline. */
     fixer: text('fixer').$type<FixerKind>().notNull().default('pipeline'),
     prompt: text('prompt').notNull(),
     repoUrl: text('repo_url'),
@@ -441,7 +441,7 @@ export const taskFeedback = pgTable(
  * session lives no longer than the token it was opened with (revoking the token ends it).
  */
 /**
- * Code-host connections started through OAuth (src/accounts/scm-oauth-flows.ts): one row per
+ * Code-host connections started through OAuth (src/workspaces/scm-oauth-connect.ts): one row per
  * GET /v1/auth/scm/start, so a state is used once. A callback reached in a browser that does not
  * hold the flow's cookie keeps the code sealed here, untraded, until the account that started it
  * confirms with the code shown in that browser.

@@ -1,7 +1,7 @@
 import { rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { Deps } from '../deps.js';
-import { scmTokenOn } from '../accounts/scm-connection.js';
+import { scmTokenOn } from '../workspaces/scm-connection.js';
 import { hostOfUrl } from '../scm/hosts.js';
 import type { Task } from '../tasks/service.js';
 import { type TaskCheckout, prepareCheckout } from '../checkout/checkout.js';

@@ -1,4 +1,4 @@
-import type { BillingPlan } from '../accounts/billing-plan.js';
+import type { BillingPlan } from '../billing/billing-plan.js';
 import type { BillingPlanName } from '../config/billing-plans.js';
 import { storableJson, storableText } from '../db/storable.js';
 import type { Deps } from '../deps.js';

@@ -1,7 +1,7 @@
 import type { BillingPlanName } from '../config/billing-plans.js';
 import type { Deps } from '../deps.js';
 import { ModelClient } from '../llm/client.js';
-import { chooseModel } from '../accounts/model-credentials.js';
+import { chooseModel } from '../workspaces/model-credentials.js';
 import { languageModel } from '../llm/providers.js';
 import { UsageMeter } from '../llm/usage.js';
 import type { Task } from '../tasks/service.js';

@@ -1,4 +1,4 @@
-import type { BillingPlan } from '../accounts/billing-plan.js';
+import type { BillingPlan } from '../billing/billing-plan.js';
 import {
   KIND_PHRASE,
   type Pipeline,

@@ -1,5 +1,5 @@
-import { listProviderKeys, keyContext } from '../accounts/provider-keys.js';
-import { storedScmTokens } from '../accounts/scm-connection.js';
+import { listProviderKeys, keyContext } from '../workspaces/provider-keys.js';
+import { storedScmTokens } from '../workspaces/scm-connection.js';
 import type { Deps } from '../deps.js';
 import { repoSettingsFor } from '../repos/repo-settings.js';
 import { decryptSecret } from '../secrets/box.js';

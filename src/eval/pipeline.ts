@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { and, eq } from 'drizzle-orm';
-import { BILLING_PLANS } from '../accounts/billing-plan.js';
+import { BILLING_PLANS } from '../billing/billing-plan.js';
 import type { BillingPlanName } from '../config/billing-plans.js';
 import type { FixerKind } from '../config/config.js';
 import { taskLogs, tasks } from '../db/schema.js';

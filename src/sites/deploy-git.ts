@@ -10,7 +10,7 @@ import { readSiteFiles } from './store.js';
 import { getOwnTask } from '../tasks/service.js';
 import { gitEnvOf } from '../checkout/layout.js';
 import { GitError, identityEnv, runGit } from '../checkout/git.js';
-import { chosenHost, hostFor, scmTokenOn, scmUnavailable } from '../accounts/scm-connection.js';
+import { chosenHost, hostFor, scmTokenOn, scmUnavailable } from '../workspaces/scm-connection.js';
 import { gitUrlOf } from '../scm/hosts.js';
 import { ScmError, type ScmRepo } from '../scm/code-host.js';
 

@@ -1,6 +1,6 @@
 import type { Deps } from '../deps.js';
 import type { ModelClient } from '../llm/client.js';
-import type { BillingPlan } from '../accounts/billing-plan.js';
+import type { BillingPlan } from '../billing/billing-plan.js';
 import type { Task } from '../tasks/service.js';
 import type { TaskCheckout } from '../checkout/checkout.js';
 import type { TrackedSpawn } from '../processes/process-set.js';

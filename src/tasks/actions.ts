@@ -4,7 +4,7 @@ import { DIFF_GATED_STEP, type Progress, REUSED_STEPS, parseFixOutputs, readProg
 import { AppError } from '../errors.js';
 import { CHANNELS } from '../events/bus.js';
 import type { AuthContext } from '../accounts/authenticate.js';
-import { loginOn } from '../accounts/scm-connection.js';
+import { loginOn } from '../workspaces/scm-connection.js';
 import { hostOfUrl } from '../scm/hosts.js';
 import { admitTask, insertAdmitted } from './lifecycle/admit.js';
 import { endTask } from './lifecycle/end.js';

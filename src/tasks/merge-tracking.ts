@@ -1,7 +1,7 @@
 import { and, eq, gte, isNotNull } from 'drizzle-orm';
 import { tasks } from '../db/schema.js';
 import type { Deps } from '../deps.js';
-import { hostFor, scmTokenOn } from '../accounts/scm-connection.js';
+import { hostFor, scmTokenOn } from '../workspaces/scm-connection.js';
 import type { Config } from '../config/config.js';
 import { type ScmHost, hostOfUrl } from '../scm/hosts.js';
 import { parseFixOutputs, readProgress } from '../step-contract/index.js';

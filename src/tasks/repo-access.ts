@@ -1,6 +1,6 @@
 import type { Deps } from '../deps.js';
 import { AppError } from '../errors.js';
-import { chosenHost, hostFor, scmTokenOn, scmUnavailable } from '../accounts/scm-connection.js';
+import { chosenHost, hostFor, scmTokenOn, scmUnavailable } from '../workspaces/scm-connection.js';
 import { ScmError, type ScmRepo } from '../scm/code-host.js';
 import type { RepoRef } from '../scm/urls.js';
 

@@ -1,7 +1,7 @@
 import { and, count, eq, gte } from 'drizzle-orm';
 import type { AuthContext } from '../accounts/authenticate.js';
-import { billingPlan, billingPlanNameOf } from '../accounts/billing-plan.js';
-import { checkFixerAllowed, chooseFixer } from '../accounts/fixer-choice.js';
+import { billingPlan, billingPlanNameOf } from '../billing/billing-plan.js';
+import { checkFixerAllowed, chooseFixer } from '../workspaces/fixer-choice.js';
 import type { FixerKind } from '../config/config.js';
 import { type TaskTrigger, taskLogs, tasks } from '../db/schema.js';
 import type { Tx } from '../db/client.js';

@@ -1,5 +1,5 @@
-import { and, eq, isNotNull, or, sql } from 'drizzle-orm';
-import { hostFor, scmTokenOn } from '../accounts/scm-connection.js';
+import { and, eq, inArray, isNotNull, or, sql } from 'drizzle-orm';
+import { hostFor, scmTokenOn } from '../workspaces/scm-connection.js';
 import { type TaskTrigger, repoTriggers, tasks, triggerDeliveries, workspaces } from '../db/schema.js';
 import type { Deps } from '../deps.js';
 import { AppError } from '../errors.js';

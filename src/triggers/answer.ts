@@ -1,5 +1,5 @@
 import { eq } from 'drizzle-orm';
-import { hostFor, scmTokenOn } from '../accounts/scm-connection.js';
+import { hostFor, scmTokenOn } from '../workspaces/scm-connection.js';
 import type { Config } from '../config/config.js';
 import { repoTriggers, tasks } from '../db/schema.js';
 import type { Deps } from '../deps.js';

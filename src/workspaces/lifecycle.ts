@@ -1,13 +1,8 @@
-import { and, eq, notInArray, sql } from 'drizzle-orm';
-import type { Db, Tx } from '../db/client.js';
-import { tasks, workspaceMembers, workspaces } from '../db/schema.js';
+import { eq } from 'drizzle-orm';
+import { workspaceMembers, workspaces } from '../db/schema.js';
 import type { Deps } from '../deps.js';
-import { AppError } from '../errors.js';
 import { newId } from '../ids.js';
-import { TERMINAL_STATUSES } from '../tasks/states.js';
-import { dropTriggersOf } from '../triggers/repo-triggers.js';
-import { WORKSPACE_TABLES } from './workspace-tables.js';
-import { type Workspace, lockWorkspace } from './workspaces.js';
+import type { Workspace } from './workspaces.js';
 
 /** A team workspace, its creator the owner; free plan, no credits until the operator grants some. */
 export async function createWorkspace(
@@ -28,50 +23,4 @@ export async function createWorkspace(
 export async function renameWorkspace(deps: Pick<Deps, 'db'>, workspaceId: string, name: string): Promise<Workspace> {
   const [ws] = await deps.db.update(workspaces).set({ name }).where(eq(workspaces.id, workspaceId)).returning();
   return ws!;
-}
-
-/**
- * Deletes a team workspace as DELETE of a task deletes a task: every table that holds its rows
- * does what WORKSPACE_TABLES says (its tasks with their logs, files and feedback, members,
- * invitations, tokens, keys, connections, repository settings and secrets, memory, webhooks and
- * triggers go; panel sessions switched to it go back to their token's); the workspace row stays,
- * marked deleted, with its credit ledger (the accounting). A task still queued, running or at a
- * gate is a conflict: kill it first. A personal workspace goes only with its account.
- */
-export async function deleteWorkspace(
-  deps: Pick<Deps, 'db' | 'clock' | 'config' | 'fetch' | 'secretKey' | 'log'>,
-  ws: Workspace,
-): Promise<void> {
-  if (ws.personalOf) throw new AppError('conflict', 'a personal workspace is deleted with its account, not on its own');
-  await refuseActiveTask(deps.db, ws.id);
-  // The code host's webhooks first: they need the connection the rest of the deletion removes.
-  await dropTriggersOf(deps, ws.id);
-  const now = deps.clock.now();
-  await deps.db.transaction(async (tx) => {
-    // Admission takes this lock too: no task starts between the check and the deletion.
-    await lockWorkspace(tx, ws.id);
-    await refuseActiveTask(tx, ws.id);
-    await tx.update(workspaces).set({ deletedAt: now }).where(eq(workspaces.id, ws.id));
-    for (const { table, onDelete } of Object.values(WORKSPACE_TABLES)) {
-      if (onDelete === 'delete') await tx.delete(table).where(eq(table.workspaceId, ws.id));
-      // Drizzle's typed update takes one known table; this is any table the record unlinks.
-      else if ('unlink' in onDelete)
-        await tx.execute(
-          sql`update ${table} set ${sql.identifier(table.workspaceId.name)} = null where ${eq(table.workspaceId, ws.id)}`,
-        );
-    }
-  });
-}
-
-async function refuseActiveTask(db: Db | Tx, workspaceId: string) {
-  const active = await db
-    .select({ id: tasks.id, status: tasks.status })
-    .from(tasks)
-    .where(and(eq(tasks.workspaceId, workspaceId), notInArray(tasks.status, [...TERMINAL_STATUSES])))
-    .limit(1);
-  if (active[0])
-    throw new AppError(
-      'conflict',
-      `task ${active[0].id} is ${active[0].status}: only a workspace whose tasks have all finished can be deleted (kill it first)`,
-    );
 }

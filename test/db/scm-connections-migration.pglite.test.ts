@@ -1,6 +1,6 @@
 import { randomBytes, randomUUID } from 'node:crypto';
 import { expect, it } from 'vitest';
-import { connectionsOf, scmTokenOn } from '../../src/accounts/scm-connection.js';
+import { connectionsOf, scmTokenOn } from '../../src/workspaces/scm-connection.js';
 import { systemClock } from '../../src/clock.js';
 import { loadConfig } from '../../src/config/config.js';
 import { encryptSecret } from '../../src/secrets/box.js';

@@ -1,5 +1,5 @@
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { ledgerBalance } from '../../src/accounts/credits.js';
+import { ledgerBalance } from '../../src/billing/credits.js';
 import { createTask, isRunning, logsOf, taskRow, waitFor, waitForStatus } from '../support/engine.js';
 import { type Harness, newAccount, startHarness } from '../support/harness.js';
 import { workerProcesses } from '../support/worker-processes.js';

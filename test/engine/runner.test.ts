@@ -1,6 +1,6 @@
 import { eq } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { ledgerBalance } from '../../src/accounts/credits.js';
+import { ledgerBalance } from '../../src/billing/credits.js';
 import { workspaces } from '../../src/db/schema.js';
 import { CHANNELS } from '../../src/events/bus.js';
 import type { RegistryStep } from '../../src/steps/step.js';

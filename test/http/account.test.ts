@@ -1,8 +1,8 @@
 import { eq } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { decryptSecret } from '../../src/secrets/box.js';
-import { keyContext } from '../../src/accounts/provider-keys.js';
-import { chooseModel } from '../../src/accounts/model-credentials.js';
+import { keyContext } from '../../src/workspaces/provider-keys.js';
+import { chooseModel } from '../../src/workspaces/model-credentials.js';
 import { providerKeys } from '../../src/db/schema.js';
 import { type Harness, newAccount, startHarness } from '../support/harness.js';
 import { type ScriptedModel, startScriptedModel } from '../support/scripted-model/server.js';

@@ -1,7 +1,7 @@
 import { eq } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { apiTokens, tasks } from '../../src/db/schema.js';
-import { connectScm } from '../../src/accounts/scm-connection.js';
+import { connectScm } from '../../src/workspaces/scm-connection.js';
 import { insertTasks, taskRow } from '../feedback/seed.js';
 import { type Harness, newAccount, startHarness } from '../support/harness.js';
 import { rawClient } from '../support/raw-http.js';

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildApp } from '../../src/app.js';
-import { ledgerBalance } from '../../src/accounts/credits.js';
+import { ledgerBalance } from '../../src/billing/credits.js';
 import { createMetrics } from '../../src/metrics/registry.js';
 import { type Harness, newAccount, startHarness } from '../support/harness.js';
 

@@ -1,6 +1,6 @@
 import { eq } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { connectScm } from '../../src/accounts/scm-connection.js';
+import { connectScm } from '../../src/workspaces/scm-connection.js';
 import { workspaces, creditLedger, tasks } from '../../src/db/schema.js';
 import { type Harness, forceStatus, newAccount, startHarness } from '../support/harness.js';
 

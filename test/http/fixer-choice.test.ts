@@ -1,6 +1,6 @@
 import { eq } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { ledgerBalance } from '../../src/accounts/credits.js';
+import { ledgerBalance } from '../../src/billing/credits.js';
 import { updateAccount } from '../../src/accounts/accounts.js';
 import { workspaces, tasks } from '../../src/db/schema.js';
 import { createTask } from '../../src/tasks/service.js';

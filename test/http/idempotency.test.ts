@@ -1,7 +1,7 @@
 import { connect } from 'node:net';
 import { and, count, eq, sql } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { grantCredits, ledgerBalance } from '../../src/accounts/credits.js';
+import { grantCredits, ledgerBalance } from '../../src/billing/credits.js';
 import { buildApp } from '../../src/app.js';
 import { type Database, openPostgres, queryRows } from '../../src/db/client.js';
 import { creditLedger, idempotencyKeys, taskPostAttempts, tasks } from '../../src/db/schema.js';

@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { and, eq } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { grantCredits } from '../../src/accounts/credits.js';
+import { grantCredits } from '../../src/billing/credits.js';
 import { creditLedger, tasks, workspaceMembers, workspaces } from '../../src/db/schema.js';
 import { type Harness, forceStatus, newAccount, startHarness } from '../support/harness.js';
 

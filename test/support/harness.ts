@@ -16,7 +16,7 @@ import { tasks } from '../../src/db/schema.js';
 import type { Deps } from '../../src/deps.js';
 import { createLogger } from '../../src/logger.js';
 import { createRuntime } from '../../src/runtime/runtime.js';
-import { connectScm } from '../../src/accounts/scm-connection.js';
+import { connectScm } from '../../src/workspaces/scm-connection.js';
 import { type FakeGitHub, startFakeGitHub } from './fake-github/server.js';
 import { logSink } from './log-sink.js';
 import { openTestDatabase } from './test-db.js';

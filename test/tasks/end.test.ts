@@ -1,6 +1,6 @@
 import { and, eq } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { ledgerBalance } from '../../src/accounts/credits.js';
+import { ledgerBalance } from '../../src/billing/credits.js';
 import { workspaces, creditLedger, tasks } from '../../src/db/schema.js';
 import { CHANNELS } from '../../src/events/bus.js';
 import { endTask } from '../../src/tasks/lifecycle/end.js';

@@ -1,6 +1,6 @@
 import { eq } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { ledgerBalance } from '../../src/accounts/credits.js';
+import { ledgerBalance } from '../../src/billing/credits.js';
 import { tasks } from '../../src/db/schema.js';
 import { requeueLost, requeueOrphans } from '../../src/tasks/lifecycle/requeue.js';
 import {

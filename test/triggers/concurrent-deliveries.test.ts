@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { and, eq, isNotNull } from 'drizzle-orm';
 import { afterEach, describe, expect, it } from 'vitest';
-import { hostFor } from '../../src/accounts/scm-connection.js';
+import { hostFor } from '../../src/workspaces/scm-connection.js';
 import { creditLedger, repoTriggers, tasks, triggerDeliveries } from '../../src/db/schema.js';
 import { newId } from '../../src/ids.js';
 import { hostById } from '../../src/scm/hosts.js';

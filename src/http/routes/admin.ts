@@ -8,7 +8,7 @@ import { errorResponses } from '../errors.js';
 import { IdParams, Nullable, StringEnum, Timestamp, Uuid, described, isoOrNull } from '../schema-parts.js';
 import type { AccountView } from '../../accounts/accounts.js';
 import { AppError } from '../../errors.js';
-import { applyPlanChange, checkPlanChange } from '../../workspaces/plan.js';
+import { applyPlanChange, checkPlanChange } from '../../billing/plan-change.js';
 import { type Workspace, lockWorkspace } from '../../workspaces/workspaces.js';
 
 // The admin's account resource: its wire shape (AdminAccount) and its presenter.

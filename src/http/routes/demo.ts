@@ -1,6 +1,6 @@
 import { type FastifyPluginAsyncTypebox, Type } from '@fastify/type-provider-typebox';
 import { issueDemoToken } from '../../accounts/demo.js';
-import { DEMO_STAGES, DEMO_TOKEN_DAYS, BILLING_PLANS } from '../../accounts/billing-plan.js';
+import { DEMO_STAGES, DEMO_TOKEN_DAYS, BILLING_PLANS } from '../../billing/billing-plan.js';
 import type { Deps } from '../../deps.js';
 import { STEP_NAMES } from '../../step-contract/index.js';
 import { errorResponses } from '../errors.js';

@@ -1,5 +1,5 @@
 import { type FastifyPluginAsyncTypebox, Type } from '@fastify/type-provider-typebox';
-import { checkBaseUrl, deleteProviderKey, listProviderKeys, saveProviderKey } from '../../accounts/provider-keys.js';
+import { checkBaseUrl, deleteProviderKey, listProviderKeys, saveProviderKey } from '../../workspaces/provider-keys.js';
 import { CONTEXT_WINDOW_MAX, CONTEXT_WINDOW_MIN, LLM_PROVIDERS, type LlmProvider } from '../../config/llm.js';
 import type { Deps } from '../../deps.js';
 import { checkProviderKey } from '../../llm/list-models.js';

@@ -1,12 +1,13 @@
 import { type FastifyPluginAsyncTypebox, Type } from '@fastify/type-provider-typebox';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { Deps } from '../../deps.js';
-import { chosenHost, connectScm, disconnectScm } from '../../accounts/scm-connection.js';
+import { chosenHost, connectScm, disconnectScm } from '../../workspaces/scm-connection.js';
 import { authenticateSession, createSession } from '../../accounts/sessions.js';
 import { createPersonalToken } from '../../accounts/token-store.js';
 import { AppError } from '../../errors.js';
-import { type ConnectState, completeLogin, loginAuthorizeUrl, readState } from '../../accounts/scm-oauth.js';
-import { browserHolds, confirmConnect, finishConnect, startConnect } from '../../accounts/scm-oauth-connect.js';
+import { completeLogin, loginAuthorizeUrl } from '../../accounts/scm-sign-in.js';
+import { type ConnectState, readState } from '../../workspaces/scm-oauth.js';
+import { browserHolds, confirmConnect, finishConnect, startConnect } from '../../workspaces/scm-oauth-connect.js';
 import { hostLabel } from '../../scm/hosts.js';
 import { dropTriggersOf } from '../../triggers/repo-triggers.js';
 import { caller } from '../auth.js';
@@ -17,9 +18,9 @@ import { sessionSecretOf, setSessionCookie } from '../session-cookie.js';
 import { confirmPage, errorPage, sendPage } from './oauth-pages.js';
 import { OAUTH_SESSION_TOKEN_NAME } from './session.js';
 
-/** The browser's half of a sign-in state (src/accounts/scm-oauth.ts): Lax, as the host sends the browser back cross-site. */
+/** The browser's half of a sign-in state (src/accounts/scm-sign-in.ts): Lax, as the host sends the browser back cross-site. */
 const LOGIN_COOKIE = 'emend_oauth_login';
-/** The browser's half of a connection's state (src/accounts/scm-oauth-connect.ts); Lax for the same reason. */
+/** The browser's half of a connection's state (src/workspaces/scm-oauth-connect.ts); Lax for the same reason. */
 const CONNECT_COOKIE = 'emend_oauth_connect';
 
 const oauthCookie = (deps: Deps) => ({

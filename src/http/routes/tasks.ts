@@ -1,6 +1,6 @@
 import { type FastifyPluginAsyncTypebox, Type } from '@fastify/type-provider-typebox';
-import { agentLimits, billingPlan, billingPlanNameOf } from '../../accounts/billing-plan.js';
-import { chooseFixer } from '../../accounts/fixer-choice.js';
+import { agentLimits, billingPlan, billingPlanNameOf } from '../../billing/billing-plan.js';
+import { chooseFixer } from '../../workspaces/fixer-choice.js';
 import { BILLING_PLAN_NAMES } from '../../config/billing-plans.js';
 import { FIXER_KINDS } from '../../config/config.js';
 import type { Deps } from '../../deps.js';

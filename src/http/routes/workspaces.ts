@@ -13,8 +13,9 @@ import {
   listInvitations,
   revokeInvitation,
 } from '../../workspaces/invitations.js';
-import { exportWorkspace } from '../../workspaces/export.js';
-import { createWorkspace, deleteWorkspace, renameWorkspace } from '../../workspaces/lifecycle.js';
+import { exportWorkspace } from '../use-cases/workspace-export.js';
+import { createWorkspace, renameWorkspace } from '../../workspaces/lifecycle.js';
+import { deleteWorkspace } from '../use-cases/workspace-deletion.js';
 import {
   type MemberView,
   leaveWorkspace,

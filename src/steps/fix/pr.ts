@@ -1,5 +1,5 @@
 import type { Deps } from '../../deps.js';
-import { chosenHost, hostFor, scmTokenOn } from '../../accounts/scm-connection.js';
+import { chosenHost, hostFor, scmTokenOn } from '../../workspaces/scm-connection.js';
 import { type CodeHost, type PullSource, ScmError } from '../../scm/code-host.js';
 import { type ScmHost, gitUrlOf } from '../../scm/hosts.js';
 import { parseRepoUrl } from '../../scm/urls.js';

@@ -1,6 +1,6 @@
 import { and, count, eq, gte, inArray } from 'drizzle-orm';
-import { holdCredit } from '../../accounts/credits.js';
-import { type BillingPlan, type TaskMode, billingPlan, billingPlanNameOf } from '../../accounts/billing-plan.js';
+import { holdCredit } from '../../billing/credits.js';
+import { type BillingPlan, type TaskMode, billingPlan, billingPlanNameOf } from '../../billing/billing-plan.js';
 import type { BillingPlanName } from '../../config/billing-plans.js';
 import type { Tx } from '../../db/client.js';
 import { tasks } from '../../db/schema.js';

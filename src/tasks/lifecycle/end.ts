@@ -1,5 +1,5 @@
 import { type SQL, sql } from 'drizzle-orm';
-import { settleCredit } from '../../accounts/credits.js';
+import { settleCredit } from '../../billing/credits.js';
 import { tasks } from '../../db/schema.js';
 import { storableText } from '../../db/storable.js';
 import type { Deps } from '../../deps.js';

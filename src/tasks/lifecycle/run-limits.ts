@@ -1,5 +1,5 @@
 import { eq } from 'drizzle-orm';
-import { type BillingPlan, billingPlan, isBillingPlanName } from '../../accounts/billing-plan.js';
+import { type BillingPlan, billingPlan, isBillingPlanName } from '../../billing/billing-plan.js';
 import type { BillingPlanName } from '../../config/billing-plans.js';
 import { apiTokens, workspaces } from '../../db/schema.js';
 import type { Deps } from '../../deps.js';

@@ -1,7 +1,7 @@
 import { readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { ModelMessage } from 'ai';
-import { agentLimits } from '../../../accounts/billing-plan.js';
+import { agentLimits } from '../../../billing/billing-plan.js';
 import { type Recalled, recall } from '../../../memory/repo-memory.js';
 import { clip } from '../../../text/clip.js';
 import { appendLog } from '../../../tasks/task-logs.js';

@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { connectScm } from '../../src/accounts/scm-connection.js';
+import { connectScm } from '../../src/workspaces/scm-connection.js';
 import { type Harness, newAccount, startHarness } from '../support/harness.js';
 import { CookieJar } from '../support/cookie-jar.js';
 

@@ -11,13 +11,13 @@ import {
   webhookDeliveries,
   webhookEndpoints,
   workspaceInvitations,
-} from '../db/schema.js';
-import type { Deps } from '../deps.js';
-import { taskJson } from '../tasks/present.js';
-import { listTriggers } from '../triggers/repo-triggers.js';
-import { listMembers } from './members.js';
+} from '../../db/schema.js';
+import type { Deps } from '../../deps.js';
+import { taskJson } from '../../tasks/present.js';
+import { listTriggers } from '../../triggers/repo-triggers.js';
+import { listMembers } from '../../workspaces/members.js';
 import { EXPORT_SECTIONS, type ExportSection, WORKSPACE_TABLES } from './workspace-tables.js';
-import type { Workspace } from './workspaces.js';
+import type { Workspace } from '../../workspaces/workspaces.js';
 
 type Db = Pick<Deps, 'db'>;
 const iso = (d: Date | null) => d?.toISOString() ?? null;

@@ -1,13 +1,10 @@
 import { createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
-import { and, asc, eq, ne, sql } from 'drizzle-orm';
-import type { Account } from './accounts.js';
-import { accounts, scmConnections, workspaces } from '../db/schema.js';
 import type { Deps } from '../deps.js';
 import { AppError } from '../errors.js';
 import { ScmError } from '../scm/code-host.js';
-import { type ScmHost, defaultHost, hostById, hostLabel, scmHosts } from '../scm/hosts.js';
+import { type ScmHost, defaultHost, hostById, scmHosts } from '../scm/hosts.js';
 import { type OAuthToken, requestToken } from '../scm/oauth-token.js';
-import { chosenHost, hostFor, scmUnavailable } from './scm-connection.js';
+import { chosenHost } from './scm-connection.js';
 
 export const STATE_TTL_MS = 10 * 60_000;
 
@@ -44,7 +41,7 @@ export interface ConnectState {
   /** The code host it went to. */
   host: ScmHost;
   workspaceId: string;
-  /** The flow's row (src/accounts/scm-oauth-connect.ts): a state is taken once. */
+  /** The flow's row (src/workspaces/scm-oauth-connect.ts): a state is taken once. */
   flowId: string;
   /** SHA-256 of the cookie the starting browser was given. */
   browserHash: string;
@@ -82,20 +79,6 @@ export function authorize(
   url.searchParams.set('scope', scope);
   url.searchParams.set('state', `${payload}.${sign(deps.secretKey, payload)}`);
   return url.href;
-}
-
-/**
- * Signing in to the control panel with the code host: the state is marked as a sign-in and
- * bound to a random nonce the browser also holds in a cookie, so a callback URL made in one
- * browser cannot sign another browser in (login CSRF). Only the user's identity is asked for.
- */
-export function loginAuthorizeUrl(
-  deps: Pick<Deps, 'config' | 'secretKey' | 'clock'>,
-  hostId?: string,
-): { url: string; nonce: string } {
-  const host = oauthHost(deps, hostId);
-  const nonce = randomBytes(18).toString('base64url');
-  return { url: authorize(deps, host, { l: nonce }, host.kind.oauth.loginScope), nonce };
 }
 
 /** Checks a state's signature and age and says what it is for. */
@@ -138,50 +121,4 @@ export async function exchangeCode(deps: OAuthDeps, host: ScmHost, code: string)
       throw new AppError('bad_request', `code: the code host refused it (${err.message})`);
     throw new AppError('scm_unavailable', 'the code host could not be reached to complete the connection');
   }
-}
-
-/**
- * The callback of a sign-in: the code host says who the person is; the account connected to
- * that login is theirs. not_found when no account is connected to it; conflict when several
- * are, as nothing here says which one the person means (docs/decisions.md, "Signing in with the
- * code host picks no account for the person").
- */
-export async function completeLogin(
-  deps: OAuthDeps,
-  host: ScmHost,
-  code: string,
-): Promise<{ account: Account; personalWorkspaceId: string; login: string }> {
-  const token = await exchangeCode(deps, host, code);
-  let login: string;
-  try {
-    login = await hostFor(deps, host, token.accessToken).user();
-  } catch (err) {
-    throw scmUnavailable(err);
-  }
-  const rows = await deps.db
-    .select({ account: accounts, workspaceId: workspaces.id })
-    .from(scmConnections)
-    // Signing in finds a person: through the connection of their personal workspace (a team's
-    // connection is the team's identity on the host, not a member's).
-    .innerJoin(workspaces, eq(workspaces.id, scmConnections.workspaceId))
-    .innerJoin(accounts, eq(accounts.id, workspaces.personalOf))
-    .where(
-      and(
-        eq(scmConnections.host, host.id),
-        sql`lower(${scmConnections.login}) = ${login.toLowerCase()}`,
-        ne(workspaces.plan, 'demo'),
-      ),
-    )
-    .orderBy(asc(accounts.createdAt))
-    .limit(2);
-  const [first, another] = rows;
-  const account = first?.account;
-  if (!account) throw new AppError('not_found', `no emend account is connected to ${hostLabel(host)} user ${login}`);
-  if (another)
-    throw new AppError(
-      'conflict',
-      `several emend accounts are connected to ${hostLabel(host)} user ${login}, so signing in with ${hostLabel(host)} ` +
-        'cannot tell which one you mean: sign in with a token, and disconnect the code host from the accounts you do not sign in to',
-    );
-  return { account, personalWorkspaceId: first!.workspaceId, login };
 }

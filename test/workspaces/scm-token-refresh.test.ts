@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { scmTokenOn } from '../../src/accounts/scm-connection.js';
+import { scmTokenOn } from '../../src/workspaces/scm-connection.js';
 import { hostById } from '../../src/scm/hosts.js';
 import { useOAuthHost } from '../support/code-hosts.js';
 import { newAccount } from '../support/harness.js';

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { BILLING_PLANS, agentLimits } from '../../src/accounts/billing-plan.js';
-import { chooseFixer } from '../../src/accounts/fixer-choice.js';
+import { BILLING_PLANS, agentLimits } from '../../src/billing/billing-plan.js';
+import { chooseFixer } from '../../src/workspaces/fixer-choice.js';
 import { BILLING_PLAN_NAMES } from '../../src/config/billing-plans.js';
 import { AppError } from '../../src/errors.js';
 

@@ -1,7 +1,7 @@
 import type { BillingPlanName } from '../config/billing-plans.js';
 import type { FixerKind } from '../config/config.js';
 import { AppError } from '../errors.js';
-import type { BillingPlan } from './billing-plan.js';
+import type { BillingPlan } from '../billing/billing-plan.js';
 
 /** Every plan has it: where a default the plan refuses falls back to. */
 const FALLBACK: FixerKind = 'pipeline';

@@ -2,7 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { and, eq } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { scmConnections } from '../../src/db/schema.js';
-import { scmTokenOn } from '../../src/accounts/scm-connection.js';
+import { scmTokenOn } from '../../src/workspaces/scm-connection.js';
 import { defaultHost } from '../../src/scm/hosts.js';
 import { type Harness, newAccount, startHarness } from '../support/harness.js';
 import { cookieFrom } from '../support/cookie-jar.js';
