@@ -89,6 +89,13 @@ module.exports = {
       from: { path: '^web/' },
       to: { path: '^src/' },
     },
+    {
+      name: 'steps-report-through-the-store',
+      severity: 'error',
+      comment: "steps report their progress with helpers.report (the step loop's store), never by writing the task's log",
+      from: { path: '^src/steps/' },
+      to: { path: '^src/tasks/task-logs\\.ts$' },
+    },
   ],
   options: {
     doNotFollow: { path: 'node_modules' },

@@ -100,6 +100,10 @@ function databaseLoop(
           entry.status === 'running' ? { ...entry, input: { ...entry.input, ...claimLog } } : entry,
         );
       },
+      // A step's own records carry no claim: the step's start row names it.
+      report: async ({ step, output }) => {
+        await appendLog(deps, taskId, { step, status: 'running', output });
+      },
       // Nothing is held while waiting: the checkout goes before the task says it waits.
       park: async (gate) => {
         await run.lease.dispose();

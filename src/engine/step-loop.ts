@@ -31,6 +31,12 @@ export interface StepLogEntry {
   durationMs?: number;
 }
 
+/** What a step reports while it runs (its setup output, the agent's turns): a `running` record of that step. */
+export interface StepReport {
+  step: string;
+  output: Record<string, unknown>;
+}
+
 /** What one step's run came to, for a driver that measures it (the eval): told once its output is in the progress. */
 export interface StepRan {
   step: string;
@@ -51,6 +57,11 @@ export interface TaskStore {
   /** Writes to the task (the progress as the loop holds it when `progress` is set) and keeps `loop.task` current. */
   save(write: Omit<RunWrite, 'progress'> & { progress?: true }): Promise<void>;
   log(entry: StepLogEntry): Promise<void>;
+  /**
+   * A running step's own record (helpers.report): the runner appends it to the task's log as a
+   * `running` row of the step, the eval keeps it in memory. Steps write no log of their own.
+   */
+  report(record: StepReport): Promise<void>;
   /** The task stops at a gate (nothing held while it waits). */
   park(gate: Gate): Promise<void>;
   /** The task ends: done, or failed with why. */
@@ -159,6 +170,7 @@ function helpersFor(loop: StepLoop, step: string, model: StepModel): StepHelpers
     signal: loop.signal,
     spawn: loop.spawn,
     log: (message, data) => deps.log.debug({ task: loop.task.id, step, ...data }, message),
+    report: (output) => loop.store.report({ step, output }),
     model: model.client,
     limits: loop.limits,
     checkout: async () => {

@@ -2,8 +2,6 @@ import { randomBytes } from 'node:crypto';
 import { systemClock } from '../clock.js';
 import type { Config } from '../config/config.js';
 import { openPglite, runMigrations } from '../db/client.js';
-import { accounts } from '../db/schema.js';
-import { createPersonalWorkspace } from '../workspaces/workspaces.js';
 import type { Deps } from '../deps.js';
 import { createEventBus } from '../events/bus.js';
 import { cachedOllamaContext } from '../llm/ollama.js';
@@ -28,25 +26,17 @@ const noQueue: TaskQueue = {
   stop: () => Promise.resolve(),
 };
 
-/** The account an eval's tasks belong to, in its in-memory database. */
-export const EVAL_ACCOUNT_ID = '00000000-0000-4000-8000-000000000000';
-
 /**
  * What the fix steps get as `helpers.deps` in an eval: the operator's configuration (model
  * keys, base URLs, prices, the locator cache under the data directory), the given sandbox, and
  * an empty in-memory database, migrated, so the steps' reads of repository memory find nothing:
- * every instance is measured without lessons from earlier tasks. It holds one account and the
- * tasks being run (src/eval/pipeline.ts), so what a step writes to the task's log (the agent
- * fixer's turns) has its rows. No code host, no HTTP server.
+ * every instance is measured without lessons from earlier tasks, and its reads of the task's
+ * keys, secrets and repository settings find none. It holds no rows: the tasks live in memory and
+ * what their steps report goes to the run's store (src/eval/pipeline.ts). No code host, no HTTP server.
  */
 export async function evalDeps(config: Config, sandbox: Sandbox): Promise<{ deps: Deps; close(): Promise<void> }> {
   const database = await openPglite(undefined);
   await runMigrations(database);
-  const [account] = await database.db
-    .insert(accounts)
-    .values({ id: EVAL_ACCOUNT_ID, email: 'eval@emend.invalid', createdAt: systemClock.now() })
-    .returning();
-  await createPersonalWorkspace(database.db, account!, { plan: 'pro', now: systemClock.now() });
   const events = createEventBus(database);
   const deps: Deps = {
     config,

@@ -1,11 +1,9 @@
 import { randomUUID } from 'node:crypto';
-import { and, eq } from 'drizzle-orm';
 import { BILLING_PLANS } from '../billing/billing-plan.js';
 import type { BillingPlanName } from '../config/billing-plans.js';
 import type { FixerKind } from '../config/config.js';
-import { taskLogs, tasks } from '../db/schema.js';
 import type { Deps } from '../deps.js';
-import { type StepLoop, type StepRan, runLoop } from '../engine/step-loop.js';
+import { type StepLoop, type StepRan, type StepReport, runLoop } from '../engine/step-loop.js';
 import { ProcessSet } from '../processes/process-set.js';
 import { type Progress, STEPS, type StepName, parseFixOutputs } from '../step-contract/index.js';
 import { registryOf, stepFunctions } from '../steps/registry.js';
@@ -13,7 +11,6 @@ import type { StepResult } from '../steps/step.js';
 import type { Task } from '../tasks/service.js';
 import type { TaskCheckout } from '../checkout/checkout.js';
 import type { Instance } from './dataset.js';
-import { EVAL_ACCOUNT_ID } from './deps.js';
 import type { EditOutcome } from './oracle.js';
 
 /** One run of one step: its wall time and what its model calls used. */
@@ -91,6 +88,9 @@ export interface PipelineContext {
   signal: AbortSignal;
 }
 
+/** The workspace an eval's tasks name: no row holds it, so the steps' reads of its keys, memory and settings find nothing. */
+const EVAL_WORKSPACE_ID = '00000000-0000-4000-8000-000000000000';
+
 /**
  * The task the steps see: a managed preview task on the instance's repository, prompted by its
  * problem statement, running the eval's fixer.
@@ -100,7 +100,7 @@ function evalTask(instance: Instance, baseCommit: string, deps: Deps, fixer: Fix
   const now = deps.clock.now();
   return {
     id: randomUUID(),
-    workspaceId: EVAL_ACCOUNT_ID,
+    workspaceId: EVAL_WORKSPACE_ID,
     createdBy: null,
     tokenId: null,
     parentId: null,
@@ -149,8 +149,8 @@ function evalTask(instance: Instance, baseCommit: string, deps: Deps, fixer: Fix
  * account's memory) and step models, the same skips (preview mode: no pull request), a failed
  * validation sending the fixer back with the failure while the plan's retries last, each step's
  * output stored as the runner stores it and read back through the step contract. A step that
- * throws ends the run. The task is a row of the eval's in-memory database while it runs, so a
- * step's log records (the agent's turns) are kept and read back; it is deleted after.
+ * throws ends the run. The task lives in memory only: what the steps report while they run (the
+ * agent's turns, setup output) is kept in the run's store and read from there.
  */
 export async function runPipeline(
   ws: TaskCheckout,
@@ -159,7 +159,6 @@ export async function runPipeline(
 ): Promise<PipelineOutcome> {
   const { deps, signal } = ctx;
   const task = evalTask(instance, ws.baseCommit, deps, ctx.fixer);
-  await deps.db.insert(tasks).values(task);
   const progress: Progress = { outputs: {}, next: 'planner', approved: {}, baseCommit: ws.baseCommit };
   const processes = new ProcessSet();
   const outcome: PipelineOutcome = {
@@ -168,6 +167,8 @@ export async function runPipeline(
     located: [],
     edits: { applied: 0, failures: [] },
   };
+  // The steps' own records (helpers.report), in the order they were made.
+  const reports: StepReport[] = [];
   const loop: StepLoop = {
     deps,
     pipeline: STEPS,
@@ -188,6 +189,9 @@ export async function runPipeline(
         if (write.retryCount !== undefined) task.retryCount = write.retryCount;
       },
       log: async () => {},
+      report: async (record) => {
+        reports.push(record);
+      },
       park: async () => {
         throw new Error('an eval task has no approval gates');
       },
@@ -204,21 +208,16 @@ export async function runPipeline(
   };
   try {
     await runLoop(loop);
-    if (ctx.fixer === 'agent') outcome.agent = await agentTurns(deps, task.id, outcome.steps);
+    if (ctx.fixer === 'agent') outcome.agent = agentTurns(reports, outcome.steps);
     return outcome;
   } finally {
     await processes.killAll();
-    await deps.db.delete(tasks).where(eq(tasks.id, task.id));
   }
 }
 
-/** The agent fixer's turns (its model calls) and its tool calls (its turn records, `running` records of step `fixer`). */
-async function agentTurns(deps: Deps, taskId: string, steps: StepRun[]): Promise<AgentTurns> {
-  const rows = await deps.db
-    .select({ output: taskLogs.output })
-    .from(taskLogs)
-    .where(and(eq(taskLogs.taskId, taskId), eq(taskLogs.step, 'fixer'), eq(taskLogs.status, 'running')))
-    .orderBy(taskLogs.id);
+/** The agent fixer's turns (its model calls) and its tool calls (its turn records, reported by step `fixer`). */
+function agentTurns(reports: StepReport[], steps: StepRun[]): AgentTurns {
+  const rows = reports.filter((r) => r.step === 'fixer');
   const tools: Record<string, number> = {};
   const commands: AgentTurns['commands'] = [];
   const refusals: AgentTurns['refusals'] = [];

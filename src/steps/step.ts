@@ -55,6 +55,12 @@ export interface StepHelpers {
   signal: AbortSignal;
   /** Progress notes from inside a step (debug log, tagged with the task and step). */
   log(message: string, data?: Record<string, unknown>): void;
+  /**
+   * A record of the step's progress for the task's log and its live stream (the runner's store
+   * appends it as a `running` row of this step, the eval's keeps it). Resolves once recorded:
+   * a step that chains its reports keeps them in order, and waits for the last before it returns.
+   */
+  report(output: Record<string, unknown>): Promise<void>;
   /** Starts a child process that a kill ends with its whole process group. */
   spawn: TrackedSpawn;
   /**

@@ -35,13 +35,14 @@ describe('the layers of src/', { timeout: 120_000 }, () => {
     expect(violations(ROOT)).toEqual([]);
   });
 
-  it('the check catches an upward import, a cycle of files and one of folders, a value import of deps.ts, a stray folder and web → src', () => {
+  it('the check catches an upward import, a cycle of files and one of folders, a value import of deps.ts, a stray folder, web → src and a step writing the task’s log', () => {
     expect(violations(resolve(import.meta.dirname, 'fixtures/layers'))).toEqual([
       // accounts/person → workspaces/personal and workspaces/members → accounts/names: no file
       // imports itself back, yet the two folders import each other (issue 43).
       'src/accounts → src/workspaces (no-folder-cycle)',
       'src/config/config.ts → src/engine/runner.ts (base-imports-only-below)',
       'src/deps.ts → src/ids.ts (deps-imports-types-only)',
+      'src/steps/fix/stream.ts → src/tasks/task-logs.ts (steps-report-through-the-store)',
       'src/steps/plan.ts → src/deps.ts (deps-imported-as-type-only)',
       'src/stray/helper.ts → src/ids.ts (src-file-in-a-layer)',
       'src/tasks/a.ts → src/tasks/b.ts (no-circular)',

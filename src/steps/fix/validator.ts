@@ -75,7 +75,7 @@ export function validatorStep(
   return async (payload, helpers) => {
     const context = await contextOf(payload, helpers);
     // The setup's output reaches the task's log (and SSE) as it runs; drained before the step ends.
-    const stream = setupOutputToTaskLog(payload, helpers);
+    const stream = setupOutputToTaskLog(helpers);
     const settings = context.repoSettings;
     try {
       const output = await validate(

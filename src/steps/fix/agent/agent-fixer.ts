@@ -4,7 +4,6 @@ import type { ModelMessage } from 'ai';
 import { agentLimits } from '../../../billing/billing-plan.js';
 import { type Recalled, recall } from '../../../memory/repo-memory.js';
 import { clip } from '../../../text/clip.js';
-import { appendLog } from '../../../tasks/task-logs.js';
 import { type WorkTree, prepareWorkTree } from '../../../environments/work-tree.js';
 import { checkoutDiff } from '../../../checkout/diff.js';
 import type { FixPayload, FixStep } from '../../step.js';
@@ -91,7 +90,7 @@ async function savedConversation(root: string): Promise<ModelMessage[] | undefin
 /**
  * The agent fixer (docs/agent.md): the same inputs and the same output as the pipeline fixer,
  * reached by a tool-using loop instead of one answer. The commands run in a work tree set up as
- * the validator sets up its own (src/validator/work-tree.ts), so the tests can run; what they and
+ * the validator sets up its own (src/environments/work-tree.ts), so the tests can run; what they and
  * the editor change is carried back to the checkout. Each turn is a `running` record of the fixer
  * step in the task's log (so its SSE stream shows the trajectory). A retry after a failed verdict
  * goes on with the same conversation, told the validator's failure; a worker lost mid-round
@@ -107,7 +106,7 @@ export function agentFixerStep(contextOf: ValidatorContextOf = validatorContextF
     const wsDeps = { dataDir: deps.config.dataDir, log: deps.log };
     const settings = context.repoSettings;
     // The setup's output reaches the task's log (and SSE) as it runs, as the validator's does.
-    const stream = setupOutputToTaskLog(payload, helpers, 'fixer');
+    const stream = setupOutputToTaskLog(helpers);
     const work = await prepareWorkTree(
       deps.sandbox,
       wsDeps,
@@ -173,11 +172,9 @@ export function agentFixerStep(contextOf: ValidatorContextOf = validatorContextF
         limits: { ...agentLimits(helpers.limits, deps.config.fixer), commandMs: deps.config.fixer.agentCommandMs },
         signal: helpers.signal,
         redact,
-        // In order, one after the other, and all written before the step's own end record.
+        // Reported in order, one after the other, and all recorded before the step's own end record.
         onTurn: (record) => {
-          logged = logged.then(() =>
-            appendLog(deps, task.id, { step: 'fixer', status: 'running', output: { agent_turn: record } }),
-          );
+          logged = logged.then(() => helpers.report({ agent_turn: record }));
           return logged.then(() => {});
         },
         spent: () => model.spent(),
