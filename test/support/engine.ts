@@ -1,6 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { eq } from 'drizzle-orm';
 import { afterEach, expect } from 'vitest';
+import { type Clock, systemClock } from '../../src/clock.js';
 import { taskLogs, tasks } from '../../src/db/schema.js';
 import { type Worker, type WorkerOptions, startWorker } from '../../src/engine/worker.js';
 import { newId } from '../../src/ids.js';
@@ -151,34 +152,64 @@ export async function taskRow(h: Harness, id: string): Promise<Task> {
   return row!;
 }
 
+/**
+ * How the wait helpers below keep time: a clock for the deadline and a pause between probes.
+ * They wait for real work (workers, git, the sandbox), so by default the system clock and a real
+ * timer; they never read or move the harness's manual clock (h.clock), which is the service's
+ * time and the test's to set. A test of the helpers themselves passes a manual clock whose pause
+ * advances it, and times out without sleeping (test/support/engine-wait.test.ts).
+ */
+export interface Polling {
+  clock: Clock;
+  pause(ms: number): Promise<void>;
+}
+
+export const realPolling: Polling = {
+  clock: systemClock,
+  pause: (ms) => new Promise((r) => setTimeout(r, ms)),
+};
+
+const PROBE_EVERY_MS = 20;
+
 /** Polls the database until the task is in one of `statuses` (or fails after timeoutMs). */
 export async function waitForStatus(
   h: Harness,
   id: string,
   statuses: string | string[],
   timeoutMs = 15_000,
+  polling: Polling = realPolling,
 ): Promise<Task> {
   const wanted = Array.isArray(statuses) ? statuses : [statuses];
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const row = await taskRow(h, id);
-    if (wanted.includes(row.status)) return row;
-    if (Date.now() > deadline) throw new Error(`task ${id} is ${row.status}, expected ${wanted.join(' or ')}`);
-    await new Promise((r) => setTimeout(r, 20));
+  let last = '';
+  try {
+    return await waitFor(
+      `task ${id} to be ${wanted.join(' or ')}`,
+      async () => {
+        const row = await taskRow(h, id);
+        last = row.status;
+        return wanted.includes(row.status) && row;
+      },
+      timeoutMs,
+      polling,
+    );
+  } catch {
+    throw new Error(`task ${id} is ${last}, expected ${wanted.join(' or ')}`);
   }
 }
 
+/** Probes until it answers something truthy, which it returns; fails after timeoutMs of `polling`'s clock. */
 export async function waitFor<T>(
   what: string,
   probe: () => Promise<T | undefined | false>,
   timeoutMs = 15_000,
+  polling: Polling = realPolling,
 ): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
+  const deadline = polling.clock.now().getTime() + timeoutMs;
   for (;;) {
     const value = await probe();
     if (value) return value;
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 20));
+    if (polling.clock.now().getTime() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await polling.pause(PROBE_EVERY_MS);
   }
 }
 
