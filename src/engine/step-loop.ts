@@ -174,9 +174,9 @@ function helpersFor(loop: StepLoop, step: string, model: StepModel): StepHelpers
     model: model.client,
     limits: loop.limits,
     checkout: async () => {
-      const ws = await loop.checkout();
-      loop.progress.baseCommit ??= ws.baseCommit;
-      return ws;
+      const checkout = await loop.checkout();
+      loop.progress.baseCommit ??= checkout.baseCommit;
+      return checkout;
     },
   };
 }
