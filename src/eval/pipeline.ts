@@ -180,7 +180,7 @@ export async function runPipeline(
     checkout: async () => checkout,
     demo: false,
     limits: BILLING_PLANS[ctx.plan],
-    budget: ctx.plan,
+    billingPlan: ctx.plan,
     store: {
       // The task's totals (the next steps' budget counts what a step spent) and retries, in memory.
       save: async (write) => {

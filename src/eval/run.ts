@@ -175,7 +175,7 @@ function judgeChange(
     ...(options.tmpRoot ? { tmpRoot: options.tmpRoot } : {}),
     ...(options.toolchainCache ? { toolchainCache: options.toolchainCache } : {}),
     base: { git: { dir, gitDir: at.gitDir }, commit: at.commit },
-    ...(cache ? { environments: { cache, account: 'eval', repository: instance.repo } } : {}),
+    ...(cache ? { environments: { cache, workspace: 'eval', repository: instance.repo } } : {}),
   });
 }
 
