@@ -1,3 +1,4 @@
+import { SANDBOX_WORKDIR } from '../sandbox/bwrap-args.js';
 import type { Sandbox, SandboxResult } from '../sandbox/types.js';
 import { type RunTree, TREE_HOME, TREE_REPO } from './copies.js';
 import type { ToolchainEnv } from './environment.js';
@@ -32,8 +33,8 @@ export function defaultLimits(sandbox: Sandbox, asked: Partial<RunLimits> = {}):
 }
 
 /** Where the checkout and HOME sit inside the sandbox. */
-export const SANDBOX_REPO = `/workspace/${TREE_REPO}`;
-const SANDBOX_HOME = `/workspace/${TREE_HOME}`;
+export const SANDBOX_REPO = `${SANDBOX_WORKDIR}/${TREE_REPO}`;
+const SANDBOX_HOME = `${SANDBOX_WORKDIR}/${TREE_HOME}`;
 
 /**
  * The environment of every repository command: no colours or progress bars, unbuffered
