@@ -81,8 +81,8 @@ export interface PipelineOutcome {
 
 export interface PipelineContext {
   deps: Deps;
-  /** The plan whose limits (files, retries) and per-task budget the run has. */
-  plan: Exclude<BillingPlanName, 'demo'>;
+  /** The billing plan whose limits (files, retries) and per-task budget the run has. */
+  billingPlan: Exclude<BillingPlanName, 'demo'>;
   /** Which fixer the tasks run (`emend eval --fixer`). */
   fixer: FixerKind;
   signal: AbortSignal;
@@ -179,8 +179,8 @@ export async function runPipeline(
     spawn: processes.spawn,
     checkout: async () => checkout,
     demo: false,
-    limits: BILLING_PLANS[ctx.plan],
-    billingPlan: ctx.plan,
+    limits: BILLING_PLANS[ctx.billingPlan],
+    billingPlan: ctx.billingPlan,
     store: {
       // The task's totals (the next steps' budget counts what a step spent) and retries, in memory.
       save: async (write) => {
