@@ -265,15 +265,15 @@ async function prepareOut(a: EvalArgs, instances: Instance[]) {
  * server); no key is a usage error before anything runs. The fixer is `--fixer`'s, whatever
  * EMEND_FIXER says (pipeline by default).
  */
-async function modelContext(config: Config, sandbox: Sandbox, plan: EvalBillingPlan, fixer: FixerKind) {
+async function modelContext(config: Config, sandbox: Sandbox, billingPlan: EvalBillingPlan, fixer: FixerKind) {
   const made = await evalDeps(config, sandbox);
   try {
     const chosen = await chooseModel(made.deps, { workspaceId: '', byok: false }, 'fixer');
-    console.log(`model: ${chosen.provider}/${chosen.model} at ${chosen.baseUrl} (plan ${plan}, ${fixer} fixer)`);
+    console.log(`model: ${chosen.provider}/${chosen.model} at ${chosen.baseUrl} (plan ${billingPlan}, ${fixer} fixer)`);
   } catch (err) {
     await made.close();
     if (err instanceof NoModelKey) return err.message;
     throw err;
   }
-  return { pipeline: { deps: made.deps, plan, fixer }, close: made.close };
+  return { pipeline: { deps: made.deps, billingPlan, fixer }, close: made.close };
 }

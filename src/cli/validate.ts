@@ -104,7 +104,7 @@ export async function validateCommand(args: string[], env: NodeJS.ProcessEnv): P
   const toolchainCache = localToolchainCache(config);
   // The data dir's environment cache, as tasks use it; the checkout's path stands for the repository.
   const cache = localEnvironmentCache(config);
-  const environments = cache ? { cache, account: 'local', repository: resolve(values.repo) } : undefined;
+  const environments = cache ? { cache, workspace: 'local', repository: resolve(values.repo) } : undefined;
   try {
     const out = await validate(
       sandbox,

@@ -26,7 +26,7 @@ export interface LlmConfig {
   /** Whether the locator asks the model to re-rank its deterministic shortlist. */
   rerank: boolean;
   /** Per-task spending limits by plan. */
-  budgets: Record<BillingPlanName, { tokens: number; usd: number }>;
+  taskBudgets: Record<BillingPlanName, { tokens: number; usd: number }>;
   /** Extra or overriding prices, USD per million tokens: {"model-prefix": [input, output]}. */
   prices: Record<string, [number, number]>;
   /**
@@ -112,19 +112,19 @@ export function llmConfig(env: Env): LlmConfig {
     );
     if (window !== undefined) contextWindows[step] = window;
   }
-  const budgets = Object.fromEntries(
-    BILLING_PLAN_NAMES.map((plan) => {
-      const name = plan.toUpperCase();
-      const fallback = BUDGET_DEFAULTS[plan];
+  const taskBudgets = Object.fromEntries(
+    BILLING_PLAN_NAMES.map((billingPlan) => {
+      const name = billingPlan.toUpperCase();
+      const fallback = BUDGET_DEFAULTS[billingPlan];
       return [
-        plan,
+        billingPlan,
         {
           tokens: read(env, `EMEND_TASK_BUDGET_TOKENS_${name}`, integer(1_000, 1_000_000_000), fallback.tokens),
           usd: read(env, `EMEND_TASK_BUDGET_USD_${name}`, decimal(), fallback.usd),
         },
       ];
     }),
-  ) as LlmConfig['budgets'];
+  ) as LlmConfig['taskBudgets'];
   return {
     provider,
     models,
@@ -133,7 +133,7 @@ export function llmConfig(env: Env): LlmConfig {
     maxRetries: read(env, 'EMEND_LLM_MAX_RETRIES', integer(0, 10), 3),
     retryBaseMs: read(env, 'EMEND_LLM_RETRY_BASE_MS', integer(0, 60_000), 1_000),
     rerank: read(env, 'EMEND_LOCATOR_RERANK', onOff, true),
-    budgets,
+    taskBudgets,
     prices: read(env, 'EMEND_MODEL_PRICES', prices, {}),
     temperatures: temperatures(env),
   };

@@ -150,13 +150,13 @@ function placeText(file: string[], search: string[], replace: string[]): Placeme
   const re = blankEnds(replace);
   const body = replace.slice(Math.min(ends.lead, re.lead), replace.length - Math.min(ends.trail, re.trail));
 
-  const ws: { at: number; shift: Shift }[] = [];
+  const looseMatches: { at: number; shift: Shift }[] = [];
   for (let at = 0; at + core.length <= file.length; at++) {
     const shift = whitespaceMatchAt(file, core, at);
-    if (shift) ws.push({ at, shift });
+    if (shift) looseMatches.push({ at, shift });
   }
-  if (ws.length === 1) {
-    const { at, shift } = ws[0]!;
+  if (looseMatches.length === 1) {
+    const { at, shift } = looseMatches[0]!;
     return {
       ok: true,
       start: at,
@@ -165,12 +165,12 @@ function placeText(file: string[], search: string[], replace: string[]): Placeme
       match: 'whitespace',
     };
   }
-  if (ws.length > 1) {
+  if (looseMatches.length > 1) {
     return {
       ok: false,
       reason:
-        `SEARCH matches ${ws.length} places when whitespace is ignored (starting at ` +
-        `lines ${lineList(ws.map((w) => w.at))}); include more surrounding lines so that it matches exactly one`,
+        `SEARCH matches ${looseMatches.length} places when whitespace is ignored (starting at ` +
+        `lines ${lineList(looseMatches.map((w) => w.at))}); include more surrounding lines so that it matches exactly one`,
     };
   }
 

@@ -42,11 +42,11 @@ export class CheckoutLease {
 
   private async open(): Promise<TaskCheckout> {
     if (!this.task.repoUrl) throw new Error('this task has no repository to check out');
-    const wsDeps = { dataDir: this.deps.config.dataDir, log: this.deps.log, spawn: this.spawn };
+    const checkoutDeps = { dataDir: this.deps.config.dataDir, log: this.deps.log, spawn: this.spawn };
     // A connected account's token reads its private repositories; public ones need none.
     // (A repository on no configured host is a local one of development and tests: no token.)
     const host = hostOfUrl(this.deps.config, this.task.repoUrl)?.host;
-    const ws = await prepareCheckout(wsDeps, {
+    const checkout = await prepareCheckout(checkoutDeps, {
       taskId: this.task.id,
       repoUrl: cloneUrlOf(this.task),
       baseBranch: this.task.baseBranch,
@@ -55,21 +55,21 @@ export class CheckoutLease {
       signal: this.signal,
     });
     const { baseCommit, diff } = this.state();
-    const git = gitEnvOf(wsDeps);
-    const call = { gitDir: ws.gitDir, workTree: ws.dir, cwd: ws.dir, signal: this.signal };
-    if (baseCommit && baseCommit !== ws.baseCommit) {
+    const git = gitEnvOf(checkoutDeps);
+    const call = { gitDir: checkout.gitDir, workTree: checkout.dir, cwd: checkout.dir, signal: this.signal };
+    if (baseCommit && baseCommit !== checkout.baseCommit) {
       // The branch moved since the run began: stay on the commit the plan and diff were made for.
       await runGit(git, { ...call, args: ['reset', '--hard', '--quiet', baseCommit] });
-      ws.baseCommit = baseCommit;
+      checkout.baseCommit = baseCommit;
     }
     if (diff) {
       // The patch file sits in the git directory, out of reach of anything run on the files.
-      const patch = join(ws.gitDir, 'emend-resume.patch');
+      const patch = join(checkout.gitDir, 'emend-resume.patch');
       await writeFile(patch, diff);
       await runGit(git, { ...call, args: ['apply', '--whitespace=nowarn', '--', patch] });
       await rm(patch, { force: true });
     }
-    return ws;
+    return checkout;
   }
 
   async dispose(): Promise<void> {

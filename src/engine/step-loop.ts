@@ -89,7 +89,7 @@ export interface StepLoop {
   /** The task came with a demo token: the steps after its kind's demo steps are skipped. */
   demo: boolean;
   limits: BillingPlan;
-  budget: BillingPlanName;
+  billingPlan: BillingPlanName;
   store: TaskStore;
 }
 
@@ -136,7 +136,7 @@ async function runStep(loop: StepLoop, step: StepDescriptor): Promise<'next' | '
   // round is the rework round the step belongs to.
   await store.log({ step: step.name, status: 'running', input: { retry, round: task.retryCount } });
   const started = performance.now();
-  const model = stepModel(deps, task, step.name, loop.budget, loop.signal);
+  const model = stepModel(deps, task, step.name, loop.billingPlan, loop.signal);
   const fn = loop.steps[step.name];
   let result: StepResult<object>;
   try {
@@ -174,9 +174,9 @@ function helpersFor(loop: StepLoop, step: string, model: StepModel): StepHelpers
     model: model.client,
     limits: loop.limits,
     checkout: async () => {
-      const ws = await loop.checkout();
-      loop.progress.baseCommit ??= ws.baseCommit;
-      return ws;
+      const checkout = await loop.checkout();
+      loop.progress.baseCommit ??= checkout.baseCommit;
+      return checkout;
     },
   };
 }

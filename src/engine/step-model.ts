@@ -14,14 +14,14 @@ import { taskSecrets } from './task-secrets.js';
  * step's calls used, for the step's log record and the task's totals. The client is given every
  * secret the service knows for the task, read when it is made, and redacts them from each request.
  */
-export function stepModel(deps: Deps, task: Task, step: string, plan: BillingPlanName, signal: AbortSignal) {
+export function stepModel(deps: Deps, task: Task, step: string, billingPlan: BillingPlanName, signal: AbortSignal) {
   const meter = new UsageMeter();
   let client: Promise<ModelClient> | undefined;
   return {
     client: () => {
       if (!isModelStep(step)) return Promise.reject(new Error(`the ${step} step does not call a model`));
       client ??= chooseModel(deps, task, step).then(async (chosen) => {
-        const limit = deps.config.llm.budgets[plan];
+        const limit = deps.config.llm.taskBudgets[billingPlan];
         // An account's own base_url is a user-given URL: reached only through the address policy.
         const fetchImpl = chosen.endpoint === 'account' ? deps.outbound.fetchFor('base_url') : deps.fetch;
         const choice = await deps.ollamaContext(chosen, fetchImpl, signal);

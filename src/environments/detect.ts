@@ -10,10 +10,10 @@ import { pythonSetup } from './python-setup.js';
 export type RunnerKind = 'node' | 'pytest' | 'unittest' | 'tox' | 'go' | 'cargo' | 'maven' | 'gradle' | 'make';
 
 /**
- * Where the test command came from, in the order they are taken: the account's setting for the
+ * Where the test command came from, in the order they are taken: the workspace's setting for the
  * repository, the repository's `.emend/test`, the repo memory, detection.
  */
-export type PlanSource = 'setting' | 'repo-file' | 'memory' | 'detected';
+export type RecipeSource = 'setting' | 'repo-file' | 'memory' | 'detected';
 
 /** How per-test timeouts can be added to the command, for runners that allow them. */
 export type PerTestTimeout =
@@ -25,7 +25,7 @@ export type PerTestTimeout =
   | { kind: 'go' }
   | { kind: 'none' };
 
-export interface SetupPlan {
+export interface SetupRecipe {
   /** The install command when the sandbox allows network for setup. */
   command: string;
   /** The command without network, or undefined when nothing can be installed offline. */
@@ -42,21 +42,21 @@ export interface SetupPlan {
   resolveAsOf?: true;
 }
 
-export interface TestPlan {
+export interface TestRecipe {
   /** The detected runner (undefined for a command from `.emend/test` or memory in a repo nothing was detected in). */
   runner: RunnerKind | undefined;
-  source: PlanSource;
+  source: RecipeSource;
   /** Shell command line of the test phase, before timeout flags are added. */
   command: string;
   /** How to pass per-test timeouts; only for detected commands, whose shape is known. */
   perTest: PerTestTimeout;
   /**
    * Setup commands run after the detected install, in order, in the same phase (with the same
-   * network): the repository's `.emend/setup` and the account's setup setting.
+   * network): the repository's `.emend/setup` and the workspace's setup setting.
    */
   extraSetup?: string[];
   /** The dependency install, when the repository has dependencies that are not there yet. */
-  setup: SetupPlan | null;
+  setup: SetupRecipe | null;
   /** The node version and package manager a Node repository asks for, when it asks. */
   node?: NodeWants;
 }
@@ -120,23 +120,23 @@ export function repoSetupFile(dir: string): { command: string; replacesDetection
 }
 
 /**
- * The test plan for a checkout, or undefined when the repository has no tests we can find.
- * The test command is the first of: the account's setting for the repository, `.emend/test`,
+ * The test recipe for a checkout, or undefined when the repository has no tests we can find.
+ * The test command is the first of: the workspace's setting for the repository, `.emend/test`,
  * the remembered command, detection. The setup is detection's install (an override names the
- * command, not how the dependencies get there), then `.emend/setup`, then the account's setup
+ * command, not how the dependencies get there), then `.emend/setup`, then the workspace's setup
  * setting; `.emend/setup` may replace the detected install (docs/environments.md).
  */
-export function detectTestPlan(dir: string, options: DetectOptions = {}): TestPlan | undefined {
+export function detectTestRecipe(dir: string, options: DetectOptions = {}): TestRecipe | undefined {
   const detected = detectRunner(dir);
   const own = repoSetupFile(dir);
   const setting = options.settings?.setupCommand?.trim() || undefined;
   const extraSetup = [...(own ? [own.command] : []), ...(setting ? [setting] : [])];
-  const withSetup = (plan: TestPlan): TestPlan => ({
-    ...plan,
-    setup: own?.replacesDetection ? null : plan.setup,
+  const withSetup = (recipe: TestRecipe): TestRecipe => ({
+    ...recipe,
+    setup: own?.replacesDetection ? null : recipe.setup,
     ...(extraSetup.length > 0 ? { extraSetup } : {}),
   });
-  const sources: [PlanSource, string | undefined][] = [
+  const sources: [RecipeSource, string | undefined][] = [
     ['setting', options.settings?.testCommand?.trim() || undefined],
     ['repo-file', repoTestFile(dir)],
     ['memory', options.testCommand?.trim() || undefined],
@@ -155,16 +155,16 @@ export function detectTestPlan(dir: string, options: DetectOptions = {}): TestPl
   return detected && withSetup(detected);
 }
 
-function detectRunner(dir: string): TestPlan | undefined {
+function detectRunner(dir: string): TestRecipe | undefined {
   return node(dir) ?? python(dir) ?? go(dir) ?? cargo(dir) ?? maven(dir) ?? gradle(dir) ?? make(dir);
 }
 
-const plan = (
+const recipe = (
   runner: RunnerKind,
   command: string,
   perTest: PerTestTimeout,
-  setup: SetupPlan | null = null,
-): TestPlan => ({
+  setup: SetupRecipe | null = null,
+): TestRecipe => ({
   runner,
   source: 'detected',
   command,
@@ -172,7 +172,7 @@ const plan = (
   setup,
 });
 
-function node(dir: string): TestPlan | undefined {
+function node(dir: string): TestRecipe | undefined {
   const text = read(dir, 'package.json');
   if (text === undefined) return undefined;
   let pkg: {
@@ -197,7 +197,7 @@ function node(dir: string): TestPlan | undefined {
   );
   const setup = deps && !exists(dir, 'node_modules') ? nodeSetup(dir, pm) : null;
   const command = pm === 'npm' ? 'npm test' : `${pm} run test`;
-  const detected = plan('node', command, scriptTimeoutStyle(script), setup);
+  const detected = recipe('node', command, scriptTimeoutStyle(script), setup);
   const files = confined(dir);
   const wants = files ? nodeWants(files, pkg, pm) : {};
   return Object.keys(wants).length > 0 ? { ...detected, node: wants } : detected;
@@ -214,7 +214,7 @@ function packageManager(dir: string, declared: string | undefined): PackageManag
   return 'npm';
 }
 
-function nodeSetup(dir: string, pm: PackageManager): SetupPlan {
+function nodeSetup(dir: string, pm: PackageManager): SetupRecipe {
   if (pm === 'pnpm')
     return { command: 'pnpm install --frozen-lockfile', offlineCommand: 'pnpm install --frozen-lockfile --offline' };
   if (pm === 'yarn') {
@@ -314,7 +314,7 @@ function pythonTestFiles(dir: string, limit = 50): string[] {
   );
 }
 
-function python(dir: string): TestPlan | undefined {
+function python(dir: string): TestRecipe | undefined {
   const pyproject = read(dir, 'pyproject.toml') ?? '';
   const setupCfg = read(dir, 'setup.cfg') ?? '';
   const tox = read(dir, 'tox.ini');
@@ -332,30 +332,30 @@ function python(dir: string): TestPlan | undefined {
   const declared = checkout ? pythonDeclared(checkout) : undefined;
   const setup = (usesPytest: boolean) => (declared ? pythonSetup(declared, usesPytest) : null);
   if (pytestConfigured || pytestStyle || (tox !== undefined && /pytest/.test(tox)))
-    return plan('pytest', 'python3 -m pytest', { kind: 'pytest' }, setup(true));
-  if (tox !== undefined && /^\[tox\]|^\[tox:tox\]/m.test(tox)) return plan('tox', 'tox', { kind: 'none' }, null);
-  if (unittestStyle) return plan('unittest', 'python3 -m unittest discover -v', { kind: 'none' }, setup(false));
-  if (files.length > 0) return plan('pytest', 'python3 -m pytest', { kind: 'pytest' }, setup(true));
+    return recipe('pytest', 'python3 -m pytest', { kind: 'pytest' }, setup(true));
+  if (tox !== undefined && /^\[tox\]|^\[tox:tox\]/m.test(tox)) return recipe('tox', 'tox', { kind: 'none' }, null);
+  if (unittestStyle) return recipe('unittest', 'python3 -m unittest discover -v', { kind: 'none' }, setup(false));
+  if (files.length > 0) return recipe('pytest', 'python3 -m pytest', { kind: 'pytest' }, setup(true));
   return undefined;
 }
 
-function go(dir: string): TestPlan | undefined {
+function go(dir: string): TestRecipe | undefined {
   const mod = read(dir, 'go.mod');
   if (mod === undefined) return undefined;
   const needs = /^require\b/m.test(mod) && !exists(dir, 'vendor');
-  return plan('go', 'go test -json ./...', { kind: 'go' }, needs ? { command: 'go mod download' } : null);
+  return recipe('go', 'go test -json ./...', { kind: 'go' }, needs ? { command: 'go mod download' } : null);
 }
 
-function cargo(dir: string): TestPlan | undefined {
+function cargo(dir: string): TestRecipe | undefined {
   if (!exists(dir, 'Cargo.toml')) return undefined;
   // The test phase has no network: fetched crates must come from the setup phase.
-  return plan('cargo', 'cargo test --offline', { kind: 'none' }, { command: 'cargo fetch' });
+  return recipe('cargo', 'cargo test --offline', { kind: 'none' }, { command: 'cargo fetch' });
 }
 
-function maven(dir: string): TestPlan | undefined {
+function maven(dir: string): TestRecipe | undefined {
   if (!exists(dir, 'pom.xml')) return undefined;
   const mvn = exists(dir, 'mvnw') ? './mvnw' : 'mvn';
-  return plan(
+  return recipe(
     'maven',
     `${mvn} -B test`,
     { kind: 'none' },
@@ -363,11 +363,11 @@ function maven(dir: string): TestPlan | undefined {
   );
 }
 
-function gradle(dir: string): TestPlan | undefined {
+function gradle(dir: string): TestRecipe | undefined {
   if (!['build.gradle', 'build.gradle.kts', 'settings.gradle', 'settings.gradle.kts'].some((f) => exists(dir, f)))
     return undefined;
   const bin = exists(dir, 'gradlew') ? './gradlew' : 'gradle';
-  return plan(
+  return recipe(
     'gradle',
     `${bin} --no-daemon --offline test`,
     { kind: 'none' },
@@ -375,10 +375,10 @@ function gradle(dir: string): TestPlan | undefined {
   );
 }
 
-function make(dir: string): TestPlan | undefined {
+function make(dir: string): TestRecipe | undefined {
   const makefile = ['GNUmakefile', 'makefile', 'Makefile'].map((f) => read(dir, f)).find((t) => t !== undefined);
   if (makefile === undefined || !/^test\s*:/m.test(makefile)) return undefined;
-  return plan('make', 'make test', { kind: 'none' });
+  return recipe('make', 'make test', { kind: 'none' });
 }
 
 /** What the sandbox reported when probed, for flags that depend on versions or plugins. */
@@ -390,11 +390,11 @@ export interface Probe {
 }
 
 /** The shell command that asks the sandbox what the flags depend on, or undefined if nothing. */
-export function probeCommand(plan: TestPlan): string | undefined {
-  if (plan.perTest.kind === 'node-test') return 'node -p process.versions.node';
-  if (plan.perTest.kind === 'jest')
+export function probeCommand(recipe: TestRecipe): string | undefined {
+  if (recipe.perTest.kind === 'node-test') return 'node -p process.versions.node';
+  if (recipe.perTest.kind === 'jest')
     return `node -p "'jest ' + require('jest/package.json').version" 2>/dev/null || echo no-jest`;
-  if (plan.perTest.kind === 'pytest')
+  if (recipe.perTest.kind === 'pytest')
     return 'python3 -c "import pytest_timeout" >/dev/null 2>&1 && echo pytest-timeout || echo no-plugin';
   return undefined;
 }
@@ -421,7 +421,7 @@ function atLeast(v: [number, number] | undefined, ...mins: [number, number][]): 
  * `runSeconds` is the whole run's limit (go's -timeout is per test binary).
  */
 export function commandWithTimeouts(
-  plan: TestPlan,
+  recipe: TestRecipe,
   testSeconds: number,
   runSeconds: number,
   probe: Probe,
@@ -429,8 +429,8 @@ export function commandWithTimeouts(
 ): string {
   const ms = testSeconds * 1000;
   const pass = (args: string) =>
-    plan.command.startsWith('npm ') ? `${plan.command} -- ${args}` : `${plan.command} ${args}`;
-  switch (plan.perTest.kind) {
+    recipe.command.startsWith('npm ') ? `${recipe.command} -- ${args}` : `${recipe.command} ${args}`;
+  switch (recipe.perTest.kind) {
     case 'node-test': {
       // --test-timeout: 20.11 / 21.2; --test-force-exit (a file whose tests ended but left a timer): 20.14 / 22.
       const flags = ['--test-reporter=tap'];
@@ -455,11 +455,11 @@ export function commandWithTimeouts(
       // A test module that does not import (a reproduction test of a function the change adds,
       // run on the base commit) must not stop the other modules' tests from running.
       const flags = '-v -rA -p no:cacheprovider --continue-on-collection-errors';
-      return `${plan.command} ${flags}${progress} -o faulthandler_timeout=${testSeconds}${timeout}`;
+      return `${recipe.command} ${flags}${progress} -o faulthandler_timeout=${testSeconds}${timeout}`;
     }
     case 'go':
-      return plan.command.replace('go test ', `go test -timeout ${Math.max(1, Math.floor(runSeconds * 0.9))}s `);
+      return recipe.command.replace('go test ', `go test -timeout ${Math.max(1, Math.floor(runSeconds * 0.9))}s `);
     case 'none':
-      return plan.command;
+      return recipe.command;
   }
 }

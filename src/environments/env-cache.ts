@@ -42,6 +42,7 @@ export interface EnvCacheMetrics {
 /** What an entry says about itself (entry.json): no secret, only names. */
 export interface EnvEntryMeta {
   key: string;
+  /** The workspace id (EnvironmentScope.workspace): named `account` in entry.json and `emend env list --json`, as entries already on disk are. */
   account: string;
   repository: string;
   /** Names of the setup-only variables it was built with (never their values). */

@@ -75,17 +75,17 @@ export function manifestDigest(baseRepo: string, tracked: Iterable<string>): str
 
 /** Everything an environment is keyed by. Secrets come in as values and leave only as an HMAC. */
 export interface EnvKeyParts {
-  /** Whose environment: the account id (`local` for `emend validate`). */
-  account: string;
+  /** Whose environment: the workspace id (`local` for `emend validate`). */
+  workspace: string;
   /** The repository: its URL for a task, the checkout's path for `emend validate`. */
   repository: string;
   /** manifestDigest of the base commit. */
   manifests: string;
-  /** The setup as it runs: the detected install, `.emend/setup`, the account's setup setting. */
+  /** The setup as it runs: the detected install, `.emend/setup`, the workspace's setup setting. */
   setup: string[];
-  /** The account's settings for the repository, whatever they hold. */
+  /** The workspace's settings for the repository, whatever they hold. */
   settings?: unknown;
-  /** The setup-only variables (the account's setup secrets, an operator's index). */
+  /** The setup-only variables (the workspace's setup secrets, an operator's index). */
   setupEnv?: Record<string, string>;
   /** Toolchain versions (the sandbox's probe and what was fetched) and the roots bound. */
   toolchains: Record<string, string | undefined>;
@@ -121,5 +121,7 @@ export function environmentKey(secret: Buffer, parts: EnvKeyParts): string {
     Object.entries(parts.setupEnv ?? {}).map(([name, value]) => [name, mac(`value\0${name}\0${value}`)]),
   );
   const settings = parts.settings === undefined ? undefined : mac(`settings\0${canonical(parts.settings)}`);
-  return mac(canonical({ ...parts, format: FORMAT, setupEnv, settings })).slice(0, 40);
+  // The workspace enters under its first name, `account`, so keys made before the rename still hit.
+  const { workspace, ...rest } = parts;
+  return mac(canonical({ ...rest, account: workspace, format: FORMAT, setupEnv, settings })).slice(0, 40);
 }

@@ -3,17 +3,17 @@ import { join } from 'node:path';
 import { DOWNLOAD_CACHES, type EnvEntry, type EnvironmentCache, type LayMode, type TreeParts } from './env-cache.js';
 import { environmentKey, isManifest, manifestDigest } from './env-key.js';
 import { type Checkout, type RunTree, TREE_HOME, changedFiles, trackedPaths } from './copies.js';
-import type { TestPlan } from './detect.js';
+import type { TestRecipe } from './detect.js';
 import type { Environment } from './environment.js';
 import type { SetupReport } from '../step-contract/fix.js';
 import type { RunContext } from './sandboxed.js';
 import { runSetup, setupState } from './setup-phase.js';
 
-/** Whose cache a validation uses: entries are keyed by account and repository among the rest. */
+/** Whose cache a validation uses: entries are keyed by workspace and repository among the rest. */
 export interface EnvironmentScope {
   cache: EnvironmentCache;
-  /** The account id; `local` for `emend validate`. */
-  account: string;
+  /** The workspace id; `local` for `emend validate`, `eval` for an eval run. */
+  workspace: string;
   /** The repository's URL for a task; the checkout's path for `emend validate`. */
   repository: string;
 }
@@ -27,7 +27,7 @@ export interface SetupResults {
 
 /**
  * The environment cache as a preparation uses it: whose entries, the base commit's tree that
- * builds one, the checkout and commit its key is read from, and the account's settings in the key.
+ * builds one, the checkout and commit its key is read from, and the workspace's settings in the key.
  */
 export interface CacheUse {
   scope: EnvironmentScope;
@@ -40,7 +40,7 @@ export interface CacheUse {
 interface SetupArgs {
   /** The change's tree, whose setup is reported. */
   change: RunTree;
-  plan: TestPlan;
+  recipe: TestRecipe;
   environment: Environment;
   cache?: CacheUse;
   log: (message: string, data?: Record<string, unknown>) => void;
@@ -58,21 +58,21 @@ const parts = (tree: RunTree): TreeParts => ({ repo: tree.repo, home: join(tree.
  * the laid environment, as it would without the cache (never stored).
  */
 export async function setupTrees(ctx: RunContext, args: SetupArgs): Promise<SetupResults> {
-  const { plan, log } = args;
+  const { recipe, log } = args;
   const scope = args.cache?.scope;
   const cache = scope?.cache;
-  if (!args.cache || !scope || !cache?.enabled || (!plan.setup && (plan.extraSetup ?? []).length === 0))
-    return { change: await runSetup(ctx, args.change, plan) };
+  if (!args.cache || !scope || !cache?.enabled || (!recipe.setup && (recipe.extraSetup ?? []).length === 0))
+    return { change: await runSetup(ctx, args.change, recipe) };
   const { checkout, commit, settings } = args.cache;
   const copies = { baseline: args.cache.baseline, change: args.change };
 
   const tracked = await trackedPaths(checkout, commit);
   const network = ctx.sandbox.report();
   const key = environmentKey(await cache.secret(), {
-    account: scope.account,
+    workspace: scope.workspace,
     repository: scope.repository,
     manifests: manifestDigest(copies.baseline.repo, tracked),
-    setup: [plan.setup?.command ?? '', plan.setup?.offlineCommand ?? '', ...(plan.extraSetup ?? [])],
+    setup: [recipe.setup?.command ?? '', recipe.setup?.offlineCommand ?? '', ...(recipe.extraSetup ?? [])],
     settings,
     setupEnv: ctx.setupEnv,
     toolchains: { ...args.environment.facts },
@@ -83,7 +83,7 @@ export async function setupTrees(ctx: RunContext, args: SetupArgs): Promise<Setu
   const changeSetup = async (laid: SetupReport): Promise<SetupReport | null> => {
     if (ownSetup.length === 0) return laid;
     log('the change modifies what setup reads: its own setup runs over the cached environment', { files: ownSetup });
-    return runSetup(ctx, copies.change, plan);
+    return runSetup(ctx, copies.change, recipe);
   };
 
   // Hard links only where a command cannot write through them (src/environments/env-cache.ts):
@@ -102,7 +102,7 @@ export async function setupTrees(ctx: RunContext, args: SetupArgs): Promise<Setu
     const base = await lay(entry, copies.baseline, false);
     const change = base.ok ? await lay(entry, copies.change, changeRunsSetup) : base;
     if (base.ok && change.ok) {
-      const report = laidReport(plan, ctx, key, 'hit', performance.now() - started);
+      const report = laidReport(recipe, ctx, key, 'hit', performance.now() - started);
       log('environment from the cache', { key, ms: report.duration_ms, skipped: change.skipped });
       return { change: await changeSetup(report), baseline: report };
     }
@@ -111,15 +111,15 @@ export async function setupTrees(ctx: RunContext, args: SetupArgs): Promise<Setu
 
   // A miss: the base commit's setup builds the entry, and only what it created is kept.
   const before = await untrackedTops(copies.baseline.repo, tracked);
-  const baseline = await runSetup(ctx, copies.baseline, plan);
-  if (setupState(baseline) !== 'ok') return { change: await runSetup(ctx, copies.change, plan), baseline };
+  const baseline = await runSetup(ctx, copies.baseline, recipe);
+  if (setupState(baseline) !== 'ok') return { change: await runSetup(ctx, copies.change, recipe), baseline };
   const after = await untrackedTops(copies.baseline.repo, tracked);
   const produced = [...after].filter(([path, mtime]) => before.get(path) !== mtime).map(([path]) => path);
   const stored = await cache
     .store(
       key,
       {
-        account: scope.account,
+        account: scope.workspace,
         repository: scope.repository,
         setup_env_names: Object.keys(ctx.setupEnv ?? {}).sort(),
       },
@@ -146,11 +146,11 @@ export async function setupTrees(ctx: RunContext, args: SetupArgs): Promise<Setu
       });
   }
   await cache.evict().catch(() => []);
-  return { change: change !== undefined ? change : await runSetup(ctx, copies.change, plan), baseline };
+  return { change: change !== undefined ? change : await runSetup(ctx, copies.change, recipe), baseline };
 }
 
-function laidReport(plan: TestPlan, ctx: RunContext, key: string, how: 'hit', ms: number): SetupReport {
-  const command = [plan.setup?.command, ...(plan.extraSetup ?? [])].filter((c) => c !== undefined).join(' && ');
+function laidReport(recipe: TestRecipe, ctx: RunContext, key: string, how: 'hit', ms: number): SetupReport {
+  const command = [recipe.setup?.command, ...(recipe.extraSetup ?? [])].filter((c) => c !== undefined).join(' && ');
   return {
     command,
     network: ctx.sandbox.report().networkForSetup,

@@ -1,6 +1,6 @@
 import semver from 'semver';
 import type { Sandbox } from '../sandbox/types.js';
-import type { TestPlan } from './detect.js';
+import type { TestRecipe } from './detect.js';
 import type { ToolchainCache } from './toolchain-cache.js';
 import {
   type MissingToolchain,
@@ -18,8 +18,8 @@ export interface ToolchainEnv {
 }
 
 export interface Environment {
-  /** The plan with its setup fitted to the sandbox (no pytest-only install where pytest is there; --before). */
-  plan: TestPlan;
+  /** The recipe with its setup fitted to the sandbox (no pytest-only install where pytest is there; --before). */
+  recipe: TestRecipe;
   env: ToolchainEnv;
   facts: ToolchainFacts;
   /** A toolchain the repository needs and the sandbox lacks: nothing is run then. */
@@ -38,12 +38,12 @@ export interface EnvironmentOptions {
 }
 
 /**
- * Asks the sandbox for what the plan needs, fetches what the repository asks for and the
+ * Asks the sandbox for what the recipe needs, fetches what the repository asks for and the
  * sandbox lacks (a node version, pnpm or yarn), and fits the setup to what is there.
  */
 export async function prepareEnvironment(
   sandbox: Sandbox,
-  detected: TestPlan,
+  detected: TestRecipe,
   options: EnvironmentOptions = {},
 ): Promise<Environment> {
   const log = options.log ?? (() => {});
@@ -93,10 +93,10 @@ export async function prepareEnvironment(
     if (version) facts[pm.name] = version;
   }
 
-  let plan = detected;
-  if (plan.setup?.onlyFor === 'pytest' && facts.pytest !== undefined) plan = { ...plan, setup: null };
-  if (plan.setup?.resolveAsOf && options.baseDate)
-    plan = { ...plan, setup: { ...plan.setup, command: `${plan.setup.command} --before=${options.baseDate}` } };
-  const missing = missingToolchain(plan, facts, sandbox.report().networkForSetup);
-  return { plan, env, facts, notes, ...(missing ? { missing } : {}) };
+  let recipe = detected;
+  if (recipe.setup?.onlyFor === 'pytest' && facts.pytest !== undefined) recipe = { ...recipe, setup: null };
+  if (recipe.setup?.resolveAsOf && options.baseDate)
+    recipe = { ...recipe, setup: { ...recipe.setup, command: `${recipe.setup.command} --before=${options.baseDate}` } };
+  const missing = missingToolchain(recipe, facts, sandbox.report().networkForSetup);
+  return { recipe, env, facts, notes, ...(missing ? { missing } : {}) };
 }

@@ -1,5 +1,5 @@
 import { type Repo, type RunTree, commitDate } from './copies.js';
-import { type DetectOptions, type TestPlan, detectTestPlan } from './detect.js';
+import { type DetectOptions, type TestRecipe, detectTestRecipe } from './detect.js';
 import { type CacheUse, type EnvironmentScope, type SetupResults, setupTrees } from './env-setup.js';
 import { type Environment, prepareEnvironment } from './environment.js';
 import { type RunContext, ValidationAborted } from './sandboxed.js';
@@ -53,21 +53,21 @@ export interface PrepareTreesOptions {
   ctx: RunContext;
   /** The tree whose setup is reported: the change's (its tests, the agent's commands, the judged run). */
   tree: RunTree;
-  /** Where the test plan is looked for, in order: the first tree that has one decides. */
+  /** Where the test recipe is looked for, in order: the first tree that has one decides. */
   detectIn: string[];
-  /** The repository's remembered test command and the account's settings (src/environments/detect.ts). */
+  /** The repository's remembered test command and the workspace's settings (src/environments/detect.ts). */
   detect?: DetectOptions;
-  /** Turns the detected plan into the one to run (the eval's listed tests); undefined: nothing to run. */
-  select?: (detected: TestPlan | undefined) => TestPlan | undefined;
-  /** Told the plan once its environment is known, before any setup runs (the validator's log). */
-  onPlan?: (plan: TestPlan) => void;
+  /** Turns the detected recipe into the one to run (the eval's listed tests); undefined: nothing to run. */
+  select?: (detected: TestRecipe | undefined) => TestRecipe | undefined;
+  /** Told the recipe once its environment is known, before any setup runs (the validator's log). */
+  onRecipe?: (recipe: TestRecipe) => void;
   /** The commit whose date an install without a lockfile, and a fetched toolchain, resolve as of. */
   dated: { repo: Repo; commit: string };
   /** Fetches the node, pnpm or yarn a repository asks for (docs/environments.md, "Toolchains"). */
   toolchainCache?: ToolchainCache;
   /**
    * The eval operator's setup command, replacing the detected install (`null`: no install); the
-   * tests still run by the environment's plan.
+   * tests still run by the environment's recipe.
    */
   setupCommand?: string | null;
   /** The environment cache (docs/environments.md, "Cached environments"); without it setup runs in `tree`. */
@@ -75,14 +75,14 @@ export interface PrepareTreesOptions {
   log?: (message: string, data?: Record<string, unknown>) => void;
 }
 
-/** A prepared tree: no test plan found, a toolchain the sandbox lacks (nothing set up), or set up. */
+/** A prepared tree: no test recipe found, a toolchain the sandbox lacks (nothing set up), or set up. */
 export type PreparedTrees =
-  | { kind: 'no-plan' }
+  | { kind: 'no-recipe' }
   | { kind: 'missing'; environment: Environment; missing: MissingToolchain }
   | { kind: 'ready'; environment: Environment; setups: SetupResults };
 
 /**
- * Detects the test plan, prepares its environment (toolchains, the install fitted to the
+ * Detects the test recipe, prepares its environment (toolchains, the install fitted to the
  * sandbox) and runs the setup, through the environment cache when there is one. What a
  * toolchain lacks is found before anything runs: a missing one is named, not mistaken for
  * failing tests.
@@ -90,13 +90,13 @@ export type PreparedTrees =
 export async function prepareTrees(options: PrepareTreesOptions): Promise<PreparedTrees> {
   const { ctx } = options;
   const log = options.log ?? (() => {});
-  let detected: TestPlan | undefined;
+  let detected: TestRecipe | undefined;
   for (const dir of options.detectIn) {
-    detected = detectTestPlan(dir, options.detect);
+    detected = detectTestRecipe(dir, options.detect);
     if (detected) break;
   }
   const selected = options.select ? options.select(detected) : detected;
-  if (!selected) return { kind: 'no-plan' };
+  if (!selected) return { kind: 'no-recipe' };
   const environment = await prepareEnvironment(ctx.sandbox, selected, {
     toolchainCache: options.toolchainCache,
     baseDate: await commitDate(options.dated.repo, options.dated.commit),
@@ -106,15 +106,15 @@ export async function prepareTrees(options: PrepareTreesOptions): Promise<Prepar
     // A probe the caller's abort cut short: a stop, not a failure of the sandbox.
     throw ctx.signal?.aborted ? new ValidationAborted() : err;
   });
-  options.onPlan?.(environment.plan);
+  options.onRecipe?.(environment.recipe);
   if (environment.missing) return { kind: 'missing', environment, missing: environment.missing };
   ctx.toolchains = environment.env;
   // An operator's entry replaces the detected install: with its command, or with none.
   const operator = options.setupCommand;
-  const plan =
+  const recipe =
     operator === undefined
-      ? environment.plan
-      : { ...environment.plan, setup: operator === null ? null : { command: operator, offlineCommand: operator } };
-  const setups = await setupTrees(ctx, { change: options.tree, plan, environment, cache: options.cache, log });
+      ? environment.recipe
+      : { ...environment.recipe, setup: operator === null ? null : { command: operator, offlineCommand: operator } };
+  const setups = await setupTrees(ctx, { change: options.tree, recipe, environment, cache: options.cache, log });
   return { kind: 'ready', environment, setups };
 }

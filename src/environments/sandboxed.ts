@@ -1,3 +1,4 @@
+import { SANDBOX_WORKDIR } from '../sandbox/bwrap-args.js';
 import type { Sandbox, SandboxResult } from '../sandbox/types.js';
 import { type RunTree, TREE_HOME, TREE_REPO } from './copies.js';
 import type { ToolchainEnv } from './environment.js';
@@ -32,8 +33,8 @@ export function defaultLimits(sandbox: Sandbox, asked: Partial<RunLimits> = {}):
 }
 
 /** Where the checkout and HOME sit inside the sandbox. */
-export const SANDBOX_REPO = `/workspace/${TREE_REPO}`;
-const SANDBOX_HOME = `/workspace/${TREE_HOME}`;
+export const SANDBOX_REPO = `${SANDBOX_WORKDIR}/${TREE_REPO}`;
+const SANDBOX_HOME = `${SANDBOX_WORKDIR}/${TREE_HOME}`;
 
 /**
  * The environment of every repository command: no colours or progress bars, unbuffered
@@ -110,7 +111,7 @@ export interface RunContext {
   setupOutput?: { push(chunk: Buffer): void; flush(): void };
 }
 
-/** What a run context is made from: the caller's abort, the account's and the operator's variables, the log. */
+/** What a run context is made from: the caller's abort, the workspace's and the operator's variables, the log. */
 export interface RunContextOptions {
   signal?: AbortSignal;
   /** The account's variables for the repository: both phases. */
@@ -126,7 +127,7 @@ export interface RunContextOptions {
 /** The context of a validation's runs, or of a work tree's (src/environments/work-tree.ts). */
 export function runContextOf(sandbox: Sandbox, limits: RunLimits, options: RunContextOptions): RunContext {
   const ctx: RunContext = { sandbox, limits, signal: options.signal };
-  // The account's variables in both phases; the operator's setup variables and the account's
+  // The account's variables in both phases; the operator's setup variables and the workspace's
   // secrets in the setup phase only (the secrets last: a name set twice is the secret).
   const setupEnv = { ...options.env, ...options.setupEnv, ...options.setupSecrets };
   if (Object.keys(setupEnv).length > 0) ctx.setupEnv = setupEnv;

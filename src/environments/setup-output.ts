@@ -7,7 +7,7 @@ import { REDACTED, redact } from '../text/redact.js';
  * the setup-only variables replaced by `[redacted]` before anything leaves.
  */
 export interface SetupOutputOptions {
-  /** Values never to show (ctx.setupEnv's: the account's setup secrets). Shorter than 4 characters are not looked for. */
+  /** Values never to show (ctx.setupEnv's: the workspace's setup secrets). Shorter than 4 characters are not looked for. */
   secrets: string[];
   /** Least time between two records (default 1 s). */
   intervalMs?: number;

@@ -1,29 +1,29 @@
 import type { SetupReport, SetupState } from '../step-contract/fix.js';
 import type { RunTree } from './copies.js';
-import type { TestPlan } from './detect.js';
+import type { TestRecipe } from './detect.js';
 import { type RunContext, SANDBOX_REPO, normalizeOutput, sandboxed, tail } from './sandboxed.js';
 import { removeFilesHoldingSecrets } from './secret-scrub.js';
 import { redact } from './setup-output.js';
 
 /**
- * Installs dependencies when the plan says so: with network when the sandbox allows it for
+ * Installs dependencies when the recipe says so: with network when the sandbox allows it for
  * setup, else the offline form of the install if there is one, else nothing (and says why).
  */
-export async function runSetup(ctx: RunContext, tree: RunTree, plan: TestPlan): Promise<SetupReport | null> {
-  const extra = plan.extraSetup ?? [];
-  if (!plan.setup && extra.length === 0) return null;
+export async function runSetup(ctx: RunContext, tree: RunTree, recipe: TestRecipe): Promise<SetupReport | null> {
+  const extra = recipe.extraSetup ?? [];
+  if (!recipe.setup && extra.length === 0) return null;
   const network = ctx.sandbox.report().networkForSetup;
-  const install = plan.setup && (network ? plan.setup.command : plan.setup.offlineCommand);
-  if (plan.setup && install === undefined && extra.length === 0) {
+  const install = recipe.setup && (network ? recipe.setup.command : recipe.setup.offlineCommand);
+  if (recipe.setup && install === undefined && extra.length === 0) {
     return {
-      command: plan.setup.command,
+      command: recipe.setup.command,
       network: false,
       exit_code: null,
       duration_ms: 0,
       skipped: 'the sandbox allows no network for setup and this install has no offline form',
     };
   }
-  // The repository's `.emend/setup` and the account's setup setting follow the install, in one
+  // The repository's `.emend/setup` and the workspace's setup setting follow the install, in one
   // command: a failure anywhere is the setup's failure, reported with its output.
   const commandOf = (first: string | null | undefined) =>
     [first, ...extra].filter((c): c is string => c !== undefined && c !== null).join(' && ');

@@ -2,7 +2,7 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Sandbox } from '../sandbox/types.js';
-import type { TestPlan } from './detect.js';
+import type { TestRecipe } from './detect.js';
 
 /**
  * The toolchains the sandbox has, as a command inside it sees them (/usr and the tool roots,
@@ -135,27 +135,27 @@ const INSTALL: Record<Toolchain, string> = {
   make: 'apt-get install make',
 };
 
-/** What a plan needs from the sandbox, each with the file or fact that asks for it. */
-export function needsOf(plan: TestPlan): Array<{ toolchain: Toolchain; because: string }> {
-  const word = plan.command.trim().split(/\s+/)[0] ?? '';
-  switch (plan.runner) {
+/** What a recipe needs from the sandbox, each with the file or fact that asks for it. */
+export function needsOf(recipe: TestRecipe): Array<{ toolchain: Toolchain; because: string }> {
+  const word = recipe.command.trim().split(/\s+/)[0] ?? '';
+  switch (recipe.runner) {
     case 'pytest':
     case 'unittest': {
       const needs: Array<{ toolchain: Toolchain; because: string }> = [
-        { toolchain: 'python', because: `${plan.runner} tests` },
+        { toolchain: 'python', because: `${recipe.runner} tests` },
       ];
-      if (plan.runner === 'pytest') needs.push({ toolchain: 'pytest', because: 'pytest tests' });
-      if (plan.setup) needs.push({ toolchain: 'venv', because: 'its Python dependencies (a virtualenv)' });
+      if (recipe.runner === 'pytest') needs.push({ toolchain: 'pytest', because: 'pytest tests' });
+      if (recipe.setup) needs.push({ toolchain: 'venv', because: 'its Python dependencies (a virtualenv)' });
       return needs;
     }
     case 'node':
       return [
         { toolchain: 'node', because: 'package.json' },
-        ...(word === 'npm' || plan.setup?.command.startsWith('npm ')
+        ...(word === 'npm' || recipe.setup?.command.startsWith('npm ')
           ? [{ toolchain: 'npm' as const, because: 'package.json' }]
           : []),
         ...(word === 'pnpm' || word === 'yarn'
-          ? [{ toolchain: word as Toolchain, because: plan.node?.packageManager?.from ?? 'its lockfile' }]
+          ? [{ toolchain: word as Toolchain, because: recipe.node?.packageManager?.from ?? 'its lockfile' }]
           : []),
       ];
     case 'go':
@@ -182,19 +182,19 @@ export function needsOf(plan: TestPlan): Array<{ toolchain: Toolchain; because: 
 }
 
 /**
- * The first toolchain the plan needs and the sandbox lacks. pytest counts as missing only
+ * The first toolchain the recipe needs and the sandbox lacks. pytest counts as missing only
  * when the setup cannot install it either (no virtualenv, or no network for setup); the
  * virtualenv only when there is a setup that will run.
  */
 export function missingToolchain(
-  plan: TestPlan,
+  recipe: TestRecipe,
   facts: ToolchainFacts,
   setupHasNetwork: boolean,
 ): MissingToolchain | undefined {
-  for (const { toolchain, because } of needsOf(plan)) {
+  for (const { toolchain, because } of needsOf(recipe)) {
     if (facts[toolchain] !== undefined) continue;
-    if (toolchain === 'pytest' && facts.venv !== undefined && setupHasNetwork && plan.setup) continue;
-    if (toolchain === 'venv' && (!setupHasNetwork || (plan.setup?.onlyFor === 'pytest' && facts.pytest))) continue;
+    if (toolchain === 'pytest' && facts.venv !== undefined && setupHasNetwork && recipe.setup) continue;
+    if (toolchain === 'venv' && (!setupHasNetwork || (recipe.setup?.onlyFor === 'pytest' && facts.pytest))) continue;
     return { toolchain, because, install: INSTALL[toolchain] };
   }
   return undefined;

@@ -16,7 +16,7 @@ import { describeMissing } from './toolchains.js';
 /**
  * A tree to work in with the repository's environment: the agent fixer's commands run here
  * (docs/agent.md, "The environment"). It is a copy of the task's checkout as it stands, set up as
- * the validator sets up its trees — the same test plan, toolchains, account settings and
+ * the validator sets up its trees — the same test recipe, toolchains, workspace settings and
  * environment cache (a hit lays the cached install in; a miss builds it from the base commit,
  * as the validator would) — so `npm test` or `pytest` find the installed dependencies. What the
  * commands change is carried back to the checkout by `carryBack`, leaving out what the setup
@@ -111,11 +111,11 @@ export async function prepareWorkTree(
       log,
     });
     if (prepared.kind === 'missing') {
-      testCommand = prepared.environment.plan.command;
+      testCommand = prepared.environment.recipe.command;
       setup = 'failed';
       setupProblem = [describeMissing(prepared.missing), ...prepared.environment.notes].join('; ');
     } else if (prepared.kind === 'ready') {
-      testCommand = prepared.environment.plan.command;
+      testCommand = prepared.environment.recipe.command;
       setup = setupState(prepared.setups.change);
       setupProblem = setupFailure(prepared.setups.change);
     }

@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Sandbox } from '../sandbox/types.js';
 import { type Repo, type RunTree, linkOnTheWay, prepareCopies } from '../environments/copies.js';
-import { type TestPlan, commandWithTimeouts } from '../environments/detect.js';
+import { type TestRecipe, commandWithTimeouts } from '../environments/detect.js';
 import type { EnvironmentScope } from '../environments/env-setup.js';
 import { isManifest } from '../environments/env-key.js';
 import { prepareTrees } from '../environments/prepare-trees.js';
@@ -85,8 +85,8 @@ const quote = (s: string) => `'${s.replaceAll("'", `'\\''`)}'`;
 /** A pytest node id: `path.py::name`, as SWE-bench lists the tests of Python repositories. */
 const PYTEST_ID = /^[^\s:]+\.py::/;
 
-/** The plan pytest is run by when the ids are pytest's, whatever the repository's own files suggest. */
-const PYTEST_PLAN: TestPlan = {
+/** The recipe pytest is run by when the ids are pytest's, whatever the repository's own files suggest. */
+const PYTEST_RECIPE: TestRecipe = {
   runner: 'pytest',
   source: 'detected',
   command: 'python3 -m pytest',
@@ -101,7 +101,7 @@ const PYTEST_PLAN: TestPlan = {
  * Other runners have no per-id selection: their whole command runs and the listed ids are read.
  * A repository without any detected runner is judged by pytest when the ids are pytest's.
  */
-export function selectTests(detected: TestPlan | undefined, ids: string[]): TestPlan | undefined {
+export function selectTests(detected: TestRecipe | undefined, ids: string[]): TestRecipe | undefined {
   if (ids.length === 0 || !ids.every((id) => PYTEST_ID.test(id))) return detected;
   if (detected && detected.source !== 'detected') return detected;
   const files = [...new Set(ids.map((id) => id.split('::')[0]!))];
@@ -110,7 +110,7 @@ export function selectTests(detected: TestPlan | undefined, ids: string[]): Test
   const environment = detected
     ? { setup: detected.setup, ...(detected.extraSetup ? { extraSetup: detected.extraSetup } : {}) }
     : {};
-  return { ...PYTEST_PLAN, ...environment, command: `${PYTEST_PLAN.command} ${files.map(quote).join(' ')}` };
+  return { ...PYTEST_RECIPE, ...environment, command: `${PYTEST_RECIPE.command} ${files.map(quote).join(' ')}` };
 }
 
 /**
@@ -158,11 +158,11 @@ export async function judge(checkout: string, instance: JudgedInstance, options:
       setupCommand: options.setupCommand,
       cache: scope && copies && at ? { scope, baseline: copies.baseline, checkout: at, commit: at.commit } : undefined,
     });
-    if (prepared.kind === 'no-plan')
+    if (prepared.kind === 'no-recipe')
       return notRun({ ok: false, ...base, failure: { stage: 'runner', reason: 'no test runner found' } });
     if (prepared.kind === 'missing')
       return notRun({ ok: false, ...base, failure: { stage: 'setup', reason: describeMissing(prepared.missing) } });
-    const { plan } = prepared.environment;
+    const { recipe } = prepared.environment;
     const setup = prepared.setups.change;
     const used = setup
       ? { command: setup.command, ...(setup.environment ? { environment: setup.environment.cache } : {}) }
@@ -172,7 +172,7 @@ export async function judge(checkout: string, instance: JudgedInstance, options:
       const reason = `${why}${setup.log_tail ? `: ${setup.log_tail.trim().split('\n').slice(-10).join(' | ')}` : ''}`;
       return notRun({ ok: false, ...used, failure: { stage: 'setup', reason } });
     }
-    const { command, watchPytest } = await testCommand(ctx, tree, plan);
+    const { command, watchPytest } = await testCommand(ctx, tree, recipe);
     const run = await runTests(ctx, tree, command, setup, {
       watchPytest,
       ...(options.env ? { env: options.env } : {}),
@@ -299,12 +299,12 @@ async function applyTestPatch(patch: string, tree: RunTree, root: string): Promi
   }
 }
 
-/** The plan's command with the validator's per-test timeouts and, under bubblewrap, its pytest progress watch. */
-async function testCommand(ctx: RunContext, tree: RunTree, plan: TestPlan) {
-  const probed = await probe(ctx, tree, plan);
+/** The recipe's command with the validator's per-test timeouts and, under bubblewrap, its pytest progress watch. */
+async function testCommand(ctx: RunContext, tree: RunTree, recipe: TestRecipe) {
+  const probed = await probe(ctx, tree, recipe);
   const canWatch = ctx.sandbox.report().kind === 'bubblewrap';
   const timed = commandWithTimeouts(
-    plan,
+    recipe,
     Math.ceil(ctx.limits.testTimeoutMs / 1000),
     Math.ceil(ctx.limits.runTimeoutMs / 1000),
     probed,

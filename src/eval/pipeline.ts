@@ -81,8 +81,8 @@ export interface PipelineOutcome {
 
 export interface PipelineContext {
   deps: Deps;
-  /** The plan whose limits (files, retries) and per-task budget the run has. */
-  plan: Exclude<BillingPlanName, 'demo'>;
+  /** The billing plan whose limits (files, retries) and per-task budget the run has. */
+  billingPlan: Exclude<BillingPlanName, 'demo'>;
   /** Which fixer the tasks run (`emend eval --fixer`). */
   fixer: FixerKind;
   signal: AbortSignal;
@@ -153,13 +153,13 @@ function evalTask(instance: Instance, baseCommit: string, deps: Deps, fixer: Fix
  * agent's turns, setup output) is kept in the run's store and read from there.
  */
 export async function runPipeline(
-  ws: TaskCheckout,
+  checkout: TaskCheckout,
   instance: Instance,
   ctx: PipelineContext,
 ): Promise<PipelineOutcome> {
   const { deps, signal } = ctx;
-  const task = evalTask(instance, ws.baseCommit, deps, ctx.fixer);
-  const progress: Progress = { outputs: {}, next: 'planner', approved: {}, baseCommit: ws.baseCommit };
+  const task = evalTask(instance, checkout.baseCommit, deps, ctx.fixer);
+  const progress: Progress = { outputs: {}, next: 'planner', approved: {}, baseCommit: checkout.baseCommit };
   const processes = new ProcessSet();
   const outcome: PipelineOutcome = {
     fixer: ctx.fixer,
@@ -177,10 +177,10 @@ export async function runPipeline(
     progress,
     signal,
     spawn: processes.spawn,
-    checkout: async () => ws,
+    checkout: async () => checkout,
     demo: false,
-    limits: BILLING_PLANS[ctx.plan],
-    budget: ctx.plan,
+    limits: BILLING_PLANS[ctx.billingPlan],
+    billingPlan: ctx.billingPlan,
     store: {
       // The task's totals (the next steps' budget counts what a step spent) and retries, in memory.
       save: async (write) => {

@@ -144,7 +144,7 @@ async function runModel(
 ): Promise<PipelineOutcome> {
   if (!options.pipeline) throw new Error('model mode needs the pipeline context');
   const signal = options.signal ?? new AbortController().signal;
-  const ws: TaskCheckout = {
+  const checkout: TaskCheckout = {
     root: at.root,
     dir: at.dir,
     gitDir: at.gitDir,
@@ -152,7 +152,7 @@ async function runModel(
     baseCommit: at.commit,
     dispose: async () => {},
   };
-  const outcome = await runPipeline(ws, instance, { ...options.pipeline, signal });
+  const outcome = await runPipeline(checkout, instance, { ...options.pipeline, signal });
   if (signal.aborted) throw new ValidationAborted();
   return outcome;
 }
@@ -175,7 +175,7 @@ function judgeChange(
     ...(options.tmpRoot ? { tmpRoot: options.tmpRoot } : {}),
     ...(options.toolchainCache ? { toolchainCache: options.toolchainCache } : {}),
     base: { git: { dir, gitDir: at.gitDir }, commit: at.commit },
-    ...(cache ? { environments: { cache, account: 'eval', repository: instance.repo } } : {}),
+    ...(cache ? { environments: { cache, workspace: 'eval', repository: instance.repo } } : {}),
   });
 }
 

@@ -1,7 +1,11 @@
 import { posix } from 'node:path';
 
-/** Where the task's work directory appears inside the sandbox. */
-export const WORKSPACE = '/workspace';
+/**
+ * Where the run's work directory appears inside the sandbox. The path stays `/workspace` (what
+ * repositories' logs and the agent's commands show, as in other coding agents' sandboxes); the
+ * code names it SANDBOX_WORKDIR, since a workspace is the team (docs/decisions.md, issue 43).
+ */
+export const SANDBOX_WORKDIR = '/workspace';
 /** The one user inside the sandbox. */
 export const SANDBOX_UID = 1000;
 
@@ -10,12 +14,12 @@ export const BASE_ENV: Readonly<Record<string, string>> = {
   PATH: '/usr/local/bin:/usr/bin:/bin',
   // The work directory, which lasts from command to command (/tmp does not): what the install
   // phase puts in the user site (pip --user, caches) is there for the test phase.
-  HOME: '/workspace',
+  HOME: SANDBOX_WORKDIR,
   LANG: 'C.UTF-8',
   USER: 'sandbox',
 };
 
-export const PASSWD = `sandbox:x:${SANDBOX_UID}:${SANDBOX_UID}:sandbox:/workspace:/bin/sh\nnobody:x:65534:65534:nobody:/nonexistent:/usr/sbin/nologin\n`;
+export const PASSWD = `sandbox:x:${SANDBOX_UID}:${SANDBOX_UID}:sandbox:${SANDBOX_WORKDIR}:/bin/sh\nnobody:x:65534:65534:nobody:/nonexistent:/usr/sbin/nologin\n`;
 export const GROUP = `sandbox:x:${SANDBOX_UID}:\nnogroup:x:65534:\n`;
 /**
  * The sandbox's own /etc/hosts: `localhost` is its own loopback. Test runners start servers on
@@ -88,16 +92,16 @@ const ENV_NAME = /^[A-Za-z_][A-Za-z0-9_]*$/;
 
 /** The working directory inside the sandbox; a cwd that leaves /workspace is refused. */
 export function sandboxCwd(cwd: string | undefined): string {
-  const inside = posix.resolve(WORKSPACE, cwd ?? '.');
-  if (inside !== WORKSPACE && !inside.startsWith(`${WORKSPACE}/`))
+  const inside = posix.resolve(SANDBOX_WORKDIR, cwd ?? '.');
+  if (inside !== SANDBOX_WORKDIR && !inside.startsWith(`${SANDBOX_WORKDIR}/`))
     throw new RangeError(`cwd must stay inside the work directory, got "${cwd}"`);
   return inside;
 }
 
 /** A directory of the work directory bound read-only: a relative path strictly inside /workspace. */
 export function readOnlyPath(path: string): string {
-  const inside = posix.resolve(WORKSPACE, path);
-  if (posix.isAbsolute(path) || !inside.startsWith(`${WORKSPACE}/`))
+  const inside = posix.resolve(SANDBOX_WORKDIR, path);
+  if (posix.isAbsolute(path) || !inside.startsWith(`${SANDBOX_WORKDIR}/`))
     throw new RangeError(`a read-only path must be a directory inside the work directory, got "${path}"`);
   return inside;
 }
@@ -169,11 +173,11 @@ export function bwrapArgs(plan: BwrapPlan, host: HostLayout): string[] {
   args.push('--size', String(plan.tmpBytes), '--tmpfs', '/tmp', '--symlink', '../tmp', '/var/tmp');
   for (const root of plan.toolRoots.map(toolRoot)) args.push('--ro-bind', root, root);
   for (const bind of plan.binds ?? []) args.push('--ro-bind', bind.source, bind.dest);
-  args.push('--bind', plan.workdir, WORKSPACE);
+  args.push('--bind', plan.workdir, SANDBOX_WORKDIR);
   // Over the work directory's bind, so the command cannot write them (nor unmount them: no capabilities).
   for (const path of plan.readOnly ?? []) {
     const inside = readOnlyPath(path);
-    args.push('--ro-bind', posix.join(plan.workdir, posix.relative(WORKSPACE, inside)), inside);
+    args.push('--ro-bind', posix.join(plan.workdir, posix.relative(SANDBOX_WORKDIR, inside)), inside);
   }
   args.push('--chdir', sandboxCwd(plan.cwd));
   // The root bwrap builds is a tmpfs of its own: read-only once everything is in place.

@@ -3,7 +3,16 @@ import type { LookupFunction } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join, posix, relative, resolve } from 'node:path';
 import type { SandboxConfig } from '../config/sandbox.js';
-import { GROUP, HOSTS, PASSWD, WORKSPACE, bwrapArgs, readOnlyPath, sandboxCwd, sandboxEnv } from './bwrap-args.js';
+import {
+  GROUP,
+  HOSTS,
+  PASSWD,
+  SANDBOX_WORKDIR,
+  bwrapArgs,
+  readOnlyPath,
+  sandboxCwd,
+  sandboxEnv,
+} from './bwrap-args.js';
 import { bwrapVersion, findExecutable, hostLayout, isExecutable } from './bwrap.js';
 import { type CgroupSupport, CommandCgroup, detectCgroups } from './cgroups.js';
 import {
@@ -101,7 +110,7 @@ function checkWorkdir(workdir: string, protectedPaths: string[]): string {
 function checkReadOnly(workdir: string, paths: string[]): string[] {
   for (const path of paths) {
     let at = workdir;
-    for (const part of posix.relative(WORKSPACE, readOnlyPath(path)).split('/')) {
+    for (const part of posix.relative(SANDBOX_WORKDIR, readOnlyPath(path)).split('/')) {
       at = join(at, part);
       if (!lstatSync(at, { throwIfNoEntry: false })?.isDirectory())
         throw new RangeError(`the read-only path ${path} is not a directory of the work directory`);
@@ -216,7 +225,7 @@ export async function createSandbox(config: SandboxConfig, options: SandboxOptio
       } else {
         // unsafe-host: the same limits and the same cleared environment, but on the host itself
         // (and its network: nothing here is isolated, the proxy included).
-        cwd = resolve(workdir, relative('/workspace', sandboxCwd(request.cwd)));
+        cwd = resolve(workdir, relative(SANDBOX_WORKDIR, sandboxCwd(request.cwd)));
         launchEnv = { ...sandboxEnv(request.env), ...(request.env?.HOME ? {} : { HOME: workdir }) };
         argv = [...rlimits, ...request.command];
       }

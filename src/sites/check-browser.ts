@@ -94,10 +94,10 @@ async function runViewport(
   try {
     context = await within(browser.newContext({ ...size, serviceWorkers: 'block', acceptDownloads: false }), deadline);
     await context.route('**/*', (route) => serve(route, files, options, add));
-    await context.routeWebSocket(/.*/, (ws) => {
-      const problem = blocked(ws.url(), options.allowExternal, 'opens a WebSocket to');
+    await context.routeWebSocket(/.*/, (socket) => {
+      const problem = blocked(socket.url(), options.allowExternal, 'opens a WebSocket to');
       if (problem) add(problem);
-      ws.close();
+      socket.close();
     });
     const page = await context.newPage();
     watchPage(page, files, add);

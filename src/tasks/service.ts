@@ -96,8 +96,8 @@ export async function createTask(
   const isDemo = auth.tokenKind === 'demo';
   // A fixer the plan refuses is the request's fault: said before the code host is asked or anything is counted.
   if (input.fixer !== undefined) {
-    const planName = billingPlanNameOf(isDemo ? 'demo' : auth.workspace.plan);
-    checkFixerAllowed('fixer', input.fixer, billingPlan(planName), planName);
+    const billingPlanName = billingPlanNameOf(isDemo ? 'demo' : auth.workspace.plan);
+    checkFixerAllowed('fixer', input.fixer, billingPlan(billingPlanName), billingPlanName);
   }
   if (repo) {
     // Asked of the code host before the account row is locked: a slow host must not hold the lock.
@@ -134,10 +134,10 @@ export async function createTask(
         ? 'pipeline'
         : chooseFixer({
             requested: input.fixer,
-            accountDefault: admission.workspace.fixer,
+            workspaceDefault: admission.workspace.fixer,
             operatorDefault: deps.config.fixer.kind,
-            plan: admission.limits,
-            planName: admission.planName,
+            billingPlan: admission.limits,
+            billingPlanName: admission.billingPlanName,
           });
     const task = await insertAdmitted(
       tx,

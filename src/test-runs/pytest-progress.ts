@@ -1,6 +1,7 @@
 import { mkdir, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { RunTree } from '../environments/copies.js';
+import { SANDBOX_WORKDIR } from '../sandbox/bwrap-args.js';
 
 /**
  * The validator's pytest plugin: one line per event on the descriptor EMEND_PROGRESS_FD
@@ -78,7 +79,7 @@ export const PROGRESS_FD = 3;
 
 /** The environment that makes the plugin importable and tells it where to write. */
 export const PROGRESS_ENV: Readonly<Record<string, string>> = {
-  PYTHONPATH: `/workspace/${TREE_TOOLS}`,
+  PYTHONPATH: `${SANDBOX_WORKDIR}/${TREE_TOOLS}`,
   EMEND_PROGRESS_FD: String(PROGRESS_FD),
 };
 

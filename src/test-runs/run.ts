@@ -1,5 +1,5 @@
 import type { RunTree } from '../environments/copies.js';
-import { type Probe, type TestPlan, probeCommand, readProbe } from '../environments/detect.js';
+import { type Probe, type TestRecipe, probeCommand, readProbe } from '../environments/detect.js';
 import {
   type RunContext,
   SANDBOX_REPO,
@@ -26,8 +26,8 @@ export const HANG_GRACE_MS = 1_000;
 const TEST_OUTPUT_BYTES = 8 * 1024 * 1024;
 
 /** Asks the sandbox what the timeout flags depend on (node's version, the pytest-timeout plugin). */
-export async function probe(ctx: RunContext, tree: RunTree, plan: TestPlan): Promise<Probe> {
-  const command = probeCommand(plan);
+export async function probe(ctx: RunContext, tree: RunTree, recipe: TestRecipe): Promise<Probe> {
+  const command = probeCommand(recipe);
   if (command === undefined) return {};
   const result = await sandboxed(ctx, tree, { command, timeoutMs: 30_000, network: false, outputBytes: 64 * 1024 });
   return readProbe(result.stdout);

@@ -5,7 +5,7 @@ import type { Sandbox } from '../sandbox/types.js';
 import type { BaselineSummary, HungTest, SetupReport, ValidatorOutput } from '../step-contract/fix.js';
 import { type BaselineSeen, type Comparison, compareRuns, unreachedOnBaseline } from './compare.js';
 import { type RunTree, openCheckout, prepareCopies } from '../environments/copies.js';
-import { type TestPlan, commandWithTimeouts } from '../environments/detect.js';
+import { type TestRecipe, commandWithTimeouts } from '../environments/detect.js';
 import { type PrepareOptions, type TreeSource, prepareTrees } from '../environments/prepare-trees.js';
 import { type RunContext, type RunLimits, defaultLimits, runContextOf } from '../environments/sandboxed.js';
 import { runSetup, setupState } from '../environments/setup-phase.js';
@@ -69,12 +69,12 @@ export async function validate(
       tree: copies.change,
       detectIn: [copies.baseline.repo, copies.change.repo],
       detect: { testCommand: input.testCommand, settings: input.settings },
-      onPlan: (plan) =>
-        log('test plan', {
-          runner: plan.runner,
-          source: plan.source,
-          command: plan.command,
-          setup: plan.setup?.command,
+      onRecipe: (recipe) =>
+        log('test recipe', {
+          runner: recipe.runner,
+          source: recipe.source,
+          command: recipe.command,
+          setup: recipe.setup?.command,
         }),
       dated: { repo: checkout, commit },
       toolchainCache: options.toolchainCache,
@@ -83,19 +83,19 @@ export async function validate(
         : undefined,
       log,
     });
-    if (prepared.kind === 'no-plan') return notValidated(started, NO_TEST_COMMAND);
+    if (prepared.kind === 'no-recipe') return notValidated(started, NO_TEST_COMMAND);
     const { environment } = prepared;
-    const { plan } = environment;
+    const { recipe } = environment;
     // What was tried on the way (a version that could not be fetched, and why) belongs with it.
     if (prepared.kind === 'missing')
-      return notValidated(started, [describeMissing(prepared.missing), ...environment.notes].join('; '), plan);
+      return notValidated(started, [describeMissing(prepared.missing), ...environment.notes].join('; '), recipe);
     const { setups } = prepared;
     const setup = setups.change;
-    const probed = await probe(ctx, copies.change, plan);
+    const probed = await probe(ctx, copies.change, recipe);
     // The progress plugin needs the read-only bind of its directory, which only bubblewrap gives.
     const canWatch = sandbox.report().kind === 'bubblewrap';
     const timed = commandWithTimeouts(
-      plan,
+      recipe,
       Math.ceil(limits.testTimeoutMs / 1000),
       Math.ceil(limits.runTimeoutMs / 1000),
       probed,
@@ -106,7 +106,7 @@ export async function validate(
 
     // The change's test files run on the base commit's code too: a reproduction must fail there.
     const tests = await changeTests(checkout, commit);
-    const { summary: baseline, seen } = await baselineRun(ctx, copies, plan, command, watchPytest, {
+    const { summary: baseline, seen } = await baselineRun(ctx, copies, recipe, command, watchPytest, {
       commit,
       tests,
       input,
@@ -157,8 +157,8 @@ export async function validate(
       duration_ms: Math.round(performance.now() - started),
       log_tail: change.logTail,
       ...(message !== undefined ? { message } : {}),
-      source: plan.source,
-      ...(plan.runner !== undefined ? { runner: plan.runner } : {}),
+      source: recipe.source,
+      ...(recipe.runner !== undefined ? { runner: recipe.runner } : {}),
       tests: counts,
       ...(change.hung ? { hung: change.hung } : {}),
       baseline,
@@ -186,7 +186,7 @@ interface BaselineKey {
 async function baselineRun(
   ctx: RunContext,
   copies: { baseline: RunTree },
-  plan: TestPlan,
+  recipe: TestRecipe,
   command: string,
   watchPytest: boolean,
   { commit, tests, input, log, setup }: BaselineKey,
@@ -198,7 +198,7 @@ async function baselineRun(
   }
   const leftOut = await addTestsToBaseline(input.dir, tests.copied, copies.baseline.repo);
   if (leftOut.length > 0) log('test files not copied to the base commit (a link on their way there)', { leftOut });
-  const baselineSetup = setup !== undefined ? setup : await runSetup(ctx, copies.baseline, plan);
+  const baselineSetup = setup !== undefined ? setup : await runSetup(ctx, copies.baseline, recipe);
   const run = await runTests(ctx, copies.baseline, command, baselineSetup, { watchPytest });
   const baseline: BaselineSummary = {
     commit,
@@ -309,12 +309,12 @@ function hungNotes(change: HungTest | undefined, baseline: HungTest | undefined)
 }
 
 /**
- * Nothing ran, for the reason `message` gives: no tests found, or (with the plan that needs it) a
+ * Nothing ran, for the reason `message` gives: no tests found, or (with the recipe that needs it) a
  * toolchain the sandbox lacks, named with its install.
  */
-function notValidated(started: number, message: string, plan?: TestPlan): ValidatorOutput {
+function notValidated(started: number, message: string, recipe?: TestRecipe): ValidatorOutput {
   return {
-    command: plan?.command ?? null,
+    command: recipe?.command ?? null,
     setup: null,
     passed: null,
     new_failures: [],
@@ -323,7 +323,7 @@ function notValidated(started: number, message: string, plan?: TestPlan): Valida
     duration_ms: Math.round(performance.now() - started),
     log_tail: message,
     message,
-    ...(plan ? { source: plan.source } : {}),
-    ...(plan?.runner !== undefined ? { runner: plan.runner } : {}),
+    ...(recipe ? { source: recipe.source } : {}),
+    ...(recipe?.runner !== undefined ? { runner: recipe.runner } : {}),
   };
 }

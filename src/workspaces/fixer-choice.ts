@@ -10,13 +10,13 @@ const FALLBACK: FixerKind = 'pipeline';
 export function checkFixerAllowed(
   field: string,
   fixer: FixerKind,
-  plan: Pick<BillingPlan, 'fixers'>,
-  planName: BillingPlanName,
+  billingPlan: Pick<BillingPlan, 'fixers'>,
+  billingPlanName: BillingPlanName,
 ): FixerKind {
-  if (!plan.fixers.includes(fixer))
+  if (!billingPlan.fixers.includes(fixer))
     throw new AppError(
       'bad_request',
-      `${field}: the ${planName} plan does not offer the ${fixer} fixer (it offers: ${plan.fixers.join(', ')})`,
+      `${field}: the ${billingPlanName} plan does not offer the ${fixer} fixer (it offers: ${billingPlan.fixers.join(', ')})`,
     );
   return fixer;
 }
@@ -24,12 +24,12 @@ export function checkFixerAllowed(
 export interface FixerChoice {
   /** The task's own `fixer`, if it named one: refused (400) when the plan does not offer it. */
   requested?: FixerKind;
-  /** The account's saved default (null: none). */
-  accountDefault: FixerKind | null;
+  /** The workspace's saved default (null: none). */
+  workspaceDefault: FixerKind | null;
   /** The operator's (EMEND_FIXER). */
   operatorDefault: FixerKind;
-  plan: Pick<BillingPlan, 'fixers'>;
-  planName: BillingPlanName;
+  billingPlan: Pick<BillingPlan, 'fixers'>;
+  billingPlanName: BillingPlanName;
 }
 
 /**
@@ -39,7 +39,7 @@ export interface FixerChoice {
  * saved before a downgrade) falls back to the pipeline, which every plan offers.
  */
 export function chooseFixer(c: FixerChoice): FixerKind {
-  if (c.requested !== undefined) return checkFixerAllowed('fixer', c.requested, c.plan, c.planName);
-  const fallback = c.accountDefault ?? c.operatorDefault;
-  return c.plan.fixers.includes(fallback) ? fallback : FALLBACK;
+  if (c.requested !== undefined) return checkFixerAllowed('fixer', c.requested, c.billingPlan, c.billingPlanName);
+  const fallback = c.workspaceDefault ?? c.operatorDefault;
+  return c.billingPlan.fixers.includes(fallback) ? fallback : FALLBACK;
 }

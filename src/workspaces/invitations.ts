@@ -79,7 +79,7 @@ export async function revokeInvitationsBeyond(
 export async function createInvitation(
   deps: Pick<Deps, 'db' | 'clock'>,
   actor: Actor & { accountId: string },
-  ws: Workspace,
+  workspace: Workspace,
   input: { role: WorkspaceRole; email?: string; expiresInDays?: number },
 ): Promise<{ invitation: InvitationView; secret: string }> {
   // Above one's own role is forbidden (a maintainer asking for an owner too); the owner is told how ownership moves.
@@ -87,14 +87,15 @@ export async function createInvitation(
     throw new AppError('forbidden', `a ${actor.role} cannot invite a ${input.role}`);
   if (input.role === 'owner')
     throw new AppError('bad_request', 'role: nobody is invited as owner; ownership moves by transfer');
-  if (ws.personalOf) throw new AppError('conflict', 'a personal workspace has one member; create a workspace to share');
+  if (workspace.personalOf)
+    throw new AppError('conflict', 'a personal workspace has one member; create a workspace to share');
   const now = deps.clock.now();
   const secret = `inv_${randomBytes(24).toString('base64url')}`;
   const [invitation] = await deps.db
     .insert(workspaceInvitations)
     .values({
       id: newId(),
-      workspaceId: ws.id,
+      workspaceId: workspace.id,
       role: input.role,
       email: input.email?.trim().toLowerCase() ?? null,
       tokenHash: hash(secret),
@@ -198,8 +199,8 @@ export async function acceptInvitation(deps: Pick<Deps, 'db' | 'clock'>, account
       .where(and(eq(workspaceInvitations.id, seen.id), open))
       .for('update');
     if (!inv || inv.invitedBy !== seen.invitedBy) return null;
-    const [ws] = await tx.select().from(workspaces).where(eq(workspaces.id, inv.workspaceId));
-    if (!ws || ws.deletedAt) return null;
+    const [workspace] = await tx.select().from(workspaces).where(eq(workspaces.id, inv.workspaceId));
+    if (!workspace || workspace.deletedAt) return null;
     if (!inviterMayGrant(inviter?.role ?? null, inv.role)) {
       await tx.update(workspaceInvitations).set({ revokedAt: now }).where(eq(workspaceInvitations.id, inv.id));
       return null;
@@ -216,7 +217,7 @@ export async function acceptInvitation(deps: Pick<Deps, 'db' | 'clock'>, account
       .select()
       .from(workspaceMembers)
       .where(and(eq(workspaceMembers.workspaceId, inv.workspaceId), eq(workspaceMembers.accountId, accountId)));
-    return { workspace: ws, role: member!.role };
+    return { workspace, role: member!.role };
   });
   if (!joined) throw gone();
   return joined;

@@ -12,15 +12,15 @@ export async function createWorkspace(
 ): Promise<Workspace> {
   const now = deps.clock.now();
   return deps.db.transaction(async (tx) => {
-    const [ws] = await tx.insert(workspaces).values({ id: newId(), name, createdAt: now }).returning();
+    const [workspace] = await tx.insert(workspaces).values({ id: newId(), name, createdAt: now }).returning();
     await tx
       .insert(workspaceMembers)
-      .values({ workspaceId: ws!.id, accountId: ownerId, role: 'owner', createdAt: now });
-    return ws!;
+      .values({ workspaceId: workspace!.id, accountId: ownerId, role: 'owner', createdAt: now });
+    return workspace!;
   });
 }
 
 export async function renameWorkspace(deps: Pick<Deps, 'db'>, workspaceId: string, name: string): Promise<Workspace> {
-  const [ws] = await deps.db.update(workspaces).set({ name }).where(eq(workspaces.id, workspaceId)).returning();
-  return ws!;
+  const [workspace] = await deps.db.update(workspaces).set({ name }).where(eq(workspaces.id, workspaceId)).returning();
+  return workspace!;
 }

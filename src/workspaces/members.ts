@@ -141,12 +141,12 @@ export async function leaveWorkspace(deps: Pick<Deps, 'db' | 'clock'>, workspace
  */
 export async function transferOwnership(
   deps: Pick<Deps, 'db' | 'clock'>,
-  ws: Workspace,
+  workspace: Workspace,
   fromAccountId: string,
   toAccountId: string,
 ) {
-  const workspaceId = ws.id;
-  if (ws.personalOf) throw new AppError('conflict', 'a personal workspace cannot change owner');
+  const workspaceId = workspace.id;
+  if (workspace.personalOf) throw new AppError('conflict', 'a personal workspace cannot change owner');
   if (toAccountId === fromAccountId) throw new AppError('bad_request', 'account_id: you already own this workspace');
   await memberOrNotFound(deps, workspaceId, toAccountId);
   await deps.db.transaction(async (tx) => {

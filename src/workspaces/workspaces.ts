@@ -22,7 +22,7 @@ export async function createPersonalWorkspace(
   account: { id: string; email: string; name: string },
   input: { plan: string; now: Date },
 ): Promise<Workspace> {
-  const [ws] = await tx
+  const [workspace] = await tx
     .insert(workspaces)
     .values({
       id: account.id,
@@ -35,7 +35,7 @@ export async function createPersonalWorkspace(
   await tx
     .insert(workspaceMembers)
     .values({ workspaceId: account.id, accountId: account.id, role: 'owner', createdAt: input.now });
-  return ws!;
+  return workspace!;
 }
 
 /**

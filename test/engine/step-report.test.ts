@@ -92,7 +92,7 @@ describe("a step's reports", () => {
       checkout: () => Promise.reject(new Error('no checkout here')),
       demo: false,
       limits: BILLING_PLANS.pro,
-      budget: 'pro',
+      billingPlan: 'pro',
       store,
     };
     expect(await runLoop(loop)).toBe('done');

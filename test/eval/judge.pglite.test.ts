@@ -106,7 +106,7 @@ describe('judge', { timeout: 90_000 }, () => {
     const judged = async (gold: boolean) => {
       const dir = await checkout(needsDep);
       if (gold) await applyGoldPatch(dir, needsDep.patch);
-      const environments = { cache, account: 'eval', repository: needsDep.repo };
+      const environments = { cache, workspace: 'eval', repository: needsDep.repo };
       return judge(dir, needsDep, { sandbox, environments, base: { git: { dir }, commit: needsDep.base_commit } });
     };
     const oracle = await judged(true);
@@ -124,7 +124,7 @@ describe('judge', { timeout: 90_000 }, () => {
     const dir = await checkout(needsDep);
     const own = await judge(dir, ownSetup, {
       sandbox,
-      environments: { cache, account: 'eval', repository: needsDep.repo },
+      environments: { cache, workspace: 'eval', repository: needsDep.repo },
       base: { git: { dir }, commit: needsDep.base_commit },
     });
     expect(own.setup.ok).toBe(true);

@@ -1,8 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import { selectTests, statusOf } from '../../src/eval/judge.js';
-import type { TestPlan } from '../../src/environments/detect.js';
+import type { TestRecipe } from '../../src/environments/detect.js';
 
-const plan = (over: Partial<TestPlan>): TestPlan => ({
+const recipe = (over: Partial<TestRecipe>): TestRecipe => ({
   runner: 'unittest',
   source: 'detected',
   command: 'python3 -m unittest discover -v',
@@ -14,7 +14,7 @@ const plan = (over: Partial<TestPlan>): TestPlan => ({
 describe('selectTests', () => {
   it('runs pytest on the files of pytest ids, whatever runner the files suggested', () => {
     const ids = ['test_requests.py::T::test_a', 'tests/b.py::test_b[x y]', 'test_requests.py::T::test_c'];
-    expect(selectTests(plan({}), ids)).toMatchObject({
+    expect(selectTests(recipe({}), ids)).toMatchObject({
       runner: 'pytest',
       command: "python3 -m pytest 'test_requests.py' 'tests/b.py'",
       perTest: { kind: 'pytest' },
@@ -24,7 +24,7 @@ describe('selectTests', () => {
 
   it('keeps the detected environment: its install and the repository’s .emend/setup run before pytest', () => {
     const install = { command: 'python3 -m venv "$HOME/.venv" && "$HOME/.venv/bin/python" -m pip install -e .' };
-    const detected = plan({
+    const detected = recipe({
       runner: 'pytest',
       command: 'python3 -m pytest',
       setup: install,
@@ -39,9 +39,9 @@ describe('selectTests', () => {
   });
 
   it("keeps the repository's own command (.emend/test) and runners without per-id selection", () => {
-    const own = plan({ source: 'repo-file', command: 'make check' });
+    const own = recipe({ source: 'repo-file', command: 'make check' });
     expect(selectTests(own, ['a.py::test_a'])).toBe(own);
-    const node = plan({ runner: 'node', command: 'npm test', perTest: { kind: 'node-test' } });
+    const node = recipe({ runner: 'node', command: 'npm test', perTest: { kind: 'node-test' } });
     expect(selectTests(node, ['adds', 'multiplies'])).toBe(node);
     expect(selectTests(undefined, ['adds'])).toBeUndefined();
   });

@@ -85,7 +85,7 @@ describe('model layer: prices, budget, retries, configuration', () => {
       fixer: { provider: 'anthropic', model: 'claude-opus-4-1' },
       planner: { provider: undefined, model: 'gpt-5' },
     });
-    expect(c.llm.budgets.pro).toEqual({ tokens: 1_000_000, usd: 2.5 });
+    expect(c.llm.taskBudgets.pro).toEqual({ tokens: 1_000_000, usd: 2.5 });
     expect(c.llm.prices).toEqual({ 'llama3.1': [0, 0] });
     const bad = (env: Record<string, string>) => {
       try {

@@ -3,9 +3,9 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import {
-  type TestPlan,
+  type TestRecipe,
   commandWithTimeouts,
-  detectTestPlan,
+  detectTestRecipe,
   readProbe,
   scriptTimeoutStyle,
 } from '../../src/environments/detect.js';
@@ -19,7 +19,7 @@ function tree(files: Files): string {
   return dir;
 }
 const pkg = (o: Record<string, unknown>) => JSON.stringify({ name: 'x', ...o });
-const detect = (files: Files, testCommand?: string) => detectTestPlan(tree(files), { testCommand });
+const detect = (files: Files, testCommand?: string) => detectTestRecipe(tree(files), { testCommand });
 
 describe('test command detection', () => {
   afterAll(() => {
@@ -84,7 +84,7 @@ describe('test command detection', () => {
   });
 
   it('builds the command with timeout flags the sandbox’s tools support', () => {
-    const node: TestPlan = {
+    const node: TestRecipe = {
       runner: 'node',
       source: 'detected',
       command: 'npm test',
@@ -99,7 +99,7 @@ describe('test command detection', () => {
     );
     expect(commandWithTimeouts(node, 30, 600, { nodeVersion: [18, 19] })).toBe('npm test -- --test-reporter=tap');
     expect(commandWithTimeouts(node, 30, 600, { nodeVersion: [22, 1] })).toContain('--test-force-exit');
-    const pytest: TestPlan = {
+    const pytest: TestRecipe = {
       runner: 'pytest',
       source: 'detected',
       command: 'python3 -m pytest',
@@ -116,7 +116,7 @@ describe('test command detection', () => {
     expect(commandWithTimeouts(node, 30, 600, { nodeVersion: [20, 20] }, { pytestProgress: true })).not.toContain(
       'emend_progress',
     );
-    const go: TestPlan = {
+    const go: TestRecipe = {
       runner: 'go',
       source: 'detected',
       command: 'go test -json ./...',
@@ -124,7 +124,7 @@ describe('test command detection', () => {
       setup: null,
     };
     expect(commandWithTimeouts(go, 30, 600, {})).toBe('go test -timeout 540s -json ./...');
-    const yarnJest: TestPlan = {
+    const yarnJest: TestRecipe = {
       runner: 'node',
       source: 'detected',
       command: 'yarn run test',
@@ -228,17 +228,17 @@ describe('test command detection', () => {
     };
     const dir = tree(files);
     const settings = { testCommand: 'npm run test:setting' };
-    expect(detectTestPlan(dir, { testCommand: 'npm run test:memory', settings })).toMatchObject({
+    expect(detectTestRecipe(dir, { testCommand: 'npm run test:memory', settings })).toMatchObject({
       source: 'setting',
       command: 'npm run test:setting',
       setup: { command: 'npm ci --no-audit --no-fund' },
     });
-    expect(detectTestPlan(dir, { testCommand: 'npm run test:memory' })).toMatchObject({ source: 'repo-file' });
+    expect(detectTestRecipe(dir, { testCommand: 'npm run test:memory' })).toMatchObject({ source: 'repo-file' });
     const noFile = tree({ ...files, '.emend/test': '# none\n' });
-    expect(detectTestPlan(noFile, { testCommand: 'npm run test:memory' })).toMatchObject({ source: 'memory' });
-    expect(detectTestPlan(noFile, {})).toMatchObject({ source: 'detected', command: 'npm test' });
+    expect(detectTestRecipe(noFile, { testCommand: 'npm run test:memory' })).toMatchObject({ source: 'memory' });
+    expect(detectTestRecipe(noFile, {})).toMatchObject({ source: 'detected', command: 'npm test' });
     // a setting names a test command even where nothing is detected
-    expect(detectTestPlan(tree({ 'README.md': '' }), { settings: { testCommand: 'make check' } })).toMatchObject({
+    expect(detectTestRecipe(tree({ 'README.md': '' }), { settings: { testCommand: 'make check' } })).toMatchObject({
       source: 'setting',
       command: 'make check',
       setup: null,
@@ -259,7 +259,7 @@ describe('test command detection', () => {
     ).toMatchObject({ setup: null, extraSetup: ['sh .emend/setup'] });
     // the account's setup setting runs last
     expect(
-      detectTestPlan(tree({ ...files, '.emend/setup': 'npm run build\n' }), {
+      detectTestRecipe(tree({ ...files, '.emend/setup': 'npm run build\n' }), {
         settings: { setupCommand: './scripts/fetch-fixtures' },
       }),
     ).toMatchObject({ extraSetup: ['sh .emend/setup', './scripts/fetch-fixtures'] });

@@ -114,14 +114,14 @@ describe('cached environments', { timeout: 60_000 }, () => {
   const run = async (
     repo: { dir: string; base: string },
     cache: EnvironmentCache,
-    extra: Partial<ValidateOptions> & { account?: string } = {},
+    extra: Partial<ValidateOptions> & { workspace?: string } = {},
   ) => {
     const logs: Logged[] = [];
     const out = await validate(
       sandbox,
       { dir: repo.dir, base: repo.base },
       {
-        environments: { cache, account: extra.account ?? 'acct-a', repository: 'https://git.example/fixture' },
+        environments: { cache, workspace: extra.workspace ?? 'team-a', repository: 'https://git.example/fixture' },
         log: (message, data) => logs.push({ message, ...(data ? { data } : {}) }),
         ...(extra.setupEnv ? { setupEnv: extra.setupEnv } : {}),
       },
@@ -145,7 +145,7 @@ describe('cached environments', { timeout: 60_000 }, () => {
     expect(first.setupRuns).toBe(1);
     const [entry] = await cache.list();
     expect(entry).toMatchObject({
-      account: 'acct-a',
+      account: 'team-a',
       repository: 'https://git.example/fixture',
       paths: ['node_modules'],
     });
@@ -232,12 +232,12 @@ test('no download cache in the test phase', () => assert.strictEqual(existsSync(
     expect(hit.out).toMatchObject({ passed: true, tests: { passed: 3, failed: 0 }, baseline: { failures: [] } });
   });
 
-  it('another account, or other setup secrets, get their own entry; no secret is stored or logged', async () => {
+  it('another workspace, or other setup secrets, get their own entry; no secret is stored or logged', async () => {
     const cache = newCache();
     const repo = fixtureRepo(BASE, PLAIN_CHANGE);
     const secret = 'tok-3f9a1c77e2b4';
     const a = await run(repo, cache, { setupEnv: { REGISTRY_TOKEN: secret } });
-    const b = await run(repo, cache, { account: 'acct-b', setupEnv: { REGISTRY_TOKEN: secret } });
+    const b = await run(repo, cache, { workspace: 'team-b', setupEnv: { REGISTRY_TOKEN: secret } });
     const c = await run(repo, cache, { setupEnv: { REGISTRY_TOKEN: 'tok-other-value-1' } });
     const again = await run(repo, cache, { setupEnv: { REGISTRY_TOKEN: secret } });
     expect([a, b, c].map((r) => r.out.setup?.environment?.cache)).toEqual(['built', 'built', 'built']);
@@ -261,8 +261,8 @@ test('no download cache in the test phase', () => assert.strictEqual(existsSync(
     const r1 = await run(one, cache);
     const keyOne = r1.out.setup?.environment?.key;
     expect((await cache.list()).map((e) => e.key)).toEqual([keyOne]);
-    // Another repository URL would do; another account is simplest.
-    const r2 = await run(two, cache, { account: 'acct-b' });
+    // Another repository URL would do; another workspace is simplest.
+    const r2 = await run(two, cache, { workspace: 'team-b' });
     const keyTwo = r2.out.setup?.environment?.key;
     expect(keyTwo).not.toBe(keyOne);
     expect((await cache.list()).map((e) => e.key)).toEqual([keyTwo]);

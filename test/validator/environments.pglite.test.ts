@@ -6,7 +6,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadConfig } from '../../src/config/config.js';
 import { setupFetch } from '../../src/sandbox/egress-fetch.js';
 import type { Sandbox } from '../../src/sandbox/types.js';
-import { detectTestPlan } from '../../src/environments/detect.js';
+import { detectTestRecipe } from '../../src/environments/detect.js';
 import { prepareEnvironment } from '../../src/environments/environment.js';
 import { ToolchainCache } from '../../src/environments/toolchain-cache.js';
 import { validate } from '../../src/validator/validate.js';
@@ -86,12 +86,12 @@ describe('toolchains for a repository', { timeout: 120_000 }, () => {
 
   it('installs no pytest where the sandbox’s python has it, and says which it found', async () => {
     const repo = fixtureRepo({ 'test_a.py': 'def test_a():\n    assert True\n' });
-    const detected = detectTestPlan(repo.dir)!;
+    const detected = detectTestRecipe(repo.dir)!;
     expect(detected.setup?.onlyFor).toBe('pytest');
     const env = await prepareEnvironment(online, detected);
     // python3-pytest is installed here (npm test's system check sees to it)
     expect(env.facts.pytest).toMatch(/^\d+\./);
-    expect(env.plan.setup).toBeNull();
+    expect(env.recipe.setup).toBeNull();
     expect(env.missing).toBeUndefined();
   });
 

@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { ConfinedDir } from '../../src/checkout/confined-fs.js';
-import { type TestPlan, detectTestPlan } from '../../src/environments/detect.js';
+import { type TestRecipe, detectTestRecipe } from '../../src/environments/detect.js';
 import { nodeWants } from '../../src/environments/node-wants.js';
 import { pythonDeclared } from '../../src/environments/python-deps.js';
 import { pythonSetup } from '../../src/environments/python-setup.js';
@@ -72,15 +72,16 @@ describe('a Python repository’s declared test dependencies', () => {
   });
 
   it('with nothing declared, plans a venv with pytest only for pytest tests, marked as needed only without pytest', () => {
-    expect(detectTestPlan(tree({ 'test_a.py': 'def test_a(): pass\n' }))?.setup).toEqual({
+    expect(detectTestRecipe(tree({ 'test_a.py': 'def test_a(): pass\n' }))?.setup).toEqual({
       command:
         `python3 -m venv --system-site-packages "$HOME/.venv" && { "$HOME/.venv/bin/python" -c 'import pytest' ` +
         '2>/dev/null || "$HOME/.venv/bin/python" -m pip install --quiet pytest; }',
       onlyFor: 'pytest',
     });
     expect(
-      detectTestPlan(tree({ 'test_a.py': 'import unittest\nclass T(unittest.TestCase):\n  def test_a(self): pass\n' }))
-        ?.setup,
+      detectTestRecipe(
+        tree({ 'test_a.py': 'import unittest\nclass T(unittest.TestCase):\n  def test_a(self): pass\n' }),
+      )?.setup,
     ).toBeNull();
   });
 });
@@ -125,7 +126,7 @@ describe('a Node repository’s toolchain', () => {
 });
 
 describe('a missing toolchain', () => {
-  const plan = (o: Partial<TestPlan>): TestPlan => ({
+  const recipe = (o: Partial<TestRecipe>): TestRecipe => ({
     runner: 'pytest',
     source: 'detected',
     command: 'python3 -m pytest',
@@ -136,7 +137,7 @@ describe('a missing toolchain', () => {
   const venvSetup = { command: 'python3 -m venv …' };
 
   it('names the toolchain and the command that installs it', () => {
-    const go = plan({ runner: 'go', command: 'go test -json ./...', perTest: { kind: 'go' } });
+    const go = recipe({ runner: 'go', command: 'go test -json ./...', perTest: { kind: 'go' } });
     const missing = missingToolchain(go, readFacts('python=3.11.2\n', ['python', 'go']), true);
     expect(missing).toEqual({ toolchain: 'go', because: 'go.mod', install: 'apt-get install golang-go' });
     expect(describeMissing(missing!)).toBe(
@@ -147,7 +148,7 @@ describe('a missing toolchain', () => {
   });
 
   it('asks for python3-venv only when a setup will make a virtualenv, and pytest only when nothing can provide it', () => {
-    const declared = plan({ setup: venvSetup });
+    const declared = recipe({ setup: venvSetup });
     expect(missingToolchain(declared, { python: '3.11.2', pytest: '7.2.1' }, true)?.install).toBe(
       'apt-get install python3-venv',
     );
@@ -158,6 +159,6 @@ describe('a missing toolchain', () => {
     expect(missingToolchain(declared, { python: '3.11.2', venv: 'yes' }, false)?.install).toBe(
       'apt-get install python3-pytest',
     );
-    expect(missingToolchain(plan({}), {}, true)?.install).toBe('apt-get install python3');
+    expect(missingToolchain(recipe({}), {}, true)?.install).toBe('apt-get install python3');
   });
 });

@@ -26,23 +26,23 @@ describe('the plans’ fixers', () => {
 });
 
 describe('chooseFixer', () => {
-  const pro = { plan: BILLING_PLANS.pro, planName: 'pro' as const };
-  const free = { plan: BILLING_PLANS.free, planName: 'free' as const };
+  const pro = { billingPlan: BILLING_PLANS.pro, billingPlanName: 'pro' as const };
+  const free = { billingPlan: BILLING_PLANS.free, billingPlanName: 'free' as const };
 
   it('takes the task’s choice, else the account’s default, else the operator’s', () => {
-    expect(chooseFixer({ ...pro, requested: 'pipeline', accountDefault: 'agent', operatorDefault: 'agent' })).toBe(
+    expect(chooseFixer({ ...pro, requested: 'pipeline', workspaceDefault: 'agent', operatorDefault: 'agent' })).toBe(
       'pipeline',
     );
-    expect(chooseFixer({ ...pro, accountDefault: 'agent', operatorDefault: 'pipeline' })).toBe('agent');
-    expect(chooseFixer({ ...pro, accountDefault: 'pipeline', operatorDefault: 'agent' })).toBe('pipeline');
-    expect(chooseFixer({ ...pro, accountDefault: null, operatorDefault: 'agent' })).toBe('agent');
+    expect(chooseFixer({ ...pro, workspaceDefault: 'agent', operatorDefault: 'pipeline' })).toBe('agent');
+    expect(chooseFixer({ ...pro, workspaceDefault: 'pipeline', operatorDefault: 'agent' })).toBe('pipeline');
+    expect(chooseFixer({ ...pro, workspaceDefault: null, operatorDefault: 'agent' })).toBe('agent');
   });
 
   it('refuses an explicit choice the plan does not offer, naming it and the plan; a refused default falls back to pipeline', () => {
     expect(() =>
-      chooseFixer({ ...free, requested: 'agent', accountDefault: null, operatorDefault: 'pipeline' }),
+      chooseFixer({ ...free, requested: 'agent', workspaceDefault: null, operatorDefault: 'pipeline' }),
     ).toThrow(new AppError('bad_request', 'fixer: the free plan does not offer the agent fixer (it offers: pipeline)'));
-    expect(chooseFixer({ ...free, accountDefault: 'agent', operatorDefault: 'agent' })).toBe('pipeline');
-    expect(chooseFixer({ ...free, accountDefault: null, operatorDefault: 'agent' })).toBe('pipeline');
+    expect(chooseFixer({ ...free, workspaceDefault: 'agent', operatorDefault: 'agent' })).toBe('pipeline');
+    expect(chooseFixer({ ...free, workspaceDefault: null, operatorDefault: 'agent' })).toBe('pipeline');
   });
 });

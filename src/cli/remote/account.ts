@@ -10,10 +10,12 @@ async function me(ctx: RemoteContext): Promise<number> {
   return show(ctx, profile, (p) => {
     const keys = Array.isArray(p.api_keys) ? (p.api_keys as { provider: string }[]).map((k) => k.provider) : [];
     // A server from before workspaces answers none.
-    const ws = p.workspace as typeof p.workspace | undefined;
+    const workspace = p.workspace as typeof p.workspace | undefined;
     return table([
       ['email:', p.email],
-      ...(ws ? [['workspace:', `${ws.name} (${ws.personal ? 'personal' : 'team'}, ${p.role}) ${ws.id}`]] : []),
+      ...(workspace
+        ? [['workspace:', `${workspace.name} (${workspace.personal ? 'personal' : 'team'}, ${p.role}) ${workspace.id}`]]
+        : []),
       ['plan:', `${p.plan}, ${p.credits} credits`],
       ['byok:', p.use_byok ? 'on' : 'off'],
       ['code host:', typeof p.scm === 'string' ? p.scm : 'not connected'],

@@ -201,30 +201,30 @@ const member = () => new Argument('<member>', 'an account id or email, as `emend
 
 /** `emend workspaces list|create|show|rename|delete|export|members|role|remove|leave|transfer|invite|invitations|revoke-invitation|accept`. */
 export function workspaceCommands(program: Command, act: Act): void {
-  const ws = program
+  const command = program
     .command('workspaces')
     .description("workspaces, their members and invitations (docs/teams.md); most act in the token's workspace");
-  leaf(ws, 'list', 'the workspaces you belong to; * marks the one this token acts in').action(act(list));
-  leaf(ws, 'create', 'create a team workspace; you are its owner').argument('<name>').action(act(create));
-  leaf(ws, 'show', 'the workspace this token acts in, and your role').action(act(showCurrent));
-  leaf(ws, 'rename', 'rename it (owner)').argument('<name>').action(act(rename));
-  leaf(ws, 'delete', 'delete it with all it holds but its credit ledger (owner, a team workspace)')
+  leaf(command, 'list', 'the workspaces you belong to; * marks the one this token acts in').action(act(list));
+  leaf(command, 'create', 'create a team workspace; you are its owner').argument('<name>').action(act(create));
+  leaf(command, 'show', 'the workspace this token acts in, and your role').action(act(showCurrent));
+  leaf(command, 'rename', 'rename it (owner)').argument('<name>').action(act(rename));
+  leaf(command, 'delete', 'delete it with all it holds but its credit ledger (owner, a team workspace)')
     .option('--yes', 'yes, delete it')
     .action(act(remove));
-  leaf(ws, 'export', 'everything it holds as JSON, without secrets (owner)').action(act(exportAll));
-  leaf(ws, 'members', 'its members, owner first').action(act(members));
-  leaf(ws, 'role', "change a member's role (maintainer, below owner; ownership moves by transfer)")
+  leaf(command, 'export', 'everything it holds as JSON, without secrets (owner)').action(act(exportAll));
+  leaf(command, 'members', 'its members, owner first').action(act(members));
+  leaf(command, 'role', "change a member's role (maintainer, below owner; ownership moves by transfer)")
     .addArgument(member())
     .addArgument(new Argument('<role>').choices(WORKSPACE_ROLES.filter((r) => r !== 'owner')))
     .action(act(setRole));
-  leaf(ws, 'remove', 'remove a member below the owner; their tokens for it are revoked')
+  leaf(command, 'remove', 'remove a member below the owner; their tokens for it are revoked')
     .addArgument(member())
     .action(act(removeMember));
-  leaf(ws, 'leave', 'leave it (not its owner); your tokens for it, this one too, are revoked').action(act(leave));
-  leaf(ws, 'transfer', 'make another member the owner (owner); you stay as a maintainer')
+  leaf(command, 'leave', 'leave it (not its owner); your tokens for it, this one too, are revoked').action(act(leave));
+  leaf(command, 'transfer', 'make another member the owner (owner); you stay as a maintainer')
     .addArgument(member())
     .action(act(transfer));
-  leaf(ws, 'invite', 'invite someone (maintainer); the one-time link is printed once')
+  leaf(command, 'invite', 'invite someone (maintainer); the one-time link is printed once')
     .addOption(
       new Option('--role <role>', 'the role they join with')
         .choices(WORKSPACE_ROLES.filter((r) => r !== 'owner'))
@@ -233,11 +233,13 @@ export function workspaceCommands(program: Command, act: Act): void {
     .option('--email <email>', 'whom it is for (a note; anyone with the link may accept it)')
     .option('--expires-in-days <days>', 'default 7, at most 30', days)
     .action(act(invite));
-  leaf(ws, 'invitations', 'its invitations, newest first, without secrets (maintainer)').action(act(invitations));
-  leaf(ws, 'revoke-invitation', 'revoke an invitation not yet accepted (maintainer)')
+  leaf(command, 'invitations', 'its invitations, newest first, without secrets (maintainer)').action(act(invitations));
+  leaf(command, 'revoke-invitation', 'revoke an invitation not yet accepted (maintainer)')
     .argument('<invitation_id>')
     .action(act(revokeInvitation));
-  leaf(ws, 'accept', 'join a workspace with an invitation link (read from stdin, or pasted at a hidden prompt)').action(
-    act(accept),
-  );
+  leaf(
+    command,
+    'accept',
+    'join a workspace with an invitation link (read from stdin, or pasted at a hidden prompt)',
+  ).action(act(accept));
 }

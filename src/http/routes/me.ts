@@ -197,8 +197,8 @@ export const meRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = async (app, {
     async (request) => {
       const { workspace } = caller(request);
       const { approval_mode, fixer } = request.body;
-      const planName = billingPlanNameOf(workspace.plan);
-      if (fixer) checkFixerAllowed('fixer', fixer, billingPlan(planName), planName);
+      const billingPlanName = billingPlanNameOf(workspace.plan);
+      if (fixer) checkFixerAllowed('fixer', fixer, billingPlan(billingPlanName), billingPlanName);
       const change = {
         ...(approval_mode !== undefined ? { approvalMode: approval_mode } : {}),
         ...(fixer !== undefined ? { fixer } : {}),

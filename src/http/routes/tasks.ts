@@ -316,10 +316,10 @@ export const taskRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = async (app,
         plan,
         use_byok: auth.workspace.useByok,
         fixer: chooseFixer({
-          accountDefault: auth.workspace.fixer,
+          workspaceDefault: auth.workspace.fixer,
           operatorDefault: deps.config.fixer.kind,
-          plan: limits,
-          planName: plan,
+          billingPlan: limits,
+          billingPlanName: plan,
         }),
       };
     },

@@ -156,8 +156,8 @@ export const workspaceRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = async 
       },
     },
     async (request, reply) => {
-      const ws = await createWorkspace(deps, caller(request).account.id, request.body.name.trim());
-      return reply.status(201).send(workspaceJson(ws, 'owner'));
+      const workspace = await createWorkspace(deps, caller(request).account.id, request.body.name.trim());
+      return reply.status(201).send(workspaceJson(workspace, 'owner'));
     },
   );
 
@@ -194,8 +194,8 @@ export const workspaceRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = async 
     },
     async (request) => {
       const auth = caller(request);
-      const ws = inPath(auth, request.params.id);
-      return workspaceJson(await renameWorkspace(deps, ws.id, request.body.name.trim()), auth.role);
+      const workspace = inPath(auth, request.params.id);
+      return workspaceJson(await renameWorkspace(deps, workspace.id, request.body.name.trim()), auth.role);
     },
   );
 
@@ -274,8 +274,10 @@ export const workspaceRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = async 
     },
     async (request) => {
       const auth = caller(request);
-      const ws = inPath(auth, request.params.id);
-      return memberJson(await setMemberRole(deps, actor(auth), ws.id, request.params.account_id, request.body.role));
+      const workspace = inPath(auth, request.params.id);
+      return memberJson(
+        await setMemberRole(deps, actor(auth), workspace.id, request.params.account_id, request.body.role),
+      );
     },
   );
 
@@ -293,8 +295,8 @@ export const workspaceRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = async 
     },
     async (request, reply) => {
       const auth = caller(request);
-      const ws = inPath(auth, request.params.id);
-      await removeOtherMember(deps, actor(auth), ws.id, request.params.account_id);
+      const workspace = inPath(auth, request.params.id);
+      await removeOtherMember(deps, actor(auth), workspace.id, request.params.account_id);
       return reply.status(204).send(null);
     },
   );
@@ -339,8 +341,8 @@ export const workspaceRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = async 
     },
     async (request) => {
       const auth = caller(request);
-      const ws = inPath(auth, request.params.id);
-      return (await transferOwnership(deps, ws, auth.account.id, request.body.account_id)).map(memberJson);
+      const workspace = inPath(auth, request.params.id);
+      return (await transferOwnership(deps, workspace, auth.account.id, request.body.account_id)).map(memberJson);
     },
   );
 
@@ -386,8 +388,8 @@ export const workspaceRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = async 
     },
     async (request, reply) => {
       const auth = caller(request);
-      const ws = inPath(auth, request.params.id);
-      const { invitation, secret } = await createInvitation(deps, actor(auth), ws, {
+      const workspace = inPath(auth, request.params.id);
+      const { invitation, secret } = await createInvitation(deps, actor(auth), workspace, {
         role: request.body.role,
         email: request.body.email,
         expiresInDays: request.body.expires_in_days,
@@ -431,8 +433,8 @@ export const workspaceRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = async 
       },
     },
     async (request) => {
-      const ws = inPath(caller(request), request.params.id);
-      return invitationJson(await revokeInvitation(deps, ws.id, request.params.invitation_id));
+      const workspace = inPath(caller(request), request.params.id);
+      return invitationJson(await revokeInvitation(deps, workspace.id, request.params.invitation_id));
     },
   );
 

@@ -21,24 +21,25 @@ import { WORKSPACE_TABLES } from './workspace-tables.js';
  */
 export async function deleteWorkspace(
   deps: Pick<Deps, 'db' | 'clock' | 'config' | 'fetch' | 'secretKey' | 'log'>,
-  ws: Workspace,
+  workspace: Workspace,
 ): Promise<void> {
-  if (ws.personalOf) throw new AppError('conflict', 'a personal workspace is deleted with its account, not on its own');
-  await refuseActiveTask(deps.db, ws.id);
+  if (workspace.personalOf)
+    throw new AppError('conflict', 'a personal workspace is deleted with its account, not on its own');
+  await refuseActiveTask(deps.db, workspace.id);
   // The code host's webhooks first: they need the connection the rest of the deletion removes.
-  await dropTriggersOf(deps, ws.id);
+  await dropTriggersOf(deps, workspace.id);
   const now = deps.clock.now();
   await deps.db.transaction(async (tx) => {
     // Admission takes this lock too: no task starts between the check and the deletion.
-    await lockWorkspace(tx, ws.id);
-    await refuseActiveTask(tx, ws.id);
-    await tx.update(workspaces).set({ deletedAt: now }).where(eq(workspaces.id, ws.id));
+    await lockWorkspace(tx, workspace.id);
+    await refuseActiveTask(tx, workspace.id);
+    await tx.update(workspaces).set({ deletedAt: now }).where(eq(workspaces.id, workspace.id));
     for (const { table, onDelete } of Object.values(WORKSPACE_TABLES)) {
-      if (onDelete === 'delete') await tx.delete(table).where(eq(table.workspaceId, ws.id));
+      if (onDelete === 'delete') await tx.delete(table).where(eq(table.workspaceId, workspace.id));
       // Drizzle's typed update takes one known table; this is any table the record unlinks.
       else if ('unlink' in onDelete)
         await tx.execute(
-          sql`update ${table} set ${sql.identifier(table.workspaceId.name)} = null where ${eq(table.workspaceId, ws.id)}`,
+          sql`update ${table} set ${sql.identifier(table.workspaceId.name)} = null where ${eq(table.workspaceId, workspace.id)}`,
         );
     }
   });

@@ -215,20 +215,20 @@ export const exportedSections = (): ExportSection[] => {
  * Everything the workspace holds, for its owner to take away: the workspace, then a section for
  * every table WORKSPACE_TABLES exports (docs/teams.md lists them), never a secret.
  */
-export async function exportWorkspace(deps: Db, ws: Workspace): Promise<Record<string, unknown>> {
+export async function exportWorkspace(deps: Db, workspace: Workspace): Promise<Record<string, unknown>> {
   const sections = exportedSections();
-  const written = await Promise.all(sections.map((s) => SECTIONS[s](deps, ws.id)));
+  const written = await Promise.all(sections.map((s) => SECTIONS[s](deps, workspace.id)));
   return {
     workspace: {
-      id: ws.id,
-      name: ws.name,
-      personal: ws.personalOf !== null,
-      plan: ws.plan,
-      credits: ws.credits,
-      use_byok: ws.useByok,
-      approval_mode: ws.approvalMode,
-      fixer: ws.fixer,
-      created_at: ws.createdAt.toISOString(),
+      id: workspace.id,
+      name: workspace.name,
+      personal: workspace.personalOf !== null,
+      plan: workspace.plan,
+      credits: workspace.credits,
+      use_byok: workspace.useByok,
+      approval_mode: workspace.approvalMode,
+      fixer: workspace.fixer,
+      created_at: workspace.createdAt.toISOString(),
     },
     ...Object.fromEntries(sections.map((s, i) => [s, written[i]])),
   };

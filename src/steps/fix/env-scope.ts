@@ -30,7 +30,7 @@ export function environmentScopeFor(payload: FixPayload, helpers: StepHelpers): 
       // Test doubles of deps may have no metrics.
       ...(metrics ? { metrics: envCacheMetrics(metrics) } : {}),
     }),
-    account: payload.task.workspaceId,
+    workspace: payload.task.workspaceId,
     repository: payload.task.repoUrl,
   };
 }

@@ -70,14 +70,14 @@ export function failureSection(failure: ValidatorOutput | undefined, previousDif
  */
 export function fixerStep(): FixStep<'fixer'> {
   return async ({ task, outputs, failure }, helpers) => {
-    const ws = await helpers.checkout();
+    const checkout = await helpers.checkout();
     // On a retry, the failing tests' files and the files they failed in join the view. The located
     // files after the selection (left out by a re-rank, then beyond its shortlist) fill what the
     // selected ones leave of the budget, in the deterministic order, up to the plan's number of files.
     const { selected, fill, beyond } = fixerFiles(
       outputs.locator,
       helpers.limits.maxFiles,
-      failureFiles(ws.dir, failure),
+      failureFiles(checkout.dir, failure),
     );
     const insights = outputs.inspector?.insights ?? [];
     const memory = await recall(helpers.deps, {
@@ -102,7 +102,7 @@ export function fixerStep(): FixStep<'fixer'> {
       budget(FIXER_SYSTEM.length + fixerUserMessage({ ...parts, files: [], instructions: '' }).length) *
         INSTRUCTIONS_SHARE,
     );
-    const instructions = repoInstructions(ws.dir, selected, room);
+    const instructions = repoInstructions(checkout.dir, selected, room);
     if (instructions.text)
       helpers.log("the repository's instructions shown", {
         chars: instructions.text.length,
@@ -112,13 +112,13 @@ export function fixerStep(): FixStep<'fixer'> {
     // The files get what the model's window leaves once the rest of the prompt and the rounds are counted.
     const rest = FIXER_SYSTEM.length + message([]).length;
     const files = assembleFixerFiles({
-      dir: ws.dir,
+      dir: checkout.dir,
       paths: selected,
       fill,
       beyond,
       // A retry also shows where each failing test stopped and the test itself, whole.
       insights: [...insights, ...failureInsights(failure)],
-      definitions: await definitionsOfFiles(ws.dir, [...selected, ...fill, ...beyond]),
+      definitions: await definitionsOfFiles(checkout.dir, [...selected, ...fill, ...beyond]),
       request: task.prompt,
       budget: budget(rest),
     });
@@ -131,13 +131,13 @@ export function fixerStep(): FixStep<'fixer'> {
     } = await editRounds(model, {
       system: FIXER_SYSTEM,
       user,
-      dir: ws.dir,
+      dir: checkout.dir,
       maxRounds: MAX_ROUNDS,
       maxOutputTokens: OUTPUT_TOKENS,
       syntaxCheck: true,
       log: helpers.log,
     });
-    const diff = await checkoutDiff({ dataDir: helpers.deps.config.dataDir, log: helpers.deps.log }, ws, {
+    const diff = await checkoutDiff({ dataDir: helpers.deps.config.dataDir, log: helpers.deps.log }, checkout, {
       signal: helpers.signal,
     });
     if (!diff.trim()) {

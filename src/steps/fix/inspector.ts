@@ -15,7 +15,7 @@ const ATTEMPTS = 3;
 /** The inspector: for each located file, insights {file, relevance, symbols and line ranges, notes} and a summary. */
 export function inspectorStep(): FixStep<'inspector'> {
   return async ({ task, outputs }, helpers) => {
-    const ws = await helpers.checkout();
+    const checkout = await helpers.checkout();
     const selected = (outputs.locator?.selected ?? []).slice(0, helpers.limits.maxFiles);
     if (selected.length === 0) throw new Error('the locator found no files to inspect');
     const plan = outputs.planner;
@@ -35,7 +35,7 @@ export function inspectorStep(): FixStep<'inspector'> {
       rounds: ATTEMPTS,
       rest,
     });
-    const views = await viewFiles(ws.dir, selected, request, budget);
+    const views = await viewFiles(checkout.dir, selected, request, budget);
     const user = [
       ...head,
       ...views.map((v) => `## ${v.path} (${v.lines} lines${v.whole ? '' : ', outline and spans'})\n${fenced(v.text)}`),

@@ -205,14 +205,14 @@ async function rerank(
  */
 export function locatorStep(): FixStep<'locator'> {
   return async ({ task, outputs }, helpers) => {
-    const ws = await helpers.checkout();
+    const checkout = await helpers.checkout();
     const plan = outputs.planner;
     const hints = plan?.likely_files?.length
       ? `\n\nFiles the plan expects to change: ${plan.likely_files.join(', ')}`
       : '';
     const request = `${task.prompt}${hints}`;
     const { maxFiles } = helpers.limits;
-    const located = await locate(ws.dir, request, {
+    const located = await locate(checkout.dir, request, {
       ...locateOptions(maxFiles),
       cacheDir: join(helpers.deps.config.dataDir, 'locator-cache'),
     });

@@ -1,6 +1,6 @@
 import { extname } from 'node:path';
 import { listCandidateFiles, repoFiles } from '../../locator/files.js';
-import { detectTestPlan } from '../../environments/detect.js';
+import { detectTestRecipe } from '../../environments/detect.js';
 import { type ConfinedDir, shownAsLink } from '../../checkout/confined-fs.js';
 
 export interface RepoOverview {
@@ -86,7 +86,7 @@ export function repoOverview(dir: string): RepoOverview {
       : lines.join('\n');
   let testCommand: string | null = null;
   try {
-    testCommand = detectTestPlan(dir)?.command ?? null;
+    testCommand = detectTestRecipe(dir)?.command ?? null;
   } catch {
     testCommand = null;
   }

@@ -36,9 +36,9 @@ export function plannerStep(): FixStep<'planner'> {
     if (task.taskType !== 'fix')
       throw new Error(`the planner for ${task.taskType} tasks is not part of this build yet`);
     const model = await helpers.model();
-    const ws = await helpers.checkout();
-    const overview = repoOverview(ws.dir);
-    const ranked = await rankedPaths(ws.dir, task.prompt, helpers.deps.config.dataDir);
+    const checkout = await helpers.checkout();
+    const overview = repoOverview(checkout.dir);
+    const ranked = await rankedPaths(checkout.dir, task.prompt, helpers.deps.config.dataDir);
     const memory = await recall(helpers.deps, {
       workspaceId: task.workspaceId,
       repo: task.repoUrl,
@@ -61,7 +61,10 @@ export function plannerStep(): FixStep<'planner'> {
       overview.readme ? `README (start):\n${fenced(clip(overview.readme, 4000))}` : 'README: none',
     ].join('\n');
     const tail = memorySection(memory);
-    const rules = conventions(ws.dir, conventionsRoom(model.contextWindow, SYSTEM.length + head.length + tail.length));
+    const rules = conventions(
+      checkout.dir,
+      conventionsRoom(model.contextWindow, SYSTEM.length + head.length + tail.length),
+    );
     const user = [head, rules ? `Conventions files:\n${rules}` : 'Conventions files: none', tail].join('\n');
     const plan = await model.object({
       system: SYSTEM,
@@ -70,7 +73,7 @@ export function plannerStep(): FixStep<'planner'> {
       name: 'plan',
       maxOutputTokens: OUTPUT_TOKENS,
     });
-    const { kept, dropped } = existingOrNew(ws.dir, plan.likely_files, plan.new_files);
+    const { kept, dropped } = existingOrNew(checkout.dir, plan.likely_files, plan.new_files);
     if (dropped.length) helpers.log('likely files not in the checkout dropped (not marked new)', { dropped });
     helpers.log('plan made', { files: kept.length, memory: memory.length });
     return {

@@ -13,13 +13,13 @@ const FORK_READY_TRIES = 5;
 
 /** Commits the checkout's change on a new branch with the service's identity; returns the commit. */
 async function commitChange(deps: Deps, helpers: StepHelpers, branch: string, title: string): Promise<string> {
-  const ws = await helpers.checkout();
-  const wsDeps = { dataDir: deps.config.dataDir, log: deps.log, spawn: helpers.spawn };
-  const git = gitEnvOf(wsDeps);
+  const checkout = await helpers.checkout();
+  const checkoutDeps = { dataDir: deps.config.dataDir, log: deps.log, spawn: helpers.spawn };
+  const git = gitEnvOf(checkoutDeps);
   const call = {
-    gitDir: ws.gitDir,
-    workTree: ws.dir,
-    cwd: ws.dir,
+    gitDir: checkout.gitDir,
+    workTree: checkout.dir,
+    cwd: checkout.dir,
     signal: helpers.signal,
     env: identityEnv(deps.config.commitIdentity),
   };
@@ -37,12 +37,12 @@ interface PushTarget {
 }
 
 async function push(deps: Deps, helpers: StepHelpers, remote: PushTarget, branch: string, force = true): Promise<void> {
-  const ws = await helpers.checkout();
+  const checkout = await helpers.checkout();
   const git = gitEnvOf({ dataDir: deps.config.dataDir, log: deps.log, spawn: helpers.spawn });
   await runGit(git, {
-    gitDir: ws.gitDir,
-    workTree: ws.dir,
-    cwd: ws.dir,
+    gitDir: checkout.gitDir,
+    workTree: checkout.dir,
+    cwd: checkout.dir,
     signal: helpers.signal,
     remote,
     // The branch is this task's own (emend/<id>-…): a run resumed after its worker died pushes

@@ -32,7 +32,7 @@ export interface Admitter {
 export interface Admission {
   workspace: Workspace;
   /** The plan the task is admitted on: a demo token's own, else the workspace's. */
-  planName: BillingPlanName;
+  billingPlanName: BillingPlanName;
   limits: BillingPlan;
   mode: TaskMode;
   byok: boolean;
@@ -59,8 +59,8 @@ export async function admitTask(tx: Tx, who: Admitter, kind: AdmissionKind, now:
   const workspace = await lockWorkspace(tx, who.workspaceId);
   if (!workspace || workspace.deletedAt)
     throw new AppError('invalid_token', 'the workspace behind this token no longer exists');
-  const planName = billingPlanNameOf(who.isDemo ? 'demo' : workspace.plan);
-  const limits = billingPlan(planName);
+  const billingPlanName = billingPlanNameOf(who.isDemo ? 'demo' : workspace.plan);
+  const limits = billingPlan(billingPlanName);
   const byok = !who.isDemo && workspace.useByok;
   if (kind !== 'continue') await checkMonthlyQuota(tx, who, workspace, limits, now);
   const mode = kind === 'new' ? limits.mode : 'pr';
@@ -77,7 +77,7 @@ export async function admitTask(tx: Tx, who: Admitter, kind: AdmissionKind, now:
       5,
     );
   }
-  return { workspace, planName, limits, mode, byok, holdsCredit };
+  return { workspace, billingPlanName, limits, mode, byok, holdsCredit };
 }
 
 /** Demo tokens count their tasks for life; workspaces count this month's, unless under BYOK. */

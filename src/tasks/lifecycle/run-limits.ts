@@ -9,11 +9,11 @@ export interface RunLimits {
   /** The task came with a demo token: demo limits, and the steps after the demo steps skipped. */
   demo: boolean;
   limits: BillingPlan;
-  /** The plan whose per-task model budget the run has. */
-  budget: BillingPlanName;
+  /** The billing plan whose per-task model budget the run has. */
+  billingPlan: BillingPlanName;
 }
 
-const budgetPlan = (plan: string | undefined) => (plan && isBillingPlanName(plan) ? plan : 'free');
+const knownBillingPlan = (name: string | undefined) => (name && isBillingPlanName(name) ? name : 'free');
 
 /** The limits of the task's plan, and its model budget: a demo token's own, else the workspace's plan. */
 export async function runLimits(deps: Pick<Deps, 'db'>, task: Task): Promise<RunLimits> {
@@ -25,6 +25,6 @@ export async function runLimits(deps: Pick<Deps, 'db'>, task: Task): Promise<Run
   return {
     demo,
     limits: billingPlan(demo ? 'demo' : (workspace?.plan ?? 'free')),
-    budget: demo ? 'demo' : budgetPlan(workspace?.plan),
+    billingPlan: demo ? 'demo' : knownBillingPlan(workspace?.plan),
   };
 }

@@ -100,27 +100,27 @@ export function agentFixerStep(contextOf: ValidatorContextOf = validatorContextF
   return async (payload, helpers) => {
     const { task, outputs, failure } = payload;
     const { deps } = helpers;
-    const ws = await helpers.checkout();
+    const checkout = await helpers.checkout();
     const context = await contextOf(payload, helpers);
     const model = await helpers.model();
-    const wsDeps = { dataDir: deps.config.dataDir, log: deps.log };
+    const checkoutDeps = { dataDir: deps.config.dataDir, log: deps.log };
     const settings = context.repoSettings;
     // The setup's output reaches the task's log (and SSE) as it runs, as the validator's does.
     const stream = setupOutputToTaskLog(helpers);
     const work = await prepareWorkTree(
       deps.sandbox,
-      wsDeps,
+      checkoutDeps,
       {
-        dir: ws.dir,
-        gitDir: ws.gitDir,
-        base: ws.baseCommit,
+        dir: checkout.dir,
+        gitDir: checkout.gitDir,
+        base: checkout.baseCommit,
         testCommand: context.testCommand,
         ...(settings?.testCommand || settings?.setupCommand
           ? { settings: { testCommand: settings.testCommand, setupCommand: settings.setupCommand } }
           : {}),
       },
       {
-        root: ws.root,
+        root: checkout.root,
         ...(context.toolchainCache ? { toolchainCache: context.toolchainCache } : {}),
         ...(context.environments !== null
           ? { environments: context.environments ?? environmentScopeFor(payload, helpers) }
@@ -145,10 +145,10 @@ export function agentFixerStep(contextOf: ValidatorContextOf = validatorContextF
         prompt: task.prompt,
         tokenBudget: MEMORY_TOKENS,
       });
-      const history = failure ? await savedConversation(ws.root) : undefined;
+      const history = failure ? await savedConversation(checkout.root) : undefined;
       const opening = history
         ? `${failureSection(failure, undefined).trim()}\n\nThe files are as your change left them. Fix what failed, run the tests, and submit again.`
-        : firstOpening(payload, ws.dir, work, memory);
+        : firstOpening(payload, checkout.dir, work, memory);
       const editor = new Editor(work.tree.repo, helpers.limits.maxFiles);
       // A retry's change so far counts against the plan's number of files.
       for (const f of filesOfDiff(outputs.fixer?.diff ?? '')) editor.touched.add(f.path);
@@ -188,16 +188,18 @@ export function agentFixerStep(contextOf: ValidatorContextOf = validatorContextF
       });
       // Kept for a retry after a failed verdict, as the requests carried it: the opening (the
       // repository's instructions) redacted as well as every observation.
-      await writeFile(conversationFile(ws.root), JSON.stringify(model.redactMessages(run.messages)), { mode: 0o600 });
+      await writeFile(conversationFile(checkout.root), JSON.stringify(model.redactMessages(run.messages)), {
+        mode: 0o600,
+      });
       const back = await work.carryBack(helpers.signal);
       if (back.refused.length)
         helpers.log('files the commands left that are not carried into the change (links, special files)', {
           files: back.refused.slice(0, 20),
         });
-      const dropped = await dropArtifacts(wsDeps, ws, editor.created, helpers.signal);
+      const dropped = await dropArtifacts(checkoutDeps, checkout, editor.created, helpers.signal);
       if (dropped.length)
         helpers.log("the commands' artifacts left out of the change", { files: dropped.slice(0, 20) });
-      const diff = await checkoutDiff(wsDeps, ws, { signal: helpers.signal });
+      const diff = await checkoutDiff(checkoutDeps, checkout, { signal: helpers.signal });
       if (!diff.trim())
         throw new Error(
           run.submitted

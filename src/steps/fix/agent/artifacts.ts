@@ -32,18 +32,18 @@ const isBinary = (data: Buffer) => data.subarray(0, 8_000).includes(0);
 /** Removes the artifacts among the checkout's untracked files; the paths removed. */
 export async function dropArtifacts(
   deps: CheckoutDeps,
-  ws: Pick<TaskCheckout, 'dir' | 'gitDir'>,
+  checkout: Pick<TaskCheckout, 'dir' | 'gitDir'>,
   keep: ReadonlySet<string>,
   signal: AbortSignal,
 ): Promise<string[]> {
   const listed = await runGit(gitEnvOf(deps), {
-    gitDir: ws.gitDir,
-    workTree: ws.dir,
-    cwd: ws.dir,
+    gitDir: checkout.gitDir,
+    workTree: checkout.dir,
+    cwd: checkout.dir,
     signal,
     args: ['ls-files', '--others', '--exclude-standard', '-z'],
   });
-  const fs = new ConfinedDir(ws.dir);
+  const fs = new ConfinedDir(checkout.dir);
   const dropped: string[] = [];
   for (const path of listed.stdout.split('\0').filter(Boolean)) {
     if (keep.has(path)) continue;
