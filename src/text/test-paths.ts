@@ -2,7 +2,7 @@
 // takes them from the change into the baseline copy. One rule, so the two cannot disagree
 // (docs/decisions.md, "Issue 43: one test-file rule, and names that mean one thing").
 
-const CODE = String.raw`(?:py|[cm]?[jt]sx?|go|java|kt|rs|rb|cs|php|ex|exs)`;
+const CODE = '(?:py|[cm]?[jt]sx?|go|java|kt|rs|rb|cs|php|ex|exs)';
 
 /**
  * Files a runner collects as tests, by name or place:
