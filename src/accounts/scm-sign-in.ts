@@ -5,7 +5,7 @@ import type { Deps } from '../deps.js';
 import { AppError } from '../errors.js';
 import { type ScmHost, hostLabel } from '../scm/hosts.js';
 import { hostFor, scmUnavailable } from '../workspaces/scm-connection.js';
-import { type OAuthDeps, authorize, exchangeCode, oauthHost } from '../workspaces/scm-oauth.js';
+import { type OAuthDeps, exchangeCode, oauthAuthorizeUrl, oauthHost } from '../workspaces/scm-oauth.js';
 import type { Account } from './accounts.js';
 
 /**
@@ -19,7 +19,7 @@ export function loginAuthorizeUrl(
 ): { url: string; nonce: string } {
   const host = oauthHost(deps, hostId);
   const nonce = randomBytes(18).toString('base64url');
-  return { url: authorize(deps, host, { l: nonce }, host.kind.oauth.loginScope), nonce };
+  return { url: oauthAuthorizeUrl(deps, host, { l: nonce }, host.kind.oauth.loginScope), nonce };
 }
 
 /**

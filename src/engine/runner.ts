@@ -7,7 +7,7 @@ import { claimTask } from '../tasks/lifecycle/claim.js';
 import { endTask } from '../tasks/lifecycle/end.js';
 import { parkTask } from '../tasks/lifecycle/park.js';
 import { handBack } from '../tasks/lifecycle/requeue.js';
-import { runLimits } from '../tasks/lifecycle/run-limits.js';
+import { taskLimits } from '../tasks/lifecycle/task-limits.js';
 import { heldBy, saveRun } from '../tasks/lifecycle/save.js';
 import type { Task } from '../tasks/service.js';
 import { appendLog, notifyTask } from '../tasks/task-logs.js';
@@ -50,7 +50,7 @@ export async function runTask(deps: Deps, steps: StepRegistry, taskId: string, o
     handle.controller.signal,
   );
   try {
-    const limits = await runLimits(deps, claimed);
+    const limits = await taskLimits(deps, claimed);
     await runLoop(databaseLoop(deps, { pipeline, steps }, claimed, progress, opts, { lease, handle, limits }));
   } catch (err) {
     await runFailed(deps, taskId, handle.controller.signal, err, opts);
@@ -69,7 +69,7 @@ function databaseLoop(
   claimed: Task,
   progress: StepLoop['progress'],
   opts: RunOptions,
-  run: { lease: CheckoutLease; handle: RunHandle; limits: Awaited<ReturnType<typeof runLimits>> },
+  run: { lease: CheckoutLease; handle: RunHandle; limits: Awaited<ReturnType<typeof taskLimits>> },
 ): StepLoop {
   const taskId = claimed.id;
   const mine = heldBy(opts.workerId);

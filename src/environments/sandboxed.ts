@@ -5,7 +5,7 @@ import type { ToolchainEnv } from './environment.js';
 import { setupOutputLog } from './setup-output.js';
 import { VENV, shellQuote } from './python-setup.js';
 
-export interface RunLimits {
+export interface TestRunTimeouts {
   /** Per test, where the runner takes a per-test timeout or the validator watches the run (pytest). */
   testTimeoutMs: number;
   /** The whole test command. */
@@ -22,7 +22,7 @@ export const DEFAULT_TEST_TIMEOUT_MS = 60_000;
  * command timeout (EMEND_SANDBOX_TIMEOUT_S), each test the asked timeout (default one
  * minute), never more than the run's.
  */
-export function defaultLimits(sandbox: Sandbox, asked: Partial<RunLimits> = {}): RunLimits {
+export function testRunTimeouts(sandbox: Sandbox, asked: Partial<TestRunTimeouts> = {}): TestRunTimeouts {
   const commandMs = sandbox.report().limits.timeoutMs;
   const runTimeoutMs = asked.runTimeoutMs ?? commandMs;
   return {
@@ -94,7 +94,7 @@ export function testPhase(ctx: RunContext): {
 
 export interface RunContext {
   sandbox: Sandbox;
-  limits: RunLimits;
+  limits: TestRunTimeouts;
   signal?: AbortSignal;
   /** Toolchains fetched for the repository (src/environments/environment.ts), in every command. */
   toolchains?: ToolchainEnv;
@@ -125,7 +125,7 @@ export interface RunContextOptions {
 }
 
 /** The context of a validation's runs, or of a work tree's (src/environments/work-tree.ts). */
-export function runContextOf(sandbox: Sandbox, limits: RunLimits, options: RunContextOptions): RunContext {
+export function runContextOf(sandbox: Sandbox, limits: TestRunTimeouts, options: RunContextOptions): RunContext {
   const ctx: RunContext = { sandbox, limits, signal: options.signal };
   // The account's variables in both phases; the operator's setup variables and the workspace's
   // secrets in the setup phase only (the secrets last: a name set twice is the secret).

@@ -8,7 +8,7 @@ import { gitEnvOf } from '../checkout/layout.js';
 import type { CheckoutDeps } from '../checkout/checkout-deps.js';
 import { type RunTree, openCheckout, prepareCopies } from './copies.js';
 import { type PrepareOptions, type TreeSource, prepareTrees } from './prepare-trees.js';
-import { defaultLimits, runContextOf, testPhase } from './sandboxed.js';
+import { testRunTimeouts, runContextOf, testPhase } from './sandboxed.js';
 import { setupFailure, setupState } from './setup-phase.js';
 import type { SetupState } from '../step-contract/fix.js';
 import { describeMissing } from './toolchains.js';
@@ -78,7 +78,7 @@ export async function prepareWorkTree(
   const log = options.log ?? (() => {});
   const ctx = runContextOf(
     sandbox,
-    defaultLimits(sandbox, options.setupTimeoutMs ? { setupTimeoutMs: options.setupTimeoutMs } : {}),
+    testRunTimeouts(sandbox, options.setupTimeoutMs ? { setupTimeoutMs: options.setupTimeoutMs } : {}),
     options,
   );
   const checkout = await openCheckout({ dir: input.dir, gitDir: input.gitDir }, input.base);

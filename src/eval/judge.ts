@@ -7,7 +7,7 @@ import { type TestRecipe, commandWithTimeouts } from '../environments/detect.js'
 import type { EnvironmentScope } from '../environments/env-setup.js';
 import { isManifest } from '../environments/env-key.js';
 import { prepareTrees } from '../environments/prepare-trees.js';
-import { type RunContext, type RunLimits, defaultLimits } from '../environments/sandboxed.js';
+import { type RunContext, type TestRunTimeouts, testRunTimeouts } from '../environments/sandboxed.js';
 import type { ToolchainCache } from '../environments/toolchain-cache.js';
 import { describeMissing } from '../environments/toolchains.js';
 import { namesProgressPlugin, withoutProgressPlugin } from '../test-runs/pytest-progress.js';
@@ -59,7 +59,7 @@ export interface JudgeOptions {
   setupCommand?: string | null;
   /** Variables for the test command (not the setup's), e.g. PYTHONPATH=/workspace/repo/src. */
   env?: Record<string, string>;
-  limits?: Partial<RunLimits>;
+  limits?: Partial<TestRunTimeouts>;
   signal?: AbortSignal;
   tmpRoot?: string;
   /** Fetches the node, pnpm or yarn a repository asks for, as the validator does (docs/environments.md). */
@@ -143,7 +143,7 @@ export async function judge(checkout: string, instance: JudgedInstance, options:
     if (patchError) return notRun({ ok: false, ...base, failure: { stage: 'test_patch', reason: patchError } });
     const ctx: RunContext = {
       sandbox: options.sandbox,
-      limits: defaultLimits(options.sandbox, options.limits),
+      limits: testRunTimeouts(options.sandbox, options.limits),
       signal: options.signal,
     };
     // The environment as the validator builds it (toolchains, the detected install through the

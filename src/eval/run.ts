@@ -2,7 +2,7 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Sandbox } from '../sandbox/types.js';
-import { type RunLimits, ValidationAborted } from '../environments/sandboxed.js';
+import { type TestRunTimeouts, ValidationAborted } from '../environments/sandboxed.js';
 import type { TaskCheckout } from '../checkout/checkout.js';
 import { type RepoSource, checkoutAt } from './checkout.js';
 import type { Instance } from './dataset.js';
@@ -51,7 +51,7 @@ export interface RunOptions {
   source: RepoSource;
   /** Per-repository setup (owner/name → the command and the tests' environment). */
   setup: Record<string, RepoSetup>;
-  limits?: Partial<RunLimits>;
+  limits?: Partial<TestRunTimeouts>;
   signal?: AbortSignal;
   tmpRoot?: string;
   /** Model mode: the steps' deps and the plan whose limits and budget a run has. */

@@ -1,6 +1,7 @@
 import { type Bm25Index, own, scoreBm25, topTerms } from './bm25.js';
 import { withoutDependencyListings } from './prompt-noise.js';
 import { tokenize } from './tokenize.js';
+import { isTestOrSupportFile } from '../text/test-paths.js';
 
 export interface LocatorIndex {
   version: number;
@@ -60,15 +61,6 @@ const TITLE_WEIGHT = 2;
 const PROSE_WEIGHT = 1;
 const CODE_WEIGHT = 0.6;
 
-const TEST_PATH = [
-  /(^|\/)(tests?|__tests__|spec|specs|testing)\//,
-  /(^|\/)test_[^/]*\.py$/,
-  /_tests?\.(py|go|rs)$/,
-  /\.(test|spec)\.[cm]?[jt]sx?$/,
-  /(^|\/)conftest\.py$/,
-  /Tests?\.(java|kt|cs)$/,
-];
-export const isTestPath = (path: string) => TEST_PATH.some((re) => re.test(path));
 const isDocPath = (path: string) =>
   /\.(md|rst|txt|adoc)$/i.test(path) || /(^|\/)(docs?|doc_src|changelog|changes)\//i.test(path);
 /** Examples, benchmarks, CI and tooling; configuration and data files: rarely where a bug is fixed. */
@@ -314,7 +306,7 @@ export function rank(index: LocatorIndex, report: string, top: number, importsAf
   const aboutTests = promptAboutTests(prompt);
   const aboutTypes = promptAboutTypes(prompt);
   const demotion = (path: string): [number, string] | null =>
-    !aboutTests && isTestPath(path)
+    !aboutTests && isTestOrSupportFile(path)
       ? [TEST_DEMOTION, 'test file, demoted: the prompt is not about tests']
       : !aboutTypes && isDeclarationPath(path)
         ? [DECLARATION_DEMOTION, 'type declarations, demoted: the prompt is not about types']

@@ -5,7 +5,8 @@ import type { Reproduction } from '../step-contract/fix.js';
 import type { RunOutcome } from '../test-runs/outcome.js';
 import { type Repo, changedFiles, linkOnTheWay } from '../environments/copies.js';
 import type { FailureDetail } from '../test-runs/parser-types.js';
-import { isTestFile, isTestPath, testFileOf } from './test-files.js';
+import { isTestFile, isTestOrSupportFile } from '../text/test-paths.js';
+import { testFileOf } from './test-files.js';
 
 /** What decided `passed`: a reproduction test, or (the change has no test file) no new failures alone. */
 export type VerdictRule = Reproduction['rule'];
@@ -24,7 +25,7 @@ export const NO_TEST_FILE =
   'no reproduction test: the change adds or modifies no test file, so the verdict is no new failures alone';
 
 export async function changeTests(checkout: Repo, commit: string): Promise<ChangeTests> {
-  const copied = (await changedFiles(checkout, commit)).filter(isTestPath);
+  const copied = (await changedFiles(checkout, commit)).filter(isTestOrSupportFile);
   if (copied.length === 0) return { copied, tests: [] };
   const hash = createHash('sha256');
   for (const path of copied) {

@@ -1,41 +1,5 @@
-// Which of a change's files are tests: the path rules the common runners collect by, one place
-// for every ecosystem the validator detects (docs/validator.md, "Reproduction test").
-
-const CODE = String.raw`(?:py|[cm]?[jt]sx?|go|java|kt|rs|rb|cs|php|ex|exs)`;
-
-/**
- * Files a runner collects as tests, by name or place:
- * - Python (pytest, unittest): `test_*.py`, `*_test.py`;
- * - JavaScript and TypeScript: `*.test.*`, `*.spec.*`, `test-*.js`, anything in `__tests__/`,
- *   code under `test/` or `tests/` (node --test and mocha collect it) that is not a helper;
- * - Go `*_test.go`; Rust integration tests `tests/*.rs`; Ruby `*_spec.rb`, `*_test.rb`;
- * - Java and Kotlin under `src/test/`: `*Test`, `*Tests`, `*IT`; C#: `*Test(s).cs`.
- */
-const COLLECTED: RegExp[] = [
-  /(^|\/)test_[^/]*\.py$/,
-  /(^|\/)[^/]*_test\.(py|go|rb|exs)$/,
-  new RegExp(String.raw`(^|/)[^/]+\.(test|spec)\.${CODE}$`),
-  /(^|\/)test-[^/]*\.[cm]?[jt]s$/,
-  new RegExp(String.raw`(^|/)__tests__/.+\.${CODE}$`),
-  /(^|\/)tests?\/(?!(.*\/)?(helpers?|fixtures?|support|utils?|setup)([./]|$)).*\.[cm]?[jt]sx?$/,
-  /(^|\/)tests\/[^/]+\.rs$/,
-  /(^|\/)[^/]*_spec\.rb$/,
-  /(^|\/)src\/test\/.+(Test|Tests|IT)\.(java|kt)$/,
-  /(^|\/)[^/]*Tests?\.cs$/,
-];
-
-/**
- * Files only tests read: the test directories' other files (helpers, fixtures, snapshots) and
- * pytest's conftest.py. They go into the baseline copy with the tests, since a new test often
- * needs a new fixture, but they are no tests of their own.
- */
-const SUPPORT: RegExp[] = [/(^|\/)conftest\.py$/, /(^|\/)(tests?|__tests__|spec|testdata|__snapshots__)\//];
-
-/** A file the repository's test runner would collect as a test file. */
-export const isTestFile = (path: string): boolean => COLLECTED.some((re) => re.test(path));
-
-/** A test file, or a file only the tests read. */
-export const isTestPath = (path: string): boolean => isTestFile(path) || SUPPORT.some((re) => re.test(path));
+// Which test file of a change a test belongs to. What a test file is lives in one place for the
+// locator and the validator both: src/text/test-paths.ts (docs/validator.md, "Reproduction test").
 
 /** What a runner said about a failing test, as far as the file it is in goes. */
 export interface TestWhere {

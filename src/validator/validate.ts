@@ -7,7 +7,7 @@ import { type BaselineSeen, type Comparison, compareRuns, unreachedOnBaseline } 
 import { type RunTree, openCheckout, prepareCopies } from '../environments/copies.js';
 import { type TestRecipe, commandWithTimeouts } from '../environments/detect.js';
 import { type PrepareOptions, type TreeSource, prepareTrees } from '../environments/prepare-trees.js';
-import { type RunContext, type RunLimits, defaultLimits, runContextOf } from '../environments/sandboxed.js';
+import { type RunContext, type TestRunTimeouts, testRunTimeouts, runContextOf } from '../environments/sandboxed.js';
 import { runSetup, setupState } from '../environments/setup-phase.js';
 import { describeMissing } from '../environments/toolchains.js';
 import { newFailureDetails } from '../test-runs/failure-detail.js';
@@ -34,7 +34,7 @@ export interface ValidateInput extends TreeSource {
 }
 
 export interface ValidateOptions extends PrepareOptions {
-  limits?: Partial<RunLimits>;
+  limits?: Partial<TestRunTimeouts>;
   /** Where the temporary copies go (default: the OS temp dir). */
   tmpRoot?: string;
 }
@@ -50,7 +50,7 @@ export async function validate(
   options: ValidateOptions = {},
 ): Promise<ValidatorOutput> {
   const started = performance.now();
-  const limits = defaultLimits(sandbox, options.limits);
+  const limits = testRunTimeouts(sandbox, options.limits);
   const ctx = runContextOf(sandbox, limits, options);
   const log = options.log ?? (() => {});
   const checkout = await openCheckout({ dir: input.dir, gitDir: input.gitDir }, input.base);

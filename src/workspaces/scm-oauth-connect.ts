@@ -6,7 +6,14 @@ import { AppError } from '../errors.js';
 import { decryptSecret, encryptSecret } from '../secrets/box.js';
 import { hostById } from '../scm/hosts.js';
 import { connectScm } from './scm-connection.js';
-import { type ConnectState, type OAuthDeps, STATE_TTL_MS, authorize, exchangeCode, oauthHost } from './scm-oauth.js';
+import {
+  type ConnectState,
+  type OAuthDeps,
+  STATE_TTL_MS,
+  exchangeCode,
+  oauthAuthorizeUrl,
+  oauthHost,
+} from './scm-oauth.js';
 
 /**
  * Connecting a code-host account through OAuth, bound to the browser and the account that
@@ -68,7 +75,7 @@ export async function startConnect(
     createdAt: now,
     expiresAt: new Date(now.getTime() + STATE_TTL_MS),
   });
-  const url = authorize(
+  const url = oauthAuthorizeUrl(
     deps,
     host,
     { a: workspaceId, f: flowId, b: sha256(browserNonce) },

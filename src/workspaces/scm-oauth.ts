@@ -57,7 +57,8 @@ export interface LoginState {
 /** What a state says. */
 export type OAuthState = ConnectState | LoginState;
 
-export function authorize(
+/** The host's OAuth authorize page to send the browser to, its state signed and carrying the claims. */
+export function oauthAuthorizeUrl(
   deps: Pick<Deps, 'config' | 'secretKey' | 'clock'>,
   host: ScmHost & { oauth: { clientId: string } },
   claims: Record<string, unknown>,

@@ -2,7 +2,7 @@ import { createHash } from 'node:crypto';
 import { editsFromUnifiedDiff } from '../../src/edits/from-diff.js';
 import type { Edit } from '../../src/edits/types.js';
 import type { Instance } from '../../src/eval/dataset.js';
-import { isTestFile } from '../../src/validator/test-files.js';
+import { isTestFile } from '../../src/text/test-paths.js';
 import { type ReadBase, readerAtBase, structuredAnswer } from './eval-replay.js';
 import { stepOf } from './fix-script.js';
 import type { ModelRequest, Reply, ToolCallReply } from './scripted-model/types.js';

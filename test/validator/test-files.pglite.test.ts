@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { isTestFile, isTestPath, testFileOf } from '../../src/validator/test-files.js';
+import { isTestFile, isTestOrSupportFile } from '../../src/text/test-paths.js';
+import { testFileOf } from '../../src/validator/test-files.js';
 
 describe("the change's test files", () => {
   it('are the files a runner collects, in every ecosystem the validator detects', () => {
@@ -40,11 +41,11 @@ describe("the change's test files", () => {
 
   it('take along the files only tests read (conftest.py, fixtures, helpers, snapshots), but not the code', () => {
     for (const p of ['conftest.py', 'tests/conftest.py', 'test/fixtures/input.js', 'tests/data/a.json'])
-      expect(isTestPath(p), p).toBe(true);
+      expect(isTestOrSupportFile(p), p).toBe(true);
     for (const p of ['__snapshots__/a.snap', 'testdata/x.txt', 'spec/support/h.rb'])
-      expect(isTestPath(p), p).toBe(true);
+      expect(isTestOrSupportFile(p), p).toBe(true);
     for (const p of ['calc.py', 'src/calc.ts', 'package.json', 'pytest.ini', 'latest/x.py'])
-      expect(isTestPath(p), p).toBe(false);
+      expect(isTestOrSupportFile(p), p).toBe(false);
   });
 
   it("tell a test's file from its id, else from the file or frame its failure names", () => {

@@ -2,7 +2,7 @@ import { EDIT_FORMAT_INSTRUCTIONS, workedExampleText } from '../../edits/index.j
 import type { Recalled } from '../../memory/repo-memory.js';
 import type { InspectorOutput, PlannerOutput } from '../../step-contract/index.js';
 import { fenced, memorySection } from '../prompt-parts.js';
-import { REPRODUCTION_RULE } from './reproduction.js';
+import { REPRODUCTION_RULE } from './reproduction-messages.js';
 
 /**
  * The code fixer's prompt, in one place so its order and wording can be read and changed

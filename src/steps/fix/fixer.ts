@@ -11,7 +11,7 @@ import { assembleFixerFiles, filesBudget } from './fixer-context.js';
 import { fixerFiles } from './locator.js';
 import { definitionsOfFiles } from '../../locator/index.js';
 import { clip } from '../../text/clip.js';
-import { reproductionSignal } from './reproduction.js';
+import { reproductionSignal } from './reproduction-messages.js';
 import { repoInstructions } from './repo-instructions.js';
 
 /** Answers the fixer may give in one run: the first, then corrections of edits that did not apply. */

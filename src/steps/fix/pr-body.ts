@@ -1,6 +1,6 @@
 import type { FixOutputs } from '../../step-contract/index.js';
 import type { Task } from '../../tasks/service.js';
-import { reproductionLine } from './reproduction.js';
+import { reproductionLine } from './reproduction-messages.js';
 
 /** The PR title: the plan's summary (first sentence), or the prompt, at most 72 characters. */
 export function pullTitle(task: Pick<Task, 'prompt'>, plan: { summary?: string } | undefined): string {

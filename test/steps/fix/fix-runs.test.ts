@@ -9,7 +9,7 @@ import {
   startModelService,
 } from '../../support/model-service.js';
 import type { ScriptedModel } from '../../support/scripted-model/server.js';
-import { REPRODUCTION_RULE } from '../../../src/steps/fix/reproduction.js';
+import { REPRODUCTION_RULE } from '../../../src/steps/fix/reproduction-messages.js';
 
 let svc: ModelService | undefined;
 let h: Harness;

@@ -5,7 +5,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { EDIT_FORMAT_INSTRUCTIONS } from '../../../src/edits/index.js';
 import { charsForTokens } from '../../../src/llm/usage.js';
 import { INSTRUCTIONS_END, INSTRUCTIONS_START } from '../../../src/steps/fix/repo-instructions.js';
-import { REPRODUCTION_RULE } from '../../../src/steps/fix/reproduction.js';
+import { REPRODUCTION_RULE } from '../../../src/steps/fix/reproduction-messages.js';
 import { CALC_RANKING, CALC_REPO, GOOD_FIX, scriptCalcRun } from '../../support/fix-script.js';
 import { newAccount } from '../../support/harness.js';
 import { MANAGED_KEY, type ModelService, runFixTask, startModelService } from '../../support/model-service.js';

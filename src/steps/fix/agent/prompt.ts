@@ -1,7 +1,7 @@
 import type { Recalled } from '../../../memory/repo-memory.js';
 import type { InspectorOutput, LocatorOutput, PlannerOutput } from '../../../step-contract/index.js';
 import { fenced, memorySection } from '../../prompt-parts.js';
-import { REPRODUCTION_RULE } from '../reproduction.js';
+import { REPRODUCTION_RULE } from '../reproduction-messages.js';
 
 /**
  * The agent fixer's prompt: the rules in the system prompt; the request first in the opening
