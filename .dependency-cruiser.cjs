@@ -1,6 +1,6 @@
 // The layer table of docs/architecture.md, enforced: an import may only point down (or sideways,
 // within its own layer), never up, and nothing may form a cycle: not of files, not of folders.
-// `npm run layers` prints the violations; test/repo/layers.pglite.test.ts fails on any.
+// `npm run layers` prints the violations; test/repo/layers.test.ts fails on any.
 //
 // Layers, top to bottom:
 //   entry    src/cli/**, src/bin.ts, src/server.ts, src/runtime/** (Deps, and the steps the service runs)

@@ -3,10 +3,10 @@ import { fileURLToPath } from 'node:url';
 import { configDefaults, defineConfig } from 'vitest/config';
 import { available, requirements } from './test/support/requirements.js';
 
-// Every test that touches the database runs twice: on PGlite and on a throwaway PostgreSQL
-// cluster. Files that need no database (or only the embedded one) run once, on the pglite
-// leg: they are named *.pglite.test.ts. A file named
-// *.postgres.test.ts runs on the postgres leg only. So neither leg skips whole files.
+// A file's name says where it runs. *.db.test.ts runs twice, on PGlite and on a throwaway
+// PostgreSQL cluster: the tests of SQL and of what sits on it. A plain *.test.ts runs once, on
+// the pglite leg (it needs no database, or only the embedded one). *.postgres.test.ts runs on the
+// postgres leg only. So neither leg skips whole files.
 //
 // Without PostgreSQL server binaries the second leg fails the run under CI (CI installs
 // them); elsewhere it is left out with a notice, and the closing summary says "not run".
@@ -22,7 +22,7 @@ const shared = {
   globalSetup: ['test/support/global-setup.ts'],
   testTimeout: 30_000,
   hookTimeout: 60_000,
-  // test/llm/model-timeouts.pglite.test.ts forces garbage collection during model calls (global.gc).
+  // test/llm/model-timeouts.test.ts forces garbage collection during model calls (global.gc).
   execArgv: ['--expose-gc'],
 };
 
@@ -44,7 +44,7 @@ export default defineConfig({
               test: {
                 ...shared,
                 name: 'postgres',
-                exclude: [...configDefaults.exclude, 'test/**/*.pglite.test.ts'],
+                include: ['test/**/*.db.test.ts', 'test/**/*.postgres.test.ts'],
               },
             },
           ]

@@ -5,7 +5,7 @@
  * repository's mirror at base_commit (`git show`, the mirror is only read), the patch is applied
  * once by `git apply` and once as the converted answer through the real parser and applier, and
  * the two results are compared byte for byte. Prints the instances reproduced exactly and the
- * median conversion time. The unit test (test/edits/from-diff.pglite.test.ts) runs the same
+ * median conversion time. The unit test (test/edits/from-diff.test.ts) runs the same
  * check on made-up files, so it needs no mirror; this one meets the files' real repetitions.
  *
  *   BENCH_DATA (default /work/shared/bench/swe-lite-eval.jsonl), BENCH_MIRRORS (/work/.mirror)

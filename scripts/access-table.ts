@@ -1,7 +1,7 @@
 // Writes the table "who can see and do what" into docs/teams.md, between its markers, from the two
 // tables the service itself decides by: the acts and the lowest role and token scope each needs
 // (src/workspaces/access.ts ACTS) and each route's act (src/http/route-acts.ts ROUTE_ACTS).
-// Run `npx tsx scripts/access-table.ts` after changing either; test/scripts/access-table.pglite.test.ts
+// Run `npx tsx scripts/access-table.ts` after changing either; test/scripts/access-table.test.ts
 // fails while the doc says anything else.
 import { readFileSync, writeFileSync } from 'node:fs';
 import { WORKSPACE_ROLES } from '../src/db/access-vocabulary.js';

@@ -1,6 +1,6 @@
 // Writes web/src/api/host-kinds.ts: each code host kind's product name and token hint, from the one
 // table in src/scm/kinds.ts, so that the panel (which imports nothing from src/) cannot drift from the
-// API's messages. `npm run openapi` runs it; test/scm/host-kinds.pglite.test.ts fails when it is stale.
+// API's messages. `npm run openapi` runs it; test/scm/host-kinds.test.ts fails when it is stale.
 import { writeFileSync } from 'node:fs';
 import { HOST_KINDS } from '../src/scm/kinds.js';
 

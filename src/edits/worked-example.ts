@@ -2,7 +2,7 @@
  * One worked exchange in the edit format, as data: a request, the files it is about, a model's
  * answer (a short analysis, two blocks in one file, a block creating a file) and the files after
  * the answer is applied. The fixer's system prompt shows it (`workedExampleText`), docs/edit-format.md
- * shows the same text, and test/edits/worked-example.pglite.test.ts parses the answer with the real
+ * shows the same text, and test/edits/worked-example.test.ts parses the answer with the real
  * parser and applies it to these files, so the example cannot drift from what the parser accepts.
  *
  * Its files are message catalogues, not code: an example in one programming language leaks into

@@ -3,8 +3,8 @@ import type { Act } from '../workspaces/access.js';
 /**
  * What each authenticated route does in its workspace (src/workspaces/access.ts: the role and
  * token scope an act needs). Keyed by method and path without the /v1 prefix (its aliases share
- * it). Every route that is not public is listed: test/workspaces/route-acts.test.ts fails on one
- * missing or one listed that does not exist; test/workspaces/role-sweep.test.ts drives every role
+ * it). Every route that is not public is listed: test/workspaces/route-acts.db.test.ts fails on one
+ * missing or one listed that does not exist; test/workspaces/role-sweep.db.test.ts drives every role
  * and scoped token against every route.
  */
 export const ROUTE_ACTS: Readonly<Record<string, Act>> = {

@@ -4,7 +4,7 @@ import { dirname, join } from 'node:path';
 
 // Some tests hand files to another user: the PostgreSQL cluster runs as postgres when the tests
 // run as root (test/support/postgres-cluster.ts), and the system check's non-root case runs as
-// nobody (test/scripts/system-check.pglite.test.ts). Such a file must not sit in the checkout,
+// nobody (test/scripts/system-check.test.ts). Such a file must not sit in the checkout,
 // which a newcomer may have cloned under /root or `mktemp -d` (mode 0700), nor under a private
 // TMPDIR (/run/user/0, ~/tmp): whatever a file's own mode, no other user gets through a 0700
 // directory above it.

@@ -4,7 +4,7 @@ import * as schema from '../../db/schema.js';
 /**
  * What deleting a workspace does to, and what its export takes from, every table whose rows
  * belong to a workspace (a `workspace_id` column). Keyed by every such table of src/db/schema.ts,
- * so a new one does not compile until it is decided here; test/http/use-cases/workspace-tables.test.ts
+ * so a new one does not compile until it is decided here; test/http/use-cases/workspace-tables.db.test.ts
  * also compares the list with the migrated database. Deletion (workspace-deletion.ts) and the
  * export (workspace-export.ts) both read it. The workspace row itself stays, marked deleted: kept rows name it.
  * Rows keyed by a task or a trigger alone (task logs, site files and screenshots, idempotency

@@ -5,7 +5,7 @@ import { namePath, untouchedFailures } from '../../src/validator/untouched-failu
 import { type Files, fixtureRepo, removeFixtureRepos } from '../support/fixture-repos.js';
 
 // Which failing tests of a change's test files the change left alone (src/validator/untouched-failures.ts),
-// on real git checkouts; the whole validator's use of it is in reproduction.pglite.test.ts.
+// on real git checkouts; the whole validator's use of it is in reproduction.test.ts.
 
 const CARD_TESTS = `const { render } = require('../src/card.js');
 

@@ -3,7 +3,7 @@ import { RemoteConfigError, resolveLogin, saveLogin, serverIdentity } from '../.
 import { newConfigHome, removeConfigDirs } from './remote-process.js';
 
 // Which server a saved token may go to, decided from real config files (the CLI end to end is in
-// remote.pglite.test.ts, against two listening servers).
+// remote.test.ts, against two listening servers).
 afterAll(removeConfigDirs);
 
 describe('serverIdentity', () => {

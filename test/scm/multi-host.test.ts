@@ -12,7 +12,7 @@ import { type ModelService, runFixTask, startModelService } from '../support/mod
  * the default, and a second fake GitHub as `ghes` (a GitHub Enterprise server beside github.com).
  * Connections are per host; a task's repo_url picks the host its access check, checkout, pull
  * request and merge tracking go to, with that host's token. GitLab and Gitea run one end-to-end
- * suite, once per host (test/e2e/code-hosts.pglite.test.ts); this file pins the wiring they share.
+ * suite, once per host (test/e2e/code-hosts.test.ts); this file pins the wiring they share.
  */
 
 let svc: ModelService | undefined;

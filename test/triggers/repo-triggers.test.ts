@@ -8,7 +8,7 @@ import { type Harness, newAccount, startHarness } from '../support/harness.js';
 /**
  * Turning triggers on and off (the webhook on the fake GitHub, the secret never shown) and the
  * receiving route's refusals, driven through the app; the deliveries here are signed by the test
- * the way GitHub signs them. test/e2e/triggers.pglite.test.ts has the hosts delivering over HTTP.
+ * the way GitHub signs them. test/e2e/triggers.test.ts has the hosts delivering over HTTP.
  */
 
 let h: Harness;

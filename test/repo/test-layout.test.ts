@@ -60,7 +60,7 @@ describe('where test files live', () => {
 });
 
 describe('how test files say where and whether they run', () => {
-  it('no file picks its leg by skipping: name it *.pglite.test.ts or *.postgres.test.ts', () => {
+  it('no file picks its leg by skipping: name it *.test.ts (once), *.db.test.ts (each database) or *.postgres.test.ts', () => {
     expect(offending(/\.(runIf|skipIf)\([^)]*inject\(\s*'dbKind'/)).toEqual([]);
   });
 

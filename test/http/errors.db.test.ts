@@ -77,5 +77,5 @@ describe('error handling', () => {
       expect(res.json().request_id).toBe(res.headers['request-id'] ?? res.json().request_id);
     }
   });
-  // Hostile input on every route: test/http/route-sweep.test.ts, generated from the route table.
+  // Hostile input on every route: test/http/route-sweep.db.test.ts, generated from the route table.
 });

@@ -18,7 +18,7 @@ import { ConfinedDir, ConfinedPathError, describePath } from '../../src/checkout
 const SECRET = 'confined-fs-secret-4f1d9c';
 const OUTSIDE_MARKER = 'outside-dir-marker-77ab';
 
-// No database: runs once, on the PGlite leg (*.pglite.test.ts).
+// No database: runs once, on the PGlite leg (a plain *.test.ts).
 describe('confined-fs: files of an untrusted tree, never followed out of it', () => {
   let base: string;
   let root: string;

@@ -10,7 +10,7 @@ import { gitLab } from '../../src/scm/gitlab/gitlab.js';
  * adapter gives up with ScmError(null) (the latter after its time limit: 20 s by default, like
  * every adapter's; 300 ms here), asks once, and never puts the token in the message, so a task
  * never hangs on a code host. One suite, run once per adapter (GitLab's were two tests of their own;
- * test/scm/gitea.pglite.test.ts keeps its copy, whose errors its token check counts).
+ * test/scm/gitea.test.ts keeps its copy, whose errors its token check counts).
  */
 
 interface AdapterCase {

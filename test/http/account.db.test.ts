@@ -20,7 +20,7 @@ beforeAll(async () => {
     ANTHROPIC_BASE_URL: model.urls.anthropic,
     GOOGLE_BASE_URL: model.urls.google,
     // base_url tests below point at loopback: the double on 127.0.0.1 and a local Ollama (refusals:
-    // outbound-keys.test.ts)
+    // outbound-keys.db.test.ts)
     EMEND_OUTBOUND_ALLOW: '127.0.0.1, localhost:11434',
   });
   // the public repositories these tests name, on the code host the service asks

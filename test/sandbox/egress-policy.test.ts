@@ -7,7 +7,7 @@ import { DEFAULT_SETUP_HOSTS, decideHost, refusedAddress } from '../../src/sandb
 
 /**
  * The setup phase's policy, as pure decisions (the proxy's end-to-end behaviour:
- * test/sandbox/egress.pglite.test.ts), and the configuration generated for the package managers
+ * test/sandbox/egress.test.ts), and the configuration generated for the package managers
  * that cannot be run here (Maven, Gradle, cargo, go).
  */
 

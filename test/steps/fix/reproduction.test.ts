@@ -4,7 +4,7 @@ import { failureSection } from '../../../src/steps/fix/fixer.js';
 import { pullBody } from '../../../src/steps/fix/pr-body.js';
 
 // What the fixer and the pull request are told of the validator's reproduction verdict; the
-// verdicts themselves come from real runs in test/validator/reproduction.pglite.test.ts.
+// verdicts themselves come from real runs in test/validator/reproduction.test.ts.
 
 const ID = 'tests/test_mean.py::test_mean_halves';
 const FILE = 'tests/test_mean.py';

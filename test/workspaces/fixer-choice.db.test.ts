@@ -5,7 +5,7 @@ import { BILLING_PLAN_NAMES } from '../../src/config/billing-plans.js';
 import { AppError } from '../../src/errors.js';
 
 // The plans' fixers and the order of precedence, without a server (the HTTP behaviour is
-// test/http/fixer-choice.test.ts).
+// test/http/fixer-choice.db.test.ts).
 
 describe('the plans’ fixers', () => {
   it('every plan offers the pipeline (where a refused default falls back); pro and scale the agent, free and demo not', () => {
