@@ -10,13 +10,15 @@ import { NoModelKey } from '../llm/model-choice.js';
 import type { Sandbox } from '../sandbox/types.js';
 import { DatasetError, type Instance, readDataset } from '../eval/dataset.js';
 import { resultLine, summaryMarkdown } from '../eval/report.js';
+import { sampleInstances } from '../eval/sample.js';
 import { type EvalMode, type InstanceResult, type RepoSetup, type RunOptions, runInstance } from '../eval/run.js';
 import { localEnvironmentCache, localSandbox, localToolchainCache } from './local-sandbox.js';
 import { ValidationAborted } from '../environments/sandboxed.js';
 import { abortOnSignals } from './interrupt.js';
 
 const USAGE =
-  'usage: emend eval --dataset F [--oracle | --baseline] [--limit N] [--concurrency K] [--out DIR] [--resume]\n' +
+  'usage: emend eval --dataset F [--oracle | --baseline] [--limit N | --sample N] [--concurrency K] [--out DIR]\n' +
+  '                  [--resume]\n' +
   '                  [--mirrors DIR] [--clone-url URL] [--setup FILE.json] [--plan free|pro|scale]\n' +
   '                  [--fixer pipeline|agent]\n' +
   'Without --oracle or --baseline, the configured model runs the fix pipeline on each instance,\n' +
@@ -35,6 +37,8 @@ interface EvalArgs {
   dataset: string;
   mode: EvalMode;
   limit?: number;
+  /** A stable subset of this many instances, every repository in turn (src/eval/sample.ts). */
+  sample?: number;
   concurrency: number;
   out: string;
   resume: boolean;
@@ -57,6 +61,7 @@ function readArgs(args: string[]): EvalArgs {
     options: {
       dataset: { type: 'string' },
       limit: { type: 'string' },
+      sample: { type: 'string' },
       concurrency: { type: 'string' },
       out: { type: 'string' },
       resume: { type: 'boolean' },
@@ -83,12 +88,16 @@ function readArgs(args: string[]): EvalArgs {
   if (v.fixer && !offered.some((k) => k === v.fixer))
     throw new UsageError(`the ${plan} plan offers the ${offered.join(', ')} fixer, not ${v.fixer}`);
   const limit = count('--limit', v.limit, 1);
+  const sample = count('--sample', v.sample, 1);
+  if (limit !== undefined && sample !== undefined)
+    throw new UsageError('eval takes one of --limit (the first N) and --sample (a stable subset of N), not both');
   return {
     dataset: resolve(v.dataset),
     mode: v.oracle ? 'oracle' : v.baseline ? 'baseline' : 'model',
     plan: EVAL_BILLING_PLANS.find((p) => p === plan) ?? 'pro',
     fixer: FIXER_KINDS.find((k) => k === v.fixer) ?? 'pipeline',
     ...(limit !== undefined ? { limit } : {}),
+    ...(sample !== undefined ? { sample } : {}),
     concurrency: count('--concurrency', v.concurrency, 1) ?? 1,
     out: resolve(v.out ?? 'emend-eval'),
     resume: v.resume ?? false,
@@ -253,7 +262,8 @@ async function prepareOut(a: EvalArgs, instances: Instance[]) {
   }
   if (!a.resume) await writeFile(file, '');
   const done = new Set(earlier.map((r) => r.instance_id));
-  const todo = instances.slice(0, a.limit ?? instances.length).filter((i) => !done.has(i.instance_id));
+  const chosen = a.sample !== undefined ? sampleInstances(instances, a.sample) : instances.slice(0, a.limit);
+  const todo = chosen.filter((i) => !done.has(i.instance_id));
   if (done.size > 0) console.log(`resuming: ${done.size} instance(s) already in ${file}`);
   return { file, earlier, todo };
 }

@@ -32,7 +32,12 @@ export interface JudgeSetup {
   environment?: 'hit' | 'built';
   /** Why the tests did not run: the stage that failed and the reason. */
   /** `pipeline`: the model mode's fix pipeline failed (a model error, a step that threw), so nothing was judged. */
-  failure?: { stage: 'checkout' | 'pipeline' | 'test_patch' | 'setup' | 'runner'; reason: string };
+  failure?: {
+    stage: 'checkout' | 'pipeline' | 'test_patch' | 'setup' | 'runner';
+    reason: string;
+    /** A toolchain (or browser) the sandbox lacks kept setup from running at all. */
+    missing?: true;
+  };
 }
 
 export interface Verdict {
@@ -43,6 +48,11 @@ export interface Verdict {
   /** The listed ids that did not pass (failed, skipped, or not reported by the run), F2P first. */
   not_passed: string[];
   setup: JudgeSetup;
+  /**
+   * How long the environment took (toolchains, install or the cache's copy) and the test run,
+   * in milliseconds; `tests_ms` is absent when the tests did not run.
+   */
+  times?: { setup_ms: number; tests_ms?: number };
   /** The test command, as run in the sandbox. */
   command?: string;
   /** The end of the test output, when something did not pass. */
@@ -148,6 +158,8 @@ export async function judge(checkout: string, instance: JudgedInstance, options:
     };
     // The environment as the validator builds it (toolchains, the detected install through the
     // egress proxy); the operator's setup file, where it names a command, replaces the install.
+    const setupStarted = performance.now();
+    const setupMs = () => ({ times: { setup_ms: Math.round(performance.now() - setupStarted) } });
     const prepared = await prepareTrees({
       ctx,
       tree,
@@ -159,9 +171,20 @@ export async function judge(checkout: string, instance: JudgedInstance, options:
       cache: scope && copies && at ? { scope, baseline: copies.baseline, checkout: at, commit: at.commit } : undefined,
     });
     if (prepared.kind === 'no-recipe')
-      return notRun({ ok: false, ...base, failure: { stage: 'runner', reason: 'no test runner found' } });
+      return {
+        ...notRun({ ok: false, ...base, failure: { stage: 'runner', reason: 'no test runner found' } }),
+        ...setupMs(),
+      };
     if (prepared.kind === 'missing')
-      return notRun({ ok: false, ...base, failure: { stage: 'setup', reason: describeMissing(prepared.missing) } });
+      return {
+        ...notRun({
+          ok: false,
+          ...base,
+          failure: { stage: 'setup', reason: describeMissing(prepared.missing), missing: true },
+        }),
+        ...setupMs(),
+      };
+    const setupTime = setupMs();
     const { recipe } = prepared.environment;
     const setup = prepared.setups.change;
     const used = setup
@@ -170,8 +193,9 @@ export async function judge(checkout: string, instance: JudgedInstance, options:
     if (setup && (setup.exit_code !== 0 || setup.skipped !== undefined)) {
       const why = setup.skipped ?? (setup.timed_out ? 'timed out' : `exited with code ${setup.exit_code}`);
       const reason = `${why}${setup.log_tail ? `: ${setup.log_tail.trim().split('\n').slice(-10).join(' | ')}` : ''}`;
-      return notRun({ ok: false, ...used, failure: { stage: 'setup', reason } });
+      return { ...notRun({ ok: false, ...used, failure: { stage: 'setup', reason } }), ...setupTime };
     }
+    const testsStarted = performance.now();
     const { command, watchPytest } = await testCommand(ctx, tree, recipe);
     const run = await runTests(ctx, tree, command, setup, {
       watchPytest,
@@ -182,6 +206,7 @@ export async function judge(checkout: string, instance: JudgedInstance, options:
       ...counted,
       resolved: counted.not_passed.length === 0,
       setup: { ok: true, ...used },
+      times: { ...setupTime.times, tests_ms: Math.round(performance.now() - testsStarted) },
       command,
       ...(counted.not_passed.length > 0 ? { log_tail: run.logTail } : {}),
       wall_ms: Math.round(performance.now() - started),

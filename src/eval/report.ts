@@ -1,4 +1,5 @@
 import type { StepRun } from './pipeline.js';
+import { reasonOf, reasonText } from './reasons.js';
 import type { InstanceResult } from './run.js';
 
 const pct = (n: number, of: number) => (of === 0 ? '0.0%' : `${((100 * n) / of).toFixed(1)}%`);
@@ -18,7 +19,7 @@ export function resultLine(r: InstanceResult): string {
     : failed?.stage === 'pipeline'
       ? `PIPELINE FAILED (${failed.reason.split(':')[0]})`
       : failed
-        ? `NOT SET UP (${failed.stage})`
+        ? `NOT SET UP (${reasonText(reasonOf(r) ?? { class: 'setup failed' })})`
         : 'not resolved';
   const edits = r.edits?.failures.length ? `, ${r.edits.failures.length} edit failure(s)` : '';
   const p = r.pipeline;
@@ -53,17 +54,20 @@ export function summaryMarkdown(results: InstanceResult[], title: string): strin
     `- not set up: ${results.length - ran.length}` +
       (results.some((r) => r.pipeline) ? ' (a pipeline failure counts as set up and not resolved)' : ''),
     `- wall time: ${secs(wall)} in total, summed over instances`,
+    ...timeFigures(results),
     ...modelFigures(results),
+    ...reasonCounts(results),
     '',
-    '| instance | resolved | F2P | P2P | edits | setup | time |',
-    '|---|---|---|---|---|---|---|',
+    '| instance | resolved | F2P | P2P | edits | setup | time | why not |',
+    '|---|---|---|---|---|---|---|---|',
   ];
   for (const r of results) {
     const edits = r.edits ? `${r.edits.applied} applied, ${r.edits.failures.length} failed` : '–';
     const setup = r.setup.failure ? `failed (${r.setup.failure.stage})` : r.setup.command ? 'ok' : 'none';
+    const reason = reasonOf(r);
     lines.push(
       `| ${r.instance_id} | ${r.resolved ? 'yes' : 'no'} | ${r.f2p.passed}/${r.f2p.total} | ` +
-        `${r.p2p.passed}/${r.p2p.total} | ${edits} | ${setup} | ${secs(r.wall_ms)} |`,
+        `${r.p2p.passed}/${r.p2p.total} | ${edits} | ${setup} | ${secs(r.wall_ms)} | ${reason ? reasonText(reason) : ''} |`,
     );
   }
   const editFailures = results.filter((r) => r.edits?.failures.length);
@@ -91,6 +95,38 @@ export function summaryMarkdown(results: InstanceResult[], title: string): strin
 }
 
 const usd = (n: number) => `$${n.toFixed(4)}`;
+
+/** The value below which `p` of the values lie (nearest rank); 0 for none. */
+export function percentile(values: number[], p: number): number {
+  if (values.length === 0) return 0;
+  const sorted = [...values].sort((a, b) => a - b);
+  return sorted[Math.min(sorted.length - 1, Math.max(0, Math.ceil(p * sorted.length) - 1))]!;
+}
+
+/** Setup (environment: toolchains, install or the cache's copy) and test times per instance: median and p90. */
+function timeFigures(results: InstanceResult[]): string[] {
+  const setup = results.flatMap((r) => (r.times ? [r.times.setup_ms] : []));
+  const tests = results.flatMap((r) => (r.times?.tests_ms !== undefined ? [r.times.tests_ms] : []));
+  const line = (what: string, ms: number[]) =>
+    `- ${what}: median ${secs(median(ms))}, p90 ${secs(percentile(ms, 0.9))} (${ms.length} instance(s))`;
+  return [...(setup.length ? [line('setup time', setup)] : []), ...(tests.length ? [line('test time', tests)] : [])];
+}
+
+/** How many instances were not resolved for each reason class, the most common first. */
+function reasonCounts(results: InstanceResult[]): string[] {
+  const counts = new Map<string, string[]>();
+  for (const r of results) {
+    const reason = reasonOf(r);
+    if (reason) counts.set(reasonText(reason), [...(counts.get(reasonText(reason)) ?? []), r.instance_id]);
+  }
+  if (counts.size === 0) return [];
+  return [
+    '- not resolved, by reason:',
+    ...[...counts.entries()]
+      .sort((a, b) => b[1].length - a[1].length || a[0].localeCompare(b[0]))
+      .map(([text, ids]) => `  - ${text}: ${ids.length} (${ids.slice(0, 8).join(', ')}${ids.length > 8 ? ', …' : ''})`),
+  ];
+}
 
 /** The middle value (the mean of the two middle ones for an even count); 0 for none. */
 export function median(values: number[]): number {

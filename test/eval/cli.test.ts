@@ -89,6 +89,14 @@ describe('emend eval', { timeout: 120_000 }, () => {
     const summary = readFileSync(join(out, 'summary.md'), 'utf8');
     expect(summary).toContain('- resolved: 3 (100.0% of all, 100.0% of the 3 set up)');
     expect(summary).toMatch(/\| acme__jscalc-1 \| yes \| 1\/1 \| 1\/1 \| 1 applied, 0 failed \| none \|/);
+    // each instance's setup and test time, and their median and p90 over the run
+    for (const r of byId.values()) {
+      expect(r.times?.setup_ms).toBeGreaterThanOrEqual(0);
+      expect(r.times?.tests_ms).toBeGreaterThan(0);
+    }
+    expect(summary).toMatch(/^- setup time: median \d+\.\d s, p90 \d+\.\d s \(3 instance\(s\)\)$/m);
+    expect(summary).toMatch(/^- test time: median \d+\.\d s, p90 \d+\.\d s \(3 instance\(s\)\)$/m);
+    expect(summary).not.toContain('not resolved, by reason');
     expect(printed).toContain('3 of 3 resolved');
     expect(listing()).toEqual(before);
   });
@@ -127,6 +135,40 @@ describe('emend eval', { timeout: 120_000 }, () => {
     expect(summary).toContain('## Setup failures');
     expect(summary).toContain('- acme__pycalc-1 (setup): exited with code 1: cannot build');
     expect(summary).toContain('- not set up: 2');
+    // counted by reason class, as the per-instance table names them
+    expect(summary).toContain(
+      '- not resolved, by reason:\n  - checkout failed: 1 (other__gone-1)\n  - setup failed (other): 1 (acme__pycalc-1)',
+    );
+    expect(summary).toMatch(/\| acme__pycalc-1 \| no \|.*\| setup failed \(other\) \|$/m);
+    expect(py!.times?.setup_ms).toBeGreaterThanOrEqual(0);
+    expect(py!.times?.tests_ms).toBeUndefined();
+  });
+
+  it('--sample N runs a stable subset that covers every repository, and a larger sample resumed adds to it', async () => {
+    const first = await run(['--dataset', dataset, '--baseline', '--sample', '2', '--setup', join(root, 'setup.json')]);
+    expect(first.code, first.printed).toBe(0);
+    const picked = results(first.out).map((r) => r.instance_id);
+    expect(picked).toHaveLength(2);
+    // the same sample again picks the same instances
+    const again = await run(['--dataset', dataset, '--baseline', '--sample', '2', '--setup', join(root, 'setup.json')]);
+    expect(
+      results(again.out)
+        .map((r) => r.instance_id)
+        .sort(),
+    ).toEqual([...picked].sort());
+    const code = await evalCommand(
+      ['--out', first.out, '--mirrors', mirrors, '--dataset', dataset, '--baseline', '--sample', '3', '--resume'],
+      env,
+    );
+    expect(code).toBe(0);
+    const all = results(first.out).map((r) => r.instance_id);
+    expect(all.slice(0, 2)).toEqual(picked);
+    expect([...all].sort()).toEqual(['acme__jscalc-1', 'acme__pycalc-1', 'acme__srccalc-1']);
+    const both = await run(['--dataset', dataset, '--baseline', '--sample', '2', '--limit', '1']);
+    expect(both.code).toBe(2);
+    expect(both.printed).toContain(
+      'eval takes one of --limit (the first N) and --sample (a stable subset of N), not both',
+    );
   });
 
   it('--resume skips the instances results.jsonl already holds', async () => {
