@@ -18,7 +18,7 @@ import { abortOnSignals } from './interrupt.js';
 
 const USAGE =
   'usage: emend eval --dataset F [--oracle | --baseline] [--limit N | --sample N] [--concurrency K] [--out DIR]\n' +
-  '                  [--resume]\n' +
+  '                  [--resume] [--logs]\n' +
   '                  [--mirrors DIR] [--clone-url URL] [--setup FILE.json] [--plan free|pro|scale]\n' +
   '                  [--fixer pipeline|agent]\n' +
   'Without --oracle or --baseline, the configured model runs the fix pipeline on each instance,\n' +
@@ -42,6 +42,8 @@ interface EvalArgs {
   concurrency: number;
   out: string;
   resume: boolean;
+  /** Keep each instance's setup and test output in OUT/logs/. */
+  logs: boolean;
   mirrors?: string;
   cloneUrl?: string;
   setup?: string;
@@ -65,6 +67,7 @@ function readArgs(args: string[]): EvalArgs {
       concurrency: { type: 'string' },
       out: { type: 'string' },
       resume: { type: 'boolean' },
+      logs: { type: 'boolean' },
       mirrors: { type: 'string' },
       'clone-url': { type: 'string' },
       setup: { type: 'string' },
@@ -101,6 +104,7 @@ function readArgs(args: string[]): EvalArgs {
     concurrency: count('--concurrency', v.concurrency, 1) ?? 1,
     out: resolve(v.out ?? 'emend-eval'),
     resume: v.resume ?? false,
+    logs: v.logs ?? false,
     ...(v.mirrors ? { mirrors: resolve(v.mirrors) } : {}),
     ...(v['clone-url'] ? { cloneUrl: v['clone-url'] } : {}),
     ...(v.setup ? { setup: resolve(v.setup) } : {}),
@@ -219,6 +223,7 @@ export async function evalCommand(args: string[], env: NodeJS.ProcessEnv): Promi
       // The environments as the validator builds them: toolchains fetched under the setup policy.
       toolchainCache: localToolchainCache(config),
       ...(environmentCache ? { environmentCache } : {}),
+      ...(a.logs ? { logsDir: join(a.out, 'logs') } : {}),
       ...(model ? { pipeline: model.pipeline } : {}),
     };
     const results = [...earlier, ...(await runAll(todo, a, options, file))];
@@ -261,6 +266,7 @@ async function prepareOut(a: EvalArgs, instances: Instance[]) {
     return EXIT_USAGE;
   }
   if (!a.resume) await writeFile(file, '');
+  if (a.logs) await mkdir(join(a.out, 'logs'), { recursive: true });
   const done = new Set(earlier.map((r) => r.instance_id));
   const chosen = a.sample !== undefined ? sampleInstances(instances, a.sample) : instances.slice(0, a.limit);
   const todo = chosen.filter((i) => !done.has(i.instance_id));

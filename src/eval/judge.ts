@@ -1,4 +1,4 @@
-import { cp, mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { appendFile, cp, mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Sandbox } from '../sandbox/types.js';
@@ -88,6 +88,11 @@ export interface JudgeOptions {
    * laid into the judged tree. Needs `base`.
    */
   environments?: EnvironmentScope;
+  /**
+   * Where the run's output is kept for a reader (`emend eval --logs`): the setup's end and the
+   * whole test output, as the judge read it. Absent: nothing is written.
+   */
+  logFile?: string;
 }
 
 const quote = (s: string) => `'${s.replaceAll("'", `'\\''`)}'`;
@@ -190,6 +195,11 @@ export async function judge(checkout: string, instance: JudgedInstance, options:
     const used = setup
       ? { command: setup.command, ...(setup.environment ? { environment: setup.environment.cache } : {}) }
       : base;
+    if (options.logFile && setup)
+      await writeFile(
+        options.logFile,
+        `$ ${setup.command}\n${setup.log_tail ?? ''}\nemend: setup exited ${setup.exit_code}\n`,
+      );
     if (setup && (setup.exit_code !== 0 || setup.skipped !== undefined)) {
       const why = setup.skipped ?? (setup.timed_out ? 'timed out' : `exited with code ${setup.exit_code}`);
       const reason = `${why}${setup.log_tail ? `: ${setup.log_tail.trim().split('\n').slice(-10).join(' | ')}` : ''}`;
@@ -201,6 +211,7 @@ export async function judge(checkout: string, instance: JudgedInstance, options:
       watchPytest,
       ...(options.env ? { env: options.env } : {}),
     });
+    if (options.logFile) await appendFile(options.logFile, `$ ${command}\n${run.output}`);
     const counted = count(instance, idReader(run.outcome.tests, run.output));
     return {
       ...counted,

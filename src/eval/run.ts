@@ -64,6 +64,8 @@ export interface RunOptions {
    * with the same lockfile share one). Entries are keyed by the repository under the account `eval`.
    */
   environmentCache?: EnvironmentCache;
+  /** A directory for each instance's setup and test output, `<instance_id>.log` (`emend eval --logs`). */
+  logsDir?: string;
 }
 
 type Head = Pick<InstanceResult, 'instance_id' | 'repo' | 'mode'>;
@@ -176,6 +178,7 @@ function judgeChange(
     ...(options.toolchainCache ? { toolchainCache: options.toolchainCache } : {}),
     base: { git: { dir, gitDir: at.gitDir }, commit: at.commit },
     ...(cache ? { environments: { cache, workspace: 'eval', repository: instance.repo } } : {}),
+    ...(options.logsDir ? { logFile: join(options.logsDir, `${instance.instance_id.replaceAll('/', '_')}.log`) } : {}),
   });
 }
 

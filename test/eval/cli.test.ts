@@ -1,4 +1,4 @@
-import { mkdtempSync, readFileSync, readdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, readdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
@@ -76,6 +76,7 @@ describe('emend eval', { timeout: 120_000 }, () => {
       join(root, 'setup.json'),
       '--concurrency',
       '2',
+      '--logs',
     ]);
     expect(code, printed).toBe(0);
     const byId = new Map(results(out).map((r) => [r.instance_id, r]));
@@ -97,6 +98,11 @@ describe('emend eval', { timeout: 120_000 }, () => {
     expect(summary).toMatch(/^- setup time: median \d+\.\d s, p90 \d+\.\d s \(3 instance\(s\)\)$/m);
     expect(summary).toMatch(/^- test time: median \d+\.\d s, p90 \d+\.\d s \(3 instance\(s\)\)$/m);
     expect(summary).not.toContain('not resolved, by reason');
+    // --logs: each instance's setup and whole test output as the judge read it
+    const log = readFileSync(join(out, 'logs', 'acme__srccalc-1.log'), 'utf8');
+    expect(log).toContain(`$ ${SRC_ON_PATH}\n`);
+    expect(log).toContain(`$ ${byId.get('acme__srccalc-1')!.command}\n`);
+    expect(log).toMatch(/passed/);
     expect(printed).toContain('3 of 3 resolved');
     expect(listing()).toEqual(before);
   });
@@ -142,6 +148,7 @@ describe('emend eval', { timeout: 120_000 }, () => {
     expect(summary).toMatch(/\| acme__pycalc-1 \| no \|.*\| setup failed \(other\) \|$/m);
     expect(py!.times?.setup_ms).toBeGreaterThanOrEqual(0);
     expect(py!.times?.tests_ms).toBeUndefined();
+    expect(existsSync(join(out, 'logs'))).toBe(false);
   });
 
   it('--sample N runs a stable subset that covers every repository, and a larger sample resumed adds to it', async () => {
