@@ -118,6 +118,36 @@ const BLOCK_START = /^\s*(PASS|FAIL|RUNS)\s|^\s*(✖ failing tests:|Test Suites:
  * groups above it (the nearest less-indented unmarked lines) and its own, joined by " › ".
  */
 export function parseTree(lines: string[]): ParserResult {
+  const spaced = singleSpaced(lines);
+  if (!spaced) return parseTreeLines(lines);
+  const parsed = parseTreeLines(spaced.lines);
+  return { ...parsed, explained: parsed.explained.map((i) => spaced.at[i]!) };
+}
+
+/**
+ * A report written double-spaced (an old mocha's spec reporter under some terminals prints a
+ * blank line after every line) read as if it were not: a lone blank line between two lines is
+ * dropped, a run of them kept as one, so a test's groups are still the lines above it. Undefined
+ * when the report is not double-spaced (most of its marked lines followed by one blank line).
+ * `at` maps each kept line to its index in `lines`.
+ */
+function singleSpaced(lines: string[]): { lines: string[]; at: number[] } | undefined {
+  const blank = (i: number) => i < lines.length && lines[i]!.trim() === '';
+  const marked = lines.flatMap((l, i) => (TREE_LINE.test(l) ? [i] : []));
+  const followed = marked.filter((i) => blank(i + 1) && !blank(i + 2) && i + 2 < lines.length).length;
+  if (marked.length < 3 || followed < 0.8 * marked.length) return undefined;
+  const kept: string[] = [];
+  const at: number[] = [];
+  lines.forEach((line, i) => {
+    if (blank(i) && i > 0 && !blank(i - 1) && !blank(i + 1) && i + 1 < lines.length) return;
+    if (blank(i) && i > 0 && blank(i - 1)) return;
+    kept.push(line);
+    at.push(i);
+  });
+  return { lines: kept, at };
+}
+
+function parseTreeLines(lines: string[]): ParserResult {
   const tests: [string, TestStatus][] = [];
   const explained: number[] = [];
   const details: [string, FailureDetail][] = [];

@@ -6,6 +6,43 @@ import { parseOutput } from '../../src/test-runs/parse.js';
 const statuses = (output: string) => Object.fromEntries(parseOutput(output).tests);
 
 describe('test output parsers', () => {
+  it("reads an old mocha's double-spaced spec report: a test's groups are still the lines above it", () => {
+    // As mocha 5 printed PrismJS's suite through npm: a blank line after every line.
+    const out = [
+      '> prismjs@1.15.0 test',
+      '> mocha tests/testrunner-tests.js && mocha tests/run.js',
+      '',
+      '',
+      '',
+      '  The token stream transformer',
+      '',
+      '    ✓ should handle nested structures',
+      '',
+      '    ✓ should strip empty tokens',
+      '',
+      "  Testing language 'sql'",
+      '',
+      "    ✓ – should pass test case 'boolean_feature' (122ms)",
+      '',
+      "    1) – should pass test case 'string_feature'",
+      '',
+      "    ✓ – should pass test case 'variable_feature'",
+      '',
+      '',
+      '  4 passing (4s)',
+      '  1 failing',
+      '',
+    ].join('\n');
+    const parsed = parseOutput(out);
+    expect(Object.fromEntries(parsed.tests)).toEqual({
+      'The token stream transformer › should handle nested structures': 'passed',
+      'The token stream transformer › should strip empty tokens': 'passed',
+      "Testing language 'sql' › – should pass test case 'boolean_feature'": 'passed',
+      "Testing language 'sql' › – should pass test case 'string_feature'": 'failed',
+      "Testing language 'sql' › – should pass test case 'variable_feature'": 'passed',
+    });
+  });
+
   it('reads node --test TAP: nested names, suites not counted, YAML details explained, console.assert as a marker', () => {
     const out = `TAP version 13
 # Assertion failed: c is wrong
