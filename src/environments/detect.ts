@@ -1,7 +1,7 @@
 import { ConfinedDir } from '../checkout/confined-fs.js';
 import { type NodeWants, nodeWants } from './node-wants.js';
 import { pythonDeclared } from './python-deps.js';
-import { pythonSetup } from './python-setup.js';
+import { pythonSetup, shellQuote } from './python-setup.js';
 
 /**
  * How a repository is tested, decided from its files alone (reading files on the host runs
@@ -59,6 +59,13 @@ export interface TestRecipe {
   setup: SetupRecipe | null;
   /** The node version and package manager a Node repository asks for, when it asks. */
   node?: NodeWants;
+  /**
+   * Run in each tree before its tests, in the test phase (offline), as a Node project's CI builds
+   * before it tests: the package's own build, when the entry point package.json names is not
+   * in the tree (the tests load the built package). Guarded in the shell, so a tree where setup
+   * already built it (a `prepare` script) does not build again.
+   */
+  build?: string;
 }
 
 export interface DetectOptions {
@@ -197,13 +204,45 @@ function node(dir: string): TestRecipe | undefined {
   );
   const setup = deps && !exists(dir, 'node_modules') ? nodeSetup(dir, pm) : null;
   const command = pm === 'npm' ? 'npm test' : `${pm} run test`;
-  const detected = recipe('node', command, scriptTimeoutStyle(script), setup);
+  const build = buildFirst(dir, pkg, pm);
+  const detected = { ...recipe('node', command, scriptTimeoutStyle(script), setup), ...(build ? { build } : {}) };
   const files = confined(dir);
   const wants = files ? nodeWants(files, pkg, pm) : {};
   return Object.keys(wants).length > 0 ? { ...detected, node: wants } : detected;
 }
 
 type PackageManager = 'npm' | 'pnpm' | 'yarn';
+
+/** A path package.json names inside the package, without `./`; undefined for anything else. */
+function packagePath(value: unknown): string | undefined {
+  if (typeof value !== 'string') return undefined;
+  const path = value.replace(/^\.\//, '');
+  if (path === '' || path.startsWith('/') || path.split('/').includes('..') || /[\0\n]/.test(path)) return undefined;
+  return path;
+}
+
+/**
+ * The build to run before the tests: where package.json has a `build` script, its entry point
+ * (`main`, else `exports` as a path or its `"."`) names a file the tree does not have, and neither
+ * `test` nor `pretest` builds already. `{ [ -e 'main' ] || npm run build; }`: the shell looks
+ * again in the tree, since setup (a `prepare` script) may have built it.
+ */
+function buildFirst(
+  dir: string,
+  pkg: { scripts?: Record<string, unknown>; main?: unknown; exports?: unknown },
+  pm: PackageManager,
+): string | undefined {
+  const scripts = pkg.scripts ?? {};
+  if (typeof scripts.build !== 'string' || scripts.build.trim() === '') return undefined;
+  if ([scripts.test, scripts.pretest].some((s) => typeof s === 'string' && /\bbuild\b/.test(s))) return undefined;
+  const exported = pkg.exports;
+  const dot =
+    exported !== null && typeof exported === 'object' ? (exported as Record<string, unknown>)['.'] : undefined;
+  const entry = packagePath(pkg.main) ?? packagePath(exported) ?? packagePath(dot);
+  if (entry === undefined || exists(dir, entry)) return undefined;
+  const run = pm === 'npm' ? 'npm run build' : `${pm} run build`;
+  return `{ [ -e ${shellQuote(entry)} ] || ${run}; }`;
+}
 
 function packageManager(dir: string, declared: string | undefined): PackageManager {
   if (exists(dir, 'pnpm-lock.yaml')) return 'pnpm';
@@ -420,12 +459,27 @@ function atLeast(v: [number, number] | undefined, ...mins: [number, number][]): 
  * allows them, so one hanging test fails at its timeout and the others are still reported.
  * `runSeconds` is the whole run's limit (go's -timeout is per test binary).
  */
+/** The recipe's command as a person (or the agent) runs it in a tree: the build first, where there is one. */
+export const runnableCommand = (recipe: TestRecipe): string =>
+  recipe.build ? `${recipe.build} && ${recipe.command}` : recipe.command;
+
 export function commandWithTimeouts(
   recipe: TestRecipe,
   testSeconds: number,
   runSeconds: number,
   probe: Probe,
   options: { pytestProgress?: boolean } = {},
+): string {
+  const timed = timedCommand(recipe, testSeconds, runSeconds, probe, options);
+  return recipe.build ? `${recipe.build} && ${timed}` : timed;
+}
+
+function timedCommand(
+  recipe: TestRecipe,
+  testSeconds: number,
+  runSeconds: number,
+  probe: Probe,
+  options: { pytestProgress?: boolean },
 ): string {
   const ms = testSeconds * 1000;
   const pass = (args: string) =>

@@ -111,11 +111,11 @@ export async function prepareWorkTree(
       log,
     });
     if (prepared.kind === 'missing') {
-      testCommand = prepared.environment.recipe.command;
+      testCommand = runnableCommand(prepared.environment.recipe);
       setup = 'failed';
       setupProblem = [describeMissing(prepared.missing), ...prepared.environment.notes].join('; ');
     } else if (prepared.kind === 'ready') {
-      testCommand = prepared.environment.recipe.command;
+      testCommand = runnableCommand(prepared.environment.recipe);
       setup = setupState(prepared.setups.change);
       setupProblem = setupFailure(prepared.setups.change);
     }

@@ -74,6 +74,7 @@ export async function validate(
           runner: recipe.runner,
           source: recipe.source,
           command: recipe.command,
+          ...(recipe.build ? { build: recipe.build } : {}),
           setup: recipe.setup?.command,
         }),
       dated: { repo: checkout, commit },

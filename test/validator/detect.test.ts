@@ -7,6 +7,7 @@ import {
   commandWithTimeouts,
   detectTestRecipe,
   readProbe,
+  runnableCommand,
   scriptTimeoutStyle,
 } from '../../src/environments/detect.js';
 import { type Files, writeFiles } from '../support/fixture-repos.js';
@@ -43,6 +44,34 @@ describe('test command detection', () => {
     expect(
       detect({ 'package.json': pkg({ scripts: { test: 'echo "Error: no test specified" && exit 1' } }) }),
     ).toBeUndefined();
+  });
+
+  it('builds before the tests where the entry point package.json names is not in the tree, as a CI does', () => {
+    const built = { main: './build/index.js', scripts: { build: 'node tools/build.js', test: 'mocha test' } };
+    const recipe = detect({ 'package.json': pkg(built) });
+    expect(recipe?.build).toBe("{ [ -e 'build/index.js' ] || npm run build; }");
+    expect(runnableCommand(recipe!)).toBe("{ [ -e 'build/index.js' ] || npm run build; } && npm test");
+    // the timeout flags still go to the test script, after the build
+    expect(commandWithTimeouts(recipe!, 60, 600, {})).toBe(
+      "{ [ -e 'build/index.js' ] || npm run build; } && npm test -- --timeout 60000",
+    );
+    expect(
+      detect({ 'package.json': pkg({ ...built, main: undefined, exports: { '.': './dist/x.js' } }), 'yarn.lock': '' })
+        ?.build,
+    ).toBe("{ [ -e 'dist/x.js' ] || yarn run build; }");
+    // the entry point is there, the tests build already, there is no build, or the path leaves the package: none
+    expect(detect({ 'package.json': pkg(built), 'build/index.js': '' })?.build).toBeUndefined();
+    expect(
+      detect({ 'package.json': pkg({ ...built, scripts: { ...built.scripts, pretest: 'npm run build' } }) })?.build,
+    ).toBeUndefined();
+    expect(detect({ 'package.json': pkg({ ...built, scripts: { test: 'mocha test' } }) })?.build).toBeUndefined();
+    expect(detect({ 'package.json': pkg({ ...built, main: '../outside.js' }) })?.build).toBeUndefined();
+    // a path is quoted for the shell whatever it holds
+    expect(detect({ 'package.json': pkg({ ...built, main: "it's $(here).js" }) })?.build).toBe(
+      "{ [ -e 'it'\\''s $(here).js' ] || npm run build; }",
+    );
+    // a command the repository or the workspace chose is run as it is
+    expect(detect({ 'package.json': pkg(built), '.emend/test': 'npm test\n' })?.build).toBeUndefined();
   });
 
   it('installs dependencies only when there are some and node_modules is not there', () => {

@@ -103,6 +103,38 @@ describe('the validator on fixture repositories', { timeout: 60_000 }, () => {
     expect(readFileSync(join(repo.dir, 'src/math.js'), 'utf8')).toContain('a + b;\n');
   });
 
+  it("builds the package before its tests where they load the build, in each tree, from that tree's sources", async () => {
+    // As highlight.js's tests `require('../build')`: the entry point is made by `npm run build`.
+    const base = {
+      'package.json': JSON.stringify({
+        name: 'built',
+        main: './build/index.js',
+        scripts: { build: 'node tools/build.js', test: 'node --test test/' },
+      }),
+      '.gitignore': 'build/\n',
+      'tools/build.js':
+        "const fs = require('node:fs');\nfs.mkdirSync('build', { recursive: true });\n" +
+        "fs.copyFileSync('src/index.js', 'build/index.js');\n",
+      'src/index.js': 'exports.add = (a, b) => a + b;\n',
+      'test/add.test.js':
+        "const test = require('node:test');\nconst assert = require('node:assert');\nconst { add } = require('../build');\n" +
+        "test('adds', () => assert.strictEqual(add(1, 2), 3));\n",
+    };
+    const broken = fixtureRepo(base, { 'src/index.js': 'exports.add = (a, b) => a - b;\n' });
+    const out = await validate(sandbox, { dir: broken.dir, base: broken.base });
+    expect(out.command).toMatch(/^\{ \[ -e 'build\/index\.js' \] \|\| npm run build; \} && npm test\b/);
+    expect(out, out.log_tail).toMatchObject({
+      passed: false,
+      new_failures: ['adds'],
+      baseline: { failures: [], tests: 1 },
+    });
+    const fine = fixtureRepo(base, { 'src/index.js': 'exports.add = (a, b) => b + a;\n' });
+    expect(await validate(sandbox, { dir: fine.dir, base: fine.base })).toMatchObject({
+      passed: true,
+      tests: { passed: 1, failed: 0, skipped: 0 },
+    });
+  });
+
   it('fails a run that prints "Assertion failed" and exits 0', async () => {
     const repo = jsFailureExitsZero();
     const out = await validate(sandbox, { dir: repo.dir, base: repo.base });
