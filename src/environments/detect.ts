@@ -1,4 +1,5 @@
 import { ConfinedDir } from '../checkout/confined-fs.js';
+import { SANDBOX_WORKDIR } from '../sandbox/bwrap-args.js';
 import { type NodeWants, nodeWants } from './node-wants.js';
 import { pythonDeclared } from './python-deps.js';
 import { pythonSetup, shellQuote } from './python-setup.js';
@@ -21,6 +22,7 @@ export type PerTestTimeout =
   | { kind: 'jest' }
   | { kind: 'vitest' }
   | { kind: 'mocha' }
+  | { kind: 'jasmine' }
   | { kind: 'pytest' }
   | { kind: 'go' }
   | { kind: 'none' };
@@ -74,6 +76,14 @@ export interface DetectOptions {
   /** The account's settings for the repository (PUT /v1/repos/settings): they come first. */
   settings?: { testCommand?: string; setupCommand?: string };
 }
+
+/**
+ * The helper that names every jasmine spec (src/test-runs/jasmine-reporter.ts writes it there,
+ * in the run's tools directory beside repo/ and home/): an absolute path, which jasmine's glob
+ * takes as it is. Under a sandbox without the tools directory the glob matches nothing.
+ */
+export const JASMINE_HELPER_PATH = `${SANDBOX_WORKDIR}/emend/emend-jasmine-specs.js`;
+export const JASMINE_HELPER_FLAG = `--helper=${JASMINE_HELPER_PATH}`;
 
 /** npm's placeholder for a package without tests. */
 const NPM_PLACEHOLDER = /no test specified/;
@@ -315,6 +325,7 @@ function runner(bin: string | undefined, first: string | undefined): PerTestTime
   if (bin === 'jest') return { kind: 'jest' };
   if (bin === 'vitest' && (first === undefined || first === 'run' || first.startsWith('-'))) return { kind: 'vitest' };
   if (bin === 'mocha' || bin === '_mocha') return { kind: 'mocha' };
+  if (bin === 'jasmine') return { kind: 'jasmine' };
   return { kind: 'none' };
 }
 
@@ -501,6 +512,9 @@ function timedCommand(
       return pass(`--testTimeout=${ms} --reporter=verbose`);
     case 'mocha':
       return pass(`--timeout ${ms}`);
+    case 'jasmine':
+      // No per-spec timeout flag; the helper that names every spec (src/test-runs/jasmine-reporter.ts).
+      return pass(JASMINE_HELPER_FLAG);
     case 'pytest': {
       // faulthandler dumps the hanging test's stack; pytest-timeout, where installed, ends it;
       // the progress plugin lets the validator end it otherwise (run.ts, watchPytest).

@@ -172,6 +172,8 @@ export interface SandboxedCommand {
   /** Added to the environment of every repository command (ENV). */
   env?: Record<string, string>;
   watched?: Watched;
+  /** Paths of the workdir bound read-only (a helper the test phase loads: src/test-runs/jasmine-reporter.ts). */
+  readOnlyPaths?: string[];
   /** Receives the output as it comes (stdout and stderr are one stream); not with `watched`. */
   onOutput?: (chunk: Buffer) => void;
 }
@@ -179,6 +181,7 @@ export interface SandboxedCommand {
 /** Runs a command in the tree; the caller's abort (not a watch's stop) throws ValidationAborted. */
 export async function sandboxed(ctx: RunContext, tree: RunTree, run: SandboxedCommand): Promise<SandboxResult> {
   const { command, timeoutMs, network, outputBytes, watched, onOutput } = run;
+  const readOnly = [...new Set([...(watched?.readOnlyPaths ?? []), ...(run.readOnlyPaths ?? [])])];
   if (ctx.signal?.aborted) throw new ValidationAborted();
   // The watch's stop and the caller's abort both end the command; only the caller's is an abort.
   const onAbort = () => watched?.stop.abort();
@@ -193,9 +196,9 @@ export async function sandboxed(ctx: RunContext, tree: RunTree, run: SandboxedCo
       network,
       signal: watched ? watched.stop.signal : ctx.signal,
       limits: { timeoutMs, outputBytes },
+      ...(readOnly.length > 0 ? { readOnlyPaths: readOnly } : {}),
       ...(watched
         ? {
-            readOnlyPaths: watched.readOnlyPaths,
             onOutput: (stream: 'stdout' | 'stderr', chunk: Buffer) => {
               if (stream === 'stderr') watched.watch.push(chunk);
             },

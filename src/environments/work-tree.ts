@@ -7,6 +7,7 @@ import { runGit } from '../checkout/git.js';
 import { gitEnvOf } from '../checkout/layout.js';
 import type { CheckoutDeps } from '../checkout/checkout-deps.js';
 import { type RunTree, openCheckout, prepareCopies } from './copies.js';
+import { runnableCommand } from './detect.js';
 import { type PrepareOptions, type TreeSource, prepareTrees } from './prepare-trees.js';
 import { testRunTimeouts, runContextOf, testPhase } from './sandboxed.js';
 import { setupFailure, setupState } from './setup-phase.js';

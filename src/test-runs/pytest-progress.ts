@@ -90,8 +90,17 @@ export const PROGRESS_ENV: Readonly<Record<string, string>> = {
  * command then sees the directory read-only.
  */
 export async function installProgressPlugin(tree: RunTree): Promise<void> {
+  const dir = await prepareToolsDir(tree);
+  await writeFile(join(dir, `${PLUGIN_MODULE}.py`), PLUGIN_SOURCE, { flag: 'wx', mode: 0o444 });
+}
+
+/**
+ * The run's tools directory made anew (after the setup phase, whose repository code could have
+ * put anything at that path: rm does not follow links); the test command sees it read-only.
+ */
+export async function prepareToolsDir(tree: RunTree): Promise<string> {
   const dir = join(tree.workdir, TREE_TOOLS);
   await rm(dir, { recursive: true, force: true });
   await mkdir(dir);
-  await writeFile(join(dir, `${PLUGIN_MODULE}.py`), PLUGIN_SOURCE, { flag: 'wx', mode: 0o444 });
+  return dir;
 }

@@ -13,6 +13,7 @@ import type { HungTest, SetupReport } from '../step-contract/fix.js';
 import { type RunOutcome, judgeRun } from './outcome.js';
 import { parseOutput } from './parse.js';
 import { ProgressWatch, withoutProgress } from './progress-watch.js';
+import { installJasmineHelper, namesJasmineHelper } from './jasmine-reporter.js';
 import { PROGRESS_ENV, PROGRESS_FD, TREE_TOOLS, installProgressPlugin } from './pytest-progress.js';
 
 /**
@@ -71,8 +72,12 @@ export async function runTests(
     watch = new ProgressWatch({ limitMs: ctx.limits.testTimeoutMs + HANG_GRACE_MS, onHang: () => stop.abort() });
     watched = { stop, watch, fd: PROGRESS_FD, env: PROGRESS_ENV, readOnlyPaths: [TREE_TOOLS] };
   }
+  // jasmine's spec list (a command the recipe gave the helper flag), read-only to the tests.
+  const jasmine = namesJasmineHelper(command);
+  if (jasmine) await installJasmineHelper(tree);
   const result = await sandboxed(ctx, tree, {
     command,
+    ...(jasmine ? { readOnlyPaths: [TREE_TOOLS] } : {}),
     timeoutMs: ctx.limits.runTimeoutMs,
     network: false,
     outputBytes: TEST_OUTPUT_BYTES,

@@ -74,6 +74,18 @@ describe('test command detection', () => {
     expect(detect({ 'package.json': pkg(built), '.emend/test': 'npm test\n' })?.build).toBeUndefined();
   });
 
+  it('gives a jasmine script the helper that names every spec, whatever its flags', () => {
+    const recipe = detect({ 'package.json': pkg({ scripts: { test: 'jasmine --config=jasmine.json' } }) });
+    expect(recipe?.perTest).toEqual({ kind: 'jasmine' });
+    expect(commandWithTimeouts(recipe!, 60, 600, {})).toBe(
+      'npm test -- --helper=/workspace/emend/emend-jasmine-specs.js',
+    );
+    // a script whose last command is not jasmine gets nothing
+    expect(detect({ 'package.json': pkg({ scripts: { test: 'jasmine && eslint .' } }) })?.perTest).toEqual({
+      kind: 'none',
+    });
+  });
+
   it('installs dependencies only when there are some and node_modules is not there', () => {
     const withDeps = { 'package.json': pkg({ scripts: { test: 'jest' }, devDependencies: { jest: '^29' } }) };
     expect(detect({ ...withDeps, 'package-lock.json': '{}' })?.setup).toEqual({
