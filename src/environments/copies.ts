@@ -1,7 +1,8 @@
-import { execFile, spawn } from 'node:child_process';
-import { cp, lstat, mkdir } from 'node:fs/promises';
-import { join } from 'node:path';
+import { execFile } from 'node:child_process';
+import { cp, lstat, mkdir, rm } from 'node:fs/promises';
+import { basename, join } from 'node:path';
 import { promisify } from 'node:util';
+import { type BasePack, giveTreeGit, packBase } from './tree-git.js';
 
 const run = promisify(execFile);
 
@@ -88,13 +89,49 @@ async function newTree(root: string, name: string): Promise<RunTree> {
   return { workdir, repo: join(workdir, TREE_REPO) };
 }
 
+/** Never a `.git` (the checkout's, a submodule's or a nested repository's): each tree has its own. */
+const notGit = (src: string) => basename(src) !== '.git';
+
+const copyOptions = { recursive: true, verbatimSymlinks: true, force: true, filter: notGit } as const;
+
+/** What building the trees' git repositories needs: the base commit's pack and a HOME for host git. */
+interface TreeGitSource {
+  pack: BasePack;
+  env: { home: string };
+}
+
+async function treeGitSource(repo: Repo, baseCommit: string, root: string): Promise<TreeGitSource> {
+  const home = join(root, 'git-home');
+  await mkdir(home, { recursive: true });
+  const pack = await packBase(
+    { args: (args) => gitArgs(repo, args), cwd: repo.dir, gitDir: repo.gitDir ?? (await ownGitDir(repo)) },
+    baseCommit,
+    join(root, 'base-pack'),
+  );
+  return { pack, env: { home } };
+}
+
+/** The git directory of a checkout without a separate one (`emend validate` on a local clone). */
+async function ownGitDir(repo: Repo): Promise<string | undefined> {
+  const out = await git(repo, ['rev-parse', '--absolute-git-dir']).catch(() => '');
+  return out.trim() || undefined;
+}
+
+/** The checkout as it stands, with its own `.git` holding the base commit and the change as uncommitted work. */
+async function copyChange(repo: Repo, tree: RunTree, source: TreeGitSource): Promise<void> {
+  await cp(repo.dir, tree.repo, copyOptions);
+  await giveTreeGit(source.pack, tree.repo, 'index', source.env);
+}
+
 /**
  * The two trees the tests run in, each its own copy (tests write files, and the sandbox's
  * workdir is writable):
  * - change: the checkout as it stands, working-tree changes and untracked files included;
  * - baseline: the tracked files at `baseCommit`.
  * Both get the checkout's ignored files (node_modules, a virtualenv, build caches), so the
- * two runs differ only by the change. Neither gets .git.
+ * two runs differ only by the change, and the files of its submodules as the checkout has them.
+ * Each gets a `.git` of its own (src/environments/tree-git.ts): HEAD at the base commit, clean on
+ * the baseline, the change as uncommitted work; never the checkout's git directory.
  */
 export async function prepareCopies(
   repo: Repo,
@@ -104,49 +141,44 @@ export async function prepareCopies(
   const { dir } = repo;
   const baseline = await newTree(root, 'baseline');
   const change = await newTree(root, 'change');
-  const dotGit = join(dir, '.git');
-  await cp(dir, change.repo, { recursive: true, verbatimSymlinks: true, filter: (src) => src !== dotGit });
-  await mkdir(baseline.repo);
-  await extractTree(repo, baseCommit, baseline.repo);
+  const source = await treeGitSource(repo, baseCommit, root);
+  try {
+    await copyChange(repo, change, source);
+    await giveTreeGit(source.pack, baseline.repo, 'checkout', source.env);
+  } finally {
+    await rm(source.pack.dir, { recursive: true, force: true });
+  }
   const ignored = (await git(repo, ['ls-files', '-z', '--others', '--ignored', '--exclude-standard', '--directory']))
     .split('\0')
     .filter(Boolean);
-  for (const entry of ignored) {
+  const submodules = (await git(repo, ['ls-tree', '-r', '-z', baseCommit]))
+    .split('\0')
+    .filter((line) => line.startsWith('160000 '))
+    .map((line) => line.slice(line.indexOf('\t') + 1));
+  for (const entry of [...ignored, ...submodules]) {
     const path = entry.replace(/\/$/, '');
     if (path === '.git' || path.startsWith('.git/')) continue;
     // A directory that is a link in the base commit's tree would lead the copy out of it.
     if (await linkOnTheWay(baseline.repo, path)) continue;
-    await cp(join(dir, path), join(baseline.repo, path), { recursive: true, verbatimSymlinks: true, force: true });
+    if (!(await lstat(join(dir, path)).catch(() => undefined))) continue;
+    await cp(join(dir, path), join(baseline.repo, path), copyOptions);
   }
   return { baseline, change };
 }
 
-/** `git archive <commit> | tar -x -C dest`. */
-function extractTree(repo: Repo, commit: string, dest: string): Promise<void> {
-  return new Promise((resolve, reject) => {
-    const archive = spawn('git', gitArgs(repo, ['archive', '--format=tar', commit]), {
-      cwd: repo.dir,
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
-    const tar = spawn('tar', ['-x', '-C', dest], { stdio: ['pipe', 'ignore', 'pipe'] });
-    archive.stdout.pipe(tar.stdin);
-    let errors = '';
-    archive.stderr.on('data', (d) => (errors += d));
-    tar.stderr.on('data', (d) => (errors += d));
-    let pending = 2;
-    let failed = false;
-    const done = (what: string) => (code: number | null) => {
-      if (code !== 0 && !failed) {
-        failed = true;
-        reject(new Error(`${what} of ${commit} failed: ${errors.trim()}`));
-      }
-      if (--pending === 0 && !failed) resolve();
-    };
-    archive.once('error', reject);
-    tar.once('error', reject);
-    archive.once('close', done('git archive'));
-    tar.once('close', done('tar'));
-  });
+/**
+ * The change's tree alone (the eval's judged tree without the environment cache): the
+ * checkout as it stands in `root/tree`, with its own `.git` as prepareCopies gives it.
+ */
+export async function prepareChangeCopy(repo: Repo, baseCommit: string, root: string): Promise<RunTree> {
+  const tree = await newTree(root, 'tree');
+  const source = await treeGitSource(repo, baseCommit, root);
+  try {
+    await copyChange(repo, tree, source);
+  } finally {
+    await rm(source.pack.dir, { recursive: true, force: true });
+  }
+  return tree;
 }
 
 /**

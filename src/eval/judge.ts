@@ -2,7 +2,7 @@ import { appendFile, cp, mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises'
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Sandbox } from '../sandbox/types.js';
-import { type Repo, type RunTree, linkOnTheWay, prepareCopies } from '../environments/copies.js';
+import { type Repo, type RunTree, linkOnTheWay, prepareChangeCopy, prepareCopies } from '../environments/copies.js';
 import { type TestRecipe, commandWithTimeouts } from '../environments/detect.js';
 import type { EnvironmentScope } from '../environments/env-setup.js';
 import { isManifest } from '../environments/env-key.js';
@@ -151,7 +151,8 @@ export async function judge(checkout: string, instance: JudgedInstance, options:
     const scope = touchedFiles(instance.test_patch).some(isManifest) ? undefined : options.environments;
     // With the cache, the base commit's files in a tree of their own build its entry.
     const copies = scope && at ? await prepareCopies(at, at.commit, root) : undefined;
-    const tree = copies?.change ?? (await copyTree(checkout, root));
+    // The judged tree has a .git of its own at the base commit, the change uncommitted (src/environments/tree-git.ts).
+    const tree = copies?.change ?? (at ? await prepareChangeCopy(at, at.commit, root) : await copyTree(checkout, root));
     if (at) await restoreTestFiles(instance.test_patch, tree, at, root);
     const patchError = await applyTestPatch(instance.test_patch, tree, root);
     const base = typeof options.setupCommand === 'string' ? { command: options.setupCommand } : {};
@@ -301,7 +302,7 @@ async function restoreTestFiles(patch: string, tree: RunTree, at: Repo & { commi
     });
 }
 
-/** The checkout's files, without .git, in a run tree of its own (the sandbox writes there). */
+/** The checkout's files, without .git, in a run tree of its own (the sandbox writes there): no base commit is known. */
 async function copyTree(checkout: string, root: string): Promise<RunTree> {
   const workdir = join(root, 'tree');
   const tree = { workdir, repo: join(workdir, 'repo') };
@@ -312,8 +313,9 @@ async function copyTree(checkout: string, root: string): Promise<RunTree> {
 }
 
 /**
- * `git apply` of the test patch in the copy (no repository there: git works as `patch` does,
- * and refuses paths that leave the tree). Returns why it did not apply, or undefined.
+ * `git apply` of the test patch in the copy, to its files only (the tree's own fresh `.git`, made
+ * by the service, where it has one: nothing of the repository's code has run yet; else git works
+ * as `patch` does), refusing paths that leave the tree. Returns why it did not apply, or undefined.
  */
 async function applyTestPatch(patch: string, tree: RunTree, root: string): Promise<string | undefined> {
   if (!patch.trim()) return undefined;
