@@ -34,6 +34,9 @@ export const PACKAGES = [
   { name: 'python3-venv', for: ['start', 'test'], python: 'ensurepip' },
   { name: 'python3-pip', for: ['start', 'test'], python: 'pip' },
   { name: 'python3-pytest', for: ['start', 'test'], python: 'pytest' },
+  // A repository's native modules build in the sandbox at setup (node-gyp: python3, make, a C++
+  // compiler; Python's C extensions the same): build-essential brings make, gcc and g++.
+  { name: 'build-essential', for: ['start', 'test'], commands: ['make', 'g++'] },
   { name: 'postgresql', for: ['test'], postgres: true },
   // script(1): the remote CLI's tests run it under a real pseudo-terminal (test/cli/remote-process.ts).
   { name: 'bsdutils', for: ['test'], commands: ['script'] },

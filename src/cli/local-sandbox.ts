@@ -11,7 +11,10 @@ import { ToolchainCache } from '../environments/toolchain-cache.js';
  * `emend eval`), or undefined once stderr says why it is unavailable: the command then exits 1.
  */
 export async function localSandbox(config: Config): Promise<Sandbox | undefined> {
-  const sandbox = await createSandbox(config.sandbox, { protectedPaths: [config.dataDir] });
+  const sandbox = await createSandbox(config.sandbox, {
+    protectedPaths: [config.dataDir],
+    browserPath: config.site.chromiumPath,
+  });
   const report = sandbox.report();
   if (report.kind === 'unavailable') {
     console.error(`emend: the sandbox is unavailable: ${report.problem}`);

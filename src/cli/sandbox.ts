@@ -52,7 +52,10 @@ export async function sandboxCommand(args: string[], env: NodeJS.ProcessEnv): Pr
     return EXIT_USAGE;
   }
 
-  const sandbox = await createSandbox(config.sandbox, { protectedPaths: [config.dataDir] });
+  const sandbox = await createSandbox(config.sandbox, {
+    protectedPaths: [config.dataDir],
+    browserPath: config.site.chromiumPath,
+  });
   if (sandbox.report().kind === 'unsafe-host')
     console.error('emend: WARNING: EMEND_SANDBOX=unsafe-host: the command runs on this host, unisolated');
   const interrupt = abortOnSignals();

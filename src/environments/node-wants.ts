@@ -7,6 +7,37 @@ export interface NodeWants {
   node?: { range: string; from: string };
   /** pnpm or yarn at a version (packageManager, else a default major for the lockfile). */
   packageManager?: { name: 'pnpm' | 'yarn'; version: string; from: string };
+  /** Its tests run in Chromium: the first browser test package of its dependencies. */
+  browser?: { from: string };
+}
+
+/**
+ * Packages whose tests start Chromium (or a Chrome they look for): Karma's Chrome launchers,
+ * Puppeteer, Playwright, WebdriverIO, and the runners built on them. A Karma with only a Firefox
+ * launcher is not here: the sandbox has no Firefox to offer.
+ */
+export const BROWSER_TEST_PACKAGES = [
+  'karma-chrome-launcher',
+  'karma-puppeteer-launcher',
+  'puppeteer',
+  'puppeteer-core',
+  'jest-puppeteer',
+  'mocha-headless-chrome',
+  'playwright',
+  'playwright-chromium',
+  '@playwright/test',
+  'webdriverio',
+  '@wdio/cli',
+  '@web/test-runner-chrome',
+  '@web/test-runner-puppeteer',
+  '@web/test-runner-playwright',
+  '@vitest/browser',
+];
+
+/** The first browser test package among the manifest's dev and runtime dependencies. */
+export function browserPackage(pkg: { dependencies?: unknown; devDependencies?: unknown }): string | undefined {
+  const has = (deps: unknown, name: string) => deps !== null && typeof deps === 'object' && Object.hasOwn(deps, name);
+  return BROWSER_TEST_PACKAGES.find((name) => has(pkg.devDependencies, name) || has(pkg.dependencies, name));
 }
 
 const MAX_READ_BYTES = 64 * 1024;
@@ -18,7 +49,13 @@ const MAX_READ_BYTES = 64 * 1024;
  */
 export function nodeWants(
   files: ConfinedDir,
-  pkg: { engines?: unknown; volta?: unknown; packageManager?: unknown },
+  pkg: {
+    engines?: unknown;
+    volta?: unknown;
+    packageManager?: unknown;
+    dependencies?: unknown;
+    devDependencies?: unknown;
+  },
   pm: 'npm' | 'pnpm' | 'yarn',
 ): NodeWants {
   const readLine = (path: string) =>
@@ -49,6 +86,8 @@ export function nodeWants(
   if (pm !== 'npm' && declared && declared[1] === pm && semver.valid(declared[2]!))
     wants.packageManager = { name: pm, version: declared[2]!, from: 'package.json packageManager' };
   else if (pm !== 'npm') wants.packageManager = { name: pm, ...defaultManager(files, pm) };
+  const browser = browserPackage(pkg);
+  if (browser) wants.browser = { from: browser };
   return wants;
 }
 

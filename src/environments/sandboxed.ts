@@ -57,6 +57,23 @@ const ENV: Record<string, string> = {
 };
 
 /**
+ * The sandbox's browser for the test phase, under each name a browser test runner reads: Karma's
+ * Chrome launchers (CHROME_BIN), chrome-launcher, which WebdriverIO and Lighthouse use to find a
+ * local Chrome (CHROME_PATH), Puppeteer (PUPPETEER_EXECUTABLE_PATH). Playwright reads no variable
+ * for it (only a launch option); PLAYWRIGHT_CHROMIUM_EXECUTABLE_PATH is the name configurations
+ * that pass one commonly read (docs/environments.md). Empty without a browser.
+ */
+export function browserEnv(browser: string | undefined): Record<string, string> {
+  if (browser === undefined) return {};
+  return {
+    CHROME_BIN: browser,
+    CHROME_PATH: browser,
+    PUPPETEER_EXECUTABLE_PATH: browser,
+    PLAYWRIGHT_CHROMIUM_EXECUTABLE_PATH: browser,
+  };
+}
+
+/**
  * Output and stderr as one stream, in order, and on PATH: the toolchains fetched for the
  * repository, then its virtualenv (so `python3 -m pytest` is the venv's python, with what
  * the setup installed), then the user site's scripts. With `progress`, the sandbox's stderr
@@ -85,7 +102,7 @@ export function testPhase(ctx: RunContext): {
   repo: string;
 } {
   return {
-    env: { ...ENV, HOME: SANDBOX_HOME, GOPROXY: 'off', ...ctx.testEnv },
+    env: { ...ENV, HOME: SANDBOX_HOME, GOPROXY: 'off', ...browserEnv(ctx.sandbox.report().browser), ...ctx.testEnv },
     pathAssignment: pathAssignment(ctx.toolchains?.path ?? []),
     toolRoots: ctx.toolchains?.roots ?? [],
     repo: SANDBOX_REPO,
@@ -192,7 +209,12 @@ export async function sandboxed(ctx: RunContext, tree: RunTree, run: SandboxedCo
       ...(ctx.toolchains?.roots.length ? { toolRoots: ctx.toolchains.roots } : {}),
       workdir: tree.workdir,
       cwd: TREE_REPO,
-      env: withProgressEnv({ ...ENV, HOME: SANDBOX_HOME, ...run.env }, watched),
+      // The browser's variables in the commands without the network (the tests and their probe):
+      // what setup's installers read is the setup environment's (they skip their downloads there).
+      env: withProgressEnv(
+        { ...ENV, HOME: SANDBOX_HOME, ...(network ? {} : browserEnv(ctx.sandbox.report().browser)), ...run.env },
+        watched,
+      ),
       network,
       signal: watched ? watched.stop.signal : ctx.signal,
       limits: { timeoutMs, outputBytes },

@@ -24,6 +24,7 @@ export const TOOLCHAINS = [
   'gradle',
   'tox',
   'make',
+  'chromium',
 ] as const;
 export type Toolchain = (typeof TOOLCHAINS)[number];
 
@@ -50,6 +51,8 @@ const PROBES: Record<Toolchain, string> = {
   gradle: `gradle --version --offline 2>/dev/null | sed -n 's/^Gradle \\(.*\\)/gradle=\\1/p'`,
   tox: `echo "tox=$(tox --version | cut -d' ' -f1)"`,
   make: `make --version | sed -n '1s/^GNU Make \\(.*\\)/make=\\1/p'`,
+  // The sandbox's browser (its report's `browser`, given to the probe as CHROME_BIN): "Chromium 120.0.6099.224 built on …".
+  chromium: `"$CHROME_BIN" --version | sed -n '1s/^[^0-9]* \\([0-9][0-9.]*\\).*/chromium=\\1/p'`,
 };
 
 /** The probe script: only the toolchains whose command is on PATH are started. */
@@ -59,6 +62,7 @@ export function probeScript(names: readonly Toolchain[]): string {
     venv: 'python3',
     pytest: 'python3',
     maven: 'mvn',
+    chromium: '"$CHROME_BIN"',
   };
   return names
     .map((name) => `command -v ${command[name] ?? name} >/dev/null 2>&1 && { ${PROBES[name]}; } 2>/dev/null`)
@@ -91,11 +95,13 @@ export async function probeToolchains(
 ): Promise<ToolchainFacts> {
   if (names.length === 0) return {};
   const workdir = options.workdir ?? (await mkdtemp(join(tmpdir(), 'emend-toolchains-')));
+  const browser = names.includes('chromium') ? sandbox.report().browser : undefined;
   try {
     const path = options.pathPrefix?.length ? `PATH='${options.pathPrefix.join(':')}':"$PATH"; ` : '';
     const result = await sandbox.run({
       command: ['sh', '-c', `${path}${probeScript(names)}; exit 0`],
       workdir,
+      ...(browser ? { env: { CHROME_BIN: browser } } : {}),
       // Gradle and Maven start a JVM each: the start-up probe may take a few seconds.
       limits: { timeoutMs: 60_000, outputBytes: 64 * 1024 },
       ...(options.toolRoots?.length ? { toolRoots: options.toolRoots } : {}),
@@ -133,6 +139,7 @@ const INSTALL: Record<Toolchain, string> = {
   gradle: 'apt-get install gradle',
   tox: 'apt-get install tox',
   make: 'apt-get install make',
+  chromium: 'apt-get install chromium, or set EMEND_CHROMIUM_PATH to a Chromium',
 };
 
 /** What a recipe needs from the sandbox, each with the file or fact that asks for it. */
@@ -151,6 +158,9 @@ export function needsOf(recipe: TestRecipe): Array<{ toolchain: Toolchain; becau
     case 'node':
       return [
         { toolchain: 'node', because: 'package.json' },
+        ...(recipe.node?.browser
+          ? [{ toolchain: 'chromium' as const, because: `its tests run in a browser: ${recipe.node.browser.from}` }]
+          : []),
         ...(word === 'npm' || recipe.setup?.command.startsWith('npm ')
           ? [{ toolchain: 'npm' as const, because: 'package.json' }]
           : []),

@@ -39,7 +39,11 @@ export async function createRuntime(
   const log = overrides.log ?? createLogger(config.logLevel);
   const sandbox =
     overrides.sandbox ??
-    (await createSandbox(config.sandbox, { protectedPaths: [config.dataDir], lookup: overrides.lookup }));
+    (await createSandbox(config.sandbox, {
+      protectedPaths: [config.dataDir],
+      lookup: overrides.lookup,
+      browserPath: config.site.chromiumPath,
+    }));
   if (config.sandbox.setupNetworkDeprecatedOn)
     log.warn('EMEND_SANDBOX_SETUP_NETWORK=on is deprecated: it means host (unsafe); set proxy, off or host');
   logSandboxReport(log, sandbox.report());

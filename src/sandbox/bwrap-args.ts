@@ -9,6 +9,25 @@ export const SANDBOX_WORKDIR = '/workspace';
 /** The one user inside the sandbox. */
 export const SANDBOX_UID = 1000;
 
+/**
+ * Where the sandbox's browser is, inside it: a small script (browserWrapper) that starts the
+ * system's Chromium with the flags it needs there. Outside /usr, which is bound read-only from
+ * the host: the script is the sandbox's own, written from the service (--ro-bind-data).
+ */
+export const SANDBOX_BROWSER = '/opt/emend/chromium';
+
+/**
+ * The browser script: the host's Chromium with the flags a bubblewrap sandbox needs, before the
+ * caller's (so a runner's own flags come after and win where they repeat one). Chromium's own
+ * sandbox makes user namespaces, which --disable-userns refuses inside ours: --no-sandbox, as
+ * every CI container does (ours is the isolation). There is no display: --headless (the runner
+ * asking for `Chrome`, not `ChromeHeadless`, still gets a browser), and no GPU.
+ */
+export function browserWrapper(chromium: string): string {
+  const quoted = `'${chromium.replaceAll("'", `'\\''`)}'`;
+  return `#!/bin/sh\n# emend: the system's Chromium, as it can run inside the sandbox\nexec ${quoted} --no-sandbox --headless --disable-gpu "$@"\n`;
+}
+
 /** The environment every command starts from; nothing of the service's own reaches it. */
 export const BASE_ENV: Readonly<Record<string, string>> = {
   PATH: '/usr/local/bin:/usr/bin:/bin',
@@ -38,6 +57,10 @@ export const ETC_ENTRIES = [
   '/etc/ssl/openssl.cnf',
   '/etc/ca-certificates',
   '/etc/ca-certificates.conf',
+  // Debian's /usr/bin/chromium sources /etc/chromium.d (its default flags); fontconfig reads /etc/fonts.
+  '/etc/chromium',
+  '/etc/chromium.d',
+  '/etc/fonts',
   '/etc/ld.so.cache',
   '/etc/ld.so.conf',
   '/etc/ld.so.conf.d',
@@ -86,6 +109,8 @@ export interface BwrapPlan {
   passwdFd: number;
   groupFd: number;
   hostsFd: number;
+  /** The descriptor the launcher fills with the browser script (SANDBOX_BROWSER), when the sandbox has a browser. */
+  browserFd?: number;
 }
 
 const ENV_NAME = /^[A-Za-z_][A-Za-z0-9_]*$/;
@@ -169,7 +194,11 @@ export function bwrapArgs(plan: BwrapPlan, host: HostLayout): string[] {
   if (!plan.network) args.push('--perms', '0444', '--ro-bind-data', String(plan.hostsFd), '/etc/hosts');
   args.push('--proc', '/proc', '--ro-bind', '/proc/sys', '/proc/sys');
   if (host.sysrqTrigger) args.push('--ro-bind', '/dev/null', '/proc/sysrq-trigger');
-  args.push('--dev', '/dev');
+  // /dev/shm as a tmpfs of its own, writable by all, as large as /tmp: Chromium's shared memory
+  // and Python's multiprocessing expect it (bwrap's /dev holds only an empty directory there).
+  args.push('--dev', '/dev', '--size', String(plan.tmpBytes), '--perms', '1777', '--tmpfs', '/dev/shm');
+  if (plan.browserFd !== undefined)
+    args.push('--perms', '0555', '--ro-bind-data', String(plan.browserFd), SANDBOX_BROWSER);
   args.push('--size', String(plan.tmpBytes), '--tmpfs', '/tmp', '--symlink', '../tmp', '/var/tmp');
   for (const root of plan.toolRoots.map(toolRoot)) args.push('--ro-bind', root, root);
   for (const bind of plan.binds ?? []) args.push('--ro-bind', bind.source, bind.dest);

@@ -1,13 +1,15 @@
-import { lstatSync, mkdtempSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { lstatSync, mkdtempSync, realpathSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import type { LookupFunction } from 'node:net';
 import { tmpdir } from 'node:os';
-import { join, posix, relative, resolve } from 'node:path';
+import { dirname, join, posix, relative, resolve } from 'node:path';
 import type { SandboxConfig } from '../config/sandbox.js';
 import {
   GROUP,
   HOSTS,
   PASSWD,
+  SANDBOX_BROWSER,
   SANDBOX_WORKDIR,
+  browserWrapper,
   bwrapArgs,
   readOnlyPath,
   sandboxCwd,
@@ -50,6 +52,24 @@ export interface SandboxOptions {
   protectedPaths?: string[];
   /** The resolver behind the setup proxy's policy (tests show a name that resolves to loopback). */
   lookup?: LookupFunction;
+  /**
+   * The host's Chromium, for repositories whose tests run in a browser (EMEND_CHROMIUM_PATH;
+   * /usr/bin/chromium by default). Where it is no executable the sandbox has no browser.
+   */
+  browserPath?: string;
+}
+
+/** Debian's chromium package. */
+export const DEFAULT_BROWSER_PATH = '/usr/bin/chromium';
+
+/**
+ * The host's Chromium as the sandbox can start it: its real path, and the directory to bind
+ * read-only when it is not under /usr (bound already). Undefined when there is none.
+ */
+function hostBrowser(path: string): { chromium: string; root?: string } | undefined {
+  if (!isExecutable(path)) return undefined;
+  const chromium = realpathSync(path);
+  return chromium.startsWith('/usr/') ? { chromium } : { chromium, root: dirname(chromium) };
 }
 
 /** A setup command's egress: its own socket to the proxy, in a private directory bound at EGRESS_DIR. */
@@ -166,6 +186,7 @@ export async function createSandbox(config: SandboxConfig, options: SandboxOptio
   }
 
   const layout = hostLayout();
+  const browser = hostBrowser(options.browserPath ?? DEFAULT_BROWSER_PATH);
   const protectedPaths = options.protectedPaths ?? [];
   const build = (cgroups: CgroupSupport): Sandbox => {
     const report: SandboxReport = {
@@ -175,6 +196,8 @@ export async function createSandbox(config: SandboxConfig, options: SandboxOptio
       memoryLimit: cgroups.memory !== undefined,
       processLimit: cgroups.pids !== undefined,
       ...(cgroups.notes.length > 0 ? { notes: cgroups.notes } : {}),
+      // unsafe-host starts the host's Chromium as it is (no script, no flags: nothing is nested there).
+      ...(browser ? { browser: bwrap ? SANDBOX_BROWSER : browser.chromium } : {}),
     };
     const run = async (request: SandboxRequest): Promise<SandboxResult> => {
       const limits = resolveLimits(config.limits, request.limits);
@@ -204,7 +227,7 @@ export async function createSandbox(config: SandboxConfig, options: SandboxOptio
           },
           network: (request.network ?? false) && config.setupNetwork === 'host',
           // The request's own (a fetched toolchain) after the operator's.
-          toolRoots: [...config.toolRoots, ...(request.toolRoots ?? [])],
+          toolRoots: [...config.toolRoots, ...(browser?.root ? [browser.root] : []), ...(request.toolRoots ?? [])],
           readOnly: checkReadOnly(workdir, request.readOnlyPaths ?? []),
           ...(egress
             ? {
@@ -219,6 +242,7 @@ export async function createSandbox(config: SandboxConfig, options: SandboxOptio
           passwdFd: 3,
           groupFd: 4,
           hostsFd: 5,
+          ...(browser ? { browserFd: 6 } : {}),
         };
         argv = [...rlimits, bwrap, ...bwrapArgs(plan, layout)];
         cwd = '/';
@@ -236,7 +260,7 @@ export async function createSandbox(config: SandboxConfig, options: SandboxOptio
           argv,
           cwd,
           env: launchEnv,
-          fdData: bwrap ? [PASSWD, GROUP, HOSTS] : [],
+          fdData: bwrap ? [PASSWD, GROUP, HOSTS, ...(browser ? [browserWrapper(browser.chromium)] : [])] : [],
           ...(request.stdin !== undefined ? { stdin: request.stdin } : {}),
           timeoutMs: limits.timeoutMs,
           outputBytes: limits.outputBytes,

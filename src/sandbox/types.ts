@@ -73,6 +73,11 @@ export interface SandboxReport {
   setupNetwork: SetupNetworkMode;
   /** Host directories bound read-only besides /usr (EMEND_SANDBOX_TOOL_ROOTS). */
   toolRoots?: string[];
+  /**
+   * The browser a command can start, as a path inside the sandbox (a script running the host's
+   * Chromium with the flags the sandbox needs); absent when the host has no Chromium.
+   */
+  browser?: string;
   /** Why repository commands cannot run, when kind is unavailable. */
   problem?: string;
   /** What the host lacks, e.g. why a cgroup controller is not used. */

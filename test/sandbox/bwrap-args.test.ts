@@ -1,5 +1,12 @@
 import { describe, expect, it } from 'vitest';
-import { type BwrapPlan, HOSTS, type HostLayout, bwrapArgs } from '../../src/sandbox/bwrap-args.js';
+import {
+  type BwrapPlan,
+  HOSTS,
+  type HostLayout,
+  SANDBOX_BROWSER,
+  browserWrapper,
+  bwrapArgs,
+} from '../../src/sandbox/bwrap-args.js';
 import { prlimitArgs } from '../../src/sandbox/limits.js';
 
 const HOST: HostLayout = {
@@ -108,6 +115,21 @@ describe('the bwrap command line', () => {
     ]);
     expect(args).toEqual(expect.arrayContaining(['--dev /dev', `--size ${1 << 20}`, '--tmpfs /tmp']));
     expect(ops(bwrapArgs(PLAN, { ...HOST, sysrqTrigger: false })).join('\n')).not.toContain('sysrq');
+  });
+
+  it('mounts a /dev/shm of its own, writable by all, and the browser script read-only and executable when it has a browser', () => {
+    const args = ops(bwrapArgs(PLAN, HOST));
+    const dev = args.indexOf('--dev /dev');
+    expect(args.slice(dev, dev + 4)).toEqual(['--dev /dev', `--size ${1 << 20}`, '--perms 1777', '--tmpfs /dev/shm']);
+    expect(args.join('\n')).not.toContain(SANDBOX_BROWSER);
+    const withBrowser = ops(bwrapArgs({ ...PLAN, browserFd: 6 }, HOST));
+    expect(withBrowser).toContain(`--ro-bind-data 6 ${SANDBOX_BROWSER}`);
+    expect(withBrowser[withBrowser.indexOf(`--ro-bind-data 6 ${SANDBOX_BROWSER}`) - 1]).toBe('--perms 0555');
+    // the host's Chromium, quoted, with the flags bubblewrap needs before the runner's own
+    expect(browserWrapper("/opt/it's/chrome")).toBe(
+      "#!/bin/sh\n# emend: the system's Chromium, as it can run inside the sandbox\n" +
+        `exec '/opt/it'\\''s/chrome' --no-sandbox --headless --disable-gpu "$@"\n`,
+    );
   });
 
   it('binds the work directory read-write as the one host path, tool roots read-only, and then makes the root read-only', () => {

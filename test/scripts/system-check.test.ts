@@ -22,6 +22,7 @@ const FILES: Record<string, string[]> = {
   'python3-venv': ['/usr/lib/python3/dist-packages/ensurepip/__init__.py'],
   'python3-pip': ['/usr/lib/python3/dist-packages/pip/__init__.py'],
   'python3-pytest': ['/usr/lib/python3/dist-packages/pytest/__init__.py'],
+  'build-essential': ['/usr/bin/make', '/usr/bin/g++'],
   bsdutils: ['/usr/bin/script'],
 };
 const ALL = Object.keys(FILES);
@@ -171,6 +172,7 @@ describe('the system check before npm start and npm test: deciding', () => {
       'python3-venv',
       'python3-pip',
       'python3-pytest',
+      'build-essential',
     ]);
     expect(missingFor('test', nothing, {})).toEqual([
       'git',
@@ -181,6 +183,7 @@ describe('the system check before npm start and npm test: deciding', () => {
       'python3-venv',
       'python3-pip',
       'python3-pytest',
+      'build-essential',
       'postgresql',
       'bsdutils',
     ]);
@@ -217,17 +220,17 @@ describe('the system check before npm start and npm test: the script', { timeout
     expect(run.stdout).toBe('');
     expect(run.stderr).toContain(
       'npm test needs system packages that are missing: git bubblewrap util-linux chromium fonts-dejavu-core ' +
-        'python3-venv python3-pip python3-pytest postgresql bsdutils.',
+        'python3-venv python3-pip python3-pytest build-essential postgresql bsdutils.',
     );
     expect(run.stderr).toContain(
       '\n  sudo apt-get install -y git bubblewrap util-linux chromium fonts-dejavu-core python3-venv python3-pip ' +
-        'python3-pytest postgresql bsdutils\n',
+        'python3-pytest build-essential postgresql bsdutils\n',
     );
   });
 
   it('as root with apt-get, installs only what is missing, in one line, then finds it there', async () => {
     const root = fakeMachine(
-      ['git', 'util-linux', 'chromium', 'fonts-dejavu-core', 'postgresql', 'bsdutils'],
+      ['git', 'util-linux', 'chromium', 'fonts-dejavu-core', 'build-essential', 'postgresql', 'bsdutils'],
       'installs',
     );
     const run = await runCheck('test', root);
@@ -246,7 +249,7 @@ describe('the system check before npm start and npm test: the script', { timeout
   });
 
   it('npm start does not install what only the tests need', async () => {
-    const root = fakeMachine(['git', 'util-linux', 'chromium', 'fonts-dejavu-core'], 'installs');
+    const root = fakeMachine(['git', 'util-linux', 'chromium', 'fonts-dejavu-core', 'build-essential'], 'installs');
     const run = await runCheck('start', root);
     expect(run.code).toBe(0);
     expect(aptLog(root)).toEqual([
@@ -264,7 +267,7 @@ describe('the system check before npm start and npm test: the script', { timeout
   });
 
   it('not as root, stops with the sudo command even where apt-get is there', async () => {
-    const root = fakeMachine(['git', 'util-linux', 'chromium', 'fonts-dejavu-core'], 'installs');
+    const root = fakeMachine(['git', 'util-linux', 'chromium', 'fonts-dejavu-core', 'build-essential'], 'installs');
     const run = await runCheck('start', root, { uid: 65534 });
     expect(run.code).toBe(1);
     // the apt-get was seen (a machine without one gets another sentence), and not run

@@ -336,7 +336,11 @@ export async function fixtureSandbox(env: Record<string, string> = {}): Promise<
   const dataDir = mkdtempSync(join(tmpdir(), 'emend-fixture-data-'));
   made.push(dataDir);
   const config = loadConfig({ EMEND_DATA_DIR: dataDir, EMEND_SANDBOX: 'bubblewrap', ...env });
-  const sandbox = await createSandbox(config.sandbox, { protectedPaths: [dataDir] });
+  // The browser the server would use (EMEND_CHROMIUM_PATH, /usr/bin/chromium by default).
+  const sandbox = await createSandbox(config.sandbox, {
+    protectedPaths: [dataDir],
+    browserPath: config.site.chromiumPath,
+  });
   const report = sandbox.report();
   if (report.kind !== 'bubblewrap')
     throw new Error(`the validator tests need bubblewrap; the sandbox is ${report.kind}: ${report.problem ?? ''}`);

@@ -421,6 +421,63 @@ BUILD FAILED in 3s`;
     },
   );
 
+  it('reads karma’s progress and dots reporters: a failing test by its full name without the browser, its error and frame, and the summaries explained', () => {
+    // Captured from karma 6.4.4 (progress, the default reporter) with karma-mocha in the sandbox's
+    // Chromium, colours and cursor moves as karma prints them.
+    const ESC = '\x1b';
+    const progress = [
+      '> karmafx@1.0.0 test',
+      '> karma start karma.conf.js',
+      '',
+      `${ESC}[32m29 11 2026 02:14:30.237:INFO [karma-server]: ${ESC}[39mKarma v6.4.4 server started at http://localhost:9876/`,
+      `${ESC}[32m29 11 2026 02:14:32.873:INFO [Chrome Headless 156.0.0.0 (Linux 0.0.0)]: ${ESC}[39mConnected on socket 2y8ynvP3_KaVbcrVAAAA with id 60240600`,
+      'Chrome Headless 156.0.0.0 (Linux 0.0.0): Executed 0 of 2 SUCCESS (0 secs / 0 secs)',
+      `${ESC}[1A${ESC}[2KChrome Headless 156.0.0.0 (Linux 0.0.0): Executed 1 of 2 SUCCESS (0 secs / 0 secs)`,
+      `${ESC}[1A${ESC}[2KChrome Headless 156.0.0.0 (Linux 0.0.0) math sub subtracts two numbers FAILED`,
+      '\tError: sub(5, 3) is 8',
+      '\t    at Context.<anonymous> (test/math.test.js:4:68)',
+      'Chrome Headless 156.0.0.0 (Linux 0.0.0): Executed 2 of 2 (1 FAILED) (0 secs / 0.007 secs)',
+      `${ESC}[1A${ESC}[2KChrome Headless 156.0.0.0 (Linux 0.0.0): Executed 2 of 2 (1 FAILED) (0.047 secs / 0.007 secs)`,
+      'TOTAL: 1 FAILED, 1 SUCCESS',
+      '',
+    ].join('\n');
+    const run = parseOutput(normalizeOutput(progress, []));
+    expect(Object.fromEntries(run.tests)).toEqual({ 'math sub subtracts two numbers': 'failed' });
+    expect(run.markers).toEqual([]);
+    expect(run.details.get('math sub subtracts two numbers')).toEqual({
+      message: 'Error: sub(5, 3) is 8',
+      frame: { path: 'test/math.test.js', line: 4 },
+    });
+    // All passing: nothing named, nothing read as a failure.
+    const passing = parseOutput(
+      normalizeOutput(
+        'Chrome Headless 156.0.0.0 (Linux 0.0.0): Executed 2 of 2 SUCCESS (0.034 secs / 0 secs)\nTOTAL: 2 SUCCESS\n',
+        [],
+      ),
+    );
+    expect([...passing.tests]).toEqual([]);
+    expect(passing.markers).toEqual([]);
+    // dots, two browsers (the same test once), an older Chrome's name, a frame karma left as a served path
+    const dots = [
+      '..',
+      'HeadlessChrome 0.0.0 (Linux x86_64) Parser parses a heading FAILED',
+      "\tExpected 'h2' to be 'h1'.",
+      '\t    at <Jasmine>',
+      '\t    at UserContext.<anonymous> (/workspace/repo/test/parser.spec.js:12:22)',
+      'Firefox 115.0 (Ubuntu 0.0.0) Parser parses a heading FAILED',
+      "\tExpected 'h2' to be 'h1'.",
+      '..',
+      'HeadlessChrome 0.0.0 (Linux x86_64): Executed 4 of 4 (1 FAILED) (skipped 1) (0.1 secs / 0.02 secs)',
+    ].join('\n');
+    const both = parseOutput(normalizeOutput(dots, ['/workspace/repo']));
+    expect(Object.fromEntries(both.tests)).toEqual({ 'Parser parses a heading': 'failed' });
+    expect(both.details.get('Parser parses a heading')).toEqual({
+      message: "Expected 'h2' to be 'h1'.",
+      frame: { path: 'test/parser.spec.js', line: 12 },
+    });
+    expect(both.markers).toEqual([]);
+  });
+
   it('makes paths relative to the checkout, whichever copy ran', () => {
     expect(
       normalizeOutput('\x1b[31mnot ok 1 - /workspace/repo/test/a.js\x1b[0m\r\n/tmp/x/change/repo/b.js', [

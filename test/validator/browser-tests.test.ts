@@ -1,0 +1,112 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { EnvironmentCache } from '../../src/environments/env-cache.js';
+import type { Sandbox } from '../../src/sandbox/types.js';
+import { validate } from '../../src/validator/validate.js';
+import { type Files, fixtureRepo, fixtureSandbox, removeFixtureRepos, writeFiles } from '../support/fixture-repos.js';
+import { setupNetworkSandbox } from '../support/setup-network.js';
+
+// Tests that run in a browser (docs/environments.md, "Browsers"): a Karma project whose
+// karma.conf asks for ChromeHeadless and nothing else (no --no-sandbox of its own), set up from
+// the npm registry through the egress proxy once (the environment cache lays the one install
+// into every tree), its tests run in the system's Chromium inside the sandbox.
+
+const KARMA_CONF = `module.exports = (config) => {
+  config.set({
+    frameworks: ['mocha'],
+    files: ['src/*.js', 'test/*.js'],
+    browsers: ['ChromeHeadless'],
+    singleRun: true,
+  });
+};
+`;
+
+const MATH = 'function add(a, b) { return a + b; }\nfunction sub(a, b) { return a - b; }\n';
+
+const karmaProject = (): Files => ({
+  'package.json': JSON.stringify(
+    {
+      name: 'karma-fixture',
+      version: '1.0.0',
+      private: true,
+      scripts: { test: 'karma start karma.conf.js' },
+      devDependencies: {
+        karma: '6.4.4',
+        'karma-chrome-launcher': '3.2.0',
+        'karma-mocha': '2.0.1',
+        mocha: '10.8.2',
+      },
+    },
+    null,
+    2,
+  ),
+  'karma.conf.js': KARMA_CONF,
+  'src/math.js': MATH,
+  'test/math.test.js': `describe('math', () => {
+  it('adds two numbers', () => { if (add(2, 3) !== 5) throw new Error('add(2, 3) is ' + add(2, 3)); });
+  describe('sub', () => {
+    it('subtracts two numbers', () => { if (sub(5, 3) !== 2) throw new Error('sub(5, 3) is ' + sub(5, 3)); });
+  });
+});
+`,
+});
+
+describe('tests that run in a browser', { timeout: 240_000 }, () => {
+  let sandbox: Sandbox;
+  let cacheDir: string;
+  let cache: EnvironmentCache;
+  beforeAll(async () => {
+    sandbox = await setupNetworkSandbox();
+    cacheDir = mkdtempSync(join(tmpdir(), 'emend-browser-cache-'));
+    cache = new EnvironmentCache({ dir: cacheDir, maxBytes: 512 * 1024 * 1024 });
+  });
+  afterAll(() => {
+    removeFixtureRepos();
+    rmSync(cacheDir, { recursive: true, force: true });
+  });
+
+  it('runs a Karma project’s ChromeHeadless tests in the sandbox’s Chromium and names the test a change breaks', async () => {
+    const environments = { cache, workspace: 'local', repository: 'https://git.example/karma-fixture' };
+    const repo = fixtureRepo(karmaProject(), {
+      'src/math.js': 'function add(a, b) { return a + b; }\nfunction sub(a, b) { return a + b; }\n',
+    });
+    const out = await validate(sandbox, { dir: repo.dir, base: repo.base }, { environments });
+    expect(out.setup).toMatchObject({ exit_code: 0 });
+    expect(out).toMatchObject({
+      passed: false,
+      runner: 'node',
+      new_failures: ['math sub subtracts two numbers'],
+      preexisting_failures: [],
+    });
+    expect(out.failure_details?.[0]).toMatchObject({
+      test: 'math sub subtracts two numbers',
+      message: 'Error: sub(5, 3) is 8',
+      frame: { path: 'test/math.test.js', line: 4 },
+    });
+
+    // A harmless change of the same base passes, on the same install (from the cache).
+    writeFiles(repo.dir, { 'src/math.js': `// arithmetic\n${MATH}` });
+    const fine = await validate(sandbox, { dir: repo.dir, base: repo.base }, { environments });
+    expect(fine.setup?.environment?.cache).toBe('hit');
+    expect(fine).toMatchObject({ passed: true, new_failures: [], preexisting_failures: [] });
+    expect(sandbox.report().browser).toBe('/opt/emend/chromium');
+  });
+
+  it('says the browser is missing, naming what asks for it and how to install it, where the server has no Chromium', async () => {
+    const without = await fixtureSandbox({ EMEND_CHROMIUM_PATH: '/nonexistent/chromium' });
+    expect(without.report().browser).toBeUndefined();
+    const repo = fixtureRepo(karmaProject());
+    const out = await validate(without, { dir: repo.dir, base: repo.base });
+    expect(out).toMatchObject({
+      passed: null,
+      runner: 'node',
+      message:
+        'this repository needs chromium (its tests run in a browser: karma-chrome-launcher), which the sandbox ' +
+        'does not have: install it on the server (apt-get install chromium, or set EMEND_CHROMIUM_PATH to a ' +
+        'Chromium); the change could not be validated',
+    });
+    expect(out.setup).toBeNull();
+  });
+});
