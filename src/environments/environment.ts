@@ -1,6 +1,9 @@
+import { join } from 'node:path';
 import semver from 'semver';
 import type { Sandbox } from '../sandbox/types.js';
 import type { TestRecipe } from './detect.js';
+import { nodeCandidates } from './node-versions.js';
+import { npmFor } from './npm-era.js';
 import type { ToolchainCache } from './toolchain-cache.js';
 import {
   type MissingToolchain,
@@ -78,17 +81,34 @@ export async function prepareEnvironment(
   };
 
   if (wants?.node && !(facts.node && semver.satisfies(facts.node, wants.node.range))) {
-    const version = await use(`node ${wants.node.range} (${wants.node.from})`, (c) =>
-      c.node(wants.node!.range, options.signal),
-    );
+    const what = `node ${wants.node.range} (${wants.node.from})`;
+    const version = cache
+      ? await nodeThatRuns(sandbox, cache, what, wants.node.range, { env, notes, log, signal: options.signal })
+      : (notes.push(`${what} is not fetched here (no toolchain cache)`), undefined);
     if (version) facts.node = version;
     else if (facts.node) notes.push(`the tests ran with the sandbox's node ${facts.node}`);
+  }
+  // npm as the node and the lockfile need it (src/environments/npm-era.ts).
+  const npmChoice =
+    names.has('npm') && facts.node ? npmFor(facts.node, facts.npm, wants?.npmLockfileVersion) : undefined;
+  if (npmChoice) {
+    const version = await use(`npm ${npmChoice.range} (${npmChoice.why})`, (c) =>
+      c.packageManager('npm', npmChoice.range, options.signal),
+    );
+    if (version) facts.npm = version;
   }
   const pm = wants?.packageManager;
   // The version packageManager names, always; a default major only where the sandbox has none.
   if (pm && (pm.from === 'package.json packageManager' || facts[pm.name] === undefined)) {
+    // A package manager older than the node the tests run on runs under a node it supports.
+    const pmNode = nodeForManager(pm.name, pm.version, facts.node);
+    const runWith = pmNode && cache ? await cache.node(pmNode, options.signal).catch(() => undefined) : undefined;
+    if (runWith) {
+      env.roots.push(runWith.root);
+      log('toolchain', { what: `node ${pmNode} for ${pm.name} ${pm.version}`, version: runWith.version });
+    }
     const version = await use(`${pm.name} ${pm.version} (${pm.from})`, (c) =>
-      c.packageManager(pm.name, pm.version, options.signal),
+      c.packageManager(pm.name, pm.version, options.signal, runWith),
     );
     if (version) facts[pm.name] = version;
   }
@@ -99,4 +119,65 @@ export async function prepareEnvironment(
     recipe = { ...recipe, setup: { ...recipe.setup, command: `${recipe.setup.command} --before=${options.baseDate}` } };
   const missing = missingToolchain(recipe, facts, sandbox.report().networkForSetup);
   return { recipe, env, facts, notes, ...(missing ? { missing } : {}) };
+}
+
+/**
+ * The node for a range: the newest satisfying it, fetched and asked for its version in the
+ * sandbox (an old binary may not run here); where none satisfies it or runs, the nearest that
+ * runs, said in a note. Its version as it tells it; undefined (noted) when nothing could be
+ * fetched or ran.
+ */
+async function nodeThatRuns(
+  sandbox: Sandbox,
+  cache: ToolchainCache,
+  what: string,
+  range: string,
+  into: {
+    env: ToolchainEnv;
+    notes: string[];
+    log: (message: string, data?: Record<string, unknown>) => void;
+    signal?: AbortSignal;
+  },
+): Promise<string | undefined> {
+  const { env, notes, log, signal } = into;
+  const passed: string[] = [];
+  try {
+    const candidates = nodeCandidates(await cache.nodeVersions(signal), range);
+    if (!candidates[0]?.satisfies) passed.push(`no ${cache.nodePackage} version on the registry satisfies it`);
+    for (const candidate of candidates) {
+      const fetched = await cache.node(candidate.version, signal);
+      // The binary itself, by its path: `node` on PATH could be the sandbox's.
+      const ran = await probeToolchains(sandbox, [], {
+        toolRoots: [fetched.root],
+        ...(signal ? { signal } : {}),
+        script: `'${join(fetched.bin, 'node')}' -p '"node=" + process.versions.node'`,
+      }).then((facts) => ({ node: facts.node }));
+      if (ran.node === undefined) {
+        passed.push(`node ${fetched.version} does not run here`);
+        continue;
+      }
+      env.roots.push(fetched.root);
+      env.path.push(fetched.bin);
+      log('toolchain', { what, version: fetched.version, root: fetched.root });
+      if (!candidate.satisfies)
+        notes.push(`${what}: ${passed.join('; ')}; the nearest that runs here, node ${fetched.version}, ran the tests`);
+      // What it says it is, which is what ran.
+      return ran.node;
+    }
+    notes.push(`${what}: ${passed.join('; ') || 'no node binary on the registry'}`);
+  } catch (err) {
+    notes.push(`${what} could not be fetched (${err instanceof Error ? err.message : String(err)})`);
+  }
+  return undefined;
+}
+
+/**
+ * The node a package manager runs under when the tests' node is one it fails on: pnpm 6 and 7
+ * under node 18 and later fail every download with ERR_INVALID_THIS, so they run under node 16
+ * (both support it). Undefined: the tests' node serves.
+ */
+function nodeForManager(name: 'pnpm' | 'yarn', version: string, node: string | undefined): string | undefined {
+  const major = semver.minVersion(version)?.major;
+  if (name === 'pnpm' && major !== undefined && major < 8 && node !== undefined && semver.major(node) > 16) return '16';
+  return undefined;
 }

@@ -9,6 +9,8 @@ export interface NodeWants {
   packageManager?: { name: 'pnpm' | 'yarn'; version: string; from: string };
   /** Its tests run in Chromium: the first browser test package of its dependencies. */
   browser?: { from: string };
+  /** npm's lockfile format (package-lock.json, npm-shrinkwrap.json): 1 is npm 5 and 6's. */
+  npmLockfileVersion?: number;
 }
 
 /**
@@ -88,6 +90,10 @@ export function nodeWants(
   else if (pm !== 'npm') wants.packageManager = { name: pm, ...defaultManager(files, pm) };
   const browser = browserPackage(pkg);
   if (browser) wants.browser = { from: browser };
+  if (pm === 'npm') {
+    const lockfile = npmLockfileVersion(files);
+    if (lockfile !== undefined) wants.npmLockfileVersion = lockfile;
+  }
   return wants;
 }
 
@@ -111,4 +117,19 @@ function defaultManager(files: ConfinedDir, pm: 'pnpm' | 'yarn'): { version: str
   const v = /^lockfileVersion:\s*'?(\d+)/m.exec(lock)?.[1];
   const major = v === undefined ? 9 : Number(v) >= 9 ? 9 : Number(v) === 6 ? 8 : Number(v) === 5 ? 7 : 9;
   return { version: String(major), from: `pnpm-lock.yaml (lockfileVersion ${v ?? 'unknown'})` };
+}
+
+/**
+ * The lockfileVersion of package-lock.json or npm-shrinkwrap.json. npm writes it among the
+ * first keys, so the head of the file is enough; a lockfile without the key is npm 5's, 1.
+ */
+function npmLockfileVersion(files: ConfinedDir): number | undefined {
+  for (const name of ['npm-shrinkwrap.json', 'package-lock.json']) {
+    if (files.info(name).kind !== 'file') continue;
+    const read = files.read(name, { firstBytes: 4096 });
+    const head = read.ok ? read.bytes.toString('utf8') : '';
+    const v = /"lockfileVersion"\s*:\s*(\d+)/.exec(head)?.[1];
+    return v === undefined ? 1 : Number(v);
+  }
+  return undefined;
 }

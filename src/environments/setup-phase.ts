@@ -2,6 +2,7 @@ import type { SetupReport, SetupState } from '../step-contract/fix.js';
 import type { RunTree } from './copies.js';
 import type { TestRecipe } from './detect.js';
 import { type RunContext, SANDBOX_REPO, normalizeOutput, sandboxed, tail } from './sandboxed.js';
+import { nativeBuildFailure } from './native-build.js';
 import { removeFilesHoldingSecrets } from './secret-scrub.js';
 import { redact } from './setup-output.js';
 
@@ -56,11 +57,17 @@ export async function runSetup(ctx: RunContext, tree: RunTree, recipe: TestRecip
     exit_code: result.exitCode,
     duration_ms: Math.round(durationMs),
   };
-  if (result.exitCode !== 0)
-    report.log_tail = redact(
-      tail(normalizeOutput(result.stdout + result.stderr, [SANDBOX_REPO, tree.repo]), 30, 2000),
-      ctx.setupSecrets ?? [],
-    );
+  if (result.exitCode !== 0) {
+    const said = normalizeOutput(result.stdout + result.stderr, [SANDBOX_REPO, tree.repo]);
+    report.log_tail = redact(tail(said, 30, 2000), ctx.setupSecrets ?? []);
+    // A native module that did not build is named as such, not as a failed install (docs/environments.md).
+    const native = nativeBuildFailure(said);
+    if (native)
+      report.native_build = {
+        package: redact(native.package, ctx.setupSecrets ?? []),
+        error: redact(native.error, ctx.setupSecrets ?? []),
+      };
+  }
   const scrubbed = await removeFilesHoldingSecrets(tree.workdir, ctx.setupSecrets ?? []);
   if (output && scrubbed.holding.length > 0)
     output.push(

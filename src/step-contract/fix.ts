@@ -134,6 +134,8 @@ export const SetupReport = z.object({
    * from an entry; `built`, from the entry this validation's baseline setup just stored.
    */
   environment: z.object({ key: z.string(), cache: z.enum(['hit', 'built']) }).optional(),
+  /** A failed setup whose output is node-gyp's: the dependency whose native module did not build, and why. */
+  native_build: z.object({ package: z.string(), error: z.string() }).optional(),
 });
 export type SetupReport = z.infer<typeof SetupReport>;
 

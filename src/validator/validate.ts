@@ -9,6 +9,7 @@ import { type TestRecipe, commandWithTimeouts } from '../environments/detect.js'
 import { type PrepareOptions, type TreeSource, prepareTrees } from '../environments/prepare-trees.js';
 import { type RunContext, type TestRunTimeouts, testRunTimeouts, runContextOf } from '../environments/sandboxed.js';
 import { runSetup, setupState } from '../environments/setup-phase.js';
+import { describeNativeBuildFailure } from '../environments/native-build.js';
 import { describeMissing } from '../environments/toolchains.js';
 import { newFailureDetails } from '../test-runs/failure-detail.js';
 import type { RunOutcome } from '../test-runs/outcome.js';
@@ -140,7 +141,7 @@ export async function validate(
     const counts = { passed: 0, failed: 0, skipped: 0 };
     for (const s of change.outcome.tests.values()) counts[s]++;
 
-    const judged = verdict(comparison.new_failures, change.outcome, baseline, setup);
+    const judged = verdict(comparison.new_failures, change.outcome, baseline, setup, environment.facts.node);
     const message =
       [judged.message, unreachedNote([...unreached]), ...hungNotes(change.hung, baseline.hung), ...environment.notes]
         .filter((m) => m !== undefined)
@@ -267,8 +268,10 @@ function verdict(
   change: RunOutcome,
   baseline: BaselineSummary,
   setup: SetupReport | null,
+  node: string | undefined,
 ): { passed: boolean | null; message?: string } {
-  if (newFailures.length > 0) return { passed: false };
+  const named = setup?.native_build ? describeNativeBuildFailure(setup.native_build, node) : undefined;
+  if (newFailures.length > 0) return { passed: false, ...(named ? { message: named } : {}) };
   if (change.tests.size === 0 && baseline.tests === 0 && change.failures.length > 0) {
     return {
       passed: null,
@@ -280,16 +283,21 @@ function verdict(
   const install = setup
     ? `${setup.command}: ${setup.skipped ?? (setup.timed_out ? 'timed out' : `exit code ${setup.exit_code}`)}`
     : '';
+  // A native module that did not build is said first, by name: it is why the install failed.
+  const native = named ? `${named}; ` : '';
   if ((baseline.setup === 'skipped' || baseline.setup === 'failed') && baseline.failures.length > 0) {
     return {
       passed: null,
       message:
-        `the dependencies were not installed (${install}) and the unmodified checkout ` +
+        `${native}the dependencies were not installed (${install}) and the unmodified checkout ` +
         `fails ${baseline.failures.length} test(s) without them; the change could not be validated`,
     };
   }
   if (setupState(setup) === 'skipped' || setupState(setup) === 'failed')
-    return { passed: true, message: `the dependencies were not installed (${install}); the tests passed without them` };
+    return {
+      passed: true,
+      message: `${native}the dependencies were not installed (${install}); the tests passed without them`,
+    };
   return { passed: true };
 }
 

@@ -3,7 +3,7 @@ import { mkdtempSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'nod
 import { type Server, createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import { c as createTar } from 'tar';
 
 /** A version of a package for the registry: its files (package.json is written for it) and when it was published. */
@@ -13,11 +13,17 @@ export interface FixtureVersion {
   files: Record<string, string>;
   /** Written into its package.json and its registry document. */
   peerDependencies?: Record<string, string>;
+  /** Written into its package.json (an install script); the document says hasInstallScript. */
+  scripts?: Record<string, string>;
+  /** Files given mode 0755 (a binary). */
+  executable?: string[];
 }
 
 export interface NpmRegistry {
   /** npm_config_registry. */
   url: string;
+  /** A version's registry entry as served (its dist: tarball URL and integrity). */
+  dist(name: string, version: string): { tarball: string; integrity: string };
   close(): Promise<void>;
 }
 
@@ -32,9 +38,18 @@ export async function serveNpmRegistry(packages: Record<string, FixtureVersion[]
     for (const v of versions) {
       const dir = join(work, name, v.version);
       mkdirSync(join(dir, 'package'), { recursive: true });
-      const manifest = { name, version: v.version, main: 'index.js', peerDependencies: v.peerDependencies };
+      const manifest = {
+        name,
+        version: v.version,
+        main: 'index.js',
+        peerDependencies: v.peerDependencies,
+        scripts: v.scripts,
+      };
       writeFileSync(join(dir, 'package', 'package.json'), JSON.stringify(manifest));
-      for (const [path, content] of Object.entries(v.files)) writeFileSync(join(dir, 'package', path), content);
+      for (const [path, content] of Object.entries(v.files)) {
+        mkdirSync(dirname(join(dir, 'package', path)), { recursive: true });
+        writeFileSync(join(dir, 'package', path), content, { mode: v.executable?.includes(path) ? 0o755 : 0o644 });
+      }
       const file = join(dir, 'package.tgz');
       await createTar({ gzip: true, cwd: dir, file, portable: true }, ['package']);
       tarballs.set(`${name}-${v.version}.tgz`, readFileSync(file));
@@ -58,6 +73,7 @@ export async function serveNpmRegistry(packages: Record<string, FixtureVersion[]
                 name,
                 version: v.version,
                 ...(v.peerDependencies ? { peerDependencies: v.peerDependencies } : {}),
+                ...(v.scripts ? { scripts: v.scripts, hasInstallScript: true } : {}),
                 dist: {
                   tarball: `${base}/${name}/-/${name}-${v.version}.tgz`,
                   integrity: `sha512-${createHash('sha512').update(tgz).digest('base64')}`,
@@ -78,5 +94,11 @@ export async function serveNpmRegistry(packages: Record<string, FixtureVersion[]
   });
   await new Promise<void>((done) => server.listen(0, '127.0.0.1', done));
   base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
-  return { url: `${base}/`, close: () => new Promise((done) => server.close(() => done())) };
+  const dist = (name: string, version: string) => ({
+    tarball: `${base}/${name}/-/${name}-${version}.tgz`,
+    integrity: `sha512-${createHash('sha512')
+      .update(tarballs.get(`${name}-${version}.tgz`)!)
+      .digest('base64')}`,
+  });
+  return { url: `${base}/`, dist, close: () => new Promise((done) => server.close(() => done())) };
 }

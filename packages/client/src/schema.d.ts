@@ -1165,6 +1165,10 @@ export interface components {
                     /** @enum {string} */
                     cache: "hit" | "built";
                 };
+                native_build?: {
+                    package: string;
+                    error: string;
+                };
             } | null;
             passed: boolean | null;
             new_failures: string[];
