@@ -141,7 +141,13 @@ export async function validate(
 
     const judged = verdict(comparison.new_failures, change.outcome, baseline, setup);
     const message =
-      [judged.message, unreachedNote([...unreached]), ...hungNotes(change.hung, baseline.hung), ...environment.notes]
+      [
+        judged.message,
+        unreachedNote([...unreached]),
+        ...hungNotes(change.hung, baseline.hung),
+        ...environment.notes,
+        ...(setup?.notes ?? []),
+      ]
         .filter((m) => m !== undefined)
         .join('; ') || undefined;
     // No new failures is not enough when the change has tests: one of them must reproduce the request.
@@ -267,7 +273,16 @@ function verdict(
   baseline: BaselineSummary,
   setup: SetupReport | null,
 ): { passed: boolean | null; message?: string } {
-  if (newFailures.length > 0) return { passed: false };
+  const install = setup
+    ? `${setup.command}: ${setup.skipped ?? (setup.timed_out ? 'timed out' : `exit code ${setup.exit_code}`)}${
+        setup.unreached?.length ? `; ${setup.unreached.join('; ')}` : ''
+      }`
+    : '';
+  // A failed setup is named beside new failures too: they may be its doing.
+  if (newFailures.length > 0)
+    return setupState(setup) === 'failed'
+      ? { passed: false, message: `the dependencies were not installed (${install})` }
+      : { passed: false };
   if (change.tests.size === 0 && baseline.tests === 0 && change.failures.length > 0) {
     return {
       passed: null,
@@ -276,9 +291,6 @@ function verdict(
         `(${change.failures[0]}); the change could not be validated`,
     };
   }
-  const install = setup
-    ? `${setup.command}: ${setup.skipped ?? (setup.timed_out ? 'timed out' : `exit code ${setup.exit_code}`)}`
-    : '';
   if ((baseline.setup === 'skipped' || baseline.setup === 'failed') && baseline.failures.length > 0) {
     return {
       passed: null,

@@ -13,11 +13,15 @@ export interface FixtureVersion {
   files: Record<string, string>;
   /** Written into its package.json and its registry document. */
   peerDependencies?: Record<string, string>;
+  /** Written into its package.json and its registry document (an install script). */
+  scripts?: Record<string, string>;
 }
 
 export interface NpmRegistry {
   /** npm_config_registry. */
   url: string;
+  /** Each package's tarball: its sha1 and sha512 integrity, for lockfiles written by a test. */
+  dist(name: string, version: string): { shasum: string; integrity: string };
   close(): Promise<void>;
 }
 
@@ -32,7 +36,13 @@ export async function serveNpmRegistry(packages: Record<string, FixtureVersion[]
     for (const v of versions) {
       const dir = join(work, name, v.version);
       mkdirSync(join(dir, 'package'), { recursive: true });
-      const manifest = { name, version: v.version, main: 'index.js', peerDependencies: v.peerDependencies };
+      const manifest = {
+        name,
+        version: v.version,
+        main: 'index.js',
+        peerDependencies: v.peerDependencies,
+        scripts: v.scripts,
+      };
       writeFileSync(join(dir, 'package', 'package.json'), JSON.stringify(manifest));
       for (const [path, content] of Object.entries(v.files)) writeFileSync(join(dir, 'package', path), content);
       const file = join(dir, 'package.tgz');
@@ -58,6 +68,7 @@ export async function serveNpmRegistry(packages: Record<string, FixtureVersion[]
                 name,
                 version: v.version,
                 ...(v.peerDependencies ? { peerDependencies: v.peerDependencies } : {}),
+                ...(v.scripts ? { scripts: v.scripts, hasInstallScript: true } : {}),
                 dist: {
                   tarball: `${base}/${name}/-/${name}-${v.version}.tgz`,
                   integrity: `sha512-${createHash('sha512').update(tgz).digest('base64')}`,
@@ -78,5 +89,12 @@ export async function serveNpmRegistry(packages: Record<string, FixtureVersion[]
   });
   await new Promise<void>((done) => server.listen(0, '127.0.0.1', done));
   base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
-  return { url: `${base}/`, close: () => new Promise((done) => server.close(() => done())) };
+  const dist = (name: string, version: string) => {
+    const tgz = tarballs.get(`${name}-${version}.tgz`)!;
+    return {
+      shasum: createHash('sha1').update(tgz).digest('hex'),
+      integrity: `sha512-${createHash('sha512').update(tgz).digest('base64')}`,
+    };
+  };
+  return { url: `${base}/`, dist, close: () => new Promise((done) => server.close(() => done())) };
 }
