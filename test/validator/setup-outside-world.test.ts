@@ -165,7 +165,7 @@ describe('setup that survives the outside world', { timeout: 120_000 }, () => {
     expect(out.message).toContain(refused);
   });
 
-  it('fetches a package-lock’s and a yarn 1 lockfile’s public registry URLs from the operator’s mirror', async () => {
+  it('fetches a package-lock’s and a yarn 1 lockfile’s public registry URLs from the operator’s mirror, and without one yarn 1’s from the npm registry, never yarn’s', async () => {
     const dist = mirror.dist('emendfix-pick', '1.0.0');
     const manifest = JSON.stringify({
       name: 'x',
@@ -240,6 +240,17 @@ describe('setup that survives the outside world', { timeout: 120_000 }, () => {
     const out = await validate(withMirror, { dir: repo.dir, base: repo.base });
     expect(out.setup?.exit_code).not.toBe(0);
     expect(out.setup?.connections).toContainEqual(
+      expect.objectContaining({ host: 'github.com', port: 443, allowed: false }),
+    );
+    // git itself takes the ssh spelling over HTTPS: its request reaches the proxy (and is refused there)
+    const bare = fixtureRepo({
+      'package.json': JSON.stringify({ name: 'x', scripts: { test: 'node --test' } }),
+      '.emend/setup': 'git ls-remote git@github.com:emend-test/other.git\n',
+      'test/a.test.js': test('runs', 'assert.ok(true);'),
+    });
+    const direct = await validate(withMirror, { dir: bare.dir, base: bare.base });
+    expect(direct.setup?.command).toBe('sh .emend/setup');
+    expect(direct.setup?.connections).toContainEqual(
       expect.objectContaining({ host: 'github.com', port: 443, allowed: false }),
     );
     expect(out.message).toMatch(
