@@ -1,7 +1,7 @@
 import { existsSync } from 'node:fs';
 import { isAbsolute, relative, resolve } from 'node:path';
 import { z } from 'zod';
-import { type Env, type VariableSchema, integer, oneOf, read, refuse } from './env.js';
+import { type Env, type VariableSchema, integer, oneOf, read, refuse, url } from './env.js';
 import { type OutboundAllowRule, setupAllow } from './outbound.js';
 
 /** Limits of one sandboxed command (src/sandbox applies them); here because the config sets the defaults. */
@@ -39,6 +39,13 @@ export interface SandboxConfig {
   setupNetworkDeprecatedOn: boolean;
   /** Hosts the setup phase may reach besides the public registries (EMEND_SETUP_ALLOW). */
   setupAllow: OutboundAllowRule[];
+  /**
+   * The operator's npm registry mirror (EMEND_NPM_REGISTRY): npm, pnpm and yarn install from it, and
+   * the lockfiles' URLs of the public npm and yarn registries are fetched from it. Absent when unset.
+   */
+  npmRegistry?: string;
+  /** The operator's PyPI mirror, a simple index (EMEND_PIP_INDEX_URL): pip's PIP_INDEX_URL. Absent when unset. */
+  pipIndexUrl?: string;
   /** Extra host directories bound read-only at the same path (e.g. a pyenv root). */
   toolRoots: string[];
   /** Limits of a command that does not ask for others. */
@@ -70,11 +77,15 @@ export function sandboxConfig(env: Env, dataDir: string): SandboxConfig {
   const mode = read(env, 'EMEND_SANDBOX', oneOf(['bubblewrap', 'unsafe-host']), 'bubblewrap');
   // `on`, its old spelling, means host.
   const given = read(env, 'EMEND_SANDBOX_SETUP_NETWORK', oneOf([...SETUP_NETWORK_MODES, 'on']), 'proxy');
+  const npmRegistry = read(env, 'EMEND_NPM_REGISTRY', url('EMEND_NPM_REGISTRY'));
+  const pipIndexUrl = read(env, 'EMEND_PIP_INDEX_URL', url('EMEND_PIP_INDEX_URL'));
   return {
     mode,
     setupNetwork: given === 'on' ? 'host' : given,
     setupNetworkDeprecatedOn: given === 'on',
     setupAllow: read(env, 'EMEND_SETUP_ALLOW', setupAllow, []),
+    ...(npmRegistry !== undefined ? { npmRegistry } : {}),
+    ...(pipIndexUrl !== undefined ? { pipIndexUrl } : {}),
     toolRoots: read(env, 'EMEND_SANDBOX_TOOL_ROOTS', toolRoots(dataDir), []),
     limits: {
       timeoutMs: read(env, 'EMEND_SANDBOX_TIMEOUT_S', integer(1, 86_400), 600) * 1000,

@@ -1,10 +1,14 @@
 import type { SetupReport, SetupState } from '../step-contract/fix.js';
 import type { RunTree } from './copies.js';
+import { failedDependencyScript, rootLifecycle, takesIgnoreScripts } from './dependency-scripts.js';
 import type { TestRecipe } from './detect.js';
+import { isYarnClassic, throughSetupRegistry } from './registry-urls.js';
 import { type RunContext, SANDBOX_REPO, normalizeOutput, sandboxed, tail } from './sandboxed.js';
 import { nativeBuildFailure } from './native-build.js';
 import { removeFilesHoldingSecrets } from './secret-scrub.js';
+import { setupPhaseEnv } from './setup-env.js';
 import { redact } from './setup-output.js';
+import { codeHostNeeds, refusedSummary } from './setup-refusals.js';
 
 /**
  * Installs dependencies when the recipe says so: with network when the sandbox allows it for
@@ -28,28 +32,48 @@ export async function runSetup(ctx: RunContext, tree: RunTree, recipe: TestRecip
   // command: a failure anywhere is the setup's failure, reported with its output.
   const commandOf = (first: string | null | undefined) =>
     [first, ...extra].filter((c): c is string => c !== undefined && c !== null).join(' && ');
-  let command = commandOf(install);
+  // The install as it runs: yarn 1's lockfile URLs pointed at the setup's registry, and, once a
+  // dependency's script has failed, with dependencies' scripts off and the root's own run after.
+  let scriptsOff = false;
+  const installLine = (plain: string | null | undefined) => {
+    if (plain === undefined || plain === null) return undefined;
+    const pm = scriptsOff ? `${plain} --ignore-scripts` : plain;
+    const fetched = network && isYarnClassic(plain) ? throughSetupRegistry(pm) : pm;
+    const own = scriptsOff ? rootLifecycle(tree.repo) : undefined;
+    return own ? `${fetched} && ${own}` : fetched;
+  };
+  let command = commandOf(installLine(install));
   const output = ctx.setupOutput;
+  const notes: string[] = [];
   const run = (line: string) =>
     sandboxed(ctx, tree, {
       command: line,
       timeoutMs: ctx.limits.setupTimeoutMs,
       network,
       outputBytes: 1024 * 1024,
-      ...(ctx.setupEnv ? { env: ctx.setupEnv } : {}),
+      // The download skips and git over HTTPS first; the repository's and operator's variables win.
+      env: { ...setupPhaseEnv(), ...ctx.setupEnv },
       ...(output ? { onOutput: (chunk: Buffer) => output.push(chunk) } : {}),
     }).finally(() => output?.flush());
   let result = await run(command);
   let durationMs = result.durationMs;
-  // npm: a failure the install's own words explain is retried as they say, at most once per
-  // cause (docs/environments.md).
-  let next = install?.startsWith('npm ') ? retriedInstall(install, result) : undefined;
-  while (next) {
-    output?.push(Buffer.from(`emend: ${next.why}; installing again with: ${next.install}\n`));
-    command = commandOf(next.install);
+  let connections = result.egress ?? [];
+  // A failure the install's own words explain is retried as they say, at most once per cause
+  // (docs/environments.md): npm's resolution retries, and a dependency's failed install script.
+  let plain = install ?? undefined;
+  let next = nextInstall(plain, result, scriptsOff);
+  while (next && plain !== undefined) {
+    if (next.scriptsOff) {
+      scriptsOff = true;
+      notes.push(`${next.why}; installed again without dependencies' scripts`);
+    } else plain = next.install;
+    const line = installLine(plain)!;
+    output?.push(Buffer.from(`emend: ${next.why}; installing again with: ${line}\n`));
+    command = commandOf(line);
     result = await run(command);
     durationMs += result.durationMs;
-    next = retriedInstall(next.install, result);
+    connections = mergeConnections(connections, result.egress ?? []);
+    next = nextInstall(plain, result, scriptsOff);
   }
   const report: SetupReport = {
     command,
@@ -58,8 +82,16 @@ export async function runSetup(ctx: RunContext, tree: RunTree, recipe: TestRecip
     duration_ms: Math.round(durationMs),
   };
   if (result.exitCode !== 0) {
+    // The tool's last lines, then where it could not go: the proxy's refusals, and the
+    // dependencies that needed a code host setup could not reach.
+    const unreached = [refusedSummary(connections), ...codeHostNeeds(tree.repo, connections)].filter(
+      (n): n is string => n !== undefined,
+    );
+    for (const n of unreached) output?.push(Buffer.from(`emend: ${n}\n`));
     const said = normalizeOutput(result.stdout + result.stderr, [SANDBOX_REPO, tree.repo]);
-    report.log_tail = redact(tail(said, 30, 2000), ctx.setupSecrets ?? []);
+    const lastLines = tail(said, 30, 2000);
+    report.log_tail = redact([lastLines, ...unreached.map((n) => `emend: ${n}`)].join('\n'), ctx.setupSecrets ?? []);
+    if (unreached.length > 0) report.unreached = unreached;
     // A native module that did not build is named as such, not as a failed install (docs/environments.md).
     const native = nativeBuildFailure(said);
     if (native)
@@ -68,6 +100,7 @@ export async function runSetup(ctx: RunContext, tree: RunTree, recipe: TestRecip
         error: redact(native.error, ctx.setupSecrets ?? []),
       };
   }
+  if (notes.length > 0) report.notes = notes;
   const scrubbed = await removeFilesHoldingSecrets(tree.workdir, ctx.setupSecrets ?? []);
   if (output && scrubbed.holding.length > 0)
     output.push(
@@ -83,8 +116,46 @@ export async function runSetup(ctx: RunContext, tree: RunTree, recipe: TestRecip
     );
   output?.flush();
   if (result.timedOut) report.timed_out = true;
-  if (result.egress) report.connections = result.egress;
+  if (result.egress) report.connections = connections;
   return report;
+}
+
+/** Every attempt's connections, one record per destination and outcome. */
+function mergeConnections(
+  before: NonNullable<SetupReport['connections']>,
+  after: NonNullable<SetupReport['connections']>,
+): NonNullable<SetupReport['connections']> {
+  const merged = new Map(before.map((c) => [`${c.host}:${c.port}:${c.allowed}:${c.reason ?? ''}`, { ...c }]));
+  for (const c of after) {
+    const key = `${c.host}:${c.port}:${c.allowed}:${c.reason ?? ''}`;
+    const had = merged.get(key);
+    if (!had) merged.set(key, { ...c });
+    else {
+      had.requests += c.requests;
+      had.bytes_out += c.bytes_out;
+      had.bytes_in += c.bytes_in;
+    }
+  }
+  return [...merged.values()];
+}
+
+/** What to run after a failed install: npm's own retries first, then once without dependencies' scripts. */
+function nextInstall(
+  install: string | undefined,
+  result: { exitCode: number | null; stdout: string; stderr: string },
+  scriptsOff: boolean,
+): { install: string; why: string; scriptsOff?: true } | undefined {
+  if (install === undefined || result.exitCode === 0) return undefined;
+  const npm = install.startsWith('npm ') ? retriedInstall(install, result) : undefined;
+  if (npm) return npm;
+  if (scriptsOff || !takesIgnoreScripts(install)) return undefined;
+  const failed = failedDependencyScript(result.stdout + result.stderr);
+  if (!failed) return undefined;
+  return {
+    install,
+    why: `${failed.pkg}'s install script failed${failed.detail ? ` (${failed.detail})` : ''}`,
+    scriptsOff: true,
+  };
 }
 
 /**

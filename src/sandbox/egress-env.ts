@@ -52,6 +52,36 @@ export function egressEnv(): Record<string, string> {
   };
 }
 
+/** An operator's package mirrors (EMEND_NPM_REGISTRY, EMEND_PIP_INDEX_URL), as the configuration holds them. */
+export interface PackageMirrors {
+  npmRegistry?: string;
+  pipIndexUrl?: string;
+}
+
+/**
+ * A setup command with the network installs from the operator's mirrors: npm and pnpm (and yarn 1,
+ * which reads npm's configuration) from `npm_config_registry`, pip from `PIP_INDEX_URL`. npm fetches
+ * its lockfile's registry.npmjs.org URLs from the configured registry itself (`replace-registry-host`);
+ * yarn 1's lockfile is pointed at it for the install (src/environments/registry-urls.ts). A
+ * repository's own setting of the same name (its settings' variables) still wins.
+ */
+export function mirrorEnv(mirrors: PackageMirrors): Record<string, string> {
+  return {
+    ...(mirrors.npmRegistry !== undefined ? { npm_config_registry: `${mirrors.npmRegistry}/` } : {}),
+    ...(mirrors.pipIndexUrl !== undefined ? { PIP_INDEX_URL: mirrors.pipIndexUrl } : {}),
+  };
+}
+
+/** Each mirror's host and port, as EMEND_SETUP_ALLOW would name them: the operator's own endpoints are reached. */
+export function mirrorDestinations(mirrors: PackageMirrors): string[] {
+  return [mirrors.npmRegistry, mirrors.pipIndexUrl]
+    .filter((u): u is string => u !== undefined)
+    .map((u) => {
+      const parsed = new URL(u);
+      return `${parsed.hostname}:${parsed.port || (parsed.protocol === 'https:' ? '443' : '80')}`;
+    });
+}
+
 /** The host's CA bundle where Debian and its derivatives keep it, bound in with /etc/ssl/certs. */
 export const SYSTEM_CA_BUNDLE = '/etc/ssl/certs/ca-certificates.crt';
 

@@ -2,6 +2,7 @@ import { lstatSync, mkdtempSync, realpathSync, rmSync, statSync, writeFileSync }
 import type { LookupFunction } from 'node:net';
 import { tmpdir } from 'node:os';
 import { dirname, join, posix, relative, resolve } from 'node:path';
+import { setupAllow } from '../config/outbound.js';
 import type { SandboxConfig } from '../config/sandbox.js';
 import {
   GROUP,
@@ -25,6 +26,8 @@ import {
   RELAY_PORT,
   RELAY_SOURCE,
   egressEnv,
+  mirrorDestinations,
+  mirrorEnv,
   trustEnv,
   toolSettings,
 } from './egress-env.js';
@@ -155,7 +158,13 @@ export async function createSandbox(config: SandboxConfig, options: SandboxOptio
     setupNetwork: config.setupNetwork,
     toolRoots: config.toolRoots,
   };
-  const proxy = config.setupNetwork === 'proxy' ? new EgressProxy(config.setupAllow, options.lookup) : undefined;
+  // The operator's mirrors are reached as if named in EMEND_SETUP_ALLOW with their ports.
+  const mirrorRules =
+    mirrorDestinations(config).length > 0 ? setupAllow.parse(mirrorDestinations(config).join(',')) : [];
+  const proxy =
+    config.setupNetwork === 'proxy'
+      ? new EgressProxy([...config.setupAllow, ...mirrorRules], options.lookup)
+      : undefined;
   const unavailable = (problem: string): Sandbox => {
     const report: SandboxReport = { ...base, kind: 'unavailable', problem };
     return {
@@ -223,6 +232,7 @@ export async function createSandbox(config: SandboxConfig, options: SandboxOptio
           env: {
             ...(egress ? egressEnv() : {}),
             ...(request.network && layout.caBundle ? trustEnv(layout.caBundle) : {}),
+            ...(request.network ? mirrorEnv(config) : {}),
             ...request.env,
           },
           network: (request.network ?? false) && config.setupNetwork === 'host',
@@ -250,7 +260,10 @@ export async function createSandbox(config: SandboxConfig, options: SandboxOptio
         // unsafe-host: the same limits and the same cleared environment, but on the host itself
         // (and its network: nothing here is isolated, the proxy included).
         cwd = resolve(workdir, relative(SANDBOX_WORKDIR, sandboxCwd(request.cwd)));
-        launchEnv = { ...sandboxEnv(request.env), ...(request.env?.HOME ? {} : { HOME: workdir }) };
+        launchEnv = {
+          ...sandboxEnv({ ...(request.network ? mirrorEnv(config) : {}), ...request.env }),
+          ...(request.env?.HOME ? {} : { HOME: workdir }),
+        };
         argv = [...rlimits, ...request.command];
       }
       const cgroup = CommandCgroup.create(cgroups, limits);

@@ -115,6 +115,13 @@ export const SetupReport = z.object({
   timed_out: z.boolean().optional(),
   /** The end of its output when it failed. */
   log_tail: z.string().optional(),
+  /**
+   * A failed setup's destinations it could not reach: the proxy's refusals (`refused: host:port
+   * (why), …`, at most five named) and each dependency that needed a code host setup could not reach.
+   */
+  unreached: z.array(z.string()).optional(),
+  /** What setup did to get through, when it did something (an install run again without dependencies' scripts). */
+  notes: z.array(z.string()).optional(),
   /** Through the egress proxy: each destination reached or refused (why), with the bytes each way (docs/environments.md). */
   connections: z
     .array(

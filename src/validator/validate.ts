@@ -143,7 +143,13 @@ export async function validate(
 
     const judged = verdict(comparison.new_failures, change.outcome, baseline, setup, environment.facts.node);
     const message =
-      [judged.message, unreachedNote([...unreached]), ...hungNotes(change.hung, baseline.hung), ...environment.notes]
+      [
+        judged.message,
+        unreachedNote([...unreached]),
+        ...hungNotes(change.hung, baseline.hung),
+        ...environment.notes,
+        ...(setup?.notes ?? []),
+      ]
         .filter((m) => m !== undefined)
         .join('; ') || undefined;
     // No new failures is not enough when the change has tests: one of them must reproduce the request.
@@ -271,7 +277,18 @@ function verdict(
   node: string | undefined,
 ): { passed: boolean | null; message?: string } {
   const named = setup?.native_build ? describeNativeBuildFailure(setup.native_build, node) : undefined;
-  if (newFailures.length > 0) return { passed: false, ...(named ? { message: named } : {}) };
+  const install = setup
+    ? `${setup.command}: ${setup.skipped ?? (setup.timed_out ? 'timed out' : `exit code ${setup.exit_code}`)}${
+        setup.unreached?.length ? `; ${setup.unreached.join('; ')}` : ''
+      }`
+    : '';
+  // A failed setup is named beside new failures too: they may be its doing (a native module by name first).
+  if (newFailures.length > 0)
+    return named
+      ? { passed: false, message: named }
+      : setupState(setup) === 'failed'
+        ? { passed: false, message: `the dependencies were not installed (${install})` }
+        : { passed: false };
   if (change.tests.size === 0 && baseline.tests === 0 && change.failures.length > 0) {
     return {
       passed: null,
@@ -280,9 +297,6 @@ function verdict(
         `(${change.failures[0]}); the change could not be validated`,
     };
   }
-  const install = setup
-    ? `${setup.command}: ${setup.skipped ?? (setup.timed_out ? 'timed out' : `exit code ${setup.exit_code}`)}`
-    : '';
   // A native module that did not build is said first, by name: it is why the install failed.
   const native = named ? `${named}; ` : '';
   if ((baseline.setup === 'skipped' || baseline.setup === 'failed') && baseline.failures.length > 0) {

@@ -114,6 +114,22 @@ describe('loadConfig', () => {
       expect(configError({ EMEND_MODEL_TEMPERATURE_FIXER: bad }).variable).toBe('EMEND_MODEL_TEMPERATURE_FIXER');
   });
 
+  it("reads the operator's registry mirrors for setup, absent unless set", () => {
+    expect(loadConfig({}).sandbox).not.toHaveProperty('npmRegistry');
+    expect(loadConfig({}).sandbox).not.toHaveProperty('pipIndexUrl');
+    const set = loadConfig({
+      EMEND_NPM_REGISTRY: 'https://npm.internal:4873/',
+      EMEND_PIP_INDEX_URL: 'http://pypi.internal/simple',
+    });
+    expect(set.sandbox).toMatchObject({
+      npmRegistry: 'https://npm.internal:4873',
+      pipIndexUrl: 'http://pypi.internal/simple',
+    });
+    for (const bad of ['npm.internal', 'ftp://npm.internal/'])
+      expect(configError({ EMEND_NPM_REGISTRY: bad }).variable).toBe('EMEND_NPM_REGISTRY');
+    expect(configError({ EMEND_PIP_INDEX_URL: 'simple' }).variable).toBe('EMEND_PIP_INDEX_URL');
+  });
+
   it('does not echo secrets in its messages', () => {
     expect(configError({ DATABASE_URL: 'mysql://admin:hunter2@db/x' }).message).not.toContain('hunter2');
     expect(configError({ EMEND_SECRET_KEY: 'hunter2hunter2' }).message).not.toContain('hunter2');

@@ -22,8 +22,8 @@ export interface FixtureVersion {
 export interface NpmRegistry {
   /** npm_config_registry. */
   url: string;
-  /** A version's registry entry as served (its dist: tarball URL and integrity). */
-  dist(name: string, version: string): { tarball: string; integrity: string };
+  /** A version's registry entry as served: its tarball URL, sha1 and sha512 integrity (for lockfiles a test writes). */
+  dist(name: string, version: string): { tarball: string; shasum: string; integrity: string };
   close(): Promise<void>;
 }
 
@@ -94,11 +94,13 @@ export async function serveNpmRegistry(packages: Record<string, FixtureVersion[]
   });
   await new Promise<void>((done) => server.listen(0, '127.0.0.1', done));
   base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
-  const dist = (name: string, version: string) => ({
-    tarball: `${base}/${name}/-/${name}-${version}.tgz`,
-    integrity: `sha512-${createHash('sha512')
-      .update(tarballs.get(`${name}-${version}.tgz`)!)
-      .digest('base64')}`,
-  });
+  const dist = (name: string, version: string) => {
+    const tgz = tarballs.get(`${name}-${version}.tgz`)!;
+    return {
+      tarball: `${base}/${name}/-/${name}-${version}.tgz`,
+      shasum: createHash('sha1').update(tgz).digest('hex'),
+      integrity: `sha512-${createHash('sha512').update(tgz).digest('base64')}`,
+    };
+  };
   return { url: `${base}/`, dist, close: () => new Promise((done) => server.close(() => done())) };
 }

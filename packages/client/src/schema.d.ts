@@ -1151,6 +1151,8 @@ export interface components {
                 skipped?: string;
                 timed_out?: boolean;
                 log_tail?: string;
+                unreached?: string[];
+                notes?: string[];
                 connections?: {
                     host: string;
                     port: number;
