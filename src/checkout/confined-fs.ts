@@ -2,8 +2,10 @@ import {
   type Stats,
   closeSync,
   constants,
+  fchmodSync,
   fstatSync,
   ftruncateSync,
+  linkSync,
   lstatSync,
   mkdirSync,
   openSync,
@@ -426,6 +428,47 @@ export class ConfinedDir {
         closeSync(fd);
       }
       return 'created';
+    });
+  }
+
+  /** Sets or clears a regular file's executable bits (where it can be read), through the checked descriptor. */
+  setExecutable(path: string, executable: boolean): void {
+    this.with(path, (held) => {
+      if (held.info.kind !== 'file') throw refusal(path, held.info);
+      const fd = openSync(held.via, constants.O_RDONLY | O_NONBLOCK | O_NOCTTY | (this.procFd ? 0 : O_NOFOLLOW));
+      try {
+        const st = fstatSync(fd);
+        if (!st.isFile()) throw refusal(path, typeOf(st));
+        const mode = st.mode & 0o777;
+        fchmodSync(fd, executable ? mode | ((mode & 0o444) >> 2) : mode & ~0o111);
+      } finally {
+        closeSync(fd);
+      }
+    });
+  }
+
+  /**
+   * Moves a file or a symlink (the link itself) to a new path inside the tree, never over
+   * something that exists: link() refuses an existing name, so nothing appearing meanwhile is
+   * replaced. Parents of the new path are created when `mkdirs` is set.
+   */
+  rename(from: string, to: string, options: { mkdirs?: boolean } = {}): void {
+    const src = this.writable(from);
+    const dst = this.writable(to);
+    const dstParent = dst.slice(0, -1).join('/');
+    if (options.mkdirs && dstParent) this.mkdirs(dstParent);
+    const srcParent = src.slice(0, -1).join('/');
+    this.with(srcParent, (a) => {
+      if (a.info.kind !== 'dir') throw refusal(srcParent || '.', a.info);
+      const entry = join(a.via, src.at(-1)!);
+      const st = lstatSync(entry, { throwIfNoEntry: false });
+      if (!st) throw new ConfinedPathError(from, { kind: 'missing' }, `${from} does not exist`);
+      if (st.isDirectory()) throw new ConfinedPathError(from, { kind: 'dir' }, `${from} is a directory`);
+      this.with(dstParent, (b) => {
+        if (b.info.kind !== 'dir') throw refusal(dstParent || '.', b.info);
+        linkSync(entry, join(b.via, dst.at(-1)!));
+      });
+      unlinkSync(entry);
     });
   }
 

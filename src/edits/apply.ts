@@ -58,6 +58,15 @@ function applyOne(dir: ConfinedDir, edit: Edit): Outcome {
     dir.remove(path);
     return { path, kind: 'deleted', match: 'exact' };
   }
+  if (edit.kind === 'rename' || edit.kind === 'mode' || edit.kind === 'final-newline') {
+    if (info.kind === 'missing') return { path, reason: `cannot ${verbOf(edit)}: no such file` };
+    if (edit.kind === 'mode') {
+      dir.setExecutable(path, edit.executable);
+      return { path, kind: 'modified', match: 'exact' };
+    }
+    if (edit.kind === 'rename') return renameOne(dir, path, edit.to);
+    return finalNewline(dir, path, edit.present);
+  }
   const search = edit.kind === 'create' ? '' : edit.search;
   const replacement = edit.kind === 'create' ? edit.content : edit.replace;
 
@@ -87,6 +96,33 @@ function applyOne(dir: ConfinedDir, edit: Edit): Outcome {
   spliceLines(file, found.start, found.end, found.replacement);
   dir.write(path, joinText(file), { mode: 'replace' });
   return { path, kind: 'modified', match: found.match };
+}
+
+const verbOf = (edit: Edit): string =>
+  edit.kind === 'rename' ? 'rename' : edit.kind === 'mode' ? 'change the mode' : 'change the final newline';
+
+/** Moves a file; the new path is checked as an edit's path is, and must not exist. */
+function renameOne(dir: ConfinedDir, path: string, to: string): Outcome {
+  const checked = checkEditPath(to);
+  if (!checked.ok) return { path, reason: `cannot rename to ${to}: ${checked.reason}` };
+  const target = dir.info(checked.rel);
+  if (target.kind !== 'missing') {
+    const why = target.kind === 'file' || target.kind === 'dir' ? 'it exists' : editRefusal(checked.rel, target);
+    return { path, reason: `cannot rename to ${checked.rel}: ${why}` };
+  }
+  dir.rename(path, checked.rel, { mkdirs: true });
+  return { path: checked.rel, kind: 'renamed', match: 'exact', from: path };
+}
+
+/** Adds the file's line terminator at its end, or removes the one there. An empty file stays empty. */
+function finalNewline(dir: ConfinedDir, path: string, present: boolean): Outcome {
+  const read = readText(dir, path);
+  if (typeof read !== 'string') return { path, reason: read.reason };
+  const file = splitText(read);
+  const last = file.lines.length - 1;
+  if (last >= 0) file.eols[last] = present ? file.eols[last] || file.eol : '';
+  dir.write(path, joinText(file), { mode: 'replace' });
+  return { path, kind: 'modified', match: 'exact' };
 }
 
 /** The file as UTF-8 text, or why it is not: edits to binary files would corrupt them. */

@@ -37,11 +37,17 @@ export function editsFromUnifiedDiff(diff: string, read: ReadFile): DiffEdits {
     return { edits: [], errors: [`the diff does not parse: ${(err as Error).message}`] };
   }
   for (const patch of patches) {
-    const from = stripPrefix(patch.oldFileName);
-    const to = stripPrefix(patch.newFileName);
+    // git's headers (`new file mode`, `deleted file mode`) name both sides even when one is absent.
+    const from = patch.isCreate ? undefined : stripPrefix(patch.oldFileName);
+    const to = patch.isDelete ? undefined : stripPrefix(patch.newFileName);
     if (!from && !to) continue;
     if (!to) {
       out.edits.push({ kind: 'delete', path: from! });
+      continue;
+    }
+    if (patch.isCopy || patch.newMode === '120000' || patch.newMode === '160000') {
+      const what = patch.isCopy ? 'a copy' : patch.newMode === '120000' ? 'a symlink' : 'a submodule';
+      out.errors.push(`${to}: the diff makes ${what}, which the edit format cannot say`);
       continue;
     }
     const before = from ? read(from) : '';
@@ -49,47 +55,66 @@ export function editsFromUnifiedDiff(diff: string, read: ReadFile): DiffEdits {
       out.errors.push(`${from}: the diff changes it but the file does not exist`);
       continue;
     }
-    const renamed = from !== undefined && from !== to;
-    const file = fileEdits(to, from ? before : undefined, patch.hunks, renamed);
+    // A rename moves the file (its mode with it); the hunks then apply at the new path.
+    if (from !== undefined && from !== to) out.edits.push({ kind: 'rename', path: from, to });
+    const file = fileEdits(to, from ? before : undefined, patch.hunks);
     if ('error' in file) {
       out.errors.push(`${to}: ${file.error}`);
       continue;
     }
     out.edits.push(...file.edits);
-    // A rename: the new path was created with the changed content; the old one goes.
-    if (renamed) out.edits.push({ kind: 'delete', path: from });
+    const executable = isExecutable(patch.newMode);
+    if (executable !== undefined && (from === undefined ? executable : executable !== isExecutable(patch.oldMode)))
+      out.edits.push({ kind: 'mode', path: to, executable });
   }
   return out;
 }
 
+const isExecutable = (mode: string | undefined): boolean | undefined =>
+  mode === undefined ? undefined : mode === '100755';
+
 type FileResult = { edits: Edit[] } | { error: string };
 
-/** The edits for one file: a creation when it is new or renamed, else one replace per hunk. */
-function fileEdits(
-  path: string,
-  before: string | undefined,
-  hunks: StructuredPatchHunk[],
-  renamed: boolean,
-): FileResult {
-  if (hunks.some((h) => h.lines.some((l) => l.startsWith('\\')))) {
-    return { error: 'the diff changes whether the file ends with a newline, which the edit format cannot say' };
-  }
+/**
+ * Whether the file ends with a newline after the hunks: `\ No newline at end of file` after a
+ * removed line speaks of the old side, after an added or context line of the new side.
+ */
+function endsWithNewline(hunks: StructuredPatchHunk[], before: boolean): boolean {
+  let after = before;
+  for (const h of hunks)
+    h.lines.forEach((l, i) => {
+      if (!l.startsWith('\\') || i === 0) return;
+      const side = h.lines[i - 1]![0];
+      if (side === '+' || side === ' ') after = false;
+      else if (side === '-') after = true; // a later marker on the new side, if any, comes after it
+    });
+  return after;
+}
+
+/** The edits for one file: a creation when it is new (or empty), else one replace per hunk; then its final newline. */
+function fileEdits(path: string, before: string | undefined, hunks: StructuredPatchHunk[]): FileResult {
+  const hadNewline = before === undefined || before === '' || before.endsWith('\n');
+  let edits: Edit[] = [];
+  let empty = false;
   if (before === undefined || before === '') {
-    // A new (or empty) file: one block with an empty SEARCH holding the whole content.
+    // A new (or empty) file: one block with an empty SEARCH holding the whole content (none for an empty file).
     const content = hunks.flatMap((h) => h.lines.filter((l) => l[0] === '+').map((l) => l.slice(1)));
-    return { edits: [{ kind: 'replace', path, search: '', replace: asText(content) }] };
+    edits = [{ kind: 'replace', path, search: '', replace: asText(content) }];
+    empty = content.length === 0;
+    if (before === '' && empty) edits = [];
+  } else {
+    const lines = splitLines(before);
+    let shift = 0;
+    for (const hunk of hunks) {
+      const placed = placeHunk(lines, hunk, shift);
+      if ('error' in placed) return placed;
+      shift += hunk.newLines - hunk.oldLines;
+      edits.push({ kind: 'replace', path, search: asText(placed.search), replace: asText(placed.replace) });
+    }
+    empty = lines.length === 0;
   }
-  const lines = splitLines(before);
-  const edits: Edit[] = [];
-  let shift = 0;
-  for (const hunk of hunks) {
-    const placed = placeHunk(lines, hunk, shift);
-    if ('error' in placed) return placed;
-    shift += hunk.newLines - hunk.oldLines;
-    edits.push({ kind: 'replace', path, search: asText(placed.search), replace: asText(placed.replace) });
-  }
-  // A renamed file is written whole at its new path (the hunks placed on the old content).
-  if (renamed) return { edits: [{ kind: 'replace', path, search: '', replace: asText(lines) }] };
+  const newline = endsWithNewline(hunks, hadNewline);
+  if (newline !== hadNewline && !empty) edits.push({ kind: 'final-newline', path, present: newline });
   return { edits };
 }
 
@@ -158,11 +183,16 @@ const nearest = (found: number[], target: number): number | undefined =>
     undefined,
   );
 
+const quoted = (path: string): string => (/\s/.test(path) ? `\`${path}\`` : path);
+
 /** Edits as an answer in the fixer's format: what a model following the instructions would send. */
 export function formatEdits(edits: Edit[]): string {
   return edits
     .map((e) => {
-      if (e.kind === 'delete') return `DELETE ${/\s/.test(e.path) ? `\`${e.path}\`` : e.path}`;
+      if (e.kind === 'delete') return `DELETE ${quoted(e.path)}`;
+      if (e.kind === 'rename') return `RENAME ${quoted(e.path)} ${quoted(e.to)}`;
+      if (e.kind === 'mode') return `CHMOD ${e.executable ? '+x' : '-x'} ${quoted(e.path)}`;
+      if (e.kind === 'final-newline') return `${e.present ? '' : 'NO '}FINAL NEWLINE ${quoted(e.path)}`;
       const search = e.kind === 'create' ? '' : e.search;
       const replace = e.kind === 'create' ? e.content : e.replace;
       const body = `<<<<<<< SEARCH\n${search}=======\n${replace}>>>>>>> REPLACE\n`;

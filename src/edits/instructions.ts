@@ -26,6 +26,8 @@ Rules:
 - To create a file, use a block with an empty SEARCH part (nothing between <<<<<<< SEARCH and =======) and the ` +
   `whole content as the replacement.
 - To delete a file, write a line of its own: DELETE path/to/file.ext
-- To move a file, create the new path and delete the old one.
+- To move a file: RENAME old/path.ext new/path.ext (its blocks then name the new path).
+- A file keeps whether it ends with a newline; change that with NO FINAL NEWLINE path/to/file.ext or ` +
+  `FINAL NEWLINE path/to/file.ext, and its executable bit with CHMOD +x path/to/file.ext or CHMOD -x.
 - Do not number lines, do not use "..." to skip lines inside SEARCH, do not put diffs (+/-) in blocks.
 - Anything outside blocks is read as commentary: keep it short.`;

@@ -12,6 +12,38 @@ const DIVIDER_RE = /^\s*={5,9}\s*$/;
 const REPLACE_RE = /^\s*>{5,9}\s*REPLACE\s*$/i;
 const FENCE_RE = /^\s*(`{3,}|~{3,})\s*([\w.+#-]*)\s*$/;
 const DELETE_RE = /^\s*DELETE[ \t]+(\S.*)$/;
+const RENAME_RE = /^\s*RENAME[ \t]+(\S.*)$/;
+const CHMOD_RE = /^\s*CHMOD[ \t]+([+-])x[ \t]+(\S.*)$/;
+const NEWLINE_RE = /^\s*(NO[ \t]+)?FINAL[ \t]+NEWLINE[ \t]+(\S.*)$/;
+// RENAME's two paths: each a bare word or in backticks or quotes, optionally `->` between.
+const RENAME_ARGS_RE = /^(`[^`]+`|"[^"]+"|'[^']+'|\S+)(?:[ \t]+->)?[ \t]+(`[^`]+`|"[^"]+"|'[^']+'|\S+)\s*$/;
+
+/** A directive line outside blocks (DELETE, RENAME, CHMOD, [NO] FINAL NEWLINE) as its edit, if it is one. */
+function directive(line: string): Edit | undefined {
+  const del = DELETE_RE.exec(line);
+  if (del) {
+    const path = cleanPath(del[1]!);
+    return path ? { kind: 'delete', path } : undefined;
+  }
+  const ren = RENAME_RE.exec(line);
+  if (ren) {
+    const args = RENAME_ARGS_RE.exec(ren[1]!.trim());
+    const from = args ? cleanPath(args[1]!) : undefined;
+    const to = args ? cleanPath(args[2]!) : undefined;
+    return from && to ? { kind: 'rename', path: from, to } : undefined;
+  }
+  const mode = CHMOD_RE.exec(line);
+  if (mode) {
+    const path = cleanPath(mode[2]!);
+    return path ? { kind: 'mode', path, executable: mode[1] === '+' } : undefined;
+  }
+  const eol = NEWLINE_RE.exec(line);
+  if (eol) {
+    const path = cleanPath(eol[2]!);
+    return path ? { kind: 'final-newline', path, present: !eol[1] } : undefined;
+  }
+  return undefined;
+}
 
 const isFence = (line: string): boolean => FENCE_RE.test(line);
 const isBareFence = (line: string): boolean => FENCE_RE.exec(line)?.[2] === '';
@@ -70,10 +102,9 @@ export function parseEdits(text: string): ParseResult {
   while (i < lines.length) {
     const line = lines[i]!;
     if (!SEARCH_RE.test(line)) {
-      const del = DELETE_RE.exec(line);
-      const delPath = del ? cleanPath(del[1]!) : undefined;
-      if (delPath) {
-        edits.push({ kind: 'delete', path: delPath });
+      const command = directive(line);
+      if (command) {
+        edits.push(command);
         used[i] = true;
         floor = i + 1;
       } else if (REPLACE_RE.test(line)) {

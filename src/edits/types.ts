@@ -6,7 +6,13 @@
 export type Edit =
   | { kind: 'replace'; path: string; search: string; replace: string }
   | { kind: 'create'; path: string; content: string }
-  | { kind: 'delete'; path: string };
+  | { kind: 'delete'; path: string }
+  /** Moves `path` to `to`, content and mode kept (blocks for `to` may follow). */
+  | { kind: 'rename'; path: string; to: string }
+  /** Sets or clears the executable bits (git's 100755 / 100644). */
+  | { kind: 'mode'; path: string; executable: boolean }
+  /** Whether the file ends with a line terminator: blocks keep a file's state, this changes it. */
+  | { kind: 'final-newline'; path: string; present: boolean };
 
 export interface ParseResult {
   edits: Edit[];
@@ -25,7 +31,8 @@ export interface ParseResult {
 export type MatchKind = 'exact' | 'whitespace' | 'fuzzy' | 'new';
 
 export interface ApplyReport {
-  applied: { path: string; kind: 'modified' | 'created' | 'deleted'; match: MatchKind }[];
+  /** A rename is reported at its new path, with `from` the old one. */
+  applied: { path: string; kind: 'modified' | 'created' | 'deleted' | 'renamed'; match: MatchKind; from?: string }[];
   /** `reason` is written for the model: what failed and what the file holds near the closest match. */
   failed: { path: string; reason: string }[];
   /**

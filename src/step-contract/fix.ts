@@ -214,6 +214,23 @@ export const ValidatorOutput = z.object({
   failure_details: z.array(FailureDetail).max(30).optional(),
   fixed: z.array(z.string()),
   preexisting_failures: z.array(z.string()),
+  /**
+   * Tests that failed on the change's tree (and not on the baseline) and changed their result when
+   * the command ran again on the same tree: not counted among new_failures. Present when a re-run happened.
+   */
+  flaky: z.array(z.string()).optional(),
+  /** Each re-run suspect's results, first run then re-run, per tree (the baseline's first absent when reused). */
+  reruns: z
+    .array(
+      z.object({
+        test: z.string(),
+        change: z.array(z.enum(['passed', 'failed', 'skipped', 'not run'])),
+        baseline: z.array(z.enum(['passed', 'failed', 'skipped', 'not run'])),
+      }),
+    )
+    .optional(),
+  /** Failing tests on the change's tree whose failure says they reached for the network (the test phase has none). */
+  needs_network: z.array(z.string()).optional(),
   duration_ms: z.number(),
   /** The end of the change's test output. */
   log_tail: z.string(),

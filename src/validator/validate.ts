@@ -23,6 +23,7 @@ import {
   judgeReproduction,
   reproduced,
 } from './reproduction.js';
+import { flakyNote, judgeReruns, needingNetwork, networkNote, rerunRefusal, suspectsOf } from './reruns.js';
 import { untouchedFailures } from './untouched-failures.js';
 
 export const NO_TEST_COMMAND = 'no test command found';
@@ -108,7 +109,11 @@ export async function validate(
 
     // The change's test files run on the base commit's code too: a reproduction must fail there.
     const tests = await changeTests(checkout, commit);
-    const { summary: baseline, seen } = await baselineRun(ctx, copies, recipe, command, watchPytest, {
+    const {
+      summary: baseline,
+      seen,
+      outcome: baseOutcome,
+    } = await baselineRun(ctx, copies, recipe, command, watchPytest, {
       commit,
       tests,
       input,
@@ -134,10 +139,34 @@ export async function validate(
     log(reproduction.note, { rule: reproduction.rule, test_files: reproduction.test_files });
     const compared = compareRuns(baseline.failures, change.outcome);
     const unreached = new Set(unreachedOnBaseline(compared.new_failures, seen));
-    const comparison = withOwnTests(
-      { ...compared, new_failures: compared.new_failures.filter((id) => !unreached.has(id)) },
+    // A suspect new failure runs again on both trees before it counts (./reruns.ts); not after a
+    // run stopped at a hang or its timeout, which would only stop again (its note says why).
+    const stopped = change.hung !== undefined || change.timedOut;
+    const suspects = suspectsOf(
+      stopped ? [] : compared.new_failures.filter((id) => !unreached.has(id)),
       reproduction.still_failing,
     );
+    const refused = suspects.length > 0 ? rerunRefusal(suspects, change.durationMs + baseline.duration_ms) : undefined;
+    let rerun: ReturnType<typeof judgeReruns> | undefined;
+    if (suspects.length > 0 && refused === undefined) {
+      const again = await runTests(ctx, copies.change, command, setup, { watchPytest });
+      // A kept baseline ran in another validation's copy, set up there: only the change's tree runs again.
+      const againBase = baseOutcome
+        ? (await runTests(ctx, copies.baseline, command, null, { watchPytest })).outcome
+        : undefined;
+      rerun = judgeReruns(
+        suspects,
+        { change: change.outcome, ...(baseOutcome ? { baseline: baseOutcome } : {}) },
+        { change: again.outcome, ...(againBase ? { baseline: againBase } : {}) },
+      );
+      log('suspects run again', { suspects: suspects.length, flaky: rerun.flaky });
+    }
+    const flaky = new Set(rerun?.flaky ?? []);
+    const comparison = withOwnTests(
+      { ...compared, new_failures: compared.new_failures.filter((id) => !unreached.has(id) && !flaky.has(id)) },
+      reproduction.still_failing,
+    );
+    const network = needingNetwork(change.outcome.failures, change.outcome.details);
     const counts = { passed: 0, failed: 0, skipped: 0 };
     for (const s of change.outcome.tests.values()) counts[s]++;
 
@@ -146,6 +175,8 @@ export async function validate(
       [
         judged.message,
         unreachedNote([...unreached]),
+        rerun ? flakyNote(rerun.flaky, rerun.results) : refused,
+        networkNote(network),
         ...hungNotes(change.hung, baseline.hung),
         ...environment.notes,
         ...(setup?.notes ?? []),
@@ -162,6 +193,8 @@ export async function validate(
       passed,
       ...comparison,
       ...(details.length > 0 ? { failure_details: details } : {}),
+      ...(rerun ? { flaky: rerun.flaky, reruns: rerun.results } : {}),
+      ...(network.length > 0 ? { needs_network: network } : {}),
       duration_ms: Math.round(performance.now() - started),
       log_tail: change.logTail,
       ...(message !== undefined ? { message } : {}),
@@ -198,7 +231,7 @@ async function baselineRun(
   command: string,
   watchPytest: boolean,
   { commit, tests, input, log, setup }: BaselineKey,
-): Promise<{ summary: BaselineSummary; seen?: BaselineSeen }> {
+): Promise<{ summary: BaselineSummary; seen?: BaselineSeen; outcome?: RunOutcome }> {
   const cached = input.cachedBaseline;
   if (cached && cached.commit === commit && cached.command === command && cached.test_files_digest === tests.digest) {
     log('baseline reused', { commit });
@@ -236,7 +269,7 @@ async function baselineRun(
     stoppedShort: run.exitCode !== 0 || run.timedOut,
     listsPasses: [...run.outcome.tests.values()].some((s) => s === 'passed'),
   };
-  return { summary: baseline, seen };
+  return { summary: baseline, seen, outcome: run.outcome };
 }
 
 /** Says which failures were left out of the new ones because the base commit's run never reached them. */

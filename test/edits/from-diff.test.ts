@@ -170,11 +170,9 @@ describe('unified diff → search/replace edits', () => {
   });
 
   it('says what it cannot convert, naming the file', () => {
-    const noNewline = ['--- a/x.txt', '+++ b/x.txt', '@@ -1 +1 @@', '-a', '\\ No newline at end of file', '+a'].join(
-      '\n',
-    );
-    expect(editsFromUnifiedDiff(`${noNewline}\n`, () => 'a').errors).toEqual([
-      'x.txt: the diff changes whether the file ends with a newline, which the edit format cannot say',
+    const link = ['diff --git a/x b/x', 'new file mode 120000', '--- /dev/null', '+++ b/x', '@@ -0,0 +1 @@', '+y'];
+    expect(editsFromUnifiedDiff(`${link.join('\n')}\n\\ No newline at end of file\n`, () => undefined).errors).toEqual([
+      'x: the diff makes a symlink, which the edit format cannot say',
     ]);
     const missing = ['--- a/y.txt', '+++ b/y.txt', '@@ -1 +1 @@', '-a', '+b'].join('\n');
     expect(editsFromUnifiedDiff(`${missing}\n`, () => undefined).errors).toEqual([

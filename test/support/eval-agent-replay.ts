@@ -105,6 +105,11 @@ function fileTurn(path: string, edits: Edit[], read: ReadBase): ToolCallReply[] 
   for (const e of edits) {
     if (e.kind === 'delete') calls.push(bash(`rm -- ${quote(e.path)}`));
     else if (e.kind === 'create') calls.push(editor({ command: 'create', path: e.path, text: e.content }));
+    else if (e.kind === 'rename')
+      calls.push(bash(`mkdir -p -- "$(dirname -- ${quote(e.to)})" && mv -n -- ${quote(e.path)} ${quote(e.to)}`));
+    else if (e.kind === 'mode') calls.push(bash(`chmod ${e.executable ? '+x' : '-x'} -- ${quote(e.path)}`));
+    else if (e.kind === 'final-newline')
+      calls.push(bash(e.present ? `sed -i -e '$a\\' -- ${quote(e.path)}` : `truncate -s -1 -- ${quote(e.path)}`));
     else if (e.search === '' && read(e.path) === undefined)
       calls.push(editor({ command: 'create', path: e.path, text: e.replace }));
     else calls.push(editor({ command: 'replace', path: e.path, old_text: e.search, new_text: e.replace }));

@@ -1185,6 +1185,13 @@ export interface components {
             }[];
             fixed: string[];
             preexisting_failures: string[];
+            flaky?: string[];
+            reruns?: {
+                test: string;
+                change: ("passed" | "failed" | "skipped" | "not run")[];
+                baseline: ("passed" | "failed" | "skipped" | "not run")[];
+            }[];
+            needs_network?: string[];
             duration_ms: number;
             log_tail: string;
             message?: string;

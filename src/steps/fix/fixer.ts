@@ -148,10 +148,16 @@ export function fixerStep(): FixStep<'fixer'> {
         `the model proposed no change that applied after ${rounds} answer${rounds === 1 ? '' : 's'} (${clip(why, 600)})`,
       );
     }
-    const changed = [...new Map(applied.map((a) => [a.path, a.kind])).entries()].map(([path, kind]) => ({
-      path,
-      kind,
-    }));
+    // A rename is its old path deleted and its new one created, as files_changed has no other word for it.
+    const kinds = applied.flatMap((a): [string, 'modified' | 'created' | 'deleted'][] =>
+      a.kind === 'renamed'
+        ? [
+            [a.from ?? a.path, 'deleted'],
+            [a.path, 'created'],
+          ]
+        : [[a.path, a.kind]],
+    );
+    const changed = [...new Map(kinds).entries()].map(([path, kind]) => ({ path, kind }));
     return {
       output: {
         diff,
