@@ -25,8 +25,8 @@ export interface BenchSet {
   instances: BenchInstance[];
 }
 
-/** The three sets of /work/shared/bench (its README), in the order they are measured. */
-export const DEFAULT_SETS = ['swe-lite-dev', 'py-loc-dev3', 'js-swe-dev'];
+/** The four sets of /work/shared/bench (its README), in the order they are measured. */
+export const DEFAULT_SETS = ['swe-lite-dev', 'py-loc-dev3', 'js-swe-dev', 'js-mm-dev'];
 
 const PYTHON = /\.py$/;
 /** JavaScript and TypeScript, declaration files (`.d.ts`) included: what a JS/TS fix edits. */
