@@ -1,5 +1,6 @@
 import semver from 'semver';
 import type { ConfinedDir } from '../checkout/confined-fs.js';
+import { ciNodeVersions } from './ci-node.js';
 
 /** What a Node repository asks of its toolchain, read from its files (never run). */
 export interface NodeWants {
@@ -46,8 +47,10 @@ const MAX_READ_BYTES = 64 * 1024;
 
 /**
  * The node version, first found of: volta's pin, .nvmrc, .node-version (files someone wrote
- * to choose a version), then engines.node (a range the package works with). Aliases nvm
- * understands and semver does not ("lts/*", "node") are passed over.
+ * to choose a version), engines.node (a range the package works with), then the versions the
+ * repository's own CI tests on (src/environments/ci-node.ts), as one range (`14 || 12 || 10`):
+ * the sandbox's node where it is one of them, else the newest of them. Aliases nvm understands
+ * and semver does not ("lts/*", "node") are passed over.
  */
 export function nodeWants(
   files: ConfinedDir,
@@ -76,6 +79,9 @@ export function nodeWants(
     [readLine('.node-version'), '.node-version'],
     [field(pkg.engines, 'node'), 'package.json engines.node'],
   ];
+  const ci = ciNodeVersions(files);
+  // Each listed version as a range of its own: `14` is any 14.x, as CI's setup-node reads it.
+  if (ci) candidates.push([ci.versions.map((v) => nodeRange(v) ?? v).join(' || '), ci.from]);
   const wants: NodeWants = {};
   for (const [raw, from] of candidates) {
     const range = raw === undefined ? undefined : nodeRange(raw);

@@ -105,6 +105,33 @@ describe('a Node repository’s toolchain', () => {
     expect(wants({ 'package.json': pkg({ engines: { node: 'node' } }) })).toEqual({});
   });
 
+  it('without a version in package.json or a version file, takes the versions its own CI tests on', () => {
+    const pkg = JSON.stringify({ name: 'x' });
+    // Travis's node_js as a block list, as dayjs's: any of them, the newest where the sandbox's is not one
+    const travis = "language: node_js\nnode_js:\n  - '14'\n  - '12'\n  - node\n  - 10 # old\ninstall:\n  - npm i\n";
+    expect(wants({ 'package.json': pkg, '.travis.yml': travis }).node).toEqual({
+      range: '14 || 12 || 10',
+      from: '.travis.yml node_js',
+    });
+    expect(wants({ 'package.json': pkg, '.travis.yml': 'node_js: [8, "10"]\n' }).node?.range).toBe('8 || 10');
+    // GitHub Actions: a matrix the setup-node step names, or a literal version
+    const matrix =
+      'jobs:\n  test:\n    strategy:\n      matrix:\n        node-version: [16.x, 18.x]\n    steps:\n' +
+      '      - uses: actions/setup-node@v4\n        with:\n          node-version: ${{ matrix.node-version }}\n';
+    expect(wants({ 'package.json': pkg, '.github/workflows/ci.yml': matrix }).node).toEqual({
+      range: '16.x || 18.x',
+      from: '.github/workflows/ci.yml node-version',
+    });
+    const literal =
+      'jobs:\n  t:\n    steps:\n      - uses: actions/setup-node@v4\n        with:\n          node-version: "lts/*"\n';
+    expect(wants({ 'package.json': pkg, '.github/workflows/ci.yml': literal })).toEqual({});
+    // the package's own word comes first
+    expect(
+      wants({ 'package.json': JSON.stringify({ name: 'x', engines: { node: '>=18' } }), '.travis.yml': travis }).node
+        ?.from,
+    ).toBe('package.json engines.node');
+  });
+
   it('takes pnpm and yarn at the version packageManager names, else a major for the lockfile', () => {
     const pkg = (o: object) => JSON.stringify({ name: 'x', ...o });
     expect(wants({ 'package.json': pkg({ packageManager: 'pnpm@9.1.0+sha512.abc' }) }, 'pnpm').packageManager).toEqual({
