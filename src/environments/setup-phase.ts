@@ -58,6 +58,11 @@ export async function runSetup(ctx: RunContext, tree: RunTree, recipe: TestRecip
   let result = await run(command);
   let durationMs = result.durationMs;
   let connections = result.egress ?? [];
+  // A native module that did not build is named (docs/environments.md), also where the install
+  // then went through without dependencies' scripts: the module is still missing.
+  const nativeOf = (r: typeof result) =>
+    nativeBuildFailure(normalizeOutput(r.stdout + r.stderr, [SANDBOX_REPO, tree.repo]));
+  let native = nativeOf(result);
   // A failure the install's own words explain is retried as they say, at most once per cause
   // (docs/environments.md): npm's resolution retries, and a dependency's failed install script.
   let plain = install ?? undefined;
@@ -73,6 +78,7 @@ export async function runSetup(ctx: RunContext, tree: RunTree, recipe: TestRecip
     result = await run(command);
     durationMs += result.durationMs;
     connections = mergeConnections(connections, result.egress ?? []);
+    native ??= nativeOf(result);
     next = nextInstall(plain, result, scriptsOff);
   }
   const report: SetupReport = {
@@ -92,14 +98,12 @@ export async function runSetup(ctx: RunContext, tree: RunTree, recipe: TestRecip
     const lastLines = tail(said, 30, 2000);
     report.log_tail = redact([lastLines, ...unreached.map((n) => `emend: ${n}`)].join('\n'), ctx.setupSecrets ?? []);
     if (unreached.length > 0) report.unreached = unreached;
-    // A native module that did not build is named as such, not as a failed install (docs/environments.md).
-    const native = nativeBuildFailure(said);
-    if (native)
-      report.native_build = {
-        package: redact(native.package, ctx.setupSecrets ?? []),
-        error: redact(native.error, ctx.setupSecrets ?? []),
-      };
   }
+  if (native)
+    report.native_build = {
+      package: redact(native.package, ctx.setupSecrets ?? []),
+      error: redact(native.error, ctx.setupSecrets ?? []),
+    };
   if (notes.length > 0) report.notes = notes;
   const scrubbed = await removeFilesHoldingSecrets(tree.workdir, ctx.setupSecrets ?? []);
   if (output && scrubbed.holding.length > 0)

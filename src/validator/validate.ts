@@ -174,6 +174,10 @@ export async function validate(
     const message =
       [
         judged.message,
+        // Named by the verdict where setup failed; where it went through without dependencies' scripts, here.
+        setup?.native_build && setup.exit_code === 0
+          ? describeNativeBuildFailure(setup.native_build, environment.facts.node)
+          : undefined,
         unreachedNote([...unreached]),
         rerun ? flakyNote(rerun.flaky, rerun.results) : refused,
         networkNote(network),
