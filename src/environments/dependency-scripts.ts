@@ -18,6 +18,9 @@ import { ConfinedDir } from '../checkout/confined-fs.js';
  * pnpm:
  *   .../node_modules/bad-dl postinstall: Failed
  *    ELIFECYCLE  Command failed with exit code 1.
+ * npm 5 and 6 (what a lockfileVersion 1 installs with), naming the package, not its path:
+ *   npm ERR! Failed at the phantomjs-prebuilt@2.1.16 install script.
+ * — a dependency's only where the package is not the root's own (its package.json `name`).
  */
 
 /** The dependency whose script failed, and what it ran, when the output says so. */
@@ -34,15 +37,30 @@ const NPM_COMMAND = /^npm (?:error|ERR!) command sh -c (.+)$/m;
 const YARN = new RegExp(String.raw`^error \S*${PKG}: Command failed\.`, 'm');
 const YARN_COMMAND = /^Command: (.+)$/m;
 const PNPM = new RegExp(String.raw`${PKG} (preinstall|install|postinstall|prepare): Failed\s*$`, 'm');
+const NPM_6 = /^npm ERR! Failed at the ((?:@[^/\s]+\/)?[^@\s]+)@\S+ (preinstall|install|postinstall) script\.?\s*$/m;
 
-export function failedDependencyScript(output: string): FailedScript | undefined {
+/** The dependency whose install script failed; `rootName` tells npm 6's words for the root's own script apart. */
+export function failedDependencyScript(output: string, rootName?: string): FailedScript | undefined {
   const npm = NPM_PATH.exec(output);
   if (npm && NPM_FAILED.test(output)) return withDetail(npm[1]!, NPM_COMMAND.exec(output)?.[1]);
   const yarn = YARN.exec(output);
   if (yarn) return withDetail(yarn[1]!, YARN_COMMAND.exec(output)?.[1]);
   const pnpm = PNPM.exec(output);
   if (pnpm && /\bELIFECYCLE\b/.test(output)) return withDetail(pnpm[1]!, pnpm[2]);
+  const npm6 = NPM_6.exec(output);
+  if (npm6 && rootName !== undefined && npm6[1] !== rootName) return withDetail(npm6[1]!, npm6[2]);
   return undefined;
+}
+
+/** The root package's `name`, read through the confined file module; undefined when it has none. */
+export function rootPackageName(repoDir: string): string | undefined {
+  try {
+    const text = new ConfinedDir(repoDir, { exclude: ['.git'] }).readText('package.json', { maxBytes: 1024 * 1024 });
+    const name: unknown = text === undefined ? undefined : JSON.parse(text).name;
+    return typeof name === 'string' ? name : undefined;
+  } catch {
+    return undefined;
+  }
 }
 
 const withDetail = (pkg: string, detail: string | undefined): FailedScript =>

@@ -1,6 +1,6 @@
 import type { SetupReport, SetupState } from '../step-contract/fix.js';
 import type { RunTree } from './copies.js';
-import { failedDependencyScript, rootLifecycle, takesIgnoreScripts } from './dependency-scripts.js';
+import { failedDependencyScript, rootLifecycle, rootPackageName, takesIgnoreScripts } from './dependency-scripts.js';
 import type { TestRecipe } from './detect.js';
 import { isYarnClassic, throughSetupRegistry } from './registry-urls.js';
 import { type RunContext, SANDBOX_REPO, normalizeOutput, sandboxed, tail } from './sandboxed.js';
@@ -66,7 +66,7 @@ export async function runSetup(ctx: RunContext, tree: RunTree, recipe: TestRecip
   // A failure the install's own words explain is retried as they say, at most once per cause
   // (docs/environments.md): npm's resolution retries, and a dependency's failed install script.
   let plain = install ?? undefined;
-  let next = nextInstall(plain, result, scriptsOff);
+  let next = nextInstall(plain, result, scriptsOff, rootPackageName(tree.repo));
   while (next && plain !== undefined) {
     if (next.scriptsOff) {
       scriptsOff = true;
@@ -79,7 +79,7 @@ export async function runSetup(ctx: RunContext, tree: RunTree, recipe: TestRecip
     durationMs += result.durationMs;
     connections = mergeConnections(connections, result.egress ?? []);
     native ??= nativeOf(result);
-    next = nextInstall(plain, result, scriptsOff);
+    next = nextInstall(plain, result, scriptsOff, rootPackageName(tree.repo));
   }
   const report: SetupReport = {
     command,
@@ -148,12 +148,14 @@ function nextInstall(
   install: string | undefined,
   result: { exitCode: number | null; stdout: string; stderr: string },
   scriptsOff: boolean,
+  rootName: string | undefined,
 ): { install: string; why: string; scriptsOff?: true } | undefined {
   if (install === undefined || result.exitCode === 0) return undefined;
   const npm = install.startsWith('npm ') ? retriedInstall(install, result) : undefined;
   if (npm) return npm;
   if (scriptsOff || !takesIgnoreScripts(install)) return undefined;
-  const failed = failedDependencyScript(result.stdout + result.stderr);
+  // npm 6 names the package, not its path: told from the root's own script by the root's name, or ''.
+  const failed = failedDependencyScript(result.stdout + result.stderr, rootName ?? '');
   if (!failed) return undefined;
   return {
     install,

@@ -48,6 +48,19 @@ describe("a dependency's failed install script, from the package managers' words
     expect(failedDependencyScript(PNPM)).toEqual({ pkg: 'bad-dl', detail: 'postinstall' });
   });
 
+  it("reads npm 6's words by the package's name, a dependency's only where it is not the root's", () => {
+    const npm6 = (pkg: string) =>
+      `npm ERR! code ELIFECYCLE\nnpm ERR! errno 1\nnpm ERR! ${pkg}@2.1.16 install: \`node install.js\`\nnpm ERR! Exit status 1\nnpm ERR!\nnpm ERR! Failed at the ${pkg}@2.1.16 install script.\nnpm ERR! This is probably not a problem with npm. There is likely additional logging output above.`;
+    expect(failedDependencyScript(npm6('phantomjs-prebuilt'), 'bpmn-js')).toEqual({
+      pkg: 'phantomjs-prebuilt',
+      detail: 'install',
+    });
+    expect(failedDependencyScript(npm6('@scope/driver'), 'app')?.pkg).toBe('@scope/driver');
+    // the root's own install script, and a root without a name read: not a dependency's
+    expect(failedDependencyScript(npm6('bpmn-js'), 'bpmn-js')).toBeUndefined();
+    expect(failedDependencyScript(npm6('phantomjs-prebuilt'))).toBeUndefined();
+  });
+
   it("is not the root's own script, nor any other failure", () => {
     expect(failedDependencyScript(NPM_ROOT)).toBeUndefined();
     expect(failedDependencyScript('npm error code ETARGET\nnpm error notarget No matching version')).toBeUndefined();
