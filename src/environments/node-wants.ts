@@ -73,15 +73,14 @@ export function nodeWants(
     o !== null && typeof o === 'object' && typeof (o as Record<string, unknown>)[key] === 'string'
       ? ((o as Record<string, unknown>)[key] as string)
       : undefined;
+  const engines = field(pkg.engines, 'node');
   const candidates: Array<[string | undefined, string]> = [
     [field(pkg.volta, 'node'), 'package.json volta.node'],
     [readLine('.nvmrc'), '.nvmrc'],
     [readLine('.node-version'), '.node-version'],
-    [field(pkg.engines, 'node'), 'package.json engines.node'],
+    ...ciWithin(files, engines === undefined ? undefined : nodeRange(engines)),
+    [engines, 'package.json engines.node'],
   ];
-  const ci = ciNodeVersions(files);
-  // Each listed version as a range of its own: `14` is any 14.x, as CI's setup-node reads it.
-  if (ci) candidates.push([ci.versions.map((v) => nodeRange(v) ?? v).join(' || '), ci.from]);
   const wants: NodeWants = {};
   for (const [raw, from] of candidates) {
     const range = raw === undefined ? undefined : nodeRange(raw);
@@ -101,6 +100,21 @@ export function nodeWants(
     if (lockfile !== undefined) wants.npmLockfileVersion = lockfile;
   }
   return wants;
+}
+
+/**
+ * The versions the repository's CI tests on, as one range (`15.x || 14.x || 12.x`: each as CI's
+ * setup-node reads it), those of them engines.node allows where it says: a range the package
+ * works with is wider than the versions its tests were written against (an engines of
+ * `>=12.0.0` is satisfied by a Node whose error messages the tests never saw).
+ */
+function ciWithin(files: ConfinedDir, engines: string | undefined): Array<[string | undefined, string]> {
+  const ci = ciNodeVersions(files);
+  if (!ci) return [];
+  const ranges = ci.versions.map((v) => nodeRange(v)).filter((r): r is string => r !== undefined);
+  const allowed = engines === undefined ? ranges : ranges.filter((r) => semver.intersects(r, engines));
+  if (allowed.length === 0) return [];
+  return [[allowed.join(' || '), engines === undefined ? ci.from : `${ci.from} (within package.json engines.node)`]];
 }
 
 /** "v18" → "18", "18.20.8" → "18.20.8", ">=18 <21" as is; undefined when it is no range. */

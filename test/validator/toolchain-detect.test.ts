@@ -125,11 +125,23 @@ describe('a Node repository’s toolchain', () => {
     const literal =
       'jobs:\n  t:\n    steps:\n      - uses: actions/setup-node@v4\n        with:\n          node-version: "lts/*"\n';
     expect(wants({ 'package.json': pkg, '.github/workflows/ci.yml': literal })).toEqual({});
-    // the package's own word comes first
+    // engines.node is a range the package works with: the CI's versions within it come first (as
+    // eslint's `^10.12.0 || >=12.0.0` tested on 15.x … 10.x), and engines alone where none is within
+    const eslint = 'jobs:\n  t:\n    strategy:\n      matrix:\n        node: [15.x, 14.x, 10.x, "10.12.0"]\n';
     expect(
-      wants({ 'package.json': JSON.stringify({ name: 'x', engines: { node: '>=18' } }), '.travis.yml': travis }).node
-        ?.from,
-    ).toBe('package.json engines.node');
+      wants({
+        'package.json': JSON.stringify({ name: 'x', engines: { node: '^10.12.0 || >=12.0.0' } }),
+        '.github/workflows/ci.yml': eslint,
+      }).node,
+    ).toEqual({
+      range: '15.x || 14.x || 10.x || 10.12.0',
+      from: '.github/workflows/ci.yml node-version (within package.json engines.node)',
+    });
+    expect(
+      wants({ 'package.json': JSON.stringify({ name: 'x', engines: { node: '>=18' } }), '.travis.yml': travis }).node,
+    ).toEqual({ range: '>=18', from: 'package.json engines.node' });
+    // a version file someone wrote comes before both
+    expect(wants({ 'package.json': pkg, '.nvmrc': '16\n', '.travis.yml': travis }).node?.from).toBe('.nvmrc');
   });
 
   it('takes pnpm and yarn at the version packageManager names, else a major for the lockfile', () => {
