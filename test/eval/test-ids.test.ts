@@ -87,6 +87,16 @@ describe('mocha titles, with or without their describe chain', () => {
     expect(jsIdPassed(reportedTests(oneFails), 'same')).toBe(false);
     expect(jsIdPassed(reportedTests(oneFails), 'a same')).toBe(true);
   });
+
+  it("reads an id as mocha's failure list wrote it: a ':' after the title, its spaces collapsed", () => {
+    // eslint's data set ids: a rule tester's title is the code, spaces collapsed, with the list's ':'
+    const run = reportedTests(
+      '  key-spacing\n    valid\n      ✔ ({ foo :1,  bar :2 });\n    invalid\n      1) var x  = 1;\n\n  1 passing\n  1 failing\n',
+    );
+    expect(jsIdPassed(run, 'key-spacing valid ({ foo :1, bar :2 });:')).toBe(true);
+    expect(jsIdPassed(run, 'key-spacing invalid var x = 1;:')).toBe(false);
+    expect(jsIdPassed(run, 'key-spacing valid ({ foo :1, bar :3 });:')).toBe(false);
+  });
 });
 
 describe('vitest names (file > describe > test)', () => {
