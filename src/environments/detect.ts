@@ -83,7 +83,6 @@ export interface DetectOptions {
  * takes as it is. Under a sandbox without the tools directory the glob matches nothing.
  */
 export const JASMINE_HELPER_PATH = `${SANDBOX_WORKDIR}/emend/emend-jasmine-specs.js`;
-export const JASMINE_HELPER_FLAG = `--helper=${JASMINE_HELPER_PATH}`;
 
 /** npm's placeholder for a package without tests. */
 const NPM_PLACEHOLDER = /no test specified/;
@@ -437,6 +436,8 @@ export interface Probe {
   pytestTimeout?: boolean;
   /** The installed jest's version: `--testTimeout` came in 24.9, and older ones refuse the whole run for it. */
   jestVersion?: [number, number];
+  /** The installed jasmine's version: 4.0 to 4.5 crash on `--helper`, 3.1 and older ignore `--require`. */
+  jasmineVersion?: [number, number];
 }
 
 /** The shell command that asks the sandbox what the flags depend on, or undefined if nothing. */
@@ -446,15 +447,20 @@ export function probeCommand(recipe: TestRecipe): string | undefined {
     return `node -p "'jest ' + require('jest/package.json').version" 2>/dev/null || echo no-jest`;
   if (recipe.perTest.kind === 'pytest')
     return 'python3 -c "import pytest_timeout" >/dev/null 2>&1 && echo pytest-timeout || echo no-plugin';
+  if (recipe.perTest.kind === 'jasmine')
+    // Read as a file: jasmine 4's `exports` do not export its package.json.
+    return `node -p "'jasmine ' + JSON.parse(require('fs').readFileSync('node_modules/jasmine/package.json', 'utf8')).version" 2>/dev/null || echo no-jasmine`;
   return undefined;
 }
 
 export function readProbe(output: string): Probe {
   const version = /^(\d+)\.(\d+)\.\d+/m.exec(output);
   const jest = /^jest (\d+)\.(\d+)\./m.exec(output);
+  const jasmine = /^jasmine (\d+)\.(\d+)\./m.exec(output);
   return {
     nodeVersion: version ? [Number(version[1]), Number(version[2])] : undefined,
     ...(jest ? { jestVersion: [Number(jest[1]), Number(jest[2])] as [number, number] } : {}),
+    ...(jasmine ? { jasmineVersion: [Number(jasmine[1]), Number(jasmine[2])] as [number, number] } : {}),
     pytestTimeout: /^pytest-timeout$/m.test(output),
   };
 }
@@ -513,8 +519,14 @@ function timedCommand(
     case 'mocha':
       return pass(`--timeout ${ms}`);
     case 'jasmine':
-      // No per-spec timeout flag; the helper that names every spec (src/test-runs/jasmine-reporter.ts).
-      return pass(JASMINE_HELPER_FLAG);
+      // No per-spec timeout flag; the helper that names every spec (src/test-runs/jasmine-reporter.ts),
+      // loaded by the flag the installed jasmine takes: --require from 4 (4.0 to 4.5 crash on
+      // --helper), --helper before (3.1 and older ignore --require).
+      return pass(
+        probe.jasmineVersion && probe.jasmineVersion[0] >= 4
+          ? `--require=${JASMINE_HELPER_PATH}`
+          : `--helper=${JASMINE_HELPER_PATH}`,
+      );
     case 'pytest': {
       // faulthandler dumps the hanging test's stack; pytest-timeout, where installed, ends it;
       // the progress plugin lets the validator end it otherwise (run.ts, watchPytest).

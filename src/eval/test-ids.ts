@@ -87,8 +87,9 @@ const sameFile = (reported: string, listed: string) =>
  * - `file`: the file was reported, and every report of it passed (no failing header, no failed
  *   test in it, at least one passing header or test);
  * - `file:title` or `title`: the tests named so — by their whole name (the groups and their own
- *   joined by a space, as jest's and mocha's full titles are, or by ` › ` / ` > `), else by their
- *   own name alone, since data sets often drop the describe chain — were reported, and every one
+ *   joined by a space, as jest's and mocha's full titles are, or by ` › ` / ` > `), by their own
+ *   group and name joined by a dot (`parent.title`), else by their own name alone, since data sets
+ *   often drop the describe chain — were reported, and every one
  *   of them passed (a title reported twice, by two groups or two passes of a chained script,
  *   must pass each time);
  * - an id the run never reports did not pass.
@@ -110,7 +111,9 @@ export function jsIdPassed(run: ReportedRun, id: string): boolean {
     [' ', ' › ', ' > '].some((sep) => {
       const joined = names.join(sep);
       return joined === title || loose(joined) === wanted;
-    });
+    }) ||
+    // `parent.title`: the test's own group and name joined by a dot (SWE-bench Multimodal's highlight.js ids)
+    (names.length >= 2 && names.slice(-2).join('.') === title);
   const whole = inFile.filter((t) => same(t.names));
   const matched = whole.length > 0 ? whole : inFile.filter((t) => same(t.names.slice(-1)));
   return matched.length > 0 && matched.every((t) => t.status === 'passed');

@@ -1,14 +1,14 @@
 import { writeFile } from 'node:fs/promises';
 import { basename, join } from 'node:path';
 import type { RunTree } from '../environments/copies.js';
-import { JASMINE_HELPER_FLAG, JASMINE_HELPER_PATH } from '../environments/detect.js';
+import { JASMINE_HELPER_PATH } from '../environments/detect.js';
 import { prepareToolsDir } from './pytest-progress.js';
 
 /**
  * jasmine's own reporter prints a dot per spec and names only the failures, so a passing test
  * has no name in its output: neither the validator (which tests pass, which the change fixed)
  * nor the eval's judge (whose ids are full names) could tell it. This helper, loaded with
- * `--helper` (jasmine-npm 2.5 to 5), adds a reporter beside jasmine's that writes each spec's
+ * `--helper` (jasmine-npm 2 and 3) or `--require` (4 and 5), adds a reporter beside jasmine's that writes each spec's
  * full name with its mark on a line of its own (`✓ Marked Table cells should pass example 9`),
  * which the tree parser reads (src/test-runs/parse-js.ts). It prints nothing else, so the
  * output a person reads is jasmine's with a list added.
@@ -33,7 +33,8 @@ const REPORTER_SOURCE = `// emend's spec list for jasmine (loaded with --helper;
 const FILE = basename(JASMINE_HELPER_PATH);
 
 /** Whether a command loads the helper (a remembered command keeps it, as it keeps pytest's plugin). */
-export const namesJasmineHelper = (command: string): boolean => command.includes(JASMINE_HELPER_FLAG);
+export const namesJasmineHelper = (command: string): boolean =>
+  command.includes(`--helper=${JASMINE_HELPER_PATH}`) || command.includes(`--require=${JASMINE_HELPER_PATH}`);
 
 /** Writes the helper into the run's tools directory, as the pytest plugin is (read-only to the tests). */
 export async function installJasmineHelper(tree: RunTree): Promise<void> {

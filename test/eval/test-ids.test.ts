@@ -97,6 +97,15 @@ describe('mocha titles, with or without their describe chain', () => {
     expect(jsIdPassed(run, 'key-spacing invalid var x = 1;:')).toBe(false);
     expect(jsIdPassed(run, 'key-spacing valid ({ foo :1, bar :3 });:')).toBe(false);
   });
+
+  it('reads `parent.title`: the test’s own group and its name joined by a dot', () => {
+    const run = reportedTests(
+      '  hljs\n    .C_NUMBER_RE\n      ✔ should match hex numbers\n  javascript\n    1) should markup class\n\n  1 passing\n  1 failing\n',
+    );
+    expect(jsIdPassed(run, '.C_NUMBER_RE.should match hex numbers')).toBe(true);
+    expect(jsIdPassed(run, 'javascript.should markup class')).toBe(false);
+    expect(jsIdPassed(run, 'hljs.should match hex numbers')).toBe(false);
+  });
 });
 
 describe('vitest names (file > describe > test)', () => {

@@ -80,6 +80,12 @@ describe('test command detection', () => {
     expect(commandWithTimeouts(recipe!, 60, 600, {})).toBe(
       'npm test -- --helper=/workspace/emend/emend-jasmine-specs.js',
     );
+    // jasmine 4.0 to 4.5 crash on --helper; from 4 it is loaded with --require
+    expect(readProbe('jasmine 4.1.0\n')).toMatchObject({ jasmineVersion: [4, 1] });
+    expect(commandWithTimeouts(recipe!, 60, 600, readProbe('jasmine 4.1.0\n'))).toBe(
+      'npm test -- --require=/workspace/emend/emend-jasmine-specs.js',
+    );
+    expect(commandWithTimeouts(recipe!, 60, 600, readProbe('jasmine 3.10.0\n'))).toMatch(/--helper=/);
     // a script whose last command is not jasmine gets nothing
     expect(detect({ 'package.json': pkg({ scripts: { test: 'jasmine && eslint .' } }) })?.perTest).toEqual({
       kind: 'none',

@@ -12,13 +12,13 @@ import { setupNetworkSandbox } from '../support/setup-network.js';
 // names only failures; the validator's helper names every spec, so a fix and a break are both
 // seen by name. jasmine from the npm registry through the egress proxy, once (the cache).
 
-const project = (math: string): Files => ({
+const project = (math: string, jasmine = '3.10.0'): Files => ({
   'package.json': JSON.stringify({
     name: 'jasmine-fixture',
     version: '1.0.0',
     private: true,
     scripts: { test: 'jasmine --config=jasmine.json' },
-    devDependencies: { jasmine: '3.10.0' },
+    devDependencies: { jasmine },
   }),
   'jasmine.json': JSON.stringify({ spec_dir: 'spec', spec_files: ['**/*.spec.js'], random: true }),
   'src/math.js': math,
@@ -67,5 +67,16 @@ describe('a jasmine project', { timeout: 240_000 }, () => {
     const fixing = fixtureRepo(project(WRONG_SUB), { 'src/math.js': RIGHT });
     const fixed = await validate(sandbox, { dir: fixing.dir, base: fixing.base }, { environments: environments() });
     expect(fixed).toMatchObject({ passed: true, fixed: ['math sub subtracts two numbers'], new_failures: [] });
+  });
+
+  it('loads the helper with --require under jasmine 4, whose --helper crashes before 4.6', async () => {
+    const broken = fixtureRepo(project(RIGHT, '4.1.0'), { 'src/math.js': WRONG_SUB });
+    const out = await validate(sandbox, { dir: broken.dir, base: broken.base }, { environments: environments() });
+    expect(out.command).toBe('npm test -- --require=/workspace/emend/emend-jasmine-specs.js');
+    expect(out, out.log_tail).toMatchObject({
+      passed: false,
+      new_failures: ['math sub subtracts two numbers'],
+      tests: { passed: 1, failed: 1, skipped: 0 },
+    });
   });
 });
