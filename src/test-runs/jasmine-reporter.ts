@@ -1,8 +1,6 @@
 import { writeFile } from 'node:fs/promises';
 import { basename, join } from 'node:path';
-import type { RunTree } from '../environments/copies.js';
 import { JASMINE_HELPER_PATH } from '../environments/detect.js';
-import { prepareToolsDir } from './pytest-progress.js';
 
 /**
  * jasmine's own reporter prints a dot per spec and names only the failures, so a passing test
@@ -36,8 +34,7 @@ const FILE = basename(JASMINE_HELPER_PATH);
 export const namesJasmineHelper = (command: string): boolean =>
   command.includes(`--helper=${JASMINE_HELPER_PATH}`) || command.includes(`--require=${JASMINE_HELPER_PATH}`);
 
-/** Writes the helper into the run's tools directory, as the pytest plugin is (read-only to the tests). */
-export async function installJasmineHelper(tree: RunTree): Promise<void> {
-  const dir = await prepareToolsDir(tree);
-  await writeFile(join(dir, FILE), REPORTER_SOURCE, { flag: 'wx', mode: 0o444 });
+/** Writes the helper into the run's tools directory (prepared, and read-only to the tests), as the pytest plugin is. */
+export async function writeJasmineHelper(toolsDir: string): Promise<void> {
+  await writeFile(join(toolsDir, FILE), REPORTER_SOURCE, { flag: 'wx', mode: 0o444 });
 }

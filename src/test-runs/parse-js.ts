@@ -1,5 +1,6 @@
 import { detail, messageOf, repoFrame } from './failure-detail.js';
 import type { FailureDetail, Frame, ParserResult, TestStatus } from './parser-types.js';
+import { MOCHA_NAMES_HEADER } from './mocha-names.js';
 
 const indentOf = (line: string) => line.length - line.trimStart().length;
 
@@ -342,4 +343,26 @@ export function parseMochaFailures(lines: string[]): ParserResult {
     if (/^\s*\d+ (passing|failing|pending)\b/.test(l)) explained.push(i);
   });
   return { tests: [], explained };
+}
+
+/**
+ * The block mocha's preloaded names print when a run ends (src/test-runs/mocha-names.ts): under
+ * its header, a line per test, its mark and its name (`✓ math › adds two numbers`), to the first
+ * line that is not one. Each block is a run; a test in two runs is reported twice.
+ */
+export function parseMochaNames(lines: string[]): ParserResult {
+  const tests: [string, TestStatus][] = [];
+  const explained: number[] = [];
+  for (let i = 0; i < lines.length; i++) {
+    if (lines[i]!.trim() !== MOCHA_NAMES_HEADER) continue;
+    explained.push(i);
+    for (let j = i + 1; j < lines.length; j++) {
+      const m = /^([✓✗○]) (.+)$/.exec(lines[j]!);
+      if (!m) break;
+      tests.push([m[2]!.trim(), m[1] === '✓' ? 'passed' : m[1] === '✗' ? 'failed' : 'skipped']);
+      explained.push(j);
+      i = j;
+    }
+  }
+  return { tests, explained };
 }

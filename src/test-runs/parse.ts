@@ -1,5 +1,5 @@
 import { parseCargo, parseGoJson, parseGoVerbose, parseGradle, parseMaven } from './parse-compiled.js';
-import { parseJest, parseMochaFailures, parseTap, parseTree, parseVitestSummary } from './parse-js.js';
+import { parseJest, parseMochaFailures, parseMochaNames, parseTap, parseTree, parseVitestSummary } from './parse-js.js';
 import { parseKarma } from './parse-karma.js';
 import { parsePytest, parseUnittest } from './parse-python.js';
 import type { FailureDetail, Parser, TestStatus } from './parser-types.js';
@@ -11,6 +11,7 @@ const PARSERS: Parser[] = [
   parseJest,
   parseVitestSummary,
   parseMochaFailures,
+  parseMochaNames,
   parseKarma,
   parsePytest,
   parseUnittest,

@@ -89,9 +89,8 @@ export const PROGRESS_ENV: Readonly<Record<string, string>> = {
  * removed first (rm does not follow links), the file is created exclusively, and the test
  * command then sees the directory read-only.
  */
-export async function installProgressPlugin(tree: RunTree): Promise<void> {
-  const dir = await prepareToolsDir(tree);
-  await writeFile(join(dir, `${PLUGIN_MODULE}.py`), PLUGIN_SOURCE, { flag: 'wx', mode: 0o444 });
+export async function writeProgressPlugin(toolsDir: string): Promise<void> {
+  await writeFile(join(toolsDir, `${PLUGIN_MODULE}.py`), PLUGIN_SOURCE, { flag: 'wx', mode: 0o444 });
 }
 
 /**

@@ -13,8 +13,9 @@ import type { HungTest, SetupReport } from '../step-contract/fix.js';
 import { type RunOutcome, judgeRun } from './outcome.js';
 import { parseOutput } from './parse.js';
 import { ProgressWatch, withoutProgress } from './progress-watch.js';
-import { installJasmineHelper, namesJasmineHelper } from './jasmine-reporter.js';
-import { PROGRESS_ENV, PROGRESS_FD, TREE_TOOLS, installProgressPlugin } from './pytest-progress.js';
+import { namesJasmineHelper, writeJasmineHelper } from './jasmine-reporter.js';
+import { withMochaNames, writeMochaNames } from './mocha-names.js';
+import { PROGRESS_ENV, PROGRESS_FD, TREE_TOOLS, prepareToolsDir, writeProgressPlugin } from './pytest-progress.js';
 
 /**
  * How long after its per-test timeout a watched pytest test is stopped: long enough for
@@ -66,22 +67,27 @@ export async function runTests(
 ): Promise<TestRun> {
   let watched: Watched | undefined;
   let watch: ProgressWatch | undefined;
-  if (options.watchPytest) {
-    await installProgressPlugin(tree);
+  // The run's tools (pytest's progress plugin, jasmine's spec list, mocha's names), written after
+  // setup and read-only to the tests; only bubblewrap binds the directory where they look for it.
+  const tools =
+    ctx.sandbox.report().kind === 'bubblewrap' || options.watchPytest ? await prepareToolsDir(tree) : undefined;
+  if (options.watchPytest && tools) {
+    await writeProgressPlugin(tools);
     const stop = new AbortController();
     watch = new ProgressWatch({ limitMs: ctx.limits.testTimeoutMs + HANG_GRACE_MS, onHang: () => stop.abort() });
     watched = { stop, watch, fd: PROGRESS_FD, env: PROGRESS_ENV, readOnlyPaths: [TREE_TOOLS] };
   }
-  // jasmine's spec list (a command the recipe gave the helper flag), read-only to the tests.
-  const jasmine = namesJasmineHelper(command);
-  if (jasmine) await installJasmineHelper(tree);
+  if (tools && namesJasmineHelper(command)) await writeJasmineHelper(tools);
+  const mocha = tools !== undefined && ctx.sandbox.report().kind === 'bubblewrap';
+  if (mocha) await writeMochaNames(tools);
+  const env = { GOPROXY: 'off', ...ctx.testEnv, ...options.env };
   const result = await sandboxed(ctx, tree, {
     command,
-    ...(jasmine ? { readOnlyPaths: [TREE_TOOLS] } : {}),
+    ...(tools ? { readOnlyPaths: [TREE_TOOLS] } : {}),
     timeoutMs: ctx.limits.runTimeoutMs,
     network: false,
     outputBytes: TEST_OUTPUT_BYTES,
-    env: { GOPROXY: 'off', ...ctx.testEnv, ...options.env },
+    env: mocha ? withMochaNames(env) : env,
     ...(watched ? { watched } : {}),
   });
   let output = normalizeOutput(result.stdout + withoutProgress(result.stderr), [SANDBOX_REPO, tree.repo]);

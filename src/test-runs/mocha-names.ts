@@ -1,0 +1,67 @@
+import { writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { SANDBOX_WORKDIR } from '../sandbox/bwrap-args.js';
+import { TREE_TOOLS } from './pytest-progress.js';
+
+/** The line above the names block. */
+export const MOCHA_NAMES_HEADER = 'emend: mocha tests by name';
+
+/**
+ * mocha's dot, progress and min reporters print no name for a passing test, and a script may
+ * choose one where the validator cannot add a flag (eslint's `node Makefile.js test`). This
+ * module, preloaded into every node of the test phase (`NODE_OPTIONS=--require …`; node 8 and
+ * later read it, older ones ignore it), waits for mocha's main module to be loaded and listens to
+ * each run; when the run ends (after the reporter's own summary) it prints a block headed
+ * MOCHA_NAMES_HEADER with a line per test, its mark and its name as the spec reporter gives it,
+ * groups joined by ` › ` (`✓ math › add › adds two numbers`), spaces collapsed: the spec
+ * reporter's own ids are the same, so nothing counts twice. A block at the end, not a line per
+ * test: stdout and stderr are one stream, and a line would land inside a reporter's row of dots.
+ * It does nothing in a process that never loads mocha. Read by parseMochaNames (parse-js.ts).
+ */
+const PRELOAD_SOURCE = `// emend's test names for mocha (preloaded with NODE_OPTIONS; see emend's docs/validator.md).
+'use strict';
+(function () {
+  var Module = require('module');
+  var load = Module._load;
+  var done = false;
+  function name(test) {
+    var names = [];
+    for (var at = test; at; at = at.parent) if (at.title) names.unshift(String(at.title).replace(/\\s+/g, ' ').trim());
+    return names.join(' \\u203a ');
+  }
+  Module._load = function () {
+    var exported = load.apply(this, arguments);
+    if (!done && typeof exported === 'function' && exported.Runner && exported.Suite && exported.reporters) {
+      done = true;
+      var run = exported.Runner.prototype.run;
+      exported.Runner.prototype.run = function () {
+        if (!this.__emendNames) {
+          this.__emendNames = true;
+          var lines = [];
+          this.on('pass', function (test) { lines.push('\\u2713 ' + name(test)); });
+          this.on('fail', function (test) { lines.push('\\u2717 ' + name(test)); });
+          this.on('pending', function (test) { lines.push('\\u25cb ' + name(test)); });
+          this.on('end', function () {
+            try { process.stdout.write('\\n${MOCHA_NAMES_HEADER}\\n' + lines.join('\\n') + '\\n\\n'); } catch (e) { /* closed */ }
+          });
+        }
+        return run.apply(this, arguments);
+      };
+    }
+    return exported;
+  };
+})();
+`;
+
+const FILE = 'emend-mocha-names.cjs';
+
+/** NODE_OPTIONS for the test phase: the preload first, then what the repository's settings gave. */
+export function withMochaNames(env: Record<string, string>): Record<string, string> {
+  const preload = `--require=${SANDBOX_WORKDIR}/${TREE_TOOLS}/${FILE}`;
+  return { ...env, NODE_OPTIONS: env.NODE_OPTIONS ? `${preload} ${env.NODE_OPTIONS}` : preload };
+}
+
+/** Writes the preload into the run's tools directory (prepared, and read-only to the tests). */
+export async function writeMochaNames(toolsDir: string): Promise<void> {
+  await writeFile(join(toolsDir, FILE), PRELOAD_SOURCE, { flag: 'wx', mode: 0o444 });
+}

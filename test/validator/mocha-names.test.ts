@@ -1,0 +1,71 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { EnvironmentCache } from '../../src/environments/env-cache.js';
+import type { Sandbox } from '../../src/sandbox/types.js';
+import { validate } from '../../src/validator/validate.js';
+import { type Files, fixtureRepo, removeFixtureRepos } from '../support/fixture-repos.js';
+import { setupNetworkSandbox } from '../support/setup-network.js';
+
+// mocha run by a script the validator cannot add flags to, with a reporter that names no passing
+// test (eslint's `node Makefile.js test` chooses `progress`): the preloaded names still say which
+// test a change breaks and which it fixes. mocha from the npm registry through the proxy, once.
+
+const project = (math: string): Files => ({
+  'package.json': JSON.stringify({
+    name: 'mocha-dots',
+    version: '1.0.0',
+    private: true,
+    scripts: { test: 'node run-tests.js' },
+    devDependencies: { mocha: '10.8.2' },
+  }),
+  // The script runs mocha itself, with the dot reporter, as a Makefile would.
+  'run-tests.js':
+    "const { execFileSync } = require('node:child_process');\n" +
+    "execFileSync(process.execPath, ['node_modules/mocha/bin/mocha.js', '--reporter', 'dot', 'test'], { stdio: 'inherit' });\n",
+  'src/math.js': math,
+  'test/math.test.js': `const assert = require('node:assert');
+const { add, sub } = require('../src/math');
+describe('math', () => {
+  it('adds two numbers', () => assert.strictEqual(add(2, 3), 5));
+  describe('sub', () => {
+    it('subtracts two numbers', () => assert.strictEqual(sub(5, 3), 2));
+  });
+});
+`,
+});
+
+const RIGHT = 'exports.add = (a, b) => a + b;\nexports.sub = (a, b) => a - b;\n';
+const WRONG_SUB = 'exports.add = (a, b) => a + b;\nexports.sub = (a, b) => a + b;\n';
+
+describe('mocha with a reporter that names no passing test', { timeout: 240_000 }, () => {
+  let sandbox: Sandbox;
+  let cacheDir: string;
+  let cache: EnvironmentCache;
+  beforeAll(async () => {
+    sandbox = await setupNetworkSandbox();
+    cacheDir = mkdtempSync(join(tmpdir(), 'emend-mocha-cache-'));
+    cache = new EnvironmentCache({ dir: cacheDir, maxBytes: 256 * 1024 * 1024 });
+  });
+  afterAll(() => {
+    removeFixtureRepos();
+    rmSync(cacheDir, { recursive: true, force: true });
+  });
+  const environments = () => ({ cache, workspace: 'local', repository: 'https://git.example/mocha-dots' });
+
+  it('names every test by its groups, the one a change breaks and the one it fixes', async () => {
+    const broken = fixtureRepo(project(RIGHT), { 'src/math.js': WRONG_SUB });
+    const out = await validate(sandbox, { dir: broken.dir, base: broken.base }, { environments: environments() });
+    expect(out.setup).toMatchObject({ exit_code: 0 });
+    expect(out, out.log_tail).toMatchObject({
+      passed: false,
+      new_failures: ['math › sub › subtracts two numbers'],
+      tests: { passed: 1, failed: 1, skipped: 0 },
+      baseline: { failures: [], tests: 2 },
+    });
+    const fixing = fixtureRepo(project(WRONG_SUB), { 'src/math.js': RIGHT });
+    const fixed = await validate(sandbox, { dir: fixing.dir, base: fixing.base }, { environments: environments() });
+    expect(fixed).toMatchObject({ passed: true, fixed: ['math › sub › subtracts two numbers'], new_failures: [] });
+  });
+});
