@@ -57,7 +57,8 @@ const FILE = 'emend-mocha-names.cjs';
 
 /** NODE_OPTIONS for the test phase: the preload first, then what the repository's settings gave. */
 export function withMochaNames(env: Record<string, string>): Record<string, string> {
-  const preload = `--require=${SANDBOX_WORKDIR}/${TREE_TOOLS}/${FILE}`;
+  // `--require path`, not `--require=path`: node 8 refuses the second form in NODE_OPTIONS (exit 9).
+  const preload = `--require ${SANDBOX_WORKDIR}/${TREE_TOOLS}/${FILE}`;
   return { ...env, NODE_OPTIONS: env.NODE_OPTIONS ? `${preload} ${env.NODE_OPTIONS}` : preload };
 }
 
