@@ -1,12 +1,7 @@
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { EnvironmentCache } from '../../src/environments/env-cache.js';
-import type { Sandbox } from '../../src/sandbox/types.js';
+import { describe, expect, it } from 'vitest';
 import { validate } from '../../src/validator/validate.js';
-import { type Files, fixtureRepo, fixtureSandbox, removeFixtureRepos, writeFiles } from '../support/fixture-repos.js';
-import { setupNetworkSandbox } from '../support/setup-network.js';
+import { type Files, fixtureRepo, fixtureSandbox, writeFiles } from '../support/fixture-repos.js';
+import { onlineProjects } from '../support/setup-network.js';
 
 // Tests that run in a browser (docs/environments.md, "Browsers"): a Karma project whose
 // karma.conf asks for ChromeHeadless and nothing else (no --no-sandbox of its own), set up from
@@ -54,21 +49,11 @@ const karmaProject = (): Files => ({
 });
 
 describe('tests that run in a browser', { timeout: 240_000 }, () => {
-  let sandbox: Sandbox;
-  let cacheDir: string;
-  let cache: EnvironmentCache;
-  beforeAll(async () => {
-    sandbox = await setupNetworkSandbox();
-    cacheDir = mkdtempSync(join(tmpdir(), 'emend-browser-cache-'));
-    cache = new EnvironmentCache({ dir: cacheDir, maxBytes: 512 * 1024 * 1024 });
-  });
-  afterAll(() => {
-    removeFixtureRepos();
-    rmSync(cacheDir, { recursive: true, force: true });
-  });
+  const online = onlineProjects('https://git.example/karma-fixture', 512 * 1024 * 1024);
 
   it('runs a Karma project’s ChromeHeadless tests in the sandbox’s Chromium and names the test a change breaks', async () => {
-    const environments = { cache, workspace: 'local', repository: 'https://git.example/karma-fixture' };
+    const sandbox = online.sandbox();
+    const environments = online.environments();
     const repo = fixtureRepo(karmaProject(), {
       'src/math.js': 'function add(a, b) { return a + b; }\nfunction sub(a, b) { return a + b; }\n',
     });

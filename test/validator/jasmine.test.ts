@@ -1,12 +1,7 @@
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { EnvironmentCache } from '../../src/environments/env-cache.js';
-import type { Sandbox } from '../../src/sandbox/types.js';
+import { describe, expect, it } from 'vitest';
 import { validate } from '../../src/validator/validate.js';
-import { type Files, fixtureRepo, removeFixtureRepos } from '../support/fixture-repos.js';
-import { setupNetworkSandbox } from '../support/setup-network.js';
+import { type Files, fixtureRepo } from '../support/fixture-repos.js';
+import { onlineProjects } from '../support/setup-network.js';
 
 // A jasmine project (as markedjs/marked's): jasmine's own reporter prints a dot per spec and
 // names only failures; the validator's helper names every spec, so a fix and a break are both
@@ -36,23 +31,13 @@ const RIGHT = 'exports.add = (a, b) => a + b;\nexports.sub = (a, b) => a - b;\n'
 const WRONG_SUB = 'exports.add = (a, b) => a + b;\nexports.sub = (a, b) => a + b;\n';
 
 describe('a jasmine project', { timeout: 240_000 }, () => {
-  let sandbox: Sandbox;
-  let cacheDir: string;
-  let cache: EnvironmentCache;
-  beforeAll(async () => {
-    sandbox = await setupNetworkSandbox();
-    cacheDir = mkdtempSync(join(tmpdir(), 'emend-jasmine-cache-'));
-    cache = new EnvironmentCache({ dir: cacheDir, maxBytes: 256 * 1024 * 1024 });
-  });
-  afterAll(() => {
-    removeFixtureRepos();
-    rmSync(cacheDir, { recursive: true, force: true });
-  });
-  const environments = () => ({ cache, workspace: 'local', repository: 'https://git.example/jasmine-fixture' });
+  const online = onlineProjects('https://git.example/jasmine-fixture');
+  const sandbox = () => online.sandbox();
+  const environments = () => online.environments();
 
   it('names the spec a change breaks and the one it fixes, by their full names', async () => {
     const broken = fixtureRepo(project(RIGHT), { 'src/math.js': WRONG_SUB });
-    const out = await validate(sandbox, { dir: broken.dir, base: broken.base }, { environments: environments() });
+    const out = await validate(sandbox(), { dir: broken.dir, base: broken.base }, { environments: environments() });
     expect(out.setup).toMatchObject({ exit_code: 0 });
     expect(out.command).toMatch(/^npm test -- --helper=\/workspace\/emend\/emend-jasmine-specs\.js$/);
     expect(out, out.log_tail).toMatchObject({
@@ -65,13 +50,13 @@ describe('a jasmine project', { timeout: 240_000 }, () => {
     expect(out.log_tail).toMatch(/2 specs, 1 failure/);
 
     const fixing = fixtureRepo(project(WRONG_SUB), { 'src/math.js': RIGHT });
-    const fixed = await validate(sandbox, { dir: fixing.dir, base: fixing.base }, { environments: environments() });
+    const fixed = await validate(sandbox(), { dir: fixing.dir, base: fixing.base }, { environments: environments() });
     expect(fixed).toMatchObject({ passed: true, fixed: ['math sub subtracts two numbers'], new_failures: [] });
   });
 
   it('loads the helper with --require under jasmine 4, whose --helper crashes before 4.6', async () => {
     const broken = fixtureRepo(project(RIGHT, '4.1.0'), { 'src/math.js': WRONG_SUB });
-    const out = await validate(sandbox, { dir: broken.dir, base: broken.base }, { environments: environments() });
+    const out = await validate(sandbox(), { dir: broken.dir, base: broken.base }, { environments: environments() });
     expect(out.command).toBe('npm test -- --require=/workspace/emend/emend-jasmine-specs.js');
     expect(out, out.log_tail).toMatchObject({
       passed: false,

@@ -1,12 +1,7 @@
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { EnvironmentCache } from '../../src/environments/env-cache.js';
-import type { Sandbox } from '../../src/sandbox/types.js';
+import { describe, expect, it } from 'vitest';
 import { validate } from '../../src/validator/validate.js';
-import { type Files, fixtureRepo, removeFixtureRepos } from '../support/fixture-repos.js';
-import { setupNetworkSandbox } from '../support/setup-network.js';
+import { type Files, fixtureRepo } from '../support/fixture-repos.js';
+import { onlineProjects } from '../support/setup-network.js';
 
 // mocha run by a script the validator cannot add flags to, with a reporter that names no passing
 // test (eslint's `node Makefile.js test` chooses `progress`): the preloaded names still say which
@@ -40,23 +35,13 @@ const RIGHT = 'exports.add = (a, b) => a + b;\nexports.sub = (a, b) => a - b;\n'
 const WRONG_SUB = 'exports.add = (a, b) => a + b;\nexports.sub = (a, b) => a + b;\n';
 
 describe('mocha with a reporter that names no passing test', { timeout: 240_000 }, () => {
-  let sandbox: Sandbox;
-  let cacheDir: string;
-  let cache: EnvironmentCache;
-  beforeAll(async () => {
-    sandbox = await setupNetworkSandbox();
-    cacheDir = mkdtempSync(join(tmpdir(), 'emend-mocha-cache-'));
-    cache = new EnvironmentCache({ dir: cacheDir, maxBytes: 256 * 1024 * 1024 });
-  });
-  afterAll(() => {
-    removeFixtureRepos();
-    rmSync(cacheDir, { recursive: true, force: true });
-  });
-  const environments = () => ({ cache, workspace: 'local', repository: 'https://git.example/mocha-dots' });
+  const online = onlineProjects('https://git.example/mocha-dots');
+  const sandbox = () => online.sandbox();
+  const environments = () => online.environments();
 
   it('names every test by its groups, the one a change breaks and the one it fixes', async () => {
     const broken = fixtureRepo(project(RIGHT), { 'src/math.js': WRONG_SUB });
-    const out = await validate(sandbox, { dir: broken.dir, base: broken.base }, { environments: environments() });
+    const out = await validate(sandbox(), { dir: broken.dir, base: broken.base }, { environments: environments() });
     expect(out.setup).toMatchObject({ exit_code: 0 });
     expect(out, out.log_tail).toMatchObject({
       passed: false,
@@ -65,7 +50,7 @@ describe('mocha with a reporter that names no passing test', { timeout: 240_000 
       baseline: { failures: [], tests: 2 },
     });
     const fixing = fixtureRepo(project(WRONG_SUB), { 'src/math.js': RIGHT });
-    const fixed = await validate(sandbox, { dir: fixing.dir, base: fixing.base }, { environments: environments() });
+    const fixed = await validate(sandbox(), { dir: fixing.dir, base: fixing.base }, { environments: environments() });
     expect(fixed).toMatchObject({ passed: true, fixed: ['math › sub › subtracts two numbers'], new_failures: [] });
   });
 });
