@@ -82,9 +82,10 @@ export async function prepareEnvironment(
 
   if (wants?.node && !(facts.node && semver.satisfies(facts.node, wants.node.range))) {
     const what = `node ${wants.node.range} (${wants.node.from})`;
+    if (!cache) notes.push(`${what} is not fetched here (no toolchain cache)`);
     const version = cache
       ? await nodeThatRuns(sandbox, cache, what, wants.node.range, { env, notes, log, signal: options.signal })
-      : (notes.push(`${what} is not fetched here (no toolchain cache)`), undefined);
+      : undefined;
     if (version) facts.node = version;
     else if (facts.node) notes.push(`the tests ran with the sandbox's node ${facts.node}`);
   }

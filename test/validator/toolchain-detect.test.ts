@@ -117,7 +117,7 @@ describe('a Node repository’s toolchain', () => {
     // GitHub Actions: a matrix the setup-node step names, or a literal version
     const matrix =
       'jobs:\n  test:\n    strategy:\n      matrix:\n        node-version: [16.x, 18.x]\n    steps:\n' +
-      '      - uses: actions/setup-node@v4\n        with:\n          node-version: ${{ matrix.node-version }}\n';
+      `      - uses: actions/setup-node@v4\n        with:\n          node-version: $\{{ matrix.node-version }}\n`;
     expect(wants({ 'package.json': pkg, '.github/workflows/ci.yml': matrix }).node).toEqual({
       range: '16.x || 18.x',
       from: '.github/workflows/ci.yml node-version',
