@@ -106,7 +106,7 @@ export function jsIdPassed(run: ReportedRun, id: string): boolean {
   // As data sets write a title: mocha's failure list ends it with ':' (`1) suite title:`), and a
   // title holding newlines (a rule tester's code) is on one line with its spaces collapsed.
   const loose = (text: string) => text.replace(/\s+/g, ' ').trim();
-  const wanted = loose(title).replace(/:$/, '');
+  const wanted = loose(loose(title).replace(/:$/, ''));
   const same = (names: string[]) =>
     [' ', ' › ', ' > '].some((sep) => {
       const joined = names.join(sep);

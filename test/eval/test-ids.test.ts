@@ -96,6 +96,8 @@ describe('mocha titles, with or without their describe chain', () => {
     expect(jsIdPassed(run, 'key-spacing valid ({ foo :1, bar :2 });:')).toBe(true);
     expect(jsIdPassed(run, 'key-spacing invalid var x = 1;:')).toBe(false);
     expect(jsIdPassed(run, 'key-spacing valid ({ foo :1, bar :3 });:')).toBe(false);
+    // a title that ended in a newline is listed with a space before the ':'
+    expect(jsIdPassed(run, 'key-spacing valid ({ foo :1,\n bar :2 });\n :')).toBe(true);
   });
 
   it('reads `parent.title`: the test’s own group and its name joined by a dot', () => {
