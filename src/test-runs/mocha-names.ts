@@ -29,6 +29,17 @@ const PRELOAD_SOURCE = `// emend's test names for mocha (preloaded with NODE_OPT
     for (var at = test; at; at = at.parent) if (at.title) names.unshift(String(at.title).replace(/\\s+/g, ' ').trim());
     return names.join(' \\u203a ');
   }
+  // Written at once to descriptor 1, not through process.stdout: mocha (or the script) may exit
+  // right after the run, and a pipe write left in the stream's buffer would be lost.
+  function writeAll(text) {
+    var fs = require('fs');
+    var buf = Buffer.from(text);
+    var off = 0;
+    while (off < buf.length) {
+      try { off += fs.writeSync(1, buf, off, buf.length - off); }
+      catch (e) { if (e.code !== 'EAGAIN') return; }
+    }
+  }
   Module._load = function () {
     var exported = load.apply(this, arguments);
     if (!done && typeof exported === 'function' && exported.Runner && exported.Suite && exported.reporters) {
@@ -41,9 +52,7 @@ const PRELOAD_SOURCE = `// emend's test names for mocha (preloaded with NODE_OPT
           this.on('pass', function (test) { lines.push('\\u2713 ' + name(test)); });
           this.on('fail', function (test) { lines.push('\\u2717 ' + name(test)); });
           this.on('pending', function (test) { lines.push('\\u25cb ' + name(test)); });
-          this.on('end', function () {
-            try { process.stdout.write('\\n${MOCHA_NAMES_HEADER}\\n' + lines.join('\\n') + '\\n\\n'); } catch (e) { /* closed */ }
-          });
+          this.on('end', function () { writeAll('\\n${MOCHA_NAMES_HEADER}\\n' + lines.join('\\n') + '\\n\\n'); });
         }
         return run.apply(this, arguments);
       };

@@ -15,11 +15,17 @@ const project = (math: string): Files => ({
     scripts: { test: 'node run-tests.js' },
     devDependencies: { mocha: '10.8.2' },
   }),
-  // The script runs mocha itself, with the dot reporter, as a Makefile would.
+  // The script runs mocha itself, with the dot reporter, as a Makefile would, and exits the moment
+  // the run ends, as old mochas did (the names must be out by then, not in a pipe's buffer).
   'run-tests.js':
-    "const { execFileSync } = require('node:child_process');\n" +
-    "execFileSync(process.execPath, ['node_modules/mocha/bin/mocha.js', '--reporter', 'dot', 'test'], { stdio: 'inherit' });\n",
+    "const Mocha = require('mocha');\n" +
+    "const mocha = new Mocha({ reporter: 'dot' });\n" +
+    "mocha.addFile('test/math.test.js');\nmocha.addFile('test/many.test.js');\n" +
+    'mocha.run((failures) => process.exit(failures ? 1 : 0));\n',
   'src/math.js': math,
+  // Two thousand more tests with long names: a block of the names larger than a pipe's buffer.
+  'test/many.test.js':
+    "describe('many', () => { for (let i = 0; i < 2000; i++) it('case ' + i + ' ' + 'x'.repeat(200), () => {}); });\n",
   'test/math.test.js': `const assert = require('node:assert');
 const { add, sub } = require('../src/math');
 describe('math', () => {
@@ -46,8 +52,8 @@ describe('mocha with a reporter that names no passing test', { timeout: 240_000 
     expect(out, out.log_tail).toMatchObject({
       passed: false,
       new_failures: ['math › sub › subtracts two numbers'],
-      tests: { passed: 1, failed: 1, skipped: 0 },
-      baseline: { failures: [], tests: 2 },
+      tests: { passed: 2001, failed: 1, skipped: 0 },
+      baseline: { failures: [], tests: 2002 },
     });
     const fixing = fixtureRepo(project(WRONG_SUB), { 'src/math.js': RIGHT });
     const fixed = await validate(sandbox(), { dir: fixing.dir, base: fixing.base }, { environments: environments() });
