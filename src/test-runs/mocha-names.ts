@@ -1,5 +1,7 @@
-import { writeFile } from 'node:fs/promises';
+import { rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
+import { ConfinedDir } from '../checkout/confined-fs.js';
+import { type RunTree, TREE_HOME } from '../environments/copies.js';
 import { SANDBOX_WORKDIR } from '../sandbox/bwrap-args.js';
 import { TREE_TOOLS } from './pytest-progress.js';
 
@@ -14,8 +16,8 @@ export const MOCHA_NAMES_HEADER = 'emend: mocha tests by name';
  * each run; when the run ends (after the reporter's own summary) it prints a block headed
  * MOCHA_NAMES_HEADER with a line per test, its mark and its name as the spec reporter gives it,
  * groups joined by ` › ` (`✓ math › add › adds two numbers`), spaces collapsed: the spec
- * reporter's own ids are the same, so nothing counts twice. A block at the end, not a line per
- * test: stdout and stderr are one stream, and a line would land inside a reporter's row of dots.
+ * reporter's own ids are the same, so nothing counts twice. A file, not stdout: a line would land
+ * inside a reporter's row of dots, and a script may cut mocha's output or exit before a pipe drains.
  * It does nothing in a process that never loads mocha. Read by parseMochaNames (parse-js.ts).
  */
 const PRELOAD_SOURCE = `// emend's test names for mocha (preloaded with NODE_OPTIONS; see emend's docs/validator.md).
@@ -29,16 +31,13 @@ const PRELOAD_SOURCE = `// emend's test names for mocha (preloaded with NODE_OPT
     for (var at = test; at; at = at.parent) if (at.title) names.unshift(String(at.title).replace(/\\s+/g, ' ').trim());
     return names.join(' \\u203a ');
   }
-  // Written at once to descriptor 1, not through process.stdout: mocha (or the script) may exit
-  // right after the run, and a pipe write left in the stream's buffer would be lost.
+  // Appended to a file of the run's own (EMEND_MOCHA_NAMES), not written to stdout: a script may
+  // capture mocha's output with a bounded buffer (shelljs's exec keeps 200 KB) or exit the moment
+  // the run ends, and a pipe write left in the stream's buffer would be lost.
   function writeAll(text) {
-    var fs = require('fs');
-    var buf = Buffer.from(text);
-    var off = 0;
-    while (off < buf.length) {
-      try { off += fs.writeSync(1, buf, off, buf.length - off); }
-      catch (e) { if (e.code !== 'EAGAIN') return; }
-    }
+    var file = process.env.EMEND_MOCHA_NAMES;
+    if (!file) return;
+    try { require('fs').appendFileSync(file, text); } catch (e) { /* not writable: no names */ }
   }
   Module._load = function () {
     var exported = load.apply(this, arguments);
@@ -52,7 +51,7 @@ const PRELOAD_SOURCE = `// emend's test names for mocha (preloaded with NODE_OPT
           this.on('pass', function (test) { lines.push('\\u2713 ' + name(test)); });
           this.on('fail', function (test) { lines.push('\\u2717 ' + name(test)); });
           this.on('pending', function (test) { lines.push('\\u25cb ' + name(test)); });
-          this.on('end', function () { writeAll('\\n${MOCHA_NAMES_HEADER}\\n' + lines.join('\\n') + '\\n\\n'); });
+          this.on('end', function () { writeAll('${MOCHA_NAMES_HEADER}\\n' + lines.join('\\n') + '\\n\\n'); });
         }
         return run.apply(this, arguments);
       };
@@ -64,14 +63,40 @@ const PRELOAD_SOURCE = `// emend's test names for mocha (preloaded with NODE_OPT
 
 const FILE = 'emend-mocha-names.cjs';
 
-/** NODE_OPTIONS for the test phase: the preload first, then what the repository's settings gave. */
+/** Where the names go in the sandbox (the tree's HOME, writable), and on the host below the tree's workdir. */
+const NAMES_FILE = '.emend-mocha-names';
+
+/** NODE_OPTIONS for the test phase (the preload first, then what the repository's settings gave) and the names file. */
 export function withMochaNames(env: Record<string, string>): Record<string, string> {
   // `--require path`, not `--require=path`: node 8 refuses the second form in NODE_OPTIONS (exit 9).
   const preload = `--require ${SANDBOX_WORKDIR}/${TREE_TOOLS}/${FILE}`;
-  return { ...env, NODE_OPTIONS: env.NODE_OPTIONS ? `${preload} ${env.NODE_OPTIONS}` : preload };
+  return {
+    ...env,
+    NODE_OPTIONS: env.NODE_OPTIONS ? `${preload} ${env.NODE_OPTIONS}` : preload,
+    EMEND_MOCHA_NAMES: `${SANDBOX_WORKDIR}/${TREE_HOME}/${NAMES_FILE}`,
+  };
 }
 
-/** Writes the preload into the run's tools directory (prepared, and read-only to the tests). */
-export async function writeMochaNames(toolsDir: string): Promise<void> {
+/**
+ * Writes the preload into the run's tools directory (prepared, and read-only to the tests) and
+ * removes a names file an earlier run (or the repository's code) left (rm does not follow links).
+ */
+export async function writeMochaNames(toolsDir: string, tree: RunTree): Promise<void> {
   await writeFile(join(toolsDir, FILE), PRELOAD_SOURCE, { flag: 'wx', mode: 0o444 });
+  await rm(join(tree.workdir, TREE_HOME, NAMES_FILE), { force: true });
 }
+
+/**
+ * The names the run wrote, read through the confined file module (a link out of the tree, a FIFO
+ * or a file past the cap reads as none: the repository's code could have put anything there).
+ */
+export function readMochaNames(tree: RunTree): string {
+  try {
+    return new ConfinedDir(join(tree.workdir, TREE_HOME)).readText(NAMES_FILE, { maxBytes: MAX_NAMES_BYTES }) ?? '';
+  } catch {
+    return '';
+  }
+}
+
+/** The names of a big suite (eslint's 28,000 tests are about 2 MB), not without end. */
+const MAX_NAMES_BYTES = 16 * 1024 * 1024;

@@ -14,7 +14,7 @@ import { type RunOutcome, judgeRun } from './outcome.js';
 import { parseOutput } from './parse.js';
 import { ProgressWatch, withoutProgress } from './progress-watch.js';
 import { namesJasmineHelper, writeJasmineHelper } from './jasmine-reporter.js';
-import { withMochaNames, writeMochaNames } from './mocha-names.js';
+import { readMochaNames, withMochaNames, writeMochaNames } from './mocha-names.js';
 import { PROGRESS_ENV, PROGRESS_FD, TREE_TOOLS, prepareToolsDir, writeProgressPlugin } from './pytest-progress.js';
 
 /**
@@ -79,7 +79,7 @@ export async function runTests(
   }
   if (tools && namesJasmineHelper(command)) await writeJasmineHelper(tools);
   const mocha = tools !== undefined && ctx.sandbox.report().kind === 'bubblewrap';
-  if (mocha) await writeMochaNames(tools);
+  if (mocha) await writeMochaNames(tools, tree);
   const env = { GOPROXY: 'off', ...ctx.testEnv, ...options.env };
   const result = await sandboxed(ctx, tree, {
     command,
@@ -90,7 +90,12 @@ export async function runTests(
     env: mocha ? withMochaNames(env) : env,
     ...(watched ? { watched } : {}),
   });
-  let output = normalizeOutput(result.stdout + withoutProgress(result.stderr), [SANDBOX_REPO, tree.repo]);
+  // mocha's names, as the preload wrote them to the run's own file, read after the run's output.
+  const names = mocha ? readMochaNames(tree) : '';
+  let output = normalizeOutput(result.stdout + withoutProgress(result.stderr) + (names ? `\n${names}` : ''), [
+    SANDBOX_REPO,
+    tree.repo,
+  ]);
   const hungId = watch?.hung;
   const outcome = judgeRun(
     parseOutput(output),
