@@ -448,8 +448,8 @@ export function probeCommand(recipe: TestRecipe): string | undefined {
   if (recipe.perTest.kind === 'pytest')
     return 'python3 -c "import pytest_timeout" >/dev/null 2>&1 && echo pytest-timeout || echo no-plugin';
   if (recipe.perTest.kind === 'jasmine')
-    // Read as a file: jasmine 4's `exports` do not export its package.json.
-    return `node -p "'jasmine ' + JSON.parse(require('fs').readFileSync('node_modules/jasmine/package.json', 'utf8')).version" 2>/dev/null || echo no-jasmine`;
+    // By its path: jasmine 4's `exports` do not export its package.json to a bare `jasmine/…`.
+    return `node -p "'jasmine ' + require('./node_modules/jasmine/package.json').version" 2>/dev/null || echo no-jasmine`;
   return undefined;
 }
 
