@@ -69,8 +69,8 @@ export async function runTests(
   let watch: ProgressWatch | undefined;
   // The run's tools (pytest's progress plugin, jasmine's spec list, mocha's names), written after
   // setup and read-only to the tests; only bubblewrap binds the directory where they look for it.
-  const tools =
-    ctx.sandbox.report().kind === 'bubblewrap' || options.watchPytest ? await prepareToolsDir(tree) : undefined;
+  const bubblewrap = ctx.sandbox.report().kind === 'bubblewrap';
+  const tools = bubblewrap || options.watchPytest ? await prepareToolsDir(tree) : undefined;
   if (options.watchPytest && tools) {
     await writeProgressPlugin(tools);
     const stop = new AbortController();
@@ -78,7 +78,7 @@ export async function runTests(
     watched = { stop, watch, fd: PROGRESS_FD, env: PROGRESS_ENV, readOnlyPaths: [TREE_TOOLS] };
   }
   if (tools && namesJasmineHelper(command)) await writeJasmineHelper(tools);
-  const mocha = tools !== undefined && ctx.sandbox.report().kind === 'bubblewrap';
+  const mocha = bubblewrap && tools !== undefined;
   if (mocha) await writeMochaNames(tools, tree);
   const env = { GOPROXY: 'off', ...ctx.testEnv, ...options.env };
   const result = await sandboxed(ctx, tree, {
