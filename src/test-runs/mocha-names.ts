@@ -1,9 +1,5 @@
-import { rm, writeFile } from 'node:fs/promises';
+import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { ConfinedDir } from '../checkout/confined-fs.js';
-import { type RunTree, TREE_HOME } from '../environments/copies.js';
-import { SANDBOX_WORKDIR } from '../sandbox/bwrap-args.js';
-import { TREE_TOOLS } from './pytest-progress.js';
 
 /** The line above the names block. */
 export const MOCHA_NAMES_HEADER = 'emend: mocha tests by name';
@@ -31,11 +27,11 @@ const PRELOAD_SOURCE = `// emend's test names for mocha (preloaded with NODE_OPT
     for (var at = test; at; at = at.parent) if (at.title) names.unshift(String(at.title).replace(/\\s+/g, ' ').trim());
     return names.join(' \\u203a ');
   }
-  // Appended to a file of the run's own (EMEND_MOCHA_NAMES), not written to stdout: a script may
+  // Appended to a file of the run's own (EMEND_TEST_NAMES, names-file.ts), not written to stdout: a script may
   // capture mocha's output with a bounded buffer (shelljs's exec keeps 200 KB) or exit the moment
   // the run ends, and a pipe write left in the stream's buffer would be lost.
   function writeAll(text) {
-    var file = process.env.EMEND_MOCHA_NAMES;
+    var file = process.env.EMEND_TEST_NAMES;
     if (!file) return;
     try { require('fs').appendFileSync(file, text); } catch (e) { /* not writable: no names */ }
   }
@@ -61,42 +57,10 @@ const PRELOAD_SOURCE = `// emend's test names for mocha (preloaded with NODE_OPT
 })();
 `;
 
-const FILE = 'emend-mocha-names.cjs';
+/** The preload's file in the run's tools directory. */
+export const MOCHA_PRELOAD = 'emend-mocha-names.cjs';
 
-/** Where the names go in the sandbox (the tree's HOME, writable), and on the host below the tree's workdir. */
-const NAMES_FILE = '.emend-mocha-names';
-
-/** NODE_OPTIONS for the test phase (the preload first, then what the repository's settings gave) and the names file. */
-export function withMochaNames(env: Record<string, string>): Record<string, string> {
-  // `--require path`, not `--require=path`: node 8 refuses the second form in NODE_OPTIONS (exit 9).
-  const preload = `--require ${SANDBOX_WORKDIR}/${TREE_TOOLS}/${FILE}`;
-  return {
-    ...env,
-    NODE_OPTIONS: env.NODE_OPTIONS ? `${preload} ${env.NODE_OPTIONS}` : preload,
-    EMEND_MOCHA_NAMES: `${SANDBOX_WORKDIR}/${TREE_HOME}/${NAMES_FILE}`,
-  };
+/** Writes the preload into the run's tools directory (prepared, and read-only to the tests). */
+export async function writeMochaNames(toolsDir: string): Promise<void> {
+  await writeFile(join(toolsDir, MOCHA_PRELOAD), PRELOAD_SOURCE, { flag: 'wx', mode: 0o444 });
 }
-
-/**
- * Writes the preload into the run's tools directory (prepared, and read-only to the tests) and
- * removes a names file an earlier run (or the repository's code) left (rm does not follow links).
- */
-export async function writeMochaNames(toolsDir: string, tree: RunTree): Promise<void> {
-  await writeFile(join(toolsDir, FILE), PRELOAD_SOURCE, { flag: 'wx', mode: 0o444 });
-  await rm(join(tree.workdir, TREE_HOME, NAMES_FILE), { force: true });
-}
-
-/**
- * The names the run wrote, read through the confined file module (a link out of the tree, a FIFO
- * or a file past the cap reads as none: the repository's code could have put anything there).
- */
-export function readMochaNames(tree: RunTree): string {
-  try {
-    return new ConfinedDir(join(tree.workdir, TREE_HOME)).readText(NAMES_FILE, { maxBytes: MAX_NAMES_BYTES }) ?? '';
-  } catch {
-    return '';
-  }
-}
-
-/** The names of a big suite (eslint's 28,000 tests are about 2 MB), not without end. */
-const MAX_NAMES_BYTES = 16 * 1024 * 1024;

@@ -1,6 +1,7 @@
 import { detail, messageOf, repoFrame } from './failure-detail.js';
 import type { FailureDetail, Frame, ParserResult, TestStatus } from './parser-types.js';
 import { MOCHA_NAMES_HEADER } from './mocha-names.js';
+import { parseNamesBlock } from './names-block.js';
 
 const indentOf = (line: string) => line.length - line.trimStart().length;
 
@@ -346,23 +347,7 @@ export function parseMochaFailures(lines: string[]): ParserResult {
 }
 
 /**
- * The block mocha's preloaded names print when a run ends (src/test-runs/mocha-names.ts): under
- * its header, a line per test, its mark and its name (`✓ math › adds two numbers`), to the first
- * line that is not one. Each block is a run; a test in two runs is reported twice.
+ * The block mocha's preloaded names write when a run ends (src/test-runs/mocha-names.ts), a line
+ * per test named as the spec reporter names it (`✓ math › adds two numbers`).
  */
-export function parseMochaNames(lines: string[]): ParserResult {
-  const tests: [string, TestStatus][] = [];
-  const explained: number[] = [];
-  for (let i = 0; i < lines.length; i++) {
-    if (lines[i]!.trim() !== MOCHA_NAMES_HEADER) continue;
-    explained.push(i);
-    for (let j = i + 1; j < lines.length; j++) {
-      const m = /^([✓✗○]) (.+)$/.exec(lines[j]!);
-      if (!m) break;
-      tests.push([m[2]!.trim(), m[1] === '✓' ? 'passed' : m[1] === '✗' ? 'failed' : 'skipped']);
-      explained.push(j);
-      i = j;
-    }
-  }
-  return { tests, explained };
-}
+export const parseMochaNames = (lines: string[]): ParserResult => parseNamesBlock(lines, MOCHA_NAMES_HEADER);

@@ -1,4 +1,6 @@
 import { detail, messageOf, repoFrame } from './failure-detail.js';
+import { KARMA_NAMES_HEADER } from './karma-hooks.js';
+import { parseNamesBlock } from './names-block.js';
 import type { FailureDetail, Frame, ParserResult, TestStatus } from './parser-types.js';
 
 /**
@@ -36,7 +38,8 @@ export function parseKarma(lines: string[]): ParserResult {
     }
     const failed = FAILED.exec(line);
     if (!failed) continue;
-    const id = failed[1]!.trim();
+    // Spaces collapsed, as the names block has them: one test, one id.
+    const id = failed[1]!.replace(/\s+/g, ' ').trim();
     tests.set(id, 'failed');
     explained.push(i);
     // The error follows, indented (a tab): its message, then the frames.
@@ -54,3 +57,9 @@ export function parseKarma(lines: string[]): ParserResult {
   }
   return { tests: [...tests], explained, details };
 }
+
+/**
+ * The block Karma's preloaded reporter writes when a run ends (src/test-runs/karma-hooks.ts), a
+ * line per test named as Karma's own reporters name it (`✓ math sub subtracts`): passing tests too.
+ */
+export const parseKarmaNames = (lines: string[]): ParserResult => parseNamesBlock(lines, KARMA_NAMES_HEADER);

@@ -1,6 +1,6 @@
 import { parseCargo, parseGoJson, parseGoVerbose, parseGradle, parseMaven } from './parse-compiled.js';
 import { parseJest, parseMochaFailures, parseMochaNames, parseTap, parseTree, parseVitestSummary } from './parse-js.js';
-import { parseKarma } from './parse-karma.js';
+import { parseKarma, parseKarmaNames } from './parse-karma.js';
 import { parsePytest, parseUnittest } from './parse-python.js';
 import type { FailureDetail, Parser, TestStatus } from './parser-types.js';
 
@@ -13,6 +13,7 @@ const PARSERS: Parser[] = [
   parseMochaFailures,
   parseMochaNames,
   parseKarma,
+  parseKarmaNames,
   parsePytest,
   parseUnittest,
   parseGoJson,

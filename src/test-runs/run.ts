@@ -14,7 +14,9 @@ import { type RunOutcome, judgeRun } from './outcome.js';
 import { parseOutput } from './parse.js';
 import { ProgressWatch, withoutProgress } from './progress-watch.js';
 import { namesJasmineHelper, writeJasmineHelper } from './jasmine-reporter.js';
-import { readMochaNames, withMochaNames, writeMochaNames } from './mocha-names.js';
+import { KARMA_PRELOAD, writeKarmaHooks } from './karma-hooks.js';
+import { MOCHA_PRELOAD, writeMochaNames } from './mocha-names.js';
+import { clearNamesFile, readNamesFile, withNamePreloads } from './names-file.js';
 import { PROGRESS_ENV, PROGRESS_FD, TREE_TOOLS, prepareToolsDir, writeProgressPlugin } from './pytest-progress.js';
 
 /**
@@ -67,7 +69,7 @@ export async function runTests(
 ): Promise<TestRun> {
   let watched: Watched | undefined;
   let watch: ProgressWatch | undefined;
-  // The run's tools (pytest's progress plugin, jasmine's spec list, mocha's names), written after
+  // The run's tools (pytest's progress plugin, jasmine's spec list, mocha's names, Karma's hooks), written after
   // setup and read-only to the tests; only bubblewrap binds the directory where they look for it.
   const bubblewrap = ctx.sandbox.report().kind === 'bubblewrap';
   const tools = bubblewrap || options.watchPytest ? await prepareToolsDir(tree) : undefined;
@@ -78,8 +80,13 @@ export async function runTests(
     watched = { stop, watch, fd: PROGRESS_FD, env: PROGRESS_ENV, readOnlyPaths: [TREE_TOOLS] };
   }
   if (tools && namesJasmineHelper(command)) await writeJasmineHelper(tools);
-  const mocha = bubblewrap && tools !== undefined;
-  if (mocha) await writeMochaNames(tools, tree);
+  // The preloads that name tests (mocha's, Karma's) go into every node of the run.
+  const preloads = bubblewrap && tools !== undefined;
+  if (preloads) {
+    await writeMochaNames(tools);
+    await writeKarmaHooks(tools);
+    await clearNamesFile(tree);
+  }
   const env = { GOPROXY: 'off', ...ctx.testEnv, ...options.env };
   const result = await sandboxed(ctx, tree, {
     command,
@@ -87,11 +94,11 @@ export async function runTests(
     timeoutMs: ctx.limits.runTimeoutMs,
     network: false,
     outputBytes: TEST_OUTPUT_BYTES,
-    env: mocha ? withMochaNames(env) : env,
+    env: preloads ? withNamePreloads(env, [MOCHA_PRELOAD, KARMA_PRELOAD]) : env,
     ...(watched ? { watched } : {}),
   });
-  // mocha's names, as the preload wrote them to the run's own file, read after the run's output.
-  const names = mocha ? readMochaNames(tree) : '';
+  // The names the preloads wrote to the run's own file, read after the run's output.
+  const names = preloads ? readNamesFile(tree) : '';
   let output = normalizeOutput(result.stdout + withoutProgress(result.stderr) + (names ? `\n${names}` : ''), [
     SANDBOX_REPO,
     tree.repo,

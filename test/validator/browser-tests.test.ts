@@ -79,6 +79,49 @@ describe('tests that run in a browser', { timeout: 240_000 }, () => {
     expect(sandbox.report().browser).toBe('/opt/emend/chromium');
   });
 
+  it('runs a Karma project configured for a browser that is not here (PhantomJS, its launcher never downloaded) in the sandbox’s Chromium, naming passing tests too', async () => {
+    const sandbox = online.sandbox();
+    const environments = online.environments();
+    // As many projects' configurations do: Chrome from Puppeteer (whose download setup skips), a
+    // PhantomJS launcher that throws when Karma loads it, and a watching run unless told otherwise.
+    const phantomConf = `process.env.CHROME_BIN = '/nonexistent/puppeteer/chrome';
+module.exports = (config) => {
+  config.set({
+    frameworks: ['mocha'],
+    files: ['src/*.js', 'test/*.js'],
+    plugins: ['karma-*', require('path').join(__dirname, 'vendor/karma-phantomjs-launcher.js')],
+    browsers: ['PhantomJS'],
+    singleRun: false,
+    autoWatch: true,
+  });
+};
+`;
+    const files = {
+      ...karmaProject(),
+      'karma.conf.js': phantomConf,
+      'vendor/karma-phantomjs-launcher.js':
+        'throw new TypeError(\'The "path" argument must be of type string. Received type object\');\n',
+    };
+    const repo = fixtureRepo(files, {
+      'src/math.js': 'function add(a, b) { return a + b; }\nfunction sub(a, b) { return a + b; }\n',
+    });
+    const out = await validate(sandbox, { dir: repo.dir, base: repo.base }, { environments });
+    expect(out.setup).toMatchObject({ exit_code: 0 });
+    expect(out).toMatchObject({
+      passed: false,
+      new_failures: ['math sub subtracts two numbers'],
+      preexisting_failures: [],
+      // Passing tests are named (Karma's own progress reporter names failures only).
+      tests: { passed: 1, failed: 1, skipped: 0 },
+    });
+    expect(out.log_tail).toContain(
+      'emend: karma plugin vendor/karma-phantomjs-launcher.js left out: it does not load here',
+    );
+    expect(out.log_tail).toContain(
+      'emend: karma runs in the sandbox\'s Chromium (the configuration named ["PhantomJS"])',
+    );
+  });
+
   it('says the browser is missing, naming what asks for it and how to install it, where the server has no Chromium', async () => {
     const without = await fixtureSandbox({ EMEND_CHROMIUM_PATH: '/nonexistent/chromium' });
     expect(without.report().browser).toBeUndefined();

@@ -478,6 +478,29 @@ BUILD FAILED in 3s`;
     expect(both.markers).toEqual([]);
   });
 
+  it('reads the names block of emend’s Karma reporter: passing and skipped tests by name, a failure once with the progress line’s id', () => {
+    const output = [
+      'Chrome Headless 156.0.0.0 (Linux 0.0.0) import - associations should import  data association FAILED',
+      '\tError: expected 0 to equal 1',
+      'TOTAL: 1 FAILED, 2 SUCCESS',
+      '',
+      'emend: karma tests by name',
+      '✓ features/modeling - BpmnRules groups should resize Group',
+      '✗ import - associations should import data association',
+      '○ import - associations should import later',
+      '✓ draw renders',
+      '',
+    ].join('\n');
+    const run = parseOutput(output);
+    expect(Object.fromEntries(run.tests)).toEqual({
+      'features/modeling - BpmnRules groups should resize Group': 'passed',
+      'import - associations should import data association': 'failed',
+      'import - associations should import later': 'skipped',
+      'draw renders': 'passed',
+    });
+    expect(run.markers).toEqual([]);
+  });
+
   it('makes paths relative to the checkout, whichever copy ran', () => {
     expect(
       normalizeOutput('\x1b[31mnot ok 1 - /workspace/repo/test/a.js\x1b[0m\r\n/tmp/x/change/repo/b.js', [
