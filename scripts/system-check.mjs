@@ -37,6 +37,9 @@ export const PACKAGES = [
   // A repository's native modules build in the sandbox at setup (node-gyp: python3, make, a C++
   // compiler; Python's C extensions the same): build-essential brings make, gcc and g++.
   { name: 'build-essential', for: ['start', 'test'], commands: ['make', 'g++'] },
+  // `emend eval` runs a benchmark's tests at its base commit's date through libfaketime
+  // (src/test-runs/test-clock.ts); the faketime package brings the library and its command.
+  { name: 'faketime', for: ['start', 'test'], commands: ['faketime'] },
   { name: 'postgresql', for: ['test'], postgres: true },
   // script(1): the remote CLI's tests run it under a real pseudo-terminal (test/cli/remote-process.ts).
   { name: 'bsdutils', for: ['test'], commands: ['script'] },

@@ -15,14 +15,16 @@ import { type EvalMode, type InstanceResult, type RepoSetup, type RunOptions, ru
 import { localEnvironmentCache, localSandbox, localToolchainCache } from './local-sandbox.js';
 import { ValidationAborted } from '../environments/sandboxed.js';
 import { abortOnSignals } from './interrupt.js';
+import { findFaketime } from '../test-runs/test-clock.js';
 
 const USAGE =
   'usage: emend eval --dataset F [--oracle | --baseline] [--limit N | --sample N] [--concurrency K] [--out DIR]\n' +
-  '                  [--resume] [--logs]\n' +
+  '                  [--resume] [--logs] [--clock base|now]\n' +
   '                  [--mirrors DIR] [--clone-url URL] [--setup FILE.json] [--plan free|pro|scale]\n' +
   '                  [--fixer pipeline|agent]\n' +
   'Without --oracle or --baseline, the configured model runs the fix pipeline on each instance,\n' +
-  'its fixer the one-shot pipeline fixer (the default) or the tool-using agent (--fixer agent).';
+  'its fixer the one-shot pipeline fixer (the default) or the tool-using agent (--fixer agent).\n' +
+  "--clock base (the default) runs each instance's tests at its base commit's date (libfaketime), --clock now at today's.";
 
 /** The plans an eval may run as (their file and retry limits, and their per-task budget). */
 const EVAL_BILLING_PLANS = ['free', 'pro', 'scale'] as const;
@@ -49,6 +51,8 @@ interface EvalArgs {
   setup?: string;
   plan: EvalBillingPlan;
   fixer: FixerKind;
+  /** The tests' clock: the base commit's date (src/test-runs/test-clock.ts) or today's. */
+  clock: 'base' | 'now';
 }
 
 function count(flag: string, value: string | undefined, min: number): number | undefined {
@@ -75,6 +79,7 @@ function readArgs(args: string[]): EvalArgs {
       baseline: { type: 'boolean' },
       plan: { type: 'string' },
       fixer: { type: 'string' },
+      clock: { type: 'string' },
     },
   });
   if (!v.dataset) throw new UsageError('eval needs --dataset');
@@ -90,6 +95,8 @@ function readArgs(args: string[]): EvalArgs {
   const offered = BILLING_PLANS[plan as EvalBillingPlan].fixers;
   if (v.fixer && !offered.some((k) => k === v.fixer))
     throw new UsageError(`the ${plan} plan offers the ${offered.join(', ')} fixer, not ${v.fixer}`);
+  if (v.clock !== undefined && v.clock !== 'base' && v.clock !== 'now')
+    throw new UsageError('--clock expects base (the base commit’s date) or now');
   const limit = count('--limit', v.limit, 1);
   const sample = count('--sample', v.sample, 1);
   if (limit !== undefined && sample !== undefined)
@@ -105,6 +112,7 @@ function readArgs(args: string[]): EvalArgs {
     out: resolve(v.out ?? 'emend-eval'),
     resume: v.resume ?? false,
     logs: v.logs ?? false,
+    clock: v.clock === 'now' ? 'now' : 'base',
     ...(v.mirrors ? { mirrors: resolve(v.mirrors) } : {}),
     ...(v['clone-url'] ? { cloneUrl: v['clone-url'] } : {}),
     ...(v.setup ? { setup: resolve(v.setup) } : {}),
@@ -210,6 +218,11 @@ export async function evalCommand(args: string[], env: NodeJS.ProcessEnv): Promi
 
   const interrupt = abortOnSignals();
   const environmentCache = localEnvironmentCache(config);
+  const faketime = a.clock === 'base' ? findFaketime() : undefined;
+  if (a.clock === 'base' && !faketime)
+    console.error(
+      "emend: libfaketime is not installed, so the tests run at today's date, not their base commit's (apt-get install faketime)",
+    );
   try {
     const options: RunOptions = {
       sandbox,
@@ -224,6 +237,7 @@ export async function evalCommand(args: string[], env: NodeJS.ProcessEnv): Promi
       toolchainCache: localToolchainCache(config),
       ...(environmentCache ? { environmentCache } : {}),
       ...(a.logs ? { logsDir: join(a.out, 'logs') } : {}),
+      ...(faketime ? { clock: { faketime, now: () => new Date() } } : {}),
       ...(model ? { pipeline: model.pipeline } : {}),
     };
     const results = [...earlier, ...(await runAll(todo, a, options, file))];

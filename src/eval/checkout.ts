@@ -36,7 +36,7 @@ export class CheckoutError extends Error {
  * git call goes through runGit (hooks and fsmonitor off, no user or system config), since the
  * repository is someone else's. With `gitDir`, the git directory is made there, outside the
  * files, as a task's checkout keeps it (the fix pipeline runs repository code on the files).
- * Returns the full hash of the commit checked out.
+ * Returns the full hash of the commit checked out and its committer date.
  */
 export async function checkoutAt(
   repo: string,
@@ -45,7 +45,7 @@ export async function checkoutAt(
   source: RepoSource,
   home: string,
   gitDir: string = join(dir, '.git'),
-): Promise<{ from: string; commit: string }> {
+): Promise<{ from: string; commit: string; date: Date }> {
   await mkdir(home, { recursive: true });
   const env: GitEnv = { home };
   const mirror = source.mirrors ? mirrorGitDir(source.mirrors, repo) : undefined;
@@ -68,8 +68,9 @@ export async function checkoutAt(
     }
     const at = { gitDir, workTree: dir, cwd: dir };
     await runGit(env, { args: ['checkout', '--quiet', '--detach', commit], ...at });
-    const head = await runGit(env, { args: ['rev-parse', 'HEAD'], ...at });
-    return { from, commit: head.stdout.trim() };
+    const head = await runGit(env, { args: ['show', '-s', '--format=%H %cI', 'HEAD'], ...at });
+    const [hash, iso] = head.stdout.trim().split(' ');
+    return { from, commit: hash!, date: new Date(iso!) };
   } catch (err) {
     throw new CheckoutError(`could not check out ${repo} at ${commit} from ${from}: ${(err as Error).message}`);
   }

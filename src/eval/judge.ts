@@ -58,6 +58,8 @@ export interface Verdict {
   /** The end of the test output, when something did not pass. */
   log_tail?: string;
   wall_ms: number;
+  /** The date the tests ran at, when not today's (`emend eval --clock base`). */
+  clock?: string;
 }
 
 export interface JudgeOptions {
@@ -69,6 +71,8 @@ export interface JudgeOptions {
   setupCommand?: string | null;
   /** Variables for the test command (not the setup's), e.g. PYTHONPATH=/workspace/repo/src. */
   env?: Record<string, string>;
+  /** The date `env` sets the tests' clock to (src/test-runs/test-clock.ts), said in the verdict. */
+  clock?: string;
   limits?: Partial<TestRunTimeouts>;
   signal?: AbortSignal;
   tmpRoot?: string;
@@ -220,6 +224,7 @@ export async function judge(checkout: string, instance: JudgedInstance, options:
       setup: { ok: true, ...used },
       times: { ...setupTime.times, tests_ms: Math.round(performance.now() - testsStarted) },
       command,
+      ...(options.clock ? { clock: options.clock } : {}),
       ...(counted.not_passed.length > 0 ? { log_tail: run.logTail } : {}),
       wall_ms: Math.round(performance.now() - started),
     };

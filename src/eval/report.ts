@@ -54,6 +54,7 @@ export function summaryMarkdown(results: InstanceResult[], title: string): strin
     `- not set up: ${results.length - ran.length}` +
       (results.some((r) => r.pipeline) ? ' (a pipeline failure counts as set up and not resolved)' : ''),
     `- wall time: ${secs(wall)} in total, summed over instances`,
+    ...clockLine(results, ran.length),
     ...timeFigures(results),
     ...modelFigures(results),
     ...reasonCounts(results),
@@ -222,6 +223,14 @@ function modelSections(results: InstanceResult[]): string[] {
       lines.push(`- ${r.instance_id} (${r.pipeline!.failure!.step}): ${cell(r.pipeline!.failure!.reason)}`);
   }
   return lines;
+}
+
+/** Whose date the tests ran at (`--clock`): said once, for the instances whose tests ran. */
+function clockLine(results: InstanceResult[], ran: number): string[] {
+  if (ran === 0) return [];
+  const dated = results.filter((r) => r.clock !== undefined).length;
+  if (dated === 0) return ["- tests' clock: today's date"];
+  return [`- tests' clock: each base commit's date (${dated} of the ${ran} set up; libfaketime)`];
 }
 
 /** The agent fixer per instance: turns, tool calls, tokens and cost of the whole run, its wall time; medians last. */

@@ -4,6 +4,7 @@ import { join } from 'node:path';
 import type { Sandbox } from '../sandbox/types.js';
 import { type TestRunTimeouts, ValidationAborted } from '../environments/sandboxed.js';
 import type { TaskCheckout } from '../checkout/checkout.js';
+import { clockEnv } from '../test-runs/test-clock.js';
 import { type RepoSource, checkoutAt } from './checkout.js';
 import type { Instance } from './dataset.js';
 import { type JudgeSetup, type Verdict, judge } from './judge.js';
@@ -66,6 +67,11 @@ export interface RunOptions {
   environmentCache?: EnvironmentCache;
   /** A directory for each instance's setup and test output, `<instance_id>.log` (`emend eval --logs`). */
   logsDir?: string;
+  /**
+   * Run each instance's tests at its base commit's date (src/test-runs/test-clock.ts): libfaketime's
+   * path, and the clock that says what today is. Without it the tests run at today's date.
+   */
+  clock?: { faketime: string; now: () => Date };
 }
 
 type Head = Pick<InstanceResult, 'instance_id' | 'repo' | 'mode'>;
@@ -96,8 +102,9 @@ export async function runInstance(instance: Instance, mode: EvalMode, options: R
     // The pipeline runs repository code on the files: its git directory stays outside them, as a task's does.
     const gitDir = mode === 'model' ? join(work, 'git') : join(dir, '.git');
     let commit: string;
+    let date: Date;
     try {
-      ({ commit } = await checkoutAt(
+      ({ commit, date } = await checkoutAt(
         instance.repo,
         instance.base_commit,
         dir,
@@ -125,7 +132,7 @@ export async function runInstance(instance: Instance, mode: EvalMode, options: R
         return { ...result, edits, pipeline: measured(instance, pipeline, undefined) };
       }
     }
-    const verdict = await judgeChange(dir, instance, options, { gitDir, commit });
+    const verdict = await judgeChange(dir, instance, options, { gitDir, commit, date });
     return {
       ...head,
       ...verdict,
@@ -163,15 +170,18 @@ function judgeChange(
   dir: string,
   instance: Instance,
   options: RunOptions,
-  at: { gitDir: string; commit: string },
+  at: { gitDir: string; commit: string; date: Date },
 ): Promise<Verdict> {
   const setup = options.setup[instance.repo] ?? {};
+  const clock = options.clock ? clockEnv(options.clock.faketime, at.date, options.clock.now()) : undefined;
+  const env = clock || setup.env ? { ...setup.env, ...clock } : undefined;
   const cache = options.environmentCache;
   return judge(dir, instance, {
     sandbox: options.sandbox,
     // A repository the operator's file names gets its command instead of the detected install (none: no install).
     ...(options.setup[instance.repo] ? { setupCommand: setup.command ?? null } : {}),
-    ...(setup.env !== undefined ? { env: setup.env } : {}),
+    ...(env !== undefined ? { env } : {}),
+    ...(clock ? { clock: at.date.toISOString() } : {}),
     ...(options.limits ? { limits: options.limits } : {}),
     ...(options.signal ? { signal: options.signal } : {}),
     ...(options.tmpRoot ? { tmpRoot: options.tmpRoot } : {}),

@@ -8,6 +8,7 @@ import {
   type EvalInstance,
   SRC_ON_PATH,
   buildInstance,
+  datedSpec,
   jsSpec,
   pythonSpec,
   pythonSrcSpec,
@@ -151,6 +152,26 @@ describe('emend eval', { timeout: 120_000 }, () => {
     expect(existsSync(join(out, 'logs'))).toBe(false);
   });
 
+  it('runs the tests at the base commit’s date (--clock base, the default), and at today’s with --clock now', async () => {
+    const dated = buildInstance(mirrors, 'acme__datedcalc-1', datedSpec);
+    const data = join(root, 'data-dated.jsonl');
+    writeDataset(data, [dated]);
+    const atBase = await run(['--dataset', data, '--oracle']);
+    expect(atBase.code, atBase.printed).toBe(0);
+    const [then] = results(atBase.out);
+    expect(then).toMatchObject({ resolved: true, f2p: { passed: 1, total: 1 }, clock: '2020-06-15T12:00:00.000Z' });
+    expect(readFileSync(join(atBase.out, 'summary.md'), 'utf8')).toContain(
+      "- tests' clock: each base commit's date (1 of the 1 set up; libfaketime)",
+    );
+    const today = await run(['--dataset', data, '--oracle', '--clock', 'now']);
+    expect(today.code, today.printed).toBe(0);
+    const [now] = results(today.out);
+    expect(now).toMatchObject({ resolved: false, f2p: { passed: 0, total: 1 }, not_passed: ['adds, this year'] });
+    expect(now!.clock).toBeUndefined();
+    expect(now!.log_tail).toMatch(/the year is 20\d\d/);
+    expect(readFileSync(join(today.out, 'summary.md'), 'utf8')).toContain("- tests' clock: today's date");
+  });
+
   it('--sample N runs a stable subset that covers every repository, and a larger sample resumed adds to it', async () => {
     const first = await run(['--dataset', dataset, '--baseline', '--sample', '2', '--setup', join(root, 'setup.json')]);
     expect(first.code, first.printed).toBe(0);
@@ -232,5 +253,8 @@ describe('emend eval', { timeout: 120_000 }, () => {
     const setup = await run(['--dataset', dataset, '--oracle', '--setup', badSetup]);
     expect(setup.code).toBe(2);
     expect(setup.printed).toMatch(/bad-setup\.json: acme\/pycalc: /);
+    const clock = await run(['--dataset', dataset, '--oracle', '--clock', 'yesterday']);
+    expect(clock.code).toBe(2);
+    expect(clock.printed).toContain('--clock expects base (the base commit’s date) or now');
   });
 });

@@ -23,6 +23,7 @@ const FILES: Record<string, string[]> = {
   'python3-pip': ['/usr/lib/python3/dist-packages/pip/__init__.py'],
   'python3-pytest': ['/usr/lib/python3/dist-packages/pytest/__init__.py'],
   'build-essential': ['/usr/bin/make', '/usr/bin/g++'],
+  faketime: ['/usr/bin/faketime'],
   bsdutils: ['/usr/bin/script'],
 };
 const ALL = Object.keys(FILES);
@@ -173,6 +174,7 @@ describe('the system check before npm start and npm test: deciding', () => {
       'python3-pip',
       'python3-pytest',
       'build-essential',
+      'faketime',
     ]);
     expect(missingFor('test', nothing, {})).toEqual([
       'git',
@@ -184,6 +186,7 @@ describe('the system check before npm start and npm test: deciding', () => {
       'python3-pip',
       'python3-pytest',
       'build-essential',
+      'faketime',
       'postgresql',
       'bsdutils',
     ]);
@@ -220,17 +223,17 @@ describe('the system check before npm start and npm test: the script', { timeout
     expect(run.stdout).toBe('');
     expect(run.stderr).toContain(
       'npm test needs system packages that are missing: git bubblewrap util-linux chromium fonts-dejavu-core ' +
-        'python3-venv python3-pip python3-pytest build-essential postgresql bsdutils.',
+        'python3-venv python3-pip python3-pytest build-essential faketime postgresql bsdutils.',
     );
     expect(run.stderr).toContain(
       '\n  sudo apt-get install -y git bubblewrap util-linux chromium fonts-dejavu-core python3-venv python3-pip ' +
-        'python3-pytest build-essential postgresql bsdutils\n',
+        'python3-pytest build-essential faketime postgresql bsdutils\n',
     );
   });
 
   it('as root with apt-get, installs only what is missing, in one line, then finds it there', async () => {
     const root = fakeMachine(
-      ['git', 'util-linux', 'chromium', 'fonts-dejavu-core', 'build-essential', 'postgresql', 'bsdutils'],
+      ['git', 'util-linux', 'chromium', 'fonts-dejavu-core', 'build-essential', 'faketime', 'postgresql', 'bsdutils'],
       'installs',
     );
     const run = await runCheck('test', root);
@@ -249,7 +252,10 @@ describe('the system check before npm start and npm test: the script', { timeout
   });
 
   it('npm start does not install what only the tests need', async () => {
-    const root = fakeMachine(['git', 'util-linux', 'chromium', 'fonts-dejavu-core', 'build-essential'], 'installs');
+    const root = fakeMachine(
+      ['git', 'util-linux', 'chromium', 'fonts-dejavu-core', 'build-essential', 'faketime'],
+      'installs',
+    );
     const run = await runCheck('start', root);
     expect(run.code).toBe(0);
     expect(aptLog(root)).toEqual([
@@ -267,7 +273,10 @@ describe('the system check before npm start and npm test: the script', { timeout
   });
 
   it('not as root, stops with the sudo command even where apt-get is there', async () => {
-    const root = fakeMachine(['git', 'util-linux', 'chromium', 'fonts-dejavu-core', 'build-essential'], 'installs');
+    const root = fakeMachine(
+      ['git', 'util-linux', 'chromium', 'fonts-dejavu-core', 'build-essential', 'faketime'],
+      'installs',
+    );
     const run = await runCheck('start', root, { uid: 65534 });
     expect(run.code).toBe(1);
     // the apt-get was seen (a machine without one gets another sentence), and not run

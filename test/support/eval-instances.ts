@@ -40,6 +40,8 @@ export interface InstanceSpec {
   tests: Files;
   FAIL_TO_PASS: string[];
   PASS_TO_PASS: string[];
+  /** The base commit's date (ISO 8601), as an old repository's; today's without it. */
+  date?: string;
 }
 
 /** Builds the repository as a mirror in `mirrors` and returns its instance. */
@@ -49,7 +51,8 @@ export function buildInstance(mirrors: string, id: string, spec: InstanceSpec): 
   git(dir, ['init', '-q', '-b', 'main']);
   writeFiles(dir, spec.base);
   git(dir, ['add', '-A']);
-  git(dir, ['commit', '-q', '-m', 'base']);
+  const dated = spec.date ? { GIT_AUTHOR_DATE: spec.date, GIT_COMMITTER_DATE: spec.date } : {};
+  execFileSync('git', ['-C', dir, 'commit', '-q', '-m', 'base'], { env: { ...GIT_ENV, ...dated } });
   const base = git(dir, ['rev-parse', 'HEAD']).trim();
   const patch = diffOf(dir, spec.fix);
   const testPatch = diffOf(dir, spec.tests);
@@ -125,3 +128,21 @@ export const pythonSrcSpec: InstanceSpec = {
 /** The operator setup that points Python at src/: a .pth file in the user site, which HOME keeps for the tests. */
 export const SRC_ON_PATH =
   'd=$(python3 -m site --user-site) && mkdir -p "$d" && echo "$PWD/src" > "$d/emend-eval-src.pth"';
+
+/**
+ * acme/datedcalc: the jscalc bug in a repository last committed in June 2020, whose test of the
+ * fix also reads the wall clock (as dayjs's time-zone tests guess from today's offset): it
+ * passes only at a date before 2021, so with the clock at the base commit's date.
+ */
+export const datedSpec: InstanceSpec = {
+  ...jsSpec,
+  repo: 'acme/datedcalc',
+  date: '2020-06-15T12:00:00Z',
+  tests: {
+    'test/add.test.js': jsTest(
+      'adds, this year',
+      '{ assert.strictEqual(lib.add(2, 3), 5); assert.ok(new Date().getUTCFullYear() < 2021, "the year is " + new Date().getUTCFullYear()); }',
+    ),
+  },
+  FAIL_TO_PASS: ['adds, this year'],
+};
