@@ -200,11 +200,19 @@ export async function judge(checkout: string, instance: JudgedInstance, options:
     const used = setup
       ? { command: setup.command, ...(setup.environment ? { environment: setup.environment.cache } : {}) }
       : base;
-    if (options.logFile && setup)
+    if (options.logFile && setup) {
+      // What ran it: the toolchains chosen (and why some were not), then the setup's own words.
+      const { facts, notes } = prepared.environment;
+      const tools = Object.entries(facts)
+        .filter(([, version]) => version !== undefined)
+        .map(([name, version]) => `${name} ${version}`)
+        .join(', ');
+      const said = [`emend: toolchains: ${tools || 'none'}`, ...notes.map((n) => `emend: ${n}`), ...(setup.notes ?? [])];
       await writeFile(
         options.logFile,
-        `$ ${setup.command}\n${setup.log_tail ?? ''}\nemend: setup exited ${setup.exit_code}\n`,
+        `${said.join('\n')}\n$ ${setup.command}\n${setup.log_tail ?? ''}\nemend: setup exited ${setup.exit_code}\n`,
       );
+    }
     if (setup && (setup.exit_code !== 0 || setup.skipped !== undefined)) {
       const why = setup.skipped ?? (setup.timed_out ? 'timed out' : `exited with code ${setup.exit_code}`);
       const reason = `${why}${setup.log_tail ? `: ${setup.log_tail.trim().split('\n').slice(-10).join(' | ')}` : ''}`;
