@@ -77,7 +77,7 @@ export async function startHarness(
     EMEND_DATA_DIR: dataDir,
     EMEND_SECRET_KEY: randomBytes(32).toString('hex'),
     ...scmEnv,
-    ...env,
+    ...withModelKey(env),
   });
   const database = await openTestDatabase();
   const { lines: logLines, stream: sink } = logSink();
@@ -107,6 +107,20 @@ export async function startHarness(
       rmSync(dataDir, { recursive: true, force: true });
     },
   };
+}
+
+/**
+ * The managed model key every harness has unless the test names one (or blanks OPENAI_API_KEY to
+ * have none): POST /v1/tasks refuses a task no model can run (412 model_not_configured), and most
+ * tests create tasks whose steps are doubles. Its provider's address is a closed loopback port
+ * unless the test gives one, so a production step that does call it fails at once, offline.
+ */
+export const HARNESS_MODEL_KEY = 'sk-harness-placeholder';
+const MODEL_KEY_VARS = ['OPENAI_API_KEY', 'ANTHROPIC_API_KEY', 'GOOGLE_GENERATIVE_AI_API_KEY'];
+
+function withModelKey(env: Record<string, string>): Record<string, string> {
+  if (MODEL_KEY_VARS.some((name) => name in env)) return env;
+  return { OPENAI_API_KEY: HARNESS_MODEL_KEY, OPENAI_BASE_URL: 'http://127.0.0.1:1/v1', ...env };
 }
 
 let seq = 0;
