@@ -149,6 +149,21 @@ export async function newAccount(
 }
 
 /**
+ * Turns the workspace's own keys (BYOK) on, with a key of its own saved (a placeholder its tests'
+ * steps never send): a BYOK workspace without one is refused tasks (412 model_not_configured).
+ */
+export async function useOwnKey(h: Harness, auth: Record<string, string>) {
+  const saved = await h.app.inject({
+    method: 'POST',
+    url: '/v1/me/keys',
+    headers: auth,
+    payload: { provider: 'openai', api_key: 'sk-own-placeholder-0123456789' },
+  });
+  const on = await h.app.inject({ method: 'POST', url: '/v1/me/byok', headers: auth, payload: { enabled: true } });
+  if (saved.statusCode >= 300 || on.statusCode !== 200) throw new Error(`BYOK not set up: ${saved.body} ${on.body}`);
+}
+
+/**
  * Walks tasks along legal edges to `to` (the database refuses any other move), as the
  * engine would, so tests of the API can free the concurrency cap without running steps.
  */
