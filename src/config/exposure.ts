@@ -1,4 +1,5 @@
 import type { Config } from './config.js';
+import { LLM_PROVIDERS, type LlmProvider } from './llm.js';
 
 /**
  * Who can reach this server, and what it gives them: the facts behind the start-up warnings
@@ -24,9 +25,11 @@ export const listensBeyondLoopback = (config: Pick<Config, 'host'>) => !isLoopba
 /** EMEND_BASE_URL names this machine: links made from it (invitations, hook URLs) work only here. */
 export const baseUrlIsLocal = (config: Pick<Config, 'baseUrl'>) => isLoopbackHost(new URL(config.baseUrl).hostname);
 
-/** The providers the operator gave a managed key for (OPENAI_API_KEY and friends). */
-export const hasManagedModelKey = (config: Pick<Config, 'providerKeys'>) =>
-  Object.values(config.providerKeys).some((key) => !!key);
+/** The providers the operator gave a managed key for (OPENAI_API_KEY and friends), in the order chooseModel tries them. */
+export const managedProviders = (config: Pick<Config, 'providerKeys'>): LlmProvider[] =>
+  LLM_PROVIDERS.filter((p) => !!config.providerKeys[p]);
+
+export const hasManagedModelKey = (config: Pick<Config, 'providerKeys'>) => managedProviders(config).length > 0;
 
 /** What an operator should hear at start-up about how this server is set up, one sentence each. */
 export function startupWarnings(config: Config): string[] {

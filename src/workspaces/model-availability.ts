@@ -1,13 +1,8 @@
 import { eq } from 'drizzle-orm';
-import { LLM_PROVIDERS, type LlmProvider } from '../config/llm.js';
+import { hasManagedModelKey } from '../config/exposure.js';
 import { providerKeys } from '../db/schema.js';
 import type { Deps } from '../deps.js';
 import { AppError } from '../errors.js';
-
-/** The providers the operator gave a managed key for (OPENAI_API_KEY and friends), in the order chooseModel tries them. */
-export function managedProviders(config: Pick<Deps['config'], 'providerKeys'>): LlmProvider[] {
-  return LLM_PROVIDERS.filter((p) => !!config.providerKeys[p]);
-}
 
 /**
  * Refuses a task that could not call any model, before it is created or counted (issue 45): every
@@ -33,7 +28,7 @@ export async function requireModelFor(
         'Account → Provider keys (POST /v1/me/keys), or turn BYOK off to use the server’s key',
     );
   }
-  if (managedProviders(deps.config).length > 0) return;
+  if (hasManagedModelKey(deps.config)) return;
   throw new AppError(
     'model_not_configured',
     'no model provider key: the server has none (the operator sets OPENAI_API_KEY, ANTHROPIC_API_KEY or ' +

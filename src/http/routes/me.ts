@@ -17,9 +17,8 @@ import { Nullable, StringEnum, Timestamp, Uuid, described } from '../schema-part
 import { BILLING_PLAN_NAMES } from '../../config/billing-plans.js';
 import { SCM_KINDS } from '../../config/scm-hosts.js';
 import type { Config } from '../../config/config.js';
-import { baseUrlIsLocal } from '../../config/exposure.js';
+import { baseUrlIsLocal, managedProviders } from '../../config/exposure.js';
 import { LLM_PROVIDERS } from '../../config/llm.js';
-import { managedProviders } from '../../workspaces/model-availability.js';
 
 // The profile's wire shape (Profile) and its presenter.
 
