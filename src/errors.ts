@@ -1,6 +1,7 @@
 /**
  * The service's one error vocabulary: the spec's codes plus the few the design adds
- * (conflict, payload_too_large, unsupported_media_type, scm_unavailable, unavailable). Domain code throws AppError with
+ * (conflict, payload_too_large, unsupported_media_type, scm_unavailable, unavailable,
+ * model_not_configured). Domain code throws AppError with
  * a
  * code; only the HTTP layer (src/http/errors.ts) turns a code into a status.
  */
@@ -18,6 +19,7 @@ export const ERROR_CODES = [
   'not_found',
   'conflict',
   'scm_not_connected',
+  'model_not_configured',
   'payload_too_large',
   'unsupported_media_type',
   'rate_limited',

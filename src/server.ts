@@ -10,6 +10,7 @@ import type { Deps } from './deps.js';
 import { createLogger } from './logger.js';
 import { createRuntime } from './runtime/runtime.js';
 import { productionSteps } from './runtime/step-registry.js';
+import { announceServing } from './runtime/startup-banner.js';
 import { resolveSecretKey } from './secrets/key.js';
 import { startWorker, workerOptions } from './engine/worker.js';
 
@@ -65,10 +66,7 @@ export async function startServer(config: Config, options: { worker?: boolean } 
     const url = await app.listen({ port: config.port, host: config.host });
     // Asked once, in the background: Maven's and Gradle's JVMs take seconds to answer.
     void runtime.deps.toolchains.start().then((found) => log.info({ toolchains: found }, 'toolchains in the sandbox'));
-    log.info(
-      { url, database: database.kind, dataDir: database.kind === 'pglite' ? config.dataDir : undefined },
-      'emend is serving',
-    );
+    announceServing(config, { url, database: database.kind }, log);
     return { app, database, deps: runtime.deps, url };
   });
 }

@@ -1,6 +1,6 @@
 import { resolve } from 'node:path';
 import { z } from 'zod';
-import { type Env, type VariableSchema, integer, oneOf, read, refuse, text, url } from './env.js';
+import { type Env, type VariableSchema, integer, onOff, oneOf, read, refuse, text, url } from './env.js';
 import { type LlmConfig, llmConfig, providerBaseUrls, providerKeys } from './llm.js';
 import { type OutboundAllowRule, outboundAllow } from './outbound.js';
 import { type SandboxConfig, sandboxConfig } from './sandbox.js';
@@ -67,6 +67,11 @@ export interface Config {
   outboundAllow: OutboundAllowRule[];
   /** Webhook delivery (docs/webhooks.md). */
   webhooks: WebhookConfig;
+  /**
+   * Whether POST /v1/demo/token issues demo tokens (EMEND_DEMO_TOKENS, on by default as the spec
+   * publishes it): off, it answers 404 and the panel hides "Try a demo".
+   */
+  demoTokens: boolean;
 }
 
 /** EMEND_TRUST_PROXY: true, false, a hop count, or a comma-separated list of addresses. */
@@ -82,6 +87,9 @@ const trustProxy: VariableSchema<boolean | number | string[]> = z.string().trans
   return refuse(ctx, 'expected true, false, a hop count, or a comma-separated list of addresses');
 });
 
+/** The listen address when HOST is unset: loopback only. */
+export const DEFAULT_HOST = '127.0.0.1';
+
 const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
 
 /**
@@ -90,7 +98,9 @@ const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'
  */
 export function loadConfig(env: Env = process.env): Config {
   const port = read(env, 'PORT', integer(0, 65535), 3000);
-  const host = text(env, 'HOST') ?? '0.0.0.0';
+  // Loopback unless the operator says otherwise: `npm start` on a laptop must not serve the
+  // network (a container image sets HOST=0.0.0.0 on purpose).
+  const host = text(env, 'HOST') ?? DEFAULT_HOST;
   const dataDir = resolve(text(env, 'EMEND_DATA_DIR') ?? './data');
   // Checked as a URL, kept as written.
   const databaseUrl = text(env, 'DATABASE_URL');
@@ -155,5 +165,6 @@ export function loadConfig(env: Env = process.env): Config {
     },
     outboundAllow: read(env, 'EMEND_OUTBOUND_ALLOW', outboundAllow, []),
     webhooks: webhookConfig(env),
+    demoTokens: read(env, 'EMEND_DEMO_TOKENS', onOff, true),
   };
 }

@@ -2,6 +2,7 @@ import { and, count, eq, gte } from 'drizzle-orm';
 import type { AuthContext } from '../accounts/authenticate.js';
 import { billingPlan, billingPlanNameOf } from '../billing/billing-plan.js';
 import { checkFixerAllowed, chooseFixer } from '../workspaces/fixer-choice.js';
+import { requireModelFor } from '../workspaces/model-availability.js';
 import type { FixerKind } from '../config/config.js';
 import { type TaskTrigger, taskLogs, tasks } from '../db/schema.js';
 import type { Tx } from '../db/client.js';
@@ -99,6 +100,9 @@ export async function createTask(
     const billingPlanName = billingPlanNameOf(isDemo ? 'demo' : auth.workspace.plan);
     checkFixerAllowed('fixer', input.fixer, billingPlan(billingPlanName), billingPlanName);
   }
+  // A task no model can run is refused here, not failed by its planner a moment later: nothing is
+  // created or counted against the month (issue 45). The BYOK choice is admission's, read the same way.
+  await requireModelFor(deps, { workspaceId: auth.workspace.id, byok: !isDemo && auth.workspace.useByok });
   if (repo) {
     // Asked of the code host before the account row is locked: a slow host must not hold the lock.
     await checkRepoAccess(deps, {

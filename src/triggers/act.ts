@@ -136,6 +136,7 @@ const PLAIN: Partial<Record<AppError['code'], string>> = {
   CONCURRENT_LIMIT: 'it already runs as many tasks at once as its plan allows; ask again when one has finished',
   PRIVATE_REPO_REQUIRES_UPGRADE: 'its plan works on public repositories only',
   scm_not_connected: 'its connection to the code host no longer works',
+  model_not_configured: 'no model provider key is set for it (Account → Provider keys)',
 };
 
 /** A refusal of task creation, said in the thread in plain words. */

@@ -20,7 +20,8 @@ describe('loadConfig', () => {
     const config = loadConfig({});
     expect(config).toMatchObject({
       port: 3000,
-      host: '0.0.0.0',
+      // Loopback: `npm start` serves this machine only; a container sets HOST=0.0.0.0 (issue 45).
+      host: '127.0.0.1',
       dataDir: resolve('./data'),
       databaseUrl: undefined,
       secretKey: undefined,
@@ -38,6 +39,13 @@ describe('loadConfig', () => {
         google: 'https://generativelanguage.googleapis.com/v1beta',
       },
     });
+  });
+
+  it('issues demo tokens unless EMEND_DEMO_TOKENS is off, and refuses other words naming the variable', () => {
+    expect(loadConfig({}).demoTokens).toBe(true);
+    expect(loadConfig({ EMEND_DEMO_TOKENS: 'on' }).demoTokens).toBe(true);
+    expect(loadConfig({ EMEND_DEMO_TOKENS: 'off' }).demoTokens).toBe(false);
+    expect(() => loadConfig({ EMEND_DEMO_TOKENS: 'no' })).toThrow('EMEND_DEMO_TOKENS: expected on or off, got "no"');
   });
 
   it('reads the environment, treating blank values as unset', () => {

@@ -16,7 +16,7 @@ import {
   waitForStatus,
   workerPerTest,
 } from '../support/engine.js';
-import { type Harness, newAccount, startHarness } from '../support/harness.js';
+import { type Harness, newAccount, startHarness, useOwnKey } from '../support/harness.js';
 import { validatorOutput } from '../support/step-outputs.js';
 
 let h: Harness;
@@ -156,7 +156,7 @@ describe('a full run', () => {
   it('records tokens but no cost under BYOK', async () => {
     await start();
     const { auth } = await newAccount(h, { plan: 'pro' });
-    await h.app.inject({ method: 'POST', url: '/v1/me/byok', headers: auth, payload: { enabled: true } });
+    await useOwnKey(h, auth);
     const id = await createTask(h, auth);
     const done = await waitForStatus(h, id, 'done');
     expect(done.tokensTotal).toBe(500);

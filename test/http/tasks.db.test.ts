@@ -2,7 +2,7 @@ import { eq } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ledgerBalance } from '../../src/billing/credits.js';
 import { workspaces, taskLogs, tasks } from '../../src/db/schema.js';
-import { type Harness, forceStatus, newAccount, startHarness } from '../support/harness.js';
+import { type Harness, forceStatus, newAccount, startHarness, useOwnKey } from '../support/harness.js';
 
 let h: Harness;
 beforeAll(async () => {
@@ -148,7 +148,7 @@ describe('POST /v1/tasks', () => {
     const res = await post(auth, { prompt: 'fix it', repo_url: REPO });
     expect(res.statusCode).toBe(402);
     expect(res.json().error).toBe('NO_CREDITS');
-    await h.app.inject({ method: 'POST', url: '/v1/me/byok', headers: auth, payload: { enabled: true } });
+    await useOwnKey(h, auth);
     const byok = await post(auth, { prompt: 'fix it', repo_url: REPO });
     expect(byok.statusCode).toBe(201);
     expect(byok.json()).toMatchObject({ byok: true, mode: 'pr' });
@@ -194,7 +194,7 @@ describe('POST /v1/tasks', () => {
       use_byok: false,
       fixer: 'pipeline',
     });
-    await h.app.inject({ method: 'POST', url: '/v1/me/byok', headers: auth, payload: { enabled: true } });
+    await useOwnKey(h, auth);
     expect((await post(auth, { prompt: 'with my key', repo_url: REPO })).statusCode).toBe(201);
     await finishAll(account.id);
     await h.app.inject({ method: 'POST', url: '/v1/me/byok', headers: auth, payload: { enabled: false } });

@@ -32,7 +32,14 @@ describe('the embedded database after a SIGKILL', { timeout: 180_000 }, () => {
     const port = await freePort();
     const server = startCli(
       ['serve', '--no-worker'],
-      cliEnv({ EMEND_DATA_DIR: dataDir, PORT: String(port), HOST: '127.0.0.1' }),
+      // A managed key, never called (no worker): task creation refuses a task no model could run.
+      cliEnv({
+        EMEND_DATA_DIR: dataDir,
+        PORT: String(port),
+        HOST: '127.0.0.1',
+        OPENAI_API_KEY: 'sk-unused',
+        OPENAI_BASE_URL: 'http://127.0.0.1:1/v1',
+      }),
     );
     const baseUrl = `http://127.0.0.1:${port}`;
     await waitForHealth(baseUrl, server, 90_000);

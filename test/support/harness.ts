@@ -77,7 +77,7 @@ export async function startHarness(
     EMEND_DATA_DIR: dataDir,
     EMEND_SECRET_KEY: randomBytes(32).toString('hex'),
     ...scmEnv,
-    ...env,
+    ...withModelKey(env),
   });
   const database = await openTestDatabase();
   const { lines: logLines, stream: sink } = logSink();
@@ -109,6 +109,20 @@ export async function startHarness(
   };
 }
 
+/**
+ * The managed model key every harness has unless the test names one (or blanks OPENAI_API_KEY to
+ * have none): POST /v1/tasks refuses a task no model can run (412 model_not_configured), and most
+ * tests create tasks whose steps are doubles. Its provider's address is a closed loopback port
+ * unless the test gives one, so a production step that does call it fails at once, offline.
+ */
+export const HARNESS_MODEL_KEY = 'sk-harness-placeholder';
+const MODEL_KEY_VARS = ['OPENAI_API_KEY', 'ANTHROPIC_API_KEY', 'GOOGLE_GENERATIVE_AI_API_KEY'];
+
+function withModelKey(env: Record<string, string>): Record<string, string> {
+  if (MODEL_KEY_VARS.some((name) => name in env)) return env;
+  return { OPENAI_API_KEY: HARNESS_MODEL_KEY, OPENAI_BASE_URL: 'http://127.0.0.1:1/v1', ...env };
+}
+
 let seq = 0;
 
 /**
@@ -132,6 +146,21 @@ export async function newAccount(
     await connectScm(h.deps, account.id, scm.token);
   }
   return { account, workspace, token: token.secret, auth: { authorization: `Bearer ${token.secret}` }, scm };
+}
+
+/**
+ * Turns the workspace's own keys (BYOK) on, with a key of its own saved (a placeholder its tests'
+ * steps never send): a BYOK workspace without one is refused tasks (412 model_not_configured).
+ */
+export async function useOwnKey(h: Harness, auth: Record<string, string>) {
+  const saved = await h.app.inject({
+    method: 'POST',
+    url: '/v1/me/keys',
+    headers: auth,
+    payload: { provider: 'openai', api_key: 'sk-own-placeholder-0123456789' },
+  });
+  const on = await h.app.inject({ method: 'POST', url: '/v1/me/byok', headers: auth, payload: { enabled: true } });
+  if (saved.statusCode >= 300 || on.statusCode !== 200) throw new Error(`BYOK not set up: ${saved.body} ${on.body}`);
 }
 
 /**

@@ -52,7 +52,7 @@ export class ForbiddenError extends EmendError {}
 export class NotFoundError extends EmendError {}
 /** 409: not possible in the resource's current state, or an Idempotency-Key reused for another request. */
 export class ConflictError extends EmendError {}
-/** 412: the code-host account is not connected (`scm_not_connected`). */
+/** 412: something must be set up first: the code-host account (`scm_not_connected`) or a model provider key (`model_not_configured`). */
 export class PreconditionFailedError extends EmendError {}
 /** 429: `rate_limited` (with retryAfter) or `CONCURRENT_LIMIT`. */
 export class RateLimitError extends EmendError {}

@@ -656,7 +656,10 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** Get a demo token: 2 tasks on public repositories, planner to inspector only */
+        /**
+         * Get a demo token: 2 tasks on public repositories, planner to inspector only
+         * @description An operator may turn demo tokens off (EMEND_DEMO_TOKENS=off): then 404 `not_found`, and GET /v1/auth/methods says `demo: false`.
+         */
         post: operations["createDemoToken"];
         delete?: never;
         options?: never;
@@ -1328,7 +1331,7 @@ export interface components {
              * @description machine-readable code from the spec
              * @enum {string}
              */
-            error: "bad_request" | "not_a_scm_url" | "unauthorized" | "invalid_token" | "FREE_LIMIT_REACHED" | "PRIVATE_REPO_REQUIRES_UPGRADE" | "NO_CREDITS" | "DEMO_LIMIT_REACHED" | "DEMO_PUBLIC_REPOS_ONLY" | "forbidden" | "not_found" | "conflict" | "scm_not_connected" | "payload_too_large" | "unsupported_media_type" | "rate_limited" | "CONCURRENT_LIMIT" | "scm_unavailable" | "internal_error" | "unavailable";
+            error: "bad_request" | "not_a_scm_url" | "unauthorized" | "invalid_token" | "FREE_LIMIT_REACHED" | "PRIVATE_REPO_REQUIRES_UPGRADE" | "NO_CREDITS" | "DEMO_LIMIT_REACHED" | "DEMO_PUBLIC_REPOS_ONLY" | "forbidden" | "not_found" | "conflict" | "scm_not_connected" | "model_not_configured" | "payload_too_large" | "unsupported_media_type" | "rate_limited" | "CONCURRENT_LIMIT" | "scm_unavailable" | "internal_error" | "unavailable";
             /** @description a sentence for people; a field error starts with the field name */
             message: string;
             /**
@@ -1534,6 +1537,20 @@ export interface components {
              * @enum {string}
              */
             role: "owner" | "maintainer" | "member" | "viewer";
+            /** @description how the operator set this server up, as far as it concerns you */
+            server: {
+                /** @description the model providers the operator set a key for (managed mode); empty: a task runs only with your own key (BYOK) */
+                managed_providers: ("openai" | "anthropic" | "google")[];
+                /**
+                 * Format: uri
+                 * @description the public address links are made from (EMEND_BASE_URL)
+                 */
+                base_url: string;
+                /** @description base_url names this machine (localhost): invitation links and trigger hook URLs made from it work only there */
+                base_url_local: boolean;
+                /** @description POST /v1/demo/token issues demo tokens (EMEND_DEMO_TOKENS) */
+                demo_tokens: boolean;
+            };
         };
         AdminAccount: {
             /** Format: uuid */
@@ -1947,7 +1964,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description connect your code-host account first (POST /v1/me/scm) (`scm_not_connected`) */
+            /** @description something must be set up first: your code-host account (POST /v1/me/scm), or a model provider key (Account → Provider keys, POST /v1/me/keys) (`scm_not_connected`, `model_not_configured`) */
             412: {
                 headers: {
                     [name: string]: unknown;
@@ -2470,7 +2487,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description connect your code-host account first (POST /v1/me/scm) (`scm_not_connected`) */
+            /** @description something must be set up first: your code-host account (POST /v1/me/scm), or a model provider key (Account → Provider keys, POST /v1/me/keys) (`scm_not_connected`, `model_not_configured`) */
             412: {
                 headers: {
                     [name: string]: unknown;
@@ -2748,7 +2765,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description connect your code-host account first (POST /v1/me/scm) (`scm_not_connected`) */
+            /** @description something must be set up first: your code-host account (POST /v1/me/scm), or a model provider key (Account → Provider keys, POST /v1/me/keys) (`scm_not_connected`, `model_not_configured`) */
             412: {
                 headers: {
                     [name: string]: unknown;
@@ -4098,7 +4115,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description connect your code-host account first (POST /v1/me/scm) (`scm_not_connected`) */
+            /** @description something must be set up first: your code-host account (POST /v1/me/scm), or a model provider key (Account → Provider keys, POST /v1/me/keys) (`scm_not_connected`, `model_not_configured`) */
             412: {
                 headers: {
                     [name: string]: unknown;
@@ -5527,6 +5544,15 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description no such resource of yours (another account’s looks the same as a missing one) (`not_found`) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             /** @description the request body is larger than this server accepts (`payload_too_large`) */
             413: {
                 headers: {
@@ -6006,7 +6032,7 @@ export interface operations {
                     "application/json": {
                         /** @description always true: paste a token */
                         token: boolean;
-                        /** @description always true: a demo token for an email */
+                        /** @description a demo token for an email (POST /v1/demo/token); false when the operator turned demos off */
                         demo: boolean;
                         /** @description sign in with the code host (the operator configured an OAuth app) */
                         oauth: boolean;

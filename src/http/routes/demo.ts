@@ -2,6 +2,7 @@ import { type FastifyPluginAsyncTypebox, Type } from '@fastify/type-provider-typ
 import { issueDemoToken } from '../../accounts/demo.js';
 import { DEMO_STAGES, DEMO_TOKEN_DAYS, BILLING_PLANS } from '../../billing/billing-plan.js';
 import type { Deps } from '../../deps.js';
+import { AppError } from '../../errors.js';
 import { STEP_NAMES } from '../../step-contract/index.js';
 import { errorResponses } from '../errors.js';
 import { StringEnum, described } from '../schema-parts.js';
@@ -15,6 +16,8 @@ export const demoRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = async (app,
         tags: ['public'],
         operationId: 'createDemoToken',
         summary: 'Get a demo token: 2 tasks on public repositories, planner to inspector only',
+        description:
+          'An operator may turn demo tokens off (EMEND_DEMO_TOKENS=off): then 404 `not_found`, and GET /v1/auth/methods says `demo: false`.',
         security: [],
         body: Type.Object(
           { email: Type.String({ format: 'email', maxLength: 254 }) },
@@ -34,11 +37,14 @@ export const demoRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = async (app,
               }),
             }),
           ),
-          ...errorResponses(400, 429),
+          ...errorResponses(400, 404, 429),
         },
       },
     },
     async (request, reply) => {
+      // Before the body's email is looked at or an issuance counted: the feature is not here.
+      if (!deps.config.demoTokens)
+        throw new AppError('not_found', 'demo tokens are turned off on this server (EMEND_DEMO_TOKENS=off)');
       const token = await issueDemoToken(deps, request.body.email, request.ip);
       return reply.status(201).send({
         token,

@@ -16,6 +16,9 @@ import { errorResponses } from '../errors.js';
 import { Nullable, StringEnum, Timestamp, Uuid, described } from '../schema-parts.js';
 import { BILLING_PLAN_NAMES } from '../../config/billing-plans.js';
 import { SCM_KINDS } from '../../config/scm-hosts.js';
+import type { Config } from '../../config/config.js';
+import { baseUrlIsLocal, managedProviders } from '../../config/exposure.js';
+import { LLM_PROVIDERS } from '../../config/llm.js';
 
 // The profile's wire shape (Profile) and its presenter.
 
@@ -71,6 +74,24 @@ export const Profile = Type.Object(
       },
     ),
     role: StringEnum(WORKSPACE_ROLES, { description: 'your role in that workspace (docs/teams.md)' }),
+    server: Type.Object(
+      {
+        managed_providers: Type.Array(StringEnum(LLM_PROVIDERS), {
+          description:
+            'the model providers the operator set a key for (managed mode); empty: a task runs only with your own key (BYOK)',
+        }),
+        base_url: Type.String({
+          format: 'uri',
+          description: 'the public address links are made from (EMEND_BASE_URL)',
+        }),
+        base_url_local: Type.Boolean({
+          description:
+            'base_url names this machine (localhost): invitation links and trigger hook URLs made from it work only there',
+        }),
+        demo_tokens: Type.Boolean({ description: 'POST /v1/demo/token issues demo tokens (EMEND_DEMO_TOKENS)' }),
+      },
+      { description: 'how the operator set this server up, as far as it concerns you' },
+    ),
   },
   { $id: 'Profile' },
 );
@@ -84,6 +105,7 @@ export function profileJson(
   { account, workspace, role, tokenKind }: Pick<AuthContext, 'account' | 'workspace' | 'role' | 'tokenKind'>,
   hosts: Awaited<ReturnType<typeof connectionsOf>>,
   keys: Awaited<ReturnType<typeof listProviderKeys>>,
+  config: Config,
 ) {
   const first = hosts[0]!;
   return {
@@ -109,6 +131,12 @@ export function profileJson(
     created_at: account.createdAt.toISOString(),
     workspace: { id: workspace.id, name: workspace.name, personal: workspace.personalOf === account.id },
     role,
+    server: {
+      managed_providers: managedProviders(config),
+      base_url: config.baseUrl,
+      base_url_local: baseUrlIsLocal(config),
+      demo_tokens: config.demoTokens,
+    },
   };
 }
 
@@ -133,6 +161,7 @@ export const meRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = async (app, {
         await connectionsOf(deps, auth.workspace.id),
         // The keys' metadata is the workspace's settings: shown to whom GET /v1/me/keys answers.
         may(auth, 'settings:read') ? await listProviderKeys(deps, auth.workspace.id) : [],
+        deps.config,
       );
     },
   );

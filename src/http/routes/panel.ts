@@ -4,6 +4,7 @@ import { fileURLToPath } from 'node:url';
 import fastifyStatic from '@fastify/static';
 import type { FastifyPluginAsync, FastifyReply } from 'fastify';
 import type { Deps } from '../../deps.js';
+import { AppError } from '../../errors.js';
 
 /**
  * The panel's own policy: its scripts and styles come from its own files only (no inline code,
@@ -31,6 +32,9 @@ export const PANEL_DIR_CANDIDATES = [resolve(here, '../../web'), resolve(here, '
 export function panelDir(): string | undefined {
   return PANEL_DIR_CANDIDATES.find((dir) => existsSync(join(dir, 'index.html')));
 }
+
+/** A browser's navigation asks for text/html first; curl and API clients ask for any type or for JSON. */
+const wantsHtml = (accept: string | undefined) => !!accept && /(^|,)\s*text\/html\b/i.test(accept);
 
 const NOT_BUILT = 'the control panel is not built: run npm run build\n';
 
@@ -63,6 +67,16 @@ export const panelRoutes: FastifyPluginAsync<{
       .sendFile('index.html', dir, { cacheControl: false });
 
   app.get('/app', { config, schema }, async (_request, reply) => reply.redirect('/app/', 301));
+
+  // The site's root: a browser (it asks for HTML) is sent to the panel; an API client gets the
+  // API's 404, whose message says where the API, its docs and the panel are (issue 45).
+  app.get('/', { config, schema }, async (request, reply) => {
+    if (wantsHtml(request.headers.accept)) return reply.header('cache-control', 'no-cache').redirect('/app/', 303);
+    throw new AppError(
+      'not_found',
+      'no route GET /: the API is under /v1 (described at /docs and /openapi-public.yaml); the control panel is at /app/',
+    );
+  });
 
   app.get<{ Params: { '*': string } }>('/app/*', { config, schema }, async (request, reply) => {
     const dir = findDir();

@@ -137,13 +137,16 @@ export const sessionRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = async (a
             'the ways to sign in here',
             Type.Object({
               token: Type.Boolean({ description: 'always true: paste a token' }),
-              demo: Type.Boolean({ description: 'always true: a demo token for an email' }),
+              demo: Type.Boolean({
+                description:
+                  'a demo token for an email (POST /v1/demo/token); false when the operator turned demos off',
+              }),
               oauth: Type.Boolean({ description: 'sign in with the code host (the operator configured an OAuth app)' }),
             }),
           ),
         },
       },
     },
-    async () => ({ token: true, demo: true, oauth: deps.config.scmHosts.some((h) => h.oauth) }),
+    async () => ({ token: true, demo: deps.config.demoTokens, oauth: deps.config.scmHosts.some((h) => h.oauth) }),
   );
 };

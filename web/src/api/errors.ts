@@ -22,6 +22,8 @@ const SENTENCES: Record<ErrorCode | 'network', string> = {
   not_found: 'That was not found: it does not exist, or it is not yours.',
   conflict: 'That cannot be done now, in the current state of the task.',
   scm_not_connected: 'Connect your GitHub account first (Account page, “Code host”).',
+  model_not_configured:
+    'No model provider key is available: save one on the Account page (“Provider keys”) and turn on “Use my own provider keys”, or ask the operator to set one on the server.',
   payload_too_large: 'What you sent is too large.',
   unsupported_media_type: 'The request was sent in a form the server does not accept.',
   rate_limited: 'Too many requests in a short time.',

@@ -4,7 +4,8 @@ import { ErrorNote } from '../components/ErrorNote';
 
 /**
  * Sign-in: a token pasted once (the server trades it for an HttpOnly cookie; the field is
- * cleared and the token kept nowhere), GitHub where configured, or a demo token for an email.
+ * cleared and the token kept nowhere), GitHub where configured, or a demo token for an email where
+ * the operator allows demos.
  */
 export function SignInPage({ onSignedIn, invited = false }: { onSignedIn: () => void; invited?: boolean }) {
   const [token, setToken] = useState('');
@@ -12,11 +13,19 @@ export function SignInPage({ onSignedIn, invited = false }: { onSignedIn: () => 
   const [busy, setBusy] = useState(false);
   const [error, setError] = useState<unknown>(null);
   const [oauth, setOauth] = useState(false);
+  // Shown once the server says demos are on (an operator may turn them off: EMEND_DEMO_TOKENS).
+  const [demo, setDemo] = useState(false);
 
   useEffect(() => {
     call(client.GET('/v1/auth/methods'))
-      .then((m) => setOauth(m.oauth))
-      .catch(() => setOauth(false));
+      .then((m) => {
+        setOauth(m.oauth);
+        setDemo(m.demo);
+      })
+      .catch(() => {
+        setOauth(false);
+        setDemo(false);
+      });
   }, []);
 
   const signIn = async (secret: string) => {
@@ -91,22 +100,24 @@ export function SignInPage({ onSignedIn, invited = false }: { onSignedIn: () => 
           <p class="hint">For accounts already connected to a GitHub user.</p>
         </div>
       )}
-      <form onSubmit={submitDemo} aria-labelledby="demo-heading" class="card">
-        <h2 id="demo-heading">Try a demo</h2>
-        <label for="demo-email">Email</label>
-        <input
-          id="demo-email"
-          type="email"
-          autocomplete="email"
-          required
-          value={email}
-          onInput={(e) => setEmail((e.target as HTMLInputElement).value)}
-        />
-        <p class="hint">A demo runs two tasks on public repositories, up to the inspector step.</p>
-        <button type="submit" disabled={busy}>
-          Get a demo token and sign in
-        </button>
-      </form>
+      {demo && (
+        <form onSubmit={submitDemo} aria-labelledby="demo-heading" class="card">
+          <h2 id="demo-heading">Try a demo</h2>
+          <label for="demo-email">Email</label>
+          <input
+            id="demo-email"
+            type="email"
+            autocomplete="email"
+            required
+            value={email}
+            onInput={(e) => setEmail((e.target as HTMLInputElement).value)}
+          />
+          <p class="hint">A demo runs two tasks on public repositories, up to the inspector step.</p>
+          <button type="submit" disabled={busy}>
+            Get a demo token and sign in
+          </button>
+        </form>
+      )}
     </section>
   );
 }

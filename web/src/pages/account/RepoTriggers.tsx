@@ -1,6 +1,7 @@
 import { useState } from 'preact/hooks';
 import { call, client } from '../../api/client';
 import type { paths } from '../../api/schema';
+import { LOCAL_URL_WARNING, isLocalUrl } from '../../api/local-url';
 import { ErrorNote } from '../../components/ErrorNote';
 import { when } from '../../components/Status';
 import { onLinkClick } from '../../router';
@@ -112,6 +113,11 @@ export function RepoTriggers({
           Hook URL: <code data-testid="hook-url">{triggers.hook_url}</code>
           <br />
           <span class="hint">The code host must be able to reach this address to deliver events.</span>
+        </p>
+      )}
+      {triggers && isLocalUrl(triggers.hook_url) && (
+        <p class="warning" data-testid="hook-url-local">
+          {LOCAL_URL_WARNING} A code host elsewhere cannot deliver events to it.
         </p>
       )}
       <form class="form" onSubmit={submit} aria-label="Trigger options">

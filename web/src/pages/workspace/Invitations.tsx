@@ -4,6 +4,7 @@ import type { Profile, WorkspaceInvitation, WorkspaceRole } from '../../api/type
 import { ErrorNote } from '../../components/ErrorNote';
 import { when } from '../../components/Status';
 import { grantable } from './Members';
+import { LOCAL_URL_WARNING, isLocalUrl } from '../../api/local-url';
 
 /**
  * Invitations (a maintainer or the owner of a team workspace): made with a role, their one-time
@@ -72,6 +73,11 @@ export function Invitations({ profile }: { profile: Profile }) {
             data-testid="invitation-link"
             onFocus={(e) => e.currentTarget.select()}
           />
+          {isLocalUrl(fresh.url) && (
+            <p class="warning" data-testid="invitation-link-local">
+              {LOCAL_URL_WARNING}
+            </p>
+          )}
           <button type="button" onClick={() => setFresh(null)}>
             I have sent it
           </button>
