@@ -7,6 +7,7 @@ import { RemoteConfigError, resolveLogin } from './config.js';
 import { CancelledInput, login, logout } from './login.js';
 import { EXIT, makeOutput } from './output.js';
 import { repoCommands } from './repos.js';
+import { setupCommands } from './setup.js';
 import { taskCommands } from './tasks.js';
 import { webhookCommands } from './webhooks.js';
 import { workspaceCommands } from './workspaces.js';
@@ -32,10 +33,11 @@ function buildProgram(env: NodeJS.ProcessEnv, setCode: (code: number) => void): 
   repoCommands(program, act);
   webhookCommands(program, act);
   workspaceCommands(program, act);
+  setupCommands(program, act);
   return program;
 }
 
-/** `emend login|logout|task|me|keys|tokens|repo|webhooks|workspaces ...`; returns the exit code (docs/client.md lists them). */
+/** `emend login|logout|task|me|keys|tokens|repo|webhooks|workspaces|scm|triggers|settings ...`; returns the exit code (docs/client.md lists them). */
 export async function remoteCommand(argv: string[], env: NodeJS.ProcessEnv): Promise<number> {
   let code: number = EXIT.ok;
   const program = buildProgram(env, (c) => {
