@@ -292,6 +292,8 @@ describe('emend task, piped', { timeout: 150_000 }, () => {
     expect(preview.code, preview.stderr + preview.stdout).toBe(0);
     const id = /^created task (\S+) \(fix, preview, /.exec(preview.stdout)![1]!;
     expect(preview.stdout).not.toMatch(/PR http/);
+    // its end says how to go on
+    expect(preview.stdout).toContain(`a preview: \`emend task continue ${id}\` opens its pull request`);
 
     const child = await runRemote(['task', 'continue', id, '--follow'], env);
     expect(child.code, child.stderr + child.stdout).toBe(0);
