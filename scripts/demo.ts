@@ -2,7 +2,13 @@
  * `npm run demo`: one whole fix task, locally, with no provider account and no code host.
  * A small Python repository is served by the fake GitHub, the scripted model stands in for
  * OpenAI, and the real service (API, worker, sandboxed validator) runs on a temporary data
- * dir. The task's live log stream is printed as it happens, then the diff.
+ * dir. The account is on the pro plan with its code host connected, so the task ends in a pull
+ * request on the fake GitHub. The task's live log stream is printed as it happens, then the diff
+ * and the pull request.
+ *
+ * `npm run demo -- --keep`: the same, then the service, the fake GitHub and the scripted model
+ * stay up (until Ctrl-C) and the demo prints a token, the panel's address and the `emend login`
+ * line, to click through the finished task, its gates and its pull request.
  *
  * `npm run demo -- --eval`: `emend eval` in model mode on two SWE-bench-style instances built
  * here (a Python/pytest and a JS/node:test repository, as local mirrors), the scripted model
@@ -18,6 +24,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { createAccount } from '../src/accounts/accounts.js';
+import { panelDir } from '../src/http/routes/panel.js';
+import { connectScm } from '../src/workspaces/scm-connection.js';
 import { evalCommand } from '../src/cli/eval.js';
 import { type Instance, readDataset } from '../src/eval/dataset.js';
 import { answerer } from '../test/support/eval-replay.js';
@@ -32,8 +40,11 @@ import { mustOpen, openSse } from '../test/support/sse-client.js';
 const KEY = 'sk-demo-scripted-model';
 
 async function main() {
+  const keep = process.argv.includes('--keep');
   const github = await startFakeGitHub();
-  github.createRepo('acme', 'calc', { files: CALC_REPO });
+  // The demo's person on the fake GitHub, allowed to push to acme/calc: the pull request is theirs.
+  const person = github.addUser('demo-user');
+  github.createRepo('acme', 'calc', { files: CALC_REPO, collaborators: [person.login] });
   const model = await startScriptedModel({ validKeys: [KEY] });
   scriptCalcRun(model);
   const service = await startLocalService({
@@ -43,7 +54,13 @@ async function main() {
   });
   const { server } = service;
   try {
-    const { token } = await createAccount(server.deps, { email: 'demo@example.com', plan: 'free' });
+    // pro with credits: a managed task in pull-request mode (free runs previews, which open none).
+    const { token, workspace } = await createAccount(server.deps, {
+      email: 'demo@example.com',
+      plan: 'pro',
+      credits: 5,
+    });
+    await connectScm(server.deps, workspace.id, person.token);
     const headers = { authorization: `Bearer ${token.secret}`, 'content-type': 'application/json' };
     const repoUrl = `${github.webUrl}/acme/calc`;
     console.log(`emend demo: service at ${server.url}, repository ${repoUrl}, model: scripted (OpenAI wire format)\n`);
@@ -76,18 +93,49 @@ async function main() {
     }
     stream.close();
     const final = (await (await fetch(`${server.url}/v1/tasks/${task.id}`, { headers })).json()) as {
-      task: { status: string; tokens_total: number; cost_usd: number; diff_summary: string | null };
+      task: {
+        status: string;
+        tokens_total: number;
+        cost_usd: number;
+        diff_summary: string | null;
+        pr_url: string | null;
+      };
     };
     console.log(
       `tokens ${final.task.tokens_total}, cost $${final.task.cost_usd.toFixed(6)} (priced as ` +
         `gpt-4.1)\n\ndiff:\n${final.task.diff_summary ?? '(none)'}`,
     );
+    console.log(`pull request: ${final.task.pr_url ?? '(none)'} (on the fake GitHub)`);
     if (final.task.status !== 'done') process.exitCode = 1;
+    if (keep) await keepRunning(server.url, token.secret, task.id, repoUrl);
   } finally {
     await service.close();
     await model.close();
     await github.close();
   }
+}
+
+/** `--keep`: what to open and type, then wait for Ctrl-C (or SIGTERM) before closing everything. */
+async function keepRunning(url: string, token: string, taskId: string, repoUrl: string) {
+  const panel = panelDir()
+    ? `${url}/app/`
+    : `${url}/app/ (not built yet: run npm run build:web in another terminal, then reload)`;
+  console.log(
+    [
+      '',
+      'The service, the fake GitHub and the scripted model keep running (--keep). Ctrl-C stops them.',
+      `  panel:  ${panel}`,
+      `  token:  ${token}   (paste it at the panel's sign-in)`,
+      `  task:   ${url}/app/tasks/${taskId}`,
+      `  CLI:    echo ${token} | npx emend login --server ${url}`,
+      `          npx emend task list; npx emend task create --repo ${repoUrl} --prompt-file F --manual --follow`,
+    ].join('\n'),
+  );
+  await new Promise<void>((resolve) => {
+    process.once('SIGINT', resolve);
+    process.once('SIGTERM', resolve);
+  });
+  console.log('\nstopping');
 }
 
 /** The fields of the steps' outputs the demo prints. */
@@ -101,6 +149,7 @@ interface StepOutput {
   passed?: boolean;
   fixed?: string[];
   command?: string;
+  pr_url?: string;
 }
 
 function summarise(step: string, o: StepOutput): string {
@@ -112,6 +161,7 @@ function summarise(step: string, o: StepOutput): string {
   if (step === 'fixer') return `— ${(o.files_changed ?? []).map((f) => f.path).join(', ')} in ${o.rounds} answer(s)`;
   if (step === 'validator')
     return `— passed: ${o.passed}, fixed: ${(o.fixed ?? []).join(', ') || 'none'} (${o.command})`;
+  if (step === 'pr') return `— ${o.pr_url}`;
   return '';
 }
 

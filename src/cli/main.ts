@@ -15,6 +15,7 @@ const USAGE = `usage:
   emend migrate
   emend accounts create --email E [--name N] [--plan free|pro|scale] [--credits N] [--admin]
   emend accounts set --email E [--plan P] [--credits N]
+  emend accounts token --email E [--name N] [--expires-in-days D]   (a new token; shown once)
   emend sandbox exec --workdir DIR [--timeout S] [--network] -- CMD...
   emend validate --repo DIR [--base REV] [--json]
   emend env list [--json] | purge (--all | KEY | --repo URL)
@@ -31,11 +32,45 @@ A server, from anywhere (docs/client.md; \`emend task --help\` and the like for 
   emend me | keys list|add|test|delete | tokens list|create|revoke      (each takes --json)
   emend repo list | settings show|set|unset --repo URL | secrets list|set|delete --repo URL [NAME]
   emend webhooks list|add|enable|disable|remove|test|deliveries|redeliver
+  emend scm connect|oauth|confirm|disconnect [--host H]   (the token on stdin, or typed at a hidden prompt)
+  emend triggers show|on|off --repo URL   emend settings show | set [--fixer F] [--approval auto|manual]
   emend workspaces list|create|show|rename|delete|export|members|role|remove|leave|transfer
                    |invite|invitations|revoke-invitation|accept   (docs/teams.md)
   A followed task exits 0 done, 1 failed, 2 cancelled.
 
+The commands that open the database (accounts, migrate) take --data-dir DIR (or EMEND_DATA_DIR;
+default ./data where the command runs) and name it on stderr; they refuse to create a new ./data
+while an emend server answers on PORT (it keeps its data elsewhere).
 Configuration comes from the environment; see docs/configuration.md.`;
+
+/** The local commands whose --help prints their lines of USAGE. */
+const LOCAL = ['serve', 'worker', 'migrate', 'accounts', 'sandbox', 'validate', 'env', 'locate', 'eval'];
+
+/** A command's lines of USAGE (with their continuation lines), for `emend CMD --help`. */
+function usageOf(command: string): string {
+  const lines = USAGE.split('\n');
+  const out: string[] = [];
+  let inside = false;
+  for (const line of lines) {
+    if (line.startsWith('  emend ')) inside = line.startsWith(`  emend ${command} `) || line === `  emend ${command}`;
+    else if (!line.startsWith('   ')) inside = false;
+    if (inside) out.push(line);
+  }
+  const dataDir =
+    command === 'accounts' || command === 'migrate' ? `\n\n${USAGE.split('\n').slice(-4, -1).join('\n')}` : '';
+  return `usage:\n${out.join('\n')}${dataDir}\n\nConfiguration comes from the environment; see docs/configuration.md.`;
+}
+
+/** `--data-dir DIR` anywhere in a local command's arguments: EMEND_DATA_DIR for this run, given explicitly. */
+function takeDataDir(args: string[], env: NodeJS.ProcessEnv): { args: string[]; env: NodeJS.ProcessEnv } {
+  const at = args.findIndex((a) => a === '--data-dir' || a.startsWith('--data-dir='));
+  if (at === -1) return { args, env };
+  const inline = args[at]!.startsWith('--data-dir=') ? args[at]!.slice('--data-dir='.length) : undefined;
+  const dir = inline ?? args[at + 1];
+  if (!dir) throw new UsageError('--data-dir needs a directory');
+  const rest = [...args.slice(0, at), ...args.slice(at + (inline !== undefined ? 1 : 2))];
+  return { args: rest, env: { ...env, EMEND_DATA_DIR: dir } };
+}
 
 class UsageError extends Error {}
 
@@ -120,9 +155,17 @@ async function untilSignal(start: () => Promise<{ close(): Promise<void> }>) {
   }
 }
 
-async function withDatabase<T>(config: Config, fn: (deps: { db: Db; clock: typeof systemClock }) => Promise<T>) {
+async function withDatabase<T>(
+  config: Config,
+  env: NodeJS.ProcessEnv,
+  fn: (deps: { db: Db; clock: typeof systemClock }) => Promise<T>,
+) {
+  const { refuseStrayDataDir, openedLine } = await import('./data-dir.js');
+  await refuseStrayDataDir(config, env.EMEND_DATA_DIR !== undefined);
   const { openClientDatabase } = await import('../db/open.js');
   const database = await openClientDatabase(config);
+  // Which database this was: a relative ./data depends on where the command ran.
+  console.error(openedLine(config, database.pglite !== undefined));
   try {
     return await fn({ db: database.db, clock: systemClock });
   } finally {
@@ -130,11 +173,11 @@ async function withDatabase<T>(config: Config, fn: (deps: { db: Db; clock: typeo
   }
 }
 
-async function accounts(args: string[], config: Config) {
+async function accounts(args: string[], config: Config, env: NodeJS.ProcessEnv) {
   const [sub, ...rest] = args;
-  if (sub !== 'create' && sub !== 'set')
+  if (sub !== 'create' && sub !== 'set' && sub !== 'token')
     throw new UsageError(
-      sub === undefined ? 'accounts needs a command: create or set' : `unknown accounts command "${sub}"`,
+      sub === undefined ? 'accounts needs a command: create, set or token' : `unknown accounts command "${sub}"`,
     );
   const { values } = parseArgs({
     args: rest,
@@ -144,10 +187,13 @@ async function accounts(args: string[], config: Config) {
       plan: { type: 'string' },
       credits: { type: 'string' },
       admin: { type: 'boolean' },
+      'expires-in-days': { type: 'string' },
     },
   });
   if (!values.email) throw new UsageError(`accounts ${sub} needs --email`);
   const email = values.email;
+  if (sub === 'token') return accountToken(config, env, email, values);
+  if (values['expires-in-days'] !== undefined) throw new UsageError('--expires-in-days is for accounts token');
   if (sub === 'create') {
     const input = {
       email,
@@ -157,7 +203,7 @@ async function accounts(args: string[], config: Config) {
       isAdmin: values.admin,
     };
     const { createAccount } = await import('../accounts/accounts.js');
-    const { account, workspace, token } = await withDatabase(config, (deps) => createAccount(deps, input));
+    const { account, workspace, token } = await withDatabase(config, env, (deps) => createAccount(deps, input));
     // One JSON line on stdout, so scripts can read the token; the token is shown only here.
     console.log(
       JSON.stringify({
@@ -176,7 +222,7 @@ async function accounts(args: string[], config: Config) {
   if (change.plan === undefined && change.credits === undefined)
     throw new UsageError('accounts set needs --plan or --credits');
   const { findAccountByEmail, updateAccount } = await import('../accounts/accounts.js');
-  const { account, workspace } = await withDatabase(config, async (deps) => {
+  const { account, workspace } = await withDatabase(config, env, async (deps) => {
     const found = await findAccountByEmail(deps, email);
     if (!found) throw new AppError('not_found', `no account with email ${email}`);
     return updateAccount(deps, found.account.id, change);
@@ -187,10 +233,62 @@ async function accounts(args: string[], config: Config) {
   return 0;
 }
 
+/**
+ * `emend accounts token --email E`: a new full token of the account's, acting in its personal
+ * workspace, for the operator to hand over when the owner lost theirs (they sign in with it and
+ * revoke the lost one). The other tokens stay as they are. One JSON line, the secret shown only here.
+ */
+async function accountToken(
+  config: Config,
+  env: NodeJS.ProcessEnv,
+  email: string,
+  values: { name?: string; plan?: string; credits?: string; admin?: boolean; 'expires-in-days'?: string },
+) {
+  if (values.plan !== undefined || values.credits !== undefined || values.admin !== undefined)
+    throw new UsageError('accounts token takes --name and --expires-in-days only');
+  const days = nonNegativeInt('--expires-in-days', values['expires-in-days']);
+  if (days !== undefined && (days < 1 || days > 3650))
+    throw new UsageError(`--expires-in-days expects 1 to 3650, got "${days}"`);
+  const name = values.name ?? 'issued by emend accounts token';
+  const { findAccountByEmail } = await import('../accounts/accounts.js');
+  const { createPersonalToken } = await import('../accounts/token-store.js');
+  const { found, token } = await withDatabase(config, env, async (deps) => {
+    const found = await findAccountByEmail(deps, email);
+    if (!found) throw new AppError('not_found', `no account with email ${email}`);
+    const token = await createPersonalToken(
+      deps,
+      { accountId: found.account.id, workspaceId: found.workspace.id },
+      name,
+      days,
+    );
+    return { found, token };
+  });
+  console.log(
+    JSON.stringify({
+      id: found.account.id,
+      email: found.account.email,
+      workspace_id: found.workspace.id,
+      token_id: token.record.id,
+      name: token.record.name,
+      expires_at: token.record.expiresAt?.toISOString() ?? null,
+      token: token.secret,
+    }),
+  );
+  return 0;
+}
+
 /** Entry point of the `emend` bin; returns the exit code. */
-export async function main(argv: string[], env: NodeJS.ProcessEnv = process.env): Promise<number> {
-  const [command, ...args] = argv;
+export async function main(argv: string[], givenEnv: NodeJS.ProcessEnv = process.env): Promise<number> {
+  const [command, ...givenArgs] = argv;
   try {
+    if (command !== undefined && LOCAL.includes(command) && givenArgs.some((a) => a === '--help' || a === '-h')) {
+      console.log(usageOf(command));
+      return 0;
+    }
+    const { args, env } =
+      command === 'accounts' || command === 'migrate'
+        ? takeDataDir(givenArgs, givenEnv)
+        : { args: givenArgs, env: givenEnv };
     switch (command) {
       case 'serve':
         return await serve(args, env);
@@ -198,12 +296,12 @@ export async function main(argv: string[], env: NodeJS.ProcessEnv = process.env)
         return await worker(args, env);
       case 'migrate': {
         parseArgs({ args, options: {} });
-        await withDatabase(loadConfig(env), async () => {});
+        await withDatabase(loadConfig(env), env, async () => {});
         console.log('migrations applied');
         return 0;
       }
       case 'accounts':
-        return await accounts(args, loadConfig(env));
+        return await accounts(args, loadConfig(env), env);
       case 'sandbox':
         return await (await import('./sandbox.js')).sandboxCommand(args, env);
       case 'validate':
@@ -224,6 +322,9 @@ export async function main(argv: string[], env: NodeJS.ProcessEnv = process.env)
       case 'repo':
       case 'webhooks':
       case 'workspaces':
+      case 'scm':
+      case 'triggers':
+      case 'settings':
         return await (await import('./remote/program.js')).remoteCommand(argv, env);
       case 'help':
       case '--help':
@@ -244,7 +345,10 @@ export async function main(argv: string[], env: NodeJS.ProcessEnv = process.env)
       console.error(`emend: bad configuration: ${err.message}`);
       return 78;
     }
-    if (err instanceof AppError || (err instanceof Error && err.name === 'DataDirLockedError')) {
+    if (
+      err instanceof AppError ||
+      (err instanceof Error && (err.name === 'DataDirLockedError' || err.name === 'StrayDataDirError'))
+    ) {
       console.error(`emend: ${err.message}`);
       return 1;
     }

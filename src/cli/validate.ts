@@ -43,7 +43,11 @@ export function formatResult(out: ValidatorOutput, base: string): string {
     `command:  ${out.command}  [${out.source}${out.runner ? `, ${out.runner}` : ''}]`,
     `setup:    ${setup}`,
     `baseline: ${base} (${out.baseline?.commit.slice(0, 12)}), ${out.baseline?.failures.length ?? 0} failing`,
-    `tests:    ${out.tests?.passed ?? 0} passed, ${out.tests?.failed ?? 0} failed, ${out.tests?.skipped ?? 0} skipped`,
+    `tests:    ${
+      out.tests
+        ? `${out.tests.passed} passed, ${out.tests.failed} failed, ${out.tests.skipped} skipped`
+        : 'not counted (the output names no test and has no total a runner prints)'
+    }`,
     `time:     ${seconds(out.duration_ms)}`,
     `result:   ${verdict}`,
     ...list('new failures', out.new_failures),

@@ -238,7 +238,11 @@ export const ValidatorOutput = z.object({
   message: z.string().optional(),
   source: z.enum(['setting', 'repo-file', 'memory', 'detected']).optional(),
   runner: z.enum(['node', 'pytest', 'unittest', 'tox', 'go', 'cargo', 'maven', 'gradle', 'make']).optional(),
-  /** Test counts of the change's run. */
+  /**
+   * Test counts of the change's run: by the tests its output names, or by a runner's printed totals
+   * where they count more (a command from settings or `.emend/test` runs without the flags that name
+   * each test). Absent when the output has neither: the counts are unknown, not zero.
+   */
   tests: z.object({ passed: z.number().int(), failed: z.number().int(), skipped: z.number().int() }).optional(),
   /** The test the change's run was stopped at for running past the per-test timeout (it is among the failures). */
   hung: HungTest.optional(),

@@ -13,6 +13,7 @@ import type { HungTest, SetupReport } from '../step-contract/fix.js';
 import { type RunOutcome, judgeRun } from './outcome.js';
 import { parseOutput } from './parse.js';
 import { ProgressWatch, withoutProgress } from './progress-watch.js';
+import { type TestCounts, testCounts } from './summary-counts.js';
 import { namesJasmineHelper, writeJasmineHelper } from './jasmine-reporter.js';
 import { KARMA_PRELOAD, writeKarmaHooks } from './karma-hooks.js';
 import { MOCHA_PRELOAD, writeMochaNames } from './mocha-names.js';
@@ -46,6 +47,11 @@ export interface TestRun {
   logTail: string;
   /** The whole output (up to the validator's cap), paths made relative to the checkout: the eval's judge reads ids from it. */
   output: string;
+  /**
+   * How many tests passed, failed and were skipped, by the tests the output names or the runners'
+   * totals (./summary-counts.ts); undefined when the output has neither.
+   */
+  counts?: TestCounts;
   hung?: HungTest;
 }
 
@@ -115,6 +121,7 @@ export async function runTests(
     },
     setupFailure(setup),
   );
+  const counts = testCounts(outcome.tests, output);
   let hung: HungTest | undefined;
   if (hungId !== undefined) {
     hung = {
@@ -132,6 +139,7 @@ export async function runTests(
     durationMs: Math.round(result.durationMs),
     logTail: tail(output),
     output,
+    ...(counts ? { counts } : {}),
     ...(hung ? { hung } : {}),
   };
 }

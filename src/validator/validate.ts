@@ -167,8 +167,6 @@ export async function validate(
       reproduction.still_failing,
     );
     const network = needingNetwork(change.outcome.failures, change.outcome.details);
-    const counts = { passed: 0, failed: 0, skipped: 0 };
-    for (const s of change.outcome.tests.values()) counts[s]++;
 
     const judged = verdict(comparison.new_failures, change.outcome, baseline, setup, environment.facts.node);
     const message =
@@ -204,7 +202,8 @@ export async function validate(
       ...(message !== undefined ? { message } : {}),
       source: recipe.source,
       ...(recipe.runner !== undefined ? { runner: recipe.runner } : {}),
-      tests: counts,
+      // Absent when the output neither names a test nor has a runner's totals: unknown, not zero.
+      ...(change.counts ? { tests: change.counts } : {}),
       ...(change.hung ? { hung: change.hung } : {}),
       baseline,
       reproduction,

@@ -104,7 +104,10 @@ describe('emend login and the saved login', { timeout: 60_000 }, () => {
     const nobody = `http://127.0.0.1:${await freePort()}`;
     const elsewhere = await runRemote(['me'], remoteEnv({ config, server: nobody, token: 'tk_for_nobody' }));
     expect(elsewhere.code).toBe(3);
-    expect(elsewhere.stderr).toMatch(/could not be reached \(network, ECONNREFUSED\)\n$/);
+    // the address tried is named: a wrong EMEND_SERVER or a stopped server shows at once
+    expect(elsewhere.stderr).toBe(
+      `emend: the emend server at ${nobody} could not be reached (network, ECONNREFUSED)\n`,
+    );
 
     const logout = await runRemote(['logout'], env);
     expect(logout.code).toBe(0);
@@ -289,6 +292,8 @@ describe('emend task, piped', { timeout: 150_000 }, () => {
     expect(preview.code, preview.stderr + preview.stdout).toBe(0);
     const id = /^created task (\S+) \(fix, preview, /.exec(preview.stdout)![1]!;
     expect(preview.stdout).not.toMatch(/PR http/);
+    // its end says how to go on
+    expect(preview.stdout).toContain(`a preview: \`emend task continue ${id}\` opens its pull request`);
 
     const child = await runRemote(['task', 'continue', id, '--follow'], env);
     expect(child.code, child.stderr + child.stdout).toBe(0);

@@ -55,6 +55,25 @@ describe('emend validate', { timeout: 90_000, concurrent: true }, () => {
     );
   });
 
+  it('prints the counts pytest totals for a command from .emend/test, and says when nothing counts the tests', async () => {
+    const repo = fixtureRepo(
+      {
+        '.emend/test': 'python3 -m pytest\n',
+        'test_calc.py': 'def test_adds():\n    assert 1 + 1 == 2\n\ndef test_subtracts():\n    assert 2 - 1 == 1\n',
+        'calc.py': 'X = 1\n',
+      },
+      { 'calc.py': 'X = 2\n' },
+    );
+    const exit = await runCli(['validate', '--repo', repo.dir], env);
+    expect(exit.code, exit.stderr).toBe(0);
+    expect(exit.stdout).toContain('command:  python3 -m pytest  [repo-file, pytest]');
+    expect(exit.stdout).toContain('tests:    2 passed, 0 failed, 0 skipped');
+    // a command whose output counts nothing (.emend/test is read from the unmodified tree: a repository of its own)
+    const quiet = fixtureRepo({ '.emend/test': "python3 -c 'print(1)'\n", 'a.py': 'A = 1\n' }, { 'a.py': 'A = 2\n' });
+    const plain = await runCli(['validate', '--repo', quiet.dir], env);
+    expect(plain.stdout).toContain('tests:    not counted (the output names no test and has no total a runner prints)');
+  });
+
   it('prints a summary for a person and exits 0 when the change fixes a test', async () => {
     const repo = preexistingFixesA();
     const exit = await runCli(['validate', '--repo', repo.dir], env);

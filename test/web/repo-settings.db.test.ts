@@ -11,7 +11,8 @@ const SECRET = 'npm_PANELSECRET_5a6b7c8d9e0f';
 
 describe.skipIf(!haveChromium)('the panel manages repository settings', { timeout: 60_000 }, () => {
   it('loads a repository, saves commands and variables, saves a secret shown by name only, refuses PATH', async () => {
-    const { token, account } = await newAccount(panel.h, { plan: 'pro', scm: false });
+    // connected to a code host: the section is disabled until then
+    const { token, account } = await newAccount(panel.h, { plan: 'pro' });
     const { page, pageErrors } = await panel.newPage();
     await page.goto('/app/');
     await signInWithKeyboard(page, token);

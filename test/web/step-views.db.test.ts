@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { taskLogs } from '../../src/db/schema.js';
 import { newAccount, startHarness } from '../support/harness.js';
 import { fixerOutput } from '../support/step-outputs.js';
-import { haveChromium, signInWithKeyboard } from './browser.js';
+import { haveChromium, screenshot, signInWithKeyboard } from './browser.js';
 import { servePanel } from './served-panel.js';
 
 /** The panel's step views in Chromium: a step it has no view of its own for gets a generic one. */
@@ -60,5 +60,35 @@ describe.skipIf(!haveChromium)('the control panel: step views', { timeout: 120_0
     // The fixer keeps its own view: the diff.
     await page.locator('.steps li[data-step="fixer"]').getByText('x = 2').first().waitFor();
     expect(pageErrors).toEqual([]);
+  });
+
+  it("shows a scaffold task's own steps only, and no pull-request mode", async () => {
+    const owner = await newAccount(panel.h, { plan: 'pro', credits: 3 });
+    const created = await panel.h.app.inject({
+      method: 'POST',
+      url: '/v1/tasks',
+      headers: owner.auth,
+      payload: { task_type: 'scaffold', prompt: 'a site for a bakery' },
+    });
+    expect(created.statusCode, created.body).toBe(201);
+    const id: string = created.json().id;
+    await panel.h.deps.db.insert(taskLogs).values({
+      taskId: id,
+      step: 'site_plan',
+      status: 'running',
+      output: {},
+      createdAt: panel.h.clock.now(),
+    });
+    const { page } = await panel.newPage();
+    await signInWithKeyboard(page, owner.token);
+    await page.goto(`/app/tasks/${id}`);
+    await page.locator('.steps li[data-step="site_plan"]').waitFor();
+    expect(
+      await page.locator('.steps > li').evaluateAll((items) => items.map((li) => li.getAttribute('data-step'))),
+    ).toEqual(['site_plan']);
+    const facts = await page.locator('dl').first().innerText();
+    expect(facts).not.toContain('pull request');
+    expect(facts).not.toMatch(/^Mode$/m);
+    await screenshot(page, 'scaffold-task');
   });
 });

@@ -44,6 +44,15 @@ export function connect(login: RemoteLogin) {
       client.POST('/v1/me/repos/secrets', { params: { query: { repo } }, body }),
     deleteRepoSecret: (repo: string, name: string) =>
       client.DELETE('/v1/me/repos/secrets/{name}', { params: { path: { name }, query: { repo } } }),
+    connectScm: (body: { token: string; host?: string }) => client.POST('/v1/me/scm', { body }),
+    disconnectScm: (host?: string) => client.DELETE('/v1/me/scm', { params: { query: host ? { host } : {} } }),
+    startScmOAuth: (host?: string) => client.GET('/v1/auth/scm/start', { params: { query: host ? { host } : {} } }),
+    confirmScmOAuth: (confirmation: string) => client.POST('/v1/auth/scm/confirm', { body: { confirmation } }),
+    getTriggers: (repo: string) => client.GET('/v1/me/repos/triggers', { params: { query: { repo } } }),
+    enableTriggers: (repo: string, body: TriggerChange) =>
+      client.PUT('/v1/me/repos/triggers', { params: { query: { repo } }, body }),
+    disableTriggers: (repo: string) => client.DELETE('/v1/me/repos/triggers', { params: { query: { repo } } }),
+    updateSettings: (body: SettingsChange) => client.POST('/v1/me/settings', { body }),
     listWebhooks: () => client.GET('/v1/me/webhooks'),
     addWebhook: (body: NewWebhook) => client.POST('/v1/me/webhooks', { body }),
     changeWebhook: (id: string, body: { enabled?: boolean; events?: WebhookEvent[]; url?: string }) =>
@@ -80,6 +89,22 @@ export interface RepoSettingsPatch {
   setup_command?: string | null;
   test_command?: string | null;
   env?: Record<string, string | null>;
+}
+
+export type TriggerEvent = 'comments' | 'labels' | 'reviews';
+export const TRIGGER_EVENT_NAMES: readonly TriggerEvent[] = ['comments', 'labels', 'reviews'];
+
+/** PUT /v1/me/repos/triggers: fields left out keep their value (or take the default). */
+export interface TriggerChange {
+  mention?: string;
+  label?: string;
+  events?: TriggerEvent[];
+}
+
+/** POST /v1/me/settings: the workspace's defaults for new tasks; a field left out stays. */
+export interface SettingsChange {
+  approval_mode?: 'auto' | 'manual';
+  fixer?: 'pipeline' | 'agent' | null;
 }
 
 export interface NewWebhook {

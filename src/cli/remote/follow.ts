@@ -34,6 +34,9 @@ function finalLine(task: Task, o: Output): string {
   if (task.deployed_url) parts.push(`site ${task.deployed_url}`);
   if (task.error && task.status !== 'done') parts.push(task.error);
   if (task.cost_usd > 0) parts.push(`$${task.cost_usd.toFixed(4)}`);
+  // A preview ends without a pull request: say how to get one from it.
+  if (task.status === 'done' && task.mode === 'preview')
+    parts.push(`a preview: \`emend task continue ${task.id}\` opens its pull request (a plan with credits)`);
   return parts.join(c.dim(' · '));
 }
 

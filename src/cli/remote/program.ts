@@ -7,11 +7,17 @@ import { RemoteConfigError, resolveLogin } from './config.js';
 import { CancelledInput, login, logout } from './login.js';
 import { EXIT, makeOutput } from './output.js';
 import { repoCommands } from './repos.js';
+import { setupCommands } from './setup.js';
 import { taskCommands } from './tasks.js';
 import { webhookCommands } from './webhooks.js';
 import { workspaceCommands } from './workspaces.js';
 
-function buildProgram(env: NodeJS.ProcessEnv, setCode: (code: number) => void): Command {
+/** The server a command talked to, for an error that says it could not be reached. */
+interface Reached {
+  server?: string;
+}
+
+function buildProgram(env: NodeJS.ProcessEnv, setCode: (code: number) => void, reached: Reached): Command {
   const program = new Command('emend')
     .exitOverride()
     .showHelpAfterError('(add --help for usage)')
@@ -21,36 +27,52 @@ function buildProgram(env: NodeJS.ProcessEnv, setCode: (code: number) => void): 
     async (...args) => {
       const cmd = args.at(-1) as Command;
       const o = makeOutput(env, cmd.opts<{ json?: boolean }>().json === true);
-      setCode(await run({ env, o, api: () => connect(resolveLogin(env)) }, cmd));
+      const api = () => {
+        const login = resolveLogin(env);
+        reached.server = login.server;
+        return connect(login);
+      };
+      setCode(await run({ env, o, api }, cmd));
     };
   leaf(program, 'login', 'check a token against the server and save both')
     .requiredOption('--server <url>', "the server's base address")
-    .action(act((ctx, cmd) => login(ctx.env, ctx.o, cmd.opts<{ server: string }>().server)));
+    .action(
+      act((ctx, cmd) => {
+        reached.server = cmd.opts<{ server: string }>().server;
+        return login(ctx.env, ctx.o, reached.server);
+      }),
+    );
   leaf(program, 'logout', 'forget the saved login').action(act(async (ctx) => logout(ctx.env, ctx.o)));
   taskCommands(program, act);
   accountCommands(program, act);
   repoCommands(program, act);
   webhookCommands(program, act);
   workspaceCommands(program, act);
+  setupCommands(program, act);
   return program;
 }
 
-/** `emend login|logout|task|me|keys|tokens|repo|webhooks|workspaces ...`; returns the exit code (docs/client.md lists them). */
+/** `emend login|logout|task|me|keys|tokens|repo|webhooks|workspaces|scm|triggers|settings ...`; returns the exit code (docs/client.md lists them). */
 export async function remoteCommand(argv: string[], env: NodeJS.ProcessEnv): Promise<number> {
   let code: number = EXIT.ok;
-  const program = buildProgram(env, (c) => {
-    code = c;
-  });
+  const reached: Reached = {};
+  const program = buildProgram(
+    env,
+    (c) => {
+      code = c;
+    },
+    reached,
+  );
   try {
     await program.parseAsync(argv, { from: 'user' });
     return code;
   } catch (err) {
-    return reportError(err);
+    return reportError(err, reached.server);
   }
 }
 
 /** One line on stderr for every failure, never a stack: the server's message, code and request id. */
-export function reportError(err: unknown): number {
+export function reportError(err: unknown, server?: string): number {
   if (err instanceof CommanderError) {
     // Commander has printed its message (or the help) already.
     return err.code === 'commander.helpDisplayed' || err.code === 'commander.help' ? EXIT.ok : EXIT.usage;
@@ -64,7 +86,12 @@ export function reportError(err: unknown): number {
       .filter(Boolean)
       .join(', ');
     const wait = err.retryAfter !== undefined ? `; retry after ${err.retryAfter}s` : '';
-    process.stderr.write(`emend: ${err.message} (${where})${wait}\n`);
+    // No answer at all: say which address was tried (a wrong EMEND_SERVER or a stopped server).
+    const message =
+      err.code === 'network' && server
+        ? err.message.replace('the emend server', `the emend server at ${server}`)
+        : err.message;
+    process.stderr.write(`emend: ${message} (${where})${wait}\n`);
     return EXIT.api;
   }
   if (err instanceof RemoteConfigError) {

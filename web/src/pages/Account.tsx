@@ -8,6 +8,7 @@ import { CodeHost } from './account/CodeHost';
 import { ModelProvider } from './account/ModelProvider';
 import { ProviderKeys } from './account/ProviderKeys';
 import { RepoSettings } from './account/RepoSettings';
+import { TaskDefaults } from './account/TaskDefaults';
 import { Webhooks } from './account/Webhooks';
 
 type Limits = paths['/v1/tasks/limits']['get']['responses'][200]['content']['application/json'];
@@ -88,6 +89,8 @@ export function AccountPage({
         </p>
       ) : (
         <>
+          {/* First: nothing reaches a repository before a code host is connected. */}
+          <CodeHost profile={profile} reload={reload} owner={profile.role === 'owner'} />
           {maintains ? (
             <>
               <ModelProvider profile={profile} reload={reload} />
@@ -102,11 +105,11 @@ export function AccountPage({
           <AccessTokens profile={profile} workspaces={workspaces} />
           {maintains && (
             <>
+              <TaskDefaults profile={profile} reload={reload} />
               <Webhooks />
-              <RepoSettings />
+              <RepoSettings connected={profile.scm_hosts.some((host) => host.login)} />
             </>
           )}
-          <CodeHost profile={profile} reload={reload} owner={profile.role === 'owner'} />
           <div class="card">
             <h2>Training data</h2>
             <p>Your finished tasks with their plans, diffs and feedback, one JSON object per line.</p>

@@ -7,6 +7,8 @@ import { navigate } from '../router';
 
 type Approval = NonNullable<paths['/v1/tasks']['post']['requestBody']['content']['application/json']['approval_mode']>;
 const APPROVALS: readonly Approval[] = ['auto', 'manual'];
+/** '' sends no fixer: the workspace's default (Account → Defaults for new tasks) decides. */
+type FixerChoice = '' | 'pipeline' | 'agent';
 
 export function NewTaskPage({ profile }: { profile: Profile }) {
   const [type, setType] = useState<TaskType>('fix');
@@ -14,6 +16,7 @@ export function NewTaskPage({ profile }: { profile: Profile }) {
   const [branch, setBranch] = useState('main');
   const [prompt, setPrompt] = useState('');
   const [approval, setApproval] = useState<Approval>(profile.approval_mode === 'manual' ? 'manual' : 'auto');
+  const [fixer, setFixer] = useState<FixerChoice>('');
   const [busy, setBusy] = useState(false);
   const [error, setError] = useState<unknown>(null);
 
@@ -30,6 +33,7 @@ export function NewTaskPage({ profile }: { profile: Profile }) {
               repo_url: repo.trim(),
               base_branch: branch.trim() || 'main',
               approval_mode: approval,
+              ...(fixer ? { fixer } : {}),
             }
           : { task_type: 'scaffold' as const, prompt, approval_mode: approval };
       const task = await call(client.POST('/v1/tasks', { body }));
@@ -77,6 +81,19 @@ export function NewTaskPage({ profile }: { profile: Profile }) {
             />
             <label for="base_branch">Base branch</label>
             <input id="base_branch" type="text" required value={branch} onInput={input(setBranch)} />
+            <label for="fixer">Fixer</label>
+            <select
+              id="fixer"
+              value={fixer}
+              onChange={(e) => {
+                const v = e.currentTarget.value;
+                setFixer(v === 'pipeline' || v === 'agent' ? v : '');
+              }}
+            >
+              <option value="">Workspace default ({profile.fixer ?? 'the server’s'})</option>
+              <option value="pipeline">Pipeline: plan, locate, edit, validate</option>
+              <option value="agent">Agent: works in the repository with tools, then validates</option>
+            </select>
           </>
         )}
         <label for="prompt">{type === 'fix' ? 'What should change?' : 'Brief for the site'}</label>

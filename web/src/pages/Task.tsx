@@ -35,8 +35,9 @@ const headingOf = (step: string) =>
  * The steps to show: the contract's, and any other the log names (a step added after this panel
  * was built), placed after the step the log had before it.
  */
-function stepsShown(logs: readonly LogRecord[]): string[] {
-  const shown: string[] = [...STEPS];
+function stepsShown(logs: readonly LogRecord[], scaffold: boolean): string[] {
+  // A scaffold task runs steps of its own: only those its log names, none of a fix's.
+  const shown: string[] = scaffold ? [] : [...STEPS];
   let after = -1;
   for (const { step } of logs) {
     const at = shown.indexOf(step);
@@ -198,9 +199,11 @@ export function TaskPage({ id, acts }: { id: string; acts: boolean }) {
             </dd>
           </>
         )}
-        <dt>Mode</dt>
+        <dt>{task.task_type === 'scaffold' ? 'Approval' : 'Mode'}</dt>
         <dd>
-          {task.mode === 'preview' ? 'preview (no pull request)' : 'pull request'}, approval {task.approval_mode}
+          {task.task_type === 'scaffold'
+            ? task.approval_mode
+            : `${task.mode === 'preview' ? 'preview (no pull request)' : 'pull request'}, approval ${task.approval_mode}`}
         </dd>
         <dt>Cost</dt>
         <dd>
@@ -326,7 +329,7 @@ export function TaskPage({ id, acts }: { id: string; acts: boolean }) {
 
       <h2>Steps</h2>
       <ol class="steps">
-        {stepsShown(logs).map((step) => {
+        {stepsShown(logs, task.task_type === 'scaffold').map((step) => {
           const state = latest(step);
           const done = finished(step);
           return (

@@ -25,7 +25,14 @@ export function TasksPage({ acts }: { acts: boolean }) {
         )}
       </div>
       <ErrorNote error={error} />
-      {tasks && tasks.length === 0 && <p>No tasks yet.</p>}
+      {tasks && tasks.length === 0 && (
+        <p data-testid="no-tasks">
+          No tasks yet.{' '}
+          {acts
+            ? 'Start one with New task: a repository URL and what should change (connect its code host on the Account page first).'
+            : 'Your role here reads tasks; a member starts them.'}
+        </p>
+      )}
       {tasks && tasks.length > 0 && (
         <table class="tasks">
           <caption class="sr-only">Your last 100 tasks, newest first</caption>

@@ -137,7 +137,7 @@ function TokenTable({
       <thead>
         <tr>
           <th scope="col">Name</th>
-          <th scope="col">Ends in</th>
+          <th scope="col">Secret ends in</th>
           <th scope="col">Workspace</th>
           <th scope="col">Scopes</th>
           <th scope="col">Created</th>

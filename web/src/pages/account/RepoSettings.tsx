@@ -33,9 +33,10 @@ async function orNone<T>(request: Promise<T>): Promise<T | null> {
 
 /**
  * Per-repository settings: the setup and test commands, variables, setup-only secrets (by name;
- * a value is sent once and never shown again), and the code-host triggers.
+ * a value is sent once and never shown again), and the code-host triggers. Disabled until the
+ * workspace has a code host connected (`connected`): no task reaches a repository before that.
  */
-export function RepoSettings() {
+export function RepoSettings({ connected }: { connected: boolean }) {
   const [repo, setRepo] = useState('');
   const [loaded, setLoaded] = useState<Settings | null>(null);
   const [setup, setSetup] = useState('');
@@ -118,12 +119,20 @@ export function RepoSettings() {
         Commands and variables for one repository's validation, and secrets only its setup sees (a private registry
         token). Secrets are never shown again.
       </p>
+      {!connected && (
+        <p class="note" data-testid="repo-settings-disabled">
+          Connect a code host first (Code host, above): repository settings and triggers apply to repositories on it,
+          and triggers register a webhook with its connection.
+        </p>
+      )}
       <form class="form" onSubmit={load} aria-label="Choose a repository">
-        <label for="repo-url">Repository URL</label>
-        <input id="repo-url" type="url" required value={repo} onInput={(e) => setRepo(e.currentTarget.value)} />
-        <div class="actions">
-          <button type="submit">Load</button>
-        </div>
+        <fieldset class="bare" disabled={!connected}>
+          <label for="repo-url">Repository URL</label>
+          <input id="repo-url" type="url" required value={repo} onInput={(e) => setRepo(e.currentTarget.value)} />
+          <div class="actions">
+            <button type="submit">Load</button>
+          </div>
+        </fieldset>
       </form>
       <ErrorNote error={error} />
       {note && <p role="status">{note}</p>}

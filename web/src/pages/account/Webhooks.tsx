@@ -70,66 +70,73 @@ export function Webhooks() {
         </fieldset>
         <button type="submit">Add endpoint</button>
       </form>
-      <table class="webhooks">
-        <caption class="sr-only">Your webhook endpoints</caption>
-        <thead>
-          <tr>
-            <th scope="col">URL</th>
-            <th scope="col">Events</th>
-            <th scope="col">State</th>
-            <th scope="col">Actions</th>
-          </tr>
-        </thead>
-        <tbody>
-          {endpoints.map((w) => (
-            <tr key={w.id} data-webhook={w.id}>
-              <td>
-                <code>{w.url}</code>
-              </td>
-              <td>{w.events.join(', ')}</td>
-              <td>{w.enabled ? 'on' : `off${w.disabled_reason ? `: ${w.disabled_reason}` : ''}`}</td>
-              <td class="actions">
-                <button
-                  type="button"
-                  class="link"
-                  onClick={act(() =>
-                    call(client.POST('/v1/me/webhooks/{id}/test', { params: { path: { id: w.id } } })),
-                  )}
-                >
-                  Send a test
-                </button>
-                <button
-                  type="button"
-                  class="link"
-                  onClick={act(() =>
-                    call(
-                      client.PATCH('/v1/me/webhooks/{id}', {
-                        params: { path: { id: w.id } },
-                        body: { enabled: !w.enabled },
-                      }),
-                    ),
-                  )}
-                >
-                  {w.enabled ? 'Pause' : 'Enable'}
-                </button>
-                <button type="button" class="link" onClick={() => void showDeliveries(w.id).catch(setError)}>
-                  Deliveries
-                </button>
-                <button
-                  type="button"
-                  class="link"
-                  onClick={act(async () => {
-                    if (confirm(`Remove the endpoint ${w.url} and its delivery history?`))
-                      await call(client.DELETE('/v1/me/webhooks/{id}', { params: { path: { id: w.id } } }));
-                  })}
-                >
-                  Remove
-                </button>
-              </td>
+      {endpoints.length === 0 ? (
+        <p data-testid="no-webhooks">
+          No endpoints yet. Add a URL above and emend POSTs the events you chose to it, signed with a secret shown once
+          (docs/webhooks.md): a chat bot or CI job can then act when a task ends or waits for approval.
+        </p>
+      ) : (
+        <table class="webhooks">
+          <caption class="sr-only">Your webhook endpoints</caption>
+          <thead>
+            <tr>
+              <th scope="col">URL</th>
+              <th scope="col">Events</th>
+              <th scope="col">State</th>
+              <th scope="col">Actions</th>
             </tr>
-          ))}
-        </tbody>
-      </table>
+          </thead>
+          <tbody>
+            {endpoints.map((w) => (
+              <tr key={w.id} data-webhook={w.id}>
+                <td>
+                  <code>{w.url}</code>
+                </td>
+                <td>{w.events.join(', ')}</td>
+                <td>{w.enabled ? 'on' : `off${w.disabled_reason ? `: ${w.disabled_reason}` : ''}`}</td>
+                <td class="actions">
+                  <button
+                    type="button"
+                    class="link"
+                    onClick={act(() =>
+                      call(client.POST('/v1/me/webhooks/{id}/test', { params: { path: { id: w.id } } })),
+                    )}
+                  >
+                    Send a test
+                  </button>
+                  <button
+                    type="button"
+                    class="link"
+                    onClick={act(() =>
+                      call(
+                        client.PATCH('/v1/me/webhooks/{id}', {
+                          params: { path: { id: w.id } },
+                          body: { enabled: !w.enabled },
+                        }),
+                      ),
+                    )}
+                  >
+                    {w.enabled ? 'Pause' : 'Enable'}
+                  </button>
+                  <button type="button" class="link" onClick={() => void showDeliveries(w.id).catch(setError)}>
+                    Deliveries
+                  </button>
+                  <button
+                    type="button"
+                    class="link"
+                    onClick={act(async () => {
+                      if (confirm(`Remove the endpoint ${w.url} and its delivery history?`))
+                        await call(client.DELETE('/v1/me/webhooks/{id}', { params: { path: { id: w.id } } }));
+                    })}
+                  >
+                    Remove
+                  </button>
+                </td>
+              </tr>
+            ))}
+          </tbody>
+        </table>
+      )}
       {open && <Deliveries deliveries={open.deliveries} />}
       <ErrorNote error={error} />
     </div>

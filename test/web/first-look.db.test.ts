@@ -1,0 +1,41 @@
+import { describe, expect, it } from 'vitest';
+import { newAccount, startHarness } from '../support/harness.js';
+import { haveChromium, screenshot, signInWithKeyboard } from './browser.js';
+import { servePanel } from './served-panel.js';
+
+/** What a newcomer's empty workspace says in the panel: what to do next, with nothing cut off or misnamed. */
+const panel = servePanel(() => startHarness());
+
+describe.skipIf(!haveChromium)('the panel at first look', { timeout: 90_000 }, () => {
+  it('says what to do on empty lists, names the token column, and shows the whole workspace name', async () => {
+    const { token } = await newAccount(panel.h, {
+      plan: 'pro',
+      email: 'a-rather-long-person.name-for-the-switcher@example.com',
+    });
+    const { page } = await panel.newPage();
+    await page.goto('/app/');
+    await signInWithKeyboard(page, token);
+    expect(await page.getByTestId('no-tasks').textContent()).toContain('No tasks yet. Start one with New task');
+
+    // the switcher shows the workspace's whole name: the selected option's text fits in the select
+    const fits = await page.locator('.switcher select').evaluate((select: HTMLSelectElement) => {
+      const style = getComputedStyle(select);
+      const ctx = document.createElement('canvas').getContext('2d')!;
+      ctx.font = `${style.fontWeight} ${style.fontSize} ${style.fontFamily}`;
+      const text = select.options[select.selectedIndex]!.text;
+      return { text, need: ctx.measureText(text).width, have: select.clientWidth - 24 };
+    });
+    expect(fits.text).toContain('a-rather-long-person.name-for-the-switcher@example.com');
+    expect(fits.need).toBeLessThanOrEqual(fits.have);
+    await screenshot(page, 'tasks-empty');
+
+    await page.getByRole('link', { name: 'Account' }).click();
+    await page.getByRole('heading', { name: 'Personal access tokens' }).waitFor();
+    const headers = await page.locator('table.tokens th').allTextContents();
+    expect(headers).toContain('Secret ends in');
+    expect(headers).not.toContain('Ends in');
+    expect(await page.getByTestId('no-webhooks').textContent()).toContain('No endpoints yet. Add a URL above');
+    expect(await page.locator('table.webhooks').count()).toBe(0);
+    await screenshot(page, 'account-empty-webhooks');
+  });
+});
