@@ -21,11 +21,19 @@ export const SANDBOX_BROWSER = '/opt/emend/chromium';
  * caller's (so a runner's own flags come after and win where they repeat one). Chromium's own
  * sandbox makes user namespaces, which --disable-userns refuses inside ours: --no-sandbox, as
  * every CI container does (ours is the isolation). There is no display: --headless (the runner
- * asking for `Chrome`, not `ChromeHeadless`, still gets a browser), and no GPU.
+ * asking for `Chrome`, not `ChromeHeadless`, still gets a browser), and no GPU. Under the eval's
+ * clock (libfaketime, src/test-runs/test-clock.ts) Chromium never starts (its zygote hangs), so
+ * the browser is started without it and keeps the real time.
  */
 export function browserWrapper(chromium: string): string {
   const quoted = `'${chromium.replaceAll("'", `'\\''`)}'`;
-  return `#!/bin/sh\n# emend: the system's Chromium, as it can run inside the sandbox\nexec ${quoted} --no-sandbox --headless --disable-gpu "$@"\n`;
+  return [
+    '#!/bin/sh',
+    "# emend: the system's Chromium, as it can run inside the sandbox",
+    'case "${LD_PRELOAD:-}" in *libfaketime*) unset LD_PRELOAD FAKETIME ;; esac',
+    `exec ${quoted} --no-sandbox --headless --disable-gpu "$@"`,
+    '',
+  ].join('\n');
 }
 
 /** The environment every command starts from; nothing of the service's own reaches it. */

@@ -1,4 +1,5 @@
 import { afterAll, describe, expect, it } from 'vitest';
+import { clockEnv, findFaketime } from '../../src/test-runs/test-clock.js';
 import { newDir, realSandbox, removeDirs } from './helpers.js';
 
 // The sandbox's browser (docs/environments.md, "Browsers"), in the real bubblewrap sandbox:
@@ -35,6 +36,28 @@ describe('the sandbox’s browser', { timeout: 60_000 }, () => {
     expect(r.exitCode).toBe(0);
     expect(r.stdout).toMatch(/^1777\nx\n/);
     expect(r.stdout).toContain('<p id="x">from the sandbox</p>');
+  });
+
+  it('starts under the eval’s clock (libfaketime, which Chromium does not start under) at the real time, while the command runs at the commit’s date', async () => {
+    const { sandbox } = await realSandbox(ROOMY);
+    const faketime = findFaketime();
+    expect(faketime, 'libfaketime (the faketime package) is installed by the system check').toBeDefined();
+    const r = await sandbox.run({
+      command: [
+        'sh',
+        '-c',
+        'date -u +%Y && timeout 40 "$CHROME_BIN" --user-data-dir=/tmp/profile --dump-dom ' +
+          `'data:text/html,<script>document.write("year " + new Date().getUTCFullYear())</script>' 2>/dev/null`,
+      ],
+      workdir: newDir(),
+      env: {
+        CHROME_BIN: sandbox.report().browser!,
+        ...clockEnv(faketime!, new Date('2019-08-13T12:00:00Z'), new Date()),
+      },
+    });
+    expect(r.exitCode).toBe(0);
+    expect(r.stdout).toMatch(/^2019\n/);
+    expect(r.stdout).toContain(`year ${new Date().getUTCFullYear()}`);
   });
 
   it('has no browser where the configured Chromium is not there', async () => {

@@ -128,6 +128,7 @@ describe('the bwrap command line', () => {
     // the host's Chromium, quoted, with the flags bubblewrap needs before the runner's own
     expect(browserWrapper("/opt/it's/chrome")).toBe(
       "#!/bin/sh\n# emend: the system's Chromium, as it can run inside the sandbox\n" +
+        'case "${LD_PRELOAD:-}" in *libfaketime*) unset LD_PRELOAD FAKETIME ;; esac\n' +
         `exec '/opt/it'\\''s/chrome' --no-sandbox --headless --disable-gpu "$@"\n`,
     );
   });
