@@ -58,6 +58,10 @@ describe.skipIf(!haveChromium)('the panel manages code-host triggers', { timeout
     expect(hooks[0]!.url).toBe(hookUrl);
     expect(await section.textContent()).toContain('The code host must be able to reach this address');
     expect(await section.textContent()).toContain('No deliveries yet.');
+    // the scopes triggers need, said as docs/triggers.md and docs/code-host.md say them
+    expect(await section.textContent()).toContain(
+      'on GitHub a classic token with repo (or a fine-grained one with Webhooks and Issues read and write) from an admin of the repository',
+    );
     expect(await page.content()).not.toContain(hooks[0]!.secret);
     const read = async () =>
       (

@@ -95,7 +95,9 @@ export function RepoTriggers({
       <p>
         Start a task from the code host: a comment mentioning emend, the label on an issue, or a review on emend's pull
         request. Turning them on adds a webhook to the repository with your code-host connection, which must be allowed
-        to manage its webhooks.
+        to manage its webhooks: on GitHub a classic token with <code>repo</code> (or a fine-grained one with Webhooks
+        and Issues read and write) from an admin of the repository; on GitLab <code>api</code> from a Maintainer; on
+        Gitea/Forgejo <code>write:repository</code> from a repository admin.
       </p>
       <p data-testid="triggers-state">
         {triggers ? (
