@@ -78,7 +78,7 @@ export function nodeWants(
     [field(pkg.volta, 'node'), 'package.json volta.node'],
     [readLine('.nvmrc'), '.nvmrc'],
     [readLine('.node-version'), '.node-version'],
-    ...ciWithin(files, engines === undefined ? undefined : nodeRange(engines)),
+    ...(hasLockfile(files) ? ciWithin(files, engines === undefined ? undefined : nodeRange(engines)) : []),
     [engines, 'package.json engines.node'],
   ];
   const wants: NodeWants = {};
@@ -115,6 +115,19 @@ function ciWithin(files: ConfinedDir, engines: string | undefined): Array<[strin
   const allowed = engines === undefined ? ranges : ranges.filter((r) => semver.intersects(r, engines));
   if (allowed.length === 0) return [];
   return [[allowed.join(' || '), engines === undefined ? ci.from : `${ci.from} (within package.json engines.node)`]];
+}
+
+/**
+ * A lockfile pins the tree CI installed, which CI's Node ran. Without one the install resolves
+ * today's packages (or, where the registry has the dates, those of the base commit's day,
+ * `--before`, which a mirror whose publish dates are its own cannot give), and today's packages
+ * are written for today's Node: CI's Node 12 of 2020 cannot parse a 2024 dependency's optional
+ * chaining.
+ */
+function hasLockfile(files: ConfinedDir): boolean {
+  return ['package-lock.json', 'npm-shrinkwrap.json', 'yarn.lock', 'pnpm-lock.yaml'].some(
+    (name) => files.info(name).kind === 'file',
+  );
 }
 
 /** "v18" → "18", "18.20.8" → "18.20.8", ">=18 <21" as is; undefined when it is no range. */

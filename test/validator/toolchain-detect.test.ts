@@ -105,31 +105,33 @@ describe('a Node repository’s toolchain', () => {
     expect(wants({ 'package.json': pkg({ engines: { node: 'node' } }) })).toEqual({});
   });
 
-  it('without a version in package.json or a version file, takes the versions its own CI tests on', () => {
+  it('without a version in package.json or a version file, takes the versions its own CI tests on where a lockfile pins what CI installed', () => {
     const pkg = JSON.stringify({ name: 'x' });
+    const lock = { 'package-lock.json': JSON.stringify({ lockfileVersion: 2 }) };
     // Travis's node_js as a block list, as dayjs's: any of them, the newest where the sandbox's is not one
     const travis = "language: node_js\nnode_js:\n  - '14'\n  - '12'\n  - node\n  - 10 # old\ninstall:\n  - npm i\n";
-    expect(wants({ 'package.json': pkg, '.travis.yml': travis }).node).toEqual({
+    expect(wants({ ...lock, 'package.json': pkg, '.travis.yml': travis }).node).toEqual({
       range: '14 || 12 || 10',
       from: '.travis.yml node_js',
     });
-    expect(wants({ 'package.json': pkg, '.travis.yml': 'node_js: [8, "10"]\n' }).node?.range).toBe('8 || 10');
+    expect(wants({ ...lock, 'package.json': pkg, '.travis.yml': 'node_js: [8, "10"]\n' }).node?.range).toBe('8 || 10');
     // GitHub Actions: a matrix the setup-node step names, or a literal version
     const matrix =
       'jobs:\n  test:\n    strategy:\n      matrix:\n        node-version: [16.x, 18.x]\n    steps:\n' +
       `      - uses: actions/setup-node@v4\n        with:\n          node-version: $\{{ matrix.node-version }}\n`;
-    expect(wants({ 'package.json': pkg, '.github/workflows/ci.yml': matrix }).node).toEqual({
+    expect(wants({ ...lock, 'package.json': pkg, '.github/workflows/ci.yml': matrix }).node).toEqual({
       range: '16.x || 18.x',
       from: '.github/workflows/ci.yml node-version',
     });
     const literal =
       'jobs:\n  t:\n    steps:\n      - uses: actions/setup-node@v4\n        with:\n          node-version: "lts/*"\n';
-    expect(wants({ 'package.json': pkg, '.github/workflows/ci.yml': literal })).toEqual({});
+    expect(wants({ ...lock, 'package.json': pkg, '.github/workflows/ci.yml': literal }).node).toBeUndefined();
     // engines.node is a range the package works with: the CI's versions within it come first (as
     // eslint's `^10.12.0 || >=12.0.0` tested on 15.x … 10.x), and engines alone where none is within
     const eslint = 'jobs:\n  t:\n    strategy:\n      matrix:\n        node: [15.x, 14.x, 10.x, "10.12.0"]\n';
     expect(
       wants({
+        ...lock,
         'package.json': JSON.stringify({ name: 'x', engines: { node: '^10.12.0 || >=12.0.0' } }),
         '.github/workflows/ci.yml': eslint,
       }).node,
@@ -138,10 +140,26 @@ describe('a Node repository’s toolchain', () => {
       from: '.github/workflows/ci.yml node-version (within package.json engines.node)',
     });
     expect(
-      wants({ 'package.json': JSON.stringify({ name: 'x', engines: { node: '>=18' } }), '.travis.yml': travis }).node,
+      wants({
+        ...lock,
+        'package.json': JSON.stringify({ name: 'x', engines: { node: '>=18' } }),
+        '.travis.yml': travis,
+      }).node,
     ).toEqual({ range: '>=18', from: 'package.json engines.node' });
     // a version file someone wrote comes before both
-    expect(wants({ 'package.json': pkg, '.nvmrc': '16\n', '.travis.yml': travis }).node?.from).toBe('.nvmrc');
+    expect(wants({ ...lock, 'package.json': pkg, '.nvmrc': '16\n', '.travis.yml': travis }).node?.from).toBe('.nvmrc');
+    // yarn's and pnpm's lockfiles pin it too
+    expect(wants({ 'package.json': pkg, 'yarn.lock': '', '.travis.yml': travis }, 'yarn').node?.range).toBe(
+      '14 || 12 || 10',
+    );
+    // without a lockfile the install resolves today's packages, written for today's Node: CI's
+    // Node of the time is passed over (github-readme-stats' CI Node 12 cannot parse a 2024
+    // dependency's optional chaining), and engines.node still counts
+    expect(wants({ 'package.json': pkg, '.travis.yml': travis }).node).toBeUndefined();
+    expect(wants({ 'package.json': pkg, '.github/workflows/ci.yml': matrix }).node).toBeUndefined();
+    expect(
+      wants({ 'package.json': JSON.stringify({ name: 'x', engines: { node: '>=18' } }), '.travis.yml': travis }).node,
+    ).toEqual({ range: '>=18', from: 'package.json engines.node' });
   });
 
   it('takes pnpm and yarn at the version packageManager names, else a major for the lockfile', () => {
