@@ -9,7 +9,30 @@ import { type LookupFunction, isIP } from 'node:net';
 
 export type Resolved = { address: string; family: number }[];
 
-export function resolveAll(resolve: LookupFunction, host: string): Promise<Resolved> {
+/**
+ * Waits before asking again after a temporary failure (EAI_AGAIN: the resolver did not answer in
+ * time, as on a loaded machine). One unanswered lookup would fail a whole install, and the name
+ * is still judged by what it resolves to when it does answer.
+ */
+export const TEMPORARY_RETRY_MS = [250, 1000];
+
+export async function resolveAll(
+  resolve: LookupFunction,
+  host: string,
+  retryMs: readonly number[] = TEMPORARY_RETRY_MS,
+): Promise<Resolved> {
+  for (let attempt = 0; ; attempt++) {
+    try {
+      return await resolveOnce(resolve, host);
+    } catch (err) {
+      const wait = retryMs[attempt];
+      if ((err as NodeJS.ErrnoException).code !== 'EAI_AGAIN' || wait === undefined) throw err;
+      await new Promise((r) => setTimeout(r, wait));
+    }
+  }
+}
+
+function resolveOnce(resolve: LookupFunction, host: string): Promise<Resolved> {
   return new Promise((done, fail) =>
     resolve(host, { all: true }, (err, found) => {
       if (err) return fail(err);
