@@ -1,4 +1,6 @@
+import { eq } from 'drizzle-orm';
 import { describe, expect, it } from 'vitest';
+import { taskLogs, tasks } from '../../src/db/schema.js';
 import { newAccount, startHarness } from '../support/harness.js';
 import { haveChromium, screenshot, signInWithKeyboard } from './browser.js';
 import { servePanel } from './served-panel.js';
@@ -37,5 +39,48 @@ describe.skipIf(!haveChromium)('the panel at first look', { timeout: 90_000 }, (
     expect(await page.getByTestId('no-webhooks').textContent()).toContain('No endpoints yet. Add a URL above');
     expect(await page.locator('table.webhooks').count()).toBe(0);
     await screenshot(page, 'account-empty-webhooks');
+  });
+
+  it('takes no feedback on a task that failed before doing anything, and takes it once a step past the planner ran', async () => {
+    const owner = await newAccount(panel.h, { plan: 'pro', credits: 3 });
+    panel.h.github.createRepo('acme', 'first-look');
+    // No worker runs here: each task is written as a run that failed at the step named.
+    const failedAt = async (steps: string[]) => {
+      const created = await panel.h.app.inject({
+        method: 'POST',
+        url: '/v1/tasks',
+        headers: owner.auth,
+        payload: { prompt: 'fix the bug', repo_url: 'https://github.com/acme/first-look' },
+      });
+      expect(created.statusCode, created.body).toBe(201);
+      const id: string = created.json().id;
+      await panel.h.deps.db.insert(taskLogs).values(
+        steps.map((step, i) => ({
+          taskId: id,
+          step,
+          status: i === steps.length - 1 ? 'failed' : 'done',
+          output: {},
+          createdAt: panel.h.clock.now(),
+        })),
+      );
+      await panel.h.deps.db.update(tasks).set({ status: 'failed', error: 'the step failed' }).where(eq(tasks.id, id));
+      return id;
+    };
+    const atPlanner = await failedAt(['planner']);
+    const atLocator = await failedAt(['planner', 'locator']);
+
+    const { page, pageErrors } = await panel.newPage();
+    await signInWithKeyboard(page, owner.token);
+    await page.goto(`/app/tasks/${atPlanner}`);
+    await page.locator('[data-stream="ended"]').waitFor();
+    expect(await page.locator('form.feedback').count()).toBe(0);
+    expect(await page.getByTestId('no-feedback').textContent()).toContain('failed before it changed anything');
+    await screenshot(page, 'task-failed-before-work');
+
+    await page.goto(`/app/tasks/${atLocator}`);
+    await page.locator('[data-stream="ended"]').waitFor();
+    await page.getByRole('heading', { name: 'Feedback' }).waitFor();
+    expect(await page.getByTestId('no-feedback').count()).toBe(0);
+    expect(pageErrors).toEqual([]);
   });
 });
