@@ -1,6 +1,6 @@
 import { eq } from 'drizzle-orm';
 import { describe, expect, it } from 'vitest';
-import { taskLogs, tasks } from '../../src/db/schema.js';
+import { taskLogs, tasks, workspaces } from '../../src/db/schema.js';
 import { newAccount, startHarness } from '../support/harness.js';
 import { haveChromium, screenshot, signInWithKeyboard } from './browser.js';
 import { servePanel } from './served-panel.js';
@@ -81,6 +81,35 @@ describe.skipIf(!haveChromium)('the panel at first look', { timeout: 90_000 }, (
     await page.locator('[data-stream="ended"]').waitFor();
     await page.getByRole('heading', { name: 'Feedback' }).waitFor();
     expect(await page.getByTestId('no-feedback').count()).toBe(0);
+    expect(pageErrors).toEqual([]);
+  });
+
+  it('says what to do in a new team workspace on the free plan with no credits, and not once it is funded', async () => {
+    const owner = await newAccount(panel.h, { plan: 'pro', credits: 3, scm: false });
+    const { page, pageErrors } = await panel.newPage();
+    await signInWithKeyboard(page, owner.token);
+    await page.getByRole('link', { name: 'Workspace' }).click();
+    await page.getByTestId('workspace-name').waitFor();
+    // the personal workspace, funded, says nothing of it
+    expect(await page.getByTestId('workspace-unfunded').count()).toBe(0);
+
+    await page.getByLabel('Name of the new workspace').fill('Crew');
+    await page.getByRole('button', { name: 'Create workspace' }).click();
+    await expect.poll(() => page.getByTestId('workspace-name').textContent()).toBe('Crew');
+    expect(await page.getByTestId('workspace-plan').textContent()).toBe('free');
+    expect(await page.getByTestId('workspace-credits').textContent()).toBe('0');
+    const crew = await page.locator('.switcher').getAttribute('data-workspace');
+    const note = await page.getByTestId('workspace-unfunded').innerText();
+    expect(note).toContain('previews, without a pull request');
+    expect(note).toContain(`PATCH /v1/admin/workspaces/${crew}`);
+    expect(note).toContain('Account → Model provider');
+    await screenshot(page, 'workspace-unfunded');
+
+    // once the operator gives it credits the sentence goes
+    await panel.h.deps.db.update(workspaces).set({ credits: 5 }).where(eq(workspaces.id, crew!));
+    await page.reload();
+    await expect.poll(() => page.getByTestId('workspace-credits').textContent()).toBe('5');
+    expect(await page.getByTestId('workspace-unfunded').count()).toBe(0);
     expect(pageErrors).toEqual([]);
   });
 });
