@@ -112,4 +112,56 @@ describe.skipIf(!haveChromium)('the panel at first look', { timeout: 90_000 }, (
     expect(await page.getByTestId('workspace-unfunded').count()).toBe(0);
     expect(pageErrors).toEqual([]);
   });
+
+  it('collapses a 40-turn trajectory to its first and last turns, the middle behind a button', async () => {
+    const owner = await newAccount(panel.h, { plan: 'pro', credits: 3 });
+    panel.h.github.createRepo('acme', 'long-run');
+    const created = await panel.h.app.inject({
+      method: 'POST',
+      url: '/v1/tasks',
+      headers: owner.auth,
+      payload: { prompt: 'fix the bug', repo_url: 'https://github.com/acme/long-run' },
+    });
+    expect(created.statusCode, created.body).toBe(201);
+    const id: string = created.json().id;
+    // No worker runs here: the fixer's log is written as an agent run of 40 turns writes it.
+    const record = (output: Record<string, unknown>) => ({
+      taskId: id,
+      step: 'fixer',
+      status: 'running',
+      output,
+      createdAt: panel.h.clock.now(),
+    });
+    const turn = (n: number) =>
+      record({
+        agent_turn: {
+          turn: n,
+          tool: 'bash',
+          action: `echo turn ${n}`,
+          exit_code: 0,
+          observation: `turn ${n}`,
+          tokens: n * 10,
+          cost_usd: 0,
+        },
+      });
+    await panel.h.deps.db.insert(taskLogs).values([record({}), ...Array.from({ length: 40 }, (_, i) => turn(i + 1))]);
+
+    const { page, pageErrors } = await panel.newPage();
+    await signInWithKeyboard(page, owner.token);
+    await page.goto(`/app/tasks/${id}`);
+    const table = page.getByRole('table', { name: '40 turns' });
+    await table.waitFor();
+    const shown = () =>
+      table.locator('tbody tr[data-turn]').evaluateAll((rows) => rows.map((r) => Number(r.getAttribute('data-turn'))));
+    expect(await shown()).toEqual([1, 2, 3, 4, 5, 36, 37, 38, 39, 40]);
+    const more = table.getByRole('button', { name: 'Show 30 more turns' });
+    // the button sits between the first turns and the last
+    expect(await table.locator('tbody tr:nth-child(6)').getAttribute('class')).toBe('more-turns');
+    await screenshot(page, 'trajectory-collapsed');
+
+    await more.click();
+    expect(await shown()).toEqual(Array.from({ length: 40 }, (_, i) => i + 1));
+    expect(await more.count()).toBe(0);
+    expect(pageErrors).toEqual([]);
+  });
 });
