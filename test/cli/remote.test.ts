@@ -226,6 +226,9 @@ describe('emend task, piped', { timeout: 150_000 }, () => {
       env,
     );
     expect(run.code, run.stderr + run.stdout).toBe(0);
+    // piped, each of the agent's turns is a line: the tool, its command or edit, how it ended
+    expect(run.stdout).toMatch(/^fixer turn 1: editor replace calc\/ops\.py \(ok\)$/m);
+    expect(run.stdout).toMatch(/^fixer turn 2: submit \(ok\)$/m);
     const id = /^created task ([0-9a-f-]{36})/.exec(run.stdout)![1]!;
     const show = await runRemote(['task', 'show', id], env);
     expect(show.stdout).toMatch(/^type:\s+fix \(pr, approval auto, agent fixer\)$/m);
@@ -269,10 +272,16 @@ describe('emend task, piped', { timeout: 150_000 }, () => {
       follow.output,
       new RegExp(`^task awaiting_plan: approve with \`emend task approve ${id} plan\`$`, 'm'),
     );
+    // the plan that waits is shown before the line saying how to approve it
+    expect(follow.output()).toMatch(
+      /^plan:\n {2}Make calc\.ops\.add return the sum instead of the difference\.\n {2}1\. Change the return expression of add in calc\/ops\.py from a - b to a \+ b\.\n(?: {2}.*\n)*task awaiting_plan: /m,
+    );
     const approved = await runRemote(['task', 'approve', id, 'plan'], env);
     expect(approved.code, approved.stderr).toBe(0);
     expect(approved.stdout).toMatch(new RegExp(`^approved task ${id}: (running|pending)`));
     await waitForLine(follow.output, /^task awaiting_diff: /m);
+    // so is the diff, once: not again at the end
+    expect(follow.output()).toMatch(/^\+ {4}return a \+ b\n(?:.*\n)*task awaiting_diff: /m);
     const killed = await runRemote(['task', 'kill', id, '--json'], env);
     expect(JSON.parse(killed.stdout)).toMatchObject({ id, status: 'cancelled' });
     const exit = await follow.exited;
@@ -280,6 +289,7 @@ describe('emend task, piped', { timeout: 150_000 }, () => {
     expect(exit.stdout.trimEnd().split('\n').at(-1)).toMatch(/^cancelled/);
     expect(exit.stdout).toMatch(/^fixer done/m);
     expect(exit.stdout).not.toMatch(/^validator /m);
+    expect(exit.stdout.split('\n').filter((l) => l === '+    return a + b')).toHaveLength(1);
   });
 
   it('continue --follow promotes a done preview to a PR run; a second one without credit is a 402', async () => {

@@ -16,6 +16,41 @@ interface View {
   /** Before a gate prompt or the last lines: no spinner may be drawing. */
   pause(): void;
   finish(task: Task): void;
+  /** A gate reached (a pipe only: a terminal shows it with its prompt): what waits for approval. */
+  gate?(stage: 'plan' | 'diff', task: Task, logs: readonly TaskLog[]): void;
+}
+
+type TaskLog = Awaited<ReturnType<RemoteApi['getTask']>>['logs'][number];
+
+/**
+ * An agent turn's line, from the `output.agent_turn` of a fixer's running record
+ * (docs/agent.md): "turn 2: bash pytest -q (exit 1)". Null for any other record. Read field
+ * by field: the contract gives the log's output no shape.
+ */
+function turnLine(output: Record<string, unknown>): string | null {
+  const t = output.agent_turn;
+  if (!t || typeof t !== 'object') return null;
+  const field = (key: string): unknown => Reflect.get(t, key);
+  const r = {
+    turn: field('turn'),
+    tool: field('tool'),
+    action: field('action'),
+    exit_code: field('exit_code'),
+    ok: field('ok'),
+  };
+  const tool = typeof r.tool === 'string' ? r.tool : '?';
+  const action = typeof r.action === 'string' && r.action ? ` ${r.action.split('\n', 1)[0]}` : '';
+  const result =
+    typeof r.exit_code === 'number'
+      ? ` (exit ${r.exit_code})`
+      : r.exit_code === null
+        ? ' (no exit code, stopped)'
+        : typeof r.ok === 'boolean'
+          ? r.ok
+            ? ' (ok)'
+            : ' (failed)'
+          : '';
+  return `turn ${typeof r.turn === 'number' ? r.turn : '?'}: ${tool}${action}${result}`;
 }
 
 /** A log's moment, for step durations measured on the server's clock (a replay shows the real ones). */
@@ -40,14 +75,23 @@ function finalLine(task: Task, o: Output): string {
   return parts.join(c.dim(' · '));
 }
 
-/** Piped: one plain line per step start and end, per status change, and the diff at the end. */
+/**
+ * Piped: one plain line per step start and end, per agent turn, per status change; at a gate the
+ * plan or the diff that waits; the diff at the end (unless a gate showed that very diff).
+ */
 function plainView(o: Output, id: string): View {
   const started = new Map<string, number>();
   let status = '';
+  let shownDiff: string | undefined;
   return {
     event(e) {
       if (e.type === 'log') {
         const { step, status: s, output, created_at } = e.data;
+        const turn = s === 'running' ? turnLine(output) : null;
+        if (turn) {
+          o.out(`${step} ${turn}`);
+          return;
+        }
         if (s === 'running') started.set(step, at(created_at));
         const begun = started.get(step);
         const { time, why } = stepLine(
@@ -65,8 +109,17 @@ function plainView(o: Output, id: string): View {
       }
     },
     pause() {},
+    gate(stage, task, logs) {
+      if (stage === 'plan') {
+        o.out('plan:');
+        for (const line of planText(planOf(logs)).split('\n')) o.out(`  ${line}`);
+      } else if (task.diff_summary) {
+        o.out(task.diff_summary.trimEnd());
+        shownDiff = task.diff_summary;
+      }
+    },
     finish(task) {
-      if (task.diff_summary) o.out(task.diff_summary.trimEnd());
+      if (task.diff_summary && task.diff_summary !== shownDiff) o.out(task.diff_summary.trimEnd());
       o.out(finalLine(task, o));
     },
   };
@@ -150,6 +203,12 @@ export async function followTask(api: RemoteApi, id: string, o: Output, options:
   const interrupted = guardInterrupt(o, id);
   try {
     for await (const e of api.follow(id)) {
+      // Piped, what waits at a gate comes before the line saying how to approve it.
+      if (e.type === 'state' && view.gate && !o.tty && isGate(e.data.status) && !asked.has(e.data.status)) {
+        asked.add(e.data.status);
+        const { task, logs } = await api.getTask(id);
+        view.gate(gateStage(e.data.status), task, logs);
+      }
       view.event(e);
       if (e.type === 'end') {
         end = e.data.status;
@@ -181,8 +240,7 @@ async function askAtGate(api: RemoteApi, id: string, status: 'awaiting_plan' | '
   const stage = gateStage(status);
   const { task, logs } = await api.getTask(id);
   if (stage === 'plan') {
-    const plan = logs.filter((l) => l.step === 'planner' && l.status === 'done').at(-1)?.output;
-    prompts.note(planText(plan), 'The plan', { output: process.stdout });
+    prompts.note(planText(planOf(logs)), 'The plan', { output: process.stdout });
   } else if (task.diff_summary) {
     o.out(coloredDiff(task.diff_summary.trimEnd(), o.color));
   }
@@ -202,6 +260,10 @@ async function askAtGate(api: RemoteApi, id: string, status: 'awaiting_plan' | '
     o.err(`emend: ${err instanceof Error ? err.message : String(err)}`);
   }
 }
+
+/** The plan waiting at the gate: the planner's last finished output. */
+const planOf = (logs: readonly TaskLog[]) =>
+  logs.filter((l) => l.step === 'planner' && l.status === 'done').at(-1)?.output;
 
 function planText(plan: Record<string, unknown> | undefined): string {
   if (!plan) return '(the planner left no plan)';

@@ -1,3 +1,4 @@
+import { useState } from 'preact/hooks';
 import type { LogRecord } from '../api/types';
 import { money } from './Status';
 
@@ -97,10 +98,92 @@ function Observation({ observation }: { observation: string }) {
   );
 }
 
+/** A run longer than this shows its first and last turns, the middle behind a button. */
+const COLLAPSE_OVER = 12;
+/** How many turns a collapsed run shows at each end. */
+const ENDS = 5;
+
+/**
+ * The turns a run shows: all of them, or (a long run not yet opened) its first and last ENDS with
+ * the count hidden between them. The tail is the newest turns, so a live run keeps growing there.
+ */
+function visibleTurns<T>(run: readonly T[], open: boolean): { head: T[]; hidden: number; tail: T[] } {
+  if (open || run.length <= COLLAPSE_OVER) return { head: [...run], hidden: 0, tail: [] };
+  return { head: run.slice(0, ENDS), hidden: run.length - 2 * ENDS, tail: run.slice(-ENDS) };
+}
+
+function TurnRow({ t }: { t: AgentTurn }) {
+  const r = result(t);
+  return (
+    <tr data-turn={t.turn} data-tool={t.tool}>
+      <td class="num">{t.turn}</td>
+      <td>{t.tool === 'none' ? 'none (no tool called)' : t.tool}</td>
+      <td class="action">{t.action ? <code>{t.action}</code> : <span class="hint">—</span>}</td>
+      <td class={r.good === null ? '' : r.good ? 'ok' : 'task-error'} data-result={r.label}>
+        {r.label}
+      </td>
+      <td class="observation">
+        <Observation observation={t.observation} />
+      </td>
+      <td class="num">{t.tokens}</td>
+      <td class="num">{money(t.cost_usd)}</td>
+    </tr>
+  );
+}
+
+/** One run's table; a long run opens its middle turns with a button, and stays open. */
+function RunTable({ run, index, runs }: { run: AgentTurn[]; index: number; runs: number }) {
+  const [open, setOpen] = useState(false);
+  const { head, hidden, tail } = visibleTurns(run, open);
+  return (
+    <div class="table-scroll">
+      <table class="turns" data-run={index + 1}>
+        <caption>
+          {runs > 1 ? `Run ${index + 1} of the fixer: ` : ''}
+          {run.length === 1 ? '1 turn' : `${run.length} turns`}
+        </caption>
+        <thead>
+          <tr>
+            <th scope="col">Turn</th>
+            <th scope="col">Tool</th>
+            <th scope="col">Command or edit</th>
+            <th scope="col">Result</th>
+            <th scope="col">Observation</th>
+            <th scope="col" class="num">
+              Tokens
+            </th>
+            <th scope="col" class="num">
+              Cost
+            </th>
+          </tr>
+        </thead>
+        <tbody>
+          {head.map((t) => (
+            <TurnRow key={t.id} t={t} />
+          ))}
+          {hidden > 0 && (
+            <tr class="more-turns" data-hidden={hidden}>
+              <td colSpan={7}>
+                <button type="button" class="link" onClick={() => setOpen(true)}>
+                  {hidden === 1 ? 'Show 1 more turn' : `Show ${hidden} more turns`}
+                </button>
+              </td>
+            </tr>
+          )}
+          {tail.map((t) => (
+            <TurnRow key={t.id} t={t} />
+          ))}
+        </tbody>
+      </table>
+    </div>
+  );
+}
+
 /**
  * The agent fixer's trajectory: a table of its turns per run (turn, tool, command or edit, how it
  * ended, what it showed, the step's tokens and cost so far). It grows as the stream brings turns;
- * nothing is shown for a fixer that took no turns (the pipeline fixer).
+ * nothing is shown for a fixer that took no turns (the pipeline fixer). A run of more than
+ * COLLAPSE_OVER turns shows its first and last ENDS until "Show N more turns" is pressed.
  */
 export function Trajectory({ logs }: { logs: readonly LogRecord[] }) {
   const runs = agentRuns(logs);
@@ -109,49 +192,7 @@ export function Trajectory({ logs }: { logs: readonly LogRecord[] }) {
     <section class="trajectory" aria-labelledby="trajectory-heading">
       <h4 id="trajectory-heading">Agent trajectory</h4>
       {runs.map((run, i) => (
-        <div class="table-scroll" key={run[0]!.id}>
-          <table class="turns" data-run={i + 1}>
-            <caption>
-              {runs.length > 1 ? `Run ${i + 1} of the fixer: ` : ''}
-              {run.length === 1 ? '1 turn' : `${run.length} turns`}
-            </caption>
-            <thead>
-              <tr>
-                <th scope="col">Turn</th>
-                <th scope="col">Tool</th>
-                <th scope="col">Command or edit</th>
-                <th scope="col">Result</th>
-                <th scope="col">Observation</th>
-                <th scope="col" class="num">
-                  Tokens
-                </th>
-                <th scope="col" class="num">
-                  Cost
-                </th>
-              </tr>
-            </thead>
-            <tbody>
-              {run.map((t) => {
-                const r = result(t);
-                return (
-                  <tr key={t.id} data-turn={t.turn} data-tool={t.tool}>
-                    <td class="num">{t.turn}</td>
-                    <td>{t.tool === 'none' ? 'none (no tool called)' : t.tool}</td>
-                    <td class="action">{t.action ? <code>{t.action}</code> : <span class="hint">—</span>}</td>
-                    <td class={r.good === null ? '' : r.good ? 'ok' : 'task-error'} data-result={r.label}>
-                      {r.label}
-                    </td>
-                    <td class="observation">
-                      <Observation observation={t.observation} />
-                    </td>
-                    <td class="num">{t.tokens}</td>
-                    <td class="num">{money(t.cost_usd)}</td>
-                  </tr>
-                );
-              })}
-            </tbody>
-          </table>
-        </div>
+        <RunTable key={run[0]!.id} run={run} index={i} runs={runs.length} />
       ))}
     </section>
   );

@@ -77,6 +77,15 @@ function Origin({ trigger }: { trigger: NonNullable<Task['trigger']> }) {
   );
 }
 
+/**
+ * A task that failed before it did anything: no change made and no step past the planner in its
+ * log (no model configured, a repository it could not reach, a plan that failed). Such a task has
+ * no result to rate, so it takes no feedback (docs/decisions.md, "No feedback on a task that did nothing").
+ */
+export function failedBeforeWork(task: Task, logs: readonly LogRecord[]): boolean {
+  return task.status === 'failed' && !task.diff_summary && logs.every((l) => l.step === 'planner');
+}
+
 const ACTIVE: readonly TaskStatus[] = ['pending', 'running', 'awaiting_plan', 'awaiting_diff'];
 const path = (id: string) => ({ params: { path: { id } } });
 
@@ -368,7 +377,15 @@ export function TaskPage({ id, acts }: { id: string; acts: boolean }) {
         </>
       )}
 
-      {acts && isTerminal(task.status) && <FeedbackForm taskId={id} />}
+      {acts &&
+        isTerminal(task.status) &&
+        (failedBeforeWork(task, logs) ? (
+          <p class="hint" data-testid="no-feedback">
+            The task failed before it changed anything, so there is nothing to give feedback on.
+          </p>
+        ) : (
+          <FeedbackForm taskId={id} />
+        ))}
     </section>
   );
 }

@@ -67,6 +67,7 @@ export function WorkspacePage({
           <dt>Credits</dt>
           <dd data-testid="workspace-credits">{profile.credits}</dd>
         </dl>
+        {!workspace.personal && profile.plan === 'free' && profile.credits === 0 && <Unfunded id={workspace.id} />}
         {!workspace.personal && role !== 'owner' && (
           <div class="actions">
             <button type="button" class="danger" onClick={leave}>
@@ -94,6 +95,23 @@ export function WorkspacePage({
       {manages && !workspace.personal && <Invitations profile={profile} />}
       {workspaces && <NewWorkspace reload={reload} />}
     </section>
+  );
+}
+
+/**
+ * A team workspace starts on the free plan with no credits (docs/teams.md): what that allows and
+ * how it changes. Only the operator funds a workspace (PATCH /v1/admin/workspaces/{id}); BYOK,
+ * which an owner or maintainer turns on, spends no credits.
+ */
+function Unfunded({ id }: { id: string }) {
+  return (
+    <p class="hint" data-testid="workspace-unfunded">
+      This workspace is on the free plan with no credits: its tasks run as previews, without a pull request. For pull
+      requests, ask the server's operator to set its plan and credits (an admin's{' '}
+      <code>PATCH /v1/admin/workspaces/{id}</code>). Or an owner or maintainer turns on “Use my own provider keys” under
+      Account → Model provider: the provider bills you, no credits are used, and a finished preview continues to a pull
+      request.
+    </p>
   );
 }
 
