@@ -207,7 +207,11 @@ export async function judge(checkout: string, instance: JudgedInstance, options:
         .filter(([, version]) => version !== undefined)
         .map(([name, version]) => `${name} ${version}`)
         .join(', ');
-      const said = [`emend: toolchains: ${tools || 'none'}`, ...notes.map((n) => `emend: ${n}`), ...(setup.notes ?? [])];
+      const said = [
+        `emend: toolchains: ${tools || 'none'}`,
+        ...notes.map((n) => `emend: ${n}`),
+        ...(setup.notes ?? []),
+      ];
       await writeFile(
         options.logFile,
         `${said.join('\n')}\n$ ${setup.command}\n${setup.log_tail ?? ''}\nemend: setup exited ${setup.exit_code}\n`,
