@@ -19,7 +19,9 @@ afterAll(async () => {
   removeConfigDirs();
 });
 
-describe('emend repo', () => {
+// Nineteen CLI processes one after another, each a Node start that compiles the CLI's sources
+// (about 1.5 s each on an idle 2-core machine): more than the default 30 s per test.
+describe('emend repo', { timeout: 120_000 }, () => {
   it('settings set, show and unset; secrets set from stdin, list and delete; errors exit 3 and 64', async () => {
     const owner = await newAccount(h, { plan: 'pro', scm: false });
     const env = remoteEnv({ server: url, token: owner.token });
