@@ -45,12 +45,10 @@ function unittest(line: string, next: string[]): TestCounts | undefined {
   return { passed: Math.max(0, Number(m[1]) - failed - skipped), failed, skipped };
 }
 
-/** jest's `Tests:       1 failed, 1 skipped, 2 passed, 4 total`. */
-function jest(line: string): TestCounts | undefined {
-  const m = /^Tests:\s+((?:\d+ [a-z]+, )*\d+ total)$/.exec(line.trim());
-  if (!m) return undefined;
+/** `1 failed, 1 skipped, 2 passed` (jest) or `1 failed | 2 passed` (vitest): each number by its word. */
+function tally(words: string): TestCounts {
   const counts = zero();
-  for (const [, n, word] of m[1]!.matchAll(/(\d+) ([a-z]+)/g)) {
+  for (const [, n, word] of words.matchAll(/(\d+) ([a-z]+)/g)) {
     const k = Number(n);
     if (word === 'passed') counts.passed += k;
     else if (word === 'failed') counts.failed += k;
@@ -59,18 +57,18 @@ function jest(line: string): TestCounts | undefined {
   return counts;
 }
 
+/** jest's `Tests:       1 failed, 1 skipped, 2 passed, 4 total`. */
+function jest(line: string): TestCounts | undefined {
+  const m = /^Tests:\s+((?:\d+ [a-z]+, )*\d+ total)$/.exec(line.trim());
+  if (!m) return undefined;
+  return tally(m[1]!);
+}
+
 /** vitest's `Tests  1 failed | 2 passed | 1 skipped (4)`. */
 function vitest(line: string): TestCounts | undefined {
   const m = /^Tests\s+((?:\d+ [a-z]+ \| )*\d+ [a-z]+) \((\d+)\)$/.exec(line.trim());
   if (!m) return undefined;
-  const counts = zero();
-  for (const [, n, word] of m[1]!.matchAll(/(\d+) ([a-z]+)/g)) {
-    const k = Number(n);
-    if (word === 'passed') counts.passed += k;
-    else if (word === 'failed') counts.failed += k;
-    else if (word === 'skipped' || word === 'todo') counts.skipped += k;
-  }
-  return counts;
+  return tally(m[1]!);
 }
 
 /**
