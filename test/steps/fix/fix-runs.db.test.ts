@@ -275,12 +275,25 @@ describe('fix tasks through the model steps against the scripted model', { timeo
     expect(h.logLines.join('\n')).not.toContain(byokKey);
   });
 
-  it('with no usable key the task fails at the planner saying which key to set', async () => {
-    await service({}, null);
+  it('with no key at all the task is refused before it exists, saying which keys to set (issue 45: no longer a planner failure)', async () => {
+    await service({ OPENAI_API_KEY: '' }, null);
+    const { auth } = await newAccount(h, { plan: 'free' });
+    const refused = await h.app.inject({
+      method: 'POST',
+      url: '/v1/tasks',
+      headers: { ...auth, 'content-type': 'application/json' },
+      payload: { prompt: 'fix the bug in add', repo_url: repoUrl },
+    });
+    expect([refused.statusCode, refused.json().error]).toEqual([412, 'model_not_configured']);
+    expect(refused.json().message).toMatch(/OPENAI_API_KEY, ANTHROPIC_API_KEY or GOOGLE_GENERATIVE_AI_API_KEY/);
+    expect(model.calls).toHaveLength(0);
+  });
+
+  it('with a key the provider rejects the task fails at the planner, naming the provider, the model and the status', async () => {
+    await service({ OPENAI_API_KEY: 'sk-not-the-managed-key' }, null);
     const { auth } = await newAccount(h, { plan: 'free' });
     const { task, byStep } = await runTask(auth, 'failed');
-    expect(task.error).toMatch(/^planner failed: .*OPENAI_API_KEY, ANTHROPIC_API_KEY, GOOGLE_GENERATIVE_AI_API_KEY/);
+    expect(task.error).toBe('planner failed: openai rejected the API key for gpt-4.1 (HTTP 401)');
     expect(byStep('planner')[0]!.status).toBe('failed');
-    expect(model.calls).toHaveLength(0);
   });
 });
