@@ -1,3 +1,4 @@
+import ipaddr from 'ipaddr.js';
 import type { Config } from './config.js';
 import { LLM_PROVIDERS, type LlmProvider } from './llm.js';
 
@@ -9,14 +10,9 @@ import { LLM_PROVIDERS, type LlmProvider } from './llm.js';
 /** A host name or address that means this machine only: localhost, 127.0.0.0/8, ::1. */
 export function isLoopbackHost(host: string): boolean {
   const h = host.toLowerCase().replace(/^\[|\]$/g, '');
-  return (
-    h === 'localhost' ||
-    h.endsWith('.localhost') ||
-    /^127(?:\.\d{1,3}){3}$/.test(h) ||
-    h === '::1' ||
-    h === '::ffff:127.0.0.1' ||
-    /^::ffff:7f/.test(h)
-  );
+  if (h === 'localhost' || h.endsWith('.localhost')) return true;
+  // ipaddr.js's ranges, as the outbound policy reads addresses (an IPv4-mapped ::ffff:7f00:1 as 127.0.0.1).
+  return ipaddr.isValid(h) && ipaddr.process(h).range() === 'loopback';
 }
 
 /** The service listens on an address others can reach (0.0.0.0, ::, a LAN or public address). */
