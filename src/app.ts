@@ -11,6 +11,7 @@ import { demoRoutes } from './http/routes/demo.js';
 import { deployRoutes } from './http/routes/deploy.js';
 import { feedbackRoutes } from './http/routes/feedback.js';
 import { healthRoutes, registerTaskGauges } from './http/routes/health.js';
+import { readyRoutes } from './http/routes/ready.js';
 import { keyRoutes } from './http/routes/keys.js';
 import { repoSettingsRoutes } from './http/routes/repo-settings.js';
 import { triggerRoutes } from './http/routes/triggers.js';
@@ -33,6 +34,7 @@ import { recordRoutes } from './http/route-table.js';
 
 const resources = [
   healthRoutes,
+  readyRoutes,
   taskRoutes,
   taskActionRoutes,
   taskStreamRoutes,
@@ -61,6 +63,9 @@ export async function buildApp(deps: Deps): Promise<FastifyInstance> {
     bodyLimit: deps.config.bodyLimitBytes,
     // A hop count is valid at run time (proxy-addr); the type declarations omit it.
     trustProxy: deps.config.trustProxy as boolean | string[],
+    // A request that reaches a stopping node (on a connection already open) is served, with
+    // Connection: close, rather than refused: it is in flight, and GET /ready answers it `draining`.
+    return503OnClosing: false,
   }).withTypeProvider<TypeBoxTypeProvider>();
 
   recordRoutes(app);
