@@ -1,5 +1,5 @@
 import fastifyCookie from '@fastify/cookie';
-import Fastify, { type FastifyBaseLogger, type FastifyInstance } from 'fastify';
+import Fastify, { type FastifyBaseLogger, type FastifyInstance, type FastifyServerOptions } from 'fastify';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { Deps } from './deps.js';
 import { newId } from './ids.js';
@@ -55,8 +55,17 @@ const resources = [
   workspaceRoutes,
 ];
 
+export interface AppOptions {
+  /**
+   * Fastify's schema controller (its compilers' factories): unset in the service. Tests that build
+   * many apps in one process pass one whose response serializers are reused across apps, compiled
+   * once from the same schemas (test/support/serializer-cache.ts).
+   */
+  schemaController?: FastifyServerOptions['schemaController'];
+}
+
 /** Builds the HTTP application; it does not listen (tests use app.inject, cli.ts listens). */
-export async function buildApp(deps: Deps): Promise<FastifyInstance> {
+export async function buildApp(deps: Deps, options: AppOptions = {}): Promise<FastifyInstance> {
   const app = Fastify({
     loggerInstance: deps.log as FastifyBaseLogger,
     genReqId: () => newId(),
@@ -66,6 +75,7 @@ export async function buildApp(deps: Deps): Promise<FastifyInstance> {
     // A request that reaches a stopping node (on a connection already open) is served, with
     // Connection: close, rather than refused: it is in flight, and GET /ready answers it `draining`.
     return503OnClosing: false,
+    ...(options.schemaController ? { schemaController: options.schemaController } : {}),
   }).withTypeProvider<TypeBoxTypeProvider>();
 
   recordRoutes(app);
