@@ -27,4 +27,6 @@ export const BENCH_WORKER_OPTIONS: WorkerOptions = {
   staleMs: 30_000,
   maintenanceMs: 5000,
   webhookConcurrency: 4,
+  // The service's is 25 s; the bench stops its workers only once their runs are over.
+  stopGraceMs: 0,
 };

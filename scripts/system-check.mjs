@@ -43,6 +43,8 @@ export const PACKAGES = [
   { name: 'postgresql', for: ['test'], postgres: true },
   // script(1): the remote CLI's tests run it under a real pseudo-terminal (test/cli/remote-process.ts).
   { name: 'bsdutils', for: ['test'], commands: ['script'] },
+  // kubectl kustomize renders deploy/kubernetes for its offline schema test (test/deploy/kubernetes.test.ts).
+  { name: 'kubernetes-client', for: ['test'], files: ['/usr/bin/kubectl'] },
 ];
 
 /**

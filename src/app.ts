@@ -1,5 +1,5 @@
 import fastifyCookie from '@fastify/cookie';
-import Fastify, { type FastifyBaseLogger, type FastifyInstance } from 'fastify';
+import Fastify, { type FastifyBaseLogger, type FastifyInstance, type FastifyServerOptions } from 'fastify';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { Deps } from './deps.js';
 import { newId } from './ids.js';
@@ -11,6 +11,7 @@ import { demoRoutes } from './http/routes/demo.js';
 import { deployRoutes } from './http/routes/deploy.js';
 import { feedbackRoutes } from './http/routes/feedback.js';
 import { healthRoutes, registerTaskGauges } from './http/routes/health.js';
+import { readyRoutes } from './http/routes/ready.js';
 import { keyRoutes } from './http/routes/keys.js';
 import { repoSettingsRoutes } from './http/routes/repo-settings.js';
 import { triggerRoutes } from './http/routes/triggers.js';
@@ -33,6 +34,7 @@ import { recordRoutes } from './http/route-table.js';
 
 const resources = [
   healthRoutes,
+  readyRoutes,
   taskRoutes,
   taskActionRoutes,
   taskStreamRoutes,
@@ -53,14 +55,27 @@ const resources = [
   workspaceRoutes,
 ];
 
+export interface AppOptions {
+  /**
+   * Fastify's schema controller (its compilers' factories): unset in the service. Tests that build
+   * many apps in one process pass one whose response serializers are reused across apps, compiled
+   * once from the same schemas (test/support/serializer-cache.ts).
+   */
+  schemaController?: FastifyServerOptions['schemaController'];
+}
+
 /** Builds the HTTP application; it does not listen (tests use app.inject, cli.ts listens). */
-export async function buildApp(deps: Deps): Promise<FastifyInstance> {
+export async function buildApp(deps: Deps, options: AppOptions = {}): Promise<FastifyInstance> {
   const app = Fastify({
     loggerInstance: deps.log as FastifyBaseLogger,
     genReqId: () => newId(),
     bodyLimit: deps.config.bodyLimitBytes,
     // A hop count is valid at run time (proxy-addr); the type declarations omit it.
     trustProxy: deps.config.trustProxy as boolean | string[],
+    // A request that reaches a stopping node (on a connection already open) is served, with
+    // Connection: close, rather than refused: it is in flight, and GET /ready answers it `draining`.
+    return503OnClosing: false,
+    ...(options.schemaController ? { schemaController: options.schemaController } : {}),
   }).withTypeProvider<TypeBoxTypeProvider>();
 
   recordRoutes(app);

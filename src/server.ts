@@ -12,7 +12,7 @@ import { createRuntime } from './runtime/runtime.js';
 import { productionSteps } from './runtime/step-registry.js';
 import { announceServing } from './runtime/startup-banner.js';
 import { resolveSecretKey } from './secrets/key.js';
-import { startWorker, workerOptions } from './engine/worker.js';
+import { type Worker, startWorker, workerOptions } from './engine/worker.js';
 
 export interface RunningServer {
   app: FastifyInstance;
@@ -56,13 +56,19 @@ export async function startServer(config: Config, options: { worker?: boolean } 
     push(() => database.close());
     const runtime = await createRuntime(config, database, { log });
     push(() => runtime.close());
+    let worker: Worker | undefined;
     if (options.worker ?? true) {
       push(surviveLostDatabase(log));
-      const worker = await startWorker(runtime.deps, productionSteps(), workerOptions(config));
-      push(() => worker.stop());
+      const started = await startWorker(runtime.deps, productionSteps(), workerOptions(config));
+      worker = started;
+      push(() => started.stop());
     }
     const app = await buildApp(runtime.deps);
-    push(() => app.close());
+    // On a stop the worker stops taking jobs at once, while the API finishes its requests (the
+    // worker's own undo step then waits for the same stop).
+    push(async () => {
+      await Promise.all([app.close(), worker?.stop()]);
+    });
     const url = await app.listen({ port: config.port, host: config.host });
     // Asked once, in the background: Maven's and Gradle's JVMs take seconds to answer.
     void runtime.deps.toolchains.start().then((found) => log.info({ toolchains: found }, 'toolchains in the sandbox'));

@@ -36,8 +36,11 @@ export interface Config {
   bodyLimitBytes: number;
   /** How long a request waits for one in flight with the same Idempotency-Key before 409 "in progress". */
   idempotencyWaitMs: number;
-  /** Task runs one worker process carries at once, how often it beats, when a silent one is taken over. */
-  worker: { concurrency: number; heartbeatMs: number; staleMs: number };
+  /**
+   * Task runs one worker process carries at once, how often it beats, when a silent one is taken over,
+   * and how long a stopping worker lets a running step finish before it aborts it.
+   */
+  worker: { concurrency: number; heartbeatMs: number; staleMs: number; stopGraceMs: number };
   /** Fastify's trustProxy: false, true, a hop count, or a list of trusted addresses. */
   trustProxy: boolean | number | string[];
   /** Managed provider keys (the operator's own), used when an account is not in BYOK mode. */
@@ -137,6 +140,8 @@ export function loadConfig(env: Env = process.env): Config {
       heartbeatMs: read(env, 'EMEND_WORKER_HEARTBEAT_MS', integer(100, 20_000), 5_000),
       // The issue's bound: a dead worker's task is resumed within 60 s.
       staleMs: read(env, 'EMEND_WORKER_STALE_MS', integer(1_000, 60_000), 30_000),
+      // 25 s fits within Kubernetes' default 30 s termination grace, with time left to hand back.
+      stopGraceMs: read(env, 'EMEND_STOP_GRACE_SECONDS', integer(0, 3_600), 25) * 1000,
     },
     providerKeys: providerKeys(env),
     providerBaseUrls: providerBaseUrls(env),

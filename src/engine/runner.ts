@@ -20,6 +20,8 @@ export interface RunOptions {
   staleMs: number;
   /** The steps' descriptors, in order: the contract's STEPS unless a test adds a step. */
   pipeline?: Pipeline;
+  /** Fired when the worker stops: the run ends after the step it is in (the worker hands the task back). */
+  drain?: AbortSignal;
 }
 
 /** The run lost its task (killed, taken over): the rest of the run does nothing. */
@@ -84,6 +86,7 @@ function databaseLoop(
     task: claimed,
     progress,
     signal: run.handle.controller.signal,
+    drain: opts.drain,
     spawn: run.handle.processes.spawn,
     checkout: () => run.lease.get(),
     ...run.limits,

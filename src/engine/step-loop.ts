@@ -83,6 +83,11 @@ export interface StepLoop {
   task: Task;
   progress: Progress;
   signal: AbortSignal;
+  /**
+   * Fired when the worker stops (SIGTERM): the loop ends before its next step, the step
+   * running now finishes and its output is saved, so the task resumes after it elsewhere.
+   */
+  drain?: AbortSignal;
   spawn: TrackedSpawn;
   /** The task's checkout, made on first use. */
   checkout(): Promise<TaskCheckout>;
@@ -93,7 +98,10 @@ export interface StepLoop {
   store: TaskStore;
 }
 
-/** How a loop stopped: the task done, parked at a gate, failed, or lost (aborted: killed, taken over, shut down). */
+/**
+ * How a loop stopped: the task done, parked at a gate, failed, or lost (aborted: killed, taken
+ * over, shut down; or drained: stopped between steps for the worker to hand the task back).
+ */
 export type LoopEnd = 'done' | 'parked' | 'failed' | 'lost';
 
 /**
@@ -107,7 +115,7 @@ export async function runLoop(loop: StepLoop): Promise<LoopEnd> {
   while (progress.next !== 'end') {
     const step = pipeline.find((s) => s.name === progress.next);
     if (!step) throw new Error(`the pipeline has no ${progress.next} step`);
-    if (loop.signal.aborted) return 'lost';
+    if (loop.signal.aborted || loop.drain?.aborted) return 'lost';
     const skip = skipReason(pipeline, step, loop.task, loop.demo);
     if (skip) {
       await store.log({ step: step.name, status: 'skipped', output: { reason: skip } });

@@ -34,6 +34,12 @@ export interface WorkerOptions {
   maintenanceMs: number;
   /** Webhook delivery attempts this worker makes at once (each waits on a remote endpoint, not the CPU). */
   webhookConcurrency: number;
+  /**
+   * How long stop() lets running steps finish before it aborts them; the tasks are handed back
+   * either way. 0 (the default here, for workers started without the config) aborts at once;
+   * the config's default (EMEND_STOP_GRACE_SECONDS) is 25 s.
+   */
+  stopGraceMs: number;
   /** The steps' descriptors, in order: the contract's STEPS unless a test runs a pipeline with a step added. */
   pipeline?: Pipeline;
 }
@@ -44,6 +50,7 @@ export const DEFAULT_WORKER_OPTIONS: WorkerOptions = {
   staleMs: 30_000,
   maintenanceMs: 5_000,
   webhookConcurrency: 4,
+  stopGraceMs: 0,
 };
 
 export function workerOptions(config: Config): WorkerOptions {
@@ -58,6 +65,10 @@ export interface Worker {
   id: string;
   /** One maintenance pass: gate timeouts, takeovers, lost jobs. Runs on a timer too. */
   maintain(): Promise<void>;
+  /**
+   * Stops taking jobs at once, lets the steps running finish (within stopGraceMs; past it they
+   * are aborted) and hands their tasks back. Called again, it returns the same stop.
+   */
   stop(): Promise<void>;
 }
 
@@ -76,10 +87,18 @@ export async function startWorker(
   const opts = { ...DEFAULT_WORKER_OPTIONS, ...options };
   const id = `${process.pid}-${newId()}`;
   let stopping = false;
+  let stopped: Promise<void> | undefined;
   const running = new Set<Promise<void>>();
+  // Fired by stop(): every run ends after the step it is in.
+  const drain = new AbortController();
 
   const stopConsuming = await deps.queue.work(opts.concurrency, async (taskId) => {
-    const run = runTask(deps, steps, taskId, { workerId: id, staleMs: opts.staleMs, pipeline: opts.pipeline });
+    const run = runTask(deps, steps, taskId, {
+      workerId: id,
+      staleMs: opts.staleMs,
+      pipeline: opts.pipeline,
+      drain: drain.signal,
+    });
     running.add(run);
     try {
       await run;
@@ -119,37 +138,64 @@ export async function startWorker(
     void fn().catch((err) => {
       if (!stopping) deps.log.warn({ err, worker: id }, `${what} failed`);
     });
-  const timers = [
-    setInterval(
-      guard(() => heartbeat(deps, id), 'heartbeat'),
-      opts.heartbeatMs,
-    ),
-    setInterval(guard(maintain, 'maintenance'), opts.maintenanceMs),
-  ];
+  // The heartbeat goes on while stop() waits for running steps, or another worker would take them over.
+  const heartbeats = setInterval(
+    guard(() => heartbeat(deps, id), 'heartbeat'),
+    opts.heartbeatMs,
+  );
+  const maintenanceTimer = setInterval(guard(maintain, 'maintenance'), opts.maintenanceMs);
   const { pipeline: _pipeline, ...logged } = opts;
   deps.log.info({ worker: id, ...logged }, 'worker started');
 
   return {
     id,
     maintain,
-    async stop() {
-      stopping = true;
-      for (const t of timers) clearInterval(t);
-      await stopConsuming();
-      await stopDeliveries();
-      await stopTriggers();
-      await Promise.allSettled([...triggerJobs]);
-      // pg-boss marks a finished job complete without awaiting it: let that query start before the
-      // caller may close the database.
-      await new Promise((resolve) => setImmediate(resolve));
-      for (const u of unsubscribe) u();
-      // Runs in progress are aborted and handed back: another worker (or this one, restarted)
-      // carries on from the last finished step, and a clean shutdown does not count as an attempt.
-      await deps.runs.abortAll('the worker is shutting down');
-      await Promise.allSettled([...running]);
-      await handBack(deps, id, 'all');
+    stop() {
+      stopped ??= stop();
+      return stopped;
     },
   };
+
+  async function stop() {
+    stopping = true;
+    clearInterval(maintenanceTimer);
+    await stopConsuming();
+    await stopDeliveries();
+    await stopTriggers();
+    // The steps running finish and their outputs are saved; the runs then end before their next
+    // step. Past the grace, the steps still running are aborted below (their work is redone).
+    drain.abort();
+    if (running.size > 0) {
+      deps.log.info(
+        { worker: id, tasks: deps.runs.ids(), graceMs: opts.stopGraceMs },
+        'worker stopping: finishing steps',
+      );
+      await settledWithin([...running], opts.stopGraceMs);
+    }
+    clearInterval(heartbeats);
+    await Promise.allSettled([...triggerJobs]);
+    // pg-boss marks a finished job complete without awaiting it: let that query start before the
+    // caller may close the database.
+    await new Promise((resolve) => setImmediate(resolve));
+    for (const u of unsubscribe) u();
+    // Runs in progress are aborted and handed back: another worker (or this one, restarted)
+    // carries on from the last finished step, and a clean shutdown does not count as an attempt.
+    await deps.runs.abortAll('the worker is shutting down');
+    await Promise.allSettled([...running]);
+    await handBack(deps, id, 'all');
+  }
+}
+
+/** Waits for the promises to settle, or for `ms` to pass, whichever comes first. */
+async function settledWithin(promises: Promise<unknown>[], ms: number) {
+  let timer: NodeJS.Timeout | undefined;
+  await Promise.race([
+    Promise.allSettled(promises),
+    new Promise((resolve) => {
+      timer = setTimeout(resolve, ms);
+    }),
+  ]);
+  clearTimeout(timer);
 }
 
 /** Beats for this process's runs; runs whose task is no longer ours stop, even if the kill's NOTIFY was missed. */

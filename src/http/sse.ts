@@ -12,6 +12,18 @@ export const SSE_HEADERS = {
 export const SSE_HEARTBEAT = ': ping\n\n';
 
 /**
+ * How long a client waits before it reconnects to a stream the server ended because it is
+ * stopping: a `retry:` field (milliseconds) that EventSource adopts; it then reconnects, to
+ * another node behind the load balancer, with Last-Event-ID.
+ */
+export const SSE_RECONNECT_MS = 1_000;
+
+/** A `retry:` field alone: sets the client's reconnection delay, dispatches no event. */
+export function sseRetry(ms: number): string {
+  return `retry: ${ms}\n\n`;
+}
+
+/**
  * One event in the wire format: optional `id:`, `event:`, and the data as one line of JSON
  * (JSON.stringify escapes line breaks inside strings, so the data never spans lines).
  */

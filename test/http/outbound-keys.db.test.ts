@@ -4,7 +4,7 @@ import { type ScriptedModel, startScriptedModel } from '../support/scripted-mode
 
 // The default policy (no EMEND_OUTBOUND_ALLOW): an account's base_url may not reach loopback,
 // link-local, private or CGNAT addresses. The operator's own provider URLs (here the double on
-// 127.0.0.1) are trusted. Allowed base_urls over HTTP: account.db.test.ts.
+// 127.0.0.1) are trusted. Allowed base_urls over HTTP: test/web/account.test.ts.
 let h: Harness;
 let model: ScriptedModel;
 const KEY = 'sk-proj-outbound-0123456789';

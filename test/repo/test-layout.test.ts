@@ -32,6 +32,7 @@ function offending(pattern: RegExp): string[] {
 const NOT_A_SRC_FOLDER = [
   'cli',
   'client',
+  'deploy',
   'e2e',
   'fake-github',
   'fake-gitlab',

@@ -25,6 +25,7 @@ const FILES: Record<string, string[]> = {
   'build-essential': ['/usr/bin/make', '/usr/bin/g++'],
   faketime: ['/usr/bin/faketime'],
   bsdutils: ['/usr/bin/script'],
+  'kubernetes-client': ['/usr/bin/kubectl'],
 };
 const ALL = Object.keys(FILES);
 
@@ -189,6 +190,7 @@ describe('the system check before npm start and npm test: deciding', () => {
       'faketime',
       'postgresql',
       'bsdutils',
+      'kubernetes-client',
     ]);
     // an operator who points EMEND_CHROMIUM_PATH elsewhere does not get Debian's
     expect(missingFor('start', nothing, { EMEND_CHROMIUM_PATH: '/opt/chrome/chrome' })).not.toContain('chromium');
@@ -223,17 +225,27 @@ describe('the system check before npm start and npm test: the script', { timeout
     expect(run.stdout).toBe('');
     expect(run.stderr).toContain(
       'npm test needs system packages that are missing: git bubblewrap util-linux chromium fonts-dejavu-core ' +
-        'python3-venv python3-pip python3-pytest build-essential faketime postgresql bsdutils.',
+        'python3-venv python3-pip python3-pytest build-essential faketime postgresql bsdutils kubernetes-client.',
     );
     expect(run.stderr).toContain(
       '\n  sudo apt-get install -y git bubblewrap util-linux chromium fonts-dejavu-core python3-venv python3-pip ' +
-        'python3-pytest build-essential faketime postgresql bsdutils\n',
+        'python3-pytest build-essential faketime postgresql bsdutils kubernetes-client\n',
     );
   });
 
   it('as root with apt-get, installs only what is missing, in one line, then finds it there', async () => {
     const root = fakeMachine(
-      ['git', 'util-linux', 'chromium', 'fonts-dejavu-core', 'build-essential', 'faketime', 'postgresql', 'bsdutils'],
+      [
+        'git',
+        'util-linux',
+        'chromium',
+        'fonts-dejavu-core',
+        'build-essential',
+        'faketime',
+        'postgresql',
+        'bsdutils',
+        'kubernetes-client',
+      ],
       'installs',
     );
     const run = await runCheck('test', root);

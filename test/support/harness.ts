@@ -19,6 +19,7 @@ import { createRuntime } from '../../src/runtime/runtime.js';
 import { connectScm } from '../../src/workspaces/scm-connection.js';
 import { type FakeGitHub, startFakeGitHub } from './fake-github/server.js';
 import { logSink } from './log-sink.js';
+import { cachedSerializers } from './serializer-cache.js';
 import { openTestDatabase } from './test-db.js';
 
 export interface Harness {
@@ -90,7 +91,7 @@ export async function startHarness(
     queue: { pollingIntervalSeconds: 0.5 },
   });
   const deps: Deps = runtime.deps;
-  const app = await buildApp(deps);
+  const app = await buildApp(deps, { schemaController: cachedSerializers });
   await app.ready();
   return {
     app,

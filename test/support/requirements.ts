@@ -21,6 +21,7 @@ export interface Requirement {
 }
 
 export const CHROMIUM = '/usr/bin/chromium';
+export const KUBECTL = '/usr/bin/kubectl';
 
 export const requirements = {
   postgres(): Requirement {
@@ -28,6 +29,13 @@ export const requirements = {
       what: 'PostgreSQL server binaries (the postgres test leg)',
       missing: findPostgresBin() === undefined ? 'no initdb and pg_ctl under /usr/lib/postgresql/*/bin' : undefined,
       install: 'apt-get install -y postgresql',
+    };
+  },
+  kubectl(): Requirement {
+    return {
+      what: 'kubectl (kubectl kustomize renders the Kubernetes manifests)',
+      missing: existsSync(KUBECTL) ? undefined : `${KUBECTL} does not exist`,
+      install: 'apt-get install -y kubernetes-client',
     };
   },
   chromium(): Requirement {

@@ -41,6 +41,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/ready": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Readiness: whether this node should be sent traffic
+         * @description 503 while the node is stopping (it finishes its requests and ends its event streams with a `retry:` hint) or while its database does not answer. GET /health stays the liveness check.
+         */
+        get: operations["getReady"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/tasks": {
         parameters: {
             query?: never;
@@ -168,6 +188,7 @@ export interface paths {
          *     - `end` {status}: the task is done, failed or cancelled and every log was sent; the server then closes the stream.
          *
          *     Only `log` events carry an `id:`. Reconnect with the `Last-Event-ID` header (EventSource does this by itself) or `?last_event_id=` to get exactly the logs after that id.
+         *     A node that is stopping ends its open streams with a `retry: 1000` field and no `end`: reconnect with Last-Event-ID (EventSource does so by itself), and another node carries on.
          *     New events are pushed as they happen (Postgres NOTIFY) and looked for every 1.5 s as a fallback; a `: ping` comment is sent every 15 s.
          *     Order: `connected`, the log backlog, `state`, then live `log` and `state` events, and `end` last. A finished task's stream replays its logs, then sends its `state` and `end`, and closes at once.
          */
@@ -1799,6 +1820,46 @@ export interface operations {
                 };
                 content: {
                     "text/plain": string;
+                };
+            };
+        };
+    };
+    getReady: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description the node takes traffic */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        ready: true;
+                    };
+                };
+            };
+            /** @description the node should not be sent traffic now */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        ready: false;
+                        /**
+                         * @description draining: the node is stopping; database_unreachable: its database does not answer
+                         * @enum {string}
+                         */
+                        reason: "draining" | "database_unreachable";
+                    };
                 };
             };
         };

@@ -11,7 +11,7 @@ import { TERMINAL_STATUSES } from '../../tasks/states.js';
 import { caller } from '../auth.js';
 import { errorResponses } from '../errors.js';
 import { Count, IdParams, Nullable, StringEnum, Timestamp, Url, Usd } from '../schema-parts.js';
-import { SSE_HEADERS, SSE_HEARTBEAT, drained, sseEvent, writable } from '../sse.js';
+import { SSE_HEADERS, SSE_HEARTBEAT, SSE_RECONNECT_MS, drained, sseEvent, sseRetry, writable } from '../sse.js';
 import { STEP_NAMES } from '../../step-contract/index.js';
 import { LOG_STATUSES } from '../../tasks/task-logs.js';
 import { TaskStatus } from './tasks.js';
@@ -73,6 +73,8 @@ const DESCRIPTION = [
   '- `end` {status}: the task is done, failed or cancelled and every log was sent; the server then closes the stream.',
   '',
   'Only `log` events carry an `id:`. Reconnect with the `Last-Event-ID` header (EventSource does this by itself) or `?last_event_id=` to get exactly the logs after that id.',
+  'A node that is stopping ends its open streams with a `retry: 1000` field and no `end`: reconnect with Last-Event-ID ' +
+    '(EventSource does so by itself), and another node carries on.',
   'New events are pushed as they happen (Postgres NOTIFY) and looked for every 1.5 s as a fallback; a `: ping` comment is sent every 15 s.',
   'Order: `connected`, the log backlog, `state`, then live `log` and `state` events, and `end` last. ' +
     "A finished task's stream replays its logs, then sends its `state` and `end`, and closes at once.",
@@ -135,7 +137,7 @@ function readTask(deps: Pick<Deps, 'db'>, taskId: string, afterId: number) {
 }
 
 interface LiveStream {
-  /** Ends the stream (server shutting down) once any read in flight has finished. */
+  /** Ends the stream (server shutting down) with a `retry:` hint, so the client reconnects elsewhere. */
   shutdown(): Promise<void>;
 }
 
@@ -167,6 +169,11 @@ function startStream({ deps, log, res, task, afterId, timings, registry }: Strea
   let reading: Promise<void> | undefined;
   const self: LiveStream = {
     async shutdown() {
+      // Chunks are written whole, and a read in flight writes nothing once the stream is
+      // stopped: the hint comes after complete events. The client reconnects (to another node)
+      // with the Last-Event-ID of the last log it got.
+      stop();
+      write(sseRetry(SSE_RECONNECT_MS));
       end();
       await reading;
     },

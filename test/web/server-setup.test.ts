@@ -7,7 +7,7 @@ import { servePanel } from './served-panel.js';
  * Issue 45: the panel says how the operator set the server up. This server has no model key of
  * its own, demo tokens off, and EMEND_BASE_URL at its localhost default: "Try a demo" is hidden,
  * the Model provider card says what to do about the missing key, and an invitation link made from
- * localhost carries a warning. (Demos on, the default: test/web/account.db.test.ts signs in with one.)
+ * localhost carries a warning. (Demos on, the default: test/web/account.test.ts signs in with one.)
  */
 const panel = servePanel(() => startHarness({ OPENAI_API_KEY: '', EMEND_DEMO_TOKENS: 'off' }));
 
