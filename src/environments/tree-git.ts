@@ -1,5 +1,5 @@
 import { spawn } from 'node:child_process';
-import { copyFile, constants, mkdir, readFile, readdir, writeFile } from 'node:fs/promises';
+import { copyFile, constants, mkdir, open, readFile, readdir, rename, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { type GitEnv, runGit } from '../checkout/git.js';
 
@@ -33,12 +33,12 @@ export interface SourceGit {
   gitDir?: string;
 }
 
-/** Runs a source git command and collects its stdout. */
-function source(from: SourceGit, args: string[], input?: string): Promise<string> {
+/** Runs a source git command and collects its stdout (or writes it to the file `toFile`). */
+function source(from: SourceGit, args: string[], input?: string, toFile?: number): Promise<string> {
   return new Promise((resolve, reject) => {
     const child = spawn('git', from.args(args), {
       cwd: from.cwd,
-      stdio: [input === undefined ? 'ignore' : 'pipe', 'pipe', 'pipe'],
+      stdio: [input === undefined ? 'ignore' : 'pipe', toFile ?? 'pipe', 'pipe'],
     });
     const out: Buffer[] = [];
     let err = '';
@@ -80,11 +80,25 @@ export async function packBase(from: SourceGit, commit: string, dir: string): Pr
     tags.push({ ref, object });
     if (type === 'tag') tagObjects.push(object);
   }
-  await source(
-    from,
-    ['pack-objects', '-q', join(dir, 'pack')],
-    `${objects}${tagObjects.map((o) => `${o}\n`).join('')}`,
-  );
+  // To stdout, then indexed and named here: `pack-objects BASE` writes its pack in the checkout's
+  // objects directory and renames it to BASE, which fails (EXDEV) when `dir` is on another
+  // filesystem than the checkout (a container's /tmp and its data volume, a tmpfs /tmp).
+  const packFile = join(dir, 'base.pack');
+  const file = await open(packFile, 'w');
+  try {
+    await source(
+      from,
+      ['pack-objects', '-q', '--stdout'],
+      `${objects}${tagObjects.map((o) => `${o}\n`).join('')}`,
+      file.fd,
+    );
+  } finally {
+    await file.close();
+  }
+  const hash = (await source(from, ['index-pack', packFile])).trim();
+  if (!/^[0-9a-f]+$/.test(hash)) throw new Error(`git index-pack printed no pack name: ${hash.slice(0, 200)}`);
+  await rename(packFile, join(dir, `pack-${hash}.pack`));
+  await rename(join(dir, 'base.idx'), join(dir, `pack-${hash}.idx`));
   const exclude = from.gitDir
     ? await readFile(join(from.gitDir, 'info', 'exclude'), 'utf8').catch(() => undefined)
     : undefined;

@@ -1,10 +1,11 @@
 import { execFileSync } from 'node:child_process';
-import { existsSync, mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, readdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import pino from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { EnvironmentCache } from '../../src/environments/env-cache.js';
+import { giveTreeGit, packBase } from '../../src/environments/tree-git.js';
 import { prepareWorkTree } from '../../src/environments/work-tree.js';
 import type { Sandbox } from '../../src/sandbox/types.js';
 import { validate } from '../../src/validator/validate.js';
@@ -231,4 +232,38 @@ describe('the copies’ git', { timeout: 120_000 }, () => {
       await work.dispose();
     }
   });
+
+  // /dev/shm is a tmpfs, another filesystem than the temporary directory's on these machines.
+  const otherFs = existsSync('/dev/shm') && statSync('/dev/shm').dev !== statSync(tmpdir()).dev;
+  it.skipIf(!otherFs)(
+    'packs the base commit into a directory on another filesystem than the checkout (a container’s /tmp and its data volume)',
+    async () => {
+      const repo = checkoutWithMirror(mkdtempSync(join(root, 'other-fs-')));
+      const packDir = mkdtempSync('/dev/shm/emend-tree-git-test-');
+      try {
+        const pack = await packBase(
+          {
+            args: (a) => ['--git-dir', repo.gitDir, '--work-tree', repo.dir, ...a],
+            cwd: repo.dir,
+            gitDir: repo.gitDir,
+          },
+          repo.base,
+          join(packDir, 'base-pack'),
+        );
+        expect(readdirSync(pack.dir).filter((n) => /^pack-[0-9a-f]+\.(pack|idx)$/.test(n))).toHaveLength(2);
+        const tree = join(root, 'other-fs-tree');
+        await giveTreeGit(pack, tree, 'checkout', { home: mkdtempSync(join(root, 'home-')) });
+        expect(execFileSync('git', ['-C', tree, 'rev-parse', 'HEAD'], { encoding: 'utf8' }).trim()).toBe(repo.base);
+        // The base commit's files, not the checkout's change.
+        const atBase = execFileSync('git', ['--git-dir', repo.gitDir, 'show', `${repo.base}:lib.js`], {
+          encoding: 'utf8',
+        });
+        // (checked out with the repository's eol=crlf attribute)
+        expect(readFileSync(join(tree, 'lib.js'), 'utf8').replace(/\r\n/g, '\n')).toBe(atBase);
+        expect(atBase).not.toBe('module.exports = 2;\n');
+      } finally {
+        rmSync(packDir, { recursive: true, force: true });
+      }
+    },
+  );
 });
