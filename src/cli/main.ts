@@ -13,6 +13,8 @@ const USAGE = `usage:
   emend serve [--port N] [--host H] [--no-worker]
   emend worker
   emend migrate
+  emend backup FILE   (the embedded database and its secret.key, also while the server runs)
+  emend restore FILE [--force]   (into a stopped, empty data dir; --force replaces its database)
   emend accounts create --email E [--name N] [--plan free|pro|scale] [--credits N] [--admin]
   emend accounts set --email E [--plan P] [--credits N]
   emend accounts token --email E [--name N] [--expires-in-days D]   (a new token; shown once)
@@ -38,13 +40,25 @@ A server, from anywhere (docs/client.md; \`emend task --help\` and the like for 
                    |invite|invitations|revoke-invitation|accept   (docs/teams.md)
   A followed task exits 0 done, 1 failed, 2 cancelled.
 
-The commands that open the database (accounts, migrate) take --data-dir DIR (or EMEND_DATA_DIR;
+The commands that open the database (accounts, migrate, backup, restore) take --data-dir DIR (or EMEND_DATA_DIR;
 default ./data where the command runs) and name it on stderr; they refuse to create a new ./data
 while an emend server answers on PORT (it keeps its data elsewhere).
 Configuration comes from the environment; see docs/configuration.md.`;
 
 /** The local commands whose --help prints their lines of USAGE. */
-const LOCAL = ['serve', 'worker', 'migrate', 'accounts', 'sandbox', 'validate', 'env', 'locate', 'eval'];
+const LOCAL = [
+  'serve',
+  'worker',
+  'migrate',
+  'backup',
+  'restore',
+  'accounts',
+  'sandbox',
+  'validate',
+  'env',
+  'locate',
+  'eval',
+];
 
 /** A command's lines of USAGE (with their continuation lines), for `emend CMD --help`. */
 function usageOf(command: string): string {
@@ -56,8 +70,9 @@ function usageOf(command: string): string {
     else if (!line.startsWith('   ')) inside = false;
     if (inside) out.push(line);
   }
-  const dataDir =
-    command === 'accounts' || command === 'migrate' ? `\n\n${USAGE.split('\n').slice(-4, -1).join('\n')}` : '';
+  const dataDir = ['accounts', 'migrate', 'backup', 'restore'].includes(command)
+    ? `\n\n${USAGE.split('\n').slice(-4, -1).join('\n')}`
+    : '';
   return `usage:\n${out.join('\n')}${dataDir}\n\nConfiguration comes from the environment; see docs/configuration.md.`;
 }
 
@@ -286,7 +301,7 @@ export async function main(argv: string[], givenEnv: NodeJS.ProcessEnv = process
       return 0;
     }
     const { args, env } =
-      command === 'accounts' || command === 'migrate'
+      command === 'accounts' || command === 'migrate' || command === 'backup' || command === 'restore'
         ? takeDataDir(givenArgs, givenEnv)
         : { args: givenArgs, env: givenEnv };
     switch (command) {
@@ -300,6 +315,10 @@ export async function main(argv: string[], givenEnv: NodeJS.ProcessEnv = process
         console.log('migrations applied');
         return 0;
       }
+      case 'backup':
+        return await (await import('./backup.js')).backupCommand(args, env);
+      case 'restore':
+        return await (await import('./backup.js')).restoreCommand(args, env);
       case 'accounts':
         return await accounts(args, loadConfig(env), env);
       case 'sandbox':

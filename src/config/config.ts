@@ -5,6 +5,7 @@ import { type LlmConfig, llmConfig, providerBaseUrls, providerKeys } from './llm
 import { type OutboundAllowRule, outboundAllow } from './outbound.js';
 import { type SandboxConfig, sandboxConfig } from './sandbox.js';
 import { type ScmHostConfig, scmHostsConfig } from './scm-hosts.js';
+import { withSecretFiles } from './secret-files.js';
 import { secretKey } from './secret-key.js';
 import { type WebhookConfig, webhookConfig } from './webhooks.js';
 
@@ -99,7 +100,8 @@ const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'
  * The environment → Config, read in a fixed order so that of several bad variables the same one
  * is reported first (test/config/messages.expected.txt pins the order and every message).
  */
-export function loadConfig(env: Env = process.env): Config {
+export function loadConfig(given: Env = process.env): Config {
+  const env = withSecretFiles(given);
   const port = read(env, 'PORT', integer(0, 65535), 3000);
   // Loopback unless the operator says otherwise: `npm start` on a laptop must not serve the
   // network (a container image sets HOST=0.0.0.0 on purpose).

@@ -3,9 +3,22 @@ import type { SandboxReport } from './types.js';
 
 /** The sandbox as start-up states it: info when isolated, loudly at warn when not. */
 export function logSandboxReport(log: Logger, report: SandboxReport): void {
-  const { kind, version, cgroups, memoryLimit, processLimit, limits, setupNetwork, toolRoots, notes, problem } = report;
+  const { kind, version, cgroups, memoryLimit, processLimit, limits, setupNetwork, toolRoots, notes, problem, denied } =
+    report;
   const fields = {
-    sandbox: { kind, version, cgroups, memoryLimit, processLimit, limits, setupNetwork, toolRoots, notes, problem },
+    sandbox: {
+      kind,
+      version,
+      cgroups,
+      memoryLimit,
+      processLimit,
+      limits,
+      setupNetwork,
+      toolRoots,
+      notes,
+      problem,
+      denied,
+    },
   };
   if (setupNetwork === 'host' && kind === 'bubblewrap') {
     log.warn(

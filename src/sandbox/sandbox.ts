@@ -18,6 +18,7 @@ import {
 } from './bwrap-args.js';
 import { bwrapVersion, findExecutable, hostLayout, isExecutable } from './bwrap.js';
 import { type CgroupSupport, CommandCgroup, detectCgroups } from './cgroups.js';
+import { type SandboxFeature, describeDenied, findDenied, runBwrap } from './denials.js';
 import {
   EGRESS_DIR,
   EGRESS_NODE,
@@ -165,8 +166,8 @@ export async function createSandbox(config: SandboxConfig, options: SandboxOptio
     config.setupNetwork === 'proxy'
       ? new EgressProxy([...config.setupAllow, ...mirrorRules], options.lookup)
       : undefined;
-  const unavailable = (problem: string): Sandbox => {
-    const report: SandboxReport = { ...base, kind: 'unavailable', problem };
+  const unavailable = (problem: string, denied: SandboxFeature[] = []): Sandbox => {
+    const report: SandboxReport = { ...base, kind: 'unavailable', problem, ...(denied.length ? { denied } : {}) };
     return {
       report: () => report,
       run: async () => {
@@ -295,7 +296,7 @@ export async function createSandbox(config: SandboxConfig, options: SandboxOptio
 
   const cgroups: CgroupSupport =
     options.cgroups === false ? { version: 'none', notes: ['cgroups turned off'] } : detectCgroups();
-  let sandbox = build(cgroups);
+  const sandbox = build(cgroups);
   if (config.mode === 'unsafe-host') return sandbox;
 
   // Start one command the way every command starts, so a host where bubblewrap cannot make
@@ -303,12 +304,23 @@ export async function createSandbox(config: SandboxConfig, options: SandboxOptio
   const problem = await probe(sandbox);
   if (problem === undefined) return sandbox;
   if (cgroups.version !== 'none') {
-    sandbox = build({ version: 'none', notes: [...cgroups.notes, `commands cannot join the cgroups: ${problem}`] });
-    if ((await probe(sandbox)) === undefined) return sandbox;
+    const without = build({
+      version: 'none',
+      notes: [...cgroups.notes, `commands cannot join the cgroups: ${problem}`],
+    });
+    if ((await probe(without)) === undefined) {
+      const report: SandboxReport = { ...without.report(), denied: ['cgroups'] };
+      return { report: () => report, run: without.run };
+    }
   }
+  // Which of the sandbox's features the host denies, each tried on its own (a container
+  // runtime's masked /proc, user namespaces turned off), named in /health.
+  const denied = await findDenied(runBwrap(bwrap!), problem);
+  const words = denied.length > 0 ? `${describeDenied(denied)}. ` : '';
   return unavailable(
-    `bubblewrap (${bwrap}) cannot start a sandbox on this host: ${problem}. Repository commands need it: fix ` +
-      `the host (user namespaces must be enabled), or, for development only, set EMEND_SANDBOX=unsafe-host`,
+    `bubblewrap (${bwrap}) cannot start a sandbox on this host: ${problem}. ${words}Repository commands need it: fix ` +
+      `the host${denied.length > 0 ? '' : ' (user namespaces must be enabled)'}, or, for development only, set EMEND_SANDBOX=unsafe-host`,
+    denied,
   );
 }
 

@@ -1,3 +1,4 @@
+import type { SandboxFeature } from './denials.js';
 import type { SandboxLimits, SetupNetworkMode } from '../config/sandbox.js';
 import type { EgressRecord } from './egress-proxy.js';
 
@@ -80,6 +81,11 @@ export interface SandboxReport {
   browser?: string;
   /** Why repository commands cannot run, when kind is unavailable. */
   problem?: string;
+  /**
+   * The sandbox's features the host denies (src/sandbox/denials.ts): with `cgroups` alone the
+   * sandbox runs without its cgroup limits; with any other it is unavailable.
+   */
+  denied?: SandboxFeature[];
   /** What the host lacks, e.g. why a cgroup controller is not used. */
   notes?: string[];
 }

@@ -4,6 +4,7 @@ import { ping } from '../../db/client.js';
 import { tasks } from '../../db/schema.js';
 import type { Deps } from '../../deps.js';
 import { registerDatabaseGauges } from '../../metrics/registry.js';
+import { SANDBOX_FEATURES } from '../../sandbox/denials.js';
 import type { SandboxReport } from '../../sandbox/types.js';
 import { described, StringEnum } from '../schema-parts.js';
 
@@ -32,6 +33,14 @@ const SandboxView = Type.Object(
       output_bytes: Type.Integer(),
     }),
     problem: Type.Optional(Type.String({ description: 'why repository commands cannot run' })),
+    denied: Type.Optional(
+      Type.Array(StringEnum(SANDBOX_FEATURES), {
+        description:
+          'the sandbox features the host (a container runtime) denies: user_namespaces, proc_mount, network_namespace, ' +
+          'mounts make the sandbox unavailable (problem says how to allow them); cgroups alone leaves it running ' +
+          'without its memory and process limits',
+      }),
+    ),
   },
   { description: 'Where repository commands run and the per-command limits in force' },
 );
@@ -62,6 +71,7 @@ function sandboxView(report: SandboxReport) {
       output_bytes: limits.outputBytes,
     },
     ...(report.problem ? { problem: report.problem } : {}),
+    ...(report.denied?.length ? { denied: report.denied } : {}),
   };
 }
 
