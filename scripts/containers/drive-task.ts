@@ -96,8 +96,9 @@ async function main() {
         `the fake GitHub holds ${pulls.length} pull request(s) on acme/calc`,
     );
     if (task.status !== 'done' || !task.pr_url || pulls.length !== 1) {
-      const logs = await fetch(`${service.url}/v1/tasks/${id}/logs`, { headers });
-      console.log(await logs.text());
+      // The task and its step logs (GET /v1/tasks/{id} has both): why it ended so.
+      const full = await fetch(`${service.url}/v1/tasks/${id}`, { headers });
+      console.log(JSON.stringify(await full.json(), null, 1).slice(0, 6000));
       process.exitCode = 1;
     }
   } finally {
