@@ -4,7 +4,14 @@ import { execFile } from 'node:child_process';
  * Which of the sandbox's features the host (a container runtime, most often) denies, in stable
  * names /health reports under `sandbox.denied`, and the words that say how to allow each.
  */
-export const SANDBOX_FEATURES = ['user_namespaces', 'proc_mount', 'network_namespace', 'mounts', 'cgroups'] as const;
+export const SANDBOX_FEATURES = [
+  'user_namespaces',
+  'proc_mount',
+  'hostname',
+  'network_namespace',
+  'mounts',
+  'cgroups',
+] as const;
 export type SandboxFeature = (typeof SANDBOX_FEATURES)[number];
 
 // bubblewrap 0.4–0.11's messages (bubblewrap.c, utils.c, network.c), each for the feature it names.
@@ -13,6 +20,9 @@ const MESSAGES: Array<[RegExp, SandboxFeature]> = [
   [/Creating new namespace failed/i, 'user_namespaces'],
   [/(setting up|writing) [ug]id map|[ug]id_map|setgroups/i, 'user_namespaces'],
   [/Can't mount proc on/i, 'proc_mount'],
+  // The sandbox names its host `sandbox` in a UTS namespace of its own; Docker's and podman's default
+  // seccomp profiles allow sethostname only with CAP_SYS_ADMIN (measured in the container proof).
+  [/Can't set hostname/i, 'hostname'],
   [/loopback:|RTM_NEWADDR|RTM_NEWLINK|Failed to look up lo\b|Creating new network namespace/i, 'network_namespace'],
   [
     /Can't mount (tmpfs|devpts|mqueue)|Failed to make \/ (r?slave|private)|Can't bind mount|Failed to mount tmpfs|pivot_root|Can't remount/i,
@@ -38,6 +48,10 @@ const HOW: Record<SandboxFeature, string> = {
     'the container runtime refuses to mount /proc in the sandbox: run the container with --security-opt unmask=/proc/* ' +
     '(podman), --security-opt systempaths=unconfined (docker), procMount: Unmasked (Kubernetes), or a seccomp/AppArmor ' +
     'profile that allows it',
+  hostname:
+    "the container's seccomp profile refuses to set the sandbox's host name in its own UTS namespace (Docker's and " +
+    "podman's default profiles allow sethostname only with CAP_SYS_ADMIN): run the container with --security-opt " +
+    'seccomp=unconfined, or a profile that adds sethostname and setdomainname to the default',
   network_namespace:
     "the host refuses a new network namespace (the sandbox's no-network mode): allow CLONE_NEWNET in the container's " +
     'seccomp/AppArmor profile',
@@ -78,6 +92,7 @@ const TRIES: Array<[SandboxFeature, string[]]> = [
   ['user_namespaces', ['--unshare-user', '--ro-bind', '/', '/', 'true']],
   ['network_namespace', ['--unshare-user', '--unshare-net', '--ro-bind', '/', '/', 'true']],
   ['proc_mount', ['--unshare-user', '--unshare-pid', '--ro-bind', '/', '/', '--proc', '/proc', 'true']],
+  ['hostname', ['--unshare-user', '--unshare-uts', '--hostname', 'sandbox', '--ro-bind', '/', '/', 'true']],
 ];
 
 /**

@@ -23,6 +23,8 @@ describe("bubblewrap's refusals, by feature", () => {
       ),
     ).toEqual(['user_namespaces']);
     expect(classifyBwrapError('bwrap: setting up uid map: Permission denied')).toEqual(['user_namespaces']);
+    // podman's and Docker's default seccomp profiles, measured in the container proof
+    expect(classifyBwrapError("bwrap: Can't set hostname to sandbox: Operation not permitted")).toEqual(['hostname']);
     expect(classifyBwrapError('bwrap: loopback: Failed RTM_NEWADDR: Operation not permitted')).toEqual([
       'network_namespace',
     ]);
@@ -37,6 +39,7 @@ describe("bubblewrap's refusals, by feature", () => {
     expect(words).toContain('--security-opt unmask=/proc/*');
     expect(words).toContain('docs/operations.md');
     expect(describeDenied(['user_namespaces', 'network_namespace'])).toMatch(/user namespaces.*network namespace/s);
+    expect(describeDenied(['hostname'])).toContain('--security-opt seccomp=unconfined');
   });
 });
 

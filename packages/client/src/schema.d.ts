@@ -1743,8 +1743,8 @@ export interface operations {
                             };
                             /** @description why repository commands cannot run */
                             problem?: string;
-                            /** @description the sandbox features the host (a container runtime) denies: user_namespaces, proc_mount, network_namespace, mounts make the sandbox unavailable (problem says how to allow them); cgroups alone leaves it running without its memory and process limits */
-                            denied?: ("user_namespaces" | "proc_mount" | "network_namespace" | "mounts" | "cgroups")[];
+                            /** @description the sandbox features the host (a container runtime) denies: user_namespaces, proc_mount, hostname, network_namespace, mounts make the sandbox unavailable (problem says how to allow them); cgroups alone leaves it running without its memory and process limits */
+                            denied?: ("user_namespaces" | "proc_mount" | "hostname" | "network_namespace" | "mounts" | "cgroups")[];
                         };
                         /** @description The toolchains found inside the sandbox, by name (python, venv, pytest, node, npm, pnpm, yarn, go, cargo, java, maven, gradle, tox, make) with their versions; one not listed is not there. Absent while the start-up probe runs. */
                         toolchains?: {
@@ -1796,8 +1796,8 @@ export interface operations {
                             };
                             /** @description why repository commands cannot run */
                             problem?: string;
-                            /** @description the sandbox features the host (a container runtime) denies: user_namespaces, proc_mount, network_namespace, mounts make the sandbox unavailable (problem says how to allow them); cgroups alone leaves it running without its memory and process limits */
-                            denied?: ("user_namespaces" | "proc_mount" | "network_namespace" | "mounts" | "cgroups")[];
+                            /** @description the sandbox features the host (a container runtime) denies: user_namespaces, proc_mount, hostname, network_namespace, mounts make the sandbox unavailable (problem says how to allow them); cgroups alone leaves it running without its memory and process limits */
+                            denied?: ("user_namespaces" | "proc_mount" | "hostname" | "network_namespace" | "mounts" | "cgroups")[];
                         };
                         /** @description The toolchains found inside the sandbox, by name (python, venv, pytest, node, npm, pnpm, yarn, go, cargo, java, maven, gradle, tox, make) with their versions; one not listed is not there. Absent while the start-up probe runs. */
                         toolchains?: {

@@ -36,7 +36,7 @@ const SandboxView = Type.Object(
     denied: Type.Optional(
       Type.Array(StringEnum(SANDBOX_FEATURES), {
         description:
-          'the sandbox features the host (a container runtime) denies: user_namespaces, proc_mount, network_namespace, ' +
+          'the sandbox features the host (a container runtime) denies: user_namespaces, proc_mount, hostname, network_namespace, ' +
           'mounts make the sandbox unavailable (problem says how to allow them); cgroups alone leaves it running ' +
           'without its memory and process limits',
       }),
