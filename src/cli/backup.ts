@@ -15,19 +15,28 @@ const POSTGRES =
 
 const mb = (bytes: number) => `${(bytes / (1024 * 1024)).toFixed(1)} MB`;
 
+type Archive = typeof import('../db/backup.js');
+
 /**
- * `emend backup FILE`: a consistent copy of the embedded database (and the data dir's
- * secret.key), also while `emend serve` runs on the data dir. Exit 0 written, 1 refused, 2 usage
- * or PostgreSQL (pg_dump is the tool there).
+ * What both commands share: FILE (and the options) parsed, usage errors exit 2, PostgreSQL sent to
+ * pg_dump, and a refusal (BackupError) exit 1 with its words; `act` runs with the backup module.
  */
-export async function backupCommand(args: string[], env: NodeJS.ProcessEnv): Promise<number> {
-  let file: string | undefined;
+async function withArchive(
+  args: string[],
+  env: NodeJS.ProcessEnv,
+  usage: string,
+  options: { force?: { type: 'boolean' } },
+  act: (archive: Archive, file: string, force: boolean, config: ReturnType<typeof loadConfig>) => Promise<void>,
+): Promise<number> {
+  let file: string;
+  let force = false;
   try {
-    const { positionals } = parseArgs({ args, allowPositionals: true, options: {} });
-    if (positionals.length !== 1) throw new Error('backup needs one FILE to write');
-    file = positionals[0];
+    const { positionals, values } = parseArgs({ args, allowPositionals: true, options });
+    if (positionals.length !== 1) throw new Error(`${usage.split(' ')[2]} needs one FILE`);
+    file = positionals[0]!;
+    force = (values as { force?: boolean }).force === true;
   } catch (err) {
-    console.error(`emend: ${err instanceof Error ? err.message : String(err)}\n\n${BACKUP_USAGE}`);
+    console.error(`emend: ${err instanceof Error ? err.message : String(err)}\n\n${usage}`);
     return EXIT_USAGE;
   }
   const config = loadConfig(env);
@@ -35,9 +44,27 @@ export async function backupCommand(args: string[], env: NodeJS.ProcessEnv): Pro
     console.error(`emend: ${POSTGRES}`);
     return EXIT_USAGE;
   }
-  const { BackupError, backupDataDir } = await import('../db/backup.js');
+  const archive = await import('../db/backup.js');
   try {
-    const done = await backupDataDir(config, file!);
+    await act(archive, file, force, config);
+    return EXIT_OK;
+  } catch (err) {
+    if (err instanceof archive.BackupError) {
+      console.error(`emend: ${err.message}`);
+      return EXIT_REFUSED;
+    }
+    throw err;
+  }
+}
+
+/**
+ * `emend backup FILE`: a consistent copy of the embedded database (and the data dir's
+ * secret.key), also while `emend serve` runs on the data dir. Exit 0 written, 1 refused, 2 usage
+ * or PostgreSQL (pg_dump is the tool there).
+ */
+export function backupCommand(args: string[], env: NodeJS.ProcessEnv): Promise<number> {
+  return withArchive(args, env, BACKUP_USAGE, {}, async ({ backupDataDir }, file, _force, config) => {
+    const done = await backupDataDir(config, file);
     console.error(
       `emend: backed up ${config.dataDir} to ${file} (${mb(done.bytes)}, ${done.files} files, ` +
         `${done.throughServer ? "through the running server's socket" : 'opened directly'})`,
@@ -47,55 +74,26 @@ export async function backupCommand(args: string[], env: NodeJS.ProcessEnv): Pro
         ? `emend: the backup holds the data dir's secret.key (it decrypts the saved provider keys and code-host tokens): keep ${file} as safe as the key`
         : 'emend: NOTE: the secret key is NOT in the backup (it comes from EMEND_SECRET_KEY): keep that value with the backup, or the saved provider keys and code-host tokens cannot be decrypted after a restore',
     );
-    return EXIT_OK;
-  } catch (err) {
-    if (err instanceof BackupError) {
-      console.error(`emend: ${err.message}`);
-      return EXIT_REFUSED;
-    }
-    throw err;
-  }
+  });
 }
 
 /**
  * `emend restore FILE [--force]`: the backup into the data dir. Refused while an emend process
  * holds the data dir, and into a non-empty one without --force. Exit 0 restored, 1 refused, 2 usage.
  */
-export async function restoreCommand(args: string[], env: NodeJS.ProcessEnv): Promise<number> {
-  let file: string | undefined;
-  let force = false;
-  try {
-    const { positionals, values } = parseArgs({
-      args,
-      allowPositionals: true,
-      options: { force: { type: 'boolean' } },
-    });
-    if (positionals.length !== 1) throw new Error('restore needs one FILE to read');
-    file = positionals[0];
-    force = values.force === true;
-  } catch (err) {
-    console.error(`emend: ${err instanceof Error ? err.message : String(err)}\n\n${RESTORE_USAGE}`);
-    return EXIT_USAGE;
-  }
-  const config = loadConfig(env);
-  if (config.databaseUrl) {
-    console.error(`emend: ${POSTGRES}`);
-    return EXIT_USAGE;
-  }
-  const { BackupError, restoreDataDir } = await import('../db/backup.js');
-  try {
-    const done = await restoreDataDir(config, file!, force);
-    console.error(`emend: restored ${file} (taken ${done.created_at}) into ${config.dataDir}, ${done.files} files`);
-    if (!done.secretKey)
-      console.error(
-        'emend: the backup holds no secret.key: start the server with the EMEND_SECRET_KEY the backup was taken with',
-      );
-    return EXIT_OK;
-  } catch (err) {
-    if (err instanceof BackupError) {
-      console.error(`emend: ${err.message}`);
-      return EXIT_REFUSED;
-    }
-    throw err;
-  }
+export function restoreCommand(args: string[], env: NodeJS.ProcessEnv): Promise<number> {
+  return withArchive(
+    args,
+    env,
+    RESTORE_USAGE,
+    { force: { type: 'boolean' } },
+    async ({ restoreDataDir }, file, force, config) => {
+      const done = await restoreDataDir(config, file, force);
+      console.error(`emend: restored ${file} (taken ${done.created_at}) into ${config.dataDir}, ${done.files} files`);
+      if (!done.secretKey)
+        console.error(
+          'emend: the backup holds no secret.key: start the server with the EMEND_SECRET_KEY the backup was taken with',
+        );
+    },
+  );
 }
