@@ -122,12 +122,41 @@ describe('the validator on fixture repositories', { timeout: 60_000 }, () => {
     };
     const broken = fixtureRepo(base, { 'src/index.js': 'exports.add = (a, b) => a - b;\n' });
     const out = await validate(sandbox, { dir: broken.dir, base: broken.base });
-    expect(out.command).toMatch(/^\{ \[ -e 'build\/index\.js' \] \|\| npm run build; \} && npm test\b/);
+    expect(out.command).toMatch(
+      /^\{ \[ -e 'build\/index\.js' \] \|\| npm run build \|\| echo '[^']*' >&2; \} && npm test\b/,
+    );
     expect(out, out.log_tail).toMatchObject({
       passed: false,
       new_failures: ['adds'],
       baseline: { failures: [], tests: 1 },
     });
+    const fine = fixtureRepo(base, { 'src/index.js': 'exports.add = (a, b) => b + a;\n' });
+    expect(await validate(sandbox, { dir: fine.dir, base: fine.base })).toMatchObject({
+      passed: true,
+      tests: { passed: 1, failed: 0, skipped: 0 },
+    });
+  });
+
+  it('runs the tests when the build before them fails, saying so: they load the sources', async () => {
+    // As dayjs's: its entry point is the bundle, its build a bundler that fails on today's Node,
+    // its tests require('../src').
+    const base = {
+      'package.json': JSON.stringify({
+        name: 'bundled',
+        main: 'bundle.min.js',
+        scripts: { build: 'node tools/bundle.js', test: 'node --test test/' },
+      }),
+      'tools/bundle.js':
+        "console.error('Error: error:0308010C:digital envelope routines::unsupported');\nprocess.exit(1);\n",
+      'src/index.js': 'exports.add = (a, b) => a + b;\n',
+      'test/add.test.js':
+        "const test = require('node:test');\nconst assert = require('node:assert');\nconst { add } = require('../src');\n" +
+        "test('adds', () => assert.strictEqual(add(1, 2), 3));\n",
+    };
+    const broken = fixtureRepo(base, { 'src/index.js': 'exports.add = (a, b) => a - b;\n' });
+    const out = await validate(sandbox, { dir: broken.dir, base: broken.base });
+    expect(out, out.log_tail).toMatchObject({ passed: false, new_failures: ['adds'], baseline: { failures: [] } });
+    expect(out.log_tail).toContain('emend: npm run build failed (above); the tests run without it');
     const fine = fixtureRepo(base, { 'src/index.js': 'exports.add = (a, b) => b + a;\n' });
     expect(await validate(sandbox, { dir: fine.dir, base: fine.base })).toMatchObject({
       passed: true,
