@@ -12,6 +12,8 @@ import { databaseBefore } from '../support/database-at.js';
  * connections: migration 0013 moves them to scm_connections under the host id `github`, which
  * the unchanged EMEND_SCM_* configuration names, and the stored token still decrypts.
  */
+// (120 s: it builds a database at an old migration and runs every later one, a few seconds
+// alone and over 30 s on PGlite while other test files load the machine.)
 it('migration 0013 keeps the connections made before several hosts, usable with the old configuration', async () => {
   // the migrations up to 0012
   const old = await databaseBefore('0013');
@@ -50,4 +52,4 @@ it('migration 0013 keeps the connections made before several hosts, usable with 
   } finally {
     await old.close();
   }
-});
+}, 120_000);

@@ -11,6 +11,8 @@ import { databaseBefore } from '../support/database-at.js';
  * operator's EMEND_FIXER=agent predates the column by a day and never left a main release) and
  * its accounts have no default fixer.
  */
+// (120 s: it builds a database at an old migration and runs every later one, a few seconds
+// alone and over 30 s on PGlite while other test files load the machine.)
 it('migration 0017 reads the tasks made before it as pipeline tasks and gives accounts no default', async () => {
   const old = await databaseBefore('0017');
   const { client } = old;
@@ -45,4 +47,4 @@ it('migration 0017 reads the tasks made before it as pipeline tasks and gives ac
   } finally {
     await old.close();
   }
-});
+}, 120_000);
