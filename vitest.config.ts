@@ -28,10 +28,12 @@ const shared = {
 
 export default defineConfig({
   test: {
-    // Twice the cores: the tests spend most of their time waiting (on git, bubblewrap, child
-    // servers, the queue's polling), not computing; measured on the 2-core CI machine, two workers
-    // kept well under half the CPU busy. EMEND_TEST_WORKERS overrides it.
-    maxWorkers: Number(process.env.EMEND_TEST_WORKERS) || availableParallelism() * 2,
+    // Vitest's default is one worker fewer than the cores: a single worker on the 2-core machines CI
+    // runs on, which left half the CPU idle while tests waited on git, bubblewrap and HTTP. Not more
+    // than the cores: four workers on the 2-core machine kept the CPU 100 % busy (load 7–10) and
+    // pushed tests with real worker processes past their timeouts, with no gain in throughput.
+    // EMEND_TEST_WORKERS overrides it.
+    maxWorkers: Number(process.env.EMEND_TEST_WORKERS) || Math.max(2, availableParallelism() - 1),
     reporters: ['default', ['./test/support/summary-reporter.ts', { legs: ['pglite', 'postgres'] }]],
     projects: [
       {
