@@ -120,13 +120,16 @@ describe('the committed OpenAPI document, strict', () => {
       expect(Object.keys(schemas.Profile!.properties!), brand).toContain(brand);
   });
 
+  const PROBES = new Set(['GET /v1/health', 'GET /v1/ready']);
+
   it('has one Error schema whose code is the enum of every code, used by every error answer', () => {
     expect(schemas.Error!.properties!.error!.enum).toEqual([...ERROR_CODES]);
     for (const { name, op } of operations) {
       for (const [status, response] of Object.entries(op.responses)) {
         if (Number(status) < 400) continue;
-        // GET /v1/health answers 503 with its own body: it reports the database, it does not fail.
-        if (name === 'GET /v1/health') continue;
+        // The probes answer 503 with their own bodies: /health reports the database, /ready why the
+        // node takes no traffic (draining, database unreachable); neither is a refused request.
+        if (PROBES.has(name)) continue;
         expect(response.content?.['application/json']?.schema, `${name} ${status}`).toEqual({
           $ref: '#/components/schemas/Error',
         });
@@ -148,8 +151,8 @@ describe('the committed OpenAPI document, strict', () => {
       if (needsToken) expect(statuses, `${name} needs a token`).toContain(401);
       for (const [status, response] of Object.entries(op.responses)) {
         expect(response.description, `${name} ${status}`).not.toBe('Default Response');
-        // GET /v1/health's 503 is its report (the database is down), not a refusal to retry.
-        if (status === '429' || (status === '503' && name !== 'GET /v1/health')) {
+        // The probes' 503 is their report (the database is down, the node drains), not a refusal to retry.
+        if (status === '429' || (status === '503' && !PROBES.has(name))) {
           expect(response.headers?.['Retry-After']?.schema, `${name} ${status}`).toMatchObject({ type: 'integer' });
         }
       }
