@@ -4,11 +4,12 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { prepareCheckout } from '../../src/checkout/checkout.js';
 import { LockAbortedError, LockTimeoutError, withFileLock } from '../../src/checkout/lock.js';
+import { emendNodeArgs } from '../support/emend-process.js';
 import { useCheckoutTestbed } from './fixture.js';
 
 /** Another process of ours on this machine (see checkout-process.ts); `lines` yields what it prints. */
 function otherProcess(env: Record<string, string>) {
-  const child = spawn(process.execPath, ['--import', 'tsx', 'test/checkout/checkout-process.ts'], {
+  const child = spawn(process.execPath, emendNodeArgs('test/checkout/checkout-process.ts'), {
     env: { ...process.env, ...env },
     stdio: ['pipe', 'pipe', 'pipe'],
   });

@@ -1,28 +1,26 @@
 import { type ChildProcess, spawn } from 'node:child_process';
 import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join, resolve } from 'node:path';
-import { pathToFileURL } from 'node:url';
+import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { authenticateToken } from '../../src/accounts/authenticate.js';
 import { systemClock } from '../../src/clock.js';
 import { loadConfig } from '../../src/config/config.js';
 import { openClientDatabase } from '../../src/db/open.js';
 import { type Harness, startHarness } from '../support/harness.js';
+import { emendNodeArgs } from '../support/emend-process.js';
 import { freePort } from '../support/ports.js';
 import { type Exit, cliEnv, killAll, newDataDir, removeDataDirs, runCli } from './cli-process.js';
 
-const repoRoot = resolve(import.meta.dirname, '../..');
 const dirs: string[] = [];
 
 /** `emend ARGS` run in `cwd` (where a default ./data would be made), from source. */
 function runIn(cwd: string, args: string[], env: NodeJS.ProcessEnv): Promise<Exit> {
-  const tsx = pathToFileURL(join(repoRoot, 'node_modules/tsx/dist/loader.mjs')).href;
-  const child: ChildProcess = spawn(
-    process.execPath,
-    ['--conditions=emend-source', '--import', tsx, join(repoRoot, 'src/bin.ts'), ...args],
-    { cwd, env, stdio: ['ignore', 'pipe', 'pipe'] },
-  );
+  const child: ChildProcess = spawn(process.execPath, [...emendNodeArgs(), ...args], {
+    cwd,
+    env,
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
   let stdout = '';
   let stderr = '';
   child.stdout!.setEncoding('utf8').on('data', (d: string) => (stdout += d));

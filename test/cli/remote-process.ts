@@ -2,12 +2,13 @@ import { type ChildProcess, spawn } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
+import { emendNodeArgs } from '../support/emend-process.js';
 import { type ModelService, startModelService } from '../support/model-service.js';
 import { cliEnv, type Exit } from './cli-process.js';
 
 const repoRoot = resolve(import.meta.dirname, '../..');
-/** The CLI from source, as spawnEmend runs it: @emend/client from its TypeScript source too. */
-const NODE_ARGS = ['--conditions=emend-source', '--import', 'tsx', 'src/bin.ts'];
+/** The CLI from source, as spawnEmend runs it. */
+const NODE_ARGS = emendNodeArgs();
 const live = new Set<ChildProcess>();
 const made: string[] = [];
 

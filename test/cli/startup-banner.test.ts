@@ -2,6 +2,7 @@ import { type ChildProcess, spawn } from 'node:child_process';
 import { resolve } from 'node:path';
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
 import { cliEnv, freePort, killAll, newDataDir, removeDataDirs, startCli, waitForHealth } from './cli-process.js';
+import { emendNodeArgs } from '../support/emend-process.js';
 
 // Issue 45, point 3: `emend serve` on a terminal prints a short banner in words (the panel, the
 // API docs, what to fix); in a pipe it keeps to JSON lines, with the same facts, for a log collector.
@@ -24,10 +25,7 @@ afterAll(removeDataDirs);
 function serveOnTerminal(port: number, env: NodeJS.ProcessEnv): Promise<string> {
   const command = [
     process.execPath,
-    '--conditions=emend-source',
-    '--import',
-    'tsx',
-    'src/bin.ts',
+    ...emendNodeArgs(),
     'serve',
     '--port',
     String(port),
