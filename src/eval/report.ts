@@ -230,7 +230,14 @@ function clockLine(results: InstanceResult[], ran: number): string[] {
   if (ran === 0) return [];
   const dated = results.filter((r) => r.clock !== undefined).length;
   if (dated === 0) return ["- tests' clock: today's date"];
-  return [`- tests' clock: each base commit's date (${dated} of the ${ran} set up; libfaketime)`];
+  const today = results.filter((r) => (r.passed_today?.length ?? 0) > 0);
+  const again =
+    today.length > 0
+      ? `; listed tests that passed only at today's date, where they ran again: ${today
+          .map((r) => `${r.instance_id} (${r.passed_today!.length})`)
+          .join(', ')}`
+      : '';
+  return [`- tests' clock: each base commit's date (${dated} of the ${ran} set up; libfaketime)${again}`];
 }
 
 /** The agent fixer per instance: turns, tool calls, tokens and cost of the whole run, its wall time; medians last. */

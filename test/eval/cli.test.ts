@@ -152,22 +152,37 @@ describe('emend eval', { timeout: 120_000 }, () => {
     expect(existsSync(join(out, 'logs'))).toBe(false);
   });
 
-  it('runs the tests at the base commit’s date (--clock base, the default), and at today’s with --clock now', async () => {
+  it('runs the tests at the base commit’s date (--clock base, the default), again at today’s for listed tests that failed, and at today’s only with --clock now', async () => {
     const dated = buildInstance(mirrors, 'acme__datedcalc-1', datedSpec);
     const data = join(root, 'data-dated.jsonl');
     writeDataset(data, [dated]);
-    const atBase = await run(['--dataset', data, '--oracle']);
+    const atBase = await run(['--dataset', data, '--oracle', '--logs']);
     expect(atBase.code, atBase.printed).toBe(0);
     const [then] = results(atBase.out);
-    expect(then).toMatchObject({ resolved: true, f2p: { passed: 1, total: 1 }, clock: '2020-06-15T12:00:00.000Z' });
+    expect(then).toMatchObject({
+      resolved: true,
+      f2p: { passed: 1, total: 1 },
+      p2p: { passed: 2, total: 2 },
+      clock: '2020-06-15T12:00:00.000Z',
+      passed_today: ['knows it is not 2020'],
+    });
     expect(readFileSync(join(atBase.out, 'summary.md'), 'utf8')).toContain(
-      "- tests' clock: each base commit's date (1 of the 1 set up; libfaketime)",
+      "- tests' clock: each base commit's date (1 of the 1 set up; libfaketime); listed tests that passed only at today's date, where they ran again: acme__datedcalc-1 (1)",
     );
+    const log = readFileSync(join(atBase.out, 'logs', 'acme__datedcalc-1.log'), 'utf8');
+    expect(log).toContain("(the tests' clock at 2020-06-15T12:00:00.000Z)\n");
+    expect(log).toContain("(the tests' clock at today's date)\n");
     const today = await run(['--dataset', data, '--oracle', '--clock', 'now']);
     expect(today.code, today.printed).toBe(0);
     const [now] = results(today.out);
-    expect(now).toMatchObject({ resolved: false, f2p: { passed: 0, total: 1 }, not_passed: ['adds, this year'] });
+    expect(now).toMatchObject({
+      resolved: false,
+      f2p: { passed: 0, total: 1 },
+      p2p: { passed: 2, total: 2 },
+      not_passed: ['adds, this year'],
+    });
     expect(now!.clock).toBeUndefined();
+    expect(now!.passed_today).toBeUndefined();
     expect(now!.log_tail).toMatch(/the year is 20\d\d/);
     expect(readFileSync(join(today.out, 'summary.md'), 'utf8')).toContain("- tests' clock: today's date");
   });
