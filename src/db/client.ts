@@ -32,8 +32,20 @@ export const migrationsFolder = fileURLToPath(new URL('../../migrations', import
 // Stable key for the advisory lock that serialises migrations across processes.
 const MIGRATION_LOCK_KEY = 7_242_019;
 
-export async function openPglite(dataDir: string | undefined, options: { loadDataDir?: Blob } = {}): Promise<Database> {
-  const client = await PGlite.create({ dataDir, loadDataDir: options.loadDataDir });
+export async function openPglite(
+  dataDir: string | undefined,
+  options: {
+    loadDataDir?: Blob;
+    /** PostgreSQL settings (`shared_buffers: '16MB'`), beside PGlite's own start parameters. */
+    settings?: Record<string, string>;
+  } = {},
+): Promise<Database> {
+  const settings = Object.entries(options.settings ?? {}).flatMap(([k, v]) => ['-c', `${k}=${v}`]);
+  const client = await PGlite.create({
+    dataDir,
+    loadDataDir: options.loadDataDir,
+    ...(settings.length > 0 ? { startParams: [...PGlite.defaultStartParams, ...settings] } : {}),
+  });
   const db = drizzlePglite(client, { schema }) as unknown as Db;
   return { kind: 'pglite', db, pglite: client, close: () => client.close() };
 }

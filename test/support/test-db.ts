@@ -13,7 +13,13 @@ let templateBytes: Buffer | undefined;
 export async function openTestDatabase(): Promise<Database> {
   if (inject('dbKind') === 'pglite') {
     templateBytes ??= readFileSync(inject('pgliteTemplate'));
-    return openPglite(undefined, { loadDataDir: new Blob([new Uint8Array(templateBytes)]) });
+    // PostgreSQL clears its shared buffers at start: 16 MB instead of the default 128 MB makes
+    // each test's database open in about 0.38 s instead of 0.53 s, half the pages touched (the
+    // suite opens hundreds). A test's database holds kilobytes.
+    return openPglite(undefined, {
+      loadDataDir: new Blob([new Uint8Array(templateBytes)]),
+      settings: { shared_buffers: '16MB' },
+    });
   }
   const name = `t_${randomBytes(6).toString('hex')}`;
   const admin = new pg.Client({ connectionString: inject('pgAdminUrl') });
