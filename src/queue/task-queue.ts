@@ -7,6 +7,12 @@ export const WEBHOOK_QUEUE = 'emend-webhooks';
 /** Code-host triggers: act on a delivery received, or bring a triggered task's answer comment up to date. */
 export const TRIGGER_QUEUE = 'emend-triggers';
 
+/**
+ * How long a queue's consumers other than the first sleep between looks when nobody wakes them:
+ * a backstop, since the first consumer polls and wakes them when it takes a job.
+ */
+const IDLE_POLL_SECONDS = 30;
+
 /** A trigger job: a recorded delivery (trigger_deliveries.id) to act on, or a task whose answer to refresh. */
 export type TriggerJob = { delivery: string } | { answer: string };
 
@@ -90,12 +96,45 @@ export async function createTaskQueue(database: Database, options: QueueOptions 
   const deliveryWorkerIds: string[] = [];
   const triggerWorkerIds: string[] = [];
   const pollingIntervalSeconds = options.pollingIntervalSeconds ?? 0.5;
-  /** The stop function of a work() call: its workers leave pg-boss and the list a wake-up notifies. */
-  const stopWorkers = (mine: string[], notified: string[]) => async () => {
-    for (const id of mine) {
-      notified.splice(notified.indexOf(id), 1);
-      await boss.offWork({ id });
+  /**
+   * `concurrency` consumers of a queue, of which only the first polls at the polling interval;
+   * the others sleep IDLE_POLL_SECONDS unless woken. Each poll is a query (on PGlite, CPU of this
+   * process): ten consumers polling every half second kept an idle embedded worker twice as busy
+   * (bench/idle-worker.ts). A consumer that takes a job wakes the others (more may be waiting),
+   * and after a job looks again at once rather than after the polling sleep, which pg-boss takes
+   * after every job shorter than it; a look that finds nothing puts it back to sleep.
+   */
+  const consumers = async <T extends object>(
+    queue: string,
+    concurrency: number,
+    handler: (data: T) => Promise<void>,
+    notified: string[],
+  ) => {
+    const mine: string[] = [];
+    for (let i = 0; i < concurrency; i++) {
+      let id: string | undefined;
+      id = await boss.work<T>(
+        queue,
+        { pollingIntervalSeconds: i === 0 ? pollingIntervalSeconds : IDLE_POLL_SECONDS, batchSize: 1 },
+        async ([job]) => {
+          if (job) for (const other of mine) if (other !== id) boss.notifyWorker(other);
+          try {
+            if (job) await handler(job.data);
+          } finally {
+            if (id) boss.notifyWorker(id);
+          }
+        },
+      );
+      mine.push(id);
+      notified.push(id);
     }
+    // The stop function: these consumers leave pg-boss and the list a wake-up notifies.
+    return async () => {
+      for (const id of mine) {
+        notified.splice(notified.indexOf(id), 1);
+        await boss.offWork({ id });
+      }
+    };
   };
   return {
     async enqueue(taskId) {
@@ -103,28 +142,8 @@ export async function createTaskQueue(database: Database, options: QueueOptions 
       for (const id of workerIds) boss.notifyWorker(id);
       await options.announce?.(taskId).catch(() => {});
     },
-    async work(concurrency, handler) {
-      const mine: string[] = [];
-      for (let i = 0; i < concurrency; i++) {
-        let id: string | undefined;
-        id = await boss.work<{ taskId: string }>(
-          TASK_QUEUE,
-          { pollingIntervalSeconds, batchSize: 1 },
-          async ([job]) => {
-            try {
-              if (job) await handler(job.data.taskId);
-            } finally {
-              // More jobs may be waiting (queued while this one ran): look again at once rather
-              // than after the polling sleep, which pg-boss takes after every job shorter than it.
-              if (id) boss.notifyWorker(id);
-            }
-          },
-        );
-        mine.push(id);
-        workerIds.push(id);
-      }
-      return stopWorkers(mine, workerIds);
-    },
+    work: (concurrency, handler) =>
+      consumers<{ taskId: string }>(TASK_QUEUE, concurrency, (data) => handler(data.taskId), workerIds),
     wake() {
       for (const id of workerIds) boss.notifyWorker(id);
     },
@@ -132,40 +151,19 @@ export async function createTaskQueue(database: Database, options: QueueOptions 
       await boss.send(WEBHOOK_QUEUE, { deliveryId }, at ? { startAfter: at } : {});
       if (!at) for (const id of deliveryWorkerIds) boss.notifyWorker(id);
     },
-    async workDeliveries(concurrency, handler) {
-      const mine: string[] = [];
-      for (let i = 0; i < concurrency; i++) {
-        const id = await boss.work<{ deliveryId: string }>(
-          WEBHOOK_QUEUE,
-          { pollingIntervalSeconds, batchSize: 1 },
-          async ([job]) => {
-            if (job) await handler(job.data.deliveryId);
-          },
-        );
-        mine.push(id);
-        deliveryWorkerIds.push(id);
-      }
-      return stopWorkers(mine, deliveryWorkerIds);
-    },
+    workDeliveries: (concurrency, handler) =>
+      consumers<{ deliveryId: string }>(
+        WEBHOOK_QUEUE,
+        concurrency,
+        (data) => handler(data.deliveryId),
+        deliveryWorkerIds,
+      ),
     async enqueueTrigger(job) {
       await boss.send(TRIGGER_QUEUE, job);
       for (const id of triggerWorkerIds) boss.notifyWorker(id);
     },
-    async workTriggers(concurrency, handler) {
-      const mine: string[] = [];
-      for (let i = 0; i < concurrency; i++) {
-        const id = await boss.work<TriggerJob>(
-          TRIGGER_QUEUE,
-          { pollingIntervalSeconds, batchSize: 1 },
-          async ([job]) => {
-            if (job) await handler(job.data);
-          },
-        );
-        mine.push(id);
-        triggerWorkerIds.push(id);
-      }
-      return stopWorkers(mine, triggerWorkerIds);
-    },
+    workTriggers: (concurrency, handler) =>
+      consumers<TriggerJob>(TRIGGER_QUEUE, concurrency, handler, triggerWorkerIds),
     async depth() {
       return boss.getQueueSize(TASK_QUEUE);
     },
