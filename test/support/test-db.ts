@@ -4,7 +4,8 @@ import pg from 'pg';
 import { inject } from 'vitest';
 import { type Database, openPglite, openPostgres } from '../../src/db/client.js';
 
-let templateBytes: Buffer | undefined;
+/** The migrated template, read once per process: a Blob is immutable, so every open shares it. */
+let template: Blob | undefined;
 
 /**
  * A fresh, migrated database of the kind this test project runs on: PGlite loaded into
@@ -12,12 +13,12 @@ let templateBytes: Buffer | undefined;
  */
 export async function openTestDatabase(): Promise<Database> {
   if (inject('dbKind') === 'pglite') {
-    templateBytes ??= readFileSync(inject('pgliteTemplate'));
+    template ??= new Blob([readFileSync(inject('pgliteTemplate'))]);
     // PostgreSQL clears its shared buffers at start: 16 MB instead of the default 128 MB makes
     // each test's database open in about 0.38 s instead of 0.53 s, half the pages touched (the
     // suite opens hundreds). A test's database holds kilobytes.
     return openPglite(undefined, {
-      loadDataDir: new Blob([new Uint8Array(templateBytes)]),
+      loadDataDir: template,
       settings: { shared_buffers: '16MB' },
     });
   }
