@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { runSoak } from '../support/soak/driver.js';
 
 // The short form of `npm run soak` (bench/soak.ts): real processes on PostgreSQL (two
-// `emend serve --no-worker`, three `emend worker`), 20 fix tasks of every kind through the
+// `emend serve --no-worker`, three `emend worker`), 50 fix tasks of every kind through the
 // real pipeline (scripted model, fake GitHub, sandboxed validator), one worker SIGKILLed
 // mid-run and PostgreSQL halted once. PostgreSQL only: the deployment under test has its own
 // cluster, and several processes need a database they can share.
