@@ -240,11 +240,11 @@ export async function judge(checkout: string, instance: JudgedInstance, options:
       const env = clock || options.env ? { ...options.env, ...clock?.env } : undefined;
       const run = await runTests(ctx, tree, command, setup, { watchPytest, ...(env ? { env } : {}) });
       const when = clock
-        ? ` (the tests' clock at ${clock.at})`
+        ? `emend: the tests' clock at ${clock.at}\n`
         : options.clock
-          ? " (the tests' clock at today's date)"
+          ? "emend: the tests' clock at today's date\n"
           : '';
-      if (options.logFile) await appendFile(options.logFile, `$ ${command}${when}\n${run.output}`);
+      if (options.logFile) await appendFile(options.logFile, `${when}$ ${command}\n${run.output}`);
       return { run, passed: idReader(run.outcome.tests, run.output) };
     };
     const first = await runAt(options.clock);

@@ -170,8 +170,8 @@ describe('emend eval', { timeout: 120_000 }, () => {
       "- tests' clock: each base commit's date (1 of the 1 set up; libfaketime); listed tests that passed only at today's date, where they ran again: acme__datedcalc-1 (1)",
     );
     const log = readFileSync(join(atBase.out, 'logs', 'acme__datedcalc-1.log'), 'utf8');
-    expect(log).toContain("(the tests' clock at 2020-06-15T12:00:00.000Z)\n");
-    expect(log).toContain("(the tests' clock at today's date)\n");
+    expect(log).toContain(`emend: the tests' clock at 2020-06-15T12:00:00.000Z\n$ ${then!.command}\n`);
+    expect(log).toContain(`emend: the tests' clock at today's date\n$ ${then!.command}\n`);
     const today = await run(['--dataset', data, '--oracle', '--clock', 'now']);
     expect(today.code, today.printed).toBe(0);
     const [now] = results(today.out);
