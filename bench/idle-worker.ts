@@ -20,24 +20,12 @@ import { type Database, runMigrations } from '../src/db/client.js';
 import { startWorker } from '../src/engine/worker.js';
 import { createLogger } from '../src/logger.js';
 import { createRuntime } from '../src/runtime/runtime.js';
+import { countFetches } from '../test/support/queue-fetches.js';
 import { onEachDatabase } from './databases.js';
 import { BENCH_WORKER_OPTIONS, noopSteps } from './noop-steps.js';
 import { envInt, loadAverage, log } from './stats.js';
 
 const SECONDS = envInt('BENCH_IDLE_SECONDS', 20);
-
-/** Counts pg-boss's fetch queries (its `WITH next as (... pgboss.job ...)` statement) on a database's client. */
-function countFetches(database: Database): () => number {
-  let fetches = 0;
-  const isFetch = (text: unknown) => typeof text === 'string' && /^\s*WITH next as/i.test(text);
-  const target = (database.pglite ?? database.pool) as unknown as { query: (...args: unknown[]) => unknown };
-  const original = target.query.bind(target);
-  target.query = (...args: unknown[]) => {
-    if (isFetch(args[0])) fetches += 1;
-    return original(...args);
-  };
-  return () => fetches;
-}
 
 const cpuMs = () => {
   const r = process.resourceUsage();

@@ -248,16 +248,13 @@ export async function judge(checkout: string, instance: JudgedInstance, options:
       return { run, passed: idReader(run.outcome.tests, run.output) };
     };
     const first = await runAt(options.clock);
-    let passed = first.passed;
-    let last = first.run;
-    let passedToday: string[] = [];
-    if (options.clock && count(instance, passed).not_passed.length > 0 && !options.signal?.aborted) {
-      const today = await runAt(undefined);
-      passedToday = count(instance, passed).not_passed.filter(today.passed);
-      passed = (id) => first.passed(id) || today.passed(id);
-      last = today.run;
-    }
-    const counted = count(instance, passed);
+    const missed = count(instance, first.passed).not_passed;
+    const today = options.clock && missed.length > 0 && !options.signal?.aborted ? await runAt(undefined) : undefined;
+    const passedToday = today ? missed.filter(today.passed) : [];
+    const counted = today
+      ? count(instance, (id) => first.passed(id) || today.passed(id))
+      : count(instance, first.passed);
+    const last = (today ?? first).run;
     return {
       ...counted,
       resolved: counted.not_passed.length === 0,

@@ -174,13 +174,12 @@ function judgeChange(
 ): Promise<Verdict> {
   const setup = options.setup[instance.repo] ?? {};
   const clock = options.clock ? clockEnv(options.clock.faketime, at.date, options.clock.now()) : undefined;
-  const env = setup.env;
   const cache = options.environmentCache;
   return judge(dir, instance, {
     sandbox: options.sandbox,
     // A repository the operator's file names gets its command instead of the detected install (none: no install).
     ...(options.setup[instance.repo] ? { setupCommand: setup.command ?? null } : {}),
-    ...(env !== undefined ? { env } : {}),
+    ...(setup.env !== undefined ? { env: setup.env } : {}),
     ...(clock ? { clock: { at: at.date.toISOString(), env: clock } } : {}),
     ...(options.limits ? { limits: options.limits } : {}),
     ...(options.signal ? { signal: options.signal } : {}),

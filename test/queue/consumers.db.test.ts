@@ -1,19 +1,8 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import type { Database } from '../../src/db/client.js';
 import { type TaskQueue, createTaskQueue } from '../../src/queue/task-queue.js';
+import { countFetches } from '../support/queue-fetches.js';
 import { openTestDatabase } from '../support/test-db.js';
-
-/** Counts pg-boss's fetch queries (`WITH next as (...)`) on the database's client. */
-function countFetches(database: Database): () => number {
-  let fetches = 0;
-  const target = (database.pglite ?? database.pool) as unknown as { query: (...args: unknown[]) => unknown };
-  const original = target.query.bind(target);
-  target.query = (...args: unknown[]) => {
-    if (typeof args[0] === 'string' && /^\s*WITH next as/i.test(args[0])) fetches += 1;
-    return original(...args);
-  };
-  return () => fetches;
-}
 
 let opened: { database: Database; queue: TaskQueue; stops: Array<() => Promise<void>> } | undefined;
 afterEach(async () => {

@@ -1,5 +1,5 @@
 import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync } from 'node:fs';
-import { dirname, join, relative, resolve } from 'node:path';
+import { dirname, join, resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { build, type Plugin } from 'esbuild';
 
@@ -100,5 +100,5 @@ function alive(pid: number): boolean {
 
 /** The bundled file of an entry, given the bundle's directory. */
 export function bundledEntry(dir: string, entry: string): string {
-  return join(dir, relative('.', entry).replace(/\.[cm]?tsx?$/, '.js'));
+  return join(dir, entry.replace(/\.[cm]?tsx?$/, '.js'));
 }
