@@ -21,7 +21,7 @@ import { type Review, type Thread, type UserState, fullName } from '../fake-host
 const DOCS = 'https://docs.github.com/rest';
 
 /** `{"message", "documentation_url", "status"}` as GitHub answers errors (status as a string, as GitHub does). */
-const ghError = (status: number, message: string, doc = '', more: object = {}): Reply => {
+export const ghError = (status: number, message: string, doc = '', more: object = {}): Reply => {
   const documentation = doc ? `${DOCS}/${doc}` : DOCS;
   return { status, body: { message, ...more, documentation_url: documentation, status: String(status) } };
 };
@@ -34,9 +34,10 @@ const writer = (ctx: Ctx, doc: string) =>
   needsCaller(ctx, doc) ??
   (ctx.caller?.token.readOnly ? ghError(403, 'Resource not accessible by personal access token', doc) : undefined);
 
-export const userView = ({ urls }: Ctx, u: UserState) => ({
+/** A user; an App's bot (`slug[bot]`: brackets no login has) is a Bot, an organisation (a group here) an Organization. */
+export const userView = ({ urls, state }: Ctx, u: UserState) => ({
   ...{ ...pick(u, 'login', 'id'), url: `${urls.apiUrl}/users/${u.login}`, html_url: `${urls.webUrl}/${u.login}` },
-  type: 'User',
+  type: u.login.endsWith('[bot]') ? 'Bot' : state.isGroup(u.login) ? 'Organization' : 'User',
 });
 
 /** The caller's own user, with its name and email. */
@@ -377,8 +378,11 @@ const ROUTES: Route[] = [
   ),
 ];
 
-/** The REST host, with GitHub's rate-limit headers counted per token (or address): nothing is refused past the limit. */
-export function githubRest(): RestHost {
+/**
+ * The REST host, with GitHub's rate-limit headers counted per token (or address): nothing is refused past the limit.
+ * `before`: the App routes (app-rest.ts); `now`: the host's clock, sent as `date` (@octokit/auth-app reads it on a JWT's time error).
+ */
+export function githubRest(before: RestHost['before'], now: () => number): RestHost {
   const buckets = new Map<object | string, { limit: number; used: number }>();
   const reset = String(Math.floor(Date.now() / 1000) + 3600);
   return {
@@ -388,6 +392,7 @@ export function githubRest(): RestHost {
     credentials: (req) => credentials(req.headers.authorization),
     badCredentials: () => ghError(401, 'Bad credentials'),
     badJson: () => ghError(400, 'Problems parsing JSON'),
+    before,
     headers(_reply, caller, req) {
       // The window never resets: no test runs for an hour.
       const key = caller?.token ?? `ip:${req.socket.remoteAddress}`;
@@ -396,6 +401,7 @@ export function githubRest(): RestHost {
       const { limit, used } = buckets.get(key)!;
       return {
         'content-type': 'application/json; charset=utf-8',
+        date: new Date(now()).toUTCString(),
         'x-github-media-type': 'github.v3; format=json',
         'x-github-api-version-selected': '2022-11-28',
         'x-github-request-id': randomUUID().toUpperCase(),

@@ -2,7 +2,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import { gitHttpBackend } from '../git-cgi.js';
 import { credentials } from './rest.js';
 import { type HostRoutes, plain } from './server.js';
-import type { RepoState, State } from './state.js';
+import type { RepoState, State, TokenState } from './state.js';
 
 /** `/OWNER…/NAME.git/…` (`.git` optional; the owner may be a nested GitLab namespace): owner, name and endpoint. */
 const GIT_PATH = /^\/((?:[^/]+\/)+?)([^/]+?)(?:\.git)?\/(info\/refs|git-upload-pack|git-receive-pack)$/;
@@ -22,6 +22,8 @@ export interface GitHost {
   anonymousMissing: 401 | 404;
   denied(repo: RepoState, login: string | undefined): string;
   usernameAsToken?: boolean;
+  /** A host's own refusal for this token on this repository (GitHub: an App's token out of its scope), as [status, body]. */
+  gate?(repo: RepoState, token: TokenState, writing: boolean): [number, string] | undefined;
 }
 
 /**
@@ -43,6 +45,8 @@ export function gitRoute(state: State, host: GitHost): HostRoutes['git'] {
       const login = found?.user.login;
       const repo = state.repo(decodeURIComponent(owner.replace(/\/$/, '')), decodeURIComponent(name));
       if (!repo && !login && host.anonymousMissing === 404) return refuse(404, host.notFound);
+      const gated = repo && found ? host.gate?.(repo, found.token, writing) : undefined;
+      if (gated) return refuse(...gated);
       if (!repo || !state.canSee(repo, login)) return login ? refuse(404, host.notFound) : refuse(401, signIn);
       if (writing && !login) return refuse(401, signIn);
       if (writing && (found?.token.readOnly || !state.permissions(repo, login).push))

@@ -38,7 +38,11 @@ export interface OAuthHost {
   refuseAuthorize: Record<AuthorizeRefusal, { page: string } | { redirect: Record<string, string> }>;
   refuseToken(why: TokenRefusal): [number, Record<string, string>];
   redirectPage?(location: string): string;
-  issue(scope: string): { access: string; refresh?: string; scopes: string[]; readOnly?: boolean; body: object };
+  /** `clientId`: the application the grant is for; `expiresAt`: when the access token dies (ms, State clock). */
+  issue(
+    scope: string,
+    clientId: string,
+  ): { access: string; refresh?: string; scopes: string[]; readOnly?: boolean; expiresAt?: number; body: object };
   notFound: [number, string, string];
 }
 
@@ -116,8 +120,8 @@ export function oauthProvider(host: OAuthHost, state: State, root: string) {
       if (check && p.redirect_uri !== held.redirectUri) return refuse('badRedirect');
       grant = held;
     }
-    const { access, refresh, scopes, readOnly, body } = host.issue(grant.scope);
-    state.addToken(grant.login, access, { scopes, readOnly, oauth: true });
+    const { access, refresh, scopes, readOnly, expiresAt, body } = host.issue(grant.scope, grant.clientId);
+    state.addToken(grant.login, access, { scopes, readOnly, oauth: true, expiresAt });
     if (refresh) refreshTokens.set(refresh, { ...grant, access });
     return json(res, 200, { access_token: access, ...(refresh ? { refresh_token: refresh } : {}), ...body });
   }

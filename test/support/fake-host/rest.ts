@@ -42,7 +42,22 @@ export interface RestHost {
   expired?: Reply;
   badJson(): Reply;
   headers(reply: Reply, caller: Caller | undefined, req: IncomingMessage): Record<string, string>;
+  /**
+   * The host's own answer before the shared authentication and routes (GitHub: an App's JWT routes,
+   * what an App's installation token may reach); undefined goes on as usual.
+   */
+  before?(ask: BeforeAsk): Reply | undefined;
 }
+
+/** A request as `before` sees it: `path` under the API root, the token it carries and its live caller, if any. */
+export type BeforeAsk = {
+  method: string;
+  path: string;
+  query: URLSearchParams;
+  raw: Buffer;
+  token: string | undefined;
+  caller: Caller | undefined;
+};
 
 export const ok = (body: unknown, status = 200, headers?: Record<string, string>): Reply => ({ status, body, headers });
 export const text = (v: unknown): string | undefined => (typeof v === 'string' && v !== '' ? v : undefined);
@@ -209,6 +224,8 @@ export function restApi(host: RestHost, state: State, urls: Urls, apiPath: strin
     if (injected)
       return { ...injected, body: injected.body ?? host.error(injected.status, host.reason(injected.status)).body };
     const { present, token } = host.credentials(req);
+    const own = host.before?.({ method, path, query: url.searchParams, raw, token, caller });
+    if (own) return own;
     if (token !== undefined && host.expired && state.tokens.get(token)?.expired) return host.expired;
     if (present && !caller) return host.badCredentials();
     const body = parseBody(raw, req.headers['content-type']);

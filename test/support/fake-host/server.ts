@@ -6,7 +6,7 @@ import { join } from 'node:path';
 
 /** One request a fake host answered. The token itself is never recorded; secret query values are redacted. */
 export type HostRequest = { method: string; path: string; status: number; authenticated: boolean; kind: HostPart };
-type HostPart = 'rest' | 'git' | 'oauth';
+type HostPart = 'rest' | 'git' | 'oauth' | 'web';
 
 export type Handler = (req: IncomingMessage, res: ServerResponse, url: URL) => Promise<number>;
 
@@ -30,9 +30,11 @@ export interface HostLayout {
   credentialHeaders?: string[];
 }
 
-export type HostRoutes = Record<'rest' | 'oauth', Handler> & {
-  git: { matches(path: string): boolean; handle: Handler };
-};
+/** Paths a route takes, and its handler. */
+export type PathRoutes = { matches(path: string): boolean; handle: Handler };
+
+/** `pages`: a host's own web pages (GitHub's App manifest and install pages), tried before git. */
+export type HostRoutes = Record<'rest' | 'oauth', Handler> & { git: PathRoutes; pages?: PathRoutes };
 
 const SECRET_PARAM = /token|secret|code|password|key|auth/i;
 
@@ -54,7 +56,7 @@ export async function startHost(layout: HostLayout, routes: (root: string, scrat
   const root = mkdtempSync(join(tmpdir(), `emend-${layout.name}-`));
   const scratch = mkdtempSync(join(tmpdir(), `emend-${layout.name}-scratch-`));
   const urls: Urls = { webUrl: '', apiUrl: '' };
-  const { rest, oauth, git } = routes(root, scratch, urls);
+  const { rest, oauth, git, pages } = routes(root, scratch, urls);
   const requests: HostRequest[] = [];
   const credentialHeaders = layout.credentialHeaders ?? ['authorization'];
 
@@ -67,12 +69,18 @@ export async function startHost(layout: HostLayout, routes: (root: string, scrat
         ? full
         : new URL(`${inside ? full.pathname.slice(prefix.length) : '/-outside-'}${full.search}`, full);
     const api = url.pathname === layout.apiPath || url.pathname.startsWith(`${layout.apiPath}/`);
-    const kind: HostPart = api ? 'rest' : url.pathname.startsWith(layout.oauthPath) ? 'oauth' : 'git';
+    const page = !api && pages?.matches(url.pathname);
+    const kind: HostPart = api ? 'rest' : page ? 'web' : url.pathname.startsWith(layout.oauthPath) ? 'oauth' : 'git';
     const authenticated = credentialHeaders.some((h) => req.headers[h] !== undefined);
     const path = redacted(inside && !layout.recordPrefix ? url : full);
     const record: HostRequest = { method: req.method ?? 'GET', path, status: 0, authenticated, kind };
     requests.push(record);
-    const handler = kind === 'git' && !git.matches(url.pathname) ? undefined : { rest, oauth, git: git.handle }[kind];
+    const handler =
+      kind === 'git' && !git.matches(url.pathname)
+        ? undefined
+        : kind === 'web'
+          ? pages?.handle
+          : { rest, oauth, git: git.handle }[kind];
     try {
       record.status = await (handler ? handler(req, res, url) : plain(req, res, 404, layout.notFound));
     } catch (err) {

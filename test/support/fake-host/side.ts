@@ -4,7 +4,7 @@ import { type GitHost, gitRoute } from './git.js';
 import { type OAuthHost, oauthProvider } from './oauth.js';
 import { lineCommentsOf, reactionsOn } from './ops.js';
 import { type Ctx, type RestHost, pick, restApi } from './rest.js';
-import { type HostLayout, type Urls, startHost } from './server.js';
+import { type HostLayout, type PathRoutes, type Urls, startHost } from './server.js';
 import type { CommitContent } from './bare.js';
 import {
   ACCESS,
@@ -40,7 +40,22 @@ export interface HostSpec {
   /** Whether issues and pulls share one number sequence (GitHub, Gitea; default) or have one each (GitLab). */
   sharedNumbers?: boolean;
   actions: HostActions;
+  /** The host's own web pages (GitHub's App manifest and install pages). */
+  pages?(state: State, urls: Urls): PathRoutes;
+  /** More receivers of a repository's delivery than its hooks (GitHub: the Apps installed on it). */
+  alsoDeliver?(repo: RepoState, d: Delivery): HookTarget[];
 }
+
+/**
+ * Where a delivery goes: a URL signed with `secret`; `headers` beside the host's, `payload` the
+ * delivery's payload as this receiver gets it (GitHub adds an App's `installation`).
+ */
+export type HookTarget = {
+  url: string;
+  secret: string;
+  headers?: Record<string, string>;
+  payload?: (p: object) => object;
+};
 
 /** One delivery: to the hooks subscribed to any of `to`, under the event word `event` (Gitea: and its `type`). */
 export type Delivery = { to: string[]; event: string; type?: string; payload: object };
@@ -118,7 +133,8 @@ export async function startFake<Extra extends keyof RepoState = never>(spec: Hos
     const state = new State(root, scratch, spec.protectedRefusal, spec.sharedNumbers ?? true);
     const rest = restApi(spec.rest(urls), state, urls, spec.layout.apiPath);
     made = { state, oauth: oauthProvider(spec.oauth, state, spec.layout.oauthPath), rest };
-    return { rest: rest.handle, oauth: made.oauth.handle, git: gitRoute(state, spec.git) };
+    const pages = spec.pages?.(state, urls);
+    return { rest: rest.handle, oauth: made.oauth.handle, git: gitRoute(state, spec.git), ...(pages ? { pages } : {}) };
   });
   const { state, oauth, rest } = made;
   const fail = (why: string): never => {
@@ -141,20 +157,29 @@ export async function startFake<Extra extends keyof RepoState = never>(spec: Hos
     const res = await fetch(d.url, { method: 'POST', headers: d.headers, body: d.body });
     return { event: d.event, status: res.status, body: await res.text() };
   };
+  /** POSTs one event to each target, signed with its secret, one after the other; their answers. */
+  const deliverTo = async (targets: HookTarget[], event: string, type: string | undefined, payload: object) => {
+    const answers: HookAnswer[] = [];
+    for (const target of targets) {
+      const body = JSON.stringify(target.payload ? target.payload(payload) : payload);
+      const hmac = createHmac('sha256', target.secret).update(body).digest('hex');
+      const headers = {
+        'content-type': 'application/json',
+        ...spec.hooks.headers({ event, ...(type ? { type } : {}), id: randomUUID(), hmac, secret: target.secret }),
+        ...target.headers,
+      };
+      const d = { url: target.url, event, headers, body };
+      sent.push(d);
+      answers.push(await post(d));
+    }
+    return answers;
+  };
   const send = async (repo: RepoState, deliveries: Delivery[]): Promise<HookAnswer[]> => {
     const answers: HookAnswer[] = [];
-    for (const { to, event, type, payload } of deliveries) {
-      const body = JSON.stringify(payload);
-      for (const { url, secret } of repo.hooks.filter((h) => h.active && h.events.some((e) => to.includes(e)))) {
-        const hmac = createHmac('sha256', secret).update(body).digest('hex');
-        const headers = {
-          'content-type': 'application/json',
-          ...spec.hooks.headers({ event, ...(type ? { type } : {}), id: randomUUID(), hmac, secret }),
-        };
-        const d = { url, event, headers, body };
-        sent.push(d);
-        answers.push(await post(d));
-      }
+    for (const d of deliveries) {
+      const hooks = repo.hooks.filter((h) => h.active && h.events.some((e) => d.to.includes(e)));
+      const targets = [...hooks, ...(spec.alsoDeliver?.(repo, d) ?? [])];
+      answers.push(...(await deliverTo(targets, d.event, d.type, d.payload)));
     }
     return answers;
   };
@@ -235,7 +260,7 @@ export async function startFake<Extra extends keyof RepoState = never>(spec: Hos
     holdTogether: rest.holdTogether,
     close: server.close,
   };
-  return { fake, state, oauth };
+  return { fake, state, oauth, deliverTo };
 }
 
 /** A comment as a test reads it back. */

@@ -15,8 +15,18 @@ export type Visibility = 'public' | 'internal' | 'private';
 
 export type UserState = { login: string; id: number; name: string; email: string; createdAt: string };
 
-/** `readOnly`: REST writes and pushes are refused; `oauth`: the OAuth provider's, `expired` once it ends it. */
-export type TokenState = { login: string; readOnly: boolean; scopes: string[]; oauth?: boolean; expired?: boolean };
+/**
+ * `readOnly`: REST writes and pushes are refused; `oauth`: the OAuth provider's, `expired` once it ends it;
+ * `expiresAt`: dead from then on (ms, on the State's clock).
+ */
+export type TokenState = {
+  login: string;
+  readOnly: boolean;
+  scopes: string[];
+  oauth?: boolean;
+  expired?: boolean;
+  expiresAt?: number;
+};
 
 /** `members`: lower-cased login → access level, inherited by subgroups and their repositories. */
 export type GroupState = { id: number; fullPath: string; members: Map<string, number> };
@@ -153,6 +163,10 @@ export class State {
   readonly groups = new Map<string, GroupState>();
   readonly repos = new Map<string, RepoState>();
   readonly git: Bare;
+  /** More access a host grants (GitHub: an App's bot on the repositories it is installed on); the highest level wins. */
+  readonly grants: ((repo: RepoState, login: string) => number)[] = [];
+  /** Moved on by a test (`advanceClock`): what `now()` adds to the real time. */
+  clockOffset = 0;
   private readonly ids = { user: 1001, group: 501, repo: 200001, pull: 3000001, hook: 401, talk: 7001 };
   /**
    * `protectedRefusal`: the hook's words for a refused push to a protected branch (see Bare);
@@ -166,6 +180,10 @@ export class State {
     readonly sharedNumbers = true,
   ) {
     this.git = new Bare(scratch, protectedRefusal);
+  }
+  /** The host's time in ms: the real time, moved on by `clockOffset`. */
+  now(): number {
+    return Date.now() + this.clockOffset;
   }
   user(login: string): UserState | undefined {
     return this.users.get(login.toLowerCase());
@@ -183,7 +201,8 @@ export class State {
   /** The user a live token belongs to (undefined: unknown or expired). */
   byToken(token: string): { user: UserState; token: TokenState } | undefined {
     const t = this.tokens.get(token);
-    const user = t && !t.expired ? this.user(t.login) : undefined;
+    const dead = t?.expired || (t?.expiresAt !== undefined && t.expiresAt <= this.now());
+    const user = t && !dead ? this.user(t.login) : undefined;
     return t && user ? { user, token: t } : undefined;
   }
   /** The user whose commit email this is, for commit author/committer logins. */
@@ -222,6 +241,7 @@ export class State {
       path = path ? `${path}/${part}` : part;
       level = Math.max(level, this.groups.get(path.toLowerCase())?.members.get(l) ?? 0);
     }
+    for (const grant of this.grants) level = Math.max(level, grant(repo, l));
     return level;
   }
   /** Public: anyone reads; internal: any signed-in user; private: Reporter and up. Developer pushes. */
