@@ -61,9 +61,9 @@ export function appRest(apps: Apps) {
     const inst = apps.installation(Number(id));
     return inst?.appId === app.id ? inst : undefined;
   };
-  const found = (app: AppState, inst: ReturnType<typeof instOf>) =>
+  const found = (inst: ReturnType<typeof instOf>) =>
     inst ? ok(apps.installationView(inst)) : ghError(404, 'Not Found', DOC.installations);
-  const accountInstallation = (app: AppState, account: string) => found(app, apps.installationOn(app, account));
+  const accountInstallation = (app: AppState, account: string) => found(apps.installationOn(app, account));
 
   function accessToken(app: AppState, ask: BeforeAsk, id: string): Reply {
     const inst = instOf(app, id);
@@ -105,7 +105,7 @@ export function appRest(apps: Apps) {
       /^\/app\/installations$/,
       (app) => ok(apps.installations.filter((i) => i.appId === app.id).map((i) => apps.installationView(i))),
     ],
-    ['GET', /^\/app\/installations\/(\d+)$/, (app, _, id = '') => found(app, instOf(app, id))],
+    ['GET', /^\/app\/installations\/(\d+)$/, (app, _, id = '') => found(instOf(app, id))],
     [
       'DELETE',
       /^\/app\/installations\/(\d+)$/,
@@ -123,7 +123,7 @@ export function appRest(apps: Apps) {
       (app, _, owner = '', name = '') => {
         const repo = apps.state.repo(owner, name);
         const inst = repo && apps.installations.find((i) => i.appId === app.id && apps.covers(i, repo));
-        return found(app, inst);
+        return found(inst);
       },
     ],
     ['GET', /^\/orgs\/([^/]+)\/installation$/, (app, _, org = '') => accountInstallation(app, org)],
