@@ -21,6 +21,7 @@ import { taskActionRoutes } from './http/routes/task-actions.js';
 import { taskStreamRoutes } from './http/routes/task-stream.js';
 import { taskRoutes } from './http/routes/tasks.js';
 import { scmRoutes } from './http/routes/scm.js';
+import { gitHubAppRoutes } from './http/routes/github-app.js';
 import { sessionRoutes } from './http/routes/session.js';
 import { screenshotRoutes, siteRoutes } from './http/routes/sites.js';
 import { tokenRoutes } from './http/routes/tokens.js';
@@ -45,6 +46,7 @@ const resources = [
   repoSettingsRoutes,
   triggerRoutes,
   scmRoutes,
+  gitHubAppRoutes,
   tokenRoutes,
   webhookRoutes,
   demoRoutes,

@@ -10,6 +10,7 @@ import type { LocalRuns } from './processes/local-runs.js';
 import type { TaskQueue } from './queue/task-queue.js';
 import type { Sandbox } from './sandbox/types.js';
 import type { ToolchainReport } from './environments/toolchain-report.js';
+import type { InstallationTokens } from './scm/github/installation-tokens.js';
 
 /** Everything the service's code needs from the outside, built in one place and passed in. */
 export interface Deps {
@@ -35,6 +36,8 @@ export interface Deps {
   ollamaContext: OllamaContext;
   /** Where every command on repository content runs (bubblewrap). */
   sandbox: Sandbox;
+  /** GitHub App installation tokens minted by this process, kept until shortly before they expire. */
+  appTokens: InstallationTokens;
   /** The toolchains found inside the sandbox, asked once (GET /health). */
   toolchains: ToolchainReport;
 }

@@ -1,3 +1,4 @@
+import { createPrivateKey } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { z } from 'zod';
 import { type Env, type VariableSchema, parseAs, read, refuse, text, url } from './env.js';
@@ -18,6 +19,24 @@ export interface ScmHostConfig {
   apiUrl: string;
   /** The OAuth app registered on it for "connect" and "sign in", when there is one. */
   oauth?: { clientId: string; clientSecret: string };
+  /** The GitHub App emend acts as on this host (GitHub and GitHub Enterprise Server only). */
+  app?: GitHubAppConfig;
+}
+
+/**
+ * A GitHub App (docs/code-host.md, "As a GitHub App"): emend acts on the repositories it is
+ * installed on with the installation's short-lived tokens, under `<slug>[bot]`.
+ */
+export interface GitHubAppConfig {
+  appId: string;
+  /** The app's URL name: its bot is `<slug>[bot]`, its install page /apps/<slug>/installations/new. */
+  slug: string;
+  /** The PEM private key the JWTs are signed with (read from `private_key_file`). */
+  privateKey: string;
+  webhookSecret: string;
+  /** Its user sign-in (user-to-server OAuth): replaces a separate OAuth app on this host. */
+  clientId: string;
+  clientSecret: string;
 }
 
 const httpUrl = z
@@ -41,6 +60,16 @@ const hostSchema = z.strictObject({
   web_url: httpUrl,
   api_url: httpUrl,
   oauth: z.strictObject({ client_id: z.string().min(1), client_secret: z.string().min(1) }).optional(),
+  app: z
+    .strictObject({
+      app_id: z.union([z.number().int().positive(), z.string().regex(/^\d+$/, "the app's numeric id")]),
+      slug: z.string().regex(/^[a-z0-9][a-z0-9-]{0,33}$/, "the app's URL name (lower-case letters, digits, dashes)"),
+      private_key_file: z.string().min(1),
+      webhook_secret: z.string().min(16, 'at least 16 characters'),
+      client_id: z.string().min(1),
+      client_secret: z.string().min(1),
+    })
+    .optional(),
 });
 
 const hostsSchema = z
@@ -59,6 +88,8 @@ const hostsSchema = z
       if (seen.has(key))
         ctx.addIssue({ code: 'custom', path: [i, 'web_url'], message: `same web address as "${seen.get(key)}"` });
       seen.set(key, h.id);
+      if (h.app && h.kind !== 'github')
+        ctx.addIssue({ code: 'custom', path: [i, 'app'], message: 'an app is a GitHub App: only on a github host' });
     }
   });
 
@@ -75,14 +106,48 @@ const hostsJson: VariableSchema<ScmHostConfig[]> = z.string().transform((raw, ct
     const issue = parsed.error.issues[0]!;
     return refuse(ctx, `${issue.path.length ? `[${issue.path.join('].[')}]: ` : ''}${issue.message}`);
   }
-  return parsed.data.map((h) => ({
+  return parsed.data.map((h, i) => ({
     id: h.id,
     kind: h.kind,
     webUrl: h.web_url,
     apiUrl: h.api_url,
     ...(h.oauth ? { oauth: { clientId: h.oauth.client_id, clientSecret: h.oauth.client_secret } } : {}),
+    ...(h.app ? { app: appOf(h.app, (message) => refuse(ctx, `[${i}].[app]: ${message}`)) } : {}),
   }));
 });
+
+/** The app's entry with its private key read from its file: a key that is not one is refused here, not at the first task. */
+function appOf(
+  a: {
+    app_id: number | string;
+    slug: string;
+    private_key_file: string;
+    webhook_secret: string;
+    client_id: string;
+    client_secret: string;
+  },
+  refused: (message: string) => never,
+): GitHubAppConfig {
+  let privateKey: string;
+  try {
+    privateKey = readFileSync(a.private_key_file, 'utf8');
+  } catch (err) {
+    return refused(`private_key_file: cannot read ${a.private_key_file}: ${(err as NodeJS.ErrnoException).code}`);
+  }
+  try {
+    if (createPrivateKey(privateKey).asymmetricKeyType !== 'rsa') return refused('private_key_file: not an RSA key');
+  } catch {
+    return refused(`private_key_file: ${a.private_key_file} holds no PEM private key`);
+  }
+  return {
+    appId: String(a.app_id),
+    slug: a.slug,
+    privateKey,
+    webhookSecret: a.webhook_secret,
+    clientId: a.client_id,
+    clientSecret: a.client_secret,
+  };
+}
 
 /** The hosts from EMEND_SCM_HOSTS (JSON) or EMEND_SCM_HOSTS_FILE (a JSON file), in the configuration's words. */
 function listed(env: Env): { variable: string; raw: string } | undefined {

@@ -626,6 +626,38 @@ export interface TaskTrigger {
  * its secret (encrypted, context `trigger-secret:<id>`), and what starts a task. One per
  * repository on this server: two accounts answering the same mention would both run and both pay.
  */
+/**
+ * GitHub App installations on a host (docs/code-host.md, "As a GitHub App"): recorded when the
+ * host says one was made, claimed by one workspace by a person who administers the account it is
+ * on. The repositories it covers are asked of the host, never copied here.
+ */
+export const scmInstallations = pgTable(
+  'scm_installations',
+  {
+    host: text('host').notNull(),
+    /** The host's id of the installation (a number, as text). */
+    installationId: text('installation_id').notNull(),
+    /** The user or organisation it is installed on. */
+    account: text('account').notNull(),
+    accountType: text('account_type').notNull(),
+    workspaceId: uuid('workspace_id').references(() => workspaces.id, { onDelete: 'set null' }),
+    /** The emend account that claimed it for the workspace, and the host login they proved. */
+    claimedBy: uuid('claimed_by'),
+    claimedAs: text('claimed_as'),
+    claimedAt: ts('claimed_at'),
+    suspendedAt: ts('suspended_at'),
+    /** Uninstalled on the host: kept so its tasks and deliveries say why they stopped. */
+    removedAt: ts('removed_at'),
+    createdAt: ts('created_at').notNull(),
+    updatedAt: ts('updated_at').notNull(),
+  },
+  (t) => [
+    primaryKey({ columns: [t.host, t.installationId] }),
+    index('scm_installations_account_idx').on(t.host, sql`lower(${t.account})`),
+    index('scm_installations_workspace_idx').on(t.workspaceId),
+  ],
+);
+
 export const repoTriggers = pgTable(
   'repo_triggers',
   {
@@ -638,7 +670,8 @@ export const repoTriggers = pgTable(
     repo: text('repo').notNull(),
     repoOwner: text('repo_owner').notNull(),
     repoName: text('repo_name').notNull(),
-    hookId: text('hook_id').notNull(),
+    /** The webhook registered on the repository; null when the host's GitHub App delivers its events. */
+    hookId: text('hook_id'),
     secretEnc: text('secret_enc').notNull(),
     mention: text('mention').notNull(),
     label: text('label').notNull(),

@@ -1,7 +1,7 @@
 import { rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { Deps } from '../deps.js';
-import { scmTokenOn } from '../workspaces/scm-connection.js';
+import { repoCredential } from '../workspaces/repo-credential.js';
 import { hostOfUrl } from '../scm/hosts.js';
 import type { Task } from '../tasks/service.js';
 import { type TaskCheckout, prepareCheckout } from '../checkout/checkout.js';
@@ -45,13 +45,18 @@ export class CheckoutLease {
     const checkoutDeps = { dataDir: this.deps.config.dataDir, log: this.deps.log, spawn: this.spawn };
     // A connected account's token reads its private repositories; public ones need none.
     // (A repository on no configured host is a local one of development and tests: no token.)
-    const host = hostOfUrl(this.deps.config, this.task.repoUrl)?.host;
+    const on = hostOfUrl(this.deps.config, this.task.repoUrl);
+    const path = on?.host.kind.repoPath(on.path.split('/'));
+    const token =
+      on && typeof path === 'object'
+        ? (await repoCredential(this.deps, this.task.workspaceId, on.host, path)).token
+        : undefined;
     const checkout = await prepareCheckout(checkoutDeps, {
       taskId: this.task.id,
       repoUrl: cloneUrlOf(this.task),
       baseBranch: this.task.baseBranch,
-      token: host ? await scmTokenOn(this.deps, this.task.workspaceId, host) : undefined,
-      tokenUser: host?.kind.gitUser,
+      token,
+      tokenUser: on?.host.kind.gitUser,
       signal: this.signal,
     });
     const { baseCommit, diff } = this.state();

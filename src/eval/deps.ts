@@ -2,6 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { systemClock } from '../clock.js';
 import type { Config } from '../config/config.js';
 import { openPglite, runMigrations } from '../db/client.js';
+import { InstallationTokens } from '../scm/github/installation-tokens.js';
 import type { Deps } from '../deps.js';
 import { createEventBus } from '../events/bus.js';
 import { cachedOllamaContext } from '../llm/ollama.js';
@@ -56,6 +57,7 @@ export async function evalDeps(config: Config, sandbox: Sandbox): Promise<{ deps
     sandbox,
     toolchains: new ToolchainReport(sandbox),
     ollamaContext: cachedOllamaContext(systemClock),
+    appTokens: new InstallationTokens(systemClock),
   };
   return {
     deps,

@@ -61,6 +61,9 @@ export const ROUTE_ACTS: Readonly<Record<string, Act>> = {
   'POST /me/scm': 'owner',
   'DELETE /me/scm': 'owner',
   'GET /auth/scm/start': 'owner',
+  'GET /apps/:host/install': 'owner',
+  'GET /apps/installations': 'settings:read',
+  'DELETE /apps/:host/installations/:id': 'owner',
   'POST /auth/scm/confirm': 'owner',
 
   // One's own workspaces: listing them, making one, joining one, switching the panel to one.

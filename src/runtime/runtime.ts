@@ -3,6 +3,7 @@ import type { Logger } from 'pino';
 import { type Clock, systemClock } from '../clock.js';
 import type { Config } from '../config/config.js';
 import type { Database } from '../db/client.js';
+import { InstallationTokens } from '../scm/github/installation-tokens.js';
 import type { Deps } from '../deps.js';
 import { CHANNELS, createEventBus } from '../events/bus.js';
 import { createLogger } from '../logger.js';
@@ -65,6 +66,7 @@ export async function createRuntime(
     // The resolver is replaceable so tests can show a name that changes address (DNS rebinding).
     outbound: createOutbound(config.outboundAllow, { lookup: overrides.lookup }),
     ollamaContext: cachedOllamaContext(overrides.clock ?? systemClock),
+    appTokens: new InstallationTokens(overrides.clock ?? systemClock),
     events,
     queue,
     runs: new LocalRuns(),

@@ -8,7 +8,15 @@ export interface ScmHost extends Omit<ScmHostConfig, 'kind'> {
   kind: HostKind;
 }
 
-const resolved = (h: ScmHostConfig): ScmHost => ({ ...h, kind: HOST_KINDS[h.kind] });
+/**
+ * A host with its kind's adapter. Where a GitHub App is configured, its user sign-in is the host's
+ * OAuth (connect and sign in): people authorise one app, not an app and an OAuth app beside it.
+ */
+const resolved = (h: ScmHostConfig): ScmHost => ({
+  ...h,
+  kind: HOST_KINDS[h.kind],
+  ...(h.app ? { oauth: { clientId: h.app.clientId, clientSecret: h.app.clientSecret } } : {}),
+});
 
 /** The deployment's hosts, the default first. */
 export const scmHosts = (config: Pick<Config, 'scmHosts'>): ScmHost[] => config.scmHosts.map(resolved);

@@ -1,7 +1,8 @@
 import { and, eq, gte, isNotNull } from 'drizzle-orm';
 import { tasks } from '../db/schema.js';
 import type { Deps } from '../deps.js';
-import { hostFor, scmTokenOn } from '../workspaces/scm-connection.js';
+import { hostFor } from '../workspaces/scm-connection.js';
+import { repoCredential } from '../workspaces/repo-credential.js';
 import type { Config } from '../config/config.js';
 import { type ScmHost, hostOfUrl } from '../scm/hosts.js';
 import { parseFixOutputs, readProgress } from '../step-contract/index.js';
@@ -35,7 +36,7 @@ export interface MergeCheckReport {
  * account has disconnected; one that cannot be read is tried again next time. A merge is a
  * pr.merged webhook event.
  */
-type CheckDeps = Pick<Deps, 'db' | 'config' | 'fetch' | 'secretKey' | 'clock' | 'log' | 'queue'>;
+type CheckDeps = Pick<Deps, 'db' | 'config' | 'fetch' | 'secretKey' | 'clock' | 'log' | 'queue' | 'appTokens'>;
 
 export async function checkOpenPulls(deps: CheckDeps): Promise<MergeCheckReport> {
   const since = new Date(deps.clock.now().getTime() - WATCH_DAYS * 86_400_000);
@@ -56,7 +57,8 @@ export async function checkOpenPulls(deps: CheckDeps): Promise<MergeCheckReport>
     if (!pull) continue;
     report.checked++;
     try {
-      const gh = hostFor(deps, pull.host, await scmTokenOn(deps, row.workspaceId, pull.host));
+      const credential = await repoCredential(deps, row.workspaceId, pull.host, pull);
+      const gh = hostFor(deps, pull.host, credential.token);
       const state = await gh.pull(pull.owner, pull.name, pull.number);
       // The commit the pr step pushed; a pr output that does not parse counts as none.
       const pr = parseFixOutputs(readProgress(row.progress).outputs).pr;
@@ -65,7 +67,11 @@ export async function checkOpenPulls(deps: CheckDeps): Promise<MergeCheckReport>
       if (!humanEdit) {
         const commits = await gh.pullCommits(pull.owner, pull.name, pull.number);
         humanEdit = commits.some(
-          (c) => c.sha.toLowerCase() !== serviceCommit && (c.authorEmail ?? '').toLowerCase() !== ours,
+          (c) =>
+            c.sha.toLowerCase() !== serviceCommit &&
+            ![ours, credential.via === 'app' ? credential.bot.email.toLowerCase() : ours].includes(
+              (c.authorEmail ?? '').toLowerCase(),
+            ),
         );
       }
       const set: Partial<typeof tasks.$inferInsert> = {};

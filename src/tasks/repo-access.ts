@@ -1,6 +1,7 @@
 import type { Deps } from '../deps.js';
 import { AppError } from '../errors.js';
-import { chosenHost, hostFor, scmTokenOn, scmUnavailable } from '../workspaces/scm-connection.js';
+import { chosenHost, hostFor, scmUnavailable } from '../workspaces/scm-connection.js';
+import { repoCredential } from '../workspaces/repo-credential.js';
 import { ScmError, type ScmRepo } from '../scm/code-host.js';
 import type { RepoRef } from '../scm/urls.js';
 
@@ -19,11 +20,12 @@ export interface AccessQuery {
  * Returns whether the repository is private.
  */
 export async function checkRepoAccess(
-  deps: Pick<Deps, 'db' | 'config' | 'fetch' | 'secretKey' | 'clock'>,
+  deps: Pick<Deps, 'db' | 'config' | 'fetch' | 'secretKey' | 'clock' | 'appTokens'>,
   q: AccessQuery,
 ): Promise<{ private: boolean }> {
   const host = chosenHost(deps, q.repo.host);
-  const token = q.isDemo ? undefined : await scmTokenOn(deps, q.workspace.id, host);
+  // A demo token reads anonymously; others act as the app where the workspace installed it, or as its connection.
+  const token = q.isDemo ? undefined : (await repoCredential(deps, q.workspace.id, host, q.repo)).token;
   if (q.mode === 'pr' && !token) {
     const isDefault = host.id === deps.config.scmHosts[0]!.id;
     throw new AppError(

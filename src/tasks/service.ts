@@ -88,7 +88,7 @@ function checkInput(deps: Pick<Deps, 'config'>, input: CreateTaskInput) {
  * here, then quota, credit and concurrency (admitTask) in the transaction that inserts it.
  */
 export async function createTask(
-  deps: Pick<Deps, 'db' | 'clock' | 'config' | 'fetch' | 'secretKey'>,
+  deps: Pick<Deps, 'db' | 'clock' | 'config' | 'fetch' | 'secretKey' | 'appTokens'>,
   auth: Creator,
   input: CreateTaskInput,
   options: CreateOptions = {},

@@ -1,5 +1,6 @@
 import { and, eq, inArray, isNotNull, or, sql } from 'drizzle-orm';
-import { hostFor, scmTokenOn } from '../workspaces/scm-connection.js';
+import { hostFor } from '../workspaces/scm-connection.js';
+import { repoCredential } from '../workspaces/repo-credential.js';
 import { type TaskTrigger, repoTriggers, tasks, triggerDeliveries, workspaces } from '../db/schema.js';
 import type { Deps } from '../deps.js';
 import { AppError } from '../errors.js';
@@ -24,7 +25,10 @@ import { answerBody, postAnswer, taskLink } from './answer.js';
  * repository; every refusal becomes a reply in the thread, in plain words.
  */
 
-type ActDeps = Pick<Deps, 'db' | 'config' | 'fetch' | 'secretKey' | 'clock' | 'log' | 'queue' | 'metrics'>;
+type ActDeps = Pick<
+  Deps,
+  'db' | 'config' | 'fetch' | 'secretKey' | 'clock' | 'log' | 'queue' | 'metrics' | 'appTokens'
+>;
 
 /** How many of the thread's earlier comments the prompt may quote. */
 const CONTEXT_COMMENTS = 10;
@@ -79,7 +83,11 @@ async function act(deps: ActDeps, row: typeof triggerDeliveries.$inferSelect): P
   if ('ignored' in read) return { status: 'ignored', reason: read.ignored };
   const decision = decide(trigger, read);
   if ('ignored' in decision) return { status: 'ignored', reason: decision.ignored };
-  const token = await scmTokenOn(deps, trigger.workspaceId, host);
+  // The app's installation token where the workspace installed it (the asker's permission is asked with it too).
+  const { token } = await repoCredential(deps, trigger.workspaceId, host, {
+    owner: trigger.repoOwner,
+    name: trigger.repoName,
+  });
   if (!token) return { status: 'failed', reason: 'the enabling account is no longer connected to the host' };
   const client = hostFor(deps, host, token);
   const c: Context = { deps, trigger, host, client, event: read, thread: read.thread };

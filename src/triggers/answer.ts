@@ -1,5 +1,6 @@
 import { eq } from 'drizzle-orm';
-import { hostFor, scmTokenOn } from '../workspaces/scm-connection.js';
+import { hostFor } from '../workspaces/scm-connection.js';
+import { repoCredential } from '../workspaces/repo-credential.js';
 import type { Config } from '../config/config.js';
 import { repoTriggers, tasks } from '../db/schema.js';
 import type { Deps } from '../deps.js';
@@ -52,7 +53,7 @@ export function answerText(config: Pick<Config, 'baseUrl'>, task: Task): string 
   }
 }
 
-type AnswerDeps = Pick<Deps, 'db' | 'config' | 'fetch' | 'secretKey' | 'clock' | 'log'>;
+type AnswerDeps = Pick<Deps, 'db' | 'config' | 'fetch' | 'secretKey' | 'clock' | 'log' | 'appTokens'>;
 
 /** Posts the task's first answer and remembers its id on the task. */
 export async function postAnswer(deps: AnswerDeps, client: CodeHost, trigger: RepoTrigger, task: Task): Promise<void> {
@@ -80,7 +81,10 @@ export async function refreshAnswer(deps: AnswerDeps, taskId: string): Promise<v
   const [trigger] = await deps.db.select().from(repoTriggers).where(eq(repoTriggers.id, t.triggerId));
   const host = hostById(deps.config, t.host);
   if (!trigger || !host) return;
-  const token = await scmTokenOn(deps, trigger.workspaceId, host);
+  const { token } = await repoCredential(deps, trigger.workspaceId, host, {
+    owner: trigger.repoOwner,
+    name: trigger.repoName,
+  });
   if (!token) return;
   const client = hostFor(deps, host, token);
   const thread = { kind: t.thread, number: t.number };

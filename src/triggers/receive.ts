@@ -4,9 +4,9 @@ import type { Deps } from '../deps.js';
 import { AppError } from '../errors.js';
 import { newId } from '../ids.js';
 import type { DeliveryHeaders } from '../scm/deliveries.js';
-import { hostById } from '../scm/hosts.js';
+import { type ScmHost, hostById } from '../scm/hosts.js';
 import { decide, eventKey } from './decide.js';
-import { triggerSecret } from './repo-triggers.js';
+import { type RepoTrigger, triggerSecret } from './repo-triggers.js';
 
 /**
  * The public receiving route's work (POST /v1/hooks/{host}/{id}): verify the delivery the host's
@@ -61,6 +61,17 @@ export async function receiveDelivery(
   const deliveryId = host.kind.deliveryId(d.headers);
   const event = host.kind.deliveryEvent(d.headers);
   if (!deliveryId || !event) throw new AppError('bad_request', 'the delivery carries no delivery id or event header');
+  return recordDelivery(deps, host, trigger, { deliveryId, event, body: d.body });
+}
+
+/** A verified delivery for a trigger: rate-limited per trigger, recorded once, and queued unless ignored. */
+export async function recordDelivery(
+  deps: Pick<Deps, 'db' | 'clock' | 'log' | 'queue'>,
+  host: ScmHost,
+  trigger: RepoTrigger,
+  d: { deliveryId: string; event: string; body: Buffer | object },
+): Promise<Received> {
+  const { deliveryId, event } = d;
   const now = deps.clock.now();
   const [recent] = await deps.db
     .select({ n: count() })
@@ -74,12 +85,7 @@ export async function receiveDelivery(
   if (recent!.n >= DELIVERIES_PER_MINUTE)
     throw new AppError('rate_limited', `at most ${DELIVERIES_PER_MINUTE} deliveries a minute per repository`, 60);
 
-  let payload: unknown;
-  try {
-    payload = JSON.parse(d.body.toString('utf8'));
-  } catch {
-    throw new AppError('bad_request', 'the delivery body is not JSON (register the hook with content type JSON)');
-  }
+  const payload = Buffer.isBuffer(d.body) ? parseBody(d.body) : d.body;
   const read = host.kind.readEvent(event, payload);
   const decision = 'ignored' in read ? read : decide(trigger, read);
   const key = 'ignored' in read ? null : eventKey(read);
@@ -111,4 +117,12 @@ export async function receiveDelivery(
     .enqueueTrigger({ delivery: id })
     .catch((err) => deps.log.warn({ err, delivery: id }, 'trigger job not queued; the sweep will'));
   return { outcome: 'accepted', delivery: deliveryId };
+}
+
+export function parseBody(body: Buffer): unknown {
+  try {
+    return JSON.parse(body.toString('utf8'));
+  } catch {
+    throw new AppError('bad_request', 'the delivery body is not JSON (register the hook with content type JSON)');
+  }
 }

@@ -1,6 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { and, asc, eq } from 'drizzle-orm';
 import { chosenHost, hostFor, scmTokenOn, scmUnavailable } from '../workspaces/scm-connection.js';
+import { repoCredential } from '../workspaces/repo-credential.js';
 import { repoTriggers } from '../db/schema.js';
 import type { Deps } from '../deps.js';
 import { AppError } from '../errors.js';
@@ -93,7 +94,7 @@ function checkOptions(o: TriggerOptions) {
  * the caller, changes their options. Another account's triggers on the repository are a conflict.
  */
 export async function enableTrigger(
-  deps: TriggerDeps,
+  deps: TriggerDeps & Pick<Deps, 'appTokens'>,
   workspaceId: string,
   repo: RepoRef,
   options: TriggerOptions,
@@ -112,27 +113,34 @@ export async function enableTrigger(
     return { trigger: row!, created: false };
   }
   const host = chosenHost(deps, repo.host);
-  const client = await connectedHost(deps, workspaceId, host);
+  // Where the workspace's GitHub App installation covers the repository, the app's one webhook
+  // delivers its events: no hook is registered (and no person's admin token is needed).
+  const credential = host.app ? await repoCredential(deps, workspaceId, host, repo) : undefined;
+  const viaApp = credential?.via === 'app';
+  const client = viaApp ? hostFor(deps, host, credential.token) : await connectedHost(deps, workspaceId, host);
   if (existing) {
     // Said only to someone who may push there: others learn nothing about who uses this server.
     const seen = await client.repo(repo.owner, repo.name).catch((err) => {
       throw scmUnavailable(err);
     });
-    if (!seen?.canPush) throw hookRefused(host, repo);
+    if (!seen?.canPush && !viaApp) throw hookRefused(host, repo);
     throw takenBySomeoneElse(repo);
   }
   const id = newId();
+  // Unused when the app delivers (its deliveries are signed with the app's secret), kept so every row has one.
   const secret = randomBytes(32).toString('hex');
-  let hookId: string;
-  try {
-    ({ id: hookId } = await client.createHook(repo.owner, repo.name, {
-      url: hookUrl(deps.config, host.id, id),
-      secret,
-      events: HOOK_EVENTS,
-    }));
-  } catch (err) {
-    if (err instanceof ScmError && (err.status === 403 || err.status === 404)) throw hookRefused(host, repo);
-    throw scmUnavailable(err);
+  let hookId: string | null = null;
+  if (!viaApp) {
+    try {
+      ({ id: hookId } = await client.createHook(repo.owner, repo.name, {
+        url: hookUrl(deps.config, host.id, id),
+        secret,
+        events: HOOK_EVENTS,
+      }));
+    } catch (err) {
+      if (err instanceof ScmError && (err.status === 403 || err.status === 404)) throw hookRefused(host, repo);
+      throw scmUnavailable(err);
+    }
   }
   const row = {
     id,
@@ -176,6 +184,8 @@ async function removeHook(
   client: { deleteHook(owner: string, name: string, id: string): Promise<void> },
   t: Pick<RepoTrigger, 'repoOwner' | 'repoName' | 'hookId' | 'id'>,
 ): Promise<boolean> {
+  // The app's triggers have no hook of their own.
+  if (t.hookId === null) return true;
   try {
     await client.deleteHook(t.repoOwner, t.repoName, t.hookId);
     return true;
@@ -192,10 +202,13 @@ async function removeHook(
  */
 async function dropTrigger(deps: TriggerDeps, t: RepoTrigger): Promise<void> {
   const host = chosenHost(deps, t.host);
-  const token = await scmTokenOn(deps, t.workspaceId, host).catch(() => undefined);
-  if (token) await removeHook(deps, hostFor(deps, host, token), t);
-  else
-    deps.log.warn({ trigger: t.id }, 'no connection left to remove the webhook with; its deliveries will be refused');
+  // The app's triggers have no hook: its one webhook's deliveries for the repository now find none.
+  if (t.hookId !== null) {
+    const token = await scmTokenOn(deps, t.workspaceId, host).catch(() => undefined);
+    if (token) await removeHook(deps, hostFor(deps, host, token), t);
+    else
+      deps.log.warn({ trigger: t.id }, 'no connection left to remove the webhook with; its deliveries will be refused');
+  }
   await deps.db.delete(repoTriggers).where(eq(repoTriggers.id, t.id));
 }
 

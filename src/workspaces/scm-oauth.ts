@@ -54,15 +54,33 @@ export interface LoginState {
   loginNonce: string;
 }
 
-/** What a state says. */
-export type OAuthState = ConnectState | LoginState;
+/** The start of a GitHub App installation (src/workspaces/app-claim.ts): handed back to the setup URL. */
+export interface InstallState {
+  kind: 'install';
+  host: ScmHost;
+  workspaceId: string;
+  accountId: string;
+  browserHash: string;
+}
 
-/** The host's OAuth authorize page to send the browser to, its state signed and carrying the claims. */
-export function oauthAuthorizeUrl(
-  deps: Pick<Deps, 'config' | 'secretKey' | 'clock'>,
-  host: ScmHost & { oauth: { clientId: string } },
+/** The app sign-in that claims an installation for a workspace. */
+export interface ClaimState {
+  kind: 'claim';
+  host: ScmHost;
+  workspaceId: string;
+  accountId: string;
+  installationId: string;
+  browserHash: string;
+}
+
+/** What a state says. */
+export type OAuthState = ConnectState | LoginState | InstallState | ClaimState;
+
+/** A state: the claims with the host, an expiry and a nonce, signed with the server's key. */
+export function signedState(
+  deps: Pick<Deps, 'secretKey' | 'clock'>,
+  host: ScmHost,
   claims: Record<string, unknown>,
-  scope: string,
 ): string {
   const payload = Buffer.from(
     JSON.stringify({
@@ -72,13 +90,23 @@ export function oauthAuthorizeUrl(
       n: randomBytes(9).toString('base64url'),
     }),
   ).toString('base64url');
+  return `${payload}.${sign(deps.secretKey, payload)}`;
+}
+
+/** The host's OAuth authorize page to send the browser to, its state signed and carrying the claims. */
+export function oauthAuthorizeUrl(
+  deps: Pick<Deps, 'config' | 'secretKey' | 'clock'>,
+  host: ScmHost & { oauth: { clientId: string } },
+  claims: Record<string, unknown>,
+  scope: string,
+): string {
   const url = new URL(`${host.webUrl}${host.kind.oauth.authorizePath}`);
   url.searchParams.set('client_id', host.oauth.clientId);
   url.searchParams.set('redirect_uri', callbackUrl(deps));
   // GitLab and Gitea implement the OAuth 2 code flow to the letter and need it; GitHub ignores it.
   url.searchParams.set('response_type', 'code');
   url.searchParams.set('scope', scope);
-  url.searchParams.set('state', `${payload}.${sign(deps.secretKey, payload)}`);
+  url.searchParams.set('state', signedState(deps, host, claims));
   return url.href;
 }
 
@@ -94,19 +122,27 @@ export function readState(deps: Pick<Deps, 'config' | 'secretKey' | 'clock'>, st
   if (!payload || !mac || given.length !== expected.length || !timingSafeEqual(given, expected)) {
     throw new AppError('bad_request', 'state: not one this server issued');
   }
-  const { a, l, e, h, f, b } = JSON.parse(Buffer.from(payload, 'base64url').toString('utf8')) as {
+  const { a, l, e, h, f, b, u, i, k } = JSON.parse(Buffer.from(payload, 'base64url').toString('utf8')) as {
     a?: string;
     l?: string;
     e: number;
     h?: string;
     f?: string;
     b?: string;
+    u?: string;
+    i?: string;
+    k?: string;
   };
   if (deps.clock.now().getTime() > e) throw new AppError('bad_request', 'state: expired; start the connection again');
   // States issued before several hosts (no `h`) went to the one host there was, the first.
   const host = h === undefined ? scmHosts(deps.config)[0] : hostById(deps.config, h);
   if (!host?.oauth) throw new AppError('bad_request', 'state: for a code host this server no longer signs in with');
   if (typeof l === 'string') return { kind: 'login', host, loginNonce: l };
+  if (typeof a === 'string' && typeof u === 'string' && typeof b === 'string') {
+    if (k === 'install') return { kind: 'install', host, workspaceId: a, accountId: u, browserHash: b };
+    if (typeof i === 'string')
+      return { kind: 'claim', host, workspaceId: a, accountId: u, installationId: i, browserHash: b };
+  }
   // A connection state from before connections were bound to a browser (no flow) is not honoured.
   if (typeof a !== 'string' || typeof f !== 'string' || typeof b !== 'string')
     throw new AppError('bad_request', 'state: issued by an older version of this server; start the connection again');

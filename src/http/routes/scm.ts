@@ -17,6 +17,7 @@ import { ScmHostId, Url, described } from '../schema-parts.js';
 import { sessionSecretOf, setSessionCookie } from '../session-cookie.js';
 import { confirmPage, errorPage, sendPage } from './oauth-pages.js';
 import { OAUTH_SESSION_TOKEN_NAME } from './session.js';
+import { claimCallback } from './github-app.js';
 
 /** The browser's half of a sign-in state (src/accounts/scm-sign-in.ts): Lax, as the host sends the browser back cross-site. */
 const LOGIN_COOKIE = 'emend_oauth_login';
@@ -223,7 +224,17 @@ export const scmRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = async (app, 
         response: {
           200: described(
             'the account is connected (or, as text/html, the confirmation page)',
-            Type.Object({ ok: Type.Boolean(), scm: Type.String(), host: Type.String() }),
+            Type.Object({
+              ok: Type.Boolean(),
+              scm: Type.String(),
+              host: Type.String(),
+              installation_id: Type.Optional(
+                Type.String({
+                  description: 'a GitHub App installation claimed for the workspace (its id on the host)',
+                }),
+              ),
+              account: Type.Optional(Type.String({ description: 'the account the claimed installation is on' })),
+            }),
           ),
           302: Type.Null({ description: 'a sign-in succeeded: to /app/' }),
           ...errorResponses(400, 403, 404, 409, 502),
@@ -234,6 +245,8 @@ export const scmRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = async (app, 
       const { code, state } = request.query;
       const claims = readState(deps, state);
       if (claims.kind === 'connect') return connectCallback(deps, request, reply, claims, code);
+      if (claims.kind === 'claim') return claimCallback(deps, request, reply, claims, code);
+      if (claims.kind === 'install') throw new AppError('bad_request', 'state: an installation’s, not a sign-in’s');
       reply.clearCookie(LOGIN_COOKIE, oauthCookie(deps));
       try {
         if (request.cookies[LOGIN_COOKIE] !== claims.loginNonce) {

@@ -4,6 +4,7 @@ import { TRIGGER_DELIVERY_STATUSES, triggerDeliveries } from '../../db/schema.js
 import type { Deps } from '../../deps.js';
 import { AppError } from '../../errors.js';
 import { DELIVERY_MAX_BYTES, receiveDelivery } from '../../triggers/receive.js';
+import { appHookUrl, receiveAppDelivery } from '../../triggers/receive-app.js';
 import {
   type RepoTrigger,
   TRIGGER_DEFAULTS,
@@ -63,7 +64,8 @@ export const triggerRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = async (a
     return {
       repo: t.repo,
       host: t.host,
-      hook_url: hookUrl(deps.config, t.host, t.id),
+      // The app's triggers are delivered by its one webhook, not a hook of their own.
+      hook_url: t.hookId === null ? appHookUrl(deps.config, t.host) : hookUrl(deps.config, t.host, t.id),
       mention: t.mention,
       label: t.label,
       events: t.events as (typeof TRIGGER_EVENTS)[number][],
@@ -209,6 +211,46 @@ export const triggerRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = async (a
           headers: request.headers,
           body,
         });
+        return reply.status(received.outcome === 'accepted' ? 202 : 200).send(received);
+      },
+    );
+    hooks.post(
+      '/apps/:host/webhook',
+      {
+        config: { access: 'public', rawBody: true },
+        bodyLimit: DELIVERY_MAX_BYTES,
+        schema: {
+          tags: ['triggers'],
+          operationId: 'receiveAppEvent',
+          security: [],
+          summary: "Where GitHub delivers the events of emend's GitHub App, for every repository it is installed on",
+          description:
+            'Public: GitHub signs each delivery with the app’s webhook secret (X-Hub-Signature-256). Installation ' +
+            'events record, suspend or remove an installation; repository events go to the triggers of the ' +
+            'workspace that claimed the installation. Answers before any call to the host.',
+          params: Type.Object({
+            host: Type.String({ maxLength: 100, description: 'the code host’s id on this server' }),
+          }),
+          response: {
+            200: described(
+              'a redelivery (nothing new) or an event that starts nothing (the reason says why)',
+              Type.Object({
+                outcome: StringEnum(['duplicate', 'ignored'] as const),
+                delivery: Type.String(),
+                reason: Type.Optional(Type.String()),
+              }),
+            ),
+            202: described(
+              'recorded (and queued when it asks for work)',
+              Type.Object({ outcome: StringEnum(['accepted'] as const), delivery: Type.String() }),
+            ),
+            ...errorResponses(400, 401, 404, 413, 429),
+          },
+        },
+      },
+      async (request, reply) => {
+        const body = Buffer.isBuffer(request.body) ? request.body : Buffer.alloc(0);
+        const received = await receiveAppDelivery(deps, { host: request.params.host, headers: request.headers, body });
         return reply.status(received.outcome === 'accepted' ? 202 : 200).send(received);
       },
     );

@@ -114,6 +114,15 @@ export const WORKSPACE_TABLES: { [K in WorkspaceTableName]: TableDecision<Schema
   },
   // The host's webhooks are unregistered first (they need the connection); exported without their secrets.
   repoTriggers: { table: schema.repoTriggers, onDelete: 'delete', exportAs: 'triggers', secret: ['secretEnc'] },
+  // The installation is the host account's, not the workspace's: it stays unclaimed, for another workspace to claim.
+  scmInstallations: {
+    table: schema.scmInstallations,
+    onDelete: {
+      unlink: 'the app stays installed on the host account; an admin of it may claim it for another workspace',
+    },
+    exportAs: { omitted: 'the host account’s installation, not the workspace’s data: the panel shows who claimed it' },
+    secret: [],
+  },
   // The accounting: every movement of credits stays, as docs/teams.md promises.
   creditLedger: {
     table: schema.creditLedger,

@@ -37,7 +37,7 @@ function refusalOf(message: string): ScmRefusal | undefined {
 }
 
 /** GitHub's error body in one line: its message, then the validation errors' messages. */
-function describe(err: unknown, what: string): ScmError {
+export function describe(err: unknown, what: string): ScmError {
   const e = err as { name?: string; status?: number; response?: { data?: unknown }; message?: string };
   // Octokit reports a refused connection or a timeout as an HttpError 500 with no response.
   if (e?.name === 'HttpError' && typeof e.status === 'number' && e.status > 0 && e.response) {

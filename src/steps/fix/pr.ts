@@ -1,5 +1,6 @@
 import type { Deps } from '../../deps.js';
-import { chosenHost, hostFor, scmTokenOn } from '../../workspaces/scm-connection.js';
+import { chosenHost, hostFor } from '../../workspaces/scm-connection.js';
+import { repoCredential } from '../../workspaces/repo-credential.js';
 import { type CodeHost, type PullSource, ScmError } from '../../scm/code-host.js';
 import { type ScmHost, gitUrlOf } from '../../scm/hosts.js';
 import { parseRepoUrl } from '../../scm/urls.js';
@@ -11,8 +12,14 @@ import { pullBody, pullTitle } from './pr-body.js';
 
 const FORK_READY_TRIES = 5;
 
-/** Commits the checkout's change on a new branch with the service's identity; returns the commit. */
-async function commitChange(deps: Deps, helpers: StepHelpers, branch: string, title: string): Promise<string> {
+/** Commits the checkout's change on a new branch as `identity` (the service's, or the app's bot); returns the commit. */
+async function commitChange(
+  deps: Deps,
+  helpers: StepHelpers,
+  branch: string,
+  title: string,
+  identity: { name: string; email: string },
+): Promise<string> {
   const checkout = await helpers.checkout();
   const checkoutDeps = { dataDir: deps.config.dataDir, log: deps.log, spawn: helpers.spawn };
   const git = gitEnvOf(checkoutDeps);
@@ -21,7 +28,7 @@ async function commitChange(deps: Deps, helpers: StepHelpers, branch: string, ti
     workTree: checkout.dir,
     cwd: checkout.dir,
     signal: helpers.signal,
-    env: identityEnv(deps.config.commitIdentity),
+    env: identityEnv(identity),
   };
   await runGit(git, { ...call, args: ['checkout', '--quiet', '-B', branch] });
   await runGit(git, { ...call, args: ['add', '--all'] });
@@ -111,7 +118,10 @@ export function prStep(): FixStep<'pr'> {
     const ref = parseRepoUrl(task.repoUrl, deps.config);
     const { owner, name } = ref;
     const host = chosenHost(deps, ref.host);
-    const token = await scmTokenOn(deps, task.workspaceId, host);
+    const credential = await repoCredential(deps, task.workspaceId, host, { owner, name });
+    const token = credential.token;
+    // As the app, commits are its bot's (GitHub shows `<slug>[bot]`); as a person's connection, the service's identity.
+    const identity = credential.via === 'app' ? credential.bot : deps.config.commitIdentity;
     if (!token)
       throw new Error(
         `no account on ${host.id} is connected to push and open the ${host.kind.pullNoun}; connect one ` +
@@ -125,7 +135,7 @@ export function prStep(): FixStep<'pr'> {
       // A follow-up on emend's pull request: its checkout is that pull request's branch (the task's
       // base), and the change goes onto it as a new commit; the pull request is the same one.
       const branch = task.baseBranch;
-      const commit = await commitChange(deps, helpers, branch, pullTitle(task, outputs.planner));
+      const commit = await commitChange(deps, helpers, branch, pullTitle(task, outputs.planner), identity);
       try {
         await push(deps, helpers, { url: gitUrlOf(host, owner, name), token, user: host.kind.gitUser }, branch, false);
       } catch (err) {
@@ -158,11 +168,12 @@ export function prStep(): FixStep<'pr'> {
 
     const branch = branchName(task);
     const title = pullTitle(task, outputs.planner);
-    const commit = await commitChange(deps, helpers, branch, title);
+    const commit = await commitChange(deps, helpers, branch, title, identity);
     let head = branch;
     let from: PullSource | undefined;
     let fork: string | null = null;
-    if (repo.canPush) {
+    // An installation token carries the app's write access; GitHub does not show it as the caller's `permissions`.
+    if (repo.canPush || credential.via === 'app') {
       try {
         await push(deps, helpers, { url: gitUrlOf(host, owner, name), token, user: host.kind.gitUser }, branch);
       } catch (err) {

@@ -1,0 +1,206 @@
+import { type FastifyPluginAsyncTypebox, Type } from '@fastify/type-provider-typebox';
+import type { FastifyReply, FastifyRequest } from 'fastify';
+import type { Deps } from '../../deps.js';
+import { AppError } from '../../errors.js';
+import {
+  appHost,
+  browserHoldsNonce,
+  claimSignInUrl,
+  finishClaim,
+  installationsOf,
+  releaseInstallation,
+  startInstall,
+} from '../../workspaces/app-claim.js';
+import { type ClaimState, readState } from '../../workspaces/scm-oauth.js';
+import { caller } from '../auth.js';
+import { STATUS_OF, errorResponses } from '../errors.js';
+import { ScmHostId, Url, described } from '../schema-parts.js';
+import { errorPage, sendPage } from './oauth-pages.js';
+
+/** The browser's half of an installation's state: Lax, as GitHub sends the browser back cross-site. */
+export const INSTALL_COOKIE = 'emend_app_install';
+
+const installCookie = (deps: Deps) => ({
+  path: '/',
+  httpOnly: true,
+  sameSite: 'lax' as const,
+  secure: deps.config.baseUrl.startsWith('https:'),
+});
+
+const Timestamp = Type.String({ format: 'date-time' });
+
+const Installation = Type.Object({
+  host: Type.String({ description: 'the code host (its id on this server)' }),
+  installation_id: Type.String({ description: "the host's id of the installation" }),
+  account: Type.String({ description: 'the user or organisation the app is installed on' }),
+  account_type: Type.String({ description: 'User or Organization' }),
+  claimed_as: Type.Union([Type.String(), Type.Null()], { description: 'the host login of the admin who claimed it' }),
+  claimed_at: Type.Union([Timestamp, Type.Null()]),
+  suspended: Type.Boolean({
+    description: 'suspended on the host: its repositories’ tasks stop until it is unsuspended',
+  }),
+});
+
+/**
+ * The claim's callback (the app's sign-in, arriving at /v1/auth/scm/callback): in the browser that
+ * started the installation only; anything else claims nothing.
+ */
+export async function claimCallback(
+  deps: Deps,
+  request: FastifyRequest,
+  reply: FastifyReply,
+  state: ClaimState,
+  code: string,
+) {
+  const held = request.cookies[INSTALL_COOKIE];
+  if (held !== undefined) reply.clearCookie(INSTALL_COOKIE, installCookie(deps));
+  if (!browserHoldsNonce(state.browserHash, held))
+    throw new AppError(
+      'forbidden',
+      'this installation was started in another browser (or its claim was finished already); nothing was claimed: ' +
+        'start it again from emend',
+    );
+  const claimed = await finishClaim(deps, state.host, state, code);
+  return {
+    ok: true,
+    scm: claimed.claimedAs,
+    host: claimed.host,
+    installation_id: claimed.installationId,
+    account: claimed.account,
+  };
+}
+
+/** A GitHub App per GitHub host: installing it on an account and claiming the installation for a workspace. */
+export const gitHubAppRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = async (app, { deps }) => {
+  const HostParams = Type.Object({ host: ScmHostId() });
+
+  app.get(
+    '/apps/:host/install',
+    {
+      config: { access: 'full' },
+      schema: {
+        tags: ['account'],
+        operationId: 'startAppInstall',
+        summary:
+          "Install the host's GitHub App on an account and claim it for this workspace: open install_url in a browser",
+        description:
+          'GitHub returns the browser to the app’s setup URL (/v1/apps/{host}/setup), where the person signs in with the ' +
+          'app; they must administer the account it was installed on. 404 when the host has no app.',
+        params: HostParams,
+        response: {
+          200: described('the host’s install page to send the browser to', Type.Object({ install_url: Url() })),
+          ...errorResponses(400, 401, 403, 404),
+        },
+      },
+    },
+    async (request, reply) => {
+      const who = caller(request);
+      const { url, browserNonce } = startInstall(deps, request.params.host, {
+        workspaceId: who.workspace.id,
+        accountId: who.account.id,
+      });
+      reply.setCookie(INSTALL_COOKIE, browserNonce, { ...installCookie(deps), maxAge: 600 });
+      return { install_url: url };
+    },
+  );
+
+  app.get(
+    '/apps/:host/setup',
+    {
+      config: { access: 'public' },
+      schema: {
+        tags: ['public'],
+        operationId: 'appSetup',
+        summary: "The GitHub App's setup URL: where GitHub sends the browser after an installation",
+        description:
+          'Sends the browser on to the app’s sign-in, which claims the installation for the workspace that started it ' +
+          '(in that browser only). An installation started on GitHub itself, not from emend, is claimed from the panel.',
+        security: [],
+        params: HostParams,
+        querystring: Type.Object({
+          installation_id: Type.Optional(Type.String({ pattern: '^[0-9]{1,20}$' })),
+          setup_action: Type.Optional(Type.String({ maxLength: 50 })),
+          state: Type.Optional(Type.String({ maxLength: 1000 })),
+        }),
+        response: {
+          302: Type.Null({ description: 'to the app’s sign-in, or to the panel' }),
+          ...errorResponses(400, 403, 404),
+        },
+      },
+    },
+    async (request, reply) => {
+      try {
+        const host = appHost(deps, request.params.host);
+        const { installation_id: installationId, state } = request.query;
+        if (!installationId || !state)
+          throw new AppError(
+            'bad_request',
+            'this installation was not started from emend: claim it from the panel (Settings → code hosts) so emend ' +
+              'knows which workspace it is for',
+          );
+        const claims = readState(deps, state);
+        if (claims.kind !== 'install' || claims.host.id !== host.id)
+          throw new AppError('bad_request', 'state: not an installation this server started');
+        if (!browserHoldsNonce(claims.browserHash, request.cookies[INSTALL_COOKIE]))
+          throw new AppError(
+            'forbidden',
+            'this installation was started in another browser; start it again from emend',
+          );
+        return reply.redirect(claimSignInUrl(deps, host, { ...claims, installationId }), 302);
+      } catch (err) {
+        if (!(err instanceof AppError)) throw err;
+        // A page for the person in the browser, not the JSON of an API error.
+        return sendPage(reply as unknown as FastifyReply, STATUS_OF[err.code], errorPage(err.message));
+      }
+    },
+  );
+
+  app.get(
+    '/apps/installations',
+    {
+      config: { access: 'full' },
+      schema: {
+        tags: ['account'],
+        operationId: 'listAppInstallations',
+        summary:
+          "The GitHub App installations this workspace claimed: on their accounts' repositories emend acts as the app",
+        response: {
+          200: described('the installations', Type.Object({ installations: Type.Array(Installation) })),
+          ...errorResponses(401, 403),
+        },
+      },
+    },
+    async (request) => {
+      const rows = await installationsOf(deps, caller(request).workspace.id);
+      return {
+        installations: rows.map((r) => ({
+          host: r.host,
+          installation_id: r.installationId,
+          account: r.account,
+          account_type: r.accountType,
+          claimed_as: r.claimedAs,
+          claimed_at: r.claimedAt?.toISOString() ?? null,
+          suspended: r.suspendedAt !== null,
+        })),
+      };
+    },
+  );
+
+  app.delete(
+    '/apps/:host/installations/:id',
+    {
+      config: { access: 'full' },
+      schema: {
+        tags: ['account'],
+        operationId: 'releaseAppInstallation',
+        summary: 'Give up a claimed installation (the app stays installed on the host; uninstall it there)',
+        params: Type.Object({ host: ScmHostId(), id: Type.String({ pattern: '^[0-9]{1,20}$' }) }),
+        response: { 204: Type.Null({ description: 'released' }), ...errorResponses(400, 401, 403, 404) },
+      },
+    },
+    async (request, reply) => {
+      await releaseInstallation(deps, caller(request).workspace.id, request.params.host, request.params.id);
+      return reply.status(204).send(null);
+    },
+  );
+};

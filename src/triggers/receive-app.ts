@@ -1,0 +1,135 @@
+import { and, eq, isNull } from 'drizzle-orm';
+import { repoTriggers, scmInstallations } from '../db/schema.js';
+import type { Deps } from '../deps.js';
+import { AppError } from '../errors.js';
+import type { DeliveryHeaders } from '../scm/deliveries.js';
+import { hostById } from '../scm/hosts.js';
+import { repoKey } from '../memory/repo-memory.js';
+import { type Received, parseBody, recordDelivery } from './receive.js';
+
+/**
+ * The GitHub App's one webhook (POST /v1/apps/{host}/webhook): verified with the app's secret,
+ * then either the installation's own news (made, removed, suspended, repositories changed) or a
+ * repository's event, routed by its installation to the workspace that claimed it and to that
+ * workspace's triggers on the repository. Like the per-repository route, it answers before any
+ * call to the host.
+ */
+
+/** Where the host delivers the app's events: one address per host, set in the app (its manifest says it). */
+export const appHookUrl = (config: Pick<Deps['config'], 'baseUrl'>, host: string) =>
+  `${config.baseUrl.replace(/\/+$/, '')}/v1/apps/${encodeURIComponent(host)}/webhook`;
+
+type AppDeliveryDeps = Pick<Deps, 'db' | 'config' | 'clock' | 'log' | 'queue' | 'appTokens'>;
+
+interface InstallationPayload {
+  action?: unknown;
+  installation?: { id?: unknown; account?: { login?: unknown; type?: unknown } | null };
+  repository?: { full_name?: unknown };
+}
+
+const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null;
+
+/** The payload's installation and repository, read without trusting their shape. */
+function readPayload(payload: unknown): {
+  action?: string;
+  installationId?: string;
+  account?: string;
+  accountType?: string;
+  repo?: string;
+} {
+  if (!isObject(payload)) return {};
+  const p = payload as InstallationPayload;
+  const inst = isObject(p.installation) ? p.installation : undefined;
+  const id = inst && (typeof inst.id === 'number' || typeof inst.id === 'string') ? String(inst.id) : undefined;
+  const account = inst && isObject(inst.account) ? inst.account : undefined;
+  return {
+    action: typeof p.action === 'string' ? p.action : undefined,
+    installationId: id && /^\d+$/.test(id) ? id : undefined,
+    account: typeof account?.login === 'string' ? account.login : undefined,
+    accountType: account?.type === 'Organization' ? 'Organization' : 'User',
+    repo: isObject(p.repository) && typeof p.repository.full_name === 'string' ? p.repository.full_name : undefined,
+  };
+}
+
+export async function receiveAppDelivery(
+  deps: AppDeliveryDeps,
+  d: { host: string; headers: DeliveryHeaders; body: Buffer },
+): Promise<Received> {
+  const host = hostById(deps.config, d.host);
+  const app = host?.app;
+  if (!host || !app) throw new AppError('not_found', `no GitHub App is configured for the host "${d.host}"`);
+  if (!host.kind.verifyDelivery(d.headers, d.body, app.webhookSecret)) {
+    deps.log.warn({ host: host.id }, 'app delivery with a missing or wrong signature refused');
+    throw new AppError(
+      'unauthorized',
+      "the delivery is not signed with the app's webhook secret (X-Hub-Signature-256)",
+    );
+  }
+  const deliveryId = host.kind.deliveryId(d.headers);
+  const event = host.kind.deliveryEvent(d.headers);
+  if (!deliveryId || !event) throw new AppError('bad_request', 'the delivery carries no delivery id or event header');
+  const payload = parseBody(d.body);
+  const p = readPayload(payload);
+  if (!p.installationId)
+    return { outcome: 'ignored', delivery: deliveryId, reason: 'the delivery names no installation' };
+  const now = deps.clock.now();
+  const where = and(eq(scmInstallations.host, host.id), eq(scmInstallations.installationId, p.installationId));
+  const forget = () => deps.appTokens.forget(`${host.id}/${p.installationId}/`);
+
+  if (event === 'installation') {
+    if (p.action === 'created' || p.action === 'unsuspend' || p.action === 'new_permissions_accepted') {
+      if (!p.account) return { outcome: 'ignored', delivery: deliveryId, reason: 'the installation names no account' };
+      // Made again after an uninstall, it starts unclaimed: whoever claimed the old one may not own the new.
+      await deps.db
+        .insert(scmInstallations)
+        .values({
+          host: host.id,
+          installationId: p.installationId,
+          account: p.account,
+          accountType: p.accountType ?? 'User',
+          createdAt: now,
+          updatedAt: now,
+        })
+        .onConflictDoUpdate({
+          target: [scmInstallations.host, scmInstallations.installationId],
+          set: { account: p.account, suspendedAt: null, updatedAt: now },
+        });
+      return { outcome: 'accepted', delivery: deliveryId };
+    }
+    if (p.action === 'suspend' || p.action === 'deleted') {
+      forget();
+      const set = p.action === 'suspend' ? { suspendedAt: now, updatedAt: now } : { removedAt: now, updatedAt: now };
+      await deps.db.update(scmInstallations).set(set).where(where);
+      deps.log.info({ host: host.id, installation: p.installationId, action: p.action }, 'app installation changed');
+      return { outcome: 'accepted', delivery: deliveryId };
+    }
+    return { outcome: 'ignored', delivery: deliveryId, reason: `installation ${p.action ?? ''} changes nothing here` };
+  }
+  if (event === 'installation_repositories') {
+    // The repositories an installation covers are asked of the host when a task needs them; only
+    // tokens minted for a repository it no longer covers must go.
+    forget();
+    return { outcome: 'accepted', delivery: deliveryId };
+  }
+
+  const [installation] = await deps.db
+    .select()
+    .from(scmInstallations)
+    .where(and(where, isNull(scmInstallations.removedAt)));
+  if (!installation?.workspaceId)
+    return { outcome: 'ignored', delivery: deliveryId, reason: 'no workspace has claimed this installation' };
+  if (!p.repo) return { outcome: 'ignored', delivery: deliveryId, reason: 'the delivery names no repository' };
+  const [trigger] = await deps.db
+    .select()
+    .from(repoTriggers)
+    .where(
+      and(
+        eq(repoTriggers.repo, repoKey(`${host.webUrl}/${p.repo}`)),
+        eq(repoTriggers.workspaceId, installation.workspaceId),
+        eq(repoTriggers.host, host.id),
+      ),
+    );
+  if (!trigger)
+    return { outcome: 'ignored', delivery: deliveryId, reason: `triggers are not on for ${p.repo} in the workspace` };
+  return recordDelivery(deps, host, trigger, { deliveryId, event, body: d.body });
+}
