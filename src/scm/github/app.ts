@@ -70,6 +70,13 @@ export function gitHubApp(options: {
     request: { fetch: fetchWithTimeout },
     log: { debug: () => {}, info: () => {}, warn: () => {}, error: () => {} },
   });
+  // GET /users/{login} is public, and not an app route: asked without the app's JWT.
+  const anonymous = new Octokit({
+    baseUrl: options.apiUrl,
+    userAgent: 'emend',
+    request: { fetch: fetchWithTimeout },
+    log: { debug: () => {}, info: () => {}, warn: () => {}, error: () => {} },
+  });
   const notFound = (err: unknown) => err instanceof ScmError && err.status === 404;
   const call = async <T>(what: string, run: () => Promise<T>): Promise<T> => {
     try {
@@ -115,7 +122,7 @@ export function gitHubApp(options: {
       const login = `${options.app.slug}[bot]`;
       // GitHub links a commit to the bot by `<id>+<login>@users.noreply.github.com`; the id is the bot user's.
       const { data } = await call(`the app's bot user ${login}`, () =>
-        octokit.request('GET /users/{username}', { username: login }),
+        anonymous.request('GET /users/{username}', { username: login }),
       );
       const domain =
         new URL(options.webUrl).hostname === 'github.com'

@@ -288,6 +288,15 @@ function createPull(ctx: Ctx, repo: RepoState): Reply {
 
 const ROUTES: Route[] = [
   ['GET', /^\/user$/, (ctx) => needsCaller(ctx, DOC.user) ?? ok(selfView(ctx, ctx.caller!.user))],
+  // Public: any user by login, an App's bot (`slug[bot]`, brackets encoded or not) too.
+  [
+    'GET',
+    /^\/users\/([^/]+)$/,
+    (ctx, login = '') => {
+      const u = ctx.state.user(decodeURIComponent(login));
+      return u ? ok(userView(ctx, u)) : ghError(404, 'Not Found', 'users/users#get-a-user');
+    },
+  ],
   ['POST', /^\/user\/repos$/, (ctx) => writer(ctx, DOC.createRepo) ?? createRepo(ctx)],
   onRepo('GET', '', { doc: DOC.repo }, (ctx, repo) => ok(repoView(ctx, repo))),
   onRepo('POST', '/forks', { doc: DOC.fork, first: writer }, createFork),

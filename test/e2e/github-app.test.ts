@@ -1,0 +1,274 @@
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { createAppAuth } from '@octokit/auth-app';
+import { request } from '@octokit/request';
+import { and, eq, isNotNull } from 'drizzle-orm';
+import { afterEach, describe, expect, it } from 'vitest';
+import { tasks } from '../../src/db/schema.js';
+import { CookieJar } from '../support/cookie-jar.js';
+import { waitForStatus } from '../support/engine.js';
+import { type FakeGitHub, startFakeGitHub } from '../support/fake-github/server.js';
+import { CALC_REPO, GOOD_FIX, scriptCalcRun } from '../support/fix-script.js';
+import { newAccount } from '../support/harness.js';
+import { type ModelService, startModelService } from '../support/model-service.js';
+import { freePort } from '../support/ports.js';
+
+/**
+ * emend as a GitHub App (issue 47), over real HTTP against the fake GitHub, which checks the app's
+ * JWTs with its public key, issues installation tokens that expire and are scoped to repositories,
+ * and here refuses every personal token on the organisation's repositories: whatever emend does
+ * there, it does with the installation's token or not at all.
+ */
+
+describe('emend as a GitHub App', { timeout: 180_000 }, () => {
+  let svc: ModelService | undefined;
+  let gh: FakeGitHub | undefined;
+  afterEach(async () => {
+    await svc?.close();
+    await gh?.close();
+    svc = gh = undefined;
+  });
+
+  /** The service on a loopback port with the app configured; `acme` an organisation alice administers. */
+  async function setUp() {
+    const f = await startFakeGitHub();
+    gh = f;
+    const port = await freePort();
+    const base = `http://127.0.0.1:${port}`;
+    const app = f.addApp({
+      slug: 'emend',
+      webhookUrl: `${base}/v1/apps/github/webhook`,
+      setupUrl: `${base}/v1/apps/github/setup`,
+      callbackUrl: `${base}/v1/auth/scm/callback`,
+    });
+    const keyFile = join(mkdtempSync(join(tmpdir(), 'emend-app-')), 'app.pem');
+    writeFileSync(keyFile, app.privateKey, { mode: 0o600 });
+    const entry = {
+      id: 'github',
+      kind: 'github',
+      web_url: f.webUrl,
+      api_url: f.apiUrl,
+      app: {
+        app_id: app.id,
+        slug: app.slug,
+        private_key_file: keyFile,
+        webhook_secret: app.webhookSecret,
+        client_id: app.clientId,
+        client_secret: app.clientSecret,
+      },
+    };
+    svc = await startModelService({ EMEND_BASE_URL: base, EMEND_SCM_HOSTS: JSON.stringify([entry]) }, 'openai');
+    await svc.h.app.listen({ port, host: '127.0.0.1' });
+    scriptCalcRun(svc.model, () => ({ text: GOOD_FIX }));
+    f.addOrg('acme', { admins: ['alice'], members: ['bob'] });
+    f.createRepo('acme', 'widget', { files: CALC_REPO, private: true });
+    f.createRepo('acme', 'other', { files: CALC_REPO, private: true });
+    f.refusePersonalTokens('acme');
+    const owner = await newAccount(svc.h, { plan: 'pro', credits: 5, scm: false });
+    return { h: svc.h, f, app, base, owner };
+  }
+
+  /**
+   * The browser flow: emend's install link, GitHub's install page (approved by alice, acme's admin),
+   * the app's setup URL, the app's sign-in as `login`, and the callback; the callback's answer.
+   */
+  async function installAndClaim(s: Awaited<ReturnType<typeof setUp>>, login: string) {
+    const browser = new CookieJar();
+    const start = await browser.fetch(`${s.base}/v1/apps/github/install`, { headers: s.owner.auth });
+    expect(start.status).toBe(200);
+    const { install_url: installUrl } = (await start.json()) as { install_url: string };
+    expect(installUrl).toMatch(new RegExp(`^${s.f.webUrl}/apps/emend/installations/new\\?state=`));
+    s.f.installAs('alice', { account: 'acme' });
+    s.f.oauthAs(login);
+    let res = await browser.fetch(installUrl);
+    // GitHub's install page -> emend's setup URL -> the app's sign-in -> emend's callback.
+    for (let hops = 0; hops < 5 && res.status === 302; hops++) res = await browser.fetch(res.headers.get('location')!);
+    return res;
+  }
+
+  it("an admin installs and claims it; the workspace's task pushes and opens the pull request as emend[bot] with a token narrowed to the repository", async () => {
+    const s = await setUp();
+    const { h, f, app, owner } = s;
+    const claimed = await installAndClaim(s, 'alice');
+    expect(claimed.status, await claimed.clone().text()).toBe(200);
+    const [installation] = f.installations();
+    expect(await claimed.json()).toEqual({
+      ok: true,
+      scm: 'alice',
+      host: 'github',
+      installation_id: String(installation!.id),
+      account: 'acme',
+    });
+    const listed = await h.app.inject({ method: 'GET', url: '/v1/apps/installations', headers: owner.auth });
+    expect(listed.json().installations).toEqual([
+      expect.objectContaining({ account: 'acme', account_type: 'Organization', claimed_as: 'alice', suspended: false }),
+    ]);
+
+    // No personal connection: the private repository is read, cloned, pushed to and its pull request
+    // opened with installation tokens (a person's token would be refused on acme's repositories).
+    const created = await h.app.inject({
+      method: 'POST',
+      url: '/v1/tasks',
+      headers: owner.auth,
+      payload: { prompt: 'make add(2, 3) return 5', repo_url: `${f.webUrl}/acme/widget` },
+    });
+    expect(created.statusCode, created.body).toBe(201);
+    expect(created.json()).toMatchObject({ mode: 'pr' });
+    const done = await waitForStatus(h, created.json().id, ['done', 'failed', 'cancelled'], 120_000);
+    expect(done.status, done.error ?? '').toBe('done');
+    const [pull] = f.pulls('acme', 'widget');
+    expect(pull?.user).toBe('emend[bot]');
+    const commits = await h.app.inject({ method: 'GET', url: `/v1/tasks/${done.id}`, headers: owner.auth });
+    expect(commits.statusCode).toBe(200);
+    const head = f.branchHead('acme', 'widget', pull!.head.ref);
+    expect(head).toBeTruthy();
+    expect(f.diff('acme', 'widget', 'main', pull!.head.ref)).toContain('return a + b');
+    // Every token emend asked for covers this one repository, and the workspace's tasks minted few:
+    // they are kept until shortly before they expire.
+    const minted = f.installationTokens();
+    expect(minted.length).toBeGreaterThan(0);
+    expect(minted.length).toBeLessThanOrEqual(2);
+    expect(minted.every((t) => t.repositories?.join() === 'widget')).toBe(true);
+    // Nothing of a person's reached the organisation's repositories.
+    const personal = f.requests.filter((r) => r.status === 403 && r.path.includes('/acme/'));
+    expect(personal).toEqual([]);
+    // The commit is the bot's: GitHub links `<id>+emend[bot]@users.noreply…` to it (read here as the app).
+    const auth = createAppAuth({
+      appId: app.id,
+      privateKey: app.privateKey,
+      request: request.defaults({ baseUrl: f.apiUrl }),
+    });
+    const { token } = await auth({ type: 'installation', installationId: installation!.id });
+    const listedCommits = await fetch(`${f.apiUrl}/repos/acme/widget/pulls/${pull!.number}/commits`, {
+      headers: { authorization: `token ${token}` },
+    });
+    const pulled = (await listedCommits.json()) as { commit: { author: { name: string; email: string } } }[];
+    // On github.com `<id>+emend[bot]@users.noreply.github.com`; on an Enterprise server (the fake) its own host name.
+    const email = `${app.botId}+emend[bot]@users.noreply.${new URL(f.webUrl).hostname}`;
+    expect(pulled.map((c) => c.commit.author)).toEqual([{ name: 'emend[bot]', email, date: expect.any(String) }]);
+  });
+
+  it('refuses the claim of someone who is not an admin of the organisation, and claims nothing', async () => {
+    const s = await setUp();
+    const refused = await installAndClaim(s, 'bob');
+    expect(refused.status).toBe(403);
+    expect(await refused.text()).toContain('bob is not an admin of acme');
+    const listed = await s.h.app.inject({ method: 'GET', url: '/v1/apps/installations', headers: s.owner.auth });
+    expect(listed.json().installations).toEqual([]);
+    // Unclaimed, the app's installation serves nobody: a task on acme falls back to the (absent) connection.
+    const created = await s.h.app.inject({
+      method: 'POST',
+      url: '/v1/tasks',
+      headers: s.owner.auth,
+      payload: { prompt: 'make add(2, 3) return 5', repo_url: `${s.f.webUrl}/acme/widget` },
+    });
+    expect(created.statusCode).toBe(412);
+    expect(created.json().error).toBe('scm_not_connected');
+  });
+
+  it('a claim finished in another browser claims nothing', async () => {
+    const s = await setUp();
+    const start = await fetch(`${s.base}/v1/apps/github/install`, { headers: s.owner.auth });
+    const { install_url: installUrl } = (await start.json()) as { install_url: string };
+    s.f.installAs('alice', { account: 'acme' });
+    s.f.oauthAs('alice');
+    const stranger = new CookieJar();
+    const setup = await stranger.fetch(installUrl);
+    expect(setup.status).toBe(302);
+    const landed = await stranger.fetch(setup.headers.get('location')!);
+    expect(landed.status).toBe(403);
+    expect(await landed.text()).toContain('started in another browser');
+    const listed = await s.h.app.inject({ method: 'GET', url: '/v1/apps/installations', headers: s.owner.auth });
+    expect(listed.json().installations).toEqual([]);
+  });
+
+  it("the app's one webhook: a mention on a covered repository starts a task with no hook registered; suspended, tasks are refused saying so", async () => {
+    const s = await setUp();
+    const { h, f, owner } = s;
+    expect((await installAndClaim(s, 'alice')).status).toBe(200);
+    const repoUrl = `${f.webUrl}/acme/widget`;
+    const on = await h.app.inject({
+      method: 'PUT',
+      url: `/v1/me/repos/triggers?repo=${encodeURIComponent(repoUrl)}`,
+      headers: owner.auth,
+      payload: {},
+    });
+    expect(on.statusCode, on.body).toBe(201);
+    expect(on.json().hook_url).toBe(`${s.base}/v1/apps/github/webhook`);
+    expect(f.hooks('acme', 'widget')).toEqual([]);
+
+    const issue = await f.openIssue('acme', 'widget', {
+      author: 'alice',
+      title: 'add() subtracts',
+      body: 'add(2, 3) is -1',
+    });
+    const asked = await f.commentOn(
+      'acme',
+      'widget',
+      { kind: 'issue', number: issue.number },
+      { author: 'alice', body: '@emend please make add(2, 3) return 5' },
+    );
+    expect(asked.answers.map((a) => a.status)).toContain(202);
+    // The repository without triggers: delivered too (the app is on every acme repository), and ignored.
+    const elsewhere = await f.openIssue('acme', 'other', { author: 'alice', title: 't', body: '@emend hi' });
+    const ignored = await f.commentOn(
+      'acme',
+      'other',
+      { kind: 'issue', number: elsewhere.number },
+      { author: 'alice', body: '@emend please fix' },
+    );
+    expect(ignored.answers.map((a) => a.status)).toEqual([200]);
+    const started = await h.deps.db
+      .select()
+      .from(tasks)
+      .where(and(eq(tasks.workspaceId, owner.workspace.id), isNotNull(tasks.trigger)));
+    const deadline = Date.now() + 30_000;
+    let rows = started;
+    while (rows.length === 0 && Date.now() < deadline) {
+      await new Promise((r) => setTimeout(r, 100));
+      rows = await h.deps.db
+        .select()
+        .from(tasks)
+        .where(and(eq(tasks.workspaceId, owner.workspace.id), isNotNull(tasks.trigger)));
+    }
+    expect(rows).toHaveLength(1);
+    const done = await waitForStatus(h, rows[0]!.id, ['done', 'failed', 'cancelled'], 120_000);
+    expect(done.status, done.error ?? '').toBe('done');
+    expect(f.pulls('acme', 'widget')[0]?.user).toBe('emend[bot]');
+
+    // Suspended on GitHub: the app's webhook says so, and a new task is refused naming it.
+    const [installation] = f.installations();
+    const suspended = await f.suspend(installation!.id);
+    expect(suspended.answers.map((a) => a.status)).toEqual([202]);
+    const refused = await h.app.inject({
+      method: 'POST',
+      url: '/v1/tasks',
+      headers: owner.auth,
+      payload: { prompt: 'again', repo_url: repoUrl },
+    });
+    expect(refused.statusCode).toBe(412);
+    expect(refused.json().message).toContain('installation on acme is suspended');
+    // Uninstalled: said as such.
+    await f.unsuspend(installation!.id);
+    await f.uninstall(installation!.id);
+    const listed = await h.app.inject({ method: 'GET', url: '/v1/apps/installations', headers: owner.auth });
+    expect(listed.json().installations).toEqual([]);
+  });
+
+  it('refuses a delivery not signed with the app’s secret', async () => {
+    const s = await setUp();
+    const res = await fetch(`${s.base}/v1/apps/github/webhook`, {
+      method: 'POST',
+      headers: {
+        'content-type': 'application/json',
+        'x-github-event': 'installation',
+        'x-github-delivery': 'd-1',
+        'x-hub-signature-256': `sha256=${'0'.repeat(64)}`,
+      },
+      body: JSON.stringify({ action: 'created', installation: { id: 1, account: { login: 'acme' } } }),
+    });
+    expect(res.status).toBe(401);
+    expect(((await res.json()) as { error: string }).error).toBe('unauthorized');
+  });
+});
