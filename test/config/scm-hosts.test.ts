@@ -1,7 +1,8 @@
+import { generateKeyPairSync } from 'node:crypto';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { describe, expect, it } from 'vitest';
+import { afterAll, describe, expect, it } from 'vitest';
 import { ConfigError } from '../../src/config/error.js';
 import { loadConfig } from '../../src/config/config.js';
 
@@ -96,5 +97,55 @@ describe('the code hosts of a deployment', () => {
     expect(refusal({ EMEND_SCM_HOSTS: JSON.stringify([github]), EMEND_SCM_HOSTS_FILE: '/x' })).toBe(
       'EMEND_SCM_HOSTS: set this or EMEND_SCM_HOSTS_FILE, not both',
     );
+  });
+
+  describe('a GitHub App in a host entry', () => {
+    const dir = mkdtempSync(join(tmpdir(), 'emend-app-key-'));
+    const keyFile = join(dir, 'app.pem');
+    writeFileSync(
+      keyFile,
+      generateKeyPairSync('rsa', { modulusLength: 2048 }).privateKey.export({ type: 'pkcs1', format: 'pem' }),
+    );
+    const notKey = join(dir, 'not.pem');
+    writeFileSync(notKey, 'hello');
+    const app = (over: Record<string, unknown> = {}) => ({
+      app_id: 12345,
+      slug: 'emend',
+      private_key_file: keyFile,
+      webhook_secret: 'a-webhook-secret-0123456789',
+      client_id: 'Iv23abc',
+      client_secret: 'app-client-secret',
+      ...over,
+    });
+    const env = (entry: object) => ({ EMEND_SCM_HOSTS: JSON.stringify([entry]) });
+    afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
+    it("reads the key from its file, and the app's sign-in is the host's OAuth", () => {
+      const [host] = hostsOf(env({ ...github, app: app() }));
+      expect(host?.app).toMatchObject({
+        appId: '12345',
+        slug: 'emend',
+        clientId: 'Iv23abc',
+        webhookSecret: 'a-webhook-secret-0123456789',
+      });
+      expect(host?.app?.privateKey).toContain('BEGIN RSA PRIVATE KEY');
+    });
+
+    it('refuses a key file that cannot be read or holds no key, naming the entry, never the secrets', () => {
+      const missing = refusal(env({ ...github, app: app({ private_key_file: join(dir, 'gone.pem') }) }));
+      expect(missing).toContain('[0].[app]: private_key_file: cannot read');
+      expect(missing).toContain('ENOENT');
+      const garbage = refusal(env({ ...github, app: app({ private_key_file: notKey }) }));
+      expect(garbage).toContain('holds no PEM private key');
+      for (const m of [missing, garbage]) {
+        expect(m).not.toContain('app-client-secret');
+        expect(m).not.toContain('a-webhook-secret');
+      }
+    });
+
+    it('refuses an app on a host that is not GitHub, and a short webhook secret', () => {
+      expect(refusal(env({ ...gitlab, app: app() }))).toContain('an app is a GitHub App: only on a github host');
+      expect(refusal(env({ ...github, app: app({ webhook_secret: 'short' }) }))).toContain('at least 16 characters');
+    });
   });
 });

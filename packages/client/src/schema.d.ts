@@ -451,6 +451,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/apps/{host}/webhook": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Where GitHub delivers the events of emend's GitHub App, for every repository it is installed on
+         * @description Public: GitHub signs each delivery with the app’s webhook secret (X-Hub-Signature-256). Installation events record, suspend or remove an installation; repository events go to the triggers of the workspace that claimed the installation. Answers before any call to the host.
+         */
+        post: operations["receiveAppEvent"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/me/scm": {
         parameters: {
             query?: never;
@@ -541,6 +561,80 @@ export interface paths {
         put?: never;
         post?: never;
         delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/apps/{host}/install": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Install the host's GitHub App on an account and claim it for this workspace: open install_url in a browser
+         * @description GitHub returns the browser to the app’s setup URL (/v1/apps/{host}/setup), where the person signs in with the app; they must administer the account it was installed on. 404 when the host has no app.
+         */
+        get: operations["startAppInstall"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/apps/{host}/setup": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The GitHub App's setup URL: where GitHub sends the browser after an installation
+         * @description Sends the browser on to the app’s sign-in, which claims the installation for the workspace that started it (in that browser only). An installation started on GitHub itself, not from emend, is claimed from the panel.
+         */
+        get: operations["appSetup"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/apps/installations": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** The GitHub App installations this workspace claimed: on their accounts' repositories emend acts as the app */
+        get: operations["listAppInstallations"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/apps/{host}/installations/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        /** Give up a claimed installation (the app stays installed on the host; uninstall it there) */
+        delete: operations["releaseAppInstallation"];
         options?: never;
         head?: never;
         patch?: never;
@@ -4399,6 +4493,103 @@ export interface operations {
             };
         };
     };
+    receiveAppEvent: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description the code host’s id on this server */
+                host: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description a redelivery (nothing new) or an event that starts nothing (the reason says why) */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {string} */
+                        outcome: "duplicate" | "ignored";
+                        delivery: string;
+                        reason?: string;
+                    };
+                };
+            };
+            /** @description recorded (and queued when it asks for work) */
+            202: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {string} */
+                        outcome: "accepted";
+                        delivery: string;
+                    };
+                };
+            };
+            /** @description the request is malformed; the message names the field (`bad_request`, `not_a_scm_url`) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description no valid token: missing, malformed, unknown, revoked or expired (`unauthorized`, `invalid_token`) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description no such resource of yours (another account’s looks the same as a missing one) (`not_found`) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description the request body is larger than this server accepts (`payload_too_large`) */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description send the body as application/json (`unsupported_media_type`) */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description too many requests or running tasks; retry after the Retry-After header’s seconds (`rate_limited`, `CONCURRENT_LIMIT`) */
+            429: {
+                headers: {
+                    /** @description seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
     connectScm: {
         parameters: {
             query?: never;
@@ -4736,6 +4927,10 @@ export interface operations {
                         ok: boolean;
                         scm: string;
                         host: string;
+                        /** @description a GitHub App installation claimed for the workspace (its id on the host) */
+                        installation_id?: string;
+                        /** @description the account the claimed installation is on */
+                        account?: string;
                     };
                 };
             };
@@ -4823,6 +5018,250 @@ export interface operations {
             };
             /** @description no such resource of yours (another account’s looks the same as a missing one) (`not_found`) */
             404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    startAppInstall: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description the id of one of the server’s code hosts (GET /v1/me lists them); default: the first */
+                host: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description the host’s install page to send the browser to */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** Format: uri */
+                        install_url: string;
+                    };
+                };
+            };
+            /** @description the request is malformed; the message names the field (`bad_request`, `not_a_scm_url`) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description no valid token: missing, malformed, unknown, revoked or expired (`unauthorized`, `invalid_token`) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description this caller may not do this: a role in the workspace below the act, a token without the scope, a demo token, an admin-only route, or a panel cookie sent from another site (`forbidden`) */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description no such resource of yours (another account’s looks the same as a missing one) (`not_found`) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    appSetup: {
+        parameters: {
+            query?: {
+                installation_id?: string;
+                setup_action?: string;
+                state?: string;
+            };
+            header?: never;
+            path: {
+                /** @description the id of one of the server’s code hosts (GET /v1/me lists them); default: the first */
+                host: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description to the app’s sign-in, or to the panel */
+            302: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description the request is malformed; the message names the field (`bad_request`, `not_a_scm_url`) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description this caller may not do this: a role in the workspace below the act, a token without the scope, a demo token, an admin-only route, or a panel cookie sent from another site (`forbidden`) */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description no such resource of yours (another account’s looks the same as a missing one) (`not_found`) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    listAppInstallations: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description the installations */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        installations: {
+                            /** @description the code host (its id on this server) */
+                            host: string;
+                            /** @description the host's id of the installation */
+                            installation_id: string;
+                            /** @description the user or organisation the app is installed on */
+                            account: string;
+                            /** @description User or Organization */
+                            account_type: string;
+                            /** @description the host login of the admin who claimed it */
+                            claimed_as: string | null;
+                            claimed_at: string | null;
+                            /** @description suspended on the host: its repositories’ tasks stop until it is unsuspended */
+                            suspended: boolean;
+                        }[];
+                    };
+                };
+            };
+            /** @description no valid token: missing, malformed, unknown, revoked or expired (`unauthorized`, `invalid_token`) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description this caller may not do this: a role in the workspace below the act, a token without the scope, a demo token, an admin-only route, or a panel cookie sent from another site (`forbidden`) */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    releaseAppInstallation: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description the id of one of the server’s code hosts (GET /v1/me lists them); default: the first */
+                host: string;
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description released */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description the request is malformed; the message names the field (`bad_request`, `not_a_scm_url`) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description no valid token: missing, malformed, unknown, revoked or expired (`unauthorized`, `invalid_token`) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description this caller may not do this: a role in the workspace below the act, a token without the scope, a demo token, an admin-only route, or a panel cookie sent from another site (`forbidden`) */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description no such resource of yours (another account’s looks the same as a missing one) (`not_found`) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description the request body is larger than this server accepts (`payload_too_large`) */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description send the body as application/json (`unsupported_media_type`) */
+            415: {
                 headers: {
                     [name: string]: unknown;
                 };
