@@ -166,6 +166,9 @@ function ownerPath(route: RouteEntry): string {
         's:slug': SLUG,
         'screenshots:name': 'desktop.png',
         'hooks:host': 'github',
+        // The harness's GitHub has no app: the app's routes answer 404 for it, as for anyone's.
+        'apps:host': 'github',
+        'installations:id': '4242',
         ':host:id': owned.triggerId,
         // A's personal workspace: the sweep's DELETE, leave and transfer of it are refused (409), never done.
         'workspaces:id': route.url.includes('/admin/') ? owned.otherAccountId : A.workspace.id,

@@ -233,6 +233,8 @@ function paramValue(key: string, f: Fixture): string {
     'keys:provider': 'openai',
     'secrets:name': 'NPM_TOKEN',
     'screenshots:name': 'desktop.png',
+    'apps:host': 'github',
+    'installations:id': '4242',
   };
   const v = value[key];
   if (v === undefined) throw new Error(`the sweep does not know what ${key} names; teach paramValue`);
@@ -317,6 +319,9 @@ describe('roles and workspaces over every route of the route table', () => {
         'HEAD /v1/workspaces/:id/invitations',
         'GET /v1/auth/scm/start',
         'HEAD /v1/auth/scm/start',
+        // The start of a GitHub App installation: a claim for the workspace, the owner's like a connection.
+        'GET /v1/apps/:host/install',
+        'HEAD /v1/apps/:host/install',
       ].sort(),
     );
     // Writes a viewer may make: only one's own tokens, workspaces and memberships.

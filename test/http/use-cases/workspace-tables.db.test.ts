@@ -159,6 +159,19 @@ describe('a workspace with rows in every table', () => {
       confirmHash: createHash('sha256').update('123456').digest('hex'),
     });
 
+    // A GitHub App installation the workspace claimed (it takes a host with an app: the row directly).
+    await h.deps.db.insert(schema.scmInstallations).values({
+      host: 'github',
+      installationId: '4242',
+      account: 'acme',
+      accountType: 'Organization',
+      workspaceId: ws,
+      claimedAs: 'alice',
+      claimedAt: h.clock.now(),
+      createdAt: h.clock.now(),
+      updatedAt: h.clock.now(),
+    });
+
     // A step's log of the task (no worker runs here): it hangs off the task, not the workspace.
     await h.deps.db
       .insert(schema.taskLogs)
