@@ -100,6 +100,8 @@ describe('emend as a GitHub App', { timeout: 180_000 }, () => {
       installation_id: String(installation!.id),
       account: 'acme',
     });
+    const me = await h.app.inject({ method: 'GET', url: '/v1/me', headers: owner.auth });
+    expect(me.json().scm_hosts).toEqual([expect.objectContaining({ host: 'github', app: 'emend', oauth: true })]);
     const listed = await h.app.inject({ method: 'GET', url: '/v1/apps/installations', headers: owner.auth });
     expect(listed.json().installations).toEqual([
       expect.objectContaining({ account: 'acme', account_type: 'Organization', claimed_as: 'alice', suspended: false }),

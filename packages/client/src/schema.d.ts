@@ -1633,6 +1633,8 @@ export interface components {
                 login: string | null;
                 /** @description the host can be connected (and signed in with) through OAuth */
                 oauth: boolean;
+                /** @description the slug of the host’s GitHub App, when it has one: install it with GET /v1/apps/{host}/install */
+                app?: string;
             }[];
             /** @description the workspace’s saved keys (metadata); empty for a viewer or a token without settings:read */
             api_keys: components["schemas"]["ProviderKey"][];

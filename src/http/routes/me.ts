@@ -54,6 +54,12 @@ export const Profile = Type.Object(
         web_url: Type.String({ format: 'uri' }),
         login: Nullable(Type.String({ description: 'your login there; null when not connected' })),
         oauth: Type.Boolean({ description: 'the host can be connected (and signed in with) through OAuth' }),
+        app: Type.Optional(
+          Type.String({
+            description:
+              'the slug of the host’s GitHub App, when it has one: install it with GET /v1/apps/{host}/install',
+          }),
+        ),
       }),
       { description: 'every code host of this server, the default first' },
     ),
@@ -125,6 +131,7 @@ export function profileJson(
       web_url: host.webUrl,
       login,
       oauth: !!host.oauth,
+      ...(host.app ? { app: host.app.slug } : {}),
     })),
     api_keys: keys.map(providerKeyJson),
     is_admin: account.isAdmin,
