@@ -4,7 +4,7 @@ import { type Env, type VariableSchema, integer, onOff, oneOf, read, refuse, tex
 import { type LlmConfig, llmConfig, providerBaseUrls, providerKeys } from './llm.js';
 import { type OutboundAllowRule, outboundAllow } from './outbound.js';
 import { type SandboxConfig, sandboxConfig } from './sandbox.js';
-import { type ScmHostConfig, scmHostsConfig } from './scm-hosts.js';
+import { type ScmHostConfig, scmHostsConfig, withStoredApps } from './scm-hosts.js';
 import { withSecretFiles } from './secret-files.js';
 import { secretKey } from './secret-key.js';
 import { type WebhookConfig, webhookConfig } from './webhooks.js';
@@ -127,7 +127,7 @@ export function loadConfig(given: Env = process.env): Config {
     secretKey: key,
     baseUrl,
     siteBase,
-    scmHosts: scmHostsConfig(env),
+    scmHosts: withStoredApps(scmHostsConfig(env), dataDir),
     mergeCheckMs: read(env, 'EMEND_MERGE_CHECK_S', integer(10, 86_400), 600) * 1000,
     commitIdentity: {
       name: text(env, 'EMEND_COMMIT_NAME') ?? 'emend',

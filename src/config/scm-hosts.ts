@@ -1,5 +1,6 @@
 import { createPrivateKey } from 'node:crypto';
 import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { z } from 'zod';
 import { type Env, type VariableSchema, parseAs, read, refuse, text, url } from './env.js';
 import { ConfigError } from './error.js';
@@ -147,6 +148,45 @@ function appOf(
     clientId: a.client_id,
     clientSecret: a.client_secret,
   };
+}
+
+/** Where the manifest flow stores a created app, under the data directory: `<host id>.json` and `.pem`. */
+export const STORED_APPS_DIR = 'github-apps';
+
+const storedAppSchema = hostSchema.shape.app.unwrap();
+
+/**
+ * A GitHub host without an `app` in the configuration takes the one the manifest flow stored for it
+ * (src/workspaces/app-manifest.ts), so creating the app in one click needs only a restart. One
+ * that is listed in the configuration wins; a stored file that does not parse is refused, naming it.
+ */
+export function withStoredApps(hosts: ScmHostConfig[], dataDir: string): ScmHostConfig[] {
+  return hosts.map((h) => {
+    if (h.kind !== 'github' || h.app) return h;
+    const file = join(dataDir, STORED_APPS_DIR, `${h.id}.json`);
+    let raw: string;
+    try {
+      raw = readFileSync(file, 'utf8');
+    } catch {
+      return h;
+    }
+    const parsed = z
+      .string()
+      .transform((text, ctx) => {
+        let json: unknown;
+        try {
+          json = JSON.parse(text);
+        } catch {
+          return refuse(ctx, 'not JSON');
+        }
+        const entry = storedAppSchema.safeParse(json);
+        if (!entry.success) return refuse(ctx, entry.error.issues[0]?.message ?? 'not an app entry');
+        return appOf(entry.data, (message) => refuse(ctx, message));
+      })
+      .safeParse(raw);
+    if (!parsed.success) throw new ConfigError('EMEND_DATA_DIR', `${file}: ${parsed.error.issues[0]?.message}`);
+    return { ...h, app: parsed.data };
+  });
 }
 
 /** The hosts from EMEND_SCM_HOSTS (JSON) or EMEND_SCM_HOSTS_FILE (a JSON file), in the configuration's words. */

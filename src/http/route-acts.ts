@@ -86,6 +86,7 @@ export const ROUTE_ACTS: Readonly<Record<string, Act>> = {
 
   // The operator's: access 'admin' decides; the workspace plays no part.
   'GET /admin/accounts': 'self',
+  'GET /apps/:host/manifest': 'self',
   'PATCH /admin/accounts/:id': 'self',
   'GET /admin/workspaces': 'self',
   'PATCH /admin/workspaces/:id': 'self',

@@ -15,10 +15,6 @@ import { type Received, parseBody, recordDelivery } from './receive.js';
  * call to the host.
  */
 
-/** Where the host delivers the app's events: one address per host, set in the app (its manifest says it). */
-export const appHookUrl = (config: Pick<Deps['config'], 'baseUrl'>, host: string) =>
-  `${config.baseUrl.replace(/\/+$/, '')}/v1/apps/${encodeURIComponent(host)}/webhook`;
-
 type AppDeliveryDeps = Pick<Deps, 'db' | 'config' | 'clock' | 'log' | 'queue' | 'appTokens'>;
 
 interface InstallationPayload {

@@ -110,10 +110,8 @@ export function oauthAuthorizeUrl(
   return url.href;
 }
 
-/** Checks a state's signature and age and says what it is for. */
-export function readState(deps: Pick<Deps, 'config' | 'secretKey' | 'clock'>, state: string): OAuthState {
-  // No host signs in through OAuth here: the callback does not exist (not_found, as its start).
-  oauthHost(deps);
+/** A state's claims, once its signature is checked (its age is the caller's to check). */
+function openState(deps: Pick<Deps, 'secretKey'>, state: string) {
   const [payload, mac] = state.split('.');
   const expected = Buffer.from(payload ? sign(deps.secretKey, payload) : '');
   // Byte lengths, not string lengths: a signature of the right length in characters but not in
@@ -122,7 +120,7 @@ export function readState(deps: Pick<Deps, 'config' | 'secretKey' | 'clock'>, st
   if (!payload || !mac || given.length !== expected.length || !timingSafeEqual(given, expected)) {
     throw new AppError('bad_request', 'state: not one this server issued');
   }
-  const { a, l, e, h, f, b, u, i, k } = JSON.parse(Buffer.from(payload, 'base64url').toString('utf8')) as {
+  return JSON.parse(Buffer.from(payload, 'base64url').toString('utf8')) as {
     a?: string;
     l?: string;
     e: number;
@@ -133,6 +131,29 @@ export function readState(deps: Pick<Deps, 'config' | 'secretKey' | 'clock'>, st
     i?: string;
     k?: string;
   };
+}
+
+/**
+ * The state of the manifest flow (src/workspaces/app-manifest.ts): the host it creates an app on
+ * has no OAuth yet, so it is read apart from the OAuth states.
+ */
+export function readManifestState(
+  deps: Pick<Deps, 'config' | 'secretKey' | 'clock'>,
+  state: string,
+): { host: ScmHost; accountId: string; browserHash: string } {
+  const { e, h, u, b, k } = openState(deps, state);
+  if (deps.clock.now().getTime() > e) throw new AppError('bad_request', 'state: expired; start again');
+  const host = h === undefined ? undefined : hostById(deps.config, h);
+  if (k !== 'manifest' || !host || typeof u !== 'string' || typeof b !== 'string')
+    throw new AppError('bad_request', 'state: not a manifest flow this server started');
+  return { host, accountId: u, browserHash: b };
+}
+
+/** Checks a state's signature and age and says what it is for. */
+export function readState(deps: Pick<Deps, 'config' | 'secretKey' | 'clock'>, state: string): OAuthState {
+  // No host signs in through OAuth here: the callback does not exist (not_found, as its start).
+  oauthHost(deps);
+  const { a, l, e, h, f, b, u, i, k } = openState(deps, state);
   if (deps.clock.now().getTime() > e) throw new AppError('bad_request', 'state: expired; start the connection again');
   // States issued before several hosts (no `h`) went to the one host there was, the first.
   const host = h === undefined ? scmHosts(deps.config)[0] : hostById(deps.config, h);

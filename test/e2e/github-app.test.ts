@@ -1,10 +1,11 @@
-import { mkdtempSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createAppAuth } from '@octokit/auth-app';
 import { request } from '@octokit/request';
 import { and, eq, isNotNull } from 'drizzle-orm';
 import { afterEach, describe, expect, it } from 'vitest';
+import { loadConfig } from '../../src/config/config.js';
 import { tasks } from '../../src/db/schema.js';
 import { CookieJar } from '../support/cookie-jar.js';
 import { waitForStatus } from '../support/engine.js';
@@ -272,5 +273,90 @@ describe('emend as a GitHub App', { timeout: 180_000 }, () => {
     });
     expect(res.status).toBe(401);
     expect(((await res.json()) as { error: string }).error).toBe('unauthorized');
+  });
+});
+
+describe("creating the host's GitHub App in one click (the manifest flow)", { timeout: 120_000 }, () => {
+  let svc: ModelService | undefined;
+  let gh: FakeGitHub | undefined;
+  afterEach(async () => {
+    await svc?.close();
+    await gh?.close();
+    svc = gh = undefined;
+  });
+
+  it('an administrator posts the manifest, GitHub creates the app, emend stores its credentials (0600) and acts as it after a restart', async () => {
+    const f = await startFakeGitHub();
+    gh = f;
+    const port = await freePort();
+    const base = `http://127.0.0.1:${port}`;
+    const hosts = JSON.stringify([{ id: 'github', kind: 'github', web_url: f.webUrl, api_url: f.apiUrl }]);
+    svc = await startModelService({ EMEND_BASE_URL: base, EMEND_SCM_HOSTS: hosts }, 'openai');
+    const { h } = svc;
+    await h.app.listen({ port, host: '127.0.0.1' });
+    f.addOrg('acme', { admins: ['alice'] });
+    f.manifestAs('alice');
+    const admin = await newAccount(h, { admin: true, scm: false });
+    const someone = await newAccount(h, { scm: false });
+
+    const refused = await fetch(`${base}/v1/apps/github/manifest`, { headers: someone.auth });
+    expect(refused.status).toBe(403);
+
+    const browser = new CookieJar();
+    const start = await browser.fetch(`${base}/v1/apps/github/manifest?org=acme`, { headers: admin.auth });
+    expect(start.status).toBe(200);
+    const page = await start.text();
+    const action = /action="([^"]+)"/.exec(page)![1]!.replace(/&#38;/g, '&');
+    const manifestJson = /name="manifest" value="([^"]+)"/
+      .exec(page)![1]!
+      .replace(/&#(\d+);/g, (_, c) => String.fromCharCode(Number(c)));
+    expect(action).toMatch(new RegExp(`^${f.webUrl}/organizations/acme/settings/apps/new\\?state=`));
+    const manifest = JSON.parse(manifestJson);
+    expect(manifest).toMatchObject({
+      hook_attributes: { url: `${base}/v1/apps/github/webhook` },
+      redirect_url: `${base}/v1/apps/github/manifest/callback`,
+      callback_urls: [`${base}/v1/auth/scm/callback`],
+      setup_url: `${base}/v1/apps/github/setup`,
+      default_permissions: {
+        contents: 'write',
+        pull_requests: 'write',
+        issues: 'write',
+        metadata: 'read',
+        checks: 'read',
+      },
+    });
+
+    // The browser posts the form to GitHub, which creates the app and sends it back with a code.
+    const created = await browser.fetch(action, {
+      method: 'POST',
+      headers: { 'content-type': 'application/x-www-form-urlencoded' },
+      body: new URLSearchParams({ manifest: manifestJson }).toString(),
+    });
+    expect(created.status).toBe(302);
+    const back = created.headers.get('location')!;
+    expect(back.startsWith(`${base}/v1/apps/github/manifest/callback?`)).toBe(true);
+    // Another browser with the same link stores nothing.
+    const elsewhere = await fetch(back, { redirect: 'manual' });
+    expect(elsewhere.status).toBe(403);
+    const done = await browser.fetch(back);
+    const donePage = await done.text();
+    expect(done.status, donePage).toBe(200);
+    const [app] = f.apps();
+    expect(donePage).toContain(`The GitHub App ${app!.slug} is created`);
+    expect(donePage).not.toContain(app!.clientSecret);
+    expect(donePage).not.toContain(app!.webhookSecret);
+
+    const dir = join(h.deps.config.dataDir, 'github-apps');
+    expect(statSync(join(dir, 'github.pem')).mode & 0o777).toBe(0o600);
+    expect(statSync(join(dir, 'github.json')).mode & 0o777).toBe(0o600);
+    // The next start finds it: the host acts as the app, and its sign-in is the host's OAuth.
+    const config = loadConfig({ EMEND_DATA_DIR: h.deps.config.dataDir, EMEND_SCM_HOSTS: hosts });
+    expect(config.scmHosts[0]?.app).toMatchObject({
+      appId: String(app!.id),
+      slug: app!.slug,
+      clientId: app!.clientId,
+      webhookSecret: app!.webhookSecret,
+    });
+    expect(config.scmHosts[0]?.app?.privateKey).toBe(app!.privateKey);
   });
 });

@@ -640,6 +640,43 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/apps/{host}/manifest": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Create the host's GitHub App in one click (GitHub's manifest flow): a page whose form posts the manifest
+         * @description Server administrators only. GitHub returns the browser to /v1/apps/{host}/manifest/callback, which stores the app’s credentials in the data directory; emend acts as the app after a restart. 409 when the host has an app.
+         */
+        get: operations["startAppManifest"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/apps/{host}/manifest/callback": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Where GitHub sends the browser once the app is created from the manifest: its credentials are stored */
+        get: operations["finishAppManifest"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/me/tokens": {
         parameters: {
             query?: never;
@@ -5264,6 +5301,130 @@ export interface operations {
             };
             /** @description send the body as application/json (`unsupported_media_type`) */
             415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    startAppManifest: {
+        parameters: {
+            query?: {
+                /** @description create it on this organisation */
+                org?: string;
+            };
+            header?: never;
+            path: {
+                /** @description the id of one of the server’s code hosts (GET /v1/me lists them); default: the first */
+                host: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description the page (text/html) */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": string;
+                };
+            };
+            /** @description the request is malformed; the message names the field (`bad_request`, `not_a_scm_url`) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description no valid token: missing, malformed, unknown, revoked or expired (`unauthorized`, `invalid_token`) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description this caller may not do this: a role in the workspace below the act, a token without the scope, a demo token, an admin-only route, or a panel cookie sent from another site (`forbidden`) */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description the resource is not in a state that allows this (`conflict`) */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    finishAppManifest: {
+        parameters: {
+            query: {
+                code: string;
+                state: string;
+            };
+            header?: never;
+            path: {
+                /** @description the id of one of the server’s code hosts (GET /v1/me lists them); default: the first */
+                host: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description a page (text/html) */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": string;
+                };
+            };
+            /** @description the request is malformed; the message names the field (`bad_request`, `not_a_scm_url`) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description this caller may not do this: a role in the workspace below the act, a token without the scope, a demo token, an admin-only route, or a panel cookie sent from another site (`forbidden`) */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description no such resource of yours (another account’s looks the same as a missing one) (`not_found`) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description the code host could not be reached or refused (`scm_unavailable`) */
+            502: {
                 headers: {
                     [name: string]: unknown;
                 };

@@ -1,3 +1,4 @@
+import { createHash, randomBytes } from 'node:crypto';
 import { type FastifyPluginAsyncTypebox, Type } from '@fastify/type-provider-typebox';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { Deps } from '../../deps.js';
@@ -11,14 +12,18 @@ import {
   releaseInstallation,
   startInstall,
 } from '../../workspaces/app-claim.js';
-import { type ClaimState, readState } from '../../workspaces/scm-oauth.js';
 import { caller } from '../auth.js';
 import { STATUS_OF, errorResponses } from '../errors.js';
 import { ScmHostId, Url, described } from '../schema-parts.js';
-import { errorPage, sendPage } from './oauth-pages.js';
+import { appCreatedPage, errorPage, manifestPage, sendPage } from './oauth-pages.js';
+import { appManifest, convertManifest, manifestCreateUrl } from '../../workspaces/app-manifest.js';
+import { type ClaimState, readManifestState, readState, signedState } from '../../workspaces/scm-oauth.js';
+import { chosenHost } from '../../workspaces/scm-connection.js';
 
 /** The browser's half of an installation's state: Lax, as GitHub sends the browser back cross-site. */
 export const INSTALL_COOKIE = 'emend_app_install';
+/** The browser's half of the manifest flow's state. */
+const MANIFEST_COOKIE = 'emend_app_manifest';
 
 const installCookie = (deps: Deps) => ({
   path: '/',
@@ -201,6 +206,82 @@ export const gitHubAppRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = async 
     async (request, reply) => {
       await releaseInstallation(deps, caller(request).workspace.id, request.params.host, request.params.id);
       return reply.status(204).send(null);
+    },
+  );
+
+  app.get(
+    '/apps/:host/manifest',
+    {
+      config: { access: 'admin' },
+      schema: {
+        tags: ['admin'],
+        operationId: 'startAppManifest',
+        summary:
+          "Create the host's GitHub App in one click (GitHub's manifest flow): a page whose form posts the manifest",
+        description:
+          'Server administrators only. GitHub returns the browser to /v1/apps/{host}/manifest/callback, which stores the ' +
+          'app’s credentials in the data directory; emend acts as the app after a restart. 409 when the host has an app.',
+        params: HostParams,
+        querystring: Type.Object({
+          org: Type.Optional(
+            Type.String({ pattern: '^[A-Za-z0-9][A-Za-z0-9-]{0,38}$', description: 'create it on this organisation' }),
+          ),
+        }),
+        response: { 200: described('the page (text/html)', Type.String()), ...errorResponses(400, 401, 403, 409) },
+      },
+    },
+    async (request, reply) => {
+      const host = chosenHost(deps, request.params.host);
+      if (host.kind.kind !== 'github')
+        throw new AppError('bad_request', `host: ${host.id} is not a GitHub host; GitHub Apps are GitHub's`);
+      if (host.app) throw new AppError('conflict', `${host.id} has a GitHub App already (${host.app.slug})`);
+      const browserNonce = randomBytes(18).toString('base64url');
+      const state = signedState(deps, host, {
+        k: 'manifest',
+        u: caller(request).account.id,
+        b: createHash('sha256').update(browserNonce).digest('base64url'),
+      });
+      reply.setCookie(MANIFEST_COOKIE, browserNonce, { ...installCookie(deps), maxAge: 3600 });
+      const page = manifestPage(manifestCreateUrl(host, request.query.org, state), appManifest(deps, host));
+      return sendPage(reply as unknown as FastifyReply, 200, page);
+    },
+  );
+
+  app.get(
+    '/apps/:host/manifest/callback',
+    {
+      config: { access: 'public' },
+      schema: {
+        tags: ['public'],
+        operationId: 'finishAppManifest',
+        summary: 'Where GitHub sends the browser once the app is created from the manifest: its credentials are stored',
+        security: [],
+        params: HostParams,
+        querystring: Type.Object({
+          code: Type.String({ minLength: 1, maxLength: 200 }),
+          state: Type.String({ minLength: 1, maxLength: 1000 }),
+        }),
+        response: { 200: described('a page (text/html)', Type.String()), ...errorResponses(400, 403, 404, 502) },
+      },
+    },
+    async (request, reply) => {
+      try {
+        const claims = readManifestState(deps, request.query.state);
+        const held = request.cookies[MANIFEST_COOKIE];
+        reply.clearCookie(MANIFEST_COOKIE, installCookie(deps));
+        if (claims.host.id !== request.params.host || !browserHoldsNonce(claims.browserHash, held))
+          throw new AppError('forbidden', 'this app was not created from this browser; nothing was stored');
+        const created = await convertManifest(deps, claims.host, request.query.code);
+        request.log.info({ host: claims.host.id, app: created.slug }, 'GitHub App created from the manifest');
+        return sendPage(
+          reply as unknown as FastifyReply,
+          200,
+          appCreatedPage(created.slug, claims.host.id, created.file),
+        );
+      } catch (err) {
+        if (!(err instanceof AppError)) throw err;
+        return sendPage(reply as unknown as FastifyReply, STATUS_OF[err.code], errorPage(err.message));
+      }
     },
   );
 };

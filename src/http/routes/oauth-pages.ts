@@ -34,6 +34,32 @@ connected yet. To finish, the emend account that started it confirms with this c
   -d '{"confirmation":"${escapeHtml(confirmation)}"}' &lt;emend server&gt;/v1/auth/scm/confirm</pre>`,
   );
 
+/**
+ * The manifest flow's start: a form that posts the app's manifest to the host's "new app" page
+ * (GitHub takes it only as a form post from the person's browser).
+ */
+export const manifestPage = (createUrl: string, manifest: object) =>
+  page(
+    'Create the GitHub App',
+    `<h1>Create emend's GitHub App</h1>
+<p>GitHub will show the app emend needs (its addresses, permissions and events) and create it on your approval.
+emend then stores its credentials in its data directory and acts as the app after a restart.</p>
+<form method="post" action="${escapeHtml(createUrl)}">
+<input type="hidden" name="manifest" value="${escapeHtml(JSON.stringify(manifest))}">
+<button type="submit">Create the app on GitHub</button>
+</form>`,
+  );
+
+/** The manifest flow's end: where the credentials went, never the credentials. */
+export const appCreatedPage = (slug: string, host: string, file: string) =>
+  page(
+    'GitHub App created',
+    `<h1>The GitHub App ${escapeHtml(slug)} is created</h1>
+<p>Its credentials are stored in <code>${escapeHtml(file)}</code> (readable by emend's user only). Restart emend
+to act as the app on ${escapeHtml(host)}; then install it on an organisation and claim it for a workspace
+(<code>GET /v1/apps/${escapeHtml(host)}/install</code>).</p>`,
+  );
+
 /** Sends a page instead of the JSON the route's schema describes. */
 export function sendPage(reply: FastifyReply, status: number, html: string) {
   return reply

@@ -4,7 +4,8 @@ import { TRIGGER_DELIVERY_STATUSES, triggerDeliveries } from '../../db/schema.js
 import type { Deps } from '../../deps.js';
 import { AppError } from '../../errors.js';
 import { DELIVERY_MAX_BYTES, receiveDelivery } from '../../triggers/receive.js';
-import { appHookUrl, receiveAppDelivery } from '../../triggers/receive-app.js';
+import { receiveAppDelivery } from '../../triggers/receive-app.js';
+import { appHookUrl } from '../../scm/github/app.js';
 import {
   type RepoTrigger,
   TRIGGER_DEFAULTS,

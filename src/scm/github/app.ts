@@ -10,6 +10,10 @@ import { describe } from './github.js';
  * mints installation tokens narrowed to it. Every failure is an ScmError.
  */
 
+/** Where the host delivers the app's events: one address per host, set in the app (its manifest says it). */
+export const appHookUrl = (config: { baseUrl: string }, host: string) =>
+  `${config.baseUrl.replace(/\/+$/, '')}/v1/apps/${encodeURIComponent(host)}/webhook`;
+
 /** An installation of the app, as the host describes it. */
 export interface AppInstallation {
   id: string;
