@@ -5,6 +5,7 @@ import { type Profile, type Workspace, roleAtLeast } from '../api/types';
 import { ErrorNote } from '../components/ErrorNote';
 import { AccessTokens } from './account/AccessTokens';
 import { CodeHost } from './account/CodeHost';
+import { useInstallations } from './account/GitHubApp';
 import { ModelProvider } from './account/ModelProvider';
 import { ProviderKeys } from './account/ProviderKeys';
 import { RepoSettings } from './account/RepoSettings';
@@ -31,6 +32,7 @@ export function AccountPage({
   const maintains = roleAtLeast(profile.role, 'maintainer');
   const [limits, setLimits] = useState<Limits | null>(null);
   const [error, setError] = useState<unknown>(null);
+  const apps = useInstallations(profile);
 
   useEffect(() => {
     call(client.GET('/v1/tasks/limits')).then(setLimits, setError);
@@ -90,7 +92,7 @@ export function AccountPage({
       ) : (
         <>
           {/* First: nothing reaches a repository before a code host is connected. */}
-          <CodeHost profile={profile} reload={reload} owner={profile.role === 'owner'} />
+          <CodeHost profile={profile} reload={reload} owner={profile.role === 'owner'} apps={apps} />
           {maintains ? (
             <>
               <ModelProvider profile={profile} reload={reload} />
@@ -107,7 +109,10 @@ export function AccountPage({
             <>
               <TaskDefaults profile={profile} reload={reload} />
               <Webhooks />
-              <RepoSettings connected={profile.scm_hosts.some((host) => host.login)} />
+              {/* A claimed GitHub App installation serves its repositories without a person's connection. */}
+              <RepoSettings
+                connected={profile.scm_hosts.some((host) => host.login) || (apps.installations?.length ?? 0) > 0}
+              />
             </>
           )}
           <div class="card">

@@ -3,6 +3,7 @@ import { call, client } from '../../api/client';
 import { HOST_KINDS } from '../../api/host-kinds';
 import type { Profile } from '../../api/types';
 import { ErrorNote } from '../../components/ErrorNote';
+import { GitHubApp, type Installation, type Installations, mayHaveApp } from './GitHubApp';
 
 type Host = Profile['scm_hosts'][number];
 
@@ -15,8 +16,21 @@ const labelOf = (host: Host) => {
 /**
  * One host's connection: through OAuth where its app is configured, or a pasted token; and
  * disconnecting. Only the workspace's owner (`owner`) connects and disconnects; the others read it.
+ * A GitHub host's app installations (`installations`: null where not read) follow the connection.
  */
-function HostConnection({ host, reload, owner }: { host: Host; reload: () => void; owner: boolean }) {
+function HostConnection({
+  host,
+  reload,
+  owner,
+  installations,
+  reloadInstallations,
+}: {
+  host: Host;
+  reload: () => void;
+  owner: boolean;
+  installations: Installation[] | null;
+  reloadInstallations: () => void;
+}) {
   const [token, setToken] = useState('');
   const [error, setError] = useState<unknown>(null);
   const label = labelOf(host);
@@ -91,18 +105,49 @@ function HostConnection({ host, reload, owner }: { host: Host; reload: () => voi
         </>
       )}
       <ErrorNote error={error} />
+      {installations && (
+        <GitHubApp
+          host={host}
+          label={label}
+          installations={installations.filter((inst) => inst.host === host.host)}
+          owner={owner}
+          reload={reloadInstallations}
+        />
+      )}
     </section>
   );
 }
 
-/** The workspace's code-host connections: one per host of this server, the default first. */
-export function CodeHost({ profile, reload, owner }: { profile: Profile; reload: () => void; owner: boolean }) {
+/**
+ * The workspace's code-host connections: one per host of this server, the default first; on a
+ * GitHub host that may have an app, the installations the workspace claimed there (`apps`, read by
+ * the account page, which also enables the repository settings with them).
+ */
+export function CodeHost({
+  profile,
+  reload,
+  owner,
+  apps,
+}: {
+  profile: Profile;
+  reload: () => void;
+  owner: boolean;
+  apps: Installations;
+}) {
   return (
     <div class="card">
       <h2>{profile.scm_hosts.length > 1 ? 'Code hosts' : 'Code host'}</h2>
       {profile.scm_hosts.map((host) => (
-        <HostConnection key={host.host} host={host} reload={reload} owner={owner} />
+        <HostConnection
+          key={host.host}
+          host={host}
+          reload={reload}
+          owner={owner}
+          installations={mayHaveApp(host) ? apps.installations : null}
+          reloadInstallations={apps.reload}
+        />
       ))}
+      <ErrorNote error={apps.error} />
     </div>
   );
 }

@@ -34,7 +34,8 @@ async function orNone<T>(request: Promise<T>): Promise<T | null> {
 /**
  * Per-repository settings: the setup and test commands, variables, setup-only secrets (by name;
  * a value is sent once and never shown again), and the code-host triggers. Disabled until the
- * workspace has a code host connected (`connected`): no task reaches a repository before that.
+ * workspace has a code host connected or a GitHub App installation claimed (`connected`): no task
+ * reaches a repository before that.
  */
 export function RepoSettings({ connected }: { connected: boolean }) {
   const [repo, setRepo] = useState('');
