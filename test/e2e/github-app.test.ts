@@ -83,8 +83,12 @@ describe('emend as a GitHub App', { timeout: 180_000 }, () => {
     s.f.installAs('alice', { account: 'acme' });
     s.f.oauthAs(login);
     let res = await browser.fetch(installUrl);
-    // GitHub's install page -> emend's setup URL -> the app's sign-in -> emend's callback.
-    for (let hops = 0; hops < 5 && res.status === 302; hops++) res = await browser.fetch(res.headers.get('location')!);
+    // GitHub's install page -> emend's setup URL -> the app's sign-in -> emend's callback -> the panel.
+    for (let hops = 0; hops < 5 && res.status === 302; hops++) {
+      const next = res.headers.get('location')!;
+      if (next.startsWith('/app/')) break;
+      res = await browser.fetch(next);
+    }
     return res;
   }
 
@@ -92,15 +96,9 @@ describe('emend as a GitHub App', { timeout: 180_000 }, () => {
     const s = await setUp();
     const { h, f, app, owner } = s;
     const claimed = await installAndClaim(s, 'alice');
-    expect(claimed.status, await claimed.clone().text()).toBe(200);
+    expect(claimed.status, await claimed.clone().text()).toBe(302);
+    expect(claimed.headers.get('location')).toBe('/app/account?claimed=acme');
     const [installation] = f.installations();
-    expect(await claimed.json()).toEqual({
-      ok: true,
-      scm: 'alice',
-      host: 'github',
-      installation_id: String(installation!.id),
-      account: 'acme',
-    });
     const me = await h.app.inject({ method: 'GET', url: '/v1/me', headers: owner.auth });
     expect(me.json().scm_hosts).toEqual([expect.objectContaining({ host: 'github', app: 'emend', oauth: true })]);
     const listed = await h.app.inject({ method: 'GET', url: '/v1/apps/installations', headers: owner.auth });
@@ -189,7 +187,7 @@ describe('emend as a GitHub App', { timeout: 180_000 }, () => {
   it("the app's one webhook: a mention on a covered repository starts a task with no hook registered; suspended, tasks are refused saying so", async () => {
     const s = await setUp();
     const { h, f, owner } = s;
-    expect((await installAndClaim(s, 'alice')).status).toBe(200);
+    expect((await installAndClaim(s, 'alice')).headers.get('location')).toBe('/app/account?claimed=acme');
     const repoUrl = `${f.webUrl}/acme/widget`;
     const on = await h.app.inject({
       method: 'PUT',

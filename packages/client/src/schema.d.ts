@@ -4966,14 +4966,10 @@ export interface operations {
                         ok: boolean;
                         scm: string;
                         host: string;
-                        /** @description a GitHub App installation claimed for the workspace (its id on the host) */
-                        installation_id?: string;
-                        /** @description the account the claimed installation is on */
-                        account?: string;
                     };
                 };
             };
-            /** @description a sign-in succeeded: to /app/ */
+            /** @description a sign-in succeeded: to /app/; a GitHub App installation was claimed: to /app/account?claimed=ACCOUNT */
             302: {
                 headers: {
                     [name: string]: unknown;

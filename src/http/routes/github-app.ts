@@ -48,7 +48,8 @@ const Installation = Type.Object({
 
 /**
  * The claim's callback (the app's sign-in, arriving at /v1/auth/scm/callback): in the browser that
- * started the installation only; anything else claims nothing.
+ * started the installation only; anything else claims nothing. A person is in that browser: the
+ * answer is the panel's account page (naming the account claimed) or a page saying what went wrong.
  */
 export async function claimCallback(
   deps: Deps,
@@ -59,20 +60,23 @@ export async function claimCallback(
 ) {
   const held = request.cookies[INSTALL_COOKIE];
   if (held !== undefined) reply.clearCookie(INSTALL_COOKIE, installCookie(deps));
-  if (!browserHoldsNonce(state.browserHash, held))
-    throw new AppError(
-      'forbidden',
-      'this installation was started in another browser (or its claim was finished already); nothing was claimed: ' +
-        'start it again from emend',
+  try {
+    if (!browserHoldsNonce(state.browserHash, held))
+      throw new AppError(
+        'forbidden',
+        'this installation was started in another browser (or its claim was finished already); nothing was ' +
+          'claimed: start it again from emend',
+      );
+    const claimed = await finishClaim(deps, state.host, state, code);
+    request.log.info(
+      { host: claimed.host, installation: claimed.installationId, account: claimed.account, as: claimed.claimedAs },
+      'GitHub App installation claimed',
     );
-  const claimed = await finishClaim(deps, state.host, state, code);
-  return {
-    ok: true,
-    scm: claimed.claimedAs,
-    host: claimed.host,
-    installation_id: claimed.installationId,
-    account: claimed.account,
-  };
+    return reply.redirect(`/app/account?claimed=${encodeURIComponent(claimed.account)}`, 302);
+  } catch (err) {
+    if (!(err instanceof AppError)) throw err;
+    return sendPage(reply, STATUS_OF[err.code], errorPage(err.message));
+  }
 }
 
 /** A GitHub App per GitHub host: installing it on an account and claiming the installation for a workspace. */
@@ -140,8 +144,8 @@ export const gitHubAppRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = async 
         if (!installationId || !state)
           throw new AppError(
             'bad_request',
-            'this installation was not started from emend: claim it from the panel (Settings → code hosts) so emend ' +
-              'knows which workspace it is for',
+            'this installation was not started from emend: start it from emend’s panel (Account → the GitHub host → ' +
+              'Install the GitHub App), so emend knows which workspace it is for',
           );
         const claims = readState(deps, state);
         if (claims.kind !== 'install' || claims.host.id !== host.id)

@@ -228,15 +228,12 @@ export const scmRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = async (app, 
               ok: Type.Boolean(),
               scm: Type.String(),
               host: Type.String(),
-              installation_id: Type.Optional(
-                Type.String({
-                  description: 'a GitHub App installation claimed for the workspace (its id on the host)',
-                }),
-              ),
-              account: Type.Optional(Type.String({ description: 'the account the claimed installation is on' })),
             }),
           ),
-          302: Type.Null({ description: 'a sign-in succeeded: to /app/' }),
+          302: Type.Null({
+            description:
+              'a sign-in succeeded: to /app/; a GitHub App installation was claimed: to /app/account?claimed=ACCOUNT',
+          }),
           ...errorResponses(400, 403, 404, 409, 502),
         },
       },

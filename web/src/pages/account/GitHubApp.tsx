@@ -9,12 +9,8 @@ export type Installation =
   paths['/v1/apps/installations']['get']['responses'][200]['content']['application/json']['installations'][number];
 type Host = Profile['scm_hosts'][number];
 
-/**
- * Whether a host may have a GitHub App: a GitHub host that signs in through OAuth (an app brings
- * its own sign-in). `GET /v1/me` does not say more, so an owner's Install on a host whose OAuth is a
- * plain OAuth app answers 404, shown as "no GitHub App" below.
- */
-export const mayHaveApp = (host: Host) => host.kind === 'github' && host.oauth;
+/** Whether the host has a GitHub App: `GET /v1/me` names its slug. */
+export const mayHaveApp = (host: Host) => host.app !== undefined;
 
 /** The workspace's claimed installations, as read for the account page; `installations` is null while unread. */
 export interface Installations {
