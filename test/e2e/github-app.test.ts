@@ -6,7 +6,7 @@ import { request } from '@octokit/request';
 import { and, eq, isNotNull } from 'drizzle-orm';
 import { afterEach, describe, expect, it } from 'vitest';
 import { loadConfig } from '../../src/config/config.js';
-import { tasks } from '../../src/db/schema.js';
+import { tasks, workspaces } from '../../src/db/schema.js';
 import { CookieJar } from '../support/cookie-jar.js';
 import { waitForStatus } from '../support/engine.js';
 import { type FakeGitHub, startFakeGitHub } from '../support/fake-github/server.js';
@@ -66,8 +66,26 @@ describe('emend as a GitHub App', { timeout: 180_000 }, () => {
     f.createRepo('acme', 'widget', { files: CALC_REPO, private: true });
     f.createRepo('acme', 'other', { files: CALC_REPO, private: true });
     f.refusePersonalTokens('acme');
-    const owner = await newAccount(svc.h, { plan: 'pro', credits: 5, scm: false });
-    return { h: svc.h, f, app, base, owner };
+    // A team workspace: its owner claims the installation, its member runs tasks without a connection.
+    const person = await newAccount(svc.h, { plan: 'pro', credits: 5, scm: false });
+    const h = svc.h;
+    const call = async (auth: Record<string, string>, url: string, payload: object) => {
+      const res = await h.app.inject({ method: 'POST', url, headers: auth, payload });
+      expect(res.statusCode, `${url}: ${res.body}`).toBeLessThan(300);
+      return res.json();
+    };
+    const team = await call(person.auth, '/v1/workspaces', { name: 'Acme team' });
+    // A plan with private repositories and credits (as the operator's admin routes would set them).
+    await h.deps.db.update(workspaces).set({ plan: 'pro', credits: 5 }).where(eq(workspaces.id, team.id));
+    const tokenIn = async (auth: Record<string, string>) => ({
+      authorization: `Bearer ${(await call(auth, '/v1/me/tokens', { name: 'team', workspace_id: team.id })).token}`,
+    });
+    const owner = { auth: await tokenIn(person.auth), workspace: { id: team.id as string } };
+    const joining = await newAccount(h, { scm: false });
+    const invitation = await call(owner.auth, `/v1/workspaces/${team.id}/invitations`, { role: 'member' });
+    await call(joining.auth, '/v1/invitations/accept', { token: invitation.token });
+    const member = { auth: await tokenIn(joining.auth) };
+    return { h, f, app, base, owner, member };
   }
 
   /**
@@ -94,7 +112,7 @@ describe('emend as a GitHub App', { timeout: 180_000 }, () => {
 
   it("an admin installs and claims it; the workspace's task pushes and opens the pull request as emend[bot] with a token narrowed to the repository", async () => {
     const s = await setUp();
-    const { h, f, app, owner } = s;
+    const { h, f, app, owner, member } = s;
     const claimed = await installAndClaim(s, 'alice');
     expect(claimed.status, await claimed.clone().text()).toBe(302);
     expect(claimed.headers.get('location')).toBe('/app/account?claimed=acme');
@@ -106,12 +124,13 @@ describe('emend as a GitHub App', { timeout: 180_000 }, () => {
       expect.objectContaining({ account: 'acme', account_type: 'Organization', claimed_as: 'alice', suspended: false }),
     ]);
 
-    // No personal connection: the private repository is read, cloned, pushed to and its pull request
-    // opened with installation tokens (a person's token would be refused on acme's repositories).
+    // A member of the workspace, with no connection of their own: the private repository is read,
+    // cloned, pushed to and its pull request opened with installation tokens (a person's token would
+    // be refused on acme's repositories).
     const created = await h.app.inject({
       method: 'POST',
       url: '/v1/tasks',
-      headers: owner.auth,
+      headers: member.auth,
       payload: { prompt: 'make add(2, 3) return 5', repo_url: `${f.webUrl}/acme/widget` },
     });
     expect(created.statusCode, created.body).toBe(201);
@@ -120,7 +139,7 @@ describe('emend as a GitHub App', { timeout: 180_000 }, () => {
     expect(done.status, done.error ?? '').toBe('done');
     const [pull] = f.pulls('acme', 'widget');
     expect(pull?.user).toBe('emend[bot]');
-    const commits = await h.app.inject({ method: 'GET', url: `/v1/tasks/${done.id}`, headers: owner.auth });
+    const commits = await h.app.inject({ method: 'GET', url: `/v1/tasks/${done.id}`, headers: member.auth });
     expect(commits.statusCode).toBe(200);
     const head = f.branchHead('acme', 'widget', pull!.head.ref);
     expect(head).toBeTruthy();
@@ -238,8 +257,27 @@ describe('emend as a GitHub App', { timeout: 180_000 }, () => {
     expect(done.status, done.error ?? '').toBe('done');
     expect(f.pulls('acme', 'widget')[0]?.user).toBe('emend[bot]');
 
-    // Suspended on GitHub: the app's webhook says so, and a new task is refused naming it.
+    // The account takes widget out of the installation: the token GitHub now refuses for it is not
+    // used (the kept one is dropped on the installation_repositories event), and no connection serves it.
     const [installation] = f.installations();
+    const narrowed = await f.setInstallationRepos(installation!.id, ['other']);
+    expect(narrowed.answers.map((a) => a.status)).toEqual([202]);
+    const outside = await h.app.inject({
+      method: 'POST',
+      url: '/v1/tasks',
+      headers: owner.auth,
+      payload: { prompt: 'again', repo_url: repoUrl },
+    });
+    expect(outside.statusCode, outside.body).toBe(412);
+    expect(outside.json().error).toBe('scm_not_connected');
+    await f.setInstallationRepos(installation!.id, undefined);
+
+    // Sign-in and connecting go through the app's own user sign-in (no separate OAuth app).
+    const login = await h.app.inject({ method: 'GET', url: '/v1/auth/scm/login' });
+    expect(login.statusCode, login.body).toBe(302);
+    expect(new URL(login.headers.location as string).searchParams.get('client_id')).toBe(s.app.clientId);
+
+    // Suspended on GitHub: the app's webhook says so, and a new task is refused naming it.
     const suspended = await f.suspend(installation!.id);
     expect(suspended.answers.map((a) => a.status)).toEqual([202]);
     const refused = await h.app.inject({
