@@ -1,4 +1,4 @@
-import { mkdtempSync, statSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createAppAuth } from '@octokit/auth-app';
@@ -13,6 +13,7 @@ import { type FakeGitHub, startFakeGitHub } from '../support/fake-github/server.
 import { CALC_REPO, GOOD_FIX, scriptCalcRun } from '../support/fix-script.js';
 import { newAccount } from '../support/harness.js';
 import { type ModelService, startModelService } from '../support/model-service.js';
+import { appOnFake } from '../support/github-app.js';
 import { freePort } from '../support/ports.js';
 
 /**
@@ -37,28 +38,7 @@ describe('emend as a GitHub App', { timeout: 180_000 }, () => {
     gh = f;
     const port = await freePort();
     const base = `http://127.0.0.1:${port}`;
-    const app = f.addApp({
-      slug: 'emend',
-      webhookUrl: `${base}/v1/apps/github/webhook`,
-      setupUrl: `${base}/v1/apps/github/setup`,
-      callbackUrl: `${base}/v1/auth/scm/callback`,
-    });
-    const keyFile = join(mkdtempSync(join(tmpdir(), 'emend-app-')), 'app.pem');
-    writeFileSync(keyFile, app.privateKey, { mode: 0o600 });
-    const entry = {
-      id: 'github',
-      kind: 'github',
-      web_url: f.webUrl,
-      api_url: f.apiUrl,
-      app: {
-        app_id: app.id,
-        slug: app.slug,
-        private_key_file: keyFile,
-        webhook_secret: app.webhookSecret,
-        client_id: app.clientId,
-        client_secret: app.clientSecret,
-      },
-    };
+    const { app, entry } = appOnFake(f, base, mkdtempSync(join(tmpdir(), 'emend-app-')));
     svc = await startModelService({ EMEND_BASE_URL: base, EMEND_SCM_HOSTS: JSON.stringify([entry]) }, 'openai');
     await svc.h.app.listen({ port, host: '127.0.0.1' });
     scriptCalcRun(svc.model, () => ({ text: GOOD_FIX }));

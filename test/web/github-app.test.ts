@@ -1,4 +1,4 @@
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Browser } from 'playwright-core';
@@ -6,6 +6,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { CookieJar } from '../support/cookie-jar.js';
 import { type FakeGitHub, startFakeGitHub } from '../support/fake-github/server.js';
 import { type Harness, newAccount, startHarness } from '../support/harness.js';
+import { appOnFake } from '../support/github-app.js';
 import { heldPort } from '../support/ports.js';
 import { haveChromium, launch, newPage, screenshot, signInWithKeyboard } from './browser.js';
 import { ensurePanelBuilt } from './build-panel.js';
@@ -29,29 +30,8 @@ beforeAll(async () => {
   f = await startFakeGitHub();
   const held = await heldPort();
   base = `http://127.0.0.1:${held.port}`;
-  const app = f.addApp({
-    slug: 'emend',
-    webhookUrl: `${base}/v1/apps/github/webhook`,
-    setupUrl: `${base}/v1/apps/github/setup`,
-    callbackUrl: `${base}/v1/auth/scm/callback`,
-  });
   keyDir = mkdtempSync(join(tmpdir(), 'emend-app-panel-'));
-  const keyFile = join(keyDir, 'app.pem');
-  writeFileSync(keyFile, app.privateKey, { mode: 0o600 });
-  const entry = {
-    id: 'github',
-    kind: 'github',
-    web_url: f.webUrl,
-    api_url: f.apiUrl,
-    app: {
-      app_id: app.id,
-      slug: app.slug,
-      private_key_file: keyFile,
-      webhook_secret: app.webhookSecret,
-      client_id: app.clientId,
-      client_secret: app.clientSecret,
-    },
-  };
+  const { entry } = appOnFake(f, base, keyDir);
   h = await startHarness({ EMEND_BASE_URL: base, EMEND_SCM_HOSTS: JSON.stringify([entry]) }, { scm: 'fake' });
   await held.release();
   await h.app.listen({ host: '127.0.0.1', port: held.port });

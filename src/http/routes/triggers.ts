@@ -25,6 +25,20 @@ const RECENT_DELIVERIES = 20;
 
 const TriggerEvent = StringEnum(TRIGGER_EVENTS);
 
+/** What a host hears back from a delivery route: accepted (202), a redelivery or ignored (200), or refused. */
+const deliveryAnswers = (accepted: string) => ({
+  200: described(
+    'a redelivery (nothing new) or an event that starts nothing (the reason says why)',
+    Type.Object({
+      outcome: StringEnum(['duplicate', 'ignored'] as const),
+      delivery: Type.String(),
+      reason: Type.Optional(Type.String()),
+    }),
+  ),
+  202: described(accepted, Type.Object({ outcome: StringEnum(['accepted'] as const), delivery: Type.String() })),
+  ...errorResponses(400, 401, 404, 413, 429),
+});
+
 const Trigger = Type.Object({
   repo: Type.String({ description: 'the repository, normalised' }),
   host: Type.String({ description: 'the code host (its id on this server)' }),
@@ -187,21 +201,7 @@ export const triggerRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = async (a
             host: Type.String({ maxLength: 100, description: 'the code host’s id on this server' }),
             id: Type.String({ maxLength: 100, description: 'the trigger (from hook_url)' }),
           }),
-          response: {
-            200: described(
-              'a redelivery (nothing new) or an event that starts nothing (the reason says why)',
-              Type.Object({
-                outcome: StringEnum(['duplicate', 'ignored'] as const),
-                delivery: Type.String(),
-                reason: Type.Optional(Type.String()),
-              }),
-            ),
-            202: described(
-              'recorded and queued',
-              Type.Object({ outcome: StringEnum(['accepted'] as const), delivery: Type.String() }),
-            ),
-            ...errorResponses(400, 401, 404, 413, 429),
-          },
+          response: deliveryAnswers('recorded and queued'),
         },
       },
       async (request, reply) => {
@@ -232,21 +232,7 @@ export const triggerRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = async (a
           params: Type.Object({
             host: Type.String({ maxLength: 100, description: 'the code host’s id on this server' }),
           }),
-          response: {
-            200: described(
-              'a redelivery (nothing new) or an event that starts nothing (the reason says why)',
-              Type.Object({
-                outcome: StringEnum(['duplicate', 'ignored'] as const),
-                delivery: Type.String(),
-                reason: Type.Optional(Type.String()),
-              }),
-            ),
-            202: described(
-              'recorded (and queued when it asks for work)',
-              Type.Object({ outcome: StringEnum(['accepted'] as const), delivery: Type.String() }),
-            ),
-            ...errorResponses(400, 401, 404, 413, 429),
-          },
+          response: deliveryAnswers('recorded (and queued when it asks for work)'),
         },
       },
       async (request, reply) => {

@@ -1,8 +1,7 @@
 import { createAppAuth } from '@octokit/auth-app';
-import { Octokit } from '@octokit/rest';
 import type { GitHubAppConfig } from '../../config/scm-hosts.js';
-import { SCM_REQUEST_TIMEOUT_MS, ScmError } from '../code-host.js';
-import { describe } from './github.js';
+import { ScmError } from '../code-host.js';
+import { octokitOn, scmCall } from './github.js';
 
 /**
  * emend as a GitHub App (docs/code-host.md, "As a GitHub App"): the app's JWT (RS256, signed with
@@ -63,32 +62,15 @@ export function gitHubApp(options: {
   fetch: typeof fetch;
   app: GitHubAppConfig;
 }): GitHubAppClient {
-  const fetchWithTimeout: typeof fetch = (input, init) =>
-    options.fetch(input, { ...init, signal: init?.signal ?? AbortSignal.timeout(SCM_REQUEST_TIMEOUT_MS) });
   // The auth strategy signs app routes (/app/…, /repos/…/installation) with a fresh JWT.
-  const octokit = new Octokit({
+  const octokit = octokitOn(options, {
     authStrategy: createAppAuth,
     auth: { appId: options.app.appId, privateKey: options.app.privateKey, cache: NO_CACHE },
-    baseUrl: options.apiUrl,
-    userAgent: 'emend',
-    request: { fetch: fetchWithTimeout },
-    log: { debug: () => {}, info: () => {}, warn: () => {}, error: () => {} },
   });
   // GET /users/{login} is public, and not an app route: asked without the app's JWT.
-  const anonymous = new Octokit({
-    baseUrl: options.apiUrl,
-    userAgent: 'emend',
-    request: { fetch: fetchWithTimeout },
-    log: { debug: () => {}, info: () => {}, warn: () => {}, error: () => {} },
-  });
+  const anonymous = octokitOn(options);
   const notFound = (err: unknown) => err instanceof ScmError && err.status === 404;
-  const call = async <T>(what: string, run: () => Promise<T>): Promise<T> => {
-    try {
-      return await run();
-    } catch (err) {
-      throw describe(err, what);
-    }
-  };
+  const call = scmCall;
   let bot: { name: string; email: string } | undefined;
 
   return {
@@ -148,26 +130,8 @@ export interface AppUser {
 }
 
 export async function gitHubAppUser(options: { apiUrl: string; fetch: typeof fetch; token: string }): Promise<AppUser> {
-  const octokit = new Octokit({
-    auth: options.token,
-    baseUrl: options.apiUrl,
-    userAgent: 'emend',
-    request: {
-      fetch: ((input, init) =>
-        options.fetch(input, {
-          ...init,
-          signal: init?.signal ?? AbortSignal.timeout(SCM_REQUEST_TIMEOUT_MS),
-        })) as typeof fetch,
-    },
-    log: { debug: () => {}, info: () => {}, warn: () => {}, error: () => {} },
-  });
-  const call = async <T>(what: string, run: () => Promise<T>): Promise<T> => {
-    try {
-      return await run();
-    } catch (err) {
-      throw describe(err, what);
-    }
-  };
+  const octokit = octokitOn(options, { auth: options.token });
+  const call = scmCall;
   const { data: me } = await call('the signed-in user', () => octokit.request('GET /user'));
   return {
     login: me.login,

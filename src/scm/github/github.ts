@@ -37,7 +37,7 @@ function refusalOf(message: string): ScmRefusal | undefined {
 }
 
 /** GitHub's error body in one line: its message, then the validation errors' messages. */
-export function describe(err: unknown, what: string): ScmError {
+function describe(err: unknown, what: string): ScmError {
   const e = err as { name?: string; status?: number; response?: { data?: unknown }; message?: string };
   // Octokit reports a refused connection or a timeout as an HttpError 500 with no response.
   if (e?.name === 'HttpError' && typeof e.status === 'number' && e.status > 0 && e.response) {
@@ -112,30 +112,43 @@ const lineCommentOf = (c: CommentView & { path: string; line?: number | null }):
 });
 
 /**
- * The GitHub adapter (github.com or GitHub Enterprise Server, by apiUrl) on Octokit. Every
- * failure is an ScmError carrying the host's status and message.
+ * An Octokit on the host's API with emend's per-request timeout and no console logging (its
+ * warnings reach the caller as errors). `auth`/`authStrategy` as Octokit takes them.
  */
-export function gitHub(options: CodeHostOptions): CodeHost {
+export function octokitOn(
+  options: { apiUrl: string; fetch: typeof fetch; timeoutMs?: number },
+  auth: Pick<ConstructorParameters<typeof Octokit>[0] & object, 'auth' | 'authStrategy'> = {},
+): Octokit {
   const fetchWithTimeout: typeof fetch = (input, init) =>
     options.fetch(input, {
       ...init,
       signal: init?.signal ?? AbortSignal.timeout(options.timeoutMs ?? SCM_REQUEST_TIMEOUT_MS),
     });
-  const octokit = new Octokit({
-    auth: options.token,
+  return new Octokit({
+    ...auth,
     baseUrl: options.apiUrl,
     userAgent: 'emend',
     request: { fetch: fetchWithTimeout },
-    // Octokit's default logger writes warnings to the console; ours go through the caller's errors.
     log: { debug: () => {}, info: () => {}, warn: () => {}, error: () => {} },
   });
-  const call = async <T>(what: string, run: () => Promise<T>): Promise<T> => {
-    try {
-      return await run();
-    } catch (err) {
-      throw describe(err, what);
-    }
-  };
+}
+
+/** Runs one call to the host; a failure is an ScmError saying what was asked. */
+export async function scmCall<T>(what: string, run: () => Promise<T>): Promise<T> {
+  try {
+    return await run();
+  } catch (err) {
+    throw describe(err, what);
+  }
+}
+
+/**
+ * The GitHub adapter (github.com or GitHub Enterprise Server, by apiUrl) on Octokit. Every
+ * failure is an ScmError carrying the host's status and message.
+ */
+export function gitHub(options: CodeHostOptions): CodeHost {
+  const octokit = octokitOn(options, { auth: options.token });
+  const call = scmCall;
 
   return {
     /** The token's user. */
