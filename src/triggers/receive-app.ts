@@ -17,33 +17,27 @@ import { type Received, parseBody, recordDelivery } from './receive.js';
 
 type AppDeliveryDeps = Pick<Deps, 'db' | 'config' | 'clock' | 'log' | 'queue' | 'appTokens'>;
 
-interface InstallationPayload {
-  action?: unknown;
-  installation?: { id?: unknown; account?: { login?: unknown; type?: unknown } | null };
-  repository?: { full_name?: unknown };
-}
-
 const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null;
+const textOf = (v: unknown) => (typeof v === 'string' ? v : undefined);
 
-/** The payload's installation and repository, read without trusting their shape. */
+/** The payload's action, installation and repository, read without trusting their shape. */
 function readPayload(payload: unknown): {
   action?: string;
   installationId?: string;
   account?: string;
-  accountType?: string;
+  accountType: 'User' | 'Organization';
   repo?: string;
 } {
-  if (!isObject(payload)) return {};
-  const p = payload as InstallationPayload;
-  const inst = isObject(p.installation) ? p.installation : undefined;
-  const id = inst && (typeof inst.id === 'number' || typeof inst.id === 'string') ? String(inst.id) : undefined;
-  const account = inst && isObject(inst.account) ? inst.account : undefined;
+  const p = isObject(payload) ? payload : {};
+  const inst = isObject(p.installation) ? p.installation : {};
+  const account = isObject(inst.account) ? inst.account : {};
+  const id = typeof inst.id === 'number' || typeof inst.id === 'string' ? String(inst.id) : undefined;
   return {
-    action: typeof p.action === 'string' ? p.action : undefined,
+    action: textOf(p.action),
     installationId: id && /^\d+$/.test(id) ? id : undefined,
-    account: typeof account?.login === 'string' ? account.login : undefined,
-    accountType: account?.type === 'Organization' ? 'Organization' : 'User',
-    repo: isObject(p.repository) && typeof p.repository.full_name === 'string' ? p.repository.full_name : undefined,
+    account: textOf(account.login),
+    accountType: account.type === 'Organization' ? 'Organization' : 'User',
+    repo: isObject(p.repository) ? textOf(p.repository.full_name) : undefined,
   };
 }
 
@@ -82,7 +76,7 @@ export async function receiveAppDelivery(
           host: host.id,
           installationId: p.installationId,
           account: p.account,
-          accountType: p.accountType ?? 'User',
+          accountType: p.accountType,
           createdAt: now,
           updatedAt: now,
         })
