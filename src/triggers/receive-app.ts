@@ -1,9 +1,13 @@
-import { and, eq, isNull } from 'drizzle-orm';
-import { repoTriggers, scmInstallations } from '../db/schema.js';
+import { and, eq, inArray, isNull, sql } from 'drizzle-orm';
+import { repoTriggers, scmInstallations, tasks } from '../db/schema.js';
 import type { Deps } from '../deps.js';
 import { AppError } from '../errors.js';
 import type { DeliveryHeaders } from '../scm/deliveries.js';
-import { hostById } from '../scm/hosts.js';
+import { type ScmHost, hostById } from '../scm/hosts.js';
+import { CHANNELS } from '../events/bus.js';
+import { endTask } from '../tasks/lifecycle/end.js';
+import { ACTIVE_STATUSES, GATE_STATUSES } from '../tasks/states.js';
+import { installationStopped } from '../workspaces/repo-credential.js';
 import { repoKey } from '../memory/repo-memory.js';
 import { type Received, parseBody, recordDelivery } from './receive.js';
 
@@ -15,7 +19,43 @@ import { type Received, parseBody, recordDelivery } from './receive.js';
  * call to the host.
  */
 
-type AppDeliveryDeps = Pick<Deps, 'db' | 'config' | 'clock' | 'log' | 'queue' | 'appTokens'>;
+type AppDeliveryDeps = Pick<
+  Deps,
+  'db' | 'config' | 'clock' | 'log' | 'queue' | 'appTokens' | 'metrics' | 'events' | 'runs'
+>;
+
+/**
+ * The claiming workspace's unfinished tasks on the account's repositories end with the sentence a
+ * new task would get (they could push nothing more there): failed, or cancelled when waiting at a
+ * gate (a gate ends no other way). Their runs are aborted here or told to stop (NOTIFY) where they run.
+ */
+async function stopTasksOf(
+  deps: AppDeliveryDeps,
+  host: ScmHost,
+  installation: { workspaceId: string | null; account: string },
+  why: 'suspended' | 'removed',
+): Promise<number> {
+  if (!installation.workspaceId) return 0;
+  const prefix = `${host.webUrl}/${installation.account}/`.toLowerCase();
+  const running = await deps.db
+    .select({ id: tasks.id, status: tasks.status })
+    .from(tasks)
+    .where(
+      and(
+        eq(tasks.workspaceId, installation.workspaceId),
+        inArray(tasks.status, [...ACTIVE_STATUSES]),
+        sql`starts_with(lower(${tasks.repoUrl}), ${prefix})`,
+      ),
+    );
+  const error = installationStopped(host, installation.account, why).message;
+  for (const { id, status } of running) {
+    const end = GATE_STATUSES.some((s) => s === status) ? 'cancelled' : 'failed';
+    if (!(await endTask(deps, id, { status: end, error }))) continue;
+    await deps.runs.abort(id, error);
+    await deps.events.publish(CHANNELS.taskKill, id).catch(() => {});
+  }
+  return running.length;
+}
 
 const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null;
 const textOf = (v: unknown) => (typeof v === 'string' ? v : undefined);
@@ -89,8 +129,14 @@ export async function receiveAppDelivery(
     if (p.action === 'suspend' || p.action === 'deleted') {
       forget();
       const set = p.action === 'suspend' ? { suspendedAt: now, updatedAt: now } : { removedAt: now, updatedAt: now };
-      await deps.db.update(scmInstallations).set(set).where(where);
-      deps.log.info({ host: host.id, installation: p.installationId, action: p.action }, 'app installation changed');
+      const [changed] = await deps.db.update(scmInstallations).set(set).where(where).returning();
+      const stopped = changed
+        ? await stopTasksOf(deps, host, changed, p.action === 'suspend' ? 'suspended' : 'removed')
+        : 0;
+      deps.log.info(
+        { host: host.id, installation: p.installationId, action: p.action, stopped },
+        'app installation changed',
+      );
       return { outcome: 'accepted', delivery: deliveryId };
     }
     return { outcome: 'ignored', delivery: deliveryId, reason: `installation ${p.action ?? ''} changes nothing here` };

@@ -257,9 +257,21 @@ describe('emend as a GitHub App', { timeout: 180_000 }, () => {
     expect(login.statusCode, login.body).toBe(302);
     expect(new URL(login.headers.location as string).searchParams.get('client_id')).toBe(s.app.clientId);
 
-    // Suspended on GitHub: the app's webhook says so, and a new task is refused naming it.
+    // A task waiting at its plan gate when the installation is suspended on GitHub: it ends (cancelled,
+    // as a gate ends) saying why, and a new task is refused with the same sentence.
+    const waiting = await h.app.inject({
+      method: 'POST',
+      url: '/v1/tasks',
+      headers: owner.auth,
+      payload: { prompt: 'make add(2, 3) return 5', repo_url: repoUrl, approval_mode: 'manual' },
+    });
+    expect(waiting.statusCode, waiting.body).toBe(201);
+    await waitForStatus(h, waiting.json().id, ['awaiting_plan'], 60_000);
     const suspended = await f.suspend(installation!.id);
     expect(suspended.answers.map((a) => a.status)).toEqual([202]);
+    const stopped = await waitForStatus(h, waiting.json().id, ['failed', 'cancelled', 'done'], 30_000);
+    expect(stopped.status).toBe('cancelled');
+    expect(stopped.error).toContain('installation on acme is suspended');
     const refused = await h.app.inject({
       method: 'POST',
       url: '/v1/tasks',
