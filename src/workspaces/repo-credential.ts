@@ -57,11 +57,11 @@ export async function repoCredential(
     if (installation.suspendedAt) throw installationStopped(host, installation.account, 'suspended');
     const client = gitHubApp({ apiUrl: host.apiUrl, webUrl: host.webUrl, fetch: deps.fetch, app });
     const key = `${host.id}/${installation.installationId}/`;
+    let token: string | undefined;
     try {
-      const token = await deps.appTokens.token(`${key}${repo.name.toLowerCase()}`, () =>
+      token = await deps.appTokens.token(`${key}${repo.name.toLowerCase()}`, () =>
         client.mintToken(installation.installationId, repo.name),
       );
-      return { via: 'app', token, installationId: installation.installationId, bot: await client.botIdentity() };
     } catch (err) {
       // 422: the installation does not cover this repository (the account chose some): the
       // workspace's own connection serves it, as on any repository the app is not on.
@@ -75,6 +75,17 @@ export async function repoCredential(
           err instanceof ScmError ? err.message : 'the code host could not be reached',
         );
       }
+    }
+    if (token !== undefined) {
+      const bot = await deps.appTokens
+        .identity(host.id, () => client.botIdentity())
+        .catch((err) => {
+          throw new AppError(
+            'scm_unavailable',
+            err instanceof ScmError ? err.message : 'the code host could not be reached',
+          );
+        });
+      return { via: 'app', token, installationId: installation.installationId, bot };
     }
   }
   const token = await scmTokenOn(deps, workspaceId, host);

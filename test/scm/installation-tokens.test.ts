@@ -47,4 +47,15 @@ describe('installation tokens kept until shortly before they expire', () => {
     expect(await tokens.token('github/1/a', m.mint)).toBe('ghs_3');
     expect(await tokens.token('github/10/a', m.mint)).toBe('ghs_2');
   });
+
+  it("asks the app's bot identity once per host, and asks again after a failed look", async () => {
+    const tokens = new InstallationTokens(manualClock());
+    let looks = 0;
+    const look = async () => ({ name: 'emend[bot]', email: `${++looks}+emend[bot]@users.noreply.github.com` });
+    await expect(tokens.identity('github', () => Promise.reject(new Error('unreachable')))).rejects.toThrow();
+    const [a, b] = await Promise.all([tokens.identity('github', look), tokens.identity('github', look)]);
+    expect(a).toEqual(b);
+    expect(await tokens.identity('github', look)).toEqual(a);
+    expect(looks).toBe(1);
+  });
 });

@@ -109,12 +109,16 @@ export function gitHubApp(options: {
       // GitHub links a commit to the bot by `<id>+<login>@users.noreply.github.com`; the id is the bot user's.
       const { data } = await call(`the app's bot user ${login}`, () =>
         anonymous.request('GET /users/{username}', { username: login }),
-      );
+      ).catch((err) => {
+        // A bot user the host does not show: the commit is still the bot's by name, only not linked to it.
+        if (err instanceof ScmError && err.status === 404) return { data: { id: undefined } };
+        throw err;
+      });
       const domain =
         new URL(options.webUrl).hostname === 'github.com'
           ? 'users.noreply.github.com'
           : `users.noreply.${new URL(options.webUrl).hostname}`;
-      bot = { name: login, email: `${data.id}+${login}@${domain}` };
+      bot = { name: login, email: `${data.id === undefined ? '' : `${data.id}+`}${login}@${domain}` };
       return bot;
     },
   };

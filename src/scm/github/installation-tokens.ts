@@ -13,6 +13,7 @@ const MAX_KEPT = 1_000;
  */
 export class InstallationTokens {
   private readonly kept = new Map<string, Promise<InstallationToken>>();
+  private readonly identities = new Map<string, Promise<{ name: string; email: string }>>();
 
   constructor(private readonly clock: Clock) {}
 
@@ -29,6 +30,20 @@ export class InstallationTokens {
     minting.catch(() => this.kept.get(key) === minting && this.kept.delete(key));
     if (this.kept.size > MAX_KEPT) this.kept.delete(this.kept.keys().next().value!);
     return (await minting).token;
+  }
+
+  /**
+   * The app's bot identity on a host, asked once per process (the bot user's id never changes); a
+   * failed look is not kept.
+   */
+  async identity(host: string, look: () => Promise<{ name: string; email: string }>) {
+    let known = this.identities.get(host);
+    if (!known) {
+      known = look();
+      this.identities.set(host, known);
+      known.catch(() => this.identities.get(host) === known && this.identities.delete(host));
+    }
+    return known;
   }
 
   /** Forgets the tokens of an installation (uninstalled, suspended, its repositories changed). */
