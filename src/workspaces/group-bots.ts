@@ -5,7 +5,7 @@ import type { Deps } from '../deps.js';
 import { AppError } from '../errors.js';
 import { newId } from '../ids.js';
 import { type GroupHost, type HookEvent, ScmError } from '../scm/code-host.js';
-import { type ScmHost, hostLabel } from '../scm/hosts.js';
+import { type ScmHost, hostById, hostLabel } from '../scm/hosts.js';
 import { decryptSecret, encryptSecret } from '../secrets/box.js';
 import { chosenHost, scmUnavailable } from './scm-connection.js';
 
@@ -153,8 +153,9 @@ export async function listGroupBots(deps: Pick<Deps, 'db'>, workspaceId: string)
 
 /** Removes the group's webhook (with the bot's token) and the bot; a hook the host will not remove is logged. */
 async function dropGroupBot(deps: GroupDeps, bot: GroupBot): Promise<void> {
-  const host = chosenHost(deps, bot.host);
+  const host = hostById(deps.config, bot.host);
   try {
+    if (!host) throw new Error(`the host ${bot.host} is no longer configured`);
     await groupsOf(deps, host, groupBotToken(deps, bot)).deleteGroupHook(bot.groupPath, bot.hookId);
   } catch (err) {
     // The row goes anyway: deliveries to a bot that is no longer here are refused (404).
