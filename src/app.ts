@@ -22,6 +22,7 @@ import { taskStreamRoutes } from './http/routes/task-stream.js';
 import { taskRoutes } from './http/routes/tasks.js';
 import { scmRoutes } from './http/routes/scm.js';
 import { gitHubAppRoutes } from './http/routes/github-app.js';
+import { groupBotRoutes } from './http/routes/group-bots.js';
 import { sessionRoutes } from './http/routes/session.js';
 import { screenshotRoutes, siteRoutes } from './http/routes/sites.js';
 import { tokenRoutes } from './http/routes/tokens.js';
@@ -47,6 +48,7 @@ const resources = [
   triggerRoutes,
   scmRoutes,
   gitHubAppRoutes,
+  groupBotRoutes,
   tokenRoutes,
   webhookRoutes,
   demoRoutes,

@@ -658,6 +658,39 @@ export const scmInstallations = pgTable(
   ],
 );
 
+/**
+ * A GitLab group's or a Gitea organisation's bot, registered by a workspace (docs/code-host.md):
+ * its token acts on every repository of the group (GitLab: and its subgroups), one group webhook
+ * delivers their events. One bot per group on the server.
+ */
+export const scmGroupBots = pgTable(
+  'scm_group_bots',
+  {
+    id: uuid('id').primaryKey(),
+    workspaceId: uuid('workspace_id')
+      .notNull()
+      .references(() => workspaces.id, { onDelete: 'cascade' }),
+    host: text('host').notNull(),
+    /** The group's full path (GitLab `group/sub`) or the organisation's name, as the host spells it. */
+    groupPath: text('group_path').notNull(),
+    /** The host's id of the group or organisation. */
+    groupId: text('group_id').notNull(),
+    /** The bot user the token acts as, with the name and email its commits carry. */
+    botLogin: text('bot_login').notNull(),
+    botName: text('bot_name').notNull(),
+    botEmail: text('bot_email').notNull(),
+    tokenEnc: text('token_enc').notNull(),
+    hookId: text('hook_id').notNull(),
+    secretEnc: text('secret_enc').notNull(),
+    createdAt: ts('created_at').notNull(),
+    updatedAt: ts('updated_at').notNull(),
+  },
+  (t) => [
+    uniqueIndex('scm_group_bots_group_idx').on(t.host, sql`lower(${t.groupPath})`),
+    index('scm_group_bots_workspace_idx').on(t.workspaceId),
+  ],
+);
+
 export const repoTriggers = pgTable(
   'repo_triggers',
   {

@@ -1,5 +1,6 @@
 import { listProviderKeys, keyContext } from '../workspaces/provider-keys.js';
 import { storedScmTokens } from '../workspaces/scm-connection.js';
+import { groupBotSecrets } from '../workspaces/group-bots.js';
 import type { Deps } from '../deps.js';
 import { repoSettingsFor } from '../repos/repo-settings.js';
 import { decryptSecret } from '../secrets/box.js';
@@ -37,6 +38,7 @@ export async function taskSecrets(deps: SecretDeps, task: Pick<Task, 'workspaceI
   for (const k of await listProviderKeys(deps, task.workspaceId))
     secrets.push(decryptSecret(secretKey, k.keyEnc, keyContext(task.workspaceId, k.provider)));
   secrets.push(...(await storedScmTokens(deps, task.workspaceId)));
+  secrets.push(...(await groupBotSecrets(deps, task.workspaceId)));
   for (const e of await listEndpoints(deps, task.workspaceId)) secrets.push(signingSecretOf(deps, e));
   for (const t of await listTriggers(deps, task.workspaceId)) secrets.push(triggerSecret(deps, t));
   if (task.repoUrl) {

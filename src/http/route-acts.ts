@@ -63,6 +63,9 @@ export const ROUTE_ACTS: Readonly<Record<string, Act>> = {
   'GET /auth/scm/start': 'owner',
   'GET /apps/:host/install': 'owner',
   'GET /apps/installations': 'settings:read',
+  'POST /me/scm/groups': 'owner',
+  'GET /me/scm/groups': 'settings:read',
+  'DELETE /me/scm/groups': 'owner',
   'DELETE /apps/:host/installations/:id': 'owner',
   'POST /auth/scm/confirm': 'owner',
 

@@ -170,6 +170,28 @@ export interface CodeHost {
   react(owner: string, name: string, target: ReactionTarget, reaction: Reaction): Promise<void>;
 }
 
+/** A user as the host shows the token's own: the email is null when the host hides it. */
+export interface ScmSelf {
+  login: string;
+  name: string;
+  email: string | null;
+}
+
+/**
+ * A GitLab group's or a Gitea organisation's side of the host, as a bot's token sees it
+ * (docs/code-host.md, "GitLab groups and Gitea organisations"). Every failure is an ScmError.
+ */
+export interface GroupHost {
+  /** The token's user. */
+  self(): Promise<ScmSelf>;
+  /** The group (GitLab: its full path, nested) or organisation as the caller sees it, or null when hidden or missing. */
+  group(path: string): Promise<{ id: string; path: string } | null>;
+  /** Registers a webhook on the group for every repository in it; the caller must manage its hooks. */
+  createGroupHook(group: string, hook: NewHook): Promise<{ id: string }>;
+  /** Removes a group webhook; one the host no longer has (404) counts as removed. */
+  deleteGroupHook(group: string, id: string): Promise<void>;
+}
+
 /** What every adapter is made from: the host's API address, the fetch to use, the caller's token. */
 export interface CodeHostOptions {
   apiUrl: string;
@@ -220,6 +242,8 @@ export interface HostKind {
   /** What the host calls a pull request, for messages ("merge request" on GitLab). */
   pullNoun: string;
   client(options: CodeHostOptions): CodeHost;
+  /** Groups or organisations with a bot and one webhook for all their repositories (GitLab, Gitea; not GitHub, which has its App). */
+  groups?(options: CodeHostOptions): GroupHost;
   /**
    * A repository path's segments (after the web URL, `.git` removed) as owner and name, or a
    * sentence saying why they are not one (GitLab allows nested groups; GitHub and Gitea two parts).

@@ -69,7 +69,7 @@ export async function checkOpenPulls(deps: CheckDeps): Promise<MergeCheckReport>
         humanEdit = commits.some(
           (c) =>
             c.sha.toLowerCase() !== serviceCommit &&
-            ![ours, credential.via === 'app' ? credential.bot.email.toLowerCase() : ours].includes(
+            ![ours, 'bot' in credential ? credential.bot.email.toLowerCase() : ours].includes(
               (c.authorEmail ?? '').toLowerCase(),
             ),
         );

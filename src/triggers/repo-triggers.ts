@@ -113,10 +113,10 @@ export async function enableTrigger(
     return { trigger: row!, created: false };
   }
   const host = chosenHost(deps, repo.host);
-  // Where the workspace's GitHub App installation covers the repository, the app's one webhook
-  // delivers its events: no hook is registered (and no person's admin token is needed).
-  const credential = host.app ? await repoCredential(deps, workspaceId, host, repo) : undefined;
-  const viaApp = credential?.via === 'app';
+  // Where the workspace's GitHub App installation or group bot covers the repository, the app's or
+  // the group's one webhook delivers its events: no hook is registered (and no person's admin token is needed).
+  const credential = host.app || host.kind.groups ? await repoCredential(deps, workspaceId, host, repo) : undefined;
+  const viaApp = credential?.via === 'app' || credential?.via === 'group';
   const client = viaApp ? hostFor(deps, host, credential.token) : await connectedHost(deps, workspaceId, host);
   if (existing) {
     // Said only to someone who may push there: others learn nothing about who uses this server.
@@ -127,7 +127,7 @@ export async function enableTrigger(
     throw takenBySomeoneElse(repo);
   }
   const id = newId();
-  // Unused when the app delivers (its deliveries are signed with the app's secret), kept so every row has one.
+  // Unused when the app or a group hook delivers (signed with their own secrets), kept so every row has one.
   const secret = randomBytes(32).toString('hex');
   let hookId: string | null = null;
   if (!viaApp) {
@@ -184,7 +184,7 @@ async function removeHook(
   client: { deleteHook(owner: string, name: string, id: string): Promise<void> },
   t: Pick<RepoTrigger, 'repoOwner' | 'repoName' | 'hookId' | 'id'>,
 ): Promise<boolean> {
-  // The app's triggers have no hook of their own.
+  // The app's and group bots' triggers have no hook of their own.
   if (t.hookId === null) return true;
   try {
     await client.deleteHook(t.repoOwner, t.repoName, t.hookId);

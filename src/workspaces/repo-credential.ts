@@ -5,16 +5,20 @@ import { AppError } from '../errors.js';
 import { ScmError } from '../scm/code-host.js';
 import { gitHubApp } from '../scm/github/app.js';
 import type { ScmHost } from '../scm/hosts.js';
+import { groupBotFor, groupBotToken } from './group-bots.js';
 import { scmTokenOn } from './scm-connection.js';
 
 /**
  * The token emend acts with on one repository for a workspace (docs/code-host.md): where an
  * installation of the host's GitHub App that the workspace claimed covers the repository, the
  * installation's token narrowed to that repository, under the app's bot; nowhere else, and never
- * a person's token there. Elsewhere the workspace's own connection, or none (anonymous).
+ * a person's token there. On a repository of a GitLab group or Gitea organisation whose bot the
+ * workspace registered (group-bots.ts), the bot's token, under the bot's name, and no person's
+ * either. Elsewhere the workspace's own connection, or none (anonymous).
  */
 export type RepoCredential =
   | { via: 'app'; token: string; installationId: string; bot: { name: string; email: string } }
+  | { via: 'group'; token: string; group: string; bot: { name: string; email: string } }
   | { via: 'connection'; token: string }
   | { via: 'none'; token?: undefined };
 
@@ -88,6 +92,14 @@ export async function repoCredential(
       return { via: 'app', token, installationId: installation.installationId, bot };
     }
   }
+  const bot = host.kind.groups ? await groupBotFor(deps, workspaceId, host.id, repo.owner) : undefined;
+  if (bot)
+    return {
+      via: 'group',
+      token: groupBotToken(deps, bot),
+      group: bot.groupPath,
+      bot: { name: bot.botName, email: bot.botEmail },
+    };
   const token = await scmTokenOn(deps, workspaceId, host);
   return token ? { via: 'connection', token } : { via: 'none' };
 }

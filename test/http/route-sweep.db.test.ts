@@ -170,6 +170,8 @@ function ownerPath(route: RouteEntry): string {
         'apps:host': 'github',
         'installations:id': '4242',
         ':host:id': owned.triggerId,
+        // No group bot has this id: the group hooks' receiving route answers 404, as for a guess.
+        'groups:id': owned.triggerId,
         // A's personal workspace: the sweep's DELETE, leave and transfer of it are refused (409), never done.
         'workspaces:id': route.url.includes('/admin/') ? owned.otherAccountId : A.workspace.id,
         'members:account_id': owned.otherAccountId,

@@ -451,6 +451,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/hooks/{host}/groups/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Where a GitLab group's or Gitea organisation's webhook delivers its repositories' events, verified the host's way
+         * @description Public: the host sends the secret (X-Gitlab-Token) or signs each delivery (X-Gitea-Signature) with the group bot’s secret. Events go to the triggers of the workspace that registered the bot, on the repository they name. Answers before any call to the host.
+         */
+        post: operations["receiveGroupEvent"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/apps/{host}/webhook": {
         parameters: {
             query?: never;
@@ -672,6 +692,28 @@ export interface paths {
         put?: never;
         post?: never;
         delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/me/scm/groups": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** The workspace's group and organisation bots (never their tokens) */
+        get: operations["listGroupBots"];
+        put?: never;
+        /**
+         * Register a GitLab group's or Gitea organisation's bot: emend acts as it on the group's repositories and registers one webhook on the group
+         * @description The token is checked against the host (its user, that it sees the group), stored encrypted and never returned. GitLab: a group access token (api scope, Maintainer or Owner role); Gitea: a token of a bot account that owns the organisation (write:repository, write:organization, read:user). The same workspace registering again replaces the token and keeps the webhook.
+         */
+        post: operations["registerGroupBot"];
+        /** Remove a group's bot: its webhook is removed from the group (with the bot's token), then the token */
+        delete: operations["removeGroupBot"];
         options?: never;
         head?: never;
         patch?: never;
@@ -4532,6 +4574,105 @@ export interface operations {
             };
         };
     };
+    receiveGroupEvent: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description the code host’s id on this server */
+                host: string;
+                /** @description the group bot (from hook_url) */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description a redelivery (nothing new) or an event that starts nothing (the reason says why) */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {string} */
+                        outcome: "duplicate" | "ignored";
+                        delivery: string;
+                        reason?: string;
+                    };
+                };
+            };
+            /** @description recorded and queued */
+            202: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {string} */
+                        outcome: "accepted";
+                        delivery: string;
+                    };
+                };
+            };
+            /** @description the request is malformed; the message names the field (`bad_request`, `not_a_scm_url`) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description no valid token: missing, malformed, unknown, revoked or expired (`unauthorized`, `invalid_token`) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description no such resource of yours (another account’s looks the same as a missing one) (`not_found`) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description the request body is larger than this server accepts (`payload_too_large`) */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description send the body as application/json (`unsupported_media_type`) */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description too many requests or running tasks; retry after the Retry-After header’s seconds (`rate_limited`, `CONCURRENT_LIMIT`) */
+            429: {
+                headers: {
+                    /** @description seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
     receiveAppEvent: {
         parameters: {
             query?: never;
@@ -5421,6 +5562,285 @@ export interface operations {
             };
             /** @description the code host could not be reached or refused (`scm_unavailable`) */
             502: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    listGroupBots: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description the bots */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        groups: {
+                            /** @description the code host (its id on this server) */
+                            host: string;
+                            /** @description the group or organisation, as the host spells it */
+                            group: string;
+                            /** @description the bot user emend acts as on the group’s repositories */
+                            bot: string;
+                            /**
+                             * Format: uri
+                             * @description where the group’s webhook delivers its repositories’ events
+                             */
+                            hook_url: string;
+                            /** Format: date-time */
+                            created_at: string;
+                            /** Format: date-time */
+                            updated_at: string;
+                        }[];
+                    };
+                };
+            };
+            /** @description no valid token: missing, malformed, unknown, revoked or expired (`unauthorized`, `invalid_token`) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description this caller may not do this: a role in the workspace below the act, a token without the scope, a demo token, an admin-only route, or a panel cookie sent from another site (`forbidden`) */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    registerGroupBot: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "host": "gitlab",
+                 *       "group": "acme",
+                 *       "token": "glpat-…"
+                 *     }
+                 */
+                "application/json": {
+                    /** @description the id of one of the server’s code hosts (GET /v1/me lists them); default: the first */
+                    host?: string;
+                    /** @description the GitLab group’s full path (`acme` or `acme/tools`) or the Gitea organisation’s name */
+                    group: string;
+                    /** @description the bot’s token */
+                    token: string;
+                };
+            };
+        };
+        responses: {
+            /** @description the token was replaced */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description the code host (its id on this server) */
+                        host: string;
+                        /** @description the group or organisation, as the host spells it */
+                        group: string;
+                        /** @description the bot user emend acts as on the group’s repositories */
+                        bot: string;
+                        /**
+                         * Format: uri
+                         * @description where the group’s webhook delivers its repositories’ events
+                         */
+                        hook_url: string;
+                        /** Format: date-time */
+                        created_at: string;
+                        /** Format: date-time */
+                        updated_at: string;
+                    };
+                };
+            };
+            /** @description registered: the group’s webhook is on */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description the code host (its id on this server) */
+                        host: string;
+                        /** @description the group or organisation, as the host spells it */
+                        group: string;
+                        /** @description the bot user emend acts as on the group’s repositories */
+                        bot: string;
+                        /**
+                         * Format: uri
+                         * @description where the group’s webhook delivers its repositories’ events
+                         */
+                        hook_url: string;
+                        /** Format: date-time */
+                        created_at: string;
+                        /** Format: date-time */
+                        updated_at: string;
+                    };
+                };
+            };
+            /** @description the request is malformed; the message names the field (`bad_request`, `not_a_scm_url`) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description no valid token: missing, malformed, unknown, revoked or expired (`unauthorized`, `invalid_token`) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description this caller may not do this: a role in the workspace below the act, a token without the scope, a demo token, an admin-only route, or a panel cookie sent from another site (`forbidden`) */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description the resource is not in a state that allows this (`conflict`) */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description the request body is larger than this server accepts (`payload_too_large`) */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description send the body as application/json (`unsupported_media_type`) */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description the code host could not be reached or refused (`scm_unavailable`) */
+            502: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    removeGroupBot: {
+        parameters: {
+            query: {
+                /** @description the id of one of the server’s code hosts (GET /v1/me lists them); default: the first */
+                host?: string;
+                /** @description the GitLab group’s full path (`acme` or `acme/tools`) or the Gitea organisation’s name */
+                group: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description removed */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        deleted: boolean;
+                    };
+                };
+            };
+            /** @description the request is malformed; the message names the field (`bad_request`, `not_a_scm_url`) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description no valid token: missing, malformed, unknown, revoked or expired (`unauthorized`, `invalid_token`) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description this caller may not do this: a role in the workspace below the act, a token without the scope, a demo token, an admin-only route, or a panel cookie sent from another site (`forbidden`) */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description no such resource of yours (another account’s looks the same as a missing one) (`not_found`) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description the request body is larger than this server accepts (`payload_too_large`) */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description send the body as application/json (`unsupported_media_type`) */
+            415: {
                 headers: {
                     [name: string]: unknown;
                 };

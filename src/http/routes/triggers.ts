@@ -5,6 +5,9 @@ import type { Deps } from '../../deps.js';
 import { AppError } from '../../errors.js';
 import { DELIVERY_MAX_BYTES, receiveDelivery } from '../../triggers/receive.js';
 import { receiveAppDelivery } from '../../triggers/receive-app.js';
+import { receiveGroupDelivery } from '../../triggers/receive-group.js';
+import { groupBotFor, groupHookUrl } from '../../workspaces/group-bots.js';
+import { hostById } from '../../scm/hosts.js';
 import { appHookUrl } from '../../scm/github/app.js';
 import {
   type RepoTrigger,
@@ -69,6 +72,15 @@ const Trigger = Type.Object({
 export const triggerRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = async (app, { deps }) => {
   const repoOf = (raw: string) => repoOfQuery(deps.config, raw);
 
+  /** The app's and group bots' triggers are delivered by their one webhook, not a hook of their own. */
+  const hookUrlOf = async (t: RepoTrigger) => {
+    if (t.hookId !== null) return hookUrl(deps.config, t.host, t.id);
+    const bot = hostById(deps.config, t.host)?.app
+      ? undefined
+      : await groupBotFor(deps, t.workspaceId, t.host, t.repoOwner);
+    return bot ? groupHookUrl(deps.config, t.host, bot.id) : appHookUrl(deps.config, t.host);
+  };
+
   const triggerJson = async (t: RepoTrigger) => {
     const recent = await deps.db
       .select()
@@ -79,8 +91,7 @@ export const triggerRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = async (a
     return {
       repo: t.repo,
       host: t.host,
-      // The app's triggers are delivered by its one webhook, not a hook of their own.
-      hook_url: t.hookId === null ? appHookUrl(deps.config, t.host) : hookUrl(deps.config, t.host, t.id),
+      hook_url: await hookUrlOf(t),
       mention: t.mention,
       label: t.label,
       events: t.events as (typeof TRIGGER_EVENTS)[number][],
@@ -209,6 +220,53 @@ export const triggerRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = async (a
         const received = await receiveDelivery(deps, {
           host: request.params.host,
           triggerId: request.params.id,
+          headers: request.headers,
+          body,
+        });
+        return reply.status(received.outcome === 'accepted' ? 202 : 200).send(received);
+      },
+    );
+    hooks.post(
+      '/hooks/:host/groups/:id',
+      {
+        config: { access: 'public', rawBody: true },
+        bodyLimit: DELIVERY_MAX_BYTES,
+        schema: {
+          tags: ['triggers'],
+          operationId: 'receiveGroupEvent',
+          security: [],
+          summary:
+            "Where a GitLab group's or Gitea organisation's webhook delivers its repositories' events, verified the host's way",
+          description:
+            'Public: the host sends the secret (X-Gitlab-Token) or signs each delivery (X-Gitea-Signature) with the ' +
+            'group bot’s secret. Events go to the triggers of the workspace that registered the bot, on the ' +
+            'repository they name. Answers before any call to the host.',
+          params: Type.Object({
+            host: Type.String({ maxLength: 100, description: 'the code host’s id on this server' }),
+            id: Type.String({ maxLength: 100, description: 'the group bot (from hook_url)' }),
+          }),
+          response: {
+            200: described(
+              'a redelivery (nothing new) or an event that starts nothing (the reason says why)',
+              Type.Object({
+                outcome: StringEnum(['duplicate', 'ignored'] as const),
+                delivery: Type.String(),
+                reason: Type.Optional(Type.String()),
+              }),
+            ),
+            202: described(
+              'recorded and queued',
+              Type.Object({ outcome: StringEnum(['accepted'] as const), delivery: Type.String() }),
+            ),
+            ...errorResponses(400, 401, 404, 413, 429),
+          },
+        },
+      },
+      async (request, reply) => {
+        const body = Buffer.isBuffer(request.body) ? request.body : Buffer.alloc(0);
+        const received = await receiveGroupDelivery(deps, {
+          host: request.params.host,
+          botId: request.params.id,
           headers: request.headers,
           body,
         });

@@ -5,6 +5,7 @@ import type { Deps } from '../../deps.js';
 import { AppError } from '../../errors.js';
 import { TERMINAL_STATUSES } from '../../tasks/states.js';
 import { dropTriggersOf } from '../../triggers/repo-triggers.js';
+import { dropGroupBotsOf } from '../../workspaces/group-bots.js';
 import { type Workspace, lockWorkspace } from '../../workspaces/workspaces.js';
 import { WORKSPACE_TABLES } from './workspace-tables.js';
 
@@ -28,6 +29,7 @@ export async function deleteWorkspace(
   await refuseActiveTask(deps.db, workspace.id);
   // The code host's webhooks first: they need the connection the rest of the deletion removes.
   await dropTriggersOf(deps, workspace.id);
+  await dropGroupBotsOf(deps, workspace.id);
   const now = deps.clock.now();
   await deps.db.transaction(async (tx) => {
     // Admission takes this lock too: no task starts between the check and the deletion.

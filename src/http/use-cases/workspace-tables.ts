@@ -123,6 +123,14 @@ export const WORKSPACE_TABLES: { [K in WorkspaceTableName]: TableDecision<Schema
     exportAs: { omitted: 'the host account’s installation, not the workspace’s data: the panel shows who claimed it' },
     secret: [],
   },
+  // The group's webhook is removed first (with the bot's token), then the row; the token is the
+  // group's credential, handed to this server, not the workspace's data.
+  scmGroupBots: {
+    table: schema.scmGroupBots,
+    onDelete: 'delete',
+    exportAs: { omitted: 'a group’s bot credential: GET /v1/me/scm/groups lists the groups and bots' },
+    secret: ['tokenEnc', 'secretEnc'],
+  },
   // The accounting: every movement of credits stays, as docs/teams.md promises.
   creditLedger: {
     table: schema.creditLedger,

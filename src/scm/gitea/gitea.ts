@@ -1,7 +1,6 @@
 import {
   type CodeHost,
   type CodeHostOptions,
-  type HookEvent,
   type HostKind,
   type NewHook,
   type NewPull,
@@ -30,6 +29,8 @@ import {
 } from './api.js';
 import { type DeliveryHeaders, firstHeader, signedWith } from '../deliveries.js';
 import { readGiteaEvent } from './events.js';
+import { hookBody } from './hooks.js';
+import { giteaOrgs } from './orgs.js';
 
 /**
  * Gitea's work-in-progress title prefixes (its WORK_IN_PROGRESS_PREFIXES default): Gitea has no
@@ -146,27 +147,10 @@ async function readPullCommits(call: Call, owner: string, name: string, number: 
   }));
 }
 
-/**
- * Gitea's hook events for each of emend's: a comment on a pull request is its own event beside an
- * issue's; `issues` takes every issue event (labels included); `pull_request_review` takes the
- * reviews (approved, changes requested, commented), whose line comments come with them.
- */
-const HOOK_EVENTS: Record<HookEvent, string[]> = {
-  issue_comment: ['issue_comment', 'pull_request_comment'],
-  issues: ['issues'],
-  pull_request_review: ['pull_request_review'],
-  pull_request_review_comment: ['pull_request_review'],
-};
-
-/** A `gitea` hook (Gitea's own payloads and signature), JSON bodies, the secret in its config. */
+/** A repository's hook. */
 async function createHook(call: Call, owner: string, name: string, hook: NewHook): Promise<{ id: string }> {
-  const body = {
-    type: 'gitea',
-    config: { url: hook.url, content_type: 'json', secret: hook.secret },
-    events: [...new Set(hook.events.flatMap((e) => HOOK_EVENTS[e]))],
-    active: true,
-  };
   const what = `adding a webhook to ${owner}/${name}`;
+  const body = hookBody(hook);
   const { data } = await call<{ id: number }>(what, 'POST', `${repoPathOf(owner, name)}/hooks`, { body });
   return { id: String(data.id) };
 }
@@ -325,6 +309,7 @@ export const giteaKind: HostKind = {
   brand: 'gitea',
   pullNoun: 'pull request',
   client: gitea,
+  groups: giteaOrgs,
   repoPath: (segments) => ownerNamePath(segments, (owner) => OWNER.test(owner) && !/[-._]{2}/.test(owner)),
   pullOfPath: (path) => ownerNamePull(path, 'pulls'),
   verifyDelivery,

@@ -2,7 +2,6 @@ import { Gitlab } from '@gitbeaker/rest';
 import {
   type CodeHost,
   type CodeHostOptions,
-  type HookEvent,
   type HostKind,
   type NewHook,
   type NewPull,
@@ -20,6 +19,8 @@ import {
 } from '../code-host.js';
 import { type DeliveryHeaders, firstHeader, header, sameSecret } from '../deliveries.js';
 import { readGitLabEvent } from './events.js';
+import { hookOptions } from './hook-options.js';
+import { gitLabGroups } from './groups.js';
 import { GitLabHttpError, describe, requesterOver } from './requester.js';
 
 /**
@@ -94,31 +95,6 @@ const commentOf = (web: string, thread: ThreadRef, n: NoteView): ScmComment => (
   url: noteUrl(web, thread, n.id),
   createdAt: new Date(n.created_at),
 });
-
-/**
- * The project hook's switch for each of emend's events: GitLab's notes are the comments on issues
- * and merge requests, lines of a diff included; a review's approval or request for changes is a
- * merge request event, its comments notes.
- */
-const HOOK_SWITCHES: Record<HookEvent, ('noteEvents' | 'issuesEvents' | 'mergeRequestsEvents')[]> = {
-  issue_comment: ['noteEvents'],
-  issues: ['issuesEvents'],
-  pull_request_review: ['mergeRequestsEvents', 'noteEvents'],
-  pull_request_review_comment: ['noteEvents'],
-};
-
-/** The hook's options: every switch off but those the events need (GitLab turns push events on unless told). */
-function hookOptions(hook: NewHook) {
-  const on = new Set(hook.events.flatMap((e) => HOOK_SWITCHES[e]));
-  return {
-    token: hook.secret,
-    pushEvents: false,
-    issuesEvents: on.has('issuesEvents'),
-    noteEvents: on.has('noteEvents'),
-    mergeRequestsEvents: on.has('mergeRequestsEvents'),
-    enableSslVerification: true,
-  };
-}
 
 function repoOf(p: ProjectView): ScmRepo {
   const visibility = p.visibility === 'public' || p.visibility === 'internal' ? p.visibility : 'private';
@@ -411,6 +387,7 @@ export const gitLabKind: HostKind = {
   brand: 'gitlab',
   pullNoun: 'merge request',
   client: gitLab,
+  groups: gitLabGroups,
   repoPath: (segments) => {
     // GitLab's web routes sit behind `/-/` (…/project/-/tree/main): such a URL names a page, not a project.
     if (segments.includes('-')) return 'the path names a page of the project, not the project (drop the /-/… part)';

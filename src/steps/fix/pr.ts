@@ -120,8 +120,9 @@ export function prStep(): FixStep<'pr'> {
     const host = chosenHost(deps, ref.host);
     const credential = await repoCredential(deps, task.workspaceId, host, { owner, name });
     const token = credential.token;
-    // As the app, commits are its bot's (GitHub shows `<slug>[bot]`); as a person's connection, the service's identity.
-    const identity = credential.via === 'app' ? credential.bot : deps.config.commitIdentity;
+    // As the app, commits are its bot's (GitHub shows `<slug>[bot]`), as a group's bot the bot's; as a
+    // person's connection, the service's identity.
+    const identity = 'bot' in credential ? credential.bot : deps.config.commitIdentity;
     if (!token)
       throw new Error(
         `no account on ${host.id} is connected to push and open the ${host.kind.pullNoun}; connect one ` +

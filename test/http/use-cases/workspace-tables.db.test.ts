@@ -1,4 +1,4 @@
-import { createHash, randomBytes } from 'node:crypto';
+import { createHash, randomBytes, randomUUID } from 'node:crypto';
 import { type SQL, eq, getTableColumns, is, sql } from 'drizzle-orm';
 import { type AnyPgColumn, PgTable, getTableConfig } from 'drizzle-orm/pg-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -172,6 +172,25 @@ describe('a workspace with rows in every table', () => {
       updatedAt: h.clock.now(),
     });
 
+    // A group's bot (it takes a GitLab or Gitea host: the row directly; its hook's removal fails and is logged).
+    const BOT_TOKEN = `glpat-${randomBytes(10).toString('hex')}`;
+    const botId = randomUUID();
+    await h.deps.db.insert(schema.scmGroupBots).values({
+      id: botId,
+      workspaceId: ws,
+      host: 'github',
+      groupPath: 'acme',
+      groupId: '501',
+      botLogin: 'group_501_bot_0',
+      botName: 'acme bot',
+      botEmail: 'group_501_bot_0@noreply.example',
+      tokenEnc: encryptSecret(h.deps.secretKey, BOT_TOKEN, `group-bot-token:${botId}`),
+      hookId: '7',
+      secretEnc: encryptSecret(h.deps.secretKey, 'group-hook-secret', `group-bot-secret:${botId}`),
+      createdAt: h.clock.now(),
+      updatedAt: h.clock.now(),
+    });
+
     // A step's log of the task (no worker runs here): it hangs off the task, not the workspace.
     await h.deps.db
       .insert(schema.taskLogs)
@@ -226,6 +245,7 @@ describe('a workspace with rows in every table', () => {
       triggerSecret(h.deps, trigger!),
       sessionSecret,
       OAUTH_CODE,
+      BOT_TOKEN,
     ];
     for (const secret of [...stored, ...given]) {
       expect(typeof secret).toBe('string');

@@ -4,7 +4,8 @@ import { syncBranch, visibleForks } from '../fake-host/ops.js';
 import { type Ctx, type Reply, type RestHost, type Route, credentials, ok, pick } from '../fake-host/rest.js';
 import { reasonPhrases, repoRoutes, repoUrls, sharedCommit, sharedRepo, text } from '../fake-host/rest.js';
 import type { Urls } from '../fake-host/server.js';
-import { ACCESS, type Comment, type Hook, type Pull, type ReactionState, type RepoState } from '../fake-host/state.js';
+import { ACCESS, type Comment, type GroupState, type Hook, type Pull } from '../fake-host/state.js';
+import type { ReactionState, RepoState } from '../fake-host/state.js';
 import { type Review, type Thread, type UserState, fullName } from '../fake-host/state.js';
 
 /**
@@ -138,7 +139,7 @@ function page<T>(ctx: Ctx, items: T[], view: (item: T) => unknown): Reply {
 const HOOK_TYPES = ['gitea', 'gogs', 'slack', 'discord', 'dingtalk', 'telegram', 'msteams', 'feishu', 'matrix'];
 
 /** `type` is kept in the stored config; the secret never shown. */
-const hookView = (_: Ctx, __: RepoState, { config: { type, ...config }, ...h }: Hook) => ({
+const hookView = (_: Ctx, __: unknown, { config: { type, ...config }, ...h }: Hook) => ({
   ...{ id: h.id, type, config: { url: h.url, ...config }, ...pick(h, 'events', 'active') },
   authorization_header: '',
 });
@@ -176,7 +177,7 @@ export function giteaRest(urls: Urls, flavour: Flavour = 'gitea'): RestHost {
   };
 
   /** As its API checks it: a known type, a config with `url` and `content_type` (json or form); inactive unless asked. */
-  const createHook = (ctx: Ctx, repo: RepoState): Reply => {
+  const newHook = (ctx: Ctx, add: (fields: Omit<Hook, 'id'>) => Hook): Reply => {
     const [type, config] = [String(ctx.body.type), (ctx.body.config ?? {}) as Record<string, unknown>];
     if (!HOOK_TYPES.includes(type)) return error(422, `Invalid hook type: ${type}`);
     const missing = ['url', 'content_type'].find((k) => typeof config[k] !== 'string');
@@ -188,9 +189,45 @@ export function giteaRest(urls: Urls, flavour: Flavour = 'gitea'): RestHost {
       text(config.secret) ?? '',
       { type, content_type: config.content_type },
     ];
-    const hook = ctx.state.addHook(repo, { url, secret, events, active: ctx.body.active === true, config: own });
-    return ok(hookView(ctx, repo, hook), 201);
+    const hook = add({ url, secret, events, active: ctx.body.active === true, config: own });
+    return ok(hookView(ctx, undefined, hook), 201);
   };
+  const createHook = (ctx: Ctx, repo: RepoState) => newHook(ctx, (f) => ctx.state.addHook(repo, f));
+
+  /**
+   * An organisation (a group of the State without a slash) and its hooks, which Gitea delivers every
+   * event of the organisation's repositories: its owners' (reqOrgOwnership), 403 for anyone else.
+   */
+  const onOrg = (
+    method: string,
+    tail: string,
+    owners: boolean,
+    then: (ctx: Ctx, org: GroupState, ...p: string[]) => Reply,
+  ): Route => [
+    method,
+    new RegExp(`^/orgs/([^/]+)${tail}$`),
+    (ctx, name = '', ...rest) => {
+      const org = name.includes('/') ? undefined : ctx.state.groupOf(name);
+      if (!org) return error(404, 'GetOrgByName');
+      if (!owners) return then(ctx, org, ...rest);
+      if (!ctx.caller) return error(401, 'token is required');
+      if (ctx.state.groupLevel(org, ctx.login) < ACCESS.owner) return error(403, 'Must be an organization owner');
+      return then(ctx, org, ...rest);
+    },
+  ];
+  const orgRoutes: Route[] = [
+    onOrg('GET', '', false, (_, org) =>
+      ok({ id: org.id, name: org.fullPath, username: org.fullPath, full_name: '', visibility: 'public' }),
+    ),
+    onOrg('GET', '/hooks', true, (ctx, org) => ok(org.hooks.map((h) => hookView(ctx, undefined, h)))),
+    onOrg('POST', '/hooks', true, (ctx, org) => writer(ctx) ?? newHook(ctx, (f) => ctx.state.addGroupHook(org, f))),
+    onOrg('DELETE', '/hooks/(\\d+)', true, (_, org, id = '') => {
+      const at = org.hooks.findIndex((h) => String(h.id) === id);
+      if (at < 0) return notFound();
+      org.hooks.splice(at, 1);
+      return { status: 204 };
+    }),
+  ];
 
   const createRepo = (ctx: Ctx): Reply => {
     const name = ctx.body.name;
@@ -308,6 +345,7 @@ export function giteaRest(urls: Urls, flavour: Flavour = 'gitea'): RestHost {
 
   const routes: Route[] = [
     ...conversation,
+    ...orgRoutes,
     ['GET', /^\/user$/, (ctx) => (ctx.caller ? ok(selfView(ctx, ctx.caller.user)) : error(401, 'token is required'))],
     ['POST', /^\/user\/repos$/, (ctx) => writer(ctx) ?? createRepo(ctx)],
     onRepo('GET', '', (ctx, repo) => ok(repoView(ctx, repo))),

@@ -12,6 +12,11 @@ export type { Pull, Visibility } from '../fake-host/state.js';
  * readable by every signed-in user.
  */
 export interface FakeGitea extends FakeHost<'visibility'> {
+  /**
+   * A member of an organisation (made if missing; its repositories are made with createRepo(org, …))
+   * at an access level (ACCESS: owner for its Owners team, developer for a team with write).
+   */
+  addOrgMember(org: string, login: string, level: number): void;
   /** Every OAuth access token issued so far stops working (REST and git answer 401). */
   expireOAuthTokens(): void;
 }
@@ -101,6 +106,10 @@ const spec = (subPath: string | undefined, flavour: Flavour | undefined): HostSp
  * Gitea's …/merge-upstream is an unknown route (404).
  */
 export async function startFakeGitea(opts: { subPath?: string; flavour?: Flavour } = {}): Promise<FakeGitea> {
-  const { fake, oauth } = await startFake(spec(opts.subPath, opts.flavour), ['visibility']);
-  return { ...fake, expireOAuthTokens: () => oauth.expire() };
+  const { fake, state, oauth } = await startFake(spec(opts.subPath, opts.flavour), ['visibility']);
+  return {
+    ...fake,
+    addOrgMember: (org, login, level) => void state.ensureGroup(org).members.set(login.toLowerCase(), level),
+    expireOAuthTokens: () => oauth.expire(),
+  };
 }

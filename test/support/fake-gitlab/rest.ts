@@ -3,6 +3,7 @@ import type { CommitInfo } from '../fake-host/bare.js';
 import { editOwnComment, hookRoutes, openPull, pullsIn, reactOn, visibleForks } from '../fake-host/ops.js';
 import { type Ctx, type Reply, type RestHost, type Route, ok, pick } from '../fake-host/rest.js';
 import { reasonPhrases, repoRoutes, text } from '../fake-host/rest.js';
+import { groupRoutes } from './group-hooks.js';
 import { ACCESS, type Hook, type Pull, type RepoState, type UserState, type Visibility } from '../fake-host/state.js';
 import { type Comment, type Thread, fullName, sameThread } from '../fake-host/state.js';
 
@@ -234,6 +235,7 @@ const threadRoutes = (kind: Thread['kind'], path: string): Route[] => {
 };
 
 const ROUTES: Route[] = [
+  ...groupRoutes,
   // Users by exact username (what a client looks one up with): an empty list when there is none.
   [
     'GET',

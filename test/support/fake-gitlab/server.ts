@@ -7,6 +7,7 @@ import { gitlabRest } from './rest.js';
 
 export type { Pull } from '../fake-host/state.js';
 export { ACCESS } from '../fake-host/state.js';
+import { ACCESS } from '../fake-host/state.js';
 
 /**
  * The shared test-side API (../fake-host/side.ts), repo() with the visibility and allowDrafts,
@@ -17,6 +18,12 @@ export { ACCESS } from '../fake-host/state.js';
 export interface FakeGitLab extends FakeHost<'visibility' | 'allowDrafts'> {
   /** A member of a group (and so of its subgroups and projects) at an access level (ACCESS). */
   addGroupMember(group: string, login: string, level: number): void;
+  /**
+   * A group access token (test side): its bot user, named as GitLab names one
+   * (`group_<id>_bot_<hash>`, email `…@noreply.<host>`), a member of the group at `accessLevel`
+   * (default Maintainer), and its token (api scope).
+   */
+  addGroupBot(group: string, opts?: { accessLevel?: number; name?: string }): { login: string; token: string };
   /** Every OAuth access token of the user expires (REST 401 invalid_token); refresh tokens keep working. */
   expireOAuth(login: string): void;
 }
@@ -112,5 +119,16 @@ export async function startFakeGitLab(opts: { relativeUrlRoot?: string } = {}): 
     ...fake,
     addGroupMember: (group, login, level) => void state.ensureGroup(group).members.set(login.toLowerCase(), level),
     expireOAuth: (login) => oauth.expire(login),
+    addGroupBot: (group, opts = {}) => {
+      const g = state.ensureGroup(group);
+      const login = `group_${g.id}_bot_${randomBytes(16).toString('hex')}`;
+      const user = state.ensureUser(login);
+      user.name = opts.name ?? `${group} bot`;
+      user.email = `${login}@noreply.${new URL(fake.webUrl).hostname}`;
+      g.members.set(login, opts.accessLevel ?? ACCESS.maintainer);
+      const token = newToken('glpat-', 20);
+      state.addToken(login, token, { scopes: ['api'] });
+      return { login, token };
+    },
   };
 }

@@ -177,7 +177,10 @@ export async function startFake<Extra extends keyof RepoState = never>(spec: Hos
   const send = async (repo: RepoState, deliveries: Delivery[]): Promise<HookAnswer[]> => {
     const answers: HookAnswer[] = [];
     for (const d of deliveries) {
-      const hooks = repo.hooks.filter((h) => h.active && h.events.some((e) => d.to.includes(e)));
+      // The repository's hooks, then its groups' (GitLab) or organisation's (Gitea), as the hosts deliver.
+      const hooks = [...repo.hooks, ...state.groupHooks(repo)].filter(
+        (h) => h.active && h.events.some((e) => d.to.includes(e)),
+      );
       const targets = [...hooks, ...(spec.alsoDeliver?.(repo, d) ?? [])];
       answers.push(...(await deliverTo(targets, d.event, d.type, d.payload)));
     }

@@ -28,8 +28,12 @@ export type TokenState = {
   expiresAt?: number;
 };
 
-/** `members`: lower-cased login → access level, inherited by subgroups and their repositories. */
-export type GroupState = { id: number; fullPath: string; members: Map<string, number> };
+/**
+ * `members`: lower-cased login → access level, inherited by subgroups and their repositories;
+ * `hooks`: the group's (GitLab) or organisation's (Gitea) webhooks, delivered every event of its
+ * repositories (and its subgroups').
+ */
+export type GroupState = { id: number; fullPath: string; members: Map<string, number>; hooks: Hook[] };
 
 export interface RepoState {
   id: number;
@@ -212,7 +216,10 @@ export class State {
   ensureGroup(path: string): GroupState {
     const parts = path.split('/');
     for (let i = 1; i < parts.length; i++) this.ensureGroup(parts.slice(0, i).join('/'));
-    const group = this.groups.get(path.toLowerCase()) ?? { id: this.ids.group++, fullPath: path, members: new Map() };
+    const group = this.groups.get(path.toLowerCase()) ?? {
+      ...{ id: this.ids.group++, fullPath: path },
+      ...{ members: new Map<string, number>(), hooks: [] as Hook[] },
+    };
     this.groups.set(path.toLowerCase(), group);
     return group;
   }
@@ -311,6 +318,41 @@ export class State {
     const sha = this.git.commitFiles(repo.dir, parent, { ...opts, author: opts.author ?? this.ensureUser(repo.owner) });
     this.git.setRef(repo.dir, opts.branch, sha);
     return sha;
+  }
+  /** A group by its full path (any case) or its id as text, or undefined. */
+  groupOf(idOrPath: string): GroupState | undefined {
+    return /^\d+$/.test(idOrPath)
+      ? [...this.groups.values()].find((g) => g.id === Number(idOrPath))
+      : this.groups.get(idOrPath.toLowerCase());
+  }
+  /** The highest membership of a group or of one above it. */
+  groupLevel(group: GroupState, login: string | undefined): number {
+    const l = login?.toLowerCase();
+    if (!l) return 0;
+    let [level, path] = [0, ''];
+    for (const part of group.fullPath.split('/')) {
+      path = path ? `${path}/${part}` : part;
+      level = Math.max(level, this.groups.get(path.toLowerCase())?.members.get(l) ?? 0);
+    }
+    return level;
+  }
+  addGroupHook(group: GroupState, fields: Omit<Hook, 'id'>): Hook {
+    const hook = { id: this.ids.hook++, ...fields };
+    group.hooks.push(hook);
+    return hook;
+  }
+  /** The hooks of the repository's group and of every group above it (a user's namespace has none). */
+  groupHooks(repo: RepoState): Hook[] {
+    const parts = repo.owner.split('/');
+    return parts.flatMap(
+      (_, i) =>
+        this.groups.get(
+          parts
+            .slice(0, i + 1)
+            .join('/')
+            .toLowerCase(),
+        )?.hooks ?? [],
+    );
   }
   addHook(repo: RepoState, fields: Omit<Hook, 'id'>): Hook {
     const hook = { id: this.ids.hook++, ...fields };
