@@ -14,7 +14,7 @@ import { CALC_REPO, GOOD_FIX, scriptCalcRun } from '../support/fix-script.js';
 import { newAccount } from '../support/harness.js';
 import { type ModelService, startModelService } from '../support/model-service.js';
 import { appOnFake } from '../support/github-app.js';
-import { freePort } from '../support/ports.js';
+import { heldPort } from '../support/ports.js';
 
 /**
  * emend as a GitHub App (issue 47), over real HTTP against the fake GitHub, which checks the app's
@@ -36,10 +36,13 @@ describe('emend as a GitHub App', { timeout: 180_000 }, () => {
   async function setUp() {
     const f = await startFakeGitHub();
     gh = f;
-    const port = await freePort();
+    // Held until the service listens: a port freed at once could be taken while the service starts.
+    const held = await heldPort();
+    const port = held.port;
     const base = `http://127.0.0.1:${port}`;
     const { app, entry } = appOnFake(f, base, mkdtempSync(join(tmpdir(), 'emend-app-')));
     svc = await startModelService({ EMEND_BASE_URL: base, EMEND_SCM_HOSTS: JSON.stringify([entry]) }, 'openai');
+    await held.release();
     await svc.h.app.listen({ port, host: '127.0.0.1' });
     scriptCalcRun(svc.model, () => ({ text: GOOD_FIX }));
     f.addOrg('acme', { admins: ['alice'], members: ['bob'] });
@@ -316,11 +319,14 @@ describe("creating the host's GitHub App in one click (the manifest flow)", { ti
   it('an administrator posts the manifest, GitHub creates the app, emend stores its credentials (0600) and acts as it after a restart', async () => {
     const f = await startFakeGitHub();
     gh = f;
-    const port = await freePort();
+    // Held until the service listens: a port freed at once could be taken while the service starts.
+    const held = await heldPort();
+    const port = held.port;
     const base = `http://127.0.0.1:${port}`;
     const hosts = JSON.stringify([{ id: 'github', kind: 'github', web_url: f.webUrl, api_url: f.apiUrl }]);
     svc = await startModelService({ EMEND_BASE_URL: base, EMEND_SCM_HOSTS: hosts }, 'openai');
     const { h } = svc;
+    await held.release();
     await h.app.listen({ port, host: '127.0.0.1' });
     f.addOrg('acme', { admins: ['alice'] });
     f.manifestAs('alice');

@@ -10,7 +10,7 @@ import { type FakeGitLab, startFakeGitLab } from '../support/fake-gitlab/server.
 import { CALC_REPO, GOOD_FIX, scriptCalcRun } from '../support/fix-script.js';
 import { type Harness, newAccount } from '../support/harness.js';
 import { type ModelService, startModelService } from '../support/model-service.js';
-import { freePort } from '../support/ports.js';
+import { heldPort } from '../support/ports.js';
 
 /**
  * A GitLab group's or Gitea organisation's bot (issue 47, point 6), over real HTTP: the workspace
@@ -86,10 +86,13 @@ describe.each(HOSTS)('group bots on $kind', { timeout: 180_000 }, (host) => {
   async function setUp() {
     const f = await host.start();
     fake = f;
-    const port = await freePort();
+    // Held until the service listens: a port freed at once could be taken while the service starts.
+    const held = await heldPort();
+    const port = held.port;
     const base = `http://127.0.0.1:${port}`;
     svc = await startModelService({ EMEND_BASE_URL: base }, 'openai', { hosts: [hostEntry(host.kind, f)] });
     const h = svc.h;
+    await held.release();
     await h.app.listen({ port, host: '127.0.0.1' });
     scriptCalcRun(svc.model, () => ({ text: GOOD_FIX }));
     const bot = host.members(f);

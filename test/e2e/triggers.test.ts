@@ -11,7 +11,7 @@ import { type FakeGitLab, startFakeGitLab } from '../support/fake-gitlab/server.
 import { CALC_REPO, GOOD_FIX, calcStepReply, editBlock, scriptCalcRun, stepOf } from '../support/fix-script.js';
 import { type Harness, newAccount } from '../support/harness.js';
 import { type ModelService, startModelService } from '../support/model-service.js';
-import { freePort } from '../support/ports.js';
+import { heldPort } from '../support/ports.js';
 
 /**
  * Tasks started on the code host, per host, over real HTTP: the service listens on a loopback
@@ -61,7 +61,9 @@ describe.each(HOSTS)('tasks started on $kind', { timeout: 180_000 }, (host) => {
   async function setUp(opts: { credits?: number; plan?: 'free' | 'pro' } = {}) {
     const f = await host.start();
     fake = f;
-    const port = await freePort();
+    // Held until the service listens: a port freed at once could be taken while the service starts.
+    const held = await heldPort();
+    const port = held.port;
     const entry = hostEntry(host.kind, f);
     const env = {
       EMEND_BASE_URL: `http://127.0.0.1:${port}`,
@@ -70,6 +72,7 @@ describe.each(HOSTS)('tasks started on $kind', { timeout: 180_000 }, (host) => {
     };
     svc = await startModelService(env, 'openai', host.alone ? {} : { hosts: [entry] });
     const h = svc.h;
+    await held.release();
     await h.app.listen({ port, host: '127.0.0.1' });
     scriptCalcRun(svc.model, (req) => ({
       text: req.text.includes('Follow-up on pull request') ? FOLLOW_FIX : GOOD_FIX,
