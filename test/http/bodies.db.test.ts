@@ -108,6 +108,9 @@ describe('a POST or DELETE that takes no body', () => {
         // a task, token or memory item that does not exist: the answer must come from the handler (404), not the body
         const path =
           route.url
+            .replace(/:host/, 'github')
+            // A GitHub App installation's id is the host's number.
+            .replace(/installations\/:id/, 'installations/4242')
             .replace(/:id/, '01900000-0000-7000-8000-000000000000')
             .replace(/:delivery_id/, '01900000-0000-7000-8000-000000000001')
             .replace(/:account_id/, '01900000-0000-7000-8000-000000000002')
