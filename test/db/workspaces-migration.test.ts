@@ -456,7 +456,8 @@ const ADDED: Record<string, string[]> = {
   tasks: ['created_by'],
   web_sessions: ['workspace_id'],
 };
-const NEW_TABLES = ['workspace_invitations', 'workspace_members', 'workspaces'];
+/** The tables 0018 makes, and those of later migrations (0019 the GitHub App's installations, 0020 group bots). */
+const NEW_TABLES = ['workspace_invitations', 'workspace_members', 'workspaces', 'scm_installations', 'scm_group_bots'];
 
 type Row = Record<string, unknown>;
 
