@@ -245,21 +245,7 @@ export const triggerRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = async (a
             host: Type.String({ maxLength: 100, description: 'the code host’s id on this server' }),
             id: Type.String({ maxLength: 100, description: 'the group bot (from hook_url)' }),
           }),
-          response: {
-            200: described(
-              'a redelivery (nothing new) or an event that starts nothing (the reason says why)',
-              Type.Object({
-                outcome: StringEnum(['duplicate', 'ignored'] as const),
-                delivery: Type.String(),
-                reason: Type.Optional(Type.String()),
-              }),
-            ),
-            202: described(
-              'recorded and queued',
-              Type.Object({ outcome: StringEnum(['accepted'] as const), delivery: Type.String() }),
-            ),
-            ...errorResponses(400, 401, 404, 413, 429),
-          },
+          response: deliveryAnswers('recorded and queued'),
         },
       },
       async (request, reply) => {

@@ -1,27 +1,26 @@
-import { Gitlab } from '@gitbeaker/rest';
-import {
-  type CodeHost,
-  type CodeHostOptions,
-  type HostKind,
-  type NewHook,
-  type NewPull,
-  type OpenedPull,
-  type PullSource,
-  type Reaction,
-  type RepoPermission,
-  SCM_REQUEST_TIMEOUT_MS,
-  type ScmComment,
-  type ScmCommit,
-  type ScmLineComment,
-  type ThreadRef,
-  type ScmPull,
-  type ScmRepo,
+import type { Gitlab } from '@gitbeaker/rest';
+import type {
+  CodeHost,
+  CodeHostOptions,
+  HostKind,
+  NewHook,
+  NewPull,
+  OpenedPull,
+  PullSource,
+  Reaction,
+  RepoPermission,
+  ScmComment,
+  ScmCommit,
+  ScmLineComment,
+  ThreadRef,
+  ScmPull,
+  ScmRepo,
 } from '../code-host.js';
 import { type DeliveryHeaders, firstHeader, header, sameSecret } from '../deliveries.js';
 import { readGitLabEvent } from './events.js';
 import { hookOptions } from './hook-options.js';
 import { gitLabGroups } from './groups.js';
-import { GitLabHttpError, describe, requesterOver } from './requester.js';
+import { GitLabHttpError, gitLabApi, gitLabCall } from './requester.js';
 
 /**
  * The GitLab adapter (gitlab.com or a self-managed server, by apiUrl) on gitbeaker, its HTTP sent
@@ -120,22 +119,8 @@ const isDraft = (mr: MergeRequestView): boolean => !!(mr.draft ?? mr.work_in_pro
 const openedOf = (mr: MergeRequestView): OpenedPull => ({ number: mr.iid, url: mr.web_url, draft: isDraft(mr) });
 
 export function gitLab(options: CodeHostOptions): CodeHost {
-  const apiUrl = options.apiUrl.replace(/\/+$/, '');
-  const api = new Gitlab({
-    host: apiUrl,
-    requesterFn: requesterOver(apiUrl, options.fetch, options.timeoutMs ?? SCM_REQUEST_TIMEOUT_MS),
-    queryTimeout: options.timeoutMs ?? SCM_REQUEST_TIMEOUT_MS,
-    // No token: anonymous reads of public projects. gitbeaker sends `oauthToken` as a Bearer token,
-    // which GitLab accepts for personal access tokens as well as OAuth tokens.
-    ...(options.token ? { oauthToken: options.token } : {}),
-  } as ConstructorParameters<typeof Gitlab>[0]);
-  const call = async <T>(what: string, run: () => Promise<T>): Promise<T> => {
-    try {
-      return await run();
-    } catch (err) {
-      throw describe(err, what);
-    }
-  };
+  const api = gitLabApi(options);
+  const call = gitLabCall;
   const project = async (owner: string, name: string): Promise<ProjectView> =>
     (await api.Projects.show(projectId(owner, name))) as unknown as ProjectView;
 

@@ -1,7 +1,6 @@
-import { Gitlab } from '@gitbeaker/rest';
-import { type CodeHostOptions, type GroupHost, SCM_REQUEST_TIMEOUT_MS } from '../code-host.js';
+import type { CodeHostOptions, GroupHost } from '../code-host.js';
 import { hookOptions } from './hook-options.js';
-import { GitLabHttpError, describe, requesterOver } from './requester.js';
+import { GitLabHttpError, gitLabApi, gitLabCall } from './requester.js';
 
 /**
  * A GitLab group as a group access token's bot sees it: the bot itself (GitLab names it
@@ -9,20 +8,8 @@ import { GitLabHttpError, describe, requesterOver } from './requester.js';
  * delivers for every project of the group and its subgroups.
  */
 export function gitLabGroups(options: CodeHostOptions): GroupHost {
-  const apiUrl = options.apiUrl.replace(/\/+$/, '');
-  const api = new Gitlab({
-    host: apiUrl,
-    requesterFn: requesterOver(apiUrl, options.fetch, options.timeoutMs ?? SCM_REQUEST_TIMEOUT_MS),
-    queryTimeout: options.timeoutMs ?? SCM_REQUEST_TIMEOUT_MS,
-    ...(options.token ? { oauthToken: options.token } : {}),
-  } as ConstructorParameters<typeof Gitlab>[0]);
-  const call = async <T>(what: string, run: () => Promise<T>): Promise<T> => {
-    try {
-      return await run();
-    } catch (err) {
-      throw describe(err, what);
-    }
-  };
+  const api = gitLabApi(options);
+  const call = gitLabCall;
   return {
     self: () =>
       call('checking the token', async () => {

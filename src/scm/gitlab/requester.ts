@@ -1,5 +1,5 @@
-import type { Gitlab } from '@gitbeaker/rest';
-import { SCM_REQUEST_TIMEOUT_MS, ScmError, type ScmRefusal } from '../code-host.js';
+import { Gitlab } from '@gitbeaker/rest';
+import { type CodeHostOptions, SCM_REQUEST_TIMEOUT_MS, ScmError, type ScmRefusal } from '../code-host.js';
 
 /**
  * gitbeaker's HTTP layer, replaced: its own requester calls the global fetch, retries 429 and 502
@@ -130,4 +130,26 @@ export function requesterOver(apiUrl: string, fetchFn: typeof fetch, timeoutMs =
       };
     return { get: send('GET'), post: send('POST'), put: send('PUT'), patch: send('PATCH'), delete: send('DELETE') };
   }) as unknown as RequesterFn;
+}
+
+/** gitbeaker on the host's API through the given fetch, with emend's per-request timeout. */
+export function gitLabApi(options: CodeHostOptions) {
+  const apiUrl = options.apiUrl.replace(/\/+$/, '');
+  return new Gitlab({
+    host: apiUrl,
+    requesterFn: requesterOver(apiUrl, options.fetch, options.timeoutMs ?? SCM_REQUEST_TIMEOUT_MS),
+    queryTimeout: options.timeoutMs ?? SCM_REQUEST_TIMEOUT_MS,
+    // No token: anonymous reads of public projects. gitbeaker sends `oauthToken` as a Bearer token,
+    // which GitLab accepts for personal access tokens as well as OAuth tokens.
+    ...(options.token ? { oauthToken: options.token } : {}),
+  } as ConstructorParameters<typeof Gitlab>[0]);
+}
+
+/** Runs one call to GitLab; a failure is an ScmError saying what was asked. */
+export async function gitLabCall<T>(what: string, run: () => Promise<T>): Promise<T> {
+  try {
+    return await run();
+  } catch (err) {
+    throw describe(err, what);
+  }
 }
