@@ -9,6 +9,17 @@ import { AppError } from '../errors.js';
  */
 export const SESSION_COOKIE = 'emend_session';
 
+/**
+ * The cookie of a browser-bound flow through a code host (OAuth connect and sign-in, the GitHub
+ * App's install and manifest): Lax, as the host sends the browser back cross-site.
+ */
+export const flowCookie = (deps: Pick<Deps, 'config'>) => ({
+  path: '/',
+  httpOnly: true,
+  sameSite: 'lax' as const,
+  secure: deps.config.baseUrl.startsWith('https:'),
+});
+
 /** Cookie attributes: Secure when the service is served over https (EMEND_BASE_URL). */
 export function cookieOptions(deps: Pick<Deps, 'config'>, expires?: Date) {
   return {

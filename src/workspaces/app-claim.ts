@@ -1,10 +1,10 @@
-import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
+import { createHash, randomBytes } from 'node:crypto';
 import { and, eq, isNull } from 'drizzle-orm';
 import { scmInstallations } from '../db/schema.js';
 import type { Deps } from '../deps.js';
 import { AppError } from '../errors.js';
 import { ScmError } from '../scm/code-host.js';
-import { type AppInstallation, gitHubApp, gitHubAppUser } from '../scm/github/app.js';
+import { type AppInstallation, gitHubAppUser } from '../scm/github/app.js';
 import type { ScmHost } from '../scm/hosts.js';
 import { chosenHost } from './scm-connection.js';
 import { type OAuthDeps, exchangeCode, oauthAuthorizeUrl, signedState } from './scm-oauth.js';
@@ -52,14 +52,6 @@ export function startInstall(
   const url = new URL(`${host.webUrl}/apps/${encodeURIComponent(host.app.slug)}/installations/new`);
   url.searchParams.set('state', signed);
   return { url: url.href, browserNonce };
-}
-
-/** Whether the browser's cookie is the one the flow was bound to at its start. */
-export function browserHoldsNonce(browserHash: string, cookie: string | undefined): boolean {
-  if (!cookie) return false;
-  const held = Buffer.from(sha256(cookie));
-  const bound = Buffer.from(browserHash);
-  return held.length === bound.length && timingSafeEqual(held, bound);
 }
 
 /**
@@ -186,7 +178,3 @@ export async function releaseInstallation(
     throw new AppError('not_found', `installation ${installationId} on ${hostId} is not this workspace's`);
   deps.appTokens.forget(`${hostId}/${installationId}/`);
 }
-
-/** The app's view of an installation, asked with its JWT (the setup URL's id is the browser's word, not the host's). */
-export const appClientOf = (deps: Pick<Deps, 'fetch'>, host: AppHost) =>
-  gitHubApp({ apiUrl: host.apiUrl, webUrl: host.webUrl, fetch: deps.fetch, app: host.app });

@@ -85,7 +85,7 @@ export async function startConnect(
 }
 
 /** Whether the browser's cookie is the one its state was bound to at the start. */
-export function browserHolds(state: ConnectState, cookie: string | undefined): boolean {
+export function browserHolds(state: Pick<ConnectState, 'browserHash'>, cookie: string | undefined): boolean {
   if (!cookie) return false;
   const held = Buffer.from(sha256(cookie));
   const bound = Buffer.from(state.browserHash);

@@ -5,7 +5,6 @@ import type { Deps } from '../../deps.js';
 import { AppError } from '../../errors.js';
 import {
   appHost,
-  browserHoldsNonce,
   claimSignInUrl,
   finishClaim,
   installationsOf,
@@ -14,6 +13,8 @@ import {
 } from '../../workspaces/app-claim.js';
 import { caller } from '../auth.js';
 import { STATUS_OF, errorResponses } from '../errors.js';
+import { browserHolds } from '../../workspaces/scm-oauth-connect.js';
+import { flowCookie } from '../session-cookie.js';
 import { ScmHostId, Url, described } from '../schema-parts.js';
 import { appCreatedPage, errorPage, manifestPage, sendPage } from './oauth-pages.js';
 import { appManifest, convertManifest, manifestCreateUrl } from '../../workspaces/app-manifest.js';
@@ -24,13 +25,6 @@ import { chosenHost } from '../../workspaces/scm-connection.js';
 export const INSTALL_COOKIE = 'emend_app_install';
 /** The browser's half of the manifest flow's state. */
 const MANIFEST_COOKIE = 'emend_app_manifest';
-
-const installCookie = (deps: Deps) => ({
-  path: '/',
-  httpOnly: true,
-  sameSite: 'lax' as const,
-  secure: deps.config.baseUrl.startsWith('https:'),
-});
 
 const Timestamp = Type.String({ format: 'date-time' });
 
@@ -59,9 +53,9 @@ export async function claimCallback(
   code: string,
 ) {
   const held = request.cookies[INSTALL_COOKIE];
-  if (held !== undefined) reply.clearCookie(INSTALL_COOKIE, installCookie(deps));
+  if (held !== undefined) reply.clearCookie(INSTALL_COOKIE, flowCookie(deps));
   try {
-    if (!browserHoldsNonce(state.browserHash, held))
+    if (!browserHolds(state, held))
       throw new AppError(
         'forbidden',
         'this installation was started in another browser (or its claim was finished already); nothing was ' +
@@ -108,7 +102,7 @@ export const gitHubAppRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = async 
         workspaceId: who.workspace.id,
         accountId: who.account.id,
       });
-      reply.setCookie(INSTALL_COOKIE, browserNonce, { ...installCookie(deps), maxAge: 600 });
+      reply.setCookie(INSTALL_COOKIE, browserNonce, { ...flowCookie(deps), maxAge: 600 });
       return { install_url: url };
     },
   );
@@ -150,7 +144,7 @@ export const gitHubAppRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = async 
         const claims = readState(deps, state);
         if (claims.kind !== 'install' || claims.host.id !== host.id)
           throw new AppError('bad_request', 'state: not an installation this server started');
-        if (!browserHoldsNonce(claims.browserHash, request.cookies[INSTALL_COOKIE]))
+        if (!browserHolds(claims, request.cookies[INSTALL_COOKIE]))
           throw new AppError(
             'forbidden',
             'this installation was started in another browser; start it again from emend',
@@ -245,7 +239,7 @@ export const gitHubAppRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = async 
         u: caller(request).account.id,
         b: createHash('sha256').update(browserNonce).digest('base64url'),
       });
-      reply.setCookie(MANIFEST_COOKIE, browserNonce, { ...installCookie(deps), maxAge: 3600 });
+      reply.setCookie(MANIFEST_COOKIE, browserNonce, { ...flowCookie(deps), maxAge: 3600 });
       const page = manifestPage(manifestCreateUrl(host, request.query.org, state), appManifest(deps, host));
       return sendPage(reply as unknown as FastifyReply, 200, page);
     },
@@ -272,8 +266,8 @@ export const gitHubAppRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = async 
       try {
         const claims = readManifestState(deps, request.query.state);
         const held = request.cookies[MANIFEST_COOKIE];
-        reply.clearCookie(MANIFEST_COOKIE, installCookie(deps));
-        if (claims.host.id !== request.params.host || !browserHoldsNonce(claims.browserHash, held))
+        reply.clearCookie(MANIFEST_COOKIE, flowCookie(deps));
+        if (claims.host.id !== request.params.host || !browserHolds(claims, held))
           throw new AppError('forbidden', 'this app was not created from this browser; nothing was stored');
         const created = await convertManifest(deps, claims.host, request.query.code);
         request.log.info({ host: claims.host.id, app: created.slug }, 'GitHub App created from the manifest');

@@ -14,7 +14,7 @@ import { caller } from '../auth.js';
 import { STATUS_OF } from '../errors.js';
 import { errorResponses } from '../errors.js';
 import { ScmHostId, Url, described } from '../schema-parts.js';
-import { sessionSecretOf, setSessionCookie } from '../session-cookie.js';
+import { flowCookie, sessionSecretOf, setSessionCookie } from '../session-cookie.js';
 import { confirmPage, errorPage, sendPage } from './oauth-pages.js';
 import { OAUTH_SESSION_TOKEN_NAME } from './session.js';
 import { claimCallback } from './github-app.js';
@@ -23,13 +23,6 @@ import { claimCallback } from './github-app.js';
 const LOGIN_COOKIE = 'emend_oauth_login';
 /** The browser's half of a connection's state (src/workspaces/scm-oauth-connect.ts); Lax for the same reason. */
 const CONNECT_COOKIE = 'emend_oauth_connect';
-
-const oauthCookie = (deps: Deps) => ({
-  path: '/',
-  httpOnly: true,
-  sameSite: 'lax' as const,
-  secure: deps.config.baseUrl.startsWith('https:'),
-});
 
 /** The workspace this browser's control-panel session acts in, if it holds a live one. */
 async function sessionWorkspaceOf(deps: Deps, request: FastifyRequest): Promise<string | undefined> {
@@ -55,7 +48,7 @@ async function connectCallback(
   code: string,
 ) {
   const held = request.cookies[CONNECT_COOKIE];
-  if (held !== undefined) reply.clearCookie(CONNECT_COOKIE, oauthCookie(deps));
+  if (held !== undefined) reply.clearCookie(CONNECT_COOKIE, flowCookie(deps));
   const signedInAs = await sessionWorkspaceOf(deps, request);
   if (signedInAs !== undefined && signedInAs !== state.workspaceId) {
     throw new AppError(
@@ -161,7 +154,7 @@ export const scmRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = async (app, 
     },
     async (request, reply) => {
       const { url, browserNonce } = await startConnect(deps, caller(request).workspace.id, request.query.host);
-      reply.setCookie(CONNECT_COOKIE, browserNonce, { ...oauthCookie(deps), maxAge: 600 });
+      reply.setCookie(CONNECT_COOKIE, browserNonce, { ...flowCookie(deps), maxAge: 600 });
       return { authorize_url: url };
     },
   );
@@ -244,7 +237,7 @@ export const scmRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = async (app, 
       if (claims.kind === 'connect') return connectCallback(deps, request, reply, claims, code);
       if (claims.kind === 'claim') return claimCallback(deps, request, reply, claims, code);
       if (claims.kind === 'install') throw new AppError('bad_request', 'state: an installation’s, not a sign-in’s');
-      reply.clearCookie(LOGIN_COOKIE, oauthCookie(deps));
+      reply.clearCookie(LOGIN_COOKIE, flowCookie(deps));
       try {
         if (request.cookies[LOGIN_COOKIE] !== claims.loginNonce) {
           throw new AppError(
@@ -290,7 +283,7 @@ export const scmRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = async (app, 
     },
     async (request, reply) => {
       const { url, nonce } = loginAuthorizeUrl(deps, request.query.host);
-      reply.setCookie(LOGIN_COOKIE, nonce, { ...oauthCookie(deps), maxAge: 600 });
+      reply.setCookie(LOGIN_COOKIE, nonce, { ...flowCookie(deps), maxAge: 600 });
       return reply.redirect(url, 302);
     },
   );

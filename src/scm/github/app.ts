@@ -29,10 +29,6 @@ export interface InstallationToken {
 }
 
 export interface GitHubAppClient {
-  /** The installation that covers owner/name, or null when the app is not installed there. */
-  installationOn(owner: string, name: string): Promise<AppInstallation | null>;
-  /** The installation with this id, or null when it is gone. */
-  installation(id: string): Promise<AppInstallation | null>;
   /** A new token of the installation for `repository` only (its name: installations are per account). */
   mintToken(installationId: string, repository: string): Promise<InstallationToken>;
   /** The bot's commit identity: `<slug>[bot]` and the noreply address GitHub maps to it. */
@@ -69,33 +65,10 @@ export function gitHubApp(options: {
   });
   // GET /users/{login} is public, and not an app route: asked without the app's JWT.
   const anonymous = octokitOn(options);
-  const notFound = (err: unknown) => err instanceof ScmError && err.status === 404;
   const call = scmCall;
   let bot: { name: string; email: string } | undefined;
 
   return {
-    async installationOn(owner, name) {
-      try {
-        const { data } = await call(`the app's installation on ${owner}/${name}`, () =>
-          octokit.request('GET /repos/{owner}/{repo}/installation', { owner, repo: name }),
-        );
-        return installationOf(data);
-      } catch (err) {
-        if (notFound(err)) return null;
-        throw err;
-      }
-    },
-    async installation(id) {
-      try {
-        const { data } = await call(`installation ${id}`, () =>
-          octokit.request('GET /app/installations/{installation_id}', { installation_id: Number(id) }),
-        );
-        return installationOf(data);
-      } catch (err) {
-        if (notFound(err)) return null;
-        throw err;
-      }
-    },
     async mintToken(installationId, repository) {
       const auth = await call(`a token of installation ${installationId}`, () =>
         octokit.auth({ type: 'installation', installationId: Number(installationId), repositoryNames: [repository] }),
