@@ -38,6 +38,10 @@ export function egressEnv(): Record<string, string> {
     YARN_HTTPS_PROXY: PROXY_URL,
     YARN_HTTP_PROXY: PROXY_URL,
     PIP_PROXY: PROXY_URL,
+    // One retry, not pip's five with backoff: the proxy asks a temporary DNS failure again itself and
+    // otherwise refuses for good (a host outside the policy), and five retries of a refused index cost
+    // 12 s per install attempt before the verdict could say which host was refused.
+    PIP_RETRIES: '1',
     CARGO_HTTP_PROXY: PROXY_URL,
     // Every JVM (Gradle's daemon included) takes these; Maven's resolver also reads settings.xml below.
     JAVA_TOOL_OPTIONS: [
