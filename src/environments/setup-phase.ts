@@ -71,7 +71,10 @@ export async function runSetup(ctx: RunContext, tree: RunTree, recipe: TestRecip
     if (next.scriptsOff) {
       scriptsOff = true;
       notes.push(`${next.why}; installed again without dependencies' scripts`);
-    } else plain = next.install;
+    } else {
+      plain = next.install;
+      if (next.noted) notes.push(`${next.why}; installed again with: ${next.install}`);
+    }
     const line = installLine(plain)!;
     output?.push(Buffer.from(`emend: ${next.why}; installing again with: ${line}\n`));
     command = commandOf(line);
@@ -149,7 +152,7 @@ function nextInstall(
   result: { exitCode: number | null; stdout: string; stderr: string },
   scriptsOff: boolean,
   rootName: string | undefined,
-): { install: string; why: string; scriptsOff?: true } | undefined {
+): { install: string; why: string; scriptsOff?: true; noted?: true } | undefined {
   if (install === undefined || result.exitCode === 0) return undefined;
   const npm = install.startsWith('npm ') ? retriedInstall(install, result) : undefined;
   if (npm) return npm;
@@ -164,6 +167,9 @@ function nextInstall(
   };
 }
 
+/** npm 6 to 11's words for a tarball the registry does not have: `npm ERR! 404 Not Found - GET <url>.tgz`. */
+const GONE_TARBALL = /^npm (?:ERR!|error) 404 Not Found - GET \S*\/-\/(\S+)\.tgz\b/m;
+
 /**
  * The npm install to try after a failed one, when npm's own words say what to change:
  * - ENOVERSIONS or ETARGET under `--before`: no version published before the base commit's date
@@ -172,12 +178,16 @@ function nextInstall(
  * - ERESOLVE: a peer dependency conflict npm 7+ refuses and npm 6, which an old repository was
  *   written against, allowed: with `--legacy-peer-deps`, npm 6's resolution;
  * - `npm ci` refusing a lockfile out of step with package.json (a change that edited one and not
- *   the other): `npm install`, which brings the lockfile up to date, as npm itself advises.
+ *   the other): `npm install`, which brings the lockfile up to date, as npm itself advises;
+ * - a locked package's tarball the registry answers 404 for (a version since unpublished, or one
+ *   an operator's mirror never copied): the lockfile cannot be installed as written anywhere this
+ *   registry serves, so `npm install --no-package-lock`, the manifest's ranges resolved again
+ *   (said in the verdict's notes: the versions tested are not the lockfile's).
  */
 function retriedInstall(
   install: string,
   result: { exitCode: number | null; stdout: string; stderr: string },
-): { install: string; why: string } | undefined {
+): { install: string; why: string; noted?: true } | undefined {
   if (result.exitCode === 0) return undefined;
   const said = result.stdout + result.stderr;
   if (/ --before=\S+/.test(install) && /\b(ENOVERSIONS|ETARGET)\b/.test(said))
@@ -189,6 +199,12 @@ function retriedInstall(
     return {
       install: install.replace(/^npm ci /, 'npm install '),
       why: 'npm ci refused a lockfile out of step with package.json',
+    };
+  if (/^npm (ci|install) /.test(install) && !install.includes('--no-package-lock') && GONE_TARBALL.test(said))
+    return {
+      install: install.replace(/^npm (ci|install) /, 'npm install --no-package-lock '),
+      why: `the lockfile names ${GONE_TARBALL.exec(said)![1]}, which the registry does not serve (404)`,
+      noted: true,
     };
   if (install.startsWith('npm install ') && !install.includes('--legacy-peer-deps') && /\bERESOLVE\b/.test(said))
     return { install: `${install} --legacy-peer-deps`, why: 'npm refused a peer dependency conflict (ERESOLVE)' };

@@ -192,6 +192,27 @@ describe('toolchains for a repository', { timeout: 120_000 }, () => {
       const outOfStep = await validateAsOf('2021-06-01T12:00:00Z', 2, {}, stale);
       expect(outOfStep.setup).toMatchObject({ command: 'npm install --no-audit --no-fund', exit_code: 0 });
       expect(outOfStep).toMatchObject({ passed: true, tests: { passed: 1, failed: 0 } });
+      // a lockfile pinning a version the registry does not serve (unpublished, or a mirror never
+      // copied it): npm ci's 404, then the manifest's ranges resolved again without the lockfile
+      const gone = JSON.stringify({
+        name: 'x',
+        lockfileVersion: 3,
+        requires: true,
+        packages: {
+          '': { name: 'x', dependencies: { 'emendfix-pick': '^1.0.0' } },
+          'node_modules/emendfix-pick': {
+            version: '1.0.5',
+            resolved: new URL('emendfix-pick/-/emendfix-pick-1.0.5.tgz', registry.url).href,
+            integrity: 'sha512-' + Buffer.alloc(64).toString('base64'),
+          },
+        },
+      });
+      const unserved = await validateAsOf('2021-06-01T12:00:00Z', 2, {}, gone);
+      expect(unserved.setup, unserved.setup?.log_tail).toMatchObject({ command: 'npm install --no-package-lock --no-audit --no-fund', exit_code: 0 });
+      expect(unserved.setup?.notes).toEqual([
+        'the lockfile names emendfix-pick-1.0.5, which the registry does not serve (404); installed again with: npm install --no-package-lock --no-audit --no-fund',
+      ]);
+      expect(unserved).toMatchObject({ passed: true, tests: { passed: 1, failed: 0 } });
     } finally {
       await registry.close();
     }
