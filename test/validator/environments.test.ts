@@ -208,7 +208,10 @@ describe('toolchains for a repository', { timeout: 120_000 }, () => {
         },
       });
       const unserved = await validateAsOf('2021-06-01T12:00:00Z', 2, {}, gone);
-      expect(unserved.setup, unserved.setup?.log_tail).toMatchObject({ command: 'npm install --no-package-lock --no-audit --no-fund', exit_code: 0 });
+      expect(unserved.setup, unserved.setup?.log_tail).toMatchObject({
+        command: 'rm -rf node_modules && npm install --no-package-lock --no-audit --no-fund',
+        exit_code: 0,
+      });
       expect(unserved.setup?.notes).toEqual([
         'the lockfile names emendfix-pick-1.0.5, which the registry does not serve (404); installed again with: npm install --no-package-lock --no-audit --no-fund',
       ]);
