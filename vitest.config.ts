@@ -24,11 +24,6 @@ const shared = {
   hookTimeout: 60_000,
   // test/llm/model-timeouts.test.ts forces garbage collection during model calls (global.gc).
   execArgv: ['--expose-gc'],
-  // A worker keeps its modules from one test file to the next instead of loading the whole service
-  // again for each (3.6 s of import per file under test/http, 101 s of its 235): the service keeps
-  // no module-level state (dependencies are passed in), and a test that changes process.env or
-  // a global puts it back. test/http alone: 235 s → 102 s wall, 278 s → 122 s of CPU.
-  isolate: false,
 };
 
 export default defineConfig({
