@@ -108,17 +108,35 @@ exit $status
   commitFiles(dir: string, parent: string | undefined, c: CommitContent & { author: Identity }): string {
     const tmp = mkdtempSync(join(this.scratch, 'index-'));
     const env = { GIT_INDEX_FILE: join(tmp, 'index') };
-    const add = (mode: string, path: string, content: string) => {
-      const blob = this.run(dir, ['hash-object', '-w', '--stdin'], { input: content }).trim();
-      this.run(dir, ['update-index', '--add', '--cacheinfo', `${mode},${blob},${path}`], { env });
-    };
+    // Five git processes a commit whatever its size (the blobs in one hash-object, the index in one
+    // update-index): a test process holding a database pays for every child it starts
+    // (bench/spawn-cost.ts), and repositories are made in most tests.
+    const added = [
+      ...Object.entries(c.files).flatMap(([path, content]) => (content === null ? [] : [['100644', path, content]])),
+      ...Object.entries(c.links ?? {}).map(([path, target]) => ['120000', path, target]),
+    ] as [string, string, string][];
     try {
       this.run(dir, ['read-tree', parent ?? '--empty'], { env });
-      for (const [path, content] of Object.entries(c.files)) {
-        if (content === null) this.run(dir, ['update-index', '--force-remove', '--', path], { env });
-        else add('100644', path, content);
-      }
-      for (const [path, target] of Object.entries(c.links ?? {})) add('120000', path, target);
+      const sources = added.map(([, , content], i) => {
+        const source = join(tmp, `blob-${i}`);
+        writeFileSync(source, content);
+        return source;
+      });
+      const blobs =
+        sources.length > 0
+          ? this.run(dir, ['hash-object', '-w', '--no-filters', '--stdin-paths'], { input: `${sources.join('\n')}\n` })
+              .trim()
+              .split('\n')
+          : [];
+      const removed = Object.entries(c.files).filter(([, content]) => content === null);
+      // mode 0 takes a path out of the index (git update-index --index-info)
+      const lines = [
+        ...removed.map(([path]) => `0 ${'0'.repeat(40)}\t${path}`),
+        ...added.map(([mode, path], i) => `${mode} ${blobs[i]}\t${path}`),
+      ];
+      // NUL-terminated: a test's path may hold any byte but NUL
+      if (lines.length > 0)
+        this.run(dir, ['update-index', '-z', '--index-info'], { env, input: `${lines.join('\0')}\0` });
       const tree = this.run(dir, ['write-tree'], { env }).trim();
       return this.commitTree(dir, tree, parent ? [parent] : [], c.message ?? 'change', c.author);
     } finally {
