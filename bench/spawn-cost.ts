@@ -8,16 +8,55 @@
  * on its embedded database, and every test process with a harness, pays for it on each git
  * command. Measured here: the parent's CPU (user + system) and the wall time per `/bin/true`
  * started and waited for, BENCH_SPAWNS times (100 by default), bare and then with one, two and
- * three migrated PGlite databases open as the tests open them (16 MB of shared buffers).
+ * three migrated PGlite databases open as the tests open them (16 MB of shared buffers); then the
+ * same children started by a small launcher process (a bare Node process with no database, asked
+ * over IPC), the design the figures argue for: its cost does not grow with the parent's memory.
  *
  *   npx tsx bench/spawn-cost.ts
  */
-import { execFileSync } from 'node:child_process';
+import { execFileSync, fork } from 'node:child_process';
 import os from 'node:os';
 import { type Database, openPglite, runMigrations } from '../src/db/client.js';
 import { envInt, loadAverage, log, median } from './stats.js';
 
 const SPAWNS = envInt('BENCH_SPAWNS', 100);
+
+/** A bare Node process that starts `/bin/true` when asked and answers when it has exited. */
+const LAUNCHER = `
+const { execFile } = require('node:child_process');
+process.on('message', (m) => execFile('/bin/true', () => process.send(m)));
+`;
+
+async function perLaunch(label: string) {
+  const launcher = fork('-e', [LAUNCHER], { execArgv: [], stdio: ['ignore', 'ignore', 'inherit', 'ipc'] });
+  // `node -e LAUNCHER` with an IPC channel: fork's module path is the `-e` flag, its first argument the script
+  const ask = (i: number) =>
+    new Promise<void>((resolve) => {
+      const on = (m: unknown) => {
+        if (m === i) {
+          launcher.off('message', on);
+          resolve();
+        }
+      };
+      launcher.on('message', on);
+      launcher.send(i);
+    });
+  await ask(-1);
+  const cpu: number[] = [];
+  const wall: number[] = [];
+  for (let i = 0; i < SPAWNS; i++) {
+    const c0 = process.cpuUsage();
+    const t0 = performance.now();
+    await ask(i);
+    wall.push(performance.now() - t0);
+    const c = process.cpuUsage(c0);
+    cpu.push((c.user + c.system) / 1000);
+  }
+  launcher.kill();
+  log(
+    `${label.padEnd(22)} through a launcher      median per spawn: ${median(cpu).toFixed(1)} ms CPU (parent), ${median(wall).toFixed(1)} ms wall`,
+  );
+}
 
 function perSpawn(label: string) {
   const cpu: number[] = [];
@@ -50,4 +89,5 @@ for (let i = 1; i <= 3; i++) {
   open.push(await openPglite(undefined, { loadDataDir: blob, settings: { shared_buffers: '16MB' } }));
   perSpawn(`${i} database(s) open`);
 }
+await perLaunch('3 database(s) open');
 for (const d of open) await d.close();
