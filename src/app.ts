@@ -23,6 +23,7 @@ import { taskRoutes } from './http/routes/tasks.js';
 import { scmRoutes } from './http/routes/scm.js';
 import { gitHubAppRoutes } from './http/routes/github-app.js';
 import { groupBotRoutes } from './http/routes/group-bots.js';
+import { panelSessionRoutes } from './http/routes/panel-sessions.js';
 import { sessionRoutes } from './http/routes/session.js';
 import { screenshotRoutes, siteRoutes } from './http/routes/sites.js';
 import { tokenRoutes } from './http/routes/tokens.js';
@@ -54,6 +55,7 @@ const resources = [
   demoRoutes,
   adminRoutes,
   sessionRoutes,
+  panelSessionRoutes,
   feedbackRoutes,
   trainingRoutes,
   workspaceRoutes,

@@ -1,9 +1,10 @@
 import { createHash, randomBytes } from 'node:crypto';
-import { and, eq, gt, lte, sql } from 'drizzle-orm';
+import { and, desc, eq, gt, inArray, isNull, lte, or, sql } from 'drizzle-orm';
 import { accounts, apiTokens, webSessions, workspaceMembers, workspaces } from '../db/schema.js';
 import { liveWorkspaceJoin, memberJoin } from '../workspaces/workspaces.js';
 import type { Deps } from '../deps.js';
 import { AppError } from '../errors.js';
+import { newId } from '../ids.js';
 import { type AuthContext, callerColumns, liveCaller } from './authenticate.js';
 
 /**
@@ -14,6 +15,9 @@ import { type AuthContext, callerColumns, liveCaller } from './authenticate.js';
  */
 export const SESSION_TTL_MS = 12 * 3_600_000;
 
+/** A User-Agent kept for a person to tell sessions apart: more says nothing more and costs a row. */
+const USER_AGENT_CHARS = 300;
+
 const hashSecret = (secret: string) => createHash('sha256').update(secret).digest('hex');
 const SECRET_SHAPE = /^[A-Za-z0-9_-]{43}$/;
 
@@ -21,6 +25,7 @@ const SECRET_SHAPE = /^[A-Za-z0-9_-]{43}$/;
 export async function createSession(
   deps: Pick<Deps, 'db' | 'clock'>,
   auth: { accountId: string; tokenId: string; tokenExpiresAt: Date | null },
+  client: { userAgent?: string; address?: string } = {},
 ) {
   const now = deps.clock.now();
   let expiresAt = new Date(now.getTime() + SESSION_TTL_MS);
@@ -36,6 +41,9 @@ export async function createSession(
     tokenId: auth.tokenId,
     createdAt: now,
     expiresAt,
+    id: newId(),
+    userAgent: client.userAgent?.slice(0, USER_AGENT_CHARS) || null,
+    clientAddress: client.address?.slice(0, 64) || null,
   });
   return { secret, expiresAt };
 }
@@ -82,4 +90,96 @@ export async function deleteSession(deps: Pick<Deps, 'db'>, secret: string) {
     .where(eq(webSessions.idHash, hashSecret(secret)))
     .returning({ tokenId: webSessions.tokenId });
   return row;
+}
+
+/** A live session as its account sees it (GET /v1/me/sessions). */
+export interface SessionRecord {
+  id: string;
+  createdAt: Date;
+  expiresAt: Date;
+  userAgent: string | null;
+  clientAddress: string | null;
+  /** The workspace the session acts in: the one the panel switched to, else its token's. */
+  workspaceId: string;
+  current: boolean;
+}
+
+/** The token is live: not revoked, not expired. A session of a dead token is dead too. */
+const liveToken = (now: Date) =>
+  and(isNull(apiTokens.revokedAt), or(isNull(apiTokens.expiresAt), gt(apiTokens.expiresAt, now)));
+
+/** The account's live sessions, newest first; `currentSecret` (the caller's own cookie) marks its own. */
+export async function listSessions(
+  deps: Pick<Deps, 'db' | 'clock'>,
+  accountId: string,
+  currentSecret: string | undefined,
+): Promise<SessionRecord[]> {
+  const now = deps.clock.now();
+  const current = currentSecret === undefined ? undefined : hashSecret(currentSecret);
+  const rows = await deps.db
+    .select({
+      idHash: webSessions.idHash,
+      id: webSessions.id,
+      createdAt: webSessions.createdAt,
+      expiresAt: webSessions.expiresAt,
+      userAgent: webSessions.userAgent,
+      clientAddress: webSessions.clientAddress,
+      workspaceId: sql<string>`coalesce(${webSessions.workspaceId}, ${apiTokens.workspaceId})`,
+    })
+    .from(webSessions)
+    .innerJoin(apiTokens, eq(apiTokens.id, webSessions.tokenId))
+    .where(and(eq(webSessions.accountId, accountId), gt(webSessions.expiresAt, now), liveToken(now)))
+    .orderBy(desc(webSessions.createdAt), desc(webSessions.id));
+  return rows.map(({ idHash, ...row }) => ({ ...row, current: idHash === current }));
+}
+
+/**
+ * Ends one of the account's sessions by its public id; not_found for another account's or an
+ * unknown one. Answers the token it acted as (one a code-host sign-in issued for the session is
+ * revoked with it by the caller, as at sign-out).
+ */
+export async function endSession(deps: Pick<Deps, 'db'>, accountId: string, id: string) {
+  const [ended] = await deps.db
+    .delete(webSessions)
+    .where(and(eq(webSessions.accountId, accountId), eq(webSessions.id, id)))
+    .returning({ tokenId: webSessions.tokenId });
+  if (!ended) throw new AppError('not_found', `no session ${id} of yours`);
+  return ended;
+}
+
+/**
+ * What a workspace's owner ends of a member's at once: every panel session of theirs acting in the
+ * workspace (switched to it, or opened with a token of it), and every live token of theirs for the
+ * workspace. Their sessions and tokens in other workspaces are theirs and those owners' (docs/decisions.md).
+ */
+export async function signOutMember(
+  deps: Pick<Deps, 'db' | 'clock'>,
+  workspaceId: string,
+  accountId: string,
+): Promise<{ sessions: number; tokens: number }> {
+  const now = deps.clock.now();
+  return deps.db.transaction(async (tx) => {
+    const theirTokens = tx
+      .select({ id: apiTokens.id })
+      .from(apiTokens)
+      .where(and(eq(apiTokens.accountId, accountId), eq(apiTokens.workspaceId, workspaceId)));
+    const ended = await tx
+      .delete(webSessions)
+      .where(
+        and(
+          eq(webSessions.accountId, accountId),
+          or(
+            eq(webSessions.workspaceId, workspaceId),
+            and(isNull(webSessions.workspaceId), inArray(webSessions.tokenId, theirTokens)),
+          ),
+        ),
+      )
+      .returning({ tokenId: webSessions.tokenId });
+    const revoked = await tx
+      .update(apiTokens)
+      .set({ revokedAt: now })
+      .where(and(eq(apiTokens.accountId, accountId), eq(apiTokens.workspaceId, workspaceId), liveToken(now)))
+      .returning({ id: apiTokens.id });
+    return { sessions: ended.length, tokens: revoked.length };
+  });
 }

@@ -482,8 +482,17 @@ export const webSessions = pgTable(
     workspaceId: uuid('workspace_id').references(() => workspaces.id, { onDelete: 'set null' }),
     createdAt: ts('created_at').notNull(),
     expiresAt: ts('expires_at').notNull(),
+    /**
+     * The session's public id (GET /v1/me/sessions, ending one): never the secret's hash, which is
+     * the key the cookie is looked up by. Sessions from before it got one at the migration.
+     */
+    id: uuid('id').notNull().defaultRandom(),
+    /** The browser's User-Agent at sign-in, clipped: for a person to tell their sessions apart. */
+    userAgent: text('user_agent'),
+    /** The client's address at sign-in, as the trusted-proxy rules read it. */
+    clientAddress: text('client_address'),
   },
-  (t) => [index('web_sessions_account_idx').on(t.accountId)],
+  (t) => [index('web_sessions_account_idx').on(t.accountId), uniqueIndex('web_sessions_id_idx').on(t.id)],
 );
 
 /**

@@ -12,6 +12,8 @@ export const ROUTE_ACTS: Readonly<Record<string, Act>> = {
   'POST /me/tokens': 'account',
   'GET /me/tokens': 'self',
   'DELETE /me/tokens/:id': 'account',
+  'GET /me/sessions': 'self',
+  'DELETE /me/sessions/:id': 'account',
 
   'GET /tasks': 'read',
   'GET /tasks/limits': 'read',
@@ -79,6 +81,7 @@ export const ROUTE_ACTS: Readonly<Record<string, Act>> = {
   'GET /workspaces/:id/members': 'read',
   'PATCH /workspaces/:id/members/:account_id': 'members',
   'DELETE /workspaces/:id/members/:account_id': 'members',
+  'POST /workspaces/:id/members/:account_id/sign-out': 'owner',
   'POST /workspaces/:id/invitations': 'members',
   'GET /workspaces/:id/invitations': 'members',
   'DELETE /workspaces/:id/invitations/:invitation_id': 'members',

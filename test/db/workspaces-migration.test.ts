@@ -450,11 +450,14 @@ const RENAMED = [
 ];
 /** What moves from accounts to workspaces. */
 const MOVED_TO_WORKSPACE = ['plan', 'credits', 'use_byok', 'approval_mode', 'fixer'];
-/** The columns 0018 adds to old tables (their values are checked on their own). */
+/**
+ * The columns 0018 adds to old tables (their values are checked on their own), and those of later
+ * migrations (0021 a session's public id, its browser and address).
+ */
 const ADDED: Record<string, string[]> = {
   api_tokens: ['workspace_id', 'scopes'],
   tasks: ['created_by'],
-  web_sessions: ['workspace_id'],
+  web_sessions: ['workspace_id', 'id', 'user_agent', 'client_address'],
 };
 /** The tables 0018 makes, and those of later migrations (0019 the GitHub App's installations, 0020 group bots). */
 const NEW_TABLES = ['workspace_invitations', 'workspace_members', 'workspaces', 'scm_installations', 'scm_group_bots'];
@@ -718,6 +721,16 @@ describe('migration 0018 (workspaces) on a database with rows in every table', (
     expect(decryptSecret(secretKey, key!.keyEnc, keyContext(ada, key!.provider))).toBe(secrets.provider);
     const [endpoint] = await db.select().from(schema.webhookEndpoints);
     expect(signingSecretOf(deps, endpoint!)).toBe(secrets.webhook);
+  });
+
+  it('gives every old panel session a public id of its own (0021), and no browser or address it never recorded', () => {
+    const sessions = after.web_sessions!;
+    expect(sessions.length).toBeGreaterThan(0);
+    for (const s of sessions) {
+      expect(s.id).toMatch(/^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/);
+      expect([s.user_agent, s.client_address]).toEqual([null, null]);
+    }
+    expect(new Set(sessions.map((s) => s.id)).size).toBe(sessions.length);
   });
 
   it('signs every old live token and panel session in, as the owner of its account’s personal workspace', async () => {

@@ -176,6 +176,8 @@ function ownerPath(route: RouteEntry): string {
         'workspaces:id': route.url.includes('/admin/') ? owned.otherAccountId : A.workspace.id,
         'members:account_id': owned.otherAccountId,
         'invitations:invitation_id': owned.otherAccountId,
+        // No session has this id: ending it answers 404, as for another person's.
+        'sessions:id': owned.otherAccountId,
       };
       const v = value[`${before}:${name}`];
       if (v === undefined)

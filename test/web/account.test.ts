@@ -93,6 +93,39 @@ describe.skipIf(!haveChromium)('the control panel: signing in and the account', 
     await context.close();
   });
 
+  it('lists the signed-in browsers, this one marked, and ends another: that browser is signed out', async () => {
+    const { token } = await newAccount(panel.h, { plan: 'pro', scm: false });
+    const other = await panel.newPage();
+    await signInWithKeyboard(other.page, token);
+    const { context, page, pageErrors } = await panel.newPage();
+    await signInWithKeyboard(page, token);
+    await page.getByRole('link', { name: 'Account' }).click();
+    const rows = page.getByTestId('sessions').locator('tbody tr');
+    await expect.poll(() => rows.count()).toBe(2);
+    const mine = rows.filter({ hasText: '(this browser)' });
+    expect(await mine.count()).toBe(1);
+    expect(await mine.textContent()).toContain('127.0.0.1');
+    expect(await page.content()).not.toContain(token);
+
+    page.once('dialog', (d) => void d.accept());
+    await rows
+      .filter({ hasNotText: '(this browser)' })
+      .getByRole('button', { name: /^End the session signed in/ })
+      .click();
+    await expect
+      .poll(async () => [await rows.count(), await page.getByRole('alert').allTextContents()])
+      .toEqual([1, []]);
+    // the other browser's next call is refused, and the panel sends it back to sign in
+    await other.page.reload();
+    await other.page.getByRole('heading', { name: 'Sign in to emend' }).waitFor();
+    // this one is still signed in
+    await page.reload();
+    await page.getByRole('heading', { name: 'Account' }).waitFor();
+    expect(pageErrors).toEqual([]);
+    await other.context.close();
+    await context.close();
+  });
+
   it('saves a provider key with its context window, and lists the window', async () => {
     const { token } = await newAccount(panel.h, { plan: 'pro', scm: false });
     const { context, page, pageErrors } = await panel.newPage();

@@ -46,6 +46,8 @@ interface Fixture {
   member: string;
   /** An invitation not yet accepted. */
   invitation: string;
+  /** A control-panel session of the workspace's owner (DELETE /me/sessions/:id aims at it). */
+  session: string;
 }
 
 interface Caller {
@@ -135,6 +137,9 @@ async function teamWorkspace(
   await insertTasks(h.deps.db, [task]);
   into.task = task.id!;
   into.spareToken = (await mint(owner.token, into.workspace, undefined, 'spare')).id;
+  const signedIn = await h.app.inject({ method: 'POST', url: '/v1/auth/session', payload: { token: owner.token } });
+  expect(signedIn.statusCode, signedIn.body).toBe(200);
+  into.session = ((await ok(owner.token, 'GET', '/v1/me/sessions')) as unknown as { id: string }[])[0]!.id;
   // A lesson (the memory item) from feedback; a webhook on a name that does not resolve, and the
   // failed delivery of its ping.
   await ok(full.secret, 'POST', `/v1/tasks/${into.task}/feedback`, { correct: 'no', note: `the ${name} lesson` });
@@ -235,6 +240,7 @@ function paramValue(key: string, f: Fixture): string {
     'screenshots:name': 'desktop.png',
     'apps:host': 'github',
     'installations:id': '4242',
+    'sessions:id': f.session,
   };
   const v = value[key];
   if (v === undefined) throw new Error(`the sweep does not know what ${key} names; teach paramValue`);
@@ -330,6 +336,7 @@ describe('roles and workspaces over every route of the route table', () => {
       [
         'POST /v1/me/tokens account',
         'DELETE /v1/me/tokens/:id account',
+        'DELETE /v1/me/sessions/:id account',
         'POST /v1/workspaces account',
         'POST /v1/invitations/accept account',
         'POST /v1/auth/session/workspace account',

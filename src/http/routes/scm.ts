@@ -251,11 +251,11 @@ export const scmRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = async (app, 
           { accountId: account.id, workspaceId: personalWorkspaceId },
           OAUTH_SESSION_TOKEN_NAME,
         );
-        const session = await createSession(deps, {
-          accountId: account.id,
-          tokenId: record.id,
-          tokenExpiresAt: record.expiresAt,
-        });
+        const session = await createSession(
+          deps,
+          { accountId: account.id, tokenId: record.id, tokenExpiresAt: record.expiresAt },
+          { userAgent: request.headers['user-agent'], address: request.ip },
+        );
         setSessionCookie(deps, reply, session.secret, session.expiresAt);
         return reply.redirect('/app/', 302);
       } catch (err) {

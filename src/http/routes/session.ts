@@ -12,6 +12,14 @@ import { checkSameOrigin, clearSessionCookie, sessionSecretOf, setSessionCookie 
 /** The name of the token a code-host sign-in issues; signing out of such a session revokes it. */
 export const OAUTH_SESSION_TOKEN_NAME = 'control panel (GitHub sign-in)';
 
+/** Revokes the token a code-host sign-in issued for a session that has ended; any other token stays. */
+export async function revokeSessionToken(deps: Pick<Deps, 'db' | 'clock'>, tokenId: string) {
+  await deps.db
+    .update(apiTokens)
+    .set({ revokedAt: deps.clock.now() })
+    .where(and(eq(apiTokens.id, tokenId), eq(apiTokens.name, OAUTH_SESSION_TOKEN_NAME), isNull(apiTokens.revokedAt)));
+}
+
 const SessionSummary = Type.Object({
   id: Type.String({ description: 'the account id' }),
   email: Type.String(),
@@ -68,7 +76,11 @@ export const sessionRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = async (a
         );
       }
       const { auth, expiresAt: tokenExpiresAt } = await authenticateToken(deps, request.body.token.trim());
-      const session = await createSession(deps, { accountId: auth.account.id, tokenId: auth.tokenId, tokenExpiresAt });
+      const session = await createSession(
+        deps,
+        { accountId: auth.account.id, tokenId: auth.tokenId, tokenExpiresAt },
+        { userAgent: request.headers['user-agent'], address: request.ip },
+      );
       setSessionCookie(deps, reply, session.secret, session.expiresAt);
       reply.header('cache-control', 'no-store');
       return {
@@ -106,18 +118,7 @@ export const sessionRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = async (a
       const secret = sessionSecretOf(request);
       if (secret) checkSameOrigin(deps, request);
       const ended = secret ? await deleteSession(deps, secret) : undefined;
-      if (ended) {
-        await deps.db
-          .update(apiTokens)
-          .set({ revokedAt: deps.clock.now() })
-          .where(
-            and(
-              eq(apiTokens.id, ended.tokenId),
-              eq(apiTokens.name, OAUTH_SESSION_TOKEN_NAME),
-              isNull(apiTokens.revokedAt),
-            ),
-          );
-      }
+      if (ended) await revokeSessionToken(deps, ended.tokenId);
       clearSessionCookie(deps, reply);
       return { signed_out: !!ended };
     },

@@ -1,6 +1,6 @@
 import { type FastifyPluginAsyncTypebox, Type } from '@fastify/type-provider-typebox';
 import type { AuthContext } from '../../accounts/authenticate.js';
-import { switchSessionWorkspace } from '../../accounts/sessions.js';
+import { signOutMember, switchSessionWorkspace } from '../../accounts/sessions.js';
 import { WORKSPACE_ROLES } from '../../db/access-vocabulary.js';
 import type { Deps } from '../../deps.js';
 import { AppError } from '../../errors.js';
@@ -298,6 +298,40 @@ export const workspaceRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = async 
       const workspace = inPath(auth, request.params.id);
       await removeOtherMember(deps, actor(auth), workspace.id, request.params.account_id);
       return reply.status(204).send(null);
+    },
+  );
+
+  app.post(
+    '/workspaces/:id/members/:account_id/sign-out',
+    {
+      config: full,
+      schema: {
+        tags: ['workspaces'],
+        operationId: 'signOutMember',
+        summary:
+          'End a member’s control-panel sessions in this workspace and revoke their tokens for it, at once (owner)',
+        description:
+          'Sessions and tokens the member has in other workspaces are untouched: those are their own and those owners’. The member stays a member; removing them is DELETE on the member.',
+        params: MemberParams,
+        response: {
+          200: described(
+            'what was ended',
+            Type.Object({
+              sessions_ended: Type.Integer({ minimum: 0 }),
+              tokens_revoked: Type.Integer({ minimum: 0 }),
+            }),
+          ),
+          ...errorResponses(400, 401, 403, 404),
+        },
+      },
+    },
+    async (request) => {
+      const auth = caller(request);
+      const workspace = inPath(auth, request.params.id);
+      if (!(await membershipOf(deps.db, request.params.account_id, workspace.id)))
+        throw new AppError('not_found', `no member ${request.params.account_id} in workspace ${workspace.id}`);
+      const ended = await signOutMember(deps, workspace.id, request.params.account_id);
+      return { sessions_ended: ended.sessions, tokens_revoked: ended.tokens };
     },
   );
 

@@ -4,6 +4,7 @@ import type { paths } from '../api/schema';
 import { type Profile, type Workspace, roleAtLeast } from '../api/types';
 import { ErrorNote } from '../components/ErrorNote';
 import { AccessTokens } from './account/AccessTokens';
+import { Sessions } from './account/Sessions';
 import { CodeHost } from './account/CodeHost';
 import { useInstallations } from './account/GitHubApp';
 import { ModelProvider } from './account/ModelProvider';
@@ -105,6 +106,7 @@ export function AccountPage({
             </p>
           )}
           <AccessTokens profile={profile} workspaces={workspaces} />
+          <Sessions profile={profile} workspaces={workspaces} />
           {maintains && (
             <>
               <TaskDefaults profile={profile} reload={reload} />
