@@ -1,5 +1,5 @@
 import { createHash, randomBytes } from 'node:crypto';
-import { and, desc, eq, gt, inArray, isNull, lte, or, sql } from 'drizzle-orm';
+import { type SQL, and, desc, eq, gt, inArray, isNull, lte, or, sql } from 'drizzle-orm';
 import { accounts, apiTokens, webSessions, workspaceMembers, workspaces } from '../db/schema.js';
 import { liveWorkspaceJoin, memberJoin } from '../workspaces/workspaces.js';
 import type { Deps } from '../deps.js';
@@ -83,13 +83,35 @@ export async function switchSessionWorkspace(deps: Pick<Deps, 'db'>, secret: str
     .where(eq(webSessions.idHash, hashSecret(secret)));
 }
 
-/** Ends a session; returns its token's id (a token issued for the session is revoked with it by the caller). */
-export async function deleteSession(deps: Pick<Deps, 'db'>, secret: string) {
-  const [row] = await deps.db
-    .delete(webSessions)
-    .where(eq(webSessions.idHash, hashSecret(secret)))
-    .returning({ tokenId: webSessions.tokenId });
-  return row;
+/** The name of the token a code-host sign-in issues for its session; ending the session revokes it. */
+export const OAUTH_SESSION_TOKEN_NAME = 'control panel (GitHub sign-in)';
+
+/**
+ * Ends the sessions `where` picks, with the token a code-host sign-in issued for each (any other
+ * token stays: it was minted by a person and outlives the panel). Answers how many ended.
+ */
+async function endSessionsWhere(deps: Pick<Deps, 'db' | 'clock'>, where: SQL | undefined): Promise<number> {
+  const ended = await deps.db.delete(webSessions).where(where).returning({ tokenId: webSessions.tokenId });
+  if (ended.length > 0)
+    await deps.db
+      .update(apiTokens)
+      .set({ revokedAt: deps.clock.now() })
+      .where(
+        and(
+          inArray(
+            apiTokens.id,
+            ended.map((e) => e.tokenId),
+          ),
+          eq(apiTokens.name, OAUTH_SESSION_TOKEN_NAME),
+          isNull(apiTokens.revokedAt),
+        ),
+      );
+  return ended.length;
+}
+
+/** Ends the session of this cookie secret (signing out); whether there was one. */
+export async function deleteSession(deps: Pick<Deps, 'db' | 'clock'>, secret: string): Promise<boolean> {
+  return (await endSessionsWhere(deps, eq(webSessions.idHash, hashSecret(secret)))) > 0;
 }
 
 /** A live session as its account sees it (GET /v1/me/sessions). */
@@ -133,18 +155,10 @@ export async function listSessions(
   return rows.map(({ idHash, ...row }) => ({ ...row, current: idHash === current }));
 }
 
-/**
- * Ends one of the account's sessions by its public id; not_found for another account's or an
- * unknown one. Answers the token it acted as (one a code-host sign-in issued for the session is
- * revoked with it by the caller, as at sign-out).
- */
-export async function endSession(deps: Pick<Deps, 'db'>, accountId: string, id: string) {
-  const [ended] = await deps.db
-    .delete(webSessions)
-    .where(and(eq(webSessions.accountId, accountId), eq(webSessions.id, id)))
-    .returning({ tokenId: webSessions.tokenId });
-  if (!ended) throw new AppError('not_found', `no session ${id} of yours`);
-  return ended;
+/** Ends one of the account's sessions by its public id; not_found for another account's or an unknown one. */
+export async function endSession(deps: Pick<Deps, 'db' | 'clock'>, accountId: string, id: string): Promise<void> {
+  const ended = await endSessionsWhere(deps, and(eq(webSessions.accountId, accountId), eq(webSessions.id, id)));
+  if (ended === 0) throw new AppError('not_found', `no session ${id} of yours`);
 }
 
 /**

@@ -5,7 +5,6 @@ import { caller } from '../auth.js';
 import { errorResponses } from '../errors.js';
 import { IdParams, Nullable, Uuid, described } from '../schema-parts.js';
 import { sessionSecretOf } from '../session-cookie.js';
-import { revokeSessionToken } from './session.js';
 
 const PanelSession = Type.Object({
   id: Uuid({ description: 'the session’s id (never its secret, which only the browser holds)' }),
@@ -73,8 +72,7 @@ export const panelSessionRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = asy
       },
     },
     async (request, reply) => {
-      const ended = await endSession(deps, caller(request).account.id, request.params.id);
-      await revokeSessionToken(deps, ended.tokenId);
+      await endSession(deps, caller(request).account.id, request.params.id);
       return reply.status(204).send(null);
     },
   );

@@ -2,7 +2,7 @@ import { type FastifyPluginAsyncTypebox, Type } from '@fastify/type-provider-typ
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { Deps } from '../../deps.js';
 import { chosenHost, connectScm, disconnectScm } from '../../workspaces/scm-connection.js';
-import { authenticateSession, createSession } from '../../accounts/sessions.js';
+import { OAUTH_SESSION_TOKEN_NAME, authenticateSession, createSession } from '../../accounts/sessions.js';
 import { createPersonalToken } from '../../accounts/token-store.js';
 import { AppError } from '../../errors.js';
 import { completeLogin, loginAuthorizeUrl } from '../../accounts/scm-sign-in.js';
@@ -16,7 +16,6 @@ import { errorResponses } from '../errors.js';
 import { ScmHostId, Url, described } from '../schema-parts.js';
 import { flowCookie, sessionSecretOf, setSessionCookie } from '../session-cookie.js';
 import { confirmPage, errorPage, sendPage } from './oauth-pages.js';
-import { OAUTH_SESSION_TOKEN_NAME } from './session.js';
 import { claimCallback } from './github-app.js';
 
 /** The browser's half of a sign-in state (src/accounts/scm-sign-in.ts): Lax, as the host sends the browser back cross-site. */

@@ -1,6 +1,4 @@
 import { type FastifyPluginAsyncTypebox, Type } from '@fastify/type-provider-typebox';
-import { and, eq, isNull } from 'drizzle-orm';
-import { apiTokens } from '../../db/schema.js';
 import type { Deps } from '../../deps.js';
 import { AppError } from '../../errors.js';
 import { authenticateToken } from '../../accounts/authenticate.js';
@@ -8,17 +6,6 @@ import { createSession, deleteSession } from '../../accounts/sessions.js';
 import { errorResponses } from '../errors.js';
 import { described, StringEnum } from '../schema-parts.js';
 import { checkSameOrigin, clearSessionCookie, sessionSecretOf, setSessionCookie } from '../session-cookie.js';
-
-/** The name of the token a code-host sign-in issues; signing out of such a session revokes it. */
-export const OAUTH_SESSION_TOKEN_NAME = 'control panel (GitHub sign-in)';
-
-/** Revokes the token a code-host sign-in issued for a session that has ended; any other token stays. */
-export async function revokeSessionToken(deps: Pick<Deps, 'db' | 'clock'>, tokenId: string) {
-  await deps.db
-    .update(apiTokens)
-    .set({ revokedAt: deps.clock.now() })
-    .where(and(eq(apiTokens.id, tokenId), eq(apiTokens.name, OAUTH_SESSION_TOKEN_NAME), isNull(apiTokens.revokedAt)));
-}
 
 const SessionSummary = Type.Object({
   id: Type.String({ description: 'the account id' }),
@@ -117,10 +104,9 @@ export const sessionRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = async (a
     async (request, reply) => {
       const secret = sessionSecretOf(request);
       if (secret) checkSameOrigin(deps, request);
-      const ended = secret ? await deleteSession(deps, secret) : undefined;
-      if (ended) await revokeSessionToken(deps, ended.tokenId);
+      const ended = secret ? await deleteSession(deps, secret) : false;
       clearSessionCookie(deps, reply);
-      return { signed_out: !!ended };
+      return { signed_out: ended };
     },
   );
 
