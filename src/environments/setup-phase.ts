@@ -35,8 +35,9 @@ export async function runSetup(ctx: RunContext, tree: RunTree, recipe: TestRecip
   // The install as it runs: yarn 1's lockfile URLs pointed at the setup's registry, and, once a
   // dependency's script has failed, with dependencies' scripts off and the root's own run after.
   let scriptsOff = false;
-  // Whether the retries start from no node_modules (what a failed attempt extracted is not kept).
-  let fresh = false;
+  // Whether the lockfile was set aside: the retries then start from no node_modules (what a failed
+  // attempt extracted is not kept).
+  let unlocked = false;
   const installLine = (plain: string | null | undefined) => {
     if (plain === undefined || plain === null) return undefined;
     const pm = scriptsOff ? `${plain} --ignore-scripts` : plain;
@@ -75,10 +76,11 @@ export async function runSetup(ctx: RunContext, tree: RunTree, recipe: TestRecip
       notes.push(`${next.why}; installed again without dependencies' scripts`);
     } else {
       plain = next.install;
-      fresh ||= next.fresh === true;
-      if (next.noted) notes.push(`${next.why}; installed again with: ${next.install}`);
+      // The versions tested are then not the lockfile's: said in the verdict.
+      if (next.unlocked) notes.push(`${next.why}; installed again with: ${next.install}`);
+      unlocked ||= next.unlocked === true;
     }
-    const line = `${fresh ? 'rm -rf node_modules && ' : ''}${installLine(plain)!}`;
+    const line = `${unlocked ? 'rm -rf node_modules && ' : ''}${installLine(plain)!}`;
     output?.push(Buffer.from(`emend: ${next.why}; installing again with: ${line}\n`));
     command = commandOf(line);
     result = await run(command);
@@ -155,7 +157,7 @@ function nextInstall(
   result: { exitCode: number | null; stdout: string; stderr: string },
   scriptsOff: boolean,
   rootName: string | undefined,
-): { install: string; why: string; scriptsOff?: true; noted?: true; fresh?: true } | undefined {
+): { install: string; why: string; scriptsOff?: true; unlocked?: true } | undefined {
   if (install === undefined || result.exitCode === 0) return undefined;
   const npm = install.startsWith('npm ') ? retriedInstall(install, result) : undefined;
   if (npm) return npm;
@@ -190,7 +192,7 @@ const GONE_TARBALL = /^npm (?:ERR!|error) 404 Not Found - GET \S*\/-\/(\S+)\.tgz
 function retriedInstall(
   install: string,
   result: { exitCode: number | null; stdout: string; stderr: string },
-): { install: string; why: string; noted?: true; fresh?: true } | undefined {
+): { install: string; why: string; unlocked?: true } | undefined {
   if (result.exitCode === 0) return undefined;
   const said = result.stdout + result.stderr;
   if (/ --before=\S+/.test(install) && /\b(ENOVERSIONS|ETARGET)\b/.test(said))
@@ -203,14 +205,14 @@ function retriedInstall(
       install: install.replace(/^npm ci /, 'npm install '),
       why: 'npm ci refused a lockfile out of step with package.json',
     };
-  if (/^npm (ci|install) /.test(install) && !install.includes('--no-package-lock') && GONE_TARBALL.test(said))
+  const gone = GONE_TARBALL.exec(said);
+  if (gone && /^npm (ci|install) /.test(install) && !install.includes('--no-package-lock'))
     return {
       install: install.replace(/^npm (ci|install) /, 'npm install --no-package-lock '),
-      why: `the lockfile names ${GONE_TARBALL.exec(said)![1]}, which the registry does not serve (404)`,
-      noted: true,
-      // npm 6 takes the packages the failed `npm ci` extracted for installed and links none of
-      // their bins (bpmn-js: `karma: not found` after an install that exited 0)
-      fresh: true,
+      why: `the lockfile names ${gone[1]}, which the registry does not serve (404)`,
+      // from no node_modules: npm 6 takes the packages the failed `npm ci` extracted for installed
+      // and links none of their bins (bpmn-js: `karma: not found` after an install that exited 0)
+      unlocked: true,
     };
   if (install.startsWith('npm install ') && !install.includes('--legacy-peer-deps') && /\bERESOLVE\b/.test(said))
     return { install: `${install} --legacy-peer-deps`, why: 'npm refused a peer dependency conflict (ERESOLVE)' };
