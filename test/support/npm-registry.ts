@@ -104,3 +104,19 @@ export async function serveNpmRegistry(packages: Record<string, FixtureVersion[]
   };
   return { url: `${base}/`, dist, close: () => new Promise((done) => server.close(() => done())) };
 }
+
+/**
+ * The package-lock.json (lockfileVersion 3) of a root package `x` whose one dependency `name`
+ * (range `^1.0.0`) is locked at `version`, fetched from `resolved` and checked against `integrity`.
+ */
+export function oneDependencyLockfile(name: string, locked: { version: string; resolved: string; integrity: string }) {
+  return JSON.stringify({
+    name: 'x',
+    lockfileVersion: 3,
+    requires: true,
+    packages: {
+      '': { name: 'x', dependencies: { [name]: '^1.0.0' } },
+      [`node_modules/${name}`]: locked,
+    },
+  });
+}

@@ -11,7 +11,7 @@ import { prepareEnvironment } from '../../src/environments/environment.js';
 import { ToolchainCache } from '../../src/environments/toolchain-cache.js';
 import { validate } from '../../src/validator/validate.js';
 import { GIT_ENV, fixtureRepo, fixtureSandbox, removeFixtureRepos } from '../support/fixture-repos.js';
-import { serveNpmRegistry } from '../support/npm-registry.js';
+import { oneDependencyLockfile, serveNpmRegistry } from '../support/npm-registry.js';
 import { type PackageIndex, servePackageIndex } from '../support/python-index.js';
 import { setupNetworkSandbox } from '../support/setup-network.js';
 
@@ -194,18 +194,10 @@ describe('toolchains for a repository', { timeout: 120_000 }, () => {
       expect(outOfStep).toMatchObject({ passed: true, tests: { passed: 1, failed: 0 } });
       // a lockfile pinning a version the registry does not serve (unpublished, or a mirror never
       // copied it): npm ci's 404, then the manifest's ranges resolved again without the lockfile
-      const gone = JSON.stringify({
-        name: 'x',
-        lockfileVersion: 3,
-        requires: true,
-        packages: {
-          '': { name: 'x', dependencies: { 'emendfix-pick': '^1.0.0' } },
-          'node_modules/emendfix-pick': {
-            version: '1.0.5',
-            resolved: new URL('emendfix-pick/-/emendfix-pick-1.0.5.tgz', registry.url).href,
-            integrity: 'sha512-' + Buffer.alloc(64).toString('base64'),
-          },
-        },
+      const gone = oneDependencyLockfile('emendfix-pick', {
+        version: '1.0.5',
+        resolved: new URL('emendfix-pick/-/emendfix-pick-1.0.5.tgz', registry.url).href,
+        integrity: `sha512-${Buffer.alloc(64).toString('base64')}`,
       });
       const unserved = await validateAsOf('2021-06-01T12:00:00Z', 2, {}, gone);
       expect(unserved.setup, unserved.setup?.log_tail).toMatchObject({

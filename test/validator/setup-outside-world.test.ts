@@ -10,7 +10,7 @@ import type { Sandbox } from '../../src/sandbox/types.js';
 import { validate } from '../../src/validator/validate.js';
 import { fakeDns } from '../support/fake-dns.js';
 import { fixtureRepo, removeFixtureRepos } from '../support/fixture-repos.js';
-import { type NpmRegistry, serveNpmRegistry } from '../support/npm-registry.js';
+import { type NpmRegistry, oneDependencyLockfile, serveNpmRegistry } from '../support/npm-registry.js';
 
 // Setup against the outside world (docs/environments.md): a dependency's install script that
 // downloads from outside the registries, the refusals a failed setup's verdict names, an
@@ -175,18 +175,10 @@ describe('setup that survives the outside world', { timeout: 120_000 }, () => {
     const picked = test('gets its dependency', "assert.equal(require('emendfix-pick'), 1);");
     const npmRepo = fixtureRepo({
       'package.json': manifest,
-      'package-lock.json': JSON.stringify({
-        name: 'x',
-        lockfileVersion: 3,
-        requires: true,
-        packages: {
-          '': { name: 'x', dependencies: { 'emendfix-pick': '^1.0.0' } },
-          'node_modules/emendfix-pick': {
-            version: '1.0.0',
-            resolved: tarball('https://registry.npmjs.org/', 'emendfix-pick'),
-            integrity: dist.integrity,
-          },
-        },
+      'package-lock.json': oneDependencyLockfile('emendfix-pick', {
+        version: '1.0.0',
+        resolved: tarball('https://registry.npmjs.org/', 'emendfix-pick'),
+        integrity: dist.integrity,
       }),
       'test/a.test.js': picked,
     });

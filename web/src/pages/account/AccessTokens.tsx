@@ -3,6 +3,7 @@ import { call, client } from '../../api/client';
 import { type Profile, TOKEN_SCOPES, type TokenRecord, type TokenScope, type Workspace } from '../../api/types';
 import { ErrorNote } from '../../components/ErrorNote';
 import { when } from '../../components/Status';
+import { workspaceNameOf } from './workspace-name';
 
 /**
  * Personal access tokens: listed without secrets (with the workspace each acts in and its scopes),
@@ -110,13 +111,7 @@ export function AccessTokens({ profile, workspaces }: { profile: Profile; worksp
         <p class="hint">The token acts in the workspace “{profile.workspace.name}”, never above your role there.</p>
         <button type="submit">Create token</button>
       </form>
-      <TokenTable
-        tokens={tokens}
-        revoke={revoke}
-        workspaceName={(id) =>
-          workspaces?.find((w) => w.id === id)?.name ?? (id === profile.workspace.id ? profile.workspace.name : id)
-        }
-      />
+      <TokenTable tokens={tokens} revoke={revoke} workspaceName={workspaceNameOf(profile, workspaces)} />
       <ErrorNote error={error} />
     </div>
   );

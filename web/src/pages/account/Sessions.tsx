@@ -3,6 +3,7 @@ import { call, callNoContent, client } from '../../api/client';
 import type { Profile, Workspace } from '../../api/types';
 import { ErrorNote } from '../../components/ErrorNote';
 import { when } from '../../components/Status';
+import { workspaceNameOf } from './workspace-name';
 
 type PanelSession = Awaited<ReturnType<typeof loadSessions>>[number];
 const loadSessions = () => call(client.GET('/v1/me/sessions'));
@@ -31,8 +32,7 @@ export function Sessions({ profile, workspaces }: { profile: Profile; workspaces
       setError(err);
     }
   };
-  const workspaceName = (id: string) =>
-    workspaces?.find((w) => w.id === id)?.name ?? (id === profile.workspace.id ? profile.workspace.name : id);
+  const workspaceName = workspaceNameOf(profile, workspaces);
 
   return (
     <div class="card">
