@@ -1,6 +1,7 @@
 import { createHash, randomBytes } from 'node:crypto';
 import { type SQL, and, desc, eq, gt, inArray, isNull, lte, or, sql } from 'drizzle-orm';
-import { accounts, apiTokens, webSessions, workspaceMembers, workspaces } from '../db/schema.js';
+import { accounts, apiTokens, webSessions, workspaceMembers, workspaceSso, workspaces } from '../db/schema.js';
+import { ssoRefusal, ssoRequiredMessage } from '../workspaces/sso-settings.js';
 import { liveWorkspaceJoin, memberJoin } from '../workspaces/workspaces.js';
 import type { Deps } from '../deps.js';
 import { AppError } from '../errors.js';
@@ -24,7 +25,13 @@ const SECRET_SHAPE = /^[A-Za-z0-9_-]{43}$/;
 /** Starts a session acting as `tokenId`; returns the cookie secret (shown to nobody but the browser). */
 export async function createSession(
   deps: Pick<Deps, 'db' | 'clock'>,
-  auth: { accountId: string; tokenId: string; tokenExpiresAt: Date | null },
+  auth: {
+    accountId: string;
+    tokenId: string;
+    tokenExpiresAt: Date | null;
+    /** The OpenID issuer of a single sign-on, and the workspace it opens in (src/accounts/oidc-sign-in.ts). */
+    sso?: { issuer: string; workspaceId: string };
+  },
   client: { userAgent?: string; address?: string } = {},
 ) {
   const now = deps.clock.now();
@@ -44,6 +51,8 @@ export async function createSession(
     id: newId(),
     userAgent: client.userAgent?.slice(0, USER_AGENT_CHARS) || null,
     clientAddress: client.address?.slice(0, 64) || null,
+    ssoIssuer: auth.sso?.issuer ?? null,
+    workspaceId: auth.sso?.workspaceId ?? null,
   });
   return { secret, expiresAt };
 }
@@ -58,7 +67,11 @@ export async function authenticateSession(deps: Pick<Deps, 'db' | 'clock'>, secr
   if (!SECRET_SHAPE.test(secret)) throw dead();
   const now = deps.clock.now();
   const [row] = await deps.db
-    .select(callerColumns)
+    .select({
+      ...callerColumns,
+      ssoIssuer: webSessions.ssoIssuer,
+      sso: { issuer: workspaceSso.issuer, required: workspaceSso.required },
+    })
     .from(webSessions)
     .innerJoin(apiTokens, eq(apiTokens.id, webSessions.tokenId))
     .innerJoin(accounts, eq(accounts.id, webSessions.accountId))
@@ -68,15 +81,28 @@ export async function authenticateSession(deps: Pick<Deps, 'db' | 'clock'>, secr
       memberJoin(webSessions.accountId, sql`coalesce(${webSessions.workspaceId}, ${apiTokens.workspaceId})`),
     )
     .leftJoin(workspaces, liveWorkspaceJoin)
+    .leftJoin(workspaceSso, eq(workspaceSso.workspaceId, workspaces.id))
     .where(and(eq(webSessions.idHash, hashSecret(secret)), gt(webSessions.expiresAt, now)))
     .limit(1);
   const auth = row && (await liveCaller(deps, row, now));
   if (!auth) throw dead();
+  // A workspace that requires single sign-on admits only sessions signed in through its issuer.
+  if (row.sso?.required && row.sso.issuer !== row.ssoIssuer)
+    throw new AppError('forbidden', ssoRequiredMessage(row.sso.issuer, auth.workspace.id));
   return auth;
 }
 
-/** Points a session at another workspace of its account's (the panel's switcher); the caller checks membership. */
+/**
+ * Points a session at another workspace of its account's (the panel's switcher); the caller checks
+ * membership. A workspace that requires single sign-on takes only a session signed in through it.
+ */
 export async function switchSessionWorkspace(deps: Pick<Deps, 'db'>, secret: string, workspaceId: string) {
+  const [session] = await deps.db
+    .select({ ssoIssuer: webSessions.ssoIssuer })
+    .from(webSessions)
+    .where(eq(webSessions.idHash, hashSecret(secret)));
+  const refusal = await ssoRefusal(deps, workspaceId, session?.ssoIssuer ?? null);
+  if (refusal) throw new AppError('forbidden', refusal);
   await deps.db
     .update(webSessions)
     .set({ workspaceId })
@@ -85,6 +111,10 @@ export async function switchSessionWorkspace(deps: Pick<Deps, 'db'>, secret: str
 
 /** The name of the token a code-host sign-in issues for its session; ending the session revokes it. */
 export const OAUTH_SESSION_TOKEN_NAME = 'control panel (GitHub sign-in)';
+/** The same for a single sign-on through an OpenID provider. */
+export const OIDC_SESSION_TOKEN_NAME = 'control panel (single sign-on)';
+/** Tokens a sign-in issued for its session alone: they end with it. */
+const SIGN_IN_TOKEN_NAMES = [OAUTH_SESSION_TOKEN_NAME, OIDC_SESSION_TOKEN_NAME];
 
 /**
  * Ends the sessions `where` picks, with the token a code-host sign-in issued for each (any other
@@ -102,7 +132,7 @@ async function endSessionsWhere(deps: Pick<Deps, 'db' | 'clock'>, where: SQL | u
             apiTokens.id,
             ended.map((e) => e.tokenId),
           ),
-          eq(apiTokens.name, OAUTH_SESSION_TOKEN_NAME),
+          inArray(apiTokens.name, SIGN_IN_TOKEN_NAMES),
           isNull(apiTokens.revokedAt),
         ),
       );

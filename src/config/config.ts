@@ -8,6 +8,7 @@ import { type ScmHostConfig, scmHostsConfig, withStoredApps } from './scm-hosts.
 import { withSecretFiles } from './secret-files.js';
 import { secretKey } from './secret-key.js';
 import { type WebhookConfig, webhookConfig } from './webhooks.js';
+import { ConfigError } from './error.js';
 
 /** Everything the service reads from its environment, parsed once at start-up. */
 /** The fixers there are: the pipeline's one-shot fixer with rework, and the tool-using agent. */
@@ -76,6 +77,35 @@ export interface Config {
    * publishes it): off, it answers 404 and the panel hides "Try a demo".
    */
   demoTokens: boolean;
+  /**
+   * The server's own OpenID Connect provider for signing in (EMEND_OIDC_ISSUER, _CLIENT_ID,
+   * _CLIENT_SECRET; docs/teams.md): an operator's endpoint, fetched directly, not through the
+   * outbound policy. A workspace may name its own (PUT /v1/workspaces/{id}/sso).
+   */
+  oidc?: OidcClientConfig;
+}
+
+export interface OidcClientConfig {
+  issuer: string;
+  clientId: string;
+  clientSecret: string;
+}
+
+/** The server's OpenID client: all three variables or none. */
+function oidcConfig(env: Env): OidcClientConfig | undefined {
+  const issuer = read(env, 'EMEND_OIDC_ISSUER', url('EMEND_OIDC_ISSUER'));
+  const clientId = text(env, 'EMEND_OIDC_CLIENT_ID');
+  const clientSecret = text(env, 'EMEND_OIDC_CLIENT_SECRET');
+  if (!issuer && !clientId && !clientSecret) return undefined;
+  for (const [name, value] of [
+    ['EMEND_OIDC_ISSUER', issuer],
+    ['EMEND_OIDC_CLIENT_ID', clientId],
+    ['EMEND_OIDC_CLIENT_SECRET', clientSecret],
+  ] as const) {
+    if (!value)
+      throw new ConfigError(name, 'set it too: single sign-on needs the issuer, the client id and its secret');
+  }
+  return { issuer: issuer!, clientId: clientId!, clientSecret: clientSecret! };
 }
 
 /** EMEND_TRUST_PROXY: true, false, a hop count, or a comma-separated list of addresses. */
@@ -173,5 +203,6 @@ export function loadConfig(given: Env = process.env): Config {
     outboundAllow: read(env, 'EMEND_OUTBOUND_ALLOW', outboundAllow, []),
     webhooks: webhookConfig(env),
     demoTokens: read(env, 'EMEND_DEMO_TOKENS', onOff, true),
+    oidc: oidcConfig(env),
   };
 }

@@ -491,8 +491,58 @@ export const webSessions = pgTable(
     userAgent: text('user_agent'),
     /** The client's address at sign-in, as the trusted-proxy rules read it. */
     clientAddress: text('client_address'),
+    /**
+     * The OpenID issuer the person signed in through (src/accounts/oidc-sign-in.ts); null for a
+     * token or code-host sign-in. A workspace that requires single sign-on admits only sessions
+     * from its issuer.
+     */
+    ssoIssuer: text('sso_issuer'),
   },
   (t) => [index('web_sessions_account_idx').on(t.accountId), uniqueIndex('web_sessions_id_idx').on(t.id)],
+);
+
+/**
+ * A workspace's single sign-on through an OpenID Connect provider (docs/teams.md): the client
+ * emend is at the provider (its secret sealed with the server's key), the role a person gets on
+ * first sign-in through an email domain it takes in, and whether its members' panel sessions must
+ * come from it.
+ */
+export const workspaceSso = pgTable('workspace_sso', {
+  workspaceId: uuid('workspace_id')
+    .primaryKey()
+    .references(() => workspaces.id, { onDelete: 'cascade' }),
+  issuer: text('issuer').notNull(),
+  clientId: text('client_id').notNull(),
+  clientSecretSealed: text('client_secret_sealed').notNull(),
+  defaultRole: text('default_role').$type<WorkspaceRole>().notNull().default('member'),
+  required: boolean('required').notNull().default(false),
+  updatedAt: ts('updated_at').notNull(),
+});
+
+/** An email domain a workspace's single sign-on takes in: one workspace per domain, server-wide. */
+export const ssoDomains = pgTable(
+  'sso_domains',
+  {
+    domain: text('domain').primaryKey(),
+    workspaceId: uuid('workspace_id')
+      .notNull()
+      .references(() => workspaces.id, { onDelete: 'cascade' }),
+  },
+  (t) => [index('sso_domains_workspace_idx').on(t.workspaceId)],
+);
+
+/** Who a person is at an OpenID provider (issuer and subject), and their emend account. */
+export const oidcIdentities = pgTable(
+  'oidc_identities',
+  {
+    issuer: text('issuer').notNull(),
+    subject: text('subject').notNull(),
+    accountId: uuid('account_id')
+      .notNull()
+      .references(() => accounts.id, { onDelete: 'cascade' }),
+    createdAt: ts('created_at').notNull(),
+  },
+  (t) => [primaryKey({ columns: [t.issuer, t.subject] }), index('oidc_identities_account_idx').on(t.accountId)],
 );
 
 /**

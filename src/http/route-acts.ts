@@ -14,6 +14,9 @@ export const ROUTE_ACTS: Readonly<Record<string, Act>> = {
   'DELETE /me/tokens/:id': 'account',
   'GET /me/sessions': 'self',
   'DELETE /me/sessions/:id': 'account',
+  'GET /workspaces/:id/sso': 'owner',
+  'PUT /workspaces/:id/sso': 'owner',
+  'DELETE /workspaces/:id/sso': 'owner',
 
   'GET /tasks': 'read',
   'GET /tasks/limits': 'read',

@@ -49,6 +49,7 @@ describe('<NAME>_FILE for the secret settings', () => {
       [
         'ANTHROPIC_API_KEY',
         'DATABASE_URL',
+        'EMEND_OIDC_CLIENT_SECRET',
         'EMEND_SCM_OAUTH_CLIENT_SECRET',
         'EMEND_SECRET_KEY',
         'GOOGLE_GENERATIVE_AI_API_KEY',

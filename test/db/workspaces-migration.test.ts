@@ -452,15 +452,27 @@ const RENAMED = [
 const MOVED_TO_WORKSPACE = ['plan', 'credits', 'use_byok', 'approval_mode', 'fixer'];
 /**
  * The columns 0018 adds to old tables (their values are checked on their own), and those of later
- * migrations (0021 a session's public id, its browser and address).
+ * migrations (0021 a session's public id, its browser and address; 0022 the issuer of a single sign-on).
  */
 const ADDED: Record<string, string[]> = {
   api_tokens: ['workspace_id', 'scopes'],
   tasks: ['created_by'],
-  web_sessions: ['workspace_id', 'id', 'user_agent', 'client_address'],
+  web_sessions: ['workspace_id', 'id', 'user_agent', 'client_address', 'sso_issuer'],
 };
-/** The tables 0018 makes, and those of later migrations (0019 the GitHub App's installations, 0020 group bots). */
-const NEW_TABLES = ['workspace_invitations', 'workspace_members', 'workspaces', 'scm_installations', 'scm_group_bots'];
+/**
+ * The tables 0018 makes, and those of later migrations (0019 the GitHub App's installations, 0020 group
+ * bots, 0022 single sign-on).
+ */
+const NEW_TABLES = [
+  'workspace_invitations',
+  'workspace_members',
+  'workspaces',
+  'scm_installations',
+  'scm_group_bots',
+  'workspace_sso',
+  'sso_domains',
+  'oidc_identities',
+];
 
 type Row = Record<string, unknown>;
 

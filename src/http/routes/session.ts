@@ -3,6 +3,7 @@ import type { Deps } from '../../deps.js';
 import { AppError } from '../../errors.js';
 import { authenticateToken } from '../../accounts/authenticate.js';
 import { createSession, deleteSession } from '../../accounts/sessions.js';
+import { ssoRefusal } from '../../workspaces/sso-settings.js';
 import { errorResponses } from '../errors.js';
 import { described, StringEnum } from '../schema-parts.js';
 import { checkSameOrigin, clearSessionCookie, sessionSecretOf, setSessionCookie } from '../session-cookie.js';
@@ -63,6 +64,8 @@ export const sessionRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = async (a
         );
       }
       const { auth, expiresAt: tokenExpiresAt } = await authenticateToken(deps, request.body.token.trim());
+      const sso = await ssoRefusal(deps, auth.workspace.id, null);
+      if (sso) throw new AppError('forbidden', sso);
       const session = await createSession(
         deps,
         { accountId: auth.account.id, tokenId: auth.tokenId, tokenExpiresAt },
@@ -129,11 +132,20 @@ export const sessionRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = async (a
                   'a demo token for an email (POST /v1/demo/token); false when the operator turned demos off',
               }),
               oauth: Type.Boolean({ description: 'sign in with the code host (the operator configured an OAuth app)' }),
+              sso: Type.Boolean({
+                description:
+                  'single sign-on through the server’s OpenID provider (/v1/auth/oidc/login); a workspace’s own is reached by its email domain whatever this says',
+              }),
             }),
           ),
         },
       },
     },
-    async () => ({ token: true, demo: deps.config.demoTokens, oauth: deps.config.scmHosts.some((h) => h.oauth) }),
+    async () => ({
+      token: true,
+      demo: deps.config.demoTokens,
+      oauth: deps.config.scmHosts.some((h) => h.oauth),
+      sso: deps.config.oidc !== undefined,
+    }),
   );
 };

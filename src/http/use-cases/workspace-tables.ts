@@ -97,6 +97,20 @@ export const WORKSPACE_TABLES: { [K in WorkspaceTableName]: TableDecision<Schema
     exportAs: { omitted: 'an account’s sign-in, not the workspace’s' },
     secret: ['idHash'],
   },
+  // Single sign-on: the provider's client (its secret sealed) and the email domains it takes in go
+  // with the workspace; not exported, as a restore must not sign a second server in as this one.
+  workspaceSso: {
+    table: schema.workspaceSso,
+    onDelete: 'delete',
+    exportAs: { omitted: 'the identity provider’s client, with its secret: set it again where it is imported' },
+    secret: ['clientSecretSealed'],
+  },
+  ssoDomains: {
+    table: schema.ssoDomains,
+    onDelete: 'delete',
+    exportAs: { omitted: 'part of the single sign-on setting, not exported with it' },
+    secret: [],
+  },
   // Bookkeeping of the task-post rate limit (a 60 s window).
   taskPostAttempts: {
     table: schema.taskPostAttempts,

@@ -191,6 +191,17 @@ describe('a workspace with rows in every table', () => {
       updatedAt: h.clock.now(),
     });
 
+    // Single sign-on through the workspace's own provider, with an email domain it takes in (the rows
+    // directly: PUT /v1/workspaces/{id}/sso reaches the provider's address through the outbound policy).
+    await h.deps.db.insert(schema.workspaceSso).values({
+      workspaceId: ws,
+      issuer: 'https://login.acme.example',
+      clientId: 'emend',
+      clientSecretSealed: encryptSecret(h.deps.secretKey, 'idp-client-secret', `workspace_sso:${ws}`),
+      updatedAt: h.clock.now(),
+    });
+    await h.deps.db.insert(schema.ssoDomains).values({ domain: 'acme.example', workspaceId: ws });
+
     // A step's log of the task (no worker runs here): it hangs off the task, not the workspace.
     await h.deps.db
       .insert(schema.taskLogs)

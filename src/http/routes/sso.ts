@@ -1,0 +1,250 @@
+import { type FastifyPluginAsyncTypebox, Type } from '@fastify/type-provider-typebox';
+import type { FastifyReply } from 'fastify';
+import {
+  OIDC_FLOW_COOKIE,
+  OIDC_FLOW_TTL_MS,
+  finishOidcSignIn,
+  providerFor,
+  startOidcSignIn,
+} from '../../accounts/oidc-sign-in.js';
+import { OIDC_SESSION_TOKEN_NAME, authenticateSession, createSession } from '../../accounts/sessions.js';
+import { createPersonalToken } from '../../accounts/token-store.js';
+import { WORKSPACE_ROLES } from '../../db/access-vocabulary.js';
+import type { Deps } from '../../deps.js';
+import { AppError } from '../../errors.js';
+import { type SsoSetting, deleteSsoSetting, getSsoSetting, putSsoSetting } from '../../workspaces/sso-settings.js';
+import { caller } from '../auth.js';
+import { STATUS_OF, errorResponses } from '../errors.js';
+import { IdParams, StringEnum, Timestamp, described } from '../schema-parts.js';
+import { flowCookie, sessionSecretOf, setSessionCookie } from '../session-cookie.js';
+import { errorPage, sendPage } from './oauth-pages.js';
+
+const MemberRole = StringEnum(WORKSPACE_ROLES.filter((r) => r !== 'owner'));
+
+const SsoRecord = Type.Object(
+  {
+    issuer: Type.String({ description: 'the OpenID provider’s issuer URL' }),
+    client_id: Type.String(),
+    client_secret_set: Type.Boolean({ description: 'always true: the secret is kept sealed and never shown' }),
+    email_domains: Type.Array(Type.String(), {
+      description: 'people whose verified email is in one of these join on their first sign-in',
+    }),
+    default_role: MemberRole,
+    required: Type.Boolean({ description: 'members’ control-panel sessions must come from this provider' }),
+    updated_at: Timestamp,
+  },
+  { $id: 'WorkspaceSso' },
+);
+
+export const ssoSchemas = [SsoRecord];
+
+const ssoJson = (s: SsoSetting) => ({
+  issuer: s.issuer,
+  client_id: s.clientId,
+  client_secret_set: true,
+  email_domains: s.emailDomains,
+  default_role: s.defaultRole,
+  required: s.required,
+  updated_at: s.updatedAt.toISOString(),
+});
+
+function inPath(workspaceId: string, id: string) {
+  if (id !== workspaceId)
+    throw new AppError('not_found', `no workspace ${id} for this token (it acts in ${workspaceId})`);
+}
+
+/**
+ * Single sign-on (docs/teams.md): a workspace's OpenID provider set by its owner, and the browser's
+ * sign-in through it or through the server's own (EMEND_OIDC_*).
+ */
+export const ssoRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = async (app, { deps }) => {
+  const full = { access: 'full' as const };
+
+  app.get(
+    '/workspaces/:id/sso',
+    {
+      config: full,
+      schema: {
+        tags: ['workspaces'],
+        operationId: 'getWorkspaceSso',
+        summary: 'The workspace’s single sign-on (owner); 404 when it has none',
+        params: IdParams,
+        response: {
+          200: described('the setting, without its secret', Type.Ref('WorkspaceSso')),
+          ...errorResponses(401, 403, 404),
+        },
+      },
+    },
+    async (request) => {
+      inPath(caller(request).workspace.id, request.params.id);
+      const setting = await getSsoSetting(deps, request.params.id);
+      if (!setting) throw new AppError('not_found', `workspace ${request.params.id} has no single sign-on`);
+      return ssoJson(setting);
+    },
+  );
+
+  app.put(
+    '/workspaces/:id/sso',
+    {
+      config: full,
+      schema: {
+        tags: ['workspaces'],
+        operationId: 'putWorkspaceSso',
+        summary: 'Set the workspace’s single sign-on through an OpenID Connect provider (owner)',
+        description:
+          'The issuer is https (http only on a loopback host) and passes the outbound address policy. An email domain belongs to one workspace on the server: one taken by another is 409. With `required`, members’ control-panel sessions must come from this provider (their tokens still work for the API: docs/decisions.md).',
+        params: IdParams,
+        body: Type.Object(
+          {
+            issuer: Type.String({ minLength: 1, maxLength: 500 }),
+            client_id: Type.String({ minLength: 1, maxLength: 500 }),
+            client_secret: Type.String({ minLength: 1, maxLength: 2000 }),
+            email_domains: Type.Optional(Type.Array(Type.String({ minLength: 1, maxLength: 253 }), { maxItems: 50 })),
+            default_role: Type.Optional(MemberRole),
+            required: Type.Optional(Type.Boolean()),
+          },
+          {
+            additionalProperties: false,
+            examples: [
+              {
+                issuer: 'https://login.example.com',
+                client_id: 'emend',
+                client_secret: '…',
+                email_domains: ['example.com'],
+                default_role: 'member',
+                required: false,
+              },
+            ],
+          },
+        ),
+        response: {
+          200: described('the setting now', Type.Ref('WorkspaceSso')),
+          ...errorResponses(400, 401, 403, 404, 409),
+        },
+      },
+    },
+    async (request) => {
+      const auth = caller(request);
+      inPath(auth.workspace.id, request.params.id);
+      if (auth.workspace.personalOf)
+        throw new AppError('bad_request', 'a personal workspace has no single sign-on: a team’s workspace has');
+      const b = request.body;
+      return ssoJson(
+        await putSsoSetting(deps, request.params.id, {
+          issuer: b.issuer,
+          clientId: b.client_id,
+          clientSecret: b.client_secret,
+          emailDomains: b.email_domains ?? [],
+          defaultRole: b.default_role ?? 'member',
+          required: b.required ?? false,
+        }),
+      );
+    },
+  );
+
+  app.delete(
+    '/workspaces/:id/sso',
+    {
+      config: full,
+      schema: {
+        tags: ['workspaces'],
+        operationId: 'deleteWorkspaceSso',
+        summary: 'Remove the workspace’s single sign-on and its email domains (owner)',
+        params: IdParams,
+        response: { 204: Type.Null({ description: 'removed' }), ...errorResponses(401, 403, 404) },
+      },
+    },
+    async (request, reply) => {
+      inPath(caller(request).workspace.id, request.params.id);
+      if (!(await deleteSsoSetting(deps, request.params.id)))
+        throw new AppError('not_found', `workspace ${request.params.id} has no single sign-on`);
+      return reply.status(204).send(null);
+    },
+  );
+
+  app.get(
+    '/auth/oidc/login',
+    {
+      config: { access: 'public' },
+      schema: {
+        tags: ['public'],
+        operationId: 'signInWithOidc',
+        summary: 'Sign in to the control panel through single sign-on: redirects to the OpenID provider',
+        description:
+          'The provider is the workspace’s (`workspace`), the one the email’s domain belongs to (`email`), else the server’s own. 404 when there is none.',
+        security: [],
+        querystring: Type.Object(
+          {
+            workspace: Type.Optional(Type.String({ format: 'uuid' })),
+            email: Type.Optional(Type.String({ minLength: 3, maxLength: 254, pattern: '^[^\\s@]+@[^\\s@]+$' })),
+          },
+          { additionalProperties: false },
+        ),
+        response: { 302: Type.Null({ description: 'to the provider' }), ...errorResponses(400, 403, 404, 503) },
+      },
+    },
+    async (request, reply) => {
+      const provider = await providerFor(deps, request.query);
+      const { url, cookie } = await startOidcSignIn(deps, provider);
+      reply.setCookie(OIDC_FLOW_COOKIE, cookie, { ...flowCookie(deps), maxAge: OIDC_FLOW_TTL_MS / 1000 });
+      return reply.redirect(url, 302);
+    },
+  );
+
+  app.get(
+    '/auth/oidc/callback',
+    {
+      config: { access: 'public' },
+      schema: {
+        tags: ['public'],
+        operationId: 'finishOidcSignIn',
+        summary: 'Where the OpenID provider sends the browser back: signs in and redirects to /app/',
+        description:
+          'The browser must hold the cookie /v1/auth/oidc/login set (a sign-in is used once). The id_token is checked (issuer, audience, expiry, signature, nonce). A failure is a page saying why, with the status its error code has.',
+        security: [],
+        querystring: Type.Object({}, { additionalProperties: true }),
+        response: {
+          302: Type.Null({ description: 'signed in: to /app/' }),
+          ...errorResponses(400, 401, 403, 404, 409, 503),
+        },
+      },
+    },
+    async (request, reply) => {
+      const cookie = request.cookies[OIDC_FLOW_COOKIE];
+      reply.clearCookie(OIDC_FLOW_COOKIE, flowCookie(deps));
+      try {
+        // A browser already signed in links the new identity to its account (src/accounts/oidc-sign-in.ts).
+        const secret = sessionSecretOf(request);
+        const signedInAs = secret
+          ? await authenticateSession(deps, secret).then(
+              (a) => a.account.id,
+              () => undefined,
+            )
+          : undefined;
+        const query = request.raw.url?.split('?')[1] ?? '';
+        const person = await finishOidcSignIn(deps, { cookie, query, signedInAs });
+        const { record } = await createPersonalToken(
+          deps,
+          { accountId: person.accountId, workspaceId: person.workspaceId },
+          OIDC_SESSION_TOKEN_NAME,
+        );
+        const session = await createSession(
+          deps,
+          {
+            accountId: person.accountId,
+            tokenId: record.id,
+            tokenExpiresAt: record.expiresAt,
+            sso: { issuer: person.issuer, workspaceId: person.workspaceId },
+          },
+          { userAgent: request.headers['user-agent'], address: request.ip },
+        );
+        setSessionCookie(deps, reply, session.secret, session.expiresAt);
+        return reply.redirect('/app/', 302);
+      } catch (err) {
+        if (!(err instanceof AppError)) throw err;
+        request.log.info({ code: err.code, reason: err.message }, 'single sign-on refused');
+        return sendPage(reply as unknown as FastifyReply, STATUS_OF[err.code], errorPage(err.message));
+      }
+    },
+  );
+};
