@@ -9371,6 +9371,7 @@ export interface operations {
         parameters: {
             query?: {
                 workspace?: string;
+                /** @description a work email; empty (the panel’s form left blank) is the same as none */
                 email?: string;
             };
             header?: never;

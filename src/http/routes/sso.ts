@@ -7,6 +7,7 @@ import {
   providerFor,
   startOidcSignIn,
 } from '../../accounts/oidc-sign-in.js';
+import { checkEmail } from '../../accounts/accounts.js';
 import { OIDC_SESSION_TOKEN_NAME, authenticateSession, createSession } from '../../accounts/sessions.js';
 import { createPersonalToken } from '../../accounts/token-store.js';
 import { WORKSPACE_ROLES } from '../../db/access-vocabulary.js';
@@ -176,7 +177,12 @@ export const ssoRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = async (app, 
         querystring: Type.Object(
           {
             workspace: Type.Optional(Type.String({ format: 'uuid' })),
-            email: Type.Optional(Type.String({ minLength: 3, maxLength: 254, pattern: '^[^\\s@]+@[^\\s@]+$' })),
+            email: Type.Optional(
+              Type.String({
+                maxLength: 254,
+                description: 'a work email; empty (the panel’s form left blank) is the same as none',
+              }),
+            ),
           },
           { additionalProperties: false },
         ),
@@ -184,7 +190,8 @@ export const ssoRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = async (app, 
       },
     },
     async (request, reply) => {
-      const provider = await providerFor(deps, request.query);
+      const email = request.query.email?.trim() ? checkEmail(request.query.email) : undefined;
+      const provider = await providerFor(deps, { workspace: request.query.workspace, email });
       const { url, cookie } = await startOidcSignIn(deps, provider);
       reply.setCookie(OIDC_FLOW_COOKIE, cookie, { ...flowCookie(deps), maxAge: OIDC_FLOW_TTL_MS / 1000 });
       return reply.redirect(url, 302);

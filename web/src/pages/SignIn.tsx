@@ -4,7 +4,9 @@ import { ErrorNote } from '../components/ErrorNote';
 
 /**
  * Sign-in: a token pasted once (the server trades it for an HttpOnly cookie; the field is
- * cleared and the token kept nowhere), GitHub where configured, or a demo token for an email where
+ * cleared and the token kept nowhere), single sign-on (the server's identity provider, or the one a
+ * workspace names for an email domain: a plain navigation, the provider's page and back), GitHub
+ * where configured, or a demo token for an email where
  * the operator allows demos.
  */
 export function SignInPage({ onSignedIn, invited = false }: { onSignedIn: () => void; invited?: boolean }) {
@@ -13,6 +15,8 @@ export function SignInPage({ onSignedIn, invited = false }: { onSignedIn: () => 
   const [busy, setBusy] = useState(false);
   const [error, setError] = useState<unknown>(null);
   const [oauth, setOauth] = useState(false);
+  const [sso, setSso] = useState(false);
+  const [ssoEmail, setSsoEmail] = useState('');
   // Shown once the server says demos are on (an operator may turn them off: EMEND_DEMO_TOKENS).
   const [demo, setDemo] = useState(false);
 
@@ -20,6 +24,7 @@ export function SignInPage({ onSignedIn, invited = false }: { onSignedIn: () => 
     call(client.GET('/v1/auth/methods'))
       .then((m) => {
         setOauth(m.oauth);
+        setSso(m.sso);
         setDemo(m.demo);
       })
       .catch(() => {
@@ -46,6 +51,14 @@ export function SignInPage({ onSignedIn, invited = false }: { onSignedIn: () => 
     } finally {
       setBusy(false);
     }
+  };
+
+  // A navigation, not a form's submission: the page's CSP (form-action 'self') would stop the
+  // redirect on to the provider; the server answers with it.
+  const submitSso = (e: Event) => {
+    e.preventDefault();
+    const email = ssoEmail.trim();
+    window.location.assign(`/v1/auth/oidc/login${email ? `?email=${encodeURIComponent(email)}` : ''}`);
   };
 
   const submitDemo = async (e: Event) => {
@@ -90,6 +103,23 @@ export function SignInPage({ onSignedIn, invited = false }: { onSignedIn: () => 
         <button type="submit" disabled={busy}>
           Sign in
         </button>
+      </form>
+      <form onSubmit={submitSso} aria-labelledby="sso-heading" class="card">
+        <h2 id="sso-heading">With single sign-on</h2>
+        <label for="sso-email">Work email</label>
+        <input
+          id="sso-email"
+          type="email"
+          autocomplete="email"
+          required={!sso}
+          value={ssoEmail}
+          onInput={(e) => setSsoEmail((e.target as HTMLInputElement).value)}
+        />
+        <p class="hint">
+          Your organisation’s identity provider, found by your email’s domain
+          {sso ? ' (leave it empty for this server’s own)' : ''}.
+        </p>
+        <button type="submit">Continue with single sign-on</button>
       </form>
       {oauth && (
         <div class="card">
