@@ -219,10 +219,24 @@ export async function signOutMember(
         ),
       )
       .returning({ tokenId: webSessions.tokenId });
+    // Their tokens for this workspace, and the sign-in tokens of the sessions ended (a session switched
+    // here acts with a token of another workspace, issued for that session alone).
+    const signInTokens = ended.map((e) => e.tokenId);
     const revoked = await tx
       .update(apiTokens)
       .set({ revokedAt: now })
-      .where(and(eq(apiTokens.accountId, accountId), eq(apiTokens.workspaceId, workspaceId), liveToken(now)))
+      .where(
+        and(
+          eq(apiTokens.accountId, accountId),
+          liveToken(now),
+          or(
+            eq(apiTokens.workspaceId, workspaceId),
+            signInTokens.length
+              ? and(inArray(apiTokens.id, signInTokens), inArray(apiTokens.name, SIGN_IN_TOKEN_NAMES))
+              : sql`false`,
+          ),
+        ),
+      )
       .returning({ id: apiTokens.id });
     return { sessions: ended.length, tokens: revoked.length };
   });

@@ -1,4 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { OIDC_SESSION_TOKEN_NAME, createSession } from '../../src/accounts/sessions.js';
+import { createPersonalToken } from '../../src/accounts/token-store.js';
 import { cookieFrom } from '../support/cookie-jar.js';
 import { type Harness, newAccount, startHarness } from '../support/harness.js';
 
@@ -117,6 +119,20 @@ describe('an owner signs a member out of the workspace', () => {
       (await call(switched.cookie, 'POST', '/v1/auth/session/workspace', { workspace_id: team.id })).status,
     ).toBeLessThan(300);
     const atHome = await signIn(member.token, 'home browser');
+    // a single sign-on's session (its token issued for it alone, in the member's own workspace), switched to the team
+    const ssoToken = await createPersonalToken(
+      h.deps,
+      { accountId: member.account.id, workspaceId: member.workspace.id },
+      OIDC_SESSION_TOKEN_NAME,
+    );
+    const ssoSession = await createSession(h.deps, {
+      accountId: member.account.id,
+      tokenId: ssoToken.record.id,
+      tokenExpiresAt: null,
+      sso: { issuer: 'https://login.example', workspaceId: team.id },
+    });
+    const ssoCookie = { cookie: `emend_session=${ssoSession.secret}` };
+    expect((await call(ssoCookie, 'GET', '/v1/me')).status).toBe(200);
 
     const url = `/v1/workspaces/${team.id}/members/${member.account.id}/sign-out`;
     const refused = await call(bearer(maintainerIn.token), 'POST', url);
@@ -125,7 +141,9 @@ describe('an owner signs a member out of the workspace', () => {
 
     const out = await call(bearer(ownerIn.token), 'POST', url);
     expect(out.status, out.body).toBe(200);
-    expect(out.json()).toEqual({ sessions_ended: 2, tokens_revoked: 1 });
+    expect(out.json()).toEqual({ sessions_ended: 3, tokens_revoked: 2 });
+    expect((await call(ssoCookie, 'GET', '/v1/me')).status).toBe(401);
+    expect((await call(bearer(ssoToken.secret), 'GET', '/v1/me')).status).toBe(401);
     expect((await call(inTeam.cookie, 'GET', '/v1/me')).status).toBe(401);
     expect((await call(switched.cookie, 'GET', '/v1/me')).status).toBe(401);
     expect((await call(bearer(memberIn.token), 'GET', '/v1/me')).status).toBe(401);
