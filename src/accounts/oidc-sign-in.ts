@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import { and, eq, sql } from 'drizzle-orm';
 import * as oidc from 'openid-client';
 import type { WorkspaceRole } from '../db/access-vocabulary.js';
@@ -35,6 +36,8 @@ interface Flow {
   n: string;
   v: string;
   e: number;
+  /** `emend login --sso`: the command's loopback port and its PKCE challenge (S256) for the hand-off */
+  c?: { p: number; h: string };
 }
 
 /** A provider, with the role a workspace's gives people it takes in. */
@@ -126,6 +129,7 @@ function messagesOf(err: unknown): string {
 export async function startOidcSignIn(
   deps: OidcDeps,
   provider: OidcProvider,
+  cli?: { port: number; challenge: string },
 ): Promise<{ url: string; cookie: string }> {
   const config = await configurationOf(deps, provider);
   const flow: Flow = {
@@ -135,6 +139,7 @@ export async function startOidcSignIn(
     n: oidc.randomNonce(),
     v: oidc.randomPKCECodeVerifier(),
     e: deps.clock.now().getTime() + OIDC_FLOW_TTL_MS,
+    ...(cli ? { c: { p: cli.port, h: cli.challenge } } : {}),
   };
   const url = oidc.buildAuthorizationUrl(config, {
     redirect_uri: oidcCallbackUrl(deps),
@@ -167,6 +172,8 @@ export interface OidcSignIn {
   workspaceId: string;
   issuer: string;
   joined: boolean;
+  /** Set when the sign-in was started by `emend login --sso`: where its token goes (cliHandOff). */
+  cli?: { port: number; challenge: string };
 }
 
 /**
@@ -253,6 +260,7 @@ export async function finishOidcSignIn(
     workspaceId: provider.workspaceId ?? person.accountId,
     issuer: provider.issuer,
     joined,
+    ...(flow.c ? { cli: { port: flow.c.p, challenge: flow.c.h } } : {}),
   };
 }
 
@@ -296,4 +304,35 @@ async function firstSignIn(
   const name = typeof claims.name === 'string' ? claims.name.slice(0, 200) : '';
   const made = await createAccount(deps, { email, name });
   return { accountId: made.account.id, email };
+}
+
+/**
+ * `emend login --sso` (docs/teams.md): the callback sends the browser to the command's loopback
+ * address with a code; the command trades it, with the PKCE verifier only it holds, for the token
+ * (POST /v1/auth/oidc/token). The code is the token's secret sealed with the server's key, its
+ * challenge and two minutes' life: nothing is stored, and a code seen on the way (a browser's
+ * history) is useless without the verifier.
+ */
+const CLI_CONTEXT = 'oidc-cli';
+export const CLI_CODE_TTL_MS = 2 * 60_000;
+
+export function cliCode(deps: Pick<Deps, 'secretKey' | 'clock'>, token: string, challenge: string): string {
+  return encryptSecret(
+    deps.secretKey,
+    JSON.stringify({ t: token, h: challenge, e: deps.clock.now().getTime() + CLI_CODE_TTL_MS }),
+    CLI_CONTEXT,
+  );
+}
+
+export function tokenOfCliCode(deps: Pick<Deps, 'secretKey' | 'clock'>, code: string, verifier: string): string {
+  let sealed: { t: string; h: string; e: number };
+  try {
+    sealed = JSON.parse(decryptSecret(deps.secretKey, code, CLI_CONTEXT)) as typeof sealed;
+  } catch {
+    throw new AppError('bad_request', 'code: not one this server issued');
+  }
+  if (deps.clock.now().getTime() > sealed.e) throw new AppError('bad_request', 'code: expired; run emend login again');
+  const challenge = createHash('sha256').update(verifier).digest('base64url');
+  if (challenge !== sealed.h) throw new AppError('bad_request', 'verifier: does not match the sign-in’s challenge');
+  return sealed.t;
 }

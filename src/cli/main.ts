@@ -26,7 +26,7 @@ const USAGE = `usage:
              [--mirrors DIR] [--clone-url URL] [--setup FILE.json]
 
 A server, from anywhere (docs/client.md; \`emend task --help\` and the like for every flag):
-  emend login --server URL   (the token on stdin, or typed at a hidden prompt)   emend logout
+  emend login --server URL   (the token on stdin, or typed at a hidden prompt; --sso [--email E]: single sign-on in a browser)   emend logout
   emend task create --repo URL (--prompt TEXT | --prompt-file F) [--base B] [--scaffold] [--manual]
                     [--fixer pipeline|agent] [--follow]
   emend task list | show ID | logs ID [--follow] | diff ID | approve ID plan|diff | kill ID

@@ -71,10 +71,12 @@ export function runRemote(args: string[], env: NodeJS.ProcessEnv, input = '', ti
 export function startRemote(args: string[], env: NodeJS.ProcessEnv, timeoutMs = 120_000) {
   const child = spawn(process.execPath, [...NODE_ARGS, ...args], { cwd: repoRoot, env });
   let seen = '';
+  let seenErr = '';
   child.stdout.setEncoding('utf8').on('data', (d: string) => (seen += d));
+  child.stderr.setEncoding('utf8').on('data', (d: string) => (seenErr += d));
   const exited = collect(child, timeoutMs, `emend ${args.join(' ')}`);
   child.stdin.end();
-  return { exited, output: () => seen };
+  return { exited, output: () => seen, errors: () => seenErr };
 }
 
 const quote = (arg: string) => `'${arg.replaceAll("'", `'\\''`)}'`;

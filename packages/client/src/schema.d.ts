@@ -1373,6 +1373,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/auth/oidc/token": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * `emend login --sso`: trade the code the sign-in sent to the command’s loopback address for its token
+         * @description The verifier is the one whose S256 challenge the command gave /v1/auth/oidc/login; the code lives two minutes. The token is a full token of the person’s, named "emend login (single sign-on)".
+         */
+        post: operations["redeemOidcCliCode"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
 }
 export type webhooks = Record<string, never>;
 export interface components {
@@ -9371,6 +9391,10 @@ export interface operations {
         parameters: {
             query?: {
                 workspace?: string;
+                /** @description `emend login --sso`: its loopback port */
+                cli_port?: number;
+                /** @description `emend login --sso`: the S256 challenge of the verifier it will trade the code with */
+                cli_challenge?: string;
                 /** @description a work email; empty (the panel’s form left blank) is the same as none */
                 email?: string;
             };
@@ -9493,6 +9517,62 @@ export interface operations {
                 headers: {
                     /** @description seconds to wait before retrying */
                     "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    redeemOidcCliCode: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    code: string;
+                    verifier: string;
+                };
+            };
+        };
+        responses: {
+            /** @description the token, shown once */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        token: string;
+                    };
+                };
+            };
+            /** @description the request is malformed; the message names the field (`bad_request`, `not_a_scm_url`) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description the request body is larger than this server accepts (`payload_too_large`) */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description send the body as application/json (`unsupported_media_type`) */
+            415: {
+                headers: {
                     [name: string]: unknown;
                 };
                 content: {

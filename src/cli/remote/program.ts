@@ -4,7 +4,7 @@ import { connect } from './api.js';
 import { type Act, leaf } from './context.js';
 import { accountCommands } from './account.js';
 import { RemoteConfigError, resolveLogin } from './config.js';
-import { CancelledInput, login, logout } from './login.js';
+import { CancelledInput, login, loginWithSso, logout } from './login.js';
 import { EXIT, makeOutput } from './output.js';
 import { repoCommands } from './repos.js';
 import { setupCommands } from './setup.js';
@@ -34,11 +34,17 @@ function buildProgram(env: NodeJS.ProcessEnv, setCode: (code: number) => void, r
       };
       setCode(await run({ env, o, api }, cmd));
     };
-  leaf(program, 'login', 'check a token against the server and save both')
+  leaf(program, 'login', 'check a token against the server and save both (or sign in through single sign-on)')
     .requiredOption('--server <url>', "the server's base address")
+    .option('--sso', 'sign in through single sign-on in a browser instead of giving a token')
+    .option('--email <email>', 'with --sso: your work email, which finds your organisation’s identity provider')
+    .option('--workspace <id>', 'with --sso: the workspace whose identity provider to use')
     .action(
       act((ctx, cmd) => {
-        reached.server = cmd.opts<{ server: string }>().server;
+        const opts = cmd.opts<{ server: string; sso?: boolean; email?: string; workspace?: string }>();
+        reached.server = opts.server;
+        if (opts.sso)
+          return loginWithSso(ctx.env, ctx.o, opts.server, { email: opts.email, workspace: opts.workspace });
         return login(ctx.env, ctx.o, reached.server);
       }),
     );

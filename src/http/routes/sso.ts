@@ -3,9 +3,11 @@ import type { FastifyReply } from 'fastify';
 import {
   OIDC_FLOW_COOKIE,
   OIDC_FLOW_TTL_MS,
+  cliCode,
   finishOidcSignIn,
   providerFor,
   startOidcSignIn,
+  tokenOfCliCode,
 } from '../../accounts/oidc-sign-in.js';
 import { checkEmail } from '../../accounts/accounts.js';
 import { OIDC_SESSION_TOKEN_NAME, authenticateSession, createSession } from '../../accounts/sessions.js';
@@ -19,6 +21,9 @@ import { STATUS_OF, errorResponses } from '../errors.js';
 import { IdParams, StringEnum, Timestamp, described } from '../schema-parts.js';
 import { flowCookie, sessionSecretOf, setSessionCookie } from '../session-cookie.js';
 import { errorPage, sendPage } from './oauth-pages.js';
+
+/** The token `emend login --sso` receives: a person's own, listed and revoked as any other. */
+const OIDC_CLI_TOKEN_NAME = 'emend login (single sign-on)';
 
 const MemberRole = StringEnum(WORKSPACE_ROLES.filter((r) => r !== 'owner'));
 
@@ -177,6 +182,15 @@ export const ssoRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = async (app, 
         querystring: Type.Object(
           {
             workspace: Type.Optional(Type.String({ format: 'uuid' })),
+            cli_port: Type.Optional(
+              Type.Integer({ minimum: 1024, maximum: 65535, description: '`emend login --sso`: its loopback port' }),
+            ),
+            cli_challenge: Type.Optional(
+              Type.String({
+                pattern: '^[A-Za-z0-9_-]{43}$',
+                description: '`emend login --sso`: the S256 challenge of the verifier it will trade the code with',
+              }),
+            ),
             email: Type.Optional(
               Type.String({
                 maxLength: 254,
@@ -191,8 +205,15 @@ export const ssoRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = async (app, 
     },
     async (request, reply) => {
       const email = request.query.email?.trim() ? checkEmail(request.query.email) : undefined;
+      const { cli_port: port, cli_challenge: challenge } = request.query;
+      if ((port === undefined) !== (challenge === undefined))
+        throw new AppError('bad_request', 'cli_port and cli_challenge: give both (emend login --sso does) or neither');
       const provider = await providerFor(deps, { workspace: request.query.workspace, email });
-      const { url, cookie } = await startOidcSignIn(deps, provider);
+      const { url, cookie } = await startOidcSignIn(
+        deps,
+        provider,
+        port !== undefined && challenge !== undefined ? { port, challenge } : undefined,
+      );
       reply.setCookie(OIDC_FLOW_COOKIE, cookie, { ...flowCookie(deps), maxAge: OIDC_FLOW_TTL_MS / 1000 });
       return reply.redirect(url, 302);
     },
@@ -230,6 +251,16 @@ export const ssoRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = async (app, 
           : undefined;
         const query = request.raw.url?.split('?')[1] ?? '';
         const person = await finishOidcSignIn(deps, { cookie, query, signedInAs });
+        if (person.cli) {
+          // A token for the command line, handed over through its loopback address (cliCode).
+          const issued = await createPersonalToken(
+            deps,
+            { accountId: person.accountId, workspaceId: person.workspaceId },
+            OIDC_CLI_TOKEN_NAME,
+          );
+          const code = cliCode(deps, issued.secret, person.cli.challenge);
+          return reply.redirect(`http://127.0.0.1:${person.cli.port}/callback?code=${encodeURIComponent(code)}`, 302);
+        }
         const { record } = await createPersonalToken(
           deps,
           { accountId: person.accountId, workspaceId: person.workspaceId },
@@ -252,6 +283,36 @@ export const ssoRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = async (app, 
         request.log.info({ code: err.code, reason: err.message }, 'single sign-on refused');
         return sendPage(reply as unknown as FastifyReply, STATUS_OF[err.code], errorPage(err.message));
       }
+    },
+  );
+
+  app.post(
+    '/auth/oidc/token',
+    {
+      config: { access: 'public' },
+      schema: {
+        tags: ['public'],
+        operationId: 'redeemOidcCliCode',
+        summary: '`emend login --sso`: trade the code the sign-in sent to the command’s loopback address for its token',
+        description:
+          'The verifier is the one whose S256 challenge the command gave /v1/auth/oidc/login; the code lives two minutes. The token is a full token of the person’s, named "emend login (single sign-on)".',
+        security: [],
+        body: Type.Object(
+          {
+            code: Type.String({ minLength: 1, maxLength: 2000 }),
+            verifier: Type.String({ minLength: 43, maxLength: 128 }),
+          },
+          { additionalProperties: false },
+        ),
+        response: {
+          200: described('the token, shown once', Type.Object({ token: Type.String() })),
+          ...errorResponses(400),
+        },
+      },
+    },
+    async (request, reply) => {
+      reply.header('cache-control', 'no-store');
+      return { token: tokenOfCliCode(deps, request.body.code, request.body.verifier) };
     },
   );
 };
