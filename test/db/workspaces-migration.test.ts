@@ -452,15 +452,27 @@ const RENAMED = [
 const MOVED_TO_WORKSPACE = ['plan', 'credits', 'use_byok', 'approval_mode', 'fixer'];
 /**
  * The columns 0018 adds to old tables (their values are checked on their own), and those of later
- * migrations (0021 a session's public id, its browser and address).
+ * migrations (0021 a session's public id, its browser and address; 0022 the account that held a credit).
  */
 const ADDED: Record<string, string[]> = {
   api_tokens: ['workspace_id', 'scopes'],
+  credit_ledger: ['account_id'],
   tasks: ['created_by'],
   web_sessions: ['workspace_id', 'id', 'user_agent', 'client_address'],
 };
-/** The tables 0018 makes, and those of later migrations (0019 the GitHub App's installations, 0020 group bots). */
-const NEW_TABLES = ['workspace_invitations', 'workspace_members', 'workspaces', 'scm_installations', 'scm_group_bots'];
+/**
+ * The tables 0018 makes, and those of later migrations (0019 the GitHub App's installations, 0020 group bots,
+ * 0022 spend limits' metered spend and threshold notices).
+ */
+const NEW_TABLES = [
+  'workspace_invitations',
+  'workspace_members',
+  'workspaces',
+  'scm_installations',
+  'scm_group_bots',
+  'model_spend',
+  'spend_notices',
+];
 
 type Row = Record<string, unknown>;
 
@@ -549,6 +561,8 @@ describe('migration 0018 (workspaces) on a database with rows in every table', (
           use_byok: a.use_byok,
           approval_mode: a.approval_mode,
           fixer: a.fixer,
+          monthly_spend_cap_usd: null,
+          monthly_credit_cap: null,
           created_at: a.created_at,
           deleted_at: null,
         })),
@@ -572,6 +586,8 @@ describe('migration 0018 (workspaces) on a database with rows in every table', (
           workspace_id: a.id,
           account_id: a.id,
           role: 'owner',
+          monthly_spend_cap_usd: null,
+          monthly_credit_cap: null,
           created_at: a.created_at,
         })),
       ),
@@ -609,6 +625,8 @@ describe('migration 0018 (workspaces) on a database with rows in every table', (
       useByok: true,
       approvalMode: 'manual',
       fixer: 'agent',
+      monthlySpendCapUsd: null,
+      monthlyCreditCap: null,
       createdAt: at(0),
       deletedAt: null,
     });
