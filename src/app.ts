@@ -28,6 +28,7 @@ import { sessionRoutes } from './http/routes/session.js';
 import { screenshotRoutes, siteRoutes } from './http/routes/sites.js';
 import { tokenRoutes } from './http/routes/tokens.js';
 import { webhookRoutes } from './http/routes/webhooks.js';
+import { spendLimitRoutes } from './http/routes/spend-limits.js';
 import { workspaceRoutes } from './http/routes/workspaces.js';
 import { trainingRoutes } from './http/routes/training.js';
 import { namedSchemas } from './http/components.js';
@@ -59,6 +60,7 @@ const resources = [
   feedbackRoutes,
   trainingRoutes,
   workspaceRoutes,
+  spendLimitRoutes,
 ];
 
 export interface AppOptions {

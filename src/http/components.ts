@@ -6,6 +6,7 @@ import { taskStreamSchemas } from './routes/task-stream.js';
 import { taskSchemas } from './routes/tasks.js';
 import { tokenSchemas } from './routes/tokens.js';
 import { webhookSchemas } from './routes/webhooks.js';
+import { spendLimitSchemas } from './routes/spend-limits.js';
 import { workspaceSchemas } from './routes/workspaces.js';
 
 /**
@@ -24,4 +25,5 @@ export const namedSchemas = [
   ...adminSchemas,
   ...webhookSchemas,
   ...workspaceSchemas,
+  ...spendLimitSchemas,
 ];
