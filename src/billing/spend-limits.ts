@@ -119,7 +119,7 @@ export type Whose = 'workspace' | 'yours' | 'creator';
 const WHOSE: Record<Whose, string> = {
   workspace: "this workspace's",
   yours: 'your',
-  creator: "the task creator's member",
+  creator: "the task creator's",
 };
 
 /** The sentence that names a reached cap, for a 402 and for a task stopped by it. */

@@ -74,4 +74,41 @@ describe('a running task at a spend cap', { timeout: 120_000 }, () => {
     expect(refused.statusCode).toBe(402);
     expect(refused.json().message).toContain("this workspace's monthly model spend cap of $1.00 is reached");
   });
+
+  it('starts no model call once the cap is reached while it waited: the next step stops before its first call', async () => {
+    svc = await startModelService();
+    const { h, model } = svc;
+    h.github.createRepo('acme', 'calc', { files: CALC_REPO });
+    scriptCalcRun(model);
+    const { auth, workspace, account } = await newAccount(h, { plan: 'pro', credits: 5 });
+    await h.app.inject({
+      method: 'PATCH',
+      url: `/v1/workspaces/${workspace.id}/limits`,
+      headers: auth,
+      payload: { members: [{ account_id: account.id, monthly_spend_cap_usd: 2 }] },
+    });
+    const id = await postFixTask(h, auth, `${h.github.webUrl}/acme/calc`, { approval_mode: 'manual' });
+    await waitForStatus(h, id, 'awaiting_plan', 60_000);
+    const callsBefore = model.calls.length;
+    // Another task of the same member spent up to their cap while this one waited at the gate.
+    await recordModelSpend(
+      h.deps.db,
+      { workspaceId: workspace.id, accountId: account.id, taskId: workspace.id, usd: 2 },
+      h.clock.now(),
+    );
+    const approved = await h.app.inject({
+      method: 'POST',
+      url: `/v1/tasks/${id}/approve`,
+      headers: auth,
+      payload: { stage: 'plan' },
+    });
+    expect(approved.statusCode, approved.body).toBe(200);
+    await waitForStatus(h, id, ['done', 'failed', 'cancelled'], 60_000);
+    const got = (await h.app.inject({ method: 'GET', url: `/v1/tasks/${id}`, headers: auth })).json();
+    expect(got.task.status).toBe('failed');
+    expect(got.task.error).toMatch(
+      /^locator stopped: the task creator's monthly model spend cap of \$2\.00 is reached \(\$2\.\d\d used this month\)$/,
+    );
+    expect(model.calls).toHaveLength(callsBefore);
+  });
 });
