@@ -12,7 +12,7 @@ import { taskJson } from '../src/tasks/present.js';
 import { countTaskPost } from '../src/tasks/rate-limit.js';
 import { type CreateTaskInput, createTask, getOwnTask, taskLogsOf } from '../src/tasks/service.js';
 
-type BareDeps = Pick<Deps, 'db' | 'clock' | 'config' | 'queue' | 'fetch' | 'secretKey' | 'appTokens'>;
+type BareDeps = Pick<Deps, 'db' | 'clock' | 'config' | 'queue' | 'log' | 'fetch' | 'secretKey' | 'appTokens'>;
 
 /**
  * The token lookup of src/accounts/authenticate.ts, statement for statement (including the

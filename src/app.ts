@@ -29,6 +29,7 @@ import { screenshotRoutes, siteRoutes } from './http/routes/sites.js';
 import { tokenRoutes } from './http/routes/tokens.js';
 import { webhookRoutes } from './http/routes/webhooks.js';
 import { ssoRoutes } from './http/routes/sso.js';
+import { spendLimitRoutes } from './http/routes/spend-limits.js';
 import { workspaceRoutes } from './http/routes/workspaces.js';
 import { trainingRoutes } from './http/routes/training.js';
 import { namedSchemas } from './http/components.js';
@@ -61,6 +62,7 @@ const resources = [
   trainingRoutes,
   workspaceRoutes,
   ssoRoutes,
+  spendLimitRoutes,
 ];
 
 export interface AppOptions {

@@ -16,12 +16,21 @@ export async function grantCredits(tx: Db, workspaceId: string, amount: number, 
   await tx.insert(creditLedger).values({ id: newId(), workspaceId, kind: 'grant', amount, note, createdAt: now });
 }
 
-export async function holdCredit(tx: Db, workspaceId: string, taskId: string, now: Date) {
+/** Holds one credit for a task; `accountId` (the task's creator) is what a member's monthly credit cap counts. */
+export async function holdCredit(
+  tx: Db,
+  workspaceId: string,
+  taskId: string,
+  now: Date,
+  accountId: string | null = null,
+) {
   await tx
     .update(workspaces)
     .set({ credits: sql`${workspaces.credits} - 1` })
     .where(eq(workspaces.id, workspaceId));
-  await tx.insert(creditLedger).values({ id: newId(), workspaceId, taskId, kind: 'hold', amount: 1, createdAt: now });
+  await tx
+    .insert(creditLedger)
+    .values({ id: newId(), workspaceId, taskId, accountId, kind: 'hold', amount: 1, createdAt: now });
 }
 
 /**

@@ -49,6 +49,10 @@ export const workspaces = pgTable(
     approvalMode: text('approval_mode').notNull().default('auto'),
     /** The fixer of the workspace's tasks that name none (POST /v1/me/settings); null: the operator's default. */
     fixer: text('fixer').$type<FixerKind>(),
+    /** Spend limits (docs/teams.md): the most model spend (USD, metered) a UTC calendar month may reach; null: no cap. */
+    monthlySpendCapUsd: numeric('monthly_spend_cap_usd', { precision: 12, scale: 2, mode: 'number' }),
+    /** The most credits a UTC calendar month's tasks may hold; null: no cap. */
+    monthlyCreditCap: integer('monthly_credit_cap'),
     createdAt: ts('created_at').notNull(),
     /** Deleted by its owner: its tasks, members, keys and settings are gone; the row and its credit ledger stay. */
     deletedAt: ts('deleted_at'),
@@ -67,6 +71,9 @@ export const workspaceMembers = pgTable(
       .notNull()
       .references(() => accounts.id, { onDelete: 'cascade' }),
     role: text('role').$type<WorkspaceRole>().notNull(),
+    /** This member's own monthly caps in the workspace (their tasks' model spend and credits); null: no cap. */
+    monthlySpendCapUsd: numeric('monthly_spend_cap_usd', { precision: 12, scale: 2, mode: 'number' }),
+    monthlyCreditCap: integer('monthly_credit_cap'),
     createdAt: ts('created_at').notNull(),
   },
   (t) => [
@@ -266,12 +273,55 @@ export const creditLedger = pgTable(
       .notNull()
       .references(() => workspaces.id, { onDelete: 'cascade' }),
     taskId: uuid('task_id'),
+    /** The account whose task held the credit (its member's monthly cap); null for grants and older rows. */
+    accountId: uuid('account_id'),
     kind: text('kind').notNull(), // hold | capture | release | grant
     amount: integer('amount').notNull(),
     note: text('note'),
     createdAt: ts('created_at').notNull(),
   },
   (t) => [index('credit_ledger_workspace_idx').on(t.workspaceId), index('credit_ledger_task_idx').on(t.taskId)],
+);
+
+/**
+ * Model spend as it is metered, one row per billed model call of a managed (non-BYOK) task: what
+ * the monthly spend caps count. Kept when its task is deleted (deleting a task gives no spend back)
+ * and with a deleted workspace, like the credit ledger.
+ */
+export const modelSpend = pgTable(
+  'model_spend',
+  {
+    id: uuid('id').primaryKey(),
+    workspaceId: uuid('workspace_id')
+      .notNull()
+      .references(() => workspaces.id, { onDelete: 'cascade' }),
+    /** The task's created_by: whose member cap the spend counts against. */
+    accountId: uuid('account_id'),
+    taskId: uuid('task_id'),
+    usd: numeric('usd', { precision: 12, scale: 6, mode: 'number' }).notNull(),
+    createdAt: ts('created_at').notNull(),
+  },
+  (t) => [index('model_spend_workspace_idx').on(t.workspaceId, t.createdAt)],
+);
+
+/**
+ * The spend-limit thresholds (80 % and 100 %) a month has crossed, one row each: the
+ * `spend.threshold` webhook event is recorded by whoever inserts the row, so it is sent once a
+ * month per threshold. `subject` is `workspace` or a member's account id; `cap` is `usd` or `credits`.
+ */
+export const spendNotices = pgTable(
+  'spend_notices',
+  {
+    workspaceId: uuid('workspace_id')
+      .notNull()
+      .references(() => workspaces.id, { onDelete: 'cascade' }),
+    month: text('month').notNull(),
+    subject: text('subject').notNull(),
+    cap: text('cap').notNull(),
+    threshold: integer('threshold').notNull(),
+    createdAt: ts('created_at').notNull(),
+  },
+  (t) => [primaryKey({ columns: [t.workspaceId, t.month, t.subject, t.cap, t.threshold] })],
 );
 
 /** Task-creation attempts, for the per-account sliding-window rate limit. */
@@ -643,6 +693,8 @@ export const schema = {
   tasks,
   taskLogs,
   creditLedger,
+  modelSpend,
+  spendNotices,
   taskPostAttempts,
   demoIssuance,
   repoMemory,

@@ -11,6 +11,7 @@ import { taskLimits } from '../tasks/lifecycle/task-limits.js';
 import { heldBy, saveRun } from '../tasks/lifecycle/save.js';
 import type { Task } from '../tasks/service.js';
 import { appendLog, notifyTask } from '../tasks/task-logs.js';
+import { modelCallBilled } from '../tasks/spend-notices.js';
 import { type StepLoop, runLoop } from './step-loop.js';
 import { CheckoutLease } from './checkout-lease.js';
 
@@ -117,6 +118,8 @@ function databaseLoop(
         await run.lease.dispose();
         await endTask(deps, taskId, { ...end, where: mine });
       },
+      // Each model call's cost counts against the spend limits as it is billed, not when the step ends.
+      billed: (usd) => modelCallBilled(deps, loop.task, usd),
       // The database going away is not the step's failure: the run is handed back.
       stepThrew: (err) => {
         if (isDatabaseUnavailable(err)) throw err;

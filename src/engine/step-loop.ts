@@ -70,6 +70,11 @@ export interface TaskStore {
   stepThrew?(err: unknown): void;
   /** What a step's run came to, before its result is applied. */
   ran?(ran: StepRan): Promise<void>;
+  /**
+   * A model call of the task cost `usd` (0: one is about to start): the runner records it where the
+   * spend limits count it and answers the reached cap's sentence when the task must stop.
+   */
+  billed?(usd: number): Promise<string | undefined>;
 }
 
 /** One run of a task through its pipeline: what every step of it shares. */
@@ -144,7 +149,8 @@ async function runStep(loop: StepLoop, step: StepDescriptor): Promise<'next' | '
   // round is the rework round the step belongs to.
   await store.log({ step: step.name, status: 'running', input: { retry, round: task.retryCount } });
   const started = performance.now();
-  const model = stepModel(deps, task, step.name, loop.billingPlan, loop.signal);
+  const billed = store.billed?.bind(store);
+  const model = stepModel(deps, task, step.name, loop.billingPlan, loop.signal, billed);
   const fn = loop.steps[step.name];
   let result: StepResult<object>;
   try {
@@ -152,6 +158,11 @@ async function runStep(loop: StepLoop, step: StepDescriptor): Promise<'next' | '
     result = await fn(payloadFor(task, loop.progress, retry, rework), helpersFor(loop, step.name, model));
   } catch (err) {
     if (loop.signal.aborted) return 'lost';
+    const stopped = model.stopped();
+    if (stopped !== undefined) {
+      await stepFailed(loop, step.name, stopped, model, started, 'stopped');
+      return 'failed';
+    }
     store.stepThrew?.(err);
     const error = err instanceof Error ? err.message : String(err);
     await store.ran?.({ step: step.name, round: task.retryCount, ms: elapsed(started), model, error });
@@ -160,6 +171,12 @@ async function runStep(loop: StepLoop, step: StepDescriptor): Promise<'next' | '
   }
   const ms = elapsed(started);
   if (loop.signal.aborted) return 'lost';
+  // A step that caught the stop and finished anyway ends here all the same: its result is not applied.
+  const stopped = model.stopped();
+  if (stopped !== undefined) {
+    await stepFailed(loop, step.name, stopped, model, started, 'stopped');
+    return 'failed';
+  }
   return applyResult(loop, step, result, model, started, {
     step: step.name,
     round: task.retryCount,
@@ -189,8 +206,18 @@ function helpersFor(loop: StepLoop, step: string, model: StepModel): StepHelpers
   };
 }
 
-/** A step that threw: logged with what its model calls cost (the task's either way), and the task fails. */
-async function stepFailed(loop: StepLoop, step: string, error: string, model: StepModel, started: number) {
+/**
+ * A step that threw, or that a spend limit stopped: logged with what its model calls cost (the
+ * task's either way), and the task fails (`<step> failed: …` or `<step> stopped: <the cap>`).
+ */
+async function stepFailed(
+  loop: StepLoop,
+  step: string,
+  error: string,
+  model: StepModel,
+  started: number,
+  how: 'failed' | 'stopped' = 'failed',
+) {
   const { task, store } = loop;
   const message = storableText(error);
   const spent = model.spent(task.byok);
@@ -203,7 +230,7 @@ async function stepFailed(loop: StepLoop, step: string, error: string, model: St
     durationMs: elapsed(started),
   });
   await store.save({ tokens: spent.tokens, costUsd: spent.costUsd });
-  await store.end({ status: 'failed', error: `${step} failed: ${message}` });
+  await store.end({ status: 'failed', error: `${step} ${how}: ${message}` });
 }
 
 /** The task's columns a patch sets. */

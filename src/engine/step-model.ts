@@ -3,7 +3,7 @@ import type { Deps } from '../deps.js';
 import { ModelClient } from '../llm/client.js';
 import { chooseModel } from '../workspaces/model-credentials.js';
 import { languageModel } from '../llm/providers.js';
-import { UsageMeter } from '../llm/usage.js';
+import { SpendStopped, UsageMeter } from '../llm/usage.js';
 import type { Task } from '../tasks/service.js';
 import { isModelStep } from '../step-contract/names.js';
 import { taskSecrets } from './task-secrets.js';
@@ -13,11 +13,29 @@ import { taskSecrets } from './task-secrets.js';
  * inside the worker and only when the step actually calls a model. `spent` reports what the
  * step's calls used, for the step's log record and the task's totals. The client is given every
  * secret the service knows for the task, read when it is made, and redacts them from each request.
+ * `billed` (the runner's) records each call's cost where the spend limits count it and says when a
+ * cap stops the task: the call that reached it finishes, no other starts, and `stopped()` says why.
  */
-export function stepModel(deps: Deps, task: Task, step: string, billingPlan: BillingPlanName, signal: AbortSignal) {
+export function stepModel(
+  deps: Deps,
+  task: Task,
+  step: string,
+  billingPlan: BillingPlanName,
+  signal: AbortSignal,
+  billed?: (usd: number) => Promise<string | undefined>,
+) {
   const meter = new UsageMeter();
   let client: Promise<ModelClient> | undefined;
+  let stopped: string | undefined;
+  const check = async (usd: number) => {
+    if (stopped === undefined && billed) stopped = await billed(usd);
+    if (stopped !== undefined) throw new SpendStopped(stopped);
+  };
+  // Under BYOK the provider bills the caller: the spend limits count managed spend only.
+  const spend = billed && !task.byok ? { before: () => check(0), after: check } : undefined;
   return {
+    /** Why a spend limit stopped this step's model calls, once one has. */
+    stopped: () => stopped,
     client: () => {
       if (!isModelStep(step)) return Promise.reject(new Error(`the ${step} step does not call a model`));
       client ??= chooseModel(deps, task, step).then(async (chosen) => {
@@ -32,6 +50,7 @@ export function stepModel(deps: Deps, task: Task, step: string, billingPlan: Bil
           model: languageModel(choice, fetchImpl),
           config: deps.config.llm,
           meter,
+          spend,
           temperature: deps.config.llm.temperatures[step],
           // The provider bills a BYOK caller directly: only the token limit guards their key.
           budget: {

@@ -7,6 +7,7 @@ import { taskSchemas } from './routes/tasks.js';
 import { tokenSchemas } from './routes/tokens.js';
 import { webhookSchemas } from './routes/webhooks.js';
 import { ssoSchemas } from './routes/sso.js';
+import { spendLimitSchemas } from './routes/spend-limits.js';
 import { workspaceSchemas } from './routes/workspaces.js';
 
 /**
@@ -26,4 +27,5 @@ export const namedSchemas = [
   ...webhookSchemas,
   ...workspaceSchemas,
   ...ssoSchemas,
+  ...spendLimitSchemas,
 ];

@@ -21,6 +21,8 @@ import {
   type Budget,
   BudgetExceeded,
   LOW_OUTPUT_TOKENS,
+  type SpendGuard,
+  SpendStopped,
   type UsageMeter,
   billOf,
   estimateTokens,
@@ -35,6 +37,8 @@ export interface ModelClientOptions {
   config: Pick<LlmConfig, 'timeoutMs' | 'maxRetries' | 'retryBaseMs' | 'prices'>;
   meter: UsageMeter;
   budget: Budget;
+  /** The spend limits' check around every call (the runner's; none in the evaluation harness). */
+  spend?: SpendGuard;
   /** Sampling temperature (config.llm.temperatures: 0 unless the operator sets another). */
   temperature: number;
   /** The task's kill switch. */
@@ -236,6 +240,7 @@ export class ModelClient {
     // The one place every request of every step passes: what leaves is the redacted copy.
     const sent: Ask = { ...ask, system: this.redact(ask.system), messages: this.redactMessages(ask.messages) };
     const input = estimateTokens(chars(sent));
+    await this.o.spend?.before();
     for (let retry = 0; ; retry++) {
       const wanted = ask.maxOutputTokens ?? 8_000;
       const maxOutputTokens = outputAllowance(budget, meter, this.price, input, wanted);
@@ -258,15 +263,17 @@ export class ModelClient {
         });
         const bill = billOf(r.usage, this.price, input, r.outputChars);
         meter.add(bill.tokens, bill.costUsd, bill);
+        await this.o.spend?.after(bill.costUsd);
         return r.value;
       } catch (err) {
         deadline.done();
         if (NoObjectGeneratedError.isInstance(err)) {
           const bill = billOf(err.usage, this.price, input, err.text?.length ?? 0);
           meter.add(bill.tokens, bill.costUsd, bill);
+          await this.o.spend?.after(bill.costUsd);
           throw err;
         }
-        if (signal.aborted || err instanceof BudgetExceeded) throw err;
+        if (signal.aborted || err instanceof BudgetExceeded || err instanceof SpendStopped) throw err;
         if (!isTransient(err) || retry >= config.maxRetries) {
           throw new ModelCallFailed(
             describeFailure(choice.provider, choice.model, err) + (retry > 0 ? ` (after ${retry + 1} tries)` : ''),

@@ -35,6 +35,24 @@ export class BudgetExceeded extends Error {
   override name = 'BudgetExceeded';
 }
 
+/**
+ * A spend limit stops the task's model calls (docs/teams.md, "Spend limits"): thrown after the call
+ * whose cost reached the cap (that call's answer is paid for and already metered), and before any
+ * further call. The message names the cap.
+ */
+export class SpendStopped extends Error {
+  override name = 'SpendStopped';
+}
+
+/**
+ * What the caller checks around each call: `before` may refuse to start one, `after` hears what a
+ * finished call cost (recorded where the limits count it) and may stop the calls after it; both throw SpendStopped.
+ */
+export interface SpendGuard {
+  before(): Promise<void>;
+  after(usd: number): Promise<void>;
+}
+
 /** Rough and deliberately high: about four characters a token, plus a tenth for framing. */
 export const estimateTokens = (chars: number) => Math.ceil((chars / 4) * 1.1);
 /** The characters estimateTokens counts as at most `tokens`: what a prompt may hold. */

@@ -9,7 +9,7 @@ import { hostOfUrl } from '../scm/hosts.js';
 import { admitTask, insertAdmitted } from './lifecycle/admit.js';
 import { endTask } from './lifecycle/end.js';
 import { resumeTask } from './lifecycle/resume.js';
-import { type CreateOptions, type Task, getOwnTask } from './service.js';
+import { type CreateOptions, type Task, getOwnTask, spendNoticed } from './service.js';
 
 /**
  * Force-stops a pending, running or waiting task: cancelled, credit released, in one
@@ -160,6 +160,7 @@ export async function continueTask(
     await options.within?.(tx, row);
     return row;
   });
+  if (child.creditHeld) await spendNoticed(deps, child);
   await deps.queue.enqueue(child.id);
   return child;
 }

@@ -12,6 +12,7 @@ import { admitTask, insertAdmitted, monthStart } from './lifecycle/admit.js';
 import { refuseSecondOnThread } from './lifecycle/one-per-thread.js';
 import { refusalFor } from './brief-policy.js';
 import { checkRepoAccess } from './repo-access.js';
+import { noticeSpend } from './spend-notices.js';
 import { parseRepoUrl } from '../scm/urls.js';
 import type { Task, TaskLog } from './task.js';
 
@@ -88,7 +89,7 @@ function checkInput(deps: Pick<Deps, 'config'>, input: CreateTaskInput) {
  * here, then quota, credit and concurrency (admitTask) in the transaction that inserts it.
  */
 export async function createTask(
-  deps: Pick<Deps, 'db' | 'clock' | 'config' | 'fetch' | 'secretKey' | 'appTokens'>,
+  deps: Pick<Deps, 'db' | 'clock' | 'config' | 'fetch' | 'secretKey' | 'appTokens' | 'queue' | 'log'>,
   auth: Creator,
   input: CreateTaskInput,
   options: CreateOptions = {},
@@ -113,7 +114,7 @@ export async function createTask(
     });
   }
   const now = deps.clock.now();
-  return deps.db.transaction(async (tx) => {
+  const created = await deps.db.transaction(async (tx) => {
     const who = {
       workspaceId: auth.workspace.id,
       accountId: auth.account?.id ?? null,
@@ -164,6 +165,15 @@ export async function createTask(
     await options.within?.(tx, task);
     return task;
   });
+  if (created.creditHeld) await spendNoticed(deps, created);
+  return created;
+}
+
+/** The credit just held may cross a spend limit's threshold: told after the task exists, never failing it. */
+export async function spendNoticed(deps: Pick<Deps, 'db' | 'clock' | 'queue' | 'log'>, task: Task): Promise<void> {
+  await noticeSpend(deps, task.workspaceId, task.createdBy).catch((err) =>
+    deps.log.warn({ err, task: task.id }, 'spend-limit thresholds not recorded'),
+  );
 }
 
 /** The workspace's task, or not_found: another workspace's task is indistinguishable from a missing one. */

@@ -5,6 +5,7 @@ export const WEBHOOK_EVENTS = [
   'task.cancelled',
   'task.awaiting_approval',
   'pr.merged',
+  'spend.threshold',
 ] as const;
 export type WebhookEvent = (typeof WEBHOOK_EVENTS)[number];
 

@@ -147,4 +147,19 @@ describe('emend workspaces', { timeout: 300_000 }, () => {
     expect(personal.code).toBe(3);
     expect(personal.stderr).toMatch(/personal workspace .*\(conflict, HTTP 409, /);
   });
+
+  it("limits: shows the caps and the month's use, sets the workspace's, refuses a bad amount", async () => {
+    const owner = await newAccount(h, { scm: false });
+    const a = as(owner.token);
+    const set = await a(['workspaces', 'limits', '--spend-cap', '12.50', '--credit-cap', '4']);
+    expect(set.code, set.stderr).toBe(0);
+    expect(set.stdout).toMatch(/^model spend:\s+\$0\.00 of \$12\.50$/m);
+    expect(set.stdout).toMatch(/^credits:\s+0 of 4$/m);
+    const removed = await a(['workspaces', 'limits', '--credit-cap', 'none', '--json']);
+    expect(removed.code, removed.stderr).toBe(0);
+    expect(JSON.parse(removed.stdout)).toMatchObject({ monthly_spend_cap_usd: 12.5, monthly_credit_cap: null });
+    const bad = await a(['workspaces', 'limits', '--spend-cap', '1.005']);
+    expect(bad.code).toBe(64);
+    expect(bad.stderr).toContain('at most two decimals');
+  });
 });

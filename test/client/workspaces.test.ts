@@ -151,4 +151,18 @@ describe('@emend/client: workspaces, members, invitations and scoped tokens', { 
     expect((await bobPersonal.listWorkspaces()).map((w) => w.id)).toEqual([bob.account.id]);
     expect((await personal.listWorkspaces()).map((w) => w.id)).toEqual([alice.account.id]);
   });
+
+  it('reads and sets the spend limits; a member is refused setting them', async () => {
+    const owner = await newAccount(h, { scm: false });
+    const api = client(owner.token);
+    const id = owner.workspace.id;
+    expect(await api.getSpendLimits(id)).toMatchObject({ monthly_spend_cap_usd: null, spent_usd: 0, notices: [] });
+    const set = await api.setSpendLimits(id, {
+      monthly_spend_cap_usd: 40,
+      members: [{ account_id: owner.account.id, monthly_credit_cap: 2 }],
+    });
+    expect(set).toMatchObject({ monthly_spend_cap_usd: 40, monthly_credit_cap: null });
+    expect(set.members[0]).toMatchObject({ account_id: owner.account.id, monthly_credit_cap: 2 });
+    expect(await refusal(api.setSpendLimits(id, { monthly_credit_cap: -1 }))).toMatchObject({ status: 400 });
+  });
 });

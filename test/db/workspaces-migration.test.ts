@@ -452,16 +452,18 @@ const RENAMED = [
 const MOVED_TO_WORKSPACE = ['plan', 'credits', 'use_byok', 'approval_mode', 'fixer'];
 /**
  * The columns 0018 adds to old tables (their values are checked on their own), and those of later
- * migrations (0021 a session's public id, its browser and address; 0022 the issuer of a single sign-on).
+ * migrations (0021 a session's public id, its browser and address; 0022 the issuer of a single sign-on;
+ * 0023 the account that held a credit).
  */
 const ADDED: Record<string, string[]> = {
   api_tokens: ['workspace_id', 'scopes'],
+  credit_ledger: ['account_id'],
   tasks: ['created_by'],
   web_sessions: ['workspace_id', 'id', 'user_agent', 'client_address', 'sso_issuer'],
 };
 /**
  * The tables 0018 makes, and those of later migrations (0019 the GitHub App's installations, 0020 group
- * bots, 0022 single sign-on).
+ * bots, 0022 single sign-on, 0023 spend limits' metered spend and threshold notices).
  */
 const NEW_TABLES = [
   'workspace_invitations',
@@ -472,6 +474,8 @@ const NEW_TABLES = [
   'workspace_sso',
   'sso_domains',
   'oidc_identities',
+  'model_spend',
+  'spend_notices',
 ];
 
 type Row = Record<string, unknown>;
@@ -561,6 +565,8 @@ describe('migration 0018 (workspaces) on a database with rows in every table', (
           use_byok: a.use_byok,
           approval_mode: a.approval_mode,
           fixer: a.fixer,
+          monthly_spend_cap_usd: null,
+          monthly_credit_cap: null,
           created_at: a.created_at,
           deleted_at: null,
         })),
@@ -584,6 +590,8 @@ describe('migration 0018 (workspaces) on a database with rows in every table', (
           workspace_id: a.id,
           account_id: a.id,
           role: 'owner',
+          monthly_spend_cap_usd: null,
+          monthly_credit_cap: null,
           created_at: a.created_at,
         })),
       ),
@@ -621,6 +629,8 @@ describe('migration 0018 (workspaces) on a database with rows in every table', (
       useByok: true,
       approvalMode: 'manual',
       fixer: 'agent',
+      monthlySpendCapUsd: null,
+      monthlyCreditCap: null,
       createdAt: at(0),
       deletedAt: null,
     });

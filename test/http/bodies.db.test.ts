@@ -202,8 +202,13 @@ describe('a body whose fields are all optional', () => {
       headers: { 'content-type': 'application/json' },
       body: JSON.stringify({ url: 'https://hooks.example.invalid/emend', events: ['task.done'] }),
     });
+    // The admin's personal workspace has the account's id (PATCH …/workspaces/{id}/limits names it).
     const idFor = (url: string) =>
-      url.includes('/admin/') ? admin.account.id : url.includes('/webhooks/') ? hook.json().id : id;
+      url.includes('/admin/') || url.includes('/workspaces/')
+        ? admin.account.id
+        : url.includes('/webhooks/')
+          ? hook.json().id
+          : id;
     for (const route of routes) {
       const path = route.url.replace(/:id/, idFor(route.url)) + requiredQuery(route);
       for (const [label, init] of NO_BODY) {

@@ -61,6 +61,8 @@ export function sampleOf(schema: JsonSchema): unknown {
 /** A value of another JSON type than the schema wants. */
 export function wrongTypeOf(schema: JsonSchema): unknown {
   const type = Array.isArray(schema.type) ? schema.type[0] : schema.type;
+  // A nullable number (anyOf number, null) takes 12345: text is its wrong type.
+  if (schema.anyOf?.some((s) => s.type === 'number' || s.type === 'integer')) return 'abc';
   if (schema.anyOf || schema.const !== undefined || schema.enum) return 12345;
   switch (type) {
     case 'string':

@@ -20,6 +20,8 @@ import type {
   CreatedToken,
   ListTasksQuery,
   Log,
+  SetSpendLimitsBody,
+  SpendLimits,
   Task,
   TaskSummary,
   Workspace,
@@ -98,6 +100,10 @@ export interface EmendClient {
   exportWorkspace(id: string, options?: CallOptions): Promise<WorkspaceExport>;
   /** The members, owner first. */
   listMembers(id: string, options?: CallOptions): Promise<WorkspaceMember[]>;
+  /** The monthly spend caps (the workspace's, each member's) with what is used this month (docs/teams.md). */
+  getSpendLimits(id: string, options?: CallOptions): Promise<SpendLimits>;
+  /** Owner only: sets caps; a field left out stays, null removes one. */
+  setSpendLimits(id: string, body: SetSpendLimitsBody, options?: CallOptions): Promise<SpendLimits>;
   /** Maintainers change roles below owner; ownership moves with transferWorkspace. */
   setMemberRole(id: string, accountId: string, role: WorkspaceRole, options?: CallOptions): Promise<WorkspaceMember>;
   /** Removes a member below the owner and revokes their tokens for the workspace. */
@@ -190,6 +196,9 @@ export function createClient(options: ClientOptions): EmendClient {
     },
     exportWorkspace: (id, { signal } = {}) => client.GET('/v1/workspaces/{id}/export', { ...inWorkspace(id), signal }),
     listMembers: (id, { signal } = {}) => client.GET('/v1/workspaces/{id}/members', { ...inWorkspace(id), signal }),
+    getSpendLimits: (id, { signal } = {}) => client.GET('/v1/workspaces/{id}/limits', { ...inWorkspace(id), signal }),
+    setSpendLimits: (id, body, { signal } = {}) =>
+      client.PATCH('/v1/workspaces/{id}/limits', { ...inWorkspace(id), body, signal }),
     setMemberRole: (id, account_id, role, { signal } = {}) =>
       client.PATCH('/v1/workspaces/{id}/members/{account_id}', {
         params: { path: { id, account_id } },

@@ -1393,6 +1393,24 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/workspaces/{id}/limits": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** The workspace’s and its members’ monthly spend caps, with what is used this month */
+        get: operations["getSpendLimits"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        /** Set the workspace’s and members’ monthly spend caps (owner) */
+        patch: operations["setSpendLimits"];
+        trace?: never;
+    };
 }
 export type webhooks = Record<string, never>;
 export interface components {
@@ -1916,7 +1934,7 @@ export interface components {
             id: string;
             /** Format: uri */
             url: string;
-            events: ("task.done" | "task.failed" | "task.cancelled" | "task.awaiting_approval" | "pr.merged")[];
+            events: ("task.done" | "task.failed" | "task.cancelled" | "task.awaiting_approval" | "pr.merged" | "spend.threshold")[];
             description: string;
             enabled: boolean;
             /** @description why the service disabled the endpoint (failing for days); null otherwise */
@@ -2006,6 +2024,46 @@ export interface components {
             required: boolean;
             /** Format: date-time */
             updated_at: string;
+        };
+        SpendLimits: {
+            /**
+             * @description the UTC calendar month counted, as YYYY-MM
+             * @example 2026-11
+             */
+            month: string;
+            monthly_spend_cap_usd: number | null;
+            /** @description metered model spend of the workspace’s managed tasks this month */
+            spent_usd: number;
+            monthly_credit_cap: number | null;
+            /** @description credits held this month and not given back */
+            credits_used: number;
+            members: {
+                /** Format: uuid */
+                account_id: string;
+                /** Format: email */
+                email: string;
+                name: string;
+                /** @enum {string} */
+                role: "owner" | "maintainer" | "member" | "viewer";
+                monthly_spend_cap_usd: number | null;
+                /** @description their tasks’ metered model spend this month */
+                spent_usd: number;
+                monthly_credit_cap: number | null;
+                credits_used: number;
+            }[];
+            /** @description every cap at 80 % or more of its limit this month (the panel shows them) */
+            notices: {
+                /** @enum {string} */
+                scope: "workspace" | "member";
+                account_id: string | null;
+                /** @enum {string} */
+                cap: "monthly_spend_cap_usd" | "monthly_credit_cap";
+                /** @description 80 or 100: the share of the cap reached, in percent */
+                threshold: number;
+                limit: number;
+                used: number;
+                message: string;
+            }[];
         };
     };
     responses: never;
@@ -6272,7 +6330,7 @@ export interface operations {
                      * @description https (http when the operator allows it); must pass the outbound address policy
                      */
                     url: string;
-                    events: ("task.done" | "task.failed" | "task.cancelled" | "task.awaiting_approval" | "pr.merged")[];
+                    events: ("task.done" | "task.failed" | "task.cancelled" | "task.awaiting_approval" | "pr.merged" | "spend.threshold")[];
                     description?: string;
                 };
             };
@@ -6437,7 +6495,7 @@ export interface operations {
                      * @description https (http when the operator allows it); must pass the outbound address policy
                      */
                     url?: string;
-                    events?: ("task.done" | "task.failed" | "task.cancelled" | "task.awaiting_approval" | "pr.merged")[];
+                    events?: ("task.done" | "task.failed" | "task.cancelled" | "task.awaiting_approval" | "pr.merged" | "spend.threshold")[];
                     description?: string;
                     enabled?: boolean;
                 };
@@ -9554,6 +9612,161 @@ export interface operations {
             };
             /** @description the request is malformed; the message names the field (`bad_request`, `not_a_scm_url`) */
             400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description the request body is larger than this server accepts (`payload_too_large`) */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description send the body as application/json (`unsupported_media_type`) */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    getSpendLimits: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description caps and use */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SpendLimits"];
+                };
+            };
+            /** @description the request is malformed; the message names the field (`bad_request`, `not_a_scm_url`) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description no valid token: missing, malformed, unknown, revoked or expired (`unauthorized`, `invalid_token`) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description this caller may not do this: a role in the workspace below the act, a token without the scope, a demo token, an admin-only route, or a panel cookie sent from another site (`forbidden`) */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description no such resource of yours (another account’s looks the same as a missing one) (`not_found`) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    setSpendLimits: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        /** @description a field left out stays as it is; null removes the cap */
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "monthly_spend_cap_usd": 50,
+                 *       "monthly_credit_cap": 100
+                 *     }
+                 */
+                "application/json": {
+                    monthly_spend_cap_usd?: number | null;
+                    monthly_credit_cap?: number | null;
+                    /** @description members’ own caps; a member left out keeps theirs */
+                    members?: {
+                        /** Format: uuid */
+                        account_id: string;
+                        monthly_spend_cap_usd?: number | null;
+                        monthly_credit_cap?: number | null;
+                    }[];
+                };
+            };
+        };
+        responses: {
+            /** @description caps and use */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SpendLimits"];
+                };
+            };
+            /** @description the request is malformed; the message names the field (`bad_request`, `not_a_scm_url`) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description no valid token: missing, malformed, unknown, revoked or expired (`unauthorized`, `invalid_token`) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description this caller may not do this: a role in the workspace below the act, a token without the scope, a demo token, an admin-only route, or a panel cookie sent from another site (`forbidden`) */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description no such resource of yours (another account’s looks the same as a missing one) (`not_found`) */
+            404: {
                 headers: {
                     [name: string]: unknown;
                 };

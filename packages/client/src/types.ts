@@ -35,6 +35,12 @@ export type CreateInvitationBody = NonNullable<
 /** A new invitation, with its one-time secret (`token`) and the panel's link (`url`), shown once. */
 export type CreatedInvitation =
   paths['/v1/workspaces/{id}/invitations']['post']['responses'][201]['content']['application/json'];
+/** A workspace's and its members' monthly spend caps with the month's use, and notices at 80 % or more. */
+export type SpendLimits = Schemas['SpendLimits'];
+/** The body of PATCH /v1/workspaces/{id}/limits: a field left out stays, null removes the cap. */
+export type SetSpendLimitsBody = NonNullable<
+  paths['/v1/workspaces/{id}/limits']['patch']['requestBody']
+>['content']['application/json'];
 /** What GET /v1/workspaces/{id}/export answers: the workspace and all it holds, without secrets. */
 export type WorkspaceExport =
   paths['/v1/workspaces/{id}/export']['get']['responses'][200]['content']['application/json'];

@@ -1,5 +1,11 @@
 import { type EmendClient, createClient } from '@emend/client';
-import type { CreateInvitationBody, CreateTokenBody, TaskStatus, WorkspaceRole } from '@emend/client';
+import type {
+  CreateInvitationBody,
+  CreateTokenBody,
+  SetSpendLimitsBody,
+  TaskStatus,
+  WorkspaceRole,
+} from '@emend/client';
 import type { RemoteLogin } from './config.js';
 import type { WebhookEvent } from '../../webhooks/events.js';
 
@@ -70,6 +76,8 @@ export function connect(login: RemoteLogin) {
     renameWorkspace: (id: string, name: string) => client.renameWorkspace(id, name),
     deleteWorkspace: (id: string) => client.deleteWorkspace(id),
     exportWorkspace: (id: string) => client.exportWorkspace(id),
+    getSpendLimits: (id: string) => client.getSpendLimits(id),
+    setSpendLimits: (id: string, body: SetSpendLimitsBody) => client.setSpendLimits(id, body),
     listMembers: (id: string) => client.listMembers(id),
     setMemberRole: (id: string, accountId: string, role: WorkspaceRole) => client.setMemberRole(id, accountId, role),
     removeMember: (id: string, accountId: string) => client.removeMember(id, accountId),

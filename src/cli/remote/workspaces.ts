@@ -1,4 +1,4 @@
-import type { Workspace, WorkspaceInvitation } from '@emend/client';
+import type { SpendLimits, Workspace, WorkspaceInvitation } from '@emend/client';
 import { Argument, type Command, InvalidArgumentError, Option } from 'commander';
 import { WORKSPACE_ROLES, type WorkspaceRole } from '../../db/access-vocabulary.js';
 import { type Act, type RemoteContext, leaf } from './context.js';
@@ -192,6 +192,48 @@ async function accept(ctx: RemoteContext): Promise<number> {
   });
 }
 
+const capOf = (cap: number | null, show: (n: number) => string) => (cap === null ? 'no cap' : show(cap));
+const dollars = (n: number) => `$${n.toFixed(2)}`;
+
+function limitsLines(l: SpendLimits): string[] {
+  return [
+    ...table([
+      ['month:', `${l.month} (UTC)`],
+      ['model spend:', `${dollars(l.spent_usd)} of ${capOf(l.monthly_spend_cap_usd, dollars)}`],
+      ['credits:', `${l.credits_used} of ${capOf(l.monthly_credit_cap, String)}`],
+    ]),
+    ...l.members.map(
+      (m) =>
+        `  ${m.email}: ${dollars(m.spent_usd)} of ${capOf(m.monthly_spend_cap_usd, dollars)}, ` +
+        `${m.credits_used} of ${capOf(m.monthly_credit_cap, String)} credits`,
+    ),
+    ...l.notices.map((n) => `notice: ${n.message}`),
+  ];
+}
+
+/** `--spend-cap 25`, `--credit-cap 10`; `none` removes the cap (kept as the word: commander turns a parsed null into ''). */
+const cap = (integer: boolean) => (value: string) => {
+  if (value === 'none') return value;
+  if (!(integer ? /^\d{1,10}$/ : /^\d{1,10}(\.\d{1,2})?$/).test(value))
+    throw new InvalidArgumentError(
+      `expects ${integer ? 'a whole number' : 'an amount in US dollars (at most two decimals)'} or none, got "${value}"`,
+    );
+  return Number(value);
+};
+
+/** Shows the spend limits and the month's use; with --spend-cap or --credit-cap, sets the workspace's first (owner). */
+async function limits(ctx: RemoteContext, cmd: Command): Promise<number> {
+  const id = (await current(ctx)).id;
+  const o = cmd.opts<{ spendCap?: number | 'none'; creditCap?: number | 'none' }>();
+  const or = (v: number | 'none') => (v === 'none' ? null : v);
+  const body = {
+    ...(o.spendCap !== undefined ? { monthly_spend_cap_usd: or(o.spendCap) } : {}),
+    ...(o.creditCap !== undefined ? { monthly_credit_cap: or(o.creditCap) } : {}),
+  };
+  const l = Object.keys(body).length ? await ctx.api().setSpendLimits(id, body) : await ctx.api().getSpendLimits(id);
+  return show(ctx, l, limitsLines);
+}
+
 function days(value: string): number {
   if (!/^[1-9]\d{0,2}$/.test(value)) throw new InvalidArgumentError(`expects a whole number of days, got "${value}"`);
   return Number(value);
@@ -199,7 +241,7 @@ function days(value: string): number {
 
 const member = () => new Argument('<member>', 'an account id or email, as `emend workspaces members` shows');
 
-/** `emend workspaces list|create|show|rename|delete|export|members|role|remove|leave|transfer|invite|invitations|revoke-invitation|accept`. */
+/** `emend workspaces list|create|show|rename|delete|export|members|limits|role|remove|leave|transfer|invite|invitations|revoke-invitation|accept`. */
 export function workspaceCommands(program: Command, act: Act): void {
   const command = program
     .command('workspaces')
@@ -213,6 +255,10 @@ export function workspaceCommands(program: Command, act: Act): void {
     .action(act(remove));
   leaf(command, 'export', 'everything it holds as JSON, without secrets (owner)').action(act(exportAll));
   leaf(command, 'members', 'its members, owner first').action(act(members));
+  leaf(command, 'limits', "its monthly spend caps and this month's use; the options set the workspace's (owner)")
+    .option('--spend-cap <usd>', 'monthly model spend cap in US dollars, or none', cap(false))
+    .option('--credit-cap <credits>', 'monthly credit cap, or none', cap(true))
+    .action(act(limits));
   leaf(command, 'role', "change a member's role (maintainer, below owner; ownership moves by transfer)")
     .addArgument(member())
     .addArgument(new Argument('<role>').choices(WORKSPACE_ROLES.filter((r) => r !== 'owner')))

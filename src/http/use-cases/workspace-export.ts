@@ -1,11 +1,13 @@
 import { asc, eq } from 'drizzle-orm';
 import {
   creditLedger,
+  modelSpend,
   providerKeys,
   repoMemory,
   repoSecrets,
   repoSettings,
   scmConnections,
+  spendNotices,
   taskFeedback,
   tasks,
   webhookDeliveries,
@@ -200,8 +202,36 @@ const SECTIONS: { [S in ExportSection]: (deps: Db, workspaceId: string) => Promi
       task_id: l.taskId,
       kind: l.kind,
       amount: l.amount,
+      account_id: l.accountId,
       note: l.note,
       created_at: l.createdAt.toISOString(),
+    })),
+  model_spend: async (deps, id) =>
+    (
+      await deps.db
+        .select()
+        .from(modelSpend)
+        .where(eq(modelSpend.workspaceId, id))
+        .orderBy(asc(modelSpend.createdAt), asc(modelSpend.id))
+    ).map((m) => ({
+      task_id: m.taskId,
+      account_id: m.accountId,
+      usd: m.usd,
+      created_at: m.createdAt.toISOString(),
+    })),
+  spend_notices: async (deps, id) =>
+    (
+      await deps.db
+        .select()
+        .from(spendNotices)
+        .where(eq(spendNotices.workspaceId, id))
+        .orderBy(asc(spendNotices.createdAt))
+    ).map((n) => ({
+      month: n.month,
+      subject: n.subject,
+      cap: n.cap,
+      threshold: n.threshold,
+      created_at: n.createdAt.toISOString(),
     })),
 };
 
@@ -228,6 +258,8 @@ export async function exportWorkspace(deps: Db, workspace: Workspace): Promise<R
       use_byok: workspace.useByok,
       approval_mode: workspace.approvalMode,
       fixer: workspace.fixer,
+      monthly_spend_cap_usd: workspace.monthlySpendCapUsd,
+      monthly_credit_cap: workspace.monthlyCreditCap,
       created_at: workspace.createdAt.toISOString(),
     },
     ...Object.fromEntries(sections.map((s, i) => [s, written[i]])),

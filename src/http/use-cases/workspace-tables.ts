@@ -31,6 +31,8 @@ export const EXPORT_SECTIONS = [
   'webhook_deliveries',
   'triggers',
   'credit_ledger',
+  'model_spend',
+  'spend_notices',
 ] as const;
 export type ExportSection = (typeof EXPORT_SECTIONS)[number];
 
@@ -152,4 +154,13 @@ export const WORKSPACE_TABLES: { [K in WorkspaceTableName]: TableDecision<Schema
     exportAs: 'credit_ledger',
     secret: [],
   },
+  // The metered model spend the monthly caps count: accounting too, kept like the credit ledger.
+  modelSpend: {
+    table: schema.modelSpend,
+    onDelete: { keep: 'the accounting: metered model spend is kept, as the credit ledger is' },
+    exportAs: 'model_spend',
+    secret: [],
+  },
+  // Which spend-limit thresholds a month crossed (each sent once as a webhook event).
+  spendNotices: { table: schema.spendNotices, onDelete: 'delete', exportAs: 'spend_notices', secret: [] },
 };

@@ -1,5 +1,6 @@
 import { and, count, eq, gte, inArray } from 'drizzle-orm';
 import { holdCredit } from '../../billing/credits.js';
+import { checkSpendCaps } from '../../billing/spend-limits.js';
 import { type BillingPlan, type TaskMode, billingPlan, billingPlanNameOf } from '../../billing/billing-plan.js';
 import type { BillingPlanName } from '../../config/billing-plans.js';
 import type { Tx } from '../../db/client.js';
@@ -51,8 +52,8 @@ export function monthStart(now: Date): Date {
 }
 
 /**
- * The one check before a task is created, shared by create and continue: quota, credit,
- * concurrency. Runs in the creating transaction with the workspace row locked (FOR UPDATE), so
+ * The one check before a task is created, shared by create and continue: quota, credit, spend
+ * limits, concurrency. Runs in the creating transaction with the workspace row locked (FOR UPDATE), so
  * the counts are exact under parallel requests and the hold that follows cannot overdraw.
  */
 export async function admitTask(tx: Tx, who: Admitter, kind: AdmissionKind, now: Date): Promise<Admission> {
@@ -66,6 +67,8 @@ export async function admitTask(tx: Tx, who: Admitter, kind: AdmissionKind, now:
   const mode = kind === 'new' ? limits.mode : 'pr';
   const holdsCredit = mode === 'pr' && !byok;
   if (holdsCredit && workspace.credits < 1) throw new AppError('NO_CREDITS', NO_CREDITS[kind]);
+  // The spend limits, on the same locked row: a cap reached is refused before the task exists.
+  await checkSpendCaps(tx, workspace, who.accountId, { metered: !byok, holdsCredit }, now);
   const [active] = await tx
     .select({ n: count() })
     .from(tasks)
@@ -135,6 +138,6 @@ export async function insertAdmitted(
       createdAt: now,
     })
     .returning();
-  if (admission.holdsCredit) await holdCredit(tx, admission.workspace.id, id, now);
+  if (admission.holdsCredit) await holdCredit(tx, admission.workspace.id, id, now, who.accountId);
   return row!;
 }

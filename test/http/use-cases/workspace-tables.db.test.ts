@@ -202,6 +202,24 @@ describe('a workspace with rows in every table', () => {
     });
     await h.deps.db.insert(schema.ssoDomains).values({ domain: 'acme.example', workspaceId: ws });
 
+    // A billed model call of the task and a spend-limit threshold told (no worker runs here: the rows directly).
+    await h.deps.db.insert(schema.modelSpend).values({
+      id: randomUUID(),
+      workspaceId: ws,
+      accountId: null,
+      taskId: task.id,
+      usd: 0.25,
+      createdAt: h.clock.now(),
+    });
+    await h.deps.db.insert(schema.spendNotices).values({
+      workspaceId: ws,
+      month: h.clock.now().toISOString().slice(0, 7),
+      subject: 'workspace',
+      cap: 'usd',
+      threshold: 80,
+      createdAt: h.clock.now(),
+    });
+
     // A step's log of the task (no worker runs here): it hangs off the task, not the workspace.
     await h.deps.db
       .insert(schema.taskLogs)

@@ -9,6 +9,7 @@ export type Profile = Schemas['Profile'];
 export type TokenRecord = Schemas['TokenRecord'];
 export type Workspace = Schemas['Workspace'];
 export type WorkspaceMember = Schemas['WorkspaceMember'];
+export type SpendLimits = Schemas['SpendLimits'];
 export type WorkspaceInvitation = Schemas['WorkspaceInvitation'];
 export type WorkspaceRole = Profile['role'];
 export type TokenScope = NonNullable<TokenRecord['scopes']>[number];

@@ -5,6 +5,7 @@ import { ErrorNote } from '../components/ErrorNote';
 import { navigate } from '../router';
 import { Invitations } from './workspace/Invitations';
 import { Members } from './workspace/Members';
+import { SpendLimits, SpendNotices, useSpendLimits } from './workspace/SpendLimits';
 
 /**
  * The workspace the session acts in: what it is and one's role there, its members (role changes
@@ -23,6 +24,7 @@ export function WorkspacePage({
   const { workspace, role } = profile;
   const manages = roleAtLeast(role, 'maintainer');
   const [error, setError] = useState<unknown>(null);
+  const spend = useSpendLimits(workspace.id);
 
   const remove = async () => {
     if (
@@ -55,6 +57,7 @@ export function WorkspacePage({
   return (
     <section class="workspace">
       <h1 tabIndex={-1}>Workspace</h1>
+      <SpendNotices limits={spend.limits} />
       <div class="card">
         <h2 data-testid="workspace-name">{workspace.name}</h2>
         <dl class="facts">
@@ -91,6 +94,7 @@ export function WorkspacePage({
         )}
         <ErrorNote error={error} />
       </div>
+      <SpendLimits profile={profile} limits={spend.limits} setLimits={spend.setLimits} loadError={spend.error} />
       <Members profile={profile} manages={manages} reload={reload} />
       {manages && !workspace.personal && <Invitations profile={profile} />}
       {workspaces && <NewWorkspace reload={reload} />}

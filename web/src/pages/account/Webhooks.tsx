@@ -4,7 +4,14 @@ import type { WebhookDelivery, WebhookEndpoint } from '../../api/types';
 import { ErrorNote } from '../../components/ErrorNote';
 import { when } from '../../components/Status';
 
-const EVENTS = ['task.done', 'task.failed', 'task.cancelled', 'task.awaiting_approval', 'pr.merged'] as const;
+const EVENTS = [
+  'task.done',
+  'task.failed',
+  'task.cancelled',
+  'task.awaiting_approval',
+  'pr.merged',
+  'spend.threshold',
+] as const;
 type EventName = (typeof EVENTS)[number];
 
 /** Webhook endpoints: added (the signing secret shown once), listed, paused, tested, removed; recent deliveries. */
