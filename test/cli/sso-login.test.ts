@@ -2,9 +2,7 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { CookieJar } from '../support/cookie-jar.js';
-import { type Harness, startHarness } from '../support/harness.js';
-import { type TestOidcProvider, startOidcProvider } from '../support/oidc-provider.js';
-import { heldPort } from '../support/ports.js';
+import { type TestOidcProvider, serveWithOidc } from '../support/oidc-provider.js';
 import { killRemotes, newConfigHome, remoteEnv, removeConfigDirs, startRemote } from './remote-process.js';
 
 /**
@@ -12,28 +10,18 @@ import { killRemotes, newConfigHome, remoteEnv, removeConfigDirs, startRemote } 
  * (cookie jars following redirects) signs in at a real OpenID provider (oidc-provider on loopback)
  * and is sent back to the command's loopback port, which trades the code for a token and saves it.
  */
-let h: Harness;
+let served: Awaited<ReturnType<typeof serveWithOidc>>;
 let idp: TestOidcProvider;
 let base = '';
 
 beforeAll(async () => {
-  const held = await heldPort();
-  base = `http://127.0.0.1:${held.port}`;
-  idp = await startOidcProvider({ redirectUri: `${base}/v1/auth/oidc/callback` });
-  h = await startHarness({
-    EMEND_BASE_URL: base,
-    EMEND_OIDC_ISSUER: idp.issuer,
-    EMEND_OIDC_CLIENT_ID: idp.clientId,
-    EMEND_OIDC_CLIENT_SECRET: idp.clientSecret,
-  });
-  await held.release();
-  await h.app.listen({ host: '127.0.0.1', port: held.port });
+  served = await serveWithOidc();
+  ({ idp, base } = served);
 }, 60_000);
 
 afterAll(async () => {
   await killRemotes();
-  await h?.close();
-  await idp?.close();
+  await served?.close();
   removeConfigDirs();
 });
 

@@ -1,8 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { CookieJar } from '../support/cookie-jar.js';
-import { type Harness, newAccount, startHarness } from '../support/harness.js';
-import { type TestOidcProvider, startOidcProvider } from '../support/oidc-provider.js';
-import { heldPort } from '../support/ports.js';
+import { type Harness, newAccount } from '../support/harness.js';
+import { type TestOidcProvider, serveWithOidc, startOidcProvider } from '../support/oidc-provider.js';
 
 /**
  * Single sign-on through OpenID Connect (issue 48 point 3), over real HTTP against a real
@@ -14,27 +13,18 @@ describe('single sign-on with OpenID Connect', () => {
   let base: string;
   let idp: TestOidcProvider;
   let teamIdp: TestOidcProvider;
+  let served: Awaited<ReturnType<typeof serveWithOidc>>;
 
   beforeAll(async () => {
-    const held = await heldPort();
-    base = `http://127.0.0.1:${held.port}`;
-    idp = await startOidcProvider({ redirectUri: `${base}/v1/auth/oidc/callback` });
+    // A second provider, a team's own: its issuer is a URL a user gave, reached on loopback only
+    // because the operator allows it.
+    served = await serveWithOidc(() => ({ EMEND_OUTBOUND_ALLOW: '127.0.0.1' }));
+    ({ h, idp, base } = served);
     teamIdp = await startOidcProvider({ redirectUri: `${base}/v1/auth/oidc/callback` });
-    h = await startHarness({
-      EMEND_BASE_URL: base,
-      EMEND_OIDC_ISSUER: idp.issuer,
-      EMEND_OIDC_CLIENT_ID: idp.clientId,
-      EMEND_OIDC_CLIENT_SECRET: idp.clientSecret,
-      // A workspace's issuer is a URL a user gave: loopback only because the operator allows it.
-      EMEND_OUTBOUND_ALLOW: new URL(teamIdp.issuer).host,
-    });
-    await held.release();
-    await h.app.listen({ port: held.port, host: '127.0.0.1' });
   }, 60_000);
 
   afterAll(async () => {
-    await h?.close();
-    await idp?.close();
+    await served?.close();
     await teamIdp?.close();
   });
 

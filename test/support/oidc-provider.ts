@@ -2,6 +2,8 @@ import { type IncomingMessage, type ServerResponse, createServer } from 'node:ht
 import type { AddressInfo } from 'node:net';
 import { type JWK, SignJWT, decodeJwt, decodeProtectedHeader, exportJWK, generateKeyPair, importJWK } from 'jose';
 import Provider from 'oidc-provider';
+import { startHarness } from './harness.js';
+import { heldPort } from './ports.js';
 
 /**
  * A real OpenID Connect provider (the `oidc-provider` package) on loopback, for single sign-on
@@ -148,5 +150,33 @@ export async function startOidcProvider(options: { redirectUri: string }): Promi
     },
     kid: () => String(key.kid),
     close: () => new Promise<void>((resolve) => server.close(() => resolve())),
+  };
+}
+
+/**
+ * The service on a real port whose address its OpenID provider knows before it listens (the
+ * redirect URI names it), signing in through that provider as the server's own (EMEND_OIDC_*).
+ */
+export async function serveWithOidc(env: (idp: TestOidcProvider) => Record<string, string> = () => ({})) {
+  const held = await heldPort();
+  const base = `http://127.0.0.1:${held.port}`;
+  const idp = await startOidcProvider({ redirectUri: `${base}/v1/auth/oidc/callback` });
+  const h = await startHarness({
+    EMEND_BASE_URL: base,
+    EMEND_OIDC_ISSUER: idp.issuer,
+    EMEND_OIDC_CLIENT_ID: idp.clientId,
+    EMEND_OIDC_CLIENT_SECRET: idp.clientSecret,
+    ...env(idp),
+  });
+  await held.release();
+  await h.app.listen({ host: '127.0.0.1', port: held.port });
+  return {
+    h,
+    idp,
+    base,
+    close: async () => {
+      await h.close();
+      await idp.close();
+    },
   };
 }

@@ -1,8 +1,6 @@
 import type { Browser } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type Harness, startHarness } from '../support/harness.js';
-import { type TestOidcProvider, startOidcProvider } from '../support/oidc-provider.js';
-import { heldPort } from '../support/ports.js';
+import { type TestOidcProvider, serveWithOidc } from '../support/oidc-provider.js';
 import { haveChromium, launch, newPage, screenshot } from './browser.js';
 import { ensurePanelBuilt } from './build-panel.js';
 
@@ -11,7 +9,7 @@ import { ensurePanelBuilt } from './build-panel.js';
  * OpenID provider's pages (oidc-provider on loopback) and comes back signed in. The provider must
  * know emend's callback before emend listens, so this file serves the panel itself on a held port.
  */
-let h: Harness | undefined;
+let served: Awaited<ReturnType<typeof serveWithOidc>> | undefined;
 let idp: TestOidcProvider | undefined;
 let browser: Browser | undefined;
 let base = '';
@@ -19,24 +17,14 @@ let base = '';
 beforeAll(async () => {
   if (!haveChromium) return;
   await ensurePanelBuilt();
-  const held = await heldPort();
-  base = `http://127.0.0.1:${held.port}`;
-  idp = await startOidcProvider({ redirectUri: `${base}/v1/auth/oidc/callback` });
-  h = await startHarness({
-    EMEND_BASE_URL: base,
-    EMEND_OIDC_ISSUER: idp.issuer,
-    EMEND_OIDC_CLIENT_ID: idp.clientId,
-    EMEND_OIDC_CLIENT_SECRET: idp.clientSecret,
-  });
-  await held.release();
-  await h.app.listen({ host: '127.0.0.1', port: held.port });
+  served = await serveWithOidc();
+  ({ idp, base } = served);
   browser = await launch();
 }, 120_000);
 
 afterAll(async () => {
   await browser?.close();
-  await h?.close();
-  await idp?.close();
+  await served?.close();
 });
 
 describe.skipIf(!haveChromium)('the panel signs in through single sign-on', { timeout: 60_000 }, () => {
