@@ -29,6 +29,7 @@ import { screenshotRoutes, siteRoutes } from './http/routes/sites.js';
 import { tokenRoutes } from './http/routes/tokens.js';
 import { webhookRoutes } from './http/routes/webhooks.js';
 import { workspaceRoutes } from './http/routes/workspaces.js';
+import { auditRoutes } from './http/routes/audit.js';
 import { trainingRoutes } from './http/routes/training.js';
 import { namedSchemas } from './http/components.js';
 import { installValidators } from './http/validation.js';
@@ -59,6 +60,7 @@ const resources = [
   feedbackRoutes,
   trainingRoutes,
   workspaceRoutes,
+  auditRoutes,
 ];
 
 export interface AppOptions {

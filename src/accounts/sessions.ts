@@ -31,6 +31,7 @@ export async function createSession(
   let expiresAt = new Date(now.getTime() + SESSION_TTL_MS);
   if (auth.tokenExpiresAt && auth.tokenExpiresAt < expiresAt) expiresAt = auth.tokenExpiresAt;
   const secret = randomBytes(32).toString('base64url');
+  const id = newId();
   // Sweep this account's dead sessions while here, so the table does not grow without bound.
   await deps.db
     .delete(webSessions)
@@ -41,11 +42,11 @@ export async function createSession(
     tokenId: auth.tokenId,
     createdAt: now,
     expiresAt,
-    id: newId(),
+    id,
     userAgent: client.userAgent?.slice(0, USER_AGENT_CHARS) || null,
     clientAddress: client.address?.slice(0, 64) || null,
   });
-  return { secret, expiresAt };
+  return { secret, expiresAt, id };
 }
 
 /** The caller a session secret stands for; invalid_token when the session or its token is dead. */
@@ -58,7 +59,7 @@ export async function authenticateSession(deps: Pick<Deps, 'db' | 'clock'>, secr
   if (!SECRET_SHAPE.test(secret)) throw dead();
   const now = deps.clock.now();
   const [row] = await deps.db
-    .select(callerColumns)
+    .select({ ...callerColumns, sessionId: webSessions.id })
     .from(webSessions)
     .innerJoin(apiTokens, eq(apiTokens.id, webSessions.tokenId))
     .innerJoin(accounts, eq(accounts.id, webSessions.accountId))
@@ -72,7 +73,7 @@ export async function authenticateSession(deps: Pick<Deps, 'db' | 'clock'>, secr
     .limit(1);
   const auth = row && (await liveCaller(deps, row, now));
   if (!auth) throw dead();
-  return auth;
+  return { ...auth, sessionId: row.sessionId };
 }
 
 /** Points a session at another workspace of its account's (the panel's switcher); the caller checks membership. */

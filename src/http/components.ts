@@ -7,6 +7,7 @@ import { taskSchemas } from './routes/tasks.js';
 import { tokenSchemas } from './routes/tokens.js';
 import { webhookSchemas } from './routes/webhooks.js';
 import { workspaceSchemas } from './routes/workspaces.js';
+import { auditSchemas } from './routes/audit.js';
 
 /**
  * The named schemas of the OpenAPI document, each declared in its resource's route file beside
@@ -24,4 +25,5 @@ export const namedSchemas = [
   ...adminSchemas,
   ...webhookSchemas,
   ...workspaceSchemas,
+  ...auditSchemas,
 ];

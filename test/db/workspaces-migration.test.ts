@@ -459,8 +459,15 @@ const ADDED: Record<string, string[]> = {
   tasks: ['created_by'],
   web_sessions: ['workspace_id', 'id', 'user_agent', 'client_address'],
 };
-/** The tables 0018 makes, and those of later migrations (0019 the GitHub App's installations, 0020 group bots). */
-const NEW_TABLES = ['workspace_invitations', 'workspace_members', 'workspaces', 'scm_installations', 'scm_group_bots'];
+/** The tables 0018 makes, and those of later migrations (0019 the GitHub App's installations, 0020 group bots, 0022 the audit log). */
+const NEW_TABLES = [
+  'workspace_invitations',
+  'workspace_members',
+  'workspaces',
+  'scm_installations',
+  'scm_group_bots',
+  'audit_events',
+];
 
 type Row = Record<string, unknown>;
 
