@@ -37,13 +37,18 @@ const AUDIT_LOCK_CLASS = 4_802_017;
 /** A User-Agent is kept clipped, as the sessions keep it. */
 const USER_AGENT_CHARS = 300;
 
+/** Holds the workspace's chain until the transaction ends: appends and folds wait for each other. */
+export async function lockChain(tx: Tx | Db, workspaceId: string): Promise<void> {
+  await tx.execute(sql`select pg_advisory_xact_lock(${AUDIT_LOCK_CLASS}, hashtext(${workspaceId}))`);
+}
+
 /**
  * Appends the rows `fields` describe to the workspace's chain, in the caller's transaction: the
  * transaction-scoped advisory lock on the workspace holds other appends until it commits, so
  * concurrent acts keep one chain (on PostgreSQL and PGlite alike).
  */
 export async function appendRow(tx: Tx | Db, fields: Omit<ChainedFields, 'seq' | 'prevHash'>): Promise<AuditRow> {
-  await tx.execute(sql`select pg_advisory_xact_lock(${AUDIT_LOCK_CLASS}, hashtext(${fields.workspaceId}))`);
+  await lockChain(tx, fields.workspaceId);
   const [last] = await tx
     .select({ seq: auditEvents.seq, hash: auditEvents.hash })
     .from(auditEvents)
