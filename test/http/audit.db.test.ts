@@ -96,6 +96,33 @@ describe('what the log records', () => {
     expect(await verifyAudit(h.deps.db, ada.workspace.id)).toMatchObject({ rows: 5, broken: [] });
   });
 
+  it('records settings, BYOK, webhooks and the code-host connection, never a signing secret or host token', async () => {
+    const eve = await newAccount(h, { scm: false });
+    expect((await call(eve.auth, 'POST', '/v1/me/settings', { approval_mode: 'manual' })).statusCode).toBe(200);
+    expect((await call(eve.auth, 'POST', '/v1/me/byok', { enabled: true })).statusCode).toBe(200);
+    const hook = await call(eve.auth, 'POST', '/v1/me/webhooks', {
+      url: 'https://hooks.example.com/x',
+      events: ['audit.*'],
+    });
+    expect(hook.statusCode, hook.body).toBe(201);
+    expect((await call(eve.auth, 'DELETE', `/v1/me/webhooks/${hook.json().id}`)).statusCode).toBe(204);
+    const user = h.github.addUser(`audit-${newId().slice(0, 8)}`);
+    expect((await call(eve.auth, 'POST', '/v1/me/scm', { token: user.token })).statusCode).toBe(200);
+    expect((await call(eve.auth, 'DELETE', '/v1/me/scm')).statusCode).toBe(200);
+    const rows = await rowsOf(eve.workspace.id);
+    expect(rows.map((r) => [r.action, r.detail])).toEqual([
+      ['settings.changed', { approval_mode: 'manual' }],
+      ['settings.changed', { use_byok: true }],
+      ['webhook.created', { url: 'https://hooks.example.com/x', events: ['audit.*'] }],
+      ['webhook.removed', {}],
+      ['scm.connected', { login: user.login }],
+      ['scm.disconnected', {}],
+    ]);
+    const all = JSON.stringify(rows);
+    expect(all).not.toContain(hook.json().secret);
+    expect(all).not.toContain(user.token);
+  });
+
   it('writes nothing for an act that fails', async () => {
     const bo = await newAccount(h, { scm: false });
     expect((await call(bo.auth, 'DELETE', '/v1/me/keys/openai')).statusCode).toBe(404);

@@ -17,6 +17,7 @@ import { ScmHostId, Url, described } from '../schema-parts.js';
 import { flowCookie, sessionSecretOf, setSessionCookie } from '../session-cookie.js';
 import { confirmPage, errorPage, sendPage } from './oauth-pages.js';
 import { claimCallback } from './github-app.js';
+import { recordAfter } from '../audit.js';
 
 /** The browser's half of a sign-in state (src/accounts/scm-sign-in.ts): Lax, as the host sends the browser back cross-site. */
 const LOGIN_COOKIE = 'emend_oauth_login';
@@ -101,7 +102,10 @@ export const scmRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = async (app, 
     },
     async (request) => {
       const host = chosenHost(deps, request.body.host);
-      return { scm: await connectScm(deps, caller(request).workspace.id, request.body.token, host), host: host.id };
+      // It asks the host who the token is: recorded once connected, not across that call. Never the token.
+      const scm = await connectScm(deps, caller(request).workspace.id, request.body.token, host);
+      await recordAfter(deps, request, { action: 'scm.connected', targets: { host: host.id }, detail: { login: scm } });
+      return { scm, host: host.id };
     },
   );
 
@@ -132,7 +136,9 @@ export const scmRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = async (app, 
       const workspaceId = caller(request).workspace.id;
       // While the token still works: the repositories' webhooks go with the connection that made them.
       await dropTriggersOf(deps, workspaceId, host.id);
-      return { scm: null, host: host.id, disconnected: await disconnectScm(deps, workspaceId, host) };
+      const disconnected = await disconnectScm(deps, workspaceId, host);
+      if (disconnected) await recordAfter(deps, request, { action: 'scm.disconnected', targets: { host: host.id } });
+      return { scm: null, host: host.id, disconnected };
     },
   );
 
