@@ -12,6 +12,7 @@ import { type Harness, newAccount, startHarness } from '../support/harness.js';
 let h: Harness;
 beforeAll(async () => {
   h = await startHarness();
+  h.github.createRepo('psf', 'requests');
 });
 afterAll(async () => {
   await h?.close();
@@ -121,6 +122,26 @@ describe('what the log records', () => {
     const all = JSON.stringify(rows);
     expect(all).not.toContain(hook.json().secret);
     expect(all).not.toContain(user.token);
+  });
+
+  it('records a task created, killed and deleted, in the transaction that makes it', async () => {
+    const fay = await newAccount(h, { plan: 'pro', credits: 5 });
+    const made = await call(fay.auth, 'POST', '/v1/tasks', {
+      prompt: 'Fix the crash in Session.send',
+      repo_url: 'https://github.com/psf/requests',
+    });
+    expect(made.statusCode, made.body).toBe(201);
+    const id = made.json().id as string;
+    expect((await call(fay.auth, 'POST', `/v1/tasks/${id}/kill`)).statusCode).toBe(200);
+    expect((await call(fay.auth, 'POST', `/v1/tasks/${id}/kill`)).statusCode).toBe(409);
+    expect((await call(fay.auth, 'DELETE', `/v1/tasks/${id}`)).statusCode).toBe(204);
+    const rows = (await rowsOf(fay.workspace.id)).filter((r) => r.action.startsWith('task.'));
+    expect(rows.map((r) => [r.action, r.targets])).toEqual([
+      ['task.created', { task_id: id }],
+      ['task.killed', { task_id: id }],
+      ['task.deleted', { task_id: id }],
+    ]);
+    expect(rows[0]!.detail).toMatchObject({ task_type: 'fix', repo: 'https://github.com/psf/requests' });
   });
 
   it('writes nothing for an act that fails', async () => {
