@@ -8,7 +8,7 @@
 //   engine   src/engine/**, src/eval/** (the harness: the model mode will drive the pipeline)
 //   steps    src/steps/**
 //   domain   src/tasks, src/accounts, src/workspaces, src/billing, src/feedback, src/memory, src/repos, src/sites,
-//            src/webhooks, src/triggers (inside it, folders import one way: no-folder-cycle below)
+//            src/webhooks, src/triggers, src/audit (inside it, folders import one way: no-folder-cycle below)
 //   adapters src/llm, src/scm, src/checkout, src/sandbox, src/environments, src/test-runs,
 //            src/validator, src/locator, src/edits, src/outbound, src/queue, src/events, src/processes
 //   base     src/db, src/config, src/secrets, src/errors.ts, src/clock.ts, src/ids.ts, src/logger.ts,
@@ -21,7 +21,7 @@ const layer = {
   http: '^src/(app\\.ts$|http/)',
   engine: '^src/(engine|eval)/',
   steps: '^src/steps/',
-  domain: '^src/(tasks|accounts|workspaces|billing|feedback|memory|repos|sites|webhooks|triggers)/',
+  domain: '^src/(tasks|accounts|workspaces|billing|feedback|memory|repos|sites|webhooks|triggers|audit)/',
   adapters: '^src/(llm|scm|checkout|sandbox|environments|test-runs|validator|locator|edits|outbound|queue|events|processes)/',
   base: '^src/(db/|metrics/|step-contract/|text/|config/|secrets/|(errors|clock|ids|logger)\\.ts$)',
 };

@@ -31,6 +31,7 @@ import { webhookRoutes } from './http/routes/webhooks.js';
 import { ssoRoutes } from './http/routes/sso.js';
 import { spendLimitRoutes } from './http/routes/spend-limits.js';
 import { workspaceRoutes } from './http/routes/workspaces.js';
+import { auditRoutes } from './http/routes/audit.js';
 import { trainingRoutes } from './http/routes/training.js';
 import { namedSchemas } from './http/components.js';
 import { installValidators } from './http/validation.js';
@@ -63,6 +64,7 @@ const resources = [
   workspaceRoutes,
   ssoRoutes,
   spendLimitRoutes,
+  auditRoutes,
 ];
 
 export interface AppOptions {

@@ -19,6 +19,8 @@ export interface AuthContext {
   scopes: TokenScope[] | null;
   tokenId: string;
   tokenKind: TokenKind;
+  /** The control-panel session (its public id) the request came with; absent for a Bearer token. */
+  sessionId?: string;
 }
 
 // last_used_at is a hint, not an audit trail: writing it once a minute keeps reads read-only.

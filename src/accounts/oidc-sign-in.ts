@@ -180,10 +180,10 @@ export interface OidcSignIn {
  * The callback: checks the answer against the browser's flow and the id_token, then finds or makes
  * the person's account (docs/decisions.md, "Single sign-on finds a person by issuer and subject").
  */
-export async function finishOidcSignIn(
+export async function verifyOidcCallback(
   deps: OidcDeps,
-  input: { cookie: string | undefined; query: string; signedInAs?: string },
-): Promise<OidcSignIn> {
+  input: { cookie: string | undefined; query: string },
+): Promise<VerifiedSignIn> {
   const flow = openFlow(deps, input.cookie);
   const provider: SignInProvider | undefined = flow.w
     ? await workspaceProvider(deps, flow.w)
@@ -206,6 +206,27 @@ export async function finishOidcSignIn(
   } catch (err) {
     throw providerError(provider, err);
   }
+  return { provider, claims, ...(flow.c ? { cli: { port: flow.c.p, challenge: flow.c.h } } : {}) };
+}
+
+/** A callback the provider's answer and the id_token passed (verifyOidcCallback). */
+export interface VerifiedSignIn {
+  provider: SignInProvider;
+  claims: oidc.IDToken;
+  cli?: { port: number; challenge: string };
+}
+
+/**
+ * The person of a verified sign-in: their account found or made, taken into the workspace of a
+ * workspace's provider. Database only, so the caller runs it in the transaction that also makes the
+ * session and its audit row.
+ */
+export async function admitOidcPerson(
+  deps: OidcDeps,
+  verified: VerifiedSignIn,
+  signedInAs: string | undefined,
+): Promise<OidcSignIn> {
+  const { provider, claims } = verified;
   const identity = { issuer: provider.issuer, subject: claims.sub };
   const known = async () => {
     const [row] = await deps.db
@@ -217,7 +238,7 @@ export async function finishOidcSignIn(
   };
   let person = await known();
   if (!person) {
-    const first = await firstSignIn(deps, provider, claims, input.signedInAs);
+    const first = await firstSignIn(deps, provider, claims, signedInAs);
     // Two callbacks of one new person at once: the primary key keeps one link, both read it.
     await deps.db
       .insert(oidcIdentities)
@@ -260,7 +281,7 @@ export async function finishOidcSignIn(
     workspaceId: provider.workspaceId ?? person.accountId,
     issuer: provider.issuer,
     joined,
-    ...(flow.c ? { cli: { port: flow.c.p, challenge: flow.c.h } } : {}),
+    ...(verified.cli ? { cli: verified.cli } : {}),
   };
 }
 

@@ -38,6 +38,7 @@ export async function createSession(
   let expiresAt = new Date(now.getTime() + SESSION_TTL_MS);
   if (auth.tokenExpiresAt && auth.tokenExpiresAt < expiresAt) expiresAt = auth.tokenExpiresAt;
   const secret = randomBytes(32).toString('base64url');
+  const id = newId();
   // Sweep this account's dead sessions while here, so the table does not grow without bound.
   await deps.db
     .delete(webSessions)
@@ -48,13 +49,13 @@ export async function createSession(
     tokenId: auth.tokenId,
     createdAt: now,
     expiresAt,
-    id: newId(),
+    id,
     userAgent: client.userAgent?.slice(0, USER_AGENT_CHARS) || null,
     clientAddress: client.address?.slice(0, 64) || null,
     ssoIssuer: auth.sso?.issuer ?? null,
     workspaceId: auth.sso?.workspaceId ?? null,
   });
-  return { secret, expiresAt };
+  return { secret, expiresAt, id };
 }
 
 /** The caller a session secret stands for; invalid_token when the session or its token is dead. */
@@ -69,6 +70,7 @@ export async function authenticateSession(deps: Pick<Deps, 'db' | 'clock'>, secr
   const [row] = await deps.db
     .select({
       ...callerColumns,
+      sessionId: webSessions.id,
       ssoIssuer: webSessions.ssoIssuer,
       sso: { issuer: workspaceSso.issuer, required: workspaceSso.required },
     })
@@ -89,7 +91,7 @@ export async function authenticateSession(deps: Pick<Deps, 'db' | 'clock'>, secr
   // A workspace that requires single sign-on admits only sessions signed in through its issuer.
   if (row.sso?.required && row.sso.issuer !== row.ssoIssuer)
     throw new AppError('forbidden', ssoRequiredMessage(row.sso.issuer, auth.workspace.id));
-  return auth;
+  return { ...auth, sessionId: row.sessionId };
 }
 
 /**

@@ -15,6 +15,8 @@ const USAGE = `usage:
   emend migrate
   emend backup FILE   (the embedded database and its secret.key, also while the server runs)
   emend restore FILE [--force]   (into a stopped, empty data dir; --force replaces its database)
+  emend audit verify [--workspace ID]   (checks the audit log's hash chains; exits 1 at a broken link)
+  emend audit fold   (folds rows older than EMEND_AUDIT_RETENTION_DAYS into summary rows, now)
   emend accounts create --email E [--name N] [--plan free|pro|scale] [--credits N] [--admin]
   emend accounts set --email E [--plan P] [--credits N]
   emend accounts token --email E [--name N] [--expires-in-days D]   (a new token; shown once)
@@ -40,7 +42,7 @@ A server, from anywhere (docs/client.md; \`emend task --help\` and the like for 
                    |invite|invitations|revoke-invitation|accept   (docs/teams.md)
   A followed task exits 0 done, 1 failed, 2 cancelled.
 
-The commands that open the database (accounts, migrate, backup, restore) take --data-dir DIR (or EMEND_DATA_DIR;
+The commands that open the database (accounts, audit, migrate, backup, restore) take --data-dir DIR (or EMEND_DATA_DIR;
 default ./data where the command runs) and name it on stderr; they refuse to create a new ./data
 while an emend server answers on PORT (it keeps its data elsewhere).
 Configuration comes from the environment; see docs/configuration.md.`;
@@ -52,6 +54,7 @@ const LOCAL = [
   'migrate',
   'backup',
   'restore',
+  'audit',
   'accounts',
   'sandbox',
   'validate',
@@ -70,7 +73,7 @@ function usageOf(command: string): string {
     else if (!line.startsWith('   ')) inside = false;
     if (inside) out.push(line);
   }
-  const dataDir = ['accounts', 'migrate', 'backup', 'restore'].includes(command)
+  const dataDir = ['accounts', 'audit', 'migrate', 'backup', 'restore'].includes(command)
     ? `\n\n${USAGE.split('\n').slice(-4, -1).join('\n')}`
     : '';
   return `usage:\n${out.join('\n')}${dataDir}\n\nConfiguration comes from the environment; see docs/configuration.md.`;
@@ -249,6 +252,39 @@ async function accounts(args: string[], config: Config, env: NodeJS.ProcessEnv) 
 }
 
 /**
+ * `emend audit verify [--workspace ID]`: every workspace's chain (or one's) checked; one JSON line
+ * (workspaces, rows, broken links) on stdout, each broken link on stderr, exit 1 when one is.
+ * `emend audit fold`: retention now, as the worker does it periodically.
+ */
+async function audit(args: string[], config: Config, env: NodeJS.ProcessEnv) {
+  const [sub, ...rest] = args;
+  if (sub !== 'verify' && sub !== 'fold')
+    throw new UsageError(
+      sub === undefined ? 'audit needs a command: verify or fold' : `unknown audit command "${sub}"`,
+    );
+  const { values } = parseArgs({ args: rest, options: { workspace: { type: 'string' } } });
+  if (sub === 'fold') {
+    if (values.workspace !== undefined) throw new UsageError('audit fold takes no --workspace');
+    if (!config.auditRetentionDays) throw new UsageError('audit fold needs EMEND_AUDIT_RETENTION_DAYS (1 or more)');
+    const { applyAuditRetention } = await import('../audit/retention.js');
+    const folded = await withDatabase(config, env, (deps) => applyAuditRetention({ ...deps, config }));
+    console.log(JSON.stringify({ folded }));
+    return 0;
+  }
+  if (
+    values.workspace !== undefined &&
+    !/^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i.test(values.workspace)
+  )
+    throw new UsageError(`--workspace expects a workspace id (a uuid), got "${values.workspace}"`);
+  const { verifyAudit } = await import('../audit/verify.js');
+  const report = await withDatabase(config, env, (deps) => verifyAudit(deps.db, values.workspace));
+  for (const b of report.broken)
+    console.error(`audit chain broken: workspace ${b.workspaceId}, row ${b.seq}: ${b.reason}`);
+  console.log(JSON.stringify({ ok: report.broken.length === 0, ...report }));
+  return report.broken.length === 0 ? 0 : 1;
+}
+
+/**
  * `emend accounts token --email E`: a new full token of the account's, acting in its personal
  * workspace, for the operator to hand over when the owner lost theirs (they sign in with it and
  * revoke the lost one). The other tokens stay as they are. One JSON line, the secret shown only here.
@@ -319,6 +355,8 @@ export async function main(argv: string[], givenEnv: NodeJS.ProcessEnv = process
         return await (await import('./backup.js')).backupCommand(args, env);
       case 'restore':
         return await (await import('./backup.js')).restoreCommand(args, env);
+      case 'audit':
+        return await audit(args, loadConfig(env), env);
       case 'accounts':
         return await accounts(args, loadConfig(env), env);
       case 'sandbox':

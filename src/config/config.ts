@@ -73,6 +73,11 @@ export interface Config {
   /** Webhook delivery (docs/webhooks.md). */
   webhooks: WebhookConfig;
   /**
+   * Audit rows older than this many days are folded into a summary row (EMEND_AUDIT_RETENTION_DAYS;
+   * 0, the default: kept for ever). docs/security.md, "Audit log".
+   */
+  auditRetentionDays: number;
+  /**
    * Whether POST /v1/demo/token issues demo tokens (EMEND_DEMO_TOKENS, on by default as the spec
    * publishes it): off, it answers 404 and the panel hides "Try a demo".
    */
@@ -202,6 +207,7 @@ export function loadConfig(given: Env = process.env): Config {
     },
     outboundAllow: read(env, 'EMEND_OUTBOUND_ALLOW', outboundAllow, []),
     webhooks: webhookConfig(env),
+    auditRetentionDays: read(env, 'EMEND_AUDIT_RETENTION_DAYS', integer(0, 36_500), 0),
     demoTokens: read(env, 'EMEND_DEMO_TOKENS', onOff, true),
     oidc: oidcConfig(env),
   };

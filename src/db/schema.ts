@@ -2,6 +2,7 @@ import { sql } from 'drizzle-orm';
 import type { FixerKind } from '../config/config.js';
 import type { TokenScope, WorkspaceRole } from './access-vocabulary.js';
 import {
+  bigint,
   bigserial,
   boolean,
   customType,
@@ -860,5 +861,49 @@ export const triggerDeliveries = pgTable(
   (t) => [
     uniqueIndex('trigger_deliveries_delivery_idx').on(t.triggerId, t.deliveryId),
     uniqueIndex('trigger_deliveries_event_idx').on(t.triggerId, t.eventKey),
+  ],
+);
+
+/**
+ * The audit log (docs/security.md, "Audit log"): one row per act the gate decided and per
+ * security-relevant event, written in the act's transaction. Append-only: no route updates or
+ * deletes a row; each carries the hash of the previous row of its workspace (`prev_hash`) and its
+ * own (`hash`, sha256 of `prev_hash` and the row's canonical JSON: src/audit/chain.ts), so that
+ * `emend audit verify` finds a row edited or removed. `seq` numbers a workspace's rows from 1. No
+ * foreign key: the log outlives what it names (a deleted workspace, account or token). A
+ * `summary` row stands for the rows retention folded (src/audit/retention.ts).
+ */
+export const auditEvents = pgTable(
+  'audit_events',
+  {
+    workspaceId: uuid('workspace_id').notNull(),
+    seq: bigint('seq', { mode: 'number' }).notNull(),
+    at: ts('at').notNull(),
+    /** `event` (an act or a security event) or `summary` (rows folded by retention). */
+    kind: text('kind').notNull(),
+    /** What happened: `token.minted`, `member.role_changed`, … or, for a refused act, the gate's act. */
+    action: text('action').notNull(),
+    /** `allowed` (done) or `denied` (the gate refused it: 403). */
+    decision: text('decision').notNull(),
+    actorAccountId: uuid('actor_account_id'),
+    actorTokenId: uuid('actor_token_id'),
+    /** The control-panel session (its public id) the request came with; null for a Bearer token. */
+    actorSessionId: uuid('actor_session_id'),
+    /** The actor's role in the workspace at the time. */
+    actorRole: text('actor_role'),
+    /** The ids acted on: `{task_id}`, `{account_id}`, `{token_id}`, `{provider}`… */
+    targets: jsonb('targets').$type<Record<string, string>>().notNull(),
+    requestId: text('request_id'),
+    /** As the trusted-proxy rules read it (Fastify's request.ip). */
+    clientAddress: text('client_address'),
+    userAgent: text('user_agent'),
+    /** Names and states, never a secret value (a secret's name, a role, a list of scopes). */
+    detail: jsonb('detail').$type<Record<string, unknown>>().notNull(),
+    prevHash: text('prev_hash').notNull(),
+    hash: text('hash').notNull(),
+  },
+  (t) => [
+    primaryKey({ columns: [t.workspaceId, t.seq] }),
+    index('audit_events_workspace_at_idx').on(t.workspaceId, t.at),
   ],
 );

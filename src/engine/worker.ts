@@ -14,6 +14,7 @@ import { handBack, requeueLost, requeueOrphans } from '../tasks/lifecycle/requeu
 import { removeCheckout } from '../checkout/checkout.js';
 import { workRootOf } from '../checkout/layout.js';
 import { dropOldPayloads } from '../webhooks/deliveries.js';
+import { applyAuditRetention } from '../audit/retention.js';
 import { requeueDueDeliveries, runDeliveryJob } from '../webhooks/attempt.js';
 import { claimPeriodic } from './periodic.js';
 import { actOnDelivery } from '../triggers/act.js';
@@ -222,6 +223,11 @@ async function maintenance(deps: Deps, workerId: string, staleMs: number) {
 async function periodicJobs(deps: Deps, workerId: string) {
   if (await claimPeriodic(deps, 'idempotency-sweep', IDEMPOTENCY_SWEEP_MS)) await sweepExpiredKeys(deps);
   if (await claimPeriodic(deps, 'webhook-payloads', IDEMPOTENCY_SWEEP_MS)) await dropOldPayloads(deps);
+  // Audit rows past the retention are folded into a summary row, never silently dropped.
+  if (await claimPeriodic(deps, 'audit-retention', IDEMPOTENCY_SWEEP_MS)) {
+    const folded = await applyAuditRetention(deps);
+    if (folded) deps.log.info({ worker: workerId, folded }, 'audit rows past the retention folded');
+  }
   // Pull requests the service opened: merged? edited by a person?
   if (await claimPeriodic(deps, 'merge-tracking', deps.config.mergeCheckMs)) {
     const report = await checkOpenPulls(deps);

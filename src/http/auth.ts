@@ -4,7 +4,10 @@ import { type AuthContext, authenticateToken } from '../accounts/authenticate.js
 import { authenticateSession } from '../accounts/sessions.js';
 import type { Deps } from '../deps.js';
 import { AppError } from '../errors.js';
-import { authorize } from '../workspaces/access.js';
+import { recordAudit } from '../audit/record.js';
+import { announceDeliveries } from '../webhooks/deliveries.js';
+import { type Act, authorize } from '../workspaces/access.js';
+import { auditActor } from './audit.js';
 import { actOf } from './route-acts.js';
 import { checkSameOrigin, clearSessionCookie, sessionSecretOf } from './session-cookie.js';
 
@@ -59,6 +62,30 @@ async function authenticateRequest(deps: Deps, request: FastifyRequest, reply: F
   return auth;
 }
 
+/**
+ * A refused act is an audit row too (decision `denied`, the gate's act, the route and why): its
+ * own transaction, since nothing else happened. Failing to record it does not change the 403.
+ */
+async function recordRefusal(deps: Deps, request: FastifyRequest, auth: AuthContext, act: Act, err: unknown) {
+  try {
+    const { deliveries } = await deps.db.transaction((tx) =>
+      recordAudit(tx, deps, {
+        workspaceId: auth.workspace.id,
+        action: act,
+        decision: 'denied',
+        actor: auditActor(request, auth),
+        detail: {
+          route: `${request.method} ${request.routeOptions.url ?? ''}`,
+          reason: err instanceof AppError ? err.message : 'refused',
+        },
+      }),
+    );
+    await announceDeliveries(deps, deliveries);
+  } catch (recordErr) {
+    request.log.error({ err: recordErr }, 'audit: the refusal was not recorded');
+  }
+}
+
 export const authPlugin = fp(async (app: FastifyInstance, { deps }: { deps: Deps }) => {
   app.decorateRequest('auth', null);
   app.addHook('onRequest', async (request, reply) => {
@@ -75,7 +102,12 @@ export const authPlugin = fp(async (app: FastifyInstance, { deps }: { deps: Deps
     // The caller's role in the workspace and the token's scopes: one gate for every route.
     const act = actOf(request.method, request.routeOptions.url ?? '');
     if (!act) throw new AppError('forbidden', 'this endpoint is not open to workspace members');
-    authorize(auth, act);
+    try {
+      authorize(auth, act);
+    } catch (err) {
+      await recordRefusal(deps, request, auth, act, err);
+      throw err;
+    }
     request.auth = auth;
   });
 });

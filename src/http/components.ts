@@ -9,6 +9,7 @@ import { webhookSchemas } from './routes/webhooks.js';
 import { ssoSchemas } from './routes/sso.js';
 import { spendLimitSchemas } from './routes/spend-limits.js';
 import { workspaceSchemas } from './routes/workspaces.js';
+import { auditSchemas } from './routes/audit.js';
 
 /**
  * The named schemas of the OpenAPI document, each declared in its resource's route file beside
@@ -28,4 +29,5 @@ export const namedSchemas = [
   ...workspaceSchemas,
   ...ssoSchemas,
   ...spendLimitSchemas,
+  ...auditSchemas,
 ];

@@ -7,6 +7,8 @@ import { type RepoRef, parseRepoUrl } from '../scm/urls.js';
 import { caller } from './auth.js';
 import { errorResponses } from './errors.js';
 import { Url, described } from './schema-parts.js';
+import type { AuditAction } from '../audit/actions.js';
+import { audited, recordAfter } from './audit.js';
 
 /** The `?repo=` query of the per-repository routes (settings, secrets, triggers). */
 export const RepoQuery = Type.Object(
@@ -39,6 +41,13 @@ export interface RepoDelete {
   /** What the 200 answer (`{deleted: true}`) is, in the document's words. */
   answer: string;
   remove: (deps: Deps, workspaceId: string, repo: RepoRef) => Promise<void>;
+  /** The audit log's name for it (src/audit/actions.ts). */
+  action: AuditAction;
+  /**
+   * The removal reaches a code host (a trigger's webhook): it is recorded right after it, in a
+   * transaction of its own, so no database transaction stays open across a call to the host.
+   */
+  reachesHost?: boolean;
 }
 
 /** Registers the route. Full access: a demo token may not change what only a signed-up account keeps. */
@@ -59,7 +68,13 @@ export function deleteForRepo(app: FastifyInstance, deps: Deps, route: RepoDelet
       },
     },
     async (request) => {
-      await route.remove(deps, caller(request).workspace.id, repoOfQuery(deps.config, request.query.repo));
+      const repo = repoOfQuery(deps.config, request.query.repo);
+      const record = { action: route.action, targets: { repo: repo.url } };
+      const workspaceId = caller(request).workspace.id;
+      if (route.reachesHost) {
+        await route.remove(deps, workspaceId, repo);
+        await recordAfter(deps, request, record);
+      } else await audited(deps, request, (d) => route.remove(d, workspaceId, repo), record);
       return { deleted: true };
     },
   );

@@ -94,6 +94,8 @@ export const ROUTE_ACTS: Readonly<Record<string, Act>> = {
   'DELETE /workspaces/:id': 'owner',
   'GET /workspaces/:id/export': 'owner',
   'POST /workspaces/:id/transfer': 'owner',
+  'GET /workspaces/:id/audit': 'audit',
+  'GET /workspaces/:id/audit.jsonl': 'audit',
 
   // The operator's: access 'admin' decides; the workspace plays no part.
   'GET /admin/accounts': 'self',

@@ -5,7 +5,7 @@ import type { Deps } from '../deps.js';
 import { AppError } from '../errors.js';
 import { newId } from '../ids.js';
 import { getEndpoint } from './endpoints.js';
-import { PING_EVENT, type WebhookEvent } from './events.js';
+import { type DeliveredEvent, PING_EVENT, subscriptionOf } from './events.js';
 
 export type WebhookDelivery = typeof webhookDeliveries.$inferSelect;
 
@@ -27,7 +27,7 @@ export async function recordEvent(
   tx: Tx | Db,
   now: Date,
   workspaceId: string,
-  type: WebhookEvent,
+  type: DeliveredEvent,
   data: Record<string, unknown>,
 ): Promise<string[]> {
   const endpoints = await tx
@@ -37,7 +37,7 @@ export async function recordEvent(
       and(
         eq(webhookEndpoints.workspaceId, workspaceId),
         eq(webhookEndpoints.enabled, true),
-        sql`${webhookEndpoints.events} @> ${JSON.stringify([type])}::jsonb`,
+        sql`${webhookEndpoints.events} @> ${JSON.stringify([subscriptionOf(type)])}::jsonb`,
       ),
     );
   if (endpoints.length === 0) return [];

@@ -39,6 +39,8 @@ export const ACTS = {
   },
   keys: { role: 'maintainer', scope: 'keys', means: 'save, test and remove provider keys' },
   members: { role: 'maintainer', scope: 'members', means: 'invite, remove and change members below owner' },
+  /** The audit log: who did what in the workspace (docs/security.md). Read with a settings-reading token. */
+  audit: { role: 'maintainer', scope: 'settings:read', means: 'read and export the workspace’s audit log' },
   owner: { role: 'owner', scope: 'workspace', means: 'plan, code-host connections, ownership, deletion and export' },
 } as const satisfies Record<string, { role: WorkspaceRole; scope: TokenScope | typeof UNSCOPED | null; means: string }>;
 
@@ -72,7 +74,8 @@ export function may(actor: Actor, act: Act): boolean {
 
 /**
  * The one gate of every act above reading one's own: a request whose role or token does not
- * allow it is 403 `forbidden`, naming what is missing. (An audit record of acts hangs here.)
+ * allow it is 403 `forbidden`, naming what is missing. The HTTP gate (src/http/auth.ts) records a
+ * refusal in the audit log; the acts done record themselves, in their own transaction.
  */
 export function authorize(actor: Actor, act: Act): void {
   const need = ACTS[act];

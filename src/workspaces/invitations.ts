@@ -168,7 +168,13 @@ export async function revokeInvitation(
  * up the revocation that removal, leaving and demotion do (revokeInvitationsBeyond) for
  * invitations made before that rule, or while their inviter was being removed.
  */
-export async function acceptInvitation(deps: Pick<Deps, 'db' | 'clock'>, accountId: string, secret: string) {
+export async function acceptInvitation(
+  deps: Pick<Deps, 'db' | 'clock'>,
+  accountId: string,
+  secret: string,
+  /** Work the caller adds to the transaction that joins (its audit record); not run when refused. */
+  within?: (tx: Tx, joined: { workspace: Workspace; role: WorkspaceRole }) => Promise<void>,
+) {
   const gone = () => new AppError('not_found', 'token: no such invitation, or it was used, revoked or has expired');
   if (!SHAPE.test(secret)) throw gone();
   const now = deps.clock.now();
@@ -217,7 +223,9 @@ export async function acceptInvitation(deps: Pick<Deps, 'db' | 'clock'>, account
       .select()
       .from(workspaceMembers)
       .where(and(eq(workspaceMembers.workspaceId, inv.workspaceId), eq(workspaceMembers.accountId, accountId)));
-    return { workspace, role: member!.role };
+    const done = { workspace, role: member!.role };
+    await within?.(tx, done);
+    return done;
   });
   if (!joined) throw gone();
   return joined;

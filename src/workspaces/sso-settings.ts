@@ -61,14 +61,22 @@ function checkDomains(domains: readonly string[]): string[] {
   return out;
 }
 
-/** Sets (or replaces) a workspace's single sign-on. A domain another workspace takes in is a conflict. */
+/**
+ * The setting's input checked and normalised: the issuer's address judged by the outbound policy
+ * (which may resolve its name: done before any transaction is opened), the domains lowercased.
+ */
+export async function checkSsoSetting(deps: Pick<Deps, 'outbound'>, input: SsoSettingInput): Promise<SsoSettingInput> {
+  return { ...input, issuer: await checkIssuer(deps, input.issuer), emailDomains: checkDomains(input.emailDomains) };
+}
+
+/** Sets (or replaces) a workspace's single sign-on (checked by checkSsoSetting). A domain another workspace takes in is a conflict. */
 export async function putSsoSetting(
-  deps: Pick<Deps, 'db' | 'clock' | 'secretKey' | 'outbound'>,
+  deps: Pick<Deps, 'db' | 'clock' | 'secretKey'>,
   workspaceId: string,
-  input: SsoSettingInput,
+  checked: SsoSettingInput,
 ): Promise<SsoSetting> {
-  const issuer = await checkIssuer(deps, input.issuer);
-  const domains = checkDomains(input.emailDomains);
+  const { issuer, emailDomains: domains } = checked;
+  const input = checked;
   const now = deps.clock.now();
   await deps.db.transaction(async (tx) => {
     if (domains.length) {

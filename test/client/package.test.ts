@@ -54,6 +54,7 @@ describe('@emend/client: the package', { timeout: 120_000 }, () => {
         'getTask',
         'getWorkspace',
         'leaveWorkspace',
+        'listAudit',
         'listInvitations',
         'listMembers',
         'listTasks',

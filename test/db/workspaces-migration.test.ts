@@ -463,7 +463,7 @@ const ADDED: Record<string, string[]> = {
 };
 /**
  * The tables 0018 makes, and those of later migrations (0019 the GitHub App's installations, 0020 group
- * bots, 0022 single sign-on, 0023 spend limits' metered spend and threshold notices).
+ * bots, 0022 single sign-on, 0023 spend limits' metered spend and threshold notices, 0024 the audit log).
  */
 const NEW_TABLES = [
   'workspace_invitations',
@@ -476,6 +476,7 @@ const NEW_TABLES = [
   'oidc_identities',
   'model_spend',
   'spend_notices',
+  'audit_events',
 ];
 
 type Row = Record<string, unknown>;

@@ -231,6 +231,23 @@ describe('single sign-on with OpenID Connect', () => {
       expect.arrayContaining([expect.objectContaining({ id: team, role: 'viewer' })]),
     );
 
+    // The audit log has the setting (never its secret), the join and the sign-in, through the team's provider.
+    const audit = await h.app.inject({
+      method: 'GET',
+      url: `/v1/workspaces/${team}/audit?limit=50`,
+      headers: teamAuth,
+    });
+    expect(audit.statusCode, audit.body).toBe(200);
+    expect(audit.body).not.toContain(teamIdp.clientSecret);
+    const rows = audit.json() as { action: string; actor: { account_id: string }; detail: Record<string, unknown> }[];
+    expect(rows.find((r) => r.action === 'sso.set')?.detail).toMatchObject({ email_domains: ['acme.example'] });
+    const gilId = rows.find((r) => r.action === 'member.joined')?.actor.account_id;
+    expect(gilId).toBeDefined();
+    expect(rows.find((r) => r.action === 'session.signed_in' && r.actor.account_id === gilId)?.detail).toEqual({
+      via: 'single sign-on',
+      issuer: teamIdp.issuer,
+    });
+
     // Someone outside the domain is not taken in; an existing account's email is not taken over.
     teamIdp.addUser('hal-sub', { email: 'hal@elsewhere.example' });
     teamIdp.as('hal-sub');

@@ -314,8 +314,9 @@ describe('roles and workspaces over every route of the route table', () => {
     const lowestRole = (route: RouteEntry) => ACTS[actOfRoute(route)].role;
     const reads = swept().filter((r) => r.method === 'GET' || r.method === 'HEAD');
     const writes = swept().filter((r) => r.method !== 'GET' && r.method !== 'HEAD');
-    // Reads above a member: the export (the owner's), the invitations (those who invite) and the
-    // start of a code-host connection (the owner's, a GET only because it is a redirect).
+    // Reads above a member: the export (the owner's), the invitations (those who invite), the audit
+    // log (the owner's and maintainers') and the start of a code-host connection (the owner's, a GET
+    // only because it is a redirect).
     const above = reads.filter((r) => !roleAtLeast('member', lowestRole(r))).map((r) => `${r.method} ${r.url}`);
     expect(above.sort()).toEqual(
       [
@@ -323,6 +324,10 @@ describe('roles and workspaces over every route of the route table', () => {
         'HEAD /v1/workspaces/:id/export',
         'GET /v1/workspaces/:id/invitations',
         'HEAD /v1/workspaces/:id/invitations',
+        'GET /v1/workspaces/:id/audit',
+        'HEAD /v1/workspaces/:id/audit',
+        'GET /v1/workspaces/:id/audit.jsonl',
+        'HEAD /v1/workspaces/:id/audit.jsonl',
         'GET /v1/auth/scm/start',
         'HEAD /v1/auth/scm/start',
         // The start of a GitHub App installation: a claim for the workspace, the owner's like a connection.
@@ -486,7 +491,7 @@ describe('roles and workspaces over every route of the route table', () => {
     // scoped tokens), and the three kinds of refusal.
     const refusedActs = new Set(results.filter(({ res }) => res.status === 403).map(({ c }) => actOfRoute(c.route)));
     expect([...refusedActs].sort()).toEqual(
-      ['account', 'keys', 'members', 'owner', 'read', 'settings', 'settings:read', 'tasks'].sort(),
+      ['account', 'audit', 'keys', 'members', 'owner', 'read', 'settings', 'settings:read', 'tasks'].sort(),
     );
     const messages = results.map(({ res }) => errorOf(res).message ?? '');
     expect(messages.some((m) => m.startsWith('this needs the owner role'))).toBe(true);

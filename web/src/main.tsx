@@ -5,6 +5,7 @@ import { type Profile, type Workspace, roleAtLeast } from './api/types';
 import { ErrorNote } from './components/ErrorNote';
 import { WorkspaceSwitcher } from './components/WorkspaceSwitcher';
 import { AccountPage } from './pages/Account';
+import { AuditPage } from './pages/Audit';
 import { InvitationPage } from './pages/Invitation';
 import { NewTaskPage } from './pages/NewTask';
 import { SignInPage } from './pages/SignIn';
@@ -45,6 +46,15 @@ function Page({
       return <AccountPage profile={profile} workspaces={workspaces} reload={reload} />;
     case 'workspace':
       return <WorkspacePage profile={profile} workspaces={workspaces} reload={reload} />;
+    case 'audit':
+      return roleAtLeast(profile.role, 'maintainer') ? (
+        <AuditPage profile={profile} />
+      ) : (
+        <section>
+          <h1 tabIndex={-1}>Audit log</h1>
+          <p class="card">The owner and the maintainers of {profile.workspace.name} read its audit log.</p>
+        </section>
+      );
     case 'invitation':
       return <InvitationPage secret={route.secret} reload={reload} />;
     default:
@@ -133,6 +143,11 @@ function App() {
             >
               Workspace
             </a>
+            {roleAtLeast(profile.role, 'maintainer') && (
+              <a href="/app/audit" onClick={onLinkClick} aria-current={route.page === 'audit' ? 'page' : undefined}>
+                Audit
+              </a>
+            )}
             <a href="/app/account" onClick={onLinkClick} aria-current={route.page === 'account' ? 'page' : undefined}>
               Account
             </a>

@@ -7,6 +7,7 @@ export type Route =
   | { page: 'task'; id: string }
   | { page: 'account' }
   | { page: 'workspace' }
+  | { page: 'audit' }
   | { page: 'invitation'; secret: string };
 
 /**
@@ -22,6 +23,7 @@ export function parseRoute(pathname: string, hash = ''): Route {
   if (rest.startsWith('new')) return { page: 'new' };
   if (rest.startsWith('account')) return { page: 'account' };
   if (rest.startsWith('workspace')) return { page: 'workspace' };
+  if (rest.startsWith('audit')) return { page: 'audit' };
   return { page: 'tasks' };
 }
 

@@ -13,6 +13,8 @@ import { errorFromResponse, networkError } from './errors.js';
 import { type FollowOptions, type TaskEvent, followTask } from './follow.js';
 import { DEFAULT_RETRY, type Sleep, realSleep, retryingFetch } from './retry.js';
 import type {
+  AuditEvent,
+  AuditQuery,
   CreateInvitationBody,
   CreateTaskBody,
   CreateTokenBody,
@@ -98,6 +100,11 @@ export interface EmendClient {
   deleteWorkspace(id: string, options?: CallOptions): Promise<void>;
   /** Owner only: everything the workspace holds, without secrets. */
   exportWorkspace(id: string, options?: CallOptions): Promise<WorkspaceExport>;
+  /**
+   * Owner and maintainers: a page of the workspace's audit log, newest first, filtered; the next
+   * page starts below the last row's `seq` (`cursor`).
+   */
+  listAudit(id: string, query?: AuditQuery, options?: CallOptions): Promise<AuditEvent[]>;
   /** The members, owner first. */
   listMembers(id: string, options?: CallOptions): Promise<WorkspaceMember[]>;
   /** The monthly spend caps (the workspace's, each member's) with what is used this month (docs/teams.md). */
@@ -195,6 +202,8 @@ export function createClient(options: ClientOptions): EmendClient {
       await client.DELETE('/v1/workspaces/{id}', { ...inWorkspace(id), signal });
     },
     exportWorkspace: (id, { signal } = {}) => client.GET('/v1/workspaces/{id}/export', { ...inWorkspace(id), signal }),
+    listAudit: (id, query = {}, { signal } = {}) =>
+      client.GET('/v1/workspaces/{id}/audit', { params: { path: { id }, query }, signal }),
     listMembers: (id, { signal } = {}) => client.GET('/v1/workspaces/{id}/members', { ...inWorkspace(id), signal }),
     getSpendLimits: (id, { signal } = {}) => client.GET('/v1/workspaces/{id}/limits', { ...inWorkspace(id), signal }),
     setSpendLimits: (id, body, { signal } = {}) =>

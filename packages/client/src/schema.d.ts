@@ -1411,6 +1411,43 @@ export interface paths {
         patch: operations["setSpendLimits"];
         trace?: never;
     };
+    "/v1/workspaces/{id}/audit": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The workspace’s audit log, newest first, filtered (owner and maintainers)
+         * @description A page of rows, newest first (100 unless `limit` says). When more follow, the `Link` header carries the next page (`rel="next"`, the same filters and a `cursor`). Filters combine with AND.
+         */
+        get: operations["listAudit"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/workspaces/{id}/audit.jsonl": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** The workspace’s audit log as JSON Lines, oldest first, filtered (owner and maintainers) */
+        get: operations["exportAudit"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
 }
 export type webhooks = Record<string, never>;
 export interface components {
@@ -1934,7 +1971,7 @@ export interface components {
             id: string;
             /** Format: uri */
             url: string;
-            events: ("task.done" | "task.failed" | "task.cancelled" | "task.awaiting_approval" | "pr.merged" | "spend.threshold")[];
+            events: ("task.done" | "task.failed" | "task.cancelled" | "task.awaiting_approval" | "pr.merged" | "spend.threshold" | "audit.*")[];
             description: string;
             enabled: boolean;
             /** @description why the service disabled the endpoint (failing for days); null otherwise */
@@ -2064,6 +2101,44 @@ export interface components {
                 used: number;
                 message: string;
             }[];
+        };
+        AuditEvent: {
+            /** @description the row’s place in the workspace’s chain, from 1 */
+            seq: number;
+            /** Format: date-time */
+            at: string;
+            /**
+             * @description event: an act or a security event; summary: the rows retention folded (detail says which)
+             * @enum {string}
+             */
+            kind: "event" | "summary";
+            /** @description what happened (token.minted, member.role_changed, task.killed…); for a refused act, the gate’s act (settings, owner…) */
+            action: string;
+            /**
+             * @description denied: the gate refused it (403)
+             * @enum {string}
+             */
+            decision: "allowed" | "denied";
+            actor: {
+                account_id: string | null;
+                token_id: string | null;
+                session_id: string | null;
+                role: string | null;
+            };
+            /** @description the ids acted on: task_id, account_id… */
+            targets: {
+                [key: string]: string;
+            };
+            request_id: string | null;
+            client_address: string | null;
+            user_agent: string | null;
+            /** @description names and states, never a secret’s value */
+            detail: {
+                [key: string]: unknown;
+            };
+            prev_hash: string;
+            /** @description sha256 of prev_hash and the row’s canonical JSON (emend audit verify checks the chain) */
+            hash: string;
         };
     };
     responses: never;
@@ -6330,7 +6405,7 @@ export interface operations {
                      * @description https (http when the operator allows it); must pass the outbound address policy
                      */
                     url: string;
-                    events: ("task.done" | "task.failed" | "task.cancelled" | "task.awaiting_approval" | "pr.merged" | "spend.threshold")[];
+                    events: ("task.done" | "task.failed" | "task.cancelled" | "task.awaiting_approval" | "pr.merged" | "spend.threshold" | "audit.*")[];
                     description?: string;
                 };
             };
@@ -6495,7 +6570,7 @@ export interface operations {
                      * @description https (http when the operator allows it); must pass the outbound address policy
                      */
                     url?: string;
-                    events?: ("task.done" | "task.failed" | "task.cancelled" | "task.awaiting_approval" | "pr.merged" | "spend.threshold")[];
+                    events?: ("task.done" | "task.failed" | "task.cancelled" | "task.awaiting_approval" | "pr.merged" | "spend.threshold" | "audit.*")[];
                     description?: string;
                     enabled?: boolean;
                 };
@@ -9785,6 +9860,150 @@ export interface operations {
             };
             /** @description send the body as application/json (`unsupported_media_type`) */
             415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    listAudit: {
+        parameters: {
+            query?: {
+                /** @description rows per page */
+                limit?: number;
+                /** @description where the page starts: from the Link header */
+                cursor?: string;
+                /** @description rows of this account */
+                actor?: string;
+                /** @description one action (token.minted), every one of a family (member.), or a gate act for refusals */
+                action?: string;
+                decision?: "allowed" | "denied";
+                /** @description rows naming this id among their targets (a task, an account, a token, a provider…) */
+                target?: string;
+                /** @description rows at or after */
+                since?: string;
+                /** @description rows before */
+                until?: string;
+            };
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description rows, newest first; a `Link` header (rel="next") when more follow */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AuditEvent"][];
+                };
+            };
+            /** @description the request is malformed; the message names the field (`bad_request`, `not_a_scm_url`) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description no valid token: missing, malformed, unknown, revoked or expired (`unauthorized`, `invalid_token`) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description this caller may not do this: a role in the workspace below the act, a token without the scope, a demo token, an admin-only route, or a panel cookie sent from another site (`forbidden`) */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description no such resource of yours (another account’s looks the same as a missing one) (`not_found`) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    exportAudit: {
+        parameters: {
+            query?: {
+                /** @description rows of this account */
+                actor?: string;
+                /** @description one action (token.minted), every one of a family (member.), or a gate act for refusals */
+                action?: string;
+                decision?: "allowed" | "denied";
+                /** @description rows naming this id among their targets (a task, an account, a token, a provider…) */
+                target?: string;
+                /** @description rows at or after */
+                since?: string;
+                /** @description rows before */
+                until?: string;
+            };
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description the rows, streamed, one per line as GET …/audit shows them; the export itself is a row */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/x-ndjson": string;
+                };
+            };
+            /** @description the request is malformed; the message names the field (`bad_request`, `not_a_scm_url`) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description no valid token: missing, malformed, unknown, revoked or expired (`unauthorized`, `invalid_token`) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description this caller may not do this: a role in the workspace below the act, a token without the scope, a demo token, an admin-only route, or a panel cookie sent from another site (`forbidden`) */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description no such resource of yours (another account’s looks the same as a missing one) (`not_found`) */
+            404: {
                 headers: {
                     [name: string]: unknown;
                 };

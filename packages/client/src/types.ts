@@ -44,6 +44,10 @@ export type SetSpendLimitsBody = NonNullable<
 /** What GET /v1/workspaces/{id}/export answers: the workspace and all it holds, without secrets. */
 export type WorkspaceExport =
   paths['/v1/workspaces/{id}/export']['get']['responses'][200]['content']['application/json'];
+/** A row of a workspace's audit log (docs/security.md, "The audit log"). */
+export type AuditEvent = Schemas['AuditEvent'];
+/** The filters and page of GET /v1/workspaces/{id}/audit. */
+export type AuditQuery = NonNullable<paths['/v1/workspaces/{id}/audit']['get']['parameters']['query']>;
 export type TokenRecord = Schemas['TokenRecord'];
 export type TokenScope = NonNullable<TokenRecord['scopes']>[number];
 /** The body of POST /v1/me/tokens: a name, an expiry, the workspace it acts in and its scopes. */

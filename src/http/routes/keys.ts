@@ -8,6 +8,7 @@ import { errorResponses } from '../errors.js';
 import { getOwnList } from '../own-list.js';
 import { Nullable, StringEnum, Timestamp, Url, described } from '../schema-parts.js';
 import type { providerKeys } from '../../db/schema.js';
+import { audited } from '../audit.js';
 
 // The provider-key resource's wire shape (ProviderKey, also in GET /v1/me's api_keys) and its presenter.
 
@@ -91,7 +92,10 @@ export const keyRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = async (app, 
       },
     },
     async (request, reply) => {
-      const row = await saveProviderKey(deps, caller(request).workspace.id, request.body);
+      const row = await audited(deps, request, (d) => saveProviderKey(d, caller(request).workspace.id, request.body), {
+        action: 'key.added',
+        targets: { provider: request.body.provider },
+      });
       return reply.status(201).send(providerKeyJson(row));
     },
   );
@@ -123,7 +127,10 @@ export const keyRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = async (app, 
       },
     },
     async (request) => {
-      await deleteProviderKey(deps, caller(request).workspace.id, request.params.provider);
+      await audited(deps, request, (d) => deleteProviderKey(d, caller(request).workspace.id, request.params.provider), {
+        action: 'key.removed',
+        targets: { provider: request.params.provider },
+      });
       return { deleted: true, provider: request.params.provider };
     },
   );

@@ -19,6 +19,7 @@ import { SCM_KINDS } from '../../config/scm-hosts.js';
 import type { Config } from '../../config/config.js';
 import { baseUrlIsLocal, managedProviders } from '../../config/exposure.js';
 import { LLM_PROVIDERS } from '../../config/llm.js';
+import { audited } from '../audit.js';
 
 // The profile's wire shape (Profile) and its presenter.
 
@@ -189,11 +190,17 @@ export const meRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = async (app, {
       },
     },
     async (request) => {
-      const [row] = await deps.db
-        .update(workspaces)
-        .set({ useByok: request.body.enabled })
-        .where(eq(workspaces.id, caller(request).workspace.id))
-        .returning({ useByok: workspaces.useByok });
+      const [row] = await audited(
+        deps,
+        request,
+        (d) =>
+          d.db
+            .update(workspaces)
+            .set({ useByok: request.body.enabled })
+            .where(eq(workspaces.id, caller(request).workspace.id))
+            .returning({ useByok: workspaces.useByok }),
+        { action: 'settings.changed', detail: { use_byok: request.body.enabled } },
+      );
       return { use_byok: row!.useByok };
     },
   );
@@ -243,7 +250,12 @@ export const meRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = async (app, {
       const [row] =
         Object.keys(change).length === 0
           ? await deps.db.select(columns).from(workspaces).where(eq(workspaces.id, workspace.id))
-          : await deps.db.update(workspaces).set(change).where(eq(workspaces.id, workspace.id)).returning(columns);
+          : await audited(
+              deps,
+              request,
+              (d) => d.db.update(workspaces).set(change).where(eq(workspaces.id, workspace.id)).returning(columns),
+              { action: 'settings.changed', detail: { approval_mode, fixer } },
+            );
       return { approval_mode: row!.approvalMode, fixer: row!.fixer };
     },
   );

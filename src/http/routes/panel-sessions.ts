@@ -5,6 +5,7 @@ import { caller } from '../auth.js';
 import { errorResponses } from '../errors.js';
 import { IdParams, Nullable, Uuid, described } from '../schema-parts.js';
 import { sessionSecretOf } from '../session-cookie.js';
+import { audited } from '../audit.js';
 
 const PanelSession = Type.Object({
   id: Uuid({ description: 'the session’s id (never its secret, which only the browser holds)' }),
@@ -72,7 +73,10 @@ export const panelSessionRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = asy
       },
     },
     async (request, reply) => {
-      await endSession(deps, caller(request).account.id, request.params.id);
+      await audited(deps, request, (d) => endSession(d, caller(request).account.id, request.params.id), {
+        action: 'session.ended',
+        targets: { session_id: request.params.id },
+      });
       return reply.status(204).send(null);
     },
   );

@@ -17,6 +17,7 @@ import { caller } from '../auth.js';
 import { RepoQuery, deleteForRepo, repoOfQuery } from '../repo-query.js';
 import { errorResponses } from '../errors.js';
 import { described } from '../schema-parts.js';
+import { audited } from '../audit.js';
 
 const Nullable = <T extends TSchema>(t: T) => Type.Union([t, Type.Null()]);
 const Timestamp = Type.String({ format: 'date-time' });
@@ -152,7 +153,13 @@ export const repoSettingsRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = asy
     },
     async (request) => {
       const repo = repoOf(request.query.repo);
-      return settingsJson(repo, await updateRepoSettings(deps, caller(request).workspace.id, repo, request.body));
+      const updated = await audited(
+        deps,
+        request,
+        (d) => updateRepoSettings(d, caller(request).workspace.id, repo, request.body),
+        { action: 'settings.changed', targets: { repo }, detail: { fields: Object.keys(request.body ?? {}) } },
+      );
+      return settingsJson(repo, updated);
     },
   );
 
@@ -162,6 +169,7 @@ export const repoSettingsRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = asy
     summary: "Delete a repository's settings and secrets",
     answer: 'deleted',
     remove: (deps, workspaceId, repo) => deleteRepoSettings(deps, workspaceId, repo.url),
+    action: 'settings.removed',
   });
 
   app.get(
@@ -213,7 +221,16 @@ export const repoSettingsRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = asy
     async (request, reply) => {
       const repo = repoOf(request.query.repo);
       const { name, value } = request.body;
-      const saved = await saveRepoSecret(deps, caller(request).workspace.id, repo, name, value);
+      // The secret's name only: never its value.
+      const saved = await audited(
+        deps,
+        request,
+        (d) => saveRepoSecret(d, caller(request).workspace.id, repo, name, value),
+        {
+          action: 'secret.set',
+          targets: { repo, secret: name },
+        },
+      );
       return reply.status(saved.created ? 201 : 200).send(secretJson(saved));
     },
   );
@@ -236,7 +253,11 @@ export const repoSettingsRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = asy
     },
     async (request) => {
       const { name } = request.params;
-      await deleteRepoSecret(deps, caller(request).workspace.id, repoOf(request.query.repo), name);
+      const repo = repoOf(request.query.repo);
+      await audited(deps, request, (d) => deleteRepoSecret(d, caller(request).workspace.id, repo, name), {
+        action: 'secret.removed',
+        targets: { repo, secret: name },
+      });
       return { deleted: true, name };
     },
   );

@@ -17,6 +17,9 @@ import { ScmHostId, Url, described } from '../schema-parts.js';
 import { flowCookie, sessionSecretOf, setSessionCookie } from '../session-cookie.js';
 import { confirmPage, errorPage, sendPage } from './oauth-pages.js';
 import { claimCallback } from './github-app.js';
+import { recordAudit } from '../../audit/record.js';
+import { announceDeliveries } from '../../webhooks/deliveries.js';
+import { auditActor, recordAfter } from '../audit.js';
 
 /** The browser's half of a sign-in state (src/accounts/scm-sign-in.ts): Lax, as the host sends the browser back cross-site. */
 const LOGIN_COOKIE = 'emend_oauth_login';
@@ -101,7 +104,10 @@ export const scmRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = async (app, 
     },
     async (request) => {
       const host = chosenHost(deps, request.body.host);
-      return { scm: await connectScm(deps, caller(request).workspace.id, request.body.token, host), host: host.id };
+      // It asks the host who the token is: recorded once connected, not across that call. Never the token.
+      const scm = await connectScm(deps, caller(request).workspace.id, request.body.token, host);
+      await recordAfter(deps, request, { action: 'scm.connected', targets: { host: host.id }, detail: { login: scm } });
+      return { scm, host: host.id };
     },
   );
 
@@ -132,7 +138,9 @@ export const scmRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = async (app, 
       const workspaceId = caller(request).workspace.id;
       // While the token still works: the repositories' webhooks go with the connection that made them.
       await dropTriggersOf(deps, workspaceId, host.id);
-      return { scm: null, host: host.id, disconnected: await disconnectScm(deps, workspaceId, host) };
+      const disconnected = await disconnectScm(deps, workspaceId, host);
+      if (disconnected) await recordAfter(deps, request, { action: 'scm.disconnected', targets: { host: host.id } });
+      return { scm: null, host: host.id, disconnected };
     },
   );
 
@@ -245,16 +253,31 @@ export const scmRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = async (app, 
           );
         }
         const { account, personalWorkspaceId } = await completeLogin(deps, claims.host, code);
-        const { record } = await createPersonalToken(
-          deps,
-          { accountId: account.id, workspaceId: personalWorkspaceId },
-          OAUTH_SESSION_TOKEN_NAME,
-        );
-        const session = await createSession(
-          deps,
-          { accountId: account.id, tokenId: record.id, tokenExpiresAt: record.expiresAt },
-          { userAgent: request.headers['user-agent'], address: request.ip },
-        );
+        // The token, the session and the sign-in's audit row (in the personal workspace) together.
+        let deliveries: string[] = [];
+        const session = await deps.db.transaction(async (tx) => {
+          const d = { ...deps, db: tx };
+          const { record } = await createPersonalToken(
+            d,
+            { accountId: account.id, workspaceId: personalWorkspaceId },
+            OAUTH_SESSION_TOKEN_NAME,
+          );
+          const made = await createSession(
+            d,
+            { accountId: account.id, tokenId: record.id, tokenExpiresAt: record.expiresAt },
+            { userAgent: request.headers['user-agent'], address: request.ip },
+          );
+          const actor = { accountId: account.id, tokenId: record.id, sessionId: made.id, role: 'owner' };
+          ({ deliveries } = await recordAudit(tx, deps, {
+            workspaceId: personalWorkspaceId,
+            action: 'session.signed_in',
+            actor: { ...auditActor(request, null), ...actor },
+            targets: { session_id: made.id },
+            detail: { via: claims.host },
+          }));
+          return made;
+        });
+        await announceDeliveries(deps, deliveries);
         setSessionCookie(deps, reply, session.secret, session.expiresAt);
         return reply.redirect('/app/', 302);
       } catch (err) {

@@ -2,8 +2,9 @@ import { type FastifyPluginAsyncTypebox, Type } from '@fastify/type-provider-typ
 import type { Deps } from '../../deps.js';
 import { AppError } from '../../errors.js';
 import { authenticateToken } from '../../accounts/authenticate.js';
-import { createSession, deleteSession } from '../../accounts/sessions.js';
+import { authenticateSession, createSession, deleteSession } from '../../accounts/sessions.js';
 import { ssoRefusal } from '../../workspaces/sso-settings.js';
+import { audited } from '../audit.js';
 import { errorResponses } from '../errors.js';
 import { described, StringEnum } from '../schema-parts.js';
 import { checkSameOrigin, clearSessionCookie, sessionSecretOf, setSessionCookie } from '../session-cookie.js';
@@ -66,10 +67,17 @@ export const sessionRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = async (a
       const { auth, expiresAt: tokenExpiresAt } = await authenticateToken(deps, request.body.token.trim());
       const sso = await ssoRefusal(deps, auth.workspace.id, null);
       if (sso) throw new AppError('forbidden', sso);
-      const session = await createSession(
+      const session = await audited(
         deps,
-        { accountId: auth.account.id, tokenId: auth.tokenId, tokenExpiresAt },
-        { userAgent: request.headers['user-agent'], address: request.ip },
+        request,
+        (d) =>
+          createSession(
+            d,
+            { accountId: auth.account.id, tokenId: auth.tokenId, tokenExpiresAt },
+            { userAgent: request.headers['user-agent'], address: request.ip },
+          ),
+        (s) => ({ action: 'session.signed_in', targets: { session_id: s.id } }),
+        auth,
       );
       setSessionCookie(deps, reply, session.secret, session.expiresAt);
       reply.header('cache-control', 'no-store');
@@ -107,7 +115,19 @@ export const sessionRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = async (a
     async (request, reply) => {
       const secret = sessionSecretOf(request);
       if (secret) checkSameOrigin(deps, request);
-      const ended = secret ? await deleteSession(deps, secret) : false;
+      // Who is signing out, while the session still says (a dead one is recorded by nobody: it ended already).
+      const auth = secret ? await authenticateSession(deps, secret).catch(() => null) : null;
+      const ended = !secret
+        ? false
+        : auth
+          ? await audited(
+              deps,
+              request,
+              (d) => deleteSession(d, secret),
+              { action: 'session.signed_out', targets: { session_id: auth.sessionId ?? '' } },
+              auth,
+            )
+          : await deleteSession(deps, secret);
       clearSessionCookie(deps, reply);
       return { signed_out: ended };
     },

@@ -5,6 +5,7 @@ import type { Deps } from '../../deps.js';
 import { AppError } from '../../errors.js';
 import { noticeSpend } from '../../tasks/spend-notices.js';
 import { type SpendLimits, setSpendLimits, spendLimitsOf } from '../../workspaces/spend-limits.js';
+import { audited } from '../audit.js';
 import { caller } from '../auth.js';
 import { errorResponses } from '../errors.js';
 import { IdParams, Nullable, StringEnum, Usd, Uuid, described } from '../schema-parts.js';
@@ -146,7 +147,10 @@ export const spendLimitRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = async
     },
     async (request) => {
       const id = inPath(caller(request), request.params.id);
-      await setSpendLimits(deps, id, request.body);
+      await audited(deps, request, (d) => setSpendLimits(d, id, request.body), {
+        action: 'limits.changed',
+        detail: { ...request.body },
+      });
       // A cap lowered under what is used is told now, not at the next spend.
       await noticeSpend(deps, id, null);
       for (const m of request.body.members ?? []) await noticeSpend(deps, id, m.account_id);

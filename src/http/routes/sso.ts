@@ -4,18 +4,30 @@ import {
   OIDC_FLOW_COOKIE,
   OIDC_FLOW_TTL_MS,
   cliCode,
-  finishOidcSignIn,
   providerFor,
   startOidcSignIn,
   tokenOfCliCode,
+  verifyOidcCallback,
+  admitOidcPerson,
 } from '../../accounts/oidc-sign-in.js';
+import type { AuditAction } from '../../audit/actions.js';
+import { recordAudit } from '../../audit/record.js';
+import { announceDeliveries } from '../../webhooks/deliveries.js';
+import { membershipOf } from '../../workspaces/workspaces.js';
 import { checkEmail } from '../../accounts/accounts.js';
 import { OIDC_SESSION_TOKEN_NAME, authenticateSession, createSession } from '../../accounts/sessions.js';
 import { createPersonalToken } from '../../accounts/token-store.js';
 import { WORKSPACE_ROLES } from '../../db/access-vocabulary.js';
 import type { Deps } from '../../deps.js';
 import { AppError } from '../../errors.js';
-import { type SsoSetting, deleteSsoSetting, getSsoSetting, putSsoSetting } from '../../workspaces/sso-settings.js';
+import {
+  type SsoSetting,
+  checkSsoSetting,
+  deleteSsoSetting,
+  getSsoSetting,
+  putSsoSetting,
+} from '../../workspaces/sso-settings.js';
+import { auditActor, audited } from '../audit.js';
 import { caller } from '../auth.js';
 import { STATUS_OF, errorResponses } from '../errors.js';
 import { IdParams, StringEnum, Timestamp, described } from '../schema-parts.js';
@@ -135,16 +147,31 @@ export const ssoRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = async (app, 
       if (auth.workspace.personalOf)
         throw new AppError('bad_request', 'a personal workspace has no single sign-on: a team’s workspace has');
       const b = request.body;
-      return ssoJson(
-        await putSsoSetting(deps, request.params.id, {
-          issuer: b.issuer,
-          clientId: b.client_id,
-          clientSecret: b.client_secret,
-          emailDomains: b.email_domains ?? [],
-          defaultRole: b.default_role ?? 'member',
-          required: b.required ?? false,
+      const checked = await checkSsoSetting(deps, {
+        issuer: b.issuer,
+        clientId: b.client_id,
+        clientSecret: b.client_secret,
+        emailDomains: b.email_domains ?? [],
+        defaultRole: b.default_role ?? 'member',
+        required: b.required ?? false,
+      });
+      const setting = await audited(
+        deps,
+        request,
+        (d) => putSsoSetting(d, request.params.id, checked),
+        (saved) => ({
+          action: 'sso.set',
+          // Never the client secret: names and switches only.
+          detail: {
+            issuer: saved.issuer,
+            client_id: saved.clientId,
+            email_domains: saved.emailDomains,
+            default_role: saved.defaultRole,
+            required: saved.required,
+          },
         }),
       );
+      return ssoJson(setting);
     },
   );
 
@@ -162,8 +189,13 @@ export const ssoRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = async (app, 
     },
     async (request, reply) => {
       inPath(caller(request).workspace.id, request.params.id);
-      if (!(await deleteSsoSetting(deps, request.params.id)))
-        throw new AppError('not_found', `workspace ${request.params.id} has no single sign-on`);
+      const removed = await audited(
+        deps,
+        request,
+        (d) => deleteSsoSetting(d, request.params.id),
+        (gone) => (gone ? { action: 'sso.removed' } : null),
+      );
+      if (!removed) throw new AppError('not_found', `workspace ${request.params.id} has no single sign-on`);
       return reply.status(204).send(null);
     },
   );
@@ -250,32 +282,72 @@ export const ssoRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = async (app, 
             )
           : undefined;
         const query = request.raw.url?.split('?')[1] ?? '';
-        const person = await finishOidcSignIn(deps, { cookie, query, signedInAs });
-        if (person.cli) {
-          // A token for the command line, handed over through its loopback address (cliCode).
+        const verified = await verifyOidcCallback(deps, { cookie, query });
+        // The person admitted, their token (and session) and the audit rows, in one transaction.
+        let deliveries: string[] = [];
+        const outcome = await deps.db.transaction(async (tx) => {
+          const d = { ...deps, db: tx };
+          const person = await admitOidcPerson(d, verified, signedInAs);
+          const role = (await membershipOf(tx, person.accountId, person.workspaceId))?.role ?? null;
+          const via = { via: 'single sign-on', issuer: person.issuer };
+          const record = async (
+            action: AuditAction,
+            actor: { tokenId: string; sessionId: string | null },
+            targets: Record<string, string>,
+          ) => {
+            const { deliveries: more } = await recordAudit(tx, deps, {
+              workspaceId: person.workspaceId,
+              action,
+              actor: { ...auditActor(request, null), accountId: person.accountId, role, ...actor },
+              targets,
+              detail: via,
+            });
+            deliveries = [...deliveries, ...more];
+          };
+          const name = person.cli ? OIDC_CLI_TOKEN_NAME : OIDC_SESSION_TOKEN_NAME;
           const issued = await createPersonalToken(
-            deps,
+            d,
             { accountId: person.accountId, workspaceId: person.workspaceId },
-            OIDC_CLI_TOKEN_NAME,
+            name,
           );
-          const code = cliCode(deps, issued.secret, person.cli.challenge);
-          return reply.redirect(`http://127.0.0.1:${person.cli.port}/callback?code=${encodeURIComponent(code)}`, 302);
+          if (person.joined)
+            await record(
+              'member.joined',
+              { tokenId: issued.record.id, sessionId: null },
+              { account_id: person.accountId },
+            );
+          if (person.cli) {
+            await record(
+              'token.minted',
+              { tokenId: issued.record.id, sessionId: null },
+              { token_id: issued.record.id },
+            );
+            return { kind: 'cli' as const, cli: person.cli, secret: issued.secret };
+          }
+          const session = await createSession(
+            d,
+            {
+              accountId: person.accountId,
+              tokenId: issued.record.id,
+              tokenExpiresAt: issued.record.expiresAt,
+              sso: { issuer: person.issuer, workspaceId: person.workspaceId },
+            },
+            { userAgent: request.headers['user-agent'], address: request.ip },
+          );
+          await record(
+            'session.signed_in',
+            { tokenId: issued.record.id, sessionId: session.id },
+            { session_id: session.id },
+          );
+          return { kind: 'panel' as const, session };
+        });
+        await announceDeliveries(deps, deliveries);
+        if (outcome.kind === 'cli') {
+          // The command line's token, handed over through its loopback address (cliCode).
+          const code = cliCode(deps, outcome.secret, outcome.cli.challenge);
+          return reply.redirect(`http://127.0.0.1:${outcome.cli.port}/callback?code=${encodeURIComponent(code)}`, 302);
         }
-        const { record } = await createPersonalToken(
-          deps,
-          { accountId: person.accountId, workspaceId: person.workspaceId },
-          OIDC_SESSION_TOKEN_NAME,
-        );
-        const session = await createSession(
-          deps,
-          {
-            accountId: person.accountId,
-            tokenId: record.id,
-            tokenExpiresAt: record.expiresAt,
-            sso: { issuer: person.issuer, workspaceId: person.workspaceId },
-          },
-          { userAgent: request.headers['user-agent'], address: request.ip },
-        );
+        const { session } = outcome;
         setSessionCookie(deps, reply, session.secret, session.expiresAt);
         return reply.redirect('/app/', 302);
       } catch (err) {

@@ -5,6 +5,8 @@ import { caller } from '../auth.js';
 import { IdempotencyHeaders, idempotent, releaseUnlessStored, storeCreated } from '../idempotency.js';
 import { taskJson } from '../../tasks/present.js';
 import { errorResponses } from '../errors.js';
+import { auditWithin, recordAfter } from '../audit.js';
+import type { Task } from '../../tasks/service.js';
 import { IdParams, StringEnum, described } from '../schema-parts.js';
 
 export const taskActionRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = async (app, { deps }) => {
@@ -25,10 +27,12 @@ export const taskActionRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = async
         },
       },
     },
-    async (request) => ({
-      ok: true,
-      task: taskJson(await killTask(deps, caller(request).workspace.id, request.params.id)),
-    }),
+    async (request) => {
+      const killed = await killTask(deps, caller(request).workspace.id, request.params.id);
+      // Killing aborts the run's processes: recorded once they are dead, not across that wait.
+      await recordAfter(deps, request, { action: 'task.killed', targets: { task_id: killed.id } });
+      return { ok: true, task: taskJson(killed) };
+    },
   );
 
   app.post(
@@ -75,10 +79,14 @@ export const taskActionRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = async
     },
     async (request) => {
       const { stage, plan } = request.body;
-      return {
-        ok: true,
-        task: taskJson(await approveTask(deps, caller(request).workspace.id, request.params.id, stage, plan)),
-      };
+      const approved = await approveTask(deps, caller(request).workspace.id, request.params.id, stage, plan);
+      // Resuming queues the run: recorded right after.
+      await recordAfter(deps, request, {
+        action: 'task.approved',
+        targets: { task_id: approved.id },
+        detail: { stage, plan_edited: plan !== undefined },
+      });
+      return { ok: true, task: taskJson(approved) };
     },
   );
 
@@ -99,11 +107,16 @@ export const taskActionRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = async
       preValidation: idempotent(deps, 'tasks.continue'),
       onSend: releaseUnlessStored(deps),
     },
-    async (request, reply) =>
-      reply
-        .status(201)
-        .send(
-          taskJson(await continueTask(deps, caller(request), request.params.id, { within: storeCreated(request) })),
-        ),
+    async (request, reply) => {
+      const audit = auditWithin(
+        deps,
+        request,
+        (child: Task) => ({ action: 'task.continued', targets: { task_id: request.params.id, child_id: child.id } }),
+        storeCreated(request),
+      );
+      const child = await continueTask(deps, caller(request), request.params.id, { within: audit.within });
+      await audit.announce();
+      return reply.status(201).send(taskJson(child));
+    },
   );
 };

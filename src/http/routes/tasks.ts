@@ -7,6 +7,8 @@ import type { Deps } from '../../deps.js';
 import { countTaskPost } from '../../tasks/rate-limit.js';
 import { deleteTask } from '../../tasks/delete.js';
 import { PROMPT_LIMITS, PROMPT_RULE, createTask, getOwnTask, taskLogsOf, usedThisMonth } from '../../tasks/service.js';
+import type { Task as TaskRow } from '../../tasks/service.js';
+import { audited, auditWithin } from '../audit.js';
 import { TASK_PAGE_MAX, listTaskPage } from '../../tasks/task-list.js';
 import { caller } from '../auth.js';
 import { IdempotencyHeaders, idempotent, releaseUnlessStored, storeCreated } from '../idempotency.js';
@@ -249,7 +251,18 @@ export const taskRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = async (app,
       onSend: releaseUnlessStored(deps),
     },
     async (request, reply) => {
-      const task = await createTask(deps, caller(request), request.body, { within: storeCreated(request) });
+      const audit = auditWithin(
+        deps,
+        request,
+        (t: TaskRow) => ({
+          action: 'task.created',
+          targets: { task_id: t.id },
+          detail: { task_type: t.taskType, mode: t.mode, repo: t.repoUrl },
+        }),
+        storeCreated(request),
+      );
+      const task = await createTask(deps, caller(request), request.body, { within: audit.within });
+      await audit.announce();
       deps.metrics.tasksCreated.inc({ task_type: task.taskType, mode: task.mode });
       await deps.queue.enqueue(task.id);
       return reply.status(201).send(taskJson(task));
@@ -363,7 +376,10 @@ export const taskRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = async (app,
       },
     },
     async (request, reply) => {
-      await deleteTask(deps, caller(request).workspace.id, request.params.id);
+      await audited(deps, request, (d) => deleteTask(d, caller(request).workspace.id, request.params.id), {
+        action: 'task.deleted',
+        targets: { task_id: request.params.id },
+      });
       return reply.status(204).send(null);
     },
   );

@@ -10,6 +10,7 @@ import { errorResponses } from '../errors.js';
 import { getOwnList } from '../own-list.js';
 import { IdParams, Nullable, StringEnum, Timestamp, Uuid, described, isoOrNull } from '../schema-parts.js';
 import type { apiTokens } from '../../db/schema.js';
+import { audited } from '../audit.js';
 
 // The token resource's wire shape (TokenRecord) and its presenter.
 
@@ -104,11 +105,22 @@ export const tokenRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = async (app
       if (workspaceId !== auth.workspace.id && !(await membershipOf(deps.db, auth.account.id, workspaceId)))
         throw new AppError('not_found', `no workspace ${workspaceId}`);
       const scopes = scopesForNewToken(auth.scopes, body.scopes);
-      const { record, secret } = await createPersonalToken(
+      const { record, secret } = await audited(
         deps,
-        { accountId: auth.account.id, workspaceId, scopes },
-        body.name ?? '',
-        body.expires_in_days,
+        request,
+        (d) =>
+          createPersonalToken(
+            d,
+            { accountId: auth.account.id, workspaceId, scopes },
+            body.name ?? '',
+            body.expires_in_days,
+          ),
+        ({ record }) => ({
+          action: 'token.minted',
+          workspaceId,
+          targets: { token_id: record.id },
+          detail: { name: record.name, scopes: record.scopes, expires_at: record.expiresAt?.toISOString() ?? null },
+        }),
       );
       return reply.status(201).send({ ...tokenJson(record), token: secret });
     },
@@ -140,6 +152,14 @@ export const tokenRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = async (app
         },
       },
     },
-    async (request) => tokenJson(await revokeToken(deps, caller(request).account.id, request.params.id)),
+    async (request) =>
+      tokenJson(
+        await audited(
+          deps,
+          request,
+          (d) => revokeToken(d, caller(request).account.id, request.params.id),
+          (row) => ({ action: 'token.revoked', workspaceId: row.workspaceId, targets: { token_id: row.id } }),
+        ),
+      ),
   );
 };

@@ -22,6 +22,7 @@ import { caller } from '../auth.js';
 import { RepoQuery, deleteForRepo, repoOfQuery } from '../repo-query.js';
 import { errorResponses } from '../errors.js';
 import { StringEnum, Url, described } from '../schema-parts.js';
+import { recordAfter } from '../audit.js';
 
 const Timestamp = Type.String({ format: 'date-time' });
 const RECENT_DELIVERIES = 20;
@@ -159,12 +160,14 @@ export const triggerRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = async (a
       },
     },
     async (request, reply) => {
-      const { trigger, created } = await enableTrigger(
-        deps,
-        caller(request).workspace.id,
-        repoOf(request.query.repo),
-        request.body ?? {},
-      );
+      const repo = repoOf(request.query.repo);
+      const { trigger, created } = await enableTrigger(deps, caller(request).workspace.id, repo, request.body ?? {});
+      // It registers a webhook on the code host: recorded right after, not inside a transaction across that call.
+      await recordAfter(deps, request, {
+        action: 'triggers.changed',
+        targets: { repo: repo.url, trigger_id: trigger.id },
+        detail: { created, fields: Object.keys(request.body ?? {}) },
+      });
       return reply.status(created ? 201 : 200).send(await triggerJson(trigger));
     },
   );
@@ -175,6 +178,8 @@ export const triggerRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = async (a
     summary: "Turn a repository's triggers off: its webhook is removed from the code host",
     answer: 'turned off',
     remove: disableTrigger,
+    action: 'triggers.removed',
+    reachesHost: true,
   });
 
   // The receiving route reads its body as bytes: the signature is over the bytes as sent.

@@ -10,6 +10,7 @@ import { getOwnList } from '../own-list.js';
 import { IdParams, StringEnum, described, isoOrNull } from '../schema-parts.js';
 import type { WebhookDelivery as DeliveryRow } from '../../webhooks/deliveries.js';
 import type { WebhookEndpoint as EndpointRow } from '../../webhooks/endpoints.js';
+import { audited } from '../audit.js';
 
 // The webhook resources' wire shapes (WebhookEndpoint, WebhookDelivery) and their presenters.
 
@@ -131,7 +132,17 @@ export const webhookRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = async (a
       },
     },
     async (request, reply) => {
-      const { endpoint, secret } = await createEndpoint(deps, caller(request).workspace.id, request.body);
+      // The endpoint's id, URL and events, never its signing secret.
+      const { endpoint, secret } = await audited(
+        deps,
+        request,
+        (d) => createEndpoint(d, caller(request).workspace.id, request.body),
+        ({ endpoint: e }) => ({
+          action: 'webhook.created',
+          targets: { webhook_id: e.id },
+          detail: { url: e.url, events: e.events },
+        }),
+      );
       return reply.status(201).send({ ...webhookEndpointJson(endpoint), secret });
     },
   );
@@ -172,7 +183,18 @@ export const webhookRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = async (a
       },
     },
     async (request) =>
-      webhookEndpointJson(await updateEndpoint(deps, caller(request).workspace.id, request.params.id, request.body)),
+      webhookEndpointJson(
+        await audited(
+          deps,
+          request,
+          (d) => updateEndpoint(d, caller(request).workspace.id, request.params.id, request.body),
+          (e) => ({
+            action: 'webhook.changed',
+            targets: { webhook_id: e.id },
+            detail: { fields: Object.keys(request.body ?? {}), url: e.url, events: e.events, enabled: e.enabled },
+          }),
+        ),
+      ),
   );
 
   app.delete(
@@ -188,7 +210,10 @@ export const webhookRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = async (a
       },
     },
     async (request, reply) => {
-      await deleteEndpoint(deps, caller(request).workspace.id, request.params.id);
+      await audited(deps, request, (d) => deleteEndpoint(d, caller(request).workspace.id, request.params.id), {
+        action: 'webhook.removed',
+        targets: { webhook_id: request.params.id },
+      });
       return reply.status(204).send(null);
     },
   );

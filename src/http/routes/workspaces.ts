@@ -29,6 +29,8 @@ import { caller } from '../auth.js';
 import { errorResponses } from '../errors.js';
 import { IdParams, Nullable, StringEnum, Timestamp, Uuid, described, isoOrNull } from '../schema-parts.js';
 import { sessionSecretOf } from '../session-cookie.js';
+import { announceDeliveries } from '../../webhooks/deliveries.js';
+import { audited, recordAfter, recordIn } from '../audit.js';
 
 // Workspaces (docs/teams.md): their wire shapes, presenters and routes.
 
@@ -156,7 +158,12 @@ export const workspaceRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = async 
       },
     },
     async (request, reply) => {
-      const workspace = await createWorkspace(deps, caller(request).account.id, request.body.name.trim());
+      const workspace = await audited(
+        deps,
+        request,
+        (d) => createWorkspace(d, caller(request).account.id, request.body.name.trim()),
+        (w) => ({ action: 'workspace.created', workspaceId: w.id, detail: { name: w.name } }),
+      );
       return reply.status(201).send(workspaceJson(workspace, 'owner'));
     },
   );
@@ -195,7 +202,12 @@ export const workspaceRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = async 
     async (request) => {
       const auth = caller(request);
       const workspace = inPath(auth, request.params.id);
-      return workspaceJson(await renameWorkspace(deps, workspace.id, request.body.name.trim()), auth.role);
+      const name = request.body.name.trim();
+      const renamed = await audited(deps, request, (d) => renameWorkspace(d, workspace.id, name), {
+        action: 'workspace.renamed',
+        detail: { from: workspace.name, to: name },
+      });
+      return workspaceJson(renamed, auth.role);
     },
   );
 
@@ -213,6 +225,8 @@ export const workspaceRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = async 
     },
     async (request, reply) => {
       await deleteWorkspace(deps, inPath(caller(request), request.params.id));
+      // Deletion unregisters the host's webhooks first: recorded after it, not across those calls.
+      await recordAfter(deps, request, { action: 'workspace.deleted' });
       return reply.status(204).send(null);
     },
   );
@@ -235,7 +249,11 @@ export const workspaceRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = async 
         },
       },
     },
-    async (request) => exportWorkspace(deps, inPath(caller(request), request.params.id)),
+    async (request) => {
+      const exported = await exportWorkspace(deps, inPath(caller(request), request.params.id));
+      await recordAfter(deps, request, { action: 'workspace.exported' });
+      return exported;
+    },
   );
 
   app.get(
@@ -275,9 +293,19 @@ export const workspaceRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = async 
     async (request) => {
       const auth = caller(request);
       const workspace = inPath(auth, request.params.id);
-      return memberJson(
-        await setMemberRole(deps, actor(auth), workspace.id, request.params.account_id, request.body.role),
+      const { account_id: accountId } = request.params;
+      const before = await membershipOf(deps.db, accountId, workspace.id);
+      const member = await audited(
+        deps,
+        request,
+        (d) => setMemberRole(d, actor(auth), workspace.id, accountId, request.body.role),
+        {
+          action: 'member.role_changed',
+          targets: { account_id: accountId },
+          detail: { from: before?.role ?? null, to: request.body.role },
+        },
       );
+      return memberJson(member);
     },
   );
 
@@ -296,7 +324,11 @@ export const workspaceRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = async 
     async (request, reply) => {
       const auth = caller(request);
       const workspace = inPath(auth, request.params.id);
-      await removeOtherMember(deps, actor(auth), workspace.id, request.params.account_id);
+      const { account_id: accountId } = request.params;
+      await audited(deps, request, (d) => removeOtherMember(d, actor(auth), workspace.id, accountId), {
+        action: 'member.removed',
+        targets: { account_id: accountId },
+      });
       return reply.status(204).send(null);
     },
   );
@@ -330,7 +362,17 @@ export const workspaceRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = async 
       const workspace = inPath(auth, request.params.id);
       if (!(await membershipOf(deps.db, request.params.account_id, workspace.id)))
         throw new AppError('not_found', `no member ${request.params.account_id} in workspace ${workspace.id}`);
-      const ended = await signOutMember(deps, workspace.id, request.params.account_id);
+      const { account_id: accountId } = request.params;
+      const ended = await audited(
+        deps,
+        request,
+        (d) => signOutMember(d, workspace.id, accountId),
+        (e) => ({
+          action: 'member.signed_out',
+          targets: { account_id: accountId },
+          detail: { sessions_ended: e.sessions, tokens_revoked: e.tokens },
+        }),
+      );
       return { sessions_ended: ended.sessions, tokens_revoked: ended.tokens };
     },
   );
@@ -349,7 +391,11 @@ export const workspaceRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = async 
     },
     async (request, reply) => {
       const auth = caller(request);
-      await leaveWorkspace(deps, inPath(auth, request.params.id).id, auth.account.id);
+      const workspaceId = inPath(auth, request.params.id).id;
+      await audited(deps, request, (d) => leaveWorkspace(d, workspaceId, auth.account.id), {
+        action: 'member.left',
+        targets: { account_id: auth.account.id },
+      });
       return reply.status(204).send(null);
     },
   );
@@ -376,7 +422,13 @@ export const workspaceRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = async 
     async (request) => {
       const auth = caller(request);
       const workspace = inPath(auth, request.params.id);
-      return (await transferOwnership(deps, workspace, auth.account.id, request.body.account_id)).map(memberJson);
+      const to = request.body.account_id;
+      const members = await audited(deps, request, (d) => transferOwnership(d, workspace, auth.account.id, to), {
+        action: 'workspace.transferred',
+        targets: { account_id: to },
+        detail: { from: auth.account.id },
+      });
+      return members.map(memberJson);
     },
   );
 
@@ -423,11 +475,22 @@ export const workspaceRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = async 
     async (request, reply) => {
       const auth = caller(request);
       const workspace = inPath(auth, request.params.id);
-      const { invitation, secret } = await createInvitation(deps, actor(auth), workspace, {
-        role: request.body.role,
-        email: request.body.email,
-        expiresInDays: request.body.expires_in_days,
-      });
+      const { invitation, secret } = await audited(
+        deps,
+        request,
+        (d) =>
+          createInvitation(d, actor(auth), workspace, {
+            role: request.body.role,
+            email: request.body.email,
+            expiresInDays: request.body.expires_in_days,
+          }),
+        // The invitation's id and role, never its secret.
+        ({ invitation }) => ({
+          action: 'member.invited',
+          targets: { invitation_id: invitation.id },
+          detail: { role: invitation.role, email: invitation.email },
+        }),
+      );
       const url = `${deps.config.baseUrl.replace(/\/+$/, '')}/app/#/invitation/${secret}`;
       return reply.status(201).send({ ...invitationJson(invitation), token: secret, url });
     },
@@ -468,7 +531,12 @@ export const workspaceRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = async 
     },
     async (request) => {
       const workspace = inPath(caller(request), request.params.id);
-      return invitationJson(await revokeInvitation(deps, workspace.id, request.params.invitation_id));
+      const { invitation_id: invitationId } = request.params;
+      const revoked = await audited(deps, request, (d) => revokeInvitation(d, workspace.id, invitationId), {
+        action: 'member.invitation_revoked',
+        targets: { invitation_id: invitationId },
+      });
+      return invitationJson(revoked);
     },
   );
 
@@ -491,7 +559,19 @@ export const workspaceRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = async 
       },
     },
     async (request) => {
-      const joined = await acceptInvitation(deps, caller(request).account.id, request.body.token.trim());
+      const auth = caller(request);
+      // Not audited(): a refused invitation is revoked then, and that must stay when the refusal throws.
+      let deliveries: string[] = [];
+      const joined = await acceptInvitation(deps, auth.account.id, request.body.token.trim(), async (tx, j) => {
+        // In the workspace joined, with the role the invitation gave.
+        deliveries = await recordIn(tx, deps, request, {
+          action: 'member.joined',
+          workspaceId: j.workspace.id,
+          targets: { account_id: auth.account.id },
+          detail: { role: j.role },
+        });
+      });
+      await announceDeliveries(deps, deliveries);
       return workspaceJson(joined.workspace, joined.role);
     },
   );

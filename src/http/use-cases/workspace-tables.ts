@@ -163,4 +163,11 @@ export const WORKSPACE_TABLES: { [K in WorkspaceTableName]: TableDecision<Schema
   },
   // Which spend-limit thresholds a month crossed (each sent once as a webhook event).
   spendNotices: { table: schema.spendNotices, onDelete: 'delete', exportAs: 'spend_notices', secret: [] },
+  // The record of who did what, the deletion included: append-only (docs/security.md, "Audit log").
+  auditEvents: {
+    table: schema.auditEvents,
+    onDelete: { keep: 'the audit log is append-only: it records the deletion too' },
+    exportAs: { omitted: 'the audit log has its own export, GET /v1/workspaces/{id}/audit.jsonl' },
+    secret: [],
+  },
 };
