@@ -191,7 +191,7 @@ describe.skipIf(!haveChromium)('the control panel: signing in and the account', 
   it('signs in with a demo token for an email', async () => {
     const { context, page } = await panel.newPage();
     await page.goto('/app/');
-    await page.getByLabel('Email').fill('someone@example.com');
+    await page.getByLabel('Email', { exact: true }).fill('someone@example.com');
     await page.getByRole('button', { name: 'Get a demo token and sign in' }).click();
     await page.getByRole('heading', { name: 'Tasks' }).waitFor();
     await page.getByRole('link', { name: 'Account' }).click();

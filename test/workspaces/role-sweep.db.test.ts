@@ -330,6 +330,9 @@ describe('roles and workspaces over every route of the route table', () => {
         'HEAD /v1/workspaces/:id/audit.jsonl',
         'GET /v1/auth/scm/start',
         'HEAD /v1/auth/scm/start',
+        // The single sign-on setting: the owner's, as its client belongs to whoever may change it.
+        'GET /v1/workspaces/:id/sso',
+        'HEAD /v1/workspaces/:id/sso',
         // The start of a GitHub App installation: a claim for the workspace, the owner's like a connection.
         'GET /v1/apps/:host/install',
         'HEAD /v1/apps/:host/install',
