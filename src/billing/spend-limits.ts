@@ -43,9 +43,7 @@ async function usedBy(db: Db | Tx, workspaceId: string, now: Date, accountId?: s
     .from(modelSpend)
     .where(
       and(
-        eq(modelSpend.workspaceId, workspaceId),
-        gte(modelSpend.createdAt, start),
-        lt(modelSpend.createdAt, end),
+        spentInMonth(workspaceId, start, end),
         accountId === undefined ? undefined : eq(modelSpend.accountId, accountId),
       ),
     );
@@ -59,6 +57,15 @@ async function usedBy(db: Db | Tx, workspaceId: string, now: Date, accountId?: s
       ),
     );
   return { usd: Number(usd!.sum), credits: Number(credits!.sum) };
+}
+
+/** The workspace's metered model spend of the month. */
+function spentInMonth(workspaceId: string, start: Date, end: Date): SQL {
+  return and(
+    eq(modelSpend.workspaceId, workspaceId),
+    gte(modelSpend.createdAt, start),
+    lt(modelSpend.createdAt, end),
+  ) as SQL;
 }
 
 /** The month's holds whose credit was not given back (a hold is released when its task fails or is cancelled). */
@@ -82,14 +89,7 @@ export async function usedPerAccount(db: Db | Tx, workspaceId: string, now: Date
   const usd = await db
     .select({ accountId: modelSpend.accountId, sum: sql<string>`sum(${modelSpend.usd})` })
     .from(modelSpend)
-    .where(
-      and(
-        eq(modelSpend.workspaceId, workspaceId),
-        gte(modelSpend.createdAt, start),
-        lt(modelSpend.createdAt, end),
-        isNotNull(modelSpend.accountId),
-      ),
-    )
+    .where(and(spentInMonth(workspaceId, start, end), isNotNull(modelSpend.accountId)))
     .groupBy(modelSpend.accountId);
   const credits = await db
     .select({ accountId: creditLedger.accountId, sum: sql<string>`sum(${creditLedger.amount})` })
