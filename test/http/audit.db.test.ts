@@ -3,6 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { verifyAudit } from '../../src/audit/verify.js';
 import { auditEvents, webhookDeliveries, webhookEndpoints } from '../../src/db/schema.js';
 import { newId } from '../../src/ids.js';
+import { cookieFrom } from '../support/cookie-jar.js';
 import { type Harness, newAccount, startHarness } from '../support/harness.js';
 
 // The audit log (docs/security.md, "Audit log"): acts recorded in their own transaction with who,
@@ -142,6 +143,44 @@ describe('what the log records', () => {
       ['task.deleted', { task_id: id }],
     ]);
     expect(rows[0]!.detail).toMatchObject({ task_type: 'fix', repo: 'https://github.com/psf/requests' });
+  });
+
+  it('records a panel switching workspace in the workspace it switched to, and the operator’s changes in the changed one', async () => {
+    const team = await newTeam();
+    const signedIn = await h.app.inject({
+      method: 'POST',
+      url: '/v1/auth/session',
+      headers: { 'user-agent': UA },
+      payload: { token: team.owner.token },
+    });
+    expect(signedIn.statusCode, signedIn.body).toBe(200);
+    const cookie = cookieFrom(signedIn, 'emend_session');
+    const switched = await call({ ...cookie, origin: h.deps.config.baseUrl }, 'POST', '/v1/auth/session/workspace', {
+      workspace_id: team.ws.id,
+    });
+    expect(switched.statusCode, switched.body).toBe(200);
+    const switchRow = (await rowsOf(team.ws.id)).find((r) => r.action === 'session.switched');
+    expect(switchRow?.targets).toEqual({ from_workspace_id: team.owner.workspace.id });
+    expect(switchRow?.actorAccountId).toBe(team.owner.account.id);
+
+    const admin = await newAccount(h, { admin: true, scm: false });
+    expect(
+      (await call(admin.auth, 'PATCH', `/v1/admin/accounts/${team.owner.account.id}`, { credits: 3 })).statusCode,
+    ).toBe(200);
+    expect((await call(admin.auth, 'PATCH', `/v1/admin/workspaces/${team.ws.id}`, { plan: 'pro' })).statusCode).toBe(
+      200,
+    );
+    const byAdmin = (await rowsOf(team.ws.id)).find((r) => r.action === 'admin.workspace_changed');
+    expect(byAdmin).toMatchObject({ actorAccountId: admin.account.id, detail: { plan: 'pro' } });
+    const onAccount = (await rowsOf(team.owner.account.id)).find((r) => r.action === 'admin.account_changed');
+    expect(onAccount).toMatchObject({
+      actorAccountId: admin.account.id,
+      targets: { account_id: team.owner.account.id },
+    });
+
+    // An unknown memory item removes nothing and records nothing.
+    expect((await call(team.ownerAuth, 'DELETE', `/v1/me/memory/${newId()}`)).statusCode).toBe(404);
+    expect((await rowsOf(team.ws.id)).some((r) => r.action === 'memory.removed')).toBe(false);
   });
 
   it('writes nothing for an act that fails', async () => {

@@ -4,6 +4,7 @@ import { updateAccount } from '../../accounts/accounts.js';
 import { ASSIGNABLE_BILLING_PLANS, BILLING_PLAN_NAMES } from '../../config/billing-plans.js';
 import { accounts, workspaces } from '../../db/schema.js';
 import type { Deps } from '../../deps.js';
+import { recordAfter } from '../audit.js';
 import { errorResponses } from '../errors.js';
 import { IdParams, Nullable, StringEnum, Timestamp, Uuid, described, isoOrNull } from '../schema-parts.js';
 import type { AccountView } from '../../accounts/accounts.js';
@@ -136,7 +137,15 @@ export const adminRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = async (app
     },
     async (request) => {
       const { plan, credits, is_admin } = request.body;
-      return adminAccountJson(await updateAccount(deps, request.params.id, { plan, credits, isAdmin: is_admin }));
+      const changed = await updateAccount(deps, request.params.id, { plan, credits, isAdmin: is_admin });
+      // In the account's personal workspace's log (its id is the account's): an operator's change.
+      await recordAfter(deps, request, {
+        action: 'admin.account_changed',
+        workspaceId: request.params.id,
+        targets: { account_id: request.params.id },
+        detail: { plan, credits, is_admin },
+      });
+      return adminAccountJson(changed);
     },
   );
 
@@ -213,6 +222,11 @@ export const adminRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = async (app
         const current = await lockWorkspace(tx, request.params.id);
         if (!current || current.deletedAt) throw new AppError('not_found', `no workspace ${request.params.id}`);
         return applyPlanChange(tx, current, change, now);
+      });
+      await recordAfter(deps, request, {
+        action: 'admin.workspace_changed',
+        workspaceId: request.params.id,
+        detail: { ...change },
       });
       return adminWorkspaceJson(updated);
     },

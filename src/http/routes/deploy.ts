@@ -1,6 +1,7 @@
 import { type FastifyPluginAsyncTypebox, Type } from '@fastify/type-provider-typebox';
 import type { Deps } from '../../deps.js';
 import { deployToGit } from '../../sites/deploy-git.js';
+import { recordAfter } from '../audit.js';
 import { caller } from '../auth.js';
 import { errorResponses } from '../errors.js';
 import { IdParams, ScmHostId, Url, described } from '../schema-parts.js';
@@ -49,6 +50,12 @@ export const deployRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = async (ap
         repoName: request.body.repo_name,
         private: request.body.private ?? false,
         host: request.body.host,
+      });
+      // The repository is made on the code host: recorded once it exists.
+      await recordAfter(deps, request, {
+        action: 'task.deployed',
+        targets: { task_id: request.params.id },
+        detail: { repo_url: repo.htmlUrl },
       });
       return reply.status(201).send({ ok: true, repo_url: repo.htmlUrl, clone_url: repo.cloneUrl });
     },

@@ -5,6 +5,7 @@ import { AppError } from '../../errors.js';
 import { NOTE_MAX, feedbackJson, getFeedback, postFeedback } from '../../feedback/feedback.js';
 import { deleteMemoryItem, listMemory, memoryText } from '../../memory/repo-memory.js';
 import { parseRepoUrl } from '../../scm/urls.js';
+import { audited } from '../audit.js';
 import { caller } from '../auth.js';
 import { errorResponses } from '../errors.js';
 import { IdParams, described, StringEnum } from '../schema-parts.js';
@@ -84,7 +85,14 @@ export const feedbackRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = async (
       },
     },
     async (request) =>
-      feedbackJson(await postFeedback(deps, caller(request).workspace.id, request.params.id, request.body)),
+      feedbackJson(
+        await audited(
+          deps,
+          request,
+          (d) => postFeedback(d, caller(request).workspace.id, request.params.id, request.body),
+          { action: 'feedback.given', targets: { task_id: request.params.id } },
+        ),
+      ),
   );
 
   app.get(
@@ -164,8 +172,13 @@ export const feedbackRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = async (
       },
     },
     async (request) => {
-      if (!(await deleteMemoryItem(deps, caller(request).workspace.id, request.params.id)))
-        throw new AppError('not_found', `no memory item ${request.params.id}`);
+      const removed = await audited(
+        deps,
+        request,
+        (d) => deleteMemoryItem(d, caller(request).workspace.id, request.params.id),
+        (gone) => (gone ? { action: 'memory.removed', targets: { memory_id: request.params.id } } : null),
+      );
+      if (!removed) throw new AppError('not_found', `no memory item ${request.params.id}`);
       return { deleted: true };
     },
   );

@@ -11,6 +11,7 @@ import {
   releaseInstallation,
   startInstall,
 } from '../../workspaces/app-claim.js';
+import { recordAfter } from '../audit.js';
 import { caller } from '../auth.js';
 import { STATUS_OF, errorResponses } from '../errors.js';
 import { browserHolds } from '../../workspaces/scm-oauth-connect.js';
@@ -203,6 +204,10 @@ export const gitHubAppRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = async 
     },
     async (request, reply) => {
       await releaseInstallation(deps, caller(request).workspace.id, request.params.host, request.params.id);
+      await recordAfter(deps, request, {
+        action: 'app.installation_released',
+        targets: { host: request.params.host, installation_id: request.params.id },
+      });
       return reply.status(204).send(null);
     },
   );

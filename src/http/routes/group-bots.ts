@@ -7,6 +7,7 @@ import {
   registerGroupBot,
   removeGroupBot,
 } from '../../workspaces/group-bots.js';
+import { recordAfter } from '../audit.js';
 import { caller } from '../auth.js';
 import { errorResponses } from '../errors.js';
 import { ScmHostId, Url, described } from '../schema-parts.js';
@@ -70,6 +71,12 @@ export const groupBotRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = async (
     },
     async (request, reply) => {
       const { bot, created } = await registerGroupBot(deps, caller(request).workspace.id, request.body);
+      // The bot's hook is made on the code host: recorded once it exists. Names only, never its token.
+      await recordAfter(deps, request, {
+        action: 'group_bot.added',
+        targets: { group_bot_id: bot.id },
+        detail: { host: bot.host, group: bot.groupPath },
+      });
       return reply.status(created ? 201 : 200).send(botJson(deps, bot));
     },
   );
@@ -113,6 +120,10 @@ export const groupBotRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = async (
     },
     async (request) => {
       await removeGroupBot(deps, caller(request).workspace.id, request.query.host, request.query.group);
+      await recordAfter(deps, request, {
+        action: 'group_bot.removed',
+        detail: { host: request.query.host, group: request.query.group },
+      });
       return { deleted: true };
     },
   );

@@ -10,7 +10,7 @@ import { getOwnList } from '../own-list.js';
 import { IdParams, StringEnum, described, isoOrNull } from '../schema-parts.js';
 import type { WebhookDelivery as DeliveryRow } from '../../webhooks/deliveries.js';
 import type { WebhookEndpoint as EndpointRow } from '../../webhooks/endpoints.js';
-import { audited } from '../audit.js';
+import { audited, recordAfter } from '../audit.js';
 
 // The webhook resources' wire shapes (WebhookEndpoint, WebhookDelivery) and their presenters.
 
@@ -235,6 +235,10 @@ export const webhookRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = async (a
     },
     async (request) => {
       const id = await recordPing(deps, caller(request).workspace.id, request.params.id);
+      await recordAfter(deps, request, {
+        action: 'webhook.tested',
+        targets: { webhook_id: request.params.id, delivery_id: id },
+      });
       await runDeliveryJob(deps, id);
       return webhookDeliveryJson((await getDelivery(deps, id))!);
     },
@@ -277,6 +281,10 @@ export const webhookRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = async (a
     async (request, reply) => {
       const { id, delivery_id } = request.params;
       const row = await redeliver(deps, caller(request).workspace.id, id, delivery_id);
+      await recordAfter(deps, request, {
+        action: 'webhook.redelivered',
+        targets: { webhook_id: id, delivery_id, redelivery_id: row.id },
+      });
       await announceDeliveries(deps, [row.id]);
       return reply.status(202).send(webhookDeliveryJson(row));
     },

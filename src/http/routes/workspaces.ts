@@ -601,7 +601,11 @@ export const workspaceRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = async 
         throw new AppError('bad_request', 'only a control-panel session switches workspaces; a token acts in its own');
       const member = await membershipOf(deps.db, auth.account.id, request.body.workspace_id);
       if (!member) throw new AppError('not_found', `no workspace ${request.body.workspace_id}`);
-      await switchSessionWorkspace(deps, secret, member.workspace.id);
+      await audited(deps, request, (d) => switchSessionWorkspace(d, secret, member.workspace.id), {
+        action: 'session.switched',
+        workspaceId: member.workspace.id,
+        targets: { from_workspace_id: auth.workspace.id },
+      });
       return workspaceJson(member.workspace, member.role);
     },
   );
