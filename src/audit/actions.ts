@@ -40,6 +40,7 @@ export const AUDIT_ACTIONS = [
   'webhook.tested',
   'webhook.redelivered',
   'task.deployed',
+  'app.installation_claimed',
   'app.installation_released',
   'group_bot.added',
   'group_bot.removed',

@@ -6,7 +6,7 @@ import { request } from '@octokit/request';
 import { and, eq, isNotNull } from 'drizzle-orm';
 import { afterEach, describe, expect, it } from 'vitest';
 import { loadConfig } from '../../src/config/config.js';
-import { tasks, workspaces } from '../../src/db/schema.js';
+import { auditEvents, tasks, workspaces } from '../../src/db/schema.js';
 import { CookieJar } from '../support/cookie-jar.js';
 import { waitForStatus } from '../support/engine.js';
 import { type FakeGitHub, startFakeGitHub } from '../support/fake-github/server.js';
@@ -106,6 +106,17 @@ describe('emend as a GitHub App', { timeout: 180_000 }, () => {
     expect(listed.json().installations).toEqual([
       expect.objectContaining({ account: 'acme', account_type: 'Organization', claimed_as: 'alice', suspended: false }),
     ]);
+    // The claim is in the workspace's audit log, by the person who started it.
+    const claimRows = await h.deps.db
+      .select()
+      .from(auditEvents)
+      .where(eq(auditEvents.action, 'app.installation_claimed'));
+    expect(claimRows).toHaveLength(1);
+    expect(claimRows[0]).toMatchObject({
+      targets: { host: 'github', installation_id: String(installation!.id) },
+      detail: { account: 'acme', claimed_as: 'alice' },
+    });
+    expect(claimRows[0]!.actorAccountId).not.toBeNull();
 
     // A member of the workspace, with no connection of their own: the private repository is read,
     // cloned, pushed to and its pull request opened with installation tokens (a person's token would

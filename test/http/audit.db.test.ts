@@ -1,10 +1,10 @@
 import { and, eq, sql } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { verifyAudit } from '../../src/audit/verify.js';
-import { auditEvents, webhookDeliveries, webhookEndpoints } from '../../src/db/schema.js';
+import { auditEvents, tasks, webhookDeliveries, webhookEndpoints } from '../../src/db/schema.js';
 import { newId } from '../../src/ids.js';
 import { cookieFrom } from '../support/cookie-jar.js';
-import { type Harness, newAccount, startHarness } from '../support/harness.js';
+import { type Harness, forceStatus, newAccount, startHarness } from '../support/harness.js';
 
 // The audit log (docs/security.md, "Audit log"): acts recorded in their own transaction with who,
 // what, on what and from where; refusals recorded; GET …/audit filtered and paged for the owner
@@ -143,6 +143,24 @@ describe('what the log records', () => {
       ['task.deleted', { task_id: id }],
     ]);
     expect(rows[0]!.detail).toMatchObject({ task_type: 'fix', repo: 'https://github.com/psf/requests' });
+  });
+
+  it('records a task approved at its plan gate', async () => {
+    const gil = await newAccount(h, { plan: 'pro', credits: 5 });
+    const made = await call(gil.auth, 'POST', '/v1/tasks', {
+      prompt: 'Fix the crash in Session.send',
+      repo_url: 'https://github.com/psf/requests',
+      approval_mode: 'manual',
+    });
+    expect(made.statusCode, made.body).toBe(201);
+    const id = made.json().id as string;
+    await forceStatus(h, eq(tasks.id, id), 'awaiting_plan');
+    const approved = await call(gil.auth, 'POST', `/v1/tasks/${id}/approve`, { stage: 'plan' });
+    expect(approved.statusCode, approved.body).toBeLessThan(300);
+    const rows = (await rowsOf(gil.workspace.id)).filter((r) => r.action === 'task.approved');
+    expect(rows.map((r) => [r.action, r.targets.task_id, r.detail])).toEqual([
+      ['task.approved', id, expect.anything()],
+    ]);
   });
 
   it('records a panel switching workspace in the workspace it switched to, and the operator’s changes in the changed one', async () => {

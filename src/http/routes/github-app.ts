@@ -11,7 +11,9 @@ import {
   releaseInstallation,
   startInstall,
 } from '../../workspaces/app-claim.js';
-import { recordAfter } from '../audit.js';
+import { recordAudit } from '../../audit/record.js';
+import { announceDeliveries } from '../../webhooks/deliveries.js';
+import { auditActor, recordAfter } from '../audit.js';
 import { caller } from '../auth.js';
 import { STATUS_OF, errorResponses } from '../errors.js';
 import { browserHolds } from '../../workspaces/scm-oauth-connect.js';
@@ -63,6 +65,17 @@ export async function claimCallback(
           'claimed: start it again from emend',
       );
     const claimed = await finishClaim(deps, state.host, state, code);
+    // The claim reached the code host: recorded once made, as the person who started it in this browser.
+    const { deliveries } = await deps.db.transaction((tx) =>
+      recordAudit(tx, deps, {
+        workspaceId: state.workspaceId,
+        action: 'app.installation_claimed',
+        actor: { ...auditActor(request, null), accountId: state.accountId },
+        targets: { host: claimed.host, installation_id: String(claimed.installationId) },
+        detail: { account: claimed.account, claimed_as: claimed.claimedAs },
+      }),
+    );
+    await announceDeliveries(deps, deliveries);
     request.log.info(
       { host: claimed.host, installation: claimed.installationId, account: claimed.account, as: claimed.claimedAs },
       'GitHub App installation claimed',
