@@ -263,6 +263,7 @@ describe('GET /v1/auth/methods', () => {
       token: true,
       demo: true,
       oauth: false,
+      sso: false,
     });
   });
 });

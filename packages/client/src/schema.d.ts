@@ -9667,6 +9667,12 @@ export interface operations {
         };
         requestBody: {
             content: {
+                /**
+                 * @example {
+                 *       "code": "the code from the loopback redirect",
+                 *       "verifier": "dBjftJeZ4CVP-mB92K27uhbUJU1p1r_wW1gFWFOEjXk"
+                 *     }
+                 */
                 "application/json": {
                     code: string;
                     verifier: string;

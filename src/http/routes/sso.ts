@@ -374,7 +374,12 @@ export const ssoRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = async (app, 
             code: Type.String({ minLength: 1, maxLength: 2000 }),
             verifier: Type.String({ minLength: 43, maxLength: 128 }),
           },
-          { additionalProperties: false },
+          {
+            additionalProperties: false,
+            examples: [
+              { code: 'the code from the loopback redirect', verifier: 'dBjftJeZ4CVP-mB92K27uhbUJU1p1r_wW1gFWFOEjXk' },
+            ],
+          },
         ),
         response: {
           200: described('the token, shown once', Type.Object({ token: Type.String() })),
