@@ -145,6 +145,22 @@ describe('what the log records', () => {
     expect(rows[0]!.detail).toMatchObject({ task_type: 'fix', repo: 'https://github.com/psf/requests' });
   });
 
+  it('records a finished preview continued, naming the child', async () => {
+    const ida = await newAccount(h, { plan: 'free', credits: 1 });
+    const made = await call(ida.auth, 'POST', '/v1/tasks', {
+      prompt: 'Fix the crash in Session.send',
+      repo_url: 'https://github.com/psf/requests',
+    });
+    expect(made.statusCode, made.body).toBe(201);
+    expect(made.json().mode).toBe('preview');
+    const id = made.json().id as string;
+    await forceStatus(h, eq(tasks.id, id), 'done');
+    const continued = await call(ida.auth, 'POST', `/v1/tasks/${id}/continue`);
+    expect(continued.statusCode, continued.body).toBe(201);
+    const rows = (await rowsOf(ida.workspace.id)).filter((r) => r.action === 'task.continued');
+    expect(rows.map((r) => r.targets)).toEqual([{ task_id: id, child_id: continued.json().id }]);
+  });
+
   it('records a task approved at its plan gate', async () => {
     const gil = await newAccount(h, { plan: 'pro', credits: 5 });
     const made = await call(gil.auth, 'POST', '/v1/tasks', {
