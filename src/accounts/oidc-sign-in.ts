@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import { and, eq, sql } from 'drizzle-orm';
+import { and, eq } from 'drizzle-orm';
 import * as oidc from 'openid-client';
 import type { WorkspaceRole } from '../db/access-vocabulary.js';
 import { accounts, oidcIdentities, workspaceMembers } from '../db/schema.js';
@@ -8,7 +8,7 @@ import { AppError } from '../errors.js';
 import { refusalIn } from '../outbound/refused.js';
 import { decryptSecret, encryptSecret } from '../secrets/box.js';
 import { type OidcProvider, workspaceOfDomain, workspaceProvider } from '../workspaces/sso-settings.js';
-import { createAccount } from './accounts.js';
+import { createAccount, findAccountByEmail } from './accounts.js';
 
 /**
  * Signing in through an OpenID Connect provider (docs/teams.md, "Single sign-on"): authorization
@@ -307,18 +307,14 @@ async function firstSignIn(
       'forbidden',
       `${provider.issuer} does not vouch for an email address of this person (email, email_verified): emend cannot tell who they are`,
     );
-  const [existing] = await deps.db
-    .select({ id: accounts.id })
-    .from(accounts)
-    .where(sql`lower(${accounts.email}) = ${email}`)
-    .limit(1);
+  const existing = await findAccountByEmail(deps, email);
   if (existing) {
     if (provider.workspaceId)
       throw new AppError(
         'conflict',
         `an emend account already has the email ${email}: sign in to it first (with a token), then sign in through single sign-on to link the two`,
       );
-    return { accountId: existing.id, email };
+    return { accountId: existing.account.id, email };
   }
   if (provider.workspaceId && (await workspaceOfDomain(deps, email)) !== provider.workspaceId)
     throw new AppError('forbidden', `you signed in as ${email}, whose domain this workspace does not take in`);

@@ -33,6 +33,16 @@ export function caller(request: FastifyRequest): AuthContext {
   return request.auth;
 }
 
+/**
+ * The workspace a route's path names (/v1/workspaces/{id}/…): the caller's own; any other is not
+ * found, so a token cannot learn whether another workspace exists.
+ */
+export function workspaceInPath(auth: AuthContext, id: string): AuthContext['workspace'] {
+  if (id !== auth.workspace.id)
+    throw new AppError('not_found', `no workspace ${id} for this token (it acts in ${auth.workspace.id})`);
+  return auth.workspace;
+}
+
 async function authenticate(deps: Deps, header: string | undefined): Promise<AuthContext> {
   if (!header) throw new AppError('unauthorized', 'missing Authorization header; send Authorization: Bearer <token>');
   const match = /^Bearer +(\S+)\s*$/i.exec(header);

@@ -1,13 +1,11 @@
 import { Readable } from 'node:stream';
 import { type FastifyPluginAsyncTypebox, Type } from '@fastify/type-provider-typebox';
-import type { AuthContext } from '../../accounts/authenticate.js';
 import { type AuditQuery, AUDIT_PAGE_MAX, eachAudit, listAudit } from '../../audit/list.js';
 import { auditJson } from '../../audit/record.js';
 import { timeParameter } from '../../db/time-range.js';
 import type { Deps } from '../../deps.js';
-import { AppError } from '../../errors.js';
 import { audited } from '../audit.js';
-import { caller } from '../auth.js';
+import { caller, workspaceInPath } from '../auth.js';
 import { errorResponses } from '../errors.js';
 import { IdParams, Nullable, StringEnum, Timestamp, Uuid, described } from '../schema-parts.js';
 
@@ -83,13 +81,6 @@ const ListQuery = Type.Object({
 
 const ExportQuery = Type.Object(Filters);
 
-/** The workspace a path names: the request's own, any other is not found (as in workspaces.ts). */
-function inPath(auth: AuthContext, id: string): string {
-  if (id !== auth.workspace.id)
-    throw new AppError('not_found', `no workspace ${id} for this token (it acts in ${auth.workspace.id})`);
-  return id;
-}
-
 function queryOf(q: { since?: string; until?: string } & Omit<AuditQuery, 'since' | 'until'>): AuditQuery {
   return {
     ...q,
@@ -142,7 +133,7 @@ export const auditRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = async (app
       },
     },
     async (request, reply) => {
-      const workspaceId = inPath(caller(request), request.params.id);
+      const workspaceId = workspaceInPath(caller(request), request.params.id).id;
       const page = await listAudit(deps.db, workspaceId, queryOf(request.query));
       if (page.next) reply.header('link', nextLink(request.url, request.query, page.next));
       return page.rows.map(auditJson);
@@ -169,7 +160,7 @@ export const auditRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = async (app
       },
     },
     async (request, reply) => {
-      const workspaceId = inPath(caller(request), request.params.id);
+      const workspaceId = workspaceInPath(caller(request), request.params.id).id;
       const q = queryOf(request.query);
       await audited(deps, request, async () => {}, { action: 'audit.exported', detail: { filters: request.query } });
       const date = deps.clock.now().toISOString().slice(0, 10);

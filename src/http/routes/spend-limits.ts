@@ -1,12 +1,10 @@
 import { type FastifyPluginAsyncTypebox, Type } from '@fastify/type-provider-typebox';
-import type { AuthContext } from '../../accounts/authenticate.js';
 import { WORKSPACE_ROLES } from '../../db/access-vocabulary.js';
 import type { Deps } from '../../deps.js';
-import { AppError } from '../../errors.js';
 import { noticeSpend } from '../../tasks/spend-notices.js';
 import { type SpendLimits, setSpendLimits, spendLimitsOf } from '../../workspaces/spend-limits.js';
 import { audited } from '../audit.js';
-import { caller } from '../auth.js';
+import { caller, workspaceInPath } from '../auth.js';
 import { errorResponses } from '../errors.js';
 import { IdParams, Nullable, StringEnum, Usd, Uuid, described } from '../schema-parts.js';
 
@@ -107,13 +105,6 @@ const limitsJson = (l: SpendLimits) => ({
 
 const round6 = (n: number) => Math.round(n * 1e6) / 1e6;
 
-/** The workspace the path names: the request's own; any other is not found (as in routes/workspaces.ts). */
-function inPath(auth: AuthContext, id: string): string {
-  if (id !== auth.workspace.id)
-    throw new AppError('not_found', `no workspace ${id} for this token (it acts in ${auth.workspace.id})`);
-  return id;
-}
-
 export const spendLimitRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = async (app, { deps }) => {
   const full = { access: 'full' as const };
 
@@ -129,7 +120,7 @@ export const spendLimitRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = async
         response: { 200: described('caps and use', Type.Ref('SpendLimits')), ...errorResponses(401, 403, 404) },
       },
     },
-    async (request) => limitsJson(await spendLimitsOf(deps, inPath(caller(request), request.params.id))),
+    async (request) => limitsJson(await spendLimitsOf(deps, workspaceInPath(caller(request), request.params.id).id)),
   );
 
   app.patch(
@@ -146,7 +137,7 @@ export const spendLimitRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = async
       },
     },
     async (request) => {
-      const id = inPath(caller(request), request.params.id);
+      const id = workspaceInPath(caller(request), request.params.id).id;
       await audited(deps, request, (d) => setSpendLimits(d, id, request.body), {
         action: 'limits.changed',
         detail: { ...request.body },

@@ -28,7 +28,7 @@ import {
   putSsoSetting,
 } from '../../workspaces/sso-settings.js';
 import { auditActor, audited } from '../audit.js';
-import { caller } from '../auth.js';
+import { caller, workspaceInPath } from '../auth.js';
 import { STATUS_OF, errorResponses } from '../errors.js';
 import { IdParams, StringEnum, Timestamp, described } from '../schema-parts.js';
 import { flowCookie, sessionSecretOf, setSessionCookie } from '../session-cookie.js';
@@ -66,11 +66,6 @@ const ssoJson = (s: SsoSetting) => ({
   updated_at: s.updatedAt.toISOString(),
 });
 
-function inPath(workspaceId: string, id: string) {
-  if (id !== workspaceId)
-    throw new AppError('not_found', `no workspace ${id} for this token (it acts in ${workspaceId})`);
-}
-
 /**
  * Single sign-on (docs/teams.md): a workspace's OpenID provider set by its owner, and the browser's
  * sign-in through it or through the server's own (EMEND_OIDC_*).
@@ -94,7 +89,7 @@ export const ssoRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = async (app, 
       },
     },
     async (request) => {
-      inPath(caller(request).workspace.id, request.params.id);
+      workspaceInPath(caller(request), request.params.id);
       const setting = await getSsoSetting(deps, request.params.id);
       if (!setting) throw new AppError('not_found', `workspace ${request.params.id} has no single sign-on`);
       return ssoJson(setting);
@@ -143,7 +138,7 @@ export const ssoRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = async (app, 
     },
     async (request) => {
       const auth = caller(request);
-      inPath(auth.workspace.id, request.params.id);
+      workspaceInPath(auth, request.params.id);
       if (auth.workspace.personalOf)
         throw new AppError('bad_request', 'a personal workspace has no single sign-on: a team’s workspace has');
       const b = request.body;
@@ -188,7 +183,7 @@ export const ssoRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = async (app, 
       },
     },
     async (request, reply) => {
-      inPath(caller(request).workspace.id, request.params.id);
+      workspaceInPath(caller(request), request.params.id);
       const removed = await audited(
         deps,
         request,

@@ -25,7 +25,7 @@ import {
   transferOwnership,
 } from '../../workspaces/members.js';
 import { type Workspace, membershipOf, membershipsOf } from '../../workspaces/workspaces.js';
-import { caller } from '../auth.js';
+import { caller, workspaceInPath } from '../auth.js';
 import { errorResponses } from '../errors.js';
 import { IdParams, Nullable, StringEnum, Timestamp, Uuid, described, isoOrNull } from '../schema-parts.js';
 import { sessionSecretOf } from '../session-cookie.js';
@@ -111,17 +111,6 @@ const invitationJson = (i: InvitationView) => ({
   created_at: i.createdAt.toISOString(),
 });
 
-/**
- * The workspace a path names: the request's own (a token acts in its workspace only; mint a
- * token for another with POST /v1/me/tokens `workspace_id`, or switch the panel's session).
- * Any other is not found, as another account's task is.
- */
-function inPath(auth: AuthContext, id: string): Workspace {
-  if (id !== auth.workspace.id)
-    throw new AppError('not_found', `no workspace ${id} for this token (it acts in ${auth.workspace.id})`);
-  return auth.workspace;
-}
-
 const actor = (auth: AuthContext) => ({ role: auth.role, scopes: auth.scopes, accountId: auth.account.id });
 
 const MemberParams = Type.Object({ id: Uuid(), account_id: Uuid() });
@@ -182,7 +171,7 @@ export const workspaceRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = async 
     },
     async (request) => {
       const auth = caller(request);
-      return workspaceJson(inPath(auth, request.params.id), auth.role);
+      return workspaceJson(workspaceInPath(auth, request.params.id), auth.role);
     },
   );
 
@@ -201,7 +190,7 @@ export const workspaceRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = async 
     },
     async (request) => {
       const auth = caller(request);
-      const workspace = inPath(auth, request.params.id);
+      const workspace = workspaceInPath(auth, request.params.id);
       const name = request.body.name.trim();
       const renamed = await audited(deps, request, (d) => renameWorkspace(d, workspace.id, name), {
         action: 'workspace.renamed',
@@ -224,7 +213,7 @@ export const workspaceRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = async 
       },
     },
     async (request, reply) => {
-      await deleteWorkspace(deps, inPath(caller(request), request.params.id));
+      await deleteWorkspace(deps, workspaceInPath(caller(request), request.params.id));
       // Deletion unregisters the host's webhooks first: recorded after it, not across those calls.
       await recordAfter(deps, request, { action: 'workspace.deleted' });
       return reply.status(204).send(null);
@@ -250,7 +239,7 @@ export const workspaceRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = async 
       },
     },
     async (request) => {
-      const exported = await exportWorkspace(deps, inPath(caller(request), request.params.id));
+      const exported = await exportWorkspace(deps, workspaceInPath(caller(request), request.params.id));
       await recordAfter(deps, request, { action: 'workspace.exported' });
       return exported;
     },
@@ -271,7 +260,8 @@ export const workspaceRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = async 
         },
       },
     },
-    async (request) => (await listMembers(deps, inPath(caller(request), request.params.id).id)).map(memberJson),
+    async (request) =>
+      (await listMembers(deps, workspaceInPath(caller(request), request.params.id).id)).map(memberJson),
   );
 
   app.patch(
@@ -292,7 +282,7 @@ export const workspaceRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = async 
     },
     async (request) => {
       const auth = caller(request);
-      const workspace = inPath(auth, request.params.id);
+      const workspace = workspaceInPath(auth, request.params.id);
       const { account_id: accountId } = request.params;
       const before = await membershipOf(deps.db, accountId, workspace.id);
       const member = await audited(
@@ -323,7 +313,7 @@ export const workspaceRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = async 
     },
     async (request, reply) => {
       const auth = caller(request);
-      const workspace = inPath(auth, request.params.id);
+      const workspace = workspaceInPath(auth, request.params.id);
       const { account_id: accountId } = request.params;
       await audited(deps, request, (d) => removeOtherMember(d, actor(auth), workspace.id, accountId), {
         action: 'member.removed',
@@ -359,7 +349,7 @@ export const workspaceRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = async 
     },
     async (request) => {
       const auth = caller(request);
-      const workspace = inPath(auth, request.params.id);
+      const workspace = workspaceInPath(auth, request.params.id);
       if (!(await membershipOf(deps.db, request.params.account_id, workspace.id)))
         throw new AppError('not_found', `no member ${request.params.account_id} in workspace ${workspace.id}`);
       const { account_id: accountId } = request.params;
@@ -391,7 +381,7 @@ export const workspaceRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = async 
     },
     async (request, reply) => {
       const auth = caller(request);
-      const workspaceId = inPath(auth, request.params.id).id;
+      const workspaceId = workspaceInPath(auth, request.params.id).id;
       await audited(deps, request, (d) => leaveWorkspace(d, workspaceId, auth.account.id), {
         action: 'member.left',
         targets: { account_id: auth.account.id },
@@ -421,7 +411,7 @@ export const workspaceRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = async 
     },
     async (request) => {
       const auth = caller(request);
-      const workspace = inPath(auth, request.params.id);
+      const workspace = workspaceInPath(auth, request.params.id);
       const to = request.body.account_id;
       const members = await audited(deps, request, (d) => transferOwnership(d, workspace, auth.account.id, to), {
         action: 'workspace.transferred',
@@ -474,7 +464,7 @@ export const workspaceRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = async 
     },
     async (request, reply) => {
       const auth = caller(request);
-      const workspace = inPath(auth, request.params.id);
+      const workspace = workspaceInPath(auth, request.params.id);
       const { invitation, secret } = await audited(
         deps,
         request,
@@ -511,7 +501,8 @@ export const workspaceRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = async 
         },
       },
     },
-    async (request) => (await listInvitations(deps, inPath(caller(request), request.params.id).id)).map(invitationJson),
+    async (request) =>
+      (await listInvitations(deps, workspaceInPath(caller(request), request.params.id).id)).map(invitationJson),
   );
 
   app.delete(
@@ -530,7 +521,7 @@ export const workspaceRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = async 
       },
     },
     async (request) => {
-      const workspace = inPath(caller(request), request.params.id);
+      const workspace = workspaceInPath(caller(request), request.params.id);
       const { invitation_id: invitationId } = request.params;
       const revoked = await audited(deps, request, (d) => revokeInvitation(d, workspace.id, invitationId), {
         action: 'member.invitation_revoked',
