@@ -4,6 +4,7 @@ import { resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { inject } from 'vitest';
 import { BUNDLED_ENTRIES, bundledEntry } from './emend-bundle.js';
+import { TEST_NODE_FLAGS } from './node-flags.js';
 
 const repoRoot = resolve(import.meta.dirname, '../..');
 
@@ -16,10 +17,10 @@ export function emendNodeArgs(entry = 'src/bin.ts'): string[] {
   const dir = inject('emendBundle');
   if (dir && (BUNDLED_ENTRIES as readonly string[]).includes(entry)) {
     const file = bundledEntry(dir, entry);
-    if (existsSync(file)) return [file];
+    if (existsSync(file)) return [...TEST_NODE_FLAGS, file];
   }
   const tsx = pathToFileURL(resolve(repoRoot, 'node_modules/tsx/dist/loader.mjs')).href;
-  return ['--conditions=emend-source', '--import', tsx, resolve(repoRoot, entry)];
+  return [...TEST_NODE_FLAGS, '--conditions=emend-source', '--import', tsx, resolve(repoRoot, entry)];
 }
 
 /**
