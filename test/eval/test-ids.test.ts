@@ -100,6 +100,19 @@ describe('mocha titles, with or without their describe chain', () => {
     expect(jsIdPassed(run, 'key-spacing valid ({ foo :1,\n bar :2 });\n :')).toBe(true);
   });
 
+  it('reads a long title a line-based harness cut at a line break, and only a long one', () => {
+    const code = "start() .then(() => /* a comment here */ process.send('ready') ) .catch(err => { /* needed */";
+    const run = reportedTests(
+      `  implicit-arrow-linebreak\n    invalid\n      ✔ ${code}\n console.log(err) })\n      ✔ short one more\n\n  2 passing\n`,
+    );
+    expect(jsIdPassed(run, `implicit-arrow-linebreak invalid ${code}`)).toBe(true);
+    // not in the middle of a word, and not a short title that starts another test's name
+    expect(jsIdPassed(run, `implicit-arrow-linebreak invalid ${code.slice(0, -5)}`)).toBe(false);
+    expect(jsIdPassed(run, 'short one')).toBe(false);
+    const failing = reportedTests(`  rule\n    1) ${code}\n more })\n\n  0 passing\n  1 failing\n`);
+    expect(jsIdPassed(failing, `rule ${code}`)).toBe(false);
+  });
+
   it('reads `parent.title`: the test’s own group and its name joined by a dot', () => {
     const run = reportedTests(
       '  hljs\n    .C_NUMBER_RE\n      ✔ should match hex numbers\n  javascript\n    1) should markup class\n\n  1 passing\n  1 failing\n',
