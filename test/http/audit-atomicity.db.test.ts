@@ -167,6 +167,19 @@ describe('an act and its audit row commit together', () => {
     expect(await actionsOf(team.id)).toContain('workspace.deleted');
   });
 
+  it('workspace export: a refused row means no export is answered', async () => {
+    const team = await newTeam();
+    await refuse('workspace.exported');
+    const refused = await call(team.auth, 'GET', `/v1/workspaces/${team.id}/export`);
+    expect(refused.statusCode).toBe(500);
+    expect(refused.body).not.toContain('"members"');
+    await permit();
+    const exported = await call(team.auth, 'GET', `/v1/workspaces/${team.id}/export`);
+    expect(exported.statusCode, exported.body).toBe(200);
+    expect(exported.json().members).toHaveLength(1);
+    expect((await actionsOf(team.id)).filter((a) => a === 'workspace.exported')).toHaveLength(1);
+  });
+
   it('the operator’s changes: a refused row leaves the plan and credits as they were; then both stay', async () => {
     const admin = await newAccount(h, { admin: true, scm: false });
     const team = await newTeam();

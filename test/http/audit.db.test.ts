@@ -219,6 +219,19 @@ describe('what the log records', () => {
     expect((await rowsOf(team.ws.id)).some((r) => r.action === 'memory.removed')).toBe(false);
   });
 
+  it('records a workspace exported, by its owner', async () => {
+    const team = await newTeam();
+    const exported = await call(team.ownerAuth, 'GET', `/v1/workspaces/${team.ws.id}/export`);
+    expect(exported.statusCode, exported.body).toBe(200);
+    expect(exported.json().workspace).toMatchObject({ id: team.ws.id });
+    const rows = await rowsOf(team.ws.id);
+    expect(rows.at(-1)).toMatchObject({
+      action: 'workspace.exported',
+      actorAccountId: team.owner.account.id,
+      actorRole: 'owner',
+    });
+  });
+
   it('writes nothing for an act that fails', async () => {
     const bo = await newAccount(h, { scm: false });
     expect((await call(bo.auth, 'DELETE', '/v1/me/keys/openai')).statusCode).toBe(404);
