@@ -59,7 +59,18 @@ async function connectCallback(
         'is signed in to; nothing was connected',
     );
   }
-  const outcome = await finishConnect(deps, state, code, browserHolds(state, held));
+  // Connected here, the connection is recorded with it, as the account that started it.
+  let deliveries: string[] = [];
+  const outcome = await finishConnect(deps, state, code, browserHolds(state, held), async (tx, login) => {
+    ({ deliveries } = await recordAudit(tx, deps, {
+      workspaceId: state.workspaceId,
+      action: 'scm.connected',
+      actor: { ...auditActor(request, null), accountId: state.accountId ?? null },
+      targets: { host: state.host.id },
+      detail: { login, via: 'oauth' },
+    }));
+  });
+  await announceDeliveries(deps, deliveries);
   if (outcome.kind === 'connected') return { ok: true, scm: outcome.login, host: state.host.id };
   // Not the JSON the schema describes: a page for the person in the browser.
   return sendPage(reply as unknown as FastifyReply, 200, confirmPage(hostLabel(state.host), outcome.confirmation));
@@ -176,7 +187,12 @@ export const scmRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = async (app, 
       },
     },
     async (request, reply) => {
-      const { url, browserNonce } = await startConnect(deps, caller(request).workspace.id, request.query.host);
+      const who = caller(request);
+      const { url, browserNonce } = await startConnect(
+        deps,
+        { workspaceId: who.workspace.id, accountId: who.account.id },
+        request.query.host,
+      );
       reply.setCookie(CONNECT_COOKIE, browserNonce, { ...flowCookie(deps), maxAge: 600 });
       return { authorize_url: url };
     },
@@ -212,7 +228,18 @@ export const scmRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = async (app, 
       },
     },
     async (request) => {
-      const { login, hostId } = await confirmConnect(deps, caller(request).workspace.id, request.body.confirmation);
+      const audit = auditWithin(deps, request, (made: { login: string; hostId: string }) => ({
+        action: 'scm.connected',
+        targets: { host: made.hostId },
+        detail: { login: made.login, via: 'oauth' },
+      }));
+      const { login, hostId } = await confirmConnect(
+        deps,
+        caller(request).workspace.id,
+        request.body.confirmation,
+        audit.within,
+      );
+      await audit.announce();
       return { scm: login, host: hostId };
     },
   );
