@@ -19,13 +19,17 @@ export interface FoldedDetail {
   };
 }
 
+/** The transaction-local setting that lets the fold's DELETE past audit_events' append-only trigger. */
+export const AUDIT_FOLD_SETTING = 'emend.audit_fold';
+
 /**
  * Retention (EMEND_AUDIT_RETENTION_DAYS): a workspace's rows older than the cutoff are folded, not
  * dropped. In one transaction holding the chain's lock, a summary row is appended at the end of
  * the chain (so it is chained and hashed like any row: editing it breaks the chain), saying which
  * rows it stands for, how many of each action, their first and last time and the last one's hash;
- * then those rows are deleted. `verify` accepts a chain that starts after 1 only where such a
- * summary names the rows before it and the hash the first row left links to.
+ * then those rows are deleted (the one deletion the table lets through). `verify` accepts a chain
+ * that starts after 1 only where such a summary names the rows before it and the hash the first
+ * row left links to.
  */
 export async function foldWorkspace(db: Db, workspaceId: string, cutoff: Date, now: Date): Promise<number> {
   return db.transaction(async (tx) => {
@@ -89,6 +93,9 @@ export async function foldWorkspace(db: Db, workspaceId: string, cutoff: Date, n
       userAgent: null,
       detail: detail as unknown as Record<string, unknown>,
     });
+    // The table refuses every UPDATE and DELETE (migrations/0025_audit_append_only.sql) but a
+    // DELETE in a transaction marked as the fold's; the mark ends with this transaction.
+    await tx.execute(sql`select set_config(${AUDIT_FOLD_SETTING}, 'on', true)`);
     await tx.delete(auditEvents).where(and(eq(auditEvents.workspaceId, workspaceId), lte(auditEvents.seq, last.seq)));
     return old.length;
   });

@@ -17,6 +17,12 @@ export type Db = PgDatabase<PgQueryResultHKT, typeof schema>;
  */
 export type Tx = Parameters<Parameters<Db['transaction']>[0]>[0];
 
+/**
+ * A hook an act offers into the transaction that commits its own change, run last in it (with what
+ * the act made): the act's audit row goes there, so the row and the change commit or fail together.
+ */
+export type Within<T = void> = (tx: Tx, result: T) => Promise<void>;
+
 /** An open database: Drizzle on top, and the driver underneath for what Drizzle does not cover. */
 export interface Database {
   kind: 'pglite' | 'postgres';

@@ -36,7 +36,8 @@ export interface ActRecord {
  * Runs an act and records it in one transaction: the act gets `deps` whose `db` is the
  * transaction (its own transactions become savepoints), then its record is appended; when the act
  * throws, neither stays. `record` may read the act's result (the id it made). Acts that reach past
- * the database (the queue, a code host) record through their own transaction's hook instead.
+ * the database (the queue, a code host, a run's processes) record through their own
+ * transaction's hook instead (auditWithin).
  */
 export async function audited<T>(
   deps: Deps,
@@ -54,18 +55,6 @@ export async function audited<T>(
   });
   await announceDeliveries(deps, deliveries);
   return result;
-}
-
-/**
- * Records an act already done, in a transaction of its own: for acts that reach past the
- * database (a code host, a running task's processes), which no transaction is held open across.
- */
-export async function recordAfter(deps: Deps, request: FastifyRequest, record: ActRecord, auth?: AuthContext | null) {
-  let deliveries: string[] = [];
-  await deps.db.transaction(async (tx) => {
-    deliveries = await recordIn(tx, deps, request, record, auth === undefined ? request.auth : auth);
-  });
-  await announceDeliveries(deps, deliveries);
 }
 
 /** Appends an act's record in the caller's transaction; the webhook deliveries to announce after commit. */
@@ -91,20 +80,24 @@ export async function recordIn(
 
 /**
  * An act's record for a domain function that runs its own transaction and takes a `within` hook
- * (creating and continuing a task): `within` appends the record there (after `before`, the
- * idempotent answer's store), `announce` wakes its webhook deliveries once that has committed.
+ * (src/db/client.ts Within: creating or continuing a task, a trigger turned on, a task killed):
+ * `within` appends the record there, last (after `before`, e.g. the idempotent answer's store),
+ * so the act's change and its row commit together or not at all; `announce` wakes the row's
+ * webhook deliveries once that has committed. The domain function makes any call to a code host
+ * whose answer it stores before that transaction, and side effects (a hook removed, a run's
+ * processes signalled) after it: no transaction is held open across them.
  */
-export function auditWithin<T>(
+export function auditWithin<T = void>(
   deps: Deps,
   request: FastifyRequest,
-  record: (result: T) => ActRecord,
+  record: ActRecord | ((result: T) => ActRecord | null),
   before?: (tx: Tx, result: T) => Promise<void>,
 ) {
   let deliveries: string[] = [];
   return {
     within: async (tx: Tx, result: T) => {
       await before?.(tx, result);
-      deliveries = await recordIn(tx, deps, request, record(result));
+      deliveries = await recordIn(tx, deps, request, typeof record === 'function' ? record(result) : record);
     },
     announce: () => announceDeliveries(deps, deliveries),
   };

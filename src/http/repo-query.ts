@@ -8,7 +8,8 @@ import { caller } from './auth.js';
 import { errorResponses } from './errors.js';
 import { Url, described } from './schema-parts.js';
 import type { AuditAction } from '../audit/actions.js';
-import { audited, recordAfter } from './audit.js';
+import type { Within } from '../db/client.js';
+import { auditWithin } from './audit.js';
 
 /** The `?repo=` query of the per-repository routes (settings, secrets, triggers). */
 export const RepoQuery = Type.Object(
@@ -40,14 +41,13 @@ export interface RepoDelete {
   summary: string;
   /** What the 200 answer (`{deleted: true}`) is, in the document's words. */
   answer: string;
-  remove: (deps: Deps, workspaceId: string, repo: RepoRef) => Promise<void>;
+  /**
+   * Removes it, running `within` (its audit row) in the transaction that deletes the rows; anything
+   * on a code host (a trigger's webhook) goes after that has committed.
+   */
+  remove: (deps: Deps, workspaceId: string, repo: RepoRef, within: Within<unknown>) => Promise<void>;
   /** The audit log's name for it (src/audit/actions.ts). */
   action: AuditAction;
-  /**
-   * The removal reaches a code host (a trigger's webhook): it is recorded right after it, in a
-   * transaction of its own, so no database transaction stays open across a call to the host.
-   */
-  reachesHost?: boolean;
 }
 
 /** Registers the route. Full access: a demo token may not change what only a signed-up account keeps. */
@@ -69,12 +69,9 @@ export function deleteForRepo(app: FastifyInstance, deps: Deps, route: RepoDelet
     },
     async (request) => {
       const repo = repoOfQuery(deps.config, request.query.repo);
-      const record = { action: route.action, targets: { repo: repo.url } };
-      const workspaceId = caller(request).workspace.id;
-      if (route.reachesHost) {
-        await route.remove(deps, workspaceId, repo);
-        await recordAfter(deps, request, record);
-      } else await audited(deps, request, (d) => route.remove(d, workspaceId, repo), record);
+      const audit = auditWithin<unknown>(deps, request, { action: route.action, targets: { repo: repo.url } });
+      await route.remove(deps, caller(request).workspace.id, repo, audit.within);
+      await audit.announce();
       return { deleted: true };
     },
   );

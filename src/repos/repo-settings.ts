@@ -1,4 +1,5 @@
 import { and, asc, eq } from 'drizzle-orm';
+import type { Within } from '../db/client.js';
 import { repoSecrets, repoSettings } from '../db/schema.js';
 import { lockWorkspace } from '../workspaces/workspaces.js';
 import type { Deps } from '../deps.js';
@@ -165,14 +166,22 @@ export async function updateRepoSettings(
 
 const EMPTY = { setupCommand: null, testCommand: null, env: {}, secrets: [] };
 
-/** Deletes the repository's settings and secrets; not_found when there were none. */
-export async function deleteRepoSettings(deps: Reader, workspaceId: string, repo: string): Promise<void> {
-  const gone = await deps.db.transaction(async (tx) => {
+/**
+ * Deletes the repository's settings and secrets, `within` (its audit row) in the same transaction;
+ * not_found (and nothing recorded) when there were none.
+ */
+export async function deleteRepoSettings(
+  deps: Reader,
+  workspaceId: string,
+  repo: string,
+  within?: Within,
+): Promise<void> {
+  await deps.db.transaction(async (tx) => {
     const a = await tx.delete(repoSettings).where(settingsOf(workspaceId, repo)).returning({ r: repoSettings.repo });
     const b = await tx.delete(repoSecrets).where(secretsOf(workspaceId, repo)).returning({ n: repoSecrets.name });
-    return a.length + b.length;
+    if (a.length + b.length === 0) throw noSettings(repo);
+    await within?.(tx);
   });
-  if (gone === 0) throw noSettings(repo);
 }
 
 /**

@@ -2,6 +2,7 @@ import { mkdir, mkdtemp, rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import { eq } from 'drizzle-orm';
 import type { Workspace } from '../workspaces/workspaces.js';
+import type { Within } from '../db/client.js';
 import { tasks } from '../db/schema.js';
 import type { Deps } from '../deps.js';
 import { AppError } from '../errors.js';
@@ -84,6 +85,8 @@ export async function deployToGit(
   workspace: Workspace,
   taskId: string,
   input: DeployInput,
+  /** Run in the transaction that records the repository on the task (the deploy's audit row). */
+  within?: Within<ScmRepo>,
 ): Promise<Deployed> {
   const task = await getOwnTask(deps, workspace.id, taskId);
   if (task.taskType !== 'scaffold')
@@ -133,7 +136,10 @@ export async function deployToGit(
     await rm(dir, { recursive: true, force: true });
   }
 
-  await deps.db.update(tasks).set({ deployedRepo: repo.htmlUrl }).where(eq(tasks.id, taskId));
+  await deps.db.transaction(async (tx) => {
+    await tx.update(tasks).set({ deployedRepo: repo.htmlUrl }).where(eq(tasks.id, taskId));
+    await within?.(tx, repo);
+  });
   deps.log.info(
     { taskId, repo: repo.fullName, private: repo.private, files: files.length },
     'site pushed to a new repository',

@@ -1,3 +1,4 @@
+import type { Within } from '../db/client.js';
 import { taskLogs } from '../db/schema.js';
 import type { Deps } from '../deps.js';
 import { DIFF_GATED_STEP, type Progress, REUSED_STEPS, parseFixOutputs, readProgress } from '../step-contract/index.js';
@@ -12,13 +13,13 @@ import { resumeTask } from './lifecycle/resume.js';
 import { type CreateOptions, type Task, getOwnTask, spendNoticed } from './service.js';
 
 /**
- * Force-stops a pending, running or waiting task: cancelled, credit released, in one
- * transaction; then the run is aborted and its processes killed before this returns when
- * it runs in this process, and told by NOTIFY when it runs elsewhere.
+ * Force-stops a pending, running or waiting task: cancelled, credit released, `within` run, in one
+ * transaction; then, once that has committed, the run is aborted and its processes killed before
+ * this returns when it runs in this process, and told by NOTIFY when it runs elsewhere.
  */
-export async function killTask(deps: Deps, workspaceId: string, taskId: string): Promise<Task> {
+export async function killTask(deps: Deps, workspaceId: string, taskId: string, within?: Within<Task>): Promise<Task> {
   const existing = await getOwnTask(deps, workspaceId, taskId);
-  const killed = await endTask(deps, taskId, { status: 'cancelled', error: 'killed by the caller' });
+  const killed = await endTask(deps, taskId, { status: 'cancelled', error: 'killed by the caller', within });
   if (!killed)
     throw new AppError(
       'conflict',
@@ -38,6 +39,8 @@ export async function approveTask(
   taskId: string,
   stage: Stage,
   plan?: Record<string, unknown>,
+  /** Run in the transaction that resumes the task (its audit row); the run is queued after. */
+  within?: Within<Task>,
 ): Promise<Task> {
   const task = await getOwnTask(deps, workspaceId, taskId);
   const waiting = stage === 'plan' ? 'awaiting_plan' : 'awaiting_diff';
@@ -49,7 +52,7 @@ export async function approveTask(
   const progress = readProgress(task.progress);
   const outputs = plan ? withEditedPlan(task, progress, plan) : progress.outputs;
   const next: Progress = { ...progress, outputs, approved: { ...progress.approved, [stage]: true } };
-  const resumed = await resumeTask(deps, taskId, waiting, next);
+  const resumed = await resumeTask(deps, taskId, waiting, next, within);
   if (!resumed) throw new AppError('conflict', `task ${taskId} is no longer waiting for ${stage} approval`);
   return resumed;
 }

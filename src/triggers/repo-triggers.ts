@@ -1,7 +1,8 @@
 import { randomBytes } from 'node:crypto';
-import { and, asc, eq } from 'drizzle-orm';
+import { and, asc, eq, inArray } from 'drizzle-orm';
 import { chosenHost, hostFor, scmTokenOn, scmUnavailable } from '../workspaces/scm-connection.js';
 import { repoCredential } from '../workspaces/repo-credential.js';
+import type { Db, Within } from '../db/client.js';
 import { repoTriggers } from '../db/schema.js';
 import type { Deps } from '../deps.js';
 import { AppError } from '../errors.js';
@@ -98,7 +99,9 @@ export async function enableTrigger(
   workspaceId: string,
   repo: RepoRef,
   options: TriggerOptions,
-): Promise<{ trigger: RepoTrigger; created: boolean }> {
+  /** Run in the transaction that stores the trigger (its audit row); a hook made for it goes when that fails. */
+  within?: Within<TriggerChange>,
+): Promise<TriggerChange> {
   checkOptions(options);
   const now = deps.clock.now();
   const [existing] = await deps.db.select().from(repoTriggers).where(byRepo(repo));
@@ -109,8 +112,14 @@ export async function enableTrigger(
       ...(options.events !== undefined ? { events: [...new Set(options.events)] } : {}),
       updatedAt: now,
     };
-    const [row] = await deps.db.update(repoTriggers).set(set).where(eq(repoTriggers.id, existing.id)).returning();
-    return { trigger: row!, created: false };
+    return deps.db.transaction(async (tx) => {
+      const [row] = await tx.update(repoTriggers).set(set).where(eq(repoTriggers.id, existing.id)).returning();
+      // Turned off by another request since the look: nothing is changed.
+      if (!row) throw noTriggers(repo);
+      const changed = { trigger: row, created: false };
+      await within?.(tx, changed);
+      return changed;
+    });
   }
   const host = chosenHost(deps, repo.host);
   // Where the workspace's GitHub App installation or group bot covers the repository, the app's or
@@ -157,13 +166,30 @@ export async function enableTrigger(
     createdAt: now,
     updatedAt: now,
   };
-  const [inserted] = await deps.db.insert(repoTriggers).values(row).onConflictDoNothing().returning();
+  // The hook exists on the host now; the row and `within` commit together, or the hook goes again.
+  let inserted: RepoTrigger | undefined;
+  try {
+    inserted = await deps.db.transaction(async (tx) => {
+      const [made] = await tx.insert(repoTriggers).values(row).onConflictDoNothing().returning();
+      if (made) await within?.(tx, { trigger: made, created: true });
+      return made;
+    });
+  } catch (err) {
+    await removeHook(deps, client, { ...row, hookId });
+    throw err;
+  }
   if (!inserted) {
     // Another request turned them on between the look and the insert: its hook stays, ours goes.
     await removeHook(deps, client, { ...row, hookId });
     throw takenBySomeoneElse(repo);
   }
   return { trigger: inserted, created: true };
+}
+
+/** What turning triggers on did: the trigger, and whether it was made now (its hook registered) or changed. */
+export interface TriggerChange {
+  trigger: RepoTrigger;
+  created: boolean;
 }
 
 const hookRefused = (host: ScmHost, repo: RepoRef) =>
@@ -197,32 +223,69 @@ async function removeHook(
 }
 
 /**
- * Removes the trigger's webhook from the host (as the account, when it is still connected) and the
- * trigger. A hook the host will not remove is logged: its deliveries are refused from now on.
+ * How a trigger's webhook is removed from the host once its row has gone: the client is made now
+ * (as the account, while its connection is still there) and used after the deletion has committed,
+ * so no transaction waits on the host. A hook the host will not remove is logged: its deliveries
+ * are refused from then on, as a trigger that is no longer here.
  */
-async function dropTrigger(deps: TriggerDeps, t: RepoTrigger): Promise<void> {
+async function hookRemoval(deps: TriggerDeps, t: RepoTrigger): Promise<() => Promise<void>> {
+  // The app's and group bots' triggers have no hook: their one webhook's deliveries for the repository now find none.
+  if (t.hookId === null) return async () => {};
   const host = chosenHost(deps, t.host);
-  // The app's triggers have no hook: its one webhook's deliveries for the repository now find none.
-  if (t.hookId !== null) {
-    const token = await scmTokenOn(deps, t.workspaceId, host).catch(() => undefined);
-    if (token) await removeHook(deps, hostFor(deps, host, token), t);
-    else
+  const token = await scmTokenOn(deps, t.workspaceId, host).catch(() => undefined);
+  if (!token)
+    return async () =>
       deps.log.warn({ trigger: t.id }, 'no connection left to remove the webhook with; its deliveries will be refused');
-  }
-  await deps.db.delete(repoTriggers).where(eq(repoTriggers.id, t.id));
-}
-
-/** Turns the caller's triggers on the repository off; not_found when they were not on. */
-export async function disableTrigger(deps: TriggerDeps, workspaceId: string, repo: RepoRef): Promise<void> {
-  await dropTrigger(deps, await getTrigger(deps, workspaceId, repo));
+  const client = hostFor(deps, host, token);
+  return async () => {
+    await removeHook(deps, client, t);
+  };
 }
 
 /**
- * Every trigger of the account (on one host, or all): before its connection is revoked or the
- * account deleted, while the token still works.
+ * Turns the caller's triggers on the repository off: the row goes (with `within`, its audit row, in
+ * the same transaction), then its webhook on the host; not_found when they were not on.
  */
-export async function dropTriggersOf(deps: TriggerDeps, workspaceId: string, hostId?: string): Promise<number> {
+export async function disableTrigger(
+  deps: TriggerDeps,
+  workspaceId: string,
+  repo: RepoRef,
+  within?: Within<RepoTrigger>,
+): Promise<void> {
+  const t = await getTrigger(deps, workspaceId, repo);
+  const removeItsHook = await hookRemoval(deps, t);
+  await deps.db.transaction(async (tx) => {
+    const gone = await tx.delete(repoTriggers).where(eq(repoTriggers.id, t.id)).returning({ id: repoTriggers.id });
+    // Turned off by another request since the look: that one removes the hook.
+    if (gone.length === 0) throw noTriggers(repo);
+    await within?.(tx, t);
+  });
+  await removeItsHook();
+}
+
+/**
+ * The workspace's triggers (on one host, or all) about to go with what they stand on (a
+ * connection, the workspace): their ids, for the caller's transaction to delete, and the removal of
+ * their webhooks from the host, to run once that has committed. The clients are made now, while the
+ * connection still works.
+ */
+export async function triggersLeaving(
+  deps: TriggerDeps,
+  workspaceId: string,
+  hostId?: string,
+): Promise<{ ids: string[]; removeHooks: () => Promise<void> }> {
   const rows = (await listTriggers(deps, workspaceId)).filter((t) => hostId === undefined || t.host === hostId);
-  for (const t of rows) await dropTrigger(deps, t);
-  return rows.length;
+  const removals: (() => Promise<void>)[] = [];
+  for (const t of rows) removals.push(await hookRemoval(deps, t));
+  return {
+    ids: rows.map((t) => t.id),
+    removeHooks: async () => {
+      for (const remove of removals) await remove();
+    },
+  };
+}
+
+/** Deletes triggers by id, in the caller's transaction (their hooks: triggersLeaving). */
+export async function deleteTriggers(db: Db, ids: string[]): Promise<void> {
+  if (ids.length > 0) await db.delete(repoTriggers).where(inArray(repoTriggers.id, ids));
 }

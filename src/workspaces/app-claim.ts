@@ -1,5 +1,6 @@
 import { createHash, randomBytes } from 'node:crypto';
 import { and, eq, isNull } from 'drizzle-orm';
+import type { Within } from '../db/client.js';
 import { scmInstallations } from '../db/schema.js';
 import type { Deps } from '../deps.js';
 import { AppError } from '../errors.js';
@@ -90,6 +91,8 @@ export async function finishClaim(
   host: ScmHost,
   claim: { workspaceId: string; accountId: string; installationId: string },
   code: string,
+  /** Run in the transaction that stores the claim (its audit row), after the host has confirmed it. */
+  within?: Within<ClaimedInstallation>,
 ): Promise<ClaimedInstallation> {
   const app = host.app;
   if (!app) throw new AppError('not_found', `no GitHub App is configured for ${host.id}`);
@@ -132,19 +135,23 @@ export async function finishClaim(
     suspendedAt: installation.suspended ? now : null,
     updatedAt: now,
   };
-  await deps.db
-    .insert(scmInstallations)
-    .values({ host: host.id, installationId: installation.id, createdAt: now, ...claimed })
-    .onConflictDoUpdate({ target: [scmInstallations.host, scmInstallations.installationId], set: claimed });
-  // Tokens minted for the workspace it belonged to before are not this workspace's to use.
-  deps.appTokens.forget(`${host.id}/${installation.id}/`);
-  return {
+  const made: ClaimedInstallation = {
     host: host.id,
     installationId: installation.id,
     account: installation.account,
     accountType: installation.accountType,
     claimedAs: login,
   };
+  await deps.db.transaction(async (tx) => {
+    await tx
+      .insert(scmInstallations)
+      .values({ host: host.id, installationId: installation.id, createdAt: now, ...claimed })
+      .onConflictDoUpdate({ target: [scmInstallations.host, scmInstallations.installationId], set: claimed });
+    await within?.(tx, made);
+  });
+  // Tokens minted for the workspace it belonged to before are not this workspace's to use.
+  deps.appTokens.forget(`${host.id}/${installation.id}/`);
+  return made;
 }
 
 /** The workspace's installations, on every host with an app. */
@@ -156,25 +163,32 @@ export async function installationsOf(deps: Pick<Deps, 'db'>, workspaceId: strin
     .orderBy(scmInstallations.host, scmInstallations.account);
 }
 
-/** Gives an installation up: the workspace's tasks there act as its members' connections again. */
+/**
+ * Gives an installation up: the workspace's tasks there act as its members' connections again.
+ * `within` (its audit row) runs in the same transaction; the app's tokens are forgotten after it.
+ */
 export async function releaseInstallation(
   deps: Pick<Deps, 'db' | 'clock' | 'appTokens'>,
   workspaceId: string,
   hostId: string,
   installationId: string,
+  within?: Within,
 ): Promise<void> {
-  const gone = await deps.db
-    .update(scmInstallations)
-    .set({ workspaceId: null, claimedBy: null, claimedAs: null, claimedAt: null, updatedAt: deps.clock.now() })
-    .where(
-      and(
-        eq(scmInstallations.host, hostId),
-        eq(scmInstallations.installationId, installationId),
-        eq(scmInstallations.workspaceId, workspaceId),
-      ),
-    )
-    .returning({ id: scmInstallations.installationId });
-  if (gone.length === 0)
-    throw new AppError('not_found', `installation ${installationId} on ${hostId} is not this workspace's`);
+  await deps.db.transaction(async (tx) => {
+    const gone = await tx
+      .update(scmInstallations)
+      .set({ workspaceId: null, claimedBy: null, claimedAs: null, claimedAt: null, updatedAt: deps.clock.now() })
+      .where(
+        and(
+          eq(scmInstallations.host, hostId),
+          eq(scmInstallations.installationId, installationId),
+          eq(scmInstallations.workspaceId, workspaceId),
+        ),
+      )
+      .returning({ id: scmInstallations.installationId });
+    if (gone.length === 0)
+      throw new AppError('not_found', `installation ${installationId} on ${hostId} is not this workspace's`);
+    await within?.(tx);
+  });
   deps.appTokens.forget(`${hostId}/${installationId}/`);
 }

@@ -1,5 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { and, asc, desc, eq, sql } from 'drizzle-orm';
+import type { Within } from '../db/client.js';
 import { scmGroupBots } from '../db/schema.js';
 import type { Deps } from '../deps.js';
 import { AppError } from '../errors.js';
@@ -68,7 +69,9 @@ export async function registerGroupBot(
   deps: GroupDeps,
   workspaceId: string,
   input: { host?: string; group: string; token: string },
-): Promise<{ bot: GroupBot; created: boolean }> {
+  /** Run in the transaction that stores the bot (its audit row); a hook made for it goes when that fails. */
+  within?: Within<GroupBotChange>,
+): Promise<GroupBotChange> {
   const host = chosenHost(deps, input.host);
   const wanted = input.group.trim().replace(/^\/+|\/+$/g, '');
   if (!GROUP.test(wanted) || (host.kind.kind !== 'gitlab' && wanted.includes('/')))
@@ -97,8 +100,14 @@ export async function registerGroupBot(
       tokenEnc: encryptSecret(deps.secretKey, input.token.trim(), tokenContext(existing.id)),
       updatedAt: now,
     };
-    const [row] = await deps.db.update(scmGroupBots).set(set).where(eq(scmGroupBots.id, existing.id)).returning();
-    return { bot: row!, created: false };
+    return deps.db.transaction(async (tx) => {
+      const [row] = await tx.update(scmGroupBots).set(set).where(eq(scmGroupBots.id, existing.id)).returning();
+      // Removed by another request since the look: nothing is replaced.
+      if (!row) throw noBot(host.id, group.path);
+      const changed = { bot: row, created: false };
+      await within?.(tx, changed);
+      return changed;
+    });
   }
   const id = newId();
   const secret = randomBytes(32).toString('hex');
@@ -128,7 +137,18 @@ export async function registerGroupBot(
     createdAt: now,
     updatedAt: now,
   };
-  const [inserted] = await deps.db.insert(scmGroupBots).values(row).onConflictDoNothing().returning();
+  // The hook exists on the group now; the row and `within` commit together, or the hook goes again.
+  let inserted: GroupBot | undefined;
+  try {
+    inserted = await deps.db.transaction(async (tx) => {
+      const [made] = await tx.insert(scmGroupBots).values(row).onConflictDoNothing().returning();
+      if (made) await within?.(tx, { bot: made, created: true });
+      return made;
+    });
+  } catch (err) {
+    await groups.deleteGroupHook(group.path, hook.id).catch(() => undefined);
+    throw err;
+  }
   if (!inserted) {
     // Registered by another request between the look and the insert: its hook stays, ours goes.
     await groups.deleteGroupHook(group.path, hook.id).catch(() => undefined);
@@ -136,6 +156,15 @@ export async function registerGroupBot(
   }
   return { bot: inserted, created: true };
 }
+
+/** What registering a bot did: the bot, and whether it was registered now (its hook made) or its token replaced. */
+export interface GroupBotChange {
+  bot: GroupBot;
+  created: boolean;
+}
+
+const noBot = (hostId: string, group: string) =>
+  new AppError('not_found', `no bot is registered for ${group} on ${hostId} in this workspace`);
 
 const takenBySomeoneElse = (group: string) =>
   new AppError(
@@ -151,40 +180,61 @@ export async function listGroupBots(deps: Pick<Deps, 'db'>, workspaceId: string)
     .orderBy(asc(scmGroupBots.host), asc(scmGroupBots.groupPath));
 }
 
-/** Removes the group's webhook (with the bot's token) and the bot; a hook the host will not remove is logged. */
-async function dropGroupBot(deps: GroupDeps, bot: GroupBot): Promise<void> {
+/**
+ * Removes the group's webhook with the bot's token (read from the row, kept in memory), once the
+ * bot's row has gone; a hook the host will not remove is logged (its deliveries are refused from
+ * then on, as a bot that is no longer here).
+ */
+async function removeGroupHook(deps: GroupDeps, bot: GroupBot): Promise<void> {
   const host = hostById(deps.config, bot.host);
   try {
     if (!host) throw new Error(`the host ${bot.host} is no longer configured`);
     await groupsOf(deps, host, groupBotToken(deps, bot)).deleteGroupHook(bot.groupPath, bot.hookId);
   } catch (err) {
-    // The row goes anyway: deliveries to a bot that is no longer here are refused (404).
     deps.log.warn({ err, bot: bot.id }, 'the group webhook could not be removed from the code host');
   }
-  await deps.db.delete(scmGroupBots).where(eq(scmGroupBots.id, bot.id));
 }
 
-/** Removes the workspace's bot of the group; not_found when it has none there. */
+/**
+ * Removes the workspace's bot of the group: the row goes (with `within`, its audit row, in the
+ * same transaction), then the group's webhook on the host; not_found when it has none there.
+ */
 export async function removeGroupBot(
   deps: GroupDeps,
   workspaceId: string,
   hostId: string | undefined,
   group: string,
+  within?: Within<GroupBot>,
 ): Promise<void> {
   const host = chosenHost(deps, hostId);
   const [bot] = await deps.db
     .select()
     .from(scmGroupBots)
     .where(and(byGroup(host.id, group.trim()), eq(scmGroupBots.workspaceId, workspaceId)));
-  if (!bot) throw new AppError('not_found', `no bot is registered for ${group} on ${host.id} in this workspace`);
-  await dropGroupBot(deps, bot);
+  if (!bot) throw noBot(host.id, group);
+  await deps.db.transaction(async (tx) => {
+    const gone = await tx.delete(scmGroupBots).where(eq(scmGroupBots.id, bot.id)).returning({ id: scmGroupBots.id });
+    // Removed by another request since the look: that one removes the hook.
+    if (gone.length === 0) throw noBot(host.id, group);
+    await within?.(tx, bot);
+  });
+  await removeGroupHook(deps, bot);
 }
 
-/** Every bot of the workspace, before it is deleted, while the tokens still work. */
-export async function dropGroupBotsOf(deps: GroupDeps, workspaceId: string): Promise<number> {
+/**
+ * The workspace's bots, about to go with it (its deletion deletes their rows): the removal of their
+ * groups' webhooks, to run once that has committed (each with the bot's own token, read now).
+ */
+export async function groupBotsLeaving(
+  deps: GroupDeps,
+  workspaceId: string,
+): Promise<{ removeHooks: () => Promise<void> }> {
   const rows = await listGroupBots(deps, workspaceId);
-  for (const b of rows) await dropGroupBot(deps, b);
-  return rows.length;
+  return {
+    removeHooks: async () => {
+      for (const b of rows) await removeGroupHook(deps, b);
+    },
+  };
 }
 
 /**

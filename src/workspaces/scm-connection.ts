@@ -1,4 +1,5 @@
 import { and, asc, eq } from 'drizzle-orm';
+import type { Within } from '../db/client.js';
 import { scmConnections } from '../db/schema.js';
 import type { Deps } from '../deps.js';
 import { AppError } from '../errors.js';
@@ -38,15 +39,18 @@ export function scmUnavailable(err: unknown): AppError {
 }
 
 /**
- * Connects the account to a code host with a token: checked against the host (its user), stored
- * encrypted, the login shown in the profile. A rejected token is the caller's error. An OAuth
- * token that expires is stored with its refresh token.
+ * Connects the account to a code host with a token: checked against the host (its user), then
+ * stored encrypted (with `within`, in one transaction), the login shown in the profile. A
+ * rejected token is the caller's error. An OAuth token that expires is stored with its refresh
+ * token.
  */
 export async function connectScm(
   deps: ScmDeps,
   workspaceId: string,
   token: string | OAuthToken,
   host: ScmHost = defaultHost(deps.config),
+  /** Run in the transaction that stores the connection, with the login (its audit row). */
+  within?: Within<string>,
 ): Promise<string> {
   const t: OAuthToken = typeof token === 'string' ? { accessToken: token.trim() } : token;
   if (t.accessToken.length < 8 || /\s/.test(t.accessToken))
@@ -67,10 +71,14 @@ export async function connectScm(
       : null,
     expiresAt: t.expiresAt ?? null,
   };
-  await deps.db
-    .insert(scmConnections)
-    .values({ workspaceId, host: host.id, createdAt: deps.clock.now(), ...row })
-    .onConflictDoUpdate({ target: [scmConnections.workspaceId, scmConnections.host], set: row });
+  // The host was asked first (who the token is); the row and `within` commit together.
+  await deps.db.transaction(async (tx) => {
+    await tx
+      .insert(scmConnections)
+      .values({ workspaceId, host: host.id, createdAt: deps.clock.now(), ...row })
+      .onConflictDoUpdate({ target: [scmConnections.workspaceId, scmConnections.host], set: row });
+    await within?.(tx, login);
+  });
   return login;
 }
 

@@ -1,5 +1,6 @@
 import { createHash, randomBytes, randomInt, timingSafeEqual } from 'node:crypto';
 import { and, eq, gt, isNotNull, isNull, lt, lte, or, sql } from 'drizzle-orm';
+import type { Within } from '../db/client.js';
 import { scmOauthFlows } from '../db/schema.js';
 import type { Deps } from '../deps.js';
 import { AppError } from '../errors.js';
@@ -52,9 +53,10 @@ const codeContext = (flowId: string) => `scm-oauth-code:${flowId}`;
  */
 export async function startConnect(
   deps: Pick<Deps, 'db' | 'config' | 'secretKey' | 'clock'>,
-  workspaceId: string,
+  who: { workspaceId: string; accountId: string },
   hostId?: string,
 ): Promise<{ url: string; browserNonce: string }> {
+  const { workspaceId } = who;
   const host = oauthHost(deps, hostId);
   const now = deps.clock.now();
   const browserNonce = randomBytes(18).toString('base64url');
@@ -78,7 +80,7 @@ export async function startConnect(
   const url = oauthAuthorizeUrl(
     deps,
     host,
-    { a: workspaceId, f: flowId, b: sha256(browserNonce) },
+    { a: workspaceId, u: who.accountId, f: flowId, b: sha256(browserNonce) },
     host.kind.oauth.connectScope,
   );
   return { url, browserNonce };
@@ -106,6 +108,8 @@ export async function finishConnect(
   state: ConnectState,
   code: string,
   inStartingBrowser: boolean,
+  /** Run in the transaction that stores the connection, with the login (its audit row). */
+  within?: Within<string>,
 ): Promise<ConnectOutcome> {
   const now = deps.clock.now();
   const [flow] = await deps.db
@@ -123,7 +127,7 @@ export async function finishConnect(
   if (!flow) throw new AppError('bad_request', 'state: already used, or unknown; start the connection again');
   if (inStartingBrowser) {
     const token = await exchangeCode(deps, state.host, code);
-    return { kind: 'connected', login: await connectScm(deps, state.workspaceId, token, state.host) };
+    return { kind: 'connected', login: await connectScm(deps, state.workspaceId, token, state.host, within) };
   }
   const confirmation = newConfirmation();
   const expiresAt = new Date(now.getTime() + CONFIRM_TTL_MS);
@@ -147,6 +151,8 @@ export async function confirmConnect(
   deps: OAuthDeps,
   workspaceId: string,
   confirmation: string,
+  /** Run in the transaction that stores the connection, with the login and host (its audit row). */
+  within?: Within<{ login: string; hostId: string }>,
 ): Promise<{ login: string; hostId: string }> {
   const now = deps.clock.now();
   const waiting = and(
@@ -175,5 +181,8 @@ export async function confirmConnect(
   if (!host?.oauth)
     throw new AppError('bad_request', 'confirmation: for a code host this server no longer connects through OAuth');
   const token = await exchangeCode(deps, host, decryptSecret(deps.secretKey, flow.codeEnc, codeContext(flow.id)));
-  return { login: await connectScm(deps, workspaceId, token, host), hostId: host.id };
+  const login = await connectScm(deps, workspaceId, token, host, (tx, made) =>
+    within ? within(tx, { login: made, hostId: host.id }) : Promise.resolve(),
+  );
+  return { login, hostId: host.id };
 }

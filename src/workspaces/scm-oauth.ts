@@ -41,6 +41,8 @@ export interface ConnectState {
   /** The code host it went to. */
   host: ScmHost;
   workspaceId: string;
+  /** Who started it (the audit log's actor at the callback); absent in states issued before it was carried. */
+  accountId?: string;
   /** The flow's row (src/workspaces/scm-oauth-connect.ts): a state is taken once. */
   flowId: string;
   /** SHA-256 of the cookie the starting browser was given. */
@@ -167,7 +169,14 @@ export function readState(deps: Pick<Deps, 'config' | 'secretKey' | 'clock'>, st
   // A connection state from before connections were bound to a browser (no flow) is not honoured.
   if (typeof a !== 'string' || typeof f !== 'string' || typeof b !== 'string')
     throw new AppError('bad_request', 'state: issued by an older version of this server; start the connection again');
-  return { kind: 'connect', host, workspaceId: a, flowId: f, browserHash: b };
+  return {
+    kind: 'connect',
+    host,
+    workspaceId: a,
+    ...(typeof u === 'string' ? { accountId: u } : {}),
+    flowId: f,
+    browserHash: b,
+  };
 }
 
 /** Trades the callback's code for the user's token at the code host. */

@@ -7,6 +7,7 @@ import type { Config } from '../../src/config/config.js';
 import type { Database } from '../../src/db/client.js';
 import { auditEvents } from '../../src/db/schema.js';
 import { newId } from '../../src/ids.js';
+import { tamperWithAudit } from '../support/audit-db.js';
 import { openTestDatabase } from '../support/test-db.js';
 
 // Retention folds old rows into a summary row that is itself chained: the chain still verifies,
@@ -99,18 +100,21 @@ describe('audit retention', () => {
     const at = (seq: number) => and(eq(auditEvents.workspaceId, ws), eq(auditEvents.seq, seq));
     const [summary] = await database.db.select().from(auditEvents).where(at(6));
     const folded = (summary!.detail as { folded: Record<string, unknown> }).folded;
-    await database.db
-      .update(auditEvents)
-      .set({ detail: { folded: { ...folded, rows: 1 } } })
-      .where(at(6));
+    // Edited past the table's append-only trigger, as someone who may alter the table could.
+    await tamperWithAudit(database.db, (tx) =>
+      tx
+        .update(auditEvents)
+        .set({ detail: { folded: { ...folded, rows: 1 } } })
+        .where(at(6)),
+    );
     expect((await verifyAudit(database.db, ws)).broken).toMatchObject([
       { seq: 6, reason: expect.stringMatching(/edited/) },
     ]);
-    await database.db.update(auditEvents).set({ detail: summary!.detail }).where(at(6));
+    await tamperWithAudit(database.db, (tx) => tx.update(auditEvents).set({ detail: summary!.detail }).where(at(6)));
     expect((await verifyAudit(database.db, ws)).broken).toEqual([]);
 
     // The first row left after the fold removed: no summary accounts for row 5.
-    await database.db.delete(auditEvents).where(at(5));
+    await tamperWithAudit(database.db, (tx) => tx.delete(auditEvents).where(at(5)));
     expect((await verifyAudit(database.db, ws)).broken).toMatchObject([
       { seq: 6, reason: expect.stringMatching(/rows 1 to 5 are missing/) },
     ]);

@@ -161,6 +161,21 @@ describe('emend as a GitHub App', { timeout: 180_000 }, () => {
     // On github.com `<id>+emend[bot]@users.noreply.github.com`; on an Enterprise server (the fake) its own host name.
     const email = `${app.botId}+emend[bot]@users.noreply.${new URL(f.webUrl).hostname}`;
     expect(pulled.map((c) => c.commit.author)).toEqual([{ name: 'emend[bot]', email, date: expect.any(String) }]);
+
+    // Given up again: recorded in the workspace's log with the release.
+    const released = await h.app.inject({
+      method: 'DELETE',
+      url: `/v1/apps/github/installations/${installation!.id}`,
+      headers: owner.auth,
+    });
+    expect(released.statusCode, released.body).toBe(204);
+    const releaseRows = await h.deps.db
+      .select()
+      .from(auditEvents)
+      .where(eq(auditEvents.action, 'app.installation_released'));
+    expect(releaseRows.map((r) => [r.workspaceId, r.targets, r.actorAccountId])).toEqual([
+      [owner.workspace.id, { host: 'github', installation_id: String(installation!.id) }, claimRows[0]!.actorAccountId],
+    ]);
   });
 
   it('refuses the claim of someone who is not an admin of the organisation, and claims nothing', async () => {
@@ -170,6 +185,9 @@ describe('emend as a GitHub App', { timeout: 180_000 }, () => {
     expect(await refused.text()).toContain('bob is not an admin of acme');
     const listed = await s.h.app.inject({ method: 'GET', url: '/v1/apps/installations', headers: s.owner.auth });
     expect(listed.json().installations).toEqual([]);
+    expect(
+      await s.h.deps.db.select().from(auditEvents).where(eq(auditEvents.action, 'app.installation_claimed')),
+    ).toEqual([]);
     // Unclaimed, the app's installation serves nobody: a task on acme falls back to the (absent) connection.
     const created = await s.h.app.inject({
       method: 'POST',

@@ -1,6 +1,6 @@
 import { and, eq, isNotNull } from 'drizzle-orm';
 import { afterEach, describe, expect, it } from 'vitest';
-import { tasks } from '../../src/db/schema.js';
+import { auditEvents, tasks } from '../../src/db/schema.js';
 import { MARKER } from '../../src/triggers/decide.js';
 import { hostEntry } from '../support/code-hosts.js';
 import { waitForStatus } from '../support/engine.js';
@@ -203,6 +203,17 @@ describe.each(HOSTS)('group bots on $kind', { timeout: 180_000 }, (host) => {
     expect(await groupHooks(f, bot.token)).toEqual([]);
     const listed = await h.app.inject({ method: 'GET', url: '/v1/me/scm/groups', headers: account.auth });
     expect(listed.json().groups).toEqual([]);
+
+    // Each act is in the workspace's log (names only, never the bot's token); the conflict is in none.
+    const rows = await h.deps.db.select().from(auditEvents).where(eq(auditEvents.workspaceId, account.workspace.id));
+    expect(rows.map((r) => [r.action, r.detail])).toEqual([
+      ['group_bot.added', { host: host.kind, group: 'acme' }],
+      ['group_bot.removed', { host: host.kind, group: 'acme' }],
+    ]);
+    expect(JSON.stringify(rows)).not.toContain(bot.token);
+    expect(await h.deps.db.select().from(auditEvents).where(eq(auditEvents.workspaceId, other.workspace.id))).toEqual(
+      [],
+    );
   });
 });
 

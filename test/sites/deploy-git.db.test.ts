@@ -2,10 +2,10 @@ import { spawn } from 'node:child_process';
 import { mkdtempSync, readFileSync, readdirSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { eq } from 'drizzle-orm';
+import { and, eq } from 'drizzle-orm';
 import type { InjectOptions } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { tasks } from '../../src/db/schema.js';
+import { auditEvents, tasks } from '../../src/db/schema.js';
 import { listSiteFiles, readSiteFile, saveSiteFiles } from '../../src/sites/store.js';
 import { isolatedGitEnv } from '../support/git-env.js';
 import { type Harness, forceStatus, newAccount, startHarness } from '../support/harness.js';
@@ -200,6 +200,15 @@ describe('POST /v1/tasks/{id}/deploy-git', () => {
     expect(anonymous.status).not.toBe(0);
     const [row] = await h.deps.db.select().from(tasks).where(eq(tasks.id, id));
     expect(row!.deployedRepo).toBe(`${h.github.webUrl}/${scm!.login}/Second_site.v2`);
+    // Each deploy is recorded with the task it names, in the transaction that sets deployed_repo.
+    const deployed = await h.deps.db
+      .select()
+      .from(auditEvents)
+      .where(and(eq(auditEvents.workspaceId, row!.workspaceId), eq(auditEvents.action, 'task.deployed')));
+    expect(deployed.map((r) => [r.targets, r.detail])).toEqual([
+      [{ task_id: id }, { repo_url: `${h.github.webUrl}/${scm!.login}/first` }],
+      [{ task_id: id }, { repo_url: row!.deployedRepo }],
+    ]);
   });
 
   it('answers 409 naming the host message when the name is taken, and leaves that repository alone', async () => {
@@ -213,6 +222,12 @@ describe('POST /v1/tasks/{id}/deploy-git', () => {
     expect(h.github.files(scm!.login, 'taken', 'main')).toEqual({ 'README.md': 'mine\n' });
     const [row] = await h.deps.db.select().from(tasks).where(eq(tasks.id, id));
     expect(row!.deployedRepo).toBeNull();
+    expect(
+      await h.deps.db
+        .select()
+        .from(auditEvents)
+        .where(and(eq(auditEvents.workspaceId, row!.workspaceId), eq(auditEvents.action, 'task.deployed'))),
+    ).toEqual([]);
   });
 
   it('answers 400 for a fix task', async () => {

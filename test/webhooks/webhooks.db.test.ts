@@ -1,6 +1,6 @@
 import { eq } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { tasks, webhookDeliveries } from '../../src/db/schema.js';
+import { auditEvents, tasks, webhookDeliveries } from '../../src/db/schema.js';
 import { endTask } from '../../src/tasks/lifecycle/end.js';
 import { attemptDelivery, backoffMs } from '../../src/webhooks/attempt.js';
 import { insertTasks, taskRow } from '../feedback/seed.js';
@@ -192,13 +192,20 @@ describe('deliveries', () => {
   });
 
   it('redelivers a kept payload as a new delivery', async () => {
-    const { auth } = await newAccount(h, { scm: false });
+    const { auth, workspace } = await newAccount(h, { scm: false });
     const made = await endpoint(auth);
     const ping = (await call('POST', `/v1/me/webhooks/${made.id}/test`, auth)).json();
     const res = await call('POST', `/v1/me/webhooks/${made.id}/deliveries/${ping.id}/redeliver`, auth);
     expect(res.statusCode).toBe(202);
     expect(res.json()).toMatchObject({ event: 'ping', status: 'pending', event_id: ping.event_id });
     expect(res.json().id).not.toBe(ping.id);
+    // Both recorded, each with the delivery row it made.
+    const rows = await h.deps.db.select().from(auditEvents).where(eq(auditEvents.workspaceId, workspace.id));
+    expect(rows.filter((r) => r.action.startsWith('webhook.')).map((r) => [r.action, r.targets])).toEqual([
+      ['webhook.created', { webhook_id: made.id }],
+      ['webhook.tested', { webhook_id: made.id, delivery_id: ping.id }],
+      ['webhook.redelivered', { webhook_id: made.id, delivery_id: ping.id, redelivery_id: res.json().id }],
+    ]);
   });
 });
 

@@ -1,5 +1,7 @@
 import { randomBytes } from 'node:crypto';
+import { and, eq } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { auditEvents } from '../../src/db/schema.js';
 import { connectScm } from '../../src/workspaces/scm-connection.js';
 import { type Harness, newAccount, startHarness } from '../support/harness.js';
 import { CookieJar } from '../support/cookie-jar.js';
@@ -69,6 +71,15 @@ async function approve(authorizeUrl: string, user: string) {
   return `${service}/v1/auth/scm/callback${back.search}`;
 }
 
+/** The workspace's `scm.connected` rows: who, on which host, as which login. */
+const connectedRows = async (workspaceId: string) =>
+  (
+    await h.deps.db
+      .select()
+      .from(auditEvents)
+      .where(and(eq(auditEvents.workspaceId, workspaceId), eq(auditEvents.action, 'scm.connected')))
+  ).map((r) => ({ actor: r.actorAccountId, targets: r.targets, detail: r.detail }));
+
 const confirmationIn = (html: string) => /aria-label="confirmation code">([A-Z0-9-]+)</.exec(html)?.[1];
 
 const confirm = (auth: Record<string, string>, confirmation: string) =>
@@ -121,6 +132,7 @@ describe('the attack: a link started by one account, approved in another personâ
     expect(late.status).toBe(400);
     expect(trades()).toBe(before);
     expect(await scmOf(attacker.auth)).toBeNull();
+    expect(await connectedRows(attacker.workspace.id)).toEqual([]);
   });
 });
 
@@ -135,6 +147,10 @@ describe('the honest flows', () => {
     expect(done.status, await done.clone().text()).toBe(200);
     expect(await done.json()).toEqual({ ok: true, scm: user, host: 'github' });
     expect(await scmOf(owner.auth)).toBe(user);
+    // recorded with the connection, as the account that started it
+    expect(await connectedRows(owner.workspace.id)).toEqual([
+      { actor: owner.account.id, targets: { host: 'github' }, detail: { login: user, via: 'oauth' } },
+    ]);
     // the flow's cookie is gone from the browser
     expect(browser.get('emend_oauth_connect')).toBeUndefined();
 
@@ -168,6 +184,10 @@ describe('the honest flows', () => {
     expect(await ok.json()).toEqual({ scm: user, host: 'github' });
     expect(await scmOf(owner.auth)).toBe(user);
     expect(await scmOf(other.auth)).toBeNull();
+    expect(await connectedRows(owner.workspace.id)).toEqual([
+      { actor: owner.account.id, targets: { host: 'github' }, detail: { login: user, via: 'oauth' } },
+    ]);
+    expect(await connectedRows(other.workspace.id)).toEqual([]);
 
     const again = await confirm(owner.auth, confirmation);
     expect(again.status).toBe(400);

@@ -4,7 +4,8 @@ import { updateAccount } from '../../accounts/accounts.js';
 import { ASSIGNABLE_BILLING_PLANS, BILLING_PLAN_NAMES } from '../../config/billing-plans.js';
 import { accounts, workspaces } from '../../db/schema.js';
 import type { Deps } from '../../deps.js';
-import { recordAfter } from '../audit.js';
+import { announceDeliveries } from '../../webhooks/deliveries.js';
+import { audited, recordIn } from '../audit.js';
 import { errorResponses } from '../errors.js';
 import { IdParams, Nullable, StringEnum, Timestamp, Uuid, described, isoOrNull } from '../schema-parts.js';
 import type { AccountView } from '../../accounts/accounts.js';
@@ -137,14 +138,19 @@ export const adminRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = async (app
     },
     async (request) => {
       const { plan, credits, is_admin } = request.body;
-      const changed = await updateAccount(deps, request.params.id, { plan, credits, isAdmin: is_admin });
-      // In the account's personal workspace's log (its id is the account's): an operator's change.
-      await recordAfter(deps, request, {
-        action: 'admin.account_changed',
-        workspaceId: request.params.id,
-        targets: { account_id: request.params.id },
-        detail: { plan, credits, is_admin },
-      });
+      // In the account's personal workspace's log (its id is the account's): an operator's change,
+      // recorded in the transaction that makes it.
+      const changed = await audited(
+        deps,
+        request,
+        (d) => updateAccount(d, request.params.id, { plan, credits, isAdmin: is_admin }),
+        {
+          action: 'admin.account_changed',
+          workspaceId: request.params.id,
+          targets: { account_id: request.params.id },
+          detail: { plan, credits, is_admin },
+        },
+      );
       return adminAccountJson(changed);
     },
   );
@@ -218,16 +224,19 @@ export const adminRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = async (app
       const change = request.body ?? {};
       checkPlanChange(change);
       const now = deps.clock.now();
+      let deliveries: string[] = [];
       const updated = await deps.db.transaction(async (tx) => {
         const current = await lockWorkspace(tx, request.params.id);
         if (!current || current.deletedAt) throw new AppError('not_found', `no workspace ${request.params.id}`);
-        return applyPlanChange(tx, current, change, now);
+        const changed = await applyPlanChange(tx, current, change, now);
+        deliveries = await recordIn(tx, deps, request, {
+          action: 'admin.workspace_changed',
+          workspaceId: request.params.id,
+          detail: { ...change },
+        });
+        return changed;
       });
-      await recordAfter(deps, request, {
-        action: 'admin.workspace_changed',
-        workspaceId: request.params.id,
-        detail: { ...change },
-      });
+      await announceDeliveries(deps, deliveries);
       return adminWorkspaceJson(updated);
     },
   );

@@ -1,7 +1,8 @@
 import { type FastifyPluginAsyncTypebox, Type } from '@fastify/type-provider-typebox';
 import type { Deps } from '../../deps.js';
 import { deployToGit } from '../../sites/deploy-git.js';
-import { recordAfter } from '../audit.js';
+import type { ScmRepo } from '../../scm/code-host.js';
+import { auditWithin } from '../audit.js';
 import { caller } from '../auth.js';
 import { errorResponses } from '../errors.js';
 import { IdParams, ScmHostId, Url, described } from '../schema-parts.js';
@@ -46,17 +47,21 @@ export const deployRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = async (ap
       },
     },
     async (request, reply) => {
-      const { repo } = await deployToGit(deps, caller(request).workspace, request.params.id, {
-        repoName: request.body.repo_name,
-        private: request.body.private ?? false,
-        host: request.body.host,
-      });
-      // The repository is made on the code host: recorded once it exists.
-      await recordAfter(deps, request, {
+      // The repository is made and pushed on the code host first; recorded in the transaction that
+      // then records it on the task.
+      const audit = auditWithin(deps, request, (made: ScmRepo) => ({
         action: 'task.deployed',
         targets: { task_id: request.params.id },
-        detail: { repo_url: repo.htmlUrl },
-      });
+        detail: { repo_url: made.htmlUrl },
+      }));
+      const { repo } = await deployToGit(
+        deps,
+        caller(request).workspace,
+        request.params.id,
+        { repoName: request.body.repo_name, private: request.body.private ?? false, host: request.body.host },
+        audit.within,
+      );
+      await audit.announce();
       return reply.status(201).send({ ok: true, repo_url: repo.htmlUrl, clone_url: repo.cloneUrl });
     },
   );

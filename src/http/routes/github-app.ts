@@ -13,7 +13,7 @@ import {
 } from '../../workspaces/app-claim.js';
 import { recordAudit } from '../../audit/record.js';
 import { announceDeliveries } from '../../webhooks/deliveries.js';
-import { auditActor, recordAfter } from '../audit.js';
+import { auditActor, auditWithin } from '../audit.js';
 import { caller } from '../auth.js';
 import { STATUS_OF, errorResponses } from '../errors.js';
 import { browserHolds } from '../../workspaces/scm-oauth-connect.js';
@@ -64,17 +64,18 @@ export async function claimCallback(
         'this installation was started in another browser (or its claim was finished already); nothing was ' +
           'claimed: start it again from emend',
       );
-    const claimed = await finishClaim(deps, state.host, state, code);
-    // The claim reached the code host: recorded once made, as the person who started it in this browser.
-    const { deliveries } = await deps.db.transaction((tx) =>
-      recordAudit(tx, deps, {
+    // The code host confirms the claim first; the claim is then stored and recorded in one
+    // transaction, as the person who started it in this browser.
+    let deliveries: string[] = [];
+    const claimed = await finishClaim(deps, state.host, state, code, async (tx, made) => {
+      ({ deliveries } = await recordAudit(tx, deps, {
         workspaceId: state.workspaceId,
         action: 'app.installation_claimed',
         actor: { ...auditActor(request, null), accountId: state.accountId },
-        targets: { host: claimed.host, installation_id: String(claimed.installationId) },
-        detail: { account: claimed.account, claimed_as: claimed.claimedAs },
-      }),
-    );
+        targets: { host: made.host, installation_id: String(made.installationId) },
+        detail: { account: made.account, claimed_as: made.claimedAs },
+      }));
+    });
     await announceDeliveries(deps, deliveries);
     request.log.info(
       { host: claimed.host, installation: claimed.installationId, account: claimed.account, as: claimed.claimedAs },
@@ -216,11 +217,18 @@ export const gitHubAppRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = async 
       },
     },
     async (request, reply) => {
-      await releaseInstallation(deps, caller(request).workspace.id, request.params.host, request.params.id);
-      await recordAfter(deps, request, {
+      const audit = auditWithin(deps, request, {
         action: 'app.installation_released',
         targets: { host: request.params.host, installation_id: request.params.id },
       });
+      await releaseInstallation(
+        deps,
+        caller(request).workspace.id,
+        request.params.host,
+        request.params.id,
+        audit.within,
+      );
+      await audit.announce();
       return reply.status(204).send(null);
     },
   );

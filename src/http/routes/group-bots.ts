@@ -2,12 +2,13 @@ import { type FastifyPluginAsyncTypebox, Type } from '@fastify/type-provider-typ
 import type { Deps } from '../../deps.js';
 import {
   type GroupBot,
+  type GroupBotChange,
   groupHookUrl,
   listGroupBots,
   registerGroupBot,
   removeGroupBot,
 } from '../../workspaces/group-bots.js';
-import { recordAfter } from '../audit.js';
+import { auditWithin } from '../audit.js';
 import { caller } from '../auth.js';
 import { errorResponses } from '../errors.js';
 import { ScmHostId, Url, described } from '../schema-parts.js';
@@ -70,13 +71,15 @@ export const groupBotRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = async (
       },
     },
     async (request, reply) => {
-      const { bot, created } = await registerGroupBot(deps, caller(request).workspace.id, request.body);
-      // The bot's hook is made on the code host: recorded once it exists. Names only, never its token.
-      await recordAfter(deps, request, {
+      // The bot's hook is made on the code host first; recorded in the transaction that stores the
+      // bot (or its new token). Names only, never its token.
+      const audit = auditWithin(deps, request, ({ bot }: GroupBotChange) => ({
         action: 'group_bot.added',
         targets: { group_bot_id: bot.id },
         detail: { host: bot.host, group: bot.groupPath },
-      });
+      }));
+      const { bot, created } = await registerGroupBot(deps, caller(request).workspace.id, request.body, audit.within);
+      await audit.announce();
       return reply.status(created ? 201 : 200).send(botJson(deps, bot));
     },
   );
@@ -119,11 +122,13 @@ export const groupBotRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = async (
       },
     },
     async (request) => {
-      await removeGroupBot(deps, caller(request).workspace.id, request.query.host, request.query.group);
-      await recordAfter(deps, request, {
+      // Recorded in the transaction that removes the bot; its group's hook is removed after.
+      const audit = auditWithin<GroupBot>(deps, request, {
         action: 'group_bot.removed',
         detail: { host: request.query.host, group: request.query.group },
       });
+      await removeGroupBot(deps, caller(request).workspace.id, request.query.host, request.query.group, audit.within);
+      await audit.announce();
       return { deleted: true };
     },
   );

@@ -168,7 +168,7 @@ export const repoSettingsRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = asy
     operationId: 'deleteRepoSettings',
     summary: "Delete a repository's settings and secrets",
     answer: 'deleted',
-    remove: (deps, workspaceId, repo) => deleteRepoSettings(deps, workspaceId, repo.url),
+    remove: (deps, workspaceId, repo, within) => deleteRepoSettings(deps, workspaceId, repo.url, within),
     action: 'settings.removed',
   });
 

@@ -9,7 +9,7 @@ import { completeLogin, loginAuthorizeUrl } from '../../accounts/scm-sign-in.js'
 import { type ConnectState, readState } from '../../workspaces/scm-oauth.js';
 import { browserHolds, confirmConnect, finishConnect, startConnect } from '../../workspaces/scm-oauth-connect.js';
 import { hostLabel } from '../../scm/hosts.js';
-import { dropTriggersOf } from '../../triggers/repo-triggers.js';
+import { deleteTriggers, triggersLeaving } from '../../triggers/repo-triggers.js';
 import { caller } from '../auth.js';
 import { STATUS_OF } from '../errors.js';
 import { errorResponses } from '../errors.js';
@@ -19,7 +19,7 @@ import { confirmPage, errorPage, sendPage } from './oauth-pages.js';
 import { claimCallback } from './github-app.js';
 import { recordAudit } from '../../audit/record.js';
 import { announceDeliveries } from '../../webhooks/deliveries.js';
-import { auditActor, recordAfter } from '../audit.js';
+import { auditActor, auditWithin, audited } from '../audit.js';
 
 /** The browser's half of a sign-in state (src/accounts/scm-sign-in.ts): Lax, as the host sends the browser back cross-site. */
 const LOGIN_COOKIE = 'emend_oauth_login';
@@ -59,7 +59,18 @@ async function connectCallback(
         'is signed in to; nothing was connected',
     );
   }
-  const outcome = await finishConnect(deps, state, code, browserHolds(state, held));
+  // Connected here, the connection is recorded with it, as the account that started it.
+  let deliveries: string[] = [];
+  const outcome = await finishConnect(deps, state, code, browserHolds(state, held), async (tx, login) => {
+    ({ deliveries } = await recordAudit(tx, deps, {
+      workspaceId: state.workspaceId,
+      action: 'scm.connected',
+      actor: { ...auditActor(request, null), accountId: state.accountId ?? null },
+      targets: { host: state.host.id },
+      detail: { login, via: 'oauth' },
+    }));
+  });
+  await announceDeliveries(deps, deliveries);
   if (outcome.kind === 'connected') return { ok: true, scm: outcome.login, host: state.host.id };
   // Not the JSON the schema describes: a page for the person in the browser.
   return sendPage(reply as unknown as FastifyReply, 200, confirmPage(hostLabel(state.host), outcome.confirmation));
@@ -104,9 +115,15 @@ export const scmRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = async (app, 
     },
     async (request) => {
       const host = chosenHost(deps, request.body.host);
-      // It asks the host who the token is: recorded once connected, not across that call. Never the token.
-      const scm = await connectScm(deps, caller(request).workspace.id, request.body.token, host);
-      await recordAfter(deps, request, { action: 'scm.connected', targets: { host: host.id }, detail: { login: scm } });
+      // The host is asked who the token is first; the connection and its record (never the token)
+      // then commit together.
+      const audit = auditWithin(deps, request, (login: string) => ({
+        action: 'scm.connected',
+        targets: { host: host.id },
+        detail: { login },
+      }));
+      const scm = await connectScm(deps, caller(request).workspace.id, request.body.token, host, audit.within);
+      await audit.announce();
       return { scm, host: host.id };
     },
   );
@@ -136,10 +153,20 @@ export const scmRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = async (app, 
     async (request) => {
       const host = chosenHost(deps, request.query.host);
       const workspaceId = caller(request).workspace.id;
-      // While the token still works: the repositories' webhooks go with the connection that made them.
-      await dropTriggersOf(deps, workspaceId, host.id);
-      const disconnected = await disconnectScm(deps, workspaceId, host);
-      if (disconnected) await recordAfter(deps, request, { action: 'scm.disconnected', targets: { host: host.id } });
+      // The repositories' triggers go with the connection that made their webhooks: the clients that
+      // remove those are made now, while the token is stored; the triggers, the connection and the
+      // record go in one transaction; the webhooks are removed from the host once it has committed.
+      const triggers = await triggersLeaving(deps, workspaceId, host.id);
+      const disconnected = await audited(
+        deps,
+        request,
+        async (d) => {
+          await deleteTriggers(d.db, triggers.ids);
+          return disconnectScm(d, workspaceId, host);
+        },
+        (gone) => (gone ? { action: 'scm.disconnected', targets: { host: host.id } } : null),
+      );
+      await triggers.removeHooks();
       return { scm: null, host: host.id, disconnected };
     },
   );
@@ -160,7 +187,12 @@ export const scmRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = async (app, 
       },
     },
     async (request, reply) => {
-      const { url, browserNonce } = await startConnect(deps, caller(request).workspace.id, request.query.host);
+      const who = caller(request);
+      const { url, browserNonce } = await startConnect(
+        deps,
+        { workspaceId: who.workspace.id, accountId: who.account.id },
+        request.query.host,
+      );
       reply.setCookie(CONNECT_COOKIE, browserNonce, { ...flowCookie(deps), maxAge: 600 });
       return { authorize_url: url };
     },
@@ -196,7 +228,18 @@ export const scmRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = async (app, 
       },
     },
     async (request) => {
-      const { login, hostId } = await confirmConnect(deps, caller(request).workspace.id, request.body.confirmation);
+      const audit = auditWithin(deps, request, (made: { login: string; hostId: string }) => ({
+        action: 'scm.connected',
+        targets: { host: made.hostId },
+        detail: { login: made.login, via: 'oauth' },
+      }));
+      const { login, hostId } = await confirmConnect(
+        deps,
+        caller(request).workspace.id,
+        request.body.confirmation,
+        audit.within,
+      );
+      await audit.announce();
       return { scm: login, host: hostId };
     },
   );

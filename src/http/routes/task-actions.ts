@@ -5,7 +5,7 @@ import { caller } from '../auth.js';
 import { IdempotencyHeaders, idempotent, releaseUnlessStored, storeCreated } from '../idempotency.js';
 import { taskJson } from '../../tasks/present.js';
 import { errorResponses } from '../errors.js';
-import { auditWithin, recordAfter } from '../audit.js';
+import { auditWithin } from '../audit.js';
 import type { Task } from '../../tasks/service.js';
 import { IdParams, StringEnum, described } from '../schema-parts.js';
 
@@ -28,9 +28,10 @@ export const taskActionRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = async
       },
     },
     async (request) => {
-      const killed = await killTask(deps, caller(request).workspace.id, request.params.id);
-      // Killing aborts the run's processes: recorded once they are dead, not across that wait.
-      await recordAfter(deps, request, { action: 'task.killed', targets: { task_id: killed.id } });
+      // Recorded in the transaction that cancels it; its processes are signalled after that commits.
+      const audit = auditWithin(deps, request, (t: Task) => ({ action: 'task.killed', targets: { task_id: t.id } }));
+      const killed = await killTask(deps, caller(request).workspace.id, request.params.id, audit.within);
+      await audit.announce();
       return { ok: true, task: taskJson(killed) };
     },
   );
@@ -79,13 +80,21 @@ export const taskActionRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = async
     },
     async (request) => {
       const { stage, plan } = request.body;
-      const approved = await approveTask(deps, caller(request).workspace.id, request.params.id, stage, plan);
-      // Resuming queues the run: recorded right after.
-      await recordAfter(deps, request, {
+      // Recorded in the transaction that resumes it; the run is queued after that commits.
+      const audit = auditWithin(deps, request, (t: Task) => ({
         action: 'task.approved',
-        targets: { task_id: approved.id },
+        targets: { task_id: t.id },
         detail: { stage, plan_edited: plan !== undefined },
-      });
+      }));
+      const approved = await approveTask(
+        deps,
+        caller(request).workspace.id,
+        request.params.id,
+        stage,
+        plan,
+        audit.within,
+      );
+      await audit.announce();
       return { ok: true, task: taskJson(approved) };
     },
   );

@@ -12,6 +12,7 @@ import { appHookUrl } from '../../scm/github/app.js';
 import {
   type RepoTrigger,
   TRIGGER_DEFAULTS,
+  type TriggerChange,
   TRIGGER_EVENTS,
   disableTrigger,
   enableTrigger,
@@ -22,7 +23,7 @@ import { caller } from '../auth.js';
 import { RepoQuery, deleteForRepo, repoOfQuery } from '../repo-query.js';
 import { errorResponses } from '../errors.js';
 import { StringEnum, Url, described } from '../schema-parts.js';
-import { recordAfter } from '../audit.js';
+import { auditWithin } from '../audit.js';
 
 const Timestamp = Type.String({ format: 'date-time' });
 const RECENT_DELIVERIES = 20;
@@ -161,13 +162,21 @@ export const triggerRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = async (a
     },
     async (request, reply) => {
       const repo = repoOf(request.query.repo);
-      const { trigger, created } = await enableTrigger(deps, caller(request).workspace.id, repo, request.body ?? {});
-      // It registers a webhook on the code host: recorded right after, not inside a transaction across that call.
-      await recordAfter(deps, request, {
+      // A new trigger's webhook is registered on the code host first; the row and its record then
+      // commit together (or the hook is removed again).
+      const audit = auditWithin(deps, request, (change: TriggerChange) => ({
         action: 'triggers.changed',
-        targets: { repo: repo.url, trigger_id: trigger.id },
-        detail: { created, fields: Object.keys(request.body ?? {}) },
-      });
+        targets: { repo: repo.url, trigger_id: change.trigger.id },
+        detail: { created: change.created, fields: Object.keys(request.body ?? {}) },
+      }));
+      const { trigger, created } = await enableTrigger(
+        deps,
+        caller(request).workspace.id,
+        repo,
+        request.body ?? {},
+        audit.within,
+      );
+      await audit.announce();
       return reply.status(created ? 201 : 200).send(await triggerJson(trigger));
     },
   );
@@ -177,9 +186,9 @@ export const triggerRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = async (a
     operationId: 'disableRepoTriggers',
     summary: "Turn a repository's triggers off: its webhook is removed from the code host",
     answer: 'turned off',
+    // The row and its record go in one transaction; the webhook is removed from the host after.
     remove: disableTrigger,
     action: 'triggers.removed',
-    reachesHost: true,
   });
 
   // The receiving route reads its body as bytes: the signature is over the bytes as sent.

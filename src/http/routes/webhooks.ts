@@ -10,7 +10,7 @@ import { getOwnList } from '../own-list.js';
 import { IdParams, StringEnum, described, isoOrNull } from '../schema-parts.js';
 import type { WebhookDelivery as DeliveryRow } from '../../webhooks/deliveries.js';
 import type { WebhookEndpoint as EndpointRow } from '../../webhooks/endpoints.js';
-import { audited, recordAfter } from '../audit.js';
+import { audited } from '../audit.js';
 
 // The webhook resources' wire shapes (WebhookEndpoint, WebhookDelivery) and their presenters.
 
@@ -234,11 +234,13 @@ export const webhookRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = async (a
       },
     },
     async (request) => {
-      const id = await recordPing(deps, caller(request).workspace.id, request.params.id);
-      await recordAfter(deps, request, {
-        action: 'webhook.tested',
-        targets: { webhook_id: request.params.id, delivery_id: id },
-      });
+      // The ping's delivery row and its record commit together; the attempt is made after.
+      const id = await audited(
+        deps,
+        request,
+        (d) => recordPing(d, caller(request).workspace.id, request.params.id),
+        (delivery) => ({ action: 'webhook.tested', targets: { webhook_id: request.params.id, delivery_id: delivery } }),
+      );
       await runDeliveryJob(deps, id);
       return webhookDeliveryJson((await getDelivery(deps, id))!);
     },
@@ -280,11 +282,13 @@ export const webhookRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = async (a
     },
     async (request, reply) => {
       const { id, delivery_id } = request.params;
-      const row = await redeliver(deps, caller(request).workspace.id, id, delivery_id);
-      await recordAfter(deps, request, {
-        action: 'webhook.redelivered',
-        targets: { webhook_id: id, delivery_id, redelivery_id: row.id },
-      });
+      // The new delivery row and its record commit together; it is queued after.
+      const row = await audited(
+        deps,
+        request,
+        (d) => redeliver(d, caller(request).workspace.id, id, delivery_id),
+        (made) => ({ action: 'webhook.redelivered', targets: { webhook_id: id, delivery_id, redelivery_id: made.id } }),
+      );
       await announceDeliveries(deps, [row.id]);
       return reply.status(202).send(webhookDeliveryJson(row));
     },

@@ -30,7 +30,7 @@ import { errorResponses } from '../errors.js';
 import { IdParams, Nullable, StringEnum, Timestamp, Uuid, described, isoOrNull } from '../schema-parts.js';
 import { sessionSecretOf } from '../session-cookie.js';
 import { announceDeliveries } from '../../webhooks/deliveries.js';
-import { audited, recordAfter, recordIn } from '../audit.js';
+import { auditWithin, audited, recordIn } from '../audit.js';
 
 // Workspaces (docs/teams.md): their wire shapes, presenters and routes.
 
@@ -213,9 +213,10 @@ export const workspaceRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = async 
       },
     },
     async (request, reply) => {
-      await deleteWorkspace(deps, workspaceInPath(caller(request), request.params.id));
-      // Deletion unregisters the host's webhooks first: recorded after it, not across those calls.
-      await recordAfter(deps, request, { action: 'workspace.deleted' });
+      // Recorded in the transaction that marks it deleted; the hosts' webhooks are removed after.
+      const audit = auditWithin(deps, request, { action: 'workspace.deleted' });
+      await deleteWorkspace(deps, workspaceInPath(caller(request), request.params.id), audit.within);
+      await audit.announce();
       return reply.status(204).send(null);
     },
   );
@@ -239,9 +240,10 @@ export const workspaceRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = async 
       },
     },
     async (request) => {
-      const exported = await exportWorkspace(deps, workspaceInPath(caller(request), request.params.id));
-      await recordAfter(deps, request, { action: 'workspace.exported' });
-      return exported;
+      // An export changes nothing: its act is the reading. The rows are read in a transaction that
+      // then appends the record, and nothing is answered unless that committed (docs/decisions.md).
+      const workspace = workspaceInPath(caller(request), request.params.id);
+      return audited(deps, request, (d) => exportWorkspace(d, workspace), { action: 'workspace.exported' });
     },
   );
 

@@ -1,11 +1,11 @@
 import { and, eq, notInArray, sql } from 'drizzle-orm';
-import type { Db, Tx } from '../../db/client.js';
+import type { Db, Tx, Within } from '../../db/client.js';
 import { tasks, workspaces } from '../../db/schema.js';
 import type { Deps } from '../../deps.js';
 import { AppError } from '../../errors.js';
 import { TERMINAL_STATUSES } from '../../tasks/states.js';
-import { dropTriggersOf } from '../../triggers/repo-triggers.js';
-import { dropGroupBotsOf } from '../../workspaces/group-bots.js';
+import { triggersLeaving } from '../../triggers/repo-triggers.js';
+import { groupBotsLeaving } from '../../workspaces/group-bots.js';
 import { type Workspace, lockWorkspace } from '../../workspaces/workspaces.js';
 import { WORKSPACE_TABLES } from './workspace-tables.js';
 
@@ -23,13 +23,17 @@ import { WORKSPACE_TABLES } from './workspace-tables.js';
 export async function deleteWorkspace(
   deps: Pick<Deps, 'db' | 'clock' | 'config' | 'fetch' | 'secretKey' | 'log'>,
   workspace: Workspace,
+  /** Run last in the deletion's transaction (its audit row). */
+  within?: Within,
 ): Promise<void> {
   if (workspace.personalOf)
     throw new AppError('conflict', 'a personal workspace is deleted with its account, not on its own');
   await refuseActiveTask(deps.db, workspace.id);
-  // The code host's webhooks first: they need the connection the rest of the deletion removes.
-  await dropTriggersOf(deps, workspace.id);
-  await dropGroupBotsOf(deps, workspace.id);
+  // The code host's webhooks go with the triggers and bots the deletion removes: the clients that
+  // remove them are made now, while the connections and tokens are stored, and used once the
+  // deletion has committed, so no transaction waits on a host and a refused deletion removes none.
+  const triggers = await triggersLeaving(deps, workspace.id);
+  const bots = await groupBotsLeaving(deps, workspace.id);
   const now = deps.clock.now();
   await deps.db.transaction(async (tx) => {
     // Admission takes this lock too: no task starts between the check and the deletion.
@@ -44,7 +48,10 @@ export async function deleteWorkspace(
           sql`update ${table} set ${sql.identifier(table.workspaceId.name)} = null where ${eq(table.workspaceId, workspace.id)}`,
         );
     }
+    await within?.(tx);
   });
+  await triggers.removeHooks();
+  await bots.removeHooks();
 }
 
 async function refuseActiveTask(db: Db | Tx, workspaceId: string) {

@@ -1,5 +1,6 @@
 import { type SQL, sql } from 'drizzle-orm';
 import { settleCredit } from '../../billing/credits.js';
+import type { Within } from '../../db/client.js';
 import { tasks } from '../../db/schema.js';
 import { storableText } from '../../db/storable.js';
 import type { Deps } from '../../deps.js';
@@ -17,6 +18,8 @@ export interface TaskEnd {
   error?: string;
   /** The caller's guard on top of the transition table (e.g. "this worker still owns it"). */
   where?: SQL;
+  /** Run last in the transaction that ends it, with the ended row (a kill's audit row); not when it did not end. */
+  within?: Within<Task>;
 }
 
 /**
@@ -51,6 +54,7 @@ export async function endTask(
     if (!row) return undefined;
     await settleCredit(tx, taskId, end.status === 'done' ? 'capture' : 'release', now);
     const deliveries = await recordEvent(tx, now, row.workspaceId, `task.${end.status}`, { task: taskJson(row) });
+    await end.within?.(tx, row);
     return { row, deliveries };
   });
   if (!result) return undefined;
