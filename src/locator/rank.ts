@@ -1,3 +1,4 @@
+import { familyMatches, familyNames, reportNames } from './family-names.js';
 import { type Bm25Index, own, scoreBm25, topTerms } from './bm25.js';
 import { withoutDependencyListings } from './prompt-noise.js';
 import { tokenize } from './tokenize.js';
@@ -34,6 +35,8 @@ const QUALIFIED_MENTION = 1.2;
 const SYMBOL_MENTION = 1;
 const SYMBOL_CAP = 1.5;
 const STEM_MENTION = 0.3;
+/** A file of a family (one file per language, rule, locale) filed under a name the report uses, in its title. */
+const FAMILY_NAME = 1;
 /**
  * A file the title alone matches best. The title is the report's one-line summary: in a long report (logs, listings,
  * the user's own code) its few terms are a small share of the query, so the files matching many incidental terms
@@ -413,10 +416,22 @@ export function rank(index: LocatorIndex, report: string, top: number, importsAf
     );
   });
 
+  // A file filed under a name the report uses (a language, a rule, a locale: family-names.ts).
+  const family = familyMatches(familyNames(docs.map((d) => d.path)), reportNames(promptParts(prompt)));
+  const named = new Set<number>();
+  for (const [path, hit] of family) {
+    const i = byPath.get(path)!;
+    if (mentioned.has(i) || framed.has(i)) continue;
+    named.add(i);
+    // Evidence the words lack: a file their BM25 already ranks first gains nothing more from its name.
+    strong[i]! += FAMILY_NAME * hit.weight * (1 - Math.min(1, base[i]!));
+    reasons[i]!.push(`filed under "${hit.name}", a name the prompt uses`);
+  }
+
   // A file whose name (without extension) is a word of the prompt.
   const words = new Set(prompt.toLowerCase().match(/[a-z_][a-z0-9_]*/g) ?? []);
   docs.forEach((d, i) => {
-    if (mentioned.has(i) || framed.has(i)) return;
+    if (mentioned.has(i) || framed.has(i) || named.has(i)) return;
     const stem = d.path
       .slice(d.path.lastIndexOf('/') + 1)
       .replace(/\.[^.]+$/, '')

@@ -1,0 +1,57 @@
+import { describe, expect, it } from 'vitest';
+import { familyMatches, familyNames, reportNames } from '../../src/locator/family-names.js';
+import { promptParts } from '../../src/locator/rank.js';
+
+const names = (prompt: string) => reportNames(promptParts(prompt));
+
+describe('files filed under a name', () => {
+  const languages = ['yaml', 'json', 'cpp', 'fsharp', 'javascript', 'markup', 'd'].map(
+    (l) => `components/prism-${l}.js`,
+  );
+
+  it('names each file of a family by its name less the prefix its siblings share', () => {
+    const found = familyNames([...languages, 'components/index.js', 'prism.js', 'src/a.js']);
+    expect(found.get('components/prism-yaml.js')).toBe('yaml');
+    expect(found.get('components/prism-fsharp.js')).toBe('fsharp');
+    // too short to tell from a word of any text; not a family; a family of one
+    expect(found.has('components/prism-d.js')).toBe(false);
+    expect(found.has('prism.js')).toBe(false);
+    expect(found.has('src/a.js')).toBe(false);
+  });
+
+  it('a directory of index files is no family', () => {
+    const plugins = ['utc', 'timezone', 'isoWeek', 'duration', 'relativeTime', 'advancedFormat'];
+    expect(familyNames(plugins.map((p) => `src/plugin/${p}/index.js`)).size).toBe(0);
+  });
+
+  it('a directory of a few files is no family', () => {
+    expect(familyNames(['src/yaml.js', 'src/json.js', 'src/cpp.js']).size).toBe(0);
+  });
+});
+
+describe('names a report uses', () => {
+  it('reads acronyms, symbols, compounds and backticks', () => {
+    const used = names(
+      'BUG: C++ code highlight\nThe F# and YAML highlighters break on `markup` and on ' +
+        'implicit-arrow-linebreak; see the Language Card too.\nFormat strings are wrong.',
+    );
+    for (const n of ['cpp', 'fsharp', 'yaml', 'markup', 'implicit-arrow-linebreak', 'implicitarrowlinebreak'])
+      expect(used.has(n), n).toBe(true);
+    // capitalised words and plain words are prose
+    expect(used.has('card')).toBe(false);
+    expect(used.has('format')).toBe(false);
+    expect(used.has('strings')).toBe(false);
+    expect(used.get('cpp')).toBeGreaterThan(used.get('yaml')!);
+  });
+
+  it('the title counts most, and a report naming many shares the boost', () => {
+    const family = familyNames(
+      ['yaml', 'json', 'cpp', 'ruby', 'rust', 'markup'].map((l) => `components/prism-${l}.js`),
+    );
+    const one = familyMatches(family, names('YAML strings fail with trailing comments\nUsing it.'));
+    expect([...one.keys()]).toEqual(['components/prism-yaml.js']);
+    const many = familyMatches(family, names('Several languages\nYAML, JSON, `ruby` and `rust` all break.'));
+    expect(many.size).toBe(4);
+    expect(many.get('components/prism-yaml.js')!.weight).toBeLessThan(one.get('components/prism-yaml.js')!.weight);
+  });
+});
