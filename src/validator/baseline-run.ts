@@ -26,8 +26,8 @@ export interface BaselineResult {
 
 /**
  * The baseline copy: the base commit with the change's test files copied in and its setup done,
- * once, when a run needs it: the baseline's own run, or a flaky suspect's re-run after a kept
- * baseline was reused (src/validator/reruns.ts).
+ * once, by its first run; a flaky suspect's re-run (src/validator/reruns.ts) finds it ready. A
+ * baseline kept from an earlier validation leaves it untouched.
  */
 export class BaselineTree {
   private prepared: Promise<SetupReport | null> | undefined;

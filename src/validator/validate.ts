@@ -235,13 +235,13 @@ async function judgeRuns(r: Runs): Promise<ValidatorOutput> {
   const refused = suspects.length > 0 ? rerunRefusal(suspects, change.durationMs + baseline.duration_ms) : undefined;
   let rerun: ReturnType<typeof judgeReruns> | undefined;
   if (suspects.length > 0 && refused === undefined) {
-    // The baseline's tree runs again too, set up here first when the baseline was kept from the
-    // store; a retry's kept output has no statuses to compare with: only the change's tree then.
+    // The baseline's tree runs again too when it ran here. A kept baseline ran in another
+    // validation's tree: only the change's runs again, and the kept statuses are the base's first.
     const first = r.baseline.outcome;
     const both = await sideBySide(
-      r.slots,
+      r.baseline.ranHere ? r.slots : undefined,
       () => runTests(ctx, r.changeTree, command, setup, { watchPytest }),
-      async () => (first ? (await r.baseTree.run(command, watchPytest)).outcome : undefined),
+      async () => (r.baseline.ranHere ? (await r.baseTree.run(command, watchPytest)).outcome : undefined),
     );
     const [again, againBase] = both.results;
     rerun = judgeReruns(
