@@ -1,4 +1,4 @@
-import { eq, sql } from 'drizzle-orm';
+import { and, eq, gte, sql } from 'drizzle-orm';
 import type { Db } from '../db/client.js';
 import { baselineResults } from '../db/schema.js';
 import { KeptBaseline } from './kept-baseline.js';
@@ -16,9 +16,12 @@ export interface BaselineStore {
   readonly secret: Buffer;
   /** Whose baselines: the workspace and the repository (keys are per workspace, src/validator/baseline-key.ts). */
   readonly scope: { workspace: string; repository: string };
-  /** The kept baseline and when it ran, or undefined; a hit counts as a use (the cap evicts the least recently used). */
+  /**
+   * The kept baseline and when it ran, if it ran today (UTC), or undefined; a hit counts as a use
+   * (the cap evicts the least recently used).
+   */
   lookup(key: string): Promise<{ kept: KeptBaseline; ranAt: Date } | undefined>;
-  /** Keeps a run (the first of two workers storing one key wins), then evicts down to the cap. */
+  /** Keeps a run (replacing an older one under the key), then evicts down to the cap. */
   save(row: KeptRow, kept: KeptBaseline): Promise<void>;
 }
 
@@ -44,10 +47,12 @@ export class DbBaselineStore implements BaselineStore {
   }
 
   async lookup(key: string): Promise<{ kept: KeptBaseline; ranAt: Date } | undefined> {
+    const now = this.options.now();
     const [row] = await this.options.db
       .update(baselineResults)
-      .set({ usedAt: this.options.now(), hits: sql`${baselineResults.hits} + 1` })
-      .where(eq(baselineResults.key, key))
+      .set({ usedAt: now, hits: sql`${baselineResults.hits} + 1` })
+      // Only a run of today (UTC, the sandbox's zone): a test that reads the date may fail tomorrow on either tree.
+      .where(and(eq(baselineResults.key, key), gte(baselineResults.createdAt, startOfDay(now))))
       .returning({ result: baselineResults.result, createdAt: baselineResults.createdAt });
     const parsed = row ? KeptBaseline.safeParse(row.result) : undefined;
     if (!row || !parsed?.success) {
@@ -79,7 +84,8 @@ export class DbBaselineStore implements BaselineStore {
         createdAt: now,
         usedAt: now,
       })
-      .onConflictDoNothing();
+      // A row of an earlier day (no longer read) is replaced; two workers keeping one run at once write the same.
+      .onConflictDoUpdate({ target: baselineResults.key, set: { result: kept, bytes, createdAt: now, usedAt: now } });
     await evictBaselines(this.options.db, this.options.maxBytes);
   }
 }
@@ -97,3 +103,6 @@ export async function evictBaselines(db: Db, maxBytes: number): Promise<void> {
       where total > ${maxBytes}
     )`);
 }
+
+/** Midnight UTC of the day `at` falls on. */
+const startOfDay = (at: Date) => new Date(Date.UTC(at.getUTCFullYear(), at.getUTCMonth(), at.getUTCDate()));

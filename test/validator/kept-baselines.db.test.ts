@@ -296,6 +296,22 @@ describe('the cap', () => {
     expect(total.reduce((sum, r) => sum + r.bytes, 0)).toBeLessThanOrEqual(one * 2.5);
   });
 
+  it('reads only a run of the same day (UTC), and keeping it again the next day replaces it', async () => {
+    const workspace = randomUUID();
+    const store = storeOf(workspace);
+    const key = `day-${workspace}`;
+    clock.set(new Date('2026-01-15T23:59:00Z'));
+    await store.save(row(key, workspace), kept(3));
+    expect((await store.lookup(key))?.kept.summary.tests).toBe(3);
+    clock.set(new Date('2026-01-16T00:01:00Z'));
+    expect(await store.lookup(key)).toBeUndefined();
+    await store.save(row(key, workspace), kept(4));
+    expect(await store.lookup(key)).toMatchObject({
+      kept: { summary: { tests: 4 } },
+      ranAt: new Date('2026-01-16T00:01:00Z'),
+    });
+  });
+
   it('keeps nothing larger than the whole cap', async () => {
     const workspace = randomUUID();
     const store = storeOf(workspace, database.db, 100);
