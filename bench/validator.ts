@@ -9,11 +9,20 @@
  * Then the cost of a hang: the QuixBugs-style fixture whose change puts sqrt into an infinite
  * loop, validated with a per-test timeout of BENCH_HANG_TIMEOUT_S (default 5) seconds, where
  * the whole run's limit is the sandbox's (600 s): how long the verdict takes past the timeout.
+ *
+ * Then kept baselines and both trees at once (docs/validator.md): on one base, validate() when the
+ * baseline runs in turn with the change (as before issue 49), at once with it, reused from the
+ * store, and reused from a retry's previous output; interleaved, RUNS each. BENCH_ONLY=reuse runs
+ * only this part.
  */
 import { execFileSync, spawnSync } from 'node:child_process';
 import os from 'node:os';
 import type { Sandbox } from '../src/sandbox/types.js';
 import type { ValidatorOutput } from '../src/step-contract/fix.js';
+import { randomBytes, randomUUID } from 'node:crypto';
+import { openPglite, runMigrations } from '../src/db/client.js';
+import { DbBaselineStore } from '../src/validator/baseline-store.js';
+import { TestRunSlots } from '../src/validator/run-slots.js';
 import { validate } from '../src/validator/validate.js';
 import {
   type FixtureRepo,
@@ -141,14 +150,67 @@ async function measureHang(sandbox: Sandbox) {
   );
 }
 
+/**
+ * One base, four ways to get its baseline: run in turn with the change (before issue 49), run at
+ * once with it (this machine's slots), kept in the store (a follow-up, another task, a retry), and
+ * kept in a retry's previous output (the retry path that existed before). Interleaved per round.
+ */
+async function measureReuse(sandbox: Sandbox, name: string, make: () => FixtureRepo) {
+  const database = await openPglite(undefined);
+  await runMigrations(database);
+  try {
+    const repo = make();
+    const store = new DbBaselineStore({
+      db: database.db,
+      secretKey: randomBytes(32),
+      workspace: randomUUID(),
+      repository: 'https://example.com/bench/fixture',
+      maxBytes: 64 * 1024 * 1024,
+      now: () => new Date(),
+    });
+    const slots = TestRunSlots.forSandbox(sandbox.report(), 'auto');
+    const input = { dir: repo.dir, base: repo.base };
+    // The first validation keeps the baseline, and gives the retry's previous output.
+    const first = await validate(sandbox, input, { baselines: store });
+    const ways: Record<string, () => Promise<ValidatorOutput>> = {
+      'in turn (no kept baseline, as before)': () => validate(sandbox, input),
+      'at once (no kept baseline)': () => validate(sandbox, input, { runSlots: slots }),
+      'kept in the store': () => validate(sandbox, input, { baselines: store, runSlots: slots }),
+      "kept in a retry's previous output (before)": () =>
+        validate(sandbox, { ...input, cachedBaseline: first.baseline }),
+    };
+    const times = new Map<string, number[]>(Object.keys(ways).map((k) => [k, []]));
+    const verdicts = new Set<string>();
+    for (let i = 0; i <= RUNS; i++) {
+      for (const [way, run] of Object.entries(ways)) {
+        const started = performance.now();
+        const out = await run();
+        if (i > 0) times.get(way)!.push(performance.now() - started);
+        verdicts.add(JSON.stringify([out.passed, out.new_failures, out.fixed, out.preexisting_failures, out.flaky]));
+      }
+    }
+    log('');
+    log(`${name}, one base (capacity ${slots.capacity} runs at once here): ${first.command}`);
+    log(`  verdicts: ${[...verdicts].join(' | ')} (one means every way agreed)`);
+    for (const [way, ts] of times)
+      log(`  ${way}: median ${ms(median(ts))} (min ${ms(Math.min(...ts))}, max ${ms(Math.max(...ts))})`);
+  } finally {
+    await database.close();
+  }
+}
+
 async function main() {
   execFileSync('git', ['--version']);
   const sandbox = await fixtureSandbox();
   describeMachine(sandbox);
   try {
-    await measure(sandbox, 'JavaScript, node --test (2 tests, 1 broken by the change)', jsFailingTest);
-    await measure(sandbox, 'Python, pytest (2 tests, 1 broken by the change)', pythonPytest);
-    await measureHang(sandbox);
+    if (process.env.BENCH_ONLY !== 'reuse') {
+      await measure(sandbox, 'JavaScript, node --test (2 tests, 1 broken by the change)', jsFailingTest);
+      await measure(sandbox, 'Python, pytest (2 tests, 1 broken by the change)', pythonPytest);
+      await measureHang(sandbox);
+    }
+    await measureReuse(sandbox, 'JavaScript, node --test (2 tests, 1 broken by the change)', jsFailingTest);
+    await measureReuse(sandbox, 'Python, pytest (2 tests, 1 broken by the change)', pythonPytest);
   } finally {
     removeFixtureRepos();
   }

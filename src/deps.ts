@@ -11,6 +11,7 @@ import type { TaskQueue } from './queue/task-queue.js';
 import type { Sandbox } from './sandbox/types.js';
 import type { ToolchainReport } from './environments/toolchain-report.js';
 import type { InstallationTokens } from './scm/github/installation-tokens.js';
+import type { TestRunSlots } from './validator/run-slots.js';
 
 /** Everything the service's code needs from the outside, built in one place and passed in. */
 export interface Deps {
@@ -40,4 +41,6 @@ export interface Deps {
   appTokens: InstallationTokens;
   /** The toolchains found inside the sandbox, asked once (GET /health). */
   toolchains: ToolchainReport;
+  /** The validations' test runs in flight in this process: a second run goes beside them only when it fits. */
+  testRuns: TestRunSlots;
 }

@@ -5,6 +5,7 @@ import { localEnvironmentCache, localSandbox, localToolchainCache } from './loca
 import { NotACheckoutError } from '../environments/copies.js';
 import { ValidationAborted } from '../environments/sandboxed.js';
 import type { ValidatorOutput } from '../step-contract/fix.js';
+import { TestRunSlots } from '../validator/run-slots.js';
 import { validate } from '../validator/validate.js';
 import { abortOnSignals } from './interrupt.js';
 
@@ -118,6 +119,8 @@ export async function validateCommand(args: string[], env: NodeJS.ProcessEnv): P
         limits: { testTimeoutMs: config.validator.testTimeoutMs },
         toolchainCache,
         ...(environments ? { environments } : {}),
+        // One validation in this process: its two trees run at once where the machine has room for both.
+        runSlots: TestRunSlots.forSandbox(sandbox.report(), config.validator.parallel),
         ...(Object.keys(setupEnv).length > 0 ? { setupEnv } : {}),
       },
     );

@@ -56,9 +56,11 @@ export interface Config {
   /**
    * The validator: how long one test may run before it is failed and its run stopped
    * (docs/validator.md); how large the cache of environments setup built may grow
-   * (EMEND_ENV_CACHE_MB in bytes, 0 = no cache; docs/environments.md, "Cached environments").
+   * (EMEND_ENV_CACHE_MB in bytes, 0 = no cache; docs/environments.md, "Cached environments"); how
+   * much the kept baselines may hold (EMEND_BASELINE_CACHE_MB in bytes, 0 = none kept) and whether a
+   * validation may run its two trees at once (EMEND_VALIDATOR_PARALLEL; docs/validator.md).
    */
-  validator: { testTimeoutMs: number; envCacheBytes: number };
+  validator: { testTimeoutMs: number; envCacheBytes: number; baselineCacheBytes: number; parallel: 'auto' | 'off' };
   /**
    * The default fixer (EMEND_FIXER) of tasks that name none and whose account has no default: the
    * one-shot pipeline fixer, or the agent that runs commands in the sandbox (docs/agent.md), if the
@@ -187,6 +189,8 @@ export function loadConfig(given: Env = process.env): Config {
     validator: {
       testTimeoutMs: read(env, 'EMEND_VALIDATOR_TEST_TIMEOUT_S', integer(1, 86_400), 60) * 1000,
       envCacheBytes: read(env, 'EMEND_ENV_CACHE_MB', integer(0, 16_777_216), 4096) * 1024 * 1024,
+      baselineCacheBytes: read(env, 'EMEND_BASELINE_CACHE_MB', integer(0, 1_048_576), 256) * 1024 * 1024,
+      parallel: read(env, 'EMEND_VALIDATOR_PARALLEL', oneOf(['auto', 'off']), 'auto'),
     },
     fixer: {
       kind: read(

@@ -410,6 +410,41 @@ export const repoSecrets = pgTable(
   (t) => [primaryKey({ columns: [t.workspaceId, t.repo, t.name] })],
 );
 
+/**
+ * The validator's kept baselines (docs/validator.md, "Kept baselines"): what the base commit's test
+ * run reported — every test by the runner's id and its status, the failures, how the run ended —
+ * per workspace, repository, base commit, environment key, test command and the change's test
+ * files (all hashed into `key`, src/validator/baseline-key.ts), so every later validation on the
+ * same base reuses it. A cache, bounded by EMEND_BASELINE_CACHE_MB: the least recently used rows
+ * go first. No foreign key to workspaces: the eval's tasks name a workspace no row holds; a
+ * workspace's deletion removes its rows (src/http/use-cases/workspace-tables.ts).
+ */
+export const baselineResults = pgTable(
+  'baseline_results',
+  {
+    key: text('key').primaryKey(),
+    workspaceId: uuid('workspace_id').notNull(),
+    repository: text('repository').notNull(),
+    baseCommit: text('base_commit').notNull(),
+    /** The environment's key (src/environments/env-key.ts) under the service's secret. */
+    envKey: text('env_key').notNull(),
+    command: text('command').notNull(),
+    /** The change's test files that ran on the base commit with it, hashed; null: none. */
+    testFilesDigest: text('test_files_digest'),
+    /** The run, as src/validator/kept-baseline.ts writes it. */
+    result: jsonb('result').notNull(),
+    /** The size of `result` as JSON text: what the cap counts. */
+    bytes: integer('bytes').notNull(),
+    hits: integer('hits').notNull().default(0),
+    createdAt: ts('created_at').notNull(),
+    usedAt: ts('used_at').notNull(),
+  },
+  (t) => [
+    index('baseline_results_used_idx').on(t.usedAt),
+    index('baseline_results_workspace_idx').on(t.workspaceId, t.repository),
+  ],
+);
+
 /** When a periodic job (merge tracking) last ran, so one worker of many runs it each period. */
 export const periodicRuns = pgTable('periodic_runs', {
   name: text('name').primaryKey(),

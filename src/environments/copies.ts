@@ -131,13 +131,15 @@ async function copyChange(repo: Repo, tree: RunTree, source: TreeGitSource): Pro
  * Both get the checkout's ignored files (node_modules, a virtualenv, build caches), so the
  * two runs differ only by the change, and the files of its submodules as the checkout has them.
  * Each gets a `.git` of its own (src/environments/tree-git.ts): HEAD at the base commit, clean on
- * the baseline, the change as uncommitted work; never the checkout's git directory.
+ * the baseline, the change as uncommitted work; never the checkout's git directory. `extras` names
+ * what the baseline took from the checkout beyond the base commit's files (its ignored files and
+ * submodules): a result of the baseline is only as reusable as they are (src/validator/baseline-key.ts).
  */
 export async function prepareCopies(
   repo: Repo,
   baseCommit: string,
   root: string,
-): Promise<{ baseline: RunTree; change: RunTree }> {
+): Promise<{ baseline: RunTree; change: RunTree; extras: string[] }> {
   const { dir } = repo;
   const baseline = await newTree(root, 'baseline');
   const change = await newTree(root, 'change');
@@ -155,6 +157,7 @@ export async function prepareCopies(
     .split('\0')
     .filter((line) => line.startsWith('160000 '))
     .map((line) => line.slice(line.indexOf('\t') + 1));
+  const extras: string[] = [];
   for (const entry of [...ignored, ...submodules]) {
     const path = entry.replace(/\/$/, '');
     if (path === '.git' || path.startsWith('.git/')) continue;
@@ -162,8 +165,9 @@ export async function prepareCopies(
     if (await linkOnTheWay(baseline.repo, path)) continue;
     if (!(await lstat(join(dir, path)).catch(() => undefined))) continue;
     await cp(join(dir, path), join(baseline.repo, path), copyOptions);
+    extras.push(path);
   }
-  return { baseline, change };
+  return { baseline, change, extras };
 }
 
 /**

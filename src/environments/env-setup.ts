@@ -1,7 +1,7 @@
 import { lstat, readdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import { DOWNLOAD_CACHES, type EnvEntry, type EnvironmentCache, type LayMode, type TreeParts } from './env-cache.js';
-import { environmentKey, isManifest, manifestDigest } from './env-key.js';
+import { type EnvKeyParts, environmentKey, isManifest, manifestDigest } from './env-key.js';
 import { type Checkout, type RunTree, TREE_HOME, changedFiles, trackedPaths } from './copies.js';
 import type { TestRecipe } from './detect.js';
 import type { Environment } from './environment.js';
@@ -46,6 +46,39 @@ interface SetupArgs {
   log: (message: string, data?: Record<string, unknown>) => void;
 }
 
+/** What an environment's key is made of, read before any setup runs in the base commit's tree. */
+export interface KeySource {
+  scope: Pick<EnvironmentScope, 'workspace' | 'repository'>;
+  /** The base commit's tree, before setup (which may rewrite a lockfile) and before the change's test files. */
+  baseline: RunTree;
+  /** The paths the base commit tracks (trackedPaths). */
+  tracked: Set<string>;
+  settings?: unknown;
+  recipe: TestRecipe;
+  environment: Environment;
+}
+
+/**
+ * The parts of an environment's key (src/environments/env-key.ts): the environment cache hashes
+ * them under its own secret, the validator's baseline store (src/validator/baseline-key.ts) under
+ * the service's, so that every worker computes the same key for the same environment.
+ */
+export function environmentKeyParts(ctx: RunContext, source: KeySource): EnvKeyParts {
+  const { recipe, environment } = source;
+  const network = ctx.sandbox.report();
+  return {
+    workspace: source.scope.workspace,
+    repository: source.scope.repository,
+    manifests: manifestDigest(source.baseline.repo, source.tracked),
+    setup: [recipe.setup?.command ?? '', recipe.setup?.offlineCommand ?? '', ...(recipe.extraSetup ?? [])],
+    settings: source.settings,
+    setupEnv: ctx.setupEnv,
+    toolchains: { ...environment.facts },
+    toolRoots: environment.env.roots,
+    sandbox: `${network.kind} setup-network:${network.networkForSetup}`,
+  };
+}
+
 const parts = (tree: RunTree): TreeParts => ({ repo: tree.repo, home: join(tree.workdir, TREE_HOME) });
 
 /**
@@ -63,22 +96,15 @@ export async function setupTrees(ctx: RunContext, args: SetupArgs): Promise<Setu
   const cache = scope?.cache;
   if (!args.cache || !scope || !cache?.enabled || (!recipe.setup && (recipe.extraSetup ?? []).length === 0))
     return { change: await runSetup(ctx, args.change, recipe) };
-  const { checkout, commit, settings } = args.cache;
+  const { checkout, commit } = args.cache;
   const copies = { baseline: args.cache.baseline, change: args.change };
 
   const tracked = await trackedPaths(checkout, commit);
   const network = ctx.sandbox.report();
-  const key = environmentKey(await cache.secret(), {
-    workspace: scope.workspace,
-    repository: scope.repository,
-    manifests: manifestDigest(copies.baseline.repo, tracked),
-    setup: [recipe.setup?.command ?? '', recipe.setup?.offlineCommand ?? '', ...(recipe.extraSetup ?? [])],
-    settings,
-    setupEnv: ctx.setupEnv,
-    toolchains: { ...args.environment.facts },
-    toolRoots: args.environment.env.roots,
-    sandbox: `${network.kind} setup-network:${network.networkForSetup}`,
-  });
+  const key = environmentKey(
+    await cache.secret(),
+    environmentKeyParts(ctx, { ...args.cache, tracked, recipe, environment: args.environment }),
+  );
   const ownSetup = (await changedFiles(checkout, commit)).filter(isManifest);
   const changeSetup = async (laid: SetupReport): Promise<SetupReport | null> => {
     if (ownSetup.length === 0) return laid;

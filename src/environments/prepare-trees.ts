@@ -59,8 +59,11 @@ export interface PrepareTreesOptions {
   detect?: DetectOptions;
   /** Turns the detected recipe into the one to run (the eval's listed tests); undefined: nothing to run. */
   select?: (detected: TestRecipe | undefined) => TestRecipe | undefined;
-  /** Told the recipe once its environment is known, before any setup runs (the validator's log). */
-  onRecipe?: (recipe: TestRecipe) => void;
+  /**
+   * Told the recipe once its environment is known, before any setup runs: the validator logs it
+   * and reads the environment's key from the untouched base tree then (src/validator/baseline-key.ts).
+   */
+  onRecipe?: (recipe: TestRecipe, environment: Environment) => void | Promise<void>;
   /** The commit whose date an install without a lockfile, and a fetched toolchain, resolve as of. */
   dated: { repo: Repo; commit: string };
   /** Fetches the node, pnpm or yarn a repository asks for (docs/environments.md, "Toolchains"). */
@@ -106,7 +109,7 @@ export async function prepareTrees(options: PrepareTreesOptions): Promise<Prepar
     // A probe the caller's abort cut short: a stop, not a failure of the sandbox.
     throw ctx.signal?.aborted ? new ValidationAborted() : err;
   });
-  options.onRecipe?.(environment.recipe);
+  await options.onRecipe?.(environment.recipe, environment);
   if (environment.missing) return { kind: 'missing', environment, missing: environment.missing };
   ctx.toolchains = environment.env;
   // An operator's entry replaces the detected install: with its command, or with none.

@@ -13,6 +13,7 @@ import { LocalRuns } from '../processes/local-runs.js';
 import type { TaskQueue } from '../queue/task-queue.js';
 import { ToolchainReport } from '../environments/toolchain-report.js';
 import type { Sandbox } from '../sandbox/types.js';
+import { TestRunSlots } from '../validator/run-slots.js';
 
 /** The eval runs its steps in this process: nothing is queued, and a call to the queue is a bug. */
 const noQueue: TaskQueue = {
@@ -56,6 +57,7 @@ export async function evalDeps(config: Config, sandbox: Sandbox): Promise<{ deps
     outbound: createOutbound(config.outboundAllow),
     sandbox,
     toolchains: new ToolchainReport(sandbox),
+    testRuns: TestRunSlots.forSandbox(sandbox.report(), config.validator.parallel),
     ollamaContext: cachedOllamaContext(systemClock),
     appTokens: new InstallationTokens(systemClock),
   };

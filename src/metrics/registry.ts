@@ -71,6 +71,16 @@ export function createMetrics() {
       help: 'Bytes the cached environments hold, as of the last build, eviction or purge by this process',
       registers: [registry],
     }),
+    baselineCacheHits: new Counter({
+      name: 'emend_baseline_cache_hits_total',
+      help: 'Validations whose baseline was reused from the kept baselines (docs/validator.md, "Kept baselines")',
+      registers: [registry],
+    }),
+    baselineCacheMisses: new Counter({
+      name: 'emend_baseline_cache_misses_total',
+      help: 'Validations that looked for a kept baseline, found none, and ran the base commit’s tests',
+      registers: [registry],
+    }),
     webhookDeliverySeconds: new Histogram({
       name: 'emend_webhook_attempt_duration_seconds',
       help: 'How long a webhook endpoint took to answer one attempt',

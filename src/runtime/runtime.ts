@@ -14,6 +14,7 @@ import { LocalRuns } from '../processes/local-runs.js';
 import { type QueueOptions, createTaskQueue } from '../queue/task-queue.js';
 import { logSandboxReport } from '../sandbox/report-log.js';
 import { createSandbox } from '../sandbox/sandbox.js';
+import { TestRunSlots } from '../validator/run-slots.js';
 import type { Sandbox } from '../sandbox/types.js';
 import { resolveSecretKey } from '../secrets/key.js';
 import { ToolchainReport } from '../environments/toolchain-report.js';
@@ -73,6 +74,8 @@ export async function createRuntime(
     sandbox,
     // Probed when first asked (start-up, /health), not here: every test builds a runtime.
     toolchains: new ToolchainReport(sandbox),
+    // Both trees of a validation at once when the machine has room (docs/validator.md, "Both trees at once").
+    testRuns: TestRunSlots.forSandbox(sandbox.report(), config.validator.parallel),
   };
   return {
     deps,

@@ -163,6 +163,14 @@ export const BaselineSummary = z.object({
   test_files_digest: z.string().optional(),
   /** The failures that belong to the change's test files: what a reproduction must turn into passes. */
   test_file_failures: z.array(z.string()).optional(),
+  /**
+   * The baseline did not run in this validation (docs/validator.md, "Kept baselines"): `store`, kept
+   * by an earlier validation on the same base commit, environment, command and test files (its key,
+   * and when it ran); `retry`, the fixer's previous validation's output. Absent: it ran here.
+   */
+  reused: z
+    .object({ from: z.enum(['store', 'retry']), key: z.string().optional(), ran_at: z.string().optional() })
+    .optional(),
 });
 export type BaselineSummary = z.infer<typeof BaselineSummary>;
 

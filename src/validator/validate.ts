@@ -3,27 +3,26 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Sandbox } from '../sandbox/types.js';
 import type { BaselineSummary, HungTest, SetupReport, ValidatorOutput } from '../step-contract/fix.js';
-import { type BaselineSeen, type Comparison, compareRuns, unreachedOnBaseline } from './compare.js';
-import { type RunTree, openCheckout, prepareCopies } from '../environments/copies.js';
+import { type Comparison, compareRuns, unreachedOnBaseline } from './compare.js';
+import { type Checkout, type RunTree, openCheckout, prepareCopies, trackedPaths } from '../environments/copies.js';
 import { type TestRecipe, commandWithTimeouts } from '../environments/detect.js';
+import type { EnvKeyParts } from '../environments/env-key.js';
+import { environmentKeyParts } from '../environments/env-setup.js';
 import { type PrepareOptions, type TreeSource, prepareTrees } from '../environments/prepare-trees.js';
 import { type RunContext, type TestRunTimeouts, testRunTimeouts, runContextOf } from '../environments/sandboxed.js';
-import { runSetup, setupState } from '../environments/setup-phase.js';
+import { setupState } from '../environments/setup-phase.js';
 import { describeNativeBuildFailure } from '../environments/native-build.js';
 import { describeMissing } from '../environments/toolchains.js';
 import { newFailureDetails } from '../test-runs/failure-detail.js';
 import type { RunOutcome } from '../test-runs/outcome.js';
 import { namesProgressPlugin, withoutProgressPlugin } from '../test-runs/pytest-progress.js';
-import { describeHung, probe, runTests } from '../test-runs/run.js';
-import {
-  type ChangeTests,
-  addTestsToBaseline,
-  changeTests,
-  failuresIn,
-  judgeReproduction,
-  reproduced,
-} from './reproduction.js';
+import { type TestRun, describeHung, probe, runTests } from '../test-runs/run.js';
+import { extrasDigest, keptRowFor } from './baseline-key.js';
+import { type BaselineResult, BaselineTree, keepBaseline, keptBaseline } from './baseline-run.js';
+import type { BaselineStore } from './baseline-store.js';
+import { type ChangeTests, changeTests, judgeReproduction, reproduced } from './reproduction.js';
 import { flakyNote, judgeReruns, needingNetwork, networkNote, rerunRefusal, suspectsOf } from './reruns.js';
+import { type TestRunSlots, sideBySide } from './run-slots.js';
 import { untouchedFailures } from './untouched-failures.js';
 
 export const NO_TEST_COMMAND = 'no test command found';
@@ -39,12 +38,20 @@ export interface ValidateOptions extends PrepareOptions {
   limits?: Partial<TestRunTimeouts>;
   /** Where the temporary copies go (default: the OS temp dir). */
   tmpRoot?: string;
+  /**
+   * Kept baselines (docs/validator.md, "Kept baselines"): a baseline kept by an earlier validation
+   * on the same base, environment, command and test files is reused, and one that runs here is kept.
+   */
+  baselines?: BaselineStore;
+  /** The process's test runs (src/validator/run-slots.ts): with it, the two trees run at once when they fit. */
+  runSlots?: TestRunSlots;
 }
 
 /**
- * Runs the repository's tests on the baseline and on the change, each in its own copy in
- * the sandbox, in sequence, and compares them: failures present before the change are
- * pre-existing, the others are new; tests failing before and passing now are fixed.
+ * Runs the repository's tests on the baseline and on the change, each in its own copy in the
+ * sandbox (at once when the machine allows it, else in turn), and compares them: failures present
+ * before the change are pre-existing, the others are new; tests failing before and passing now are
+ * fixed. A baseline an earlier validation kept for the same base is reused instead of run.
  */
 export async function validate(
   sandbox: Sandbox,
@@ -60,6 +67,12 @@ export async function validate(
   const root = await mkdtemp(join(options.tmpRoot ?? tmpdir(), 'emend-validate-'));
   try {
     const copies = await prepareCopies(checkout, commit, root);
+    const store = options.baselines;
+    // What the baseline took from the checkout beyond the commit's files runs on the base too: part of the key.
+    const extras = store ? await extrasDigest(copies.baseline.repo, copies.extras) : undefined;
+    if (extras === 'too large')
+      log('kept baselines not used: the checkout adds too much to the base commit to key it', { paths: copies.extras });
+    let envParts: EnvKeyParts | undefined;
     // The command comes from the unmodified tree, so a change cannot pick its own judge;
     // only when the baseline has no tests at all does the change's tree decide.
     // Setup on the change's copy first: the command it yields decides whether a cached baseline
@@ -71,14 +84,25 @@ export async function validate(
       tree: copies.change,
       detectIn: [copies.baseline.repo, copies.change.repo],
       detect: { testCommand: input.testCommand, settings: input.settings },
-      onRecipe: (recipe) =>
+      onRecipe: async (recipe, environment) => {
         log('test recipe', {
           runner: recipe.runner,
           source: recipe.source,
           command: recipe.command,
           ...(recipe.build ? { build: recipe.build } : {}),
           setup: recipe.setup?.command,
-        }),
+        });
+        // The environment's key, read while the base tree is as the commit has it (no setup has run).
+        if (store && extras !== 'too large')
+          envParts = environmentKeyParts(ctx, {
+            scope: store.scope,
+            baseline: copies.baseline,
+            tracked: await trackedPaths(checkout, commit),
+            settings: input.settings,
+            recipe,
+            environment,
+          });
+      },
       dated: { repo: checkout, commit },
       toolchainCache: options.toolchainCache,
       cache: options.environments
@@ -109,170 +133,171 @@ export async function validate(
 
     // The change's test files run on the base commit's code too: a reproduction must fail there.
     const tests = await changeTests(checkout, commit);
-    const {
-      summary: baseline,
-      seen,
-      outcome: baseOutcome,
-    } = await baselineRun(ctx, copies, recipe, command, watchPytest, {
-      commit,
-      tests,
-      input,
-      log,
-      setup: setups.baseline,
-    });
-
-    const change = await runTests(ctx, copies.change, command, setup, { watchPytest });
-    log('change run', {
-      failures: change.outcome.failures.length,
-      tests: change.outcome.tests.size,
-      ms: change.durationMs,
-    });
-    const failedOnBase = baseline.test_file_failures ?? [];
-    const untouched = await untouchedFailures(
-      checkout,
-      commit,
-      tests,
-      failedOnBase.filter((id) => change.outcome.failures.includes(id)),
-      change.outcome.details,
-    );
-    const reproduction = judgeReproduction(tests.tests, failedOnBase, change.outcome, untouched);
-    log(reproduction.note, { rule: reproduction.rule, test_files: reproduction.test_files });
-    const compared = compareRuns(baseline.failures, change.outcome);
-    const unreached = new Set(unreachedOnBaseline(compared.new_failures, seen));
-    // A suspect new failure runs again on both trees before it counts (./reruns.ts); not after a
-    // run stopped at a hang or its timeout, which would only stop again (its note says why).
-    const stopped = change.hung !== undefined || change.timedOut;
-    const suspects = suspectsOf(
-      stopped ? [] : compared.new_failures.filter((id) => !unreached.has(id)),
-      reproduction.still_failing,
-    );
-    const refused = suspects.length > 0 ? rerunRefusal(suspects, change.durationMs + baseline.duration_ms) : undefined;
-    let rerun: ReturnType<typeof judgeReruns> | undefined;
-    if (suspects.length > 0 && refused === undefined) {
-      const again = await runTests(ctx, copies.change, command, setup, { watchPytest });
-      // A kept baseline ran in another validation's copy, set up there: only the change's tree runs again.
-      const againBase = baseOutcome
-        ? (await runTests(ctx, copies.baseline, command, null, { watchPytest })).outcome
+    const keyed =
+      store && envParts && extras !== 'too large'
+        ? { store, row: keptRowFor(store, envParts, { ctx, commit, command, tests, extras }) }
         : undefined;
-      rerun = judgeReruns(
-        suspects,
-        { change: change.outcome, ...(baseOutcome ? { baseline: baseOutcome } : {}) },
-        { change: again.outcome, ...(againBase ? { baseline: againBase } : {}) },
-      );
-      log('suspects run again', { suspects: suspects.length, flaky: rerun.flaky });
-    }
-    const flaky = new Set(rerun?.flaky ?? []);
-    const comparison = withOwnTests(
-      { ...compared, new_failures: compared.new_failures.filter((id) => !unreached.has(id) && !flaky.has(id)) },
-      reproduction.still_failing,
-    );
-    const network = needingNetwork(change.outcome.failures, change.outcome.details);
-
-    const judged = verdict(comparison.new_failures, change.outcome, baseline, setup, environment.facts.node);
-    const message =
-      [
-        judged.message,
-        // Named by the verdict where setup failed; where it went through without dependencies' scripts, here.
-        setup?.native_build && setup.exit_code === 0
-          ? describeNativeBuildFailure(setup.native_build, environment.facts.node)
-          : undefined,
-        unreachedNote([...unreached]),
-        rerun ? flakyNote(rerun.flaky, rerun.results) : refused,
-        networkNote(network),
-        ...hungNotes(change.hung, baseline.hung),
-        ...environment.notes,
-        ...(setup?.notes ?? []),
-      ]
-        .filter((m) => m !== undefined)
-        .join('; ') || undefined;
-    // No new failures is not enough when the change has tests: one of them must reproduce the request.
-    const passed =
-      judged.passed === true && reproduction.rule === 'reproduction' ? reproduced(reproduction) : judged.passed;
-    const details = newFailureDetails(comparison.new_failures, change.outcome.details);
-    return {
-      command,
-      setup,
-      passed,
-      ...comparison,
-      ...(details.length > 0 ? { failure_details: details } : {}),
-      ...(rerun ? { flaky: rerun.flaky, reruns: rerun.results } : {}),
-      ...(network.length > 0 ? { needs_network: network } : {}),
-      duration_ms: Math.round(performance.now() - started),
-      log_tail: change.logTail,
-      ...(message !== undefined ? { message } : {}),
-      source: recipe.source,
-      ...(recipe.runner !== undefined ? { runner: recipe.runner } : {}),
-      // Absent when the output neither names a test nor has a runner's totals: unknown, not zero.
-      ...(change.counts ? { tests: change.counts } : {}),
-      ...(change.hung ? { hung: change.hung } : {}),
-      baseline,
-      reproduction,
+    const baseTree = new BaselineTree(ctx, copies.baseline, recipe, {
+      checkoutDir: input.dir,
+      tests,
+      setup: setups.baseline,
+      log,
+    });
+    const runChange = async (): Promise<TestRun> => {
+      const run = await runTests(ctx, copies.change, command, setup, { watchPytest });
+      log('change run', { failures: run.outcome.failures.length, tests: run.outcome.tests.size, ms: run.durationMs });
+      return run;
     };
+
+    // The change's run counts among the process's test runs; the baseline's beside it only when it fits.
+    const release = options.runSlots?.hold();
+    try {
+      let baseline = await keptBaseline({ store: keyed, previous: input.cachedBaseline, commit, command, tests, log });
+      let change: TestRun;
+      if (baseline) change = await runChange();
+      else {
+        const both = await sideBySide(options.runSlots, () => baseTree.result(command, watchPytest, commit), runChange);
+        if (both.together) log('baseline and change ran at once');
+        const [ran, changeRun] = both.results;
+        baseline = ran.result;
+        change = changeRun;
+        await keepBaseline(keyed, ran.kept, log);
+      }
+      return await judgeRuns({
+        ctx,
+        started,
+        checkout,
+        commit,
+        tests,
+        command,
+        watchPytest,
+        recipe,
+        environment,
+        setup,
+        change,
+        changeTree: copies.change,
+        baseline,
+        baseTree,
+        slots: options.runSlots,
+        log,
+      });
+    } finally {
+      release?.();
+    }
   } finally {
     await rm(root, { recursive: true, force: true }).catch(() => {});
   }
 }
-
-interface BaselineKey {
+/** What the judging of one validation's runs reads. */
+interface Runs {
+  ctx: RunContext;
+  started: number;
+  checkout: Checkout;
   commit: string;
   tests: ChangeTests;
-  input: ValidateInput;
+  command: string;
+  watchPytest: boolean;
+  recipe: TestRecipe;
+  environment: { facts: { node?: string }; notes: string[] };
+  /** The change's setup, as the output reports it. */
+  setup: SetupReport | null;
+  change: TestRun;
+  changeTree: RunTree;
+  baseline: BaselineResult;
+  baseTree: BaselineTree;
+  slots?: TestRunSlots;
   log: (message: string, data?: Record<string, unknown>) => void;
-  /** The baseline tree's setup when it already ran (through the environment cache). */
-  setup?: SetupReport | null;
 }
 
-/**
- * The base commit with the change's test files added, run in the baseline copy; or the
- * baseline a fixer retry kept, when its commit, command and test files are the same (a retry
- * that changes its tests runs it again).
- */
-async function baselineRun(
-  ctx: RunContext,
-  copies: { baseline: RunTree },
-  recipe: TestRecipe,
-  command: string,
-  watchPytest: boolean,
-  { commit, tests, input, log, setup }: BaselineKey,
-): Promise<{ summary: BaselineSummary; seen?: BaselineSeen; outcome?: RunOutcome }> {
-  const cached = input.cachedBaseline;
-  if (cached && cached.commit === commit && cached.command === command && cached.test_files_digest === tests.digest) {
-    log('baseline reused', { commit });
-    return { summary: cached };
-  }
-  const leftOut = await addTestsToBaseline(input.dir, tests.copied, copies.baseline.repo);
-  if (leftOut.length > 0) log('test files not copied to the base commit (a link on their way there)', { leftOut });
-  const baselineSetup = setup !== undefined ? setup : await runSetup(ctx, copies.baseline, recipe);
-  const run = await runTests(ctx, copies.baseline, command, baselineSetup, { watchPytest });
-  const baseline: BaselineSummary = {
+/** The verdict on the two runs: the comparison, the reproduction, the flaky suspects run again, the notes. */
+async function judgeRuns(r: Runs): Promise<ValidatorOutput> {
+  const { ctx, checkout, commit, tests, command, watchPytest, recipe, environment, setup, change, log } = r;
+  const baseline = r.baseline.summary;
+  const failedOnBase = baseline.test_file_failures ?? [];
+  const untouched = await untouchedFailures(
+    checkout,
     commit,
+    tests,
+    failedOnBase.filter((id) => change.outcome.failures.includes(id)),
+    change.outcome.details,
+  );
+  const reproduction = judgeReproduction(tests.tests, failedOnBase, change.outcome, untouched);
+  log(reproduction.note, { rule: reproduction.rule, test_files: reproduction.test_files });
+  const compared = compareRuns(baseline.failures, change.outcome);
+  const unreached = new Set(unreachedOnBaseline(compared.new_failures, r.baseline.seen));
+  // A suspect new failure runs again on both trees before it counts (./reruns.ts); not after a
+  // run stopped at a hang or its timeout, which would only stop again (its note says why).
+  const stopped = change.hung !== undefined || change.timedOut;
+  const suspects = suspectsOf(
+    stopped ? [] : compared.new_failures.filter((id) => !unreached.has(id)),
+    reproduction.still_failing,
+  );
+  const refused = suspects.length > 0 ? rerunRefusal(suspects, change.durationMs + baseline.duration_ms) : undefined;
+  let rerun: ReturnType<typeof judgeReruns> | undefined;
+  if (suspects.length > 0 && refused === undefined) {
+    // The baseline's tree runs again too when it ran here. A kept baseline ran in another
+    // validation's tree: only the change's runs again, and the kept statuses are the base's first.
+    const first = r.baseline.outcome;
+    const both = await sideBySide(
+      r.baseline.ranHere ? r.slots : undefined,
+      () => runTests(ctx, r.changeTree, command, setup, { watchPytest }),
+      async () => (r.baseline.ranHere ? (await r.baseTree.run(command, watchPytest)).outcome : undefined),
+    );
+    const [again, againBase] = both.results;
+    rerun = judgeReruns(
+      suspects,
+      { change: change.outcome, ...(first ? { baseline: first } : {}) },
+      { change: again.outcome, ...(againBase ? { baseline: againBase } : {}) },
+    );
+    log('suspects run again', { suspects: suspects.length, flaky: rerun.flaky, at_once: both.together });
+  }
+  const flaky = new Set(rerun?.flaky ?? []);
+  const comparison = withOwnTests(
+    { ...compared, new_failures: compared.new_failures.filter((id) => !unreached.has(id) && !flaky.has(id)) },
+    reproduction.still_failing,
+  );
+  const network = needingNetwork(change.outcome.failures, change.outcome.details);
+
+  const judged = verdict(comparison.new_failures, change.outcome, baseline, setup, environment.facts.node);
+  const message =
+    [
+      judged.message,
+      // Named by the verdict where setup failed; where it went through without dependencies' scripts, here.
+      setup?.native_build && setup.exit_code === 0
+        ? describeNativeBuildFailure(setup.native_build, environment.facts.node)
+        : undefined,
+      unreachedNote([...unreached]),
+      rerun ? flakyNote(rerun.flaky, rerun.results) : refused,
+      networkNote(network),
+      ...hungNotes(change.hung, baseline.hung),
+      ...environment.notes,
+      ...(setup?.notes ?? []),
+    ]
+      .filter((m) => m !== undefined)
+      .join('; ') || undefined;
+  // No new failures is not enough when the change has tests: one of them must reproduce the request.
+  const passed =
+    judged.passed === true && reproduction.rule === 'reproduction' ? reproduced(reproduction) : judged.passed;
+  const details = newFailureDetails(comparison.new_failures, change.outcome.details);
+  return {
     command,
-    failures: run.outcome.failures,
-    tests: run.outcome.tests.size,
-    exit_code: run.exitCode,
-    timed_out: run.timedOut,
-    duration_ms: run.durationMs,
-    setup: setupState(baselineSetup),
-    ...(run.hung ? { hung: run.hung } : {}),
-    ...(tests.digest !== undefined
-      ? {
-          test_files_digest: tests.digest,
-          test_file_failures: failuresIn(tests.tests, run.outcome.failures, run.outcome.details),
-        }
-      : {}),
+    setup,
+    passed,
+    ...comparison,
+    ...(details.length > 0 ? { failure_details: details } : {}),
+    ...(rerun ? { flaky: rerun.flaky, reruns: rerun.results } : {}),
+    ...(network.length > 0 ? { needs_network: network } : {}),
+    duration_ms: Math.round(performance.now() - r.started),
+    log_tail: change.logTail,
+    ...(message !== undefined ? { message } : {}),
+    source: recipe.source,
+    ...(recipe.runner !== undefined ? { runner: recipe.runner } : {}),
+    // Absent when the output neither names a test nor has a runner's totals: unknown, not zero.
+    ...(change.counts ? { tests: change.counts } : {}),
+    ...(change.hung ? { hung: change.hung } : {}),
+    baseline,
+    reproduction,
   };
-  log('baseline run', {
-    failures: baseline.failures.length,
-    tests: baseline.tests,
-    ms: run.durationMs,
-    with_test_files: tests.copied,
-  });
-  const seen: BaselineSeen = {
-    reported: new Set(run.outcome.tests.keys()),
-    stoppedShort: run.exitCode !== 0 || run.timedOut,
-    listsPasses: [...run.outcome.tests.values()].some((s) => s === 'passed'),
-  };
-  return { summary: baseline, seen, outcome: run.outcome };
 }
 
 /** Says which failures were left out of the new ones because the base commit's run never reached them. */

@@ -102,16 +102,28 @@ describe('loadConfig', () => {
     expect(err.message).toContain(variable);
   });
 
-  it("reads the validator's per-test timeout, one minute by default, and the environment cache's size, 4 GiB", () => {
-    expect(loadConfig({}).validator).toEqual({ testTimeoutMs: 60_000, envCacheBytes: 4096 * 1024 * 1024 });
-    expect(loadConfig({ EMEND_VALIDATOR_TEST_TIMEOUT_S: '5', EMEND_ENV_CACHE_MB: '0' }).validator).toEqual({
-      testTimeoutMs: 5_000,
-      envCacheBytes: 0,
+  it("reads the validator's per-test timeout, one minute by default, the caches' sizes (environments 4 GiB, kept baselines 256 MiB) and whether the trees may run at once", () => {
+    expect(loadConfig({}).validator).toEqual({
+      testTimeoutMs: 60_000,
+      envCacheBytes: 4096 * 1024 * 1024,
+      baselineCacheBytes: 256 * 1024 * 1024,
+      parallel: 'auto',
     });
+    expect(
+      loadConfig({
+        EMEND_VALIDATOR_TEST_TIMEOUT_S: '5',
+        EMEND_ENV_CACHE_MB: '0',
+        EMEND_BASELINE_CACHE_MB: '0',
+        EMEND_VALIDATOR_PARALLEL: 'off',
+      }).validator,
+    ).toEqual({ testTimeoutMs: 5_000, envCacheBytes: 0, baselineCacheBytes: 0, parallel: 'off' });
     for (const bad of ['0', 'soon', '86401'])
       expect(configError({ EMEND_VALIDATOR_TEST_TIMEOUT_S: bad }).variable).toBe('EMEND_VALIDATOR_TEST_TIMEOUT_S');
     for (const bad of ['-1', 'big'])
       expect(configError({ EMEND_ENV_CACHE_MB: bad }).variable).toBe('EMEND_ENV_CACHE_MB');
+    for (const bad of ['-1', '1048577'])
+      expect(configError({ EMEND_BASELINE_CACHE_MB: bad }).variable).toBe('EMEND_BASELINE_CACHE_MB');
+    expect(configError({ EMEND_VALIDATOR_PARALLEL: 'on' }).variable).toBe('EMEND_VALIDATOR_PARALLEL');
   });
 
   it('reads model temperatures: 0 by default, one for all steps, one per step that wins over it', () => {

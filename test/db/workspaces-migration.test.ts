@@ -463,7 +463,8 @@ const ADDED: Record<string, string[]> = {
 };
 /**
  * The tables 0018 makes, and those of later migrations (0019 the GitHub App's installations, 0020 group
- * bots, 0022 single sign-on, 0023 spend limits' metered spend and threshold notices, 0024 the audit log).
+ * bots, 0022 single sign-on, 0023 spend limits' metered spend and threshold notices, 0024 the audit log,
+ * then the validator's kept baselines).
  */
 const NEW_TABLES = [
   'workspace_invitations',
@@ -477,6 +478,7 @@ const NEW_TABLES = [
   'model_spend',
   'spend_notices',
   'audit_events',
+  'baseline_results',
 ];
 
 type Row = Record<string, unknown>;

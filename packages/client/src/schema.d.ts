@@ -1614,6 +1614,12 @@ export interface components {
                 };
                 test_files_digest?: string;
                 test_file_failures?: string[];
+                reused?: {
+                    /** @enum {string} */
+                    from: "store" | "retry";
+                    key?: string;
+                    ran_at?: string;
+                };
             };
             reproduction?: {
                 /** @enum {string} */

@@ -163,6 +163,13 @@ export const WORKSPACE_TABLES: { [K in WorkspaceTableName]: TableDecision<Schema
   },
   // Which spend-limit thresholds a month crossed (each sent once as a webhook event).
   spendNotices: { table: schema.spendNotices, onDelete: 'delete', exportAs: 'spend_notices', secret: [] },
+  // The validator's kept baselines: a cache of the base commits' test runs, run again on demand.
+  baselineResults: {
+    table: schema.baselineResults,
+    onDelete: 'delete',
+    exportAs: { omitted: 'a cache of test runs on base commits, made again by the next validation' },
+    secret: [],
+  },
   // The record of who did what, the deletion included: append-only (docs/security.md, "Audit log").
   auditEvents: {
     table: schema.auditEvents,

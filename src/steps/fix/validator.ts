@@ -8,6 +8,8 @@ import { ToolchainCache } from '../../environments/toolchain-cache.js';
 import { type ValidateOptions, validate } from '../../validator/validate.js';
 import type { EnvironmentScope } from '../../environments/env-setup.js';
 import { environmentScopeFor } from './env-scope.js';
+import type { BaselineStore } from '../../validator/baseline-store.js';
+import { baselineStoreFor } from './baseline-scope.js';
 import { setupOutputToTaskLog } from './setup-stream.js';
 
 /** The part of a task's checkout (src/checkout/checkout.ts) the validator reads. */
@@ -39,6 +41,8 @@ export interface ValidatorContext {
   toolchainCache?: ToolchainCache;
   /** The environment cache to use; by default the data dir's for the task's account (env-scope.ts); null: none. */
   environments?: EnvironmentScope | null;
+  /** The kept baselines to use; by default the database's for the task's workspace (baseline-scope.ts); null: none. */
+  baselines?: BaselineStore | null;
 }
 
 export type ValidatorContextOf = (
@@ -98,6 +102,10 @@ export function validatorStep(
             ? { environments: context.environments ?? environmentScopeFor(payload, helpers) }
             : {}),
           ...(settings ? { env: settings.env, setupSecrets: settings.setupSecrets } : {}),
+          // Kept baselines (docs/validator.md): per workspace and repository, in the database.
+          ...baselinesOf(context.baselines, payload, helpers),
+          // The process's test runs: the two trees at once when the machine has room.
+          ...(helpers.deps.testRuns ? { runSlots: helpers.deps.testRuns } : {}),
           ...options,
           limits: {
             ...(context.testTimeoutMs !== undefined ? { testTimeoutMs: context.testTimeoutMs } : {}),
@@ -116,4 +124,13 @@ export function validatorStep(
       await stream.drain();
     }
   };
+}
+
+function baselinesOf(
+  given: BaselineStore | null | undefined,
+  payload: FixPayload,
+  helpers: StepHelpers,
+): { baselines?: BaselineStore } {
+  const store = given === null ? undefined : (given ?? baselineStoreFor(payload, helpers));
+  return store ? { baselines: store } : {};
 }

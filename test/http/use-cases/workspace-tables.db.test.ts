@@ -9,6 +9,7 @@ import { encryptSecret } from '../../../src/secrets/box.js';
 import { triggerSecret } from '../../../src/triggers/repo-triggers.js';
 import { exportedSections } from '../../../src/http/use-cases/workspace-export.js';
 import { EXPORT_SECTIONS, WORKSPACE_TABLES } from '../../../src/http/use-cases/workspace-tables.js';
+import { DbBaselineStore } from '../../../src/validator/baseline-store.js';
 import { type Harness, forceStatus, newAccount, startHarness } from '../../support/harness.js';
 
 /**
@@ -224,6 +225,39 @@ describe('a workspace with rows in every table', () => {
     await h.deps.db
       .insert(schema.taskLogs)
       .values({ taskId: task.id, step: 'planner', status: 'done', createdAt: h.clock.now() });
+
+    // A baseline its validation kept (no worker runs here: through the store the validator uses).
+    await new DbBaselineStore({
+      db: h.deps.db,
+      secretKey: h.deps.secretKey,
+      workspace: ws,
+      repository: repo,
+      maxBytes: 1024 * 1024,
+      now: () => h.clock.now(),
+    }).save(
+      {
+        key: `kept-${ws}`,
+        workspace: ws,
+        repository: repo,
+        commit: 'c'.repeat(40),
+        envKey: 'e'.repeat(40),
+        command: 'make test',
+      },
+      {
+        summary: {
+          commit: 'c'.repeat(40),
+          command: 'make test',
+          failures: [],
+          tests: 1,
+          exit_code: 0,
+          timed_out: false,
+          duration_ms: 40,
+          setup: 'ok',
+        },
+        tests: [['widgets work', 'passed']],
+        complete: true,
+      },
+    );
 
     // Every table the record names holds rows of the workspace: a table added later needs a row here.
     const before = new Map<string, Record<string, unknown>[]>();
