@@ -421,10 +421,12 @@ export function rank(index: LocatorIndex, report: string, top: number, importsAf
   const named = new Set<number>();
   for (const [path, hit] of family) {
     const i = byPath.get(path)!;
-    if (mentioned.has(i) || framed.has(i)) continue;
+    // Evidence the words lack: a file their BM25 already ranks first gains nothing more from its name
+    // (then the file-name rule below gives what it gives any file).
+    const boost = FAMILY_NAME * hit.weight * (1 - Math.min(1, base[i]!));
+    if (mentioned.has(i) || framed.has(i) || boost < STEM_MENTION) continue;
     named.add(i);
-    // Evidence the words lack: a file their BM25 already ranks first gains nothing more from its name.
-    strong[i]! += FAMILY_NAME * hit.weight * (1 - Math.min(1, base[i]!));
+    strong[i]! += boost;
     reasons[i]!.push(`filed under "${hit.name}", a name the prompt uses`);
   }
 
