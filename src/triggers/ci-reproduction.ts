@@ -9,7 +9,11 @@ import type { ValidatorOutput } from '../step-contract/index.js';
  */
 
 /** The test's own name, as runners differ in how they prefix it (a file, suites, `::`, `>`, `.`). */
-const leaf = (id: string) => id.split(/\s*(?:>|::|›)\s*|\s+/).filter(Boolean).at(-1) ?? id;
+const leaf = (id: string) =>
+  id
+    .split(/\s*(?:>|::|›)\s*|\s+/)
+    .filter(Boolean)
+    .at(-1) ?? id;
 
 /** Whether a CI log's test and a sandbox run's test are one: the same id, or one ending the other, or the same leaf. */
 function same(ci: string, sandbox: string): boolean {
@@ -17,7 +21,8 @@ function same(ci: string, sandbox: string): boolean {
   return leaf(ci) === leaf(sandbox) && leaf(ci).length >= 4;
 }
 
-const listed = (tests: string[]) => tests.slice(0, 5).join(', ') + (tests.length > 5 ? ` and ${tests.length - 5} more` : '');
+const listed = (tests: string[]) =>
+  tests.slice(0, 5).join(', ') + (tests.length > 5 ? ` and ${tests.length - 5} more` : '');
 
 export function ciReproduction(ci: TaskTriggerCi, validator: ValidatorOutput | undefined): string {
   const untested = 'the change is untested until CI runs again';

@@ -55,7 +55,8 @@ async function pullOf(a: Acting, e: CiHostEvent): Promise<{ number: number; open
 /** Why a pull request takes no follow-up on its branch (closed, or its branch is in a fork), if it does not. */
 function notOpenHere(pull: ScmPull): string | undefined {
   if (pull.state !== 'open') return 'the pull request is closed';
-  if (pull.fromFork) return "the pull request's branch is in a fork; emend follows up only on branches of this repository";
+  if (pull.fromFork)
+    return "the pull request's branch is in a fork; emend follows up only on branches of this repository";
   return undefined;
 }
 

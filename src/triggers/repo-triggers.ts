@@ -35,7 +35,13 @@ export const TRIGGER_DEFAULTS = {
 };
 
 /** The hook asks for every event triggers can act on; which ones start tasks is the row's `events`, so changing them needs no host call. */
-const HOOK_EVENTS: HookEvent[] = ['issue_comment', 'issues', 'pull_request_review', 'pull_request_review_comment', 'ci'];
+const HOOK_EVENTS: HookEvent[] = [
+  'issue_comment',
+  'issues',
+  'pull_request_review',
+  'pull_request_review_comment',
+  'ci',
+];
 
 export interface TriggerOptions {
   mention?: string;

@@ -41,7 +41,9 @@ const TaskTrigger = Type.Object(
     thread: StringEnum(['issue', 'pull'] as const),
     number: Type.Integer({ minimum: 1, description: 'the issue or pull request (merge request) number' }),
     comment_url: Url({ description: 'the comment or review that asked; the issue for a label' }),
-    actor: Type.String({ description: 'who asked, by their login on the host (a CI follow-up: who the delivery names)' }),
+    actor: Type.String({
+      description: 'who asked, by their login on the host (a CI follow-up: who the delivery names)',
+    }),
     ci: Type.Optional(
       Type.Object(
         {

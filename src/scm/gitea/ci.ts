@@ -55,7 +55,8 @@ export async function giteaCiJobs(call: Call, owner: string, name: string, sha: 
   const { data } = await call<{ statuses?: StatusView[] | null }>(what, 'GET', path, { accept: [404] });
   const jobs: CiJob[] = (await actionsJobs(call, owner, name, sha)).map((j) => {
     const state = jobState(j);
-    const step = state === 'failed' ? (j.steps ?? []).find((s) => ciStateOf(s.conclusion) === 'failed')?.name : undefined;
+    const step =
+      state === 'failed' ? (j.steps ?? []).find((s) => ciStateOf(s.conclusion) === 'failed')?.name : undefined;
     return {
       id: String(j.id),
       name: j.name,
