@@ -28,6 +28,7 @@ export interface ClippedLog {
 }
 
 // CSI (colours, cursor moves), OSC (titles, links) and the two-character escapes.
+// biome-ignore lint/suspicious/noControlCharactersInRegex: ESC and BEL start and end the sequences removed here.
 const ANSI = /\x1b\[[0-?]*[ -/]*[@-~]|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)|\x1b[@-Z\\-_]/g;
 /** What the runners put before each line: GitHub's and Gitea's `2024-05-01T10:00:00.1234567Z `. */
 const TIMESTAMP = /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(?:\.\d+)?(?:Z|[+-]\d\d:?\d\d) ?/;
