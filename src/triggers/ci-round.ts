@@ -65,6 +65,19 @@ export async function ciRound(a: Acting, e: CiHostEvent, secrets: string[]): Pro
   const found = await pullOf(a, e);
   if (!found) return { status: 'ignored', reason: 'not a pull request emend opened' };
   const c: Context = { ...a, thread: { kind: 'pull', number: found.number } };
+  // What the database can tell comes first: most deliveries about one failure end here, asking the host nothing.
+  const running = await runningOn(c, 'pull');
+  if (running) return { status: 'ignored', reason: `task ${running.id} is already working on the pull request` };
+  const rounds = await c.deps.db
+    .select()
+    .from(ciRounds)
+    .where(and(eq(ciRounds.triggerId, c.trigger.id), eq(ciRounds.pullNumber, found.number)))
+    .orderBy(asc(ciRounds.createdAt));
+  const auto = rounds.filter((r) => r.kind === 'auto');
+  if (auto.some((r) => r.sha === e.ci.sha))
+    return { status: 'ignored', reason: `emend has acted on the failing checks of ${short(e.ci.sha)} already` };
+  if (auto.some((r) => r.outcome === 'ended'))
+    return { status: 'ignored', reason: 'automatic CI follow-ups on this pull request have ended' };
   const { repoOwner: owner, repoName: name } = c.trigger;
   const pull = await c.client.pull(owner, name, found.number);
   const closed = notOpenHere(pull);
@@ -74,8 +87,6 @@ export async function ciRound(a: Acting, e: CiHostEvent, secrets: string[]): Pro
       status: 'ignored',
       reason: `the check ran on ${short(e.ci.sha)}, no longer the pull request's head (${short(pull.headSha)})`,
     };
-  const running = await runningOn(c, 'pull');
-  if (running) return { status: 'ignored', reason: `task ${running.id} is already working on the pull request` };
   const jobs = await c.client.ciJobs(owner, name, pull.headSha);
   const failed = jobs.filter((j) => j.state === 'failed');
   const pending = jobs.filter((j) => j.state === 'pending');
@@ -85,17 +96,6 @@ export async function ciRound(a: Acting, e: CiHostEvent, secrets: string[]): Pro
       status: 'ignored',
       reason: `${pending.length} check(s) still running on ${short(pull.headSha)}: emend acts when they have finished`,
     };
-
-  const rounds = await c.deps.db
-    .select()
-    .from(ciRounds)
-    .where(and(eq(ciRounds.triggerId, c.trigger.id), eq(ciRounds.pullNumber, found.number)))
-    .orderBy(asc(ciRounds.createdAt));
-  const auto = rounds.filter((r) => r.kind === 'auto');
-  if (auto.some((r) => r.sha === pull.headSha))
-    return { status: 'ignored', reason: `emend has acted on the failing checks of ${short(pull.headSha)} already` };
-  if (auto.some((r) => r.outcome === 'ended'))
-    return { status: 'ignored', reason: 'automatic CI follow-ups on this pull request have ended' };
   const last = rounds.filter((r) => r.outcome === 'started').at(-1);
   const again = last ? failed.filter((j) => last.jobs.includes(j.name)) : [];
   const ask = `mention ${c.trigger.mention} with "fix the CI" to ask for another round`;

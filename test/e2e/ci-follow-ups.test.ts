@@ -94,7 +94,7 @@ async function waitFor<T>(what: string, probe: () => Promise<T | undefined>, ms 
     const got = await probe();
     if (got !== undefined) return got;
     if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 50));
+    await new Promise((r) => setTimeout(r, 100));
   }
 }
 
@@ -138,6 +138,16 @@ describe.each(HOSTS)('CI follow-ups on $kind', { timeout: 60_000 }, (host) => {
     expect(connected.statusCode, connected.body).toBe(200);
     fake.addUser('rita');
     ns = user.login;
+    // One repository, triggers on (CI follow-ups at their default, 2); each test opens its own pull requests.
+    fake.createRepo(ns, 'calc', { files: CALC_REPO, collaborators: ['rita'] });
+    const on = await h.app.inject({
+      method: 'PUT',
+      url: `/v1/me/repos/triggers?repo=${encodeURIComponent(`${fake.webUrl}/${ns}/calc`)}`,
+      headers: account.auth,
+      payload: {},
+    });
+    expect(on.statusCode, on.body).toBe(201);
+    expect(on.json().ci_rounds).toBe(2);
   });
   afterAll(async () => {
     await worker?.stop();
@@ -145,26 +155,26 @@ describe.each(HOSTS)('CI follow-ups on $kind', { timeout: 60_000 }, (host) => {
     await fake?.close();
   });
 
-  let repos = 0;
+  let pulls = 0;
+  const name = 'calc';
 
-  /**
-   * A repository with triggers on (`ci_rounds` as given) and a pull request emend opened on it:
-   * a task carrying its URL, its branch named as the pr step names it.
-   */
-  async function emendPull(options: { ci_rounds?: number } = {}) {
-    const name = `calc${++repos}`;
-    fake.createRepo(ns, name, { files: CALC_REPO, collaborators: ['rita'] });
-    const repoUrl = `${fake.webUrl}/${ns}/${name}`;
-    const on = await h.app.inject({
+  /** Triggers' options on the repository (PUT /v1/me/repos/triggers). */
+  async function setTriggers(options: { ci_rounds?: number }) {
+    const put = await h.app.inject({
       method: 'PUT',
-      url: `/v1/me/repos/triggers?repo=${encodeURIComponent(repoUrl)}`,
+      url: `/v1/me/repos/triggers?repo=${encodeURIComponent(`${fake.webUrl}/${ns}/${name}`)}`,
       headers: account.auth,
       payload: options,
     });
-    expect(on.statusCode, on.body).toBe(201);
-    expect(on.json().ci_rounds).toBe(options.ci_rounds ?? 2);
+    expect(put.statusCode, put.body).toBeLessThan(300);
+    return put.json();
+  }
+
+  /** A pull request emend opened on the repository: a task carrying its URL, its branch named as the pr step names it. */
+  async function emendPull() {
+    const repoUrl = `${fake.webUrl}/${ns}/${name}`;
     const [trigger] = await h.deps.db.select().from(repoTriggers).where(eq(repoTriggers.repoName, name));
-    const opener = { id: newId(), prompt: 'fix add so that add(2, 3) is 5' };
+    const opener = { id: newId(), prompt: `fix add so that add(2, 3) is 5, take ${++pulls}` };
     const branch = branchName(opener);
     fake.commit(ns, name, { branch, from: 'main', files: { 'calc/ops.py': 'def add(a, b):\n    return a - b\n' } });
     const client = hostFor(h.deps, hostById(h.deps.config, host.kind)!, userToken);
@@ -335,12 +345,14 @@ describe.each(HOSTS)('CI follow-ups on $kind', { timeout: 60_000 }, (host) => {
   });
 
   it('a delivery with a bad signature is 401 and starts nothing; with CI follow-ups off a failure starts nothing', async () => {
-    const off = await emendPull({ ci_rounds: 0 });
+    expect((await setTriggers({ ci_rounds: 0 })).ci_rounds).toBe(0);
+    const off = await emendPull();
     const sent = await fake.reportCi(ns, off.name, { branch: off.branch, jobs: [failing(host.kind)] });
     const reasons = sent.answers.map((a) => JSON.parse(a.body).reason);
     expect(reasons).toContain('automatic CI follow-ups are off for the repository (ci_rounds 0)');
     expect(sent.answers.every((a) => a.status === 200)).toBe(true);
     expect(await followUps(off)).toEqual([]);
+    expect((await setTriggers({ ci_rounds: 2 })).ci_rounds).toBe(2);
 
     // A delivery of a failing check, its proof forged: refused before anything is read or recorded.
     const pr = await emendPull();

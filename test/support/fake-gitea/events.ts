@@ -91,19 +91,21 @@ export const giteaActions: HostActions = {
     const [pull] = run.pulls;
     const forPull = pull ? { pull_request: pullView(v, repo, pull) } : {};
     const action = (w: string) => (w === 'running' ? 'in_progress' : 'completed');
+    // Made once: the repository's view reads git, and every delivery carries the same.
+    const around = about(v, repo, by);
     const state = jobs.some((j) => j.state === 'running') ? 'running' : 'done';
     return [
       ...run.jobs.map((j) => ({
         to: ['status'],
         event: 'status',
         type: 'status',
-        payload: { ...statusView(v, repo, j), sha: run.sha, commit: { id: run.sha }, ...about(v, repo, by) },
+        payload: { ...statusView(v, repo, j), sha: run.sha, commit: { id: run.sha }, ...around },
       })),
       ...jobs.map((j) => ({
         to: ['workflow_job'],
         event: 'workflow_job',
         type: 'workflow_job',
-        payload: { action: action(j.state), workflow_job: jobView(v, repo, j), ...forPull, ...about(v, repo, by) },
+        payload: { action: action(j.state), workflow_job: jobView(v, repo, j), ...forPull, ...around },
       })),
       ...(jobs.length > 0
         ? [
@@ -115,7 +117,7 @@ export const giteaActions: HostActions = {
                 action: action(state === 'running' ? 'running' : 'completed'),
                 workflow_run: runOf(v, repo, run),
                 ...forPull,
-                ...about(v, repo, by),
+                ...around,
               },
             },
           ]

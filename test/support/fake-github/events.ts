@@ -84,6 +84,7 @@ export const githubActions: HostActions = {
   ciReported: (v, repo, run, by) => {
     const checks = run.jobs.filter((j) => !j.status);
     const running = checks.some((j) => j.state === 'running');
+    const around = about(v, repo, by);
     return [
       ...checks.map((j) => ({
         to: ['check_run'],
@@ -91,7 +92,7 @@ export const githubActions: HostActions = {
         payload: {
           action: j.state === 'running' ? 'created' : 'completed',
           check_run: checkRunView(v, repo, j, pullRefs(run)),
-          ...about(v, repo, by),
+          ...around,
         },
       })),
       ...(checks.length > 0 && !running
@@ -99,7 +100,7 @@ export const githubActions: HostActions = {
             {
               to: ['check_suite'],
               event: 'check_suite',
-              payload: { action: 'completed', check_suite: checkSuiteView(run, checks), ...about(v, repo, by) },
+              payload: { action: 'completed', check_suite: checkSuiteView(run, checks), ...around },
             },
           ]
         : []),
@@ -113,7 +114,7 @@ export const githubActions: HostActions = {
             sha: run.sha,
             name: fullName(repo),
             branches: [{ name: run.branch, commit: { sha: run.sha } }],
-            ...about(v, repo, by),
+            ...around,
           },
         })),
     ];
