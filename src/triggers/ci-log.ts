@@ -110,7 +110,8 @@ function linesOf(raw: string): Line[] {
 
 /**
  * The failing step's lines: from the step's start (the last `##[group]` before the first error
- * line; GitLab: its script section) to that error, or the whole log when it shows no steps.
+ * line; GitLab: its script section) to its last error line before the next step, or the whole log
+ * when it shows no steps.
  */
 function failingStep(lines: Line[]): { step?: string; lines: string[] } {
   const script = lines.filter((l) => l.section && SCRIPT_SECTIONS.has(l.section));
@@ -120,13 +121,20 @@ function failingStep(lines: Line[]): { step?: string; lines: string[] } {
   }
   const texts = lines.map((l) => l.text);
   const failedAt = texts.findIndex((t) => FAILED.test(t));
-  const end = failedAt >= 0 ? failedAt : texts.length - 1;
   let from = -1;
-  for (let i = end; i >= 0; i--)
+  for (let i = failedAt >= 0 ? failedAt : texts.length - 1; i >= 0; i--)
     if (STEP_GROUP.test(texts[i]!)) {
       from = i;
       break;
     }
+  // The step goes on to the next step's group (a reporter may annotate errors before its summary).
+  let end = texts.length - 1;
+  if (failedAt >= 0) {
+    const next = texts.findIndex((t, i) => i > failedAt && STEP_GROUP.test(t));
+    const stop = next < 0 ? texts.length : next;
+    end = failedAt;
+    for (let i = failedAt; i < stop; i++) if (FAILED.test(texts[i]!)) end = i;
+  }
   if (from < 0) return { lines: texts.slice(0, end + 1) };
   const step = STEP_GROUP.exec(texts[from]!)![1]!.trim();
   return { ...(step ? { step } : {}), lines: texts.slice(from, end + 1) };

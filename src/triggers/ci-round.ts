@@ -72,7 +72,7 @@ export async function ciRound(a: Acting, e: CiHostEvent, secrets: string[]): Pro
     .select()
     .from(ciRounds)
     .where(and(eq(ciRounds.triggerId, c.trigger.id), eq(ciRounds.pullNumber, found.number)))
-    .orderBy(asc(ciRounds.createdAt));
+    .orderBy(asc(ciRounds.createdAt), asc(ciRounds.id));
   const auto = rounds.filter((r) => r.kind === 'auto');
   if (auto.some((r) => r.sha === e.ci.sha))
     return { status: 'ignored', reason: `emend has acted on the failing checks of ${short(e.ci.sha)} already` };

@@ -193,7 +193,7 @@ describe('a failing job’s log, clipped', () => {
       'npm test',
       '##[endgroup]',
       '\x1b[31m FAIL \x1b[39m test/add.test.ts > add > adds two numbers',
-      'AssertionError: expected -1 to be 5',
+      '##[error]AssertionError: expected -1 to be 5',
       `curl -H "Authorization: Bearer abcdefghijklmnop1234" https://x:hunter2pass@registry.example/`,
       'npm_config_password=s3cr3tvalue',
       ' Test Files  1 failed (1)',
