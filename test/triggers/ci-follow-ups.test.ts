@@ -7,6 +7,8 @@ import { PROMPT_LIMITS } from '../../src/tasks/service.js';
 import { TAIL_CHARS, TAIL_LINES, clipLog, redactSecrets } from '../../src/triggers/ci-log.js';
 import { ciReproduction } from '../../src/triggers/ci-reproduction.js';
 import { asksForCi, decide } from '../../src/triggers/decide.js';
+import { answerText } from '../../src/triggers/answer.js';
+import type { Task } from '../../src/tasks/task.js';
 import { ciPrompt } from '../../src/triggers/prompt.js';
 
 /**
@@ -346,5 +348,48 @@ describe('what the answer says about the sandbox', () => {
     expect(
       ciReproduction(ci, validator({ preexisting_failures: ['tests/test_ops.py::test_add'], passed: true })),
     ).toContain('still fails in the sandbox');
+  });
+});
+
+describe('the CI follow-up’s answer in the pull request', () => {
+  const config = { baseUrl: 'https://emend.example' };
+  const task = (status: Task['status'], validator?: object) =>
+    ({
+      id: '0190f0e0-0000-7000-8000-000000000001',
+      status,
+      error: status === 'failed' ? 'the branch moved while emend worked.' : null,
+      prUrl: 'https://h/acme/calc/pull/7',
+      progress: validator ? { outputs: { validator }, next: 'end' } : {},
+      trigger: {
+        ...{ host: 'github', kind: 'ci', thread: 'pull', number: 7, commentUrl: 'https://h/job/1', actor: 'octo' },
+        triggerId: '0190f0e0-0000-7000-8000-000000000002',
+        ci: { sha: SHA, jobs: [{ name: 'test', step: 'Run tests' }], tests: ['tests/test_ops.py::test_add'], round: 2 },
+      },
+    }) as unknown as Task;
+
+  it('while it works, what failed and the round; once pushed, whether the sandbox reproduced it', () => {
+    expect(answerText(config, task('running'))).toBe(
+      'CI failed on a1b2c3d: `test` (step `Run tests`); automatic round 2. emend is working on a fix: ' +
+        'https://emend.example/app/tasks/0190f0e0-0000-7000-8000-000000000001',
+    );
+    const validator = {
+      command: 'pytest',
+      setup: null,
+      passed: true,
+      new_failures: [],
+      fixed: ['tests/test_ops.py::test_add'],
+      preexisting_failures: [],
+      duration_ms: 10,
+      log_tail: '',
+    };
+    const done = answerText(config, task('done', validator));
+    expect(done).toContain('emend pushed a fix for the failing CI to this pull request');
+    expect(done).toContain(
+      'The sandbox reproduced the failure: tests/test_ops.py::test_add failed there before the change',
+    );
+    expect(answerText(config, task('done'))).toContain('so the CI failure was not reproduced here');
+    expect(answerText(config, task('failed'))).toContain(
+      'emend could not finish: the branch moved while emend worked.',
+    );
   });
 });
