@@ -752,8 +752,11 @@ export const schema = {
  */
 export interface TaskTrigger {
   host: string;
-  /** What asked: a mention in a comment, the label, a line comment or a review on emend's pull request. */
-  kind: 'comment' | 'label' | 'line_comment' | 'review';
+  /**
+   * What asked: a mention in a comment, the label, a line comment or a review on emend's pull
+   * request, or its failing checks (`ci`: a CI follow-up, automatic or asked for with a mention).
+   */
+  kind: 'comment' | 'label' | 'line_comment' | 'review' | 'ci';
   thread: 'issue' | 'pull';
   number: number;
   /** The comment (or review) that asked; the thread's page for a label. */
@@ -766,6 +769,20 @@ export interface TaskTrigger {
   answerId?: string;
   /** The status the answer comment last said. */
   answered?: string;
+  /** A CI follow-up's failure: what its prompt carried, and what its answer says about it. */
+  ci?: TaskTriggerCi;
+}
+
+/** The failing checks a CI follow-up was started for (docs/triggers.md, "CI follow-ups"). */
+export interface TaskTriggerCi {
+  /** The pull request's head commit the checks failed on. */
+  sha: string;
+  /** The failing jobs, by name, with the step that failed where the host says. */
+  jobs: { name: string; step?: string }[];
+  /** The failing tests the logs name (the sandbox's reproduction is judged by them). */
+  tests: string[];
+  /** The automatic round it is (1, 2…), or null when a person asked for it (`@emend fix the CI`). */
+  round: number | null;
 }
 
 /**
@@ -857,10 +874,46 @@ export const repoTriggers = pgTable(
     label: text('label').notNull(),
     /** emend's trigger events: comments, labels, reviews. */
     events: jsonb('events').$type<string[]>().notNull(),
+    /** Automatic CI follow-ups per pull request emend opened (0: none; docs/triggers.md, "CI follow-ups"). */
+    ciRounds: integer('ci_rounds').notNull().default(2),
     createdAt: ts('created_at').notNull(),
     updatedAt: ts('updated_at').notNull(),
   },
   (t) => [uniqueIndex('repo_triggers_repo_idx').on(t.repo), index('repo_triggers_workspace_idx').on(t.workspaceId)],
+);
+
+/** What came of a pull request's failing checks: a follow-up started, refused (said in the thread), or the rounds ended. */
+export const CI_ROUND_OUTCOMES = ['started', 'refused', 'ended'] as const;
+export type CiRoundOutcome = (typeof CI_ROUND_OUTCOMES)[number];
+
+/**
+ * The CI follow-ups of a pull request emend opened (docs/triggers.md, "CI follow-ups"): one row per
+ * failing commit emend acted on, automatically (`auto`: a failing check's delivery) or because a
+ * person asked (`manual`: `@emend fix the CI`). The automatic ones are counted against the
+ * trigger's `ci_rounds`, and one commit is acted on once (the unique index, which also makes two
+ * deliveries about one failure take turns); `ended` says the automatic rounds are over.
+ */
+export const ciRounds = pgTable(
+  'ci_rounds',
+  {
+    id: uuid('id').primaryKey(),
+    triggerId: uuid('trigger_id')
+      .notNull()
+      .references(() => repoTriggers.id, { onDelete: 'cascade' }),
+    pullNumber: integer('pull_number').notNull(),
+    /** The pull request's head commit whose checks failed. */
+    sha: text('sha').notNull(),
+    kind: text('kind').$type<'auto' | 'manual'>().notNull(),
+    outcome: text('outcome').$type<CiRoundOutcome>().notNull(),
+    /** The failing jobs' names. */
+    jobs: jsonb('jobs').$type<string[]>().notNull(),
+    taskId: uuid('task_id'),
+    createdAt: ts('created_at').notNull(),
+  },
+  (t) => [
+    uniqueIndex('ci_rounds_auto_idx').on(t.triggerId, t.pullNumber, t.sha).where(sql`${t.kind} = 'auto'`),
+    index('ci_rounds_pull_idx').on(t.triggerId, t.pullNumber),
+  ],
 );
 
 /**

@@ -1,4 +1,5 @@
 import type { ScmKindName } from '../config/scm-hosts.js';
+import type { CiJob } from './ci.js';
 import type { DeliveryHeaders } from './deliveries.js';
 import type { ReadEvent } from './host-events.js';
 import type { RepoPath, ScmUser, ThreadRef } from './refs.js';
@@ -33,11 +34,16 @@ export interface ScmRepo {
 export interface ScmPull {
   number: number;
   url: string;
+  title: string;
   draft: boolean;
   state: 'open' | 'closed';
   merged: boolean;
   mergedAt: Date | null;
   headSha: string;
+  /** The source branch. */
+  headRef: string;
+  /** Its branch is in another repository (a fork, or one since deleted) than the pull request's. */
+  fromFork: boolean;
 }
 
 export interface ScmCommit {
@@ -92,10 +98,12 @@ export interface NewPull {
 }
 
 /**
- * The code-host events emend asks a repository's webhook for, in emend's words (GitHub's names);
- * each adapter asks its host for its own events that carry them.
+ * The code-host events emend asks a repository's webhook for, in emend's words (GitHub's names,
+ * and `ci` for a commit's checks: GitHub check suites, check runs and statuses, GitLab pipelines,
+ * Gitea statuses and Actions runs and jobs); each adapter asks its host for its own events that
+ * carry them.
  */
-export type HookEvent = 'issue_comment' | 'issues' | 'pull_request_review' | 'pull_request_review_comment';
+export type HookEvent = 'issue_comment' | 'issues' | 'pull_request_review' | 'pull_request_review_comment' | 'ci';
 
 /** A webhook to register: where the host delivers, the secret it signs (or sends) with, what for. */
 export interface NewHook {
@@ -168,6 +176,13 @@ export interface CodeHost {
   editComment(owner: string, name: string, thread: ThreadRef, commentId: string, body: string): Promise<void>;
   /** Adds a reaction as the caller; one it has already added is no error. */
   react(owner: string, name: string, target: ReactionTarget, reaction: Reaction): Promise<void>;
+  /** The CI jobs of a commit (checks, statuses, pipeline jobs), the latest run of each. */
+  ciJobs(owner: string, name: string, sha: string): Promise<CiJob[]>;
+  /**
+   * A job's log as the host keeps it, plain text, or null when it keeps none the API gives (a
+   * status from another service, a log expired, a host whose API has no logs).
+   */
+  ciLog(owner: string, name: string, job: CiJob): Promise<string | null>;
 }
 
 /** A user as the host shows the token's own: the email is null when the host hides it. */

@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import type { RepoPath, ScmUser } from './code-host.js';
-import type { EventComment, EventThread, HostEvent } from './host-events.js';
+import type { EventComment, EventThread, ThreadEvent } from './host-events.js';
 import { sameRepo } from './payload-fields.js';
 
 /**
@@ -58,7 +58,7 @@ export function pullThread(p: z.infer<typeof ThreadFields> & Head, base: RepoPat
 export function baseOf(
   p: z.infer<typeof Envelope>,
   thread: (repo: RepoPath) => EventThread,
-): Pick<HostEvent, 'repo' | 'thread' | 'actor'> {
+): Pick<ThreadEvent, 'repo' | 'thread' | 'actor'> {
   const repo = repoOf(p.repository);
   return { repo, thread: thread(repo), actor: actorOf(p.sender) };
 }

@@ -1,8 +1,10 @@
+import type { CiEvent } from './ci.js';
 import type { RepoPath, ScmUser, ThreadRef } from './refs.js';
 
 /**
  * A webhook delivery's payload in emend's words, whatever host sent it (each adapter's
- * `readEvent`). Only what triggers need: who did what on which issue or pull request. The
+ * `readEvent`). Only what triggers need: who did what on which issue or pull request, and how a
+ * commit's CI went (a check, status, pipeline or workflow finished). The
  * receiver decides what to act on (the mention, the label, emend's own marker); the adapter only
  * translates, and says in words why a payload is none of these.
  */
@@ -52,7 +54,15 @@ export type HostEvent =
   | (EventBase & {
       kind: 'review';
       review: { id: string; state: ReviewState; body: string; url: string };
-    });
+    })
+  /**
+   * A commit's CI reported (GitHub check suites, check runs and statuses, GitLab pipelines, Gitea
+   * statuses and Actions runs and jobs): no thread, as the payload may name no pull request.
+   */
+  | { kind: 'ci'; repo: RepoPath; actor: ScmUser; ci: CiEvent };
+
+/** The events about an issue or a pull request (every kind but `ci`). */
+export type ThreadEvent = Exclude<HostEvent, { kind: 'ci' }>;
 
 /** What an adapter reads from a delivery: an event, or why the payload is none emend reads (a sentence). */
 export type ReadEvent = HostEvent | { ignored: string };

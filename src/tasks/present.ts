@@ -49,7 +49,15 @@ export function taskJson(t: Task) {
 /** Where a task was asked for on the code host (its public part; the answer's bookkeeping stays inside). */
 function triggerJson(t: Task['trigger']) {
   if (!t) return null;
-  return { host: t.host, kind: t.kind, thread: t.thread, number: t.number, comment_url: t.commentUrl, actor: t.actor };
+  return {
+    host: t.host,
+    kind: t.kind,
+    thread: t.thread,
+    number: t.number,
+    comment_url: t.commentUrl,
+    actor: t.actor,
+    ...(t.ci ? { ci: { sha: t.ci.sha, jobs: t.ci.jobs, tests: t.ci.tests, round: t.ci.round } } : {}),
+  };
 }
 
 /** A task in GET /v1/tasks (TaskSummary): the task object cut to the list's fields. */

@@ -7,7 +7,9 @@ import type { Deps } from '../deps.js';
 import type { CodeHost } from '../scm/code-host.js';
 import { hostById } from '../scm/hosts.js';
 import type { Task } from '../tasks/task.js';
+import { parseFixOutputs, readProgress } from '../step-contract/index.js';
 import { MARKER } from './decide.js';
+import { ciReproduction } from './ci-reproduction.js';
 import type { RepoTrigger } from './repo-triggers.js';
 
 /**
@@ -31,13 +33,26 @@ function firstSentence(text: string): string {
   return s.length > 300 ? `${s.slice(0, 299)}…` : s;
 }
 
+/** What the CI follow-up was started for, in a line: the commit, the jobs and their steps, the round. */
+function ciWhat(ci: NonNullable<NonNullable<Task['trigger']>['ci']>): string {
+  const jobs = ci.jobs.map((j) => `\`${j.name}\`${j.step ? ` (step \`${j.step}\`)` : ''}`).join(', ');
+  const round = ci.round === null ? 'asked for by hand' : `automatic round ${ci.round}`;
+  return `CI failed on ${ci.sha.slice(0, 7)}: ${jobs}; ${round}`;
+}
+
 /** What the answer says for the task as it is now. */
 export function answerText(config: Pick<Config, 'baseUrl'>, task: Task): string {
   const link = taskLink(config, task.id);
   const t = task.trigger!;
   const followUp = t.thread === 'pull';
+  if (t.ci && (task.status === 'pending' || task.status === 'running'))
+    return `${ciWhat(t.ci)}. emend is working on a fix: ${link}`;
   switch (task.status) {
     case 'done':
+      if (t.ci) {
+        const validator = parseFixOutputs(readProgress(task.progress).outputs).validator;
+        return `emend pushed a fix for the failing CI to this pull request (${ciWhat(t.ci)}). ${ciReproduction(t.ci, validator)} Details: ${link}`;
+      }
       if (followUp) return `emend pushed its follow-up to this pull request. Details: ${link}`;
       if (task.prUrl) return `emend opened ${task.prUrl}; merging it closes this issue. Details: ${link}`;
       return `emend prepared a change as a preview (no pull request on this plan): ${link}`;

@@ -4,7 +4,8 @@ import type { TriggerEvent } from './repo-triggers.js';
 /**
  * What a verified delivery asks of emend, decided from the payload and the trigger's options
  * alone (no code-host call: the receiving route answers before any). Whether a pull request is
- * one emend opened, and whether the person may ask, are the job's to find out.
+ * one emend opened, whether the person may ask, and whether a failing check is one to act on
+ * (docs/triggers.md, "CI follow-ups") are the job's to find out.
  */
 
 /** The hidden marker every comment emend writes carries: a delivery of one is emend hearing itself. */
@@ -16,6 +17,8 @@ export interface TriggerOptionsView {
   events: string[];
   repoOwner: string;
   repoName: string;
+  /** Automatic CI follow-ups per pull request (0: off). */
+  ciRounds: number;
 }
 
 export type Decision =
@@ -23,6 +26,11 @@ export type Decision =
   | { act: 'issue_task'; request: string }
   /** A follow-up on a pull request: a mention in its conversation, on a line, or in a review requesting changes. */
   | { act: 'follow_up'; request: string }
+  /**
+   * A CI follow-up on a pull request: a check failed (automatic), or a person asked for one in its
+   * conversation (`@emend fix the CI`: manual).
+   */
+  | { act: 'ci_round'; manual: boolean; request: string }
   | { ignored: string };
 
 /** Whether `text` mentions `mention` as a whole name (`@emend`, not `@emender` or an e-mail address). */
@@ -48,6 +56,17 @@ export function requestAfterMention(text: string, mention: string): string {
 
 const wants = (t: TriggerOptionsView, e: TriggerEvent) => t.events.includes(e);
 
+/** A request for a CI follow-up: "fix the CI" (or the checks, the build, the pipeline), first in the request. */
+const FIX_CI = /^(?:please\s+)?(?:fix|repair)\s+(?:the\s+)?(?:ci|checks?|build|pipeline)\b/i;
+export const asksForCi = (request: string) => FIX_CI.test(request.trim());
+
+/** Why a CI delivery that is not a failure starts nothing. */
+const NOT_FAILED = {
+  pending: 'a check still running starts nothing',
+  passed: 'a passing check starts nothing',
+  cancelled: 'a cancelled check starts nothing',
+} as const;
+
 /**
  * The key that makes a second delivery of the same thing recognisable when the host gives it a new
  * id (Gitea's redelivery): the comment or the review. Labels have none (see docs/triggers.md).
@@ -72,7 +91,9 @@ export function decide(t: TriggerOptionsView, e: HostEvent): Decision {
       if (!wants(t, needs)) return { ignored: `${needs} are not among the trigger’s events` };
       if (!mentions(e.comment.body, t.mention)) return { ignored: `the comment does not mention ${t.mention}` };
       const request = requestAfterMention(e.comment.body, t.mention);
-      return e.thread.kind === 'issue' ? { act: 'issue_task', request } : { act: 'follow_up', request };
+      if (e.thread.kind === 'issue') return { act: 'issue_task', request };
+      if (e.kind === 'comment' && asksForCi(request)) return { act: 'ci_round', manual: true, request };
+      return { act: 'follow_up', request };
     }
     case 'labeled': {
       if (!wants(t, 'labels')) return { ignored: 'labels are not among the trigger’s events' };
@@ -89,6 +110,11 @@ export function decide(t: TriggerOptionsView, e: HostEvent): Decision {
       if (e.review.body.includes(MARKER)) return { ignored: "emend's own review" };
       if (!mentions(e.review.body, t.mention)) return { ignored: `the review does not mention ${t.mention}` };
       return { act: 'follow_up', request: requestAfterMention(e.review.body, t.mention) };
+    }
+    case 'ci': {
+      if (e.ci.state !== 'failed') return { ignored: NOT_FAILED[e.ci.state] };
+      if (t.ciRounds <= 0) return { ignored: 'automatic CI follow-ups are off for the repository (ci_rounds 0)' };
+      return { act: 'ci_round', manual: false, request: '' };
     }
   }
 }

@@ -60,3 +60,51 @@ export function followUpPrompt(
     ...(review ? [`Review comments on lines:\n${review}`] : []),
   ]);
 }
+
+/** A failing CI job as a CI follow-up's prompt shows it. */
+export interface FailingJob {
+  name: string;
+  /** What ran it ("GitHub Actions", "a commit status"). */
+  source: string;
+  step?: string;
+  /** The host's one line about it (a status's description). */
+  summary?: string;
+  url: string | null;
+  /** The failing step's tail (ci-log.ts), or null when the host keeps no log of it. */
+  tail: string | null;
+  tests: string[];
+}
+
+/** `text` cut to its last `max` characters, marked where it was cut (a log is read from its end). */
+const lastOf = (text: string, max: number) => (text.length <= max ? text : `…${text.slice(text.length - max + 1)}`);
+
+/**
+ * A CI follow-up's prompt (docs/triggers.md, "CI follow-ups"), within the task's prompt limit:
+ * what failed first (each job, its step, the failing tests), then the person's request when one
+ * asked, then each job's log tail sharing what is left, each keeping its end.
+ */
+export function ciPrompt(
+  pull: { number: number; title: string },
+  sha: string,
+  jobs: FailingJob[],
+  request: string,
+): string {
+  const head = [
+    `Follow-up on pull request #${pull.number} (${pull.title}): its CI failed on ${sha.slice(0, 7)}. Change its branch so that the failing checks pass.`,
+    ...jobs.map((j) => {
+      const where = [j.step ? `step "${j.step}"` : '', j.summary ? `"${clip(j.summary, 120)}"` : '']
+        .filter(Boolean)
+        .join(', ');
+      const tests = j.tests.length ? `; failing tests: ${j.tests.slice(0, 8).join(', ')}` : '';
+      return `- ${j.name} (${j.source})${where ? `: ${where}` : ''}${tests}`;
+    }),
+  ].join('\n');
+  const asked = request ? `Request: ${clip(request, 300)}` : '';
+  const logged = jobs.filter((j) => j.tail);
+  const unlogged = jobs.filter((j) => !j.tail && j.url).map((j) => `${j.name}: no log through the API (${j.url})`);
+  const fixed = [clip(head, 900), asked, ...unlogged].filter(Boolean);
+  const used = fixed.reduce((n, p) => n + [...p].length + 2, 0);
+  const share = Math.floor((PROMPT_LIMITS.max - used) / Math.max(1, logged.length)) - 30;
+  const logs = share >= 80 ? logged.map((j) => `Log of ${j.name}, its end:\n${lastOf(j.tail!, share)}`) : [];
+  return within([...fixed, ...logs]);
+}

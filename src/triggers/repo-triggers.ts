@@ -25,15 +25,31 @@ export type RepoTrigger = typeof repoTriggers.$inferSelect;
 export const TRIGGER_EVENTS = ['comments', 'labels', 'reviews'] as const;
 export type TriggerEvent = (typeof TRIGGER_EVENTS)[number];
 
-export const TRIGGER_DEFAULTS = { mention: '@emend', label: 'emend', events: [...TRIGGER_EVENTS] as TriggerEvent[] };
+/** At most this many automatic CI follow-ups per pull request emend opened (docs/triggers.md, "CI follow-ups"). */
+export const MAX_CI_ROUNDS = 2;
+
+export const TRIGGER_DEFAULTS = {
+  mention: '@emend',
+  label: 'emend',
+  events: [...TRIGGER_EVENTS] as TriggerEvent[],
+  ciRounds: MAX_CI_ROUNDS,
+};
 
 /** The hook asks for every event triggers can act on; which ones start tasks is the row's `events`, so changing them needs no host call. */
-const HOOK_EVENTS: HookEvent[] = ['issue_comment', 'issues', 'pull_request_review', 'pull_request_review_comment'];
+const HOOK_EVENTS: HookEvent[] = [
+  'issue_comment',
+  'issues',
+  'pull_request_review',
+  'pull_request_review_comment',
+  'ci',
+];
 
 export interface TriggerOptions {
   mention?: string;
   label?: string;
   events?: TriggerEvent[];
+  /** Automatic CI follow-ups per pull request, 0 (off) to MAX_CI_ROUNDS. */
+  ciRounds?: number;
 }
 
 type TriggerDeps = Pick<Deps, 'db' | 'config' | 'fetch' | 'secretKey' | 'clock' | 'log'>;
@@ -88,6 +104,8 @@ function checkOptions(o: TriggerOptions) {
     throw new AppError('bad_request', 'label: 1 to 50 characters, no leading or trailing space');
   if (o.events !== undefined && o.events.length === 0)
     throw new AppError('bad_request', `events: at least one of ${TRIGGER_EVENTS.join(', ')}`);
+  if (o.ciRounds !== undefined && (!Number.isInteger(o.ciRounds) || o.ciRounds < 0 || o.ciRounds > MAX_CI_ROUNDS))
+    throw new AppError('bad_request', `ci_rounds: a whole number from 0 (off) to ${MAX_CI_ROUNDS}`);
 }
 
 /**
@@ -110,6 +128,7 @@ export async function enableTrigger(
       ...(options.mention !== undefined ? { mention: options.mention } : {}),
       ...(options.label !== undefined ? { label: options.label } : {}),
       ...(options.events !== undefined ? { events: [...new Set(options.events)] } : {}),
+      ...(options.ciRounds !== undefined ? { ciRounds: options.ciRounds } : {}),
       updatedAt: now,
     };
     return deps.db.transaction(async (tx) => {
@@ -163,6 +182,7 @@ export async function enableTrigger(
     mention: options.mention ?? TRIGGER_DEFAULTS.mention,
     label: options.label ?? TRIGGER_DEFAULTS.label,
     events: [...new Set(options.events ?? TRIGGER_DEFAULTS.events)],
+    ciRounds: options.ciRounds ?? TRIGGER_DEFAULTS.ciRounds,
     createdAt: now,
     updatedAt: now,
   };

@@ -26,8 +26,19 @@ export const APP_PERMISSIONS = {
   issues: 'write',
   metadata: 'read',
   checks: 'read',
+  // A pull request's failing checks: commit statuses, and the Actions jobs' logs (docs/triggers.md, "CI follow-ups").
+  statuses: 'read',
+  actions: 'read',
 } as const;
-export const APP_EVENTS = ['issues', 'issue_comment', 'pull_request_review', 'pull_request_review_comment'] as const;
+export const APP_EVENTS = [
+  'issues',
+  'issue_comment',
+  'pull_request_review',
+  'pull_request_review_comment',
+  'check_suite',
+  'check_run',
+  'status',
+] as const;
 
 /** The manifest GitHub creates the app from. */
 export function appManifest(deps: Pick<Deps, 'config'>, host: ScmHost) {

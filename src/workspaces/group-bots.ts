@@ -22,7 +22,13 @@ export type GroupBot = typeof scmGroupBots.$inferSelect;
 type GroupDeps = Pick<Deps, 'db' | 'config' | 'fetch' | 'secretKey' | 'clock' | 'log'>;
 
 /** Every event triggers act on: which ones start tasks is each trigger's own `events`. */
-const HOOK_EVENTS: HookEvent[] = ['issue_comment', 'issues', 'pull_request_review', 'pull_request_review_comment'];
+const HOOK_EVENTS: HookEvent[] = [
+  'issue_comment',
+  'issues',
+  'pull_request_review',
+  'pull_request_review_comment',
+  'ci',
+];
 
 // The token and the hook's secret open for this row only (AES-GCM associated data).
 const tokenContext = (id: string) => `group-bot-token:${id}`;

@@ -44,15 +44,27 @@ describe('workspace setup from the CLI', { timeout: 120_000 }, () => {
     expect(me.stdout).toMatch(/^code host:\s+cli-person$/m);
 
     const repo = 'https://github.com/cli-person/widgets';
-    const on = await run(['triggers', 'on', '--repo', repo, '--events', 'comments,labels', '--label', 'fix-me']);
+    const on = await run([
+      ...['triggers', 'on', '--repo', repo, '--events', 'comments,labels', '--label', 'fix-me'],
+      ...['--ci-rounds', '1'],
+    ]);
     expect(on.code, on.stderr).toBe(0);
+    expect(on.stdout).toMatch(/^CI rounds:\s+1 per pull request$/m);
     expect(on.stdout).toContain(`triggers on for ${repo}`);
     expect(on.stdout).toMatch(/^events:\s+comments, labels$/m);
     expect(on.stdout).toMatch(/^label:\s+fix-me$/m);
     expect(on.stdout).toMatch(/^hook URL:\s+https:\/\/emend\.example\/v1\/hooks\/github\//m);
     expect(h.github.hooks('cli-person', 'widgets')).toHaveLength(1);
     const shown = await run(['triggers', 'show', '--repo', repo, '--json']);
-    expect(JSON.parse(shown.stdout)).toMatchObject({ repo, label: 'fix-me', events: ['comments', 'labels'] });
+    expect(JSON.parse(shown.stdout)).toMatchObject({
+      repo,
+      label: 'fix-me',
+      events: ['comments', 'labels'],
+      ci_rounds: 1,
+    });
+    const badRounds = await run(['triggers', 'on', '--repo', repo, '--ci-rounds', '3']);
+    expect(badRounds.code).toBe(64);
+    expect(badRounds.stderr).toMatch(/a whole number from 0 \(off\) to 2/);
     const badEvent = await run(['triggers', 'on', '--repo', repo, '--events', 'pushes']);
     expect(badEvent.code).toBe(64);
     expect(badEvent.stderr).toMatch(/unknown event pushes; events are comments, labels, reviews/);

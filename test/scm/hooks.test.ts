@@ -40,7 +40,7 @@ interface HostCase {
   alsoAs?: [string, string];
 }
 
-const ALL: HookEvent[] = ['issue_comment', 'issues', 'pull_request_review', 'pull_request_review_comment'];
+const ALL: HookEvent[] = ['issue_comment', 'issues', 'pull_request_review', 'pull_request_review_comment', 'ci'];
 
 const giteaCase = (name: string, start: () => Promise<Fake>, alsoAs?: [string, string]): HostCase => ({
   name,
@@ -49,12 +49,21 @@ const giteaCase = (name: string, start: () => Promise<Fake>, alsoAs?: [string, s
   readers: 'readers',
   refused: 403,
   hooksPath: '/repos/olga/widget/hooks',
-  stored: ['issue_comment', 'issues', 'pull_request_comment', 'pull_request_review'],
+  stored: [
+    'issue_comment',
+    'issues',
+    'pull_request_comment',
+    'pull_request_review',
+    'status',
+    'workflow_job',
+    'workflow_run',
+  ],
   words: {
     issue_comment: 'issue_comment',
     issues: 'issues',
     pull_request_review: 'pull_request_rejected',
     pull_request_review_comment: 'pull_request_comment',
+    ci: 'status',
   },
   proof: ['x-gitea-signature', 'x-forgejo-signature'],
   signsBody: true,
@@ -69,8 +78,16 @@ const HOSTS: HostCase[] = [
     readers: 'readers',
     refused: 404,
     hooksPath: '/repos/olga/widget/hooks',
-    stored: [...ALL],
-    words: Object.fromEntries(ALL.map((e) => [e, e])) as Record<HookEvent, string>,
+    stored: [
+      'check_run',
+      'check_suite',
+      'issue_comment',
+      'issues',
+      'pull_request_review',
+      'pull_request_review_comment',
+      'status',
+    ],
+    words: { ...(Object.fromEntries(ALL.map((e) => [e, e])) as Record<HookEvent, string>), ci: 'check_suite' },
     proof: ['x-hub-signature-256'],
     signsBody: true,
   },
@@ -81,12 +98,13 @@ const HOSTS: HostCase[] = [
     readers: 'reporters',
     refused: 403,
     hooksPath: '/projects/olga%2Fwidget/hooks',
-    stored: ['issues_events', 'merge_requests_events', 'note_events'],
+    stored: ['issues_events', 'merge_requests_events', 'note_events', 'pipeline_events'],
     words: {
       issue_comment: 'Note Hook',
       issues: 'Issue Hook',
       pull_request_review: 'Merge Request Hook',
       pull_request_review_comment: 'Note Hook',
+      ci: 'Pipeline Hook',
     },
     proof: ['x-gitlab-token'],
     signsBody: false,

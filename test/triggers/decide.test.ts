@@ -10,6 +10,7 @@ const trigger = {
   events: ['comments', 'labels', 'reviews'],
   repoOwner: 'acme',
   repoName: 'calc',
+  ciRounds: 2,
 };
 const base = {
   repo: { owner: 'acme', name: 'calc' },

@@ -83,6 +83,7 @@ describe('turning triggers on and off', () => {
       mention: '@fixbot',
       label: 'emend',
       events: ['comments', 'labels', 'reviews'],
+      ci_rounds: 2,
       recent_deliveries: [],
     });
     expect(body.hook_url).toMatch(/^https:\/\/emend\.example\/v1\/hooks\/github\/[0-9a-f-]{36}$/);
@@ -92,10 +93,12 @@ describe('turning triggers on and off', () => {
     expect(h.logLines.join('\n')).not.toContain(hook!.secret);
     expect((await get(o.auth, o.repo)).json()).toMatchObject({ mention: '@fixbot', hook_url: body.hook_url });
 
+    // The hook asks for the checks' events too (CI follow-ups).
+    expect(hook!.events).toEqual(expect.arrayContaining(['check_suite', 'check_run', 'status']));
     // Changing the options needs no new hook.
-    const changed = await put(o.auth, o.repo, { label: 'autofix', events: ['labels'] });
+    const changed = await put(o.auth, o.repo, { label: 'autofix', events: ['labels'], ci_rounds: 1 });
     expect(changed.statusCode, changed.body).toBe(200);
-    expect(changed.json()).toMatchObject({ mention: '@fixbot', label: 'autofix', events: ['labels'] });
+    expect(changed.json()).toMatchObject({ mention: '@fixbot', label: 'autofix', events: ['labels'], ci_rounds: 1 });
     expect(h.github.hooks(o.login, 'widgets')).toHaveLength(1);
 
     const off = await h.app.inject({
@@ -124,6 +127,9 @@ describe('turning triggers on and off', () => {
       [{ label: ' x' }, 'label'],
       [{ events: [] }, 'events'],
       [{ events: ['pushes'] }, 'events'],
+      [{ ci_rounds: 3 }, 'ci_rounds'],
+      [{ ci_rounds: -1 }, 'ci_rounds'],
+      [{ ci_rounds: 1.5 }, 'ci_rounds'],
     ] as const) {
       const res = await put(o.auth, o.repo, payload);
       expect(res.statusCode, JSON.stringify(payload)).toBe(400);

@@ -46,6 +46,7 @@ describe.skipIf(!haveChromium)('the panel manages code-host triggers', { timeout
     expect(await section.getByLabel('Label', { exact: true }).inputValue()).toBe('emend');
     for (const name of ['Comments', 'Labels', 'Reviews'])
       expect(await section.getByRole('checkbox', { name }).isChecked()).toBe(true);
+    expect(await section.getByLabel('CI follow-ups', { exact: true }).inputValue()).toBe('2');
 
     // on: comments and labels only
     await section.getByRole('checkbox', { name: 'Reviews' }).uncheck();
@@ -77,9 +78,15 @@ describe.skipIf(!haveChromium)('the panel manages code-host triggers', { timeout
     const save = section.getByRole('button', { name: 'Save triggers' });
     expect(await save.isDisabled()).toBe(true);
     await section.getByLabel('Label', { exact: true }).fill('autofix');
+    await section.getByLabel('CI follow-ups', { exact: true }).selectOption('0');
     await save.click();
     await expect.poll(() => page.getByRole('status').textContent()).toBe('Triggers saved.');
-    expect(await read()).toMatchObject({ mention: '@emend', label: 'autofix', events: ['comments', 'labels'] });
+    expect(await read()).toMatchObject({
+      mention: '@emend',
+      label: 'autofix',
+      events: ['comments', 'labels'],
+      ci_rounds: 0,
+    });
     expect(panel.h.github.hooks(login, 'widgets')).toHaveLength(1);
     expect(await section.getByLabel('Label', { exact: true }).inputValue()).toBe('autofix');
 
@@ -183,6 +190,25 @@ describe.skipIf(!haveChromium)('the panel manages code-host triggers', { timeout
     await page.goto(`/app/tasks/${plain}`);
     await page.getByText('fix the product').waitFor();
     expect(await page.getByTestId('task-origin').count()).toBe(0);
+
+    // A CI follow-up: what failed, and the round.
+    const jobUrl = `${repoUrl}/actions/runs/5/job/6`;
+    await panel.h.deps.db
+      .update(tasks)
+      .set({
+        trigger: {
+          ...{ host: 'github', kind: 'ci', thread: 'pull', number: 13, commentUrl: jobUrl, actor: 'octo' },
+          ...{ triggerId: randomUUID(), ci: { sha: 'a1b2c3d4e5', jobs: [{ name: 'test' }], tests: [], round: 1 } },
+        },
+      })
+      .where(eq(tasks.id, plain));
+    await page.goto(`/app/tasks/${plain}`);
+    const ci = page.getByTestId('task-origin');
+    await ci.waitFor();
+    expect((await ci.innerText()).replace(/\s+/g, ' ').trim()).toBe(
+      'A CI follow-up on GitHub: the checks of pull request #13 failed on a1b2c3d (test), automatic round 1.',
+    );
+    expect(await ci.getByRole('link', { name: 'test' }).getAttribute('href')).toBe(jobUrl);
     expect(pageErrors).toEqual([]);
   });
 });

@@ -1782,10 +1782,10 @@ export interface components {
                 /** @description the code host (its id on this server) */
                 host: string;
                 /**
-                 * @description what asked: a comment mentioning emend, the label, a line comment or a review on its pull request
+                 * @description what asked: a comment mentioning emend, the label, a line comment or a review on its pull request, or its failing checks (ci: a CI follow-up)
                  * @enum {string}
                  */
-                kind: "comment" | "label" | "line_comment" | "review";
+                kind: "comment" | "label" | "line_comment" | "review" | "ci";
                 /** @enum {string} */
                 thread: "issue" | "pull";
                 /** @description the issue or pull request (merge request) number */
@@ -1795,8 +1795,22 @@ export interface components {
                  * @description the comment or review that asked; the issue for a label
                  */
                 comment_url: string;
-                /** @description who asked, by their login on the host */
+                /** @description who asked, by their login on the host (a CI follow-up: who the delivery names) */
                 actor: string;
+                /** @description a CI follow-up only (kind ci): the failure it was started for */
+                ci?: {
+                    /** @description the pull request's head commit whose checks failed */
+                    sha: string;
+                    /** @description the failing jobs the follow-up was started for */
+                    jobs: {
+                        name: string;
+                        /** @description the step that failed, where the host or the log says */
+                        step?: string;
+                    }[];
+                    /** @description the failing tests their logs name */
+                    tests: string[];
+                    round: number | null;
+                };
             } | null;
             /** Format: date-time */
             created_at: string;
@@ -4423,6 +4437,8 @@ export interface operations {
                         label: string;
                         /** @description comments: mentions in comments on issues and on emend’s pull requests; labels: the label on an issue; reviews: line comments and reviews requesting changes, mentioning emend, on its pull requests */
                         events: ("comments" | "labels" | "reviews")[];
+                        /** @description automatic CI follow-ups per pull request emend opened: when its checks fail, a follow-up fixes them, at most this many times (0: off; docs/triggers.md, "CI follow-ups") */
+                        ci_rounds: number;
                         /** @description the last 20, newest first */
                         recent_deliveries: {
                             /** @description the host's delivery id */
@@ -4499,17 +4515,6 @@ export interface operations {
         /** @description fields left out keep their value (or take the default) */
         requestBody: {
             content: {
-                /**
-                 * @example {
-                 *       "mention": "@emend",
-                 *       "label": "emend",
-                 *       "events": [
-                 *         "comments",
-                 *         "labels",
-                 *         "reviews"
-                 *       ]
-                 *     }
-                 */
                 "application/json": {
                     /** @description default "@emend" */
                     mention?: string;
@@ -4517,6 +4522,8 @@ export interface operations {
                     label?: string;
                     /** @description default: all three */
                     events?: ("comments" | "labels" | "reviews")[];
+                    /** @description automatic CI follow-ups per pull request, 0 (off) to 2; default 2 */
+                    ci_rounds?: number;
                 };
             };
         };
@@ -4543,6 +4550,8 @@ export interface operations {
                         label: string;
                         /** @description comments: mentions in comments on issues and on emend’s pull requests; labels: the label on an issue; reviews: line comments and reviews requesting changes, mentioning emend, on its pull requests */
                         events: ("comments" | "labels" | "reviews")[];
+                        /** @description automatic CI follow-ups per pull request emend opened: when its checks fail, a follow-up fixes them, at most this many times (0: off; docs/triggers.md, "CI follow-ups") */
+                        ci_rounds: number;
                         /** @description the last 20, newest first */
                         recent_deliveries: {
                             /** @description the host's delivery id */
@@ -4587,6 +4596,8 @@ export interface operations {
                         label: string;
                         /** @description comments: mentions in comments on issues and on emend’s pull requests; labels: the label on an issue; reviews: line comments and reviews requesting changes, mentioning emend, on its pull requests */
                         events: ("comments" | "labels" | "reviews")[];
+                        /** @description automatic CI follow-ups per pull request emend opened: when its checks fail, a follow-up fixes them, at most this many times (0: off; docs/triggers.md, "CI follow-ups") */
+                        ci_rounds: number;
                         /** @description the last 20, newest first */
                         recent_deliveries: {
                             /** @description the host's delivery id */

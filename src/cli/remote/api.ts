@@ -102,11 +102,16 @@ export interface RepoSettingsPatch {
 export type TriggerEvent = 'comments' | 'labels' | 'reviews';
 export const TRIGGER_EVENT_NAMES: readonly TriggerEvent[] = ['comments', 'labels', 'reviews'];
 
+/** Automatic CI follow-ups per pull request at most (the server's MAX_CI_ROUNDS). */
+export const MAX_CI_ROUNDS = 2;
+
 /** PUT /v1/me/repos/triggers: fields left out keep their value (or take the default). */
 export interface TriggerChange {
   mention?: string;
   label?: string;
   events?: TriggerEvent[];
+  /** 0 (off) to MAX_CI_ROUNDS. */
+  ci_rounds?: number;
 }
 
 /** POST /v1/me/settings: the workspace's defaults for new tasks; a field left out stays. */

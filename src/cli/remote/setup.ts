@@ -1,5 +1,5 @@
 import { type Command, InvalidArgumentError, Option } from 'commander';
-import { TRIGGER_EVENT_NAMES, type TriggerEvent } from './api.js';
+import { MAX_CI_ROUNDS, TRIGGER_EVENT_NAMES, type TriggerEvent } from './api.js';
 import { type Act, type RemoteContext, leaf } from './context.js';
 import { readSecret } from './login.js';
 import { EXIT, show, table } from './output.js';
@@ -60,6 +60,7 @@ interface TriggerJson {
   mention: string;
   label: string;
   events: string[];
+  ci_rounds: number;
   recent_deliveries: { event: string; status: string; reason: string | null; received_at: string }[];
 }
 
@@ -72,6 +73,7 @@ function triggerLines(t: TriggerJson): string[] {
       ['events:', t.events.join(', ')],
       ['mention:', t.mention],
       ['label:', t.label],
+      ['CI rounds:', t.ci_rounds === 0 ? 'off' : `${t.ci_rounds} per pull request`],
       ['hook URL:', `${t.hook_url} (the code host must be able to reach it)`],
     ]),
     ...(recent.length === 0
@@ -89,11 +91,12 @@ async function triggersShow(ctx: RemoteContext, cmd: Command): Promise<number> {
 }
 
 async function triggersOn(ctx: RemoteContext, cmd: Command): Promise<number> {
-  const f = cmd.opts<{ repo: string; mention?: string; label?: string; events?: TriggerEvent[] }>();
+  const f = cmd.opts<{ repo: string; mention?: string; label?: string; events?: TriggerEvent[]; ciRounds?: number }>();
   const turnedOn = await ctx.api().enableTriggers(f.repo, {
     ...(f.mention !== undefined ? { mention: f.mention } : {}),
     ...(f.label !== undefined ? { label: f.label } : {}),
     ...(f.events ? { events: f.events } : {}),
+    ...(f.ciRounds !== undefined ? { ci_rounds: f.ciRounds } : {}),
   });
   return show(ctx, turnedOn, (t) => [`triggers on for ${t.repo}`, ...triggerLines(t)]);
 }
@@ -102,6 +105,14 @@ async function triggersOff(ctx: RemoteContext, cmd: Command): Promise<number> {
   const { repo } = cmd.opts<{ repo: string }>();
   const gone = await ctx.api().disableTriggers(repo);
   return show(ctx, gone, () => [`triggers off for ${repo} (its webhook was removed from the code host)`]);
+}
+
+/** `--ci-rounds 0..2`: automatic CI follow-ups per pull request. */
+function ciRounds(value: string): number {
+  const n = Number(value);
+  if (!/^\d+$/.test(value.trim()) || n > MAX_CI_ROUNDS)
+    throw new InvalidArgumentError(`a whole number from 0 (off) to ${MAX_CI_ROUNDS}`);
+  return n;
 }
 
 /** `--events comments,labels`: each a known event. */
@@ -165,6 +176,11 @@ export function setupCommands(program: Command, act: Act): void {
     .option('--mention <text>', 'a comment mentioning this starts a task (default @emend)')
     .option('--label <name>', 'this label on an issue starts a task (default emend)')
     .option('--events <names>', `comma-separated: ${TRIGGER_EVENT_NAMES.join(', ')} (default: all)`, events)
+    .option(
+      '--ci-rounds <n>',
+      `automatic CI follow-ups per pull request emend opened, 0 (off) to ${MAX_CI_ROUNDS} (default ${MAX_CI_ROUNDS})`,
+      ciRounds,
+    )
     .action(act(triggersOn));
   leaf(triggers, 'off', "turn a repository's triggers off (its webhook is removed)")
     .addOption(repoFlag())

@@ -33,13 +33,36 @@ export const Fixer = (description: string) => StringEnum(FIXER_KINDS, { descript
 const TaskTrigger = Type.Object(
   {
     host: Type.String({ description: 'the code host (its id on this server)' }),
-    kind: StringEnum(['comment', 'label', 'line_comment', 'review'] as const, {
-      description: 'what asked: a comment mentioning emend, the label, a line comment or a review on its pull request',
+    kind: StringEnum(['comment', 'label', 'line_comment', 'review', 'ci'] as const, {
+      description:
+        'what asked: a comment mentioning emend, the label, a line comment or a review on its pull request, or its ' +
+        'failing checks (ci: a CI follow-up)',
     }),
     thread: StringEnum(['issue', 'pull'] as const),
     number: Type.Integer({ minimum: 1, description: 'the issue or pull request (merge request) number' }),
     comment_url: Url({ description: 'the comment or review that asked; the issue for a label' }),
-    actor: Type.String({ description: 'who asked, by their login on the host' }),
+    actor: Type.String({
+      description: 'who asked, by their login on the host (a CI follow-up: who the delivery names)',
+    }),
+    ci: Type.Optional(
+      Type.Object(
+        {
+          sha: Type.String({ description: "the pull request's head commit whose checks failed" }),
+          jobs: Type.Array(
+            Type.Object({
+              name: Type.String(),
+              step: Type.Optional(Type.String({ description: 'the step that failed, where the host or the log says' })),
+            }),
+            { description: 'the failing jobs the follow-up was started for' },
+          ),
+          tests: Type.Array(Type.String(), { description: 'the failing tests their logs name' }),
+          round: Nullable(
+            Type.Integer({ minimum: 1, description: 'the automatic round (1, 2…); null when a person asked for it' }),
+          ),
+        },
+        { description: 'a CI follow-up only (kind ci): the failure it was started for' },
+      ),
+    ),
   },
   { description: 'a task started on the code host (docs/triggers.md); null when it was made through the API' },
 );

@@ -10,6 +10,7 @@ import { groupBotFor, groupHookUrl } from '../../workspaces/group-bots.js';
 import { hostById } from '../../scm/hosts.js';
 import { appHookUrl } from '../../scm/github/app.js';
 import {
+  MAX_CI_ROUNDS,
   type RepoTrigger,
   TRIGGER_DEFAULTS,
   type TriggerChange,
@@ -55,6 +56,13 @@ const Trigger = Type.Object({
       'comments: mentions in comments on issues and on emend’s pull requests; labels: the label on an issue; ' +
       'reviews: line comments and reviews requesting changes, mentioning emend, on its pull requests',
   }),
+  ci_rounds: Type.Integer({
+    minimum: 0,
+    maximum: MAX_CI_ROUNDS,
+    description:
+      'automatic CI follow-ups per pull request emend opened: when its checks fail, a follow-up fixes them, at most ' +
+      'this many times (0: off; docs/triggers.md, "CI follow-ups")',
+  }),
   recent_deliveries: Type.Array(
     Type.Object({
       delivery_id: Type.String({ description: "the host's delivery id" }),
@@ -97,6 +105,7 @@ export const triggerRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = async (a
       mention: t.mention,
       label: t.label,
       events: t.events as (typeof TRIGGER_EVENTS)[number][],
+      ci_rounds: t.ciRounds,
       recent_deliveries: recent.map((d) => ({
         delivery_id: d.deliveryId,
         event: d.event,
@@ -146,11 +155,21 @@ export const triggerRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = async (a
             events: Type.Optional(
               Type.Array(TriggerEvent, { minItems: 1, maxItems: 3, description: 'default: all three' }),
             ),
+            ci_rounds: Type.Optional(
+              Type.Integer({
+                minimum: 0,
+                maximum: MAX_CI_ROUNDS,
+                description: `automatic CI follow-ups per pull request, 0 (off) to ${MAX_CI_ROUNDS}; default ${TRIGGER_DEFAULTS.ciRounds}`,
+              }),
+            ),
           },
           {
             additionalProperties: false,
             description: 'fields left out keep their value (or take the default)',
-            examples: [{ mention: '@emend', label: 'emend', events: ['comments', 'labels', 'reviews'] }],
+            examples: [
+              { mention: '@emend', label: 'emend', events: ['comments', 'labels', 'reviews'], ci_rounds: 2 },
+              { ci_rounds: 0 },
+            ],
           },
         ),
         response: {
@@ -164,6 +183,7 @@ export const triggerRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = async (a
       const repo = repoOf(request.query.repo);
       // A new trigger's webhook is registered on the code host first; the row and its record then
       // commit together (or the hook is removed again).
+      const { ci_rounds: ciRounds, ...options } = request.body ?? {};
       const audit = auditWithin(deps, request, (change: TriggerChange) => ({
         action: 'triggers.changed',
         targets: { repo: repo.url, trigger_id: change.trigger.id },
@@ -173,7 +193,7 @@ export const triggerRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = async (a
         deps,
         caller(request).workspace.id,
         repo,
-        request.body ?? {},
+        { ...options, ...(ciRounds !== undefined ? { ciRounds } : {}) },
         audit.within,
       );
       await audit.announce();

@@ -83,13 +83,14 @@ export type Call = <T>(
   what: string,
   method: 'GET' | 'POST' | 'PATCH' | 'DELETE',
   path: string,
-  opts?: { body?: unknown; query?: Record<string, string | number>; accept?: number[] },
+  opts?: { body?: unknown; query?: Record<string, string | number>; accept?: number[]; raw?: boolean },
 ) => Promise<Answer<T>>;
 
 /**
  * One function for every request: the token as `Authorization: token T` (Gitea reads access and
- * OAuth tokens alike there), a 20 s timeout, JSON both ways. A status outside 2xx and `accept`
- * is an ScmError carrying the host's words; no answer at all is ScmError(null).
+ * OAuth tokens alike there), a 20 s timeout, JSON both ways (`raw`: the answer's text as it is,
+ * a log). A status outside 2xx and `accept` is an ScmError carrying the host's words; no answer at
+ * all is ScmError(null).
  */
 export function giteaCall(options: { apiUrl: string; fetch: typeof fetch; token?: string; timeoutMs?: number }): Call {
   const base = options.apiUrl.replace(/\/+$/, '');
@@ -120,8 +121,9 @@ export function giteaCall(options: { apiUrl: string; fetch: typeof fetch; token?
     } catch {
       data = undefined;
     }
-    if ((res.status >= 200 && res.status < 300) || opts.accept?.includes(res.status))
-      return { status: res.status, data: data as never };
+    const good = res.status >= 200 && res.status < 300;
+    if (good && opts.raw) return { status: res.status, data: text as never };
+    if (good || opts.accept?.includes(res.status)) return { status: res.status, data: data as never };
     const words = wordsOf(data, res.statusText || 'error');
     throw new ScmError(
       res.status,

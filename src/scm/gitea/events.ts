@@ -11,8 +11,9 @@ import {
   pullThread,
   threadOf,
 } from '../github-style-payloads.js';
-import type { EventThread, HostEvent, ReadEvent, ReviewState } from '../host-events.js';
+import type { EventThread, ReadEvent, ReviewState, ThreadEvent } from '../host-events.js';
 import { type EventReader, eventReader, quoted, readFields } from '../payload-fields.js';
+import { commitStatus, workflowJob, workflowRun } from '../github-style-ci-events.js';
 
 /**
  * Gitea's and Forgejo's webhook deliveries in emend's words (`giteaKind.readEvent`), read from the
@@ -56,7 +57,7 @@ const Action = z.object({ action: z.string() });
 /** Whether a payload under an ambiguous word is a comment (IssueCommentPayload) or a review (PullRequestPayload). */
 const Shape = z.object({ comment: z.object({}).nullish(), review: z.object({}).nullish() });
 
-type Base = Pick<HostEvent, 'repo' | 'thread' | 'actor'>;
+type Base = Pick<ThreadEvent, 'repo' | 'thread' | 'actor'>;
 
 /**
  * Gitea's label event says labels changed (action label_updated, on an addition and on a removal
@@ -162,4 +163,7 @@ export const readGiteaEvent = eventReader('Gitea', {
   pull_request_rejected: (payload) => review(payload, 'changes_requested'),
   pull_request_review_rejected: (payload) => review(payload, 'changes_requested'),
   pull_request_review_comment: (payload) => review(payload, 'commented'),
+  status: commitStatus,
+  workflow_run: workflowRun,
+  workflow_job: workflowJob,
 });

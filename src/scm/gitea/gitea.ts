@@ -30,6 +30,7 @@ import {
 import { type DeliveryHeaders, firstHeader, signedWith } from '../deliveries.js';
 import { readGiteaEvent } from './events.js';
 import { hookBody } from './hooks.js';
+import { giteaCiJobs, giteaCiLog } from './ci.js';
 import { giteaOrgs } from './orgs.js';
 
 /**
@@ -125,11 +126,15 @@ async function readPull(call: Call, owner: string, name: string, number: number)
   return {
     number: data.number,
     url: data.html_url,
+    title: data.title,
     draft: isDraft(data),
     state: data.state === 'open' ? 'open' : 'closed',
     merged: !!data.merged,
     mergedAt: data.merged_at ? new Date(data.merged_at) : null,
     headSha: data.head.sha,
+    headRef: data.head.ref,
+    // A deleted fork leaves head.repo null; a server that does not say it (undefined) is taken at its base.
+    fromFork: data.head.repo === null || (!!data.head.repo && !same(data.head.repo.full_name, `${owner}/${name}`)),
   };
 }
 
@@ -290,6 +295,10 @@ export function gitea(options: CodeHostOptions): CodeHost {
     },
 
     react: (owner, name, target, reaction) => react(call, owner, name, target, reaction),
+
+    ciJobs: (owner, name, sha) => giteaCiJobs(call, owner, name, sha),
+
+    ciLog: (owner, name, job) => giteaCiLog(call, owner, name, job),
   };
 }
 

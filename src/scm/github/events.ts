@@ -12,6 +12,7 @@ import {
   threadOf,
 } from '../github-style-payloads.js';
 import type { EventThread, ReadEvent, ReviewState } from '../host-events.js';
+import { checkRun, checkSuite, commitStatus } from '../github-style-ci-events.js';
 import { type EventReader, eventReader, quoted, readFields } from '../payload-fields.js';
 
 /**
@@ -157,4 +158,7 @@ export const readGitHubEvent = eventReader('GitHub', {
   pull_request: labeled(PullLabeled, (p) => pullRequestThread(p.pull_request)),
   pull_request_review_comment: reviewComment,
   pull_request_review: reviewSubmitted,
+  check_suite: checkSuite,
+  check_run: checkRun,
+  status: commitStatus,
 });

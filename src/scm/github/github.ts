@@ -2,6 +2,7 @@ import { Octokit } from '@octokit/rest';
 import {
   type CodeHost,
   type CodeHostOptions,
+  type HookEvent,
   type HostKind,
   type NewHook,
   type NewPull,
@@ -22,6 +23,7 @@ import {
 } from '../code-host.js';
 import { type DeliveryHeaders, header, signedWith } from '../deliveries.js';
 import { readGitHubEvent } from './events.js';
+import { gitHubCiJobs, gitHubCiLog } from './ci.js';
 
 /**
  * The brand of the code host this adapter speaks to (github.com or a GitHub Enterprise server,
@@ -217,14 +219,18 @@ export function gitHub(options: CodeHostOptions): CodeHost {
     pull: (owner: string, name: string, number: number): Promise<ScmPull> =>
       call(`reading pull request ${owner}/${name}#${number}`, async () => {
         const { data } = await octokit.rest.pulls.get({ owner, repo: name, pull_number: number });
+        const headRepo = data.head.repo?.full_name;
         return {
           number: data.number,
           url: data.html_url,
+          title: data.title,
           draft: !!data.draft,
           state: data.state as 'open' | 'closed',
           merged: !!data.merged,
           mergedAt: data.merged_at ? new Date(data.merged_at) : null,
           headSha: data.head.sha,
+          headRef: data.head.ref,
+          fromFork: headRepo?.toLowerCase() !== `${owner}/${name}`.toLowerCase(),
         };
       }),
 
@@ -244,7 +250,7 @@ export function gitHub(options: CodeHostOptions): CodeHost {
         }));
       }),
 
-    /** emend's event names are GitHub's own; JSON bodies, signed with the secret, TLS verified. */
+    /** emend's event names are GitHub's own (its checks: three of them); JSON bodies, signed with the secret, TLS verified. */
     createHook: (owner: string, name: string, hook: NewHook) =>
       call(`adding a webhook to ${owner}/${name}`, async () => {
         const { data } = await octokit.rest.repos.createWebhook({
@@ -252,7 +258,7 @@ export function gitHub(options: CodeHostOptions): CodeHost {
           repo: name,
           name: 'web',
           config: { url: hook.url, content_type: 'json', secret: hook.secret, insecure_ssl: '0' },
-          events: [...new Set(hook.events)],
+          events: [...new Set(hook.events.flatMap((e) => HOOK_EVENTS[e]))],
           active: true,
         });
         return { id: String(data.id) };
@@ -335,8 +341,23 @@ export function gitHub(options: CodeHostOptions): CodeHost {
             comment_id: Number(target.commentId),
           });
       }),
+
+    ciJobs: (owner, name, sha) =>
+      call(`reading the checks of ${owner}/${name}@${sha.slice(0, 7)}`, () => gitHubCiJobs(octokit, owner, name, sha)),
+
+    ciLog: (owner, name, job) =>
+      call(`reading the log of ${job.name} on ${owner}/${name}`, () => gitHubCiLog(octokit, owner, name, job)),
   };
 }
+
+/** GitHub's hook events for each of emend's: its names, and a commit's checks as check suites, check runs and statuses. */
+const HOOK_EVENTS: Record<HookEvent, string[]> = {
+  issue_comment: ['issue_comment'],
+  issues: ['issues'],
+  pull_request_review: ['pull_request_review'],
+  pull_request_review_comment: ['pull_request_review_comment'],
+  ci: ['check_suite', 'check_run', 'status'],
+};
 
 /** `sha256=` and the hex HMAC-SHA256 of the raw body under the hook's secret. */
 function verifyDelivery(headers: DeliveryHeaders, body: Buffer, secret: string): boolean {

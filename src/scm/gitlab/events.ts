@@ -1,7 +1,8 @@
 import { z } from 'zod';
 import type { RepoPath, ScmUser } from '../code-host.js';
-import type { EventThread, HostEvent, ReadEvent, ReviewState } from '../host-events.js';
+import type { EventThread, ReadEvent, ReviewState, ThreadEvent } from '../host-events.js';
 import { eventReader, quoted, readFields } from '../payload-fields.js';
+import { pipelineHook } from './ci-events.js';
 
 /**
  * GitLab's webhook deliveries in emend's words (`gitLabKind.readEvent`), read from the payloads
@@ -64,7 +65,7 @@ const MergeRequestEvent = Envelope.extend({
   changes: z.object({ labels: LabelChange.nullish(), reviewers: ReviewerChange.nullish() }).nullish(),
 });
 
-type Base = Pick<HostEvent, 'repo' | 'thread' | 'actor'>;
+type Base = Pick<ThreadEvent, 'repo' | 'thread' | 'actor'>;
 
 /** A project's full path as owner (the namespace, nested groups included) and name (the last segment). */
 function repoOf(project: z.infer<typeof Project>): RepoPath | undefined {
@@ -222,4 +223,5 @@ export const readGitLabEvent = eventReader('GitLab', {
   'Note Hook': noteHook,
   'Issue Hook': issueHook,
   'Merge Request Hook': mergeRequestHook,
+  'Pipeline Hook': pipelineHook,
 });

@@ -18,6 +18,7 @@ import type {
 } from '../code-host.js';
 import { type DeliveryHeaders, firstHeader, header, sameSecret } from '../deliveries.js';
 import { readGitLabEvent } from './events.js';
+import { gitLabCiJobs, gitLabCiLog } from './ci.js';
 import { hookOptions } from './hook-options.js';
 import { gitLabGroups } from './groups.js';
 import { GitLabHttpError, gitLabApi, gitLabCall } from './requester.js';
@@ -60,6 +61,7 @@ interface MergeRequestView {
   work_in_progress?: boolean;
   merged_at?: string | null;
   sha?: string | null;
+  source_branch?: string;
   source_project_id?: number;
   target_project_id?: number;
 }
@@ -197,11 +199,14 @@ export function gitLab(options: CodeHostOptions): CodeHost {
         return {
           number: mr.iid,
           url: mr.web_url,
+          title: mr.title,
           draft: isDraft(mr),
           state: mr.state === 'opened' || mr.state === 'locked' ? 'open' : 'closed',
           merged,
           mergedAt: merged && mr.merged_at ? new Date(mr.merged_at) : null,
           headSha: mr.sha ?? '',
+          headRef: mr.source_branch ?? '',
+          fromFork: mr.source_project_id !== mr.target_project_id,
         };
       }),
 
@@ -317,6 +322,14 @@ export function gitLab(options: CodeHostOptions): CodeHost {
           if (!alreadyAwarded(err)) throw err;
         }
       }),
+
+    ciJobs: (owner, name, sha) =>
+      call(`reading the pipelines of ${owner}/${name}@${sha.slice(0, 8)}`, () =>
+        gitLabCiJobs(api, projectId(owner, name), sha),
+      ),
+
+    ciLog: (owner, name, job) =>
+      call(`reading the trace of ${job.name} on ${owner}/${name}`, () => gitLabCiLog(api, projectId(owner, name), job)),
   };
 
   /** A user's numeric id by username (the members API takes ids only), undefined when GitLab has none. */

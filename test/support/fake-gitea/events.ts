@@ -2,6 +2,7 @@ import type { Ctx } from '../fake-host/rest.js';
 import type { Delivery, HostActions } from '../fake-host/side.js';
 import type { RepoState, Review, ReviewState, UserState } from '../fake-host/state.js';
 import { commentView, issueView, pullView, repoView, userView } from './rest.js';
+import { jobView, runOf, statusView } from './ci.js';
 
 /**
  * Gitea's webhook payloads for what a person does (modules/structs/hook.go; services/webhook/
@@ -84,4 +85,43 @@ export const giteaActions: HostActions = {
   // A line comment on its own is submitted as a review of type comment: that review's event, no path or line in it.
   lineCommented: (v, repo, _pull, _c, review, by) => [reviewed(v, repo, review, by)],
   reviewed: (v, repo, _pull, review, _comments, by) => [reviewed(v, repo, review, by)],
+  // Each job's commit status (Actions posts one per job), each Actions job's workflow_job, then the run's workflow_run.
+  ciReported: (v, repo, run, by) => {
+    const jobs = run.jobs.filter((j) => !j.status);
+    const [pull] = run.pulls;
+    const forPull = pull ? { pull_request: pullView(v, repo, pull) } : {};
+    const action = (w: string) => (w === 'running' ? 'in_progress' : 'completed');
+    // Made once: the repository's view reads git, and every delivery carries the same.
+    const around = about(v, repo, by);
+    const state = jobs.some((j) => j.state === 'running') ? 'running' : 'done';
+    return [
+      ...run.jobs.map((j) => ({
+        to: ['status'],
+        event: 'status',
+        type: 'status',
+        payload: { ...statusView(v, repo, j), sha: run.sha, commit: { id: run.sha }, ...around },
+      })),
+      ...jobs.map((j) => ({
+        to: ['workflow_job'],
+        event: 'workflow_job',
+        type: 'workflow_job',
+        payload: { action: action(j.state), workflow_job: jobView(v, repo, j), ...forPull, ...around },
+      })),
+      ...(jobs.length > 0
+        ? [
+            {
+              to: ['workflow_run'],
+              event: 'workflow_run',
+              type: 'workflow_run',
+              payload: {
+                action: action(state === 'running' ? 'running' : 'completed'),
+                workflow_run: runOf(v, repo, run),
+                ...forPull,
+                ...around,
+              },
+            },
+          ]
+        : []),
+    ];
+  },
 };

@@ -7,6 +7,7 @@ import type { Urls } from '../fake-host/server.js';
 import { ACCESS, type Comment, type GroupState, type Hook, type Pull } from '../fake-host/state.js';
 import type { ReactionState, RepoState } from '../fake-host/state.js';
 import { type Review, type Thread, type UserState, fullName } from '../fake-host/state.js';
+import { ciRoutes } from './ci.js';
 
 /**
  * Gitea's REST subset under /api/v1 (modules/structs shapes, most of their fields). Errors are
@@ -345,6 +346,7 @@ export function giteaRest(urls: Urls, flavour: Flavour = 'gitea'): RestHost {
 
   const routes: Route[] = [
     ...conversation,
+    ...ciRoutes,
     ...orgRoutes,
     ['GET', /^\/user$/, (ctx) => (ctx.caller ? ok(selfView(ctx, ctx.caller.user)) : error(401, 'token is required'))],
     ['POST', /^\/user\/repos$/, (ctx) => writer(ctx) ?? createRepo(ctx)],

@@ -88,6 +88,7 @@ const spec = (subPath: string | undefined, flavour: Flavour | undefined): HostSp
       issues: ['issues', 'issues'],
       pull_request_review: ['pull_request_review', 'pull_request_rejected'],
       pull_request_review_comment: ['pull_request_review', 'pull_request_comment'],
+      ci: ['status', 'status'],
     },
     headers: ({ event, type, id, hmac }) => {
       const own = { event, ...(type ? { 'event-type': type } : {}), delivery: id, signature: hmac };

@@ -2,6 +2,8 @@ import type { Ctx } from '../fake-host/rest.js';
 import type { HostActions } from '../fake-host/side.js';
 import type { RepoState, UserState } from '../fake-host/state.js';
 import { commentView, issueView, pullView, repoView, reviewCommentView, reviewView, userView } from './rest.js';
+import { checkRunView, checkSuiteView, pullRefs, statusView } from './ci.js';
+import { fullName } from '../fake-host/state.js';
 
 /**
  * GitHub's webhook payloads for what a person does (docs.github.com "Webhook events and payloads"):
@@ -78,4 +80,43 @@ export const githubActions: HostActions = {
       },
     },
   ],
+  // Each check run as it finished (created while running), then the suite once none runs; each status on its own.
+  ciReported: (v, repo, run, by) => {
+    const checks = run.jobs.filter((j) => !j.status);
+    const running = checks.some((j) => j.state === 'running');
+    const around = about(v, repo, by);
+    return [
+      ...checks.map((j) => ({
+        to: ['check_run'],
+        event: 'check_run',
+        payload: {
+          action: j.state === 'running' ? 'created' : 'completed',
+          check_run: checkRunView(v, repo, j, pullRefs(run)),
+          ...around,
+        },
+      })),
+      ...(checks.length > 0 && !running
+        ? [
+            {
+              to: ['check_suite'],
+              event: 'check_suite',
+              payload: { action: 'completed', check_suite: checkSuiteView(run, checks), ...around },
+            },
+          ]
+        : []),
+      ...run.jobs
+        .filter((j) => j.status)
+        .map((j) => ({
+          to: ['status'],
+          event: 'status',
+          payload: {
+            ...statusView(j),
+            sha: run.sha,
+            name: fullName(repo),
+            branches: [{ name: run.branch, commit: { sha: run.sha } }],
+            ...around,
+          },
+        })),
+    ];
+  },
 };

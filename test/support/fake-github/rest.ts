@@ -12,6 +12,7 @@ import { type Ctx, type Reply, type RestHost, type Route, credentials, ok, pick 
 import { reasonPhrases, repoRoutes, repoUrls, sharedCommit, sharedRepo, text } from '../fake-host/rest.js';
 import { ACCESS, type Comment, type Hook, type Pull, type ReactionState, type RepoState } from '../fake-host/state.js';
 import { type Review, type Thread, type UserState, fullName } from '../fake-host/state.js';
+import { ciRoutes } from './ci.js';
 
 /**
  * GitHub's REST subset under /api/v3: its routes, its JSON shapes (trimmed to the fields clients
@@ -385,6 +386,7 @@ const ROUTES: Route[] = [
   onPull('/pulls/(\\d+)/commits', { doc: DOC.commits }, (ctx, repo, pull) =>
     ok(ctx.state.pullCommits(repo, pull).map((c) => sharedCommit(ctx, repo, c, userView))),
   ),
+  ...ciRoutes,
 ];
 
 /**

@@ -89,6 +89,7 @@ const githubSpec = (apps: Apps, approvers: Approvers): HostSpec => ({
       issues: ['issues', 'issues'],
       pull_request_review: ['pull_request_review', 'pull_request_review'],
       pull_request_review_comment: ['pull_request_review_comment', 'pull_request_review_comment'],
+      ci: ['check_suite', 'check_suite'],
     },
     headers: ({ event, id, hmac }) => ({
       'user-agent': 'GitHub-Hookshot/fake',

@@ -2,6 +2,8 @@ import type { Ctx } from '../fake-host/rest.js';
 import type { Delivery, HostActions } from '../fake-host/side.js';
 import { type Comment, type Issue, type RepoState, type UserState, fullName } from '../fake-host/state.js';
 import { mergeRequestView, noteView, threadUrl } from './rest.js';
+import { glStatus, pipelineUrl } from './ci.js';
+import { runState } from '../fake-host/ci.js';
 
 /**
  * GitLab's webhook payloads for what a person does (docs.gitlab.com "Webhook events"): `object_kind`
@@ -131,4 +133,28 @@ export const gitlabActions: HostActions = {
         ]
       : []),
   ],
+  // One Pipeline Hook for the pipeline: a merge request pipeline names the merge request, its ref refs/merge-requests/N/head.
+  ciReported: (v, repo, run, by) => {
+    const jobs = run.jobs.filter((j) => !j.status);
+    const [mr] = run.pulls;
+    return [
+      {
+        to: ['pipeline_events'],
+        event: 'Pipeline Hook',
+        payload: {
+          ...{ object_kind: 'pipeline', ...around(v, repo, by) },
+          object_attributes: {
+            ...{ id: run.id, iid: run.id, sha: run.sha, status: glStatus(runState(jobs)) },
+            ...{ ref: mr ? `refs/merge-requests/${mr.number}/head` : run.branch, tag: false },
+            ...{ source: mr ? 'merge_request_event' : 'push', url: pipelineUrl(v, repo, run.id) },
+          },
+          merge_request: mr ? { ...mergeRequestAttributes(v, repo, mr.number), id: mr.id } : null,
+          builds: jobs.map((j) => ({
+            ...{ id: j.id, name: j.name, stage: j.stage, status: glStatus(j.state) },
+            failure_reason: j.state === 'failure' ? 'script_failure' : null,
+          })),
+        },
+      },
+    ];
+  },
 };

@@ -7,7 +7,7 @@ import { ACCESS, type GroupState, type Hook } from '../fake-host/state.js';
  * token's bot at that role included); anyone else gets 404, as for a group they cannot see.
  */
 
-const SWITCHES = ['push_events', 'issues_events', 'note_events', 'merge_requests_events'];
+const SWITCHES = ['push_events', 'issues_events', 'note_events', 'merge_requests_events', 'pipeline_events'];
 const notFound = (): Reply => ({ status: 404, body: { message: '404 Group Not Found' } });
 
 const groupView = (ctx: Ctx, g: GroupState) => ({

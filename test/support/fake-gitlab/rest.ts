@@ -4,6 +4,7 @@ import { editOwnComment, hookRoutes, openPull, pullsIn, reactOn, visibleForks } 
 import { type Ctx, type Reply, type RestHost, type Route, ok, pick } from '../fake-host/rest.js';
 import { reasonPhrases, repoRoutes, text } from '../fake-host/rest.js';
 import { groupRoutes } from './group-hooks.js';
+import { ciRoutes } from './ci.js';
 import { ACCESS, type Hook, type Pull, type RepoState, type UserState, type Visibility } from '../fake-host/state.js';
 import { type Comment, type Thread, fullName, sameThread } from '../fake-host/state.js';
 
@@ -72,6 +73,7 @@ export function mergeRequestView(ctx: Ctx, repo: RepoState, pull: Pull) {
     iid: pull.number,
     description: pull.body,
     state: mrState(pull),
+    source_branch: pull.head.ref,
     source_project_id: ctx.state.headRepo(pull)?.id,
     target_project_id: repo.id,
     author: author ? userView(ctx, author) : null,
@@ -130,7 +132,7 @@ function createMergeRequest(ctx: Ctx, source: RepoState): Reply {
 }
 
 /** The switches of a project hook the fake knows; the hook's `events` are those on. */
-const SWITCHES = ['push_events', 'issues_events', 'note_events', 'merge_requests_events'];
+const SWITCHES = ['push_events', 'issues_events', 'note_events', 'merge_requests_events', 'pipeline_events'];
 
 /** Every switch on or off, and never the token. */
 const hookView = (_: Ctx, repo: RepoState, h: Hook) => ({
@@ -284,6 +286,7 @@ const ROUTES: Route[] = [
     create: createHook,
     view: hookView,
   }),
+  ...ciRoutes,
   mergeRequest('/merge_requests/(\\d+)', {}, (ctx, repo, pull) => ok(mergeRequestView(ctx, repo, pull))),
   // Newest first, as GitLab lists them.
   mergeRequest('/merge_requests/(\\d+)/commits', {}, (ctx, repo, pull) =>

@@ -94,6 +94,7 @@ const spec = (relativeUrlRoot?: string): HostSpec => ({
       issues: ['issues_events', 'Issue Hook'],
       pull_request_review: ['merge_requests_events', 'Merge Request Hook'],
       pull_request_review_comment: ['note_events', 'Note Hook'],
+      ci: ['pipeline_events', 'Pipeline Hook'],
     },
     headers: ({ event, id, secret }) => ({
       'user-agent': 'GitLab/fake',

@@ -6,6 +6,7 @@ import { lineCommentsOf, reactionsOn } from './ops.js';
 import { type Ctx, type RestHost, pick, restApi } from './rest.js';
 import { type HostLayout, type PathRoutes, type Urls, startHost } from './server.js';
 import type { CommitContent } from './bare.js';
+import { type CiJobSpec, type CiRun, reportCi } from './ci.js';
 import {
   ACCESS,
   type Comment,
@@ -77,6 +78,8 @@ export interface HostActions {
   ): Delivery[];
   /** A review's text is a comment of the pull's conversation (GitLab: a note), not a field of the review. */
   summaryIsComment?: boolean;
+  /** CI reported on a commit (ci.ts): GitHub's check runs, suite and statuses, GitLab's pipeline, Gitea's statuses, jobs and run. */
+  ciReported(v: Ctx, repo: RepoState, run: CiRun, by: UserState): Delivery[];
 }
 
 export type CommentAction = 'created' | 'edited' | 'deleted';
@@ -389,6 +392,19 @@ function personActions(
           : undefined;
       const answers = await send(repo, host.reviewed(v, repo, p, review, comments, by, summary));
       return { reviewId: String(review.id), comments: comments.map(view), answers };
+    },
+    /**
+     * CI reported on the head of `branch` (or `sha`): the jobs are stored (the REST API shows them,
+     * their logs) and the host's events delivered; `by` is the payloads' sender (default `ci-runner`).
+     */
+    async reportCi(owner: string, name: string, o: { branch: string; sha?: string; jobs: CiJobSpec[]; by?: string }) {
+      const repo = need(owner, name);
+      const run = reportCi(state, repo, o);
+      const by = state.ensureUser(o.by ?? 'ci-runner');
+      return {
+        run: { id: run.id, sha: run.sha, jobs: run.jobs.map((j) => j.id) },
+        answers: await send(repo, host.ciReported(v, repo, run, by)),
+      };
     },
     /** The conversation of an issue or a pull, oldest first (not its line comments). */
     threadComments: (owner: string, name: string, thread: ThreadRef): FakeComment[] =>

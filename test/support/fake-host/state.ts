@@ -1,6 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { join } from 'node:path';
 import { Bare, type CommitContent, type CommitInfo, isoSeconds } from './bare.js';
+import type { CiJobState } from './ci.js';
 
 /**
  * The one model behind the three fake hosts: users and their tokens, groups (GitLab's nested
@@ -57,6 +58,8 @@ export interface RepoState {
   comments: Comment[];
   reviews: Review[];
   reactions: ReactionState[];
+  /** The CI jobs reported on its commits, oldest first (ci.ts). */
+  ci: CiJobState[];
 }
 
 /** An issue or a pull request (GitLab's merge request), as comments and reactions name it. */
@@ -281,7 +284,7 @@ export class State {
       dir: join(this.root, ns, `${name}.git`),
       pulls: [],
       hooks: [],
-      ...{ issues: [], comments: [], reviews: [], reactions: [] },
+      ...{ issues: [], comments: [], reviews: [], reactions: [], ci: [] },
     };
     this.git.init(repo.dir, repo.defaultBranch, parent?.dir);
     this.repos.set(key(owner, name), repo);

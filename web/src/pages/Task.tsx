@@ -60,11 +60,23 @@ function Origin({ trigger }: { trigger: NonNullable<Task['trigger']> }) {
       : gitlab
         ? `merge request !${trigger.number}`
         : `pull request #${trigger.number}`;
+  const ci = trigger.ci;
+  if (trigger.kind === 'ci' && ci && ci.round !== null)
+    return (
+      <p class="origin" data-testid="task-origin">
+        A CI follow-up on {host}: the checks of {thread} failed on <code>{ci.sha.slice(0, 7)}</code> (
+        <a href={trigger.comment_url} target="_blank" rel="noopener noreferrer">
+          {ci.jobs.map((j) => j.name).join(', ')}
+        </a>
+        ), automatic round {ci.round}.
+      </p>
+    );
   const how = {
     comment: `in a comment on ${thread}`,
     label: `with the label on ${thread}`,
     line_comment: `in a line comment on ${thread}`,
     review: `in a review of ${thread}`,
+    ci: `to fix the failing CI of ${thread}`,
   }[trigger.kind];
   return (
     <p class="origin" data-testid="task-origin">

@@ -16,7 +16,9 @@ const EVENTS: Record<TriggerEvent, string> = {
   reviews: 'Reviews: a line comment or a review requesting changes, mentioning emend, on its pull request',
 };
 const EVENT_NAMES = Object.keys(EVENTS) as TriggerEvent[];
-const DEFAULTS = { mention: '@emend', label: 'emend', events: EVENT_NAMES };
+/** Automatic CI follow-ups per pull request: the choices (the API allows 0 to 2). */
+const CI_ROUNDS = [0, 1, 2] as const;
+const DEFAULTS = { mention: '@emend', label: 'emend', events: EVENT_NAMES, ciRounds: 2 };
 
 const sameEvents = (a: readonly TriggerEvent[], b: readonly TriggerEvent[]) =>
   a.length === b.length && a.every((e) => b.includes(e));
@@ -39,6 +41,7 @@ export function RepoTriggers({
   const [mention, setMention] = useState(initial?.mention ?? DEFAULTS.mention);
   const [label, setLabel] = useState(initial?.label ?? DEFAULTS.label);
   const [events, setEvents] = useState<TriggerEvent[]>(initial?.events ?? DEFAULTS.events);
+  const [ciRounds, setCiRounds] = useState<number>(initial?.ci_rounds ?? DEFAULTS.ciRounds);
   const [busy, setBusy] = useState(false);
   const [error, setError] = useState<unknown>(null);
   const query = { params: { query: { repo } } };
@@ -48,6 +51,7 @@ export function RepoTriggers({
     setMention(t?.mention ?? DEFAULTS.mention);
     setLabel(t?.label ?? DEFAULTS.label);
     setEvents(t?.events ?? DEFAULTS.events);
+    setCiRounds(t?.ci_rounds ?? DEFAULTS.ciRounds);
   };
   const run = async (what: () => Promise<string>) => {
     setError(null);
@@ -68,6 +72,7 @@ export function RepoTriggers({
     ...(mention !== triggers.mention ? { mention } : {}),
     ...(label !== triggers.label ? { label } : {}),
     ...(!sameEvents(events, triggers.events) ? { events: EVENT_NAMES.filter((e) => events.includes(e)) } : {}),
+    ...(ciRounds !== triggers.ci_rounds ? { ci_rounds: ciRounds } : {}),
   };
   const submit = (e: Event) => {
     e.preventDefault();
@@ -76,7 +81,7 @@ export function RepoTriggers({
         show(await call(client.PUT('/v1/me/repos/triggers', { ...query, body: changed ?? {} })));
         return 'Triggers saved.';
       }
-      const body = { mention, label, events: EVENT_NAMES.filter((x) => events.includes(x)) };
+      const body = { mention, label, events: EVENT_NAMES.filter((x) => events.includes(x)), ci_rounds: ciRounds };
       const on = await call(client.PUT('/v1/me/repos/triggers', { ...query, body }));
       show(on);
       return `Triggers are on: ${on.host} delivers this repository's events to emend.`;
@@ -160,6 +165,24 @@ export function RepoTriggers({
             </label>
           ))}
         </fieldset>
+        <label for="trigger-ci-rounds">CI follow-ups</label>
+        <select
+          id="trigger-ci-rounds"
+          value={String(ciRounds)}
+          onChange={(e) => setCiRounds(Number(e.currentTarget.value))}
+          aria-describedby="trigger-ci-rounds-hint"
+        >
+          {CI_ROUNDS.map((n) => (
+            <option key={n} value={String(n)}>
+              {n === 0 ? 'Off' : `${n} per pull request`}
+            </option>
+          ))}
+        </select>
+        <p class="hint" id="trigger-ci-rounds-hint">
+          When the checks of a pull request emend opened fail, emend reads the failing jobs' logs and pushes a fix, at
+          most this many times; a job failing again after a fix ends them. Mentioning emend with "fix the CI" asks for
+          one more.
+        </p>
         <div class="actions">
           {triggers ? (
             <>
