@@ -464,7 +464,7 @@ const ADDED: Record<string, string[]> = {
 /**
  * The tables 0018 makes, and those of later migrations (0019 the GitHub App's installations, 0020 group
  * bots, 0022 single sign-on, 0023 spend limits' metered spend and threshold notices, 0024 the audit log,
- * then the validator's kept baselines).
+ * then the validator's kept baselines and a pull request's CI rounds).
  */
 const NEW_TABLES = [
   'workspace_invitations',
@@ -479,6 +479,7 @@ const NEW_TABLES = [
   'spend_notices',
   'audit_events',
   'baseline_results',
+  'ci_rounds',
 ];
 
 type Row = Record<string, unknown>;
