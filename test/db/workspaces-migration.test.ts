@@ -458,6 +458,7 @@ const MOVED_TO_WORKSPACE = ['plan', 'credits', 'use_byok', 'approval_mode', 'fix
 const ADDED: Record<string, string[]> = {
   api_tokens: ['workspace_id', 'scopes'],
   credit_ledger: ['account_id'],
+  repo_triggers: ['ci_rounds'],
   tasks: ['created_by'],
   web_sessions: ['workspace_id', 'id', 'user_agent', 'client_address', 'sso_issuer'],
 };
