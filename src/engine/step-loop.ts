@@ -8,13 +8,20 @@ import {
   type Progress,
   type StepDescriptor,
   type TaskPatch,
+  isModelStep,
   outputSchemasOf,
 } from '../step-contract/index.js';
-import { type StepHelpers, type StepRegistry, type StepResult, payloadFor } from '../steps/step.js';
+import {
+  type AttemptHelpers,
+  type StepHelpers,
+  type StepRegistry,
+  type StepResult,
+  payloadFor,
+} from '../steps/step.js';
 import type { Gate } from '../tasks/lifecycle/park.js';
 import type { RunWrite } from '../tasks/lifecycle/save.js';
 import type { Task } from '../tasks/service.js';
-import type { TaskCheckout } from '../checkout/checkout.js';
+import { type TaskCheckout, attemptCheckout } from '../checkout/checkout.js';
 import { stepModel } from './step-model.js';
 import { gateBefore, kindOf, mayRetry, nextOf, reworkStep, skipReason } from './step-policy.js';
 
@@ -146,17 +153,31 @@ async function runStep(loop: StepLoop, step: StepDescriptor): Promise<'next' | '
   await store.save({ currentStep: step.name });
   const rework = step.rework === true;
   const retry = rework ? task.retryCount : 0;
+  // A change the step that made it had judged already (its attempts): that verdict, not another run.
+  const judged = step.judge ? loop.progress.judged : undefined;
   // round is the rework round the step belongs to.
-  await store.log({ step: step.name, status: 'running', input: { retry, round: task.retryCount } });
+  await store.log({
+    step: step.name,
+    status: 'running',
+    input: { retry, round: task.retryCount, ...(judged ? { judged_in: judged.from } : {}) },
+  });
   const started = performance.now();
   const billed = store.billed?.bind(store);
   const model = stepModel(deps, task, step.name, loop.billingPlan, loop.signal, billed);
   const fn = loop.steps[step.name];
+  if (judged) {
+    loop.progress.judged = undefined;
+    const result = { output: judged.output, ...(judged.passed !== undefined ? { patch: { passed: judged.passed } } : {}) };
+    const ran = { step: step.name, round: task.retryCount, ms: elapsed(started), model, result };
+    return applyResult(loop, step, result, model, started, ran);
+  }
+  const trees = new AttemptTrees(loop);
   let result: StepResult<object>;
   try {
     if (!fn) throw new Error(`no function is registered for the ${step.name} step`);
-    result = await fn(payloadFor(task, loop.progress, retry, rework), helpersFor(loop, step.name, model));
+    result = await fn(payloadFor(task, loop.progress, retry, rework), helpersFor(loop, step.name, model, trees));
   } catch (err) {
+    await trees.dispose();
     if (loop.signal.aborted) return 'lost';
     const stopped = model.stopped();
     if (stopped !== undefined) {
@@ -169,6 +190,7 @@ async function runStep(loop: StepLoop, step: StepDescriptor): Promise<'next' | '
     await stepFailed(loop, step.name, error, model, started);
     return 'failed';
   }
+  await trees.dispose();
   const ms = elapsed(started);
   if (loop.signal.aborted) return 'lost';
   // A step that caught the stop and finished anyway ends here all the same: its result is not applied.
@@ -188,7 +210,7 @@ async function runStep(loop: StepLoop, step: StepDescriptor): Promise<'next' | '
 
 const elapsed = (started: number) => Math.round(performance.now() - started);
 
-function helpersFor(loop: StepLoop, step: string, model: StepModel): StepHelpers {
+function helpersFor(loop: StepLoop, step: string, model: StepModel, trees: AttemptTrees): StepHelpers {
   const { deps } = loop;
   return {
     deps,
@@ -203,7 +225,67 @@ function helpersFor(loop: StepLoop, step: string, model: StepModel): StepHelpers
       loop.progress.baseCommit ??= checkout.baseCommit;
       return checkout;
     },
+    attempt: (n, options = {}) => attemptHelpers(loop, step, model, trees, n, options),
   };
+}
+
+/**
+ * One attempt's helpers (docs/agent.md, "Attempts"): the step's, but with a tree of its own (a
+ * copy of the task's checkout at the base commit, made on first use and removed when the step
+ * ends), a model of its own at the given temperature whose calls count as the step's, and its
+ * records tagged with its number.
+ */
+function attemptHelpers(
+  loop: StepLoop,
+  step: string,
+  model: StepModel,
+  trees: AttemptTrees,
+  n: number,
+  options: { temperature?: number },
+): AttemptHelpers {
+  const { deps } = loop;
+  const temperature = options.temperature ?? (isModelStep(step) ? deps.config.llm.temperatures[step] : 0);
+  const own = model.attempt(temperature);
+  return {
+    deps,
+    signal: loop.signal,
+    spawn: loop.spawn,
+    log: (message, data) => deps.log.debug({ task: loop.task.id, step, attempt: n, ...data }, message),
+    report: (output) => loop.store.report({ step, output: { attempt: n, ...output } }),
+    model: own.client,
+    limits: loop.limits,
+    checkout: () => trees.open(n),
+    attempt: () => {
+      throw new Error('an attempt has no attempts of its own');
+    },
+    spent: () => ({ tokens: own.meter.tokens, costUsd: loop.task.byok ? 0 : own.meter.costUsd }),
+  };
+}
+
+/** The attempts' trees of one step's run: made from the task's checkout on first use, all removed when the step ends. */
+class AttemptTrees {
+  private readonly trees = new Map<number, Promise<TaskCheckout>>();
+
+  constructor(private readonly loop: StepLoop) {}
+
+  open(n: number): Promise<TaskCheckout> {
+    let tree = this.trees.get(n);
+    if (!tree) {
+      const { deps, spawn, signal } = this.loop;
+      tree = this.loop.checkout().then(async (main) => {
+        this.loop.progress.baseCommit ??= main.baseCommit;
+        return attemptCheckout({ dataDir: deps.config.dataDir, log: deps.log, spawn }, main, n, signal);
+      });
+      this.trees.set(n, tree);
+    }
+    return tree;
+  }
+
+  async dispose(): Promise<void> {
+    const made = [...this.trees.values()];
+    this.trees.clear();
+    await Promise.all(made.map(async (t) => (await t.catch(() => undefined))?.dispose()));
+  }
 }
 
 /**
@@ -272,6 +354,8 @@ async function applyResult(
   if (patch.changed) {
     progress.failure = undefined;
     progress.approved = { ...progress.approved, diff: false };
+    // A new change: only a verdict given with it stands.
+    progress.judged = patch.judged;
   }
   const rework = reworkStep(pipeline);
   const retrying = failedVerdict && rework !== undefined && mayRetry(task.retryCount, loop.limits);
