@@ -200,10 +200,18 @@ export async function attemptCheckout(
       cwd: dir,
       args: ['checkout', '--quiet', '--force', '--detach', from.baseCommit, '--'],
     });
-    return { root, dir, gitDir, baseBranch: from.baseBranch, baseCommit: from.baseCommit, dispose: () => removeDir(root) };
+    return {
+      root,
+      dir,
+      gitDir,
+      baseBranch: from.baseBranch,
+      baseCommit: from.baseCommit,
+      dispose: () => removeDir(root),
+    };
   } catch (err) {
     await removeDir(root);
-    if (err instanceof GitError && err.aborted) throw new TaskCheckoutError('aborted', 'stopped: the task was cancelled');
+    if (err instanceof GitError && err.aborted)
+      throw new TaskCheckoutError('aborted', 'stopped: the task was cancelled');
     throw err;
   }
 }

@@ -167,7 +167,10 @@ async function runStep(loop: StepLoop, step: StepDescriptor): Promise<'next' | '
   const fn = loop.steps[step.name];
   if (judged) {
     loop.progress.judged = undefined;
-    const result = { output: judged.output, ...(judged.passed !== undefined ? { patch: { passed: judged.passed } } : {}) };
+    const result = {
+      output: judged.output,
+      ...(judged.passed !== undefined ? { patch: { passed: judged.passed } } : {}),
+    };
     const ran = { step: step.name, round: task.retryCount, ms: elapsed(started), model, result };
     return applyResult(loop, step, result, model, started, ran);
   }

@@ -185,7 +185,11 @@ export async function updateRepoSettings(
 const EMPTY = { setupCommand: null, testCommand: null, env: {}, attempts: null, secrets: [] };
 
 /** The repository's default number of fixer attempts (its settings), or null when it has none. */
-export async function repoAttemptsDefault(db: Deps['db'] | Tx, workspaceId: string, repo: string): Promise<number | null> {
+export async function repoAttemptsDefault(
+  db: Deps['db'] | Tx,
+  workspaceId: string,
+  repo: string,
+): Promise<number | null> {
   const [row] = await db
     .select({ attempts: repoSettings.attempts })
     .from(repoSettings)
