@@ -8,20 +8,14 @@ import {
   type Progress,
   type StepDescriptor,
   type TaskPatch,
-  isModelStep,
   outputSchemasOf,
 } from '../step-contract/index.js';
-import {
-  type AttemptHelpers,
-  type StepHelpers,
-  type StepRegistry,
-  type StepResult,
-  payloadFor,
-} from '../steps/step.js';
+import { type StepHelpers, type StepRegistry, type StepResult, payloadFor } from '../steps/step.js';
 import type { Gate } from '../tasks/lifecycle/park.js';
 import type { RunWrite } from '../tasks/lifecycle/save.js';
 import type { Task } from '../tasks/service.js';
-import { type TaskCheckout, attemptCheckout } from '../checkout/checkout.js';
+import type { TaskCheckout } from '../checkout/checkout.js';
+import { AttemptTrees, attemptHelpers } from './attempt-helpers.js';
 import { stepModel } from './step-model.js';
 import { gateBefore, kindOf, mayRetry, nextOf, reworkStep, skipReason } from './step-policy.js';
 
@@ -230,65 +224,6 @@ function helpersFor(loop: StepLoop, step: string, model: StepModel, trees: Attem
     },
     attempt: (n, options = {}) => attemptHelpers(loop, step, model, trees, n, options),
   };
-}
-
-/**
- * One attempt's helpers (docs/agent.md, "Attempts"): the step's, but with a tree of its own (a
- * copy of the task's checkout at the base commit, made on first use and removed when the step
- * ends), a model of its own at the given temperature whose calls count as the step's, and its
- * records tagged with its number.
- */
-function attemptHelpers(
-  loop: StepLoop,
-  step: string,
-  model: StepModel,
-  trees: AttemptTrees,
-  n: number,
-  options: { temperature?: number },
-): AttemptHelpers {
-  const { deps } = loop;
-  const temperature = options.temperature ?? (isModelStep(step) ? deps.config.llm.temperatures[step] : 0);
-  const own = model.attempt(temperature);
-  return {
-    deps,
-    signal: loop.signal,
-    spawn: loop.spawn,
-    log: (message, data) => deps.log.debug({ task: loop.task.id, step, attempt: n, ...data }, message),
-    report: (output) => loop.store.report({ step, output: { attempt: n, ...output } }),
-    model: own.client,
-    limits: loop.limits,
-    checkout: () => trees.open(n),
-    attempt: () => {
-      throw new Error('an attempt has no attempts of its own');
-    },
-    spent: () => ({ tokens: own.meter.tokens, costUsd: loop.task.byok ? 0 : own.meter.costUsd }),
-  };
-}
-
-/** The attempts' trees of one step's run: made from the task's checkout on first use, all removed when the step ends. */
-class AttemptTrees {
-  private readonly trees = new Map<number, Promise<TaskCheckout>>();
-
-  constructor(private readonly loop: StepLoop) {}
-
-  open(n: number): Promise<TaskCheckout> {
-    let tree = this.trees.get(n);
-    if (!tree) {
-      const { deps, spawn, signal } = this.loop;
-      tree = this.loop.checkout().then(async (main) => {
-        this.loop.progress.baseCommit ??= main.baseCommit;
-        return attemptCheckout({ dataDir: deps.config.dataDir, log: deps.log, spawn }, main, n, signal);
-      });
-      this.trees.set(n, tree);
-    }
-    return tree;
-  }
-
-  async dispose(): Promise<void> {
-    const made = [...this.trees.values()];
-    this.trees.clear();
-    await Promise.all(made.map(async (t) => (await t.catch(() => undefined))?.dispose()));
-  }
 }
 
 /**

@@ -40,14 +40,26 @@ interface AttemptRun {
   ms: number;
 }
 
-/** Runs `work` over the items, at most `limit` at a time, each result in the item's place. */
+/**
+ * Runs `work` over the items, at most `limit` at a time, each result in the item's place. A work
+ * that throws (a kill) stops the others from starting; the first error is thrown once every
+ * started one has ended, so nothing still writes in a tree when the step's trees are removed.
+ */
 async function pooled<T, R>(items: T[], limit: number, work: (item: T) => Promise<R>): Promise<R[]> {
   const results: R[] = new Array(items.length);
   let next = 0;
+  let failed: { error: unknown } | undefined;
   const worker = async () => {
-    for (let i = next++; i < items.length; i = next++) results[i] = await work(items[i]!);
+    for (let i = next++; i < items.length && !failed; i = next++) {
+      try {
+        results[i] = await work(items[i]!);
+      } catch (error) {
+        failed ??= { error };
+      }
+    }
   };
   await Promise.all(Array.from({ length: Math.max(1, Math.min(limit, items.length)) }, worker));
+  if (failed) throw failed.error;
   return results;
 }
 
