@@ -286,7 +286,7 @@ describe('emend task, piped', { timeout: 150_000 }, () => {
     const other = await runRemote(['task', 'diff', id, '--attempt', '3'], env);
     expect(other.code, other.stderr).toBe(0);
     expect(other.stdout).toContain('+    return a + b\n');
-    expect(other.stdout).toMatch(/def mul[\s\S]*\+    return a \+ b/);
+    expect(other.stdout).toMatch(/def mul[\s\S]*\+ {4}return a \+ b/);
     const refused = await runRemote(
       ['task', 'create', '--repo', owner.repo, '--prompt', CALC_PROMPT, '--attempts', '4'],
       env,

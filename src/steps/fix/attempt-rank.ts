@@ -18,7 +18,7 @@ const verdictRank = (v: RankedAttempt['verdict']) => (v.passed === true ? 2 : v.
  */
 export function evidenceOf(v: RankedAttempt['verdict']): 0 | 1 | 2 {
   const r = v.reproduction;
-  if (!r || r.rule !== 'reproduction' || r.now_passing.length === 0) return 0;
+  if (r?.rule !== 'reproduction' || r.now_passing.length === 0) return 0;
   return r.still_failing.length === 0 ? 2 : 1;
 }
 
