@@ -19,7 +19,10 @@
  *
  *   npm run bench:eval-pipeline -- [--dataset F] [--ids id,id] [--limit N] [--mirrors DIR] [--setup F]
  *                                  [--answers gold,tests,wrong] [--fixer pipeline|agent] [--plan free|pro|scale]
- *                                  [--concurrency K] [--out DIR] [--resume]
+ *                                  [--attempts wrong,gold,wrong] [--concurrency K] [--out DIR] [--resume]
+ *
+ * `--attempts K1,K2,…` runs each task with that many fixer attempts (docs/agent.md, "Attempts"),
+ * attempt i answering with kind Ki (`--answers` is then not used): one eval run, in OUT/attempts.
  *
  * Without --setup, environments are built as tasks build them (detected install, cache).
  * --resume continues the runs in --out (each answer kind's results.jsonl), as `emend eval --resume`.
@@ -31,7 +34,8 @@ import { parseArgs } from 'node:util';
 import { evalCommand } from '../src/cli/eval.js';
 import { readDataset } from '../src/eval/dataset.js';
 import { agentAnswerer } from '../test/support/eval-agent-replay.js';
-import { type AnswerKind, KINDS, answerer } from '../test/support/eval-replay.js';
+import { type AnswerKind, KINDS, answerer, attemptsAnswerer } from '../test/support/eval-replay.js';
+import { attemptTemperatures } from '../src/steps/fix/attempts.js';
 import { startScriptedModel } from '../test/support/scripted-model/server.js';
 
 const KEY = 'sk-bench-eval-pipeline';
@@ -49,6 +53,7 @@ const { values: v } = parseArgs({
     fixer: { type: 'string', default: 'pipeline' },
     resume: { type: 'boolean', default: false },
     plan: { type: 'string' },
+    attempts: { type: 'string' },
   },
 });
 
@@ -57,8 +62,9 @@ async function main() {
   const ids = v.ids?.split(',').map((s) => s.trim());
   const chosen = ids ? all.filter((i) => ids.includes(i.instance_id)) : all;
   const instances = v.limit ? chosen.slice(0, Number(v.limit)) : chosen;
-  const kinds = v.answers!.split(',').map((k) => k.trim()) as AnswerKind[];
-  const unknown = kinds.filter((k) => !KINDS.includes(k));
+  const perAttempt = v.attempts?.split(',').map((k) => k.trim()) as AnswerKind[] | undefined;
+  const kinds = perAttempt ? (['attempts'] as const) : (v.answers!.split(',').map((k) => k.trim()) as AnswerKind[]);
+  const unknown = [...(perAttempt ?? kinds)].filter((k) => !KINDS.includes(k as AnswerKind));
   if (unknown.length) throw new Error(`--answers: unknown ${unknown.join(', ')} (gold, tests, wrong)`);
   if (v.fixer !== 'pipeline' && v.fixer !== 'agent') throw new Error('--fixer: pipeline or agent');
   const agent = v.fixer === 'agent';
@@ -71,11 +77,18 @@ async function main() {
     writeFileSync(dataset, `${instances.map((i) => JSON.stringify(i)).join('\n')}\n`);
     const setup = v.setup ? ['--setup', v.setup] : [];
     for (const kind of kinds) {
-      model.respond(agent ? agentAnswerer(v.mirrors!, instances) : answerer(v.mirrors!, instances, kind));
+      model.respond(
+        agent
+          ? agentAnswerer(v.mirrors!, instances)
+          : perAttempt
+            ? attemptsAnswerer(v.mirrors!, instances, perAttempt, attemptTemperatures(0, perAttempt.length))
+            : answerer(v.mirrors!, instances, kind as AnswerKind),
+      );
       const out = join(v.out!, kind);
       const args = [
         ...['--dataset', dataset, '--mirrors', v.mirrors!, ...setup, '--concurrency', v.concurrency!],
         ...['--fixer', v.fixer!, ...(v.resume ? ['--resume'] : []), ...(v.plan ? ['--plan', v.plan] : [])],
+        ...(perAttempt ? ['--attempts', String(perAttempt.length)] : []),
       ];
       const code = await evalCommand([...args, '--out', out], {
         ...process.env,

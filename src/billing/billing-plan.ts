@@ -25,6 +25,11 @@ export interface BillingPlan {
    */
   agentTurns: number;
   agentWallMs: number;
+  /**
+   * The fixer attempts a fix task may ask for (docs/agent.md, "Attempts"): each a fixer run in its
+   * own tree, validated, the best kept. They run within the plan's `concurrent`.
+   */
+  maxAttempts: number;
 }
 
 const BOTH: readonly FixerKind[] = ['pipeline', 'agent'];
@@ -40,6 +45,7 @@ export const BILLING_PLANS: Record<BillingPlanName, BillingPlan> = {
     fixers: PIPELINE,
     agentTurns: 20,
     agentWallMs: 600_000,
+    maxAttempts: 1,
   },
   pro: {
     monthly: 200,
@@ -50,6 +56,7 @@ export const BILLING_PLANS: Record<BillingPlanName, BillingPlan> = {
     fixers: BOTH,
     agentTurns: 40,
     agentWallMs: 1_200_000,
+    maxAttempts: 3,
   },
   scale: {
     monthly: 2000,
@@ -60,6 +67,7 @@ export const BILLING_PLANS: Record<BillingPlanName, BillingPlan> = {
     fixers: BOTH,
     agentTurns: 80,
     agentWallMs: 2_400_000,
+    maxAttempts: 5,
   },
   demo: {
     monthly: 2,
@@ -70,6 +78,7 @@ export const BILLING_PLANS: Record<BillingPlanName, BillingPlan> = {
     fixers: PIPELINE,
     agentTurns: 10,
     agentWallMs: 300_000,
+    maxAttempts: 1,
   },
 };
 

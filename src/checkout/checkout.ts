@@ -165,3 +165,53 @@ async function openUp(path: string): Promise<void> {
   await chmod(path, 0o700);
   for (const entry of await readdir(path)) await openUp(join(path, entry));
 }
+
+/**
+ * A tree of its own for one of a step's attempts (docs/agent.md, "Attempts"): a local clone of the
+ * task's git directory (objects hard-linked) at the task's base commit, in root/attempts/<n> with
+ * its git directory beside its files as the task's is. Removed by its dispose, and with the task's.
+ */
+export async function attemptCheckout(
+  deps: CheckoutDeps,
+  from: TaskCheckout,
+  n: number,
+  signal?: AbortSignal,
+): Promise<TaskCheckout> {
+  if (!Number.isInteger(n) || n < 1) throw new TaskCheckoutError('bad_request', `attempt ${n} cannot name a directory`);
+  const root = join(from.root, 'attempts', String(n));
+  const dir = join(root, 'tree');
+  const gitDir = join(root, 'git');
+  await removeDir(root);
+  const git = gitEnvOf(deps);
+  try {
+    await mkdir(root, { recursive: true, mode: 0o700 });
+    await runGit(git, {
+      args: ['clone', '--quiet', '--no-checkout', '--template=', '--separate-git-dir', gitDir, '--', from.gitDir, dir],
+      allowFile: true,
+      safeDirs: [from.gitDir],
+      signal,
+    });
+    const call = { gitDir, signal };
+    await runGit(git, { ...call, args: ['config', 'core.worktree', dir] });
+    await runGit(git, { ...call, args: ['remote', 'remove', 'origin'] });
+    await runGit(git, {
+      ...call,
+      workTree: dir,
+      cwd: dir,
+      args: ['checkout', '--quiet', '--force', '--detach', from.baseCommit, '--'],
+    });
+    return {
+      root,
+      dir,
+      gitDir,
+      baseBranch: from.baseBranch,
+      baseCommit: from.baseCommit,
+      dispose: () => removeDir(root),
+    };
+  } catch (err) {
+    await removeDir(root);
+    if (err instanceof GitError && err.aborted)
+      throw new TaskCheckoutError('aborted', 'stopped: the task was cancelled');
+    throw err;
+  }
+}

@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import { copyFile, rm, stat, utimes } from 'node:fs/promises';
+import { copyFile, rm, stat, utimes, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { TaskCheckout } from './checkout.js';
 import { gitEnvOf } from './layout.js';
@@ -57,5 +57,30 @@ export async function checkoutDiff(
     return (await runGit(git, { ...call, args })).stdout;
   } finally {
     await rm(index, { force: true });
+  }
+}
+
+/**
+ * Applies a diff (checkoutDiff's, with `binary` for binary files) to the task's files. The patch
+ * file sits in the git directory, out of reach of anything run on the files.
+ */
+export async function applyDiff(
+  deps: CheckoutDeps,
+  checkout: Pick<TaskCheckout, 'dir' | 'gitDir'>,
+  diff: string,
+  signal?: AbortSignal,
+): Promise<void> {
+  const patch = join(checkout.gitDir, `emend-apply-${randomBytes(4).toString('hex')}.patch`);
+  await writeFile(patch, diff);
+  try {
+    await runGit(gitEnvOf(deps), {
+      gitDir: checkout.gitDir,
+      workTree: checkout.dir,
+      cwd: checkout.dir,
+      signal,
+      args: ['apply', '--whitespace=nowarn', '--', patch],
+    });
+  } finally {
+    await rm(patch, { force: true });
   }
 }

@@ -21,9 +21,10 @@ const USAGE =
   'usage: emend eval --dataset F [--oracle | --baseline] [--limit N | --sample N] [--concurrency K] [--out DIR]\n' +
   '                  [--resume] [--logs] [--clock base|now]\n' +
   '                  [--mirrors DIR] [--clone-url URL] [--setup FILE.json] [--plan free|pro|scale]\n' +
-  '                  [--fixer pipeline|agent]\n' +
+  '                  [--fixer pipeline|agent] [--attempts N]\n' +
   'Without --oracle or --baseline, the configured model runs the fix pipeline on each instance,\n' +
-  'its fixer the one-shot pipeline fixer (the default) or the tool-using agent (--fixer agent).\n' +
+  'its fixer the one-shot pipeline fixer (the default) or the tool-using agent (--fixer agent),\n' +
+  'in N attempts the validator chooses from (--attempts, 1 by default, at most the plan allows).\n' +
   "--clock base (the default) runs each instance's tests at its base commit's date (libfaketime), --clock now at today's.";
 
 /** The plans an eval may run as (their file and retry limits, and their per-task budget). */
@@ -51,6 +52,8 @@ interface EvalArgs {
   setup?: string;
   plan: EvalBillingPlan;
   fixer: FixerKind;
+  /** Fixer attempts per task, the validator choosing (docs/agent.md, "Attempts"). */
+  attempts: number;
   /** The tests' clock: the base commit's date (src/test-runs/test-clock.ts) or today's. */
   clock: 'base' | 'now';
 }
@@ -79,6 +82,7 @@ function readArgs(args: string[]): EvalArgs {
       baseline: { type: 'boolean' },
       plan: { type: 'string' },
       fixer: { type: 'string' },
+      attempts: { type: 'string' },
       clock: { type: 'string' },
     },
   });
@@ -95,6 +99,12 @@ function readArgs(args: string[]): EvalArgs {
   const offered = BILLING_PLANS[plan as EvalBillingPlan].fixers;
   if (v.fixer && !offered.some((k) => k === v.fixer))
     throw new UsageError(`the ${plan} plan offers the ${offered.join(', ')} fixer, not ${v.fixer}`);
+  const attempts = count('--attempts', v.attempts, 1);
+  if (attempts !== undefined && (v.oracle || v.baseline)) throw new UsageError('--attempts is for the model mode');
+  // As the service refuses more attempts than the plan allows.
+  const maxAttempts = BILLING_PLANS[plan as EvalBillingPlan].maxAttempts;
+  if (attempts !== undefined && attempts > maxAttempts)
+    throw new UsageError(`the ${plan} plan allows at most ${maxAttempts} attempt(s) per task, not ${attempts}`);
   if (v.clock !== undefined && v.clock !== 'base' && v.clock !== 'now')
     throw new UsageError('--clock expects base (the base commit’s date) or now');
   const limit = count('--limit', v.limit, 1);
@@ -106,6 +116,7 @@ function readArgs(args: string[]): EvalArgs {
     mode: v.oracle ? 'oracle' : v.baseline ? 'baseline' : 'model',
     plan: EVAL_BILLING_PLANS.find((p) => p === plan) ?? 'pro',
     fixer: FIXER_KINDS.find((k) => k === v.fixer) ?? 'pipeline',
+    attempts: attempts ?? 1,
     ...(limit !== undefined ? { limit } : {}),
     ...(sample !== undefined ? { sample } : {}),
     concurrency: count('--concurrency', v.concurrency, 1) ?? 1,
@@ -204,7 +215,7 @@ export async function evalCommand(args: string[], env: NodeJS.ProcessEnv): Promi
   const sandbox = await localSandbox(config);
   if (!sandbox) return 1;
   // The model first: without a key nothing is written, not even an emptied results.jsonl.
-  const model = a.mode === 'model' ? await modelContext(config, sandbox, a.plan, a.fixer) : undefined;
+  const model = a.mode === 'model' ? await modelContext(config, sandbox, a) : undefined;
   if (typeof model === 'string') {
     console.error(`emend: ${model}`);
     return EXIT_USAGE;
@@ -241,7 +252,7 @@ export async function evalCommand(args: string[], env: NodeJS.ProcessEnv): Promi
       ...(model ? { pipeline: model.pipeline } : {}),
     };
     const results = [...earlier, ...(await runAll(todo, a, options, file))];
-    const fixer = a.fixer === 'agent' ? ', agent fixer' : '';
+    const fixer = (a.fixer === 'agent' ? ', agent fixer' : '') + (a.attempts > 1 ? `, ${a.attempts} attempts` : '');
     const title = a.mode === 'model' ? `emend eval (model, plan ${a.plan}${fixer})` : `emend eval --${a.mode}`;
     await writeFile(join(a.out, 'summary.md'), summaryMarkdown(results, `${title}: ${a.dataset}`));
     const resolved = results.filter((r) => r.resolved).length;
@@ -295,15 +306,22 @@ async function prepareOut(a: EvalArgs, instances: Instance[]) {
  * server); no key is a usage error before anything runs. The fixer is `--fixer`'s, whatever
  * EMEND_FIXER says (pipeline by default).
  */
-async function modelContext(config: Config, sandbox: Sandbox, billingPlan: EvalBillingPlan, fixer: FixerKind) {
+async function modelContext(
+  config: Config,
+  sandbox: Sandbox,
+  { plan: billingPlan, fixer, attempts }: Pick<EvalArgs, 'plan' | 'fixer' | 'attempts'>,
+) {
   const made = await evalDeps(config, sandbox);
   try {
     const chosen = await chooseModel(made.deps, { workspaceId: '', byok: false }, 'fixer');
-    console.log(`model: ${chosen.provider}/${chosen.model} at ${chosen.baseUrl} (plan ${billingPlan}, ${fixer} fixer)`);
+    const tries = attempts > 1 ? `, ${attempts} attempts` : '';
+    console.log(
+      `model: ${chosen.provider}/${chosen.model} at ${chosen.baseUrl} (plan ${billingPlan}, ${fixer} fixer${tries})`,
+    );
   } catch (err) {
     await made.close();
     if (err instanceof NoModelKey) return err.message;
     throw err;
   }
-  return { pipeline: { deps: made.deps, billingPlan, fixer }, close: made.close };
+  return { pipeline: { deps: made.deps, billingPlan, fixer, attempts }, close: made.close };
 }

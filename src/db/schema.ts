@@ -191,6 +191,11 @@ export const tasks = pgTable(
     approvalMode: text('approval_mode').notNull().default('auto'),
     /** The fixer the task runs, decided when it was created (src/workspaces/fixer-choice.ts); scaffold tasks: pipeline. */
     fixer: text('fixer').$type<FixerKind>().notNull().default('pipeline'),
+    /**
+     * The fixer attempts the task runs (docs/agent.md, "Attempts"), decided when it was created: its
+     * own number, else the repository's default, else 1. Not `attempts`, which counts worker claims.
+     */
+    fixAttempts: integer('fix_attempts').notNull().default(1),
     prompt: text('prompt').notNull(),
     repoUrl: text('repo_url'),
     repoOwner: text('repo_owner'),
@@ -388,6 +393,8 @@ export const repoSettings = pgTable(
     testCommand: text('test_command'),
     /** Variables for both phases: name → value. */
     env: jsonb('env').notNull().default({}),
+    /** The fixer attempts of the repository's fix tasks that name none; null: one (docs/agent.md, "Attempts"). */
+    attempts: integer('attempts'),
     createdAt: ts('created_at').notNull(),
     updatedAt: ts('updated_at').notNull(),
   },

@@ -1,5 +1,3 @@
-import { rm, writeFile } from 'node:fs/promises';
-import { join } from 'node:path';
 import type { Deps } from '../deps.js';
 import { repoCredential } from '../workspaces/repo-credential.js';
 import { hostOfUrl } from '../scm/hosts.js';
@@ -7,6 +5,7 @@ import type { Task } from '../tasks/service.js';
 import { type TaskCheckout, prepareCheckout } from '../checkout/checkout.js';
 import { gitEnvOf } from '../checkout/layout.js';
 import { type Spawn, runGit } from '../checkout/git.js';
+import { applyDiff } from '../checkout/diff.js';
 
 /** What a run knows about its checkout that another worker must reproduce. */
 export interface CheckoutState {
@@ -67,13 +66,7 @@ export class CheckoutLease {
       await runGit(git, { ...call, args: ['reset', '--hard', '--quiet', baseCommit] });
       checkout.baseCommit = baseCommit;
     }
-    if (diff) {
-      // The patch file sits in the git directory, out of reach of anything run on the files.
-      const patch = join(checkout.gitDir, 'emend-resume.patch');
-      await writeFile(patch, diff);
-      await runGit(git, { ...call, args: ['apply', '--whitespace=nowarn', '--', patch] });
-      await rm(patch, { force: true });
-    }
+    if (diff) await applyDiff(checkoutDeps, checkout, diff, this.signal);
     return checkout;
   }
 

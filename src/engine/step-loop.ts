@@ -15,6 +15,7 @@ import type { Gate } from '../tasks/lifecycle/park.js';
 import type { RunWrite } from '../tasks/lifecycle/save.js';
 import type { Task } from '../tasks/service.js';
 import type { TaskCheckout } from '../checkout/checkout.js';
+import { AttemptTrees, attemptHelpers } from './attempt-helpers.js';
 import { stepModel } from './step-model.js';
 import { gateBefore, kindOf, mayRetry, nextOf, reworkStep, skipReason } from './step-policy.js';
 
@@ -146,17 +147,34 @@ async function runStep(loop: StepLoop, step: StepDescriptor): Promise<'next' | '
   await store.save({ currentStep: step.name });
   const rework = step.rework === true;
   const retry = rework ? task.retryCount : 0;
+  // A change the step that made it had judged already (its attempts): that verdict, not another run.
+  const judged = step.judge ? loop.progress.judged : undefined;
   // round is the rework round the step belongs to.
-  await store.log({ step: step.name, status: 'running', input: { retry, round: task.retryCount } });
+  await store.log({
+    step: step.name,
+    status: 'running',
+    input: { retry, round: task.retryCount, ...(judged ? { judged_in: judged.from } : {}) },
+  });
   const started = performance.now();
   const billed = store.billed?.bind(store);
   const model = stepModel(deps, task, step.name, loop.billingPlan, loop.signal, billed);
   const fn = loop.steps[step.name];
+  if (judged) {
+    loop.progress.judged = undefined;
+    const result = {
+      output: judged.output,
+      ...(judged.passed !== undefined ? { patch: { passed: judged.passed } } : {}),
+    };
+    const ran = { step: step.name, round: task.retryCount, ms: elapsed(started), model, result };
+    return applyResult(loop, step, result, model, started, ran);
+  }
+  const trees = new AttemptTrees(loop);
   let result: StepResult<object>;
   try {
     if (!fn) throw new Error(`no function is registered for the ${step.name} step`);
-    result = await fn(payloadFor(task, loop.progress, retry, rework), helpersFor(loop, step.name, model));
+    result = await fn(payloadFor(task, loop.progress, retry, rework), helpersFor(loop, step.name, model, trees));
   } catch (err) {
+    await trees.dispose();
     if (loop.signal.aborted) return 'lost';
     const stopped = model.stopped();
     if (stopped !== undefined) {
@@ -169,6 +187,7 @@ async function runStep(loop: StepLoop, step: StepDescriptor): Promise<'next' | '
     await stepFailed(loop, step.name, error, model, started);
     return 'failed';
   }
+  await trees.dispose();
   const ms = elapsed(started);
   if (loop.signal.aborted) return 'lost';
   // A step that caught the stop and finished anyway ends here all the same: its result is not applied.
@@ -188,7 +207,7 @@ async function runStep(loop: StepLoop, step: StepDescriptor): Promise<'next' | '
 
 const elapsed = (started: number) => Math.round(performance.now() - started);
 
-function helpersFor(loop: StepLoop, step: string, model: StepModel): StepHelpers {
+function helpersFor(loop: StepLoop, step: string, model: StepModel, trees: AttemptTrees): StepHelpers {
   const { deps } = loop;
   return {
     deps,
@@ -203,6 +222,7 @@ function helpersFor(loop: StepLoop, step: string, model: StepModel): StepHelpers
       loop.progress.baseCommit ??= checkout.baseCommit;
       return checkout;
     },
+    attempt: (n, options = {}) => attemptHelpers(loop, step, model, trees, n, options),
   };
 }
 
@@ -272,6 +292,8 @@ async function applyResult(
   if (patch.changed) {
     progress.failure = undefined;
     progress.approved = { ...progress.approved, diff: false };
+    // A new change: only a verdict given with it stands.
+    progress.judged = patch.judged;
   }
   const rework = reworkStep(pipeline);
   const retrying = failedVerdict && rework !== undefined && mayRetry(task.retryCount, loop.limits);

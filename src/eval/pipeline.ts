@@ -77,6 +77,22 @@ export interface PipelineOutcome {
   };
   /** The step that threw, and why: the service would fail the task, and deliver no change. */
   failure?: { step: StepName; reason: string };
+  /**
+   * `--attempts N`: each attempt (its temperature, verdict, size, tokens) and which was chosen,
+   * and why (docs/agent.md, "Attempts"); absent for one attempt.
+   */
+  attempts?: {
+    attempt: number;
+    temperature: number;
+    status: 'validated' | 'failed';
+    passed: boolean | null;
+    new_failures: number;
+    lines: number;
+    tokens: number;
+    chosen: boolean;
+    error?: string;
+  }[];
+  choice?: { attempt: number; reason: string };
 }
 
 export interface PipelineContext {
@@ -85,6 +101,8 @@ export interface PipelineContext {
   billingPlan: Exclude<BillingPlanName, 'demo'>;
   /** Which fixer the tasks run (`emend eval --fixer`). */
   fixer: FixerKind;
+  /** The fixer attempts each task runs (`emend eval --attempts`, within the plan's); 1 by default. */
+  attempts?: number;
   signal: AbortSignal;
 }
 
@@ -95,7 +113,7 @@ const EVAL_WORKSPACE_ID = '00000000-0000-4000-8000-000000000000';
  * The task the steps see: a managed preview task on the instance's repository, prompted by its
  * problem statement, running the eval's fixer.
  */
-function evalTask(instance: Instance, baseCommit: string, deps: Deps, fixer: FixerKind): Task {
+function evalTask(instance: Instance, baseCommit: string, deps: Deps, fixer: FixerKind, attempts: number): Task {
   const [owner, name] = instance.repo.split('/');
   const now = deps.clock.now();
   return {
@@ -107,6 +125,7 @@ function evalTask(instance: Instance, baseCommit: string, deps: Deps, fixer: Fix
     taskType: 'fix',
     // The task's own choice, which the fixer step reads.
     fixer,
+    fixAttempts: attempts,
     mode: 'preview',
     status: 'running',
     approvalMode: 'auto',
@@ -158,7 +177,7 @@ export async function runPipeline(
   ctx: PipelineContext,
 ): Promise<PipelineOutcome> {
   const { deps, signal } = ctx;
-  const task = evalTask(instance, checkout.baseCommit, deps, ctx.fixer);
+  const task = evalTask(instance, checkout.baseCommit, deps, ctx.fixer, ctx.attempts ?? 1);
   const progress: Progress = { outputs: {}, next: 'planner', approved: {}, baseCommit: checkout.baseCommit };
   const processes = new ProcessSet();
   const outcome: PipelineOutcome = {
@@ -283,6 +302,21 @@ function record(outcome: PipelineOutcome, step: string, progress: Progress, resu
     outcome.edits.applied += outputs.fixer.edits_applied;
     for (const f of outputs.fixer.edits_failed)
       outcome.edits.failures.push(`apply ${f.path}: ${f.reason.split('\n')[0]}`);
+    const { attempts, choice } = outputs.fixer;
+    if (attempts && choice) {
+      outcome.attempts = attempts.map((a) => ({
+        attempt: a.attempt,
+        temperature: a.temperature,
+        status: a.status,
+        passed: a.passed,
+        new_failures: a.new_failure_count,
+        lines: a.lines_added + a.lines_removed,
+        tokens: a.tokens,
+        chosen: a.chosen,
+        ...(a.error !== undefined ? { error: a.error } : {}),
+      }));
+      outcome.choice = choice;
+    }
   }
   if (step === 'validator') {
     outcome.validator = result.patch?.passed ?? null;

@@ -26,6 +26,7 @@ export function resultLine(r: InstanceResult): string {
   const model = p
     ? `, gold file ${p.gold_located ? '' : 'not '}located, validator ${verdictWord(p.validator)}, ` +
       `${p.agent ? `${p.agent.turns} agent turns, ` : ''}` +
+      `${p.choice && p.attempts ? `attempt ${p.choice.attempt} of ${p.attempts.length} chosen, ` : ''}` +
       `${sum(p.steps, (s) => s.input_tokens)}+${sum(p.steps, (s) => s.output_tokens)} tokens`
     : '';
   return (
@@ -215,7 +216,7 @@ function modelSections(results: InstanceResult[]): string[] {
         `${sum(p.steps, (s) => s.output_tokens)} | ${cost} |`,
     );
   }
-  lines.push(...agentSection(runs));
+  lines.push(...agentSection(runs), ...attemptsSection(runs));
   const failures = runs.filter((r) => r.pipeline!.failure);
   if (failures.length > 0) {
     lines.push('', '## Pipeline failures', '');
@@ -273,6 +274,41 @@ function agentSection(runs: InstanceResult[]): string[] {
       `${med((r) => r.pipeline!.agent!.tools.editor ?? 0)} | | | ${med((r) => sum(r.pipeline!.steps, (s) => s.input_tokens))}/` +
       `${med((r) => sum(r.pipeline!.steps, (s) => s.output_tokens))} | ` +
       `${costs.some((c) => c === null) ? '?' : usd(median(costs as number[]))} | ${secs(med((r) => r.wall_ms))} |`,
+  );
+  return lines;
+}
+
+/**
+ * `--attempts N`: per instance, each attempt's verdict (passed, failed, no tests, or the attempt
+ * failed), the one chosen and why, and whether the judge resolved the chosen change; then how
+ * often a passing attempt was there to choose (docs/agent.md, "Attempts").
+ */
+function attemptsSection(runs: InstanceResult[]): string[] {
+  const tried = runs.filter((r) => r.pipeline!.attempts);
+  if (tried.length === 0) return [];
+  const word = (a: NonNullable<InstanceResult['pipeline']>['attempts'] & object) =>
+    a.map(
+      (x) => `${x.attempt}: ${x.status === 'failed' ? 'error' : verdictWord(x.passed)}${x.chosen ? ' (chosen)' : ''}`,
+    );
+  const lines = [
+    '',
+    '## Attempts per instance',
+    '',
+    '| instance | attempts | chosen | why | resolved |',
+    '|---|---|---|---|---|',
+  ];
+  for (const r of tried) {
+    const p = r.pipeline!;
+    lines.push(
+      `| ${r.instance_id} | ${cell(word(p.attempts!).join(', '))} | ${p.choice?.attempt ?? '–'} | ` +
+        `${cell(p.choice?.reason ?? '')} | ${r.resolved ? 'yes' : 'no'} |`,
+    );
+  }
+  const anyPassed = tried.filter((r) => r.pipeline!.attempts!.some((a) => a.passed === true)).length;
+  lines.push(
+    '',
+    `A passing attempt was there to choose on ${anyPassed} of ${tried.length} instance(s); ` +
+      `the chosen change resolved ${tried.filter((r) => r.resolved).length}.`,
   );
   return lines;
 }

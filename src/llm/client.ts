@@ -148,7 +148,7 @@ export class ModelClient {
         });
       } catch (err) {
         if (!NoObjectGeneratedError.isInstance(err)) throw err;
-        this.o.meter.malformed += 1;
+        this.o.meter.noteMalformed();
         const reason = ((err.cause as Error | undefined)?.message ?? err.message).slice(0, 1500);
         this.o.log('model answer did not match the schema', { attempt: n, reason: reason.slice(0, 300) });
         if (n >= attempts)
@@ -176,7 +176,12 @@ export class ModelClient {
 
   /** Counts an answer that was billed but could not be used (the caller's own check failed). */
   noteMalformed(): void {
-    this.o.meter.malformed += 1;
+    this.o.meter.noteMalformed();
+  }
+
+  /** The sampling temperature of this client's calls. */
+  get temperature(): number {
+    return this.o.temperature;
   }
 
   /**

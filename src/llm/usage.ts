@@ -1,7 +1,11 @@
 import type { LanguageModelUsage } from 'ai';
 import { type Price, costUsd } from './pricing.js';
 
-/** What one step's model calls have used so far; the runner adds it to the task whatever the outcome. */
+/**
+ * What one step's model calls have used so far; the runner adds it to the task whatever the
+ * outcome. An attempt's meter (docs/agent.md, "Attempts") has the step's as its parent: what it
+ * adds is the step's too, and the budget is checked against the step's whole use.
+ */
 export class UsageMeter {
   tokens = 0;
   costUsd = 0;
@@ -12,6 +16,8 @@ export class UsageMeter {
   /** Answers that were billed but could not be used (unparseable structured output, edits that did not apply). */
   malformed = 0;
 
+  constructor(private readonly parent?: UsageMeter) {}
+
   /** One billed call; without the split, its tokens count as input. */
   add(tokens: number, cost: number, split: { input: number; output: number } = { input: tokens, output: 0 }): void {
     this.tokens += tokens;
@@ -19,6 +25,18 @@ export class UsageMeter {
     this.calls += 1;
     this.inputTokens += split.input;
     this.outputTokens += split.output;
+    this.parent?.add(tokens, cost, split);
+  }
+
+  /** One answer billed but not usable. */
+  noteMalformed(): void {
+    this.malformed += 1;
+    this.parent?.noteMalformed();
+  }
+
+  /** The meter the budget reads: the step's, whose use counts every attempt's. */
+  get whole(): UsageMeter {
+    return this.parent ? this.parent.whole : this;
   }
 }
 
@@ -73,8 +91,9 @@ export function outputAllowance(
   inputTokens: number,
   wanted: number,
 ): number {
-  const usedTokens = budget.spentTokens + meter.tokens;
-  const usedUsd = budget.spentUsd + meter.costUsd;
+  // Concurrent attempts of one step share the budget: each call sees what all of them used.
+  const usedTokens = budget.spentTokens + meter.whole.tokens;
+  const usedUsd = budget.spentUsd + meter.whole.costUsd;
   const byTokens = budget.tokens - usedTokens - inputTokens;
   const byUsd =
     price.output > 0

@@ -6,6 +6,9 @@ import type { Deps } from '../deps.js';
 import { AppError } from '../errors.js';
 import { repoKey } from '../memory/repo-memory.js';
 import { decryptSecret, encryptSecret } from '../secrets/box.js';
+import { checkAttemptsAllowed } from '../billing/attempt-limit.js';
+import { billingPlan, billingPlanNameOf } from '../billing/billing-plan.js';
+import type { Tx } from '../db/client.js';
 import {
   SETTINGS_LIMITS,
   checkCommand,
@@ -35,6 +38,8 @@ export interface RepoSettingsView {
   setupCommand: string | null;
   testCommand: string | null;
   env: Record<string, string>;
+  /** The fixer attempts of the repository's fix tasks that name none; null: one. */
+  attempts: number | null;
   secrets: SecretMeta[];
   updatedAt: Date;
 }
@@ -44,6 +49,8 @@ export interface SettingsPatch {
   test_command?: string | null;
   /** Variables to set; a null value removes that variable. */
   env?: Record<string, string | null>;
+  /** The default number of fixer attempts, within the workspace's plan; null clears it. */
+  attempts?: number | null;
 }
 
 type Reader = Pick<Deps, 'db'>;
@@ -71,6 +78,7 @@ async function view(db: Deps['db'], workspaceId: string, repo: string): Promise<
     testCommand: row?.testCommand ?? null,
     // by name: jsonb keeps keys in its own order (shortest first)
     env: Object.fromEntries(Object.entries((row?.env as Record<string, string> | undefined) ?? {}).sort()),
+    attempts: row?.attempts ?? null,
     secrets,
     updatedAt: new Date(Math.max(...times.map((d) => d.getTime()))),
   };
@@ -139,7 +147,12 @@ export async function updateRepoSettings(
   const now = deps.clock.now();
   await deps.db.transaction(async (tx) => {
     // Writes for one workspace take turns on its row: the env merge is read and written alone.
-    await lockWorkspace(tx, workspaceId);
+    const workspace = await lockWorkspace(tx, workspaceId);
+    // A default the workspace's plan does not allow is refused as the task's own number would be.
+    if (patch.attempts !== undefined && patch.attempts !== null) {
+      const name = billingPlanNameOf(workspace?.plan ?? 'free');
+      checkAttemptsAllowed('attempts', patch.attempts, billingPlan(name), name);
+    }
     const [row] = await tx.select().from(repoSettings).where(settingsOf(workspaceId, repo));
     const env: Record<string, string> = { ...((row?.env as Record<string, string> | undefined) ?? {}) };
     for (const [name, value] of Object.entries(patch.env ?? {})) {
@@ -151,8 +164,14 @@ export async function updateRepoSettings(
       setupCommand: setup === undefined ? (row?.setupCommand ?? null) : setup,
       testCommand: test === undefined ? (row?.testCommand ?? null) : test,
       env,
+      attempts: patch.attempts === undefined ? (row?.attempts ?? null) : patch.attempts,
     };
-    if (next.setupCommand === null && next.testCommand === null && Object.keys(env).length === 0) {
+    if (
+      next.setupCommand === null &&
+      next.testCommand === null &&
+      next.attempts === null &&
+      Object.keys(env).length === 0
+    ) {
       await tx.delete(repoSettings).where(settingsOf(workspaceId, repo));
       return;
     }
@@ -164,7 +183,20 @@ export async function updateRepoSettings(
   return (await view(deps.db, workspaceId, repo)) ?? { ...EMPTY, updatedAt: now };
 }
 
-const EMPTY = { setupCommand: null, testCommand: null, env: {}, secrets: [] };
+const EMPTY = { setupCommand: null, testCommand: null, env: {}, attempts: null, secrets: [] };
+
+/** The repository's default number of fixer attempts (its settings), or null when it has none. */
+export async function repoAttemptsDefault(
+  db: Deps['db'] | Tx,
+  workspaceId: string,
+  repo: string,
+): Promise<number | null> {
+  const [row] = await db
+    .select({ attempts: repoSettings.attempts })
+    .from(repoSettings)
+    .where(settingsOf(workspaceId, repo));
+  return row?.attempts ?? null;
+}
 
 /**
  * Deletes the repository's settings and secrets, `within` (its audit row) in the same transaction;

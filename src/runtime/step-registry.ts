@@ -27,11 +27,7 @@ const validatorContext: ValidatorContextOf = async (payload, helpers) => {
  * its files, and its checks in headless Chromium (src/steps/site).
  */
 export function productionSteps(): StepRegistry<StepName> {
-  const functions = stepFunctions(validatorContext);
-  return contractRegistry({
-    ...functions,
-    fix: { ...functions.fix, validator: rememberingTestCommand(functions.fix.validator) },
-  });
+  return contractRegistry(stepFunctions(validatorContext, rememberingTestCommand));
 }
 
 /**

@@ -42,6 +42,12 @@ export interface StepDescriptor {
   skippedInPreview?: string;
   /** A failed verdict of a later step sends the task back here while retries remain, with the failure. */
   rework?: true;
+  /**
+   * The step judges the change (its verdict is what sends the task back to the rework step). A
+   * change already judged in the step that made it (its attempts, docs/agent.md "Attempts"; the
+   * TaskPatch's `judged`) is not judged again: the loop takes that verdict as this step's result.
+   */
+  judge?: true;
   /** A manual task stops after this step, before any later one, until its output is approved. */
   gateAfter?: Approval;
   /** A manual task stops before this step until this approval is given (again after a change). */

@@ -71,6 +71,46 @@ export const InspectorOutput = InsightsSchema.extend({
 });
 export type InspectorOutput = z.infer<typeof InspectorOutput>;
 
+/** One of a fix task's fixer attempts, as the fixer step's output shows it (docs/agent.md, "Attempts"). */
+export const FixAttempt = z.object({
+  /** 1, 2, …: the order the attempts were started in (ties of the ranking go to the earliest). */
+  attempt: z.number().int(),
+  fixer: z.enum(['pipeline', 'agent']),
+  /** The sampling temperature of its model calls. */
+  temperature: z.number(),
+  /** `validated`: it made a change and the validator judged it; `failed`: the fixer or its validation threw (`error`). */
+  status: z.enum(['validated', 'failed']),
+  error: z.string().optional(),
+  /** The validator's verdict: true, false, or null (nothing validated; also when the attempt failed). */
+  passed: z.boolean().nullable(),
+  /** Which rule decided the verdict (docs/validator.md, "Reproduction test"); null when there was none. */
+  rule: z.enum(['reproduction', 'no-new-failures']).nullable(),
+  /** The change's tests that failed on the base commit and pass with it: the reproduction's evidence. */
+  now_passing: z.number().int(),
+  /** The change's tests that still fail with it. */
+  still_failing: z.number().int(),
+  /** Its new failures (the first 10 ids) and how many there were. */
+  new_failures: z.array(z.string()),
+  new_failure_count: z.number().int(),
+  files_changed: z.array(z.string()),
+  /** The change's size: lines added and removed. */
+  lines_added: z.number().int(),
+  lines_removed: z.number().int(),
+  /** Its diff cut to 4 KB, as the task's diff_summary is. */
+  diff_summary: z.string(),
+  /** Its whole diff against the base commit: the others' changes stay readable here. */
+  diff: z.string(),
+  tokens: z.number().int(),
+  cost_usd: z.number(),
+  duration_ms: z.number().int(),
+  chosen: z.boolean(),
+});
+export type FixAttempt = z.infer<typeof FixAttempt>;
+
+/** Which attempt's change the task keeps, and why (the ranking's deciding criterion, in words). */
+export const AttemptChoice = z.object({ attempt: z.number().int(), reason: z.string() });
+export type AttemptChoice = z.infer<typeof AttemptChoice>;
+
 export const FixerOutput = z.object({
   /** The git diff of the checkout against the base commit. */
   diff: z.string(),
@@ -81,6 +121,9 @@ export const FixerOutput = z.object({
   notes: z.string(),
   memory_used: z.array(z.string()),
   model: z.string(),
+  /** A task of several attempts: every attempt, in order; the fields above are the chosen one's. */
+  attempts: z.array(FixAttempt).optional(),
+  choice: AttemptChoice.optional(),
   ...modelUsage,
 });
 export type FixerOutput = z.infer<typeof FixerOutput>;

@@ -6,6 +6,18 @@ const isObjectEntry = (entry: [string, unknown]): entry is [string, Record<strin
   typeof entry[1] === 'object' && entry[1] !== null && !Array.isArray(entry[1]);
 
 /**
+ * The change's verdict, given already by the step that made it (docs/agent.md, "Attempts"): the
+ * judging step's output and its `passed`, which the loop takes as that step's result.
+ */
+export const JudgedChange = z.object({
+  output: z.record(z.string(), z.unknown()),
+  passed: z.boolean().optional(),
+  /** Where the verdict came from, for the judging step's log record (`attempt 2`). */
+  from: z.string(),
+});
+export type JudgedChange = z.infer<typeof JudgedChange>;
+
+/**
  * What the runner keeps in tasks.progress so any worker can carry on after the last finished
  * step. The outputs stay stored JSON here: what they hold depends on the kind of task, so they
  * are parsed where a kind is known (parseFixOutputs, parseSiteOutputs), as is `failure`.
@@ -25,6 +37,8 @@ export const Progress = z.object({
   approved: z.object({ plan: z.boolean().optional(), diff: z.boolean().optional() }).catch(() => ({})),
   /** The commit the run's checkout started from; a resumed run checks out the same one. */
   baseCommit: z.string().optional().catch(undefined),
+  /** The current change's verdict, already given (TaskPatch.judged): the judging step takes it instead of running. */
+  judged: JudgedChange.optional().catch(undefined),
 });
 export type Progress = z.infer<typeof Progress>;
 

@@ -51,6 +51,7 @@ export const STEPS = [
     },
     model: false,
     gateBefore: 'diff',
+    judge: true,
   },
   {
     name: 'pr',

@@ -1,4 +1,5 @@
 import { type Pipeline, STEPS, type StepName, type StepOf, type TaskKind } from '../step-contract/index.js';
+import { attemptedFixerStep } from './fix/attempts.js';
 import { chosenFixerStep } from './fix/choose-fixer.js';
 import { inspectorStep } from './fix/inspector.js';
 import { locatorStep } from './fix/locator.js';
@@ -19,19 +20,26 @@ export interface StepFunctions {
 /**
  * Every step's function, by the kind of task that runs it: where a step is registered. The
  * service (src/runtime/step-registry.ts) gives the validator the account's remembered test
- * command; `emend eval` runs them as they are.
+ * command, and `judging` to wrap the validator (it remembers a passing run's command); `emend
+ * eval` runs them as they are. The fixer's attempts are judged by that same validator.
  */
-export const stepFunctions = (validatorContext?: ValidatorContextOf): StepFunctions => ({
-  fix: {
-    planner: plannerStep(),
-    locator: locatorStep(),
-    inspector: inspectorStep(),
-    fixer: chosenFixerStep(validatorContext),
-    validator: validatorStep(validatorContext),
-    pr: prStep(),
-  },
-  scaffold: { planner: sitePlannerStep(), fixer: siteFixerStep(), validator: siteValidatorStep() },
-});
+export const stepFunctions = (
+  validatorContext?: ValidatorContextOf,
+  judging: (validator: FixStep<'validator'>) => FixStep<'validator'> = (v) => v,
+): StepFunctions => {
+  const validator = judging(validatorStep(validatorContext));
+  return {
+    fix: {
+      planner: plannerStep(),
+      locator: locatorStep(),
+      inspector: inspectorStep(),
+      fixer: attemptedFixerStep(chosenFixerStep(validatorContext), validator),
+      validator,
+      pr: prStep(),
+    },
+    scaffold: { planner: sitePlannerStep(), fixer: siteFixerStep(), validator: siteValidatorStep() },
+  };
+};
 
 type AnyKindFunctions = { readonly [K in TaskKind]: Readonly<Record<string, StepFn<never, object>>> };
 

@@ -76,6 +76,19 @@ export interface StepHelpers {
   model(): Promise<ModelClient>;
   /** Limits of the task's plan (demo tokens have their own). */
   limits: BillingPlan;
+  /**
+   * Helpers for attempt `n` (1, 2, …) of this step, run beside the others (docs/agent.md,
+   * "Attempts"): its own checkout, a copy of the task's at the base commit (made on first use,
+   * removed when the step ends); its own model client at `temperature` (default: the step's),
+   * whose calls count as the step's for the task's cost, budget and spend limits; its reports
+   * tagged `attempt: n`. The rest is the step's: a kill stops every attempt.
+   */
+  attempt(n: number, options?: { temperature?: number }): AttemptHelpers;
+}
+
+/** One attempt's helpers: a step's, with what its own model calls have used so far. */
+export interface AttemptHelpers extends StepHelpers {
+  spent(): { tokens: number; costUsd: number };
 }
 
 export type StepFn<P extends StepPayload = StepPayload, O extends object = StepOutput> = (

@@ -148,7 +148,10 @@ export async function continueTask(
     const progress: Progress = { outputs, next, approved: { plan: true } };
     // The parent's fixer, unless the plan no longer offers it (the default every plan has, then).
     const fixer = admission.limits.fixers.includes(parent.fixer) ? parent.fixer : 'pipeline';
-    const row = await insertAdmitted(tx, who, admission, { ...inherited(parent), fixer, progress }, now);
+    // The parent's attempts, as its plan now allows: the child keeps the chosen diff and runs no
+    // attempts of its own; a retry after its validation runs one fixer (docs/agent.md, "Attempts").
+    const fixAttempts = Math.min(parent.fixAttempts, admission.limits.maxAttempts);
+    const row = await insertAdmitted(tx, who, admission, { ...inherited(parent), fixer, fixAttempts, progress }, now);
     // The reused steps show in the child's log, with the parent's outputs.
     for (const { step, output } of reused) {
       await tx.insert(taskLogs).values({

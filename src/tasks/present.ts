@@ -25,6 +25,7 @@ export function taskJson(t: Task) {
     base_branch: t.baseBranch,
     approval_mode: t.approvalMode,
     fixer: t.fixer,
+    attempts: t.fixAttempts,
     parent_id: t.parentId,
     pr_url,
     deployed_url,

@@ -2,6 +2,8 @@ import { and, count, eq, gte } from 'drizzle-orm';
 import type { AuthContext } from '../accounts/authenticate.js';
 import { billingPlan, billingPlanNameOf } from '../billing/billing-plan.js';
 import { checkFixerAllowed, chooseFixer } from '../workspaces/fixer-choice.js';
+import { checkAttemptsAllowed, chooseAttempts } from '../billing/attempt-limit.js';
+import { repoAttemptsDefault } from '../repos/repo-settings.js';
 import { requireModelFor } from '../workspaces/model-availability.js';
 import type { FixerKind } from '../config/config.js';
 import { type TaskTrigger, taskLogs, tasks } from '../db/schema.js';
@@ -26,6 +28,8 @@ export interface CreateTaskInput {
   approval_mode?: 'auto' | 'manual';
   /** Fix tasks: the fixer to run; default: the account's setting, else the operator's (docs/agent.md). */
   fixer?: FixerKind;
+  /** Fix tasks: fixer attempts, the validator choosing; default: the repository's setting, else 1 (docs/agent.md). */
+  attempts?: number;
 }
 
 /** Work the caller adds to the transaction that creates a task (storing an idempotent answer). */
@@ -76,6 +80,8 @@ function checkInput(deps: Pick<Deps, 'config'>, input: CreateTaskInput) {
     if (input.repo_url !== undefined) throw new AppError('bad_request', 'repo_url: scaffold tasks take no repository');
     if (input.fixer !== undefined)
       throw new AppError('bad_request', "fixer: scaffold tasks take no fixer (the site's own steps build them)");
+    if (input.attempts !== undefined)
+      throw new AppError('bad_request', "attempts: scaffold tasks take no attempts (the site's own steps build them)");
     const refusal = refusalFor(prompt);
     if (refusal) throw new AppError('bad_request', `prompt: emend does not build sites for ${refusal}`);
     return { taskType, prompt, baseBranch, repo: null };
@@ -96,11 +102,12 @@ export async function createTask(
 ): Promise<Task> {
   const { taskType, prompt, baseBranch, repo } = checkInput(deps, input);
   const isDemo = auth.tokenKind === 'demo';
-  // A fixer the plan refuses is the request's fault: said before the code host is asked or anything is counted.
-  if (input.fixer !== undefined) {
-    const billingPlanName = billingPlanNameOf(isDemo ? 'demo' : auth.workspace.plan);
-    checkFixerAllowed('fixer', input.fixer, billingPlan(billingPlanName), billingPlanName);
-  }
+  // A fixer or a number of attempts the plan refuses is the request's fault: said before the code
+  // host is asked or anything is counted.
+  const askedPlanName = billingPlanNameOf(isDemo ? 'demo' : auth.workspace.plan);
+  if (input.fixer !== undefined) checkFixerAllowed('fixer', input.fixer, billingPlan(askedPlanName), askedPlanName);
+  if (input.attempts !== undefined)
+    checkAttemptsAllowed('attempts', input.attempts, billingPlan(askedPlanName), askedPlanName);
   // A task no model can run is refused here, not failed by its planner a moment later: nothing is
   // created or counted against the month (issue 45). The BYOK choice is admission's, read the same way.
   await requireModelFor(deps, { workspaceId: auth.workspace.id, byok: !isDemo && auth.workspace.useByok });
@@ -144,6 +151,14 @@ export async function createTask(
             billingPlan: admission.limits,
             billingPlanName: admission.billingPlanName,
           });
+    const fixAttempts = repo
+      ? chooseAttempts({
+          requested: input.attempts,
+          repoDefault: await repoAttemptsDefault(tx, auth.workspace.id, repo.url),
+          billingPlan: admission.limits,
+          billingPlanName: admission.billingPlanName,
+        })
+      : 1;
     const task = await insertAdmitted(
       tx,
       who,
@@ -151,6 +166,7 @@ export async function createTask(
       {
         taskType,
         fixer,
+        fixAttempts,
         approvalMode: input.approval_mode ?? admission.workspace.approvalMode,
         prompt,
         repoUrl: repo?.url ?? null,

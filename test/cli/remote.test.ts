@@ -3,7 +3,7 @@ import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { CALC_PROMPT, CALC_REPO, calcStepReply, scriptCalcRun, stepOf } from '../support/fix-script.js';
+import { CALC_PROMPT, CALC_REPO, GOOD_FIX, calcStepReply, scriptCalcRun, stepOf } from '../support/fix-script.js';
 import { newAccount } from '../support/harness.js';
 import type { ModelService } from '../support/model-service.js';
 import { freePort } from '../support/ports.js';
@@ -257,6 +257,48 @@ describe('emend task, piped', { timeout: 150_000 }, () => {
     );
     expect(scaffold.code).toBe(64);
     expect(scaffold.stderr).toContain('a --scaffold task takes no --fixer');
+  });
+
+  it('create --attempts 3: each attempt a line as it ends, show lists them and the choice, diff --attempt reads any', async () => {
+    // Attempt 2 (temperature 0.5) fixes add(); attempts 1 and 3 fix it and break mul().
+    const breaksMul =
+      'calc/ops.py\n```\n<<<<<<< SEARCH\ndef mul(a, b):\n    return a * b\n=======\ndef mul(a, b):\n    return a + b\n' +
+      '>>>>>>> REPLACE\n```\n';
+    scriptCalcRun(svc.model, (req) => {
+      const temperature = (req.body as { temperature?: number }).temperature;
+      return { text: temperature === 0.5 ? GOOD_FIX : `${GOOD_FIX}\n${breaksMul}` };
+    });
+    const owner = await calcOwner('attempts');
+    const env = remoteEnv({ server: svc.url, token: owner.token });
+    const run = await runRemote(
+      ['task', 'create', '--repo', owner.repo, '--prompt', CALC_PROMPT, '--attempts', '3', '--follow'],
+      env,
+    );
+    expect(run.code, run.stderr + run.stdout).toBe(0);
+    expect(run.stdout).toMatch(/^fixer attempt 2: passed, \+1 -1, \$\d/m);
+    expect(run.stdout).toMatch(/^fixer attempt 1: did not pass \(1 new failure\(s\)\), \+2 -2/m);
+    const id = /^created task ([0-9a-f-]{36})/.exec(run.stdout)![1]!;
+    const show = await runRemote(['task', 'show', id], env);
+    expect(show.stdout).toMatch(/^type:\s+fix \(pr, approval auto, pipeline fixer, 3 attempts\)$/m);
+    expect(show.stdout).toMatch(/^\*2\s+pipeline @0\.5\s+passed\s+\+1 -1\s+\$/m);
+    expect(show.stdout).toMatch(/^ 3\s+pipeline @1\s+failed \(1 new\)/m);
+    expect(show.stdout).toContain('chosen: attempt 2: its validation passed (attempt 1: failed)');
+    const other = await runRemote(['task', 'diff', id, '--attempt', '3'], env);
+    expect(other.code, other.stderr).toBe(0);
+    expect(other.stdout).toContain('+    return a + b\n');
+    expect(other.stdout).toMatch(/def mul[\s\S]*\+ {4}return a \+ b/);
+    const refused = await runRemote(
+      ['task', 'create', '--repo', owner.repo, '--prompt', CALC_PROMPT, '--attempts', '4'],
+      env,
+    );
+    expect(refused.code).toBe(3);
+    expect(refused.stderr).toContain('attempts: the pro plan allows at most 3 attempts per task (asked for 4)');
+    const scaffold = await runRemote(
+      ['task', 'create', '--scaffold', '--prompt', 'A bakery site', '--attempts', '2'],
+      env,
+    );
+    expect(scaffold.code).toBe(64);
+    expect(scaffold.stderr).toContain('a --scaffold task takes no --attempts');
   });
 
   it('piped, a gate is a line saying how to approve; approve and kill from another command; exit 2', async () => {

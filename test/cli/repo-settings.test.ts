@@ -95,4 +95,21 @@ describe('emend repo', { timeout: 120_000 }, () => {
     expect((await run(['repo', 'settings', 'unset', '--repo', REPO, '--all'])).code).toBe(0);
     expect((await run(['repo', 'list'])).stdout).toContain('no repository settings');
   });
+
+  it('settings set --attempts: the default attempts of the repository, within the plan; unset --attempts clears it', async () => {
+    const owner = await newAccount(h, { plan: 'pro', scm: false });
+    const env = remoteEnv({ server: url, token: owner.token });
+    const run = (args: string[]) => runRemote(args, env);
+    const set = await run(['repo', 'settings', 'set', '--repo', REPO, '--attempts', '3']);
+    expect(set.code, set.stderr).toBe(0);
+    expect(set.stdout).toMatch(/^attempts:\s+3$/m);
+    const tooMany = await run(['repo', 'settings', 'set', '--repo', REPO, '--attempts', '4']);
+    expect(tooMany.code).toBe(3);
+    expect(tooMany.stderr).toContain('attempts: the pro plan allows at most 3 attempts per task (asked for 4)');
+    expect((await run(['repo', 'settings', 'set', '--repo', REPO, '--attempts', '0'])).code).toBe(64);
+    const unset = await run(['repo', 'settings', 'unset', '--repo', REPO, '--attempts']);
+    expect(unset.code, unset.stderr).toBe(0);
+    // Nothing else was set: the settings are gone with it.
+    expect(unset.stdout).toMatch(/^attempts:\s+1 \(default\)$/m);
+  });
 });

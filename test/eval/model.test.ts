@@ -199,6 +199,86 @@ describe('emend eval, model mode', { timeout: 240_000 }, () => {
     expect(summary).toMatch(/\| validator \| 2 \| 0 \|/);
   });
 
+  it('--attempts 3 with answers that differ per attempt: the one right of three is chosen, and resolves', async () => {
+    // Each attempt's calls carry its temperature (0, 0.5, 1): attempts 1 and 3 fix add() but break mul().
+    const breaksMul = editBlock('def mul(a, b):\n    return a * b', 'def mul(a, b):\n    return a + b', 'calc.py');
+    const wrong = `${breaksMul}\n${editBlock('    return a - b', '    return a + b', 'calc.py')}`;
+    const before = model.calls.length;
+    scriptEvalRun(model, (lang, req) =>
+      (req.body as { temperature?: number }).temperature === 0.5 ? evalFix(lang) : wrong,
+    );
+    const { code, printed, summary, byId } = await run(['--limit', '1', '--attempts', '3']);
+    expect(code, printed).toBe(0);
+    expect(printed).toContain('(plan pro, pipeline fixer, 3 attempts)');
+    const r = byId('acme__pycalc-1');
+    expect(r.resolved, JSON.stringify(r.pipeline)).toBe(true);
+    const p = r.pipeline!;
+    expect(p.attempts!.map((a) => [a.attempt, a.temperature, a.passed, a.chosen])).toEqual([
+      [1, 0, false, false],
+      [2, 0.5, true, true],
+      [3, 1, false, false],
+    ]);
+    expect(p.choice).toEqual({ attempt: 2, reason: 'attempt 2: its validation passed (attempt 1: failed)' });
+    // One fixer step (its three attempts) and one validator step, which took the chosen attempt's verdict.
+    expect(p.steps.map((s) => `${s.step}:${s.status}`)).toEqual([
+      'planner:done',
+      'locator:done',
+      'inspector:done',
+      'fixer:done',
+      'validator:done',
+    ]);
+    expect(p.steps.find((s) => s.step === 'fixer')!.calls).toBe(3);
+    expect(model.calls.slice(before).filter((c) => stepOf(c) === 'fixer')).toHaveLength(3);
+    expect(p.validator).toBe(true);
+    expect(summary).toContain('# emend eval (model, plan pro, 3 attempts)');
+    expect(summary).toContain('## Attempts per instance');
+    expect(summary).toMatch(
+      /\| acme__pycalc-1 \| 1: failed, 2: passed \(chosen\), 3: failed \| 2 \| attempt 2: its validation passed/,
+    );
+  });
+
+  it('--attempts 3 with none right: the best goes on as a single run would, and is not resolved', async () => {
+    const breaksMul = editBlock('def mul(a, b):\n    return a * b', 'def mul(a, b):\n    return a + b', 'calc.py');
+    // After the failed verdict the retries leave mul() broken (a comment each time).
+    scriptEvalRun(model, (_lang, req) =>
+      req.text.includes('did not pass validation')
+        ? editBlock('def mul(a, b):', '# checked\ndef mul(a, b):', 'calc.py')
+        : breaksMul,
+    );
+    const { code, printed, byId } = await run(['--limit', '1', '--attempts', '3']);
+    expect(code, printed).toBe(0);
+    const r = byId('acme__pycalc-1');
+    expect(r.resolved).toBe(false);
+    const p = r.pipeline!;
+    expect(p.attempts!.map((a) => a.passed)).toEqual([false, false, false]);
+    // All alike: the earliest.
+    expect(p.choice!.attempt).toBe(1);
+    expect(p.steps.map((s) => `${s.step}:${s.round}:${s.status}`).slice(3)).toEqual([
+      'fixer:0:done',
+      'validator:0:done',
+      'fixer:1:done',
+      'validator:1:done',
+      'fixer:2:done',
+      'validator:2:done',
+    ]);
+    expect(p.validator).toBe(false);
+  });
+
+  it('--attempts is for the model mode, within the plan', async () => {
+    const printed: string[] = [];
+    vi.spyOn(console, 'error').mockImplementation((line: string) => printed.push(line));
+    expect(await evalCommand(['--dataset', dataset, '--oracle', '--attempts', '2'], {})).toBe(2);
+    expect(await evalCommand(['--dataset', dataset, '--attempts', '4'], {})).toBe(2);
+    expect(await evalCommand(['--dataset', dataset, '--attempts', '2', '--plan', 'free'], {})).toBe(2);
+    expect(await evalCommand(['--dataset', dataset, '--attempts', '0'], {})).toBe(2);
+    vi.restoreAllMocks();
+    const said = printed.join('\n');
+    expect(said).toContain('--attempts is for the model mode');
+    expect(said).toContain('the pro plan allows at most 3 attempt(s) per task, not 4');
+    expect(said).toContain('the free plan allows at most 1 attempt(s) per task, not 2');
+    expect(said).toContain('--attempts expects an integer ≥ 1');
+  });
+
   it("a validator without the operator's setup has no verdict: left out of the agreement, counted, its note kept", async () => {
     scriptEvalRun(model);
     // The judge gets the setup (src/ on the path); the validator, as the service runs it, does not.

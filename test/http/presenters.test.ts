@@ -22,6 +22,7 @@ const finished: TaskRow = {
   status: 'done',
   approvalMode: 'auto',
   fixer: 'agent',
+  fixAttempts: 3,
   prompt: 'Fix the crash in Session.send when the proxy URL has no scheme',
   repoUrl: 'https://github.com/psf/requests',
   repoOwner: 'psf',

@@ -188,6 +188,7 @@ describe('POST /v1/tasks', () => {
         fixers: ['pipeline'],
         agentTurns: 20,
         agentWallMs: 600_000,
+        maxAttempts: 1,
       },
       used_this_month: 10,
       plan: 'free',

@@ -118,3 +118,31 @@ export function answerer(
     }
   };
 }
+
+/**
+ * `bench:eval-pipeline --attempts wrong,gold,wrong`: the fixer's first answer in each attempt is
+ * that attempt's kind, told apart by the temperature its calls carry (the attempts' temperatures,
+ * src/steps/fix/attempts.ts); a retry after a failed verdict (its prompt says so) adds a file of
+ * its own, as `answerer`'s later rounds do.
+ */
+export function attemptsAnswerer(
+  mirrors: string,
+  instances: Instance[],
+  kinds: AnswerKind[],
+  temperatures: number[],
+): (req: ModelRequest) => Reply | undefined {
+  const retries = new Map<string, number>();
+  return (req) => {
+    const step = stepOf(req);
+    if (step !== 'fixer') return step ? structuredAnswer(step) : undefined;
+    const instance = instanceOf(instances, req);
+    if (!instance) return { status: 400, body: 'bench: no instance for this prompt' };
+    if (req.text.includes('did not pass validation')) {
+      const n = (retries.get(instance.instance_id) ?? 0) + 1;
+      retries.set(instance.instance_id, n);
+      return { text: roundAnswer(n) };
+    }
+    const at = temperatures.indexOf((req.body as { temperature?: number }).temperature ?? temperatures[0]!);
+    return { text: kindAnswer(mirrors, instance, kinds[Math.max(0, at)] ?? kinds[0]!) };
+  };
+}

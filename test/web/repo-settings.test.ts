@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { repoSettingsFor } from '../../src/repos/repo-settings.js';
+import { repoAttemptsDefault, repoSettingsFor } from '../../src/repos/repo-settings.js';
 import { newAccount, startHarness } from '../support/harness.js';
 import { haveChromium, signInWithKeyboard } from './browser.js';
 import { servePanel } from './served-panel.js';
@@ -56,6 +56,31 @@ describe.skipIf(!haveChromium)('the panel manages repository settings', { timeou
     await expect.poll(() => page.locator('.card', { hasText: 'Setup secrets' }).textContent()).toContain('No secrets.');
     expect((await repoSettingsFor(panel.h.deps, account.id, REPO)).setupSecrets).toEqual({});
     // the one 400 is the refusal of PATH above
+    expect(pageErrors).toEqual(['Failed to load resource: the server responded with a status of 400 (Bad Request)']);
+  });
+
+  it('saves a repository’s default attempts within the plan, and refuses more, naming the limit', async () => {
+    const { token, account } = await newAccount(panel.h, { plan: 'pro' });
+    const { page, pageErrors } = await panel.newPage();
+    await page.goto('/app/');
+    await signInWithKeyboard(page, token);
+    await page.getByRole('link', { name: 'Account' }).click();
+    await page.getByLabel('Repository URL').fill(REPO);
+    await page.getByRole('button', { name: 'Load' }).click();
+    await expect.poll(() => page.getByRole('status').textContent()).toContain('No settings for this repository yet.');
+    const attempts = page.getByLabel('Fixer attempts of tasks that name none');
+    await attempts.selectOption('4');
+    await page.getByRole('button', { name: 'Save settings' }).click();
+    await expect
+      .poll(() => page.locator('.card', { hasText: 'Repository settings' }).textContent())
+      .toContain('attempts: the pro plan allows at most 3 attempts per task (asked for 4)');
+    await attempts.selectOption('3');
+    await page.getByRole('button', { name: 'Save settings' }).click();
+    await expect.poll(() => page.getByRole('status').textContent()).toContain('Settings saved.');
+    expect(await repoAttemptsDefault(panel.h.deps.db, account.id, REPO)).toBe(3);
+    // Loaded again, the page shows what is stored.
+    await page.getByRole('button', { name: 'Load' }).click();
+    await expect.poll(() => attempts.inputValue()).toBe('3');
     expect(pageErrors).toEqual(['Failed to load resource: the server responded with a status of 400 (Bad Request)']);
   });
 });

@@ -1,6 +1,6 @@
 import type { Page } from 'playwright-core';
 import { describe, expect, it } from 'vitest';
-import { CALC_REPO, scriptCalcRun } from '../support/fix-script.js';
+import { CALC_REPO, GOOD_FIX, scriptCalcRun } from '../support/fix-script.js';
 import { newAccount } from '../support/harness.js';
 import { startModelService } from '../support/model-service.js';
 import { haveChromium, screenshot, signInWithKeyboard, tabTo } from './browser.js';
@@ -119,6 +119,50 @@ describe.skipIf(!haveChromium)('the control panel: tasks', { timeout: 150_000 },
       await page.context().close();
     },
   );
+
+  it('asks for three attempts on the form; the task page shows each, the one chosen and why, and every diff', async () => {
+    const { h, model } = panel.service;
+    // Attempt 2 (temperature 0.5) fixes add(); attempts 1 and 3 fix it and break mul().
+    const breaksMul =
+      'calc/ops.py\n```\n<<<<<<< SEARCH\ndef mul(a, b):\n    return a * b\n=======\ndef mul(a, b):\n    return a + b\n' +
+      '>>>>>>> REPLACE\n```\n';
+    scriptCalcRun(model, (req) => ({
+      text: (req.body as { temperature?: number }).temperature === 0.5 ? GOOD_FIX : `${GOOD_FIX}\n${breaksMul}`,
+    }));
+    const owner = await newAccount(h, { plan: 'pro', credits: 5 });
+    h.github.createRepo('acme', 'calc-attempts', { files: CALC_REPO, collaborators: [owner.scm!.login] });
+    const { page, pageErrors } = await panel.newPage();
+    await signInWithKeyboard(page, owner.token);
+    await page.getByRole('link', { name: 'New task' }).first().click();
+    await page.getByLabel('Repository URL').fill(`${h.github.webUrl}/acme/calc-attempts`);
+    await page.getByLabel('What should change?').fill('make add(2, 3) return 5 in calc/ops.py');
+    // The plan's limit (pro: 3) bounds what the form offers.
+    await expect.poll(() => page.locator('#attempts option').count()).toBe(4);
+    await page.getByLabel('Attempts').selectOption('3');
+    await page.getByRole('button', { name: 'Start task' }).click();
+    await page.waitForURL(/\/app\/tasks\/[0-9a-f-]{36}$/);
+    await waitForStatus(page, 'done');
+    const fixer = page.locator('.steps li[data-step="fixer"]');
+    const table = fixer.getByRole('table', { name: 'Attempts' });
+    await table.waitFor();
+    const rows = await table
+      .locator('tbody tr')
+      .evaluateAll((trs) => trs.map((tr) => [tr.getAttribute('data-chosen'), (tr.textContent ?? '').trim()]));
+    expect(rows.map((r) => r[0])).toEqual(['no', 'yes', 'no']);
+    expect(rows[1]![1]).toMatch(/^2 \(chosen\)pipeline at temperature 0\.5passed\+1 −1 in 1 file\$/);
+    expect(rows[0]![1]).toContain('failed (1 new failure)');
+    await fixer.getByText('Chosen: attempt 2: its validation passed (attempt 1: failed)').waitFor();
+    // Another attempt's whole diff opens under the table.
+    await fixer.getByText('Attempt 3’s diff').click();
+    await fixer
+      .getByRole('region', { name: 'The change of attempt 3' })
+      .getByText('+    return a + b')
+      .first()
+      .waitFor();
+    await screenshot(page, 'task-attempts');
+    expect(pageErrors).toEqual([]);
+    await page.context().close();
+  });
 
   it('kills a task', async () => {
     const { h, model } = panel.service;

@@ -373,7 +373,7 @@ export interface paths {
         delete: operations["deleteRepoSettings"];
         options?: never;
         head?: never;
-        /** Set (or clear) a repository's setup command, test command and variables */
+        /** Set (or clear) a repository's setup command, test command, variables and default attempts */
         patch: operations["updateRepoSettings"];
         trace?: never;
     };
@@ -1526,6 +1526,34 @@ export interface components {
             notes: string;
             memory_used: string[];
             model: string;
+            attempts?: {
+                attempt: number;
+                /** @enum {string} */
+                fixer: "pipeline" | "agent";
+                temperature: number;
+                /** @enum {string} */
+                status: "validated" | "failed";
+                error?: string;
+                passed: boolean | null;
+                rule: ("reproduction" | "no-new-failures") | null;
+                now_passing: number;
+                still_failing: number;
+                new_failures: string[];
+                new_failure_count: number;
+                files_changed: string[];
+                lines_added: number;
+                lines_removed: number;
+                diff_summary: string;
+                diff: string;
+                tokens: number;
+                cost_usd: number;
+                duration_ms: number;
+                chosen: boolean;
+            }[];
+            choice?: {
+                attempt: number;
+                reason: string;
+            };
             model_calls?: number;
             malformed_answers?: number;
         };
@@ -1762,6 +1790,8 @@ export interface components {
              * @enum {string}
              */
             fixer: "pipeline" | "agent";
+            /** @description fixer attempts, the validator choosing (docs/agent.md, "Attempts"): the task’s own number, else the repository’s default, else 1; the fixer step’s log shows every attempt and why one was chosen */
+            attempts: number;
             parent_id: string | null;
             pr_url: string | null;
             deployed_url: string | null;
@@ -2450,6 +2480,8 @@ export interface operations {
                      * @enum {string}
                      */
                     fixer?: "pipeline" | "agent";
+                    /** @description fix tasks: how many fixer attempts to run, each validated, the best kept (docs/agent.md, "Attempts"); default: the repository’s setting, else 1. More than the plan allows (free 1, pro 3, scale 5) is a 400 naming the limit; scaffold tasks take none */
+                    attempts?: number;
                 };
             };
         };
@@ -2586,6 +2618,8 @@ export interface operations {
                             agentTurns: number;
                             /** @description the agent fixer’s wall time at most, in ms (the plan’s, capped by the server’s) */
                             agentWallMs: number;
+                            /** @description the fixer attempts a fix task may ask for */
+                            maxAttempts: number;
                         };
                         used_this_month: number;
                         /** @enum {string} */
@@ -3895,6 +3929,7 @@ export interface operations {
                         env: {
                             [key: string]: string;
                         };
+                        attempts: number | null;
                         /** @description setup-only secrets, by name */
                         secrets: {
                             name: string;
@@ -4044,15 +4079,6 @@ export interface operations {
         /** @description fields left out keep their value */
         requestBody: {
             content: {
-                /**
-                 * @example {
-                 *       "setup_command": "make deps",
-                 *       "test_command": "make test",
-                 *       "env": {
-                 *         "NODE_ENV": "test"
-                 *       }
-                 *     }
-                 */
                 "application/json": {
                     setup_command?: string | null;
                     test_command?: string | null;
@@ -4060,6 +4086,7 @@ export interface operations {
                     env?: {
                         [key: string]: string | null;
                     };
+                    attempts?: number | null;
                 };
             };
         };
@@ -4079,6 +4106,7 @@ export interface operations {
                         env: {
                             [key: string]: string;
                         };
+                        attempts: number | null;
                         /** @description setup-only secrets, by name */
                         secrets: {
                             name: string;

@@ -54,3 +54,9 @@ export type TokenScope = NonNullable<TokenRecord['scopes']>[number];
 export type CreateTokenBody = NonNullable<paths['/v1/me/tokens']['post']['requestBody']>['content']['application/json'];
 /** A new token, with its secret (`token`) shown once. */
 export type CreatedToken = paths['/v1/me/tokens']['post']['responses'][201]['content']['application/json'];
+/** The fixer step's output (its finished log record): the change, and with several attempts each of them and the choice. */
+export type FixerOutput = Schemas['FixerOutput'];
+/** One of a fix task's attempts (docs/agent.md, "Attempts"): its fixer, verdict, size, whole diff and cost. */
+export type FixAttempt = NonNullable<FixerOutput['attempts']>[number];
+/** Which attempt a fix task kept, and why (the ranking's deciding criterion, in words). */
+export type AttemptChoice = NonNullable<FixerOutput['choice']>;

@@ -97,6 +97,7 @@ export interface RepoSettingsPatch {
   setup_command?: string | null;
   test_command?: string | null;
   env?: Record<string, string | null>;
+  attempts?: number | null;
 }
 
 export type TriggerEvent = 'comments' | 'labels' | 'reviews';

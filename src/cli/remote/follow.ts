@@ -53,6 +53,27 @@ function turnLine(output: Record<string, unknown>): string | null {
   return `turn ${typeof r.turn === 'number' ? r.turn : '?'}: ${tool}${action}${result}`;
 }
 
+/**
+ * An attempt's line when it ends (docs/agent.md, "Attempts"), from `output.attempt_done` of a
+ * fixer's running record: "attempt 2: passed, +1 -1, $0.0012". Null for any other record.
+ */
+function attemptLine(output: Record<string, unknown>): string | null {
+  const a = output.attempt_done;
+  if (!a || typeof a !== 'object') return null;
+  const field = (key: string): unknown => Reflect.get(a, key);
+  const passed = field('passed');
+  const verdict =
+    field('status') === 'failed'
+      ? `failed: ${String(field('error') ?? '').split('\n', 1)[0]}`
+      : passed === true
+        ? 'passed'
+        : passed === false
+          ? `did not pass (${Number(field('new_failure_count') ?? 0)} new failure(s))`
+          : 'no verdict';
+  const cost = typeof field('cost_usd') === 'number' ? `, $${(field('cost_usd') as number).toFixed(4)}` : '';
+  return `attempt ${String(field('attempt') ?? '?')}: ${verdict}, +${Number(field('lines_added') ?? 0)} -${Number(field('lines_removed') ?? 0)}${cost}`;
+}
+
 /** A log's moment, for step durations measured on the server's clock (a replay shows the real ones). */
 const at = (iso: string) => Date.parse(iso);
 
@@ -89,7 +110,13 @@ function plainView(o: Output, id: string): View {
         const { step, status: s, output, created_at } = e.data;
         const turn = s === 'running' ? turnLine(output) : null;
         if (turn) {
-          o.out(`${step} ${turn}`);
+          // An attempt's turns name their attempt (several run side by side).
+          o.out(`${step} ${typeof output.attempt === 'number' ? `attempt ${output.attempt} ` : ''}${turn}`);
+          return;
+        }
+        const attempt = s === 'running' ? attemptLine(output) : null;
+        if (attempt) {
+          o.out(`${step} ${attempt}`);
           return;
         }
         if (s === 'running') started.set(step, at(created_at));

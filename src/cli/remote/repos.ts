@@ -9,6 +9,7 @@ interface RepoSettingsJson {
   setup_command: string | null;
   test_command: string | null;
   env: Record<string, string>;
+  attempts: number | null;
   secrets: { name: string; updated_at: string }[];
 }
 
@@ -23,6 +24,12 @@ function assignment(value: string, previous: Record<string, string> = {}): Recor
 }
 const names = (value: string, previous: string[] = []) => [...previous, value];
 
+/** `--attempts N`: a whole number from 1; the server holds it to the plan's limit. */
+export function attemptCount(value: string): number {
+  if (!/^[1-9]\d*$/.test(value)) throw new InvalidArgumentError(`expects a whole number from 1, got "${value}"`);
+  return Number(value);
+}
+
 function settingsLines(s: RepoSettingsJson): string[] {
   const env = Object.entries(s.env);
   return table([
@@ -30,6 +37,7 @@ function settingsLines(s: RepoSettingsJson): string[] {
     ['setup:', s.setup_command ?? '(none)'],
     ['test:', s.test_command ?? '(none)'],
     ['env:', env.length === 0 ? '(none)' : env.map(([k, v]) => `${k}=${v}`).join(' ')],
+    ['attempts:', s.attempts === null ? '1 (default)' : String(s.attempts)],
     ['secrets:', s.secrets.length === 0 ? '(none)' : s.secrets.map((x) => x.name).join(', ')],
   ]);
 }
@@ -49,21 +57,35 @@ async function settingsShow(ctx: RemoteContext, cmd: Command): Promise<number> {
 }
 
 async function settingsSet(ctx: RemoteContext, cmd: Command): Promise<number> {
-  const f = cmd.opts<{ repo: string; setup?: string; test?: string; env?: Record<string, string> }>();
+  const f = cmd.opts<{
+    repo: string;
+    setup?: string;
+    test?: string;
+    env?: Record<string, string>;
+    attempts?: number;
+  }>();
   const patch: RepoSettingsPatch = {
     ...(f.setup !== undefined ? { setup_command: f.setup } : {}),
     ...(f.test !== undefined ? { test_command: f.test } : {}),
     ...(f.env ? { env: f.env } : {}),
+    ...(f.attempts !== undefined ? { attempts: f.attempts } : {}),
   };
   if (Object.keys(patch).length === 0) {
-    ctx.o.err('emend: nothing to set (give --setup, --test or --env NAME=VALUE)');
+    ctx.o.err('emend: nothing to set (give --setup, --test, --env NAME=VALUE or --attempts N)');
     return EXIT.usage;
   }
   return show(ctx, await ctx.api().updateRepoSettings(f.repo, patch), settingsLines);
 }
 
 async function settingsUnset(ctx: RemoteContext, cmd: Command): Promise<number> {
-  const f = cmd.opts<{ repo: string; setup?: boolean; test?: boolean; env?: string[]; all?: boolean }>();
+  const f = cmd.opts<{
+    repo: string;
+    setup?: boolean;
+    test?: boolean;
+    env?: string[];
+    attempts?: boolean;
+    all?: boolean;
+  }>();
   if (f.all) {
     const gone = await ctx.api().deleteRepoSettings(f.repo);
     return show(ctx, gone, () => [`deleted the settings and secrets of ${f.repo}`]);
@@ -72,9 +94,10 @@ async function settingsUnset(ctx: RemoteContext, cmd: Command): Promise<number> 
     ...(f.setup ? { setup_command: null } : {}),
     ...(f.test ? { test_command: null } : {}),
     ...(f.env ? { env: Object.fromEntries(f.env.map((n) => [n, null])) } : {}),
+    ...(f.attempts ? { attempts: null } : {}),
   };
   if (Object.keys(patch).length === 0) {
-    ctx.o.err('emend: nothing to unset (give --setup, --test, --env NAME or --all)');
+    ctx.o.err('emend: nothing to unset (give --setup, --test, --env NAME, --attempts or --all)');
     return EXIT.usage;
   }
   return show(ctx, await ctx.api().updateRepoSettings(f.repo, patch), settingsLines);
@@ -113,7 +136,9 @@ async function secretsDelete(ctx: RemoteContext, cmd: Command): Promise<number> 
 export function repoCommands(program: Command, act: Act): void {
   const repo = program.command('repo').description('per-repository settings and setup-only secrets');
   leaf(repo, 'list', 'the repositories you have settings or secrets for').action(act(list));
-  const settings = repo.command('settings').description('setup command, test command and environment variables');
+  const settings = repo
+    .command('settings')
+    .description('setup command, test command, environment variables and default attempts');
   leaf(settings, 'show', "a repository's settings (secrets by name only)")
     .addOption(repoFlag())
     .action(act(settingsShow));
@@ -122,12 +147,18 @@ export function repoCommands(program: Command, act: Act): void {
     .option('--setup <command>', 'run in the setup phase, after the detected install')
     .option('--test <command>', 'the test command (before .emend/test, memory and detection)')
     .option('--env <NAME=VALUE>', 'a variable for both phases (repeatable)', assignment)
+    .option(
+      '--attempts <n>',
+      "fixer attempts of the repository's fix tasks that name none (docs/agent.md)",
+      attemptCount,
+    )
     .action(act(settingsSet));
   leaf(settings, 'unset', 'clear commands or variables')
     .addOption(repoFlag())
     .option('--setup', 'clear the setup command')
     .option('--test', 'clear the test command')
     .option('--env <NAME>', 'remove a variable (repeatable)', names)
+    .option('--attempts', 'clear the default attempts (back to 1)')
     .option('--all', "delete the repository's settings and secrets")
     .action(act(settingsUnset));
   const secrets = repo.command('secrets').description('setup-only secrets, e.g. a private registry token');

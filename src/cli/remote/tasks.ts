@@ -7,7 +7,8 @@ import { EXIT, type Output, coloredDiff, elapsed, oneLine, paintStatus, printJso
 import { type Act, type RemoteContext, leaf } from './context.js';
 import { TASK_STATUSES } from '../../tasks/states.js';
 import { FIXER_KINDS, type FixerKind } from '../../config/config.js';
-import type { Log, Task, TaskStatus } from '@emend/client';
+import type { FixAttempt, FixerOutput, Log, Task, TaskStatus } from '@emend/client';
+import { attemptCount } from './repos.js';
 
 interface CreateFlags {
   repo?: string;
@@ -17,6 +18,7 @@ interface CreateFlags {
   scaffold?: boolean;
   manual?: boolean;
   fixer?: FixerKind;
+  attempts?: number;
   follow?: boolean;
   json?: boolean;
 }
@@ -28,6 +30,8 @@ function createBody(flags: CreateFlags, cmd: Command): CreateTaskBody {
   if (flags.scaffold && flags.repo) cmd.error('a --scaffold task takes no --repo', { exitCode: EXIT.usage });
   if (!flags.scaffold && !flags.repo) cmd.error('task create needs --repo (or --scaffold)', { exitCode: EXIT.usage });
   if (flags.scaffold && flags.fixer) cmd.error('a --scaffold task takes no --fixer', { exitCode: EXIT.usage });
+  if (flags.scaffold && flags.attempts !== undefined)
+    cmd.error('a --scaffold task takes no --attempts', { exitCode: EXIT.usage });
   let prompt = flags.prompt;
   if (flags.promptFile !== undefined) {
     try {
@@ -43,6 +47,7 @@ function createBody(flags: CreateFlags, cmd: Command): CreateTaskBody {
     ...(flags.scaffold ? { task_type: 'scaffold' as const } : {}),
     ...(flags.manual ? { approval_mode: 'manual' as const } : {}),
     ...(flags.fixer ? { fixer: flags.fixer } : {}),
+    ...(flags.attempts !== undefined ? { attempts: flags.attempts } : {}),
   };
 }
 
@@ -103,7 +108,11 @@ function taskFields(task: Task, o: Output): string[] {
   const fields: [string, string | null][] = [
     ['id', task.id],
     ['status', paintStatus(task.status, o.color)],
-    ['type', `${task.task_type} (${task.mode}, approval ${task.approval_mode}, ${task.fixer} fixer)`],
+    [
+      'type',
+      `${task.task_type} (${task.mode}, approval ${task.approval_mode}, ${task.fixer} fixer` +
+        `${task.attempts > 1 ? `, ${task.attempts} attempts` : ''})`,
+    ],
     ['repo', task.repo_url && `${task.repo_url} @ ${task.base_branch}`],
     ['prompt', oneLine(task.prompt, 200)],
     ['pr', task.pr_url],
@@ -116,11 +125,57 @@ function taskFields(task: Task, o: Output): string[] {
   return table(fields.filter((f): f is [string, string] => f[1] !== null && f[1] !== '').map(([k, v]) => [`${k}:`, v]));
 }
 
+/**
+ * A task's attempts (docs/agent.md, "Attempts"), from its last fixer record that has them: one
+ * row each (its fixer and temperature, verdict, size, cost) and why the chosen one was.
+ */
+/** The attempts' record: the last finished fixer record that has them (a retry's record has none). */
+function attemptsOutput(logs: Log[]): FixerOutput | undefined {
+  const records = logs.filter((l) => l.step === 'fixer' && l.status !== 'running' && l.output.attempts);
+  return records.at(-1)?.output as FixerOutput | undefined;
+}
+
+export function attemptRows(logs: Log[]): string[] {
+  const output = attemptsOutput(logs);
+  if (!output?.attempts) return [];
+  const verdict = (a: FixAttempt) =>
+    a.status === 'failed'
+      ? `error: ${oneLine(a.error ?? '', 50)}`
+      : a.passed === null
+        ? 'no tests'
+        : a.passed
+          ? 'passed'
+          : `failed (${a.new_failure_count} new)`;
+  const rows = output.attempts.map((a) => [
+    `${a.chosen ? '*' : ' '}${a.attempt}`,
+    `${a.fixer} @${a.temperature}`,
+    verdict(a),
+    `+${a.lines_added} -${a.lines_removed}`,
+    `$${a.cost_usd.toFixed(4)}`,
+  ]);
+  return [
+    ...table([['ATTEMPT', 'FIXER', 'VERDICT', 'LINES', 'COST'], ...rows]),
+    ...(output.choice ? [`chosen: ${output.choice.reason}`] : []),
+  ];
+}
+
 async function show(ctx: RemoteContext, cmd: Command): Promise<number> {
   const got = await ctx.api().getTask(cmd.args[0]!);
   if (ctx.o.json) return printJson(ctx.o, got);
-  for (const line of [...taskFields(got.task, ctx.o), '', ...logRows(got.logs)]) ctx.o.out(line);
+  const attempts = attemptRows(got.logs);
+  const lines = [
+    ...taskFields(got.task, ctx.o),
+    ...(attempts.length ? ['', ...attempts] : []),
+    '',
+    ...logRows(got.logs),
+  ];
+  for (const line of lines) ctx.o.out(line);
   return EXIT.ok;
+}
+
+/** `emend task diff ID --attempt N`: that attempt's whole diff, from the fixer's record. */
+function attemptDiff(logs: Log[], n: number): string | undefined {
+  return attemptsOutput(logs)?.attempts?.find((a) => a.attempt === n)?.diff;
 }
 
 async function logs(ctx: RemoteContext, cmd: Command): Promise<number> {
@@ -133,7 +188,15 @@ async function logs(ctx: RemoteContext, cmd: Command): Promise<number> {
 }
 
 async function diff(ctx: RemoteContext, cmd: Command): Promise<number> {
-  const { task } = await ctx.api().getTask(cmd.args[0]!);
+  const { task, logs } = await ctx.api().getTask(cmd.args[0]!);
+  const n = cmd.opts<{ attempt?: number }>().attempt;
+  if (n !== undefined) {
+    const whole = attemptDiff(logs, n);
+    if (ctx.o.json) return printJson(ctx.o, { id: task.id, attempt: n, diff: whole ?? null });
+    if (whole === undefined) ctx.o.err(`task ${task.id} has no attempt ${n} with a diff`);
+    else ctx.o.out(coloredDiff(whole.trimEnd(), ctx.o.color));
+    return EXIT.ok;
+  }
   if (ctx.o.json) return printJson(ctx.o, { id: task.id, diff: task.diff_summary });
   if (!task.diff_summary) ctx.o.err(`task ${task.id} has no diff (${task.status})`);
   else ctx.o.out(coloredDiff(task.diff_summary.trimEnd(), ctx.o.color));
@@ -200,6 +263,11 @@ export function taskCommands(program: Command, act: Act): void {
         FIXER_KINDS,
       ),
     )
+    .option(
+      '--attempts <n>',
+      'fix tasks: fixer attempts, the validator choosing (default: the repository’s setting, else 1; at most the plan’s)',
+      attemptCount,
+    )
     .option('--follow', 'show progress until the task ends; the exit code says how it ended')
     .action(act(create));
   leaf(task, 'list', "the workspace's tasks, newest first (the last 100 unless --limit)")
@@ -213,7 +281,10 @@ export function taskCommands(program: Command, act: Act): void {
     .argument('<id>')
     .option('--follow', 'stream until the end')
     .action(act(logs));
-  leaf(task, 'diff', "the task's diff (first 4 KB)").argument('<id>').action(act(diff));
+  leaf(task, 'diff', "the task's diff (first 4 KB), or one attempt's whole diff")
+    .argument('<id>')
+    .option('--attempt <n>', "that attempt's whole diff (a task of several attempts)", attemptCount)
+    .action(act(diff));
   leaf(task, 'approve', 'approve a task waiting at its plan or diff gate')
     .argument('<id>')
     .addArgument(new Argument('<stage>').choices(['plan', 'diff']))

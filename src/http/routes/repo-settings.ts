@@ -13,6 +13,7 @@ import {
   updateRepoSettings,
 } from '../../repos/repo-settings.js';
 import { ENV_NAME, SETTINGS_LIMITS } from '../../repos/settings-rules.js';
+import { MAX_ATTEMPTS } from '../../billing/attempt-limit.js';
 import { caller } from '../auth.js';
 import { RepoQuery, deleteForRepo, repoOfQuery } from '../repo-query.js';
 import { errorResponses } from '../errors.js';
@@ -48,6 +49,12 @@ const RepoSettings = Type.Object({
   ),
   test_command: Nullable(Type.String({ description: 'the test command; before .emend/test, memory and detection' })),
   env: Type.Record(Type.String(), Type.String(), { description: 'variables for the setup and the test phase' }),
+  attempts: Nullable(
+    Type.Integer({
+      minimum: 1,
+      description: 'the fixer attempts of fix tasks on the repository that name none (docs/agent.md); null: 1',
+    }),
+  ),
   secrets: Type.Array(RepoSecret, { description: 'setup-only secrets, by name' }),
   updated_at: Timestamp,
 });
@@ -57,6 +64,7 @@ const settingsJson = (repo: string, v: RepoSettingsView) => ({
   setup_command: v.setupCommand,
   test_command: v.testCommand,
   env: v.env,
+  attempts: v.attempts,
   secrets: v.secrets.map(secretJson),
   updated_at: v.updatedAt.toISOString(),
 });
@@ -124,7 +132,7 @@ export const repoSettingsRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = asy
       schema: {
         tags: ['account'],
         operationId: 'updateRepoSettings',
-        summary: "Set (or clear) a repository's setup command, test command and variables",
+        summary: "Set (or clear) a repository's setup command, test command, variables and default attempts",
         querystring: RepoQuery,
         body: Type.Object(
           {
@@ -138,11 +146,25 @@ export const repoSettingsRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = asy
                   'how the sandbox or its proxy works (PATH, HOME, *PROXY*, LD_*, EMEND_*) are refused',
               }),
             ),
+            attempts: Type.Optional(
+              Nullable(
+                Type.Integer({
+                  minimum: 1,
+                  maximum: MAX_ATTEMPTS,
+                  description:
+                    'fixer attempts for the repository’s fix tasks that name none, at most what the workspace’s ' +
+                    'plan allows (free 1, pro 3, scale 5; more is a 400); null clears it',
+                }),
+              ),
+            ),
           },
           {
             additionalProperties: false,
             description: 'fields left out keep their value',
-            examples: [{ setup_command: 'make deps', test_command: 'make test', env: { NODE_ENV: 'test' } }],
+            examples: [
+              { setup_command: 'make deps', test_command: 'make test', env: { NODE_ENV: 'test' } },
+              { attempts: 3 },
+            ],
           },
         ),
         response: {

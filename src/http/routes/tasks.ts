@@ -1,5 +1,6 @@
 import { type FastifyPluginAsyncTypebox, Type } from '@fastify/type-provider-typebox';
 import { agentLimits, billingPlan, billingPlanNameOf } from '../../billing/billing-plan.js';
+import { MAX_ATTEMPTS } from '../../billing/attempt-limit.js';
 import { chooseFixer } from '../../workspaces/fixer-choice.js';
 import { BILLING_PLAN_NAMES } from '../../config/billing-plans.js';
 import { FIXER_KINDS } from '../../config/config.js';
@@ -83,6 +84,13 @@ export const Task = Type.Object(
       'the fixer the task runs, decided when it was created: its own choice, else the account’s default, else the ' +
         'server’s (docs/agent.md); scaffold tasks: pipeline',
     ),
+    attempts: Type.Integer({
+      minimum: 1,
+      maximum: MAX_ATTEMPTS,
+      description:
+        'fixer attempts, the validator choosing (docs/agent.md, "Attempts"): the task’s own number, else the ' +
+        'repository’s default, else 1; the fixer step’s log shows every attempt and why one was chosen',
+    }),
     parent_id: Nullable(Uuid({ description: 'the preview this task continues' })),
     pr_url: Nullable(Url()),
     deployed_url: Nullable(Url({ description: 'scaffold tasks: the live site' })),
@@ -179,6 +187,16 @@ const CreateTaskBody = Type.Object(
           'account’s setting, else the server’s. One the plan does not offer is a 400; scaffold tasks take none',
       ),
     ),
+    attempts: Type.Optional(
+      Type.Integer({
+        minimum: 1,
+        maximum: MAX_ATTEMPTS,
+        description:
+          'fix tasks: how many fixer attempts to run, each validated, the best kept (docs/agent.md, "Attempts"); ' +
+          'default: the repository’s setting, else 1. More than the plan allows (free 1, pro 3, scale 5) is a ' +
+          '400 naming the limit; scaffold tasks take none',
+      }),
+    ),
   },
   {
     additionalProperties: false,
@@ -191,6 +209,11 @@ const CreateTaskBody = Type.Object(
         prompt: 'Session.send ignores a timeout given as a tuple; find out why and fix it',
         repo_url: 'https://github.com/psf/requests',
         fixer: 'agent',
+      },
+      {
+        prompt: 'Session.send drops the proxy’s port when the URL has no scheme; fix it and add a test',
+        repo_url: 'https://github.com/psf/requests',
+        attempts: 3,
       },
       { prompt: 'A landing page for a bakery in Lyon, with opening hours and a map', task_type: 'scaffold' },
     ],
@@ -243,6 +266,7 @@ const Limits = Type.Object({
     agentWallMs: Count({
       description: 'the agent fixer’s wall time at most, in ms (the plan’s, capped by the server’s)',
     }),
+    maxAttempts: Type.Integer({ minimum: 1, description: 'the fixer attempts a fix task may ask for' }),
   }),
   used_this_month: Count(),
   plan: StringEnum(BILLING_PLAN_NAMES),
@@ -335,7 +359,7 @@ export const taskRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = async (app,
       // A stored plan is always a plan name (accounts.ts checks it); an unknown one reads as free, as billingPlan does.
       const plan = billingPlanNameOf(auth.tokenKind === 'demo' ? 'demo' : auth.workspace.plan);
       const limits = billingPlan(plan);
-      const { monthly, concurrent, maxFiles, maxRetries, mode, fixers } = limits;
+      const { monthly, concurrent, maxFiles, maxRetries, mode, fixers, maxAttempts } = limits;
       const agent = agentLimits(limits, deps.config.fixer);
       return {
         limits: {
@@ -347,6 +371,7 @@ export const taskRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = async (app,
           fixers: [...fixers],
           agentTurns: agent.turns,
           agentWallMs: agent.wallMs,
+          maxAttempts,
         },
         used_this_month: await usedThisMonth(deps, auth),
         plan,

@@ -94,6 +94,7 @@ const SECTIONS: { [S in ExportSection]: (deps: Db, workspaceId: string) => Promi
         setup_command: s?.setupCommand ?? null,
         test_command: s?.testCommand ?? null,
         env: s?.env ?? {},
+        attempts: s?.attempts ?? null,
         secrets: secrets.filter((x) => x.repo === repo).map((x) => x.name),
       };
     });

@@ -1,4 +1,4 @@
-import { useState } from 'preact/hooks';
+import { useEffect, useState } from 'preact/hooks';
 import { call, client } from '../api/client';
 import type { paths } from '../api/schema';
 import type { Profile, TaskType } from '../api/types';
@@ -17,6 +17,16 @@ export function NewTaskPage({ profile }: { profile: Profile }) {
   const [prompt, setPrompt] = useState('');
   const [approval, setApproval] = useState<Approval>(profile.approval_mode === 'manual' ? 'manual' : 'auto');
   const [fixer, setFixer] = useState<FixerChoice>('');
+  /** 0 sends no number: the repository's default (its settings), else 1. */
+  const [attempts, setAttempts] = useState(0);
+  // The plan's limit of attempts, so the form offers no more than it allows (the server refuses more).
+  const [maxAttempts, setMaxAttempts] = useState(1);
+  useEffect(() => {
+    call(client.GET('/v1/tasks/limits')).then(
+      (l) => setMaxAttempts(l.limits.maxAttempts),
+      () => setMaxAttempts(1),
+    );
+  }, []);
   const [busy, setBusy] = useState(false);
   const [error, setError] = useState<unknown>(null);
 
@@ -34,6 +44,7 @@ export function NewTaskPage({ profile }: { profile: Profile }) {
               base_branch: branch.trim() || 'main',
               approval_mode: approval,
               ...(fixer ? { fixer } : {}),
+              ...(attempts > 0 ? { attempts } : {}),
             }
           : { task_type: 'scaffold' as const, prompt, approval_mode: approval };
       const task = await call(client.POST('/v1/tasks', { body }));
@@ -94,6 +105,24 @@ export function NewTaskPage({ profile }: { profile: Profile }) {
               <option value="pipeline">Pipeline: plan, locate, edit, validate</option>
               <option value="agent">Agent: works in the repository with tools, then validates</option>
             </select>
+            <label for="attempts">Attempts</label>
+            <select
+              id="attempts"
+              value={String(attempts)}
+              aria-describedby="attempts-hint"
+              onChange={(e) => setAttempts(Number(e.currentTarget.value) || 0)}
+            >
+              <option value="0">Repository default (one unless its settings say more)</option>
+              {Array.from({ length: maxAttempts }, (_, i) => i + 1).map((n) => (
+                <option key={n} value={String(n)}>
+                  {n === 1 ? '1 attempt' : `${n} attempts, the validator keeps the best`}
+                </option>
+              ))}
+            </select>
+            <p id="attempts-hint" class="hint">
+              Each attempt is a fixer run of its own, validated; every attempt counts toward the cost. Your plan allows{' '}
+              {maxAttempts}.
+            </p>
           </>
         )}
         <label for="prompt">{type === 'fix' ? 'What should change?' : 'Brief for the site'}</label>

@@ -14,6 +14,7 @@ import { Diff } from '../components/Diff';
 import { ErrorNote } from '../components/ErrorNote';
 import { FeedbackForm } from '../components/Feedback';
 import { StatusBadge, money, when } from '../components/Status';
+import { FixerAttempts, attemptEnded } from '../components/Attempts';
 import { StepOutput } from '../components/StepOutput';
 import { Trajectory, turnOf } from '../components/Trajectory';
 import { navigate } from '../router';
@@ -338,11 +339,13 @@ export function TaskPage({ id, acts }: { id: string; acts: boolean }) {
       <ol class="log" aria-live="polite" aria-label="Log records">
         {logs.map((l) => {
           const turn = turnOf(l);
+          const ended = attemptEnded(l);
           return (
             <li key={l.id} data-step={l.step} data-status={l.status}>
               <time dateTime={l.created_at}>{new Date(l.created_at).toLocaleTimeString()}</time>{' '}
               <strong>{l.step}</strong> <StatusBadge status={l.status} />
               {turn && ` turn ${turn.turn}: ${turn.tool}`}
+              {ended && ` attempt ${ended.attempt} ended`}
             </li>
           );
         })}
@@ -360,6 +363,7 @@ export function TaskPage({ id, acts }: { id: string; acts: boolean }) {
                 {state ? <StatusBadge status={state.status} /> : <span class="badge">not started</span>}
               </h3>
               {step === 'fixer' && <Trajectory logs={logs} />}
+              {step === 'fixer' && <FixerAttempts logs={logs} />}
               {done && <StepOutput step={step} log={done} taskType={task.task_type} />}
             </li>
           );

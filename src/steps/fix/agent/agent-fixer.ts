@@ -1,4 +1,4 @@
-import { readFile, writeFile } from 'node:fs/promises';
+import { copyFile, readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { ModelMessage } from 'ai';
 import { agentLimits } from '../../../billing/billing-plan.js';
@@ -74,6 +74,16 @@ function firstOpening(payload: FixPayload, dir: string, work: WorkTree, memory: 
 
 /** Where a round's conversation is kept for the next round: the task's own directory, outside the checkout. */
 const conversationFile = (root: string) => join(root, 'agent-conversation.json');
+
+/**
+ * The chosen attempt's conversation carried into the task's own directory (docs/agent.md,
+ * "Attempts"): a retry after its failed verdict goes on with it, as with a single run's.
+ */
+export async function carryConversation(fromRoot: string, toRoot: string): Promise<void> {
+  await copyFile(conversationFile(fromRoot), conversationFile(toRoot)).catch((err: NodeJS.ErrnoException) => {
+    if (err.code !== 'ENOENT') throw err;
+  });
+}
 
 /** The conversation of the round before, when there is one to go on from. */
 async function savedConversation(root: string): Promise<ModelMessage[] | undefined> {

@@ -43,6 +43,8 @@ export function RepoSettings({ connected }: { connected: boolean }) {
   const [setup, setSetup] = useState('');
   const [test, setTest] = useState('');
   const [envText, setEnvText] = useState('');
+  /** '' : no default (one attempt). */
+  const [attempts, setAttempts] = useState('');
   const [secretName, setSecretName] = useState('');
   const [secretValue, setSecretValue] = useState('');
   const [note, setNote] = useState('');
@@ -60,6 +62,7 @@ export function RepoSettings({ connected }: { connected: boolean }) {
         .map(([k, v]) => `${k}=${v}`)
         .join('\n'),
     );
+    setAttempts(s?.attempts ? String(s.attempts) : '');
   };
   const run = async (what: () => Promise<void>) => {
     setError(null);
@@ -91,6 +94,7 @@ export function RepoSettings({ connected }: { connected: boolean }) {
         setup_command: setup.trim() ? setup : null,
         test_command: test.trim() ? test : null,
         env: { ...env, ...Object.fromEntries(removed.map((k) => [k, null])) },
+        attempts: attempts ? Number(attempts) : null,
       };
       show(await call(client.PATCH('/v1/me/repos/settings', { ...query(), body })));
       setNote('Settings saved.');
@@ -146,6 +150,15 @@ export function RepoSettings({ connected }: { connected: boolean }) {
             <input id="repo-test" value={test} onInput={(e) => setTest(e.currentTarget.value)} />
             <label for="repo-env">Variables, one NAME=value a line (setup and tests)</label>
             <textarea id="repo-env" rows={4} value={envText} onInput={(e) => setEnvText(e.currentTarget.value)} />
+            <label for="repo-attempts">Fixer attempts of tasks that name none (the plan’s limit applies)</label>
+            <select id="repo-attempts" value={attempts} onChange={(e) => setAttempts(e.currentTarget.value)}>
+              <option value="">Default: 1</option>
+              {[1, 2, 3, 4, 5].map((n) => (
+                <option key={n} value={String(n)}>
+                  {n}
+                </option>
+              ))}
+            </select>
             <div class="actions">
               <button type="submit">Save settings</button>
             </div>
