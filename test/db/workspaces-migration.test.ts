@@ -458,8 +458,9 @@ const MOVED_TO_WORKSPACE = ['plan', 'credits', 'use_byok', 'approval_mode', 'fix
 const ADDED: Record<string, string[]> = {
   api_tokens: ['workspace_id', 'scopes'],
   credit_ledger: ['account_id'],
+  repo_settings: ['attempts'],
   repo_triggers: ['ci_rounds'],
-  tasks: ['created_by'],
+  tasks: ['created_by', 'fix_attempts'],
   web_sessions: ['workspace_id', 'id', 'user_agent', 'client_address', 'sso_issuer'],
 };
 /**
@@ -660,6 +661,7 @@ describe('migration 0018 (workspaces) on a database with rows in every table', (
       base_branch: 'trunk',
       approval_mode: 'manual',
       fixer: 'agent',
+      attempts: 1,
       parent_id: null,
       pr_url: `${REPO}/pull/7`,
       deployed_url: null,
@@ -698,6 +700,7 @@ describe('migration 0018 (workspaces) on a database with rows in every table', (
       base_branch: 'main',
       approval_mode: 'auto',
       fixer: 'pipeline',
+      attempts: 1,
       parent_id: null,
       pr_url: null,
       deployed_url: 'https://bo-bakery.sites.example.com',
