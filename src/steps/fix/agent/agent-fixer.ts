@@ -1,4 +1,4 @@
-import { copyFile, readFile, writeFile } from 'node:fs/promises';
+import { readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { ModelMessage } from 'ai';
 import { agentLimits } from '../../../billing/billing-plan.js';
@@ -80,9 +80,12 @@ const conversationFile = (root: string) => join(root, 'agent-conversation.json')
  * "Attempts"): a retry after its failed verdict goes on with it, as with a single run's.
  */
 export async function carryConversation(fromRoot: string, toRoot: string): Promise<void> {
-  await copyFile(conversationFile(fromRoot), conversationFile(toRoot)).catch((err: NodeJS.ErrnoException) => {
+  // Read and written as the round's own conversation is (the task's directories, outside any checkout's files).
+  const text = await readFile(conversationFile(fromRoot), 'utf8').catch((err: NodeJS.ErrnoException) => {
     if (err.code !== 'ENOENT') throw err;
+    return undefined;
   });
+  if (text !== undefined) await writeFile(conversationFile(toRoot), text, { mode: 0o600 });
 }
 
 /** The conversation of the round before, when there is one to go on from. */
