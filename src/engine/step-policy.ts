@@ -1,4 +1,3 @@
-import type { BillingPlan } from '../billing/billing-plan.js';
 import {
   KIND_PHRASE,
   type Pipeline,
@@ -18,9 +17,8 @@ export const kindOf = (task: Pick<Task, 'taskType'>): TaskKind => (task.taskType
 export const nextOf = (pipeline: Pipeline, step: string): string =>
   pipeline[pipeline.findIndex((s) => s.name === step) + 1]?.name ?? 'end';
 
-/** Whether a failed verdict sends the task back to the rework step: at most two retries, fewer if the plan says so. */
-export const mayRetry = (retryCount: number, limits: Pick<BillingPlan, 'maxRetries'>): boolean =>
-  retryCount < Math.min(limits.maxRetries, 2);
+/** Whether a failed verdict sends the task back to the rework step (one rule, in the step contract). */
+export { mayRetry } from '../step-contract/retries.js';
 
 /** The step a failed verdict sends the task back to, if the pipeline has one. */
 export const reworkStep = (pipeline: Pipeline): string | undefined => pipeline.find((s) => s.rework)?.name;

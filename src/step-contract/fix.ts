@@ -300,6 +300,24 @@ export const ValidatorOutput = z.object({
   baseline: BaselineSummary.optional(),
   /** The change's tests on the base commit and on the change, and which rule decided `passed`. */
   reproduction: Reproduction.optional(),
+  /**
+   * Which pass this verdict is (docs/validator.md, "The focused pass"): `focused`, only the test files the
+   * change touches first, on both trees, a failing verdict given before the whole suite ran; `full`, the
+   * whole suite. Absent when no focused pass was asked for (the whole suite ran, as always).
+   */
+  pass: z.enum(['focused', 'full']).optional(),
+  /** The focused pass's test files and why each was chosen; present when a focused pass ran. */
+  focus: z
+    .object({
+      files: z.array(
+        z.object({ path: z.string(), reason: z.enum(['changed', 'failed last time', 'imports a changed module']) }),
+      ),
+      command: z.string(),
+      /** Its result: the verdict itself when `pass` is `focused`; the whole suite ran after it passed otherwise. */
+      passed: z.boolean().nullable(),
+      duration_ms: z.number(),
+    })
+    .optional(),
 });
 export type ValidatorOutput = z.infer<typeof ValidatorOutput>;
 

@@ -6,3 +6,4 @@ export * from './patch.js';
 export * from './progress.js';
 export * from './site.js';
 export * from './steps.js';
+export * from './retries.js';

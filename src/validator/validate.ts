@@ -4,7 +4,14 @@ import { join } from 'node:path';
 import type { Sandbox } from '../sandbox/types.js';
 import type { BaselineSummary, HungTest, SetupReport, ValidatorOutput } from '../step-contract/fix.js';
 import { type Comparison, compareRuns, unreachedOnBaseline } from './compare.js';
-import { type Checkout, type RunTree, openCheckout, prepareCopies, trackedPaths } from '../environments/copies.js';
+import {
+  type Checkout,
+  type RunTree,
+  changedFiles,
+  openCheckout,
+  prepareCopies,
+  trackedPaths,
+} from '../environments/copies.js';
 import { type TestRecipe, commandWithTimeouts } from '../environments/detect.js';
 import type { EnvKeyParts } from '../environments/env-key.js';
 import { environmentKeyParts } from '../environments/env-setup.js';
@@ -24,6 +31,8 @@ import { type ChangeTests, changeTests, judgeReproduction, reproduced } from './
 import { flakyNote, judgeReruns, needingNetwork, networkNote, rerunRefusal, suspectsOf } from './reruns.js';
 import { type TestRunSlots, sideBySide } from './run-slots.js';
 import { untouchedFailures } from './untouched-failures.js';
+import { type FocusInput, focusedCommand } from './focus.js';
+import { focusIn, testScriptIn } from './focus-read.js';
 
 export const NO_TEST_COMMAND = 'no test command found';
 
@@ -45,6 +54,14 @@ export interface ValidateOptions extends PrepareOptions {
   baselines?: BaselineStore;
   /** The process's test runs (src/validator/run-slots.ts): with it, the two trees run at once when they fit. */
   runSlots?: TestRunSlots;
+  /**
+   * `focused` (a fixer retry that another retry may follow; docs/validator.md, "The focused pass"): the
+   * test files the change touches first run on both trees before the whole suite, and new failures
+   * there are the verdict. Without it the whole suite runs, as always.
+   */
+  pass?: 'focused';
+  /** The previous verdict's failing tests: their files are among the focused pass's. */
+  lastFailures?: FocusInput['lastFailures'];
 }
 
 /**
@@ -152,6 +169,71 @@ export async function validate(
     // The change's run counts among the process's test runs; the baseline's beside it only when it fits.
     const release = options.runSlots?.hold();
     try {
+      let focused: FocusedPass | undefined;
+      if (options.pass === 'focused') {
+        const script = testScriptIn(copies.baseline.repo) ?? testScriptIn(copies.change.repo);
+        const focus = focusIn(copies.change.repo, {
+          changed: await changedFiles(checkout, commit),
+          lastFailures: options.lastFailures ?? [],
+        });
+        const built = focusedCommand(recipe, command, focus.files, script);
+        if (focus.unsafe.length > 0)
+          log('test files left out of the focused pass: a runner could misread their names', { files: focus.unsafe });
+        if ('refused' in built) {
+          log('no focused pass', { reason: built.refused });
+          focused = { note: `no focused pass: ${built.refused}; the whole suite ran` };
+        } else {
+          const focusStarted = performance.now();
+          // Both trees run the same focused command: a file run alone can fail where the whole suite passes
+          // (a root hook file left out), and then it fails on the base commit too.
+          const both = await sideBySide(
+            options.runSlots,
+            () => baseTree.result(built.command, watchPytest, commit),
+            async () => {
+              const run = await runTests(ctx, copies.change, built.command, setup, { watchPytest });
+              log('focused change run', { failures: run.outcome.failures.length, ms: run.durationMs });
+              return run;
+            },
+          );
+          const [ran, changeRun] = both.results;
+          const first = await judgeRuns({
+            ctx,
+            started,
+            checkout,
+            commit,
+            tests,
+            command: built.command,
+            watchPytest,
+            recipe,
+            environment,
+            setup,
+            change: changeRun,
+            changeTree: copies.change,
+            baseline: ran.result,
+            baseTree,
+            slots: options.runSlots,
+            log,
+          });
+          const record: NonNullable<ValidatorOutput['focus']> = {
+            files: focus.files.map((path) => ({ path, reason: focus.reasons[path]! })),
+            command: built.command,
+            passed: first.passed,
+            duration_ms: Math.round(performance.now() - focusStarted),
+          };
+          const said = `focused pass: ${focus.files.length} test file(s) the change touches first${
+            focus.leftOut > 0 ? ` (${focus.leftOut} more left to the whole suite)` : ''
+          }`;
+          log('focused pass', { files: focus.files.length, passed: first.passed, ms: record.duration_ms });
+          if (first.passed === false)
+            return {
+              ...first,
+              pass: 'focused',
+              focus: record,
+              message: [`${said} failed, so the whole suite was not run`, first.message].filter(Boolean).join('; '),
+            };
+          focused = { record, note: `${said} ${first.passed ? 'passed' : 'validated nothing'}; the whole suite ran` };
+        }
+      }
       let baseline = await keptBaseline({ store: keyed, previous: input.cachedBaseline, commit, command, tests, log });
       let change: TestRun;
       if (baseline) change = await runChange();
@@ -163,7 +245,7 @@ export async function validate(
         change = changeRun;
         await keepBaseline(keyed, ran.kept, log);
       }
-      return await judgeRuns({
+      const verdict = await judgeRuns({
         ctx,
         started,
         checkout,
@@ -181,6 +263,13 @@ export async function validate(
         slots: options.runSlots,
         log,
       });
+      if (!focused) return verdict;
+      return {
+        ...verdict,
+        pass: 'full',
+        ...(focused.record ? { focus: focused.record } : {}),
+        message: [verdict.message, focused.note].filter(Boolean).join('; '),
+      };
     } finally {
       release?.();
     }
@@ -188,6 +277,12 @@ export async function validate(
     await rm(root, { recursive: true, force: true }).catch(() => {});
   }
 }
+/** What a focused pass that did not decide the verdict leaves for the whole suite's: its record and a note. */
+interface FocusedPass {
+  record?: NonNullable<ValidatorOutput['focus']>;
+  note: string;
+}
+
 /** What the judging of one validation's runs reads. */
 interface Runs {
   ctx: RunContext;

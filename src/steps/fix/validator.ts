@@ -11,6 +11,8 @@ import { environmentScopeFor } from './env-scope.js';
 import type { BaselineStore } from '../../validator/baseline-store.js';
 import { baselineStoreFor } from './baseline-scope.js';
 import { setupOutputToTaskLog } from './setup-stream.js';
+import { mayRetry } from '../../step-contract/retries.js';
+import { lastFailuresOf } from '../../validator/focus-read.js';
 
 /** The part of a task's checkout (src/checkout/checkout.ts) the validator reads. */
 export interface ValidatorCheckout {
@@ -81,6 +83,10 @@ export function validatorStep(
     // The setup's output reaches the task's log (and SSE) as it runs; drained before the step ends.
     const stream = setupOutputToTaskLog(helpers);
     const settings = context.repoSettings;
+    // A fixer retry that another retry may follow gets the focused pass first: its failing verdict sends
+    // the fixer back sooner. The verdict no retry follows (the task's last) is always the whole suite's.
+    const previous = payload.outputs.validator;
+    const focused = previous !== undefined && mayRetry(payload.task.retryCount, helpers.limits);
     try {
       const output = await validate(
         context.sandbox,
@@ -106,6 +112,7 @@ export function validatorStep(
           ...baselinesOf(context.baselines, payload, helpers),
           // The process's test runs: the two trees at once when the machine has room.
           ...(helpers.deps.testRuns ? { runSlots: helpers.deps.testRuns } : {}),
+          ...(focused ? { pass: 'focused' as const, lastFailures: lastFailuresOf(previous) } : {}),
           ...options,
           limits: {
             ...(context.testTimeoutMs !== undefined ? { testTimeoutMs: context.testTimeoutMs } : {}),
