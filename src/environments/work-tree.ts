@@ -7,7 +7,7 @@ import { runGit } from '../checkout/git.js';
 import { gitEnvOf } from '../checkout/layout.js';
 import type { CheckoutDeps } from '../checkout/checkout-deps.js';
 import { type RunTree, openCheckout, prepareCopies } from './copies.js';
-import { runnableCommand } from './detect.js';
+import { type TestRecipe, runnableCommand } from './detect.js';
 import { type PrepareOptions, type TreeSource, prepareTrees } from './prepare-trees.js';
 import { testRunTimeouts, runContextOf, testPhase } from './sandboxed.js';
 import { setupFailure, setupState } from './setup-phase.js';
@@ -34,9 +34,13 @@ export interface WorkTree {
   toolRoots: string[];
   /** The repository's test command as the validator will run it; undefined when none was found. */
   testCommand?: string;
+  /** The test recipe it came from (the focused pass builds its command from it). */
+  recipe?: TestRecipe;
   /** How the setup went ('none': nothing to set up), and why when it did not. */
   setup: SetupState;
   setupProblem?: string;
+  /** The files the tree's change so far adds, modifies or removes against the base commit, less what setup produced. */
+  changed(signal?: AbortSignal): Promise<string[]>;
   /** Makes the checkout's files what the commands left in the tree; the paths carried (changed or removed). */
   carryBack(signal?: AbortSignal): Promise<{ carried: string[]; refused: string[] }>;
   dispose(): Promise<void>;
@@ -93,6 +97,7 @@ export async function prepareWorkTree(
     let setup: SetupState = 'none';
     let setupProblem: string | undefined;
     let testCommand: string | undefined;
+    let recipe: TestRecipe | undefined;
     const prepared = await prepareTrees({
       ctx,
       tree,
@@ -111,6 +116,7 @@ export async function prepareWorkTree(
         : undefined,
       log,
     });
+    if (prepared.kind !== 'no-recipe') recipe = prepared.environment.recipe;
     if (prepared.kind === 'missing') {
       testCommand = runnableCommand(prepared.environment.recipe);
       setup = 'failed';
@@ -132,9 +138,14 @@ export async function prepareWorkTree(
       pathAssignment: phase.pathAssignment,
       toolRoots: phase.toolRoots,
       testCommand,
+      ...(recipe ? { recipe } : {}),
       setup,
       setupProblem,
       dispose,
+      changed: async (signal) =>
+        [...(await changedPaths(deps, input.gitDir, tree.repo, checkout.commit, signal))]
+          .filter((p) => !produced.has(p))
+          .sort(),
       carryBack: async (signal) => {
         const inTree = await changedPaths(deps, input.gitDir, tree.repo, checkout.commit, signal);
         const inCheckout = await changedPaths(deps, input.gitDir, input.dir, checkout.commit, signal);

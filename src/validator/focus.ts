@@ -126,7 +126,9 @@ export function focusedCommand(
     const pass = timed.includes(`${recipe.command} -- `) || !recipe.command.startsWith('npm ') ? '' : ' --';
     return { command: `${timed}${pass}${kind === 'jest' ? ' --runTestsByPath' : ''} ${args}` };
   }
-  return { refused: `the ${kind === 'none' ? "repository's" : kind} runner has no way to run only some test files here` };
+  return {
+    refused: `the ${kind === 'none' ? "repository's" : kind} runner has no way to run only some test files here`,
+  };
 }
 
 /**

@@ -13,7 +13,10 @@ import { fixtureRepo, removeFixtureRepos } from '../support/fixture-repos.js';
  * through the locator's import graph, and the command that runs only them.
  */
 
-const detected = (kind: TestRecipe['perTest']['kind'], command = 'npm test'): Pick<TestRecipe, 'source' | 'perTest' | 'command'> => ({
+const detected = (
+  kind: TestRecipe['perTest']['kind'],
+  command = 'npm test',
+): Pick<TestRecipe, 'source' | 'perTest' | 'command'> => ({
   source: 'detected',
   perTest: { kind } as TestRecipe['perTest'],
   command,
@@ -79,7 +82,13 @@ describe('the focused pass: which test files', () => {
   it('bounds the count, changed files first', () => {
     const testFiles = Array.from({ length: 60 }, (_, i) => `test/t${String(i).padStart(2, '0')}.test.js`);
     const imports = new Map(testFiles.map((t) => [t, ['src/m.js']]));
-    const focus = selectFocus({ changed: ['src/m.js', 'test/t59.test.js'], lastFailures: [], testFiles, imports, max: 10 });
+    const focus = selectFocus({
+      changed: ['src/m.js', 'test/t59.test.js'],
+      lastFailures: [],
+      testFiles,
+      imports,
+      max: 10,
+    });
     expect(focus.files).toHaveLength(10);
     expect(focus.files[0]).toBe('test/t59.test.js');
     expect(focus.leftOut).toBe(50);

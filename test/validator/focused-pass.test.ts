@@ -15,7 +15,7 @@ const pkg = JSON.stringify({ name: 'fixture', version: '1.0.0', private: true, s
 const BASE: Files = {
   'package.json': pkg,
   'src/math.js': 'exports.add = (a, b) => a + b;\nexports.mul = (a, b) => a * b;\n',
-  'src/words.js': "exports.upper = (s) => s.toUpperCase();\n",
+  'src/words.js': 'exports.upper = (s) => s.toUpperCase();\n',
   'test/math.test.js':
     "const test = require('node:test');\nconst assert = require('node:assert');\nconst { add, mul } = require('../src/math.js');\n" +
     "test('adds', () => assert.strictEqual(add(2, 3), 5));\ntest('multiplies', () => assert.strictEqual(mul(2, 3), 6));\n",
@@ -63,7 +63,9 @@ describe('the focused pass on a fixer retry', { timeout: 90_000 }, () => {
       },
     });
     expect(out.command).toContain("'test/math.test.js'");
-    expect(out.message).toContain('focused pass: 2 test file(s) the change touches first failed, so the whole suite was not run');
+    expect(out.message).toContain(
+      'focused pass: 2 test file(s) the change touches first failed, so the whole suite was not run',
+    );
     // The focused command on each tree (and the suspect's re-run on each), and nothing else: the
     // whole suite (math stays small) never ran.
     expect(tests.map((t) => t.tree).sort()).toEqual(['baseline', 'baseline', 'change', 'change']);
@@ -97,7 +99,10 @@ describe('the focused pass on a fixer retry', { timeout: 90_000 }, () => {
   });
 
   it('without a focused pass asked for, runs the whole suite and says no pass', async () => {
-    const { out, tests } = await run({ 'src/math.js': 'exports.add = (a, b) => a + b;\nexports.mul = (a, b) => a + b;\n' }, {});
+    const { out, tests } = await run(
+      { 'src/math.js': 'exports.add = (a, b) => a + b;\nexports.mul = (a, b) => a + b;\n' },
+      {},
+    );
     expect(out.pass).toBeUndefined();
     expect(out.focus).toBeUndefined();
     expect(out.new_failures).toEqual(['multiplies']);

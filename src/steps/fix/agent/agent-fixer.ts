@@ -16,6 +16,7 @@ import { type ValidatorContextOf, validatorContextFromHelpers } from '../validat
 import { dropArtifacts } from './artifacts.js';
 import { Editor } from './editor.js';
 import { agentLoop } from './loop.js';
+import { runTestsTool } from './run-tests.js';
 import { AGENT_SYSTEM, agentOpening } from './prompt.js';
 
 const MEMORY_TOKENS = 3_000;
@@ -166,6 +167,13 @@ export function agentFixerStep(contextOf: ValidatorContextOf = validatorContextF
       // A retry's change so far counts against the plan's number of files.
       for (const f of filesOfDiff(outputs.fixer?.diff ?? '')) editor.touched.add(f.path);
       const started = deps.clock.now().getTime();
+      const place = {
+        workdir: work.tree.workdir,
+        root: work.sandboxRepo,
+        env: work.env,
+        pathAssignment: work.pathAssignment,
+        toolRoots: work.toolRoots,
+      };
       let logged: Promise<unknown> = Promise.resolve();
       const run = await agentLoop({
         model,
@@ -173,14 +181,16 @@ export function agentFixerStep(contextOf: ValidatorContextOf = validatorContextF
         history,
         opening,
         sandbox: deps.sandbox,
-        place: {
-          workdir: work.tree.workdir,
-          root: work.sandboxRepo,
-          env: work.env,
-          pathAssignment: work.pathAssignment,
-          toolRoots: work.toolRoots,
-        },
+        place,
         editor,
+        runTests: runTestsTool({
+          sandbox: deps.sandbox,
+          work,
+          place,
+          failure,
+          timeoutMs: deps.config.fixer.agentCommandMs,
+          signal: helpers.signal,
+        }),
         // The plan's turns and wall time, capped by the operator's (EMEND_AGENT_TURNS, EMEND_AGENT_WALL_S).
         limits: { ...agentLimits(helpers.limits, deps.config.fixer), commandMs: deps.config.fixer.agentCommandMs },
         signal: helpers.signal,

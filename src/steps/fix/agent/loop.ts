@@ -57,6 +57,8 @@ interface LoopOptions {
   sandbox: Sandbox;
   place: CommandPlace;
   editor: Editor;
+  /** The `run_tests` tool (./run-tests.ts); undefined when the repository has no test command. */
+  runTests?: (all: boolean) => Promise<{ action: string; exitCode: number | null; observation: string }>;
   limits: AgentLimits;
   signal: AbortSignal;
   /** Removes every known secret from text shown to the model or logged. */
@@ -159,7 +161,7 @@ export async function agentLoop(o: LoopOptions): Promise<AgentRun> {
         messages.push({
           role: 'user',
           content:
-            'Call a tool: bash to run a command, editor to view or change a file, submit when the change is done.',
+            'Call a tool: bash to run a command, editor to view or change a file, run_tests to run the tests, submit when the change is done.',
         });
         continue;
       }
@@ -193,6 +195,20 @@ export async function agentLoop(o: LoopOptions): Promise<AgentRun> {
         const command = String(input.command);
         const { exitCode, observation } = await bash(command);
         await record({ tool: 'bash', action: o.redact(command), exit_code: exitCode, observation });
+        messages.push(toolResult(call, observation));
+        continue;
+      }
+      if (call.name === 'run_tests') {
+        const all = input.all === true;
+        if (!o.runTests) {
+          const observation = 'No test command was found for this repository.';
+          await record({ tool: 'run_tests', action: all ? 'all' : 'focused', ok: false, observation });
+          messages.push(toolResult(call, observation));
+          continue;
+        }
+        const ran = await o.runTests(all);
+        const observation = o.redact(ran.observation);
+        await record({ tool: 'run_tests', action: o.redact(ran.action), exit_code: ran.exitCode, observation });
         messages.push(toolResult(call, observation));
         continue;
       }

@@ -36,6 +36,8 @@ export interface CommandResult {
   timedOut: boolean;
   /** What the model is shown: the output (stdout then stderr), clipped, and how the command ended. */
   observation: string;
+  /** The output (stdout then stderr) as the sandbox kept it, unclipped. */
+  output: string;
 }
 
 /** Keeps the head and the tail of `text`, saying how much was left out between them. */
@@ -93,6 +95,7 @@ export async function runCommand(
   return {
     exitCode: result.exitCode,
     timedOut: result.timedOut,
+    output,
     observation: `${headAndTail(output) || '(no output)'}\n[${ending}${cut}]`,
   };
 }

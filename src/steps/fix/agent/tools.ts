@@ -33,6 +33,13 @@ export const AGENT_TOOLS = {
       'after_line; 0 for the top), create (a new file).',
     inputSchema: EDITOR_INPUT,
   }),
+  run_tests: tool({
+    description:
+      "Run the repository's tests (no network) and get a short summary: by default the focused pass, only the " +
+      'test files your change touches, the tests that failed last time and the test files that import the modules ' +
+      'you changed; all: true runs the whole suite, as the validator will.',
+    inputSchema: z.object({ all: z.boolean().optional().describe('run the whole suite instead of the focused pass') }),
+  }),
   submit: tool({
     description:
       'Finish: the change as it now stands in the repository is your answer. Say in one or two sentences what you changed and why.',
