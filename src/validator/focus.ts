@@ -37,7 +37,10 @@ export interface Focus {
  * character (mocha, vitest and node expand them), no `::` (pytest's node ids).
  */
 export const runnerSafePath = (path: string): boolean =>
-  !/[\u0000-\u001f\u007f*?[\]{}!]/.test(path) && !path.includes('::') && !path.startsWith('/');
+  ![...path].some((c) => c.charCodeAt(0) < 0x20 || c.charCodeAt(0) === 0x7f) &&
+  !/[*?[\]{}!]/.test(path) &&
+  !path.includes('::') &&
+  !path.startsWith('/');
 
 /**
  * The test files a change touches first: the test files it adds or modifies, the files of the

@@ -1659,6 +1659,18 @@ export interface components {
                 untouched_failing?: string[];
                 note: string;
             };
+            /** @enum {string} */
+            pass?: "focused" | "full";
+            focus?: {
+                files: {
+                    path: string;
+                    /** @enum {string} */
+                    reason: "changed" | "failed last time" | "imports a changed module";
+                }[];
+                command: string;
+                passed: boolean | null;
+                duration_ms: number;
+            };
         };
         PrOutput: {
             pr_url: string;
