@@ -17,8 +17,9 @@ import {
   separateGitDir,
 } from '../support/fixture-repos.js';
 
-function payload(outputs: FixPayload['outputs'] = {}): FixPayload {
-  return { kind: 'fix', task: { id: 'task-1' } as Task, outputs, retry: 0 };
+/** A fix payload; `retryCount` is the task's retries so far (two is the last the step loop allows). */
+function payload(outputs: FixPayload['outputs'] = {}, retryCount = 0): FixPayload {
+  return { kind: 'fix', task: { id: 'task-1', retryCount } as Task, outputs, retry: retryCount };
 }
 
 /** The helpers a step gets from the runner, with the sandbox and the configuration in deps and the run's checkout. */
@@ -38,6 +39,7 @@ function helpers(
       throw new Error('the validator starts nothing outside the sandbox');
     },
     checkout: async () => checkout,
+    limits: { maxRetries: 2 },
   } as unknown as StepHelpers;
   return { h, logged };
 }
@@ -69,12 +71,26 @@ describe('the validator step', { timeout: 60_000 }, () => {
       expect(result.output.command).toContain('--test-timeout=60000');
       expect(first.logged).toContain('baseline run');
 
-      // The fixer's retry: the runner hands the previous validator output back in outputs.
+      // The fixer's last retry: the runner hands the previous validator output back in outputs. No
+      // retry can follow, so the whole suite runs (no focused pass), on the baseline kept from before.
       const retry = helpers(sandbox, checkout);
-      const again = await step(payload({ validator: result.output }), retry.h);
+      const again = await step(payload({ validator: result.output }, 2), retry.h);
       expect(again.output).toMatchObject({ passed: false, new_failures: ['multiplies'] });
+      expect(again.output.pass).toBeUndefined();
       expect(retry.logged).toContain('baseline reused');
       expect(retry.logged).not.toContain('baseline run');
+
+      // A retry another may follow: the focused pass first, whose failure is the verdict.
+      const early = helpers(sandbox, checkout);
+      const focused = await step(payload({ validator: result.output }, 1), early.h);
+      expect(focused.patch).toEqual({ passed: false });
+      expect(focused.output).toMatchObject({
+        pass: 'focused',
+        passed: false,
+        new_failures: ['multiplies'],
+        focus: { files: [{ path: 'test/math.test.js' }] },
+      });
+      expect(early.logged).toContain('focused pass');
     },
   );
 
