@@ -4,14 +4,7 @@ import { join } from 'node:path';
 import type { Sandbox } from '../sandbox/types.js';
 import type { BaselineSummary, HungTest, SetupReport, ValidatorOutput } from '../step-contract/fix.js';
 import { type Comparison, compareRuns, unreachedOnBaseline } from './compare.js';
-import {
-  type Checkout,
-  type RunTree,
-  changedFiles,
-  openCheckout,
-  prepareCopies,
-  trackedPaths,
-} from '../environments/copies.js';
+import { type Checkout, type RunTree, openCheckout, prepareCopies, trackedPaths } from '../environments/copies.js';
 import { type TestRecipe, commandWithTimeouts } from '../environments/detect.js';
 import type { EnvKeyParts } from '../environments/env-key.js';
 import { environmentKeyParts } from '../environments/env-setup.js';
@@ -31,8 +24,8 @@ import { type ChangeTests, changeTests, judgeReproduction, reproduced } from './
 import { flakyNote, judgeReruns, needingNetwork, networkNote, rerunRefusal, suspectsOf } from './reruns.js';
 import { type TestRunSlots, sideBySide } from './run-slots.js';
 import { untouchedFailures } from './untouched-failures.js';
-import { type FocusInput, focusedCommand } from './focus.js';
-import { focusIn, testScriptIn } from './focus-read.js';
+import type { FocusInput } from './focus.js';
+import { type FocusedPass, focusedPass } from './focused-pass.js';
 
 export const NO_TEST_COMMAND = 'no test command found';
 
@@ -169,70 +162,46 @@ export async function validate(
     // The change's run counts among the process's test runs; the baseline's beside it only when it fits.
     const release = options.runSlots?.hold();
     try {
+      // The verdict on a baseline and a change's run of `cmd` (the whole suite's, or the focused pass's).
+      const judge = (baseline: BaselineResult, change: TestRun, cmd: string) =>
+        judgeRuns({
+          ctx,
+          started,
+          checkout,
+          commit,
+          tests,
+          command: cmd,
+          watchPytest,
+          recipe,
+          environment,
+          setup,
+          change,
+          changeTree: copies.change,
+          baseline,
+          baseTree,
+          slots: options.runSlots,
+          log,
+        });
       let focused: FocusedPass | undefined;
       if (options.pass === 'focused') {
-        const script = testScriptIn(copies.baseline.repo) ?? testScriptIn(copies.change.repo);
-        const focus = focusIn(copies.change.repo, {
-          changed: await changedFiles(checkout, commit),
-          lastFailures: options.lastFailures ?? [],
-        });
-        const built = focusedCommand(recipe, command, focus.files, script);
-        if (focus.unsafe.length > 0)
-          log('test files left out of the focused pass: a runner could misread their names', { files: focus.unsafe });
-        if ('refused' in built) {
-          log('no focused pass', { reason: built.refused });
-          focused = { note: `no focused pass: ${built.refused}; the whole suite ran` };
-        } else {
-          const focusStarted = performance.now();
-          // Both trees run the same focused command: a file run alone can fail where the whole suite passes
-          // (a root hook file left out), and then it fails on the base commit too.
-          const both = await sideBySide(
-            options.runSlots,
-            () => baseTree.result(built.command, watchPytest, commit),
-            async () => {
-              const run = await runTests(ctx, copies.change, built.command, setup, { watchPytest });
-              log('focused change run', { failures: run.outcome.failures.length, ms: run.durationMs });
-              return run;
-            },
-          );
-          const [ran, changeRun] = both.results;
-          const first = await judgeRuns({
+        focused = await focusedPass(
+          {
             ctx,
-            started,
             checkout,
             commit,
-            tests,
-            command: built.command,
-            watchPytest,
+            copies,
             recipe,
-            environment,
+            command,
             setup,
-            change: changeRun,
-            changeTree: copies.change,
-            baseline: ran.result,
+            watchPytest,
             baseTree,
             slots: options.runSlots,
             log,
-          });
-          const record: NonNullable<ValidatorOutput['focus']> = {
-            files: focus.files.map((path) => ({ path, reason: focus.reasons[path]! })),
-            command: built.command,
-            passed: first.passed,
-            duration_ms: Math.round(performance.now() - focusStarted),
-          };
-          const said = `focused pass: ${focus.files.length} test file(s) the change touches first${
-            focus.leftOut > 0 ? ` (${focus.leftOut} more left to the whole suite)` : ''
-          }`;
-          log('focused pass', { files: focus.files.length, passed: first.passed, ms: record.duration_ms });
-          if (first.passed === false)
-            return {
-              ...first,
-              pass: 'focused',
-              focus: record,
-              message: [`${said} failed, so the whole suite was not run`, first.message].filter(Boolean).join('; '),
-            };
-          focused = { record, note: `${said} ${first.passed ? 'passed' : 'validated nothing'}; the whole suite ran` };
-        }
+          },
+          options.lastFailures ?? [],
+          judge,
+        );
+        if (focused.verdict) return focused.verdict;
       }
       let baseline = await keptBaseline({ store: keyed, previous: input.cachedBaseline, commit, command, tests, log });
       let change: TestRun;
@@ -245,24 +214,7 @@ export async function validate(
         change = changeRun;
         await keepBaseline(keyed, ran.kept, log);
       }
-      const verdict = await judgeRuns({
-        ctx,
-        started,
-        checkout,
-        commit,
-        tests,
-        command,
-        watchPytest,
-        recipe,
-        environment,
-        setup,
-        change,
-        changeTree: copies.change,
-        baseline,
-        baseTree,
-        slots: options.runSlots,
-        log,
-      });
+      const verdict = await judge(baseline, change, command);
       if (!focused) return verdict;
       return {
         ...verdict,
@@ -277,12 +229,6 @@ export async function validate(
     await rm(root, { recursive: true, force: true }).catch(() => {});
   }
 }
-/** What a focused pass that did not decide the verdict leaves for the whole suite's: its record and a note. */
-interface FocusedPass {
-  record?: NonNullable<ValidatorOutput['focus']>;
-  note: string;
-}
-
 /** What the judging of one validation's runs reads. */
 interface Runs {
   ctx: RunContext;
