@@ -227,6 +227,10 @@ export async function startFake<Extra extends keyof RepoState = never>(spec: Hos
       const repo = state.repo(owner, name);
       return repo && state.git.branchHead(repo.dir, branch);
     },
+    /** Whether commit `ancestor` is `descendant` or one of its ancestors (a push that kept history). */
+    isAncestor(owner: string, name: string, ancestor: string, descendant: string) {
+      return state.git.isAncestor(need(owner, name).dir, ancestor, descendant);
+    },
     files: (owner: string, name: string, ref: string) => state.git.files(...rev(owner, name, ref)),
     diff: (owner: string, name: string, base: string, head: string) =>
       state.git.diff(...rev(owner, name, base), rev(owner, name, head)[1]),
