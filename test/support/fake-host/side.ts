@@ -238,6 +238,11 @@ export async function startFake<Extra extends keyof RepoState = never>(spec: Hos
     mergePull: (owner: string, name: string, number: number) => state.mergePull(need(owner, name), number),
     /** The repository's hooks as stored, secrets included (test side only). */
     hooks: (owner: string, name: string) => need(owner, name).hooks.map((h) => ({ ...h, events: [...h.events] })),
+    /** Sets a hook's events (the host's words), as a hook registered with fewer looks (test side only). */
+    setHookEvents(owner: string, name: string, id: number, events: string[]) {
+      const hook = need(owner, name).hooks.find((h) => h.id === id) ?? fail(`no hook ${id} on ${owner}/${name}`);
+      hook.events = [...events];
+    },
     /**
      * POSTs `payload` to every active hook of the repository registered for `event`, as the host
      * delivers (its event word, a fresh delivery id, signed or with the token from the hook's
