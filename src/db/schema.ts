@@ -876,6 +876,12 @@ export const repoTriggers = pgTable(
     repoName: text('repo_name').notNull(),
     /** The webhook registered on the repository; null when the host's GitHub App delivers its events. */
     hookId: text('hook_id'),
+    /**
+     * The events emend last asked that webhook for (emend's words: src/scm HookEvent). Null on a hook made
+     * before they were recorded, which asks for no CI events: the workers' sweep brings it up to date
+     * (docs/triggers.md, "Hooks made before CI follow-ups").
+     */
+    hookEvents: jsonb('hook_events').$type<string[]>(),
     secretEnc: text('secret_enc').notNull(),
     mention: text('mention').notNull(),
     label: text('label').notNull(),

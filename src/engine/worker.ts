@@ -19,6 +19,7 @@ import { requeueDueDeliveries, runDeliveryJob } from '../webhooks/attempt.js';
 import { claimPeriodic } from './periodic.js';
 import { actOnDelivery } from '../triggers/act.js';
 import { refreshAnswer } from '../triggers/answer.js';
+import { updateOutdatedHooks } from '../triggers/hook-events.js';
 import { requeueTriggerJobs } from '../triggers/sweep.js';
 
 /** How often one worker deletes Idempotency-Keys whose 24 h are over (lookups ignore them anyway). */
@@ -227,6 +228,11 @@ async function periodicJobs(deps: Deps, workerId: string) {
   if (await claimPeriodic(deps, 'audit-retention', IDEMPOTENCY_SWEEP_MS)) {
     const folded = await applyAuditRetention(deps);
     if (folded) deps.log.info({ worker: workerId, folded }, 'audit rows past the retention folded');
+  }
+  // Triggers' webhooks made before emend asked for some events (CI follow-ups' checks): asked for them now.
+  if (await claimPeriodic(deps, 'trigger-hooks', IDEMPOTENCY_SWEEP_MS)) {
+    const report = await updateOutdatedHooks(deps);
+    if (report.updated || report.failed) deps.log.info({ worker: workerId, ...report }, 'old webhooks updated');
   }
   // Pull requests the service opened: merged? edited by a person?
   if (await claimPeriodic(deps, 'merge-tracking', deps.config.mergeCheckMs)) {

@@ -162,6 +162,12 @@ export interface CodeHost {
   pullCommits(owner: string, name: string, number: number): Promise<ScmCommit[]>;
   /** Registers a webhook on owner/name (the caller must be allowed to manage its hooks); the host's id for it. */
   createHook(owner: string, name: string, hook: NewHook): Promise<{ id: string }>;
+  /**
+   * Makes an existing webhook ask for `hook.events` (emend's hook as it registers one now): GitHub and
+   * Gitea change its events only; GitLab's edit takes the URL and the token again, so they are sent
+   * as `hook` has them. A hook the host no longer has is an ScmError 404.
+   */
+  updateHook(owner: string, name: string, id: string, hook: NewHook): Promise<void>;
   /** Removes a webhook; one the host no longer has (404) counts as removed. */
   deleteHook(owner: string, name: string, id: string): Promise<void>;
   /** What `user` may do on owner/name (asked by the repository's enabling account, which can see its members). */

@@ -35,8 +35,12 @@ export const TRIGGER_DEFAULTS = {
   ciRounds: MAX_CI_ROUNDS,
 };
 
-/** The hook asks for every event triggers can act on; which ones start tasks is the row's `events`, so changing them needs no host call. */
-const HOOK_EVENTS: HookEvent[] = [
+/**
+ * The hook asks for every event triggers can act on; which ones start tasks is the row's `events`, so
+ * changing them needs no host call. A hook asking for fewer (made before some were added: `hook_events`)
+ * is brought up to date by the workers' sweep (hook-events.ts).
+ */
+export const HOOK_EVENTS: HookEvent[] = [
   'issue_comment',
   'issues',
   'pull_request_review',
@@ -178,6 +182,7 @@ export async function enableTrigger(
     repoOwner: repo.owner,
     repoName: repo.name,
     hookId,
+    hookEvents: hookId === null ? null : HOOK_EVENTS,
     secretEnc: encryptSecret(deps.secretKey, secret, secretContext(id)),
     mention: options.mention ?? TRIGGER_DEFAULTS.mention,
     label: options.label ?? TRIGGER_DEFAULTS.label,

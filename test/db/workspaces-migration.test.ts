@@ -459,7 +459,7 @@ const ADDED: Record<string, string[]> = {
   api_tokens: ['workspace_id', 'scopes'],
   credit_ledger: ['account_id'],
   repo_settings: ['attempts'],
-  repo_triggers: ['ci_rounds'],
+  repo_triggers: ['ci_rounds', 'hook_events'],
   tasks: ['created_by', 'fix_attempts'],
   web_sessions: ['workspace_id', 'id', 'user_agent', 'client_address', 'sso_issuer'],
 };

@@ -1,6 +1,7 @@
 import { and, eq } from 'drizzle-orm';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { auditEvents, repoTriggers, scmConnections, tasks, workspaceMembers, workspaces } from '../../src/db/schema.js';
+import { updateOutdatedHooks } from '../../src/triggers/hook-events.js';
 import { failAuditOf } from '../support/audit-db.js';
 import { type Harness, newAccount, startHarness } from '../support/harness.js';
 
@@ -113,6 +114,31 @@ describe('an act and its audit row commit together', () => {
     expect(await triggers()).toEqual([]);
     expect(h.github.hooks(o.login, 'atomic-triggers')).toEqual([]);
     expect(await actionsOf(o.workspace.id)).toEqual(['triggers.changed', 'triggers.removed']);
+  });
+
+  it("an old hook's events (the workers' sweep): a refused row leaves them unrecorded, so the next pass asks again; then both stay", async () => {
+    const o = await repoOwner('atomic-old-hook');
+    const url = `/v1/me/repos/triggers?repo=${encodeURIComponent(o.repo)}`;
+    expect((await call(o.auth, 'PUT', url)).statusCode).toBe(201);
+    const [made] = await h.deps.db.select().from(repoTriggers).where(eq(repoTriggers.workspaceId, o.workspace.id));
+    // As a hook made before CI follow-ups: none of the checks' events, none recorded.
+    const [hook] = h.github.hooks(o.login, 'atomic-old-hook');
+    h.github.setHookEvents(o.login, 'atomic-old-hook', hook!.id, ['issue_comment', 'issues']);
+    await h.deps.db.update(repoTriggers).set({ hookEvents: null }).where(eq(repoTriggers.id, made!.id));
+    const recorded = async () =>
+      (await h.deps.db.select().from(repoTriggers).where(eq(repoTriggers.id, made!.id)))[0]!.hookEvents;
+    const changes = async () => (await actionsOf(o.workspace.id)).filter((a) => a === 'triggers.changed').length;
+
+    await refuse('triggers.changed');
+    expect(await updateOutdatedHooks(h.deps)).toEqual({ updated: 0, failed: 1 });
+    expect(await recorded()).toBeNull();
+    expect(await changes()).toBe(1);
+
+    await permit();
+    expect(await updateOutdatedHooks(h.deps)).toEqual({ updated: 1, failed: 0 });
+    expect(await recorded()).toContain('ci');
+    expect(h.github.hooks(o.login, 'atomic-old-hook')[0]!.events).toContain('check_suite');
+    expect(await changes()).toBe(2);
   });
 
   it('code-host connection: a refused row stores no connection; then both stay', async () => {

@@ -11,7 +11,8 @@ import { type FakeGitLab, startFakeGitLab } from '../support/fake-gitlab/server.
 
 /**
  * Webhooks on each code host, over real HTTP: the adapter registers one on the double with a
- * maintainer's token (a writer or a reader is refused as the host refuses them) and removes it;
+ * maintainer's token (a writer or a reader is refused as the host refuses them), changes its events
+ * and removes it;
  * the double delivers events to a local receiver as the host does, and the host kind's
  * verification accepts them with the hook's secret and nothing else. One suite, run once per host.
  */
@@ -230,6 +231,30 @@ describe.each(HOSTS)('webhooks on $name', (c) => {
   it('deliveryId and deliveryEvent are undefined without the host’s headers', () => {
     expect(c.kind.deliveryId({ 'content-type': 'application/json' })).toBeUndefined();
     expect(c.kind.deliveryEvent({})).toBeUndefined();
+  });
+
+  it('updateHook makes a hook that asks for fewer events ask for emend’s, keeping its id, URL and secret; a writer is refused; a hook gone is 404', async () => {
+    // As a hook registered before CI follow-ups: some events only (here none).
+    fake.setHookEvents('olga', 'widget', Number(hookId), []);
+    const refused = await host(dev)
+      .updateHook('olga', 'widget', hookId, { url: receiver.url, secret: SECRET, events: ALL })
+      .catch((e: unknown) => e);
+    expect(refused).toMatchObject({ name: 'ScmError', status: c.refused });
+    expect(fake.hooks('olga', 'widget')[0]!.events).toEqual([]);
+    await host(olga).updateHook('olga', 'widget', hookId, { url: receiver.url, secret: SECRET, events: ALL });
+    const [stored, ...more] = fake.hooks('olga', 'widget');
+    expect(more).toEqual([]);
+    expect({ id: String(stored!.id), url: stored!.url, secret: stored!.secret, active: stored!.active }).toEqual({
+      id: hookId,
+      url: receiver.url,
+      secret: SECRET,
+      active: true,
+    });
+    expect([...stored!.events].sort()).toEqual(c.stored);
+    const gone = await host(olga)
+      .updateHook('olga', 'widget', '999999', { url: receiver.url, secret: SECRET, events: ALL })
+      .catch((e: unknown) => e);
+    expect(gone).toMatchObject({ name: 'ScmError', status: 404 });
   });
 
   it('deleteHook removes the hook; deleting it again is not an error, and nothing is delivered', async () => {

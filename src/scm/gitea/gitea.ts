@@ -271,6 +271,13 @@ export function gitea(options: CodeHostOptions): CodeHost {
 
     createHook: (owner, name, hook) => createHook(call, owner, name, hook),
 
+    // EditHookOption: the events (and `active`) only; the config (URL, secret) stays as registered.
+    updateHook: async (owner, name, id, hook) => {
+      const path = `${repoPathOf(owner, name)}/hooks/${encodeURIComponent(id)}`;
+      const { events, active } = hookBody(hook);
+      await call(`changing a webhook's events on ${owner}/${name}`, 'PATCH', path, { body: { events, active } });
+    },
+
     // 404: gone already (removed on Gitea, or the repository with it), what deleting wanted.
     deleteHook: async (owner, name, id) => {
       const path = `${repoPathOf(owner, name)}/hooks/${encodeURIComponent(id)}`;

@@ -264,6 +264,18 @@ export function gitHub(options: CodeHostOptions): CodeHost {
         return { id: String(data.id) };
       }),
 
+    // The config (URL, secret) stays as registered: only the events change.
+    updateHook: (owner: string, name: string, id: string, hook: NewHook) =>
+      call(`changing a webhook's events on ${owner}/${name}`, async () => {
+        await octokit.rest.repos.updateWebhook({
+          owner,
+          repo: name,
+          hook_id: Number(id),
+          events: [...new Set(hook.events.flatMap((e) => HOOK_EVENTS[e]))],
+          active: true,
+        });
+      }),
+
     deleteHook: (owner: string, name: string, id: string) =>
       call(`removing a webhook from ${owner}/${name}`, async () => {
         try {

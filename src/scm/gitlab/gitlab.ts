@@ -234,6 +234,12 @@ export function gitLab(options: CodeHostOptions): CodeHost {
         return { id: String(made.id) };
       }),
 
+    // GitLab's edit (PUT) needs the URL; the token goes again so that the hook keeps it.
+    updateHook: (owner: string, name: string, id: string, hook: NewHook) =>
+      call(`changing a webhook's events on ${owner}/${name}`, async () => {
+        await api.ProjectHooks.edit(projectId(owner, name), Number(id), hook.url, hookOptions(hook));
+      }),
+
     deleteHook: (owner: string, name: string, id: string) =>
       call(`removing a webhook from ${owner}/${name}`, async () => {
         try {

@@ -194,6 +194,16 @@ export function giteaRest(urls: Urls, flavour: Flavour = 'gitea'): RestHost {
     return ok(hookView(ctx, undefined, hook), 201);
   };
   const createHook = (ctx: Ctx, repo: RepoState) => newHook(ctx, (f) => ctx.state.addHook(repo, f));
+  /** PATCH …/hooks/{id} (EditHookOption): `config`'s keys, `events` (replacing the list) and `active`, each as given. */
+  const editHook = (ctx: Ctx, hook: Hook): Reply | undefined => {
+    const config = ctx.body.config as Record<string, unknown> | undefined;
+    if (config?.url !== undefined) hook.url = String(config.url);
+    if (config?.secret !== undefined) hook.secret = String(config.secret);
+    if (config?.content_type !== undefined) hook.config.content_type = String(config.content_type);
+    if (Array.isArray(ctx.body.events)) hook.events = ctx.body.events.map(String);
+    if (typeof ctx.body.active === 'boolean') hook.active = ctx.body.active;
+    return undefined;
+  };
 
   /**
    * An organisation (a group of the State without a slash) and its hooks, which Gitea delivers every
@@ -374,6 +384,7 @@ export function giteaRest(urls: Urls, flavour: Flavour = 'gitea'): RestHost {
       gone: notFound,
       create: createHook,
       view: hookView,
+      edit: { method: 'PATCH', apply: editHook },
     }),
     onPull('/pulls/(\\d+)', {}, (ctx, repo, pull) => ok(pullView(ctx, repo, pull))),
     onPull('/pulls/(\\d+)/commits', {}, (ctx, repo, pull) =>

@@ -213,6 +213,27 @@ function createHook(ctx: Ctx, repo: RepoState): Reply {
   return ok(hookView(ctx, repo, ctx.state.addHook(repo, hook)), 201);
 }
 
+/** PATCH …/hooks/{id}: `events` replaces the list, `add_events` and `remove_events` change it; `config` and `active` as given. */
+function editHook(ctx: Ctx, hook: Hook): Reply | undefined {
+  const config = ctx.body.config as Record<string, unknown> | undefined;
+  if (config !== undefined) {
+    const url = text(config.url);
+    if (!url)
+      return invalid(DOC.hooks, { resource: 'Hook', code: 'custom', message: 'Config must contain URL for webhooks' });
+    hook.url = url;
+    hook.secret = text(config.secret) ?? hook.secret;
+    for (const k of ['content_type', 'insecure_ssl'] as const)
+      if (config[k] !== undefined) hook.config[k] = String(config[k]);
+  }
+  const list = (v: unknown) => (Array.isArray(v) ? v.map(String) : []);
+  if (Array.isArray(ctx.body.events)) hook.events = list(ctx.body.events);
+  hook.events = [...new Set([...hook.events, ...list(ctx.body.add_events)])].filter(
+    (e) => !list(ctx.body.remove_events).includes(e),
+  );
+  if (typeof ctx.body.active === 'boolean') hook.active = ctx.body.active;
+  return undefined;
+}
+
 function createRepo(ctx: Ctx): Reply {
   const name = text(ctx.body.name);
   if (!name) return invalid(DOC.createRepo, { resource: 'Repository', code: 'missing_field', field: 'name' });
@@ -323,6 +344,7 @@ const ROUTES: Route[] = [
     refused: () => ghError(404, 'Not Found', DOC.hooks),
     create: createHook,
     view: hookView,
+    edit: { method: 'PATCH', apply: editHook },
   }),
   onPull('/pulls/(\\d+)', { doc: DOC.pull }, (ctx, repo, pull) => ok(pullView(ctx, repo, pull))),
   // GitHub answers only a caller with push access (403 otherwise), about a user it knows (404 otherwise).

@@ -150,6 +150,18 @@ function createHook(ctx: Ctx, repo: RepoState): Reply {
   return ok(hookView(ctx, repo, hook), 201);
 }
 
+/** PUT …/hooks/:hook_id: `url` as on creation, the switches and the token given change, the others stay. */
+function editHook(ctx: Ctx, hook: Hook): Reply | undefined {
+  const url = text(ctx.body.url);
+  if (!url) return { status: 400, body: { error: 'url is missing' } };
+  hook.url = url;
+  hook.secret = text(ctx.body.token) ?? hook.secret;
+  hook.events = SWITCHES.filter((s) => (typeof ctx.body[s] === 'boolean' ? ctx.body[s] : hook.events.includes(s)));
+  if (typeof ctx.body.enable_ssl_verification === 'boolean')
+    hook.config.enable_ssl_verification = ctx.body.enable_ssl_verification;
+  return undefined;
+}
+
 /** An issue's or a merge request's web page: GitLab numbers each apart (iid), under /-/issues and /-/merge_requests. */
 export const threadUrl = (ctx: Ctx, repo: RepoState, t: Thread) =>
   `${ctx.urls.webUrl}/${fullName(repo)}/-/${t.kind === 'pull' ? 'merge_requests' : 'issues'}/${t.number}`;
@@ -285,6 +297,7 @@ const ROUTES: Route[] = [
     gone: () => glError(404, 'Not found'),
     create: createHook,
     view: hookView,
+    edit: { method: 'PUT', apply: editHook },
   }),
   ...ciRoutes,
   mergeRequest('/merge_requests/(\\d+)', {}, (ctx, repo, pull) => ok(mergeRequestView(ctx, repo, pull))),

@@ -64,10 +64,12 @@ export type HookRoutes = {
   gone?(): Reply;
   create(ctx: Ctx, repo: RepoState): Reply;
   view(ctx: Ctx, repo: RepoState, hook: Hook): object;
+  /** Changing a hook in place (GitHub and Gitea PATCH, GitLab PUT): what the body sets, 200 with the hook shown. */
+  edit: { method: 'PATCH' | 'PUT'; apply(ctx: Ctx, hook: Hook): Reply | undefined };
 };
 
 /**
- * POST, GET and DELETE …/hooks[/ID] of a repository (`onRepo`, the host's): only a caller at
+ * POST, GET, PATCH (GitLab: PUT) and DELETE …/hooks[/ID] of a repository (`onRepo`, the host's): only a caller at
  * Maintainer or above (GitLab's Maintainers, GitHub's and Gitea's admins) manages them, anyone
  * else who sees the repository gets the host's refusal; a deleted hook is 204.
  */
@@ -83,9 +85,15 @@ export function hookRoutes(onRepo: ReturnType<typeof repoRoutes>['onRepo'], host
     repo.hooks.splice(at, 1);
     return { status: 204 };
   });
+  const edit = gated((ctx, repo, id) => {
+    const hook = repo.hooks.find((h) => String(h.id) === id);
+    if (!hook) return (host.gone ?? host.refused)();
+    return host.edit.apply(ctx, hook) ?? ok(host.view(ctx, repo, hook));
+  });
   const { writes } = host;
   return [
     ...[onRepo('POST', '/hooks', writes, gated(host.create)), onRepo('GET', '/hooks', { doc: writes.doc }, list)],
+    onRepo(host.edit.method, '/hooks/(\\d+)', writes, edit),
     onRepo('DELETE', '/hooks/(\\d+)', writes, remove),
   ];
 }

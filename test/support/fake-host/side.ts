@@ -227,6 +227,10 @@ export async function startFake<Extra extends keyof RepoState = never>(spec: Hos
       const repo = state.repo(owner, name);
       return repo && state.git.branchHead(repo.dir, branch);
     },
+    /** Whether commit `ancestor` is `descendant` or one of its ancestors (a push that kept history). */
+    isAncestor(owner: string, name: string, ancestor: string, descendant: string) {
+      return state.git.isAncestor(need(owner, name).dir, ancestor, descendant);
+    },
     files: (owner: string, name: string, ref: string) => state.git.files(...rev(owner, name, ref)),
     diff: (owner: string, name: string, base: string, head: string) =>
       state.git.diff(...rev(owner, name, base), rev(owner, name, head)[1]),
@@ -234,6 +238,11 @@ export async function startFake<Extra extends keyof RepoState = never>(spec: Hos
     mergePull: (owner: string, name: string, number: number) => state.mergePull(need(owner, name), number),
     /** The repository's hooks as stored, secrets included (test side only). */
     hooks: (owner: string, name: string) => need(owner, name).hooks.map((h) => ({ ...h, events: [...h.events] })),
+    /** Sets a hook's events (the host's words), as a hook registered with fewer looks (test side only). */
+    setHookEvents(owner: string, name: string, id: number, events: string[]) {
+      const hook = need(owner, name).hooks.find((h) => h.id === id) ?? fail(`no hook ${id} on ${owner}/${name}`);
+      hook.events = [...events];
+    },
     /**
      * POSTs `payload` to every active hook of the repository registered for `event`, as the host
      * delivers (its event word, a fresh delivery id, signed or with the token from the hook's

@@ -1,0 +1,1 @@
+ALTER TABLE "repo_triggers" ADD COLUMN "hook_events" jsonb;
