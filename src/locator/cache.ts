@@ -7,7 +7,8 @@ import type { LocatorIndex } from './rank.js';
 // 3: files read only inside the checkout (indexes built before could hold files reached through links out)
 // 4: the repository's own Python imports per file (`imports`)
 // 5: JavaScript/TypeScript imports too
-export const INDEX_VERSION = 5;
+// 6: files a build made (`generated`)
+export const INDEX_VERSION = 6;
 
 /**
  * The cache key of a checkout: its HEAD commit, when the working tree is clean (no changes,

@@ -135,7 +135,8 @@ const WHERE = { title: 1, prose: 0.6, code: 0.3 } as const;
  * The names a report uses as names, lower-cased, with the weight of the part they are in: an
  * acronym or a word with two capitals (`YAML`, `JavaScript`), a language named with its symbols and
  * so also as its files spell it (`C++` → `cpp`, `F#` → `fsharp`), a kebab-case or snake_case
- * compound (`implicit-arrow-linebreak`, `zh-cn`), or a word in backticks. Plain words are prose
+ * compound (`implicit-arrow-linebreak`, `zh-cn`), a dotted one of two capitals (`VB.NET` → `vbnet`), or a
+ * word in backticks. Plain words are prose
  * (`format`, `classes`), and so, too often, is a capitalised one ("the Language Card").
  */
 export function reportNames(parts: { title: string; prose: string; code: string }): Map<string, number> {
@@ -159,6 +160,9 @@ export function reportNames(parts: { title: string; prose: string; code: string 
       add(m[0].toLowerCase(), w);
       add(joined(m[0].toLowerCase()), w);
     }
+    // A dotted name of two capitals or more (`VB.NET`, `ASP.NET`), as its files spell it (`vbnet`); not a file name.
+    for (const m of text.matchAll(/(?<![\w.-])[A-Za-z][A-Za-z0-9]*(?:\.[A-Za-z0-9]+)+(?![\w-]|\.\w)/g))
+      if ((m[0].match(/[A-Z]/g) ?? []).length >= 2) add(joined(m[0].toLowerCase()), w);
     for (const m of text.matchAll(/(?<![\w-])[A-Za-z][A-Za-z0-9]*(?![\w-])/g))
       if ((m[0].match(/[A-Z]/g) ?? []).length >= 2) add(m[0].toLowerCase(), w);
   }

@@ -1,6 +1,7 @@
 import { buildBm25 } from './bm25.js';
 import { INDEX_VERSION, cacheKey, loadCachedIndex, saveCachedIndex } from './cache.js';
 import { MAX_FILE_BYTES, listCandidateFiles, repoFiles } from './files.js';
+import { generatedBy } from './generated.js';
 import { ModuleResolver, pythonImports } from './imports.js';
 import { JsResolver, isJsFile, jsImports } from './js-imports.js';
 import { type FileDefinition, type LocatorIndex, type RankedFile, rank } from './rank.js';
@@ -49,6 +50,8 @@ export async function buildIndex(repoDir: string): Promise<LocatorIndex> {
   const symbols: Record<string, string[]> = Object.create(null);
   const defs: Record<string, FileDefinition[]> = Object.create(null);
   const imports: Record<string, string[]> = Object.create(null);
+  const generated: Record<string, string> = Object.create(null);
+  const siblings = new Set(paths.map((p) => p.slice(p.lastIndexOf('/') + 1)));
   const modules = new ModuleResolver(paths);
   const jsModules = new JsResolver(paths, (path) => repo.readText(path, { maxBytes: MAX_FILE_BYTES }));
   const parser = await createDefinitionParser(paths);
@@ -59,6 +62,8 @@ export async function buildIndex(repoDir: string): Promise<LocatorIndex> {
       const found = definitionsOf(parser, path, content);
       const names = [...new Set(found.map((d) => d.name))];
       files.push({ path, content, symbols: names });
+      const made = generatedBy(path, content, siblings);
+      if (made) generated[path] = made;
       for (const name of names) {
         symbols[name] ??= [];
         symbols[name].push(path);
@@ -74,7 +79,7 @@ export async function buildIndex(repoDir: string): Promise<LocatorIndex> {
   } finally {
     parser.dispose();
   }
-  return { version: INDEX_VERSION, bm25: buildBm25(files), symbols, defs, imports };
+  return { version: INDEX_VERSION, bm25: buildBm25(files), symbols, defs, imports, generated };
 }
 
 /**

@@ -2,6 +2,7 @@ import { familyMatches, familyNames, reportNames } from './family-names.js';
 import { type Bm25Index, own, scoreBm25, topTerms } from './bm25.js';
 import { withoutDependencyListings } from './prompt-noise.js';
 import { tokenize } from './tokenize.js';
+import { titleNamedFiles } from './title-names.js';
 import { isTestOrSupportFile } from '../text/test-paths.js';
 
 export interface LocatorIndex {
@@ -13,6 +14,8 @@ export interface LocatorIndex {
   defs: Record<string, FileDefinition[]>;
   /** path → the repository files it imports (Python, JavaScript/TypeScript) */
   imports: Record<string, string[]>;
+  /** path → why it is a build's output (src/locator/generated.ts) */
+  generated: Record<string, string>;
 }
 
 /** A definition in the index: name, kind, first and last line (1-based), container (class, impl...) or null. */
@@ -35,6 +38,8 @@ const QUALIFIED_MENTION = 1.2;
 const SYMBOL_MENTION = 1;
 const SYMBOL_CAP = 1.5;
 const STEM_MENTION = 0.3;
+/** A file whose name's telling words are all in the title (title-names.ts). */
+const TITLE_NAME_WORDS = 0.4;
 /** A file of a family (one file per language, rule, locale) filed under a name the report uses, in its title. */
 const FAMILY_NAME = 1;
 /**
@@ -50,6 +55,8 @@ const IMPORT_LEADERS = 3;
 const TEST_DEMOTION = 0.3;
 const DOC_DEMOTION = 0.5;
 const AUX_DEMOTION = 0.6;
+/** A file a build made from the sources (src/locator/generated.ts): a fix goes in the source, never in it. */
+const GENERATED_DEMOTION = 0.3;
 /**
  * TypeScript declaration files (`.d.ts`): types only, no code runs there. A package written in JavaScript with
  * hand-written types has one per module, matching the same words as the module, and a behaviour is fixed in the
@@ -313,15 +320,20 @@ export function rank(index: LocatorIndex, report: string, top: number, importsAf
       ? [TEST_DEMOTION, 'test file, demoted: the prompt is not about tests']
       : !aboutTypes && isDeclarationPath(path)
         ? [DECLARATION_DEMOTION, 'type declarations, demoted: the prompt is not about types']
-        : isDocPath(path)
-          ? isAuxPath(path)
-            ? // An issue template, an example's readme: both kinds at once. A report written from the template
-              // matches all of its boilerplate.
-              [DOC_DEMOTION * AUX_DEMOTION, 'documentation outside the library source (CI, examples, tooling), demoted']
-            : [DOC_DEMOTION, 'documentation, demoted']
-          : isAuxPath(path)
-            ? [AUX_DEMOTION, 'not library source (example, tooling, configuration or data), demoted']
-            : null;
+        : index.generated[path] !== undefined
+          ? [GENERATED_DEMOTION, `a build's output (${index.generated[path]}), demoted`]
+          : isDocPath(path)
+            ? isAuxPath(path)
+              ? // An issue template, an example's readme: both kinds at once. A report written from the template
+                // matches all of its boilerplate.
+                [
+                  DOC_DEMOTION * AUX_DEMOTION,
+                  'documentation outside the library source (CI, examples, tooling), demoted',
+                ]
+              : [DOC_DEMOTION, 'documentation, demoted']
+            : isAuxPath(path)
+              ? [AUX_DEMOTION, 'not library source (example, tooling, configuration or data), demoted']
+              : null;
 
   const base = Array.from(scores, (s) => (maxBm25 > 0 ? s / maxBm25 : 0));
   const title = titleMatch(index, prompt);
@@ -430,19 +442,31 @@ export function rank(index: LocatorIndex, report: string, top: number, importsAf
     reasons[i]!.push(`filed under "${hit.name}", a name the prompt uses`);
   }
 
-  // A file whose name (without extension) is a word of the prompt.
+  // A file whose name (without extension) is a word of the prompt; not the project's own name (a file or
+  // directory at the repository's top: `marked.min.js`, `prism.js`), which nearly every report writes.
   const words = new Set(prompt.toLowerCase().match(/[a-z_][a-z0-9_]*/g) ?? []);
+  const projectNames = new Set(docs.map((d) => d.path.split('/')[0]!.split('.')[0]!.toLowerCase()));
   docs.forEach((d, i) => {
     if (mentioned.has(i) || framed.has(i) || named.has(i)) return;
     const stem = d.path
       .slice(d.path.lastIndexOf('/') + 1)
       .replace(/\.[^.]+$/, '')
       .toLowerCase();
-    if (stem.length >= 4 && stem !== '__init__' && words.has(stem)) {
+    if (stem.length >= 4 && stem !== '__init__' && words.has(stem) && !projectNames.has(stem)) {
       weak[i]! += STEM_MENTION;
       reasons[i]!.push(`file name "${stem}" appears in the prompt`);
     }
   });
+
+  // A file named with the title's words, one at a time (`SubProcessStartEventBehavior` for "… sub-process … start event").
+  for (const [i, matched] of titleNamedFiles(
+    docs.map((d) => d.path),
+    promptParts(prompt).title,
+  )) {
+    if (mentioned.has(i) || framed.has(i) || named.has(i)) continue;
+    weak[i]! += TITLE_NAME_WORDS;
+    reasons[i]!.push(`named with the title's words (${matched.join(', ')})`);
+  }
 
   const factor = docs.map((d) => demotion(d.path)?.[0] ?? 1);
   const total = docs.map((d, i) => {

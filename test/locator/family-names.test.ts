@@ -44,6 +44,14 @@ describe('names a report uses', () => {
     expect(used.get('cpp')).toBeGreaterThan(used.get('yaml')!);
   });
 
+  it('reads a dotted name of two capitals as its files spell it, not a file name nor a sentence end', () => {
+    const used = names('VB.NET - Quotes break\nSee prism-basic.js and Node.js. It broke.Then again.');
+    expect(used.has('vbnet')).toBe(true);
+    expect(used.has('prismbasicjs')).toBe(false);
+    expect(used.has('nodejs')).toBe(false);
+    expect(used.has('brokethen')).toBe(false);
+  });
+
   it('the title counts most, and a report naming many shares the boost', () => {
     const family = familyNames(
       ['yaml', 'json', 'cpp', 'ruby', 'rust', 'markup'].map((l) => `components/prism-${l}.js`),
