@@ -151,6 +151,10 @@ export function reportNames(parts: { title: string; prose: string; code: string 
     ['code', parts.code],
   ] as const) {
     const w = WHERE[part];
+    // A title's first word, capitalised, is what the report is about as often as not ("Java code highlight
+    // …", "Javascript syntax rendering error"); inside a sentence a capital is too often prose.
+    const first = part === 'title' ? /^\s*([A-Z][a-z][A-Za-z0-9]*)\b(?![-.:]\w)/.exec(text) : null;
+    if (first) add(first[1]!.toLowerCase(), w);
     for (const m of text.matchAll(/`([^`\n]{1,60})`/g)) add(m[1]!.trim().toLowerCase(), w);
     for (const m of text.matchAll(/(?<![\w#+.-])([A-Za-z][A-Za-z0-9]*)(\+\+|#)(?![\w#+])/g)) {
       const base = m[1]!.toLowerCase();

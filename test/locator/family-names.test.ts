@@ -44,6 +44,15 @@ describe('names a report uses', () => {
     expect(used.get('cpp')).toBeGreaterThan(used.get('yaml')!);
   });
 
+  it("reads a title's first word when capitalised, not a capitalised word elsewhere", () => {
+    const used = names('Java code highlight "UUID" incorrectly\nOur website: HackerTalk shows Kotlin wrong.');
+    expect(used.get('java')).toBeGreaterThan(0);
+    expect(used.has('our')).toBe(false);
+    expect(used.has('kotlin')).toBe(false);
+    // a title opening with a file or a dotted name is left to the rules for those
+    expect(names('Foo.bar breaks').has('foo')).toBe(false);
+  });
+
   it('reads a dotted name of two capitals as its files spell it, not a file name nor a sentence end', () => {
     const used = names('VB.NET - Quotes break\nSee prism-basic.js and Node.js. It broke.Then again.');
     expect(used.has('vbnet')).toBe(true);
