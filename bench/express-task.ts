@@ -1,12 +1,15 @@
 /**
- * `npm run bench:express-task -- MIRROR [COMMIT]`: POST → pull request on a real project, twice.
+ * `npm run bench:express-task -- MIRROR [COMMIT]`: POST → pull request on a real project.
  *
  * expressjs/express at a3714473 with a one-line bug in res.sendStatus, served by the fake
  * GitHub; the scripted model answers every step at once with the fix (an "instant model"); the
  * real service (API, worker, sandboxed validator with setup through the egress proxy, the
- * environment cache) runs on a fresh data dir. The first task builds the environment (cold), the
- * second, on the same base commit, finds it cached (warm). Prints the time from POST to the pull
- * request of each, the validator's setup and validation times, and the machine.
+ * environment cache, kept baselines) runs on a fresh data dir. The first task builds the
+ * environment (cold); BENCH_RUNS more (5) on the same base commit find it cached (warm), and the
+ * base commit's test run kept. Then BENCH_RUNS tasks whose fixer first answers a change that
+ * breaks another test ("should work with unknown code"), so the validator fails it and the fixer
+ * retries: the retry's validation. Prints the time from POST to the pull request of each, the
+ * validator's setup and validation times, the medians, and the machine.
  *
  * MIRROR: a clone or bare mirror of expressjs/express (the search tools' `fetch` brings one).
  */
@@ -24,6 +27,9 @@ const KEY = 'sk-bench-scripted-model';
 const FILE = 'lib/response.js';
 const GOOD = '  var body = statuses.message[statusCode] || String(statusCode)';
 const BUG = '  var body = String(statusCode)';
+/** The retry runs' first answer: the status message dropped for every code, "599" answered as "599!". */
+const WRONG = "  var body = String(statusCode) + '!'";
+const RUNS = Number(process.env.BENCH_RUNS ?? 5);
 const PROMPT = 'res.sendStatus(201) answers the body "201" instead of "Created": send the status message as the body';
 
 /** The tree of a commit as text files (files holding a NUL byte, images and the like, are left out). */
@@ -68,6 +74,8 @@ async function main() {
   const github = await startFakeGitHub();
   github.createRepo('expressjs', 'express', { files });
   const model = await startScriptedModel({ validKeys: [KEY] });
+  let retrying = false;
+  let fixerCalls = 0;
   model.respond((req) => {
     switch (stepOf(req)) {
       case 'planner':
@@ -91,6 +99,11 @@ async function main() {
           },
         };
       case 'fixer':
+        // A retry run's first answer breaks another test; the tasks run one after another.
+        fixerCalls += 1;
+        if (retrying && fixerCalls === 1) return { text: `Send the code.\n\n${editBlock(BUG, WRONG, FILE)}` };
+        // The retry edits the tree its first answer left.
+        if (retrying) return { text: `Use the status message.\n\n${editBlock(WRONG, GOOD, FILE)}` };
         return { text: `Use the status message.\n\n${editBlock(BUG, GOOD, FILE)}` };
       default:
         return undefined;
@@ -112,7 +125,11 @@ async function main() {
     const user = github.addUser('bencher');
     await connectScm(server.deps, account.id, user.token);
     const headers = { authorization: `Bearer ${token.secret}`, 'content-type': 'application/json' };
-    for (const run of ['cold', 'warm']) {
+    const runs = ['cold', ...Array<string>(RUNS).fill('warm'), ...Array<string>(RUNS).fill('retry')];
+    const figures: Record<string, { wall: number[]; validator: number[]; retryValidator: number[] }> = {};
+    for (const run of runs) {
+      retrying = run === 'retry';
+      fixerCalls = 0;
       const started = performance.now();
       const created = await fetch(`${server.url}/v1/tasks`, {
         method: 'POST',
@@ -123,23 +140,53 @@ async function main() {
       let task: TaskView;
       let logs: LogView[];
       for (;;) {
-        ({ task, logs } = (await (await fetch(`${server.url}/v1/tasks/${id}`, { headers })).json()) as {
-          task: TaskView;
-          logs: LogView[];
-        });
+        const got = await fetch(`${server.url}/v1/tasks/${id}`, { headers });
+        // Polled ten times a second, the plan's rate limit may answer 429: wait and ask again.
+        if (got.status === 429) {
+          await new Promise((r) => setTimeout(r, 1000));
+          continue;
+        }
+        ({ task, logs } = (await got.json()) as { task: TaskView; logs: LogView[] });
+        if (process.env.BENCH_DEBUG && ['done', 'failed'].includes(task.status))
+          console.log(logs.map((l) => `${l.step}:${l.status}`).join(' '));
         if (['done', 'failed', 'cancelled'].includes(task.status)) break;
         await new Promise((r) => setTimeout(r, 100));
       }
       const seconds = (performance.now() - started) / 1000;
-      const validator = logs.filter((l) => l.step === 'validator' && l.status === 'done').at(-1)?.output as
-        | { passed?: boolean; duration_ms?: number; setup?: { duration_ms?: number; environment?: { cache?: string } } }
-        | undefined;
+      type ValidatorView = {
+        passed?: boolean;
+        duration_ms?: number;
+        setup?: { duration_ms?: number; environment?: { cache?: string } };
+        baseline?: { reused?: { from: string } };
+      };
+      const validations = logs
+        .filter((l) => l.step === 'validator' && (l.status === 'done' || l.status === 'failed'))
+        .map((l) => l.output as ValidatorView);
+      const validator = validations.at(-1);
+      const seconds_ = (ms: number | undefined) => ((ms ?? 0) / 1000).toFixed(1);
       console.log(
         `${run}: ${task.status} in ${seconds.toFixed(1)} s from POST to ${task.pr_url ? 'the pull request' : 'the end (no PR)'}; ` +
-          `validator passed ${validator?.passed}, ${((validator?.duration_ms ?? 0) / 1000).toFixed(1)} s, setup ` +
-          `${((validator?.setup?.duration_ms ?? 0) / 1000).toFixed(1)} s (${validator?.setup?.environment?.cache ?? 'no cache'})`,
+          validations
+            .map(
+              (v, k) =>
+                `validation ${k + 1}: passed ${v.passed}, ${seconds_(v.duration_ms)} s, setup ${seconds_(v.setup?.duration_ms)} s ` +
+                `(${v.setup?.environment?.cache ?? 'no cache'}), baseline ${v.baseline?.reused ? `reused from the ${v.baseline.reused.from}` : 'ran'}`,
+            )
+            .join('; '),
       );
+      const f = (figures[run] ??= { wall: [], validator: [], retryValidator: [] });
+      f.wall.push(seconds);
+      f.validator.push((validations[0]?.duration_ms ?? 0) / 1000);
+      if (validations.length > 1) f.retryValidator.push((validator?.duration_ms ?? 0) / 1000);
     }
+    const med = (xs: number[]) =>
+      xs.length ? [...xs].sort((a, b) => a - b)[Math.floor((xs.length - 1) / 2)]!.toFixed(1) : '–';
+    for (const [run, f] of Object.entries(figures))
+      console.log(
+        `${run} (${f.wall.length}): median POST → PR ${med(f.wall)} s, first validation ${med(f.validator)} s` +
+          (f.retryValidator.length ? `, the retry's validation ${med(f.retryValidator)} s` : ''),
+      );
+    console.log(`end: ${machine()}`);
   } finally {
     await service.close();
     await model.close();
