@@ -174,7 +174,8 @@ async function main() {
             )
             .join('; '),
       );
-      const f = (figures[run] ??= { wall: [], validator: [], retryValidator: [] });
+      figures[run] ??= { wall: [], validator: [], retryValidator: [] };
+      const f = figures[run];
       f.wall.push(seconds);
       f.validator.push((validations[0]?.duration_ms ?? 0) / 1000);
       if (validations.length > 1) f.retryValidator.push((validator?.duration_ms ?? 0) / 1000);
