@@ -120,7 +120,7 @@ async function main() {
     const { account, token } = await createAccount(server.deps, {
       email: 'bench@example.com',
       plan: 'pro',
-      credits: 10,
+      credits: 100,
     });
     const user = github.addUser('bencher');
     await connectScm(server.deps, account.id, user.token);
