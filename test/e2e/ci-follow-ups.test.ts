@@ -1,22 +1,22 @@
-import { randomBytes, randomUUID } from 'node:crypto';
+import { randomUUID } from 'node:crypto';
 import { and, eq, isNotNull } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { repoTriggers, tasks, triggerDeliveries } from '../../src/db/schema.js';
-import { type Worker, startWorker } from '../../src/engine/worker.js';
 import { newId } from '../../src/ids.js';
-import { productionSteps } from '../../src/runtime/step-registry.js';
 import { hostById } from '../../src/scm/hosts.js';
 import { branchName } from '../../src/tasks/branch-name.js';
 import { MARKER } from '../../src/triggers/decide.js';
 import { hostFor } from '../../src/workspaces/scm-connection.js';
 import type { CiJobSpec } from '../support/fake-host/ci.js';
-import { hostEntry } from '../support/code-hosts.js';
-import { type FakeGitea, startFakeGitea } from '../support/fake-gitea/server.js';
-import { type FakeGitHub, startFakeGitHub } from '../support/fake-github/server.js';
-import { type FakeGitLab, startFakeGitLab } from '../support/fake-gitlab/server.js';
 import { CALC_REPO } from '../support/fix-script.js';
-import { type Harness, forceStatus, newAccount, startHarness } from '../support/harness.js';
-import { heldPort } from '../support/ports.js';
+import { forceStatus } from '../support/harness.js';
+import {
+  FAKE_HOSTS,
+  type FakeHost,
+  type HostKind,
+  type HostService,
+  startHostService,
+} from '../support/host-service.js';
 
 /**
  * CI follow-ups (docs/triggers.md, "CI follow-ups"), per host over real HTTP: the fake host
@@ -27,14 +27,8 @@ import { heldPort } from '../support/ports.js';
  * on the fake), so each host's harness serves every test of its block.
  */
 
-type Fake = FakeGitHub | FakeGitLab | FakeGitea;
-type Kind = 'github' | 'gitlab' | 'gitea';
-
-const HOSTS: { kind: Kind; start(): Promise<Fake>; alone?: true }[] = [
-  { kind: 'github', start: () => startFakeGitHub(), alone: true },
-  { kind: 'gitlab', start: () => startFakeGitLab() },
-  { kind: 'gitea', start: () => startFakeGitea() },
-];
+type Fake = FakeHost;
+type Kind = HostKind;
 
 const SECRET_IN_LOG = `ghp_${'A1b2C3d4'.repeat(5)}`;
 
@@ -98,46 +92,20 @@ async function waitFor<T>(what: string, probe: () => Promise<T | undefined>, ms 
   }
 }
 
-describe.each(HOSTS)('CI follow-ups on $kind', { timeout: 60_000 }, (host) => {
+describe.each(FAKE_HOSTS)('CI follow-ups on $kind', { timeout: 60_000 }, (host) => {
+  let svc: HostService;
   let fake: Fake;
-  let h: Harness;
-  let worker: Worker;
-  let account: Awaited<ReturnType<typeof newAccount>>;
+  let h: HostService['h'];
+  let account: HostService['account'];
   let ns = '';
   let userToken = '';
 
   beforeAll(async () => {
-    fake = await host.start();
-    const held = await heldPort();
-    const entry = hostEntry(host.kind, fake);
-    h = await startHarness(
-      {
-        EMEND_BASE_URL: `http://127.0.0.1:${held.port}`,
-        ...(host.alone ? { EMEND_SCM_HOSTS: JSON.stringify([entry]) } : {}),
-      },
-      { scm: 'fake', ...(host.alone ? {} : { hosts: [entry] }) },
-    );
-    await held.release();
-    await h.app.listen({ port: held.port, host: '127.0.0.1' });
-    // Trigger jobs only: the follow-ups stay pending, and a test ends them as a run would.
-    worker = await startWorker(h.deps, productionSteps(), {
-      concurrency: 0,
-      heartbeatMs: 60_000,
-      staleMs: 60_000,
-      maintenanceMs: 600_000,
-    });
-    account = await newAccount(h, { plan: 'pro', credits: 50, scm: false });
-    const user = fake.addUser(`o${randomBytes(4).toString('hex')}`);
-    userToken = user.token;
-    const connected = await h.app.inject({
-      method: 'POST',
-      url: '/v1/me/scm',
-      headers: account.auth,
-      payload: { token: user.token, host: host.kind },
-    });
-    expect(connected.statusCode, connected.body).toBe(200);
+    svc = await startHostService(host, 50);
+    ({ fake, h, account } = svc);
+    userToken = svc.user.token;
     fake.addUser('rita');
-    ns = user.login;
+    ns = svc.user.login;
     // One repository, triggers on (CI follow-ups at their default, 2); each test opens its own pull requests.
     fake.createRepo(ns, 'calc', { files: CALC_REPO, collaborators: ['rita'] });
     const on = await h.app.inject({
@@ -150,9 +118,7 @@ describe.each(HOSTS)('CI follow-ups on $kind', { timeout: 60_000 }, (host) => {
     expect(on.json().ci_rounds).toBe(2);
   });
   afterAll(async () => {
-    await worker?.stop();
-    await h?.close();
-    await fake?.close();
+    await svc?.close();
   });
 
   let pulls = 0;

@@ -1,16 +1,14 @@
-import { randomBytes } from 'node:crypto';
 import { and, eq } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { auditEvents, repoTriggers } from '../../src/db/schema.js';
-import { type Worker, startWorker } from '../../src/engine/worker.js';
 import { IDEMPOTENCY_SWEEP_MS } from '../../src/engine/worker.js';
-import { productionSteps } from '../../src/runtime/step-registry.js';
-import { hostEntry } from '../support/code-hosts.js';
-import { type FakeGitea, startFakeGitea } from '../support/fake-gitea/server.js';
-import { type FakeGitHub, startFakeGitHub } from '../support/fake-github/server.js';
-import { type FakeGitLab, startFakeGitLab } from '../support/fake-gitlab/server.js';
-import { type Harness, newAccount, startHarness } from '../support/harness.js';
-import { heldPort } from '../support/ports.js';
+import {
+  FAKE_HOSTS,
+  type FakeHost,
+  type HostKind,
+  type HostService,
+  startHostService,
+} from '../support/host-service.js';
 
 /**
  * Hooks made before CI follow-ups (docs/triggers.md): a trigger's webhook that asks for none of the
@@ -20,8 +18,7 @@ import { heldPort } from '../support/ports.js';
  * on a later pass. Per host, over real HTTP.
  */
 
-type Fake = FakeGitHub | FakeGitLab | FakeGitea;
-type Kind = 'github' | 'gitlab' | 'gitea';
+type Kind = HostKind;
 
 /** What each adapter asked its host for before CI follow-ups, in the host's words. */
 const BEFORE_CI: Record<Kind, string[]> = {
@@ -30,54 +27,21 @@ const BEFORE_CI: Record<Kind, string[]> = {
   gitea: ['issue_comment', 'pull_request_comment', 'issues', 'pull_request_review'],
 };
 
-const HOSTS: { kind: Kind; start(): Promise<Fake>; alone?: true }[] = [
-  { kind: 'github', start: () => startFakeGitHub(), alone: true },
-  { kind: 'gitlab', start: () => startFakeGitLab() },
-  { kind: 'gitea', start: () => startFakeGitea() },
-];
-
-describe.each(HOSTS)('hooks made before CI follow-ups on $kind', { timeout: 60_000 }, (host) => {
-  let fake: Fake;
-  let h: Harness;
-  let worker: Worker;
-  let account: Awaited<ReturnType<typeof newAccount>>;
+describe.each(FAKE_HOSTS)('hooks made before CI follow-ups on $kind', { timeout: 60_000 }, (host) => {
+  let svc: HostService;
+  let fake: FakeHost;
+  let h: HostService['h'];
+  let worker: HostService['worker'];
+  let account: HostService['account'];
   let ns = '';
 
   beforeAll(async () => {
-    fake = await host.start();
-    const held = await heldPort();
-    const entry = hostEntry(host.kind, fake);
-    h = await startHarness(
-      {
-        EMEND_BASE_URL: `http://127.0.0.1:${held.port}`,
-        ...(host.alone ? { EMEND_SCM_HOSTS: JSON.stringify([entry]) } : {}),
-      },
-      { scm: 'fake', ...(host.alone ? {} : { hosts: [entry] }) },
-    );
-    await held.release();
-    await h.app.listen({ port: held.port, host: '127.0.0.1' });
-    // No task runs: maintenance (called by the tests) and trigger jobs only.
-    worker = await startWorker(h.deps, productionSteps(), {
-      concurrency: 0,
-      heartbeatMs: 60_000,
-      staleMs: 60_000,
-      maintenanceMs: 600_000,
-    });
-    account = await newAccount(h, { plan: 'pro', credits: 5, scm: false });
-    const user = fake.addUser(`o${randomBytes(4).toString('hex')}`);
-    const connected = await h.app.inject({
-      method: 'POST',
-      url: '/v1/me/scm',
-      headers: account.auth,
-      payload: { token: user.token, host: host.kind },
-    });
-    expect(connected.statusCode, connected.body).toBe(200);
-    ns = user.login;
+    svc = await startHostService(host, 5);
+    ({ fake, h, worker, account } = svc);
+    ns = svc.user.login;
   });
   afterAll(async () => {
-    await worker?.stop();
-    await h?.close();
-    await fake?.close();
+    await svc?.close();
   });
 
   /** Triggers on for a new repository, their hook then made to look as one made before CI follow-ups. */
