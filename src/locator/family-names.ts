@@ -155,6 +155,9 @@ export function reportNames(parts: { title: string; prose: string; code: string 
     // …", "Javascript syntax rendering error"); inside a sentence a capital is too often prose.
     const first = part === 'title' ? /^\s*([A-Z][a-z][A-Za-z0-9]*)\b(?![-.:]\w)/.exec(text) : null;
     if (first) add(first[1]!.toLowerCase(), w);
+    // A label the title opens with, in brackets: "(sql) highlight.js is breaking…", "[xml] …".
+    const label = part === 'title' ? /^\s*[([]([A-Za-z][\w.+#-]{0,30})[)\]]/.exec(text) : null;
+    if (label) add(joined(label[1]!.toLowerCase().replace(/\+\+$/, 'pp').replace(/#$/, 'sharp')), w);
     for (const m of text.matchAll(/`([^`\n]{1,60})`/g)) add(m[1]!.trim().toLowerCase(), w);
     for (const m of text.matchAll(/(?<![\w#+.-])([A-Za-z][A-Za-z0-9]*)(\+\+|#)(?![\w#+])/g)) {
       const base = m[1]!.toLowerCase();

@@ -53,6 +53,14 @@ describe('names a report uses', () => {
     expect(names('Foo.bar breaks').has('foo')).toBe(false);
   });
 
+  it('reads a label the title opens with in brackets', () => {
+    expect(names('(sql) highlight.js is breaking on quote escape sequences').has('sql')).toBe(true);
+    expect(names('[C++] templates lose their colour').has('cpp')).toBe(true);
+    // only at the title's start, and only in the title
+    expect(names('highlight.js breaks (sql) escapes').has('sql')).toBe(false);
+    expect(names('Escapes break\n(sql) is the language').has('sql')).toBe(false);
+  });
+
   it('reads a dotted name of two capitals as its files spell it, not a file name nor a sentence end', () => {
     const used = names('VB.NET - Quotes break\nSee prism-basic.js and Node.js. It broke.Then again.');
     expect(used.has('vbnet')).toBe(true);
