@@ -8,7 +8,8 @@ import type { LocatorIndex } from './rank.js';
 // 4: the repository's own Python imports per file (`imports`)
 // 5: JavaScript/TypeScript imports too
 // 6: files a build made (`generated`)
-export const INDEX_VERSION = 6;
+// 7: the project's declared names (`project`)
+export const INDEX_VERSION = 7;
 
 /**
  * The cache key of a checkout: its HEAD commit, when the working tree is clean (no changes,

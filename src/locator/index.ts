@@ -2,6 +2,7 @@ import { buildBm25 } from './bm25.js';
 import { INDEX_VERSION, cacheKey, loadCachedIndex, saveCachedIndex } from './cache.js';
 import { MAX_FILE_BYTES, listCandidateFiles, repoFiles } from './files.js';
 import { generatedBy } from './generated.js';
+import { projectNames } from './project-name.js';
 import { ModuleResolver, pythonImports } from './imports.js';
 import { JsResolver, isJsFile, jsImports } from './js-imports.js';
 import { type FileDefinition, type LocatorIndex, type RankedFile, rank } from './rank.js';
@@ -79,7 +80,15 @@ export async function buildIndex(repoDir: string): Promise<LocatorIndex> {
   } finally {
     parser.dispose();
   }
-  return { version: INDEX_VERSION, bm25: buildBm25(files), symbols, defs, imports, generated };
+  return {
+    version: INDEX_VERSION,
+    bm25: buildBm25(files),
+    symbols,
+    defs,
+    imports,
+    generated,
+    project: projectNames(repo),
+  };
 }
 
 /**

@@ -16,6 +16,8 @@ export interface LocatorIndex {
   imports: Record<string, string[]>;
   /** path → why it is a build's output (src/locator/generated.ts) */
   generated: Record<string, string>;
+  /** the names the project's manifests declare (src/locator/project-name.ts) */
+  project: string[];
 }
 
 /** A definition in the index: name, kind, first and last line (1-based), container (class, impl...) or null. */
@@ -443,9 +445,13 @@ export function rank(index: LocatorIndex, report: string, top: number, importsAf
   }
 
   // A file whose name (without extension) is a word of the prompt; not the project's own name (a file or
-  // directory at the repository's top: `marked.min.js`, `prism.js`), which nearly every report writes.
+  // directory at the repository's top: `prism.js`; the name its manifest declares: `marked`, `highlight.js`),
+  // which nearly every report writes.
   const words = new Set(prompt.toLowerCase().match(/[a-z_][a-z0-9_]*/g) ?? []);
-  const projectNames = new Set(docs.map((d) => d.path.split('/')[0]!.split('.')[0]!.toLowerCase()));
+  const projectNames = new Set([
+    ...docs.map((d) => d.path.split('/')[0]!.split('.')[0]!.toLowerCase()),
+    ...index.project,
+  ]);
   docs.forEach((d, i) => {
     if (mentioned.has(i) || framed.has(i) || named.has(i)) return;
     const stem = d.path

@@ -4,6 +4,7 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { generatedBy } from '../../src/locator/generated.js';
 import { locate } from '../../src/locator/index.js';
+import { projectNames } from '../../src/locator/project-name.js';
 
 const SIBLINGS = new Set(['core.js', 'markup.js', 'css.js', 'clike.js', 'bundle.js']);
 
@@ -94,6 +95,37 @@ describe("the project's own name", () => {
       expect(reasons('src/widget.js')).not.toContain('file name "widget" appears in the prompt');
     } finally {
       await rm(dir, { recursive: true, force: true });
+    }
+  });
+});
+
+describe("the project's declared name", () => {
+  const dir = (files: Record<string, string>) => ({ readText: (p: string) => files[p] });
+
+  it('package.json and pyproject.toml name the project: scope and a .js suffix off', () => {
+    expect(projectNames(dir({ 'package.json': '{"name": "highlight.js"}' }))).toEqual(['highlight']);
+    expect(projectNames(dir({ 'package.json': '{"name": "@scope/widget-js"}' }))).toEqual(['widget']);
+    expect(
+      projectNames(
+        dir({ 'pyproject.toml': '[build-system]\nrequires = []\n\n[project]\nname = "gizmo"\nversion = "1"\n' }),
+      ),
+    ).toEqual(['gizmo']);
+    // a [tool.*] table's name is not the project's; broken JSON names nothing
+    expect(projectNames(dir({ 'pyproject.toml': '[tool.black]\nname = "x"\n', 'package.json': '{' }))).toEqual([]);
+  });
+
+  it("the file named like the manifest's name gains nothing from the report writing it", async () => {
+    const root = await mkdtemp(join(tmpdir(), 'emend-project-decl-'));
+    try {
+      await mkdir(join(root, 'src'));
+      await writeFile(join(root, 'package.json'), '{"name": "marked"}\n');
+      await writeFile(join(root, 'src', 'marked.js'), 'export function marked(src) {\n  return src;\n}\n');
+      await writeFile(join(root, 'src', 'rules.js'), 'export const strikethrough = /~~/;\n');
+      const { files } = await locate(root, 'strikethrough render error\nMarked version: 1.2.3');
+      const reasons = files.find((f) => f.path === 'src/marked.js')?.reasons.join('; ') ?? '';
+      expect(reasons).not.toContain('file name "marked" appears in the prompt');
+    } finally {
+      await rm(root, { recursive: true, force: true });
     }
   });
 });
