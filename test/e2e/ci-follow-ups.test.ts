@@ -9,6 +9,7 @@ import { MARKER } from '../../src/triggers/decide.js';
 import { hostFor } from '../../src/workspaces/scm-connection.js';
 import type { CiJobSpec } from '../support/fake-host/ci.js';
 import { CALC_REPO } from '../support/fix-script.js';
+import { waitFor } from '../support/engine.js';
 import { forceStatus } from '../support/harness.js';
 import {
   FAKE_HOSTS,
@@ -82,15 +83,8 @@ const failing = (kind: Kind, name = 'test'): CiJobSpec => ({
   log: failingLog(kind),
 });
 
-async function waitFor<T>(what: string, probe: () => Promise<T | undefined>, ms = 20_000): Promise<T> {
-  const deadline = Date.now() + ms;
-  for (;;) {
-    const got = await probe();
-    if (got !== undefined) return got;
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 100));
-  }
-}
+/** How long a delivery may take to be acted on. */
+const WAIT_MS = 20_000;
 
 describe.each(FAKE_HOSTS)('CI follow-ups on $kind', { timeout: 60_000 }, (host) => {
   let svc: HostService;
@@ -158,15 +152,19 @@ describe.each(FAKE_HOSTS)('CI follow-ups on $kind', { timeout: 60_000 }, (host) 
 
   /** The deliveries of the trigger once every one has been acted on (or ignored at once). */
   async function settled(pr: Pr, count: number) {
-    return waitFor(`${count} deliveries acted on`, async () => {
-      const rows = await h.deps.db
-        .select()
-        .from(triggerDeliveries)
-        .where(eq(triggerDeliveries.triggerId, pr.trigger.id));
-      return rows.length >= count && rows.every((d) => d.status !== 'received' && d.status !== 'acting')
-        ? rows
-        : undefined;
-    });
+    return waitFor(
+      `${count} deliveries acted on`,
+      async () => {
+        const rows = await h.deps.db
+          .select()
+          .from(triggerDeliveries)
+          .where(eq(triggerDeliveries.triggerId, pr.trigger.id));
+        return rows.length >= count && rows.every((d) => d.status !== 'received' && d.status !== 'acting')
+          ? rows
+          : undefined;
+      },
+      WAIT_MS,
+    );
   }
   const deliveries = (pr: Pr) =>
     h.deps.db.select().from(triggerDeliveries).where(eq(triggerDeliveries.triggerId, pr.trigger.id));
@@ -303,7 +301,7 @@ describe.each(FAKE_HOSTS)('CI follow-ups on $kind', { timeout: 60_000 }, (host) 
       { author: 'rita', body: '@emend fix the CI, the adder subtracts' },
     );
     expect(asked.answers.map((a) => a.status)).toEqual([202]);
-    const manual = await waitFor('the round asked for', async () => (await followUps(pr))[1]);
+    const manual = await waitFor('the round asked for', async () => (await followUps(pr))[1], WAIT_MS);
     expect(manual.trigger).toMatchObject({ kind: 'ci', actor: 'rita', ci: { round: null, jobs: [{ name: 'test' }] } });
     expect(manual.prompt).toContain('Request: fix the CI, the adder subtracts');
     expect(manual.prompt).toContain('FAILED tests/test_ops.py::test_add');

@@ -4,7 +4,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { tasks } from '../../src/db/schema.js';
 import { MARKER } from '../../src/triggers/decide.js';
 import { hostEntry } from '../support/code-hosts.js';
-import { waitForStatus } from '../support/engine.js';
+import { waitFor, waitForStatus } from '../support/engine.js';
 import { type FakeGitea, startFakeGitea } from '../support/fake-gitea/server.js';
 import { type FakeGitHub, startFakeGitHub } from '../support/fake-github/server.js';
 import { type FakeGitLab, startFakeGitLab } from '../support/fake-gitlab/server.js';
@@ -84,15 +84,8 @@ const failing = (kind: Kind): CiJobSpec => ({
   log: failingLog(kind),
 });
 
-async function waitFor<T>(what: string, probe: () => Promise<T | undefined> | T | undefined, ms = 30_000): Promise<T> {
-  const deadline = Date.now() + ms;
-  for (;;) {
-    const got = await probe();
-    if (got !== undefined) return got;
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 50));
-  }
-}
+/** How long a round's steps may take to show on the fake host. */
+const WAIT_MS = 30_000;
 
 const isCiRound = (text: string) => text.includes('its CI failed on');
 
@@ -161,13 +154,17 @@ async function emendsPull(host: (typeof HOSTS)[number], f: Fake, keep: (svc: Mod
 
 /** The CI follow-up of emend's pull request, once the delivery has started it, run to its end. */
 async function roundRun(h: ModelService['h'], openerId: string) {
-  const follow = await waitFor('the CI follow-up', async () => {
-    const [row] = await h.deps.db
-      .select()
-      .from(tasks)
-      .where(and(eq(tasks.parentId, openerId), isNotNull(tasks.trigger)));
-    return row;
-  });
+  const follow = await waitFor(
+    'the CI follow-up',
+    async () => {
+      const [row] = await h.deps.db
+        .select()
+        .from(tasks)
+        .where(and(eq(tasks.parentId, openerId), isNotNull(tasks.trigger)));
+      return row;
+    },
+    WAIT_MS,
+  );
   const ended = await waitForStatus(h, follow.id, ['done', 'failed', 'cancelled'], 150_000);
   expect(ended.status, ended.error ?? '').toBe('done');
   return { follow, ended };
@@ -221,10 +218,14 @@ describe.each(HOSTS)('a CI round run through the pipeline on $kind', { timeout: 
     expect(ended.prUrl).toBe(opener.prUrl);
 
     // The answer, edited in place: the push, and that the sandbox reproduced the failure.
-    const answer = await waitFor('the answer brought up to date', () => {
-      const [a, ...more] = mine();
-      return more.length === 0 && a?.body.includes('emend pushed a fix for the failing CI') ? a : undefined;
-    });
+    const answer = await waitFor(
+      'the answer brought up to date',
+      async () => {
+        const [a, ...more] = mine();
+        return more.length === 0 && a?.body.includes('emend pushed a fix for the failing CI') ? a : undefined;
+      },
+      WAIT_MS,
+    );
     expect(answer.body).toContain(
       `The sandbox reproduced the failure: ${FAILING_TEST} failed there before the change and passes now.`,
     );
@@ -234,7 +235,11 @@ describe.each(HOSTS)('a CI round run through the pipeline on $kind', { timeout: 
     // The same job fails on the round's push: the rounds end, said once in the pull request.
     const again = await f.reportCi(ns, 'calc', { branch, jobs: [failing(host.kind)] });
     expect(again.run.sha).toBe(headAfter);
-    const stop = await waitFor('the rounds ended', () => mine().find((c) => c.body.includes('failed again')));
+    const stop = await waitFor(
+      'the rounds ended',
+      async () => mine().find((c) => c.body.includes('failed again')),
+      WAIT_MS,
+    );
     expect(stop.body).toContain(`\`test\` failed again after emend's follow-up (on ${headAfter.slice(0, 7)})`);
     const followUps = await h.deps.db.select().from(tasks).where(eq(tasks.parentId, openerId));
     expect(followUps.map((t) => t.id)).toEqual([follow.id]);
@@ -262,8 +267,10 @@ describe('a CI failure the sandbox does not reproduce, through the pipeline', { 
     await f.reportCi(ns, 'calc', { branch, jobs: [{ ...failing('github'), log }] });
     const { follow } = await roundRun(h, opener.id);
     expect(follow.trigger!.ci!.tests).toEqual([elsewhere]);
-    const answer = await waitFor('the answer brought up to date', () =>
-      mine().find((c) => c.body.includes('emend pushed a fix for the failing CI')),
+    const answer = await waitFor(
+      'the answer brought up to date',
+      async () => mine().find((c) => c.body.includes('emend pushed a fix for the failing CI')),
+      WAIT_MS,
     );
     expect(answer.body).toContain(
       `The sandbox could not reproduce the failure of ${elsewhere} (it passed there before the change): the change is untested until CI runs again.`,
