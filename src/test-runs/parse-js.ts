@@ -111,6 +111,13 @@ const TREE_LINE = /^(\s*)([✓✔√✕✖×✗✘○↓﹣]|\d+\))\s+(.+?)\s*$/
 /** vitest's line for a whole file: `✓ test/a.test.ts (3 tests) 5ms`. */
 const VITEST_FILE = /^\s*\S+\s+(\S+)\s+\(\d+ tests?\b/;
 
+/**
+ * What node itself prints to stderr, between a runner's lines wherever it happens to be written
+ * (vitest 1 on node 20.19 prints `(node:15) Warning: Accessing non-existent property …` before each
+ * file's tests): never a group's name.
+ */
+const NODE_WARNING = /^\(node:\d+\) (?:\[\w+\] )?\w*Warning: |^\(Use `node --trace-/;
+
 /** A line that starts a new report and so ends any tree of names above it. */
 const BLOCK_START = /^\s*(PASS|FAIL|RUNS)\s|^\s*(✖ failing tests:|Test Suites:|Tests:|ℹ )/;
 
@@ -210,7 +217,7 @@ function groupsAbove(lines: string[], at: number, indent: number): { groups: str
     const line = lines[j]!;
     if (line.trim() === '' || BLOCK_START.test(line)) break;
     const level = indentOf(line);
-    if (level >= need) continue;
+    if (level >= need || NODE_WARNING.test(line)) continue;
     const file = VITEST_FILE.exec(line);
     if (file) {
       groups.unshift(file[1]!);

@@ -26,7 +26,7 @@ export function lastFailuresOf(previous: ValidatorOutput | undefined): FocusInpu
 /** The focused pass's test files in the tree at `repoDir`, for a change of `changed` files. */
 export function focusIn(
   repoDir: string,
-  input: { changed: readonly string[]; lastFailures: FocusInput['lastFailures']; max?: number },
+  input: Pick<FocusInput, 'changed' | 'lastFailures' | 'max' | 'substrings'>,
 ): Focus {
   const paths = listCandidateFiles(repoDir);
   const repo = repoFiles(repoDir);
@@ -55,4 +55,34 @@ export function testScriptIn(repoDir: string): string | undefined {
   } catch {
     return undefined;
   }
+}
+
+/** The configuration files mocha reads from the directory it starts in, in its order. */
+const MOCHA_RC = ['.mocharc.cjs', '.mocharc.js', '.mocharc.yaml', '.mocharc.yml', '.mocharc.jsonc', '.mocharc.json'];
+
+/**
+ * The mocha configuration in the tree that names test files of its own (`spec`, which mocha adds
+ * to the files on its command line), or undefined: the file the script's `--config` names, else
+ * the first `.mocharc.*`, and package.json's `mocha`. A `spec` anywhere in the file counts (a
+ * `.mocharc.js` is code, not read further): taking it for one costs only the focused pass.
+ */
+export function mochaSpecIn(repoDir: string, script: string | undefined): string | undefined {
+  const repo = repoFiles(repoDir);
+  const read = (path: string) => repo.readText(path, { maxBytes: 1_000_000 });
+  const named = /--config[= ]+(\S+)/.exec(script ?? '')?.[1]?.replace(/^\.\//, '');
+  const rc = /--no-config\b/.test(script ?? '')
+    ? undefined
+    : named !== undefined
+      ? named
+      : MOCHA_RC.find((path) => read(path) !== undefined);
+  if (rc !== undefined && /\bspec\b/.test(read(rc) ?? '')) return rc;
+  if (/--no-package\b/.test(script ?? '')) return undefined;
+  try {
+    const pkg = JSON.parse(read('package.json') ?? '{}') as { mocha?: unknown };
+    const own = pkg.mocha;
+    if (typeof own === 'object' && own !== null && 'spec' in own) return 'package.json';
+  } catch {
+    // Not JSON: the detection found no runner there either.
+  }
+  return undefined;
 }

@@ -20,6 +20,11 @@ export interface FocusInput {
   /** The import graph: a file → the repository's files it imports (JavaScript/TypeScript and Python). */
   imports: ReadonlyMap<string, readonly string[]>;
   max?: number;
+  /**
+   * The runner reads a file argument as a part of a path, case aside (vitest's filters): a file
+   * whose path is part of another test file's is left out, or both would run.
+   */
+  substrings?: boolean;
 }
 
 export interface Focus {
@@ -30,6 +35,8 @@ export interface Focus {
   leftOut: number;
   /** Files left out because a runner could misread their name (a glob, pytest's `::`, a control character). */
   unsafe: string[];
+  /** Files left out because, read as a part of a path (`substrings`), their name picks other test files too. */
+  ambiguous: string[];
 }
 
 /**
@@ -82,13 +89,20 @@ export function selectFocus(input: FocusInput): Focus {
   }
   const all = [...reasons.keys()];
   const unsafe = all.filter((p) => !runnerSafePath(p));
-  const safe = all.filter((p) => runnerSafePath(p));
+  const lower = input.substrings ? input.testFiles.map((t) => t.toLowerCase()) : [];
+  const picksOthers = (path: string) => {
+    const p = path.toLowerCase();
+    return lower.some((t) => t !== p && t.includes(p));
+  };
+  const ambiguous = all.filter((p) => runnerSafePath(p) && picksOthers(p));
+  const safe = all.filter((p) => runnerSafePath(p) && !picksOthers(p));
   const files = safe.slice(0, max);
   return {
     files,
     reasons: Object.fromEntries(files.map((f) => [f, reasons.get(f)!])),
     leftOut: safe.length - files.length,
     unsafe,
+    ambiguous,
   };
 }
 
@@ -104,7 +118,8 @@ export type FocusedCommand = { command: string } | { refused: string };
  * The command that runs only `files`, from the command the validator runs (`timed`: the recipe's
  * with its flags), for the runners where a file argument means "only this file": pytest, and a
  * Node test script whose last command is jest (`--runTestsByPath`), vitest, mocha, jasmine or
- * `node --test` and names no test files of its own (more files would add to them). Otherwise
+ * `node --test` and names no test files of its own, in the script or (mocha's `spec`, which
+ * mocha adds to the command line's files) in the configuration file `ownSpecIn`. Otherwise
  * refused, saying why. Each file is one quoted shell word.
  */
 export function focusedCommand(
@@ -112,6 +127,7 @@ export function focusedCommand(
   timed: string,
   files: readonly string[],
   script?: string,
+  ownSpecIn?: string,
 ): FocusedCommand {
   if (files.length === 0) return { refused: 'no test file to focus on' };
   if (recipe.source !== 'detected')
@@ -125,6 +141,8 @@ export function focusedCommand(
     if (own === undefined) return { refused: 'the test script starts its runner through node or a wrapper' };
     if (own.length > 0 && kind !== 'jest')
       return { refused: `the test script names its own test files (${own.join(' ')}): more files would add to them` };
+    if (kind === 'mocha' && ownSpecIn !== undefined)
+      return { refused: `mocha's configuration (${ownSpecIn}) names its own test files: more files would add to them` };
     // npm passes what follows `--` to the script; the flags the validator added already opened it.
     const pass = timed.includes(`${recipe.command} -- `) || !recipe.command.startsWith('npm ') ? '' : ' --';
     return { command: `${timed}${pass}${kind === 'jest' ? ' --runTestsByPath' : ''} ${args}` };

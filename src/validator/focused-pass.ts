@@ -5,7 +5,7 @@ import type { SetupReport, ValidatorOutput } from '../step-contract/fix.js';
 import { type TestRun, runTests } from '../test-runs/run.js';
 import type { BaselineResult, BaselineTree } from './baseline-run.js';
 import { type FocusInput, focusedCommand } from './focus.js';
-import { focusIn, testScriptIn } from './focus-read.js';
+import { focusIn, mochaSpecIn, testScriptIn } from './focus-read.js';
 import { type TestRunSlots, sideBySide } from './run-slots.js';
 
 /** What a focused pass leaves: the verdict when it failed (the whole suite then does not run), else its record and a note. */
@@ -41,11 +41,23 @@ export async function focusedPass(
   const { ctx, copies, log } = o;
   const started = performance.now();
   // The script detection read: the base commit's, unless it had none (a change that adds the first tests).
-  const script = testScriptIn(copies.baseline.repo) ?? testScriptIn(copies.change.repo);
-  const focus = focusIn(copies.change.repo, { changed: await changedFiles(o.checkout, o.commit), lastFailures });
+  const scriptTree = testScriptIn(copies.baseline.repo) !== undefined ? copies.baseline : copies.change;
+  const script = testScriptIn(scriptTree.repo);
+  const kind = o.recipe.perTest.kind;
+  const focus = focusIn(copies.change.repo, {
+    changed: await changedFiles(o.checkout, o.commit),
+    lastFailures,
+    // vitest reads `test/a.test.js` as a part of a path: `pkg/test/a.test.js` would run too.
+    substrings: kind === 'vitest',
+  });
   if (focus.unsafe.length > 0)
     log('test files left out of the focused pass: a runner could misread their names', { files: focus.unsafe });
-  const built = focusedCommand(o.recipe, o.command, focus.files, script);
+  if (focus.ambiguous.length > 0)
+    log('test files left out of the focused pass: the runner would take their names for other files too', {
+      files: focus.ambiguous,
+    });
+  const ownSpec = kind === 'mocha' ? mochaSpecIn(scriptTree.repo, script) : undefined;
+  const built = focusedCommand(o.recipe, o.command, focus.files, script, ownSpec);
   if ('refused' in built) {
     log('no focused pass', { reason: built.refused });
     return { note: `no focused pass: ${built.refused}; the whole suite ran` };

@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import type { TestRecipe } from '../../src/environments/detect.js';
 import { focusedCommand, selectFocus, shellWord } from '../../src/validator/focus.js';
-import { focusIn, lastFailuresOf } from '../../src/validator/focus-read.js';
+import { focusIn, lastFailuresOf, mochaSpecIn } from '../../src/validator/focus-read.js';
 import { fixtureRepo, removeFixtureRepos } from '../support/fixture-repos.js';
 
 /*
@@ -126,6 +126,22 @@ describe('the focused pass: which test files', () => {
     }
     expect(shellWord("a'b")).toBe(`'a'\\''b'`);
   });
+
+  it('under a runner that reads a file as a part of a path (vitest), leaves out a file whose name picks others too', () => {
+    const testFiles = [
+      'test/a.test.js',
+      'legacy/test/a.test.js',
+      'test/A.test.jsx',
+      'test/b.test.js',
+      'test/c.test.js',
+    ];
+    const input = { changed: ['test/a.test.js', 'test/b.test.js'], lastFailures: [], testFiles, imports: new Map() };
+    const vitest = selectFocus({ ...input, substrings: true });
+    // `test/a.test.js` is part of legacy/test/a.test.js (and, case aside, of test/A.test.jsx).
+    expect(vitest.files).toEqual(['test/b.test.js']);
+    expect(vitest.ambiguous).toEqual(['test/a.test.js']);
+    expect(selectFocus(input).files).toEqual(['test/a.test.js', 'test/b.test.js']);
+  });
 });
 
 describe('the focused pass: the command', () => {
@@ -149,6 +165,9 @@ describe('the focused pass: the command', () => {
   });
 
   it('refuses where files are not "only these": a script naming its own, an override, another runner', () => {
+    expect(focusedCommand(detected('mocha'), 'npm test -- --timeout 5', files, 'mocha', '.mocharc.json')).toEqual({
+      refused: "mocha's configuration (.mocharc.json) names its own test files: more files would add to them",
+    });
     expect(focusedCommand(detected('mocha'), 'npm test -- --timeout 5', files, 'mocha test/unit')).toEqual({
       refused: 'the test script names its own test files (test/unit): more files would add to them',
     });
@@ -159,5 +178,28 @@ describe('the focused pass: the command', () => {
     expect(focusedCommand(detected('pytest', 'python3 -m pytest'), 'python3 -m pytest', [])).toEqual({
       refused: 'no test file to focus on',
     });
+  });
+});
+
+describe('the focused pass: a mocha configuration that names its own test files', () => {
+  afterAll(() => removeFixtureRepos());
+  const pkg = (extra: object = {}) => JSON.stringify({ name: 'x', scripts: { test: 'mocha' }, ...extra });
+
+  it('is found in the first .mocharc mocha reads, the file --config names, or package.json', () => {
+    const rc = fixtureRepo({
+      'package.json': pkg(),
+      '.mocharc.yml': 'spec:\n  - test/**/*.spec.js\n',
+      '.mocharc.json': '{"timeout": 5}',
+    });
+    expect(mochaSpecIn(rc.dir, 'mocha')).toBe('.mocharc.yml');
+    expect(mochaSpecIn(rc.dir, 'mocha --no-config')).toBeUndefined();
+    const named = fixtureRepo({ 'package.json': pkg(), 'config/mocha.json': '{"spec": "test"}' });
+    expect(mochaSpecIn(named.dir, 'mocha --config ./config/mocha.json')).toBe('config/mocha.json');
+    expect(mochaSpecIn(named.dir, 'mocha')).toBeUndefined();
+    const inPackage = fixtureRepo({ 'package.json': pkg({ mocha: { spec: ['test'] } }) });
+    expect(mochaSpecIn(inPackage.dir, 'mocha')).toBe('package.json');
+    expect(mochaSpecIn(inPackage.dir, 'mocha --no-package')).toBeUndefined();
+    const none = fixtureRepo({ 'package.json': pkg({ mocha: { timeout: 5 } }), '.mocharc.json': '{"timeout": 5}' });
+    expect(mochaSpecIn(none.dir, 'mocha')).toBeUndefined();
   });
 });

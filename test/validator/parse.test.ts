@@ -228,6 +228,36 @@ AssertionError: expected 8 to be 2
     expect(parsed.markers).toEqual([]);
   });
 
+  it('reads no group from the warnings node prints between vitest’s lines', () => {
+    // vitest 1.6 on node 20.19 and later, as printed (stderr and stdout in one log).
+    const warning = `(node:15) Warning: Accessing non-existent property 'parseConfig' of module exports inside circular dependency
+(Use \`node --trace-warnings ...\` to show where the warning was created)`;
+    const out = ` RUN  v1.6.1 /workspace/repo
+
+${warning}
+ ✓ test/math.test.js > math > adds
+ × test/math.test.js > math > multiplies
+   → 5 !== 6
+
+(node:15) [DEP0040] DeprecationWarning: The \`punycode\` module is deprecated.
+${warning}
+ ✓ test/words.test.js > words > uppers
+
+⎯⎯⎯⎯⎯⎯⎯ Failed Tests 1 ⎯⎯⎯⎯⎯⎯⎯
+
+ FAIL  test/math.test.js > math > multiplies
+AssertionError: 5 !== 6
+ ❯ test/math.test.js:6:33
+
+ Test Files  1 failed | 1 passed (2)
+      Tests  1 failed | 2 passed (3)`;
+    expect(Object.fromEntries(parseOutput(out).tests)).toEqual({
+      'test/math.test.js > math > adds': 'passed',
+      'test/math.test.js > math > multiplies': 'failed',
+      'test/words.test.js > words > uppers': 'passed',
+    });
+  });
+
   it('names a vitest failure once when the default reporter’s tree leaves out its suites', () => {
     // vitest 4.1's default reporter (a `test` script chaining vitest with other commands), as printed.
     const out = ` RUN  v4.1.12 /tmp/vt
