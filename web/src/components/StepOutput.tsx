@@ -78,6 +78,37 @@ function Insights({ o }: { o: Seen<FixOutputs['inspector']> }) {
   );
 }
 
+type Focus = NonNullable<FixOutputs['validator']['focus']>;
+
+/** Which pass a verdict is (docs/validator.md, "The focused pass"), in a few words; null when none was asked for. */
+export function passOf(o: { pass?: unknown }): string | null {
+  if (o.pass === 'focused') return 'focused pass';
+  if (o.pass === 'full') return 'full pass';
+  return null;
+}
+
+/** A focused pass's test files, each with why it was chosen, and its result. */
+function FocusedFiles({ focus }: { focus: Partial<Focus> }) {
+  const files = Array.isArray(focus.files) ? focus.files : [];
+  const result = focus.passed === true ? 'passed' : focus.passed === false ? 'failed' : 'validated nothing';
+  return (
+    <div class="focus" data-passed={String(focus.passed)}>
+      <p>
+        The focused pass {result}
+        {typeof focus.duration_ms === 'number' ? ` in ${(focus.duration_ms / 1000).toFixed(1)} s` : ''}, on{' '}
+        {files.length} test file{files.length === 1 ? '' : 's'}:
+      </p>
+      <ul class="files">
+        {files.map((f) => (
+          <li key={String(f.path)}>
+            <code>{String(f.path)}</code> <span class="badge">{String(f.reason)}</span>
+          </li>
+        ))}
+      </ul>
+    </div>
+  );
+}
+
 function Validation({ o }: { o: ValidatorSeen }) {
   const verdict = o.passed === true ? 'Validation passed' : o.passed === false ? 'Validation failed' : 'Not validated';
   return (
@@ -86,6 +117,16 @@ function Validation({ o }: { o: ValidatorSeen }) {
         {verdict}
         {o.tests ? ` — ${o.tests.passed} passed, ${o.tests.failed} failed, ${o.tests.skipped} skipped` : ''}
       </p>
+      {o.pass && (
+        <p class="pass" data-pass={String(o.pass)}>
+          {o.pass === 'focused'
+            ? 'Focused pass: only the test files the change touches ran, and failed; the whole suite was not run.'
+            : o.focus
+              ? 'Full pass: the whole suite ran after the focused pass.'
+              : 'Full pass: the whole suite ran (no focused pass).'}
+        </p>
+      )}
+      {o.focus && <FocusedFiles focus={o.focus} />}
       {o.message && <p>{String(o.message)}</p>}
       {o.command && (
         <p>

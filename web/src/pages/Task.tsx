@@ -15,7 +15,7 @@ import { ErrorNote } from '../components/ErrorNote';
 import { FeedbackForm } from '../components/Feedback';
 import { StatusBadge, money, when } from '../components/Status';
 import { FixerAttempts, attemptEnded } from '../components/Attempts';
-import { StepOutput } from '../components/StepOutput';
+import { StepOutput, passOf } from '../components/StepOutput';
 import { Trajectory, turnOf } from '../components/Trajectory';
 import { navigate } from '../router';
 
@@ -340,12 +340,14 @@ export function TaskPage({ id, acts }: { id: string; acts: boolean }) {
         {logs.map((l) => {
           const turn = turnOf(l);
           const ended = attemptEnded(l);
+          const pass = l.step === 'validator' && l.status !== 'running' && l.output ? passOf(l.output) : null;
           return (
             <li key={l.id} data-step={l.step} data-status={l.status}>
               <time dateTime={l.created_at}>{new Date(l.created_at).toLocaleTimeString()}</time>{' '}
               <strong>{l.step}</strong> <StatusBadge status={l.status} />
               {turn && ` turn ${turn.turn}: ${turn.tool}`}
               {ended && ` attempt ${ended.attempt} ended`}
+              {pass && ` ${pass}`}
             </li>
           );
         })}
