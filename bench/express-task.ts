@@ -55,7 +55,13 @@ interface TaskView {
   status: string;
   pr_url: string | null;
 }
-type LogView = { step: string; status: string; output?: Record<string, unknown> };
+type LogView = {
+  step: string;
+  status: string;
+  output?: Record<string, unknown>;
+  duration_ms?: number | null;
+  created_at: string;
+};
 
 const machine = () =>
   `machine: ${os.cpus()[0]?.model.trim() ?? 'unknown CPU'} × ${os.cpus().length}, ` +
@@ -131,6 +137,7 @@ async function main() {
       retrying = run === 'retry';
       fixerCalls = 0;
       const started = performance.now();
+      const startedAt = Date.now();
       const created = await fetch(`${server.url}/v1/tasks`, {
         method: 'POST',
         headers,
@@ -147,8 +154,17 @@ async function main() {
           continue;
         }
         ({ task, logs } = (await got.json()) as { task: TaskView; logs: LogView[] });
+        // Where the time went: each step's record, from the POST, with its own duration.
         if (process.env.BENCH_DEBUG && ['done', 'failed'].includes(task.status))
-          console.log(logs.map((l) => `${l.step}:${l.status}`).join(' '));
+          console.log(
+            logs
+              .map(
+                (l) =>
+                  `${l.step}:${l.status} +${((Date.parse(l.created_at) - startedAt) / 1000).toFixed(2)} s` +
+                  (l.duration_ms ? ` (${(l.duration_ms / 1000).toFixed(2)} s)` : ''),
+              )
+              .join(', '),
+          );
         if (['done', 'failed', 'cancelled'].includes(task.status)) break;
         await new Promise((r) => setTimeout(r, 100));
       }

@@ -191,3 +191,32 @@ export function familyMatches(
   for (const hit of hits.values()) hit.weight /= shared;
   return hits;
 }
+
+/** The fewest members a family has for its other members to be demoted when the title names one. */
+const SIBLINGS_MIN = 40;
+
+/**
+ * The other members of each family the title names a member of: "VB.NET - Quotes break on included '@'
+ * symbol" is about `prism-vbnet.js`, and `prism-abap.js` or `prism-elm.js`, which match its other words
+ * ("quotes", "symbol"), are not what it is about however well they match them. Only the title's names
+ * count: a report's prose and code name languages or rules in passing.
+ */
+export function siblingsOfTitleNames(
+  names: ReadonlyMap<string, string>,
+  title: string,
+  imports: Readonly<Record<string, readonly string[]>>,
+): Set<string> {
+  const said = familyMatches(names, reportNames({ title, prose: '', code: '' }));
+  const familyOf = (p: string) => `${dirOf(p)}/*${extOf(p)}`;
+  const size = new Map<string, number>();
+  for (const p of names.keys()) size.set(familyOf(p), (size.get(familyOf(p)) ?? 0) + 1);
+  // Only a large family (languages, rules, locales): a package's dozen modules are no family of one kind,
+  // and a title's "API" names `api.py` without its siblings being beside the point.
+  const families = new Set([...said.keys()].map(familyOf).filter((f) => (size.get(f) ?? 0) >= SIBLINGS_MIN));
+  // A member the named one builds on (TypeScript's grammar imports JavaScript's) is where its bug may be.
+  const built = new Set([...said.keys()].flatMap((p) => (Object.hasOwn(imports, p) ? imports[p]! : [])));
+  const out = new Set<string>();
+  for (const path of names.keys())
+    if (!said.has(path) && !built.has(path) && families.has(familyOf(path))) out.add(path);
+  return out;
+}

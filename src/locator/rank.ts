@@ -1,8 +1,8 @@
-import { familyMatches, familyNames, reportNames } from './family-names.js';
+import { familyMatches, familyNames, reportNames, siblingsOfTitleNames } from './family-names.js';
 import { type Bm25Index, own, scoreBm25, topTerms } from './bm25.js';
 import { withoutDependencyListings } from './prompt-noise.js';
 import { tokenize } from './tokenize.js';
-import { titleNamedFiles } from './title-names.js';
+import { titleNamedDirectories, titleNamedFiles } from './title-names.js';
 import { isTestOrSupportFile } from '../text/test-paths.js';
 
 export interface LocatorIndex {
@@ -42,8 +42,12 @@ const SYMBOL_CAP = 1.5;
 const STEM_MENTION = 0.3;
 /** A file whose name's telling words are all in the title (title-names.ts). */
 const TITLE_NAME_WORDS = 0.4;
+/** A file in a directory whose name's telling words are all in the title: less, its siblings share it. */
+const TITLE_DIR_WORDS = 0.25;
 /** A file of a family (one file per language, rule, locale) filed under a name the report uses, in its title. */
 const FAMILY_NAME = 1;
+/** Another member of a family the title names a member of (siblingsOfTitleNames): its matches are by chance. */
+const SIBLING_DEMOTION = 0.6;
 /**
  * A file the title alone matches best. The title is the report's one-line summary: in a long report (logs, listings,
  * the user's own code) its few terms are a small share of the query, so the files matching many incidental terms
@@ -431,7 +435,9 @@ export function rank(index: LocatorIndex, report: string, top: number, importsAf
   });
 
   // A file filed under a name the report uses (a language, a rule, a locale: family-names.ts).
-  const family = familyMatches(familyNames(docs.map((d) => d.path)), reportNames(promptParts(prompt)));
+  const families = familyNames(docs.map((d) => d.path));
+  const family = familyMatches(families, reportNames(promptParts(prompt)));
+  const siblings = siblingsOfTitleNames(families, promptParts(prompt).title, index.imports);
   const named = new Set<number>();
   for (const [path, hit] of family) {
     const i = byPath.get(path)!;
@@ -464,6 +470,7 @@ export function rank(index: LocatorIndex, report: string, top: number, importsAf
     }
   });
 
+  const titleNamed = new Set<number>();
   // A file named with the title's words, one at a time (`SubProcessStartEventBehavior` for "… sub-process … start event").
   for (const [i, matched] of titleNamedFiles(
     docs.map((d) => d.path),
@@ -472,6 +479,16 @@ export function rank(index: LocatorIndex, report: string, top: number, importsAf
     if (mentioned.has(i) || framed.has(i) || named.has(i)) continue;
     weak[i]! += TITLE_NAME_WORDS;
     reasons[i]!.push(`named with the title's words (${matched.join(', ')})`);
+    titleNamed.add(i);
+  }
+  // A file in a directory named with the title's words (`code-path-analysis/` for "Code path analysis …").
+  for (const [i, matched] of titleNamedDirectories(
+    docs.map((d) => d.path),
+    promptParts(prompt).title,
+  )) {
+    if (mentioned.has(i) || framed.has(i) || named.has(i) || titleNamed.has(i)) continue;
+    weak[i]! += TITLE_DIR_WORDS;
+    reasons[i]!.push(`in a directory named with the title's words (${matched.join(', ')})`);
   }
 
   const factor = docs.map((d) => demotion(d.path)?.[0] ?? 1);
@@ -483,6 +500,10 @@ export function rank(index: LocatorIndex, report: string, top: number, importsAf
     // After the explicit references: a reader shown the first few reasons sees those first.
     if (title.scores[i]! >= 0.5)
       reasons[i]!.push(`the title's terms match (${topTerms(index.bm25, i, title.terms).join(', ')})`);
+    if (siblings.has(d.path)) {
+      soft *= SIBLING_DEMOTION;
+      reasons[i]!.push('another member of a family whose member the title names, demoted');
+    }
     const demoted = demotion(d.path);
     if (demoted) {
       soft *= demoted[0];

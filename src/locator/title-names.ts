@@ -44,3 +44,30 @@ export function titleNamedFiles(paths: readonly string[], title: string): Map<nu
   });
   return out;
 }
+
+/**
+ * The files (by index into `paths`) in a directory whose name's telling words, two or more, are all in
+ * `title`, with the words that matched: "Code path analysis for (a && b) ?? c" and the modules of
+ * `lib/linter/code-path-analysis/`. A feature is often a directory of modules none of which is named
+ * for it alone.
+ */
+export function titleNamedDirectories(paths: readonly string[], title: string): Map<number, string[]> {
+  const dirOf = (p: string) => (p.includes('/') ? p.slice(0, p.lastIndexOf('/')) : '');
+  const dirs = [...new Set(paths.map(dirOf).filter(Boolean))];
+  const words = new Map(dirs.map((d) => [d, [...new Set(nameWords(`${d}.dir`))]]));
+  const df = new Map<string, number>();
+  for (const ws of words.values()) for (const w of ws) df.set(w, (df.get(w) ?? 0) + 1);
+  const common = Math.max(COMMON_MIN, COMMON_SHARE * dirs.length);
+  const said = new Set(tokenize(title).map(norm));
+  const matched = new Map<string, string[]>();
+  for (const [d, ws] of words) {
+    const telling = ws.filter((w) => (df.get(w) ?? 0) < common);
+    if (telling.length >= MIN_WORDS && telling.every((w) => said.has(w))) matched.set(d, telling);
+  }
+  const out = new Map<number, string[]>();
+  paths.forEach((p, i) => {
+    const hit = matched.get(dirOf(p));
+    if (hit) out.set(i, hit);
+  });
+  return out;
+}

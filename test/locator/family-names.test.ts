@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { familyMatches, familyNames, reportNames } from '../../src/locator/family-names.js';
+import { familyMatches, familyNames, reportNames, siblingsOfTitleNames } from '../../src/locator/family-names.js';
 import { promptParts } from '../../src/locator/rank.js';
 
 const names = (prompt: string) => reportNames(promptParts(prompt));
@@ -78,5 +78,36 @@ describe('names a report uses', () => {
     const many = familyMatches(family, names('Several languages\nYAML, JSON, `ruby` and `rust` all break.'));
     expect(many.size).toBe(4);
     expect(many.get('components/prism-yaml.js')!.weight).toBeLessThan(one.get('components/prism-yaml.js')!.weight);
+  });
+});
+
+describe("a family's other members when the title names one", () => {
+  // A family of languages as large as a highlighter's: forty and more.
+  const languages = Array.from({ length: 45 }, (_, k) => `lang${String.fromCharCode(97 + (k % 26))}${k}`);
+  const paths = [...['vbnet', 'basic', 'typescript', 'javascript', ...languages].map((l) => `src/languages/${l}.js`)];
+  const imports = { 'src/languages/typescript.js': ['src/languages/javascript.js'] };
+
+  it('demotes the other members, not the named one nor the one it builds on', () => {
+    const siblings = siblingsOfTitleNames(familyNames(paths), 'VB.NET - Quotes break on included @ symbol', imports);
+    expect(siblings.has('src/languages/vbnet.js')).toBe(false);
+    expect(siblings.has('src/languages/basic.js')).toBe(true);
+    expect(siblings.has(`src/languages/${languages[0]}.js`)).toBe(true);
+    const ts = siblingsOfTitleNames(familyNames(paths), '(TypeScript) Camel-case type parameters', imports);
+    expect(ts.has('src/languages/typescript.js')).toBe(false);
+    expect(ts.has('src/languages/javascript.js')).toBe(false);
+    expect(ts.has('src/languages/basic.js')).toBe(true);
+  });
+
+  it("only the title's names count, and only in a large family", () => {
+    expect(siblingsOfTitleNames(familyNames(paths), 'Quotes break', imports).size).toBe(0);
+    // A name in the report's prose is a name in passing.
+    const report = promptParts('Quotes break\n\nSeen in VB.NET too');
+    expect(siblingsOfTitleNames(familyNames(paths), report.title, imports).size).toBe(0);
+    // A package of a dozen modules is no family of one kind: "API" names api.py, not against its siblings.
+    const pkg = ['api', 'adapters', 'sessions', 'models', 'cookies', 'hooks', 'auth', 'utils'].map(
+      (m) => `requests/${m}.py`,
+    );
+    expect(familyNames(pkg).get('requests/api.py')).toBe('api');
+    expect(siblingsOfTitleNames(familyNames(pkg), 'urllib3 exceptions passing through requests API', {}).size).toBe(0);
   });
 });

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { nameWords, titleNamedFiles } from '../../src/locator/title-names.js';
+import { nameWords, titleNamedDirectories, titleNamedFiles } from '../../src/locator/title-names.js';
 
 describe("files named with the title's words", () => {
   it('splits a name at camelCase, kebab- and snake-case, and drops a plural', () => {
@@ -38,5 +38,25 @@ describe("files named with the title's words", () => {
     const paths = ['lib/Modeler.js', 'lib/Viewer.js', 'lib/NavigatedViewer.js'];
     expect(titleNamedFiles(paths, 'The modeler breaks in the viewer').size).toBe(0);
     expect([...titleNamedFiles(paths, 'Navigated viewer scrolls wrong').keys()]).toEqual([2]);
+  });
+
+  it("finds the files of a directory named with the title's words, and only that directory's", () => {
+    const paths = [
+      'lib/linter/code-path-analysis/code-path-state.js',
+      'lib/linter/code-path-analysis/fork-context.js',
+      'lib/linter/code-path-analysis/nested/deeper.js',
+      'lib/linter/linter.js',
+      'lib/rules/no-unreachable.js',
+      'lib/source-code/token-store/cursor.js',
+    ];
+    const found = titleNamedDirectories(paths, 'Code path analysis for (a && b) ?? c');
+    expect([...found.entries()]).toEqual([
+      // The words as both sides compare them (nameWords): a final `s` off.
+      [0, ['code', 'path', 'analysi']],
+      [1, ['code', 'path', 'analysi']],
+    ]);
+    // One telling word ("linter") is too few; a directory of the title's words only in part is none.
+    expect(titleNamedDirectories(paths, 'The linter crashes').size).toBe(0);
+    expect(titleNamedDirectories(paths, 'Code path is wrong').size).toBe(0);
   });
 });
