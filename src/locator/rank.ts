@@ -3,6 +3,7 @@ import { type Bm25Index, own, scoreBm25, topTerms } from './bm25.js';
 import { withoutDependencyListings } from './prompt-noise.js';
 import { tokenize } from './tokenize.js';
 import { titleNamedDirectories, titleNamedFiles } from './title-names.js';
+import { testedFiles } from './tested-by.js';
 import { isTestOrSupportFile } from '../text/test-paths.js';
 
 export interface LocatorIndex {
@@ -44,6 +45,11 @@ const STEM_MENTION = 0.3;
 const TITLE_NAME_WORDS = 0.4;
 /** A file in a directory whose name's telling words are all in the title: less, its siblings share it. */
 const TITLE_DIR_WORDS = 0.25;
+/**
+ * A source file gains this share of what its test file matches beyond the file itself (tested-by.ts): a test
+ * says in words what its module does (`it('should not serialize waypoints')`), as a report of a behaviour does.
+ */
+const TESTED_BY = 0.75;
 /** A file of a family (one file per language, rule, locale) filed under a name the report uses, in its title. */
 const FAMILY_NAME = 1;
 /** Another member of a family the title names a member of (siblingsOfTitleNames): its matches are by chance. */
@@ -489,6 +495,20 @@ export function rank(index: LocatorIndex, report: string, top: number, importsAf
     if (mentioned.has(i) || framed.has(i) || named.has(i) || titleNamed.has(i)) continue;
     weak[i]! += TITLE_DIR_WORDS;
     reasons[i]!.push(`in a directory named with the title's words (${matched.join(', ')})`);
+  }
+
+  // A source file whose test matches the report better than the file itself: only the difference counts (a
+  // module and its test share their identifiers), and the best of its tests (tested in two places is not
+  // twice as likely).
+  const matchOf = (i: number) => base[i]! + TITLE_MATCH * title.scores[i]!;
+  const viaTest = new Map<number, { more: number; test: number }>();
+  for (const [t, src] of testedFiles(docs.map((d) => d.path))) {
+    const more = matchOf(t) - matchOf(src);
+    if (more > (viaTest.get(src)?.more ?? 0)) viaTest.set(src, { more, test: t });
+  }
+  for (const [src, { more, test }] of viaTest) {
+    weak[src]! += TESTED_BY * more;
+    reasons[src]!.push(`its test ${docs[test]!.path} matches the report better`);
   }
 
   const factor = docs.map((d) => demotion(d.path)?.[0] ?? 1);
