@@ -12,26 +12,32 @@ const panel = servePanel(async () => {
   return h;
 });
 
+/** A task of a new account, and a maker of its log's rows (no worker runs here: the test writes them). */
+async function newTask() {
+  const owner = await newAccount(panel.h, { plan: 'pro', credits: 3 });
+  const created = await panel.h.app.inject({
+    method: 'POST',
+    url: '/v1/tasks',
+    headers: owner.auth,
+    payload: { prompt: 'fix the bug', repo_url: 'https://github.com/psf/requests' },
+  });
+  expect(created.statusCode, created.body).toBe(201);
+  const id: string = created.json().id;
+  const log = (step: string, output: Record<string, unknown>) => ({
+    taskId: id,
+    step,
+    status: 'done',
+    output,
+    createdAt: panel.h.clock.now(),
+  });
+  return { owner, id, log };
+}
+
 describe.skipIf(!haveChromium)('the control panel: step views', { timeout: 120_000 }, () => {
   it('shows a step it has no view for, in the log’s order, with the fields of its output', async () => {
-    const owner = await newAccount(panel.h, { plan: 'pro', credits: 3 });
-    const created = await panel.h.app.inject({
-      method: 'POST',
-      url: '/v1/tasks',
-      headers: owner.auth,
-      payload: { prompt: 'fix the bug', repo_url: 'https://github.com/psf/requests' },
-    });
-    expect(created.statusCode, created.body).toBe(201);
-    const id: string = created.json().id;
+    const { owner, id, log } = await newTask();
     // No worker runs here: the log is written as a run with a step added after the fixer would write it.
     const diff = '--- a/a.py\n+++ b/a.py\n@@ -1 +1 @@\n-x = 1\n+x = 2\n';
-    const log = (step: string, output: Record<string, unknown>) => ({
-      taskId: id,
-      step,
-      status: 'done',
-      output,
-      createdAt: panel.h.clock.now(),
-    });
     await panel.h.deps.db
       .insert(taskLogs)
       .values([
@@ -63,22 +69,7 @@ describe.skipIf(!haveChromium)('the control panel: step views', { timeout: 120_0
   });
 
   it('shows which pass a validation is, and a focused pass’s files with their reasons', async () => {
-    const owner = await newAccount(panel.h, { plan: 'pro', credits: 3 });
-    const created = await panel.h.app.inject({
-      method: 'POST',
-      url: '/v1/tasks',
-      headers: owner.auth,
-      payload: { prompt: 'fix the bug', repo_url: 'https://github.com/psf/requests' },
-    });
-    expect(created.statusCode, created.body).toBe(201);
-    const id: string = created.json().id;
-    const log = (step: string, output: Record<string, unknown>) => ({
-      taskId: id,
-      step,
-      status: 'done',
-      output,
-      createdAt: panel.h.clock.now(),
-    });
+    const { owner, id, log } = await newTask();
     // A file name from the repository is text: markup in it is shown, never made.
     const hostile = 'tests/test_<img src=x onerror=alert(1)>.py';
     const focusedCommand = `python3 -m pytest -v 'tests/test_api.py' '${hostile}'`;
