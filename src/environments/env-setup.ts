@@ -125,8 +125,12 @@ export async function setupTrees(ctx: RunContext, args: SetupArgs): Promise<Setu
   const started = performance.now();
   const entry = await cache.lookup(key);
   if (entry) {
-    const base = await lay(entry, copies.baseline, false);
-    const change = base.ok ? await lay(entry, copies.change, changeRunsSetup) : base;
+    // Both trees at once: each is a `cp` of its own, and on a warm validation laying them is a fifth of
+    // the time (express: 1.0 s one after the other).
+    const [base, change] = await Promise.all([
+      lay(entry, copies.baseline, false),
+      lay(entry, copies.change, changeRunsSetup),
+    ]);
     if (base.ok && change.ok) {
       const report = laidReport(recipe, ctx, key, 'hit', performance.now() - started);
       log('environment from the cache', { key, ms: report.duration_ms, skipped: change.skipped });
