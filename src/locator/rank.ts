@@ -513,7 +513,12 @@ export function rank(index: LocatorIndex, report: string, top: number, importsAf
 
   const factor = docs.map((d) => demotion(d.path)?.[0] ?? 1);
   const total = docs.map((d, i) => {
-    let soft = base[i]! + weak[i]! + TITLE_MATCH * title.scores[i]!;
+    // The title's pass finds what a long report is about among the sources. Documentation, configuration, a
+    // build's output repeat a title's words (an issue template, a package's keywords: "Comments aren't fully
+    // supported" and marked's package.json) without being where the fix goes: their title match is demoted
+    // once more. Not a test's: its words are the report's kind (tested-by.ts), and it is demoted below anyway.
+    const demotedTitle = isTestOrSupportFile(d.path) ? 1 : (demotion(d.path)?.[0] ?? 1);
+    let soft = base[i]! + weak[i]! + TITLE_MATCH * title.scores[i]! * demotedTitle;
     let hard = strong[i]!;
     if (base[i]! > 0)
       reasons[i]!.unshift(`BM25 ${scores[i]!.toFixed(2)} (${topTerms(index.bm25, i, terms).join(', ')})`);

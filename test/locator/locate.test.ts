@@ -114,6 +114,40 @@ describe('the deterministic locator', { timeout: 60_000 }, () => {
     expect(out.files.map((f) => f.path)).not.toContain('shop/util/strings.py');
   });
 
+  it("demotes the title's match of documentation and configuration with them: the sources rank first", async () => {
+    // A package's description and README repeat the title's words; without their title match demoted
+    // once more, both outranked src/legend.js (0.894 and 0.875 against 0.841).
+    const repo = fixtureRepo({
+      'package.json': JSON.stringify(
+        {
+          name: 'charts',
+          version: '1.0.0',
+          description: 'Charts with legends: dashed lines supported',
+          keywords: ['chart', 'legend', 'dashed', 'lines'],
+        },
+        null,
+        2,
+      ),
+      'README.md':
+        '# charts\n\nDraw charts. Every legend shows its series; dashed lines are supported in the legend.\n',
+      'src/legend.js':
+        'function drawLegend(ctx, series) {\n  for (const s of series) {\n    ctx.setLineDash(s.dash || []);\n' +
+        '    ctx.strokeText(s.name);\n  }\n}\nmodule.exports = { drawLegend };\n',
+      'src/axis.js':
+        'function drawAxis(ctx, scale) {\n  ctx.moveTo(0, 0);\n  ctx.lineTo(scale.width, 0);\n}\nmodule.exports = { drawAxis };\n',
+      'src/lines.js':
+        'function drawLine(ctx, points, dashed) {\n  if (dashed) ctx.setLineDash([4, 2]);\n  ctx.stroke();\n}\n' +
+        'module.exports = { drawLine };\n',
+    });
+    const out = await locate(
+      repo.dir,
+      'Dashed lines not supported in the legend\n\nThe legend draws every line solid.',
+    );
+    expect(out.files.slice(0, 2).map((f) => f.path)).toEqual(['src/lines.js', 'src/legend.js']);
+    const pkg = out.files.find((f) => f.path === 'package.json');
+    expect(pkg?.reasons.join('\n')).toContain("the title's terms match");
+  });
+
   it('demotes test files unless the prompt is about tests', async () => {
     const repo = fixtureRepo(PACKAGE);
     const plain = await locate(
