@@ -36,7 +36,9 @@ export function testedFiles(paths: readonly string[]): Map<number, number> {
   paths.forEach((p, i) => {
     if (isTestOrSupportFile(p)) return;
     const stem = stemOf(p);
-    sources.set(stem, [...(sources.get(stem) ?? []), i]);
+    const same = sources.get(stem);
+    if (same) same.push(i);
+    else sources.set(stem, [i]);
   });
   const out = new Map<number, number>();
   paths.forEach((p, t) => {
