@@ -1,4 +1,4 @@
-import { randomBytes } from 'node:crypto';
+import { connectedAccount } from '../support/host-service.js';
 import { and, eq, isNotNull } from 'drizzle-orm';
 import { afterEach, describe, expect, it } from 'vitest';
 import { tasks } from '../../src/db/schema.js';
@@ -10,7 +10,6 @@ import { type FakeGitHub, startFakeGitHub } from '../support/fake-github/server.
 import { type FakeGitLab, startFakeGitLab } from '../support/fake-gitlab/server.js';
 import type { CiJobSpec } from '../support/fake-host/ci.js';
 import { CALC_PROMPT, CALC_REPO, GOOD_FIX, editBlock, scriptCalcRun, stepOf } from '../support/fix-script.js';
-import { newAccount } from '../support/harness.js';
 import { type ModelService, postFixTask, startModelService } from '../support/model-service.js';
 import { heldPort } from '../support/ports.js';
 
@@ -112,15 +111,7 @@ async function emendsPull(host: (typeof HOSTS)[number], f: Fake, keep: (svc: Mod
   await h.app.listen({ port: held.port, host: '127.0.0.1' });
   const script = scriptCalcRun(model, (req) => ({ text: isCiRound(req.text) ? CI_FIX : GOOD_FIX }));
 
-  const account = await newAccount(h, { plan: 'pro', credits: 5, scm: false });
-  const user = f.addUser(`o${randomBytes(4).toString('hex')}`);
-  const connected = await h.app.inject({
-    method: 'POST',
-    url: '/v1/me/scm',
-    headers: account.auth,
-    payload: { token: user.token, host: host.kind },
-  });
-  expect(connected.statusCode, connected.body).toBe(200);
+  const { account, user } = await connectedAccount(h, f, host.kind, { credits: 5 });
   const ns = user.login;
   f.createRepo(ns, 'calc', { files: REPO });
   const repoUrl = `${f.webUrl}/${ns}/calc`;

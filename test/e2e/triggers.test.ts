@@ -1,4 +1,4 @@
-import { randomBytes } from 'node:crypto';
+import { connectedAccount } from '../support/host-service.js';
 import { and, eq, isNotNull } from 'drizzle-orm';
 import { afterEach, describe, expect, it } from 'vitest';
 import { creditLedger, tasks } from '../../src/db/schema.js';
@@ -9,7 +9,7 @@ import { type FakeGitea, startFakeGitea } from '../support/fake-gitea/server.js'
 import { type FakeGitHub, startFakeGitHub } from '../support/fake-github/server.js';
 import { type FakeGitLab, startFakeGitLab } from '../support/fake-gitlab/server.js';
 import { CALC_REPO, GOOD_FIX, calcStepReply, editBlock, scriptCalcRun, stepOf } from '../support/fix-script.js';
-import { type Harness, newAccount } from '../support/harness.js';
+import type { Harness } from '../support/harness.js';
 import { type ModelService, startModelService } from '../support/model-service.js';
 import { heldPort } from '../support/ports.js';
 
@@ -77,15 +77,7 @@ describe.each(HOSTS)('tasks started on $kind', { timeout: 180_000 }, (host) => {
     scriptCalcRun(svc.model, (req) => ({
       text: req.text.includes('Follow-up on pull request') ? FOLLOW_FIX : GOOD_FIX,
     }));
-    const account = await newAccount(h, { plan: opts.plan ?? 'pro', credits: opts.credits ?? 5, scm: false });
-    const user = f.addUser(`o${randomBytes(4).toString('hex')}`);
-    const connected = await h.app.inject({
-      method: 'POST',
-      url: '/v1/me/scm',
-      headers: account.auth,
-      payload: { token: user.token, host: host.kind },
-    });
-    expect(connected.statusCode, connected.body).toBe(200);
+    const { account, user } = await connectedAccount(h, f, host.kind, { plan: opts.plan, credits: opts.credits });
     f.addUser('rita');
     f.addUser('sam');
     ns = user.login;

@@ -1,4 +1,5 @@
 import { randomBytes } from 'node:crypto';
+import type { BillingPlanName } from '../../src/config/billing-plans.js';
 import { expect } from 'vitest';
 import { type Worker, startWorker } from '../../src/engine/worker.js';
 import { productionSteps } from '../../src/runtime/step-registry.js';
@@ -35,6 +36,28 @@ export interface HostService {
   close(): Promise<void>;
 }
 
+/**
+ * A new account connected to the fake host as a new user (POST /v1/me/scm): the user's login is the
+ * namespace their repositories go in.
+ */
+export async function connectedAccount(
+  h: Harness,
+  fake: FakeHost,
+  kind: HostKind,
+  opts: { plan?: BillingPlanName; credits?: number } = {},
+) {
+  const account = await newAccount(h, { plan: opts.plan ?? 'pro', credits: opts.credits ?? 5, scm: false });
+  const user = fake.addUser(`o${randomBytes(4).toString('hex')}`);
+  const connected = await h.app.inject({
+    method: 'POST',
+    url: '/v1/me/scm',
+    headers: account.auth,
+    payload: { token: user.token, host: kind },
+  });
+  expect(connected.statusCode, connected.body).toBe(200);
+  return { account, user };
+}
+
 export async function startHostService(host: (typeof FAKE_HOSTS)[number], credits: number): Promise<HostService> {
   const fake = await host.start();
   const held = await heldPort();
@@ -55,15 +78,7 @@ export async function startHostService(host: (typeof FAKE_HOSTS)[number], credit
     staleMs: 60_000,
     maintenanceMs: 600_000,
   });
-  const account = await newAccount(h, { plan: 'pro', credits, scm: false });
-  const user = fake.addUser(`o${randomBytes(4).toString('hex')}`);
-  const connected = await h.app.inject({
-    method: 'POST',
-    url: '/v1/me/scm',
-    headers: account.auth,
-    payload: { token: user.token, host: host.kind },
-  });
-  expect(connected.statusCode, connected.body).toBe(200);
+  const { account, user } = await connectedAccount(h, fake, host.kind, { credits });
   return {
     fake,
     h,

@@ -1,4 +1,4 @@
-import { randomBytes } from 'node:crypto';
+import { connectedAccount } from '../support/host-service.js';
 import { and, eq, isNotNull } from 'drizzle-orm';
 import { afterEach, describe, expect, it } from 'vitest';
 import { hostFor } from '../../src/workspaces/scm-connection.js';
@@ -12,7 +12,6 @@ import { type FakeGitea, startFakeGitea } from '../support/fake-gitea/server.js'
 import { type FakeGitHub, startFakeGitHub } from '../support/fake-github/server.js';
 import { type FakeGitLab, startFakeGitLab } from '../support/fake-gitlab/server.js';
 import { CALC_REPO } from '../support/fix-script.js';
-import { newAccount } from '../support/harness.js';
 import { type ModelService, startModelService } from '../support/model-service.js';
 import { heldPort } from '../support/ports.js';
 
@@ -66,15 +65,7 @@ describe.each(HOSTS)('two deliveries at once on $kind', { timeout: 120_000 }, (h
     await h.app.listen({ port, host: '127.0.0.1' });
     // The tasks stay active (their model never answers): the second asker meets a running task.
     svc.model.respond(() => new Promise(() => {}));
-    const account = await newAccount(h, { plan: 'pro', credits: 5, scm: false });
-    const user = f.addUser(`o${randomBytes(4).toString('hex')}`);
-    const connected = await h.app.inject({
-      method: 'POST',
-      url: '/v1/me/scm',
-      headers: account.auth,
-      payload: { token: user.token, host: host.kind },
-    });
-    expect(connected.statusCode, connected.body).toBe(200);
+    const { account, user } = await connectedAccount(h, f, host.kind, { credits: 5 });
     f.addUser('rita');
     f.addUser('ann');
     const ns = user.login;
