@@ -1,3 +1,4 @@
+import { dirOf, stemOf } from './paths.js';
 import { isTestOrSupportFile } from '../text/test-paths.js';
 
 /**
@@ -77,8 +78,6 @@ const PROSE_WORDS = new Set([
   'test',
 ]);
 
-const stemOf = (path: string) => path.slice(path.lastIndexOf('/') + 1).replace(/\.[^.]+$/, '');
-const dirOf = (path: string) => (path.includes('/') ? path.slice(0, path.lastIndexOf('/')) : '');
 const extOf = (path: string) => /\.[^./]+$/.exec(path)?.[0] ?? '';
 const joined = (name: string) => name.replace(/[-_.]/g, '');
 

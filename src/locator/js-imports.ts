@@ -1,3 +1,4 @@
+import { dirOf } from './paths.js';
 // The repository's own JavaScript/TypeScript imports, for the locator's import-graph signal (as
 // imports.ts is for Python): which of the repository's files a file imports. Read with regular
 // expressions (an import names its module in a string literal after `from`, `import`, `import(`
@@ -32,7 +33,6 @@ function normalize(path: string): string | undefined {
   return out.join('/');
 }
 
-const dirOf = (path: string) => (path.includes('/') ? path.slice(0, path.lastIndexOf('/')) : '');
 const join = (dir: string, rest: string) => normalize(dir ? `${dir}/${rest}` : rest);
 
 /** JSON with comments and trailing commas (tsconfig.json, jsconfig.json); undefined when it does not parse. */

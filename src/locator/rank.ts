@@ -517,7 +517,8 @@ export function rank(index: LocatorIndex, report: string, top: number, importsAf
     // build's output repeat a title's words (an issue template, a package's keywords: "Comments aren't fully
     // supported" and marked's package.json) without being where the fix goes: their title match is demoted
     // once more. Not a test's: its words are the report's kind (tested-by.ts), and it is demoted below anyway.
-    const demotedTitle = isTestOrSupportFile(d.path) ? 1 : (demotion(d.path)?.[0] ?? 1);
+    const demoted = demotion(d.path);
+    const demotedTitle = isTestOrSupportFile(d.path) ? 1 : (demoted?.[0] ?? 1);
     let soft = base[i]! + weak[i]! + TITLE_MATCH * title.scores[i]! * demotedTitle;
     let hard = strong[i]!;
     if (base[i]! > 0)
@@ -529,7 +530,6 @@ export function rank(index: LocatorIndex, report: string, top: number, importsAf
       soft *= SIBLING_DEMOTION;
       reasons[i]!.push('another member of a family whose member the title names, demoted');
     }
-    const demoted = demotion(d.path);
     if (demoted) {
       soft *= demoted[0];
       hard *= Math.sqrt(demoted[0]); // named or in a trace, but a test or example: the user's own, more often than not

@@ -1,3 +1,4 @@
+import { stemOf } from './paths.js';
 import { isTestOrSupportFile } from '../text/test-paths.js';
 
 /*
@@ -17,12 +18,6 @@ function testedStem(path: string): string | undefined {
   return stem && stem !== name.toLowerCase() ? stem : undefined;
 }
 
-const stemOf = (path: string) =>
-  path
-    .slice(path.lastIndexOf('/') + 1)
-    .replace(/\.[^.]+$/, '')
-    .toLowerCase();
-
 /** The directories a path is in, as a set of names. */
 const dirNames = (path: string) => new Set(path.split('/').slice(0, -1));
 
@@ -35,7 +30,7 @@ export function testedFiles(paths: readonly string[]): Map<number, number> {
   const sources = new Map<string, number[]>();
   paths.forEach((p, i) => {
     if (isTestOrSupportFile(p)) return;
-    const stem = stemOf(p);
+    const stem = stemOf(p).toLowerCase();
     const same = sources.get(stem);
     if (same) same.push(i);
     else sources.set(stem, [i]);

@@ -1,3 +1,4 @@
+import { dirOf } from './paths.js';
 import { splitIdentifier, tokenize } from './tokenize.js';
 
 /*
@@ -52,8 +53,8 @@ export function titleNamedFiles(paths: readonly string[], title: string): Map<nu
  * for it alone.
  */
 export function titleNamedDirectories(paths: readonly string[], title: string): Map<number, string[]> {
-  const dirOf = (p: string) => (p.includes('/') ? p.slice(0, p.lastIndexOf('/')) : '');
   const dirs = [...new Set(paths.map(dirOf).filter(Boolean))];
+  // A directory's name as a file's, its last dot kept (`highlight.js/` is not `highlight`): a stand-in extension.
   const words = new Map(dirs.map((d) => [d, [...new Set(nameWords(`${d}.dir`))]]));
   const df = new Map<string, number>();
   for (const ws of words.values()) for (const w of ws) df.set(w, (df.get(w) ?? 0) + 1);

@@ -44,17 +44,24 @@ export function focusIn(
   return selectFocus({ ...input, testFiles: paths.filter(isTestFile), imports });
 }
 
-/** The `test` script of the tree's package.json, or undefined. */
-export function testScriptIn(repoDir: string): string | undefined {
+/** The tree's package.json as an object, or undefined (none, too large, not JSON, not an object). */
+function packageJsonIn(repoDir: string): Record<string, unknown> | undefined {
   const text = repoFiles(repoDir).readText('package.json', { maxBytes: 1_000_000 });
   if (text === undefined) return undefined;
   try {
-    const pkg = JSON.parse(text) as { scripts?: Record<string, unknown> };
-    const script = pkg.scripts?.test;
-    return typeof script === 'string' ? script : undefined;
+    const pkg: unknown = JSON.parse(text);
+    return typeof pkg === 'object' && pkg !== null ? (pkg as Record<string, unknown>) : undefined;
   } catch {
     return undefined;
   }
+}
+
+/** The `test` script of the tree's package.json, or undefined. */
+export function testScriptIn(repoDir: string): string | undefined {
+  const scripts = packageJsonIn(repoDir)?.scripts;
+  const script =
+    typeof scripts === 'object' && scripts !== null ? (scripts as Record<string, unknown>).test : undefined;
+  return typeof script === 'string' ? script : undefined;
 }
 
 /** The configuration files mocha reads from the directory it starts in, in its order. */
@@ -77,12 +84,6 @@ export function mochaSpecIn(repoDir: string, script: string | undefined): string
       : MOCHA_RC.find((path) => read(path) !== undefined);
   if (rc !== undefined && /\bspec\b/.test(read(rc) ?? '')) return rc;
   if (/--no-package\b/.test(script ?? '')) return undefined;
-  try {
-    const pkg = JSON.parse(read('package.json') ?? '{}') as { mocha?: unknown };
-    const own = pkg.mocha;
-    if (typeof own === 'object' && own !== null && 'spec' in own) return 'package.json';
-  } catch {
-    // Not JSON: the detection found no runner there either.
-  }
-  return undefined;
+  const own = packageJsonIn(repoDir)?.mocha;
+  return typeof own === 'object' && own !== null && 'spec' in own ? 'package.json' : undefined;
 }
