@@ -158,6 +158,16 @@ export function detectTestRecipe(dir: string, options: DetectOptions = {}): Test
     ['memory', options.testCommand?.trim() || undefined],
   ];
   const chosen = sources.find(([, command]) => command !== undefined);
+  // A remembered command is the one detection found on an earlier run, as the validator ran it (its
+  // flags after it). Where detection still finds it, the detected recipe runs: it adds the flags again
+  // and keeps what runs as written would lose (per-test timeouts, the focused pass, the cores).
+  const remembered = chosen?.[0] === 'memory' ? chosen[1]! : undefined;
+  if (
+    detected &&
+    remembered !== undefined &&
+    (remembered === detected.command || remembered.startsWith(`${detected.command} `))
+  )
+    return withSetup(detected);
   if (chosen) {
     return withSetup({
       runner: detected?.runner,

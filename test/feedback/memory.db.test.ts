@@ -67,8 +67,11 @@ describe('feedback becomes repo memory, end to end', { timeout: 300_000 }, () =>
       expect(seen.find((c) => stepOf(c) === 'fixer')!.text).toContain(LESSON);
       expect(next.byStep('planner')[0]!.output.memory_used).toEqual([lesson.id]);
       expect(next.byStep('fixer')[0]!.output.memory_used).toEqual([lesson.id]);
-      // the next run starts from the remembered command
-      expect(next.byStep('validator')[0]!.output).toMatchObject({ passed: true, source: 'memory' });
+      // the remembered command is detection's own as it ran: the next run is detection's recipe again
+      expect(memory.items.find((i: { kind: string }) => i.kind === 'test_command').content.command).toMatch(
+        /^python3 -m pytest /,
+      );
+      expect(next.byStep('validator')[0]!.output).toMatchObject({ passed: true, source: 'detected' });
       // a second task on the same commit reuses the locator's index instead of rebuilding it
       expect(next.byStep('locator')[0]!.output.index).toMatchObject({ cache: 'hit' });
 

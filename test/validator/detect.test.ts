@@ -251,6 +251,16 @@ describe('test command detection', () => {
         perTest: { kind: 'none' },
         setup: { command: 'npm ci --no-audit --no-fund' },
       });
+      // Detection's own command as the validator ran it (repo memory keeps the flags): detection's
+      // recipe, which adds the flags again, not the command run as written.
+      for (const remembered of ['npm test', 'npm test -- --testTimeout=60000 --verbose'])
+        expect(detect(files, remembered)).toMatchObject({
+          source: 'detected',
+          command: 'npm test',
+          perTest: { kind: 'jest' },
+          setup: { command: 'npm ci --no-audit --no-fund' },
+        });
+      expect(detect(files, 'npm testing')).toMatchObject({ source: 'memory', command: 'npm testing' });
       const withFile = {
         ...files,
         '.emend/test': '# how to test this repository\n\nnpm run test:ci -- --runInBand\nignored second line\n',

@@ -286,7 +286,9 @@ describe('the validator on fixture repositories', { timeout: 60_000 }, () => {
 
   it('watches a remembered command that names the progress plugin (repo memory keeps the command as run)', async () => {
     const repo = pythonHangingTest();
-    const remembered = 'python3 -m pytest -v -rA -p no:cacheprovider -p emend_progress -o faulthandler_timeout=1';
+    // Not detection's own command (that runs as detection's recipe): one run as written.
+    const remembered =
+      'PYTHONDONTWRITEBYTECODE=1 python3 -m pytest -v -rA -p no:cacheprovider -p emend_progress -o faulthandler_timeout=1';
     const out = await validate(
       sandbox,
       { dir: repo.dir, base: repo.base, testCommand: remembered },
