@@ -174,11 +174,13 @@ async function main() {
         duration_ms?: number;
         setup?: { duration_ms?: number; environment?: { cache?: string } };
         baseline?: { reused?: { from: string } };
+        message?: string;
       };
       const validations = logs
         .filter((l) => l.step === 'validator' && (l.status === 'done' || l.status === 'failed'))
         .map((l) => l.output as ValidatorView);
       const validator = validations.at(-1);
+      if (process.env.BENCH_DEBUG) for (const v of validations) if (v.message) console.log(`  validator: ${v.message}`);
       const seconds_ = (ms: number | undefined) => ((ms ?? 0) / 1000).toFixed(1);
       console.log(
         `${run}: ${task.status} in ${seconds.toFixed(1)} s from POST to ${task.pr_url ? 'the pull request' : 'the end (no PR)'}; ` +

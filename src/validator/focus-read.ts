@@ -64,6 +64,11 @@ export function testScriptIn(repoDir: string): string | undefined {
   return typeof script === 'string' ? script : undefined;
 }
 
+/** The tree whose test script decides: the base commit's, unless it has none (a change that adds the first tests). */
+export function scriptTreeOf<T extends { repo: string }>(copies: { baseline: T; change: T }): T {
+  return testScriptIn(copies.baseline.repo) !== undefined ? copies.baseline : copies.change;
+}
+
 /** The configuration files mocha reads from the directory it starts in, in its order. */
 const MOCHA_RC = ['.mocharc.cjs', '.mocharc.js', '.mocharc.yaml', '.mocharc.yml', '.mocharc.jsonc', '.mocharc.json'];
 

@@ -158,11 +158,10 @@ export function focusedCommand(
  * word after an option is taken for the option's value.
  */
 function ownTestFiles(script: string): string[] | undefined {
-  const last = script.split(/&&|\|\||;|\|/).pop() ?? '';
-  const tokens = last.trim().split(/\s+/);
-  while (tokens.length && /^[A-Za-z_][A-Za-z0-9_]*=/.test(tokens[0]!)) tokens.shift();
-  const [bin, ...rest] = tokens;
-  if (!bin || !['jest', 'vitest', 'mocha', '_mocha', 'jasmine', 'node'].includes(bin)) return undefined;
+  const last = lastCommandOf(script);
+  if (!last) return undefined;
+  const { bin, args: rest } = last;
+  if (!['jest', 'vitest', 'mocha', '_mocha', 'jasmine', 'node'].includes(bin)) return undefined;
   if (bin === 'node' && !rest.includes('--test')) return undefined;
   if (bin === 'vitest' && rest[0] === 'run') rest.shift();
   const own: string[] = [];
@@ -175,4 +174,13 @@ function ownTestFiles(script: string): string[] | undefined {
     own.push(t);
   }
   return own;
+}
+
+/** A test script's last command (what it runs as tests): its program and arguments, leading variables aside. */
+export function lastCommandOf(script: string): { bin: string; args: string[] } | undefined {
+  const last = script.split(/&&|\|\||;|\|/).pop() ?? '';
+  const tokens = last.trim().split(/\s+/).filter(Boolean);
+  while (tokens.length && /^[A-Za-z_][A-Za-z0-9_]*=/.test(tokens[0]!)) tokens.shift();
+  const [bin, ...args] = tokens;
+  return bin ? { bin, args } : undefined;
 }

@@ -5,7 +5,7 @@ import type { SetupReport, ValidatorOutput } from '../step-contract/fix.js';
 import { type TestRun, runTests } from '../test-runs/run.js';
 import type { BaselineResult, BaselineTree } from './baseline-run.js';
 import { type FocusInput, focusedCommand } from './focus.js';
-import { focusIn, mochaSpecIn, testScriptIn } from './focus-read.js';
+import { focusIn, mochaSpecIn, scriptTreeOf, testScriptIn } from './focus-read.js';
 import { type TestRunSlots, sideBySide } from './run-slots.js';
 
 /** What a focused pass leaves: the verdict when it failed (the whole suite then does not run), else its record and a note. */
@@ -40,8 +40,7 @@ export async function focusedPass(
 ): Promise<FocusedPass> {
   const { ctx, copies, log } = o;
   const started = performance.now();
-  // The script detection read: the base commit's, unless it had none (a change that adds the first tests).
-  const scriptTree = testScriptIn(copies.baseline.repo) !== undefined ? copies.baseline : copies.change;
+  const scriptTree = scriptTreeOf(copies);
   const script = testScriptIn(scriptTree.repo);
   const kind = o.recipe.perTest.kind;
   const focus = focusIn(copies.change.repo, {

@@ -26,6 +26,8 @@ import { type TestRunSlots, sideBySide } from './run-slots.js';
 import { untouchedFailures } from './untouched-failures.js';
 import type { FocusInput } from './focus.js';
 import { type FocusedPass, focusedPass } from './focused-pass.js';
+import { scriptTreeOf } from './focus-read.js';
+import { changeRunAlone } from './over-cores.js';
 
 export const NO_TEST_COMMAND = 'no test command found';
 
@@ -153,8 +155,8 @@ export async function validate(
       setup: setups.baseline,
       log,
     });
-    const runChange = async (): Promise<TestRun> => {
-      const run = await runTests(ctx, copies.change, command, setup, { watchPytest });
+    const runChange = async (cmd = command): Promise<TestRun> => {
+      const run = await runTests(ctx, copies.change, cmd, setup, { watchPytest });
       log('change run', { failures: run.outcome.failures.length, tests: run.outcome.tests.size, ms: run.durationMs });
       return run;
     };
@@ -205,16 +207,37 @@ export async function validate(
       }
       let baseline = await keptBaseline({ store: keyed, previous: input.cachedBaseline, commit, command, tests, log });
       let change: TestRun;
-      if (baseline) change = await runChange();
-      else {
-        const both = await sideBySide(options.runSlots, () => baseTree.result(command, watchPytest, commit), runChange);
+      let coresNote: string | undefined;
+      if (baseline) {
+        // Alone beside a kept baseline: over the free cores where the runner can (./over-cores.ts).
+        const alone = await changeRunAlone({
+          recipe,
+          command,
+          scriptTree: scriptTreeOf(copies).repo,
+          changeTree: copies.change.repo,
+          baseline,
+          slots: options.runSlots,
+          run: runChange,
+          log,
+        });
+        change = alone.run;
+        coresNote = alone.note;
+      } else {
+        const both = await sideBySide(
+          options.runSlots,
+          () => baseTree.result(command, watchPytest, commit),
+          () => runChange(),
+        );
         if (both.together) log('baseline and change ran at once');
         const [ran, changeRun] = both.results;
         baseline = ran.result;
         change = changeRun;
         await keepBaseline(keyed, ran.kept, log);
       }
-      const verdict = await judge(baseline, change, command);
+      const judged = await judge(baseline, change, command);
+      const verdict = coresNote
+        ? { ...judged, message: [judged.message, coresNote].filter(Boolean).join('; ') }
+        : judged;
       if (!focused) return verdict;
       return {
         ...verdict,

@@ -55,6 +55,13 @@ export function fixtureRepo(base: Files, change: Files = {}): FixtureRepo {
   return { dir, base: commit };
 }
 
+/** The repository's working tree made the base commit's plus `change`: another change on the same base. */
+export function changeTo(dir: string, change: Files): void {
+  git(dir, ['checkout', '-q', '--', '.']);
+  git(dir, ['clean', '-qfd']);
+  writeFiles(dir, change);
+}
+
 /** Commits the working tree; returns the new commit. */
 export function commitAll(dir: string, message = 'change'): string {
   git(dir, ['add', '-A']);

@@ -1,4 +1,3 @@
-import { execFileSync } from 'node:child_process';
 import { randomBytes, randomUUID } from 'node:crypto';
 import { eq } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -16,14 +15,7 @@ import type { Task } from '../../src/tasks/service.js';
 import { DbBaselineStore } from '../../src/validator/baseline-store.js';
 import type { KeptBaseline } from '../../src/validator/kept-baseline.js';
 import { type ValidateOptions, validate } from '../../src/validator/validate.js';
-import {
-  type Files,
-  GIT_ENV,
-  fixtureRepo,
-  fixtureSandbox,
-  removeFixtureRepos,
-  writeFiles,
-} from '../support/fixture-repos.js';
+import { type Files, changeTo, fixtureRepo, fixtureSandbox, removeFixtureRepos } from '../support/fixture-repos.js';
 import { type RecordedRun, recordingSandbox, testRunsIn } from '../support/recording-sandbox.js';
 import { openTestDatabase, postgresUrlOf } from '../support/test-db.js';
 
@@ -54,13 +46,6 @@ const A_TEST: Files = {
     "const test = require('node:test');\nconst assert = require('node:assert');\nconst { a } = require('../src/lib.js');\n" +
     "test('a is a', () => assert.strictEqual(a(), 'a'));\n",
 };
-
-/** The repository's working tree made the base commit's plus `change`, as another change on the same base. */
-function changeTo(dir: string, change: Files) {
-  execFileSync('git', ['-C', dir, 'checkout', '-q', '--', '.'], { env: GIT_ENV });
-  execFileSync('git', ['-C', dir, 'clean', '-qfd'], { env: GIT_ENV });
-  writeFiles(dir, change);
-}
 
 /**
  * The verdict without what differs between two runs of it: the times (in the output's tail too),
