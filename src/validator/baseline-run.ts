@@ -39,18 +39,21 @@ export class BaselineTree {
     private readonly given: {
       checkoutDir: string;
       tests: ChangeTests;
-      /** The baseline tree's setup when it already ran (through the environment cache). */
+      /** The baseline tree's setup when it already ran (an environment cache build). */
       setup?: SetupReport | null;
+      /** Lays a cached environment into the tree (a cache hit), instead of its setup. */
+      laySetup?: () => Promise<SetupReport | null>;
       log: Log;
     },
   ) {}
 
   prepare(): Promise<SetupReport | null> {
     this.prepared ??= (async () => {
-      const { checkoutDir, tests, setup, log } = this.given;
+      const { checkoutDir, tests, setup, laySetup, log } = this.given;
       const leftOut = await addTestsToBaseline(checkoutDir, tests.copied, this.tree.repo);
       if (leftOut.length > 0) log('test files not copied to the base commit (a link on their way there)', { leftOut });
-      return setup !== undefined ? setup : await runSetup(this.ctx, this.tree, this.recipe);
+      if (setup !== undefined) return setup;
+      return laySetup ? await laySetup() : await runSetup(this.ctx, this.tree, this.recipe);
     })();
     return this.prepared;
   }

@@ -153,6 +153,7 @@ export async function validate(
       checkoutDir: input.dir,
       tests,
       setup: setups.baseline,
+      laySetup: setups.layBaseline,
       log,
     });
     const runChange = async (cmd = command): Promise<TestRun> => {

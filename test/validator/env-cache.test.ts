@@ -154,6 +154,8 @@ describe('cached environments', { timeout: 60_000 }, () => {
     expect(second.out).toMatchObject({ passed: true, tests: { passed: 2, failed: 0 }, baseline: { setup: 'ok' } });
     expect(second.out.setup?.environment).toEqual({ key: entry!.key, cache: 'hit' });
     expect(second.setupRuns).toBe(0);
+    // The baseline ran here (no kept one), so its tree was laid too, when its run came.
+    expect(second.logs.map((l) => l.message)).toContain('environment from the cache laid into the baseline tree');
     expect(await cache.list()).toHaveLength(1);
   });
 

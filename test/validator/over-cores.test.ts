@@ -134,15 +134,16 @@ describe('the change alone beside a kept baseline, with real mocha', { timeout: 
       mode: 'auto',
       isolated: true,
     });
+    const logs: string[] = [];
     const out = await validate(
       recorded.sandbox,
       { dir, base },
-      { environments: online.environments(), baselines, runSlots },
+      { environments: online.environments(), baselines, runSlots, log: (m) => logs.push(m) },
     );
     expect(out.setup, out.log_tail).toMatchObject({ exit_code: 0 });
     expect(ValidatorOutput.parse(JSON.parse(JSON.stringify(out)))).toEqual(out);
     const tests = recorded.runs.filter((r) => r.command.includes('npm test'));
-    return { out, change: tests.filter((r) => r.tree === 'change').map((r) => r.command), tests };
+    return { out, change: tests.filter((r) => r.tree === 'change').map((r) => r.command), tests, logs };
   }
 
   it('runs the change over two processes once the base is kept, and the verdict reads that run', async () => {
@@ -166,6 +167,10 @@ describe('the change alone beside a kept baseline, with real mocha', { timeout: 
     expect(second.out.message).toContain("the change's whole suite ran in 2 mocha processes at once (--parallel)");
     expect(second.change).toHaveLength(1);
     expect(second.change[0]).toMatch(/ --parallel --jobs 2$/);
+    // Nothing ran in the baseline's tree, so the cached environment was never laid there.
+    expect(second.tests.filter((t) => t.tree === 'baseline')).toEqual([]);
+    expect(second.logs).toContain('environment from the cache');
+    expect(second.logs).not.toContain('environment from the cache laid into the baseline tree');
     // The verdict's command stays the suite's own: what a retry's kept baseline is matched by.
     expect(second.out.command).not.toContain('--parallel');
 
