@@ -144,16 +144,20 @@ export async function prepareCopies(
   const baseline = await newTree(root, 'baseline');
   const change = await newTree(root, 'change');
   const source = await treeGitSource(repo, baseCommit, root);
-  try {
-    await copyChange(repo, change, source);
-    await giveTreeGit(source.pack, baseline.repo, 'checkout', source.env);
-  } finally {
-    await rm(source.pack.dir, { recursive: true, force: true });
-  }
-  const ignored = (await git(repo, ['ls-files', '-z', '--others', '--ignored', '--exclude-standard', '--directory']))
-    .split('\0')
-    .filter(Boolean);
-  const submodules = (await git(repo, ['ls-tree', '-r', '-z', baseCommit]))
+  // The two trees at once, and the listings beside them: making files and directories is most of
+  // this time, the kernel's, which every core can do (express: 0.42 s one after the other).
+  const copied = await Promise.allSettled([
+    copyChange(repo, change, source),
+    giveTreeGit(source.pack, baseline.repo, 'checkout', source.env),
+    git(repo, ['ls-files', '-z', '--others', '--ignored', '--exclude-standard', '--directory']),
+    git(repo, ['ls-tree', '-r', '-z', baseCommit]),
+  ]);
+  await rm(source.pack.dir, { recursive: true, force: true });
+  const failed = copied.find((c) => c.status === 'rejected');
+  if (failed) throw failed.reason;
+  const [, , listed, tree] = copied.map((c) => (c.status === 'fulfilled' ? c.value : undefined));
+  const ignored = (listed ?? '').split('\0').filter(Boolean);
+  const submodules = (tree ?? '')
     .split('\0')
     .filter((line) => line.startsWith('160000 '))
     .map((line) => line.slice(line.indexOf('\t') + 1));

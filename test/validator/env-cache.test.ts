@@ -1,11 +1,14 @@
 import {
+  chmodSync,
   existsSync,
   mkdirSync,
   mkdtempSync,
   readFileSync,
   readdirSync,
+  readlinkSync,
   rmSync,
   statSync,
+  symlinkSync,
   writeFileSync,
 } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -270,6 +273,45 @@ test('no download cache in the test phase', () => assert.strictEqual(existsSync(
     expect((await cache.list()).map((e) => e.key)).toEqual([keyTwo]);
     expect(existsSync(join(cache.dir, keyOne!))).toBe(false);
     expect(r2.out).toMatchObject({ passed: true });
+  });
+
+  it('links a large directory by several processes: every entry there, each file the entry’s own', async () => {
+    // 80 packages (past the share's threshold), a nested one, a link among them, a mode of its own.
+    const from = mkdtempSync(join(tmpdir(), 'emend-env-large-'));
+    const nm = join(from, 'repo', 'node_modules');
+    for (let i = 0; i < 80; i++) {
+      mkdirSync(join(nm, `pkg-${i}`, 'lib'), { recursive: true });
+      writeFileSync(join(nm, `pkg-${i}`, 'lib', 'index.js'), `module.exports = ${i};\n`);
+    }
+    mkdirSync(join(nm, '.bin'));
+    symlinkSync('../pkg-7/lib/index.js', join(nm, '.bin', 'seven'));
+    chmodSync(join(nm, 'pkg-3'), 0o750);
+    mkdirSync(join(from, 'home'));
+    const cache = newCache();
+    const entry = await cache.store(
+      'a'.repeat(40),
+      { account: 'team-a', repository: 'https://git.example/large', setup_env_names: [] },
+      { repo: join(from, 'repo'), home: join(from, 'home') },
+      ['node_modules'],
+      'link',
+    );
+    expect(entry).toBeDefined();
+    const to = mkdtempSync(join(tmpdir(), 'emend-env-laid-'));
+    const laid = await cache.layInto(entry!, { repo: join(to, 'repo'), home: join(to, 'home') }, 'link');
+    expect(laid).toEqual({ ok: true, skipped: [] });
+    const there = join(to, 'repo', 'node_modules');
+    expect(readdirSync(there).sort()).toEqual(readdirSync(nm).sort());
+    for (let i = 0; i < 80; i++)
+      expect(readFileSync(join(there, `pkg-${i}`, 'lib', 'index.js'), 'utf8')).toBe(`module.exports = ${i};\n`);
+    expect(readlinkSync(join(there, '.bin', 'seven'))).toBe('../pkg-7/lib/index.js');
+    expect(statSync(join(there, 'pkg-3')).mode & 0o777).toBe(0o750);
+    // Linked where the entry is read-only (root): the laid file is the entry's inode, not a copy.
+    const inEntry = statSync(join(entry!.dir, 'repo', 'node_modules', 'pkg-5', 'lib', 'index.js'));
+    const inTree = statSync(join(there, 'pkg-5', 'lib', 'index.js'));
+    if (entry!.read_only) expect(inTree.ino).toBe(inEntry.ino);
+    else expect(inTree.ino).not.toBe(inEntry.ino);
+    rmSync(from, { recursive: true, force: true });
+    rmSync(to, { recursive: true, force: true });
   });
 
   it('never uses a half-built entry, and sweeps builds a dead process left', async () => {
