@@ -54,6 +54,7 @@ function gitDir(mirror: string): string {
 interface TaskView {
   status: string;
   pr_url: string | null;
+  finished_at: string | null;
 }
 type LogView = {
   step: string;
@@ -163,7 +164,10 @@ async function main() {
                   `${l.step}:${l.status} +${((Date.parse(l.created_at) - startedAt) / 1000).toFixed(2)} s` +
                   (l.duration_ms ? ` (${(l.duration_ms / 1000).toFixed(2)} s)` : ''),
               )
-              .join(', '),
+              .join(', ') +
+              (task.finished_at
+                ? `, finished +${((Date.parse(task.finished_at) - startedAt) / 1000).toFixed(2)} s`
+                : ''),
           );
         if (['done', 'failed', 'cancelled'].includes(task.status)) break;
         await new Promise((r) => setTimeout(r, 100));

@@ -80,7 +80,8 @@ export function notConclusive(run: TestRun, base: Pick<RunOutcome, 'tests' | 'fa
 /**
  * The change's whole-suite run beside a kept baseline: over the cores free now when the runner can
  * and the base commit's tests are known by id, else (or when that run is not conclusive) in one
- * process. Returns the run the verdict reads and, when the cores were tried, a note for its message.
+ * process. Returns the run the verdict reads and, when the cores were tried, a note for its message
+ * (and the run over them when it was not conclusive: a second sight of the change's failures).
  */
 export async function changeRunAlone(o: {
   recipe: TestRecipe;
@@ -94,7 +95,7 @@ export async function changeRunAlone(o: {
   slots?: TestRunSlots;
   run: (command: string) => Promise<TestRun>;
   log: (message: string, data?: Record<string, unknown>) => void;
-}): Promise<{ run: TestRun; note?: string }> {
+}): Promise<{ run: TestRun; note?: string; inconclusive?: TestRun }> {
   const base = o.baseline.outcome;
   if (!o.slots || !base || o.recipe.perTest.kind !== 'mocha') return { run: await o.run(o.command) };
   const refused = overCoresRefusal(o.recipe, testScriptIn(o.scriptTree), mochaMajorIn(o.changeTree));
@@ -121,5 +122,6 @@ export async function changeRunAlone(o: {
   return {
     run: await o.run(o.command),
     note: `the change's run in ${jobs} mocha processes at once was not conclusive (${why}), so the suite ran again in one`,
+    inconclusive: spread,
   };
 }

@@ -21,7 +21,7 @@ import { extrasDigest, keptRowFor } from './baseline-key.js';
 import { type BaselineResult, BaselineTree, keepBaseline, keptBaseline } from './baseline-run.js';
 import type { BaselineStore } from './baseline-store.js';
 import { type ChangeTests, changeTests, judgeReproduction, reproduced } from './reproduction.js';
-import { flakyNote, judgeReruns, needingNetwork, networkNote, rerunRefusal, suspectsOf } from './reruns.js';
+import { flakyNote, judgeReruns, needingNetwork, networkNote, rerunRefusal, statusIn, suspectsOf } from './reruns.js';
 import { type TestRunSlots, sideBySide } from './run-slots.js';
 import { untouchedFailures } from './untouched-failures.js';
 import type { FocusInput } from './focus.js';
@@ -166,7 +166,7 @@ export async function validate(
     const release = options.runSlots?.hold();
     try {
       // The verdict on a baseline and a change's run of `cmd` (the whole suite's, or the focused pass's).
-      const judge = (baseline: BaselineResult, change: TestRun, cmd: string) =>
+      const judge = (baseline: BaselineResult, change: TestRun, cmd: string, seenAgain?: TestRun) =>
         judgeRuns({
           ctx,
           started,
@@ -183,6 +183,7 @@ export async function validate(
           baseline,
           baseTree,
           slots: options.runSlots,
+          ...(seenAgain ? { seenAgain } : {}),
           log,
         });
       let focused: FocusedPass | undefined;
@@ -209,6 +210,7 @@ export async function validate(
       let baseline = await keptBaseline({ store: keyed, previous: input.cachedBaseline, commit, command, tests, log });
       let change: TestRun;
       let coresNote: string | undefined;
+      let seenAgain: TestRun | undefined;
       if (baseline) {
         // Alone beside a kept baseline: over the free cores where the runner can (./over-cores.ts).
         const alone = await changeRunAlone({
@@ -223,6 +225,7 @@ export async function validate(
         });
         change = alone.run;
         coresNote = alone.note;
+        seenAgain = alone.inconclusive;
       } else {
         const both = await sideBySide(
           options.runSlots,
@@ -235,7 +238,7 @@ export async function validate(
         change = changeRun;
         await keepBaseline(keyed, ran.kept, log);
       }
-      const judged = await judge(baseline, change, command);
+      const judged = await judge(baseline, change, command, seenAgain);
       const verdict = coresNote
         ? { ...judged, message: [judged.message, coresNote].filter(Boolean).join('; ') }
         : judged;
@@ -271,6 +274,11 @@ interface Runs {
   baseline: BaselineResult;
   baseTree: BaselineTree;
   slots?: TestRunSlots;
+  /**
+   * Another run of the whole suite on the change's tree (over several processes, not conclusive):
+   * where every suspect failed there too and the baseline is kept, it is their second run.
+   */
+  seenAgain?: TestRun;
   log: (message: string, data?: Record<string, unknown>) => void;
 }
 
@@ -299,7 +307,16 @@ async function judgeRuns(r: Runs): Promise<ValidatorOutput> {
   );
   const refused = suspects.length > 0 ? rerunRefusal(suspects, change.durationMs + baseline.duration_ms) : undefined;
   let rerun: ReturnType<typeof judgeReruns> | undefined;
-  if (suspects.length > 0 && refused === undefined) {
+  const seen = r.seenAgain?.outcome;
+  if (suspects.length > 0 && seen && !r.baseline.ranHere && suspects.every((id) => statusIn(seen, id) === 'failed')) {
+    // Each failed twice on the same tree already, in two runs of the whole suite: no third run.
+    rerun = judgeReruns(
+      suspects,
+      { change: change.outcome, ...(r.baseline.outcome ? { baseline: r.baseline.outcome } : {}) },
+      { change: seen },
+    );
+    log('suspects failed in both runs of the change', { suspects: suspects.length });
+  } else if (suspects.length > 0 && refused === undefined) {
     // The baseline's tree runs again too when it ran here. A kept baseline ran in another
     // validation's tree: only the change's runs again, and the kept statuses are the base's first.
     const first = r.baseline.outcome;

@@ -182,8 +182,15 @@ describe('the change alone beside a kept baseline, with real mocha', { timeout: 
     expect(third.out.message).toContain(
       "the change's run in 2 mocha processes at once was not conclusive (2 test(s) failed there that did not fail on the base commit), so the suite ran again in one",
     );
+    // Each new failure failed in both runs of the change's tree: they are its two runs, no third.
+    expect(third.change).toHaveLength(2);
     expect(third.change[0]).toMatch(/ --parallel --jobs 2$/);
-    expect(third.change.slice(1).every((c) => !c.includes('--parallel'))).toBe(true);
+    expect(third.change[1]).not.toContain('--parallel');
+    expect(third.out.reruns).toEqual([
+      { test: 'both › adds then multiplies', change: ['failed', 'failed'], baseline: ['passed'] },
+      { test: 'mul › multiplies', change: ['failed', 'failed'], baseline: ['passed'] },
+    ]);
+    expect(third.out.flaky).toEqual([]);
   });
 
   it('runs a suite again in one process when its files need each other', async () => {
