@@ -295,8 +295,8 @@ function promptIdentifiers(prompt: string, repoNames: Set<string>): Map<string, 
 }
 
 /** BM25 of the title's terms alone, each once, scaled so the best file scores 1 (all 0 for a title of one term). */
-function titleMatch(index: LocatorIndex, prompt: string): { scores: Float64Array; terms: string[] } {
-  const terms = new Set(queryTokens(promptParts(prompt).title));
+function titleMatch(index: LocatorIndex, title: string): { scores: Float64Array; terms: string[] } {
+  const terms = new Set(queryTokens(title));
   if (terms.size < 2) return { scores: new Float64Array(index.bm25.docs.length), terms: [] };
   const { scores } = scoreBm25(index.bm25, new Map([...terms].map((t) => [t, 1])));
   const max = Math.max(0, ...scores);
@@ -314,6 +314,9 @@ function titleMatch(index: LocatorIndex, prompt: string): { scores: Float64Array
 export function rank(index: LocatorIndex, report: string, top: number, importsAfter?: number): RankedFile[] {
   const prompt = withoutDependencyListings(report);
   const docs = index.bm25.docs;
+  const paths = docs.map((d) => d.path);
+  // The prompt's title, prose and code, split once for the rules below that read them.
+  const parts = promptParts(prompt);
   const { scores, terms } = scoreBm25(index.bm25, queryTerms(prompt));
   const maxBm25 = Math.max(0, ...scores);
   const byPath = new Map<string, number>();
@@ -348,7 +351,7 @@ export function rank(index: LocatorIndex, report: string, top: number, importsAf
               : null;
 
   const base = Array.from(scores, (s) => (maxBm25 > 0 ? s / maxBm25 : 0));
-  const title = titleMatch(index, prompt);
+  const title = titleMatch(index, parts.title);
   const strong = new Float64Array(docs.length); // explicit references
   const weak = new Float64Array(docs.length);
   const reasons: string[][] = docs.map(() => []);
@@ -441,9 +444,9 @@ export function rank(index: LocatorIndex, report: string, top: number, importsAf
   });
 
   // A file filed under a name the report uses (a language, a rule, a locale: family-names.ts).
-  const families = familyNames(docs.map((d) => d.path));
-  const family = familyMatches(families, reportNames(promptParts(prompt)));
-  const siblings = siblingsOfTitleNames(families, promptParts(prompt).title, index.imports);
+  const families = familyNames(paths);
+  const family = familyMatches(families, reportNames(parts));
+  const siblings = siblingsOfTitleNames(families, parts.title, index.imports);
   const named = new Set<number>();
   for (const [path, hit] of family) {
     const i = byPath.get(path)!;
@@ -478,20 +481,14 @@ export function rank(index: LocatorIndex, report: string, top: number, importsAf
 
   const titleNamed = new Set<number>();
   // A file named with the title's words, one at a time (`SubProcessStartEventBehavior` for "… sub-process … start event").
-  for (const [i, matched] of titleNamedFiles(
-    docs.map((d) => d.path),
-    promptParts(prompt).title,
-  )) {
+  for (const [i, matched] of titleNamedFiles(paths, parts.title)) {
     if (mentioned.has(i) || framed.has(i) || named.has(i)) continue;
     weak[i]! += TITLE_NAME_WORDS;
     reasons[i]!.push(`named with the title's words (${matched.join(', ')})`);
     titleNamed.add(i);
   }
   // A file in a directory named with the title's words (`code-path-analysis/` for "Code path analysis …").
-  for (const [i, matched] of titleNamedDirectories(
-    docs.map((d) => d.path),
-    promptParts(prompt).title,
-  )) {
+  for (const [i, matched] of titleNamedDirectories(paths, parts.title)) {
     if (mentioned.has(i) || framed.has(i) || named.has(i) || titleNamed.has(i)) continue;
     weak[i]! += TITLE_DIR_WORDS;
     reasons[i]!.push(`in a directory named with the title's words (${matched.join(', ')})`);
@@ -502,7 +499,7 @@ export function rank(index: LocatorIndex, report: string, top: number, importsAf
   // twice as likely).
   const matchOf = (i: number) => base[i]! + TITLE_MATCH * title.scores[i]!;
   const viaTest = new Map<number, { more: number; test: number }>();
-  for (const [t, src] of testedFiles(docs.map((d) => d.path))) {
+  for (const [t, src] of testedFiles(paths)) {
     const more = matchOf(t) - matchOf(src);
     if (more > (viaTest.get(src)?.more ?? 0)) viaTest.set(src, { more, test: t });
   }
