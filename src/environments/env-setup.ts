@@ -91,9 +91,10 @@ const parts = (tree: RunTree): TreeParts => ({ repo: tree.repo, home: join(tree.
  * (docs/environments.md, "Cached environments"). The cache is built from the baseline's setup
  * only, before the change's test files are added to it, and never from the change's tree: a
  * change cannot put anything into an environment a later task gets. A hit is laid into the
- * change's tree, and into the baseline's when a run there needs it; a miss runs the baseline's setup first, stores what it produced and lays that into the
- * change's tree. A change that modifies a manifest or `.emend/setup` runs its own setup over
- * the laid environment, as it would without the cache (never stored).
+ * change's tree, and into the baseline's when a run there needs it; a miss runs the baseline's
+ * setup first, stores what it produced and lays that into the change's tree. A change that
+ * modifies a manifest or `.emend/setup` runs its own setup over the laid environment, as it would
+ * without the cache (never stored).
  */
 export async function setupTrees(ctx: RunContext, args: SetupArgs): Promise<SetupResults> {
   const { recipe, log } = args;
