@@ -149,21 +149,25 @@ export async function insertMemoryItem(
   return id;
 }
 
-/** The test command that worked, replacing any older one for the account and repository. */
+/**
+ * The test command that worked, replacing any older one for the account and repository; the item
+ * already there is kept when it holds the same command (every passing task on a repository finds
+ * detection's command again: no write for it).
+ */
 export async function replaceTestCommand(
   deps: Pick<Deps, 'db' | 'clock'>,
   q: { workspaceId: string; repo: string; command: string; taskId?: string | null },
 ): Promise<string> {
   return deps.db.transaction(async (tx) => {
-    await tx
-      .delete(repoMemory)
-      .where(
-        and(
-          eq(repoMemory.workspaceId, q.workspaceId),
-          eq(repoMemory.repo, repoKey(q.repo)),
-          eq(repoMemory.kind, 'test_command'),
-        ),
-      );
+    const theirs = and(
+      eq(repoMemory.workspaceId, q.workspaceId),
+      eq(repoMemory.repo, repoKey(q.repo)),
+      eq(repoMemory.kind, 'test_command'),
+    );
+    const held = await tx.select({ id: repoMemory.id, content: repoMemory.content }).from(repoMemory).where(theirs);
+    const [only] = held;
+    if (held.length === 1 && only && (only.content as TestCommandContent).command === q.command) return only.id;
+    await tx.delete(repoMemory).where(theirs);
     return insertMemoryItem(tx, deps.clock.now(), {
       workspaceId: q.workspaceId,
       repo: q.repo,

@@ -72,6 +72,17 @@ describe('feedback becomes repo memory, end to end', { timeout: 300_000 }, () =>
         /^python3 -m pytest /,
       );
       expect(next.byStep('validator')[0]!.output).toMatchObject({ passed: true, source: 'detected' });
+      // it found the same command again: the item is kept, not written anew
+      const after = (
+        await h.app.inject({
+          method: 'GET',
+          url: `/v1/me/memory?repo=${encodeURIComponent(calcUrl)}`,
+          headers: owner.auth,
+        })
+      ).json();
+      const kept = (items: { kind: string; id: string; task_id: string }[]) =>
+        items.find((i) => i.kind === 'test_command');
+      expect(kept(after.items)).toEqual(kept(memory.items));
       // a second task on the same commit reuses the locator's index instead of rebuilding it
       expect(next.byStep('locator')[0]!.output.index).toMatchObject({ cache: 'hit' });
 
