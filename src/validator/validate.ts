@@ -209,11 +209,10 @@ export async function validate(
       }
       let baseline = await keptBaseline({ store: keyed, previous: input.cachedBaseline, commit, command, tests, log });
       let change: TestRun;
-      let coresNote: string | undefined;
-      let seenAgain: TestRun | undefined;
+      let alone: Awaited<ReturnType<typeof changeRunAlone>> | undefined;
       if (baseline) {
         // Alone beside a kept baseline: over the free cores where the runner can (./over-cores.ts).
-        const alone = await changeRunAlone({
+        alone = await changeRunAlone({
           recipe,
           command,
           scriptTree: scriptTreeOf(copies).repo,
@@ -224,8 +223,6 @@ export async function validate(
           log,
         });
         change = alone.run;
-        coresNote = alone.note;
-        seenAgain = alone.inconclusive;
       } else {
         const both = await sideBySide(
           options.runSlots,
@@ -238,9 +235,9 @@ export async function validate(
         change = changeRun;
         await keepBaseline(keyed, ran.kept, log);
       }
-      const judged = await judge(baseline, change, command, seenAgain);
-      const verdict = coresNote
-        ? { ...judged, message: [judged.message, coresNote].filter(Boolean).join('; ') }
+      const judged = await judge(baseline, change, command, alone?.inconclusive);
+      const verdict = alone?.note
+        ? { ...judged, message: [judged.message, alone.note].filter(Boolean).join('; ') }
         : judged;
       if (!focused) return verdict;
       return {
