@@ -46,6 +46,7 @@ const PROBES: Record<Toolchain, string> = {
   npm:
     'p=$(readlink -f "$(command -v npm)"); v=; case "$p" in */npm/bin/npm-cli.js) ' +
     `v=$(sed -n 's/^  "version": "\\([^"]*\\)".*/\\1/p' "\${p%/bin/npm-cli.js}/package.json" | head -n 1);; esac; ` +
+    // biome-ignore lint/suspicious/noTemplateCurlyInString: shell text, the ${v:-…} is the shell's own.
     'echo "npm=${v:-$(npm -v)}"',
   pnpm: 'echo "pnpm=$(pnpm -v)"',
   yarn: 'echo "yarn=$(yarn -v)"',
