@@ -6,6 +6,7 @@ import type { EventBus } from './events/bus.js';
 import type { OllamaContext } from './llm/ollama.js';
 import type { Metrics } from './metrics/registry.js';
 import type { Outbound } from './outbound/outbound.js';
+import type { AfterWork } from './processes/after-work.js';
 import type { LocalRuns } from './processes/local-runs.js';
 import type { TaskQueue } from './queue/task-queue.js';
 import type { Sandbox } from './sandbox/types.js';
@@ -43,4 +44,6 @@ export interface Deps {
   toolchains: ToolchainReport;
   /** The validations' test runs in flight in this process: a second run goes beside them only when it fits. */
   testRuns: TestRunSlots;
+  /** What steps leave to finish after their result (a validation's copies removed): stopping waits for it. */
+  afterWork: AfterWork;
 }

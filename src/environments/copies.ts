@@ -117,10 +117,15 @@ async function ownGitDir(repo: Repo): Promise<string | undefined> {
   return out.trim() || undefined;
 }
 
-/** The checkout as it stands, with its own `.git` holding the base commit and the change as uncommitted work. */
-async function copyChange(repo: Repo, tree: RunTree, source: TreeGitSource): Promise<void> {
-  await cp(repo.dir, tree.repo, copyOptions);
-  await giveTreeGit(source.pack, tree.repo, 'index', source.env);
+/** The checkout as it stands: its files, working-tree changes and untracked files included, never a `.git`. */
+const copyFiles = (repo: Repo, tree: RunTree) => cp(repo.dir, tree.repo, copyOptions);
+
+/** Every result of `work`, each awaited to its end even when another fails; then the first failure, if any. */
+async function allEnded<T extends readonly unknown[]>(work: { [K in keyof T]: Promise<T[K]> }): Promise<T> {
+  const settled = await Promise.allSettled(work);
+  const failed = settled.find((s) => s.status === 'rejected');
+  if (failed) throw failed.reason;
+  return settled.map((s) => (s as PromiseFulfilledResult<unknown>).value) as unknown as T;
 }
 
 /**
@@ -140,24 +145,39 @@ export async function prepareCopies(
   baseCommit: string,
   root: string,
 ): Promise<{ baseline: RunTree; change: RunTree; extras: string[] }> {
-  const { dir } = repo;
   const baseline = await newTree(root, 'baseline');
   const change = await newTree(root, 'change');
-  const source = await treeGitSource(repo, baseCommit, root);
-  // The two trees at once, and the listings beside them: making files and directories is most of
-  // this time, the kernel's, which every core can do (express: 0.42 s one after the other).
-  const copied = await Promise.allSettled([
-    copyChange(repo, change, source),
-    giveTreeGit(source.pack, baseline.repo, 'checkout', source.env),
-    git(repo, ['ls-files', '-z', '--others', '--ignored', '--exclude-standard', '--directory']),
-    git(repo, ['ls-tree', '-r', '-z', baseCommit]),
-  ]);
-  await rm(source.pack.dir, { recursive: true, force: true });
-  const failed = copied.find((c) => c.status === 'rejected');
-  if (failed) throw failed.reason;
-  const [, , listed, tree] = copied.map((c) => (c.status === 'fulfilled' ? c.value : undefined));
-  const ignored = (listed ?? '').split('\0').filter(Boolean);
-  const submodules = (tree ?? '')
+  // Making files and directories is most of this time, the kernel's, which every core can do: the
+  // change's files are copied while the base commit is packed, then both trees get their git at once,
+  // the baseline's checkout writing its files (express: 0.42 s one after the other).
+  let source: TreeGitSource | undefined;
+  try {
+    const [packed, , listed, tree] = await allEnded<[TreeGitSource, unknown, string, string]>([
+      treeGitSource(repo, baseCommit, root),
+      copyFiles(repo, change),
+      git(repo, ['ls-files', '-z', '--others', '--ignored', '--exclude-standard', '--directory']),
+      git(repo, ['ls-tree', '-r', '-z', baseCommit]),
+    ]);
+    source = packed;
+    await allEnded<[unknown, unknown]>([
+      giveTreeGit(packed.pack, change.repo, 'index', packed.env),
+      giveTreeGit(packed.pack, baseline.repo, 'checkout', packed.env),
+    ]);
+    return { baseline, change, extras: await copyExtras(repo, baseline, listed, tree) };
+  } finally {
+    await rm(source?.pack.dir ?? join(root, 'base-pack'), { recursive: true, force: true });
+  }
+}
+
+/**
+ * Copies into the baseline's tree what the checkout has beyond the base commit's files: its ignored
+ * files (`listed`: ls-files' NUL-separated output) and its submodules' files (`tree`: ls-tree's);
+ * returns their paths.
+ */
+async function copyExtras(repo: Repo, baseline: RunTree, listed: string, tree: string): Promise<string[]> {
+  const { dir } = repo;
+  const ignored = listed.split('\0').filter(Boolean);
+  const submodules = tree
     .split('\0')
     .filter((line) => line.startsWith('160000 '))
     .map((line) => line.slice(line.indexOf('\t') + 1));
@@ -171,7 +191,7 @@ export async function prepareCopies(
     await cp(join(dir, path), join(baseline.repo, path), copyOptions);
     extras.push(path);
   }
-  return { baseline, change, extras };
+  return extras;
 }
 
 /**
@@ -182,7 +202,8 @@ export async function prepareChangeCopy(repo: Repo, baseCommit: string, root: st
   const tree = await newTree(root, 'tree');
   const source = await treeGitSource(repo, baseCommit, root);
   try {
-    await copyChange(repo, tree, source);
+    await copyFiles(repo, tree);
+    await giveTreeGit(source.pack, tree.repo, 'index', source.env);
   } finally {
     await rm(source.pack.dir, { recursive: true, force: true });
   }

@@ -1,11 +1,11 @@
 import { execFile } from 'node:child_process';
 import { randomBytes, randomUUID } from 'node:crypto';
-import { chmod, link, lstat, mkdir, readFile, readdir, rename, rm, stat, utimes, writeFile } from 'node:fs/promises';
-import { availableParallelism } from 'node:os';
+import { link, mkdir, readFile, readdir, rename, rm, stat, utimes, writeFile } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import { promisify } from 'node:util';
 import { processAlive } from '../db/data-dir-lock.js';
 import { linkOnTheWay } from './copies.js';
+import { copyLeavingOut, copyTree } from './tree-copy.js';
 
 const run = promisify(execFile);
 
@@ -68,6 +68,11 @@ const COMPLETE = 'complete';
 const META = 'entry.json';
 const SECRET = '.key';
 const KEY_PATTERN = /^[0-9a-f]{40}$/;
+/** A spare lay's name: `.spare-<key>-<build id>-<uuid>` (prepareSpare). */
+const SPARE = '.spare-';
+const SPARE_NAME = /^\.spare-([0-9a-f]{40})-([0-9a-f-]{36})-[0-9a-f-]{36}$/;
+
+const sameList = (a: readonly string[], b: readonly string[]) => a.length === b.length && a.every((x, i) => x === b[i]);
 
 /**
  * Who owns an entry's files when the service runs as root: nobody's uid, which bubblewrap's
@@ -88,70 +93,6 @@ export interface TreeParts {
 }
 
 /**
- * `cp` of a tree: symbolic links as links (never followed), modes and times kept, the files'
- * owner not (the copy is the caller's, so a run can write its own copy). `link`: hard links to
- * the files instead of copies (directories are always new), falling back to a copy where the
- * two trees are on different filesystems.
- */
-async function copyTree(src: string, dest: string, link = false): Promise<void> {
-  if (link && (await linkShared(src, dest))) return;
-  const args = ['-R', '--no-dereference', '--preserve=mode,timestamps,links', '--no-target-directory'];
-  if (link) {
-    try {
-      await run('cp', [...args, '--link', '--', src, dest], { maxBuffer: 1024 * 1024 });
-      return;
-    } catch {
-      await rm(dest, { recursive: true, force: true });
-    }
-  }
-  await run('cp', [...args, '--', src, dest], { maxBuffer: 1024 * 1024 });
-}
-
-/** How many `cp` processes link a large directory at once (at most 4, one per core). */
-const LINKING_PROCESSES = Math.max(1, Math.min(4, availableParallelism()));
-/** A directory with at least this many entries is linked by LINKING_PROCESSES processes. */
-const SHARED_FROM = 64;
-
-/**
- * Hard-links a large directory (a node_modules) by several `cp` processes at once, each a share of
- * its entries: making the directories is most of a link copy's time (express's 999 under its
- * node_modules: 0.85 s of the kernel's time on ext4, one process; 0.57 s with two), and the kernel
- * runs them on every core. Each process keeps hard links within its share only, which costs
- * nothing here: every file is a link to the entry's own inode. False for a small directory, a
- * single core, or when a `cp` failed (what they made is removed): the caller then copies as before.
- */
-async function linkShared(src: string, dest: string): Promise<boolean> {
-  if (LINKING_PROCESSES < 2) return false;
-  const info = await lstat(src);
-  if (!info.isDirectory()) return false;
-  const names = await readdir(src);
-  if (names.length < SHARED_FROM) return false;
-  try {
-    await mkdir(dest);
-  } catch {
-    // Only into a new directory: an existing one is left to `cp`, which merges into it.
-    return false;
-  }
-  const shares = Array.from({ length: LINKING_PROCESSES }, (_, k) =>
-    names.filter((_, i) => i % LINKING_PROCESSES === k).map((name) => join(src, name)),
-  );
-  const args = ['-R', '--no-dereference', '--preserve=mode,timestamps', '--link', '-t', dest, '--'];
-  // Every process is waited for before anything is removed under them.
-  const done = await Promise.allSettled(
-    shares.map((share) => run('cp', [...args, ...share], { maxBuffer: 1024 * 1024 })),
-  );
-  try {
-    if (done.some((d) => d.status === 'rejected')) throw new Error('cp failed');
-    await chmod(dest, info.mode & 0o7777);
-    await utimes(dest, info.atime, info.mtime);
-    return true;
-  } catch {
-    await rm(dest, { recursive: true, force: true });
-    return false;
-  }
-}
-
-/**
  * The package managers' download caches under HOME: what an install reads, never a test run
  * (npm's and yarn 1's tarballs, pip's wheels, pnpm's store, whose files node_modules already
  * holds as its own links or copies). A tree that only runs tests is laid without them: yarn's
@@ -165,23 +106,6 @@ export const DOWNLOAD_CACHES: readonly string[] = [
   '.cache/pnpm',
   '.local/share/pnpm/store',
 ];
-
-/**
- * copyTree, but without the paths of `leaveOut` (relative to `src`): the directories on the way
- * to one are made anew and their other entries copied (or linked) one by one.
- */
-async function copyLeavingOut(src: string, dest: string, link: boolean, leaveOut: readonly string[]): Promise<void> {
-  if (leaveOut.length === 0) return copyTree(src, dest, link);
-  await mkdir(dest, { mode: (await lstat(src)).mode & 0o7777 });
-  for (const e of await readdir(src, { withFileTypes: true })) {
-    const inner = leaveOut
-      .filter((p) => p === e.name || p.startsWith(`${e.name}/`))
-      .map((p) => p.slice(e.name.length + 1));
-    if (inner.includes('')) continue;
-    if (inner.length > 0 && e.isDirectory()) await copyLeavingOut(join(src, e.name), join(dest, e.name), link, inner);
-    else await copyTree(join(src, e.name), join(dest, e.name), link);
-  }
-}
 
 /**
  * Makes a built entry's files ENTRY_OWNER's and unwritable by anyone else: `chown -h`
@@ -337,20 +261,36 @@ export class EnvironmentCache {
    * Lays the entry into a run tree: HOME replaced, each path of the checkout replaced (never
    * through a link: a path whose directory is a link in the tree is left out); hard links when
    * `mode` is `link` and the entry is read-only, else copies; HOME without the paths of
-   * `leaveOut`. False when the entry changed or went while it was laid (an eviction, a
-   * rebuild): the caller runs setup.
+   * `leaveOut`. A tree that only runs tests (linked, without the download caches) takes a spare
+   * lay of the entry when one is ready (prepareSpare), by renaming its parts into place. False
+   * when the entry changed or went while it was laid (an eviction, a rebuild): the caller runs setup.
    */
   async layInto(
     entry: EnvEntry,
     to: TreeParts,
     mode: LayMode = 'copy',
     leaveOut: readonly string[] = [],
-  ): Promise<{ ok: boolean; skipped: string[] }> {
+  ): Promise<{ ok: boolean; skipped: string[]; spare?: true }> {
     const skipped: string[] = [];
     const link = mode === 'link' && entry.read_only === true;
+    const spare = link && sameList(leaveOut, DOWNLOAD_CACHES) ? await this.claimSpare(entry) : undefined;
+    // A part of the spare renamed into place, or (the spare lacks it, another filesystem) laid as without one.
+    const place = async (part: string | undefined, dest: string, lay: () => Promise<void>) => {
+      if (
+        part !== undefined &&
+        (await rename(part, dest).then(
+          () => true,
+          () => false,
+        ))
+      )
+        return;
+      await lay();
+    };
     try {
       await rm(to.home, { recursive: true, force: true });
-      await copyLeavingOut(join(entry.dir, 'home'), to.home, link, leaveOut);
+      await place(spare && join(spare, 'home'), to.home, () =>
+        copyLeavingOut(join(entry.dir, 'home'), to.home, link, leaveOut),
+      );
       for (const path of entry.paths) {
         if (await linkOnTheWay(to.repo, path)) {
           skipped.push(path);
@@ -360,15 +300,74 @@ export class EnvironmentCache {
         // rm removes a link itself, never what it points to.
         await rm(dest, { recursive: true, force: true });
         await mkdir(dirname(dest), { recursive: true });
-        await copyTree(join(entry.dir, 'repo', path), dest, link);
+        await place(spare && join(spare, 'repo', path), dest, () =>
+          copyTree(join(entry.dir, 'repo', path), dest, link),
+        );
       }
     } catch {
       return { ok: false, skipped };
+    } finally {
+      // What is left of it: its top directories, and a path the tree skipped.
+      if (spare) await rm(spare, { recursive: true, force: true }).catch(() => {});
     }
     // Eviction renames an entry away before deleting anything, so the same build still in place
     // after the copy means nothing was deleted under it.
     const still = await this.read(entry.key);
-    return { ok: still?.build_id === entry.build_id, skipped };
+    return { ok: still?.build_id === entry.build_id, skipped, ...(spare ? { spare: true as const } : {}) };
+  }
+
+  /**
+   * Lays the entry ahead, as a tree that only runs tests gets it (hard links, HOME without the
+   * download caches), into a spare directory of the cache that the next such lay renames into its
+   * tree (docs/environments.md, "Spare lays"). On ext4 making the directories is a linked lay's
+   * whole cost (express's node_modules: 999 of them, 0.2-0.5 s), which a spare moves off the
+   * validation's path: the service lays one after a validation has given its verdict. At most one
+   * spare per build; only a read-only entry's (a spare is links to its files, which nobody may write).
+   * It lives in the cache's directory, which no sandbox binds, until a lay takes it. True when made.
+   */
+  async prepareSpare(entry: EnvEntry): Promise<boolean> {
+    if (entry.read_only !== true || (await this.sparesOf(entry)).length > 0) return false;
+    const tmp = join(this.options.dir, `.tmp-${process.pid}-${randomUUID()}`);
+    try {
+      await mkdir(join(tmp, 'repo'), { recursive: true });
+      await copyLeavingOut(join(entry.dir, 'home'), join(tmp, 'home'), true, DOWNLOAD_CACHES);
+      for (const path of entry.paths) {
+        await mkdir(dirname(join(tmp, 'repo', path)), { recursive: true });
+        await copyTree(join(entry.dir, 'repo', path), join(tmp, 'repo', path), true);
+      }
+      // A spare of a build no longer in place would never be taken.
+      if ((await this.read(entry.key))?.build_id !== entry.build_id) return false;
+      await rename(tmp, join(this.options.dir, `${SPARE}${entry.key}-${entry.build_id}-${randomUUID()}`));
+      return true;
+    } catch {
+      return false;
+    } finally {
+      await rm(tmp, { recursive: true, force: true }).catch(() => {});
+    }
+  }
+
+  /** The names of the spare lays of this build of the entry. */
+  private async sparesOf(entry: Pick<EnvEntry, 'key' | 'build_id'>): Promise<string[]> {
+    const prefix = `${SPARE}${entry.key}-${entry.build_id}-`;
+    return (await readdir(this.options.dir).catch(() => [] as string[])).filter((n) => n.startsWith(prefix));
+  }
+
+  /**
+   * Takes a spare lay of this build, renamed to a temporary name of this process (swept if it dies
+   * holding it): a rename succeeds for one taker only, so two lays never share a spare.
+   */
+  private async claimSpare(entry: EnvEntry): Promise<string | undefined> {
+    for (const name of await this.sparesOf(entry)) {
+      const mine = join(this.options.dir, `.tmp-${process.pid}-${randomUUID()}`);
+      if (
+        await rename(join(this.options.dir, name), mine).then(
+          () => true,
+          () => false,
+        )
+      )
+        return mine;
+    }
+    return undefined;
   }
 
   /** Every complete entry, most recently used first. */
@@ -393,6 +392,7 @@ export class EnvironmentCache {
       total -= entry.bytes;
       removed.push(entry.key);
     }
+    if (removed.length > 0) await this.sweep();
     this.options.metrics?.bytes(total);
     return removed;
   }
@@ -405,6 +405,7 @@ export class EnvironmentCache {
       await this.discard(entry.dir);
       removed.push(entry.key);
     }
+    if (removed.length > 0) await this.sweep();
     const left = await this.list();
     this.options.metrics?.bytes(left.reduce((sum, e) => sum + e.bytes, 0));
     return removed;
@@ -412,12 +413,20 @@ export class EnvironmentCache {
 
   /**
    * Removes builds whose process is gone (`.tmp-<pid>-…`, `.trash-<pid>-…`): a worker killed
-   * mid-build leaves one. A live process's build is left alone.
+   * mid-build leaves one. A live process's build is left alone. And spare lays whose build is no
+   * longer in place (evicted, rebuilt), which no lay would take.
    */
   async sweep(): Promise<string[]> {
     const names = await readdir(this.options.dir).catch(() => [] as string[]);
     const swept: string[] = [];
     for (const name of names) {
+      const spare = SPARE_NAME.exec(name);
+      if (spare) {
+        if ((await this.read(spare[1]!))?.build_id === spare[2]) continue;
+        await this.discard(join(this.options.dir, name)).catch(() => {});
+        swept.push(name);
+        continue;
+      }
       const m = /^\.(tmp|trash)-(\d+)-/.exec(name);
       if (!m || (Number(m[2]) !== process.pid && processAlive(Number(m[2])))) continue;
       if (Number(m[2]) === process.pid && m[1] === 'tmp') continue;

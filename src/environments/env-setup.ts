@@ -28,6 +28,11 @@ export interface SetupResults {
    * its report. A validation whose baseline is kept never runs there, so never pays for it.
    */
   layBaseline?: () => Promise<SetupReport | null>;
+  /**
+   * Lays the entry ahead for the next validation that only runs tests with it (a spare lay:
+   * src/environments/env-cache.ts): for the caller to run once its verdict is out, off its path.
+   */
+  spare?: () => Promise<boolean>;
 }
 
 /**
@@ -127,6 +132,9 @@ export async function setupTrees(ctx: RunContext, args: SetupArgs): Promise<Setu
   const changeRunsSetup = ownSetup.length > 0;
   const lay = (laid: EnvEntry, tree: RunTree, runsSetup: boolean) =>
     cache.layInto(laid, parts(tree), runsSetup ? 'copy' : mode, runsSetup ? [] : DOWNLOAD_CACHES);
+  // The next validation's change tree, laid ahead where it is laid by links (the warm case).
+  const spareOf = (laid: EnvEntry) =>
+    mode === 'link' && laid.read_only ? { spare: () => cache.prepareSpare(laid) } : {};
 
   const started = performance.now();
   const entry = await cache.lookup(key);
@@ -136,7 +144,12 @@ export async function setupTrees(ctx: RunContext, args: SetupArgs): Promise<Setu
     const change = await lay(entry, copies.change, changeRunsSetup);
     if (change.ok) {
       const report = laidReport(recipe, ctx, key, 'hit', performance.now() - started);
-      log('environment from the cache', { key, ms: report.duration_ms, skipped: change.skipped });
+      log('environment from the cache', {
+        key,
+        ms: report.duration_ms,
+        skipped: change.skipped,
+        ...(change.spare ? { spare: true } : {}),
+      });
       let baseline: Promise<SetupReport | null> | undefined;
       const layBaseline = () =>
         (baseline ??= (async () => {
@@ -150,7 +163,7 @@ export async function setupTrees(ctx: RunContext, args: SetupArgs): Promise<Setu
           log('the cached environment went before the baseline was laid; its setup runs', { key });
           return runSetup(ctx, copies.baseline, recipe);
         })());
-      return { change: await changeSetup(report), layBaseline };
+      return { change: await changeSetup(report), layBaseline, ...spareOf(entry) };
     }
     log('the cached environment went while it was copied; setup runs', { key });
   }
@@ -192,7 +205,11 @@ export async function setupTrees(ctx: RunContext, args: SetupArgs): Promise<Setu
       });
   }
   await cache.evict().catch(() => []);
-  return { change: change !== undefined ? change : await runSetup(ctx, copies.change, recipe), baseline };
+  return {
+    change: change !== undefined ? change : await runSetup(ctx, copies.change, recipe),
+    baseline,
+    ...(stored && change !== undefined ? spareOf(stored) : {}),
+  };
 }
 
 function laidReport(recipe: TestRecipe, ctx: RunContext, key: string, how: 'hit', ms: number): SetupReport {

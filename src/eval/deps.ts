@@ -13,6 +13,7 @@ import { LocalRuns } from '../processes/local-runs.js';
 import type { TaskQueue } from '../queue/task-queue.js';
 import { ToolchainReport } from '../environments/toolchain-report.js';
 import type { Sandbox } from '../sandbox/types.js';
+import { AfterWork } from '../processes/after-work.js';
 import { TestRunSlots } from '../validator/run-slots.js';
 
 /** The eval runs its steps in this process: nothing is queued, and a call to the queue is a bug. */
@@ -58,12 +59,14 @@ export async function evalDeps(config: Config, sandbox: Sandbox): Promise<{ deps
     sandbox,
     toolchains: new ToolchainReport(sandbox),
     testRuns: TestRunSlots.forSandbox(sandbox.report(), config.validator.parallel),
+    afterWork: new AfterWork(),
     ollamaContext: cachedOllamaContext(systemClock),
     appTokens: new InstallationTokens(systemClock),
   };
   return {
     deps,
     close: async () => {
+      await deps.afterWork.drain();
       await events.close().catch(() => {});
       await deps.outbound.close().catch(() => {});
       await database.close();

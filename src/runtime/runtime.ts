@@ -14,6 +14,7 @@ import { LocalRuns } from '../processes/local-runs.js';
 import { type QueueOptions, createTaskQueue } from '../queue/task-queue.js';
 import { logSandboxReport } from '../sandbox/report-log.js';
 import { createSandbox } from '../sandbox/sandbox.js';
+import { AfterWork } from '../processes/after-work.js';
 import { TestRunSlots } from '../validator/run-slots.js';
 import type { Sandbox } from '../sandbox/types.js';
 import { resolveSecretKey } from '../secrets/key.js';
@@ -76,10 +77,12 @@ export async function createRuntime(
     toolchains: new ToolchainReport(sandbox),
     // Both trees of a validation at once when the machine has room (docs/validator.md, "Both trees at once").
     testRuns: TestRunSlots.forSandbox(sandbox.report(), config.validator.parallel),
+    afterWork: new AfterWork((err) => log.warn({ err }, 'work left after a step failed')),
   };
   return {
     deps,
     close: async () => {
+      await deps.afterWork.drain();
       await queue.stop().catch(() => {});
       await events.close().catch(() => {});
       await deps.outbound.close().catch(() => {});

@@ -57,6 +57,13 @@ export interface ValidateOptions extends PrepareOptions {
   pass?: 'focused';
   /** The previous verdict's failing tests: their files are among the focused pass's. */
   lastFailures?: FocusInput['lastFailures'];
+  /**
+   * Takes the work left once the verdict is out, to run it off the validation's path (the
+   * service's src/processes/after-work.ts): removing the copies, and laying the environment ahead
+   * for the next validation (a spare lay, src/environments/env-cache.ts). Without it the copies
+   * are removed before the verdict returns and nothing is laid ahead.
+   */
+  afterwards?: (work: () => Promise<unknown>) => void;
 }
 
 /**
@@ -77,6 +84,7 @@ export async function validate(
   const checkout = await openCheckout({ dir: input.dir, gitDir: input.gitDir }, input.base);
   const { commit } = checkout;
   const root = await mkdtemp(join(options.tmpRoot ?? tmpdir(), 'emend-validate-'));
+  let spare: (() => Promise<boolean>) | undefined;
   try {
     const copies = await prepareCopies(checkout, commit, root);
     const store = options.baselines;
@@ -129,6 +137,7 @@ export async function validate(
     if (prepared.kind === 'missing')
       return notValidated(started, [describeMissing(prepared.missing), ...environment.notes].join('; '), recipe);
     const { setups } = prepared;
+    spare = setups.spare;
     const setup = setups.change;
     const probed = await probe(ctx, copies.change, recipe);
     // The progress plugin needs the read-only bind of its directory, which only bubblewrap gives.
@@ -250,7 +259,13 @@ export async function validate(
       release?.();
     }
   } finally {
-    await rm(root, { recursive: true, force: true }).catch(() => {});
+    const removeCopies = () => rm(root, { recursive: true, force: true }).catch(() => {});
+    if (options.afterwards)
+      options.afterwards(async () => {
+        await removeCopies();
+        await spare?.();
+      });
+    else await removeCopies();
   }
 }
 /** What the judging of one validation's runs reads. */

@@ -127,6 +127,8 @@ describe('cached environments', { timeout: 60_000 }, () => {
         environments: { cache, workspace: extra.workspace ?? 'team-a', repository: 'https://git.example/fixture' },
         log: (message, data) => logs.push({ message, ...(data ? { data } : {}) }),
         ...(extra.setupEnv ? { setupEnv: extra.setupEnv } : {}),
+        ...(extra.afterwards ? { afterwards: extra.afterwards } : {}),
+        ...(extra.tmpRoot ? { tmpRoot: extra.tmpRoot } : {}),
       },
     );
     const setupRuns =
@@ -214,6 +216,60 @@ describe('cached environments', { timeout: 60_000 }, () => {
     const after = await run(repo, cache);
     expect(after.out).toMatchObject({ passed: true, tests: { passed: 2, failed: 0 } });
     expect(after.out.setup?.environment).toMatchObject({ key: entry!.key, cache: 'hit' });
+  });
+
+  it('lays the environment ahead after the verdict: the next validation takes the spare, the copies go afterwards', async () => {
+    const cache = newCache();
+    const repo = fixtureRepo(BASE, { ...PLAIN_CHANGE, ...IN_PLACE_WRITER });
+    const tmpRoot = mkdtempSync(join(tmpdir(), 'emend-env-spare-'));
+    const left: Array<() => Promise<unknown>> = [];
+    const afterwards = (work: () => Promise<unknown>) => void left.push(work);
+    const first = await run(repo, cache, { afterwards, tmpRoot });
+    expect(first.out.setup?.environment).toMatchObject({ cache: 'built' });
+    // The verdict is out and the copies are still there: removing them is the work left.
+    expect(readdirSync(tmpRoot)).toHaveLength(1);
+    expect(left).toHaveLength(1);
+    await left.shift()!();
+    expect(readdirSync(tmpRoot)).toEqual([]);
+    const [entry] = await cache.list();
+    const spares = () => readdirSync(cache.dir).filter((n) => n.startsWith('.spare-'));
+    if (!entry!.read_only) {
+      // Not root: the entry is laid by copies, never ahead.
+      expect(spares()).toEqual([]);
+      return;
+    }
+    expect(spares()).toEqual([expect.stringContaining(`.spare-${entry!.key}-${entry!.build_id}-`)]);
+    // Never an entry of its own.
+    expect((await cache.list()).map((e) => e.key)).toEqual([entry!.key]);
+
+    const second = await run(repo, cache, { afterwards, tmpRoot });
+    const laid = second.logs.find((l) => l.message === 'environment from the cache');
+    expect(laid?.data).toMatchObject({ key: entry!.key, spare: true });
+    expect(spares()).toEqual([]);
+    // As a tree laid without a spare: the entry's files, read-only to the tests (the same verdict as the first's).
+    expect(second.out.new_failures).toEqual(first.out.new_failures);
+    expect(second.out.new_failures).toEqual(
+      expect.arrayContaining(['writes dep in place', 'chmods dep', 'appends to the home file']),
+    );
+    expect(readFileSync(join(entry!.dir, 'repo/node_modules/dep/index.js'), 'utf8')).toBe(
+      "module.exports = 'original';\n",
+    );
+    await left.shift()!();
+    expect(spares()).toHaveLength(1);
+
+    // A spare of a build no longer in place is never taken, and the cache's sweep removes it.
+    const stale = join(cache.dir, spares()[0]!);
+    const rebuilt = JSON.parse(readFileSync(join(entry!.dir, 'entry.json'), 'utf8'));
+    rebuilt.build_id = '00000000-0000-4000-8000-000000000000';
+    writeFileSync(join(entry!.dir, 'entry.json'), JSON.stringify(rebuilt));
+    writeFileSync(join(entry!.dir, 'complete'), `${rebuilt.build_id}\n`);
+    const third = await run(repo, cache, { afterwards, tmpRoot });
+    expect(third.logs.find((l) => l.message === 'environment from the cache')?.data?.spare).toBeUndefined();
+    expect(existsSync(stale)).toBe(true);
+    expect(await cache.sweep()).toEqual([stale.slice(cache.dir.length + 1)]);
+    expect(existsSync(stale)).toBe(false);
+    for (const work of left.splice(0)) await work();
+    rmSync(tmpRoot, { recursive: true, force: true });
   });
 
   it('lays a tree that only runs tests without the download caches, which the entry keeps', async () => {

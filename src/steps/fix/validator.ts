@@ -113,6 +113,8 @@ export function validatorStep(
           // The process's test runs: the two trees at once when the machine has room.
           ...(helpers.deps.testRuns ? { runSlots: helpers.deps.testRuns } : {}),
           ...(focused ? { pass: 'focused' as const, lastFailures: lastFailuresOf(previous) } : {}),
+          // The copies removed, the environment laid ahead for the next validation: after the verdict.
+          ...(helpers.deps.afterWork ? { afterwards: helpers.deps.afterWork.add } : {}),
           ...options,
           limits: {
             ...(context.testTimeoutMs !== undefined ? { testTimeoutMs: context.testTimeoutMs } : {}),
