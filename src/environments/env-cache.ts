@@ -330,10 +330,11 @@ export class EnvironmentCache {
     const tmp = join(this.options.dir, `.tmp-${process.pid}-${randomUUID()}`);
     try {
       await mkdir(join(tmp, 'repo'), { recursive: true });
-      await copyLeavingOut(join(entry.dir, 'home'), join(tmp, 'home'), true, DOWNLOAD_CACHES);
+      // Aside: one low-priority `cp` at a time, whatever task runs beside it goes first.
+      await copyLeavingOut(join(entry.dir, 'home'), join(tmp, 'home'), true, DOWNLOAD_CACHES, { aside: true });
       for (const path of entry.paths) {
         await mkdir(dirname(join(tmp, 'repo', path)), { recursive: true });
-        await copyTree(join(entry.dir, 'repo', path), join(tmp, 'repo', path), true);
+        await copyTree(join(entry.dir, 'repo', path), join(tmp, 'repo', path), true, { aside: true });
       }
       // A spare of a build no longer in place would never be taken.
       if ((await this.read(entry.key))?.build_id !== entry.build_id) return false;

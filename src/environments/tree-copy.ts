@@ -7,23 +7,36 @@ import { promisify } from 'node:util';
 const run = promisify(execFile);
 
 /**
+ * How a copy runs: `aside` (work off a task's path, such as a spare lay) in one `cp` at the lowest
+ * priority, so the kernel's time it takes goes to the task's processes first.
+ */
+export interface CopyOptions {
+  aside?: boolean;
+}
+
+const cpIn = (options: CopyOptions, args: string[]) =>
+  options.aside
+    ? run('nice', ['-n', '19', 'cp', ...args], { maxBuffer: 1024 * 1024 })
+    : run('cp', args, { maxBuffer: 1024 * 1024 });
+
+/**
  * `cp` of a tree: symbolic links as links (never followed), modes and times kept, the files'
  * owner not (the copy is the caller's, so a run can write its own copy). `link`: hard links to
  * the files instead of copies (directories are always new), falling back to a copy where the
  * two trees are on different filesystems.
  */
-export async function copyTree(src: string, dest: string, link = false): Promise<void> {
-  if (link && (await linkShared(src, dest))) return;
+export async function copyTree(src: string, dest: string, link = false, options: CopyOptions = {}): Promise<void> {
+  if (link && !options.aside && (await linkShared(src, dest))) return;
   const args = ['-R', '--no-dereference', '--preserve=mode,timestamps,links', '--no-target-directory'];
   if (link) {
     try {
-      await run('cp', [...args, '--link', '--', src, dest], { maxBuffer: 1024 * 1024 });
+      await cpIn(options, [...args, '--link', '--', src, dest]);
       return;
     } catch {
       await rm(dest, { recursive: true, force: true });
     }
   }
-  await run('cp', [...args, '--', src, dest], { maxBuffer: 1024 * 1024 });
+  await cpIn(options, [...args, '--', src, dest]);
 }
 
 /** How many `cp` processes link a large directory at once (at most 4, one per core). */
@@ -79,15 +92,17 @@ export async function copyLeavingOut(
   dest: string,
   link: boolean,
   leaveOut: readonly string[],
+  options: CopyOptions = {},
 ): Promise<void> {
-  if (leaveOut.length === 0) return copyTree(src, dest, link);
+  if (leaveOut.length === 0) return copyTree(src, dest, link, options);
   await mkdir(dest, { mode: (await lstat(src)).mode & 0o7777 });
   for (const e of await readdir(src, { withFileTypes: true })) {
     const inner = leaveOut
       .filter((p) => p === e.name || p.startsWith(`${e.name}/`))
       .map((p) => p.slice(e.name.length + 1));
     if (inner.includes('')) continue;
-    if (inner.length > 0 && e.isDirectory()) await copyLeavingOut(join(src, e.name), join(dest, e.name), link, inner);
-    else await copyTree(join(src, e.name), join(dest, e.name), link);
+    if (inner.length > 0 && e.isDirectory())
+      await copyLeavingOut(join(src, e.name), join(dest, e.name), link, inner, options);
+    else await copyTree(join(src, e.name), join(dest, e.name), link, options);
   }
 }

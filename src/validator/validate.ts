@@ -1,6 +1,8 @@
+import { execFile } from 'node:child_process';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { promisify } from 'node:util';
 import type { Sandbox } from '../sandbox/types.js';
 import type { BaselineSummary, HungTest, SetupReport, ValidatorOutput } from '../step-contract/fix.js';
 import { type Comparison, compareRuns, unreachedOnBaseline } from './compare.js';
@@ -28,6 +30,8 @@ import type { FocusInput } from './focus.js';
 import { type FocusedPass, focusedPass } from './focused-pass.js';
 import { scriptTreeOf } from './focus-read.js';
 import { changeRunAlone } from './over-cores.js';
+
+const run = promisify(execFile);
 
 export const NO_TEST_COMMAND = 'no test command found';
 
@@ -262,12 +266,18 @@ export async function validate(
     const removeCopies = () => rm(root, { recursive: true, force: true }).catch(() => {});
     if (options.afterwards)
       options.afterwards(async () => {
-        await removeCopies();
+        // At the lowest priority: the task's next step (its pull request) goes first.
+        await removeAside(root).catch(removeCopies);
         await spare?.();
       });
     else await removeCopies();
   }
 }
+/** `rm -rf` of a directory at the lowest priority (links are removed, never followed). */
+function removeAside(dir: string): Promise<unknown> {
+  return run('nice', ['-n', '19', 'rm', '-rf', '--', dir]);
+}
+
 /** What the judging of one validation's runs reads. */
 interface Runs {
   ctx: RunContext;
