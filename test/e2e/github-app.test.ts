@@ -1,4 +1,4 @@
-import { mkdtempSync, statSync } from 'node:fs';
+import { mkdtempSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createAppAuth } from '@octokit/auth-app';
@@ -26,10 +26,12 @@ import { heldPort } from '../support/ports.js';
 describe('emend as a GitHub App', { timeout: 180_000 }, () => {
   let svc: ModelService | undefined;
   let gh: FakeGitHub | undefined;
+  let keyDir: string | undefined;
   afterEach(async () => {
     await svc?.close();
     await gh?.close();
-    svc = gh = undefined;
+    if (keyDir) rmSync(keyDir, { recursive: true, force: true });
+    svc = gh = keyDir = undefined;
   });
 
   /** The service on a loopback port with the app configured; `acme` an organisation alice administers. */
@@ -40,7 +42,9 @@ describe('emend as a GitHub App', { timeout: 180_000 }, () => {
     const held = await heldPort();
     const port = held.port;
     const base = `http://127.0.0.1:${port}`;
-    const { app, entry } = appOnFake(f, base, mkdtempSync(join(tmpdir(), 'emend-app-')));
+    // The app's private key is written there: removed with the test, as the service's data dir is.
+    keyDir = mkdtempSync(join(tmpdir(), 'emend-app-'));
+    const { app, entry } = appOnFake(f, base, keyDir);
     svc = await startModelService({ EMEND_BASE_URL: base, EMEND_SCM_HOSTS: JSON.stringify([entry]) }, 'openai');
     await held.release();
     await svc.h.app.listen({ port, host: '127.0.0.1' });
