@@ -2,7 +2,8 @@ import { execFile } from 'node:child_process';
 import { cp, lstat, mkdir, rm } from 'node:fs/promises';
 import { basename, join } from 'node:path';
 import { promisify } from 'node:util';
-import { type BasePack, giveTreeGit, packBase } from './tree-git.js';
+import { baseSpareKey, makeBaseSpare, takeBaseSpare } from './base-spares.js';
+import { type BasePack, type BaseRefs, type SourceGit, baseRefs, copyPack, giveTreeGit, packBase } from './tree-git.js';
 
 const run = promisify(execFile);
 
@@ -100,14 +101,15 @@ interface TreeGitSource {
   env: { home: string };
 }
 
-async function treeGitSource(repo: Repo, baseCommit: string, root: string): Promise<TreeGitSource> {
+/** How host git reads the checkout, for the pack and its refs. */
+async function sourceOf(repo: Repo): Promise<SourceGit> {
+  return { args: (args) => gitArgs(repo, args), cwd: repo.dir, gitDir: repo.gitDir ?? (await ownGitDir(repo)) };
+}
+
+async function treeGitSource(repo: Repo, baseCommit: string, root: string, refs?: BaseRefs): Promise<TreeGitSource> {
   const home = join(root, 'git-home');
   await mkdir(home, { recursive: true });
-  const pack = await packBase(
-    { args: (args) => gitArgs(repo, args), cwd: repo.dir, gitDir: repo.gitDir ?? (await ownGitDir(repo)) },
-    baseCommit,
-    join(root, 'base-pack'),
-  );
+  const pack = await packBase(await sourceOf(repo), baseCommit, join(root, 'base-pack'), refs);
   return { pack, env: { home } };
 }
 
@@ -128,6 +130,17 @@ async function allEnded<T extends readonly unknown[]>(work: { [K in keyof T]: Pr
   return settled.map((s) => (s as PromiseFulfilledResult<unknown>).value) as unknown as T;
 }
 
+/** The two trees a validation runs in (prepareCopies). */
+export interface PreparedCopies {
+  baseline: RunTree;
+  change: RunTree;
+  extras: string[];
+  /** The baseline's tree was a spare checkout of the base commit (src/environments/base-spares.ts). */
+  fromSpare?: true;
+  /** With `spares`: checks the base commit out ahead for the next validation; run it before `root` is removed. */
+  nextSpare?: () => Promise<void>;
+}
+
 /**
  * The two trees the tests run in, each its own copy (tests write files, and the sandbox's
  * workdir is writable):
@@ -139,33 +152,67 @@ async function allEnded<T extends readonly unknown[]>(work: { [K in keyof T]: Pr
  * the baseline, the change as uncommitted work; never the checkout's git directory. `extras` names
  * what the baseline took from the checkout beyond the base commit's files (its ignored files and
  * submodules): a result of the baseline is only as reusable as they are (src/validator/baseline-key.ts).
+ * With `spares` (a directory: the service's validations), the baseline's tree is a spare checkout of the
+ * base commit made ahead when one is ready, and `nextSpare` makes the next one.
  */
 export async function prepareCopies(
   repo: Repo,
   baseCommit: string,
   root: string,
-): Promise<{ baseline: RunTree; change: RunTree; extras: string[] }> {
+  options: { spares?: string } = {},
+): Promise<PreparedCopies> {
   const baseline = await newTree(root, 'baseline');
   const change = await newTree(root, 'change');
+  const listings = () =>
+    allEnded<[string, string]>([
+      git(repo, ['ls-files', '-z', '--others', '--ignored', '--exclude-standard', '--directory']),
+      git(repo, ['ls-tree', '-r', '-z', baseCommit]),
+    ]);
+  const { spares } = options;
+  let refs: BaseRefs | undefined;
+  if (spares) {
+    refs = await baseRefs(await sourceOf(repo), baseCommit);
+    if (await takeBaseSpare(spares, baseSpareKey(baseCommit, refs), baseline.repo)) {
+      // The spare's pack, copied before anything runs in its tree, is the change's and the next spare's.
+      const home = join(root, 'git-home');
+      await mkdir(home, { recursive: true });
+      const pack: BasePack = {
+        dir: join(root, 'base-pack'),
+        commit: baseCommit,
+        tags: refs.tags,
+        ...(refs.exclude !== undefined ? { exclude: refs.exclude } : {}),
+      };
+      await copyPack(join(baseline.repo, '.git', 'objects', 'pack'), pack.dir);
+      const [, [listed, tree]] = await allEnded<[unknown, [string, string]]>([
+        copyFiles(repo, change).then(() => giveTreeGit(pack, change.repo, 'index', { home })),
+        listings(),
+      ]);
+      const extras = await copyExtras(repo, baseline, listed, tree);
+      return { baseline, change, extras, fromSpare: true, nextSpare: () => makeBaseSpare(pack, spares) };
+    }
+  }
   // Making files and directories is most of this time, the kernel's, which every core can do: the
   // change's files are copied while the base commit is packed, then both trees get their git at once,
   // the baseline's checkout writing its files (express: 0.42 s one after the other).
   let source: TreeGitSource | undefined;
   try {
-    const [packed, , listed, tree] = await allEnded<[TreeGitSource, unknown, string, string]>([
-      treeGitSource(repo, baseCommit, root),
+    const [packed, , [listed, tree]] = await allEnded<[TreeGitSource, unknown, [string, string]]>([
+      treeGitSource(repo, baseCommit, root, refs),
       copyFiles(repo, change),
-      git(repo, ['ls-files', '-z', '--others', '--ignored', '--exclude-standard', '--directory']),
-      git(repo, ['ls-tree', '-r', '-z', baseCommit]),
+      listings(),
     ]);
     source = packed;
     await allEnded<[unknown, unknown]>([
       giveTreeGit(packed.pack, change.repo, 'index', packed.env),
       giveTreeGit(packed.pack, baseline.repo, 'checkout', packed.env),
     ]);
-    return { baseline, change, extras: await copyExtras(repo, baseline, listed, tree) };
+    const extras = await copyExtras(repo, baseline, listed, tree);
+    return spares
+      ? { baseline, change, extras, nextSpare: () => makeBaseSpare(packed.pack, spares) }
+      : { baseline, change, extras };
   } finally {
-    await rm(source?.pack.dir ?? join(root, 'base-pack'), { recursive: true, force: true });
+    // Kept for the next spare, which is made from it before `root` goes.
+    if (!spares) await rm(source?.pack.dir ?? join(root, 'base-pack'), { recursive: true, force: true });
   }
 }
 

@@ -58,13 +58,14 @@ function source(from: SourceGit, args: string[], input?: string, toFile?: number
   });
 }
 
-/**
- * Packs what a shallow clone of `commit` holds, from the checkout (through its alternates, if
- * it has any: the pack is self-contained), into `dir`.
- */
-export async function packBase(from: SourceGit, commit: string, dir: string): Promise<BasePack> {
-  await mkdir(dir, { recursive: true });
-  const objects = await source(from, ['rev-list', '--objects', '--no-object-names', '--max-count=1', commit]);
+/** What names the base commit besides its objects: the tags pointing at it, the checkout's `info/exclude`. */
+export type BaseRefs = Pick<BasePack, 'tags' | 'exclude'> & {
+  /** The annotated tags' own objects, which the pack carries. */
+  tagObjects: string[];
+};
+
+/** The tags that point at `commit` and the checkout's `info/exclude`: what a tree's `.git` holds besides the pack. */
+export async function baseRefs(from: SourceGit, commit: string): Promise<BaseRefs> {
   const tagLines = await source(from, [
     'for-each-ref',
     '--format=%(refname) %(objectname) %(objecttype)',
@@ -80,6 +81,20 @@ export async function packBase(from: SourceGit, commit: string, dir: string): Pr
     tags.push({ ref, object });
     if (type === 'tag') tagObjects.push(object);
   }
+  const exclude = from.gitDir
+    ? await readFile(join(from.gitDir, 'info', 'exclude'), 'utf8').catch(() => undefined)
+    : undefined;
+  return { tags, tagObjects, ...(exclude !== undefined ? { exclude } : {}) };
+}
+
+/**
+ * Packs what a shallow clone of `commit` holds, from the checkout (through its alternates, if
+ * it has any: the pack is self-contained), into `dir`.
+ */
+export async function packBase(from: SourceGit, commit: string, dir: string, known?: BaseRefs): Promise<BasePack> {
+  await mkdir(dir, { recursive: true });
+  const refs = known ?? (await baseRefs(from, commit));
+  const objects = await source(from, ['rev-list', '--objects', '--no-object-names', '--max-count=1', commit]);
   // To stdout, then indexed and named here: `pack-objects BASE` writes its pack in the checkout's
   // objects directory and renames it to BASE, which fails (EXDEV) when `dir` is on another
   // filesystem than the checkout (a container's /tmp and its data volume, a tmpfs /tmp).
@@ -89,7 +104,7 @@ export async function packBase(from: SourceGit, commit: string, dir: string): Pr
     await source(
       from,
       ['pack-objects', '-q', '--stdout'],
-      `${objects}${tagObjects.map((o) => `${o}\n`).join('')}`,
+      `${objects}${refs.tagObjects.map((o) => `${o}\n`).join('')}`,
       file.fd,
     );
   } finally {
@@ -99,10 +114,15 @@ export async function packBase(from: SourceGit, commit: string, dir: string): Pr
   if (!/^[0-9a-f]+$/.test(hash)) throw new Error(`git index-pack printed no pack name: ${hash.slice(0, 200)}`);
   await rename(packFile, join(dir, `pack-${hash}.pack`));
   await rename(join(dir, 'base.idx'), join(dir, `pack-${hash}.idx`));
-  const exclude = from.gitDir
-    ? await readFile(join(from.gitDir, 'info', 'exclude'), 'utf8').catch(() => undefined)
-    : undefined;
-  return { dir, commit, tags, ...(exclude !== undefined ? { exclude } : {}) };
+  return { dir, commit, tags: refs.tags, ...(refs.exclude !== undefined ? { exclude: refs.exclude } : {}) };
+}
+
+/** Copies the pack files of `from` (a pack directory) into `to`: a test may rewrite its own, never another's. */
+export async function copyPack(from: string, to: string): Promise<void> {
+  await mkdir(to, { recursive: true });
+  for (const name of await readdir(from))
+    if (/^pack-[0-9a-f]+\.(pack|idx)$/.test(name))
+      await copyFile(join(from, name), join(to, name), constants.COPYFILE_FICLONE);
 }
 
 /**
@@ -121,12 +141,8 @@ export async function giveTreeGit(pack: BasePack, repo: string, how: 'checkout' 
   await mkdir(join(gitDir, 'hooks'), { recursive: true });
   await mkdir(join(gitDir, 'info'), { recursive: true });
   if (pack.exclude !== undefined) await writeFile(join(gitDir, 'info', 'exclude'), pack.exclude);
-  const packDir = join(gitDir, 'objects', 'pack');
-  await mkdir(packDir, { recursive: true });
   // Copies (a clone where the filesystem can): a test may rewrite its own pack, never another tree's.
-  for (const name of await readdir(pack.dir))
-    if (/^pack-[0-9a-f]+\.(pack|idx)$/.test(name))
-      await copyFile(join(pack.dir, name), join(packDir, name), constants.COPYFILE_FICLONE);
+  await copyPack(pack.dir, join(gitDir, 'objects', 'pack'));
   await writeFile(join(gitDir, 'shallow'), `${pack.commit}\n`);
   const refs = [
     { ref: `refs/heads/${TREE_BRANCH}`, object: pack.commit },

@@ -89,8 +89,17 @@ export async function validate(
   const { commit } = checkout;
   const root = await mkdtemp(join(options.tmpRoot ?? tmpdir(), 'emend-validate-'));
   let spare: (() => Promise<boolean>) | undefined;
+  let nextBase: (() => Promise<void>) | undefined;
   try {
-    const copies = await prepareCopies(checkout, commit, root);
+    // With work left for after the verdict, the base commit's checkout is made ahead for the next validation.
+    const copies = await prepareCopies(
+      checkout,
+      commit,
+      root,
+      options.afterwards ? { spares: options.tmpRoot ?? tmpdir() } : {},
+    );
+    nextBase = copies.nextSpare;
+    if (copies.fromSpare) log('the baseline tree from a spare checkout of the base commit');
     const store = options.baselines;
     // What the baseline took from the checkout beyond the commit's files runs on the base too: part of the key.
     const extras = store ? await extrasDigest(copies.baseline.repo, copies.extras) : undefined;
@@ -266,6 +275,8 @@ export async function validate(
     const removeCopies = () => rm(root, { recursive: true, force: true }).catch(() => {});
     if (options.afterwards)
       options.afterwards(async () => {
+        // From the pack in `root`, before it goes; the copies go whether it was made or not.
+        await nextBase?.().catch(() => {});
         // At the lowest priority: the task's next step (its pull request) goes first.
         await removeAside(root).catch(removeCopies);
         await spare?.();

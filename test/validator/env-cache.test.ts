@@ -227,10 +227,11 @@ describe('cached environments', { timeout: 60_000 }, () => {
     const first = await run(repo, cache, { afterwards, tmpRoot });
     expect(first.out.setup?.environment).toMatchObject({ cache: 'built' });
     // The verdict is out and the copies are still there: removing them is the work left.
-    expect(readdirSync(tmpRoot)).toHaveLength(1);
+    const copies = () => readdirSync(tmpRoot).filter((n) => n.startsWith('emend-validate-'));
+    expect(copies()).toHaveLength(1);
     expect(left).toHaveLength(1);
     await left.shift()!();
-    expect(readdirSync(tmpRoot)).toEqual([]);
+    expect(copies()).toEqual([]);
     const [entry] = await cache.list();
     const spares = () => readdirSync(cache.dir).filter((n) => n.startsWith('.spare-'));
     if (!entry!.read_only) {

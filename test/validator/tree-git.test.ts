@@ -203,6 +203,66 @@ describe('the copies’ git', { timeout: 120_000 }, () => {
     expect(readFileSync(join(repo.dir, 'lib.js'), 'utf8')).toBe('module.exports = 2;\n');
   });
 
+  it('a spare checkout of the base commit, made after a verdict, is the next validation’s baseline tree: the same git, the same verdict', async () => {
+    const repo = checkoutWithMirror(mkdtempSync(join(root, 'spare-')));
+    const tmpRoot = mkdtempSync(join(root, 'spare-tmp-'));
+    const left: Array<() => Promise<unknown>> = [];
+    const run = async () => {
+      const logs: string[] = [];
+      const out = await validate(
+        sandbox,
+        { dir: repo.dir, base: repo.base, gitDir: repo.gitDir },
+        {
+          env: { BASE_COMMIT: repo.base },
+          tmpRoot,
+          afterwards: (work) => void left.push(work),
+          log: (message) => logs.push(message),
+        },
+      );
+      for (const work of left.splice(0)) await work();
+      return { out, logs };
+    };
+    const spares = () => readdirSync(tmpRoot).filter((n) => n.startsWith('emend-spare-base-'));
+    const first = await run();
+    expect(first.logs).not.toContain('the baseline tree from a spare checkout of the base commit');
+    // The copies are gone; one spare is left, made from the validation's pack.
+    expect(readdirSync(tmpRoot).filter((n) => n.startsWith('emend-validate-'))).toEqual([]);
+    expect(spares()).toHaveLength(1);
+
+    const second = await run();
+    expect(second.logs).toContain('the baseline tree from a spare checkout of the base commit');
+    // The baseline ran in the spare: git's listings, describe (the tag), a clean status, as in a fresh checkout.
+    expect(second.out).toMatchObject({
+      passed: true,
+      new_failures: [],
+      tests: { passed: 7, failed: 0 },
+      baseline: { failures: [], setup: 'ok' },
+    });
+    expect(second.out.baseline?.tests).toBe(first.out.baseline?.tests);
+    // Taken, and the next one made: still one, never the one the tests ran in.
+    expect(spares()).toHaveLength(1);
+
+    // Another base commit (a new commit on the checkout) has another key: the spare is not taken.
+    git(repo.dir, ['-c', 'user.name=t', '-c', 'user.email=t@example.com', 'commit', '-qam', 'next']);
+    const next = git(repo.dir, ['rev-parse', 'HEAD']).trim();
+    const otherLogs: string[] = [];
+    await validate(
+      sandbox,
+      { dir: repo.dir, base: next, gitDir: repo.gitDir },
+      {
+        env: { BASE_COMMIT: next },
+        tmpRoot,
+        afterwards: (work) => void left.push(work),
+        log: (message) => otherLogs.push(message),
+      },
+    );
+    expect(otherLogs).toContain('test recipe');
+    expect(otherLogs).not.toContain('the baseline tree from a spare checkout of the base commit');
+    for (const work of left.splice(0)) await work();
+    // One per key: the first base's and the second's.
+    expect(spares()).toHaveLength(2);
+  });
+
   it('the agent’s work tree has its own git at the base commit; writes to it are not carried back', async () => {
     const repo = fixtureRepo(HUSKY, { 'lib.js': 'module.exports = 2;\n' });
     const gitDir = separateGitDir(repo);
