@@ -106,3 +106,9 @@ export async function copyLeavingOut(
     else await copyTree(join(src, e.name), join(dest, e.name), link, options);
   }
 }
+
+/** `rm -rf` of a directory, `aside` at the lowest priority (links are removed, never followed). */
+export async function removeTree(dir: string, options: CopyOptions = {}): Promise<void> {
+  if (!options.aside) return rm(dir, { recursive: true, force: true });
+  await run('nice', ['-n', '19', 'rm', '-rf', '--', dir]).catch(() => rm(dir, { recursive: true, force: true }));
+}

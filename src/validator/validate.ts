@@ -1,8 +1,6 @@
-import { execFile } from 'node:child_process';
-import { mkdtemp, rm } from 'node:fs/promises';
+import { mkdtemp } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { promisify } from 'node:util';
 import type { Sandbox } from '../sandbox/types.js';
 import type { BaselineSummary, HungTest, SetupReport, ValidatorOutput } from '../step-contract/fix.js';
 import { type Comparison, compareRuns, unreachedOnBaseline } from './compare.js';
@@ -10,6 +8,7 @@ import { type Checkout, type RunTree, openCheckout, prepareCopies, trackedPaths 
 import { type TestRecipe, commandWithTimeouts } from '../environments/detect.js';
 import type { EnvKeyParts } from '../environments/env-key.js';
 import { environmentKeyParts } from '../environments/env-setup.js';
+import { removeTree } from '../environments/tree-copy.js';
 import { type PrepareOptions, type TreeSource, prepareTrees } from '../environments/prepare-trees.js';
 import { type RunContext, type TestRunTimeouts, testRunTimeouts, runContextOf } from '../environments/sandboxed.js';
 import { setupState } from '../environments/setup-phase.js';
@@ -30,8 +29,6 @@ import type { FocusInput } from './focus.js';
 import { type FocusedPass, focusedPass } from './focused-pass.js';
 import { scriptTreeOf } from './focus-read.js';
 import { changeRunAlone } from './over-cores.js';
-
-const run = promisify(execFile);
 
 export const NO_TEST_COMMAND = 'no test command found';
 
@@ -272,23 +269,17 @@ export async function validate(
       release?.();
     }
   } finally {
-    const removeCopies = () => rm(root, { recursive: true, force: true }).catch(() => {});
     if (options.afterwards)
       options.afterwards(async () => {
         // From the pack in `root`, before it goes; the copies go whether it was made or not.
         await nextBase?.().catch(() => {});
         // At the lowest priority: the task's next step (its pull request) goes first.
-        await removeAside(root).catch(removeCopies);
+        await removeTree(root, { aside: true }).catch(() => {});
         await spare?.();
       });
-    else await removeCopies();
+    else await removeTree(root).catch(() => {});
   }
 }
-/** `rm -rf` of a directory at the lowest priority (links are removed, never followed). */
-function removeAside(dir: string): Promise<unknown> {
-  return run('nice', ['-n', '19', 'rm', '-rf', '--', dir]);
-}
-
 /** What the judging of one validation's runs reads. */
 interface Runs {
   ctx: RunContext;
